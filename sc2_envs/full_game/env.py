@@ -1,0 +1,391 @@
+"""``sc2_envs/FullGame-v0``: full-game StarCraft II vs the built-in bot, raw interface.
+
+| item | value |
+| --- | --- |
+| observation | ``Dict``: entities (N, 38) float32, entity_mask (N,) int8, selectable_mask (N,) int8, scalars (16,) float32, minimap (8, R, R) uint8, upgrades (89,) int8, unit_counts (375,) float32, build_order (20,) int64, action_type_mask (564,) int8 |
+| action | ``Dict``: action_type Discrete(564), delay Discrete(128), queued Discrete(2), selected_units MultiDiscrete([N+1]*K) (N = EOF), target_unit Discrete(N+1) (N = none), target_location MultiDiscrete([R, R]) |
+| reward | 0 until the end, then +1 win / -1 loss / 0 tie (``PlayerResult``) |
+| time | one step advances ``step_mul`` game loops, or ``max(delay, 1)`` when ``step_mul=None`` |
+| end | game over -> terminated; ``game_steps_per_episode`` loops reached -> truncated |
+
+Backend choice: pysc2 4.0.0 as released does not import on Python 3.11 (protobuf
+descriptors generated for old protoc; ``random.shuffle`` signature in ``colors.py``). We use
+``pysc2-evolved`` (a maintained fork that imports cleanly on 3.11 with protobuf 7) only for
+its process launcher (``run_configs``/``sc_process``: SC2PATH lookup, ports, temp dirs),
+its websocket ``RemoteController`` and its raw-function table; the game is driven directly
+with ``s2clientprotocol`` requests, and conversion is ours (``convert.py``), so no
+compatibility shim is needed.
+
+The game starts lazily on the first ``reset()`` (constructing or pickling never launches
+it); its stdout/stderr go to its own log file; ``close()`` always ends it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from sc2_envs.full_game import convert, spec
+from sc2_envs.full_game._deps import require
+
+DIFFICULTIES = {
+    "very_easy": 1,
+    "easy": 2,
+    "medium": 3,
+    "medium_hard": 4,
+    "hard": 5,
+    "harder": 6,
+    "very_hard": 7,
+    "cheat_vision": 8,
+    "cheat_money": 9,
+    "cheat_insane": 10,
+}
+BOT_BUILDS = {"random": 1, "rush": 2, "timing": 3, "power": 4, "macro": 5, "air": 6}
+
+SC2_INSTALL_STEPS = (
+    "StarCraft II was not found. Set SC2PATH to the folder that holds 'Versions/Base<build>/SC2_x64' "
+    "(default ~/StarCraftII). To install on Linux: download the Blizzard Linux package "
+    "(https://github.com/Blizzard/s2client-proto#downloads, e.g. SC2.4.10.zip; the archive password "
+    "'iagreetotheeula' accepts the AI and Machine Learning License), unzip it to ~/StarCraftII, and "
+    "unzip the map packs (Ladder/Melee maps) into ~/StarCraftII/Maps."
+)
+
+
+class SC2NotFoundError(FileNotFoundError):
+    """StarCraft II (or the requested map) is not installed where SC2PATH points."""
+
+
+def sc2_path() -> Path:
+    """The StarCraft II install folder: ``$SC2PATH`` or ``~/StarCraftII``."""
+    return Path(os.path.expanduser(os.environ.get("SC2PATH", "~/StarCraftII")))
+
+
+def find_sc2_binary() -> Path:
+    """Path of the newest ``Versions/Base*/SC2_x64`` under ``sc2_path()``.
+
+    Raises:
+        SC2NotFoundError: no binary there; the message names SC2PATH and the install steps.
+    """
+    root = sc2_path()
+    found = sorted(root.glob("Versions/Base*/SC2_x64"), key=lambda p: int(p.parent.name[4:] or 0))
+    if not found:
+        raise SC2NotFoundError(f"No SC2_x64 under SC2PATH={str(root)!r}. {SC2_INSTALL_STEPS}")
+    return found[-1]
+
+
+def sc2_available() -> bool:
+    """True when a StarCraft II binary is installed under ``sc2_path()``."""
+    try:
+        find_sc2_binary()
+    except SC2NotFoundError:
+        return False
+    return True
+
+
+class FullGameEnv(gym.Env):
+    """Full-game SC2 (one agent vs the built-in AI) with AlphaStar-style obs and actions.
+
+    Args:
+        map_name: pysc2 map name, e.g. ``"Simple64"``, ``"AbyssalReef"``.
+        race: agent race (``terran``, ``zerg``, ``protoss``, ``random``).
+        bot_race: built-in AI race.
+        bot_difficulty: one of ``DIFFICULTIES`` (``very_easy`` .. ``cheat_insane``).
+        bot_build: one of ``BOT_BUILDS`` (``random``, ``rush``, ``timing``, ``power``, ``macro``, ``air``).
+        step_mul: game loops per step (8 = 0.5 game seconds); None to step ``max(delay, 1)``.
+        game_steps_per_episode: truncate after this many game loops (0 = no limit).
+        max_entities: entity rows N.
+        max_selected: selected_units slots K.
+        raw_resolution: raw grid R for positions and target_location.
+        minimap_resolution: minimap plane size.
+        query_available_actions: ask the game each step which abilities own units have
+            (``RequestQueryAvailableAbilities``) to build ``action_type_mask``; otherwise
+            the mask is all ones.
+        log_dir: folder for the game's log file (default: a new temp folder).
+        version: SC2 version string for ``run_configs`` (None = newest installed).
+        realtime: play in real time instead of stepping.
+
+    Raises:
+        ValueError: an unknown race, difficulty or build, or a non-positive size.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        map_name: str = "Simple64",
+        race: str = "protoss",
+        bot_race: str = "terran",
+        bot_difficulty: str = "very_easy",
+        bot_build: str = "random",
+        step_mul: int | None = 8,
+        game_steps_per_episode: int = 0,
+        max_entities: int = 512,
+        max_selected: int = 64,
+        raw_resolution: int = 64,
+        minimap_resolution: int = 64,
+        query_available_actions: bool = True,
+        log_dir: str | None = None,
+        version: str | None = None,
+        realtime: bool = False,
+    ):
+        self._kwargs = dict(
+            map_name=map_name,
+            race=race,
+            bot_race=bot_race,
+            bot_difficulty=bot_difficulty,
+            bot_build=bot_build,
+            step_mul=step_mul,
+            game_steps_per_episode=game_steps_per_episode,
+            max_entities=max_entities,
+            max_selected=max_selected,
+            raw_resolution=raw_resolution,
+            minimap_resolution=minimap_resolution,
+            query_available_actions=query_available_actions,
+            log_dir=log_dir,
+            version=version,
+            realtime=realtime,
+        )
+        self._race = spec.race_id(race)
+        self._bot_race = spec.race_id(bot_race)
+        if bot_difficulty not in DIFFICULTIES:
+            raise ValueError(f"bot_difficulty={bot_difficulty!r}; expected one of {list(DIFFICULTIES)}")
+        if bot_build not in BOT_BUILDS:
+            raise ValueError(f"bot_build={bot_build!r}; expected one of {list(BOT_BUILDS)}")
+        for name in ("max_entities", "max_selected", "raw_resolution", "minimap_resolution"):
+            if int(self._kwargs[name]) <= 0:
+                raise ValueError(f"{name}={self._kwargs[name]!r}; expected a positive integer")
+        if step_mul is not None and int(step_mul) <= 0:
+            raise ValueError(f"step_mul={step_mul!r}; expected a positive number of game loops or None")
+        if game_steps_per_episode < 0:
+            raise ValueError(f"game_steps_per_episode={game_steps_per_episode!r}; expected >= 0 (0 = no limit)")
+        self.map_name = map_name
+        self.step_mul = step_mul
+        self.game_steps_per_episode = int(game_steps_per_episode)
+        self.max_entities = int(max_entities)
+        self.max_selected = int(max_selected)
+        self.raw_resolution = int(raw_resolution)
+        self.minimap_resolution = int(minimap_resolution)
+        self.query_available_actions = query_available_actions
+        self.observation_space = self._make_observation_space()
+        self.action_space = self._make_action_space()
+        self._proc = None
+        self._controller = None
+        self._log_file = None
+        self.log_path: Path | None = None
+        self._ctx: convert.ObsContext | None = None
+        self._tags = np.zeros(self.max_entities, dtype=np.uint64)
+        self._last_action = (0, 0, 0)
+        self._episodes = 0
+
+    # ---------------------------------------------------------------- spaces
+    def _make_observation_space(self) -> spaces.Dict:
+        n, m = self.max_entities, self.minimap_resolution
+        nf = spec.num_functions()
+        return spaces.Dict(
+            {
+                "entities": spaces.Box(-np.inf, np.inf, (n, len(spec.ENTITY_FEATURES)), np.float32),
+                "entity_mask": spaces.Box(0, 1, (n,), np.int8),
+                "selectable_mask": spaces.Box(0, 1, (n,), np.int8),
+                "scalars": spaces.Box(-np.inf, np.inf, (len(spec.SCALAR_FEATURES),), np.float32),
+                "minimap": spaces.Box(0, 255, (len(spec.MINIMAP_FEATURES), m, m), np.uint8),
+                "upgrades": spaces.Box(0, 1, (len(spec.upgrade_ids()),), np.int8),
+                "unit_counts": spaces.Box(0, np.inf, (spec.num_unit_types(),), np.float32),
+                "build_order": spaces.Box(0, spec.num_unit_types() - 1, (spec.BUILD_ORDER_LENGTH,), np.int64),
+                "action_type_mask": spaces.Box(0, 1, (nf,), np.int8),
+            }
+        )
+
+    def _make_action_space(self) -> spaces.Dict:
+        n, r = self.max_entities, self.raw_resolution
+        return spaces.Dict(
+            {
+                "action_type": spaces.Discrete(spec.num_functions()),
+                "delay": spaces.Discrete(spec.MAX_DELAY + 1),
+                "queued": spaces.Discrete(2),
+                "selected_units": spaces.MultiDiscrete(np.full(self.max_selected, n + 1)),
+                "target_unit": spaces.Discrete(n + 1),
+                "target_location": spaces.MultiDiscrete(np.array([r, r])),
+            }
+        )
+
+    # ---------------------------------------------------------------- pickling
+    def __getstate__(self):
+        """Only the constructor arguments travel; a live game never does."""
+        return {"kwargs": dict(self._kwargs)}
+
+    def __setstate__(self, state):
+        self.__init__(**state["kwargs"])
+
+    # ---------------------------------------------------------------- game process
+    def _launch(self) -> None:
+        find_sc2_binary()  # clear SC2PATH error before touching pysc2_evolved
+        run_configs = require("pysc2_evolved.run_configs", "launching StarCraft II")
+        maps = require("pysc2_evolved.maps", "finding the map file")
+        sc_pb = require("s2clientprotocol.sc2api_pb2", "talking to StarCraft II")
+
+        run_config = run_configs.get(version=self._kwargs["version"])
+        map_inst = maps.get(self.map_name)
+        map_path = Path(run_config.data_dir) / "Maps" / map_inst.path
+        if not map_path.exists():
+            raise SC2NotFoundError(f"Map {self.map_name!r} not found at {str(map_path)!r} (SC2PATH={str(sc2_path())!r}). {SC2_INSTALL_STEPS}")
+        log_dir = Path(self._kwargs["log_dir"] or tempfile.mkdtemp(prefix="sc2_envs_full_game_"))
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path = log_dir / f"sc2_{os.getpid()}_{int(time.time() * 1000)}.log"
+        self._log_file = open(self.log_path, "ab")
+        self._proc = run_config.start(want_rgb=False, stdout=self._log_file, stderr=subprocess.STDOUT)
+        self._controller = self._proc.controller
+
+        create = sc_pb.RequestCreateGame(realtime=bool(self._kwargs["realtime"]))
+        create.local_map.map_path = map_inst.path
+        create.local_map.map_data = map_inst.data(run_config)
+        create.player_setup.add(type=sc_pb.Participant)
+        create.player_setup.add(
+            type=sc_pb.Computer,
+            race=self._bot_race,
+            difficulty=DIFFICULTIES[self._kwargs["bot_difficulty"]],
+            ai_build=BOT_BUILDS[self._kwargs["bot_build"]],
+        )
+        if self._seed is not None:
+            create.random_seed = int(self._seed) & 0x7FFFFFFF
+        self._controller.create_game(create)
+        interface = sc_pb.InterfaceOptions(
+            raw=True,
+            score=True,
+            show_cloaked=True,
+            show_burrowed_shadows=True,
+            show_placeholders=True,
+            raw_affects_selection=False,
+            raw_crop_to_playable_area=False,
+        )
+        interface.feature_layer.width = 24
+        interface.feature_layer.resolution.x = self.minimap_resolution
+        interface.feature_layer.resolution.y = self.minimap_resolution
+        interface.feature_layer.minimap_resolution.x = self.minimap_resolution
+        interface.feature_layer.minimap_resolution.y = self.minimap_resolution
+        join = sc_pb.RequestJoinGame(race=self._race, options=interface)
+        self._player_id = self._controller.join_game(join).player_id
+
+    def _new_context(self) -> None:
+        game_info = self._controller.game_info()
+        self._ctx = convert.context_from_game_info(
+            game_info,
+            self._player_id,
+            raw_resolution=self.raw_resolution,
+            max_entities=self.max_entities,
+            max_selected=self.max_selected,
+            minimap_resolution=self.minimap_resolution,
+        )
+
+    def _query(self, response_observation):
+        if not self.query_available_actions:
+            return None
+        query_pb = require("s2clientprotocol.query_pb2", "querying available abilities")
+        req = query_pb.RequestQuery(ignore_resource_requirements=False)
+        for u in response_observation.observation.raw_data.units:
+            if u.alliance == convert.ALLIANCE_SELF:
+                req.abilities.add(unit_tag=u.tag)
+        return self._controller.query(req)
+
+    def _observe(self):
+        response = self._controller.observe()
+        obs, self._tags = convert.observation_to_arrays(response, self._ctx, self._last_action, self._query(response))
+        return response, obs
+
+    # ---------------------------------------------------------------- gym API
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Start (first call) or restart the game and return the first observation.
+
+        Raises:
+            SC2NotFoundError: StarCraft II or the map is not installed (names SC2PATH).
+            MissingDependencyError: the ``full-game`` extra is not installed.
+        """
+        super().reset(seed=seed)
+        self._seed = seed
+        if self._controller is None:
+            try:
+                self._launch()
+            except BaseException:
+                self.close()
+                raise
+        else:
+            self._controller.restart()
+        self._new_context()
+        self._last_action = (0, 0, 0)
+        self._episodes += 1
+        response, obs = self._observe()
+        self._start_loop = int(response.observation.game_loop)
+        return obs, {"game_loop": self._start_loop, "log_path": str(self.log_path)}
+
+    def step(self, action: dict):
+        """Send one action, advance the game and observe.
+
+        Args:
+            action: a sample of ``action_space`` (see the module table).
+
+        Returns:
+            ``(obs, reward, terminated, truncated, info)``; ``info`` has ``game_loop``,
+            ``action_errors`` (``ActionResult`` codes from the game) and, at the end,
+            ``outcome`` (+1/-1/0).
+
+        Raises:
+            RuntimeError: ``step`` before ``reset``.
+            ValueError: an action the conversion rejects (see ``convert.action_to_request``).
+        """
+        if self._controller is None or self._ctx is None:
+            raise RuntimeError("step() called before reset(); call reset() first")
+        request = convert.action_to_request(action, self._tags, self._ctx)
+        errors = []
+        if request.actions:
+            result = self._controller.actions(request)
+            errors = [int(r) for r in result.result if r != 1]
+        delay = int(action.get("delay", 0))
+        loops = int(self.step_mul) if self.step_mul is not None else max(delay, 1)
+        self._controller.step(loops)
+        fid = int(action["action_type"])
+        if fid != 0:
+            self._last_action = (fid, min(delay, spec.MAX_DELAY), int(action.get("queued", 0)))
+        response, obs = self._observe()
+        loop = int(response.observation.game_loop)
+        info = {"game_loop": loop, "action_errors": errors}
+        terminated = len(response.player_result) > 0
+        reward = 0.0
+        if terminated:
+            result = {r.player_id: r.result for r in response.player_result}.get(self._player_id)
+            reward = {1: 1.0, 2: -1.0}.get(int(result), 0.0) if result is not None else 0.0
+            info["outcome"] = reward
+        truncated = bool(self.game_steps_per_episode and loop - self._start_loop >= self.game_steps_per_episode and not terminated)
+        if truncated:
+            info["episode_limit"] = True
+        return obs, reward, terminated, truncated, info
+
+    def close(self):
+        """End the game process (idempotent; never leaves SC2 running)."""
+        proc = getattr(self, "_proc", None)
+        self._proc, self._controller = None, None
+        try:
+            if proc is not None:
+                try:
+                    proc.close()
+                finally:
+                    popen = getattr(proc, "_proc", None)
+                    if popen is not None and popen.poll() is None:
+                        popen.kill()
+                        popen.wait(timeout=10)
+        finally:
+            log_file = getattr(self, "_log_file", None)
+            if log_file is not None:
+                log_file.close()
+            self._log_file = None
+
+    def __del__(self):
+        self.close()
+
+    _seed: int | None = None
+    _player_id: int = 1
