@@ -1,0 +1,206 @@
+"""Top-down drawings of a SMAC battle, and episode videos.
+
+``render_frame(env.render_data(b))`` turns the simulator's render data (contract: ``pos [U, 2]``,
+``radius``, ``health``, ``max_health``, ``shield``, ``max_shield``, ``alive``, ``is_ally`` ``[U]``,
+``names``, ``order_kind``, ``order_target`` ``[U]``, ``pathing [32, 32]`` indexed ``[x, y]``) into an
+``(H, W, 3)`` uint8 image:
+
+* terrain: walkable cells sand, unwalkable cells dark;
+* units: discs of their collision radius, blue for the agents' side and red for the enemy, with a
+  type letter (``UNIT_LETTERS``); dead units as a small grey cross;
+* bars above each live unit: health (green) and, for units with shields, shield (cyan);
+* order lines from a live unit to its live target: yellow (agent attacks), orange (enemy attacks),
+  green (medivac heals).
+
+World coordinates have y up (SC2); the image has y down, so rows are flipped. Drawing uses Pillow;
+``HumanViewer`` (render_mode ``"human"``) needs matplotlib and ``save_episode_video`` needs imageio
+(plus imageio-ffmpeg for MP4); all are imported only when used.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from sc2_envs.sim.state import ORDER_ATTACK, ORDER_ATTACK_MOVE, ORDER_HEAL
+
+UNIT_LETTERS = {
+    "marine": "m", "marauder": "M", "medivac": "V", "stalker": "S", "zealot": "Z", "colossus": "C",
+    "hydralisk": "H", "zergling": "g", "baneling": "B", "spine_crawler": "P",
+}
+"""Letter drawn on each unit type; other types get the first letter of their name."""
+
+ALLY_COLOUR, ENEMY_COLOUR = (40, 110, 225), (215, 45, 40)
+_WALKABLE, _BLOCKED = (205, 195, 165), (55, 58, 66)
+_ALLY_SHOT, _ENEMY_SHOT, _HEAL = (255, 215, 0), (255, 130, 20), (60, 220, 80)
+_NON_GUI_BACKENDS = {"agg", "cairo", "pdf", "pgf", "ps", "svg", "template"}
+_TITLE_H = 32  # pixels; keeps the frame height a multiple of 16 at the default scale (H.264 macro blocks)
+
+
+def _font(size: int):
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.load_default(size=size)
+    except (TypeError, OSError):  # Pillow without FreeType: fixed-size bitmap font
+        return ImageFont.load_default()
+
+
+def render_frame(data: dict, scale: int = 16, title: str | None = None) -> np.ndarray:
+    """Draw one frame.
+
+    Args:
+        data: ``render_data(env_index)`` of a batched env (keys listed in the module docstring).
+        scale: pixels per world unit (the map is 32 world units wide, so the default gives 512 px).
+        title: text for the bar above the map (map name, step).
+
+    Returns:
+        ``(32 * scale + 32, 32 * scale, 3)`` uint8 image.
+
+    Raises:
+        ValueError: ``scale`` below 2, or inconsistent array lengths in ``data``.
+    """
+    from PIL import Image, ImageDraw
+
+    if not isinstance(scale, int) or scale < 2:
+        raise ValueError(f"scale must be an int >= 2 (pixels per world unit), got {scale!r}")
+    pos = np.asarray(data["pos"], dtype=np.float64)
+    n_units = len(pos)
+    for key in ("radius", "health", "max_health", "shield", "max_shield", "alive", "is_ally", "order_kind",
+                "order_target", "names"):
+        if len(data[key]) != n_units:
+            raise ValueError(f"render data {key!r} has length {len(data[key])}, expected {n_units} (len(pos))")
+    pathing = np.asarray(data["pathing"], dtype=bool)
+    size_x, size_y = pathing.shape
+    terrain = np.where(pathing.T[::-1, :, None], _WALKABLE, _BLOCKED).astype(np.uint8)
+    terrain = terrain.repeat(scale, axis=0).repeat(scale, axis=1)
+    canvas = np.zeros((terrain.shape[0] + _TITLE_H, terrain.shape[1], 3), np.uint8)
+    canvas[:_TITLE_H] = 25
+    canvas[_TITLE_H:] = terrain
+    img = Image.fromarray(canvas)
+    draw = ImageDraw.Draw(img)
+
+    def px(p):
+        return float(p[0] * scale), float(_TITLE_H + (size_y - p[1]) * scale)
+
+    alive = np.asarray(data["alive"], bool)
+    is_ally = np.asarray(data["is_ally"], bool)
+    radius = np.asarray(data["radius"], np.float64)
+    kind, target = np.asarray(data["order_kind"]), np.asarray(data["order_target"])
+    for u in np.flatnonzero(alive):
+        t = int(target[u])
+        if 0 <= t < n_units and alive[t] and kind[u] in (ORDER_ATTACK, ORDER_ATTACK_MOVE, ORDER_HEAL):
+            colour = _HEAL if kind[u] == ORDER_HEAL else (_ALLY_SHOT if is_ally[u] else _ENEMY_SHOT)
+            draw.line([px(pos[u]), px(pos[t])], fill=colour, width=max(1, scale // 8))
+    for u in np.flatnonzero(~alive):
+        x, y = px(pos[u])
+        d = scale * 0.25
+        draw.line([(x - d, y - d), (x + d, y + d)], fill=(120, 120, 120), width=2)
+        draw.line([(x - d, y + d), (x + d, y - d)], fill=(120, 120, 120), width=2)
+    font = _font(max(8, int(scale * 0.8)))
+    for u in np.flatnonzero(alive):
+        x, y = px(pos[u])
+        r = max(radius[u] * scale, 3.0)
+        colour = ALLY_COLOUR if is_ally[u] else ENEMY_COLOUR
+        draw.ellipse([x - r, y - r, x + r, y + r], fill=colour, outline=(15, 15, 15))
+        name = data["names"][u]
+        draw.text((x, y), UNIT_LETTERS.get(name, name[:1].upper()), fill=(255, 255, 255), font=font, anchor="mm")
+        w = max(2 * r, scale)
+        bar_h = max(2, scale // 6)
+        top = y - r - 2 - bar_h
+        bars = [(float(data["health"][u]) / max(float(data["max_health"][u]), 1e-6), (40, 200, 60))]
+        if float(data["max_shield"][u]) > 0:
+            bars.append((float(data["shield"][u]) / float(data["max_shield"][u]), (60, 200, 230)))
+        for frac, c in bars:
+            frac = min(max(frac, 0.0), 1.0)
+            draw.rectangle([x - w / 2, top, x + w / 2, top + bar_h], fill=(30, 30, 30))
+            draw.rectangle([x - w / 2, top, x - w / 2 + w * frac, top + bar_h], fill=c)
+            top -= bar_h + 1
+    if title:
+        draw.text((6, _TITLE_H // 2), title, fill=(235, 235, 235), font=_font(18), anchor="lm")
+    n_a, n_e = int((alive & is_ally).sum()), int((alive & ~is_ally).sum())
+    draw.text((canvas.shape[1] - 6, _TITLE_H // 2), f"{n_a} vs {n_e}", fill=(235, 235, 235), font=_font(18),
+              anchor="rm")
+    return np.asarray(img, dtype=np.uint8).copy()
+
+
+class HumanViewer:
+    """A matplotlib window showing frames (render_mode ``"human"``); headless backends draw off-screen.
+
+    Args:
+        fps: frames per second to pace ``show`` with (``metadata["render_fps"]``).
+    """
+
+    def __init__(self, fps: float):
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as e:
+            raise ImportError("render_mode='human' needs matplotlib: pip install matplotlib") from e
+        self._plt = plt
+        # Off-screen backends (CI, no display) have nothing to pace; pausing would only slow tests down.
+        headless = plt.get_backend().lower() in _NON_GUI_BACKENDS
+        self._pause = 0.0 if headless else 1.0 / fps
+        self._fig = None
+        self._im = None
+
+    def show(self, frame: np.ndarray) -> None:
+        """Display ``frame`` ``(H, W, 3)`` uint8."""
+        if self._fig is None:
+            self._fig, ax = self._plt.subplots(figsize=(frame.shape[1] / 100, frame.shape[0] / 100), dpi=100)
+            ax.set_axis_off()
+            self._fig.subplots_adjust(0, 0, 1, 1)
+            self._im = ax.imshow(frame)
+        else:
+            self._im.set_data(frame)
+        if self._pause:
+            self._plt.pause(self._pause)
+        else:
+            self._fig.canvas.draw()
+
+    def close(self) -> None:
+        if self._fig is not None:
+            self._plt.close(self._fig)
+            self._fig = None
+
+
+def save_episode_video(frames, path: str | Path, fps: float = 4) -> Path:
+    """Write frames to a GIF (loops forever) or MP4 (H.264) chosen by the file suffix.
+
+    Args:
+        frames: sequence of ``(H, W, 3)`` uint8 arrays of one size (``render()`` output).
+        path: ``*.gif`` or ``*.mp4``.
+        fps: frames per second of the video (an env step is 0.5 normal-speed game seconds, so 2 is
+            real time; 4 plays at double speed).
+
+    Returns:
+        The written path.
+
+    Raises:
+        ValueError: no frames, frames of different shapes / not uint8 RGB, a bad ``fps`` or suffix.
+        ImportError: imageio (or imageio-ffmpeg for MP4) is missing.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".gif", ".mp4"):
+        raise ValueError(f"unsupported video suffix {path.suffix!r} in {str(path)!r}; expected '.gif' or '.mp4'")
+    if not fps > 0:
+        raise ValueError(f"fps must be > 0, got {fps!r}")
+    frames = [np.asarray(f) for f in frames]
+    if not frames:
+        raise ValueError("no frames to write")
+    shape = frames[0].shape
+    for k, f in enumerate(frames):
+        if f.dtype != np.uint8 or f.ndim != 3 or f.shape[2] != 3 or f.shape != shape:
+            raise ValueError(f"frame {k} has shape {f.shape} dtype {f.dtype}; expected {shape} uint8 (H, W, 3)")
+    try:
+        import imageio.v3 as iio
+    except ImportError as e:
+        raise ImportError("save_episode_video needs imageio: pip install imageio (and imageio-ffmpeg for MP4)") from e
+    stack = np.stack(frames)
+    if suffix == ".gif":
+        # Pillow's GIF writer takes the frame duration in milliseconds; loop=0 repeats forever.
+        iio.imwrite(path, stack, plugin="pillow", duration=1000.0 / fps, loop=0)
+    else:
+        iio.imwrite(path, stack, plugin="FFMPEG", fps=fps, codec="libx264", macro_block_size=1)
+    return path

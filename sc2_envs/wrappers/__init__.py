@@ -1,0 +1,1 @@
+"""Standard-API views of the SMAC battles: PettingZoo (``pettingzoo``) and Gymnasium (``gymnasium``)."""

@@ -1,0 +1,59 @@
+"""Plumbing shared by the single-env wrappers: building a B=1 backend and converting its outputs.
+
+Both wrappers talk to one object with the batched contract of ``sc2_envs.make_batched`` at
+``num_envs=1`` (the embedded simulator, or the real-SC2 backend of
+``sc2_envs.backends.smac_sc2``), so every rule of the game lives behind that object.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+BACKENDS = ("sim", "sc2")
+
+
+def make_backend(map_name: str, backend: str, device, seed, lenient_actions: bool, smac_options: dict):
+    """Build a B=1 batched env without auto-reset.
+
+    Args:
+        map_name: SMAC map name.
+        backend: ``"sim"`` (embedded batched simulator) or ``"sc2"`` (oxwhirl SMAC on real StarCraft II,
+            imported lazily because it needs the ``smac`` package and the game).
+        device: torch device of the simulator (ignored by the SC2 backend, which runs on the CPU).
+        seed: seed of the first episode (``None``: nondeterministic).
+        lenient_actions: replace unavailable actions by stop / no-op instead of raising ``ValueError``.
+        smac_options: SMAC's keyword arguments (``obs_last_action``, ``reward_sparse``, ...).
+
+    Raises:
+        ValueError: unknown ``backend``.
+    """
+    if backend == "sim":
+        from sc2_envs.sim.env import make_batched
+
+        return make_batched(map_name=map_name, num_envs=1, device=device, seed=seed, autoreset=False,
+                            lenient_actions=lenient_actions, **smac_options)
+    if backend == "sc2":
+        from sc2_envs.backends.smac_sc2 import make_sc2_backend
+
+        if lenient_actions:
+            smac_options = dict(smac_options, lenient_actions=True)
+        return make_sc2_backend(map_name, seed=seed, **smac_options)
+    raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
+
+
+def as_numpy(x: torch.Tensor, dtype) -> np.ndarray:
+    """A fresh numpy array (never a view of the backend's buffers, which it may reuse next step)."""
+    return np.array(x.detach().cpu().numpy(), dtype=dtype, copy=True)
+
+
+OBS_BOUND = 1.0
+"""SMAC normalises every observation feature into [-1, 1]: relative positions and distances are divided
+by the sight range and only units within sight range are observed, health / shield / cooldown are
+fractions, the rest are one-hot or 0/1 flags (SMAC ``get_obs_agent``)."""
+
+STATE_BOUND = 2.0
+"""Bound for the global state. SMAC's state divides ``weapon_cooldown`` by the hard-coded
+``unit_max_cooldown`` table (``get_state``), which is below the real cooldown of some units (stalker:
+41.9 game loops vs 35), so that feature can exceed 1; positions are relative to the map centre
+divided by the map size (within [-0.5, 0.5]). 2 bounds every feature with margin."""

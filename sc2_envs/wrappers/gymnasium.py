@@ -1,0 +1,184 @@
+"""Gymnasium API: one SMAC battle as a single-agent env with a joint action (``sc2_envs/<map>-v0``).
+
+For single-agent learners (SB3 / sb3-contrib ``MaskablePPO``, CleanRL) and centralised controllers.
+
+| Id               | ``sc2_envs/<map>-v0`` for every map in ``sc2_envs.maps.list_maps()``        |
+|------------------|------------------------------------------------------------------------------|
+| Action space     | ``MultiDiscrete([n_actions] * n_agents)``: SMAC action of each agent        |
+| Observation      | ``observation="obs"``: ``Box(-1, 1, (n_agents * obs_size,), float32)``,     |
+|                  | the agents' SMAC observations concatenated in agent id order;              |
+|                  | ``observation="state"``: ``Box(-2, 2, (state_size,), float32)`` (SMAC state) |
+| Reward           | SMAC's shaped team reward (float)                                           |
+| Episode end      | ``terminated``: battle won / lost / drawn; ``truncated``: SMAC's time limit |
+
+Action masks: ``info["action_mask"]`` is ``(n_agents, n_actions)`` int8 (SMAC's ``avail_actions``),
+and ``env.action_masks()`` returns it flattened to ``(n_agents * n_actions,)`` bool, the layout
+sb3-contrib's ``MaskablePPO`` expects for a ``MultiDiscrete`` action space. A joint action with an
+unavailable entry raises ``ValueError`` unless the env is built with ``lenient_actions=True`` (then
+it becomes stop / no-op and ``info["invalid_actions"]`` flags it). Gymnasium's ``check_env`` and any
+learner that samples ``action_space.sample()`` without the mask need ``lenient_actions=True``.
+
+``info`` also has SMAC's ``battle_won``, ``dead_allies``, ``dead_enemies``, ``episode_limit`` and the
+global ``state`` (``(state_size,)`` float32) for centralised critics.
+"""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import torch
+
+from sc2_envs.wrappers._common import OBS_BOUND, STATE_BOUND, as_numpy, make_backend
+
+__all__ = ["SC2JointEnv", "register_envs", "env_id"]
+
+OBSERVATIONS = ("obs", "state")
+
+
+class SC2JointEnv(gymnasium.Env):
+    """A SMAC battle as a Gymnasium env whose action is every agent's action (see the module docstring).
+
+    Args:
+        map_name: SMAC map name.
+        observation: ``"obs"`` (concatenated per-agent observations) or ``"state"`` (global state).
+        backend: ``"sim"`` (embedded simulator) or ``"sc2"`` (real StarCraft II via ``sc2_envs.backends.smac_sc2``).
+        render_mode: ``None``, ``"rgb_array"`` or ``"human"``.
+        device: torch device of the simulator.
+        seed: seed of the first episode when ``reset`` gets none.
+        lenient_actions: replace unavailable actions by stop / no-op instead of raising ``ValueError``.
+        **smac_options: SMAC's ``StarCraft2Env`` keyword arguments.
+
+    Raises:
+        ValueError: unknown map, backend, observation kind, render mode or option.
+    """
+
+    metadata = {"render_modes": ["human", "rgb_array"], "render_fps": 2}
+
+    def __init__(self, map_name: str = "3m", *, observation: str = "obs", backend: str = "sim",
+                 render_mode: str | None = None, device: str | torch.device = "cpu", seed: int | None = None,
+                 lenient_actions: bool = False, **smac_options):
+        if observation not in OBSERVATIONS:
+            raise ValueError(f"observation={observation!r}; expected one of {OBSERVATIONS}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r}; expected None or one of {self.metadata['render_modes']}")
+        self.map_name = map_name
+        self.observation = observation
+        self.render_mode = render_mode
+        self.lenient_actions = lenient_actions
+        self.sim = make_backend(map_name, backend, device, seed, lenient_actions, smac_options)
+        if render_mode is not None and not hasattr(self.sim, "render_data"):
+            raise ValueError(f"backend {backend!r} has no render_data(); use render_mode=None")
+        self.n_agents, self.n_actions = self.sim.n_agents, self.sim.n_actions
+        self.action_space = gymnasium.spaces.MultiDiscrete(np.full(self.n_agents, self.n_actions, np.int64))
+        if observation == "obs":
+            size, bound = self.n_agents * self.sim.obs_size, OBS_BOUND
+        else:
+            size, bound = self.sim.state_size, STATE_BOUND
+        self.observation_space = gymnasium.spaces.Box(-bound, bound, (size,), np.float32)
+        self._avail = np.zeros((self.n_agents, self.n_actions), np.int8)
+        self._done = True
+        self._steps = 0
+        self._viewer = None
+
+    def _observe(self, obs, state, avail, info):
+        self._avail = as_numpy(avail, np.int8)
+        state = as_numpy(state, np.float32)
+        x = as_numpy(obs, np.float32).reshape(-1) if self.observation == "obs" else state.copy()
+        return x, dict(info, action_mask=self._avail.copy(), state=state)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Start a new battle; ``seed`` fixes it (``None`` continues the backend's random stream).
+
+        ``options`` is accepted for API compatibility; none is read.
+        """
+        super().reset(seed=seed)
+        out = self.sim.reset(seed=seed)
+        self._done = False
+        self._steps = 0
+        info = {"battle_won": False, "dead_allies": 0, "dead_enemies": 0, "episode_limit": False}
+        return self._observe(out["obs"][0], out["state"][0], out["avail_actions"][0], info)
+
+    def step(self, action):
+        """Apply the joint action ``(n_agents,)`` ints for one env step (8 game loops).
+
+        Raises:
+            RuntimeError: the episode is over (call ``reset``).
+            ValueError: wrong shape, non-integer or out-of-range entries, or (unless ``lenient_actions``)
+                an action the mask says is unavailable.
+        """
+        if self._done:
+            raise RuntimeError("step() called after the episode ended (or before reset()); call reset()")
+        a = np.asarray(action)
+        if a.shape != (self.n_agents,) or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"action must be {self.n_agents} integers (one per agent), got {action!r}")
+        if ((a < 0) | (a >= self.n_actions)).any():
+            raise ValueError(f"action {a.tolist()} has entries outside [0, {self.n_actions})")
+        out = self.sim.step(torch.as_tensor(a.astype(np.int64), device=self.sim.device).unsqueeze(0))
+        self._steps += 1
+        terminated, truncated = bool(out["terminated"][0]), bool(out["truncated"][0])
+        self._done = terminated or truncated
+        info = {"battle_won": bool(out["battle_won"][0]), "dead_allies": int(out["dead_allies"][0]),
+                "dead_enemies": int(out["dead_enemies"][0]), "episode_limit": bool(out["episode_limit"][0])}
+        if self.lenient_actions:
+            info["invalid_actions"] = as_numpy(out["invalid_actions"][0], bool)
+        obs, info = self._observe(out["final_obs"][0], out["final_state"][0], out["final_avail_actions"][0], info)
+        return obs, float(out["reward"][0]), terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """Available actions now, ``(n_agents * n_actions,)`` bool (sb3-contrib ``MaskablePPO`` layout)."""
+        return self._avail.astype(bool).reshape(-1)
+
+    def get_env_info(self) -> dict:
+        """SMAC's ``get_env_info()`` of the backend (shapes, layouts, feature names)."""
+        return self.sim.get_env_info()
+
+    def render(self):
+        """``rgb_array``: the current top-down frame ``(H, W, 3)`` uint8; ``human``: draw it in a window."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='rgb_array' or 'human'")
+            return None
+        from sc2_envs.render import HumanViewer, render_frame
+
+        frame = render_frame(self.sim.render_data(0), title=f"{self.map_name}  step {self._steps}/{self.sim.episode_limit}")
+        if self.render_mode == "rgb_array":
+            return frame
+        if self._viewer is None:
+            self._viewer = HumanViewer(self.metadata["render_fps"])
+        self._viewer.show(frame)
+        return None
+
+    def close(self):
+        if self._viewer is not None:
+            self._viewer.close()
+            self._viewer = None
+        close = getattr(self.sim, "close", None)
+        if close is not None:
+            close()
+
+
+def env_id(map_name: str) -> str:
+    """Gymnasium id of a map: ``sc2_envs/<map>-v0``."""
+    return f"sc2_envs/{map_name}-v0"
+
+
+def register_envs() -> list[str]:
+    """Register ``sc2_envs/<map>-v0`` for every map in ``sc2_envs.maps.MAPS`` (safe to call again).
+
+    The ids use the embedded simulator (``nondeterministic=False``: same seed and actions give the same
+    episode); pass ``backend="sc2"`` to ``gymnasium.make`` for real StarCraft II. The env ends its own
+    episodes at SMAC's ``episode_limit`` (reported as truncation), so no ``TimeLimit`` is added.
+
+    Returns:
+        The ids registered by this call (already registered ids are skipped).
+    """
+    from sc2_envs.maps import list_maps
+
+    new = []
+    for name in list_maps():
+        gid = env_id(name)
+        if gid in gymnasium.registry:
+            continue
+        gymnasium.register(id=gid, entry_point="sc2_envs.wrappers.gymnasium:SC2JointEnv",
+                           kwargs={"map_name": name}, nondeterministic=False)
+        new.append(gid)
+    return new

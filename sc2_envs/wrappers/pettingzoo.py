@@ -1,0 +1,267 @@
+"""PettingZoo API for every SMAC map (``sc2_smac_v0``).
+
+| Import              | ``from sc2_envs.wrappers.pettingzoo import parallel_env, env, raw_env`` |
+|---------------------|-------------------------------------------------------------------------|
+| Actions             | Discrete                                                                |
+| Parallel API        | Yes (``parallel_env``); AEC through ``parallel_to_aec`` (``env``)       |
+| Agents              | ``agents = ["agent_0", ..., "agent_{N-1}"]`` (SMAC agent ids)           |
+| Action shape        | ``Discrete(6 + n_enemies)``: no-op, stop, move N/S/E/W, attack enemy k  |
+| Observation         | ``Dict(observation=Box(-1, 1, (obs_size,), float32),``                  |
+|                     | ``action_mask=Box(0, 1, (n_actions,), int8))``                          |
+| State shape         | ``Box(-2, 2, (state_size,), float32)`` (SMAC ``get_state``)             |
+
+Each agent controls one allied unit; the opponent is SMAC's scripted attack-move AI. One ``step`` is
+8 game loops (0.5 normal-speed game seconds). The reward is SMAC's shaped *team* reward, given to
+every agent. Observation, state and action layouts are SMAC's (see ``env.unwrapped.get_env_info()``),
+identical on the embedded simulator (``backend="sim"``) and on StarCraft II (``backend="sc2"``).
+
+Agent names. ``agent_names="index"`` (default) gives ``agent_i`` for SMAC agent id ``i``: TorchRL's
+``PettingZooWrapper`` and BenchMARL then put all agents in one group ``"agent"`` (their spaces are
+identical, so they can be stacked). ``agent_names="unit_type"`` gives ``stalker_0, stalker_1,
+zealot_0, ...`` (counted per type, in SMAC's agent id order), which TorchRL groups per unit type.
+
+Dead agents. ``dead_agents="remove"`` (default, PettingZoo's contract): an agent whose unit dies is in
+that step's five dicts with its final observation (all zeros, as SMAC's ``get_obs_agent`` gives
+dead units), the team reward and ``terminations[agent] = True``, and is gone from ``env.agents``
+afterwards. ``dead_agents="absorbing"`` (SMAC's own semantics, for BenchMARL / SuperSuit / SB3, which
+cannot handle a shrinking agent set): dead agents stay in ``env.agents`` until the episode ends with
+a zero observation, the no-op-only mask ``[1, 0, ..., 0]`` and ``terminations = False``; their only
+valid action is 0 (no-op), and ``None`` is read as 0.
+
+Episode end. A won / lost / drawn battle sets ``terminations = True`` for every agent still in
+``env.agents``; the time limit (SMAC's ``episode_limit``) sets ``truncations = True`` for every such
+agent (an agent that dies on that very step has both). After the last step ``env.agents == []``.
+
+Infos (every agent, every step): ``action_mask`` (int8, same as in the observation), ``battle_won``,
+``dead_allies``, ``dead_enemies``, ``episode_limit`` (SMAC's keys), ``agent_alive`` (the unit is
+alive), and in lenient mode ``invalid_action`` (the action was unavailable and replaced by stop /
+no-op).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import gymnasium
+import numpy as np
+import torch
+from pettingzoo import ParallelEnv
+from pettingzoo.utils import parallel_to_aec, wrappers
+
+from sc2_envs.wrappers._common import OBS_BOUND, STATE_BOUND, as_numpy, make_backend
+
+__all__ = ["SC2ParallelEnv", "parallel_env", "raw_env", "env"]
+
+DEAD_AGENT_MODES = ("remove", "absorbing")
+AGENT_NAMINGS = ("index", "unit_type")
+
+
+class SC2ParallelEnv(ParallelEnv):
+    """A SMAC battle as a PettingZoo ``ParallelEnv`` (see the module docstring for the full contract).
+
+    Args:
+        map_name: SMAC map name (``sc2_envs.maps.list_maps()``).
+        backend: ``"sim"`` (embedded batched simulator, default) or ``"sc2"`` (real StarCraft II via
+            ``sc2_envs.backends.smac_sc2``).
+        dead_agents: ``"remove"`` or ``"absorbing"``.
+        agent_names: ``"index"`` (``agent_i``) or ``"unit_type"`` (``stalker_0``, ...).
+        render_mode: ``None``, ``"rgb_array"`` (top-down HxWx3 uint8 frames) or ``"human"`` (a
+            matplotlib window).
+        device: torch device of the simulator.
+        seed: seed of the first episode when ``reset`` gets none.
+        lenient_actions: replace unavailable actions by stop (living unit) / no-op (dead unit) and flag
+            them in ``infos[agent]["invalid_action"]``, instead of raising ``ValueError``.
+        **smac_options: SMAC's ``StarCraft2Env`` keyword arguments (``obs_last_action``,
+            ``state_last_action``, ``reward_sparse``, ``reward_only_positive``, ...).
+
+    Raises:
+        ValueError: unknown map, backend, mode or option.
+    """
+
+    metadata = {"name": "sc2_smac_v0", "render_modes": ["human", "rgb_array"], "render_fps": 2,
+                "is_parallelizable": True}
+
+    def __init__(self, map_name: str = "3m", *, backend: str = "sim", dead_agents: str = "remove",
+                 agent_names: str = "index", render_mode: str | None = None, device: str | torch.device = "cpu",
+                 seed: int | None = None, lenient_actions: bool = False, **smac_options):
+        if dead_agents not in DEAD_AGENT_MODES:
+            raise ValueError(f"dead_agents={dead_agents!r}; expected one of {DEAD_AGENT_MODES}")
+        if agent_names not in AGENT_NAMINGS:
+            raise ValueError(f"agent_names={agent_names!r}; expected one of {AGENT_NAMINGS}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r}; expected None or one of {self.metadata['render_modes']}")
+        self.map_name = map_name
+        self.dead_agents = dead_agents
+        self.render_mode = render_mode
+        self.lenient_actions = lenient_actions
+        self.sim = make_backend(map_name, backend, device, seed, lenient_actions, smac_options)
+        if render_mode is not None and not hasattr(self.sim, "render_data"):
+            raise ValueError(f"backend {backend!r} has no render_data(); use render_mode=None")
+        n, a = self.sim.n_agents, self.sim.n_actions
+        types = list(self.sim.agent_unit_types)
+        if agent_names == "index":
+            self.possible_agents = [f"agent_{i}" for i in range(n)]
+        else:
+            self.possible_agents = [f"{t}_{types[:i].count(t)}" for i, t in enumerate(types)]
+        self.agent_ids = {name: i for i, name in enumerate(self.possible_agents)}
+        self.agent_unit_types = dict(zip(self.possible_agents, types))
+        obs_box = gymnasium.spaces.Box(-OBS_BOUND, OBS_BOUND, (self.sim.obs_size,), np.float32)
+        mask_box = gymnasium.spaces.Box(0, 1, (a,), np.int8)
+        # One space object per agent, built once: parallel_api_test checks identity, and action spaces are
+        # seeded per agent.
+        self._obs_spaces = {ag: gymnasium.spaces.Dict({"observation": obs_box, "action_mask": mask_box})
+                            for ag in self.possible_agents}
+        self._act_spaces = {ag: gymnasium.spaces.Discrete(a) for ag in self.possible_agents}
+        self.state_space = gymnasium.spaces.Box(-STATE_BOUND, STATE_BOUND, (self.sim.state_size,), np.float32)
+        self.agents: list[str] = []
+        self._state = np.zeros(self.sim.state_size, np.float32)
+        self._unit_alive = np.zeros(n, bool)
+        self._steps = 0
+        self._viewer = None
+
+    def observation_space(self, agent: str) -> gymnasium.spaces.Dict:
+        return self._obs_spaces[agent]
+
+    def action_space(self, agent: str) -> gymnasium.spaces.Discrete:
+        return self._act_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        """Start a new battle.
+
+        Args:
+            seed: seed of this episode (same seed -> same episode for the same actions); ``None`` continues
+                the backend's random stream.
+            options: accepted for API compatibility (``parallel_api_test`` passes arbitrary keys); none is read.
+
+        Returns:
+            ``(observations, infos)``, keyed by every agent.
+        """
+        out = self.sim.reset(seed=seed)
+        self.agents = list(self.possible_agents)
+        self._steps = 0
+        avail = as_numpy(out["avail_actions"][0], np.int8)
+        self._unit_alive = avail[:, 0] == 0  # SMAC: no-op is available exactly to dead units
+        self._state = as_numpy(out["state"][0], np.float32)
+        obs = as_numpy(out["obs"][0], np.float32)
+        info = {"battle_won": False, "dead_allies": 0, "dead_enemies": 0, "episode_limit": False}
+        return self._pack(obs, avail, info, self._unit_alive, None)
+
+    def step(self, actions: dict):
+        """Advance the battle by one env step (8 game loops).
+
+        Args:
+            actions: ``{agent: int}`` for every agent in ``env.agents`` (in absorbing mode a dead agent may
+                be left out or given ``None``, both meaning no-op).
+
+        Returns:
+            ``(observations, rewards, terminations, truncations, infos)``, each keyed by the agents that
+            were in ``env.agents`` before the step.
+
+        Raises:
+            RuntimeError: the episode is over (call ``reset``).
+            ValueError: an action for an agent that is not in ``env.agents``, a missing action for a
+                living agent, a value outside ``[0, n_actions)``, or (unless ``lenient_actions``) an
+                action the mask says is unavailable.
+        """
+        if not self.agents:
+            raise RuntimeError("step() called after the episode ended (env.agents is empty); call reset()")
+        extra = set(actions) - set(self.agents)
+        if extra:
+            raise ValueError(f"actions given for agents not in env.agents: {sorted(map(str, extra))}; "
+                             f"live agents: {self.agents}")
+        joint = np.zeros(len(self.possible_agents), np.int64)  # no-op for units already dead
+        for ag in self.agents:
+            i = self.agent_ids[ag]
+            act = actions.get(ag)
+            if act is None:
+                if self._unit_alive[i]:
+                    raise ValueError(f"no action for living agent {ag!r}; expected an int in [0, {self.sim.n_actions})")
+                continue
+            joint[i] = self._check_action(ag, act)
+        out = self.sim.step(torch.as_tensor(joint, device=self.sim.device).unsqueeze(0))
+        self._steps += 1
+        # final_* is the observation at the end of this step, before any auto-reset of the backend.
+        obs = as_numpy(out["final_obs"][0], np.float32)
+        avail = as_numpy(out["final_avail_actions"][0], np.int8)
+        self._state = as_numpy(out["final_state"][0], np.float32)
+        alive = as_numpy(out["agent_alive"][0], bool)
+        terminated, truncated = bool(out["terminated"][0]), bool(out["truncated"][0])
+        info = {"battle_won": bool(out["battle_won"][0]), "dead_allies": int(out["dead_allies"][0]),
+                "dead_enemies": int(out["dead_enemies"][0]), "episode_limit": bool(out["episode_limit"][0])}
+        invalid = as_numpy(out["invalid_actions"][0], bool) if self.lenient_actions else None
+        observations, infos = self._pack(obs, avail, info, alive, invalid)
+        reward = float(out["reward"][0])
+        rewards = {ag: reward for ag in self.agents}
+        died = self._unit_alive & ~alive
+        remove = self.dead_agents == "remove"
+        terminations = {ag: terminated or (remove and bool(died[self.agent_ids[ag]])) for ag in self.agents}
+        truncations = {ag: truncated for ag in self.agents}
+        self._unit_alive = alive
+        self.agents = [ag for ag in self.agents if not (terminations[ag] or truncations[ag])]
+        return observations, rewards, terminations, truncations, infos
+
+    def _check_action(self, agent: str, act) -> int:
+        try:
+            a = operator.index(act)
+        except TypeError:
+            raise ValueError(f"action for {agent!r} is {act!r}; expected an int in [0, {self.sim.n_actions})") from None
+        if not 0 <= a < self.sim.n_actions:
+            raise ValueError(f"action for {agent!r} is {a}; expected an int in [0, {self.sim.n_actions})")
+        return a
+
+    def _pack(self, obs, avail, info, alive, invalid):
+        observations, infos = {}, {}
+        for ag in self.agents:
+            i = self.agent_ids[ag]
+            observations[ag] = {"observation": obs[i], "action_mask": avail[i]}
+            infos[ag] = dict(info, action_mask=avail[i].copy(), agent_alive=bool(alive[i]))
+            if invalid is not None:
+                infos[ag]["invalid_action"] = bool(invalid[i])
+        return observations, infos
+
+    def state(self) -> np.ndarray:
+        """SMAC's global state at the current step: ``(state_size,)`` float32 (a fresh copy)."""
+        return self._state.copy()
+
+    def get_env_info(self) -> dict:
+        """SMAC's ``get_env_info()`` of the backend (shapes, layouts, feature names)."""
+        return self.sim.get_env_info()
+
+    def render(self):
+        """``rgb_array``: the current top-down frame, ``(H, W, 3)`` uint8. ``human``: draw it in a window."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='rgb_array' or 'human'")
+            return None
+        from sc2_envs.render import HumanViewer, render_frame
+
+        title = f"{self.map_name}  step {self._steps}/{self.sim.episode_limit}"
+        frame = render_frame(self.sim.render_data(0), title=title)
+        if self.render_mode == "rgb_array":
+            return frame
+        if self._viewer is None:
+            self._viewer = HumanViewer(self.metadata["render_fps"])
+        self._viewer.show(frame)
+        return None
+
+    def close(self):
+        if self._viewer is not None:
+            self._viewer.close()
+            self._viewer = None
+        close = getattr(self.sim, "close", None)
+        if close is not None:
+            close()
+
+
+def parallel_env(map_name: str = "3m", **kwargs) -> SC2ParallelEnv:
+    """The parallel env (``SC2ParallelEnv(map_name, **kwargs)``); the class lists the keyword arguments."""
+    return SC2ParallelEnv(map_name, **kwargs)
+
+
+def raw_env(map_name: str = "3m", **kwargs):
+    """The AEC view of ``parallel_env`` (``parallel_to_aec``): agents act in turn, then the battle steps."""
+    return parallel_to_aec(parallel_env(map_name, **kwargs))
+
+
+def env(map_name: str = "3m", **kwargs):
+    """``raw_env`` with PettingZoo's validation wrappers (action bounds, call order)."""
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(raw_env(map_name, **kwargs)))
