@@ -1,0 +1,88 @@
+"""The enemy side's behaviour: SC2's built-in unit AI on SMAC maps.
+
+On SMAC maps the enemy player does no micro of its own: the map trigger gives every enemy unit one
+attack-move order to the map's attack point after each spawn (``MapScript.galaxy``
+``gf_EnemyAttack``), and the engine's stock unit AI does the rest. We model that AI, once per env
+step (2 Hz; SC2 re-scans for targets periodically rather than every loop):
+
+    * Target acquisition: allies within the acquisition range (the larger of the weapon range and 5,
+      edge to edge; SMAClite's ``minimum_scan_range``), that the weapon can hit.
+    * Priority (pysc2 notes on SC2 targeting): threat first (armed units before unarmed ones such as
+      the medivac), then nearest; the current target is kept unless another is clearly better
+      (a hysteresis of ``KEEP_BONUS`` distance units), and chased up to ``LEASH`` beyond the range.
+    * Retaliation: a unit with nothing to acquire turns on the last ally that damaged it.
+    * Enemy medivacs follow and heal the nearest damaged biological friend, else the nearest friend.
+Allied units are SMAC's passive ``_RL`` copies: they never acquire targets and act only on orders.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from sc2_envs.sim.state import ORDER_ATTACK_MOVE, ORDER_HEAL, UnitTable, WorldState
+
+ACQUIRE_MIN = 5.0
+KEEP_BONUS = 1.5
+LEASH = 4.0
+_UNARMED_PENALTY = 100.0
+_INF = 1e9
+
+
+class EnemyAI:
+    """Chooses targets for the enemy units (units ``n_agents..U-1``) in place on a ``WorldState``."""
+
+    def __init__(self, table: UnitTable, n_agents: int):
+        self.t = table
+        self.N = n_agents
+        t = table
+        e = slice(n_agents, None)
+        self.acquire = torch.clamp(t.weapon_range[e], min=ACQUIRE_MIN)  # [E]
+        self.can_target = t.can_target[e, :n_agents]  # [E, N]
+        self.unarmed_penalty = (~t.is_armed[:n_agents]).float() * _UNARMED_PENALTY  # [N]
+        self.armed = t.is_armed[e]
+        self.healer = t.is_healer[e]
+        self.has_healer = bool(self.healer.any())
+        self.friend_bio = t.is_biological[e] & ~t.is_healer[e]
+
+    def act(self, st: WorldState) -> None:
+        """Update ``order_target``/``order_kind`` of every enemy for the coming env step."""
+        t, N = self.t, self.N
+        pos_e, pos_a = st.pos[:, N:], st.pos[:, :N]
+        alive_e, alive_a = st.alive[:, N:], st.alive[:, :N]
+        edge = torch.cdist(pos_e, pos_a) - t.radius[N:, None] - t.radius[None, :N]  # [B, E, N]
+        ally_ids = torch.arange(N, device=st.pos.device)
+        current = st.order_target[:, N:]
+        is_current = current.unsqueeze(-1) == ally_ids
+        attacker = st.last_attacker[:, N:].unsqueeze(-1) == ally_ids
+        targetable = alive_a.unsqueeze(1) & self.can_target
+        acq = self.acquire[:, None]
+        valid = targetable & ((edge <= acq) | (is_current & (edge <= acq + LEASH)) | attacker)
+        score = edge + self.unarmed_penalty - KEEP_BONUS * is_current
+        score = torch.where(valid, score, torch.full_like(score, _INF))
+        best = score.argmin(-1)
+        has = valid.any(-1) & alive_e & self.armed
+        new_target = torch.where(has, best, torch.full_like(best, -1))
+        new_kind = st.order_kind[:, N:]
+        if self.has_healer:
+            new_target, new_kind = self._healers(st, new_target, new_kind)
+        st.order_target = torch.cat([st.order_target[:, :N], new_target], 1)
+        st.order_kind = torch.cat([st.order_kind[:, :N], new_kind], 1)
+
+    def _healers(self, st: WorldState, target: torch.Tensor, kind: torch.Tensor):
+        """Enemy medivacs: heal the nearest damaged biological friend, else follow the nearest friend.
+
+        Returned targets of healers are *unit* indices (enemy side), like every order_target.
+        """
+        t, N = self.t, self.N
+        pos_e = st.pos[:, N:]
+        d = torch.cdist(pos_e, pos_e)  # [B, E, E]
+        friend = st.alive[:, N:].unsqueeze(1) & self.friend_bio
+        damaged = friend & (st.health[:, N:] < t.max_health[N:]).unsqueeze(1)
+        d_dmg = torch.where(damaged, d, torch.full_like(d, _INF))
+        d_any = torch.where(friend, d, torch.full_like(d, _INF))
+        pick = torch.where(damaged.any(-1), d_dmg.argmin(-1), d_any.argmin(-1)) + N
+        heal = self.healer & st.alive[:, N:] & friend.any(-1)
+        target = torch.where(heal, pick, torch.where(self.healer, torch.full_like(target, -1), target))
+        kind = torch.where(heal, torch.full_like(kind, ORDER_HEAL),
+                           torch.where(self.healer, torch.full_like(kind, ORDER_ATTACK_MOVE), kind))
+        return target, kind

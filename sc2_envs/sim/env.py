@@ -1,0 +1,378 @@
+"""``SMACSim``: the batched, SMAC-compatible simulator (tensors in, tensors out).
+
+This is the fast path for training: ``B`` independent environments stepped together on CPU or
+CUDA, with SMAC v1's observation, state, available-action and reward layouts (``features.py``),
+SC2-style unit dynamics (``dynamics.py``) and the built-in enemy behaviour (``enemy_ai.py``).
+The PettingZoo and Gymnasium wrappers are thin adapters over it with ``num_envs=1``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from sc2_envs.maps import MapSpec, get_map, pathing_grid
+from sc2_envs.sim import rng
+from sc2_envs.sim.dynamics import Dynamics
+from sc2_envs.sim.enemy_ai import EnemyAI
+from sc2_envs.sim.features import FeatureConfig, RewardConfig, SMACFeatures
+from sc2_envs.sim.state import (
+    ORDER_ATTACK,
+    ORDER_ATTACK_MOVE,
+    ORDER_HEAL,
+    ORDER_MOVE,
+    ORDER_NONE,
+    UnitTable,
+    WorldState,
+)
+from sc2_envs.units import LOOPS_PER_STEP
+
+MOVE_AMOUNT = 2.0
+"""SMAC's ``move_amount``: a move action orders a walk to a point 2 units away."""
+# Action ids (SMAC): 0 no-op, 1 stop, 2 north (+y), 3 south (-y), 4 east (+x), 5 west (-x), 6+j target j.
+_MOVE_DIRS = torch.tensor([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])
+N_ACTIONS_NO_ATTACK = 6
+
+_FEATURE_OPTIONS = {f.name for f in fields(FeatureConfig)}
+_REWARD_OPTIONS = {f.name for f in fields(RewardConfig)}
+
+
+@dataclass
+class UnitPlacement:
+    """One unit of a scenario (see ``SMACSim.set_units``).
+
+    Attributes:
+        x, y: centre position in world units.
+        health: absolute HP; ``None`` = full; 0 = dead (absent).
+        shield: absolute shields; ``None`` = full.
+        cooldown: weapon cooldown in game loops (0 = ready).
+        energy: medivac energy; ``None`` = the unit's starting energy.
+    """
+
+    x: float
+    y: float
+    health: float | None = None
+    shield: float | None = None
+    cooldown: float = 0.0
+    energy: float | None = None
+
+
+class SMACSim:
+    """``B`` SMAC environments of one map, batched.
+
+    Args:
+        map_name: a SMAC map name (``sc2_envs.list_maps()``) or a ``MapSpec`` for a custom map.
+        num_envs: ``B``, the number of environments.
+        device: torch device of every tensor in and out.
+        seed: seeds the first reset (env ``b`` uses ``seed + b``); ``None`` draws fresh entropy.
+        autoreset: reset an env inside ``step`` when its episode ends; the pre-reset observation is
+            in ``final_obs`` / ``final_state`` / ``final_avail_actions``.
+        lenient_actions: replace unavailable actions by stop (no-op for dead agents) and flag them
+            in ``invalid_actions`` instead of raising.
+        loops_per_tick: game loops per simulation tick (1 = exact; 2, 4 or 8 trade movement and
+            damage timing resolution for speed; weapon cooldowns stay loop-exact).
+        **options: SMAC's keyword options (``obs_last_action``, ``reward_only_positive``, ...; see
+            ``FeatureConfig`` and ``RewardConfig``). ``continuing_episode`` is accepted for SMAC
+            compatibility; time limits are always reported as truncation here.
+
+    Raises:
+        ValueError: unknown map, bad ``num_envs``, or an unknown option (the message lists the valid ones).
+    """
+
+    def __init__(self, map_name: str | MapSpec = "2s3z", num_envs: int = 1, device: str | torch.device = "cpu",
+                 seed: int | None = None, autoreset: bool = True, lenient_actions: bool = False,
+                 loops_per_tick: int = 1, **options):
+        self.spec = map_name if isinstance(map_name, MapSpec) else get_map(map_name)
+        if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        options.pop("continuing_episode", None)
+        unknown = set(options) - _FEATURE_OPTIONS - _REWARD_OPTIONS
+        if unknown:
+            raise ValueError(f"unknown option(s) {sorted(unknown)}; valid SMAC options: "
+                             f"{sorted(_FEATURE_OPTIONS | _REWARD_OPTIONS | {'continuing_episode'})}")
+        self.map_name = self.spec.name
+        self.num_envs = num_envs
+        self.device = torch.device(device)
+        self.autoreset = autoreset
+        self.lenient_actions = lenient_actions
+        self.n_agents = self.spec.n_agents
+        self.n_enemies = self.spec.n_enemies
+        self.n_actions = self.spec.n_actions
+        self.episode_limit = self.spec.episode_limit
+        self.agent_unit_types = self.spec.ally_units()
+        self.table = UnitTable.build(self.spec, self.device)
+        self.pathing = torch.as_tensor(pathing_grid(self.spec.terrain), device=self.device)
+        self.dynamics = Dynamics(self.table, self.pathing, loops_per_tick)
+        self.enemy_ai = EnemyAI(self.table, self.n_agents)
+        self.features = SMACFeatures(
+            self.spec, self.table,
+            FeatureConfig(**{k: v for k, v in options.items() if k in _FEATURE_OPTIONS}),
+            RewardConfig(**{k: v for k, v in options.items() if k in _REWARD_OPTIONS}),
+            self.device,
+        )
+        self.obs_size = self.features.obs_size
+        self.state_size = self.features.state_size
+        self.loops_per_tick = loops_per_tick
+        self._move_dirs = _MOVE_DIRS.to(self.device)
+        self._arange_b = torch.arange(num_envs, device=self.device)
+        self.st = WorldState.empty(num_envs, len(self.table.names), self.n_agents, self.device)
+        self._avail = torch.zeros(num_envs, self.n_agents, self.n_actions, dtype=torch.bool, device=self.device)
+        self._seed = seed
+        self._needs_reset = True
+        self._seeded = False
+        self._stats = dict(battles_won=0, battles_game=0, battles_draw=0, timeouts=0)
+
+    # ------------------------------------------------------------------ reset
+    def _seed_envs(self, seed: int | Sequence[int] | torch.Tensor | None) -> None:
+        if seed is None:
+            seeds = torch.as_tensor(np.random.SeedSequence().generate_state(self.num_envs, np.uint32).astype(np.int64))
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            seeds = torch.arange(self.num_envs, dtype=torch.int64) + int(seed)
+        else:
+            seeds = torch.as_tensor(seed, dtype=torch.int64).flatten()
+            if seeds.numel() != self.num_envs:
+                raise ValueError(f"seed must be an int or {self.num_envs} ints (one per env), got {seeds.numel()} values")
+        self.st.env_seed = seeds.to(self.device)
+        self.st.episode_count = torch.full((self.num_envs,), -1, dtype=torch.int64, device=self.device)
+
+    def _fresh_state(self) -> WorldState:
+        """A new episode for every env (positions, full health, enemy attack-move orders)."""
+        t, st, B, N = self.table, self.st, self.num_envs, self.n_agents
+        new = WorldState.empty(B, len(t.names), N, self.device)
+        new.env_seed = st.env_seed.clone()
+        new.episode_count = st.episode_count + 1
+        new.pos = t.spawn_pos.expand(B, -1, -1).clone()
+        new.health = t.max_health.expand(B, -1).clone()
+        new.shield = t.max_shield.expand(B, -1).clone()
+        new.energy = t.energy_start.expand(B, -1).clone()
+        new.alive = torch.ones_like(new.alive)
+        units = torch.arange(len(t.names), device=self.device)
+        new.jitter_state = rng.mix(new.env_seed[:, None], new.episode_count[:, None], units[None, :], rng.STREAM_COOLDOWN)
+        seg = self.spec.attack_segment
+        if seg is not None:
+            u = rng.uniform(new.env_seed, new.episode_count, rng.STREAM_ATTACK_POINT).unsqueeze(-1)
+            a, b = torch.tensor(seg, dtype=torch.float32, device=self.device)
+            new.attack_point = a + u * (b - a)
+        elif self.spec.attack_point is not None:
+            new.attack_point = torch.tensor(self.spec.attack_point, device=self.device).expand(B, 2).clone()
+        enemy = ~t.is_ally
+        new.order_kind = torch.where(enemy, ORDER_ATTACK_MOVE, ORDER_NONE).expand(B, -1).clone()
+        point = new.attack_point.unsqueeze(1) if self.spec.attack_point is not None else new.pos
+        new.order_point = torch.where(enemy.unsqueeze(-1), point, new.pos)
+        new.loops_since_damage.fill_(1e6)
+        new.prev_health, new.prev_shield, new.prev_alive = new.health.clone(), new.shield.clone(), new.alive.clone()
+        return new
+
+    def reset(self, seed: int | Sequence[int] | torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        """Start a new episode in every env.
+
+        Args:
+            seed: ``int`` (env ``b`` gets ``seed + b``), ``B`` ints, or ``None`` (keep each env's
+                stream and continue with its next episode; fresh entropy on the first reset).
+
+        Returns:
+            ``{"obs": [B, N, obs_size] float32, "state": [B, state_size] float32,
+            "avail_actions": [B, N, n_actions] bool}``.
+        """
+        if seed is not None or not self._seeded:
+            self._seed_envs(seed if seed is not None else self._seed)
+            self._seeded = True
+        self.st = self._fresh_state()
+        self._needs_reset = False
+        return self._observe()
+
+    def _observe(self) -> dict[str, torch.Tensor]:
+        avail = self.features.avail_actions(self.st)
+        self._avail = avail
+        return {"obs": self.features.obs(self.st, avail), "state": self.features.state(self.st), "avail_actions": avail}
+
+    # ------------------------------------------------------------------ step
+    def _check_actions(self, actions) -> tuple[torch.Tensor, torch.Tensor]:
+        B, N, A = self.num_envs, self.n_agents, self.n_actions
+        if not isinstance(actions, torch.Tensor):
+            actions = torch.as_tensor(np.asarray(actions))
+        if actions.dtype.is_floating_point or actions.dtype == torch.bool or actions.is_complex():
+            raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}), got dtype {actions.dtype}")
+        if tuple(actions.shape) != (B, N):
+            raise ValueError(f"actions must have shape (num_envs={B}, n_agents={N}), got {tuple(actions.shape)}")
+        actions = actions.to(device=self.device, dtype=torch.int64)
+        out_of_range = (actions < 0) | (actions >= A)
+        if out_of_range.any():
+            b, n = (int(i) for i in out_of_range.nonzero()[0])
+            raise ValueError(f"env {b}, agent {n}: action {int(actions[b, n])} is out of range [0, {A})")
+        ok = torch.gather(self._avail, 2, actions.unsqueeze(-1)).squeeze(-1)
+        invalid = ~ok
+        if invalid.any():
+            if not self.lenient_actions:
+                b, n = (int(i) for i in invalid.nonzero()[0])
+                mask = self._avail[b, n].int().tolist()
+                raise ValueError(
+                    f"env {b}, agent {n} ({self.agent_unit_types[n]}): action {int(actions[b, n])} is unavailable; "
+                    f"avail_actions={mask}. Pass lenient_actions=True to replace unavailable actions by stop/no-op.")
+            alive = self.st.alive[:, :N]
+            actions = torch.where(invalid, torch.where(alive, 1, 0), actions)
+        return actions, invalid
+
+    def _apply_actions(self, actions: torch.Tensor) -> None:
+        """Turn SMAC actions into unit orders (SMAC replaces orders every step: no queueing)."""
+        st, N, t = self.st, self.n_agents, self.table
+        kind, target = st.order_kind[:, :N], st.order_target[:, :N]
+        point = st.order_point[:, :N]
+        is_move = (actions >= 2) & (actions <= 5)
+        is_target = actions >= N_ACTIONS_NO_ATTACK
+        j = (actions - N_ACTIONS_NO_ATTACK).clamp(min=0)
+        healer = t.is_healer[:N]
+        new_kind = torch.where(actions == 1, ORDER_NONE, kind)
+        new_kind = torch.where(is_move, ORDER_MOVE, new_kind)
+        new_kind = torch.where(is_target, torch.where(healer, ORDER_HEAL, ORDER_ATTACK), new_kind)
+        new_target = torch.where(is_target, torch.where(healer, j, j + N), torch.where(actions == 0, target, -1))
+        dirs = self._move_dirs[actions.clamp(max=5)]
+        new_point = torch.where(is_move.unsqueeze(-1), st.pos[:, :N] + MOVE_AMOUNT * dirs, point)
+        st.order_kind = torch.cat([new_kind, st.order_kind[:, N:]], 1)
+        st.order_target = torch.cat([new_target, st.order_target[:, N:]], 1)
+        st.order_point = torch.cat([new_point, st.order_point[:, N:]], 1)
+
+    def step(self, actions) -> dict[str, torch.Tensor]:
+        """Advance every env by one env step (8 game loops).
+
+        Args:
+            actions: ``[B, N]`` integer tensor (or array) of SMAC action ids; each must be available.
+
+        Returns:
+            dict with ``obs``, ``state``, ``avail_actions`` (of the new episode where an env was
+            auto-reset), ``reward`` [B] float32, ``terminated`` [B] bool (battle won, lost or drawn),
+            ``truncated`` [B] bool (time limit), ``battle_won`` [B] bool, ``dead_allies`` and
+            ``dead_enemies`` [B] int64, ``episode_limit`` [B] bool, ``final_obs``, ``final_state``,
+            ``final_avail_actions`` (before any auto-reset), ``agent_alive`` [B, N] bool and
+            ``invalid_actions`` [B, N] bool.
+
+        Raises:
+            RuntimeError: stepping before ``reset``, or with ``autoreset=False`` after any env's episode
+                ended (then call ``reset`` for the whole batch).
+            TypeError / ValueError: actions of the wrong dtype or shape, out of range, or unavailable.
+        """
+        if self._needs_reset:
+            raise RuntimeError("call reset() before step() (and after an episode ends when autoreset=False)")
+        actions, invalid = self._check_actions(actions)
+        st, N = self.st, self.n_agents
+        self._apply_actions(actions)
+        self.enemy_ai.act(st)
+        L = self.dynamics.L
+        base_loop = st.episode_steps * LOOPS_PER_STEP
+        for k in range(0, LOOPS_PER_STEP, L):
+            self.dynamics.advance(st, base_loop + k)
+        st.episode_steps = st.episode_steps + 1
+        st.last_action = actions
+        won, lost, draw = self.features.game_result(st)
+        reward = self.features.reward(st, won, lost)
+        st.prev_health, st.prev_shield, st.prev_alive = st.health.clone(), st.shield.clone(), st.alive.clone()
+        terminated = won | lost | draw
+        truncated = ~terminated & (st.episode_steps >= self.episode_limit)
+        out = self._observe()
+        out.update(
+            reward=reward, terminated=terminated, truncated=truncated, battle_won=won,
+            dead_allies=(~st.alive[:, :N]).sum(1), dead_enemies=(~st.alive[:, N:]).sum(1),
+            episode_limit=truncated, agent_alive=st.alive[:, :N].clone(), invalid_actions=invalid,
+        )
+        done = terminated | truncated
+        self._record_stats(won, draw, truncated, done)
+        out["final_obs"], out["final_state"], out["final_avail_actions"] = out["obs"], out["state"], out["avail_actions"]
+        if bool(done.any()):
+            if self.autoreset:
+                self.st.copy_envs_from(self._fresh_state(), done)
+                new = self._observe()
+                m = done.view(-1, 1, 1)
+                out["obs"] = torch.where(m, new["obs"], out["obs"])
+                out["state"] = torch.where(done.view(-1, 1), new["state"], out["state"])
+                out["avail_actions"] = torch.where(m, new["avail_actions"], out["avail_actions"])
+                self._avail = out["avail_actions"]
+            else:
+                self._needs_reset = True
+        return out
+
+    def _record_stats(self, won, draw, truncated, done) -> None:
+        self._stats["battles_won"] += int(won.sum())
+        self._stats["battles_game"] += int(done.sum())
+        self._stats["battles_draw"] += int(truncated.sum())
+        self._stats["timeouts"] += int(truncated.sum())
+
+    # ------------------------------------------------------------------ info
+    def get_env_info(self) -> dict:
+        """SMAC's ``get_env_info()`` keys plus the feature layouts and unit classes the models need."""
+        info = dict(self.features.env_info())
+        info.update(
+            map_name=self.map_name, agent_unit_types=list(self.agent_unit_types),
+            enemy_unit_types=self.spec.enemy_units(), unit_type_bits=self.spec.unit_type_bits,
+            ally_type_order=list(self.spec.ally_type_order), enemy_type_order=list(self.spec.enemy_type_order),
+            episode_limit=self.episode_limit,
+        )
+        return info
+
+    def get_stats(self) -> dict:
+        """SMAC's ``get_stats()``: battles won / played / drawn (= timeouts) and the win rate."""
+        s = dict(self._stats)
+        s["win_rate"] = s["battles_won"] / s["battles_game"] if s["battles_game"] else 0.0
+        return s
+
+    def render_data(self, env_index: int = 0) -> dict:
+        """NumPy copies of what a renderer draws for env ``env_index`` (positions, bars, orders)."""
+        st, t, b = self.st, self.table, env_index
+        return dict(
+            pos=st.pos[b].cpu().numpy(), radius=t.radius.cpu().numpy(), health=st.health[b].cpu().numpy(),
+            max_health=t.max_health.cpu().numpy(), shield=st.shield[b].cpu().numpy(),
+            max_shield=t.max_shield.cpu().numpy(), alive=st.alive[b].cpu().numpy(),
+            is_ally=t.is_ally.cpu().numpy(), names=list(t.names), order_kind=st.order_kind[b].cpu().numpy(),
+            order_target=st.order_target[b].cpu().numpy(), cooldown=st.cooldown[b].cpu().numpy(),
+            pathing=self.pathing.cpu().numpy(), episode_steps=int(st.episode_steps[b]),
+        )
+
+    # ------------------------------------------------------------------ scenarios
+    def set_units(self, env_index: int, allies: Sequence[UnitPlacement | None],
+                  enemies: Sequence[UnitPlacement | None]) -> dict[str, torch.Tensor]:
+        """Place the units of env ``env_index`` (a scenario): positions, health, shields, cooldowns.
+
+        The roster (unit types) is the map's; ``allies[i]`` places agent ``i`` and ``enemies[j]``
+        enemy ``j``; ``None`` or ``health=0`` removes the unit. The previous-step snapshot used by
+        the reward is set to the placed values, orders are reset (enemies attack-move), and the
+        fresh observation of all envs is returned (as ``reset``).
+
+        Raises:
+            ValueError: wrong list lengths or an env index out of range.
+        """
+        if self._needs_reset:
+            self.reset()
+        if not 0 <= env_index < self.num_envs:
+            raise ValueError(f"env_index must be in [0, {self.num_envs}), got {env_index}")
+        if len(allies) != self.n_agents or len(enemies) != self.n_enemies:
+            raise ValueError(f"expected {self.n_agents} allies and {self.n_enemies} enemies "
+                             f"(None for absent units), got {len(allies)} and {len(enemies)}")
+        st, t, b = self.st, self.table, env_index
+        for u, p in enumerate(list(allies) + list(enemies)):
+            if p is None:
+                st.health[b, u] = 0.0
+                st.shield[b, u] = 0.0
+                st.alive[b, u] = False
+                continue
+            st.pos[b, u] = torch.tensor([p.x, p.y], dtype=torch.float32)
+            st.health[b, u] = t.max_health[u] if p.health is None else p.health
+            st.shield[b, u] = t.max_shield[u] if p.shield is None else p.shield
+            st.energy[b, u] = t.energy_start[u] if p.energy is None else p.energy
+            st.cooldown[b, u] = p.cooldown
+            st.alive[b, u] = bool(st.health[b, u] > 0)
+            if u >= self.n_agents:
+                st.order_point[b, u] = st.attack_point[b] if self.spec.attack_point is not None else st.pos[b, u]
+            else:
+                st.order_kind[b, u] = ORDER_NONE
+                st.order_target[b, u] = -1
+        st.prev_health[b], st.prev_shield[b], st.prev_alive[b] = st.health[b].clone(), st.shield[b].clone(), st.alive[b].clone()
+        return self._observe()
+
+
+def make_batched(map_name: str | MapSpec = "2s3z", num_envs: int = 1, device: str | torch.device = "cpu",
+                 seed: int | None = None, **options) -> SMACSim:
+    """The native batched simulator (the fast path for training); see ``SMACSim`` for arguments."""
+    return SMACSim(map_name, num_envs=num_envs, device=device, seed=seed, **options)
