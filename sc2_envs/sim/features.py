@@ -1,0 +1,541 @@
+"""SMAC v1 observations, global state, available actions, shaped reward and game result, batched.
+
+Everything here is a vectorised re-statement of oxwhirl/smac d6aab33
+``smac/env/starcraft2/starcraft2.py`` (``get_obs_agent``, ``get_state_dict``,
+``get_avail_agent_actions``, ``reward_battle``, ``update_units``, ``only_medivac_left``,
+``get_obs_*_size``), as summarised in the project's SMAC fact sheet (sections 3-6). It works on a
+:class:`~sc2_envs.sim.state.WorldState` of ``B`` envs and ``U = N + E`` units (allies first) and
+reproduces SMAC's vectors to float32 precision, quirks included:
+
+* the enemy unit-type one-hot on stalkers-and-zealots maps is zealot=0, stalker=1 (the reverse of
+  the ally one-hot), carried by ``UnitTable.type_bit``;
+* a medivac's attack columns ``6 + j`` are "heal ally j" (alive, not a medivac, centre distance
+  <= 6), so its enemy-feature column 0 shows whether *ally* ``j`` is healable;
+* a dead agent sees all zeros (move features included) and may only take the no-op;
+* sight is a strict centre distance < 9, attack (and heal) availability a centre distance <= 6,
+  both from the raw unit centres and computed in float64 like SMAC's ``math.hypot``;
+* the move probes truncate toward zero (Python ``int``), so ``x = -0.5`` probes cell 0;
+* with ``obs_timestep_number`` SMAC's own-feature block already reserves one slot for the timestep
+  (which stays 0) *and* appends the timestep after it, so the real vector is one longer than SMAC's
+  ``get_obs_size()``. We return that real vector, and ``obs_size`` is its true length (the dead
+  slot is named ``"timestep_pad"`` in :meth:`SMACFeatures.env_info`'s ``obs_layout``);
+* with ``reward_only_positive`` the shaped reward is ``abs(...)``, so enemy shield regeneration
+  counts as positive reward (``RewardConfig.reward_clip_regen`` swaps this for ``max(., 0)``).
+
+Terrain height (``obs_terrain_height``): SMAC reads the map's height bytes / 255, which we do not
+have. We use a two-level grid derived from the pathing outline: walkable cells at 64/255 (the
+SMAC maps' walkable areas are at cliff level 64) and unwalkable cells at 0. Out-of-bounds points
+read as 1, as in SMAC. This block is therefore not bit-exact with SMAC; every other block is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from sc2_envs.maps import MAP_SIZE, MapSpec, pathing_grid
+from sc2_envs.sim.state import UnitTable, WorldState
+
+N_ACTIONS_NO_ATTACK = 6
+"""SMAC's no-op, stop and four moves; action ``6 + j`` targets unit ``j``."""
+N_ACTIONS_MOVE = 4
+SHOOT_RANGE = 6.0
+"""SMAC's ``unit_shoot_range`` for every unit (centre distance, ``<=``)."""
+SIGHT_RANGE = 9.0
+"""SMAC's ``unit_sight_range`` for every unit (centre distance, strict ``<``)."""
+MOVE_AMOUNT = 2
+"""SMAC's ``move_amount``: moves probe ``move_amount / 2`` ahead, obs points ``move_amount`` and twice that."""
+WALKABLE_HEIGHT = 64.0 / 255.0
+"""Our stand-in for SMAC's terrain height of walkable cells (cliff level 64 / 255)."""
+N_OBS_PATHING = 8
+N_OBS_HEIGHT = 9
+
+
+@dataclass(frozen=True)
+class FeatureConfig:
+    """Observation and state options, with SMAC v1's keyword names and defaults.
+
+    ``obs_all_health=True`` forces ``obs_own_health=True``, as in SMAC's ``__init__``.
+    """
+
+    obs_all_health: bool = True
+    obs_own_health: bool = True
+    obs_last_action: bool = False
+    obs_pathing_grid: bool = False
+    obs_terrain_height: bool = False
+    obs_timestep_number: bool = False
+    obs_instead_of_state: bool = False
+    state_last_action: bool = True
+    state_timestep_number: bool = False
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    """Reward options, with SMAC v1's keyword names and defaults.
+
+    ``reward_clip_regen`` (ours, default False = SMAC): with ``reward_only_positive`` use
+    ``max(delta, 0)`` instead of SMAC's ``abs(delta)``, so that enemy shield regeneration is not
+    rewarded (the fix SMACv2 made). It has no effect when ``reward_only_positive`` is False.
+    """
+
+    reward_sparse: bool = False
+    reward_only_positive: bool = True
+    reward_death_value: float = 10
+    reward_win: float = 200
+    reward_defeat: float = 0
+    reward_negative_scale: float = 0.5
+    reward_scale: bool = True
+    reward_scale_rate: float = 20
+    reward_clip_regen: bool = False
+
+
+def _type_names(utb: int) -> list[str]:
+    return [f"type_{k}" for k in range(utb)]
+
+
+class SMACFeatures:
+    """SMAC v1 feature functions for one map, batched over envs.
+
+    Args:
+        spec: the map.
+        table: the map's per-unit constants (``UnitTable.build(spec, device)``).
+        cfg: observation / state options.
+        rcfg: reward options.
+        device: torch device of the state tensors.
+
+    Attributes:
+        n_agents (N), n_enemies (E), n_actions (A = 6 + E).
+        obs_size: length of one agent's observation (the real vector; see the module docstring
+            for the ``obs_timestep_number`` size bug).
+        state_size: length of the global state.
+        max_reward: SMAC's reward normaliser ``E * reward_death_value + reward_win +
+            sum over enemies of (max health + max shield)``.
+
+    Raises:
+        ValueError: if the table does not match the map, or a map with a healer has more agents
+            than enemies (SMAC's heal-target columns ``6 + ally id`` would not fit).
+    """
+
+    def __init__(self, spec: MapSpec, table: UnitTable, cfg: FeatureConfig, rcfg: RewardConfig, device):
+        self.spec, self.table, self.cfg, self.rcfg = spec, table, cfg, rcfg
+        self.device = torch.device(device)
+        N, E = spec.n_agents, spec.n_enemies
+        U = N + E
+        if len(table.names) != U or table.names != spec.ally_units() + spec.enemy_units():
+            raise ValueError(f"unit table {table.names} does not match map {spec.name!r} roster "
+                             f"{spec.ally_units() + spec.enemy_units()}")
+        self.n_agents, self.n_enemies, self.n_units = N, E, U
+        self.n_actions = spec.n_actions
+        A = self.n_actions
+        self.utb = spec.unit_type_bits
+        self.shield_a = 1 if spec.a_race == "P" else 0
+        self.shield_e = 1 if spec.b_race == "P" else 0
+        self.own_health = cfg.obs_own_health or cfg.obs_all_health
+        self.is_mmm = spec.map_type == "MMM"
+        dev = self.device
+        # Distances and thresholds in float64 like SMAC's math.hypot on float32 positions; MPS has no float64.
+        self._ddt = torch.float32 if dev.type == "mps" else torch.float64
+
+        names = table.names
+        is_medivac = torch.tensor([n == "medivac" for n in names], device=dev)
+        self._ally_healer = table.is_healer[:N].to(dev)
+        self._has_healer = bool(self._ally_healer.any())
+        if self._has_healer and N > E:
+            raise ValueError(f"map {spec.name!r} has a healer and n_agents={N} > n_enemies={E}; SMAC's heal "
+                             f"actions 6 + ally id need n_agents <= n_enemies")
+        # SMAC: medivacs cannot heal themselves or other medivacs (target filter by unit type).
+        self._healable = ~is_medivac[:N]
+        self._ally_medivac = is_medivac[:N]
+        self._enemy_medivac = is_medivac[N:]
+
+        self._max_health = table.max_health.to(dev)
+        ms = table.max_shield.to(dev)
+        self._max_shield_safe = torch.where(ms > 0, ms, torch.ones_like(ms))
+        self._has_shield = ms > 0
+        cd_norm = table.smac_max_cooldown.to(dev)
+        self._cd_norm = cd_norm[:N]
+        # SMAC's state shows energy / 200 for the MMM medivac instead of its (absent) weapon cooldown.
+        self._uses_energy = self._ally_healer
+        if self.utb > 0:
+            tb = table.type_bit.to(dev)
+            if bool((tb < 0).any()) or bool((tb >= self.utb).any()):
+                raise ValueError(f"type_bit {tb.tolist()} out of range for unit_type_bits={self.utb}")
+            self._onehot = torch.nn.functional.one_hot(tb, self.utb).to(torch.float32)  # [U, utb]
+        else:
+            self._onehot = torch.zeros(U, 0, device=dev)
+
+        grid = torch.as_tensor(pathing_grid(spec.terrain), device=dev)
+        if grid.shape != (MAP_SIZE, MAP_SIZE):
+            raise ValueError(f"pathing grid of {spec.terrain!r} has shape {tuple(grid.shape)}, expected "
+                             f"({MAP_SIZE}, {MAP_SIZE})")
+        self._pathing = grid.to(torch.bool)
+        self._height = torch.where(self._pathing, WALKABLE_HEIGHT, 0.0).to(torch.float32)
+        self._map_size = MAP_SIZE
+        # obs point offsets (SMAC get_surrounding_points): N, S, E, W at 2*ma, then the diagonals at ma.
+        ma = MOVE_AMOUNT
+        pts = [(0, 2 * ma), (0, -2 * ma), (2 * ma, 0), (-2 * ma, 0), (ma, ma), (-ma, -ma), (ma, -ma), (-ma, ma)]
+        self._obs_pts = torch.tensor(pts + [(0, 0)], dtype=torch.int64, device=dev)  # [9, 2]
+        m = MOVE_AMOUNT / 2
+        self._move_dirs = torch.tensor([(0.0, m), (0.0, -m), (m, 0.0), (-m, 0.0)], dtype=self._ddt, device=dev)
+
+        # For agent i, the other agents in increasing id (SMAC's al_ids).
+        others = [[j for j in range(N) if j != i] for i in range(N)]
+        self._others = torch.tensor(others, dtype=torch.int64, device=dev).reshape(N, N - 1)
+        self._arangeN = torch.arange(N, device=dev)
+
+        # Sizes (SMAC get_obs_*_size / get_state_size, with the real own-block length).
+        self.move_feats = N_ACTIONS_MOVE + N_OBS_PATHING * cfg.obs_pathing_grid + N_OBS_HEIGHT * cfg.obs_terrain_height
+        self.enemy_feats = 4 + self.utb + ((1 + self.shield_e) if cfg.obs_all_health else 0)
+        self.ally_feats = (4 + self.utb + ((1 + self.shield_a) if cfg.obs_all_health else 0)
+                           + (A if cfg.obs_last_action else 0))
+        self.own_feats = self.utb + ((1 + self.shield_a) if self.own_health else 0) + int(cfg.obs_timestep_number)
+        self.timestep_feats = int(cfg.obs_timestep_number)
+        self.obs_size = (self.move_feats + E * self.enemy_feats + (N - 1) * self.ally_feats + self.own_feats
+                         + self.timestep_feats)
+        self.ally_state_feats = 4 + self.shield_a + self.utb
+        self.enemy_state_feats = 3 + self.shield_e + self.utb
+        if cfg.obs_instead_of_state:
+            self.state_size = N * self.obs_size
+        else:
+            self.state_size = (N * self.ally_state_feats + E * self.enemy_state_feats
+                               + (N * A if cfg.state_last_action else 0) + int(cfg.state_timestep_number))
+
+        enemy_hp = sum(spec.unit_stat(n, "health") + spec.unit_stat(n, "shield") for n in spec.enemy_units())
+        self.max_reward = float(E * rcfg.reward_death_value + rcfg.reward_win + enemy_hp)
+        if rcfg.reward_scale and (self.max_reward == 0 or rcfg.reward_scale_rate == 0):
+            raise ValueError(f"reward_scale needs max_reward != 0 and reward_scale_rate != 0, got "
+                             f"{self.max_reward} and {rcfg.reward_scale_rate}")
+
+    # ------------------------------------------------------------------ helpers
+    def _check_state(self, st: WorldState) -> int:
+        B = st.health.shape[0]
+        if st.health.shape != (B, self.n_units) or st.pos.shape != (B, self.n_units, 2):
+            raise ValueError(f"WorldState has health {tuple(st.health.shape)} and pos {tuple(st.pos.shape)}; "
+                             f"expected [B, {self.n_units}] and [B, {self.n_units}, 2] for map {self.spec.name!r}")
+        if st.last_action.shape != (B, self.n_agents):
+            raise ValueError(f"WorldState.last_action has shape {tuple(st.last_action.shape)}, expected "
+                             f"[{B}, {self.n_agents}]")
+        return B
+
+    def _geometry(self, st: WorldState):
+        """Agent-to-unit offsets and centre distances, float64: dx, dy, dist each ``[B, N, U]``."""
+        p = st.pos.to(self._ddt)
+        pa = p[:, : self.n_agents]
+        d = p[:, None, :, :] - pa[:, :, None, :]
+        dx, dy = d[..., 0], d[..., 1]
+        return dx, dy, torch.hypot(dx, dy)
+
+    def _grid_lookup(self, grid: torch.Tensor, xi: torch.Tensor, yi: torch.Tensor, oob):
+        """``grid[xi, yi]`` for integer index tensors, ``oob`` where outside the map."""
+        S = self._map_size
+        inb = (xi >= 0) & (xi < S) & (yi >= 0) & (yi < S)
+        v = grid[xi.clamp(0, S - 1), yi.clamp(0, S - 1)]
+        return torch.where(inb, v, torch.as_tensor(oob, dtype=grid.dtype, device=grid.device))
+
+    def _last_action_onehot(self, st: WorldState) -> torch.Tensor:
+        """``[B, N, A]`` float32 one-hot of ``st.last_action`` (zeros where -1, i.e. after reset)."""
+        la = st.last_action
+        if bool(((la < -1) | (la >= self.n_actions)).any()):
+            raise ValueError(f"last_action values must be in [-1, {self.n_actions - 1}], got "
+                             f"{la.min().item()}..{la.max().item()}")
+        oh = torch.nn.functional.one_hot((la + 1).clamp(min=0), self.n_actions + 1)[..., 1:]
+        return oh.to(torch.float32)
+
+    def _health_frac(self, st: WorldState):
+        """``health / max_health`` and ``shield / max_shield`` (0 for shieldless units), ``[B, U]`` float32."""
+        h = st.health / self._max_health
+        s = torch.where(self._has_shield, st.shield / self._max_shield_safe, torch.zeros_like(st.shield))
+        return h, s
+
+    # ------------------------------------------------------------------ avail
+    def avail_actions(self, st: WorldState) -> torch.Tensor:
+        """SMAC's ``get_avail_agent_actions`` for every agent.
+
+        Returns:
+            ``[B, N, n_actions]`` bool. Dead agent: only no-op (0). Alive agent: stop (1); move
+            N/S/E/W (2-5) iff the cell one unit ahead, at ``(int(x), int(y + 1))`` etc. with
+            Python's truncation, is inside the 32x32 map and pathable; attack ``6 + j`` iff enemy
+            ``j`` is alive and its centre is within 6. A medivac's ``6 + j`` is "heal ally j"
+            instead (ally ``j`` alive, not a medivac, within 6).
+        """
+        B = self._check_state(st)
+        _, _, dist = self._geometry(st)
+        return self._avail_from(st, B, dist)
+
+    def _avail_from(self, st: WorldState, B: int, dist: torch.Tensor) -> torch.Tensor:
+        N, E = self.n_agents, self.n_enemies
+        alive_a = st.alive[:, :N]
+        pa = st.pos[:, :N].to(self._ddt)
+        probe = pa[:, :, None, :] + self._move_dirs  # [B, N, 4, 2]
+        cell = torch.trunc(probe).to(torch.int64)  # Python int(): toward zero
+        can_move = self._grid_lookup(self._pathing, cell[..., 0], cell[..., 1], False)  # [B, N, 4]
+        in_range = dist <= SHOOT_RANGE
+        target = in_range[:, :, N:] & st.alive[:, None, N:]  # [B, N, E]
+        if self._has_healer:
+            heal = in_range[:, :, :N] & st.alive[:, None, :N] & self._healable  # [B, N, N]
+            heal = torch.nn.functional.pad(heal, (0, E - N))
+            target = torch.where(self._ally_healer[None, :, None], heal, target)
+        stop = torch.ones(B, N, 1, dtype=torch.bool, device=self.device)
+        alive_avail = torch.cat([~stop, stop, can_move, target], dim=-1)
+        dead_avail = torch.zeros_like(alive_avail)
+        dead_avail[..., 0] = True
+        return torch.where(alive_a[..., None], alive_avail, dead_avail)
+
+    # ------------------------------------------------------------------ obs
+    def obs(self, st: WorldState, avail: torch.Tensor) -> torch.Tensor:
+        """SMAC's ``get_obs_agent`` for every agent.
+
+        Args:
+            st: the world state.
+            avail: ``[B, N, n_actions]`` bool, :meth:`avail_actions` of the same state (the move
+                features and the enemy "attackable" column are read from it, as in SMAC).
+
+        Returns:
+            ``[B, N, obs_size]`` float32: ``[move | enemy (E x enemy_feats) | ally ((N-1) x
+            ally_feats) | own | timestep]``, layout in :meth:`env_info` ``["obs_layout"]``.
+            Distances and offsets are divided by the sight range 9, health by the unit's maximum,
+            shield by SMAC's max shield. Units beyond sight (centre distance >= 9) or dead are all
+            zeros; a dead agent's whole vector is zeros except the appended timestep.
+        """
+        B = self._check_state(st)
+        N, E, A = self.n_agents, self.n_enemies, self.n_actions
+        if avail.shape != (B, N, A) or avail.dtype != torch.bool:
+            raise ValueError(f"avail must be a bool tensor of shape [{B}, {N}, {A}], got "
+                             f"{avail.dtype} {tuple(avail.shape)}")
+        cfg = self.cfg
+        dx64, dy64, dist64 = self._geometry(st)
+        visible = (dist64 < SIGHT_RANGE) & st.alive[:, None, :]  # [B, N, U]
+        dist = (dist64 / SIGHT_RANGE).to(torch.float32)
+        dx = (dx64 / SIGHT_RANGE).to(torch.float32)
+        dy = (dy64 / SIGHT_RANGE).to(torch.float32)
+        h, s = self._health_frac(st)
+        onehot = self._onehot.expand(B, N, -1, -1)  # [B, N, U, utb]
+
+        # move block
+        move = [avail[:, :, 2:6].to(torch.float32)]
+        if cfg.obs_pathing_grid or cfg.obs_terrain_height:
+            cx = torch.trunc(st.pos[:, :N, 0].to(self._ddt)).to(torch.int64)
+            cy = torch.trunc(st.pos[:, :N, 1].to(self._ddt)).to(torch.int64)
+            px = cx[..., None] + self._obs_pts[:, 0]  # [B, N, 9]
+            py = cy[..., None] + self._obs_pts[:, 1]
+            if cfg.obs_pathing_grid:
+                move.append(self._grid_lookup(self._pathing, px[..., :8], py[..., :8], True).to(torch.float32))
+            if cfg.obs_terrain_height:
+                move.append(self._grid_lookup(self._height, px, py, 1.0))
+        move = torch.cat(move, dim=-1)
+
+        # enemy block [B, N, E, enemy_feats]
+        en = slice(N, N + E)
+        cols = [avail[:, :, N_ACTIONS_NO_ATTACK:].to(torch.float32), dist[:, :, en], dx[:, :, en], dy[:, :, en]]
+        if cfg.obs_all_health:
+            cols.append(h[:, None, en].expand(B, N, E))
+            if self.shield_e:
+                cols.append(s[:, None, en].expand(B, N, E))
+        enemy = torch.cat([c[..., None] for c in cols] + [onehot[:, :, en]], dim=-1)
+        enemy = enemy * visible[:, :, en, None]
+
+        # ally block: full [B, N, N, f] then drop the diagonal (agent i sees j != i in id order)
+        al = slice(0, N)
+        cols = [torch.ones(B, N, N, device=self.device), dist[:, :, al], dx[:, :, al], dy[:, :, al]]
+        if cfg.obs_all_health:
+            cols.append(h[:, None, al].expand(B, N, N))
+            if self.shield_a:
+                cols.append(s[:, None, al].expand(B, N, N))
+        parts = [c[..., None] for c in cols] + [onehot[:, :, al]]
+        if cfg.obs_last_action:
+            parts.append(self._last_action_onehot(st)[:, None, :, :].expand(B, N, N, A))
+        ally = torch.cat(parts, dim=-1) * visible[:, :, al, None]
+        ally = ally[:, self._arangeN[:, None], self._others]  # [B, N, N-1, f]
+
+        # own block
+        own = []
+        if self.own_health:
+            own.append(h[:, :N, None])
+            if self.shield_a:
+                own.append(s[:, :N, None])
+        own.append(self._onehot[None, :N].expand(B, N, -1))
+        if cfg.obs_timestep_number:
+            own.append(torch.zeros(B, N, 1, device=self.device))  # SMAC's reserved slot, never written
+        own = torch.cat(own, dim=-1)
+
+        out = torch.cat([move, enemy.reshape(B, N, -1), ally.reshape(B, N, -1), own], dim=-1)
+        out = out * st.alive[:, :N, None]
+        if cfg.obs_timestep_number:
+            t = (st.episode_steps.to(self._ddt) / self.spec.episode_limit).to(torch.float32)
+            out = torch.cat([out, t[:, None, None].expand(B, N, 1)], dim=-1)
+        return out
+
+    # ------------------------------------------------------------------ state
+    def state(self, st: WorldState) -> torch.Tensor:
+        """SMAC's ``get_state``.
+
+        Returns:
+            ``[B, state_size]`` float32: ``[ally (N x ally_state_feats) | enemy (E x
+            enemy_state_feats) | last action one-hot (N x n_actions) | timestep]``. Ally: health,
+            weapon cooldown / SMAC's normaliser (energy / 200 for a medivac), (x - 16) / 32,
+            (y - 16) / 32, shield (Protoss side only), type one-hot; enemy the same without the
+            cooldown. Dead units are zeros. With ``obs_instead_of_state`` it is the N observations
+            concatenated.
+        """
+        B = self._check_state(st)
+        N, E = self.n_agents, self.n_enemies
+        if self.cfg.obs_instead_of_state:
+            return self.obs(st, self.avail_actions(st)).reshape(B, -1)
+        h, s = self._health_frac(st)
+        c = self._map_size / 2
+        rel = (st.pos - c) / self._map_size  # playable width = map size on SMAC maps
+        cd = torch.where(self._uses_energy, st.energy[:, :N], st.cooldown[:, :N]) / self._cd_norm
+        a_cols = [h[:, :N], cd, rel[:, :N, 0], rel[:, :N, 1]] + ([s[:, :N]] if self.shield_a else [])
+        ally = torch.cat([torch.stack(a_cols, -1), self._onehot[None, :N].expand(B, N, -1)], -1)
+        e_cols = [h[:, N:], rel[:, N:, 0], rel[:, N:, 1]] + ([s[:, N:]] if self.shield_e else [])
+        enemy = torch.cat([torch.stack(e_cols, -1), self._onehot[None, N:].expand(B, E, -1)], -1)
+        ally = ally * st.alive[:, :N, None]
+        enemy = enemy * st.alive[:, N:, None]
+        parts = [ally.reshape(B, -1), enemy.reshape(B, -1)]
+        if self.cfg.state_last_action:
+            parts.append(self._last_action_onehot(st).reshape(B, -1))
+        if self.cfg.state_timestep_number:
+            parts.append((st.episode_steps.to(self._ddt) / self.spec.episode_limit).to(torch.float32)[:, None])
+        return torch.cat(parts, dim=-1)
+
+    # ------------------------------------------------------------------ end of battle
+    def game_result(self, st: WorldState) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """SMAC's ``update_units`` end code, per env.
+
+        Returns:
+            ``(won, lost, draw)``, each ``[B]`` bool, mutually exclusive. Lost: no ally alive while
+            an enemy is, or (MMM maps) no non-medivac ally alive, which also covers both sides
+            dying together. Won (if not lost): an ally alive and no enemy, or (MMM) exactly one
+            enemy alive and it is a medivac (SMAC's ``only_medivac_left(ally=False)``). Draw: both
+            sides empty (non-MMM maps). The time limit is the env's business.
+        """
+        self._check_state(st)
+        N = self.n_agents
+        alive_a, alive_e = st.alive[:, :N], st.alive[:, N:]
+        n_a, n_e = alive_a.sum(1), alive_e.sum(1)
+        lost = (n_a == 0) & (n_e > 0)
+        won = (n_a > 0) & (n_e == 0)
+        if self.is_mmm:
+            lost = lost | ~(alive_a & ~self._ally_medivac).any(1)
+            won = won | ((n_e == 1) & (alive_e & self._enemy_medivac).any(1))
+        won = won & ~lost
+        draw = (n_a == 0) & (n_e == 0) & ~lost & ~won
+        return won, lost, draw
+
+    # ------------------------------------------------------------------ reward
+    def reward(self, st: WorldState, won: torch.Tensor, lost: torch.Tensor) -> torch.Tensor:
+        """SMAC's per-step reward: ``reward_battle`` plus the end-of-battle bonus, then scaling.
+
+        Uses ``st.prev_health/prev_shield/prev_alive`` (end of the previous env step) against the
+        current values; a unit with ``prev_alive`` False is already counted dead and ignored.
+
+        Args:
+            st: the world state after the step.
+            won, lost: ``[B]`` bool, from :meth:`game_result`.
+
+        Returns:
+            ``[B]`` float32. Dense: ``delta_enemy`` = HP+shield the enemies lost (a death counts
+            the previous HP+shield), ``delta_deaths`` = ``reward_death_value`` per enemy death;
+            only-positive mode gives ``abs(delta_enemy + delta_deaths)`` (``max(., 0)`` with
+            ``reward_clip_regen``), signed mode subtracts ``reward_negative_scale`` x (ally HP+shield
+            lost + ``reward_death_value`` per ally death). Win adds ``reward_win``, loss
+            ``reward_defeat`` (sparse mode: 0 per step, +1 win, -1 loss). With ``reward_scale``
+            the result is divided by ``max_reward / reward_scale_rate``.
+        """
+        B = self._check_state(st)
+        if won.shape != (B,) or lost.shape != (B,):
+            raise ValueError(f"won/lost must have shape [{B}], got {tuple(won.shape)} and {tuple(lost.shape)}")
+        r = self.rcfg
+        N = self.n_agents
+        dt = self._ddt
+        if r.reward_sparse:
+            rew = torch.zeros(B, dtype=dt, device=self.device)
+        else:
+            tracked = st.prev_alive
+            died = tracked & ~st.alive
+            prev_hs = st.prev_health.to(dt) + st.prev_shield.to(dt)
+            cur_hs = st.health.to(dt) + st.shield.to(dt)
+            lost_hs = torch.where(died, prev_hs, prev_hs - cur_hs) * tracked
+            delta_enemy = lost_hs[:, N:].sum(1)
+            delta_ally = r.reward_negative_scale * lost_hs[:, :N].sum(1)
+            delta_deaths = r.reward_death_value * died[:, N:].sum(1).to(dt)
+            if r.reward_only_positive:
+                d = delta_enemy + delta_deaths
+                rew = d.clamp(min=0) if r.reward_clip_regen else d.abs()
+            else:
+                delta_deaths = delta_deaths - r.reward_death_value * r.reward_negative_scale * died[:, :N].sum(1).to(dt)
+                rew = delta_enemy + delta_deaths - delta_ally
+        if r.reward_sparse:
+            rew = torch.where(won, 1.0, torch.where(lost, -1.0, rew))
+        else:
+            rew = rew + torch.where(won, float(r.reward_win), torch.where(lost, float(r.reward_defeat), 0.0))
+        if r.reward_scale:
+            rew = rew / (self.max_reward / r.reward_scale_rate)
+        return rew.to(torch.float32)
+
+    # ------------------------------------------------------------------ info
+    def env_info(self) -> dict:
+        """SMAC's ``get_env_info`` plus layout descriptions.
+
+        Keys: ``state_shape``, ``obs_shape`` (true vector lengths), ``n_actions``, ``n_agents``,
+        ``n_enemies``, ``episode_limit``, ``agent_features`` / ``enemy_features`` (SMAC's state
+        attribute names), ``map_name``, ``unit_type_bits``, ``agent_unit_types``,
+        ``ally_type_order``, ``enemy_type_order``, ``max_reward``, and
+
+        * ``obs_layout``: ``move_feats``, ``n_enemies``, ``enemy_feats`` (per enemy),
+          ``n_allies`` (N - 1), ``ally_feats`` (per ally), ``own_feats``, ``timestep_feats``
+          (0|1) and the per-block ``*_feature_names``. ``obs_size = move_feats + n_enemies *
+          enemy_feats + n_allies * ally_feats + own_feats + timestep_feats``.
+        * ``state_layout``: ``n_agents``, ``ally_state_feats`` (per agent), ``n_enemies``,
+          ``enemy_state_feats`` (per enemy), ``last_action_feats`` (the whole block, N x
+          n_actions or 0), ``timestep_feats`` (0|1), the two name lists, and
+          ``obs_instead_of_state``; when that is True the state is the N observations and the
+          per-unit sizes are 0.
+        """
+        cfg, utb = self.cfg, self.utb
+        types = _type_names(utb)
+        enemy_names = ["attackable", "distance", "rel_x", "rel_y"]
+        if cfg.obs_all_health:
+            enemy_names += ["health"] + (["shield"] if self.shield_e else [])
+        enemy_names += types
+        ally_names = ["visible", "distance", "rel_x", "rel_y"]
+        if cfg.obs_all_health:
+            ally_names += ["health"] + (["shield"] if self.shield_a else [])
+        ally_names += types + ([f"last_action_{k}" for k in range(self.n_actions)] if cfg.obs_last_action else [])
+        own_names = (["health"] + (["shield"] if self.shield_a else [])) if self.own_health else []
+        own_names += types + (["timestep_pad"] if cfg.obs_timestep_number else [])
+        ally_state = ["health", "energy/cooldown", "rel_x", "rel_y"] + (["shield"] if self.shield_a else []) + types
+        enemy_state = ["health", "rel_x", "rel_y"] + (["shield"] if self.shield_e else []) + types
+        ois = cfg.obs_instead_of_state
+        return {
+            "state_shape": self.state_size,
+            "obs_shape": self.obs_size,
+            "n_actions": self.n_actions,
+            "n_agents": self.n_agents,
+            "n_enemies": self.n_enemies,
+            "episode_limit": self.spec.episode_limit,
+            "agent_features": ally_state,
+            "enemy_features": enemy_state,
+            "map_name": self.spec.name,
+            "unit_type_bits": utb,
+            "agent_unit_types": list(self.spec.ally_units()),
+            "ally_type_order": list(self.spec.ally_type_order),
+            "enemy_type_order": list(self.spec.enemy_type_order),
+            "max_reward": self.max_reward,
+            "obs_layout": {
+                "move_feats": self.move_feats, "n_enemies": self.n_enemies, "enemy_feats": self.enemy_feats,
+                "n_allies": self.n_agents - 1, "ally_feats": self.ally_feats, "own_feats": self.own_feats,
+                "timestep_feats": self.timestep_feats, "enemy_feature_names": enemy_names,
+                "ally_feature_names": ally_names, "own_feature_names": own_names,
+            },
+            "state_layout": {
+                "n_agents": self.n_agents, "ally_state_feats": 0 if ois else self.ally_state_feats,
+                "n_enemies": self.n_enemies, "enemy_state_feats": 0 if ois else self.enemy_state_feats,
+                "last_action_feats": 0 if ois or not cfg.state_last_action else self.n_agents * self.n_actions,
+                "timestep_feats": 0 if ois else int(cfg.state_timestep_number),
+                "ally_state_feature_names": [] if ois else ally_state,
+                "enemy_state_feature_names": [] if ois else enemy_state,
+                "obs_instead_of_state": ois,
+            },
+        }
