@@ -307,14 +307,18 @@ def replay_observable(obs: dict) -> dict:
     """The replay-observable subset of a live observation dict (feature parity).
 
     Returns:
-        ``entities (N, len(REPLAY_ENTITY_FEATURES))``, ``entity_mask``, ``scalars
-        (len(REPLAY_SCALAR_FEATURES),)``, ``upgrades``, ``unit_counts``, ``build_order``: the
-        same keys and column order that ``sc2_envs.replays`` writes.
+        ``entities (N, len(REPLAY_ENTITY_FEATURES)) int16`` (build_progress x100, rounded),
+        ``entity_mask``, ``scalars (len(REPLAY_SCALAR_FEATURES),) float32``, ``upgrades``,
+        ``unit_counts``, ``build_order``: the same keys, columns and encoding that
+        ``sc2_envs.replays`` writes per sample.
     """
     ent_cols = [spec.ENTITY_INDEX[n] for n in spec.REPLAY_ENTITY_FEATURES]
     sca_cols = [spec.SCALAR_INDEX[n] for n in spec.REPLAY_SCALAR_FEATURES]
+    entities = obs["entities"][:, ent_cols].copy()
+    bp = spec.REPLAY_ENTITY_FEATURES.index("build_progress")
+    entities[:, bp] = np.round(entities[:, bp] * 100)
     return {
-        "entities": obs["entities"][:, ent_cols],
+        "entities": entities.astype(np.int16),
         "entity_mask": obs["entity_mask"],
         "scalars": obs["scalars"][sca_cols],
         "upgrades": obs["upgrades"],

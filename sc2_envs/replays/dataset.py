@@ -1,0 +1,256 @@
+"""Convert a folder of ``.SC2Replay`` files into a sharded on-disk dataset.
+
+Layout of ``out_dir`` (documented in ``docs/full_game.md``):
+    ``dataset.json``   sizes, sampling, feature/column names, function names, format version.
+    ``index.json``     one entry per input file: status (``ok`` or the error class and
+                       message), version, map, players, per-player sample ranges and stats.
+    ``shard_00000.npz`` ... ``np.savez_compressed`` files; every array has one row per
+                       sample (see ``extract.extract_player``) plus ``replay_index (T,) int32``
+                       and ``player_id (T,) int8``. A player's stream is never split across
+                       shards.
+
+Per-file errors (corrupt file, unsupported build, AI-only game) are recorded and printed;
+they never stop the run. ``python -m sc2_envs.replays --help`` runs it from a shell.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from sc2_envs.full_game import spec
+from sc2_envs.full_game._deps import require
+from sc2_envs.replays.decode import ReplayError, decode_replay
+from sc2_envs.replays.extract import StreamConfig, extract_player
+
+FORMAT_VERSION = 1
+
+
+@dataclass
+class ConvertSummary:
+    """What a conversion run did.
+
+    Attributes:
+        files: input files seen.
+        converted: files with at least one converted player stream.
+        errors: ``{error class: count}``.
+        samples: rows written.
+        commands, mapped: player commands seen / mapped to raw functions (coverage =
+            mapped / commands).
+        function_counts: ``{function name: rows}`` over written rows (no_op included).
+        unmapped: ``{link:index:kind: count}``.
+        selection_errors: remove masks that did not fit the tracked selection.
+        observer_files: files that had observers (handled, their events ignored).
+    """
+
+    files: int = 0
+    converted: int = 0
+    errors: dict = field(default_factory=dict)
+    samples: int = 0
+    commands: int = 0
+    mapped: int = 0
+    function_counts: dict = field(default_factory=dict)
+    unmapped: dict = field(default_factory=dict)
+    selection_errors: int = 0
+    observer_files: int = 0
+
+    @property
+    def coverage(self) -> float:
+        """Share of commands mapped to a raw function (1.0 when there were none)."""
+        return self.mapped / self.commands if self.commands else 1.0
+
+    @property
+    def no_op_share(self) -> float:
+        """Share of written rows labelled no_op."""
+        return self.function_counts.get("no_op", 0) / self.samples if self.samples else 0.0
+
+    def report(self, top: int = 15) -> str:
+        """Human-readable summary: errors, coverage, action-type distribution."""
+        lines = [
+            f"files: {self.files}, converted: {self.converted}, errors: {self.errors or 'none'}, observer games: {self.observer_files}",
+            f"mapping coverage: {self.mapped}/{self.commands} commands = {100 * self.coverage:.2f}%",
+            f"samples: {self.samples}, no_op share: {100 * self.no_op_share:.2f}%, selection errors: {self.selection_errors}",
+            "action-type distribution:",
+        ]
+        for name, c in sorted(self.function_counts.items(), key=lambda kv: -kv[1])[:top]:
+            lines.append(f"  {name:40s} {c:8d} {100 * c / max(self.samples, 1):6.2f}%")
+        if self.unmapped:
+            miss = sorted(self.unmapped.items(), key=lambda kv: -kv[1])[:10]
+            lines.append("most frequent unmapped commands: " + ", ".join(f"{k} x{v}" for k, v in miss))
+        return "\n".join(lines)
+
+
+def find_replays(root: str | Path) -> list[Path]:
+    """All ``*.SC2Replay`` files under ``root`` (recursive, sorted).
+
+    Raises:
+        FileNotFoundError: ``root`` does not exist.
+    """
+    root = Path(root)
+    if not root.exists():
+        raise FileNotFoundError(f"replay folder {str(root)!r} does not exist")
+    if root.is_file():
+        return [root]
+    return sorted(root.rglob("*.SC2Replay"))
+
+
+def convert_replays(
+    paths,
+    out_dir: str | Path | None,
+    cfg: StreamConfig | None = None,
+    players: str = "humans",
+    shard_rows: int = 20000,
+    stableid_path=None,
+    progress: bool = True,
+    log=print,
+) -> ConvertSummary:
+    """Convert replays to a sharded dataset (or only measure, when ``out_dir`` is None).
+
+    Args:
+        paths: replay files.
+        out_dir: output folder (created); None to skip writing.
+        cfg: sizes and sampling (``StreamConfig``).
+        players: ``"humans"`` (every human player) or ``"winners"`` (human winners only).
+        shard_rows: start a new shard once this many rows are buffered.
+        stableid_path: ``stableid.json`` (default from ``SC2_ENVS_SHARED_DATA``).
+        progress: show a tqdm progress bar.
+        log: called with one line per file and the final report (``print`` by default).
+
+    Returns:
+        ``ConvertSummary``.
+
+    Raises:
+        ValueError: unknown ``players`` value or non-positive ``shard_rows``.
+    """
+    if players not in ("humans", "winners"):
+        raise ValueError(f"players={players!r}; expected 'humans' or 'winners'")
+    if shard_rows <= 0:
+        raise ValueError(f"shard_rows={shard_rows!r}; expected a positive row count")
+    tqdm = require("tqdm", "the progress bar").tqdm
+    cfg = cfg or StreamConfig()
+    paths = [Path(p) for p in paths]
+    names = [f.name for f in spec.raw_functions()]
+    summary = ConvertSummary()
+    counts: collections.Counter = collections.Counter()
+    unmapped: collections.Counter = collections.Counter()
+    index = []
+    buffer: list[dict] = []
+    buffered = 0
+    shard_id = 0
+    out = Path(out_dir) if out_dir is not None else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+
+    def flush():
+        nonlocal buffer, buffered, shard_id
+        if not buffer or out is None:
+            buffer, buffered = [], 0
+            return
+        merged = {k: np.concatenate([b[k] for b in buffer]) for k in buffer[0]}
+        np.savez_compressed(out / f"shard_{shard_id:05d}.npz", **merged)
+        shard_id += 1
+        buffer, buffered = [], 0
+
+    bar = tqdm(paths, desc="replays", unit="file", disable=not progress)
+    for i, path in enumerate(bar):
+        summary.files += 1
+        entry = {"file": str(path), "status": "ok"}
+        try:
+            entry["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+            replay = decode_replay(path)
+            entry.update(
+                version=replay.version,
+                base_build=replay.base_build,
+                map=replay.map_title,
+                map_size=list(replay.map_size),
+                game_loops=replay.game_loops,
+                players=[asdict(p) for p in replay.players],
+                observers=len(replay.observer_user_ids),
+                streams=[],
+            )
+            summary.observer_files += int(bool(replay.observer_user_ids))
+            chosen = [p for p in replay.players if p.control == "human" and (players == "humans" or p.result == "Win")]
+            if not chosen:
+                raise ReplayError(f"{path}: no {'human' if players == 'humans' else 'winning human'} player to convert")
+            for p in chosen:
+                arrays, st = extract_player(replay, p.player_id, cfg, stableid_path)
+                t = len(arrays["game_loop"])
+                arrays["replay_index"] = np.full(t, i, np.int32)
+                arrays["player_id"] = np.full(t, p.player_id, np.int8)
+                if buffered and buffered + t > shard_rows:
+                    flush()
+                entry["streams"].append(
+                    {
+                        "player_id": p.player_id,
+                        "shard": shard_id,
+                        "row_start": buffered,
+                        "rows": t,
+                        "commands": st.commands,
+                        "mapped": st.mapped,
+                        "selection_errors": st.selection_errors,
+                        "empty_selection": st.empty_selection,
+                    }
+                )
+                buffer.append(arrays)
+                buffered += t
+                summary.samples += t
+                summary.commands += st.commands
+                summary.mapped += st.mapped
+                summary.selection_errors += st.selection_errors
+                unmapped.update(st.unmapped)
+                counts.update(names[f] for f in arrays["function"].tolist())
+            summary.converted += 1
+            desc = ", ".join(f"P{s['player_id']} {s['rows']} rows {s['mapped']}/{s['commands']} cmds" for s in entry["streams"])
+            log(f"ok    {path.name}: {replay.version} {replay.map_title!r} {desc}")
+        except ReplayError as e:
+            entry.update(status=type(e).__name__, error=str(e))
+            summary.errors[type(e).__name__] = summary.errors.get(type(e).__name__, 0) + 1
+            log(f"error {path.name}: {type(e).__name__}: {e}")
+        except Exception as e:  # one bad file never ends the run
+            entry.update(status="UnexpectedError", error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc(limit=5))
+            summary.errors["UnexpectedError"] = summary.errors.get("UnexpectedError", 0) + 1
+            log(f"error {path.name}: unexpected {type(e).__name__}: {e}")
+        index.append(entry)
+        if buffered >= shard_rows:
+            flush()
+    flush()
+    summary.function_counts = dict(counts)
+    summary.unmapped = dict(unmapped)
+    if out is not None:
+        meta = {
+            "format_version": FORMAT_VERSION,
+            "config": asdict(cfg),
+            "players": players,
+            "shards": shard_id,
+            "entity_features": list(spec.REPLAY_ENTITY_FEATURES),
+            "entity_encoding": "int16; build_progress x100; x, y on the raw grid (top-left origin)",
+            "scalar_features": list(spec.REPLAY_SCALAR_FEATURES),
+            "unit_type_ids": spec.unit_type_ids().tolist(),
+            "upgrade_ids": spec.upgrade_ids().tolist(),
+            "function_names": names,
+            "summary": {
+                "files": summary.files,
+                "converted": summary.converted,
+                "errors": summary.errors,
+                "samples": summary.samples,
+                "coverage": summary.coverage,
+                "no_op_share": summary.no_op_share,
+                "function_counts": summary.function_counts,
+            },
+        }
+        (out / "dataset.json").write_text(json.dumps(meta, indent=1))
+        (out / "index.json").write_text(json.dumps(index, indent=1))
+    log(summary.report())
+    return summary
+
+
+def load_shard(path: str | Path) -> dict[str, np.ndarray]:
+    """Load one shard as a dict of arrays (see ``extract.extract_player`` for shapes)."""
+    with np.load(path) as z:
+        return {k: z[k] for k in z.files}
