@@ -20,7 +20,7 @@ def make_backend(map_name: str, backend: str, device, seed, lenient_actions: boo
         map_name: SMAC map name.
         backend: ``"sim"`` (embedded batched simulator) or ``"sc2"`` (oxwhirl SMAC on real StarCraft II,
             imported lazily because it needs the ``smac`` package and the game).
-        device: torch device of the simulator (ignored by the SC2 backend, which runs on the CPU).
+        device: torch device of the backend's tensors.
         seed: seed of the first episode (``None``: nondeterministic).
         lenient_actions: replace unavailable actions by stop / no-op instead of raising ``ValueError``.
         smac_options: SMAC's keyword arguments (``obs_last_action``, ``reward_sparse``, ...).
@@ -36,9 +36,8 @@ def make_backend(map_name: str, backend: str, device, seed, lenient_actions: boo
     if backend == "sc2":
         from sc2_envs.backends.smac_sc2 import make_sc2_backend
 
-        if lenient_actions:
-            smac_options = dict(smac_options, lenient_actions=True)
-        return make_sc2_backend(map_name, seed=seed, **smac_options)
+        return make_sc2_backend(map_name, seed=seed, device=device, autoreset=False,
+                                lenient_actions=lenient_actions, **smac_options)
     raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
 
 
