@@ -183,6 +183,7 @@ class SMACFeatures:
         others = [[j for j in range(N) if j != i] for i in range(N)]
         self._others = torch.tensor(others, dtype=torch.int64, device=dev).reshape(N, N - 1)
         self._arangeN = torch.arange(N, device=dev)
+        self._arangeA = torch.arange(A, device=dev)
 
         # Sizes (SMAC get_obs_*_size / get_state_size, with the real own-block length).
         self.move_feats = N_ACTIONS_MOVE + N_OBS_PATHING * cfg.obs_pathing_grid + N_OBS_HEIGHT * cfg.obs_terrain_height
@@ -239,8 +240,7 @@ class SMACFeatures:
         if bool(((la < -1) | (la >= self.n_actions)).any()):
             raise ValueError(f"last_action values must be in [-1, {self.n_actions - 1}], got "
                              f"{la.min().item()}..{la.max().item()}")
-        oh = torch.nn.functional.one_hot((la + 1).clamp(min=0), self.n_actions + 1)[..., 1:]
-        return oh.to(torch.float32)
+        return (la[..., None] == self._arangeA).to(torch.float32)
 
     def _health_frac(self, st: WorldState):
         """``health / max_health`` and ``shield / max_shield`` (0 for shieldless units), ``[B, U]`` float32."""
