@@ -1,0 +1,130 @@
+"""Gymnasium contract of ``sc2_envs.wrappers.gymnasium`` (joint-action env, ids ``sc2_envs/<map>-v0``)."""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium
+import matplotlib
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env, data_equivalence
+
+from sc2_envs.maps import list_maps
+from sc2_envs.sim.env import UnitPlacement as P
+from sc2_envs.wrappers import pettingzoo as pz
+from sc2_envs.wrappers.gymnasium import SC2JointEnv, env_id, register_envs
+
+matplotlib.use("Agg")  # check_env also builds the env with render_mode="human"
+
+register_envs()
+
+
+@pytest.mark.parametrize("map_name", ["3m", "2s3z", "MMM"])
+@pytest.mark.parametrize("observation", ["obs", "state"])
+def test_check_env_passes_with_warnings_as_errors(map_name, observation):
+    # check_env samples actions without the mask, hence lenient actions.
+    env = gymnasium.make(env_id(map_name), observation=observation, lenient_actions=True, render_mode="rgb_array")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+
+
+def test_every_map_is_registered_once_and_makes():
+    assert register_envs() == []  # already registered at import of this test module: nothing new
+    for name in list_maps():
+        spec = gymnasium.spec(env_id(name))
+        assert spec.namespace == "sc2_envs" and spec.name == name and spec.version == 0
+        assert spec.nondeterministic is False
+    env = gymnasium.make("sc2_envs/2s3z-v0")
+    assert isinstance(env.unwrapped, SC2JointEnv) and env.unwrapped.map_name == "2s3z"
+    assert env.action_space == gymnasium.spaces.MultiDiscrete([11] * 5)
+
+
+def test_spaces_and_action_masks_layout():
+    env = SC2JointEnv("2s3z")
+    n, a, obs_size = 5, 11, env.sim.obs_size
+    assert env.observation_space.shape == (n * obs_size,) and env.observation_space.dtype == np.float32
+    obs, info = env.reset(seed=0)
+    assert env.observation_space.contains(obs)
+    assert info["action_mask"].shape == (n, a) and info["action_mask"].dtype == np.int8
+    masks = env.action_masks()
+    assert masks.shape == (n * a,) and masks.dtype == bool
+    assert np.array_equal(masks, info["action_mask"].reshape(-1).astype(bool))
+    assert info["state"].shape == (env.sim.state_size,) and info["state"].dtype == np.float32
+
+
+def test_joint_obs_is_the_pettingzoo_obs_concatenated():
+    genv, penv = SC2JointEnv("2s3z"), pz.parallel_env("2s3z")
+    gobs, ginfo = genv.reset(seed=11)
+    pobs, _ = penv.reset(seed=11)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        expected = np.concatenate([pobs[ag]["observation"] for ag in penv.possible_agents])
+        assert np.array_equal(gobs, expected)
+        assert np.array_equal(ginfo["state"], penv.state())
+        joint = [int(rng.choice(np.flatnonzero(m))) for m in ginfo["action_mask"]]
+        gobs, grew, *_, ginfo = genv.step(np.array(joint))
+        pobs, prew, *_ = penv.step(dict(zip(penv.agents, joint)))
+        assert grew == prew["agent_0"]
+
+
+def _rollout(env, seed, n_steps):
+    rng = np.random.default_rng(0)
+    obs, info = env.reset(seed=seed)
+    trace = [(obs, info)]
+    for _ in range(n_steps):
+        joint = np.array([rng.choice(np.flatnonzero(m)) for m in info["action_mask"]])
+        obs, rew, term, trunc, info = env.step(joint)
+        trace.append((obs, rew, term, trunc, info))
+        if term or trunc:
+            obs, info = env.reset()
+            trace.append((obs, info))
+    return trace
+
+
+def test_same_seed_same_rollout_over_220_steps():
+    a, b = _rollout(SC2JointEnv("3m"), 5, 220), _rollout(SC2JointEnv("3m"), 5, 220)
+    assert sum(len(x) == 2 for x in a) >= 3  # several episodes
+    assert data_equivalence(a, b)
+
+
+def test_time_limit_is_truncation_not_termination():
+    env = SC2JointEnv("3m")
+    env.reset(seed=0)
+    env.sim.set_units(0, allies=[P(29, 8), P(30, 9.5), P(31, 8)], enemies=[P(8, 16), P(9, 17), P(9, 15)])
+    for t in range(1, 61):
+        obs, rew, term, trunc, info = env.step(np.ones(3, np.int64))
+        assert term is False and trunc is (t == 60)
+    assert info["episode_limit"] is True and info["battle_won"] is False
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(np.ones(3, np.int64))
+
+
+def test_bad_joint_actions_raise_clear_errors():
+    env = SC2JointEnv("3m")
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(np.ones(3, np.int64))
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="3 integers"):
+        env.step(np.ones(2, np.int64))
+    with pytest.raises(ValueError, match="3 integers"):
+        env.step(np.ones(3) * 1.0)
+    with pytest.raises(ValueError, match=r"outside \[0, 9\)"):
+        env.step(np.array([1, 1, 9]))
+    with pytest.raises(ValueError, match="unavailable"):
+        env.step(np.array([0, 1, 1]))  # no-op is for dead units only (SMAC)
+
+
+def test_lenient_actions_flag_the_replaced_entries():
+    env = SC2JointEnv("3m", lenient_actions=True)
+    env.reset(seed=0)
+    *_, info = env.step(np.array([0, 1, 1]))
+    assert info["invalid_actions"].tolist() == [True, False, False]
+
+
+def test_bad_constructor_arguments_name_the_value():
+    with pytest.raises(ValueError, match="observation='pixels'"):
+        SC2JointEnv("3m", observation="pixels")
+    with pytest.raises(ValueError, match="render_mode"):
+        SC2JointEnv("3m", render_mode="ansi")
