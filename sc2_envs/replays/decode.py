@@ -156,10 +156,15 @@ def decode_replay(path: str | os.PathLike) -> DecodedReplay:
         stage = "header"
         header = versions.latest().decode_replay_header(archive.header["user_data_header"]["content"])
     except Exception as e:  # mpyq/s2protocol raise assorted errors on damaged archives
-        raise CorruptReplayError(f"{path}: cannot read the {stage} ({type(e).__name__}: {e})") from e
+        raise CorruptReplayError(
+            f"{path}: cannot read the {stage} ({type(e).__name__}: {e}); the file is truncated or not a StarCraft II replay"
+        ) from e
     v = header["m_version"]
     base_build = int(v["m_baseBuild"])
-    protocol = load_protocol(base_build)
+    try:
+        protocol = load_protocol(base_build)
+    except UnsupportedBuildError as e:
+        raise UnsupportedBuildError(f"{path}: {e}") from e.__cause__
 
     def read(name: str, decoder, required: bool = True):
         try:

@@ -71,8 +71,19 @@ class StreamStats:
     unmapped: dict | None = None
 
 
-def _apply_remove(selection: list[int], mask: dict) -> tuple[list[int], bool]:
-    """Apply an s2protocol remove mask to a selection (list of tags in selection order)."""
+def apply_remove_mask(selection: list[int], mask: dict) -> tuple[list[int], bool]:
+    """Apply an s2protocol remove mask to a selection.
+
+    Args:
+        selection: tags in selection order.
+        mask: ``m_removeMask`` / ``m_mask``: ``{"None": None}``, ``{"Mask": (bits, nbits)}``
+            (bit i set = remove item i), ``{"OneIndices": [i, ...]}`` (remove these) or
+            ``{"ZeroIndices": [i, ...]}`` (keep only these).
+
+    Returns:
+        ``(new_selection, error)``; ``error`` is True when the mask refers to items beyond
+        the tracked selection (the reconstruction has drifted from the game's).
+    """
     kind, data = next(iter(mask.items()))
     n = len(selection)
     if kind == "None":
@@ -118,7 +129,7 @@ def player_actions(replay: DecodedReplay, player_id: int, mapper: abilities.Abil
         name = e["_event"]
         if name == "NNet.Game.SSelectionDeltaEvent":
             gid = e["m_controlGroupId"]
-            sel, err = _apply_remove(groups[gid], e["m_delta"]["m_removeMask"])
+            sel, err = apply_remove_mask(groups[gid], e["m_delta"]["m_removeMask"])
             groups[gid] = sorted(set(sel) | set(e["m_delta"]["m_addUnitTags"]))
             stats.selection_errors += int(err)
         elif name == "NNet.Game.SControlGroupUpdateEvent":
@@ -128,7 +139,7 @@ def player_actions(replay: DecodedReplay, player_id: int, mapper: abilities.Abil
             elif update in (1, 5):  # append (5: append and steal)
                 groups[gid] = sorted(set(groups[gid]) | set(groups[10]))
             elif update == 2:  # recall
-                sel, err = _apply_remove(groups[gid], e["m_mask"])
+                sel, err = apply_remove_mask(groups[gid], e["m_mask"])
                 groups[10] = list(sel)
                 stats.selection_errors += int(err)
             elif update == 3:  # clear
