@@ -225,8 +225,9 @@ def scalar_vector(observation, ctx: ObsContext, last_action: tuple[int, int, int
 def available_function_mask(query_response=None) -> np.ndarray:
     """action_type mask ``(564,)`` int8 from a ``ResponseQueryAvailableAbilities`` list.
 
-    A function is available when some own unit has its ability (specific or general) in
-    ``ResponseQuery.abilities``. ``no_op`` and ``raw_move_camera`` are always available; so
+    A function is available when some own unit reports its ability id in
+    ``ResponseQuery.abilities``; a specific ability (e.g. 298 Harvest_Gather_Probe) also
+    enables its general function (Harvest_Gather_unit), never the reverse. ``no_op`` and ``raw_move_camera`` are always available; so
     are Smart_pt/Smart_unit when any own unit reported abilities.
 
     Args:
@@ -243,9 +244,9 @@ def available_function_mask(query_response=None) -> np.ndarray:
         ability_ids.add(1)  # Smart
     generals = spec.general_function_ids()
     for f in spec.raw_functions():
-        if f.ability_id and (f.ability_id in ability_ids or (f.general_id and f.general_id in ability_ids)):
+        if f.ability_id and f.ability_id in ability_ids:
             mask[f.id] = 1
-            mask[generals[f.id]] = 1
+            mask[generals[f.id]] = 1  # a specific ability also enables its general function
     return mask
 
 

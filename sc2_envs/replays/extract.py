@@ -374,7 +374,7 @@ def extract_player(replay: DecodedReplay, player_id: int, cfg: StreamConfig, sta
                 own0 = [(tag, u[0]) for tag, u in roster.units.items() if u[1] == player_id]
                 build_order.update([t for t, _ in own0], [u for _, u in own0])
                 started = True
-        tags, rows = _snapshot(roster, player_id, enemy_ids, cfg, replay.map_size)
+        tags, rows = snapshot_entities(roster, player_id, enemy_ids, cfg, replay.map_size)
         own_mask = rows[:, 1] == ALLIANCE_SELF
         build_order.update(tags[own_mask].tolist(), [roster.units[int(t)][0] for t in tags[own_mask]])
         m = min(len(rows), n)
@@ -415,8 +415,21 @@ def extract_player(replay: DecodedReplay, player_id: int, cfg: StreamConfig, sta
     return arr, stats
 
 
-def _snapshot(roster: Roster, player_id: int, enemy_ids: set[int], cfg: StreamConfig, map_size) -> tuple[np.ndarray, np.ndarray]:
-    """Entity rows (replay columns) of the roster from ``player_id``'s point of view."""
+def snapshot_entities(roster: Roster, player_id: int, enemy_ids: set[int], cfg: StreamConfig, map_size) -> tuple[np.ndarray, np.ndarray]:
+    """Entity rows of the roster from ``player_id``'s point of view.
+
+    Args:
+        roster: current unit roster (positions in cells, game unit ids).
+        player_id: the observing player.
+        enemy_ids: the other players' ids.
+        cfg: sizes and ``enemy_units`` option.
+        map_size: ``(W, H)`` in cells.
+
+    Returns:
+        ``(tags (U,) uint64, rows (U, len(REPLAY_ENTITY_FEATURES)) int16)`` in
+        ``spec.entity_order``; neutral units get owner 16 as in the live API, and
+        build_progress is 0 or 100.
+    """
     tags, rows = [], []
     for tag, (uid, owner, x, y, done) in roster.units.items():
         if owner == player_id:
@@ -433,8 +446,9 @@ def _snapshot(roster: Roster, player_id: int, enemy_ids: set[int], cfg: StreamCo
     if not rows:
         return np.zeros(0, np.uint64), np.zeros((0, len(spec.REPLAY_ENTITY_FEATURES)), np.int16)
     tags_a = np.asarray(tags, dtype=np.uint64)
-    rows_a = np.asarray(rows, dtype=np.int64)
-    col, row = spec.world_to_grid(rows_a[:, 3], rows_a[:, 4], map_size, cfg.raw_resolution)
+    rows_f = np.asarray(rows, dtype=np.float64)
+    col, row = spec.world_to_grid(rows_f[:, 3], rows_f[:, 4], map_size, cfg.raw_resolution)
+    rows_a = rows_f.astype(np.int64)
     rows_a[:, 3], rows_a[:, 4] = col, row
     order = spec.entity_order(rows_a[:, 1], tags_a)
     return tags_a[order], rows_a[order].astype(np.int16)

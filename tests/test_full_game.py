@@ -1,0 +1,279 @@
+"""FullGame-v0: spaces, lazy launch, and conversions on real s2clientprotocol messages.
+
+The protobuf messages are built with the real ``s2clientprotocol`` classes (as StarCraft II
+sends them: ``ResponseGameInfo``, ``ResponseObservation``, ``ResponseQuery``) and actions are
+serialized to bytes and parsed back, so the conversions are exercised on wire-format protos.
+``check_env`` runs against real StarCraft II only where it is installed.
+"""
+
+import os
+import pickle
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+pytest.importorskip("pysc2_evolved", reason="pysc2-evolved (full-game extra) is not installed")
+sc_pb = pytest.importorskip("s2clientprotocol.sc2api_pb2", reason="s2clientprotocol (full-game extra) is not installed")
+from s2clientprotocol import common_pb2, query_pb2, raw_pb2  # noqa: E402
+
+from sc2_envs.full_game import ENV_ID, convert, register_full_game, spec  # noqa: E402
+from sc2_envs.full_game.env import FullGameEnv, SC2NotFoundError, sc2_available, sc2_path  # noqa: E402
+
+PROBE, NEXUS, MARINE, MINERAL_FIELD = 84, 59, 48, 341
+WARP_GATE_RESEARCH = 84
+FN = {f.name: f.id for f in spec.raw_functions()}
+
+
+def game_info(map_x=88, map_y=96):
+    info = sc_pb.ResponseGameInfo(map_name="Simple64")
+    info.start_raw.map_size.x = map_x
+    info.start_raw.map_size.y = map_y
+    info.player_info.add(player_id=1, type=sc_pb.Participant, race_requested=common_pb2.Protoss)
+    info.player_info.add(player_id=2, type=sc_pb.Computer, race_requested=common_pb2.Terran)
+    return info
+
+
+def add_unit(obs, tag, unit_type, alliance, owner, x, y, **fields):
+    u = obs.raw_data.units.add(tag=tag, unit_type=unit_type, alliance=alliance, owner=owner, display_type=raw_pb2.Visible, **fields)
+    u.pos.x, u.pos.y, u.pos.z = x, y, 10.0
+    return u
+
+
+def response_observation():
+    """A small real ResponseObservation: a probe (with an order), a nexus, a marine, a mineral."""
+    resp = sc_pb.ResponseObservation()
+    obs = resp.observation
+    obs.game_loop = 224
+    pc = obs.player_common
+    pc.player_id, pc.minerals, pc.vespene, pc.food_used, pc.food_cap = 1, 75, 0, 13, 15
+    pc.food_workers, pc.food_army, pc.idle_worker_count = 13, 0, 1
+    obs.raw_data.player.upgrade_ids.append(WARP_GATE_RESEARCH)
+    probe = add_unit(obs, 0x100040001, PROBE, raw_pb2.Self, 1, 30.0, 60.0, health=20, health_max=20, shield=20, shield_max=20, build_progress=1.0)
+    order = probe.orders.add(ability_id=298, target_unit_tag=0x100080001, progress=0.25)  # Harvest_Gather_Probe
+    del order
+    add_unit(obs, 0x100000001, NEXUS, raw_pb2.Self, 1, 29.5, 65.5, health=1000, health_max=1000, build_progress=1.0, assigned_harvesters=13)
+    add_unit(obs, 0x1000C0001, MARINE, raw_pb2.Enemy, 2, 60.0, 30.0, health=45, health_max=45, build_progress=1.0)
+    add_unit(obs, 0x100080001, MINERAL_FIELD, raw_pb2.Neutral, 16, 25.0, 60.0, mineral_contents=1800, build_progress=1.0)
+    # Minimap: 8-bit height map with a gradient, 1-bit packed pathable plane.
+    r = 64
+    height = np.arange(r * r, dtype=np.uint32).reshape(r, r) % 251
+    renders = obs.feature_layer_data.minimap_renders
+    renders.height_map.bits_per_pixel = 8
+    renders.height_map.size.x = renders.height_map.size.y = r
+    renders.height_map.data = height.astype(np.uint8).tobytes()
+    pathable = np.zeros((r, r), dtype=np.uint8)
+    pathable[10:20, 5:9] = 1
+    renders.pathable.bits_per_pixel = 1
+    renders.pathable.size.x = renders.pathable.size.y = r
+    renders.pathable.data = np.packbits(pathable).tobytes()
+    return sc_pb.ResponseObservation.FromString(resp.SerializeToString())
+
+
+@pytest.fixture
+def ctx():
+    return convert.context_from_game_info(game_info(), 1, raw_resolution=64, max_entities=8, max_selected=4, minimap_resolution=64)
+
+
+@pytest.fixture
+def env():
+    e = FullGameEnv(max_entities=8, max_selected=4)
+    yield e
+    e.close()
+
+
+def test_spaces_have_documented_shapes(env):
+    obs_space, act_space = env.observation_space, env.action_space
+    assert obs_space["entities"].shape == (8, len(spec.ENTITY_FEATURES)) == (8, 38)
+    assert obs_space["scalars"].shape == (16,)
+    assert obs_space["minimap"].shape == (8, 64, 64)
+    assert obs_space["upgrades"].shape == (89,)
+    assert obs_space["unit_counts"].shape == (375,)
+    assert obs_space["action_type_mask"].shape == (564,)
+    assert act_space["action_type"].n == 564
+    assert act_space["delay"].n == 128
+    assert act_space["queued"].n == 2
+    assert act_space["selected_units"].nvec.tolist() == [9] * 4  # 8 entities + EOF
+    assert act_space["target_unit"].n == 9
+    assert act_space["target_location"].nvec.tolist() == [64, 64]
+
+
+def test_construct_and_pickle_never_launch_the_game(env):
+    clone = pickle.loads(pickle.dumps(env))
+    assert env._proc is None and clone._proc is None
+    assert clone.max_entities == 8 and clone.observation_space == env.observation_space
+
+
+def test_reset_without_sc2_names_sc2path(tmp_path, monkeypatch, env):
+    monkeypatch.setenv("SC2PATH", str(tmp_path))
+    with pytest.raises(SC2NotFoundError, match=f"SC2PATH='{tmp_path}'.*install"):
+        env.reset(seed=0)
+    assert env._proc is None
+    env.close()  # safe to call again
+
+
+def test_bad_options_name_the_value():
+    with pytest.raises(ValueError, match="bot_difficulty='impossible'"):
+        FullGameEnv(bot_difficulty="impossible")
+    with pytest.raises(ValueError, match="race='elves'"):
+        FullGameEnv(race="elves")
+    with pytest.raises(ValueError, match="max_entities=0"):
+        FullGameEnv(max_entities=0)
+
+
+def test_registration_is_idempotent_and_make_is_lazy():
+    register_full_game()
+    register_full_game()
+    env = gym.make(ENV_ID, max_entities=8, max_selected=4)
+    try:
+        assert env.unwrapped._proc is None
+        assert env.action_space["action_type"].n == 564
+    finally:
+        env.close()
+
+
+def test_observation_from_real_proto(ctx, env):
+    obs, tags = convert.observation_to_arrays(response_observation(), ctx)
+    env_space = FullGameEnv(max_entities=8, max_selected=4).observation_space
+    assert env_space.contains(obs)
+    c = spec.ENTITY_INDEX
+    # Order: own units by tag (nexus 0x100000001 before probe 0x100040001), then enemy, then neutral.
+    assert tags[:5].tolist() == [0x100000001, 0x100040001, 0x1000C0001, 0x100080001, 0]
+    ent = obs["entities"]
+    assert ent[:4, c["unit_type"]].tolist() == [spec.unit_type_index(u) for u in (NEXUS, PROBE, MARINE, MINERAL_FIELD)]
+    assert ent[:4, c["alliance"]].tolist() == [1, 1, 4, 3]
+    # Probe at (30, 60) on an 88x96 map, R = 64: col floor(30*64/96)=20, row floor((96-60)*64/96)=24.
+    assert ent[1, [c["x"], c["y"]]].tolist() == [20, 24]
+    assert ent[1, [c["health"], c["shield"], c["order_length"], c["order_progress_0"]]].tolist() == [20, 20, 1, 0.25]
+    assert ent[1, c["order_id_0"]] == FN["Harvest_Gather_unit"]  # ability 298 -> specific -> general
+    assert ent[3, c["mineral_contents"]] == 1800
+    assert obs["entity_mask"].tolist() == [1, 1, 1, 1, 0, 0, 0, 0]
+    assert obs["selectable_mask"].tolist() == [1, 1, 0, 0, 0, 0, 0, 0]
+    s = dict(zip(spec.SCALAR_FEATURES, obs["scalars"].tolist()))
+    assert (s["game_loop"], s["minerals"], s["food_used"], s["food_cap"], s["idle_worker_count"]) == (224, 75, 13, 15, 1)
+    assert (s["home_race"], s["away_race"]) == (3, 1)
+    assert obs["upgrades"].sum() == 1 and obs["upgrades"][spec.upgrade_index(WARP_GATE_RESEARCH)] == 1
+    assert obs["unit_counts"][spec.unit_type_index(PROBE)] == 1 and obs["unit_counts"].sum() == 2
+    height = obs["minimap"][spec.MINIMAP_FEATURES.index("height_map")]
+    assert height[0, :3].tolist() == [0, 1, 2] and height[63, 63] == (64 * 64 - 1) % 251
+    pathable = obs["minimap"][spec.MINIMAP_FEATURES.index("pathable")]
+    assert pathable.sum() == 40 and pathable[10:20, 5:9].all()
+    assert obs["action_type_mask"].all()  # no query response: everything allowed
+
+
+def test_minimap_size_mismatch_is_reported(ctx):
+    resp = response_observation()
+    resp.observation.feature_layer_data.minimap_renders.height_map.size.x = 32
+    with pytest.raises(ValueError, match="minimap layer is 32x64; expected 64x64"):
+        convert.observation_to_arrays(resp, ctx)
+
+
+def test_available_action_mask_from_query_response():
+    resp = query_pb2.ResponseQuery()
+    probe = resp.abilities.add(unit_tag=1, unit_type_id=PROBE)
+    for ability in (881, 298, 3674):  # build pylon, gather (probe-specific), attack
+        probe.abilities.add(ability_id=ability)
+    resp = query_pb2.ResponseQuery.FromString(resp.SerializeToString())
+    mask = convert.available_function_mask(resp)
+    on = {spec.raw_functions()[i].name for i in np.flatnonzero(mask)}
+    assert on == {
+        "no_op",
+        "raw_move_camera",
+        "Smart_pt",
+        "Smart_unit",
+        "Build_Pylon_pt",
+        "Harvest_Gather_Probe_unit",
+        "Harvest_Gather_unit",
+        "Attack_pt",
+        "Attack_unit",
+    }
+
+
+ACTIONS = [
+    pytest.param({"action_type": FN["Build_Pylon_pt"], "queued": 1, "selected_units": [1, 8, 8, 8], "target_location": [20, 24]}, id="pt"),
+    pytest.param({"action_type": FN["Attack_unit"], "queued": 0, "selected_units": [1, 0, 8, 8], "target_unit": 2}, id="unit"),
+    pytest.param({"action_type": FN["Train_Probe_quick"], "queued": 0, "selected_units": [0, 8, 8, 8]}, id="quick"),
+    pytest.param({"action_type": FN["Build_Interceptors_autocast"], "selected_units": [0, 8, 8, 8]}, id="autocast"),
+    pytest.param({"action_type": FN["raw_move_camera"], "target_location": [63, 0]}, id="camera"),
+    pytest.param({"action_type": 0}, id="no_op"),
+]
+
+
+@pytest.mark.parametrize("heads", ACTIONS)
+def test_actions_round_trip_through_request_action(ctx, heads):
+    _, tags = convert.observation_to_arrays(response_observation(), ctx)
+    action = convert.empty_action(ctx)
+    action.update({k: np.asarray(v) if isinstance(v, list) else v for k, v in heads.items()})
+    request = convert.action_to_request(action, tags, ctx)
+    wire = sc_pb.RequestAction.FromString(request.SerializeToString())
+    back = convert.request_to_action(wire, tags, ctx)
+    masks = spec.argument_masks()[int(action["action_type"])]
+    assert back["action_type"] == action["action_type"]
+    for head, used in zip(spec.ACTION_HEADS[2:], masks[2:]):
+        if used:
+            assert np.array_equal(np.asarray(back[head]), np.asarray(action[head])), head
+
+
+def test_request_action_fields_match_the_protocol(ctx):
+    _, tags = convert.observation_to_arrays(response_observation(), ctx)
+    action = convert.empty_action(ctx)
+    action.update(action_type=FN["Build_Pylon_pt"], queued=1, selected_units=np.array([1, 8, 8, 8]), target_location=np.array([20, 24]))
+    cmd = convert.action_to_request(action, tags, ctx).actions[0].action_raw.unit_command
+    assert (cmd.ability_id, list(cmd.unit_tags), cmd.queue_command) == (881, [0x100040001], True)
+    # Cell centre of (20, 24): ((20 + 0.5) * 1.5, 96 - (24 + 0.5) * 1.5) with 96/64 = 1.5 units per cell.
+    assert (cmd.target_world_space_pos.x, cmd.target_world_space_pos.y) == (30.75, 59.25)
+    assert convert.action_to_request(convert.empty_action(ctx), tags, ctx).actions == []
+
+
+def test_bad_actions_name_the_value(ctx):
+    _, tags = convert.observation_to_arrays(response_observation(), ctx)
+    action = convert.empty_action(ctx)
+    with pytest.raises(ValueError, match="action_type=564 is not a raw function id"):
+        convert.action_to_request(dict(action, action_type=564), tags, ctx)
+    with pytest.raises(ValueError, match="Train_Probe_quick.*needs selected_units"):
+        convert.action_to_request(dict(action, action_type=FN["Train_Probe_quick"]), tags, ctx)
+    with pytest.raises(ValueError, match="selected_units index 6 points at a padding row; there are 4 entities"):
+        convert.action_to_request(dict(action, action_type=FN["Train_Probe_quick"], selected_units=np.array([6, 8, 8, 8])), tags, ctx)
+    with pytest.raises(ValueError, match=r"target_location=\(64, 3\) is outside the raw grid"):
+        convert.action_to_request(dict(action, action_type=168, target_location=np.array([64, 3])), tags, ctx)
+
+
+def test_live_and_replay_features_agree(ctx):
+    """Feature parity: the replay converter's snapshot equals the live replay-observable subset."""
+    from sc2_envs.replays.extract import Roster, StreamConfig, snapshot_entities
+
+    resp = response_observation()
+    live = convert.replay_observable(convert.observation_to_arrays(resp, ctx)[0])
+    roster = Roster({})
+    for u in resp.observation.raw_data.units:
+        # tracker events give integer cells and owner 0 for neutral units
+        roster.units[u.tag] = [u.unit_type, u.owner if u.owner != 16 else 0, u.pos.x, u.pos.y, u.build_progress == 1.0]
+    tags, rows = snapshot_entities(roster, 1, {2}, StreamConfig(max_entities=8), ctx.map_size)
+    assert np.array_equal(rows, live["entities"][: len(rows)])
+    assert live["entities"].dtype == rows.dtype == np.int16
+    assert live["scalars"].shape == (len(spec.REPLAY_SCALAR_FEATURES),)
+
+
+def test_build_order_skips_initial_units_workers_and_supply():
+    tracker = spec.BuildOrderTracker()
+    tracker.update([1, 2], [NEXUS, PROBE])  # starting units
+    tracker.update([1, 2, 3, 4, 5], [NEXUS, PROBE, PROBE, 60, 62])  # new probe, pylon (60), gateway (62)
+    assert tracker.as_array()[:2].tolist() == [spec.unit_type_index(62), 0]
+
+
+@pytest.mark.skipif(not sc2_available(), reason=f"StarCraft II is not installed under SC2PATH={str(sc2_path())!r}")
+def test_check_env_against_real_starcraft(tmp_path):
+    from gymnasium.utils.env_checker import check_env
+
+    env = FullGameEnv(max_entities=64, max_selected=8, game_steps_per_episode=64, log_dir=str(tmp_path))
+    try:
+        check_env(env, skip_render_check=True)
+        obs, info = env.reset(seed=1)
+        assert env.observation_space.contains(obs)
+        pid = env._proc._proc.pid
+        assert os.path.getsize(info["log_path"]) >= 0
+    finally:
+        env.close()
+    assert env._proc is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
