@@ -1,0 +1,180 @@
+"""Count-invariant graph-attention actor (one per unit class) and class-factored centralized critic.
+
+Design (fact sheet ``happo_hatrpo.md`` section 4.4): an agent's observation is a set of entities
+(itself, the allies it sees, the enemies it sees). Each kind has its own row encoder; a few
+transformer blocks let the entities exchange information (attention over the visible entities
+only, the agent's own token always visible so that no softmax is empty); the agent's token and the
+masked *mean* of all visible tokens are read out. Attention weights and means are normalised, so
+the scale of every activation does not grow with the team size, and no weight depends on the
+number of allies or enemies: an actor trained on 2s3z runs unchanged on 3s5z.
+
+The action head is keyed by entity, matching SMAC's action indices: 6 non-target logits (no-op,
+stop, move N/S/E/W) from the agent's readout, then one logit per enemy row for ``attack j``
+(action ``6 + j``), or for a medivac one logit per ally for ``heal t`` (SMAC's action ``6 + t``
+heals agent ``t``, ``entities.heal_target_rows``).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from models.common import layer_init, mlp
+from models.entities import N_NON_TARGET_ACTIONS, Entities, StateEntities
+
+
+class AttentionBlock(nn.Module):
+    """Pre-LayerNorm transformer block over a set of tokens ``[R, T, H]`` with a key mask.
+
+    Multi-head scaled dot-product attention (``F.scaled_dot_product_attention``) then a 2-layer
+    feed-forward, both residual.
+
+    Args:
+        hidden: token width ``H``.
+        heads: attention heads (``H`` must be divisible by it).
+    """
+
+    def __init__(self, hidden: int, heads: int):
+        super().__init__()
+        _check_heads(hidden, heads)
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(hidden)
+        self.qkv = layer_init(nn.Linear(hidden, 3 * hidden), std=1.0)
+        self.proj = layer_init(nn.Linear(hidden, hidden), std=1.0)
+        self.ln2 = nn.LayerNorm(hidden)
+        self.ff = nn.Sequential(layer_init(nn.Linear(hidden, 2 * hidden)), nn.ReLU(), layer_init(nn.Linear(2 * hidden, hidden)))
+
+    def forward(self, x: torch.Tensor, valid: torch.Tensor | None) -> torch.Tensor:
+        """``x [R, T, H]``, ``valid [R, T]`` bool keys that may be attended (each row needs one) -> ``[R, T, H]``."""
+        R, T, H = x.shape
+        q, k, v = (t.reshape(R, T, self.heads, H // self.heads).transpose(1, 2) for t in self.qkv(self.ln1(x)).chunk(3, -1))
+        mask = None if valid is None else valid[:, None, None, :]
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        x = x + self.proj(a.transpose(1, 2).reshape(R, T, H))
+        return x + self.ff(self.ln2(x))
+
+
+def masked_mean(x: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Mean over dim -2 of ``x [*, T, H]`` counting only ``valid [*, T]`` tokens (0 if none) -> ``[*, H]``."""
+    w = valid.to(x.dtype).unsqueeze(-1)
+    return (x * w).sum(-2) / w.sum(-2).clamp(min=1.0)
+
+
+class GNNActor(nn.Module):
+    """Count-invariant attention actor for one unit class.
+
+    Args:
+        own_dim, ally_dim, enemy_dim: entity row widths (``ObsParser.dims()``).
+        hidden: token width.
+        heads: attention heads.
+        layers: attention blocks.
+        healer: the class heals allies (medivac) instead of attacking enemies.
+    """
+
+    def __init__(self, own_dim: int, ally_dim: int, enemy_dim: int, hidden: int = 64, heads: int = 4,
+                 layers: int = 1, healer: bool = False):
+        super().__init__()
+        _check_heads(hidden, heads)
+        self.healer = healer
+        self.own_enc = mlp(own_dim, hidden, hidden, n_hidden=1)
+        self.ally_enc = mlp(ally_dim, hidden, hidden, n_hidden=1)
+        self.enemy_enc = mlp(enemy_dim, hidden, hidden, n_hidden=1)
+        self.blocks = nn.ModuleList(AttentionBlock(hidden, heads) for _ in range(layers))
+        self.ln = nn.LayerNorm(hidden)
+        self.readout = mlp(2 * hidden, hidden, hidden, n_hidden=1)
+        self.non_target_head = layer_init(nn.Linear(hidden, N_NON_TARGET_ACTIONS), std=0.01)
+        # Pair scorer for (agent, target entity): ReLU(W_a z + W_e e) -> scalar; the two linear maps
+        # are split so that the agent part is computed once per agent, not once per pair.
+        self.pair_agent = layer_init(nn.Linear(hidden, hidden))
+        self.pair_entity = layer_init(nn.Linear(hidden, hidden), bias_const=0.0)
+        self.pair_out = layer_init(nn.Linear(hidden, 1), std=0.01)
+
+    def forward(self, ent: Entities, heal_rows: torch.Tensor | None = None) -> torch.Tensor:
+        """Unmasked logits ``[R, 6 + n_targets]`` for ``R`` agents.
+
+        Args:
+            ent: entity view with ``own [R, own_dim]``, ``allies [R, Na, ally_dim]``,
+                ``enemies [R, Ne, enemy_dim]`` and masks.
+            heal_rows: healers only, ``[R, n_targets]`` int64 ally row of heal action ``6 + t`` or -1
+                (``entities.heal_target_rows``); the output then has ``n_targets`` target logits.
+                Non-healers have ``n_targets = Ne``.
+        """
+        R, Na, Ne = ent.own.shape[0], ent.allies.shape[-2], ent.enemies.shape[-2]
+        tokens = torch.cat([self.own_enc(ent.own).unsqueeze(1), self.ally_enc(ent.allies), self.enemy_enc(ent.enemies)], 1)
+        valid = torch.cat([torch.ones(R, 1, dtype=torch.bool, device=tokens.device), ent.ally_mask, ent.enemy_mask], 1)
+        for block in self.blocks:
+            tokens = block(tokens, valid)
+        tokens = self.ln(tokens)
+        z = self.readout(torch.cat([tokens[:, 0], masked_mean(tokens, valid)], -1))
+        if self.healer:
+            if heal_rows is None:
+                raise ValueError("a healer actor needs heal_rows (entities.heal_target_rows)")
+            targets = tokens[:, 1:1 + Na]
+            idx = heal_rows.clamp(min=0).unsqueeze(-1).expand(-1, -1, targets.shape[-1])
+            targets = targets.gather(1, idx) if Na > 0 else targets.new_zeros(R, heal_rows.shape[1], targets.shape[-1])
+        else:
+            targets = tokens[:, 1 + Na:]
+        pair = torch.relu(self.pair_agent(z).unsqueeze(1) + self.pair_entity(targets))
+        target_logits = self.pair_out(pair).squeeze(-1)
+        return torch.cat([self.non_target_head(z), target_logits], -1)
+
+
+class GNNCritic(nn.Module):
+    """Class-factored, count-invariant centralized critic ``V(s)``.
+
+    Every ally row of the global state is encoded by the encoder of its unit class (one per class,
+    as the actors), every enemy row by a shared enemy encoder (the canonical type bits tell the
+    types apart); attention blocks over all units (dead ones included: their zero rows carry how
+    many units are lost); then the means over allies and over enemies and the global features
+    (timestep) go through an MLP to one value.
+
+    Args:
+        ally_dim, enemy_dim, glob_dim: ``StateParser.dims()``.
+        classes: unit class names, one ally encoder each.
+        hidden, heads, layers: as in :class:`GNNActor`.
+    """
+
+    def __init__(self, ally_dim: int, enemy_dim: int, glob_dim: int, classes: list[str], hidden: int = 64,
+                 heads: int = 4, layers: int = 1):
+        super().__init__()
+        _check_heads(hidden, heads)
+        self.classes = list(classes)
+        self.glob_dim = glob_dim
+        self.ally_enc = nn.ModuleDict({c: mlp(ally_dim, hidden, hidden, n_hidden=1) for c in self.classes})
+        self.enemy_enc = mlp(enemy_dim, hidden, hidden, n_hidden=1)
+        self.blocks = nn.ModuleList(AttentionBlock(hidden, heads) for _ in range(layers))
+        self.ln = nn.LayerNorm(hidden)
+        self.head = mlp(2 * hidden + glob_dim, hidden, 1, n_hidden=2, out_std=1.0)
+
+    def forward(self, se: StateEntities, class_slots: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Value ``[*]`` of states given as :class:`StateEntities` with leading dims ``*``.
+
+        Args:
+            se: ``allies [*, N, ally_dim]``, ``enemies [*, M, enemy_dim]``, ``glob [*, glob_dim]``.
+            class_slots: class name -> ``[n_c]`` int64 agent ids of that class (covering ``0..N-1``).
+        """
+        lead = se.allies.shape[:-2]
+        allies = se.allies.reshape(-1, *se.allies.shape[-2:])
+        enemies = se.enemies.reshape(-1, *se.enemies.shape[-2:])
+        parts, order = [], []
+        for c, ids in class_slots.items():
+            if c not in self.ally_enc:
+                raise ValueError(f"critic has no encoder for unit class {c!r}; it was built for {self.classes}")
+            parts.append(self.ally_enc[c](allies.index_select(1, ids)))
+            order.append(ids)
+        inv = torch.argsort(torch.cat(order))
+        ally_tok = torch.cat(parts, 1).index_select(1, inv)
+        tokens = torch.cat([ally_tok, self.enemy_enc(enemies)], 1)
+        for block in self.blocks:
+            tokens = block(tokens, None)
+        tokens = self.ln(tokens)
+        N = ally_tok.shape[1]
+        pooled = torch.cat([tokens[:, :N].mean(1), tokens[:, N:].mean(1), se.glob.reshape(tokens.shape[0], self.glob_dim)], -1)
+        return self.head(pooled).reshape(lead)
+
+
+def _check_heads(hidden: int, heads: int) -> None:
+    if hidden % heads:
+        raise ValueError(f"hidden={hidden} is not divisible by heads={heads}")
+
