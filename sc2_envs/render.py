@@ -47,19 +47,23 @@ def _font(size: int):
         return ImageFont.load_default()
 
 
-def render_frame(data: dict, scale: int = 16, title: str | None = None) -> np.ndarray:
+def render_frame(data: dict, scale: int = 16, title: str | None = None,
+                 window: tuple[float, float, float, float] | None = None) -> np.ndarray:
     """Draw one frame.
 
     Args:
         data: ``render_data(env_index)`` of a batched env (keys listed in the module docstring).
         scale: pixels per world unit (the map is 32 world units wide, so the default gives 512 px).
         title: text for the bar above the map (map name, step).
+        window: ``(x_min, y_min, x_max, y_max)`` in world units to show (a zoom); ``None`` = the whole map.
 
     Returns:
-        ``(32 * scale + 32, 32 * scale, 3)`` uint8 image.
+        ``(32 * scale + 32, 32 * scale, 3)`` uint8 image for the whole map; with a window,
+        ``(round((y_max - y_min) * scale) + 32, round((x_max - x_min) * scale), 3)``.
 
     Raises:
-        ValueError: ``scale`` below 2, or inconsistent array lengths in ``data``.
+        ValueError: ``scale`` below 2, a window outside the map or empty, or inconsistent array
+            lengths in ``data``.
     """
     from PIL import Image, ImageDraw
 
@@ -75,14 +79,16 @@ def render_frame(data: dict, scale: int = 16, title: str | None = None) -> np.nd
     size_x, size_y = pathing.shape
     terrain = np.where(pathing.T[::-1, :, None], _WALKABLE, _BLOCKED).astype(np.uint8)
     terrain = terrain.repeat(scale, axis=0).repeat(scale, axis=1)
-    canvas = np.zeros((terrain.shape[0] + _TITLE_H, terrain.shape[1], 3), np.uint8)
-    canvas[:_TITLE_H] = 25
-    canvas[_TITLE_H:] = terrain
-    img = Image.fromarray(canvas)
+    if window is not None:
+        x0, y0, x1, y1 = (float(v) for v in window)
+        if not (0 <= x0 < x1 <= size_x and 0 <= y0 < y1 <= size_y):
+            raise ValueError(f"window {window!r} must satisfy 0 <= x_min < x_max <= {size_x} and "
+                             f"0 <= y_min < y_max <= {size_y} (world units)")
+    img = Image.fromarray(terrain)
     draw = ImageDraw.Draw(img)
 
     def px(p):
-        return float(p[0] * scale), float(_TITLE_H + (size_y - p[1]) * scale)
+        return float(p[0] * scale), float((size_y - p[1]) * scale)
 
     alive = np.asarray(data["alive"], bool)
     is_ally = np.asarray(data["is_ally"], bool)
@@ -117,12 +123,16 @@ def render_frame(data: dict, scale: int = 16, title: str | None = None) -> np.nd
             draw.rectangle([x - w / 2, top, x + w / 2, top + bar_h], fill=(30, 30, 30))
             draw.rectangle([x - w / 2, top, x - w / 2 + w * frac, top + bar_h], fill=c)
             top -= bar_h + 1
+    if window is not None:
+        img = img.crop((round(x0 * scale), round((size_y - y1) * scale), round(x1 * scale), round((size_y - y0) * scale)))
+    frame = Image.new("RGB", (img.width, img.height + _TITLE_H), (25, 25, 25))
+    frame.paste(img, (0, _TITLE_H))
+    draw = ImageDraw.Draw(frame)
     if title:
         draw.text((6, _TITLE_H // 2), title, fill=(235, 235, 235), font=_font(18), anchor="lm")
     n_a, n_e = int((alive & is_ally).sum()), int((alive & ~is_ally).sum())
-    draw.text((canvas.shape[1] - 6, _TITLE_H // 2), f"{n_a} vs {n_e}", fill=(235, 235, 235), font=_font(18),
-              anchor="rm")
-    return np.asarray(img, dtype=np.uint8).copy()
+    draw.text((frame.width - 6, _TITLE_H // 2), f"{n_a} vs {n_e}", fill=(235, 235, 235), font=_font(18), anchor="rm")
+    return np.asarray(frame, dtype=np.uint8).copy()
 
 
 class HumanViewer:

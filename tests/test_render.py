@@ -134,3 +134,12 @@ def test_bad_video_arguments_are_rejected(tmp_path):
         render.save_episode_video([frames[0], frames[1][:10]], tmp_path / "x.gif")
     with pytest.raises(ValueError, match="fps"):
         render.save_episode_video(frames, tmp_path / "x.gif", fps=0)
+
+
+def test_window_zooms_into_world_coordinates():
+    frame = render.render_frame(_data(), scale=SCALE, window=(5.0, 10.0, 25.0, 20.0))
+    assert frame.shape == (10 * SCALE + 32, 20 * SCALE, 3)
+    # ally at world (10.6, 16): (10.6 - 5) * SCALE across, (20 - 16) * SCALE down from the title bar
+    assert tuple(frame[32 + 4 * SCALE, int(5.6 * SCALE)]) == render.ALLY_COLOUR
+    with pytest.raises(ValueError, match="window"):
+        render.render_frame(_data(), window=(5.0, 10.0, 40.0, 20.0))
