@@ -128,3 +128,14 @@ def test_bad_constructor_arguments_name_the_value():
         SC2JointEnv("3m", observation="pixels")
     with pytest.raises(ValueError, match="render_mode"):
         SC2JointEnv("3m", render_mode="ansi")
+
+
+@pytest.mark.slow
+def test_maskable_ppo_trains_with_action_masks():
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    env = SC2JointEnv("3m")  # strict: any action outside the mask would raise ValueError
+    model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0)
+    model.learn(128)
+    obs, info = env.reset(seed=0)
+    action, _ = model.predict(obs, action_masks=env.action_masks())
+    assert info["action_mask"][np.arange(3), action].all()
