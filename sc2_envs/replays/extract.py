@@ -150,7 +150,8 @@ def player_actions(replay: DecodedReplay, player_id: int, mapper: abilities.Abil
             mapped = mapper.map(e["m_abil"], kind)
             if mapped is None:
                 abil = e["m_abil"]
-                key = f"{mapper.link_name(abil['m_abilLink']) if abil else 'Smart'}:{abil['m_abilCmdIndex'] if abil else '-'}:{kind}"
+                link = (mapper.link_name(abil["m_abilLink"]) or f"link{abil['m_abilLink']}") if abil else "Smart"
+                key = f"{link}:{abil['m_abilCmdIndex'] if abil else '-'}:{kind}"
                 stats.unmapped[key] = stats.unmapped.get(key, 0) + 1
                 last_cmd = None
                 continue
