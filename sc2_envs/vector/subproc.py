@@ -1,0 +1,557 @@
+"""A vector env over subprocess workers, each owning one batched env; failures surface within seconds.
+
+``SubprocVectorEnv(env_fns)`` starts one process per factory (``spawn`` by default). Worker ``w``
+builds ``env_fns[w]()`` -- any object with the batched contract of ``sc2_envs.make_batched``
+(``reset(seed) / step(actions)`` returning dicts of ``[B_w, ...]`` tensors, ``num_envs``,
+``get_env_info()``, ``get_stats()``, ``close()``): a simulator batch, or the real-SC2 backend
+(``B_w = 1``). The parent concatenates along the env axis, so the whole thing has the same contract
+with ``B = sum(B_w)``; env ``b`` of the concatenation is env ``b - offset_w`` of its worker.
+
+Fault handling (the failure modes of Gymnasium's ``AsyncVectorEnv`` reported in gym#1544,
+gym#3281, Gymnasium#222; see reference/pitfalls.md B17):
+
+* each worker writes stdout/stderr to its own file ``<log_dir>/worker_<w>.log`` -- the worker
+  redirects its file descriptors 1 and 2 at start, so output of C extensions and of child processes
+  (StarCraft II) lands there too, never on a descriptor shared with other workers;
+* a background thread in each worker writes a timestamp (``time.monotonic()``, seconds) to a shared
+  value every ``heartbeat_interval`` seconds;
+* while waiting for replies the parent watches every worker and raises
+
+  - :class:`WorkerError` when the env raised (with the worker's formatted traceback),
+  - :class:`WorkerDied` when the process exited (exit code or signal, last log lines), within
+    about ``poll_interval`` of its death,
+  - :class:`WorkerStalled` when the heartbeat is older than ``heartbeat_timeout`` (the process is
+    frozen, or holds the GIL in native code) or no reply came within ``timeout`` seconds; the worker
+    is first sent ``SIGUSR1``, on which ``faulthandler`` dumps every thread's stack into its log, and
+    the error quotes that dump;
+
+* after any of these the vector env is broken (further calls raise); ``close()`` always leaves no
+  child processes: it asks each worker to close its env, joins, then terminates and kills.
+
+Data crosses the pipes as NumPy arrays (tensors are converted in the worker), so no tensor
+storage is shared between processes; the parent returns tensors on ``device``.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import multiprocessing as mp
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from functools import partial
+from multiprocessing.connection import wait
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__all__ = [
+    "SubprocVectorEnv",
+    "SubprocVectorEnvError",
+    "WorkerError",
+    "WorkerDied",
+    "WorkerStalled",
+    "make_subproc_batched",
+]
+
+LOG_TAIL_LINES = 20
+"""Log lines quoted in a ``WorkerDied`` / ``WorkerStalled`` message."""
+
+
+class SubprocVectorEnvError(RuntimeError):
+    """A worker of a ``SubprocVectorEnv`` failed; ``worker`` is its index, ``log_path`` its log file."""
+
+    def __init__(self, message: str, worker: int, log_path: Path):
+        super().__init__(message)
+        self.worker = worker
+        self.log_path = log_path
+
+
+class WorkerError(SubprocVectorEnvError):
+    """The worker's env raised; ``remote_traceback`` is the formatted traceback from the worker."""
+
+    def __init__(self, message: str, worker: int, log_path: Path, remote_traceback: str):
+        super().__init__(message, worker, log_path)
+        self.remote_traceback = remote_traceback
+
+
+class WorkerDied(SubprocVectorEnvError):
+    """The worker process exited without being asked to; ``exitcode`` as in ``Process.exitcode``."""
+
+    def __init__(self, message: str, worker: int, log_path: Path, exitcode: int | None):
+        super().__init__(message, worker, log_path)
+        self.exitcode = exitcode
+
+
+class WorkerStalled(SubprocVectorEnvError):
+    """No heartbeat or no reply in time; the message quotes the stack dump from the worker's log."""
+
+
+# ------------------------------------------------------------------------------------------------
+# worker side (runs in the child; keep it free of parent state)
+
+
+def _to_numpy(value: Any) -> Any:
+    """Tensors (any object with ``.numpy()``/``.cpu()``) -> NumPy; dicts, lists, tuples recursively."""
+    if isinstance(value, dict):
+        return {k: _to_numpy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_numpy(v) for v in value)
+    if hasattr(value, "detach") and hasattr(value, "cpu"):
+        return value.detach().cpu().numpy()
+    return value
+
+
+def _heartbeat(value: Any, interval: float, stop: threading.Event) -> None:
+    while not stop.is_set():
+        value.value = time.monotonic()
+        stop.wait(interval)
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _redirect_output(log_path: str):
+    """Point fds 1 and 2 (and so C code and child processes) at this worker's own log file."""
+    log = open(log_path, "a", buffering=1, encoding="utf-8", errors="replace")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(log.fileno(), 1)
+    os.dup2(log.fileno(), 2)
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None and hasattr(stream, "reconfigure"):
+            stream.reconfigure(line_buffering=True)
+    return log
+
+
+def _worker(index: int, env_fn: Callable[[], Any], conn: Any, log_path: str, heartbeat: Any,
+            heartbeat_interval: float, torch_threads: int | None, actions_as: str) -> None:
+    log = _redirect_output(log_path)
+    if hasattr(os, "setpgrp"):
+        # Own process group: close() can then also kill what the env launched (StarCraft II).
+        os.setpgrp()
+    # SIGTERM unwinds through ``finally`` so the env (and the game it launched) is closed.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    faulthandler.enable(file=log, all_threads=True)
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, file=log, all_threads=True)
+    stop = threading.Event()
+    threading.Thread(target=_heartbeat, args=(heartbeat, heartbeat_interval, stop), daemon=True,
+                     name="heartbeat").start()
+    print(f"[worker {index}] pid {os.getpid()} started", flush=True)
+    env = None
+    try:
+        if torch_threads is not None:
+            # Intra-op threads of several workers compete for the same cores (pytorch-a3c#3).
+            import torch
+
+            torch.set_num_threads(torch_threads)
+        env = env_fn()
+        info = _to_numpy(env.get_env_info())
+        conn.send(("ok", {"num_envs": int(env.num_envs), "env_info": info}))
+        while True:
+            cmd, data = conn.recv()
+            if cmd == "close":
+                break
+            try:
+                if cmd == "reset":
+                    result = env.reset(seed=data)
+                elif cmd == "step":
+                    if actions_as == "torch":
+                        import torch
+
+                        data = torch.as_tensor(data)
+                    result = env.step(data)
+                elif cmd == "call":
+                    name, args, kwargs = data
+                    result = getattr(env, name)(*args, **kwargs)
+                else:
+                    raise ValueError(f"unknown command {cmd!r}")
+                conn.send(("ok", _to_numpy(result)))
+            except Exception as exc:  # noqa: BLE001 - every env error goes to the parent
+                tb = traceback.format_exc()
+                print(tb, file=sys.stderr, flush=True)
+                conn.send(("error", (type(exc).__name__, str(exc), tb)))
+    except (EOFError, KeyboardInterrupt, BrokenPipeError):
+        pass  # the parent went away or interrupted: just clean up
+    except Exception as exc:  # noqa: BLE001 - a failing env factory is reported like a failing step
+        tb = traceback.format_exc()
+        print(tb, file=sys.stderr, flush=True)
+        try:
+            conn.send(("error", (type(exc).__name__, str(exc), tb)))
+        except (BrokenPipeError, OSError):
+            pass
+    finally:
+        stop.set()
+        if env is not None:
+            try:
+                env.close()
+            except Exception:  # noqa: BLE001 - closing is best effort; the error is logged
+                traceback.print_exc()
+        print(f"[worker {index}] exiting", flush=True)
+        conn.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# parent side
+
+
+def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return f"<log unreadable: {exc}>"
+    return "\n".join(text.splitlines()[-lines:]) or "<log is empty>"
+
+
+def _kill_group(pid: int | None) -> None:
+    """SIGKILL what is left of a (dead) worker's process group, e.g. a game it launched."""
+    if pid is None or not hasattr(os, "killpg"):
+        return
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is already empty
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name} (exit code {code})"
+        except ValueError:
+            return f"killed by signal {-code} (exit code {code})"
+    return f"exit code {code}"
+
+
+class SubprocVectorEnv:
+    """Batched envs in subprocess workers, concatenated along the env axis (``B = sum(B_w)``).
+
+    Args:
+        env_fns: one picklable zero-argument factory per worker (top-level functions or
+            ``functools.partial`` of them, as ``spawn`` requires), each returning an env with the
+            batched contract. All must have the same ``n_agents``, ``n_actions``, ``obs_shape``,
+            ``state_shape``.
+        context: multiprocessing start method (``"spawn"``, ``"forkserver"`` or ``"fork"``).
+        log_dir: folder for ``worker_<w>.log``; a new temporary folder if None.
+        device: torch device of the returned tensors.
+        heartbeat_interval: seconds between worker heartbeats.
+        heartbeat_timeout: a heartbeat older than this (seconds) means the worker is stalled.
+        timeout: seconds to wait for a reply to ``reset`` / ``step`` / ``call``; None waits forever
+            (the heartbeat still catches frozen workers).
+        startup_timeout: seconds to wait for every worker to build its env.
+        poll_interval: seconds between liveness checks while waiting.
+        torch_threads: ``torch.set_num_threads`` in each worker (None leaves it and does not import torch).
+        actions_as: how a worker hands actions to its env: ``"torch"`` (an int64 CPU tensor, the
+            batched contract) or ``"numpy"`` (an int64 array, for NumPy envs; spares each worker
+            the ~2 s torch import).
+
+    Attributes:
+        num_envs, n_agents, n_enemies, n_actions, obs_size, state_size, episode_limit, map_name,
+        agent_unit_types: as in the simulator; ``worker_num_envs`` lists ``B_w``; ``log_paths`` the
+        log files; ``processes`` the ``multiprocessing.Process`` objects.
+
+    Raises:
+        WorkerError, WorkerDied, WorkerStalled: from any method that talks to the workers.
+    """
+
+    def __init__(self, env_fns: Sequence[Callable[[], Any]], *, context: str = "spawn",
+                 log_dir: str | os.PathLike | None = None, device: str = "cpu", heartbeat_interval: float = 0.5,
+                 heartbeat_timeout: float = 5.0, timeout: float | None = 600.0, startup_timeout: float = 300.0,
+                 poll_interval: float = 0.1, torch_threads: int | None = 1, actions_as: str = "torch") -> None:
+        env_fns = list(env_fns)
+        if not env_fns:
+            raise ValueError("env_fns is empty; expected at least one env factory")
+        bad = [i for i, f in enumerate(env_fns) if not callable(f)]
+        if bad:
+            raise TypeError(f"env_fns[{bad[0]}] is {env_fns[bad[0]]!r}; expected a callable returning an env")
+        if actions_as not in ("torch", "numpy"):
+            raise ValueError(f"actions_as={actions_as!r}; expected 'torch' or 'numpy'")
+        if heartbeat_timeout <= heartbeat_interval:
+            raise ValueError(f"heartbeat_timeout={heartbeat_timeout} must exceed heartbeat_interval={heartbeat_interval}")
+        self._closed = False
+        self._broken: SubprocVectorEnvError | None = None
+        self.processes: list[mp.process.BaseProcess] = []
+        self._conns: list[Any] = []
+        self.device = device
+        self.heartbeat_timeout = float(heartbeat_timeout)
+        self.timeout = timeout
+        self.poll_interval = float(poll_interval)
+        self.log_dir = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="sc2_envs_workers_"))
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.log_paths = [self.log_dir / f"worker_{w}.log" for w in range(len(env_fns))]
+        ctx = mp.get_context(context)
+        # 0.0 = no beat yet: interpreter start-up and unpickling in a spawned worker can take seconds,
+        # which startup_timeout bounds; the heartbeat is checked from the first beat on.
+        self._heartbeats = [ctx.Value("d", 0.0, lock=False) for _ in env_fns]
+        try:
+            for w, fn in enumerate(env_fns):
+                parent, child = ctx.Pipe()
+                proc = ctx.Process(
+                    target=_worker, name=f"sc2_envs-worker-{w}", daemon=True,
+                    args=(w, fn, child, str(self.log_paths[w]), self._heartbeats[w], heartbeat_interval, torch_threads,
+                          actions_as),
+                )
+                proc.start()
+                child.close()
+                self.processes.append(proc)
+                self._conns.append(parent)
+            ready = self._gather(range(len(env_fns)), startup_timeout, "startup")
+        except BaseException:
+            self.close()
+            raise
+        self.worker_num_envs = [r["num_envs"] for r in ready]
+        self._offsets = np.cumsum([0] + self.worker_num_envs).tolist()
+        self.num_envs = self._offsets[-1]
+        self._env_info = ready[0]["env_info"]
+        keys = ("n_agents", "n_actions", "obs_shape", "state_shape")
+        for w, r in enumerate(ready[1:], start=1):
+            diff = [k for k in keys if r["env_info"].get(k) != self._env_info.get(k)]
+            if diff:
+                self.close()
+                raise ValueError(f"worker {w}'s env differs from worker 0's in {diff}: "
+                                 f"{[r['env_info'].get(k) for k in diff]} vs {[self._env_info.get(k) for k in diff]}")
+        info = self._env_info
+        self.n_agents, self.n_actions = int(info["n_agents"]), int(info["n_actions"])
+        self.obs_size, self.state_size = int(info["obs_shape"]), int(info["state_shape"])
+        self.n_enemies = int(info.get("n_enemies", self.n_actions - 6))
+        self.episode_limit = info.get("episode_limit")
+        self.map_name = info.get("map_name")
+        self.agent_unit_types = info.get("agent_unit_types")
+
+    # -- waiting ---------------------------------------------------------------------------------
+    def _gather(self, workers: Sequence[int], timeout: float | None, what: str) -> list[Any]:
+        """Wait for one reply from each worker in ``workers``, watching all of them for failures."""
+        pending = {self._conns[w]: w for w in workers}
+        replies: dict[int, Any] = {}
+        start = time.monotonic()
+        while pending:
+            ready = wait(list(pending), timeout=self.poll_interval)
+            for conn in ready:
+                w = pending.pop(conn)
+                try:
+                    status, payload = conn.recv()
+                except (EOFError, OSError):
+                    self.processes[w].join(timeout=1.0)
+                    raise self._fail(self._died(w, what))
+                if status == "error":
+                    name, msg, tb = payload
+                    raise self._fail(WorkerError(
+                        f"worker {w} raised {name} during {what}: {msg}\n--- worker {w} traceback ---\n{tb}"
+                        f"--- log: {self.log_paths[w]}", w, self.log_paths[w], tb))
+                replies[w] = payload
+            now = time.monotonic()
+            for w in pending.values():
+                if not self.processes[w].is_alive():
+                    # A reply may have been sent just before exiting; read it on the next pass.
+                    if self._conns[w].poll():
+                        continue
+                    self.processes[w].join(timeout=1.0)
+                    raise self._fail(self._died(w, what))
+                beat = self._heartbeats[w].value
+                age = now - beat
+                if beat > 0.0 and age > self.heartbeat_timeout:
+                    raise self._fail(self._stalled(w, what, f"no heartbeat for {age:.1f} s "
+                                                           f"(heartbeat_timeout={self.heartbeat_timeout} s)"))
+            if timeout is not None and now - start > timeout and pending:
+                w = next(iter(pending.values()))
+                raise self._fail(self._stalled(w, what, f"no reply within {timeout} s (timeout)"))
+        return [replies[w] for w in workers]
+
+    def _died(self, w: int, what: str) -> WorkerDied:
+        code = self.processes[w].exitcode
+        return WorkerDied(
+            f"worker {w} (pid {self.processes[w].pid}) died during {what}: {_describe_exit(code)}. "
+            f"Last lines of {self.log_paths[w]}:\n{_tail(self.log_paths[w])}", w, self.log_paths[w], code)
+
+    def _stalled(self, w: int, what: str, why: str) -> WorkerStalled:
+        proc = self.processes[w]
+        size_before = self.log_paths[w].stat().st_size if self.log_paths[w].exists() else 0
+        dumped = False
+        if hasattr(signal, "SIGUSR1") and proc.is_alive():
+            os.kill(proc.pid, signal.SIGUSR1)
+            deadline = time.monotonic() + 1.0
+            while time.monotonic() < deadline and not dumped:
+                time.sleep(0.05)
+                dumped = self.log_paths[w].exists() and self.log_paths[w].stat().st_size > size_before
+            time.sleep(0.05)  # let faulthandler finish writing every thread
+        note = "stack dump (faulthandler, SIGUSR1) is in the lines below" if dumped else \
+            "the worker wrote no stack dump on SIGUSR1 (frozen or stopped process)"
+        return WorkerStalled(
+            f"worker {w} (pid {proc.pid}) stalled during {what}: {why}; {note}. "
+            f"Last lines of {self.log_paths[w]}:\n{_tail(self.log_paths[w], 2 * LOG_TAIL_LINES)}",
+            w, self.log_paths[w])
+
+    def _fail(self, err: SubprocVectorEnvError) -> SubprocVectorEnvError:
+        self._broken = err
+        return err
+
+    def _check_usable(self) -> None:
+        if self._closed:
+            raise RuntimeError("SubprocVectorEnv is closed")
+        if self._broken is not None:
+            raise RuntimeError(f"SubprocVectorEnv is broken by an earlier worker failure; close() it. "
+                               f"Earlier failure: {self._broken.args[0].splitlines()[0]}")
+
+    def _send(self, w: int, message: tuple) -> None:
+        try:
+            self._conns[w].send(message)
+        except (BrokenPipeError, OSError):
+            self.processes[w].join(timeout=1.0)
+            raise self._fail(self._died(w, f"send of {message[0]!r}"))
+
+    def _request(self, messages: Sequence[tuple], what: str) -> list[Any]:
+        self._check_usable()
+        for w, msg in enumerate(messages):
+            self._send(w, msg)
+        return self._gather(range(len(messages)), self.timeout, what)
+
+    def _concat(self, parts: list[dict]) -> dict:
+        import torch
+
+        return {k: torch.as_tensor(np.concatenate([p[k] for p in parts], axis=0), device=self.device)
+                for k in parts[0]}
+
+    # -- API -------------------------------------------------------------------------------------
+    def reset(self, seed: int | Sequence[int] | None = None) -> dict:
+        """Reset every env.
+
+        Args:
+            seed: ``int`` (env ``b`` of the concatenation gets ``seed + b``, as in ``make_batched``),
+                a sequence of ``num_envs`` ints, or None.
+
+        Returns:
+            dict of tensors on ``device``: ``obs [B, N, obs_size] float32``, ``state [B, S] float32``,
+            ``avail_actions [B, N, A] bool``.
+        """
+        if seed is None:
+            seeds: list[Any] = [None] * len(self.processes)
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            seeds = [int(seed) + off for off in self._offsets[:-1]]
+        else:
+            flat = [int(s) for s in seed]
+            if len(flat) != self.num_envs:
+                raise ValueError(f"seed has {len(flat)} values; expected an int or {self.num_envs} ints")
+            seeds = [flat[a:b] for a, b in zip(self._offsets[:-1], self._offsets[1:])]
+        return self._concat(self._request([("reset", s) for s in seeds], "reset"))
+
+    def step(self, actions: Any) -> dict:
+        """Step every env once.
+
+        Args:
+            actions: ``[B, N]`` integer tensor or array; rows ``offset_w : offset_w + B_w`` go to worker ``w``.
+
+        Returns:
+            the concatenation of the workers' step dicts (keys and shapes of ``make_batched``'s ``step``).
+        """
+        if hasattr(actions, "detach"):
+            actions = actions.detach().cpu().numpy()
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs, self.n_agents):
+            raise ValueError(f"actions has shape {actions.shape}; expected ({self.num_envs}, {self.n_agents})")
+        if not np.issubdtype(actions.dtype, np.integer):
+            raise ValueError(f"actions dtype {actions.dtype}; expected an integer dtype (int64)")
+        parts = [actions[a:b].astype(np.int64) for a, b in zip(self._offsets[:-1], self._offsets[1:])]
+        return self._concat(self._request([("step", p) for p in parts], "step"))
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        """Call ``env.<name>(*args, **kwargs)`` in every worker; returns the per-worker results."""
+        return self._request([("call", (name, args, kwargs))] * len(self.processes), f"call {name!r}")
+
+    def get_env_info(self) -> dict:
+        """Worker 0's ``get_env_info()`` (all workers were checked to match at startup)."""
+        return dict(self._env_info)
+
+    def get_stats(self) -> dict:
+        """Counts summed over workers; ``win_rate = battles_won / battles_game`` (0.0 before any game)."""
+        stats = self.call("get_stats")
+        total = {k: sum(s[k] for s in stats) for k in stats[0] if k != "win_rate"}
+        total["win_rate"] = total["battles_won"] / total["battles_game"] if total.get("battles_game") else 0.0
+        return total
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop every worker; returns with no child process left. Safe to call more than once.
+
+        Healthy workers get ``close`` (they close their env) and ``timeout`` seconds to exit; a
+        stalled worker gets SIGTERM at once (it unwinds and closes its env if its interpreter
+        runs). Whatever is left is killed with SIGKILL, on POSIX together with its process group,
+        which holds anything the env launched.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        stalled = self._broken.worker if isinstance(self._broken, WorkerStalled) else None
+        for w, proc in enumerate(self.processes):
+            if not proc.is_alive():
+                continue
+            if w == stalled:
+                proc.terminate()
+                if hasattr(signal, "SIGCONT"):
+                    os.kill(proc.pid, signal.SIGCONT)  # a stopped worker runs again and handles SIGTERM
+                continue
+            try:
+                self._conns[w].send(("close", None))
+            except (BrokenPipeError, OSError):
+                proc.terminate()
+        deadline = time.monotonic() + timeout
+        for w, proc in enumerate(self.processes):
+            # A stalled worker stuck in native code may never handle SIGTERM: 1 s, not the full timeout.
+            proc.join(timeout=1.0 if w == stalled else max(0.0, deadline - time.monotonic()))
+        for w, proc in enumerate(self.processes):
+            if proc.is_alive() and w != stalled:
+                proc.terminate()
+                proc.join(timeout=1.0)
+            if proc.is_alive():
+                proc.kill()  # SIGKILL also ends a stopped (SIGSTOP) process
+                proc.join()
+            _kill_group(proc.pid)
+        for conn in self._conns:
+            conn.close()
+        for proc in self.processes:
+            proc.close()
+
+    def __enter__(self) -> "SubprocVectorEnv":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if not getattr(self, "_closed", True):
+            try:
+                self.close()
+            except Exception:  # noqa: BLE001 - interpreter shutdown may have torn down modules
+                pass
+
+
+def make_subproc_batched(map_name: str, num_workers: int, envs_per_worker: int = 1, **kwargs: Any) -> SubprocVectorEnv:
+    """``num_workers`` processes, each running ``sc2_envs.make_batched(map_name, num_envs=envs_per_worker)``.
+
+    Args:
+        map_name: SMAC map name.
+        num_workers: number of worker processes.
+        envs_per_worker: ``B_w`` of every worker; ``num_envs = num_workers * envs_per_worker``.
+        **kwargs: ``SubprocVectorEnv`` keywords (``context``, ``log_dir``, ``device``, timeouts,
+            ``torch_threads``); every other keyword goes to ``make_batched`` in the workers
+            (``autoreset``, ``lenient_actions``, SMAC options). Worker envs run on CPU.
+
+    Returns:
+        SubprocVectorEnv: ``reset(seed=s)`` gives env ``b`` the seed ``s + b``, like one
+        ``make_batched(map_name, num_envs)``, so the results equal the in-process batch.
+    """
+    from sc2_envs.sim.env import make_batched
+
+    if not isinstance(num_workers, int) or num_workers < 1:
+        raise ValueError(f"num_workers must be a positive int, got {num_workers!r}")
+    own = {"context", "log_dir", "device", "heartbeat_interval", "heartbeat_timeout", "timeout", "startup_timeout",
+           "poll_interval", "torch_threads", "actions_as"}
+    vec_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in own}
+    fn = partial(make_batched, map_name, num_envs=envs_per_worker, **kwargs)
+    return SubprocVectorEnv([fn] * num_workers, **vec_kwargs)
