@@ -266,3 +266,56 @@ def test_gymnasium_env_runs_in_async_vector_env(no_leftover_children):
     finally:
         async_envs.close()
         sync_envs.close()
+
+
+def test_sc2_backend_runs_in_workers_and_reports_timeouts(tmp_path, no_leftover_children):
+    from test_smac_backend import FakeStarCraft2Env  # SMAC test double; a spawned worker imports it too
+
+    from sc2_envs.backends import make_sc2_backend
+
+    fn = partial(make_sc2_backend, "3m", env_factory=FakeStarCraft2Env)
+    vec = SubprocVectorEnv([fn, fn], log_dir=tmp_path, heartbeat_timeout=2.0, timeout=30.0)
+    try:
+        out = vec.reset()
+        assert out["obs"].shape == (2, 3, 30) and vec.episode_limit == 60
+        stop = np.ones((2, 3), dtype=np.int64)
+        for _ in range(60):
+            out = vec.step(stop)
+        assert out["truncated"].tolist() == [True, True] and out["terminated"].tolist() == [False, False]
+        stats = vec.get_stats()
+        assert (stats["battles_game"], stats["timeouts"], stats["win_rate"]) == (2, 2, 0.0)
+    finally:
+        vec.close()
+
+
+_ORPHAN_SCRIPT = """
+import sys, numpy as np
+from functools import partial
+sys.path.insert(0, {tests!r})
+from test_subproc_vector import FakeEnv
+from sc2_envs.vector import SubprocVectorEnv
+vec = SubprocVectorEnv([partial(FakeEnv, fault="sleep", fault_at=1, launch_child=True)], log_dir={logs!r},
+                       torch_threads=None, actions_as="numpy", timeout=None)
+vec.reset()
+print(vec.processes[0].pid, flush=True)
+vec.step(np.ones((2, 2), dtype=np.int64))
+"""
+
+
+def test_worker_exits_when_its_parent_is_killed(tmp_path):
+    script = _ORPHAN_SCRIPT.format(tests=os.path.dirname(__file__), logs=str(tmp_path))
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    procs = []
+    try:
+        worker = psutil.Process(int(parent.stdout.readline()))
+        procs = [worker, worker.children()[0]]  # the worker and the "game" its env launched
+        time.sleep(0.5)  # the worker is now inside its 60 s step
+        parent.kill()
+        parent.wait()
+        gone, alive = psutil.wait_procs(procs, timeout=5)
+        assert not alive, f"still running 5 s after the parent died: {alive}"
+    finally:
+        parent.kill()
+        for p in procs:
+            if p.is_running():
+                p.kill()

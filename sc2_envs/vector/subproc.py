@@ -108,8 +108,13 @@ def _to_numpy(value: Any) -> Any:
 
 
 def _heartbeat(value: Any, interval: float, stop: threading.Event) -> None:
+    parent = os.getppid()
     while not stop.is_set():
         value.value = time.monotonic()
+        if os.getppid() != parent:
+            # The parent died without close(): unwind (closing the env) instead of living on as an orphan.
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
         stop.wait(interval)
 
 
