@@ -171,6 +171,8 @@ def test_remove_masks_follow_s2protocol_semantics():
     sel = [10, 11, 12, 13]
     assert apply_remove_mask(sel, {"None": None}) == (sel, False)
     assert apply_remove_mask(sel, {"Mask": (0b0101, 4)}) == ([11, 13], False)
+    assert apply_remove_mask(sel, {"Mask": (0b0100, 13)}) == ([10, 11, 13], False)  # longer mask, no bit beyond
+    assert apply_remove_mask(sel, {"Mask": (0b10001, 13)}) == ([11, 12, 13], True)  # bit 4 is beyond 4 items
     assert apply_remove_mask(sel, {"OneIndices": [1]}) == ([10, 12, 13], False)
     assert apply_remove_mask(sel, {"ZeroIndices": [0, 3]}) == ([10, 13], False)
     assert apply_remove_mask(sel, {"ZeroIndices": [5]}) == ([], True)

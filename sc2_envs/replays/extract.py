@@ -81,8 +81,8 @@ def apply_remove_mask(selection: list[int], mask: dict) -> tuple[list[int], bool
             ``{"ZeroIndices": [i, ...]}`` (keep only these).
 
     Returns:
-        ``(new_selection, error)``; ``error`` is True when the mask refers to items beyond
-        the tracked selection (the reconstruction has drifted from the game's).
+        ``(new_selection, error)``; ``error`` is True when the mask removes or keeps items
+        beyond the tracked selection (the reconstruction has drifted from the game's).
     """
     kind, data = next(iter(mask.items()))
     n = len(selection)
@@ -91,7 +91,7 @@ def apply_remove_mask(selection: list[int], mask: dict) -> tuple[list[int], bool
     if kind == "Mask":
         value, nbits = data
         keep = [t for i, t in enumerate(selection) if not (i < nbits and (value >> i) & 1)]
-        return keep, nbits > n
+        return keep, (value >> n) != 0  # the mask may be longer than the selection; set bits beyond it are drift
     if kind == "OneIndices":
         drop = set(data)
         return [t for i, t in enumerate(selection) if i not in drop], any(i >= n for i in data)
