@@ -101,6 +101,8 @@ class Args:
     """greedy evaluation episodes per evaluation (one per env of a separate eval simulator)"""
     eval_interval: int = 10
     """iterations between evaluations (plus one at the end)"""
+    torch_threads: int = 1
+    """torch CPU threads (0: torch's default; 1 avoids thread oversubscription with the small batched ops)"""
     time_budget_s: float = 0.0
     """stop training after this many wall-clock seconds (0: no limit); the final evaluation still runs"""
 
@@ -226,6 +228,8 @@ if __name__ == "__main__":
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     torch.backends.cudnn.deterministic = args.torch_deterministic
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
 
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
 

@@ -1,0 +1,509 @@
+# HATRPO (Kuba et al., ICLR 2022; HARL, JMLR 2024) with one count-invariant attention actor per unit class.
+# Algorithm facts: PKU-MARL/HARL hatrpo.py / utils/trpo_util.py / on_policy_ha_runner.py; style: CleanRL ppo.py.
+"""Train HATRPO agents on a SMAC map of the embedded simulator.
+
+    python algos/hatrpo_gnn.py --map 2s3z
+
+Each class actor takes one trust-region step per iteration: natural gradient of the M-weighted
+surrogate by conjugate gradient with Fisher-vector products of the *true* masked categorical KL
+(HARL uses a per-action proxy; fact sheet pitfall 16), then a backtracking line search that accepts
+a step only if the KL stays below ``kl_threshold`` and the improvement is at least ``accept_ratio``
+of the linear prediction.
+
+Logs go to ``runs/<run_name>/`` (TensorBoard events, ``eval.csv``, and with ``--save-model`` a
+checkpoint ``<exp_name>.pt``); open them with ``tensorboard --logdir runs``.
+"""
+
+import csv
+import os
+import random
+import time
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+import tyro
+from torch.utils.tensorboard import SummaryWriter
+from tqdm import tqdm
+
+from models import build_models, save_checkpoint
+
+
+@dataclass
+class Args:
+    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    """the name of this experiment"""
+    seed: int = 1
+    """seed of the experiment"""
+    torch_deterministic: bool = True
+    """if toggled, sets `torch.backends.cudnn.deterministic=True`"""
+    cuda: bool = True
+    """if toggled, cuda will be enabled when available (env and networks on the GPU)"""
+    track: bool = False
+    """if toggled, this experiment will be tracked with Weights and Biases"""
+    wandb_project_name: str = "sc2-envs"
+    """the wandb's project name"""
+    wandb_entity: Optional[str] = None
+    """the entity (team) of wandb's project"""
+    capture_video: bool = False
+    """whether to save a GIF of one greedy evaluation episode per evaluation (videos/<run_name>/)"""
+    save_model: bool = False
+    """whether to save a checkpoint to runs/<run_name>/<exp_name>.pt (at every evaluation and at the end)"""
+
+    # Algorithm specific arguments
+    map: str = "2s3z"
+    """the SMAC map (sc2_envs.list_maps())"""
+    backend: str = "sim"
+    """`sim` (embedded batched simulator) or `sc2` (real StarCraft II through SMAC; num_envs must be 1)"""
+    actor: str = "gnn"
+    """`gnn` (count-invariant attention actor per unit class) or `mlp` (baseline)"""
+    total_timesteps: int = 2_000_000
+    """total env steps (summed over the parallel envs)"""
+    critic_learning_rate: float = 5e-4
+    """the learning rate of the critic"""
+    num_envs: int = 128
+    """the number of parallel environments"""
+    num_steps: int = 40
+    """the number of steps to run in each environment per policy rollout"""
+    anneal_lr: bool = False
+    """toggle learning rate annealing for the actors and the critic"""
+    gamma: float = 0.99
+    """the discount factor gamma"""
+    gae_lambda: float = 0.95
+    """the lambda for the general advantage estimation"""
+    num_minibatches: int = 2
+    """the number of mini-batches (of env steps) per critic epoch (the actors use the whole batch)"""
+    update_epochs: int = 5
+    """the K epochs to update the critic"""
+    kl_threshold: float = 0.01
+    """the trust region: maximum mean KL(old || new) per class actor step (HARL 3s5z)"""
+    ls_step: int = 10
+    """line search trials"""
+    accept_ratio: float = 0.5
+    """minimum ratio of actual to expected improvement for a line-search step"""
+    backtrack_coeff: float = 0.5
+    """step shrink factor per line-search trial (HARL 3s5z)"""
+    cg_iters: int = 10
+    """conjugate gradient iterations"""
+    cg_damping: float = 0.1
+    """damping added to the Fisher-vector product"""
+    norm_adv: bool = True
+    """toggles advantage normalisation (over the alive agents, as HARL)"""
+    clip_coef: float = 0.2
+    """clips the value update around the old values (HARL; no policy clipping in TRPO)"""
+    clip_vloss: bool = True
+    """toggles whether or not to use a clipped loss for the value function"""
+    vf_coef: float = 1.0
+    """coefficient of the value function loss"""
+    huber_delta: float = 10.0
+    """Huber loss delta of the value loss (HARL); 0 for squared error"""
+    max_grad_norm: float = 10.0
+    """the maximum norm for the gradient clipping"""
+    fixed_order: bool = False
+    """update the classes in a fixed order instead of a random permutation per iteration"""
+    hidden: int = 64
+    """width of the networks"""
+    actor_layers: int = 1
+    """attention blocks in each GNN actor"""
+    eval_episodes: int = 32
+    """greedy evaluation episodes per evaluation (one per env of a separate eval simulator)"""
+    eval_interval: int = 10
+    """iterations between evaluations (plus one at the end)"""
+    torch_threads: int = 1
+    """torch CPU threads (0: torch's default; 1 avoids thread oversubscription with the small batched ops)"""
+    time_budget_s: float = 0.0
+    """stop training after this many wall-clock seconds (0: no limit); the final evaluation still runs"""
+
+    # to be filled in runtime
+    batch_size: int = 0
+    """the batch size (computed in runtime)"""
+    minibatch_size: int = 0
+    """the mini-batch size in env steps (computed in runtime)"""
+    num_iterations: int = 0
+    """the number of iterations (computed in runtime)"""
+
+
+def make_env(backend: str, map_name: str, num_envs: int, device: torch.device, seed: int):
+    """The batched env of the contract: the embedded simulator, or one real-SC2 env through SMAC."""
+    if backend == "sim":
+        import sc2_envs
+
+        return sc2_envs.make_batched(map_name, num_envs=num_envs, device=device, seed=seed, autoreset=True)
+    if backend == "sc2":
+        if num_envs != 1:
+            raise ValueError(f"--backend sc2 runs one StarCraft II game: use --num-envs 1 (got {num_envs})")
+        from sc2_envs.backends import make_sc2_backend
+
+        return make_sc2_backend(map_name, seed=seed, device=device, autoreset=True)
+    raise ValueError(f"--backend {backend!r}; expected 'sim' or 'sc2'")
+
+
+def compute_gae(rewards, values, next_value, terminated, truncated, final_values, gamma, gae_lambda):
+    """GAE over a rollout of ``T`` steps and ``B`` envs (all tensors ``[T, B]`` float, ``next_value [B]``).
+
+    ``values`` are unnormalised ``V(s_t)``; ``next_value`` is ``V`` of the observation after the last
+    step. Where an episode ends at step ``t`` the next value is not used: a termination (battle won,
+    lost or drawn) has no future, while a truncation (time limit) bootstraps from the value of the
+    final observation, ``final_values[t] = V(s_final)`` (HARL ``use_proper_time_limits``; CleanRL #198).
+    Returns ``(advantages, returns)``, each ``[T, B]``.
+    """
+    T = rewards.shape[0]
+    done = (terminated | truncated).float()
+    rewards = rewards + gamma * final_values * (truncated & ~terminated).float()
+    advantages = torch.zeros_like(rewards)
+    lastgaelam = torch.zeros_like(next_value)
+    for t in reversed(range(T)):
+        nextvalues = next_value if t == T - 1 else values[t + 1]
+        nextnonterminal = 1.0 - done[t]
+        delta = rewards[t] + gamma * nextvalues * nextnonterminal - values[t]
+        advantages[t] = lastgaelam = delta + gamma * gae_lambda * nextnonterminal * lastgaelam
+    return advantages, advantages + values
+
+
+def happo_factor_update(factor, new_logprob, old_logprob, active):
+    """HAPPO's ``M <- M * prod_{agents of the class} pi_new(a|o) / pi_old(a|o)`` (detached).
+
+    ``factor [R]``, log-probs and ``active`` ``[R, n_c]``; dead agents (``active == 0``) contribute 1.
+    """
+    return (factor * torch.exp(((new_logprob - old_logprob) * active).sum(-1))).detach()
+
+
+def masked_mean(x, mask):
+    return (x * mask).sum() / mask.sum().clamp(min=1.0)
+
+
+def flat_grad(y, params, **kw):
+    """Gradient of scalar ``y`` w.r.t. ``params`` as one flat vector (zeros for unused parameters)."""
+    grads = torch.autograd.grad(y, params, allow_unused=True, **kw)
+    return torch.cat([(torch.zeros_like(p) if g is None else g).reshape(-1) for g, p in zip(grads, params)])
+
+
+def conjugate_gradient(Avp, b, nsteps=10, residual_tol=1e-10):
+    """Approximately solve ``A x = b`` for symmetric positive-definite ``A`` given as ``Avp(v) = A v``."""
+    x = torch.zeros_like(b)
+    r, p = b.clone(), b.clone()
+    rdotr = r @ r
+    for _ in range(nsteps):
+        Ap = Avp(p)
+        alpha = rdotr / (p @ Ap)
+        x += alpha * p
+        r -= alpha * Ap
+        new_rdotr = r @ r
+        if new_rdotr < residual_tol:
+            break
+        p = r + (new_rdotr / rdotr) * p
+        rdotr = new_rdotr
+    return x
+
+
+def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, args):
+    """One HATRPO step of class ``c``'s actor on the whole batch; returns logging stats and log-probs.
+
+    Args (``R`` env steps, ``n_c`` agents of the class): ``obs [R, n_c, O]``, ``avail [R, n_c, A]``,
+    ``act``, ``behaviour_logp``, ``adv``, ``active`` ``[R, n_c]``, ``factor [R]`` (HAPPO's M).
+    Surrogate ``L = mean_alive(M * ratio * A)``; ``x = F^-1 g`` by CG with the Fisher-vector product
+    of the mean true KL(old || new) over alive agents (plus damping); full step
+    ``sqrt(2 kl_threshold / x^T F x) x``; backtracking line search (HARL ``hatrpo.py``).
+    """
+    actor = policy.actors[c]
+    params = [p for p in actor.parameters()]
+    old_params = torch.nn.utils.parameters_to_vector(params).detach().clone()
+    with torch.no_grad():
+        old_dist = policy.class_dist(c, obs, avail)
+        old_logp = old_dist.log_prob(act)
+
+    def surrogate_and_kl():
+        dist = policy.class_dist(c, obs, avail)
+        ratio = torch.exp(dist.log_prob(act) - behaviour_logp)
+        surr = masked_mean(factor.unsqueeze(-1) * ratio * adv, active)
+        return surr, masked_mean(old_dist.kl(dist), active), dist
+
+    surr, _, _ = surrogate_and_kl()
+    g = flat_grad(surr, params)
+
+    def fvp(v):
+        # Double backward needs the composite (math) attention kernel: the fused SDPA kernels have no
+        # second derivative (as HARL disables cuDNN for its GRU here).
+        with sdpa_kernel(SDPBackend.MATH):
+            kl = masked_mean(old_dist.kl(policy.class_dist(c, obs, avail)), active)
+            grad_kl = flat_grad(kl, params, create_graph=True)
+            return flat_grad(grad_kl @ v, params) + args.cg_damping * v
+
+    x = conjugate_gradient(fvp, g, args.cg_iters)
+    shs = 0.5 * (x @ fvp(x))
+    step_frac = torch.sqrt(args.kl_threshold / shs.clamp(min=1e-12)) if float(shs) > 0 else torch.zeros((), device=x.device)
+    full_step = step_frac * x
+    expected_improve = float(g @ full_step)
+    surr_old = float(surr)
+    accepted, kl_val, improve, frac = False, 0.0, 0.0, 1.0
+    with torch.no_grad():
+        for _ in range(args.ls_step):
+            torch.nn.utils.vector_to_parameters(old_params + frac * full_step, params)
+            new_surr, kl, _ = surrogate_and_kl()
+            improve, kl_val = float(new_surr) - surr_old, float(kl)
+            if kl_val < args.kl_threshold and expected_improve > 0 and improve / expected_improve > args.accept_ratio and improve > 0:
+                accepted = True
+                break
+            expected_improve *= args.backtrack_coeff
+            frac *= args.backtrack_coeff
+        if not accepted:
+            torch.nn.utils.vector_to_parameters(old_params, params)
+            kl_val, improve = 0.0, 0.0
+        new_logp = policy.class_dist(c, obs, avail).log_prob(act)
+        entropy = masked_mean(policy.class_dist(c, obs, avail).entropy(), active)
+    return {"policy_loss": -surr_old - improve, "kl": kl_val, "step_accepted": float(accepted),
+            "step_fraction": frac if accepted else 0.0, "entropy": float(entropy), "old_logp": old_logp,
+            "new_logp": new_logp}
+
+
+def value_loss_fn(values, old_values, targets, clip_coef, clip_vloss, huber_delta):
+    """HARL's value loss: Huber (or 1/2 squared) error, clipped around the old values, mean over samples."""
+    err = lambda v: F.huber_loss(v, targets, reduction="none", delta=huber_delta) if huber_delta > 0 else 0.5 * (v - targets) ** 2  # noqa: E731
+    loss = err(values)
+    if clip_vloss:
+        loss = torch.max(loss, err(old_values + (values - old_values).clamp(-clip_coef, clip_coef)))
+    return loss.mean()
+
+
+@torch.no_grad()
+def evaluate(policy, env, n_episodes, seed, frames=None):
+    """Greedy win rate and mean return over ``n_episodes`` (each env's first ``n_episodes / num_envs`` episodes).
+
+    Counting a fixed number of episodes per env avoids favouring short episodes. ``frames``: if a
+    list, frames of env 0's first episode are appended (for videos).
+    """
+    E = env.num_envs
+    per_env = -(-n_episodes // E)
+    out = env.reset(seed=seed)
+    count = torch.zeros(E, dtype=torch.int64, device=env.device)
+    wins = torch.zeros(E, device=env.device)
+    rets = torch.zeros(E, device=env.device)
+    ep_ret = torch.zeros(E, device=env.device)
+    while bool((count < per_env).any()):
+        if frames is not None and int(count[0]) == 0:
+            from sc2_envs.render import render_frame
+
+            frames.append(render_frame(env.render_data(0)))
+        actions, _ = policy.act(out["obs"], out["avail_actions"], greedy=True)
+        out = env.step(actions)
+        ep_ret += out["reward"]
+        done = out["terminated"] | out["truncated"]
+        take = done & (count < per_env)
+        wins += (take & out["battle_won"]).float()
+        rets += torch.where(take, ep_ret, 0.0)
+        count += take.long()
+        ep_ret = torch.where(done, 0.0, ep_ret)
+    total = float(count.sum())
+    return float(wins.sum()) / total, float(rets.sum()) / total
+
+
+if __name__ == "__main__":
+    args = tyro.cli(Args)
+    args.batch_size = int(args.num_envs * args.num_steps)
+    args.minibatch_size = int(args.batch_size // args.num_minibatches)
+    args.num_iterations = max(1, args.total_timesteps // args.batch_size)
+    run_name = f"{args.map}__{args.exp_name}__{args.seed}__{int(time.time())}"
+    if args.track:
+        import wandb
+
+        wandb.init(project=args.wandb_project_name, entity=args.wandb_entity, sync_tensorboard=True, config=vars(args),
+                   name=run_name, save_code=True)
+    os.makedirs(f"runs/{run_name}", exist_ok=True)
+    writer = SummaryWriter(f"runs/{run_name}")
+    writer.add_text(
+        "hyperparameters",
+        "|param|value|\n|-|-|\n%s" % ("\n".join([f"|{key}|{value}|" for key, value in vars(args).items()])),
+    )
+
+    # TRY NOT TO MODIFY: seeding
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    torch.backends.cudnn.deterministic = args.torch_deterministic
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
+
+    device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
+
+    # env setup
+    envs = make_env(args.backend, args.map, args.num_envs, device, args.seed)
+    eval_envs = make_env(args.backend, args.map, args.eval_episodes if args.backend == "sim" else 1, device, args.seed + 10**6)
+    env_info = envs.get_env_info()
+    N, A, O, S = env_info["n_agents"], env_info["n_actions"], env_info["obs_shape"], env_info["state_shape"]
+
+    policy, critic = build_models(env_info, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device)
+    classes = list(policy.classes)
+    critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
+
+    n_params = policy.n_params()
+    print(f"HATRPO ({args.actor}) on {args.map} | backend {args.backend} | {args.num_envs} envs x {args.num_steps} steps "
+          f"= {args.batch_size} env steps/iteration, {args.num_iterations} iterations | device {device}")
+    print(f"obs {O}, state {S}, actions {A}, agents {N}, episode limit {env_info['episode_limit']} env steps")
+    print("classes: " + ", ".join(f"{c} x{len(policy.class_agents[c])} ({n_params[c]:,} params)" for c in classes)
+          + f" | critic {sum(p.numel() for p in critic.parameters()):,} params")
+    print(f"logs: runs/{run_name} (tensorboard --logdir runs)")
+
+    # ALGO Logic: Storage setup
+    T, B = args.num_steps, args.num_envs
+    obs = torch.zeros((T, B, N, O), device=device)
+    states = torch.zeros((T, B, S), device=device)
+    avails = torch.zeros((T, B, N, A), dtype=torch.bool, device=device)
+    actions = torch.zeros((T, B, N), dtype=torch.int64, device=device)
+    logprobs = torch.zeros((T, B, N), device=device)
+    rewards = torch.zeros((T, B), device=device)
+    terminateds = torch.zeros((T, B), dtype=torch.bool, device=device)
+    truncateds = torch.zeros((T, B), dtype=torch.bool, device=device)
+    final_values = torch.zeros((T, B), device=device)
+    values = torch.zeros((T, B), device=device)
+
+    # TRY NOT TO MODIFY: start the game
+    global_step = 0
+    start_time = time.time()
+    next_obs = envs.reset(seed=args.seed)
+    ep_return = torch.zeros(B, device=device)
+    ep_length = torch.zeros(B, device=device)
+    eval_log = open(f"runs/{run_name}/eval.csv", "w", newline="")
+    eval_csv = csv.writer(eval_log)
+    eval_csv.writerow(["global_step", "wall_time_s", "win_rate", "eval_return", "iteration"])
+    pbar = tqdm(total=args.num_iterations * args.batch_size, unit="step", dynamic_ncols=True)
+    win_rate = float("nan")
+
+    def run_eval(iteration):
+        frames = [] if args.capture_video else None
+        wr, ret = evaluate(policy, eval_envs, args.eval_episodes, args.seed + 10**6 + iteration * args.eval_episodes, frames)
+        writer.add_scalar("charts/win_rate", wr, global_step)
+        writer.add_scalar("charts/eval_return", ret, global_step)
+        eval_csv.writerow([global_step, round(time.time() - start_time, 2), wr, ret, iteration])
+        eval_log.flush()
+        if frames:
+            from sc2_envs.render import save_episode_video
+
+            os.makedirs(f"videos/{run_name}", exist_ok=True)
+            save_episode_video(frames, f"videos/{run_name}/step_{global_step}.gif")
+        if args.save_model:
+            save_checkpoint(f"runs/{run_name}/{args.exp_name}.pt", policy, critic, env_info, asdict(args), global_step)
+        return wr
+
+    for iteration in range(1, args.num_iterations + 1):
+        if args.anneal_lr:
+            frac = 1.0 - (iteration - 1.0) / args.num_iterations
+            critic_optimizer.param_groups[0]["lr"] = frac * args.critic_learning_rate
+
+        fin_return = torch.zeros((), device=device)
+        fin_length = torch.zeros((), device=device)
+        fin_won = torch.zeros((), device=device)
+        fin_count = torch.zeros((), device=device)
+        for step in range(T):
+            global_step += B
+            obs[step], states[step], avails[step] = next_obs["obs"], next_obs["state"], next_obs["avail_actions"]
+
+            # ALGO LOGIC: action logic
+            with torch.no_grad():
+                action, logprob = policy.act(next_obs["obs"], next_obs["avail_actions"])
+                values[step] = critic.value_norm.denormalize(critic(next_obs["state"]))
+            actions[step], logprobs[step] = action, logprob
+
+            # TRY NOT TO MODIFY: execute the game and log data.
+            next_obs = envs.step(action)
+            rewards[step] = next_obs["reward"]
+            terminateds[step], truncateds[step] = next_obs["terminated"], next_obs["truncated"]
+            bootstrap = next_obs["truncated"] & ~next_obs["terminated"]
+            final_values[step] = 0.0
+            if bool(bootstrap.any()):
+                with torch.no_grad():
+                    v_final = critic.value_norm.denormalize(critic(next_obs["final_state"]))
+                final_values[step] = torch.where(bootstrap, v_final, 0.0)
+            ep_return += next_obs["reward"]
+            ep_length += 1
+            done = (next_obs["terminated"] | next_obs["truncated"]).float()
+            fin_return += (ep_return * done).sum()
+            fin_length += (ep_length * done).sum()
+            fin_won += (next_obs["battle_won"].float() * done).sum()
+            fin_count += done.sum()
+            ep_return *= 1.0 - done
+            ep_length *= 1.0 - done
+
+        n_fin = float(fin_count)
+        if n_fin > 0:
+            writer.add_scalar("charts/episodic_return", float(fin_return) / n_fin, global_step)
+            writer.add_scalar("charts/episodic_length", float(fin_length) / n_fin, global_step)
+            writer.add_scalar("charts/train_win_rate", float(fin_won) / n_fin, global_step)
+
+        # bootstrap value if not done
+        with torch.no_grad():
+            next_value = critic.value_norm.denormalize(critic(next_obs["state"]))
+            advantages, returns = compute_gae(rewards, values, next_value, terminateds, truncateds, final_values,
+                                              args.gamma, args.gae_lambda)
+
+        # flatten the batch over env steps; agents stay a separate dimension
+        b_obs, b_states, b_avails = obs.reshape(T * B, N, O), states.reshape(T * B, S), avails.reshape(T * B, N, A)
+        b_actions, b_logprobs = actions.reshape(T * B, N), logprobs.reshape(T * B, N)
+        b_returns, b_values = returns.reshape(-1), values.reshape(-1)
+        b_active = (~b_avails[..., 0]).float()  # SMAC: only dead agents may (and must) take the no-op
+        b_adv = advantages.reshape(-1, 1).expand(-1, N)
+        if args.norm_adv:
+            mean = masked_mean(b_adv, b_active)
+            std = masked_mean((b_adv - mean) ** 2, b_active).sqrt()
+            b_adv = (b_adv - mean) / (std + 1e-5)
+
+        # ALGO LOGIC: HATRPO sequential update of the class actors with the factor M
+        factor = torch.ones(T * B, device=device)
+        order = list(range(len(classes))) if args.fixed_order else torch.randperm(len(classes)).tolist()
+        for ci in order:
+            c = classes[ci]
+            ids = policy.agent_ids(c)
+            c_obs, c_avail, c_act = b_obs[:, ids], b_avails[:, ids], b_actions[:, ids]
+            c_logp, c_active, c_adv = b_logprobs[:, ids], b_active[:, ids], b_adv[:, ids]
+            if float(c_active.sum()) == 0:  # the whole class was dead for the whole batch (HARL skips it)
+                continue
+            stats = trpo_step(policy, c, c_obs, c_avail, c_act, c_logp, c_adv, factor, c_active, args)
+            factor = happo_factor_update(factor, stats.pop("new_logp"), stats.pop("old_logp"), c_active)
+            for k, v in stats.items():
+                writer.add_scalar(f"losses/{k}/{c}", v, global_step)
+        writer.add_scalar("charts/happo_factor_mean", float(factor.mean()), global_step)
+        writer.add_scalar("charts/happo_factor_std", float(factor.std()), global_step)
+
+        # ALGO LOGIC: critic update (once, after all actors; HARL VCritic)
+        for epoch in range(args.update_epochs):
+            b_inds = torch.randperm(T * B, device=device)
+            for mb_inds in b_inds.split(args.minibatch_size):
+                newvalue = critic(b_states[mb_inds])
+                critic.value_norm.update(b_returns[mb_inds])
+                targets = critic.value_norm.normalize(b_returns[mb_inds])
+                old_v = critic.value_norm.normalize(b_values[mb_inds])
+                v_loss = value_loss_fn(newvalue, old_v, targets, args.clip_coef, args.clip_vloss, args.huber_delta)
+                critic_optimizer.zero_grad()
+                (v_loss * args.vf_coef).backward()
+                nn.utils.clip_grad_norm_(critic.parameters(), args.max_grad_norm)
+                critic_optimizer.step()
+
+        y_pred, y_true = b_values, b_returns
+        var_y = torch.var(y_true)
+        explained_var = float("nan") if var_y == 0 else float(1 - torch.var(y_true - y_pred) / var_y)
+
+        # TRY NOT TO MODIFY: record rewards for plotting purposes
+        sps = int(global_step / (time.time() - start_time))
+        writer.add_scalar("charts/learning_rate", critic_optimizer.param_groups[0]["lr"], global_step)
+        writer.add_scalar("losses/value_loss", float(v_loss.detach()), global_step)
+        writer.add_scalar("losses/explained_variance", explained_var, global_step)
+        writer.add_scalar("charts/SPS", sps, global_step)
+        out_of_time = args.time_budget_s > 0 and time.time() - start_time > args.time_budget_s
+        if iteration % args.eval_interval == 0 or iteration == args.num_iterations or out_of_time:
+            win_rate = run_eval(iteration)
+        pbar.update(args.batch_size)
+        pbar.set_postfix(ret=f"{float(fin_return) / max(n_fin, 1):.2f}", win=f"{win_rate:.2f}", sps=sps)
+        if out_of_time:
+            print(f"time budget of {args.time_budget_s:.0f} s reached after {global_step} env steps")
+            break
+
+    pbar.close()
+    if args.save_model:
+        print(f"model saved to runs/{run_name}/{args.exp_name}.pt")
+    print(f"final greedy win rate {win_rate:.3f} over {args.eval_episodes} episodes after {global_step} env steps, "
+          f"{time.time() - start_time:.0f} s")
+    eval_log.close()
+    writer.close()

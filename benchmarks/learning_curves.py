@@ -1,0 +1,205 @@
+"""Learning curves: greedy win rate of HAPPO / HATRPO class actors against env steps and wall time.
+
+Trains every (algorithm, map, seed) as its own subprocess of ``algos/<algo>_gnn.py`` (each with its
+own log file and run directory), runs them in parallel, then collects each run's ``eval.csv``
+(greedy win rate over 32 episodes per evaluation window) into one CSV, a summary and a PNG.
+
+    python benchmarks/learning_curves.py --device cuda --maps 2s3z 3s5z --seeds 1 2 3 \\
+        --total-timesteps 2000000 --num-envs 256 --time-budget-s 480
+
+Outputs (under ``--out-dir``): ``learning_curves.csv`` (algo, map, seed, global_step, wall_time_s,
+win_rate, eval_return), ``summary.csv`` (per algo and map: median final win rate, env steps and
+wall time to the first greedy win rate >= ``--target``, SPS), ``learning_curves.png``, ``logs/``
+(one stdout log per run) and ``runs/`` (TensorBoard events and checkpoints).
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import os
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+import tyro
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ALGOS = {"happo": "algos/happo_gnn.py", "hatrpo": "algos/hatrpo_gnn.py"}
+
+
+@dataclass
+class Args:
+    maps: tuple[str, ...] = ("2s3z", "3s5z")
+    """SMAC maps to train on"""
+    seeds: tuple[int, ...] = (1, 2, 3)
+    """seeds per map"""
+    algos: tuple[str, ...] = ("happo",)
+    """algorithms: happo and/or hatrpo"""
+    actor: str = "gnn"
+    """actor type passed to the algorithm (gnn or mlp)"""
+    device: str = "cpu"
+    """cpu or cuda (every run puts its simulator and networks there)"""
+    total_timesteps: int = 2_000_000
+    """env steps per run"""
+    num_envs: int = 128
+    """parallel envs per run"""
+    num_steps: int = 40
+    """rollout length per iteration"""
+    eval_interval: int = 5
+    """iterations between greedy evaluations of 32 episodes"""
+    time_budget_s: float = 0.0
+    """wall-clock budget of the whole benchmark (0: none); each run stops training in time for its final evaluation"""
+    max_parallel: int = 0
+    """runs at the same time (0: all)"""
+    target: float = 0.9
+    """win rate whose first crossing is reported"""
+    out_dir: str = "benchmarks/results"
+    """where logs, runs, CSVs and the PNG go"""
+    extra: str = ""
+    """extra arguments for every run, e.g. '--ent-coef 0.005'"""
+
+
+def launch(args: Args, algo: str, map_name: str, seed: int, threads: int, budget: float, out: str):
+    exp = f"{algo}_{args.actor}"
+    cmd = [sys.executable, os.path.join(REPO, ALGOS[algo]), "--map", map_name, "--seed", str(seed),
+           "--exp-name", exp, "--actor", args.actor, "--total-timesteps", str(args.total_timesteps),
+           "--num-envs", str(args.num_envs), "--num-steps", str(args.num_steps), "--eval-interval", str(args.eval_interval),
+           "--torch-threads", str(threads), "--cuda" if args.device == "cuda" else "--no-cuda", "--save-model"]
+    if budget > 0:
+        cmd += ["--time-budget-s", f"{budget:.0f}"]
+    cmd += args.extra.split()
+    log = open(os.path.join(out, "logs", f"{algo}_{map_name}_seed{seed}.log"), "w")
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen(cmd, cwd=out, stdout=log, stderr=subprocess.STDOUT, env=env)
+    return proc, log, exp
+
+
+def read_curve(out: str, map_name: str, exp: str, seed: int) -> list[dict]:
+    runs = sorted(glob.glob(os.path.join(out, "runs", f"{map_name}__{exp}__{seed}__*", "eval.csv")))
+    if not runs:
+        return []
+    with open(runs[-1]) as f:
+        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def plot(rows: list[dict], args: Args, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, len(args.maps), figsize=(5 * len(args.maps), 7), squeeze=False)
+    colours = {"happo": "tab:blue", "hatrpo": "tab:orange"}
+    for j, m in enumerate(args.maps):
+        for algo in args.algos:
+            for s in args.seeds:
+                pts = [r for r in rows if r["map"] == m and r["algo"] == algo and r["seed"] == s]
+                if not pts:
+                    continue
+                label = f"{algo} seed {s}"
+                axes[0][j].plot([p["global_step"] for p in pts], [p["win_rate"] for p in pts], color=colours.get(algo),
+                                alpha=0.4 + 0.2 * (s % 3), label=label)
+                axes[1][j].plot([p["wall_time_s"] / 60 for p in pts], [p["win_rate"] for p in pts], color=colours.get(algo),
+                                alpha=0.4 + 0.2 * (s % 3), label=label)
+        for i, xl in enumerate(["env steps", "wall time (min)"]):
+            ax = axes[i][j]
+            ax.axhline(args.target, color="grey", ls="--", lw=0.8)
+            ax.set_xlabel(xl)
+            ax.set_ylabel("greedy win rate (32 episodes)")
+            ax.set_ylim(-0.02, 1.02)
+            ax.set_title(f"{m} ({args.actor} actor, {args.device})")
+            ax.grid(alpha=0.3)
+        axes[0][j].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(args: Args) -> None:
+    for a in args.algos:
+        if a not in ALGOS:
+            raise ValueError(f"--algos {a!r}; expected any of {sorted(ALGOS)}")
+    if args.device not in ("cpu", "cuda"):
+        raise ValueError(f"--device {args.device!r}; expected 'cpu' or 'cuda'")
+    out = os.path.abspath(args.out_dir)
+    os.makedirs(os.path.join(out, "logs"), exist_ok=True)
+    jobs = [(a, m, s) for a in args.algos for m in args.maps for s in args.seeds]
+    parallel = args.max_parallel or len(jobs)
+    waves = -(-len(jobs) // parallel)
+    threads = max(1, (os.cpu_count() or 1) // parallel)
+    # Each wave gets an equal share of the budget; a run stops training ~1/8 of its share (at least
+    # 30 s) early so that its last iteration, final evaluation and checkpoint fit.
+    share = args.time_budget_s / waves if args.time_budget_s > 0 else 0.0
+    run_budget = max(share - max(30.0, share / 8), 10.0) if share > 0 else 0.0
+    print(f"{len(jobs)} runs ({', '.join(args.algos)} x {', '.join(args.maps)} x seeds {list(args.seeds)}), "
+          f"{parallel} at a time, {threads} torch threads each, device {args.device}, "
+          + (f"training budget per run {run_budget:.0f} s" if run_budget else "no time budget"))
+    start = time.time()
+    pending, running, done = list(jobs), [], []
+    while pending or running:
+        while pending and len(running) < parallel:
+            a, m, s = pending.pop(0)
+            proc, log, exp = launch(args, a, m, s, threads, run_budget, out)
+            running.append((proc, log, a, m, s, exp))
+        time.sleep(2)
+        for item in list(running):
+            proc, log, a, m, s, exp = item
+            if proc.poll() is not None:
+                log.close()
+                running.remove(item)
+                done.append((a, m, s, exp, proc.returncode))
+                print(f"[{time.time() - start:6.0f} s] {a} {m} seed {s} finished (exit {proc.returncode})")
+        if args.time_budget_s > 0 and time.time() - start > args.time_budget_s + 120:
+            for proc, log, a, m, s, exp in running:
+                proc.kill()
+                print(f"killed {a} {m} seed {s}: over the time budget")
+
+    rows = []
+    for a, m, s, exp, rc in done:
+        for r in read_curve(out, m, exp, s):
+            rows.append({"algo": a, "map": m, "seed": s, **r})
+    with open(os.path.join(out, "learning_curves.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["algo", "map", "seed", "global_step", "wall_time_s", "win_rate", "eval_return",
+                                          "iteration"])
+        w.writeheader()
+        w.writerows(rows)
+
+    summary = []
+    for a in args.algos:
+        for m in args.maps:
+            finals, steps_to, time_to, sps = [], [], [], []
+            for s in args.seeds:
+                pts = [r for r in rows if r["algo"] == a and r["map"] == m and r["seed"] == s]
+                if not pts:
+                    continue
+                finals.append(pts[-1]["win_rate"])
+                sps.append(pts[-1]["global_step"] / max(pts[-1]["wall_time_s"], 1e-9))
+                hit = next((p for p in pts if p["win_rate"] >= args.target), None)
+                steps_to.append(hit["global_step"] if hit else float("inf"))
+                time_to.append(hit["wall_time_s"] if hit else float("inf"))
+            if finals:
+                summary.append({"algo": a, "map": m, "seeds": len(finals), "median_final_win_rate": statistics.median(finals),
+                                "final_win_rates": " ".join(f"{x:.3f}" for x in finals),
+                                f"median_steps_to_{args.target}": statistics.median(steps_to),
+                                f"median_wall_s_to_{args.target}": statistics.median(time_to),
+                                "median_sps": round(statistics.median(sps))})
+    if summary:
+        with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(summary[0]))
+            w.writeheader()
+            w.writerows(summary)
+        for row in summary:
+            print(", ".join(f"{k}={v}" for k, v in row.items()))
+    if rows:
+        plot(rows, args, os.path.join(out, "learning_curves.png"))
+    print(f"wrote {out}/learning_curves.csv, summary.csv, learning_curves.png in {time.time() - start:.0f} s")
+    failed = [(a, m, s, rc) for a, m, s, _, rc in done if rc != 0]
+    if failed:
+        print(f"failed runs (see {out}/logs): {failed}")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))
