@@ -121,6 +121,30 @@ def test_bad_options_name_the_value():
         FullGameEnv(max_entities=0)
 
 
+def test_game_requests_match_the_protocol():
+    env = FullGameEnv(race="zerg", bot_race="protoss", bot_difficulty="hard", bot_build="macro", minimap_resolution=32)
+    env._seed = 7
+    create = env.create_game_request("Melee/Simple64.SC2Map")
+    wire = sc_pb.Request(create_game=create).SerializeToString()
+    create = sc_pb.Request.FromString(wire).create_game
+    assert create.local_map.map_path == "Melee/Simple64.SC2Map"
+    assert [p.type for p in create.player_setup] == [sc_pb.Participant, sc_pb.Computer]
+    bot = create.player_setup[1]
+    assert (bot.race, bot.difficulty, bot.ai_build) == (common_pb2.Protoss, sc_pb.Hard, sc_pb.Macro)
+    assert create.random_seed == 7 and not create.realtime
+    join = sc_pb.Request.FromString(sc_pb.Request(join_game=env.join_game_request()).SerializeToString()).join_game
+    assert join.race == common_pb2.Zerg
+    o = join.options
+    assert o.raw and o.score and o.show_cloaked and o.show_placeholders and not o.raw_affects_selection
+    assert (o.feature_layer.minimap_resolution.x, o.feature_layer.minimap_resolution.y) == (32, 32)
+    env.close()
+
+
+def test_unknown_map_is_rejected_at_construction():
+    with pytest.raises(ValueError, match="map_name='Nowhere64' is not a known pysc2 map"):
+        FullGameEnv(map_name="Nowhere64")
+
+
 def test_registration_is_idempotent_and_make_is_lazy():
     register_full_game()
     register_full_game()

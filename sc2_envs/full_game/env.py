@@ -112,7 +112,8 @@ class FullGameEnv(gym.Env):
         realtime: play in real time instead of stepping.
 
     Raises:
-        ValueError: an unknown race, difficulty or build, or a non-positive size.
+        ValueError: an unknown map, race, difficulty or build, or a non-positive size.
+        MissingDependencyError: the ``full-game`` extra is not installed.
     """
 
     metadata = {"render_modes": []}
@@ -165,6 +166,11 @@ class FullGameEnv(gym.Env):
             raise ValueError(f"step_mul={step_mul!r}; expected a positive number of game loops or None")
         if game_steps_per_episode < 0:
             raise ValueError(f"game_steps_per_episode={game_steps_per_episode!r}; expected >= 0 (0 = no limit)")
+        maps = require("pysc2_evolved.maps", "the map registry")
+        try:
+            maps.get(map_name)
+        except maps.lib.NoMapError as e:
+            raise ValueError(f"map_name={map_name!r} is not a known pysc2 map (e.g. 'Simple64', 'AbyssalReef'): {e}") from e
         self.map_name = map_name
         self.step_mul = step_mul
         self.game_steps_per_episode = int(game_steps_per_episode)
@@ -228,7 +234,6 @@ class FullGameEnv(gym.Env):
         find_sc2_binary()  # clear SC2PATH error before touching pysc2_evolved
         run_configs = require("pysc2_evolved.run_configs", "launching StarCraft II")
         maps = require("pysc2_evolved.maps", "finding the map file")
-        sc_pb = require("s2clientprotocol.sc2api_pb2", "talking to StarCraft II")
 
         run_config = run_configs.get(version=self._kwargs["version"])
         map_inst = maps.get(self.map_name)
@@ -242,9 +247,21 @@ class FullGameEnv(gym.Env):
         self._proc = run_config.start(want_rgb=False, stdout=self._log_file, stderr=subprocess.STDOUT)
         self._controller = self._proc.controller
 
+        self._controller.create_game(self.create_game_request(map_inst.path, map_inst.data(run_config)))
+        self._player_id = self._controller.join_game(self.join_game_request()).player_id
+
+    def create_game_request(self, map_path: str, map_data: bytes | None = None):
+        """The ``RequestCreateGame`` sent on the first reset: agent vs the built-in AI.
+
+        Args:
+            map_path: map path relative to ``$SC2PATH/Maps`` (pysc2 ``maps.get(name).path``).
+            map_data: the ``.SC2Map`` bytes (optional; the game reads ``map_path`` without it).
+        """
+        sc_pb = require("s2clientprotocol.sc2api_pb2", "talking to StarCraft II")
         create = sc_pb.RequestCreateGame(realtime=bool(self._kwargs["realtime"]))
-        create.local_map.map_path = map_inst.path
-        create.local_map.map_data = map_inst.data(run_config)
+        create.local_map.map_path = map_path
+        if map_data:
+            create.local_map.map_data = map_data
         create.player_setup.add(type=sc_pb.Participant)
         create.player_setup.add(
             type=sc_pb.Computer,
@@ -254,7 +271,16 @@ class FullGameEnv(gym.Env):
         )
         if self._seed is not None:
             create.random_seed = int(self._seed) & 0x7FFFFFFF
-        self._controller.create_game(create)
+        return create
+
+    def join_game_request(self):
+        """The ``RequestJoinGame``: raw interface (uncropped), score, and a feature-layer minimap.
+
+        Matches mini-AlphaStar's interface (show cloaked, burrowed shadows and placeholders;
+        camera width 24) with ``raw_affects_selection=False`` so raw commands do not change
+        the UI selection.
+        """
+        sc_pb = require("s2clientprotocol.sc2api_pb2", "talking to StarCraft II")
         interface = sc_pb.InterfaceOptions(
             raw=True,
             score=True,
@@ -269,8 +295,7 @@ class FullGameEnv(gym.Env):
         interface.feature_layer.resolution.y = self.minimap_resolution
         interface.feature_layer.minimap_resolution.x = self.minimap_resolution
         interface.feature_layer.minimap_resolution.y = self.minimap_resolution
-        join = sc_pb.RequestJoinGame(race=self._race, options=interface)
-        self._player_id = self._controller.join_game(join).player_id
+        return sc_pb.RequestJoinGame(race=self._race, options=interface)
 
     def _new_context(self) -> None:
         game_info = self._controller.game_info()
