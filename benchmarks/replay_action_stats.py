@@ -28,7 +28,10 @@ from sc2_envs.replays.extract import StreamConfig, player_actions, sample_labels
 
 
 def main() -> None:
-    default_dir = Path(os.environ.get("SC2_ENVS_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")) / "replays"
+    default_dir = (
+        Path(os.environ.get("SC2_ENVS_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+        / "replays"
+    )
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("replays", nargs="?", default=str(default_dir))
     p.add_argument("--k", type=int, nargs="+", default=[8, 16], help="strides (game loops) for every_k sampling")
@@ -36,7 +39,9 @@ def main() -> None:
     a = p.parse_args()
 
     names = [f.name for f in spec.raw_functions()]
-    modes = [("actions", StreamConfig(sample="actions"))] + [(f"every_k k={k}", StreamConfig(sample="every_k", k=k)) for k in a.k]
+    modes = [("actions", StreamConfig(sample="actions"))] + [
+        (f"every_k k={k}", StreamConfig(sample="every_k", k=k)) for k in a.k
+    ]
     counts = {m: collections.Counter() for m, _ in modes}
     groups = collections.defaultdict(lambda: [0, 0])  # folder -> [mapped, commands]
     errors = collections.Counter()

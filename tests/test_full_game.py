@@ -35,7 +35,9 @@ def game_info(map_x=88, map_y=96):
 
 
 def add_unit(obs, tag, unit_type, alliance, owner, x, y, **fields):
-    u = obs.raw_data.units.add(tag=tag, unit_type=unit_type, alliance=alliance, owner=owner, display_type=raw_pb2.Visible, **fields)
+    u = obs.raw_data.units.add(
+        tag=tag, unit_type=unit_type, alliance=alliance, owner=owner, display_type=raw_pb2.Visible, **fields
+    )
     u.pos.x, u.pos.y, u.pos.z = x, y, 10.0
     return u
 
@@ -49,10 +51,35 @@ def response_observation():
     pc.player_id, pc.minerals, pc.vespene, pc.food_used, pc.food_cap = 1, 75, 0, 13, 15
     pc.food_workers, pc.food_army, pc.idle_worker_count = 13, 0, 1
     obs.raw_data.player.upgrade_ids.append(WARP_GATE_RESEARCH)
-    probe = add_unit(obs, 0x100040001, PROBE, raw_pb2.Self, 1, 30.0, 60.0, health=20, health_max=20, shield=20, shield_max=20, build_progress=1.0)
+    probe = add_unit(
+        obs,
+        0x100040001,
+        PROBE,
+        raw_pb2.Self,
+        1,
+        30.0,
+        60.0,
+        health=20,
+        health_max=20,
+        shield=20,
+        shield_max=20,
+        build_progress=1.0,
+    )
     order = probe.orders.add(ability_id=298, target_unit_tag=0x100080001, progress=0.25)  # Harvest_Gather_Probe
     del order
-    add_unit(obs, 0x100000001, NEXUS, raw_pb2.Self, 1, 29.5, 65.5, health=1000, health_max=1000, build_progress=1.0, assigned_harvesters=13)
+    add_unit(
+        obs,
+        0x100000001,
+        NEXUS,
+        raw_pb2.Self,
+        1,
+        29.5,
+        65.5,
+        health=1000,
+        health_max=1000,
+        build_progress=1.0,
+        assigned_harvesters=13,
+    )
     add_unit(obs, 0x1000C0001, MARINE, raw_pb2.Enemy, 2, 60.0, 30.0, health=45, health_max=45, build_progress=1.0)
     add_unit(obs, 0x100080001, MINERAL_FIELD, raw_pb2.Neutral, 16, 25.0, 60.0, mineral_contents=1800, build_progress=1.0)
     # Minimap: 8-bit height map with a gradient, 1-bit packed pathable plane.
@@ -72,7 +99,9 @@ def response_observation():
 
 @pytest.fixture
 def ctx():
-    return convert.context_from_game_info(game_info(), 1, raw_resolution=64, max_entities=8, max_selected=4, minimap_resolution=64)
+    return convert.context_from_game_info(
+        game_info(), 1, raw_resolution=64, max_entities=8, max_selected=4, minimap_resolution=64
+    )
 
 
 @pytest.fixture
@@ -214,7 +243,10 @@ def test_available_action_mask_from_query_response():
 
 
 ACTIONS = [
-    pytest.param({"action_type": FN["Build_Pylon_pt"], "queued": 1, "selected_units": [1, 8, 8, 8], "target_location": [20, 24]}, id="pt"),
+    pytest.param(
+        {"action_type": FN["Build_Pylon_pt"], "queued": 1, "selected_units": [1, 8, 8, 8], "target_location": [20, 24]},
+        id="pt",
+    ),
     pytest.param({"action_type": FN["Attack_unit"], "queued": 0, "selected_units": [1, 0, 8, 8], "target_unit": 2}, id="unit"),
     pytest.param({"action_type": FN["Train_Probe_quick"], "queued": 0, "selected_units": [0, 8, 8, 8]}, id="quick"),
     pytest.param({"action_type": FN["Build_Interceptors_autocast"], "selected_units": [0, 8, 8, 8]}, id="autocast"),
@@ -241,7 +273,9 @@ def test_actions_round_trip_through_request_action(ctx, heads):
 def test_request_action_fields_match_the_protocol(ctx):
     _, tags = convert.observation_to_arrays(response_observation(), ctx)
     action = convert.empty_action(ctx)
-    action.update(action_type=FN["Build_Pylon_pt"], queued=1, selected_units=np.array([1, 8, 8, 8]), target_location=np.array([20, 24]))
+    action.update(
+        action_type=FN["Build_Pylon_pt"], queued=1, selected_units=np.array([1, 8, 8, 8]), target_location=np.array([20, 24])
+    )
     cmd = convert.action_to_request(action, tags, ctx).actions[0].action_raw.unit_command
     assert (cmd.ability_id, list(cmd.unit_tags), cmd.queue_command) == (881, [0x100040001], True)
     # Cell centre of (20, 24): ((20 + 0.5) * 1.5, 96 - (24 + 0.5) * 1.5) with 96/64 = 1.5 units per cell.
@@ -257,7 +291,9 @@ def test_bad_actions_name_the_value(ctx):
     with pytest.raises(ValueError, match="Train_Probe_quick.*needs selected_units"):
         convert.action_to_request(dict(action, action_type=FN["Train_Probe_quick"]), tags, ctx)
     with pytest.raises(ValueError, match="selected_units index 6 points at a padding row; there are 4 entities"):
-        convert.action_to_request(dict(action, action_type=FN["Train_Probe_quick"], selected_units=np.array([6, 8, 8, 8])), tags, ctx)
+        convert.action_to_request(
+            dict(action, action_type=FN["Train_Probe_quick"], selected_units=np.array([6, 8, 8, 8])), tags, ctx
+        )
     with pytest.raises(ValueError, match=r"target_location=\(64, 3\) is outside the raw grid"):
         convert.action_to_request(dict(action, action_type=168, target_location=np.array([64, 3])), tags, ctx)
 

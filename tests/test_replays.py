@@ -79,7 +79,10 @@ def test_simple64_command_count_and_coverage(simple64_p1):
 
 def test_simple64_first_actions(simple64_p1):
     a, _ = simple64_p1
-    got = [(int(a["game_loop"][i]), NAMES[a["function"][i]], int(a["queued"][i]), a["target_location"][i].tolist()) for i in range(5)]
+    got = [
+        (int(a["game_loop"][i]), NAMES[a["function"][i]], int(a["queued"][i]), a["target_location"][i].tolist())
+        for i in range(5)
+    ]
     assert got == [
         (122, "Train_Probe_quick", 0, [-1, -1]),
         (508, "Smart_pt", 0, [17, 26]),  # TargetPoint (107128, 232468)/4096 on 88x96 -> (17, 26)
@@ -136,7 +139,10 @@ def test_specific_harvest_maps_to_general_function():
 
 def test_game_with_observers_is_handled():
     replay = decode_replay(HARDWIRE)
-    assert [(p.name, p.race, p.result, p.user_id) for p in replay.players] == [("Maru", "Terran", "Win", 5), ("ByuN", "Terran", "Loss", 7)]
+    assert [(p.name, p.race, p.result, p.user_id) for p in replay.players] == [
+        ("Maru", "Terran", "Win", 5),
+        ("ByuN", "Terran", "Loss", 7),
+    ]
     assert replay.observer_user_ids == [0, 1, 2, 3, 4, 6]
     counts = [extract_player(replay, pid, StreamConfig())[1].commands for pid in (1, 2)]
     assert counts == [137, 124]

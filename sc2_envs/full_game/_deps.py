@@ -31,7 +31,9 @@ def require(module: str, purpose: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        raise MissingDependencyError(f"{module} is needed for {purpose} but could not be imported ({e}). {INSTALL_HINT}") from e
+        raise MissingDependencyError(
+            f"{module} is needed for {purpose} but could not be imported ({e}). {INSTALL_HINT}"
+        ) from e
     except TypeError as e:
         raise MissingDependencyError(
             f"{module} is installed but its protobuf code does not load with this protobuf ({e}). "

@@ -86,7 +86,14 @@ def _order_function(order) -> int:
         kind = "quick"
     fid = by_ability.get((int(order.ability_id), kind))
     if fid is None:
-        fid = next((by_ability[(int(order.ability_id), k)] for k in ("quick", "pt", "unit") if (int(order.ability_id), k) in by_ability), 0)
+        fid = next(
+            (
+                by_ability[(int(order.ability_id), k)]
+                for k in ("quick", "pt", "unit")
+                if (int(order.ability_id), k) in by_ability
+            ),
+            0,
+        )
     return int(spec.general_function_ids()[fid])
 
 
@@ -227,8 +234,9 @@ def available_function_mask(query_response=None) -> np.ndarray:
 
     A function is available when some own unit reports its ability id in
     ``ResponseQuery.abilities``; a specific ability (e.g. 298 Harvest_Gather_Probe) also
-    enables its general function (Harvest_Gather_unit), never the reverse. ``no_op`` and ``raw_move_camera`` are always available; so
-    are Smart_pt/Smart_unit when any own unit reported abilities.
+    enables its general function (Harvest_Gather_unit), never the reverse. ``no_op`` and
+    ``raw_move_camera`` are always available; so are Smart_pt/Smart_unit when any own unit
+    reported abilities.
 
     Args:
         query_response: ``query_pb2.ResponseQuery`` or None (then everything is available).
@@ -250,7 +258,9 @@ def available_function_mask(query_response=None) -> np.ndarray:
     return mask
 
 
-def observation_to_arrays(response_observation, ctx: ObsContext, last_action=(0, 0, 0), query_response=None) -> tuple[dict, np.ndarray]:
+def observation_to_arrays(
+    response_observation, ctx: ObsContext, last_action=(0, 0, 0), query_response=None
+) -> tuple[dict, np.ndarray]:
     """Full observation dict from a ``ResponseObservation``.
 
     Args:

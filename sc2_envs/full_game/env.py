@@ -2,8 +2,12 @@
 
 | item | value |
 | --- | --- |
-| observation | ``Dict``: entities (N, 38) float32, entity_mask (N,) int8, selectable_mask (N,) int8, scalars (16,) float32, minimap (8, R, R) uint8, upgrades (89,) int8, unit_counts (375,) float32, build_order (20,) int64, action_type_mask (564,) int8 |
-| action | ``Dict``: action_type Discrete(564), delay Discrete(128), queued Discrete(2), selected_units MultiDiscrete([N+1]*K) (N = EOF), target_unit Discrete(N+1) (N = none), target_location MultiDiscrete([R, R]) |
+| observation | ``Dict``: entities (N, 38) float32, entity_mask (N,) int8, selectable_mask (N,) int8, |
+| | scalars (16,) float32, minimap (8, R, R) uint8, upgrades (89,) int8, unit_counts (375,) float32, |
+| | build_order (20,) int64, action_type_mask (564,) int8 |
+| action | ``Dict``: action_type Discrete(564), delay Discrete(128), queued Discrete(2), |
+| | selected_units MultiDiscrete([N+1]*K) (N = EOF), target_unit Discrete(N+1) (N = none), |
+| | target_location MultiDiscrete([R, R]) |
 | reward | 0 until the end, then +1 win / -1 loss / 0 tie (``PlayerResult``) |
 | time | one step advances ``step_mul`` game loops, or ``max(delay, 1)`` when ``step_mul=None`` |
 | end | game over -> terminated; ``game_steps_per_episode`` loops reached -> truncated |
@@ -239,7 +243,9 @@ class FullGameEnv(gym.Env):
         map_inst = maps.get(self.map_name)
         map_path = Path(run_config.data_dir) / "Maps" / map_inst.path
         if not map_path.exists():
-            raise SC2NotFoundError(f"Map {self.map_name!r} not found at {str(map_path)!r} (SC2PATH={str(sc2_path())!r}). {SC2_INSTALL_STEPS}")
+            raise SC2NotFoundError(
+                f"Map {self.map_name!r} not found at {str(map_path)!r} (SC2PATH={str(sc2_path())!r}). {SC2_INSTALL_STEPS}"
+            )
         log_dir = Path(self._kwargs["log_dir"] or tempfile.mkdtemp(prefix="sc2_envs_full_game_"))
         log_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = log_dir / f"sc2_{os.getpid()}_{int(time.time() * 1000)}.log"
@@ -385,7 +391,9 @@ class FullGameEnv(gym.Env):
             result = {r.player_id: r.result for r in response.player_result}.get(self._player_id)
             reward = {1: 1.0, 2: -1.0}.get(int(result), 0.0) if result is not None else 0.0
             info["outcome"] = reward
-        truncated = bool(self.game_steps_per_episode and loop - self._start_loop >= self.game_steps_per_episode and not terminated)
+        truncated = bool(
+            self.game_steps_per_episode and loop - self._start_loop >= self.game_steps_per_episode and not terminated
+        )
         if truncated:
             info["episode_limit"] = True
         return obs, reward, terminated, truncated, info

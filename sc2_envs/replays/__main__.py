@@ -19,16 +19,25 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m sc2_envs.replays", description=__doc__.splitlines()[0])
     p.add_argument("replays", help="folder (searched recursively) or a single .SC2Replay file")
     p.add_argument("--out", default=None, help="output folder; omit to only print the report")
-    p.add_argument("--sample", choices=["actions", "every_k"], default="actions", help="one row per action, or one row every k game loops")
+    p.add_argument(
+        "--sample", choices=["actions", "every_k"], default="actions", help="one row per action, or one row every k game loops"
+    )
     p.add_argument("--k", type=int, default=8, help="stride in game loops for --sample every_k")
     p.add_argument("--players", choices=["humans", "winners"], default="humans", help="which players' streams to write")
     p.add_argument("--max-entities", type=int, default=256)
     p.add_argument("--max-selected", type=int, default=64)
     p.add_argument("--raw-resolution", type=int, default=64)
-    p.add_argument("--enemy-units", choices=["all", "none"], default="all", help="include enemy units in the entity list (replays are omniscient)")
+    p.add_argument(
+        "--enemy-units",
+        choices=["all", "none"],
+        default="all",
+        help="include enemy units in the entity list (replays are omniscient)",
+    )
     p.add_argument("--include-target-updates", action="store_true", help="also emit SCmdUpdateTarget* events as actions")
     p.add_argument("--shard-rows", type=int, default=20000)
-    p.add_argument("--stableid", default=None, help="path of stableid.json (default $SC2_ENVS_SHARED_DATA/sc2_static/stableid.json)")
+    p.add_argument(
+        "--stableid", default=None, help="path of stableid.json (default $SC2_ENVS_SHARED_DATA/sc2_static/stableid.json)"
+    )
     p.add_argument("--no-progress", action="store_true")
     a = p.parse_args(argv)
     cfg = StreamConfig(
@@ -41,7 +50,13 @@ def main(argv=None) -> int:
         include_target_updates=a.include_target_updates,
     )
     summary = convert_replays(
-        find_replays(a.replays), a.out, cfg, players=a.players, shard_rows=a.shard_rows, stableid_path=a.stableid, progress=not a.no_progress
+        find_replays(a.replays),
+        a.out,
+        cfg,
+        players=a.players,
+        shard_rows=a.shard_rows,
+        stableid_path=a.stableid,
+        progress=not a.no_progress,
     )
     return 0 if summary.converted else 1
 

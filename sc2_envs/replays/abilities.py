@@ -83,7 +83,8 @@ def load_stableid(path: str) -> dict[tuple[str, int], tuple[int, int]]:
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(
-            f"stableid.json not found at {str(p)!r}; pass stableid_path= or set SC2_ENVS_SHARED_DATA to the folder holding sc2_static/"
+            f"stableid.json not found at {str(p)!r}; pass stableid_path= or set SC2_ENVS_SHARED_DATA "
+            "to the folder holding sc2_static/"
         )
     table = json.loads(p.read_text())
     out = {}

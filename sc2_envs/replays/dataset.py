@@ -73,7 +73,8 @@ class ConvertSummary:
     def report(self, top: int = 15) -> str:
         """Human-readable summary: errors, coverage, action-type distribution."""
         lines = [
-            f"files: {self.files}, converted: {self.converted}, errors: {self.errors or 'none'}, observer games: {self.observer_files}",
+            f"files: {self.files}, converted: {self.converted}, errors: {self.errors or 'none'}, "
+            f"observer games: {self.observer_files}",
             f"mapping coverage: {self.mapped}/{self.commands} commands = {100 * self.coverage:.2f}%",
             f"samples: {self.samples}, no_op share: {100 * self.no_op_share:.2f}%, selection errors: {self.selection_errors}",
             "action-type distribution:",
@@ -206,7 +207,9 @@ def convert_replays(
                 unmapped.update(st.unmapped)
                 counts.update(names[f] for f in arrays["function"].tolist())
             summary.converted += 1
-            desc = ", ".join(f"P{s['player_id']} {s['rows']} rows {s['mapped']}/{s['commands']} cmds" for s in entry["streams"])
+            desc = ", ".join(
+                f"P{s['player_id']} {s['rows']} rows {s['mapped']}/{s['commands']} cmds" for s in entry["streams"]
+            )
             log(f"ok    {path.name}: {replay.version} {replay.map_title!r} {desc}")
         except ReplayError as e:
             entry.update(status=type(e).__name__, error=str(e))

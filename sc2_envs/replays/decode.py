@@ -175,12 +175,16 @@ def decode_replay(path: str | os.PathLike) -> DecodedReplay:
                 return None
             return decoder(data)
         except Exception as e:
-            raise CorruptReplayError(f"{path}: cannot decode {name} ({type(e).__name__}: {e}); the file is truncated or damaged") from e
+            raise CorruptReplayError(
+                f"{path}: cannot decode {name} ({type(e).__name__}: {e}); the file is truncated or damaged"
+            ) from e
 
     details = read("replay.details", protocol.decode_replay_details)
     init = read("replay.initData", protocol.decode_replay_initdata)
     game_events = read("replay.game.events", lambda d: list(protocol.decode_replay_game_events(d)))
-    tracker_events = read("replay.tracker.events", lambda d: list(protocol.decode_replay_tracker_events(d)), required=False) or []
+    tracker_events = (
+        read("replay.tracker.events", lambda d: list(protocol.decode_replay_tracker_events(d)), required=False) or []
+    )
 
     desc = init["m_syncLobbyState"]["m_gameDescription"]
     slots = init["m_syncLobbyState"]["m_lobbyState"]["m_slots"]

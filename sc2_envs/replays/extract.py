@@ -100,7 +100,9 @@ def apply_remove_mask(selection: list[int], mask: dict) -> tuple[list[int], bool
     return selection, True
 
 
-def player_actions(replay: DecodedReplay, player_id: int, mapper: abilities.AbilityMapper, include_target_updates: bool = False):
+def player_actions(
+    replay: DecodedReplay, player_id: int, mapper: abilities.AbilityMapper, include_target_updates: bool = False
+):
     """Pass 1: the player's commands with reconstructed selections.
 
     Args:
@@ -118,7 +120,9 @@ def player_actions(replay: DecodedReplay, player_id: int, mapper: abilities.Abil
     """
     player = replay.player(player_id)
     if player.user_id is None:
-        raise ReplayError(f"{replay.path}: player {player_id} ({player.race}, {player.control}) has no game events (built-in AI)")
+        raise ReplayError(
+            f"{replay.path}: player {player_id} ({player.race}, {player.control}) has no game events (built-in AI)"
+        )
     groups: dict[int, list[int]] = {i: [] for i in range(11)}
     stats = StreamStats(unmapped={})
     out: list[RawAction] = []
@@ -160,9 +164,14 @@ def player_actions(replay: DecodedReplay, player_id: int, mapper: abilities.Abil
             point, tag = _target(e["m_data"])
             last_cmd = (mapped[0], mapped[1], queued)
             out.append(RawAction(e["_gameloop"], mapped[1], mapped[0], queued, point, tag, tuple(groups[10])))
-        elif include_target_updates and last_cmd is not None and name in (
-            "NNet.Game.SCmdUpdateTargetPointEvent",
-            "NNet.Game.SCmdUpdateTargetUnitEvent",
+        elif (
+            include_target_updates
+            and last_cmd is not None
+            and name
+            in (
+                "NNet.Game.SCmdUpdateTargetPointEvent",
+                "NNet.Game.SCmdUpdateTargetUnitEvent",
+            )
         ):
             target = e["m_target"]
             if name.endswith("PointEvent"):
@@ -202,7 +211,13 @@ class Roster:
         name = e["_event"].rsplit(".", 1)[-1]
         if name in ("SUnitBornEvent", "SUnitInitEvent"):
             tag = (e["m_unitTagIndex"] << 18) + e["m_unitTagRecycle"]
-            self.units[tag] = [self._type(e["m_unitTypeName"]), e["m_controlPlayerId"], e["m_x"], e["m_y"], name == "SUnitBornEvent"]
+            self.units[tag] = [
+                self._type(e["m_unitTypeName"]),
+                e["m_controlPlayerId"],
+                e["m_x"],
+                e["m_y"],
+                name == "SUnitBornEvent",
+            ]
             self.tag_of_index[e["m_unitTagIndex"]] = tag
         elif name == "SUnitDoneEvent":
             u = self.units.get((e["m_unitTagIndex"] << 18) + e["m_unitTagRecycle"])
@@ -416,7 +431,9 @@ def extract_player(replay: DecodedReplay, player_id: int, cfg: StreamConfig, sta
     return arr, stats
 
 
-def snapshot_entities(roster: Roster, player_id: int, enemy_ids: set[int], cfg: StreamConfig, map_size) -> tuple[np.ndarray, np.ndarray]:
+def snapshot_entities(
+    roster: Roster, player_id: int, enemy_ids: set[int], cfg: StreamConfig, map_size
+) -> tuple[np.ndarray, np.ndarray]:
     """Entity rows of the roster from ``player_id``'s point of view.
 
     Args:
