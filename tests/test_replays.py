@@ -204,6 +204,7 @@ def test_convert_writes_shards_and_reports_bad_files(tmp_path):
     assert summary.samples == 47 + 136 + 122
     assert any(line.startswith("error broken.SC2Replay: CorruptReplayError") for line in lines)
     assert "mapping coverage: 305/308 commands" in lines[-1]
+    assert summary.coverage_by_folder == {"mas_simple64": [47, 47], "ladder_misc": [258, 261]}
     index = json.loads((tmp_path / "out" / "index.json").read_text())
     assert [e["status"] for e in index] == ["ok", "ok", "CorruptReplayError"]
     meta = json.loads((tmp_path / "out" / "dataset.json").read_text())

@@ -47,6 +47,7 @@ class ConvertSummary:
         unmapped: ``{link:index:kind: count}``.
         selection_errors: remove masks that did not fit the tracked selection.
         observer_files: files that had observers (handled, their events ignored).
+        coverage_by_folder: ``{parent folder name: [mapped, commands]}``.
     """
 
     files: int = 0
@@ -59,6 +60,7 @@ class ConvertSummary:
     unmapped: dict = field(default_factory=dict)
     selection_errors: int = 0
     observer_files: int = 0
+    coverage_by_folder: dict = field(default_factory=dict)
 
     @property
     def coverage(self) -> float:
@@ -76,6 +78,10 @@ class ConvertSummary:
             f"files: {self.files}, converted: {self.converted}, errors: {self.errors or 'none'}, "
             f"observer games: {self.observer_files}",
             f"mapping coverage: {self.mapped}/{self.commands} commands = {100 * self.coverage:.2f}%",
+            *(
+                f"  {folder}: {m}/{c} = {100 * m / max(c, 1):.2f}%"
+                for folder, (m, c) in sorted(self.coverage_by_folder.items())
+            ),
             f"samples: {self.samples}, no_op share: {100 * self.no_op_share:.2f}%, selection errors: {self.selection_errors}",
             "action-type distribution:",
         ]
@@ -203,6 +209,9 @@ def convert_replays(
                 summary.samples += t
                 summary.commands += st.commands
                 summary.mapped += st.mapped
+                folder = summary.coverage_by_folder.setdefault(path.parent.name, [0, 0])
+                folder[0] += st.mapped
+                folder[1] += st.commands
                 summary.selection_errors += st.selection_errors
                 unmapped.update(st.unmapped)
                 counts.update(names[f] for f in arrays["function"].tolist())
@@ -243,6 +252,7 @@ def convert_replays(
                 "errors": summary.errors,
                 "samples": summary.samples,
                 "coverage": summary.coverage,
+                "coverage_by_folder": summary.coverage_by_folder,
                 "no_op_share": summary.no_op_share,
                 "function_counts": summary.function_counts,
             },
