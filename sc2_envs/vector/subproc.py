@@ -345,7 +345,7 @@ class SubprocVectorEnv:
                     status, payload = conn.recv()
                 except (EOFError, OSError):
                     self.processes[w].join(timeout=1.0)
-                    raise self._fail(self._died(w, what))
+                    raise self._fail(self._died(w, what)) from None
                 if status == "error":
                     name, msg, tb = payload
                     raise self._fail(WorkerError(
@@ -410,7 +410,7 @@ class SubprocVectorEnv:
             self._conns[w].send(message)
         except (BrokenPipeError, OSError):
             self.processes[w].join(timeout=1.0)
-            raise self._fail(self._died(w, f"send of {message[0]!r}"))
+            raise self._fail(self._died(w, f"send of {message[0]!r}")) from None
 
     def _request(self, messages: Sequence[tuple], what: str) -> list[Any]:
         self._check_usable()
@@ -444,7 +444,7 @@ class SubprocVectorEnv:
             flat = [int(s) for s in seed]
             if len(flat) != self.num_envs:
                 raise ValueError(f"seed has {len(flat)} values; expected an int or {self.num_envs} ints")
-            seeds = [flat[a:b] for a, b in zip(self._offsets[:-1], self._offsets[1:])]
+            seeds = [flat[a:b] for a, b in zip(self._offsets[:-1], self._offsets[1:], strict=True)]
         return self._concat(self._request([("reset", s) for s in seeds], "reset"))
 
     def step(self, actions: Any) -> dict:
@@ -463,7 +463,7 @@ class SubprocVectorEnv:
             raise ValueError(f"actions has shape {actions.shape}; expected ({self.num_envs}, {self.n_agents})")
         if not np.issubdtype(actions.dtype, np.integer):
             raise ValueError(f"actions dtype {actions.dtype}; expected an integer dtype (int64)")
-        parts = [actions[a:b].astype(np.int64) for a, b in zip(self._offsets[:-1], self._offsets[1:])]
+        parts = [actions[a:b].astype(np.int64) for a, b in zip(self._offsets[:-1], self._offsets[1:], strict=True)]
         return self._concat(self._request([("step", p) for p in parts], "step"))
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
