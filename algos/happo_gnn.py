@@ -161,7 +161,26 @@ def happo_factor_update(factor, new_logprob, old_logprob, active):
 
 
 def masked_mean(x, mask):
+    """Mean of ``x`` over the entries where ``mask`` is 1 (0 if there are none)."""
     return (x * mask).sum() / mask.sum().clamp(min=1.0)
+
+
+def happo_actor_loss(dist, actions, behaviour_logprob, advantages, factor, active, clip_coef):
+    """HAPPO's clipped surrogate for one class, weighted by the factor M, over alive agents.
+
+    ``dist``: the class's ``MaskedCategorical`` over ``[R, n_c]``; ``actions``, ``behaviour_logprob``,
+    ``advantages``, ``active`` (1 alive, 0 dead): ``[R, n_c]``; ``factor [R]``. Returns
+    ``(pg_loss, entropy, approx_kl, clipfrac)``; ``pg_loss = -mean_alive(M * min(r A, clip(r) A))``
+    (HARL ``happo.py``; M >= 0, so this equals the paper's ``min(r M A, clip(r) M A)``).
+    """
+    logratio = dist.log_prob(actions) - behaviour_logprob
+    ratio = logratio.exp()
+    with torch.no_grad():
+        approx_kl = masked_mean((ratio - 1) - logratio, active)
+        clipfrac = masked_mean(((ratio - 1.0).abs() > clip_coef).float(), active)
+    surr = torch.min(ratio * advantages, torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef) * advantages)
+    pg_loss = -masked_mean(factor.unsqueeze(-1) * surr, active)
+    return pg_loss, masked_mean(dist.entropy(), active), approx_kl, clipfrac
 
 
 def value_loss_fn(values, old_values, targets, clip_coef, clip_vloss, huber_delta):
@@ -376,17 +395,8 @@ if __name__ == "__main__":
                 b_inds = torch.randperm(T * B, device=device)
                 for mb_inds in b_inds.split(args.minibatch_size):
                     dist = policy.class_dist(c, c_obs[mb_inds], c_avail[mb_inds])
-                    newlogprob = dist.log_prob(c_act[mb_inds])
-                    logratio = newlogprob - c_logp[mb_inds]
-                    ratio = logratio.exp()
-                    act_mb = c_active[mb_inds]
-                    with torch.no_grad():
-                        approx_kl = masked_mean((ratio - 1) - logratio, act_mb)
-                        clipfrac = masked_mean(((ratio - 1.0).abs() > args.clip_coef).float(), act_mb)
-                    mb_adv = c_adv[mb_inds]
-                    surr = torch.min(ratio * mb_adv, torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef) * mb_adv)
-                    pg_loss = -masked_mean(factor[mb_inds].unsqueeze(-1) * surr, act_mb)
-                    entropy_loss = masked_mean(dist.entropy(), act_mb)
+                    pg_loss, entropy_loss, approx_kl, clipfrac = happo_actor_loss(
+                        dist, c_act[mb_inds], c_logp[mb_inds], c_adv[mb_inds], factor[mb_inds], c_active[mb_inds], args.clip_coef)
                     loss = pg_loss - args.ent_coef * entropy_loss
                     actor_optimizers[c].zero_grad()
                     loss.backward()
