@@ -75,6 +75,11 @@ class SMACSim:
             in ``invalid_actions`` instead of raising.
         loops_per_tick: game loops per simulation tick (1 = exact; 2, 4 or 8 trade movement and
             damage timing resolution for speed; weapon cooldowns stay loop-exact).
+        spawn_jitter: each unit's start position is offset uniformly in a square of this half-width
+            (world units) around its clump position, from the env's random stream. SC2's own
+            placement is deterministic, so SMAC v1 starts are (almost) fixed and a fixed policy
+            replays one trajectory; ``0.0`` reproduces that exactly. The default 0.5 gives episodes
+            some variety (see docs/deviations.md).
         **options: SMAC's keyword options (``obs_last_action``, ``reward_only_positive``, ...; see
             ``FeatureConfig`` and ``RewardConfig``). ``continuing_episode`` is accepted for SMAC
             compatibility; time limits are always reported as truncation here.
@@ -85,8 +90,11 @@ class SMACSim:
 
     def __init__(self, map_name: str | MapSpec = "2s3z", num_envs: int = 1, device: str | torch.device = "cpu",
                  seed: int | None = None, autoreset: bool = True, lenient_actions: bool = False,
-                 loops_per_tick: int = 1, **options):
+                 loops_per_tick: int = 1, spawn_jitter: float = 0.5, **options):
         self.spec = map_name if isinstance(map_name, MapSpec) else get_map(map_name)
+        if not (isinstance(spawn_jitter, (int, float)) and 0.0 <= spawn_jitter <= 2.0):
+            raise ValueError(f"spawn_jitter must be a number in [0, 2] world units, got {spawn_jitter!r}")
+        self.spawn_jitter = float(spawn_jitter)
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         options.pop("continuing_episode", None)
@@ -145,12 +153,19 @@ class SMACSim:
         new = WorldState.empty(B, len(t.names), N, self.device)
         new.env_seed = st.env_seed.clone()
         new.episode_count = st.episode_count + 1
+        units = torch.arange(len(t.names), device=self.device)
         new.pos = t.spawn_pos.expand(B, -1, -1).clone()
+        if self.spawn_jitter > 0:
+            key = (new.env_seed[:, None, None], new.episode_count[:, None, None], units[None, :, None],
+                   torch.arange(2, device=self.device)[None, None, :], rng.STREAM_SPAWN)
+            offset = (rng.uniform(*key) * 2 - 1) * self.spawn_jitter
+            jittered = new.pos + offset
+            cell_ok = self.dynamics._walkable(jittered) | t.is_air
+            new.pos = torch.where(cell_ok.unsqueeze(-1), jittered, new.pos)
         new.health = t.max_health.expand(B, -1).clone()
         new.shield = t.max_shield.expand(B, -1).clone()
         new.energy = t.energy_start.expand(B, -1).clone()
         new.alive = torch.ones_like(new.alive)
-        units = torch.arange(len(t.names), device=self.device)
         new.jitter_state = rng.mix(new.env_seed[:, None], new.episode_count[:, None], units[None, :], rng.STREAM_COOLDOWN)
         seg = self.spec.attack_segment
         if seg is not None:
