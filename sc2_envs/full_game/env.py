@@ -192,6 +192,8 @@ class FullGameEnv(gym.Env):
         self._ctx: convert.ObsContext | None = None
         self._tags = np.zeros(self.max_entities, dtype=np.uint64)
         self._last_action = (0, 0, 0)
+        self._last_action_loop: int | None = None
+        self._loop = 0
         self._episodes = 0
 
     # ---------------------------------------------------------------- spaces
@@ -349,9 +351,10 @@ class FullGameEnv(gym.Env):
             self._controller.restart()
         self._new_context()
         self._last_action = (0, 0, 0)
+        self._last_action_loop = None
         self._episodes += 1
         response, obs = self._observe()
-        self._start_loop = int(response.observation.game_loop)
+        self._start_loop = self._loop = int(response.observation.game_loop)
         return obs, {"game_loop": self._start_loop, "log_path": str(self.log_path)}
 
     def step(self, action: dict):
@@ -378,12 +381,16 @@ class FullGameEnv(gym.Env):
             errors = [int(r) for r in result.result if r != 1]
         delay = int(action.get("delay", 0))
         loops = int(self.step_mul) if self.step_mul is not None else max(delay, 1)
-        self._controller.step(loops)
         fid = int(action["action_type"])
         if fid != 0:
-            self._last_action = (fid, min(delay, spec.MAX_DELAY), int(action.get("queued", 0)))
+            # Same definition as the replay converter: general function, and the game loops
+            # between this action and the previous one (0 for the first), capped at 127.
+            gap = 0 if self._last_action_loop is None else self._loop - self._last_action_loop
+            self._last_action = (int(spec.general_function_ids()[fid]), min(gap, spec.MAX_DELAY), int(action.get("queued", 0)))
+            self._last_action_loop = self._loop
+        self._controller.step(loops)
         response, obs = self._observe()
-        loop = int(response.observation.game_loop)
+        loop = self._loop = int(response.observation.game_loop)
         info = {"game_loop": loop, "action_errors": errors}
         terminated = len(response.player_result) > 0
         reward = 0.0

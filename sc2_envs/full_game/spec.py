@@ -101,7 +101,7 @@ SCALAR_FEATURES: tuple[str, ...] = (
     "army_count",
     "warp_gate_count",
     "larva_count",
-    "last_action_type",  # raw function id of this player's previous action (0 at start)
+    "last_action_type",  # general raw function id of the previous action (0 at start)
     "last_delay",  # game loops between the previous two actions, capped at MAX_DELAY
     "last_queued",
 )
