@@ -200,6 +200,21 @@ def conjugate_gradient(Avp, b, nsteps=10, residual_tol=1e-10):
     return x
 
 
+def masked_kl_fvp(make_dist, old_dist, active, params, v, damping):
+    """Fisher-vector product ``(H + damping I) v``, ``H`` the Hessian of the mean true KL(old || new) over alive agents.
+
+    ``make_dist()`` builds the current ``MaskedCategorical`` (``[R, n_c]``) from ``params``; ``old_dist``
+    is the same distribution detached, so ``H`` at the current parameters is the Fisher information.
+    Masked actions contribute nothing (their probability is exactly 0).
+    """
+    # Double backward needs the composite (math) attention kernel: the fused SDPA kernels have no
+    # second derivative (as HARL disables cuDNN for its GRU here).
+    with sdpa_kernel(SDPBackend.MATH):
+        kl = masked_mean(old_dist.kl(make_dist()), active)
+        grad_kl = flat_grad(kl, params, create_graph=True)
+        return flat_grad(grad_kl @ v, params) + damping * v
+
+
 def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, args):
     """One HATRPO step of class ``c``'s actor on the whole batch; returns logging stats and log-probs.
 
@@ -226,19 +241,14 @@ def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, a
     g = flat_grad(surr, params)
 
     def fvp(v):
-        # Double backward needs the composite (math) attention kernel: the fused SDPA kernels have no
-        # second derivative (as HARL disables cuDNN for its GRU here).
-        with sdpa_kernel(SDPBackend.MATH):
-            kl = masked_mean(old_dist.kl(policy.class_dist(c, obs, avail)), active)
-            grad_kl = flat_grad(kl, params, create_graph=True)
-            return flat_grad(grad_kl @ v, params) + args.cg_damping * v
+        return masked_kl_fvp(lambda: policy.class_dist(c, obs, avail), old_dist, active, params, v, args.cg_damping)
 
     x = conjugate_gradient(fvp, g, args.cg_iters)
     shs = 0.5 * (x @ fvp(x))
     step_frac = torch.sqrt(args.kl_threshold / shs.clamp(min=1e-12)) if float(shs) > 0 else torch.zeros((), device=x.device)
     full_step = step_frac * x
     expected_improve = float(g @ full_step)
-    surr_old = float(surr)
+    surr_old = float(surr.detach())
     accepted, kl_val, improve, frac = False, 0.0, 0.0, 1.0
     with torch.no_grad():
         for _ in range(args.ls_step):
