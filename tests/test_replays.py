@@ -127,7 +127,7 @@ def test_ladder_pvt_counts_and_first_actions():
         (392, "Build_Pylon_pt", [8, 48]),
     ]
     _, stats2 = extract_player(replay, 2, StreamConfig())
-    assert (stats2.commands, stats2.mapped) == (369, 354)
+    assert (stats2.commands, stats2.mapped) == (369, 361)
 
 
 def test_specific_harvest_maps_to_general_function():
@@ -201,15 +201,15 @@ def test_convert_writes_shards_and_reports_bad_files(tmp_path):
     summary = convert_replays([SIMPLE64, HARDWIRE, bad], tmp_path / "out", progress=False, log=lines.append, shard_rows=100)
     assert (summary.files, summary.converted) == (3, 2)
     assert summary.errors == {"CorruptReplayError": 1}
-    assert summary.samples == 47 + 136 + 122
+    assert summary.samples == 47 + 137 + 124
     assert any(line.startswith("error broken.SC2Replay: CorruptReplayError") for line in lines)
-    assert "mapping coverage: 305/308 commands" in lines[-1]
-    assert summary.coverage_by_folder == {"mas_simple64": [47, 47], "ladder_misc": [258, 261]}
+    assert "mapping coverage: 308/308 commands" in lines[-1]
+    assert summary.coverage_by_folder == {"mas_simple64": [47, 47], "ladder_misc": [261, 261]}
     index = json.loads((tmp_path / "out" / "index.json").read_text())
     assert [e["status"] for e in index] == ["ok", "ok", "CorruptReplayError"]
     meta = json.loads((tmp_path / "out" / "dataset.json").read_text())
     shards = sorted((tmp_path / "out").glob("shard_*.npz"))
-    assert len(shards) == meta["shards"] == 3  # 47 rows, then 136, then 122 (shard_rows=100)
+    assert len(shards) == meta["shards"] == 3  # 47 rows, then 137, then 124 (shard_rows=100)
     stream = index[1]["streams"][0]
     shard = load_shard(tmp_path / "out" / f"shard_{stream['shard']:05d}.npz")
     rows = slice(stream["row_start"], stream["row_start"] + stream["rows"])

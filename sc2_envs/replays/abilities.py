@@ -10,7 +10,8 @@ Chain (fact sheet section 6.1):
    target kind is ``pt`` for ``TargetPoint``, ``unit`` for ``TargetUnit``, else ``quick``.
 4. Fallbacks when step 2 or 3 misses: the general ability (``remapid``), then the command
    name from sc2reader's ``ability_lookup.csv`` (e.g. ``OrbitalCommandTrain`` index 0 ->
-   ``TrainSCV``) matched against raw function names (``Train_SCV_quick``).
+   ``TrainSCV``) matched against raw function names (``Train_SCV_quick``) on their
+   sorted words, so ``BuildBarracksTechLab`` finds ``Build_TechLab_Barracks_pt``.
 A command without an ability (``m_abil`` None) is a right click: ``Smart_pt`` / ``Smart_unit``.
 """
 
@@ -22,6 +23,7 @@ import io
 import json
 import os
 import pkgutil
+import re
 from pathlib import Path
 
 from sc2_envs.full_game import spec
@@ -113,7 +115,13 @@ def _command_names() -> dict[str, list[str]]:
 
 
 def _norm(name: str) -> str:
-    return name.replace("_", "").lower()
+    """Order-free name key: CamelCase and ``_`` words, lower-cased and sorted.
+
+    ``BuildBarracksTechLab`` (sc2reader command) and ``Build_TechLab_Barracks`` (raw function)
+    both become ``barracks build lab tech``.
+    """
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", name)
+    return " ".join(sorted(w.lower() for w in words))
 
 
 @functools.lru_cache(maxsize=1)
