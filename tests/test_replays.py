@@ -173,6 +173,21 @@ def test_builtin_ai_player_is_rejected(simple64):
         extract_player(simple64, 2, StreamConfig())
 
 
+def test_ability_mapping_fallbacks_and_datapacks():
+    from sc2_envs.replays.abilities import AbilityMapper
+
+    assert [datapack_for_build(b) for b in (55958, 64469, 89634, 97425)] == ["54724", "59587", "89720", "97364"]
+    m = AbilityMapper(64469)
+    assert m.link_name(155) == "OrbitalCommandTrain"  # absent from stableid.json: command-name fallback
+    assert [NAMES[f] for f in m.map({"m_abilLink": 155, "m_abilCmdIndex": 0}, "quick")] == ["Train_SCV_quick"] * 2
+    m = AbilityMapper(86383)
+    flying = m.map({"m_abilLink": 149, "m_abilCmdIndex": 0}, "pt")  # BarracksFlyingBuild -> BuildBarracksTechLab
+    assert [NAMES[f] for f in flying] == ["Build_TechLab_Barracks_pt", "Build_TechLab_pt"]
+    assert NAMES[m.map({"m_abilLink": 75, "m_abilCmdIndex": 0}, "quick")[0]] == "Train_Baneling_quick"  # ZerglingTrain
+    assert [NAMES[f] for f in m.map(None, "unit")] == ["Smart_unit", "Smart_unit"]
+    assert m.map(None, "quick") is None
+
+
 def test_remove_masks_follow_s2protocol_semantics():
     sel = [10, 11, 12, 13]
     assert apply_remove_mask(sel, {"None": None}) == (sel, False)
