@@ -1,0 +1,408 @@
+# Zero-shot transfer of trained actors across team sizes (issue 5).
+# Idea and reference figures: count-invariant entity/attention actors transfer between SMAC team
+# sizes (e.g. UPDeT, Hu et al., ICLR 2021; fact sheet ../shared/reference/happo_hatrpo.md 4.4),
+# while a flat MLP cannot even read a differently sized observation.
+"""Evaluate checkpoints of ``algos/happo_gnn.py`` greedily on other maps, without retraining.
+
+    python algos/eval_transfer.py --checkpoints checkpoints/2s3z_gnn.pt checkpoints/3s5z_gnn.pt
+
+For every (checkpoint, target map) pair it runs ``--episodes`` episodes on the embedded batched
+simulator and writes ``<out_dir>/<name>.csv``, ``<name>.md`` (a Markdown table) and ``<name>.png``
+(bar chart of the win rates with Wilson 95 % intervals). A pair the checkpoint cannot serve (a unit
+class of the target map without an actor in the checkpoint, an MLP whose input or output size does
+not fit, a different observation layout) becomes a row with an ``error`` and no figures: nothing is
+substituted or guessed.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import time
+from dataclasses import asdict, dataclass, fields
+from typing import Optional
+
+import torch
+import tyro
+
+import sc2_envs
+from models import load_checkpoint
+from models.agents import CHECKPOINT_FORMAT, unit_classes
+from models.entities import ObsParser
+from sc2_envs.stats import wilson_interval
+
+DEFAULT_MAPS: dict[frozenset, tuple[str, ...]] = {
+    frozenset({"stalker", "zealot"}): ("2s3z", "3s5z", "3s5z_vs_3s6z"),
+    frozenset({"marine"}): ("3m", "5m_vs_6m", "8m", "25m"),
+    frozenset({"marine", "marauder", "medivac"}): ("MMM", "MMM2"),
+}
+"""Target maps used when ``--maps`` is not given, keyed by the checkpoint's set of unit classes:
+maps whose allies are made of exactly those classes, from small to large teams."""
+
+
+@dataclass
+class Args:
+    checkpoints: tuple[str, ...]
+    """checkpoint files written by algos/happo_gnn.py --save-model (GNN or MLP actors)"""
+    maps: tuple[str, ...] = ()
+    """target maps (sc2_envs.list_maps()); empty: the checkpoint's source map plus DEFAULT_MAPS of its unit classes"""
+    episodes: int = 100
+    """episodes per (checkpoint, target map) pair"""
+    max_envs: int = 128
+    """the batched simulator runs min(episodes, max_envs) envs in parallel"""
+    seed: int = 0
+    """seed of the evaluation envs (env b starts from seed + b); the same for every pair"""
+    greedy: bool = True
+    """argmax over the available actions (False: sample from the policy)"""
+    spawn_jitter: Optional[float] = None
+    """half-width of the random start offsets in world units (None: the simulator's default, as in training)"""
+    device: str = "cpu"
+    """torch device of the simulator and the networks (cpu, cuda, cuda:1, ...)"""
+    torch_threads: int = 1
+    """torch CPU threads (0: torch's default)"""
+    out_dir: str = "runs/transfer"
+    """folder of the CSV, Markdown and PNG outputs"""
+    name: str = "transfer"
+    """file stem of the outputs"""
+
+
+@dataclass
+class TransferRow:
+    """One (checkpoint, target map) result; the figures are ``None`` where ``error`` is set.
+
+    ``win_rate`` is ``wins / episodes``; ``ci_low`` / ``ci_high`` its Wilson 95 % interval
+    (``sc2_envs.stats.wilson_interval``); ``mean_return`` the mean undiscounted sum of the
+    environment's (scaled SMAC) rewards per episode; ``mean_length`` the mean episode length in env
+    steps (1 env step = 8 game loops).
+    """
+
+    target_map: str
+    source_map: str
+    actor_type: str
+    kind: str
+    episodes: Optional[int] = None
+    wins: Optional[int] = None
+    win_rate: Optional[float] = None
+    ci_low: Optional[float] = None
+    ci_high: Optional[float] = None
+    mean_return: Optional[float] = None
+    mean_length: Optional[float] = None
+    error: str = ""
+    checkpoint: str = ""
+    source_steps: Optional[int] = None
+
+
+CSV_COLUMNS = [f.name for f in fields(TransferRow)]
+
+
+def read_checkpoint(path: str) -> dict:
+    """The checkpoint dict of ``models.save_checkpoint`` (loaded with ``torch.load(weights_only=True)``).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: the file is not a checkpoint of that format.
+    """
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"checkpoint {path!r} does not exist")
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # unpickling errors have many types; the message is what matters
+        raise ValueError(f"{path} could not be read as a torch checkpoint with weights_only=True: {e}") from None
+    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
+        found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
+        raise ValueError(f"{path} is not a {CHECKPOINT_FORMAT!r} checkpoint (found {found!r}); "
+                         "expected a file written by algos/happo_gnn.py --save-model")
+    return ckpt
+
+
+def transfer_kind(source_map: str, target_map: str) -> str:
+    """``in-distribution`` (same map), ``scale-up`` / ``scale-down`` (more / fewer agents) or ``same-team-size``."""
+    if source_map == target_map:
+        return "in-distribution"
+    n_src, n_tgt = sc2_envs.get_map(source_map).n_agents, sc2_envs.get_map(target_map).n_agents
+    if n_tgt > n_src:
+        return "scale-up"
+    if n_tgt < n_src:
+        return "scale-down"
+    return "same-team-size"
+
+
+def _entity_columns(names: list[str]) -> list[str]:
+    """Feature names a GNN actor reads from a row: type bits and last-action columns are re-encoded or
+    dropped by ``models.entities.ObsParser`` (same name rule as there), so they are left out."""
+    return [n for n in names if "type" not in n.lower() and "last_action" not in n.lower()]
+
+
+def fit_error(config: dict, env_info: dict) -> str:
+    """Why a checkpoint's actors cannot serve an env, or ``""`` if they can.
+
+    Args:
+        config: the checkpoint's ``config`` dict (``models.save_checkpoint``).
+        env_info: the target env's ``get_env_info()``.
+
+    Checks, in this order: every unit class of the target has an actor in the checkpoint (a missing
+    class is reported, never replaced by another class's actor); for MLP actors, the flat input
+    (``obs_shape``) and output (``n_actions``) sizes and the whole observation layout equal the
+    training ones; for GNN actors, the per-entity feature names, move/timestep widths and the
+    unit-type vocabulary equal the training ones (counts of allies and enemies may differ).
+    """
+    target, source = env_info["map_name"], config["map_name"]
+    classes = list(unit_classes(env_info))
+    missing = [c for c in classes if c not in config["classes"]]
+    if missing:
+        return (f"unit class(es) {missing} of {target} absent from the checkpoint (trained on {source}, actors for "
+                f"{config['classes']}); no actor is substituted for a missing class")
+    if config["actor_type"] == "mlp":
+        have = (int(env_info["obs_shape"]), int(env_info["n_actions"]))
+        want = (int(config["obs_shape"]), int(config["n_actions"]))
+        if have != want:
+            return (f"MLP input/output size mismatch: the actor reads obs_size={want[0]} and outputs n_actions={want[1]} "
+                    f"({source}); {target} has obs_size={have[0]}, n_actions={have[1]}. A flat MLP does not transfer "
+                    f"across team sizes")
+        if env_info.get("obs_layout") != config.get("obs_layout"):
+            return (f"MLP observation layout mismatch: {target} has the sizes of {source} but a different layout "
+                    f"{env_info.get('obs_layout')} (trained on {config.get('obs_layout')})")
+        return ""
+    src, tgt = config.get("obs_layout") or {}, env_info["obs_layout"]
+    diffs = []
+    for key in ("move_feats", "timestep_feats"):
+        if src.get(key) != tgt.get(key):
+            diffs.append(f"{key} {src.get(key)} vs {tgt.get(key)}")
+    for key in ("enemy_feature_names", "ally_feature_names", "own_feature_names"):
+        a, b = _entity_columns(list(src.get(key) or [])), _entity_columns(list(tgt.get(key) or []))
+        if a != b:
+            diffs.append(f"{key} {a} vs {b}")
+    vocab = ObsParser(env_info).dims()["type_vocab"]
+    if vocab != config["policy_spec"].get("type_vocab"):
+        diffs.append(f"unit-type vocabulary {config['policy_spec'].get('type_vocab')} vs {vocab}")
+    if diffs:
+        return (f"observation layout mismatch between the checkpoint ({source}) and {target}: " + "; ".join(diffs)
+                + " (checkpoint vs target; were they built with different SMAC feature options?)")
+    return ""
+
+
+@torch.no_grad()
+def run_episodes(policy, env, n_episodes: int, seed: int, greedy: bool = True) -> dict:
+    """Play exactly ``n_episodes`` episodes of ``env`` (an autoresetting ``SMACSim``) with ``policy``.
+
+    Env ``b`` contributes its first ``q_b`` episodes, ``q_b = n // B (+1 for b < n % B)``: counting
+    a fixed number of episodes per env (rather than the first ``n`` to finish anywhere) does not
+    favour short episodes.
+
+    Args:
+        policy: a bound ``models.ClassPolicy`` (``act(obs [B,N,O], avail [B,N,A], greedy)``).
+        env: batched env with ``num_envs = B <= n_episodes``.
+        n_episodes: total episodes ``n >= B``.
+        seed: ``env.reset(seed)`` (env ``b`` starts from ``seed + b``).
+        greedy: argmax actions instead of samples.
+
+    Returns:
+        dict with ``episodes`` (int), ``wins`` (int, ``battle_won`` at the episode end),
+        ``mean_return`` (float, sum of rewards per episode), ``mean_length`` (float, env steps).
+    """
+    B = env.num_envs
+    if not 1 <= B <= n_episodes:
+        raise ValueError(f"need 1 <= num_envs <= n_episodes, got num_envs={B}, n_episodes={n_episodes}")
+    dev = env.device
+    quota = torch.full((B,), n_episodes // B, dtype=torch.int64, device=dev)
+    quota[: n_episodes % B] += 1
+    count = torch.zeros(B, dtype=torch.int64, device=dev)
+    wins = torch.zeros(B, dtype=torch.int64, device=dev)
+    ret_sum = torch.zeros(B, dtype=torch.float64, device=dev)
+    len_sum = torch.zeros(B, dtype=torch.int64, device=dev)
+    ep_ret = torch.zeros(B, dtype=torch.float64, device=dev)
+    ep_len = torch.zeros(B, dtype=torch.int64, device=dev)
+    out = env.reset(seed=seed)
+    while bool((count < quota).any()):
+        actions, _ = policy.act(out["obs"], out["avail_actions"], greedy=greedy)
+        out = env.step(actions)
+        ep_ret += out["reward"].double()
+        ep_len += 1
+        done = out["terminated"] | out["truncated"]
+        take = done & (count < quota)
+        wins += (take & out["battle_won"]).long()
+        ret_sum += torch.where(take, ep_ret, 0.0)
+        len_sum += torch.where(take, ep_len, 0)
+        count += take.long()
+        ep_ret = torch.where(done, 0.0, ep_ret)
+        ep_len = torch.where(done, 0, ep_len)
+    n = int(count.sum())
+    return {"episodes": n, "wins": int(wins.sum()), "mean_return": float(ret_sum.sum()) / n,
+            "mean_length": float(len_sum.sum()) / n}
+
+
+def evaluate_transfer(path: str, target_map: str, episodes: int = 100, max_envs: int = 128, seed: int = 0,
+                      greedy: bool = True, device: str | torch.device = "cpu",
+                      spawn_jitter: Optional[float] = None, ckpt: Optional[dict] = None) -> TransferRow:
+    """Evaluate the actors of checkpoint ``path`` on ``target_map``; see :class:`TransferRow`.
+
+    A checkpoint that does not fit the target (:func:`fit_error`, or ``models.load_checkpoint``
+    refusing it) gives a row with ``error`` set and no figures. ``ckpt``: the already-read
+    checkpoint dict (saves reading the file twice).
+
+    Raises:
+        ValueError: unknown target map, ``episodes < 1`` or ``max_envs < 1``, or a file that is not
+            a checkpoint (bad input, as opposed to a checkpoint that does not fit a map).
+    """
+    if episodes < 1 or max_envs < 1:
+        raise ValueError(f"episodes and max_envs must be >= 1, got episodes={episodes}, max_envs={max_envs}")
+    ckpt = read_checkpoint(path) if ckpt is None else ckpt
+    cfg = ckpt["config"]
+    row = TransferRow(target_map=target_map, source_map=cfg["map_name"], actor_type=cfg["actor_type"],
+                      kind=transfer_kind(cfg["map_name"], target_map), checkpoint=path,
+                      source_steps=int(ckpt.get("global_step", 0)))
+    num_envs = min(episodes, max_envs)
+    options = {} if spawn_jitter is None else {"spawn_jitter": spawn_jitter}
+    env = sc2_envs.make_batched(target_map, num_envs=num_envs, device=device, seed=seed, autoreset=True, **options)
+    env_info = env.get_env_info()
+    row.error = fit_error(cfg, env_info)
+    if row.error:
+        return row
+    try:
+        policy, _, _ = load_checkpoint(path, env_info, device=device, with_critic=False)
+    except ValueError as e:
+        row.error = str(e)
+        return row
+    policy.eval()
+    res = run_episodes(policy, env, episodes, seed, greedy)
+    row.episodes, row.wins = res["episodes"], res["wins"]
+    row.win_rate = row.wins / row.episodes
+    row.ci_low, row.ci_high = wilson_interval(row.wins, row.episodes)
+    row.mean_return, row.mean_length = res["mean_return"], res["mean_length"]
+    return row
+
+
+def resolve_maps(maps: tuple[str, ...] | list[str], config: dict) -> list[str]:
+    """``maps`` if given, else the checkpoint's source map followed by :data:`DEFAULT_MAPS` of its classes."""
+    if maps:
+        out = list(maps)
+    else:
+        out = [config["map_name"]] + list(DEFAULT_MAPS.get(frozenset(config["classes"]), ()))
+    valid = set(sc2_envs.list_maps())
+    bad = [m for m in out if m not in valid]
+    if bad:
+        raise ValueError(f"unknown map(s) {bad}; valid maps: {sorted(valid)}")
+    return list(dict.fromkeys(out))
+
+
+def _fmt(x, spec: str) -> str:
+    return "" if x is None else format(x, spec)
+
+
+def write_csv(rows: list[TransferRow], path: str) -> None:
+    """One line per row, columns :data:`CSV_COLUMNS`; figures with full precision, empty where absent."""
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if v is None else v) for k, v in asdict(r).items()})
+
+
+def markdown_table(rows: list[TransferRow]) -> str:
+    """GitHub Markdown table of the rows (win rate with its Wilson 95 % interval)."""
+    lines = ["| source | actor | target | kind | episodes | win rate [95% CI] | mean return | mean length | error |",
+             "|---|---|---|---|---:|---|---:|---:|---|"]
+    for r in rows:
+        wr = "" if r.win_rate is None else f"{r.win_rate:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"
+        err = r.error.replace("|", "\\|")
+        lines.append(f"| {r.source_map} | {r.actor_type} | {r.target_map} | {r.kind} | {_fmt(r.episodes, 'd')} | {wr} | "
+                     f"{_fmt(r.mean_return, '.2f')} | {_fmt(r.mean_length, '.1f')} | {err} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot_rows(rows: list[TransferRow], path: str, title: str = "Zero-shot transfer") -> None:
+    """Grouped bar chart: one group per target map, one bar per checkpoint (source map, actor type), with Wilson
+    95 % intervals as error bars; a pair that could not be evaluated is marked ``n/a`` instead of a bar."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    targets = list(dict.fromkeys(r.target_map for r in rows))
+    series = list(dict.fromkeys(r.checkpoint for r in rows))  # one series per checkpoint
+    names = {c: next(f"{r.source_map} ({r.actor_type})" for r in rows if r.checkpoint == c) for c in series}
+    if len(set(names.values())) < len(names):  # two checkpoints of the same source map and actor type
+        names = {c: f"{n}, {os.path.basename(c)}" for c, n in names.items()}
+    width = 0.8 / max(len(series), 1)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(targets) * max(1, len(series)) ** 0.5), 4.2))
+    labelled: set = set()
+    for k, ckpt in enumerate(series):
+        for t, tgt in enumerate(targets):
+            match = [r for r in rows if r.target_map == tgt and r.checkpoint == ckpt]
+            if not match:
+                continue
+            r = match[0]
+            x = t - 0.4 + width * (k + 0.5)
+            if r.win_rate is None:
+                ax.text(x, 0.02, "n/a", ha="center", va="bottom", fontsize=7, rotation=90, color=f"C{k}")
+                continue
+            label = None if ckpt in labelled else names[ckpt]
+            labelled.add(ckpt)
+            ax.bar(x, r.win_rate, width * 0.9, color=f"C{k}", label=label)
+            ax.errorbar(x, r.win_rate, yerr=[[r.win_rate - r.ci_low], [r.ci_high - r.win_rate]], fmt="none",
+                        ecolor="black", capsize=3, lw=1)
+    ax.set_xticks(range(len(targets)), targets)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("win rate (Wilson 95% CI)")
+    ax.set_xlabel("target map")
+    ax.set_title(title)
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(title="source (actor)", fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(args: Args) -> list[TransferRow]:
+    """Run every (checkpoint, map) pair, print and write the CSV / Markdown / PNG; returns the rows."""
+    if args.episodes < 1 or args.max_envs < 1:
+        raise ValueError(f"--episodes and --max-envs must be >= 1, got {args.episodes}, {args.max_envs}")
+    if not args.checkpoints:
+        raise ValueError("--checkpoints: give at least one checkpoint file")
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"--device {args.device}: CUDA is not available on this machine")
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
+    ckpts = {p: read_checkpoint(p) for p in args.checkpoints}
+    plan = {p: resolve_maps(args.maps, c["config"]) for p, c in ckpts.items()}
+
+    print("eval_transfer configuration:")
+    for k, v in asdict(args).items():
+        print(f"  {k}: {v}")
+    print(f"  num_envs per map: {min(args.episodes, args.max_envs)}")
+    for p, c in ckpts.items():
+        cfg = c["config"]
+        print(f"  {p}: {cfg['actor_type']} actors {cfg['classes']} trained on {cfg['map_name']} for "
+              f"{c.get('global_step', 0)} env steps -> {plan[p]}")
+
+    rows = []
+    for p, c in ckpts.items():
+        for m in plan[p]:
+            t0 = time.time()
+            r = evaluate_transfer(p, m, args.episodes, args.max_envs, args.seed, args.greedy, device, args.spawn_jitter, ckpt=c)
+            rows.append(r)
+            if r.error:
+                print(f"{r.source_map} ({r.actor_type}) -> {m}: not evaluated: {r.error}")
+            else:
+                print(f"{r.source_map} ({r.actor_type}) -> {m} [{r.kind}]: win rate {r.win_rate:.3f} "
+                      f"[{r.ci_low:.3f}, {r.ci_high:.3f}] over {r.episodes} episodes, return {r.mean_return:.2f}, "
+                      f"length {r.mean_length:.1f} env steps ({time.time() - t0:.0f} s)")
+
+    os.makedirs(args.out_dir, exist_ok=True)
+    stem = os.path.join(args.out_dir, args.name)
+    write_csv(rows, stem + ".csv")
+    table = markdown_table(rows)
+    with open(stem + ".md", "w") as f:
+        f.write(f"Greedy={args.greedy}, {args.episodes} episodes per pair, seed {args.seed}, embedded simulator; "
+                "win rate with Wilson 95% interval.\n\n" + table)
+    plot_rows(rows, stem + ".png")
+    print("\n" + table)
+    print(f"wrote {stem}.csv, {stem}.md, {stem}.png")
+    return rows
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))
