@@ -240,7 +240,9 @@ class StateParser:
             last = state[..., o:o + N * A].reshape(*lead, N, A)
             ally_last = torch.cat([last[..., :N_NON_TARGET_ACTIONS],
                                    last[..., N_NON_TARGET_ACTIONS:].sum(-1, keepdim=True)], dim=-1)
-            w = self._attacker.to(state.device)
+            if self._attacker.device != state.device:
+                self._attacker = self._attacker.to(state.device)
+            w = self._attacker
             targeted = (last[..., N_NON_TARGET_ACTIONS:N_NON_TARGET_ACTIONS + M] * w[:, None]).sum(-2)
             targeted = targeted / w.sum().clamp(min=1.0)
         else:
