@@ -118,7 +118,7 @@ def test_different_seeds_give_different_episodes():
 
 SPACE_RUNS = [
     pytest.param("3m", "remove", 300), pytest.param("2s3z", "absorbing", 300), pytest.param("MMM", "remove", 300),
-    *[pytest.param(m, mode, 400, marks=pytest.mark.slow) for m in ["3s_vs_3z", "2c_vs_64zg", "bane_vs_bane", "corridor"]
+    *[pytest.param(m, mode, 400, marks=pytest.mark.slow) for m in ["3s_vs_3z", "2c_vs_64zg", "bane_vs_bane", "corridor", "6h_vs_8z"]
       for mode in ["remove", "absorbing"]],
 ]
 
@@ -143,6 +143,14 @@ def test_spaces_contain_every_obs_state_and_mask_over_long_runs(map_name, dead_a
         obs, rewards, terms, truncs, infos = env.step(masked_random_actions(env, obs, rng))
         assert all(type(r) is float for r in rewards.values())
         assert all(type(t) is bool for t in list(terms.values()) + list(truncs.values()))
+
+
+def test_state_bound_covers_smac_cooldown_ratio_above_one():
+    # SMAC divides a hydralisk's cooldown (13.2 game loops, + up to 2 of SC2's jitter) by 10.
+    env = pz.parallel_env("6h_vs_8z")
+    assert env.state_space.high[0] == pytest.approx(1.521, abs=1e-6)
+    # marine: (13.7728 + 2) / 15 (observed 1.052 on 3m in random play)
+    assert pz.parallel_env("3m").state_space.high[0] == pytest.approx((13.7728 + 2) / 15 + 1e-3, abs=1e-6)
 
 
 def test_agent_names_index_and_unit_type():

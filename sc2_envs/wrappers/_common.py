@@ -51,8 +51,21 @@ OBS_BOUND = 1.0
 by the sight range and only units within sight range are observed, health / shield / cooldown are
 fractions, the rest are one-hot or 0/1 flags (SMAC ``get_obs_agent``)."""
 
-STATE_BOUND = 2.0
-"""Bound for the global state. SMAC's state divides ``weapon_cooldown`` by the hard-coded
-``unit_max_cooldown`` table (``get_state``), which is below the real cooldown of some units (stalker:
-41.9 game loops vs 35), so that feature can exceed 1; positions are relative to the map centre
-divided by the map size (within [-0.5, 0.5]). 2 bounds every feature with margin."""
+COOLDOWN_JITTER_LOOPS = 2
+"""SC2 lengthens each weapon cooldown by up to 2 game loops at random (-1..+2; ``sc2_envs.sim.dynamics``)."""
+
+
+def state_bound(agent_unit_types) -> float:
+    """Bound ``b`` of the global state space ``Box(-b, b)`` for a team of these unit types.
+
+    Every SMAC state feature lies in [-1, 1] (positions are relative to the map centre divided by the
+    map size, health / shield / energy are fractions, the rest one-hot) except the allies'
+    ``weapon_cooldown / unit_max_cooldown`` (SMAC ``get_state``): SMAC's hard-coded normaliser is below
+    the real cooldown of some units (hydralisk: up to 13.2 + 2 loops over 10). So
+    ``b = max(1, max over types of (cooldown + 2) / smac_max_cooldown)``, plus float32 rounding slack.
+    """
+    from sc2_envs.units import UNITS
+
+    ratios = [(UNITS[t].cooldown + COOLDOWN_JITTER_LOOPS) / UNITS[t].smac_max_cooldown
+              for t in set(agent_unit_types) if UNITS[t].smac_max_cooldown > 0]
+    return max([1.0, *ratios]) + 1e-3

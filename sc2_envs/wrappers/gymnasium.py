@@ -7,7 +7,8 @@ For single-agent learners (SB3 / sb3-contrib ``MaskablePPO``, CleanRL) and centr
 | Action space     | ``MultiDiscrete([n_actions] * n_agents)``: SMAC action of each agent        |
 | Observation      | ``observation="obs"``: ``Box(-1, 1, (n_agents * obs_size,), float32)``,     |
 |                  | the agents' SMAC observations concatenated in agent id order;              |
-|                  | ``observation="state"``: ``Box(-2, 2, (state_size,), float32)`` (SMAC state) |
+|                  | ``observation="state"``: ``Box(-b, b, (state_size,), float32)`` (SMAC state,  |
+|                  | ``b`` >= 1 from SMAC's cooldown normaliser, ``_common.state_bound``)          |
 | Reward           | SMAC's shaped team reward (float)                                           |
 | Episode end      | ``terminated``: battle won / lost / drawn; ``truncated``: SMAC's time limit |
 
@@ -28,7 +29,7 @@ import gymnasium
 import numpy as np
 import torch
 
-from sc2_envs.wrappers._common import OBS_BOUND, STATE_BOUND, as_numpy, make_backend
+from sc2_envs.wrappers._common import OBS_BOUND, as_numpy, make_backend, state_bound
 
 __all__ = ["SC2JointEnv", "register_envs", "env_id"]
 
@@ -73,7 +74,7 @@ class SC2JointEnv(gymnasium.Env):
         if observation == "obs":
             size, bound = self.n_agents * self.sim.obs_size, OBS_BOUND
         else:
-            size, bound = self.sim.state_size, STATE_BOUND
+            size, bound = self.sim.state_size, state_bound(self.sim.agent_unit_types)
         self.observation_space = gymnasium.spaces.Box(-bound, bound, (size,), np.float32)
         self._avail = np.zeros((self.n_agents, self.n_actions), np.int8)
         self._done = True

@@ -8,7 +8,8 @@
 | Action shape        | ``Discrete(6 + n_enemies)``: no-op, stop, move N/S/E/W, attack enemy k  |
 | Observation         | ``Dict(observation=Box(-1, 1, (obs_size,), float32),``                  |
 |                     | ``action_mask=Box(0, 1, (n_actions,), int8))``                          |
-| State shape         | ``Box(-2, 2, (state_size,), float32)`` (SMAC ``get_state``)             |
+| State shape         | ``Box(-b, b, (state_size,), float32)`` (SMAC ``get_state``; ``b`` >= 1, |
+|                     | see ``_common.state_bound``: SMAC's cooldown normaliser)                |
 
 Each agent controls one allied unit; the opponent is SMAC's scripted attack-move AI. One ``step`` is
 8 game loops (0.5 normal-speed game seconds). The reward is SMAC's shaped *team* reward, given to
@@ -48,7 +49,7 @@ import torch
 from pettingzoo import ParallelEnv
 from pettingzoo.utils import parallel_to_aec, wrappers
 
-from sc2_envs.wrappers._common import OBS_BOUND, STATE_BOUND, as_numpy, make_backend
+from sc2_envs.wrappers._common import OBS_BOUND, as_numpy, make_backend, state_bound
 
 __all__ = ["SC2ParallelEnv", "parallel_env", "raw_env", "env"]
 
@@ -112,7 +113,8 @@ class SC2ParallelEnv(ParallelEnv):
         self._obs_spaces = {ag: gymnasium.spaces.Dict({"observation": obs_box, "action_mask": mask_box})
                             for ag in self.possible_agents}
         self._act_spaces = {ag: gymnasium.spaces.Discrete(a) for ag in self.possible_agents}
-        self.state_space = gymnasium.spaces.Box(-STATE_BOUND, STATE_BOUND, (self.sim.state_size,), np.float32)
+        bound = state_bound(types)
+        self.state_space = gymnasium.spaces.Box(-bound, bound, (self.sim.state_size,), np.float32)
         self.agents: list[str] = []
         self._state = np.zeros(self.sim.state_size, np.float32)
         self._unit_alive = np.zeros(n, bool)
