@@ -91,52 +91,76 @@ class Dynamics:
 
     # ------------------------------------------------------------------ tick
     def advance(self, st: WorldState, loop_index: torch.Tensor) -> None:
-        """Simulate one tick of ``L`` game loops in place.
+        """Simulate one tick of ``L`` game loops in place: fire, apply deaths, move, regenerate.
+
+        Units in range fire first and the others walk, as SC2 units do; everything that happens
+        in one tick is simultaneous (SC2 updates units in a random order within a loop).
 
         Args:
             st: the world state (modified in place).
-            loop_index: ``[B]`` int64, game loops since the episode started (the random key).
+            loop_index: ``[B]`` int64, game loops since the episode started (kept for callers that
+                key randomness on time; the cooldown jitter uses each unit's own stream).
         """
-        t, L = self.t, self.L
+        t = self.t
         alive = st.alive
         kind = st.order_kind
         tgt = st.order_target.clamp(min=0)
-        has_tgt = st.order_target >= 0
-        tgt_alive = self._gather(alive, tgt) & has_tgt
+        tgt_alive = self._gather(alive, tgt) & (st.order_target >= 0)
         tgt_pos = self._gather(st.pos, tgt)
         engage = alive & tgt_alive & ((kind == ORDER_ATTACK) | (kind == ORDER_ATTACK_MOVE) | (kind == ORDER_HEAL))
         healing = engage & (kind == ORDER_HEAL)
-        attacking = engage & ~healing
-        tgt_radius = t.radius[tgt]
-        offset = tgt_pos - st.pos
-        cdist = offset.norm(dim=-1)
         reach = torch.where(healing, t.heal_range, t.weapon_range)
-        gap = cdist - t.radius - tgt_radius - reach  # > 0: out of range by this much
+        gap = (tgt_pos - st.pos).norm(dim=-1) - t.radius - t.radius[tgt] - reach  # > 0: out of range by this much
         in_range = engage & (gap <= _EPS)
 
-        # ---- movement: toward the target until in range, or toward the order point
+        self._fire(st, engage & ~healing & in_range, tgt, tgt_pos, alive)
+        if self.has_healer:
+            self._heal(st, healing & in_range, tgt, self.L)
+        st.alive = alive & (st.health > 0)
+        st.health = st.health * st.alive
+        st.shield = st.shield * st.alive
+        self._move(st, engage & ~in_range, engage, tgt_pos, gap)
+        self._regenerate(st)
+
+    def _fire(self, st: WorldState, can_fire: torch.Tensor, tgt, tgt_pos, alive) -> None:
+        """Weapons ready within this tick fire once, at loop ``ready_at`` (1..L) of the tick."""
+        t, L = self.t, self.L
+        ready_at = torch.ceil(st.cooldown).clamp(min=1)
+        fire = can_fire & t.is_armed & (ready_at <= L)
+        nxt = rng.lcg_next(st.jitter_state)
+        jitter = (rng.lcg_top2(nxt) - 1).to(torch.float32)  # -1..+2 loops
+        st.jitter_state = torch.where(fire, nxt, st.jitter_state)
+        st.cooldown = torch.where(fire, t.weapon_cooldown + jitter - (L - ready_at), (st.cooldown - L).clamp(min=0))
+        # hits[b, a, v]: hits attacker a lands on unit v in this tick
+        one_hot = torch.nn.functional.one_hot(tgt, st.pos.shape[1]).to(torch.float32)
+        hits = one_hot * (fire * t.attacks).unsqueeze(-1)
+        if self.has_line or self.has_suicide:
+            hits = self._splash_hits(st, hits, fire, tgt_pos, alive)
+        raw = (hits * t.damage_vs).sum(1)  # [B, U] raw damage received
+        self._apply_damage(st, raw, hits.sum(1), hits)
+        if self.has_suicide:  # exploded banelings die
+            st.health = torch.where(fire & (t.splash == SPLASH_SUICIDE), torch.zeros_like(st.health), st.health)
+
+    def _move(self, st: WorldState, chase: torch.Tensor, engage: torch.Tensor, tgt_pos, gap) -> None:
+        """Walk toward the target until in range, or toward the order point; then collide and slide."""
+        t, L, alive, kind = self.t, self.L, st.alive, st.order_kind
         goal = torch.where(engage.unsqueeze(-1), tgt_pos, st.order_point)
         to_goal = goal - st.pos
         goal_dist = to_goal.norm(dim=-1)
-        walk = alive & ~t.is_static & (
-            (engage & ~in_range) | (~engage & ((kind == ORDER_MOVE) | (kind == ORDER_ATTACK_MOVE)))
-        )
+        walk = alive & ~t.is_static & (chase | (~engage & ((kind == ORDER_MOVE) | (kind == ORDER_ATTACK_MOVE))))
         limit = torch.where(engage, gap + 2 * _EPS, goal_dist)
         step = torch.minimum(t.speed * L, limit).clamp(min=0) * walk
-        move = to_goal / goal_dist.clamp(min=_EPS).unsqueeze(-1) * step.unsqueeze(-1)
+        new_pos = st.pos + to_goal / goal_dist.clamp(min=_EPS).unsqueeze(-1) * step.unsqueeze(-1)
         arrived = (kind == ORDER_MOVE) & (goal_dist <= t.speed * L)
         st.order_kind = torch.where(arrived & alive, torch.full_like(kind, ORDER_NONE), kind)
-
-        # ---- collisions: push overlapping ground units apart (half the overlap each)
-        new_pos = st.pos + move
-        diff = new_pos.unsqueeze(2) - new_pos.unsqueeze(1)  # [B, U, U, 2] from j to i
+        # collisions: push overlapping ground units apart, half the overlap each
+        diff = new_pos.unsqueeze(2) - new_pos.unsqueeze(1)  # [B, U, U, 2], from j to i
         dist = diff.norm(dim=-1)
         overlap = (t.radius[:, None] + t.radius[None, :] - dist).clamp(min=0)
         pair = self.collide_pair & alive.unsqueeze(1) & alive.unsqueeze(2)
         push_w = torch.where(pair, overlap * 0.5 / dist.clamp(min=1e-3), 0.0)
-        push = (diff * push_w.unsqueeze(-1)).sum(2) * (~t.is_static & alive).unsqueeze(-1)
-        new_pos = new_pos + push
-        # ---- terrain: ground units slide along unwalkable cells (keep the axis that stays walkable)
+        new_pos = new_pos + (diff * push_w.unsqueeze(-1)).sum(2) * (~t.is_static & alive).unsqueeze(-1)
+        # terrain: ground units slide along unwalkable cells (keep the axis that stays walkable)
         slide_x = torch.stack([new_pos[..., 0], st.pos[..., 1]], -1)
         slide_y = torch.stack([st.pos[..., 0], new_pos[..., 1]], -1)
         ok, ok_x, ok_y = self._walkable(torch.stack([new_pos, slide_x, slide_y]))
@@ -145,40 +169,17 @@ class Dynamics:
                               torch.where(ok_x.unsqueeze(-1), slide_x, torch.where(ok_y.unsqueeze(-1), slide_y, st.pos)))
         st.pos = new_pos.clamp(0.0, float(self.map_w) - 1e-3)
 
-        # ---- weapons: a weapon ready within this tick fires once, at loop `ready_at` (1..L)
-        ready_at = torch.ceil(st.cooldown).clamp(min=1)
-        fire = attacking & in_range & t.is_armed & (ready_at <= L)
-        nxt = rng.lcg_next(st.jitter_state)
-        jitter = (rng.lcg_top2(nxt) - 1).to(torch.float32)  # -1..+2 loops
-        st.jitter_state = torch.where(fire, nxt, st.jitter_state)
-        st.cooldown = torch.where(fire, t.weapon_cooldown + jitter - (L - ready_at), (st.cooldown - L).clamp(min=0))
-
-        # hits[b, a, v]: hits attacker a lands on unit v in this tick
-        one_hot = torch.nn.functional.one_hot(tgt, st.pos.shape[1]).to(torch.float32)
-        hits = one_hot * (fire * t.attacks).unsqueeze(-1)
-        if self.has_line or self.has_suicide:
-            hits = self._splash_hits(st, hits, fire, tgt_pos, alive)
-        raw = (hits * t.damage_vs).sum(1)  # [B, U] raw damage received
-        n_hits = hits.sum(1)
-        self._apply_damage(st, raw, n_hits, hits)
-        if self.has_suicide:  # exploded banelings die
-            boom = fire & (t.splash == SPLASH_SUICIDE)
-            st.health = torch.where(boom, torch.zeros_like(st.health), st.health)
-        if self.has_healer:
-            self._heal(st, healing & in_range, tgt, L)
-
-        # ---- regeneration
+    def _regenerate(self, st: WorldState) -> None:
+        """Shield regeneration after its delay, zerg life regeneration, medivac energy."""
+        t, L, alive = self.t, self.L, st.alive
         if self.has_shield:
             regen = (st.loops_since_damage >= SHIELD_REGEN_DELAY) & alive
             st.shield = torch.where(regen, (st.shield + SHIELD_REGEN_RATE * L).clamp(max=t.max_shield), st.shield)
         if self.has_regen:
-            st.health = torch.where(alive & (st.health > 0), (st.health + t.life_regen * L).clamp(max=t.max_health), st.health)
+            st.health = torch.where(alive, (st.health + t.life_regen * L).clamp(max=t.max_health), st.health)
         if self.has_healer:
             st.energy = torch.where(alive, (st.energy + t.energy_regen * L).clamp(max=t.energy_max), st.energy)
         st.loops_since_damage = st.loops_since_damage + L
-        st.alive = alive & (st.health > 0)
-        st.health = st.health * st.alive
-        st.shield = st.shield * st.alive
 
     def _splash_hits(self, st, hits, fire, tgt_pos, alive) -> torch.Tensor:
         """Replace the rows of splash attackers in ``hits [B, U, U]`` by everything their splash touches."""

@@ -37,6 +37,7 @@ MOVE_AMOUNT = 2.0
 _MOVE_DIRS = torch.tensor([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])
 N_ACTIONS_NO_ATTACK = 6
 
+_STATE_FIELDS = [f.name for f in fields(WorldState)]
 _FEATURE_OPTIONS = {f.name for f in fields(FeatureConfig)}
 _REWARD_OPTIONS = {f.name for f in fields(RewardConfig)}
 
@@ -80,6 +81,9 @@ class SMACSim:
             placement is deterministic, so SMAC v1 starts are (almost) fixed and a fixed policy
             replays one trajectory; ``0.0`` reproduces that exactly. The default 0.5 gives episodes
             some variety (see docs/deviations.md).
+        compile: fuse the step with ``torch.compile`` (same rules, one fused kernel per step; the
+            first step compiles for about a minute, later runs reuse the on-disk cache). About 20x
+            faster at small B on CPU; results match eager mode to float rounding, not bit for bit.
         **options: SMAC's keyword options (``obs_last_action``, ``reward_only_positive``, ...; see
             ``FeatureConfig`` and ``RewardConfig``). ``continuing_episode`` is accepted for SMAC
             compatibility; time limits are always reported as truncation here.
@@ -90,7 +94,7 @@ class SMACSim:
 
     def __init__(self, map_name: str | MapSpec = "2s3z", num_envs: int = 1, device: str | torch.device = "cpu",
                  seed: int | None = None, autoreset: bool = True, lenient_actions: bool = False,
-                 loops_per_tick: int = 1, spawn_jitter: float = 0.5, **options):
+                 loops_per_tick: int = 1, spawn_jitter: float = 0.5, compile: bool = False, **options):
         self.spec = map_name if isinstance(map_name, MapSpec) else get_map(map_name)
         if not (isinstance(spawn_jitter, (int, float)) and 0.0 <= spawn_jitter <= 2.0):
             raise ValueError(f"spawn_jitter must be a number in [0, 2] world units, got {spawn_jitter!r}")
@@ -132,6 +136,7 @@ class SMACSim:
         self._seed = seed
         self._needs_reset = True
         self._seeded = False
+        self._compiled_core = torch.compile(self._core_flat, dynamic=False) if compile else None
         self._stats = dict(battles_won=0, battles_game=0, battles_draw=0, timeouts=0)
 
     # ------------------------------------------------------------------ reset
@@ -232,9 +237,9 @@ class SMACSim:
             actions = torch.where(invalid, torch.where(alive, 1, 0), actions)
         return actions, invalid
 
-    def _apply_actions(self, actions: torch.Tensor) -> None:
+    def _apply_actions(self, st: WorldState, actions: torch.Tensor) -> None:
         """Turn SMAC actions into unit orders (SMAC replaces orders every step: no queueing)."""
-        st, N, t = self.st, self.n_agents, self.table
+        N, t = self.n_agents, self.table
         kind, target = st.order_kind[:, :N], st.order_target[:, :N]
         point = st.order_point[:, :N]
         is_move = (actions >= 2) & (actions <= 5)
@@ -273,26 +278,23 @@ class SMACSim:
         if self._needs_reset:
             raise RuntimeError("call reset() before step() (and after an episode ends when autoreset=False)")
         actions, invalid = self._check_actions(actions)
-        st, N = self.st, self.n_agents
-        self._apply_actions(actions)
-        self.enemy_ai.act(st)
-        L = self.dynamics.L
-        base_loop = st.episode_steps * LOOPS_PER_STEP
-        for k in range(0, LOOPS_PER_STEP, L):
-            self.dynamics.advance(st, base_loop + k)
-        st.episode_steps = st.episode_steps + 1
-        st.last_action = actions
-        won, lost, draw = self.features.game_result(st)
-        reward = self.features.reward(st, won, lost)
-        st.prev_health, st.prev_shield, st.prev_alive = st.health.clone(), st.shield.clone(), st.alive.clone()
-        terminated = won | lost | draw
+        N = self.n_agents
+        if self._compiled_core is not None:
+            flat, core = self._compiled_core(actions, *(getattr(self.st, n) for n in _STATE_FIELDS))
+            self.st = WorldState(*flat)
+        else:
+            core = self._core(self.st, actions)
+        st, won = self.st, core["battle_won"]
+        terminated = won | core["lost"] | core["draw"]
         truncated = ~terminated & (st.episode_steps >= self.episode_limit)
-        out = self._observe()
+        out = {k: core[k] for k in ("obs", "state", "avail_actions", "reward", "battle_won")}
+        self._avail = out["avail_actions"]
         out.update(
-            reward=reward, terminated=terminated, truncated=truncated, battle_won=won,
+            terminated=terminated, truncated=truncated,
             dead_allies=(~st.alive[:, :N]).sum(1), dead_enemies=(~st.alive[:, N:]).sum(1),
             episode_limit=truncated, agent_alive=st.alive[:, :N].clone(), invalid_actions=invalid,
         )
+        draw = core["draw"]
         done = terminated | truncated
         self._record_stats(won, draw, truncated, done)
         out["final_obs"], out["final_state"], out["final_avail_actions"] = out["obs"], out["state"], out["avail_actions"]
@@ -308,6 +310,32 @@ class SMACSim:
             else:
                 self._needs_reset = True
         return out
+
+    def _core(self, st: WorldState, actions: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Orders, enemy AI, 8 game loops, result, reward and features; updates ``st`` in place.
+
+        Only tensor code (no host synchronisation), so ``torch.compile`` can fuse it.
+        """
+        self._apply_actions(st, actions)
+        self.enemy_ai.act(st)
+        L = self.dynamics.L
+        base_loop = st.episode_steps * LOOPS_PER_STEP
+        for k in range(0, LOOPS_PER_STEP, L):
+            self.dynamics.advance(st, base_loop + k)
+        st.episode_steps = st.episode_steps + 1
+        st.last_action = actions
+        won, lost, draw = self.features.game_result(st)
+        reward = self.features.reward(st, won, lost)
+        st.prev_health, st.prev_shield, st.prev_alive = st.health.clone(), st.shield.clone(), st.alive.clone()
+        avail = self.features.avail_actions(st)
+        return dict(obs=self.features.obs(st, avail), state=self.features.state(st), avail_actions=avail,
+                    reward=reward, battle_won=won, lost=lost, draw=draw)
+
+    def _core_flat(self, actions: torch.Tensor, *tensors: torch.Tensor):
+        """``_core`` on the state's fields as a flat tuple (the form ``torch.compile`` is given)."""
+        st = WorldState(*tensors)
+        out = self._core(st, actions)
+        return tuple(getattr(st, n) for n in _STATE_FIELDS), out
 
     def _record_stats(self, won, draw, truncated, done) -> None:
         self._stats["battles_won"] += int(won.sum())

@@ -235,12 +235,12 @@ class SMACFeatures:
         return torch.where(inb, v, torch.as_tensor(oob, dtype=grid.dtype, device=grid.device))
 
     def _last_action_onehot(self, st: WorldState) -> torch.Tensor:
-        """``[B, N, A]`` float32 one-hot of ``st.last_action`` (zeros where -1, i.e. after reset)."""
-        la = st.last_action
-        if bool(((la < -1) | (la >= self.n_actions)).any()):
-            raise ValueError(f"last_action values must be in [-1, {self.n_actions - 1}], got "
-                             f"{la.min().item()}..{la.max().item()}")
-        return (la[..., None] == self._arangeA).to(torch.float32)
+        """``[B, N, A]`` float32 one-hot of ``st.last_action`` (zeros where -1, i.e. after reset).
+
+        No range check here (it would cost a host sync per step): the env validates every action
+        before it becomes ``last_action``.
+        """
+        return (st.last_action[..., None] == self._arangeA).to(torch.float32)
 
     def _health_frac(self, st: WorldState):
         """``health / max_health`` and ``shield / max_shield`` (0 for shieldless units), ``[B, U]`` float32."""
