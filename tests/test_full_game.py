@@ -13,12 +13,19 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-pytest.importorskip("pysc2_evolved", reason="pysc2-evolved (full-game extra) is not installed")
-sc_pb = pytest.importorskip("s2clientprotocol.sc2api_pb2", reason="s2clientprotocol (full-game extra) is not installed")
-from s2clientprotocol import common_pb2, query_pb2, raw_pb2  # noqa: E402
+from sc2_envs.full_game._deps import MissingDependencyError, require
 
-from sc2_envs.full_game import ENV_ID, convert, register_full_game, spec  # noqa: E402
-from sc2_envs.full_game.env import FullGameEnv, SC2NotFoundError, sc2_available, sc2_path  # noqa: E402
+try:  # an ImportError, or the old s2clientprotocol dist failing under protobuf >= 4, skips the module
+    sc_pb = require("s2clientprotocol.sc2api_pb2", "the full-game tests")
+    common_pb2 = require("s2clientprotocol.common_pb2", "the full-game tests")
+    query_pb2 = require("s2clientprotocol.query_pb2", "the full-game tests")
+    raw_pb2 = require("s2clientprotocol.raw_pb2", "the full-game tests")
+    require("pysc2_evolved.lib.actions", "the full-game tests")
+except MissingDependencyError as e:
+    pytest.skip(f"the full-game extra is not usable here: {e}", allow_module_level=True)
+
+from sc2_envs.full_game import ENV_ID, convert, register_full_game, spec
+from sc2_envs.full_game.env import FullGameEnv, SC2NotFoundError, sc2_available, sc2_path
 
 PROBE, NEXUS, MARINE, MINERAL_FIELD = 84, 59, 48, 341
 WARP_GATE_RESEARCH = 84
@@ -202,7 +209,7 @@ def test_observation_from_real_proto(ctx, env):
     assert ent[3, c["mineral_contents"]] == 1800
     assert obs["entity_mask"].tolist() == [1, 1, 1, 1, 0, 0, 0, 0]
     assert obs["selectable_mask"].tolist() == [1, 1, 0, 0, 0, 0, 0, 0]
-    s = dict(zip(spec.SCALAR_FEATURES, obs["scalars"].tolist()))
+    s = dict(zip(spec.SCALAR_FEATURES, obs["scalars"].tolist(), strict=True))
     assert (s["game_loop"], s["minerals"], s["food_used"], s["food_cap"], s["idle_worker_count"]) == (224, 75, 13, 15, 1)
     assert (s["home_race"], s["away_race"]) == (3, 1)
     assert obs["upgrades"].sum() == 1 and obs["upgrades"][spec.upgrade_index(WARP_GATE_RESEARCH)] == 1
@@ -265,7 +272,7 @@ def test_actions_round_trip_through_request_action(ctx, heads):
     back = convert.request_to_action(wire, tags, ctx)
     masks = spec.argument_masks()[int(action["action_type"])]
     assert back["action_type"] == action["action_type"]
-    for head, used in zip(spec.ACTION_HEADS[2:], masks[2:]):
+    for head, used in zip(spec.ACTION_HEADS[2:], masks[2:], strict=True):
         if used:
             assert np.array_equal(np.asarray(back[head]), np.asarray(action[head])), head
 
@@ -308,7 +315,7 @@ def test_live_and_replay_features_agree(ctx):
     for u in resp.observation.raw_data.units:
         # tracker events give integer cells and owner 0 for neutral units
         roster.units[u.tag] = [u.unit_type, u.owner if u.owner != 16 else 0, u.pos.x, u.pos.y, u.build_progress == 1.0]
-    tags, rows = snapshot_entities(roster, 1, {2}, StreamConfig(max_entities=8), ctx.map_size)
+    _, rows = snapshot_entities(roster, 1, {2}, StreamConfig(max_entities=8), ctx.map_size)
     assert np.array_equal(rows, live["entities"][: len(rows)])
     assert live["entities"].dtype == rows.dtype == np.int16
     assert live["scalars"].shape == (len(spec.REPLAY_SCALAR_FEATURES),)

@@ -31,6 +31,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -120,7 +121,7 @@ class FullGameEnv(gym.Env):
         MissingDependencyError: the ``full-game`` extra is not installed.
     """
 
-    metadata = {"render_modes": []}
+    metadata: ClassVar[dict] = {"render_modes": []}
 
     def __init__(
         self,
@@ -140,23 +141,23 @@ class FullGameEnv(gym.Env):
         version: str | None = None,
         realtime: bool = False,
     ):
-        self._kwargs = dict(
-            map_name=map_name,
-            race=race,
-            bot_race=bot_race,
-            bot_difficulty=bot_difficulty,
-            bot_build=bot_build,
-            step_mul=step_mul,
-            game_steps_per_episode=game_steps_per_episode,
-            max_entities=max_entities,
-            max_selected=max_selected,
-            raw_resolution=raw_resolution,
-            minimap_resolution=minimap_resolution,
-            query_available_actions=query_available_actions,
-            log_dir=log_dir,
-            version=version,
-            realtime=realtime,
-        )
+        self._kwargs = {
+            "map_name": map_name,
+            "race": race,
+            "bot_race": bot_race,
+            "bot_difficulty": bot_difficulty,
+            "bot_build": bot_build,
+            "step_mul": step_mul,
+            "game_steps_per_episode": game_steps_per_episode,
+            "max_entities": max_entities,
+            "max_selected": max_selected,
+            "raw_resolution": raw_resolution,
+            "minimap_resolution": minimap_resolution,
+            "query_available_actions": query_available_actions,
+            "log_dir": log_dir,
+            "version": version,
+            "realtime": realtime,
+        }
         self._race = spec.race_id(race)
         self._bot_race = spec.race_id(bot_race)
         if bot_difficulty not in DIFFICULTIES:
@@ -251,7 +252,7 @@ class FullGameEnv(gym.Env):
         log_dir = Path(self._kwargs["log_dir"] or tempfile.mkdtemp(prefix="sc2_envs_full_game_"))
         log_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = log_dir / f"sc2_{os.getpid()}_{int(time.time() * 1000)}.log"
-        self._log_file = open(self.log_path, "ab")
+        self._log_file = open(self.log_path, "ab")  # noqa: SIM115 - lives until close(), the game writes to it
         self._proc = run_config.start(want_rgb=False, stdout=self._log_file, stderr=subprocess.STDOUT)
         self._controller = self._proc.controller
 

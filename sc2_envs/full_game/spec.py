@@ -442,7 +442,7 @@ class BuildOrderTracker:
     def update(self, tags, unit_type_game_ids) -> None:
         """Record own units ``tags`` (iterable of int) with their game unit ids."""
         excluded = build_order_excluded_ids()
-        for tag, uid in zip(tags, unit_type_game_ids):
+        for tag, uid in zip(tags, unit_type_game_ids, strict=True):
             tag = int(tag)
             if tag in self._seen:
                 continue

@@ -75,8 +75,10 @@ class ConvertSummary:
     def report(self, top: int = 15) -> str:
         """Human-readable summary: errors, coverage, action-type distribution."""
         lines = [
-            f"files: {self.files}, converted: {self.converted}, errors: {self.errors or 'none'}, "
-            f"observer games: {self.observer_files}",
+            (
+                f"files: {self.files}, converted: {self.converted}, errors: {self.errors or 'none'}, "
+                f"observer games: {self.observer_files}"
+            ),
             f"mapping coverage: {self.mapped}/{self.commands} commands = {100 * self.coverage:.2f}%",
             *(
                 f"  {folder}: {m}/{c} = {100 * m / max(c, 1):.2f}%"
@@ -224,7 +226,7 @@ def convert_replays(
             entry.update(status=type(e).__name__, error=str(e))
             summary.errors[type(e).__name__] = summary.errors.get(type(e).__name__, 0) + 1
             log(f"error {path.name}: {type(e).__name__}: {e}")
-        except Exception as e:  # one bad file never ends the run
+        except Exception as e:  # noqa: BLE001 - one bad file never ends the run; it is recorded with its traceback
             entry.update(status="UnexpectedError", error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc(limit=5))
             summary.errors["UnexpectedError"] = summary.errors.get("UnexpectedError", 0) + 1
             log(f"error {path.name}: unexpected {type(e).__name__}: {e}")
