@@ -238,10 +238,7 @@ def test_convert_writes_shards_and_reports_bad_files(tmp_path):
     assert shard["entities"].dtype == np.int16
 
 
-@pytest.mark.skipif(
-    os.environ.get("SC2_ENVS_SLOW_TESTS") != "1",
-    reason="converts all 93 shared replays (15-40 s on 2 cores); set SC2_ENVS_SLOW_TESTS=1 to run",
-)
+@pytest.mark.slow  # converts all 93 shared replays: 15-40 s on 2 cores; run with -m slow
 def test_all_shared_replays_convert_with_high_coverage():
     paths = find_replays(REPLAYS)
     assert len(paths) == 93
