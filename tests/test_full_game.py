@@ -295,14 +295,34 @@ def test_bad_actions_name_the_value(ctx):
     action = convert.empty_action(ctx)
     with pytest.raises(ValueError, match="action_type=564 is not a raw function id"):
         convert.action_to_request(dict(action, action_type=564), tags, ctx)
-    with pytest.raises(ValueError, match="Train_Probe_quick.*needs selected_units"):
+    with pytest.raises(convert.InvalidActionError, match="Train_Probe_quick.*needs selected_units"):
         convert.action_to_request(dict(action, action_type=FN["Train_Probe_quick"]), tags, ctx)
-    with pytest.raises(ValueError, match="selected_units index 6 points at a padding row; there are 4 entities"):
+    with pytest.raises(
+        convert.InvalidActionError, match="selected_units index 6 points at a padding row; there are 4 entities"
+    ):
         convert.action_to_request(
             dict(action, action_type=FN["Train_Probe_quick"], selected_units=np.array([6, 8, 8, 8])), tags, ctx
         )
     with pytest.raises(ValueError, match=r"target_location=\(64, 3\) is outside the raw grid"):
         convert.action_to_request(dict(action, action_type=168, target_location=np.array([64, 3])), tags, ctx)
+
+
+def test_every_sampled_action_converts_or_becomes_a_reported_no_op(env):
+    env.set_game_info(game_info(), 1)
+    obs = env.convert_observation(response_observation())
+    assert env.observation_space.contains(obs)
+    env.action_space.seed(0)
+    kinds = {"ok": 0, "invalid": 0}
+    for _ in range(300):
+        request, reason = env.action_request(env.action_space.sample())
+        if reason is None:
+            kinds["ok"] += 1
+        else:
+            kinds["invalid"] += 1
+            assert request.actions == [] and (
+                "padding row" in reason or "needs selected_units" in reason or "target_unit" in reason
+            )
+    assert kinds["ok"] > 0 and kinds["invalid"] > 0
 
 
 def test_live_and_replay_features_agree(ctx):

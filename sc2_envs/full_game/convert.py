@@ -21,6 +21,16 @@ from sc2_envs.full_game._deps import require
 ALLIANCE_SELF = 1
 
 
+class InvalidActionError(ValueError):
+    """A well-formed action that cannot be executed on this observation.
+
+    Raised for pointers to padding rows, a unit command with no selected unit, or a target
+    row that is not a real entity. ``FullGameEnv.step`` turns it into a no-op and reports
+    the reason in ``info["invalid_action"]`` (random policies and ``check_env`` sample such
+    actions); malformed actions (unknown action_type, bad target_location) stay ``ValueError``.
+    """
+
+
 def _pb(name: str):
     return require(f"s2clientprotocol.{name}", "converting StarCraft II protocol messages")
 
@@ -347,7 +357,7 @@ def _selected_indices(selected, n_real: int, max_entities: int) -> list[int]:
         if v == max_entities or v < 0:  # EOF (or -1 padding in datasets)
             break
         if v >= n_real:
-            raise ValueError(f"selected_units index {int(v)} points at a padding row; there are {n_real} entities")
+            raise InvalidActionError(f"selected_units index {int(v)} points at a padding row; there are {n_real} entities")
         out.append(int(v))
     return out
 
@@ -367,8 +377,9 @@ def action_to_request(action: dict, tags: np.ndarray, ctx: ObsContext):
         ``RequestAction``; empty for ``no_op``.
 
     Raises:
-        ValueError: unknown action_type, a command with no selected unit, or an index
-            pointing at a padding row.
+        ValueError: unknown action_type or a target_location off the grid.
+        InvalidActionError: a command with no selected unit, or a selected/target index
+            that is not a real entity row.
     """
     sc_pb = _pb("sc2api_pb2")
     raw_pb = _pb("raw_pb2")
@@ -389,7 +400,7 @@ def action_to_request(action: dict, tags: np.ndarray, ctx: ObsContext):
         return request
     selected = _selected_indices(action["selected_units"], n_real, ctx.max_entities)
     if not selected:
-        raise ValueError(f"action_type={fid} ({f.name}) needs selected_units but none were given before EOF")
+        raise InvalidActionError(f"action_type={fid} ({f.name}) needs selected_units but none were given before EOF")
     unit_tags = [int(tags[i]) for i in selected]
     if f.kind == "autocast":
         raw.toggle_autocast.ability_id = f.ability_id
@@ -406,7 +417,7 @@ def action_to_request(action: dict, tags: np.ndarray, ctx: ObsContext):
     elif f.kind == "unit":
         t = int(action["target_unit"])
         if not 0 <= t < n_real:
-            raise ValueError(f"target_unit={t} is not a real entity row; there are {n_real} entities")
+            raise InvalidActionError(f"target_unit={t} is not a real entity row; there are {n_real} entities")
         cmd.target_unit_tag = int(tags[t])
     return request
 

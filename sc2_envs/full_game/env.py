@@ -307,10 +307,21 @@ class FullGameEnv(gym.Env):
         return sc_pb.RequestJoinGame(race=self._race, options=interface)
 
     def _new_context(self) -> None:
-        game_info = self._controller.game_info()
+        self.set_game_info(self._controller.game_info(), self._player_id)
+
+    def set_game_info(self, game_info, player_id: int) -> None:
+        """Start a new conversion context from a ``ResponseGameInfo`` (done by ``reset``).
+
+        Args:
+            game_info: ``sc2api_pb2.ResponseGameInfo`` of the running game.
+            player_id: the agent's player id.
+
+        Raises:
+            ValueError: no raw map size, or ``player_id`` not in the game.
+        """
         self._ctx = convert.context_from_game_info(
             game_info,
-            self._player_id,
+            player_id,
             raw_resolution=self.raw_resolution,
             max_entities=self.max_entities,
             max_selected=self.max_selected,
@@ -329,8 +340,25 @@ class FullGameEnv(gym.Env):
 
     def _observe(self):
         response = self._controller.observe()
-        obs, self._tags = convert.observation_to_arrays(response, self._ctx, self._last_action, self._query(response))
-        return response, obs
+        return response, self.convert_observation(response, self._query(response))
+
+    def convert_observation(self, response_observation, query_response=None) -> dict:
+        """Observation dict from a ``ResponseObservation`` (done by ``reset``/``step``).
+
+        Also remembers the entity rows' unit tags, which ``action_request`` uses to turn
+        entity indices back into tags.
+
+        Args:
+            response_observation: ``sc2api_pb2.ResponseObservation``.
+            query_response: optional ``ResponseQuery`` with available abilities.
+
+        Raises:
+            RuntimeError: no game info yet (``set_game_info`` / ``reset`` first).
+        """
+        if self._ctx is None:
+            raise RuntimeError("no game info yet; call reset() (or set_game_info) first")
+        obs, self._tags = convert.observation_to_arrays(response_observation, self._ctx, self._last_action, query_response)
+        return obs
 
     # ---------------------------------------------------------------- gym API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -366,16 +394,19 @@ class FullGameEnv(gym.Env):
 
         Returns:
             ``(obs, reward, terminated, truncated, info)``; ``info`` has ``game_loop``,
-            ``action_errors`` (``ActionResult`` codes from the game) and, at the end,
-            ``outcome`` (+1/-1/0).
+            ``action_errors`` (``ActionResult`` codes from the game), ``invalid_action``
+            (why a non-executable action became a no-op) and, at the end, ``outcome``
+            (+1/-1/0).
 
         Raises:
             RuntimeError: ``step`` before ``reset``.
-            ValueError: an action the conversion rejects (see ``convert.action_to_request``).
+            ValueError: a malformed action (see ``action_request``).
         """
         if self._controller is None or self._ctx is None:
             raise RuntimeError("step() called before reset(); call reset() first")
-        request = convert.action_to_request(action, self._tags, self._ctx)
+        request, invalid = self.action_request(action)
+        if invalid is not None:
+            action = dict(action, action_type=0)
         errors = []
         if request.actions:
             result = self._controller.actions(request)
@@ -393,6 +424,8 @@ class FullGameEnv(gym.Env):
         response, obs = self._observe()
         loop = self._loop = int(response.observation.game_loop)
         info = {"game_loop": loop, "action_errors": errors}
+        if invalid is not None:
+            info["invalid_action"] = invalid
         terminated = len(response.player_result) > 0
         reward = 0.0
         if terminated:
@@ -405,6 +438,25 @@ class FullGameEnv(gym.Env):
         if truncated:
             info["episode_limit"] = True
         return obs, reward, terminated, truncated, info
+
+    def action_request(self, action: dict):
+        """Convert an action against the latest observation.
+
+        Returns:
+            ``(RequestAction, None)``, or ``(empty RequestAction, reason)`` when the action is
+            well formed but not executable here (``convert.InvalidActionError``); ``step``
+            then plays a no-op and puts the reason in ``info["invalid_action"]``.
+
+        Raises:
+            RuntimeError: no observation yet (call ``reset`` first).
+            ValueError: a malformed action (unknown action_type, target_location off the grid).
+        """
+        if self._ctx is None:
+            raise RuntimeError("no observation yet; call reset() first")
+        try:
+            return convert.action_to_request(action, self._tags, self._ctx), None
+        except convert.InvalidActionError as e:
+            return convert.action_to_request({"action_type": 0}, self._tags, self._ctx), str(e)
 
     def close(self):
         """End the game process (idempotent; never leaves SC2 running)."""
