@@ -364,12 +364,19 @@ class FullGameEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start (first call) or restart the game and return the first observation.
 
+        ``reset(seed=s)`` with a seed other than the running game's relaunches StarCraft II
+        so that ``s`` becomes the game's ``random_seed``; ``reset()`` or the same seed
+        restarts the running game (``RequestRestartGame``), which keeps its seed.
+
         Raises:
             SC2NotFoundError: StarCraft II or the map is not installed (names SC2PATH).
             MissingDependencyError: the ``full-game`` extra is not installed.
         """
         super().reset(seed=seed)
-        self._seed = seed
+        if self._controller is not None and seed is not None and seed != self._seed:
+            self.close()  # a new seed needs a new game: RequestRestartGame keeps the old random_seed
+        if seed is not None or self._controller is None:
+            self._seed = seed
         if self._controller is None:
             try:
                 self._launch()
