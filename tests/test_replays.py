@@ -247,3 +247,21 @@ def test_all_shared_replays_convert_with_high_coverage():
     assert summary.converted == 93
     assert summary.coverage > 0.985
     assert summary.observer_files >= 1
+
+
+def test_enemy_units_option_hides_enemies(simple64):
+    hidden, _ = extract_player(simple64, 1, StreamConfig(enemy_units="none"))
+    shown, _ = extract_player(simple64, 1, StreamConfig(enemy_units="all"))
+    alliance = spec.REPLAY_ENTITY_FEATURES.index("alliance")
+    last = len(hidden["function"]) - 1
+    assert not (hidden["entities"][last, : hidden["entity_count"][last], alliance] == 4).any()
+    assert (shown["entities"][last, : shown["entity_count"][last], alliance] == 4).any()
+
+
+def test_winners_only_keeps_the_winning_human(tmp_path):
+    summary = convert_replays([LOST_AND_FOUND], tmp_path, players="winners", progress=False, log=lambda line: None)
+    index = json.loads((tmp_path / "index.json").read_text())
+    assert [s["player_id"] for s in index[0]["streams"]] == [1]
+    assert summary.samples == 339
+    with pytest.raises(ValueError, match="players='everyone'"):
+        convert_replays([LOST_AND_FOUND], None, players="everyone", progress=False)
