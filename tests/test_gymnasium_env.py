@@ -139,3 +139,12 @@ def test_maskable_ppo_trains_with_action_masks():
     obs, info = env.reset(seed=0)
     action, _ = model.predict(obs, action_masks=env.action_masks())
     assert info["action_mask"][np.arange(3), action].all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("map_name", list_maps())
+def test_check_env_passes_on_every_map(map_name):
+    env = gymnasium.make(env_id(map_name), lenient_actions=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)

@@ -17,6 +17,7 @@ import pytest
 from gymnasium.utils.env_checker import data_equivalence
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, render_test, seed_test, state_test
 
+from sc2_envs.maps import list_maps
 from sc2_envs.sim.env import UnitPlacement as P
 from sc2_envs.wrappers import pettingzoo as pz
 
@@ -327,3 +328,30 @@ def test_sc2_backend_is_built_through_smac_sc2(monkeypatch):
     env = pz.parallel_env("3m", backend="sc2", seed=4, lenient_actions=True, difficulty="7")
     env.reset()
     assert calls == [("3m", 4, {"device": "cpu", "autoreset": False, "lenient_actions": True, "difficulty": "7"})]
+
+
+ALL_OBS_OPTIONS = dict(obs_last_action=True, obs_pathing_grid=True, obs_terrain_height=True, obs_timestep_number=True,
+                       state_last_action=True, state_timestep_number=True)
+
+
+@pytest.mark.parametrize("map_name", ["3m", "MMM"])
+def test_spaces_hold_with_every_smac_obs_option_on(map_name):
+    env = pz.parallel_env(map_name, **ALL_OBS_OPTIONS)
+    rng = np.random.default_rng(1)
+    obs, _ = env.reset(seed=1)
+    for _ in range(120):
+        assert env.state_space.contains(env.state())
+        assert all(env.observation_space(ag).contains(o) for ag, o in obs.items())
+        if not env.agents:
+            obs, _ = env.reset()
+            continue
+        obs, *_ = env.step(masked_random_actions(env, obs, rng))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("map_name", list_maps())
+def test_parallel_api_test_passes_on_every_map(map_name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parallel_api_test(pz.parallel_env(map_name), num_cycles=400)
+        parallel_api_test(pz.parallel_env(map_name, dead_agents="absorbing"), num_cycles=400)
