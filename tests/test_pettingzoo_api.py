@@ -9,6 +9,7 @@ B02/B07/B08/B11).
 
 from __future__ import annotations
 
+import pickle
 import warnings
 
 import matplotlib
@@ -355,3 +356,53 @@ def test_parallel_api_test_passes_on_every_map(map_name):
         warnings.simplefilter("error")
         parallel_api_test(pz.parallel_env(map_name), num_cycles=400)
         parallel_api_test(pz.parallel_env(map_name, dead_agents="absorbing"), num_cycles=400)
+
+
+def test_death_on_the_time_limit_step_sets_both_flags_and_ends_the_episode():
+    # bug_log B11: agent 0 dies on the very step the time limit hits. The sim cannot be steered onto
+    # that exact step cheaply, so its output for the death step is marked as the time-limit step.
+    env = pz.parallel_env("3m")
+    _doomed_agent_0(env)
+    step = env.sim.step
+
+    def last_step(actions):
+        out = step(actions)
+        out["truncated"][:] = True
+        out["episode_limit"][:] = True
+        return out
+
+    env.sim.step = last_step
+    obs, rewards, terms, truncs, infos = env.step({ag: 1 for ag in env.agents})
+    assert truncs == {"agent_0": True, "agent_1": True, "agent_2": True}
+    assert terms == {"agent_0": True, "agent_1": False, "agent_2": False}
+    assert env.agents == []
+
+
+def test_double_wrapped_aec_round_trip_is_deterministic():
+    from pettingzoo.utils import aec_to_parallel
+
+    a = rollout(aec_to_parallel(pz.raw_env("3m")), seed=2, n_steps=80, action_seed=3)
+    b = rollout(pz.parallel_env("3m"), seed=2, n_steps=80, action_seed=3)
+    assert data_equivalence([x[:5] for x in a], [x[:5] for x in b])
+
+
+def test_env_pickles_before_and_after_reset():
+    # SuperSuit's concat_vec_envs_v1 cloudpickles the env before its first reset (bug_log B15).
+    env = pz.parallel_env("3m")
+    clone = pickle.loads(pickle.dumps(env))
+    env.reset(seed=0)
+    clone.reset(seed=0)
+    clone2 = pickle.loads(pickle.dumps(env))
+    assert data_equivalence(env.step({ag: 1 for ag in env.agents}), clone2.step({ag: 1 for ag in clone2.agents}))
+
+
+def test_unknown_smac_option_is_rejected_by_name():
+    with pytest.raises(ValueError, match="obs_lastaction"):
+        pz.parallel_env("3m", obs_lastaction=True)
+
+
+def test_sc2_backend_test_double_passes_parallel_api_test():
+    double = pytest.importorskip("test_smac_backend", reason="needs the StarCraft2Env test double of tests/test_smac_backend.py")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parallel_api_test(pz.parallel_env("3m", backend="sc2", env_factory=double.FakeStarCraft2Env), num_cycles=200)
