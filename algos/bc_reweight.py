@@ -1,0 +1,666 @@
+# Behaviour cloning with action re-weighting (issue 7). Style: CleanRL single file (tyro Args).
+# Facts: ../shared/reference/full_game.md sections 2.3-2.5 (mini-AlphaStar SL loss, argument masks,
+# the power-law re-weighting design); docs/bc.md in the project.
+"""Behaviour cloning with per-head masked cross-entropy and action re-weighting.
+
+    # SMAC-map demonstrations (sc2_envs.demos) with the per-class actor of models/
+    python algos/bc_reweight.py --data demos/2s3z_k4 --reweight-power 1 --select-by behaviour
+    # the replay dataset (python -m sc2_envs.replays) with models/alphastar.py
+    python algos/bc_reweight.py --data /tmp/ds_actions --reweight-power 1
+
+Re-weighting: with ``data[a]`` the share of action ``a`` among the training labels and ``target[a]``
+the wanted share (``--target-dist uniform``: uniform over the actions seen in the data; or a JSON file
+``{action name or id: share}``), ``w[a] = clip((target[a] / data[a]) ** p, lo, hi)`` with
+``p = --reweight-power`` and ``(lo, hi) = --weight-clip``, then ``w`` is divided by ``sum_a data[a] w[a]``
+so that its mean over the training labels is 1 (the loss keeps its scale; after this step ``w`` may
+leave ``[lo, hi]``). Each sample's weight ``w[label]`` multiplies its action-type loss *and* its
+argument-head losses (mini-AlphaStar multiplies its argument masks by the same table). ``p = 0`` is plain BC.
+
+The first screen lists the data used (files, frames, per-file counts, per-action counts) and the split.
+A dataset with fewer files or frames than requested (``--num-files``, ``--min-frames``) is an error
+unless ``--smoke``. Every epoch logs predicted vs data vs target action shares on the validation split
+and writes ``runs/<run>/epoch_XXX.pt``. ``--select-by val-acc|behaviour`` picks the final checkpoint
+(``best.pt``); behaviour plays every epoch on the simulator (SMAC data only); ``--average-window k``
+also averages the ``k`` epochs ending at the pick and evaluates the average.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import shutil
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import tyro
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bc_select import average_checkpoints, behaviour_key, evaluate_policy, format_result  # noqa: E402
+
+from models.common import MASKED_LOGIT  # noqa: E402
+
+
+@dataclass
+class Args:
+    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    """the name of this experiment"""
+    seed: int = 1
+    """seed of the experiment (split, shuffling, initialisation)"""
+    torch_deterministic: bool = True
+    """if toggled, sets `torch.backends.cudnn.deterministic=True`"""
+    cuda: bool = True
+    """if toggled, cuda will be enabled when available"""
+    torch_threads: int = 1
+    """torch CPU threads (0: torch's default)"""
+    run_dir: Optional[str] = None
+    """output folder (default runs/<data name>__<exp_name>__<seed>__<time>)"""
+
+    # data
+    data: str = ""
+    """a demonstration folder (sc2_envs.demos, has meta.json) or a replay dataset (sc2_envs.replays, has dataset.json)"""
+    num_files: Optional[int] = None
+    """use exactly the first N shard files (None: all); fewer available is an error unless --smoke"""
+    min_frames: int = 1
+    """fail (unless --smoke) when the loaded data has fewer frames than this"""
+    smoke: bool = False
+    """allow a dataset smaller than requested (a warning is printed instead of an error)"""
+    val_fraction: float = 0.1
+    """share of episodes (demos) or replay files (replays) held out for validation"""
+
+    # re-weighting
+    reweight_power: float = 0.0
+    """p in w[a] = clip((target[a]/data[a])**p, lo, hi); 0 = plain BC"""
+    target_dist: str = "uniform"
+    """`uniform` (over actions seen in the training labels) or a JSON file {action name or id: share}"""
+    weight_clip: tuple[float, float] = (0.1, 50.0)
+    """(lo, hi) clip of the weights before normalisation to mean 1 over the data"""
+
+    # optimisation
+    epochs: int = 10
+    """passes over the training split"""
+    batch_size: int = 64
+    """frames (demos) or sequences (replays) per minibatch"""
+    learning_rate: float = 1e-3
+    """Adam learning rate"""
+    weight_decay: float = 1e-5
+    """Adam weight decay"""
+    max_grad_norm: float = 1.0
+    """gradient clipping (before the optimiser step)"""
+
+    # models
+    actor: str = "gnn"
+    """SMAC actor: `gnn` (per-class attention actor) or `mlp`"""
+    hidden: int = 64
+    """SMAC actor width"""
+    model_preset: str = "mini"
+    """replay model: `mini` (mini-AlphaStar sizes) or `tiny`"""
+    seq_len: int = 4
+    """replay model: LSTM sequence length (mini-AlphaStar SL uses 4)"""
+
+    # selection
+    select_by: str = "val-acc"
+    """`val-acc` (highest validation action accuracy) or `behaviour` (win rate, then idle share, then damage; SMAC only)"""
+    eval_episodes: int = 64
+    """episodes per checkpoint for behaviour evaluation"""
+    eval_envs: int = 32
+    """parallel envs of the evaluator"""
+    eval_greedy: bool = False
+    """evaluate with argmax actions instead of sampling"""
+    eval_seed: int = 10_000
+    """reset seed of the evaluator (the same for every checkpoint)"""
+    average_window: int = 0
+    """if >= 2: also average the checkpoints of the `average_window` epochs ending at the pick (SMAC: evaluate it)"""
+
+
+# ----------------------------------------------------------------------------------------- weights
+def action_weights(counts, power: float, target=None, clip: tuple[float, float] = (0.1, 50.0)) -> np.ndarray:
+    """Per-action loss weights ``w[a] = clip((target[a] / data[a]) ** power, lo, hi)``, mean 1 over the data.
+
+    Args:
+        counts: ``[A]`` label counts in the training data (non-negative).
+        power: ``p >= 0``; 0 gives all ones (plain BC).
+        target: ``[A]`` wanted shares (non-negative, any scale: renormalised over the seen actions) or
+            None for uniform over the actions with ``counts > 0``.
+        clip: ``(lo, hi)`` with ``0 < lo <= hi``.
+
+    Returns:
+        ``[A]`` float64 with ``sum(counts * w) / sum(counts) == 1``. Actions absent from the data get
+        weight 1 (they never occur in the loss).
+
+    Raises:
+        ValueError: negative counts, no labels, bad power/clip, a target with negative entries, or a
+            target that puts no mass on any seen action.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.ndim != 1 or (counts < 0).any() or counts.sum() <= 0:
+        raise ValueError(f"counts must be a 1-D array of non-negative label counts with a positive sum; got {counts}")
+    lo, hi = clip
+    if not (0 < lo <= hi):
+        raise ValueError(f"weight_clip={clip!r}; expected 0 < lo <= hi")
+    if power < 0 or not math.isfinite(power):
+        raise ValueError(f"reweight_power={power!r}; expected a finite number >= 0")
+    seen = counts > 0
+    data = counts / counts.sum()
+    if target is None:
+        tgt = seen.astype(np.float64)
+    else:
+        tgt = np.asarray(target, dtype=np.float64)
+        if tgt.shape != counts.shape or (tgt < 0).any():
+            raise ValueError(f"target must be {counts.shape[0]} non-negative shares; got shape {tgt.shape}")
+    if tgt[seen].sum() <= 0:
+        raise ValueError("target distribution puts no mass on any action seen in the data")
+    tgt = np.where(seen, tgt, 0.0) / tgt[seen].sum()
+    w = np.ones_like(counts)
+    with np.errstate(divide="ignore"):
+        ratio = np.where(seen, tgt / np.where(seen, data, 1.0), 1.0)
+    w[seen] = np.clip(ratio[seen] ** power, lo, hi)
+    w /= (data * w).sum()
+    return w
+
+
+def load_target(spec: str, names: list[str]) -> Optional[np.ndarray]:
+    """``--target-dist``: None for ``uniform``, else the shares of a JSON file keyed by action name or id.
+
+    Raises:
+        FileNotFoundError / ValueError: missing file, unknown action names, or ids out of range.
+    """
+    if spec == "uniform":
+        return None
+    path = Path(spec)
+    if not path.exists():
+        raise FileNotFoundError(f"--target-dist {spec!r} is neither 'uniform' nor an existing JSON file")
+    raw = json.loads(path.read_text())
+    out = np.zeros(len(names))
+    index = {n: i for i, n in enumerate(names)}
+    for k, v in raw.items():
+        if k in index:
+            i = index[k]
+        elif str(k).isdigit() and int(k) < len(names):
+            i = int(k)
+        else:
+            raise ValueError(f"{spec}: action {k!r} is neither an action name nor an id in [0, {len(names)})")
+        out[i] = float(v)
+    return out
+
+
+def masked_ce(logits: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, weights: Optional[torch.Tensor] = None):
+    """Per-sample cross-entropy, zero where ``mask`` is False.
+
+    Args:
+        logits: ``[..., C]`` (masked entries already at ``MASKED_LOGIT``, a finite value).
+        labels: ``[...]`` int64; entries where ``mask`` is False may hold anything (e.g. -1).
+        mask: ``[...]`` bool, the head is used by this sample and has a label.
+        weights: ``[...]`` per-sample weights or None.
+
+    Returns:
+        ``(loss_sum, n)``: the weighted sum of the CE over masked-in samples (a scalar, zero when none)
+        and the number of masked-in samples. A row whose logits are all masked gets a finite, constant CE
+        (log C) and no gradient, never NaN.
+    """
+    mask = mask.bool()
+    safe = torch.where(mask, labels.long(), torch.zeros_like(labels.long())).clamp(0, logits.shape[-1] - 1)
+    ce = -F.log_softmax(logits.float(), -1).gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+    if weights is not None:
+        ce = ce * weights
+    ce = torch.where(mask, ce, torch.zeros_like(ce))
+    return ce.sum(), int(mask.sum())
+
+
+def share_table(names, data_share, target_share, pred_share, greedy_share, top: int = 12) -> str:
+    """Text table of action shares sorted by the data share."""
+    order = np.argsort(-np.asarray(data_share))[:top]
+    lines = [f"    {'action':28s} {'data':>7s} {'target':>7s} {'pred':>7s} {'argmax':>7s}"]
+    for i in order:
+        lines.append(f"    {names[i][:28]:28s} {data_share[i]:7.3f} {target_share[i]:7.3f} {pred_share[i]:7.3f} {greedy_share[i]:7.3f}")
+    return "\n".join(lines)
+
+
+def target_shares(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Label shares the weighted loss effectively trains on: ``data[a] w[a]`` (sums to 1)."""
+    d = counts / counts.sum()
+    return d * weights / (d * weights).sum()
+
+
+# ----------------------------------------------------------------------------------------- SMAC demos
+def smac_action_names(n_actions: int) -> list[str]:
+    """SMAC action names: no-op, stop, move N/S/E/W, ``target_j`` (attack, or heal for a medivac)."""
+    return ["no_op", "stop", "north", "south", "east", "west"] + [f"target_{j}" for j in range(n_actions - 6)]
+
+
+class SmacData:
+    """Frames of a demonstration recording split by episode (``sc2_envs.demos`` layout)."""
+
+    def __init__(self, ds, val_fraction: float, seed: int, device):
+        a = ds.arrays
+        eps = np.unique(a["episode"])
+        rng = np.random.default_rng(seed)
+        n_val = max(1, int(round(val_fraction * len(eps)))) if len(eps) > 1 else 0
+        val_eps = set(rng.permutation(eps)[:n_val].tolist())
+        is_val = np.isin(a["episode"], list(val_eps))
+        self.train_idx = np.flatnonzero(~is_val)
+        self.val_idx = np.flatnonzero(is_val)
+        self.obs = torch.as_tensor(a["obs"], device=device)
+        self.avail = torch.as_tensor(a["avail_actions"], device=device)
+        self.labels = torch.as_tensor(a["actions"].astype(np.int64), device=device)
+        self.alive = self.avail[..., 1]
+        self.n_val_eps, self.n_train_eps = n_val, len(eps) - n_val
+        A = self.avail.shape[-1]
+        tr = torch.as_tensor(self.train_idx, device=device)
+        self.counts = torch.bincount(self.labels[tr][self.alive[tr]], minlength=A).cpu().numpy()
+        self.dead_frames = int((~self.alive[tr]).sum())
+        bad = ~torch.gather(self.avail, 2, self.labels.unsqueeze(-1)).squeeze(-1)
+        if bool(bad.any()):
+            i, n = (int(x) for x in bad.nonzero()[0])
+            raise ValueError(f"frame {i}, agent {n}: label {int(self.labels[i, n])} is not in avail_actions")
+
+
+def smac_loss(policy, data: SmacData, idx: torch.Tensor, w: torch.Tensor):
+    """Weighted masked CE over the living agents of frames ``idx`` (all classes); returns ``(mean loss, n)``."""
+    total, n = 0.0, 0
+    for c, ids in policy._ids.items():
+        obs = data.obs[idx][:, ids]
+        avail = data.avail[idx][:, ids]
+        lab = data.labels[idx][:, ids]
+        logits = torch.where(avail, policy.class_logits(c, obs), torch.full_like(avail, MASKED_LOGIT, dtype=torch.float32))
+        s, k = masked_ce(logits, lab, data.alive[idx][:, ids], w[lab])
+        total, n = total + s, n + k
+    return total / max(n, 1), n
+
+
+@torch.no_grad()
+def smac_validate(policy, data: SmacData, A: int, batch: int = 1024):
+    """Validation CE, accuracy, mean predicted probability per action and argmax shares (living agents)."""
+    ce_sum, correct, n = 0.0, 0, 0
+    probs = torch.zeros(A)
+    greedy = torch.zeros(A)
+    idx_all = torch.as_tensor(data.val_idx, device=data.obs.device)
+    for s in range(0, len(idx_all), batch):
+        idx = idx_all[s: s + batch]
+        for c, ids in policy._ids.items():
+            avail, lab, alive = data.avail[idx][:, ids], data.labels[idx][:, ids], data.alive[idx][:, ids]
+            logits = torch.where(avail, policy.class_logits(c, data.obs[idx][:, ids]), torch.full_like(avail, MASKED_LOGIT,
+                                                                                                       dtype=torch.float32))
+            cs, k = masked_ce(logits, lab, alive)
+            ce_sum, n = ce_sum + float(cs), n + k
+            pred = logits.argmax(-1)
+            correct += int(((pred == lab) & alive).sum())
+            probs += F.softmax(logits, -1)[alive].sum(0).cpu()
+            greedy += torch.bincount(pred[alive], minlength=A).float().cpu()
+    n = max(n, 1)
+    return {"val_loss": ce_sum / n, "val_acc": correct / n, "pred_share": (probs / n).numpy(), "argmax_share": (greedy / n).numpy()}
+
+
+def run_smac(args: Args, run_dir: Path, device) -> dict:
+    import sc2_envs
+    from models import build_models, save_checkpoint
+    from sc2_envs.demos import load_demos
+
+    ds = load_demos(args.data, max_files=args.num_files)
+    check_size(args, len(ds.files), len(ds.meta["shards"]), ds.rows)
+    print(ds.describe())
+    info = ds.meta["env_info"]
+    A = int(info["n_actions"])
+    names = smac_action_names(A)
+    data = SmacData(ds, args.val_fraction, args.seed, device)
+    print(f"split: train {len(data.train_idx)} frames ({data.n_train_eps} episodes), val {len(data.val_idx)} frames "
+          f"({data.n_val_eps} episodes); loss over living agents ({int(data.counts.sum())} agent-frames), "
+          f"{data.dead_frames} dead-agent frames excluded (only no-op is available to them)")
+    print("training label counts: " + ", ".join(f"{names[i]} {c}" for i, c in enumerate(data.counts) if c))
+    target = load_target(args.target_dist, names)
+    w_np = action_weights(data.counts, args.reweight_power, target, args.weight_clip)
+    tgt_share = target_shares(w_np, data.counts)
+    print("weights: " + ", ".join(f"{names[i]} {w_np[i]:.3f}" for i in range(A) if data.counts[i]))
+    w = torch.as_tensor(w_np, dtype=torch.float32, device=device)
+
+    env_info = sc2_envs.make_batched(info["map_name"], num_envs=1).get_env_info()
+    policy, critic = build_models(env_info, args.actor, hidden=args.hidden, device=device)
+    opt = torch.optim.Adam(policy.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
+    data_share = data.counts / data.counts.sum()
+    history = []
+    g = torch.Generator().manual_seed(args.seed)
+    for epoch in range(1, args.epochs + 1):
+        t0 = time.time()
+        perm = torch.as_tensor(data.train_idx)[torch.randperm(len(data.train_idx), generator=g)].to(device)
+        losses = []
+        policy.train()
+        for s in range(0, len(perm), args.batch_size):
+            loss, _ = smac_loss(policy, data, perm[s: s + args.batch_size], w)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), args.max_grad_norm)
+            opt.step()
+            losses.append(float(loss.detach()))
+        policy.eval()
+        val = smac_validate(policy, data, A)
+        path = run_dir / f"epoch_{epoch:03d}.pt"
+        save_checkpoint(str(path), policy, critic, env_info, asdict(args), global_step=epoch)
+        rec = {"epoch": epoch, "train_loss": float(np.mean(losses)), "val_loss": val["val_loss"], "val_acc": val["val_acc"],
+               "val_idle_pred": float(val["pred_share"][1]), "checkpoint": str(path)}
+        annotate(path, {"epoch": epoch, "val_acc": val["val_acc"], "val_loss": val["val_loss"], "weights": w_np.tolist(),
+                        "data_counts": data.counts.tolist(), "files": [f[0] for f in ds.files]})
+        history.append(rec)
+        print(f"epoch {epoch}: train loss {rec['train_loss']:.4f}, val loss {val['val_loss']:.4f}, val acc {val['val_acc']:.4f} "
+              f"({time.time() - t0:.1f} s)\n" + share_table(names, data_share, tgt_share, val["pred_share"], val["argmax_share"]),
+              flush=True)
+
+    def play(path):
+        from models import load_checkpoint
+
+        env = sc2_envs.make_batched(info["map_name"], num_envs=args.eval_envs, device=device, seed=args.eval_seed)
+        pol, _, _ = load_checkpoint(str(path), env.get_env_info(), device=device, with_critic=False)
+        pol.eval()
+        return evaluate_policy(pol, env, args.eval_episodes, seed=args.eval_seed, greedy=args.eval_greedy)
+
+    return select(args, run_dir, history, play)
+
+
+def annotate(path: Path, bc: dict) -> None:
+    """Add the ``bc`` record (epoch, validation figures, weights, data used) to a checkpoint file."""
+    ck = torch.load(path, map_location="cpu", weights_only=True)
+    ck["bc"] = bc
+    torch.save(ck, path)
+
+
+def select(args: Args, run_dir: Path, history: list, play) -> dict:
+    """Pick the final checkpoint (``best.pt``) by validation accuracy or by behaviour; optionally average."""
+    by_acc = max(history, key=lambda r: r["val_acc"])
+    summary = {"history": history, "val_acc_pick": by_acc["epoch"]}
+    if play is None and args.select_by == "behaviour":
+        raise ValueError("--select-by behaviour needs a simulator to play on; the replay dataset has none here "
+                         "(full-game evaluation needs StarCraft II): use --select-by val-acc")
+    if play is not None and args.select_by == "behaviour":
+        for r in history:
+            r["behaviour"] = play(r["checkpoint"])
+            print(format_result(f"epoch {r['epoch']} (val acc {r['val_acc']:.3f})", r["behaviour"]), flush=True)
+        pick = max(history, key=lambda r: behaviour_key(r["behaviour"]))
+    elif args.select_by in ("val-acc", "behaviour"):
+        pick = by_acc
+        if play is not None:
+            pick["behaviour"] = play(pick["checkpoint"])
+            print(format_result(f"epoch {pick['epoch']} (val acc {pick['val_acc']:.3f})", pick["behaviour"]), flush=True)
+    else:
+        raise ValueError(f"--select-by {args.select_by!r}; expected 'val-acc' or 'behaviour'")
+    summary["pick"] = pick["epoch"]
+    shutil.copyfile(pick["checkpoint"], run_dir / "best.pt")
+    print(f"selected by {args.select_by}: epoch {pick['epoch']} -> {run_dir / 'best.pt'} "
+          f"(val-acc pick: epoch {by_acc['epoch']}, val acc {by_acc['val_acc']:.4f})")
+    if args.average_window >= 2:
+        lo = max(1, pick["epoch"] - args.average_window + 1)
+        paths = [r["checkpoint"] for r in history if lo <= r["epoch"] <= pick["epoch"]]
+        if len(paths) >= 2:
+            out = run_dir / f"avg_{lo:03d}_{pick['epoch']:03d}.pt"
+            average_checkpoints(paths, str(out))
+            summary["average"] = {"from": paths, "checkpoint": str(out)}
+            if play is not None:
+                summary["average"]["behaviour"] = play(out)
+                print(format_result(f"average of epochs {lo}..{pick['epoch']}", summary["average"]["behaviour"]), flush=True)
+        else:
+            print(f"average window {args.average_window}: epoch {pick['epoch']} has no earlier epoch to average with")
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1, default=lambda o: list(o) if isinstance(o, tuple)
+                                                     else float(o)))
+    return summary
+
+
+def check_size(args: Args, n_files: int, available: int, frames: int) -> None:
+    """Refuse (unless ``--smoke``) a dataset with fewer files or frames than requested."""
+    problems = []
+    if args.num_files is not None and n_files < args.num_files:
+        problems.append(f"--num-files {args.num_files} requested but only {available} shard files exist")
+    if frames < args.min_frames:
+        problems.append(f"--min-frames {args.min_frames} requested but the data has {frames} frames")
+    if problems:
+        msg = "; ".join(problems)
+        if not args.smoke:
+            raise ValueError(msg + " (pass --smoke to train on it anyway)")
+        print("WARNING (--smoke): " + msg)
+
+
+# ----------------------------------------------------------------------------------------- replays
+class ReplayData:
+    """The replay dataset (``sc2_envs.replays``) as fixed-length sequences of one player's stream.
+
+    Streams are split by replay file (``val_fraction`` of the converted files held out). Each stream is
+    cut into consecutive windows of ``seq_len`` rows; the last window is padded and its padding masked.
+    """
+
+    def __init__(self, root: str, num_files: Optional[int], seq_len: int, val_fraction: float, seed: int):
+        from sc2_envs.full_game import spec
+
+        root_p = Path(root)
+        self.meta = json.loads((root_p / "dataset.json").read_text())
+        index = json.loads((root_p / "index.json").read_text())
+        shards = sorted(root_p.glob("shard_*.npz"))
+        if len(shards) != self.meta["shards"]:
+            raise ValueError(f"{root}: dataset.json lists {self.meta['shards']} shards, the folder has {len(shards)}")
+        self.available = len(shards)
+        use = shards if num_files is None else shards[:num_files]
+        self.files = []
+        arrays = []
+        for p in use:
+            with np.load(p) as z:
+                arrays.append({k: z[k] for k in z.files})
+            self.files.append((str(p), int(len(arrays[-1]["function"]))))
+        self.a = {k: np.concatenate([x[k] for x in arrays]) for k in arrays[0]}
+        self.index = index
+        cfg = self.meta["config"]
+        self.R, self.E, self.K = cfg["raw_resolution"], cfg["max_entities"], cfg["max_selected"]
+        self.names = self.meta["function_names"]
+        # streams: contiguous (replay_index, player_id) runs
+        key = self.a["replay_index"].astype(np.int64) * 100 + self.a["player_id"]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        ends = np.r_[starts[1:], len(key)]
+        replays = np.unique(self.a["replay_index"])
+        rng = np.random.default_rng(seed)
+        n_val = max(1, int(round(val_fraction * len(replays)))) if len(replays) > 1 else 0
+        val_rep = set(rng.permutation(replays)[:n_val].tolist())
+        self.train_windows, self.val_windows = [], []
+        for s, e in zip(starts, ends):
+            wins = [(w, min(w + seq_len, e)) for w in range(s, e, seq_len)]
+            (self.val_windows if int(self.a["replay_index"][s]) in val_rep else self.train_windows).extend(wins)
+        self.val_replays, self.n_replays = len(val_rep), len(replays)
+        self.seq_len = seq_len
+        self.train_rows = np.concatenate([np.arange(s, e) for s, e in self.train_windows]) if self.train_windows else np.zeros(0, int)
+        self.counts = np.bincount(self.a["function"][self.train_rows].astype(np.int64), minlength=len(self.names))
+        self.truncated_selections = int((self.a["selected_count"] > self.K).sum())
+        self.spec = spec
+
+    @property
+    def rows(self) -> int:
+        return int(len(self.a["function"]))
+
+    def describe(self) -> str:
+        rep = self.a["replay_index"]
+        lines = [f"replay dataset: {len(self.files)} of {self.available} shard files, {self.rows} frames, "
+                 f"{self.n_replays} replays, sampling {self.meta['config'].get('sample')}"]
+        for p, n in self.files:
+            lines.append(f"  {p}: {n} frames")
+        per = np.bincount(rep.astype(np.int64))
+        names = {i: Path(e["file"]).name for i, e in enumerate(self.index)}
+        items = [f"{names.get(i, i)} {c}" for i, c in enumerate(per) if c]
+        lines.append(f"  frames per replay ({len(items)}): " + ", ".join(items[:12]) + (" ..." if len(items) > 12 else ""))
+        lines.append(f"  selections longer than the file's max_selected ({self.K}): {self.truncated_selections}")
+        return "\n".join(lines)
+
+    def batch(self, windows, device, E_model: int, K_model: int):
+        """Model inputs/labels ``[B, T, ...]`` and the step mask ``[B, T]`` for a list of windows."""
+        T = self.seq_len
+        rows = np.full((len(windows), T), -1, np.int64)
+        for i, (s, e) in enumerate(windows):
+            rows[i, : e - s] = np.arange(s, e)
+        valid = rows >= 0
+        r = np.where(valid, rows, 0)  # padded steps read row 0; ``valid`` masks them out of every loss
+
+        def g(k, dtype=np.float32):
+            return torch.as_tensor(self.a[k][r].astype(dtype), device=device)
+
+        ent = g("entities")[:, :, :E_model]
+        bp = self.spec.REPLAY_ENTITY_FEATURES.index("build_progress")
+        ent[..., bp] = ent[..., bp] / 100.0  # stored x100 on disk
+        obs = {"entities": ent, "entity_count": g("entity_count", np.int64).clamp(max=E_model), "scalars": g("scalars"),
+               "upgrades": g("upgrades"), "unit_counts": g("unit_counts"), "build_order": g("build_order", np.int64)}
+        loc = self.a["target_location"][r].astype(np.int64)
+        loc_idx = np.where((loc[..., 0] >= 0) & (loc[..., 1] >= 0), loc[..., 1] * self.R + loc[..., 0], -1)
+        sel = self.a["selected"][r][..., :K_model].astype(np.int64)
+        labels = {"action_type": g("function", np.int64), "delay": g("delay", np.int64).clamp(0, self.spec.MAX_DELAY),
+                  "queued": g("queued", np.int64), "selected": torch.as_tensor(sel, device=device),
+                  "selected_count": g("selected_count", np.int64), "target_unit": g("target_unit", np.int64),
+                  "target_location": torch.as_tensor(loc_idx, device=device)}
+        return obs, labels, torch.as_tensor(valid, device=device)
+
+
+def alphastar_losses(model, out: dict, labels: dict, step_mask: torch.Tensor, w: Optional[torch.Tensor]):
+    """Per-head masked CE of an ``AlphaStarPolicy`` output under teacher forcing.
+
+    Head masks: a head counts for a sample when its step is real (``step_mask``), the label's action
+    type uses the head (``spec.argument_masks()``), and the label exists (target_unit / target_location
+    >= 0; selected_units steps up to the end-of-selection step). Every head's loss is multiplied by
+    ``w[action_type label]``. Returns ``{head: (loss_sum, n)}`` and per-head correct counts.
+    """
+    a = labels["action_type"]
+    argm = model.argument_masks(a.device)[a.clamp(min=0)] & step_mask.unsqueeze(-1)
+    sw = None if w is None else w[a]
+    res, correct = {}, {}
+    res["action_type"] = masked_ce(out["action_type"], a, argm[..., 0], sw)
+    correct["action_type"] = int(((out["action_type"].argmax(-1) == a) & argm[..., 0]).sum())
+    res["delay"] = masked_ce(out["delay"], labels["delay"], argm[..., 1], sw)
+    correct["delay"] = int(((out["delay"].argmax(-1) == labels["delay"]) & argm[..., 1]).sum())
+    res["queued"] = masked_ce(out["queued"], labels["queued"], argm[..., 2], sw)
+    correct["queued"] = int(((out["queued"].argmax(-1) == labels["queued"]) & argm[..., 2]).sum())
+    K = out["selected_units"].shape[2]
+    steps = torch.arange(K, device=a.device)
+    cnt = labels["selected_count"].clamp(min=0)
+    used = argm[..., 3] & (cnt > 0)
+    step_m = used.unsqueeze(-1) & (steps <= cnt.unsqueeze(-1))  # picks plus the EOF step (when it fits in K)
+    su_lab = out["actions"]["selected"]  # teacher-forced indices (E for EOF)
+    su_w = None if sw is None else sw.unsqueeze(-1).expand_as(step_m)
+    res["selected_units"] = masked_ce(out["selected_units"], su_lab, step_m, su_w)
+    correct["selected_units"] = int(((out["selected_units"].argmax(-1) == su_lab) & step_m).sum())
+    tu = labels["target_unit"]
+    tm = argm[..., 4] & (tu >= 0)
+    res["target_unit"] = masked_ce(out["target_unit"], tu, tm, sw)
+    correct["target_unit"] = int(((out["target_unit"].argmax(-1) == tu) & tm).sum())
+    loc = labels["target_location"]
+    lm = argm[..., 5] & (loc >= 0)
+    res["target_location"] = masked_ce(out["target_location"], loc, lm, sw)
+    correct["target_location"] = int(((out["target_location"].argmax(-1) == loc) & lm).sum())
+    return res, correct
+
+
+def run_replays(args: Args, run_dir: Path, device) -> dict:
+    from models.alphastar import AlphaStarConfig, AlphaStarPolicy, save_alphastar
+
+    data = ReplayData(args.data, args.num_files, args.seq_len, args.val_fraction, args.seed)
+    check_size(args, len(data.files), data.available, data.rows)
+    print(data.describe())
+    print(f"split: train {len(data.train_windows)} sequences, val {len(data.val_windows)} sequences "
+          f"({data.val_replays} of {data.n_replays} replays held out), seq_len {args.seq_len}")
+    names = data.names
+    print("training label counts: " + ", ".join(f"{names[i]} {c}" for i in np.argsort(-data.counts) if (c := data.counts[i])))
+    target = load_target(args.target_dist, names)
+    w_np = action_weights(data.counts, args.reweight_power, target, args.weight_clip)
+    tgt_share = target_shares(w_np, data.counts)
+    print("weights: " + ", ".join(f"{names[i]} {w_np[i]:.3f}" for i in np.argsort(-data.counts) if data.counts[i]))
+    w = torch.as_tensor(w_np, dtype=torch.float32, device=device)
+    base = {"mini": AlphaStarConfig.mini(), "tiny": AlphaStarConfig.tiny()}
+    if args.model_preset not in base:
+        raise ValueError(f"--model-preset {args.model_preset!r}; expected one of {sorted(base)}")
+    cfg = AlphaStarConfig.replay(base[args.model_preset], max_entities=data.E, raw_resolution=data.R, minimap_size=data.R)
+    model = AlphaStarPolicy(cfg).to(device)
+    print(f"model: AlphaStarPolicy preset {args.model_preset} (replay columns), {model.n_params()['total']:,} parameters")
+    opt = torch.optim.Adam(model.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
+    data_share = data.counts / data.counts.sum()
+    heads = list(data.spec.ACTION_HEADS)
+    history = []
+    rng = np.random.default_rng(args.seed)
+    for epoch in range(1, args.epochs + 1):
+        t0 = time.time()
+        model.train()
+        order = rng.permutation(len(data.train_windows))
+        losses = []
+        for s in range(0, len(order), args.batch_size):
+            wins = [data.train_windows[i] for i in order[s: s + args.batch_size]]
+            obs, labels, m = data.batch(wins, device, cfg.max_entities, cfg.max_selected)
+            out, _ = model(obs, labels=labels)
+            res, _ = alphastar_losses(model, out, labels, m, w)
+            n_steps = max(int(m.sum()), 1)
+            loss = sum(v[0] for v in res.values()) / n_steps  # per step; heads summed (mini-AS SL loss)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+            opt.step()
+            losses.append(float(loss.detach()))
+        model.eval()
+        val = replay_validate(model, data, device, cfg, heads)
+        path = run_dir / f"epoch_{epoch:03d}.pt"
+        save_alphastar(str(path), model, {"bc": {"epoch": epoch, "val_acc": val["acc"]["action_type"], "val": val["acc"],
+                                                 "weights": w_np.tolist(), "data_counts": data.counts.tolist(),
+                                                 "files": [f[0] for f in data.files], "args": asdict(args)}})
+        rec = {"epoch": epoch, "train_loss": float(np.mean(losses)), "val_acc": val["acc"]["action_type"],
+               "val_head_acc": val["acc"], "val_head_n": val["n"], "val_loss": val["loss"], "checkpoint": str(path),
+               "pred_share": val["pred_share"].tolist(), "argmax_share": val["argmax_share"].tolist()}
+        history.append(rec)
+        accs = ", ".join(f"{h} {val['acc'][h]:.3f} (n={val['n'][h]})" for h in heads)
+        print(f"epoch {epoch}: train loss {rec['train_loss']:.4f}, val loss {val['loss']:.4f}, held-out accuracy: {accs} "
+              f"({time.time() - t0:.1f} s)\n"
+              + share_table(names, data_share, tgt_share, val["pred_share"], val["argmax_share"]), flush=True)
+    return select(args, run_dir, history, None)
+
+
+@torch.no_grad()
+def replay_validate(model, data: ReplayData, device, cfg, heads, batch: int = 32) -> dict:
+    """Held-out per-head accuracy (teacher forced), loss per step and predicted action-type shares."""
+    F_ = cfg.n_functions
+    n = {h: 0 for h in heads}
+    correct = {h: 0 for h in heads}
+    loss_sum, steps = 0.0, 0
+    probs, greedy = torch.zeros(F_), torch.zeros(F_)
+    for s in range(0, len(data.val_windows), batch):
+        obs, labels, m = data.batch(data.val_windows[s: s + batch], device, cfg.max_entities, cfg.max_selected)
+        out, _ = model(obs, labels=labels)
+        res, cor = alphastar_losses(model, out, labels, m, None)
+        for h in heads:
+            n[h] += res[h][1]
+            correct[h] += cor[h]
+        loss_sum += float(sum(v[0] for v in res.values()))
+        steps += int(m.sum())
+        p = F.softmax(out["action_type"], -1)[m]
+        probs += p.sum(0).cpu()
+        greedy += torch.bincount(out["action_type"].argmax(-1)[m], minlength=F_).float().cpu()
+    steps = max(steps, 1)
+    return {"acc": {h: correct[h] / max(n[h], 1) for h in heads}, "n": n, "loss": loss_sum / steps,
+            "pred_share": (probs / steps).numpy(), "argmax_share": (greedy / steps).numpy()}
+
+
+def main(args: Args) -> dict:
+    if not args.data:
+        raise ValueError("--data is required: a demonstration folder (meta.json) or a replay dataset (dataset.json)")
+    root = Path(args.data)
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    torch.backends.cudnn.deterministic = args.torch_deterministic
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
+    device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
+    run_dir = Path(args.run_dir or f"runs/{root.name}__{args.exp_name}__{args.seed}__{int(time.time())}")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    print(f"run dir {run_dir}; args {asdict(args)}")
+    if (root / "meta.json").exists():
+        return run_smac(args, run_dir, device)
+    if (root / "dataset.json").exists():
+        return run_replays(args, run_dir, device)
+    raise FileNotFoundError(f"--data {args.data!r} has neither meta.json (sc2_envs.demos) nor dataset.json (sc2_envs.replays)")
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))
