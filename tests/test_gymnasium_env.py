@@ -94,7 +94,7 @@ def test_time_limit_is_truncation_not_termination():
     env.reset(seed=0)
     env.sim.set_units(0, allies=[P(29, 8), P(30, 9.5), P(31, 8)], enemies=[P(8, 16), P(9, 17), P(9, 15)])
     for t in range(1, 61):
-        obs, rew, term, trunc, info = env.step(np.ones(3, np.int64))
+        _obs, _rew, term, trunc, info = env.step(np.ones(3, np.int64))
         assert term is False and trunc is (t == 60)
     assert info["episode_limit"] is True and info["battle_won"] is False
     with pytest.raises(RuntimeError, match="reset"):

@@ -120,8 +120,8 @@ def test_different_seeds_give_different_episodes():
 
 SPACE_RUNS = [
     pytest.param("3m", "remove", 300), pytest.param("2s3z", "absorbing", 300), pytest.param("MMM", "remove", 300),
-    *[pytest.param(m, mode, 400, marks=pytest.mark.slow) for m in ["3s_vs_3z", "2c_vs_64zg", "bane_vs_bane", "corridor", "6h_vs_8z"]
-      for mode in ["remove", "absorbing"]],
+    *[pytest.param(m, mode, 400, marks=pytest.mark.slow)
+      for m in ["3s_vs_3z", "2c_vs_64zg", "bane_vs_bane", "corridor", "6h_vs_8z"] for mode in ["remove", "absorbing"]],
 ]
 
 
@@ -231,7 +231,7 @@ def test_absorbing_dead_agent_stays_with_zero_obs_and_noop_mask_until_episode_en
     obs, *_ = env.step({"agent_1": 1, "agent_2": 1})
     assert env.agents == env.possible_agents and not obs["agent_0"]["observation"].any()
     while env.agents:
-        obs, rewards, terms, truncs, infos = env.step({ag: 1 if infos[ag]["agent_alive"] else 0 for ag in env.agents})
+        obs, _rewards, terms, truncs, infos = env.step({ag: 1 if infos[ag]["agent_alive"] else 0 for ag in env.agents})
     assert set(terms) == set(env.possible_agents)
     assert all(terms[ag] or truncs[ag] for ag in env.possible_agents)
 
@@ -247,7 +247,7 @@ def test_time_limit_truncates_every_agent_and_empties_agents(dead_agents):
     env = pz.parallel_env("3m", dead_agents=dead_agents)
     _out_of_sight(env)
     for t in range(1, 61):
-        obs, rewards, terms, truncs, infos = env.step({ag: 1 for ag in env.agents})
+        _obs, _rewards, terms, truncs, infos = env.step({ag: 1 for ag in env.agents})
         if t < 60:
             assert not any(truncs.values()) and not any(terms.values()) and len(env.agents) == 3
     assert env.sim.episode_limit == 60
@@ -264,7 +264,7 @@ def test_won_battle_terminates_every_agent_with_battle_won():
     env.reset(seed=0)
     # One enemy left, at 1 HP, in range of all three marines; the other two removed.
     env.sim.set_units(0, allies=[P(16, 16), P(16, 17), P(16, 15)], enemies=[P(19, 16, health=1), None, None])
-    obs, rewards, terms, truncs, infos = env.step({ag: 6 for ag in env.agents})
+    _obs, rewards, terms, truncs, infos = env.step({ag: 6 for ag in env.agents})
     assert terms == {ag: True for ag in env.possible_agents}
     assert truncs == {ag: False for ag in env.possible_agents}
     assert infos["agent_0"]["battle_won"] is True and infos["agent_0"]["dead_enemies"] == 3
@@ -372,7 +372,7 @@ def test_death_on_the_time_limit_step_sets_both_flags_and_ends_the_episode():
         return out
 
     env.sim.step = last_step
-    obs, rewards, terms, truncs, infos = env.step({ag: 1 for ag in env.agents})
+    _obs, _rewards, terms, truncs, _infos = env.step({ag: 1 for ag in env.agents})
     assert truncs == {"agent_0": True, "agent_1": True, "agent_2": True}
     assert terms == {"agent_0": True, "agent_1": False, "agent_2": False}
     assert env.agents == []
@@ -402,7 +402,7 @@ def test_unknown_smac_option_is_rejected_by_name():
 
 
 def test_sc2_backend_test_double_passes_parallel_api_test():
-    double = pytest.importorskip("test_smac_backend", reason="needs the StarCraft2Env test double of tests/test_smac_backend.py")
+    double = pytest.importorskip("test_smac_backend", reason="needs the StarCraft2Env double of tests/test_smac_backend.py")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         parallel_api_test(pz.parallel_env("3m", backend="sc2", env_factory=double.FakeStarCraft2Env), num_cycles=200)

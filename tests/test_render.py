@@ -104,7 +104,7 @@ def _frames(n=6):
     obs, _ = env.reset(seed=0)
     frames = [env.render()]
     for _ in range(n - 1):
-        obs, *_ = env.step({ag: 1 for ag in env.agents})
+        _obs, *_ = env.step({ag: 1 for ag in env.agents})
         frames.append(env.render())
     return frames
 

@@ -31,7 +31,7 @@ import torch
 
 from sc2_envs.wrappers._common import OBS_BOUND, as_numpy, make_backend, state_bound
 
-__all__ = ["SC2JointEnv", "register_envs", "env_id"]
+__all__ = ["SC2JointEnv", "env_id", "register_envs"]
 
 OBSERVATIONS = ("obs", "state")
 

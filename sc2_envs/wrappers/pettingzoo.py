@@ -51,7 +51,7 @@ from pettingzoo.utils import parallel_to_aec, wrappers
 
 from sc2_envs.wrappers._common import OBS_BOUND, as_numpy, make_backend, state_bound
 
-__all__ = ["SC2ParallelEnv", "parallel_env", "raw_env", "env"]
+__all__ = ["SC2ParallelEnv", "env", "parallel_env", "raw_env"]
 
 DEAD_AGENT_MODES = ("remove", "absorbing")
 AGENT_NAMINGS = ("index", "unit_type")
