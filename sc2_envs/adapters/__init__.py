@@ -1,0 +1,17 @@
+"""Adapters that plug the SMAC battles into other codebases and RL libraries.
+
+* ``smac_compat.StarCraft2Env``: SMAC's ``StarCraft2Env`` API (pymarl / EPyMARL) on the simulator.
+* ``pettingzoo_views``: ``FlatObservation`` (Box obs, mask in infos; SuperSuit / SB3) and
+  ``RLlibMaskedObservation`` (``{"observations", "action_mask"}``; RLlib's masking module).
+* ``rllib``: ``make_rllib_env`` and ``policy_ids_and_mapping`` (imports Ray lazily).
+* ``sb3``: ``make_sb3_vec_env`` / ``SB3MaskedVecEnv`` (SuperSuit -> Stable-Baselines3 with masks and
+  time-limit truncation; needs ``supersuit`` and ``stable-baselines3``).
+* ``torchrl``: ``make_torchrl_env`` (``PettingZooWrapper`` with SMAC semantics; needs ``torchrl``).
+
+Optional libraries are imported only by the modules that need them.
+"""
+
+from sc2_envs.adapters.pettingzoo_views import FlatObservation, RLlibMaskedObservation
+from sc2_envs.adapters.smac_compat import StarCraft2Env
+
+__all__ = ["FlatObservation", "RLlibMaskedObservation", "StarCraft2Env"]

@@ -1,0 +1,159 @@
+"""Stable-Baselines3 through SuperSuit: parameter-shared PPO / MaskablePPO on a SMAC battle.
+
+The standard path (PettingZoo's SB3 tutorials, CleanRL's multi-agent scripts) turns a parallel env
+into a vector env whose sub-envs are the agents, so one SB3 policy is shared by all agents::
+
+    SC2ParallelEnv(dead_agents="absorbing")      # dead agents stay: zero obs, mask [1, 0, ..., 0]
+      -> FlatObservation                          # Box obs; the mask stays in infos[agent]["action_mask"]
+      -> supersuit.pettingzoo_env_to_vec_env_v1   # one vector slot per agent, autoreset at episode end
+      -> supersuit.concat_vec_envs_v1(base_class="gymnasium")   # k copies of the battle
+      -> SB3MaskedVecEnv                          # SB3's VecEnv API, masks, time-limit truncation
+
+Pitfalls handled (see /work/shared/reference/pitfalls.md):
+
+* **Agent death.** ``pettingzoo_env_to_vec_env_v1`` refuses envs whose agents leave; SuperSuit's
+  ``black_death_v3`` would fix that but never reports a time-limit end and turns truncation into
+  termination (SuperSuit #254, bug_log B12, unfixed in 3.11.0). The env's own absorbing mode keeps
+  every agent to the end instead, so no ``black_death_v3`` is needed.
+* **Truncation.** SuperSuit's ``SB3VecEnvWrapper`` (``base_class="stable_baselines3"``) merges
+  ``terminations | truncations`` into SB3's ``dones`` and drops the difference, so SB3 never
+  bootstraps at SMAC's time limit. ``SB3MaskedVecEnv`` sets ``info["TimeLimit.truncated"] = True``
+  there; with ``info["terminal_observation"]`` (added by SuperSuit at the episode end) SB3's on-policy
+  collection adds ``gamma * V(final obs)`` to the last reward.
+* **Masks.** ``action_masks()`` / ``env_method("action_masks")`` return the masks of the current
+  observations (``(num_envs, n_actions)`` bool), which ``sb3_contrib.MaskablePPO`` reads every step;
+  after an auto-reset the mask is the new episode's (SuperSuit merges the reset infos).
+* **Seeding.** ``concat_vec_envs_v1`` copies one env, so the copies would replay identical episodes;
+  ``reset`` after ``seed(s)`` gives copy ``i`` the seed ``s + i``.
+
+Vector slot ``j`` is agent ``j % n_agents`` of battle copy ``j // n_agents``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.vec_env import VecEnv
+
+from sc2_envs.adapters.pettingzoo_views import FlatObservation
+from sc2_envs.wrappers.pettingzoo import SC2ParallelEnv
+
+__all__ = ["SB3MaskedVecEnv", "make_sb3_vec_env"]
+
+
+class SB3MaskedVecEnv(VecEnv):
+    """SB3 ``VecEnv`` over a gymnasium-style SuperSuit vector env whose infos carry ``action_mask``.
+
+    Args:
+        venv: the output of ``supersuit.concat_vec_envs_v1(..., base_class="gymnasium")`` (or of
+            ``pettingzoo_env_to_vec_env_v1``): ``reset(seed) -> (obs, infos)``, ``step(actions) -> (obs,
+            rewards, terminations, truncations, infos)`` with a list of per-slot info dicts.
+        n_agents: agents per battle (for the documentation of slots; checked against ``num_envs``).
+
+    Raises:
+        ValueError: ``venv.num_envs`` is not a multiple of ``n_agents``.
+    """
+
+    def __init__(self, venv, n_agents: int):
+        if venv.num_envs % n_agents:
+            raise ValueError(f"venv.num_envs={venv.num_envs} is not a multiple of n_agents={n_agents}")
+        self.venv = venv
+        self.n_agents = n_agents
+        self.render_mode = None
+        super().__init__(venv.num_envs, venv.observation_space, venv.action_space)
+        self._masks = np.ones((self.num_envs, self.action_space.n), bool)
+        self._actions: np.ndarray | None = None
+
+    def _read_masks(self, infos: list[dict]) -> None:
+        try:
+            self._masks = np.stack([np.asarray(info["action_mask"], bool) for info in infos])
+        except KeyError:
+            raise KeyError("an info dict has no 'action_mask'; build the parallel env with sc2_envs "
+                           "(SC2ParallelEnv copies the mask into infos[agent]['action_mask'])") from None
+
+    def reset(self) -> np.ndarray:
+        seed = self._seeds[0]
+        obs, infos = self.venv.reset(seed=seed)
+        self._reset_seeds()
+        self.reset_infos = infos
+        self._read_masks(infos)
+        return obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions)
+
+    def step_wait(self):
+        obs, rewards, terminations, truncations, infos = self.venv.step(self._actions)
+        terminations = np.asarray(terminations, bool)
+        truncations = np.asarray(truncations, bool)
+        for i, info in enumerate(infos):
+            if truncations[i] and not terminations[i]:
+                info["TimeLimit.truncated"] = True
+        self._read_masks(infos)
+        return obs, np.asarray(rewards, np.float32), terminations | truncations, infos
+
+    def action_masks(self) -> np.ndarray:
+        """Masks of the current observations: ``(num_envs, n_actions)`` bool (SMAC's ``avail_actions``)."""
+        return self._masks.copy()
+
+    def close(self) -> None:
+        self.venv.close()
+
+    def has_attr(self, attr_name: str) -> bool:
+        return attr_name in ("action_masks", "render_mode")
+
+    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        if attr_name == "render_mode":
+            return [None] * len(self._get_indices(indices))
+        raise AttributeError(f"SB3MaskedVecEnv has no per-env attribute {attr_name!r} (only 'render_mode')")
+
+    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        raise AttributeError(f"SB3MaskedVecEnv cannot set {attr_name!r} on the SuperSuit sub-envs")
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+        if method_name == "action_masks":
+            return list(self._masks[self._get_indices(indices)])
+        raise AttributeError(f"SB3MaskedVecEnv supports env_method('action_masks') only, got {method_name!r}")
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False] * len(self._get_indices(indices))
+
+    def _get_indices(self, indices) -> list[int]:
+        if indices is None:
+            return list(range(self.num_envs))
+        if isinstance(indices, int):
+            return [indices]
+        return list(indices)
+
+
+def make_sb3_vec_env(map_name: str = "3m", num_battles: int = 1, seed: int | None = None,
+                     **env_kwargs) -> SB3MaskedVecEnv:
+    """The SuperSuit pipeline of the module docstring, ready for ``PPO`` / ``MaskablePPO``.
+
+    Args:
+        map_name: SMAC map; all its agents must share one observation and action space (true for every
+            SMAC map: the observation has a fixed layout and ``n_actions`` is per map).
+        num_battles: battle copies (``concat_vec_envs_v1``'s ``num_vec_envs``), stepped in this process.
+        seed: seed of the first reset (copy ``i`` gets ``seed + i``); SB3's ``seed=`` argument overrides it.
+        **env_kwargs: ``SC2ParallelEnv`` keywords (``loops_per_tick``, ``lenient_actions``, SMAC options).
+            ``dead_agents`` is fixed to ``"absorbing"``.
+
+    Returns:
+        ``SB3MaskedVecEnv`` with ``num_battles * n_agents`` slots.
+
+    Raises:
+        ValueError: ``dead_agents`` other than ``"absorbing"`` was passed.
+    """
+    import supersuit as ss
+
+    if env_kwargs.pop("dead_agents", "absorbing") != "absorbing":
+        raise ValueError("the SuperSuit path needs dead_agents='absorbing' (pettingzoo_env_to_vec_env_v1 "
+                         "rejects agents that leave the episode)")
+    par = FlatObservation(SC2ParallelEnv(map_name, dead_agents="absorbing", **env_kwargs))
+    n_agents = len(par.possible_agents)
+    venv = ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(par), num_battles, num_cpus=0, base_class="gymnasium")
+    env = SB3MaskedVecEnv(venv, n_agents)
+    if seed is not None:
+        env.seed(seed)
+    return env

@@ -1,0 +1,54 @@
+"""TorchRL (and BenchMARL-style) access to a SMAC battle through ``torchrl.envs.PettingZooWrapper``.
+
+``make_torchrl_env`` sets the wrapper's options for SMAC's semantics; TorchRL's defaults would not:
+
+* ``done_on_any=False``. For parallel envs TorchRL's default is ``any()`` over the agents' done flags,
+  which ends a SMAC episode at the first unit death (bug_log B09). With ``False`` the root
+  ``done`` / ``terminated`` / ``truncated`` are the ``all()`` of the agents' flags.
+* ``dead_agents="absorbing"`` (default): dead agents stay in the group, with a zero observation, the
+  action mask ``[True, False, ..., False]`` (only no-op) and ``done=False`` until the battle ends, as in
+  SMAC / pymarl; the agent set never changes, which BenchMARL requires (BenchMARL #177).
+  ``dead_agents="remove"`` (PettingZoo's contract) needs ``use_mask=True``: TorchRL then writes
+  ``(group, "mask") = False`` for agents that have left.
+* Masks: the env is seen through ``FlatObservation`` (Box observation, mask only in
+  ``infos[agent]["action_mask"]``); TorchRL moves the info mask to ``(group, "action_mask")`` (bool,
+  ``[n_agents, n_actions]``) and restricts the action spec; use it with ``MaskedCategorical``. With the
+  mask in both the observation and the infos (``sc2_smac_v0``'s default), torchrl 0.14.1's ``_reset``
+  raises ``TypeError: 'NoneType' object does not support item assignment``: it removes the mask from
+  the info spec but then writes the info's copy.
+* Time limit: every agent's ``truncated`` is True at SMAC's ``episode_limit``, so the root
+  ``truncated`` is True and ``terminated`` False; ``("next", ...)`` holds the final observation
+  (TorchRL resets in a separate ``"_reset"`` step), so GAE bootstraps it.
+* ``return_state=True``: SMAC's global state under ``"state"`` (``[state_size]`` float32).
+
+Agent names ``agent_0 .. agent_{N-1}`` put all agents in one group ``"agent"`` (TorchRL groups by the
+``<prefix>_<int>`` pattern); ``agent_names="unit_type"`` gives one group per unit type.
+"""
+
+from __future__ import annotations
+
+from sc2_envs.adapters.pettingzoo_views import FlatObservation
+from sc2_envs.wrappers.pettingzoo import SC2ParallelEnv
+
+__all__ = ["make_torchrl_env"]
+
+
+def make_torchrl_env(map_name: str = "3m", *, dead_agents: str = "absorbing", return_state: bool = True,
+                     device: str = "cpu", **env_kwargs):
+    """``PettingZooWrapper`` over ``SC2ParallelEnv`` with SMAC's episode semantics (module docstring).
+
+    Args:
+        map_name: SMAC map name.
+        dead_agents: ``"absorbing"`` (default) or ``"remove"`` (then ``use_mask=True``).
+        return_state: add SMAC's global state as ``"state"``.
+        device: device of TorchRL's tensordicts (the simulator runs on CPU).
+        **env_kwargs: other ``SC2ParallelEnv`` keywords (``seed``, ``loops_per_tick``, SMAC options ...).
+
+    Returns:
+        ``torchrl.envs.PettingZooWrapper`` (batch size ``[]``; one env step per frame).
+    """
+    from torchrl.envs import PettingZooWrapper
+
+    par = FlatObservation(SC2ParallelEnv(map_name, dead_agents=dead_agents, **env_kwargs))
+    return PettingZooWrapper(par, return_state=return_state, use_mask=dead_agents == "remove", done_on_any=False,
+                             categorical_actions=True, device=device)
