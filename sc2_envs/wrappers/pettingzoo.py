@@ -106,13 +106,14 @@ class SC2ParallelEnv(ParallelEnv):
             self.possible_agents = [f"{t}_{types[:i].count(t)}" for i, t in enumerate(types)]
         self.agent_ids = {name: i for i, name in enumerate(self.possible_agents)}
         self.agent_unit_types = dict(zip(self.possible_agents, types))
-        obs_box = gymnasium.spaces.Box(-OBS_BOUND, OBS_BOUND, (self.sim.obs_size,), np.float32)
-        mask_box = gymnasium.spaces.Box(0, 1, (a,), np.int8)
-        # One space object per agent, built once: parallel_api_test checks identity, and action spaces are
-        # seeded per agent.
-        self._obs_spaces = {ag: gymnasium.spaces.Dict({"observation": obs_box, "action_mask": mask_box})
-                            for ag in self.possible_agents}
-        self._act_spaces = {ag: gymnasium.spaces.Discrete(a) for ag in self.possible_agents}
+        # One space object per agent, built once: parallel_api_test checks identity, and spaces are seeded
+        # per agent.
+        self.observation_spaces = {
+            ag: gymnasium.spaces.Dict({
+                "observation": gymnasium.spaces.Box(-OBS_BOUND, OBS_BOUND, (self.sim.obs_size,), np.float32),
+                "action_mask": gymnasium.spaces.Box(0, 1, (a,), np.int8),
+            }) for ag in self.possible_agents}
+        self.action_spaces = {ag: gymnasium.spaces.Discrete(a) for ag in self.possible_agents}
         bound = state_bound(types)
         self.state_space = gymnasium.spaces.Box(-bound, bound, (self.sim.state_size,), np.float32)
         self.agents: list[str] = []
@@ -122,10 +123,10 @@ class SC2ParallelEnv(ParallelEnv):
         self._viewer = None
 
     def observation_space(self, agent: str) -> gymnasium.spaces.Dict:
-        return self._obs_spaces[agent]
+        return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> gymnasium.spaces.Discrete:
-        return self._act_spaces[agent]
+        return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         """Start a new battle.
