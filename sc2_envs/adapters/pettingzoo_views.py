@@ -48,6 +48,7 @@ class FlatObservation(BaseParallelWrapper):
         self.metadata = env.metadata
         self.render_mode = getattr(env, "render_mode", None)
         self._spaces = {a: env.observation_space(a)["observation"] for a in env.possible_agents}
+        self.observation_spaces = self._spaces  # else BaseParallelWrapper.__getattr__ would show the inner Dicts
 
     def observation_space(self, agent):
         return self._spaces[agent]
@@ -84,6 +85,7 @@ class RLlibMaskedObservation(BaseParallelWrapper):
                                       "action_mask": env.observation_space(a)["action_mask"]})
             for a in env.possible_agents
         }
+        self.observation_spaces = self._spaces  # else BaseParallelWrapper.__getattr__ would show the inner Dicts
 
     def observation_space(self, agent):
         return self._spaces[agent]
