@@ -1,12 +1,23 @@
 """sc2-envs: StarCraft II multi-agent RL environments with an embedded SMAC simulator.
 
-Public surface:
-    * ``make_batched(map_name, num_envs, device, seed, **options)``: the native batched simulator.
+Public surface (stable names):
+    * ``make_batched(map_name, num_envs, device, seed, **options)``: the native batched simulator,
+      tensors in and out (the fast path for training).
+    * ``parallel_env(map_name, backend="sim", **options)``: a PettingZoo ``ParallelEnv``;
+      ``env(...)`` / ``raw_env(...)``: the AEC version, with and without PettingZoo's wrappers.
+    * Gymnasium ids ``sc2_envs/<map>-v0`` (joint action) and ``sc2_envs/FullGame-v0``, registered
+      on import.
     * ``list_maps()``: the SMAC v1 maps the simulator supports.
 """
 
+from sc2_envs.full_game import register_full_game
 from sc2_envs.maps import get_map, list_maps
 from sc2_envs.sim import SMACSim, UnitPlacement, make_batched
+from sc2_envs.wrappers.gymnasium import register_envs
+from sc2_envs.wrappers.pettingzoo import env, parallel_env, raw_env
 
-__all__ = ["SMACSim", "UnitPlacement", "get_map", "list_maps", "make_batched"]
+register_envs()
+register_full_game()
+
+__all__ = ["SMACSim", "UnitPlacement", "env", "get_map", "list_maps", "make_batched", "parallel_env", "raw_env"]
 __version__ = "0.1.0"

@@ -323,7 +323,7 @@ class SMACSim:
         for k in range(0, LOOPS_PER_STEP, L):
             self.dynamics.advance(st, base_loop + k)
         st.episode_steps = st.episode_steps + 1
-        st.last_action = actions
+        st.last_action = actions.clone()  # the caller's tensor is never aliased into the state
         won, lost, draw = self.features.game_result(st)
         reward = self.features.reward(st, won, lost)
         st.prev_health, st.prev_shield, st.prev_alive = st.health.clone(), st.shield.clone(), st.alive.clone()
