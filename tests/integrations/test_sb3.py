@@ -1,0 +1,93 @@
+"""Stable-Baselines3 through SuperSuit (``sc2_envs.adapters.sb3``): death, truncation and masks.
+
+Needs the ``sb3`` extra (``supersuit``, ``stable-baselines3``, ``sb3-contrib``).
+"""
+
+import numpy as np
+import pytest
+
+ss = pytest.importorskip("supersuit", reason="needs supersuit (pip install 'sc2-envs[sb3]')")
+pytest.importorskip("stable_baselines3", reason="needs stable-baselines3 (pip install 'sc2-envs[sb3]')")
+
+from sc2_envs.adapters.sb3 import SB3MaskedVecEnv, make_sb3_vec_env  # noqa: E402
+
+N = 3  # agents on 3m
+
+
+def passive_actions(masks: np.ndarray) -> np.ndarray:
+    """Stop where stop is available (living agents), else no-op (dead agents)."""
+    return np.where(masks[:, 1], 1, 0)
+
+
+def test_first_death_does_not_end_episode_and_masks_follow():
+    venv = make_sb3_vec_env("3m", num_battles=1, seed=0)
+    obs = venv.reset()
+    assert obs.shape == (N, venv.observation_space.shape[0]) and obs.dtype == np.float32
+    steps, first_death = 0, None
+    while True:
+        masks = venv.action_masks()
+        assert masks.shape == (N, 9) and masks.dtype == bool
+        assert masks.tolist() == [list(m) for m in venv.env_method("action_masks")]
+        obs, rewards, dones, infos = venv.step(passive_actions(masks))
+        steps += 1
+        for info, mask in zip(infos, venv.action_masks()):
+            if not dones.any():  # the mask read by MaskablePPO is the env's mask of the new observation
+                assert np.array_equal(info["action_mask"].astype(bool), mask)
+        dead = [not info["agent_alive"] for info in infos]
+        if any(dead) and first_death is None:
+            first_death = steps
+            assert not dones.any(), "the first death ended the episode"
+            i = dead.index(True)
+            assert np.all(obs[i] == 0) and venv.action_masks()[i].tolist() == [True] + [False] * 8
+        if dones.any():
+            break
+    assert first_death == 11 and steps == 21
+    assert dones.all()
+    assert not any(info.get("TimeLimit.truncated", False) for info in infos)  # a lost battle is terminal
+    assert all("terminal_observation" in info for info in infos)
+    # auto-reset: the observation and masks are the new episode's (every agent alive)
+    assert venv.action_masks()[:, 0].tolist() == [False] * N
+
+
+def test_truncation_reaches_sb3(short_3m):
+    venv = make_sb3_vec_env(short_3m, num_battles=2, seed=0)
+    venv.reset()
+    for t in range(6):
+        obs, rewards, dones, infos = venv.step(passive_actions(venv.action_masks()))
+        assert dones.all() == (t == 5)
+    assert all(info["TimeLimit.truncated"] for info in infos)
+    assert all(info["terminal_observation"].shape == obs.shape[1:] for info in infos)
+
+
+def test_battle_copies_get_distinct_seeds():
+    venv = make_sb3_vec_env("3m", num_battles=2, seed=0)
+    obs = venv.reset()
+    assert not np.array_equal(obs[:N], obs[N:])  # copy i is seeded seed + i (spawn jitter differs)
+    venv.seed(0)
+    assert np.array_equal(venv.reset(), obs)
+
+
+def test_wrapper_errors():
+    with pytest.raises(ValueError, match="absorbing"):
+        make_sb3_vec_env("3m", dead_agents="remove")
+    venv = make_sb3_vec_env("3m", seed=0)
+    with pytest.raises(AttributeError, match="action_masks"):
+        venv.env_method("render")
+    assert isinstance(venv, SB3MaskedVecEnv)
+
+
+def test_maskable_ppo_learns_without_invalid_actions():
+    """MaskablePPO reads the masks: the env raises ValueError on any unavailable action, so a run that
+    completes sampled only valid actions (a mask-blind PPO fails within a few steps)."""
+    sb3_contrib = pytest.importorskip("sb3_contrib", reason="needs sb3-contrib (pip install 'sc2-envs[sb3]')")
+    venv = make_sb3_vec_env("3m", num_battles=1, seed=0, loops_per_tick=8)
+    model = sb3_contrib.MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=96, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=2 * 64 * N)
+    assert model.num_timesteps == 2 * 64 * N
+
+    from stable_baselines3 import PPO
+
+    blind = PPO("MlpPolicy", make_sb3_vec_env("3m", num_battles=1, seed=0, loops_per_tick=8), n_steps=64,
+                batch_size=96, n_epochs=1, seed=0, device="cpu")
+    with pytest.raises(ValueError, match="unavailable"):
+        blind.learn(total_timesteps=2 * 64 * N)
