@@ -1,0 +1,130 @@
+"""Tests of models/alphastar.py: preset size, shapes, masks of the autoregressive heads, teacher forcing, errors."""
+
+import pytest
+import torch
+
+from models.alphastar import AlphaStarConfig, AlphaStarPolicy, load_alphastar, save_alphastar
+from sc2_envs.full_game import spec
+
+pytest.importorskip("pysc2_evolved", reason="the raw-function table (argument masks) comes from pysc2_evolved")
+
+MINI_AS_TOTAL = 2_664_028  # mini-AlphaStar v1.09 ArchModel(), measured (../shared/reference/full_game.md 1.7)
+MINI_AS_POLICY = 1_570_887  # the same without its 5 baselines
+
+
+def make_obs(cfg, B=2, T=3, n_real=5, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    E, C = cfg.max_entities, len(cfg.entity_features)
+    ent = torch.zeros(B, T, E, C)
+    col = {n: i for i, n in enumerate(cfg.entity_features)}
+    ent[..., :n_real, col["unit_type"]] = torch.randint(1, cfg.n_unit_types, (B, T, n_real), generator=g).float()
+    alliance = torch.tensor([1, 1, 1, 4, 3] * (n_real // 5 + 1))[:n_real].float()
+    ent[..., :n_real, col["alliance"]] = alliance
+    ent[..., :n_real, col["x"]] = torch.randint(0, cfg.raw_resolution, (B, T, n_real), generator=g).float()
+    ent[..., :n_real, col["y"]] = torch.randint(0, cfg.raw_resolution, (B, T, n_real), generator=g).float()
+    obs = {"entities": ent, "entity_count": torch.full((B, T), n_real), "scalars": torch.zeros(B, T, len(cfg.scalar_features)),
+           "upgrades": torch.zeros(B, T, cfg.n_upgrades), "unit_counts": torch.zeros(B, T, cfg.n_unit_types),
+           "build_order": torch.zeros(B, T, spec.BUILD_ORDER_LENGTH, dtype=torch.long)}
+    if cfg.minimap_features:
+        obs["minimap"] = torch.zeros(B, T, len(cfg.minimap_features), cfg.minimap_size, cfg.minimap_size)
+    if cfg.use_action_type_mask:
+        m = torch.zeros(B, T, cfg.n_functions, dtype=torch.bool)
+        m[..., [0, 1, 3, 12]] = True  # no_op, Smart_pt, Attack_unit (a *_unit command), and one more
+        obs["action_type_mask"] = m
+    return obs
+
+
+def test_mini_preset_has_mini_alphastar_parameter_count():
+    m = AlphaStarPolicy(AlphaStarConfig.mini())
+    n = m.n_params()
+    assert n["total"] == sum(v for k, v in n.items() if k != "total")
+    assert abs(n["total"] - MINI_AS_TOTAL) / MINI_AS_TOTAL < 0.10, n
+    assert abs(n["total"] - n["baselines"] - MINI_AS_POLICY) / MINI_AS_POLICY < 0.10, n
+
+
+def test_forward_shapes_and_head_constraints_when_sampling():
+    torch.manual_seed(0)
+    cfg = AlphaStarConfig.tiny()
+    m = AlphaStarPolicy(cfg)
+    B, T, E, K = 2, 3, cfg.max_entities, cfg.max_selected
+    obs = make_obs(cfg, B, T)
+    out, (h, c) = m(obs)
+    assert out["action_type"].shape == (B, T, cfg.n_functions)
+    assert out["delay"].shape == (B, T, spec.MAX_DELAY + 1) and out["queued"].shape == (B, T, 2)
+    assert out["selected_units"].shape == (B, T, K, E + 1) and out["target_unit"].shape == (B, T, E)
+    assert out["target_location"].shape == (B, T, cfg.raw_resolution ** 2)
+    assert set(out["value"]) == set(cfg.baselines) and out["value"]["winloss"].shape == (B, T)
+    assert h.shape == (cfg.lstm_layers, B, cfg.lstm_hidden)
+    acts = out["actions"]
+    # only action types in the mask are chosen
+    assert obs["action_type_mask"].gather(-1, acts["action_type"].unsqueeze(-1)).all()
+    sel = acts["selected"]
+    for b in range(B):
+        for t in range(T):
+            picks = [int(i) for i in sel[b, t] if int(i) != E]
+            assert len(picks) == len(set(picks))  # a unit is picked at most once
+            assert all(i < 3 for i in picks)  # only own units (rows 0-2 have alliance 1)
+    # end of selection is masked at the first pick of unit commands
+    assert not out["selected_mask"][..., 0, E].any()
+    assert not torch.isnan(out["selected_units"]).any()
+
+
+def test_teacher_forcing_uses_the_labels():
+    cfg = AlphaStarConfig.tiny(use_action_type_mask=False)
+    m = AlphaStarPolicy(cfg)
+    B, T, E = 1, 2, cfg.max_entities
+    obs = make_obs(cfg, B, T)
+    labels = {"action_type": torch.full((B, T), 3), "delay": torch.tensor([[5, 7]]), "queued": torch.tensor([[1, 0]]),
+              "selected": torch.tensor([[[1, 0, -1, -1], [2, -1, -1, -1]]]), "selected_count": torch.tensor([[2, 1]]),
+              "target_unit": torch.tensor([[3, 4]]), "target_location": torch.tensor([[17, 200]])}
+    out, _ = m(obs, labels=labels)
+    a = out["actions"]
+    assert a["action_type"].tolist() == [[3, 3]] and a["delay"].tolist() == [[5, 7]]
+    assert a["selected"].tolist() == [[[1, 0, E, E], [2, E, E, E]]]
+    assert a["target_unit"].tolist() == [[3, 4]] and a["target_location"].tolist() == [[17, 200]]
+
+
+def test_replay_config_runs_without_minimap_and_mask():
+    cfg = AlphaStarConfig.replay(AlphaStarConfig.tiny())
+    assert cfg.minimap_features == () and not cfg.use_action_type_mask
+    m = AlphaStarPolicy(cfg)
+    out, _ = m(make_obs(cfg, 2, 1))
+    assert out["action_type"].shape == (2, 1, cfg.n_functions)
+
+
+def test_empty_entity_list_gives_finite_outputs():
+    cfg = AlphaStarConfig.tiny()
+    m = AlphaStarPolicy(cfg)
+    obs = make_obs(cfg, 1, 1)
+    obs["entity_count"].zero_()
+    out, _ = m(obs)
+    for k in ("action_type", "selected_units", "target_unit", "target_location"):
+        assert torch.isfinite(out[k]).all(), k
+    assert (out["actions"]["selected"] == cfg.max_entities).all()  # nothing to select: end of selection
+
+
+def test_bad_inputs_are_named():
+    with pytest.raises(ValueError, match="entity_features has unknown columns"):
+        AlphaStarConfig.tiny(entity_features=("unit_type", "speed"))
+    with pytest.raises(ValueError, match="raw_resolution"):
+        AlphaStarConfig.tiny(raw_resolution=32)
+    cfg = AlphaStarConfig.tiny()
+    m = AlphaStarPolicy(cfg)
+    obs = make_obs(cfg, 1, 1)
+    obs["entities"] = obs["entities"][..., :5]
+    with pytest.raises(ValueError, match="columns"):
+        m(obs)
+    obs = make_obs(cfg, 1, 1)
+    obs["entities"][..., 0, 1] = 9  # alliance 9
+    with pytest.raises(ValueError, match="'alliance'"):
+        m(obs)
+
+
+def test_checkpoint_round_trip(tmp_path):
+    cfg = AlphaStarConfig.tiny()
+    m = AlphaStarPolicy(cfg)
+    save_alphastar(str(tmp_path / "a.pt"), m, {"bc": {"epoch": 1}})
+    m2, ck = load_alphastar(str(tmp_path / "a.pt"))
+    assert m2.cfg == cfg and ck["bc"]["epoch"] == 1
+    for (k, v), (k2, v2) in zip(m.state_dict().items(), m2.state_dict().items()):
+        assert k == k2 and torch.equal(v, v2)
