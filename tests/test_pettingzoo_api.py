@@ -193,8 +193,9 @@ def test_dead_agent_leaves_agents_the_step_it_dies_with_final_data():
     for _ in range(5):
         out = env.step({ag: 1 for ag in env.agents})
         assert all("agent_0" not in d for d in out), "a finished agent must never come back"
-    with pytest.raises(ValueError, match="agent_0"):
-        env.step({"agent_0": 0, "agent_1": 1, "agent_2": 1})
+    # TorchRL sends actions for every agent of a group: a finished agent's entry is ignored (no-op).
+    out = env.step({"agent_0": 1, "agent_1": 1, "agent_2": 1})
+    assert all("agent_0" not in d for d in out)
 
 
 def test_aec_step_none_for_the_dead_agent_sends_no_command():
@@ -406,3 +407,25 @@ def test_sc2_backend_test_double_passes_parallel_api_test():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         parallel_api_test(pz.parallel_env("3m", backend="sc2", env_factory=double.FakeStarCraft2Env), num_cycles=200)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dead_agents", ["remove", "absorbing"])
+def test_torchrl_pettingzoo_wrapper_runs_whole_episodes(dead_agents):
+    pytest.importorskip("torchrl")
+    from torchrl.envs.libs.pettingzoo import PettingZooWrapper
+    from torchrl.envs.utils import check_env_specs
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PettingZoo in TorchRL is tested")
+        env = PettingZooWrapper(pz.parallel_env("3m", dead_agents=dead_agents, info_action_mask=False),
+                                use_mask=True, done_on_any=False, return_state=True, seed=0)
+    check_env_specs(env)
+    td = env.rollout(200, break_when_any_done=True)
+    done = td["next", "done"].reshape(-1)
+    assert done[-1] and not done[:-1].any(), "the episode ends once, when the battle ends (not at the first death)"
+    alive = td["next", "agent", "info", "agent_alive"].reshape(len(td), 3)
+    if dead_agents == "remove":  # TorchRL masks an agent out from the step after it died
+        assert (td["agent", "mask"].reshape(len(td), 3)[1:] <= alive[:-1]).all()
+    else:
+        assert td["agent", "mask"].all()

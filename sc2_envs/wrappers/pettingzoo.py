@@ -33,7 +33,8 @@ Episode end. A won / lost / drawn battle sets ``terminations = True`` for every 
 ``env.agents``; the time limit (SMAC's ``episode_limit``) sets ``truncations = True`` for every such
 agent (an agent that dies on that very step has both). After the last step ``env.agents == []``.
 
-Infos (every agent, every step): ``action_mask`` (int8, same as in the observation), ``battle_won``,
+Infos (every agent, every step): ``action_mask`` (int8, same as in the observation; off with
+``info_action_mask=False``), ``battle_won``,
 ``dead_allies``, ``dead_enemies``, ``episode_limit`` (SMAC's keys), ``agent_alive`` (the unit is
 alive), and in lenient mode ``invalid_action`` (the action was unavailable and replaced by stop /
 no-op).
@@ -72,6 +73,9 @@ class SC2ParallelEnv(ParallelEnv):
         seed: seed of the first episode when ``reset`` gets none.
         lenient_actions: replace unavailable actions by stop (living unit) / no-op (dead unit) and flag
             them in ``infos[agent]["invalid_action"]``, instead of raising ``ValueError``.
+        info_action_mask: also put the mask in ``infos[agent]["action_mask"]``. TorchRL's
+            ``PettingZooWrapper`` (0.14) needs ``False``: it removes the mask from the observation only and
+            then fails on the copy left in the infos.
         **smac_options: SMAC's ``StarCraft2Env`` keyword arguments (``obs_last_action``,
             ``state_last_action``, ``reward_sparse``, ``reward_only_positive``, ...).
 
@@ -84,7 +88,8 @@ class SC2ParallelEnv(ParallelEnv):
 
     def __init__(self, map_name: str = "3m", *, backend: str = "sim", dead_agents: str = "remove",
                  agent_names: str = "index", render_mode: str | None = None, device: str | torch.device = "cpu",
-                 seed: int | None = None, lenient_actions: bool = False, **smac_options):
+                 seed: int | None = None, lenient_actions: bool = False, info_action_mask: bool = True,
+                 **smac_options):
         if dead_agents not in DEAD_AGENT_MODES:
             raise ValueError(f"dead_agents={dead_agents!r}; expected one of {DEAD_AGENT_MODES}")
         if agent_names not in AGENT_NAMINGS:
@@ -95,6 +100,7 @@ class SC2ParallelEnv(ParallelEnv):
         self.dead_agents = dead_agents
         self.render_mode = render_mode
         self.lenient_actions = lenient_actions
+        self.info_action_mask = info_action_mask
         self.sim = make_backend(map_name, backend, device, seed, lenient_actions, smac_options)
         if render_mode is not None and not hasattr(self.sim, "render_data"):
             raise ValueError(f"backend {backend!r} has no render_data(); use render_mode=None")
@@ -154,7 +160,9 @@ class SC2ParallelEnv(ParallelEnv):
 
         Args:
             actions: ``{agent: int}`` for every agent in ``env.agents`` (in absorbing mode a dead agent may
-                be left out or given ``None``, both meaning no-op).
+                be left out or given ``None``, both meaning no-op). Entries for agents that already left
+                ``env.agents`` this episode are ignored: their units are dead and can only take the no-op
+                (TorchRL's ``PettingZooWrapper`` sends an action for every agent of a group).
 
         Returns:
             ``(observations, rewards, terminations, truncations, infos)``, each keyed by the agents that
@@ -162,16 +170,16 @@ class SC2ParallelEnv(ParallelEnv):
 
         Raises:
             RuntimeError: the episode is over (call ``reset``).
-            ValueError: an action for an agent that is not in ``env.agents``, a missing action for a
+            ValueError: an action for a name not in ``possible_agents``, a missing action for a
                 living agent, a value outside ``[0, n_actions)``, or (unless ``lenient_actions``) an
                 action the mask says is unavailable.
         """
         if not self.agents:
             raise RuntimeError("step() called after the episode ended (env.agents is empty); call reset()")
-        extra = set(actions) - set(self.agents)
-        if extra:
-            raise ValueError(f"actions given for agents not in env.agents: {sorted(map(str, extra))}; "
-                             f"live agents: {self.agents}")
+        unknown = set(actions) - set(self.possible_agents)
+        if unknown:
+            raise ValueError(f"actions given for unknown agents {sorted(map(str, unknown))}; "
+                             f"expected names from {self.possible_agents}")
         joint = np.zeros(len(self.possible_agents), np.int64)  # no-op for units already dead
         for ag in self.agents:
             i = self.agent_ids[ag]
@@ -217,7 +225,9 @@ class SC2ParallelEnv(ParallelEnv):
         for ag in self.agents:
             i = self.agent_ids[ag]
             observations[ag] = {"observation": obs[i], "action_mask": avail[i]}
-            infos[ag] = dict(info, action_mask=avail[i].copy(), agent_alive=bool(alive[i]))
+            infos[ag] = dict(info, agent_alive=bool(alive[i]))
+            if self.info_action_mask:
+                infos[ag]["action_mask"] = avail[i].copy()
             if invalid is not None:
                 infos[ag]["invalid_action"] = bool(invalid[i])
         return observations, infos
