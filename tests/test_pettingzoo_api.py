@@ -172,6 +172,14 @@ def test_reset_returns_every_agent_with_the_mask_in_obs_and_info():
         assert infos[ag]["battle_won"] is False and infos[ag]["episode_limit"] is False
 
 
+def test_info_action_mask_can_be_turned_off():
+    env = pz.parallel_env("3m", info_action_mask=False)
+    obs, infos = env.reset(seed=0)
+    assert "action_mask" not in infos["agent_0"] and obs["agent_0"]["action_mask"].shape == (9,)
+    *_, infos = env.step({ag: 1 for ag in env.agents})
+    assert "action_mask" not in infos["agent_0"]
+
+
 def _doomed_agent_0(env):
     """3m: agent 0 at 1 HP in front of the enemy, the others far away; agent 0 dies on the first step."""
     env.reset(seed=0)
