@@ -82,8 +82,8 @@ class SMACSim:
             replays one trajectory; ``0.0`` reproduces that exactly. The default 0.5 gives episodes
             some variety (see docs/deviations.md).
         compile: fuse the step with ``torch.compile`` (same rules, one fused kernel per step; the
-            first step compiles for about a minute, later runs reuse the on-disk cache). About 20x
-            faster at small B on CPU; results match eager mode to float rounding, not bit for bit.
+            first step compiles for a minute or more, later runs reuse the on-disk cache). Several
+            times faster at small B on CPU; results match eager mode to float rounding, not bit for bit.
         **options: SMAC's keyword options (``obs_last_action``, ``reward_only_positive``, ...; see
             ``FeatureConfig`` and ``RewardConfig``). ``continuing_episode`` is accepted for SMAC
             compatibility; time limits are always reported as truncation here.
@@ -136,8 +136,9 @@ class SMACSim:
         self._seed = seed
         self._needs_reset = True
         self._seeded = False
-        self._compiled_core = torch.compile(self._core_flat, dynamic=False) if compile else None
-        self._stats = dict(battles_won=0, battles_game=0, battles_draw=0, timeouts=0)
+        self._compile = compile
+        self._compiled: dict = {}
+        self._stat_counts = torch.zeros(3, dtype=torch.int64, device=self.device)
 
     # ------------------------------------------------------------------ reset
     def _seed_envs(self, seed: int | Sequence[int] | torch.Tensor | None) -> None:
@@ -279,11 +280,7 @@ class SMACSim:
             raise RuntimeError("call reset() before step() (and after an episode ends when autoreset=False)")
         actions, invalid = self._check_actions(actions)
         N = self.n_agents
-        if self._compiled_core is not None:
-            flat, core = self._compiled_core(actions, *(getattr(self.st, n) for n in _STATE_FIELDS))
-            self.st = WorldState(*flat)
-        else:
-            core = self._core(self.st, actions)
+        core = self._core(actions)
         st, won = self.st, core["battle_won"]
         terminated = won | core["lost"] | core["draw"]
         truncated = ~terminated & (st.episode_steps >= self.episode_limit)
@@ -311,17 +308,26 @@ class SMACSim:
                 self._needs_reset = True
         return out
 
-    def _core(self, st: WorldState, actions: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Orders, enemy AI, 8 game loops, result, reward and features; updates ``st`` in place.
+    def _core(self, actions: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Orders and enemy AI, 8 game loops, then result, reward and features; updates ``self.st``.
 
-        Only tensor code (no host synchronisation), so ``torch.compile`` can fuse it.
+        Three stages of pure tensor code (no host synchronisation); with ``compile=True`` each stage
+        is one ``torch.compile`` graph (a per-tick graph compiles much faster than a whole step).
         """
+        self._run_stage("orders", actions)
+        base_loop = self.st.episode_steps * LOOPS_PER_STEP
+        for k in range(0, LOOPS_PER_STEP, self.dynamics.L):
+            self._run_stage("tick", base_loop + k)
+        return self._run_stage("observe", actions)
+
+    def _stage_orders(self, st: WorldState, actions: torch.Tensor) -> None:
         self._apply_actions(st, actions)
         self.enemy_ai.act(st)
-        L = self.dynamics.L
-        base_loop = st.episode_steps * LOOPS_PER_STEP
-        for k in range(0, LOOPS_PER_STEP, L):
-            self.dynamics.advance(st, base_loop + k)
+
+    def _stage_tick(self, st: WorldState, loop_index: torch.Tensor) -> None:
+        self.dynamics.advance(st, loop_index)
+
+    def _stage_observe(self, st: WorldState, actions: torch.Tensor) -> dict[str, torch.Tensor]:
         st.episode_steps = st.episode_steps + 1
         st.last_action = actions.clone()  # the caller's tensor is never aliased into the state
         won, lost, draw = self.features.game_result(st)
@@ -331,17 +337,24 @@ class SMACSim:
         return dict(obs=self.features.obs(st, avail), state=self.features.state(st), avail_actions=avail,
                     reward=reward, battle_won=won, lost=lost, draw=draw)
 
-    def _core_flat(self, actions: torch.Tensor, *tensors: torch.Tensor):
-        """``_core`` on the state's fields as a flat tuple (the form ``torch.compile`` is given)."""
-        st = WorldState(*tensors)
-        out = self._core(st, actions)
-        return tuple(getattr(st, n) for n in _STATE_FIELDS), out
+    def _run_stage(self, name: str, arg: torch.Tensor):
+        """Run stage ``name`` on ``self.st``, eagerly or through its compiled flat-tuple form."""
+        fn = getattr(self, f"_stage_{name}")
+        if not self._compile:
+            return fn(self.st, arg)
+        if name not in self._compiled:
+            def flat(arg, *tensors):
+                st = WorldState(*tensors)
+                res = fn(st, arg)
+                return tuple(getattr(st, n) for n in _STATE_FIELDS), res
+            self._compiled[name] = torch.compile(flat, dynamic=False)
+        fields_out, res = self._compiled[name](arg, *(getattr(self.st, n) for n in _STATE_FIELDS))
+        self.st = WorldState(*fields_out)
+        return res
 
     def _record_stats(self, won, draw, truncated, done) -> None:
-        self._stats["battles_won"] += int(won.sum())
-        self._stats["battles_game"] += int(done.sum())
-        self._stats["battles_draw"] += int(truncated.sum())
-        self._stats["timeouts"] += int(truncated.sum())
+        # kept on the device and read in get_stats(): no host sync per step
+        self._stat_counts = self._stat_counts + torch.stack([won.sum(), done.sum(), truncated.sum()])
 
     # ------------------------------------------------------------------ info
     def get_env_info(self) -> dict:
@@ -357,7 +370,8 @@ class SMACSim:
 
     def get_stats(self) -> dict:
         """SMAC's ``get_stats()``: battles won / played / drawn (= timeouts) and the win rate."""
-        s = dict(self._stats)
+        won, games, timeouts = (int(v) for v in self._stat_counts.tolist())
+        s = dict(battles_won=won, battles_game=games, battles_draw=timeouts, timeouts=timeouts)
         s["win_rate"] = s["battles_won"] / s["battles_game"] if s["battles_game"] else 0.0
         return s
 
