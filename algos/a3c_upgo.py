@@ -35,8 +35,6 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn as nn
-import tyro
-from torch.utils.tensorboard import SummaryWriter
 
 from models import ClassPolicy, MaskedCategorical, build_models, load_checkpoint, save_checkpoint
 from models.offpolicy_losses import masked_kl, masked_mean, td_lambda_returns, upgo_returns, vtrace
@@ -890,6 +888,8 @@ def main(args: Args) -> int:
     print(f"{args.map}: {env_info['n_agents']} agents, obs {env_info['obs_shape']}, state {env_info['state_shape']}, "
           f"{env_info['n_actions']} actions, episode limit {env_info['episode_limit']} env steps | learner on {device}", flush=True)
 
+    from torch.utils.tensorboard import SummaryWriter  # here, not at the top: spawned actors re-import this file
+
     writer = SummaryWriter(str(run_dir))
     writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in asdict(args).items()))
     ctx = mp.get_context("spawn")
@@ -1005,4 +1005,6 @@ def main(args: Args) -> int:
 
 
 if __name__ == "__main__":
+    import tyro
+
     raise SystemExit(main(tyro.cli(Args)))

@@ -1,0 +1,276 @@
+"""Tests of algos/a3c_upgo.py: a short run logs every term, a killed actor is reported and replaced,
+a stalled actor is detected with a stack dump, no process is left behind, bad options fail clearly.
+
+The runs start the script as a subprocess (its actors are ``spawn``ed, as in real use). Faults are
+injected with ``--env-factory test_a3c_upgo:make_faulty_env``: the simulator, where the actor chosen
+by the environment variable ``A3C_TEST_FAULT`` hangs or is slowed down.
+"""
+
+import importlib.util
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "algos" / "a3c_upgo.py"
+
+
+def _slot_of(seed: int, base_seed: int = 1) -> int:
+    """The actor slot from the env seed ``base + 10_000 * (slot + 1) + 1_000_000 * gen`` (a3c_upgo.run_actor)."""
+    return ((seed - base_seed) % 1_000_000) // 10_000 - 1
+
+
+class _FaultyEnv:
+    """The batched simulator; ``step`` hangs at step ``hang_at`` or sleeps ``delay`` seconds every step."""
+
+    def __init__(self, env, hang_at=None, delay=0.0):
+        self.env, self.hang_at, self.delay, self.steps = env, hang_at, delay, 0
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
+
+    def step(self, actions):
+        self.steps += 1
+        if self.hang_at is not None and self.steps >= self.hang_at:
+            time.sleep(3600)  # the stall the learner must detect (and dump the stack of)
+        if self.delay:
+            time.sleep(self.delay)
+        return self.env.step(actions)
+
+
+def make_faulty_env(map_name, num_envs, seed):
+    """``--env-factory`` target. ``A3C_TEST_FAULT``: comma-separated ``hang:<slot>:<step>`` / ``slow:<slot>:<seconds>``."""
+    import sc2_envs
+
+    env = sc2_envs.make_batched(map_name, num_envs=num_envs, seed=seed, autoreset=True)
+    for fault in os.environ.get("A3C_TEST_FAULT", "").split(","):
+        kind, slot, value = fault.split(":")
+        if _slot_of(seed) == int(slot):
+            return _FaultyEnv(env, hang_at=int(value)) if kind == "hang" else _FaultyEnv(env, delay=float(value))
+    return env
+
+
+class Run:
+    """The script in a subprocess; stdout lines are collected with their arrival time."""
+
+    def __init__(self, tmp_path, *extra, fault=None):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "tests"), str(REPO), os.environ.get("PYTHONPATH", "")]))
+        if fault:
+            env["A3C_TEST_FAULT"] = fault
+        cmd = [sys.executable, str(SCRIPT), "--map", "3m", "--num-actors", "2", "--envs-per-actor", "4",
+               "--unroll-length", "8", "--batch-unrolls", "2", "--print-interval-s", "0", "--run-dir", str(tmp_path),
+               "--seed", "1", *extra]
+        self.proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: list[tuple[float, str]] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append((time.monotonic(), line.rstrip("\n")))
+
+    def text(self) -> str:
+        return "\n".join(line for _, line in self.lines)
+
+    def wait_for(self, pattern: str, timeout: float, after: float = 0.0):
+        """The first line matching ``pattern`` that arrived after ``after``, with its time; fails after ``timeout``."""
+        deadline = time.monotonic() + timeout
+        rx = re.compile(pattern)
+        while time.monotonic() < deadline:
+            for t, line in list(self.lines):
+                if t >= after and rx.search(line):
+                    return t, line
+            if self.proc.poll() is not None and not self._reader.is_alive():
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"no line matching {pattern!r} within {timeout} s; output:\n{self.text()}")
+
+    def finish(self, timeout: float) -> int:
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise AssertionError(f"the run did not exit within {timeout} s; output:\n{self.text()}") from None
+        self._reader.join(timeout=5)
+        return rc
+
+    def actor_pids(self) -> list[int]:
+        return [int(m.group(1)) for m in re.finditer(r"started \(pid (\d+)\)", self.text())]
+
+
+def assert_no_processes_left(pids):
+    time.sleep(0.2)
+    alive = []
+    for pid in pids:
+        try:
+            p = psutil.Process(pid)
+            if p.status() != psutil.STATUS_ZOMBIE:
+                alive.append((pid, p.cmdline()))
+        except psutil.NoSuchProcess:
+            pass
+    assert not alive, f"actor processes still running: {alive}"
+
+
+def make_checkpoint(path):
+    import sc2_envs
+    from models import build_models, save_checkpoint
+
+    env = sc2_envs.make_batched("3m", num_envs=1)
+    info = env.get_env_info()
+    torch.manual_seed(0)
+    policy, critic = build_models(info, "gnn")
+    save_checkpoint(str(path), policy, critic, info, {"note": "stand-in teacher for the test"})
+    return path
+
+
+def load_algo():
+    if "a3c_upgo" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("a3c_upgo", SCRIPT)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["a3c_upgo"] = mod  # dataclasses resolve the string annotations through sys.modules
+        spec.loader.exec_module(mod)
+    return sys.modules["a3c_upgo"]
+
+
+def test_short_run_with_two_actors_finishes_and_logs(tmp_path):
+    ckpt = make_checkpoint(tmp_path / "teacher.pt")
+    run = Run(tmp_path, "--total-timesteps", "192", "--teacher", str(ckpt), "--init", str(ckpt), "--kl-coef", "0.1",
+              "--save-model")
+    rc = run.finish(timeout=60)
+    out = run.text()
+    assert rc == 0, out
+    assert out.index("effective configuration:") < out.index("actor 0 gen 0 started")
+    assert "kl_coef = 0.1" in out and "total_timesteps reached" in out and "all actors stopped" in out
+    assert_no_processes_left(run.actor_pids())
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    # each actor wrote its own log
+    logs = sorted(p.name for p in run_dir.glob("actor_*.log"))
+    assert logs == ["actor_0_gen0.log", "actor_1_gen0.log"]
+    for name in logs:
+        text = (run_dir / name).read_text()
+        slot = name.split("_")[1]
+        assert f"[actor {slot} gen 0]" in text and f"[actor {1 - int(slot)} " not in text
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run_dir))
+    acc.Reload()
+    tags = set(acc.Tags()["scalars"])
+    want = {"losses/policy_loss", "losses/upgo_loss", "losses/value_loss", "losses/entropy", "losses/kl_teacher",
+            "losses/total_loss", "kl_per_head/agent_0", "kl_per_head/agent_2", "kl_per_class/marine",
+            "charts/win_rate_window", "charts/env_SPS", "charts/learner_SPS", "charts/queue_depth", "charts/policy_lag",
+            "charts/actor_restarts"}
+    assert want <= tags, f"missing TensorBoard tags: {sorted(want - tags)}"
+    kl = [e.value for e in acc.Scalars("losses/kl_teacher")]
+    # the student starts as the teacher, so the KL starts at 0 and stays non-negative
+    assert kl[0] < 1e-6 and min(kl) >= 0.0
+    assert (run_dir / "a3c_upgo.pt").is_file()
+    ck = torch.load(run_dir / "a3c_upgo.pt", weights_only=True)
+    assert ck["global_step"] >= 192
+
+
+def test_killed_actor_is_reported_within_seconds_and_replaced(tmp_path):
+    run = Run(tmp_path, "--total-timesteps", "100000000", "--time-budget-s", "120", "--restart-actors")
+    try:
+        run.wait_for(r"update 2 ", timeout=40)
+        victim = run.actor_pids()[1]
+        os.kill(victim, signal.SIGKILL)
+        killed = time.monotonic()
+        t_report, line = run.wait_for(r"ACTOR DIED: actor 1 gen 0", timeout=10, after=killed - 1)
+        assert t_report - killed < 3.0, f"reported {t_report - killed:.1f} s after the kill"
+        assert "SIGKILL" in line
+        run.wait_for(r"restarting actor 1 as gen 1", timeout=5, after=killed - 1)
+        run.wait_for(r"actor 1 gen 1 started", timeout=5, after=killed - 1)
+        run.wait_for(r"update \d+ ", timeout=20, after=t_report)  # the learner keeps training meanwhile
+        # the replacement is up and acting (its own log file)
+        deadline = time.monotonic() + 30
+        log = next(tmp_path.glob("*/actor_1_gen1.log"), None)
+        while time.monotonic() < deadline and not (log and "policy version" in log.read_text()):
+            time.sleep(0.2)
+            log = next(tmp_path.glob("*/actor_1_gen1.log"), None)
+        assert log and "[actor 1 gen 1] pid" in log.read_text(), run.text()
+    finally:
+        run.proc.send_signal(signal.SIGINT)  # Ctrl-C: the learner stops every actor and exits
+        rc = run.finish(timeout=60)
+    assert rc == 130, run.text()
+    assert re.search(r"restarts 1 ", run.text())
+    assert_no_processes_left(run.actor_pids() + [victim])
+
+
+def test_stalled_actor_is_detected_with_a_stack_dump(tmp_path):
+    # actor 0 sends one unroll, then hangs inside env.step (its 14th step). Actor 1 is slow but healthy:
+    # 0.3 s per step, >= 2.4 s per unroll, many times the learner's 0.1 s queue poll, so the learner must
+    # keep waiting (and update once from both actors' unrolls) until it sees the stall.
+    run = Run(tmp_path, "--total-timesteps", "100000000", "--time-budget-s", "60", "--stall-timeout", "3",
+              "--env-factory", "test_a3c_upgo:make_faulty_env", fault="hang:0:14,slow:1:0.3")
+    rc = run.finish(timeout=60)
+    out = run.text()
+    assert rc == 1, out
+    assert out.index("update 1 ") < out.index("ACTOR STALLED")
+    assert "ACTOR STALLED: actor 0 gen 0" in out and "no env step for" in out
+    assert "Stack dump (faulthandler, SIGUSR1)" in out
+    # the dump shows where it hangs: the faulty step in this file
+    assert re.search(r'File ".*test_a3c_upgo.py", line \d+ in step', out), out
+    assert "rerun with --restart-actors" in out
+    assert "ACTOR STALLED: actor 1" not in out
+    assert_no_processes_left(run.actor_pids())
+
+
+
+def test_kl_without_teacher_and_missing_paths_fail_clearly(tmp_path):
+    algo = load_algo()
+    with pytest.raises(SystemExit, match="needs --teacher PATH"):
+        algo.check_args(algo.Args(kl_coef=0.5))
+    with pytest.raises(SystemExit, match="is not a file"):
+        algo.check_args(algo.Args(kl_coef=0.5, teacher=str(tmp_path / "nope.pt")))
+    with pytest.raises(SystemExit, match="is not a file"):
+        algo.check_args(algo.Args(init=str(tmp_path)))
+    with pytest.raises(SystemExit, match="expected 'process' or 'ray'"):
+        algo.check_args(algo.Args(backend="threads"))
+
+
+def test_real_game_backend_without_starcraft_raises_the_install_error(tmp_path, monkeypatch):
+    from sc2_envs.full_game.env import SC2NotFoundError
+
+    monkeypatch.setenv("SC2PATH", str(tmp_path / "no_sc2_here"))
+    algo = load_algo()
+    with pytest.raises(SC2NotFoundError, match="SC2PATH"):
+        algo.check_args(algo.Args(env_backend="sc2", envs_per_actor=1))
+
+
+def test_ray_backend_without_ray_says_how_to_install(monkeypatch, tmp_path):
+    algo = load_algo()
+    monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` raise ImportError
+    with pytest.raises(SystemExit, match="pip install"):
+        algo.RayActorPool(algo.Args(backend="ray"), {}, None, tmp_path, None)
+
+
+def test_shared_weights_publish_and_read_versions():
+    import multiprocessing as mp
+
+    algo = load_algo()
+    src, dst = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    w = algo.SharedWeights(src.state_dict(), mp.get_context("spawn"))
+    assert w.version == 0
+    with torch.no_grad():
+        src.weight.fill_(0.5)
+    assert w.publish(src.state_dict()) == 1
+    assert w.read_into(dst, -1) == 1 and torch.equal(dst.weight, src.weight)
+    assert w.read_into(dst, 1) is None  # nothing newer
+
+
+@pytest.mark.slow
+def test_ray_backend_short_run(tmp_path):
+    pytest.importorskip("ray")
+    run = Run(tmp_path, "--backend", "ray", "--total-timesteps", "256")
+    rc = run.finish(timeout=180)
+    assert rc == 0, run.text()
+    assert "total_timesteps reached" in run.text()
