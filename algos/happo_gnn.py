@@ -61,7 +61,7 @@ class Args:
     """the learning rate of the actors"""
     critic_learning_rate: float = 5e-4
     """the learning rate of the critic"""
-    num_envs: int = 128
+    num_envs: int = 256
     """the number of parallel environments"""
     num_steps: int = 40
     """the number of steps to run in each environment per policy rollout"""
@@ -71,7 +71,7 @@ class Args:
     """the discount factor gamma"""
     gae_lambda: float = 0.95
     """the lambda for the general advantage estimation"""
-    num_minibatches: int = 2
+    num_minibatches: int = 4
     """the number of mini-batches (of env steps) per epoch, for each class actor and the critic"""
     update_epochs: int = 5
     """the K epochs to update each class actor and the critic"""

@@ -65,7 +65,7 @@ class Args:
     """total env steps (summed over the parallel envs)"""
     critic_learning_rate: float = 5e-4
     """the learning rate of the critic"""
-    num_envs: int = 128
+    num_envs: int = 256
     """the number of parallel environments"""
     num_steps: int = 40
     """the number of steps to run in each environment per policy rollout"""
@@ -75,7 +75,7 @@ class Args:
     """the discount factor gamma"""
     gae_lambda: float = 0.95
     """the lambda for the general advantage estimation"""
-    num_minibatches: int = 2
+    num_minibatches: int = 4
     """the number of mini-batches (of env steps) per critic epoch (the actors use the whole batch)"""
     update_epochs: int = 5
     """the K epochs to update the critic"""

@@ -5,7 +5,7 @@ own log file and run directory), runs them in parallel, then collects each run's
 (greedy win rate over 32 episodes per evaluation window) into one CSV, a summary and a PNG.
 
     python benchmarks/learning_curves.py --device cuda --maps 2s3z 3s5z --seeds 1 2 3 \\
-        --total-timesteps 2000000 --num-envs 256 --time-budget-s 480
+        --total-timesteps 2000000 --num-envs 512 --num-steps 20 --time-budget-s 900
 
 Outputs (under ``--out-dir``): ``learning_curves.csv`` (algo, map, seed, global_step, wall_time_s,
 win_rate, eval_return), ``summary.csv`` (per algo and map: median final win rate, env steps and
@@ -44,9 +44,9 @@ class Args:
     """cpu or cuda (every run puts its simulator and networks there)"""
     total_timesteps: int = 2_000_000
     """env steps per run"""
-    num_envs: int = 128
+    num_envs: int = 512
     """parallel envs per run"""
-    num_steps: int = 40
+    num_steps: int = 20
     """rollout length per iteration"""
     eval_interval: int = 5
     """iterations between greedy evaluations of 32 episodes"""
@@ -85,11 +85,24 @@ def read_curve(out: str, map_name: str, exp: str, seed: int) -> list[dict]:
         return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
+def _median_curve(rows: list[dict], algo: str, map_name: str) -> list[tuple[float, float]]:
+    """Median win rate over seeds at each evaluation step that every seed reached."""
+    by_seed: dict = {}
+    for r in rows:
+        if r["algo"] == algo and r["map"] == map_name:
+            by_seed.setdefault(r["seed"], {})[r["global_step"]] = r["win_rate"]
+    if not by_seed:
+        return []
+    common = sorted(set.intersection(*(set(d) for d in by_seed.values())))
+    return [(x, statistics.median(d[x] for d in by_seed.values())) for x in common]
+
+
 def plot(rows: list[dict], args: Args, path: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     fig, axes = plt.subplots(2, len(args.maps), figsize=(5 * len(args.maps), 7), squeeze=False)
     colours = {"happo": "tab:blue", "hatrpo": "tab:orange"}
@@ -104,6 +117,11 @@ def plot(rows: list[dict], args: Args, path: str) -> None:
                                 alpha=0.4 + 0.2 * (s % 3), label=label)
                 axes[1][j].plot([p["wall_time_s"] / 60 for p in pts], [p["win_rate"] for p in pts], color=colours.get(algo),
                                 alpha=0.4 + 0.2 * (s % 3), label=label)
+            med = _median_curve(rows, algo, m)
+            if med:
+                axes[0][j].plot([p[0] for p in med], [p[1] for p in med], color=colours.get(algo), lw=2.5,
+                                label=f"{algo} median")
+        axes[0][j].xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x / 1e6:g}M"))
         for i, xl in enumerate(["env steps", "wall time (min)"]):
             ax = axes[i][j]
             ax.axhline(args.target, color="grey", ls="--", lw=0.8)
