@@ -4,7 +4,10 @@ Runs through the PettingZoo API and draws each step with ``sc2_envs.render.rende
 ``render_mode="rgb_array"`` returns, zoomed to the part of the map where the battle happens), then writes
 ``docs/img/2s3z_battle.gif``. Usage::
 
-    python benchmarks/make_readme_gif.py --map-name 2s3z --seed 0 --fps 4 --out docs/img/2s3z_battle.gif
+    python benchmarks/make_readme_gif.py --map-name 2s3z --seed 7 --fps 4 --out docs/img/2s3z_battle.gif
+
+Seed 7 is a won battle (the heuristic wins 12 of the 32 battles with seeds 0-31 on the simulator; seeds
+0-3 are losses), chosen so the GIF shows a whole fight to the end of the enemy team.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from sc2_envs.wrappers.pettingzoo import parallel_env
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--map-name", default="2s3z", help="SMAC map")
-    parser.add_argument("--seed", type=int, default=0, help="episode seed")
+    parser.add_argument("--seed", type=int, default=7, help="episode seed")
     parser.add_argument("--fps", type=float, default=4.0, help="GIF frames per second (2 = real time at normal speed)")
     parser.add_argument("--scale", type=int, default=20, help="pixels per world unit")
     parser.add_argument("--window", type=float, nargs=4, default=[3.0, 6.0, 29.0, 26.0],
