@@ -164,7 +164,7 @@ def action_weights(counts, power: float, target=None, clip: tuple[float, float] 
     with np.errstate(divide="ignore"):
         ratio = np.where(seen, tgt / np.where(seen, data, 1.0), 1.0)
     w[seen] = np.clip(ratio[seen] ** power, lo, hi)
-    w /= (data * w).sum()
+    w[seen] /= (data * w).sum()
     return w
 
 

@@ -1,0 +1,240 @@
+"""Tests of algos/bc_reweight.py and algos/bc_select.py: weight formula, masked CE, averaging, evaluator, short runs."""
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import sc2_envs
+from models import build_models, load_checkpoint, save_checkpoint
+from models.common import MASKED_LOGIT
+from sc2_envs.demos import SamplingConfig, heuristic_demonstrator, record_demos
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def load_algo(name):
+    sys.path.insert(0, str(REPO / "algos"))
+    spec = importlib.util.spec_from_file_location(name, REPO / "algos" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # dataclasses with postponed annotations look their module up here
+    spec.loader.exec_module(mod)
+    return mod
+
+
+bc = load_algo("bc_reweight")
+sel = load_algo("bc_select")
+
+
+# ------------------------------------------------------------------ weights
+def test_weights_on_hand_computed_counts():
+    counts = [80, 15, 5]  # data shares 0.8, 0.15, 0.05; uniform target 1/3
+    w = bc.action_weights(counts, power=1.0)
+    # (1/3)/0.8, (1/3)/0.15, (1/3)/0.05 = 0.41667, 2.22222, 6.66667; their data mean is already 1
+    assert w == pytest.approx([5 / 12, 20 / 9, 20 / 3], rel=1e-9)
+    w = bc.action_weights(counts, power=0.5)
+    raw = np.sqrt([5 / 12, 20 / 9, 20 / 3])  # 0.645497, 1.490712, 2.581989
+    mean = 0.8 * raw[0] + 0.15 * raw[1] + 0.05 * raw[2]  # 0.516398 + 0.223607 + 0.129099 = 0.869104
+    assert w == pytest.approx(raw / mean, rel=1e-9)
+    assert w[0] == pytest.approx(0.742716, abs=1e-6)
+
+
+def test_weights_clip_then_normalise_and_power_zero_is_plain_bc():
+    counts = [990, 10]  # ratios 0.5/0.99 = 0.50505, 0.5/0.01 = 50
+    w = bc.action_weights(counts, 1.0, clip=(0.1, 10.0))
+    raw = np.array([0.5 / 0.99, 10.0])
+    assert w == pytest.approx(raw / (0.99 * raw[0] + 0.01 * raw[1]), rel=1e-9)
+    assert bc.action_weights(counts, 0.0) == pytest.approx([1.0, 1.0])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_weights_have_mean_one_over_the_data(seed):
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 1000, size=12)
+    counts[3] = 0  # an unseen action
+    target = rng.random(12)
+    for p in (0.3, 1.0, 2.0):
+        w = bc.action_weights(counts, p, target, (0.1, 50.0))
+        assert (counts * w).sum() / counts.sum() == pytest.approx(1.0, rel=1e-12)
+        assert w[3] == 1.0  # unseen actions never enter the loss
+
+
+def test_weight_arguments_are_checked():
+    with pytest.raises(ValueError, match="weight_clip"):
+        bc.action_weights([1, 2], 1.0, clip=(0.0, 5.0))
+    with pytest.raises(ValueError, match="reweight_power"):
+        bc.action_weights([1, 2], -1.0)
+    with pytest.raises(ValueError, match="no mass"):
+        bc.action_weights([1, 0], 1.0, target=[0.0, 1.0])
+    with pytest.raises(ValueError, match="non-negative"):
+        bc.action_weights([-1, 2], 1.0)
+
+
+def test_target_distribution_file_by_name_and_id(tmp_path):
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps({"stop": 0.5, "7": 0.25}))
+    t = bc.load_target(str(f), bc.smac_action_names(9))
+    assert t.tolist() == [0, 0.5, 0, 0, 0, 0, 0, 0.25, 0]
+    f.write_text(json.dumps({"jump": 1.0}))
+    with pytest.raises(ValueError, match="'jump'"):
+        bc.load_target(str(f), bc.smac_action_names(9))
+    assert bc.load_target("uniform", ["a"]) is None
+
+
+# ------------------------------------------------------------------ masked CE
+def test_masked_ce_values_weights_and_masks():
+    logits = torch.log(torch.tensor([[0.5, 0.25, 0.25], [0.1, 0.1, 0.8], [0.2, 0.3, 0.5]]))
+    labels = torch.tensor([0, 2, -1])
+    mask = torch.tensor([True, True, False])
+    s, n = bc.masked_ce(logits, labels, mask)
+    assert n == 2 and s.item() == pytest.approx(-math.log(0.5) - math.log(0.8), rel=1e-6)
+    s, n = bc.masked_ce(logits, labels, mask, torch.tensor([2.0, 0.5, 100.0]))
+    assert s.item() == pytest.approx(-2 * math.log(0.5) - 0.5 * math.log(0.8), rel=1e-6)
+
+
+def test_head_without_valid_entry_contributes_zero_loss_not_nan():
+    logits = torch.full((4, 5), MASKED_LOGIT, requires_grad=True)  # every entry masked
+    s, n = bc.masked_ce(logits, torch.full((4,), -1), torch.zeros(4, dtype=torch.bool))
+    s.backward()
+    assert n == 0 and s.item() == 0.0
+    assert torch.isfinite(logits.grad).all() and (logits.grad == 0).all()
+    logits2 = torch.full((2, 5), MASKED_LOGIT, requires_grad=True)  # all masked but counted: finite
+    s2, _ = bc.masked_ce(logits2, torch.tensor([0, 1]), torch.ones(2, dtype=torch.bool))
+    s2.backward()
+    assert math.isfinite(s2.item()) and torch.isfinite(logits2.grad).all()
+
+
+def test_alphastar_heads_unused_by_the_labels_give_zero_loss():
+    pytest.importorskip("pysc2_evolved", reason="argument masks come from the pysc2_evolved raw-function table")
+    from models.alphastar import AlphaStarConfig, AlphaStarPolicy
+
+    cfg = AlphaStarConfig.replay(AlphaStarConfig.tiny())
+    m = AlphaStarPolicy(cfg)
+    B, T, E = 2, 2, cfg.max_entities
+    obs = {"entities": torch.zeros(B, T, E, len(cfg.entity_features)), "entity_count": torch.zeros(B, T, dtype=torch.long),
+           "scalars": torch.zeros(B, T, len(cfg.scalar_features)), "upgrades": torch.zeros(B, T, 89),
+           "unit_counts": torch.zeros(B, T, 375), "build_order": torch.zeros(B, T, 20, dtype=torch.long)}
+    z = torch.zeros(B, T, dtype=torch.long)
+    labels = {"action_type": z, "delay": z, "queued": z, "selected": torch.full((B, T, 4), -1), "selected_count": z,
+              "target_unit": z - 1, "target_location": z - 1}  # no_op only: no argument head is used
+    out, _ = m(obs, labels=labels)
+    res, _ = bc.alphastar_losses(m, out, labels, torch.ones(B, T, dtype=torch.bool), torch.ones(564))
+    for h in ("queued", "selected_units", "target_unit", "target_location"):
+        assert res[h][1] == 0 and res[h][0].item() == 0.0, h
+    total = sum(v[0] for v in res.values())
+    total.backward()
+    assert all(torch.isfinite(p.grad).all() for p in m.parameters() if p.grad is not None)
+
+
+# ------------------------------------------------------------------ averaging
+def _ckpts(tmp_path, map_name="3m", hidden=64, seeds=(0, 1)):
+    env = sc2_envs.make_batched(map_name, num_envs=1)
+    info = env.get_env_info()
+    paths = []
+    for s in seeds:
+        torch.manual_seed(s)
+        pol, cri = build_models(info, "gnn", hidden=hidden)
+        p = tmp_path / f"{map_name}_{hidden}_{s}.pt"
+        save_checkpoint(str(p), pol, cri, info, {"seed": s})
+        paths.append(str(p))
+    return paths, info
+
+
+def test_averaging_two_checkpoints_is_the_mean(tmp_path):
+    paths, info = _ckpts(tmp_path)
+    out = tmp_path / "avg.pt"
+    avg = sel.average_checkpoints(paths, str(out))
+    a, b = (torch.load(p, weights_only=True) for p in paths)
+    for part in ("actors", "critic"):
+        for k, v in a[part].items():
+            if v.is_floating_point():
+                assert torch.allclose(avg[part][k], (v + b[part][k]) / 2), k
+    pol, _, ck = load_checkpoint(str(out), info, with_critic=True)
+    assert ck["averaged_from"] == paths
+
+
+def test_averaging_refuses_different_shapes_or_configs(tmp_path):
+    p3m, _ = _ckpts(tmp_path, "3m", 64, (0,))
+    p3m_wide, _ = _ckpts(tmp_path, "3m", 32, (0,))
+    p8m, _ = _ckpts(tmp_path, "8m", 64, (0,))
+    with pytest.raises(ValueError, match="different configs"):
+        sel.average_checkpoints([p3m[0], p3m_wide[0]])
+    with pytest.raises(ValueError, match="different configs"):
+        sel.average_checkpoints([p3m[0], p8m[0]])
+    ck = torch.load(p3m[0], weights_only=True)
+    k = next(iter(ck["actors"]))
+    ck["actors"][k] = torch.zeros(1, 2, 3)
+    bad = tmp_path / "bad.pt"
+    torch.save(ck, bad)
+    with pytest.raises(ValueError, match="shape"):
+        sel.average_checkpoints([p3m[0], str(bad)])
+    with pytest.raises(ValueError, match="at least two"):
+        sel.average_checkpoints([p3m[0]])
+
+
+# ------------------------------------------------------------------ evaluator and runs
+def test_evaluator_reports_wilson_interval_idle_share_and_damage():
+    env = sc2_envs.make_batched("3m", num_envs=4, seed=0)
+    pol, _ = build_models(env.get_env_info(), "mlp")
+    r = sel.evaluate_policy(pol, env, 4, seed=0)
+    assert r["episodes"] == 4
+    lo, hi = r["win_ci"]
+    assert 0.0 <= lo <= r["win_rate"] <= hi <= 1.0
+    assert sum(r["action_shares"]) == pytest.approx(1.0) and r["idle_share"] == r["action_shares"][1]
+    assert r["damage_per_episode"] >= 0.0
+
+
+@pytest.fixture(scope="module")
+def demos_3m(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demos") / "3m_k2"
+    env = sc2_envs.make_batched("3m", num_envs=8, seed=0)
+    record_demos(env, heuristic_demonstrator(env), 16, out, SamplingConfig(stride=2), seed=0, log=lambda s: None)
+    return out
+
+
+def test_short_bc_run_on_recorded_3m_reduces_the_loss(demos_3m, tmp_path, capsys):
+    args = bc.Args(data=str(demos_3m), epochs=4, batch_size=32, reweight_power=1.0, run_dir=str(tmp_path / "run"),
+                   select_by="val-acc", eval_episodes=4, eval_envs=4, average_window=2)
+    summary = bc.main(args)
+    hist = summary["history"]
+    assert hist[-1]["train_loss"] < hist[0]["train_loss"]
+    assert (tmp_path / "run" / "best.pt").exists() and len(list((tmp_path / "run").glob("epoch_*.pt"))) == 4
+    assert "average" in summary and Path(summary["average"]["checkpoint"]).exists()
+    screen = capsys.readouterr().out
+    assert "shard_00000.npz" in screen and "training label counts" in screen and "target" in screen
+    ck = torch.load(tmp_path / "run" / "epoch_001.pt", weights_only=True)
+    assert ck["bc"]["files"] and sum(ck["bc"]["data_counts"]) > 0
+
+
+def test_requesting_more_files_than_exist_is_an_error_unless_smoke(demos_3m, tmp_path):
+    args = bc.Args(data=str(demos_3m), epochs=1, num_files=5, run_dir=str(tmp_path / "r1"), eval_episodes=2, eval_envs=2)
+    with pytest.raises(ValueError, match="--num-files 5"):
+        bc.main(args)
+    args = bc.Args(data=str(demos_3m), epochs=1, num_files=5, smoke=True, run_dir=str(tmp_path / "r2"), eval_episodes=2,
+                   eval_envs=2)
+    bc.main(args)
+
+
+def test_behaviour_selection_needs_a_simulator(shared_data_dir, tmp_path):
+    pytest.importorskip("s2protocol", reason="converting replays needs s2protocol")
+    from sc2_envs.replays.dataset import convert_replays, find_replays
+    from sc2_envs.replays.extract import StreamConfig
+
+    folder = shared_data_dir / "replays" / "mas_simple64"
+    if not folder.exists():
+        pytest.skip(f"{folder} is absent (set SC2_ENVS_SHARED_DATA)")
+    files = find_replays(folder)[:3]
+    convert_replays(files, tmp_path / "ds", StreamConfig(max_entities=32, max_selected=8, raw_resolution=16),
+                    progress=False, log=lambda s: None)
+    common = dict(data=str(tmp_path / "ds"), epochs=1, batch_size=8, model_preset="tiny", val_fraction=0.34)
+    with pytest.raises(ValueError, match="select-by behaviour needs a simulator"):
+        bc.main(bc.Args(**common, select_by="behaviour", run_dir=str(tmp_path / "rb")))
+    summary = bc.main(bc.Args(**common, reweight_power=1.0, run_dir=str(tmp_path / "rv")))
+    h = summary["history"][0]
+    assert set(h["val_head_acc"]) == {"action_type", "delay", "queued", "selected_units", "target_unit", "target_location"}
+    assert math.isfinite(h["train_loss"])
