@@ -1,0 +1,99 @@
+"""TorchRL ``PettingZooWrapper`` (``sc2_envs.adapters.torchrl``): death, truncation and masks.
+
+Needs the ``torchrl`` extra.
+"""
+
+import pytest
+import torch
+
+pytest.importorskip("torchrl", reason="needs torchrl (pip install 'sc2-envs[torchrl]')")
+
+from tensordict import TensorDict  # noqa: E402
+from torchrl.envs import PettingZooWrapper  # noqa: E402
+from torchrl.envs.utils import check_env_specs  # noqa: E402
+
+from sc2_envs.adapters.pettingzoo_views import FlatObservation  # noqa: E402
+from sc2_envs.adapters.torchrl import make_torchrl_env  # noqa: E402
+from sc2_envs.wrappers.pettingzoo import SC2ParallelEnv  # noqa: E402
+
+# TorchRL warns for any PettingZoo other than the 1.24.3 it was tested with; these tests are the check.
+pytestmark = pytest.mark.filterwarnings("ignore:PettingZoo in TorchRL is tested using version")
+
+
+def seeded_rollout(env, seed: int, steps: int, policy):
+    """``env.rollout`` from an episode reset with ``seed`` (TorchRL's own reset passes no seed)."""
+    return env.rollout(steps, policy=policy, auto_reset=False, tensordict=env.reset(seed=seed),
+                       break_when_any_done=True)
+
+
+def passive(td: TensorDict) -> TensorDict:
+    """Stop for agents that may stop (living), else no-op (dead)."""
+    mask = td["agent", "action_mask"]
+    td["agent", "action"] = torch.where(mask[:, 1], 1, 0)
+    return td
+
+
+def test_specs():
+    env = make_torchrl_env("3m", seed=0)
+    check_env_specs(env)
+    assert env.observation_spec["agent", "action_mask"].shape == (3, 9)
+    assert env.observation_spec["state"].shape == (env._env.unwrapped.sim.state_size,)
+
+
+def test_first_death_does_not_end_episode():
+    env = make_torchrl_env("3m")
+    td = seeded_rollout(env, 0, 100, passive)
+    assert td.shape == (21,)  # 3m, seed 0, passive: first death at step 11, battle lost at step 21
+    alive = td["next", "agent", "info", "agent_alive"].bool()
+    first = int((~alive).any(-1).nonzero()[0])
+    assert first == 10
+    assert not td["next", "done"][:-1].any() and td["next", "done"][-1].all()
+    assert td["next", "terminated"][-1].all() and not td["next", "truncated"][-1].any()
+    dead = int((~alive[first]).nonzero()[0])
+    # The dead agent stays: zero observation, only no-op allowed, not done until the battle ends.
+    assert td["next", "agent", "action_mask"][first, dead].tolist() == [True] + [False] * 8
+    assert (td["next", "agent", "observation"][first, dead] == 0).all()
+    assert not td["next", "agent", "done"][first, dead].any()
+    assert (td["agent", "action"][first + 1:, dead] == 0).all()
+
+
+def test_remove_mode_needs_done_on_any_false():
+    """PettingZoo-style removal through TorchRL: with ``done_on_any=False`` the episode lasts to the battle's
+    end and the removed agent is masked out; TorchRL's default for parallel envs (``any``) ends it at the first
+    death (bug_log B09), which is why the adapter sets ``done_on_any=False``."""
+    env = make_torchrl_env("3m", dead_agents="remove")
+    td = seeded_rollout(env, 0, 100, passive)
+    assert td.shape == (21,)
+    assert td["next", "agent", "mask"][10].sum() == 2 and td["next", "agent", "mask"][9].all()
+    default = PettingZooWrapper(FlatObservation(SC2ParallelEnv("3m", dead_agents="remove")), use_mask=True)
+    assert default.done_on_any
+    assert seeded_rollout(default, 0, 100, passive).shape == (11,)
+
+
+def test_truncation_survives(short_3m):
+    env = make_torchrl_env(short_3m)
+    td = seeded_rollout(env, 0, 100, passive)
+    assert td.shape == (6,)
+    assert td["next", "truncated"][-1].all() and not td["next", "terminated"][-1].any()
+    assert td["next", "agent", "truncated"][-1].all()
+    assert not td["next", "truncated"][:-1].any()
+    # ("next", ...) holds the final observation of the battle (TorchRL resets in a separate step)
+    assert td["next", "agent", "observation"][-1].abs().sum() > 0
+
+
+def test_masked_policy_samples_valid_actions():
+    """The env raises ValueError on an unavailable action, so a masked categorical policy that completes
+    200 steps never sampled one; a uniform unmasked draw would fail within the first steps."""
+    from tensordict.nn import TensorDictModule
+    from torchrl.modules import MaskedCategorical, ProbabilisticActor
+
+    env = make_torchrl_env("3m", seed=1)
+    logits = TensorDictModule(lambda obs: torch.zeros(*obs.shape[:-1], 9), in_keys=[("agent", "observation")],
+                              out_keys=[("agent", "logits")])
+    actor = ProbabilisticActor(logits, in_keys={"logits": ("agent", "logits"), "mask": ("agent", "action_mask")},
+                               out_keys=[("agent", "action")], distribution_class=MaskedCategorical)
+    torch.manual_seed(0)
+    td = env.rollout(200, policy=actor, break_when_any_done=False)
+    assert td.shape == (200,)
+    taken = td["agent", "action_mask"].gather(-1, td["agent", "action"].unsqueeze(-1))
+    assert taken.all()
