@@ -14,13 +14,12 @@ import os
 import random
 import time
 from dataclasses import asdict, dataclass
-from typing import Optional
 
 import numpy as np
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 import tyro
+from torch import nn
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
@@ -41,7 +40,7 @@ class Args:
     """if toggled, this experiment will be tracked with Weights and Biases"""
     wandb_project_name: str = "sc2-envs"
     """the wandb's project name"""
-    wandb_entity: Optional[str] = None
+    wandb_entity: str | None = None
     """the entity (team) of wandb's project"""
     capture_video: bool = False
     """whether to save a GIF of one greedy evaluation episode per evaluation (videos/<run_name>/)"""
@@ -89,7 +88,7 @@ class Args:
     """Huber loss delta of the value loss (HARL); 0 for squared error"""
     max_grad_norm: float = 10.0
     """the maximum norm for the gradient clipping"""
-    target_kl: Optional[float] = None
+    target_kl: float | None = None
     """the target KL divergence threshold (per class, checked after each epoch)"""
     fixed_order: bool = False
     """update the classes in a fixed order instead of a random permutation per iteration"""
@@ -185,7 +184,9 @@ def happo_actor_loss(dist, actions, behaviour_logprob, advantages, factor, activ
 
 def value_loss_fn(values, old_values, targets, clip_coef, clip_vloss, huber_delta):
     """HARL's value loss: Huber (or 1/2 squared) error, clipped around the old values, mean over samples."""
-    err = lambda v: F.huber_loss(v, targets, reduction="none", delta=huber_delta) if huber_delta > 0 else 0.5 * (v - targets) ** 2  # noqa: E731
+    err = lambda v: (
+        F.huber_loss(v, targets, reduction="none", delta=huber_delta) if huber_delta > 0 else 0.5 * (v - targets) ** 2
+    )
     loss = err(values)
     if clip_vloss:
         loss = torch.max(loss, err(old_values + (values - old_values).clamp(-clip_coef, clip_coef)))
@@ -233,13 +234,19 @@ if __name__ == "__main__":
     if args.track:
         import wandb
 
-        wandb.init(project=args.wandb_project_name, entity=args.wandb_entity, sync_tensorboard=True, config=vars(args),
-                   name=run_name, save_code=True)
+        wandb.init(
+            project=args.wandb_project_name,
+            entity=args.wandb_entity,
+            sync_tensorboard=True,
+            config=vars(args),
+            name=run_name,
+            save_code=True,
+        )
     os.makedirs(f"runs/{run_name}", exist_ok=True)
     writer = SummaryWriter(f"runs/{run_name}")
     writer.add_text(
         "hyperparameters",
-        "|param|value|\n|-|-|\n%s" % ("\n".join([f"|{key}|{value}|" for key, value in vars(args).items()])),
+        "|param|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in vars(args).items()),
     )
 
     # TRY NOT TO MODIFY: seeding
@@ -264,11 +271,16 @@ if __name__ == "__main__":
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
 
     n_params = policy.n_params()
-    print(f"HAPPO ({args.actor}) on {args.map} | backend {args.backend} | {args.num_envs} envs x {args.num_steps} steps "
-          f"= {args.batch_size} env steps/iteration, {args.num_iterations} iterations | device {device}")
+    print(
+        f"HAPPO ({args.actor}) on {args.map} | backend {args.backend} | {args.num_envs} envs x {args.num_steps} steps "
+        f"= {args.batch_size} env steps/iteration, {args.num_iterations} iterations | device {device}"
+    )
     print(f"obs {O}, state {S}, actions {A}, agents {N}, episode limit {env_info['episode_limit']} env steps")
-    print("classes: " + ", ".join(f"{c} x{len(policy.class_agents[c])} ({n_params[c]:,} params)" for c in classes)
-          + f" | critic {sum(p.numel() for p in critic.parameters()):,} params")
+    print(
+        "classes: "
+        + ", ".join(f"{c} x{len(policy.class_agents[c])} ({n_params[c]:,} params)" for c in classes)
+        + f" | critic {sum(p.numel() for p in critic.parameters()):,} params"
+    )
     print(f"logs: runs/{run_name} (tensorboard --logdir runs)")
 
     # ALGO Logic: Storage setup
@@ -290,7 +302,7 @@ if __name__ == "__main__":
     next_obs = envs.reset(seed=args.seed)
     ep_return = torch.zeros(B, device=device)
     ep_length = torch.zeros(B, device=device)
-    eval_log = open(f"runs/{run_name}/eval.csv", "w", newline="")
+    eval_log = open(f"runs/{run_name}/eval.csv", "w", newline="")  # noqa: SIM115 -- open for the whole run
     eval_csv = csv.writer(eval_log)
     eval_csv.writerow(["global_step", "wall_time_s", "win_rate", "eval_return", "iteration"])
     pbar = tqdm(total=args.num_iterations * args.batch_size, unit="step", dynamic_ncols=True)
@@ -362,8 +374,9 @@ if __name__ == "__main__":
         # bootstrap value if not done
         with torch.no_grad():
             next_value = critic.value_norm.denormalize(critic(next_obs["state"]))
-            advantages, returns = compute_gae(rewards, values, next_value, terminateds, truncateds, final_values,
-                                              args.gamma, args.gae_lambda)
+            advantages, returns = compute_gae(
+                rewards, values, next_value, terminateds, truncateds, final_values, args.gamma, args.gae_lambda
+            )
 
         # flatten the batch over env steps; agents stay a separate dimension
         b_obs, b_states, b_avails = obs.reshape(T * B, N, O), states.reshape(T * B, S), avails.reshape(T * B, N, A)
@@ -387,8 +400,12 @@ if __name__ == "__main__":
             if float(c_active.sum()) == 0:  # the whole class was dead for the whole batch (HARL skips it)
                 continue
             with torch.no_grad():
-                old_logp = torch.cat([policy.class_dist(c, c_obs[mb], c_avail[mb]).log_prob(c_act[mb])
-                                      for mb in torch.arange(T * B, device=device).split(args.minibatch_size)])
+                old_logp = torch.cat(
+                    [
+                        policy.class_dist(c, c_obs[mb], c_avail[mb]).log_prob(c_act[mb])
+                        for mb in torch.arange(T * B, device=device).split(args.minibatch_size)
+                    ]
+                )
             pg_sum = ent_sum = kl_sum = clip_sum = 0.0
             n_updates = 0
             for epoch in range(args.update_epochs):
@@ -396,7 +413,14 @@ if __name__ == "__main__":
                 for mb_inds in b_inds.split(args.minibatch_size):
                     dist = policy.class_dist(c, c_obs[mb_inds], c_avail[mb_inds])
                     pg_loss, entropy_loss, approx_kl, clipfrac = happo_actor_loss(
-                        dist, c_act[mb_inds], c_logp[mb_inds], c_adv[mb_inds], factor[mb_inds], c_active[mb_inds], args.clip_coef)
+                        dist,
+                        c_act[mb_inds],
+                        c_logp[mb_inds],
+                        c_adv[mb_inds],
+                        factor[mb_inds],
+                        c_active[mb_inds],
+                        args.clip_coef,
+                    )
                     loss = pg_loss - args.ent_coef * entropy_loss
                     actor_optimizers[c].zero_grad()
                     loss.backward()
@@ -408,8 +432,12 @@ if __name__ == "__main__":
                 if args.target_kl is not None and approx_kl > args.target_kl:
                     break
             with torch.no_grad():
-                new_logp = torch.cat([policy.class_dist(c, c_obs[mb], c_avail[mb]).log_prob(c_act[mb])
-                                      for mb in torch.arange(T * B, device=device).split(args.minibatch_size)])
+                new_logp = torch.cat(
+                    [
+                        policy.class_dist(c, c_obs[mb], c_avail[mb]).log_prob(c_act[mb])
+                        for mb in torch.arange(T * B, device=device).split(args.minibatch_size)
+                    ]
+                )
             factor = happo_factor_update(factor, new_logp, old_logp, c_active)
             writer.add_scalar(f"losses/policy_loss/{c}", float(pg_sum) / n_updates, global_step)
             writer.add_scalar(f"losses/entropy/{c}", float(ent_sum) / n_updates, global_step)
@@ -454,7 +482,9 @@ if __name__ == "__main__":
     pbar.close()
     if args.save_model:
         print(f"model saved to runs/{run_name}/{args.exp_name}.pt")
-    print(f"final greedy win rate {win_rate:.3f} over {args.eval_episodes} episodes after {global_step} env steps, "
-          f"{time.time() - start_time:.0f} s")
+    print(
+        f"final greedy win rate {win_rate:.3f} over {args.eval_episodes} episodes after {global_step} env steps, "
+        f"{time.time() - start_time:.0f} s"
+    )
     eval_log.close()
     writer.close()

@@ -19,14 +19,13 @@ import os
 import random
 import time
 from dataclasses import asdict, dataclass
-from typing import Optional
 
 import numpy as np
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
 import tyro
+from torch import nn
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
@@ -47,7 +46,7 @@ class Args:
     """if toggled, this experiment will be tracked with Weights and Biases"""
     wandb_project_name: str = "sc2-envs"
     """the wandb's project name"""
-    wandb_entity: Optional[str] = None
+    wandb_entity: str | None = None
     """the entity (team) of wandb's project"""
     capture_video: bool = False
     """whether to save a GIF of one greedy evaluation episode per evaluation (videos/<run_name>/)"""
@@ -255,7 +254,12 @@ def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, a
             torch.nn.utils.vector_to_parameters(old_params + frac * full_step, params)
             new_surr, kl, _ = surrogate_and_kl()
             improve, kl_val = float(new_surr) - surr_old, float(kl)
-            if kl_val < args.kl_threshold and expected_improve > 0 and improve / expected_improve > args.accept_ratio and improve > 0:
+            if (
+                kl_val < args.kl_threshold
+                and expected_improve > 0
+                and improve / expected_improve > args.accept_ratio
+                and improve > 0
+            ):
                 accepted = True
                 break
             expected_improve *= args.backtrack_coeff
@@ -265,14 +269,22 @@ def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, a
             kl_val, improve = 0.0, 0.0
         new_logp = policy.class_dist(c, obs, avail).log_prob(act)
         entropy = masked_mean(policy.class_dist(c, obs, avail).entropy(), active)
-    return {"policy_loss": -surr_old - improve, "kl": kl_val, "step_accepted": float(accepted),
-            "step_fraction": frac if accepted else 0.0, "entropy": float(entropy), "old_logp": old_logp,
-            "new_logp": new_logp}
+    return {
+        "policy_loss": -surr_old - improve,
+        "kl": kl_val,
+        "step_accepted": float(accepted),
+        "step_fraction": frac if accepted else 0.0,
+        "entropy": float(entropy),
+        "old_logp": old_logp,
+        "new_logp": new_logp,
+    }
 
 
 def value_loss_fn(values, old_values, targets, clip_coef, clip_vloss, huber_delta):
     """HARL's value loss: Huber (or 1/2 squared) error, clipped around the old values, mean over samples."""
-    err = lambda v: F.huber_loss(v, targets, reduction="none", delta=huber_delta) if huber_delta > 0 else 0.5 * (v - targets) ** 2  # noqa: E731
+    err = lambda v: (
+        F.huber_loss(v, targets, reduction="none", delta=huber_delta) if huber_delta > 0 else 0.5 * (v - targets) ** 2
+    )
     loss = err(values)
     if clip_vloss:
         loss = torch.max(loss, err(old_values + (values - old_values).clamp(-clip_coef, clip_coef)))
@@ -320,13 +332,19 @@ if __name__ == "__main__":
     if args.track:
         import wandb
 
-        wandb.init(project=args.wandb_project_name, entity=args.wandb_entity, sync_tensorboard=True, config=vars(args),
-                   name=run_name, save_code=True)
+        wandb.init(
+            project=args.wandb_project_name,
+            entity=args.wandb_entity,
+            sync_tensorboard=True,
+            config=vars(args),
+            name=run_name,
+            save_code=True,
+        )
     os.makedirs(f"runs/{run_name}", exist_ok=True)
     writer = SummaryWriter(f"runs/{run_name}")
     writer.add_text(
         "hyperparameters",
-        "|param|value|\n|-|-|\n%s" % ("\n".join([f"|{key}|{value}|" for key, value in vars(args).items()])),
+        "|param|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in vars(args).items()),
     )
 
     # TRY NOT TO MODIFY: seeding
@@ -350,11 +368,16 @@ if __name__ == "__main__":
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
 
     n_params = policy.n_params()
-    print(f"HATRPO ({args.actor}) on {args.map} | backend {args.backend} | {args.num_envs} envs x {args.num_steps} steps "
-          f"= {args.batch_size} env steps/iteration, {args.num_iterations} iterations | device {device}")
+    print(
+        f"HATRPO ({args.actor}) on {args.map} | backend {args.backend} | {args.num_envs} envs x {args.num_steps} steps "
+        f"= {args.batch_size} env steps/iteration, {args.num_iterations} iterations | device {device}"
+    )
     print(f"obs {O}, state {S}, actions {A}, agents {N}, episode limit {env_info['episode_limit']} env steps")
-    print("classes: " + ", ".join(f"{c} x{len(policy.class_agents[c])} ({n_params[c]:,} params)" for c in classes)
-          + f" | critic {sum(p.numel() for p in critic.parameters()):,} params")
+    print(
+        "classes: "
+        + ", ".join(f"{c} x{len(policy.class_agents[c])} ({n_params[c]:,} params)" for c in classes)
+        + f" | critic {sum(p.numel() for p in critic.parameters()):,} params"
+    )
     print(f"logs: runs/{run_name} (tensorboard --logdir runs)")
 
     # ALGO Logic: Storage setup
@@ -376,7 +399,7 @@ if __name__ == "__main__":
     next_obs = envs.reset(seed=args.seed)
     ep_return = torch.zeros(B, device=device)
     ep_length = torch.zeros(B, device=device)
-    eval_log = open(f"runs/{run_name}/eval.csv", "w", newline="")
+    eval_log = open(f"runs/{run_name}/eval.csv", "w", newline="")  # noqa: SIM115 -- open for the whole run
     eval_csv = csv.writer(eval_log)
     eval_csv.writerow(["global_step", "wall_time_s", "win_rate", "eval_return", "iteration"])
     pbar = tqdm(total=args.num_iterations * args.batch_size, unit="step", dynamic_ncols=True)
@@ -446,8 +469,9 @@ if __name__ == "__main__":
         # bootstrap value if not done
         with torch.no_grad():
             next_value = critic.value_norm.denormalize(critic(next_obs["state"]))
-            advantages, returns = compute_gae(rewards, values, next_value, terminateds, truncateds, final_values,
-                                              args.gamma, args.gae_lambda)
+            advantages, returns = compute_gae(
+                rewards, values, next_value, terminateds, truncateds, final_values, args.gamma, args.gae_lambda
+            )
 
         # flatten the batch over env steps; agents stay a separate dimension
         b_obs, b_states, b_avails = obs.reshape(T * B, N, O), states.reshape(T * B, S), avails.reshape(T * B, N, A)
@@ -513,7 +537,9 @@ if __name__ == "__main__":
     pbar.close()
     if args.save_model:
         print(f"model saved to runs/{run_name}/{args.exp_name}.pt")
-    print(f"final greedy win rate {win_rate:.3f} over {args.eval_episodes} episodes after {global_step} env steps, "
-          f"{time.time() - start_time:.0f} s")
+    print(
+        f"final greedy win rate {win_rate:.3f} over {args.eval_episodes} episodes after {global_step} env steps, "
+        f"{time.time() - start_time:.0f} s"
+    )
     eval_log.close()
     writer.close()

@@ -64,14 +64,34 @@ class Args:
 
 def launch(args: Args, algo: str, map_name: str, seed: int, threads: int, budget: float, out: str):
     exp = f"{algo}_{args.actor}"
-    cmd = [sys.executable, os.path.join(REPO, ALGOS[algo]), "--map", map_name, "--seed", str(seed),
-           "--exp-name", exp, "--actor", args.actor, "--total-timesteps", str(args.total_timesteps),
-           "--num-envs", str(args.num_envs), "--num-steps", str(args.num_steps), "--eval-interval", str(args.eval_interval),
-           "--torch-threads", str(threads), "--cuda" if args.device == "cuda" else "--no-cuda", "--save-model"]
+    cmd = [
+        sys.executable,
+        os.path.join(REPO, ALGOS[algo]),
+        "--map",
+        map_name,
+        "--seed",
+        str(seed),
+        "--exp-name",
+        exp,
+        "--actor",
+        args.actor,
+        "--total-timesteps",
+        str(args.total_timesteps),
+        "--num-envs",
+        str(args.num_envs),
+        "--num-steps",
+        str(args.num_steps),
+        "--eval-interval",
+        str(args.eval_interval),
+        "--torch-threads",
+        str(threads),
+        "--cuda" if args.device == "cuda" else "--no-cuda",
+        "--save-model",
+    ]
     if budget > 0:
         cmd += ["--time-budget-s", f"{budget:.0f}"]
     cmd += args.extra.split()
-    log = open(os.path.join(out, "logs", f"{algo}_{map_name}_seed{seed}.log"), "w")
+    log = open(os.path.join(out, "logs", f"{algo}_{map_name}_seed{seed}.log"), "w")  # noqa: SIM115 -- closed when the run ends
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen(cmd, cwd=out, stdout=log, stderr=subprocess.STDOUT, env=env)
     return proc, log, exp
@@ -113,14 +133,25 @@ def plot(rows: list[dict], args: Args, path: str) -> None:
                 if not pts:
                     continue
                 label = f"{algo} seed {s}"
-                axes[0][j].plot([p["global_step"] for p in pts], [p["win_rate"] for p in pts], color=colours.get(algo),
-                                alpha=0.4 + 0.2 * (s % 3), label=label)
-                axes[1][j].plot([p["wall_time_s"] / 60 for p in pts], [p["win_rate"] for p in pts], color=colours.get(algo),
-                                alpha=0.4 + 0.2 * (s % 3), label=label)
+                axes[0][j].plot(
+                    [p["global_step"] for p in pts],
+                    [p["win_rate"] for p in pts],
+                    color=colours.get(algo),
+                    alpha=0.4 + 0.2 * (s % 3),
+                    label=label,
+                )
+                axes[1][j].plot(
+                    [p["wall_time_s"] / 60 for p in pts],
+                    [p["win_rate"] for p in pts],
+                    color=colours.get(algo),
+                    alpha=0.4 + 0.2 * (s % 3),
+                    label=label,
+                )
             med = _median_curve(rows, algo, m)
             if med:
-                axes[0][j].plot([p[0] for p in med], [p[1] for p in med], color=colours.get(algo), lw=2.5,
-                                label=f"{algo} median")
+                axes[0][j].plot(
+                    [p[0] for p in med], [p[1] for p in med], color=colours.get(algo), lw=2.5, label=f"{algo} median"
+                )
         axes[0][j].xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x / 1e6:g}M"))
         for i, xl in enumerate(["env steps", "wall time (min)"]):
             ax = axes[i][j]
@@ -151,9 +182,11 @@ def main(args: Args) -> None:
     # 30 s) early so that its last iteration, final evaluation and checkpoint fit.
     share = args.time_budget_s / waves if args.time_budget_s > 0 else 0.0
     run_budget = max(share - max(30.0, share / 8), 10.0) if share > 0 else 0.0
-    print(f"{len(jobs)} runs ({', '.join(args.algos)} x {', '.join(args.maps)} x seeds {list(args.seeds)}), "
-          f"{parallel} at a time, {threads} torch threads each, device {args.device}, "
-          + (f"training budget per run {run_budget:.0f} s" if run_budget else "no time budget"))
+    print(
+        f"{len(jobs)} runs ({', '.join(args.algos)} x {', '.join(args.maps)} x seeds {list(args.seeds)}), "
+        f"{parallel} at a time, {threads} torch threads each, device {args.device}, "
+        + (f"training budget per run {run_budget:.0f} s" if run_budget else "no time budget")
+    )
     start = time.time()
     pending, running, done = list(jobs), [], []
     while pending or running:
@@ -179,8 +212,9 @@ def main(args: Args) -> None:
         for r in read_curve(out, m, exp, s):
             rows.append({"algo": a, "map": m, "seed": s, **r})
     with open(os.path.join(out, "learning_curves.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["algo", "map", "seed", "global_step", "wall_time_s", "win_rate", "eval_return",
-                                          "iteration"])
+        w = csv.DictWriter(
+            f, fieldnames=["algo", "map", "seed", "global_step", "wall_time_s", "win_rate", "eval_return", "iteration"]
+        )
         w.writeheader()
         w.writerows(rows)
 
@@ -198,11 +232,18 @@ def main(args: Args) -> None:
                 steps_to.append(hit["global_step"] if hit else float("inf"))
                 time_to.append(hit["wall_time_s"] if hit else float("inf"))
             if finals:
-                summary.append({"algo": a, "map": m, "seeds": len(finals), "median_final_win_rate": statistics.median(finals),
-                                "final_win_rates": " ".join(f"{x:.3f}" for x in finals),
-                                f"median_steps_to_{args.target}": statistics.median(steps_to),
-                                f"median_wall_s_to_{args.target}": statistics.median(time_to),
-                                "median_sps": round(statistics.median(sps))})
+                summary.append(
+                    {
+                        "algo": a,
+                        "map": m,
+                        "seeds": len(finals),
+                        "median_final_win_rate": statistics.median(finals),
+                        "final_win_rates": " ".join(f"{x:.3f}" for x in finals),
+                        f"median_steps_to_{args.target}": statistics.median(steps_to),
+                        f"median_wall_s_to_{args.target}": statistics.median(time_to),
+                        "median_sps": round(statistics.median(sps)),
+                    }
+                )
     if summary:
         with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(summary[0]))

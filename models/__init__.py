@@ -5,14 +5,45 @@ per unit class, class-factored critic), ``models.mlp`` (baseline), ``models.comm
 categorical, value normaliser) and ``models.agents`` (per-class routing and checkpoints).
 """
 
-from models.agents import ACTOR_TYPES, CentralCritic, ClassPolicy, build_models, load_checkpoint, save_checkpoint, unit_classes
+from models.agents import (
+    ACTOR_TYPES,
+    CentralCritic,
+    ClassPolicy,
+    build_models,
+    load_checkpoint,
+    save_checkpoint,
+    unit_classes,
+)
 from models.common import MASKED_LOGIT, MaskedCategorical, ValueNorm, layer_init
-from models.entities import Entities, ObsParser, StateEntities, StateParser, heal_target_rows
+from models.entities import (
+    Entities,
+    ObsParser,
+    StateEntities,
+    StateParser,
+    heal_target_rows,
+)
 from models.gnn import GNNActor, GNNCritic
 from models.mlp import MLPActor, MLPCritic
 
 __all__ = [
-    "ACTOR_TYPES", "CentralCritic", "ClassPolicy", "Entities", "GNNActor", "GNNCritic", "MASKED_LOGIT", "MLPActor",
-    "MLPCritic", "MaskedCategorical", "ObsParser", "StateEntities", "StateParser", "ValueNorm", "build_models",
-    "heal_target_rows", "layer_init", "load_checkpoint", "save_checkpoint", "unit_classes",
+    "ACTOR_TYPES",
+    "MASKED_LOGIT",
+    "CentralCritic",
+    "ClassPolicy",
+    "Entities",
+    "GNNActor",
+    "GNNCritic",
+    "MLPActor",
+    "MLPCritic",
+    "MaskedCategorical",
+    "ObsParser",
+    "StateEntities",
+    "StateParser",
+    "ValueNorm",
+    "build_models",
+    "heal_target_rows",
+    "layer_init",
+    "load_checkpoint",
+    "save_checkpoint",
+    "unit_classes",
 ]

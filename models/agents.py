@@ -17,10 +17,15 @@ A GNN policy bound to 2s3z can be re-bound to 3s5z: only the routing changes.
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 from models.common import MaskedCategorical, ValueNorm
-from models.entities import N_NON_TARGET_ACTIONS, ObsParser, StateParser, heal_target_rows
+from models.entities import (
+    N_NON_TARGET_ACTIONS,
+    ObsParser,
+    StateParser,
+    heal_target_rows,
+)
 from models.gnn import GNNActor, GNNCritic
 from models.mlp import MLPActor, MLPCritic
 from sc2_envs.units import UNITS
@@ -33,8 +38,10 @@ def unit_classes(env_info: dict) -> dict[str, list[int]]:
     """Unit class -> agent ids of that class, in first-seen order (``env_info["agent_unit_types"]``)."""
     types = env_info.get("agent_unit_types")
     if not types or len(types) != env_info.get("n_agents"):
-        raise ValueError(f"env_info['agent_unit_types'] = {types!r}; expected one unit type name per agent "
-                         f"(n_agents={env_info.get('n_agents')})")
+        raise ValueError(
+            f"env_info['agent_unit_types'] = {types!r}; expected one unit type name per agent "
+            f"(n_agents={env_info.get('n_agents')})"
+        )
     out: dict[str, list[int]] = {}
     for i, t in enumerate(types):
         out.setdefault(t, []).append(i)
@@ -55,46 +62,57 @@ class ClassPolicy(nn.Module):
         hidden, heads, layers: network sizes (``heads`` / ``layers`` only for GNN).
     """
 
-    def __init__(self, actor_type: str, classes: list[str], spec: dict, hidden: int = 64, heads: int = 4,
-                 layers: int = 1):
+    def __init__(self, actor_type: str, classes: list[str], spec: dict, hidden: int = 64, heads: int = 4, layers: int = 1):
         super().__init__()
         if actor_type not in ACTOR_TYPES:
             raise ValueError(f"actor_type {actor_type!r}; expected one of {ACTOR_TYPES}")
         self.actor_type, self.classes, self.spec = actor_type, list(classes), dict(spec)
         self.hparams = {"hidden": hidden, "heads": heads, "layers": layers}
         if actor_type == "gnn":
-            self.actors = nn.ModuleDict({
-                c: GNNActor(spec["own_dim"], spec["ally_dim"], spec["enemy_dim"], hidden, heads, layers, _is_healer(c))
-                for c in self.classes})
+            self.actors = nn.ModuleDict(
+                {
+                    c: GNNActor(spec["own_dim"], spec["ally_dim"], spec["enemy_dim"], hidden, heads, layers, _is_healer(c))
+                    for c in self.classes
+                }
+            )
         else:
             self.actors = nn.ModuleDict({c: MLPActor(spec["obs_size"], spec["n_actions"], hidden) for c in self.classes})
         self.class_agents: dict[str, list[int]] = {}
 
-    def bind(self, env_info: dict) -> "ClassPolicy":
+    def bind(self, env_info: dict) -> ClassPolicy:
         """Set the routing for an env; raises ``ValueError`` if the actors cannot serve it."""
         classes = unit_classes(env_info)
         missing = [c for c in classes if c not in self.actors]
         if missing:
-            raise ValueError(f"this env ({env_info.get('map_name')}) has unit classes {missing} for which the policy "
-                             f"has no actor; it has actors for {self.classes}")
+            raise ValueError(
+                f"this env ({env_info.get('map_name')}) has unit classes {missing} for which the policy "
+                f"has no actor; it has actors for {self.classes}"
+            )
         if self.actor_type == "gnn":
             parser = ObsParser(env_info)
             dims = parser.dims()
             if dims != self.spec:
-                raise ValueError(f"entity widths of {env_info.get('map_name')} {dims} differ from the policy's {self.spec} "
-                                 "(different feature flags or unit-type vocabulary)")
+                raise ValueError(
+                    f"entity widths of {env_info.get('map_name')} {dims} differ from the policy's {self.spec} "
+                    "(different feature flags or unit-type vocabulary)"
+                )
             self.parser = parser
         else:
             have = {"obs_size": int(env_info["obs_shape"]), "n_actions": int(env_info["n_actions"])}
             if have != self.spec:
-                raise ValueError(f"an MLP actor needs the exact sizes it was trained with {self.spec}; "
-                                 f"{env_info.get('map_name')} has {have} (use --actor gnn to transfer across team sizes)")
+                raise ValueError(
+                    f"an MLP actor needs the exact sizes it was trained with {self.spec}; "
+                    f"{env_info.get('map_name')} has {have} (use --actor gnn to transfer across team sizes)"
+                )
         self.class_agents = classes
         self.n_agents, self.n_actions = int(env_info["n_agents"]), int(env_info["n_actions"])
         device = next(self.parameters()).device
         self._ids = {c: torch.tensor(ids, dtype=torch.int64, device=device) for c, ids in classes.items()}
-        self._heal = {c: heal_target_rows(self._ids[c], self.n_agents, self.n_actions - N_NON_TARGET_ACTIONS)
-                      for c in classes if _is_healer(c)}
+        self._heal = {
+            c: heal_target_rows(self._ids[c], self.n_agents, self.n_actions - N_NON_TARGET_ACTIONS)
+            for c in classes
+            if _is_healer(c)
+        }
         return self
 
     def agent_ids(self, c: str) -> torch.Tensor:
@@ -149,8 +167,7 @@ class CentralCritic(nn.Module):
         spec: ``StateParser.dims()`` for ``"gnn"``, ``{"state_size"}`` for ``"mlp"``.
     """
 
-    def __init__(self, critic_type: str, classes: list[str], spec: dict, hidden: int = 64, heads: int = 4,
-                 layers: int = 1):
+    def __init__(self, critic_type: str, classes: list[str], spec: dict, hidden: int = 64, heads: int = 4, layers: int = 1):
         super().__init__()
         if critic_type not in ACTOR_TYPES:
             raise ValueError(f"critic_type {critic_type!r}; expected one of {ACTOR_TYPES}")
@@ -162,7 +179,7 @@ class CentralCritic(nn.Module):
             self.net = MLPCritic(spec["state_size"], hidden)
         self.value_norm = ValueNorm()
 
-    def bind(self, env_info: dict) -> "CentralCritic":
+    def bind(self, env_info: dict) -> CentralCritic:
         """Set the routing for an env; raises ``ValueError`` if the critic cannot serve it."""
         classes = unit_classes(env_info)
         if self.critic_type == "gnn":
@@ -174,7 +191,9 @@ class CentralCritic(nn.Module):
                 raise ValueError(f"state entity widths {parser.dims()} differ from the critic's {self.spec}")
             self.parser = parser
         elif int(env_info["state_shape"]) != self.spec["state_size"]:
-            raise ValueError(f"an MLP critic needs state_shape {self.spec['state_size']}; this env has {env_info['state_shape']}")
+            raise ValueError(
+                f"an MLP critic needs state_shape {self.spec['state_size']}; this env has {env_info['state_shape']}"
+            )
         device = next(self.parameters()).device
         self._slots = {c: torch.tensor(ids, dtype=torch.int64, device=device) for c, ids in classes.items()}
         return self
@@ -186,8 +205,15 @@ class CentralCritic(nn.Module):
         return self.net(self.parser(state), self._slots)
 
 
-def build_models(env_info: dict, actor_type: str = "gnn", hidden: int = 64, heads: int = 4, actor_layers: int = 1,
-                 critic_layers: int = 1, device: str | torch.device = "cpu") -> tuple[ClassPolicy, CentralCritic]:
+def build_models(
+    env_info: dict,
+    actor_type: str = "gnn",
+    hidden: int = 64,
+    heads: int = 4,
+    actor_layers: int = 1,
+    critic_layers: int = 1,
+    device: str | torch.device = "cpu",
+) -> tuple[ClassPolicy, CentralCritic]:
     """Build :class:`ClassPolicy` and :class:`CentralCritic` of type ``actor_type`` on ``device``, bound to an env."""
     classes = list(unit_classes(env_info))
     if actor_type == "gnn":
@@ -202,27 +228,44 @@ def build_models(env_info: dict, actor_type: str = "gnn", hidden: int = 64, head
     return policy, critic
 
 
-def save_checkpoint(path: str, policy: ClassPolicy, critic: CentralCritic, env_info: dict, args: dict,
-                    global_step: int = 0) -> None:
+def save_checkpoint(
+    path: str, policy: ClassPolicy, critic: CentralCritic, env_info: dict, args: dict, global_step: int = 0
+) -> None:
     """Write a checkpoint readable with ``torch.load(path, weights_only=True)``.
 
     Keys: ``format``, ``config`` (map, actor type, classes and agent ids, network sizes, entity
     widths, obs/state sizes and layouts, n_actions), ``args`` (the training ``Args`` as a dict),
     ``global_step`` (env steps), ``actors`` / ``critic`` (state dicts, CPU tensors).
     """
-    cpu = lambda sd: {k: v.detach().cpu() for k, v in sd.items()}  # noqa: E731
+    cpu = lambda sd: {k: v.detach().cpu() for k, v in sd.items()}
     config = {
-        "map_name": env_info.get("map_name"), "actor_type": policy.actor_type, "classes": list(policy.classes),
+        "map_name": env_info.get("map_name"),
+        "actor_type": policy.actor_type,
+        "classes": list(policy.classes),
         "class_agents": {c: list(ids) for c, ids in policy.class_agents.items()},
-        "policy_spec": policy.spec, "policy_hparams": policy.hparams,
-        "critic_spec": critic.spec, "critic_hparams": critic.hparams,
-        "obs_shape": int(env_info["obs_shape"]), "state_shape": int(env_info["state_shape"]),
-        "n_actions": int(env_info["n_actions"]), "n_agents": int(env_info["n_agents"]),
-        "n_enemies": int(env_info["n_enemies"]), "obs_layout": env_info.get("obs_layout"),
+        "policy_spec": policy.spec,
+        "policy_hparams": policy.hparams,
+        "critic_spec": critic.spec,
+        "critic_hparams": critic.hparams,
+        "obs_shape": int(env_info["obs_shape"]),
+        "state_shape": int(env_info["state_shape"]),
+        "n_actions": int(env_info["n_actions"]),
+        "n_agents": int(env_info["n_agents"]),
+        "n_enemies": int(env_info["n_enemies"]),
+        "obs_layout": env_info.get("obs_layout"),
         "state_layout": env_info.get("state_layout"),
     }
-    torch.save({"format": CHECKPOINT_FORMAT, "config": config, "args": dict(args), "global_step": int(global_step),
-                "actors": cpu(policy.state_dict()), "critic": cpu(critic.state_dict())}, path)
+    torch.save(
+        {
+            "format": CHECKPOINT_FORMAT,
+            "config": config,
+            "args": dict(args),
+            "global_step": int(global_step),
+            "actors": cpu(policy.state_dict()),
+            "critic": cpu(critic.state_dict()),
+        },
+        path,
+    )
 
 
 def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu", with_critic: bool = True):
@@ -236,7 +279,9 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
     """
     ckpt = torch.load(path, map_location=device, weights_only=True)
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"{path} is not a {CHECKPOINT_FORMAT} checkpoint (format={ckpt.get('format') if isinstance(ckpt, dict) else type(ckpt)})")
+        raise ValueError(
+            f"{path} is not a {CHECKPOINT_FORMAT} checkpoint (format={ckpt.get('format') if isinstance(ckpt, dict) else type(ckpt)})"
+        )
     cfg = ckpt["config"]
     ph, ch = cfg["policy_hparams"], cfg["critic_hparams"]
     policy = ClassPolicy(cfg["actor_type"], cfg["classes"], cfg["policy_spec"], ph["hidden"], ph["heads"], ph["layers"])
@@ -245,8 +290,10 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
     try:
         policy.bind(env_info)
     except ValueError as e:
-        raise ValueError(f"checkpoint {path} (trained on {cfg['map_name']}, actor {cfg['actor_type']}) does not fit "
-                         f"{env_info.get('map_name')}: {e}") from None
+        raise ValueError(
+            f"checkpoint {path} (trained on {cfg['map_name']}, actor {cfg['actor_type']}) does not fit "
+            f"{env_info.get('map_name')}: {e}"
+        ) from None
     critic = None
     if with_critic:
         critic = CentralCritic(cfg["actor_type"], cfg["classes"], cfg["critic_spec"], ch["hidden"], ch["heads"], ch["layers"])
@@ -255,6 +302,7 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
         try:
             critic.bind(env_info)
         except ValueError as e:
-            raise ValueError(f"checkpoint {path} (trained on {cfg['map_name']}): critic does not fit "
-                             f"{env_info.get('map_name')}: {e}") from None
+            raise ValueError(
+                f"checkpoint {path} (trained on {cfg['map_name']}): critic does not fit {env_info.get('map_name')}: {e}"
+            ) from None
     return policy, critic, ckpt

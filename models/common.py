@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 MASKED_LOGIT = -1e10
 """Logit given to unavailable actions (HARL's ``-1e10``): finite, so ``p * log p`` is ``0``, never NaN."""
@@ -91,7 +91,7 @@ class MaskedCategorical:
         """``[...]`` int64 greedy actions (argmax over the available actions)."""
         return self.logits.argmax(-1)
 
-    def kl(self, other: "MaskedCategorical") -> torch.Tensor:
+    def kl(self, other: MaskedCategorical) -> torch.Tensor:
         """True KL(self || other) = sum_a p(a) (log p(a) - log q(a)) over available actions, ``[...]``.
 
         Both distributions must use the same mask (as in HATRPO: old and new policy on the same data).

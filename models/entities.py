@@ -119,13 +119,18 @@ class ObsParser:
 
     def __init__(self, env_info: dict):
         lay = _require(env_info, "obs_layout", "env_info")
-        g = lambda k: _require(lay, k, "obs_layout")  # noqa: E731
+        g = lambda k: _require(lay, k, "obs_layout")
         self.move_feats, self.n_enemies, self.enemy_feats = g("move_feats"), g("n_enemies"), g("enemy_feats")
         self.n_allies, self.ally_feats, self.own_feats = g("n_allies"), g("ally_feats"), g("own_feats")
         self.timestep_feats = g("timestep_feats")
         self.obs_size = int(_require(env_info, "obs_shape", "env_info"))
-        total = (self.move_feats + self.n_enemies * self.enemy_feats + self.n_allies * self.ally_feats
-                 + self.own_feats + self.timestep_feats)
+        total = (
+            self.move_feats
+            + self.n_enemies * self.enemy_feats
+            + self.n_allies * self.ally_feats
+            + self.own_feats
+            + self.timestep_feats
+        )
         if total != self.obs_size:
             raise ValueError(f"obs_layout sizes add up to {total}, but obs_shape is {self.obs_size}: {lay}")
         utb = int(env_info.get("unit_type_bits", 0))
@@ -138,17 +143,27 @@ class ObsParser:
         o_plain, o_type = _split_columns(list(g("own_feature_names")), self.own_feats, utb, "own obs block")
         # Column index lists into a row extended by one zero column (index = width), so that a type
         # missing from one side's one-hot reads as 0.
-        self._enemy_idx = _Columns(e_plain + _type_targets(e_type, enemy_to_vocab, self.type_dim, self.enemy_feats), self.enemy_feats)
-        self._ally_idx = _Columns(a_plain + _type_targets(a_type, list(range(utb)), self.type_dim, self.ally_feats), self.ally_feats)
-        self._own_idx = _Columns(o_plain + _type_targets(o_type, list(range(utb)), self.type_dim, self.own_feats), self.own_feats)
+        self._enemy_idx = _Columns(
+            e_plain + _type_targets(e_type, enemy_to_vocab, self.type_dim, self.enemy_feats), self.enemy_feats
+        )
+        self._ally_idx = _Columns(
+            a_plain + _type_targets(a_type, list(range(utb)), self.type_dim, self.ally_feats), self.ally_feats
+        )
+        self._own_idx = _Columns(
+            o_plain + _type_targets(o_type, list(range(utb)), self.type_dim, self.own_feats), self.own_feats
+        )
         self.enemy_dim = len(self._enemy_idx)
         self.ally_dim = len(self._ally_idx)
         self.own_dim = self.move_feats + len(self._own_idx) + self.timestep_feats
 
     def dims(self) -> dict:
         """Entity widths, the part of the layout a network's weights depend on (not the counts)."""
-        return {"own_dim": self.own_dim, "ally_dim": self.ally_dim, "enemy_dim": self.enemy_dim,
-                "type_vocab": list(self.vocab)}
+        return {
+            "own_dim": self.own_dim,
+            "ally_dim": self.ally_dim,
+            "enemy_dim": self.enemy_dim,
+            "type_vocab": list(self.vocab),
+        }
 
     def __call__(self, obs: torch.Tensor) -> Entities:
         """``obs [*, obs_size]`` float32 -> :class:`Entities`."""
@@ -156,15 +171,15 @@ class ObsParser:
             raise ValueError(f"observation width {obs.shape[-1]} != obs_shape {self.obs_size} of this layout")
         lead = obs.shape[:-1]
         o = 0
-        move = obs[..., o:o + self.move_feats]
+        move = obs[..., o : o + self.move_feats]
         o += self.move_feats
-        enemies = obs[..., o:o + self.n_enemies * self.enemy_feats].reshape(*lead, self.n_enemies, self.enemy_feats)
+        enemies = obs[..., o : o + self.n_enemies * self.enemy_feats].reshape(*lead, self.n_enemies, self.enemy_feats)
         o += self.n_enemies * self.enemy_feats
-        allies = obs[..., o:o + self.n_allies * self.ally_feats].reshape(*lead, self.n_allies, self.ally_feats)
+        allies = obs[..., o : o + self.n_allies * self.ally_feats].reshape(*lead, self.n_allies, self.ally_feats)
         o += self.n_allies * self.ally_feats
-        own = obs[..., o:o + self.own_feats]
+        own = obs[..., o : o + self.own_feats]
         o += self.own_feats
-        timestep = obs[..., o:o + self.timestep_feats]
+        timestep = obs[..., o : o + self.timestep_feats]
         return Entities(
             own=torch.cat([move, self._own_idx(own), timestep], dim=-1),
             allies=self._ally_idx(allies),
@@ -190,28 +205,37 @@ class StateParser:
     def __init__(self, env_info: dict):
         lay = _require(env_info, "state_layout", "env_info")
         if lay.get("obs_instead_of_state"):
-            raise ValueError("obs_instead_of_state=True: the state is the stacked observations, which has no ally/enemy "
-                             "rows for an entity critic; use the MLP critic (--actor mlp)")
-        g = lambda k: _require(lay, k, "state_layout")  # noqa: E731
+            raise ValueError(
+                "obs_instead_of_state=True: the state is the stacked observations, which has no ally/enemy "
+                "rows for an entity critic; use the MLP critic (--actor mlp)"
+            )
+        g = lambda k: _require(lay, k, "state_layout")
         self.n_agents, self.ally_feats = g("n_agents"), g("ally_state_feats")
         self.n_enemies, self.enemy_feats = g("n_enemies"), g("enemy_state_feats")
         self.last_action_feats, self.timestep_feats = g("last_action_feats"), g("timestep_feats")
         self.n_actions = int(_require(env_info, "n_actions", "env_info"))
         self.state_size = int(_require(env_info, "state_shape", "env_info"))
-        total = (self.n_agents * self.ally_feats + self.n_enemies * self.enemy_feats
-                 + self.last_action_feats + self.timestep_feats)
+        total = (
+            self.n_agents * self.ally_feats + self.n_enemies * self.enemy_feats + self.last_action_feats + self.timestep_feats
+        )
         if total != self.state_size:
             raise ValueError(f"state_layout sizes add up to {total}, but state_shape is {self.state_size}: {lay}")
         if self.last_action_feats not in (0, self.n_agents * self.n_actions):
-            raise ValueError(f"last_action_feats={self.last_action_feats}; expected 0 or n_agents*n_actions="
-                             f"{self.n_agents * self.n_actions}")
+            raise ValueError(
+                f"last_action_feats={self.last_action_feats}; expected 0 or n_agents*n_actions="
+                f"{self.n_agents * self.n_actions}"
+            )
         utb = int(env_info.get("unit_type_bits", 0))
         self.vocab, enemy_to_vocab = _type_vocab(env_info)
         self.type_dim = len(self.vocab) if utb else 0
         a_plain, a_type = _split_columns(list(g("ally_state_feature_names")), self.ally_feats, utb, "ally state row")
         e_plain, e_type = _split_columns(list(g("enemy_state_feature_names")), self.enemy_feats, utb, "enemy state row")
-        self._ally_idx = _Columns(a_plain + _type_targets(a_type, list(range(utb)), self.type_dim, self.ally_feats), self.ally_feats)
-        self._enemy_idx = _Columns(e_plain + _type_targets(e_type, enemy_to_vocab, self.type_dim, self.enemy_feats), self.enemy_feats)
+        self._ally_idx = _Columns(
+            a_plain + _type_targets(a_type, list(range(utb)), self.type_dim, self.ally_feats), self.ally_feats
+        )
+        self._enemy_idx = _Columns(
+            e_plain + _type_targets(e_type, enemy_to_vocab, self.type_dim, self.enemy_feats), self.enemy_feats
+        )
         types = list(_require(env_info, "agent_unit_types", "env_info"))
         unknown = [t for t in types if t not in UNITS]
         if unknown:
@@ -223,8 +247,12 @@ class StateParser:
         self.glob_dim = self.timestep_feats
 
     def dims(self) -> dict:
-        return {"ally_dim": self.ally_dim, "enemy_dim": self.enemy_dim, "glob_dim": self.glob_dim,
-                "type_vocab": list(self.vocab)}
+        return {
+            "ally_dim": self.ally_dim,
+            "enemy_dim": self.enemy_dim,
+            "glob_dim": self.glob_dim,
+            "type_vocab": list(self.vocab),
+        }
 
     def __call__(self, state: torch.Tensor) -> StateEntities:
         """``state [*, state_size]`` float32 -> :class:`StateEntities`."""
@@ -234,16 +262,17 @@ class StateParser:
         N, M, A = self.n_agents, self.n_enemies, self.n_actions
         o = N * self.ally_feats
         allies = state[..., :o].reshape(*lead, N, self.ally_feats)
-        enemies = state[..., o:o + M * self.enemy_feats].reshape(*lead, M, self.enemy_feats)
+        enemies = state[..., o : o + M * self.enemy_feats].reshape(*lead, M, self.enemy_feats)
         o += M * self.enemy_feats
         if self.last_action_feats:
-            last = state[..., o:o + N * A].reshape(*lead, N, A)
-            ally_last = torch.cat([last[..., :N_NON_TARGET_ACTIONS],
-                                   last[..., N_NON_TARGET_ACTIONS:].sum(-1, keepdim=True)], dim=-1)
+            last = state[..., o : o + N * A].reshape(*lead, N, A)
+            ally_last = torch.cat(
+                [last[..., :N_NON_TARGET_ACTIONS], last[..., N_NON_TARGET_ACTIONS:].sum(-1, keepdim=True)], dim=-1
+            )
             if self._attacker.device != state.device:
                 self._attacker = self._attacker.to(state.device)
             w = self._attacker
-            targeted = (last[..., N_NON_TARGET_ACTIONS:N_NON_TARGET_ACTIONS + M] * w[:, None]).sum(-2)
+            targeted = (last[..., N_NON_TARGET_ACTIONS : N_NON_TARGET_ACTIONS + M] * w[:, None]).sum(-2)
             targeted = targeted / w.sum().clamp(min=1.0)
         else:
             ally_last = state.new_zeros(*lead, N, self.LAST_ACTION_DIM)
@@ -252,7 +281,7 @@ class StateParser:
         return StateEntities(
             allies=torch.cat([self._ally_idx(allies), ally_last], dim=-1),
             enemies=torch.cat([self._enemy_idx(enemies), targeted.unsqueeze(-1)], dim=-1),
-            glob=state[..., o:o + self.timestep_feats],
+            glob=state[..., o : o + self.timestep_feats],
         )
 
 

@@ -17,8 +17,8 @@ heals agent ``t``, ``entities.heal_target_rows``).
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 from models.common import layer_init, mlp
 from models.entities import N_NON_TARGET_ACTIONS, Entities, StateEntities
@@ -43,7 +43,9 @@ class AttentionBlock(nn.Module):
         self.qkv = layer_init(nn.Linear(hidden, 3 * hidden), std=1.0)
         self.proj = layer_init(nn.Linear(hidden, hidden), std=1.0)
         self.ln2 = nn.LayerNorm(hidden)
-        self.ff = nn.Sequential(layer_init(nn.Linear(hidden, 2 * hidden)), nn.ReLU(), layer_init(nn.Linear(2 * hidden, hidden)))
+        self.ff = nn.Sequential(
+            layer_init(nn.Linear(hidden, 2 * hidden)), nn.ReLU(), layer_init(nn.Linear(2 * hidden, hidden))
+        )
 
     def forward(self, x: torch.Tensor, valid: torch.Tensor | None) -> torch.Tensor:
         """``x [R, T, H]``, ``valid [R, T]`` bool keys that may be attended (each row needs one) -> ``[R, T, H]``."""
@@ -72,8 +74,16 @@ class GNNActor(nn.Module):
         healer: the class heals allies (medivac) instead of attacking enemies.
     """
 
-    def __init__(self, own_dim: int, ally_dim: int, enemy_dim: int, hidden: int = 64, heads: int = 4,
-                 layers: int = 1, healer: bool = False):
+    def __init__(
+        self,
+        own_dim: int,
+        ally_dim: int,
+        enemy_dim: int,
+        hidden: int = 64,
+        heads: int = 4,
+        layers: int = 1,
+        healer: bool = False,
+    ):
         super().__init__()
         _check_heads(hidden, heads)
         self.healer = healer
@@ -100,7 +110,7 @@ class GNNActor(nn.Module):
                 (``entities.heal_target_rows``); the output then has ``n_targets`` target logits.
                 Non-healers have ``n_targets = Ne``.
         """
-        R, Na, Ne = ent.own.shape[0], ent.allies.shape[-2], ent.enemies.shape[-2]
+        R, Na = ent.own.shape[0], ent.allies.shape[-2]
         tokens = torch.cat([self.own_enc(ent.own).unsqueeze(1), self.ally_enc(ent.allies), self.enemy_enc(ent.enemies)], 1)
         valid = torch.cat([torch.ones(R, 1, dtype=torch.bool, device=tokens.device), ent.ally_mask, ent.enemy_mask], 1)
         for block in self.blocks:
@@ -110,11 +120,11 @@ class GNNActor(nn.Module):
         if self.healer:
             if heal_rows is None:
                 raise ValueError("a healer actor needs heal_rows (entities.heal_target_rows)")
-            targets = tokens[:, 1:1 + Na]
+            targets = tokens[:, 1 : 1 + Na]
             idx = heal_rows.clamp(min=0).unsqueeze(-1).expand(-1, -1, targets.shape[-1])
             targets = targets.gather(1, idx) if Na > 0 else targets.new_zeros(R, heal_rows.shape[1], targets.shape[-1])
         else:
-            targets = tokens[:, 1 + Na:]
+            targets = tokens[:, 1 + Na :]
         pair = torch.relu(self.pair_agent(z).unsqueeze(1) + self.pair_entity(targets))
         target_logits = self.pair_out(pair).squeeze(-1)
         return torch.cat([self.non_target_head(z), target_logits], -1)
@@ -135,8 +145,16 @@ class GNNCritic(nn.Module):
         hidden, heads, layers: as in :class:`GNNActor`.
     """
 
-    def __init__(self, ally_dim: int, enemy_dim: int, glob_dim: int, classes: list[str], hidden: int = 64,
-                 heads: int = 4, layers: int = 1):
+    def __init__(
+        self,
+        ally_dim: int,
+        enemy_dim: int,
+        glob_dim: int,
+        classes: list[str],
+        hidden: int = 64,
+        heads: int = 4,
+        layers: int = 1,
+    ):
         super().__init__()
         _check_heads(hidden, heads)
         self.classes = list(classes)
@@ -177,4 +195,3 @@ class GNNCritic(nn.Module):
 def _check_heads(hidden: int, heads: int) -> None:
     if hidden % heads:
         raise ValueError(f"hidden={hidden} is not divisible by heads={heads}")
-

@@ -7,7 +7,7 @@ models, their weights do not transfer between maps with different team sizes.
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 from models.common import layer_init, mlp
 

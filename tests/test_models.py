@@ -96,7 +96,7 @@ def test_obs_parser_matches_smac_golden_rows_and_aligns_enemy_type_bits():
                 visible = alive and e["health"] > 0 and math.hypot(e["x"] - me["x"], e["y"] - me["y"]) < 9
                 assert bool(ent.enemy_mask[i, j]) == visible
                 row = ent.enemies[i, j]
-                raw = obs[i, 4 + 8 * j: 4 + 8 * (j + 1)]
+                raw = obs[i, 4 + 8 * j : 4 + 8 * (j + 1)]
                 assert torch.equal(row[:6], raw[:6])  # attackable, distance, dx, dy, health, shield
                 if visible:
                     one_hot = [float(t == e["type"]) for t in vocab]  # ally order: stalker=0, zealot=1
@@ -162,8 +162,15 @@ def test_gnn_actor_ignores_masked_entities_whatever_their_number_or_content():
     own, allies, am, enemies, em = _random_entities()
     base = actor(Entities(own, allies, am, enemies, em))
     extra_a, extra_e = torch.randn(6, 5, 8), torch.randn(6, 7, 8)  # e.g. a bigger map's out-of-sight units
-    big = actor(Entities(own, torch.cat([allies, extra_a], 1), torch.cat([am, torch.zeros(6, 5, dtype=torch.bool)], 1),
-                         torch.cat([enemies, extra_e], 1), torch.cat([em, torch.zeros(6, 7, dtype=torch.bool)], 1)))
+    big = actor(
+        Entities(
+            own,
+            torch.cat([allies, extra_a], 1),
+            torch.cat([am, torch.zeros(6, 5, dtype=torch.bool)], 1),
+            torch.cat([enemies, extra_e], 1),
+            torch.cat([em, torch.zeros(6, 7, dtype=torch.bool)], 1),
+        )
+    )
     assert big.shape == (6, 6 + 4 + 7)
     assert torch.allclose(base, big[:, :10], atol=1e-5)
 
@@ -209,7 +216,7 @@ def test_checkpoint_carries_config_loads_weights_only_and_transfers(tmp_path):
     obs = sc2_envs.make_batched("2s3z", num_envs=2, seed=3).reset(seed=3)["obs"]
     ids = policy.agent_ids("stalker")
     assert torch.equal(policy.class_logits("stalker", obs[:, ids]), pol2.class_logits("stalker", obs[:, ids]))
-    pol3, critic3, _ = load_checkpoint(path, env_info("3s5z"))
+    pol3, _, _ = load_checkpoint(path, env_info("3s5z"))
     assert pol3.class_agents == {"stalker": [0, 1, 2], "zealot": [3, 4, 5, 6, 7]}
 
 
