@@ -21,7 +21,7 @@ A dataset with fewer files or frames than requested (``--num-files``, ``--min-fr
 unless ``--smoke``. Every epoch logs predicted vs data vs target action shares on the validation split
 and writes ``runs/<run>/epoch_XXX.pt``. ``--select-by val-acc|behaviour`` picks the final checkpoint
 (``best.pt``); behaviour plays every epoch on the simulator (SMAC data only); ``--average-window k``
-also averages the ``k`` epochs ending at the pick and evaluates the average.
+also averages ``k`` adjacent epochs containing the pick (ending at it when possible) and evaluates the average.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ class Args:
     eval_seed: int = 10_000
     """reset seed of the evaluator (the same for every checkpoint)"""
     average_window: int = 0
-    """if >= 2: also average the checkpoints of the `average_window` epochs ending at the pick (SMAC: evaluate it)"""
+    """if >= 2: also average `average_window` adjacent epochs containing the pick (ending at it when possible; SMAC: evaluate it)"""
 
 
 # ----------------------------------------------------------------------------------------- weights
@@ -395,20 +395,28 @@ def select(args: Args, run_dir: Path, history: list, play) -> dict:
     print(f"selected by {args.select_by}: epoch {pick['epoch']} -> {run_dir / 'best.pt'} "
           f"(val-acc pick: epoch {by_acc['epoch']}, val acc {by_acc['val_acc']:.4f})")
     if args.average_window >= 2:
-        lo = max(1, pick["epoch"] - args.average_window + 1)
-        paths = [r["checkpoint"] for r in history if lo <= r["epoch"] <= pick["epoch"]]
+        lo, hi = average_span(pick["epoch"], args.average_window, len(history))
+        paths = [r["checkpoint"] for r in history if lo <= r["epoch"] <= hi]
         if len(paths) >= 2:
-            out = run_dir / f"avg_{lo:03d}_{pick['epoch']:03d}.pt"
+            out = run_dir / f"avg_{lo:03d}_{hi:03d}.pt"
             average_checkpoints(paths, str(out))
             summary["average"] = {"from": paths, "checkpoint": str(out)}
             if play is not None:
                 summary["average"]["behaviour"] = play(out)
-                print(format_result(f"average of epochs {lo}..{pick['epoch']}", summary["average"]["behaviour"]), flush=True)
+                print(format_result(f"average of epochs {lo}..{hi}", summary["average"]["behaviour"]), flush=True)
         else:
-            print(f"average window {args.average_window}: epoch {pick['epoch']} has no earlier epoch to average with")
+            print(f"average window {args.average_window}: the run has a single epoch, nothing to average")
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1, default=lambda o: list(o) if isinstance(o, tuple)
                                                      else float(o)))
     return summary
+
+
+def average_span(pick: int, window: int, epochs: int) -> tuple[int, int]:
+    """Epochs ``[lo, hi]`` (1-based, inclusive) of ``window`` adjacent epochs that contain ``pick``: ending at the
+    pick when there are enough earlier epochs, else starting at epoch 1; clipped to the run's length."""
+    lo = max(1, pick - window + 1)
+    hi = min(epochs, lo + window - 1)
+    return lo, hi
 
 
 def check_size(args: Args, n_files: int, available: int, frames: int) -> None:
@@ -471,14 +479,14 @@ class ReplayData:
         self.seq_len = seq_len
         self.train_rows = np.concatenate([np.arange(s, e) for s, e in self.train_windows]) if self.train_windows else np.zeros(0, int)
         self.counts = np.bincount(self.a["function"][self.train_rows].astype(np.int64), minlength=len(self.names))
-        self.truncated_selections = int((self.a["selected_count"] > self.K).sum())
         self.spec = spec
 
     @property
     def rows(self) -> int:
         return int(len(self.a["function"]))
 
-    def describe(self) -> str:
+    def describe(self, k_model: int) -> str:
+        """Files, frames, frames per replay and selections longer than the model's pointer steps."""
         rep = self.a["replay_index"]
         lines = [f"replay dataset: {len(self.files)} of {self.available} shard files, {self.rows} frames, "
                  f"{self.n_replays} replays, sampling {self.meta['config'].get('sample')}"]
@@ -488,7 +496,9 @@ class ReplayData:
         names = {i: Path(e["file"]).name for i, e in enumerate(self.index)}
         items = [f"{names.get(i, i)} {c}" for i, c in enumerate(per) if c]
         lines.append(f"  frames per replay ({len(items)}): " + ", ".join(items[:12]) + (" ..." if len(items) > 12 else ""))
-        lines.append(f"  selections longer than the file's max_selected ({self.K}): {self.truncated_selections}")
+        long_sel = int((self.a["selected_count"] > k_model).sum())
+        lines.append(f"  selections longer than the model's {k_model} pointer steps (trained on their first {k_model} "
+                     f"picks, no end-of-selection label): {long_sel} frames")
         return "\n".join(lines)
 
     def batch(self, windows, device, E_model: int, K_model: int):
@@ -561,7 +571,12 @@ def run_replays(args: Args, run_dir: Path, device) -> dict:
 
     data = ReplayData(args.data, args.num_files, args.seq_len, args.val_fraction, args.seed)
     check_size(args, len(data.files), data.available, data.rows)
-    print(data.describe())
+    base = {"mini": AlphaStarConfig.mini(), "tiny": AlphaStarConfig.tiny()}
+    if args.model_preset not in base:
+        raise ValueError(f"--model-preset {args.model_preset!r}; expected one of {sorted(base)}")
+    cfg = AlphaStarConfig.replay(base[args.model_preset], max_entities=data.E, raw_resolution=data.R, minimap_size=data.R,
+                                 max_selected=min(base[args.model_preset].max_selected, data.K))
+    print(data.describe(cfg.max_selected))
     print(f"split: train {len(data.train_windows)} sequences, val {len(data.val_windows)} sequences "
           f"({data.val_replays} of {data.n_replays} replays held out), seq_len {args.seq_len}")
     names = data.names
@@ -571,10 +586,6 @@ def run_replays(args: Args, run_dir: Path, device) -> dict:
     tgt_share = target_shares(w_np, data.counts)
     print("weights: " + ", ".join(f"{names[i]} {w_np[i]:.3f}" for i in np.argsort(-data.counts) if data.counts[i]))
     w = torch.as_tensor(w_np, dtype=torch.float32, device=device)
-    base = {"mini": AlphaStarConfig.mini(), "tiny": AlphaStarConfig.tiny()}
-    if args.model_preset not in base:
-        raise ValueError(f"--model-preset {args.model_preset!r}; expected one of {sorted(base)}")
-    cfg = AlphaStarConfig.replay(base[args.model_preset], max_entities=data.E, raw_resolution=data.R, minimap_size=data.R)
     model = AlphaStarPolicy(cfg).to(device)
     print(f"model: AlphaStarPolicy preset {args.model_preset} (replay columns), {model.n_params()['total']:,} parameters")
     opt = torch.optim.Adam(model.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
