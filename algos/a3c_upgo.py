@@ -259,6 +259,8 @@ def run_actor(args: Args, slot: int, gen: int, cfg: dict, channel) -> None:
             episodes = []
             t0 = time.monotonic()
             for _ in range(T):
+                if channel.stopped():
+                    return
                 with torch.no_grad():
                     actions, logp = policy.act(out["obs"], out["avail_actions"])
                 buf["obs"].append(out["obs"])
@@ -879,25 +881,12 @@ def main(args: Args) -> int:
         print(f"student initialised from {args.init} (trained on {ckpt['config']['map_name']})")
     else:
         policy, critic = build_models(env_info, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device)
-    teacher = None
-    if args.teacher:
-        teacher, _, tck = load_checkpoint(args.teacher, env_info, device, with_critic=False)
-        teacher.eval().requires_grad_(False)
-        print(f"teacher {args.teacher} ({tck['config']['actor_type']}, trained on {tck['config']['map_name']}), kl_coef {args.kl_coef}")
-    optimizer = torch.optim.Adam(list(policy.parameters()) + list(critic.parameters()), lr=args.learning_rate, eps=1e-5)
-    print(f"{args.map}: {env_info['n_agents']} agents, obs {env_info['obs_shape']}, state {env_info['state_shape']}, "
-          f"{env_info['n_actions']} actions, episode limit {env_info['episode_limit']} env steps | learner on {device}", flush=True)
-
-    from torch.utils.tensorboard import SummaryWriter  # here, not at the top: spawned actors re-import this file
-
-    writer = SummaryWriter(str(run_dir))
-    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in asdict(args).items()))
+    # Actors start first: their start-up (interpreter, imports, env) overlaps the rest of the learner's.
     ctx = mp.get_context("spawn")
     weights = SharedWeights({k: v.cpu() for k, v in policy.state_dict().items()}, ctx)
     weights.publish(policy.state_dict())
-    cfg = policy_config(policy)
     pool_cls = RayActorPool if args.backend == "ray" else ProcessActorPool
-    pool = pool_cls(args, cfg, weights, run_dir, ctx)
+    pool = pool_cls(args, policy_config(policy), weights, run_dir, ctx)
     log_file = open(run_dir / "learner_events.log", "a", buffering=1)
 
     def say(msg: str) -> None:
@@ -915,8 +904,24 @@ def main(args: Args) -> int:
     last_print = last_item = start
     first_item = None
     rc = 0
+    writer = None
     try:
         supervisor.start_all()
+        teacher = None
+        if args.teacher:
+            teacher, _, tck = load_checkpoint(args.teacher, env_info, device, with_critic=False)
+            teacher.eval().requires_grad_(False)
+            print(f"teacher {args.teacher} ({tck['config']['actor_type']}, trained on {tck['config']['map_name']}), "
+                  f"kl_coef {args.kl_coef}")
+        optimizer = torch.optim.Adam(list(policy.parameters()) + list(critic.parameters()), lr=args.learning_rate, eps=1e-5)
+        print(f"{args.map}: {env_info['n_agents']} agents, obs {env_info['obs_shape']}, state {env_info['state_shape']}, "
+              f"{env_info['n_actions']} actions, episode limit {env_info['episode_limit']} env steps | learner on {device}",
+              flush=True)
+        from torch.utils.tensorboard import SummaryWriter  # here, not at the top: spawned actors re-import this file
+
+        writer = SummaryWriter(str(run_dir))
+        writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in asdict(args).items()))
+        start = time.monotonic()
         while True:
             if env_steps >= args.total_timesteps:
                 say(f"total_timesteps reached: {env_steps} env steps")
@@ -999,7 +1004,8 @@ def main(args: Args) -> int:
         pool.close()
         say("all actors stopped")
         (run_dir / "actor_events.json").write_text(json.dumps(supervisor.events, indent=1))
-        writer.close()
+        if writer is not None:
+            writer.close()
         log_file.close()
     return rc
 
