@@ -231,3 +231,29 @@ def test_checkpoint_for_a_mismatched_map_names_both_maps(tmp_path):
     save_checkpoint(path, policy, critic, info, {})
     with pytest.raises(ValueError, match="no actor"):
         load_checkpoint(path, env_info("3m"))
+
+
+def test_medivac_heal_logits_are_keyed_by_ally_not_by_enemy_rows():
+    torch.manual_seed(0)
+    actor = GNNActor(own_dim=8, ally_dim=8, enemy_dim=8, hidden=32, heads=4, healer=True)
+    own, allies, am, enemies, em = _random_entities(R=3, na=3, ne=5)
+    heal = heal_target_rows(torch.tensor([2, 2, 2]), n_agents=4, n_targets=5)  # agent 2 of 4: targets 0, 1, 3
+    base = actor(Entities(own, allies, am, enemies, em), heal)
+    swap = torch.tensor([1, 0, 2])
+    swapped = actor(Entities(own, allies[:, swap], am[:, swap], enemies, em), heal)
+    assert base.shape == (3, 6 + 5)
+    assert torch.allclose(base[:, :6], swapped[:, :6], atol=1e-5)
+    assert torch.allclose(base[:, 6 + 0], swapped[:, 6 + 1], atol=1e-5)  # "heal agent 0" follows agent 0's row
+    assert torch.allclose(base[:, 6 + 3], swapped[:, 6 + 3], atol=1e-5)
+
+
+def test_gnn_models_act_on_every_map_including_medivacs_and_colossi():
+    for map_name in ("MMM2", "1c3s5z", "bane_vs_bane", "corridor"):
+        env = sc2_envs.make_batched(map_name, num_envs=2, seed=0)
+        policy, critic = build_models(env.get_env_info(), "gnn", hidden=16)
+        out = env.reset(seed=0)
+        for _ in range(2):
+            with torch.no_grad():
+                actions, _ = policy.act(out["obs"], out["avail_actions"])
+                assert torch.isfinite(critic(out["state"])).all()
+            out = env.step(actions)  # raises if any sampled action were unavailable
