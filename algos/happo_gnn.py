@@ -1,12 +1,24 @@
 # HAPPO (Kuba et al., ICLR 2022; HARL, JMLR 2024) with one count-invariant attention actor per unit class.
-# Algorithm facts: PKU-MARL/HARL happo.py / on_policy_ha_runner.py; style: CleanRL ppo.py.
-# Docs: ../shared/reference/happo_hatrpo.md (in the project), README "Training HAPPO".
+# Algorithm facts: PKU-MARL/HARL happo.py, v_critic.py, valuenorm.py, on_policy_ha_runner.py; style: CleanRL ppo.py.
 """Train HAPPO agents on a SMAC map of the embedded simulator.
 
     python algos/happo_gnn.py --map 2s3z
 
-Logs go to ``runs/<run_name>/`` (TensorBoard events, ``eval.csv``, and with ``--save-model`` a
-checkpoint ``<exp_name>.pt``); open them with ``tensorboard --logdir runs``.
+Each iteration collects ``num_steps`` env steps from ``num_envs`` envs, computes GAE on the
+centralized value (bootstrapping at time limits, not at battle ends), then updates the class actors
+one after the other in a random order of classes. The agents of one class share an actor, so a
+class is one "agent" of HAPPO's sequential scheme: its clipped surrogate is averaged over its alive
+agents and weighted per env step by the factor ``M`` (the product of the new/old probability ratios
+of the classes updated before it, detached); after its update ``M`` is multiplied by the ratios of
+all of its agents. The critic is updated last. Dead agents (only no-op available) are masked out of
+the advantage normalisation, the surrogate and the entropy.
+
+The first lines printed give the map, backend, envs, device, obs/state sizes, classes and parameter
+counts; a progress bar shows the training return and the last greedy win rate. Logs go to
+``runs/<run_name>/`` (TensorBoard events with CleanRL's tags plus ``charts/win_rate`` and per-class
+``losses/*/<class>``; ``eval.csv`` with one row per evaluation of 32 greedy episodes; with
+``--save-model`` the checkpoint ``<exp_name>.pt``, see ``models.load_checkpoint``); open them with
+``tensorboard --logdir runs``.
 """
 
 import csv

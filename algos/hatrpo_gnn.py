@@ -6,12 +6,13 @@
 
 Each class actor takes one trust-region step per iteration: natural gradient of the M-weighted
 surrogate by conjugate gradient with Fisher-vector products of the *true* masked categorical KL
-(HARL uses a per-action proxy; fact sheet pitfall 16), then a backtracking line search that accepts
+(HARL's ``kl_approx`` in ``utils/trpo_util.py`` is a per-action proxy instead), then a backtracking line search that accepts
 a step only if the KL stays below ``kl_threshold`` and the improvement is at least ``accept_ratio``
 of the linear prediction.
 
-Logs go to ``runs/<run_name>/`` (TensorBoard events, ``eval.csv``, and with ``--save-model`` a
-checkpoint ``<exp_name>.pt``); open them with ``tensorboard --logdir runs``.
+Classes are updated one after the other in a random order with HAPPO's factor ``M`` (see
+``happo_gnn.py``); the critic, value normalisation, evaluation and logs are the same as there
+(``losses/kl/<class>``, ``losses/step_accepted/<class>`` report the line search).
 """
 
 import csv
