@@ -79,6 +79,7 @@ def test_one_ppo_iteration():
     """One training iteration of the example's config on a local single-CPU Ray: an unmasked sample would
     raise inside the env, so finishing proves the masks were applied during sampling."""
     import importlib.util
+    import sys
     from pathlib import Path
 
     import ray
@@ -86,6 +87,7 @@ def test_one_ppo_iteration():
     path = Path(__file__).resolve().parents[2] / "examples" / "rllib_ppo.py"
     spec = importlib.util.spec_from_file_location("rllib_ppo_example", path)
     example = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = example  # dataclasses look their module up there
     spec.loader.exec_module(example)
     Args, build_config = example.Args, example.build_config
 
