@@ -403,6 +403,7 @@ if __name__ == "__main__":
 
         # ALGO LOGIC: HAPPO sequential update of the class actors with the factor M
         factor = torch.ones(T * B, device=device)
+        class_stats = {}
         order = list(range(len(classes))) if args.fixed_order else torch.randperm(len(classes)).tolist()
         for ci in order:
             c = classes[ci]
@@ -451,10 +452,11 @@ if __name__ == "__main__":
                     ]
                 )
             factor = happo_factor_update(factor, new_logp, old_logp, c_active)
-            writer.add_scalar(f"losses/policy_loss/{c}", float(pg_sum) / n_updates, global_step)
-            writer.add_scalar(f"losses/entropy/{c}", float(ent_sum) / n_updates, global_step)
-            writer.add_scalar(f"losses/approx_kl/{c}", float(kl_sum) / n_updates, global_step)
-            writer.add_scalar(f"losses/clipfrac/{c}", float(clip_sum) / n_updates, global_step)
+            for tag, total in (("policy_loss", pg_sum), ("entropy", ent_sum), ("approx_kl", kl_sum), ("clipfrac", clip_sum)):
+                class_stats.setdefault(tag, []).append(float(total) / n_updates)
+                writer.add_scalar(f"losses/{tag}/{c}", class_stats[tag][-1], global_step)
+        for tag, vals in class_stats.items():  # CleanRL's tags: the mean over the classes
+            writer.add_scalar(f"losses/{tag}", sum(vals) / len(vals), global_step)
         writer.add_scalar("charts/happo_factor_mean", float(factor.mean()), global_step)
         writer.add_scalar("charts/happo_factor_std", float(factor.std()), global_step)
 
