@@ -24,6 +24,7 @@ import os
 import queue
 import random
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -329,18 +330,23 @@ def actor_process(args: Args, slot: int, gen: int, cfg: dict, conn, weights: Sha
                      name="heartbeat").start()
     if args.torch_threads > 0:
         torch.set_num_threads(args.torch_threads)
+    code = 0
     try:
         run_actor(args, slot, gen, cfg, _ProcessChannel(conn, weights, stop, progress))
     except (BrokenPipeError, EOFError):
-        print(f"[actor {slot} gen {gen}] the learner closed the pipe; exiting", flush=True)
-    except SystemExit:
+        print(f"[actor {slot} gen {gen}] the learner closed the pipe", flush=True)
+    except SystemExit as e:
         print(f"[actor {slot} gen {gen}] terminated", flush=True)
+        code = e.code if isinstance(e.code, int) else 1
     except BaseException:
         traceback.print_exc()
-        raise SystemExit(1) from None
-    finally:
-        beat_stop.set()
-        print(f"[actor {slot} gen {gen}] exiting", flush=True)
+        code = 1
+    beat_stop.set()
+    print(f"[actor {slot} gen {gen}] exiting with code {code}", flush=True)
+    sys.stderr.flush()
+    # The env is closed and the log flushed; skip the interpreter's teardown of torch, which takes
+    # seconds on a loaded machine and would delay the learner's shutdown.
+    os._exit(code)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1013,4 +1019,8 @@ def main(args: Args) -> int:
 if __name__ == "__main__":
     import tyro
 
-    raise SystemExit(main(tyro.cli(Args)))
+    exit_code = main(tyro.cli(Args))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Every process, file and writer is closed by now; skip the seconds-long teardown of torch.
+    os._exit(exit_code)
