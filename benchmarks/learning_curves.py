@@ -9,7 +9,8 @@ own log file and run directory), runs them in parallel, then collects each run's
 
 Outputs (under ``--out-dir``): ``learning_curves.csv`` (algo, map, seed, global_step, wall_time_s,
 win_rate, eval_return), ``summary.csv`` (per algo and map: median final win rate, env steps and
-wall time to the first greedy win rate >= ``--target``, SPS), ``learning_curves.png``, ``logs/``
+wall time to the first greedy win rate >= ``--target``, SPS), ``learning_curves.png``,
+``transfer.csv`` (each final checkpoint evaluated zero-shot on ``--transfer-maps``), ``logs/``
 (one stdout log per run) and ``runs/`` (TensorBoard events and checkpoints).
 """
 
@@ -59,7 +60,9 @@ class Args:
     out_dir: str = "benchmarks/results"
     """where logs, runs, CSVs and the PNG go"""
     extra: str = ""
-    """extra arguments for every run, e.g. '--ent-coef 0.005'"""
+    """extra arguments for every run, e.g. --extra="--ent-coef 0.005" """
+    transfer_maps: tuple[str, ...] = ("2s3z", "3s5z", "3s5z_vs_3s6z")
+    """zero-shot evaluation: every final checkpoint is also evaluated on these maps (empty: none)"""
 
 
 def launch(args: Args, algo: str, map_name: str, seed: int, threads: int, budget: float, out: str):
@@ -166,6 +169,61 @@ def plot(rows: list[dict], args: Args, path: str) -> None:
     fig.savefig(path, dpi=110)
 
 
+def transfer(args: Args, out: str, done: list) -> None:
+    """Greedy win rate of every run's final checkpoint on each of ``args.transfer_maps`` (zero-shot)."""
+    import importlib.util
+
+    import torch
+
+    import sc2_envs
+    from models import load_checkpoint
+
+    spec = importlib.util.spec_from_file_location("happo_gnn", os.path.join(REPO, ALGOS["happo"]))
+    algo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(algo)
+    device = torch.device("cuda" if args.device == "cuda" and torch.cuda.is_available() else "cpu")
+    results = []
+    for a, m, s, exp, rc in done:
+        ckpts = sorted(glob.glob(os.path.join(out, "runs", f"{m}__{exp}__{s}__*", f"{exp}.pt")))
+        if rc != 0 or not ckpts:
+            continue
+        for target in args.transfer_maps:
+            env = sc2_envs.make_batched(target, num_envs=32, device=device, seed=10**7 + s)
+            try:
+                policy, _, _ = load_checkpoint(ckpts[-1], env.get_env_info(), device=device, with_critic=False)
+            except ValueError as e:  # e.g. an MLP actor on another team size
+                results.append(
+                    {
+                        "algo": a,
+                        "train_map": m,
+                        "seed": s,
+                        "eval_map": target,
+                        "win_rate": "",
+                        "eval_return": "",
+                        "note": str(e)[:200],
+                    }
+                )
+                continue
+            wr, ret = algo.evaluate(policy, env, 32, 10**7 + s)
+            results.append(
+                {
+                    "algo": a,
+                    "train_map": m,
+                    "seed": s,
+                    "eval_map": target,
+                    "win_rate": wr,
+                    "eval_return": ret,
+                    "note": "in-distribution" if target == m else "zero-shot",
+                }
+            )
+            print(f"transfer: {a} trained on {m} seed {s} -> {target}: greedy win rate {wr:.3f}")
+    if results:
+        with open(os.path.join(out, "transfer.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(results[0]))
+            w.writeheader()
+            w.writerows(results)
+
+
 def main(args: Args) -> None:
     for a in args.algos:
         if a not in ALGOS:
@@ -178,9 +236,11 @@ def main(args: Args) -> None:
     parallel = args.max_parallel or len(jobs)
     waves = -(-len(jobs) // parallel)
     threads = max(1, (os.cpu_count() or 1) // parallel)
-    # Each wave gets an equal share of the budget; a run stops training ~1/8 of its share (at least
+    # The zero-shot evaluations at the end get ~5 s each (32 greedy episodes on a GPU); each wave of
+    # runs gets an equal share of the rest, and a run stops training ~1/8 of its share (at least
     # 30 s) early so that its last iteration, final evaluation and checkpoint fit.
-    share = args.time_budget_s / waves if args.time_budget_s > 0 else 0.0
+    transfer_reserve = 5.0 * len(jobs) * len(args.transfer_maps)
+    share = max(args.time_budget_s - transfer_reserve, 0.0) / waves if args.time_budget_s > 0 else 0.0
     run_budget = max(share - max(30.0, share / 8), 10.0) if share > 0 else 0.0
     print(
         f"{len(jobs)} runs ({', '.join(args.algos)} x {', '.join(args.maps)} x seeds {list(args.seeds)}), "
@@ -253,6 +313,8 @@ def main(args: Args) -> None:
             print(", ".join(f"{k}={v}" for k, v in row.items()))
     if rows:
         plot(rows, args, os.path.join(out, "learning_curves.png"))
+    if args.transfer_maps:
+        transfer(args, out, done)
     print(f"wrote {out}/learning_curves.csv, summary.csv, learning_curves.png in {time.time() - start:.0f} s")
     failed = [(a, m, s, rc) for a, m, s, _, rc in done if rc != 0]
     if failed:
