@@ -242,6 +242,8 @@ if __name__ == "__main__":
     args.batch_size = int(args.num_envs * args.num_steps)
     args.minibatch_size = int(args.batch_size // args.num_minibatches)
     args.num_iterations = max(1, args.total_timesteps // args.batch_size)
+    if args.minibatch_size < 1:
+        raise ValueError(f"--num-minibatches {args.num_minibatches} exceeds the batch of {args.batch_size} env steps")
     run_name = f"{args.map}__{args.exp_name}__{args.seed}__{int(time.time())}"
     if args.track:
         import wandb
