@@ -85,7 +85,7 @@ def evaluate(model, args: Args, masked: bool) -> tuple[float, float]:
             batch = np.stack([obs[a] for a in agents])
             kw = {"action_masks": np.stack([infos[a]["action_mask"] for a in agents]).astype(bool)} if masked else {}
             actions, _ = model.predict(batch, deterministic=False, **kw)
-            obs, rew, term, trunc, infos = env.step({a: int(x) for a, x in zip(agents, actions)})
+            obs, rew, _term, _trunc, infos = env.step({a: int(x) for a, x in zip(agents, actions)})
             ret += rew[agents[0]]
             won = won or infos[agents[0]]["battle_won"]
         returns.append(ret)

@@ -14,12 +14,13 @@ Ray is imported only inside ``make_rllib_env``; this module itself needs only Pe
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from sc2_envs.adapters.pettingzoo_views import RLlibMaskedObservation
 from sc2_envs.wrappers.pettingzoo import SC2ParallelEnv
 
-__all__ = ["make_rllib_env", "policy_ids_and_mapping", "POLICY_SHARING"]
+__all__ = ["POLICY_SHARING", "make_rllib_env", "policy_ids_and_mapping"]
 
 POLICY_SHARING = ("shared", "per_class", "per_agent")
 

@@ -58,7 +58,8 @@ EPyMARL wraps SMAC's class in ``SMACWrapper`` (``src/envs/smac_wrapper.py``); re
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -66,7 +67,7 @@ import torch
 from sc2_envs.maps import MapSpec
 from sc2_envs.wrappers._common import as_numpy, make_backend
 
-__all__ = ["StarCraft2Env", "SMAC_GAME_OPTIONS", "SMAC_PROCESS_OPTIONS"]
+__all__ = ["SMAC_GAME_OPTIONS", "SMAC_PROCESS_OPTIONS", "StarCraft2Env"]
 
 SMAC_GAME_OPTIONS: dict[str, Any] = {
     "step_mul": 8, "move_amount": 2, "difficulty": "7", "heuristic_ai": False, "heuristic_rest": False,
@@ -170,9 +171,9 @@ class StarCraft2Env:
         acts = np.asarray(actions)
         if acts.shape != (self.n_agents,):
             raise ValueError(f"expected {self.n_agents} actions (one per agent), got shape {acts.shape}")
-        if not np.issubdtype(acts.dtype, np.integer):
-            if not np.issubdtype(acts.dtype, np.floating) or not np.all(acts == np.round(acts)):
-                raise ValueError(f"actions must be integers, got {actions!r}")
+        if not np.issubdtype(acts.dtype, np.integer) and (
+                not np.issubdtype(acts.dtype, np.floating) or not np.all(acts == np.round(acts))):
+            raise ValueError(f"actions must be integers, got {actions!r}")
         acts = acts.astype(np.int64)
         out = self.sim.step(torch.as_tensor(acts, device=self.sim.device).unsqueeze(0))
         self._store(out["final_obs"], out["final_state"], out["final_avail_actions"])

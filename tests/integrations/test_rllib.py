@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("ray.rllib", reason="needs ray[rllib] (pip install 'sc2-envs[rllib]')")
 
-from sc2_envs.adapters.rllib import make_rllib_env, policy_ids_and_mapping  # noqa: E402
+from sc2_envs.adapters.rllib import make_rllib_env, policy_ids_and_mapping
 
 
 def passive(env, obs):
@@ -20,12 +20,12 @@ def test_first_death_and_all_flags():
     """Remove mode (default): the dead agent leaves with terminated=True, ``__all__`` stays False until the
     battle ends, and the agent never shows up again."""
     env = make_rllib_env({"map_name": "3m"})
-    obs, infos = env.reset(seed=0)
+    obs, _ = env.reset(seed=0)
     assert set(obs["agent_0"]) == {"observations", "action_mask"}
     assert env.observation_space["agent_0"]["observations"].shape == obs["agent_0"]["observations"].shape
     steps, gone = 0, set()
     while True:
-        obs, rew, term, trunc, infos = env.step(passive(env, obs))
+        obs, _rew, term, trunc, _infos = env.step(passive(env, obs))
         steps += 1
         assert not gone & set(obs), "an agent came back after its final step"
         gone |= {a for a in term if a != "__all__" and term[a]}
@@ -40,7 +40,7 @@ def test_truncation_sets_all(short_3m):
     env = make_rllib_env({"map_name": short_3m, "dead_agents": "absorbing"})
     obs, _ = env.reset(seed=0)
     for t in range(6):
-        obs, rew, term, trunc, infos = env.step(passive(env, obs))
+        obs, _rew, term, trunc, infos = env.step(passive(env, obs))
         assert trunc["__all__"] == (t == 5) and not term["__all__"]
     assert all(infos[a]["episode_limit"] for a in infos)
 
@@ -50,7 +50,9 @@ def test_masks_reach_the_module():
     torch = pytest.importorskip("torch")
     import gymnasium as gym
     from ray.rllib.core.columns import Columns
-    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import (
+        ActionMaskingTorchRLModule,
+    )
 
     env = make_rllib_env({"map_name": "3m", "seed": 0})
     obs, _ = env.reset(seed=0)

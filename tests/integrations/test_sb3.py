@@ -9,7 +9,7 @@ import pytest
 ss = pytest.importorskip("supersuit", reason="needs supersuit (pip install 'sc2-envs[sb3]')")
 pytest.importorskip("stable_baselines3", reason="needs stable-baselines3 (pip install 'sc2-envs[sb3]')")
 
-from sc2_envs.adapters.sb3 import SB3MaskedVecEnv, make_sb3_vec_env  # noqa: E402
+from sc2_envs.adapters.sb3 import SB3MaskedVecEnv, make_sb3_vec_env
 
 N = 3  # agents on 3m
 
@@ -28,7 +28,7 @@ def test_first_death_does_not_end_episode_and_masks_follow():
         masks = venv.action_masks()
         assert masks.shape == (N, 9) and masks.dtype == bool
         assert masks.tolist() == [list(m) for m in venv.env_method("action_masks")]
-        obs, rewards, dones, infos = venv.step(passive_actions(masks))
+        obs, _rewards, dones, infos = venv.step(passive_actions(masks))
         steps += 1
         for info, mask in zip(infos, venv.action_masks()):
             if not dones.any():  # the mask read by MaskablePPO is the env's mask of the new observation
@@ -53,7 +53,7 @@ def test_truncation_reaches_sb3(short_3m):
     venv = make_sb3_vec_env(short_3m, num_battles=2, seed=0)
     venv.reset()
     for t in range(6):
-        obs, rewards, dones, infos = venv.step(passive_actions(venv.action_masks()))
+        obs, _rewards, dones, infos = venv.step(passive_actions(venv.action_masks()))
         assert dones.all() == (t == 5)
     assert all(info["TimeLimit.truncated"] for info in infos)
     assert all(info["terminal_observation"].shape == obs.shape[1:] for info in infos)

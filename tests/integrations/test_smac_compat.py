@@ -94,7 +94,7 @@ def test_random_episodes_respect_masks_and_count_stats():
     rng = np.random.default_rng(0)
     env = StarCraft2Env("3m", seed=3)
     for _ in range(3):
-        batch, infos, ret = run_episode(env, random_masked(rng))
+        batch, _infos, ret = run_episode(env, random_masked(rng))
         for avail, acts in zip(batch["avail_actions"], batch["actions"]):
             assert all(avail[i][a] == 1 for i, a in enumerate(acts))
         assert len(batch["obs"]) == len(batch["actions"]) + 1
@@ -109,7 +109,7 @@ def test_same_seed_same_episode():
     for _ in range(2):
         rng = np.random.default_rng(1)
         env = StarCraft2Env("3m", seed=5)
-        batch, infos, ret = run_episode(env, random_masked(rng))
+        batch, _infos, ret = run_episode(env, random_masked(rng))
         episodes.append((np.array(batch["obs"]), batch["reward"], ret))
     assert np.array_equal(episodes[0][0], episodes[1][0]) and episodes[0][1] == episodes[1][1]
 

@@ -8,13 +8,13 @@ import torch
 
 pytest.importorskip("torchrl", reason="needs torchrl (pip install 'sc2-envs[torchrl]')")
 
-from tensordict import TensorDict  # noqa: E402
-from torchrl.envs import PettingZooWrapper  # noqa: E402
-from torchrl.envs.utils import check_env_specs  # noqa: E402
+from tensordict import TensorDict
+from torchrl.envs import PettingZooWrapper
+from torchrl.envs.utils import check_env_specs
 
-from sc2_envs.adapters.pettingzoo_views import FlatObservation  # noqa: E402
-from sc2_envs.adapters.torchrl import make_torchrl_env  # noqa: E402
-from sc2_envs.wrappers.pettingzoo import SC2ParallelEnv  # noqa: E402
+from sc2_envs.adapters.pettingzoo_views import FlatObservation
+from sc2_envs.adapters.torchrl import make_torchrl_env
+from sc2_envs.wrappers.pettingzoo import SC2ParallelEnv
 
 # TorchRL warns for any PettingZoo other than the 1.24.3 it was tested with; these tests are the check.
 pytestmark = pytest.mark.filterwarnings("ignore:PettingZoo in TorchRL is tested using version")
