@@ -35,7 +35,6 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 import torch
@@ -45,9 +44,9 @@ import tyro
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bc_select import average_checkpoints, behaviour_key, evaluate_policy, format_result  # noqa: E402
+from bc_select import average_checkpoints, behaviour_key, evaluate_policy, format_result
 
-from models.common import MASKED_LOGIT  # noqa: E402
+from models.common import MASKED_LOGIT
 
 
 @dataclass
@@ -62,13 +61,13 @@ class Args:
     """if toggled, cuda will be enabled when available"""
     torch_threads: int = 1
     """torch CPU threads (0: torch's default)"""
-    run_dir: Optional[str] = None
+    run_dir: str | None = None
     """output folder (default runs/<data name>__<exp_name>__<seed>__<time>)"""
 
     # data
     data: str = ""
     """a demonstration folder (sc2_envs.demos, has meta.json) or a replay dataset (sc2_envs.replays, has dataset.json)"""
-    num_files: Optional[int] = None
+    num_files: int | None = None
     """use exactly the first N shard files (None: all); fewer available is an error unless --smoke"""
     min_frames: int = 1
     """fail (unless --smoke) when the loaded data has fewer frames than this"""
@@ -168,7 +167,7 @@ def action_weights(counts, power: float, target=None, clip: tuple[float, float] 
     return w
 
 
-def load_target(spec: str, names: list[str]) -> Optional[np.ndarray]:
+def load_target(spec: str, names: list[str]) -> np.ndarray | None:
     """``--target-dist``: None for ``uniform``, else the shares of a JSON file keyed by action name or id.
 
     Raises:
@@ -193,7 +192,7 @@ def load_target(spec: str, names: list[str]) -> Optional[np.ndarray]:
     return out
 
 
-def masked_ce(logits: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, weights: Optional[torch.Tensor] = None):
+def masked_ce(logits: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, weights: torch.Tensor | None = None):
     """Per-sample cross-entropy, zero where ``mask`` is False.
 
     Args:
@@ -221,7 +220,9 @@ def share_table(names, data_share, target_share, pred_share, greedy_share, top: 
     order = np.argsort(-np.asarray(data_share))[:top]
     lines = [f"    {'action':28s} {'data':>7s} {'target':>7s} {'pred':>7s} {'argmax':>7s}"]
     for i in order:
-        lines.append(f"    {names[i][:28]:28s} {data_share[i]:7.3f} {target_share[i]:7.3f} {pred_share[i]:7.3f} {greedy_share[i]:7.3f}")
+        lines.append(
+            f"    {names[i][:28]:28s} {data_share[i]:7.3f} {target_share[i]:7.3f} {pred_share[i]:7.3f} {greedy_share[i]:7.3f}"
+        )
     return "\n".join(lines)
 
 
@@ -244,7 +245,7 @@ class SmacData:
         a = ds.arrays
         eps = np.unique(a["episode"])
         rng = np.random.default_rng(seed)
-        n_val = max(1, int(round(val_fraction * len(eps)))) if len(eps) > 1 else 0
+        n_val = max(1, round(val_fraction * len(eps))) if len(eps) > 1 else 0
         val_eps = set(rng.permutation(eps)[:n_val].tolist())
         is_val = np.isin(a["episode"], list(val_eps))
         self.train_idx = np.flatnonzero(~is_val)
@@ -285,11 +286,12 @@ def smac_validate(policy, data: SmacData, A: int, batch: int = 1024):
     greedy = torch.zeros(A)
     idx_all = torch.as_tensor(data.val_idx, device=data.obs.device)
     for s in range(0, len(idx_all), batch):
-        idx = idx_all[s: s + batch]
+        idx = idx_all[s : s + batch]
         for c, ids in policy._ids.items():
             avail, lab, alive = data.avail[idx][:, ids], data.labels[idx][:, ids], data.alive[idx][:, ids]
-            logits = torch.where(avail, policy.class_logits(c, data.obs[idx][:, ids]), torch.full_like(avail, MASKED_LOGIT,
-                                                                                                       dtype=torch.float32))
+            logits = torch.where(
+                avail, policy.class_logits(c, data.obs[idx][:, ids]), torch.full_like(avail, MASKED_LOGIT, dtype=torch.float32)
+            )
             cs, k = masked_ce(logits, lab, alive)
             ce_sum, n = ce_sum + float(cs), n + k
             pred = logits.argmax(-1)
@@ -297,7 +299,12 @@ def smac_validate(policy, data: SmacData, A: int, batch: int = 1024):
             probs += F.softmax(logits, -1)[alive].sum(0).cpu()
             greedy += torch.bincount(pred[alive], minlength=A).float().cpu()
     n = max(n, 1)
-    return {"val_loss": ce_sum / n, "val_acc": correct / n, "pred_share": (probs / n).numpy(), "argmax_share": (greedy / n).numpy()}
+    return {
+        "val_loss": ce_sum / n,
+        "val_acc": correct / n,
+        "pred_share": (probs / n).numpy(),
+        "argmax_share": (greedy / n).numpy(),
+    }
 
 
 def run_smac(args: Args, run_dir: Path, device) -> dict:
@@ -312,9 +319,11 @@ def run_smac(args: Args, run_dir: Path, device) -> dict:
     A = int(info["n_actions"])
     names = smac_action_names(A)
     data = SmacData(ds, args.val_fraction, args.seed, device)
-    print(f"split: train {len(data.train_idx)} frames ({data.n_train_eps} episodes), val {len(data.val_idx)} frames "
-          f"({data.n_val_eps} episodes); loss over living agents ({int(data.counts.sum())} agent-frames), "
-          f"{data.dead_frames} dead-agent frames excluded (only no-op is available to them)")
+    print(
+        f"split: train {len(data.train_idx)} frames ({data.n_train_eps} episodes), val {len(data.val_idx)} frames "
+        f"({data.n_val_eps} episodes); loss over living agents ({int(data.counts.sum())} agent-frames), "
+        f"{data.dead_frames} dead-agent frames excluded (only no-op is available to them)"
+    )
     print("training label counts: " + ", ".join(f"{names[i]} {c}" for i, c in enumerate(data.counts) if c))
     target = load_target(args.target_dist, names)
     w_np = action_weights(data.counts, args.reweight_power, target, args.weight_clip)
@@ -323,6 +332,13 @@ def run_smac(args: Args, run_dir: Path, device) -> dict:
     w = torch.as_tensor(w_np, dtype=torch.float32, device=device)
 
     env_info = sc2_envs.make_batched(info["map_name"], num_envs=1).get_env_info()
+    sizes = ("obs_shape", "state_shape", "n_actions", "n_agents")
+    if any(env_info[k] != info[k] for k in sizes):
+        # the evaluator plays the default-option simulator: the demonstrations must have its layout
+        raise ValueError(
+            f"{args.data} was recorded with sizes { {k: info[k] for k in sizes} }; the simulator of "
+            f"{info['map_name']} with default options has { {k: env_info[k] for k in sizes} }"
+        )
     policy, critic = build_models(env_info, args.actor, hidden=args.hidden, device=device)
     opt = torch.optim.Adam(policy.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
     data_share = data.counts / data.counts.sum()
@@ -334,7 +350,7 @@ def run_smac(args: Args, run_dir: Path, device) -> dict:
         losses = []
         policy.train()
         for s in range(0, len(perm), args.batch_size):
-            loss, _ = smac_loss(policy, data, perm[s: s + args.batch_size], w)
+            loss, _ = smac_loss(policy, data, perm[s : s + args.batch_size], w)
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), args.max_grad_norm)
@@ -344,14 +360,32 @@ def run_smac(args: Args, run_dir: Path, device) -> dict:
         val = smac_validate(policy, data, A)
         path = run_dir / f"epoch_{epoch:03d}.pt"
         save_checkpoint(str(path), policy, critic, env_info, asdict(args), global_step=epoch)
-        rec = {"epoch": epoch, "train_loss": float(np.mean(losses)), "val_loss": val["val_loss"], "val_acc": val["val_acc"],
-               "val_idle_pred": float(val["pred_share"][1]), "checkpoint": str(path)}
-        annotate(path, {"epoch": epoch, "val_acc": val["val_acc"], "val_loss": val["val_loss"], "weights": w_np.tolist(),
-                        "data_counts": data.counts.tolist(), "files": [f[0] for f in ds.files]})
+        rec = {
+            "epoch": epoch,
+            "train_loss": float(np.mean(losses)),
+            "val_loss": val["val_loss"],
+            "val_acc": val["val_acc"],
+            "val_idle_pred": float(val["pred_share"][1]),
+            "checkpoint": str(path),
+        }
+        annotate(
+            path,
+            {
+                "epoch": epoch,
+                "val_acc": val["val_acc"],
+                "val_loss": val["val_loss"],
+                "weights": w_np.tolist(),
+                "data_counts": data.counts.tolist(),
+                "files": [f[0] for f in ds.files],
+            },
+        )
         history.append(rec)
-        print(f"epoch {epoch}: train loss {rec['train_loss']:.4f}, val loss {val['val_loss']:.4f}, val acc {val['val_acc']:.4f} "
-              f"({time.time() - t0:.1f} s)\n" + share_table(names, data_share, tgt_share, val["pred_share"], val["argmax_share"]),
-              flush=True)
+        print(
+            f"epoch {epoch}: train loss {rec['train_loss']:.4f}, val loss {val['val_loss']:.4f}, val acc {val['val_acc']:.4f} "
+            f"({time.time() - t0:.1f} s)\n"
+            + share_table(names, data_share, tgt_share, val["pred_share"], val["argmax_share"]),
+            flush=True,
+        )
 
     def play(path):
         from models import load_checkpoint
@@ -376,8 +410,10 @@ def select(args: Args, run_dir: Path, history: list, play) -> dict:
     by_acc = max(history, key=lambda r: r["val_acc"])
     summary = {"history": history, "val_acc_pick": by_acc["epoch"]}
     if play is None and args.select_by == "behaviour":
-        raise ValueError("--select-by behaviour needs a simulator to play on; the replay dataset has none here "
-                         "(full-game evaluation needs StarCraft II): use --select-by val-acc")
+        raise ValueError(
+            "--select-by behaviour needs a simulator to play on; the replay dataset has none here "
+            "(full-game evaluation needs StarCraft II): use --select-by val-acc"
+        )
     if play is not None and args.select_by == "behaviour":
         for r in history:
             r["behaviour"] = play(r["checkpoint"])
@@ -392,8 +428,10 @@ def select(args: Args, run_dir: Path, history: list, play) -> dict:
         raise ValueError(f"--select-by {args.select_by!r}; expected 'val-acc' or 'behaviour'")
     summary["pick"] = pick["epoch"]
     shutil.copyfile(pick["checkpoint"], run_dir / "best.pt")
-    print(f"selected by {args.select_by}: epoch {pick['epoch']} -> {run_dir / 'best.pt'} "
-          f"(val-acc pick: epoch {by_acc['epoch']}, val acc {by_acc['val_acc']:.4f})")
+    print(
+        f"selected by {args.select_by}: epoch {pick['epoch']} -> {run_dir / 'best.pt'} "
+        f"(val-acc pick: epoch {by_acc['epoch']}, val acc {by_acc['val_acc']:.4f})"
+    )
     if args.average_window >= 2:
         lo, hi = average_span(pick["epoch"], args.average_window, len(history))
         paths = [r["checkpoint"] for r in history if lo <= r["epoch"] <= hi]
@@ -406,8 +444,9 @@ def select(args: Args, run_dir: Path, history: list, play) -> dict:
                 print(format_result(f"average of epochs {lo}..{hi}", summary["average"]["behaviour"]), flush=True)
         else:
             print(f"average window {args.average_window}: the run has a single epoch, nothing to average")
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1, default=lambda o: list(o) if isinstance(o, tuple)
-                                                     else float(o)))
+    (run_dir / "summary.json").write_text(
+        json.dumps(summary, indent=1, default=lambda o: list(o) if isinstance(o, tuple) else float(o))
+    )
     return summary
 
 
@@ -441,7 +480,7 @@ class ReplayData:
     cut into consecutive windows of ``seq_len`` rows; the last window is padded and its padding masked.
     """
 
-    def __init__(self, root: str, num_files: Optional[int], seq_len: int, val_fraction: float, seed: int):
+    def __init__(self, root: str, num_files: int | None, seq_len: int, val_fraction: float, seed: int):
         from sc2_envs.full_game import spec
 
         root_p = Path(root)
@@ -457,7 +496,7 @@ class ReplayData:
         for p in use:
             with np.load(p) as z:
                 arrays.append({k: z[k] for k in z.files})
-            self.files.append((str(p), int(len(arrays[-1]["function"]))))
+            self.files.append((str(p), len(arrays[-1]["function"])))
         self.a = {k: np.concatenate([x[k] for x in arrays]) for k in arrays[0]}
         self.index = index
         cfg = self.meta["config"]
@@ -469,7 +508,7 @@ class ReplayData:
         ends = np.r_[starts[1:], len(key)]
         replays = np.unique(self.a["replay_index"])
         rng = np.random.default_rng(seed)
-        n_val = max(1, int(round(val_fraction * len(replays)))) if len(replays) > 1 else 0
+        n_val = max(1, round(val_fraction * len(replays))) if len(replays) > 1 else 0
         val_rep = set(rng.permutation(replays)[:n_val].tolist())
         self.train_windows, self.val_windows = [], []
         for s, e in zip(starts, ends):
@@ -477,19 +516,25 @@ class ReplayData:
             (self.val_windows if int(self.a["replay_index"][s]) in val_rep else self.train_windows).extend(wins)
         self.val_replays, self.n_replays = len(val_rep), len(replays)
         self.seq_len = seq_len
-        self.train_rows = np.concatenate([np.arange(s, e) for s, e in self.train_windows]) if self.train_windows else np.zeros(0, int)
+        self.train_rows = (
+            np.concatenate([np.arange(s, e) for s, e in self.train_windows]) if self.train_windows else np.zeros(0, int)
+        )
         self.counts = np.bincount(self.a["function"][self.train_rows].astype(np.int64), minlength=len(self.names))
         self.spec = spec
 
     @property
     def rows(self) -> int:
-        return int(len(self.a["function"]))
+        return len(self.a["function"])
 
     def describe(self, k_model: int) -> str:
         """Files, frames, frames per replay and selections longer than the model's pointer steps."""
         rep = self.a["replay_index"]
-        lines = [f"replay dataset: {len(self.files)} of {self.available} shard files, {self.rows} frames, "
-                 f"{self.n_replays} replays, sampling {self.meta['config'].get('sample')}"]
+        lines = [
+            (
+                f"replay dataset: {len(self.files)} of {self.available} shard files, {self.rows} frames, "
+                f"{self.n_replays} replays, sampling {self.meta['config'].get('sample')}"
+            )
+        ]
         for p, n in self.files:
             lines.append(f"  {p}: {n} frames")
         per = np.bincount(rep.astype(np.int64))
@@ -497,8 +542,10 @@ class ReplayData:
         items = [f"{names.get(i, i)} {c}" for i, c in enumerate(per) if c]
         lines.append(f"  frames per replay ({len(items)}): " + ", ".join(items[:12]) + (" ..." if len(items) > 12 else ""))
         long_sel = int((self.a["selected_count"] > k_model).sum())
-        lines.append(f"  selections longer than the model's {k_model} pointer steps (trained on their first {k_model} "
-                     f"picks, no end-of-selection label): {long_sel} frames")
+        lines.append(
+            f"  selections longer than the model's {k_model} pointer steps (trained on their first {k_model} "
+            f"picks, no end-of-selection label): {long_sel} frames"
+        )
         return "\n".join(lines)
 
     def batch(self, windows, device, E_model: int, K_model: int):
@@ -516,19 +563,30 @@ class ReplayData:
         ent = g("entities")[:, :, :E_model]
         bp = self.spec.REPLAY_ENTITY_FEATURES.index("build_progress")
         ent[..., bp] = ent[..., bp] / 100.0  # stored x100 on disk
-        obs = {"entities": ent, "entity_count": g("entity_count", np.int64).clamp(max=E_model), "scalars": g("scalars"),
-               "upgrades": g("upgrades"), "unit_counts": g("unit_counts"), "build_order": g("build_order", np.int64)}
+        obs = {
+            "entities": ent,
+            "entity_count": g("entity_count", np.int64).clamp(max=E_model),
+            "scalars": g("scalars"),
+            "upgrades": g("upgrades"),
+            "unit_counts": g("unit_counts"),
+            "build_order": g("build_order", np.int64),
+        }
         loc = self.a["target_location"][r].astype(np.int64)
         loc_idx = np.where((loc[..., 0] >= 0) & (loc[..., 1] >= 0), loc[..., 1] * self.R + loc[..., 0], -1)
         sel = self.a["selected"][r][..., :K_model].astype(np.int64)
-        labels = {"action_type": g("function", np.int64), "delay": g("delay", np.int64).clamp(0, self.spec.MAX_DELAY),
-                  "queued": g("queued", np.int64), "selected": torch.as_tensor(sel, device=device),
-                  "selected_count": g("selected_count", np.int64), "target_unit": g("target_unit", np.int64),
-                  "target_location": torch.as_tensor(loc_idx, device=device)}
+        labels = {
+            "action_type": g("function", np.int64),
+            "delay": g("delay", np.int64).clamp(0, self.spec.MAX_DELAY),
+            "queued": g("queued", np.int64),
+            "selected": torch.as_tensor(sel, device=device),
+            "selected_count": g("selected_count", np.int64),
+            "target_unit": g("target_unit", np.int64),
+            "target_location": torch.as_tensor(loc_idx, device=device),
+        }
         return obs, labels, torch.as_tensor(valid, device=device)
 
 
-def alphastar_losses(model, out: dict, labels: dict, step_mask: torch.Tensor, w: Optional[torch.Tensor]):
+def alphastar_losses(model, out: dict, labels: dict, step_mask: torch.Tensor, w: torch.Tensor | None):
     """Per-head masked CE of an ``AlphaStarPolicy`` output under teacher forcing.
 
     Head masks: a head counts for a sample when its step is real (``step_mask``), the label's action
@@ -574,11 +632,18 @@ def run_replays(args: Args, run_dir: Path, device) -> dict:
     base = {"mini": AlphaStarConfig.mini(), "tiny": AlphaStarConfig.tiny()}
     if args.model_preset not in base:
         raise ValueError(f"--model-preset {args.model_preset!r}; expected one of {sorted(base)}")
-    cfg = AlphaStarConfig.replay(base[args.model_preset], max_entities=data.E, raw_resolution=data.R, minimap_size=data.R,
-                                 max_selected=min(base[args.model_preset].max_selected, data.K))
+    cfg = AlphaStarConfig.replay(
+        base[args.model_preset],
+        max_entities=data.E,
+        raw_resolution=data.R,
+        minimap_size=data.R,
+        max_selected=min(base[args.model_preset].max_selected, data.K),
+    )
     print(data.describe(cfg.max_selected))
-    print(f"split: train {len(data.train_windows)} sequences, val {len(data.val_windows)} sequences "
-          f"({data.val_replays} of {data.n_replays} replays held out), seq_len {args.seq_len}")
+    print(
+        f"split: train {len(data.train_windows)} sequences, val {len(data.val_windows)} sequences "
+        f"({data.val_replays} of {data.n_replays} replays held out), seq_len {args.seq_len}"
+    )
     names = data.names
     print("training label counts: " + ", ".join(f"{names[i]} {c}" for i in np.argsort(-data.counts) if (c := data.counts[i])))
     target = load_target(args.target_dist, names)
@@ -599,7 +664,7 @@ def run_replays(args: Args, run_dir: Path, device) -> dict:
         order = rng.permutation(len(data.train_windows))
         losses = []
         for s in range(0, len(order), args.batch_size):
-            wins = [data.train_windows[i] for i in order[s: s + args.batch_size]]
+            wins = [data.train_windows[i] for i in order[s : s + args.batch_size]]
             obs, labels, m = data.batch(wins, device, cfg.max_entities, cfg.max_selected)
             out, _ = model(obs, labels=labels)
             res, _ = alphastar_losses(model, out, labels, m, w)
@@ -613,17 +678,40 @@ def run_replays(args: Args, run_dir: Path, device) -> dict:
         model.eval()
         val = replay_validate(model, data, device, cfg, heads)
         path = run_dir / f"epoch_{epoch:03d}.pt"
-        save_alphastar(str(path), model, {"bc": {"epoch": epoch, "val_acc": val["acc"]["action_type"], "val": val["acc"],
-                                                 "weights": w_np.tolist(), "data_counts": data.counts.tolist(),
-                                                 "files": [f[0] for f in data.files], "args": asdict(args)}})
-        rec = {"epoch": epoch, "train_loss": float(np.mean(losses)), "val_acc": val["acc"]["action_type"],
-               "val_head_acc": val["acc"], "val_head_n": val["n"], "val_loss": val["loss"], "checkpoint": str(path),
-               "pred_share": val["pred_share"].tolist(), "argmax_share": val["argmax_share"].tolist()}
+        save_alphastar(
+            str(path),
+            model,
+            {
+                "bc": {
+                    "epoch": epoch,
+                    "val_acc": val["acc"]["action_type"],
+                    "val": val["acc"],
+                    "weights": w_np.tolist(),
+                    "data_counts": data.counts.tolist(),
+                    "files": [f[0] for f in data.files],
+                    "args": asdict(args),
+                }
+            },
+        )
+        rec = {
+            "epoch": epoch,
+            "train_loss": float(np.mean(losses)),
+            "val_acc": val["acc"]["action_type"],
+            "val_head_acc": val["acc"],
+            "val_head_n": val["n"],
+            "val_loss": val["loss"],
+            "checkpoint": str(path),
+            "pred_share": val["pred_share"].tolist(),
+            "argmax_share": val["argmax_share"].tolist(),
+        }
         history.append(rec)
         accs = ", ".join(f"{h} {val['acc'][h]:.3f} (n={val['n'][h]})" for h in heads)
-        print(f"epoch {epoch}: train loss {rec['train_loss']:.4f}, val loss {val['loss']:.4f}, held-out accuracy: {accs} "
-              f"({time.time() - t0:.1f} s)\n"
-              + share_table(names, data_share, tgt_share, val["pred_share"], val["argmax_share"]), flush=True)
+        print(
+            f"epoch {epoch}: train loss {rec['train_loss']:.4f}, val loss {val['loss']:.4f}, held-out accuracy: {accs} "
+            f"({time.time() - t0:.1f} s)\n"
+            + share_table(names, data_share, tgt_share, val["pred_share"], val["argmax_share"]),
+            flush=True,
+        )
     return select(args, run_dir, history, None)
 
 
@@ -636,7 +724,7 @@ def replay_validate(model, data: ReplayData, device, cfg, heads, batch: int = 32
     loss_sum, steps = 0.0, 0
     probs, greedy = torch.zeros(F_), torch.zeros(F_)
     for s in range(0, len(data.val_windows), batch):
-        obs, labels, m = data.batch(data.val_windows[s: s + batch], device, cfg.max_entities, cfg.max_selected)
+        obs, labels, m = data.batch(data.val_windows[s : s + batch], device, cfg.max_entities, cfg.max_selected)
         out, _ = model(obs, labels=labels)
         res, cor = alphastar_losses(model, out, labels, m, None)
         for h in heads:
@@ -648,8 +736,13 @@ def replay_validate(model, data: ReplayData, device, cfg, heads, batch: int = 32
         probs += p.sum(0).cpu()
         greedy += torch.bincount(out["action_type"].argmax(-1)[m], minlength=F_).float().cpu()
     steps = max(steps, 1)
-    return {"acc": {h: correct[h] / max(n[h], 1) for h in heads}, "n": n, "loss": loss_sum / steps,
-            "pred_share": (probs / steps).numpy(), "argmax_share": (greedy / steps).numpy()}
+    return {
+        "acc": {h: correct[h] / max(n[h], 1) for h in heads},
+        "n": n,
+        "loss": loss_sum / steps,
+        "pred_share": (probs / steps).numpy(),
+        "argmax_share": (greedy / steps).numpy(),
+    }
 
 
 def main(args: Args) -> dict:

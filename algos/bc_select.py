@@ -20,18 +20,18 @@ import math
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Optional
 
 import torch
 import tyro
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from sc2_envs.demos import STOP, enemy_hp  # noqa: E402
+from sc2_envs.demos import STOP, enemy_hp
 
 try:
     from sc2_envs.stats import wilson_interval
 except ImportError:  # the shared helper landed after this file; same formula (Wilson 1927)
+
     def wilson_interval(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
         """Wilson score interval of ``wins / n`` (Wilson, JASA 22, 1927)."""
         if n < 1 or not 0 <= wins <= n:
@@ -105,13 +105,28 @@ def evaluate_policy(policy, env, n_episodes: int, seed: int = 10_000, greedy: bo
     n = int(count.sum())
     w = int(wins)
     shares = (act_counts / act_counts.sum().clamp(min=1)).tolist()
-    return {"episodes": n, "wins": w, "win_rate": w / n, "win_ci": wilson_interval(w, n), "idle_share": shares[STOP],
-            "action_shares": shares, "damage_per_episode": float(tot_dmg) / n, "return_mean": float(tot_ret) / n,
-            "length_mean": float(tot_len) / n}
+    return {
+        "episodes": n,
+        "wins": w,
+        "win_rate": w / n,
+        "win_ci": wilson_interval(w, n),
+        "idle_share": shares[STOP],
+        "action_shares": shares,
+        "damage_per_episode": float(tot_dmg) / n,
+        "return_mean": float(tot_ret) / n,
+        "length_mean": float(tot_len) / n,
+    }
 
 
-def evaluate_checkpoint(path: str, map_name: Optional[str] = None, episodes: int = 64, num_envs: int = 32,
-                        seed: int = 10_000, greedy: bool = False, device: str = "cpu") -> dict:
+def evaluate_checkpoint(
+    path: str,
+    map_name: str | None = None,
+    episodes: int = 64,
+    num_envs: int = 32,
+    seed: int = 10_000,
+    greedy: bool = False,
+    device: str = "cpu",
+) -> dict:
     """Load a ``models`` checkpoint (``models.load_checkpoint``) and ``evaluate_policy`` it on ``map_name``
     (default: the map it was trained on)."""
     import sc2_envs
@@ -133,8 +148,10 @@ def behaviour_key(r: dict) -> tuple:
 def format_result(name: str, r: dict) -> str:
     """One table line of an ``evaluate_policy`` result."""
     lo, hi = r["win_ci"]
-    return (f"{name}: win {r['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] ({r['wins']}/{r['episodes']}), idle {r['idle_share']:.3f}, "
-            f"damage/ep {r['damage_per_episode']:.1f}, return {r['return_mean']:.2f}, length {r['length_mean']:.1f}")
+    return (
+        f"{name}: win {r['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] ({r['wins']}/{r['episodes']}), idle {r['idle_share']:.3f}, "
+        f"damage/ep {r['damage_per_episode']:.1f}, return {r['return_mean']:.2f}, length {r['length_mean']:.1f}"
+    )
 
 
 def _weights_part(ckpt: dict) -> list[str]:
@@ -142,7 +159,7 @@ def _weights_part(ckpt: dict) -> list[str]:
     return [k for k in ("actors", "critic", "model") if k in ckpt]
 
 
-def average_checkpoints(paths: list[str], out: Optional[str] = None) -> dict:
+def average_checkpoints(paths: list[str], out: str | None = None) -> dict:
     """Element-wise mean of the floating-point tensors of checkpoints of one run.
 
     Args:
@@ -179,7 +196,9 @@ def average_checkpoints(paths: list[str], out: Optional[str] = None) -> dict:
                 raise ValueError(f"{p}[{part!r}] has tensors {sorted(set(sd) ^ set(sds[0]))} that {paths[0]} lacks or has")
             for k, v in sd.items():
                 if v.shape != sds[0][k].shape:
-                    raise ValueError(f"{p}[{part!r}][{k!r}] has shape {tuple(v.shape)}; {paths[0]} has {tuple(sds[0][k].shape)}")
+                    raise ValueError(
+                        f"{p}[{part!r}][{k!r}] has shape {tuple(v.shape)}; {paths[0]} has {tuple(sds[0][k].shape)}"
+                    )
         merged = {}
         for k, v in sds[0].items():
             if v.is_floating_point():
@@ -202,7 +221,7 @@ class Eval:
 
     checkpoints: tyro.conf.Positional[list[str]] = field(default_factory=list)
     """checkpoint files (``models`` format: HAPPO or BC on SMAC maps)"""
-    map: Optional[str] = None
+    map: str | None = None
     """map to play (default: the checkpoint's)"""
     episodes: int = 64
     """episodes per checkpoint"""

@@ -41,8 +41,8 @@ import math
 from dataclasses import asdict, dataclass, replace
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 from models.common import MASKED_LOGIT
 from sc2_envs.full_game import spec
@@ -107,8 +107,18 @@ _PLANE_ENCODING = {
     "buildable": ("onehot", 2),
 }
 
-_STAT_SCALARS = ("minerals", "vespene", "food_used", "food_cap", "food_workers", "food_army", "idle_worker_count",
-                 "army_count", "warp_gate_count", "larva_count")
+_STAT_SCALARS = (
+    "minerals",
+    "vespene",
+    "food_used",
+    "food_cap",
+    "food_workers",
+    "food_army",
+    "idle_worker_count",
+    "army_count",
+    "warp_gate_count",
+    "larva_count",
+)
 _TIME_BITS = 32
 
 
@@ -177,14 +187,19 @@ class AlphaStarConfig:
     build_order_layers: int = 3
 
     def __post_init__(self):
-        for name, allowed in (("entity_features", spec.ENTITY_FEATURES), ("scalar_features", spec.SCALAR_FEATURES),
-                              ("minimap_features", spec.MINIMAP_FEATURES)):
+        for name, allowed in (
+            ("entity_features", spec.ENTITY_FEATURES),
+            ("scalar_features", spec.SCALAR_FEATURES),
+            ("minimap_features", spec.MINIMAP_FEATURES),
+        ):
             bad = [c for c in getattr(self, name) if c not in allowed]
             if bad:
                 raise ValueError(f"{name} has unknown columns {bad}; expected names from {allowed}")
         if self.raw_resolution != self.minimap_size:
-            raise ValueError(f"raw_resolution={self.raw_resolution} must equal minimap_size={self.minimap_size} "
-                             "(the location head decodes on the minimap grid)")
+            raise ValueError(
+                f"raw_resolution={self.raw_resolution} must equal minimap_size={self.minimap_size} "
+                "(the location head decodes on the minimap grid)"
+            )
         if self.minimap_size % 8 or self.minimap_size < 16:
             raise ValueError(f"minimap_size={self.minimap_size}; expected a multiple of 8, >= 16 (3 stride-2 convs)")
         if self.raw_resolution > 256:
@@ -193,27 +208,56 @@ class AlphaStarConfig:
             raise ValueError(f"max_selected={self.max_selected}, max_entities={self.max_entities}; expected >= 1")
 
     @classmethod
-    def mini(cls, **kw) -> "AlphaStarConfig":
+    def mini(cls, **kw) -> AlphaStarConfig:
         """The mini-AlphaStar preset (mini-AS v1.09 sizes, live feature set)."""
         return cls(**kw)
 
     @classmethod
-    def replay(cls, base: "AlphaStarConfig | None" = None, **kw) -> "AlphaStarConfig":
+    def replay(cls, base: AlphaStarConfig | None = None, **kw) -> AlphaStarConfig:
         """``base`` (default ``mini()``) restricted to the replay-observable columns, without minimap or mask."""
         base = base or cls.mini()
-        return replace(base, entity_features=spec.REPLAY_ENTITY_FEATURES, scalar_features=spec.REPLAY_SCALAR_FEATURES,
-                       minimap_features=(), use_action_type_mask=False, **kw)
+        return replace(
+            base,
+            entity_features=spec.REPLAY_ENTITY_FEATURES,
+            scalar_features=spec.REPLAY_SCALAR_FEATURES,
+            minimap_features=(),
+            use_action_type_mask=False,
+            **kw,
+        )
 
     @classmethod
-    def tiny(cls, **kw) -> "AlphaStarConfig":
+    def tiny(cls, **kw) -> AlphaStarConfig:
         """Small sizes for tests (same structure)."""
-        small = dict(max_entities=32, max_selected=4, raw_resolution=16, minimap_size=16, entity_dim=16,
-                     entity_layers=1, entity_heads=2, entity_ffn=32, scatter_channels=4, spatial_channels=(8, 8, 8),
-                     n_resblocks=1, spatial_dim=16, scalar_dim=16, context_dim=16, lstm_hidden=16, ae_dim=32,
-                     action_type_hidden=16, action_type_resblocks=1, head_hidden=16, key_dim=8,
-                     location_channels=8, location_resblocks=1, baselines=("winloss",), baseline_hidden=16, baseline_ffn=16,
-                     baseline_resblocks=1,
-                     build_order_dim=8, build_order_layers=1)
+        small = {
+            "max_entities": 32,
+            "max_selected": 4,
+            "raw_resolution": 16,
+            "minimap_size": 16,
+            "entity_dim": 16,
+            "entity_layers": 1,
+            "entity_heads": 2,
+            "entity_ffn": 32,
+            "scatter_channels": 4,
+            "spatial_channels": (8, 8, 8),
+            "n_resblocks": 1,
+            "spatial_dim": 16,
+            "scalar_dim": 16,
+            "context_dim": 16,
+            "lstm_hidden": 16,
+            "ae_dim": 32,
+            "action_type_hidden": 16,
+            "action_type_resblocks": 1,
+            "head_hidden": 16,
+            "key_dim": 8,
+            "location_channels": 8,
+            "location_resblocks": 1,
+            "baselines": ("winloss",),
+            "baseline_hidden": 16,
+            "baseline_ffn": 16,
+            "baseline_resblocks": 1,
+            "build_order_dim": 8,
+            "build_order_layers": 1,
+        }
         small.update(kw)
         return cls(**small)
 
@@ -224,7 +268,7 @@ class AlphaStarConfig:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "AlphaStarConfig":
+    def from_dict(cls, d: dict) -> AlphaStarConfig:
         d = dict(d)
         for k in ("entity_features", "scalar_features", "minimap_features", "spatial_channels", "baselines"):
             d[k] = tuple(d[k])
@@ -259,7 +303,7 @@ def _encode_entities(ent: torch.Tensor, cfg: AlphaStarConfig) -> torch.Tensor:
         elif kind == "value":
             parts.append(v.unsqueeze(-1).float())
         elif kind == "sqrt":
-            n = int(math.floor(math.sqrt(size))) + 1
+            n = math.floor(math.sqrt(size)) + 1
             parts.append(F.one_hot(torch.sqrt(v.float().clamp(0, size)).floor().long(), n).float())
         elif kind == "bucket100":
             parts.append(F.one_hot((v.float().clamp(min=0) / 100).floor().long().clamp(max=size - 1), size).float())
@@ -364,8 +408,9 @@ class AlphaStarPolicy(nn.Module):
         c = cfg
         ew = entity_input_width(c)
         self.entity_in = nn.Linear(ew, c.entity_dim)
-        layer = nn.TransformerEncoderLayer(c.entity_dim, c.entity_heads, c.entity_ffn, dropout=0.0, batch_first=True,
-                                           layer_norm_eps=1e-6)
+        layer = nn.TransformerEncoderLayer(
+            c.entity_dim, c.entity_heads, c.entity_ffn, dropout=0.0, batch_first=True, layer_norm_eps=1e-6
+        )
         self.entity_tf = nn.TransformerEncoder(layer, c.entity_layers, enable_nested_tensor=False)
         self.entity_conv = nn.Linear(c.entity_dim, c.entity_dim)
         self.entity_fc = nn.Linear(c.entity_dim, c.entity_dim)
@@ -405,8 +450,9 @@ class AlphaStarPolicy(nn.Module):
         self.scalar_emb, self.scalar_ctx = nn.ModuleDict(emb), nn.ModuleDict(ctx)
         bo_len = spec.BUILD_ORDER_LENGTH
         self.bo_in = nn.Linear(c.n_unit_types + bo_len, c.build_order_dim)
-        bo_layer = nn.TransformerEncoderLayer(c.build_order_dim, 2, 2 * c.build_order_dim, dropout=0.0, batch_first=True,
-                                              layer_norm_eps=1e-6)
+        bo_layer = nn.TransformerEncoderLayer(
+            c.build_order_dim, 2, 2 * c.build_order_dim, dropout=0.0, batch_first=True, layer_norm_eps=1e-6
+        )
         self.bo_tf = nn.TransformerEncoder(bo_layer, c.build_order_layers, enable_nested_tensor=False)
         emb_w = sum(m.out_features for m in emb.values())
         ctx_w = sum(m.out_features for m in ctx.values()) + bo_len * c.build_order_dim
@@ -443,15 +489,27 @@ class AlphaStarPolicy(nn.Module):
         self.loc_in = nn.Conv2d(4 + chans[-1], c.location_channels, 1)
         self.loc_res = nn.ModuleList([_FiLMResConv(c.location_channels, c.ae_dim) for _ in range(c.location_resblocks)])
         lc = c.location_channels
-        self.loc_up = nn.ModuleList([nn.ConvTranspose2d(lc, lc // 2, 4, 2, 1), nn.ConvTranspose2d(lc // 2, lc // 4, 4, 2, 1),
-                                     nn.ConvTranspose2d(lc // 4, 1, 4, 2, 1)])
+        self.loc_up = nn.ModuleList(
+            [
+                nn.ConvTranspose2d(lc, lc // 2, 4, 2, 1),
+                nn.ConvTranspose2d(lc // 2, lc // 4, 4, 2, 1),
+                nn.ConvTranspose2d(lc // 4, 1, 4, 2, 1),
+            ]
+        )
         # value baselines
         base_w = c.lstm_hidden + c.scalar_dim + c.context_dim + bo_len * c.build_order_dim
-        self.base = nn.ModuleDict({
-            name: nn.Sequential(nn.Linear(base_w, c.baseline_hidden), nn.ReLU(),
-                                *[_ResMLP(c.baseline_hidden, c.baseline_ffn) for _ in range(c.baseline_resblocks)],
-                                nn.ReLU(), nn.Linear(c.baseline_hidden, 1))
-            for name in c.baselines})
+        self.base = nn.ModuleDict(
+            {
+                name: nn.Sequential(
+                    nn.Linear(base_w, c.baseline_hidden),
+                    nn.ReLU(),
+                    *[_ResMLP(c.baseline_hidden, c.baseline_ffn) for _ in range(c.baseline_resblocks)],
+                    nn.ReLU(),
+                    nn.Linear(c.baseline_hidden, 1),
+                )
+                for name in c.baselines
+            }
+        )
         self._argmask = torch.as_tensor(spec.argument_masks(), dtype=torch.bool) if c.n_functions == 564 else None
 
     # ------------------------------------------------------------------ helpers
@@ -463,11 +521,19 @@ class AlphaStarPolicy(nn.Module):
 
     def n_params(self) -> dict[str, int]:
         """Parameter count per part and ``total``."""
-        groups = {"entity_encoder": ("entity_",), "spatial_encoder": ("scatter", "spatial_", "down", "res."),
-                  "scalar_encoder": ("scalar_", "bo_", "embedded_scalar"), "core": ("core",),
-                  "action_type_head": ("at_", "ae_from"), "delay_head": ("delay_",), "queued_head": ("queued_",),
-                  "selected_units_head": ("su_",), "target_unit_head": ("tu_",), "location_head": ("loc_",),
-                  "baselines": ("base.",)}
+        groups = {
+            "entity_encoder": ("entity_",),
+            "spatial_encoder": ("scatter", "spatial_", "down", "res."),
+            "scalar_encoder": ("scalar_", "bo_", "embedded_scalar"),
+            "core": ("core",),
+            "action_type_head": ("at_", "ae_from"),
+            "delay_head": ("delay_",),
+            "queued_head": ("queued_",),
+            "selected_units_head": ("su_",),
+            "target_unit_head": ("tu_",),
+            "location_head": ("loc_",),
+            "baselines": ("base.",),
+        }
         out = {k: 0 for k in groups}
         for name, p in self.named_parameters():
             for k, prefixes in groups.items():
@@ -516,7 +582,7 @@ class AlphaStarPolicy(nn.Module):
             for i, name in enumerate(c.minimap_features):
                 kind, n = _PLANE_ENCODING[name]
                 if kind == "value255":
-                    planes.append(mm[:, i: i + 1].float() / 255.0)
+                    planes.append(mm[:, i : i + 1].float() / 255.0)
                 else:
                     planes.append(_onehot(mm[:, i], n, name).permute(0, 3, 1, 2))
         h = F.relu(self.spatial_in(torch.cat(planes, 1)))
@@ -540,11 +606,21 @@ class AlphaStarPolicy(nn.Module):
             bits = ((loops.unsqueeze(-1) >> torch.arange(_TIME_BITS - 1, -1, -1, device=s.device)) & 1).float()
             embs.append(F.relu(self.scalar_emb["time"](bits)))
         if "last_action_type" in self.sc:
-            embs.append(F.relu(self.scalar_emb["last_action_type"](_onehot(s[:, self.sc["last_action_type"]], c.n_functions,
-                                                                           "last_action_type"))))
+            embs.append(
+                F.relu(
+                    self.scalar_emb["last_action_type"](
+                        _onehot(s[:, self.sc["last_action_type"]], c.n_functions, "last_action_type")
+                    )
+                )
+            )
         if "last_delay" in self.sc:
-            embs.append(F.relu(self.scalar_emb["last_delay"](_onehot(s[:, self.sc["last_delay"]].clamp(0, spec.MAX_DELAY),
-                                                                     spec.MAX_DELAY + 1, "last_delay"))))
+            embs.append(
+                F.relu(
+                    self.scalar_emb["last_delay"](
+                        _onehot(s[:, self.sc["last_delay"]].clamp(0, spec.MAX_DELAY), spec.MAX_DELAY + 1, "last_delay")
+                    )
+                )
+            )
         if "last_queued" in self.sc:
             embs.append(F.relu(self.scalar_emb["last_queued"](_onehot(s[:, self.sc["last_queued"]], 2, "last_queued"))))
         up = obs["upgrades"].reshape(BT, -1).float()
@@ -565,10 +641,21 @@ class AlphaStarPolicy(nn.Module):
         ctx_cat = torch.cat(ctxs, -1)
         embedded_scalar = F.relu(self.embedded_scalar(torch.cat(embs + [ctx_cat], -1)))
         scalar_context = F.relu(self.scalar_context(ctx_cat))
-        return dict(B=B, T=T, entity_emb=entity_emb, valid=valid, count=count, embedded_entity=embedded_entity,
-                    embedded_spatial=embedded_spatial, skip=skips[-1] if skips else h, embedded_scalar=embedded_scalar, build_order=bo_emb,
-                    scalar_context=scalar_context, at_mask=at_mask, alliance=ent[..., cols["alliance"]] if "alliance" in cols
-                    else None)
+        return {
+            "B": B,
+            "T": T,
+            "entity_emb": entity_emb,
+            "valid": valid,
+            "count": count,
+            "embedded_entity": embedded_entity,
+            "embedded_spatial": embedded_spatial,
+            "skip": skips[-1] if skips else h,
+            "embedded_scalar": embedded_scalar,
+            "build_order": bo_emb,
+            "scalar_context": scalar_context,
+            "at_mask": at_mask,
+            "alliance": ent[..., cols["alliance"]] if "alliance" in cols else None,
+        }
 
     def initial_state(self, batch: int, device=None):
         """Zero LSTM state ``(h, c)``, each ``[lstm_layers, batch, lstm_hidden]``."""
@@ -585,6 +672,7 @@ class AlphaStarPolicy(nn.Module):
         lstm_out, state = self.core(core_in.reshape(B, T, -1), state)
         lstm_out = lstm_out.reshape(BT, -1)
         ctx = enc["scalar_context"]
+
         def bt(x):
             return x.reshape(B, T, *x.shape[1:])
 
@@ -606,8 +694,9 @@ class AlphaStarPolicy(nn.Module):
             at_logits = torch.where(enc["at_mask"], at_logits, torch.full_like(at_logits, MASKED_LOGIT))
         a = choose(at_logits, "action_type").clamp(0, c.n_functions - 1)
         argm = self.argument_masks(dev)[a] if self._argmask is not None else torch.ones(BT, 6, dtype=torch.bool, device=dev)
-        ae = self.ae_from_action(F.relu(self.at_embed(F.one_hot(a, c.n_functions).float())), ctx) + \
-            self.ae_from_core(lstm_out, ctx)
+        ae = self.ae_from_action(F.relu(self.at_embed(F.one_hot(a, c.n_functions).float())), ctx) + self.ae_from_core(
+            lstm_out, ctx
+        )
         # delay
         delay_logits = self.delay_head(ae)
         d = choose(delay_logits, "delay").clamp(0, spec.MAX_DELAY)
@@ -642,8 +731,9 @@ class AlphaStarPolicy(nn.Module):
             su_logits.append(torch.where(mask, logits, torch.full_like(logits, MASKED_LOGIT)))
             su_masks.append(mask)
             if lab is not None:
-                idx = torch.where(k < cnt, sel_lab[:, k] if k < sel_lab.shape[1] else torch.full_like(cnt, E),
-                                  torch.full_like(cnt, E)).clamp(-1, E)
+                idx = torch.where(
+                    k < cnt, sel_lab[:, k] if k < sel_lab.shape[1] else torch.full_like(cnt, E), torch.full_like(cnt, E)
+                ).clamp(-1, E)
                 idx = torch.where(idx < 0, torch.full_like(idx, E), idx)
             else:
                 idx = su_logits[-1].argmax(-1) if greedy else torch.distributions.Categorical(logits=su_logits[-1]).sample()
@@ -683,20 +773,38 @@ class AlphaStarPolicy(nn.Module):
         value = {n: bt((2 / math.pi) * torch.atan((math.pi / 2) * net(hb).squeeze(-1))) for n, net in self.base.items()}
 
         out = {
-            "action_type": bt(at_logits), "delay": bt(delay_logits), "queued": bt(q_logits),
-            "selected_units": bt(torch.stack(su_logits, 1)), "selected_mask": bt(torch.stack(su_masks, 1)),
-            "target_unit": bt(tu_logits), "target_mask": bt(tu_mask), "target_location": bt(loc_logits),
+            "action_type": bt(at_logits),
+            "delay": bt(delay_logits),
+            "queued": bt(q_logits),
+            "selected_units": bt(torch.stack(su_logits, 1)),
+            "selected_mask": bt(torch.stack(su_masks, 1)),
+            "target_unit": bt(tu_logits),
+            "target_mask": bt(tu_mask),
+            "target_location": bt(loc_logits),
             "value": value,
-            "actions": {"action_type": bt(a), "delay": bt(d), "queued": bt(q), "selected": bt(torch.stack(su_actions, 1)),
-                        "target_unit": bt(tu), "target_location": bt(loc)},
+            "actions": {
+                "action_type": bt(a),
+                "delay": bt(d),
+                "queued": bt(q),
+                "selected": bt(torch.stack(su_actions, 1)),
+                "target_unit": bt(tu),
+                "target_location": bt(loc),
+            },
         }
         return out, state
 
 
 def save_alphastar(path: str, model: AlphaStarPolicy, extra: dict | None = None) -> None:
     """Write ``{"format", "config", "model", **extra}`` (loadable with ``torch.load(weights_only=True)``)."""
-    torch.save({"format": CHECKPOINT_FORMAT, "config": model.cfg.to_dict(),
-                "model": {k: v.detach().cpu() for k, v in model.state_dict().items()}, **(extra or {})}, path)
+    torch.save(
+        {
+            "format": CHECKPOINT_FORMAT,
+            "config": model.cfg.to_dict(),
+            "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+            **(extra or {}),
+        },
+        path,
+    )
 
 
 def load_alphastar(path: str, device="cpu") -> tuple[AlphaStarPolicy, dict]:

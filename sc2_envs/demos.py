@@ -60,9 +60,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
@@ -70,8 +70,21 @@ import torch
 FORMAT = "sc2_envs.demos/1"
 STOP, NO_OP = 1, 0
 
-ARRAY_KEYS = ("obs", "state", "avail_actions", "actions", "executed_actions", "decision", "reward", "terminated",
-              "truncated", "battle_won", "damage_dealt", "episode", "t")
+ARRAY_KEYS = (
+    "obs",
+    "state",
+    "avail_actions",
+    "actions",
+    "executed_actions",
+    "decision",
+    "reward",
+    "terminated",
+    "truncated",
+    "battle_won",
+    "damage_dealt",
+    "episode",
+    "t",
+)
 
 
 @dataclass(frozen=True)
@@ -101,7 +114,7 @@ def enemy_hp(state: torch.Tensor, env_info: dict, max_health: torch.Tensor, max_
     lay = env_info["state_layout"]
     n_al, fa, n_en, fe = lay["n_agents"], lay["ally_state_feats"], lay["n_enemies"], lay["enemy_state_feats"]
     names = lay["enemy_state_feature_names"]
-    rows = state[:, n_al * fa: n_al * fa + n_en * fe].reshape(state.shape[0], n_en, fe)
+    rows = state[:, n_al * fa : n_al * fa + n_en * fe].reshape(state.shape[0], n_en, fe)
     hp = rows[..., names.index("health")] * max_health
     if "shield" in names:
         hp = hp + rows[..., names.index("shield")] * max_shield
@@ -157,15 +170,25 @@ class DemoSummary:
 
     def report(self) -> str:
         """One line per figure."""
-        return (f"episodes {self.episodes}, wins {self.wins} ({self.wins / max(self.episodes, 1):.3f}), rows {self.rows}, "
-                f"shards {self.shards}\nlabel counts (living agents) {self.label_counts}\n"
-                f"executed counts (living agents) {self.executed_counts}\nidle (stop) label share {self.idle_label_share:.3f}")
+        return (
+            f"episodes {self.episodes}, wins {self.wins} ({self.wins / max(self.episodes, 1):.3f}), rows {self.rows}, "
+            f"shards {self.shards}\nlabel counts (living agents) {self.label_counts}\n"
+            f"executed counts (living agents) {self.executed_counts}\nidle (stop) label share {self.idle_label_share:.3f}"
+        )
 
 
 @torch.no_grad()
-def record_demos(env, demonstrator: Callable[[dict], torch.Tensor], n_episodes: int, out_dir: str | Path,
-                 sampling: SamplingConfig = SamplingConfig(), seed: int = 0, episodes_per_shard: int = 200,
-                 description: str = "", log=print) -> DemoSummary:
+def record_demos(
+    env,
+    demonstrator: Callable[[dict], torch.Tensor],
+    n_episodes: int,
+    out_dir: str | Path,
+    sampling: SamplingConfig = SamplingConfig(),
+    seed: int = 0,
+    episodes_per_shard: int = 200,
+    description: str = "",
+    log=print,
+) -> DemoSummary:
     """Roll out ``demonstrator`` in ``env`` and write ``n_episodes`` episodes as npz shards.
 
     Args:
@@ -220,7 +243,7 @@ def record_demos(env, demonstrator: Callable[[dict], torch.Tensor], n_episodes: 
             merged = {k: np.concatenate([c[k] for c in chunk]) for k in ARRAY_KEYS}
             name = f"shard_{shard_id:05d}.npz"
             np.savez_compressed(out / name, **merged)
-            shard_meta.append({"file": name, "rows": int(len(merged["t"])), "episodes": len(chunk)})
+            shard_meta.append({"file": name, "rows": len(merged["t"]), "episodes": len(chunk)})
             rows_total += len(merged["t"])
             shard_id += 1
 
@@ -235,8 +258,10 @@ def record_demos(env, demonstrator: Callable[[dict], torch.Tensor], n_episodes: 
         ok = torch.gather(avail, 2, executed.unsqueeze(-1)).squeeze(-1)
         if not bool(ok.all()):
             b, n = (int(i) for i in (~ok).nonzero()[0])
-            raise ValueError(f"demonstrator chose unavailable action {int(executed[b, n])} for env {b}, agent {n}; "
-                             f"avail_actions={avail[b, n].int().tolist()}")
+            raise ValueError(
+                f"demonstrator chose unavailable action {int(executed[b, n])} for env {b}, agent {n}; "
+                f"avail_actions={avail[b, n].int().tolist()}"
+            )
         command = decision & ~(sampling.repeat_as_idle & (proposal == held))
         idle = torch.where(alive, STOP, NO_OP)
         label = torch.where(command, executed, idle)
@@ -246,11 +271,17 @@ def record_demos(env, demonstrator: Callable[[dict], torch.Tensor], n_episodes: 
         ended = nxt["terminated"] | nxt["truncated"]
         rec = done_count < per_env
         cpu = {
-            "obs": o["obs"].cpu().numpy(), "state": o["state"].cpu().numpy(), "avail_actions": avail.cpu().numpy(),
-            "actions": label.to(torch.int16).cpu().numpy(), "executed_actions": executed.to(torch.int16).cpu().numpy(),
-            "decision": command.cpu().numpy(), "reward": nxt["reward"].cpu().numpy(),
-            "terminated": nxt["terminated"].cpu().numpy(), "truncated": nxt["truncated"].cpu().numpy(),
-            "battle_won": nxt["battle_won"].cpu().numpy(), "damage_dealt": damage.cpu().numpy(),
+            "obs": o["obs"].cpu().numpy(),
+            "state": o["state"].cpu().numpy(),
+            "avail_actions": avail.cpu().numpy(),
+            "actions": label.to(torch.int16).cpu().numpy(),
+            "executed_actions": executed.to(torch.int16).cpu().numpy(),
+            "decision": command.cpu().numpy(),
+            "reward": nxt["reward"].cpu().numpy(),
+            "terminated": nxt["terminated"].cpu().numpy(),
+            "truncated": nxt["truncated"].cpu().numpy(),
+            "battle_won": nxt["battle_won"].cpu().numpy(),
+            "damage_dealt": damage.cpu().numpy(),
             "t": steps.to(torch.int32).cpu().numpy(),
         }
         alive_np = alive.cpu().numpy()
@@ -273,13 +304,31 @@ def record_demos(env, demonstrator: Callable[[dict], torch.Tensor], n_episodes: 
         o = nxt
     flush(final=True)
     alive_total = int(label_counts.sum())
-    summary = DemoSummary(episodes=ep_id, wins=wins, rows=rows_total, shards=shard_id,
-                          label_counts=label_counts.tolist(), executed_counts=exec_counts.tolist(),
-                          idle_label_share=float(label_counts[STOP] / max(alive_total, 1)))
-    meta = {"format": FORMAT, "map_name": env.map_name, "env_info": info, "sampling": asdict(sampling),
-            "demonstrator": description, "seed": seed, "num_envs": B, "episodes": ep_id, "wins": wins,
-            "rows": rows_total, "shards": shard_meta, "label_counts": summary.label_counts,
-            "executed_counts": summary.executed_counts, "idle_label_share": summary.idle_label_share}
+    summary = DemoSummary(
+        episodes=ep_id,
+        wins=wins,
+        rows=rows_total,
+        shards=shard_id,
+        label_counts=label_counts.tolist(),
+        executed_counts=exec_counts.tolist(),
+        idle_label_share=float(label_counts[STOP] / max(alive_total, 1)),
+    )
+    meta = {
+        "format": FORMAT,
+        "map_name": env.map_name,
+        "env_info": info,
+        "sampling": asdict(sampling),
+        "demonstrator": description,
+        "seed": seed,
+        "num_envs": B,
+        "episodes": ep_id,
+        "wins": wins,
+        "rows": rows_total,
+        "shards": shard_meta,
+        "label_counts": summary.label_counts,
+        "executed_counts": summary.executed_counts,
+        "idle_label_share": summary.idle_label_share,
+    }
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     log(summary.report())
     return summary
@@ -301,20 +350,26 @@ class DemoDataset:
 
     @property
     def rows(self) -> int:
-        return int(len(self.arrays["t"]))
+        return len(self.arrays["t"])
 
     @property
     def episodes(self) -> int:
-        return int(len(np.unique(self.arrays["episode"])))
+        return len(np.unique(self.arrays["episode"]))
 
     def describe(self) -> str:
         """Files, rows and episodes per file, totals, and the label model (for the first screen of a run)."""
-        lines = [f"demonstrations: {self.meta['map_name']}, demonstrator {self.meta.get('demonstrator')!r}, "
-                 f"sampling {self.meta['sampling']}"]
+        lines = [
+            (
+                f"demonstrations: {self.meta['map_name']}, demonstrator {self.meta.get('demonstrator')!r}, "
+                f"sampling {self.meta['sampling']}"
+            )
+        ]
         for path, rows, eps in self.files:
             lines.append(f"  {path}: {rows} frames, {eps} episodes")
-        lines.append(f"  total: {len(self.files)} files, {self.rows} frames, {self.episodes} episodes "
-                     f"(recording holds {self.meta['rows']} frames, {self.meta['episodes']} episodes)")
+        lines.append(
+            f"  total: {len(self.files)} files, {self.rows} frames, {self.episodes} episodes "
+            f"(recording holds {self.meta['rows']} frames, {self.meta['episodes']} episodes)"
+        )
         return "\n".join(lines)
 
 
@@ -370,8 +425,16 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     env = sc2_envs.make_batched(a.map, num_envs=a.num_envs, seed=a.seed, autoreset=True)
     demo = heuristic_demonstrator(env) if a.policy == "heuristic" else checkpoint_demonstrator(a.policy, env)
-    record_demos(env, demo, a.episodes, a.out, SamplingConfig(a.stride, a.repeat_as_idle), seed=a.seed,
-                 episodes_per_shard=a.episodes_per_shard, description=a.policy)
+    record_demos(
+        env,
+        demo,
+        a.episodes,
+        a.out,
+        SamplingConfig(a.stride, a.repeat_as_idle),
+        seed=a.seed,
+        episodes_per_shard=a.episodes_per_shard,
+        description=a.policy,
+    )
     return 0
 
 

@@ -3,7 +3,12 @@
 import pytest
 import torch
 
-from models.alphastar import AlphaStarConfig, AlphaStarPolicy, load_alphastar, save_alphastar
+from models.alphastar import (
+    AlphaStarConfig,
+    AlphaStarPolicy,
+    load_alphastar,
+    save_alphastar,
+)
 from sc2_envs.full_game import spec
 
 pytest.importorskip("pysc2_evolved", reason="the raw-function table (argument masks) comes from pysc2_evolved")
@@ -22,9 +27,14 @@ def make_obs(cfg, B=2, T=3, n_real=5, seed=0):
     ent[..., :n_real, col["alliance"]] = alliance
     ent[..., :n_real, col["x"]] = torch.randint(0, cfg.raw_resolution, (B, T, n_real), generator=g).float()
     ent[..., :n_real, col["y"]] = torch.randint(0, cfg.raw_resolution, (B, T, n_real), generator=g).float()
-    obs = {"entities": ent, "entity_count": torch.full((B, T), n_real), "scalars": torch.zeros(B, T, len(cfg.scalar_features)),
-           "upgrades": torch.zeros(B, T, cfg.n_upgrades), "unit_counts": torch.zeros(B, T, cfg.n_unit_types),
-           "build_order": torch.zeros(B, T, spec.BUILD_ORDER_LENGTH, dtype=torch.long)}
+    obs = {
+        "entities": ent,
+        "entity_count": torch.full((B, T), n_real),
+        "scalars": torch.zeros(B, T, len(cfg.scalar_features)),
+        "upgrades": torch.zeros(B, T, cfg.n_upgrades),
+        "unit_counts": torch.zeros(B, T, cfg.n_unit_types),
+        "build_order": torch.zeros(B, T, spec.BUILD_ORDER_LENGTH, dtype=torch.long),
+    }
     if cfg.minimap_features:
         obs["minimap"] = torch.zeros(B, T, len(cfg.minimap_features), cfg.minimap_size, cfg.minimap_size)
     if cfg.use_action_type_mask:
@@ -48,11 +58,11 @@ def test_forward_shapes_and_head_constraints_when_sampling():
     m = AlphaStarPolicy(cfg)
     B, T, E, K = 2, 3, cfg.max_entities, cfg.max_selected
     obs = make_obs(cfg, B, T)
-    out, (h, c) = m(obs)
+    out, (h, _) = m(obs)
     assert out["action_type"].shape == (B, T, cfg.n_functions)
     assert out["delay"].shape == (B, T, spec.MAX_DELAY + 1) and out["queued"].shape == (B, T, 2)
     assert out["selected_units"].shape == (B, T, K, E + 1) and out["target_unit"].shape == (B, T, E)
-    assert out["target_location"].shape == (B, T, cfg.raw_resolution ** 2)
+    assert out["target_location"].shape == (B, T, cfg.raw_resolution**2)
     assert set(out["value"]) == set(cfg.baselines) and out["value"]["winloss"].shape == (B, T)
     assert h.shape == (cfg.lstm_layers, B, cfg.lstm_hidden)
     acts = out["actions"]
@@ -74,9 +84,15 @@ def test_teacher_forcing_uses_the_labels():
     m = AlphaStarPolicy(cfg)
     B, T, E = 1, 2, cfg.max_entities
     obs = make_obs(cfg, B, T)
-    labels = {"action_type": torch.full((B, T), 3), "delay": torch.tensor([[5, 7]]), "queued": torch.tensor([[1, 0]]),
-              "selected": torch.tensor([[[1, 0, -1, -1], [2, -1, -1, -1]]]), "selected_count": torch.tensor([[2, 1]]),
-              "target_unit": torch.tensor([[3, 4]]), "target_location": torch.tensor([[17, 200]])}
+    labels = {
+        "action_type": torch.full((B, T), 3),
+        "delay": torch.tensor([[5, 7]]),
+        "queued": torch.tensor([[1, 0]]),
+        "selected": torch.tensor([[[1, 0, -1, -1], [2, -1, -1, -1]]]),
+        "selected_count": torch.tensor([[2, 1]]),
+        "target_unit": torch.tensor([[3, 4]]),
+        "target_location": torch.tensor([[17, 200]]),
+    }
     out, _ = m(obs, labels=labels)
     a = out["actions"]
     assert a["action_type"].tolist() == [[3, 3]] and a["delay"].tolist() == [[5, 7]]

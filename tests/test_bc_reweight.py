@@ -116,12 +116,24 @@ def test_alphastar_heads_unused_by_the_labels_give_zero_loss():
     cfg = AlphaStarConfig.replay(AlphaStarConfig.tiny())
     m = AlphaStarPolicy(cfg)
     B, T, E = 2, 2, cfg.max_entities
-    obs = {"entities": torch.zeros(B, T, E, len(cfg.entity_features)), "entity_count": torch.zeros(B, T, dtype=torch.long),
-           "scalars": torch.zeros(B, T, len(cfg.scalar_features)), "upgrades": torch.zeros(B, T, 89),
-           "unit_counts": torch.zeros(B, T, 375), "build_order": torch.zeros(B, T, 20, dtype=torch.long)}
+    obs = {
+        "entities": torch.zeros(B, T, E, len(cfg.entity_features)),
+        "entity_count": torch.zeros(B, T, dtype=torch.long),
+        "scalars": torch.zeros(B, T, len(cfg.scalar_features)),
+        "upgrades": torch.zeros(B, T, 89),
+        "unit_counts": torch.zeros(B, T, 375),
+        "build_order": torch.zeros(B, T, 20, dtype=torch.long),
+    }
     z = torch.zeros(B, T, dtype=torch.long)
-    labels = {"action_type": z, "delay": z, "queued": z, "selected": torch.full((B, T, 4), -1), "selected_count": z,
-              "target_unit": z - 1, "target_location": z - 1}  # no_op only: no argument head is used
+    labels = {
+        "action_type": z,
+        "delay": z,
+        "queued": z,
+        "selected": torch.full((B, T, 4), -1),
+        "selected_count": z,
+        "target_unit": z - 1,
+        "target_location": z - 1,
+    }  # no_op only: no argument head is used
     out, _ = m(obs, labels=labels)
     res, _ = bc.alphastar_losses(m, out, labels, torch.ones(B, T, dtype=torch.bool), torch.ones(564))
     for h in ("queued", "selected_units", "target_unit", "target_location"):
@@ -154,7 +166,7 @@ def test_averaging_two_checkpoints_is_the_mean(tmp_path):
         for k, v in a[part].items():
             if v.is_floating_point():
                 assert torch.allclose(avg[part][k], (v + b[part][k]) / 2), k
-    pol, _, ck = load_checkpoint(str(out), info, with_critic=True)
+    _, _, ck = load_checkpoint(str(out), info, with_critic=True)
     assert ck["averaged_from"] == paths
 
 
@@ -198,8 +210,17 @@ def demos_3m(tmp_path_factory):
 
 
 def test_short_bc_run_on_recorded_3m_reduces_the_loss(demos_3m, tmp_path, capsys):
-    args = bc.Args(data=str(demos_3m), epochs=4, batch_size=32, reweight_power=1.0, run_dir=str(tmp_path / "run"),
-                   select_by="val-acc", eval_episodes=4, eval_envs=4, average_window=2)
+    args = bc.Args(
+        data=str(demos_3m),
+        epochs=4,
+        batch_size=32,
+        reweight_power=1.0,
+        run_dir=str(tmp_path / "run"),
+        select_by="val-acc",
+        eval_episodes=4,
+        eval_envs=4,
+        average_window=2,
+    )
     summary = bc.main(args)
     hist = summary["history"]
     assert hist[-1]["train_loss"] < hist[0]["train_loss"]
@@ -215,8 +236,9 @@ def test_requesting_more_files_than_exist_is_an_error_unless_smoke(demos_3m, tmp
     args = bc.Args(data=str(demos_3m), epochs=1, num_files=5, run_dir=str(tmp_path / "r1"), eval_episodes=2, eval_envs=2)
     with pytest.raises(ValueError, match="--num-files 5"):
         bc.main(args)
-    args = bc.Args(data=str(demos_3m), epochs=1, num_files=5, smoke=True, run_dir=str(tmp_path / "r2"), eval_episodes=2,
-                   eval_envs=2)
+    args = bc.Args(
+        data=str(demos_3m), epochs=1, num_files=5, smoke=True, run_dir=str(tmp_path / "r2"), eval_episodes=2, eval_envs=2
+    )
     bc.main(args)
 
 
@@ -229,9 +251,14 @@ def test_behaviour_selection_needs_a_simulator(shared_data_dir, tmp_path):
     if not folder.exists():
         pytest.skip(f"{folder} is absent (set SC2_ENVS_SHARED_DATA)")
     files = find_replays(folder)[:3]
-    convert_replays(files, tmp_path / "ds", StreamConfig(max_entities=32, max_selected=8, raw_resolution=16),
-                    progress=False, log=lambda s: None)
-    common = dict(data=str(tmp_path / "ds"), epochs=1, batch_size=8, model_preset="tiny", val_fraction=0.34)
+    convert_replays(
+        files,
+        tmp_path / "ds",
+        StreamConfig(max_entities=32, max_selected=8, raw_resolution=16),
+        progress=False,
+        log=lambda s: None,
+    )
+    common = {"data": str(tmp_path / "ds"), "epochs": 1, "batch_size": 8, "model_preset": "tiny", "val_fraction": 0.34}
     with pytest.raises(ValueError, match="select-by behaviour needs a simulator"):
         bc.main(bc.Args(**common, select_by="behaviour", run_dir=str(tmp_path / "rb")))
     summary = bc.main(bc.Args(**common, reweight_power=1.0, run_dir=str(tmp_path / "rv")))

@@ -7,10 +7,17 @@ import pytest
 import torch
 
 import sc2_envs
-from sc2_envs.demos import (ARRAY_KEYS, SamplingConfig, heuristic_demonstrator, load_demos, record_demos)
+from sc2_envs.demos import (
+    ARRAY_KEYS,
+    SamplingConfig,
+    heuristic_demonstrator,
+    load_demos,
+    record_demos,
+)
 
 
-def _record(tmp_path, name="d", map_name="3m", episodes=4, num_envs=4, sampling=SamplingConfig(), seed=0, **kw):
+def _record(tmp_path, name="d", map_name="3m", episodes=4, num_envs=4, sampling=None, seed=0, **kw):
+    sampling = sampling or SamplingConfig()
     env = sc2_envs.make_batched(map_name, num_envs=num_envs, seed=seed)
     out = tmp_path / name
     summary = record_demos(env, heuristic_demonstrator(env), episodes, out, sampling, seed=seed, log=lambda s: None, **kw)
@@ -114,3 +121,15 @@ def test_shards_and_describe_list_every_file(tmp_path):
     assert "shard_00000.npz" in text and "shard_00001.npz" in text and f"{ds.rows} frames" in text
     one = load_demos(out, max_files=1)
     assert len(one.files) == 1 and one.episodes == 2
+
+
+def test_a_checkpoint_can_be_the_demonstrator(tmp_path):
+    from models import build_models, save_checkpoint
+    from sc2_envs.demos import checkpoint_demonstrator
+
+    env = sc2_envs.make_batched("3m", num_envs=2, seed=0)
+    info = env.get_env_info()
+    pol, cri = build_models(info, "mlp")
+    save_checkpoint(str(tmp_path / "c.pt"), pol, cri, info, {})
+    summary = record_demos(env, checkpoint_demonstrator(tmp_path / "c.pt", env), 2, tmp_path / "d", log=lambda s: None)
+    assert summary.episodes == 2 and summary.rows > 0
