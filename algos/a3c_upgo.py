@@ -68,6 +68,8 @@ class Args:
     """where actors run: `process` (spawned subprocesses) or `ray` (Ray actors; local cluster unless --ray-address)"""
     ray_address: str = ""
     """address of an existing Ray cluster (`auto`, `ray://host:10001`); empty starts a local one"""
+    ray_actor_cpus: float = 1.0
+    """CPUs Ray reserves for each actor (placement across nodes follows them)"""
     num_actors: int = 2
     """the number of actor processes"""
     envs_per_actor: int = 16
@@ -368,7 +370,8 @@ class _Slot:
     conn: object = None
     heartbeat: object = None
     progress: object = None
-    run_ref: object = None
+    run_ref: object = None  # Ray: the actor's run() call
+    node: str | None = None  # Ray: the node the actor runs on
 
 
 class ProcessActorPool:
@@ -524,7 +527,7 @@ class RayActorPool:
         self._weights_version = -1
         self._push_weights()
         self.queue = Queue(maxsize=args.queue_size, actor_options={"num_cpus": 0})
-        self.actor_cls = ray.remote(num_cpus=0)(_RayActor)
+        self.actor_cls = ray.remote(num_cpus=args.ray_actor_cpus)(_RayActor)
         self.slots: dict[int, _Slot] = {}
         self.node_id = ray.get_runtime_context().get_node_id()
 
@@ -570,18 +573,17 @@ class RayActorPool:
             if now - s.started > self.args.startup_timeout:
                 return "stalled", f"no heartbeat {now - s.started:.0f} s after start (startup_timeout={self.args.startup_timeout} s)"
             return None
-        s.pid, node = info["pid"], info["node"]
+        s.pid, s.node = info["pid"], info["node"]
         # Hub times are the actor's wall clock: compare with ours (same clock on one node; NTP across nodes).
         age_beat, progress = time.time() - info["beat"], info["progress"]
         if age_beat > self.args.heartbeat_timeout:
             return "stalled", f"heartbeat thread silent for {age_beat:.1f} s (heartbeat_timeout={self.args.heartbeat_timeout} s)"
         if progress > 0 and time.time() - progress > self.args.stall_timeout:
             return "stalled", f"no env step for {time.time() - progress:.1f} s (stall_timeout={self.args.stall_timeout} s)"
-        s.conn = node
         return None
 
     def dump_stack(self, s: _Slot) -> bool:
-        if s.pid is None or s.conn != self.node_id or not hasattr(signal, "SIGUSR1"):
+        if s.pid is None or s.node != self.node_id or not hasattr(signal, "SIGUSR1"):
             return False
         size = s.log_path.stat().st_size if s.log_path.exists() else 0
         try:
