@@ -899,8 +899,11 @@ def main(args: Args) -> int:
 
     def say(msg: str) -> None:
         stamp = time.strftime("%H:%M:%S")
-        print(f"[learner {stamp}] {msg}", flush=True)
         log_file.write(f"[{stamp}] {msg}\n")
+        try:
+            print(f"[learner {stamp}] {msg}", flush=True)
+        except OSError:
+            pass  # a closed terminal or pipe must not end the run; learner_events.log has every line
 
     supervisor = Supervisor(pool, args, say)
     start = time.monotonic()

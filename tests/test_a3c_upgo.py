@@ -268,9 +268,27 @@ def test_shared_weights_publish_and_read_versions():
 
 
 @pytest.mark.slow
-def test_ray_backend_short_run(tmp_path):
+def test_ray_backend_reports_and_replaces_a_killed_actor(tmp_path):
     pytest.importorskip("ray")
-    run = Run(tmp_path, "--backend", "ray", "--total-timesteps", "256")
-    rc = run.finish(timeout=180)
+    run = Run(tmp_path, "--backend", "ray", "--total-timesteps", "100000000", "--time-budget-s", "40", "--restart-actors")
+    try:
+        deadline = time.monotonic() + 120
+        pid = None
+        while pid is None and time.monotonic() < deadline:
+            log = next(tmp_path.glob("*/actor_1_gen0.log"), None)
+            found = re.search(r"pid (\d+)", log.read_text()) if log else None
+            pid = int(found.group(1)) if found and "update 1 " in run.text() else None
+            time.sleep(0.2)
+        assert pid is not None, run.text()
+        os.kill(pid, signal.SIGKILL)
+        killed = time.monotonic()
+        t_report, _ = run.wait_for(r"ACTOR DIED: actor 1 gen 0", timeout=10, after=killed - 1)
+        assert t_report - killed < 5.0
+        run.wait_for(r"actor 1 gen 1 started", timeout=5, after=killed - 1)
+    finally:
+        rc = run.finish(timeout=120)
     assert rc == 0, run.text()
-    assert "total_timesteps reached" in run.text()
+    learner = run.proc.pid
+    left = [p.pid for p in psutil.process_iter(["cmdline"]) if any(f"_{learner}/" in a or a.endswith(f"_{learner}")
+                                                                      for a in (p.info["cmdline"] or []))]
+    assert not left, f"Ray processes of this run still alive: {left}"
