@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn as nn
+from torch import nn
 
 from models import ClassPolicy, MaskedCategorical, build_models, load_checkpoint, save_checkpoint
 from models.offpolicy_losses import masked_kl, masked_mean, td_lambda_returns, upgo_returns, vtrace
@@ -340,7 +340,7 @@ def actor_process(args: Args, slot: int, gen: int, cfg: dict, conn, weights: Sha
     except SystemExit as e:
         print(f"[actor {slot} gen {gen}] terminated", flush=True)
         code = e.code if isinstance(e.code, int) else 1
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - any failure is logged here and becomes the exit code
         traceback.print_exc()
         code = 1
     beat_stop.set()
@@ -667,7 +667,7 @@ class _RayChannel:
             try:
                 self.queue.put(traj, block=True, timeout=0.5)
                 break
-            except Exception as e:  # noqa: BLE001 - ray.util.queue.Full
+            except Exception as e:  # ray.util.queue.Full (not importable without ray)
                 if type(e).__name__ != "Full":
                     raise
         self.progress = time.time()
@@ -895,7 +895,7 @@ def main(args: Args) -> int:
     weights.publish(policy.state_dict())
     pool_cls = RayActorPool if args.backend == "ray" else ProcessActorPool
     pool = pool_cls(args, policy_config(policy), weights, run_dir, ctx)
-    log_file = open(run_dir / "learner_events.log", "a", buffering=1)
+    log_file = open(run_dir / "learner_events.log", "a", buffering=1)  # noqa: SIM115 - closed in the finally below
 
     def say(msg: str) -> None:
         stamp = time.strftime("%H:%M:%S")
