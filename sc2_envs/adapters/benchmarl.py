@@ -85,7 +85,7 @@ class SC2SmacClass(TaskClass):
                     del spec[group][key]
             if spec[group].is_empty():
                 del spec[group]
-        if "state" in spec.keys():
+        if "state" in spec:
             del spec["state"]
         return None if spec.is_empty() else spec
 
@@ -99,7 +99,7 @@ class SC2SmacClass(TaskClass):
         return self._group_keys(env, "info")
 
     def state_spec(self, env: EnvBase) -> Composite | None:
-        if "state" in env.observation_spec.keys():
+        if "state" in env.observation_spec:
             return Composite({"state": env.observation_spec["state"].clone()})
         return None
 
