@@ -6,6 +6,7 @@ injected with ``--env-factory test_a3c_upgo:make_faulty_env``: the simulator, wh
 by the environment variable ``A3C_TEST_FAULT`` hangs or is slowed down.
 """
 
+import copy
 import importlib.util
 import os
 import re
@@ -223,6 +224,99 @@ def test_stalled_actor_is_detected_with_a_stack_dump(tmp_path):
     assert "ACTOR STALLED: actor 1" not in out
     assert_no_processes_left(run.actor_pids())
 
+
+
+def test_actors_exit_when_the_learner_is_killed(tmp_path):
+    run = Run(tmp_path, "--total-timesteps", "100000000", "--time-budget-s", "120")
+    try:
+        run.wait_for(r"update 1 ", timeout=45)
+        pids = run.actor_pids()
+        run.proc.kill()  # SIGKILL: no clean-up in the learner; the actors must notice on their own
+        run.finish(timeout=10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
+                                                  for p in pids):
+            time.sleep(0.2)
+    finally:
+        if run.proc.poll() is None:
+            run.proc.kill()
+    assert_no_processes_left(pids)
+
+
+def _unroll(algo, T=8, B=4):
+    """One real unroll of 3m from run_actor (in this process) and the models that produced it."""
+    import sc2_envs
+    from models import build_models
+
+    info = sc2_envs.make_batched("3m", num_envs=1).get_env_info()
+    torch.manual_seed(0)
+    policy, critic = build_models(info, "gnn")
+    sent = []
+
+    class Channel:
+        def beat_step(self):
+            pass
+
+        def send(self, traj):
+            sent.append(traj)
+
+        def pull_weights(self, module, version):
+            if version == 0:
+                return None
+            module.load_state_dict(policy.state_dict())
+            return 0
+
+        def stopped(self):
+            return len(sent) >= 1
+
+    args = algo.Args(map="3m", envs_per_actor=B, unroll_length=T)
+    algo.run_actor(args, 0, 0, algo.policy_config(policy), Channel())
+    return args, policy, critic, sent[0]
+
+
+def test_unroll_layout_and_the_loss_uses_final_state_only_at_truncations():
+    algo = load_algo()
+    args, policy, critic, traj = _unroll(algo)
+    T, B = 8, 4
+    assert traj["obs"].shape == (T, B, 3, 30) and traj["avail"].shape == (T, B, 3, 9)
+    assert traj["actions"].dtype.name == "int64" and traj["next_state"].shape == (B, 48)
+    # every sampled action was available (B01)
+    taken = torch.as_tensor(traj["avail"]).gather(-1, torch.as_tensor(traj["actions"]).unsqueeze(-1))
+    assert bool(taken.all())
+    batch = algo.collate([traj], torch.device("cpu"))
+    batch["truncated"][3, 1] = True  # pretend env 1 hit the time limit at step 3
+
+    def loss_with(final_state):
+        b = dict(batch, final_state=final_state)
+        # a fresh copy of the critic: learner_loss updates the value normaliser
+        loss, logs = algo.learner_loss(policy, copy.deepcopy(critic), None, b, args)
+        return float(loss.detach()), float(logs["losses/value_loss"].detach())
+
+    base = loss_with(batch["final_state"].clone())
+    elsewhere = batch["final_state"].clone()
+    elsewhere[2, 1] += 5.0  # not an episode end: never read
+    assert loss_with(elsewhere) == base
+    at_cut = batch["final_state"].clone()
+    at_cut[3, 1] += 5.0  # the truncated step's final state: its value is the bootstrap
+    assert loss_with(at_cut) != base
+
+
+def test_dead_agents_drop_out_of_the_policy_terms():
+    algo = load_algo()
+    args, policy, critic, traj = _unroll(algo)
+    batch = algo.collate([traj], torch.device("cpu"))
+    # agent 2 dead for the whole unroll: only the no-op available, the no-op taken
+    batch["avail"][:, :, 2] = False
+    batch["avail"][:, :, 2, 0] = True
+    batch["actions"][:, :, 2] = 0
+    batch["logp"][:, :, 2] = 0.0
+    _, logs = algo.learner_loss(policy, copy.deepcopy(critic), policy, batch, args)
+    assert float(logs["kl_per_head/agent_2"].detach()) == 0.0
+    batch["logp"][:, :, 2] = -3.0  # a behaviour log-prob of a dead agent must not matter
+    _, logs2 = algo.learner_loss(policy, copy.deepcopy(critic), policy, batch, args)
+    assert float(logs2["losses/policy_loss"].detach()) == pytest.approx(float(logs["losses/policy_loss"].detach()))
+    assert float(logs2["losses/upgo_loss"].detach()) == pytest.approx(float(logs["losses/upgo_loss"].detach()))
+    assert float(logs["losses/kl_teacher"].detach()) < 1e-6  # the teacher is the student
 
 
 def test_kl_without_teacher_and_missing_paths_fail_clearly(tmp_path):
