@@ -1,0 +1,274 @@
+"""Tests of algos/eval_transfer.py, sc2_envs/stats.py and benchmarks/transfer_table.py (issue 5)."""
+
+import csv
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import sc2_envs
+from models import build_models, save_checkpoint
+from sc2_envs.stats import wilson_interval
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def load_script(folder, name):
+    spec = importlib.util.spec_from_file_location(name, REPO / folder / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # dataclasses resolve the module's string annotations through sys.modules
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    # The small batched ops are much slower with several threads on a shared, busy CPU (thread
+    # oversubscription); eval_transfer.py's CLI uses one thread by default for the same reason.
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+et = load_script("algos", "eval_transfer")
+tt = load_script("benchmarks", "transfer_table")
+
+
+def tiny_checkpoint(path, map_name="2s3z", actor="gnn", **smac_options):
+    """A randomly initialised, small checkpoint written with happo_gnn.py's format (models.save_checkpoint)."""
+    torch.manual_seed(0)
+    env = sc2_envs.make_batched(map_name, num_envs=1, **smac_options)
+    info = env.get_env_info()
+    policy, critic = build_models(info, actor, hidden=8, heads=2)
+    save_checkpoint(str(path), policy, critic, info, {"map": map_name, "actor": actor}, global_step=123)
+    return str(path)
+
+
+# ---------------------------------------------------------------- Wilson interval
+
+
+def test_wilson_zero_wins():
+    # n=10, p=0, z^2=3.8416: denom = 1 + 0.38416 = 1.38416; center = (0.19208)/1.38416 = 0.138770;
+    # half = 1.96/1.38416 * sqrt(0 + 3.8416/400) = 1.416021 * 0.0980 = 0.138770 -> [0, 0.277540].
+    low, high = wilson_interval(0, 10)
+    assert low == 0.0
+    assert high == pytest.approx(0.277540, abs=1e-6)
+
+
+def test_wilson_all_wins_mirrors_zero_wins():
+    # Symmetry p -> 1-p: [1 - 0.277540, 1].
+    low, high = wilson_interval(10, 10)
+    assert low == pytest.approx(0.722460, abs=1e-6)
+    assert high == 1.0
+
+
+def test_wilson_81_of_100():
+    # p=0.81, z^2/n = 0.038416, denom = 1.038416; center = (0.81 + 0.019208)/1.038416 = 0.798532;
+    # half = 1.96/1.038416 * sqrt(0.81*0.19/100 + 3.8416/40000) = 1.887489 * sqrt(0.00163504) = 0.076322
+    # -> [0.722210, 0.874853].
+    low, high = wilson_interval(81, 100)
+    assert low == pytest.approx(0.722210, abs=1e-5)
+    assert high == pytest.approx(0.874853, abs=1e-5)
+
+
+def test_wilson_matches_scipy_with_the_exact_quantile():
+    stats = pytest.importorskip("scipy.stats", reason="scipy is an optional cross-check")
+    for wins, n in [(0, 10), (3, 7), (81, 100), (100, 100)]:
+        ci = stats.binomtest(wins, n).proportion_ci(confidence_level=0.95, method="wilson")
+        low, high = wilson_interval(wins, n, z=float(stats.norm.ppf(0.975)))
+        assert (low, high) == pytest.approx((ci.low, ci.high), abs=1e-9)
+
+
+@pytest.mark.parametrize("wins,n,z,match", [(1, 0, 1.96, "n must be >= 1"), (11, 10, 1.96, "wins must be in"),
+                                            (-1, 10, 1.96, "wins must be in"), (0.5, 10, 1.96, "integer count"),
+                                            (1, 10, 0.0, "z must be"), (1, 10, math.nan, "z must be")])
+def test_wilson_rejects_bad_input(wins, n, z, match):
+    with pytest.raises(ValueError, match=match):
+        wilson_interval(wins, n, z)
+
+
+# ---------------------------------------------------------------- evaluation
+
+
+def test_tiny_gnn_checkpoint_in_distribution_and_scale_up(tmp_path):
+    path = tiny_checkpoint(tmp_path / "g.pt")
+    for target, kind in [("2s3z", "in-distribution"), ("3s5z", "scale-up")]:
+        r = et.evaluate_transfer(path, target, episodes=5, max_envs=3, seed=0)
+        assert r.error == ""
+        assert (r.source_map, r.target_map, r.actor_type, r.kind, r.source_steps) == ("2s3z", target, "gnn", kind, 123)
+        assert r.episodes == 5 and 0 <= r.wins <= 5
+        assert r.win_rate == r.wins / 5
+        assert (r.ci_low, r.ci_high) == wilson_interval(r.wins, 5)
+        assert 1 <= r.mean_length <= sc2_envs.get_map(target).episode_limit
+        assert math.isfinite(r.mean_return)
+
+
+def test_evaluation_is_deterministic_for_a_seed(tmp_path):
+    path = tiny_checkpoint(tmp_path / "g.pt")
+    a = et.evaluate_transfer(path, "2s3z", episodes=3, max_envs=3, seed=7)
+    b = et.evaluate_transfer(path, "2s3z", episodes=3, max_envs=3, seed=7)
+    assert (a.wins, a.mean_return, a.mean_length) == (b.wins, b.mean_return, b.mean_length)
+
+
+class _ScriptedEnv:
+    """Fake batched env: env b's episodes last b+1 steps, every episode of env 0 is won, reward 1 per step."""
+
+    def __init__(self, num_envs):
+        self.num_envs, self.device = num_envs, torch.device("cpu")
+        self.t = torch.zeros(num_envs, dtype=torch.int64)
+
+    def _out(self):
+        return {"obs": torch.zeros(self.num_envs, 1, 1), "avail_actions": torch.ones(self.num_envs, 1, 1, dtype=torch.bool)}
+
+    def reset(self, seed=None):
+        self.t.zero_()
+        return self._out()
+
+    def step(self, actions):
+        self.t += 1
+        done = self.t == torch.arange(1, self.num_envs + 1)
+        self.t = torch.where(done, 0, self.t)
+        won = done & (torch.arange(self.num_envs) == 0)
+        return {**self._out(), "reward": torch.ones(self.num_envs), "terminated": done,
+                "truncated": torch.zeros_like(done), "battle_won": won}
+
+
+class _NoopPolicy:
+    def act(self, obs, avail, greedy=False):
+        return torch.zeros(obs.shape[:2], dtype=torch.int64), torch.zeros(obs.shape[:2])
+
+
+def test_run_episodes_counts_exactly_n_with_a_quota_per_env():
+    # 5 episodes over 3 envs: quotas 2, 2, 1; lengths 1,1 (env 0, both won), 2,2 (env 1), 3 (env 2).
+    res = et.run_episodes(_NoopPolicy(), _ScriptedEnv(3), 5, seed=0)
+    assert res == {"episodes": 5, "wins": 2, "mean_return": 9 / 5, "mean_length": 9 / 5}
+
+
+# ---------------------------------------------------------------- mismatches
+
+
+def test_unknown_class_is_an_error_row_not_a_guess(tmp_path):
+    path = tiny_checkpoint(tmp_path / "g.pt")
+    r = et.evaluate_transfer(path, "3m", episodes=2, max_envs=2)
+    assert "['marine']" in r.error and "absent from the checkpoint" in r.error
+    assert r.episodes is None and r.win_rate is None and r.ci_low is None
+
+
+def test_mlp_size_mismatch_is_an_error_row(tmp_path):
+    path = tiny_checkpoint(tmp_path / "m.pt", actor="mlp")
+    r = et.evaluate_transfer(path, "3s5z", episodes=2, max_envs=2)
+    assert "size mismatch" in r.error and "obs_size=80" in r.error and "obs_size=128" in r.error
+    assert r.win_rate is None
+    ok = et.evaluate_transfer(path, "2s3z", episodes=2, max_envs=2)
+    assert ok.error == "" and ok.episodes == 2
+
+
+def test_mlp_same_sizes_other_layout_is_an_error():
+    env = sc2_envs.make_batched("2s3z", num_envs=1)
+    info = env.get_env_info()
+    policy, critic = build_models(info, "mlp", hidden=8)
+    config = {"map_name": "2s3z", "actor_type": "mlp", "classes": ["stalker", "zealot"], "obs_shape": info["obs_shape"],
+              "n_actions": info["n_actions"], "obs_layout": dict(info["obs_layout"], own_feature_names=["a", "b", "c", "d"])}
+    assert "observation layout mismatch" in et.fit_error(config, info)
+
+
+def test_gnn_other_observation_layout_is_an_error_row(tmp_path):
+    # Trained without health features: entity rows have other columns than the default 2s3z layout.
+    path = tiny_checkpoint(tmp_path / "g.pt", obs_all_health=False)
+    r = et.evaluate_transfer(path, "2s3z", episodes=2, max_envs=2)
+    assert "observation layout mismatch" in r.error and "health" in r.error
+    assert r.win_rate is None
+
+
+def test_gnn_transfer_ignores_last_action_columns(tmp_path):
+    # obs_last_action only adds count-dependent columns that the entity parser drops: still transferable.
+    path = tiny_checkpoint(tmp_path / "g.pt", obs_last_action=True)
+    env = sc2_envs.make_batched("3s5z", num_envs=1)
+    assert et.fit_error(torch.load(path, weights_only=True)["config"], env.get_env_info()) == ""
+
+
+def test_not_a_checkpoint_raises(tmp_path):
+    torch.save({"weights": torch.zeros(2)}, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="is not a 'sc2_envs.class_actor_critic/1' checkpoint"):
+        et.read_checkpoint(str(tmp_path / "other.pt"))
+    (tmp_path / "garbage.pt").write_bytes(b"not a torch file")
+    with pytest.raises(ValueError, match="could not be read"):
+        et.read_checkpoint(str(tmp_path / "garbage.pt"))
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        et.read_checkpoint(str(tmp_path / "missing.pt"))
+
+
+def test_unknown_map_raises_with_the_valid_names():
+    with pytest.raises(ValueError, match="unknown map.*'nosuchmap'.*valid maps"):
+        et.resolve_maps(("2s3z", "nosuchmap"), {"map_name": "2s3z", "classes": ["stalker", "zealot"]})
+
+
+def test_default_maps_follow_the_checkpoint_classes():
+    assert et.resolve_maps((), {"map_name": "3s5z", "classes": ["stalker", "zealot"]}) == ["3s5z", "2s3z", "3s5z_vs_3s6z"]
+    assert et.resolve_maps((), {"map_name": "3m", "classes": ["marine"]}) == ["3m", "5m_vs_6m", "8m", "25m"]
+
+
+def test_transfer_kinds():
+    assert et.transfer_kind("2s3z", "2s3z") == "in-distribution"
+    assert et.transfer_kind("2s3z", "3s5z") == "scale-up"
+    assert et.transfer_kind("3s5z", "2s3z") == "scale-down"
+    assert et.transfer_kind("3s5z", "3s5z_vs_3s6z") == "same-team-size"
+
+
+# ---------------------------------------------------------------- outputs
+
+
+def test_main_writes_csv_markdown_and_png(tmp_path, capsys):
+    g = tiny_checkpoint(tmp_path / "g.pt")
+    m = tiny_checkpoint(tmp_path / "m.pt", actor="mlp")
+    args = et.Args(checkpoints=(g, m), maps=("2s3z", "3s5z"), episodes=2, max_envs=2, out_dir=str(tmp_path / "out"))
+    rows = et.main(args)
+    printed = capsys.readouterr().out
+    assert printed.startswith("eval_transfer configuration:") and "episodes: 2" in printed
+    with open(tmp_path / "out" / "transfer.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    assert list(table[0]) == et.CSV_COLUMNS
+    assert [(r["source_map"], r["actor_type"], r["target_map"]) for r in table] == [
+        ("2s3z", "gnn", "2s3z"), ("2s3z", "gnn", "3s5z"), ("2s3z", "mlp", "2s3z"), ("2s3z", "mlp", "3s5z")]
+    mlp_up = table[3]
+    assert "size mismatch" in mlp_up["error"] and mlp_up["win_rate"] == "" and mlp_up["episodes"] == ""
+    for r, row in zip(table[:3], rows[:3], strict=True):
+        assert r["error"] == "" and int(r["episodes"]) == 2
+        assert float(r["ci_low"]) == row.ci_low and float(r["ci_high"]) == row.ci_high
+    md = (tmp_path / "out" / "transfer.md").read_text()
+    assert md.count("\n| 2s3z |") == 4 and "size mismatch" in md
+    assert (tmp_path / "out" / "transfer.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# ---------------------------------------------------------------- benchmark script
+
+
+def test_transfer_table_training_command_and_device_check():
+    args = tt.Args(total_timesteps=1000, num_envs=4, time_budget_s=30, device="cpu", train_args="--hidden 16")
+    cmd = tt.train_command(args, "2s3z", "mlp")
+    assert cmd[1].endswith("algos/happo_gnn.py")
+    joined = " ".join(cmd[2:])
+    for part in ["--map 2s3z", "--actor mlp", "--total-timesteps 1000", "--num-envs 4", "--time-budget-s 30",
+                 "--save-model", "--no-cuda", "--hidden 16"]:
+        assert part in joined
+    with pytest.raises(ValueError, match="expected 'cpu' or 'cuda'"):
+        tt.train_command(tt.Args(device="tpu"), "2s3z", "gnn")
+
+
+@pytest.mark.slow
+def test_transfer_table_reuses_checkpoints_and_builds_the_pivot(tmp_path):
+    ck = tmp_path / "ck"
+    ck.mkdir()
+    for m in ("2s3z", "3s5z"):
+        for a in ("gnn", "mlp"):
+            tiny_checkpoint(ck / f"{m}_{a}.pt", map_name=m, actor=a)
+    pivot = tt.main(tt.Args(checkpoint_dir=str(ck), out_dir=str(tmp_path / "out"), maps=("2s3z", "3s5z"), episodes=2))
+    lines = pivot.splitlines()
+    assert lines[0] == "| source (actor) | 2s3z | 3s5z |"
+    assert lines[3].startswith("| 2s3z (mlp) |") and lines[3].endswith("| n/a (size mismatch) |")
+    assert lines[5].startswith("| 3s5z (mlp) | n/a (size mismatch) |")
+    assert not (tmp_path / "out" / "logs" / "train_2s3z_gnn.log").exists()  # reused, not trained
