@@ -180,6 +180,7 @@ def policy_config(policy: ClassPolicy) -> dict:
 
 
 def build_policy(cfg: dict, env_info: dict) -> ClassPolicy:
+    """A :class:`ClassPolicy` of configuration ``cfg`` (from :func:`policy_config`) bound to ``env_info``."""
     h = cfg["hparams"]
     return ClassPolicy(cfg["actor_type"], cfg["classes"], cfg["spec"], h["hidden"], h["heads"], h["layers"]).bind(env_info)
 
