@@ -9,7 +9,7 @@
   action mask ``[True, False, ..., False]`` (only no-op) and ``done=False`` until the battle ends, as in
   SMAC / pymarl; the agent set never changes, which BenchMARL requires (BenchMARL #177).
   ``dead_agents="remove"`` (PettingZoo's contract) needs ``use_mask=True``: TorchRL then writes
-  ``(group, "mask") = False`` for agents that have left.
+  ``(group, "mask") = False`` for agents that have left (torchrl >= 0.14, see ``REMOVE_MIN_TORCHRL``).
 * Masks: the env is seen through ``FlatObservation`` (Box observation, mask only in
   ``infos[agent]["action_mask"]``); TorchRL moves the info mask to ``(group, "action_mask")`` (bool,
   ``[n_agents, n_actions]``) and restricts the action spec; use it with ``MaskedCategorical``. With the
@@ -30,7 +30,11 @@ from __future__ import annotations
 from sc2_envs.adapters.pettingzoo_views import FlatObservation
 from sc2_envs.wrappers.pettingzoo import SC2ParallelEnv
 
-__all__ = ["make_torchrl_env"]
+__all__ = ["REMOVE_MIN_TORCHRL", "make_torchrl_env"]
+
+REMOVE_MIN_TORCHRL = "0.14"
+"""``dead_agents="remove"`` fails with ``KeyError: 'agent_2'`` on torchrl 0.11.1 (pytorch/rl #3702) and
+works on 0.14.1 (both checked with tests/integrations/test_torchrl.py); absorbing mode works on both."""
 
 
 def make_torchrl_env(map_name: str = "3m", *, dead_agents: str = "absorbing", return_state: bool = True,
@@ -47,8 +51,14 @@ def make_torchrl_env(map_name: str = "3m", *, dead_agents: str = "absorbing", re
     Returns:
         ``torchrl.envs.PettingZooWrapper`` (batch size ``[]``; one env step per frame).
     """
+    import torchrl
+    from packaging.version import Version
     from torchrl.envs import PettingZooWrapper
 
+    if dead_agents == "remove" and Version(torchrl.__version__) < Version(REMOVE_MIN_TORCHRL):
+        raise ValueError(f"dead_agents='remove' needs torchrl>={REMOVE_MIN_TORCHRL} (installed {torchrl.__version__}): "
+                         "older PettingZooWrapper raise KeyError for a removed agent with action masks and "
+                         "done_on_any=False (pytorch/rl #3702); use dead_agents='absorbing'")
     par = FlatObservation(SC2ParallelEnv(map_name, dead_agents=dead_agents, **env_kwargs))
     return PettingZooWrapper(par, return_state=return_state, use_mask=dead_agents == "remove", done_on_any=False,
                              categorical_actions=True, device=device)

@@ -61,6 +61,15 @@ def test_remove_mode_needs_done_on_any_false():
     """PettingZoo-style removal through TorchRL: with ``done_on_any=False`` the episode lasts to the battle's
     end and the removed agent is masked out; TorchRL's default for parallel envs (``any``) ends it at the first
     death (bug_log B09), which is why the adapter sets ``done_on_any=False``."""
+    import torchrl
+    from packaging.version import Version
+
+    from sc2_envs.adapters.torchrl import REMOVE_MIN_TORCHRL
+
+    if Version(torchrl.__version__) < Version(REMOVE_MIN_TORCHRL):
+        with pytest.raises(ValueError, match="3702"):
+            make_torchrl_env("3m", dead_agents="remove")
+        pytest.skip(f"torchrl {torchrl.__version__} < {REMOVE_MIN_TORCHRL}: remove mode refused (pytorch/rl #3702)")
     env = make_torchrl_env("3m", dead_agents="remove")
     td = seeded_rollout(env, 0, 100, passive)
     assert td.shape == (21,)
