@@ -7,6 +7,7 @@
 * ``sb3``: ``make_sb3_vec_env`` / ``SB3MaskedVecEnv`` (SuperSuit -> Stable-Baselines3 with masks and
   time-limit truncation; needs ``supersuit`` and ``stable-baselines3``).
 * ``torchrl``: ``make_torchrl_env`` (``PettingZooWrapper`` with SMAC semantics; needs ``torchrl``).
+* ``benchmarl``: ``SC2SmacTask`` (one BenchMARL task per map, on ``make_torchrl_env``; needs ``benchmarl``).
 
 Optional libraries are imported only by the modules that need them.
 """
