@@ -22,7 +22,7 @@ def test_flat_observation_matches_inner_env(short_3m):
     assert env.observation_space("agent_0") is env.observation_space("agent_0")
     assert env.observation_spaces["agent_0"] is env.observation_space("agent_0")
     assert env.observation_space("agent_0") == inner.observation_space("agent_0")["observation"]
-    (o_in, i_in), (o, i) = inner.reset(seed=1), env.reset(seed=1)
+    (o_in, _), (o, i) = inner.reset(seed=1), env.reset(seed=1)
     assert all(np.array_equal(o[a], o_in[a]["observation"]) for a in env.agents)
     assert all(np.array_equal(i[a]["action_mask"], o_in[a]["action_mask"]) for a in env.agents)
     for _ in range(6):
