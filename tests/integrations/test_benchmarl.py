@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
-pytest.importorskip("benchmarl", reason="needs benchmarl (pip install benchmarl 'torch==2.13.0', own venv)")
+pytest.importorskip("benchmarl", exc_type=ImportError,
+                    reason="needs benchmarl (pip install benchmarl 'torch==2.13.0', own venv)")
 
 from sc2_envs.adapters.benchmarl import SC2SmacClass, SC2SmacTask
 from sc2_envs.maps import list_maps

@@ -6,7 +6,7 @@ Needs the ``rllib`` extra (``ray[rllib]``, which pins gymnasium==1.2.2).
 import numpy as np
 import pytest
 
-pytest.importorskip("ray.rllib", reason="needs ray[rllib] (pip install 'sc2-envs[rllib]')")
+pytest.importorskip("ray.rllib", exc_type=ImportError, reason="needs ray[rllib] (pip install 'sc2-envs[rllib]')")
 
 from sc2_envs.adapters.rllib import make_rllib_env, policy_ids_and_mapping
 
@@ -47,8 +47,8 @@ def test_truncation_sets_all(short_3m):
 
 def test_masks_reach_the_module():
     """RLlib's masking module turns the env's mask into -inf logits for unavailable actions."""
-    torch = pytest.importorskip("torch")
     import gymnasium as gym
+    import torch
     from ray.rllib.core.columns import Columns
     from ray.rllib.examples.rl_modules.classes.action_masking_rlm import (
         ActionMaskingTorchRLModule,

@@ -6,8 +6,8 @@ Needs the ``sb3`` extra (``supersuit``, ``stable-baselines3``, ``sb3-contrib``).
 import numpy as np
 import pytest
 
-ss = pytest.importorskip("supersuit", reason="needs supersuit (pip install 'sc2-envs[sb3]')")
-pytest.importorskip("stable_baselines3", reason="needs stable-baselines3 (pip install 'sc2-envs[sb3]')")
+ss = pytest.importorskip("supersuit", exc_type=ImportError, reason="needs supersuit (pip install 'sc2-envs[sb3]')")
+pytest.importorskip("stable_baselines3", exc_type=ImportError, reason="needs stable-baselines3 (pip install 'sc2-envs[sb3]')")
 
 from sc2_envs.adapters.sb3 import SB3MaskedVecEnv, make_sb3_vec_env
 
@@ -79,7 +79,8 @@ def test_wrapper_errors():
 def test_maskable_ppo_learns_without_invalid_actions():
     """MaskablePPO reads the masks: the env raises ValueError on any unavailable action, so a run that
     completes sampled only valid actions (a mask-blind PPO fails within a few steps)."""
-    sb3_contrib = pytest.importorskip("sb3_contrib", reason="needs sb3-contrib (pip install 'sc2-envs[sb3]')")
+    sb3_contrib = pytest.importorskip("sb3_contrib", exc_type=ImportError,
+                                      reason="needs sb3-contrib (pip install 'sc2-envs[sb3]')")
     venv = make_sb3_vec_env("3m", num_battles=1, seed=0, loops_per_tick=8)
     model = sb3_contrib.MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=96, n_epochs=1, seed=0, device="cpu")
     model.learn(total_timesteps=2 * 64 * N)

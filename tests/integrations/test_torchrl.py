@@ -6,7 +6,7 @@ Needs the ``torchrl`` extra.
 import pytest
 import torch
 
-pytest.importorskip("torchrl", reason="needs torchrl (pip install 'sc2-envs[torchrl]')")
+pytest.importorskip("torchrl", exc_type=ImportError, reason="needs torchrl (pip install 'sc2-envs[torchrl]')")
 
 from tensordict import TensorDict
 from torchrl.envs import PettingZooWrapper
