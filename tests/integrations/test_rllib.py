@@ -102,3 +102,20 @@ def test_one_ppo_iteration():
         algo.stop()
     finally:
         ray.shutdown()
+
+
+def test_death_on_the_time_limit_step():
+    """3m, seed 0, passive: the first agent dies at step 11; with ``episode_limit=11`` that is also the
+    time-limit step. Mixed terminated / truncated flags must still give ``truncateds["__all__"]`` (bug_log B11)."""
+    import dataclasses
+
+    from sc2_envs.maps import get_map
+
+    env = make_rllib_env({"map_name": dataclasses.replace(get_map("3m"), episode_limit=11)})
+    obs, _ = env.reset(seed=0)
+    for _ in range(11):
+        obs, _rew, term, trunc, infos = env.step(passive(env, obs))
+    assert trunc["__all__"] and not term["__all__"]
+    died = [a for a in term if a != "__all__" and term[a]]
+    assert len(died) == 1 and trunc[died[0]] and infos[died[0]]["dead_allies"] == 1
+    assert env.par_env.agents == []

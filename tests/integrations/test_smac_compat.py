@@ -149,3 +149,16 @@ def test_smac_keywords_accepted():
     assert frame.ndim == 3 and frame.dtype == np.uint8
     env.close()
     env.close()
+
+
+def test_death_on_the_time_limit_step():
+    """The first death (step 11 with the passive policy) on the limit step: still a time-limit end."""
+    import dataclasses
+
+    from sc2_envs.maps import get_map
+
+    env = StarCraft2Env(dataclasses.replace(get_map("3m"), episode_limit=11), seed=0, continuing_episode=True)
+    batch, infos, _ = run_episode(env, passive)
+    assert len(infos) == 11 and infos[-1] == {"battle_won": False, "dead_allies": 1, "dead_enemies": 0,
+                                              "episode_limit": True}
+    assert batch["terminated"][-1] is False
