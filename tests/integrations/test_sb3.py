@@ -92,3 +92,18 @@ def test_maskable_ppo_learns_without_invalid_actions():
                 batch_size=96, n_epochs=1, seed=0, device="cpu")
     with pytest.raises(ValueError, match="unavailable"):
         blind.learn(total_timesteps=2 * 64 * N)
+
+
+def test_death_on_the_time_limit_step():
+    """3m, seed 0, passive: the first death is at step 11; with ``episode_limit=11`` every slot, the dead
+    agent's included, must reach SB3 as truncated (bootstrapped), not terminated."""
+    import dataclasses
+
+    from sc2_envs.maps import get_map
+
+    venv = make_sb3_vec_env(dataclasses.replace(get_map("3m"), episode_limit=11), seed=0)
+    venv.reset()
+    for _ in range(11):
+        _obs, _rewards, dones, infos = venv.step(passive_actions(venv.action_masks()))
+    assert dones.all() and all(info["TimeLimit.truncated"] for info in infos)
+    assert [info["agent_alive"] for info in infos].count(False) == 1
