@@ -5,6 +5,7 @@ into a vector env whose sub-envs are the agents, so one SB3 policy is shared by 
 
     SC2ParallelEnv(dead_agents="absorbing")      # dead agents stay: zero obs, mask [1, 0, ..., 0]
       -> FlatObservation                          # Box obs; the mask stays in infos[agent]["action_mask"]
+      -> KeepFinalInfo                            # final infos also under info["final_info"]
       -> supersuit.pettingzoo_env_to_vec_env_v1   # one vector slot per agent, autoreset at episode end
       -> supersuit.concat_vec_envs_v1(base_class="gymnasium")   # k copies of the battle
       -> SB3MaskedVecEnv                          # SB3's VecEnv API, masks, time-limit truncation
@@ -23,6 +24,11 @@ Pitfalls handled (see /work/shared/reference/pitfalls.md):
 * **Masks.** ``action_masks()`` / ``env_method("action_masks")`` return the masks of the current
   observations (``(num_envs, n_actions)`` bool), which ``sb3_contrib.MaskablePPO`` reads every step;
   after an auto-reset the mask is the new episode's (SuperSuit merges the reset infos).
+* **End-of-episode infos.** At an episode end SuperSuit resets at once and merges the reset infos
+  *over* the final step's infos, so ``battle_won`` / ``dead_allies`` / ... would read as the new
+  episode's (a win rate logged from them is always 0). The parallel env is wrapped so the final infos
+  also travel under ``info["final_info"]``, and ``SB3MaskedVecEnv`` puts them back at the top level of
+  a done slot's info, except ``action_mask``, which stays the mask of the returned (new) observation.
 * **Seeding.** ``concat_vec_envs_v1`` copies one env, so the copies would replay identical episodes;
   ``reset`` after ``seed(s)`` gives copy ``i`` the seed ``s + i``.
 
@@ -34,12 +40,33 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from pettingzoo.utils import BaseParallelWrapper
 from stable_baselines3.common.vec_env import VecEnv
 
 from sc2_envs.adapters.pettingzoo_views import FlatObservation
 from sc2_envs.wrappers.pettingzoo import SC2ParallelEnv
 
-__all__ = ["SB3MaskedVecEnv", "make_sb3_vec_env"]
+__all__ = ["KeepFinalInfo", "SB3MaskedVecEnv", "make_sb3_vec_env"]
+
+
+class KeepFinalInfo(BaseParallelWrapper):
+    """Copies each agent's info into ``info["final_info"]`` on the step that ends the episode.
+
+    SuperSuit's ``MarkovVectorEnv`` merges the auto-reset infos over the final ones; keys only the final
+    step has survive, so the final ``battle_won``, ``dead_allies``, ... stay readable.
+    """
+
+    def __init__(self, env):
+        super().__init__(env)
+        self.metadata = env.metadata
+        self.render_mode = getattr(env, "render_mode", None)
+        self.observation_spaces = {a: env.observation_space(a) for a in env.possible_agents}
+
+    def step(self, actions):
+        obs, rew, term, trunc, infos = self.env.step(actions)
+        if not self.env.agents:
+            infos = {a: {**info, "final_info": dict(info)} for a, info in infos.items()}
+        return obs, rew, term, trunc, infos
 
 
 class SB3MaskedVecEnv(VecEnv):
@@ -87,10 +114,13 @@ class SB3MaskedVecEnv(VecEnv):
         obs, rewards, terminations, truncations, infos = self.venv.step(self._actions)
         terminations = np.asarray(terminations, bool)
         truncations = np.asarray(truncations, bool)
+        self._read_masks(infos)  # merged infos: the masks of the returned (possibly reset) observations
         for i, info in enumerate(infos):
             if truncations[i] and not terminations[i]:
                 info["TimeLimit.truncated"] = True
-        self._read_masks(infos)
+            final = info.get("final_info")
+            if final is not None:
+                info.update({k: v for k, v in final.items() if k != "action_mask"})
         return obs, np.asarray(rewards, np.float32), terminations | truncations, infos
 
     def action_masks(self) -> np.ndarray:
@@ -150,7 +180,7 @@ def make_sb3_vec_env(map_name: str = "3m", num_battles: int = 1, seed: int | Non
     if env_kwargs.pop("dead_agents", "absorbing") != "absorbing":
         raise ValueError("the SuperSuit path needs dead_agents='absorbing' (pettingzoo_env_to_vec_env_v1 "
                          "rejects agents that leave the episode)")
-    par = FlatObservation(SC2ParallelEnv(map_name, dead_agents="absorbing", **env_kwargs))
+    par = KeepFinalInfo(FlatObservation(SC2ParallelEnv(map_name, dead_agents="absorbing", **env_kwargs)))
     n_agents = len(par.possible_agents)
     venv = ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(par), num_battles, num_cpus=0, base_class="gymnasium")
     env = SB3MaskedVecEnv(venv, n_agents)

@@ -107,3 +107,17 @@ def test_death_on_the_time_limit_step():
         _obs, _rewards, dones, infos = venv.step(passive_actions(venv.action_masks()))
     assert dones.all() and all(info["TimeLimit.truncated"] for info in infos)
     assert [info["agent_alive"] for info in infos].count(False) == 1
+
+
+def test_final_infos_survive_the_auto_reset():
+    """SuperSuit merges the reset infos over the final ones; the final battle outcome must still be readable."""
+    venv = make_sb3_vec_env("3m", seed=0)
+    venv.reset()
+    for _ in range(21):  # passive: the battle is lost at step 21 with all three agents dead
+        _obs, _rewards, dones, infos = venv.step(passive_actions(venv.action_masks()))
+    assert dones.all()
+    assert [info["dead_allies"] for info in infos] == [3, 3, 3]
+    assert [info["agent_alive"] for info in infos] == [False] * 3
+    assert all(info["battle_won"] is False and info["final_info"]["dead_allies"] == 3 for info in infos)
+    # ... while the masks are the new episode's
+    assert [info["action_mask"][0] for info in infos] == [0, 0, 0]
