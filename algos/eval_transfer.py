@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import csv
 import os
+import pickle
 import time
 from dataclasses import asdict, dataclass, fields
-from typing import Optional
 
 import torch
 import tyro
@@ -54,7 +54,7 @@ class Args:
     """seed of the evaluation envs (env b starts from seed + b); the same for every pair"""
     greedy: bool = True
     """argmax over the available actions (False: sample from the policy)"""
-    spawn_jitter: Optional[float] = None
+    spawn_jitter: float | None = None
     """half-width of the random start offsets in world units (None: the simulator's default, as in training)"""
     device: str = "cpu"
     """torch device of the simulator and the networks (cpu, cuda, cuda:1, ...)"""
@@ -80,16 +80,16 @@ class TransferRow:
     source_map: str
     actor_type: str
     kind: str
-    episodes: Optional[int] = None
-    wins: Optional[int] = None
-    win_rate: Optional[float] = None
-    ci_low: Optional[float] = None
-    ci_high: Optional[float] = None
-    mean_return: Optional[float] = None
-    mean_length: Optional[float] = None
+    episodes: int | None = None
+    wins: int | None = None
+    win_rate: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    mean_return: float | None = None
+    mean_length: float | None = None
     error: str = ""
     checkpoint: str = ""
-    source_steps: Optional[int] = None
+    source_steps: int | None = None
 
 
 CSV_COLUMNS = [f.name for f in fields(TransferRow)]
@@ -106,7 +106,7 @@ def read_checkpoint(path: str) -> dict:
         raise FileNotFoundError(f"checkpoint {path!r} does not exist")
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # unpickling errors have many types; the message is what matters
+    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError) as e:  # bad pickle / zip / truncation
         raise ValueError(f"{path} could not be read as a torch checkpoint with weights_only=True: {e}") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
@@ -233,7 +233,7 @@ def run_episodes(policy, env, n_episodes: int, seed: int, greedy: bool = True) -
 
 def evaluate_transfer(path: str, target_map: str, episodes: int = 100, max_envs: int = 128, seed: int = 0,
                       greedy: bool = True, device: str | torch.device = "cpu",
-                      spawn_jitter: Optional[float] = None, ckpt: Optional[dict] = None) -> TransferRow:
+                      spawn_jitter: float | None = None, ckpt: dict | None = None) -> TransferRow:
     """Evaluate the actors of checkpoint ``path`` on ``target_map``; see :class:`TransferRow`.
 
     A checkpoint that does not fit the target (:func:`fit_error`, or ``models.load_checkpoint``
@@ -346,8 +346,7 @@ def plot_rows(rows: list[TransferRow], path: str, title: str = "Zero-shot transf
     ax.set_ylabel("win rate (Wilson 95% CI)")
     ax.set_xlabel("target map")
     ax.set_title(title)
-    handles, labels = ax.get_legend_handles_labels()
-    if handles:
+    if labelled:
         ax.legend(title="source (actor)", fontsize=8)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()

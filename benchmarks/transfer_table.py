@@ -90,7 +90,8 @@ def run_logged(cmd: list[str], log_path: Path, cwd: Path) -> float:
     with open(log_path, "w") as log:
         log.write("$ " + " ".join(cmd) + "\n")
         log.flush()
-        rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, env=env).returncode
+        rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, env=env,
+                            check=False).returncode
     if rc != 0:
         tail = "".join(log_path.read_text().splitlines(keepends=True)[-20:])
         raise RuntimeError(f"command failed with exit status {rc} (log {log_path}):\n{tail}")

@@ -30,11 +30,12 @@ def wilson_interval(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
         ``(low, high)`` floats with ``0 <= low <= wins/n <= high <= 1``.
 
     Raises:
-        ValueError: ``n < 1``, ``wins`` outside ``[0, n]``, non-integer counts, or ``z <= 0``.
+        ValueError: ``n < 1``, ``wins`` outside ``[0, n]``, or ``z`` not a positive finite number.
+        TypeError: ``wins`` or ``n`` is not an integer (a bool is not a count).
     """
     for name, v in (("wins", wins), ("n", n)):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-            raise ValueError(f"{name} must be an integer count, got {v!r}")
+            raise TypeError(f"{name} must be an integer count, got {v!r}")
     if n < 1:
         raise ValueError(f"n must be >= 1 episode, got {n}")
     if not 0 <= wins <= n:

@@ -84,11 +84,17 @@ def test_wilson_matches_scipy_with_the_exact_quantile():
 
 
 @pytest.mark.parametrize("wins,n,z,match", [(1, 0, 1.96, "n must be >= 1"), (11, 10, 1.96, "wins must be in"),
-                                            (-1, 10, 1.96, "wins must be in"), (0.5, 10, 1.96, "integer count"),
+                                            (-1, 10, 1.96, "wins must be in"),
                                             (1, 10, 0.0, "z must be"), (1, 10, math.nan, "z must be")])
 def test_wilson_rejects_bad_input(wins, n, z, match):
     with pytest.raises(ValueError, match=match):
         wilson_interval(wins, n, z)
+
+
+@pytest.mark.parametrize("wins,n", [(0.5, 10), (1, 10.0), (True, 10)])
+def test_wilson_rejects_non_integer_counts(wins, n):
+    with pytest.raises(TypeError, match="integer count"):
+        wilson_interval(wins, n)
 
 
 # ---------------------------------------------------------------- evaluation
@@ -170,7 +176,6 @@ def test_mlp_size_mismatch_is_an_error_row(tmp_path):
 def test_mlp_same_sizes_other_layout_is_an_error():
     env = sc2_envs.make_batched("2s3z", num_envs=1)
     info = env.get_env_info()
-    policy, critic = build_models(info, "mlp", hidden=8)
     config = {"map_name": "2s3z", "actor_type": "mlp", "classes": ["stalker", "zealot"], "obs_shape": info["obs_shape"],
               "n_actions": info["n_actions"], "obs_layout": dict(info["obs_layout"], own_feature_names=["a", "b", "c", "d"])}
     assert "observation layout mismatch" in et.fit_error(config, info)
