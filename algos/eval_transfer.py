@@ -110,8 +110,10 @@ def read_checkpoint(path: str) -> dict:
         raise ValueError(f"{path} could not be read as a torch checkpoint with weights_only=True: {e}") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
-        raise ValueError(f"{path} is not a {CHECKPOINT_FORMAT!r} checkpoint (found {found!r}); "
-                         "expected a file written by algos/happo_gnn.py --save-model")
+        raise ValueError(
+            f"{path} is not a {CHECKPOINT_FORMAT!r} checkpoint (found {found!r}); "
+            "expected a file written by algos/happo_gnn.py --save-model"
+        )
     return ckpt
 
 
@@ -150,18 +152,24 @@ def fit_error(config: dict, env_info: dict) -> str:
     classes = list(unit_classes(env_info))
     missing = [c for c in classes if c not in config["classes"]]
     if missing:
-        return (f"unit class(es) {missing} of {target} absent from the checkpoint (trained on {source}, actors for "
-                f"{config['classes']}); no actor is substituted for a missing class")
+        return (
+            f"unit class(es) {missing} of {target} absent from the checkpoint (trained on {source}, actors for "
+            f"{config['classes']}); no actor is substituted for a missing class"
+        )
     if config["actor_type"] == "mlp":
         have = (int(env_info["obs_shape"]), int(env_info["n_actions"]))
         want = (int(config["obs_shape"]), int(config["n_actions"]))
         if have != want:
-            return (f"MLP input/output size mismatch: the actor reads obs_size={want[0]} and outputs n_actions={want[1]} "
-                    f"({source}); {target} has obs_size={have[0]}, n_actions={have[1]}. A flat MLP does not transfer "
-                    f"across team sizes")
+            return (
+                f"MLP input/output size mismatch: the actor reads obs_size={want[0]} and outputs n_actions={want[1]} "
+                f"({source}); {target} has obs_size={have[0]}, n_actions={have[1]}. A flat MLP does not transfer "
+                f"across team sizes"
+            )
         if env_info.get("obs_layout") != config.get("obs_layout"):
-            return (f"MLP observation layout mismatch: {target} has the sizes of {source} but a different layout "
-                    f"{env_info.get('obs_layout')} (trained on {config.get('obs_layout')})")
+            return (
+                f"MLP observation layout mismatch: {target} has the sizes of {source} but a different layout "
+                f"{env_info.get('obs_layout')} (trained on {config.get('obs_layout')})"
+            )
         return ""
     src, tgt = config.get("obs_layout") or {}, env_info["obs_layout"]
     diffs = []
@@ -176,8 +184,11 @@ def fit_error(config: dict, env_info: dict) -> str:
     if vocab != config["policy_spec"].get("type_vocab"):
         diffs.append(f"unit-type vocabulary {config['policy_spec'].get('type_vocab')} vs {vocab}")
     if diffs:
-        return (f"observation layout mismatch between the checkpoint ({source}) and {target}: " + "; ".join(diffs)
-                + " (checkpoint vs target; were they built with different SMAC feature options?)")
+        return (
+            f"observation layout mismatch between the checkpoint ({source}) and {target}: "
+            + "; ".join(diffs)
+            + " (checkpoint vs target; were they built with different SMAC feature options?)"
+        )
     return ""
 
 
@@ -227,13 +238,25 @@ def run_episodes(policy, env, n_episodes: int, seed: int, greedy: bool = True) -
         ep_ret = torch.where(done, 0.0, ep_ret)
         ep_len = torch.where(done, 0, ep_len)
     n = int(count.sum())
-    return {"episodes": n, "wins": int(wins.sum()), "mean_return": float(ret_sum.sum()) / n,
-            "mean_length": float(len_sum.sum()) / n}
+    return {
+        "episodes": n,
+        "wins": int(wins.sum()),
+        "mean_return": float(ret_sum.sum()) / n,
+        "mean_length": float(len_sum.sum()) / n,
+    }
 
 
-def evaluate_transfer(path: str, target_map: str, episodes: int = 100, max_envs: int = 128, seed: int = 0,
-                      greedy: bool = True, device: str | torch.device = "cpu",
-                      spawn_jitter: float | None = None, ckpt: dict | None = None) -> TransferRow:
+def evaluate_transfer(
+    path: str,
+    target_map: str,
+    episodes: int = 100,
+    max_envs: int = 128,
+    seed: int = 0,
+    greedy: bool = True,
+    device: str | torch.device = "cpu",
+    spawn_jitter: float | None = None,
+    ckpt: dict | None = None,
+) -> TransferRow:
     """Evaluate the actors of checkpoint ``path`` on ``target_map``; see :class:`TransferRow`.
 
     A checkpoint that does not fit the target (:func:`fit_error`, or ``models.load_checkpoint``
@@ -248,9 +271,14 @@ def evaluate_transfer(path: str, target_map: str, episodes: int = 100, max_envs:
         raise ValueError(f"episodes and max_envs must be >= 1, got episodes={episodes}, max_envs={max_envs}")
     ckpt = read_checkpoint(path) if ckpt is None else ckpt
     cfg = ckpt["config"]
-    row = TransferRow(target_map=target_map, source_map=cfg["map_name"], actor_type=cfg["actor_type"],
-                      kind=transfer_kind(cfg["map_name"], target_map), checkpoint=path,
-                      source_steps=int(ckpt.get("global_step", 0)))
+    row = TransferRow(
+        target_map=target_map,
+        source_map=cfg["map_name"],
+        actor_type=cfg["actor_type"],
+        kind=transfer_kind(cfg["map_name"], target_map),
+        checkpoint=path,
+        source_steps=int(ckpt.get("global_step", 0)),
+    )
     num_envs = min(episodes, max_envs)
     options = {} if spawn_jitter is None else {"spawn_jitter": spawn_jitter}
     env = sc2_envs.make_batched(target_map, num_envs=num_envs, device=device, seed=seed, autoreset=True, **options)
@@ -300,13 +328,17 @@ def write_csv(rows: list[TransferRow], path: str) -> None:
 
 def markdown_table(rows: list[TransferRow]) -> str:
     """GitHub Markdown table of the rows (win rate with its Wilson 95 % interval)."""
-    lines = ["| source | actor | target | kind | episodes | win rate [95% CI] | mean return | mean length | error |",
-             "|---|---|---|---|---:|---|---:|---:|---|"]
+    lines = [
+        "| source | actor | target | kind | episodes | win rate [95% CI] | mean return | mean length | error |",
+        "|---|---|---|---|---:|---|---:|---:|---|",
+    ]
     for r in rows:
         wr = "" if r.win_rate is None else f"{r.win_rate:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"
         err = r.error.replace("|", "\\|")
-        lines.append(f"| {r.source_map} | {r.actor_type} | {r.target_map} | {r.kind} | {_fmt(r.episodes, 'd')} | {wr} | "
-                     f"{_fmt(r.mean_return, '.2f')} | {_fmt(r.mean_length, '.1f')} | {err} |")
+        lines.append(
+            f"| {r.source_map} | {r.actor_type} | {r.target_map} | {r.kind} | {_fmt(r.episodes, 'd')} | {wr} | "
+            f"{_fmt(r.mean_return, '.2f')} | {_fmt(r.mean_length, '.1f')} | {err} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -339,8 +371,15 @@ def plot_rows(rows: list[TransferRow], path: str, title: str = "Zero-shot transf
             label = None if ckpt in labelled else names[ckpt]
             labelled.add(ckpt)
             ax.bar(x, r.win_rate, width * 0.9, color=f"C{k}", label=label)
-            ax.errorbar(x, r.win_rate, yerr=[[r.win_rate - r.ci_low], [r.ci_high - r.win_rate]], fmt="none",
-                        ecolor="black", capsize=3, lw=1)
+            ax.errorbar(
+                x,
+                r.win_rate,
+                yerr=[[r.win_rate - r.ci_low], [r.ci_high - r.win_rate]],
+                fmt="none",
+                ecolor="black",
+                capsize=3,
+                lw=1,
+            )
     ax.set_xticks(range(len(targets)), targets)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("win rate (Wilson 95% CI)")
@@ -374,29 +413,37 @@ def main(args: Args) -> list[TransferRow]:
     print(f"  num_envs per map: {min(args.episodes, args.max_envs)}")
     for p, c in ckpts.items():
         cfg = c["config"]
-        print(f"  {p}: {cfg['actor_type']} actors {cfg['classes']} trained on {cfg['map_name']} for "
-              f"{c.get('global_step', 0)} env steps -> {plan[p]}")
+        print(
+            f"  {p}: {cfg['actor_type']} actors {cfg['classes']} trained on {cfg['map_name']} for "
+            f"{c.get('global_step', 0)} env steps -> {plan[p]}"
+        )
 
     rows = []
     for p, c in ckpts.items():
         for m in plan[p]:
             t0 = time.time()
-            r = evaluate_transfer(p, m, args.episodes, args.max_envs, args.seed, args.greedy, device, args.spawn_jitter, ckpt=c)
+            r = evaluate_transfer(
+                p, m, args.episodes, args.max_envs, args.seed, args.greedy, device, args.spawn_jitter, ckpt=c
+            )
             rows.append(r)
             if r.error:
                 print(f"{r.source_map} ({r.actor_type}) -> {m}: not evaluated: {r.error}")
             else:
-                print(f"{r.source_map} ({r.actor_type}) -> {m} [{r.kind}]: win rate {r.win_rate:.3f} "
-                      f"[{r.ci_low:.3f}, {r.ci_high:.3f}] over {r.episodes} episodes, return {r.mean_return:.2f}, "
-                      f"length {r.mean_length:.1f} env steps ({time.time() - t0:.0f} s)")
+                print(
+                    f"{r.source_map} ({r.actor_type}) -> {m} [{r.kind}]: win rate {r.win_rate:.3f} "
+                    f"[{r.ci_low:.3f}, {r.ci_high:.3f}] over {r.episodes} episodes, return {r.mean_return:.2f}, "
+                    f"length {r.mean_length:.1f} env steps ({time.time() - t0:.0f} s)"
+                )
 
     os.makedirs(args.out_dir, exist_ok=True)
     stem = os.path.join(args.out_dir, args.name)
     write_csv(rows, stem + ".csv")
     table = markdown_table(rows)
     with open(stem + ".md", "w") as f:
-        f.write(f"Greedy={args.greedy}, {args.episodes} episodes per pair, seed {args.seed}, embedded simulator; "
-                "win rate with Wilson 95% interval.\n\n" + table)
+        f.write(
+            f"Greedy={args.greedy}, {args.episodes} episodes per pair, seed {args.seed}, embedded simulator; "
+            "win rate with Wilson 95% interval.\n\n" + table
+        )
     plot_rows(rows, stem + ".png")
     print("\n" + table)
     print(f"wrote {stem}.csv, {stem}.md, {stem}.png")

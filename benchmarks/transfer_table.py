@@ -67,10 +67,27 @@ def train_command(args: Args, map_name: str, actor: str) -> list[str]:
     """The ``algos/happo_gnn.py`` command line of one training run."""
     if args.device not in ("cpu", "cuda"):
         raise ValueError(f"--device {args.device!r}; expected 'cpu' or 'cuda' (happo_gnn.py selects the GPU with --cuda)")
-    return [sys.executable, str(REPO / "algos" / "happo_gnn.py"), "--map", map_name, "--actor", actor,
-            "--seed", str(args.seed), "--total-timesteps", str(args.total_timesteps), "--num-envs", str(args.num_envs),
-            "--time-budget-s", str(args.time_budget_s), "--save-model", "--exp-name", exp_name(map_name, actor),
-            "--cuda" if args.device == "cuda" else "--no-cuda", *shlex.split(args.train_args)]
+    return [
+        sys.executable,
+        str(REPO / "algos" / "happo_gnn.py"),
+        "--map",
+        map_name,
+        "--actor",
+        actor,
+        "--seed",
+        str(args.seed),
+        "--total-timesteps",
+        str(args.total_timesteps),
+        "--num-envs",
+        str(args.num_envs),
+        "--time-budget-s",
+        str(args.time_budget_s),
+        "--save-model",
+        "--exp-name",
+        exp_name(map_name, actor),
+        "--cuda" if args.device == "cuda" else "--no-cuda",
+        *shlex.split(args.train_args),
+    ]
 
 
 def exp_name(map_name: str, actor: str) -> str:
@@ -90,8 +107,7 @@ def run_logged(cmd: list[str], log_path: Path, cwd: Path) -> float:
     with open(log_path, "w") as log:
         log.write("$ " + " ".join(cmd) + "\n")
         log.flush()
-        rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, env=env,
-                            check=False).returncode
+        rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, env=env, check=False).returncode
     if rc != 0:
         tail = "".join(log_path.read_text().splitlines(keepends=True)[-20:])
         raise RuntimeError(f"command failed with exit status {rc} (log {log_path}):\n{tail}")
@@ -148,16 +164,32 @@ def main(args: Args) -> str:
         print(f"  {k}: {v}")
     print(f"  checkpoint dir: {ckpt_dir}", flush=True)
     ckpts = [train_or_reuse(args, m, a, ckpt_dir, out) for m in args.sources for a in args.actors]
-    cmd = [sys.executable, str(REPO / "algos" / "eval_transfer.py"), "--checkpoints", *map(str, ckpts),
-           "--maps", *args.maps, "--episodes", str(args.episodes), "--seed", str(args.eval_seed),
-           "--device", args.device, "--out-dir", str(out), "--name", "transfer_table"]
+    cmd = [
+        sys.executable,
+        str(REPO / "algos" / "eval_transfer.py"),
+        "--checkpoints",
+        *map(str, ckpts),
+        "--maps",
+        *args.maps,
+        "--episodes",
+        str(args.episodes),
+        "--seed",
+        str(args.eval_seed),
+        "--device",
+        args.device,
+        "--out-dir",
+        str(out),
+        "--name",
+        "transfer_table",
+    ]
     print(f"evaluating {len(ckpts)} checkpoints on {list(args.maps)}: log {out / 'logs' / 'eval.log'}", flush=True)
     wall = run_logged(cmd, out / "logs" / "eval.log", out)
     pivot = pivot_table(out / "transfer_table.csv")
     (out / "transfer_pivot.md").write_text(
         f"Win rate [Wilson 95% CI] over {args.episodes} greedy episodes (embedded simulator); rows: source map (actor), "
         f"columns: target map. Training: {args.total_timesteps} env steps, {args.num_envs} envs, time budget "
-        f"{args.time_budget_s or 'none'} s, seed {args.seed}.\n\n" + pivot)
+        f"{args.time_budget_s or 'none'} s, seed {args.seed}.\n\n" + pivot
+    )
     print(f"evaluation took {wall:.0f} s\n")
     print((out / "transfer_table.md").read_text())
     print(pivot)

@@ -83,9 +83,16 @@ def test_wilson_matches_scipy_with_the_exact_quantile():
         assert (low, high) == pytest.approx((ci.low, ci.high), abs=1e-9)
 
 
-@pytest.mark.parametrize("wins,n,z,match", [(1, 0, 1.96, "n must be >= 1"), (11, 10, 1.96, "wins must be in"),
-                                            (-1, 10, 1.96, "wins must be in"),
-                                            (1, 10, 0.0, "z must be"), (1, 10, math.nan, "z must be")])
+@pytest.mark.parametrize(
+    "wins,n,z,match",
+    [
+        (1, 0, 1.96, "n must be >= 1"),
+        (11, 10, 1.96, "wins must be in"),
+        (-1, 10, 1.96, "wins must be in"),
+        (1, 10, 0.0, "z must be"),
+        (1, 10, math.nan, "z must be"),
+    ],
+)
 def test_wilson_rejects_bad_input(wins, n, z, match):
     with pytest.raises(ValueError, match=match):
         wilson_interval(wins, n, z)
@@ -139,8 +146,13 @@ class _ScriptedEnv:
         done = self.t == torch.arange(1, self.num_envs + 1)
         self.t = torch.where(done, 0, self.t)
         won = done & (torch.arange(self.num_envs) == 0)
-        return {**self._out(), "reward": torch.ones(self.num_envs), "terminated": done,
-                "truncated": torch.zeros_like(done), "battle_won": won}
+        return {
+            **self._out(),
+            "reward": torch.ones(self.num_envs),
+            "terminated": done,
+            "truncated": torch.zeros_like(done),
+            "battle_won": won,
+        }
 
 
 class _NoopPolicy:
@@ -176,8 +188,14 @@ def test_mlp_size_mismatch_is_an_error_row(tmp_path):
 def test_mlp_same_sizes_other_layout_is_an_error():
     env = sc2_envs.make_batched("2s3z", num_envs=1)
     info = env.get_env_info()
-    config = {"map_name": "2s3z", "actor_type": "mlp", "classes": ["stalker", "zealot"], "obs_shape": info["obs_shape"],
-              "n_actions": info["n_actions"], "obs_layout": dict(info["obs_layout"], own_feature_names=["a", "b", "c", "d"])}
+    config = {
+        "map_name": "2s3z",
+        "actor_type": "mlp",
+        "classes": ["stalker", "zealot"],
+        "obs_shape": info["obs_shape"],
+        "n_actions": info["n_actions"],
+        "obs_layout": dict(info["obs_layout"], own_feature_names=["a", "b", "c", "d"]),
+    }
     assert "observation layout mismatch" in et.fit_error(config, info)
 
 
@@ -238,7 +256,11 @@ def test_main_writes_csv_markdown_and_png(tmp_path, capsys):
         table = list(csv.DictReader(f))
     assert list(table[0]) == et.CSV_COLUMNS
     assert [(r["source_map"], r["actor_type"], r["target_map"]) for r in table] == [
-        ("2s3z", "gnn", "2s3z"), ("2s3z", "gnn", "3s5z"), ("2s3z", "mlp", "2s3z"), ("2s3z", "mlp", "3s5z")]
+        ("2s3z", "gnn", "2s3z"),
+        ("2s3z", "gnn", "3s5z"),
+        ("2s3z", "mlp", "2s3z"),
+        ("2s3z", "mlp", "3s5z"),
+    ]
     mlp_up = table[3]
     assert "size mismatch" in mlp_up["error"] and mlp_up["win_rate"] == "" and mlp_up["episodes"] == ""
     for r, row in zip(table[:3], rows[:3], strict=True):
@@ -257,8 +279,16 @@ def test_transfer_table_training_command_and_device_check():
     cmd = tt.train_command(args, "2s3z", "mlp")
     assert cmd[1].endswith("algos/happo_gnn.py")
     joined = " ".join(cmd[2:])
-    for part in ["--map 2s3z", "--actor mlp", "--total-timesteps 1000", "--num-envs 4", "--time-budget-s 30",
-                 "--save-model", "--no-cuda", "--hidden 16"]:
+    for part in [
+        "--map 2s3z",
+        "--actor mlp",
+        "--total-timesteps 1000",
+        "--num-envs 4",
+        "--time-budget-s 30",
+        "--save-model",
+        "--no-cuda",
+        "--hidden 16",
+    ]:
         assert part in joined
     with pytest.raises(ValueError, match="expected 'cpu' or 'cuda'"):
         tt.train_command(tt.Args(device="tpu"), "2s3z", "gnn")
