@@ -72,7 +72,10 @@ class Dynamics:
         c = table.collides
         self.collide_pair = (c[:, None] & c[None, :]) & ~torch.eye(len(c), dtype=torch.bool, device=c.device)
         self.enemy_pair = table.is_ally[:, None] != table.is_ally[None, :]
+        self._radius_sum = table.radius[:, None] + table.radius[None, :]
         self.ground = ~table.is_air
+        self._unit_idx = torch.arange(len(table.names), device=pathing.device)
+        self._dense = pathing.device.type != "cpu"
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
@@ -131,13 +134,21 @@ class Dynamics:
         jitter = (rng.lcg_top2(nxt) - 1).to(torch.float32)  # -1..+2 loops
         st.jitter_state = torch.where(fire, nxt, st.jitter_state)
         st.cooldown = torch.where(fire, t.weapon_cooldown + jitter - (L - ready_at), (st.cooldown - L).clamp(min=0))
-        # hits[b, a, v]: hits attacker a lands on unit v in this tick
-        one_hot = torch.nn.functional.one_hot(tgt, st.pos.shape[1]).to(torch.float32)
-        hits = one_hot * (fire * t.attacks).unsqueeze(-1)
-        if self.has_line or self.has_suicide:
-            hits = self._splash_hits(st, hits, fire, tgt_pos, alive)
-        raw = (hits * t.damage_vs).sum(1)  # [B, U] raw damage received
-        self._apply_damage(st, raw, hits.sum(1), hits)
+        per_attack = fire * t.attacks  # [B, U] hits each attacker lands on its target
+        splash = self.has_line or self.has_suicide
+        if self._dense or splash:
+            # hits[b, a, v]: hits attacker a lands on unit v in this tick. Dense sums are
+            # deterministic on every device (scatter_add uses float atomics on CUDA).
+            hits = torch.nn.functional.one_hot(tgt, st.pos.shape[1]).to(torch.float32) * per_attack.unsqueeze(-1)
+            if splash:
+                hits = self._splash_hits(st, hits, fire, tgt_pos, alive)
+            raw, n_hits = (hits * t.damage_vs).sum(1), hits.sum(1)
+        else:  # one target per attacker: scatter the hits, no [B, U, U] work
+            raw = torch.zeros_like(st.health).scatter_add(1, tgt, per_attack * t.damage_vs[self._unit_idx, tgt])
+            n_hits = torch.zeros_like(st.health).scatter_add(1, tgt, per_attack)
+        attacker = torch.where(fire, self._unit_idx, -1)
+        last = torch.full_like(st.last_attacker, -1).scatter_reduce(1, tgt, attacker, "amax")
+        self._apply_damage(st, raw, n_hits, last)
         if self.has_suicide:  # exploded banelings die
             st.health = torch.where(fire & (t.splash == SPLASH_SUICIDE), torch.zeros_like(st.health), st.health)
 
@@ -154,12 +165,16 @@ class Dynamics:
         arrived = (kind == ORDER_MOVE) & (goal_dist <= t.speed * L)
         st.order_kind = torch.where(arrived & alive, torch.full_like(kind, ORDER_NONE), kind)
         # collisions: push overlapping ground units apart, half the overlap each
-        diff = new_pos.unsqueeze(2) - new_pos.unsqueeze(1)  # [B, U, U, 2], from j to i
-        dist = diff.norm(dim=-1)
-        overlap = (t.radius[:, None] + t.radius[None, :] - dist).clamp(min=0)
+        x, y = new_pos[..., 0], new_pos[..., 1]
+        dx = x.unsqueeze(2) - x.unsqueeze(1)  # [B, U, U], from j to i (component-wise: cheaper than a norm over 2)
+        dy = y.unsqueeze(2) - y.unsqueeze(1)
+        dist = torch.sqrt(dx * dx + dy * dy)
+        overlap = (self._radius_sum - dist).clamp(min=0)
         pair = self.collide_pair & alive.unsqueeze(1) & alive.unsqueeze(2)
         push_w = torch.where(pair, overlap * 0.5 / dist.clamp(min=1e-3), 0.0)
-        new_pos = new_pos + (diff * push_w.unsqueeze(-1)).sum(2) * (~t.is_static & alive).unsqueeze(-1)
+        movable = (~t.is_static & alive).float()
+        push = torch.stack([(dx * push_w).sum(2), (dy * push_w).sum(2)], -1) * movable.unsqueeze(-1)
+        new_pos = new_pos + push
         # terrain: ground units slide along unwalkable cells (keep the axis that stays walkable)
         slide_x = torch.stack([new_pos[..., 0], st.pos[..., 1]], -1)
         slide_y = torch.stack([st.pos[..., 0], new_pos[..., 1]], -1)
@@ -203,7 +218,7 @@ class Dynamics:
             hits = torch.where(boom, (in_blast & victims).float(), hits)
         return hits
 
-    def _apply_damage(self, st: WorldState, raw, n_hits, hits) -> None:
+    def _apply_damage(self, st: WorldState, raw, n_hits, last_attacker) -> None:
         """Shields first, then HP minus armour per hit that reaches HP (floor 0.5 per hit).
 
         Hits landing in the same tick are pooled: the number of hits that reach HP is estimated as
@@ -219,7 +234,8 @@ class Dynamics:
         st.health = (st.health - hp_loss).clamp(min=0)
         damaged = raw > 0
         st.loops_since_damage = torch.where(damaged, torch.zeros_like(st.loops_since_damage), st.loops_since_damage)
-        st.last_attacker = torch.where(damaged, hits.argmax(1), st.last_attacker)
+        # the retaliation target: the highest-index unit that targeted it this tick (splash victims keep theirs)
+        st.last_attacker = torch.where(damaged & (last_attacker >= 0), last_attacker, st.last_attacker)
 
     def _heal(self, st: WorldState, heals: torch.Tensor, tgt: torch.Tensor, L: int) -> None:
         """Medivacs heal their (biological, damaged) target, paying energy per HP."""
