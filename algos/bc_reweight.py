@@ -380,6 +380,7 @@ def run_smac(args: Args, run_dir: Path, device) -> dict:
             },
         )
         history.append(rec)
+        log_scalars(run_dir, rec)
         print(
             f"epoch {epoch}: train loss {rec['train_loss']:.4f}, val loss {val['val_loss']:.4f}, val acc {val['val_acc']:.4f} "
             f"({time.time() - t0:.1f} s)\n"
@@ -405,6 +406,23 @@ def annotate(path: Path, bc: dict) -> None:
     torch.save(ck, path)
 
 
+_WRITERS: dict = {}
+
+
+def log_scalars(run_dir: Path, rec: dict) -> None:
+    """Write the numeric entries of ``rec`` to TensorBoard (``run_dir``), with ``rec["epoch"]`` as the step."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    key = str(run_dir)
+    if key not in _WRITERS:
+        _WRITERS[key] = SummaryWriter(key)
+    w = _WRITERS[key]
+    for k, v in rec.items():
+        if k != "epoch" and isinstance(v, (int, float)) and not isinstance(v, bool):
+            w.add_scalar(k if "/" in k else f"bc/{k}", v, rec["epoch"])
+    w.flush()
+
+
 def select(args: Args, run_dir: Path, history: list, play) -> dict:
     """Pick the final checkpoint (``best.pt``) by validation accuracy or by behaviour; optionally average."""
     by_acc = max(history, key=lambda r: r["val_acc"])
@@ -417,6 +435,13 @@ def select(args: Args, run_dir: Path, history: list, play) -> dict:
     if play is not None and args.select_by == "behaviour":
         for r in history:
             r["behaviour"] = play(r["checkpoint"])
+            log_scalars(
+                run_dir,
+                {
+                    "epoch": r["epoch"],
+                    **{f"behaviour/{k}": v for k, v in r["behaviour"].items() if isinstance(v, (int, float))},
+                },
+            )
             print(format_result(f"epoch {r['epoch']} (val acc {r['val_acc']:.3f})", r["behaviour"]), flush=True)
         pick = max(history, key=lambda r: behaviour_key(r["behaviour"]))
     elif args.select_by in ("val-acc", "behaviour"):
@@ -705,6 +730,7 @@ def run_replays(args: Args, run_dir: Path, device) -> dict:
             "argmax_share": val["argmax_share"].tolist(),
         }
         history.append(rec)
+        log_scalars(run_dir, rec)
         accs = ", ".join(f"{h} {val['acc'][h]:.3f} (n={val['n'][h]})" for h in heads)
         print(
             f"epoch {epoch}: train loss {rec['train_loss']:.4f}, val loss {val['loss']:.4f}, held-out accuracy: {accs} "
