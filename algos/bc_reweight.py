@@ -268,7 +268,7 @@ class SmacData:
 def smac_loss(policy, data: SmacData, idx: torch.Tensor, w: torch.Tensor):
     """Weighted masked CE over the living agents of frames ``idx`` (all classes); returns ``(mean loss, n)``."""
     total, n = 0.0, 0
-    for c, ids in policy._ids.items():
+    for c, ids in ((c, policy.agent_ids(c)) for c in policy.class_agents):
         obs = data.obs[idx][:, ids]
         avail = data.avail[idx][:, ids]
         lab = data.labels[idx][:, ids]
@@ -287,7 +287,7 @@ def smac_validate(policy, data: SmacData, A: int, batch: int = 1024):
     idx_all = torch.as_tensor(data.val_idx, device=data.obs.device)
     for s in range(0, len(idx_all), batch):
         idx = idx_all[s : s + batch]
-        for c, ids in policy._ids.items():
+        for c, ids in ((c, policy.agent_ids(c)) for c in policy.class_agents):
             avail, lab, alive = data.avail[idx][:, ids], data.labels[idx][:, ids], data.alive[idx][:, ids]
             logits = torch.where(
                 avail, policy.class_logits(c, data.obs[idx][:, ids]), torch.full_like(avail, MASKED_LOGIT, dtype=torch.float32)
