@@ -107,18 +107,7 @@ _PLANE_ENCODING = {
     "buildable": ("onehot", 2),
 }
 
-_STAT_SCALARS = (
-    "minerals",
-    "vespene",
-    "food_used",
-    "food_cap",
-    "food_workers",
-    "food_army",
-    "idle_worker_count",
-    "army_count",
-    "warp_gate_count",
-    "larva_count",
-)
+_STAT_SCALARS = spec.PLAYER_COMMON_FIELDS
 _TIME_BITS = 32
 
 

@@ -222,18 +222,7 @@ def scalar_vector(observation, ctx: ObsContext, last_action: tuple[int, int, int
     out[c["game_loop"]] = observation.game_loop
     out[c["home_race"]] = ctx.home_race
     out[c["away_race"]] = ctx.away_race
-    for name in (
-        "minerals",
-        "vespene",
-        "food_used",
-        "food_cap",
-        "food_workers",
-        "food_army",
-        "idle_worker_count",
-        "army_count",
-        "warp_gate_count",
-        "larva_count",
-    ):
+    for name in spec.PLAYER_COMMON_FIELDS:
         out[c[name]] = getattr(pc, name)
     out[c["last_action_type"]], out[c["last_delay"]], out[c["last_queued"]] = last_action
     return out

@@ -87,10 +87,8 @@ REPLAY_ENTITY_FEATURES: tuple[str, ...] = ("unit_type", "alliance", "owner", "x"
 # --------------------------------------------------------------------------------------
 # Scalar columns (float32 vector).
 # --------------------------------------------------------------------------------------
-SCALAR_FEATURES: tuple[str, ...] = (
-    "game_loop",  # game loops since the start (22.4 per real second at "faster")
-    "home_race",  # 1 Terran, 2 Zerg, 3 Protoss, 4 Random (s2clientprotocol Race)
-    "away_race",
+#: Fields of ``sc2api_pb2.PlayerCommon`` copied into the scalar vector, in this order.
+PLAYER_COMMON_FIELDS: tuple[str, ...] = (
     "minerals",
     "vespene",
     "food_used",
@@ -101,6 +99,13 @@ SCALAR_FEATURES: tuple[str, ...] = (
     "army_count",
     "warp_gate_count",
     "larva_count",
+)
+
+SCALAR_FEATURES: tuple[str, ...] = (
+    "game_loop",  # game loops since the start (22.4 per real second at "faster")
+    "home_race",  # 1 Terran, 2 Zerg, 3 Protoss, 4 Random (s2clientprotocol Race)
+    "away_race",
+    *PLAYER_COMMON_FIELDS,
     "last_action_type",  # general raw function id of the previous action (0 at start)
     "last_delay",  # game loops between the previous two actions, capped at MAX_DELAY
     "last_queued",
