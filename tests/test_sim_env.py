@@ -189,3 +189,67 @@ def test_cuda_matches_shapes_and_runs():
     for _ in range(20):
         o = e.step(random_actions(o["avail_actions"]))
     assert o["obs"].device.type == "cuda"
+
+
+def _scenario_env():
+    e = make_batched("3m", num_envs=2, seed=0)
+    e.reset()
+    return e
+
+
+@pytest.mark.parametrize("placement, match", [
+    (dict(x=float("nan"), y=10), "x must be a finite number"),
+    (dict(x=10, y=float("inf")), "y must be a finite number"),
+    (dict(x=-100, y=-100), "off the 32x32 map"),
+    (dict(x=0.5, y=0.5), "unwalkable cell"),
+    (dict(x=10, y=10, health=1000), r"health must be in \[0, 45\]"),
+    (dict(x=10, y=10, health=-5), r"health must be in \[0, 45\]"),
+    (dict(x=10, y=10, shield=50), r"shield must be in \[0, 0\]"),
+    (dict(x=10, y=10, cooldown=float("nan")), "cooldown must be a finite number"),
+    (dict(x=10, y=10, cooldown=-10), "cooldown must be >= 0"),
+])
+def test_set_units_rejects_bad_placements_and_changes_nothing(placement, match):
+    from sc2_envs.sim import UnitPlacement as P
+
+    e = _scenario_env()
+    before = e.st.clone()
+    allies = [P(11, 10), P(12, 10), P(**placement)]
+    with pytest.raises(ValueError, match=match):
+        e.set_units(0, allies, [P(14, 10), P(15, 10), P(16, 10)])
+    assert torch.equal(e.st.pos, before.pos) and torch.equal(e.st.health, before.health)
+
+
+def test_set_units_rejects_bad_env_index_and_entries():
+    from sc2_envs.sim import UnitPlacement as P
+
+    e = _scenario_env()
+    units = [P(11, 10), P(12, 10), P(13, 10)]
+    with pytest.raises(TypeError, match="env_index"):
+        e.set_units(1.5, units, units)
+    with pytest.raises(TypeError, match=r"allies\[0\] \(marine\) must be a UnitPlacement"):
+        e.set_units(0, [(10, 10)] + units[1:], units)
+
+
+@pytest.mark.parametrize("seed", [-1, 2.5, True, [1.5, 2.7], "7"])
+def test_bad_seeds_are_rejected(seed):
+    with pytest.raises((TypeError, ValueError)):
+        make_batched("3m", num_envs=2).reset(seed=seed)
+
+
+def test_large_seeds_do_not_collide():
+    obs = lambda s: make_batched("3m", num_envs=1, seed=s).reset()["state"]  # noqa: E731
+    assert not torch.equal(obs(2**32), obs(0))
+    assert not torch.equal(obs(2**63), obs(0))
+
+
+@pytest.mark.parametrize("kwargs, err", [
+    (dict(obs_last_action="no"), TypeError),
+    (dict(reward_death_value="x"), TypeError),
+    (dict(reward_scale_rate=-1), ValueError),
+    (dict(autoreset="no"), TypeError),
+    (dict(spawn_jitter=True), ValueError),
+    (dict(loops_per_tick=2.0), TypeError),
+])
+def test_option_types_are_checked(kwargs, err):
+    with pytest.raises(err):
+        make_batched("3m", **kwargs)

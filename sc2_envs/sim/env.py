@@ -42,6 +42,28 @@ _FEATURE_OPTIONS = {f.name for f in fields(FeatureConfig)}
 _REWARD_OPTIONS = {f.name for f in fields(RewardConfig)}
 
 
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_real(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def _check_options(options: dict) -> None:
+    """SMAC options must have the type of their default (bools stay bools, numbers numbers)."""
+    defaults = {f.name: f.default for f in fields(FeatureConfig) + fields(RewardConfig)}
+    for name, value in options.items():
+        want = defaults[name]
+        if isinstance(want, bool):
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"option {name} must be a bool, got {value!r}")
+        elif not _is_real(value) or not math.isfinite(float(value)):
+            raise TypeError(f"option {name} must be a finite number, got {value!r}")
+    if "reward_scale_rate" in options and options["reward_scale_rate"] <= 0:
+        raise ValueError(f"option reward_scale_rate must be > 0, got {options['reward_scale_rate']!r}")
+
+
 @dataclass
 class UnitPlacement:
     """One unit of a scenario (see ``SMACSim.set_units``).
@@ -96,7 +118,12 @@ class SMACSim:
                  seed: int | None = None, autoreset: bool = True, lenient_actions: bool = False,
                  loops_per_tick: int = 1, spawn_jitter: float = 0.5, compile: bool = False, **options):
         self.spec = map_name if isinstance(map_name, MapSpec) else get_map(map_name)
-        if not (isinstance(spawn_jitter, (int, float)) and 0.0 <= spawn_jitter <= 2.0):
+        for name, value in (("autoreset", autoreset), ("lenient_actions", lenient_actions), ("compile", compile)):
+            if not isinstance(value, bool):
+                raise TypeError(f"{name} must be a bool, got {value!r}")
+        if not _is_int(loops_per_tick):
+            raise TypeError(f"loops_per_tick must be an int (1, 2, 4 or 8), got {loops_per_tick!r}")
+        if not (_is_real(spawn_jitter) and 0.0 <= spawn_jitter <= 2.0):
             raise ValueError(f"spawn_jitter must be a number in [0, 2] world units, got {spawn_jitter!r}")
         self.spawn_jitter = float(spawn_jitter)
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
@@ -106,6 +133,7 @@ class SMACSim:
         if unknown:
             raise ValueError(f"unknown option(s) {sorted(unknown)}; valid SMAC options: "
                              f"{sorted(_FEATURE_OPTIONS | _REWARD_OPTIONS | {'continuing_episode'})}")
+        _check_options(options)
         self.map_name = self.spec.name
         self.num_envs = num_envs
         self.device = torch.device(device)
@@ -142,15 +170,29 @@ class SMACSim:
 
     # ------------------------------------------------------------------ reset
     def _seed_envs(self, seed: int | Sequence[int] | torch.Tensor | None) -> None:
+        """Give env ``b`` the stream of seed ``seed + b`` (or ``seed[b]``).
+
+        Each seed is hashed with NumPy's ``SeedSequence`` into the env's 32-bit key, so any
+        non-negative integer is a distinct seed (no truncation or wrap-around).
+        """
         if seed is None:
-            seeds = torch.as_tensor(np.random.SeedSequence().generate_state(self.num_envs, np.uint32).astype(np.int64))
-        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            seeds = torch.arange(self.num_envs, dtype=torch.int64) + int(seed)
+            seeds = [int(v) for v in np.random.SeedSequence().generate_state(self.num_envs, np.uint32)]
         else:
-            seeds = torch.as_tensor(seed, dtype=torch.int64).flatten()
-            if seeds.numel() != self.num_envs:
-                raise ValueError(f"seed must be an int or {self.num_envs} ints (one per env), got {seeds.numel()} values")
-        self.st.env_seed = seeds.to(self.device)
+            if isinstance(seed, torch.Tensor):
+                seed = seed.tolist()
+            if _is_int(seed):
+                seeds = [int(seed) + b for b in range(self.num_envs)]
+            elif isinstance(seed, (list, tuple, np.ndarray)):
+                seeds = list(np.asarray(seed, dtype=object).flatten())
+                if len(seeds) != self.num_envs:
+                    raise ValueError(f"seed must be an int or {self.num_envs} ints (one per env), got {len(seeds)} values")
+            else:
+                raise TypeError(f"seed must be a non-negative int or a list of {self.num_envs} of them, got {seed!r}")
+            bad = [v for v in seeds if not _is_int(v) or int(v) < 0]
+            if bad:
+                raise ValueError(f"seeds must be non-negative integers, got {bad[0]!r}")
+            seeds = [int(np.random.SeedSequence(int(v)).generate_state(1, np.uint32)[0]) for v in seeds]
+        self.st.env_seed = torch.tensor(seeds, dtype=torch.int64, device=self.device)
         self.st.episode_count = torch.full((self.num_envs,), -1, dtype=torch.int64, device=self.device)
 
     def _fresh_state(self) -> WorldState:
@@ -215,7 +257,10 @@ class SMACSim:
     def _check_actions(self, actions) -> tuple[torch.Tensor, torch.Tensor]:
         B, N, A = self.num_envs, self.n_agents, self.n_actions
         if not isinstance(actions, torch.Tensor):
-            actions = torch.as_tensor(np.asarray(actions))
+            arr = np.asarray(actions)
+            if arr.dtype.kind not in "iu":
+                raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}), got {actions!r}")
+            actions = torch.as_tensor(arr)
         if actions.dtype.is_floating_point or actions.dtype == torch.bool or actions.is_complex():
             raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}), got dtype {actions.dtype}")
         if tuple(actions.shape) != (B, N):
@@ -294,7 +339,9 @@ class SMACSim:
         draw = core["draw"]
         done = terminated | truncated
         self._record_stats(won, draw, truncated, done)
-        out["final_obs"], out["final_state"], out["final_avail_actions"] = out["obs"], out["state"], out["avail_actions"]
+        # copies, so that changing one returned tensor in place never changes another
+        out["final_obs"], out["final_state"] = out["obs"].clone(), out["state"].clone()
+        out["final_avail_actions"] = out["avail_actions"].clone()
         if bool(done.any()):
             if self.autoreset:
                 self.st.copy_envs_from(self._fresh_state(), done)
@@ -398,15 +445,23 @@ class SMACSim:
         fresh observation of all envs is returned (as ``reset``).
 
         Raises:
-            ValueError: wrong list lengths or an env index out of range.
+            TypeError: ``env_index`` not an int, or an entry neither ``UnitPlacement`` nor ``None``.
+            ValueError: wrong list lengths, an env index out of range, a non-finite value, a position
+                off the map or (for ground units) on an unwalkable cell, or health / shield / energy
+                outside ``[0, max]`` or a negative cooldown. Nothing is changed when it raises.
         """
         if self._needs_reset:
             self.reset()
+        if not _is_int(env_index):
+            raise TypeError(f"env_index must be an int in [0, {self.num_envs}), got {env_index!r}")
         if not 0 <= env_index < self.num_envs:
             raise ValueError(f"env_index must be in [0, {self.num_envs}), got {env_index}")
         if len(allies) != self.n_agents or len(enemies) != self.n_enemies:
             raise ValueError(f"expected {self.n_agents} allies and {self.n_enemies} enemies "
                              f"(None for absent units), got {len(allies)} and {len(enemies)}")
+        placements = list(allies) + list(enemies)
+        for u, p in enumerate(placements):
+            self._check_placement(u, p)
         st, t, b = self.st, self.table, env_index
         for u, p in enumerate(list(allies) + list(enemies)):
             if p is None:
@@ -427,6 +482,32 @@ class SMACSim:
                 st.order_target[b, u] = -1
         st.prev_health[b], st.prev_shield[b], st.prev_alive[b] = st.health[b].clone(), st.shield[b].clone(), st.alive[b].clone()
         return self._observe()
+
+    def _check_placement(self, u: int, p) -> None:
+        """Validate the placement of unit ``u`` (see ``set_units``)."""
+        if p is None:
+            return
+        t = self.table
+        side, idx = ("allies", u) if u < self.n_agents else ("enemies", u - self.n_agents)
+        who = f"{side}[{idx}] ({t.names[u]})"
+        if not isinstance(p, UnitPlacement):
+            raise TypeError(f"{who} must be a UnitPlacement or None, got {p!r}")
+        limits = {"health": float(t.max_health[u]), "shield": float(t.max_shield[u]), "energy": float(t.energy_max[u])}
+        for name in ("x", "y", "health", "shield", "energy", "cooldown"):
+            v = getattr(p, name)
+            if v is None and name in limits:
+                continue
+            if not _is_real(v) or not math.isfinite(float(v)):
+                raise ValueError(f"{who}: {name} must be a finite number, got {v!r}")
+            if name in limits and not 0.0 <= v <= limits[name]:
+                raise ValueError(f"{who}: {name} must be in [0, {limits[name]:g}], got {v!r}")
+        if p.cooldown < 0:
+            raise ValueError(f"{who}: cooldown must be >= 0 game loops, got {p.cooldown!r}")
+        size = self.pathing.shape[0]
+        if not (0.0 <= p.x < size and 0.0 <= p.y < size):
+            raise ValueError(f"{who}: position ({p.x}, {p.y}) is off the {size}x{size} map")
+        if not bool(t.is_air[u]) and not bool(self.pathing[int(p.x), int(p.y)]):
+            raise ValueError(f"{who}: position ({p.x}, {p.y}) is on an unwalkable cell of {self.map_name}")
 
 
 def make_batched(map_name: str | MapSpec = "2s3z", num_envs: int = 1, device: str | torch.device = "cpu",
