@@ -102,11 +102,15 @@ def read_checkpoint(path: str) -> dict:
         FileNotFoundError: no such file.
         ValueError: the file is not a checkpoint of that format.
     """
+    if os.path.isdir(path):
+        raise ValueError(f"checkpoint {path!r} is a directory, not a checkpoint file")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"checkpoint {path!r} does not exist")
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError) as e:  # bad pickle / zip / truncation
+    except Exception as e:  # any unreadable file: bad pickle / zip / truncation / foreign bytes
+        if isinstance(e, MemoryError):
+            raise
         raise ValueError(f"{path} could not be read as a torch checkpoint with weights_only=True: {e}") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__

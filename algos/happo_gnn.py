@@ -237,8 +237,35 @@ def evaluate(policy, env, n_episodes, seed, frames=None):
     return float(wins.sum()) / total, float(rets.sum()) / total
 
 
+def check_args(args: Args) -> None:
+    """Reject bad settings before anything is created; messages name the flag, value and expectation."""
+    from sc2_envs import list_maps
+
+    def need(ok: bool, flag: str, expected: str) -> None:
+        if not ok:
+            raise SystemExit(f"--{flag.replace('_', '-')} {getattr(args, flag)!r}: expected {expected}")
+
+    need(args.backend in ("sim", "sc2"), "backend", "sim or sc2")
+    need(args.map in list_maps(), "map", "one of " + ", ".join(list_maps()))
+    need(args.actor in ("gnn", "mlp"), "actor", "gnn or mlp")
+    for flag in ("num_envs", "num_steps", "num_minibatches", "update_epochs", "eval_episodes", "eval_interval", "hidden"):
+        if hasattr(args, flag):
+            need(getattr(args, flag) >= 1, flag, "an integer >= 1")
+    need(args.seed >= 0, "seed", "a non-negative integer")
+    need(0.0 < args.gamma <= 1.0, "gamma", "a discount in (0, 1]")
+    need(0.0 <= args.gae_lambda <= 1.0, "gae_lambda", "a value in [0, 1]")
+    need(args.time_budget_s >= 0, "time_budget_s", "seconds >= 0 (0: no budget)")
+    for flag in ("learning_rate", "critic_learning_rate", "clip_coef", "kl_threshold"):
+        if hasattr(args, flag):
+            need(getattr(args, flag) > 0, flag, "a value > 0")
+    batch = args.num_envs * args.num_steps
+    need(args.num_minibatches <= batch, "num_minibatches", f"at most the batch of {batch} env steps (--num-envs x --num-steps)")
+    need(args.total_timesteps >= batch, "total_timesteps", f"at least one batch of {batch} env steps (--num-envs x --num-steps)")
+
+
 if __name__ == "__main__":
     args = tyro.cli(Args)
+    check_args(args)
     args.batch_size = int(args.num_envs * args.num_steps)
     args.minibatch_size = int(args.batch_size // args.num_minibatches)
     args.num_iterations = max(1, args.total_timesteps // args.batch_size)

@@ -40,8 +40,8 @@ def wilson_interval(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
         raise ValueError(f"n must be >= 1 episode, got {n}")
     if not 0 <= wins <= n:
         raise ValueError(f"wins must be in [0, n={n}], got {wins}")
-    if not (isinstance(z, numbers.Real) and math.isfinite(z) and z > 0):
-        raise ValueError(f"z must be a positive finite normal quantile (1.96 for 95 %), got {z!r}")
+    if isinstance(z, bool) or not (isinstance(z, numbers.Real) and math.isfinite(z) and 0 < z <= 10):
+        raise ValueError(f"z must be a positive finite normal quantile (1.96 for 95 %; at most 10), got {z!r}")
     p = wins / n
     z2 = z * z
     denom = 1.0 + z2 / n

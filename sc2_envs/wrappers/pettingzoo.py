@@ -212,6 +212,8 @@ class SC2ParallelEnv(ParallelEnv):
         return observations, rewards, terminations, truncations, infos
 
     def _check_action(self, agent: str, act) -> int:
+        if isinstance(act, (bool, np.bool_)):
+            raise ValueError(f"action for {agent!r} is {act!r} (a bool); expected an int in [0, {self.sim.n_actions})")
         try:
             a = operator.index(act)
         except TypeError:
