@@ -1,6 +1,6 @@
 # AlphaStar-style actor-learner (Vinyals et al. 2019; IMPALA, Espeholt et al. 2018) on SMAC maps:
 # asynchronous actors, one learner, per-head V-trace, UPGO, TD(lambda), KL to a teacher, entropy.
-# Facts and failure modes of the reference (mini-AlphaStar): ../shared/reference/full_game.md section 3.
+# Facts and failure modes of the reference implementation: liuruoze/mini-AlphaStar's RL loop (see docs/a3c_upgo.md).
 # Losses: models/offpolicy_losses.py. Docs: docs/a3c_upgo.md. Style: CleanRL.
 """Train an asynchronous actor-learner on a SMAC map of the embedded simulator.
 

@@ -1,6 +1,6 @@
 # Behaviour cloning with action re-weighting (issue 7). Style: CleanRL single file (tyro Args).
-# Facts: ../shared/reference/full_game.md sections 2.3-2.5 (mini-AlphaStar SL loss, argument masks,
-# the power-law re-weighting design); docs/bc.md in the project.
+# Facts: liuruoze/mini-AlphaStar's SL loss and argument masks, and the power-law action re-weighting
+# from its 2026-11 evaluation lessons; docs/bc.md.
 """Behaviour cloning with per-head masked cross-entropy and action re-weighting.
 
     # SMAC-map demonstrations (sc2_envs.demos) with the per-class actor of models/

@@ -1,6 +1,6 @@
 # Zero-shot transfer of trained actors across team sizes (issue 5).
 # Idea and reference figures: count-invariant entity/attention actors transfer between SMAC team
-# sizes (e.g. UPDeT, Hu et al., ICLR 2021; fact sheet ../shared/reference/happo_hatrpo.md 4.4),
+# sizes (e.g. UPDeT, Hu et al., ICLR 2021),
 # while a flat MLP cannot even read a differently sized observation.
 """Evaluate checkpoints of ``algos/happo_gnn.py`` greedily on other maps, without retraining.
 

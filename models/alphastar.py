@@ -1,7 +1,7 @@
 """A mini-AlphaStar-scale policy over the full-game features of ``sc2_envs.full_game.spec``.
 
-Architecture after mini-AlphaStar v1.09 (``ProjectType.MiniStar``; fact sheet
-``../shared/reference/full_game.md`` section 1), which scales down AlphaStar (Vinyals et al.,
+Architecture after mini-AlphaStar v1.09 (``ProjectType.MiniStar``,
+github.com/liuruoze/mini-AlphaStar), which scales down AlphaStar (Vinyals et al.,
 Nature 2019, supplementary "Architecture"):
 
 * **Entity encoder**: each entity row (``spec.ENTITY_FEATURES`` columns, raw values) is one-hot /

@@ -13,7 +13,7 @@ from sc2_envs.full_game import spec
 
 pytest.importorskip("pysc2_evolved", reason="the raw-function table (argument masks) comes from pysc2_evolved")
 
-MINI_AS_TOTAL = 2_664_028  # mini-AlphaStar v1.09 ArchModel(), measured (../shared/reference/full_game.md 1.7)
+MINI_AS_TOTAL = 2_664_028  # mini-AlphaStar v1.09 ArchModel(), measured (liuruoze/mini-AlphaStar)
 MINI_AS_POLICY = 1_570_887  # the same without its 5 baselines
 
 

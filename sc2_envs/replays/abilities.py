@@ -86,7 +86,8 @@ def load_stableid(path: str) -> dict[tuple[str, int], tuple[int, int]]:
     if not p.is_file():
         raise FileNotFoundError(
             f"stableid.json not found at {str(p)!r}; pass stableid_path= or set SC2_ENVS_SHARED_DATA "
-            "to the folder holding sc2_static/"
+            "to a folder holding sc2_static/stableid.json (StarCraft II writes this file to "
+            "Documents/StarCraft II/stableid.json on Windows and macOS)"
         )
     table = json.loads(p.read_text())
     out = {}

@@ -69,3 +69,37 @@ def state_bound(agent_unit_types) -> float:
     ratios = [(UNITS[t].cooldown + COOLDOWN_JITTER_LOOPS) / UNITS[t].smac_max_cooldown
               for t in set(agent_unit_types) if UNITS[t].smac_max_cooldown > 0]
     return max([1.0, *ratios]) + 1e-3
+
+
+class SimRenderMixin:
+    """``render()`` and ``close()`` shared by the PettingZoo and Gymnasium views of one simulator.
+
+    Expects ``self.sim``, ``self.render_mode``, ``self.map_name``, ``self._steps`` (env steps of the
+    episode), ``self._viewer`` (``None`` until a window is opened) and ``self.metadata["render_fps"]``.
+    """
+
+    def render(self):
+        """``rgb_array``: the current top-down frame, ``(H, W, 3)`` uint8. ``human``: draw it in a window."""
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='rgb_array' or 'human'")
+            return None
+        from sc2_envs.render import HumanViewer, render_frame
+
+        title = f"{self.map_name}  step {self._steps}/{self.sim.episode_limit}"
+        frame = render_frame(self.sim.render_data(0), title=title)
+        if self.render_mode == "rgb_array":
+            return frame
+        if self._viewer is None:
+            self._viewer = HumanViewer(self.metadata["render_fps"])
+        self._viewer.show(frame)
+        return None
+
+    def close(self):
+        if self._viewer is not None:
+            self._viewer.close()
+            self._viewer = None
+        close = getattr(self.sim, "close", None)
+        if close is not None:
+            close()

@@ -29,14 +29,14 @@ import gymnasium
 import numpy as np
 import torch
 
-from sc2_envs.wrappers._common import OBS_BOUND, as_numpy, make_backend, state_bound
+from sc2_envs.wrappers._common import OBS_BOUND, SimRenderMixin, as_numpy, make_backend, state_bound
 
 __all__ = ["SC2JointEnv", "env_id", "register_envs"]
 
 OBSERVATIONS = ("obs", "state")
 
 
-class SC2JointEnv(gymnasium.Env):
+class SC2JointEnv(SimRenderMixin, gymnasium.Env):
     """A SMAC battle as a Gymnasium env whose action is every agent's action (see the module docstring).
 
     Args:
@@ -132,29 +132,6 @@ class SC2JointEnv(gymnasium.Env):
     def get_env_info(self) -> dict:
         """SMAC's ``get_env_info()`` of the backend (shapes, layouts, feature names)."""
         return self.sim.get_env_info()
-
-    def render(self):
-        """``rgb_array``: the current top-down frame ``(H, W, 3)`` uint8; ``human``: draw it in a window."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='rgb_array' or 'human'")
-            return None
-        from sc2_envs.render import HumanViewer, render_frame
-
-        frame = render_frame(self.sim.render_data(0), title=f"{self.map_name}  step {self._steps}/{self.sim.episode_limit}")
-        if self.render_mode == "rgb_array":
-            return frame
-        if self._viewer is None:
-            self._viewer = HumanViewer(self.metadata["render_fps"])
-        self._viewer.show(frame)
-        return None
-
-    def close(self):
-        if self._viewer is not None:
-            self._viewer.close()
-            self._viewer = None
-        close = getattr(self.sim, "close", None)
-        if close is not None:
-            close()
 
 
 def env_id(map_name: str) -> str:

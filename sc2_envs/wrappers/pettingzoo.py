@@ -50,7 +50,7 @@ import torch
 from pettingzoo import ParallelEnv
 from pettingzoo.utils import parallel_to_aec, wrappers
 
-from sc2_envs.wrappers._common import OBS_BOUND, as_numpy, make_backend, state_bound
+from sc2_envs.wrappers._common import OBS_BOUND, SimRenderMixin, as_numpy, make_backend, state_bound
 
 __all__ = ["SC2ParallelEnv", "env", "parallel_env", "raw_env"]
 
@@ -58,7 +58,7 @@ DEAD_AGENT_MODES = ("remove", "absorbing")
 AGENT_NAMINGS = ("index", "unit_type")
 
 
-class SC2ParallelEnv(ParallelEnv):
+class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
     """A SMAC battle as a PettingZoo ``ParallelEnv`` (see the module docstring for the full contract).
 
     Args:
@@ -241,30 +241,6 @@ class SC2ParallelEnv(ParallelEnv):
     def get_env_info(self) -> dict:
         """SMAC's ``get_env_info()`` of the backend (shapes, layouts, feature names)."""
         return self.sim.get_env_info()
-
-    def render(self):
-        """``rgb_array``: the current top-down frame, ``(H, W, 3)`` uint8. ``human``: draw it in a window."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='rgb_array' or 'human'")
-            return None
-        from sc2_envs.render import HumanViewer, render_frame
-
-        title = f"{self.map_name}  step {self._steps}/{self.sim.episode_limit}"
-        frame = render_frame(self.sim.render_data(0), title=title)
-        if self.render_mode == "rgb_array":
-            return frame
-        if self._viewer is None:
-            self._viewer = HumanViewer(self.metadata["render_fps"])
-        self._viewer.show(frame)
-        return None
-
-    def close(self):
-        if self._viewer is not None:
-            self._viewer.close()
-            self._viewer = None
-        close = getattr(self.sim, "close", None)
-        if close is not None:
-            close()
 
 
 def parallel_env(map_name: str = "3m", **kwargs) -> SC2ParallelEnv:
