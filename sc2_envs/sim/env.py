@@ -345,11 +345,13 @@ class SMACSim:
         if bool(done.any()):
             if self.autoreset:
                 self.st.copy_envs_from(self._fresh_state(), done)
-                new = self._observe()
-                m = done.view(-1, 1, 1)
-                out["obs"] = torch.where(m, new["obs"], out["obs"])
-                out["state"] = torch.where(done.view(-1, 1), new["state"], out["state"])
-                out["avail_actions"] = torch.where(m, new["avail_actions"], out["avail_actions"])
+                # observe only the envs that were reset (a few per step at large B), not the whole batch
+                idx = done.nonzero().flatten()
+                sub = self.st.select(idx)
+                avail = self.features.avail_actions(sub)
+                out["obs"] = out["obs"].index_copy(0, idx, self.features.obs(sub, avail))
+                out["state"] = out["state"].index_copy(0, idx, self.features.state(sub))
+                out["avail_actions"] = out["avail_actions"].index_copy(0, idx, avail)
                 self._avail = out["avail_actions"]
             else:
                 self._needs_reset = True

@@ -104,6 +104,10 @@ class WorldState:
             m = mask.view(-1, *([1] * (dst.dim() - 1)))
             dst.copy_(torch.where(m, src, dst))
 
+    def select(self, idx: torch.Tensor) -> "WorldState":
+        """The sub-batch of envs ``idx`` ([k] int64), as a new state (copies)."""
+        return WorldState(**{f.name: getattr(self, f.name)[idx] for f in fields(self)})
+
     def clone(self) -> "WorldState":
         return WorldState(**{f.name: getattr(self, f.name).clone() for f in fields(self)})
 
