@@ -183,13 +183,34 @@ def compare(data: dict) -> int:
     return bad
 
 
+def markdown() -> str:
+    """The per-unit, per-stat provenance table of ``sc2_envs.units`` (docs/game_data.md)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from sc2_envs.units import PROVENANCE, UNITS
+
+    rows = ["| unit | stat | value | source (file: entry field) |", "|---|---|---|---|"]
+    for name, spec in UNITS.items():
+        for stat, src in sorted(PROVENANCE[name].items()):
+            value = getattr(spec, stat) if hasattr(spec, stat) else ""
+            if isinstance(value, float):
+                value = f"{value:.6g}"
+            src = src.replace("SC2Mapster/SC2GameData@949614a9 mods/liberty.sc2mod/base.sc2data/GameData/", "L:")
+            src = src.replace("SC2Mapster/SC2GameData@949614a9 mods/core.sc2mod/base.sc2data/GameData/", "C:")
+            rows.append(f"| {name} | {stat} | {value} | {src} |")
+    return "\n".join(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--smac", type=Path, help="checkout of oxwhirl/smac")
     ap.add_argument("--gamedata", type=Path, help="checkout (or bare git dir) of SC2Mapster/SC2GameData")
     ap.add_argument("--gamedata-rev", default="949614a9", help="commit read from a bare git dir")
     ap.add_argument("--check-only", action="store_true", help="only compare units.py with the committed JSON")
+    ap.add_argument("--markdown", action="store_true", help="print the provenance table of units.py and exit")
     a = ap.parse_args()
+    if a.markdown:
+        print(markdown())
+        return
     if not a.check_only:
         if a.smac is None or a.gamedata is None:
             ap.error("--smac and --gamedata are required unless --check-only")
