@@ -116,7 +116,10 @@ class WorldState:
 class UnitTable:
     """Per-unit constants of a map roster, each ``[U]`` (or ``[U, U]``) on the sim device.
 
-    Built from ``units.UNITS`` with the map's overrides. ``damage_vs[a, t]`` is the damage per hit
+    Built from ``units.UNITS`` with the map's overrides. Enemies are the stock units of the data the
+    SMAC maps load (Core + Liberty) and allies the maps' ``_RL`` copies, whose stats are the same
+    (they differ only in acquire behaviour, ``units.RL_DIFFERENCES``; checked per map by
+    ``tests/test_game_data.py``). ``damage_vs[a, t]`` is the damage per hit
     of unit ``a`` against unit ``t`` before armour (base + attribute bonus); ``can_target[a, t]``
     says whether ``a``'s weapon can hit ``t`` (ground/air planes, enemies only).
     """
