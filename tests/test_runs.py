@@ -309,3 +309,39 @@ def test_happo_start_errors_are_one_line_exit_2_and_leave_no_run_folder(tmp_path
     assert res.returncode == 2, res.stdout[-2000:] + res.stderr[-2000:]
     assert res.stderr.count("\n") == 1 and res.stderr.startswith("happo_gnn.py: error: ") and message in res.stderr
     assert not (tmp_path / "runs").exists()
+
+
+# ---------------------------------------------------------------- eval_transfer.py: bad input
+
+
+def _tiny_checkpoint(path):
+    from models import build_models, save_checkpoint
+
+    torch.manual_seed(0)
+    info = sc2_envs.make_batched("3m", num_envs=1).get_env_info()
+    policy, critic = build_models(info, "gnn", hidden=8, heads=2)
+    save_checkpoint(str(path), policy, critic, info, {"map": "3m"}, global_step=1)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("missing", "checkpoint 'missing.pt' does not exist"),
+        ("not-a-checkpoint", "checkpoint 'other.pt' is not a 'sc2_envs.class_actor_critic/1' checkpoint"),
+        ("garbage", "checkpoint 'garbage.pt' could not be read as a torch file with weights_only=True"),
+        ("episodes-0", "--episodes 0: expected an integer >= 1"),
+        ("unknown-map", "unknown map(s) ['nosuchmap']; valid maps:"),
+    ],
+)
+def test_eval_transfer_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, case, message):
+    torch.save({"weights": torch.zeros(2)}, tmp_path / "other.pt")
+    (tmp_path / "garbage.pt").write_bytes(b"PK\x03\x04 not a torch file")
+    good = _tiny_checkpoint(tmp_path / "good.pt")
+    ckpt = {"missing": "missing.pt", "not-a-checkpoint": "other.pt", "garbage": "garbage.pt"}.get(case, good)
+    extra = {"episodes-0": ["--episodes", "0"], "unknown-map": ["--maps", "3m", "nosuchmap"]}.get(case, [])
+    res = _algo("eval_transfer.py", tmp_path, "--checkpoints", ckpt, *extra, check=False)
+    assert res.returncode == 2, res.stdout[-2000:] + res.stderr[-2000:]
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith("eval_transfer.py: error: "), res.stderr
+    assert message in res.stderr and "Traceback" not in res.stderr and "Please file an issue" not in res.stderr
+    assert not (tmp_path / "runs").exists()
