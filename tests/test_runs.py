@@ -345,3 +345,40 @@ def test_eval_transfer_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path,
     assert res.stderr.count("\n") == 1 and res.stderr.startswith("eval_transfer.py: error: "), res.stderr
     assert message in res.stderr and "Traceback" not in res.stderr and "Please file an issue" not in res.stderr
     assert not (tmp_path / "runs").exists()
+
+
+# ---------------------------------------------------------------- benchmarks/learning_curves.py
+
+
+def _learning_curves():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("learning_curves", REPO / "benchmarks" / "learning_curves.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["learning_curves"] = mod  # dataclasses resolve string annotations through sys.modules
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_learning_curves_rejects_an_unknown_map_before_making_a_folder(tmp_path):
+    lc = _learning_curves()
+    with pytest.raises(ValueError, match="map 'nosuchmap'; expected one of 10m_vs_11m|map 'nosuchmap'; expected one of"):
+        lc.main(lc.Args(maps=("nosuchmap",), out_dir=str(tmp_path)))
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+def test_learning_curves_gives_each_invocation_its_own_folder(tmp_path):
+    lc = _learning_curves()
+    args = lc.Args(
+        maps=("3m",), seeds=(1,), total_timesteps=16, num_envs=2, num_steps=4, eval_interval=1, transfer_maps=(),
+        out_dir=str(tmp_path), extra="--eval-episodes 2 --hidden 16",
+    )
+    lc.main(args)
+    lc.main(args)
+    folders = sorted(tmp_path.iterdir())
+    assert len(folders) == 2 and all(f.name.startswith("learning_curves__") for f in folders)
+    for f in folders:
+        assert json.loads((f / "run_meta.json").read_text())["config"]["maps"] == ["3m"]
+        with open(f / "learning_curves.csv") as fh:
+            assert [int(float(r["global_step"])) for r in csv.DictReader(fh)] == [8, 16]
