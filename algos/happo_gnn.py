@@ -403,11 +403,11 @@ if __name__ == "__main__":
         if resumed["env"] is not None and hasattr(envs, "load_state_dict"):
             envs.load_state_dict(resumed["env"])  # the simulator continues every env bit for bit
             next_obs = {k: v.to(device) for k, v in resumed["next_obs"].items()}
-        else:  # a real game cannot be snapshot: start new episodes from the saved seed
+            ep_return.copy_(resumed["ep_return"])
+            ep_length.copy_(resumed["ep_length"])
+        else:  # a real game cannot be snapshot: its episodes in progress are lost, new ones start now
             print("the env state cannot be restored on this backend: new episodes start now")
             next_obs = envs.reset()
-            resumed["ep_return"].zero_(), resumed["ep_length"].zero_()
-        ep_return.copy_(resumed["ep_return"]), ep_length.copy_(resumed["ep_length"])
         global_step, start_iteration = int(resumed["global_step"]), int(resumed["iteration"])
         elapsed_before, win_rate = float(resumed["elapsed_s"]), float(resumed["win_rate"])
         best = None if resumed["best"] is None else tuple(resumed["best"])
