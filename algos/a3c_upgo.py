@@ -32,7 +32,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from models import ClassPolicy, MaskedCategorical, build_models, load_checkpoint, save_checkpoint
+from models import ClassPolicy, MaskedCategorical, build_critic, build_models, load_checkpoint, save_checkpoint
 from models.offpolicy_losses import masked_kl, masked_mean, td_lambda_returns, upgo_returns, vtrace
 from sc2_envs.vector.actor_pool import (
     ActorFailure,
@@ -368,8 +368,8 @@ def main(args: Args) -> int:
         if "critic" in ckpt:
             _, critic, _ = load_checkpoint(args.init, env_info, device, with_critic=True)
         else:
-            _, critic = build_models(env_info, policy.actor_type, policy.hparams["hidden"], policy.hparams["heads"],
-                                     policy.hparams["layers"], device=device)
+            critic = build_critic(env_info, policy.actor_type, policy.hparams["hidden"], policy.hparams["heads"],
+                                  policy.hparams["layers"], device=device)
         print(f"student initialised from {args.init} (trained on {ckpt['config']['map_name']})")
     else:
         policy, critic = build_models(env_info, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device)

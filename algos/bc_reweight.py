@@ -45,6 +45,7 @@ from models.alphastar import alphastar_losses
 from models.common import MASKED_LOGIT, masked_ce
 from sc2_envs.evaluation import behaviour_key, evaluate, format_result
 from sc2_envs.replays.dataset import ReplayData
+from sc2_envs.sim.features import N_ACTIONS_NO_ATTACK
 
 
 @dataclass
@@ -210,7 +211,9 @@ def target_shares(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------------------- SMAC demos
 def smac_action_names(n_actions: int) -> list[str]:
     """SMAC action names: no-op, stop, move N/S/E/W, ``target_j`` (attack, or heal for a medivac)."""
-    return ["no_op", "stop", "north", "south", "east", "west"] + [f"target_{j}" for j in range(n_actions - 6)]
+    return ["no_op", "stop", "north", "south", "east", "west"] + [
+        f"target_{j}" for j in range(n_actions - N_ACTIONS_NO_ATTACK)
+    ]
 
 
 class SmacData:
@@ -242,14 +245,9 @@ class SmacData:
 
 def smac_loss(policy, data: SmacData, idx: torch.Tensor, w: torch.Tensor):
     """Weighted masked CE over the living agents of frames ``idx`` (all classes); returns ``(mean loss, n)``."""
-    total, n = 0.0, 0
-    for c, ids in ((c, policy.agent_ids(c)) for c in policy.class_agents):
-        obs = data.obs[idx][:, ids]
-        avail = data.avail[idx][:, ids]
-        lab = data.labels[idx][:, ids]
-        logits = torch.where(avail, policy.class_logits(c, obs), torch.full_like(avail, MASKED_LOGIT, dtype=torch.float32))
-        s, k = masked_ce(logits, lab, data.alive[idx][:, ids], w[lab])
-        total, n = total + s, n + k
+    avail, lab = data.avail[idx], data.labels[idx]
+    logits = torch.where(avail, policy.logits(data.obs[idx]), torch.full_like(avail, MASKED_LOGIT, dtype=torch.float32))
+    total, n = masked_ce(logits, lab, data.alive[idx], w[lab])
     return total / max(n, 1), n
 
 
@@ -262,17 +260,14 @@ def smac_validate(policy, data: SmacData, A: int, batch: int = 1024):
     idx_all = torch.as_tensor(data.val_idx, device=data.obs.device)
     for s in range(0, len(idx_all), batch):
         idx = idx_all[s : s + batch]
-        for c, ids in ((c, policy.agent_ids(c)) for c in policy.class_agents):
-            avail, lab, alive = data.avail[idx][:, ids], data.labels[idx][:, ids], data.alive[idx][:, ids]
-            logits = torch.where(
-                avail, policy.class_logits(c, data.obs[idx][:, ids]), torch.full_like(avail, MASKED_LOGIT, dtype=torch.float32)
-            )
-            cs, k = masked_ce(logits, lab, alive)
-            ce_sum, n = ce_sum + float(cs), n + k
-            pred = logits.argmax(-1)
-            correct += int(((pred == lab) & alive).sum())
-            probs += F.softmax(logits, -1)[alive].sum(0).cpu()
-            greedy += torch.bincount(pred[alive], minlength=A).float().cpu()
+        avail, lab, alive = data.avail[idx], data.labels[idx], data.alive[idx]
+        logits = torch.where(avail, policy.logits(data.obs[idx]), torch.full_like(avail, MASKED_LOGIT, dtype=torch.float32))
+        cs, k = masked_ce(logits, lab, alive)
+        ce_sum, n = ce_sum + float(cs), n + k
+        pred = logits.argmax(-1)
+        correct += int(((pred == lab) & alive).sum())
+        probs += F.softmax(logits, -1)[alive].sum(0).cpu()
+        greedy += torch.bincount(pred[alive], minlength=A).float().cpu()
     n = max(n, 1)
     return {
         "val_loss": ce_sum / n,

@@ -21,7 +21,7 @@ from torch import nn
 
 from models.common import MaskedCategorical, ValueNorm
 from models.entities import (
-    N_NON_TARGET_ACTIONS,
+    N_ACTIONS_NO_ATTACK,
     ObsParser,
     StateParser,
     heal_target_rows,
@@ -109,7 +109,7 @@ class ClassPolicy(nn.Module):
         device = next(self.parameters()).device
         self._ids = {c: torch.tensor(ids, dtype=torch.int64, device=device) for c, ids in classes.items()}
         self._heal = {
-            c: heal_target_rows(self._ids[c], self.n_agents, self.n_actions - N_NON_TARGET_ACTIONS)
+            c: heal_target_rows(self._ids[c], self.n_agents, self.n_actions - N_ACTIONS_NO_ATTACK)
             for c in classes
             if _is_healer(c)
         }
@@ -245,6 +245,29 @@ class CentralCritic(nn.Module):
         return self.net(self.parser(state), self._slots)
 
 
+def build_critic(
+    env_info: dict,
+    critic_type: str = "gnn",
+    hidden: int = 64,
+    heads: int = 4,
+    layers: int = 1,
+    device: str | torch.device = "cpu",
+) -> CentralCritic:
+    """A freshly initialised :class:`CentralCritic` of type ``critic_type`` for ``env_info``, on ``device``, bound.
+
+    Raises:
+        ValueError: unknown ``critic_type`` (expected one of ``ACTOR_TYPES``).
+    """
+    classes = list(unit_classes(env_info))
+    if critic_type == "gnn":
+        cspec = StateParser(env_info).dims()
+    elif critic_type == "mlp":
+        cspec = {"state_size": int(env_info["state_shape"])}
+    else:
+        raise ValueError(f"critic_type {critic_type!r}; expected one of {ACTOR_TYPES}")
+    return CentralCritic(critic_type, classes, cspec, hidden, heads, layers).to(device).bind(env_info)
+
+
 def build_models(
     env_info: dict,
     actor_type: str = "gnn",
@@ -257,14 +280,13 @@ def build_models(
     """Build :class:`ClassPolicy` and :class:`CentralCritic` of type ``actor_type`` on ``device``, bound to an env."""
     classes = list(unit_classes(env_info))
     if actor_type == "gnn":
-        pspec, cspec = ObsParser(env_info).dims(), StateParser(env_info).dims()
+        pspec = ObsParser(env_info).dims()
     elif actor_type == "mlp":
         pspec = {"obs_size": int(env_info["obs_shape"]), "n_actions": int(env_info["n_actions"])}
-        cspec = {"state_size": int(env_info["state_shape"])}
     else:
         raise ValueError(f"actor_type {actor_type!r}; expected one of {ACTOR_TYPES}")
     policy = ClassPolicy(actor_type, classes, pspec, hidden, heads, actor_layers).to(device).bind(env_info)
-    critic = CentralCritic(actor_type, classes, cspec, hidden, heads, critic_layers).to(device).bind(env_info)
+    critic = build_critic(env_info, actor_type, hidden, heads, critic_layers, device)
     return policy, critic
 
 

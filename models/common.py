@@ -163,3 +163,15 @@ def masked_ce(logits: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, we
         ce = ce * weights
     ce = torch.where(mask, ce, torch.zeros_like(ce))
     return ce.sum(), int(mask.sum())
+
+
+def masked_mean(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """``sum(x * weight) / sum(weight)`` over all entries, ``0`` when the weights sum to 0 (e.g. every agent dead).
+
+    Args:
+        x: any shape, float. weight: broadcastable to ``x``; 0/1 masks (float or bool) or weights.
+
+    Returns:
+        a 0-d tensor.
+    """
+    return (x * weight).sum() / weight.sum().clamp(min=1.0)

@@ -45,7 +45,8 @@ SHOOT_RANGE = 6.0
 SIGHT_RANGE = 9.0
 """SMAC's ``unit_sight_range`` for every unit (centre distance, strict ``<``)."""
 MOVE_AMOUNT = 2
-"""SMAC's ``move_amount``: moves probe ``move_amount / 2`` ahead, obs points ``move_amount`` and twice that."""
+"""SMAC's ``move_amount`` (game units): a move action orders a walk to a point this far away; moves probe
+``move_amount / 2`` ahead, obs points ``move_amount`` and twice that."""
 WALKABLE_HEIGHT = 64.0 / 255.0
 """Our stand-in for SMAC's terrain height of walkable cells (cliff level 64 / 255)."""
 N_OBS_PATHING = 8
