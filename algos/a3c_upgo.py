@@ -429,7 +429,7 @@ def main(args: Args) -> int:
                 break
             supervisor.check()
             # A short poll that never ends the run: an empty queue only means the actors are busy (episodes
-            # on the real game can take many minutes), see reference/full_game.md 3.5 (1).
+            # on the real game can take many minutes); mini-AlphaStar's consumer quit on a queue timeout.
             item = pool.get(timeout=0.1)
             now = time.monotonic()
             if item is None:

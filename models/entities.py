@@ -3,7 +3,7 @@
 Everything is driven by ``env.get_env_info()`` (the layout the simulator reports), never by map
 names, so the same code serves every map and every feature flag.
 
-SMAC v1 observation of agent ``i`` (``get_obs_agent``; fact sheet ``smac_semantics.md`` section 3)::
+SMAC v1 observation of agent ``i`` (oxwhirl/smac ``smac/env/starcraft2/starcraft2.py`` ``get_obs_agent``)::
 
     [move (move_feats) | enemy rows (n_enemies x enemy_feats) | ally rows ((n_agents-1) x ally_feats)
      | own (own_feats) | timestep (timestep_feats)]

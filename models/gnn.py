@@ -1,6 +1,6 @@
 """Count-invariant graph-attention actor (one per unit class) and class-factored centralized critic.
 
-Design (fact sheet ``happo_hatrpo.md`` section 4.4): an agent's observation is a set of entities
+Design (entity attention as in UPDeT, Hu et al., ICLR 2021): an agent's observation is a set of entities
 (itself, the allies it sees, the enemies it sees). Each kind has its own row encoder; a few
 transformer blocks let the entities exchange information (attention over the visible entities
 only, the agent's own token always visible so that no softmax is empty); the agent's token and the

@@ -27,8 +27,8 @@ Targets (returned detached, as in the references, which stop gradients through t
 * :func:`masked_kl` -- KL(teacher || student) over the *valid* actions only: the mask is applied to
   the logits before the softmax, so both distributions renormalise over the valid set; the result is
   ``>= 0``, ``0`` where they agree on the valid set, and ``0`` (not NaN, with zero gradient) for a
-  row with no valid action. This is the "renorm" KL of reference/full_game.md section 3.4, replacing
-  the reference implementation's masked partial sum (which can be negative).
+  row with no valid action. It replaces the masked partial sum of mini-AlphaStar's RL loss
+  (liuruoze/mini-AlphaStar), which can be negative.
 """
 
 from __future__ import annotations

@@ -236,7 +236,7 @@ def test_unroll_layout_and_the_loss_uses_final_state_only_at_truncations():
     T, B = 8, 4
     assert traj["obs"].shape == (T, B, 3, 30) and traj["avail"].shape == (T, B, 3, 9)
     assert traj["actions"].dtype.name == "int64" and traj["next_state"].shape == (B, 48)
-    # every sampled action was available (B01)
+    # every sampled action was available
     taken = torch.as_tensor(traj["avail"]).gather(-1, torch.as_tensor(traj["actions"]).unsqueeze(-1))
     assert bool(taken.all())
     batch = algo.collate([traj], torch.device("cpu"))

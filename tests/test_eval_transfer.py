@@ -1,4 +1,4 @@
-"""Tests of algos/eval_transfer.py, sc2_envs/stats.py and benchmarks/transfer_table.py (issue 5)."""
+"""Tests of algos/eval_transfer.py, sc2_envs/stats.py and benchmarks/transfer_table.py."""
 
 import csv
 import importlib.util

@@ -1,4 +1,4 @@
-"""Engine-free replay conversion, checked on real .SC2Replay files from shared/data/replays.
+"""Engine-free replay conversion, checked on real .SC2Replay files from ``$SC2_ENVS_SHARED_DATA/replays``.
 
 Expected values were checked by hand against raw s2protocol output (game loops, ability
 links/command indices resolved through sc2reader's datapack and stableid.json, TargetPoint
