@@ -1,8 +1,9 @@
 """Observation, state and action sizes of SMACFeatures against SMAC v1's, on every map.
 
 Expected values were obtained by executing SMAC's own size and feature code (oxwhirl/smac
-``smac/env/starcraft2/starcraft2.py``), except where marked "formula": those maps were not run and the value is SMAC's ``get_obs_size`` /
-``get_state_size`` worked out by hand for the map's races and ``unit_type_bits``.
+``smac/env/starcraft2/starcraft2.py``), except where marked "formula": those maps were not run and
+the value is SMAC's ``get_obs_size`` / ``get_state_size`` worked out by hand for the map's races and
+``unit_type_bits``.
 """
 
 from __future__ import annotations
