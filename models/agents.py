@@ -299,7 +299,10 @@ def save_checkpoint(
     widths, obs/state sizes and layouts, n_actions), ``args`` (the training ``Args`` as a dict),
     ``global_step`` (env steps), ``actors`` / ``critic`` (state dicts, CPU tensors).
     """
-    cpu = lambda sd: {k: v.detach().cpu() for k, v in sd.items()}
+
+    def cpu(sd: dict) -> dict:
+        return {k: v.detach().cpu() for k, v in sd.items()}
+
     config = {
         "map_name": env_info.get("map_name"),
         "actor_type": policy.actor_type,
@@ -341,9 +344,8 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
     """
     ckpt = torch.load(path, map_location=device, weights_only=True)
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(
-            f"{path} is not a {CHECKPOINT_FORMAT} checkpoint (format={ckpt.get('format') if isinstance(ckpt, dict) else type(ckpt)})"
-        )
+        found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt)
+        raise ValueError(f"{path} is not a {CHECKPOINT_FORMAT} checkpoint (format={found})")
     cfg = ckpt["config"]
     ch = cfg["critic_hparams"]
     policy = ClassPolicy.from_config(
@@ -398,7 +400,7 @@ def average_checkpoints(paths: list[str], out: str | None = None) -> dict:
         raise ValueError(f"average_checkpoints needs at least two checkpoints, got {len(paths)}: {paths}")
     ckpts = [torch.load(p, map_location="cpu", weights_only=True) for p in paths]
     first = ckpts[0]
-    for p, c in zip(paths[1:], ckpts[1:]):
+    for p, c in zip(paths[1:], ckpts[1:], strict=True):
         if c.get("format") != first.get("format"):
             raise ValueError(f"{p} has format {c.get('format')!r}, {paths[0]} has {first.get('format')!r}")
         if c.get("config") != first.get("config"):
@@ -410,7 +412,7 @@ def average_checkpoints(paths: list[str], out: str | None = None) -> dict:
     avg = dict(first)
     for part in parts:
         sds = [c[part] for c in ckpts]
-        for p, sd in zip(paths[1:], sds[1:]):
+        for p, sd in zip(paths[1:], sds[1:], strict=True):
             if set(sd) != set(sds[0]):
                 raise ValueError(f"{p}[{part!r}] has tensors {sorted(set(sd) ^ set(sds[0]))} that {paths[0]} lacks or has")
             for k, v in sd.items():
@@ -423,7 +425,7 @@ def average_checkpoints(paths: list[str], out: str | None = None) -> dict:
             if v.is_floating_point():
                 merged[k] = torch.stack([sd[k].float() for sd in sds]).mean(0).to(v.dtype)
             else:
-                for p, sd in zip(paths[1:], sds[1:]):
+                for p, sd in zip(paths[1:], sds[1:], strict=True):
                     if not torch.equal(sd[k], v):
                         raise ValueError(f"non-float tensor {part}.{k} differs between {paths[0]} and {p}; cannot average")
                 merged[k] = v

@@ -46,8 +46,9 @@ def episode_quota(n_episodes: int, num_envs: int, device: str | torch.device = "
 
 
 @torch.no_grad()
-def evaluate(policy: Any, env: Any, n_episodes: int, seed: int, greedy: bool = True, behaviour: bool = False,
-             frames: list | None = None) -> dict:
+def evaluate(
+    policy: Any, env: Any, n_episodes: int, seed: int, greedy: bool = True, behaviour: bool = False, frames: list | None = None
+) -> dict:
     """Play exactly ``n_episodes`` episodes of ``env`` with ``policy`` (quota rule: :func:`episode_quota`).
 
     Args:

@@ -9,7 +9,6 @@ by the environment variable ``A3C_TEST_FAULT`` hangs or is slowed down.
 """
 
 import copy
-import importlib.util
 import os
 import re
 import signal
@@ -17,13 +16,12 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import psutil
 import pytest
 import torch
+from conftest import REPO, load_algo
 
-REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "algos" / "a3c_upgo.py"
 
 
@@ -133,15 +131,6 @@ def make_checkpoint(path):
     policy, critic = build_models(info, "gnn")
     save_checkpoint(str(path), policy, critic, info, {"note": "stand-in teacher for the test"})
     return path
-
-
-def load_algo():
-    if "a3c_upgo" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("a3c_upgo", SCRIPT)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules["a3c_upgo"] = mod  # dataclasses resolve the string annotations through sys.modules
-        spec.loader.exec_module(mod)
-    return sys.modules["a3c_upgo"]
 
 
 def test_short_run_with_two_actors_finishes_and_logs(tmp_path):

@@ -122,8 +122,10 @@ def test_actors_send_in_order_with_the_published_weights_and_close_leaves_nothin
         pool.close()
     pids = [s.pid for s in pool.slots.values()]
     _no_process_left(pids)
-    assert [line.split(",")[0] for line in say] == ["actor 0 gen 0 started (pid %d)" % pids[0],
-                                                    "actor 1 gen 0 started (pid %d)" % pids[1]]
+    assert [line.split(",")[0] for line in say] == [
+        f"actor 0 gen 0 started (pid {pids[0]})",
+        f"actor 1 gen 0 started (pid {pids[1]})",
+    ]
     for slot in (0, 1):  # each actor wrote its own log
         text = (tmp_path / f"actor_{slot}_gen0.log").read_text()
         assert f"[actor {slot} gen 0] pid" in text and f"[actor {1 - slot} " not in text
@@ -198,8 +200,7 @@ if __name__ == "__main__":
 
 def test_actors_exit_when_the_learner_is_killed(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "tests"), str(REPO), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([sys.executable, "-c", _ORPHAN_SCRIPT, str(tmp_path)], env=env, stdout=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen([sys.executable, "-c", _ORPHAN_SCRIPT, str(tmp_path)], env=env, stdout=subprocess.PIPE, text=True)
     try:
         pids = [int(proc.stdout.readline().split("(pid ")[1].split(")")[0]) for _ in range(2)]
         logs = [tmp_path / f"actor_{k}_gen0.log" for k in (0, 1)]
@@ -210,7 +211,8 @@ def test_actors_exit_when_the_learner_is_killed(tmp_path):
         proc.wait(timeout=10)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and any(
-                psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in pids):
+            psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in pids
+        ):
             time.sleep(0.2)
     finally:
         if proc.poll() is None:

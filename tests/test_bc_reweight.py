@@ -2,34 +2,21 @@
 models.alphastar.alphastar_losses, models.average_checkpoints, sc2_envs.evaluation): weight formula,
 masked CE, averaging, behaviour evaluator, short runs."""
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from conftest import load_algo
 
 import sc2_envs
 from models import average_checkpoints, build_models, load_checkpoint, save_checkpoint
 from models.alphastar import alphastar_losses
 from models.common import MASKED_LOGIT, masked_ce
-from sc2_envs.evaluation import evaluate
 from sc2_envs.demos import SamplingConfig, heuristic_demonstrator, record_demos
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def load_algo(name):
-    sys.path.insert(0, str(REPO / "algos"))
-    spec = importlib.util.spec_from_file_location(name, REPO / "algos" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # dataclasses with postponed annotations look their module up here
-    spec.loader.exec_module(mod)
-    return mod
-
+from sc2_envs.evaluation import evaluate
 
 bc = load_algo("bc_reweight")
 

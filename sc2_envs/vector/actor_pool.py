@@ -40,10 +40,11 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import torch
 from torch import nn
@@ -111,8 +112,9 @@ class ActorPoolConfig:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}={getattr(self, name)}; expected >= 1")
         if self.heartbeat_timeout <= self.heartbeat_interval:
-            raise ValueError(f"heartbeat_timeout={self.heartbeat_timeout} must exceed "
-                             f"heartbeat_interval={self.heartbeat_interval}")
+            raise ValueError(
+                f"heartbeat_timeout={self.heartbeat_timeout} must exceed heartbeat_interval={self.heartbeat_interval}"
+            )
 
 
 class ActorChannel(Protocol):
@@ -230,8 +232,19 @@ class _ProcessChannel:
         return self.stop.is_set()
 
 
-def _actor_process(target: ActorTarget, slot: int, gen: int, conn: Any, weights: SharedWeights, stop: Any,
-                   heartbeat: Any, progress: Any, log_path: str, heartbeat_interval: float, torch_threads: int) -> None:
+def _actor_process(
+    target: ActorTarget,
+    slot: int,
+    gen: int,
+    conn: Any,
+    weights: SharedWeights,
+    stop: Any,
+    heartbeat: Any,
+    progress: Any,
+    log_path: str,
+    heartbeat_interval: float,
+    torch_threads: int,
+) -> None:
     """Entry point of an actor process (``spawn``): own log file, faulthandler, heartbeat, then ``target``."""
     # Own process group: the learner can also kill what the env launched (StarCraft II).
     log = setup_worker_process(log_path)  # noqa: F841 - open for the life of the process
@@ -293,9 +306,24 @@ class ProcessActorPool:
         progress = self.ctx.Value("d", 0.0, lock=False)
         log_path = _log_path(self.log_dir, slot, gen)
         cfg = self.config
-        proc = self.ctx.Process(target=_actor_process, name=f"{cfg.process_name}-{slot}", daemon=True,
-                                args=(self.target, slot, gen, writer, self.weights, self.stop, heartbeat, progress,
-                                      str(log_path), cfg.heartbeat_interval, cfg.torch_threads))
+        proc = self.ctx.Process(
+            target=_actor_process,
+            name=f"{cfg.process_name}-{slot}",
+            daemon=True,
+            args=(
+                self.target,
+                slot,
+                gen,
+                writer,
+                self.weights,
+                self.stop,
+                heartbeat,
+                progress,
+                str(log_path),
+                cfg.heartbeat_interval,
+                cfg.torch_threads,
+            ),
+        )
         proc.start()
         writer.close()
         s = ActorSlot(slot, gen, proc, log_path, time.monotonic(), proc.pid, reader, heartbeat, progress)
@@ -350,8 +378,9 @@ class ProcessActorPool:
                 return "stalled", f"no heartbeat {now - s.started:.0f} s after start (startup_timeout={cfg.startup_timeout} s)"
             return None
         if now - beat > cfg.heartbeat_timeout:
-            return "stalled", (f"heartbeat thread silent for {now - beat:.1f} s "
-                               f"(frozen process; heartbeat_timeout={cfg.heartbeat_timeout} s)")
+            return "stalled", (
+                f"heartbeat thread silent for {now - beat:.1f} s (frozen process; heartbeat_timeout={cfg.heartbeat_timeout} s)"
+            )
         if progress == 0.0 and now - s.started > cfg.startup_timeout:
             return "stalled", f"no env step {now - s.started:.0f} s after start (startup_timeout={cfg.startup_timeout} s)"
         if progress > 0.0 and now - progress > cfg.stall_timeout:
@@ -414,17 +443,22 @@ class RayActorPool:
         ImportError: Ray is not installed (the message says how to install it).
     """
 
-    def __init__(self, config: ActorPoolConfig, target: ActorTarget, weights: SharedWeights, log_dir: Path,
-                 ctx: Any = None):
+    def __init__(self, config: ActorPoolConfig, target: ActorTarget, weights: SharedWeights, log_dir: Path, ctx: Any = None):
         try:
             import ray
             from ray.util.queue import Queue
         except ImportError:
-            raise ImportError("the ray actor backend needs Ray: pip install 'ray>=2.9' (it does not touch torch); "
-                              "or use the process backend") from None
+            raise ImportError(
+                "the ray actor backend needs Ray: pip install 'ray>=2.9' (it does not touch torch); or use the process backend"
+            ) from None
         self.ray, self.config, self.target, self.weights, self.log_dir = ray, config, target, weights, Path(log_dir)
-        ray.init(address=config.ray_address or None, include_dashboard=False, log_to_driver=False,
-                 ignore_reinit_error=True, configure_logging=False)
+        ray.init(
+            address=config.ray_address or None,
+            include_dashboard=False,
+            log_to_driver=False,
+            ignore_reinit_error=True,
+            configure_logging=False,
+        )
         self.hub = ray.remote(num_cpus=0)(_Hub).remote()
         self._weights_version = -1
         self._push_weights()
@@ -442,8 +476,16 @@ class RayActorPool:
     def start(self, slot: int, gen: int) -> ActorSlot:
         log_path = _log_path(self.log_dir, slot, gen)
         handle = self.actor_cls.options(max_concurrency=2).remote()
-        run_ref = handle.run.remote(self.target, slot, gen, self.config.heartbeat_interval, self.config.torch_threads,
-                                    self.hub, self.queue, str(log_path))
+        run_ref = handle.run.remote(
+            self.target,
+            slot,
+            gen,
+            self.config.heartbeat_interval,
+            self.config.torch_threads,
+            self.hub,
+            self.queue,
+            str(log_path),
+        )
         s = ActorSlot(slot, gen, handle, log_path, time.monotonic(), run_ref=run_ref)
         self.slots[slot] = s
         return s
@@ -575,8 +617,17 @@ class _RayChannel:
 class _RayActor:
     """Ray actor running a target; its own log file, faulthandler on SIGUSR1, a heartbeat thread."""
 
-    def run(self, target: ActorTarget, slot: int, gen: int, heartbeat_interval: float, torch_threads: int, hub,
-            traj_queue, log_path: str) -> None:
+    def run(
+        self,
+        target: ActorTarget,
+        slot: int,
+        gen: int,
+        heartbeat_interval: float,
+        torch_threads: int,
+        hub,
+        traj_queue,
+        log_path: str,
+    ) -> None:
         import ray
 
         # Ray owns the worker process: no new process group, Ray's own SIGTERM handling.
@@ -606,8 +657,9 @@ class _RayActor:
 # supervision
 
 
-def make_actor_pool(config: ActorPoolConfig, target: ActorTarget, weights: SharedWeights, log_dir: Path,
-                    ctx: Any = None) -> ProcessActorPool | RayActorPool:
+def make_actor_pool(
+    config: ActorPoolConfig, target: ActorTarget, weights: SharedWeights, log_dir: Path, ctx: Any = None
+) -> ProcessActorPool | RayActorPool:
     """The pool of ``config.backend``; see :class:`ProcessActorPool` for the arguments."""
     pool_cls = RayActorPool if config.backend == "ray" else ProcessActorPool
     return pool_cls(config, target, weights, log_dir, ctx)
@@ -657,8 +709,10 @@ class ActorSupervisor:
             self.pool.kill(s)
             note = " Stack dump (faulthandler, SIGUSR1) in the log lines below." if dumped else ""
             lines = 2 * LOG_TAIL_LINES if dumped else LOG_TAIL_LINES
-            self.say(f"ACTOR {kind.upper()}: actor {slot} gen {s.gen} (pid {s.pid}) {kind}: {why}.{note}\n"
-                     f"--- last lines of {s.log_path} ---\n{log_tail(s.log_path, lines)}\n--- end of {s.log_path} ---")
+            self.say(
+                f"ACTOR {kind.upper()}: actor {slot} gen {s.gen} (pid {s.pid}) {kind}: {why}.{note}\n"
+                f"--- last lines of {s.log_path} ---\n{log_tail(s.log_path, lines)}\n--- end of {s.log_path} ---"
+            )
             self.events.append({"slot": slot, "gen": s.gen, "kind": kind, "why": why, "time": time.time()})
             if not self.config.restart_actors:
                 raise ActorFailure(f"actor {slot} {kind} ({why}); {self.config.failure_hint}")

@@ -103,8 +103,9 @@ def redirect_output(log_path: str | os.PathLike) -> IO[str]:
     return log
 
 
-def setup_worker_process(log_path: str | os.PathLike, *, own_process_group: bool = True,
-                         handle_sigterm: bool = True) -> IO[str]:
+def setup_worker_process(
+    log_path: str | os.PathLike, *, own_process_group: bool = True, handle_sigterm: bool = True
+) -> IO[str]:
     """Prepare a worker process for supervision; call first thing in the worker.
 
     Args:
