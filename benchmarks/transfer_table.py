@@ -1,4 +1,4 @@
-"""In-distribution / scale-up / scale-down transfer table of GNN and MLP actors (issue 5).
+"""In-distribution / scale-up / scale-down transfer table of GNN and MLP actors.
 
 Trains (or reuses) one HAPPO checkpoint per (source map, actor type) with ``algos/happo_gnn.py``,
 each as its own subprocess with its own log, then evaluates every checkpoint on every target map

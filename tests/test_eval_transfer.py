@@ -1,27 +1,15 @@
-"""Tests of algos/eval_transfer.py, sc2_envs/stats.py and benchmarks/transfer_table.py (issue 5)."""
+"""Tests of algos/eval_transfer.py, sc2_envs/stats.py and benchmarks/transfer_table.py."""
 
 import csv
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import pytest
 import torch
+from conftest import load_algo
 
 import sc2_envs
 from models import build_models, save_checkpoint
 from sc2_envs.stats import wilson_interval
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def load_script(folder, name):
-    spec = importlib.util.spec_from_file_location(name, REPO / folder / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # dataclasses resolve the module's string annotations through sys.modules
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(autouse=True)
@@ -34,8 +22,8 @@ def one_torch_thread():
     torch.set_num_threads(n)
 
 
-et = load_script("algos", "eval_transfer")
-tt = load_script("benchmarks", "transfer_table")
+et = load_algo("eval_transfer")
+tt = load_algo("transfer_table", folder="benchmarks")
 
 
 def tiny_checkpoint(path, map_name="2s3z", actor="gnn", **smac_options):

@@ -19,7 +19,7 @@ from sc2_envs.maps import MapSpec, get_map, pathing_grid
 from sc2_envs.sim import rng
 from sc2_envs.sim.dynamics import Dynamics
 from sc2_envs.sim.enemy_ai import EnemyAI
-from sc2_envs.sim.features import FeatureConfig, RewardConfig, SMACFeatures
+from sc2_envs.sim.features import MOVE_AMOUNT, N_ACTIONS_NO_ATTACK, FeatureConfig, RewardConfig, SMACFeatures
 from sc2_envs.sim.state import (
     ORDER_ATTACK,
     ORDER_ATTACK_MOVE,
@@ -31,11 +31,9 @@ from sc2_envs.sim.state import (
 )
 from sc2_envs.units import LOOPS_PER_STEP
 
-MOVE_AMOUNT = 2.0
-"""SMAC's ``move_amount``: a move action orders a walk to a point 2 units away."""
 # Action ids (SMAC): 0 no-op, 1 stop, 2 north (+y), 3 south (-y), 4 east (+x), 5 west (-x), 6+j target j.
+# A move orders a walk to a point MOVE_AMOUNT units away.
 _MOVE_DIRS = torch.tensor([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])
-N_ACTIONS_NO_ATTACK = 6
 
 _STATE_FIELDS = [f.name for f in fields(WorldState)]
 _FEATURE_OPTIONS = {f.name for f in fields(FeatureConfig)}
