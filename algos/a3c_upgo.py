@@ -12,6 +12,17 @@ processes, or Ray actors with ``--backend ray``) each own a batch of envs, act w
 published policy and send unrolls of ``--unroll-length`` env steps. Each actor writes its own log
 ``runs/<run>/actor_<slot>_gen<g>.log``, heartbeats, and is reported within seconds when it dies or
 stalls (stack dump from ``faulthandler`` on SIGUSR1); ``--restart-actors`` replaces it.
+
+Each run gets a new folder ``<run_dir>/<map>__<exp_name>__<seed>__<unix time>`` (``-2``, ``-3``, ...
+if taken) with ``run_meta.json`` (config, git commit, package versions; ``sc2_envs.runs``). Every
+``--checkpoint-interval`` updates and at the end the learner writes ``<exp_name>.pt`` (last),
+``<exp_name>_best.pt`` (best rolling train win rate) and ``resume.pt``. Ctrl-C (SIGINT) or SIGTERM
+finishes the current update, writes them, stops the actors and exits with status 0 (a second signal
+aborts at once); ``--resume <run folder>`` continues the run there: weights, optimiser, learner RNG,
+counters and the rolling window are restored, and the actors of resumption ``s`` seed their envs
+from ``seed + 10_000 * (slot + 1) + 1_000_000 * gen + 1_000_000_000 * s``, so no battle stream of an
+earlier session is replayed. (Actors are asynchronous: trajectories in flight at the stop are
+dropped, and a resumed run is not bit-identical to an uninterrupted one.)
 """
 
 from __future__ import annotations
@@ -34,6 +45,7 @@ from torch import nn
 
 from models import ClassPolicy, MaskedCategorical, build_critic, build_models, load_checkpoint, save_checkpoint
 from models.offpolicy_losses import masked_kl, masked_mean, td_lambda_returns, upgo_returns, vtrace
+from sc2_envs import runs
 from sc2_envs.vector.actor_pool import (
     ActorFailure,
     ActorPoolConfig,
@@ -48,15 +60,19 @@ class Args:
     exp_name: str = os.path.basename(__file__)[: -len(".py")]
     """the name of this experiment"""
     seed: int = 1
-    """seed of the experiment (actor `slot` of generation `g` seeds its envs with seed + 10_000 * (slot + 1) + 1_000_000 * g)"""
+    """seed of the experiment (actor `slot` of generation `g` seeds its envs with seed + 10_000 * (slot + 1) + 1_000_000 * g, plus 1_000_000_000 per resumption)"""
     torch_deterministic: bool = True
     """if toggled, sets `torch.backends.cudnn.deterministic=True`"""
     cuda: bool = True
     """if toggled, the learner uses cuda when available (actors always act on CPU)"""
-    save_model: bool = False
-    """whether to save a checkpoint to runs/<run_name>/<exp_name>.pt at the end (models.save_checkpoint format)"""
+    save_model: bool = True
+    """whether to save <exp_name>.pt (last), <exp_name>_best.pt and resume.pt every --checkpoint-interval updates and at the end"""
+    checkpoint_interval: int = 100
+    """learner updates between checkpoints"""
     run_dir: str = "runs"
     """folder of the run folders (TensorBoard events, actor logs, checkpoint)"""
+    resume: str = ""
+    """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s and the actor/fault-handling flags may change"""
 
     # Environment and topology
     map: str = "3m"
@@ -142,6 +158,10 @@ class Args:
     print_interval_s: float = 10.0
     """seconds between progress lines"""
 
+    # to be filled in runtime
+    session: int = 0
+    """resumptions of this run so far (set by --resume; offsets the actors' env seeds)"""
+
 
 # ------------------------------------------------------------------------------------------------
 # envs (used by actors and the learner)
@@ -191,7 +211,7 @@ def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
     ended), ``next_state [B,S]`` (bootstrap), plus ``episodes`` (list of (return, length, won)),
     ``version`` (policy version acted with), ``slot``, ``gen``, ``act_time_s`` (seconds spent stepping).
     """
-    seed = args.seed + 10_000 * (slot + 1) + 1_000_000 * gen
+    seed = args.seed + 10_000 * (slot + 1) + 1_000_000 * gen + 1_000_000_000 * args.session
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
@@ -332,18 +352,49 @@ def check_args(args: Args) -> None:
         find_sc2_binary()  # SC2NotFoundError naming SC2PATH and the install steps when the game is missing
         if args.envs_per_actor != 1:
             raise SystemExit(f"--env-backend sc2 runs one game per actor: use --envs-per-actor 1 (got {args.envs_per_actor})")
-    for name in ("num_actors", "envs_per_actor", "unroll_length", "batch_unrolls", "queue_size"):
+    for name in ("num_actors", "envs_per_actor", "unroll_length", "batch_unrolls", "queue_size", "checkpoint_interval"):
         if getattr(args, name) < 1:
             raise SystemExit(f"--{name.replace('_', '-')} {getattr(args, name)}; expected >= 1")
     if args.heartbeat_timeout <= args.heartbeat_interval:
         raise SystemExit(f"--heartbeat-timeout {args.heartbeat_timeout} must exceed --heartbeat-interval {args.heartbeat_interval}")
 
 
+RESUME_CHANGEABLE = (
+    "total_timesteps", "time_budget_s", "torch_threads", "cuda", "num_actors", "backend", "ray_address", "ray_actor_cpus",
+    "queue_size", "restart_actors", "max_restarts", "heartbeat_interval", "heartbeat_timeout", "stall_timeout",
+    "startup_timeout", "print_interval_s", "checkpoint_interval",
+)
+"""The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
+
+
 def main(args: Args) -> int:
+    resumed = None
+    if args.resume:  # continue a run: its saved Args, with the flags a continuation may change
+        try:
+            resumed, run_dir = runs.load_resume(args.resume)
+            resume_from = args.resume
+            args = runs.resume_args(resumed["args"], args, Args(), RESUME_CHANGEABLE)
+        except (OSError, ValueError) as e:
+            runs.cli_error(str(e))
+        args.resume, args.session = resume_from, int(resumed["args"].get("session", 0)) + 1
     check_args(args)
-    run_name = f"{args.map}__{args.exp_name}__{args.seed}__{int(time.time())}"
-    run_dir = Path(args.run_dir) / run_name
-    run_dir.mkdir(parents=True, exist_ok=True)
+    if resumed is None:  # a new folder, never an existing one
+        run_dir = runs.make_run_dir(args.run_dir, f"{args.map}__{args.exp_name}__{args.seed}__{int(time.time())}")
+        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__))
+    else:
+        runs.note_resume(run_dir, from_global_step=resumed["global_step"], session=args.session, config=args)
+    try:
+        return _train(args, run_dir, resumed)
+    except BaseException:
+        if resumed is None and not (run_dir / "learner_events.log").exists():
+            import shutil
+
+            shutil.rmtree(run_dir, ignore_errors=True)  # failed before training started: leave no run folder
+        raise
+
+
+def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
+    """The learner: start the actors, update until a stop condition, checkpoint; returns the exit status."""
     print("effective configuration:")
     for k, v in asdict(args).items():
         print(f"  {k} = {v!r}")
@@ -373,6 +424,9 @@ def main(args: Args) -> int:
         print(f"student initialised from {args.init} (trained on {ckpt['config']['map_name']})")
     else:
         policy, critic = build_models(env_info, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device)
+    if resumed is not None:  # before the actors start, so that they act with the resumed weights
+        policy.load_state_dict(resumed["actors"])
+        critic.load_state_dict(resumed["critic"])
     # Actors start first: their start-up (interpreter, imports, env) overlaps the rest of the learner's.
     ctx = mp.get_context("spawn")
     weights = SharedWeights({k: v.cpu() for k, v in policy.state_dict().items()}, ctx)
@@ -397,8 +451,15 @@ def main(args: Args) -> int:
     env_steps = updates = 0
     trained_steps = 0
     update_time = 0.0
+    elapsed_before = 0.0
+    best = None
     window: deque = deque(maxlen=args.win_window)
+    if resumed is not None:
+        env_steps, updates, trained_steps = (int(resumed[k]) for k in ("global_step", "updates", "trained_steps"))
+        elapsed_before, best = float(resumed["elapsed_s"]), resumed["best"]
+        window.extend(tuple(e) for e in resumed["window"])
     buffer: list[dict] = []
+    stop = runs.GracefulStop()
     last_print = last_item = start
     first_item = None
     rc = 0
@@ -412,15 +473,47 @@ def main(args: Args) -> int:
             print(f"teacher {args.teacher} ({tck['config']['actor_type']}, trained on {tck['config']['map_name']}), "
                   f"kl_coef {args.kl_coef}")
         optimizer = torch.optim.Adam(list(policy.parameters()) + list(critic.parameters()), lr=args.learning_rate, eps=1e-5)
+        if resumed is not None:
+            optimizer.load_state_dict(resumed["optimizer"])
+            runs.set_rng_state(resumed["rng"])
+            say(f"resumed from {run_dir / runs.RESUME_FILE} at update {updates}, {env_steps} env steps "
+                f"(session {args.session}: new actor env seeds)")
+        steps_before = env_steps
+
+        def save_model_file(path: Path) -> None:
+            save_checkpoint(str(path) + ".tmp", policy, critic, env_info, asdict(args), env_steps)
+            os.replace(str(path) + ".tmp", path)
+
+        def checkpoint() -> None:
+            """Last and best checkpoints and the resume state (at an update boundary)."""
+            nonlocal best
+            save_model_file(run_dir / f"{args.exp_name}.pt")
+            wr = float(np.mean([e[2] for e in window])) if window else None
+            if wr is not None and (best is None or wr >= best):  # rolling train win rate; the latest among ties
+                best = wr
+                save_model_file(run_dir / f"{args.exp_name}_best.pt")
+            runs.save_resume(run_dir / runs.RESUME_FILE, {
+                "args": asdict(args), "global_step": env_steps, "updates": updates, "trained_steps": trained_steps,
+                "elapsed_s": elapsed_before + time.monotonic() - start, "best": best, "window": [list(e) for e in window],
+                "actors": policy.state_dict(), "critic": critic.state_dict(), "optimizer": optimizer.state_dict(),
+                "rng": runs.rng_state(),
+            })
+
         print(f"{args.map}: {env_info['n_agents']} agents, obs {env_info['obs_shape']}, state {env_info['state_shape']}, "
               f"{env_info['n_actions']} actions, episode limit {env_info['episode_limit']} env steps | learner on {device}",
               flush=True)
         from torch.utils.tensorboard import SummaryWriter  # here, not at the top: spawned actors re-import this file
 
-        writer = SummaryWriter(str(run_dir))
-        writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in asdict(args).items()))
+        # a resumed run drops the events logged after its resume state (e.g. after a hard kill)
+        writer = SummaryWriter(str(run_dir), purge_step=None if resumed is None else env_steps + 1)
+        if resumed is None:
+            writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in asdict(args).items()))
         start = time.monotonic()
+        stop.install()  # SIGINT / SIGTERM: finish the update, checkpoint, stop the actors, exit 0
         while True:
+            if stop.requested:
+                say(f"{stop.reason}: stopping after update {updates}, {env_steps} env steps")
+                break
             if env_steps >= args.total_timesteps:
                 say(f"total_timesteps reached: {env_steps} env steps")
                 break
@@ -471,7 +564,7 @@ def main(args: Args) -> int:
             writer.add_scalar("losses/grad_norm", float(grad_norm), env_steps)
             win_rate = float(np.mean([e[2] for e in window])) if window else float("nan")
             mean_ret = float(np.mean([e[0] for e in window])) if window else float("nan")
-            env_sps = env_steps / max(now - (first_item or now), 1e-9) if env_steps else 0.0
+            env_sps = (env_steps - steps_before) / max(now - (first_item or now), 1e-9)
             learner_sps = trained_steps / max(update_time, 1e-9)
             writer.add_scalar("charts/win_rate_window", win_rate, env_steps)
             writer.add_scalar("charts/return_window", mean_ret, env_steps)
@@ -487,11 +580,15 @@ def main(args: Args) -> int:
                 say(f"update {updates} | env steps {env_steps} | env SPS {env_sps:.0f} | learner SPS {learner_sps:.0f} | "
                     f"win rate {win_rate:.2f} return {mean_ret:.2f} (last {len(window)} episodes) | queue {pool.depth()} | "
                     f"lag {lag:.1f} | restarts {supervisor.restarts} | {elapsed:.0f} s")
+            if args.save_model and updates % args.checkpoint_interval == 0:
+                checkpoint()
         say(f"done: {updates} updates, {env_steps} env steps in {time.monotonic() - start:.0f} s; "
-            f"win rate {np.mean([e[2] for e in window]) if window else float('nan'):.2f} over the last {len(window)} episodes")
+            f"win rate {np.mean([e[2] for e in window]) if window else float('nan'):.2f} over the last {len(window)} episodes; "
+            f"run folder {run_dir}")
         if args.save_model:
-            save_checkpoint(str(run_dir / f"{args.exp_name}.pt"), policy, critic, env_info, asdict(args), env_steps)
-            say(f"model saved to {run_dir / (args.exp_name + '.pt')}")
+            checkpoint()
+            say(f"model saved to {run_dir / (args.exp_name + '.pt')} (best: {args.exp_name}_best.pt); "
+                f"continue with --resume {run_dir}")
     except ActorFailure as e:
         say(f"stopping: {e}")
         rc = 1
@@ -499,6 +596,7 @@ def main(args: Args) -> int:
         say("interrupted")
         rc = 130
     finally:
+        stop.restore()
         pool.close()
         say("all actors stopped")
         (run_dir / "actor_events.json").write_text(json.dumps(supervisor.events, indent=1))
