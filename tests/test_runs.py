@@ -217,6 +217,11 @@ def _algo(script, cwd, *args, check=True):
 
 def _interrupt_after(script, cwd, iteration, *args):
     """Start a run, send SIGINT once it has printed the line of ``iteration``; return its stdout and status."""
+    return _interrupt_after_line(script, cwd, f"iteration {iteration}/", *args, prefix=True)
+
+
+def _interrupt_after_line(script, cwd, text, *args, prefix=False):
+    """Start a run, send SIGINT once a line starts with (or, for ``prefix=False``, contains) ``text``."""
     proc = subprocess.Popen(
         [sys.executable, str(REPO / "algos" / script), *args],
         cwd=cwd,
@@ -228,7 +233,7 @@ def _interrupt_after(script, cwd, iteration, *args):
     lines = []
     for line in proc.stdout:
         lines.append(line)
-        if line.startswith(f"iteration {iteration}/"):
+        if line.startswith(text) if prefix else text in line:
             proc.send_signal(signal.SIGINT)
             break
     out, err = proc.communicate(timeout=600)
@@ -382,3 +387,34 @@ def test_learning_curves_gives_each_invocation_its_own_folder(tmp_path):
         assert json.loads((f / "run_meta.json").read_text())["config"]["maps"] == ["3m"]
         with open(f / "learning_curves.csv") as fh:
             assert [int(float(r["global_step"])) for r in csv.DictReader(fh)] == [8, 16]
+
+
+# ---------------------------------------------------------------- a3c_upgo.py: stop and resume
+
+
+def test_a3c_sigint_then_resume_continues_the_run(tmp_path):
+    """The learner is asynchronous (actors act while it updates), so a resumed run cannot equal an
+    uninterrupted one bit for bit. What must hold: SIGINT ends the run with status 0 after the
+    current update, with checkpoints; ``--resume`` continues in the same folder with the update and
+    env-step counters, the optimiser state (its step count equals the updates made) and the rolling
+    window of the old session, with actors seeded for the new session, until ``--total-timesteps``."""
+    base = ["--map", "3m", "--num-actors", "1", "--envs-per-actor", "2", "--unroll-length", "8", "--batch-unrolls", "1"]
+    base += ["--print-interval-s", "0", "--run-dir", "a3c", "--hidden", "16", "--checkpoint-interval", "1000"]
+    out, err, rc = _interrupt_after_line("a3c_upgo.py", tmp_path, "update 2 ", *base, "--total-timesteps", "100000")
+    assert rc == 0, out[-3000:] + err[-2000:]
+    assert "SIGINT: stopping after update" in out and "Traceback" not in out + err
+    (run_dir,) = (tmp_path / "a3c").iterdir()
+    first = torch.load(run_dir / "resume.pt", weights_only=True)
+    assert first["updates"] >= 2 and (run_dir / "a3c_upgo.pt").is_file()
+    assert f"continue with --resume a3c/{run_dir.name}" in out
+
+    total = first["global_step"] + 48
+    res = _algo("a3c_upgo.py", tmp_path, "--resume", f"a3c/{run_dir.name}", "--total-timesteps", str(total), "--print-interval-s", "0")
+    assert f"at update {first['updates']}, {first['global_step']} env steps (session 1" in res.stdout
+    assert f"update {first['updates'] + 1} |" in res.stdout and "update 1 |" not in res.stdout
+    last = torch.load(run_dir / "resume.pt", weights_only=True)
+    assert last["global_step"] >= total and last["updates"] > first["updates"]
+    steps = {int(v["step"]) for v in last["optimizer"]["state"].values()}
+    assert steps == {last["updates"]}  # Adam continued: one step per update over both sessions
+    assert last["args"]["session"] == 1 and len(list(run_dir.glob("events.out.tfevents.*"))) == 2
+    assert [p.name for p in (tmp_path / "a3c").iterdir()] == [run_dir.name]
