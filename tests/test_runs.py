@@ -418,3 +418,44 @@ def test_a3c_sigint_then_resume_continues_the_run(tmp_path):
     assert steps == {last["updates"]}  # Adam continued: one step per update over both sessions
     assert last["args"]["session"] == 1 and len(list(run_dir.glob("events.out.tfevents.*"))) == 2
     assert [p.name for p in (tmp_path / "a3c").iterdir()] == [run_dir.name]
+
+
+# ---------------------------------------------------------------- bc_reweight.py: stop and resume
+
+
+@pytest.fixture(scope="module")
+def demos_3m_small(tmp_path_factory):
+    from sc2_envs.demos import SamplingConfig, heuristic_demonstrator, record_demos
+
+    out = tmp_path_factory.mktemp("demos") / "3m_k2"
+    env = sc2_envs.make_batched("3m", num_envs=4, seed=0)
+    record_demos(env, heuristic_demonstrator(env), 8, out, SamplingConfig(stride=2), seed=0, log=lambda s: None)
+    return out
+
+
+def test_bc_stop_after_an_epoch_then_resume_equals_an_uninterrupted_run(demos_3m_small, tmp_path, capsys):
+    """A stop requested during epoch 1 (the in-process form of the first SIGINT) ends the run after
+    that epoch with its checkpoint and resume.pt; ``--resume`` runs epochs 2 and 3 and the selection.
+    Every epoch checkpoint and best.pt must equal those of a run never stopped, bit for bit."""
+    from conftest import load_algo
+
+    bc = load_algo("bc_reweight")
+    common = dict(data=str(demos_3m_small), epochs=3, batch_size=32, reweight_power=1.0, hidden=16, select_by="val-acc")
+    ref = bc.main(bc.Args(**common, run_dir=str(tmp_path / "ref")))
+    stop = runs.GracefulStop()
+    stop.request("test")
+    part = bc.main(bc.Args(**common, run_dir=str(tmp_path / "cut")), stop=stop)
+    assert part["stopped_after_epoch"] == 1 and not (tmp_path / "cut" / "best.pt").exists()
+    assert "continue with --resume" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="the folder exists and is not empty"):
+        bc.main(bc.Args(**common, run_dir=str(tmp_path / "cut")))
+    with pytest.raises(ValueError, match="--hidden 32: the resumed run has 16"):
+        bc.main(bc.Args(data=common["data"], hidden=32, resume=str(tmp_path / "cut")))
+    got = bc.main(bc.Args(resume=str(tmp_path / "cut")))
+    assert [r["epoch"] for r in got["history"]] == [1, 2, 3] and got["pick"] == ref["pick"]
+    for name in ("epoch_001.pt", "epoch_002.pt", "epoch_003.pt", "best.pt"):
+        a = torch.load(tmp_path / "ref" / name, weights_only=True)
+        b = torch.load(tmp_path / "cut" / name, weights_only=True)
+        assert a["actors"].keys() == b["actors"].keys()
+        assert all(torch.equal(a["actors"][k], b["actors"][k]) for k in a["actors"]), name
+    assert [r["val_acc"] for r in got["history"]] == [r["val_acc"] for r in ref["history"]]
