@@ -60,19 +60,22 @@ class Args:
     exp_name: str = os.path.basename(__file__)[: -len(".py")]
     """the name of this experiment"""
     seed: int = 1
-    """seed of the experiment (actor `slot` of generation `g` seeds its envs with seed + 10_000 * (slot + 1) + 1_000_000 * g, plus 1_000_000_000 per resumption)"""
+    """seed of the experiment (actor `slot` of generation `g` seeds its envs with seed + 10_000 * (slot + 1) + 1_000_000 * g
+    + 1_000_000_000 * session)"""
     torch_deterministic: bool = True
     """if toggled, sets `torch.backends.cudnn.deterministic=True`"""
     cuda: bool = True
     """if toggled, the learner uses cuda when available (actors always act on CPU)"""
     save_model: bool = True
-    """whether to save <exp_name>.pt (last), <exp_name>_best.pt and resume.pt every --checkpoint-interval updates and at the end"""
+    """whether to save <exp_name>.pt (last), <exp_name>_best.pt and resume.pt every --checkpoint-interval updates
+    and at the end"""
     checkpoint_interval: int = 100
     """learner updates between checkpoints"""
     run_dir: str = "runs"
     """folder of the run folders (TensorBoard events, actor logs, checkpoint)"""
     resume: str = ""
-    """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s and the actor/fault-handling flags may change"""
+    """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s
+    and the actor / fault-handling flags may change (RESUME_CHANGEABLE)"""
 
     # Environment and topology
     map: str = "3m"
@@ -507,7 +510,8 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
         # a resumed run drops the events logged after its resume state (e.g. after a hard kill)
         writer = SummaryWriter(str(run_dir), purge_step=None if resumed is None else env_steps + 1)
         if resumed is None:
-            writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in asdict(args).items()))
+            table = "\n".join(f"|{k}|{v}|" for k, v in asdict(args).items())
+            writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + table)
         start = time.monotonic()
         stop.install()  # SIGINT / SIGTERM: finish the update, checkpoint, stop the actors, exit 0
         while True:
@@ -583,8 +587,8 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
             if args.save_model and updates % args.checkpoint_interval == 0:
                 checkpoint()
         say(f"done: {updates} updates, {env_steps} env steps in {time.monotonic() - start:.0f} s; "
-            f"win rate {np.mean([e[2] for e in window]) if window else float('nan'):.2f} over the last {len(window)} episodes; "
-            f"run folder {run_dir}")
+            f"win rate {np.mean([e[2] for e in window]) if window else float('nan'):.2f} "
+            f"over the last {len(window)} episodes; run folder {run_dir}")
         if args.save_model:
             checkpoint()
             say(f"model saved to {run_dir / (args.exp_name + '.pt')} (best: {args.exp_name}_best.pt); "

@@ -73,7 +73,8 @@ class Args:
     run_dir: str | None = None
     """output folder, new or empty (default: a new folder runs/<data name>__<exp_name>__<seed>__<time>)"""
     resume: str = ""
-    """a run folder (or its resume.pt) to continue with its next epoch; only --epochs, the eval and selection flags, --torch-threads and --cuda may change"""
+    """a run folder (or its resume.pt) to continue with its next epoch; only --epochs, the eval and selection flags,
+    --torch-threads and --cuda may change (RESUME_CHANGEABLE)"""
 
     # data
     data: str = ""
@@ -620,8 +621,15 @@ def save_resume(run_dir: Path, args: Args, epoch: int, history: list, model, opt
     """``run_dir/resume.pt`` after ``epoch``: weights, optimiser, RNG states, history and ``extra`` (the shuffler's state)."""
     runs.save_resume(
         run_dir / runs.RESUME_FILE,
-        {"args": asdict(args), "epoch": epoch, "history": history, "model": model.state_dict(),
-         "optimizer": opt.state_dict(), "rng": runs.rng_state(), **extra},
+        {
+            "args": asdict(args),
+            "epoch": epoch,
+            "history": history,
+            "model": model.state_dict(),
+            "optimizer": opt.state_dict(),
+            "rng": runs.rng_state(),
+            **extra,
+        },
     )
 
 
@@ -649,7 +657,14 @@ def stopped(args: Args, run_dir: Path, epoch: int, history: list, reason: str | 
 
 
 RESUME_CHANGEABLE = (
-    "epochs", "torch_threads", "cuda", "select_by", "eval_episodes", "eval_envs", "eval_greedy", "eval_seed",
+    "epochs",
+    "torch_threads",
+    "cuda",
+    "select_by",
+    "eval_episodes",
+    "eval_envs",
+    "eval_greedy",
+    "eval_seed",
     "average_window",
 )
 """The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
@@ -671,7 +686,9 @@ def main(args: Args, stop: runs.GracefulStop | None = None) -> dict:
         args = runs.resume_args(resumed["args"], args, Args(), RESUME_CHANGEABLE)
         args.resume = resume_from
         if args.epochs < resumed["epoch"]:
-            raise ValueError(f"--epochs {args.epochs}: the resumed run has done {resumed['epoch']} epochs; expected at least that")
+            raise ValueError(
+                f"--epochs {args.epochs}: the resumed run has done {resumed['epoch']} epochs; expected at least that"
+            )
     if not args.data:
         raise ValueError("--data is required: a demonstration folder (meta.json) or a replay dataset (dataset.json)")
     root = Path(args.data)

@@ -376,8 +376,15 @@ def test_learning_curves_rejects_an_unknown_map_before_making_a_folder(tmp_path)
 def test_learning_curves_gives_each_invocation_its_own_folder(tmp_path):
     lc = _learning_curves()
     args = lc.Args(
-        maps=("3m",), seeds=(1,), total_timesteps=16, num_envs=2, num_steps=4, eval_interval=1, transfer_maps=(),
-        out_dir=str(tmp_path), extra="--eval-episodes 2 --hidden 16",
+        maps=("3m",),
+        seeds=(1,),
+        total_timesteps=16,
+        num_envs=2,
+        num_steps=4,
+        eval_interval=1,
+        transfer_maps=(),
+        out_dir=str(tmp_path),
+        extra="--eval-episodes 2 --hidden 16",
     )
     lc.main(args)
     lc.main(args)
@@ -409,7 +416,9 @@ def test_a3c_sigint_then_resume_continues_the_run(tmp_path):
     assert f"continue with --resume a3c/{run_dir.name}" in out
 
     total = first["global_step"] + 48
-    res = _algo("a3c_upgo.py", tmp_path, "--resume", f"a3c/{run_dir.name}", "--total-timesteps", str(total), "--print-interval-s", "0")
+    res = _algo(
+        "a3c_upgo.py", tmp_path, "--resume", f"a3c/{run_dir.name}", "--total-timesteps", str(total), "--print-interval-s", "0"
+    )
     assert f"at update {first['updates']}, {first['global_step']} env steps (session 1" in res.stdout
     assert f"update {first['updates'] + 1} |" in res.stdout and "update 1 |" not in res.stdout
     last = torch.load(run_dir / "resume.pt", weights_only=True)
