@@ -118,20 +118,26 @@ def _install_placeholders() -> list[str]:
     return done
 
 
+def _fail(message: str):
+    """Bad input: one line on stderr, exit status 2."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def import_smac(smac_path: str | None):
     """Import ``smac.env.starcraft2.starcraft2`` from ``smac_path`` (a checkout) or the installed package."""
     if smac_path:
         root = Path(smac_path).resolve()
         if not (root / "smac" / "env" / "starcraft2" / "starcraft2.py").is_file():
-            raise SystemExit(f"error: --smac {smac_path!r} is not an oxwhirl/smac checkout (no smac/env/starcraft2/starcraft2.py)")
+            _fail(f"--smac {smac_path!r} is not an oxwhirl/smac checkout (no smac/env/starcraft2/starcraft2.py)")
         sys.path.insert(0, str(root))
     placeholders = _install_placeholders()
     try:
         from smac.env.starcraft2 import starcraft2
     except ImportError as e:
-        raise SystemExit(f"error: cannot import oxwhirl SMAC ({e}); pass --smac PATH to a checkout of github.com/oxwhirl/smac")
+        _fail(f"cannot import oxwhirl SMAC ({e}); pass --smac PATH to a checkout of github.com/oxwhirl/smac")
     if "StarCraft2Env" not in vars(starcraft2) or not hasattr(starcraft2.StarCraft2Env, "get_obs_agent"):
-        raise SystemExit(f"error: {starcraft2.__file__} is not oxwhirl SMAC's starcraft2 module")
+        _fail(f"{starcraft2.__file__} is not oxwhirl SMAC's starcraft2 module")
     return starcraft2, placeholders
 
 
@@ -221,16 +227,20 @@ def fabricate_units(rng: np.random.Generator, names: list[str], p_dead: float = 
     return units
 
 
-def _damaged(rng: np.random.Generator, prev: list[dict]) -> list[dict]:
-    """The next step's snapshot: some damage, some deaths, some shield regeneration."""
+def _damaged(rng: np.random.Generator, prev: list[dict], severity: float) -> list[dict]:
+    """The next step's snapshot: some damage, some deaths, some shield regeneration.
+
+    ``severity`` in [0, 1] scales the share of units killed or hit, so that some cases favour the
+    allies and some the enemies (the signed reward then takes both signs).
+    """
     out = []
     for u in prev:
         u = dict(u)
         if u["health"] > 0:
             r = rng.random()
-            if r < 0.2:
+            if r < 0.3 * severity:
                 u["health"], u["shield"] = 0.0, 0.0
-            elif r < 0.7:
+            elif r < 0.9 * severity:
                 hit = float(rng.uniform(0.0, 30.0))
                 from_shield = min(u["shield"], hit)
                 u["shield"] = round(u["shield"] - from_shield, 3)
@@ -257,8 +267,8 @@ def new_cases(map_name: str, seed: int, n: int = 20) -> tuple[list[dict], list[d
             {
                 "prev_allies": prev_allies,
                 "prev_enemies": prev_enemies,
-                "allies": _damaged(rng, prev_allies),
-                "enemies": _damaged(rng, prev_enemies),
+                "allies": _damaged(rng, prev_allies, float(rng.random())),
+                "enemies": _damaged(rng, prev_enemies, float(rng.random())),
             }
         )
     return feature_cases, reward_cases
