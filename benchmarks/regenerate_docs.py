@@ -211,7 +211,7 @@ def run_steps(steps: list[str]) -> None:
             if not produced.is_file():
                 raise SystemExit(f"[{step}] did not write {produced}")
             if shipped.suffix == ".csv":  # checkpoint paths relative to the repository, never this machine's
-                shipped.write_text(produced.read_text().replace(f"{REPO}{os.sep}", ""))
+                shipped.write_bytes(produced.read_bytes().replace(f"{REPO}{os.sep}".encode(), b""))
             else:
                 shutil.copyfile(produced, shipped)
             print(f"[{step}] {shipped.relative_to(REPO)} updated")
