@@ -65,6 +65,7 @@ class Dynamics:
         self.has_line = bool((table.splash == SPLASH_LINE).any())
         self.has_suicide = bool((table.splash == SPLASH_SUICIDE).any())
         self.has_healer = bool(table.is_healer.any())
+        self.has_missile = bool((table.missile_speed > 0).any())
         self.has_regen = bool((table.life_regen > 0).any())
         self.has_shield = bool((table.max_shield > 0).any())
         self.side = table.is_ally.long()
@@ -94,10 +95,19 @@ class Dynamics:
 
     # ------------------------------------------------------------------ tick
     def advance(self, st: WorldState, loop_index: torch.Tensor) -> None:
-        """Simulate one tick of ``L`` game loops in place: fire, apply deaths, move, regenerate.
+        """Simulate one tick of ``L`` game loops in place.
 
-        Units in range fire first and the others walk, as SC2 units do; everything that happens
-        in one tick is simultaneous (SC2 updates units in a random order within a loop).
+        Order within a tick (all units of one stage act simultaneously; SC2 updates units in a
+        random order within a loop, pysc2 ``docs/environment.md``):
+
+            1. attacks: units whose weapon is ready and whose target is in range start an attack;
+               pending hits whose damage point has passed land (direct weapons) or launch their
+               missile; missiles that arrive deal their damage; banelings that died in the
+               previous tick burst; all damage of the tick is applied together;
+            2. deaths: every unit at HP <= 0 dies now; it never acts, heals, regenerates, is
+               targeted or comes back after this point (its pending attack is cancelled);
+            3. heals (only live medivacs on live targets), then movement, then shield / life /
+               energy regeneration of live units.
 
         Args:
             st: the world state (modified in place).
@@ -116,41 +126,108 @@ class Dynamics:
         gap = (tgt_pos - st.pos).norm(dim=-1) - t.radius - t.radius[tgt] - reach  # > 0: out of range by this much
         in_range = engage & (gap <= _EPS)
 
-        self._fire(st, engage & ~healing & in_range, tgt, tgt_pos, alive)
+        exploded = self._fire(st, engage & ~healing & in_range, tgt, alive)
+        self._resolve_deaths(st, alive, exploded)
         if self.has_healer:
-            self._heal(st, healing & in_range, tgt, self.L)
+            self._heal(st, healing & in_range & st.alive, tgt, self.L)
+        busy = st.hits_left > 0  # in the middle of an attack: stands still
+        self._move(st, engage & ~in_range & ~busy, engage, tgt_pos, gap)
+        self._regenerate(st)
+
+    def _resolve_deaths(self, st: WorldState, alive: torch.Tensor, exploded: torch.Tensor) -> None:
+        """Units at HP <= 0 die (before any heal or regeneration of this loop); killed banelings burst.
+
+        A baneling killed by anything but its own attack bursts in the next tick: the hidden
+        ``BanelingExplode`` behaviour's DeathResponse runs the ``VolatileBurst`` effect on every
+        death type except Remove (SC2Mapster/SC2GameData ``mods/liberty.sc2mod/base.sc2data/
+        GameData/BehaviorData.xml``; the baneling's own attack removes that behaviour first, so it
+        bursts once).
+        """
+        died = alive & (st.health <= 0)
         st.alive = alive & (st.health > 0)
         st.health = st.health * st.alive
         st.shield = st.shield * st.alive
-        self._move(st, engage & ~in_range, engage, tgt_pos, gap)
-        self._regenerate(st)
+        st.hits_left = st.hits_left * st.alive  # a dead unit never finishes its attack
+        if self.has_suicide:
+            st.burst_pending = died & (self.t.splash == SPLASH_SUICIDE) & ~exploded
 
-    def _fire(self, st: WorldState, can_fire: torch.Tensor, tgt, tgt_pos, alive) -> None:
-        """Weapons ready within this tick fire once, at loop ``ready_at`` (1..L) of the tick."""
+    def _fire(self, st: WorldState, can_fire: torch.Tensor, tgt, alive) -> torch.Tensor:
+        """Start, land and deliver attacks for one tick; apply their damage. Returns ``[B, U]`` bool:
+        the banelings that exploded by their own attack in this tick.
+
+        Attack timeline (``sim.weapons``, from SC2 game data): a weapon ready within this tick at
+        loop ``ready_at`` (1..L) with its target in range starts an attack and its next cooldown
+        (period + jitter) counts from that loop; ``ceil(damage_point)`` loops later the first hit
+        lands, or launches a missile; further hits of the attack (zealot) follow ``hit_interval``
+        loops apart. The attack is cancelled, dealing nothing, if its attacker dies, gets another
+        order or its target dies first. A missile flies the centre distance at launch at its
+        speed and deals its hits on arrival if the target is still alive (a missile in flight
+        lands even if its shooter has died).
+        """
         t, L = self.t, self.L
+        idx = self._unit_idx
+        # 1. start attacks (the weapon period runs from the start of the attack)
         ready_at = torch.ceil(st.cooldown).clamp(min=1)
-        fire = can_fire & t.is_armed & (ready_at <= L)
+        start = can_fire & t.is_armed & (ready_at <= L) & (st.hits_left <= 0)
         nxt = rng.lcg_next(st.jitter_state)
         jitter = (rng.lcg_top2(nxt) - 1).to(torch.float32)  # -1..+2 loops
-        st.jitter_state = torch.where(fire, nxt, st.jitter_state)
-        st.cooldown = torch.where(fire, t.weapon_cooldown + jitter - (L - ready_at), (st.cooldown - L).clamp(min=0))
-        per_attack = fire * t.attacks  # [B, U] hits each attacker lands on its target
+        st.jitter_state = torch.where(start, nxt, st.jitter_state)
+        st.cooldown = torch.where(start, t.weapon_cooldown + jitter - (L - ready_at), (st.cooldown - L).clamp(min=0))
+        st.windup = torch.where(start, t.damage_point - (L - ready_at),
+                                torch.where(st.hits_left > 0, st.windup - L, st.windup))
+        st.hits_left = torch.where(start, t.attacks, st.hits_left)
+        st.windup_target = torch.where(start, tgt, st.windup_target)
+        # 2. cancel attacks whose attacker is dead, re-ordered, or whose target is dead
+        kind = st.order_kind
+        wt = st.windup_target.clamp(min=0)
+        keep = (alive & (st.order_target == st.windup_target) & self._gather(alive, wt)
+                & ((kind == ORDER_ATTACK) | (kind == ORDER_ATTACK_MOVE)))
+        st.hits_left = st.hits_left * keep
+        # 3. hits whose damage point (or spacing) has passed land now
+        land = (st.hits_left > 0) & (st.windup <= _EPS)
+        n_now = torch.where(t.hit_interval > 0, torch.ones_like(st.hits_left), st.hits_left) * land
+        st.hits_left = st.hits_left - n_now
+        st.windup = torch.where(land, st.windup + t.hit_interval, st.windup)
+        # 4. missiles: earlier ones arrive, then the landed hits of missile weapons launch new ones
+        is_missile = t.missile_speed > 0
+        mt = st.missile_target.clamp(min=0)
+        impact_hits = torch.zeros_like(st.health)
+        if self.has_missile:
+            flying = st.missile_hits > 0
+            st.missile_eta = torch.where(flying, st.missile_eta - L, st.missile_eta)
+            arrive = flying & (st.missile_eta <= _EPS)
+            impact_hits = st.missile_hits * arrive * self._gather(alive, mt)  # a dead target: wasted
+            st.missile_hits = torch.where(arrive, torch.zeros_like(st.missile_hits), st.missile_hits)
+            launch = land & is_missile
+            dist = (self._gather(st.pos, wt) - st.pos).norm(dim=-1)
+            st.missile_eta = torch.where(launch, dist / t.missile_speed.clamp(min=_EPS), st.missile_eta)
+            st.missile_target = torch.where(launch, wt, st.missile_target)
+            st.missile_hits = torch.where(launch, n_now, st.missile_hits)
+        direct = land & ~is_missile
+        dmg_tgt = torch.where(is_missile, mt, wt)
+        per_attack = torch.where(is_missile, impact_hits, n_now * direct)  # hits each attacker deals to dmg_tgt
+        # 5. damage
+        boom = (t.splash == SPLASH_SUICIDE) & (direct | st.burst_pending) if self.has_suicide else None
         splash = self.has_line or self.has_suicide
         if self._dense or splash:
             # hits[b, a, v]: hits attacker a lands on unit v in this tick. Dense sums are
             # deterministic on every device (scatter_add uses float atomics on CUDA).
-            hits = torch.nn.functional.one_hot(tgt, st.pos.shape[1]).to(torch.float32) * per_attack.unsqueeze(-1)
+            hits = torch.nn.functional.one_hot(dmg_tgt, st.pos.shape[1]).to(torch.float32) * per_attack.unsqueeze(-1)
             if splash:
-                hits = self._splash_hits(st, hits, fire, tgt_pos, alive)
+                hits = self._splash_hits(st, hits, direct, boom, self._gather(st.pos, wt), alive)
             raw, n_hits = (hits * t.damage_vs).sum(1), hits.sum(1)
         else:  # one target per attacker: scatter the hits, no [B, U, U] work
-            raw = torch.zeros_like(st.health).scatter_add(1, tgt, per_attack * t.damage_vs[self._unit_idx, tgt])
-            n_hits = torch.zeros_like(st.health).scatter_add(1, tgt, per_attack)
-        attacker = torch.where(fire, self._unit_idx, -1)
-        last = torch.full_like(st.last_attacker, -1).scatter_reduce(1, tgt, attacker, "amax")
+            raw = torch.zeros_like(st.health).scatter_add(1, dmg_tgt, per_attack * t.damage_vs[idx, dmg_tgt])
+            n_hits = torch.zeros_like(st.health).scatter_add(1, dmg_tgt, per_attack)
+        attacker = torch.where(per_attack > 0, idx, -1)
+        last = torch.full_like(st.last_attacker, -1).scatter_reduce(1, dmg_tgt, attacker, "amax")
         self._apply_damage(st, raw, n_hits, last)
-        if self.has_suicide:  # exploded banelings die
-            st.health = torch.where(fire & (t.splash == SPLASH_SUICIDE), torch.zeros_like(st.health), st.health)
+        if not self.has_suicide:
+            return torch.zeros_like(alive)
+        exploded = direct & (t.splash == SPLASH_SUICIDE)
+        st.health = torch.where(exploded, torch.zeros_like(st.health), st.health)  # exploded banelings die
+        st.burst_pending = torch.zeros_like(st.burst_pending)
+        return exploded
 
     def _move(self, st: WorldState, chase: torch.Tensor, engage: torch.Tensor, tgt_pos, gap) -> None:
         """Walk toward the target until in range, or toward the order point; then collide and slide."""
@@ -196,8 +273,13 @@ class Dynamics:
             st.energy = torch.where(alive, (st.energy + t.energy_regen * L).clamp(max=t.energy_max), st.energy)
         st.loops_since_damage = st.loops_since_damage + L
 
-    def _splash_hits(self, st, hits, fire, tgt_pos, alive) -> torch.Tensor:
-        """Replace the rows of splash attackers in ``hits [B, U, U]`` by everything their splash touches."""
+    def _splash_hits(self, st, hits, fire, boom, tgt_pos, alive) -> torch.Tensor:
+        """Replace the rows of splash attackers in ``hits [B, U, U]`` by everything their splash touches.
+
+        ``fire [B, U]``: colossi whose beam lands now, centred on ``tgt_pos [B, U, 2]``;
+        ``boom [B, U]`` (or None): banelings that burst now, centred on their own position (their
+        attack, or their death: VolatileBurst either way). Victims are live enemy ground units.
+        """
         t = self.t
         victims = self.enemy_pair & self.ground[None, :] & alive.unsqueeze(1)  # [B, a, v]
         vpos = st.pos.unsqueeze(1)  # [B, 1, v, 2]
@@ -214,8 +296,7 @@ class Dynamics:
         if self.has_suicide:
             d_self = (vpos - st.pos.unsqueeze(2)).norm(dim=-1) - t.radius[None, None, :]
             in_blast = d_self <= t.splash_radius[None, :, None]
-            boom = (t.splash == SPLASH_SUICIDE)[None, :, None] & fire.unsqueeze(-1)
-            hits = torch.where(boom, (in_blast & victims).float(), hits)
+            hits = torch.where(boom.unsqueeze(-1), (in_blast & victims).float(), hits)
         return hits
 
     def _apply_damage(self, st: WorldState, raw, n_hits, last_attacker) -> None:
@@ -241,7 +322,7 @@ class Dynamics:
         """Medivacs heal their (biological, damaged) target, paying energy per HP."""
         t = self.t
         missing = (t.max_health[tgt] - self._gather(st.health, tgt)).clamp(min=0)
-        ok = heals & t.is_biological[tgt]
+        ok = heals & t.is_biological[tgt] & self._gather(st.alive, tgt)  # never heals the dead
         amount = torch.minimum(torch.minimum(t.heal_rate * L, missing),
                                st.energy / t.heal_energy_cost.clamp(min=_EPS)) * ok
         st.energy = st.energy - amount * t.heal_energy_cost
