@@ -126,18 +126,19 @@ class Dynamics:
         gap = (tgt_pos - st.pos).norm(dim=-1) - t.radius - t.radius[tgt] - reach  # > 0: out of range by this much
         in_range = engage & (gap <= _EPS)
 
-        exploded = self._fire(st, engage & ~healing & in_range, tgt, alive)
-        self._resolve_deaths(st, alive, exploded)
+        burst = self._fire(st, engage & ~healing & in_range, tgt, alive)
+        self._resolve_deaths(st, alive, burst)
         if self.has_healer:
             self._heal(st, healing & in_range & st.alive, tgt, self.L)
         busy = st.hits_left > 0  # in the middle of an attack: stands still
         self._move(st, engage & ~in_range & ~busy, engage, tgt_pos, gap)
         self._regenerate(st)
 
-    def _resolve_deaths(self, st: WorldState, alive: torch.Tensor, exploded: torch.Tensor) -> None:
-        """Units at HP <= 0 die (before any heal or regeneration of this loop); killed banelings burst.
+    def _resolve_deaths(self, st: WorldState, alive: torch.Tensor, burst: torch.Tensor) -> None:
+        """Units at HP <= 0 die (before any heal or regeneration of this loop); banelings killed by a
+        burst and not yet burst themselves (not in ``burst``) burst in the next tick.
 
-        A baneling killed by anything but its own attack bursts in the next tick: the hidden
+        A baneling killed by anything but its own attack bursts (see ``_fire``): the hidden
         ``BanelingExplode`` behaviour's DeathResponse runs the ``VolatileBurst`` effect on every
         death type except Remove (SC2Mapster/SC2GameData ``mods/liberty.sc2mod/base.sc2data/
         GameData/BehaviorData.xml``; the baneling's own attack removes that behaviour first, so it
@@ -149,11 +150,11 @@ class Dynamics:
         st.shield = st.shield * st.alive
         st.hits_left = st.hits_left * st.alive  # a dead unit never finishes its attack
         if self.has_suicide:
-            st.burst_pending = died & (self.t.splash == SPLASH_SUICIDE) & ~exploded
+            st.burst_pending = died & (self.t.splash == SPLASH_SUICIDE) & ~burst
 
     def _fire(self, st: WorldState, can_fire: torch.Tensor, tgt, alive) -> torch.Tensor:
         """Start, land and deliver attacks for one tick; apply their damage. Returns ``[B, U]`` bool:
-        the banelings that exploded by their own attack in this tick.
+        the banelings that burst in this tick (by their own attack, or killed by this tick's damage).
 
         Attack timeline (``sim.weapons``, from SC2 game data): a weapon ready within this tick at
         loop ``ready_at`` (1..L) with its target in range starts an attack and its next cooldown
@@ -224,10 +225,17 @@ class Dynamics:
         self._apply_damage(st, raw, n_hits, last)
         if not self.has_suicide:
             return torch.zeros_like(alive)
-        exploded = direct & (t.splash == SPLASH_SUICIDE)
+        suicide = t.splash == SPLASH_SUICIDE
+        exploded = direct & suicide
         st.health = torch.where(exploded, torch.zeros_like(st.health), st.health)  # exploded banelings die
+        # banelings killed by this tick's damage burst at once (DeathResponse); the banelings those
+        # bursts kill burst in the next tick (burst_pending), so a chain advances one loop per link
+        killed = alive & suicide & ~exploded & (st.health <= 0)
+        zero = torch.zeros_like(st.health).unsqueeze(-1).expand(-1, -1, st.health.shape[1])
+        hits = self._splash_hits(st, zero, torch.zeros_like(killed), killed, st.pos, alive)
+        self._apply_damage(st, (hits * t.damage_vs).sum(1), hits.sum(1), torch.full_like(st.last_attacker, -1))
         st.burst_pending = torch.zeros_like(st.burst_pending)
-        return exploded
+        return exploded | killed
 
     def _move(self, st: WorldState, chase: torch.Tensor, engage: torch.Tensor, tgt_pos, gap) -> None:
         """Walk toward the target until in range, or toward the order point; then collide and slide."""
