@@ -7,9 +7,9 @@ uniform-random policy and SMAC's heuristic (attack the nearest enemy and keep it
 and time-out rate with Wilson 95 % intervals (``sc2_envs.stats.wilson_interval``) and the mean
 episode length in env steps (1 env step = 8 game loops = 0.5 normal-speed seconds).
 
-When SMAClite (uoe-agents/smaclite) is importable, the same policies are run there in the same
-process and printed beside ours; it is not on PyPI (git-only), so without it the SMAClite columns
-say why they are empty.
+SMAClite (uoe-agents/smaclite) is not on PyPI (git-only) and not installed here, so its columns are
+not produced: the script checks whether it is importable and prints why the column is empty.
+Running SMAClite's own env loop beside ours is left for a machine where it is installed.
 
     python benchmarks/fidelity_table.py --maps MMM MMM2 --episodes 100
     python benchmarks/fidelity_table.py --episodes 32 --markdown   # every map, a docs table
@@ -51,6 +51,9 @@ class Args:
     """seed of the envs and of the random policy"""
     markdown: bool = False
     """also print the results as a Markdown table (for docs/deviations.md)"""
+    instant_weapons: bool = False
+    """ablation: every attack lands the loop it starts (no damage point, no missile flight, the
+    zealot's two hits together), to measure what SC2's weapon timing changes"""
 
 
 def evaluate(map_name: str, policy: str, jitter: float, args: Args) -> dict:
@@ -99,8 +102,14 @@ def main(args: Args) -> None:
     unknown = sorted(set(args.maps) - set(list_maps()))
     if unknown:
         raise SystemExit(f"unknown map(s) {unknown}; valid: {list_maps()}")
+    if args.instant_weapons:
+        from sc2_envs.sim import weapons
+
+        for name in list(weapons.WEAPON_TIMING):
+            weapons.WEAPON_TIMING[name] = weapons.WeaponTiming()
     print(f"fidelity_table: episodes={args.episodes} num_envs={args.num_envs} seed={args.seed} "
-          f"jitters={args.jitters} device=cpu torch={torch.__version__}", flush=True)
+          f"jitters={args.jitters} instant_weapons={args.instant_weapons} device=cpu torch={torch.__version__}",
+          flush=True)
     if SMACLITE_REASON:
         print(f"SMAClite columns skipped: {SMACLITE_REASON}", flush=True)
     rows = []
