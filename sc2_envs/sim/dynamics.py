@@ -17,7 +17,15 @@ Rules and their sources (SC2 game data and engine behaviour, see ``units.py`` an
     * Colossus: a beam of length 2.8 and width 0.3 centred on the target, perpendicular to the line
       of fire, hits every enemy ground unit it touches (SMAClite's LASER_BEAM geometry).
     * Baneling: explodes when within 0.25 of its target (edge to edge), hitting every enemy ground
-      unit whose edge is within 2.2 of its centre, then dies. No friendly fire.
+      unit whose edge is within 2.2 of its centre, then dies. No friendly fire. A baneling killed
+      by anything else bursts the same way in the loop it dies (VolatileBurst through the hidden
+      BanelingExplode behaviour's DeathResponse, SC2 game data ``BehaviorData.xml``).
+    * Attacks have a damage point (wind-up) and, for the stalker, hydralisk, marauder and spine
+      crawler, a missile that deals the damage on arrival; the zealot's two hits land 0.28 s apart
+      (``sim.weapons``). An attack whose attacker dies, gets another order or loses its target
+      during the wind-up deals nothing; a missile whose target died meanwhile is wasted.
+    * Within a loop, damage and deaths come first; only then do live medivacs heal live units and
+      live units regenerate: a unit at HP <= 0 never acts, heals, regenerates or comes back.
 Deliberate simplifications are listed in ``docs/deviations.md``.
 """
 
