@@ -73,7 +73,9 @@ class Dynamics:
         self.has_line = bool((table.splash == SPLASH_LINE).any())
         self.has_suicide = bool((table.splash == SPLASH_SUICIDE).any())
         self.has_healer = bool(table.is_healer.any())
-        self.has_missile = bool((table.missile_speed > 0).any())
+        self.is_missile = table.missile_speed > 0
+        self.has_missile = bool(self.is_missile.any())
+        self.spaced = table.hit_interval > 0  # attacks whose hits land apart (zealot)
         self.has_regen = bool((table.life_regen > 0).any())
         self.has_shield = bool((table.max_shield > 0).any())
         self.side = table.is_ally.long()
@@ -134,7 +136,7 @@ class Dynamics:
         gap = (tgt_pos - st.pos).norm(dim=-1) - t.radius - t.radius[tgt] - reach  # > 0: out of range by this much
         in_range = engage & (gap <= _EPS)
 
-        burst = self._fire(st, engage & ~healing & in_range, tgt, alive)
+        burst = self._fire(st, engage & ~healing, in_range, tgt, tgt_pos, alive)
         self._resolve_deaths(st, alive, burst)
         if self.has_healer:
             self._heal(st, healing & in_range & st.alive, tgt, self.L)
@@ -160,7 +162,7 @@ class Dynamics:
         if self.has_suicide:
             st.burst_pending = died & (self.t.splash == SPLASH_SUICIDE) & ~burst
 
-    def _fire(self, st: WorldState, can_fire: torch.Tensor, tgt, alive) -> torch.Tensor:
+    def _fire(self, st: WorldState, attacking: torch.Tensor, in_range: torch.Tensor, tgt, tgt_pos, alive) -> torch.Tensor:
         """Start, land and deliver attacks for one tick; apply their damage. Returns ``[B, U]`` bool:
         the banelings that burst in this tick (by their own attack, or killed by this tick's damage).
 
@@ -177,44 +179,43 @@ class Dynamics:
         idx = self._unit_idx
         # 1. start attacks (the weapon period runs from the start of the attack)
         ready_at = torch.ceil(st.cooldown).clamp(min=1)
-        start = can_fire & t.is_armed & (ready_at <= L) & (st.hits_left <= 0)
+        start = attacking & in_range & t.is_armed & (ready_at <= L) & (st.hits_left <= 0)
         nxt = rng.lcg_next(st.jitter_state)
         jitter = (rng.lcg_top2(nxt) - 1).to(torch.float32)  # -1..+2 loops
         st.jitter_state = torch.where(start, nxt, st.jitter_state)
         st.cooldown = torch.where(start, t.weapon_cooldown + jitter - (L - ready_at), (st.cooldown - L).clamp(min=0))
-        st.windup = torch.where(start, t.damage_point - (L - ready_at),
-                                torch.where(st.hits_left > 0, st.windup - L, st.windup))
+        st.windup = torch.where(start, t.damage_point - (L - ready_at), st.windup - L)  # (only read while hits_left > 0)
         st.hits_left = torch.where(start, t.attacks, st.hits_left)
         st.windup_target = torch.where(start, tgt, st.windup_target)
         # 2. cancel attacks whose attacker is dead, re-ordered, or whose target is dead
-        kind = st.order_kind
-        wt = st.windup_target.clamp(min=0)
-        keep = (alive & (st.order_target == st.windup_target) & self._gather(alive, wt)
-                & ((kind == ORDER_ATTACK) | (kind == ORDER_ATTACK_MOVE)))
-        st.hits_left = st.hits_left * keep
+        # (``attacking``: alive, with a live target and an attack order; the pending attack's target
+        # must be the ordered one, so below ``tgt``/``tgt_pos`` are the pending attack's target)
+        keep = attacking & (st.order_target == st.windup_target)
+        wt = tgt
+        st.hits_left = torch.where(keep, st.hits_left, 0.0)
         # 3. hits whose damage point (or spacing) has passed land now
         land = (st.hits_left > 0) & (st.windup <= _EPS)
-        n_now = torch.where(t.hit_interval > 0, torch.ones_like(st.hits_left), st.hits_left) * land
+        n_now = torch.where(land, torch.where(self.spaced, 1.0, st.hits_left), 0.0)
         st.hits_left = st.hits_left - n_now
         st.windup = torch.where(land, st.windup + t.hit_interval, st.windup)
         # 4. missiles: earlier ones arrive, then the landed hits of missile weapons launch new ones
-        is_missile = t.missile_speed > 0
+        is_missile = self.is_missile
         mt = st.missile_target.clamp(min=0)
         impact_hits = torch.zeros_like(st.health)
         if self.has_missile:
             flying = st.missile_hits > 0
-            st.missile_eta = torch.where(flying, st.missile_eta - L, st.missile_eta)
+            st.missile_eta = st.missile_eta - L  # (only read while missile_hits > 0)
             arrive = flying & (st.missile_eta <= _EPS)
-            impact_hits = st.missile_hits * arrive * self._gather(alive, mt)  # a dead target: wasted
+            impact_hits = torch.where(arrive & self._gather(alive, mt), st.missile_hits, 0.0)  # a dead target: wasted
             st.missile_hits = torch.where(arrive, torch.zeros_like(st.missile_hits), st.missile_hits)
             launch = land & is_missile
-            dist = (self._gather(st.pos, wt) - st.pos).norm(dim=-1)
+            dist = (tgt_pos - st.pos).norm(dim=-1)
             st.missile_eta = torch.where(launch, dist / t.missile_speed.clamp(min=_EPS), st.missile_eta)
             st.missile_target = torch.where(launch, wt, st.missile_target)
             st.missile_hits = torch.where(launch, n_now, st.missile_hits)
         direct = land & ~is_missile
         dmg_tgt = torch.where(is_missile, mt, wt)
-        per_attack = torch.where(is_missile, impact_hits, n_now * direct)  # hits each attacker deals to dmg_tgt
+        per_attack = torch.where(is_missile, impact_hits, n_now)  # hits each attacker deals to dmg_tgt
         # 5. damage
         boom = (t.splash == SPLASH_SUICIDE) & (direct | st.burst_pending) if self.has_suicide else None
         splash = self.has_line or self.has_suicide
@@ -223,7 +224,7 @@ class Dynamics:
             # deterministic on every device (scatter_add uses float atomics on CUDA).
             hits = torch.nn.functional.one_hot(dmg_tgt, st.pos.shape[1]).to(torch.float32) * per_attack.unsqueeze(-1)
             if splash:
-                hits = self._splash_hits(st, hits, direct, boom, self._gather(st.pos, wt), alive)
+                hits = self._splash_hits(st, hits, direct, boom, tgt_pos, alive)
             raw, n_hits = (hits * t.damage_vs).sum(1), hits.sum(1)
         else:  # one target per attacker: scatter the hits, no [B, U, U] work
             raw = torch.zeros_like(st.health).scatter_add(1, dmg_tgt, per_attack * t.damage_vs[idx, dmg_tgt])
