@@ -304,7 +304,7 @@ def test_colossus_beam_kills_a_row_of_zerglings_at_once(device):
     """Colossus (Liberty ThermalLancesMU 20 x 2 = 40 >= 35 HP) fires at the middle of a row of five
     touching zerglings across its line of fire: all five die in loop ``1 + ceil(0.0832 * 16) = 3``."""
     spec = arena(["colossus"], ["zergling"] * 5)
-    x = 10.0 + UNITS["colossus"].radius + UNITS["zergling"].radius + UNITS["colossus"].range - 0.2
+    x = 15.9  # centre distance 5.9: in range (6 + radii) and within SMAC's attack-action distance 6
     row = [P(x, 16.0 + 0.75 * k) for k in (-2, -1, 0, 1, 2)]
     rec = Recorder(spec, [P(10, 16)], row, device=device)
     rec.step([6 + 2], n=1)
@@ -358,7 +358,7 @@ def test_marine_killed_in_a_loop_is_not_healed_back_by_a_medivac():
     it dies to the first volley (loop 1 + ceil(0.05 * 16) = 2) and stays dead."""
     e = make_batched("MMM", num_envs=1, seed=0, autoreset=False, spawn_jitter=0.0)
     e.reset()
-    allies = [None, None, P(10, 16, health=10.0)] + [None] * 6 + [P(10, 16.8)]
+    allies = [None, None, P(10, 16, health=10.0)] + [None] * 6 + [P(9.0, 16.0)]  # medivac behind: not nearer
     enemies = [None, None, P(14.5, 15.0), P(14.5, 16.0), P(14.5, 17.0), P(15.2, 16.5)] + [None] * 4
     e.set_units(0, allies, enemies)
     for _ in range(40):

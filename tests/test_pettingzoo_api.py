@@ -148,11 +148,11 @@ def test_spaces_contain_every_obs_state_and_mask_over_long_runs(map_name, dead_a
 
 
 def test_state_bound_covers_smac_cooldown_ratio_above_one():
-    # SMAC divides a hydralisk's cooldown (13.2 game loops, + up to 2 of SC2's jitter) by 10.
+    # SMAC divides a hydralisk's cooldown (Liberty 0.83 s = 13.28 game loops, + up to 2 of SC2's jitter) by 10.
     env = pz.parallel_env("6h_vs_8z")
-    assert env.state_space.high[0] == pytest.approx(1.521, abs=1e-6)
-    # marine: (13.7728 + 2) / 15 (observed 1.052 on 3m in random play)
-    assert pz.parallel_env("3m").state_space.high[0] == pytest.approx((13.7728 + 2) / 15 + 1e-3, abs=1e-6)
+    assert env.state_space.high[0] == pytest.approx((13.28125 + 2) / 10 + 1e-3, abs=1e-6)
+    # marine: (13.7734 + 2) / 15 (observed 1.052 on 3m in random play)
+    assert pz.parallel_env("3m").state_space.high[0] == pytest.approx((13.7734375 + 2) / 15 + 1e-3, abs=1e-6)
 
 
 def test_agent_names_index_and_unit_type():

@@ -151,7 +151,10 @@ class WorldState:
 class UnitTable:
     """Per-unit constants of a map roster, each ``[U]`` (or ``[U, U]``) on the sim device.
 
-    Built from ``units.UNITS`` with the map's overrides. ``damage_vs[a, t]`` is the damage per hit
+    Built from ``units.UNITS`` with the map's overrides. Enemies are the stock units of the data the
+    SMAC maps load (Core + Liberty) and allies the maps' ``_RL`` copies, whose stats are the same
+    (they differ only in acquire behaviour, ``units.RL_DIFFERENCES``; checked per map by
+    ``tests/test_game_data.py``). ``damage_vs[a, t]`` is the damage per hit
     of unit ``a`` against unit ``t`` before armour (base + attribute bonus); ``can_target[a, t]``
     says whether ``a``'s weapon can hit ``t`` (ground/air planes, enemies only).
     """
@@ -187,6 +190,8 @@ class UnitTable:
     missile_speed: torch.Tensor  # [U] distance per game loop, 0 = direct damage
     hit_interval: torch.Tensor  # [U] game loops between the hits of one attack, 0 = together
     smac_max_cooldown: torch.Tensor  # [U] SMAC's state normaliser
+    attack_target_priority: torch.Tensor  # [U] AttackTargetPriority (game data); higher is attacked first
+    acceleration: torch.Tensor  # [U] Acceleration, distance per normal second squared (game data)
     type_bit: torch.Tensor  # [U] int64, index into the side's one-hot (SMAC's get_unit_type_id), -1 if utb=0
     spawn_pos: torch.Tensor  # [U, 2] default spawn positions (clump around the group point)
 
@@ -239,6 +244,7 @@ class UnitTable:
             missile_speed=torch.tensor([get_timing(n).missile_speed_per_loop for n in names], device=device),
             hit_interval=torch.tensor([get_timing(n).hit_interval_loops for n in names], device=device),
             smac_max_cooldown=col("smac_max_cooldown"),
+            attack_target_priority=col("attack_target_priority"), acceleration=col("acceleration"),
             type_bit=torch.tensor(type_bit, dtype=torch.int64, device=device),
             spawn_pos=torch.tensor(spawn, dtype=torch.float32, device=device),
         )
