@@ -13,9 +13,12 @@ load ``Liberty.SC2Mod`` only: their ``DocumentHeader``); pysc2 ``docs/environmen
 Attack timeline checked here: an attack starts at the loop its weapon is ready with the target in
 range; the hit lands ``ceil(damage point)`` loops later, or a missile launches then and deals its
 damage ``ceil(centre distance / missile speed)`` loops after launch; the next attack starts one
-weapon period (+ jitter) after the previous start. How the engine rounds fractional periods is
-open (issue 12, defect 8), so periods are checked within ``[floor(P) - 1, ceil(P) + 2]`` loops
-per attack, and the mean over many seeded envs within ``[P - 0.1, P + 1.5] + 0.5``-ish bounds below.
+weapon period (+ jitter) after the previous start. The engine's scheduling of fractional periods
+is unpublished (the simulator carries the sub-loop fraction, see ``dynamics.py``), so each interval
+between attack starts is checked within ``[floor(P) - 1, ceil(P) + 2]`` loops (period P plus the
+-1..+2 jitter under either rounding), and where many seeded envs run, their mean death loop within
+the range that mean jitter 0.5 gives under carry (``P + 0.5`` per interval) or round-up (up to
+``P + 1.5``), one loop of slack either side.
 """
 
 from __future__ import annotations
