@@ -3,7 +3,7 @@
 For every map and for ``spawn_jitter`` 0 (SMAC v1's fixed starts) and the default, runs the
 uniform-random policy and SMAC's heuristic (attack the nearest enemy and keep it until it dies;
 ``sc2_envs.policies.HeuristicPolicy``, after oxwhirl/smac ``starcraft2.py``
-``get_agent_action_heuristic``) for the first ``--episodes`` complete episodes, and prints win rate
+``get_agent_action_heuristic``) for ``--episodes`` episodes (the first episode of each of that many seeded envs), and prints win rate
 and time-out rate with Wilson 95 % intervals (``sc2_envs.stats.wilson_interval``) and the mean
 episode length in env steps (1 env step = 8 game loops = 0.5 normal-speed seconds).
 
@@ -40,7 +40,7 @@ class Args:
     maps: list[str] = field(default_factory=list_maps)
     """maps to evaluate (default: every registered SMAC map)"""
     episodes: int = 64
-    """complete episodes per (map, policy, spawn_jitter); the first `episodes` finished episodes count"""
+    """episodes per (map, policy, spawn_jitter): the first episode of each of that many envs (seeds seed..seed+episodes-1)"""
     num_envs: int = 64
     """envs stepped together"""
     jitters: list[float] = field(default_factory=lambda: [0.0, 0.5])
@@ -57,7 +57,7 @@ class Args:
 
 
 def evaluate(map_name: str, policy: str, jitter: float, args: Args) -> dict:
-    """Run ``policy`` on ``map_name`` until ``args.episodes`` episodes have finished.
+    """Run ``policy`` on ``map_name`` for ``args.episodes`` episodes (one per seeded env, in rounds of ``num_envs``).
 
     Returns:
         dict with ``episodes``, ``wins``, ``timeouts``, ``mean_length`` (env steps) and Wilson
@@ -65,25 +65,28 @@ def evaluate(map_name: str, policy: str, jitter: float, args: Args) -> dict:
     """
     if policy not in ("random", "heuristic"):
         raise ValueError(f"unknown policy {policy!r}; expected 'random' or 'heuristic'")
-    B = min(args.num_envs, args.episodes)
-    env = make_batched(map_name, num_envs=B, seed=args.seed, spawn_jitter=jitter)
-    out = env.reset()
-    heuristic, gen = HeuristicPolicy(env), torch.Generator().manual_seed(args.seed)
     wins = timeouts = episodes = 0
     lengths = []
-    length = torch.zeros(B)
     while episodes < args.episodes:
-        a = heuristic(out["avail_actions"]) if policy == "heuristic" else random_actions(out["avail_actions"], gen)
-        out = env.step(a)
-        length += 1
-        done = out["terminated"] | out["truncated"]
-        for b in done.nonzero().flatten().tolist():
-            if episodes < args.episodes:
-                episodes += 1
-                wins += int(out["battle_won"][b])
-                timeouts += int(out["truncated"][b])
-                lengths.append(float(length[b]))
-        length[done] = 0
+        # only the first episode of each env counts: taking the first n episodes to finish would
+        # over-sample short episodes
+        B = min(args.num_envs, args.episodes - episodes)
+        env = make_batched(map_name, num_envs=B, seed=args.seed + episodes, spawn_jitter=jitter)
+        out = env.reset()
+        heuristic, gen = HeuristicPolicy(env), torch.Generator().manual_seed(args.seed + episodes)
+        finished = torch.zeros(B, dtype=torch.bool)
+        length = 0
+        while not bool(finished.all()):
+            a = heuristic(out["avail_actions"]) if policy == "heuristic" else random_actions(out["avail_actions"], gen)
+            out = env.step(a)
+            length += 1
+            new = (out["terminated"] | out["truncated"]) & ~finished
+            n_new = int(new.sum())
+            episodes += n_new
+            wins += int((out["battle_won"] & new).sum())
+            timeouts += int((out["truncated"] & new).sum())
+            lengths += [length] * n_new
+            finished |= new
     return dict(map=map_name, policy=policy, jitter=jitter, episodes=episodes, wins=wins, timeouts=timeouts,
                 win_ci=wilson_interval(wins, episodes), timeout_ci=wilson_interval(timeouts, episodes),
                 mean_length=sum(lengths) / episodes)
