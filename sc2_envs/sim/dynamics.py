@@ -122,8 +122,9 @@ class Dynamics:
 
             1. attacks: units whose weapon is ready and whose target is in range start an attack;
                pending hits whose damage point has passed land (direct weapons) or launch their
-               missile; missiles that arrive deal their damage; banelings that died in the
-               previous tick burst; all damage of the tick is applied together;
+               missile; missiles that arrive deal their damage; all of it is applied together;
+               then banelings killed by it burst (a baneling killed by a burst bursts in the
+               next tick);
             2. deaths: every unit at HP <= 0 dies now; it never acts, heals, regenerates, is
                targeted or comes back after this point (its pending attack is cancelled);
             3. heals (only live medivacs on live targets), then movement, then shield / life /
