@@ -475,3 +475,19 @@ def test_death_invariants_every_map_long(map_name):
     for policy in ("random", "heuristic"):
         sim = make_batched(map_name, num_envs=16, seed=7)
         assert _check_invariants(sim, policy, 400, gen) == 400 * 8
+
+
+def test_fidelity_table_counts_one_episode_per_env_with_wilson_intervals():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "fidelity_table.py"
+    spec = importlib.util.spec_from_file_location("fidelity_table", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    r = mod.evaluate("3m", "heuristic", 0.0, mod.Args(episodes=3, num_envs=2))
+    assert r["episodes"] == 3 and 0 <= r["wins"] <= 3 and r["wins"] + r["timeouts"] <= 3
+    assert r["win_ci"][0] <= r["wins"] / 3 <= r["win_ci"][1]
+    assert 1 <= r["mean_length"] <= 60  # 3m's episode limit
+    with pytest.raises(ValueError, match="unknown policy"):
+        mod.evaluate("3m", "greedy", 0.0, mod.Args(episodes=1, num_envs=1))
