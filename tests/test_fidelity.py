@@ -484,6 +484,9 @@ def test_fidelity_table_counts_one_episode_per_env_with_wilson_intervals():
     path = Path(__file__).resolve().parents[1] / "benchmarks" / "fidelity_table.py"
     spec = importlib.util.spec_from_file_location("fidelity_table", path)
     mod = importlib.util.module_from_spec(spec)
+    import sys
+
+    sys.modules["fidelity_table"] = mod  # dataclasses look their module up there
     spec.loader.exec_module(mod)
     r = mod.evaluate("3m", "heuristic", 0.0, mod.Args(episodes=3, num_envs=2))
     assert r["episodes"] == 3 and 0 <= r["wins"] <= 3 and r["wins"] + r["timeouts"] <= 3
