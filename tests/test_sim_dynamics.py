@@ -35,6 +35,7 @@ def test_stalker_hits_zealot_shield_then_armour_on_hp_part():
     # (Liberty ParticleDisruptorsU: 10 (+4 Armored); the zealot is Light)
     e.set_units(0, [P(10, 16), ABSENT, ABSENT, ABSENT, ABSENT],
                 [ABSENT, ABSENT, P(15, 16, shield=5.0), ABSENT, ABSENT])
+    e.st.loops_since_damage[0, 7] = 0.0  # just damaged: no shield regeneration while the missile flies
     step(e, [6 + 2, 0, 0, 0, 0])
     assert hp(e, 7) == pytest.approx((96.0, 0.0))
 

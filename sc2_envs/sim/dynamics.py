@@ -27,7 +27,15 @@ Rules and their sources (SC2 game data and engine behaviour, see ``units.py`` an
     * Colossus: a beam of length 2.8 and width 0.3 centred on the target, perpendicular to the line
       of fire, hits every enemy ground unit it touches (SMAClite's LASER_BEAM geometry).
     * Baneling: explodes when within 0.25 of its target (edge to edge), hitting every enemy ground
-      unit whose edge is within 2.2 of its centre, then dies. No friendly fire.
+      unit whose edge is within 2.2 of its centre, then dies. No friendly fire. A baneling killed
+      by anything else bursts the same way in the loop it dies (VolatileBurst through the hidden
+      BanelingExplode behaviour's DeathResponse, SC2 game data ``BehaviorData.xml``).
+    * Attacks have a damage point (wind-up) and, for the stalker, hydralisk, marauder and spine
+      crawler, a missile that deals the damage on arrival; the zealot's two hits land 0.28 s apart
+      (``sim.weapons``). An attack whose attacker dies, gets another order or loses its target
+      during the wind-up deals nothing; a missile whose target died meanwhile is wasted.
+    * Within a loop, damage and deaths come first; only then do live medivacs heal live units and
+      live units regenerate: a unit at HP <= 0 never acts, heals, regenerates or comes back.
 Deliberate simplifications are listed in ``docs/deviations.md``.
 """
 
@@ -75,6 +83,9 @@ class Dynamics:
         self.has_line = bool((table.splash == SPLASH_LINE).any())
         self.has_suicide = bool((table.splash == SPLASH_SUICIDE).any())
         self.has_healer = bool(table.is_healer.any())
+        self.is_missile = table.missile_speed > 0
+        self.has_missile = bool(self.is_missile.any())
+        self.spaced = table.hit_interval > 0  # attacks whose hits land apart (zealot)
         self.has_regen = bool((table.life_regen > 0).any())
         self.has_shield = bool((table.max_shield > 0).any())
         self.side = table.is_ally.long()
@@ -104,10 +115,20 @@ class Dynamics:
 
     # ------------------------------------------------------------------ tick
     def advance(self, st: WorldState, loop_index: torch.Tensor) -> None:
-        """Simulate one tick of ``L`` game loops in place: fire, apply deaths, move, regenerate.
+        """Simulate one tick of ``L`` game loops in place.
 
-        Units in range fire first and the others walk, as SC2 units do; everything that happens
-        in one tick is simultaneous (SC2 updates units in a random order within a loop).
+        Order within a tick (all units of one stage act simultaneously; SC2 updates units in a
+        random order within a loop, pysc2 ``docs/environment.md``):
+
+            1. attacks: units whose weapon is ready and whose target is in range start an attack;
+               pending hits whose damage point has passed land (direct weapons) or launch their
+               missile; missiles that arrive deal their damage; all of it is applied together;
+               then banelings killed by it burst (a baneling killed by a burst bursts in the
+               next tick);
+            2. deaths: every unit at HP <= 0 dies now; it never acts, heals, regenerates, is
+               targeted or comes back after this point (its pending attack is cancelled);
+            3. heals (only live medivacs on live targets), then movement, then shield / life /
+               energy regeneration of live units.
 
         Args:
             st: the world state (modified in place).
@@ -126,44 +147,118 @@ class Dynamics:
         gap = (tgt_pos - st.pos).norm(dim=-1) - t.radius - t.radius[tgt] - reach  # > 0: out of range by this much
         in_range = engage & (gap <= _EPS)
 
-        self._fire(st, engage & ~healing & in_range, tgt, tgt_pos, alive)
+        burst = self._fire(st, engage & ~healing, in_range, tgt, tgt_pos, alive)
+        self._resolve_deaths(st, alive, burst)
         if self.has_healer:
-            self._heal(st, healing & in_range, tgt, self.L)
+            self._heal(st, healing & in_range & st.alive, tgt, self.L)
+        busy = st.hits_left > 0  # in the middle of an attack: stands still
+        self._move(st, engage & ~in_range & ~busy, engage, tgt_pos, gap)
+        self._regenerate(st)
+
+    def _resolve_deaths(self, st: WorldState, alive: torch.Tensor, burst: torch.Tensor) -> None:
+        """Units at HP <= 0 die (before any heal or regeneration of this loop); banelings killed by a
+        burst and not yet burst themselves (not in ``burst``) burst in the next tick.
+
+        A baneling killed by anything but its own attack bursts (see ``_fire``): the hidden
+        ``BanelingExplode`` behaviour's DeathResponse runs the ``VolatileBurst`` effect on every
+        death type except Remove (SC2Mapster/SC2GameData ``mods/liberty.sc2mod/base.sc2data/
+        GameData/BehaviorData.xml``; the baneling's own attack removes that behaviour first, so it
+        bursts once).
+        """
+        died = alive & (st.health <= 0)
         st.alive = alive & (st.health > 0)
         st.health = st.health * st.alive
         st.shield = st.shield * st.alive
-        self._move(st, engage & ~in_range, engage, tgt_pos, gap)
-        self._regenerate(st)
+        st.hits_left = st.hits_left * st.alive  # a dead unit never finishes its attack
+        if self.has_suicide:
+            st.burst_pending = died & (self.t.splash == SPLASH_SUICIDE) & ~burst
 
-    def _fire(self, st: WorldState, can_fire: torch.Tensor, tgt, tgt_pos, alive) -> None:
-        """Weapons ready within this tick fire once, at loop ``ready_at`` (1..L) of the tick."""
+    def _fire(self, st: WorldState, attacking: torch.Tensor, in_range: torch.Tensor, tgt, tgt_pos, alive) -> torch.Tensor:
+        """Start, land and deliver attacks for one tick; apply their damage. Returns ``[B, U]`` bool:
+        the banelings that burst in this tick (by their own attack, or killed by this tick's damage).
+
+        Attack timeline (``sim.weapons``, from SC2 game data): a weapon ready within this tick at
+        loop ``ready_at`` (1..L) with its target in range starts an attack and its next cooldown
+        (period + jitter) counts from that loop; ``ceil(damage_point)`` loops later the first hit
+        lands, or launches a missile; further hits of the attack (zealot) follow ``hit_interval``
+        loops apart. The attack is cancelled, dealing nothing, if its attacker dies, gets another
+        order or its target dies first. A missile flies the centre distance at launch at its
+        speed and deals its hits on arrival if the target is still alive (a missile in flight
+        lands even if its shooter has died).
+        """
         t, L = self.t, self.L
+        idx = self._unit_idx
+        # 1. start attacks (the weapon period runs from the start of the attack)
         ready_at = torch.ceil(st.cooldown).clamp(min=1)
-        fire = can_fire & t.is_armed & (ready_at <= L)
+        start = attacking & in_range & t.is_armed & (ready_at <= L) & (st.hits_left <= 0)
         nxt = rng.lcg_next(st.jitter_state)
         jitter = (rng.lcg_top2(nxt) - 1).to(torch.float32)  # -1..+2 loops
-        st.jitter_state = torch.where(fire, nxt, st.jitter_state)
+        st.jitter_state = torch.where(start, nxt, st.jitter_state)
         # the fraction of a loop by which the timer overshot 0 carries into the next period
         carry = torch.where(st.cooldown > 0, ready_at - st.cooldown, torch.zeros_like(st.cooldown))
-        st.cooldown = torch.where(fire, t.weapon_cooldown + jitter - carry - (L - ready_at),
+        st.cooldown = torch.where(start, t.weapon_cooldown + jitter - carry - (L - ready_at),
                                   (st.cooldown - L).clamp(min=0))
-        per_attack = fire * t.attacks  # [B, U] hits each attacker lands on its target
+        st.windup = torch.where(start, t.damage_point - (L - ready_at), st.windup - L)  # (only read while hits_left > 0)
+        st.hits_left = torch.where(start, t.attacks, st.hits_left)
+        st.windup_target = torch.where(start, tgt, st.windup_target)
+        # 2. cancel attacks whose attacker is dead, re-ordered, or whose target is dead
+        # (``attacking``: alive, with a live target and an attack order; the pending attack's target
+        # must be the ordered one, so below ``tgt``/``tgt_pos`` are the pending attack's target)
+        keep = attacking & (st.order_target == st.windup_target)
+        wt = tgt
+        st.hits_left = torch.where(keep, st.hits_left, 0.0)
+        # 3. hits whose damage point (or spacing) has passed land now
+        land = (st.hits_left > 0) & (st.windup <= _EPS)
+        n_now = torch.where(land, torch.where(self.spaced, 1.0, st.hits_left), 0.0)
+        st.hits_left = st.hits_left - n_now
+        st.windup = torch.where(land, st.windup + t.hit_interval, st.windup)
+        # 4. missiles: earlier ones arrive, then the landed hits of missile weapons launch new ones
+        is_missile = self.is_missile
+        mt = st.missile_target.clamp(min=0)
+        impact_hits = torch.zeros_like(st.health)
+        if self.has_missile:
+            flying = st.missile_hits > 0
+            st.missile_eta = st.missile_eta - L  # (only read while missile_hits > 0)
+            arrive = flying & (st.missile_eta <= _EPS)
+            impact_hits = torch.where(arrive & self._gather(alive, mt), st.missile_hits, 0.0)  # a dead target: wasted
+            st.missile_hits = torch.where(arrive, torch.zeros_like(st.missile_hits), st.missile_hits)
+            launch = land & is_missile
+            dist = (tgt_pos - st.pos).norm(dim=-1)
+            st.missile_eta = torch.where(launch, dist / t.missile_speed.clamp(min=_EPS), st.missile_eta)
+            st.missile_target = torch.where(launch, wt, st.missile_target)
+            st.missile_hits = torch.where(launch, n_now, st.missile_hits)
+        direct = land & ~is_missile
+        dmg_tgt = torch.where(is_missile, mt, wt)
+        per_attack = torch.where(is_missile, impact_hits, n_now)  # hits each attacker deals to dmg_tgt
+        # 5. damage
+        boom = (t.splash == SPLASH_SUICIDE) & (direct | st.burst_pending) if self.has_suicide else None
         splash = self.has_line or self.has_suicide
         if self._dense or splash:
             # hits[b, a, v]: hits attacker a lands on unit v in this tick. Dense sums are
             # deterministic on every device (scatter_add uses float atomics on CUDA).
-            hits = torch.nn.functional.one_hot(tgt, st.pos.shape[1]).to(torch.float32) * per_attack.unsqueeze(-1)
+            hits = torch.nn.functional.one_hot(dmg_tgt, st.pos.shape[1]).to(torch.float32) * per_attack.unsqueeze(-1)
             if splash:
-                hits = self._splash_hits(st, hits, fire, tgt_pos, alive)
+                hits = self._splash_hits(st, hits, direct, boom, tgt_pos, alive)
             raw, n_hits = (hits * t.damage_vs).sum(1), hits.sum(1)
         else:  # one target per attacker: scatter the hits, no [B, U, U] work
-            raw = torch.zeros_like(st.health).scatter_add(1, tgt, per_attack * t.damage_vs[self._unit_idx, tgt])
-            n_hits = torch.zeros_like(st.health).scatter_add(1, tgt, per_attack)
-        attacker = torch.where(fire, self._unit_idx, -1)
-        last = torch.full_like(st.last_attacker, -1).scatter_reduce(1, tgt, attacker, "amax")
+            raw = torch.zeros_like(st.health).scatter_add(1, dmg_tgt, per_attack * t.damage_vs[idx, dmg_tgt])
+            n_hits = torch.zeros_like(st.health).scatter_add(1, dmg_tgt, per_attack)
+        attacker = torch.where(per_attack > 0, idx, -1)
+        last = torch.full_like(st.last_attacker, -1).scatter_reduce(1, dmg_tgt, attacker, "amax")
         self._apply_damage(st, raw, n_hits, last)
-        if self.has_suicide:  # exploded banelings die
-            st.health = torch.where(fire & (t.splash == SPLASH_SUICIDE), torch.zeros_like(st.health), st.health)
+        if not self.has_suicide:
+            return torch.zeros_like(alive)
+        suicide = t.splash == SPLASH_SUICIDE
+        exploded = direct & suicide
+        st.health = torch.where(exploded, torch.zeros_like(st.health), st.health)  # exploded banelings die
+        # banelings killed by this tick's damage burst at once (DeathResponse); the banelings those
+        # bursts kill burst in the next tick (burst_pending), so a chain advances one loop per link
+        killed = alive & suicide & ~exploded & (st.health <= 0)
+        zero = torch.zeros_like(st.health).unsqueeze(-1).expand(-1, -1, st.health.shape[1])
+        hits = self._splash_hits(st, zero, torch.zeros_like(killed), killed, st.pos, alive)
+        self._apply_damage(st, (hits * t.damage_vs).sum(1), hits.sum(1), torch.full_like(st.last_attacker, -1))
+        st.burst_pending = torch.zeros_like(st.burst_pending)
+        return exploded | killed
 
     def _move(self, st: WorldState, chase: torch.Tensor, engage: torch.Tensor, tgt_pos, gap) -> None:
         """Walk toward the target until in range, or toward the order point; then collide and slide."""
@@ -209,8 +304,13 @@ class Dynamics:
             st.energy = torch.where(alive, (st.energy + t.energy_regen * L).clamp(max=t.energy_max), st.energy)
         st.loops_since_damage = st.loops_since_damage + L
 
-    def _splash_hits(self, st, hits, fire, tgt_pos, alive) -> torch.Tensor:
-        """Replace the rows of splash attackers in ``hits [B, U, U]`` by everything their splash touches."""
+    def _splash_hits(self, st, hits, fire, boom, tgt_pos, alive) -> torch.Tensor:
+        """Replace the rows of splash attackers in ``hits [B, U, U]`` by everything their splash touches.
+
+        ``fire [B, U]``: colossi whose beam lands now, centred on ``tgt_pos [B, U, 2]``;
+        ``boom [B, U]`` (or None): banelings that burst now, centred on their own position (their
+        attack, or their death: VolatileBurst either way). Victims are live enemy ground units.
+        """
         t = self.t
         victims = self.enemy_pair & self.ground[None, :] & alive.unsqueeze(1)  # [B, a, v]
         vpos = st.pos.unsqueeze(1)  # [B, 1, v, 2]
@@ -227,8 +327,7 @@ class Dynamics:
         if self.has_suicide:
             d_self = (vpos - st.pos.unsqueeze(2)).norm(dim=-1) - t.radius[None, None, :]
             in_blast = d_self <= t.splash_radius[None, :, None]
-            boom = (t.splash == SPLASH_SUICIDE)[None, :, None] & fire.unsqueeze(-1)
-            hits = torch.where(boom, (in_blast & victims).float(), hits)
+            hits = torch.where(boom.unsqueeze(-1), (in_blast & victims).float(), hits)
         return hits
 
     def _apply_damage(self, st: WorldState, raw, n_hits, last_attacker) -> None:
@@ -254,7 +353,7 @@ class Dynamics:
         """Medivacs heal their (biological, damaged) target, paying energy per HP."""
         t = self.t
         missing = (t.max_health[tgt] - self._gather(st.health, tgt)).clamp(min=0)
-        ok = heals & t.is_biological[tgt]
+        ok = heals & t.is_biological[tgt] & self._gather(st.alive, tgt)  # never heals the dead
         amount = torch.minimum(torch.minimum(t.heal_rate * L, missing),
                                st.energy / t.heal_energy_cost.clamp(min=_EPS)) * ok
         st.energy = st.energy - amount * t.heal_energy_cost

@@ -511,6 +511,7 @@ class SMACSim:
         for u, p in enumerate(placements):
             self._check_placement(u, p)
         st, t, b = self.st, self.table, env_index
+        st.clear_attacks(b)  # no attack, missile or baneling burst carries over into a scenario
         for u, p in enumerate(list(allies) + list(enemies)):
             if p is None:
                 st.health[b, u] = 0.0
