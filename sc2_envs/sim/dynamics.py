@@ -18,6 +18,9 @@ Rules and their sources (SC2 game data and engine behaviour, see ``units.py`` an
       of fire, hits every enemy ground unit it touches (SMAClite's LASER_BEAM geometry).
     * Baneling: explodes when within 0.25 of its target (edge to edge), hitting every enemy ground
       unit whose edge is within 2.2 of its centre, then dies. No friendly fire.
+    * Terrain: ground units stand only on pathable cells and change cliff level only on ramps;
+      the colossus also crosses cliff faces; air units ignore terrain (grids from SMAC's map
+      archives, see ``maps.terrain_grids``).
 Deliberate simplifications are listed in ``docs/deviations.md``.
 """
 
@@ -45,6 +48,14 @@ _BEAM_HALF_WIDTH = 0.15
 _EPS = 1e-6
 
 
+CLIFF_WALKERS = frozenset({"colossus"})
+"""Ground units whose mover climbs cliffs (SC2 game data: the colossus walks up and down cliffs;
+Liquipedia "Colossus": "can traverse cliffs"). Other ground units change cliff level only on ramps."""
+RAMP_MAX_STEP = 32
+"""Largest cliff-level change a non-cliff-walking ground unit makes between two cells: ramp cells
+step by 8-24 (``t3SyncCliffLevel`` on 2c_vs_64zg: 64, 72, 88, 104, 128), plateaus by 64."""
+
+
 class Dynamics:
     """The per-tick update for one map roster.
 
@@ -52,16 +63,33 @@ class Dynamics:
         table: the roster's constant tables.
         pathing: ``[32, 32]`` bool walkable grid indexed ``[x, y]``, on the sim device.
         loops_per_tick: game loops simulated per tick (1 = exact); must divide 8.
+        cliff_level: ``[32, 32]`` int cliff level (``TerrainGrids.cliff_level``); ``None`` = one level.
+        cliff_walkable: ``[32, 32]`` bool cells cliff walkers may stand on
+            (``TerrainGrids.cliff_walkable``); ``None`` = ``pathing``.
+
+    Raises:
+        ValueError: for a ``loops_per_tick`` that does not divide 8 or grids of another shape.
     """
 
-    def __init__(self, table: UnitTable, pathing: torch.Tensor, loops_per_tick: int = 1):
+    def __init__(self, table: UnitTable, pathing: torch.Tensor, loops_per_tick: int = 1,
+                 cliff_level: torch.Tensor | None = None, cliff_walkable: torch.Tensor | None = None):
         if loops_per_tick not in (1, 2, 4, 8):
             raise ValueError(f"loops_per_tick must be one of 1, 2, 4, 8 (divides the 8 loops of a step), got {loops_per_tick!r}")
+        for name, g in (("cliff_level", cliff_level), ("cliff_walkable", cliff_walkable)):
+            if g is not None and g.shape != pathing.shape:
+                raise ValueError(f"{name} has shape {tuple(g.shape)}, expected the pathing grid's {tuple(pathing.shape)}")
         self.t = table
         self.L = loops_per_tick
         self.pathing = pathing
         self._flat_pathing = pathing.flatten()
         self.map_w, self.map_h = pathing.shape
+        level = torch.zeros_like(pathing, dtype=torch.int32) if cliff_level is None else cliff_level.to(torch.int32)
+        self._flat_level = level.to(pathing.device).flatten()
+        self._has_levels = bool((level != level.flatten()[0]).any())
+        cw = pathing if cliff_walkable is None else cliff_walkable.to(device=pathing.device, dtype=torch.bool)
+        self._flat_cliff_walkable = cw.flatten()
+        self.cliff_walker = torch.tensor([n in CLIFF_WALKERS for n in table.names], dtype=torch.bool,
+                                         device=pathing.device)
         self.has_line = bool((table.splash == SPLASH_LINE).any())
         self.has_suicide = bool((table.splash == SPLASH_SUICIDE).any())
         self.has_healer = bool(table.is_healer.any())
@@ -85,12 +113,32 @@ class Dynamics:
             return torch.gather(x, 1, idx.unsqueeze(-1).expand(-1, -1, x.shape[-1]))
         return torch.gather(x, 1, idx)
 
-    def _walkable(self, p: torch.Tensor) -> torch.Tensor:
-        """Whether the cells containing points ``p [..., 2]`` are walkable (outside the map: no)."""
+    def _cell(self, p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Flat cell index of points ``p [..., 2]`` (clamped) and whether they lie on the map."""
         cell = torch.floor(p).long()
         inside = ((cell >= 0) & (cell < self.map_w)).all(-1)
         flat = cell[..., 0].clamp(0, self.map_w - 1) * self.map_h + cell[..., 1].clamp(0, self.map_h - 1)
+        return flat, inside
+
+    def _walkable(self, p: torch.Tensor) -> torch.Tensor:
+        """Whether the cells containing points ``p [..., 2]`` are walkable (outside the map: no)."""
+        flat, inside = self._cell(p)
         return inside & self._flat_pathing[flat]
+
+    def can_stand(self, p: torch.Tensor, frm: torch.Tensor) -> torch.Tensor:
+        """Whether each unit may move from ``frm`` to ``p`` (both ``[..., B, U, 2]``), ``[..., B, U]`` bool.
+
+        Air units: anywhere on the map. Cliff walkers (the colossus): cells of ``cliff_walkable``.
+        Other ground units: walkable cells whose cliff level differs from the level at ``frm`` by
+        less than ``RAMP_MAX_STEP``, so they change plateau only along a ramp.
+        """
+        flat, inside = self._cell(p)
+        ground = self._flat_pathing[flat]
+        if self._has_levels:
+            src, _ = self._cell(frm)
+            ground = ground & ((self._flat_level[flat] - self._flat_level[src]).abs() < RAMP_MAX_STEP)
+        ok = torch.where(self.cliff_walker, self._flat_cliff_walkable[flat], ground)
+        return inside & (ok | self.t.is_air)
 
     # ------------------------------------------------------------------ tick
     def advance(self, st: WorldState, loop_index: torch.Tensor) -> None:
@@ -178,7 +226,7 @@ class Dynamics:
         # terrain: ground units slide along unwalkable cells (keep the axis that stays walkable)
         slide_x = torch.stack([new_pos[..., 0], st.pos[..., 1]], -1)
         slide_y = torch.stack([st.pos[..., 0], new_pos[..., 1]], -1)
-        ok, ok_x, ok_y = self._walkable(torch.stack([new_pos, slide_x, slide_y]))
+        ok, ok_x, ok_y = self.can_stand(torch.stack([new_pos, slide_x, slide_y]), st.pos)
         ok = ok | t.is_air
         new_pos = torch.where(ok.unsqueeze(-1), new_pos,
                               torch.where(ok_x.unsqueeze(-1), slide_x, torch.where(ok_y.unsqueeze(-1), slide_y, st.pos)))
