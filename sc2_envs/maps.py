@@ -362,3 +362,91 @@ def pathing_grid(terrain: str) -> np.ndarray:
         ValueError: for an unknown terrain name.
     """
     return terrain_grids(terrain).pathing.copy()
+
+
+_NEIGHBOURS = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1))
+"""The 8 moves of the ground path graph, axis moves first."""
+
+
+def ground_edges(terrain: str) -> np.ndarray:
+    """``[8, 32, 32]`` bool: whether a ground unit may step from cell ``(x, y)`` to its neighbour ``k``.
+
+    Both cells walkable, cliff levels less than ``CLIFF_STEP / 2`` apart (plateaus connect only
+    through ramp cells), and a diagonal step only when both axis cells beside it are walkable (no
+    cutting corners). Neighbours ``k`` follow ``_NEIGHBOURS``.
+    """
+    g = terrain_grids(terrain)
+    n = g.pathing.shape[0]
+    walk = np.pad(g.pathing, 1, constant_values=False)
+    lvl = np.pad(g.cliff_level.astype(np.int64), 1)
+    out = np.zeros((len(_NEIGHBOURS), n, n), dtype=bool)
+    for k, (dx, dy) in enumerate(_NEIGHBOURS):
+        nb = walk[1 + dx:1 + dx + n, 1 + dy:1 + dy + n]
+        ok = g.pathing & nb & (np.abs(lvl[1 + dx:1 + dx + n, 1 + dy:1 + dy + n] - g.cliff_level) < CLIFF_STEP // 2)
+        if dx and dy:
+            ok &= walk[1 + dx:1 + dx + n, 1:1 + n] & walk[1:1 + n, 1 + dy:1 + dy + n]
+        out[k] = ok
+    return out
+
+
+@lru_cache(maxsize=None)
+def ground_distances(terrain: str) -> np.ndarray:
+    """Shortest ground-path lengths between cell centres, ``[32*32, 32*32]`` float32 (``inf``: no path).
+
+    Entry ``[a, b]`` (flat cell index ``x * 32 + y``) is the length in world units of the shortest
+    path of :func:`ground_edges` steps (1 or sqrt 2) between cells ``a`` and ``b``. Computed once
+    per terrain from every walkable cell at once, by raster sweeps (+x, -x, +y, -y) repeated until
+    nothing changes (exact: each sweep is a Bellman-Ford relaxation); read-only.
+    """
+    edges = ground_edges(terrain)
+    n = edges.shape[1]
+    walk = terrain_grids(terrain).pathing.reshape(-1)
+    src = np.flatnonzero(walk)
+    dist = np.full((len(src), n, n), np.inf, dtype=np.float32)
+    dist[np.arange(len(src)), src // n, src % n] = 0.0
+    k_of = {d: k for k, d in enumerate(_NEIGHBOURS)}
+    diag = np.float32(np.sqrt(2.0))
+
+    def relax_x(x, dx):  # cells in column x from column x - dx (steps (-dx, 0) and (-dx, +-1))
+        col = dist[:, x, :]
+        prev = dist[:, x - dx, :]
+        np.minimum(col, np.where(edges[k_of[(-dx, 0)], x], prev + 1.0, np.inf), out=col)
+        up = np.full_like(col, np.inf)
+        up[:, 1:] = prev[:, :-1] + diag  # from (x - dx, y - 1)
+        np.minimum(col, np.where(edges[k_of[(-dx, -1)], x], up, np.inf), out=col)
+        down = np.full_like(col, np.inf)
+        down[:, :-1] = prev[:, 1:] + diag  # from (x - dx, y + 1)
+        np.minimum(col, np.where(edges[k_of[(-dx, 1)], x], down, np.inf), out=col)
+
+    def relax_y(y, dy):
+        row = dist[:, :, y]
+        np.minimum(row, np.where(edges[k_of[(0, -dy)], :, y], dist[:, :, y - dy] + 1.0, np.inf), out=row)
+
+    while True:
+        before = dist.copy()
+        for x in range(1, n):
+            relax_x(x, 1)
+        for x in range(n - 2, -1, -1):
+            relax_x(x, -1)
+        for y in range(1, n):
+            relax_y(y, 1)
+        for y in range(n - 2, -1, -1):
+            relax_y(y, -1)
+        if np.array_equal(before, dist):
+            break
+    out = np.full((n * n, n * n), np.inf, dtype=np.float32)
+    out[src] = dist.reshape(len(src), n * n)
+    out.setflags(write=False)
+    return out
+
+
+def needs_routing(terrain: str) -> bool:
+    """Whether straight lines can fail between walkable cells: the walkable cells are not one
+    axis-aligned rectangle on one cliff level (the band and open maps are; the others get
+    shortest-path routing from :func:`ground_distances`)."""
+    g = terrain_grids(terrain)
+    xs, ys = np.nonzero(g.pathing)
+    if len(xs) == 0:
+        return False
+    box = g.pathing[xs.min():xs.max() + 1, ys.min():ys.max() + 1]
+    return not (box.all() and len(np.unique(g.cliff_level[g.pathing])) == 1)

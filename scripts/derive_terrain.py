@@ -15,15 +15,23 @@ four-character tag, a version and the grid size (little-endian ``uint32`` at byt
     Plateaus are multiples of 64 (0 = the lowest level, 64, 128, ...); ramp cells hold the
     in-between values (72, 88, 104 on 2c_vs_64zg's ramps).
 ``t3CellFlags`` (tag ``LFCT``, 32-byte header): one byte per cell, row-major ``[y][x]``. Bit 0 marks
-    cells ground units cannot stand on: the cliff faces along every change of cliff level (two
-    cells wide, the editor's 2x2 cliff cells) and ground painted unpathable.
+    the cells ground units cannot stand on, at the resolution of the editor's 2x2 cliff cells: the
+    cliff faces along every change of cliff level and the ground painted unpathable.
 ``t3SyncHeightMap`` (tag ``SMAP``, 64-byte header): one ``uint32`` per *vertex*, ``(w+1) x (h+1)``,
     row-major; the low 16 bits are the gameplay terrain height in 1/256 world units (plateau 64 at
     8.0, plateau 128 at 10.0: SC2 cliff levels are 2 units apart).
 
 Outputs, per map ``m`` (arrays indexed ``[x, y]``, cell ``[x, x+1) x [y, y+1)``, y up as in SC2):
 
-``m/pathing``      bool   walkable for ground units: ``t3CellFlags`` bit 0 clear.
+``m/pathing``      bool   walkable for ground units, at cell resolution (see ``cell_pathing``): a cell
+                   is closed if any of its 8 neighbours lies on another plateau (the cliff face:
+                   one cell on each side of a change of cliff level), or if it is at cliff level 0
+                   and ``t3CellFlags`` marks it unpathable; next to ramp cells ``t3CellFlags`` decides
+                   (the ramp's side walls). This equals ``t3CellFlags`` on every axis-aligned
+                   cliff; along diagonal cliffs ``t3CellFlags`` closes whole 2x2 blocks, which
+                   would cut corridor's neck (the zerglings could never reach their attack point),
+                   while this keeps the staircase cell by cell.
+``m/editor_pathing`` bool ``t3CellFlags`` bit 0 clear, kept for comparison.
 ``m/cliff_level``  uint16 ``t3SyncCliffLevel``.
 ``m/height``       uint8  the terrain-height byte of the SC2 API's ``GameInfo.start_raw.terrain_height``
                    (the image SMAC reads for ``obs_terrain_height`` and divides by 255): world height
@@ -73,6 +81,29 @@ def _cells(blob: bytes, tag: bytes, name: str, dtype: str, header: int) -> np.nd
     return np.frombuffer(blob[header:header + n], dtype=dtype).reshape(h, w).T.copy()
 
 
+def cell_pathing(cliff: np.ndarray, editor_pathing: np.ndarray) -> np.ndarray:
+    """Ground pathing at cell resolution from the cliff levels and the editor's 2x2 pathing (``[x, y]``).
+
+    A cell is closed when an 8-neighbour lies on another plateau (``round(level / 64)`` differs;
+    the map border counts as the same plateau), or when it is at level 0 and the editor marks it
+    unpathable. Within one cell of a ramp cell (level not a multiple of 64) the editor's flag is
+    used as is: it carries the ramp's walkable width and its side walls.
+    """
+    n, m = cliff.shape
+    plateau = np.floor(cliff.astype(np.float64) / 64 + 0.5).astype(np.int64)
+    ramp = (cliff % 64) != 0
+    pad_p = np.pad(plateau, 1, mode="edge")
+    pad_r = np.pad(ramp, 1)
+    face = np.zeros((n, m), dtype=bool)
+    near_ramp = np.zeros((n, m), dtype=bool)
+    for dx in (-1, 0, 1):
+        for dy in (-1, 0, 1):
+            face |= pad_p[1 + dx:1 + dx + n, 1 + dy:1 + dy + m] != plateau
+            near_ramp |= pad_r[1 + dx:1 + dx + n, 1 + dy:1 + dy + m]
+    own = ~face & ((cliff > 0) | editor_pathing)
+    return np.where(near_ramp, editor_pathing, own)
+
+
 def derive_map(path: Path) -> dict[str, np.ndarray]:
     """The grids of one ``.SC2Map`` archive (see the module docstring for the formats).
 
@@ -98,8 +129,10 @@ def derive_map(path: Path) -> dict[str, np.ndarray]:
     z_vert = (vert & 0xFFFF).astype(np.float64) / 256.0  # [x, y] vertices, world units
     z_cell = (z_vert[:-1, :-1] + z_vert[1:, :-1] + z_vert[:-1, 1:] + z_vert[1:, 1:]) / 4.0
     height = np.clip(np.round((z_cell + 16.0) * 255.0 / 32.0), 0, 255).astype(np.uint8)
+    editor = (flags & UNPATHABLE_BIT) == 0
     return {
-        "pathing": (flags & UNPATHABLE_BIT) == 0,
+        "pathing": cell_pathing(cliff, editor),
+        "editor_pathing": editor,
         "cliff_level": cliff.astype(np.uint16),
         "height": height,
         "sha256": np.array(hashlib.sha256(raw).hexdigest()),
@@ -141,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     np.savez_compressed(args.out, **grids)
     for name in SMAC_MAPS:
         p, c = grids[f"{name}/pathing"], grids[f"{name}/cliff_level"]
-        print(f"{name:18s} walkable {int(p.sum()):4d}  cliff levels {sorted(set(c.ravel().tolist()))}  "
+        e = grids[f"{name}/editor_pathing"]
+        print(f"{name:18s} walkable {int(p.sum()):4d} (t3CellFlags: {int(e.sum()):4d}, {int((p != e).sum()):2d} cells differ)  cliff levels {sorted(set(c.ravel().tolist()))}  "
               f"height bytes {sorted(set(grids[f'{name}/height'][p].ravel().tolist()))}")
     print(f"wrote {args.out}")
     return 0

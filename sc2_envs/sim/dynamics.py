@@ -66,13 +66,20 @@ class Dynamics:
         cliff_level: ``[32, 32]`` int cliff level (``TerrainGrids.cliff_level``); ``None`` = one level.
         cliff_walkable: ``[32, 32]`` bool cells cliff walkers may stand on
             (``TerrainGrids.cliff_walkable``); ``None`` = ``pathing``.
+        ground_dist: ``[32*32, 32*32]`` float32 shortest ground-path lengths between cells
+            (``maps.ground_distances``), or ``None`` to walk in straight lines. With it, ground
+            units that are not cliff walkers walk round cliffs and through necks: when the path to
+            their goal is longer than the straight line, they head for the neighbouring cell on a
+            shortest path (SC2 units path-find; its exact planner is not public).
+        ground_edges: ``[8, 32, 32]`` bool allowed steps (``maps.ground_edges``), with ``ground_dist``.
 
     Raises:
         ValueError: for a ``loops_per_tick`` that does not divide 8 or grids of another shape.
     """
 
     def __init__(self, table: UnitTable, pathing: torch.Tensor, loops_per_tick: int = 1,
-                 cliff_level: torch.Tensor | None = None, cliff_walkable: torch.Tensor | None = None):
+                 cliff_level: torch.Tensor | None = None, cliff_walkable: torch.Tensor | None = None,
+                 ground_dist: torch.Tensor | None = None, ground_edges: torch.Tensor | None = None):
         if loops_per_tick not in (1, 2, 4, 8):
             raise ValueError(f"loops_per_tick must be one of 1, 2, 4, 8 (divides the 8 loops of a step), got {loops_per_tick!r}")
         for name, g in (("cliff_level", cliff_level), ("cliff_walkable", cliff_walkable)):
@@ -90,6 +97,20 @@ class Dynamics:
         self._flat_cliff_walkable = cw.flatten()
         self.cliff_walker = torch.tensor([n in CLIFF_WALKERS for n in table.names], dtype=torch.bool,
                                          device=pathing.device)
+        self._route = ground_dist is not None
+        if self._route:
+            cells = self.map_w * self.map_h
+            if ground_dist.shape != (cells, cells) or ground_edges is None or ground_edges.shape != (8, *pathing.shape):
+                raise ValueError(f"ground_dist must be [{cells}, {cells}] with ground_edges [8, {self.map_w}, {self.map_h}], "
+                                 f"got {tuple(ground_dist.shape)} and "
+                                 f"{None if ground_edges is None else tuple(ground_edges.shape)}")
+            dev = pathing.device
+            self._dist = ground_dist.to(device=dev, dtype=torch.float32).flatten()
+            self._edge_ok = ground_edges.to(dev).reshape(8, cells).T.contiguous()  # [cells, 8]
+            nb = torch.tensor([(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)], device=dev)
+            self._nb_flat = nb[:, 0] * self.map_h + nb[:, 1]  # [8]
+            self._nb_len = nb.float().norm(dim=-1)  # [8]
+            self._router = table.collides.to(dev) & ~self.cliff_walker & ~table.is_air.to(dev)
         self.has_line = bool((table.splash == SPLASH_LINE).any())
         self.has_suicide = bool((table.splash == SPLASH_SUICIDE).any())
         self.has_healer = bool(table.is_healer.any())
@@ -206,10 +227,13 @@ class Dynamics:
         goal = torch.where(engage.unsqueeze(-1), tgt_pos, st.order_point)
         to_goal = goal - st.pos
         goal_dist = to_goal.norm(dim=-1)
+        heading = to_goal
+        if self._route:
+            heading = self._route_heading(st.pos, goal, to_goal)
         walk = alive & ~t.is_static & (chase | (~engage & ((kind == ORDER_MOVE) | (kind == ORDER_ATTACK_MOVE))))
         limit = torch.where(engage, gap + 2 * _EPS, goal_dist)
         step = torch.minimum(t.speed * L, limit).clamp(min=0) * walk
-        new_pos = st.pos + to_goal / goal_dist.clamp(min=_EPS).unsqueeze(-1) * step.unsqueeze(-1)
+        new_pos = st.pos + heading / heading.norm(dim=-1).clamp(min=_EPS).unsqueeze(-1) * step.unsqueeze(-1)
         arrived = (kind == ORDER_MOVE) & (goal_dist <= t.speed * L)
         st.order_kind = torch.where(arrived & alive, torch.full_like(kind, ORDER_NONE), kind)
         # collisions: push overlapping ground units apart, half the overlap each
@@ -231,6 +255,26 @@ class Dynamics:
         new_pos = torch.where(ok.unsqueeze(-1), new_pos,
                               torch.where(ok_x.unsqueeze(-1), slide_x, torch.where(ok_y.unsqueeze(-1), slide_y, st.pos)))
         st.pos = new_pos.clamp(0.0, float(self.map_w) - 1e-3)
+
+    def _route_heading(self, pos: torch.Tensor, goal: torch.Tensor, to_goal: torch.Tensor) -> torch.Tensor:
+        """Direction to walk ``[B, U, 2]``: straight to the goal when the shortest ground path between
+        their cells is as short as on open ground, else toward the centre of the neighbouring cell
+        on a shortest path."""
+        a, a_in = self._cell(pos)
+        b, b_in = self._cell(goal)
+        cells = self.map_w * self.map_h
+        d_ab = self._dist[a * cells + b]
+        cell_gap = (torch.div(a, self.map_h, rounding_mode="floor") - torch.div(b, self.map_h, rounding_mode="floor"),
+                    a % self.map_h - b % self.map_h)
+        gx, gy = cell_gap[0].abs().float(), cell_gap[1].abs().float()
+        octile = torch.maximum(gx, gy) + (2 ** 0.5 - 1) * torch.minimum(gx, gy)  # path length with no obstacle
+        detour = torch.isfinite(d_ab) & (d_ab > octile + 1e-3) & a_in & b_in & self._router
+        nb = (a.unsqueeze(-1) + self._nb_flat).clamp(0, cells - 1)  # [B, U, 8]
+        cost = self._nb_len + self._dist[nb * cells + b.unsqueeze(-1)]
+        cost = torch.where(self._edge_ok[a], cost, torch.full_like(cost, float("inf")))
+        nxt = torch.gather(nb, -1, cost.argmin(-1, keepdim=True)).squeeze(-1)
+        centre = torch.stack([torch.div(nxt, self.map_h, rounding_mode="floor"), nxt % self.map_h], -1).float() + 0.5
+        return torch.where(detour.unsqueeze(-1), centre - pos, to_goal)
 
     def _regenerate(self, st: WorldState) -> None:
         """Shield regeneration after its delay, zerg life regeneration, medivac energy."""

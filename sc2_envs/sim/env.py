@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from sc2_envs.maps import MapSpec, get_map, terrain_grids
+from sc2_envs.maps import MapSpec, get_map, ground_distances, ground_edges, needs_routing, terrain_grids
 from sc2_envs.sim import rng
 from sc2_envs.sim.dynamics import Dynamics
 from sc2_envs.sim.enemy_ai import EnemyAI
@@ -149,7 +149,8 @@ class SMACSim:
         self.pathing = torch.as_tensor(terrain.pathing.copy(), device=self.device)
         self.dynamics = Dynamics(self.table, self.pathing, loops_per_tick,
                                  cliff_level=torch.as_tensor(terrain.cliff_level.astype("int32"), device=self.device),
-                                 cliff_walkable=torch.as_tensor(terrain.cliff_walkable.copy(), device=self.device))
+                                 cliff_walkable=torch.as_tensor(terrain.cliff_walkable.copy(), device=self.device),
+                                 **self._routing(self.spec.terrain))
         self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order=self.spec.enemy_order)
         self.features = SMACFeatures(
             self.spec, self.table,
@@ -487,6 +488,13 @@ class SMACSim:
                 st.order_target[b, u] = -1
         st.prev_health[b], st.prev_shield[b], st.prev_alive[b] = st.health[b].clone(), st.shield[b].clone(), st.alive[b].clone()
         return self._observe()
+
+    def _routing(self, terrain: str) -> dict:
+        """Shortest-path tables for ``Dynamics`` on maps where straight lines can fail (see ``maps.needs_routing``)."""
+        if not needs_routing(terrain):
+            return {}
+        return dict(ground_dist=torch.as_tensor(ground_distances(terrain).copy(), device=self.device),
+                    ground_edges=torch.as_tensor(ground_edges(terrain), device=self.device))
 
     def _check_placement(self, u: int, p) -> None:
         """Validate the placement of unit ``u`` (see ``set_units``)."""
