@@ -15,7 +15,7 @@ cell ``[x, x+1) x [y, y+1)``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -252,9 +252,10 @@ class TerrainGrids:
     """The static terrain of one map; every array is ``[32, 32]`` indexed ``[x, y]`` (y up).
 
     Attributes:
-        pathing: bool, cells ground units may stand on (SC2's pathing grid). For the SMAC maps this
-            is ``t3CellFlags`` bit 0 clear: cliff faces (two cells wide along every change of cliff
-            level) and ground painted unpathable are excluded.
+        pathing: bool, cells ground units may stand on (SC2's pathing grid). For the SMAC maps:
+            the cliff faces (one cell on each side of every change of plateau) and the ground the
+            editor marks unpathable (``t3CellFlags`` bit 0) are closed; see
+            ``scripts/derive_terrain.py``.
         cliff_level: uint16 ``t3SyncCliffLevel``: plateaus at multiples of ``CLIFF_STEP`` (0, 64,
             128), ramp cells in between (72, 88, 104 on 2c_vs_64zg).
         height: uint8 terrain-height byte per cell as the SC2 API reports it in
@@ -314,7 +315,7 @@ SYNTHETIC_OUTLINES = ("band", "full", "octagon", "column", "box", "near_full", "
 """Flat outlines for custom maps: one plateau (level 64, height byte 191) surrounded by level 0."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _archive_grids() -> dict[str, np.ndarray]:
     if not TERRAIN_FILE.is_file():
         raise FileNotFoundError(f"terrain data {TERRAIN_FILE} is missing; regenerate it with scripts/derive_terrain.py")
@@ -322,7 +323,7 @@ def _archive_grids() -> dict[str, np.ndarray]:
         return {k: f[k] for k in f.files}
 
 
-@lru_cache(maxsize=None)
+@cache
 def terrain_grids(terrain: str) -> TerrainGrids:
     """The terrain grids named ``terrain`` (read-only arrays; copy before modifying).
 
@@ -389,7 +390,7 @@ def ground_edges(terrain: str) -> np.ndarray:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def ground_distances(terrain: str) -> np.ndarray:
     """Shortest ground-path lengths between cell centres, ``[32*32, 32*32]`` float32 (``inf``: no path).
 

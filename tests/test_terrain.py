@@ -18,7 +18,13 @@ import torch
 
 from sc2_envs import make_batched
 from sc2_envs.maps import (
-    CLIFF_STEP, TERRAIN_FILE, get_map, ground_distances, list_maps, needs_routing, terrain_grids,
+    CLIFF_STEP,
+    TERRAIN_FILE,
+    get_map,
+    ground_distances,
+    list_maps,
+    needs_routing,
+    terrain_grids,
 )
 from sc2_envs.sim import UnitPlacement as P
 from sc2_envs.sim.features import FeatureConfig, RewardConfig, SMACFeatures
