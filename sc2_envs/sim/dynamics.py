@@ -92,11 +92,13 @@ class Dynamics:
         self.map_w, self.map_h = pathing.shape
         level = torch.zeros_like(pathing, dtype=torch.int32) if cliff_level is None else cliff_level.to(torch.int32)
         self._flat_level = level.to(pathing.device).flatten()
-        self._has_levels = bool((level != level.flatten()[0]).any())
+        walk_levels = level.to(pathing.device)[pathing.bool()]
+        self._has_levels = bool(walk_levels.numel() > 0 and (walk_levels != walk_levels[0]).any())  # ramps, plateaus
         cw = pathing if cliff_walkable is None else cliff_walkable.to(device=pathing.device, dtype=torch.bool)
         self._flat_cliff_walkable = cw.flatten()
         self.cliff_walker = torch.tensor([n in CLIFF_WALKERS for n in table.names], dtype=torch.bool,
                                          device=pathing.device)
+        self._any_cliff_walker = bool(self.cliff_walker.any())
         self._route = ground_dist is not None
         if self._route:
             cells = self.map_w * self.map_h
@@ -158,8 +160,9 @@ class Dynamics:
         if self._has_levels:
             src, _ = self._cell(frm)
             ground = ground & ((self._flat_level[flat] - self._flat_level[src]).abs() < RAMP_MAX_STEP)
-        ok = torch.where(self.cliff_walker, self._flat_cliff_walkable[flat], ground)
-        return inside & (ok | self.t.is_air)
+        if self._any_cliff_walker:
+            ground = torch.where(self.cliff_walker, self._flat_cliff_walkable[flat], ground)
+        return inside & (ground | self.t.is_air)
 
     # ------------------------------------------------------------------ tick
     def advance(self, st: WorldState, loop_index: torch.Tensor) -> None:
@@ -227,13 +230,14 @@ class Dynamics:
         goal = torch.where(engage.unsqueeze(-1), tgt_pos, st.order_point)
         to_goal = goal - st.pos
         goal_dist = to_goal.norm(dim=-1)
-        heading = to_goal
+        heading, heading_len = to_goal, goal_dist
         if self._route:
             heading = self._route_heading(st.pos, goal, to_goal)
+            heading_len = heading.norm(dim=-1)
         walk = alive & ~t.is_static & (chase | (~engage & ((kind == ORDER_MOVE) | (kind == ORDER_ATTACK_MOVE))))
         limit = torch.where(engage, gap + 2 * _EPS, goal_dist)
         step = torch.minimum(t.speed * L, limit).clamp(min=0) * walk
-        new_pos = st.pos + heading / heading.norm(dim=-1).clamp(min=_EPS).unsqueeze(-1) * step.unsqueeze(-1)
+        new_pos = st.pos + heading / heading_len.clamp(min=_EPS).unsqueeze(-1) * step.unsqueeze(-1)
         arrived = (kind == ORDER_MOVE) & (goal_dist <= t.speed * L)
         st.order_kind = torch.where(arrived & alive, torch.full_like(kind, ORDER_NONE), kind)
         # collisions: push overlapping ground units apart, half the overlap each
