@@ -173,7 +173,7 @@ def test_spawn_points_are_legal_and_connected(name):
     g = terrain_grids(spec.terrain)
     groups = [grp for grp in spec.allies + spec.enemies for _ in range(grp.count)]
     d = ground_distances(spec.terrain)
-    for u, (pos, grp) in enumerate(zip(t.spawn_pos.tolist(), groups)):
+    for u, (pos, grp) in enumerate(zip(t.spawn_pos.tolist(), groups, strict=True)):
         x, y = int(pos[0]), int(pos[1])
         assert g.pathing[x, y] or bool(t.is_air[u]), (name, u, pos)
         assert abs(int(g.cliff_level[x, y]) - int(g.cliff_level[int(grp.x), int(grp.y)])) < CLIFF_STEP // 2
