@@ -175,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in SMAC_MAPS:
         p, c = grids[f"{name}/pathing"], grids[f"{name}/cliff_level"]
         e = grids[f"{name}/editor_pathing"]
-        print(f"{name:18s} walkable {int(p.sum()):4d} (t3CellFlags: {int(e.sum()):4d}, {int((p != e).sum()):2d} cells differ)  "
+        print(f"{name:18s} walkable {int(p.sum()):4d} "
+              f"(t3CellFlags: {int(e.sum()):4d}, {int((p != e).sum()):2d} cells differ)  "
               f"cliff levels {sorted(set(c.ravel().tolist()))}  "
               f"height bytes {sorted(set(grids[f'{name}/height'][p].ravel().tolist()))}")
     print(f"wrote {args.out}")
