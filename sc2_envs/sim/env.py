@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from sc2_envs.maps import MapSpec, get_map, pathing_grid
+from sc2_envs.maps import MapSpec, get_map, ground_distances, ground_edges, needs_routing, terrain_grids
 from sc2_envs.sim import rng
 from sc2_envs.sim.dynamics import Dynamics
 from sc2_envs.sim.enemy_ai import EnemyAI
@@ -143,9 +143,13 @@ class SMACSim:
         self.episode_limit = self.spec.episode_limit
         self.agent_unit_types = self.spec.ally_units()
         self.table = UnitTable.build(self.spec, self.device)
-        self.pathing = torch.as_tensor(pathing_grid(self.spec.terrain), device=self.device)
-        self.dynamics = Dynamics(self.table, self.pathing, loops_per_tick)
-        self.enemy_ai = EnemyAI(self.table, self.n_agents)
+        terrain = terrain_grids(self.spec.terrain)
+        self.pathing = torch.as_tensor(terrain.pathing.copy(), device=self.device)
+        self.dynamics = Dynamics(self.table, self.pathing, loops_per_tick,
+                                 cliff_level=torch.as_tensor(terrain.cliff_level.astype("int32"), device=self.device),
+                                 cliff_walkable=torch.as_tensor(terrain.cliff_walkable.copy(), device=self.device),
+                                 **self._routing(self.spec.terrain))
+        self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order=self.spec.enemy_order)
         self.features = SMACFeatures(
             self.spec, self.table,
             FeatureConfig(**{k: v for k, v in options.items() if k in _FEATURE_OPTIONS}),
@@ -206,7 +210,7 @@ class SMACSim:
                    torch.arange(2, device=self.device)[None, None, :], rng.STREAM_SPAWN)
             offset = (rng.uniform(*key) * 2 - 1) * self.spawn_jitter
             jittered = new.pos + offset
-            cell_ok = self.dynamics._walkable(jittered) | t.is_air
+            cell_ok = self.dynamics.can_stand(jittered, new.pos)
             new.pos = torch.where(cell_ok.unsqueeze(-1), jittered, new.pos)
         new.health = t.max_health.expand(B, -1).clone()
         new.shield = t.max_shield.expand(B, -1).clone()
@@ -511,6 +515,7 @@ class SMACSim:
         for u, p in enumerate(placements):
             self._check_placement(u, p)
         st, t, b = self.st, self.table, env_index
+        st.clear_attacks(b)  # no attack, missile or baneling burst carries over into a scenario
         for u, p in enumerate(list(allies) + list(enemies)):
             if p is None:
                 st.health[b, u] = 0.0
@@ -530,6 +535,13 @@ class SMACSim:
                 st.order_target[b, u] = -1
         st.prev_health[b], st.prev_shield[b], st.prev_alive[b] = st.health[b].clone(), st.shield[b].clone(), st.alive[b].clone()
         return self._observe()
+
+    def _routing(self, terrain: str) -> dict:
+        """Shortest-path tables for ``Dynamics`` on maps where straight lines can fail (see ``maps.needs_routing``)."""
+        if not needs_routing(terrain):
+            return {}
+        return dict(ground_dist=torch.as_tensor(ground_distances(terrain).copy(), device=self.device),
+                    ground_edges=torch.as_tensor(ground_edges(terrain), device=self.device))
 
     def _check_placement(self, u: int, p) -> None:
         """Validate the placement of unit ``u`` (see ``set_units``)."""
@@ -554,8 +566,10 @@ class SMACSim:
         size = self.pathing.shape[0]
         if not (0.0 <= p.x < size and 0.0 <= p.y < size):
             raise ValueError(f"{who}: position ({p.x}, {p.y}) is off the {size}x{size} map")
-        if not bool(t.is_air[u]) and not bool(self.pathing[int(p.x), int(p.y)]):
-            raise ValueError(f"{who}: position ({p.x}, {p.y}) is on an unwalkable cell of {self.map_name}")
+        pt = torch.tensor([p.x, p.y], dtype=torch.float32, device=self.device).expand(1, len(t.names), 2)
+        if not bool(self.dynamics.can_stand(pt, pt)[0, u]):
+            raise ValueError(f"{who}: position ({p.x}, {p.y}) is on a cell of {self.map_name} that a {t.names[u]} "
+                             f"cannot stand on")
 
 
 def make_batched(map_name: str | MapSpec = "2s3z", num_envs: int = 1, device: str | torch.device = "cpu",
