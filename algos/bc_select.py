@@ -27,6 +27,7 @@ import tyro
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from sc2_envs.demos import STOP, enemy_hp
+from sc2_envs.sim.rng import eval_seed
 
 try:
     from sc2_envs.stats import wilson_interval
@@ -55,7 +56,7 @@ def evaluate_policy(policy, env, n_episodes: int, seed: int = 10_000, greedy: bo
         policy: a bound ``ClassPolicy``.
         env: batched simulator.
         n_episodes: episodes (``>= 1``).
-        seed: ``env.reset(seed)``.
+        seed: evaluation seed: ``env.reset(seed=eval_seed(seed))``, streams disjoint from training's.
         greedy: argmax actions; default samples from the policy (as a cloned policy plays).
 
     Returns:
@@ -70,7 +71,7 @@ def evaluate_policy(policy, env, n_episodes: int, seed: int = 10_000, greedy: bo
     N = env.n_agents
     max_h, max_s = env.table.max_health[N:], env.table.max_shield[N:]
     per_env = math.ceil(n_episodes / B)
-    out = env.reset(seed=seed)
+    out = env.reset(seed=eval_seed(seed))
     dev = env.device
     count = torch.zeros(B, dtype=torch.int64, device=dev)
     wins = torch.zeros((), device=dev)

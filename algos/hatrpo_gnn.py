@@ -31,6 +31,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
 from models import build_models, save_checkpoint
+from sc2_envs.sim.rng import eval_seed
 
 
 @dataclass
@@ -389,7 +390,7 @@ if __name__ == "__main__":
 
     # env setup
     envs = make_env(args.backend, args.map, args.num_envs, device, args.seed)
-    eval_envs = make_env(args.backend, args.map, args.eval_episodes if args.backend == "sim" else 1, device, args.seed + 10**6)
+    eval_envs = make_env(args.backend, args.map, args.eval_episodes if args.backend == "sim" else 1, device, eval_seed(args.seed))
     env_info = envs.get_env_info()
     N, A, O, S = env_info["n_agents"], env_info["n_actions"], env_info["obs_shape"], env_info["state_shape"]
 
@@ -437,7 +438,7 @@ if __name__ == "__main__":
 
     def run_eval(iteration):
         frames = [] if args.capture_video else None
-        wr, ret = evaluate(policy, eval_envs, args.eval_episodes, args.seed + 10**6 + iteration * args.eval_episodes, frames)
+        wr, ret = evaluate(policy, eval_envs, args.eval_episodes, eval_seed(args.seed, iteration), frames)
         writer.add_scalar("charts/win_rate", wr, global_step)
         writer.add_scalar("charts/eval_return", ret, global_step)
         eval_csv.writerow([global_step, round(time.time() - start_time, 2), wr, ret, iteration])
