@@ -139,3 +139,41 @@ def test_unseeded_envs_record_their_entropy_and_can_be_replayed():
     assert env.seed_entropy is not None
     again = make_batched("3m", num_envs=2, seed=np.random.SeedSequence(env.seed_entropy)).reset()["obs"]
     assert torch.equal(obs, again)
+
+
+def test_random_actions_repeat_with_a_generator_or_a_seed_and_name_bad_input():
+    from sc2_envs.policies import random_actions
+
+    avail = make_batched("2s3z", num_envs=64, seed=0).reset()["avail_actions"]
+    g1, g2 = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+    a1 = [random_actions(avail, g1) for _ in range(3)]
+    a2 = [random_actions(avail, g2) for _ in range(3)]
+    assert all(torch.equal(x, y) for x, y in zip(a1, a2)) and not torch.equal(a1[0], a1[1])
+    assert torch.equal(random_actions(avail, seed=9), random_actions(avail, seed=9))
+    assert torch.gather(avail, 2, random_actions(avail, seed=9).unsqueeze(-1)).all()
+    with pytest.raises(ValueError, match="not both"):
+        random_actions(avail, g1, seed=1)
+    with pytest.raises(ValueError, match="-1"):
+        random_actions(avail, seed=-1)
+    bad = avail.clone()
+    bad[3, 1] = False
+    with pytest.raises(ValueError, match=r"avail_actions\[3, 1\] has no available action"):
+        random_actions(bad, g1)
+
+
+def test_pettingzoo_reset_seed_also_seeds_the_action_spaces():
+    from sc2_envs.wrappers.pettingzoo import env as aec_env
+
+    def run():
+        env = aec_env("3m")
+        env.reset(seed=0)
+        acts = []
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            act = None if term or trunc else env.action_space(agent).sample(obs["action_mask"])
+            acts.append(act)
+            env.step(act)
+        return acts
+
+    first = run()
+    assert first == run() and len(first) > 3

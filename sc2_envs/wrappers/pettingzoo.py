@@ -57,6 +57,8 @@ __all__ = ["SC2ParallelEnv", "env", "parallel_env", "raw_env"]
 
 DEAD_AGENT_MODES = ("remove", "absorbing")
 AGENT_NAMINGS = ("index", "unit_type")
+SPACE_SPAWN_KEY = 0x73706163
+"""Spawn-key word (ASCII "spac") of the action-space seeds that ``reset(seed)`` sets."""
 
 
 class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
@@ -141,13 +143,19 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
 
         Args:
             seed: seed of this episode (same seed -> same episode for the same actions); ``None`` continues
-                the backend's random stream.
+                the backend's random stream. An int seed also seeds each agent's action space
+                (agent ``i`` with child ``i`` of ``SeedSequence(seed, spawn_key=(SPACE_SPAWN_KEY,))``), so
+                ``env.action_space(agent).sample(mask)`` repeats after ``reset(seed)`` too.
             options: accepted for API compatibility (``parallel_api_test`` passes arbitrary keys); none is read.
 
         Returns:
             ``(observations, infos)``, keyed by every agent.
         """
         out = self.sim.reset(seed=seed)
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            for i, ag in enumerate(self.possible_agents):
+                child = np.random.SeedSequence(int(seed), spawn_key=(SPACE_SPAWN_KEY, i))
+                self.action_spaces[ag].seed(int(child.generate_state(1, np.uint32)[0]))
         self.agents = list(self.possible_agents)
         self._steps = 0
         avail = as_numpy(out["avail_actions"][0], np.int8)
