@@ -29,6 +29,7 @@ from sc2_envs.sim.state import (
     UnitTable,
     WorldState,
 )
+from sc2_envs.sim.threads import apply_num_threads
 from sc2_envs.units import LOOPS_PER_STEP
 
 MOVE_AMOUNT = 2.0
@@ -109,6 +110,11 @@ class SMACSim:
         compile: fuse the step with ``torch.compile`` (same rules, one fused kernel per step; the
             first step compiles for a minute or more, later runs reuse the on-disk cache). Several
             times faster at small B on CPU; results match eager mode to float rounding, not bit for bit.
+        num_threads: torch CPU threads (``torch.set_num_threads``, process-wide). ``None``: the
+            simulator picks them for ``num_envs`` (one thread below 2,048 envs on CPU; see
+            ``sim.threads`` and README "Speed") unless you chose already (``OMP_NUM_THREADS``, or
+            ``torch.set_num_threads`` after importing ``sc2_envs``), and says so once on stderr.
+            The count in effect is ``self.num_threads``.
         **options: SMAC's keyword options (``obs_last_action``, ``reward_only_positive``, ...; see
             ``FeatureConfig`` and ``RewardConfig``). ``continuing_episode`` is accepted for SMAC
             compatibility; time limits are always reported as truncation here.
@@ -119,7 +125,8 @@ class SMACSim:
 
     def __init__(self, map_name: str | MapSpec = "2s3z", num_envs: int = 1, device: str | torch.device = "cpu",
                  seed: int | None = None, autoreset: bool = True, lenient_actions: bool = False,
-                 loops_per_tick: int = 1, spawn_jitter: float = 0.5, compile: bool = False, **options):
+                 loops_per_tick: int = 1, spawn_jitter: float = 0.5, compile: bool = False,
+                 num_threads: int | None = None, **options):
         self.spec = map_name if isinstance(map_name, MapSpec) else get_map(map_name)
         for name, value in (("autoreset", autoreset), ("lenient_actions", lenient_actions), ("compile", compile)):
             if not isinstance(value, bool):
@@ -140,6 +147,7 @@ class SMACSim:
         self.map_name = self.spec.name
         self.num_envs = num_envs
         self.device = torch.device(device)
+        self.num_threads = apply_num_threads(num_threads, num_envs, self.device)
         self.autoreset = autoreset
         self.lenient_actions = lenient_actions
         self.n_agents = self.spec.n_agents

@@ -23,7 +23,8 @@ env key is hashed in last, so two different env keys never share the whole strea
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
+from itertools import pairwise
 
 import numpy as np
 import torch
@@ -214,4 +215,4 @@ def split_for_workers(seed, sizes: Sequence[int]) -> list:
     flat = list(np.asarray(seed, dtype=object).flatten()) if not isinstance(seed, (list, tuple)) else list(seed)
     if len(flat) != offsets[-1]:
         raise ValueError(f"seed has {len(flat)} values; expected an int or {offsets[-1]} seeds (one per env)")
-    return [flat[a:b] for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
+    return [flat[a:b] for a, b in pairwise(offsets)]
