@@ -147,3 +147,20 @@ def test_rllibs_own_wrapper_runs_the_default_env_without_flags():
                 break
             assert not env.par_env.agents == []
         assert env.par_env.agents == [] and 1 <= steps <= 60
+
+
+def test_env_runner_seeds_are_split_not_offset():
+    """Run seed 1's runner slot 0 and run seed 0's slot 1 play different battles (an offset scheme shares them)."""
+
+    class Ctx(dict):  # RLlib's EnvContext: a dict with worker_index / vector_index attributes
+        def __init__(self, cfg, worker_index, vector_index):
+            super().__init__(cfg)
+            self.worker_index, self.vector_index = worker_index, vector_index
+
+    def first_obs(seed, worker, slot):
+        obs, _ = make_rllib_env(Ctx({"map_name": "3m", "seed": seed}, worker, slot)).reset()
+        return np.concatenate([obs[a]["observations"] for a in sorted(obs)])
+
+    assert np.array_equal(first_obs(1, 0, 0), first_obs(1, 0, 0))
+    assert not np.array_equal(first_obs(1, 0, 0), first_obs(0, 0, 1))
+    assert not np.array_equal(first_obs(0, 1, 0), first_obs(0, 0, 1000))
