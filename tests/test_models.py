@@ -2,11 +2,10 @@
 
 import json
 import math
-import os
-from pathlib import Path
 
 import pytest
 import torch
+from conftest import shared_data_path
 
 import sc2_envs
 from models import (
@@ -28,8 +27,7 @@ def env_info(map_name):
 
 
 def golden(map_name):
-    root = Path(os.environ.get("SC2_ENVS_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
-    path = root / "smac_golden" / f"{map_name}.json"
+    path = shared_data_path() / "smac_golden" / f"{map_name}.json"
     if not path.exists():
         pytest.skip(f"SMAC golden file {path} not found (set SC2_ENVS_SHARED_DATA)")
     return json.loads(path.read_text())

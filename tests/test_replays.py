@@ -1,4 +1,4 @@
-"""Engine-free replay conversion, checked on real .SC2Replay files from shared/data/replays.
+"""Engine-free replay conversion, checked on real .SC2Replay files from ``$SC2_ENVS_SHARED_DATA/replays``.
 
 Expected values were checked by hand against raw s2protocol output (game loops, ability
 links/command indices resolved through sc2reader's datapack and stableid.json, TargetPoint
@@ -6,11 +6,10 @@ links/command indices resolved through sc2reader's datapack and stableid.json, T
 """
 
 import json
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import shared_data_path
 
 from sc2_envs.full_game._deps import MissingDependencyError, require
 
@@ -21,12 +20,17 @@ except MissingDependencyError as e:
     pytest.skip(f"the full-game extra is not usable here: {e}", allow_module_level=True)
 
 from sc2_envs.full_game import spec
-from sc2_envs.replays import CorruptReplayError, ReplayError, UnsupportedBuildError, decode_replay
+from sc2_envs.replays import (
+    CorruptReplayError,
+    ReplayError,
+    UnsupportedBuildError,
+    decode_replay,
+)
 from sc2_envs.replays.abilities import datapack_for_build
 from sc2_envs.replays.dataset import convert_replays, find_replays, load_shard
 from sc2_envs.replays.extract import StreamConfig, apply_remove_mask, extract_player
 
-DATA = Path(os.environ.get("SC2_ENVS_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+DATA = shared_data_path()
 REPLAYS = DATA / "replays"
 SIMPLE64 = REPLAYS / "mas_simple64" / "Simple64_2021-11-21-11-55-57.SC2Replay"
 LOST_AND_FOUND = REPLAYS / "ladder_misc" / "s2protocol_4.3.0.64469_LostAndFound_PvT.SC2Replay"

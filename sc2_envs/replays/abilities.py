@@ -1,6 +1,6 @@
 """Map replay commands (ability link, command index, target kind) to raw functions.
 
-Chain (fact sheet section 6.1):
+Chain:
 1. ``m_abilLink`` (a build-specific index) -> ability link name, from sc2reader's datapack
    ``sc2reader/data/LotV/<pack>_abilities.csv``; the pack is chosen by base build with the
    same ranges sc2reader registers in ``resources.Replay``.
