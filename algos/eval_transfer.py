@@ -56,7 +56,7 @@ class Args:
     max_envs: int = 128
     """the batched simulator runs min(episodes, max_envs) envs in parallel"""
     seed: int = 0
-    """seed of the evaluation envs (env b starts from seed + b); the same for every pair"""
+    """evaluation seed (envs reset with sc2_envs.eval_seed(seed): streams disjoint from any training run's); the same for every pair"""
     greedy: bool = True
     """argmax over the available actions (False: sample from the policy)"""
     spawn_jitter: float | None = None
@@ -216,7 +216,7 @@ def run_episodes(policy, env, n_episodes: int, seed: int, greedy: bool = True) -
         policy: a bound ``models.ClassPolicy`` (``act(obs [B,N,O], avail [B,N,A], greedy)``).
         env: batched env with ``num_envs = B <= n_episodes``.
         n_episodes: total episodes ``n >= B``.
-        seed: ``env.reset(seed)`` (env ``b`` starts from ``seed + b``).
+        seed: evaluation seed: ``env.reset(seed=sc2_envs.eval_seed(seed))``, streams disjoint from training's.
         greedy: argmax actions instead of samples.
 
     Returns:
@@ -235,7 +235,7 @@ def run_episodes(policy, env, n_episodes: int, seed: int, greedy: bool = True) -
     len_sum = torch.zeros(B, dtype=torch.int64, device=dev)
     ep_ret = torch.zeros(B, dtype=torch.float64, device=dev)
     ep_len = torch.zeros(B, dtype=torch.int64, device=dev)
-    out = env.reset(seed=seed)
+    out = env.reset(seed=sc2_envs.eval_seed(seed))
     while bool((count < quota).any()):
         actions, _ = policy.act(out["obs"], out["avail_actions"], greedy=greedy)
         out = env.step(actions)

@@ -48,6 +48,7 @@ from tqdm import tqdm
 
 from models import build_models, save_checkpoint
 from sc2_envs import runs
+from sc2_envs.sim.rng import eval_seed
 
 
 @dataclass
@@ -318,7 +319,7 @@ if __name__ == "__main__":
     try:
         envs = make_env(args.backend, args.map, args.num_envs, device, args.seed)
         eval_envs = make_env(
-            args.backend, args.map, args.eval_episodes if args.backend == "sim" else 1, device, args.seed + 10**6
+            args.backend, args.map, args.eval_episodes if args.backend == "sim" else 1, device, eval_seed(args.seed)
         )
     except ImportError as e:  # sc2_envs.backends.SC2BackendUnavailable: SMAC, the game or its maps missing
         runs.cli_error(
@@ -433,7 +434,7 @@ if __name__ == "__main__":
     def run_eval(iteration):
         global best
         frames = [] if args.capture_video else None
-        wr, ret = evaluate(policy, eval_envs, args.eval_episodes, args.seed + 10**6 + iteration * args.eval_episodes, frames)
+        wr, ret = evaluate(policy, eval_envs, args.eval_episodes, eval_seed(args.seed, iteration), frames)
         writer.add_scalar("charts/win_rate", wr, global_step)
         writer.add_scalar("charts/eval_return", ret, global_step)
         eval_csv.writerow([global_step, round(time.time() - start_time, 2), wr, ret, iteration])

@@ -213,7 +213,7 @@ def transfer(args: Args, out: str, done: list) -> None:
                     }
                 )
                 continue
-            wr, ret = algo.evaluate(policy, env, 32, 10**7 + s)
+            wr, ret = algo.evaluate(policy, env, 32, sc2_envs.eval_seed(s, 10**7))
             results.append(
                 {
                     "algo": a,

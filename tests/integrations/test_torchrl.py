@@ -106,3 +106,22 @@ def test_masked_policy_samples_valid_actions():
     assert td.shape == (200,)
     taken = td["agent", "action_mask"].gather(-1, td["agent", "action"].unsqueeze(-1))
     assert taken.all()
+
+
+def test_torchrls_own_wrapper_runs_the_default_env_without_flags():
+    """Issue 13 item 13: TorchRL's ``PettingZooWrapper`` on ``sc2_envs.parallel_env("3m")`` as it comes."""
+    import sc2_envs
+
+    env = PettingZooWrapper(sc2_envs.parallel_env("3m"), use_mask=True, done_on_any=False, categorical_actions=True)
+    check_env_specs(env)
+    td = seeded_rollout(env, 0, 200, passive)  # passive: the enemies win, agents die one after another
+    done = td["next", "done"].reshape(-1)
+    assert done[-1] and not done[:-1].any(), "one episode end, when the battle ends (not at the first death)"
+    alive = td["next", "agent", "info", "agent_alive"].bool()
+    present = td["next", "agent", "mask"].bool()
+    assert (~alive).any(-1).sum() >= 2, "agents died before the end"
+    # a dead agent is masked out from the step after its death (it left env.agents)
+    assert (present[1:] <= alive[:-1]).all() and not present[-1].all()
+    # SMAC's mask reaches TorchRL's action_mask: a present (living) agent may stop and may not no-op
+    mask, here = td["agent", "action_mask"], td["agent", "mask"].bool()
+    assert mask[..., 1][here].all() and not mask[..., 0][here].any()
