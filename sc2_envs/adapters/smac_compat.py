@@ -309,8 +309,6 @@ class StarCraft2Env(SMACUnitRules):
         self.win_counted = False
         self.defeat_counted = False
         self.last_action = np.zeros((self.n_agents, self.n_actions))
-        if self.backend == "sim" and self._replay:
-            self._replay.append({"episode_start": True})
         self._refresh_units()
         if self._unit_types is None or self._episode_count == 0:
             self.init_units()

@@ -273,6 +273,51 @@ class SMACUnitRules:
             return SMAC_ABILITY_IDS["heal"], unit.tag, self.agents[t_id].tag
         return SMAC_ABILITY_IDS["attack"], unit.tag, self.enemies[t_id].tag
 
+    def get_agent_action_heuristic(self, a_id: int, action: int):
+        """SMAC's scripted ally policy (``heuristic_ai``): keep attacking the nearest live enemy (a
+        marauder skips medivacs) until it dies; a medivac heals the nearest damaged non-medivac ally.
+        With ``heuristic_rest``, an unavailable target becomes a cardinal step toward it.
+
+        Returns:
+            ``(command, action_num)``: ``command`` as :meth:`get_agent_action` returns it (``None``
+            when there is nothing to do) and the SMAC action id it amounts to (0 for nothing).
+        """
+        if getattr(self, "heuristic_targets", None) is None:
+            self.heuristic_targets = [None] * self.n_agents
+        unit = self.get_unit_by_id(a_id)
+        target = self.heuristic_targets[a_id]
+        far = math.hypot(self.max_distance_x, self.max_distance_y)
+        healer = unit.unit_type == self.medivac_id
+        pool = self.agents if healer else self.enemies
+        stale = target is None or pool[target].health == 0 or (healer and pool[target].health == pool[target].health_max)
+        if stale:
+            best, best_id = far, -1
+            for k, u in pool.items():
+                if healer and (u.unit_type == self.medivac_id or u.health == 0 or u.health == u.health_max):
+                    continue
+                if not healer and (u.health <= 0 or (unit.unit_type == self.marauder_id and u.unit_type == self.medivac_id)):
+                    continue
+                d = self.distance(unit.pos.x, unit.pos.y, u.pos.x, u.pos.y)
+                if d < best:
+                    best, best_id = d, k
+            if best_id == -1:
+                self.heuristic_targets[a_id] = None
+                return None, 0
+            self.heuristic_targets[a_id] = best_id
+        t_id = self.heuristic_targets[a_id]
+        action_num = t_id + self.n_actions_no_attack
+        target_unit = pool[t_id]
+        ability = SMAC_ABILITY_IDS["heal" if healer else "attack"]
+        if self.heuristic_rest and self.get_avail_agent_actions(a_id)[action_num] == 0:
+            dx, dy = target_unit.pos.x - unit.pos.x, target_unit.pos.y - unit.pos.y
+            ma = self._move_amount
+            if abs(dx) > abs(dy):
+                action_num, point = (4, (unit.pos.x + ma, unit.pos.y)) if dx > 0 else (5, (unit.pos.x - ma, unit.pos.y))
+            else:
+                action_num, point = (2, (unit.pos.x, unit.pos.y + ma)) if dy > 0 else (3, (unit.pos.x, unit.pos.y - ma))
+            return (SMAC_ABILITY_IDS["move"], unit.tag, point), action_num
+        return (ability, unit.tag, target_unit.tag), action_num
+
     # ------------------------------------------------------------------ observations
     def rules_obs_agent(self, agent_id: int) -> np.ndarray:
         """SMAC's ``get_obs_agent`` from the unit records, float32 (real length; module docstring)."""
