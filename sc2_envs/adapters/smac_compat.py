@@ -197,6 +197,8 @@ class StarCraft2Env(SMACUnitRules):
         self._state: np.ndarray | None = None  # [state_size] float32
         self._avail: np.ndarray | None = None  # [N, n_actions] int64 (0/1)
         self._terminated = False
+        self.timed_out = False
+        """True after a step that ended the episode at the time limit (not a battle end); ours."""
         self.battles_won = 0
         self.battles_game = 0
         self.timeouts = 0
@@ -302,6 +304,7 @@ class StarCraft2Env(SMACUnitRules):
         self._store(out["obs"], out["state"], out["avail_actions"])
         self._episode_steps = 0
         self._terminated = False
+        self.timed_out = False
         self.death_tracker_ally = np.zeros(self.n_agents)
         self.death_tracker_enemy = np.zeros(self.n_enemies)
         self.previous_ally_units = None
@@ -355,6 +358,7 @@ class StarCraft2Env(SMACUnitRules):
         self._episode_steps += 1
         self._total_steps += 1
         truncated = bool(out["truncated"][0])
+        self.timed_out = truncated
         won = bool(out["battle_won"][0])
         self._terminated = bool(out["terminated"][0]) or truncated
         info: dict[str, Any] = {"battle_won": won, "dead_allies": int(out["dead_allies"][0]),
