@@ -1,0 +1,71 @@
+"""Unmodified oxwhirl SMAC runs on the simulator's StarCraft II API server, with the embedded env's results.
+
+oxwhirl SMAC is not on PyPI and needs PyPI ``pysc2``, which pins protobuf < 3.21 (this project's
+``full-game`` extra uses protobuf >= 4), so SMAC runs in its own interpreter:
+
+    python -m venv /tmp/smacvenv && /tmp/smacvenv/bin/pip install "pysc2==4.0.0" "protobuf<3.21"
+    git clone https://github.com/oxwhirl/smac /tmp/smac
+    SMAC_PYTHON=/tmp/smacvenv/bin/python SMAC_PATH=/tmp/smac python -m pytest tests/test_sc2api_smac.py
+
+The test is skipped (with this reason) when ``SMAC_PYTHON`` / ``SMAC_PATH`` are not set.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sc2_envs.adapters import StarCraft2Env
+from sc2_envs.sc2api.install import install
+
+SMAC_PYTHON, SMAC_PATH = os.environ.get("SMAC_PYTHON"), os.environ.get("SMAC_PATH")
+pytestmark = pytest.mark.skipif(
+    not (SMAC_PYTHON and SMAC_PATH and (Path(SMAC_PATH) / "smac" / "env" / "starcraft2" / "starcraft2.py").is_file()),
+    reason="needs oxwhirl SMAC (not on PyPI) and an interpreter with PyPI pysc2: set SMAC_PATH to a checkout of "
+           "github.com/oxwhirl/smac and SMAC_PYTHON to a python with pysc2==4.0.0 and protobuf<3.21")
+
+
+@pytest.mark.parametrize("map_name,seed", [("3m", 7), ("2s3z", 3), ("MMM", 5)])
+def test_unmodified_smac_equals_embedded_env(tmp_path, map_name, seed):
+    install(tmp_path / "StarCraftII")
+    out = tmp_path / "smac.npz"
+    env = {**os.environ, "SC2PATH": str(tmp_path / "StarCraftII"), "PYTHONPATH": SMAC_PATH, "OMP_NUM_THREADS": "1"}
+    script = Path(__file__).parent / "scripts" / "smac_episodes.py"
+    r = subprocess.run([SMAC_PYTHON, str(script), map_name, str(seed), "2", str(out)], env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+    smac = np.load(out)
+    emb = StarCraft2Env(map_name, seed=seed)
+    episode = -1
+    for t in range(len(smac["reward"])):
+        if smac["episode"][t] != episode:
+            episode = smac["episode"][t]
+            emb.reset()
+            perm = [(int(tag) & ((1 << 18) - 1)) - 1 for tag in smac["tags"][t]]
+        # SMAC's vectors equal SMAC's rules on the embedded env's units, in SMAC's agent order
+        agents, last = emb.agents, emb.last_action
+        relabelled = last[perm].copy()
+        for k in range(emb.n_agents):
+            if emb.map_type == "MMM" and agents[perm[k]].unit_type == emb.medivac_id:
+                relabelled[k, 6:6 + emb.n_agents] = last[perm[k], 6 + np.asarray(perm)]
+        emb.agents = {k: agents[perm[k]] for k in range(emb.n_agents)}
+        emb.last_action = relabelled
+        try:
+            assert smac["avail"][t].tolist() == [emb.rules_avail_agent_actions(k) for k in range(emb.n_agents)]
+            np.testing.assert_allclose(smac["obs"][t], np.stack([emb.rules_obs_agent(k) for k in range(emb.n_agents)]),
+                                       atol=1e-6)
+            np.testing.assert_allclose(smac["state"][t], emb.rules_state(), atol=1e-6)
+        finally:
+            emb._units, emb.last_action = None, last
+        acts = [0] * emb.n_agents
+        for k, a in enumerate(smac["actions"][t]):
+            healer = emb.map_type == "MMM" and emb.agents[perm[k]].unit_type == emb.medivac_id
+            acts[perm[k]] = 6 + perm[a - 6] if (healer and a >= 6) else int(a)
+        reward, terminated, info = emb.step(acts)
+        assert reward == pytest.approx(float(smac["reward"][t]), rel=1e-5, abs=1e-6)
+        assert terminated == bool(smac["terminated"][t]) and info["battle_won"] == bool(smac["won"][t])
+    assert emb.battles_game == 2
