@@ -285,8 +285,8 @@ def load_replay(path: str | Path) -> list[dict]:
         d = {k: z[k] for k in z.files}
     episodes = np.unique(d["episode"], return_inverse=True)[1]
     names = [str(n) for n in d["names"]]
-    static = dict(radius=d["radius"], max_health=d["max_health"], max_shield=d["max_shield"], is_ally=d["is_ally"],
-                  names=names, pathing=d["pathing"], map_name=str(d["map_name"]))
+    static = {"radius": d["radius"], "max_health": d["max_health"], "max_shield": d["max_shield"],
+              "is_ally": d["is_ally"], "names": names, "pathing": d["pathing"], "map_name": str(d["map_name"])}
     return [dict(static, **{k: d[k][t] for k in _REPLAY_STEP_KEYS}, episode=int(episodes[t]),
                  episode_steps=int(d["episode_step"][t])) for t in range(len(d["episode"]))]
 

@@ -129,7 +129,7 @@ class HARLStarCraft2Env:
 
     def step(self, actions):
         """One env step (8 game loops) with ``actions`` shaped ``(N, 1)`` or ``(N,)`` (module docstring)."""
-        reward, terminated, info = self.env.step(np.asarray(actions).reshape(self.n_agents, -1)[:, 0])
+        reward, terminated, _info = self.env.step(np.asarray(actions).reshape(self.n_agents, -1)[:, 0])
         bad_transition = bool(terminated and self.env.timed_out)
         stats = self.env.get_stats()
         infos = [{"battles_won": stats["battles_won"], "battles_game": stats["battles_game"],

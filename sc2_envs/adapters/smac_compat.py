@@ -63,7 +63,7 @@ import os
 import sys
 from collections.abc import Sequence
 from copy import deepcopy
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +77,7 @@ from sc2_envs.wrappers._common import as_numpy, make_backend
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["SMAC_GAME_OPTIONS", "SMAC_PROCESS_OPTIONS", "SMAC_FEATURE_DEFAULTS", "StarCraft2Env", "MAX_REPLAY_STEPS"]
+__all__ = ["MAX_REPLAY_STEPS", "SMAC_FEATURE_DEFAULTS", "SMAC_GAME_OPTIONS", "SMAC_PROCESS_OPTIONS", "StarCraft2Env"]
 
 SMAC_GAME_OPTIONS: dict[str, Any] = {
     "step_mul": 8, "move_amount": 2, "difficulty": "7", "heuristic_ai": False, "heuristic_rest": False,
@@ -504,9 +504,9 @@ class StarCraft2Env(SMACUnitRules):
 
     def _replay_static(self) -> dict:
         t = self.sim.table
-        return dict(map_name=self.map_name, names=list(t.names), is_ally=t.is_ally.cpu().numpy(),
-                    radius=t.radius.cpu().numpy(), max_health=t.max_health.cpu().numpy(),
-                    max_shield=t.max_shield.cpu().numpy(), pathing=self.sim.pathing.cpu().numpy())
+        return {"map_name": self.map_name, "names": list(t.names), "is_ally": t.is_ally.cpu().numpy(),
+                "radius": t.radius.cpu().numpy(), "max_health": t.max_health.cpu().numpy(),
+                "max_shield": t.max_shield.cpu().numpy(), "pathing": self.sim.pathing.cpu().numpy()}
 
     def save_replay(self) -> Path:
         """Save a replay of every env step since construction (at most ``MAX_REPLAY_STEPS``) and say where.
@@ -530,7 +530,7 @@ class StarCraft2Env(SMACUnitRules):
         from sc2_envs.render import write_replay
 
         folder = Path(self.replay_dir) if self.replay_dir else Path.cwd() / "replays"
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d-%H-%M-%S")
+        stamp = datetime.now(UTC).strftime("%Y-%m-%d-%H-%M-%S")
         base = folder / f"{self.replay_prefix or self.map_name}_{stamp}"
         path, k = base.with_name(base.name + ".npz"), 1
         while path.exists():

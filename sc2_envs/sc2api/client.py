@@ -27,11 +27,7 @@ __all__ = ["SMACProtocolEnv", "import_pysc2"]
 
 _RACES = {"T": 1, "Z": 2, "P": 3}  # common.proto Race
 _DIFFICULTY = {str(k): k for k in range(1, 10)} | {"A": 10}  # sc2api.proto Difficulty, SMAC's keys
-_DEFAULTS = dict(obs_all_health=True, obs_own_health=True, obs_last_action=False, obs_pathing_grid=False,
-                 obs_terrain_height=False, obs_instead_of_state=False, obs_timestep_number=False,
-                 state_last_action=True, state_timestep_number=False, reward_sparse=False, reward_only_positive=True,
-                 reward_death_value=10, reward_win=200, reward_defeat=0, reward_negative_scale=0.5,
-                 reward_scale=True, reward_scale_rate=20)
+from sc2_envs.adapters.smac_compat import SMAC_FEATURE_DEFAULTS as _DEFAULTS
 
 
 def import_pysc2():

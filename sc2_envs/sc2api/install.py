@@ -14,7 +14,6 @@ folder (the files would shadow the real maps).
 
 from __future__ import annotations
 
-import os
 import shlex
 import stat
 import sys

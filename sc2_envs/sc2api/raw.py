@@ -29,8 +29,18 @@ import numpy as np
 
 from sc2_envs.maps import MapSpec
 
-__all__ = ["STOCK_UNIT_TYPE_IDS", "RL_TYPE_ID_BASE", "Point", "RawUnit", "ally_type_ids", "unit_type_ids",
-           "make_tag", "sim_snapshot", "raw_units_from_snapshot", "raw_units_from_sim"]
+__all__ = [
+    "RL_TYPE_ID_BASE",
+    "STOCK_UNIT_TYPE_IDS",
+    "Point",
+    "RawUnit",
+    "ally_type_ids",
+    "make_tag",
+    "raw_units_from_sim",
+    "raw_units_from_snapshot",
+    "sim_snapshot",
+    "unit_type_ids",
+]
 
 STOCK_UNIT_TYPE_IDS: dict[str, int] = {
     "marine": 48, "marauder": 51, "medivac": 54, "zealot": 73, "stalker": 74, "colossus": 4,

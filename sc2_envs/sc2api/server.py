@@ -51,11 +51,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from sc2_envs.maps import MAP_SIZE, get_map, list_maps, pathing_grid
+from sc2_envs.maps import MAP_SIZE, list_maps, pathing_grid
 from sc2_envs.sc2api.raw import OWNER_AGENTS, raw_units_from_sim, unit_type_ids
 from sc2_envs.sc2api.websocket import WebSocketClosed, accept_websocket
 
-__all__ = ["DEFAULT_BUILD", "GAME_VERSIONS", "SUPPORTED_REQUESTS", "SC2APIGame", "serve", "main"]
+__all__ = ["DEFAULT_BUILD", "GAME_VERSIONS", "SUPPORTED_REQUESTS", "SC2APIGame", "main", "serve"]
 
 DEFAULT_BUILD = 75689
 """Build the server reports and ``install`` lays out by default (SC2 4.10.0, pysc2's ``lib.VERSIONS``)."""

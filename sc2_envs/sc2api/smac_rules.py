@@ -37,8 +37,16 @@ from copy import deepcopy
 
 import numpy as np
 
-__all__ = ["SMACUnitRules", "SMAC_ABILITY_IDS", "STALKER", "ZEALOT", "COLOSSUS", "MEDIVAC", "SHOOT_RANGE",
-           "SIGHT_RANGE"]
+__all__ = [
+    "COLOSSUS",
+    "MEDIVAC",
+    "SHOOT_RANGE",
+    "SIGHT_RANGE",
+    "SMAC_ABILITY_IDS",
+    "STALKER",
+    "ZEALOT",
+    "SMACUnitRules",
+]
 
 SMAC_ABILITY_IDS = {"move": 16, "attack": 23, "stop": 4, "heal": 386}
 """Raw ability ids SMAC sends (its ``actions`` dict): Move, Attack (unit), Stop, MedivacHeal."""
@@ -384,11 +392,11 @@ class SMACUnitRules:
 
     def get_state_dict(self) -> dict[str, np.ndarray]:
         """SMAC's ``get_state_dict``: ``allies`` ``(N, ally attrs)``, ``enemies`` ``(E, enemy attrs)``
-        float32, plus ``last_action`` ``(N, n_actions)`` and ``timestep`` when enabled. Positions
+        float64 (as SMAC), plus ``last_action`` ``(N, n_actions)`` and ``timestep`` (a float) when enabled. Positions
         are relative to the map centre over the playable width; dead units are zeros."""
         nf_al, nf_en = self.get_ally_num_attributes(), self.get_enemy_num_attributes()
-        allies = np.zeros((self.n_agents, nf_al), dtype=np.float32)
-        enemies = np.zeros((self.n_enemies, nf_en), dtype=np.float32)
+        allies = np.zeros((self.n_agents, nf_al))
+        enemies = np.zeros((self.n_enemies, nf_en))
         cx, cy = self.map_x / 2, self.map_y / 2
         for al_id, a in self.agents.items():
             if a.health > 0:
@@ -414,9 +422,9 @@ class SMACUnitRules:
                     enemies[e_id, len(row) + self.get_unit_type_id(e, False)] = 1
         out = {"allies": allies, "enemies": enemies}
         if self.state_last_action:
-            out["last_action"] = np.asarray(self.last_action, dtype=np.float32)
+            out["last_action"] = self.last_action
         if self.state_timestep_number:
-            out["timestep"] = np.float32(self._episode_steps / self.episode_limit)
+            out["timestep"] = self._episode_steps / self.episode_limit
         return out
 
     def rules_state(self) -> np.ndarray:

@@ -12,7 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sc2_envs.adapters.harl_smac import HARLStarCraft2Env, get_map_params, install_harl_shims
+from sc2_envs.adapters.harl_smac import (
+    HARLStarCraft2Env,
+    get_map_params,
+    install_harl_shims,
+)
 
 HARL_PATH = os.environ.get("HARL_PATH")
 needs_harl = pytest.mark.skipif(
@@ -54,10 +58,10 @@ def test_bad_transition_only_at_the_time_limit():
 
     env = HARLStarCraft2Env({"map_name": "3m", "state_type": "EP"})
     env.env = type(env.env)(dataclasses.replace(get_map("3m"), episode_limit=5), seed=0, obs_last_action=True)
-    _, share, avail = env.reset()
+    _, share, _ = env.reset()
     assert share.shape == (3, env.env.get_state_size())
     for t in range(5):
-        _, _, _, dones, infos, avail = env.step([[1]] * 3)
+        _, _, _, dones, infos, _ = env.step([[1]] * 3)
         assert infos[0]["bad_transition"] == (t == 4) and dones.all() == (t == 4)
     assert infos[0]["won"] is False and env.get_stats()["timeouts"] == 1
 
@@ -73,7 +77,9 @@ def test_bad_env_args():
 
 def test_shims_register_the_env():
     install_harl_shims()
-    from harl.envs.smac.smac_maps import get_map_params as harl_params  # served by the shim
+    from harl.envs.smac.smac_maps import (
+        get_map_params as harl_params,  # served by the shim
+    )
     from harl.envs.smac.StarCraft2_Env import StarCraft2Env
 
     assert StarCraft2Env is HARLStarCraft2Env and harl_params("MMM")["n_agents"] == 10
@@ -81,7 +87,7 @@ def test_shims_register_the_env():
 
 
 def test_launcher_without_harl_says_how(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "sc2_envs.adapters.harl_smac", "--harl-path", str(tmp_path)],
+    r = subprocess.run([sys.executable, "-m", "sc2_envs.adapters.harl_smac", "--harl-path", str(tmp_path)], check=False,
                        capture_output=True, text=True, env={**os.environ, "HARL_PATH": ""})
     assert r.returncode != 0 and "not a HARL checkout" in r.stderr
 
@@ -97,7 +103,7 @@ def test_harl_happo_trains_on_the_simulator(tmp_path):
            "--n_eval_rollout_threads", "1", "--eval_episodes", "1", "--log_dir", str(tmp_path), "--torch_threads", "1",
            "--log_interval", "1"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH", "")])}
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=500, cwd=tmp_path, env=env)
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=500, cwd=tmp_path, env=env)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "Task 3m Algo happo" in r.stdout and "total num timesteps 200/200" in r.stdout
     assert "Evaluation win rate is" in r.stdout
