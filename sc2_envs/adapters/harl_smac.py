@@ -8,7 +8,12 @@ training entry point (``examples/train.py``) through this module::
         --algo happo --env smac --exp_name sim3m --map_name 3m --state_type FP \\
         --n_rollout_threads 4 --episode_length 100 --num_env_steps 200000 --cuda False
 
-Every argument after ``--harl-path`` goes to HARL's ``train.py`` unchanged (HARL's own
+With ``--sc2api`` HARL's own SMAC env (``harl/envs/smac/StarCraft2_Env.py``, pysc2-based, with its
+MAPPO-style agent-specific states) runs unedited against the simulator's StarCraft II API server
+instead (``install_sc2api_shims``; docs/smac_codebases.md, Route 2). Under NumPy 2 its ``step`` is
+handed flat ``(N,)`` actions (it calls ``int()`` on ``(1,)`` rows, which NumPy 2 refuses).
+
+Every other argument goes to HARL's ``train.py`` unchanged (HARL's own
 ``--key value`` overrides of its YAML configs). The launcher, before HARL is imported:
 
 * registers :class:`HARLStarCraft2Env` as ``harl.envs.smac.StarCraft2_Env.StarCraft2Env`` and our
@@ -51,7 +56,7 @@ import numpy as np
 from sc2_envs.adapters.smac_compat import StarCraft2Env
 from sc2_envs.maps import get_map
 
-__all__ = ["HARLStarCraft2Env", "get_map_params", "install_harl_shims", "main"]
+__all__ = ["HARLStarCraft2Env", "get_map_params", "install_harl_shims", "install_sc2api_shims", "main"]
 
 _SIM_KEYS = ("spawn_jitter", "loops_per_tick", "device", "lenient_actions")
 _HARL_ONLY_KEYS = ("state_type", "obs_agent_id", "state_agent_id", "state_pathing_grid", "state_terrain_height",
@@ -177,6 +182,58 @@ def install_harl_shims() -> None:
     sys.modules["harl.envs.smac.smac_maps"] = maps_mod
 
 
+def install_sc2api_shims() -> Path:
+    """For ``--sc2api``: HARL's own SMAC env (pysc2, ``gym``) runs unedited against the API server.
+
+    Restores NumPy's removed aliases, serves ``import pysc2`` from pysc2-evolved when PyPI pysc2 is
+    absent (``sc2_envs.sc2api.pysc2_alias``), serves ``import gym`` from gymnasium when gym is absent
+    (HARL's env only uses ``gym.spaces.Discrete``), and points ``SC2PATH`` at a simulator install
+    (a temporary one when ``SC2PATH`` is unset or holds no ``SC2_x64`` of ours).
+
+    Returns:
+        The ``SC2PATH`` in use.
+    """
+    import tempfile
+
+    from sc2_envs.sc2api import pysc2_alias
+    from sc2_envs.sc2api.install import install
+
+    for alias, builtin in (("int", int), ("float", float), ("bool", bool), ("object", object)):
+        if alias not in np.__dict__:
+            setattr(np, alias, builtin)
+    if _missing("pysc2"):
+        pysc2_alias.install()
+    if _missing("gym"):
+        import gymnasium
+
+        sys.modules["gym"] = gymnasium
+        sys.modules["gym.spaces"] = gymnasium.spaces
+    root = Path(os.environ["SC2PATH"]) if os.environ.get("SC2PATH") else None
+    ours = root is not None and any(b"sc2_envs" in p.read_bytes() for p in root.glob("Versions/Base*/SC2_x64"))
+    if not ours:
+        root = Path(tempfile.mkdtemp(prefix="sc2sim-"))
+        install(root)
+        os.environ["SC2PATH"] = str(root)
+    return root
+
+
+def _numpy2_action_fix() -> None:
+    """HARL's env does ``int(a)`` on each row of the ``(N, 1)`` action array, which NumPy 2 refuses
+    ("only 0-dimensional arrays can be converted"); hand its ``step`` a flat ``(N,)`` array instead."""
+    from harl.envs.smac import StarCraft2_Env as harl_env
+
+    cls = harl_env.StarCraft2Env
+    if getattr(cls.step, "_sc2_envs_flat", False):
+        return
+    original = cls.step
+
+    def step(self, actions):
+        return original(self, np.asarray(actions).reshape(len(actions), -1)[:, 0].copy())
+
+    step._sc2_envs_flat = True
+    cls.step = step
+
+
 def _find_harl(path: str | None) -> Path:
     candidates = [path, os.environ.get("HARL_PATH")]
     for c in candidates:
@@ -195,13 +252,20 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m sc2_envs.adapters.harl_smac", add_help=True,
                                      description="Run HARL's examples/train.py with --env smac on the embedded simulator.")
     parser.add_argument("--harl-path", default=None, help="HARL checkout (default: $HARL_PATH)")
+    parser.add_argument("--sc2api", action="store_true",
+                        help="run HARL's own pysc2-based SMAC env against the simulator's StarCraft II API server "
+                             "($SC2PATH from 'python -m sc2_envs.sc2api install', else a temporary one)")
     args, rest = parser.parse_known_args(argv)
     root = _find_harl(args.harl_path)
     missing = [m for m in ("setproctitle", "tensorboardX", "yaml", "absl") if _missing(m)]
     if missing:
         raise SystemExit(f"HARL needs {', '.join(missing)}: pip install setproctitle tensorboardX pyyaml absl-py")
     sys.path.insert(0, str(root))
-    install_harl_shims()
+    if args.sc2api:
+        install_sc2api_shims()
+        _numpy2_action_fix()
+    else:
+        install_harl_shims()
     sys.argv = [str(root / "examples" / "train.py"), *rest]
     runpy.run_path(str(root / "examples" / "train.py"), run_name="__main__")
 
