@@ -7,7 +7,9 @@ oxwhirl SMAC is not on PyPI and needs PyPI ``pysc2``, which pins protobuf < 3.21
     git clone https://github.com/oxwhirl/smac /tmp/smac
     SMAC_PYTHON=/tmp/smacvenv/bin/python SMAC_PATH=/tmp/smac python -m pytest tests/test_sc2api_smac.py
 
-The test is skipped (with this reason) when ``SMAC_PYTHON`` / ``SMAC_PATH`` are not set.
+Those tests are skipped (with this reason) when ``SMAC_PYTHON`` / ``SMAC_PATH`` are not set. The
+backend test runs SMAC in this interpreter (``import pysc2`` served by pysc2-evolved) and needs only
+``SMAC_PATH``.
 """
 
 from __future__ import annotations
@@ -23,12 +25,13 @@ from sc2_envs.adapters import StarCraft2Env
 from sc2_envs.sc2api.install import install
 
 SMAC_PYTHON, SMAC_PATH = os.environ.get("SMAC_PYTHON"), os.environ.get("SMAC_PATH")
-pytestmark = pytest.mark.skipif(
+needs_smac_venv = pytest.mark.skipif(
     not (SMAC_PYTHON and SMAC_PATH and (Path(SMAC_PATH) / "smac" / "env" / "starcraft2" / "starcraft2.py").is_file()),
     reason="needs oxwhirl SMAC (not on PyPI) and an interpreter with PyPI pysc2: set SMAC_PATH to a checkout of "
            "github.com/oxwhirl/smac and SMAC_PYTHON to a python with pysc2==4.0.0 and protobuf<3.21")
 
 
+@needs_smac_venv
 @pytest.mark.parametrize("map_name,seed", [("3m", 7), ("2s3z", 3), ("MMM", 5)])
 def test_unmodified_smac_equals_embedded_env(tmp_path, map_name, seed):
     install(tmp_path / "StarCraftII")
@@ -70,3 +73,40 @@ def test_unmodified_smac_equals_embedded_env(tmp_path, map_name, seed):
         assert reward == pytest.approx(float(smac["reward"][t]), rel=1e-5, abs=1e-6)
         assert terminated == bool(smac["terminated"][t]) and info["battle_won"] == bool(smac["won"][t])
     assert emb.battles_game == 2
+
+
+needs_smac_checkout = pytest.mark.skipif(
+    not (SMAC_PATH and (Path(SMAC_PATH) / "smac" / "env" / "starcraft2" / "starcraft2.py").is_file()),
+    reason="needs a checkout of github.com/oxwhirl/smac (not on PyPI) in SMAC_PATH")
+
+
+@needs_smac_checkout
+def test_sc2_backend_runs_on_the_api_server(tmp_path, monkeypatch):
+    """``StarCraft2Env(backend="sc2")`` (oxwhirl SMAC inside this package, pysc2 served by pysc2-evolved)
+    on the API server: same rewards, ends and wins as the embedded env."""
+    pytest.importorskip("pysc2_evolved", reason="the in-process route needs pysc2-evolved (full-game extra)")
+    install(tmp_path / "StarCraftII")
+    monkeypatch.setenv("SC2PATH", str(tmp_path / "StarCraftII"))
+    monkeypatch.syspath_prepend(SMAC_PATH)
+    game = StarCraft2Env("3m", backend="sc2", seed=7)
+    emb = StarCraft2Env("3m", seed=7)
+    rng = np.random.default_rng(0)
+    try:
+        for _ in range(2):
+            game.reset()
+            emb.reset()
+            perm = [(int(u.tag) & ((1 << 18) - 1)) - 1 for u in game.agents.values()]
+            while True:
+                acts = [int(rng.choice(np.flatnonzero(a))) for a in game.get_avail_actions()]
+                emb_acts = [0] * 3
+                for k, a in enumerate(acts):
+                    emb_acts[perm[k]] = a
+                r_g, t_g, i_g = game.step(acts)
+                r_e, t_e, i_e = emb.step(emb_acts)
+                assert r_g == pytest.approx(r_e, rel=1e-5, abs=1e-6)
+                assert (t_g, i_g["battle_won"], i_g["dead_allies"]) == (t_e, i_e["battle_won"], i_e["dead_allies"])
+                if t_g:
+                    break
+        assert game.get_stats()["battles_game"] == 2
+    finally:
+        game.close()

@@ -108,3 +108,21 @@ def test_harl_happo_trains_on_the_simulator(tmp_path):
     assert "Task 3m Algo happo" in r.stdout and "total num timesteps 200/200" in r.stdout
     assert "Evaluation win rate is" in r.stdout
     assert list(tmp_path.rglob("events.out.tfevents*"))  # HARL's TensorBoard logs
+
+
+@needs_harl
+def test_harl_own_smac_env_trains_over_the_api(tmp_path):
+    """``--sc2api``: HARL's own pysc2-based SMAC env, unedited, against the simulator's API server."""
+    pytest.importorskip("pysc2_evolved", reason="--sc2api serves HARL's import pysc2 from pysc2-evolved")
+    pytest.importorskip("setproctitle", reason="HARL imports setproctitle")
+    pytest.importorskip("tensorboardX", reason="HARL imports tensorboardX")
+    cmd = [sys.executable, "-m", "sc2_envs.adapters.harl_smac", "--harl-path", HARL_PATH, "--sc2api", "--algo",
+           "happo", "--env", "smac", "--exp_name", "api", "--map_name", "3m", "--n_rollout_threads", "1",
+           "--episode_length", "50", "--num_env_steps", "100", "--cuda", "False", "--use_eval", "False",
+           "--log_dir", str(tmp_path), "--torch_threads", "1", "--log_interval", "1"]
+    env = {k: v for k, v in os.environ.items() if k != "SC2PATH"}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH", "")])
+    r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=500, cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "observation_space:  [[64," in r.stdout  # HARL's own feature layout (MAPPO-style), not ours
+    assert "total num timesteps 100/100" in r.stdout
