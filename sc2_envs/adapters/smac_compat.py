@@ -33,7 +33,19 @@ Semantics (SMAC's, checked against ``StarCraft2Env.step``):
 * ``get_stats()``: SMAC's ``battles_won``, ``battles_game``, ``battles_draw`` (= timeouts),
   ``win_rate``, ``timeouts``, ``restarts`` (always 0: the simulator never needs a game restart).
 * An unavailable action raises ``ValueError`` naming the agent and action (SMAC asserts), unless
-  ``lenient_actions=True``.
+  ``lenient_actions=True``. Actions may be shaped ``(N,)`` or ``(N, 1)`` (lists, NumPy, torch).
+* Every public name of SMAC's class exists with SMAC's meaning (the list pinned from oxwhirl/smac
+  d6aab33 in ``tests/data/smac_starcraft2env_public_names.json``): ``agents`` / ``enemies`` are dicts of
+  raw unit records (``sc2_envs.sc2api.raw.RawUnit``: ``tag``, ``unit_type``, ``pos.x/.y``,
+  ``health``, ``health_max``, ``shield``, ``shield_max``, ``energy``, ``weapon_cooldown``, ...);
+  ``last_action``, ``death_tracker_*``, ``previous_*_units``, ``battles_*``, ``timeouts``,
+  ``max_reward``, ``shield_bits_*``, ``unit_type_bits``, ``map_type``, the options and the helper
+  methods (``get_state_dict``, ``get_obs_*_size``, ``get_visibility_matrix``, ``unit_max_shield``,
+  ``reward_battle``, ...) come from ``sc2_envs.sc2api.smac_rules.SMACUnitRules``, SMAC's rules on
+  those records, which give the same vectors as the simulator's tensor path.
+* ``save_replay()`` writes a replay of ours (``.npz``) and returns / prints its path;
+  ``python -m sc2_envs.render FILE --out battle.gif`` plays it back. ``render(mode="human")`` (SMAC's
+  default) opens a pygame window or says why it cannot.
 
 Time base: one ``step`` = 8 game loops (SMAC's ``step_mul``) = 0.5 normal-speed game seconds.
 
