@@ -24,6 +24,8 @@ from sc2_envs.adapters import StarCraft2Env
 from sc2_envs.sc2api.install import install
 from sc2_envs.sc2api.raw import raw_units_from_sim
 
+# pysc2-evolved waits TIMEOUT_SECONDS (default 60) for the launched server; a loaded CI box can need more.
+os.environ.setdefault("TIMEOUT_SECONDS", "300")
 pytest.importorskip("s2clientprotocol", reason="the protocol route needs s2clientprotocol (full-game extra)")
 try:
     from sc2_envs.sc2api.client import SMACProtocolEnv, import_pysc2
