@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -110,3 +111,17 @@ def test_sc2_backend_runs_on_the_api_server(tmp_path, monkeypatch):
         assert game.get_stats()["battles_game"] == 2
     finally:
         game.close()
+
+
+@needs_smac_checkout
+def test_smac_example_script_runs_unchanged(tmp_path):
+    """oxwhirl SMAC's own ``smac/examples/random_agents.py`` (10 episodes of 8m) through ``sc2api run``."""
+    pytest.importorskip("pysc2_evolved", reason="sc2api run serves import pysc2 from pysc2-evolved")
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k != "SC2PATH"}
+    env.update(PYTHONPATH=os.pathsep.join([str(root), SMAC_PATH]), OMP_NUM_THREADS="1")
+    script = Path(SMAC_PATH) / "smac" / "examples" / "random_agents.py"
+    r = subprocess.run([sys.executable, "-m", "sc2_envs.sc2api", "run", str(script)], check=False, env=env,
+                       capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+    assert r.stdout.count("Total reward in episode") == 10
