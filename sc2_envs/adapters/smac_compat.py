@@ -233,11 +233,13 @@ class StarCraft2Env(SMACUnitRules):
         self._replay_dropped = 0
 
     # ------------------------------------------------------------------ units (SMAC's agents / enemies)
-    def _refresh_units(self) -> None:
-        """Take a cheap NumPy snapshot of the units; the records are built only when read."""
+    def _refresh_units(self, record: bool = True) -> None:
+        """Take a cheap NumPy snapshot of the units (kept for ``save_replay`` when ``record``); the
+        records are built only when read."""
         if self.backend == "sim":
             self._snap = sim_snapshot(self.sim, 0)
-            self._replay.append({k: v for k, v in self._snap.items()})
+            if record:
+                self._replay.append(dict(self._snap))
             if len(self._replay) > MAX_REPLAY_STEPS:
                 del self._replay[0]
                 self._replay_dropped += 1
@@ -287,7 +289,7 @@ class StarCraft2Env(SMACUnitRules):
         return the end code (-1 lost, 1 won, 0 draw, ``None`` ongoing). ``step`` already does this."""
         self.previous_ally_units, self.previous_enemy_units = deepcopy(self.agents), deepcopy(self.enemies)
         if self.backend == "sim":
-            self._refresh_units()
+            self._refresh_units(record=False)
         n_a = sum(u.health > 0 for u in self.agents.values())
         n_e = sum(u.health > 0 for u in self.enemies.values())
         if (n_a == 0 and n_e > 0) or self.only_medivac_left(ally=True):
@@ -379,7 +381,9 @@ class StarCraft2Env(SMACUnitRules):
             info["episode_limit"] = True
         if self.lenient_actions:
             info["invalid_actions"] = as_numpy(out["invalid_actions"][0], bool)
-            acts = np.where(info["invalid_actions"], np.where(self._alive_before(), 1, 0), acts)
+            if self.backend == "sim":  # the action the simulator carried out: stop (alive) or no-op (dead)
+                alive = np.array([u.health > 0 for u in prev[0].values()], dtype=bool)
+                acts = np.where(info["invalid_actions"], np.where(alive, 1, 0), acts)
         self.last_action = np.eye(self.n_actions)[acts]
         if self.backend == "sim":
             self.previous_ally_units, self.previous_enemy_units = prev
@@ -404,9 +408,6 @@ class StarCraft2Env(SMACUnitRules):
         n_a = sum(u.health > 0 for u in self.agents.values())
         n_e = sum(u.health > 0 for u in self.enemies.values())
         return (n_a == 0 and n_e > 0) or self.only_medivac_left(ally=True)
-
-    def _alive_before(self) -> np.ndarray:
-        return np.array([u.health > 0 for u in (self.previous_ally_units or self.agents).values()], dtype=bool)
 
     def _store(self, obs: torch.Tensor, state: torch.Tensor, avail: torch.Tensor) -> None:
         self._obs_vec = as_numpy(obs[0], np.float32)

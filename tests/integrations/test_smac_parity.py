@@ -188,3 +188,11 @@ def test_render_human_opens_a_pygame_window(monkeypatch):
     assert pygame.display.get_surface().get_size() == env.render(mode="rgb_array").shape[1::-1]
     env.close()
     assert env.renderer is None
+
+
+def test_lenient_actions_record_what_was_done():
+    env = StarCraft2Env("3m", seed=0, lenient_actions=True)
+    env.reset()
+    _, _, info = env.step([0, 1, 1])  # no-op is for dead agents only: replaced by stop
+    assert info["invalid_actions"].tolist() == [True, False, False]
+    assert env.last_action.argmax(1).tolist() == [1, 1, 1]
