@@ -3,7 +3,7 @@
 Source: oxwhirl/smac d6aab33 ``smac/env/starcraft2/maps/smac_maps.py`` (``map_param_registry``:
 unit counts, episode limits, races, ``unit_type_bits``, ``map_type``) and each map's SC2Map archive
 (``MapScript.galaxy`` spawn and attack-move points, ``t3SyncCliffLevel`` walkable terrain, ``MapInfo``
-32x32 playable area), as summarised in the project's SMAC fact sheet. Where the map file leaves a
+32x32 playable area). Where the map file leaves a
 detail to the engine (the clump placement of a spawn group) or only an outline of the terrain was
 recoverable (corridor, 6h_vs_8z), ``docs/deviations.md`` says what we chose.
 
@@ -230,7 +230,7 @@ def register_map(spec: MapSpec) -> None:
 def pathing_grid(terrain: str) -> np.ndarray:
     """Walkable cells of a terrain outline, as a ``[32, 32]`` bool array indexed ``[x, y]``.
 
-    The outlines follow the cliff-level-64 areas of the SMAC map files (fact sheet section 1):
+    The outlines follow the cliff-level-64 areas of the SMAC map files:
     ``band`` rows y=7..24 (the symmetric 2s3z/3s5z/MMM/marine maps), ``full`` (3s_vs_xz),
     ``octagon`` cells 5..26 with cut corners (2m_vs_1z, bane_vs_bane), ``column`` x=7..20,
     y=7..24 (2s_vs_1sc), ``box`` a rounded 16x14 box (6h_vs_8z), ``corridor`` a diagonal corridor

@@ -31,18 +31,19 @@ def hp(e, unit):
 def test_stalker_hits_zealot_shield_then_armour_on_hp_part():
     # 2s3z: agents 0-1 stalkers, 2-4 zealots; enemies 0-1 stalkers (units 5-6), 2-4 zealots (units 7-9)
     e = sim("2s3z")
-    # the zealot has 5 shield left: 5 absorbed, the other 13 - 5 = 8 reaches HP minus 1 armour -> 7
+    # the zealot has 5 shield left: 5 absorbed, the other 10 - 5 = 5 reaches HP minus 1 armour -> 4
+    # (Liberty ParticleDisruptorsU: 10 (+4 Armored); the zealot is Light)
     e.set_units(0, [P(10, 16), ABSENT, ABSENT, ABSENT, ABSENT],
                 [ABSENT, ABSENT, P(15, 16, shield=5.0), ABSENT, ABSENT])
     step(e, [6 + 2, 0, 0, 0, 0])
-    assert hp(e, 7) == pytest.approx((93.0, 0.0))
+    assert hp(e, 7) == pytest.approx((96.0, 0.0))
 
 
 def test_stalker_hits_full_shield_zealot():
     e = sim("2s3z")
     e.set_units(0, [P(10, 16), ABSENT, ABSENT, ABSENT, ABSENT], [ABSENT, ABSENT, P(15, 16), ABSENT, ABSENT])
     step(e, [8, 0, 0, 0, 0])
-    assert hp(e, 7) == pytest.approx((100.0, 37.0))  # 13 on shields, shield armour 0
+    assert hp(e, 7) == pytest.approx((100.0, 40.0))  # 10 on shields, shield armour 0
 
 
 def test_zealot_two_hits_each_reduced_by_armour():
@@ -90,10 +91,10 @@ def test_colossus_line_splash_hits_units_on_the_beam_only():
     # 1c3s5z: agent 0 colossus; enemy 0 colossus (unit 9), 1-3 stalkers (10-12), 4-8 zealots (13-17)
     e = sim("1c3s5z")
     allies = [P(10, 16)] + [ABSENT] * 8
-    enemies = [ABSENT] * 4 + [P(15, 16), P(15, 17.2), P(15, 18.5), P(16.5, 16), ABSENT]
+    enemies = [ABSENT] * 4 + [P(14, 16), P(14, 17.2), P(14, 18.5), P(15.5, 16), ABSENT]  # range 6 + radii
     e.set_units(0, allies, enemies)
     step(e, [6 + 4] + [0] * 8)
-    per_attack = 2 * (10 + 5)  # two hits of 10 (+5 vs Light) on shields (shield armour 0)
+    per_attack = 2 * 20  # Liberty ThermalLancesMU: 20, once per sweep (forward + reverse), shield armour 0
     assert hp(e, 13) == pytest.approx((100.0, 50.0 - per_attack))  # the target
     assert hp(e, 14) == pytest.approx((100.0, 50.0 - per_attack))  # 1.2 beside it, on the beam
     assert hp(e, 15) == pytest.approx((100.0, 50.0))  # 2.5 beside: beyond half-length 1.4 + radius
@@ -108,9 +109,9 @@ def test_baneling_explosion_splash_no_friendly_fire_and_suicide():
     e.set_units(0, allies, enemies)
     step(e, [6 + 0] + [0] * 3 + [1] + [0] * 19)
     assert hp(e, 0)[0] == 0.0  # the baneling is gone
-    assert hp(e, 24)[0] == 0.0 and hp(e, 25)[0] == 0.0  # 16 + 19 vs Light = 35 kills zerglings (35 HP)
+    assert hp(e, 24)[0] == 0.0 and hp(e, 25)[0] == 0.0  # 20 + 15 vs Light = 35 kills zerglings (35 HP)
     assert hp(e, 26)[0] == pytest.approx(35.0)  # 2.625 from the centre: outside the 2.2 radius
-    assert hp(e, 44)[0] == pytest.approx(30.0 - 16.0 + 8 * 0.2734 / 16)  # not Light: 16, then 8 loops of zerg regen
+    assert hp(e, 44)[0] == pytest.approx(30.0 - 20.0 + 8 * 0.2734 / 16)  # not Light: 20, then 8 loops of zerg regen
     assert hp(e, 4)[0] == pytest.approx(35.0)  # own zergling inside the radius: no friendly fire
 
 
@@ -122,7 +123,7 @@ def test_medivac_heals_and_spends_energy():
     step(e, [0, 0, 1] + [0] * 6 + [6 + 2])
     healed = 9.0 / 16 * 8  # 9 HP per normal second for 8 loops
     assert hp(e, 2)[0] == pytest.approx(20.0 + healed)
-    assert float(e.st.energy[0, 9]) == pytest.approx(50.0 - healed / 3 + 0.5625 / 16 * 8)
+    assert float(e.st.energy[0, 9]) == pytest.approx(50.0 - healed * 0.33 + 0.5625 / 16 * 8)  # DrainVitalCostFactor
 
 
 def test_weapon_cooldown_jitter_is_minus1_to_plus2_loops():

@@ -11,9 +11,19 @@ Rules and their sources (SC2 game data and engine behaviour, see ``units.py`` an
     * Damage per hit = base + attribute bonus; shields absorb first (shield armour 0); HP armour is
       subtracted from the part of each hit that reaches HP, with SC2's floor of 0.5 per hit.
     * After each shot the next is ready -1..+2 loops off the nominal period (pysc2
-      ``docs/environment.md``, "Determinism and Randomness"), drawn from the env's own stream.
+      ``docs/environment.md``, "Determinism and Randomness"; Core ``CWeaponLegacy`` default
+      ``RandomDelayMin -0.0625``/``RandomDelayMax 0.125`` s), drawn from the env's own stream.
+    * Weapon periods are not whole loops (marine 3526/4096 s = 13.77 loops). Game data keeps times
+      in 1/4096 s fixed point and the weapon timer counts down by one loop (256/4096 s) per loop; a
+      weapon fires on the first loop its timer is <= 0 and the sub-loop remainder carries into the
+      next period instead of being rounded away, so a marine firing continuously averages
+      13.77 + 0.5 (mean jitter) = 14.27 loops per shot, not ceil(13.77 + jitter) = 14.5. The carry
+      is at most one loop, and none is kept by a weapon that was ready and idle.
     * Shields regenerate 2/s after 10 s without damage; zerg units regenerate 0.2734 HP/s; the
-      medivac regains 0.5625 energy/s and heals 9 HP/s at 1 energy per 3 HP (SMAC ``_RL`` XML).
+      medivac regains 0.5625 energy/s and heals 9 HP/s at 0.33 energy per HP (Liberty data). Zerg
+      structures regenerate too: the spine crawler's ``LifeRegenRate`` is 0.2734, and its
+      ``ZergBuildingNotOnCreep`` decay (1 HP per 0.3332 s) never applies on SMAC's 2s_vs_1sc: its
+      footprint ``Footprint2x2Contour2`` places creep on its own cells (Liberty FootprintData.xml).
     * Colossus: a beam of length 2.8 and width 0.3 centred on the target, perpendicular to the line
       of fire, hits every enemy ground unit it touches (SMAClite's LASER_BEAM geometry).
     * Baneling: explodes when within 0.25 of its target (edge to edge), hitting every enemy ground
@@ -133,7 +143,10 @@ class Dynamics:
         nxt = rng.lcg_next(st.jitter_state)
         jitter = (rng.lcg_top2(nxt) - 1).to(torch.float32)  # -1..+2 loops
         st.jitter_state = torch.where(fire, nxt, st.jitter_state)
-        st.cooldown = torch.where(fire, t.weapon_cooldown + jitter - (L - ready_at), (st.cooldown - L).clamp(min=0))
+        # the fraction of a loop by which the timer overshot 0 carries into the next period
+        carry = torch.where(st.cooldown > 0, ready_at - st.cooldown, torch.zeros_like(st.cooldown))
+        st.cooldown = torch.where(fire, t.weapon_cooldown + jitter - carry - (L - ready_at),
+                                  (st.cooldown - L).clamp(min=0))
         per_attack = fire * t.attacks  # [B, U] hits each attacker lands on its target
         splash = self.has_line or self.has_suicide
         if self._dense or splash:

@@ -7,9 +7,14 @@ step (2 Hz; SC2 re-scans for targets periodically rather than every loop):
 
     * Target acquisition: allies within the acquisition range (the larger of the weapon range and 5,
       edge to edge; SMAClite's ``minimum_scan_range``), that the weapon can hit.
-    * Priority (pysc2 notes on SC2 targeting): threat first (armed units before unarmed ones such as
-      the medivac), then nearest; the current target is kept unless another is clearly better
-      (a hysteresis of ``KEEP_BONUS`` distance units), and chased up to ``LEASH`` beyond the range.
+    * Priority: the highest ``AttackTargetPriority`` first (a per-unit-type game-data value,
+      ``UnitTable.attack_target_priority``: 20 for every SMAC unit including the medivac and the
+      rooted spine crawler, in Liberty ``UnitData.xml`` and in the maps' ``_RL`` units; Liquipedia
+      "Automatic Targeting": threats, then priority, then distance), then nearest. No unit type is
+      penalised for being unarmed: the Liberty medivac has ``AlwaysThreatens=1``, so it counts as a
+      threat like an armed unit. The current target is kept unless another of the same priority is
+      clearly closer (a hysteresis of ``KEEP_BONUS`` distance units) or one of higher priority is
+      acquirable, and is chased up to ``LEASH`` beyond the range.
     * Retaliation: a unit with nothing to acquire turns on the last ally that damaged it.
     * Enemy medivacs follow and heal the nearest damaged biological friend, else the nearest friend.
 Allied units are SMAC's passive ``_RL`` copies: they never acquire targets and act only on orders.
@@ -24,7 +29,7 @@ from sc2_envs.sim.state import ORDER_ATTACK_MOVE, ORDER_HEAL, UnitTable, WorldSt
 ACQUIRE_MIN = 5.0
 KEEP_BONUS = 1.5
 LEASH = 4.0
-_UNARMED_PENALTY = 100.0
+_PRIORITY_SCALE = 1000.0  # distance units per priority step: priority dominates distance (map is 32 wide)
 _INF = 1e9
 
 
@@ -38,7 +43,8 @@ class EnemyAI:
         e = slice(n_agents, None)
         self.acquire = torch.clamp(t.weapon_range[e], min=ACQUIRE_MIN)  # [E]
         self.can_target = t.can_target[e, :n_agents]  # [E, N]
-        self.unarmed_penalty = (~t.is_armed[:n_agents]).float() * _UNARMED_PENALTY  # [N]
+        # higher AttackTargetPriority -> lower score; distance breaks ties within a priority
+        self.priority_cost = -t.attack_target_priority[:n_agents] * _PRIORITY_SCALE  # [N]
         self.armed = t.is_armed[e]
         self.healer = t.is_healer[e]
         self.has_healer = bool(self.healer.any())
@@ -57,7 +63,7 @@ class EnemyAI:
         targetable = alive_a.unsqueeze(1) & self.can_target
         acq = self.acquire[:, None]
         valid = targetable & ((edge <= acq) | (is_current & (edge <= acq + LEASH)) | attacker)
-        score = edge + self.unarmed_penalty - KEEP_BONUS * is_current
+        score = edge + self.priority_cost - KEEP_BONUS * is_current
         score = torch.where(valid, score, torch.full_like(score, _INF))
         best = score.argmin(-1)
         has = valid.any(-1) & alive_e & self.armed

@@ -19,7 +19,7 @@ from sc2_envs.maps import MapSpec, get_map, pathing_grid
 from sc2_envs.sim import rng
 from sc2_envs.sim.dynamics import Dynamics
 from sc2_envs.sim.enemy_ai import EnemyAI
-from sc2_envs.sim.features import FeatureConfig, RewardConfig, SMACFeatures
+from sc2_envs.sim.features import MOVE_AMOUNT, N_ACTIONS_NO_ATTACK, FeatureConfig, RewardConfig, SMACFeatures
 from sc2_envs.sim.state import (
     ORDER_ATTACK,
     ORDER_ATTACK_MOVE,
@@ -31,11 +31,9 @@ from sc2_envs.sim.state import (
 )
 from sc2_envs.units import LOOPS_PER_STEP
 
-MOVE_AMOUNT = 2.0
-"""SMAC's ``move_amount``: a move action orders a walk to a point 2 units away."""
 # Action ids (SMAC): 0 no-op, 1 stop, 2 north (+y), 3 south (-y), 4 east (+x), 5 west (-x), 6+j target j.
+# A move orders a walk to a point MOVE_AMOUNT units away.
 _MOVE_DIRS = torch.tensor([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])
-N_ACTIONS_NO_ATTACK = 6
 
 _STATE_FIELDS = [f.name for f in fields(WorldState)]
 _FEATURE_OPTIONS = {f.name for f in fields(FeatureConfig)}
@@ -423,6 +421,54 @@ class SMACSim:
         s = dict(battles_won=won, battles_game=games, battles_draw=timeouts, timeouts=timeouts)
         s["win_rate"] = s["battles_won"] / s["battles_game"] if s["battles_game"] else 0.0
         return s
+
+    # ------------------------------------------------------------------ snapshots
+    def state_dict(self) -> dict:
+        """A copy of everything the next ``reset()`` / ``step()`` depends on, for checkpoints.
+
+        The simulator's randomness is counter-based (each env's ``env_seed`` and ``episode_count``,
+        plus the per-unit cooldown-jitter state), so restoring this dict into a simulator built with
+        the same map, ``num_envs`` and options continues every env bit for bit.
+
+        Returns:
+            ``{"map_name": str, "num_envs": int, "world": {field: tensor}}`` (the ``WorldState``
+            fields, ``[B, ...]``, CPU copies) plus ``avail_actions [B, N, n_actions]`` bool,
+            ``stat_counts [3]`` int64 (won, games, timeouts), ``seeded`` and ``needs_reset`` (bools).
+        """
+        return {
+            "map_name": self.map_name,
+            "num_envs": self.num_envs,
+            "world": {n: getattr(self.st, n).detach().cpu().clone() for n in _STATE_FIELDS},
+            "avail_actions": self._avail.detach().cpu().clone(),
+            "stat_counts": self._stat_counts.detach().cpu().clone(),
+            "seeded": bool(self._seeded),
+            "needs_reset": bool(self._needs_reset),
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore a :meth:`state_dict` (tensors are copied to this simulator's device).
+
+        Raises:
+            ValueError: the snapshot is of another map or number of envs, misses a field, or a
+                field's shape differs (the message names it, with both shapes).
+        """
+        for key, mine in (("map_name", self.map_name), ("num_envs", self.num_envs)):
+            if state.get(key) != mine:
+                raise ValueError(f"env snapshot has {key}={state.get(key)!r}; this simulator has {key}={mine!r}")
+        world = state.get("world", {})
+        missing = [n for n in _STATE_FIELDS if n not in world]
+        if missing:
+            raise ValueError(f"env snapshot misses the world field(s) {missing}")
+        for n in _STATE_FIELDS:
+            if tuple(world[n].shape) != tuple(getattr(self.st, n).shape):
+                raise ValueError(
+                    f"env snapshot field {n!r} has shape {tuple(world[n].shape)}; expected {tuple(getattr(self.st, n).shape)}"
+                )
+        self.st = WorldState(**{n: world[n].to(self.device).clone() for n in _STATE_FIELDS})
+        self._avail = state["avail_actions"].to(self.device).clone()
+        self._stat_counts = state["stat_counts"].to(self.device).clone()
+        self._seeded = bool(state["seeded"])
+        self._needs_reset = bool(state["needs_reset"])
 
     def render_data(self, env_index: int = 0) -> dict:
         """NumPy copies of what a renderer draws for env ``env_index`` (positions, bars, orders)."""

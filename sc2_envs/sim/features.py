@@ -3,7 +3,7 @@
 Everything here is a vectorised re-statement of oxwhirl/smac d6aab33
 ``smac/env/starcraft2/starcraft2.py`` (``get_obs_agent``, ``get_state_dict``,
 ``get_avail_agent_actions``, ``reward_battle``, ``update_units``, ``only_medivac_left``,
-``get_obs_*_size``), as summarised in the project's SMAC fact sheet (sections 3-6). It works on a
+``get_obs_*_size``). It works on a
 :class:`~sc2_envs.sim.state.WorldState` of ``B`` envs and ``U = N + E`` units (allies first) and
 reproduces SMAC's vectors to float32 precision, quirks included:
 
@@ -45,7 +45,8 @@ SHOOT_RANGE = 6.0
 SIGHT_RANGE = 9.0
 """SMAC's ``unit_sight_range`` for every unit (centre distance, strict ``<``)."""
 MOVE_AMOUNT = 2
-"""SMAC's ``move_amount``: moves probe ``move_amount / 2`` ahead, obs points ``move_amount`` and twice that."""
+"""SMAC's ``move_amount`` (game units): a move action orders a walk to a point this far away; moves probe
+``move_amount / 2`` ahead, obs points ``move_amount`` and twice that."""
 WALKABLE_HEIGHT = 64.0 / 255.0
 """Our stand-in for SMAC's terrain height of walkable cells (cliff level 64 / 255)."""
 N_OBS_PATHING = 8

@@ -116,7 +116,10 @@ class WorldState:
 class UnitTable:
     """Per-unit constants of a map roster, each ``[U]`` (or ``[U, U]``) on the sim device.
 
-    Built from ``units.UNITS`` with the map's overrides. ``damage_vs[a, t]`` is the damage per hit
+    Built from ``units.UNITS`` with the map's overrides. Enemies are the stock units of the data the
+    SMAC maps load (Core + Liberty) and allies the maps' ``_RL`` copies, whose stats are the same
+    (they differ only in acquire behaviour, ``units.RL_DIFFERENCES``; checked per map by
+    ``tests/test_game_data.py``). ``damage_vs[a, t]`` is the damage per hit
     of unit ``a`` against unit ``t`` before armour (base + attribute bonus); ``can_target[a, t]``
     says whether ``a``'s weapon can hit ``t`` (ground/air planes, enemies only).
     """
@@ -149,6 +152,8 @@ class UnitTable:
     splash: torch.Tensor  # [U] int64 SPLASH_*
     splash_radius: torch.Tensor  # [U]
     smac_max_cooldown: torch.Tensor  # [U] SMAC's state normaliser
+    attack_target_priority: torch.Tensor  # [U] AttackTargetPriority (game data); higher is attacked first
+    acceleration: torch.Tensor  # [U] Acceleration, distance per normal second squared (game data)
     type_bit: torch.Tensor  # [U] int64, index into the side's one-hot (SMAC's get_unit_type_id), -1 if utb=0
     spawn_pos: torch.Tensor  # [U, 2] default spawn positions (clump around the group point)
 
@@ -197,6 +202,7 @@ class UnitTable:
             splash=torch.tensor([{"none": 0, "line": 1, "suicide": 2}[UNITS[n].splash] for n in names],
                                 dtype=torch.int64, device=device),
             splash_radius=col("splash_radius"), smac_max_cooldown=col("smac_max_cooldown"),
+            attack_target_priority=col("attack_target_priority"), acceleration=col("acceleration"),
             type_bit=torch.tensor(type_bit, dtype=torch.int64, device=device),
             spawn_pos=torch.tensor(spawn, dtype=torch.float32, device=device),
         )
