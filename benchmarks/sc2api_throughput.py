@@ -66,9 +66,11 @@ class Loop:
 
 def main(args: Args) -> None:
     torch.set_num_threads(1)
-    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, "
-          f"torch {torch.__version__}, {args.steps} env steps per route, chunks of {args.chunk} alternating, "
-          f"random available actions, seed {args.seed}")
+    print(
+        f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, "
+        f"torch {torch.__version__}, {args.steps} env steps per route, chunks of {args.chunk} alternating, "
+        f"random available actions, seed {args.seed}"
+    )
     with tempfile.TemporaryDirectory() as root:
         install(root)
         os.environ["SC2PATH"] = root

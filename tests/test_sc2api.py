@@ -62,11 +62,14 @@ def _embedded_in_client_order(emb, perm):
     relabelled = last[perm].copy()
     for k in range(emb.n_agents):  # a medivac's action 6 + j heals ally j: ally ids differ between the orders
         if emb.map_type == "MMM" and emb.agents[k].unit_type == emb.medivac_id:
-            relabelled[k, 6:6 + emb.n_agents] = last[perm[k], 6 + np.asarray(perm)]
+            relabelled[k, 6 : 6 + emb.n_agents] = last[perm[k], 6 + np.asarray(perm)]
     emb.last_action = relabelled
     try:
-        out = ([emb.rules_obs_agent(k) for k in range(emb.n_agents)], emb.rules_state(),
-               [emb.rules_avail_agent_actions(k) for k in range(emb.n_agents)])
+        out = (
+            [emb.rules_obs_agent(k) for k in range(emb.n_agents)],
+            emb.rules_state(),
+            [emb.rules_avail_agent_actions(k) for k in range(emb.n_agents)],
+        )
     finally:
         emb._units = None
         emb.last_action = last
@@ -93,9 +96,14 @@ def test_protocol_route_equals_embedded_env(sc2path, map_name, seed):
                 assert wire.keys() == ref.keys()
                 for tag, u in ref.items():
                     w = wire[tag]
-                    assert (w.unit_type, w.owner, w.health, w.shield, w.energy, w.weapon_cooldown) == \
-                           (u.unit_type, u.owner, np.float32(u.health), np.float32(u.shield), np.float32(u.energy),
-                            np.float32(u.weapon_cooldown))
+                    assert (w.unit_type, w.owner, w.health, w.shield, w.energy, w.weapon_cooldown) == (
+                        u.unit_type,
+                        u.owner,
+                        np.float32(u.health),
+                        np.float32(u.shield),
+                        np.float32(u.energy),
+                        np.float32(u.weapon_cooldown),
+                    )
                     assert (w.pos.x, w.pos.y) == (np.float32(u.pos.x), np.float32(u.pos.y))
                 obs, state, avail = _embedded_in_client_order(emb, perm)
                 assert client.get_avail_actions() == avail
@@ -132,8 +140,23 @@ def _free_port() -> int:
 
 def _start_server(port, *extra):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    return subprocess.Popen([sys.executable, "-m", "sc2_envs.sc2api.server", "-listen", "127.0.0.1", "-port", str(port),
-                             "-dataDir", "/nonexistent/", "-tempDir", "/tmp/x/", *extra], env=env)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sc2_envs.sc2api.server",
+            "-listen",
+            "127.0.0.1",
+            "-port",
+            str(port),
+            "-dataDir",
+            "/nonexistent/",
+            "-tempDir",
+            "/tmp/x/",
+            *extra,
+        ],
+        env=env,
+    )
 
 
 def _connect(port, timeout=120):
@@ -203,7 +226,8 @@ def test_protocol_errors_crash_and_cleanup():
 def test_killed_client_leaves_no_process(sc2path, tmp_path):
     """pysc2 launches the server; SIGKILL the client process: the server exits within seconds."""
     script = tmp_path / "client.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import os, sys, time
         from sc2_envs.sc2api.client import import_pysc2
         run_configs, _ = import_pysc2()
@@ -211,7 +235,8 @@ def test_killed_client_leaves_no_process(sc2path, tmp_path):
         proc.controller.ping()
         print(proc._proc.pid, flush=True)
         time.sleep(600)
-    """))
+    """)
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SC2PATH": str(sc2path), "OMP_NUM_THREADS": "1"}
     client = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env)
     server_pid = int(client.stdout.readline())

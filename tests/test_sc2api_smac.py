@@ -29,7 +29,8 @@ SMAC_PYTHON, SMAC_PATH = os.environ.get("SMAC_PYTHON"), os.environ.get("SMAC_PAT
 needs_smac_venv = pytest.mark.skipif(
     not (SMAC_PYTHON and SMAC_PATH and (Path(SMAC_PATH) / "smac" / "env" / "starcraft2" / "starcraft2.py").is_file()),
     reason="needs oxwhirl SMAC (not on PyPI) and an interpreter with PyPI pysc2: set SMAC_PATH to a checkout of "
-           "github.com/oxwhirl/smac and SMAC_PYTHON to a python with pysc2==4.0.0 and protobuf<3.21")
+    "github.com/oxwhirl/smac and SMAC_PYTHON to a python with pysc2==4.0.0 and protobuf<3.21",
+)
 
 
 @needs_smac_venv
@@ -39,9 +40,14 @@ def test_unmodified_smac_equals_embedded_env(tmp_path, map_name, seed):
     out = tmp_path / "smac.npz"
     env = {**os.environ, "SC2PATH": str(tmp_path / "StarCraftII"), "PYTHONPATH": SMAC_PATH, "OMP_NUM_THREADS": "1"}
     script = Path(__file__).parent / "scripts" / "smac_episodes.py"
-    r = subprocess.run([SMAC_PYTHON, str(script), map_name, str(seed), "2", str(out)], check=False, env=env,
-                       capture_output=True,
-                       text=True, timeout=600)
+    r = subprocess.run(
+        [SMAC_PYTHON, str(script), map_name, str(seed), "2", str(out)],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
     smac = np.load(out)
     emb = StarCraft2Env(map_name, seed=seed)
@@ -56,13 +62,14 @@ def test_unmodified_smac_equals_embedded_env(tmp_path, map_name, seed):
         relabelled = last[perm].copy()
         for k in range(emb.n_agents):
             if emb.map_type == "MMM" and agents[perm[k]].unit_type == emb.medivac_id:
-                relabelled[k, 6:6 + emb.n_agents] = last[perm[k], 6 + np.asarray(perm)]
+                relabelled[k, 6 : 6 + emb.n_agents] = last[perm[k], 6 + np.asarray(perm)]
         emb.agents = {k: agents[perm[k]] for k in range(emb.n_agents)}
         emb.last_action = relabelled
         try:
             assert smac["avail"][t].tolist() == [emb.rules_avail_agent_actions(k) for k in range(emb.n_agents)]
-            np.testing.assert_allclose(smac["obs"][t], np.stack([emb.rules_obs_agent(k) for k in range(emb.n_agents)]),
-                                       atol=1e-6)
+            np.testing.assert_allclose(
+                smac["obs"][t], np.stack([emb.rules_obs_agent(k) for k in range(emb.n_agents)]), atol=1e-6
+            )
             np.testing.assert_allclose(smac["state"][t], emb.rules_state(), atol=1e-6)
         finally:
             emb._units, emb.last_action = None, last
@@ -78,7 +85,8 @@ def test_unmodified_smac_equals_embedded_env(tmp_path, map_name, seed):
 
 needs_smac_checkout = pytest.mark.skipif(
     not (SMAC_PATH and (Path(SMAC_PATH) / "smac" / "env" / "starcraft2" / "starcraft2.py").is_file()),
-    reason="needs a checkout of github.com/oxwhirl/smac (not on PyPI) in SMAC_PATH")
+    reason="needs a checkout of github.com/oxwhirl/smac (not on PyPI) in SMAC_PATH",
+)
 
 
 @needs_smac_checkout
@@ -121,7 +129,14 @@ def test_smac_example_script_runs_unchanged(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "SC2PATH"}
     env.update(PYTHONPATH=os.pathsep.join([str(root), SMAC_PATH]), OMP_NUM_THREADS="1")
     script = Path(SMAC_PATH) / "smac" / "examples" / "random_agents.py"
-    r = subprocess.run([sys.executable, "-m", "sc2_envs.sc2api", "run", str(script)], check=False, env=env,
-                       capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    r = subprocess.run(
+        [sys.executable, "-m", "sc2_envs.sc2api", "run", str(script)],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
     assert r.stdout.count("Total reward in episode") == 10

@@ -59,8 +59,7 @@ from sc2_envs.maps import get_map
 __all__ = ["HARLStarCraft2Env", "get_map_params", "install_harl_shims", "install_sc2api_shims", "main"]
 
 _SIM_KEYS = ("spawn_jitter", "loops_per_tick", "device", "lenient_actions")
-_HARL_ONLY_KEYS = ("state_type", "obs_agent_id", "state_agent_id", "state_pathing_grid", "state_terrain_height",
-                   "map_name")
+_HARL_ONLY_KEYS = ("state_type", "obs_agent_id", "state_agent_id", "state_pathing_grid", "state_terrain_height", "map_name")
 
 
 def get_map_params(map_name: str) -> dict:
@@ -71,9 +70,15 @@ def get_map_params(map_name: str) -> dict:
         ValueError: an unknown map (the message lists the supported ones).
     """
     spec = get_map(map_name)
-    return {"n_agents": spec.n_agents, "n_enemies": spec.n_enemies, "limit": spec.episode_limit,
-            "a_race": spec.a_race, "b_race": spec.b_race, "unit_type_bits": spec.unit_type_bits,
-            "map_type": spec.map_type}
+    return {
+        "n_agents": spec.n_agents,
+        "n_enemies": spec.n_enemies,
+        "limit": spec.episode_limit,
+        "a_race": spec.a_race,
+        "b_race": spec.b_race,
+        "unit_type_bits": spec.unit_type_bits,
+        "map_type": spec.map_type,
+    }
 
 
 class HARLStarCraft2Env:
@@ -137,10 +142,17 @@ class HARLStarCraft2Env:
         reward, terminated, _info = self.env.step(np.asarray(actions).reshape(self.n_agents, -1)[:, 0])
         bad_transition = bool(terminated and self.env.timed_out)
         stats = self.env.get_stats()
-        infos = [{"battles_won": stats["battles_won"], "battles_game": stats["battles_game"],
-                  "battles_draw": stats["battles_draw"], "restarts": stats["restarts"],
-                  "bad_transition": bad_transition, "won": bool(self.env.win_counted)}
-                 for _ in range(self.n_agents)]
+        infos = [
+            {
+                "battles_won": stats["battles_won"],
+                "battles_game": stats["battles_game"],
+                "battles_draw": stats["battles_draw"],
+                "restarts": stats["restarts"],
+                "bad_transition": bad_transition,
+                "won": bool(self.env.win_counted),
+            }
+            for _ in range(self.n_agents)
+        ]
         dones = np.array([terminated or bool(self.env.death_tracker_ally[i]) for i in range(self.n_agents)], dtype=bool)
         obs, state, avail = self._views()
         return obs, state, [[reward]] * self.n_agents, dones, infos, avail
@@ -240,21 +252,30 @@ def _find_harl(path: str | None) -> Path:
         if c:
             root = Path(c).expanduser().resolve()
             if not (root / "harl" / "__init__.py").is_file() or not (root / "examples" / "train.py").is_file():
-                raise FileNotFoundError(f"{root} is not a HARL checkout (expected harl/__init__.py and examples/train.py); "
-                                        "git clone https://github.com/PKU-MARL/HARL")
+                raise FileNotFoundError(
+                    f"{root} is not a HARL checkout (expected harl/__init__.py and examples/train.py); "
+                    "git clone https://github.com/PKU-MARL/HARL"
+                )
             return root
-    raise FileNotFoundError("no HARL checkout given: pass --harl-path DIR or set HARL_PATH "
-                            "(git clone https://github.com/PKU-MARL/HARL)")
+    raise FileNotFoundError(
+        "no HARL checkout given: pass --harl-path DIR or set HARL_PATH (git clone https://github.com/PKU-MARL/HARL)"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m sc2_envs.adapters.harl_smac --harl-path DIR <HARL train.py arguments>``."""
-    parser = argparse.ArgumentParser(prog="python -m sc2_envs.adapters.harl_smac", add_help=True,
-                                     description="Run HARL's examples/train.py with --env smac on the embedded simulator.")
+    parser = argparse.ArgumentParser(
+        prog="python -m sc2_envs.adapters.harl_smac",
+        add_help=True,
+        description="Run HARL's examples/train.py with --env smac on the embedded simulator.",
+    )
     parser.add_argument("--harl-path", default=None, help="HARL checkout (default: $HARL_PATH)")
-    parser.add_argument("--sc2api", action="store_true",
-                        help="run HARL's own pysc2-based SMAC env against the simulator's StarCraft II API server "
-                             "($SC2PATH from 'python -m sc2_envs.sc2api install', else a temporary one)")
+    parser.add_argument(
+        "--sc2api",
+        action="store_true",
+        help="run HARL's own pysc2-based SMAC env against the simulator's StarCraft II API server "
+        "($SC2PATH from 'python -m sc2_envs.sc2api install', else a temporary one)",
+    )
     args, rest = parser.parse_known_args(argv)
     root = _find_harl(args.harl_path)
     missing = [m for m in ("setproctitle", "tensorboardX", "yaml", "absl") if _missing(m)]

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from sc2_envs.adapters.smac_compat import SMAC_FEATURE_DEFAULTS as _DEFAULTS
 from sc2_envs.maps import MAP_SIZE, get_map
 from sc2_envs.sc2api.smac_rules import SMACUnitRules
 
@@ -27,7 +28,6 @@ __all__ = ["SMACProtocolEnv", "import_pysc2"]
 
 _RACES = {"T": 1, "Z": 2, "P": 3}  # common.proto Race
 _DIFFICULTY = {str(k): k for k in range(1, 10)} | {"A": 10}  # sc2api.proto Difficulty, SMAC's keys
-from sc2_envs.adapters.smac_compat import SMAC_FEATURE_DEFAULTS as _DEFAULTS
 
 
 def import_pysc2():
@@ -58,8 +58,14 @@ class SMACProtocolEnv(SMACUnitRules):
         ValueError: unknown map or option.
     """
 
-    def __init__(self, map_name: str = "8m", seed: int | None = None, game_version: str | None = None,
-                 difficulty: str = "7", **options: Any):
+    def __init__(
+        self,
+        map_name: str = "8m",
+        seed: int | None = None,
+        game_version: str | None = None,
+        difficulty: str = "7",
+        **options: Any,
+    ):
         unknown = set(options) - set(_DEFAULTS)
         if unknown:
             raise ValueError(f"unknown option(s) {sorted(unknown)}; valid: {sorted(_DEFAULTS)}")
@@ -114,8 +120,9 @@ class SMACProtocolEnv(SMACUnitRules):
         create.player_setup.add(type=sc.Participant)
         create.player_setup.add(type=sc.Computer, race=_RACES[self._bot_race], difficulty=_DIFFICULTY[self.difficulty])
         self._controller.create_game(create)
-        self._controller.join_game(sc.RequestJoinGame(race=_RACES[self._agent_race],
-                                                      options=sc.InterfaceOptions(raw=True, score=False)))
+        self._controller.join_game(
+            sc.RequestJoinGame(race=_RACES[self._agent_race], options=sc.InterfaceOptions(raw=True, score=False))
+        )
         info = self._controller.game_info().start_raw
         self.max_distance_x = info.playable_area.p1.x - info.playable_area.p0.x
         self.max_distance_y = info.playable_area.p1.y - info.playable_area.p0.y
@@ -141,8 +148,9 @@ class SMACProtocolEnv(SMACUnitRules):
         if self._episode_count == 0 and self._controller is None:
             self._launch()
         else:
-            alive = [u.tag for u in self.agents.values() if u.health > 0] + \
-                    [u.tag for u in self.enemies.values() if u.health > 0]
+            alive = [u.tag for u in self.agents.values() if u.health > 0] + [
+                u.tag for u in self.enemies.values() if u.health > 0
+            ]
             self._controller.debug([self.debug_pb.DebugCommand(kill_unit=self.debug_pb.DebugKillUnit(tag=alive))])
             self._controller.step(2)
             self.requests += 2
@@ -227,9 +235,14 @@ class SMACProtocolEnv(SMACUnitRules):
     def get_stats(self) -> dict:
         """SMAC's statistics (``battles_won``, ``battles_game``, ``battles_draw`` = timeouts, ``win_rate``,
         ``timeouts``, ``restarts``); ``win_rate`` is 0.0 before any battle."""
-        return {"battles_won": self.battles_won, "battles_game": self.battles_game, "battles_draw": self.timeouts,
-                "win_rate": self.battles_won / self.battles_game if self.battles_game else 0.0,
-                "timeouts": self.timeouts, "restarts": self.force_restarts}
+        return {
+            "battles_won": self.battles_won,
+            "battles_game": self.battles_game,
+            "battles_draw": self.timeouts,
+            "win_rate": self.battles_won / self.battles_game if self.battles_game else 0.0,
+            "timeouts": self.timeouts,
+            "restarts": self.force_restarts,
+        }
 
     def close(self) -> None:
         """Quit the game (pysc2 sends ``quit`` and stops the process); safe to call twice."""

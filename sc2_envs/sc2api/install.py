@@ -48,8 +48,9 @@ def install(path: str | Path, build: int = DEFAULT_BUILD, python: str | None = N
     for name in list_maps():
         f = maps_dir / f"{name}.SC2Map"
         if f.exists() and not f.read_bytes().startswith(MAP_PLACEHOLDER_HEADER):
-            raise FileExistsError(f"{f} exists and is not an sc2_envs placeholder (a real SMAC map?); "
-                                  "install into an empty folder instead")
+            raise FileExistsError(
+                f"{f} exists and is not an sc2_envs placeholder (a real SMAC map?); install into an empty folder instead"
+            )
         f.write_bytes(MAP_PLACEHOLDER_HEADER + f"name: {name}\n".encode())
     (root / "Libs").mkdir(exist_ok=True)
     exe_dir = root / "Versions" / f"Base{build:05d}"
@@ -63,6 +64,7 @@ def install(path: str | Path, build: int = DEFAULT_BUILD, python: str | None = N
         f"PYTHONPATH={shlex.quote(str(package_root))}${{PYTHONPATH:+:$PYTHONPATH}}\n"
         "export PYTHONPATH\n"
         "OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}\nexport OMP_NUM_THREADS\n"
-        f"exec {shlex.quote(py)} -m sc2_envs.sc2api.server --build {build} \"$@\"\n")
+        f'exec {shlex.quote(py)} -m sc2_envs.sc2api.server --build {build} "$@"\n'
+    )
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return exe

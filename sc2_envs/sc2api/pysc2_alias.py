@@ -26,14 +26,14 @@ class _Pysc2Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, name, path=None, target=None):
         if name != "pysc2" and not name.startswith("pysc2."):
             return None
-        real = "pysc2_evolved" + name[len("pysc2"):]
+        real = "pysc2_evolved" + name[len("pysc2") :]
         if importlib.util.find_spec(real) is None:
             return None
         module = importlib.import_module(real)
         return importlib.util.spec_from_loader(name, self, is_package=hasattr(module, "__path__"))
 
     def create_module(self, spec):
-        return importlib.import_module("pysc2_evolved" + spec.name[len("pysc2"):])
+        return importlib.import_module("pysc2_evolved" + spec.name[len("pysc2") :])
 
     def exec_module(self, module):
         pass  # already executed under its real name

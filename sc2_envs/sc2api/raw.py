@@ -43,8 +43,16 @@ __all__ = [
 ]
 
 STOCK_UNIT_TYPE_IDS: dict[str, int] = {
-    "marine": 48, "marauder": 51, "medivac": 54, "zealot": 73, "stalker": 74, "colossus": 4,
-    "zergling": 105, "baneling": 9, "hydralisk": 107, "spine_crawler": 98,
+    "marine": 48,
+    "marauder": 51,
+    "medivac": 54,
+    "zealot": 73,
+    "stalker": 74,
+    "colossus": 4,
+    "zergling": 105,
+    "baneling": 9,
+    "hydralisk": 107,
+    "spine_crawler": 98,
 }
 """Stock unit type ids (game data ``stableid.json``; the enemies' ids in SMAC)."""
 
@@ -113,8 +121,18 @@ def make_tag(episode_index: int, unit_index: int) -> int:
 
 _ORDER_ABILITY = {1: 16, 2: 23, 3: 386, 4: 23}  # move, attack, heal, attack-move (SMAC's ``actions`` ids)
 
-_SNAP_FIELDS = ("pos", "health", "shield", "energy", "cooldown", "alive", "order_kind", "order_target",
-                "order_point", "episode_count")
+_SNAP_FIELDS = (
+    "pos",
+    "health",
+    "shield",
+    "energy",
+    "cooldown",
+    "alive",
+    "order_kind",
+    "order_target",
+    "order_point",
+    "episode_count",
+)
 
 
 def sim_snapshot(sim, env_index: int = 0) -> dict[str, np.ndarray]:
@@ -144,8 +162,10 @@ def raw_units_from_snapshot(sim, snap: dict[str, np.ndarray], include_dead: bool
     t = sim.table
     consts = getattr(sim, "_raw_consts", None)
     if consts is None:
-        consts = {k: getattr(t, k).detach().cpu().numpy().astype(np.float64)
-                  for k in ("max_health", "max_shield", "energy_max", "radius")}
+        consts = {
+            k: getattr(t, k).detach().cpu().numpy().astype(np.float64)
+            for k in ("max_health", "max_shield", "energy_max", "radius")
+        }
         consts["ids"] = unit_type_ids(sim.spec)
         sim._raw_consts = consts
     ids = consts["ids"]
@@ -162,14 +182,23 @@ def raw_units_from_snapshot(sim, snap: dict[str, np.ndarray], include_dead: bool
                 orders.append((_ORDER_ABILITY[kind], make_tag(episode, tgt)))
             elif kind in (1, 4):
                 orders.append((_ORDER_ABILITY[kind], (float(snap["order_point"][u, 0]), float(snap["order_point"][u, 1]))))
-        out.append(RawUnit(
-            tag=make_tag(episode, u), unit_type=ids[u], owner=OWNER_AGENTS if u < sim.n_agents else OWNER_ENEMY,
-            pos=Point(float(snap["pos"][u, 0]), float(snap["pos"][u, 1])),
-            health=float(snap["health"][u]) if alive else 0.0, health_max=float(consts["max_health"][u]),
-            shield=float(snap["shield"][u]), shield_max=float(consts["max_shield"][u]),
-            energy=float(snap["energy"][u]), energy_max=float(consts["energy_max"][u]),
-            weapon_cooldown=float(snap["cooldown"][u]), radius=float(consts["radius"][u]), orders=orders,
-        ))
+        out.append(
+            RawUnit(
+                tag=make_tag(episode, u),
+                unit_type=ids[u],
+                owner=OWNER_AGENTS if u < sim.n_agents else OWNER_ENEMY,
+                pos=Point(float(snap["pos"][u, 0]), float(snap["pos"][u, 1])),
+                health=float(snap["health"][u]) if alive else 0.0,
+                health_max=float(consts["max_health"][u]),
+                shield=float(snap["shield"][u]),
+                shield_max=float(consts["max_shield"][u]),
+                energy=float(snap["energy"][u]),
+                energy_max=float(consts["energy_max"][u]),
+                weapon_cooldown=float(snap["cooldown"][u]),
+                radius=float(consts["radius"][u]),
+                orders=orders,
+            )
+        )
     return out
 
 

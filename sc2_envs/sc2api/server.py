@@ -61,8 +61,19 @@ DEFAULT_BUILD = 75689
 """Build the server reports and ``install`` lays out by default (SC2 4.10.0, pysc2's ``lib.VERSIONS``)."""
 GAME_VERSIONS = {69232: "4.6.2", 75689: "4.10.0"}
 """Game version strings of the builds SMAC's docs name (README: 4.6.2.69232 for the paper, 4.10)."""
-SUPPORTED_REQUESTS = ("ping", "create_game", "join_game", "game_info", "data", "observation", "action", "step",
-                      "debug", "leave_game", "quit")
+SUPPORTED_REQUESTS = (
+    "ping",
+    "create_game",
+    "join_game",
+    "game_info",
+    "data",
+    "observation",
+    "action",
+    "step",
+    "debug",
+    "leave_game",
+    "quit",
+)
 LOOPS_PER_ENV_STEP = 8
 
 _STATUS = {"launched": 1, "init_game": 2, "in_game": 3, "ended": 5, "quit": 6}
@@ -114,8 +125,10 @@ class SC2APIGame:
         kind = req.WhichOneof("request")
         handler = getattr(self, f"_on_{kind}", None) if kind in SUPPORTED_REQUESTS else None
         if handler is None:
-            resp.error.append(f"request {kind!r} is not supported by the sc2_envs simulator server; supported: "
-                              f"{', '.join(SUPPORTED_REQUESTS)}")
+            resp.error.append(
+                f"request {kind!r} is not supported by the sc2_envs simulator server; supported: "
+                f"{', '.join(SUPPORTED_REQUESTS)}"
+            )
         else:
             try:
                 handler(getattr(req, kind), resp)
@@ -141,23 +154,29 @@ class SC2APIGame:
         codes = self.sc.ResponseCreateGame
         if not req.HasField("local_map"):
             r.error = codes.InvalidMapName if req.HasField("battlenet_map_name") else codes.MissingMap
-            r.error_details = ("only local SMAC maps are served (local_map.map_path = SMAC_Maps/<name>.SC2Map); "
-                               f"supported maps: {', '.join(list_maps())}")
+            r.error_details = (
+                "only local SMAC maps are served (local_map.map_path = SMAC_Maps/<name>.SC2Map); "
+                f"supported maps: {', '.join(list_maps())}"
+            )
             return
         path = req.local_map.map_path
         name = Path(path.replace("\\", "/")).name
         stem = name[: -len(".SC2Map")] if name.endswith(".SC2Map") else None
         if stem is None or stem not in list_maps():
             r.error = codes.InvalidMapPath
-            r.error_details = (f"map {path!r} is not a SMAC map served by the simulator; supported maps: "
-                               f"{', '.join(list_maps())} (as SMAC_Maps/<name>.SC2Map)")
+            r.error_details = (
+                f"map {path!r} is not a SMAC map served by the simulator; supported maps: "
+                f"{', '.join(list_maps())} (as SMAC_Maps/<name>.SC2Map)"
+            )
             return
         players = list(req.player_setup)
         kinds = sorted(p.type for p in players)
         if kinds != [1, 2]:  # Participant = 1, Computer = 2
             r.error = codes.InvalidPlayerSetup
-            r.error_details = ("the simulator plays one Participant against one Computer (the built-in enemy); got "
-                               f"player types {[p.type for p in players]}")
+            r.error_details = (
+                "the simulator plays one Participant against one Computer (the built-in enemy); got "
+                f"player types {[p.type for p in players]}"
+            )
             return
         if req.realtime:
             raise _RequestError("realtime=true is not supported: the simulator runs in step mode (realtime=false)")
@@ -218,7 +237,7 @@ class SC2APIGame:
         self._need("in_game", what="data")
         if req.unit_type_id:
             seen = set()
-            for name, tid in zip(self.sim.table.names, self._ids):
+            for name, tid in zip(self.sim.table.names, self._ids, strict=True):
                 if tid in seen:
                     continue
                 seen.add(tid)
@@ -360,8 +379,9 @@ class _RequestError(Exception):
     """A request the server understood but cannot honour; becomes ``Response.error``."""
 
 
-def serve(host: str, port: int, build: int = DEFAULT_BUILD, idle_exit: float = 60.0, parent_pid: int | None = None,
-          log=None) -> int:
+def serve(
+    host: str, port: int, build: int = DEFAULT_BUILD, idle_exit: float = 60.0, parent_pid: int | None = None, log=None
+) -> int:
     """Serve clients one at a time until ``quit``, the parent dies, or ``idle_exit`` s pass without a client.
 
     Returns:
@@ -418,8 +438,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-listen", default="127.0.0.1")
     parser.add_argument("-port", type=int, required=True)
     parser.add_argument("--build", type=int, default=DEFAULT_BUILD)
-    parser.add_argument("--idle-exit", type=float, default=60.0,
-                        help="exit after this many seconds without a client (default 60)")
+    parser.add_argument(
+        "--idle-exit", type=float, default=60.0, help="exit after this many seconds without a client (default 60)"
+    )
     args, _ignored = parser.parse_known_args(argv)  # -dataDir, -tempDir, -verbose, -dataVersion, ...
     torch.set_num_threads(1)
     return serve(args.listen, args.port, build=args.build, idle_exit=args.idle_exit)

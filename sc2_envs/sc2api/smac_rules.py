@@ -81,8 +81,14 @@ class SMACUnitRules:
         """SMAC's normaliser of ``weapon_cooldown`` (game loops) in the state, by ally type id;
         200 (max energy) for the medivac, 15 for anything not listed."""
         table = {
-            self.marine_id: 15, self.marauder_id: 25, self.medivac_id: 200, self.stalker_id: 35,
-            self.zealot_id: 22, self.colossus_id: 24, self.hydralisk_id: 10, self.zergling_id: 11,
+            self.marine_id: 15,
+            self.marauder_id: 25,
+            self.medivac_id: 200,
+            self.stalker_id: 35,
+            self.zealot_id: 22,
+            self.colossus_id: 24,
+            self.hydralisk_id: 10,
+            self.zergling_id: 11,
             self.baneling_id: 1,
         }
         return table.get(unit.unit_type, 15)
@@ -118,21 +124,33 @@ class SMACUnitRules:
         """The 8 cells SMAC samples around a unit (N, S, E, W at ``2 * move_amount``, then the
         diagonals at ``move_amount``), plus the unit's own cell when ``include_self``."""
         x, y, ma = int(unit.pos.x), int(unit.pos.y), self._move_amount
-        pts = [(x, y + 2 * ma), (x, y - 2 * ma), (x + 2 * ma, y), (x - 2 * ma, y),
-               (x + ma, y + ma), (x - ma, y - ma), (x + ma, y - ma), (x - ma, y + ma)]
+        pts = [
+            (x, y + 2 * ma),
+            (x, y - 2 * ma),
+            (x + 2 * ma, y),
+            (x - 2 * ma, y),
+            (x + ma, y + ma),
+            (x - ma, y - ma),
+            (x + ma, y - ma),
+            (x - ma, y + ma),
+        ]
         if include_self:
             pts.append((x, y))
         return pts
 
     def get_surrounding_pathing(self, unit) -> list:
         """Pathability of the 8 surrounding cells (1 off the map)."""
-        return [self.pathing_grid[x, y] if self.check_bounds(x, y) else 1
-                for x, y in self.get_surrounding_points(unit, include_self=False)]
+        return [
+            self.pathing_grid[x, y] if self.check_bounds(x, y) else 1
+            for x, y in self.get_surrounding_points(unit, include_self=False)
+        ]
 
     def get_surrounding_height(self, unit) -> list:
         """Terrain height (in [0, 1]) of the 8 surrounding cells and the unit's own (1 off the map)."""
-        return [self.terrain_height[x, y] if self.check_bounds(x, y) else 1
-                for x, y in self.get_surrounding_points(unit, include_self=True)]
+        return [
+            self.terrain_height[x, y] if self.check_bounds(x, y) else 1
+            for x, y in self.get_surrounding_points(unit, include_self=True)
+        ]
 
     def get_unit_by_id(self, a_id):
         """Agent ``a_id``'s unit record."""
@@ -158,10 +176,14 @@ class SMACUnitRules:
         """Ally type ids from the smallest one, in SMAC's per-map order."""
         self._min_unit_type = min_unit_type
         order = {
-            "marines": ["marine_id"], "stalkers_and_zealots": ["stalker_id", "zealot_id"],
+            "marines": ["marine_id"],
+            "stalkers_and_zealots": ["stalker_id", "zealot_id"],
             "colossi_stalkers_zealots": ["colossus_id", "stalker_id", "zealot_id"],
-            "MMM": ["marauder_id", "marine_id", "medivac_id"], "zealots": ["zealot_id"],
-            "hydralisks": ["hydralisk_id"], "stalkers": ["stalker_id"], "colossus": ["colossus_id"],
+            "MMM": ["marauder_id", "marine_id", "medivac_id"],
+            "zealots": ["zealot_id"],
+            "hydralisks": ["hydralisk_id"],
+            "stalkers": ["stalker_id"],
+            "colossus": ["colossus_id"],
             "bane": ["baneling_id", "zergling_id"],
         }.get(self.map_type, [])
         for k, name in enumerate(order):
@@ -169,8 +191,17 @@ class SMACUnitRules:
 
     def _reset_type_ids(self) -> None:
         self._min_unit_type = 0
-        for name in ("marine_id", "marauder_id", "medivac_id", "hydralisk_id", "zergling_id", "baneling_id",
-                     "stalker_id", "colossus_id", "zealot_id"):
+        for name in (
+            "marine_id",
+            "marauder_id",
+            "medivac_id",
+            "hydralisk_id",
+            "zergling_id",
+            "baneling_id",
+            "stalker_id",
+            "colossus_id",
+            "zealot_id",
+        ):
             setattr(self, name, 0)
 
     def only_medivac_left(self, ally: bool) -> bool:
@@ -188,8 +219,11 @@ class SMACUnitRules:
     # ------------------------------------------------------------------ sizes
     def get_obs_move_feats_size(self) -> int:
         """Length of the movement block: 4 (+8 pathing, +9 height)."""
-        return (self.n_actions_move + (self.n_obs_pathing if self.obs_pathing_grid else 0)
-                + (self.n_obs_height if self.obs_terrain_height else 0))
+        return (
+            self.n_actions_move
+            + (self.n_obs_pathing if self.obs_pathing_grid else 0)
+            + (self.n_obs_height if self.obs_terrain_height else 0)
+        )
 
     def get_obs_enemy_feats_size(self) -> tuple[int, int]:
         """``(n_enemies, features per enemy)``."""
@@ -343,15 +377,14 @@ class SMACUnitRules:
             move[: self.n_actions_move] = avail[2:6]
             k = self.n_actions_move
             if self.obs_pathing_grid:
-                move[k: k + self.n_obs_pathing] = self.get_surrounding_pathing(unit)
+                move[k : k + self.n_obs_pathing] = self.get_surrounding_pathing(unit)
                 k += self.n_obs_pathing
             if self.obs_terrain_height:
                 move[k:] = self.get_surrounding_height(unit)
             for e_id, e in self.enemies.items():
                 dist = self.distance(x, y, e.pos.x, e.pos.y)
                 if dist < sight and e.health > 0:
-                    row = [avail[self.n_actions_no_attack + e_id], dist / sight, (e.pos.x - x) / sight,
-                           (e.pos.y - y) / sight]
+                    row = [avail[self.n_actions_no_attack + e_id], dist / sight, (e.pos.x - x) / sight, (e.pos.y - y) / sight]
                     if self.obs_all_health:
                         row.append(e.health / e.health_max)
                         if self.shield_bits_enemy > 0:
@@ -413,8 +446,7 @@ class SMACUnitRules:
                     allies[al_id, len(row) + self.get_unit_type_id(a, True)] = 1
         for e_id, e in self.enemies.items():
             if e.health > 0:
-                row = [e.health / e.health_max, (e.pos.x - cx) / self.max_distance_x,
-                       (e.pos.y - cy) / self.max_distance_y]
+                row = [e.health / e.health_max, (e.pos.x - cx) / self.max_distance_x, (e.pos.y - cy) / self.max_distance_y]
                 if self.shield_bits_enemy > 0:
                     row.append(e.shield / self.unit_max_shield(e))
                 enemies[e_id, : len(row)] = row

@@ -170,7 +170,11 @@ def accept_websocket(sock: socket.socket, timeout: float = 10.0) -> WebSocketCon
         sock.close()
         return None
     accept = base64.b64encode(hashlib.sha1(key.encode() + _GUID).digest()).decode()
-    sock.sendall(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                  f"Sec-WebSocket-Accept: {accept}\r\n\r\n").encode())
+    sock.sendall(
+        (
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Accept: {accept}\r\n\r\n"
+        ).encode()
+    )
     sock.settimeout(None)
     return WebSocketConnection(sock, path)

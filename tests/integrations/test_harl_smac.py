@@ -21,7 +21,8 @@ from sc2_envs.adapters.harl_smac import (
 HARL_PATH = os.environ.get("HARL_PATH")
 needs_harl = pytest.mark.skipif(
     not HARL_PATH or not (Path(HARL_PATH) / "examples" / "train.py").is_file(),
-    reason="HARL is not on PyPI: set HARL_PATH to a checkout of github.com/PKU-MARL/HARL to run HARL's own runner")
+    reason="HARL is not on PyPI: set HARL_PATH to a checkout of github.com/PKU-MARL/HARL to run HARL's own runner",
+)
 
 
 def _masked(avail, rng):
@@ -87,8 +88,13 @@ def test_shims_register_the_env():
 
 
 def test_launcher_without_harl_says_how(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "sc2_envs.adapters.harl_smac", "--harl-path", str(tmp_path)], check=False,
-                       capture_output=True, text=True, env={**os.environ, "HARL_PATH": ""})
+    r = subprocess.run(
+        [sys.executable, "-m", "sc2_envs.adapters.harl_smac", "--harl-path", str(tmp_path)],
+        check=False,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HARL_PATH": ""},
+    )
     assert r.returncode != 0 and "not a HARL checkout" in r.stderr
 
 
@@ -97,11 +103,43 @@ def test_harl_happo_trains_on_the_simulator(tmp_path):
     """HARL's examples/train.py (HAPPO, 2 rollout threads, evaluation on) runs 200 env steps on 3m."""
     pytest.importorskip("setproctitle", reason="HARL imports setproctitle")
     pytest.importorskip("tensorboardX", reason="HARL imports tensorboardX")
-    cmd = [sys.executable, "-m", "sc2_envs.adapters.harl_smac", "--harl-path", HARL_PATH, "--algo", "happo",
-           "--env", "smac", "--exp_name", "ci", "--map_name", "3m", "--n_rollout_threads", "2", "--episode_length",
-           "50", "--num_env_steps", "200", "--cuda", "False", "--use_eval", "True", "--eval_interval", "1",
-           "--n_eval_rollout_threads", "1", "--eval_episodes", "1", "--log_dir", str(tmp_path), "--torch_threads", "1",
-           "--log_interval", "1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sc2_envs.adapters.harl_smac",
+        "--harl-path",
+        HARL_PATH,
+        "--algo",
+        "happo",
+        "--env",
+        "smac",
+        "--exp_name",
+        "ci",
+        "--map_name",
+        "3m",
+        "--n_rollout_threads",
+        "2",
+        "--episode_length",
+        "50",
+        "--num_env_steps",
+        "200",
+        "--cuda",
+        "False",
+        "--use_eval",
+        "True",
+        "--eval_interval",
+        "1",
+        "--n_eval_rollout_threads",
+        "1",
+        "--eval_episodes",
+        "1",
+        "--log_dir",
+        str(tmp_path),
+        "--torch_threads",
+        "1",
+        "--log_interval",
+        "1",
+    ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH", "")])}
     r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=500, cwd=tmp_path, env=env)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
@@ -116,10 +154,38 @@ def test_harl_own_smac_env_trains_over_the_api(tmp_path):
     pytest.importorskip("pysc2_evolved", reason="--sc2api serves HARL's import pysc2 from pysc2-evolved")
     pytest.importorskip("setproctitle", reason="HARL imports setproctitle")
     pytest.importorskip("tensorboardX", reason="HARL imports tensorboardX")
-    cmd = [sys.executable, "-m", "sc2_envs.adapters.harl_smac", "--harl-path", HARL_PATH, "--sc2api", "--algo",
-           "happo", "--env", "smac", "--exp_name", "api", "--map_name", "3m", "--n_rollout_threads", "1",
-           "--episode_length", "50", "--num_env_steps", "100", "--cuda", "False", "--use_eval", "False",
-           "--log_dir", str(tmp_path), "--torch_threads", "1", "--log_interval", "1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sc2_envs.adapters.harl_smac",
+        "--harl-path",
+        HARL_PATH,
+        "--sc2api",
+        "--algo",
+        "happo",
+        "--env",
+        "smac",
+        "--exp_name",
+        "api",
+        "--map_name",
+        "3m",
+        "--n_rollout_threads",
+        "1",
+        "--episode_length",
+        "50",
+        "--num_env_steps",
+        "100",
+        "--cuda",
+        "False",
+        "--use_eval",
+        "False",
+        "--log_dir",
+        str(tmp_path),
+        "--torch_threads",
+        "1",
+        "--log_interval",
+        "1",
+    ]
     env = {k: v for k, v in os.environ.items() if k != "SC2PATH"}
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH", "")])
     r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=500, cwd=tmp_path, env=env)

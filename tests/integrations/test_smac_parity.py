@@ -79,10 +79,14 @@ def _random_episode(env, rng, steps=400):
             return
 
 
-@pytest.mark.parametrize("map_name,options", [
-    ("3m", {}), ("2s3z", {"obs_last_action": True, "obs_pathing_grid": True, "obs_terrain_height": True}),
-    ("MMM", {"state_timestep_number": True, "obs_timestep_number": True}),
-])
+@pytest.mark.parametrize(
+    "map_name,options",
+    [
+        ("3m", {}),
+        ("2s3z", {"obs_last_action": True, "obs_pathing_grid": True, "obs_terrain_height": True}),
+        ("MMM", {"state_timestep_number": True, "obs_timestep_number": True}),
+    ],
+)
 def test_smac_rules_on_unit_records_equal_tensor_path(map_name, options):
     """SMAC's per-unit rules on ``env.agents`` / ``env.enemies`` reproduce the simulator's vectors every step."""
     env = StarCraft2Env(map_name, seed=1, **options)
@@ -119,8 +123,9 @@ def test_reward_battle_and_death_trackers_follow_smac():
             break
 
 
-@pytest.mark.parametrize("make", [lambda a: torch.tensor(a).reshape(-1, 1), lambda a: np.array(a).reshape(-1, 1),
-                                  lambda a: [[x] for x in a]])
+@pytest.mark.parametrize(
+    "make", [lambda a: torch.tensor(a).reshape(-1, 1), lambda a: np.array(a).reshape(-1, 1), lambda a: [[x] for x in a]]
+)
 def test_actions_shaped_n_by_1(make):
     a, b = StarCraft2Env("3m", seed=2), StarCraft2Env("3m", seed=2)
     a.reset(), b.reset()
@@ -152,6 +157,7 @@ def test_save_replay_plays_back(tmp_path, capsys):
     gif = replay_to_video(path, tmp_path / "replay.gif", fps=8, scale=4)
     assert gif.stat().st_size > 1000
     from sc2_envs.render import main
+
     assert main([str(path), "--out", str(tmp_path / "cli.gif"), "--scale", "3"]) == 0
 
 
