@@ -214,3 +214,115 @@ def save_episode_video(frames, path: str | Path, fps: float = 4) -> Path:
     else:
         iio.imwrite(path, stack, plugin="FFMPEG", fps=fps, codec="libx264", macro_block_size=1)
     return path
+
+
+# ---------------------------------------------------------------------- simulator replays
+REPLAY_FORMAT = "sc2_envs.sim_replay"
+"""``format`` entry of a simulator replay file (``StarCraft2Env.save_replay``)."""
+REPLAY_VERSION = 1
+_REPLAY_STEP_KEYS = ("pos", "health", "shield", "alive", "order_kind", "order_target")
+
+
+def write_replay(path: str | Path, static: dict, steps: list[dict]) -> Path:
+    """Write a simulator replay: one compressed ``.npz`` file (NumPy only, no pickle).
+
+    Args:
+        path: file to write (``.npz`` is appended if missing); parent folders are created.
+        static: ``map_name`` (str), ``names`` (U str), ``is_ally``, ``radius``, ``max_health``,
+            ``max_shield`` (``[U]``) and ``pathing`` (``[32, 32]`` bool, ``[x, y]``).
+        steps: per recorded env step, ``pos`` ``[U, 2]``, ``health``, ``shield``, ``alive``,
+            ``order_kind``, ``order_target`` ``[U]`` and ``episode_count`` (the simulator's episode
+            number; a change starts a new episode in the file).
+
+    Returns:
+        The written path.
+
+    Raises:
+        ValueError: no steps, or steps whose arrays do not match ``static``'s unit count.
+    """
+    path = Path(path)
+    if path.suffix != ".npz":
+        path = path.with_name(path.name + ".npz")
+    if not steps:
+        raise ValueError("no recorded steps to write (call reset() and step() first)")
+    U = len(static["names"])
+    arrays = {}
+    for k in _REPLAY_STEP_KEYS:
+        stacked = np.stack([np.asarray(s[k]) for s in steps])
+        if stacked.shape[1] != U:
+            raise ValueError(f"replay step field {k!r} has {stacked.shape[1]} units, expected {U}")
+        arrays[k] = stacked
+    episode = np.array([int(s["episode_count"]) for s in steps], dtype=np.int64)
+    step_in_ep = np.zeros(len(steps), dtype=np.int64)
+    for t in range(1, len(steps)):
+        step_in_ep[t] = 0 if episode[t] != episode[t - 1] else step_in_ep[t - 1] + 1
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(
+        path, format=np.array(REPLAY_FORMAT), version=np.array(REPLAY_VERSION),
+        map_name=np.array(str(static["map_name"])), names=np.array(list(static["names"]), dtype=str),
+        is_ally=np.asarray(static["is_ally"], bool), radius=np.asarray(static["radius"], np.float32),
+        max_health=np.asarray(static["max_health"], np.float32), max_shield=np.asarray(static["max_shield"], np.float32),
+        pathing=np.asarray(static["pathing"], bool), episode=episode, episode_step=step_in_ep, **arrays)
+    return path
+
+
+def load_replay(path: str | Path) -> list[dict]:
+    """Read a simulator replay into per-step render data (``render_frame`` input).
+
+    Returns:
+        One dict per recorded env step with the ``render_frame`` keys plus ``map_name``,
+        ``episode`` (0-based episode index in the file) and ``episode_steps``.
+
+    Raises:
+        ValueError: the file is not a simulator replay of a supported version.
+        FileNotFoundError: no such file.
+    """
+    with np.load(Path(path), allow_pickle=False) as z:
+        if "format" not in z.files or str(z["format"]) != REPLAY_FORMAT:
+            raise ValueError(f"{str(path)!r} is not a {REPLAY_FORMAT} file (written by StarCraft2Env.save_replay)")
+        if int(z["version"]) != REPLAY_VERSION:
+            raise ValueError(f"{str(path)!r} has replay version {int(z['version'])}; this reader supports {REPLAY_VERSION}")
+        d = {k: z[k] for k in z.files}
+    episodes = np.unique(d["episode"], return_inverse=True)[1]
+    names = [str(n) for n in d["names"]]
+    static = {"radius": d["radius"], "max_health": d["max_health"], "max_shield": d["max_shield"],
+              "is_ally": d["is_ally"], "names": names, "pathing": d["pathing"], "map_name": str(d["map_name"])}
+    return [dict(static, **{k: d[k][t] for k in _REPLAY_STEP_KEYS}, episode=int(episodes[t]),
+                 episode_steps=int(d["episode_step"][t])) for t in range(len(d["episode"]))]
+
+
+def replay_to_video(replay: str | Path, out: str | Path, fps: float = 4, scale: int = 16) -> Path:
+    """Play a simulator replay back into a GIF or MP4 (``save_episode_video``).
+
+    Args:
+        replay: a ``.npz`` written by ``StarCraft2Env.save_replay``.
+        out: ``*.gif`` or ``*.mp4``.
+        fps: frames (env steps) per second; 2 is real time (an env step is 0.5 normal-speed s).
+        scale: pixels per world unit.
+
+    Returns:
+        The written video path.
+    """
+    frames = [render_frame(d, scale=scale, title=f"{d['map_name']}  episode {d['episode']}  step {d['episode_steps']}")
+              for d in load_replay(replay)]
+    return save_episode_video(frames, out, fps=fps)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m sc2_envs.render REPLAY.npz --out battle.gif [--fps 4] [--scale 16]``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m sc2_envs.render",
+                                     description="Play a simulator replay (StarCraft2Env.save_replay) back to GIF/MP4.")
+    parser.add_argument("replay", help="replay .npz file")
+    parser.add_argument("--out", required=True, help="output .gif or .mp4")
+    parser.add_argument("--fps", type=float, default=4.0, help="env steps per second of video (2 = real time)")
+    parser.add_argument("--scale", type=int, default=16, help="pixels per world unit")
+    args = parser.parse_args(argv)
+    path = replay_to_video(args.replay, args.out, fps=args.fps, scale=args.scale)
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

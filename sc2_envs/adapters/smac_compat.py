@@ -33,7 +33,19 @@ Semantics (SMAC's, checked against ``StarCraft2Env.step``):
 * ``get_stats()``: SMAC's ``battles_won``, ``battles_game``, ``battles_draw`` (= timeouts),
   ``win_rate``, ``timeouts``, ``restarts`` (always 0: the simulator never needs a game restart).
 * An unavailable action raises ``ValueError`` naming the agent and action (SMAC asserts), unless
-  ``lenient_actions=True``.
+  ``lenient_actions=True``. Actions may be shaped ``(N,)`` or ``(N, 1)`` (lists, NumPy, torch).
+* Every public name of SMAC's class exists with SMAC's meaning (the list pinned from oxwhirl/smac
+  d6aab33 in ``tests/data/smac_starcraft2env_public_names.json``): ``agents`` / ``enemies`` are dicts of
+  raw unit records (``sc2_envs.sc2api.raw.RawUnit``: ``tag``, ``unit_type``, ``pos.x/.y``,
+  ``health``, ``health_max``, ``shield``, ``shield_max``, ``energy``, ``weapon_cooldown``, ...);
+  ``last_action``, ``death_tracker_*``, ``previous_*_units``, ``battles_*``, ``timeouts``,
+  ``max_reward``, ``shield_bits_*``, ``unit_type_bits``, ``map_type``, the options and the helper
+  methods (``get_state_dict``, ``get_obs_*_size``, ``get_visibility_matrix``, ``unit_max_shield``,
+  ``reward_battle``, ...) come from ``sc2_envs.sc2api.smac_rules.SMACUnitRules``, SMAC's rules on
+  those records, which give the same vectors as the simulator's tensor path.
+* ``save_replay()`` writes a replay of ours (``.npz``) and returns / prints its path;
+  ``python -m sc2_envs.render FILE --out battle.gif`` plays it back. ``render(mode="human")`` (SMAC's
+  default) opens a pygame window or says why it cannot.
 
 Time base: one ``step`` = 8 game loops (SMAC's ``step_mul``) = 0.5 normal-speed game seconds.
 
@@ -58,16 +70,26 @@ EPyMARL wraps SMAC's class in ``SMACWrapper`` (``src/envs/smac_wrapper.py``); re
 
 from __future__ import annotations
 
+import logging
+import os
+import sys
 from collections.abc import Sequence
+from copy import deepcopy
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from sc2_envs.maps import MapSpec
+from sc2_envs.maps import MAP_SIZE, MapSpec, get_map, pathing_grid
+from sc2_envs.sc2api.raw import raw_units_from_snapshot, sim_snapshot
+from sc2_envs.sc2api.smac_rules import SMACUnitRules
 from sc2_envs.wrappers._common import as_numpy, make_backend
 
-__all__ = ["SMAC_GAME_OPTIONS", "SMAC_PROCESS_OPTIONS", "StarCraft2Env"]
+_log = logging.getLogger(__name__)
+
+__all__ = ["MAX_REPLAY_STEPS", "SMAC_FEATURE_DEFAULTS", "SMAC_GAME_OPTIONS", "SMAC_PROCESS_OPTIONS", "StarCraft2Env"]
 
 SMAC_GAME_OPTIONS: dict[str, Any] = {
     "step_mul": 8, "move_amount": 2, "difficulty": "7", "heuristic_ai": False, "heuristic_rest": False,
@@ -82,7 +104,21 @@ SMAC_PROCESS_OPTIONS: dict[str, Any] = {
 SMAC's defaults; they have no effect on the simulator."""
 
 
-class StarCraft2Env:
+SMAC_FEATURE_DEFAULTS: dict[str, Any] = {
+    "obs_all_health": True, "obs_own_health": True, "obs_last_action": False, "obs_pathing_grid": False,
+    "obs_terrain_height": False, "obs_instead_of_state": False, "obs_timestep_number": False,
+    "state_last_action": True, "state_timestep_number": False, "reward_sparse": False,
+    "reward_only_positive": True, "reward_death_value": 10, "reward_win": 200, "reward_defeat": 0,
+    "reward_negative_scale": 0.5, "reward_scale": True, "reward_scale_rate": 20,
+}
+"""SMAC's observation / state / reward keywords and their defaults (``StarCraft2Env.__init__``), kept as
+attributes of the same names."""
+
+MAX_REPLAY_STEPS = 20_000
+"""Env steps ``save_replay`` keeps (the oldest are dropped beyond this; about 3 KB per step at 57 units)."""
+
+
+class StarCraft2Env(SMACUnitRules):
     """SMAC's ``StarCraft2Env`` API on the embedded simulator (see the module docstring for semantics).
 
     Args:
@@ -111,28 +147,162 @@ class StarCraft2Env:
         self.backend = backend
         self.lenient_actions = lenient_actions
         options = dict(kwargs)
+        game = {k: options.get(k, v) for k, v in SMAC_GAME_OPTIONS.items()}
+        process = {k: options.get(k, v) for k, v in SMAC_PROCESS_OPTIONS.items()}
+        feats = {k: options.get(k, v) for k, v in SMAC_FEATURE_DEFAULTS.items()}
         if backend == "sim":
             for key, supported in SMAC_GAME_OPTIONS.items():
                 value = options.pop(key, supported)
                 if value != supported and not (key == "difficulty" and str(value) == supported):
                     raise ValueError(f"{key}={value!r} is not implemented by the simulator (it models SMAC's "
                                      f"{key}={supported!r}); use backend='sc2' for other values")
-            for key, default in SMAC_PROCESS_OPTIONS.items():
-                setattr(self, key, options.pop(key, default))
+            for key in SMAC_PROCESS_OPTIONS:
+                options.pop(key, None)
         # The sc2 backend always reports the time limit as truncation; continuing_episode only shapes ``info``.
         self.sim = make_backend(map_name, backend, device, seed, lenient_actions, options)
         self.map_name = self.sim.map_name
+        spec = map_name if isinstance(map_name, MapSpec) else get_map(self.map_name)
+        self._spec = spec
         self.n_agents: int = self.sim.n_agents
         self.n_enemies: int = self.sim.n_enemies
         self.n_actions: int = self.sim.n_actions
         self.episode_limit: int = self.sim.episode_limit
+        # SMAC's attributes, same names and meaning (smac/env/starcraft2/starcraft2.py __init__).
+        self._move_amount = game["move_amount"]
+        self._step_mul = game["step_mul"]
+        self.difficulty = game["difficulty"]
+        self.heuristic_ai = game["heuristic_ai"]
+        self.heuristic_rest = game["heuristic_rest"]
+        self.game_version = process["game_version"]
+        self.replay_dir = process["replay_dir"]
+        self.replay_prefix = process["replay_prefix"]
+        self.window_size = (process["window_size_x"], process["window_size_y"])
+        self.debug = process["debug"]
+        for key, value in feats.items():
+            setattr(self, key, value)
+        if self.obs_all_health:
+            self.obs_own_health = True
+        self.n_obs_pathing = 8
+        self.n_obs_height = 9
+        self.n_actions_no_attack = 6
+        self.n_actions_move = 4
+        self._agent_race, self._bot_race = spec.a_race, spec.b_race
+        self.shield_bits_ally = 1 if spec.a_race == "P" else 0
+        self.shield_bits_enemy = 1 if spec.b_race == "P" else 0
+        self.unit_type_bits = spec.unit_type_bits
+        self.map_type = spec.map_type
+        self._unit_types = None
+        self.max_reward = self.n_enemies * self.reward_death_value + self.reward_win
+        self.ally_state_attr_names, self.enemy_state_attr_names = self._state_attr_names()
+        # The simulator's maps are 32 x 32 with a 32 x 32 playable area (SMAC reads both from game_info).
+        self.map_x = self.map_y = MAP_SIZE
+        self.max_distance_x = self.max_distance_y = MAP_SIZE
+        self.pathing_grid = pathing_grid(spec.terrain).astype(bool)
+        from sc2_envs.sim.features import WALKABLE_HEIGHT
+
+        self.terrain_height = np.where(self.pathing_grid, WALKABLE_HEIGHT, 0.0)
+        self._reset_type_ids()
+        self._episode_count = 0
         self._episode_steps = 0
         self._total_steps = 0
-        self._episode_count = 0
-        self._obs: np.ndarray | None = None    # [N, obs_size] float32
+        self._obs_vec: np.ndarray | None = None    # [N, obs_size] float32
         self._state: np.ndarray | None = None  # [state_size] float32
         self._avail: np.ndarray | None = None  # [N, n_actions] int64 (0/1)
         self._terminated = False
+        self.timed_out = False
+        """True after a step that ended the episode at the time limit (not a battle end); ours."""
+        self.battles_won = 0
+        self.battles_game = 0
+        self.timeouts = 0
+        self.force_restarts = 0
+        self.last_stats = None
+        self.reward = 0
+        self.win_counted = False
+        self.defeat_counted = False
+        self.heuristic_targets = None
+        self.death_tracker_ally = np.zeros(self.n_agents)
+        self.death_tracker_enemy = np.zeros(self.n_enemies)
+        self.previous_ally_units = None
+        self.previous_enemy_units = None
+        self.last_action = np.zeros((self.n_agents, self.n_actions))
+        self.renderer = None
+        self._run_config = self._sc2_proc = self._controller = None
+        self._snap: dict | None = None
+        self._units: tuple[dict, dict] | None = None
+        self._replay: list[dict] = []
+        self._replay_dropped = 0
+
+    # ------------------------------------------------------------------ units (SMAC's agents / enemies)
+    def _refresh_units(self, record: bool = True) -> None:
+        """Take a cheap NumPy snapshot of the units (kept for ``save_replay`` when ``record``); the
+        records are built only when read."""
+        if self.backend == "sim":
+            self._snap = sim_snapshot(self.sim, 0)
+            if record:
+                self._replay.append(dict(self._snap))
+            if len(self._replay) > MAX_REPLAY_STEPS:
+                del self._replay[0]
+                self._replay_dropped += 1
+        self._units = None
+
+    def _build_units(self) -> tuple[dict, dict]:
+        if self._units is None:
+            if self.backend != "sim":
+                env = self.sim._env
+                self._units = (env.agents, env.enemies)
+            elif self._snap is None:
+                self._units = ({}, {})
+            else:
+                units = raw_units_from_snapshot(self.sim, self._snap, include_dead=True)
+                N = self.n_agents
+                self._units = ({i: u for i, u in enumerate(units[:N])}, {j: u for j, u in enumerate(units[N:])})
+        return self._units
+
+    @property
+    def agents(self) -> dict:
+        """SMAC's ``agents``: agent id -> unit record (``sc2_envs.sc2api.raw.RawUnit``: ``tag``,
+        ``unit_type`` (``*_RL`` id), ``owner``, ``pos.x/.y``, ``health`` (0 once dead), ``health_max``,
+        ``shield``, ``shield_max``, ``energy``, ``weapon_cooldown`` (game loops), ``orders``). Agent
+        ``i`` is the simulator's agent ``i``. Empty before the first ``reset``."""
+        return self._build_units()[0]
+
+    @agents.setter
+    def agents(self, value: dict) -> None:
+        self._units = (value, self._build_units()[1])
+
+    @property
+    def enemies(self) -> dict:
+        """SMAC's ``enemies``: enemy id -> unit record (stock type ids), as ``agents``."""
+        return self._build_units()[1]
+
+    @enemies.setter
+    def enemies(self, value: dict) -> None:
+        self._units = (self._build_units()[0], value)
+
+    def init_units(self) -> None:
+        """SMAC's ``init_units``: (re)build ``agents`` / ``enemies`` from the current battle."""
+        self._units = None
+        self._unit_types = [u.unit_type for u in self.agents.values()] + [u.unit_type for u in self.enemies.values()]
+
+    def update_units(self):
+        """SMAC's ``update_units``: keep the previous records, refresh from the current battle and
+        return the end code (-1 lost, 1 won, 0 draw, ``None`` ongoing). ``step`` already does this."""
+        self.previous_ally_units, self.previous_enemy_units = deepcopy(self.agents), deepcopy(self.enemies)
+        if self.backend == "sim":
+            self._refresh_units(record=False)
+        n_a = sum(u.health > 0 for u in self.agents.values())
+        n_e = sum(u.health > 0 for u in self.enemies.values())
+        if (n_a == 0 and n_e > 0) or self.only_medivac_left(ally=True):
+            return -1
+        if (n_a > 0 and n_e == 0) or self.only_medivac_left(ally=False):
+            return 1
+        if n_a == 0 and n_e == 0:
+            return 0
+        return None
+
+    def get_unit_types(self) -> list[int] | None:
+        """Type ids of the agents then the enemies (``None`` before the first ``reset``, as SMAC warns)."""
+        return self._unit_types
 
     # ------------------------------------------------------------------ episode
     def reset(self) -> tuple[list[np.ndarray], np.ndarray]:
@@ -148,68 +318,116 @@ class StarCraft2Env:
         self._store(out["obs"], out["state"], out["avail_actions"])
         self._episode_steps = 0
         self._terminated = False
+        self.timed_out = False
+        self.death_tracker_ally = np.zeros(self.n_agents)
+        self.death_tracker_enemy = np.zeros(self.n_enemies)
+        self.previous_ally_units = None
+        self.previous_enemy_units = None
+        self.win_counted = False
+        self.defeat_counted = False
+        self.last_action = np.zeros((self.n_agents, self.n_actions))
+        self._refresh_units()
+        if self._unit_types is None or self._episode_count == 0:
+            self.init_units()
+            if self.agents:
+                self._init_ally_unit_types(min(u.unit_type for u in self.agents.values()))
+            if hasattr(self.sim, "features"):
+                self.max_reward = float(self.sim.features.max_reward)
         return self.get_obs(), self.get_state()
 
     def step(self, actions: Sequence[int] | np.ndarray | torch.Tensor) -> tuple[float, bool, dict]:
         """Advance the battle by one env step (8 game loops) with one action per agent.
 
         Args:
-            actions: ``N`` action ids (list, NumPy array or torch tensor of any integer dtype), agent
-                ``i``'s at index ``i``; each must be available (``get_avail_agent_actions(i)``).
+            actions: ``N`` action ids, agent ``i``'s at index ``i``: a list, NumPy array or torch tensor
+                of any integer dtype, of shape ``(N,)`` or ``(N, 1)`` (pymarl-family runners pass a
+                column; SMAC converts with ``[int(a) for a in actions]``). Each must be available
+                (``get_avail_agent_actions(i)``).
 
         Returns:
             ``(reward, terminated, info)`` with SMAC's meaning (module docstring).
 
         Raises:
             RuntimeError: ``step`` before ``reset`` or after the episode terminated.
-            ValueError: wrong number of actions, a non-integer, or an unavailable action.
+            ValueError: wrong number or shape of actions, a non-integer, or an unavailable action.
         """
-        if self._obs is None or self._terminated:
+        if self._obs_vec is None or self._terminated:
             raise RuntimeError("step() called before reset() or after the episode terminated; call reset()")
         if isinstance(actions, torch.Tensor):
             actions = actions.detach().cpu().numpy()
         acts = np.asarray(actions)
+        if acts.shape == (self.n_agents, 1):
+            acts = acts[:, 0]
         if acts.shape != (self.n_agents,):
-            raise ValueError(f"expected {self.n_agents} actions (one per agent), got shape {acts.shape}")
+            raise ValueError(f"expected {self.n_agents} actions (one per agent), shaped ({self.n_agents},) or "
+                             f"({self.n_agents}, 1); got shape {acts.shape}")
         if not np.issubdtype(acts.dtype, np.integer) and (
                 not np.issubdtype(acts.dtype, np.floating) or not np.all(acts == np.round(acts))):
             raise ValueError(f"actions must be integers, got {actions!r}")
         acts = acts.astype(np.int64)
+        if self.backend == "sim":
+            prev = self._build_units()
         out = self.sim.step(torch.as_tensor(acts, device=self.sim.device).unsqueeze(0))
         self._store(out["final_obs"], out["final_state"], out["final_avail_actions"])
         self._episode_steps += 1
         self._total_steps += 1
         truncated = bool(out["truncated"][0])
+        self.timed_out = truncated
+        won = bool(out["battle_won"][0])
         self._terminated = bool(out["terminated"][0]) or truncated
-        info: dict[str, Any] = {"battle_won": bool(out["battle_won"][0]), "dead_allies": int(out["dead_allies"][0]),
+        info: dict[str, Any] = {"battle_won": won, "dead_allies": int(out["dead_allies"][0]),
                                 "dead_enemies": int(out["dead_enemies"][0])}
         if truncated and self.continuing_episode:
             info["episode_limit"] = True
         if self.lenient_actions:
             info["invalid_actions"] = as_numpy(out["invalid_actions"][0], bool)
+            if self.backend == "sim":  # the action the simulator carried out: stop (alive) or no-op (dead)
+                alive = np.array([u.health > 0 for u in prev[0].values()], dtype=bool)
+                acts = np.where(info["invalid_actions"], np.where(alive, 1, 0), acts)
+        self.last_action = np.eye(self.n_actions)[acts]
+        if self.backend == "sim":
+            self.previous_ally_units, self.previous_enemy_units = prev
+            self._refresh_units()
+            if not self.reward_sparse:
+                self.death_tracker_ally = np.array([float(u.health == 0) for u in self.agents.values()])
+                self.death_tracker_enemy = np.array([float(u.health == 0) for u in self.enemies.values()])
+        self.reward = float(out["reward"][0])
         if self._terminated:
             self._episode_count += 1
-        return float(out["reward"][0]), self._terminated, info
+            self.battles_game += 1
+            if won:
+                self.battles_won += 1
+                self.win_counted = True
+            elif truncated:
+                self.timeouts += 1
+            elif self.backend == "sim" and self._lost():
+                self.defeat_counted = True
+        return self.reward, self._terminated, info
+
+    def _lost(self) -> bool:
+        n_a = sum(u.health > 0 for u in self.agents.values())
+        n_e = sum(u.health > 0 for u in self.enemies.values())
+        return (n_a == 0 and n_e > 0) or self.only_medivac_left(ally=True)
 
     def _store(self, obs: torch.Tensor, state: torch.Tensor, avail: torch.Tensor) -> None:
-        self._obs = as_numpy(obs[0], np.float32)
+        self._obs_vec = as_numpy(obs[0], np.float32)
         self._state = as_numpy(state[0], np.float32)
         self._avail = as_numpy(avail[0], np.int64)
 
     def _require_reset(self) -> None:
-        if self._obs is None:
+        if self._obs_vec is None:
             raise RuntimeError("call reset() before reading observations")
 
     # ------------------------------------------------------------------ observations
     def get_obs(self) -> list[np.ndarray]:
         """Every agent's observation: ``N`` float32 arrays ``(obs_size,)`` (zeros for dead agents)."""
         self._require_reset()
-        return [o.copy() for o in self._obs]
+        return [o.copy() for o in self._obs_vec]
 
     def get_obs_agent(self, agent_id: int) -> np.ndarray:
         """Agent ``agent_id``'s observation, ``(obs_size,)`` float32."""
         self._require_reset()
-        return self._obs[self._agent_index(agent_id)].copy()
+        return self._obs_vec[self._agent_index(agent_id)].copy()
 
     def get_obs_size(self) -> int:
         """Length of one agent's observation vector."""
@@ -247,11 +465,12 @@ class StarCraft2Env:
         return info
 
     def get_stats(self) -> dict:
-        """SMAC's statistics: ``battles_won``, ``battles_game``, ``battles_draw``, ``win_rate``, ``timeouts``,
-        ``restarts``, counted since construction."""
-        stats = dict(self.sim.get_stats())
-        stats.setdefault("restarts", 0)
-        return stats
+        """SMAC's statistics since construction: ``battles_won``, ``battles_game``, ``battles_draw``
+        (= ``timeouts``), ``win_rate`` (0.0 before any battle, where SMAC divides by zero), ``timeouts``,
+        ``restarts`` (``force_restarts``; always 0 on the simulator)."""
+        return {"battles_won": self.battles_won, "battles_game": self.battles_game, "battles_draw": self.timeouts,
+                "win_rate": self.battles_won / self.battles_game if self.battles_game else 0.0,
+                "timeouts": self.timeouts, "restarts": self.force_restarts}
 
     def _agent_index(self, agent_id: int) -> int:
         if not isinstance(agent_id, (int, np.integer)) or not 0 <= agent_id < self.n_agents:
@@ -267,36 +486,81 @@ class StarCraft2Env:
             self._episode_count = 0
         return self._seed
 
-    def render(self, mode: str = "rgb_array") -> np.ndarray:
-        """The current top-down frame, ``(H, W, 3)`` uint8 (``sc2_envs.render.render_frame``).
+    def render(self, mode: str = "human") -> np.ndarray | None:
+        """Draw the battle top-down (``sc2_envs.render.render_frame``), as SMAC's ``render(mode)``.
+
+        Args:
+            mode: ``"human"`` (SMAC's default): show the frame in a pygame window and return ``None``;
+                ``"rgb_array"``: return the frame ``(H, W, 3)`` uint8. SMAC requires one mode per env;
+                here both may be mixed.
 
         Raises:
-            ValueError: ``mode`` other than ``"rgb_array"`` (use ``sc2_envs.render.HumanViewer`` for a window).
+            ValueError: another ``mode``, or a backend without render data (``backend="sc2"``).
+            RuntimeError: ``"human"`` without a display (no ``DISPLAY`` / ``WAYLAND_DISPLAY`` on Linux,
+                or SDL's ``dummy`` video driver); the message says why and what to use instead.
+            ImportError: ``"human"`` without pygame (``pip install pygame``).
         """
-        if mode != "rgb_array":
-            raise ValueError(f"render(mode={mode!r}); only 'rgb_array' is supported here")
+        if mode not in ("human", "rgb_array"):
+            raise ValueError(f"render(mode={mode!r}); expected 'human' or 'rgb_array'")
         if not hasattr(self.sim, "render_data"):
             raise ValueError(f"backend {self.backend!r} has no render_data(); render with backend='sim'")
         from sc2_envs.render import render_frame
 
-        return render_frame(self.sim.render_data(0), title=f"{self.map_name}  step {self._episode_steps}/{self.episode_limit}")
+        frame = render_frame(self.sim.render_data(0),
+                             title=f"{self.map_name}  step {self._episode_steps}/{self.episode_limit}")
+        if mode == "rgb_array":
+            return frame
+        if self.renderer is None:
+            self.renderer = _PygameWindow(f"sc2_envs {self.map_name}", frame.shape[1], frame.shape[0])
+        self.renderer.show(frame)
+        return None
 
-    def save_replay(self) -> None:
-        """SMAC writes an SC2 replay here; the simulator has none.
+    def _replay_static(self) -> dict:
+        t = self.sim.table
+        return {"map_name": self.map_name, "names": list(t.names), "is_ally": t.is_ally.cpu().numpy(),
+                "radius": t.radius.cpu().numpy(), "max_health": t.max_health.cpu().numpy(),
+                "max_shield": t.max_shield.cpu().numpy(), "pathing": self.sim.pathing.cpu().numpy()}
+
+    def save_replay(self) -> Path:
+        """Save a replay of every env step since construction (at most ``MAX_REPLAY_STEPS``) and say where.
+
+        SMAC saves the game's ``.SC2Replay`` (all episodes since launch); the simulator writes its own
+        format instead: ``<replay_dir>/<replay_prefix or map_name>_<UTC time>.npz`` (``replay_dir``
+        defaults to ``./replays``), which ``python -m sc2_envs.render FILE --out battle.gif`` (or
+        ``sc2_envs.render.replay_to_video``) plays back to a GIF or MP4. The path is logged (as SMAC
+        does), printed and returned.
+
+        Returns:
+            The replay file's path.
 
         Raises:
-            NotImplementedError: always on the simulator (record frames with ``render()`` /
-                ``sc2_envs.render.save_episode_video`` instead).
+            RuntimeError: nothing recorded yet (no ``reset``).
         """
-        save = getattr(self.sim, "save_replay", None)
-        if save is None:
-            raise NotImplementedError(
-                f"save_replay(): backend {self.backend!r} produces no StarCraft II replay here; record frames with "
-                "env.render() (sc2_envs.render.save_episode_video), or use oxwhirl SMAC's StarCraft2Env for SC2 replays")
-        save()
+        if self.backend != "sim":
+            return self.sim._env.save_replay()
+        if not self._replay:
+            raise RuntimeError("save_replay(): nothing recorded yet; call reset() and step() first")
+        from sc2_envs.render import write_replay
+
+        folder = Path(self.replay_dir) if self.replay_dir else Path.cwd() / "replays"
+        stamp = datetime.now(UTC).strftime("%Y-%m-%d-%H-%M-%S")
+        base = folder / f"{self.replay_prefix or self.map_name}_{stamp}"
+        path, k = base.with_name(base.name + ".npz"), 1
+        while path.exists():
+            path, k = base.with_name(f"{base.name}_{k}.npz"), k + 1
+        path = write_replay(path, self._replay_static(), self._replay).resolve()
+        note = f" (the oldest {self._replay_dropped} steps were dropped)" if self._replay_dropped else ""
+        _log.info("Replay saved at: %s", path)
+        print(f"Replay saved at: {path}{note}; play it back with: python -m sc2_envs.render {path} --out replay.gif",
+              file=sys.stderr)
+        return path
 
     def close(self) -> None:
-        """Release the backend (closes StarCraft II for ``backend="sc2"``); safe to call twice."""
+        """Close the render window and release the backend (closes StarCraft II for ``backend="sc2"``);
+        safe to call twice."""
+        if self.renderer is not None:
+            self.renderer.close()
+            self.renderer = None
         close = getattr(self.sim, "close", None)
         if close is not None:
             close()
@@ -304,3 +568,44 @@ class StarCraft2Env:
     def full_restart(self) -> None:
         """SMAC restarts the game after a connection error; the simulator only needs a new episode."""
         self.reset()
+
+
+def _display_problem() -> str | None:
+    """Why no window can open here, or ``None`` if a display looks available."""
+    if os.environ.get("SDL_VIDEODRIVER", "").lower() in ("dummy", "offscreen"):
+        return f"SDL_VIDEODRIVER={os.environ['SDL_VIDEODRIVER']} draws off-screen"
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        return "no display: neither DISPLAY nor WAYLAND_DISPLAY is set (a headless machine or an ssh session without -X)"
+    return None
+
+
+class _PygameWindow:
+    """A pygame window showing ``(H, W, 3)`` uint8 frames (``StarCraft2Env.render(mode="human")``)."""
+
+    def __init__(self, title: str, width: int, height: int):
+        problem = _display_problem()
+        if problem:
+            raise RuntimeError(f"render(mode='human') cannot open a window: {problem}. Use render(mode='rgb_array') "
+                               "for frames, or save_replay() and play the file back with python -m sc2_envs.render")
+        try:
+            import pygame
+        except ImportError as e:
+            raise ImportError("render(mode='human') needs pygame: pip install pygame") from e
+        self._pg = pygame
+        pygame.display.init()
+        try:
+            self._screen = pygame.display.set_mode((width, height))
+        except pygame.error as e:
+            pygame.display.quit()
+            raise RuntimeError(f"render(mode='human') cannot open a window: pygame says {e}") from e
+        pygame.display.set_caption(title)
+
+    def show(self, frame: np.ndarray) -> None:
+        pg = self._pg
+        pg.event.pump()  # keeps the window responsive
+        surface = pg.surfarray.make_surface(np.ascontiguousarray(frame.transpose(1, 0, 2)))
+        self._screen.blit(surface, (0, 0))
+        pg.display.flip()
+
+    def close(self) -> None:
+        self._pg.display.quit()

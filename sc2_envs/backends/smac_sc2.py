@@ -12,6 +12,10 @@ The PyPI package called ``smac`` is SMAC3, an unrelated AutoML optimiser; it is 
 reported. The game must be installed where pysc2 looks for it: ``$SC2PATH``, or by default
 ``~/StarCraftII`` (Linux), ``C:/Program Files (x86)/StarCraft II`` (Windows) or
 ``/Applications/StarCraft II`` (macOS), with SMAC's maps copied to ``$SC2PATH/Maps/SMAC_Maps``.
+``SC2PATH`` may also be a folder laid out by ``python -m sc2_envs.sc2api install --path DIR``: SMAC
+then talks to the embedded simulator through the StarCraft II API (docs/smac_codebases.md). When
+PyPI ``pysc2`` is absent but ``pysc2-evolved`` (the ``full-game`` extra) is installed, SMAC's
+``import pysc2`` is served by it (``sc2_envs.sc2api.pysc2_alias``).
 
 Shared layouts. Both backends produce SMAC's vectors (oxwhirl/smac d6aab33,
 ``StarCraft2Env.get_obs_agent`` / ``get_state_dict`` / ``get_avail_agent_actions``):
@@ -146,6 +150,11 @@ def _import_starcraft2env(map_name: str) -> Callable[..., Any]:
         )
     if importlib.util.find_spec("smac") is None:
         raise SC2BackendUnavailable("oxwhirl SMAC is not installed.\n" + _install_help(map_name))
+    if importlib.util.find_spec("pysc2") is None and importlib.util.find_spec("pysc2_evolved") is not None:
+        # SMAC imports pysc2; this project's full-game extra installs the maintained fork under its own name.
+        from sc2_envs.sc2api import pysc2_alias
+
+        pysc2_alias.install()
     try:
         from smac.env import StarCraft2Env
     except Exception as exc:  # pysc2 / protobuf import failures surface here (pysc2#355)

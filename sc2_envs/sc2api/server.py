@@ -1,0 +1,450 @@
+"""A StarCraft II API server backed by the embedded simulator.
+
+It speaks the game's protocol (s2clientprotocol ``Request`` / ``Response`` protobufs, one per WebSocket
+message on ``ws://<host>:<port>/sc2api``) for what SMAC-style clients send on the SMAC maps, so that
+pysc2's ``run_configs`` can launch it as ``Versions/Base<build>/SC2_x64`` (see
+``python -m sc2_envs.sc2api install``) and talk to it with ``RemoteController``, exactly as with the
+game. Served requests (s2clientprotocol ``sc2api.proto``):
+
+* ``ping``: game version and build.
+* ``create_game``: ``local_map`` with a SMAC map path (``SMAC_Maps/<name>.SC2Map``; the map bytes
+  are not read), ``realtime=false``, ``random_seed`` (seeds the simulator as ``StarCraft2Env(seed=...)``
+  does), ``player_setup`` = one Participant + one Computer (the simulator's built-in enemy).
+* ``join_game``: the raw interface (``options.raw``); feature layers / rendering are refused.
+* ``game_info``: map size 32 x 32, playable area (0, 0)-(32, 32), the pathing grid (1 bit per cell,
+  rows from y = 0, MSB first) and the terrain height (1 byte per cell, rows from the top), laid out
+  the way SMAC's ``_launch`` decodes them.
+* ``data``: the unit types of the map (id and name).
+* ``observation``: ``raw_data.units`` with the fields SMAC reads (``sc2_envs.sc2api.raw``): live units
+  only, agents (owner 1, emulated ``*_RL`` type ids consecutive in SMAC's order) then enemies
+  (owner 2, stock ids), ``tag``, ``pos``, ``health``/``health_max``, ``shield``/``shield_max``,
+  ``energy``, ``weapon_cooldown`` (game loops), ``orders``.
+* ``action``: raw unit commands of the agents: Stop (4), Move (16) to a point, Attack (23) a unit,
+  MedivacHeal (386) an ally; ``queue_command`` is refused (``CantQueueThatOrder``), anything else
+  ``NotSupported`` / ``Error`` per action.
+* ``step``: game loops; each block of 8 loops is one simulator env step (orders and enemy AI, then
+  8 loop ticks), a shorter remainder runs loop ticks only.
+* ``debug``: ``kill_unit`` (SMAC's reset). When no unit is left, the next ``step`` respawns the map's
+  units with fresh tags, as the SMAC maps' trigger does (the simulator's next episode).
+* ``leave_game``, ``quit``.
+
+Anything else gets a ``Response`` with an ``error`` naming the request and listing the served ones
+(never a hang); a non-SMAC map gets ``InvalidMapPath`` listing the supported maps. A client that
+disconnects without ``quit`` has its game dropped at once; the server keeps listening for a new client,
+exits when its parent process (the launcher) is gone, and after ``--idle-exit`` seconds without a
+client.
+
+Run directly: ``python -m sc2_envs.sc2api.server -listen 127.0.0.1 -port 5000`` (pysc2's argument
+names; ``-dataDir``, ``-tempDir``, ``-verbose``, ``-dataVersion``, ... are accepted and ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import select
+import socket
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from sc2_envs.maps import MAP_SIZE, list_maps, pathing_grid
+from sc2_envs.sc2api.raw import OWNER_AGENTS, raw_units_from_sim, unit_type_ids
+from sc2_envs.sc2api.websocket import WebSocketClosed, accept_websocket
+
+__all__ = ["DEFAULT_BUILD", "GAME_VERSIONS", "SUPPORTED_REQUESTS", "SC2APIGame", "main", "serve"]
+
+DEFAULT_BUILD = 75689
+"""Build the server reports and ``install`` lays out by default (SC2 4.10.0, pysc2's ``lib.VERSIONS``)."""
+GAME_VERSIONS = {69232: "4.6.2", 75689: "4.10.0"}
+"""Game version strings of the builds SMAC's docs name (README: 4.6.2.69232 for the paper, 4.10)."""
+SUPPORTED_REQUESTS = (
+    "ping",
+    "create_game",
+    "join_game",
+    "game_info",
+    "data",
+    "observation",
+    "action",
+    "step",
+    "debug",
+    "leave_game",
+    "quit",
+)
+LOOPS_PER_ENV_STEP = 8
+
+_STATUS = {"launched": 1, "init_game": 2, "in_game": 3, "ended": 5, "quit": 6}
+_ABILITY_STOP, _ABILITY_MOVE, _ABILITY_ATTACK, _ABILITY_HEAL = 4, 16, 23, 386
+_RESULT_SUCCESS, _RESULT_NOT_SUPPORTED, _RESULT_ERROR, _RESULT_CANT_QUEUE = 1, 2, 3, 4
+
+
+def _pb():
+    from s2clientprotocol import common_pb2, data_pb2, debug_pb2, raw_pb2, sc2api_pb2  # noqa: F401
+
+    return sc2api_pb2, raw_pb2, common_pb2, data_pb2
+
+
+class SC2APIGame:
+    """The game state machine of one server (``launched`` -> ``init_game`` -> ``in_game``).
+
+    Args:
+        build: the build reported by ``ping``.
+        device: torch device of the simulator.
+    """
+
+    def __init__(self, build: int = DEFAULT_BUILD, device: str = "cpu"):
+        self.build = build
+        self.device = device
+        self.sc, self.raw, self.common, self.data = _pb()
+        self.status = "launched"
+        self.sim = None
+        self.map_name = None
+        self.map_path = ""
+        self.seed = None
+        self.options = None
+        self.game_loop = 0
+        self.respawn_pending = False
+        self.quit = False
+
+    # ------------------------------------------------------------------ dispatch
+    def handle(self, payload: bytes) -> bytes:
+        """Answer one serialized ``Request`` with one serialized ``Response`` (same ``id``)."""
+        sc = self.sc
+        resp = sc.Response()
+        try:
+            req = sc.Request.FromString(payload)
+        except Exception as e:  # noqa: BLE001 - any decode failure is the client's protocol error
+            resp.error.append(f"could not parse the Request protobuf ({type(e).__name__}: {e})")
+            resp.status = _STATUS[self.status]
+            return resp.SerializeToString()
+        if req.HasField("id"):
+            resp.id = req.id
+        kind = req.WhichOneof("request")
+        handler = getattr(self, f"_on_{kind}", None) if kind in SUPPORTED_REQUESTS else None
+        if handler is None:
+            resp.error.append(
+                f"request {kind!r} is not supported by the sc2_envs simulator server; supported: "
+                f"{', '.join(SUPPORTED_REQUESTS)}"
+            )
+        else:
+            try:
+                handler(getattr(req, kind), resp)
+            except _RequestError as e:
+                resp.error.append(str(e))
+        resp.status = _STATUS[self.status]
+        return resp.SerializeToString()
+
+    def _need(self, *states: str, what: str) -> None:
+        if self.status not in states:
+            raise _RequestError(f"{what} needs game status {' or '.join(states)}, but it is {self.status}")
+
+    # ------------------------------------------------------------------ requests
+    def _on_ping(self, req, resp) -> None:
+        resp.ping.game_version = GAME_VERSIONS.get(self.build, f"sc2_envs-sim.{self.build}")
+        resp.ping.data_build = self.build
+        resp.ping.base_build = self.build
+        resp.ping.data_version = "sc2_envs-simulator"
+
+    def _on_create_game(self, req, resp) -> None:
+        self._need("launched", "ended", "in_game", what="create_game")
+        r = resp.create_game
+        codes = self.sc.ResponseCreateGame
+        if not req.HasField("local_map"):
+            r.error = codes.InvalidMapName if req.HasField("battlenet_map_name") else codes.MissingMap
+            r.error_details = (
+                "only local SMAC maps are served (local_map.map_path = SMAC_Maps/<name>.SC2Map); "
+                f"supported maps: {', '.join(list_maps())}"
+            )
+            return
+        path = req.local_map.map_path
+        name = Path(path.replace("\\", "/")).name
+        stem = name[: -len(".SC2Map")] if name.endswith(".SC2Map") else None
+        if stem is None or stem not in list_maps():
+            r.error = codes.InvalidMapPath
+            r.error_details = (
+                f"map {path!r} is not a SMAC map served by the simulator; supported maps: "
+                f"{', '.join(list_maps())} (as SMAC_Maps/<name>.SC2Map)"
+            )
+            return
+        players = list(req.player_setup)
+        kinds = sorted(p.type for p in players)
+        if kinds != [1, 2]:  # Participant = 1, Computer = 2
+            r.error = codes.InvalidPlayerSetup
+            r.error_details = (
+                "the simulator plays one Participant against one Computer (the built-in enemy); got "
+                f"player types {[p.type for p in players]}"
+            )
+            return
+        if req.realtime:
+            raise _RequestError("realtime=true is not supported: the simulator runs in step mode (realtime=false)")
+        self.map_name, self.map_path = stem, path
+        self.seed = int(req.random_seed) if req.HasField("random_seed") else None
+        self.sim = None
+        self.status = "init_game"
+
+    def _on_join_game(self, req, resp) -> None:
+        self._need("init_game", what="join_game")
+        opts = req.options
+        if not opts.raw:
+            raise _RequestError("join_game: only the raw interface is served (options.raw=true)")
+        for field in ("feature_layer", "render"):
+            if opts.HasField(field):
+                raise _RequestError(f"join_game: options.{field} is not supported by the simulator (raw interface only)")
+        from sc2_envs.sim.env import SMACSim
+
+        self.sim = SMACSim(self.map_name, num_envs=1, device=self.device, seed=self.seed, autoreset=False)
+        self.sim.reset(seed=self.seed)
+        self._ids = unit_type_ids(self.sim.spec)
+        self.options = opts
+        self.game_loop = 0
+        self.respawn_pending = False
+        self.status = "in_game"
+        resp.join_game.player_id = 1
+
+    def _on_game_info(self, req, resp) -> None:
+        self._need("in_game", what="game_info")
+        g = resp.game_info
+        g.map_name = self.map_name
+        g.local_map_path = self.map_path
+        for pid, ptype in ((1, 1), (2, 2)):
+            p = g.player_info.add()
+            p.player_id, p.type = pid, ptype
+            race = self.sim.spec.a_race if pid == 1 else self.sim.spec.b_race
+            p.race_requested = p.race_actual = {"T": 1, "Z": 2, "P": 3}[race]
+        sr = g.start_raw
+        sr.map_size.x = sr.map_size.y = MAP_SIZE
+        sr.playable_area.p0.x = sr.playable_area.p0.y = 0
+        sr.playable_area.p1.x = sr.playable_area.p1.y = MAP_SIZE
+        grid = pathing_grid(self.sim.spec.terrain).astype(bool)  # [x, y]
+        sr.pathing_grid.bits_per_pixel = 1
+        sr.pathing_grid.size.x = sr.pathing_grid.size.y = MAP_SIZE
+        sr.pathing_grid.data = np.packbits(grid.T, axis=1).tobytes()  # row y, bit x MSB first
+        from sc2_envs.sim.features import WALKABLE_HEIGHT
+
+        height = np.where(grid, round(WALKABLE_HEIGHT * 255), 0).astype(np.uint8)  # [x, y]
+        sr.terrain_height.bits_per_pixel = 8
+        sr.terrain_height.size.x = sr.terrain_height.size.y = MAP_SIZE
+        sr.terrain_height.data = np.ascontiguousarray(height.T[::-1]).tobytes()  # rows from the top (y = 31)
+        sr.placement_grid.bits_per_pixel = 1
+        sr.placement_grid.size.x = sr.placement_grid.size.y = MAP_SIZE
+        sr.placement_grid.data = np.packbits(grid.T, axis=1).tobytes()
+        g.options.CopyFrom(self.options)
+
+    def _on_data(self, req, resp) -> None:
+        self._need("in_game", what="data")
+        if req.unit_type_id:
+            seen = set()
+            for name, tid in zip(self.sim.table.names, self._ids, strict=True):
+                if tid in seen:
+                    continue
+                seen.add(tid)
+                u = resp.data.units.add()
+                u.unit_id = tid
+                u.name = name.title().replace("_", "") + ("_RL" if tid >= 1000 else "")
+                u.available = True
+
+    def _on_observation(self, req, resp) -> None:
+        self._need("in_game", "ended", what="observation")
+        obs = resp.observation.observation
+        obs.game_loop = self.game_loop
+        obs.player_common.player_id = 1
+        for u in raw_units_from_sim(self.sim, 0):
+            pu = obs.raw_data.units.add()
+            pu.display_type = 1
+            pu.alliance = 1 if u.owner == OWNER_AGENTS else 4
+            pu.tag, pu.unit_type, pu.owner = u.tag, u.unit_type, u.owner
+            pu.pos.x, pu.pos.y, pu.pos.z = u.pos.x, u.pos.y, 0.0
+            pu.radius, pu.build_progress = u.radius, 1.0
+            pu.health, pu.health_max = u.health, u.health_max
+            pu.shield, pu.shield_max = u.shield, u.shield_max
+            pu.energy, pu.energy_max = u.energy, u.energy_max
+            pu.weapon_cooldown = u.weapon_cooldown
+            pu.is_flying = bool(self.sim.table.is_air[self._unit_index(u.tag)])
+            for ability, target in u.orders:
+                o = pu.orders.add()
+                o.ability_id = ability
+                if isinstance(target, tuple):
+                    o.target_world_space_pos.x, o.target_world_space_pos.y = target
+                else:
+                    o.target_unit_tag = target
+
+    def _unit_index(self, tag: int) -> int:
+        """Simulator unit index of ``tag`` in the current episode, or -1."""
+        episode = int(self.sim.st.episode_count[0])
+        u = (tag & ((1 << 18) - 1)) - 1
+        if tag >> 18 != episode + 1 or not 0 <= u < len(self.sim.table.names):
+            return -1
+        return u
+
+    def _on_action(self, req, resp) -> None:
+        self._need("in_game", what="action")
+        for action in req.actions:
+            resp.action.result.append(self._apply(action))
+
+    def _apply(self, action) -> int:
+        """Apply one ``Action``; returns its ``ActionResult``."""
+        from sc2_envs.sim.state import ORDER_ATTACK, ORDER_HEAL, ORDER_MOVE, ORDER_NONE
+
+        if not action.HasField("action_raw") or action.action_raw.WhichOneof("action") != "unit_command":
+            return _RESULT_NOT_SUPPORTED
+        cmd = action.action_raw.unit_command
+        if cmd.queue_command:
+            return _RESULT_CANT_QUEUE
+        st, t, N = self.sim.st, self.sim.table, self.sim.n_agents
+        units = [self._unit_index(tag) for tag in cmd.unit_tags]
+        if not units or any(u < 0 or u >= N or not bool(st.alive[0, u]) for u in units):
+            return _RESULT_ERROR
+        target_kind = cmd.WhichOneof("target")
+        ability = cmd.ability_id
+        if ability == _ABILITY_STOP and target_kind is None:
+            kind, target, point = ORDER_NONE, -1, None
+        elif ability == _ABILITY_MOVE and target_kind == "target_world_space_pos":
+            kind, target = ORDER_MOVE, -1
+            point = (cmd.target_world_space_pos.x, cmd.target_world_space_pos.y)
+        elif ability in (_ABILITY_ATTACK, _ABILITY_HEAL) and target_kind == "target_unit_tag":
+            tu = self._unit_index(cmd.target_unit_tag)
+            if tu < 0 or not bool(st.alive[0, tu]):
+                return _RESULT_ERROR
+            heal = ability == _ABILITY_HEAL
+            if heal != all(bool(t.is_healer[u]) for u in units) or heal != (tu < N):
+                return _RESULT_ERROR  # heal: a medivac on an ally; attack: an armed unit on an enemy
+            kind, target, point = (ORDER_HEAL if heal else ORDER_ATTACK), tu, None
+        else:
+            return _RESULT_NOT_SUPPORTED
+        for u in units:
+            st.order_kind[0, u] = kind
+            st.order_target[0, u] = target
+            if point is not None:
+                st.order_point[0, u] = torch.tensor(point, dtype=torch.float32, device=st.order_point.device)
+        return _RESULT_SUCCESS
+
+    def _on_step(self, req, resp) -> None:
+        self._need("in_game", what="step")
+        count = int(req.count) if req.HasField("count") else 1
+        if count < 1:
+            raise _RequestError(f"step count must be >= 1 game loop, got {count}")
+        if self.respawn_pending:
+            self.sim.reset(seed=None)  # the map trigger's respawn: the simulator's next episode
+            self.respawn_pending = False
+        else:
+            sim = self.sim
+            keep = torch.zeros(1, sim.n_agents, dtype=torch.int64, device=sim.device)  # no-op: keep the orders
+            for _ in range(count // LOOPS_PER_ENV_STEP):
+                sim._core(keep)
+            base = int(sim.st.episode_steps[0]) * LOOPS_PER_ENV_STEP
+            for k in range(count % LOOPS_PER_ENV_STEP):
+                sim._run_stage("tick", torch.full((1,), base + k, dtype=torch.int64, device=sim.device))
+        self.game_loop += count
+        resp.step.simulation_loop = self.game_loop
+
+    def _on_debug(self, req, resp) -> None:
+        self._need("in_game", what="debug")
+        st = self.sim.st
+        for cmd in req.debug:
+            which = cmd.WhichOneof("command")
+            if which != "kill_unit":
+                raise _RequestError(f"debug command {which!r} is not supported; only kill_unit")
+            for tag in cmd.kill_unit.tag:
+                u = self._unit_index(tag)
+                if u >= 0:
+                    st.health[0, u] = 0.0
+                    st.shield[0, u] = 0.0
+                    st.alive[0, u] = False
+        if not bool(st.alive[0].any()):
+            self.respawn_pending = True
+        resp.debug.SetInParent()
+
+    def _on_leave_game(self, req, resp) -> None:
+        self._need("in_game", "ended", what="leave_game")
+        self.drop_game()
+        resp.leave_game.SetInParent()
+
+    def _on_quit(self, req, resp) -> None:
+        self.drop_game()
+        self.status = "quit"
+        self.quit = True
+        resp.quit.SetInParent()
+
+    def drop_game(self) -> None:
+        """Forget the current game (a client left or disconnected)."""
+        self.sim = None
+        self.respawn_pending = False
+        self.status = "launched"
+
+
+class _RequestError(Exception):
+    """A request the server understood but cannot honour; becomes ``Response.error``."""
+
+
+def serve(
+    host: str, port: int, build: int = DEFAULT_BUILD, idle_exit: float = 60.0, parent_pid: int | None = None, log=None
+) -> int:
+    """Serve clients one at a time until ``quit``, the parent dies, or ``idle_exit`` s pass without a client.
+
+    Returns:
+        The process exit code (0).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((host, port))
+    listener.listen(4)
+    game = SC2APIGame(build)
+    parent = parent_pid if parent_pid is not None else os.getppid()
+
+    def parent_gone() -> bool:
+        return parent > 1 and os.getppid() != parent
+
+    idle_since = time.monotonic()
+    try:
+        while not game.quit:
+            if parent_gone():
+                return 0
+            if time.monotonic() - idle_since > idle_exit:
+                return 0
+            ready, _, _ = select.select([listener], [], [], 0.5)
+            if not ready:
+                continue
+            sock, _ = listener.accept()
+            ws = accept_websocket(sock)
+            if ws is None:
+                continue
+            try:
+                while not game.quit:
+                    r, _, _ = select.select([ws.sock], [], [], 0.5)
+                    if not r:
+                        if parent_gone():
+                            return 0
+                        continue
+                    ws.send_message(game.handle(ws.recv_message()))
+            except WebSocketClosed:
+                pass
+            finally:
+                ws.close()
+                if not game.quit:
+                    game.drop_game()  # a dead client's game goes at once
+                idle_since = time.monotonic()
+    finally:
+        listener.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse pysc2's launch arguments (``-listen``, ``-port``, ...) and serve."""
+    parser = argparse.ArgumentParser(prog="SC2_x64 (sc2_envs simulator)", allow_abbrev=False)
+    parser.add_argument("-listen", default="127.0.0.1")
+    parser.add_argument("-port", type=int, required=True)
+    parser.add_argument("--build", type=int, default=DEFAULT_BUILD)
+    parser.add_argument(
+        "--idle-exit", type=float, default=60.0, help="exit after this many seconds without a client (default 60)"
+    )
+    args, _ignored = parser.parse_known_args(argv)  # -dataDir, -tempDir, -verbose, -dataVersion, ...
+    torch.set_num_threads(1)
+    return serve(args.listen, args.port, build=args.build, idle_exit=args.idle_exit)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
