@@ -24,10 +24,27 @@ import torch
 
 from sc2_envs.stats import wilson_interval
 
-__all__ = ["behaviour_key", "episode_quota", "evaluate", "format_result"]
+__all__ = ["behaviour_key", "enemy_hp", "episode_quota", "evaluate", "format_result"]
 
 STOP = 1
 """SMAC's stop action: the living agent's "do nothing" (no-op is available only to dead agents)."""
+
+
+def enemy_hp(state: torch.Tensor, env_info: dict, max_health: torch.Tensor, max_shield: torch.Tensor) -> torch.Tensor:
+    """Absolute enemy health + shield ``[B]`` from SMAC global states ``[B, S]``.
+
+    SMAC's state stores enemy health and shield as fractions of their maxima
+    (``starcraft2.py get_state``); ``max_health`` / ``max_shield`` are the enemies' ``[n_enemies]``
+    maxima (``UnitTable``). Dead enemies have 0 in both.
+    """
+    lay = env_info["state_layout"]
+    n_al, fa, n_en, fe = lay["n_agents"], lay["ally_state_feats"], lay["n_enemies"], lay["enemy_state_feats"]
+    names = lay["enemy_state_feature_names"]
+    rows = state[:, n_al * fa : n_al * fa + n_en * fe].reshape(state.shape[0], n_en, fe)
+    hp = rows[..., names.index("health")] * max_health
+    if "shield" in names:
+        hp = hp + rows[..., names.index("shield")] * max_shield
+    return hp.sum(-1)
 
 
 def episode_quota(n_episodes: int, num_envs: int, device: str | torch.device = "cpu") -> torch.Tensor:
@@ -83,8 +100,6 @@ def evaluate(
     ep_ret = torch.zeros(B, dtype=torch.float64, device=dev)
     ep_len = torch.zeros(B, dtype=torch.int64, device=dev)
     if behaviour:
-        from sc2_envs.demos import enemy_hp
-
         info, N = env.get_env_info(), env.n_agents
         max_h, max_s = env.table.max_health[N:], env.table.max_shield[N:]
         act_counts = torch.zeros(env.n_actions, device=dev)
