@@ -220,7 +220,7 @@ def _unroll(algo, T=8, B=4):
 
 
 def test_unroll_layout_and_the_loss_uses_final_state_only_at_truncations():
-    algo = load_algo()
+    algo = load_algo("a3c_upgo")
     args, policy, critic, traj = _unroll(algo)
     T, B = 8, 4
     assert traj["obs"].shape == (T, B, 3, 30) and traj["avail"].shape == (T, B, 3, 9)
@@ -247,7 +247,7 @@ def test_unroll_layout_and_the_loss_uses_final_state_only_at_truncations():
 
 
 def test_dead_agents_drop_out_of_the_policy_terms():
-    algo = load_algo()
+    algo = load_algo("a3c_upgo")
     args, policy, critic, traj = _unroll(algo)
     batch = algo.collate([traj], torch.device("cpu"))
     # agent 2 dead for the whole unroll: only the no-op available, the no-op taken
@@ -265,7 +265,7 @@ def test_dead_agents_drop_out_of_the_policy_terms():
 
 
 def test_kl_without_teacher_and_missing_paths_fail_clearly(tmp_path):
-    algo = load_algo()
+    algo = load_algo("a3c_upgo")
     with pytest.raises(SystemExit, match="needs --teacher PATH"):
         algo.check_args(algo.Args(kl_coef=0.5))
     with pytest.raises(SystemExit, match="is not a file"):
@@ -280,7 +280,7 @@ def test_real_game_backend_without_starcraft_raises_the_install_error(tmp_path, 
     from sc2_envs.full_game.env import SC2NotFoundError
 
     monkeypatch.setenv("SC2PATH", str(tmp_path / "no_sc2_here"))
-    algo = load_algo()
+    algo = load_algo("a3c_upgo")
     with pytest.raises(SC2NotFoundError, match="SC2PATH"):
         algo.check_args(algo.Args(env_backend="sc2", envs_per_actor=1))
 
