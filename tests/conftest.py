@@ -1,6 +1,11 @@
 """Shared pytest fixtures and helpers.
 
-Test modules import the helpers with ``from conftest import REPO, load_algo, shared_data_path``
+Test data lives in ``tests/data`` (committed; see ``tests/data/README.md``), so every clone runs the
+SMAC golden-vector and replay tests. A few slow tests also use the larger optional data set named by
+the environment variable ``SC2_ENVS_SHARED_DATA`` (a folder holding ``replays/``; see the README) and
+skip, saying so, when it is not set.
+
+Test modules import the helpers with ``from conftest import REPO, TEST_DATA, load_algo``
 (pytest puts this folder on ``sys.path``).
 """
 
@@ -21,15 +26,6 @@ REPO = Path(__file__).resolve().parents[1]
 """The repository root."""
 
 
-def shared_data_path() -> Path:
-    """Folder of the larger test data (SMAC golden vectors, replays): ``$SC2_ENVS_SHARED_DATA``.
-
-    Defaults to ``shared/data`` beside the repository. Tests that need a file under it must skip,
-    with the path in the reason, when it is absent.
-    """
-    return Path(os.environ.get("SC2_ENVS_SHARED_DATA", REPO.parent / "shared" / "data"))
-
-
 def load_algo(name: str, folder: str = "algos") -> ModuleType:
     """Import the script ``<folder>/<name>.py`` as module ``name`` (once; later calls return the same module).
 
@@ -47,10 +43,28 @@ def load_algo(name: str, folder: str = "algos") -> ModuleType:
     return mod
 
 
+TEST_DATA = Path(__file__).resolve().parent / "data"
+
+
+def shared_data_root() -> Path | None:
+    """``$SC2_ENVS_SHARED_DATA`` as a path, or None when the variable is unset or empty."""
+    root = os.environ.get("SC2_ENVS_SHARED_DATA")
+    return Path(root) if root else None
+
+
+@pytest.fixture(scope="session")
+def test_data_dir() -> Path:
+    """The committed test data folder, ``tests/data``."""
+    return TEST_DATA
+
+
 @pytest.fixture(scope="session")
 def shared_data_dir() -> Path:
-    """:func:`shared_data_path` as a fixture."""
-    return shared_data_path()
+    """The optional large data set ``$SC2_ENVS_SHARED_DATA``; skips the test when it is not set."""
+    root = shared_data_root()
+    if root is None:
+        pytest.skip("needs the optional large data set: set SC2_ENVS_SHARED_DATA (see tests/data/README.md)")
+    return root
 
 
 @pytest.fixture

@@ -232,15 +232,13 @@ def test_requesting_more_files_than_exist_is_an_error_unless_smoke(demos_3m, tmp
     bc.main(args)
 
 
-def test_behaviour_selection_needs_a_simulator(shared_data_dir, tmp_path):
+def test_behaviour_selection_needs_a_simulator(test_data_dir, tmp_path):
     pytest.importorskip("s2protocol", reason="converting replays needs s2protocol")
     from sc2_envs.replays.dataset import convert_replays, find_replays
     from sc2_envs.replays.extract import StreamConfig
 
-    folder = shared_data_dir / "replays" / "mas_simple64"
-    if not folder.exists():
-        pytest.skip(f"{folder} is absent (set SC2_ENVS_SHARED_DATA)")
-    files = find_replays(folder)[:3]
+    files = find_replays(test_data_dir / "replays" / "mas_simple64")[:3]
+    assert len(files) == 3
     convert_replays(
         files,
         tmp_path / "ds",

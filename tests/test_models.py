@@ -2,10 +2,10 @@
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
-from conftest import shared_data_path
 
 import sc2_envs
 from models import (
@@ -27,9 +27,8 @@ def env_info(map_name):
 
 
 def golden(map_name):
-    path = shared_data_path() / "smac_golden" / f"{map_name}.json"
-    if not path.exists():
-        pytest.skip(f"SMAC golden file {path} not found (set SC2_ENVS_SHARED_DATA)")
+    path = Path(__file__).resolve().parent / "data" / "smac_golden" / f"{map_name}.json"
+    assert path.is_file(), f"SMAC golden file {path} is missing from the repository (tests/data/smac_golden)"
     return json.loads(path.read_text())
 
 

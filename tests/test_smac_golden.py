@@ -1,6 +1,6 @@
 """SMACFeatures against golden vectors produced by SMAC v1's own code (oxwhirl/smac d6aab33).
 
-The golden files (``<shared data>/smac_golden/<map>.json``, see its README) hold fabricated unit
+The golden files (``tests/data/smac_golden/<map>.json``, see its README) hold fabricated unit
 configurations with SMAC's ``get_obs_agent``, ``get_state``, ``get_avail_agent_actions`` and
 ``reward_battle`` outputs (default flags). Each map's 20 feature cases are checked as one batch of
 20 envs, which also exercises the vectorisation. The last tests cover SMAC rules the golden data
@@ -23,10 +23,9 @@ ATOL = 1e-5
 DEVICE = torch.device("cpu")
 
 
-def _load(shared_data_dir, name: str) -> dict:
-    path = shared_data_dir / "smac_golden" / f"{name}.json"
-    if not path.is_file():
-        pytest.skip(f"golden SMAC data {path} is absent (set SC2_ENVS_SHARED_DATA to the shared data directory)")
+def _load(test_data_dir, name: str) -> dict:
+    path = test_data_dir / "smac_golden" / f"{name}.json"
+    assert path.is_file(), f"golden SMAC data {path} is missing from the repository (tests/data/smac_golden)"
     with open(path) as f:
         return json.load(f)
 
@@ -62,8 +61,8 @@ def _fill(st: WorldState, b: int, units: list[dict], prev: bool = False) -> None
 
 
 @pytest.mark.parametrize("name", GOLDEN_MAPS)
-def test_golden_obs_state_avail(shared_data_dir, name):
-    gold = _load(shared_data_dir, name)
+def test_golden_obs_state_avail(test_data_dir, name):
+    gold = _load(test_data_dir, name)
     feat = _features(name)
     cases = gold["feature_cases"]
     assert (feat.n_agents, feat.n_enemies, feat.n_actions) == (gold["n_agents"], gold["n_enemies"], gold["n_actions"])
@@ -91,8 +90,8 @@ def test_golden_obs_state_avail(shared_data_dir, name):
 
 
 @pytest.mark.parametrize("name", GOLDEN_MAPS)
-def test_golden_reward(shared_data_dir, name):
-    gold = _load(shared_data_dir, name)
+def test_golden_reward(test_data_dir, name):
+    gold = _load(test_data_dir, name)
     cases = gold["reward_cases"]
     pos_raw = _features(name, reward_scale=False)
     signed_raw = _features(name, reward_scale=False, reward_only_positive=False)

@@ -128,7 +128,7 @@ def convert_replays(
         cfg: sizes and sampling (``StreamConfig``).
         players: ``"humans"`` (every human player) or ``"winners"`` (human winners only).
         shard_rows: start a new shard once this many rows are buffered.
-        stableid_path: ``stableid.json`` (default from ``SC2_ENVS_SHARED_DATA``).
+        stableid_path: ``stableid.json`` (default ``abilities.default_stableid_path()``).
         progress: show a tqdm progress bar.
         log: called with one line per file and the final report (``print`` by default).
 
