@@ -45,7 +45,7 @@ def evaluate_checkpoint(
     env = sc2_envs.make_batched(map_name, num_envs=num_envs, device=device, seed=seed, autoreset=True)
     policy, _, _ = load_checkpoint(path, env.get_env_info(), device=device, with_critic=False)
     policy.eval()
-    return evaluate(policy, env, episodes, seed=seed, greedy=greedy, behaviour=True)
+    return evaluate(policy, env, episodes, seed=sc2_envs.eval_seed(seed), greedy=greedy, behaviour=True)
 
 
 @dataclass

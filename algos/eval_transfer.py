@@ -55,7 +55,7 @@ class Args:
     max_envs: int = 128
     """the batched simulator runs min(episodes, max_envs) envs in parallel"""
     seed: int = 0
-    """seed of the evaluation envs (env b starts from seed + b); the same for every pair"""
+    """evaluation seed (envs reset with sc2_envs.eval_seed(seed): streams disjoint from any training run's); the same for every pair"""
     greedy: bool = True
     """argmax over the available actions (False: sample from the policy)"""
     spawn_jitter: float | None = None
@@ -249,7 +249,7 @@ def evaluate_transfer(
         row.error = str(e)
         return row
     policy.eval()
-    res = evaluate(policy, env, episodes, seed, greedy=greedy)
+    res = evaluate(policy, env, episodes, sc2_envs.eval_seed(seed), greedy=greedy)
     row.episodes, row.wins = res["episodes"], res["wins"]
     row.win_rate = res["win_rate"]
     row.ci_low, row.ci_high = res["win_ci"]

@@ -42,6 +42,7 @@ from models import build_models, save_checkpoint
 from models.common import masked_mean
 from sc2_envs import runs
 from sc2_envs.evaluation import evaluate
+from sc2_envs.sim.rng import eval_seed
 
 
 @dataclass
@@ -368,7 +369,7 @@ if __name__ == "__main__":
     try:
         envs = make_env(args.backend, args.map, args.num_envs, device, args.seed)
         eval_envs = make_env(
-            args.backend, args.map, args.eval_episodes if args.backend == "sim" else 1, device, args.seed + 10**6
+            args.backend, args.map, args.eval_episodes if args.backend == "sim" else 1, device, eval_seed(args.seed)
         )
     except ImportError as e:  # sc2_envs.backends.SC2BackendUnavailable: SMAC, the game or its maps missing
         runs.cli_error(
@@ -480,7 +481,7 @@ if __name__ == "__main__":
     def run_eval(iteration):
         global best
         frames = [] if args.capture_video else None
-        res = evaluate(policy, eval_envs, args.eval_episodes, args.seed + 10**6 + iteration * args.eval_episodes, frames=frames)
+        res = evaluate(policy, eval_envs, args.eval_episodes, eval_seed(args.seed, iteration), frames=frames)
         wr, ret = res["win_rate"], res["mean_return"]
         writer.add_scalar("charts/win_rate", wr, global_step)
         writer.add_scalar("charts/eval_return", ret, global_step)

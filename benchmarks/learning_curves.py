@@ -209,7 +209,7 @@ def transfer(args: Args, out: str, done: list) -> None:
                     }
                 )
                 continue
-            res = evaluate(policy, env, 32, 10**7 + s)
+            res = evaluate(policy, env, 32, sc2_envs.eval_seed(s, 10**7))
             wr, ret = res["win_rate"], res["mean_return"]
             results.append(
                 {

@@ -181,7 +181,7 @@ def record_demos(
         n_episodes: episodes to record (``>= 1``); env ``b`` records its first ``q_b`` (``episode_quota``).
         out_dir: output folder (created; existing shards of an earlier recording are an error).
         sampling: label model.
-        seed: ``env.reset(seed)`` (env ``b`` gets ``seed + b``).
+        seed: ``env.reset(seed)`` (env ``b`` gets child ``b`` of ``SeedSequence(seed)``; see ``sim.rng``).
         episodes_per_shard: episodes per npz file.
         description: stored in ``meta.json`` (e.g. "heuristic").
         log: called with the final report.

@@ -64,7 +64,7 @@ def episode_quota(n_episodes: int, num_envs: int, device: str | torch.device = "
 
 @torch.no_grad()
 def evaluate(
-    policy: Any, env: Any, n_episodes: int, seed: int, greedy: bool = True, behaviour: bool = False, frames: list | None = None
+    policy: Any, env: Any, n_episodes: int, seed: Any, greedy: bool = True, behaviour: bool = False, frames: list | None = None
 ) -> dict:
     """Play exactly ``n_episodes`` episodes of ``env`` with ``policy`` (quota rule: :func:`episode_quota`).
 
@@ -73,7 +73,9 @@ def evaluate(
         env: an autoresetting batched simulator (``sc2_envs.make_batched(..., autoreset=True)``);
             ``num_envs = B <= n_episodes`` wastes no env.
         n_episodes: episodes counted in total.
-        seed: ``env.reset(seed)`` (env ``b``'s stream derives from ``seed`` and ``b``).
+        seed: ``env.reset(seed)``: an int or a ``numpy.random.SeedSequence`` (env ``b``'s stream is
+            its child ``b``); ``sc2_envs.eval_seed(run_seed, ...)`` gives battles that no training run
+            of any seed plays.
         greedy: argmax over the available actions; False samples from the policy.
         behaviour: also measure ``idle_share``, ``action_shares`` and ``damage_per_episode`` (needs
             the simulator's ``table`` and ``state_layout``).

@@ -11,18 +11,40 @@ from sc2_envs.sim.env import SMACSim
 from sc2_envs.sim.features import N_ACTIONS_NO_ATTACK
 
 
-def random_actions(avail_actions: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+def random_actions(avail_actions: torch.Tensor, generator: torch.Generator | None = None, *,
+                   seed: int | None = None) -> torch.Tensor:
     """Uniform random choice among the available actions.
+
+    Reproducible draws need a source of randomness you own: pass ``generator`` (a
+    ``torch.Generator`` on ``avail_actions``' device, advanced by every call: the usual choice in a
+    loop) or ``seed`` (a fresh generator seeded with it, for a one-off draw). With neither, torch's
+    global generator is used (``torch.manual_seed`` decides).
 
     Args:
         avail_actions: ``[..., n_actions]`` bool mask; every row must have an available action.
-        generator: optional torch generator for reproducibility.
+        generator: torch generator to draw from.
+        seed: non-negative int seed of a generator made for this call only.
 
     Returns:
         ``[...]`` int64 actions.
+
+    Raises:
+        ValueError: both ``generator`` and ``seed`` given, a negative or non-int ``seed``, or a row
+            with no available action (named by its index).
     """
-    flat = avail_actions.reshape(-1, avail_actions.shape[-1]).float()
-    return torch.multinomial(flat, 1, generator=generator).view(avail_actions.shape[:-1])
+    if seed is not None:
+        if generator is not None:
+            raise ValueError("pass generator or seed, not both")
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        generator = torch.Generator(device=avail_actions.device).manual_seed(seed)
+    flat = avail_actions.reshape(-1, avail_actions.shape[-1])
+    empty = ~flat.any(-1)
+    if bool(empty.any()):
+        row = int(empty.nonzero()[0])
+        index = tuple(int(i) for i in torch.unravel_index(torch.tensor(row), avail_actions.shape[:-1]))
+        raise ValueError(f"avail_actions{list(index)} has no available action; expected at least one True per row")
+    return torch.multinomial(flat.float(), 1, generator=generator).view(avail_actions.shape[:-1])
 
 
 class HeuristicPolicy:

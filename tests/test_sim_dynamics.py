@@ -35,6 +35,7 @@ def test_stalker_hits_zealot_shield_then_armour_on_hp_part():
     # (Liberty ParticleDisruptorsU: 10 (+4 Armored); the zealot is Light)
     e.set_units(0, [P(10, 16), ABSENT, ABSENT, ABSENT, ABSENT],
                 [ABSENT, ABSENT, P(15, 16, shield=5.0), ABSENT, ABSENT])
+    e.st.loops_since_damage[0, 7] = 0.0  # just damaged: no shield regeneration while the missile flies
     step(e, [6 + 2, 0, 0, 0, 0])
     assert hp(e, 7) == pytest.approx((96.0, 0.0))
 
@@ -118,7 +119,7 @@ def test_baneling_explosion_splash_no_friendly_fire_and_suicide():
 def test_medivac_heals_and_spends_energy():
     e = sim("MMM")
     allies = [ABSENT, ABSENT, P(11, 16, health=20.0)] + [ABSENT] * 6 + [P(10, 16, energy=50.0)]
-    enemies = [ABSENT] * 3 + [P(30, 24)] + [ABSENT] * 6
+    enemies = [ABSENT] * 3 + [P(30, 23)] + [ABSENT] * 6
     e.set_units(0, allies, enemies)
     step(e, [0, 0, 1] + [0] * 6 + [6 + 2])
     healed = 9.0 / 16 * 8  # 9 HP per normal second for 8 loops

@@ -197,7 +197,7 @@ def test_dead_agent_obs_and_avail():
 
 
 def test_visibility_attack_and_move_boundaries():
-    # 3m on the "band" terrain (walkable rows y = 7..24). Agent 0 at (0.5, 16): its West probe is
+    # 3m's terrain from its map archive (walkable rows y = 8..23). Agent 0 at (0.5, 16): its West probe is
     # int(-0.5) = 0 (Python truncation), inside the map; agent 1 at (31.5, 16): East probe int(32.5) is
     # outside. Enemy 0 is exactly 6 from agent 0 (attackable), enemy 1 exactly 9 (not visible).
     feat = SMACFeatures(get_map("3m"), UnitTable.build(get_map("3m"), DEVICE),
@@ -208,9 +208,9 @@ def test_visibility_attack_and_move_boundaries():
     # [no-op, stop, N, S, E, W, attack e0, e1, e2]
     assert avail[0, 0].tolist() == [False, True, True, True, True, True, True, False, False]
     assert avail[0, 1].tolist() == [False, True, True, True, False, True, False, False, False]
-    # Agent 2 at y = 23.5: North probes row 24 (walkable), agent at y=7: South probes row 6 (not).
-    st.pos[0, 1] = torch.tensor([0.5, 23.5])
-    st.pos[0, 2] = torch.tensor([10.0, 7.0])
+    # Agent 1 at y = 22.5: North probes row 23 (walkable); agent 2 at y = 8: South probes row 7 (not).
+    st.pos[0, 1] = torch.tensor([0.5, 22.5])
+    st.pos[0, 2] = torch.tensor([10.0, 8.0])
     avail = feat.avail_actions(st)
     assert avail[0, 1, 2].item() and not avail[0, 2, 3].item()
     obs = feat.obs(st, avail)
@@ -222,5 +222,5 @@ def test_visibility_attack_and_move_boundaries():
     # Pathing points of agent 0 at cell (0, 16): x-4 and x-2 are outside the map and read as 1;
     # (4, 20), (0, 12), (2, 18), (2, 14) are walkable.
     assert obs[0, 0, 4:12].tolist() == [1.0] * 8
-    # Agent 2 at cell (10, 7): (10, 3), (8, 5), (12, 5) are below the band.
+    # Agent 2 at cell (10, 8): (10, 4), (8, 6), (12, 6) are below the band.
     assert obs[0, 2, 4:12].tolist() == [1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0]

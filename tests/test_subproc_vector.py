@@ -59,9 +59,15 @@ class FakeEnv:
                 "avail_actions": np.ones((self.num_envs, N_AGENTS, N_ACTIONS), dtype=bool)}
 
     def reset(self, seed=None):
+        """``seed``: None, an int (env b gets seed + b), or a list of per-env ints or ``SeedSequence``
+        (what the vector env sends: entropy * 1000 + the global env index of the spawn key)."""
         self.t = 0
         if seed is not None:
-            self.seeds = (np.arange(self.num_envs) + seed) if np.isscalar(seed) else np.asarray(seed, dtype=np.int64)
+            if np.isscalar(seed):
+                self.seeds = np.arange(self.num_envs) + seed
+            else:
+                self.seeds = np.asarray([int(s.entropy) * 1000 + s.spawn_key[-1] if isinstance(s, np.random.SeedSequence)
+                                         else int(s) for s in seed], dtype=np.int64)
         return self._out()
 
     def step(self, actions):
@@ -124,7 +130,12 @@ def test_concatenates_workers_along_env_axis_and_splits_seeds(tmp_path, no_lefto
         assert vec.num_envs == 5 and vec.worker_num_envs == [2, 3]
         out = vec.reset(seed=10)
         assert out["obs"].shape == (5, N_AGENTS, OBS) and str(out["obs"].dtype) == "torch.float32"
-        assert out["state"][:, 0].tolist() == [10, 11, 12, 13, 14]  # env b gets seed + b
+        # env b gets SeedSequence(10, spawn_key=(b,)): the global index, whichever worker holds it
+        assert out["state"][:, 0].tolist() == [10_000, 10_001, 10_002, 10_003, 10_004]
+        out = vec.reset(seed=[5, 6, 7, 8, 9])  # per-env seeds are split among the workers
+        assert out["state"][:, 0].tolist() == [5, 6, 7, 8, 9]
+        with pytest.raises(ValueError, match="expected an int or 5 seeds"):
+            vec.reset(seed=[1, 2])
         out = vec.step(np.arange(10).reshape(5, 2))
         assert out["reward"].tolist() == [1, 5, 9, 13, 17]
         assert vec.get_stats() == {"battles_won": 2, "battles_game": 4, "battles_draw": 0, "timeouts": 0,
@@ -234,6 +245,35 @@ def test_matches_in_process_batch_for_the_same_seeds(tmp_path, no_leftover_child
             probs = a["avail_actions"].float()
             act = torch.multinomial(probs.view(-1, probs.shape[-1]), 1, generator=gen).view(4, -1)
             a, b = ref.step(act.clone()), vec.step(act)  # clone: the simulator writes into its actions
+        assert vec.get_stats() == ref.get_stats()
+    finally:
+        vec.close()
+
+
+def test_constructor_seed_gives_the_in_process_batch_battles_over_several_episodes(tmp_path, no_leftover_children):
+    """Issue 13 item 2: each worker gets its global env indices, not the same seed as every other worker."""
+    torch = pytest.importorskip("torch")
+    from sc2_envs import make_batched
+    from sc2_envs.vector import make_subproc_batched
+
+    ref = make_batched("3m", num_envs=6, seed=7)
+    vec = make_subproc_batched("3m", num_workers=3, envs_per_worker=2, seed=7, log_dir=tmp_path, timeout=120.0)
+    try:
+        a, b = ref.reset(), vec.reset()  # no reset seed: the constructor's seed decides
+        assert not torch.equal(a["obs"][0], a["obs"][2]) and not torch.equal(a["obs"][1], a["obs"][3])
+        gen = torch.Generator().manual_seed(0)
+        episodes = torch.zeros(6, dtype=torch.int64)
+        t = 0
+        while int(episodes.min()) < 3:  # every env through at least 3 episodes (auto-resets included)
+            for k in a:
+                assert torch.equal(a[k], b[k]), (t, k)
+            probs = a["avail_actions"].float()
+            act = torch.multinomial(probs.view(-1, probs.shape[-1]), 1, generator=gen).view(6, -1)
+            a, b = ref.step(act.clone()), vec.step(act)
+            episodes += (a["terminated"] | a["truncated"]).long()
+            t += 1
+        for k in a:
+            assert torch.equal(a[k], b[k]), (t, k)
         assert vec.get_stats() == ref.get_stats()
     finally:
         vec.close()

@@ -1,11 +1,12 @@
 """Observation layouts that some consumers of PettingZoo envs need, as ``BaseParallelWrapper`` s.
 
 ``sc2_smac_v0`` (``sc2_envs.wrappers.pettingzoo``) gives each agent
-``{"observation": Box(obs_size), "action_mask": Box(n_actions, int8)}`` (PettingZoo's convention)
-and copies the mask into ``infos[agent]["action_mask"]``. Two consumers want something else:
+``{"observation": Box(obs_size), "action_mask": Box(n_actions, int8)}`` (PettingZoo's convention;
+the mask is in the observation only, unless ``info_action_mask=True``). Two consumers want
+something else:
 
-* ``FlatObservation``: the observation alone, a ``Box(-1, 1, (obs_size,), float32)``; the mask stays
-  in ``infos[agent]["action_mask"]``. SuperSuit's vector conversions and ``black_death_v3`` accept
+* ``FlatObservation``: the observation alone, a ``Box(-1, 1, (obs_size,), float32)``; the mask moves
+  to ``infos[agent]["action_mask"]``. SuperSuit's vector conversions and ``black_death_v3`` accept
   only Box observations, and Stable-Baselines3 reads masks from the env, not from the observation.
 * ``RLlibMaskedObservation``: renames ``observation`` to ``observations`` (plural), the key RLlib's
   ``ActionMaskingTorchRLModule`` example reads next to ``action_mask``.
@@ -33,7 +34,7 @@ def _check_dict_obs(env: ParallelEnv, key: str) -> None:
 
 
 class FlatObservation(BaseParallelWrapper):
-    """Per-agent observation = ``obs["observation"]``, ``(obs_size,)`` float32; the mask only in infos.
+    """Per-agent observation = ``obs["observation"]``, ``(obs_size,)`` float32; the mask moves to infos.
 
     Args:
         env: a parallel env with ``Dict(observation=Box, action_mask=Box)`` observations.
@@ -53,13 +54,22 @@ class FlatObservation(BaseParallelWrapper):
     def observation_space(self, agent):
         return self._spaces[agent]
 
+    @staticmethod
+    def _split(obs: dict, infos: dict) -> tuple[dict, dict]:
+        """Observations without the mask; the mask moved to ``infos[agent]["action_mask"]`` (a copy)."""
+        infos = {a: dict(i) for a, i in infos.items()}
+        for a, o in obs.items():
+            infos.setdefault(a, {})["action_mask"] = o["action_mask"].copy()
+        return {a: o["observation"] for a, o in obs.items()}, infos
+
     def reset(self, seed=None, options=None):
         obs, infos = self.env.reset(seed=seed, options=options)
-        return {a: o["observation"] for a, o in obs.items()}, infos
+        return self._split(obs, infos)
 
     def step(self, actions):
         obs, rew, term, trunc, infos = self.env.step(actions)
-        return {a: o["observation"] for a, o in obs.items()}, rew, term, trunc, infos
+        obs, infos = self._split(obs, infos)
+        return obs, rew, term, trunc, infos
 
 
 class RLlibMaskedObservation(BaseParallelWrapper):

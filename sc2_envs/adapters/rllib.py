@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from sc2_envs.adapters.pettingzoo_views import RLlibMaskedObservation
 from sc2_envs.wrappers.pettingzoo import SC2ParallelEnv
 
@@ -31,7 +33,10 @@ def make_rllib_env(env_config: dict[str, Any] | None = None):
     Args:
         env_config: keyword arguments of ``SC2ParallelEnv`` (``map_name``, ``dead_agents``, ``seed``, SMAC
             options ...). RLlib passes an ``EnvContext`` (a dict with ``worker_index`` / ``vector_index``);
-            an int ``seed`` is offset by ``1000 * worker_index + vector_index`` so env runners differ.
+            an int ``seed`` ``s`` becomes ``numpy.random.SeedSequence(s, spawn_key=(worker_index,
+            vector_index))``, so env runners differ and no two (seed, runner, slot) triples share a
+            stream (an offset ``s + 1000 * worker + slot`` would give run seed 1's slot 0 the battles
+            of run seed 0's slot 1).
 
     Returns:
         ``ParallelPettingZooEnv`` (an RLlib ``MultiAgentEnv``).
@@ -41,7 +46,8 @@ def make_rllib_env(env_config: dict[str, Any] | None = None):
     cfg = dict(env_config or {})
     seed = cfg.pop("seed", None)
     if seed is not None:
-        seed = int(seed) + 1000 * int(getattr(env_config, "worker_index", 0)) + int(getattr(env_config, "vector_index", 0))
+        seed = np.random.SeedSequence(int(seed), spawn_key=(int(getattr(env_config, "worker_index", 0)),
+                                                            int(getattr(env_config, "vector_index", 0))))
     return ParallelPettingZooEnv(RLlibMaskedObservation(SC2ParallelEnv(seed=seed, **cfg)))
 
 

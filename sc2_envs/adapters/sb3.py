@@ -96,8 +96,9 @@ class SB3MaskedVecEnv(VecEnv):
         try:
             self._masks = np.stack([np.asarray(info["action_mask"], bool) for info in infos])
         except KeyError:
-            raise KeyError("an info dict has no 'action_mask'; build the parallel env with sc2_envs "
-                           "(SC2ParallelEnv copies the mask into infos[agent]['action_mask'])") from None
+            raise KeyError("an info dict has no 'action_mask'; wrap the parallel env in "
+                           "sc2_envs.adapters.pettingzoo_views.FlatObservation (it moves the mask into "
+                           "infos[agent]['action_mask']) or build it with info_action_mask=True") from None
 
     def reset(self) -> np.ndarray:
         seed = self._seeds[0]

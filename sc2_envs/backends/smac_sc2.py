@@ -258,8 +258,7 @@ class SC2Backend:
             raise ValueError(f"reseed={reseed!r}; expected 'relaunch' or 'warn'")
         if on_game_error not in ("raise", "truncate"):
             raise ValueError(f"on_game_error={on_game_error!r}; expected 'raise' or 'truncate'")
-        if seed is not None and not isinstance(seed, (int, np.integer)):
-            raise TypeError(f"seed={seed!r}; expected an int or None")
+        seed = _game_seed(seed, "an int, a numpy.random.SeedSequence or None")
         if "map_name" in smac_options or "seed" in smac_options:
             raise TypeError("pass map_name and seed as make_sc2_backend's own arguments")
         if env_factory is None:
@@ -273,7 +272,7 @@ class SC2Backend:
         self.lenient_actions = bool(lenient_actions)
         self.reseed = reseed
         self.on_game_error = on_game_error
-        self._seed = None if seed is None else int(seed)
+        self._seed = seed
         self._env = self._factory(map_name=map_name, seed=self._seed, **self._options)
         self._launched = False  # SMAC launches SC2 on its first reset()
         env = self._env
@@ -327,8 +326,10 @@ class SC2Backend:
         """Start a new episode (launching StarCraft II on the first call).
 
         Args:
-            seed: ``int``, a list of one ``int``, or ``None``. A seed is applied by relaunching the
-                game with it (see the module docstring, ``reseed``).
+            seed: ``int`` (SC2's own game seed), a ``numpy.random.SeedSequence`` (hashed to a 31-bit
+                game seed; what the subprocess vector env sends), a list of one of these, or
+                ``None``. A seed is applied by relaunching the game with it (see the module
+                docstring, ``reseed``).
 
         Returns:
             dict: ``obs [1, N, obs_size] float32``, ``state [1, state_size] float32``,
@@ -339,8 +340,7 @@ class SC2Backend:
             if len(seed) != 1:
                 raise ValueError(f"seed list has {len(seed)} entries; the sc2 backend has num_envs=1")
             seed = seed[0]
-        if seed is not None and not isinstance(seed, (int, np.integer)):
-            raise TypeError(f"seed={seed!r}; expected an int, a list of one int, or None")
+        seed = _game_seed(seed, "an int, a numpy.random.SeedSequence, a list of one of these, or None")
         if seed is not None:
             if not self._launched:
                 self._seed = int(seed)
@@ -563,6 +563,17 @@ class SC2Backend:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _game_seed(seed: Any, expected: str) -> int | None:
+    """SC2's game seed for ``seed``: an int as is, a ``SeedSequence`` hashed to 31 bits, None as None."""
+    if seed is None:
+        return None
+    if isinstance(seed, np.random.SeedSequence):
+        return int(seed.generate_state(1, np.uint32)[0]) & 0x7FFFFFFF
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, (bool, np.bool_)):
+        raise TypeError(f"seed={seed!r}; expected {expected}")
+    return int(seed)
 
 
 def make_sc2_backend(map_name: str, seed: int | None = None, **options: Any) -> SC2Backend:

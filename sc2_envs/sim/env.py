@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from sc2_envs.maps import MapSpec, get_map, pathing_grid
+from sc2_envs.maps import MapSpec, get_map, ground_distances, ground_edges, needs_routing, terrain_grids
 from sc2_envs.sim import rng
 from sc2_envs.sim.dynamics import Dynamics
 from sc2_envs.sim.enemy_ai import EnemyAI
@@ -29,6 +29,7 @@ from sc2_envs.sim.state import (
     UnitTable,
     WorldState,
 )
+from sc2_envs.sim.threads import apply_num_threads
 from sc2_envs.units import LOOPS_PER_STEP
 
 # Action ids (SMAC): 0 no-op, 1 stop, 2 north (+y), 3 south (-y), 4 east (+x), 5 west (-x), 6+j target j.
@@ -89,7 +90,10 @@ class SMACSim:
         map_name: a SMAC map name (``sc2_envs.list_maps()``) or a ``MapSpec`` for a custom map.
         num_envs: ``B``, the number of environments.
         device: torch device of every tensor in and out.
-        seed: seeds the first reset (env ``b`` uses ``seed + b``); ``None`` draws fresh entropy.
+        seed: seeds the first reset, as ``reset(seed)`` does: an ``int`` or ``numpy.random.SeedSequence``
+            ``s`` gives env ``b`` the stream of ``SeedSequence(s).spawn(B)[b]`` (distinct base seeds
+            never share a stream; see ``sim.rng``), ``B`` per-env seeds set each env, ``None`` draws
+            fresh entropy (kept in ``seed_entropy``). Evaluation envs: ``seed=sim.rng.eval_seed(s)``.
         autoreset: reset an env inside ``step`` when its episode ends; the pre-reset observation is
             in ``final_obs`` / ``final_state`` / ``final_avail_actions``.
         lenient_actions: replace unavailable actions by stop (no-op for dead agents) and flag them
@@ -104,6 +108,11 @@ class SMACSim:
         compile: fuse the step with ``torch.compile`` (same rules, one fused kernel per step; the
             first step compiles for a minute or more, later runs reuse the on-disk cache). Several
             times faster at small B on CPU; results match eager mode to float rounding, not bit for bit.
+        num_threads: torch CPU threads (``torch.set_num_threads``, process-wide). ``None``: the
+            simulator picks them for ``num_envs`` (one thread below 2,048 envs on CPU; see
+            ``sim.threads`` and README "Speed") unless you chose already (``OMP_NUM_THREADS``, or
+            ``torch.set_num_threads`` after importing ``sc2_envs``), and says so once on stderr.
+            The count in effect is ``self.num_threads``.
         **options: SMAC's keyword options (``obs_last_action``, ``reward_only_positive``, ...; see
             ``FeatureConfig`` and ``RewardConfig``). ``continuing_episode`` is accepted for SMAC
             compatibility; time limits are always reported as truncation here.
@@ -114,7 +123,8 @@ class SMACSim:
 
     def __init__(self, map_name: str | MapSpec = "2s3z", num_envs: int = 1, device: str | torch.device = "cpu",
                  seed: int | None = None, autoreset: bool = True, lenient_actions: bool = False,
-                 loops_per_tick: int = 1, spawn_jitter: float = 0.5, compile: bool = False, **options):
+                 loops_per_tick: int = 1, spawn_jitter: float = 0.5, compile: bool = False,
+                 num_threads: int | None = None, **options):
         self.spec = map_name if isinstance(map_name, MapSpec) else get_map(map_name)
         for name, value in (("autoreset", autoreset), ("lenient_actions", lenient_actions), ("compile", compile)):
             if not isinstance(value, bool):
@@ -135,6 +145,7 @@ class SMACSim:
         self.map_name = self.spec.name
         self.num_envs = num_envs
         self.device = torch.device(device)
+        self.num_threads = apply_num_threads(num_threads, num_envs, self.device)
         self.autoreset = autoreset
         self.lenient_actions = lenient_actions
         self.n_agents = self.spec.n_agents
@@ -143,9 +154,13 @@ class SMACSim:
         self.episode_limit = self.spec.episode_limit
         self.agent_unit_types = self.spec.ally_units()
         self.table = UnitTable.build(self.spec, self.device)
-        self.pathing = torch.as_tensor(pathing_grid(self.spec.terrain), device=self.device)
-        self.dynamics = Dynamics(self.table, self.pathing, loops_per_tick)
-        self.enemy_ai = EnemyAI(self.table, self.n_agents)
+        terrain = terrain_grids(self.spec.terrain)
+        self.pathing = torch.as_tensor(terrain.pathing.copy(), device=self.device)
+        self.dynamics = Dynamics(self.table, self.pathing, loops_per_tick,
+                                 cliff_level=torch.as_tensor(terrain.cliff_level.astype("int32"), device=self.device),
+                                 cliff_walkable=torch.as_tensor(terrain.cliff_walkable.copy(), device=self.device),
+                                 **self._routing(self.spec.terrain))
+        self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order=self.spec.enemy_order)
         self.features = SMACFeatures(
             self.spec, self.table,
             FeatureConfig(**{k: v for k, v in options.items() if k in _FEATURE_OPTIONS}),
@@ -159,7 +174,11 @@ class SMACSim:
         self._arange_b = torch.arange(num_envs, device=self.device)
         self.st = WorldState.empty(num_envs, len(self.table.names), self.n_agents, self.device)
         self._avail = torch.zeros(num_envs, self.n_agents, self.n_actions, dtype=torch.bool, device=self.device)
+        if seed is not None:
+            rng.env_keys(seed, num_envs)  # a bad seed fails here, not at the first reset
         self._seed = seed
+        self.seed_entropy = None
+        """OS entropy drawn when the first reset had no seed (``SeedSequence(seed_entropy)`` replays it)."""
         self._needs_reset = True
         self._seeded = False
         self._compile = compile
@@ -167,30 +186,19 @@ class SMACSim:
         self._stat_counts = torch.zeros(3, dtype=torch.int64, device=self.device)
 
     # ------------------------------------------------------------------ reset
-    def _seed_envs(self, seed: int | Sequence[int] | torch.Tensor | None) -> None:
-        """Give env ``b`` the stream of seed ``seed + b`` (or ``seed[b]``).
+    def _seed_envs(self, seed) -> None:
+        """Give every env its own 64-bit key (its random stream) by seed splitting; see ``sim.rng``.
 
-        Each seed is hashed with NumPy's ``SeedSequence`` into the env's 32-bit key, so any
-        non-negative integer is a distinct seed (no truncation or wrap-around).
+        ``int`` or ``SeedSequence`` ``s``: env ``b`` gets child ``b`` of ``SeedSequence(s)``
+        (``SeedSequence(s, spawn_key=(b,))``); ``None``: the same with fresh OS entropy, kept in
+        ``seed_entropy``; a sequence of ``B`` seeds: env ``b`` gets what a 1-env batch seeded with
+        entry ``b`` gets (a ``SeedSequence`` entry is used as is).
         """
         if seed is None:
-            seeds = [int(v) for v in np.random.SeedSequence().generate_state(self.num_envs, np.uint32)]
-        else:
-            if isinstance(seed, torch.Tensor):
-                seed = seed.tolist()
-            if _is_int(seed):
-                seeds = [int(seed) + b for b in range(self.num_envs)]
-            elif isinstance(seed, (list, tuple, np.ndarray)):
-                seeds = list(np.asarray(seed, dtype=object).flatten())
-                if len(seeds) != self.num_envs:
-                    raise ValueError(f"seed must be an int or {self.num_envs} ints (one per env), got {len(seeds)} values")
-            else:
-                raise TypeError(f"seed must be a non-negative int or a list of {self.num_envs} of them, got {seed!r}")
-            bad = [v for v in seeds if not _is_int(v) or int(v) < 0]
-            if bad:
-                raise ValueError(f"seeds must be non-negative integers, got {bad[0]!r}")
-            seeds = [int(np.random.SeedSequence(int(v)).generate_state(1, np.uint32)[0]) for v in seeds]
-        self.st.env_seed = torch.tensor(seeds, dtype=torch.int64, device=self.device)
+            seed = np.random.SeedSequence()
+            self.seed_entropy = seed.entropy
+        keys = rng.env_keys(seed, self.num_envs)
+        self.st.env_seed = torch.tensor(keys, dtype=torch.int64, device=self.device)
         self.st.episode_count = torch.full((self.num_envs,), -1, dtype=torch.int64, device=self.device)
 
     def _fresh_state(self) -> WorldState:
@@ -202,20 +210,20 @@ class SMACSim:
         units = torch.arange(len(t.names), device=self.device)
         new.pos = t.spawn_pos.expand(B, -1, -1).clone()
         if self.spawn_jitter > 0:
-            key = (new.env_seed[:, None, None], new.episode_count[:, None, None], units[None, :, None],
-                   torch.arange(2, device=self.device)[None, None, :], rng.STREAM_SPAWN)
+            key = (new.episode_count[:, None, None], units[None, :, None],
+                   torch.arange(2, device=self.device)[None, None, :], rng.STREAM_SPAWN, new.env_seed[:, None, None])
             offset = (rng.uniform(*key) * 2 - 1) * self.spawn_jitter
             jittered = new.pos + offset
-            cell_ok = self.dynamics._walkable(jittered) | t.is_air
+            cell_ok = self.dynamics.can_stand(jittered, new.pos)
             new.pos = torch.where(cell_ok.unsqueeze(-1), jittered, new.pos)
         new.health = t.max_health.expand(B, -1).clone()
         new.shield = t.max_shield.expand(B, -1).clone()
         new.energy = t.energy_start.expand(B, -1).clone()
         new.alive = torch.ones_like(new.alive)
-        new.jitter_state = rng.mix(new.env_seed[:, None], new.episode_count[:, None], units[None, :], rng.STREAM_COOLDOWN)
+        new.jitter_state = rng.mix(new.episode_count[:, None], units[None, :], rng.STREAM_COOLDOWN, new.env_seed[:, None])
         seg = self.spec.attack_segment
         if seg is not None:
-            u = rng.uniform(new.env_seed, new.episode_count, rng.STREAM_ATTACK_POINT).unsqueeze(-1)
+            u = rng.uniform(new.episode_count, rng.STREAM_ATTACK_POINT, new.env_seed).unsqueeze(-1)
             a, b = torch.tensor(seg, dtype=torch.float32, device=self.device)
             new.attack_point = a + u * (b - a)
         elif self.spec.attack_point is not None:
@@ -232,8 +240,17 @@ class SMACSim:
         """Start a new episode in every env.
 
         Args:
-            seed: ``int`` (env ``b`` gets ``seed + b``), ``B`` ints, or ``None`` (keep each env's
-                stream and continue with its next episode; fresh entropy on the first reset).
+            seed: for the batch, an ``int`` or ``numpy.random.SeedSequence`` ``s``: env ``b`` gets
+                the stream of ``SeedSequence(s, spawn_key=(b,))`` (= ``SeedSequence(s).spawn(B)[b]``),
+                which depends on ``b`` and ``s`` but not on ``B``: env ``b`` replays the same battles in a
+                batch of any size, and no (seed, env) pair shares a stream with another. A sequence of
+                ``B`` seeds (ints or ``SeedSequence``): env ``b`` gets what a 1-env batch reset with
+                entry ``b`` gets. ``None``: keep each env's stream and continue with its next episode
+                (fresh entropy on the first reset). After ``reset(seed)`` each env's episodes follow
+                its stream: the ``k``-th episode of env ``b`` depends only on ``(s, b, k)``.
+
+        Raises:
+            TypeError: a seed of another type; ValueError: a negative int or a list of the wrong length.
 
         Returns:
             ``{"obs": [B, N, obs_size] float32, "state": [B, state_size] float32,
@@ -511,6 +528,7 @@ class SMACSim:
         for u, p in enumerate(placements):
             self._check_placement(u, p)
         st, t, b = self.st, self.table, env_index
+        st.clear_attacks(b)  # no attack, missile or baneling burst carries over into a scenario
         for u, p in enumerate(list(allies) + list(enemies)):
             if p is None:
                 st.health[b, u] = 0.0
@@ -530,6 +548,13 @@ class SMACSim:
                 st.order_target[b, u] = -1
         st.prev_health[b], st.prev_shield[b], st.prev_alive[b] = st.health[b].clone(), st.shield[b].clone(), st.alive[b].clone()
         return self._observe()
+
+    def _routing(self, terrain: str) -> dict:
+        """Shortest-path tables for ``Dynamics`` on maps where straight lines can fail (see ``maps.needs_routing``)."""
+        if not needs_routing(terrain):
+            return {}
+        return dict(ground_dist=torch.as_tensor(ground_distances(terrain).copy(), device=self.device),
+                    ground_edges=torch.as_tensor(ground_edges(terrain), device=self.device))
 
     def _check_placement(self, u: int, p) -> None:
         """Validate the placement of unit ``u`` (see ``set_units``)."""
@@ -554,8 +579,10 @@ class SMACSim:
         size = self.pathing.shape[0]
         if not (0.0 <= p.x < size and 0.0 <= p.y < size):
             raise ValueError(f"{who}: position ({p.x}, {p.y}) is off the {size}x{size} map")
-        if not bool(t.is_air[u]) and not bool(self.pathing[int(p.x), int(p.y)]):
-            raise ValueError(f"{who}: position ({p.x}, {p.y}) is on an unwalkable cell of {self.map_name}")
+        pt = torch.tensor([p.x, p.y], dtype=torch.float32, device=self.device).expand(1, len(t.names), 2)
+        if not bool(self.dynamics.can_stand(pt, pt)[0, u]):
+            raise ValueError(f"{who}: position ({p.x}, {p.y}) is on a cell of {self.map_name} that a {t.names[u]} "
+                             f"cannot stand on")
 
 
 def make_batched(map_name: str | MapSpec = "2s3z", num_envs: int = 1, device: str | torch.device = "cpu",

@@ -11,7 +11,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
-from sc2_envs.maps import MapSpec, pathing_grid
+from sc2_envs.maps import CLIFF_STEP, MapSpec, terrain_grids
+from sc2_envs.sim.weapons import get_timing
 from sc2_envs.units import LOOPS_PER_SECOND, UNITS
 
 # Order kinds (one per unit). Allies get orders from actions; enemies from the built-in AI.
@@ -55,6 +56,18 @@ class WorldState:
         episode_count: ``[B]`` int64, episodes started by this env since its last seeding.
         jitter_state: ``[B, U]`` int64, per-unit 32-bit LCG state of the weapon-cooldown jitter,
             seeded from ``(env_seed, episode_count, unit)`` at reset and advanced at each shot.
+        windup: ``[B, U]`` float32, game loops until the pending hit of the unit's current attack
+            lands (its damage point, then the spacing of further hits); meaningful where
+            ``hits_left > 0``.
+        windup_target: ``[B, U]`` int64, unit index the pending attack is aimed at (-1 none).
+        hits_left: ``[B, U]`` float32, hits of the current attack still to land (0 = no attack
+            pending; an attack is cancelled, dealing nothing, if its attacker dies, gets another
+            order or loses its target before the hit).
+        missile_eta: ``[B, U]`` float32, game loops until the unit's missile in flight hits.
+        missile_target: ``[B, U]`` int64, unit index the missile flies at (-1 none).
+        missile_hits: ``[B, U]`` float32, hits the missile carries (0 = no missile in flight).
+        burst_pending: ``[B, U]`` bool, a baneling that died (not by its own attack) in the previous
+            tick and bursts (VolatileBurst) in this one.
     """
 
     pos: torch.Tensor
@@ -77,6 +90,13 @@ class WorldState:
     env_seed: torch.Tensor
     episode_count: torch.Tensor
     jitter_state: torch.Tensor
+    windup: torch.Tensor
+    windup_target: torch.Tensor
+    hits_left: torch.Tensor
+    missile_eta: torch.Tensor
+    missile_target: torch.Tensor
+    missile_hits: torch.Tensor
+    burst_pending: torch.Tensor
 
     @classmethod
     def empty(cls, num_envs: int, n_units: int, n_agents: int, device: torch.device) -> "WorldState":
@@ -95,7 +115,22 @@ class WorldState:
             last_action=torch.full((B, n_agents), -1, **i), episode_steps=torch.zeros(B, **i),
             attack_point=torch.zeros(B, 2, **f), env_seed=torch.zeros(B, **i), episode_count=torch.zeros(B, **i),
             jitter_state=torch.zeros(B, U, **i),
+            windup=torch.zeros(B, U, **f), windup_target=torch.full((B, U), -1, **i),
+            hits_left=torch.zeros(B, U, **f), missile_eta=torch.zeros(B, U, **f),
+            missile_target=torch.full((B, U), -1, **i), missile_hits=torch.zeros(B, U, **f),
+            burst_pending=torch.zeros(B, U, dtype=torch.bool, device=device),
         )
+
+    def clear_attacks(self, env_index: int) -> None:
+        """Cancel every pending attack, missile and baneling burst of env ``env_index``."""
+        b = env_index
+        self.windup[b] = 0.0
+        self.windup_target[b] = -1
+        self.hits_left[b] = 0.0
+        self.missile_eta[b] = 0.0
+        self.missile_target[b] = -1
+        self.missile_hits[b] = 0.0
+        self.burst_pending[b] = False
 
     def copy_envs_from(self, other: "WorldState", mask: torch.Tensor) -> None:
         """In place: for envs where ``mask`` ([B] bool) is set, take every field from ``other``."""
@@ -151,6 +186,9 @@ class UnitTable:
     is_healer: torch.Tensor  # [U] bool
     splash: torch.Tensor  # [U] int64 SPLASH_*
     splash_radius: torch.Tensor  # [U]
+    damage_point: torch.Tensor  # [U] game loops from attack start to hit / launch (sim.weapons)
+    missile_speed: torch.Tensor  # [U] distance per game loop, 0 = direct damage
+    hit_interval: torch.Tensor  # [U] game loops between the hits of one attack, 0 = together
     smac_max_cooldown: torch.Tensor  # [U] SMAC's state normaliser
     attack_target_priority: torch.Tensor  # [U] AttackTargetPriority (game data); higher is attacked first
     acceleration: torch.Tensor  # [U] Acceleration, distance per normal second squared (game data)
@@ -201,7 +239,11 @@ class UnitTable:
             is_healer=torch.tensor([UNITS[n].is_healer for n in names], device=device),
             splash=torch.tensor([{"none": 0, "line": 1, "suicide": 2}[UNITS[n].splash] for n in names],
                                 dtype=torch.int64, device=device),
-            splash_radius=col("splash_radius"), smac_max_cooldown=col("smac_max_cooldown"),
+            splash_radius=col("splash_radius"),
+            damage_point=torch.tensor([get_timing(n).damage_point_loops for n in names], device=device),
+            missile_speed=torch.tensor([get_timing(n).missile_speed_per_loop for n in names], device=device),
+            hit_interval=torch.tensor([get_timing(n).hit_interval_loops for n in names], device=device),
+            smac_max_cooldown=col("smac_max_cooldown"),
             attack_target_priority=col("attack_target_priority"), acceleration=col("acceleration"),
             type_bit=torch.tensor(type_bit, dtype=torch.int64, device=device),
             spawn_pos=torch.tensor(spawn, dtype=torch.float32, device=device),
@@ -213,10 +255,11 @@ def _clump(groups, spec: MapSpec) -> np.ndarray:
 
     SC2 places units created at one point in a tight clump chosen by the engine (not stored in the
     map). We fill a hexagonal lattice (spacing = the largest diameter at that point + 0.05) in
-    order of distance from the point, skipping unwalkable cells; units of all groups that share a
-    point share the lattice. Deterministic, so SMAC v1 start positions are fixed, as in SC2.
+    order of distance from the point, skipping unwalkable cells and other plateaus; units of all
+    groups that share a point share the lattice. Deterministic, so SMAC v1 start positions are fixed, as in SC2.
     """
-    grid = pathing_grid(spec.terrain)
+    terrain = terrain_grids(spec.terrain)
+    grid, level = terrain.pathing, terrain.cliff_level.astype(np.int64)
     out = []
     by_point: dict[tuple[float, float], list[int]] = {}
     names = [g.unit for g in groups for _ in range(g.count)]
@@ -233,7 +276,8 @@ def _clump(groups, spec: MapSpec) -> np.ndarray:
                 cx = px + spacing * (i + 0.5 * (j % 2))
                 cy = py + spacing * j * np.sqrt(3) / 2
                 xi, yi = int(np.floor(cx)), int(np.floor(cy))
-                if 0 <= xi < grid.shape[0] and 0 <= yi < grid.shape[1] and grid[xi, yi]:
+                if 0 <= xi < grid.shape[0] and 0 <= yi < grid.shape[1] and grid[xi, yi] and (
+                        abs(level[xi, yi] - level[int(px), int(py)]) < CLIFF_STEP // 2):  # the point's plateau
                     cands.append((np.hypot(cx - px, cy - py), cy, cx))
         cands.sort()
         for k, (_, cy, cx) in zip(idx, cands):

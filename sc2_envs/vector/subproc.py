@@ -356,26 +356,28 @@ class SubprocVectorEnv:
                 for k in parts[0]}
 
     # -- API -------------------------------------------------------------------------------------
-    def reset(self, seed: int | Sequence[int] | None = None) -> dict:
+    def reset(self, seed: Any = None) -> dict:
         """Reset every env.
 
         Args:
-            seed: ``int`` (env ``b`` of the concatenation gets ``seed + b``, as in ``make_batched``),
-                a sequence of ``num_envs`` ints, or None.
+            seed: as ``make_batched``'s ``reset``: an ``int`` or ``numpy.random.SeedSequence`` ``s``
+                gives env ``b`` of the concatenation the stream of ``SeedSequence(s, spawn_key=(b,))``
+                (each worker gets the ``SeedSequence`` children of its own global env indices), so the
+                battles equal one ``make_batched(map, num_envs=B).reset(seed=s)``; a sequence of
+                ``num_envs`` per-env seeds is split among the workers; ``None`` continues each
+                worker's streams. Worker envs must accept a list of ``SeedSequence`` (the simulator
+                and the sc2 backend do).
 
         Returns:
             dict of tensors on ``device``: ``obs [B, N, obs_size] float32``, ``state [B, S] float32``,
             ``avail_actions [B, N, A] bool``.
+
+        Raises:
+            TypeError / ValueError: a seed of another type, a negative int, or a list of the wrong length.
         """
-        if seed is None:
-            seeds: list[Any] = [None] * len(self.processes)
-        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            seeds = [int(seed) + off for off in self._offsets[:-1]]
-        else:
-            flat = [int(s) for s in seed]
-            if len(flat) != self.num_envs:
-                raise ValueError(f"seed has {len(flat)} values; expected an int or {self.num_envs} ints")
-            seeds = [flat[a:b] for a, b in zip(self._offsets[:-1], self._offsets[1:], strict=True)]
+        from sc2_envs.sim.rng import split_for_workers
+
+        seeds = split_for_workers(seed, self.worker_num_envs)
         return self._concat(self._request([("reset", s) for s in seeds], "reset"))
 
     def step(self, actions: Any) -> dict:
@@ -475,12 +477,15 @@ def make_subproc_batched(map_name: str, num_workers: int, envs_per_worker: int =
         num_workers: number of worker processes.
         envs_per_worker: ``B_w`` of every worker; ``num_envs = num_workers * envs_per_worker``.
         **kwargs: ``SubprocVectorEnv`` keywords (``context``, ``log_dir``, ``device``, timeouts,
-            ``torch_threads``); every other keyword goes to ``make_batched`` in the workers
-            (``autoreset``, ``lenient_actions``, SMAC options). Worker envs run on CPU.
+            ``torch_threads``); ``seed`` (int, ``SeedSequence``, per-env list or None) is split by
+            global env index, so worker ``w``'s env ``i`` is env ``w * envs_per_worker + i`` of one
+            ``make_batched(map_name, num_envs=num_workers * envs_per_worker, seed=seed)``; every
+            other keyword goes to ``make_batched`` in the workers (``autoreset``,
+            ``lenient_actions``, SMAC options). Worker envs run on CPU.
 
     Returns:
-        SubprocVectorEnv: ``reset(seed=s)`` gives env ``b`` the seed ``s + b``, like one
-        ``make_batched(map_name, num_envs)``, so the results equal the in-process batch.
+        SubprocVectorEnv: its battles equal those of the in-process batch with the same seed, at
+        construction and after ``reset(seed=s)``.
     """
     from sc2_envs.sim.env import make_batched
 
@@ -488,6 +493,11 @@ def make_subproc_batched(map_name: str, num_workers: int, envs_per_worker: int =
         raise ValueError(f"num_workers must be a positive int, got {num_workers!r}")
     own = {"context", "log_dir", "device", "heartbeat_interval", "heartbeat_timeout", "timeout", "startup_timeout",
            "poll_interval", "torch_threads", "actions_as"}
+    if not isinstance(envs_per_worker, int) or isinstance(envs_per_worker, bool) or envs_per_worker < 1:
+        raise ValueError(f"envs_per_worker must be a positive int, got {envs_per_worker!r}")
     vec_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in own}
-    fn = partial(make_batched, map_name, num_envs=envs_per_worker, **kwargs)
-    return SubprocVectorEnv([fn] * num_workers, **vec_kwargs)
+    from sc2_envs.sim.rng import split_for_workers
+
+    seeds = split_for_workers(kwargs.pop("seed", None), [envs_per_worker] * num_workers)
+    fns = [partial(make_batched, map_name, num_envs=envs_per_worker, seed=s, **kwargs) for s in seeds]
+    return SubprocVectorEnv(fns, **vec_kwargs)

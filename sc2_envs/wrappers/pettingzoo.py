@@ -33,11 +33,12 @@ Episode end. A won / lost / drawn battle sets ``terminations = True`` for every 
 ``env.agents``; the time limit (SMAC's ``episode_limit``) sets ``truncations = True`` for every such
 agent (an agent that dies on that very step has both). After the last step ``env.agents == []``.
 
-Infos (every agent, every step): ``action_mask`` (int8, same as in the observation; off with
-``info_action_mask=False``), ``battle_won``,
+Infos (every agent, every step): ``battle_won``,
 ``dead_allies``, ``dead_enemies``, ``episode_limit`` (SMAC's keys), ``agent_alive`` (the unit is
-alive), and in lenient mode ``invalid_action`` (the action was unavailable and replaced by stop /
-no-op).
+alive), in lenient mode ``invalid_action`` (the action was unavailable and replaced by stop /
+no-op), and with ``info_action_mask=True`` a copy of the mask as ``action_mask``. The mask is in the
+observation only by default, so library wrappers that look for it in the observation *or* the infos
+work unchanged (TorchRL's ``PettingZooWrapper`` fails on a second copy, see ``SC2ParallelEnv``).
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ __all__ = ["SC2ParallelEnv", "env", "parallel_env", "raw_env"]
 
 DEAD_AGENT_MODES = ("remove", "absorbing")
 AGENT_NAMINGS = ("index", "unit_type")
+SPACE_SPAWN_KEY = 0x73706163
+"""Spawn-key word (ASCII "spac") of the action-space seeds that ``reset(seed)`` sets."""
 
 
 class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
@@ -73,9 +76,10 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
         seed: seed of the first episode when ``reset`` gets none.
         lenient_actions: replace unavailable actions by stop (living unit) / no-op (dead unit) and flag
             them in ``infos[agent]["invalid_action"]``, instead of raising ``ValueError``.
-        info_action_mask: also put the mask in ``infos[agent]["action_mask"]``. TorchRL's
-            ``PettingZooWrapper`` (0.14) needs ``False``: it removes the mask from the observation only and
-            then fails on the copy left in the infos.
+        info_action_mask: also put a copy of the mask in ``infos[agent]["action_mask"]`` (default
+            ``False``). TorchRL's ``PettingZooWrapper`` (0.14.1) fails with both copies: it takes the
+            mask from the observation and then finds no spec for the one left in the infos
+            (``TypeError: 'NoneType' object does not support item assignment`` in its ``_reset``).
         **smac_options: SMAC's ``StarCraft2Env`` keyword arguments (``obs_last_action``,
             ``state_last_action``, ``reward_sparse``, ``reward_only_positive``, ...).
 
@@ -88,7 +92,7 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
 
     def __init__(self, map_name: str = "3m", *, backend: str = "sim", dead_agents: str = "remove",
                  agent_names: str = "index", render_mode: str | None = None, device: str | torch.device = "cpu",
-                 seed: int | None = None, lenient_actions: bool = False, info_action_mask: bool = True,
+                 seed: int | None = None, lenient_actions: bool = False, info_action_mask: bool = False,
                  **smac_options):
         if dead_agents not in DEAD_AGENT_MODES:
             raise ValueError(f"dead_agents={dead_agents!r}; expected one of {DEAD_AGENT_MODES}")
@@ -139,13 +143,19 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
 
         Args:
             seed: seed of this episode (same seed -> same episode for the same actions); ``None`` continues
-                the backend's random stream.
+                the backend's random stream. An int seed also seeds each agent's action space
+                (agent ``i`` with child ``i`` of ``SeedSequence(seed, spawn_key=(SPACE_SPAWN_KEY,))``), so
+                ``env.action_space(agent).sample(mask)`` repeats after ``reset(seed)`` too.
             options: accepted for API compatibility (``parallel_api_test`` passes arbitrary keys); none is read.
 
         Returns:
             ``(observations, infos)``, keyed by every agent.
         """
         out = self.sim.reset(seed=seed)
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            for i, ag in enumerate(self.possible_agents):
+                child = np.random.SeedSequence(int(seed), spawn_key=(SPACE_SPAWN_KEY, i))
+                self.action_spaces[ag].seed(int(child.generate_state(1, np.uint32)[0]))
         self.agents = list(self.possible_agents)
         self._steps = 0
         avail = as_numpy(out["avail_actions"][0], np.int8)

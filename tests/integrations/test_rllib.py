@@ -119,3 +119,48 @@ def test_death_on_the_time_limit_step():
     died = [a for a in term if a != "__all__" and term[a]]
     assert len(died) == 1 and trunc[died[0]] and infos[died[0]]["dead_allies"] == 1
     assert env.par_env.agents == []
+
+
+def test_rllibs_own_wrapper_runs_the_default_env_without_flags():
+    """Issue 13 item 13: RLlib's ``ParallelPettingZooEnv`` over ``sc2_envs.parallel_env("3m")`` as it comes:
+    whole episodes, ``__all__`` only at the battle's end, finished agents never come back, every
+    observation inside RLlib's observation space."""
+    from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
+
+    import sc2_envs
+
+    env = ParallelPettingZooEnv(sc2_envs.parallel_env("3m"))
+    rng = np.random.default_rng(0)
+    for seed in (0, 1):
+        obs, infos = env.reset(seed=seed)
+        assert set(obs) == {"agent_0", "agent_1", "agent_2"} and "action_mask" not in infos["agent_0"]
+        gone, steps = set(), 0
+        while True:
+            for a, o in obs.items():
+                assert env.observation_space[a].contains(o), a
+            actions = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.par_env.agents}
+            obs, rew, term, trunc, infos = env.step(actions)
+            steps += 1
+            assert not gone & set(obs), "an agent came back after its final step"
+            gone |= {a for a in term if a != "__all__" and (term[a] or trunc[a])}
+            if term["__all__"] or trunc["__all__"]:
+                break
+            assert not env.par_env.agents == []
+        assert env.par_env.agents == [] and 1 <= steps <= 60
+
+
+def test_env_runner_seeds_are_split_not_offset():
+    """Run seed 1's runner slot 0 and run seed 0's slot 1 play different battles (an offset scheme shares them)."""
+
+    class Ctx(dict):  # RLlib's EnvContext: a dict with worker_index / vector_index attributes
+        def __init__(self, cfg, worker_index, vector_index):
+            super().__init__(cfg)
+            self.worker_index, self.vector_index = worker_index, vector_index
+
+    def first_obs(seed, worker, slot):
+        obs, _ = make_rllib_env(Ctx({"map_name": "3m", "seed": seed}, worker, slot)).reset()
+        return np.concatenate([obs[a]["observations"] for a in sorted(obs)])
+
+    assert np.array_equal(first_obs(1, 0, 0), first_obs(1, 0, 0))
+    assert not np.array_equal(first_obs(1, 0, 0), first_obs(0, 0, 1))
+    assert not np.array_equal(first_obs(0, 1, 0), first_obs(0, 0, 1000))

@@ -41,7 +41,7 @@ def test_first_death_does_not_end_episode_and_masks_follow():
             assert np.all(obs[i] == 0) and venv.action_masks()[i].tolist() == [True] + [False] * 8
         if dones.any():
             break
-    assert first_death == 11 and steps == 21
+    assert first_death == 12 and steps == 22  # passive agents vs the enemy attack-move (seed 0)
     assert dones.all()
     assert not any(info.get("TimeLimit.truncated", False) for info in infos)  # a lost battle is terminal
     assert all("terminal_observation" in info for info in infos)
@@ -95,15 +95,15 @@ def test_maskable_ppo_learns_without_invalid_actions():
 
 
 def test_death_on_the_time_limit_step():
-    """3m, seed 0, passive: the first death is at step 11; with ``episode_limit=11`` every slot, the dead
+    """3m, seed 0, passive: the first death is at step 12; with ``episode_limit=12`` every slot, the dead
     agent's included, must reach SB3 as truncated (bootstrapped), not terminated."""
     import dataclasses
 
     from sc2_envs.maps import get_map
 
-    venv = make_sb3_vec_env(dataclasses.replace(get_map("3m"), episode_limit=11), seed=0)
+    venv = make_sb3_vec_env(dataclasses.replace(get_map("3m"), episode_limit=12), seed=0)
     venv.reset()
-    for _ in range(11):
+    for _ in range(12):
         _obs, _rewards, dones, infos = venv.step(passive_actions(venv.action_masks()))
     assert dones.all() and all(info["TimeLimit.truncated"] for info in infos)
     assert [info["agent_alive"] for info in infos].count(False) == 1
@@ -113,7 +113,7 @@ def test_final_infos_survive_the_auto_reset():
     """SuperSuit merges the reset infos over the final ones; the final battle outcome must still be readable."""
     venv = make_sb3_vec_env("3m", seed=0)
     venv.reset()
-    for _ in range(21):  # passive: the battle is lost at step 21 with all three agents dead
+    for _ in range(22):  # passive: the battle is lost at step 22 with all three agents dead
         _obs, _rewards, dones, infos = venv.step(passive_actions(venv.action_masks()))
     assert dones.all()
     assert [info["dead_allies"] for info in infos] == [3, 3, 3]
@@ -121,3 +121,48 @@ def test_final_infos_survive_the_auto_reset():
     assert all(info["battle_won"] is False and info["final_info"]["dead_allies"] == 3 for info in infos)
     # ... while the masks are the new episode's
     assert [info["action_mask"][0] for info in infos] == [0, 0, 0]
+
+
+def test_supersuits_space_agnostic_wrappers_run_the_default_env_without_flags():
+    """Issue 13 item 13: SuperSuit's wrappers that accept any observation space (reward clipping, action
+    padding) run ``sc2_envs.parallel_env("3m")`` as it comes, whole episodes with agents dying.
+
+    SuperSuit's observation wrappers (``dtype_v0``, ``normalize_obs_v0``, ``frame_stack_v1``,
+    ``black_death_v3``, ``agent_indicator_v0``, ``pad_observations_v0``) accept only Box observations
+    and its vector conversion only a fixed agent set; they run on ``FlatObservation`` of the absorbing
+    env (next test), not on PettingZoo's Dict-with-mask default.
+    """
+    import sc2_envs
+
+    env = ss.clip_reward_v0(ss.pad_action_space_v0(sc2_envs.parallel_env("3m")), lower_bound=-0.1, upper_bound=0.1)
+    rng = np.random.default_rng(0)
+    deaths = 0
+    for seed in (0, 1):
+        obs, _ = env.reset(seed=seed)
+        steps = 0
+        while env.agents:
+            actions = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.agents}
+            obs, rew, term, trunc, infos = env.step(actions)
+            steps += 1
+            assert all(-0.1 <= r <= 0.1 for r in rew.values())
+            deaths = max(deaths, max(i["dead_allies"] for i in infos.values()))
+        assert 1 <= steps <= 60
+    assert deaths >= 1, "the episodes had agents dying (leaving env.agents) under the wrappers"
+
+
+def test_supersuits_observation_wrappers_run_the_flat_absorbing_env():
+    """The Box-only SuperSuit wrappers and its vector conversion on ``FlatObservation(dead_agents="absorbing")``."""
+    from sc2_envs.adapters.pettingzoo_views import FlatObservation
+    from sc2_envs.wrappers.pettingzoo import SC2ParallelEnv
+
+    par = FlatObservation(SC2ParallelEnv("3m", dead_agents="absorbing", seed=0))
+    par = ss.agent_indicator_v0(ss.frame_stack_v1(ss.normalize_obs_v0(ss.dtype_v0(par, np.float32)), 2))
+    venv = ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(par), 2, num_cpus=0, base_class="gymnasium")
+    obs, infos = venv.reset(seed=0)
+    assert obs.shape[0] == 2 * N and obs.dtype == np.float32
+    ends = 0
+    for _ in range(130):  # 3m's limit is 60 steps: at least two episode ends per copy
+        masks = np.stack([np.asarray(i["action_mask"], bool) for i in infos])
+        obs, rew, term, trunc, infos = venv.step(passive_actions(masks))
+        ends += int(np.any(term | trunc))
+    assert ends >= 2

@@ -43,10 +43,10 @@ def test_specs():
 def test_first_death_does_not_end_episode():
     env = make_torchrl_env("3m")
     td = seeded_rollout(env, 0, 100, passive)
-    assert td.shape == (21,)  # 3m, seed 0, passive: first death at step 11, battle lost at step 21
+    assert td.shape == (22,)  # 3m, seed 0, passive: first death at step 12, battle lost at step 22
     alive = td["next", "agent", "info", "agent_alive"].bool()
     first = int((~alive).any(-1).nonzero()[0])
-    assert first == 10
+    assert first == 11
     assert not td["next", "done"][:-1].any() and td["next", "done"][-1].all()
     assert td["next", "terminated"][-1].all() and not td["next", "truncated"][-1].any()
     dead = int((~alive[first]).nonzero()[0])
@@ -72,11 +72,11 @@ def test_remove_mode_needs_done_on_any_false():
         pytest.skip(f"torchrl {torchrl.__version__} < {REMOVE_MIN_TORCHRL}: remove mode refused (pytorch/rl #3702)")
     env = make_torchrl_env("3m", dead_agents="remove")
     td = seeded_rollout(env, 0, 100, passive)
-    assert td.shape == (21,)
-    assert td["next", "agent", "mask"][10].sum() == 2 and td["next", "agent", "mask"][9].all()
+    assert td.shape == (22,)
+    assert td["next", "agent", "mask"][11].sum() == 2 and td["next", "agent", "mask"][10].all()
     default = PettingZooWrapper(FlatObservation(SC2ParallelEnv("3m", dead_agents="remove")), use_mask=True)
     assert default.done_on_any
-    assert seeded_rollout(default, 0, 100, passive).shape == (11,)
+    assert seeded_rollout(default, 0, 100, passive).shape == (12,)
 
 
 def test_truncation_survives(short_3m):
@@ -106,3 +106,22 @@ def test_masked_policy_samples_valid_actions():
     assert td.shape == (200,)
     taken = td["agent", "action_mask"].gather(-1, td["agent", "action"].unsqueeze(-1))
     assert taken.all()
+
+
+def test_torchrls_own_wrapper_runs_the_default_env_without_flags():
+    """Issue 13 item 13: TorchRL's ``PettingZooWrapper`` on ``sc2_envs.parallel_env("3m")`` as it comes."""
+    import sc2_envs
+
+    env = PettingZooWrapper(sc2_envs.parallel_env("3m"), use_mask=True, done_on_any=False, categorical_actions=True)
+    check_env_specs(env)
+    td = seeded_rollout(env, 0, 200, passive)  # passive: the enemies win, agents die one after another
+    done = td["next", "done"].reshape(-1)
+    assert done[-1] and not done[:-1].any(), "one episode end, when the battle ends (not at the first death)"
+    alive = td["next", "agent", "info", "agent_alive"].bool()
+    present = td["next", "agent", "mask"].bool()
+    assert (~alive).any(-1).sum() >= 2, "agents died before the end"
+    # a dead agent is masked out from the step after its death (it left env.agents)
+    assert (present[1:] <= alive[:-1]).all() and not present[-1].all()
+    # SMAC's mask reaches TorchRL's action_mask: a present (living) agent may stop and may not no-op
+    mask, here = td["agent", "action_mask"], td["agent", "mask"].bool()
+    assert mask[..., 1][here].all() and not mask[..., 0][here].any()

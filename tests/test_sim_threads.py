@@ -1,0 +1,59 @@
+"""The simulator's automatic CPU thread count (issue 13 item 9) never overrides the user's choice."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from sc2_envs import make_batched
+from sc2_envs.sim import threads
+
+
+@pytest.fixture
+def restore_threads(monkeypatch):
+    before = torch.get_num_threads()
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    monkeypatch.setattr(threads, "_auto_choice", None)
+    monkeypatch.setattr(threads, "_announced", False)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_rule_one_thread_below_the_parallel_threshold_and_capped_by_cpus(monkeypatch):
+    monkeypatch.setattr(threads, "usable_cpus", lambda: 16)
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert threads.auto_num_threads(1) == threads.auto_num_threads(threads.PARALLEL_MIN_ENVS - 1) == 1
+    assert threads.auto_num_threads(4 * threads.ENVS_PER_THREAD) == 4
+    assert threads.auto_num_threads(10**6) == 16
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (15.2, 0.0, 0.0))  # a busy machine: one thread
+    assert threads.auto_num_threads(10**6) == 1
+    assert threads.auto_num_threads(10**6, "cuda") is None
+
+
+def test_automatic_choice_is_applied_and_announced_once(restore_threads, monkeypatch, capsys):
+    monkeypatch.setattr(threads, "_THREADS_AT_IMPORT", torch.get_num_threads())
+    torch.set_num_threads(2)
+    monkeypatch.setattr(threads, "_THREADS_AT_IMPORT", 2)  # as if torch's default were 2
+    env = make_batched("3m", num_envs=8)
+    assert env.num_threads == 1 and torch.get_num_threads() == 1
+    assert "torch.set_num_threads(1) for a 8-env CPU simulator (was 2" in capsys.readouterr().err
+    make_batched("3m", num_envs=4)  # our own earlier choice may be revised; no second message
+    assert capsys.readouterr().err == ""
+
+
+def test_explicit_choices_win(restore_threads, monkeypatch):
+    monkeypatch.setattr(threads, "_THREADS_AT_IMPORT", torch.get_num_threads())
+    torch.set_num_threads(2 if threads._THREADS_AT_IMPORT != 2 else 3)  # the user's own set_num_threads
+    mine = torch.get_num_threads()
+    assert make_batched("3m", num_envs=8).num_threads == mine and torch.get_num_threads() == mine
+    assert make_batched("3m", num_envs=8, num_threads=1).num_threads == 1 and torch.get_num_threads() == 1
+    torch.set_num_threads(threads._THREADS_AT_IMPORT)
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")  # the environment variable counts as a choice too
+    assert make_batched("3m", num_envs=8).num_threads == threads._THREADS_AT_IMPORT
+
+
+@pytest.mark.parametrize("bad, err", [(0, ValueError), (-2, ValueError), (1.5, TypeError), (True, TypeError)])
+def test_bad_num_threads_is_named(bad, err):
+    with pytest.raises(err, match=f"got {bad!r}"):
+        make_batched("3m", num_envs=2, num_threads=bad)
