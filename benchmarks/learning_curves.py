@@ -180,16 +180,12 @@ def plot(rows: list[dict], args: Args, path: str) -> None:
 
 def transfer(args: Args, out: str, done: list) -> None:
     """Greedy win rate of every run's final checkpoint on each of ``args.transfer_maps`` (zero-shot)."""
-    import importlib.util
-
     import torch
 
     import sc2_envs
     from models import load_checkpoint
+    from sc2_envs.evaluation import evaluate
 
-    spec = importlib.util.spec_from_file_location("happo_gnn", os.path.join(REPO, ALGOS["happo"]))
-    algo = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(algo)
     device = torch.device("cuda" if args.device == "cuda" and torch.cuda.is_available() else "cpu")
     results = []
     for a, m, s, exp, rc in done:
@@ -213,7 +209,8 @@ def transfer(args: Args, out: str, done: list) -> None:
                     }
                 )
                 continue
-            wr, ret = algo.evaluate(policy, env, 32, sc2_envs.eval_seed(s, 10**7))
+            res = evaluate(policy, env, 32, sc2_envs.eval_seed(s, 10**7))
+            wr, ret = res["win_rate"], res["mean_return"]
             results.append(
                 {
                     "algo": a,

@@ -55,7 +55,7 @@ TARGETS = ("2s3z", "3s5z", "3s5z_vs_3s6z")
 SOURCES = (("2s3z", "gnn"), ("3s5z", "gnn"), ("2s3z", "mlp"), ("3s5z", "mlp"))
 MLP_STEPS = 102_400
 
-# Reference and aims quoted next to the table (issue 5; HF model card yungisimon/HAPPO-HATRPO, real SMAC).
+# Reference and aims quoted next to the table (HF model card yungisimon/HAPPO-HATRPO, real SMAC).
 AIMS = {("2s3z", "3s5z"): 0.5, ("3s5z", "2s3z"): 0.8}
 
 

@@ -1,4 +1,4 @@
-"""The simulator's unit stats against the game data SMAC's maps load (issue 12: "which data", defect 6).
+"""The simulator's unit stats against the game data SMAC's maps load.
 
 Reference: ``tests/data/game_data/smac_liberty_units.json``, written by
 ``benchmarks/game_data_provenance.py`` from oxwhirl/smac's map archives (``DocumentHeader``,

@@ -1,5 +1,5 @@
 """Tests of sc2_envs/runs.py (run folders, metadata, graceful stop, resume state, progress) and of
-stopping and resuming algos/happo_gnn.py (issue 13, items 3, 5, 6, 7)."""
+stopping and resuming algos/happo_gnn.py."""
 
 import csv
 import io

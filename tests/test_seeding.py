@@ -1,4 +1,4 @@
-"""Seed splitting (issue 13 item 1): every (base seed, env index) pair has its own stream.
+"""Seed splitting: every (base seed, env index) pair has its own stream.
 
 Env ``b`` of a batch seeded with ``s`` draws from ``SeedSequence(s, spawn_key=(b,))``; evaluation
 envs from ``eval_seed(s, ...)`` (spawn key ``(EVAL_SPAWN_KEY, ..., b)``). Before the fix env ``b``

@@ -6,7 +6,7 @@ Each function maps the batched ``WorldState`` to its next value in place, vector
 game-loop resolution for any ``L``: a weapon that becomes ready inside a tick fires in that tick
 and its next cooldown is counted from the loop it fired in.
 
-Rules and their sources (SC2 game data and engine behaviour, see ``units.py`` and the fact sheet):
+Rules and their sources (SC2 game data and engine behaviour, see ``units.py`` and ``docs/game_data.md``):
     * Weapon range is edge to edge: fire when ``centre distance - r_attacker - r_target <= range``.
     * Damage per hit = base + attribute bonus; shields absorb first (shield armour 0); HP armour is
       subtracted from the part of each hit that reaches HP, with SC2's floor of 0.5 per hit.
