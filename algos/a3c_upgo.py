@@ -16,30 +16,31 @@ stalls (stack dump from ``faulthandler`` on SIGUSR1); ``--restart-actors`` repla
 
 from __future__ import annotations
 
-import faulthandler
+import functools
 import importlib
 import json
 import multiprocessing as mp
 import os
-import queue
 import random
-import signal
 import sys
-import threading
 import time
-import traceback
 from collections import deque
 from dataclasses import asdict, dataclass
-from multiprocessing.connection import wait
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
-from models import ClassPolicy, MaskedCategorical, build_models, load_checkpoint, save_checkpoint
+from models import ClassPolicy, MaskedCategorical, build_critic, build_models, load_checkpoint, save_checkpoint
 from models.offpolicy_losses import masked_kl, masked_mean, td_lambda_returns, upgo_returns, vtrace
-from sc2_envs.vector.subproc import _describe_exit, _exit_on_sigterm, _heartbeat, _kill_group, _redirect_output, _tail
+from sc2_envs.vector.actor_pool import (
+    ActorFailure,
+    ActorPoolConfig,
+    ActorSupervisor,
+    SharedWeights,
+    make_actor_pool,
+)
 
 
 @dataclass
@@ -143,7 +144,7 @@ class Args:
 
 
 # ------------------------------------------------------------------------------------------------
-# envs and policies (used by actors and the learner)
+# envs (used by actors and the learner)
 
 
 def make_actor_env(args: Args, num_envs: int, seed: int):
@@ -160,78 +161,29 @@ def make_actor_env(args: Args, num_envs: int, seed: int):
     return make_sc2_backend(args.map, seed=seed, autoreset=True)
 
 
-def joint_logits(policy: ClassPolicy, obs: torch.Tensor) -> torch.Tensor:
-    """Unmasked logits ``[R, N, A]`` of every agent from ``obs [R, N, obs_size]`` (routing by unit class)."""
-    parts, order = [], []
-    for c in policy.classes:
-        if c not in policy.class_agents:
-            continue
-        ids = policy.agent_ids(c)
-        parts.append(policy.class_logits(c, obs.index_select(1, ids)))
-        order.append(ids)
-    inverse = torch.argsort(torch.cat(order))
-    return torch.cat(parts, dim=1).index_select(1, inverse)
-
-
-def policy_config(policy: ClassPolicy) -> dict:
-    """What an actor needs to rebuild ``policy`` (then loads the published weights)."""
-    return {"actor_type": policy.actor_type, "classes": list(policy.classes), "spec": dict(policy.spec),
-            "hparams": dict(policy.hparams)}
-
-
-def build_policy(cfg: dict, env_info: dict) -> ClassPolicy:
-    """A :class:`ClassPolicy` of configuration ``cfg`` (from :func:`policy_config`) bound to ``env_info``."""
-    h = cfg["hparams"]
-    return ClassPolicy(cfg["actor_type"], cfg["classes"], cfg["spec"], h["hidden"], h["heads"], h["layers"]).bind(env_info)
-
-
-class SharedWeights:
-    """Policy weights in shared CPU memory plus a version, published without a lock (a seqlock).
-
-    The learner makes the sequence number odd while it copies and even after; a reader copies and
-    keeps the copy only if the number was even and unchanged. No lock exists, so an actor killed in
-    the middle of a read can never block the learner. ``version = seq // 2`` counts publications.
-    """
-
-    def __init__(self, state_dict: dict, ctx):
-        self.tensors = {k: v.detach().cpu().clone().share_memory_() for k, v in state_dict.items()}
-        self.seq = ctx.Value("q", 0, lock=False)
-
-    @property
-    def version(self) -> int:
-        return int(self.seq.value) // 2
-
-    def publish(self, state_dict: dict) -> int:
-        self.seq.value += 1
-        for k, v in state_dict.items():
-            self.tensors[k].copy_(v.detach())
-        self.seq.value += 1
-        return self.version
-
-    def read_into(self, module: nn.Module, have_version: int) -> int | None:
-        """Copy the weights into ``module`` if newer than ``have_version``; returns the new version or None."""
-        while True:
-            s1 = int(self.seq.value)
-            if s1 % 2:
-                time.sleep(0.001)
-                continue
-            if s1 // 2 == have_version:
-                return None
-            snapshot = {k: v.clone() for k, v in self.tensors.items()}
-            if int(self.seq.value) == s1:
-                module.load_state_dict(snapshot)
-                return s1 // 2
-
-
 # ------------------------------------------------------------------------------------------------
 # actor side
 
 
-def run_actor(args: Args, slot: int, gen: int, cfg: dict, channel) -> None:
+def pool_config(args: Args) -> ActorPoolConfig:
+    """The actor pool's settings from the command line."""
+    return ActorPoolConfig(
+        num_actors=args.num_actors, backend=args.backend, queue_size=args.queue_size,
+        heartbeat_interval=args.heartbeat_interval, heartbeat_timeout=args.heartbeat_timeout,
+        stall_timeout=args.stall_timeout, startup_timeout=args.startup_timeout, torch_threads=args.torch_threads,
+        restart_actors=args.restart_actors, max_restarts=args.max_restarts, ray_address=args.ray_address,
+        ray_actor_cpus=args.ray_actor_cpus, process_name="a3c-actor",
+        failure_hint="rerun with --restart-actors to replace failed actors")
+
+
+def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
     """Act in ``args.envs_per_actor`` envs and send unrolls until ``channel.stopped()``.
 
-    ``channel`` supplies ``beat_step()`` (an env step was made), ``send(traj)`` (blocks while the
-    learner's queue is full), ``pull_weights(policy, version) -> version | None`` and ``stopped()``.
+    The target of the actor pool (``functools.partial(run_actor, args, cfg)``); ``cfg`` is
+    ``ClassPolicy.config()`` of the learner's policy. ``channel`` (an ``ActorChannel`` of
+    ``sc2_envs.vector.actor_pool``) supplies ``beat_step()`` (an env step was made), ``send(traj)``
+    (blocks while the learner's queue is full), ``pull_weights(policy, version) -> version | None``
+    and ``stopped()``.
 
     A trajectory is a dict of NumPy arrays (T = unroll_length, B = envs_per_actor): ``obs [T,B,N,O]``,
     ``state [T,B,S]``, ``avail [T,B,N,A]`` bool, ``actions [T,B,N]`` int64, ``logp [T,B,N]`` (behaviour),
@@ -245,7 +197,7 @@ def run_actor(args: Args, slot: int, gen: int, cfg: dict, channel) -> None:
     torch.manual_seed(seed)
     env = make_actor_env(args, args.envs_per_actor, seed)
     try:
-        policy = build_policy(cfg, env.get_env_info())
+        policy = ClassPolicy.from_config(cfg, env.get_env_info())
         version = channel.pull_weights(policy, -1)
         print(f"[actor {slot} gen {gen}] pid {os.getpid()}: {env.num_envs} envs of {args.map}, policy version {version}",
               flush=True)
@@ -295,475 +247,6 @@ def run_actor(args: Args, slot: int, gen: int, cfg: dict, channel) -> None:
             env.close()
 
 
-class _ProcessChannel:
-    """An actor process's link to the learner: a pipe, shared weights, a stop event and two clocks."""
-
-    def __init__(self, conn, weights: SharedWeights, stop, progress):
-        self.conn, self.weights, self.stop, self.progress = conn, weights, stop, progress
-
-    def beat_step(self) -> None:
-        self.progress.value = time.monotonic()
-
-    def send(self, traj: dict) -> None:
-        # -1: waiting for the learner (back-pressure), which is not a stall of this actor.
-        self.progress.value = -1.0
-        self.conn.send(traj)
-        self.progress.value = time.monotonic()
-
-    def pull_weights(self, policy: nn.Module, version: int) -> int | None:
-        return self.weights.read_into(policy, version)
-
-    def stopped(self) -> bool:
-        return self.stop.is_set()
-
-
-def actor_process(args: Args, slot: int, gen: int, cfg: dict, conn, weights: SharedWeights, stop, heartbeat, progress,
-                  log_path: str) -> None:
-    """Entry point of an actor process (``spawn``): own log file, faulthandler, heartbeat, then :func:`run_actor`."""
-    log = _redirect_output(log_path)
-    if hasattr(os, "setpgrp"):
-        os.setpgrp()  # its own group: the learner can also kill what the env launched (StarCraft II)
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    faulthandler.enable(file=log, all_threads=True)
-    if hasattr(signal, "SIGUSR1"):
-        faulthandler.register(signal.SIGUSR1, file=log, all_threads=True)
-    beat_stop = threading.Event()
-    # The heartbeat thread also ends this process when the learner dies (it sees a new parent pid).
-    threading.Thread(target=_heartbeat, args=(heartbeat, args.heartbeat_interval, beat_stop), daemon=True,
-                     name="heartbeat").start()
-    if args.torch_threads > 0:
-        torch.set_num_threads(args.torch_threads)
-    code = 0
-    try:
-        run_actor(args, slot, gen, cfg, _ProcessChannel(conn, weights, stop, progress))
-    except (BrokenPipeError, EOFError):
-        print(f"[actor {slot} gen {gen}] the learner closed the pipe", flush=True)
-    except SystemExit as e:
-        print(f"[actor {slot} gen {gen}] terminated", flush=True)
-        code = e.code if isinstance(e.code, int) else 1
-    except BaseException:  # noqa: BLE001 - any failure is logged here and becomes the exit code
-        traceback.print_exc()
-        code = 1
-    beat_stop.set()
-    print(f"[actor {slot} gen {gen}] exiting with code {code}", flush=True)
-    sys.stderr.flush()
-    # The env is closed and the log flushed; skip the interpreter's teardown of torch, which takes
-    # seconds on a loaded machine and would delay the learner's shutdown.
-    os._exit(code)
-
-
-# ------------------------------------------------------------------------------------------------
-# learner side: actor pools
-
-
-class ActorFailure(RuntimeError):
-    """An actor died or stalled and is not (or no longer) restarted."""
-
-
-@dataclass
-class _Slot:
-    slot: int
-    gen: int
-    handle: object  # Process or Ray actor handle
-    log_path: Path
-    started: float
-    pid: int | None = None
-    conn: object = None
-    heartbeat: object = None
-    progress: object = None
-    run_ref: object = None  # Ray: the actor's run() call
-    node: str | None = None  # Ray: the node the actor runs on
-
-
-class ProcessActorPool:
-    """Actors as ``spawn``ed processes; trajectories over one pipe per actor into a bounded queue.
-
-    A pipe per actor (its write end closed in the learner) means a killed actor shows up as EOF on
-    its own pipe, never as a half-written message in a queue shared with the others. A receiver
-    thread moves complete trajectories into ``self.queue`` (``queue_size`` items); when it is full
-    the receiver waits and actors block in ``send``: back-pressure, not dropped data.
-    """
-
-    def __init__(self, args: Args, cfg: dict, weights: SharedWeights, log_dir: Path, ctx):
-        self.args, self.cfg, self.weights, self.log_dir, self.ctx = args, cfg, weights, log_dir, ctx
-        self.stop = ctx.Event()
-        self.queue: queue.Queue = queue.Queue(maxsize=args.queue_size)
-        self.slots: dict[int, _Slot] = {}
-        self._conns: dict[object, int] = {}
-        self._lock = threading.Lock()
-        self._closing = threading.Event()
-        self._receiver = threading.Thread(target=self._receive, daemon=True, name="receiver")
-        self._receiver.start()
-
-    def start(self, slot: int, gen: int) -> _Slot:
-        reader, writer = self.ctx.Pipe(duplex=False)
-        heartbeat = self.ctx.Value("d", 0.0, lock=False)
-        progress = self.ctx.Value("d", 0.0, lock=False)
-        log_path = self.log_dir / f"actor_{slot}_gen{gen}.log"
-        proc = self.ctx.Process(target=actor_process, name=f"a3c-actor-{slot}", daemon=True,
-                                args=(self.args, slot, gen, self.cfg, writer, self.weights, self.stop, heartbeat, progress,
-                                      str(log_path)))
-        proc.start()
-        writer.close()
-        s = _Slot(slot, gen, proc, log_path, time.monotonic(), proc.pid, reader, heartbeat, progress)
-        with self._lock:
-            self.slots[slot] = s
-            self._conns[reader] = slot
-        return s
-
-    def _receive(self) -> None:
-        while not self._closing.is_set():
-            with self._lock:
-                conns = list(self._conns)
-            if not conns:
-                time.sleep(0.05)
-                continue
-            for conn in wait(conns, timeout=0.1):
-                try:
-                    item = conn.recv()
-                except (EOFError, OSError):
-                    with self._lock:
-                        self._conns.pop(conn, None)
-                    conn.close()
-                    continue
-                while not self._closing.is_set():
-                    if self.stop.is_set():
-                        break  # shutting down: drain and drop so that actors blocked in send can exit
-                    try:
-                        self.queue.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-
-    def get(self, timeout: float):
-        try:
-            return self.queue.get(timeout=timeout)
-        except queue.Empty:
-            return None
-
-    def depth(self) -> int:
-        return self.queue.qsize()
-
-    def problem(self, s: _Slot, now: float) -> tuple[str, str] | None:
-        """``(kind, description)`` if the actor in ``s`` is dead or stalled, else None."""
-        proc = s.handle
-        if not proc.is_alive():
-            return "died", f"{_describe_exit(proc.exitcode)}"
-        beat, progress = s.heartbeat.value, s.progress.value
-        if beat == 0.0:
-            if now - s.started > self.args.startup_timeout:
-                return "stalled", f"no heartbeat {now - s.started:.0f} s after start (startup_timeout={self.args.startup_timeout} s)"
-            return None
-        if now - beat > self.args.heartbeat_timeout:
-            return "stalled", f"heartbeat thread silent for {now - beat:.1f} s (frozen process; heartbeat_timeout={self.args.heartbeat_timeout} s)"
-        if progress == 0.0 and now - s.started > self.args.startup_timeout:
-            return "stalled", f"no env step {now - s.started:.0f} s after start (startup_timeout={self.args.startup_timeout} s)"
-        if progress > 0.0 and now - progress > self.args.stall_timeout:
-            return "stalled", f"no env step for {now - progress:.1f} s (stall_timeout={self.args.stall_timeout} s)"
-        return None
-
-    def dump_stack(self, s: _Slot) -> bool:
-        """SIGUSR1 -> faulthandler writes every thread's stack to the actor's log; True if it did."""
-        if not hasattr(signal, "SIGUSR1") or not s.handle.is_alive():
-            return False
-        size = s.log_path.stat().st_size if s.log_path.exists() else 0
-        os.kill(s.pid, signal.SIGUSR1)
-        deadline = time.monotonic() + 2.0
-        while time.monotonic() < deadline:
-            time.sleep(0.05)
-            if s.log_path.exists() and s.log_path.stat().st_size > size:
-                time.sleep(0.1)  # let faulthandler finish every thread
-                return True
-        return False
-
-    def kill(self, s: _Slot) -> None:
-        proc = s.handle
-        if proc.is_alive():
-            proc.kill()
-        proc.join(timeout=5.0)
-        _kill_group(s.pid)
-
-    def close(self, timeout: float = 10.0) -> None:
-        """Stop every actor; returns with no actor process left."""
-        self.stop.set()
-        deadline = time.monotonic() + timeout
-        for s in self.slots.values():
-            s.handle.join(timeout=max(0.1, deadline - time.monotonic()))
-        for s in self.slots.values():
-            if s.handle.is_alive():
-                s.handle.terminate()
-                s.handle.join(timeout=2.0)
-            if s.handle.is_alive():
-                s.handle.kill()
-                s.handle.join()
-            _kill_group(s.pid)
-        self._closing.set()
-        self._receiver.join(timeout=5.0)
-        with self._lock:
-            for conn in self._conns:
-                conn.close()
-            self._conns.clear()
-
-
-class RayActorPool:
-    """Actors as Ray actors (``--backend ray``): a local Ray cluster, or ``--ray-address`` for a multi-node one.
-
-    Trajectories go through a bounded ``ray.util.queue.Queue``; weights and heartbeats through a
-    small ``Hub`` actor; a dead actor shows up as the failure of its ``run`` call. For a stall the
-    learner sends SIGUSR1 to the actor's pid when it runs on the learner's node (its log file is on
-    that node's disk), then kills it with ``ray.kill``.
-    """
-
-    def __init__(self, args: Args, cfg: dict, weights: SharedWeights, log_dir: Path, ctx):
-        try:
-            import ray
-            from ray.util.queue import Queue
-        except ImportError:
-            raise SystemExit("--backend ray needs Ray: pip install 'ray>=2.9' (it does not touch torch); "
-                             "or use --backend process") from None
-        self.ray, self.args, self.cfg, self.weights, self.log_dir = ray, args, cfg, weights, log_dir
-        ray.init(address=args.ray_address or None, include_dashboard=False, log_to_driver=False,
-                 ignore_reinit_error=True, configure_logging=False, runtime_env={"env_vars": _ray_env_vars()})
-        self.hub = ray.remote(num_cpus=0)(_Hub).remote()
-        self._weights_version = -1
-        self._push_weights()
-        self.queue = Queue(maxsize=args.queue_size, actor_options={"num_cpus": 0})
-        self.actor_cls = ray.remote(num_cpus=args.ray_actor_cpus)(_RayActor)
-        self.slots: dict[int, _Slot] = {}
-        self.node_id = ray.get_runtime_context().get_node_id()
-
-    def _push_weights(self) -> None:
-        if self.weights.version != self._weights_version:
-            self._weights_version = self.weights.version
-            sd = {k: v.clone() for k, v in self.weights.tensors.items()}
-            self.ray.get(self.hub.publish.remote(self._weights_version, sd))
-
-    def start(self, slot: int, gen: int) -> _Slot:
-        log_path = self.log_dir / f"actor_{slot}_gen{gen}.log"
-        handle = self.actor_cls.options(max_concurrency=2).remote()
-        run_ref = handle.run.remote(self.args, slot, gen, self.cfg, self.hub, self.queue, str(log_path))
-        s = _Slot(slot, gen, handle, log_path, time.monotonic(), run_ref=run_ref)
-        self.slots[slot] = s
-        return s
-
-    def get(self, timeout: float):
-        self._push_weights()
-        try:
-            return self.queue.get(block=True, timeout=timeout)
-        except queue.Empty:
-            return None
-        except Exception as e:  # ray.util.queue.Empty subclasses queue.Empty in recent Ray; older ones do not
-            if type(e).__name__ == "Empty":
-                return None
-            raise
-
-    def depth(self) -> int:
-        return self.queue.qsize()
-
-    def problem(self, s: _Slot, now: float) -> tuple[str, str] | None:
-        ready, _ = self.ray.wait([s.run_ref], timeout=0)
-        if ready:
-            try:
-                self.ray.get(s.run_ref)
-                return "died", "its run() returned before the stop"
-            except Exception as e:  # noqa: BLE001 - RayActorError (process died) or the actor's exception
-                return "died", f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-        beats = self.ray.get(self.hub.beats.remote())
-        info = beats.get((s.slot, s.gen))
-        if info is None:
-            if now - s.started > self.args.startup_timeout:
-                return "stalled", f"no heartbeat {now - s.started:.0f} s after start (startup_timeout={self.args.startup_timeout} s)"
-            return None
-        s.pid, s.node = info["pid"], info["node"]
-        # Hub times are the actor's wall clock: compare with ours (same clock on one node; NTP across nodes).
-        age_beat, progress = time.time() - info["beat"], info["progress"]
-        if age_beat > self.args.heartbeat_timeout:
-            return "stalled", f"heartbeat thread silent for {age_beat:.1f} s (heartbeat_timeout={self.args.heartbeat_timeout} s)"
-        if progress > 0 and time.time() - progress > self.args.stall_timeout:
-            return "stalled", f"no env step for {time.time() - progress:.1f} s (stall_timeout={self.args.stall_timeout} s)"
-        return None
-
-    def dump_stack(self, s: _Slot) -> bool:
-        if s.pid is None or s.node != self.node_id or not hasattr(signal, "SIGUSR1"):
-            return False
-        size = s.log_path.stat().st_size if s.log_path.exists() else 0
-        try:
-            os.kill(s.pid, signal.SIGUSR1)
-        except ProcessLookupError:
-            return False
-        deadline = time.monotonic() + 2.0
-        while time.monotonic() < deadline:
-            time.sleep(0.05)
-            if s.log_path.exists() and s.log_path.stat().st_size > size:
-                time.sleep(0.1)
-                return True
-        return False
-
-    def kill(self, s: _Slot) -> None:
-        self.ray.kill(s.handle, no_restart=True)
-
-    def close(self, timeout: float = 10.0) -> None:
-        try:
-            self.ray.get(self.hub.set_stop.remote())
-            refs = [s.run_ref for s in self.slots.values()]
-            deadline = time.monotonic() + timeout
-            while refs and time.monotonic() < deadline:
-                # Actors may be blocked on a full queue: drain it so they see the stop.
-                while self.queue.qsize():
-                    self.get(timeout=0.01)
-                _, refs = self.ray.wait(refs, num_returns=len(refs), timeout=0.2)
-            for s in self.slots.values():
-                self.ray.kill(s.handle, no_restart=True)
-        finally:
-            self.ray.shutdown()
-
-
-def _ray_env_vars() -> dict:
-    # Ray workers import this file as a module: they need the repository on their path (local cluster).
-    repo = str(Path(__file__).resolve().parents[1])
-    algos = str(Path(__file__).resolve().parent)
-    return {"PYTHONPATH": os.pathsep.join([repo, algos, os.environ.get("PYTHONPATH", "")])}
-
-
-class _Hub:
-    """Ray actor: the published weights with their version, heartbeats of the actors, the stop flag."""
-
-    def __init__(self):
-        self.version, self.state_dict, self.stop, self._beats = -1, None, False, {}
-
-    def publish(self, version, state_dict):
-        self.version, self.state_dict = version, state_dict
-
-    def pull(self, have_version):
-        return None if have_version == self.version else (self.version, self.state_dict)
-
-    def beat(self, key, pid, node, beat, progress):
-        self._beats[key] = {"pid": pid, "node": node, "beat": beat, "progress": progress}
-
-    def beats(self):
-        return dict(self._beats)
-
-    def set_stop(self):
-        self.stop = True
-
-    def stopped(self):
-        return self.stop
-
-
-class _RayChannel:
-    def __init__(self, ray, hub, traj_queue, key):
-        self.ray, self.hub, self.queue, self.key = ray, hub, traj_queue, key
-        self.node = ray.get_runtime_context().get_node_id()
-        self.progress, self._stop, self._last_stop_check = 0.0, False, 0.0
-
-    def beat(self) -> None:
-        self.hub.beat.remote(self.key, os.getpid(), self.node, time.time(), self.progress)
-
-    def beat_step(self) -> None:
-        self.progress = time.time()
-
-    def send(self, traj: dict) -> None:
-        self.progress = -1.0
-        while not self.stopped():
-            try:
-                self.queue.put(traj, block=True, timeout=0.5)
-                break
-            except Exception as e:  # ray.util.queue.Full (not importable without ray)
-                if type(e).__name__ != "Full":
-                    raise
-        self.progress = time.time()
-
-    def pull_weights(self, policy: nn.Module, version: int) -> int | None:
-        got = self.ray.get(self.hub.pull.remote(version))
-        if got is None:
-            return None
-        policy.load_state_dict(got[1])
-        return got[0]
-
-    def stopped(self) -> bool:
-        if not self._stop and time.monotonic() - self._last_stop_check > 0.5:
-            self._last_stop_check = time.monotonic()
-            self._stop = bool(self.ray.get(self.hub.stopped.remote()))
-        return self._stop
-
-
-class _RayActor:
-    """Ray actor running :func:`run_actor`; its own log file, faulthandler on SIGUSR1, a heartbeat thread."""
-
-    def run(self, args: Args, slot: int, gen: int, cfg: dict, hub, traj_queue, log_path: str) -> None:
-        import ray
-
-        log = _redirect_output(log_path)
-        faulthandler.enable(file=log, all_threads=True)
-        if hasattr(signal, "SIGUSR1"):
-            faulthandler.register(signal.SIGUSR1, file=log, all_threads=True)
-        if args.torch_threads > 0:
-            torch.set_num_threads(args.torch_threads)
-        channel = _RayChannel(ray, hub, traj_queue, (slot, gen))
-        done = threading.Event()
-
-        def beat_loop():
-            while not done.is_set():
-                channel.beat()
-                done.wait(args.heartbeat_interval)
-
-        threading.Thread(target=beat_loop, daemon=True, name="heartbeat").start()
-        try:
-            run_actor(args, slot, gen, cfg, channel)
-        except BaseException:
-            traceback.print_exc()
-            raise
-        finally:
-            done.set()
-            print(f"[actor {slot} gen {gen}] exiting", flush=True)
-
-
-# ------------------------------------------------------------------------------------------------
-# learner side: supervision and the update
-
-
-class Supervisor:
-    """Starts the actors, reports dead or stalled ones within ``poll`` seconds, restarts them if configured."""
-
-    def __init__(self, pool, args: Args, say):
-        self.pool, self.args, self.say = pool, args, say
-        self.restarts = 0
-        self.events: list[dict] = []
-
-    def start_all(self) -> None:
-        for slot in range(self.args.num_actors):
-            self._start(slot, 0)
-
-    def _start(self, slot: int, gen: int) -> None:
-        s = self.pool.start(slot, gen)
-        pid = f"pid {s.pid}" if s.pid is not None else "Ray actor"
-        self.say(f"actor {slot} gen {gen} started ({pid}), log {s.log_path}")
-
-    def check(self) -> None:
-        now = time.monotonic()
-        for slot, s in list(self.pool.slots.items()):
-            found = self.pool.problem(s, now)
-            if found is None:
-                continue
-            kind, why = found
-            dumped = False
-            if kind == "stalled":
-                dumped = self.pool.dump_stack(s)
-            self.pool.kill(s)
-            note = " Stack dump (faulthandler, SIGUSR1) in the log lines below." if dumped else ""
-            lines = 2 * 20 if dumped else 20
-            self.say(f"ACTOR {kind.upper()}: actor {slot} gen {s.gen} (pid {s.pid}) {kind}: {why}.{note}\n"
-                     f"--- last lines of {s.log_path} ---\n{_tail(s.log_path, lines)}\n--- end of {s.log_path} ---")
-            self.events.append({"slot": slot, "gen": s.gen, "kind": kind, "why": why, "time": time.time()})
-            if not self.args.restart_actors:
-                raise ActorFailure(f"actor {slot} {kind} ({why}); rerun with --restart-actors to replace failed actors")
-            if self.restarts >= self.args.max_restarts:
-                raise ActorFailure(f"actor {slot} {kind} ({why}) after {self.restarts} restarts (max_restarts)")
-            self.restarts += 1
-            self.say(f"restarting actor {slot} as gen {s.gen + 1} (restart {self.restarts}/{self.args.max_restarts})")
-            self._start(slot, s.gen + 1)
-
-
 def collate(trajs: list[dict], device: torch.device) -> dict:
     """Concatenate trajectories along the env axis B; tensors on ``device``."""
     out = {}
@@ -790,7 +273,7 @@ def learner_loss(policy, critic, teacher, batch: dict, args: Args) -> tuple[torc
         trunc = batch["truncated"] & ~batch["terminated"]
         if bool(trunc.any()):
             final_values[trunc] = critic.value_norm.denormalize(critic(batch["final_state"][trunc]))
-    logits = joint_logits(policy, obs.reshape(T * B, N, O))
+    logits = policy.logits(obs.reshape(T * B, N, O))
     flat_avail = avail.reshape(T * B, N, -1)
     dist = MaskedCategorical(logits, flat_avail)
     logp = dist.log_prob(actions.reshape(T * B, N)).reshape(T, B, N)
@@ -814,7 +297,7 @@ def learner_loss(policy, critic, teacher, batch: dict, args: Args) -> tuple[torc
             "losses/value_mean": values.mean(), "losses/td_lambda_return_mean": g_td.mean()}
     if teacher is not None:
         with torch.no_grad():
-            t_logits = joint_logits(teacher, obs.reshape(T * B, N, O))
+            t_logits = teacher.logits(obs.reshape(T * B, N, O))
         kl = masked_kl(t_logits, logits, flat_avail).reshape(T, B, N)
         kl_loss = masked_mean(kl, alive)
         loss = loss + args.kl_coef * kl_loss
@@ -885,8 +368,8 @@ def main(args: Args) -> int:
         if "critic" in ckpt:
             _, critic, _ = load_checkpoint(args.init, env_info, device, with_critic=True)
         else:
-            _, critic = build_models(env_info, policy.actor_type, policy.hparams["hidden"], policy.hparams["heads"],
-                                     policy.hparams["layers"], device=device)
+            critic = build_critic(env_info, policy.actor_type, policy.hparams["hidden"], policy.hparams["heads"],
+                                  policy.hparams["layers"], device=device)
         print(f"student initialised from {args.init} (trained on {ckpt['config']['map_name']})")
     else:
         policy, critic = build_models(env_info, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device)
@@ -894,8 +377,11 @@ def main(args: Args) -> int:
     ctx = mp.get_context("spawn")
     weights = SharedWeights({k: v.cpu() for k, v in policy.state_dict().items()}, ctx)
     weights.publish(policy.state_dict())
-    pool_cls = RayActorPool if args.backend == "ray" else ProcessActorPool
-    pool = pool_cls(args, policy_config(policy), weights, run_dir, ctx)
+    config = pool_config(args)
+    try:
+        pool = make_actor_pool(config, functools.partial(run_actor, args, policy.config()), weights, run_dir, ctx)
+    except ImportError as e:
+        raise SystemExit(f"--backend {args.backend}: {e}") from None
     log_file = open(run_dir / "learner_events.log", "a", buffering=1)  # noqa: SIM115 - closed in the finally below
 
     def say(msg: str) -> None:
@@ -906,7 +392,7 @@ def main(args: Args) -> int:
         except OSError:
             pass  # a closed terminal or pipe must not end the run; learner_events.log has every line
 
-    supervisor = Supervisor(pool, args, say)
+    supervisor = ActorSupervisor(pool, config, say)
     start = time.monotonic()
     env_steps = updates = 0
     trained_steps = 0
@@ -943,7 +429,7 @@ def main(args: Args) -> int:
                 break
             supervisor.check()
             # A short poll that never ends the run: an empty queue only means the actors are busy (episodes
-            # on the real game can take many minutes), see reference/full_game.md 3.5 (1).
+            # on the real game can take many minutes); mini-AlphaStar's consumer quit on a queue timeout.
             item = pool.get(timeout=0.1)
             now = time.monotonic()
             if item is None:

@@ -1,6 +1,6 @@
-# Behaviour cloning with action re-weighting (issue 7). Style: CleanRL single file (tyro Args).
-# Facts: liuruoze/mini-AlphaStar's SL loss and argument masks, and the power-law action re-weighting
-# from its 2026-11 evaluation lessons; docs/bc.md.
+# Behaviour cloning with action re-weighting. Style: CleanRL single file (tyro Args).
+# Facts: liuruoze/mini-AlphaStar's SL loss and argument masks, and a power-law re-weighting of its
+# action-type labels; docs/bc.md.
 """Behaviour cloning with per-head masked cross-entropy and action re-weighting.
 
     # SMAC-map demonstrations (sc2_envs.demos) with the per-class actor of models/
@@ -31,7 +31,6 @@ import math
 import os
 import random
 import shutil
-import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -41,12 +40,12 @@ import torch
 import torch.nn.functional as F
 import tyro
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from bc_select import average_checkpoints, behaviour_key, evaluate_policy, format_result
-
-from models.common import MASKED_LOGIT
+from models import average_checkpoints
+from models.alphastar import alphastar_losses
+from models.common import MASKED_LOGIT, masked_ce
+from sc2_envs.evaluation import behaviour_key, evaluate, format_result
+from sc2_envs.replays.dataset import ReplayData
+from sc2_envs.sim.features import N_ACTIONS_NO_ATTACK
 
 
 @dataclass
@@ -192,29 +191,6 @@ def load_target(spec: str, names: list[str]) -> np.ndarray | None:
     return out
 
 
-def masked_ce(logits: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, weights: torch.Tensor | None = None):
-    """Per-sample cross-entropy, zero where ``mask`` is False.
-
-    Args:
-        logits: ``[..., C]`` (masked entries already at ``MASKED_LOGIT``, a finite value).
-        labels: ``[...]`` int64; entries where ``mask`` is False may hold anything (e.g. -1).
-        mask: ``[...]`` bool, the head is used by this sample and has a label.
-        weights: ``[...]`` per-sample weights or None.
-
-    Returns:
-        ``(loss_sum, n)``: the weighted sum of the CE over masked-in samples (a scalar, zero when none)
-        and the number of masked-in samples. A row whose logits are all masked gets a finite, constant CE
-        (log C) and no gradient, never NaN.
-    """
-    mask = mask.bool()
-    safe = torch.where(mask, labels.long(), torch.zeros_like(labels.long())).clamp(0, logits.shape[-1] - 1)
-    ce = -F.log_softmax(logits.float(), -1).gather(-1, safe.unsqueeze(-1)).squeeze(-1)
-    if weights is not None:
-        ce = ce * weights
-    ce = torch.where(mask, ce, torch.zeros_like(ce))
-    return ce.sum(), int(mask.sum())
-
-
 def share_table(names, data_share, target_share, pred_share, greedy_share, top: int = 12) -> str:
     """Text table of action shares sorted by the data share."""
     order = np.argsort(-np.asarray(data_share))[:top]
@@ -235,7 +211,9 @@ def target_shares(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------------------- SMAC demos
 def smac_action_names(n_actions: int) -> list[str]:
     """SMAC action names: no-op, stop, move N/S/E/W, ``target_j`` (attack, or heal for a medivac)."""
-    return ["no_op", "stop", "north", "south", "east", "west"] + [f"target_{j}" for j in range(n_actions - 6)]
+    return ["no_op", "stop", "north", "south", "east", "west"] + [
+        f"target_{j}" for j in range(n_actions - N_ACTIONS_NO_ATTACK)
+    ]
 
 
 class SmacData:
@@ -267,14 +245,9 @@ class SmacData:
 
 def smac_loss(policy, data: SmacData, idx: torch.Tensor, w: torch.Tensor):
     """Weighted masked CE over the living agents of frames ``idx`` (all classes); returns ``(mean loss, n)``."""
-    total, n = 0.0, 0
-    for c, ids in ((c, policy.agent_ids(c)) for c in policy.class_agents):
-        obs = data.obs[idx][:, ids]
-        avail = data.avail[idx][:, ids]
-        lab = data.labels[idx][:, ids]
-        logits = torch.where(avail, policy.class_logits(c, obs), torch.full_like(avail, MASKED_LOGIT, dtype=torch.float32))
-        s, k = masked_ce(logits, lab, data.alive[idx][:, ids], w[lab])
-        total, n = total + s, n + k
+    avail, lab = data.avail[idx], data.labels[idx]
+    logits = torch.where(avail, policy.logits(data.obs[idx]), torch.full_like(avail, MASKED_LOGIT, dtype=torch.float32))
+    total, n = masked_ce(logits, lab, data.alive[idx], w[lab])
     return total / max(n, 1), n
 
 
@@ -287,17 +260,14 @@ def smac_validate(policy, data: SmacData, A: int, batch: int = 1024):
     idx_all = torch.as_tensor(data.val_idx, device=data.obs.device)
     for s in range(0, len(idx_all), batch):
         idx = idx_all[s : s + batch]
-        for c, ids in ((c, policy.agent_ids(c)) for c in policy.class_agents):
-            avail, lab, alive = data.avail[idx][:, ids], data.labels[idx][:, ids], data.alive[idx][:, ids]
-            logits = torch.where(
-                avail, policy.class_logits(c, data.obs[idx][:, ids]), torch.full_like(avail, MASKED_LOGIT, dtype=torch.float32)
-            )
-            cs, k = masked_ce(logits, lab, alive)
-            ce_sum, n = ce_sum + float(cs), n + k
-            pred = logits.argmax(-1)
-            correct += int(((pred == lab) & alive).sum())
-            probs += F.softmax(logits, -1)[alive].sum(0).cpu()
-            greedy += torch.bincount(pred[alive], minlength=A).float().cpu()
+        avail, lab, alive = data.avail[idx], data.labels[idx], data.alive[idx]
+        logits = torch.where(avail, policy.logits(data.obs[idx]), torch.full_like(avail, MASKED_LOGIT, dtype=torch.float32))
+        cs, k = masked_ce(logits, lab, alive)
+        ce_sum, n = ce_sum + float(cs), n + k
+        pred = logits.argmax(-1)
+        correct += int(((pred == lab) & alive).sum())
+        probs += F.softmax(logits, -1)[alive].sum(0).cpu()
+        greedy += torch.bincount(pred[alive], minlength=A).float().cpu()
     n = max(n, 1)
     return {
         "val_loss": ce_sum / n,
@@ -394,7 +364,7 @@ def run_smac(args: Args, run_dir: Path, device) -> dict:
         env = sc2_envs.make_batched(info["map_name"], num_envs=args.eval_envs, device=device, seed=args.eval_seed)
         pol, _, _ = load_checkpoint(str(path), env.get_env_info(), device=device, with_critic=False)
         pol.eval()
-        return evaluate_policy(pol, env, args.eval_episodes, seed=args.eval_seed, greedy=args.eval_greedy)
+        return evaluate(pol, env, args.eval_episodes, seed=args.eval_seed, greedy=args.eval_greedy, behaviour=True)
 
     return select(args, run_dir, history, play)
 
@@ -498,157 +468,6 @@ def check_size(args: Args, n_files: int, available: int, frames: int) -> None:
 
 
 # ----------------------------------------------------------------------------------------- replays
-class ReplayData:
-    """The replay dataset (``sc2_envs.replays``) as fixed-length sequences of one player's stream.
-
-    Streams are split by replay file (``val_fraction`` of the converted files held out). Each stream is
-    cut into consecutive windows of ``seq_len`` rows; the last window is padded and its padding masked.
-    """
-
-    def __init__(self, root: str, num_files: int | None, seq_len: int, val_fraction: float, seed: int):
-        from sc2_envs.full_game import spec
-
-        root_p = Path(root)
-        self.meta = json.loads((root_p / "dataset.json").read_text())
-        index = json.loads((root_p / "index.json").read_text())
-        shards = sorted(root_p.glob("shard_*.npz"))
-        if len(shards) != self.meta["shards"]:
-            raise ValueError(f"{root}: dataset.json lists {self.meta['shards']} shards, the folder has {len(shards)}")
-        self.available = len(shards)
-        use = shards if num_files is None else shards[:num_files]
-        self.files = []
-        arrays = []
-        for p in use:
-            with np.load(p) as z:
-                arrays.append({k: z[k] for k in z.files})
-            self.files.append((str(p), len(arrays[-1]["function"])))
-        self.a = {k: np.concatenate([x[k] for x in arrays]) for k in arrays[0]}
-        self.index = index
-        cfg = self.meta["config"]
-        self.R, self.E, self.K = cfg["raw_resolution"], cfg["max_entities"], cfg["max_selected"]
-        self.names = self.meta["function_names"]
-        # streams: contiguous (replay_index, player_id) runs
-        key = self.a["replay_index"].astype(np.int64) * 100 + self.a["player_id"]
-        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        ends = np.r_[starts[1:], len(key)]
-        replays = np.unique(self.a["replay_index"])
-        rng = np.random.default_rng(seed)
-        n_val = max(1, round(val_fraction * len(replays))) if len(replays) > 1 else 0
-        val_rep = set(rng.permutation(replays)[:n_val].tolist())
-        self.train_windows, self.val_windows = [], []
-        for s, e in zip(starts, ends):
-            wins = [(w, min(w + seq_len, e)) for w in range(s, e, seq_len)]
-            (self.val_windows if int(self.a["replay_index"][s]) in val_rep else self.train_windows).extend(wins)
-        self.val_replays, self.n_replays = len(val_rep), len(replays)
-        self.seq_len = seq_len
-        self.train_rows = (
-            np.concatenate([np.arange(s, e) for s, e in self.train_windows]) if self.train_windows else np.zeros(0, int)
-        )
-        self.counts = np.bincount(self.a["function"][self.train_rows].astype(np.int64), minlength=len(self.names))
-        self.spec = spec
-
-    @property
-    def rows(self) -> int:
-        return len(self.a["function"])
-
-    def describe(self, k_model: int) -> str:
-        """Files, frames, frames per replay and selections longer than the model's pointer steps."""
-        rep = self.a["replay_index"]
-        lines = [
-            (
-                f"replay dataset: {len(self.files)} of {self.available} shard files, {self.rows} frames, "
-                f"{self.n_replays} replays, sampling {self.meta['config'].get('sample')}"
-            )
-        ]
-        for p, n in self.files:
-            lines.append(f"  {p}: {n} frames")
-        per = np.bincount(rep.astype(np.int64))
-        names = {i: Path(e["file"]).name for i, e in enumerate(self.index)}
-        items = [f"{names.get(i, i)} {c}" for i, c in enumerate(per) if c]
-        lines.append(f"  frames per replay ({len(items)}): " + ", ".join(items[:12]) + (" ..." if len(items) > 12 else ""))
-        long_sel = int((self.a["selected_count"] > k_model).sum())
-        lines.append(
-            f"  selections longer than the model's {k_model} pointer steps (trained on their first {k_model} "
-            f"picks, no end-of-selection label): {long_sel} frames"
-        )
-        return "\n".join(lines)
-
-    def batch(self, windows, device, E_model: int, K_model: int):
-        """Model inputs/labels ``[B, T, ...]`` and the step mask ``[B, T]`` for a list of windows."""
-        T = self.seq_len
-        rows = np.full((len(windows), T), -1, np.int64)
-        for i, (s, e) in enumerate(windows):
-            rows[i, : e - s] = np.arange(s, e)
-        valid = rows >= 0
-        r = np.where(valid, rows, 0)  # padded steps read row 0; ``valid`` masks them out of every loss
-
-        def g(k, dtype=np.float32):
-            return torch.as_tensor(self.a[k][r].astype(dtype), device=device)
-
-        ent = g("entities")[:, :, :E_model]
-        bp = self.spec.REPLAY_ENTITY_FEATURES.index("build_progress")
-        ent[..., bp] = ent[..., bp] / 100.0  # stored x100 on disk
-        obs = {
-            "entities": ent,
-            "entity_count": g("entity_count", np.int64).clamp(max=E_model),
-            "scalars": g("scalars"),
-            "upgrades": g("upgrades"),
-            "unit_counts": g("unit_counts"),
-            "build_order": g("build_order", np.int64),
-        }
-        loc = self.a["target_location"][r].astype(np.int64)
-        loc_idx = np.where((loc[..., 0] >= 0) & (loc[..., 1] >= 0), loc[..., 1] * self.R + loc[..., 0], -1)
-        sel = self.a["selected"][r][..., :K_model].astype(np.int64)
-        labels = {
-            "action_type": g("function", np.int64),
-            "delay": g("delay", np.int64).clamp(0, self.spec.MAX_DELAY),
-            "queued": g("queued", np.int64),
-            "selected": torch.as_tensor(sel, device=device),
-            "selected_count": g("selected_count", np.int64),
-            "target_unit": g("target_unit", np.int64),
-            "target_location": torch.as_tensor(loc_idx, device=device),
-        }
-        return obs, labels, torch.as_tensor(valid, device=device)
-
-
-def alphastar_losses(model, out: dict, labels: dict, step_mask: torch.Tensor, w: torch.Tensor | None):
-    """Per-head masked CE of an ``AlphaStarPolicy`` output under teacher forcing.
-
-    Head masks: a head counts for a sample when its step is real (``step_mask``), the label's action
-    type uses the head (``spec.argument_masks()``), and the label exists (target_unit / target_location
-    >= 0; selected_units steps up to the end-of-selection step). Every head's loss is multiplied by
-    ``w[action_type label]``. Returns ``{head: (loss_sum, n)}`` and per-head correct counts.
-    """
-    a = labels["action_type"]
-    argm = model.argument_masks(a.device)[a.clamp(min=0)] & step_mask.unsqueeze(-1)
-    sw = None if w is None else w[a]
-    res, correct = {}, {}
-    res["action_type"] = masked_ce(out["action_type"], a, argm[..., 0], sw)
-    correct["action_type"] = int(((out["action_type"].argmax(-1) == a) & argm[..., 0]).sum())
-    res["delay"] = masked_ce(out["delay"], labels["delay"], argm[..., 1], sw)
-    correct["delay"] = int(((out["delay"].argmax(-1) == labels["delay"]) & argm[..., 1]).sum())
-    res["queued"] = masked_ce(out["queued"], labels["queued"], argm[..., 2], sw)
-    correct["queued"] = int(((out["queued"].argmax(-1) == labels["queued"]) & argm[..., 2]).sum())
-    K = out["selected_units"].shape[2]
-    steps = torch.arange(K, device=a.device)
-    cnt = labels["selected_count"].clamp(min=0)
-    used = argm[..., 3] & (cnt > 0)
-    step_m = used.unsqueeze(-1) & (steps <= cnt.unsqueeze(-1))  # picks plus the EOF step (when it fits in K)
-    su_lab = out["actions"]["selected"]  # teacher-forced indices (E for EOF)
-    su_w = None if sw is None else sw.unsqueeze(-1).expand_as(step_m)
-    res["selected_units"] = masked_ce(out["selected_units"], su_lab, step_m, su_w)
-    correct["selected_units"] = int(((out["selected_units"].argmax(-1) == su_lab) & step_m).sum())
-    tu = labels["target_unit"]
-    tm = argm[..., 4] & (tu >= 0)
-    res["target_unit"] = masked_ce(out["target_unit"], tu, tm, sw)
-    correct["target_unit"] = int(((out["target_unit"].argmax(-1) == tu) & tm).sum())
-    loc = labels["target_location"]
-    lm = argm[..., 5] & (loc >= 0)
-    res["target_location"] = masked_ce(out["target_location"], loc, lm, sw)
-    correct["target_location"] = int(((out["target_location"].argmax(-1) == loc) & lm).sum())
-    return res, correct
-
-
 def run_replays(args: Args, run_dir: Path, device) -> dict:
     from models.alphastar import AlphaStarConfig, AlphaStarPolicy, save_alphastar
 

@@ -7,8 +7,12 @@
     python algos/eval_transfer.py --checkpoints checkpoints/2s3z_gnn.pt checkpoints/3s5z_gnn.pt
 
 For every (checkpoint, target map) pair it runs ``--episodes`` episodes on the embedded batched
-simulator and writes ``<out_dir>/<name>.csv``, ``<name>.md`` (a Markdown table) and ``<name>.png``
-(bar chart of the win rates with Wilson 95 % intervals). A pair the checkpoint cannot serve (a unit
+simulator and writes, into a new folder ``<out_dir>/<name>__<unix time>/`` (``-2``, ``-3``, ... if
+taken; never an existing one), ``<name>.csv``, ``<name>.md`` (a Markdown table), ``<name>.png``
+(bar chart of the win rates with Wilson 95 % intervals) and ``run_meta.json`` (configuration, git
+commit, package versions; see ``sc2_envs.runs``). Bad input (a missing or non-checkpoint file,
+``--episodes 0``, an unknown map) ends the script with one line naming the value and what was
+expected, exit status 2, before any folder is made. A pair the checkpoint cannot serve (a unit
 class of the target map without an actor in the checkpoint, an MLP whose input or output size does
 not fit, a different observation layout) becomes a row with an ``error`` and no figures: nothing is
 substituted or guessed.
@@ -29,6 +33,7 @@ import sc2_envs
 from models import load_checkpoint
 from models.agents import CHECKPOINT_FORMAT, unit_classes
 from models.entities import ObsParser
+from sc2_envs import runs
 from sc2_envs.stats import wilson_interval
 
 DEFAULT_MAPS: dict[frozenset, tuple[str, ...]] = {
@@ -60,10 +65,10 @@ class Args:
     """torch device of the simulator and the networks (cpu, cuda, cuda:1, ...)"""
     torch_threads: int = 1
     """torch CPU threads (0: torch's default)"""
-    out_dir: str = "runs/transfer"
-    """folder of the CSV, Markdown and PNG outputs"""
+    out_dir: str = "runs"
+    """parent folder: each evaluation writes into its own new folder <out_dir>/<name>__<unix time>"""
     name: str = "transfer"
-    """file stem of the outputs"""
+    """file stem of the outputs and prefix of the run folder"""
 
 
 @dataclass
@@ -111,11 +116,14 @@ def read_checkpoint(path: str) -> dict:
     except Exception as e:  # any unreadable file: bad pickle / zip / truncation / foreign bytes
         if isinstance(e, MemoryError):
             raise
-        raise ValueError(f"{path} could not be read as a torch checkpoint with weights_only=True: {e}") from None
+        raise ValueError(
+            f"checkpoint {path!r} could not be read as a torch file with weights_only=True ({type(e).__name__}); "
+            "expected a file written by algos/happo_gnn.py --save-model"
+        ) from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
         raise ValueError(
-            f"{path} is not a {CHECKPOINT_FORMAT!r} checkpoint (found {found!r}); "
+            f"checkpoint {path!r} is not a {CHECKPOINT_FORMAT!r} checkpoint (found {found!r}); "
             "expected a file written by algos/happo_gnn.py --save-model"
         )
     return ckpt
@@ -397,19 +405,42 @@ def plot_rows(rows: list[TransferRow], path: str, title: str = "Zero-shot transf
     plt.close(fig)
 
 
-def main(args: Args) -> list[TransferRow]:
-    """Run every (checkpoint, map) pair, print and write the CSV / Markdown / PNG; returns the rows."""
-    if args.episodes < 1 or args.max_envs < 1:
-        raise ValueError(f"--episodes and --max-envs must be >= 1, got {args.episodes}, {args.max_envs}")
+def prepare(args: Args) -> tuple[torch.device, dict, dict]:
+    """Check the command line and read the checkpoints before anything is written.
+
+    Returns:
+        ``(device, checkpoints, plan)``: the torch device, ``{path: checkpoint dict}`` and
+        ``{path: [target maps]}``.
+
+    Raises:
+        ValueError: ``--episodes`` or ``--max-envs`` below 1, no checkpoint, CUDA asked for but
+            absent, a file that is not a checkpoint, or an unknown map.
+        FileNotFoundError: a checkpoint file does not exist.
+    """
+    if args.episodes < 1:
+        raise ValueError(f"--episodes {args.episodes}: expected an integer >= 1")
+    if args.max_envs < 1:
+        raise ValueError(f"--max-envs {args.max_envs}: expected an integer >= 1")
     if not args.checkpoints:
         raise ValueError("--checkpoints: give at least one checkpoint file")
-    device = torch.device(args.device)
+    try:
+        device = torch.device(args.device)
+    except RuntimeError:
+        raise ValueError(f"--device {args.device!r}: expected a torch device such as cpu, cuda or cuda:1") from None
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"--device {args.device}: CUDA is not available on this machine")
-    if args.torch_threads > 0:
-        torch.set_num_threads(args.torch_threads)
+        raise ValueError(f"--device {args.device}: CUDA is not available on this machine; expected --device cpu")
     ckpts = {p: read_checkpoint(p) for p in args.checkpoints}
     plan = {p: resolve_maps(args.maps, c["config"]) for p, c in ckpts.items()}
+    return device, ckpts, plan
+
+
+def main(args: Args, prepared: tuple | None = None) -> list[TransferRow]:
+    """Run every (checkpoint, map) pair, print and write the CSV / Markdown / PNG into a new run
+    folder under ``args.out_dir``; returns the rows. ``prepared``: :func:`prepare`'s result (it is
+    called here if not given, and raises on bad input before any folder is made)."""
+    device, ckpts, plan = prepare(args) if prepared is None else prepared
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
 
     print("eval_transfer configuration:")
     for k, v in asdict(args).items():
@@ -439,8 +470,9 @@ def main(args: Args) -> list[TransferRow]:
                     f"length {r.mean_length:.1f} env steps ({time.time() - t0:.0f} s)"
                 )
 
-    os.makedirs(args.out_dir, exist_ok=True)
-    stem = os.path.join(args.out_dir, args.name)
+    run_dir = runs.make_run_dir(args.out_dir, f"{args.name}__{int(time.time())}")
+    runs.write_run_meta(run_dir, args, script=os.path.basename(__file__))
+    stem = os.path.join(str(run_dir), args.name)
     write_csv(rows, stem + ".csv")
     table = markdown_table(rows)
     with open(stem + ".md", "w") as f:
@@ -455,4 +487,9 @@ def main(args: Args) -> list[TransferRow]:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    cli_args = tyro.cli(Args)
+    try:
+        ready = prepare(cli_args)
+    except (OSError, ValueError) as e:  # bad input: one line, exit status 2, nothing written
+        runs.cli_error(str(e))
+    main(cli_args, ready)

@@ -14,11 +14,22 @@ all of its agents. The critic is updated last. Dead agents (only no-op available
 the advantage normalisation, the surrogate and the entropy.
 
 The first lines printed give the map, backend, envs, device, obs/state sizes, classes and parameter
-counts; a progress bar shows the training return and the last greedy win rate. Logs go to
-``runs/<run_name>/`` (TensorBoard events with CleanRL's tags plus ``charts/win_rate`` and per-class
-``losses/*/<class>``; ``eval.csv`` with one row per evaluation of 32 greedy episodes; with
-``--save-model`` the checkpoint ``<exp_name>.pt``, see ``models.load_checkpoint``); open them with
-``tensorboard --logdir runs``.
+counts; then a progress bar (on a terminal; otherwise one line per iteration) shows the mean
+return of the training episodes finished so far (nothing before the first one), the last greedy win
+rate and the env steps per second. Each run gets its own new folder ``runs/<run_name>/``
+(``<map>__<exp_name>__<seed>__<unix time>``, with ``-2``, ``-3``, ... if taken; see
+``sc2_envs.runs``): ``run_meta.json`` (full config, command line, git commit, package versions),
+TensorBoard events with CleanRL's tags plus ``charts/win_rate`` and per-class ``losses/*/<class>``,
+``eval.csv`` (one row per evaluation of 32 greedy episodes) and, at every evaluation, the
+checkpoints ``<exp_name>.pt`` (last) and ``<exp_name>_best.pt`` (best greedy win rate; see
+``models.load_checkpoint``) and ``resume.pt``. Open them with ``tensorboard --logdir runs``.
+
+Ctrl-C (SIGINT) or SIGTERM finishes the current iteration, evaluates, writes the checkpoints, closes
+the logs, prints one line saying where everything is and exits with status 0; a second signal
+aborts at once. ``--resume runs/<run_name>`` continues such a run in the same folder (optimisers,
+learning-rate schedule, value normalisation, RNG states, the simulator's state and the counters),
+so that its curves continue the old ones: stopped at an iteration boundary and resumed, a run ends
+with the same parameters, bit for bit, as one that was never stopped.
 """
 
 import csv
@@ -36,6 +47,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
 from models import build_models, save_checkpoint
+from sc2_envs import runs
 
 
 @dataclass
@@ -56,8 +68,10 @@ class Args:
     """the entity (team) of wandb's project"""
     capture_video: bool = False
     """whether to save a GIF of one greedy evaluation episode per evaluation (videos/<run_name>/)"""
-    save_model: bool = False
-    """whether to save a checkpoint to runs/<run_name>/<exp_name>.pt (at every evaluation and at the end)"""
+    save_model: bool = True
+    """whether to save checkpoints at every evaluation: runs/<run_name>/<exp_name>.pt (last), <exp_name>_best.pt, resume.pt"""
+    resume: str = ""
+    """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s, --torch-threads and --track may change"""
 
     # Algorithm specific arguments
     map: str = "2s3z"
@@ -115,7 +129,7 @@ class Args:
     torch_threads: int = 1
     """torch CPU threads (0: torch's default; 1 avoids thread oversubscription with the small batched ops)"""
     time_budget_s: float = 0.0
-    """stop training after this many wall-clock seconds (0: no limit); the final evaluation still runs"""
+    """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs"""
 
     # to be filled in runtime
     batch_size: int = 0
@@ -237,15 +251,20 @@ def evaluate(policy, env, n_episodes, seed, frames=None):
     return float(wins.sum()) / total, float(rets.sum()) / total
 
 
+RESUME_CHANGEABLE = ("total_timesteps", "time_budget_s", "torch_threads", "track", "cuda")
+"""The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
+
+
 def check_args(args: Args) -> None:
     """Reject bad settings before anything is created; messages name the flag, value and expectation."""
     from sc2_envs import list_maps
 
     def need(ok: bool, flag: str, expected: str) -> None:
         if not ok:
-            raise SystemExit(f"--{flag.replace('_', '-')} {getattr(args, flag)!r}: expected {expected}")
+            runs.cli_error(f"--{flag.replace('_', '-')} {getattr(args, flag)!r}: expected {expected}")
 
     need(args.backend in ("sim", "sc2"), "backend", "sim or sc2")
+    need(args.backend == "sim" or args.num_envs == 1, "num_envs", "1 with --backend sc2 (it runs one StarCraft II game)")
     need(args.map in list_maps(), "map", "one of " + ", ".join(list_maps()))
     need(args.actor in ("gnn", "mlp"), "actor", "gnn or mlp")
     for flag in ("num_envs", "num_steps", "num_minibatches", "update_epochs", "eval_episodes", "eval_interval", "hidden"):
@@ -264,31 +283,26 @@ def check_args(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    args = tyro.cli(Args)
+    cli = tyro.cli(Args)
+    resumed, run_dir = None, None
+    if cli.resume:  # continue a run: its saved Args, with the few flags a continuation may change
+        try:
+            resumed, run_dir = runs.load_resume(cli.resume)
+            args = runs.resume_args(resumed["args"], cli, Args(), RESUME_CHANGEABLE)
+        except (OSError, ValueError) as e:
+            runs.cli_error(str(e))
+        args.resume = cli.resume
+    else:
+        args = cli
     check_args(args)
     args.batch_size = int(args.num_envs * args.num_steps)
     args.minibatch_size = int(args.batch_size // args.num_minibatches)
     args.num_iterations = max(1, args.total_timesteps // args.batch_size)
-    if args.minibatch_size < 1:
-        raise ValueError(f"--num-minibatches {args.num_minibatches} exceeds the batch of {args.batch_size} env steps")
-    run_name = f"{args.map}__{args.exp_name}__{args.seed}__{int(time.time())}"
-    if args.track:
-        import wandb
-
-        wandb.init(
-            project=args.wandb_project_name,
-            entity=args.wandb_entity,
-            sync_tensorboard=True,
-            config=vars(args),
-            name=run_name,
-            save_code=True,
+    if resumed is not None and resumed["iteration"] > args.num_iterations:
+        runs.cli_error(
+            f"--total-timesteps {args.total_timesteps}: the resumed run is at {resumed['global_step']} env steps; "
+            f"expected at least that many"
         )
-    os.makedirs(f"runs/{run_name}", exist_ok=True)
-    writer = SummaryWriter(f"runs/{run_name}")
-    writer.add_text(
-        "hyperparameters",
-        "|param|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in vars(args).items()),
-    )
 
     # TRY NOT TO MODIFY: seeding
     random.seed(args.seed)
@@ -300,9 +314,17 @@ if __name__ == "__main__":
 
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
 
-    # env setup
-    envs = make_env(args.backend, args.map, args.num_envs, device, args.seed)
-    eval_envs = make_env(args.backend, args.map, args.eval_episodes if args.backend == "sim" else 1, device, args.seed + 10**6)
+    # env setup (before the run folder: a run that cannot start leaves none behind)
+    try:
+        envs = make_env(args.backend, args.map, args.num_envs, device, args.seed)
+        eval_envs = make_env(
+            args.backend, args.map, args.eval_episodes if args.backend == "sim" else 1, device, args.seed + 10**6
+        )
+    except ImportError as e:  # sc2_envs.backends.SC2BackendUnavailable: SMAC, the game or its maps missing
+        runs.cli_error(
+            f"--backend {args.backend}: {str(e).splitlines()[0]} Expected oxwhirl SMAC, StarCraft II and SMAC's maps "
+            "(see sc2_envs.backends.make_sc2_backend), or --backend sim"
+        )
     env_info = envs.get_env_info()
     N, A, O, S = env_info["n_agents"], env_info["n_actions"], env_info["obs_shape"], env_info["state_shape"]
 
@@ -310,6 +332,34 @@ if __name__ == "__main__":
     classes = list(policy.classes)
     actor_optimizers = {c: torch.optim.Adam(policy.actors[c].parameters(), lr=args.learning_rate, eps=1e-5) for c in classes}
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
+
+    # one new folder per run (never reused), or the resumed run's own folder
+    if run_dir is None:
+        run_dir = runs.make_run_dir("runs", f"{args.map}__{args.exp_name}__{args.seed}__{int(time.time())}")
+        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__))
+    else:
+        runs.note_resume(run_dir, from_global_step=resumed["global_step"], config=args)
+    run_name = run_dir.name
+    if args.track:
+        import wandb
+
+        wandb.init(
+            project=args.wandb_project_name,
+            entity=args.wandb_entity,
+            sync_tensorboard=True,
+            config=vars(args),
+            name=run_name,
+            id=run_name,
+            resume="allow",
+            save_code=True,
+        )
+    # a resumed run drops the events logged after its resume state (e.g. after a hard kill)
+    writer = SummaryWriter(str(run_dir), purge_step=None if resumed is None else resumed["global_step"] + 1)
+    if resumed is None:
+        writer.add_text(
+            "hyperparameters",
+            "|param|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in vars(args).items()),
+        )
 
     n_params = policy.n_params()
     print(
@@ -322,7 +372,7 @@ if __name__ == "__main__":
         + ", ".join(f"{c} x{len(policy.class_agents[c])} ({n_params[c]:,} params)" for c in classes)
         + f" | critic {sum(p.numel() for p in critic.parameters()):,} params"
     )
-    print(f"logs: runs/{run_name} (tensorboard --logdir runs)")
+    print(f"logs: {run_dir} (tensorboard --logdir runs)", flush=True)
 
     # ALGO Logic: Storage setup
     T, B = args.num_steps, args.num_envs
@@ -337,19 +387,51 @@ if __name__ == "__main__":
     final_values = torch.zeros((T, B), device=device)
     values = torch.zeros((T, B), device=device)
 
-    # TRY NOT TO MODIFY: start the game
-    global_step = 0
-    start_time = time.time()
-    next_obs = envs.reset(seed=args.seed)
+    # TRY NOT TO MODIFY: start the game (or continue the resumed one where it stopped)
+    global_step, start_iteration, elapsed_before = 0, 0, 0.0
+    win_rate, best = float("nan"), None
     ep_return = torch.zeros(B, device=device)
     ep_length = torch.zeros(B, device=device)
-    eval_log = open(f"runs/{run_name}/eval.csv", "w", newline="")  # noqa: SIM115 -- open for the whole run
+    if resumed is None:
+        next_obs = envs.reset(seed=args.seed)
+    else:
+        policy.load_state_dict(resumed["actors"])
+        critic.load_state_dict(resumed["critic"])
+        for c in classes:
+            actor_optimizers[c].load_state_dict(resumed["optimizers"][c])
+        critic_optimizer.load_state_dict(resumed["optimizers"]["critic"])
+        if resumed["env"] is not None and hasattr(envs, "load_state_dict"):
+            envs.load_state_dict(resumed["env"])  # the simulator continues every env bit for bit
+            next_obs = {k: v.to(device) for k, v in resumed["next_obs"].items()}
+            ep_return.copy_(resumed["ep_return"])
+            ep_length.copy_(resumed["ep_length"])
+        else:  # a real game cannot be snapshot: its episodes in progress are lost, new ones start now
+            print("the env state cannot be restored on this backend: new episodes start now")
+            next_obs = envs.reset()
+        global_step, start_iteration = int(resumed["global_step"]), int(resumed["iteration"])
+        elapsed_before, win_rate = float(resumed["elapsed_s"]), float(resumed["win_rate"])
+        best = None if resumed["best"] is None else tuple(resumed["best"])
+        runs.set_rng_state(resumed["rng"])
+        print(f"resumed from {run_dir / runs.RESUME_FILE} at iteration {start_iteration}, {global_step} env steps")
+    session_start = time.time()
+    start_time = session_start - elapsed_before  # wall-clock time and SPS continue across resumptions
+    eval_path = run_dir / "eval.csv"
+    if resumed is not None:
+        runs.truncate_csv(eval_path, "global_step", global_step)
+    new_csv = not eval_path.exists()
+    eval_log = open(eval_path, "a", newline="")  # noqa: SIM115 -- open for the whole run
     eval_csv = csv.writer(eval_log)
-    eval_csv.writerow(["global_step", "wall_time_s", "win_rate", "eval_return", "iteration"])
-    pbar = tqdm(total=args.num_iterations * args.batch_size, unit="step", dynamic_ncols=True)
-    win_rate = float("nan")
+    if new_csv:
+        eval_csv.writerow(["global_step", "wall_time_s", "win_rate", "eval_return", "iteration"])
+    progress = runs.Progress(args.num_iterations, args.batch_size, start_iteration)
+
+    def save_model_file(path):
+        tmp = f"{path}.tmp"
+        save_checkpoint(tmp, policy, critic, env_info, asdict(args), global_step)
+        os.replace(tmp, path)
 
     def run_eval(iteration):
+        global best
         frames = [] if args.capture_video else None
         wr, ret = evaluate(policy, eval_envs, args.eval_episodes, args.seed + 10**6 + iteration * args.eval_episodes, frames)
         writer.add_scalar("charts/win_rate", wr, global_step)
@@ -362,10 +444,37 @@ if __name__ == "__main__":
             os.makedirs(f"videos/{run_name}", exist_ok=True)
             save_episode_video(frames, f"videos/{run_name}/step_{global_step}.gif")
         if args.save_model:
-            save_checkpoint(f"runs/{run_name}/{args.exp_name}.pt", policy, critic, env_info, asdict(args), global_step)
+            save_model_file(run_dir / f"{args.exp_name}.pt")
+            if best is None or (wr, ret) > best:
+                best = (wr, ret)
+                save_model_file(run_dir / f"{args.exp_name}_best.pt")
+            runs.save_resume(
+                run_dir / runs.RESUME_FILE,
+                {
+                    "args": asdict(args),
+                    "iteration": iteration,
+                    "global_step": global_step,
+                    "elapsed_s": time.time() - start_time,
+                    "win_rate": wr,
+                    "best": None if best is None else list(best),
+                    "actors": policy.state_dict(),
+                    "critic": critic.state_dict(),
+                    "optimizers": {
+                        **{c: actor_optimizers[c].state_dict() for c in classes},
+                        "critic": critic_optimizer.state_dict(),
+                    },
+                    "rng": runs.rng_state(),
+                    "env": envs.state_dict() if hasattr(envs, "state_dict") else None,
+                    "next_obs": next_obs,
+                    "ep_return": ep_return,
+                    "ep_length": ep_length,
+                },
+            )
         return wr
 
-    for iteration in range(1, args.num_iterations + 1):
+    stopper = runs.GracefulStop().install()  # SIGINT / SIGTERM: finish the iteration, then stop
+    iteration = start_iteration
+    for iteration in range(start_iteration + 1, args.num_iterations + 1):
         if args.anneal_lr:
             frac = 1.0 - (iteration - 1.0) / args.num_iterations
             for opt in actor_optimizers.values():
@@ -513,21 +622,33 @@ if __name__ == "__main__":
         writer.add_scalar("losses/value_loss", float(v_loss.detach()), global_step)
         writer.add_scalar("losses/explained_variance", explained_var, global_step)
         writer.add_scalar("charts/SPS", sps, global_step)
-        out_of_time = args.time_budget_s > 0 and time.time() - start_time > args.time_budget_s
-        if iteration % args.eval_interval == 0 or iteration == args.num_iterations or out_of_time:
+        out_of_time = args.time_budget_s > 0 and time.time() - session_start > args.time_budget_s
+        stopping = stopper.requested or out_of_time
+        if iteration % args.eval_interval == 0 or iteration == args.num_iterations or stopping:
             win_rate = run_eval(iteration)
-        pbar.update(args.batch_size)
-        pbar.set_postfix(ret=f"{float(fin_return) / max(n_fin, 1):.2f}", win=f"{win_rate:.2f}", sps=sps)
-        if out_of_time:
-            print(f"time budget of {args.time_budget_s:.0f} s reached after {global_step} env steps")
+        progress.update(iteration, global_step, float(fin_return) / n_fin if n_fin > 0 else None, win_rate, sps)
+        if stopping:
             break
 
-    pbar.close()
-    if args.save_model:
-        print(f"model saved to runs/{run_name}/{args.exp_name}.pt")
-    print(
-        f"final greedy win rate {win_rate:.3f} over {args.eval_episodes} episodes after {global_step} env steps, "
-        f"{time.time() - start_time:.0f} s"
-    )
+    stopper.restore()
+    progress.close()
     eval_log.close()
     writer.close()
+    if iteration == start_iteration:
+        how = f"nothing to do: the run already has {args.num_iterations} iterations"
+    elif stopper.requested:
+        how = f"stopped by {stopper.reason} after iteration {iteration}/{args.num_iterations}"
+    elif iteration < args.num_iterations:
+        how = f"time budget of {args.time_budget_s:.0f} s reached after iteration {iteration}/{args.num_iterations}"
+    else:
+        how = f"finished {args.num_iterations} iterations"
+    saved = (
+        f"checkpoints {args.exp_name}.pt, {args.exp_name}_best.pt; continue with --resume {run_dir}"
+        if args.save_model
+        else "no checkpoint (--no-save-model)"
+    )
+    print(
+        f"{how}: {global_step} env steps, {time.time() - start_time:.0f} s, greedy win rate {win_rate:.3f} over "
+        f"{args.eval_episodes} episodes | run folder {run_dir}: eval.csv, TensorBoard events, {saved}",
+        flush=True,
+    )

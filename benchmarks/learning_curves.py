@@ -7,11 +7,16 @@ own log file and run directory), runs them in parallel, then collects each run's
     python benchmarks/learning_curves.py --device cuda --maps 2s3z 3s5z --seeds 1 2 3 \\
         --total-timesteps 2000000 --num-envs 512 --num-steps 20 --time-budget-s 900
 
-Outputs (under ``--out-dir``): ``learning_curves.csv`` (algo, map, seed, global_step, wall_time_s,
+Outputs go to a new folder per invocation, ``<out-dir>/learning_curves__<unix time>/`` (``-2``,
+``-3``, ... if taken; never an existing one, so two benchmarks never mix their runs):
+``run_meta.json`` (configuration, git commit, package versions; see ``sc2_envs.runs``),
+``learning_curves.csv`` (algo, map, seed, global_step, wall_time_s,
 win_rate, eval_return), ``summary.csv`` (per algo and map: median final win rate, env steps and
 wall time to the first greedy win rate >= ``--target``, SPS), ``learning_curves.png``,
 ``transfer.csv`` (each final checkpoint evaluated zero-shot on ``--transfer-maps``), ``logs/``
-(one stdout log per run) and ``runs/`` (TensorBoard events and checkpoints).
+(one stdout log per run) and ``runs/`` (each run's own folder: TensorBoard events, ``eval.csv``,
+checkpoints and ``resume.pt``, so an interrupted run can be continued with
+``algos/<algo>_gnn.py --resume``).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import csv
 import glob
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -26,6 +32,8 @@ import time
 from dataclasses import dataclass
 
 import tyro
+
+from sc2_envs import runs
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALGOS = {"happo": "algos/happo_gnn.py", "hatrpo": "algos/hatrpo_gnn.py"}
@@ -58,7 +66,7 @@ class Args:
     target: float = 0.9
     """win rate whose first crossing is reported"""
     out_dir: str = "benchmarks/results"
-    """where logs, runs, CSVs and the PNG go"""
+    """parent folder: each invocation writes logs, runs, CSVs and the PNG into its own new <out_dir>/learning_curves__<unix time>"""
     extra: str = ""
     """extra arguments for every run, e.g. --extra="--ent-coef 0.005" """
     transfer_maps: tuple[str, ...] = ("2s3z", "3s5z", "3s5z_vs_3s6z")
@@ -96,7 +104,8 @@ def launch(args: Args, algo: str, map_name: str, seed: int, threads: int, budget
     cmd += args.extra.split()
     log = open(os.path.join(out, "logs", f"{algo}_{map_name}_seed{seed}.log"), "w")  # noqa: SIM115 -- closed when the run ends
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen(cmd, cwd=out, stdout=log, stderr=subprocess.STDOUT, env=env)
+    # own session: a Ctrl-C in the terminal reaches only this script, which forwards one SIGINT to each run
+    proc = subprocess.Popen(cmd, cwd=out, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     return proc, log, exp
 
 
@@ -224,14 +233,30 @@ def transfer(args: Args, out: str, done: list) -> None:
             w.writerows(results)
 
 
-def main(args: Args) -> None:
+def check_args(args: Args) -> None:
+    """Reject a bad command line before anything is started or written.
+
+    Raises:
+        ValueError: an unknown algorithm, device or map (the message names it and the valid ones).
+    """
     for a in args.algos:
         if a not in ALGOS:
             raise ValueError(f"--algos {a!r}; expected any of {sorted(ALGOS)}")
     if args.device not in ("cpu", "cuda"):
         raise ValueError(f"--device {args.device!r}; expected 'cpu' or 'cuda'")
-    out = os.path.abspath(args.out_dir)
-    os.makedirs(os.path.join(out, "logs"), exist_ok=True)
+    import sc2_envs
+
+    for m in (*args.maps, *args.transfer_maps):
+        if m not in sc2_envs.list_maps():
+            raise ValueError(f"map {m!r}; expected one of {', '.join(sc2_envs.list_maps())}")
+
+
+def main(args: Args) -> None:
+    check_args(args)
+    out = str(runs.make_run_dir(os.path.abspath(args.out_dir), f"learning_curves__{int(time.time())}"))
+    runs.write_run_meta(out, args, script=os.path.basename(__file__))
+    os.makedirs(os.path.join(out, "logs"))
+    print(f"output folder: {out}")
     jobs = [(a, m, s) for a in args.algos for m in args.maps for s in args.seeds]
     parallel = args.max_parallel or len(jobs)
     waves = -(-len(jobs) // parallel)
@@ -249,7 +274,13 @@ def main(args: Args) -> None:
     )
     start = time.time()
     pending, running, done = list(jobs), [], []
+    stop = runs.GracefulStop().install()  # SIGINT / SIGTERM: each run checkpoints and stops; results are still collected
+    forwarded = False
     while pending or running:
+        if stop.requested and not forwarded:
+            forwarded, pending = True, []
+            for proc, *_ in running:
+                proc.send_signal(signal.SIGINT)
         while pending and len(running) < parallel:
             a, m, s = pending.pop(0)
             proc, log, exp = launch(args, a, m, s, threads, run_budget, out)
@@ -267,6 +298,7 @@ def main(args: Args) -> None:
                 proc.kill()
                 print(f"killed {a} {m} seed {s}: over the time budget")
 
+    stop.restore()
     rows = []
     for a, m, s, exp, rc in done:
         for r in read_curve(out, m, exp, s):
@@ -323,4 +355,9 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    cli_args = tyro.cli(Args)
+    try:
+        check_args(cli_args)
+    except ValueError as e:  # bad command line: one line, exit status 2, no folder made
+        runs.cli_error(str(e))
+    main(cli_args)

@@ -1,4 +1,4 @@
-"""In-distribution / scale-up / scale-down transfer table of GNN and MLP actors (issue 5).
+"""In-distribution / scale-up / scale-down transfer table of GNN and MLP actors.
 
 Trains (or reuses) one HAPPO checkpoint per (source map, actor type) with ``algos/happo_gnn.py``,
 each as its own subprocess with its own log, then evaluates every checkpoint on every target map
@@ -8,7 +8,8 @@ with ``algos/eval_transfer.py`` (greedy, Wilson 95 % intervals) and prints a piv
 
 Outputs under ``--out-dir``: ``checkpoints/<map>_<actor>.pt`` (unless ``--checkpoint-dir``),
 ``logs/train_<map>_<actor>.log``, ``logs/eval.log``, ``train/runs/...`` (TensorBoard of each
-training run), and ``transfer_table.{csv,md,png}`` plus ``transfer_pivot.md``.
+training run), ``transfer_table__<unix time>/`` (the evaluation's own run folder, with its
+``run_meta.json``), and ``transfer_table.{csv,md,png}`` (copied from it) plus ``transfer_pivot.md``.
 A checkpoint file that already exists is reused (``--retrain`` to train again); e.g.
 ``--checkpoint-dir checkpoints`` evaluates the shipped GNN checkpoints and trains only the MLP ones.
 """
@@ -183,7 +184,12 @@ def main(args: Args) -> str:
         "transfer_table",
     ]
     print(f"evaluating {len(ckpts)} checkpoints on {list(args.maps)}: log {out / 'logs' / 'eval.log'}", flush=True)
+    before = set(out.glob("transfer_table__*"))
     wall = run_logged(cmd, out / "logs" / "eval.log", out)
+    # eval_transfer.py writes into a new folder <out>/transfer_table__<unix time>[-k]: the one that appeared
+    (eval_dir,) = set(out.glob("transfer_table__*")) - before
+    for ext in ("csv", "md", "png"):  # the latest tables also at the documented place, <out>/transfer_table.*
+        shutil.copyfile(eval_dir / f"transfer_table.{ext}", out / f"transfer_table.{ext}")
     pivot = pivot_table(out / "transfer_table.csv")
     (out / "transfer_pivot.md").write_text(
         f"Win rate [Wilson 95% CI] over {args.episodes} greedy episodes (embedded simulator); rows: source map (actor), "

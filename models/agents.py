@@ -21,7 +21,7 @@ from torch import nn
 
 from models.common import MaskedCategorical, ValueNorm
 from models.entities import (
-    N_NON_TARGET_ACTIONS,
+    N_ACTIONS_NO_ATTACK,
     ObsParser,
     StateParser,
     heal_target_rows,
@@ -109,11 +109,32 @@ class ClassPolicy(nn.Module):
         device = next(self.parameters()).device
         self._ids = {c: torch.tensor(ids, dtype=torch.int64, device=device) for c, ids in classes.items()}
         self._heal = {
-            c: heal_target_rows(self._ids[c], self.n_agents, self.n_actions - N_NON_TARGET_ACTIONS)
+            c: heal_target_rows(self._ids[c], self.n_agents, self.n_actions - N_ACTIONS_NO_ATTACK)
             for c in classes
             if _is_healer(c)
         }
         return self
+
+    def config(self) -> dict:
+        """What :meth:`from_config` needs to rebuild this policy (then load its ``state_dict``).
+
+        Returns:
+            ``{"actor_type", "classes", "spec", "hparams"}``: plain Python values (picklable, and
+            storable in a ``weights_only`` checkpoint).
+        """
+        return {"actor_type": self.actor_type, "classes": list(self.classes), "spec": dict(self.spec),
+                "hparams": dict(self.hparams)}
+
+    @classmethod
+    def from_config(cls, config: dict, env_info: dict | None = None) -> ClassPolicy:
+        """A freshly initialised policy of ``config`` (from :meth:`config`), bound to ``env_info`` if given.
+
+        Raises:
+            ValueError: the policy cannot serve ``env_info`` (see :meth:`bind`).
+        """
+        h = config["hparams"]
+        policy = cls(config["actor_type"], config["classes"], config["spec"], h["hidden"], h["heads"], h["layers"])
+        return policy.bind(env_info) if env_info is not None else policy
 
     def agent_ids(self, c: str) -> torch.Tensor:
         """``[n_c]`` int64 agent ids of class ``c`` in the bound env."""
@@ -131,6 +152,25 @@ class ClassPolicy(nn.Module):
                 heal = self._heal[c].repeat(flat.shape[0] // self._heal[c].shape[0], 1)
             logits = self.actors[c](self.parser(flat), heal)
         return logits.reshape(*lead, logits.shape[-1])
+
+    def logits(self, obs: torch.Tensor) -> torch.Tensor:
+        """Unmasked logits of every agent, each routed to the actor of its unit class.
+
+        Args:
+            obs: ``[B, N, obs_size]`` float32 (``N = n_agents`` of the bound env).
+
+        Returns:
+            ``[B, N, n_actions]`` float32; row ``i`` comes from the actor of agent ``i``'s class.
+        """
+        parts, order = [], []
+        for c in self.classes:
+            if c not in self.class_agents:
+                continue
+            ids = self.agent_ids(c)
+            parts.append(self.class_logits(c, obs.index_select(1, ids)))
+            order.append(ids)
+        inverse = torch.argsort(torch.cat(order))
+        return torch.cat(parts, dim=1).index_select(1, inverse)
 
     def class_dist(self, c: str, obs: torch.Tensor, avail: torch.Tensor) -> MaskedCategorical:
         """Masked categorical of class ``c``: ``obs [*, n_c, obs_size]``, ``avail [*, n_c, n_actions]`` bool."""
@@ -205,6 +245,29 @@ class CentralCritic(nn.Module):
         return self.net(self.parser(state), self._slots)
 
 
+def build_critic(
+    env_info: dict,
+    critic_type: str = "gnn",
+    hidden: int = 64,
+    heads: int = 4,
+    layers: int = 1,
+    device: str | torch.device = "cpu",
+) -> CentralCritic:
+    """A freshly initialised :class:`CentralCritic` of type ``critic_type`` for ``env_info``, on ``device``, bound.
+
+    Raises:
+        ValueError: unknown ``critic_type`` (expected one of ``ACTOR_TYPES``).
+    """
+    classes = list(unit_classes(env_info))
+    if critic_type == "gnn":
+        cspec = StateParser(env_info).dims()
+    elif critic_type == "mlp":
+        cspec = {"state_size": int(env_info["state_shape"])}
+    else:
+        raise ValueError(f"critic_type {critic_type!r}; expected one of {ACTOR_TYPES}")
+    return CentralCritic(critic_type, classes, cspec, hidden, heads, layers).to(device).bind(env_info)
+
+
 def build_models(
     env_info: dict,
     actor_type: str = "gnn",
@@ -217,14 +280,13 @@ def build_models(
     """Build :class:`ClassPolicy` and :class:`CentralCritic` of type ``actor_type`` on ``device``, bound to an env."""
     classes = list(unit_classes(env_info))
     if actor_type == "gnn":
-        pspec, cspec = ObsParser(env_info).dims(), StateParser(env_info).dims()
+        pspec = ObsParser(env_info).dims()
     elif actor_type == "mlp":
         pspec = {"obs_size": int(env_info["obs_shape"]), "n_actions": int(env_info["n_actions"])}
-        cspec = {"state_size": int(env_info["state_shape"])}
     else:
         raise ValueError(f"actor_type {actor_type!r}; expected one of {ACTOR_TYPES}")
     policy = ClassPolicy(actor_type, classes, pspec, hidden, heads, actor_layers).to(device).bind(env_info)
-    critic = CentralCritic(actor_type, classes, cspec, hidden, heads, critic_layers).to(device).bind(env_info)
+    critic = build_critic(env_info, actor_type, hidden, heads, critic_layers, device)
     return policy, critic
 
 
@@ -237,7 +299,10 @@ def save_checkpoint(
     widths, obs/state sizes and layouts, n_actions), ``args`` (the training ``Args`` as a dict),
     ``global_step`` (env steps), ``actors`` / ``critic`` (state dicts, CPU tensors).
     """
-    cpu = lambda sd: {k: v.detach().cpu() for k, v in sd.items()}
+
+    def cpu(sd: dict) -> dict:
+        return {k: v.detach().cpu() for k, v in sd.items()}
+
     config = {
         "map_name": env_info.get("map_name"),
         "actor_type": policy.actor_type,
@@ -279,12 +344,14 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
     """
     ckpt = torch.load(path, map_location=device, weights_only=True)
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(
-            f"{path} is not a {CHECKPOINT_FORMAT} checkpoint (format={ckpt.get('format') if isinstance(ckpt, dict) else type(ckpt)})"
-        )
+        found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt)
+        raise ValueError(f"{path} is not a {CHECKPOINT_FORMAT} checkpoint (format={found})")
     cfg = ckpt["config"]
-    ph, ch = cfg["policy_hparams"], cfg["critic_hparams"]
-    policy = ClassPolicy(cfg["actor_type"], cfg["classes"], cfg["policy_spec"], ph["hidden"], ph["heads"], ph["layers"])
+    ch = cfg["critic_hparams"]
+    policy = ClassPolicy.from_config(
+        {"actor_type": cfg["actor_type"], "classes": cfg["classes"], "spec": cfg["policy_spec"],
+         "hparams": cfg["policy_hparams"]}
+    )
     policy.load_state_dict(ckpt["actors"])
     policy.to(device)
     try:
@@ -306,3 +373,64 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
                 f"checkpoint {path} (trained on {cfg['map_name']}): critic does not fit {env_info.get('map_name')}: {e}"
             ) from None
     return policy, critic, ckpt
+
+
+def _weights_part(ckpt: dict) -> list[str]:
+    """Keys of a checkpoint dict that hold state dicts (SMAC ``actors``/``critic``; AlphaStar ``model``)."""
+    return [k for k in ("actors", "critic", "model") if k in ckpt]
+
+
+def average_checkpoints(paths: list[str], out: str | None = None) -> dict:
+    """Element-wise mean of the floating-point tensors of checkpoints of one run.
+
+    Args:
+        paths: two or more checkpoint files of the same format and configuration (``models`` SMAC
+            checkpoints or ``models.alphastar`` checkpoints).
+        out: write the averaged checkpoint here (None: only return it). It keeps the first file's
+            metadata and records ``averaged_from``.
+
+    Returns:
+        the averaged checkpoint dict.
+
+    Raises:
+        ValueError: fewer than two paths, different formats or configs, different tensor names or
+            shapes, or a non-float tensor (e.g. a counter buffer) that differs between the files.
+    """
+    if len(paths) < 2:
+        raise ValueError(f"average_checkpoints needs at least two checkpoints, got {len(paths)}: {paths}")
+    ckpts = [torch.load(p, map_location="cpu", weights_only=True) for p in paths]
+    first = ckpts[0]
+    for p, c in zip(paths[1:], ckpts[1:], strict=True):
+        if c.get("format") != first.get("format"):
+            raise ValueError(f"{p} has format {c.get('format')!r}, {paths[0]} has {first.get('format')!r}")
+        if c.get("config") != first.get("config"):
+            diff = sorted(k for k in set(c["config"]) | set(first["config"]) if c["config"].get(k) != first["config"].get(k))
+            raise ValueError(f"{p} and {paths[0]} have different configs (keys {diff}); average only checkpoints of one run")
+    parts = _weights_part(first)
+    if not parts:
+        raise ValueError(f"{paths[0]} holds no state dict (expected 'actors'/'critic' or 'model')")
+    avg = dict(first)
+    for part in parts:
+        sds = [c[part] for c in ckpts]
+        for p, sd in zip(paths[1:], sds[1:], strict=True):
+            if set(sd) != set(sds[0]):
+                raise ValueError(f"{p}[{part!r}] has tensors {sorted(set(sd) ^ set(sds[0]))} that {paths[0]} lacks or has")
+            for k, v in sd.items():
+                if v.shape != sds[0][k].shape:
+                    raise ValueError(
+                        f"{p}[{part!r}][{k!r}] has shape {tuple(v.shape)}; {paths[0]} has {tuple(sds[0][k].shape)}"
+                    )
+        merged = {}
+        for k, v in sds[0].items():
+            if v.is_floating_point():
+                merged[k] = torch.stack([sd[k].float() for sd in sds]).mean(0).to(v.dtype)
+            else:
+                for p, sd in zip(paths[1:], sds[1:], strict=True):
+                    if not torch.equal(sd[k], v):
+                        raise ValueError(f"non-float tensor {part}.{k} differs between {paths[0]} and {p}; cannot average")
+                merged[k] = v
+        avg[part] = merged
+    avg["averaged_from"] = [str(p) for p in paths]
+    if out is not None:
+        torch.save(avg, out)
+    return avg

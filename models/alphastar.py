@@ -44,7 +44,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from models.common import MASKED_LOGIT
+from models.common import MASKED_LOGIT, masked_ce
 from sc2_envs.full_game import spec
 
 HEADS = spec.ACTION_HEADS
@@ -808,3 +808,41 @@ def load_alphastar(path: str, device="cpu") -> tuple[AlphaStarPolicy, dict]:
     model = AlphaStarPolicy(AlphaStarConfig.from_dict(ckpt["config"])).to(device)
     model.load_state_dict(ckpt["model"])
     return model, ckpt
+
+
+def alphastar_losses(model, out: dict, labels: dict, step_mask: torch.Tensor, w: torch.Tensor | None):
+    """Per-head masked CE of an ``AlphaStarPolicy`` output under teacher forcing.
+
+    Head masks: a head counts for a sample when its step is real (``step_mask``), the label's action
+    type uses the head (``spec.argument_masks()``), and the label exists (target_unit / target_location
+    >= 0; selected_units steps up to the end-of-selection step). Every head's loss is multiplied by
+    ``w[action_type label]``. Returns ``{head: (loss_sum, n)}`` and per-head correct counts.
+    """
+    a = labels["action_type"]
+    argm = model.argument_masks(a.device)[a.clamp(min=0)] & step_mask.unsqueeze(-1)
+    sw = None if w is None else w[a]
+    res, correct = {}, {}
+    res["action_type"] = masked_ce(out["action_type"], a, argm[..., 0], sw)
+    correct["action_type"] = int(((out["action_type"].argmax(-1) == a) & argm[..., 0]).sum())
+    res["delay"] = masked_ce(out["delay"], labels["delay"], argm[..., 1], sw)
+    correct["delay"] = int(((out["delay"].argmax(-1) == labels["delay"]) & argm[..., 1]).sum())
+    res["queued"] = masked_ce(out["queued"], labels["queued"], argm[..., 2], sw)
+    correct["queued"] = int(((out["queued"].argmax(-1) == labels["queued"]) & argm[..., 2]).sum())
+    K = out["selected_units"].shape[2]
+    steps = torch.arange(K, device=a.device)
+    cnt = labels["selected_count"].clamp(min=0)
+    used = argm[..., 3] & (cnt > 0)
+    step_m = used.unsqueeze(-1) & (steps <= cnt.unsqueeze(-1))  # picks plus the EOF step (when it fits in K)
+    su_lab = out["actions"]["selected"]  # teacher-forced indices (E for EOF)
+    su_w = None if sw is None else sw.unsqueeze(-1).expand_as(step_m)
+    res["selected_units"] = masked_ce(out["selected_units"], su_lab, step_m, su_w)
+    correct["selected_units"] = int(((out["selected_units"].argmax(-1) == su_lab) & step_m).sum())
+    tu = labels["target_unit"]
+    tm = argm[..., 4] & (tu >= 0)
+    res["target_unit"] = masked_ce(out["target_unit"], tu, tm, sw)
+    correct["target_unit"] = int(((out["target_unit"].argmax(-1) == tu) & tm).sum())
+    loc = labels["target_location"]
+    lm = argm[..., 5] & (loc >= 0)
+    res["target_location"] = masked_ce(out["target_location"], loc, lm, sw)
+    correct["target_location"] = int(((out["target_location"].argmax(-1) == loc) & lm).sum())
+    return res, correct

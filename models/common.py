@@ -140,3 +140,38 @@ class ValueNorm(nn.Module):
     def denormalize(self, x: torch.Tensor) -> torch.Tensor:
         mean, var = self._stats()
         return x * var.sqrt() + mean
+
+
+def masked_ce(logits: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, weights: torch.Tensor | None = None):
+    """Per-sample cross-entropy, zero where ``mask`` is False.
+
+    Args:
+        logits: ``[..., C]`` (masked entries already at ``MASKED_LOGIT``, a finite value).
+        labels: ``[...]`` int64; entries where ``mask`` is False may hold anything (e.g. -1).
+        mask: ``[...]`` bool, the head is used by this sample and has a label.
+        weights: ``[...]`` per-sample weights or None.
+
+    Returns:
+        ``(loss_sum, n)``: the weighted sum of the CE over masked-in samples (a scalar, zero when none)
+        and the number of masked-in samples. A row whose logits are all masked gets a finite, constant CE
+        (log C) and no gradient, never NaN.
+    """
+    mask = mask.bool()
+    safe = torch.where(mask, labels.long(), torch.zeros_like(labels.long())).clamp(0, logits.shape[-1] - 1)
+    ce = -F.log_softmax(logits.float(), -1).gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+    if weights is not None:
+        ce = ce * weights
+    ce = torch.where(mask, ce, torch.zeros_like(ce))
+    return ce.sum(), int(mask.sum())
+
+
+def masked_mean(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """``sum(x * weight) / sum(weight)`` over all entries, ``0`` when the weights sum to 0 (e.g. every agent dead).
+
+    Args:
+        x: any shape, float. weight: broadcastable to ``x``; 0/1 masks (float or bool) or weights.
+
+    Returns:
+        a 0-d tensor.
+    """
+    return (x * weight).sum() / weight.sum().clamp(min=1.0)

@@ -3,7 +3,7 @@
 Everything is driven by ``env.get_env_info()`` (the layout the simulator reports), never by map
 names, so the same code serves every map and every feature flag.
 
-SMAC v1 observation of agent ``i`` (``get_obs_agent``; fact sheet ``smac_semantics.md`` section 3)::
+SMAC v1 observation of agent ``i`` (oxwhirl/smac ``smac/env/starcraft2/starcraft2.py`` ``get_obs_agent``)::
 
     [move (move_feats) | enemy rows (n_enemies x enemy_feats) | ally rows ((n_agents-1) x ally_feats)
      | own (own_feats) | timestep (timestep_feats)]
@@ -35,10 +35,8 @@ from dataclasses import dataclass
 
 import torch
 
+from sc2_envs.sim.features import N_ACTIONS_NO_ATTACK
 from sc2_envs.units import UNITS
-
-N_NON_TARGET_ACTIONS = 6
-"""SMAC's ``n_actions_no_attack``: no-op, stop, move N/S/E/W; action ``6 + j`` targets unit ``j``."""
 
 
 def _require(d: dict, key: str, where: str):
@@ -200,7 +198,7 @@ class StateParser:
             last-action block (``n_agents * n_actions``, or 0).
     """
 
-    LAST_ACTION_DIM = N_NON_TARGET_ACTIONS + 1
+    LAST_ACTION_DIM = N_ACTIONS_NO_ATTACK + 1
 
     def __init__(self, env_info: dict):
         lay = _require(env_info, "state_layout", "env_info")
@@ -267,12 +265,12 @@ class StateParser:
         if self.last_action_feats:
             last = state[..., o : o + N * A].reshape(*lead, N, A)
             ally_last = torch.cat(
-                [last[..., :N_NON_TARGET_ACTIONS], last[..., N_NON_TARGET_ACTIONS:].sum(-1, keepdim=True)], dim=-1
+                [last[..., :N_ACTIONS_NO_ATTACK], last[..., N_ACTIONS_NO_ATTACK:].sum(-1, keepdim=True)], dim=-1
             )
             if self._attacker.device != state.device:
                 self._attacker = self._attacker.to(state.device)
             w = self._attacker
-            targeted = (last[..., N_NON_TARGET_ACTIONS : N_NON_TARGET_ACTIONS + M] * w[:, None]).sum(-2)
+            targeted = (last[..., N_ACTIONS_NO_ATTACK : N_ACTIONS_NO_ATTACK + M] * w[:, None]).sum(-2)
             targeted = targeted / w.sum().clamp(min=1.0)
         else:
             ally_last = state.new_zeros(*lead, N, self.LAST_ACTION_DIM)

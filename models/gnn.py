@@ -1,6 +1,6 @@
 """Count-invariant graph-attention actor (one per unit class) and class-factored centralized critic.
 
-Design (fact sheet ``happo_hatrpo.md`` section 4.4): an agent's observation is a set of entities
+Design (entity attention as in UPDeT, Hu et al., ICLR 2021): an agent's observation is a set of entities
 (itself, the allies it sees, the enemies it sees). Each kind has its own row encoder; a few
 transformer blocks let the entities exchange information (attention over the visible entities
 only, the agent's own token always visible so that no softmax is empty); the agent's token and the
@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from models.common import layer_init, mlp
-from models.entities import N_NON_TARGET_ACTIONS, Entities, StateEntities
+from models.entities import N_ACTIONS_NO_ATTACK, Entities, StateEntities
 
 
 class AttentionBlock(nn.Module):
@@ -57,7 +57,7 @@ class AttentionBlock(nn.Module):
         return x + self.ff(self.ln2(x))
 
 
-def masked_mean(x: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+def masked_mean_pool(x: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
     """Mean over dim -2 of ``x [*, T, H]`` counting only ``valid [*, T]`` tokens (0 if none) -> ``[*, H]``."""
     w = valid.to(x.dtype).unsqueeze(-1)
     return (x * w).sum(-2) / w.sum(-2).clamp(min=1.0)
@@ -93,7 +93,7 @@ class GNNActor(nn.Module):
         self.blocks = nn.ModuleList(AttentionBlock(hidden, heads) for _ in range(layers))
         self.ln = nn.LayerNorm(hidden)
         self.readout = mlp(2 * hidden, hidden, hidden, n_hidden=1)
-        self.non_target_head = layer_init(nn.Linear(hidden, N_NON_TARGET_ACTIONS), std=0.01)
+        self.non_target_head = layer_init(nn.Linear(hidden, N_ACTIONS_NO_ATTACK), std=0.01)
         # Pair scorer for (agent, target entity): ReLU(W_a z + W_e e) -> scalar; the two linear maps
         # are split so that the agent part is computed once per agent, not once per pair.
         self.pair_agent = layer_init(nn.Linear(hidden, hidden))
@@ -116,7 +116,7 @@ class GNNActor(nn.Module):
         for block in self.blocks:
             tokens = block(tokens, valid)
         tokens = self.ln(tokens)
-        z = self.readout(torch.cat([tokens[:, 0], masked_mean(tokens, valid)], -1))
+        z = self.readout(torch.cat([tokens[:, 0], masked_mean_pool(tokens, valid)], -1))
         if self.healer:
             if heal_rows is None:
                 raise ValueError("a healer actor needs heal_rows (entities.heal_target_rows)")

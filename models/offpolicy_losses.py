@@ -27,8 +27,8 @@ Targets (returned detached, as in the references, which stop gradients through t
 * :func:`masked_kl` -- KL(teacher || student) over the *valid* actions only: the mask is applied to
   the logits before the softmax, so both distributions renormalise over the valid set; the result is
   ``>= 0``, ``0`` where they agree on the valid set, and ``0`` (not NaN, with zero gradient) for a
-  row with no valid action. This is the "renorm" KL of reference/full_game.md section 3.4, replacing
-  the reference implementation's masked partial sum (which can be negative).
+  row with no valid action. It replaces the masked partial sum of mini-AlphaStar's RL loss
+  (liuruoze/mini-AlphaStar), which can be negative.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 
-from models.common import MASKED_LOGIT
+from models.common import MASKED_LOGIT, masked_mean
 
 __all__ = ["VTraceReturns", "masked_kl", "masked_mean", "next_values", "td_lambda_returns", "upgo_returns", "vtrace"]
 
@@ -216,8 +216,3 @@ def masked_kl(teacher_logits: torch.Tensor, student_logits: torch.Tensor, mask: 
     kl = torch.where(mask, term, torch.zeros_like(term)).sum(-1)
     # Rounding can leave -1e-8 where the distributions agree; the divergence itself is never negative.
     return kl.clamp(min=0.0)
-
-
-def masked_mean(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-    """``sum(x * weight) / sum(weight)``, ``0`` when the weights sum to 0 (e.g. every agent dead)."""
-    return (x * weight).sum() / weight.sum().clamp(min=1.0)

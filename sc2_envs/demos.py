@@ -1,6 +1,6 @@
 """Record demonstrations on SMAC maps of the batched simulator (for behaviour cloning).
 
-A demonstrator (any callable ``out -> actions``: SMAC's heuristic, a trained checkpoint) plays
+A demonstrator (any callable ``out -> actions``: SMAC's heuristic, a trained policy) plays
 ``B`` environments of ``sc2_envs.make_batched``; every env step of every recorded episode becomes
 one row of an ``.npz`` shard. Besides the actions the simulator *executed*, each row holds the
 *label* a dataset derived from replays would give that frame, so the no-op distortion of
@@ -10,7 +10,8 @@ Label model (``SamplingConfig``), reproducing what fixed-stride sampling of a re
 
 * A replay records *commands*, not states: a unit keeps its order until a new command comes, and
   a frame without a command is labelled ``no_op`` (docs/full_game.md, "every_k" sampling; in the
-  mini-AlphaStar Simple64 set 81% of fixed-stride frames are ``no_op``, issue 7).
+  mini-AlphaStar Simple64 set 81% of fixed-stride frames are ``no_op``, as measured by
+  ``benchmarks/replay_action_stats.py``).
 * ``stride = k``: the demonstrator issues commands only every ``k`` env steps (``t % k == 0``,
   ``t`` = env steps since the episode start) and holds its last command in between (the simulator
   re-executes it, as SC2 would keep the order). Frames between decisions are labelled *idle*.
@@ -129,18 +130,14 @@ def heuristic_demonstrator(env) -> Callable[[dict], torch.Tensor]:
     return lambda out: pol(out["avail_actions"])
 
 
-def checkpoint_demonstrator(path: str | Path, env, greedy: bool = True) -> Callable[[dict], torch.Tensor]:
-    """A ``models`` checkpoint (HAPPO or BC; ``models.load_checkpoint``) as a demonstrator.
+def policy_demonstrator(policy, greedy: bool = True) -> Callable[[dict], torch.Tensor]:
+    """A trained policy as a demonstrator ``out -> [B, N]`` int64 actions.
 
     Args:
-        path: checkpoint file.
-        env: the simulator it will act in (the checkpoint is bound to its ``get_env_info()``).
+        policy: any object with ``act(obs [B, N, O], avail [B, N, A] bool, greedy) -> (actions, logprobs)``
+            bound to the env it will act in, e.g. ``models.load_checkpoint(path, env.get_env_info())[0]``.
         greedy: argmax actions instead of samples.
     """
-    from models import load_checkpoint
-
-    policy, _, _ = load_checkpoint(str(path), env.get_env_info(), device=env.device, with_critic=False)
-    policy.eval()
 
     @torch.no_grad()
     def act(out):
@@ -417,14 +414,15 @@ def main(argv=None) -> int:
     p.add_argument("--episodes", type=int, default=100)
     p.add_argument("--num-envs", type=int, default=32)
     p.add_argument("--out", required=True)
-    p.add_argument("--policy", default="heuristic", help="'heuristic' or a checkpoint path")
+    p.add_argument("--policy", default="heuristic", choices=["heuristic"],
+                   help="SMAC's heuristic; a checkpoint records with: python algos/bc_select.py record CKPT --out DIR")
     p.add_argument("--stride", type=int, default=1, help="env steps between the demonstrator's decisions")
     p.add_argument("--repeat-as-idle", action="store_true", help="label repeated commands as idle (stop)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--episodes-per-shard", type=int, default=200)
     a = p.parse_args(argv)
     env = sc2_envs.make_batched(a.map, num_envs=a.num_envs, seed=a.seed, autoreset=True)
-    demo = heuristic_demonstrator(env) if a.policy == "heuristic" else checkpoint_demonstrator(a.policy, env)
+    demo = heuristic_demonstrator(env)
     record_demos(
         env,
         demo,

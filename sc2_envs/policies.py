@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import torch
 
-from sc2_envs.sim.env import N_ACTIONS_NO_ATTACK, SMACSim
+from sc2_envs.sim.env import SMACSim
+from sc2_envs.sim.features import N_ACTIONS_NO_ATTACK
 
 
 def random_actions(avail_actions: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:

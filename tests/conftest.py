@@ -1,16 +1,74 @@
-"""Shared pytest fixtures."""
+"""Shared pytest fixtures and helpers.
 
+Test data lives in ``tests/data`` (committed; see ``tests/data/README.md``), so every clone runs the
+SMAC golden-vector and replay tests. A few slow tests also use the larger optional data set named by
+the environment variable ``SC2_ENVS_SHARED_DATA`` (a folder holding ``replays/``; see the README) and
+skip, saying so, when it is not set.
+
+Test modules import the helpers with ``from conftest import REPO, TEST_DATA, load_algo``
+(pytest puts this folder on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
 import os
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
+
+from sc2_envs.maps import get_map
+
+REPO = Path(__file__).resolve().parents[1]
+"""The repository root."""
+
+
+def load_algo(name: str, folder: str = "algos") -> ModuleType:
+    """Import the script ``<folder>/<name>.py`` as module ``name`` (once; later calls return the same module).
+
+    The module is registered in ``sys.modules`` before it runs, because dataclasses with postponed
+    annotations (``from __future__ import annotations``) look their module up there.
+    """
+    mod = sys.modules.get(name)
+    path = REPO / folder / f"{name}.py"
+    if mod is not None and Path(getattr(mod, "__file__", "")).resolve() == path.resolve():
+        return mod
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+TEST_DATA = Path(__file__).resolve().parent / "data"
+
+
+def shared_data_root() -> Path | None:
+    """``$SC2_ENVS_SHARED_DATA`` as a path, or None when the variable is unset or empty."""
+    root = os.environ.get("SC2_ENVS_SHARED_DATA")
+    return Path(root) if root else None
+
+
+@pytest.fixture(scope="session")
+def test_data_dir() -> Path:
+    """The committed test data folder, ``tests/data``."""
+    return TEST_DATA
 
 
 @pytest.fixture(scope="session")
 def shared_data_dir() -> Path:
-    """The shared data directory: ``$SC2_ENVS_SHARED_DATA``, default ``<repo>/../shared/data``.
+    """The optional large data set ``$SC2_ENVS_SHARED_DATA``; skips the test when it is not set."""
+    root = shared_data_root()
+    if root is None:
+        pytest.skip("needs the optional large data set: set SC2_ENVS_SHARED_DATA (see tests/data/README.md)")
+    return root
 
-    Tests that need a file under it must skip (with the reason) when it is absent.
-    """
-    default = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
-    return Path(os.environ.get("SC2_ENVS_SHARED_DATA", default))
+
+@pytest.fixture
+def short_3m():
+    """3m with ``episode_limit=6`` env steps: the armies (spawned about 20 world units apart) have not met
+    by then, so every episode with a passive policy ends by the time limit (integration tests)."""
+    return dataclasses.replace(get_map("3m"), episode_limit=6)

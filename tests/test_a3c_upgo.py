@@ -1,13 +1,18 @@
-"""Tests of algos/a3c_upgo.py: a short run logs every term, a killed actor is reported and replaced,
-a stalled actor is detected with a stack dump, no process is left behind, bad options fail clearly.
+"""Tests of algos/a3c_upgo.py: a short run logs every term, a stalled actor stops the run with a stack
+dump and the flag that would restart it, no process is left behind, the loss reads what it should,
+bad options fail clearly. The actor pool's own fault tests (killed actors, restarts, orphaned
+actors) are in test_actor_pool.py.
 
 The runs start the script as a subprocess (its actors are ``spawn``ed, as in real use). Faults are
 injected with ``--env-factory test_a3c_upgo:make_faulty_env``: the simulator, where the actor chosen
 by the environment variable ``A3C_TEST_FAULT`` hangs or is slowed down.
+
+Timing: the machine running the tests may be loaded (2 cores shared by many jobs), so the tests wait
+for events (a line in the output, a file, a process exit) with generous deadlines instead of
+sleeping for a guessed time; a deadline only bounds how long a broken run takes to fail.
 """
 
 import copy
-import importlib.util
 import os
 import re
 import signal
@@ -15,13 +20,12 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import psutil
 import pytest
 import torch
+from conftest import REPO, load_algo
 
-REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "algos" / "a3c_upgo.py"
 
 
@@ -31,17 +35,18 @@ def _slot_of(seed: int, base_seed: int = 1) -> int:
 
 
 class _FaultyEnv:
-    """The batched simulator; ``step`` hangs at step ``hang_at`` or sleeps ``delay`` seconds every step."""
+    """The batched simulator; ``step`` hangs at step ``hang_at`` or once the file ``hang_flag`` exists,
+    or sleeps ``delay`` seconds every step."""
 
-    def __init__(self, env, hang_at=None, delay=0.0):
-        self.env, self.hang_at, self.delay, self.steps = env, hang_at, delay, 0
+    def __init__(self, env, hang_at=None, delay=0.0, hang_flag=None):
+        self.env, self.hang_at, self.delay, self.hang_flag, self.steps = env, hang_at, delay, hang_flag, 0
 
     def __getattr__(self, name):
         return getattr(self.env, name)
 
     def step(self, actions):
         self.steps += 1
-        if self.hang_at is not None and self.steps >= self.hang_at:
+        if (self.hang_at is not None and self.steps >= self.hang_at) or (self.hang_flag and os.path.exists(self.hang_flag)):
             time.sleep(3600)  # the stall the learner must detect (and dump the stack of)
         if self.delay:
             time.sleep(self.delay)
@@ -49,14 +54,21 @@ class _FaultyEnv:
 
 
 def make_faulty_env(map_name, num_envs, seed):
-    """``--env-factory`` target. ``A3C_TEST_FAULT``: comma-separated ``hang:<slot>:<step>`` / ``slow:<slot>:<seconds>``."""
+    """``--env-factory`` target. ``A3C_TEST_FAULT``: comma-separated ``hang:<slot>:<step>``,
+    ``hangflag:<slot>:<path>`` (hang once the file exists) or ``slow:<slot>:<seconds>``."""
     import sc2_envs
 
     env = sc2_envs.make_batched(map_name, num_envs=num_envs, seed=seed, autoreset=True)
     for fault in os.environ.get("A3C_TEST_FAULT", "").split(","):
-        kind, slot, value = fault.split(":")
+        kind, slot, value = fault.split(":", 2)
         if _slot_of(seed) == int(slot):
-            return _FaultyEnv(env, hang_at=int(value)) if kind == "hang" else _FaultyEnv(env, delay=float(value))
+            if kind == "hang":
+                return _FaultyEnv(env, hang_at=int(value))
+            if kind == "hangflag":
+                return _FaultyEnv(env, hang_flag=value)
+            if kind == "slow":
+                return _FaultyEnv(env, delay=float(value))
+            raise ValueError(f"A3C_TEST_FAULT kind {kind!r}; expected hang, hangflag or slow")
     return env
 
 
@@ -108,17 +120,22 @@ class Run:
         return [int(m.group(1)) for m in re.finditer(r"started \(pid (\d+)\)", self.text())]
 
 
-def assert_no_processes_left(pids):
-    time.sleep(0.2)
-    alive = []
-    for pid in pids:
-        try:
-            p = psutil.Process(pid)
-            if p.status() != psutil.STATUS_ZOMBIE:
-                alive.append((pid, p.cmdline()))
-        except psutil.NoSuchProcess:
-            pass
-    assert not alive, f"actor processes still running: {alive}"
+def assert_no_processes_left(pids, timeout: float = 30.0):
+    """Every pid exits (or is a zombie) within ``timeout`` seconds; returns as soon as they have."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = []
+        for pid in pids:
+            try:
+                p = psutil.Process(pid)
+                if p.status() != psutil.STATUS_ZOMBIE:
+                    alive.append((pid, p.cmdline()))
+            except psutil.NoSuchProcess:
+                pass
+        if not alive or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert not alive, f"actor processes still running {timeout} s after the run ended: {alive}"
 
 
 def make_checkpoint(path):
@@ -133,20 +150,11 @@ def make_checkpoint(path):
     return path
 
 
-def load_algo():
-    if "a3c_upgo" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("a3c_upgo", SCRIPT)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules["a3c_upgo"] = mod  # dataclasses resolve the string annotations through sys.modules
-        spec.loader.exec_module(mod)
-    return sys.modules["a3c_upgo"]
-
-
 def test_short_run_with_two_actors_finishes_and_logs(tmp_path):
     ckpt = make_checkpoint(tmp_path / "teacher.pt")
     run = Run(tmp_path, "--total-timesteps", "192", "--teacher", str(ckpt), "--init", str(ckpt), "--kl-coef", "0.1",
               "--save-model")
-    rc = run.finish(timeout=60)
+    rc = run.finish(timeout=300)
     out = run.text()
     assert rc == 0, out
     assert out.index("effective configuration:") < out.index("actor 0 gen 0 started")
@@ -178,41 +186,21 @@ def test_short_run_with_two_actors_finishes_and_logs(tmp_path):
     assert ck["global_step"] >= 192
 
 
-def test_killed_actor_is_reported_within_seconds_and_replaced(tmp_path):
-    run = Run(tmp_path, "--total-timesteps", "100000000", "--time-budget-s", "120", "--restart-actors")
-    try:
-        run.wait_for(r"update 2 ", timeout=40)
-        victim = run.actor_pids()[1]
-        os.kill(victim, signal.SIGKILL)
-        killed = time.monotonic()
-        t_report, line = run.wait_for(r"ACTOR DIED: actor 1 gen 0", timeout=10, after=killed - 1)
-        assert t_report - killed < 3.0, f"reported {t_report - killed:.1f} s after the kill"
-        assert "SIGKILL" in line
-        run.wait_for(r"restarting actor 1 as gen 1", timeout=5, after=killed - 1)
-        run.wait_for(r"actor 1 gen 1 started", timeout=5, after=killed - 1)
-        run.wait_for(r"update \d+ ", timeout=20, after=t_report)  # the learner keeps training meanwhile
-        # the replacement is up and acting (its own log file)
-        deadline = time.monotonic() + 30
-        log = next(tmp_path.glob("*/actor_1_gen1.log"), None)
-        while time.monotonic() < deadline and not (log and "policy version" in log.read_text()):
-            time.sleep(0.2)
-            log = next(tmp_path.glob("*/actor_1_gen1.log"), None)
-        assert log and "[actor 1 gen 1] pid" in log.read_text(), run.text()
-    finally:
-        run.proc.send_signal(signal.SIGINT)  # Ctrl-C: the learner stops every actor and exits
-        rc = run.finish(timeout=60)
-    assert rc == 130, run.text()
-    assert re.search(r"restarts 1 ", run.text())
-    assert_no_processes_left(run.actor_pids() + [victim])
-
-
 def test_stalled_actor_is_detected_with_a_stack_dump(tmp_path):
-    # actor 0 sends one unroll, then hangs inside env.step (its 14th step). Actor 1 is slow but healthy:
-    # 0.3 s per step, >= 2.4 s per unroll, many times the learner's 0.1 s queue poll, so the learner must
-    # keep waiting (and update once from both actors' unrolls) until it sees the stall.
-    run = Run(tmp_path, "--total-timesteps", "100000000", "--time-budget-s", "60", "--stall-timeout", "3",
-              "--env-factory", "test_a3c_upgo:make_faulty_env", fault="hang:0:14,slow:1:0.3")
-    rc = run.finish(timeout=60)
+    # Actor 0 runs normally until the learner has updated once, then hangs inside env.step (the test
+    # creates the flag file on seeing "update 1", whatever the machine's load made that take). Actor 1
+    # is slow but healthy: 0.3 s per step, >= 2.4 s per unroll, many times the learner's 0.1 s queue
+    # poll, and far below the 5 s stall timeout, so only actor 0 may be reported.
+    flag = tmp_path / "hang_now"
+    run = Run(tmp_path, "--total-timesteps", "100000000", "--time-budget-s", "900", "--stall-timeout", "5",
+              "--env-factory", "test_a3c_upgo:make_faulty_env", fault=f"hangflag:0:{flag},slow:1:0.3")
+    try:
+        run.wait_for(r"update 1 ", timeout=300)
+        flag.touch()
+        rc = run.finish(timeout=300)
+    finally:
+        if run.proc.poll() is None:
+            run.proc.kill()
     out = run.text()
     assert rc == 1, out
     assert out.index("update 1 ") < out.index("ACTOR STALLED")
@@ -223,24 +211,6 @@ def test_stalled_actor_is_detected_with_a_stack_dump(tmp_path):
     assert "rerun with --restart-actors" in out
     assert "ACTOR STALLED: actor 1" not in out
     assert_no_processes_left(run.actor_pids())
-
-
-
-def test_actors_exit_when_the_learner_is_killed(tmp_path):
-    run = Run(tmp_path, "--total-timesteps", "100000000", "--time-budget-s", "120")
-    try:
-        run.wait_for(r"update 1 ", timeout=45)
-        pids = run.actor_pids()
-        run.proc.kill()  # SIGKILL: no clean-up in the learner; the actors must notice on their own
-        run.finish(timeout=10)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
-                                                  for p in pids):
-            time.sleep(0.2)
-    finally:
-        if run.proc.poll() is None:
-            run.proc.kill()
-    assert_no_processes_left(pids)
 
 
 def _unroll(algo, T=8, B=4):
@@ -270,17 +240,17 @@ def _unroll(algo, T=8, B=4):
             return len(sent) >= 1
 
     args = algo.Args(map="3m", envs_per_actor=B, unroll_length=T)
-    algo.run_actor(args, 0, 0, algo.policy_config(policy), Channel())
+    algo.run_actor(args, policy.config(), 0, 0, Channel())
     return args, policy, critic, sent[0]
 
 
 def test_unroll_layout_and_the_loss_uses_final_state_only_at_truncations():
-    algo = load_algo()
+    algo = load_algo("a3c_upgo")
     args, policy, critic, traj = _unroll(algo)
     T, B = 8, 4
     assert traj["obs"].shape == (T, B, 3, 30) and traj["avail"].shape == (T, B, 3, 9)
     assert traj["actions"].dtype.name == "int64" and traj["next_state"].shape == (B, 48)
-    # every sampled action was available (B01)
+    # every sampled action was available
     taken = torch.as_tensor(traj["avail"]).gather(-1, torch.as_tensor(traj["actions"]).unsqueeze(-1))
     assert bool(taken.all())
     batch = algo.collate([traj], torch.device("cpu"))
@@ -302,7 +272,7 @@ def test_unroll_layout_and_the_loss_uses_final_state_only_at_truncations():
 
 
 def test_dead_agents_drop_out_of_the_policy_terms():
-    algo = load_algo()
+    algo = load_algo("a3c_upgo")
     args, policy, critic, traj = _unroll(algo)
     batch = algo.collate([traj], torch.device("cpu"))
     # agent 2 dead for the whole unroll: only the no-op available, the no-op taken
@@ -320,7 +290,7 @@ def test_dead_agents_drop_out_of_the_policy_terms():
 
 
 def test_kl_without_teacher_and_missing_paths_fail_clearly(tmp_path):
-    algo = load_algo()
+    algo = load_algo("a3c_upgo")
     with pytest.raises(SystemExit, match="needs --teacher PATH"):
         algo.check_args(algo.Args(kl_coef=0.5))
     with pytest.raises(SystemExit, match="is not a file"):
@@ -335,36 +305,15 @@ def test_real_game_backend_without_starcraft_raises_the_install_error(tmp_path, 
     from sc2_envs.full_game.env import SC2NotFoundError
 
     monkeypatch.setenv("SC2PATH", str(tmp_path / "no_sc2_here"))
-    algo = load_algo()
+    algo = load_algo("a3c_upgo")
     with pytest.raises(SC2NotFoundError, match="SC2PATH"):
         algo.check_args(algo.Args(env_backend="sc2", envs_per_actor=1))
-
-
-def test_ray_backend_without_ray_says_how_to_install(monkeypatch, tmp_path):
-    algo = load_algo()
-    monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` raise ImportError
-    with pytest.raises(SystemExit, match="pip install"):
-        algo.RayActorPool(algo.Args(backend="ray"), {}, None, tmp_path, None)
-
-
-def test_shared_weights_publish_and_read_versions():
-    import multiprocessing as mp
-
-    algo = load_algo()
-    src, dst = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
-    w = algo.SharedWeights(src.state_dict(), mp.get_context("spawn"))
-    assert w.version == 0
-    with torch.no_grad():
-        src.weight.fill_(0.5)
-    assert w.publish(src.state_dict()) == 1
-    assert w.read_into(dst, -1) == 1 and torch.equal(dst.weight, src.weight)
-    assert w.read_into(dst, 1) is None  # nothing newer
 
 
 @pytest.mark.slow
 def test_ray_backend_reports_and_replaces_a_killed_actor(tmp_path):
     pytest.importorskip("ray")
-    run = Run(tmp_path, "--backend", "ray", "--total-timesteps", "100000000", "--time-budget-s", "40", "--restart-actors")
+    run = Run(tmp_path, "--backend", "ray", "--total-timesteps", "100000000", "--time-budget-s", "90", "--restart-actors")
     try:
         deadline = time.monotonic() + 120
         pid = None
@@ -376,11 +325,11 @@ def test_ray_backend_reports_and_replaces_a_killed_actor(tmp_path):
         assert pid is not None, run.text()
         os.kill(pid, signal.SIGKILL)
         killed = time.monotonic()
-        t_report, _ = run.wait_for(r"ACTOR DIED: actor 1 gen 0", timeout=10, after=killed - 1)
-        assert t_report - killed < 5.0
-        run.wait_for(r"actor 1 gen 1 started", timeout=5, after=killed - 1)
+        t_report, _ = run.wait_for(r"ACTOR DIED: actor 1 gen 0", timeout=60, after=killed - 1)
+        assert t_report - killed < 15.0, f"reported {t_report - killed:.1f} s after the kill"
+        run.wait_for(r"actor 1 gen 1 started", timeout=60, after=killed - 1)
     finally:
-        rc = run.finish(timeout=120)
+        rc = run.finish(timeout=300)
     assert rc == 0, run.text()
     learner = run.proc.pid
     left = [p.pid for p in psutil.process_iter(["cmdline"]) if any(f"_{learner}/" in a or a.endswith(f"_{learner}")

@@ -1,34 +1,24 @@
-"""Tests of algos/bc_reweight.py and algos/bc_select.py: weight formula, masked CE, averaging, evaluator, short runs."""
+"""Tests of algos/bc_reweight.py and the library parts it uses (models.common.masked_ce,
+models.alphastar.alphastar_losses, models.average_checkpoints, sc2_envs.evaluation): weight formula,
+masked CE, averaging, behaviour evaluator, short runs."""
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from conftest import load_algo
 
 import sc2_envs
-from models import build_models, load_checkpoint, save_checkpoint
-from models.common import MASKED_LOGIT
+from models import average_checkpoints, build_models, load_checkpoint, save_checkpoint
+from models.alphastar import alphastar_losses
+from models.common import MASKED_LOGIT, masked_ce
 from sc2_envs.demos import SamplingConfig, heuristic_demonstrator, record_demos
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def load_algo(name):
-    sys.path.insert(0, str(REPO / "algos"))
-    spec = importlib.util.spec_from_file_location(name, REPO / "algos" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # dataclasses with postponed annotations look their module up here
-    spec.loader.exec_module(mod)
-    return mod
-
+from sc2_envs.evaluation import evaluate
 
 bc = load_algo("bc_reweight")
-sel = load_algo("bc_select")
 
 
 # ------------------------------------------------------------------ weights
@@ -91,20 +81,20 @@ def test_masked_ce_values_weights_and_masks():
     logits = torch.log(torch.tensor([[0.5, 0.25, 0.25], [0.1, 0.1, 0.8], [0.2, 0.3, 0.5]]))
     labels = torch.tensor([0, 2, -1])
     mask = torch.tensor([True, True, False])
-    s, n = bc.masked_ce(logits, labels, mask)
+    s, n = masked_ce(logits, labels, mask)
     assert n == 2 and s.item() == pytest.approx(-math.log(0.5) - math.log(0.8), rel=1e-6)
-    s, n = bc.masked_ce(logits, labels, mask, torch.tensor([2.0, 0.5, 100.0]))
+    s, n = masked_ce(logits, labels, mask, torch.tensor([2.0, 0.5, 100.0]))
     assert s.item() == pytest.approx(-2 * math.log(0.5) - 0.5 * math.log(0.8), rel=1e-6)
 
 
 def test_head_without_valid_entry_contributes_zero_loss_not_nan():
     logits = torch.full((4, 5), MASKED_LOGIT, requires_grad=True)  # every entry masked
-    s, n = bc.masked_ce(logits, torch.full((4,), -1), torch.zeros(4, dtype=torch.bool))
+    s, n = masked_ce(logits, torch.full((4,), -1), torch.zeros(4, dtype=torch.bool))
     s.backward()
     assert n == 0 and s.item() == 0.0
     assert torch.isfinite(logits.grad).all() and (logits.grad == 0).all()
     logits2 = torch.full((2, 5), MASKED_LOGIT, requires_grad=True)  # all masked but counted: finite
-    s2, _ = bc.masked_ce(logits2, torch.tensor([0, 1]), torch.ones(2, dtype=torch.bool))
+    s2, _ = masked_ce(logits2, torch.tensor([0, 1]), torch.ones(2, dtype=torch.bool))
     s2.backward()
     assert math.isfinite(s2.item()) and torch.isfinite(logits2.grad).all()
 
@@ -135,7 +125,7 @@ def test_alphastar_heads_unused_by_the_labels_give_zero_loss():
         "target_location": z - 1,
     }  # no_op only: no argument head is used
     out, _ = m(obs, labels=labels)
-    res, _ = bc.alphastar_losses(m, out, labels, torch.ones(B, T, dtype=torch.bool), torch.ones(564))
+    res, _ = alphastar_losses(m, out, labels, torch.ones(B, T, dtype=torch.bool), torch.ones(564))
     for h in ("queued", "selected_units", "target_unit", "target_location"):
         assert res[h][1] == 0 and res[h][0].item() == 0.0, h
     total = sum(v[0] for v in res.values())
@@ -160,7 +150,7 @@ def _ckpts(tmp_path, map_name="3m", hidden=64, seeds=(0, 1)):
 def test_averaging_two_checkpoints_is_the_mean(tmp_path):
     paths, info = _ckpts(tmp_path)
     out = tmp_path / "avg.pt"
-    avg = sel.average_checkpoints(paths, str(out))
+    avg = average_checkpoints(paths, str(out))
     a, b = (torch.load(p, weights_only=True) for p in paths)
     for part in ("actors", "critic"):
         for k, v in a[part].items():
@@ -175,25 +165,25 @@ def test_averaging_refuses_different_shapes_or_configs(tmp_path):
     p3m_wide, _ = _ckpts(tmp_path, "3m", 32, (0,))
     p8m, _ = _ckpts(tmp_path, "8m", 64, (0,))
     with pytest.raises(ValueError, match="different configs"):
-        sel.average_checkpoints([p3m[0], p3m_wide[0]])
+        average_checkpoints([p3m[0], p3m_wide[0]])
     with pytest.raises(ValueError, match="different configs"):
-        sel.average_checkpoints([p3m[0], p8m[0]])
+        average_checkpoints([p3m[0], p8m[0]])
     ck = torch.load(p3m[0], weights_only=True)
     k = next(iter(ck["actors"]))
     ck["actors"][k] = torch.zeros(1, 2, 3)
     bad = tmp_path / "bad.pt"
     torch.save(ck, bad)
     with pytest.raises(ValueError, match="shape"):
-        sel.average_checkpoints([p3m[0], str(bad)])
+        average_checkpoints([p3m[0], str(bad)])
     with pytest.raises(ValueError, match="at least two"):
-        sel.average_checkpoints([p3m[0]])
+        average_checkpoints([p3m[0]])
 
 
 # ------------------------------------------------------------------ evaluator and runs
 def test_evaluator_reports_wilson_interval_idle_share_and_damage():
     env = sc2_envs.make_batched("3m", num_envs=4, seed=0)
     pol, _ = build_models(env.get_env_info(), "mlp")
-    r = sel.evaluate_policy(pol, env, 4, seed=0)
+    r = evaluate(pol, env, 4, seed=0, greedy=False, behaviour=True)
     assert r["episodes"] == 4
     lo, hi = r["win_ci"]
     assert 0.0 <= lo <= r["win_rate"] <= hi <= 1.0
@@ -242,15 +232,13 @@ def test_requesting_more_files_than_exist_is_an_error_unless_smoke(demos_3m, tmp
     bc.main(args)
 
 
-def test_behaviour_selection_needs_a_simulator(shared_data_dir, tmp_path):
+def test_behaviour_selection_needs_a_simulator(test_data_dir, tmp_path):
     pytest.importorskip("s2protocol", reason="converting replays needs s2protocol")
     from sc2_envs.replays.dataset import convert_replays, find_replays
     from sc2_envs.replays.extract import StreamConfig
 
-    folder = shared_data_dir / "replays" / "mas_simple64"
-    if not folder.exists():
-        pytest.skip(f"{folder} is absent (set SC2_ENVS_SHARED_DATA)")
-    files = find_replays(folder)[:3]
+    files = find_replays(test_data_dir / "replays" / "mas_simple64")[:3]
+    assert len(files) == 3
     convert_replays(
         files,
         tmp_path / "ds",

@@ -124,12 +124,13 @@ def test_shards_and_describe_list_every_file(tmp_path):
 
 
 def test_a_checkpoint_can_be_the_demonstrator(tmp_path):
-    from models import build_models, save_checkpoint
-    from sc2_envs.demos import checkpoint_demonstrator
+    from models import build_models, load_checkpoint, save_checkpoint
+    from sc2_envs.demos import policy_demonstrator
 
     env = sc2_envs.make_batched("3m", num_envs=2, seed=0)
     info = env.get_env_info()
     pol, cri = build_models(info, "mlp")
     save_checkpoint(str(tmp_path / "c.pt"), pol, cri, info, {})
-    summary = record_demos(env, checkpoint_demonstrator(tmp_path / "c.pt", env), 2, tmp_path / "d", log=lambda s: None)
+    policy, _, _ = load_checkpoint(str(tmp_path / "c.pt"), info, with_critic=False)
+    summary = record_demos(env, policy_demonstrator(policy), 2, tmp_path / "d", log=lambda s: None)
     assert summary.episodes == 2 and summary.rows > 0

@@ -1,27 +1,15 @@
-"""Tests of algos/eval_transfer.py, sc2_envs/stats.py and benchmarks/transfer_table.py (issue 5)."""
+"""Tests of algos/eval_transfer.py, sc2_envs/stats.py and benchmarks/transfer_table.py."""
 
 import csv
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import pytest
 import torch
+from conftest import load_algo
 
 import sc2_envs
 from models import build_models, save_checkpoint
 from sc2_envs.stats import wilson_interval
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def load_script(folder, name):
-    spec = importlib.util.spec_from_file_location(name, REPO / folder / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # dataclasses resolve the module's string annotations through sys.modules
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(autouse=True)
@@ -34,8 +22,8 @@ def one_torch_thread():
     torch.set_num_threads(n)
 
 
-et = load_script("algos", "eval_transfer")
-tt = load_script("benchmarks", "transfer_table")
+et = load_algo("eval_transfer")
+tt = load_algo("transfer_table", folder="benchmarks")
 
 
 def tiny_checkpoint(path, map_name="2s3z", actor="gnn", **smac_options):
@@ -252,7 +240,9 @@ def test_main_writes_csv_markdown_and_png(tmp_path, capsys):
     rows = et.main(args)
     printed = capsys.readouterr().out
     assert printed.startswith("eval_transfer configuration:") and "episodes: 2" in printed
-    with open(tmp_path / "out" / "transfer.csv", newline="") as f:
+    (run_dir,) = (tmp_path / "out").iterdir()  # one new folder per evaluation
+    assert run_dir.name.startswith("transfer__") and (run_dir / "run_meta.json").is_file()
+    with open(run_dir / "transfer.csv", newline="") as f:
         table = list(csv.DictReader(f))
     assert list(table[0]) == et.CSV_COLUMNS
     assert [(r["source_map"], r["actor_type"], r["target_map"]) for r in table] == [
@@ -266,9 +256,11 @@ def test_main_writes_csv_markdown_and_png(tmp_path, capsys):
     for r, row in zip(table[:3], rows[:3], strict=True):
         assert r["error"] == "" and int(r["episodes"]) == 2
         assert float(r["ci_low"]) == row.ci_low and float(r["ci_high"]) == row.ci_high
-    md = (tmp_path / "out" / "transfer.md").read_text()
+    md = (run_dir / "transfer.md").read_text()
     assert md.count("\n| 2s3z |") == 4 and "size mismatch" in md
-    assert (tmp_path / "out" / "transfer.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (run_dir / "transfer.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    et.main(args)  # the same command again: a second folder, the first one untouched
+    assert len(list((tmp_path / "out").iterdir())) == 2
 
 
 # ---------------------------------------------------------------- benchmark script

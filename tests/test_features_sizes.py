@@ -1,9 +1,9 @@
 """Observation, state and action sizes of SMACFeatures against SMAC v1's, on every map.
 
-Expected values are the SMAC fact sheet's (``shared/reference/smac_semantics.md`` sections 3-4,
-obtained by executing SMAC's own size and feature code), except where marked "formula": those maps
-are missing from the fact-sheet tables and the value is SMAC's ``get_obs_size`` /
-``get_state_size`` worked out by hand for the map's races and ``unit_type_bits``.
+Expected values were obtained by executing SMAC's own size and feature code (oxwhirl/smac
+``smac/env/starcraft2/starcraft2.py``), except where marked "formula": those maps were not run and
+the value is SMAC's ``get_obs_size`` / ``get_state_size`` worked out by hand for the map's races and
+``unit_type_bits``.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ FLAG_CASES = [
     (dict(obs_all_health=False), 25, 62, 48, 120),
     (dict(obs_all_health=False, obs_own_health=False), 24, 60, 48, 120),
     (dict(obs_instead_of_state=True), 30, 80, 90, 400),
-    # SMAC's get_obs_size() says 31 / 81, but the vector it returns is one longer (fact sheet section 3).
+    # SMAC's get_obs_size() says 31 / 81, but the vector it returns is one longer (measured by running SMAC).
     (dict(obs_timestep_number=True), 32, 82, 48, 120),
     (dict(obs_timestep_number=True, obs_instead_of_state=True), 32, 82, 96, 410),
     # formula: state without the last-action block / with the timestep.

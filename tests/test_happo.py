@@ -2,27 +2,16 @@
 
 import csv
 import glob
-import importlib.util
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
+from conftest import REPO, load_algo
 
 import sc2_envs
 from models import MaskedCategorical, build_models, load_checkpoint
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def load_algo(name):
-    spec = importlib.util.spec_from_file_location(name, REPO / "algos" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
 
 happo = load_algo("happo_gnn")
 

@@ -1,22 +1,18 @@
 """Tests of algos/hatrpo_gnn.py: conjugate gradient, the Fisher-vector product of the masked KL, the line search."""
 
 import glob
-import importlib.util
 import subprocess
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import torch
+from conftest import REPO, load_algo
 
 import sc2_envs
 from models import MaskedCategorical, build_models
 
-REPO = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("hatrpo_gnn", REPO / "algos" / "hatrpo_gnn.py")
-hatrpo = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(hatrpo)
+hatrpo = load_algo("hatrpo_gnn")
 
 
 def test_conjugate_gradient_solves_a_small_spd_system():

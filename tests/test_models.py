@@ -2,7 +2,6 @@
 
 import json
 import math
-import os
 from pathlib import Path
 
 import pytest
@@ -28,10 +27,8 @@ def env_info(map_name):
 
 
 def golden(map_name):
-    root = Path(os.environ.get("SC2_ENVS_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
-    path = root / "smac_golden" / f"{map_name}.json"
-    if not path.exists():
-        pytest.skip(f"SMAC golden file {path} not found (set SC2_ENVS_SHARED_DATA)")
+    path = Path(__file__).resolve().parent / "data" / "smac_golden" / f"{map_name}.json"
+    assert path.is_file(), f"SMAC golden file {path} is missing from the repository (tests/data/smac_golden)"
     return json.loads(path.read_text())
 
 

@@ -3,8 +3,7 @@
 Official checkers (pettingzoo 1.27: ``parallel_api_test``, ``parallel_seed_test``, ``api_test``,
 ``seed_test``, ``state_test``, ``render_test``) plus what they do not cover: a long determinism run
 (``parallel_seed_test`` stops after one step, PettingZoo PR #1437), the dead-agent contract in both
-modes, space membership over long random runs, and episode ends (termination vs truncation, bug_log
-B02/B07/B08/B11).
+modes, space membership over long random runs, and episode ends (termination vs truncation).
 """
 
 from __future__ import annotations
@@ -368,7 +367,7 @@ def test_parallel_api_test_passes_on_every_map(map_name):
 
 
 def test_death_on_the_time_limit_step_sets_both_flags_and_ends_the_episode():
-    # bug_log B11: agent 0 dies on the very step the time limit hits. The sim cannot be steered onto
+    # Agent 0 dies on the very step the time limit hits. The sim cannot be steered onto
     # that exact step cheaply, so its output for the death step is marked as the time-limit step.
     env = pz.parallel_env("3m")
     _doomed_agent_0(env)
@@ -396,7 +395,7 @@ def test_double_wrapped_aec_round_trip_is_deterministic():
 
 
 def test_env_pickles_before_and_after_reset():
-    # SuperSuit's concat_vec_envs_v1 cloudpickles the env before its first reset (bug_log B15).
+    # SuperSuit's concat_vec_envs_v1 cloudpickles the env before its first reset.
     env = pz.parallel_env("3m")
     clone = pickle.loads(pickle.dumps(env))
     env.reset(seed=0)

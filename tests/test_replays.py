@@ -1,4 +1,7 @@
-"""Engine-free replay conversion, checked on real .SC2Replay files from shared/data/replays.
+"""Engine-free replay conversion, checked on real .SC2Replay files committed under tests/data/replays.
+
+Five small public replays (sources and licences in ``tests/data/replays/manifest.json``) run in every
+clone; the slow whole-set test reads the optional 93-replay set under ``$SC2_ENVS_SHARED_DATA/replays``.
 
 Expected values were checked by hand against raw s2protocol output (game loops, ability
 links/command indices resolved through sc2reader's datapack and stableid.json, TargetPoint
@@ -6,7 +9,6 @@ links/command indices resolved through sc2reader's datapack and stableid.json, T
 """
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -21,21 +23,21 @@ except MissingDependencyError as e:
     pytest.skip(f"the full-game extra is not usable here: {e}", allow_module_level=True)
 
 from sc2_envs.full_game import spec
-from sc2_envs.replays import CorruptReplayError, ReplayError, UnsupportedBuildError, decode_replay
+from sc2_envs.replays import (
+    CorruptReplayError,
+    ReplayError,
+    UnsupportedBuildError,
+    decode_replay,
+)
 from sc2_envs.replays.abilities import datapack_for_build
 from sc2_envs.replays.dataset import convert_replays, find_replays, load_shard
 from sc2_envs.replays.extract import StreamConfig, apply_remove_mask, extract_player
 
-DATA = Path(os.environ.get("SC2_ENVS_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
-REPLAYS = DATA / "replays"
+REPLAYS = Path(__file__).resolve().parent / "data" / "replays"
 SIMPLE64 = REPLAYS / "mas_simple64" / "Simple64_2021-11-21-11-55-57.SC2Replay"
 LOST_AND_FOUND = REPLAYS / "ladder_misc" / "s2protocol_4.3.0.64469_LostAndFound_PvT.SC2Replay"
 HARDWIRE = REPLAYS / "ladder_misc" / "pythonsc2_5.0.8.86383_Hardwire_TvT.SC2Replay"
 
-pytestmark = pytest.mark.skipif(
-    not (SIMPLE64.is_file() and (DATA / "sc2_static" / "stableid.json").is_file()),
-    reason=f"shared replay data not found under SC2_ENVS_SHARED_DATA={str(DATA)!r}",
-)
 
 NAMES = [f.name for f in spec.raw_functions()]
 
@@ -238,9 +240,9 @@ def test_convert_writes_shards_and_reports_bad_files(tmp_path):
     assert shard["entities"].dtype == np.int16
 
 
-@pytest.mark.slow  # converts all 93 shared replays: 15-40 s on 2 cores; run with -m slow
-def test_all_shared_replays_convert_with_high_coverage():
-    paths = find_replays(REPLAYS)
+@pytest.mark.slow  # converts all 93 replays of the optional set: 15-40 s on 2 cores; run with -m slow
+def test_all_shared_replays_convert_with_high_coverage(shared_data_dir):
+    paths = find_replays(shared_data_dir / "replays")
     assert len(paths) == 93
     summary = convert_replays(paths, None, progress=False, log=lambda line: None)
     assert summary.errors == {}

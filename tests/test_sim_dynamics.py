@@ -119,7 +119,7 @@ def test_baneling_explosion_splash_no_friendly_fire_and_suicide():
 def test_medivac_heals_and_spends_energy():
     e = sim("MMM")
     allies = [ABSENT, ABSENT, P(11, 16, health=20.0)] + [ABSENT] * 6 + [P(10, 16, energy=50.0)]
-    enemies = [ABSENT] * 3 + [P(30, 24)] + [ABSENT] * 6
+    enemies = [ABSENT] * 3 + [P(30, 23)] + [ABSENT] * 6
     e.set_units(0, allies, enemies)
     step(e, [0, 0, 1] + [0] * 6 + [6 + 2])
     healed = 9.0 / 16 * 8  # 9 HP per normal second for 8 loops

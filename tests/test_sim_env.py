@@ -201,7 +201,7 @@ def _scenario_env():
     (dict(x=float("nan"), y=10), "x must be a finite number"),
     (dict(x=10, y=float("inf")), "y must be a finite number"),
     (dict(x=-100, y=-100), "off the 32x32 map"),
-    (dict(x=0.5, y=0.5), "unwalkable cell"),
+    (dict(x=0.5, y=0.5), "cannot stand on"),
     (dict(x=10, y=10, health=1000), r"health must be in \[0, 45\]"),
     (dict(x=10, y=10, health=-5), r"health must be in \[0, 45\]"),
     (dict(x=10, y=10, shield=50), r"shield must be in \[0, 0\]"),

@@ -5,7 +5,7 @@
 ``info["episode_limit"]`` only with ``continuing_episode=True``; ``get_stats`` divides by
 ``battles_game``; on a lost connection ``step`` returns ``(0, True, {})``; actions are checked with
 SMAC's ``assert avail_actions[action] == 1``. Its size methods follow SMAC's formulas, anchored
-below to the sizes measured by running SMAC (reference/smac_semantics.md section 3-4).
+below to the sizes measured by running SMAC.
 """
 
 from __future__ import annotations
@@ -284,7 +284,7 @@ def test_layout_sizes_match_smac_measured_sizes(fake, map_name, obs_size, state_
 def test_obs_timestep_number_reports_the_real_vector_length(fake):
     env = _make(fake, "3m", obs_timestep_number=True)
     smac_size = fake.instances[-1].get_obs_size()
-    assert smac_size == 31 and env.obs_size == 32  # SMAC's get_obs_size is one short (smac_semantics.md 3)
+    assert smac_size == 31 and env.obs_size == 32  # SMAC's get_obs_size is one short
     assert env.reset()["obs"].shape == (1, 3, 32)
     assert env.get_env_info()["obs_layout"]["own_feature_names"][-1] == "timestep_pad"
 

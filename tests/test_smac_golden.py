@@ -1,6 +1,6 @@
 """SMACFeatures against golden vectors produced by SMAC v1's own code (oxwhirl/smac d6aab33).
 
-The golden files (``<shared data>/smac_golden/<map>.json``, see its README) hold fabricated unit
+The golden files (``tests/data/smac_golden/<map>.json``, see its README) hold fabricated unit
 configurations with SMAC's ``get_obs_agent``, ``get_state``, ``get_avail_agent_actions`` and
 ``reward_battle`` outputs (default flags). Each map's 20 feature cases are checked as one batch of
 20 envs, which also exercises the vectorisation. The last tests cover SMAC rules the golden data
@@ -23,10 +23,9 @@ ATOL = 1e-5
 DEVICE = torch.device("cpu")
 
 
-def _load(shared_data_dir, name: str) -> dict:
-    path = shared_data_dir / "smac_golden" / f"{name}.json"
-    if not path.is_file():
-        pytest.skip(f"golden SMAC data {path} is absent (set SC2_ENVS_SHARED_DATA to the shared data directory)")
+def _load(test_data_dir, name: str) -> dict:
+    path = test_data_dir / "smac_golden" / f"{name}.json"
+    assert path.is_file(), f"golden SMAC data {path} is missing from the repository (tests/data/smac_golden)"
     with open(path) as f:
         return json.load(f)
 
@@ -62,8 +61,8 @@ def _fill(st: WorldState, b: int, units: list[dict], prev: bool = False) -> None
 
 
 @pytest.mark.parametrize("name", GOLDEN_MAPS)
-def test_golden_obs_state_avail(shared_data_dir, name):
-    gold = _load(shared_data_dir, name)
+def test_golden_obs_state_avail(test_data_dir, name):
+    gold = _load(test_data_dir, name)
     feat = _features(name)
     cases = gold["feature_cases"]
     assert (feat.n_agents, feat.n_enemies, feat.n_actions) == (gold["n_agents"], gold["n_enemies"], gold["n_actions"])
@@ -91,8 +90,8 @@ def test_golden_obs_state_avail(shared_data_dir, name):
 
 
 @pytest.mark.parametrize("name", GOLDEN_MAPS)
-def test_golden_reward(shared_data_dir, name):
-    gold = _load(shared_data_dir, name)
+def test_golden_reward(test_data_dir, name):
+    gold = _load(test_data_dir, name)
     cases = gold["reward_cases"]
     pos_raw = _features(name, reward_scale=False)
     signed_raw = _features(name, reward_scale=False, reward_only_positive=False)
@@ -198,7 +197,7 @@ def test_dead_agent_obs_and_avail():
 
 
 def test_visibility_attack_and_move_boundaries():
-    # 3m on the "band" terrain (walkable rows y = 7..24). Agent 0 at (0.5, 16): its West probe is
+    # 3m's terrain from its map archive (walkable rows y = 8..23). Agent 0 at (0.5, 16): its West probe is
     # int(-0.5) = 0 (Python truncation), inside the map; agent 1 at (31.5, 16): East probe int(32.5) is
     # outside. Enemy 0 is exactly 6 from agent 0 (attackable), enemy 1 exactly 9 (not visible).
     feat = SMACFeatures(get_map("3m"), UnitTable.build(get_map("3m"), DEVICE),
@@ -209,9 +208,9 @@ def test_visibility_attack_and_move_boundaries():
     # [no-op, stop, N, S, E, W, attack e0, e1, e2]
     assert avail[0, 0].tolist() == [False, True, True, True, True, True, True, False, False]
     assert avail[0, 1].tolist() == [False, True, True, True, False, True, False, False, False]
-    # Agent 2 at y = 23.5: North probes row 24 (walkable), agent at y=7: South probes row 6 (not).
-    st.pos[0, 1] = torch.tensor([0.5, 23.5])
-    st.pos[0, 2] = torch.tensor([10.0, 7.0])
+    # Agent 1 at y = 22.5: North probes row 23 (walkable); agent 2 at y = 8: South probes row 7 (not).
+    st.pos[0, 1] = torch.tensor([0.5, 22.5])
+    st.pos[0, 2] = torch.tensor([10.0, 8.0])
     avail = feat.avail_actions(st)
     assert avail[0, 1, 2].item() and not avail[0, 2, 3].item()
     obs = feat.obs(st, avail)
@@ -223,5 +222,5 @@ def test_visibility_attack_and_move_boundaries():
     # Pathing points of agent 0 at cell (0, 16): x-4 and x-2 are outside the map and read as 1;
     # (4, 20), (0, 12), (2, 18), (2, 14) are walkable.
     assert obs[0, 0, 4:12].tolist() == [1.0] * 8
-    # Agent 2 at cell (10, 7): (10, 3), (8, 5), (12, 5) are below the band.
+    # Agent 2 at cell (10, 8): (10, 4), (8, 6), (12, 6) are below the band.
     assert obs[0, 2, 4:12].tolist() == [1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0]

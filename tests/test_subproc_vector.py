@@ -24,6 +24,10 @@ from sc2_envs.vector import SubprocVectorEnv, WorkerDied, WorkerError, WorkerSta
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses POSIX signals (SIGKILL, SIGSTOP, SIGUSR1)")
 
 N_AGENTS, N_ACTIONS, OBS = 2, 7, 3
+# Faults are detected within about 2 s here (heartbeat_timeout / timeout 1.5-2 s, sentinel poll 0.1 s).
+# The bound separates "reported promptly" from "hung until an outer timeout" and leaves room for a
+# loaded machine (2 shared cores); the waits below are on events, with generous deadlines.
+DETECT_S = 15.0
 
 
 class FakeEnv:
@@ -142,7 +146,7 @@ def test_worker_exception_reraised_with_its_traceback(tmp_path, no_leftover_chil
         start = time.monotonic()
         with pytest.raises(WorkerError) as err:
             vec.step(_actions(vec))
-        assert time.monotonic() - start < 5
+        assert time.monotonic() - start < DETECT_S
         assert err.value.worker == 1
         assert "RuntimeError: boom at step 2" in err.value.remote_traceback
         assert "in step" in err.value.remote_traceback and "raise RuntimeError" in str(err.value)
@@ -158,7 +162,7 @@ def test_env_factory_failure_reported_at_startup(tmp_path, no_leftover_children)
     assert "unexpected keyword argument 'bogus'" in err.value.remote_traceback
 
 
-def test_sigkilled_worker_gives_clear_error_within_5_s(tmp_path, no_leftover_children):
+def test_sigkilled_worker_gives_clear_error_within_seconds(tmp_path, no_leftover_children):
     vec = _vec(tmp_path, [FakeEnv, FakeEnv])
     try:
         vec.reset(seed=0)
@@ -167,7 +171,7 @@ def test_sigkilled_worker_gives_clear_error_within_5_s(tmp_path, no_leftover_chi
         start = time.monotonic()
         with pytest.raises(WorkerDied) as err:
             vec.step(_actions(vec))
-        assert time.monotonic() - start < 5
+        assert time.monotonic() - start < DETECT_S
         msg = str(err.value)
         assert "worker 1" in msg and "SIGKILL" in msg and err.value.exitcode == -signal.SIGKILL
         assert "FakeEnv step 1" in msg  # the worker's last log lines
@@ -182,7 +186,7 @@ def test_worker_stuck_in_a_step_is_reported_with_its_stack(tmp_path, no_leftover
         start = time.monotonic()
         with pytest.raises(WorkerStalled) as err:
             vec.step(_actions(vec))
-        assert time.monotonic() - start < 5
+        assert time.monotonic() - start < DETECT_S
         msg = str(err.value)
         assert "worker 1" in msg and "no reply within 1.5 s" in msg
         assert "faulthandler" in msg and "in step" in msg and "time.sleep(60)" not in msg
@@ -200,7 +204,7 @@ def test_frozen_worker_detected_by_heartbeat_and_its_game_killed(tmp_path, no_le
         start = time.monotonic()
         with pytest.raises(WorkerStalled, match=r"worker 1 .*no heartbeat for \d+\.\d s"):
             vec.step(_actions(vec))
-        assert time.monotonic() - start < 5
+        assert time.monotonic() - start < DETECT_S
     finally:
         vec.close()
 
@@ -309,11 +313,15 @@ def test_worker_exits_when_its_parent_is_killed(tmp_path):
     try:
         worker = psutil.Process(int(parent.stdout.readline()))
         procs = [worker, worker.children()[0]]  # the worker and the "game" its env launched
-        time.sleep(0.5)  # the worker is now inside its 60 s step
+        log = tmp_path / "worker_0.log"
+        deadline = time.monotonic() + 60  # wait until the worker is inside its 60 s step
+        while "FakeEnv step 1" not in (log.read_text() if log.is_file() else "") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "FakeEnv step 1" in log.read_text()
         parent.kill()
         parent.wait()
-        gone, alive = psutil.wait_procs(procs, timeout=5)
-        assert not alive, f"still running 5 s after the parent died: {alive}"
+        gone, alive = psutil.wait_procs(procs, timeout=30)
+        assert not alive, f"still running 30 s after the parent died: {alive}"
     finally:
         parent.kill()
         for p in procs:

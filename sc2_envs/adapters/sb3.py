@@ -10,11 +10,11 @@ into a vector env whose sub-envs are the agents, so one SB3 policy is shared by 
       -> supersuit.concat_vec_envs_v1(base_class="gymnasium")   # k copies of the battle
       -> SB3MaskedVecEnv                          # SB3's VecEnv API, masks, time-limit truncation
 
-Pitfalls handled (see /work/shared/reference/pitfalls.md):
+Pitfalls handled (with the upstream reports):
 
 * **Agent death.** ``pettingzoo_env_to_vec_env_v1`` refuses envs whose agents leave; SuperSuit's
   ``black_death_v3`` would fix that but never reports a time-limit end and turns truncation into
-  termination (SuperSuit #254, bug_log B12, unfixed in 3.11.0). The env's own absorbing mode keeps
+  termination (Farama-Foundation/SuperSuit#254, unfixed in 3.11.0). The env's own absorbing mode keeps
   every agent to the end instead, so no ``black_death_v3`` is needed.
 * **Truncation.** SuperSuit's ``SB3VecEnvWrapper`` (``base_class="stable_baselines3"``) merges
   ``terminations | truncations`` into SB3's ``dones`` and drops the difference, so SB3 never

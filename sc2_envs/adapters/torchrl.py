@@ -3,7 +3,7 @@
 ``make_torchrl_env`` sets the wrapper's options for SMAC's semantics; TorchRL's defaults would not:
 
 * ``done_on_any=False``. For parallel envs TorchRL's default is ``any()`` over the agents' done flags,
-  which ends a SMAC episode at the first unit death (bug_log B09). With ``False`` the root
+  which ends a SMAC episode at the first unit death. With ``False`` the root
   ``done`` / ``terminated`` / ``truncated`` are the ``all()`` of the agents' flags.
 * ``dead_agents="absorbing"`` (default): dead agents stay in the group, with a zero observation, the
   action mask ``[True, False, ..., False]`` (only no-op) and ``done=False`` until the battle ends, as in

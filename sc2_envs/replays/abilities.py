@@ -1,6 +1,6 @@
 """Map replay commands (ability link, command index, target kind) to raw functions.
 
-Chain (fact sheet section 6.1):
+Chain:
 1. ``m_abilLink`` (a build-specific index) -> ability link name, from sc2reader's datapack
    ``sc2reader/data/LotV/<pack>_abilities.csv``; the pack is chosen by base build with the
    same ranges sc2reader registers in ``resources.Replay``.
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import gzip
 import io
 import json
 import os
@@ -69,10 +70,29 @@ def datapack_for_build(base_build: int) -> str:
     return pack
 
 
+PACKAGED_STABLEID = Path(__file__).resolve().parent / "data" / "stableid.json.gz"
+
+
 def default_stableid_path() -> Path:
-    """``$SC2_ENVS_SHARED_DATA/sc2_static/stableid.json`` (default ``<repo>/../shared/data``)."""
-    root = os.environ.get("SC2_ENVS_SHARED_DATA", str(Path(__file__).resolve().parents[3] / "shared" / "data"))
-    return Path(root) / "sc2_static" / "stableid.json"
+    """The ``stableid.json`` used when none is passed.
+
+    ``$SC2_ENVS_SHARED_DATA/sc2_static/stableid.json`` when that environment variable is set (a newer
+    table, e.g. the one StarCraft II writes to ``Documents/StarCraft II/stableid.json``); otherwise the
+    copy shipped with the package, ``sc2_envs/replays/data/stableid.json.gz`` (gzip of the file at the
+    top level of Blizzard/s2client-proto, commit dd91ad3965783fb56526ec511e58b7b9887007f9, MIT licence).
+    """
+    root = os.environ.get("SC2_ENVS_SHARED_DATA")
+    if root:
+        return Path(root) / "sc2_static" / "stableid.json"
+    return PACKAGED_STABLEID
+
+
+def _read_json(p: Path):
+    """Parse a ``.json`` or gzip-compressed ``.json.gz`` file."""
+    if p.suffix == ".gz":
+        with gzip.open(p, "rt", encoding="utf-8") as f:
+            return json.load(f)
+    return json.loads(p.read_text())
 
 
 @functools.lru_cache(maxsize=4)
@@ -89,7 +109,7 @@ def load_stableid(path: str) -> dict[tuple[str, int], tuple[int, int]]:
             "to a folder holding sc2_static/stableid.json (StarCraft II writes this file to "
             "Documents/StarCraft II/stableid.json on Windows and macOS)"
         )
-    table = json.loads(p.read_text())
+    table = _read_json(p)
     out = {}
     for a in table["Abilities"]:
         out[(a["name"], int(a["index"]))] = (int(a["id"]), int(a.get("remapid", 0)))
@@ -223,7 +243,7 @@ def _named_ids(path: str, key: str) -> dict[str, int]:
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"stableid.json not found at {path!r}; set SC2_ENVS_SHARED_DATA or pass the path")
-    return {e["name"]: int(e["id"]) for e in json.loads(p.read_text())[key]}
+    return {e["name"]: int(e["id"]) for e in _read_json(p)[key]}
 
 
 __all__ = [

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from sc2_envs.full_game import spec
 from sc2_envs.full_game._deps import require
@@ -127,7 +128,7 @@ def convert_replays(
         cfg: sizes and sampling (``StreamConfig``).
         players: ``"humans"`` (every human player) or ``"winners"`` (human winners only).
         shard_rows: start a new shard once this many rows are buffered.
-        stableid_path: ``stableid.json`` (default from ``SC2_ENVS_SHARED_DATA``).
+        stableid_path: ``stableid.json`` (default ``abilities.default_stableid_path()``).
         progress: show a tqdm progress bar.
         log: called with one line per file and the final report (``print`` by default).
 
@@ -269,3 +270,114 @@ def load_shard(path: str | Path) -> dict[str, np.ndarray]:
     """Load one shard as a dict of arrays (see ``extract.extract_player`` for shapes)."""
     with np.load(path) as z:
         return {k: z[k] for k in z.files}
+
+
+class ReplayData:
+    """The replay dataset (``sc2_envs.replays``) as fixed-length sequences of one player's stream.
+
+    Streams are split by replay file (``val_fraction`` of the converted files held out). Each stream is
+    cut into consecutive windows of ``seq_len`` rows; the last window is padded and its padding masked.
+    """
+
+    def __init__(self, root: str, num_files: int | None, seq_len: int, val_fraction: float, seed: int):
+        root_p = Path(root)
+        self.meta = json.loads((root_p / "dataset.json").read_text())
+        index = json.loads((root_p / "index.json").read_text())
+        shards = sorted(root_p.glob("shard_*.npz"))
+        if len(shards) != self.meta["shards"]:
+            raise ValueError(f"{root}: dataset.json lists {self.meta['shards']} shards, the folder has {len(shards)}")
+        self.available = len(shards)
+        use = shards if num_files is None else shards[:num_files]
+        self.files = []
+        arrays = []
+        for p in use:
+            with np.load(p) as z:
+                arrays.append({k: z[k] for k in z.files})
+            self.files.append((str(p), len(arrays[-1]["function"])))
+        self.a = {k: np.concatenate([x[k] for x in arrays]) for k in arrays[0]}
+        self.index = index
+        cfg = self.meta["config"]
+        self.R, self.E, self.K = cfg["raw_resolution"], cfg["max_entities"], cfg["max_selected"]
+        self.names = self.meta["function_names"]
+        # streams: contiguous (replay_index, player_id) runs
+        key = self.a["replay_index"].astype(np.int64) * 100 + self.a["player_id"]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        ends = np.r_[starts[1:], len(key)]
+        replays = np.unique(self.a["replay_index"])
+        rng = np.random.default_rng(seed)
+        n_val = max(1, round(val_fraction * len(replays))) if len(replays) > 1 else 0
+        val_rep = set(rng.permutation(replays)[:n_val].tolist())
+        self.train_windows, self.val_windows = [], []
+        for s, e in zip(starts, ends):
+            wins = [(w, min(w + seq_len, e)) for w in range(s, e, seq_len)]
+            (self.val_windows if int(self.a["replay_index"][s]) in val_rep else self.train_windows).extend(wins)
+        self.val_replays, self.n_replays = len(val_rep), len(replays)
+        self.seq_len = seq_len
+        self.train_rows = (
+            np.concatenate([np.arange(s, e) for s, e in self.train_windows]) if self.train_windows else np.zeros(0, int)
+        )
+        self.counts = np.bincount(self.a["function"][self.train_rows].astype(np.int64), minlength=len(self.names))
+        self.spec = spec
+
+    @property
+    def rows(self) -> int:
+        return len(self.a["function"])
+
+    def describe(self, k_model: int) -> str:
+        """Files, frames, frames per replay and selections longer than the model's pointer steps."""
+        rep = self.a["replay_index"]
+        lines = [
+            (
+                f"replay dataset: {len(self.files)} of {self.available} shard files, {self.rows} frames, "
+                f"{self.n_replays} replays, sampling {self.meta['config'].get('sample')}"
+            )
+        ]
+        for p, n in self.files:
+            lines.append(f"  {p}: {n} frames")
+        per = np.bincount(rep.astype(np.int64))
+        names = {i: Path(e["file"]).name for i, e in enumerate(self.index)}
+        items = [f"{names.get(i, i)} {c}" for i, c in enumerate(per) if c]
+        lines.append(f"  frames per replay ({len(items)}): " + ", ".join(items[:12]) + (" ..." if len(items) > 12 else ""))
+        long_sel = int((self.a["selected_count"] > k_model).sum())
+        lines.append(
+            f"  selections longer than the model's {k_model} pointer steps (trained on their first {k_model} "
+            f"picks, no end-of-selection label): {long_sel} frames"
+        )
+        return "\n".join(lines)
+
+    def batch(self, windows, device, E_model: int, K_model: int):
+        """Model inputs/labels ``[B, T, ...]`` and the step mask ``[B, T]`` for a list of windows."""
+        T = self.seq_len
+        rows = np.full((len(windows), T), -1, np.int64)
+        for i, (s, e) in enumerate(windows):
+            rows[i, : e - s] = np.arange(s, e)
+        valid = rows >= 0
+        r = np.where(valid, rows, 0)  # padded steps read row 0; ``valid`` masks them out of every loss
+
+        def g(k, dtype=np.float32):
+            return torch.as_tensor(self.a[k][r].astype(dtype), device=device)
+
+        ent = g("entities")[:, :, :E_model]
+        bp = self.spec.REPLAY_ENTITY_FEATURES.index("build_progress")
+        ent[..., bp] = ent[..., bp] / 100.0  # stored x100 on disk
+        obs = {
+            "entities": ent,
+            "entity_count": g("entity_count", np.int64).clamp(max=E_model),
+            "scalars": g("scalars"),
+            "upgrades": g("upgrades"),
+            "unit_counts": g("unit_counts"),
+            "build_order": g("build_order", np.int64),
+        }
+        loc = self.a["target_location"][r].astype(np.int64)
+        loc_idx = np.where((loc[..., 0] >= 0) & (loc[..., 1] >= 0), loc[..., 1] * self.R + loc[..., 0], -1)
+        sel = self.a["selected"][r][..., :K_model].astype(np.int64)
+        labels = {
+            "action_type": g("function", np.int64),
+            "delay": g("delay", np.int64).clamp(0, self.spec.MAX_DELAY),
+            "queued": g("queued", np.int64),
+            "selected": torch.as_tensor(sel, device=device),
+            "selected_count": g("selected_count", np.int64),
+            "target_unit": g("target_unit", np.int64),
+            "target_location": torch.as_tensor(loc_idx, device=device),
+        }
+        return obs, labels, torch.as_tensor(valid, device=device)

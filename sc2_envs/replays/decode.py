@@ -6,8 +6,7 @@ results, map title), ``replay.initData`` (lobby slots, map size), ``replay.game.
 (commands, selections) and ``replay.tracker.events`` (unit births/deaths, player stats,
 upgrades; builds >= 2.0.8).
 
-Sources: Blizzard/s2protocol ``s2protocol/versions/protocol*.py`` and its README; the fact
-sheet ``shared/reference/full_game.md`` section 4.4.
+Sources: Blizzard/s2protocol ``s2protocol/versions/protocol*.py`` and its README.
 """
 
 from __future__ import annotations

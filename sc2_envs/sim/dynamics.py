@@ -36,6 +36,9 @@ Rules and their sources (SC2 game data and engine behaviour, see ``units.py`` an
       during the wind-up deals nothing; a missile whose target died meanwhile is wasted.
     * Within a loop, damage and deaths come first; only then do live medivacs heal live units and
       live units regenerate: a unit at HP <= 0 never acts, heals, regenerates or comes back.
+    * Terrain: ground units stand only on pathable cells and change cliff level only on ramps;
+      the colossus also crosses cliff faces; air units ignore terrain (grids from SMAC's map
+      archives, see ``maps.terrain_grids``).
 Deliberate simplifications are listed in ``docs/deviations.md``.
 """
 
@@ -63,6 +66,14 @@ _BEAM_HALF_WIDTH = 0.15
 _EPS = 1e-6
 
 
+CLIFF_WALKERS = frozenset({"colossus"})
+"""Ground units whose mover climbs cliffs (SC2 game data: the colossus walks up and down cliffs;
+Liquipedia "Colossus": "can traverse cliffs"). Other ground units change cliff level only on ramps."""
+RAMP_MAX_STEP = 32
+"""Largest cliff-level change a non-cliff-walking ground unit makes between two cells: ramp cells
+step by 8-24 (``t3SyncCliffLevel`` on 2c_vs_64zg: 64, 72, 88, 104, 128), plateaus by 64."""
+
+
 class Dynamics:
     """The per-tick update for one map roster.
 
@@ -70,16 +81,56 @@ class Dynamics:
         table: the roster's constant tables.
         pathing: ``[32, 32]`` bool walkable grid indexed ``[x, y]``, on the sim device.
         loops_per_tick: game loops simulated per tick (1 = exact); must divide 8.
+        cliff_level: ``[32, 32]`` int cliff level (``TerrainGrids.cliff_level``); ``None`` = one level.
+        cliff_walkable: ``[32, 32]`` bool cells cliff walkers may stand on
+            (``TerrainGrids.cliff_walkable``); ``None`` = ``pathing``.
+        ground_dist: ``[32*32, 32*32]`` float32 shortest ground-path lengths between cells
+            (``maps.ground_distances``), or ``None`` to walk in straight lines. With it, ground
+            units that are not cliff walkers walk round cliffs and through necks: when the path to
+            their goal is longer than the straight line, they head for the neighbouring cell on a
+            shortest path (SC2 units path-find; its exact planner is not public).
+        ground_edges: ``[8, 32, 32]`` bool allowed steps (``maps.ground_edges``), with ``ground_dist``.
+
+    Raises:
+        ValueError: for a ``loops_per_tick`` that does not divide 8 or grids of another shape.
     """
 
-    def __init__(self, table: UnitTable, pathing: torch.Tensor, loops_per_tick: int = 1):
+    def __init__(self, table: UnitTable, pathing: torch.Tensor, loops_per_tick: int = 1,
+                 cliff_level: torch.Tensor | None = None, cliff_walkable: torch.Tensor | None = None,
+                 ground_dist: torch.Tensor | None = None, ground_edges: torch.Tensor | None = None):
         if loops_per_tick not in (1, 2, 4, 8):
             raise ValueError(f"loops_per_tick must be one of 1, 2, 4, 8 (divides the 8 loops of a step), got {loops_per_tick!r}")
+        for name, g in (("cliff_level", cliff_level), ("cliff_walkable", cliff_walkable)):
+            if g is not None and g.shape != pathing.shape:
+                raise ValueError(f"{name} has shape {tuple(g.shape)}, expected the pathing grid's {tuple(pathing.shape)}")
         self.t = table
         self.L = loops_per_tick
         self.pathing = pathing
         self._flat_pathing = pathing.flatten()
         self.map_w, self.map_h = pathing.shape
+        level = torch.zeros_like(pathing, dtype=torch.int32) if cliff_level is None else cliff_level.to(torch.int32)
+        self._flat_level = level.to(pathing.device).flatten()
+        walk_levels = level.to(pathing.device)[pathing.bool()]
+        self._has_levels = bool(walk_levels.numel() > 0 and (walk_levels != walk_levels[0]).any())  # ramps, plateaus
+        cw = pathing if cliff_walkable is None else cliff_walkable.to(device=pathing.device, dtype=torch.bool)
+        self._flat_cliff_walkable = cw.flatten()
+        self.cliff_walker = torch.tensor([n in CLIFF_WALKERS for n in table.names], dtype=torch.bool,
+                                         device=pathing.device)
+        self._any_cliff_walker = bool(self.cliff_walker.any())
+        self._route = ground_dist is not None
+        if self._route:
+            cells = self.map_w * self.map_h
+            if ground_dist.shape != (cells, cells) or ground_edges is None or ground_edges.shape != (8, *pathing.shape):
+                raise ValueError(f"ground_dist must be [{cells}, {cells}] with ground_edges [8, {self.map_w}, {self.map_h}], "
+                                 f"got {tuple(ground_dist.shape)} and "
+                                 f"{None if ground_edges is None else tuple(ground_edges.shape)}")
+            dev = pathing.device
+            self._dist = ground_dist.to(device=dev, dtype=torch.float32).flatten()
+            self._edge_ok = ground_edges.to(dev).reshape(8, cells).T.contiguous()  # [cells, 8]
+            nb = torch.tensor([(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)], device=dev)
+            self._nb_flat = nb[:, 0] * self.map_h + nb[:, 1]  # [8]
+            self._nb_len = nb.float().norm(dim=-1)  # [8]
+            self._router = table.collides.to(dev) & ~self.cliff_walker & ~table.is_air.to(dev)
         self.has_line = bool((table.splash == SPLASH_LINE).any())
         self.has_suicide = bool((table.splash == SPLASH_SUICIDE).any())
         self.has_healer = bool(table.is_healer.any())
@@ -106,12 +157,33 @@ class Dynamics:
             return torch.gather(x, 1, idx.unsqueeze(-1).expand(-1, -1, x.shape[-1]))
         return torch.gather(x, 1, idx)
 
-    def _walkable(self, p: torch.Tensor) -> torch.Tensor:
-        """Whether the cells containing points ``p [..., 2]`` are walkable (outside the map: no)."""
+    def _cell(self, p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Flat cell index of points ``p [..., 2]`` (clamped) and whether they lie on the map."""
         cell = torch.floor(p).long()
         inside = ((cell >= 0) & (cell < self.map_w)).all(-1)
         flat = cell[..., 0].clamp(0, self.map_w - 1) * self.map_h + cell[..., 1].clamp(0, self.map_h - 1)
+        return flat, inside
+
+    def _walkable(self, p: torch.Tensor) -> torch.Tensor:
+        """Whether the cells containing points ``p [..., 2]`` are walkable (outside the map: no)."""
+        flat, inside = self._cell(p)
         return inside & self._flat_pathing[flat]
+
+    def can_stand(self, p: torch.Tensor, frm: torch.Tensor) -> torch.Tensor:
+        """Whether each unit may move from ``frm`` to ``p`` (both ``[..., B, U, 2]``), ``[..., B, U]`` bool.
+
+        Air units: anywhere on the map. Cliff walkers (the colossus): cells of ``cliff_walkable``.
+        Other ground units: walkable cells whose cliff level differs from the level at ``frm`` by
+        less than ``RAMP_MAX_STEP``, so they change plateau only along a ramp.
+        """
+        flat, inside = self._cell(p)
+        ground = self._flat_pathing[flat]
+        if self._has_levels:
+            src, _ = self._cell(frm)
+            ground = ground & ((self._flat_level[flat] - self._flat_level[src]).abs() < RAMP_MAX_STEP)
+        if self._any_cliff_walker:
+            ground = torch.where(self.cliff_walker, self._flat_cliff_walkable[flat], ground)
+        return inside & (ground | self.t.is_air)
 
     # ------------------------------------------------------------------ tick
     def advance(self, st: WorldState, loop_index: torch.Tensor) -> None:
@@ -266,10 +338,14 @@ class Dynamics:
         goal = torch.where(engage.unsqueeze(-1), tgt_pos, st.order_point)
         to_goal = goal - st.pos
         goal_dist = to_goal.norm(dim=-1)
+        heading, heading_len = to_goal, goal_dist
+        if self._route:
+            heading = self._route_heading(st.pos, goal, to_goal)
+            heading_len = heading.norm(dim=-1)
         walk = alive & ~t.is_static & (chase | (~engage & ((kind == ORDER_MOVE) | (kind == ORDER_ATTACK_MOVE))))
         limit = torch.where(engage, gap + 2 * _EPS, goal_dist)
         step = torch.minimum(t.speed * L, limit).clamp(min=0) * walk
-        new_pos = st.pos + to_goal / goal_dist.clamp(min=_EPS).unsqueeze(-1) * step.unsqueeze(-1)
+        new_pos = st.pos + heading / heading_len.clamp(min=_EPS).unsqueeze(-1) * step.unsqueeze(-1)
         arrived = (kind == ORDER_MOVE) & (goal_dist <= t.speed * L)
         st.order_kind = torch.where(arrived & alive, torch.full_like(kind, ORDER_NONE), kind)
         # collisions: push overlapping ground units apart, half the overlap each
@@ -286,11 +362,31 @@ class Dynamics:
         # terrain: ground units slide along unwalkable cells (keep the axis that stays walkable)
         slide_x = torch.stack([new_pos[..., 0], st.pos[..., 1]], -1)
         slide_y = torch.stack([st.pos[..., 0], new_pos[..., 1]], -1)
-        ok, ok_x, ok_y = self._walkable(torch.stack([new_pos, slide_x, slide_y]))
+        ok, ok_x, ok_y = self.can_stand(torch.stack([new_pos, slide_x, slide_y]), st.pos)
         ok = ok | t.is_air
         new_pos = torch.where(ok.unsqueeze(-1), new_pos,
                               torch.where(ok_x.unsqueeze(-1), slide_x, torch.where(ok_y.unsqueeze(-1), slide_y, st.pos)))
         st.pos = new_pos.clamp(0.0, float(self.map_w) - 1e-3)
+
+    def _route_heading(self, pos: torch.Tensor, goal: torch.Tensor, to_goal: torch.Tensor) -> torch.Tensor:
+        """Direction to walk ``[B, U, 2]``: straight to the goal when the shortest ground path between
+        their cells is as short as on open ground, else toward the centre of the neighbouring cell
+        on a shortest path."""
+        a, a_in = self._cell(pos)
+        b, b_in = self._cell(goal)
+        cells = self.map_w * self.map_h
+        d_ab = self._dist[a * cells + b]
+        cell_gap = (torch.div(a, self.map_h, rounding_mode="floor") - torch.div(b, self.map_h, rounding_mode="floor"),
+                    a % self.map_h - b % self.map_h)
+        gx, gy = cell_gap[0].abs().float(), cell_gap[1].abs().float()
+        octile = torch.maximum(gx, gy) + (2 ** 0.5 - 1) * torch.minimum(gx, gy)  # path length with no obstacle
+        detour = torch.isfinite(d_ab) & (d_ab > octile + 1e-3) & a_in & b_in & self._router
+        nb = (a.unsqueeze(-1) + self._nb_flat).clamp(0, cells - 1)  # [B, U, 8]
+        cost = self._nb_len + self._dist[nb * cells + b.unsqueeze(-1)]
+        cost = torch.where(self._edge_ok[a], cost, torch.full_like(cost, float("inf")))
+        nxt = torch.gather(nb, -1, cost.argmin(-1, keepdim=True)).squeeze(-1)
+        centre = torch.stack([torch.div(nxt, self.map_h, rounding_mode="floor"), nxt % self.map_h], -1).float() + 0.5
+        return torch.where(detour.unsqueeze(-1), centre - pos, to_goal)
 
     def _regenerate(self, st: WorldState) -> None:
         """Shield regeneration after its delay, zerg life regeneration, medivac energy."""

@@ -1,8 +1,9 @@
 """The enemy side's behaviour: SC2's built-in unit AI on SMAC maps.
 
 On SMAC maps the enemy player does no micro of its own: the map trigger gives every enemy unit one
-attack-move order to the map's attack point after each spawn (``MapScript.galaxy``
-``gf_EnemyAttack``), and the engine's stock unit AI does the rest. We model that AI, once per env
+order after each spawn (``MapScript.galaxy`` ``gf_EnemyAttack``): an attack-move to the map's attack
+point on most maps, an attack on the ally unit group on 2c_vs_64zg (``MapSpec.enemy_order``;
+docs/maps.md lists them), and the engine's stock unit AI does the rest. We model that AI, once per env
 step (2 Hz; SC2 re-scans for targets periodically rather than every loop):
 
     * Target acquisition: allies within the acquisition range (the larger of the weapon range and 5,
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import torch
 
-from sc2_envs.sim.state import ORDER_ATTACK_MOVE, ORDER_HEAL, UnitTable, WorldState
+from sc2_envs.sim.state import ORDER_ATTACK, ORDER_ATTACK_MOVE, ORDER_HEAL, UnitTable, WorldState
 
 ACQUIRE_MIN = 5.0
 KEEP_BONUS = 1.5
@@ -36,9 +37,12 @@ _INF = 1e9
 class EnemyAI:
     """Chooses targets for the enemy units (units ``n_agents..U-1``) in place on a ``WorldState``."""
 
-    def __init__(self, table: UnitTable, n_agents: int):
+    def __init__(self, table: UnitTable, n_agents: int, enemy_order: str = "attack_move"):
+        if enemy_order not in ("attack_move", "attack_allies"):
+            raise ValueError(f"enemy_order must be 'attack_move' or 'attack_allies', got {enemy_order!r}")
         self.t = table
         self.N = n_agents
+        self.attack_allies = enemy_order == "attack_allies"
         t = table
         e = slice(n_agents, None)
         self.acquire = torch.clamp(t.weapon_range[e], min=ACQUIRE_MIN)  # [E]
@@ -52,6 +56,9 @@ class EnemyAI:
 
     def act(self, st: WorldState) -> None:
         """Update ``order_target``/``order_kind`` of every enemy for the coming env step."""
+        if self.attack_allies:
+            self._attack_group(st)
+            return
         t, N = self.t, self.N
         pos_e, pos_a = st.pos[:, N:], st.pos[:, :N]
         alive_e, alive_a = st.alive[:, N:], st.alive[:, :N]
@@ -92,3 +99,25 @@ class EnemyAI:
         kind = torch.where(heal, torch.full_like(kind, ORDER_HEAL),
                            torch.where(self.healer, torch.full_like(kind, ORDER_ATTACK_MOVE), kind))
         return target, kind
+
+    def _attack_group(self, st: WorldState) -> None:
+        """The map script's ``OrderTargetingUnitGroup(AbilityCommand("attack"), gv_allies)`` (2c_vs_64zg).
+
+        Each enemy holds a unit-targeted attack order on one member of the ally group, which it
+        chases wherever it goes (no acquisition range, no leash); when that unit dies it takes the
+        nearest living member (edge distance) that its weapon can hit. SC2 does not document how a
+        unit picks from a targeted group; nearest-first is our choice (docs/deviations.md).
+        """
+        t, N = self.t, self.N
+        ally_ids = torch.arange(N, device=st.pos.device)
+        edge = torch.cdist(st.pos[:, N:], st.pos[:, :N]) - t.radius[N:, None] - t.radius[None, :N]  # [B, E, N]
+        valid = st.alive[:, :N].unsqueeze(1) & self.can_target
+        nearest = torch.where(valid, edge, torch.full_like(edge, _INF)).argmin(-1)
+        current = st.order_target[:, N:]
+        keep = (current >= 0) & (current < N) & (valid & (current.unsqueeze(-1) == ally_ids)).any(-1)
+        pick = torch.where(keep, current, nearest)
+        has = valid.any(-1) & st.alive[:, N:] & self.armed
+        target = torch.where(has, pick, torch.full_like(pick, -1))
+        kind = torch.where(has, torch.full_like(pick, ORDER_ATTACK), st.order_kind[:, N:])
+        st.order_target = torch.cat([st.order_target[:, :N], target], 1)
+        st.order_kind = torch.cat([st.order_kind[:, :N], kind], 1)

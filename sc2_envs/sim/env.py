@@ -15,11 +15,11 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from sc2_envs.maps import MapSpec, get_map, pathing_grid
+from sc2_envs.maps import MapSpec, get_map, ground_distances, ground_edges, needs_routing, terrain_grids
 from sc2_envs.sim import rng
 from sc2_envs.sim.dynamics import Dynamics
 from sc2_envs.sim.enemy_ai import EnemyAI
-from sc2_envs.sim.features import FeatureConfig, RewardConfig, SMACFeatures
+from sc2_envs.sim.features import MOVE_AMOUNT, N_ACTIONS_NO_ATTACK, FeatureConfig, RewardConfig, SMACFeatures
 from sc2_envs.sim.state import (
     ORDER_ATTACK,
     ORDER_ATTACK_MOVE,
@@ -31,11 +31,9 @@ from sc2_envs.sim.state import (
 )
 from sc2_envs.units import LOOPS_PER_STEP
 
-MOVE_AMOUNT = 2.0
-"""SMAC's ``move_amount``: a move action orders a walk to a point 2 units away."""
 # Action ids (SMAC): 0 no-op, 1 stop, 2 north (+y), 3 south (-y), 4 east (+x), 5 west (-x), 6+j target j.
+# A move orders a walk to a point MOVE_AMOUNT units away.
 _MOVE_DIRS = torch.tensor([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])
-N_ACTIONS_NO_ATTACK = 6
 
 _STATE_FIELDS = [f.name for f in fields(WorldState)]
 _FEATURE_OPTIONS = {f.name for f in fields(FeatureConfig)}
@@ -145,9 +143,13 @@ class SMACSim:
         self.episode_limit = self.spec.episode_limit
         self.agent_unit_types = self.spec.ally_units()
         self.table = UnitTable.build(self.spec, self.device)
-        self.pathing = torch.as_tensor(pathing_grid(self.spec.terrain), device=self.device)
-        self.dynamics = Dynamics(self.table, self.pathing, loops_per_tick)
-        self.enemy_ai = EnemyAI(self.table, self.n_agents)
+        terrain = terrain_grids(self.spec.terrain)
+        self.pathing = torch.as_tensor(terrain.pathing.copy(), device=self.device)
+        self.dynamics = Dynamics(self.table, self.pathing, loops_per_tick,
+                                 cliff_level=torch.as_tensor(terrain.cliff_level.astype("int32"), device=self.device),
+                                 cliff_walkable=torch.as_tensor(terrain.cliff_walkable.copy(), device=self.device),
+                                 **self._routing(self.spec.terrain))
+        self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order=self.spec.enemy_order)
         self.features = SMACFeatures(
             self.spec, self.table,
             FeatureConfig(**{k: v for k, v in options.items() if k in _FEATURE_OPTIONS}),
@@ -208,7 +210,7 @@ class SMACSim:
                    torch.arange(2, device=self.device)[None, None, :], rng.STREAM_SPAWN)
             offset = (rng.uniform(*key) * 2 - 1) * self.spawn_jitter
             jittered = new.pos + offset
-            cell_ok = self.dynamics._walkable(jittered) | t.is_air
+            cell_ok = self.dynamics.can_stand(jittered, new.pos)
             new.pos = torch.where(cell_ok.unsqueeze(-1), jittered, new.pos)
         new.health = t.max_health.expand(B, -1).clone()
         new.shield = t.max_shield.expand(B, -1).clone()
@@ -424,6 +426,54 @@ class SMACSim:
         s["win_rate"] = s["battles_won"] / s["battles_game"] if s["battles_game"] else 0.0
         return s
 
+    # ------------------------------------------------------------------ snapshots
+    def state_dict(self) -> dict:
+        """A copy of everything the next ``reset()`` / ``step()`` depends on, for checkpoints.
+
+        The simulator's randomness is counter-based (each env's ``env_seed`` and ``episode_count``,
+        plus the per-unit cooldown-jitter state), so restoring this dict into a simulator built with
+        the same map, ``num_envs`` and options continues every env bit for bit.
+
+        Returns:
+            ``{"map_name": str, "num_envs": int, "world": {field: tensor}}`` (the ``WorldState``
+            fields, ``[B, ...]``, CPU copies) plus ``avail_actions [B, N, n_actions]`` bool,
+            ``stat_counts [3]`` int64 (won, games, timeouts), ``seeded`` and ``needs_reset`` (bools).
+        """
+        return {
+            "map_name": self.map_name,
+            "num_envs": self.num_envs,
+            "world": {n: getattr(self.st, n).detach().cpu().clone() for n in _STATE_FIELDS},
+            "avail_actions": self._avail.detach().cpu().clone(),
+            "stat_counts": self._stat_counts.detach().cpu().clone(),
+            "seeded": bool(self._seeded),
+            "needs_reset": bool(self._needs_reset),
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore a :meth:`state_dict` (tensors are copied to this simulator's device).
+
+        Raises:
+            ValueError: the snapshot is of another map or number of envs, misses a field, or a
+                field's shape differs (the message names it, with both shapes).
+        """
+        for key, mine in (("map_name", self.map_name), ("num_envs", self.num_envs)):
+            if state.get(key) != mine:
+                raise ValueError(f"env snapshot has {key}={state.get(key)!r}; this simulator has {key}={mine!r}")
+        world = state.get("world", {})
+        missing = [n for n in _STATE_FIELDS if n not in world]
+        if missing:
+            raise ValueError(f"env snapshot misses the world field(s) {missing}")
+        for n in _STATE_FIELDS:
+            if tuple(world[n].shape) != tuple(getattr(self.st, n).shape):
+                raise ValueError(
+                    f"env snapshot field {n!r} has shape {tuple(world[n].shape)}; expected {tuple(getattr(self.st, n).shape)}"
+                )
+        self.st = WorldState(**{n: world[n].to(self.device).clone() for n in _STATE_FIELDS})
+        self._avail = state["avail_actions"].to(self.device).clone()
+        self._stat_counts = state["stat_counts"].to(self.device).clone()
+        self._seeded = bool(state["seeded"])
+        self._needs_reset = bool(state["needs_reset"])
+
     def render_data(self, env_index: int = 0) -> dict:
         """NumPy copies of what a renderer draws for env ``env_index`` (positions, bars, orders)."""
         st, t, b = self.st, self.table, env_index
@@ -486,6 +536,13 @@ class SMACSim:
         st.prev_health[b], st.prev_shield[b], st.prev_alive[b] = st.health[b].clone(), st.shield[b].clone(), st.alive[b].clone()
         return self._observe()
 
+    def _routing(self, terrain: str) -> dict:
+        """Shortest-path tables for ``Dynamics`` on maps where straight lines can fail (see ``maps.needs_routing``)."""
+        if not needs_routing(terrain):
+            return {}
+        return dict(ground_dist=torch.as_tensor(ground_distances(terrain).copy(), device=self.device),
+                    ground_edges=torch.as_tensor(ground_edges(terrain), device=self.device))
+
     def _check_placement(self, u: int, p) -> None:
         """Validate the placement of unit ``u`` (see ``set_units``)."""
         if p is None:
@@ -509,8 +566,10 @@ class SMACSim:
         size = self.pathing.shape[0]
         if not (0.0 <= p.x < size and 0.0 <= p.y < size):
             raise ValueError(f"{who}: position ({p.x}, {p.y}) is off the {size}x{size} map")
-        if not bool(t.is_air[u]) and not bool(self.pathing[int(p.x), int(p.y)]):
-            raise ValueError(f"{who}: position ({p.x}, {p.y}) is on an unwalkable cell of {self.map_name}")
+        pt = torch.tensor([p.x, p.y], dtype=torch.float32, device=self.device).expand(1, len(t.names), 2)
+        if not bool(self.dynamics.can_stand(pt, pt)[0, u]):
+            raise ValueError(f"{who}: position ({p.x}, {p.y}) is on a cell of {self.map_name} that a {t.names[u]} "
+                             f"cannot stand on")
 
 
 def make_batched(map_name: str | MapSpec = "2s3z", num_envs: int = 1, device: str | torch.device = "cpu",

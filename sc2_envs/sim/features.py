@@ -3,7 +3,7 @@
 Everything here is a vectorised re-statement of oxwhirl/smac d6aab33
 ``smac/env/starcraft2/starcraft2.py`` (``get_obs_agent``, ``get_state_dict``,
 ``get_avail_agent_actions``, ``reward_battle``, ``update_units``, ``only_medivac_left``,
-``get_obs_*_size``), as summarised in the project's SMAC fact sheet (sections 3-6). It works on a
+``get_obs_*_size``). It works on a
 :class:`~sc2_envs.sim.state.WorldState` of ``B`` envs and ``U = N + E`` units (allies first) and
 reproduces SMAC's vectors to float32 precision, quirks included:
 
@@ -22,10 +22,11 @@ reproduces SMAC's vectors to float32 precision, quirks included:
 * with ``reward_only_positive`` the shaped reward is ``abs(...)``, so enemy shield regeneration
   counts as positive reward (``RewardConfig.reward_clip_regen`` swaps this for ``max(., 0)``).
 
-Terrain height (``obs_terrain_height``): SMAC reads the map's height bytes / 255, which we do not
-have. We use a two-level grid derived from the pathing outline: walkable cells at 64/255 (the
-SMAC maps' walkable areas are at cliff level 64) and unwalkable cells at 0. Out-of-bounds points
-read as 1, as in SMAC. This block is therefore not bit-exact with SMAC; every other block is.
+Terrain height (``obs_terrain_height``): SMAC reads ``GameInfo.start_raw.terrain_height`` (one byte
+per cell), transposes it, **flips it in y** and divides by 255, while it does not flip the pathing
+grid (``_launch``); so its height at cell ``(x, y)`` is the byte of cell ``(x, 31 - y)``. We do the
+same with the bytes derived from each map archive's ``t3SyncHeightMap`` (``maps.terrain_grids``;
+plateau 64 reads 191/255, plateau 128 207/255). Out-of-bounds points read as 1, as in SMAC.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 
 import torch
 
-from sc2_envs.maps import MAP_SIZE, MapSpec, pathing_grid
+from sc2_envs.maps import MAP_SIZE, MapSpec, terrain_grids
 from sc2_envs.sim.state import UnitTable, WorldState
 
 N_ACTIONS_NO_ATTACK = 6
@@ -45,9 +46,8 @@ SHOOT_RANGE = 6.0
 SIGHT_RANGE = 9.0
 """SMAC's ``unit_sight_range`` for every unit (centre distance, strict ``<``)."""
 MOVE_AMOUNT = 2
-"""SMAC's ``move_amount``: moves probe ``move_amount / 2`` ahead, obs points ``move_amount`` and twice that."""
-WALKABLE_HEIGHT = 64.0 / 255.0
-"""Our stand-in for SMAC's terrain height of walkable cells (cliff level 64 / 255)."""
+"""SMAC's ``move_amount`` (game units): a move action orders a walk to a point this far away; moves probe
+``move_amount / 2`` ahead, obs points ``move_amount`` and twice that."""
 N_OBS_PATHING = 8
 N_OBS_HEIGHT = 9
 
@@ -165,12 +165,14 @@ class SMACFeatures:
         else:
             self._onehot = torch.zeros(U, 0, device=dev)
 
-        grid = torch.as_tensor(pathing_grid(spec.terrain), device=dev)
+        terrain = terrain_grids(spec.terrain)
+        grid = torch.as_tensor(terrain.pathing.copy(), device=dev)
         if grid.shape != (MAP_SIZE, MAP_SIZE):
             raise ValueError(f"pathing grid of {spec.terrain!r} has shape {tuple(grid.shape)}, expected "
                              f"({MAP_SIZE}, {MAP_SIZE})")
         self._pathing = grid.to(torch.bool)
-        self._height = torch.where(self._pathing, WALKABLE_HEIGHT, 0.0).to(torch.float32)
+        # SMAC's terrain_height: the API bytes flipped in y, / 255 (see the module docstring)
+        self._height = torch.as_tensor((terrain.height[:, ::-1] / 255.0).astype("float32"), device=dev)
         self._map_size = MAP_SIZE
         # obs point offsets (SMAC get_surrounding_points): N, S, E, W at 2*ma, then the diagonals at ma.
         ma = MOVE_AMOUNT

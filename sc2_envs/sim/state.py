@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
-from sc2_envs.maps import MapSpec, pathing_grid
+from sc2_envs.maps import CLIFF_STEP, MapSpec, terrain_grids
 from sc2_envs.sim.weapons import get_timing
 from sc2_envs.units import LOOPS_PER_SECOND, UNITS
 
@@ -255,10 +255,11 @@ def _clump(groups, spec: MapSpec) -> np.ndarray:
 
     SC2 places units created at one point in a tight clump chosen by the engine (not stored in the
     map). We fill a hexagonal lattice (spacing = the largest diameter at that point + 0.05) in
-    order of distance from the point, skipping unwalkable cells; units of all groups that share a
-    point share the lattice. Deterministic, so SMAC v1 start positions are fixed, as in SC2.
+    order of distance from the point, skipping unwalkable cells and other plateaus; units of all
+    groups that share a point share the lattice. Deterministic, so SMAC v1 start positions are fixed, as in SC2.
     """
-    grid = pathing_grid(spec.terrain)
+    terrain = terrain_grids(spec.terrain)
+    grid, level = terrain.pathing, terrain.cliff_level.astype(np.int64)
     out = []
     by_point: dict[tuple[float, float], list[int]] = {}
     names = [g.unit for g in groups for _ in range(g.count)]
@@ -275,7 +276,8 @@ def _clump(groups, spec: MapSpec) -> np.ndarray:
                 cx = px + spacing * (i + 0.5 * (j % 2))
                 cy = py + spacing * j * np.sqrt(3) / 2
                 xi, yi = int(np.floor(cx)), int(np.floor(cy))
-                if 0 <= xi < grid.shape[0] and 0 <= yi < grid.shape[1] and grid[xi, yi]:
+                if 0 <= xi < grid.shape[0] and 0 <= yi < grid.shape[1] and grid[xi, yi] and (
+                        abs(level[xi, yi] - level[int(px), int(py)]) < CLIFF_STEP // 2):  # the point's plateau
                     cands.append((np.hypot(cx - px, cy - py), cy, cx))
         cands.sort()
         for k, (_, cy, cx) in zip(idx, cands):

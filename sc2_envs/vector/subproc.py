@@ -7,8 +7,8 @@ builds ``env_fns[w]()`` -- any object with the batched contract of ``sc2_envs.ma
 (``B_w = 1``). The parent concatenates along the env axis, so the whole thing has the same contract
 with ``B = sum(B_w)``; env ``b`` of the concatenation is env ``b - offset_w`` of its worker.
 
-Fault handling (the failure modes of Gymnasium's ``AsyncVectorEnv`` reported in gym#1544,
-gym#3281, Gymnasium#222; see reference/pitfalls.md B17):
+Fault handling (the failure modes of Gymnasium's ``AsyncVectorEnv`` reported in openai/gym#1544,
+openai/gym#3281, Farama-Foundation/Gymnasium#222), built on :mod:`sc2_envs.vector.supervision`:
 
 * each worker writes stdout/stderr to its own file ``<log_dir>/worker_<w>.log`` -- the worker
   redirects its file descriptors 1 and 2 at start, so output of C extensions and of child processes
@@ -34,13 +34,11 @@ storage is shared between processes; the parent returns tensors on ``device``.
 
 from __future__ import annotations
 
-import faulthandler
 import multiprocessing as mp
 import os
 import signal
 import sys
 import tempfile
-import threading
 import time
 import traceback
 from functools import partial
@@ -50,6 +48,16 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from sc2_envs.vector.supervision import (
+    LOG_TAIL_LINES,
+    describe_exit,
+    dump_stack,
+    kill_process_group,
+    log_tail,
+    setup_worker_process,
+    start_heartbeat,
+)
+
 __all__ = [
     "SubprocVectorEnv",
     "SubprocVectorEnvError",
@@ -58,10 +66,6 @@ __all__ = [
     "WorkerStalled",
     "make_subproc_batched",
 ]
-
-LOG_TAIL_LINES = 20
-"""Log lines quoted in a ``WorkerDied`` / ``WorkerStalled`` message."""
-
 
 class SubprocVectorEnvError(RuntimeError):
     """A worker of a ``SubprocVectorEnv`` failed; ``worker`` is its index, ``log_path`` its log file."""
@@ -107,48 +111,12 @@ def _to_numpy(value: Any) -> Any:
     return value
 
 
-def _heartbeat(value: Any, interval: float, stop: threading.Event) -> None:
-    parent = os.getppid()
-    while not stop.is_set():
-        value.value = time.monotonic()
-        if os.getppid() != parent:
-            # The parent died without close(): unwind (closing the env) instead of living on as an orphan.
-            os.kill(os.getpid(), signal.SIGTERM)
-            return
-        stop.wait(interval)
-
-
-def _exit_on_sigterm(signum: int, frame: Any) -> None:
-    raise SystemExit(128 + signum)
-
-
-def _redirect_output(log_path: str):
-    """Point fds 1 and 2 (and so C code and child processes) at this worker's own log file."""
-    log = open(log_path, "a", buffering=1, encoding="utf-8", errors="replace")
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.dup2(log.fileno(), 1)
-    os.dup2(log.fileno(), 2)
-    for stream in (sys.stdout, sys.stderr):
-        if stream is not None and hasattr(stream, "reconfigure"):
-            stream.reconfigure(line_buffering=True)
-    return log
-
-
 def _worker(index: int, env_fn: Callable[[], Any], conn: Any, log_path: str, heartbeat: Any,
             heartbeat_interval: float, torch_threads: int | None, actions_as: str) -> None:
-    log = _redirect_output(log_path)
-    if hasattr(os, "setpgrp"):
-        # Own process group: close() can then also kill what the env launched (StarCraft II).
-        os.setpgrp()
-    # SIGTERM unwinds through ``finally`` so the env (and the game it launched) is closed.
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    faulthandler.enable(file=log, all_threads=True)
-    if hasattr(signal, "SIGUSR1"):
-        faulthandler.register(signal.SIGUSR1, file=log, all_threads=True)
-    stop = threading.Event()
-    threading.Thread(target=_heartbeat, args=(heartbeat, heartbeat_interval, stop), daemon=True,
-                     name="heartbeat").start()
+    # Own process group (close() can also kill what the env launched, StarCraft II); SIGTERM unwinds
+    # through ``finally`` so the env (and the game it launched) is closed.
+    log = setup_worker_process(log_path)  # noqa: F841 - open for the life of the worker
+    stop = start_heartbeat(heartbeat, heartbeat_interval)
     print(f"[worker {index}] pid {os.getpid()} started", flush=True)
     env = None
     try:
@@ -205,35 +173,6 @@ def _worker(index: int, env_fn: Callable[[], Any], conn: Any, log_path: str, hea
 
 # ------------------------------------------------------------------------------------------------
 # parent side
-
-
-def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        return f"<log unreadable: {exc}>"
-    return "\n".join(text.splitlines()[-lines:]) or "<log is empty>"
-
-
-def _kill_group(pid: int | None) -> None:
-    """SIGKILL what is left of a (dead) worker's process group, e.g. a game it launched."""
-    if pid is None or not hasattr(os, "killpg"):
-        return
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass  # the group is already empty
-
-
-def _describe_exit(code: int | None) -> str:
-    if code is None:
-        return "still running"
-    if code < 0:
-        try:
-            return f"killed by signal {signal.Signals(-code).name} (exit code {code})"
-        except ValueError:
-            return f"killed by signal {-code} (exit code {code})"
-    return f"exit code {code}"
 
 
 class SubprocVectorEnv:
@@ -373,25 +312,17 @@ class SubprocVectorEnv:
     def _died(self, w: int, what: str) -> WorkerDied:
         code = self.processes[w].exitcode
         return WorkerDied(
-            f"worker {w} (pid {self.processes[w].pid}) died during {what}: {_describe_exit(code)}. "
-            f"Last lines of {self.log_paths[w]}:\n{_tail(self.log_paths[w])}", w, self.log_paths[w], code)
+            f"worker {w} (pid {self.processes[w].pid}) died during {what}: {describe_exit(code)}. "
+            f"Last lines of {self.log_paths[w]}:\n{log_tail(self.log_paths[w])}", w, self.log_paths[w], code)
 
     def _stalled(self, w: int, what: str, why: str) -> WorkerStalled:
         proc = self.processes[w]
-        size_before = self.log_paths[w].stat().st_size if self.log_paths[w].exists() else 0
-        dumped = False
-        if hasattr(signal, "SIGUSR1") and proc.is_alive():
-            os.kill(proc.pid, signal.SIGUSR1)
-            deadline = time.monotonic() + 1.0
-            while time.monotonic() < deadline and not dumped:
-                time.sleep(0.05)
-                dumped = self.log_paths[w].exists() and self.log_paths[w].stat().st_size > size_before
-            time.sleep(0.05)  # let faulthandler finish writing every thread
+        dumped = proc.is_alive() and dump_stack(proc.pid, self.log_paths[w], timeout=1.0, settle=0.05)
         note = "stack dump (faulthandler, SIGUSR1) is in the lines below" if dumped else \
             "the worker wrote no stack dump on SIGUSR1 (frozen or stopped process)"
         return WorkerStalled(
             f"worker {w} (pid {proc.pid}) stalled during {what}: {why}; {note}. "
-            f"Last lines of {self.log_paths[w]}:\n{_tail(self.log_paths[w], 2 * LOG_TAIL_LINES)}",
+            f"Last lines of {self.log_paths[w]}:\n{log_tail(self.log_paths[w], 2 * LOG_TAIL_LINES)}",
             w, self.log_paths[w])
 
     def _fail(self, err: SubprocVectorEnvError) -> SubprocVectorEnvError:
@@ -516,7 +447,7 @@ class SubprocVectorEnv:
             if proc.is_alive():
                 proc.kill()  # SIGKILL also ends a stopped (SIGSTOP) process
                 proc.join()
-            _kill_group(proc.pid)
+            kill_process_group(proc.pid)
         for conn in self._conns:
             conn.close()
         for proc in self.processes:

@@ -106,7 +106,7 @@ def test_one_ppo_iteration():
 
 def test_death_on_the_time_limit_step():
     """3m, seed 0, passive: the first agent dies at step 11; with ``episode_limit=11`` that is also the
-    time-limit step. Mixed terminated / truncated flags must still give ``truncateds["__all__"]`` (bug_log B11)."""
+    time-limit step. Mixed terminated / truncated flags must still give ``truncateds["__all__"]``."""
     import dataclasses
 
     from sc2_envs.maps import get_map

@@ -60,7 +60,7 @@ def test_first_death_does_not_end_episode():
 def test_remove_mode_needs_done_on_any_false():
     """PettingZoo-style removal through TorchRL: with ``done_on_any=False`` the episode lasts to the battle's
     end and the removed agent is masked out; TorchRL's default for parallel envs (``any``) ends it at the first
-    death (bug_log B09), which is why the adapter sets ``done_on_any=False``."""
+    death, which is why the adapter sets ``done_on_any=False``."""
     import torchrl
     from packaging.version import Version
 

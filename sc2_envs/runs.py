@@ -1,0 +1,464 @@
+"""Run bookkeeping shared by the training and evaluation scripts: folders, metadata, stop, resume, progress.
+
+* :func:`make_run_dir` creates a new folder per run (atomic ``mkdir``; ``-2``, ``-3``, ... appended
+  when the name is taken), so two runs started in the same second never share one.
+* :func:`write_run_meta` records the run's full config, command line, git commit and package
+  versions in ``run_meta.json``; :func:`note_resume` appends each resumption to it.
+* :class:`GracefulStop` turns the first SIGINT / SIGTERM into a request to stop after the current
+  iteration and the second into an immediate exit.
+* :func:`rng_state` / :func:`set_rng_state`, :func:`save_resume` / :func:`load_resume` and
+  :func:`resume_args` carry a run over a restart (``--resume``).
+* :class:`Progress` reports one iteration at a time: a tqdm bar on a terminal, one line per
+  iteration otherwise; the training return is left out until an episode has finished.
+* :func:`cli_error` ends a script with one line and exit status 2 (argparse's convention for a bad
+  command line).
+
+The layout follows CleanRL's ``runs/{run_name}`` folders (``cleanrl/ppo.py``).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import datetime
+import json
+import math
+import os
+import platform
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+import torch
+
+RESUME_FORMAT = "sc2_envs.resume/1"
+"""``format`` key of the files written by :func:`save_resume`."""
+RESUME_FILE = "resume.pt"
+"""File name of the resume state inside a run folder."""
+META_FILE = "run_meta.json"
+"""File name of the run metadata inside a run folder."""
+PACKAGES = ("torch", "numpy", "gymnasium", "pettingzoo", "sc2-envs")
+"""Distributions whose versions :func:`write_run_meta` records."""
+
+
+def cli_error(message: str, prog: str | None = None) -> None:
+    """Print ``<prog>: error: <message>`` (one line) to stderr and exit with status 2.
+
+    Raises:
+        SystemExit: always, with code 2 (the status argparse and tyro use for a bad command line).
+    """
+    prog = prog or os.path.basename(sys.argv[0] or "sc2_envs")
+    print(f"{prog}: error: {' '.join(str(message).split())}", file=sys.stderr, flush=True)
+    raise SystemExit(2)
+
+
+# ---------------------------------------------------------------------------- run folders
+
+
+def make_run_dir(root: str | os.PathLike, name: str) -> Path:
+    """Create and return a new, empty folder ``root/name`` (``root/name-2``, ``-3``, ... if taken).
+
+    ``os.mkdir`` is atomic, so two processes asking for the same name at the same moment get two
+    different folders; an existing folder is never reused. ``root`` is created if needed.
+
+    Raises:
+        ValueError: ``name`` is empty or contains a path separator.
+    """
+    if not name or os.sep in name or (os.altsep and os.altsep in name):
+        raise ValueError(f"run name {name!r}: expected a non-empty folder name without path separators")
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    for k in range(1, 100_000):
+        path = root / (name if k == 1 else f"{name}-{k}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+    raise RuntimeError(f"no free run folder name {name}-<k> under {root}")  # pragma: no cover
+
+
+def git_commit(path: str | os.PathLike | None = None) -> str:
+    """The commit hash of the git checkout holding ``path`` (default: this package), with ``+dirty``
+    when tracked files have uncommitted changes; ``"unknown"`` outside a checkout or without git."""
+    where = str(path or Path(__file__).resolve().parent)
+    try:
+        head = subprocess.run(
+            ["git", "-C", where, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", where, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "") if head else "unknown"
+
+
+def package_versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str]:
+    """Installed versions of ``packages`` (``"not installed"`` for a missing one)."""
+    out = {}
+    for name in packages:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def write_run_meta(run_dir: str | os.PathLike, config: Any, **extra: Any) -> Path:
+    """Write ``run_dir/run_meta.json``: what is needed to tell runs apart and rerun one.
+
+    Args:
+        run_dir: the run folder.
+        config: the run's full configuration (a dataclass such as a script's ``Args``, or a dict).
+        **extra: more top-level keys (e.g. ``run_name``).
+
+    Keys: ``config``, ``argv`` (the command line), ``cwd``, ``git_commit`` (:func:`git_commit`),
+    ``packages`` (:func:`package_versions`), ``python``, ``platform``, ``hostname``, ``started_utc``
+    (ISO 8601), ``resumes`` (empty; see :func:`note_resume`), then ``extra``.
+    """
+    meta = {
+        "config": _jsonable(config),
+        "argv": [sys.executable, *sys.argv],
+        "cwd": os.getcwd(),
+        "git_commit": git_commit(),
+        "packages": package_versions(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "hostname": platform.node(),
+        "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "resumes": [],
+        **_jsonable(extra),
+    }
+    path = Path(run_dir) / META_FILE
+    _atomic_write_text(path, json.dumps(meta, indent=2) + "\n")
+    return path
+
+
+def note_resume(run_dir: str | os.PathLike, **info: Any) -> None:
+    """Append ``{time, argv, git_commit, **info}`` to ``resumes`` in ``run_dir/run_meta.json``
+    (the file is created, without a config, if it is missing)."""
+    path = Path(run_dir) / META_FILE
+    meta = json.loads(path.read_text()) if path.is_file() else {"resumes": []}
+    meta.setdefault("resumes", []).append(
+        {
+            "time_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "argv": [sys.executable, *sys.argv],
+            "git_commit": git_commit(),
+            **_jsonable(info),
+        }
+    )
+    _atomic_write_text(path, json.dumps(meta, indent=2) + "\n")
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------- graceful stop
+
+
+class GracefulStop:
+    """Context manager: the first SIGINT / SIGTERM asks the loop to stop, the second exits at once.
+
+    Inside the ``with`` block the first signal only sets :attr:`requested` (and prints one line to
+    stderr saying so); the training loop checks it after each iteration, then writes its checkpoint
+    and exits normally. A second signal raises ``SystemExit(128 + signum)`` (130 for SIGINT, 143 for
+    SIGTERM, the shell's convention) wherever the program is. The previous handlers are restored on
+    exit. Outside the main thread (where Python cannot install handlers) only :meth:`request` works.
+
+    Attributes:
+        requested: ``True`` once a stop was asked for.
+        reason: ``"SIGINT"``, ``"SIGTERM"``, the reason given to :meth:`request`, or ``None``.
+    """
+
+    def __init__(self, signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM), stream: TextIO | None = None):
+        self.signals = tuple(signals)
+        self.requested = False
+        self.reason: str | None = None
+        self._stream = stream
+        self._previous: dict[int, Any] = {}
+
+    def request(self, reason: str = "request") -> None:
+        """Ask for a stop after the current iteration (what the first signal does)."""
+        self.requested = True
+        self.reason = self.reason or reason
+
+    def _handle(self, signum, frame) -> None:
+        name = signal.Signals(signum).name
+        if self.requested:
+            print(f"{name} again: aborting now, without a checkpoint", file=self._stream or sys.stderr, flush=True)
+            raise SystemExit(128 + signum)
+        self.request(name)
+        print(
+            f"{name} received: finishing this iteration, then checkpoint and exit (send it again to abort now)",
+            file=self._stream or sys.stderr,
+            flush=True,
+        )
+
+    def install(self) -> GracefulStop:
+        """Install the handlers (what entering the ``with`` block does); returns ``self``."""
+        if threading.current_thread() is threading.main_thread():
+            for s in self.signals:
+                self._previous[s] = signal.signal(s, self._handle)
+        return self
+
+    def restore(self) -> None:
+        """Put the previous handlers back (what leaving the ``with`` block does)."""
+        for s, h in self._previous.items():
+            signal.signal(s, h)
+        self._previous.clear()
+
+    def __enter__(self) -> GracefulStop:
+        return self.install()
+
+    def __exit__(self, *exc) -> None:
+        self.restore()
+
+
+# ---------------------------------------------------------------------------- resume
+
+
+def rng_state() -> dict:
+    """The states of Python's ``random``, NumPy's global generator and torch's CPU (and CUDA)
+    generators, in a form ``torch.load(weights_only=True)`` accepts (NumPy's key as an int64 tensor)."""
+    np_state = np.random.get_state(legacy=False)
+    state = {
+        "python": random.getstate(),
+        "numpy": {
+            "bit_generator": np_state["bit_generator"],
+            "key": torch.from_numpy(np.asarray(np_state["state"]["key"], dtype=np.int64)),
+            "pos": int(np_state["state"]["pos"]),
+            "has_gauss": int(np_state["has_gauss"]),
+            "gauss": float(np_state["gauss"]),
+        },
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict) -> None:
+    """Restore what :func:`rng_state` returned (CUDA states only if saved and CUDA is in use)."""
+    py = state["python"]
+    random.setstate((py[0], tuple(py[1]), py[2]))
+    n = state["numpy"]
+    np.random.set_state(
+        {
+            "bit_generator": n["bit_generator"],
+            "state": {"key": n["key"].numpy().astype(np.uint32), "pos": n["pos"]},
+            "has_gauss": n["has_gauss"],
+            "gauss": n["gauss"],
+        }
+    )
+    torch.set_rng_state(state["torch"].cpu())
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all([s.cpu() for s in state["cuda"]])
+
+
+def to_cpu(obj: Any) -> Any:
+    """``obj`` with every tensor (in nested dicts, lists and tuples) detached and copied to the CPU."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu().clone()
+    if isinstance(obj, dict):
+        return {k: to_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_cpu(v) for v in obj)
+    return obj
+
+
+def save_resume(path: str | os.PathLike, state: dict) -> Path:
+    """Write ``{"format": RESUME_FORMAT, **state}`` to ``path`` atomically (a temporary file in the
+    same folder, then ``os.replace``), so a crash mid-write leaves the previous file intact.
+
+    ``state`` must hold only tensors, Python scalars, strings and containers of them (what
+    ``torch.load(weights_only=True)`` reads back); tensors are copied to the CPU.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    torch.save({"format": RESUME_FORMAT, **to_cpu(state)}, tmp)
+    os.replace(tmp, path)
+    return path
+
+
+def load_resume(path: str | os.PathLike) -> tuple[dict, Path]:
+    """Read a resume state written by :func:`save_resume`.
+
+    Args:
+        path: a run folder (its ``resume.pt`` is read) or the file itself.
+
+    Returns:
+        ``(state, run_dir)``: the dict (tensors on the CPU) and the folder holding the file.
+
+    Raises:
+        FileNotFoundError: no such folder or file, or a folder without ``resume.pt``.
+        ValueError: the file is not a resume state of this format.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / RESUME_FILE
+        if not path.is_file():
+            raise FileNotFoundError(f"--resume {path.parent}: no {RESUME_FILE} in that folder; expected a run folder "
+                                    "written by a script of this package (it saves one at each evaluation)")
+    elif not path.is_file():
+        raise FileNotFoundError(f"--resume {str(path)!r} does not exist; expected a run folder or its {RESUME_FILE}")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:
+        if isinstance(e, MemoryError):
+            raise
+        raise ValueError(f"--resume {path}: not readable as a torch file ({type(e).__name__}); expected a {RESUME_FILE}") from None
+    if not isinstance(state, dict) or state.get("format") != RESUME_FORMAT:
+        found = state.get("format") if isinstance(state, dict) else type(state).__name__
+        raise ValueError(f"--resume {path}: format {found!r}; expected a {RESUME_FORMAT!r} file ({RESUME_FILE})")
+    return state, path.parent
+
+
+def resume_args(saved: dict, cli: Any, defaults: Any, changeable: tuple[str, ...]) -> Any:
+    """The resumed run's ``Args``: the saved config, with the ``changeable`` flags the command line set.
+
+    Args:
+        saved: the run's config as saved (``dataclasses.asdict`` of its ``Args``).
+        cli: the ``Args`` parsed from this command line.
+        defaults: ``Args`` with every default (a flag that differs from it was given).
+        changeable: fields a resumed run may change (e.g. ``total_timesteps`` to train longer).
+
+    Raises:
+        ValueError: the command line sets another field to a value other than the saved one; the
+            message names the flag, both values and the changeable flags.
+    """
+    values = dict(saved)
+    for f in dataclasses.fields(cli):
+        given, default = getattr(cli, f.name), getattr(defaults, f.name)
+        if given == default or f.name == "resume" or f.name not in values:
+            continue
+        if f.name in changeable:
+            values[f.name] = given
+        elif values[f.name] != given and not (isinstance(given, tuple) and list(given) == values[f.name]):
+            flags = ", ".join("--" + c.replace("_", "-") for c in changeable)
+            raise ValueError(
+                f"--{f.name.replace('_', '-')} {given!r}: the resumed run has {values[f.name]!r} and keeps its "
+                f"configuration; only {flags} may change on --resume"
+            )
+    names = {f.name for f in dataclasses.fields(cli)}
+    return type(cli)(**{k: v for k, v in values.items() if k in names})
+
+
+def truncate_csv(path: str | os.PathLike, column: str, last: float) -> int:
+    """Drop the rows of CSV ``path`` whose ``column`` exceeds ``last`` (rows written after the state a
+    run resumes from); returns the number of rows kept. A missing file is left missing (0)."""
+    path = Path(path)
+    if not path.is_file():
+        return 0
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        return 0
+    col = rows[0].index(column)
+    kept = [rows[0]] + [r for r in rows[1:] if r and float(r[col]) <= last]
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "w", newline="") as f:
+        csv.writer(f).writerows(kept)
+    os.replace(tmp, path)
+    return len(kept) - 1
+
+
+# ---------------------------------------------------------------------------- progress
+
+
+def format_progress(ret: float | None, win: float, sps: int | float, **extra: Any) -> str:
+    """``ret=… win=… sps=…`` for a progress line; ``ret`` is left out while it is ``None`` (no
+    training episode has finished yet) and ``win`` shows ``nan`` until the first evaluation."""
+    parts = [] if ret is None else [f"ret={ret:.2f}"]
+    parts.append(f"win={win:.2f}")
+    parts.append(f"sps={int(sps)}")
+    parts += [f"{k}={v}" for k, v in extra.items()]
+    return " ".join(parts)
+
+
+class Progress:
+    """Per-iteration progress: a tqdm bar when stdout is a terminal, else one plain line per iteration.
+
+    Args:
+        num_iterations: iterations of the whole run.
+        batch_size: env steps per iteration.
+        start_iteration: iterations already done (a resumed run's bar starts there).
+        tty: force the bar (``True``) or the lines (``False``); default ``sys.stdout.isatty()``.
+        stream: where lines go (default ``sys.stdout``).
+    """
+
+    def __init__(
+        self,
+        num_iterations: int,
+        batch_size: int,
+        start_iteration: int = 0,
+        tty: bool | None = None,
+        stream: TextIO | None = None,
+    ):
+        self.num_iterations, self.batch_size = int(num_iterations), int(batch_size)
+        self.stream = stream or sys.stdout
+        self.tty = self.stream.isatty() if tty is None else bool(tty)
+        self.last_return: float | None = None
+        self._t0 = time.time()
+        self.bar = None
+        if self.tty:
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=self.num_iterations * self.batch_size,
+                initial=int(start_iteration) * self.batch_size,
+                unit="step",
+                dynamic_ncols=True,
+                file=self.stream,
+            )
+
+    def update(self, iteration: int, global_step: int, ret: float | None, win: float, sps: int | float) -> str:
+        """Report iteration ``iteration`` (1-based). ``ret``: mean return of the training episodes
+        that finished in it (``None`` if none did: the last known one is shown, nothing before the
+        first). Returns the text of the fields."""
+        if ret is not None:
+            self.last_return = ret
+        fields = format_progress(self.last_return, win, sps)
+        if self.bar is not None:
+            self.bar.update(self.batch_size)
+            self.bar.set_postfix_str(fields)
+        else:
+            print(
+                f"iteration {iteration}/{self.num_iterations} step {global_step} {fields} "
+                f"({time.time() - self._t0:.0f} s)",
+                file=self.stream,
+                flush=True,
+            )
+        return fields
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

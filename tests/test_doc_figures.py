@@ -1,0 +1,64 @@
+"""The documented transfer figures equal the shipped CSVs they come from (benchmarks/regenerate_docs.py).
+
+Regenerating the CSVs reruns training/evaluation commands (minutes); this test only checks that the
+Markdown between the ``figures:transfer`` markers is exactly the rendering of the shipped CSVs, so a
+CSV regenerated without re-rendering the docs (or a hand-edited figure) fails here.
+"""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def regen():
+    spec = importlib.util.spec_from_file_location("regenerate_docs", REPO / "benchmarks" / "regenerate_docs.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["regenerate_docs"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_docs_show_the_figures_of_the_shipped_csvs(regen):
+    stale = regen.check()
+    assert not stale, f"{stale}: figures differ from checkpoints/*.csv; run python benchmarks/regenerate_docs.py --render"
+
+
+def test_every_figure_in_the_block_comes_from_a_csv_row(regen):
+    gnn, mlp = regen.read_rows(regen.GNN_CSV), regen.read_rows(regen.MLP_CSV)
+    assert gnn and mlp, "the shipped transfer CSVs are missing"
+    block = regen.current_block((REPO / "docs" / "transfer.md").read_text())
+    for r in gnn + mlp:
+        if not r["error"]:
+            cell = f"{float(r['win_rate']):.2f}"
+            interval = f"[{float(r['ci_low']):.2f}, {float(r['ci_high']):.2f}]"
+            assert cell in block and interval in block, (r["source_map"], r["target_map"], cell, interval)
+
+
+def test_render_marks_in_distribution_errors_and_aims(regen):
+    rows = [
+        {"target_map": "2s3z", "source_map": "2s3z", "actor_type": "gnn", "episodes": "10", "win_rate": "0.5",
+         "ci_low": "0.24", "ci_high": "0.76", "error": "", "source_steps": "1000"},
+        {"target_map": "3s5z", "source_map": "2s3z", "actor_type": "gnn", "episodes": "10", "win_rate": "0.6",
+         "ci_low": "0.31", "ci_high": "0.83", "error": "", "source_steps": "1000"},
+        {"target_map": "3s5z", "source_map": "2s3z", "actor_type": "mlp", "episodes": "", "win_rate": "",
+         "ci_low": "", "ci_high": "", "error": "MLP input/output size mismatch: ...", "source_steps": "5000"},
+    ]
+    text = regen.render(rows[:2], rows[2:], {"steps": {"transfer_gnn": {"commit": "abc1234", "date": "2026-12-01"}}})
+    assert "| 2s3z (gnn) | **0.50** [0.24, 0.76] | 0.60 [0.31, 0.83] | not run |" in text
+    assert "| 2s3z (mlp) | not run | n/a (size mismatch) | not run |" in text
+    assert "commit `abc1234`, 2026-12-01" in text and "commit `?`" in text  # the MLP step has no record
+    assert "2s3z -> 3s5z 0.60 (aim >= 0.5, met)" in text
+
+
+def test_replace_block_needs_exactly_one_marker_pair(regen):
+    doc = f"a\n{regen.BEGIN}\nold\n{regen.END}\nb\n"
+    assert regen.replace_block(doc, "new", "x.md") == f"a\n{regen.BEGIN}\nnew\n{regen.END}\nb\n"
+    with pytest.raises(ValueError, match="x.md: expected one"):
+        regen.replace_block("no markers", "new", "x.md")
+    with pytest.raises(ValueError, match="x.md: expected one"):
+        regen.replace_block(doc + doc, "new", "x.md")

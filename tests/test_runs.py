@@ -1,0 +1,384 @@
+"""Tests of sc2_envs/runs.py (run folders, metadata, graceful stop, resume state, progress) and of
+stopping and resuming algos/happo_gnn.py (issue 13, items 3, 5, 6, 7)."""
+
+import csv
+import io
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import sc2_envs
+from sc2_envs import runs
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# ---------------------------------------------------------------- run folders and metadata
+
+
+def test_run_folders_are_never_shared(tmp_path):
+    with ThreadPoolExecutor(8) as pool:
+        dirs = list(pool.map(lambda _: runs.make_run_dir(tmp_path / "runs", "3m__happo_gnn__1__100"), range(16)))
+    assert len({d.name for d in dirs}) == 16
+    assert sorted(d.name for d in dirs)[:2] == ["3m__happo_gnn__1__100", "3m__happo_gnn__1__100-10"]
+    assert all(d.is_dir() and not any(d.iterdir()) for d in dirs)
+    with pytest.raises(ValueError, match="without path separators"):
+        runs.make_run_dir(tmp_path, "a/b")
+
+
+def test_run_meta_records_config_commit_and_versions(tmp_path):
+    from dataclasses import dataclass
+
+    @dataclass
+    class Args:
+        seed: int = 3
+        maps: tuple = ("3m",)
+        lr: float = float("nan")
+
+    runs.write_run_meta(tmp_path, Args(), run_name="x")
+    meta = json.loads((tmp_path / "run_meta.json").read_text())
+    assert meta["config"] == {"seed": 3, "maps": ["3m"], "lr": "nan"} and meta["run_name"] == "x"
+    assert set(meta["packages"]) == {"torch", "numpy", "gymnasium", "pettingzoo", "sc2-envs"}
+    assert meta["packages"]["torch"] == torch.__version__.split("+")[0] or meta["packages"]["torch"] == torch.__version__
+    commit = meta["git_commit"]
+    assert commit == "unknown" or len(commit.split("+")[0]) == 40
+    runs.note_resume(tmp_path, from_global_step=64)
+    meta = json.loads((tmp_path / "run_meta.json").read_text())
+    assert [r["from_global_step"] for r in meta["resumes"]] == [64]
+
+
+def test_cli_error_is_one_line_and_exit_status_2(capsys):
+    with pytest.raises(SystemExit) as e:
+        runs.cli_error("--episodes 0: expected\n an integer >= 1", prog="eval_transfer.py")
+    assert e.value.code == 2
+    assert capsys.readouterr().err == "eval_transfer.py: error: --episodes 0: expected an integer >= 1\n"
+
+
+# ---------------------------------------------------------------- progress
+
+
+def test_progress_shows_no_return_before_an_episode_has_finished():
+    assert runs.format_progress(None, float("nan"), 12) == "win=nan sps=12"
+    assert runs.format_progress(1.234, 0.5, 12) == "ret=1.23 win=0.50 sps=12"
+
+
+def test_progress_without_a_terminal_prints_one_line_per_iteration():
+    out = io.StringIO()
+    p = runs.Progress(3, 32, tty=False, stream=out)
+    p.update(1, 32, None, float("nan"), 10)
+    p.update(2, 64, 2.5, 0.25, 11)
+    p.update(3, 96, None, 0.25, 12)  # no episode finished in iteration 3: the last known return stays
+    p.close()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith("iteration 1/3 step 32 win=nan sps=10") and "ret=" not in lines[0]
+    assert lines[1].startswith("iteration 2/3 step 64 ret=2.50 win=0.25 sps=11")
+    assert lines[2].startswith("iteration 3/3 step 96 ret=2.50 win=0.25 sps=12")
+
+
+# ---------------------------------------------------------------- graceful stop
+
+
+def test_first_signal_requests_a_stop_and_the_second_aborts():
+    err = io.StringIO()
+    previous = signal.getsignal(signal.SIGTERM)
+    with runs.GracefulStop(stream=err) as stop:
+        assert not stop.requested
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert stop.requested and stop.reason == "SIGTERM"
+        assert "finishing this iteration" in err.getvalue()
+        with pytest.raises(SystemExit) as e:
+            os.kill(os.getpid(), signal.SIGINT)
+        assert e.value.code == 128 + signal.SIGINT
+    assert signal.getsignal(signal.SIGTERM) is previous
+
+
+# ---------------------------------------------------------------- resume state
+
+
+def test_rng_state_round_trips_through_a_weights_only_file(tmp_path):
+    random.seed(1), np.random.seed(2), torch.manual_seed(3)
+    runs.save_resume(tmp_path / "resume.pt", {"rng": runs.rng_state()})
+    expected = (random.random(), np.random.rand(), torch.rand(3))
+    state, folder = runs.load_resume(tmp_path)
+    assert folder == tmp_path
+    runs.set_rng_state(state["rng"])
+    got = (random.random(), np.random.rand(), torch.rand(3))
+    assert got[0] == expected[0] and got[1] == expected[1] and torch.equal(got[2], expected[2])
+
+
+def test_load_resume_errors_name_the_path_and_what_was_expected(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        runs.load_resume(tmp_path / "nope")
+    with pytest.raises(FileNotFoundError, match="no resume.pt in that folder"):
+        runs.load_resume(tmp_path)
+    torch.save({"format": "other"}, tmp_path / "resume.pt")
+    with pytest.raises(ValueError, match="format 'other'; expected a 'sc2_envs.resume/1' file"):
+        runs.load_resume(tmp_path)
+    (tmp_path / "resume.pt").write_bytes(b"garbage")
+    with pytest.raises(ValueError, match="not readable as a torch file"):
+        runs.load_resume(tmp_path / "resume.pt")
+
+
+def test_resume_args_keep_the_saved_config_except_changeable_flags():
+    from dataclasses import asdict, dataclass
+
+    @dataclass
+    class Args:
+        seed: int = 1
+        total_timesteps: int = 100
+        lr: float = 0.1
+        resume: str = ""
+
+    saved = asdict(Args(seed=5, lr=0.2))
+    got = runs.resume_args(saved, Args(total_timesteps=300, resume="x"), Args(), ("total_timesteps",))
+    assert (got.seed, got.total_timesteps, got.lr) == (5, 300, 0.2)
+    assert runs.resume_args(saved, Args(lr=0.2), Args(), ()).lr == 0.2  # repeating the saved value is fine
+    with pytest.raises(ValueError, match=r"--lr 0.3: the resumed run has 0.2 .* only --total-timesteps may change"):
+        runs.resume_args(saved, Args(lr=0.3), Args(), ("total_timesteps",))
+
+
+def test_truncate_csv_drops_rows_after_the_resume_point(tmp_path):
+    path = tmp_path / "eval.csv"
+    path.write_text("global_step,win_rate\n32,0.1\n64,0.2\n96,0.3\n")
+    assert runs.truncate_csv(path, "global_step", 64) == 2
+    assert path.read_text().splitlines() == ["global_step,win_rate", "32,0.1", "64,0.2"]
+
+
+def test_simulator_snapshot_continues_every_env_bit_for_bit():
+    a = sc2_envs.make_batched("2s3z", num_envs=6, seed=4)
+    a.reset()
+    gen = torch.Generator().manual_seed(0)
+
+    def random_actions(out):
+        logits = torch.rand(out["avail_actions"].shape, generator=gen).masked_fill(~out["avail_actions"], -1.0)
+        return logits.argmax(-1)
+
+    out = a.reset()
+    for _ in range(70):  # past the episode limit (120) for some envs? 2s3z battles end sooner: autoresets
+        out = a.step(random_actions(out))
+    snap = a.state_dict()
+    saved = Path(os.environ.get("TMPDIR", "/tmp")) / f"sim_snapshot_{os.getpid()}.pt"
+    torch.save(snap, saved)
+    snap = torch.load(saved, weights_only=True)
+    saved.unlink()
+    b = sc2_envs.make_batched("2s3z", num_envs=6, seed=999)
+    b.load_state_dict(snap)
+    gen_state = gen.get_state()
+    outs_a = [a.step(random_actions(out)) for _ in range(1)]
+    for _ in range(60):
+        outs_a.append(a.step(random_actions(outs_a[-1])))
+    gen.set_state(gen_state)
+    outs_b = [b.step(random_actions(out)) for _ in range(1)]
+    for _ in range(60):
+        outs_b.append(b.step(random_actions(outs_b[-1])))
+    assert sum(int((o["terminated"] | o["truncated"]).sum()) for o in outs_a) > 0  # episodes ended and restarted
+    for oa, ob in zip(outs_a, outs_b, strict=True):
+        for k in ("obs", "state", "avail_actions", "reward", "terminated", "truncated", "battle_won"):
+            assert torch.equal(oa[k], ob[k]), k
+    assert a.get_stats() == b.get_stats()
+    with pytest.raises(ValueError, match="num_envs=6; this simulator has num_envs=2"):
+        sc2_envs.make_batched("2s3z", num_envs=2).load_state_dict(snap)
+
+
+# ---------------------------------------------------------------- happo_gnn.py: stop, resume, errors
+
+TINY = ["--no-cuda", "--map", "3m", "--seed", "3", "--num-envs", "2", "--num-steps", "4", "--eval-episodes", "2"]
+TINY += ["--eval-interval", "2", "--hidden", "16", "--total-timesteps", str(2 * 4 * 6)]  # 6 iterations
+
+
+def _env():
+    return dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="1")
+
+
+def _algo(script, cwd, *args, check=True):
+    res = subprocess.run(
+        [sys.executable, str(REPO / "algos" / script), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_env(),
+        check=False,
+    )
+    if check:
+        assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return res
+
+
+def _interrupt_after(script, cwd, iteration, *args):
+    """Start a run, send SIGINT once it has printed the line of ``iteration``; return its stdout and status."""
+    proc = subprocess.Popen(
+        [sys.executable, str(REPO / "algos" / script), *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if line.startswith(f"iteration {iteration}/"):
+            proc.send_signal(signal.SIGINT)
+            break
+    out, err = proc.communicate(timeout=600)
+    return "".join(lines) + out, err, proc.returncode
+
+
+def _rows(run_dir):
+    with open(run_dir / "eval.csv") as f:
+        return {int(r["global_step"]): (r["win_rate"], r["eval_return"]) for r in csv.DictReader(f)}
+
+
+@pytest.mark.parametrize("script", ["happo_gnn.py", "hatrpo_gnn.py"])
+def test_sigint_then_resume_equals_an_uninterrupted_run(tmp_path, script):
+    """SIGINT after iteration 2 stops the run at the end of iteration 2 or 3 (whichever is running
+    when the signal lands) with exit status 0, a checkpoint and an eval row; ``--resume`` then runs
+    the remaining iterations. Since the stop falls on an iteration boundary, the final actor and
+    critic parameters, optimiser states and step counters must equal those of a run never stopped,
+    bit for bit, and every evaluation both runs made must give the same figures."""
+    exp = script[: -len(".py")]
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    _algo(script, tmp_path / "a", *TINY)
+    (ref_dir,) = (tmp_path / "a" / "runs").iterdir()
+
+    out, err, rc = _interrupt_after(script, tmp_path / "b", 2, *TINY)
+    assert rc == 0, out[-2000:] + err[-2000:]
+    assert "SIGINT received" in err and "Traceback" not in err
+    (run_dir,) = (tmp_path / "b" / "runs").iterdir()
+    summary = out.strip().splitlines()[-1]
+    stopped_at = int(summary.split("after iteration ")[1].split("/")[0])
+    assert stopped_at in (2, 3) and summary.startswith("stopped by SIGINT"), summary
+    assert f"run folder runs/{run_dir.name}" in summary and f"--resume runs/{run_dir.name}" in summary
+    assert max(_rows(run_dir)) == stopped_at * 8  # the last eval row is the stop's
+    assert (run_dir / f"{exp}.pt").is_file() and (run_dir / f"{exp}_best.pt").is_file()
+
+    res = _algo(script, tmp_path / "b", "--resume", f"runs/{run_dir.name}")
+    assert f"resumed from runs/{run_dir.name}/resume.pt at iteration {stopped_at}" in res.stdout
+    assert [p.name for p in (tmp_path / "b" / "runs").iterdir()] == [run_dir.name]  # same folder
+    assert len(list(run_dir.glob("events.out.tfevents.*"))) == 2  # the TensorBoard curve continues there
+
+    ref, got = torch.load(ref_dir / "resume.pt", weights_only=True), torch.load(run_dir / "resume.pt", weights_only=True)
+    assert got["global_step"] == ref["global_step"] == 48 and got["iteration"] == ref["iteration"] == 6
+    for part in ("actors", "critic"):
+        assert ref[part].keys() == got[part].keys()
+        for k in ref[part]:
+            assert torch.equal(ref[part][k], got[part][k]), (part, k)
+    assert torch.equal(ref["rng"]["torch"], got["rng"]["torch"])
+    assert torch.equal(ref["env"]["world"]["pos"], got["env"]["world"]["pos"])
+    ref_rows, got_rows = _rows(ref_dir), _rows(run_dir)
+    assert set(ref_rows) <= set(got_rows) and all(got_rows[s] == ref_rows[s] for s in ref_rows)
+    meta = json.loads((run_dir / "run_meta.json").read_text())
+    assert meta["config"]["seed"] == 3 and [r["from_global_step"] for r in meta["resumes"]] == [stopped_at * 8]
+
+
+def test_resume_refuses_a_changed_algorithm_flag(tmp_path):
+    _algo("happo_gnn.py", tmp_path, *TINY[:-2], "--total-timesteps", "8", "--eval-interval", "1")
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    res = _algo("happo_gnn.py", tmp_path, "--resume", str(run_dir), "--learning-rate", "0.1", check=False)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert "--learning-rate 0.1: the resumed run has 0.0005" in res.stderr
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--backend", "sc2", "--num-envs", "1"], "or --backend sim"),
+        (["--backend", "sc2", "--num-envs", "2"], "--num-envs 2: expected 1 with --backend sc2"),
+        (["--resume", "runs/nosuchrun"], "--resume 'runs/nosuchrun' does not exist"),
+    ],
+    ids=["sc2-without-the-game", "sc2-with-2-envs", "missing-resume"],
+)
+def test_happo_start_errors_are_one_line_exit_2_and_leave_no_run_folder(tmp_path, flags, message):
+    if "--backend sim" in message:
+        from sc2_envs.backends import default_sc2_path
+
+        if os.path.isdir(os.environ.get("SC2PATH") or default_sc2_path()):
+            pytest.skip("StarCraft II is installed here: this case needs a machine without the game")
+    res = _algo("happo_gnn.py", tmp_path, "--map", "3m", "--num-steps", "4", "--total-timesteps", "8", *flags, check=False)
+    assert res.returncode == 2, res.stdout[-2000:] + res.stderr[-2000:]
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith("happo_gnn.py: error: ") and message in res.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+# ---------------------------------------------------------------- eval_transfer.py: bad input
+
+
+def _tiny_checkpoint(path):
+    from models import build_models, save_checkpoint
+
+    torch.manual_seed(0)
+    info = sc2_envs.make_batched("3m", num_envs=1).get_env_info()
+    policy, critic = build_models(info, "gnn", hidden=8, heads=2)
+    save_checkpoint(str(path), policy, critic, info, {"map": "3m"}, global_step=1)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("missing", "checkpoint 'missing.pt' does not exist"),
+        ("not-a-checkpoint", "checkpoint 'other.pt' is not a 'sc2_envs.class_actor_critic/1' checkpoint"),
+        ("garbage", "checkpoint 'garbage.pt' could not be read as a torch file with weights_only=True"),
+        ("episodes-0", "--episodes 0: expected an integer >= 1"),
+        ("unknown-map", "unknown map(s) ['nosuchmap']; valid maps:"),
+    ],
+)
+def test_eval_transfer_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, case, message):
+    torch.save({"weights": torch.zeros(2)}, tmp_path / "other.pt")
+    (tmp_path / "garbage.pt").write_bytes(b"PK\x03\x04 not a torch file")
+    good = _tiny_checkpoint(tmp_path / "good.pt")
+    ckpt = {"missing": "missing.pt", "not-a-checkpoint": "other.pt", "garbage": "garbage.pt"}.get(case, good)
+    extra = {"episodes-0": ["--episodes", "0"], "unknown-map": ["--maps", "3m", "nosuchmap"]}.get(case, [])
+    res = _algo("eval_transfer.py", tmp_path, "--checkpoints", ckpt, *extra, check=False)
+    assert res.returncode == 2, res.stdout[-2000:] + res.stderr[-2000:]
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith("eval_transfer.py: error: "), res.stderr
+    assert message in res.stderr and "Traceback" not in res.stderr and "Please file an issue" not in res.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+# ---------------------------------------------------------------- benchmarks/learning_curves.py
+
+
+def _learning_curves():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("learning_curves", REPO / "benchmarks" / "learning_curves.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["learning_curves"] = mod  # dataclasses resolve string annotations through sys.modules
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_learning_curves_rejects_an_unknown_map_before_making_a_folder(tmp_path):
+    lc = _learning_curves()
+    with pytest.raises(ValueError, match="map 'nosuchmap'; expected one of 10m_vs_11m|map 'nosuchmap'; expected one of"):
+        lc.main(lc.Args(maps=("nosuchmap",), out_dir=str(tmp_path)))
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+def test_learning_curves_gives_each_invocation_its_own_folder(tmp_path):
+    lc = _learning_curves()
+    args = lc.Args(
+        maps=("3m",), seeds=(1,), total_timesteps=16, num_envs=2, num_steps=4, eval_interval=1, transfer_maps=(),
+        out_dir=str(tmp_path), extra="--eval-episodes 2 --hidden 16",
+    )
+    lc.main(args)
+    lc.main(args)
+    folders = sorted(tmp_path.iterdir())
+    assert len(folders) == 2 and all(f.name.startswith("learning_curves__") for f in folders)
+    for f in folders:
+        assert json.loads((f / "run_meta.json").read_text())["config"]["maps"] == ["3m"]
+        with open(f / "learning_curves.csv") as fh:
+            assert [int(float(r["global_step"])) for r in csv.DictReader(fh)] == [8, 16]
