@@ -41,7 +41,7 @@ def test_first_death_does_not_end_episode_and_masks_follow():
             assert np.all(obs[i] == 0) and venv.action_masks()[i].tolist() == [True] + [False] * 8
         if dones.any():
             break
-    assert first_death == 12 and steps == 22  # passive agents vs the enemy attack-move (seed 0)
+    assert first_death == 11 and steps == 21
     assert dones.all()
     assert not any(info.get("TimeLimit.truncated", False) for info in infos)  # a lost battle is terminal
     assert all("terminal_observation" in info for info in infos)
@@ -95,15 +95,15 @@ def test_maskable_ppo_learns_without_invalid_actions():
 
 
 def test_death_on_the_time_limit_step():
-    """3m, seed 0, passive: the first death is at step 12; with ``episode_limit=12`` every slot, the dead
+    """3m, seed 0, passive: the first death is at step 11; with ``episode_limit=11`` every slot, the dead
     agent's included, must reach SB3 as truncated (bootstrapped), not terminated."""
     import dataclasses
 
     from sc2_envs.maps import get_map
 
-    venv = make_sb3_vec_env(dataclasses.replace(get_map("3m"), episode_limit=12), seed=0)
+    venv = make_sb3_vec_env(dataclasses.replace(get_map("3m"), episode_limit=11), seed=0)
     venv.reset()
-    for _ in range(12):
+    for _ in range(11):
         _obs, _rewards, dones, infos = venv.step(passive_actions(venv.action_masks()))
     assert dones.all() and all(info["TimeLimit.truncated"] for info in infos)
     assert [info["agent_alive"] for info in infos].count(False) == 1
@@ -113,7 +113,7 @@ def test_final_infos_survive_the_auto_reset():
     """SuperSuit merges the reset infos over the final ones; the final battle outcome must still be readable."""
     venv = make_sb3_vec_env("3m", seed=0)
     venv.reset()
-    for _ in range(22):  # passive: the battle is lost at step 22 with all three agents dead
+    for _ in range(21):  # passive: the battle is lost at step 21 with all three agents dead
         _obs, _rewards, dones, infos = venv.step(passive_actions(venv.action_masks()))
     assert dones.all()
     assert [info["dead_allies"] for info in infos] == [3, 3, 3]

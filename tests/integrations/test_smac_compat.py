@@ -64,7 +64,7 @@ def test_first_death_does_not_end_episode():
     batch, infos, _ = run_episode(env, passive)
     dead = [i["dead_allies"] for i in infos]
     first = dead.index(1)
-    assert first == 11 and len(infos) == 22, (first, len(infos))  # died at step 12, battle lost at step 22
+    assert first == 10 and len(infos) == 21, (first, len(infos))  # died at step 11, battle lost at step 21
     assert not any(batch["terminated"][:-1]) and batch["terminated"][-1]
     # The dead agent stays: zero observation and only no-op available, as in SMAC.
     obs_after, avail_after = batch["obs"][first + 1], np.array(batch["avail_actions"][first + 1])
@@ -150,13 +150,13 @@ def test_smac_keywords_accepted():
 
 
 def test_death_on_the_time_limit_step():
-    """The first death (step 12 with the passive policy) on the limit step: still a time-limit end."""
+    """The first death (step 11 with the passive policy) on the limit step: still a time-limit end."""
     import dataclasses
 
     from sc2_envs.maps import get_map
 
-    env = StarCraft2Env(dataclasses.replace(get_map("3m"), episode_limit=12), seed=0, continuing_episode=True)
+    env = StarCraft2Env(dataclasses.replace(get_map("3m"), episode_limit=11), seed=0, continuing_episode=True)
     batch, infos, _ = run_episode(env, passive)
-    assert len(infos) == 12 and infos[-1] == {"battle_won": False, "dead_allies": 1, "dead_enemies": 0,
+    assert len(infos) == 11 and infos[-1] == {"battle_won": False, "dead_allies": 1, "dead_enemies": 0,
                                               "episode_limit": True}
     assert batch["terminated"][-1] is False

@@ -43,10 +43,10 @@ def test_specs():
 def test_first_death_does_not_end_episode():
     env = make_torchrl_env("3m")
     td = seeded_rollout(env, 0, 100, passive)
-    assert td.shape == (22,)  # 3m, seed 0, passive: first death at step 12, battle lost at step 22
+    assert td.shape == (21,)  # 3m, seed 0, passive: first death at step 11, battle lost at step 21
     alive = td["next", "agent", "info", "agent_alive"].bool()
     first = int((~alive).any(-1).nonzero()[0])
-    assert first == 11
+    assert first == 10
     assert not td["next", "done"][:-1].any() and td["next", "done"][-1].all()
     assert td["next", "terminated"][-1].all() and not td["next", "truncated"][-1].any()
     dead = int((~alive[first]).nonzero()[0])
@@ -72,11 +72,11 @@ def test_remove_mode_needs_done_on_any_false():
         pytest.skip(f"torchrl {torchrl.__version__} < {REMOVE_MIN_TORCHRL}: remove mode refused (pytorch/rl #3702)")
     env = make_torchrl_env("3m", dead_agents="remove")
     td = seeded_rollout(env, 0, 100, passive)
-    assert td.shape == (22,)
-    assert td["next", "agent", "mask"][11].sum() == 2 and td["next", "agent", "mask"][10].all()
+    assert td.shape == (21,)
+    assert td["next", "agent", "mask"][10].sum() == 2 and td["next", "agent", "mask"][9].all()
     default = PettingZooWrapper(FlatObservation(SC2ParallelEnv("3m", dead_agents="remove")), use_mask=True)
     assert default.done_on_any
-    assert seeded_rollout(default, 0, 100, passive).shape == (12,)
+    assert seeded_rollout(default, 0, 100, passive).shape == (11,)
 
 
 def test_truncation_survives(short_3m):
