@@ -62,9 +62,46 @@ def test_truncation_reaches_sb3(short_3m):
 def test_battle_copies_get_distinct_seeds():
     venv = make_sb3_vec_env("3m", num_battles=2, seed=0)
     obs = venv.reset()
-    assert not np.array_equal(obs[:N], obs[N:])  # copy i is seeded seed + i (spawn jitter differs)
+    assert not np.array_equal(obs[:N], obs[N:])  # copies draw different streams (spawn jitter differs)
     venv.seed(0)
     assert np.array_equal(venv.reset(), obs)
+
+
+def _copy_keys(venv) -> list[int]:
+    """The 64-bit stream key of each battle copy's simulator."""
+    return [int(v.par_env.unwrapped.sim.st.env_seed[0]) for v in venv.venv.vec_envs]
+
+
+def test_adjacent_seeds_share_no_battle_copy():
+    """SuperSuit/SB3 hand copy i the int seed s + i; with plain offsets seed 1's copy 0 was seed 0's copy 1."""
+    import sc2_envs
+
+    k = 4
+    keys, first_obs = {}, {}
+    for s in (0, 1):
+        venv = make_sb3_vec_env("3m", num_battles=k, seed=s)
+        first_obs[s] = venv.reset()
+        keys[s] = _copy_keys(venv)
+        # copy i plays env i of make_batched(map, num_envs=k, seed=s)
+        batched = sc2_envs.make_batched("3m", num_envs=k, seed=s)
+        batched.reset()
+        assert keys[s] == batched.st.env_seed.tolist()
+    assert len(set(keys[0]) | set(keys[1])) == 2 * k
+    for i in range(k - 1):  # the old coincidence: seed 1's copy i == seed 0's copy i + 1
+        assert not np.array_equal(first_obs[1][i * N:(i + 1) * N], first_obs[0][(i + 1) * N:(i + 2) * N])
+
+
+def test_split_copy_seed_rejects_impossible_seeds():
+    from sc2_envs.adapters.sb3 import SplitCopySeed
+    from sc2_envs.wrappers.pettingzoo import SC2ParallelEnv
+
+    with pytest.raises(ValueError, match="copy_index"):
+        SplitCopySeed(SC2ParallelEnv("3m"), -1)
+    env = SplitCopySeed(SC2ParallelEnv("3m"), 2)
+    with pytest.raises(ValueError, match="copy 2 got seed 1"):
+        env.reset(seed=1)
+    with pytest.raises(TypeError, match="seed must be an int"):
+        env.reset(seed=1.5)
 
 
 def test_wrapper_errors():
