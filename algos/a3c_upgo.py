@@ -19,9 +19,9 @@ if taken) with ``run_meta.json`` (config, git commit, package versions; ``sc2_en
 ``<exp_name>_best.pt`` (best rolling train win rate) and ``resume.pt``. Ctrl-C (SIGINT) or SIGTERM
 finishes the current update, writes them, stops the actors and exits with status 0 (a second signal
 aborts at once); ``--resume <run folder>`` continues the run there: weights, optimiser, learner RNG,
-counters and the rolling window are restored, and the actors of resumption ``s`` seed their envs
-from ``seed + 10_000 * (slot + 1) + 1_000_000 * gen + 1_000_000_000 * s``, so no battle stream of an
-earlier session is replayed. (Actors are asynchronous: trajectories in flight at the stop are
+counters and the rolling window are restored, and the actors of resumption ``s`` draw their envs
+from ``actor_seed(seed, slot, gen, s)`` (seed splitting with ``s`` in the spawn key), so no battle
+stream of an earlier session is replayed. (Actors are asynchronous: trajectories in flight at the stop are
 dropped, and a resumed run is not bit-identical to an uninterrupted one.)
 """
 
@@ -60,8 +60,8 @@ class Args:
     exp_name: str = os.path.basename(__file__)[: -len(".py")]
     """the name of this experiment"""
     seed: int = 1
-    """seed of the experiment (actor `slot` of generation `g` seeds its envs with seed + 10_000 * (slot + 1) + 1_000_000 * g
-    + 1_000_000_000 * session)"""
+    """seed of the experiment (actor `slot` of generation `g` draws from SeedSequence(seed, spawn_key=(ACTOR_SPAWN_KEY, slot, g)),
+    plus the session number after a resume; see `actor_seed`)"""
     torch_deterministic: bool = True
     """if toggled, sets `torch.backends.cudnn.deterministic=True`"""
     cuda: bool = True
@@ -83,7 +83,7 @@ class Args:
     env_backend: str = "sim"
     """`sim` (embedded batched simulator) or `sc2` (the SMAC map on real StarCraft II; envs_per_actor must be 1)"""
     env_factory: str = ""
-    """`module:function` building each actor's batched env as f(map_name, num_envs, seed) instead of the backend (fault-injection tests, custom envs)"""
+    """`module:function` building each actor's batched env as f(map_name, num_envs, seed) instead of the backend (fault-injection tests, custom envs); seed is the actor's numpy SeedSequence (`actor_seed`)"""
     backend: str = "process"
     """where actors run: `process` (spawned subprocesses) or `ray` (Ray actors; local cluster unless --ray-address)"""
     ray_address: str = ""
@@ -170,7 +170,7 @@ class Args:
 # envs (used by actors and the learner)
 
 
-def make_actor_env(args: Args, num_envs: int, seed: int):
+def make_actor_env(args: Args, num_envs: int, seed: int | np.random.SeedSequence):
     """The batched env of one actor: ``--env-factory``, the simulator, or SMAC on real StarCraft II."""
     if args.env_factory:
         module, _, name = args.env_factory.partition(":")
@@ -186,6 +186,31 @@ def make_actor_env(args: Args, num_envs: int, seed: int):
 
 # ------------------------------------------------------------------------------------------------
 # actor side
+
+ACTOR_SPAWN_KEY = 0x61637472
+"""First spawn-key word of actor seeds (ASCII "actr"): training envs of ``make_batched(seed=s)`` have spawn
+key ``(b,)`` and evaluation envs ``(sc2_envs.sim.rng.EVAL_SPAWN_KEY, ...)``, so actor streams are disjoint
+from both by construction."""
+
+
+def actor_seed(seed: int, slot: int, gen: int, session: int = 0) -> np.random.SeedSequence:
+    """The seed of actor ``slot`` in generation ``gen`` (restarts) of session ``session`` (0 for a fresh run,
+    +1 per ``--resume``) of the run seeded ``seed``.
+
+    ``SeedSequence(seed, spawn_key=(ACTOR_SPAWN_KEY, slot, gen))`` in the first session, with ``session``
+    appended to the key after a resume (so a resumed run does not replay its first battles): NumPy seed splitting
+    (numpy/random/bit_generator.pyx), so no (run seed, slot, generation) triple shares a stream with
+    another; an offset such as ``seed + 10_000 * (slot + 1)`` made run seeds 10,000 apart share actors.
+    The actor's envs get env ``b``'s child ``(ACTOR_SPAWN_KEY, slot, gen, b)`` from ``make_batched``.
+
+    Raises:
+        ValueError: ``seed``, ``slot`` or ``gen`` is not a non-negative int (the message names it).
+    """
+    for name, v in (("seed", seed), ("slot", slot), ("gen", gen), ("session", session)):
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0:
+            raise ValueError(f"actor_seed: {name} must be a non-negative int, got {v!r}")
+    key = (ACTOR_SPAWN_KEY, int(slot), int(gen)) + ((int(session),) if session else ())
+    return np.random.SeedSequence(int(seed), spawn_key=key)
 
 
 def pool_config(args: Args) -> ActorPoolConfig:
@@ -214,10 +239,11 @@ def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
     ended), ``next_state [B,S]`` (bootstrap), plus ``episodes`` (list of (return, length, won)),
     ``version`` (policy version acted with), ``slot``, ``gen``, ``act_time_s`` (seconds spent stepping).
     """
-    seed = args.seed + 10_000 * (slot + 1) + 1_000_000 * gen + 1_000_000_000 * args.session
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
+    seed = actor_seed(args.seed, slot, gen, args.session)
+    int_seed = int(seed.generate_state(1, np.uint64)[0])  # the actor's Python / NumPy / torch global seeds
+    random.seed(int_seed)
+    np.random.seed(seed.generate_state(2, np.uint32))
+    torch.manual_seed(int_seed)
     env = make_actor_env(args, args.envs_per_actor, seed)
     try:
         policy = ClassPolicy.from_config(cfg, env.get_env_info())

@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 import tyro
 
@@ -40,7 +41,7 @@ class Args:
     maps: list[str] = field(default_factory=list_maps)
     """maps to evaluate (default: every registered SMAC map)"""
     episodes: int = 64
-    """episodes per (map, policy, spawn_jitter): the first episode of each of that many envs (seeds seed..seed+episodes-1)"""
+    """episodes per (map, policy, spawn_jitter): the first episode of each of that many envs (env e draws SeedSequence(seed, spawn_key=(e,)), env e of make_batched(seed=seed))"""
     num_envs: int = 64
     """envs stepped together"""
     jitters: list[float] = field(default_factory=lambda: [0.0, 0.5])
@@ -71,7 +72,10 @@ def evaluate(map_name: str, policy: str, jitter: float, args: Args) -> dict:
         # only the first episode of each env counts: taking the first n episodes to finish would
         # over-sample short episodes
         B = min(args.num_envs, args.episodes - episodes)
-        env = make_batched(map_name, num_envs=B, seed=args.seed + episodes, spawn_jitter=jitter)
+        # env e (global index) plays env e of make_batched(seed=args.seed): split streams, not seed + e,
+        # so rounds and run seeds never share a battle
+        env = make_batched(map_name, num_envs=B, seed=[np.random.SeedSequence(args.seed, spawn_key=(episodes + b,))
+                                                       for b in range(B)], spawn_jitter=jitter)
         out = env.reset()
         heuristic, gen = HeuristicPolicy(env), torch.Generator().manual_seed(args.seed + episodes)
         finished = torch.zeros(B, dtype=torch.bool)

@@ -34,7 +34,7 @@ class Args:
     map_name: str = "3m"
     """SMAC map (``sc2_envs.list_maps()``)"""
     seed: int = 1
-    """seed of the battles (copy ``i`` uses ``seed + i``) and of SB3"""
+    """seed of the battles (copy ``i`` draws SeedSequence(seed, spawn_key=(i,)), see make_sb3_vec_env) and of SB3"""
     algo: str = "maskable_ppo"
     """``maskable_ppo`` (sb3-contrib, masked) or ``ppo`` (SB3, unmasked with lenient actions)"""
     num_battles: int = 2

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 
+import numpy as np
 import psutil
 import pytest
 import torch
@@ -29,9 +30,10 @@ from conftest import REPO, load_algo
 SCRIPT = REPO / "algos" / "a3c_upgo.py"
 
 
-def _slot_of(seed: int, base_seed: int = 1) -> int:
-    """The actor slot from the env seed ``base + 10_000 * (slot + 1) + 1_000_000 * gen`` (a3c_upgo.run_actor)."""
-    return ((seed - base_seed) % 1_000_000) // 10_000 - 1
+def _slot_of(seed) -> int:
+    """The actor slot from the actor's seed ``SeedSequence(s, spawn_key=(ACTOR_SPAWN_KEY, slot, gen))``
+    (a3c_upgo.actor_seed); -1 for the learner's int-seeded probe env."""
+    return int(seed.spawn_key[1]) if isinstance(seed, np.random.SeedSequence) else -1
 
 
 class _FaultyEnv:
@@ -335,3 +337,22 @@ def test_ray_backend_reports_and_replaces_a_killed_actor(tmp_path):
     left = [p.pid for p in psutil.process_iter(["cmdline"]) if any(f"_{learner}/" in a or a.endswith(f"_{learner}")
                                                                       for a in (p.info["cmdline"] or []))]
     assert not left, f"Ray processes of this run still alive: {left}"
+
+
+def test_actor_streams_are_split_not_offset():
+    """Actor (slot, generation) env streams come from seed splitting: run seeds 10,000 apart used to share
+    actors (``seed + 10_000 * (slot + 1)``: seed 10,000's slot 0 was seed 0's slot 1); now no actor env of
+    runs 0..7 and 10,000..10,007 (8 slots x 3 generations x 4 envs) coincides with another, nor with a
+    training or evaluation env of those runs."""
+    from sc2_envs.sim import rng
+
+    algo = load_algo("a3c_upgo")
+    seeds = [*range(8), *range(10_000, 10_008)]
+    actor = [k for s in seeds for slot in range(8) for gen in range(3)
+             for k in rng.env_keys(algo.actor_seed(s, slot, gen), 4)]
+    assert len(set(actor)) == len(actor) == 16 * 8 * 3 * 4
+    others = {k for s in seeds for k in rng.env_keys(s, 64) + rng.env_keys(rng.eval_seed(s), 64)}
+    assert not others & set(actor)
+    assert algo.actor_seed(10_000, 0, 0).spawn_key == (algo.ACTOR_SPAWN_KEY, 0, 0)
+    with pytest.raises(ValueError, match="slot must be a non-negative int, got -1"):
+        algo.actor_seed(0, -1, 0)

@@ -494,3 +494,7 @@ def test_fidelity_table_counts_one_episode_per_env_with_wilson_intervals():
     assert 1 <= r["mean_length"] <= 60  # 3m's episode limit
     with pytest.raises(ValueError, match="unknown policy"):
         mod.evaluate("3m", "greedy", 0.0, mod.Args(episodes=1, num_envs=1))
+    # env e draws SeedSequence(seed, spawn_key=(e,)) whatever the round size, so the episodes (and the
+    # figures) do not depend on num_envs (with seed + round offsets, round 2 replayed run seed + 2's envs)
+    by_rounds = mod.evaluate("3m", "heuristic", 0.5, mod.Args(episodes=4, num_envs=2))
+    assert by_rounds == mod.evaluate("3m", "heuristic", 0.5, mod.Args(episodes=4, num_envs=4))
