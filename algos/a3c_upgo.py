@@ -216,12 +216,21 @@ def actor_seed(seed: int, slot: int, gen: int, session: int = 0) -> np.random.Se
 def pool_config(args: Args) -> ActorPoolConfig:
     """The actor pool's settings from the command line."""
     return ActorPoolConfig(
-        num_actors=args.num_actors, backend=args.backend, queue_size=args.queue_size,
-        heartbeat_interval=args.heartbeat_interval, heartbeat_timeout=args.heartbeat_timeout,
-        stall_timeout=args.stall_timeout, startup_timeout=args.startup_timeout, torch_threads=args.torch_threads,
-        restart_actors=args.restart_actors, max_restarts=args.max_restarts, ray_address=args.ray_address,
-        ray_actor_cpus=args.ray_actor_cpus, process_name="a3c-actor",
-        failure_hint="rerun with --restart-actors to replace failed actors")
+        num_actors=args.num_actors,
+        backend=args.backend,
+        queue_size=args.queue_size,
+        heartbeat_interval=args.heartbeat_interval,
+        heartbeat_timeout=args.heartbeat_timeout,
+        stall_timeout=args.stall_timeout,
+        startup_timeout=args.startup_timeout,
+        torch_threads=args.torch_threads,
+        restart_actors=args.restart_actors,
+        max_restarts=args.max_restarts,
+        ray_address=args.ray_address,
+        ray_actor_cpus=args.ray_actor_cpus,
+        process_name="a3c-actor",
+        failure_hint="rerun with --restart-actors to replace failed actors",
+    )
 
 
 def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
@@ -248,8 +257,10 @@ def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
     try:
         policy = ClassPolicy.from_config(cfg, env.get_env_info())
         version = channel.pull_weights(policy, -1)
-        print(f"[actor {slot} gen {gen}] pid {os.getpid()}: {env.num_envs} envs of {args.map}, policy version {version}",
-              flush=True)
+        print(
+            f"[actor {slot} gen {gen}] pid {os.getpid()}: {env.num_envs} envs of {args.map}, policy version {version}",
+            flush=True,
+        )
         out = env.reset(seed=seed)
         B, T = env.num_envs, args.unroll_length
         ep_ret = torch.zeros(B)
@@ -285,8 +296,14 @@ def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
                 ep_ret = torch.where(done, 0.0, ep_ret)
                 ep_len = torch.where(done, 0, ep_len)
             traj = {k: torch.stack(v).cpu().numpy() for k, v in buf.items()}
-            traj.update(next_state=out["state"].cpu().numpy(), episodes=episodes, version=version, slot=slot, gen=gen,
-                        act_time_s=time.monotonic() - t0)
+            traj.update(
+                next_state=out["state"].cpu().numpy(),
+                episodes=episodes,
+                version=version,
+                slot=slot,
+                gen=gen,
+                act_time_s=time.monotonic() - t0,
+            )
             channel.send(traj)
             n_unrolls += 1
             if n_unrolls % 50 == 0:
@@ -339,11 +356,18 @@ def learner_loss(policy, critic, teacher, batch: dict, args: Args) -> tuple[torc
     v_loss = 0.5 * ((critic.value_norm.normalize(g_td) - values_n) ** 2).mean()
     entropy = masked_mean(dist.entropy().reshape(T, B, N), alive)
     loss = args.pg_coef * pg_loss + args.upgo_coef * upgo_loss + args.vf_coef * v_loss - args.ent_coef * entropy
-    logs = {"losses/policy_loss": pg_loss, "losses/upgo_loss": upgo_loss, "losses/value_loss": v_loss,
-            "losses/entropy": entropy, "losses/rho_mean": masked_mean(vt.clipped_rhos, alive),
-            "losses/rho_clipfrac": masked_mean((log_rhos.exp() > args.rho_bar).float(), alive),
-            "losses/upgo_advantage": masked_mean(upgo_adv, alive), "losses/vtrace_advantage": masked_mean(vt.pg_advantages, alive),
-            "losses/value_mean": values.mean(), "losses/td_lambda_return_mean": g_td.mean()}
+    logs = {
+        "losses/policy_loss": pg_loss,
+        "losses/upgo_loss": upgo_loss,
+        "losses/value_loss": v_loss,
+        "losses/entropy": entropy,
+        "losses/rho_mean": masked_mean(vt.clipped_rhos, alive),
+        "losses/rho_clipfrac": masked_mean((log_rhos.exp() > args.rho_bar).float(), alive),
+        "losses/upgo_advantage": masked_mean(upgo_adv, alive),
+        "losses/vtrace_advantage": masked_mean(vt.pg_advantages, alive),
+        "losses/value_mean": values.mean(),
+        "losses/td_lambda_return_mean": g_td.mean(),
+    }
     if teacher is not None:
         with torch.no_grad():
             t_logits = teacher.logits(obs.reshape(T * B, N, O))
@@ -365,8 +389,10 @@ def check_args(args: Args) -> None:
     if args.kl_coef < 0:
         raise SystemExit(f"--kl-coef {args.kl_coef}; expected >= 0")
     if args.kl_coef > 0 and not args.teacher:
-        raise SystemExit(f"--kl-coef {args.kl_coef} > 0 needs --teacher PATH (a BC or HAPPO checkpoint); "
-                         "the teacher is never guessed from a folder")
+        raise SystemExit(
+            f"--kl-coef {args.kl_coef} > 0 needs --teacher PATH (a BC or HAPPO checkpoint); "
+            "the teacher is never guessed from a folder"
+        )
     for name in ("teacher", "init"):
         path = getattr(args, name)
         if path and not Path(path).is_file():
@@ -385,13 +411,29 @@ def check_args(args: Args) -> None:
         if getattr(args, name) < 1:
             raise SystemExit(f"--{name.replace('_', '-')} {getattr(args, name)}; expected >= 1")
     if args.heartbeat_timeout <= args.heartbeat_interval:
-        raise SystemExit(f"--heartbeat-timeout {args.heartbeat_timeout} must exceed --heartbeat-interval {args.heartbeat_interval}")
+        raise SystemExit(
+            f"--heartbeat-timeout {args.heartbeat_timeout} must exceed --heartbeat-interval {args.heartbeat_interval}"
+        )
 
 
 RESUME_CHANGEABLE = (
-    "total_timesteps", "time_budget_s", "torch_threads", "cuda", "num_actors", "backend", "ray_address", "ray_actor_cpus",
-    "queue_size", "restart_actors", "max_restarts", "heartbeat_interval", "heartbeat_timeout", "stall_timeout",
-    "startup_timeout", "print_interval_s", "checkpoint_interval",
+    "total_timesteps",
+    "time_budget_s",
+    "torch_threads",
+    "cuda",
+    "num_actors",
+    "backend",
+    "ray_address",
+    "ray_actor_cpus",
+    "queue_size",
+    "restart_actors",
+    "max_restarts",
+    "heartbeat_interval",
+    "heartbeat_timeout",
+    "stall_timeout",
+    "startup_timeout",
+    "print_interval_s",
+    "checkpoint_interval",
 )
 """The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
 
@@ -427,8 +469,11 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
     print("effective configuration:")
     for k, v in asdict(args).items():
         print(f"  {k} = {v!r}")
-    print(f"  (derived) batch = {args.batch_unrolls} x {args.envs_per_actor} envs x {args.unroll_length} steps "
-          f"= {args.batch_unrolls * args.envs_per_actor * args.unroll_length} env steps per update; run dir {run_dir}", flush=True)
+    print(
+        f"  (derived) batch = {args.batch_unrolls} x {args.envs_per_actor} envs x {args.unroll_length} steps "
+        f"= {args.batch_unrolls * args.envs_per_actor * args.unroll_length} env steps per update; run dir {run_dir}",
+        flush=True,
+    )
 
     random.seed(args.seed)
     np.random.seed(args.seed)
@@ -448,8 +493,14 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
         if "critic" in ckpt:
             _, critic, _ = load_checkpoint(args.init, env_info, device, with_critic=True)
         else:
-            critic = build_critic(env_info, policy.actor_type, policy.hparams["hidden"], policy.hparams["heads"],
-                                  policy.hparams["layers"], device=device)
+            critic = build_critic(
+                env_info,
+                policy.actor_type,
+                policy.hparams["hidden"],
+                policy.hparams["heads"],
+                policy.hparams["layers"],
+                device=device,
+            )
         print(f"student initialised from {args.init} (trained on {ckpt['config']['map_name']})")
     else:
         policy, critic = build_models(env_info, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device)
@@ -499,14 +550,18 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
         if args.teacher:
             teacher, _, tck = load_checkpoint(args.teacher, env_info, device, with_critic=False)
             teacher.eval().requires_grad_(False)
-            print(f"teacher {args.teacher} ({tck['config']['actor_type']}, trained on {tck['config']['map_name']}), "
-                  f"kl_coef {args.kl_coef}")
+            print(
+                f"teacher {args.teacher} ({tck['config']['actor_type']}, trained on {tck['config']['map_name']}), "
+                f"kl_coef {args.kl_coef}"
+            )
         optimizer = torch.optim.Adam(list(policy.parameters()) + list(critic.parameters()), lr=args.learning_rate, eps=1e-5)
         if resumed is not None:
             optimizer.load_state_dict(resumed["optimizer"])
             runs.set_rng_state(resumed["rng"])
-            say(f"resumed from {run_dir / runs.RESUME_FILE} at update {updates}, {env_steps} env steps "
-                f"(session {args.session}: new actor env seeds)")
+            say(
+                f"resumed from {run_dir / runs.RESUME_FILE} at update {updates}, {env_steps} env steps "
+                f"(session {args.session}: new actor env seeds)"
+            )
         steps_before = env_steps
 
         def save_model_file(path: Path) -> None:
@@ -521,16 +576,28 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
             if wr is not None and (best is None or wr >= best):  # rolling train win rate; the latest among ties
                 best = wr
                 save_model_file(run_dir / f"{args.exp_name}_best.pt")
-            runs.save_resume(run_dir / runs.RESUME_FILE, {
-                "args": asdict(args), "global_step": env_steps, "updates": updates, "trained_steps": trained_steps,
-                "elapsed_s": elapsed_before + time.monotonic() - start, "best": best, "window": [list(e) for e in window],
-                "actors": policy.state_dict(), "critic": critic.state_dict(), "optimizer": optimizer.state_dict(),
-                "rng": runs.rng_state(),
-            })
+            runs.save_resume(
+                run_dir / runs.RESUME_FILE,
+                {
+                    "args": asdict(args),
+                    "global_step": env_steps,
+                    "updates": updates,
+                    "trained_steps": trained_steps,
+                    "elapsed_s": elapsed_before + time.monotonic() - start,
+                    "best": best,
+                    "window": [list(e) for e in window],
+                    "actors": policy.state_dict(),
+                    "critic": critic.state_dict(),
+                    "optimizer": optimizer.state_dict(),
+                    "rng": runs.rng_state(),
+                },
+            )
 
-        print(f"{args.map}: {env_info['n_agents']} agents, obs {env_info['obs_shape']}, state {env_info['state_shape']}, "
-              f"{env_info['n_actions']} actions, episode limit {env_info['episode_limit']} env steps | learner on {device}",
-              flush=True)
+        print(
+            f"{args.map}: {env_info['n_agents']} agents, obs {env_info['obs_shape']}, state {env_info['state_shape']}, "
+            f"{env_info['n_actions']} actions, episode limit {env_info['episode_limit']} env steps | learner on {device}",
+            flush=True,
+        )
         from torch.utils.tensorboard import SummaryWriter  # here, not at the top: spawned actors re-import this file
 
         # a resumed run drops the events logged after its resume state (e.g. after a hard kill)
@@ -607,18 +674,24 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
             writer.add_scalar("charts/episodes", len(window), env_steps)
             if time.monotonic() - last_print > args.print_interval_s:
                 last_print = time.monotonic()
-                say(f"update {updates} | env steps {env_steps} | env SPS {env_sps:.0f} | learner SPS {learner_sps:.0f} | "
+                say(
+                    f"update {updates} | env steps {env_steps} | env SPS {env_sps:.0f} | learner SPS {learner_sps:.0f} | "
                     f"win rate {win_rate:.2f} return {mean_ret:.2f} (last {len(window)} episodes) | queue {pool.depth()} | "
-                    f"lag {lag:.1f} | restarts {supervisor.restarts} | {elapsed:.0f} s")
+                    f"lag {lag:.1f} | restarts {supervisor.restarts} | {elapsed:.0f} s"
+                )
             if args.save_model and updates % args.checkpoint_interval == 0:
                 checkpoint()
-        say(f"done: {updates} updates, {env_steps} env steps in {time.monotonic() - start:.0f} s; "
+        say(
+            f"done: {updates} updates, {env_steps} env steps in {time.monotonic() - start:.0f} s; "
             f"win rate {np.mean([e[2] for e in window]) if window else float('nan'):.2f} "
-            f"over the last {len(window)} episodes; run folder {run_dir}")
+            f"over the last {len(window)} episodes; run folder {run_dir}"
+        )
         if args.save_model:
             checkpoint()
-            say(f"model saved to {run_dir / (args.exp_name + '.pt')} (best: {args.exp_name}_best.pt); "
-                f"continue with --resume {run_dir}")
+            say(
+                f"model saved to {run_dir / (args.exp_name + '.pt')} (best: {args.exp_name}_best.pt); "
+                f"continue with --resume {run_dir}"
+            )
     except ActorFailure as e:
         say(f"stopping: {e}")
         rc = 1

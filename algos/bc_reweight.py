@@ -384,7 +384,9 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
         env = sc2_envs.make_batched(info["map_name"], num_envs=args.eval_envs, device=device, seed=args.eval_seed)
         pol, _, _ = load_checkpoint(str(path), env.get_env_info(), device=device, with_critic=False)
         pol.eval()
-        return evaluate(pol, env, args.eval_episodes, seed=sc2_envs.eval_seed(args.eval_seed), greedy=args.eval_greedy, behaviour=True)
+        return evaluate(
+            pol, env, args.eval_episodes, seed=sc2_envs.eval_seed(args.eval_seed), greedy=args.eval_greedy, behaviour=True
+        )
 
     return select(args, run_dir, history, play)
 

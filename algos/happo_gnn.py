@@ -44,7 +44,6 @@ import torch.nn.functional as F
 import tyro
 from torch import nn
 from torch.utils.tensorboard import SummaryWriter
-from tqdm import tqdm
 
 from models import build_models, save_checkpoint
 from models.common import masked_mean
@@ -208,9 +207,10 @@ def happo_actor_loss(dist, actions, behaviour_logprob, advantages, factor, activ
 
 def value_loss_fn(values, old_values, targets, clip_coef, clip_vloss, huber_delta):
     """HARL's value loss: Huber (or 1/2 squared) error, clipped around the old values, mean over samples."""
-    err = lambda v: (
-        F.huber_loss(v, targets, reduction="none", delta=huber_delta) if huber_delta > 0 else 0.5 * (v - targets) ** 2
-    )
+
+    def err(v):
+        return F.huber_loss(v, targets, reduction="none", delta=huber_delta) if huber_delta > 0 else 0.5 * (v - targets) ** 2
+
     loss = err(values)
     if clip_vloss:
         loss = torch.max(loss, err(old_values + (values - old_values).clamp(-clip_coef, clip_coef)))
@@ -244,8 +244,12 @@ def check_args(args: Args) -> None:
         if hasattr(args, flag):
             need(getattr(args, flag) > 0, flag, "a value > 0")
     batch = args.num_envs * args.num_steps
-    need(args.num_minibatches <= batch, "num_minibatches", f"at most the batch of {batch} env steps (--num-envs x --num-steps)")
-    need(args.total_timesteps >= batch, "total_timesteps", f"at least one batch of {batch} env steps (--num-envs x --num-steps)")
+    need(
+        args.num_minibatches <= batch, "num_minibatches", f"at most the batch of {batch} env steps (--num-envs x --num-steps)"
+    )
+    need(
+        args.total_timesteps >= batch, "total_timesteps", f"at least one batch of {batch} env steps (--num-envs x --num-steps)"
+    )
 
 
 if __name__ == "__main__":
@@ -526,7 +530,7 @@ if __name__ == "__main__":
                 )
             pg_sum = ent_sum = kl_sum = clip_sum = 0.0
             n_updates = 0
-            for epoch in range(args.update_epochs):
+            for _epoch in range(args.update_epochs):
                 b_inds = torch.randperm(T * B, device=device)
                 for mb_inds in b_inds.split(args.minibatch_size):
                     dist = policy.class_dist(c, c_obs[mb_inds], c_avail[mb_inds])
@@ -566,7 +570,7 @@ if __name__ == "__main__":
         writer.add_scalar("charts/happo_factor_std", float(factor.std()), global_step)
 
         # ALGO LOGIC: critic update (once, after all actors; HARL VCritic)
-        for epoch in range(args.update_epochs):
+        for _epoch in range(args.update_epochs):
             b_inds = torch.randperm(T * B, device=device)
             for mb_inds in b_inds.split(args.minibatch_size):
                 newvalue = critic(b_states[mb_inds])

@@ -36,7 +36,6 @@ import tyro
 from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.tensorboard import SummaryWriter
-from tqdm import tqdm
 
 from models import build_models, save_checkpoint
 from models.common import masked_mean
@@ -189,7 +188,7 @@ def happo_factor_update(factor, new_logprob, old_logprob, active):
 def flat_grad(y, params, **kw):
     """Gradient of scalar ``y`` w.r.t. ``params`` as one flat vector (zeros for unused parameters)."""
     grads = torch.autograd.grad(y, params, allow_unused=True, **kw)
-    return torch.cat([(torch.zeros_like(p) if g is None else g).reshape(-1) for g, p in zip(grads, params)])
+    return torch.cat([(torch.zeros_like(p) if g is None else g).reshape(-1) for g, p in zip(grads, params, strict=False)])
 
 
 def conjugate_gradient(Avp, b, nsteps=10, residual_tol=1e-10):
@@ -293,9 +292,10 @@ def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, a
 
 def value_loss_fn(values, old_values, targets, clip_coef, clip_vloss, huber_delta):
     """HARL's value loss: Huber (or 1/2 squared) error, clipped around the old values, mean over samples."""
-    err = lambda v: (
-        F.huber_loss(v, targets, reduction="none", delta=huber_delta) if huber_delta > 0 else 0.5 * (v - targets) ** 2
-    )
+
+    def err(v):
+        return F.huber_loss(v, targets, reduction="none", delta=huber_delta) if huber_delta > 0 else 0.5 * (v - targets) ** 2
+
     loss = err(values)
     if clip_vloss:
         loss = torch.max(loss, err(old_values + (values - old_values).clamp(-clip_coef, clip_coef)))
@@ -329,8 +329,12 @@ def check_args(args: Args) -> None:
         if hasattr(args, flag):
             need(getattr(args, flag) > 0, flag, "a value > 0")
     batch = args.num_envs * args.num_steps
-    need(args.num_minibatches <= batch, "num_minibatches", f"at most the batch of {batch} env steps (--num-envs x --num-steps)")
-    need(args.total_timesteps >= batch, "total_timesteps", f"at least one batch of {batch} env steps (--num-envs x --num-steps)")
+    need(
+        args.num_minibatches <= batch, "num_minibatches", f"at most the batch of {batch} env steps (--num-envs x --num-steps)"
+    )
+    need(
+        args.total_timesteps >= batch, "total_timesteps", f"at least one batch of {batch} env steps (--num-envs x --num-steps)"
+    )
 
 
 if __name__ == "__main__":
@@ -601,7 +605,7 @@ if __name__ == "__main__":
         writer.add_scalar("charts/happo_factor_std", float(factor.std()), global_step)
 
         # ALGO LOGIC: critic update (once, after all actors; HARL VCritic)
-        for epoch in range(args.update_epochs):
+        for _epoch in range(args.update_epochs):
             b_inds = torch.randperm(T * B, device=device)
             for mb_inds in b_inds.split(args.minibatch_size):
                 newvalue = critic(b_states[mb_inds])

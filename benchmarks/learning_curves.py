@@ -291,13 +291,13 @@ def main(args: Args) -> None:
                 done.append((a, m, s, exp, proc.returncode))
                 print(f"[{time.time() - start:6.0f} s] {a} {m} seed {s} finished (exit {proc.returncode})")
         if args.time_budget_s > 0 and time.time() - start > args.time_budget_s + 120:
-            for proc, log, a, m, s, exp in running:
+            for proc, _log, a, m, s, _exp in running:
                 proc.kill()
                 print(f"killed {a} {m} seed {s}: over the time budget")
 
     stop.restore()
     rows = []
-    for a, m, s, exp, rc in done:
+    for a, m, s, exp, _rc in done:
         for r in read_curve(out, m, exp, s):
             rows.append({"algo": a, "map": m, "seed": s, **r})
     with open(os.path.join(out, "learning_curves.csv"), "w", newline="") as f:

@@ -63,12 +63,41 @@ def commands(out: Path) -> dict[str, list[str]]:
     """The command of each step; ``out`` is a fresh folder for its outputs."""
     py = sys.executable
     return {
-        "transfer_gnn": [py, "algos/eval_transfer.py", "--checkpoints", "checkpoints/2s3z_gnn.pt",
-                         "checkpoints/3s5z_gnn.pt", "--episodes", "100", "--seed", "0", "--device", "cpu",
-                         "--out-dir", str(out / "gnn"), "--name", "transfer"],
-        "transfer_mlp": [py, "benchmarks/transfer_table.py", "--actors", "mlp", "--total-timesteps", str(MLP_STEPS),
-                         "--num-envs", "64", "--episodes", "100", "--eval-seed", "0", "--device", "cpu",
-                         "--out-dir", str(out / "mlp")],
+        "transfer_gnn": [
+            py,
+            "algos/eval_transfer.py",
+            "--checkpoints",
+            "checkpoints/2s3z_gnn.pt",
+            "checkpoints/3s5z_gnn.pt",
+            "--episodes",
+            "100",
+            "--seed",
+            "0",
+            "--device",
+            "cpu",
+            "--out-dir",
+            str(out / "gnn"),
+            "--name",
+            "transfer",
+        ],
+        "transfer_mlp": [
+            py,
+            "benchmarks/transfer_table.py",
+            "--actors",
+            "mlp",
+            "--total-timesteps",
+            str(MLP_STEPS),
+            "--num-envs",
+            "64",
+            "--episodes",
+            "100",
+            "--eval-seed",
+            "0",
+            "--device",
+            "cpu",
+            "--out-dir",
+            str(out / "mlp"),
+        ],
     }
 
 
@@ -181,10 +210,12 @@ def write_docs() -> None:
 
 def git_commit() -> str:
     try:
-        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                             check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True,
-                               text=True, check=True).stdout.strip()
+        sha = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.strip()
         return sha + ("+uncommitted" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"

@@ -399,8 +399,12 @@ def main(argv=None) -> int:
     p.add_argument("--episodes", type=int, default=100)
     p.add_argument("--num-envs", type=int, default=32)
     p.add_argument("--out", required=True)
-    p.add_argument("--policy", default="heuristic", choices=["heuristic"],
-                   help="SMAC's heuristic; a checkpoint records with: python algos/bc_select.py record CKPT --out DIR")
+    p.add_argument(
+        "--policy",
+        default="heuristic",
+        choices=["heuristic"],
+        help="SMAC's heuristic; a checkpoint records with: python algos/bc_select.py record CKPT --out DIR",
+    )
     p.add_argument("--stride", type=int, default=1, help="env steps between the demonstrator's decisions")
     p.add_argument("--repeat-as-idle", action="store_true", help="label repeated commands as idle (stop)")
     p.add_argument("--seed", type=int, default=0)

@@ -119,7 +119,13 @@ def run_blocks(path: Path, blocks: list[Block], tmp_path: Path) -> None:
     env["MPLBACKEND"] = "Agg"
     try:
         proc = subprocess.run(
-            [sys.executable, script.name], check=False, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT_S
+            [sys.executable, script.name],
+            check=False,
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
         )
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"")[-3000:] if isinstance(e.stdout, bytes) else (e.stdout or "")[-3000:]

@@ -111,8 +111,9 @@ class SplitCopySeed(BaseParallelWrapper):
             raise TypeError(f"seed must be an int (ConcatVecEnv passes run seed + copy index) or None, got {seed!r}")
         base = int(seed) - self.copy_index
         if base < 0:
-            raise ValueError(f"copy {self.copy_index} got seed {seed!r}; expected run seed + {self.copy_index} "
-                             f"with a non-negative run seed")
+            raise ValueError(
+                f"copy {self.copy_index} got seed {seed!r}; expected run seed + {self.copy_index} with a non-negative run seed"
+            )
         child = np.random.SeedSequence(base, spawn_key=(self.copy_index,))
         return self.env.reset(seed=[child], options=options)
 
@@ -144,9 +145,11 @@ class SB3MaskedVecEnv(VecEnv):
         try:
             self._masks = np.stack([np.asarray(info["action_mask"], bool) for info in infos])
         except KeyError:
-            raise KeyError("an info dict has no 'action_mask'; wrap the parallel env in "
-                           "sc2_envs.adapters.pettingzoo_views.FlatObservation (it moves the mask into "
-                           "infos[agent]['action_mask']) or build it with info_action_mask=True") from None
+            raise KeyError(
+                "an info dict has no 'action_mask'; wrap the parallel env in "
+                "sc2_envs.adapters.pettingzoo_views.FlatObservation (it moves the mask into "
+                "infos[agent]['action_mask']) or build it with info_action_mask=True"
+            ) from None
 
     def reset(self) -> np.ndarray:
         seed = self._seeds[0]
@@ -206,8 +209,7 @@ class SB3MaskedVecEnv(VecEnv):
         return list(indices)
 
 
-def make_sb3_vec_env(map_name: str = "3m", num_battles: int = 1, seed: int | None = None,
-                     **env_kwargs) -> SB3MaskedVecEnv:
+def make_sb3_vec_env(map_name: str = "3m", num_battles: int = 1, seed: int | None = None, **env_kwargs) -> SB3MaskedVecEnv:
     """The SuperSuit pipeline of the module docstring, ready for ``PPO`` / ``MaskablePPO``.
 
     Args:
@@ -231,8 +233,10 @@ def make_sb3_vec_env(map_name: str = "3m", num_battles: int = 1, seed: int | Non
     from supersuit.vector import ConcatVecEnv
 
     if env_kwargs.pop("dead_agents", "absorbing") != "absorbing":
-        raise ValueError("the SuperSuit path needs dead_agents='absorbing' (pettingzoo_env_to_vec_env_v1 "
-                         "rejects agents that leave the episode)")
+        raise ValueError(
+            "the SuperSuit path needs dead_agents='absorbing' (pettingzoo_env_to_vec_env_v1 "
+            "rejects agents that leave the episode)"
+        )
     if not isinstance(num_battles, (int, np.integer)) or isinstance(num_battles, bool) or num_battles < 1:
         raise ValueError(f"num_battles must be a positive int, got {num_battles!r}")
 
@@ -240,6 +244,7 @@ def make_sb3_vec_env(map_name: str = "3m", num_battles: int = 1, seed: int | Non
         def make():
             par = SC2ParallelEnv(map_name, dead_agents="absorbing", **env_kwargs)
             return ss.pettingzoo_env_to_vec_env_v1(SplitCopySeed(KeepFinalInfo(FlatObservation(par)), i))
+
         return make
 
     # concat_vec_envs_v1(..., num_cpus=0, base_class="gymnasium") is ConcatVecEnv over pickled copies of

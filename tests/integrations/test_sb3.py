@@ -9,7 +9,7 @@ import pytest
 ss = pytest.importorskip("supersuit", exc_type=ImportError, reason="needs supersuit (pip install 'sc2-envs[sb3]')")
 pytest.importorskip("stable_baselines3", exc_type=ImportError, reason="needs stable-baselines3 (pip install 'sc2-envs[sb3]')")
 
-from sc2_envs.adapters.sb3 import SB3MaskedVecEnv, make_sb3_vec_env
+from sc2_envs.adapters.sb3 import SB3MaskedVecEnv, make_sb3_vec_env  # noqa: E402 (after the skips)
 
 N = 3  # agents on 3m
 
@@ -30,7 +30,7 @@ def test_first_death_does_not_end_episode_and_masks_follow():
         assert masks.tolist() == [list(m) for m in venv.env_method("action_masks")]
         obs, _rewards, dones, infos = venv.step(passive_actions(masks))
         steps += 1
-        for info, mask in zip(infos, venv.action_masks()):
+        for info, mask in zip(infos, venv.action_masks(), strict=False):
             if not dones.any():  # the mask read by MaskablePPO is the env's mask of the new observation
                 assert np.array_equal(info["action_mask"].astype(bool), mask)
         dead = [not info["agent_alive"] for info in infos]
@@ -88,7 +88,7 @@ def test_adjacent_seeds_share_no_battle_copy():
         assert keys[s] == batched.st.env_seed.tolist()
     assert len(set(keys[0]) | set(keys[1])) == 2 * k
     for i in range(k - 1):  # the old coincidence: seed 1's copy i == seed 0's copy i + 1
-        assert not np.array_equal(first_obs[1][i * N:(i + 1) * N], first_obs[0][(i + 1) * N:(i + 2) * N])
+        assert not np.array_equal(first_obs[1][i * N : (i + 1) * N], first_obs[0][(i + 1) * N : (i + 2) * N])
 
 
 def test_split_copy_seed_rejects_impossible_seeds():
@@ -116,8 +116,9 @@ def test_wrapper_errors():
 def test_maskable_ppo_learns_without_invalid_actions():
     """MaskablePPO reads the masks: the env raises ValueError on any unavailable action, so a run that
     completes sampled only valid actions (a mask-blind PPO fails within a few steps)."""
-    sb3_contrib = pytest.importorskip("sb3_contrib", exc_type=ImportError,
-                                      reason="needs sb3-contrib (pip install 'sc2-envs[sb3]')")
+    sb3_contrib = pytest.importorskip(
+        "sb3_contrib", exc_type=ImportError, reason="needs sb3-contrib (pip install 'sc2-envs[sb3]')"
+    )
     venv = make_sb3_vec_env("3m", num_battles=1, seed=0, loops_per_tick=8)
     model = sb3_contrib.MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=96, n_epochs=1, seed=0, device="cpu")
     model.learn(total_timesteps=2 * 64 * N)
@@ -125,8 +126,15 @@ def test_maskable_ppo_learns_without_invalid_actions():
 
     from stable_baselines3 import PPO
 
-    blind = PPO("MlpPolicy", make_sb3_vec_env("3m", num_battles=1, seed=0, loops_per_tick=8), n_steps=64,
-                batch_size=96, n_epochs=1, seed=0, device="cpu")
+    blind = PPO(
+        "MlpPolicy",
+        make_sb3_vec_env("3m", num_battles=1, seed=0, loops_per_tick=8),
+        n_steps=64,
+        batch_size=96,
+        n_epochs=1,
+        seed=0,
+        device="cpu",
+    )
     with pytest.raises(ValueError, match="unavailable"):
         blind.learn(total_timesteps=2 * 64 * N)
 
@@ -228,7 +236,7 @@ def test_supersuits_vector_conversion_runs_the_absorbing_dict_env():
         actions = np.array([rng.choice(np.flatnonzero(m)) for m in obs["action_mask"]])
         obs, _rew, term, trunc, infos = venv.step(actions)
         done = term | trunc
-        ends += sum(int(done[c * N:(c + 1) * N].all()) for c in range(2))  # per battle copy
+        ends += sum(int(done[c * N : (c + 1) * N].all()) for c in range(2))  # per battle copy
         dead = [j for j, info in enumerate(infos) if not info["agent_alive"] and not done[j]]
         dead_seen += len(dead)
         for j in dead:
@@ -244,8 +252,9 @@ def test_supersuits_remaining_observation_wrappers_run_the_flat_default_env():
     import sc2_envs
     from sc2_envs.adapters.pettingzoo_views import FlatObservation
 
-    env = ss.max_observation_v0(ss.delay_observations_v0(ss.pad_observations_v0(ss.flatten_v0(
-        FlatObservation(sc2_envs.parallel_env("3m")))), 1), 2)
+    env = ss.max_observation_v0(
+        ss.delay_observations_v0(ss.pad_observations_v0(ss.flatten_v0(FlatObservation(sc2_envs.parallel_env("3m")))), 1), 2
+    )
     rng = np.random.default_rng(0)
     for seed in (0, 1):
         obs, infos = env.reset(seed=seed)

@@ -22,8 +22,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:PettingZoo in TorchRL is tested 
 
 def seeded_rollout(env, seed: int, steps: int, policy):
     """``env.rollout`` from an episode reset with ``seed`` (TorchRL's own reset passes no seed)."""
-    return env.rollout(steps, policy=policy, auto_reset=False, tensordict=env.reset(seed=seed),
-                       break_when_any_done=True)
+    return env.rollout(steps, policy=policy, auto_reset=False, tensordict=env.reset(seed=seed), break_when_any_done=True)
 
 
 def passive(td: TensorDict) -> TensorDict:
@@ -54,7 +53,7 @@ def test_first_death_does_not_end_episode():
     assert td["next", "agent", "action_mask"][first, dead].tolist() == [True] + [False] * 8
     assert (td["next", "agent", "observation"][first, dead] == 0).all()
     assert not td["next", "agent", "done"][first, dead].any()
-    assert (td["agent", "action"][first + 1:, dead] == 0).all()
+    assert (td["agent", "action"][first + 1 :, dead] == 0).all()
 
 
 def test_remove_mode_needs_done_on_any_false():
@@ -97,10 +96,15 @@ def test_masked_policy_samples_valid_actions():
     from torchrl.modules import MaskedCategorical, ProbabilisticActor
 
     env = make_torchrl_env("3m", seed=1)
-    logits = TensorDictModule(lambda obs: torch.zeros(*obs.shape[:-1], 9), in_keys=[("agent", "observation")],
-                              out_keys=[("agent", "logits")])
-    actor = ProbabilisticActor(logits, in_keys={"logits": ("agent", "logits"), "mask": ("agent", "action_mask")},
-                               out_keys=[("agent", "action")], distribution_class=MaskedCategorical)
+    logits = TensorDictModule(
+        lambda obs: torch.zeros(*obs.shape[:-1], 9), in_keys=[("agent", "observation")], out_keys=[("agent", "logits")]
+    )
+    actor = ProbabilisticActor(
+        logits,
+        in_keys={"logits": ("agent", "logits"), "mask": ("agent", "action_mask")},
+        out_keys=[("agent", "action")],
+        distribution_class=MaskedCategorical,
+    )
     torch.manual_seed(0)
     td = env.rollout(200, policy=actor, break_when_any_done=False)
     assert td.shape == (200,)
