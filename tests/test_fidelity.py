@@ -403,7 +403,7 @@ def test_medivac_heals_a_marine_under_fire_at_9_hp_per_second_for_0_33_energy_pe
 
 # ---------------------------------------------------------------- defect 1: death before heal
 def test_marine_killed_in_a_loop_is_not_healed_back_by_a_medivac():
-    """Issue 12 defect 1: a 10-HP marine beside a medivac, four enemy marines in range (4 x 6 = 24):
+    """A heal never revives a unit killed in the same loop: a 10-HP marine beside a medivac, four enemy marines in range (4 x 6 = 24):
     it dies to the first volley (loop 1 + ceil(0.05 * 16) = 2) and stays dead."""
     e = make_batched("MMM", num_envs=1, seed=0, autoreset=False, spawn_jitter=0.0)
     e.reset()
@@ -419,7 +419,7 @@ def test_marine_killed_in_a_loop_is_not_healed_back_by_a_medivac():
 
 
 def test_killed_baneling_bursts_on_the_zealot_beside_it():
-    """Issue 12 defect 3: BanelingExplode's DeathResponse runs VolatileBurst on death [GD liberty
+    """Banelings burst on death: BanelingExplode's DeathResponse runs VolatileBurst on death [GD liberty
     BehaviorData]: a stalker kills a baneling next to a zealot; the zealot (Light) takes 20 + 15 = 35
     (on its 50 shields), the stalker 4.3 away takes nothing (no friendly fire is moot: it's an ally)."""
     spec = arena(["stalker", "zealot"], ["baneling"])

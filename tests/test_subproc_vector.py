@@ -268,7 +268,7 @@ def test_matches_in_process_batch_for_the_same_seeds(tmp_path, no_leftover_child
 
 
 def test_constructor_seed_gives_the_in_process_batch_battles_over_several_episodes(tmp_path, no_leftover_children):
-    """Issue 13 item 2: each worker gets its global env indices, not the same seed as every other worker."""
+    """Each worker gets its global env indices, not the same seed as every other worker."""
     torch = pytest.importorskip("torch")
     from sc2_envs import make_batched
     from sc2_envs.vector import make_subproc_batched

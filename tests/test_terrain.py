@@ -139,7 +139,7 @@ def _walk(e, orders, loops):
         st.order_target[0, u] = -1
     out = []
     for _ in range(loops):
-        e.dynamics.advance(st, torch.zeros(1, dtype=torch.int64))
+        e.dynamics.advance(st)
         out.append(st.pos[0].clone())
     return torch.stack(out)  # [loops, U, 2]
 

@@ -333,9 +333,8 @@ class SC2APIGame:
             keep = torch.zeros(1, sim.n_agents, dtype=torch.int64, device=sim.device)  # no-op: keep the orders
             for _ in range(count // LOOPS_PER_ENV_STEP):
                 sim._core(keep)
-            base = int(sim.st.episode_steps[0]) * LOOPS_PER_ENV_STEP
-            for k in range(count % LOOPS_PER_ENV_STEP):
-                sim._run_stage("tick", torch.full((1,), base + k, dtype=torch.int64, device=sim.device))
+            for _ in range(count % LOOPS_PER_ENV_STEP):
+                sim._run_stage("tick")
         self.game_loop += count
         resp.step.simulation_loop = self.game_loop
 

@@ -196,7 +196,7 @@ class Dynamics:
         return inside & (ground | self.t.is_air)
 
     # ------------------------------------------------------------------ tick
-    def advance(self, st: WorldState, loop_index: torch.Tensor) -> None:
+    def advance(self, st: WorldState) -> None:
         """Simulate one tick of ``L`` game loops in place.
 
         Order within a tick (all units of one stage act simultaneously; SC2 updates units in a
@@ -214,8 +214,6 @@ class Dynamics:
 
         Args:
             st: the world state (modified in place).
-            loop_index: ``[B]`` int64, game loops since the episode started (kept for callers that
-                key randomness on time; the cooldown jitter uses each unit's own stream).
         """
         t = self.t
         alive = st.alive

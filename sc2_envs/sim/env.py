@@ -406,17 +406,16 @@ class SMACSim:
         is one ``torch.compile`` graph (a per-tick graph compiles much faster than a whole step).
         """
         self._run_stage("orders", actions)
-        base_loop = self.st.episode_steps * LOOPS_PER_STEP
-        for k in range(0, LOOPS_PER_STEP, self.dynamics.L):
-            self._run_stage("tick", base_loop + k)
+        for _ in range(0, LOOPS_PER_STEP, self.dynamics.L):
+            self._run_stage("tick")
         return self._run_stage("observe", actions)
 
     def _stage_orders(self, st: WorldState, actions: torch.Tensor) -> None:
         self._apply_actions(st, actions)
         self.enemy_ai.act(st)
 
-    def _stage_tick(self, st: WorldState, loop_index: torch.Tensor) -> None:
-        self.dynamics.advance(st, loop_index)
+    def _stage_tick(self, st: WorldState) -> None:
+        self.dynamics.advance(st)
 
     def _stage_observe(self, st: WorldState, actions: torch.Tensor) -> dict[str, torch.Tensor]:
         st.episode_steps = st.episode_steps + 1
@@ -435,16 +434,16 @@ class SMACSim:
             draw=draw,
         )
 
-    def _run_stage(self, name: str, arg: torch.Tensor):
-        """Run stage ``name`` on ``self.st``, eagerly or through its compiled flat-tuple form."""
+    def _run_stage(self, name: str, arg: torch.Tensor | None = None):
+        """Run stage ``name`` on ``self.st`` (with ``arg`` when given), eagerly or through its compiled flat-tuple form."""
         fn = getattr(self, f"_stage_{name}")
         if not self._compile:
-            return fn(self.st, arg)
+            return fn(self.st) if arg is None else fn(self.st, arg)
         if name not in self._compiled:
 
             def flat(arg, *tensors):
                 st = WorldState(*tensors)
-                res = fn(st, arg)
+                res = fn(st) if arg is None else fn(st, arg)
                 return tuple(getattr(st, n) for n in _STATE_FIELDS), res
 
             self._compiled[name] = torch.compile(flat, dynamic=False)

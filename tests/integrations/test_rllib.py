@@ -128,7 +128,7 @@ def test_death_on_the_time_limit_step():
 
 
 def test_rllibs_own_wrapper_runs_the_default_env_without_flags():
-    """Issue 13 item 13: RLlib's ``ParallelPettingZooEnv`` over ``sc2_envs.parallel_env("3m")`` as it comes:
+    """RLlib's ``ParallelPettingZooEnv`` over ``sc2_envs.parallel_env("3m")`` as it comes:
     whole episodes, ``__all__`` only at the battle's end, finished agents never come back, every
     observation inside RLlib's observation space."""
     from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv

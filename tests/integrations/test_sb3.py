@@ -169,7 +169,7 @@ def test_final_infos_survive_the_auto_reset():
 
 
 def test_supersuits_space_agnostic_wrappers_run_the_default_env_without_flags():
-    """Issue 13 item 13: SuperSuit's wrappers that accept any observation space (reward clipping, action
+    """SuperSuit's wrappers that accept any observation space (reward clipping, action
     padding) run ``sc2_envs.parallel_env("3m")`` as it comes, whole episodes with agents dying.
 
     SuperSuit's observation wrappers (``dtype_v0``, ``normalize_obs_v0``, ``frame_stack_v1``,

@@ -113,7 +113,7 @@ def test_masked_policy_samples_valid_actions():
 
 
 def test_torchrls_own_wrapper_runs_the_default_env_without_flags():
-    """Issue 13 item 13: TorchRL's ``PettingZooWrapper`` on ``sc2_envs.parallel_env("3m")`` as it comes."""
+    """TorchRL's ``PettingZooWrapper`` on ``sc2_envs.parallel_env("3m")`` as it comes."""
     import sc2_envs
 
     env = PettingZooWrapper(sc2_envs.parallel_env("3m"), use_mask=True, done_on_any=False, categorical_actions=True)
