@@ -1,0 +1,43 @@
+"""Bad input to public entry points raises one clear error naming the bad value (found by trying them)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import sc2_envs
+
+
+def test_num_envs_accepts_numpy_ints_and_names_bad_values():
+    env = sc2_envs.make_batched("3m", num_envs=np.int64(2), seed=0)
+    assert env.num_envs == 2 and type(env.num_envs) is int
+    assert env.reset()["obs"].shape[0] == 2
+    for bad in (0, -1, 2.0, "2", True, np.int64(0)):
+        with pytest.raises(ValueError, match="num_envs must be a positive int"):
+            sc2_envs.make_batched("3m", num_envs=bad)
+
+
+@pytest.mark.parametrize("device", ["tpu", "cpu:x", 3.5])
+def test_unknown_device_is_a_value_error_naming_it(device):
+    with pytest.raises(ValueError, match=r"device must be a torch device .* got " + repr(device).replace(".", r"\.")):
+        sc2_envs.make_batched("3m", num_envs=1, device=device)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without CUDA")
+def test_cuda_without_gpu_is_a_value_error():
+    with pytest.raises(ValueError, match=r"device 'cuda' needs CUDA, but torch.cuda.is_available\(\) is False"):
+        sc2_envs.make_batched("3m", num_envs=1, device="cuda")
+
+
+def test_continuing_episode_must_be_a_bool():
+    assert sc2_envs.make_batched("3m", num_envs=1, continuing_episode=True).num_envs == 1
+    with pytest.raises(TypeError, match="option continuing_episode must be a bool, got 'yes'"):
+        sc2_envs.make_batched("3m", num_envs=1, continuing_episode="yes")
+
+
+def test_parallel_env_step_rejects_a_non_mapping():
+    env = sc2_envs.parallel_env("3m", seed=0)
+    env.reset(seed=0)
+    with pytest.raises(TypeError, match=r"actions must be a dict \{agent name: int action\}.*got list \[1, 1, 1\]"):
+        env.step([1, 1, 1])
