@@ -100,7 +100,8 @@ class Args:
     gae_lambda: float = 0.95
     """the lambda for the general advantage estimation"""
     num_minibatches: int = 4
-    """the number of mini-batches (of env steps) per epoch, for each class actor and the critic"""
+    """the number of mini-batches (of env steps) per epoch, for each class actor and the critic;
+    it must divide num_envs x num_steps"""
     update_epochs: int = 5
     """the K epochs to update each class actor and the critic"""
     norm_adv: bool = True
@@ -244,7 +245,8 @@ def check_args(args: Args) -> None:
         if hasattr(args, flag):
             need(getattr(args, flag) > 0, flag, "a value > 0")
     batch = args.num_envs * args.num_steps
-    need(args.num_minibatches <= batch, "num_minibatches", f"at most the batch of {batch} env steps (--num-envs x --num-steps)")
+    need(args.num_minibatches <= batch and batch % args.num_minibatches == 0, "num_minibatches",
+         f"a divisor of the batch of {batch} env steps (--num-envs x --num-steps), for equal minibatches")
     need(args.total_timesteps >= batch, "total_timesteps", f"at least one batch of {batch} env steps (--num-envs x --num-steps)")
 
 

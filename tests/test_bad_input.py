@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -41,3 +46,17 @@ def test_parallel_env_step_rejects_a_non_mapping():
     env.reset(seed=0)
     with pytest.raises(TypeError, match=r"actions must be a dict \{agent name: int action\}.*got list \[1, 1, 1\]"):
         env.step([1, 1, 1])
+
+
+@pytest.mark.parametrize("script", ["happo_gnn.py", "hatrpo_gnn.py"])
+def test_num_minibatches_must_divide_the_batch(tmp_path, script):
+    """8 envs x 10 steps = 80 env steps split 3 ways used to give minibatches of 26, 26, 26 and 2."""
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(repo), OMP_NUM_THREADS="1")
+    res = subprocess.run([sys.executable, str(repo / "algos" / script), "--no-cuda", "--map", "3m", "--num-envs", "8",
+                          "--num-steps", "10", "--total-timesteps", "80", "--num-minibatches", "3"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env, check=False)
+    assert res.returncode == 2, res.stdout[-2000:] + res.stderr[-2000:]
+    assert res.stderr.strip() == (f"{script}: error: --num-minibatches 3: expected a divisor of the batch of 80 env "
+                                  "steps (--num-envs x --num-steps), for equal minibatches")
+    assert not (tmp_path / "runs").exists()
