@@ -60,3 +60,19 @@ def test_num_minibatches_must_divide_the_batch(tmp_path, script):
     assert res.stderr.strip() == (f"{script}: error: --num-minibatches 3: expected a divisor of the batch of 80 env "
                                   "steps (--num-envs x --num-steps), for equal minibatches")
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("case", ["path-is-a-file", "bad-build"])
+def test_sc2api_install_cli_reports_an_unusable_path_in_one_line(tmp_path, capsys, case):
+    from sc2_envs.sc2api.__main__ import main
+
+    target = tmp_path / "afile"
+    target.write_text("not a folder")
+    argv = ["install", "--path", str(target)] if case == "path-is-a-file" else ["install", "--path", str(tmp_path / "d"),
+                                                                                 "--build", "0"]
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("python -m sc2_envs.sc2api install: error: --path ")
+    assert ("Not a directory" in err) if case == "path-is-a-file" else ("build must be a positive int" in err), err
