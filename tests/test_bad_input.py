@@ -76,3 +76,14 @@ def test_sc2api_install_cli_reports_an_unusable_path_in_one_line(tmp_path, capsy
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("python -m sc2_envs.sc2api install: error: --path ")
     assert ("Not a directory" in err) if case == "path-is-a-file" else ("build must be a positive int" in err), err
+
+
+def test_a3c_upgo_unknown_map_is_one_line_before_any_run_folder(tmp_path):
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(repo), OMP_NUM_THREADS="1")
+    res = subprocess.run([sys.executable, str(repo / "algos" / "a3c_upgo.py"), "--no-cuda", "--map", "bogus"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env, check=False)
+    assert res.returncode != 0
+    assert res.stderr.strip().startswith("--map 'bogus'; expected one of 10m_vs_11m, "), res.stderr[-2000:]
+    assert "Traceback" not in res.stderr
+    assert not (tmp_path / "runs").exists()
