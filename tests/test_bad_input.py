@@ -87,3 +87,23 @@ def test_a3c_upgo_unknown_map_is_one_line_before_any_run_folder(tmp_path):
     assert res.stderr.strip().startswith("--map 'bogus'; expected one of 10m_vs_11m, "), res.stderr[-2000:]
     assert "Traceback" not in res.stderr
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("case", ["missing", "text", "npy", "fps0"])
+def test_render_cli_reports_a_bad_replay_in_one_line(tmp_path, capsys, case):
+    from sc2_envs.render import main
+
+    replay = tmp_path / "r.npz"
+    if case == "text":
+        replay.write_text("not a replay")
+    elif case == "npy":
+        replay = tmp_path / "r.npy"
+        np.save(replay, np.zeros(3))
+    extra = ["--fps", "0"] if case == "fps0" else []
+    with pytest.raises(SystemExit) as exc:
+        main([str(replay), "--out", str(tmp_path / "x.gif"), *extra])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    expected = {"missing": "No such file or directory", "text": "is not a sc2_envs", "npy": "is a .npy array, not a",
+                "fps0": "--fps 0.0: expected env steps per second > 0"}[case]
+    assert err.startswith("python -m sc2_envs.render: error: ") and expected in err, err
