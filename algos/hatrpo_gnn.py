@@ -643,7 +643,8 @@ if __name__ == "__main__":
     elif stopper.requested:
         how = f"stopped by {stopper.reason} after iteration {iteration}/{args.num_iterations}"
     elif iteration < args.num_iterations:
-        how = f"time budget of {args.time_budget_s:.0f} s reached after iteration {iteration}/{args.num_iterations}"
+        how = (f"time budget of {args.time_budget_s:.0f} s (this process) reached after iteration "
+               f"{iteration}/{args.num_iterations}")
     else:
         how = f"finished {args.num_iterations} iterations"
     saved = (

@@ -107,3 +107,15 @@ def test_render_cli_reports_a_bad_replay_in_one_line(tmp_path, capsys, case):
     expected = {"missing": "No such file or directory", "text": "is not a sc2_envs", "npy": "is a .npy array, not a",
                 "fps0": "--fps 0.0: expected env steps per second > 0"}[case]
     assert err.startswith("python -m sc2_envs.render: error: ") and expected in err, err
+
+
+def test_time_budget_line_says_the_budget_is_per_process(tmp_path):
+    """The budget counts this process, the seconds printed after it count the whole run (across --resume)."""
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(repo), OMP_NUM_THREADS="1")
+    res = subprocess.run([sys.executable, str(repo / "algos" / "happo_gnn.py"), "--no-cuda", "--map", "3m", "--num-envs", "2",
+                          "--num-steps", "4", "--total-timesteps", "80", "--eval-episodes", "2", "--no-save-model",
+                          "--time-budget-s", "0.001"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env, check=False)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    assert "time budget of 0 s (this process) reached after iteration 1/10: 8 env steps" in res.stdout, res.stdout[-2000:]
