@@ -119,3 +119,18 @@ def test_time_budget_line_says_the_budget_is_per_process(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env, check=False)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     assert "time budget of 0 s (this process) reached after iteration 1/10: 8 env steps" in res.stdout, res.stdout[-2000:]
+
+
+def test_policy_act_names_observations_of_the_wrong_team_size():
+    import models
+
+    env = sc2_envs.make_batched("2s3z", num_envs=2, seed=0)
+    policy, _, _ = models.load_checkpoint(str(Path(__file__).resolve().parents[1] / "checkpoints" / "2s3z_gnn.pt"),
+                                          env.get_env_info())
+    out = env.reset()
+    with pytest.raises(ValueError, match=r"obs \(2, 3, 80\) and avail \(2, 3, 11\); expected \[B, 5, obs_size\]"):
+        policy.act(out["obs"][:, :3], out["avail_actions"][:, :3], greedy=True)
+    actions, logp = policy.act(out["obs"], out["avail_actions"], greedy=True)
+    assert actions.shape == (2, 5) and logp.shape == (2, 5)
+    with pytest.raises(TypeError, match="env_info must be the dict of env.get_env_info\\(\\), got NoneType"):
+        models.load_checkpoint(str(Path(__file__).resolve().parents[1] / "checkpoints" / "2s3z_gnn.pt"), None)
