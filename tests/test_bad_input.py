@@ -134,3 +134,20 @@ def test_policy_act_names_observations_of_the_wrong_team_size():
     assert actions.shape == (2, 5) and logp.shape == (2, 5)
     with pytest.raises(TypeError, match="env_info must be the dict of env.get_env_info\\(\\), got NoneType"):
         models.load_checkpoint(str(Path(__file__).resolve().parents[1] / "checkpoints" / "2s3z_gnn.pt"), None)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(maps=["bogus"]), "--maps ['bogus']: unknown; expected names from 10m_vs_11m"),
+    (dict(batch_sizes=[0]), "--batch-sizes values must be >= 1 envs, got [0]"),
+    (dict(compile="yes"), "--compile 'yes'; expected off, on or both"),
+    (dict(seconds=0.0), "--seconds 0.0; expected a timed budget > 0 s"),
+])
+def test_env_throughput_rejects_bad_flags_before_measuring(kwargs, message):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        import env_throughput
+    finally:
+        sys.path.pop(0)
+    with pytest.raises(SystemExit) as exc:
+        env_throughput.main(env_throughput.Args(devices=["cpu"], **kwargs))
+    assert str(exc.value).startswith(message), exc.value
