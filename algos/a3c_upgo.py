@@ -386,6 +386,10 @@ def learner_loss(policy, critic, teacher, batch: dict, args: Args) -> tuple[torc
 
 def check_args(args: Args) -> None:
     """Clear errors for bad or inconsistent options, before any process starts."""
+    from sc2_envs import list_maps
+
+    if not args.env_factory and args.map not in list_maps():
+        raise SystemExit(f"--map {args.map!r}; expected one of {', '.join(list_maps())}")
     if args.kl_coef < 0:
         raise SystemExit(f"--kl-coef {args.kl_coef}; expected >= 0")
     if args.kl_coef > 0 and not args.teacher:

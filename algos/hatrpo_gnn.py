@@ -89,7 +89,8 @@ class Args:
     gae_lambda: float = 0.95
     """the lambda for the general advantage estimation"""
     num_minibatches: int = 4
-    """the number of mini-batches (of env steps) per critic epoch (the actors use the whole batch)"""
+    """the number of mini-batches (of env steps) per critic epoch (the actors use the whole batch);
+    it must divide num_envs x num_steps"""
     update_epochs: int = 5
     """the K epochs to update the critic"""
     kl_threshold: float = 0.01
@@ -330,7 +331,9 @@ def check_args(args: Args) -> None:
             need(getattr(args, flag) > 0, flag, "a value > 0")
     batch = args.num_envs * args.num_steps
     need(
-        args.num_minibatches <= batch, "num_minibatches", f"at most the batch of {batch} env steps (--num-envs x --num-steps)"
+        args.num_minibatches <= batch and batch % args.num_minibatches == 0,
+        "num_minibatches",
+        f"a divisor of the batch of {batch} env steps (--num-envs x --num-steps), for equal minibatches",
     )
     need(
         args.total_timesteps >= batch, "total_timesteps", f"at least one batch of {batch} env steps (--num-envs x --num-steps)"
@@ -645,7 +648,10 @@ if __name__ == "__main__":
     elif stopper.requested:
         how = f"stopped by {stopper.reason} after iteration {iteration}/{args.num_iterations}"
     elif iteration < args.num_iterations:
-        how = f"time budget of {args.time_budget_s:.0f} s reached after iteration {iteration}/{args.num_iterations}"
+        how = (
+            f"time budget of {args.time_budget_s:.0f} s (this process) reached after iteration "
+            f"{iteration}/{args.num_iterations}"
+        )
     else:
         how = f"finished {args.num_iterations} iterations"
     saved = (

@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 import tyro
 
-from sc2_envs import make_batched
+from sc2_envs import list_maps, make_batched
 from sc2_envs.policies import random_actions
 
 
@@ -95,6 +95,15 @@ def measure(map_name: str, B: int, device: str, compile_: bool, loops_per_tick: 
 def main(args: Args) -> None:
     if any(t < 0 for t in args.threads):
         raise SystemExit(f"--threads values must be >= 0 (0 = automatic), got {args.threads}")
+    bad_maps = [m for m in args.maps if m not in list_maps()]
+    if bad_maps:
+        raise SystemExit(f"--maps {bad_maps}: unknown; expected names from {', '.join(list_maps())}")
+    if not args.batch_sizes or any(b < 1 for b in args.batch_sizes):
+        raise SystemExit(f"--batch-sizes values must be >= 1 envs, got {args.batch_sizes}")
+    if args.compile not in ("off", "on", "both"):
+        raise SystemExit(f"--compile {args.compile!r}; expected off, on or both")
+    if not args.seconds > 0:
+        raise SystemExit(f"--seconds {args.seconds}; expected a timed budget > 0 s")
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.compile]
     print(
         f"env_throughput: maps={args.maps} B={args.batch_sizes} devices={args.devices} compile={modes} "

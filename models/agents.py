@@ -36,6 +36,8 @@ CHECKPOINT_FORMAT = "sc2_envs.class_actor_critic/1"
 
 def unit_classes(env_info: dict) -> dict[str, list[int]]:
     """Unit class -> agent ids of that class, in first-seen order (``env_info["agent_unit_types"]``)."""
+    if not isinstance(env_info, dict):
+        raise TypeError(f"env_info must be the dict of env.get_env_info(), got {type(env_info).__name__}")
     types = env_info.get("agent_unit_types")
     if not types or len(types) != env_info.get("n_agents"):
         raise ValueError(
@@ -188,7 +190,25 @@ class ClassPolicy(nn.Module):
             greedy: argmax instead of sampling.
         Returns:
             actions ``[B, N]`` int64, logprobs ``[B, N]`` float32.
+
+        Raises:
+            ValueError: ``obs`` / ``avail`` not ``[B, N, *]`` with the bound env's ``N`` agents and
+                ``n_actions`` actions (e.g. observations of another map than the one bound).
+            RuntimeError: the policy is not bound to an env (:meth:`bind`).
         """
+        if not self.class_agents:
+            raise RuntimeError("this policy is not bound to an env; call policy.bind(env.get_env_info()) first")
+        if (
+            obs.dim() != 3
+            or avail.dim() != 3
+            or obs.shape[1] != self.n_agents
+            or avail.shape[:2] != obs.shape[:2]
+            or avail.shape[2] != self.n_actions
+        ):
+            raise ValueError(
+                f"obs {tuple(obs.shape)} and avail {tuple(avail.shape)}; expected [B, {self.n_agents}, "
+                f"obs_size] and [B, {self.n_agents}, {self.n_actions}] (the env this policy is bound to)"
+            )
         actions = torch.empty(obs.shape[:2], dtype=torch.int64, device=obs.device)
         logprobs = torch.empty(obs.shape[:2], dtype=obs.dtype, device=obs.device)
         for c, ids in self._ids.items():

@@ -307,7 +307,15 @@ def load_replay(path: str | Path) -> list[dict]:
         ValueError: the file is not a simulator replay of a supported version.
         FileNotFoundError: no such file.
     """
-    with np.load(Path(path), allow_pickle=False) as z:
+    try:
+        z = np.load(Path(path), allow_pickle=False)
+    except ValueError:  # not an .npy/.npz at all (numpy's message is about pickles)
+        raise ValueError(f"{str(path)!r} is not a {REPLAY_FORMAT} .npz file (written by StarCraft2Env.save_replay)") from None
+    if not hasattr(z, "files"):  # a bare .npy array
+        raise ValueError(
+            f"{str(path)!r} is a .npy array, not a {REPLAY_FORMAT} .npz file (written by StarCraft2Env.save_replay)"
+        )
+    with z:
         if "format" not in z.files or str(z["format"]) != REPLAY_FORMAT:
             raise ValueError(f"{str(path)!r} is not a {REPLAY_FORMAT} file (written by StarCraft2Env.save_replay)")
         if int(z["version"]) != REPLAY_VERSION:
@@ -366,7 +374,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fps", type=float, default=4.0, help="env steps per second of video (2 = real time)")
     parser.add_argument("--scale", type=int, default=16, help="pixels per world unit")
     args = parser.parse_args(argv)
-    path = replay_to_video(args.replay, args.out, fps=args.fps, scale=args.scale)
+    if not args.fps > 0:
+        parser.error(f"--fps {args.fps}: expected env steps per second > 0")
+    if args.scale < 1:
+        parser.error(f"--scale {args.scale}: expected pixels per world unit >= 1")
+    try:
+        path = replay_to_video(args.replay, args.out, fps=args.fps, scale=args.scale)
+    except (OSError, ValueError) as e:  # a missing or foreign replay, an unwritable output: one line, exit 2
+        parser.error(str(e))
     print(f"wrote {path}")
     return 0
 

@@ -228,7 +228,8 @@ class StarCraft2Env(SMACUnitRules):
         self.map_x = self.map_y = MAP_SIZE
         self.max_distance_x = self.max_distance_y = MAP_SIZE
         self.pathing_grid = pathing_grid(spec.terrain).astype(bool)
-        # SMAC's terrain_height: the game's height bytes / 255, read mirrored in y (as SMAC's _launch does)
+        # SMAC's terrain_height: the API height bytes flipped in y, / 255 ([x, y] float64), as in the simulator's
+        # obs_terrain_height (oxwhirl/smac smac/env/starcraft2/starcraft2.py, _launch).
         self.terrain_height = terrain_grids(spec.terrain).height[:, ::-1] / 255.0
         self._reset_type_ids()
         self._episode_count = 0

@@ -30,7 +30,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "run":
         return _run(args.script, args.args)
-    exe = install(args.path, build=args.build)
+    try:
+        exe = install(args.path, build=args.build)
+    except (OSError, ValueError) as e:  # an unusable folder or build: one line naming it, exit 2, no traceback
+        p.error(f"--path {args.path!r} --build {args.build}: {e}")
     root = exe.parents[2]
     print(f"installed {exe}\nmaps in {root / 'Maps' / 'SMAC_Maps'}\nuse it with: export SC2PATH={root}")
     return 0

@@ -222,10 +222,10 @@ class SC2APIGame:
         sr.pathing_grid.bits_per_pixel = 1
         sr.pathing_grid.size.x = sr.pathing_grid.size.y = MAP_SIZE
         sr.pathing_grid.data = np.packbits(grid.T, axis=1).tobytes()  # row y, bit x MSB first
-        height = terrain_grids(self.sim.spec.terrain).height  # [x, y] uint8, from the map archive
+        height = terrain_grids(self.sim.spec.terrain).height.astype(np.uint8)  # [x, y] API height bytes
         sr.terrain_height.bits_per_pixel = 8
         sr.terrain_height.size.x = sr.terrain_height.size.y = MAP_SIZE
-        # Row y, column x, like the pathing grid; SMAC's reader flips it in y (sim/features.py docstring).
+        # row y, byte x, like the pathing grid: SMAC's flip in y then gives the simulator's obs_terrain_height
         sr.terrain_height.data = np.ascontiguousarray(height.T).tobytes()
         sr.placement_grid.bits_per_pixel = 1
         sr.placement_grid.size.x = sr.placement_grid.size.y = MAP_SIZE

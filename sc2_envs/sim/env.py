@@ -49,6 +49,24 @@ def _is_real(v) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
 
 
+def _as_device(device) -> torch.device:
+    """``torch.device(device)``, or a ``ValueError`` naming the value when torch cannot use it here."""
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"device must be a torch device such as 'cpu', 'cuda' or 'cuda:1', got {device!r}") from None
+    if dev.type == "cuda":
+        n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if n == 0:
+            raise ValueError(
+                f"device {device!r} needs CUDA, but torch.cuda.is_available() is False "
+                f"(torch {torch.__version__}); use device='cpu'"
+            )
+        if dev.index is not None and dev.index >= n:
+            raise ValueError(f"device {device!r}: CUDA device index {dev.index} out of range, {n} device(s) visible")
+    return dev
+
+
 def _check_options(options: dict) -> None:
     """SMAC options must have the type of their default (bools stay bools, numbers numbers)."""
     defaults = {f.name: f.default for f in fields(FeatureConfig) + fields(RewardConfig)}
@@ -118,7 +136,9 @@ class SMACSim:
             compatibility; time limits are always reported as truncation here.
 
     Raises:
-        ValueError: unknown map, bad ``num_envs``, or an unknown option (the message lists the valid ones).
+        ValueError: unknown map, bad ``num_envs``, a device torch cannot use here (unknown type, CUDA
+            without a visible GPU), or an unknown option (the message lists the valid ones).
+        TypeError: an option of the wrong type (a bool option given a non-bool, ...).
     """
 
     def __init__(
@@ -144,9 +164,13 @@ class SMACSim:
         if not (_is_real(spawn_jitter) and 0.0 <= spawn_jitter <= 2.0):
             raise ValueError(f"spawn_jitter must be a number in [0, 2] world units, got {spawn_jitter!r}")
         self.spawn_jitter = float(spawn_jitter)
-        if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
+        if not _is_int(num_envs) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
-        options.pop("continuing_episode", None)
+        num_envs = int(num_envs)
+        # SMAC's continuing_episode only adds info["episode_limit"], which every step here reports anyway.
+        continuing_episode = options.pop("continuing_episode", False)
+        if not isinstance(continuing_episode, (bool, np.bool_)):
+            raise TypeError(f"option continuing_episode must be a bool, got {continuing_episode!r}")
         unknown = set(options) - _FEATURE_OPTIONS - _REWARD_OPTIONS
         if unknown:
             raise ValueError(
@@ -156,7 +180,7 @@ class SMACSim:
         _check_options(options)
         self.map_name = self.spec.name
         self.num_envs = num_envs
-        self.device = torch.device(device)
+        self.device = _as_device(device)
         self.num_threads = apply_num_threads(num_threads, num_envs, self.device)
         self.autoreset = autoreset
         self.lenient_actions = lenient_actions

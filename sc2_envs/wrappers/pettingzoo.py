@@ -44,6 +44,7 @@ work unchanged (TorchRL's ``PettingZooWrapper`` fails on a second copy, see ``SC
 from __future__ import annotations
 
 import operator
+from collections.abc import Mapping
 
 import gymnasium
 import numpy as np
@@ -193,12 +194,18 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
 
         Raises:
             RuntimeError: the episode is over (call ``reset``).
+            TypeError: ``actions`` is not a mapping.
             ValueError: an action for a name not in ``possible_agents``, a missing action for a
                 living agent, a value outside ``[0, n_actions)``, or (unless ``lenient_actions``) an
                 action the mask says is unavailable.
         """
         if not self.agents:
             raise RuntimeError("step() called after the episode ended (env.agents is empty); call reset()")
+        if not isinstance(actions, Mapping):
+            raise TypeError(
+                f"actions must be a dict {{agent name: int action}} for the agents {self.agents}, "
+                f"got {type(actions).__name__} {actions!r}"
+            )
         unknown = set(actions) - set(self.possible_agents)
         if unknown:
             raise ValueError(
