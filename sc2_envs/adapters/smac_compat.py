@@ -82,7 +82,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from sc2_envs.maps import MAP_SIZE, MapSpec, get_map, pathing_grid
+from sc2_envs.maps import MAP_SIZE, MapSpec, get_map, pathing_grid, terrain_grids
 from sc2_envs.sc2api.raw import raw_units_from_snapshot, sim_snapshot
 from sc2_envs.sc2api.smac_rules import SMACUnitRules
 from sc2_envs.wrappers._common import as_numpy, make_backend
@@ -198,9 +198,8 @@ class StarCraft2Env(SMACUnitRules):
         self.map_x = self.map_y = MAP_SIZE
         self.max_distance_x = self.max_distance_y = MAP_SIZE
         self.pathing_grid = pathing_grid(spec.terrain).astype(bool)
-        from sc2_envs.sim.features import WALKABLE_HEIGHT
-
-        self.terrain_height = np.where(self.pathing_grid, WALKABLE_HEIGHT, 0.0)
+        # SMAC's terrain_height: the map's height bytes flipped in y, / 255 (sc2_envs.sim.features docstring)
+        self.terrain_height = terrain_grids(spec.terrain).height[:, ::-1] / 255.0
         self._reset_type_ids()
         self._episode_count = 0
         self._episode_steps = 0

@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from sc2_envs.maps import MAP_SIZE, list_maps, pathing_grid
+from sc2_envs.maps import MAP_SIZE, list_maps, pathing_grid, terrain_grids
 from sc2_envs.sc2api.raw import OWNER_AGENTS, raw_units_from_sim, unit_type_ids
 from sc2_envs.sc2api.websocket import WebSocketClosed, accept_websocket
 
@@ -222,12 +222,11 @@ class SC2APIGame:
         sr.pathing_grid.bits_per_pixel = 1
         sr.pathing_grid.size.x = sr.pathing_grid.size.y = MAP_SIZE
         sr.pathing_grid.data = np.packbits(grid.T, axis=1).tobytes()  # row y, bit x MSB first
-        from sc2_envs.sim.features import WALKABLE_HEIGHT
-
-        height = np.where(grid, round(WALKABLE_HEIGHT * 255), 0).astype(np.uint8)  # [x, y]
+        height = terrain_grids(self.sim.spec.terrain).height  # [x, y] bytes, the map archive's
         sr.terrain_height.bits_per_pixel = 8
         sr.terrain_height.size.x = sr.terrain_height.size.y = MAP_SIZE
-        sr.terrain_height.data = np.ascontiguousarray(height.T[::-1]).tobytes()  # rows from the top (y = 31)
+        # row y, byte x, in the same layout as the pathing grid; SMAC flips it in y when decoding
+        sr.terrain_height.data = np.ascontiguousarray(height.T).tobytes()
         sr.placement_grid.bits_per_pixel = 1
         sr.placement_grid.size.x = sr.placement_grid.size.y = MAP_SIZE
         sr.placement_grid.data = np.packbits(grid.T, axis=1).tobytes()
