@@ -15,8 +15,9 @@ Two routes (docs/smac_codebases.md):
 * default (Route 1): pymarl2's ``env="sc2"`` registry entry is its own copy of SMAC's env
   (``src/envs/starcraft/StarCraft2Env.py``, pysc2-based), and ``src/run/run.py`` builds oxwhirl
   SMAC's ``StarCraft2Env`` to size Qatten's per-agent state (``shield_bits_ally``,
-  ``unit_type_bits``). The launcher serves ``envs.starcraft`` and ``smac.env`` from :class:`sc2_envs.adapters.smac_compat.StarCraft2Env` before
-  pymarl2 is imported, so both run on the embedded simulator.
+  ``unit_type_bits``). The launcher serves ``envs.starcraft`` and ``smac.env`` from
+  :class:`sc2_envs.adapters.smac_compat.StarCraft2Env` before pymarl2 is imported, so both run on
+  the embedded simulator.
 * ``--sc2api`` (Route 2): pymarl2's own pysc2-based env and oxwhirl SMAC (which it imports: put a
   checkout of oxwhirl/smac on ``PYTHONPATH`` or install it) run unedited against the simulator's
   StarCraft II API server: ``SC2PATH`` is pointed at a simulator install (a temporary one unless it
@@ -111,8 +112,7 @@ def _find_pymarl2(path: str | None) -> Path:
                 )
             return root
     raise FileNotFoundError(
-        "no pymarl2 checkout given: pass --pymarl2-path DIR or set PYMARL2_PATH "
-        "(git clone https://github.com/hijkzzz/pymarl2)"
+        "no pymarl2 checkout given: pass --pymarl2-path DIR or set PYMARL2_PATH (git clone https://github.com/hijkzzz/pymarl2)"
     )
 
 
