@@ -12,6 +12,17 @@ processes, or Ray actors with ``--backend ray``) each own a batch of envs, act w
 published policy and send unrolls of ``--unroll-length`` env steps. Each actor writes its own log
 ``runs/<run>/actor_<slot>_gen<g>.log``, heartbeats, and is reported within seconds when it dies or
 stalls (stack dump from ``faulthandler`` on SIGUSR1); ``--restart-actors`` replaces it.
+
+Each run gets a new folder ``<run_dir>/<map>__<exp_name>__<seed>__<unix time>`` (``-2``, ``-3``, ...
+if taken) with ``run_meta.json`` (config, git commit, package versions; ``sc2_envs.runs``). Every
+``--checkpoint-interval`` updates and at the end the learner writes ``<exp_name>.pt`` (last),
+``<exp_name>_best.pt`` (best rolling train win rate) and ``resume.pt``. Ctrl-C (SIGINT) or SIGTERM
+finishes the current update, writes them, stops the actors and exits with status 0 (a second signal
+aborts at once); ``--resume <run folder>`` continues the run there: weights, optimiser, learner RNG,
+counters and the rolling window are restored, and the actors of resumption ``s`` draw their envs
+from ``actor_seed(seed, slot, gen, s)`` (seed splitting with ``s`` in the spawn key), so no battle
+stream of an earlier session is replayed. (Actors are asynchronous: trajectories in flight at the stop are
+dropped, and a resumed run is not bit-identical to an uninterrupted one.)
 """
 
 from __future__ import annotations
@@ -34,6 +45,7 @@ from torch import nn
 
 from models import ClassPolicy, MaskedCategorical, build_critic, build_models, load_checkpoint, save_checkpoint
 from models.offpolicy_losses import masked_kl, masked_mean, td_lambda_returns, upgo_returns, vtrace
+from sc2_envs import runs
 from sc2_envs.vector.actor_pool import (
     ActorFailure,
     ActorPoolConfig,
@@ -48,15 +60,22 @@ class Args:
     exp_name: str = os.path.basename(__file__)[: -len(".py")]
     """the name of this experiment"""
     seed: int = 1
-    """seed of the experiment (actor `slot` of generation `g` seeds its envs with seed + 10_000 * (slot + 1) + 1_000_000 * g)"""
+    """seed of the experiment (actor `slot` of generation `g` draws from SeedSequence(seed, spawn_key=(ACTOR_SPAWN_KEY, slot, g)),
+    plus the session number after a resume; see `actor_seed`)"""
     torch_deterministic: bool = True
     """if toggled, sets `torch.backends.cudnn.deterministic=True`"""
     cuda: bool = True
     """if toggled, the learner uses cuda when available (actors always act on CPU)"""
-    save_model: bool = False
-    """whether to save a checkpoint to runs/<run_name>/<exp_name>.pt at the end (models.save_checkpoint format)"""
+    save_model: bool = True
+    """whether to save <exp_name>.pt (last), <exp_name>_best.pt and resume.pt every --checkpoint-interval updates
+    and at the end"""
+    checkpoint_interval: int = 100
+    """learner updates between checkpoints"""
     run_dir: str = "runs"
     """folder of the run folders (TensorBoard events, actor logs, checkpoint)"""
+    resume: str = ""
+    """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s
+    and the actor / fault-handling flags may change (RESUME_CHANGEABLE)"""
 
     # Environment and topology
     map: str = "3m"
@@ -64,7 +83,7 @@ class Args:
     env_backend: str = "sim"
     """`sim` (embedded batched simulator) or `sc2` (the SMAC map on real StarCraft II; envs_per_actor must be 1)"""
     env_factory: str = ""
-    """`module:function` building each actor's batched env as f(map_name, num_envs, seed) instead of the backend (fault-injection tests, custom envs)"""
+    """`module:function` building each actor's batched env as f(map_name, num_envs, seed) instead of the backend (fault-injection tests, custom envs); seed is the actor's numpy SeedSequence (`actor_seed`)"""
     backend: str = "process"
     """where actors run: `process` (spawned subprocesses) or `ray` (Ray actors; local cluster unless --ray-address)"""
     ray_address: str = ""
@@ -142,12 +161,16 @@ class Args:
     print_interval_s: float = 10.0
     """seconds between progress lines"""
 
+    # to be filled in runtime
+    session: int = 0
+    """resumptions of this run so far (set by --resume; offsets the actors' env seeds)"""
+
 
 # ------------------------------------------------------------------------------------------------
 # envs (used by actors and the learner)
 
 
-def make_actor_env(args: Args, num_envs: int, seed: int):
+def make_actor_env(args: Args, num_envs: int, seed: int | np.random.SeedSequence):
     """The batched env of one actor: ``--env-factory``, the simulator, or SMAC on real StarCraft II."""
     if args.env_factory:
         module, _, name = args.env_factory.partition(":")
@@ -164,16 +187,50 @@ def make_actor_env(args: Args, num_envs: int, seed: int):
 # ------------------------------------------------------------------------------------------------
 # actor side
 
+ACTOR_SPAWN_KEY = 0x61637472
+"""First spawn-key word of actor seeds (ASCII "actr"): training envs of ``make_batched(seed=s)`` have spawn
+key ``(b,)`` and evaluation envs ``(sc2_envs.sim.rng.EVAL_SPAWN_KEY, ...)``, so actor streams are disjoint
+from both by construction."""
+
+
+def actor_seed(seed: int, slot: int, gen: int, session: int = 0) -> np.random.SeedSequence:
+    """The seed of actor ``slot`` in generation ``gen`` (restarts) of session ``session`` (0 for a fresh run,
+    +1 per ``--resume``) of the run seeded ``seed``.
+
+    ``SeedSequence(seed, spawn_key=(ACTOR_SPAWN_KEY, slot, gen))`` in the first session, with ``session``
+    appended to the key after a resume (so a resumed run does not replay its first battles): NumPy seed splitting
+    (numpy/random/bit_generator.pyx), so no (run seed, slot, generation) triple shares a stream with
+    another; an offset such as ``seed + 10_000 * (slot + 1)`` made run seeds 10,000 apart share actors.
+    The actor's envs get env ``b``'s child ``(ACTOR_SPAWN_KEY, slot, gen, b)`` from ``make_batched``.
+
+    Raises:
+        ValueError: ``seed``, ``slot`` or ``gen`` is not a non-negative int (the message names it).
+    """
+    for name, v in (("seed", seed), ("slot", slot), ("gen", gen), ("session", session)):
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0:
+            raise ValueError(f"actor_seed: {name} must be a non-negative int, got {v!r}")
+    key = (ACTOR_SPAWN_KEY, int(slot), int(gen)) + ((int(session),) if session else ())
+    return np.random.SeedSequence(int(seed), spawn_key=key)
+
 
 def pool_config(args: Args) -> ActorPoolConfig:
     """The actor pool's settings from the command line."""
     return ActorPoolConfig(
-        num_actors=args.num_actors, backend=args.backend, queue_size=args.queue_size,
-        heartbeat_interval=args.heartbeat_interval, heartbeat_timeout=args.heartbeat_timeout,
-        stall_timeout=args.stall_timeout, startup_timeout=args.startup_timeout, torch_threads=args.torch_threads,
-        restart_actors=args.restart_actors, max_restarts=args.max_restarts, ray_address=args.ray_address,
-        ray_actor_cpus=args.ray_actor_cpus, process_name="a3c-actor",
-        failure_hint="rerun with --restart-actors to replace failed actors")
+        num_actors=args.num_actors,
+        backend=args.backend,
+        queue_size=args.queue_size,
+        heartbeat_interval=args.heartbeat_interval,
+        heartbeat_timeout=args.heartbeat_timeout,
+        stall_timeout=args.stall_timeout,
+        startup_timeout=args.startup_timeout,
+        torch_threads=args.torch_threads,
+        restart_actors=args.restart_actors,
+        max_restarts=args.max_restarts,
+        ray_address=args.ray_address,
+        ray_actor_cpus=args.ray_actor_cpus,
+        process_name="a3c-actor",
+        failure_hint="rerun with --restart-actors to replace failed actors",
+    )
 
 
 def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
@@ -191,16 +248,19 @@ def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
     ended), ``next_state [B,S]`` (bootstrap), plus ``episodes`` (list of (return, length, won)),
     ``version`` (policy version acted with), ``slot``, ``gen``, ``act_time_s`` (seconds spent stepping).
     """
-    seed = args.seed + 10_000 * (slot + 1) + 1_000_000 * gen
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
+    seed = actor_seed(args.seed, slot, gen, args.session)
+    int_seed = int(seed.generate_state(1, np.uint64)[0])  # the actor's Python / NumPy / torch global seeds
+    random.seed(int_seed)
+    np.random.seed(seed.generate_state(2, np.uint32))
+    torch.manual_seed(int_seed)
     env = make_actor_env(args, args.envs_per_actor, seed)
     try:
         policy = ClassPolicy.from_config(cfg, env.get_env_info())
         version = channel.pull_weights(policy, -1)
-        print(f"[actor {slot} gen {gen}] pid {os.getpid()}: {env.num_envs} envs of {args.map}, policy version {version}",
-              flush=True)
+        print(
+            f"[actor {slot} gen {gen}] pid {os.getpid()}: {env.num_envs} envs of {args.map}, policy version {version}",
+            flush=True,
+        )
         out = env.reset(seed=seed)
         B, T = env.num_envs, args.unroll_length
         ep_ret = torch.zeros(B)
@@ -236,8 +296,14 @@ def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
                 ep_ret = torch.where(done, 0.0, ep_ret)
                 ep_len = torch.where(done, 0, ep_len)
             traj = {k: torch.stack(v).cpu().numpy() for k, v in buf.items()}
-            traj.update(next_state=out["state"].cpu().numpy(), episodes=episodes, version=version, slot=slot, gen=gen,
-                        act_time_s=time.monotonic() - t0)
+            traj.update(
+                next_state=out["state"].cpu().numpy(),
+                episodes=episodes,
+                version=version,
+                slot=slot,
+                gen=gen,
+                act_time_s=time.monotonic() - t0,
+            )
             channel.send(traj)
             n_unrolls += 1
             if n_unrolls % 50 == 0:
@@ -290,11 +356,18 @@ def learner_loss(policy, critic, teacher, batch: dict, args: Args) -> tuple[torc
     v_loss = 0.5 * ((critic.value_norm.normalize(g_td) - values_n) ** 2).mean()
     entropy = masked_mean(dist.entropy().reshape(T, B, N), alive)
     loss = args.pg_coef * pg_loss + args.upgo_coef * upgo_loss + args.vf_coef * v_loss - args.ent_coef * entropy
-    logs = {"losses/policy_loss": pg_loss, "losses/upgo_loss": upgo_loss, "losses/value_loss": v_loss,
-            "losses/entropy": entropy, "losses/rho_mean": masked_mean(vt.clipped_rhos, alive),
-            "losses/rho_clipfrac": masked_mean((log_rhos.exp() > args.rho_bar).float(), alive),
-            "losses/upgo_advantage": masked_mean(upgo_adv, alive), "losses/vtrace_advantage": masked_mean(vt.pg_advantages, alive),
-            "losses/value_mean": values.mean(), "losses/td_lambda_return_mean": g_td.mean()}
+    logs = {
+        "losses/policy_loss": pg_loss,
+        "losses/upgo_loss": upgo_loss,
+        "losses/value_loss": v_loss,
+        "losses/entropy": entropy,
+        "losses/rho_mean": masked_mean(vt.clipped_rhos, alive),
+        "losses/rho_clipfrac": masked_mean((log_rhos.exp() > args.rho_bar).float(), alive),
+        "losses/upgo_advantage": masked_mean(upgo_adv, alive),
+        "losses/vtrace_advantage": masked_mean(vt.pg_advantages, alive),
+        "losses/value_mean": values.mean(),
+        "losses/td_lambda_return_mean": g_td.mean(),
+    }
     if teacher is not None:
         with torch.no_grad():
             t_logits = teacher.logits(obs.reshape(T * B, N, O))
@@ -316,8 +389,10 @@ def check_args(args: Args) -> None:
     if args.kl_coef < 0:
         raise SystemExit(f"--kl-coef {args.kl_coef}; expected >= 0")
     if args.kl_coef > 0 and not args.teacher:
-        raise SystemExit(f"--kl-coef {args.kl_coef} > 0 needs --teacher PATH (a BC or HAPPO checkpoint); "
-                         "the teacher is never guessed from a folder")
+        raise SystemExit(
+            f"--kl-coef {args.kl_coef} > 0 needs --teacher PATH (a BC or HAPPO checkpoint); "
+            "the teacher is never guessed from a folder"
+        )
     for name in ("teacher", "init"):
         path = getattr(args, name)
         if path and not Path(path).is_file():
@@ -332,23 +407,73 @@ def check_args(args: Args) -> None:
         find_sc2_binary()  # SC2NotFoundError naming SC2PATH and the install steps when the game is missing
         if args.envs_per_actor != 1:
             raise SystemExit(f"--env-backend sc2 runs one game per actor: use --envs-per-actor 1 (got {args.envs_per_actor})")
-    for name in ("num_actors", "envs_per_actor", "unroll_length", "batch_unrolls", "queue_size"):
+    for name in ("num_actors", "envs_per_actor", "unroll_length", "batch_unrolls", "queue_size", "checkpoint_interval"):
         if getattr(args, name) < 1:
             raise SystemExit(f"--{name.replace('_', '-')} {getattr(args, name)}; expected >= 1")
     if args.heartbeat_timeout <= args.heartbeat_interval:
-        raise SystemExit(f"--heartbeat-timeout {args.heartbeat_timeout} must exceed --heartbeat-interval {args.heartbeat_interval}")
+        raise SystemExit(
+            f"--heartbeat-timeout {args.heartbeat_timeout} must exceed --heartbeat-interval {args.heartbeat_interval}"
+        )
+
+
+RESUME_CHANGEABLE = (
+    "total_timesteps",
+    "time_budget_s",
+    "torch_threads",
+    "cuda",
+    "num_actors",
+    "backend",
+    "ray_address",
+    "ray_actor_cpus",
+    "queue_size",
+    "restart_actors",
+    "max_restarts",
+    "heartbeat_interval",
+    "heartbeat_timeout",
+    "stall_timeout",
+    "startup_timeout",
+    "print_interval_s",
+    "checkpoint_interval",
+)
+"""The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
 
 
 def main(args: Args) -> int:
+    resumed = None
+    if args.resume:  # continue a run: its saved Args, with the flags a continuation may change
+        try:
+            resumed, run_dir = runs.load_resume(args.resume)
+            resume_from = args.resume
+            args = runs.resume_args(resumed["args"], args, Args(), RESUME_CHANGEABLE)
+        except (OSError, ValueError) as e:
+            runs.cli_error(str(e))
+        args.resume, args.session = resume_from, int(resumed["args"].get("session", 0)) + 1
     check_args(args)
-    run_name = f"{args.map}__{args.exp_name}__{args.seed}__{int(time.time())}"
-    run_dir = Path(args.run_dir) / run_name
-    run_dir.mkdir(parents=True, exist_ok=True)
+    if resumed is None:  # a new folder, never an existing one
+        run_dir = runs.make_run_dir(args.run_dir, f"{args.map}__{args.exp_name}__{args.seed}__{int(time.time())}")
+        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__))
+    else:
+        runs.note_resume(run_dir, from_global_step=resumed["global_step"], session=args.session, config=args)
+    try:
+        return _train(args, run_dir, resumed)
+    except BaseException:
+        if resumed is None and not (run_dir / "learner_events.log").exists():
+            import shutil
+
+            shutil.rmtree(run_dir, ignore_errors=True)  # failed before training started: leave no run folder
+        raise
+
+
+def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
+    """The learner: start the actors, update until a stop condition, checkpoint; returns the exit status."""
     print("effective configuration:")
     for k, v in asdict(args).items():
         print(f"  {k} = {v!r}")
-    print(f"  (derived) batch = {args.batch_unrolls} x {args.envs_per_actor} envs x {args.unroll_length} steps "
-          f"= {args.batch_unrolls * args.envs_per_actor * args.unroll_length} env steps per update; run dir {run_dir}", flush=True)
+    print(
+        f"  (derived) batch = {args.batch_unrolls} x {args.envs_per_actor} envs x {args.unroll_length} steps "
+        f"= {args.batch_unrolls * args.envs_per_actor * args.unroll_length} env steps per update; run dir {run_dir}",
+        flush=True,
+    )
 
     random.seed(args.seed)
     np.random.seed(args.seed)
@@ -368,11 +493,20 @@ def main(args: Args) -> int:
         if "critic" in ckpt:
             _, critic, _ = load_checkpoint(args.init, env_info, device, with_critic=True)
         else:
-            critic = build_critic(env_info, policy.actor_type, policy.hparams["hidden"], policy.hparams["heads"],
-                                  policy.hparams["layers"], device=device)
+            critic = build_critic(
+                env_info,
+                policy.actor_type,
+                policy.hparams["hidden"],
+                policy.hparams["heads"],
+                policy.hparams["layers"],
+                device=device,
+            )
         print(f"student initialised from {args.init} (trained on {ckpt['config']['map_name']})")
     else:
         policy, critic = build_models(env_info, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device)
+    if resumed is not None:  # before the actors start, so that they act with the resumed weights
+        policy.load_state_dict(resumed["actors"])
+        critic.load_state_dict(resumed["critic"])
     # Actors start first: their start-up (interpreter, imports, env) overlaps the rest of the learner's.
     ctx = mp.get_context("spawn")
     weights = SharedWeights({k: v.cpu() for k, v in policy.state_dict().items()}, ctx)
@@ -397,8 +531,15 @@ def main(args: Args) -> int:
     env_steps = updates = 0
     trained_steps = 0
     update_time = 0.0
+    elapsed_before = 0.0
+    best = None
     window: deque = deque(maxlen=args.win_window)
+    if resumed is not None:
+        env_steps, updates, trained_steps = (int(resumed[k]) for k in ("global_step", "updates", "trained_steps"))
+        elapsed_before, best = float(resumed["elapsed_s"]), resumed["best"]
+        window.extend(tuple(e) for e in resumed["window"])
     buffer: list[dict] = []
+    stop = runs.GracefulStop()
     last_print = last_item = start
     first_item = None
     rc = 0
@@ -409,18 +550,67 @@ def main(args: Args) -> int:
         if args.teacher:
             teacher, _, tck = load_checkpoint(args.teacher, env_info, device, with_critic=False)
             teacher.eval().requires_grad_(False)
-            print(f"teacher {args.teacher} ({tck['config']['actor_type']}, trained on {tck['config']['map_name']}), "
-                  f"kl_coef {args.kl_coef}")
+            print(
+                f"teacher {args.teacher} ({tck['config']['actor_type']}, trained on {tck['config']['map_name']}), "
+                f"kl_coef {args.kl_coef}"
+            )
         optimizer = torch.optim.Adam(list(policy.parameters()) + list(critic.parameters()), lr=args.learning_rate, eps=1e-5)
-        print(f"{args.map}: {env_info['n_agents']} agents, obs {env_info['obs_shape']}, state {env_info['state_shape']}, "
-              f"{env_info['n_actions']} actions, episode limit {env_info['episode_limit']} env steps | learner on {device}",
-              flush=True)
+        if resumed is not None:
+            optimizer.load_state_dict(resumed["optimizer"])
+            runs.set_rng_state(resumed["rng"])
+            say(
+                f"resumed from {run_dir / runs.RESUME_FILE} at update {updates}, {env_steps} env steps "
+                f"(session {args.session}: new actor env seeds)"
+            )
+        steps_before = env_steps
+
+        def save_model_file(path: Path) -> None:
+            save_checkpoint(str(path) + ".tmp", policy, critic, env_info, asdict(args), env_steps)
+            os.replace(str(path) + ".tmp", path)
+
+        def checkpoint() -> None:
+            """Last and best checkpoints and the resume state (at an update boundary)."""
+            nonlocal best
+            save_model_file(run_dir / f"{args.exp_name}.pt")
+            wr = float(np.mean([e[2] for e in window])) if window else None
+            if wr is not None and (best is None or wr >= best):  # rolling train win rate; the latest among ties
+                best = wr
+                save_model_file(run_dir / f"{args.exp_name}_best.pt")
+            runs.save_resume(
+                run_dir / runs.RESUME_FILE,
+                {
+                    "args": asdict(args),
+                    "global_step": env_steps,
+                    "updates": updates,
+                    "trained_steps": trained_steps,
+                    "elapsed_s": elapsed_before + time.monotonic() - start,
+                    "best": best,
+                    "window": [list(e) for e in window],
+                    "actors": policy.state_dict(),
+                    "critic": critic.state_dict(),
+                    "optimizer": optimizer.state_dict(),
+                    "rng": runs.rng_state(),
+                },
+            )
+
+        print(
+            f"{args.map}: {env_info['n_agents']} agents, obs {env_info['obs_shape']}, state {env_info['state_shape']}, "
+            f"{env_info['n_actions']} actions, episode limit {env_info['episode_limit']} env steps | learner on {device}",
+            flush=True,
+        )
         from torch.utils.tensorboard import SummaryWriter  # here, not at the top: spawned actors re-import this file
 
-        writer = SummaryWriter(str(run_dir))
-        writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in asdict(args).items()))
+        # a resumed run drops the events logged after its resume state (e.g. after a hard kill)
+        writer = SummaryWriter(str(run_dir), purge_step=None if resumed is None else env_steps + 1)
+        if resumed is None:
+            table = "\n".join(f"|{k}|{v}|" for k, v in asdict(args).items())
+            writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + table)
         start = time.monotonic()
+        stop.install()  # SIGINT / SIGTERM: finish the update, checkpoint, stop the actors, exit 0
         while True:
+            if stop.requested:
+                say(f"{stop.reason}: stopping after update {updates}, {env_steps} env steps")
+                break
             if env_steps >= args.total_timesteps:
                 say(f"total_timesteps reached: {env_steps} env steps")
                 break
@@ -471,7 +661,7 @@ def main(args: Args) -> int:
             writer.add_scalar("losses/grad_norm", float(grad_norm), env_steps)
             win_rate = float(np.mean([e[2] for e in window])) if window else float("nan")
             mean_ret = float(np.mean([e[0] for e in window])) if window else float("nan")
-            env_sps = env_steps / max(now - (first_item or now), 1e-9) if env_steps else 0.0
+            env_sps = (env_steps - steps_before) / max(now - (first_item or now), 1e-9)
             learner_sps = trained_steps / max(update_time, 1e-9)
             writer.add_scalar("charts/win_rate_window", win_rate, env_steps)
             writer.add_scalar("charts/return_window", mean_ret, env_steps)
@@ -484,14 +674,24 @@ def main(args: Args) -> int:
             writer.add_scalar("charts/episodes", len(window), env_steps)
             if time.monotonic() - last_print > args.print_interval_s:
                 last_print = time.monotonic()
-                say(f"update {updates} | env steps {env_steps} | env SPS {env_sps:.0f} | learner SPS {learner_sps:.0f} | "
+                say(
+                    f"update {updates} | env steps {env_steps} | env SPS {env_sps:.0f} | learner SPS {learner_sps:.0f} | "
                     f"win rate {win_rate:.2f} return {mean_ret:.2f} (last {len(window)} episodes) | queue {pool.depth()} | "
-                    f"lag {lag:.1f} | restarts {supervisor.restarts} | {elapsed:.0f} s")
-        say(f"done: {updates} updates, {env_steps} env steps in {time.monotonic() - start:.0f} s; "
-            f"win rate {np.mean([e[2] for e in window]) if window else float('nan'):.2f} over the last {len(window)} episodes")
+                    f"lag {lag:.1f} | restarts {supervisor.restarts} | {elapsed:.0f} s"
+                )
+            if args.save_model and updates % args.checkpoint_interval == 0:
+                checkpoint()
+        say(
+            f"done: {updates} updates, {env_steps} env steps in {time.monotonic() - start:.0f} s; "
+            f"win rate {np.mean([e[2] for e in window]) if window else float('nan'):.2f} "
+            f"over the last {len(window)} episodes; run folder {run_dir}"
+        )
         if args.save_model:
-            save_checkpoint(str(run_dir / f"{args.exp_name}.pt"), policy, critic, env_info, asdict(args), env_steps)
-            say(f"model saved to {run_dir / (args.exp_name + '.pt')}")
+            checkpoint()
+            say(
+                f"model saved to {run_dir / (args.exp_name + '.pt')} (best: {args.exp_name}_best.pt); "
+                f"continue with --resume {run_dir}"
+            )
     except ActorFailure as e:
         say(f"stopping: {e}")
         rc = 1
@@ -499,6 +699,7 @@ def main(args: Args) -> int:
         say("interrupted")
         rc = 130
     finally:
+        stop.restore()
         pool.close()
         say("all actors stopped")
         (run_dir / "actor_events.json").write_text(json.dumps(supervisor.events, indent=1))

@@ -22,6 +22,15 @@ unless ``--smoke``. Every epoch logs predicted vs data vs target action shares o
 and writes ``runs/<run>/epoch_XXX.pt``. ``--select-by val-acc|behaviour`` picks the final checkpoint
 (``best.pt``); behaviour plays every epoch on the simulator (SMAC data only); ``--average-window k``
 also averages ``k`` adjacent epochs containing the pick (ending at it when possible) and evaluates the average.
+
+Each run writes into a new folder (``--run-dir``, which must not exist yet or be empty; default
+``runs/<data name>__<exp_name>__<seed>__<unix time>``, ``-2``, ``-3``, ... if taken) with
+``run_meta.json`` (config, git commit, package versions; ``sc2_envs.runs``) and, after every epoch,
+``resume.pt``. Ctrl-C (SIGINT) or SIGTERM finishes the current epoch, writes its checkpoint and
+exits with status 0 (a second signal aborts at once); ``--resume <run folder>`` continues with the
+next epoch (weights, optimiser, shuffling generator, RNG states and the epoch history restored), so
+a run stopped after epoch ``k`` and resumed ends with the same checkpoints, bit for bit, as one that
+was never stopped; the selection (``best.pt``) runs once all ``--epochs`` are done.
 """
 
 from __future__ import annotations
@@ -43,6 +52,7 @@ import tyro
 from models import average_checkpoints
 from models.alphastar import alphastar_losses
 from models.common import MASKED_LOGIT, masked_ce
+from sc2_envs import runs
 from sc2_envs.evaluation import behaviour_key, evaluate, format_result
 from sc2_envs.replays.dataset import ReplayData
 from sc2_envs.sim.features import N_ACTIONS_NO_ATTACK
@@ -61,7 +71,10 @@ class Args:
     torch_threads: int = 1
     """torch CPU threads (0: torch's default)"""
     run_dir: str | None = None
-    """output folder (default runs/<data name>__<exp_name>__<seed>__<time>)"""
+    """output folder, new or empty (default: a new folder runs/<data name>__<exp_name>__<seed>__<time>)"""
+    resume: str = ""
+    """a run folder (or its resume.pt) to continue with its next epoch; only --epochs, the eval and selection flags,
+    --torch-threads and --cuda may change (RESUME_CHANGEABLE)"""
 
     # data
     data: str = ""
@@ -277,7 +290,7 @@ def smac_validate(policy, data: SmacData, A: int, batch: int = 1024):
     }
 
 
-def run_smac(args: Args, run_dir: Path, device) -> dict:
+def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, stop: runs.GracefulStop | None = None) -> dict:
     import sc2_envs
     from models import build_models, save_checkpoint
     from sc2_envs.demos import load_demos
@@ -314,7 +327,11 @@ def run_smac(args: Args, run_dir: Path, device) -> dict:
     data_share = data.counts / data.counts.sum()
     history = []
     g = torch.Generator().manual_seed(args.seed)
-    for epoch in range(1, args.epochs + 1):
+    start_epoch = 0
+    if resumed is not None:
+        start_epoch, history = resume_training(resumed, run_dir, policy, opt)
+        g.set_state(resumed["generator"])
+    for epoch in range(start_epoch + 1, args.epochs + 1):
         t0 = time.time()
         perm = torch.as_tensor(data.train_idx)[torch.randperm(len(data.train_idx), generator=g)].to(device)
         losses = []
@@ -357,6 +374,9 @@ def run_smac(args: Args, run_dir: Path, device) -> dict:
             + share_table(names, data_share, tgt_share, val["pred_share"], val["argmax_share"]),
             flush=True,
         )
+        save_resume(run_dir, args, epoch, history, policy, opt, {"generator": g.get_state()})
+        if stop is not None and stop.requested:
+            return stopped(args, run_dir, epoch, history, stop.reason)
 
     def play(path):
         from models import load_checkpoint
@@ -364,7 +384,9 @@ def run_smac(args: Args, run_dir: Path, device) -> dict:
         env = sc2_envs.make_batched(info["map_name"], num_envs=args.eval_envs, device=device, seed=args.eval_seed)
         pol, _, _ = load_checkpoint(str(path), env.get_env_info(), device=device, with_critic=False)
         pol.eval()
-        return evaluate(pol, env, args.eval_episodes, seed=sc2_envs.eval_seed(args.eval_seed), greedy=args.eval_greedy, behaviour=True)
+        return evaluate(
+            pol, env, args.eval_episodes, seed=sc2_envs.eval_seed(args.eval_seed), greedy=args.eval_greedy, behaviour=True
+        )
 
     return select(args, run_dir, history, play)
 
@@ -468,7 +490,7 @@ def check_size(args: Args, n_files: int, available: int, frames: int) -> None:
 
 
 # ----------------------------------------------------------------------------------------- replays
-def run_replays(args: Args, run_dir: Path, device) -> dict:
+def run_replays(args: Args, run_dir: Path, device, resumed: dict | None = None, stop: runs.GracefulStop | None = None) -> dict:
     from models.alphastar import AlphaStarConfig, AlphaStarPolicy, save_alphastar
 
     data = ReplayData(args.data, args.num_files, args.seq_len, args.val_fraction, args.seed)
@@ -502,7 +524,11 @@ def run_replays(args: Args, run_dir: Path, device) -> dict:
     heads = list(data.spec.ACTION_HEADS)
     history = []
     rng = np.random.default_rng(args.seed)
-    for epoch in range(1, args.epochs + 1):
+    start_epoch = 0
+    if resumed is not None:
+        start_epoch, history = resume_training(resumed, run_dir, model, opt)
+        rng.bit_generator.state = resumed["generator"]
+    for epoch in range(start_epoch + 1, args.epochs + 1):
         t0 = time.time()
         model.train()
         order = rng.permutation(len(data.train_windows))
@@ -557,6 +583,9 @@ def run_replays(args: Args, run_dir: Path, device) -> dict:
             + share_table(names, data_share, tgt_share, val["pred_share"], val["argmax_share"]),
             flush=True,
         )
+        save_resume(run_dir, args, epoch, history, model, opt, {"generator": rng.bit_generator.state})
+        if stop is not None and stop.requested:
+            return stopped(args, run_dir, epoch, history, stop.reason)
     return select(args, run_dir, history, None)
 
 
@@ -590,10 +619,85 @@ def replay_validate(model, data: ReplayData, device, cfg, heads, batch: int = 32
     }
 
 
-def main(args: Args) -> dict:
+def save_resume(run_dir: Path, args: Args, epoch: int, history: list, model, opt, extra: dict) -> None:
+    """``run_dir/resume.pt`` after ``epoch``: weights, optimiser, RNG states, history and ``extra`` (the shuffler's state)."""
+    runs.save_resume(
+        run_dir / runs.RESUME_FILE,
+        {
+            "args": asdict(args),
+            "epoch": epoch,
+            "history": history,
+            "model": model.state_dict(),
+            "optimizer": opt.state_dict(),
+            "rng": runs.rng_state(),
+            **extra,
+        },
+    )
+
+
+def resume_training(resumed: dict, run_dir: Path, model, opt) -> tuple[int, list]:
+    """Restore weights, optimiser and RNG states of a resume state; returns ``(last epoch done, history)``."""
+    model.load_state_dict(resumed["model"])
+    opt.load_state_dict(resumed["optimizer"])
+    runs.set_rng_state(resumed["rng"])
+    from torch.utils.tensorboard import SummaryWriter
+
+    # the curves continue; events logged after the resume state (e.g. after a hard kill) are dropped
+    _WRITERS[str(run_dir)] = SummaryWriter(str(run_dir), purge_step=int(resumed["epoch"]) + 1)
+    print(f"resumed from {run_dir / runs.RESUME_FILE} after epoch {resumed['epoch']}")
+    return int(resumed["epoch"]), list(resumed["history"])
+
+
+def stopped(args: Args, run_dir: Path, epoch: int, history: list, reason: str | None) -> dict:
+    """The summary of a run stopped by a signal after ``epoch`` (no selection yet)."""
+    print(
+        f"stopped by {reason} after epoch {epoch}/{args.epochs}: run folder {run_dir} (epoch_{epoch:03d}.pt, "
+        f"resume.pt); continue with --resume {run_dir}",
+        flush=True,
+    )
+    return {"history": history, "stopped_after_epoch": epoch}
+
+
+RESUME_CHANGEABLE = (
+    "epochs",
+    "torch_threads",
+    "cuda",
+    "select_by",
+    "eval_episodes",
+    "eval_envs",
+    "eval_greedy",
+    "eval_seed",
+    "average_window",
+)
+"""The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
+
+
+def main(args: Args, stop: runs.GracefulStop | None = None) -> dict:
+    """Train (or continue, ``--resume``) and select; returns the summary dict.
+
+    ``stop``: a :class:`sc2_envs.runs.GracefulStop` to use instead of a new one (its handlers are
+    installed for the run); the run ends after the epoch in which it was requested.
+
+    Raises:
+        ValueError / FileNotFoundError: bad ``--data``, ``--run-dir`` or ``--resume`` (before any folder is made).
+    """
+    resumed = None
+    if args.resume:
+        resumed, run_dir = runs.load_resume(args.resume)
+        resume_from = args.resume
+        args = runs.resume_args(resumed["args"], args, Args(), RESUME_CHANGEABLE)
+        args.resume = resume_from
+        if args.epochs < resumed["epoch"]:
+            raise ValueError(
+                f"--epochs {args.epochs}: the resumed run has done {resumed['epoch']} epochs; expected at least that"
+            )
     if not args.data:
         raise ValueError("--data is required: a demonstration folder (meta.json) or a replay dataset (dataset.json)")
     root = Path(args.data)
+    if not (root / "meta.json").exists() and not (root / "dataset.json").exists():
+        raise FileNotFoundError(
+            f"--data {args.data!r} has neither meta.json (sc2_envs.demos) nor dataset.json (sc2_envs.replays)"
+        )
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
@@ -601,15 +705,41 @@ def main(args: Args) -> dict:
     if args.torch_threads > 0:
         torch.set_num_threads(args.torch_threads)
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
-    run_dir = Path(args.run_dir or f"runs/{root.name}__{args.exp_name}__{args.seed}__{int(time.time())}")
-    run_dir.mkdir(parents=True, exist_ok=True)
+    if resumed is not None:
+        runs.note_resume(run_dir, from_epoch=resumed["epoch"], config=args)
+    elif args.run_dir:
+        run_dir = Path(args.run_dir)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if any(run_dir.iterdir()):  # never mix two runs in one folder
+            raise ValueError(
+                f"--run-dir {args.run_dir}: the folder exists and is not empty; expected a new or empty folder "
+                f"(or --resume {args.run_dir} to continue the run in it)"
+            )
+    else:
+        run_dir = runs.make_run_dir("runs", f"{root.name}__{args.exp_name}__{args.seed}__{int(time.time())}")
+    if resumed is None:
+        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__))
     print(f"run dir {run_dir}; args {asdict(args)}")
-    if (root / "meta.json").exists():
-        return run_smac(args, run_dir, device)
-    if (root / "dataset.json").exists():
-        return run_replays(args, run_dir, device)
-    raise FileNotFoundError(f"--data {args.data!r} has neither meta.json (sc2_envs.demos) nor dataset.json (sc2_envs.replays)")
+    stop = stop or runs.GracefulStop()
+    try:
+        with stop:  # SIGINT / SIGTERM: finish the epoch, write its checkpoint and resume.pt, return
+            if (root / "meta.json").exists():
+                return run_smac(args, run_dir, device, resumed, stop)
+            return run_replays(args, run_dir, device, resumed, stop)
+    except BaseException as e:
+        started = resumed is not None or (run_dir / runs.RESUME_FILE).exists()
+        if not started:  # failed before the first epoch ended (e.g. too little data): leave no run folder
+            shutil.rmtree(run_dir, ignore_errors=True)
+        if isinstance(e, Exception):
+            e.before_training = not started  # read by the command line: bad input vs. a failure in training
+        raise
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    cli_args = tyro.cli(Args)
+    try:
+        main(cli_args)
+    except (OSError, ValueError) as e:
+        if not getattr(e, "before_training", True):
+            raise
+        runs.cli_error(str(e))  # bad input, found before training: one line, exit status 2, no run folder

@@ -116,9 +116,16 @@ def main() -> None:
         env = sc2_envs.make_batched(map_name, num_envs=cmd.num_envs, seed=cmd.seed, autoreset=True)
         policy, _, _ = load_checkpoint(cmd.checkpoint, env.get_env_info(), device=env.device, with_critic=False)
         policy.eval()
-        record_demos(env, policy_demonstrator(policy, greedy=cmd.greedy), cmd.episodes, cmd.out,
-                     SamplingConfig(cmd.stride, cmd.repeat_as_idle), seed=cmd.seed,
-                     episodes_per_shard=cmd.episodes_per_shard, description=cmd.checkpoint)
+        record_demos(
+            env,
+            policy_demonstrator(policy, greedy=cmd.greedy),
+            cmd.episodes,
+            cmd.out,
+            SamplingConfig(cmd.stride, cmd.repeat_as_idle),
+            seed=cmd.seed,
+            episodes_per_shard=cmd.episodes_per_shard,
+            description=cmd.checkpoint,
+        )
         return
     for p in cmd.checkpoints:
         r = evaluate_checkpoint(p, cmd.map, cmd.episodes, cmd.num_envs, cmd.seed, cmd.greedy)

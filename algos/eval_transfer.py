@@ -1,4 +1,4 @@
-# Zero-shot transfer of trained actors across team sizes (issue 5).
+# Zero-shot transfer of trained actors across team sizes.
 # Idea and reference figures: count-invariant entity/attention actors transfer between SMAC team
 # sizes (e.g. UPDeT, Hu et al., ICLR 2021),
 # while a flat MLP cannot even read a differently sized observation.
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import csv
 import os
-import pickle
 import time
 from dataclasses import asdict, dataclass, fields
 
@@ -34,7 +33,7 @@ from models import load_checkpoint
 from models.agents import CHECKPOINT_FORMAT, unit_classes
 from models.entities import ObsParser
 from sc2_envs import runs
-from sc2_envs.stats import wilson_interval
+from sc2_envs.evaluation import evaluate
 
 DEFAULT_MAPS: dict[frozenset, tuple[str, ...]] = {
     frozenset({"stalker", "zealot"}): ("2s3z", "3s5z", "3s5z_vs_3s6z"),
@@ -204,60 +203,6 @@ def fit_error(config: dict, env_info: dict) -> str:
     return ""
 
 
-@torch.no_grad()
-def run_episodes(policy, env, n_episodes: int, seed: int, greedy: bool = True) -> dict:
-    """Play exactly ``n_episodes`` episodes of ``env`` (an autoresetting ``SMACSim``) with ``policy``.
-
-    Env ``b`` contributes its first ``q_b`` episodes, ``q_b = n // B (+1 for b < n % B)``: counting
-    a fixed number of episodes per env (rather than the first ``n`` to finish anywhere) does not
-    favour short episodes.
-
-    Args:
-        policy: a bound ``models.ClassPolicy`` (``act(obs [B,N,O], avail [B,N,A], greedy)``).
-        env: batched env with ``num_envs = B <= n_episodes``.
-        n_episodes: total episodes ``n >= B``.
-        seed: evaluation seed: ``env.reset(seed=sc2_envs.eval_seed(seed))``, streams disjoint from training's.
-        greedy: argmax actions instead of samples.
-
-    Returns:
-        dict with ``episodes`` (int), ``wins`` (int, ``battle_won`` at the episode end),
-        ``mean_return`` (float, sum of rewards per episode), ``mean_length`` (float, env steps).
-    """
-    B = env.num_envs
-    if not 1 <= B <= n_episodes:
-        raise ValueError(f"need 1 <= num_envs <= n_episodes, got num_envs={B}, n_episodes={n_episodes}")
-    dev = env.device
-    quota = torch.full((B,), n_episodes // B, dtype=torch.int64, device=dev)
-    quota[: n_episodes % B] += 1
-    count = torch.zeros(B, dtype=torch.int64, device=dev)
-    wins = torch.zeros(B, dtype=torch.int64, device=dev)
-    ret_sum = torch.zeros(B, dtype=torch.float64, device=dev)
-    len_sum = torch.zeros(B, dtype=torch.int64, device=dev)
-    ep_ret = torch.zeros(B, dtype=torch.float64, device=dev)
-    ep_len = torch.zeros(B, dtype=torch.int64, device=dev)
-    out = env.reset(seed=sc2_envs.eval_seed(seed))
-    while bool((count < quota).any()):
-        actions, _ = policy.act(out["obs"], out["avail_actions"], greedy=greedy)
-        out = env.step(actions)
-        ep_ret += out["reward"].double()
-        ep_len += 1
-        done = out["terminated"] | out["truncated"]
-        take = done & (count < quota)
-        wins += (take & out["battle_won"]).long()
-        ret_sum += torch.where(take, ep_ret, 0.0)
-        len_sum += torch.where(take, ep_len, 0)
-        count += take.long()
-        ep_ret = torch.where(done, 0.0, ep_ret)
-        ep_len = torch.where(done, 0, ep_len)
-    n = int(count.sum())
-    return {
-        "episodes": n,
-        "wins": int(wins.sum()),
-        "mean_return": float(ret_sum.sum()) / n,
-        "mean_length": float(len_sum.sum()) / n,
-    }
-
-
 def evaluate_transfer(
     path: str,
     target_map: str,
@@ -304,10 +249,10 @@ def evaluate_transfer(
         row.error = str(e)
         return row
     policy.eval()
-    res = run_episodes(policy, env, episodes, seed, greedy)
+    res = evaluate(policy, env, episodes, sc2_envs.eval_seed(seed), greedy=greedy)
     row.episodes, row.wins = res["episodes"], res["wins"]
-    row.win_rate = row.wins / row.episodes
-    row.ci_low, row.ci_high = wilson_interval(row.wins, row.episodes)
+    row.win_rate = res["win_rate"]
+    row.ci_low, row.ci_high = res["win_ci"]
     row.mean_return, row.mean_length = res["mean_return"], res["mean_length"]
     return row
 

@@ -44,10 +44,11 @@ import torch.nn.functional as F
 import tyro
 from torch import nn
 from torch.utils.tensorboard import SummaryWriter
-from tqdm import tqdm
 
 from models import build_models, save_checkpoint
+from models.common import masked_mean
 from sc2_envs import runs
+from sc2_envs.evaluation import evaluate
 from sc2_envs.sim.rng import eval_seed
 
 
@@ -186,11 +187,6 @@ def happo_factor_update(factor, new_logprob, old_logprob, active):
     return (factor * torch.exp(((new_logprob - old_logprob) * active).sum(-1))).detach()
 
 
-def masked_mean(x, mask):
-    """Mean of ``x`` over the entries where ``mask`` is 1 (0 if there are none)."""
-    return (x * mask).sum() / mask.sum().clamp(min=1.0)
-
-
 def happo_actor_loss(dist, actions, behaviour_logprob, advantages, factor, active, clip_coef):
     """HAPPO's clipped surrogate for one class, weighted by the factor M, over alive agents.
 
@@ -211,45 +207,14 @@ def happo_actor_loss(dist, actions, behaviour_logprob, advantages, factor, activ
 
 def value_loss_fn(values, old_values, targets, clip_coef, clip_vloss, huber_delta):
     """HARL's value loss: Huber (or 1/2 squared) error, clipped around the old values, mean over samples."""
-    err = lambda v: (
-        F.huber_loss(v, targets, reduction="none", delta=huber_delta) if huber_delta > 0 else 0.5 * (v - targets) ** 2
-    )
+
+    def err(v):
+        return F.huber_loss(v, targets, reduction="none", delta=huber_delta) if huber_delta > 0 else 0.5 * (v - targets) ** 2
+
     loss = err(values)
     if clip_vloss:
         loss = torch.max(loss, err(old_values + (values - old_values).clamp(-clip_coef, clip_coef)))
     return loss.mean()
-
-
-@torch.no_grad()
-def evaluate(policy, env, n_episodes, seed, frames=None):
-    """Greedy win rate and mean return over ``n_episodes`` (each env's first ``n_episodes / num_envs`` episodes).
-
-    Counting a fixed number of episodes per env avoids favouring short episodes. ``frames``: if a
-    list, frames of env 0's first episode are appended (for videos).
-    """
-    E = env.num_envs
-    per_env = -(-n_episodes // E)
-    out = env.reset(seed=seed)
-    count = torch.zeros(E, dtype=torch.int64, device=env.device)
-    wins = torch.zeros(E, device=env.device)
-    rets = torch.zeros(E, device=env.device)
-    ep_ret = torch.zeros(E, device=env.device)
-    while bool((count < per_env).any()):
-        if frames is not None and int(count[0]) == 0:
-            from sc2_envs.render import render_frame
-
-            frames.append(render_frame(env.render_data(0)))
-        actions, _ = policy.act(out["obs"], out["avail_actions"], greedy=True)
-        out = env.step(actions)
-        ep_ret += out["reward"]
-        done = out["terminated"] | out["truncated"]
-        take = done & (count < per_env)
-        wins += (take & out["battle_won"]).float()
-        rets += torch.where(take, ep_ret, 0.0)
-        count += take.long()
-        ep_ret = torch.where(done, 0.0, ep_ret)
-    total = float(count.sum())
-    return float(wins.sum()) / total, float(rets.sum()) / total
 
 
 RESUME_CHANGEABLE = ("total_timesteps", "time_budget_s", "torch_threads", "track", "cuda")
@@ -275,12 +240,16 @@ def check_args(args: Args) -> None:
     need(0.0 < args.gamma <= 1.0, "gamma", "a discount in (0, 1]")
     need(0.0 <= args.gae_lambda <= 1.0, "gae_lambda", "a value in [0, 1]")
     need(args.time_budget_s >= 0, "time_budget_s", "seconds >= 0 (0: no budget)")
-    for flag in ("learning_rate", "critic_learning_rate", "clip_coef", "kl_threshold"):
+    for flag in ("learning_rate", "critic_learning_rate", "clip_coef"):
         if hasattr(args, flag):
             need(getattr(args, flag) > 0, flag, "a value > 0")
     batch = args.num_envs * args.num_steps
-    need(args.num_minibatches <= batch, "num_minibatches", f"at most the batch of {batch} env steps (--num-envs x --num-steps)")
-    need(args.total_timesteps >= batch, "total_timesteps", f"at least one batch of {batch} env steps (--num-envs x --num-steps)")
+    need(
+        args.num_minibatches <= batch, "num_minibatches", f"at most the batch of {batch} env steps (--num-envs x --num-steps)"
+    )
+    need(
+        args.total_timesteps >= batch, "total_timesteps", f"at least one batch of {batch} env steps (--num-envs x --num-steps)"
+    )
 
 
 if __name__ == "__main__":
@@ -434,7 +403,8 @@ if __name__ == "__main__":
     def run_eval(iteration):
         global best
         frames = [] if args.capture_video else None
-        wr, ret = evaluate(policy, eval_envs, args.eval_episodes, eval_seed(args.seed, iteration), frames)
+        res = evaluate(policy, eval_envs, args.eval_episodes, eval_seed(args.seed, iteration), frames=frames)
+        wr, ret = res["win_rate"], res["mean_return"]
         writer.add_scalar("charts/win_rate", wr, global_step)
         writer.add_scalar("charts/eval_return", ret, global_step)
         eval_csv.writerow([global_step, round(time.time() - start_time, 2), wr, ret, iteration])
@@ -560,7 +530,7 @@ if __name__ == "__main__":
                 )
             pg_sum = ent_sum = kl_sum = clip_sum = 0.0
             n_updates = 0
-            for epoch in range(args.update_epochs):
+            for _epoch in range(args.update_epochs):
                 b_inds = torch.randperm(T * B, device=device)
                 for mb_inds in b_inds.split(args.minibatch_size):
                     dist = policy.class_dist(c, c_obs[mb_inds], c_avail[mb_inds])
@@ -600,7 +570,7 @@ if __name__ == "__main__":
         writer.add_scalar("charts/happo_factor_std", float(factor.std()), global_step)
 
         # ALGO LOGIC: critic update (once, after all actors; HARL VCritic)
-        for epoch in range(args.update_epochs):
+        for _epoch in range(args.update_epochs):
             b_inds = torch.randperm(T * B, device=device)
             for mb_inds in b_inds.split(args.minibatch_size):
                 newvalue = critic(b_states[mb_inds])

@@ -61,22 +61,37 @@ def evaluate(map_name: str, policy: str, args: Args) -> dict:
         ret[done] = 0
         length[done] = 0
     lo, hi = wilson_interval(wins, episodes)
-    return dict(map=map_name, policy=policy, episodes=episodes, wins=wins, win_rate=wins / episodes, ci_low=lo,
-                ci_high=hi, mean_return=sum(returns) / episodes, mean_length=sum(lengths) / episodes)
+    return dict(
+        map=map_name,
+        policy=policy,
+        episodes=episodes,
+        wins=wins,
+        win_rate=wins / episodes,
+        ci_low=lo,
+        ci_high=hi,
+        mean_return=sum(returns) / episodes,
+        mean_length=sum(lengths) / episodes,
+    )
 
 
 def main(args: Args) -> None:
-    print(f"battle_sanity: maps={args.maps} episodes={args.episodes} num_envs={args.num_envs} seed={args.seed} "
-          f"spawn_jitter={args.spawn_jitter} device=cpu", flush=True)
+    print(
+        f"battle_sanity: maps={args.maps} episodes={args.episodes} num_envs={args.num_envs} seed={args.seed} "
+        f"spawn_jitter={args.spawn_jitter} device=cpu",
+        flush=True,
+    )
     rows = []
     t0 = time.time()
     for m in args.maps:
         for p in ("random", "heuristic"):
             r = evaluate(m, p, args)
             rows.append(r)
-            print(f"{m:>12} {p:>9}: win rate {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] "
-                  f"({r['wins']}/{r['episodes']}), mean return {r['mean_return']:.2f}, "
-                  f"mean length {r['mean_length']:.1f} steps", flush=True)
+            print(
+                f"{m:>12} {p:>9}: win rate {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] "
+                f"({r['wins']}/{r['episodes']}), mean return {r['mean_return']:.2f}, "
+                f"mean length {r['mean_length']:.1f} steps",
+                flush=True,
+            )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))

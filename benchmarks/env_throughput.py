@@ -49,10 +49,16 @@ class Args:
     """CSV output path"""
 
 
-def measure(map_name: str, B: int, device: str, compile_: bool, loops_per_tick: int, seconds: float,
-            threads: int = 0) -> dict:
-    env = make_batched(map_name, num_envs=B, device=device, seed=0, compile=compile_, loops_per_tick=loops_per_tick,
-                       num_threads=threads or None)
+def measure(map_name: str, B: int, device: str, compile_: bool, loops_per_tick: int, seconds: float, threads: int = 0) -> dict:
+    env = make_batched(
+        map_name,
+        num_envs=B,
+        device=device,
+        seed=0,
+        compile=compile_,
+        loops_per_tick=loops_per_tick,
+        num_threads=threads or None,
+    )
     out = env.reset()
     gen = torch.Generator(device=device).manual_seed(0)
     t0 = time.perf_counter()
@@ -69,28 +75,44 @@ def measure(map_name: str, B: int, device: str, compile_: bool, loops_per_tick: 
         steps += 10
         sync()
     dt = time.perf_counter() - t0
-    return dict(map=map_name, B=B, device=device, compile=compile_, loops_per_tick=loops_per_tick,
-                threads=torch.get_num_threads() if device == "cpu" else 0, threads_asked=threads,
-                n_agents=env.n_agents, env_steps_per_s=steps * B / dt, agent_steps_per_s=steps * B * env.n_agents / dt,
-                step_ms=1000 * dt / steps, warmup_s=warmup, episodes=env.get_stats()["battles_game"])
+    return dict(
+        map=map_name,
+        B=B,
+        device=device,
+        compile=compile_,
+        loops_per_tick=loops_per_tick,
+        threads=torch.get_num_threads() if device == "cpu" else 0,
+        threads_asked=threads,
+        n_agents=env.n_agents,
+        env_steps_per_s=steps * B / dt,
+        agent_steps_per_s=steps * B * env.n_agents / dt,
+        step_ms=1000 * dt / steps,
+        warmup_s=warmup,
+        episodes=env.get_stats()["battles_game"],
+    )
 
 
 def main(args: Args) -> None:
     if any(t < 0 for t in args.threads):
         raise SystemExit(f"--threads values must be >= 0 (0 = automatic), got {args.threads}")
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.compile]
-    print(f"env_throughput: maps={args.maps} B={args.batch_sizes} devices={args.devices} compile={modes} "
-          f"loops_per_tick={args.loops_per_tick} torch={torch.__version__} threads={args.threads} "
-          f"cpus={os.cpu_count()} load={'/'.join(f'{v:.1f}' for v in os.getloadavg())} "
-          f"cpu={platform.processor() or platform.machine()}"
-          + (f" gpu={torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""), flush=True)
+    print(
+        f"env_throughput: maps={args.maps} B={args.batch_sizes} devices={args.devices} compile={modes} "
+        f"loops_per_tick={args.loops_per_tick} torch={torch.__version__} threads={args.threads} "
+        f"cpus={os.cpu_count()} load={'/'.join(f'{v:.1f}' for v in os.getloadavg())} "
+        f"cpu={platform.processor() or platform.machine()}"
+        + (f" gpu={torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""),
+        flush=True,
+    )
     rows = []
-    print(f"{'map':>12} {'B':>6} {'device':>6} {'compile':>7} {'threads':>7} {'env steps/s':>13} {'agent steps/s':>14} "
-          f"{'ms/step':>8} {'warmup s':>8}")
+    print(
+        f"{'map':>12} {'B':>6} {'device':>6} {'compile':>7} {'threads':>7} {'env steps/s':>13} {'agent steps/s':>14} "
+        f"{'ms/step':>8} {'warmup s':>8}"
+    )
     for device in args.devices:
         for c in modes:
             for m in args.maps:
-                for t in (args.threads if device == "cpu" else [0]):
+                for t in args.threads if device == "cpu" else [0]:
                     base = None
                     for B in args.batch_sizes:
                         r = measure(m, B, device, c, args.loops_per_tick, args.seconds, t)
@@ -98,9 +120,12 @@ def main(args: Args) -> None:
                         r["ratio_to_B1"] = r["env_steps_per_s"] / base
                         rows.append(r)
                         label = f"{r['threads']}" + ("*" if t == 0 and device == "cpu" else "")
-                        print(f"{m:>12} {B:>6} {device:>6} {str(c):>7} {label:>7} {r['env_steps_per_s']:>13,.0f} "
-                              f"{r['agent_steps_per_s']:>14,.0f} {r['step_ms']:>8.2f} {r['warmup_s']:>8.1f}"
-                              f"   x{r['ratio_to_B1']:.1f} vs first B", flush=True)
+                        print(
+                            f"{m:>12} {B:>6} {device:>6} {str(c):>7} {label:>7} {r['env_steps_per_s']:>13,.0f} "
+                            f"{r['agent_steps_per_s']:>14,.0f} {r['step_ms']:>8.2f} {r['warmup_s']:>8.1f}"
+                            f"   x{r['ratio_to_B1']:.1f} vs first B",
+                            flush=True,
+                        )
     if len(args.threads) > 1:
         print_thread_table(rows)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -118,8 +143,12 @@ def print_thread_table(rows: list[dict]) -> None:
         for c in dict.fromkeys(r["compile"] for r in cpu):
             sel = [r for r in cpu if r["map"] == m and r["compile"] == c]
             cols = sorted({r["threads_asked"] for r in sel})
-            names = [f"auto({'/'.join(sorted({str(r['threads']) for r in sel if r['threads_asked'] == 0}))})" if t == 0
-                     else f"{t} thr" for t in cols]
+            names = [
+                f"auto({'/'.join(sorted({str(r['threads']) for r in sel if r['threads_asked'] == 0}))})"
+                if t == 0
+                else f"{t} thr"
+                for t in cols
+            ]
             print(f"\nthread sweep, {m}, compile={c}: env steps/s (CPU)")
             print(f"{'B':>6} " + " ".join(f"{n:>12}" for n in names) + f" {'best':>8}")
             for B in dict.fromkeys(r["B"] for r in sel):
@@ -127,8 +156,12 @@ def print_thread_table(rows: list[dict]) -> None:
                 auto_t = next((r["threads"] for r in sel if r["B"] == B and r["threads_asked"] == 0), None)
                 fixed = {t: v for t, v in vals.items() if t}
                 best = max(fixed, key=fixed.get) if fixed else auto_t
-                print(f"{B:>6} " + " ".join(f"{vals.get(t, float('nan')):>12,.0f}" for t in cols)
-                      + f" {f'{best} thr':>8}" + (f"   (auto picked {auto_t})" if auto_t is not None else ""))
+                print(
+                    f"{B:>6} "
+                    + " ".join(f"{vals.get(t, float('nan')):>12,.0f}" for t in cols)
+                    + f" {f'{best} thr':>8}"
+                    + (f"   (auto picked {auto_t})" if auto_t is not None else "")
+                )
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 import tyro
 
@@ -40,7 +41,7 @@ class Args:
     maps: list[str] = field(default_factory=list_maps)
     """maps to evaluate (default: every registered SMAC map)"""
     episodes: int = 64
-    """episodes per (map, policy, spawn_jitter): the first episode of each of that many envs (seeds seed..seed+episodes-1)"""
+    """episodes per (map, policy, spawn_jitter): the first episode of each of that many envs (env e draws SeedSequence(seed, spawn_key=(e,)), env e of make_batched(seed=seed))"""
     num_envs: int = 64
     """envs stepped together"""
     jitters: list[float] = field(default_factory=lambda: [0.0, 0.5])
@@ -71,7 +72,14 @@ def evaluate(map_name: str, policy: str, jitter: float, args: Args) -> dict:
         # only the first episode of each env counts: taking the first n episodes to finish would
         # over-sample short episodes
         B = min(args.num_envs, args.episodes - episodes)
-        env = make_batched(map_name, num_envs=B, seed=args.seed + episodes, spawn_jitter=jitter)
+        # env e (global index) plays env e of make_batched(seed=args.seed): split streams, not seed + e,
+        # so rounds and run seeds never share a battle
+        env = make_batched(
+            map_name,
+            num_envs=B,
+            seed=[np.random.SeedSequence(args.seed, spawn_key=(episodes + b,)) for b in range(B)],
+            spawn_jitter=jitter,
+        )
         out = env.reset()
         heuristic, gen = HeuristicPolicy(env), torch.Generator().manual_seed(args.seed + episodes)
         finished = torch.zeros(B, dtype=torch.bool)
@@ -87,16 +95,26 @@ def evaluate(map_name: str, policy: str, jitter: float, args: Args) -> dict:
             timeouts += int((out["truncated"] & new).sum())
             lengths += [length] * n_new
             finished |= new
-    return dict(map=map_name, policy=policy, jitter=jitter, episodes=episodes, wins=wins, timeouts=timeouts,
-                win_ci=wilson_interval(wins, episodes), timeout_ci=wilson_interval(timeouts, episodes),
-                mean_length=sum(lengths) / episodes)
+    return dict(
+        map=map_name,
+        policy=policy,
+        jitter=jitter,
+        episodes=episodes,
+        wins=wins,
+        timeouts=timeouts,
+        win_ci=wilson_interval(wins, episodes),
+        timeout_ci=wilson_interval(timeouts, episodes),
+        mean_length=sum(lengths) / episodes,
+    )
 
 
 def _fmt(r: dict) -> str:
     n = r["episodes"]
-    return (f"win {r['wins'] / n:.2f} [{r['win_ci'][0]:.2f}, {r['win_ci'][1]:.2f}], "
-            f"time-out {r['timeouts'] / n:.2f} [{r['timeout_ci'][0]:.2f}, {r['timeout_ci'][1]:.2f}], "
-            f"length {r['mean_length']:.1f}")
+    return (
+        f"win {r['wins'] / n:.2f} [{r['win_ci'][0]:.2f}, {r['win_ci'][1]:.2f}], "
+        f"time-out {r['timeouts'] / n:.2f} [{r['timeout_ci'][0]:.2f}, {r['timeout_ci'][1]:.2f}], "
+        f"length {r['mean_length']:.1f}"
+    )
 
 
 def main(args: Args) -> None:
@@ -110,9 +128,11 @@ def main(args: Args) -> None:
 
         for name in list(weapons.WEAPON_TIMING):
             weapons.WEAPON_TIMING[name] = weapons.WeaponTiming()
-    print(f"fidelity_table: episodes={args.episodes} num_envs={args.num_envs} seed={args.seed} "
-          f"jitters={args.jitters} instant_weapons={args.instant_weapons} device=cpu torch={torch.__version__}",
-          flush=True)
+    print(
+        f"fidelity_table: episodes={args.episodes} num_envs={args.num_envs} seed={args.seed} "
+        f"jitters={args.jitters} instant_weapons={args.instant_weapons} device=cpu torch={torch.__version__}",
+        flush=True,
+    )
     if SMACLITE_REASON:
         print(f"SMAClite columns skipped: {SMACLITE_REASON}", flush=True)
     rows = []
@@ -130,9 +150,11 @@ def main(args: Args) -> None:
         print("|---|---|---|---|---|---|---|")
         for r in rows:
             n = r["episodes"]
-            print(f"| {r['map']} | {r['jitter']:g} | {r['policy']} | {r['wins'] / n:.2f} "
-                  f"[{r['win_ci'][0]:.2f}, {r['win_ci'][1]:.2f}] | {r['timeouts'] / n:.2f} "
-                  f"[{r['timeout_ci'][0]:.2f}, {r['timeout_ci'][1]:.2f}] | {r['mean_length']:.1f} | n/a |")
+            print(
+                f"| {r['map']} | {r['jitter']:g} | {r['policy']} | {r['wins'] / n:.2f} "
+                f"[{r['win_ci'][0]:.2f}, {r['win_ci'][1]:.2f}] | {r['timeouts'] / n:.2f} "
+                f"[{r['timeout_ci'][0]:.2f}, {r['timeout_ci'][1]:.2f}] | {r['mean_length']:.1f} | n/a |"
+            )
 
 
 if __name__ == "__main__":

@@ -33,20 +33,29 @@ from pathlib import Path
 OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "game_data" / "smac_liberty_units.json"
 
 STOCK_ID = {  # our name -> stock Liberty unit id (the enemies)
-    "marine": "Marine", "marauder": "Marauder", "medivac": "Medivac", "stalker": "Stalker",
-    "zealot": "Zealot", "colossus": "Colossus", "hydralisk": "Hydralisk", "zergling": "Zergling",
-    "baneling": "Baneling", "spine_crawler": "SpineCrawler",
+    "marine": "Marine",
+    "marauder": "Marauder",
+    "medivac": "Medivac",
+    "stalker": "Stalker",
+    "zealot": "Zealot",
+    "colossus": "Colossus",
+    "hydralisk": "Hydralisk",
+    "zergling": "Zergling",
+    "baneling": "Baneling",
+    "spine_crawler": "SpineCrawler",
 }
 RL_ID = {f"{v}_RL": k for k, v in STOCK_ID.items()} | {"Colosus_RL": "colossus"}  # 1c3s5z spells it so
 # The CEffectDamage that deals each weapon's damage (the launch-missile / persistent / set effects
 # between weapon and damage carry no numbers we use; their names are listed for the reader).
 DAMAGE_EFFECT = {
-    "GuassRifle": "GuassRifle", "PunisherGrenades": "PunisherGrenadesU",  # via PunisherGrenadesLM
+    "GuassRifle": "GuassRifle",
+    "PunisherGrenades": "PunisherGrenadesU",  # via PunisherGrenadesLM
     "ParticleDisruptors": "ParticleDisruptorsU",  # via launch missile ParticleDisruptors
     "PsiBlades": "PsiBlades",  # via persistent PsiBladesBurst (2 periods: 0 and 0.28 s)
     "ThermalLances": "ThermalLancesMU",  # via set ThermalLances = Forward + Reverse sweeps
     "NeedleSpines": "NeedleSpinesDamage",  # via NeedleSpinesLaunchMissile
-    "Claws": "Claws", "VolatileBurst": "VolatileBurstU",  # set VolatileBurst: U (units) + U2 (structures)
+    "Claws": "Claws",
+    "VolatileBurst": "VolatileBurstU",  # set VolatileBurst: U (units) + U2 (structures)
     "ImpalerTentacle": "ImpalerTentacleU",  # via ImpalerTentacleLM
 }
 
@@ -95,16 +104,26 @@ def unit_stats(unit: ET.Element, gd: GameData) -> dict:
     attrs = sorted(k.lower() for k, v in _indexed(unit, "Attributes").items() if v == "1")
     planes = {k for k, v in _indexed(unit, "PlaneArray").items() if v == "1"}
     s = {
-        "health": float(f("LifeMax")), "shield": float(f("ShieldsMax", 0)), "armor": float(f("LifeArmor", 0)),
-        "shield_armor": float(f("ShieldArmor", 0)), "life_regen_per_s": float(f("LifeRegenRate", 0)),
-        "shield_regen_per_s": float(f("ShieldRegenRate", 0)), "shield_regen_delay_s": float(f("ShieldRegenDelay", 0)),
-        "speed": float(f("Speed", 0)), "acceleration": float(f("Acceleration", 0)),
-        "radius": float(f("Radius", 0.5)), "sight": float(f("Sight", 0)),
+        "health": float(f("LifeMax")),
+        "shield": float(f("ShieldsMax", 0)),
+        "armor": float(f("LifeArmor", 0)),
+        "shield_armor": float(f("ShieldArmor", 0)),
+        "life_regen_per_s": float(f("LifeRegenRate", 0)),
+        "shield_regen_per_s": float(f("ShieldRegenRate", 0)),
+        "shield_regen_delay_s": float(f("ShieldRegenDelay", 0)),
+        "speed": float(f("Speed", 0)),
+        "acceleration": float(f("Acceleration", 0)),
+        "radius": float(f("Radius", 0.5)),
+        "sight": float(f("Sight", 0)),
         "attack_target_priority": float(f("AttackTargetPriority", 0)),
-        "energy_start": float(f("EnergyStart", 0)), "energy_max": float(f("EnergyMax", 0)),
-        "energy_regen_per_s": float(f("EnergyRegenRate", 0)), "attributes": attrs,
-        "is_air": "Air" in planes and "Ground" not in planes, "planes": sorted(planes),
-        "mover": f("Mover", "Ground"), "acquire_level": f("DefaultAcquireLevel", "Offensive"),
+        "energy_start": float(f("EnergyStart", 0)),
+        "energy_max": float(f("EnergyMax", 0)),
+        "energy_regen_per_s": float(f("EnergyRegenRate", 0)),
+        "attributes": attrs,
+        "is_air": "Air" in planes and "Ground" not in planes,
+        "planes": sorted(planes),
+        "mover": f("Mover", "Ground"),
+        "acquire_level": f("DefaultAcquireLevel", "Offensive"),
         "response": f("Response", "Acquire"),
     }
     weapons = [c.get("Link") for c in unit if c.tag == "WeaponArray" and c.get("Link") not in (None, "None")]
@@ -116,23 +135,37 @@ def unit_stats(unit: ET.Element, gd: GameData) -> dict:
         eff = gd.get("Effect", DAMAGE_EFFECT[wid])
         bonus = {k.lower(): float(v) for k, v in _indexed(eff, "AttributeBonus").items()}
         filters = (g("TargetFilters") or "").split(";")[0].split(",")
-        s.update({
-            "weapon": wid, "damage_effect": DAMAGE_EFFECT[wid], "damage": float(_val(eff, "Amount", 0)),
-            "attacks": int(g("DisplayAttackCount", 1)),
-            "bonus_attribute": next(iter(bonus), None), "bonus_damage": next(iter(bonus.values()), 0.0),
-            "period_s": float(g("Period")), "cooldown_loops": _fixed(float(g("Period"))) * 16,
-            "range": float(g("Range")), "min_scan_range": float(g("MinScanRange")),
-            "damage_point_s": float(g("DamagePoint")), "random_delay_min_s": float(g("RandomDelayMin")),
-            "random_delay_max_s": float(g("RandomDelayMax")), "hits_air": "Ground" not in filters,
-        })
+        s.update(
+            {
+                "weapon": wid,
+                "damage_effect": DAMAGE_EFFECT[wid],
+                "damage": float(_val(eff, "Amount", 0)),
+                "attacks": int(g("DisplayAttackCount", 1)),
+                "bonus_attribute": next(iter(bonus), None),
+                "bonus_damage": next(iter(bonus.values()), 0.0),
+                "period_s": float(g("Period")),
+                "cooldown_loops": _fixed(float(g("Period"))) * 16,
+                "range": float(g("Range")),
+                "min_scan_range": float(g("MinScanRange")),
+                "damage_point_s": float(g("DamagePoint")),
+                "random_delay_min_s": float(g("RandomDelayMin")),
+                "random_delay_max_s": float(g("RandomDelayMax")),
+                "hits_air": "Ground" not in filters,
+            }
+        )
         area = [c for c in eff if c.tag == "AreaArray"]
         if area:
             s["splash_radius"] = float(area[0].get("Radius"))
     if any(c.tag == "AbilArray" and c.get("Link") == "MedivacHeal" for c in unit):
         heal, abil = gd.get("Effect", "MedivacHeal"), gd.get("Abil", "MedivacHeal")
-        s.update({"heal_per_s": float(_val(heal, "RechargeVitalRate")),
-                  "heal_energy_per_hp": float(_val(heal, "DrainVitalCostFactor")),
-                  "heal_range": float(_val(abil, "Range")), "heal_autocast_range": float(_val(abil, "AutoCastRange"))})
+        s.update(
+            {
+                "heal_per_s": float(_val(heal, "RechargeVitalRate")),
+                "heal_energy_per_hp": float(_val(heal, "DrainVitalCostFactor")),
+                "heal_range": float(_val(abil, "Range")),
+                "heal_autocast_range": float(_val(abil, "AutoCastRange")),
+            }
+        )
     return s
 
 
@@ -147,7 +180,9 @@ def extract(smac: Path, read_gd) -> dict:
     for path in sorted((smac / "smac/env/starcraft2/maps/SMAC_Maps").glob("*.SC2Map")):
         arc = mpyq.MPQArchive(str(path))
         m = path.stem
-        out["dependencies"][m] = sorted({d.decode() for d in re.findall(rb"[A-Za-z]+\.SC2Mod", arc.read_file("DocumentHeader"))})
+        out["dependencies"][m] = sorted(
+            {d.decode() for d in re.findall(rb"[A-Za-z]+\.SC2Mod", arc.read_file("DocumentHeader"))}
+        )
         root = ET.fromstring(arc.read_file("Base.SC2Data\\GameData\\UnitData.xml"))
         for el in root:
             if el.get("id") in RL_ID:
@@ -178,8 +213,9 @@ def compare(data: dict) -> int:
             stock = data["stock"][name]
             diff = {k: (rl[k], stock[k]) for k in rl if k in stock and k != "file" and rl[k] != stock[k]}
             print(f"{m:14s} {rl['id']:12s} differs from stock {STOCK_ID[name]} in: {diff}")
-    print("dependencies:", sorted({d for v in data["dependencies"].values() for d in v}),
-          f"({len(data['dependencies'])} maps)")
+    print(
+        "dependencies:", sorted({d for v in data["dependencies"].values() for d in v}), f"({len(data['dependencies'])} maps)"
+    )
     return bad
 
 
@@ -217,11 +253,19 @@ def main() -> None:
         if (a.gamedata / "mods").is_dir():
             read = lambda p: (a.gamedata / p).read_bytes()  # noqa: E731
         else:
-            read = lambda p: subprocess.run(["git", "--git-dir", str(a.gamedata), "show", f"{a.gamedata_rev}:{p}"],  # noqa: E731
-                                            check=True, capture_output=True).stdout
+
+            def read(p):
+                return subprocess.run(
+                    ["git", "--git-dir", str(a.gamedata), "show", f"{a.gamedata_rev}:{p}"],  # noqa: E731
+                    check=True,
+                    capture_output=True,
+                ).stdout
+
         data = extract(a.smac, read)
-        data["sources"] = {"smac": "oxwhirl/smac smac/env/starcraft2/maps/SMAC_Maps/*.SC2Map",
-                           "gamedata": f"SC2Mapster/SC2GameData@{a.gamedata_rev} mods/{{core,liberty}}.sc2mod"}
+        data["sources"] = {
+            "smac": "oxwhirl/smac smac/env/starcraft2/maps/SMAC_Maps/*.SC2Map",
+            "gamedata": f"SC2Mapster/SC2GameData@{a.gamedata_rev} mods/{{core,liberty}}.sc2mod",
+        }
         OUT.parent.mkdir(parents=True, exist_ok=True)
         OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
         print(f"wrote {OUT}")

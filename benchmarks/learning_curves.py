@@ -180,16 +180,12 @@ def plot(rows: list[dict], args: Args, path: str) -> None:
 
 def transfer(args: Args, out: str, done: list) -> None:
     """Greedy win rate of every run's final checkpoint on each of ``args.transfer_maps`` (zero-shot)."""
-    import importlib.util
-
     import torch
 
     import sc2_envs
     from models import load_checkpoint
+    from sc2_envs.evaluation import evaluate
 
-    spec = importlib.util.spec_from_file_location("happo_gnn", os.path.join(REPO, ALGOS["happo"]))
-    algo = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(algo)
     device = torch.device("cuda" if args.device == "cuda" and torch.cuda.is_available() else "cpu")
     results = []
     for a, m, s, exp, rc in done:
@@ -213,7 +209,8 @@ def transfer(args: Args, out: str, done: list) -> None:
                     }
                 )
                 continue
-            wr, ret = algo.evaluate(policy, env, 32, sc2_envs.eval_seed(s, 10**7))
+            res = evaluate(policy, env, 32, sc2_envs.eval_seed(s, 10**7))
+            wr, ret = res["win_rate"], res["mean_return"]
             results.append(
                 {
                     "algo": a,
@@ -294,13 +291,13 @@ def main(args: Args) -> None:
                 done.append((a, m, s, exp, proc.returncode))
                 print(f"[{time.time() - start:6.0f} s] {a} {m} seed {s} finished (exit {proc.returncode})")
         if args.time_budget_s > 0 and time.time() - start > args.time_budget_s + 120:
-            for proc, log, a, m, s, exp in running:
+            for proc, _log, a, m, s, _exp in running:
                 proc.kill()
                 print(f"killed {a} {m} seed {s}: over the time budget")
 
     stop.restore()
     rows = []
-    for a, m, s, exp, rc in done:
+    for a, m, s, exp, _rc in done:
         for r in read_curve(out, m, exp, s):
             rows.append({"algo": a, "map": m, "seed": s, **r})
     with open(os.path.join(out, "learning_curves.csv"), "w", newline="") as f:

@@ -28,8 +28,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7, help="episode seed")
     parser.add_argument("--fps", type=float, default=4.0, help="GIF frames per second (2 = real time at normal speed)")
     parser.add_argument("--scale", type=int, default=20, help="pixels per world unit")
-    parser.add_argument("--window", type=float, nargs=4, default=[3.0, 6.0, 29.0, 26.0],
-                        help="x_min y_min x_max y_max of the shown area, world units (2s3z's walkable band is y 7..25)")
+    parser.add_argument(
+        "--window",
+        type=float,
+        nargs=4,
+        default=[3.0, 6.0, 29.0, 26.0],
+        help="x_min y_min x_max y_max of the shown area, world units (2s3z's walkable band is y 7..25)",
+    )
     parser.add_argument("--out", type=Path, default=Path("docs/img/2s3z_battle.gif"), help="output .gif or .mp4")
     args = parser.parse_args()
 
@@ -56,9 +61,11 @@ def main() -> None:
     last = next(iter(infos.values()))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     save_episode_video(frames, args.out, fps=args.fps)
-    print(f"{args.map_name}: {len(frames) - 1} steps, battle_won={last['battle_won']}, "
-          f"dead_allies={last['dead_allies']}, dead_enemies={last['dead_enemies']}; "
-          f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KiB)")
+    print(
+        f"{args.map_name}: {len(frames) - 1} steps, battle_won={last['battle_won']}, "
+        f"dead_allies={last['dead_allies']}, dead_enemies={last['dead_enemies']}; "
+        f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KiB)"
+    )
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ TARGETS = ("2s3z", "3s5z", "3s5z_vs_3s6z")
 SOURCES = (("2s3z", "gnn"), ("3s5z", "gnn"), ("2s3z", "mlp"), ("3s5z", "mlp"))
 MLP_STEPS = 102_400
 
-# Reference and aims quoted next to the table (issue 5; HF model card yungisimon/HAPPO-HATRPO, real SMAC).
+# Reference and aims quoted next to the table (HF model card yungisimon/HAPPO-HATRPO, real SMAC).
 AIMS = {("2s3z", "3s5z"): 0.5, ("3s5z", "2s3z"): 0.8}
 
 
@@ -63,19 +63,50 @@ def commands(out: Path) -> dict[str, list[str]]:
     """The command of each step; ``out`` is a fresh folder for its outputs."""
     py = sys.executable
     return {
-        "transfer_gnn": [py, "algos/eval_transfer.py", "--checkpoints", "checkpoints/2s3z_gnn.pt",
-                         "checkpoints/3s5z_gnn.pt", "--episodes", "100", "--seed", "0", "--device", "cpu",
-                         "--out-dir", str(out / "gnn"), "--name", "transfer"],
-        "transfer_mlp": [py, "benchmarks/transfer_table.py", "--actors", "mlp", "--total-timesteps", str(MLP_STEPS),
-                         "--num-envs", "64", "--episodes", "100", "--eval-seed", "0", "--device", "cpu",
-                         "--out-dir", str(out / "mlp")],
+        "transfer_gnn": [
+            py,
+            "algos/eval_transfer.py",
+            "--checkpoints",
+            "checkpoints/2s3z_gnn.pt",
+            "checkpoints/3s5z_gnn.pt",
+            "--episodes",
+            "100",
+            "--seed",
+            "0",
+            "--device",
+            "cpu",
+            "--out-dir",
+            str(out / "gnn"),
+            "--name",
+            "transfer",
+        ],
+        "transfer_mlp": [
+            py,
+            "benchmarks/transfer_table.py",
+            "--actors",
+            "mlp",
+            "--total-timesteps",
+            str(MLP_STEPS),
+            "--num-envs",
+            "64",
+            "--episodes",
+            "100",
+            "--eval-seed",
+            "0",
+            "--device",
+            "cpu",
+            "--out-dir",
+            str(out / "mlp"),
+        ],
     }
 
 
 def outputs(out: Path) -> dict[str, list[tuple[Path, Path]]]:
-    """(produced file, shipped file) pairs of each step."""
+    """(produced file, shipped file) pairs of each step (read after the step ran: eval_transfer.py writes
+    into a new folder ``<out-dir>/<name>__<unix time>``, the only one in the step's fresh folder)."""
+    gnn = sorted((out / "gnn").glob("transfer__*")) or [out / "gnn" / "transfer__<none>"]
     return {
-        "transfer_gnn": [(out / "gnn" / "transfer.csv", GNN_CSV), (out / "gnn" / "transfer.png", GNN_PNG)],
+        "transfer_gnn": [(gnn[-1] / "transfer.csv", GNN_CSV), (gnn[-1] / "transfer.png", GNN_PNG)],
         "transfer_mlp": [(out / "mlp" / "transfer_table.csv", MLP_CSV)],
     }
 
@@ -179,10 +210,12 @@ def write_docs() -> None:
 
 def git_commit() -> str:
     try:
-        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                             check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True,
-                               text=True, check=True).stdout.strip()
+        sha = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.strip()
         return sha + ("+uncommitted" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -194,7 +227,7 @@ def run_steps(steps: list[str]) -> None:
     meta.setdefault("steps", {})
     commit, date = git_commit(), datetime.date.today().isoformat()
     out = WORK  # relative to the repository (the commands run there), so the CSVs name portable paths
-    cmds, outs = commands(out), outputs(REPO / out)
+    cmds = commands(out)
     for step in steps:
         cmd = cmds[step]
         step_dir = REPO / out / step.split("_")[-1]
@@ -207,7 +240,7 @@ def run_steps(steps: list[str]) -> None:
         proc = subprocess.run(cmd, cwd=REPO, env=env, check=False)
         if proc.returncode != 0:
             raise SystemExit(f"[{step}] failed with exit code {proc.returncode}; nothing of this step was copied")
-        for produced, shipped in outs[step]:
+        for produced, shipped in outputs(REPO / out)[step]:
             if not produced.is_file():
                 raise SystemExit(f"[{step}] did not write {produced}")
             if shipped.suffix == ".csv":  # checkpoint paths relative to the repository, never this machine's

@@ -9,7 +9,8 @@ and the most frequent action types, plus the ability-mapping coverage.
 Usage:
     python benchmarks/replay_action_stats.py [REPLAY_DIR] [--k 8 16] [--top 12]
 
-REPLAY_DIR defaults to ``$SC2_ENVS_SHARED_DATA/replays`` (``<repo>/../shared/data/replays``).
+REPLAY_DIR defaults to ``$SC2_ENVS_SHARED_DATA/replays`` when that variable is set, else to the five
+small public replays committed in ``tests/data/replays``.
 """
 
 from __future__ import annotations
@@ -28,10 +29,8 @@ from sc2_envs.replays.extract import StreamConfig, player_actions, sample_labels
 
 
 def main() -> None:
-    default_dir = (
-        Path(os.environ.get("SC2_ENVS_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
-        / "replays"
-    )
+    shared = os.environ.get("SC2_ENVS_SHARED_DATA")
+    default_dir = Path(shared) / "replays" if shared else Path(__file__).resolve().parents[1] / "tests" / "data" / "replays"
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("replays", nargs="?", default=str(default_dir))
     p.add_argument("--k", type=int, nargs="+", default=[8, 16], help="strides (game loops) for every_k sampling")

@@ -41,7 +41,7 @@ class Args:
     map_name: str = "3m"
     """SMAC map (``sc2_envs.list_maps()``)"""
     seed: int = 1
-    """seed of the env runners' environments (runner ``w`` uses ``seed + 1000 w``) and of the learner"""
+    """seed of the env runners' environments (runner ``w``, slot ``v`` draws SeedSequence(seed, spawn_key=(w, v)), see make_rllib_env) and of the learner"""
     sharing: str = "shared"
     """parameter sharing: ``shared``, ``per_class`` (one policy per unit type) or ``per_agent``"""
     dead_agents: str = "remove"
@@ -95,26 +95,41 @@ def build_config(args: Args):
     from sc2_envs.adapters.rllib import make_rllib_env, policy_ids_and_mapping
 
     register_env("sc2_smac", make_rllib_env)
-    env_config = {"map_name": args.map_name, "dead_agents": args.dead_agents, "loops_per_tick": args.loops_per_tick,
-                  "seed": args.seed}
+    env_config = {
+        "map_name": args.map_name,
+        "dead_agents": args.dead_agents,
+        "loops_per_tick": args.loops_per_tick,
+        "seed": args.seed,
+    }
     policy_ids, mapping = policy_ids_and_mapping(env_config, args.sharing)
-    module = RLModuleSpec(module_class=ActionMaskingTorchRLModule,
-                          model_config={"fcnet_hiddens": [args.hidden, args.hidden], "head_fcnet_hiddens": [],
-                                        "vf_share_layers": False})
+    module = RLModuleSpec(
+        module_class=ActionMaskingTorchRLModule,
+        model_config={"fcnet_hiddens": [args.hidden, args.hidden], "head_fcnet_hiddens": [], "vf_share_layers": False},
+    )
     return (
-        PPOConfig()
-        # RLlib's env pre-check steps the env with unmasked random actions, which a SMAC env rejects (an
-        # unavailable action raises); the masked RLModule is what keeps actions valid during training.
-        .environment("sc2_smac", env_config=env_config, disable_env_checking=True)
-        .framework("torch")
-        .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=1)
-        .learners(num_learners=args.num_learners)
-        .multi_agent(policies=set(policy_ids), policy_mapping_fn=mapping)
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={pid: module for pid in policy_ids}))
-        .training(train_batch_size_per_learner=args.train_batch_size, minibatch_size=args.minibatch_size,
-                  num_epochs=args.num_epochs, lr=args.lr, gamma=args.gamma, entropy_coeff=args.entropy_coeff)
-        .debugging(seed=args.seed)
-    ), env_config, mapping
+        (
+            PPOConfig()
+            # RLlib's env pre-check steps the env with unmasked random actions, which a SMAC env rejects (an
+            # unavailable action raises); the masked RLModule is what keeps actions valid during training.
+            .environment("sc2_smac", env_config=env_config, disable_env_checking=True)
+            .framework("torch")
+            .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=1)
+            .learners(num_learners=args.num_learners)
+            .multi_agent(policies=set(policy_ids), policy_mapping_fn=mapping)
+            .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={pid: module for pid in policy_ids}))
+            .training(
+                train_batch_size_per_learner=args.train_batch_size,
+                minibatch_size=args.minibatch_size,
+                num_epochs=args.num_epochs,
+                lr=args.lr,
+                gamma=args.gamma,
+                entropy_coeff=args.entropy_coeff,
+            )
+            .debugging(seed=args.seed)
+        ),
+        env_config,
+        mapping,
+    )
 
 
 def evaluate(algo, env_config: dict, mapping, episodes: int, seed: int, greedy: bool) -> tuple[float, float]:
@@ -138,8 +153,12 @@ def evaluate(algo, env_config: dict, mapping, episodes: int, seed: int, greedy: 
             for agent in env.par_env.agents:  # agents that died last step still have an obs, but no action
                 o = obs[agent]
                 module = algo.get_module(mapping(agent))
-                batch = {Columns.OBS: {"observations": torch.as_tensor(o["observations"])[None],
-                                       "action_mask": torch.as_tensor(o["action_mask"], dtype=torch.float32)[None]}}
+                batch = {
+                    Columns.OBS: {
+                        "observations": torch.as_tensor(o["observations"])[None],
+                        "action_mask": torch.as_tensor(o["action_mask"], dtype=torch.float32)[None],
+                    }
+                }
                 with torch.no_grad():
                     logits = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
                 probs = torch.softmax(logits[0], -1)
@@ -177,8 +196,10 @@ def main(args: Args) -> None:
             ep_ret = runners.get("episode_return_mean", float("nan"))
             team = ep_ret / n_agents
             steps = result.get("num_env_steps_sampled_lifetime", runners.get("num_env_steps_sampled_lifetime", 0))
-            print(f"iter {it + 1}: env steps {steps}, episode_return_mean {ep_ret:.3f} (team ~{team:.3f}), "
-                  f"{time.time() - start:.0f}s")
+            print(
+                f"iter {it + 1}: env steps {steps}, episode_return_mean {ep_ret:.3f} (team ~{team:.3f}), "
+                f"{time.time() - start:.0f}s"
+            )
             if args.time_budget_s and time.time() - start > args.time_budget_s:
                 break
         if args.eval_episodes:

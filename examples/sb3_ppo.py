@@ -34,7 +34,7 @@ class Args:
     map_name: str = "3m"
     """SMAC map (``sc2_envs.list_maps()``)"""
     seed: int = 1
-    """seed of the battles (copy ``i`` uses ``seed + i``) and of SB3"""
+    """seed of the battles (copy ``i`` draws SeedSequence(seed, spawn_key=(i,)), see make_sb3_vec_env) and of SB3"""
     algo: str = "maskable_ppo"
     """``maskable_ppo`` (sb3-contrib, masked) or ``ppo`` (SB3, unmasked with lenient actions)"""
     num_battles: int = 2
@@ -73,8 +73,9 @@ def evaluate(model, args: Args, masked: bool) -> tuple[float, float]:
     from sc2_envs.adapters.pettingzoo_views import FlatObservation
     from sc2_envs.wrappers.pettingzoo import SC2ParallelEnv
 
-    env = FlatObservation(SC2ParallelEnv(args.map_name, dead_agents="absorbing", lenient_actions=not masked,
-                                         loops_per_tick=args.loops_per_tick))
+    env = FlatObservation(
+        SC2ParallelEnv(args.map_name, dead_agents="absorbing", lenient_actions=not masked, loops_per_tick=args.loops_per_tick)
+    )
     torch.manual_seed(10_000)
     returns, wins = [], []
     for ep in range(args.eval_episodes):
@@ -85,7 +86,7 @@ def evaluate(model, args: Args, masked: bool) -> tuple[float, float]:
             batch = np.stack([obs[a] for a in agents])
             kw = {"action_masks": np.stack([infos[a]["action_mask"] for a in agents]).astype(bool)} if masked else {}
             actions, _ = model.predict(batch, deterministic=False, **kw)
-            obs, rew, _term, _trunc, infos = env.step({a: int(x) for a, x in zip(agents, actions)})
+            obs, rew, _term, _trunc, infos = env.step({a: int(x) for a, x in zip(agents, actions, strict=False)})
             ret += rew[agents[0]]
             won = won or infos[agents[0]]["battle_won"]
         returns.append(ret)
@@ -122,20 +123,36 @@ def main(args: Args) -> None:
         from stable_baselines3 import PPO as Algo
     else:
         raise ValueError(f"--algo {args.algo!r}; expected 'maskable_ppo' or 'ppo'")
-    venv = VecMonitor(make_sb3_vec_env(args.map_name, args.num_battles, seed=args.seed, lenient_actions=not masked,
-                                       loops_per_tick=args.loops_per_tick))
-    model = Algo("MlpPolicy", venv, n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.n_epochs,
-                 learning_rate=args.learning_rate, gamma=args.gamma, ent_coef=args.ent_coef, seed=args.seed,
-                 policy_kwargs={"net_arch": [args.hidden, args.hidden]}, verbose=0, device="cpu")
+    venv = VecMonitor(
+        make_sb3_vec_env(
+            args.map_name, args.num_battles, seed=args.seed, lenient_actions=not masked, loops_per_tick=args.loops_per_tick
+        )
+    )
+    model = Algo(
+        "MlpPolicy",
+        venv,
+        n_steps=args.n_steps,
+        batch_size=args.batch_size,
+        n_epochs=args.n_epochs,
+        learning_rate=args.learning_rate,
+        gamma=args.gamma,
+        ent_coef=args.ent_coef,
+        seed=args.seed,
+        policy_kwargs={"net_arch": [args.hidden, args.hidden]},
+        verbose=0,
+        device="cpu",
+    )
     if args.eval_episodes:
         ret0, win0 = evaluate(model, args, masked)
         print(f"eval before training: team return {ret0:.3f}, win rate {win0:.2f} ({args.eval_episodes} episodes)")
     start = time.time()
     model.learn(total_timesteps=args.total_timesteps, callback=TimeBudget(args.time_budget_s))
     ep_info = list(model.ep_info_buffer)
-    print(f"trained {model.num_timesteps} agent steps in {time.time() - start:.0f}s; "
-          f"last {len(ep_info)} training episodes (per agent slot): mean return "
-          f"{np.mean([e['r'] for e in ep_info]) if ep_info else float('nan'):.3f}")
+    print(
+        f"trained {model.num_timesteps} agent steps in {time.time() - start:.0f}s; "
+        f"last {len(ep_info)} training episodes (per agent slot): mean return "
+        f"{np.mean([e['r'] for e in ep_info]) if ep_info else float('nan'):.3f}"
+    )
     if args.eval_episodes:
         ret1, win1 = evaluate(model, args, masked)
         print(f"eval after training: team return {ret1:.3f}, win rate {win1:.2f} ({args.eval_episodes} episodes)")

@@ -75,8 +75,14 @@ def make_experiment(args: Args):
     config.create_json = False
     Path(args.save_folder).mkdir(parents=True, exist_ok=True)
     config.save_folder = args.save_folder
-    return Experiment(task=task, algorithm_config=MappoConfig.get_from_yaml(), model_config=MlpConfig.get_from_yaml(),
-                      critic_model_config=MlpConfig.get_from_yaml(), seed=args.seed, config=config)
+    return Experiment(
+        task=task,
+        algorithm_config=MappoConfig.get_from_yaml(),
+        model_config=MlpConfig.get_from_yaml(),
+        critic_model_config=MlpConfig.get_from_yaml(),
+        seed=args.seed,
+        config=config,
+    )
 
 
 if __name__ == "__main__":

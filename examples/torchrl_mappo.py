@@ -74,8 +74,16 @@ def build(args: Args, env):
     n_agents = env.full_action_spec["agent", "action"].shape[0]
     n_actions = env.full_action_spec["agent", "action"].space.n
     obs_size = env.observation_spec["agent", "observation"].shape[-1]
-    actor_net = MultiAgentMLP(n_agent_inputs=obs_size, n_agent_outputs=n_actions, n_agents=n_agents, centralized=False,
-                              share_params=True, depth=2, num_cells=args.hidden, activation_class=torch.nn.Tanh)
+    actor_net = MultiAgentMLP(
+        n_agent_inputs=obs_size,
+        n_agent_outputs=n_actions,
+        n_agents=n_agents,
+        centralized=False,
+        share_params=True,
+        depth=2,
+        num_cells=args.hidden,
+        activation_class=torch.nn.Tanh,
+    )
     actor = ProbabilisticActor(
         TensorDictModule(actor_net, in_keys=[("agent", "observation")], out_keys=[("agent", "logits")]),
         in_keys={"logits": ("agent", "logits"), "mask": ("agent", "action_mask")},
@@ -84,8 +92,16 @@ def build(args: Args, env):
         return_log_prob=True,
         log_prob_key=("agent", "sample_log_prob"),
     )
-    critic_net = MultiAgentMLP(n_agent_inputs=obs_size, n_agent_outputs=1, n_agents=n_agents, centralized=True,
-                               share_params=True, depth=2, num_cells=args.hidden, activation_class=torch.nn.Tanh)
+    critic_net = MultiAgentMLP(
+        n_agent_inputs=obs_size,
+        n_agent_outputs=1,
+        n_agents=n_agents,
+        centralized=True,
+        share_params=True,
+        depth=2,
+        num_cells=args.hidden,
+        activation_class=torch.nn.Tanh,
+    )
     critic = TensorDictModule(critic_net, in_keys=[("agent", "observation")], out_keys=[("agent", "state_value")])
     return actor, critic
 
@@ -124,13 +140,24 @@ def main(args: Args) -> None:
         print(f"eval before training: team return {ret0:.3f}, win rate {win0:.2f} ({args.eval_episodes} episodes)")
 
     collector = Collector(env, actor, frames_per_batch=args.frames_per_batch, total_frames=args.total_frames)
-    buffer = ReplayBuffer(storage=LazyTensorStorage(args.frames_per_batch), sampler=SamplerWithoutReplacement(),
-                          batch_size=args.minibatch_size)
-    loss_module = ClipPPOLoss(actor_network=actor, critic_network=critic, clip_epsilon=args.clip_epsilon,
-                              entropy_coeff=args.entropy_coef, normalize_advantage=False)
-    loss_module.set_keys(reward=("agent", "reward"), action=("agent", "action"),
-                         sample_log_prob=("agent", "sample_log_prob"), value=("agent", "state_value"),
-                         done=("agent", "done"), terminated=("agent", "terminated"))
+    buffer = ReplayBuffer(
+        storage=LazyTensorStorage(args.frames_per_batch), sampler=SamplerWithoutReplacement(), batch_size=args.minibatch_size
+    )
+    loss_module = ClipPPOLoss(
+        actor_network=actor,
+        critic_network=critic,
+        clip_epsilon=args.clip_epsilon,
+        entropy_coeff=args.entropy_coef,
+        normalize_advantage=False,
+    )
+    loss_module.set_keys(
+        reward=("agent", "reward"),
+        action=("agent", "action"),
+        sample_log_prob=("agent", "sample_log_prob"),
+        value=("agent", "state_value"),
+        done=("agent", "done"),
+        terminated=("agent", "terminated"),
+    )
     loss_module.make_value_estimator(ValueEstimators.GAE, gamma=args.gamma, lmbda=args.gae_lambda)
     optim = torch.optim.Adam(loss_module.parameters(), args.lr)
 
@@ -138,8 +165,9 @@ def main(args: Args) -> None:
     for batch in collector:
         frames += batch.numel()
         with torch.no_grad():
-            loss_module.value_estimator(batch, params=loss_module.critic_network_params,
-                                        target_params=loss_module.target_critic_network_params)
+            loss_module.value_estimator(
+                batch, params=loss_module.critic_network_params, target_params=loss_module.target_critic_network_params
+            )
         buffer.extend(batch.reshape(-1))
         for _ in range(args.num_epochs):
             for _ in range(args.frames_per_batch // args.minibatch_size):
@@ -154,13 +182,15 @@ def main(args: Args) -> None:
         done = batch["next", "done"][:, 0]
         reward = batch["next", "agent", "reward"][:, 0, 0]
         ep_returns, acc = [], 0.0
-        for r, d in zip(reward.tolist(), done.tolist()):
+        for r, d in zip(reward.tolist(), done.tolist(), strict=False):
             acc += r
             if d:
                 ep_returns.append(acc)
                 acc = 0.0
-        print(f"frames {frames}: {len(ep_returns)} episodes ended, mean team return "
-              f"{np.mean(ep_returns) if ep_returns else float('nan'):.3f}, {time.time() - start:.0f}s")
+        print(
+            f"frames {frames}: {len(ep_returns)} episodes ended, mean team return "
+            f"{np.mean(ep_returns) if ep_returns else float('nan'):.3f}, {time.time() - start:.0f}s"
+        )
         if args.time_budget_s and time.time() - start > args.time_budget_s:
             break
     collector.shutdown()

@@ -122,8 +122,12 @@ class ClassPolicy(nn.Module):
             ``{"actor_type", "classes", "spec", "hparams"}``: plain Python values (picklable, and
             storable in a ``weights_only`` checkpoint).
         """
-        return {"actor_type": self.actor_type, "classes": list(self.classes), "spec": dict(self.spec),
-                "hparams": dict(self.hparams)}
+        return {
+            "actor_type": self.actor_type,
+            "classes": list(self.classes),
+            "spec": dict(self.spec),
+            "hparams": dict(self.hparams),
+        }
 
     @classmethod
     def from_config(cls, config: dict, env_info: dict | None = None) -> ClassPolicy:
@@ -349,8 +353,12 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
     cfg = ckpt["config"]
     ch = cfg["critic_hparams"]
     policy = ClassPolicy.from_config(
-        {"actor_type": cfg["actor_type"], "classes": cfg["classes"], "spec": cfg["policy_spec"],
-         "hparams": cfg["policy_hparams"]}
+        {
+            "actor_type": cfg["actor_type"],
+            "classes": cfg["classes"],
+            "spec": cfg["policy_spec"],
+            "hparams": cfg["policy_hparams"],
+        }
     )
     policy.load_state_dict(ckpt["actors"])
     policy.to(device)

@@ -117,7 +117,10 @@ class ObsParser:
 
     def __init__(self, env_info: dict):
         lay = _require(env_info, "obs_layout", "env_info")
-        g = lambda k: _require(lay, k, "obs_layout")
+
+        def g(k):
+            return _require(lay, k, "obs_layout")
+
         self.move_feats, self.n_enemies, self.enemy_feats = g("move_feats"), g("n_enemies"), g("enemy_feats")
         self.n_allies, self.ally_feats, self.own_feats = g("n_allies"), g("ally_feats"), g("own_feats")
         self.timestep_feats = g("timestep_feats")
@@ -207,7 +210,10 @@ class StateParser:
                 "obs_instead_of_state=True: the state is the stacked observations, which has no ally/enemy "
                 "rows for an entity critic; use the MLP critic (--actor mlp)"
             )
-        g = lambda k: _require(lay, k, "state_layout")
+
+        def g(k):
+            return _require(lay, k, "state_layout")
+
         self.n_agents, self.ally_feats = g("n_agents"), g("ally_state_feats")
         self.n_enemies, self.enemy_feats = g("n_enemies"), g("enemy_state_feats")
         self.last_action_feats, self.timestep_feats = g("last_action_feats"), g("timestep_feats")

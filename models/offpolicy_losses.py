@@ -47,8 +47,7 @@ def _check_unroll(rewards, values, bootstrap_value, terminated, truncated, final
     if rewards.dim() != 2:
         raise ValueError(f"rewards has shape {tuple(rewards.shape)}; expected [T, B]")
     shape = rewards.shape
-    for name, x in (("values", values), ("terminated", terminated), ("truncated", truncated),
-                    ("final_values", final_values)):
+    for name, x in (("values", values), ("terminated", terminated), ("truncated", truncated), ("final_values", final_values)):
         if x.shape != shape:
             raise ValueError(f"{name} has shape {tuple(x.shape)}; expected [T, B] = {tuple(shape)} like rewards")
     if bootstrap_value.shape != shape[1:]:
@@ -57,8 +56,13 @@ def _check_unroll(rewards, values, bootstrap_value, terminated, truncated, final
         raise ValueError(f"terminated/truncated dtypes {terminated.dtype}/{truncated.dtype}; expected torch.bool")
 
 
-def next_values(values: torch.Tensor, bootstrap_value: torch.Tensor, terminated: torch.Tensor,
-                truncated: torch.Tensor, final_values: torch.Tensor) -> torch.Tensor:
+def next_values(
+    values: torch.Tensor,
+    bootstrap_value: torch.Tensor,
+    terminated: torch.Tensor,
+    truncated: torch.Tensor,
+    final_values: torch.Tensor,
+) -> torch.Tensor:
     """The value of the state after each step, within its episode: ``[T, B]``.
 
     ``0`` after a termination, ``final_values[t]`` after a truncation (a termination on the same
@@ -83,9 +87,19 @@ class VTraceReturns(NamedTuple):
 
 
 @torch.no_grad()
-def vtrace(log_rhos: torch.Tensor, rewards: torch.Tensor, values: torch.Tensor, bootstrap_value: torch.Tensor,
-           terminated: torch.Tensor, truncated: torch.Tensor, final_values: torch.Tensor, gamma: float,
-           rho_bar: float = 1.0, c_bar: float = 1.0, lambda_: float = 1.0) -> VTraceReturns:
+def vtrace(
+    log_rhos: torch.Tensor,
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    bootstrap_value: torch.Tensor,
+    terminated: torch.Tensor,
+    truncated: torch.Tensor,
+    final_values: torch.Tensor,
+    gamma: float,
+    rho_bar: float = 1.0,
+    c_bar: float = 1.0,
+    lambda_: float = 1.0,
+) -> VTraceReturns:
     """V-trace targets and policy-gradient advantages with per-head importance ratios.
 
     Args:
@@ -108,7 +122,9 @@ def vtrace(log_rhos: torch.Tensor, rewards: torch.Tensor, values: torch.Tensor, 
     """
     _check_unroll(rewards, values, bootstrap_value, terminated, truncated, final_values)
     if log_rhos.dim() != 3 or log_rhos.shape[:2] != rewards.shape:
-        raise ValueError(f"log_rhos has shape {tuple(log_rhos.shape)}; expected [T, B, H] with [T, B] = {tuple(rewards.shape)}")
+        raise ValueError(
+            f"log_rhos has shape {tuple(log_rhos.shape)}; expected [T, B, H] with [T, B] = {tuple(rewards.shape)}"
+        )
     if rho_bar <= 0 or c_bar <= 0:
         raise ValueError(f"rho_bar={rho_bar}, c_bar={c_bar}; expected positive clipping thresholds")
     if not 0.0 <= lambda_ <= 1.0:
@@ -140,9 +156,16 @@ def vtrace(log_rhos: torch.Tensor, rewards: torch.Tensor, values: torch.Tensor, 
 
 
 @torch.no_grad()
-def td_lambda_returns(rewards: torch.Tensor, values: torch.Tensor, bootstrap_value: torch.Tensor,
-                      terminated: torch.Tensor, truncated: torch.Tensor, final_values: torch.Tensor, gamma: float,
-                      lambda_: float) -> torch.Tensor:
+def td_lambda_returns(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    bootstrap_value: torch.Tensor,
+    terminated: torch.Tensor,
+    truncated: torch.Tensor,
+    final_values: torch.Tensor,
+    gamma: float,
+    lambda_: float,
+) -> torch.Tensor:
     """TD(lambda) returns ``G_t = r_t + gamma ((1 - lambda) V_next(t) + lambda G_{t+1})``: ``[T, B]``, detached.
 
     ``G_{t+1}`` is used only inside the episode and the unroll; at an episode end and after the last
@@ -165,9 +188,15 @@ def td_lambda_returns(rewards: torch.Tensor, values: torch.Tensor, bootstrap_val
 
 
 @torch.no_grad()
-def upgo_returns(rewards: torch.Tensor, values: torch.Tensor, bootstrap_value: torch.Tensor,
-                 terminated: torch.Tensor, truncated: torch.Tensor, final_values: torch.Tensor,
-                 gamma: float) -> torch.Tensor:
+def upgo_returns(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    bootstrap_value: torch.Tensor,
+    terminated: torch.Tensor,
+    truncated: torch.Tensor,
+    final_values: torch.Tensor,
+    gamma: float,
+) -> torch.Tensor:
     """UPGO returns (AlphaStar, "Methods"): ``[T, B]``, detached.
 
     ``G_t = r_t + gamma G_{t+1}`` if ``Q_{t+1} >= V(x_{t+1})`` else ``r_t + gamma V(x_{t+1})``, with
@@ -205,8 +234,10 @@ def masked_kl(teacher_logits: torch.Tensor, student_logits: torch.Tensor, mask: 
     Gradients flow into both arguments; detach the teacher's logits to distill.
     """
     if teacher_logits.shape != student_logits.shape or mask.shape != teacher_logits.shape:
-        raise ValueError(f"shapes teacher {tuple(teacher_logits.shape)}, student {tuple(student_logits.shape)}, "
-                         f"mask {tuple(mask.shape)}; expected all equal [..., A]")
+        raise ValueError(
+            f"shapes teacher {tuple(teacher_logits.shape)}, student {tuple(student_logits.shape)}, "
+            f"mask {tuple(mask.shape)}; expected all equal [..., A]"
+        )
     if mask.dtype != torch.bool:
         raise ValueError(f"mask dtype {mask.dtype}; expected torch.bool")
     fill = torch.full_like(teacher_logits, MASKED_LOGIT)

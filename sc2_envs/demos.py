@@ -52,21 +52,23 @@ episode            (T,) int32       episode id (0-based, unique over the recordi
 t                  (T,) int32       env steps since the episode start
 ================== ================ =======================================================
 
-The episode of ``episode == e`` ends at its last row (``terminated | truncated``). Recording stops
-after ``ceil(n_episodes / B)`` finished episodes per env (fixed quota per env, so short episodes are
-not over-represented); steps of an env after its quota are not recorded.
+The episode of ``episode == e`` ends at its last row (``terminated | truncated``). Env ``b`` records
+its first ``q_b = n // B (+1 for b < n % B)`` episodes (``sc2_envs.evaluation.episode_quota``: a
+fixed quota per env, so short episodes are not over-represented, and ``n`` episodes in total);
+steps of an env after its quota are not recorded.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+
+from sc2_envs.evaluation import enemy_hp, episode_quota
 
 FORMAT = "sc2_envs.demos/1"
 STOP, NO_OP = 1, 0
@@ -103,23 +105,6 @@ class SamplingConfig:
     def __post_init__(self):
         if not isinstance(self.stride, int) or isinstance(self.stride, bool) or self.stride < 1:
             raise ValueError(f"stride={self.stride!r}; expected a positive int number of env steps")
-
-
-def enemy_hp(state: torch.Tensor, env_info: dict, max_health: torch.Tensor, max_shield: torch.Tensor) -> torch.Tensor:
-    """Absolute enemy health + shield ``[B]`` from SMAC global states ``[B, S]``.
-
-    SMAC's state stores enemy health and shield as fractions of their maxima
-    (``starcraft2.py get_state``); ``max_health`` / ``max_shield`` are the enemies' ``[n_enemies]``
-    maxima (``UnitTable``). Dead enemies have 0 in both.
-    """
-    lay = env_info["state_layout"]
-    n_al, fa, n_en, fe = lay["n_agents"], lay["ally_state_feats"], lay["n_enemies"], lay["enemy_state_feats"]
-    names = lay["enemy_state_feature_names"]
-    rows = state[:, n_al * fa : n_al * fa + n_en * fe].reshape(state.shape[0], n_en, fe)
-    hp = rows[..., names.index("health")] * max_health
-    if "shield" in names:
-        hp = hp + rows[..., names.index("shield")] * max_shield
-    return hp.sum(-1)
 
 
 def heuristic_demonstrator(env) -> Callable[[dict], torch.Tensor]:
@@ -193,7 +178,7 @@ def record_demos(
         demonstrator: ``out -> actions [B, N] int64``; ``out`` is the dict of ``env.reset``/``env.step``
             (``obs``, ``state``, ``avail_actions``). It is called every env step (stateful policies such
             as the heuristic keep their bookkeeping), but its output is used only at decision frames.
-        n_episodes: episodes to record (``>= 1``); each env records ``ceil(n_episodes / B)``.
+        n_episodes: episodes to record (``>= 1``); env ``b`` records its first ``q_b`` (``episode_quota``).
         out_dir: output folder (created; existing shards of an earlier recording are an error).
         sampling: label model.
         seed: ``env.reset(seed)`` (env ``b`` gets child ``b`` of ``SeedSequence(seed)``; see ``sim.rng``).
@@ -220,8 +205,8 @@ def record_demos(
     info = env.get_env_info()
     n_al = env.n_agents
     max_h, max_s = env.table.max_health[n_al:], env.table.max_shield[n_al:]
-    per_env = math.ceil(n_episodes / B)
     dev = env.device
+    quota = episode_quota(n_episodes, B, dev)
 
     o = env.reset(seed=seed)
     held = torch.full((B, N), -1, dtype=torch.int64, device=dev)
@@ -244,7 +229,7 @@ def record_demos(
             rows_total += len(merged["t"])
             shard_id += 1
 
-    while bool((done_count < per_env).any()):
+    while bool((done_count < quota).any()):
         avail = o["avail_actions"]
         alive = avail[..., 1]  # SMAC: stop is available exactly to the living
         proposal = demonstrator(o).to(dev, torch.int64)
@@ -266,7 +251,7 @@ def record_demos(
         nxt = env.step(executed)
         damage = (hp_before - enemy_hp(nxt["final_state"], info, max_h, max_s)).clamp(min=0)
         ended = nxt["terminated"] | nxt["truncated"]
-        rec = done_count < per_env
+        rec = done_count < quota
         cpu = {
             "obs": o["obs"].cpu().numpy(),
             "state": o["state"].cpu().numpy(),
@@ -414,8 +399,12 @@ def main(argv=None) -> int:
     p.add_argument("--episodes", type=int, default=100)
     p.add_argument("--num-envs", type=int, default=32)
     p.add_argument("--out", required=True)
-    p.add_argument("--policy", default="heuristic", choices=["heuristic"],
-                   help="SMAC's heuristic; a checkpoint records with: python algos/bc_select.py record CKPT --out DIR")
+    p.add_argument(
+        "--policy",
+        default="heuristic",
+        choices=["heuristic"],
+        help="SMAC's heuristic; a checkpoint records with: python algos/bc_select.py record CKPT --out DIR",
+    )
     p.add_argument("--stride", type=int, default=1, help="env steps between the demonstrator's decisions")
     p.add_argument("--repeat-as-idle", action="store_true", help="label repeated commands as idle (stop)")
     p.add_argument("--seed", type=int, default=0)

@@ -24,10 +24,27 @@ import torch
 
 from sc2_envs.stats import wilson_interval
 
-__all__ = ["behaviour_key", "episode_quota", "evaluate", "format_result"]
+__all__ = ["behaviour_key", "enemy_hp", "episode_quota", "evaluate", "format_result"]
 
 STOP = 1
 """SMAC's stop action: the living agent's "do nothing" (no-op is available only to dead agents)."""
+
+
+def enemy_hp(state: torch.Tensor, env_info: dict, max_health: torch.Tensor, max_shield: torch.Tensor) -> torch.Tensor:
+    """Absolute enemy health + shield ``[B]`` from SMAC global states ``[B, S]``.
+
+    SMAC's state stores enemy health and shield as fractions of their maxima
+    (``starcraft2.py get_state``); ``max_health`` / ``max_shield`` are the enemies' ``[n_enemies]``
+    maxima (``UnitTable``). Dead enemies have 0 in both.
+    """
+    lay = env_info["state_layout"]
+    n_al, fa, n_en, fe = lay["n_agents"], lay["ally_state_feats"], lay["n_enemies"], lay["enemy_state_feats"]
+    names = lay["enemy_state_feature_names"]
+    rows = state[:, n_al * fa : n_al * fa + n_en * fe].reshape(state.shape[0], n_en, fe)
+    hp = rows[..., names.index("health")] * max_health
+    if "shield" in names:
+        hp = hp + rows[..., names.index("shield")] * max_shield
+    return hp.sum(-1)
 
 
 def episode_quota(n_episodes: int, num_envs: int, device: str | torch.device = "cpu") -> torch.Tensor:
@@ -47,7 +64,7 @@ def episode_quota(n_episodes: int, num_envs: int, device: str | torch.device = "
 
 @torch.no_grad()
 def evaluate(
-    policy: Any, env: Any, n_episodes: int, seed: int, greedy: bool = True, behaviour: bool = False, frames: list | None = None
+    policy: Any, env: Any, n_episodes: int, seed: Any, greedy: bool = True, behaviour: bool = False, frames: list | None = None
 ) -> dict:
     """Play exactly ``n_episodes`` episodes of ``env`` with ``policy`` (quota rule: :func:`episode_quota`).
 
@@ -56,7 +73,9 @@ def evaluate(
         env: an autoresetting batched simulator (``sc2_envs.make_batched(..., autoreset=True)``);
             ``num_envs = B <= n_episodes`` wastes no env.
         n_episodes: episodes counted in total.
-        seed: ``env.reset(seed)`` (env ``b``'s stream derives from ``seed`` and ``b``).
+        seed: ``env.reset(seed)``: an int or a ``numpy.random.SeedSequence`` (env ``b``'s stream is
+            its child ``b``); ``sc2_envs.eval_seed(run_seed, ...)`` gives battles that no training run
+            of any seed plays.
         greedy: argmax over the available actions; False samples from the policy.
         behaviour: also measure ``idle_share``, ``action_shares`` and ``damage_per_episode`` (needs
             the simulator's ``table`` and ``state_layout``).
@@ -83,8 +102,6 @@ def evaluate(
     ep_ret = torch.zeros(B, dtype=torch.float64, device=dev)
     ep_len = torch.zeros(B, dtype=torch.int64, device=dev)
     if behaviour:
-        from sc2_envs.demos import enemy_hp
-
         info, N = env.get_env_info(), env.n_agents
         max_h, max_s = env.table.max_health[N:], env.table.max_shield[N:]
         act_counts = torch.zeros(env.n_actions, device=dev)

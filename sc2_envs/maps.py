@@ -131,9 +131,17 @@ def _groups(spec: list[tuple[str, int]], point: tuple[float, float]) -> tuple[Sp
 
 def _symmetric(name, ally, enemy, limit, race, utb, map_type, ally_order=(), enemy_order=()):
     return MapSpec(
-        name=name, allies=_groups(ally, _A), enemies=_groups(enemy, _E), episode_limit=limit,
-        a_race=race, b_race=race, unit_type_bits=utb, map_type=map_type,
-        ally_type_order=tuple(ally_order), enemy_type_order=tuple(enemy_order), attack_point=_A,
+        name=name,
+        allies=_groups(ally, _A),
+        enemies=_groups(enemy, _E),
+        episode_limit=limit,
+        a_race=race,
+        b_race=race,
+        unit_type_bits=utb,
+        map_type=map_type,
+        ally_type_order=tuple(ally_order),
+        enemy_type_order=tuple(enemy_order),
+        attack_point=_A,
         terrain=name,
     )
 
@@ -151,65 +159,175 @@ _MAP_LIST: list[MapSpec] = [
     _marines(8, 9, 120),
     _marines(10, 11, 150),
     _marines(27, 30, 180),
-    _symmetric("2s3z", [("stalker", 2), ("zealot", 3)], [("stalker", 2), ("zealot", 3)], 120, "P", 2,
-               "stalkers_and_zealots", _SZ_ALLY, _SZ_ENEMY),
-    _symmetric("3s5z", [("stalker", 3), ("zealot", 5)], [("stalker", 3), ("zealot", 5)], 150, "P", 2,
-               "stalkers_and_zealots", _SZ_ALLY, _SZ_ENEMY),
-    _symmetric("3s5z_vs_3s6z", [("stalker", 3), ("zealot", 5)], [("stalker", 3), ("zealot", 6)], 170, "P", 2,
-               "stalkers_and_zealots", _SZ_ALLY, _SZ_ENEMY),
-    _symmetric("1c3s5z", [("colossus", 1), ("stalker", 3), ("zealot", 5)],
-               [("colossus", 1), ("stalker", 3), ("zealot", 5)], 180, "P", 3, "colossi_stalkers_zealots",
-               _CSZ, _CSZ),
-    _symmetric("MMM", [("marauder", 2), ("marine", 7), ("medivac", 1)],
-               [("marauder", 2), ("marine", 7), ("medivac", 1)], 150, "T", 3, "MMM", _MMM, _MMM),
-    _symmetric("MMM2", [("marauder", 2), ("marine", 7), ("medivac", 1)],
-               [("marauder", 3), ("marine", 8), ("medivac", 1)], 180, "T", 3, "MMM", _MMM, _MMM),
+    _symmetric(
+        "2s3z",
+        [("stalker", 2), ("zealot", 3)],
+        [("stalker", 2), ("zealot", 3)],
+        120,
+        "P",
+        2,
+        "stalkers_and_zealots",
+        _SZ_ALLY,
+        _SZ_ENEMY,
+    ),
+    _symmetric(
+        "3s5z",
+        [("stalker", 3), ("zealot", 5)],
+        [("stalker", 3), ("zealot", 5)],
+        150,
+        "P",
+        2,
+        "stalkers_and_zealots",
+        _SZ_ALLY,
+        _SZ_ENEMY,
+    ),
+    _symmetric(
+        "3s5z_vs_3s6z",
+        [("stalker", 3), ("zealot", 5)],
+        [("stalker", 3), ("zealot", 6)],
+        170,
+        "P",
+        2,
+        "stalkers_and_zealots",
+        _SZ_ALLY,
+        _SZ_ENEMY,
+    ),
+    _symmetric(
+        "1c3s5z",
+        [("colossus", 1), ("stalker", 3), ("zealot", 5)],
+        [("colossus", 1), ("stalker", 3), ("zealot", 5)],
+        180,
+        "P",
+        3,
+        "colossi_stalkers_zealots",
+        _CSZ,
+        _CSZ,
+    ),
+    _symmetric(
+        "MMM",
+        [("marauder", 2), ("marine", 7), ("medivac", 1)],
+        [("marauder", 2), ("marine", 7), ("medivac", 1)],
+        150,
+        "T",
+        3,
+        "MMM",
+        _MMM,
+        _MMM,
+    ),
+    _symmetric(
+        "MMM2",
+        [("marauder", 2), ("marine", 7), ("medivac", 1)],
+        [("marauder", 3), ("marine", 8), ("medivac", 1)],
+        180,
+        "T",
+        3,
+        "MMM",
+        _MMM,
+        _MMM,
+    ),
     _symmetric("3s_vs_3z", [("stalker", 3)], [("zealot", 3)], 150, "P", 0, "stalkers"),
     _symmetric("3s_vs_4z", [("stalker", 3)], [("zealot", 4)], 200, "P", 0, "stalkers"),
     _symmetric("3s_vs_5z", [("stalker", 3)], [("zealot", 5)], 250, "P", 0, "stalkers"),
     MapSpec(
-        name="2m_vs_1z", allies=(SpawnGroup("marine", 1, 13.0, 12.0), SpawnGroup("marine", 1, 19.0, 12.0)),
-        enemies=(SpawnGroup("zealot", 1, 16.0, 19.0),), episode_limit=150, a_race="T", b_race="P",
-        unit_type_bits=0, map_type="marines", ally_type_order=(), enemy_type_order=(),
-        attack_point=(16.0, 12.0), attack_segment=((13.0, 12.0), (19.0, 12.0)), terrain="2m_vs_1z",
+        name="2m_vs_1z",
+        allies=(SpawnGroup("marine", 1, 13.0, 12.0), SpawnGroup("marine", 1, 19.0, 12.0)),
+        enemies=(SpawnGroup("zealot", 1, 16.0, 19.0),),
+        episode_limit=150,
+        a_race="T",
+        b_race="P",
+        unit_type_bits=0,
+        map_type="marines",
+        ally_type_order=(),
+        enemy_type_order=(),
+        attack_point=(16.0, 12.0),
+        attack_segment=((13.0, 12.0), (19.0, 12.0)),
+        terrain="2m_vs_1z",
     ),
     MapSpec(
-        name="2s_vs_1sc", allies=(SpawnGroup("stalker", 1, 11.12, 10.34), SpawnGroup("stalker", 1, 16.98, 10.37)),
-        enemies=(SpawnGroup("spine_crawler", 1, 13.92, 20.04),), episode_limit=300, a_race="P", b_race="Z",
-        unit_type_bits=0, map_type="stalkers", ally_type_order=(), enemy_type_order=(), attack_point=None,
+        name="2s_vs_1sc",
+        allies=(SpawnGroup("stalker", 1, 11.12, 10.34), SpawnGroup("stalker", 1, 16.98, 10.37)),
+        enemies=(SpawnGroup("spine_crawler", 1, 13.92, 20.04),),
+        episode_limit=300,
+        a_race="P",
+        b_race="Z",
+        unit_type_bits=0,
+        map_type="stalkers",
+        ally_type_order=(),
+        enemy_type_order=(),
+        attack_point=None,
         terrain="2s_vs_1sc",
     ),
     MapSpec(
-        name="6h_vs_8z", allies=(SpawnGroup("hydralisk", 6, 14.60, 9.49),),
-        enemies=(SpawnGroup("zealot", 8, 14.41, 16.76),), episode_limit=150, a_race="Z", b_race="P",
-        unit_type_bits=0, map_type="hydralisks", ally_type_order=(), enemy_type_order=(),
-        attack_point=(14.60, 9.49), terrain="6h_vs_8z", unit_overrides={"hydralisk": {"health": 80.0}},
+        name="6h_vs_8z",
+        allies=(SpawnGroup("hydralisk", 6, 14.60, 9.49),),
+        enemies=(SpawnGroup("zealot", 8, 14.41, 16.76),),
+        episode_limit=150,
+        a_race="Z",
+        b_race="P",
+        unit_type_bits=0,
+        map_type="hydralisks",
+        ally_type_order=(),
+        enemy_type_order=(),
+        attack_point=(14.60, 9.49),
+        terrain="6h_vs_8z",
+        unit_overrides={"hydralisk": {"health": 80.0}},
     ),
     MapSpec(
-        name="corridor", allies=(SpawnGroup("zealot", 6, 19.04, 19.12),),
-        enemies=(SpawnGroup("zergling", 24, 27.91, 28.24),), episode_limit=400, a_race="P", b_race="Z",
-        unit_type_bits=0, map_type="zealots", ally_type_order=(), enemy_type_order=(),
-        attack_point=(4.47, 4.33), terrain="corridor",
+        name="corridor",
+        allies=(SpawnGroup("zealot", 6, 19.04, 19.12),),
+        enemies=(SpawnGroup("zergling", 24, 27.91, 28.24),),
+        episode_limit=400,
+        a_race="P",
+        b_race="Z",
+        unit_type_bits=0,
+        map_type="zealots",
+        ally_type_order=(),
+        enemy_type_order=(),
+        attack_point=(4.47, 4.33),
+        terrain="corridor",
     ),
     MapSpec(
-        name="so_many_baneling", allies=(SpawnGroup("zealot", 7, 11.47, 12.02),),
-        enemies=(SpawnGroup("baneling", 32, 27.91, 28.24),), episode_limit=100, a_race="P", b_race="Z",
-        unit_type_bits=0, map_type="zealots", ally_type_order=(), enemy_type_order=(),
-        attack_point=(4.47, 4.33), terrain="so_many_baneling",
+        name="so_many_baneling",
+        allies=(SpawnGroup("zealot", 7, 11.47, 12.02),),
+        enemies=(SpawnGroup("baneling", 32, 27.91, 28.24),),
+        episode_limit=100,
+        a_race="P",
+        b_race="Z",
+        unit_type_bits=0,
+        map_type="zealots",
+        ally_type_order=(),
+        enemy_type_order=(),
+        attack_point=(4.47, 4.33),
+        terrain="so_many_baneling",
     ),
     MapSpec(
         name="bane_vs_bane",
         allies=(SpawnGroup("baneling", 4, 16.0, 8.0), SpawnGroup("zergling", 20, 16.0, 11.0)),
         enemies=(SpawnGroup("zergling", 20, 16.0, 21.0), SpawnGroup("baneling", 4, 16.0, 24.0)),
-        episode_limit=200, a_race="Z", b_race="Z", unit_type_bits=2, map_type="bane",
-        ally_type_order=("baneling", "zergling"), enemy_type_order=("baneling", "zergling"),
-        attack_point=(16.0, 8.0), terrain="bane_vs_bane",
+        episode_limit=200,
+        a_race="Z",
+        b_race="Z",
+        unit_type_bits=2,
+        map_type="bane",
+        ally_type_order=("baneling", "zergling"),
+        enemy_type_order=("baneling", "zergling"),
+        attack_point=(16.0, 8.0),
+        terrain="bane_vs_bane",
     ),
     MapSpec(
-        name="2c_vs_64zg", allies=(SpawnGroup("colossus", 2, 16.0, 16.0),),
-        enemies=(SpawnGroup("zergling", 64, 16.0, 9.0),), episode_limit=400, a_race="P", b_race="Z",
-        unit_type_bits=0, map_type="colossus", ally_type_order=(), enemy_type_order=(),
-        attack_point=None, terrain="2c_vs_64zg", enemy_order="attack_allies",
+        name="2c_vs_64zg",
+        allies=(SpawnGroup("colossus", 2, 16.0, 16.0),),
+        enemies=(SpawnGroup("zergling", 64, 16.0, 9.0),),
+        episode_limit=400,
+        a_race="P",
+        b_race="Z",
+        unit_type_bits=0,
+        map_type="colossus",
+        ally_type_order=(),
+        enemy_type_order=(),
+        attack_point=None,
+        terrain="2c_vs_64zg",
+        enemy_order="attack_allies",
     ),
 ]
 
@@ -291,8 +409,8 @@ def _cliff_faces(pathing: np.ndarray, level: np.ndarray) -> np.ndarray:
     pad_small = np.pad(small, 2, constant_values=np.iinfo(np.int64).min)
     for dx in range(5):
         for dy in range(5):
-            lo = np.minimum(lo, pad_big[dx:dx + n, dy:dy + n])
-            hi = np.maximum(hi, pad_small[dx:dx + n, dy:dy + n])
+            lo = np.minimum(lo, pad_big[dx : dx + n, dy : dy + n])
+            hi = np.maximum(hi, pad_small[dx : dx + n, dy : dy + n])
     return ~pathing & (level > 0) & (hi > lo) & (lo != np.iinfo(np.int64).max)
 
 
@@ -343,8 +461,10 @@ def terrain_grids(terrain: str) -> TerrainGrids:
         grid = _outline(terrain) if terrain in SYNTHETIC_OUTLINES else None
         if grid is None:
             names = sorted({k.split("/")[0] for k in data})
-            raise ValueError(f"unknown terrain {terrain!r}; expected a SMAC map ({', '.join(names)}) or a "
-                             f"synthetic outline ({', '.join(SYNTHETIC_OUTLINES)})")
+            raise ValueError(
+                f"unknown terrain {terrain!r}; expected a SMAC map ({', '.join(names)}) or a "
+                f"synthetic outline ({', '.join(SYNTHETIC_OUTLINES)})"
+            )
         pathing = grid
         level = np.where(grid, CLIFF_STEP, 0).astype(np.uint16)
         height = np.where(grid, 191, 135).astype(np.uint8)
@@ -382,10 +502,10 @@ def ground_edges(terrain: str) -> np.ndarray:
     lvl = np.pad(g.cliff_level.astype(np.int64), 1)
     out = np.zeros((len(_NEIGHBOURS), n, n), dtype=bool)
     for k, (dx, dy) in enumerate(_NEIGHBOURS):
-        nb = walk[1 + dx:1 + dx + n, 1 + dy:1 + dy + n]
-        ok = g.pathing & nb & (np.abs(lvl[1 + dx:1 + dx + n, 1 + dy:1 + dy + n] - g.cliff_level) < CLIFF_STEP // 2)
+        nb = walk[1 + dx : 1 + dx + n, 1 + dy : 1 + dy + n]
+        ok = g.pathing & nb & (np.abs(lvl[1 + dx : 1 + dx + n, 1 + dy : 1 + dy + n] - g.cliff_level) < CLIFF_STEP // 2)
         if dx and dy:
-            ok &= walk[1 + dx:1 + dx + n, 1:1 + n] & walk[1:1 + n, 1 + dy:1 + dy + n]
+            ok &= walk[1 + dx : 1 + dx + n, 1 : 1 + n] & walk[1 : 1 + n, 1 + dy : 1 + dy + n]
         out[k] = ok
     return out
 
@@ -449,5 +569,5 @@ def needs_routing(terrain: str) -> bool:
     xs, ys = np.nonzero(g.pathing)
     if len(xs) == 0:
         return False
-    box = g.pathing[xs.min():xs.max() + 1, ys.min():ys.max() + 1]
+    box = g.pathing[xs.min() : xs.max() + 1, ys.min() : ys.max() + 1]
     return not (box.all() and len(np.unique(g.cliff_level[g.pathing])) == 1)

@@ -11,8 +11,9 @@ from sc2_envs.sim.env import SMACSim
 from sc2_envs.sim.features import N_ACTIONS_NO_ATTACK
 
 
-def random_actions(avail_actions: torch.Tensor, generator: torch.Generator | None = None, *,
-                   seed: int | None = None) -> torch.Tensor:
+def random_actions(
+    avail_actions: torch.Tensor, generator: torch.Generator | None = None, *, seed: int | None = None
+) -> torch.Tensor:
     """Uniform random choice among the available actions.
 
     Reproducible draws need a source of randomness you own: pass ``generator`` (a

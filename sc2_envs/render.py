@@ -26,8 +26,16 @@ import numpy as np
 from sc2_envs.sim.state import ORDER_ATTACK, ORDER_ATTACK_MOVE, ORDER_HEAL
 
 UNIT_LETTERS = {
-    "marine": "m", "marauder": "M", "medivac": "V", "stalker": "S", "zealot": "Z", "colossus": "C",
-    "hydralisk": "H", "zergling": "g", "baneling": "B", "spine_crawler": "P",
+    "marine": "m",
+    "marauder": "M",
+    "medivac": "V",
+    "stalker": "S",
+    "zealot": "Z",
+    "colossus": "C",
+    "hydralisk": "H",
+    "zergling": "g",
+    "baneling": "B",
+    "spine_crawler": "P",
 }
 """Letter drawn on each unit type; other types get the first letter of their name."""
 
@@ -47,8 +55,9 @@ def _font(size: int):
         return ImageFont.load_default()
 
 
-def render_frame(data: dict, scale: int = 16, title: str | None = None,
-                 window: tuple[float, float, float, float] | None = None) -> np.ndarray:
+def render_frame(
+    data: dict, scale: int = 16, title: str | None = None, window: tuple[float, float, float, float] | None = None
+) -> np.ndarray:
     """Draw one frame.
 
     Args:
@@ -71,8 +80,18 @@ def render_frame(data: dict, scale: int = 16, title: str | None = None,
         raise ValueError(f"scale must be an int >= 2 (pixels per world unit), got {scale!r}")
     pos = np.asarray(data["pos"], dtype=np.float64)
     n_units = len(pos)
-    for key in ("radius", "health", "max_health", "shield", "max_shield", "alive", "is_ally", "order_kind",
-                "order_target", "names"):
+    for key in (
+        "radius",
+        "health",
+        "max_health",
+        "shield",
+        "max_shield",
+        "alive",
+        "is_ally",
+        "order_kind",
+        "order_target",
+        "names",
+    ):
         if len(data[key]) != n_units:
             raise ValueError(f"render data {key!r} has length {len(data[key])}, expected {n_units} (len(pos))")
     pathing = np.asarray(data["pathing"], dtype=bool)
@@ -82,8 +101,10 @@ def render_frame(data: dict, scale: int = 16, title: str | None = None,
     if window is not None:
         x0, y0, x1, y1 = (float(v) for v in window)
         if not (0 <= x0 < x1 <= size_x and 0 <= y0 < y1 <= size_y):
-            raise ValueError(f"window {window!r} must satisfy 0 <= x_min < x_max <= {size_x} and "
-                             f"0 <= y_min < y_max <= {size_y} (world units)")
+            raise ValueError(
+                f"window {window!r} must satisfy 0 <= x_min < x_max <= {size_x} and "
+                f"0 <= y_min < y_max <= {size_y} (world units)"
+            )
     img = Image.fromarray(terrain)
     draw = ImageDraw.Draw(img)
 
@@ -258,11 +279,20 @@ def write_replay(path: str | Path, static: dict, steps: list[dict]) -> Path:
         step_in_ep[t] = 0 if episode[t] != episode[t - 1] else step_in_ep[t - 1] + 1
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(
-        path, format=np.array(REPLAY_FORMAT), version=np.array(REPLAY_VERSION),
-        map_name=np.array(str(static["map_name"])), names=np.array(list(static["names"]), dtype=str),
-        is_ally=np.asarray(static["is_ally"], bool), radius=np.asarray(static["radius"], np.float32),
-        max_health=np.asarray(static["max_health"], np.float32), max_shield=np.asarray(static["max_shield"], np.float32),
-        pathing=np.asarray(static["pathing"], bool), episode=episode, episode_step=step_in_ep, **arrays)
+        path,
+        format=np.array(REPLAY_FORMAT),
+        version=np.array(REPLAY_VERSION),
+        map_name=np.array(str(static["map_name"])),
+        names=np.array(list(static["names"]), dtype=str),
+        is_ally=np.asarray(static["is_ally"], bool),
+        radius=np.asarray(static["radius"], np.float32),
+        max_health=np.asarray(static["max_health"], np.float32),
+        max_shield=np.asarray(static["max_shield"], np.float32),
+        pathing=np.asarray(static["pathing"], bool),
+        episode=episode,
+        episode_step=step_in_ep,
+        **arrays,
+    )
     return path
 
 
@@ -285,10 +315,24 @@ def load_replay(path: str | Path) -> list[dict]:
         d = {k: z[k] for k in z.files}
     episodes = np.unique(d["episode"], return_inverse=True)[1]
     names = [str(n) for n in d["names"]]
-    static = {"radius": d["radius"], "max_health": d["max_health"], "max_shield": d["max_shield"],
-              "is_ally": d["is_ally"], "names": names, "pathing": d["pathing"], "map_name": str(d["map_name"])}
-    return [dict(static, **{k: d[k][t] for k in _REPLAY_STEP_KEYS}, episode=int(episodes[t]),
-                 episode_steps=int(d["episode_step"][t])) for t in range(len(d["episode"]))]
+    static = {
+        "radius": d["radius"],
+        "max_health": d["max_health"],
+        "max_shield": d["max_shield"],
+        "is_ally": d["is_ally"],
+        "names": names,
+        "pathing": d["pathing"],
+        "map_name": str(d["map_name"]),
+    }
+    return [
+        dict(
+            static,
+            **{k: d[k][t] for k in _REPLAY_STEP_KEYS},
+            episode=int(episodes[t]),
+            episode_steps=int(d["episode_step"][t]),
+        )
+        for t in range(len(d["episode"]))
+    ]
 
 
 def replay_to_video(replay: str | Path, out: str | Path, fps: float = 4, scale: int = 16) -> Path:
@@ -303,8 +347,10 @@ def replay_to_video(replay: str | Path, out: str | Path, fps: float = 4, scale: 
     Returns:
         The written video path.
     """
-    frames = [render_frame(d, scale=scale, title=f"{d['map_name']}  episode {d['episode']}  step {d['episode_steps']}")
-              for d in load_replay(replay)]
+    frames = [
+        render_frame(d, scale=scale, title=f"{d['map_name']}  episode {d['episode']}  step {d['episode_steps']}")
+        for d in load_replay(replay)
+    ]
     return save_episode_video(frames, out, fps=fps)
 
 
@@ -312,8 +358,9 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m sc2_envs.render REPLAY.npz --out battle.gif [--fps 4] [--scale 16]``."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m sc2_envs.render",
-                                     description="Play a simulator replay (StarCraft2Env.save_replay) back to GIF/MP4.")
+    parser = argparse.ArgumentParser(
+        prog="python -m sc2_envs.render", description="Play a simulator replay (StarCraft2Env.save_replay) back to GIF/MP4."
+    )
     parser.add_argument("replay", help="replay .npz file")
     parser.add_argument("--out", required=True, help="output .gif or .mp4")
     parser.add_argument("--fps", type=float, default=4.0, help="env steps per second of video (2 = real time)")

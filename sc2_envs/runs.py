@@ -151,7 +151,7 @@ def write_run_meta(run_dir: str | os.PathLike, config: Any, **extra: Any) -> Pat
         "python": platform.python_version(),
         "platform": platform.platform(),
         "hostname": platform.node(),
-        "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "started_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "resumes": [],
         **_jsonable(extra),
     }
@@ -167,7 +167,7 @@ def note_resume(run_dir: str | os.PathLike, **info: Any) -> None:
     meta = json.loads(path.read_text()) if path.is_file() else {"resumes": []}
     meta.setdefault("resumes", []).append(
         {
-            "time_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "time_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "argv": [sys.executable, *sys.argv],
             "git_commit": git_commit(),
             **_jsonable(info),
@@ -326,8 +326,10 @@ def load_resume(path: str | os.PathLike) -> tuple[dict, Path]:
     if path.is_dir():
         path = path / RESUME_FILE
         if not path.is_file():
-            raise FileNotFoundError(f"--resume {path.parent}: no {RESUME_FILE} in that folder; expected a run folder "
-                                    "written by a script of this package (it saves one at each evaluation)")
+            raise FileNotFoundError(
+                f"--resume {path.parent}: no {RESUME_FILE} in that folder; expected a run folder "
+                "written by a script of this package (it saves one at each evaluation)"
+            )
     elif not path.is_file():
         raise FileNotFoundError(f"--resume {str(path)!r} does not exist; expected a run folder or its {RESUME_FILE}")
     try:
@@ -335,7 +337,9 @@ def load_resume(path: str | os.PathLike) -> tuple[dict, Path]:
     except Exception as e:
         if isinstance(e, MemoryError):
             raise
-        raise ValueError(f"--resume {path}: not readable as a torch file ({type(e).__name__}); expected a {RESUME_FILE}") from None
+        raise ValueError(
+            f"--resume {path}: not readable as a torch file ({type(e).__name__}); expected a {RESUME_FILE}"
+        ) from None
     if not isinstance(state, dict) or state.get("format") != RESUME_FORMAT:
         found = state.get("format") if isinstance(state, dict) else type(state).__name__
         raise ValueError(f"--resume {path}: format {found!r}; expected a {RESUME_FORMAT!r} file ({RESUME_FILE})")
@@ -452,8 +456,7 @@ class Progress:
             self.bar.set_postfix_str(fields)
         else:
             print(
-                f"iteration {iteration}/{self.num_iterations} step {global_step} {fields} "
-                f"({time.time() - self._t0:.0f} s)",
+                f"iteration {iteration}/{self.num_iterations} step {global_step} {fields} ({time.time() - self._t0:.0f} s)",
                 file=self.stream,
                 flush=True,
             )

@@ -57,9 +57,29 @@ from pathlib import Path
 import numpy as np
 
 SMAC_MAPS = [
-    "3m", "8m", "25m", "5m_vs_6m", "8m_vs_9m", "10m_vs_11m", "27m_vs_30m", "MMM", "MMM2", "2s3z", "3s5z",
-    "3s5z_vs_3s6z", "3s_vs_3z", "3s_vs_4z", "3s_vs_5z", "1c3s5z", "2m_vs_1z", "corridor", "6h_vs_8z",
-    "2s_vs_1sc", "so_many_baneling", "bane_vs_bane", "2c_vs_64zg",
+    "3m",
+    "8m",
+    "25m",
+    "5m_vs_6m",
+    "8m_vs_9m",
+    "10m_vs_11m",
+    "27m_vs_30m",
+    "MMM",
+    "MMM2",
+    "2s3z",
+    "3s5z",
+    "3s5z_vs_3s6z",
+    "3s_vs_3z",
+    "3s_vs_4z",
+    "3s_vs_5z",
+    "1c3s5z",
+    "2m_vs_1z",
+    "corridor",
+    "6h_vs_8z",
+    "2s_vs_1sc",
+    "so_many_baneling",
+    "bane_vs_bane",
+    "2c_vs_64zg",
 ]
 UNPATHABLE_BIT = 0x01
 
@@ -78,7 +98,7 @@ def _cells(blob: bytes, tag: bytes, name: str, dtype: str, header: int) -> np.nd
     n = w * h * np.dtype(dtype).itemsize
     if len(blob) < header + n:
         raise ValueError(f"{name}: {len(blob)} bytes, expected at least {header + n} for a {w}x{h} grid")
-    return np.frombuffer(blob[header:header + n], dtype=dtype).reshape(h, w).T.copy()
+    return np.frombuffer(blob[header : header + n], dtype=dtype).reshape(h, w).T.copy()
 
 
 def cell_pathing(cliff: np.ndarray, editor_pathing: np.ndarray) -> np.ndarray:
@@ -98,8 +118,8 @@ def cell_pathing(cliff: np.ndarray, editor_pathing: np.ndarray) -> np.ndarray:
     near_ramp = np.zeros((n, m), dtype=bool)
     for dx in (-1, 0, 1):
         for dy in (-1, 0, 1):
-            face |= pad_p[1 + dx:1 + dx + n, 1 + dy:1 + dy + m] != plateau
-            near_ramp |= pad_r[1 + dx:1 + dx + n, 1 + dy:1 + dy + m]
+            face |= pad_p[1 + dx : 1 + dx + n, 1 + dy : 1 + dy + m] != plateau
+            near_ramp |= pad_r[1 + dx : 1 + dx + n, 1 + dy : 1 + dy + m]
     own = ~face & ((cliff > 0) | editor_pathing)
     return np.where(near_ramp, editor_pathing, own)
 
@@ -125,7 +145,7 @@ def derive_map(path: Path) -> dict[str, np.ndarray]:
     vw, vh = _header(files["t3SyncHeightMap"], b"SMAP", f"{path.name}:t3SyncHeightMap")
     if (vw - 1, vh - 1) != cliff.shape:
         raise ValueError(f"{path.name}: height map has {vw}x{vh} vertices, expected {cliff.shape[0] + 1}x{cliff.shape[1] + 1}")
-    vert = np.frombuffer(files["t3SyncHeightMap"][64:64 + vw * vh * 4], dtype="<u4").reshape(vh, vw).T
+    vert = np.frombuffer(files["t3SyncHeightMap"][64 : 64 + vw * vh * 4], dtype="<u4").reshape(vh, vw).T
     z_vert = (vert & 0xFFFF).astype(np.float64) / 256.0  # [x, y] vertices, world units
     z_cell = (z_vert[:-1, :-1] + z_vert[1:, :-1] + z_vert[:-1, 1:] + z_vert[1:, 1:]) / 4.0
     height = np.clip(np.round((z_cell + 16.0) * 255.0 / 32.0), 0, 255).astype(np.uint8)
@@ -175,10 +195,12 @@ def main(argv: list[str] | None = None) -> int:
     for name in SMAC_MAPS:
         p, c = grids[f"{name}/pathing"], grids[f"{name}/cliff_level"]
         e = grids[f"{name}/editor_pathing"]
-        print(f"{name:18s} walkable {int(p.sum()):4d} "
-              f"(t3CellFlags: {int(e.sum()):4d}, {int((p != e).sum()):2d} cells differ)  "
-              f"cliff levels {sorted(set(c.ravel().tolist()))}  "
-              f"height bytes {sorted(set(grids[f'{name}/height'][p].ravel().tolist()))}")
+        print(
+            f"{name:18s} walkable {int(p.sum()):4d} "
+            f"(t3CellFlags: {int(e.sum()):4d}, {int((p != e).sum()):2d} cells differ)  "
+            f"cliff levels {sorted(set(c.ravel().tolist()))}  "
+            f"height bytes {sorted(set(grids[f'{name}/height'][p].ravel().tolist()))}"
+        )
     print(f"wrote {args.out}")
     return 0
 

@@ -166,9 +166,7 @@ class SmacOracle:
         env._init_ally_unit_types(ALLY_MIN_TYPE_ID)
         self.env = env
         self.ally_ids = {
-            name: getattr(env, f"{name}_id")
-            for name in UNIT_MAX
-            if getattr(env, f"{name}_id") >= ALLY_MIN_TYPE_ID
+            name: getattr(env, f"{name}_id") for name in UNIT_MAX if getattr(env, f"{name}_id") >= ALLY_MIN_TYPE_ID
         }
 
     def _set_units(self, allies: list[dict], enemies: list[dict]) -> None:
@@ -290,7 +288,11 @@ def build_map(starcraft2, map_name: str, feature_inputs: list[dict], reward_inpu
                 raise ValueError(f"{map_name}: {side} roster {got} is not SMAC's {names}")
     feature_cases = []
     for case in feature_inputs:
-        inputs = {"allies": _units(case["allies"]), "enemies": _units(case["enemies"]), "last_action": list(case["last_action"])}
+        inputs = {
+            "allies": _units(case["allies"]),
+            "enemies": _units(case["enemies"]),
+            "last_action": list(case["last_action"]),
+        }
         feature_cases.append({**inputs, **oracle.features(inputs)})
     reward_cases = []
     for case in reward_inputs:

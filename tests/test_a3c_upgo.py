@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 
+import numpy as np
 import psutil
 import pytest
 import torch
@@ -29,9 +30,10 @@ from conftest import REPO, load_algo
 SCRIPT = REPO / "algos" / "a3c_upgo.py"
 
 
-def _slot_of(seed: int, base_seed: int = 1) -> int:
-    """The actor slot from the env seed ``base + 10_000 * (slot + 1) + 1_000_000 * gen`` (a3c_upgo.run_actor)."""
-    return ((seed - base_seed) % 1_000_000) // 10_000 - 1
+def _slot_of(seed) -> int:
+    """The actor slot from the actor's seed ``SeedSequence(s, spawn_key=(ACTOR_SPAWN_KEY, slot, gen))``
+    (a3c_upgo.actor_seed); -1 for the learner's int-seeded probe env."""
+    return int(seed.spawn_key[1]) if isinstance(seed, np.random.SeedSequence) else -1
 
 
 class _FaultyEnv:
@@ -79,9 +81,27 @@ class Run:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "tests"), str(REPO), os.environ.get("PYTHONPATH", "")]))
         if fault:
             env["A3C_TEST_FAULT"] = fault
-        cmd = [sys.executable, str(SCRIPT), "--map", "3m", "--num-actors", "2", "--envs-per-actor", "4",
-               "--unroll-length", "8", "--batch-unrolls", "2", "--print-interval-s", "0", "--run-dir", str(tmp_path),
-               "--seed", "1", *extra]
+        cmd = [
+            sys.executable,
+            str(SCRIPT),
+            "--map",
+            "3m",
+            "--num-actors",
+            "2",
+            "--envs-per-actor",
+            "4",
+            "--unroll-length",
+            "8",
+            "--batch-unrolls",
+            "2",
+            "--print-interval-s",
+            "0",
+            "--run-dir",
+            str(tmp_path),
+            "--seed",
+            "1",
+            *extra,
+        ]
         self.proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[tuple[float, str]] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -152,8 +172,9 @@ def make_checkpoint(path):
 
 def test_short_run_with_two_actors_finishes_and_logs(tmp_path):
     ckpt = make_checkpoint(tmp_path / "teacher.pt")
-    run = Run(tmp_path, "--total-timesteps", "192", "--teacher", str(ckpt), "--init", str(ckpt), "--kl-coef", "0.1",
-              "--save-model")
+    run = Run(
+        tmp_path, "--total-timesteps", "192", "--teacher", str(ckpt), "--init", str(ckpt), "--kl-coef", "0.1", "--save-model"
+    )
     rc = run.finish(timeout=300)
     out = run.text()
     assert rc == 0, out
@@ -173,10 +194,23 @@ def test_short_run_with_two_actors_finishes_and_logs(tmp_path):
     acc = EventAccumulator(str(run_dir))
     acc.Reload()
     tags = set(acc.Tags()["scalars"])
-    want = {"losses/policy_loss", "losses/upgo_loss", "losses/value_loss", "losses/entropy", "losses/kl_teacher",
-            "losses/total_loss", "kl_per_head/agent_0", "kl_per_head/agent_2", "kl_per_class/marine",
-            "charts/win_rate_window", "charts/env_SPS", "charts/learner_SPS", "charts/queue_depth", "charts/policy_lag",
-            "charts/actor_restarts"}
+    want = {
+        "losses/policy_loss",
+        "losses/upgo_loss",
+        "losses/value_loss",
+        "losses/entropy",
+        "losses/kl_teacher",
+        "losses/total_loss",
+        "kl_per_head/agent_0",
+        "kl_per_head/agent_2",
+        "kl_per_class/marine",
+        "charts/win_rate_window",
+        "charts/env_SPS",
+        "charts/learner_SPS",
+        "charts/queue_depth",
+        "charts/policy_lag",
+        "charts/actor_restarts",
+    }
     assert want <= tags, f"missing TensorBoard tags: {sorted(want - tags)}"
     kl = [e.value for e in acc.Scalars("losses/kl_teacher")]
     # the student starts as the teacher, so the KL starts at 0 and stays non-negative
@@ -192,8 +226,18 @@ def test_stalled_actor_is_detected_with_a_stack_dump(tmp_path):
     # is slow but healthy: 0.3 s per step, >= 2.4 s per unroll, many times the learner's 0.1 s queue
     # poll, and far below the 5 s stall timeout, so only actor 0 may be reported.
     flag = tmp_path / "hang_now"
-    run = Run(tmp_path, "--total-timesteps", "100000000", "--time-budget-s", "900", "--stall-timeout", "5",
-              "--env-factory", "test_a3c_upgo:make_faulty_env", fault=f"hangflag:0:{flag},slow:1:0.3")
+    run = Run(
+        tmp_path,
+        "--total-timesteps",
+        "100000000",
+        "--time-budget-s",
+        "900",
+        "--stall-timeout",
+        "5",
+        "--env-factory",
+        "test_a3c_upgo:make_faulty_env",
+        fault=f"hangflag:0:{flag},slow:1:0.3",
+    )
     try:
         run.wait_for(r"update 1 ", timeout=300)
         flag.touch()
@@ -332,6 +376,27 @@ def test_ray_backend_reports_and_replaces_a_killed_actor(tmp_path):
         rc = run.finish(timeout=300)
     assert rc == 0, run.text()
     learner = run.proc.pid
-    left = [p.pid for p in psutil.process_iter(["cmdline"]) if any(f"_{learner}/" in a or a.endswith(f"_{learner}")
-                                                                      for a in (p.info["cmdline"] or []))]
+    left = [
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if any(f"_{learner}/" in a or a.endswith(f"_{learner}") for a in (p.info["cmdline"] or []))
+    ]
     assert not left, f"Ray processes of this run still alive: {left}"
+
+
+def test_actor_streams_are_split_not_offset():
+    """Actor (slot, generation) env streams come from seed splitting: run seeds 10,000 apart used to share
+    actors (``seed + 10_000 * (slot + 1)``: seed 10,000's slot 0 was seed 0's slot 1); now no actor env of
+    runs 0..7 and 10,000..10,007 (8 slots x 3 generations x 4 envs) coincides with another, nor with a
+    training or evaluation env of those runs."""
+    from sc2_envs.sim import rng
+
+    algo = load_algo("a3c_upgo")
+    seeds = [*range(8), *range(10_000, 10_008)]
+    actor = [k for s in seeds for slot in range(8) for gen in range(3) for k in rng.env_keys(algo.actor_seed(s, slot, gen), 4)]
+    assert len(set(actor)) == len(actor) == 16 * 8 * 3 * 4
+    others = {k for s in seeds for k in rng.env_keys(s, 64) + rng.env_keys(rng.eval_seed(s), 64)}
+    assert not others & set(actor)
+    assert algo.actor_seed(10_000, 0, 0).spawn_key == (algo.ACTOR_SPAWN_KEY, 0, 0)
+    with pytest.raises(ValueError, match="slot must be a non-negative int, got -1"):
+        algo.actor_seed(0, -1, 0)

@@ -253,3 +253,27 @@ def test_behaviour_selection_needs_a_simulator(test_data_dir, tmp_path):
     h = summary["history"][0]
     assert set(h["val_head_acc"]) == {"action_type", "delay", "queued", "selected_units", "target_unit", "target_location"}
     assert math.isfinite(h["train_loss"])
+
+
+# ------------------------------------------------------------------ algos/bc_select.py (CLI smoke run)
+def test_bc_select_records_evaluates_and_averages_checkpoints(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    paths, _ = _ckpts(tmp_path)
+    script = str(REPO / "algos" / "bc_select.py")
+
+    def run(*cli):
+        out = subprocess.run([sys.executable, script, *cli], cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stdout + out.stderr
+        return out.stdout
+
+    run("record", paths[0], "--out", str(tmp_path / "demos"), "--episodes", "2", "--num-envs", "2")
+    meta = json.loads((tmp_path / "demos" / "meta.json").read_text())
+    assert meta["episodes"] == 2 and meta["demonstrator"] == paths[0]
+    text = run("eval", *paths, "--episodes", "2", "--num-envs", "2")
+    assert [line.split(":")[0] for line in text.splitlines()] == paths and "idle" in text
+    run("average", *paths, "--out", str(tmp_path / "avg.pt"))
+    assert torch.load(tmp_path / "avg.pt", weights_only=True)["averaged_from"] == paths

@@ -41,12 +41,39 @@ def test_every_figure_in_the_block_comes_from_a_csv_row(regen):
 
 def test_render_marks_in_distribution_errors_and_aims(regen):
     rows = [
-        {"target_map": "2s3z", "source_map": "2s3z", "actor_type": "gnn", "episodes": "10", "win_rate": "0.5",
-         "ci_low": "0.24", "ci_high": "0.76", "error": "", "source_steps": "1000"},
-        {"target_map": "3s5z", "source_map": "2s3z", "actor_type": "gnn", "episodes": "10", "win_rate": "0.6",
-         "ci_low": "0.31", "ci_high": "0.83", "error": "", "source_steps": "1000"},
-        {"target_map": "3s5z", "source_map": "2s3z", "actor_type": "mlp", "episodes": "", "win_rate": "",
-         "ci_low": "", "ci_high": "", "error": "MLP input/output size mismatch: ...", "source_steps": "5000"},
+        {
+            "target_map": "2s3z",
+            "source_map": "2s3z",
+            "actor_type": "gnn",
+            "episodes": "10",
+            "win_rate": "0.5",
+            "ci_low": "0.24",
+            "ci_high": "0.76",
+            "error": "",
+            "source_steps": "1000",
+        },
+        {
+            "target_map": "3s5z",
+            "source_map": "2s3z",
+            "actor_type": "gnn",
+            "episodes": "10",
+            "win_rate": "0.6",
+            "ci_low": "0.31",
+            "ci_high": "0.83",
+            "error": "",
+            "source_steps": "1000",
+        },
+        {
+            "target_map": "3s5z",
+            "source_map": "2s3z",
+            "actor_type": "mlp",
+            "episodes": "",
+            "win_rate": "",
+            "ci_low": "",
+            "ci_high": "",
+            "error": "MLP input/output size mismatch: ...",
+            "source_steps": "5000",
+        },
     ]
     text = regen.render(rows[:2], rows[2:], {"steps": {"transfer_gnn": {"commit": "abc1234", "date": "2026-12-01"}}})
     assert "| 2s3z (gnn) | **0.50** [0.24, 0.76] | 0.60 [0.31, 0.83] | not run |" in text

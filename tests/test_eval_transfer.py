@@ -115,45 +115,6 @@ def test_evaluation_is_deterministic_for_a_seed(tmp_path):
     assert (a.wins, a.mean_return, a.mean_length) == (b.wins, b.mean_return, b.mean_length)
 
 
-class _ScriptedEnv:
-    """Fake batched env: env b's episodes last b+1 steps, every episode of env 0 is won, reward 1 per step."""
-
-    def __init__(self, num_envs):
-        self.num_envs, self.device = num_envs, torch.device("cpu")
-        self.t = torch.zeros(num_envs, dtype=torch.int64)
-
-    def _out(self):
-        return {"obs": torch.zeros(self.num_envs, 1, 1), "avail_actions": torch.ones(self.num_envs, 1, 1, dtype=torch.bool)}
-
-    def reset(self, seed=None):
-        self.t.zero_()
-        return self._out()
-
-    def step(self, actions):
-        self.t += 1
-        done = self.t == torch.arange(1, self.num_envs + 1)
-        self.t = torch.where(done, 0, self.t)
-        won = done & (torch.arange(self.num_envs) == 0)
-        return {
-            **self._out(),
-            "reward": torch.ones(self.num_envs),
-            "terminated": done,
-            "truncated": torch.zeros_like(done),
-            "battle_won": won,
-        }
-
-
-class _NoopPolicy:
-    def act(self, obs, avail, greedy=False):
-        return torch.zeros(obs.shape[:2], dtype=torch.int64), torch.zeros(obs.shape[:2])
-
-
-def test_run_episodes_counts_exactly_n_with_a_quota_per_env():
-    # 5 episodes over 3 envs: quotas 2, 2, 1; lengths 1,1 (env 0, both won), 2,2 (env 1), 3 (env 2).
-    res = et.run_episodes(_NoopPolicy(), _ScriptedEnv(3), 5, seed=0)
-    assert res == {"episodes": 5, "wins": 2, "mean_return": 9 / 5, "mean_length": 9 / 5}
-
-
 # ---------------------------------------------------------------- mismatches
 
 

@@ -82,16 +82,25 @@ def _check_layout(feat: SMACFeatures) -> None:
     info = feat.env_info()
     lay, sl = info["obs_layout"], info["state_layout"]
     assert info["obs_shape"] == feat.obs_size and info["state_shape"] == feat.state_size
-    assert feat.obs_size == (lay["move_feats"] + lay["n_enemies"] * lay["enemy_feats"]
-                             + lay["n_allies"] * lay["ally_feats"] + lay["own_feats"] + lay["timestep_feats"])
+    assert feat.obs_size == (
+        lay["move_feats"]
+        + lay["n_enemies"] * lay["enemy_feats"]
+        + lay["n_allies"] * lay["ally_feats"]
+        + lay["own_feats"]
+        + lay["timestep_feats"]
+    )
     assert len(lay["enemy_feature_names"]) == lay["enemy_feats"]
     assert len(lay["ally_feature_names"]) == lay["ally_feats"]
     assert len(lay["own_feature_names"]) == lay["own_feats"]
     if sl["obs_instead_of_state"]:
         assert feat.state_size == sl["n_agents"] * feat.obs_size
     else:
-        assert feat.state_size == (sl["n_agents"] * sl["ally_state_feats"] + sl["n_enemies"] * sl["enemy_state_feats"]
-                                   + sl["last_action_feats"] + sl["timestep_feats"])
+        assert feat.state_size == (
+            sl["n_agents"] * sl["ally_state_feats"]
+            + sl["n_enemies"] * sl["enemy_state_feats"]
+            + sl["last_action_feats"]
+            + sl["timestep_feats"]
+        )
         assert len(sl["ally_state_feature_names"]) == sl["ally_state_feats"]
         assert len(sl["enemy_state_feature_names"]) == sl["enemy_state_feats"]
 
@@ -130,8 +139,13 @@ def test_flag_sizes(flags, obs_3m, obs_2s3z, state_3m, state_2s3z):
 
 
 def test_all_flags_on_every_map():
-    flags = dict(obs_last_action=True, obs_pathing_grid=True, obs_terrain_height=True, obs_timestep_number=True,
-                 state_timestep_number=True)
+    flags = dict(
+        obs_last_action=True,
+        obs_pathing_grid=True,
+        obs_terrain_height=True,
+        obs_timestep_number=True,
+        state_timestep_number=True,
+    )
     for name in list_maps():
         feat = _features(name, **flags)
         _check_layout(feat)

@@ -38,8 +38,13 @@ LOOPS = 16  # game loops per normal-speed second
 
 # Weapon timing, normal seconds and distance per normal second [GD WeaponData / MoverData]
 TIMING = {  # unit: (damage point, missile speed or 0 for direct damage)
-    "marine": (0.05, 0.0), "marauder": (0.0, 20.0), "stalker": (0.1667, 18.75), "zealot": (0.0, 0.0),
-    "zergling": (0.1667, 0.0), "hydralisk": (0.2083, 40.0), "colossus": (0.0832, 0.0),
+    "marine": (0.05, 0.0),
+    "marauder": (0.0, 20.0),
+    "stalker": (0.1667, 18.75),
+    "zealot": (0.0, 0.0),
+    "zergling": (0.1667, 0.0),
+    "hydralisk": (0.2083, 40.0),
+    "colossus": (0.0832, 0.0),
     "spine_crawler": (0.3332, 200.0),
 }
 ZEALOT_HIT_SPACING = 0.28  # normal s between the two PsiBlades hits [GD EffectData]
@@ -57,8 +62,15 @@ ZERG_REGEN = 0.2734 / LOOPS  # HP per loop [GD UnitData LifeRegenRate]
 HEAL_PER_LOOP, HEAL_ENERGY_PER_HP = 9.0 / LOOPS, 0.33  # MedivacHeal [GD EffectData]
 ENERGY_REGEN = 0.5625 / LOOPS
 
-DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
-    not torch.cuda.is_available(), reason="no CUDA device on this machine (runs where a GPU is lent)"))]
+DEVICES = [
+    "cpu",
+    pytest.param(
+        "cuda",
+        marks=pytest.mark.skipif(
+            not torch.cuda.is_available(), reason="no CUDA device on this machine (runs where a GPU is lent)"
+        ),
+    ),
+]
 
 
 def period_loops(unit: str) -> float:
@@ -73,10 +85,20 @@ def interval_bounds(unit: str) -> tuple[int, int]:
 
 def arena(allies: list[str], enemies: list[str], name: str = "arena") -> MapSpec:
     """A custom map with the given roster (one spawn group per unit); enemies have no attack-move point."""
-    return MapSpec(name=name, allies=tuple(SpawnGroup(u, 1, 9.0, 16.0) for u in allies),
-                   enemies=tuple(SpawnGroup(u, 1, 23.0, 16.0) for u in enemies), episode_limit=1000,
-                   a_race="P", b_race="P", unit_type_bits=0, map_type="arena", ally_type_order=(),
-                   enemy_type_order=(), attack_point=None, terrain="full")
+    return MapSpec(
+        name=name,
+        allies=tuple(SpawnGroup(u, 1, 9.0, 16.0) for u in allies),
+        enemies=tuple(SpawnGroup(u, 1, 23.0, 16.0) for u in enemies),
+        episode_limit=1000,
+        a_race="P",
+        b_race="P",
+        unit_type_bits=0,
+        map_type="arena",
+        ally_type_order=(),
+        enemy_type_order=(),
+        attack_point=None,
+        terrain="full",
+    )
 
 
 class Recorder:
@@ -89,17 +111,30 @@ class Recorder:
         for b in range(num_envs):
             self.sim.set_units(b, allies, enemies)
         st = self.sim.st
-        self.rows = {"missile": [st.missile_hits.cpu().clone()], "hp": [(st.health + st.shield).cpu().clone()], "alive": [st.alive.cpu().clone()],
-                     "pos": [st.pos.cpu().clone()], "energy": [st.energy.cpu().clone()],
-                     "shield": [st.shield.cpu().clone()], "health": [st.health.cpu().clone()]}
+        self.rows = {
+            "missile": [st.missile_hits.cpu().clone()],
+            "hp": [(st.health + st.shield).cpu().clone()],
+            "alive": [st.alive.cpu().clone()],
+            "pos": [st.pos.cpu().clone()],
+            "energy": [st.energy.cpu().clone()],
+            "shield": [st.shield.cpu().clone()],
+            "health": [st.health.cpu().clone()],
+        }
         self.done = torch.zeros(num_envs, dtype=torch.bool)
         dyn = self.sim.dynamics
         inner = dyn.advance
 
         def advance(st, loop_index):
             inner(st, loop_index)
-            now = {"missile": st.missile_hits, "hp": st.health + st.shield, "alive": st.alive, "pos": st.pos, "energy": st.energy,
-                   "shield": st.shield, "health": st.health}
+            now = {
+                "missile": st.missile_hits,
+                "hp": st.health + st.shield,
+                "alive": st.alive,
+                "pos": st.pos,
+                "energy": st.energy,
+                "shield": st.shield,
+                "health": st.health,
+            }
             for k, v in now.items():
                 v = v.cpu().clone()
                 m = self.done.view(-1, *([1] * (v.dim() - 1)))
@@ -248,7 +283,7 @@ def test_zealot_kills_marine_with_third_attack_second_hit(device):
     assert bool(((death >= 1 + 2 * lo + second) & (death <= 1 + 2 * hi + second)).all()), death
     p = period_loops("zealot")
     assert 1 + 2 * (p + 0.5) + second - 1 <= float(death.float().mean()) <= 1 + 2 * (p + 1.5) + second + 1
-    assert bool(rec.final('alive')[:, 1].all())  # the zealot wins: the marine's 6 per shot can't kill 150
+    assert bool(rec.final("alive")[:, 1].all())  # the zealot wins: the marine's 6 per shot can't kill 150
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -264,7 +299,7 @@ def test_zealot_beats_stalker_in_11_attacks(device):
     second = math.ceil(ZEALOT_HIT_SPACING * LOOPS)
     death = rec.death_loop(0)
     assert bool(((death >= 1 + 10 * lo + second) & (death <= 1 + 10 * hi + second)).all()), death
-    assert bool(rec.final('alive')[:, 1].all())
+    assert bool(rec.final("alive")[:, 1].all())
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -281,8 +316,8 @@ def test_marine_kills_charging_zergling_in_7_shots_because_of_regeneration(devic
     assert 5 * lo * ZERG_REGEN > 36 - 35  # the regeneration argument above, from the data
     death = rec.death_loop(1)
     assert bool(((death >= 1 + 6 * lo + dp) & (death <= 1 + 6 * hi + dp)).all()), death
-    marine_hp = rec.final('health')[:, 0]
-    assert bool(rec.final('alive')[:, 0].all())
+    marine_hp = rec.final("health")[:, 0]
+    assert bool(rec.final("alive")[:, 0].all())
     assert torch.allclose((45 - marine_hp) / 5, torch.round((45 - marine_hp) / 5), atol=1e-4)
 
 
@@ -299,7 +334,7 @@ def test_marauder_kills_unshielded_stalker_in_5_missiles(device):
     flight = math.ceil((tx - ax) / (20.0 / LOOPS))
     death = rec.death_loop(1)
     assert bool(((death >= 1 + 4 * lo + flight) & (death <= 1 + 4 * hi + flight)).all()), death
-    assert bool(rec.final('alive')[:, 0].all())
+    assert bool(rec.final("alive")[:, 0].all())
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -319,17 +354,18 @@ def test_baneling_bursts_on_a_marine_ball_for_35_each_in_radius(device):
     """VolatileBurstU 20 (+15 Light) within 2.2 of the baneling's centre (target radius counts):
     marines (Light, 45 HP) in the radius drop to 10, the others keep 45; the baneling dies."""
     spec = arena(["marine"] * 7, ["baneling"])
-    ball = [P(10.0 + dx, 16.0 + dy) for dx, dy in
-            [(0, 0), (0.8, 0), (-0.8, 0), (0.4, 0.7), (-0.4, 0.7), (0.4, -0.7), (-3.5, 0)]]
+    ball = [
+        P(10.0 + dx, 16.0 + dy) for dx, dy in [(0, 0), (0.8, 0), (-0.8, 0), (0.4, 0.7), (-0.4, 0.7), (0.4, -0.7), (-3.5, 0)]
+    ]
     rec = Recorder(spec, ball, [P(14.0, 16.0)], device=device)
     rec.step([1] * 7, n=4)
     t = int(rec.death_loop(7)[0])
     assert t > 0
-    pos = rec.trace('pos')[t, 0]  # positions in the loop of the burst
+    pos = rec.trace("pos")[t, 0]  # positions in the loop of the burst
     d_edge = (pos[:7] - pos[7]).norm(dim=-1) - UNITS["marine"].radius
     inside = d_edge <= DATA["baneling"]["radius"]
     assert 0 < int(inside.sum()) < 7
-    hp = rec.final('health')[0, :7]
+    hp = rec.final("health")[0, :7]
     expect = torch.where(inside, torch.tensor(45.0 - 35.0), torch.tensor(45.0))
     assert torch.allclose(hp, expect)
 
@@ -337,10 +373,20 @@ def test_baneling_bursts_on_a_marine_ball_for_35_each_in_radius(device):
 def test_medivac_heals_a_marine_under_fire_at_9_hp_per_second_for_0_33_energy_per_hp():
     """One enemy marine (6 per 0.8608 s = 0.44 HP/loop) against 9 HP/s of heal (0.5625/loop): the
     marine never dies while energy lasts, and energy = 50 - 0.33 x healed + 0.5625/s x time."""
-    spec = MapSpec(name="heal", allies=(SpawnGroup("marine", 1, 9, 16), SpawnGroup("medivac", 1, 9, 16)),
-                   enemies=(SpawnGroup("marine", 2, 23, 16),), episode_limit=1000, a_race="T", b_race="T",
-                   unit_type_bits=0, map_type="arena", ally_type_order=(), enemy_type_order=(), attack_point=None,
-                   terrain="full")
+    spec = MapSpec(
+        name="heal",
+        allies=(SpawnGroup("marine", 1, 9, 16), SpawnGroup("medivac", 1, 9, 16)),
+        enemies=(SpawnGroup("marine", 2, 23, 16),),
+        episode_limit=1000,
+        a_race="T",
+        b_race="T",
+        unit_type_bits=0,
+        map_type="arena",
+        ally_type_order=(),
+        enemy_type_order=(),
+        attack_point=None,
+        terrain="full",
+    )
     rec = Recorder(spec, [P(10, 16), P(9.0, 16.0, energy=50.0)], [P(15.0, 16), None])
     n_steps = 25
     rec.step([1, 6 + 0], n=n_steps)  # the medivac's target action 6 + 0 = ally 0
@@ -350,14 +396,14 @@ def test_medivac_heals_a_marine_under_fire_at_9_hp_per_second_for_0_33_energy_pe
     assert n_hits >= 10
     healed = 6.0 * n_hits - (45.0 - float(h[-1]))
     assert bool((drops[drops > 1] <= 6.0 + 1e-4).all()) and bool((drops[drops > 1] >= 6.0 - HEAL_PER_LOOP - 1e-4).all())
-    assert bool(rec.final('alive')[0, 0])
+    assert bool(rec.final("alive")[0, 0])
     loops = n_steps * 8
-    assert float(rec.final('energy')[0, 1]) == pytest.approx(50 - HEAL_ENERGY_PER_HP * healed + ENERGY_REGEN * loops, abs=1e-3)
+    assert float(rec.final("energy")[0, 1]) == pytest.approx(50 - HEAL_ENERGY_PER_HP * healed + ENERGY_REGEN * loops, abs=1e-3)
 
 
 # ---------------------------------------------------------------- defect 1: death before heal
 def test_marine_killed_in_a_loop_is_not_healed_back_by_a_medivac():
-    """Issue 12 defect 1: a 10-HP marine beside a medivac, four enemy marines in range (4 x 6 = 24):
+    """A heal never revives a unit killed in the same loop: a 10-HP marine beside a medivac, four enemy marines in range (4 x 6 = 24):
     it dies to the first volley (loop 1 + ceil(0.05 * 16) = 2) and stays dead."""
     e = make_batched("MMM", num_envs=1, seed=0, autoreset=False, spawn_jitter=0.0)
     e.reset()
@@ -373,7 +419,7 @@ def test_marine_killed_in_a_loop_is_not_healed_back_by_a_medivac():
 
 
 def test_killed_baneling_bursts_on_the_zealot_beside_it():
-    """Issue 12 defect 3: BanelingExplode's DeathResponse runs VolatileBurst on death [GD liberty
+    """Banelings burst on death: BanelingExplode's DeathResponse runs VolatileBurst on death [GD liberty
     BehaviorData]: a stalker kills a baneling next to a zealot; the zealot (Light) takes 20 + 15 = 35
     (on its 50 shields), the stalker 4.3 away takes nothing (no friendly fire is moot: it's an ally)."""
     spec = arena(["stalker", "zealot"], ["baneling"])
@@ -381,8 +427,8 @@ def test_killed_baneling_bursts_on_the_zealot_beside_it():
     rec.step([6, 1], n=3)
     death = int(rec.death_loop(2)[0])
     assert death > 0
-    assert float(rec.final('shield')[0, 1]) == pytest.approx(50.0 - 35.0)
-    assert float(rec.final('health')[0, 1]) == pytest.approx(100.0)
+    assert float(rec.final("shield")[0, 1]) == pytest.approx(50.0 - 35.0)
+    assert float(rec.final("health")[0, 1]) == pytest.approx(100.0)
     assert rec.damage_loops(1) == [death]  # the burst comes in the loop of the death
     assert rec.damage_loops(0) == []
 
@@ -392,7 +438,7 @@ def test_baneling_killed_by_its_own_attack_bursts_once():
     spec = arena(["zealot"], ["baneling"])
     rec = Recorder(spec, [P(10.0, 16.0)], [P(11.2, 16.0)])
     rec.step([1], n=3)
-    assert float(rec.final('hp')[0, 0]) == pytest.approx(150.0 - 35.0)
+    assert float(rec.final("hp")[0, 0]) == pytest.approx(150.0 - 35.0)
 
 
 def _check_invariants(sim, policy: str, steps: int, gen: torch.Generator):
@@ -434,7 +480,7 @@ def _check_invariants(sim, policy: str, steps: int, gen: torch.Generator):
 
     def act(st):
         inner_act(st)
-        tgt = st.order_target[:, sim.n_agents:]
+        tgt = st.order_target[:, sim.n_agents :]
         live = torch.gather(st.alive, 1, tgt.clamp(min=0))
         assert bool((live | (tgt < 0)).all()), "the enemy AI targeted a dead unit"
 
@@ -450,7 +496,7 @@ def _check_invariants(sim, policy: str, steps: int, gen: torch.Generator):
         healer = sim.table.is_healer[:N]
         M = avail_att.shape[-1]
         ally_alive = torch.zeros(st.alive.shape[0], M, dtype=torch.bool)
-        ally_alive[:, :min(N, M)] = st.alive[:, :min(N, M)]
+        ally_alive[:, : min(N, M)] = st.alive[:, : min(N, M)]
         target_alive = torch.where(healer[None, :, None], ally_alive.unsqueeze(1), st.alive[:, N:].unsqueeze(1))
         assert not bool((avail_att & ~target_alive).any()), "a dead unit can be attacked or healed"
     return checks["loops"]
@@ -494,3 +540,7 @@ def test_fidelity_table_counts_one_episode_per_env_with_wilson_intervals():
     assert 1 <= r["mean_length"] <= 60  # 3m's episode limit
     with pytest.raises(ValueError, match="unknown policy"):
         mod.evaluate("3m", "greedy", 0.0, mod.Args(episodes=1, num_envs=1))
+    # env e draws SeedSequence(seed, spawn_key=(e,)) whatever the round size, so the episodes (and the
+    # figures) do not depend on num_envs (with seed + round offsets, round 2 replayed run seed + 2's envs)
+    by_rounds = mod.evaluate("3m", "heuristic", 0.5, mod.Args(episodes=4, num_envs=2))
+    assert by_rounds == mod.evaluate("3m", "heuristic", 0.5, mod.Args(episodes=4, num_envs=4))

@@ -1,4 +1,4 @@
-"""Issue 12 defects 4, 7 and 8: target priority, zerg structure regeneration, fractional weapon periods.
+"""SC2 game-data facts: target priority, zerg structure regeneration, fractional weapon periods.
 
 Each test is named after the SC2 fact it checks; sources are in the docstrings. Unit indices: allies
 first (agent ids), then enemies (``n_agents + enemy id``).

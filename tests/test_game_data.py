@@ -1,4 +1,4 @@
-"""The simulator's unit stats against the game data SMAC's maps load (issue 12: "which data", defect 6).
+"""The simulator's unit stats against the game data SMAC's maps load.
 
 Reference: ``tests/data/game_data/smac_liberty_units.json``, written by
 ``benchmarks/game_data_provenance.py`` from oxwhirl/smac's map archives (``DocumentHeader``,
@@ -55,16 +55,43 @@ def test_rl_units_differ_from_stock_only_in_acquire_behaviour():
 
 def test_every_unit_stat_has_a_provenance_entry():
     """PROVENANCE names a public file for each stat the simulator reads from units.py."""
-    used = {"health", "shield", "armor", "damage", "attacks", "cooldown", "range", "speed", "radius", "attributes",
-            "bonus_attribute", "bonus_damage", "is_air", "hits_air", "life_regen", "energy_start", "energy_max",
-            "energy_regen", "heal_rate", "heal_energy_cost", "heal_range", "splash_radius", "sight", "acceleration",
-            "attack_target_priority", "smac_max_cooldown", "sc2_type_id"}
+    used = {
+        "health",
+        "shield",
+        "armor",
+        "damage",
+        "attacks",
+        "cooldown",
+        "range",
+        "speed",
+        "radius",
+        "attributes",
+        "bonus_attribute",
+        "bonus_damage",
+        "is_air",
+        "hits_air",
+        "life_regen",
+        "energy_start",
+        "energy_max",
+        "energy_regen",
+        "heal_rate",
+        "heal_energy_cost",
+        "heal_range",
+        "splash_radius",
+        "sight",
+        "acceleration",
+        "attack_target_priority",
+        "smac_max_cooldown",
+        "sc2_type_id",
+    }
     assert used <= {f.name for f in dataclasses.fields(next(iter(UNITS.values())))}
     for name in UNITS:
         missing = {s for s in used if s not in PROVENANCE[name]} - {"heal_rate", "heal_energy_cost", "heal_range"}
         assert not missing, (name, missing)
-        assert all(("SC2GameData" in v) or ("oxwhirl/smac" in v) or ("s2client" in v) or v.startswith("0:")
-                   for v in PROVENANCE[name].values()), PROVENANCE[name]
+        assert all(
+            ("SC2GameData" in v) or ("oxwhirl/smac" in v) or ("s2client" in v) or v.startswith("0:")
+            for v in PROVENANCE[name].values()
+        ), PROVENANCE[name]
 
 
 @pytest.mark.parametrize("map_name", sorted(MAPS))
@@ -84,11 +111,17 @@ def test_enemy_units_get_the_stock_liberty_unit_stats(map_name):
         if u < n:
             assert name in rl, f"{map_name}: ally {name} has no _RL unit in the map's UnitData.xml"
         got = {
-            "health": t.max_health[u], "shield": t.max_shield[u], "armor": t.armor[u],
-            "speed": t.speed[u] * LOOPS_PER_SECOND, "radius": t.radius[u], "acceleration": t.acceleration[u],
+            "health": t.max_health[u],
+            "shield": t.max_shield[u],
+            "armor": t.armor[u],
+            "speed": t.speed[u] * LOOPS_PER_SECOND,
+            "radius": t.radius[u],
+            "acceleration": t.acceleration[u],
             "attack_target_priority": t.attack_target_priority[u],
-            "life_regen_per_s": t.life_regen[u] * LOOPS_PER_SECOND, "energy_max": t.energy_max[u],
-            "energy_start": t.energy_start[u], "energy_regen_per_s": t.energy_regen[u] * LOOPS_PER_SECOND,
+            "life_regen_per_s": t.life_regen[u] * LOOPS_PER_SECOND,
+            "energy_max": t.energy_max[u],
+            "energy_start": t.energy_start[u],
+            "energy_regen_per_s": t.energy_regen[u] * LOOPS_PER_SECOND,
         }
         if "weapon" in ref:
             got |= {"range": t.weapon_range[u], "attacks": t.attacks[u]}

@@ -37,8 +37,7 @@ def test_vtrace_on_policy_truncated_then_new_episode():
 
 def test_vtrace_termination_never_bootstraps():
     rewards, values = t(1, 2, 3), t(0.5, 1, 1.5)
-    out = vtrace(torch.zeros(3, 1, 1), rewards, values, torch.tensor([10.0]), flags(3, 1), flags(3), t(0, 99, 0),
-                 gamma=0.9)
+    out = vtrace(torch.zeros(3, 1, 1), rewards, values, torch.tensor([10.0]), flags(3, 1), flags(3), t(0, 99, 0), gamma=0.9)
     # t1 terminated: delta = 2 - 1 (no bootstrap, final_values unused); t0 = (1 + 0.9 - 0.5) + 0.9 * 1
     assert torch.allclose(out.vs[:, 0, 0], torch.tensor([0.5 + 1.4 + 0.9, 2.0, 3 + 9 - 1.5 + 1.5]))
     assert math.isclose(float(out.pg_advantages[1, 0, 0]), 1.0, rel_tol=1e-6)
@@ -61,8 +60,9 @@ def test_vtrace_per_head_ratios_are_clipped_separately():
 
 def test_vtrace_lambda_scales_the_trace():
     rewards, values = t(1, 1), t(0, 0)
-    out = vtrace(torch.zeros(2, 1, 1), rewards, values, torch.tensor([2.0]), flags(2), flags(2), t(0, 0), gamma=1.0,
-                 lambda_=0.5)
+    out = vtrace(
+        torch.zeros(2, 1, 1), rewards, values, torch.tensor([2.0]), flags(2), flags(2), t(0, 0), gamma=1.0, lambda_=0.5
+    )
     assert torch.allclose(out.vs[:, 0, 0], torch.tensor([1 + 0.5 * 3, 3.0]))
 
 
@@ -96,8 +96,16 @@ def test_two_envs_are_independent():
     rewards = torch.tensor([[1.0, 0.0], [2.0, 1.0]])
     values = torch.zeros(2, 2)
     term = torch.tensor([[True, False], [False, False]])
-    out = vtrace(torch.zeros(2, 2, 1), rewards, values, torch.tensor([1.0, 2.0]), term, torch.zeros(2, 2, dtype=torch.bool),
-                 torch.zeros(2, 2), gamma=1.0)
+    out = vtrace(
+        torch.zeros(2, 2, 1),
+        rewards,
+        values,
+        torch.tensor([1.0, 2.0]),
+        term,
+        torch.zeros(2, 2, dtype=torch.bool),
+        torch.zeros(2, 2),
+        gamma=1.0,
+    )
     assert torch.allclose(out.vs[:, :, 0], torch.tensor([[1.0, 3.0], [3.0, 3.0]]))
 
 

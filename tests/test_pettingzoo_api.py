@@ -99,7 +99,7 @@ def test_same_seed_same_rollout_over_220_steps(map_name):
     b = rollout(pz.parallel_env(map_name), seed=7, n_steps=220, action_seed=1)
     n_resets = sum(len(step) == 3 for step in a)
     assert n_resets >= 2, "the run should span several episodes"
-    for k, (x, y) in enumerate(zip(a, b)):
+    for k, (x, y) in enumerate(zip(a, b, strict=False)):
         assert data_equivalence(x, y), f"rollouts differ at step {k}"
 
 
@@ -118,9 +118,14 @@ def test_different_seeds_give_different_episodes():
 
 
 SPACE_RUNS = [
-    pytest.param("3m", "remove", 300), pytest.param("2s3z", "absorbing", 300), pytest.param("MMM", "remove", 300),
-    *[pytest.param(m, mode, 400, marks=pytest.mark.slow)
-      for m in ["3s_vs_3z", "2c_vs_64zg", "bane_vs_bane", "corridor", "6h_vs_8z"] for mode in ["remove", "absorbing"]],
+    pytest.param("3m", "remove", 300),
+    pytest.param("2s3z", "absorbing", 300),
+    pytest.param("MMM", "remove", 300),
+    *[
+        pytest.param(m, mode, 400, marks=pytest.mark.slow)
+        for m in ["3s_vs_3z", "2c_vs_64zg", "bane_vs_bane", "corridor", "6h_vs_8z"]
+        for mode in ["remove", "absorbing"]
+    ],
 ]
 
 
@@ -218,12 +223,12 @@ def test_aec_step_none_for_the_dead_agent_sends_no_command():
     sent = []
     step = par.sim.step
     par.sim.step = lambda actions: (sent.append(actions.clone()), step(actions))[1]
-    for ag in ["agent_0", "agent_1", "agent_2"]:  # one round: the battle steps once, agent 0 dies
+    for _ag in ["agent_0", "agent_1", "agent_2"]:  # one round: the battle steps once, agent 0 dies
         aec.step(1)
     assert aec.terminations["agent_0"] and aec.agent_selection == "agent_0"
     aec.step(None)  # the dead agent's final turn
     assert "agent_0" not in aec.agents
-    for ag in list(aec.agents):
+    for _ag in list(aec.agents):
         aec.step(1)
     assert len(sent) == 2
     assert int(sent[1][0, 0]) == 0  # SMAC's no-op, the only action of a dead unit: no command
@@ -335,8 +340,9 @@ def test_sc2_backend_is_built_through_smac_sc2(monkeypatch):
 
     def fake_make_sc2_backend(map_name, seed=None, **options):
         calls.append((map_name, seed, options))
-        return make_batched(map_name, num_envs=1, seed=seed, autoreset=options["autoreset"],
-                            lenient_actions=options["lenient_actions"])
+        return make_batched(
+            map_name, num_envs=1, seed=seed, autoreset=options["autoreset"], lenient_actions=options["lenient_actions"]
+        )
 
     monkeypatch.setattr(smac_sc2, "make_sc2_backend", fake_make_sc2_backend)
     env = pz.parallel_env("3m", backend="sc2", seed=4, lenient_actions=True, difficulty="7")
@@ -344,8 +350,14 @@ def test_sc2_backend_is_built_through_smac_sc2(monkeypatch):
     assert calls == [("3m", 4, {"device": "cpu", "autoreset": False, "lenient_actions": True, "difficulty": "7"})]
 
 
-ALL_OBS_OPTIONS = dict(obs_last_action=True, obs_pathing_grid=True, obs_terrain_height=True, obs_timestep_number=True,
-                       state_last_action=True, state_timestep_number=True)
+ALL_OBS_OPTIONS = dict(
+    obs_last_action=True,
+    obs_pathing_grid=True,
+    obs_terrain_height=True,
+    obs_timestep_number=True,
+    state_last_action=True,
+    state_timestep_number=True,
+)
 
 
 @pytest.mark.parametrize("map_name", ["3m", "MMM"])
@@ -430,8 +442,9 @@ def test_torchrl_pettingzoo_wrapper_runs_whole_episodes(dead_agents):
 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="PettingZoo in TorchRL is tested")
-        env = PettingZooWrapper(pz.parallel_env("3m", dead_agents=dead_agents),
-                                use_mask=True, done_on_any=False, return_state=True, seed=0)
+        env = PettingZooWrapper(
+            pz.parallel_env("3m", dead_agents=dead_agents), use_mask=True, done_on_any=False, return_state=True, seed=0
+        )
     check_env_specs(env)
     td = env.rollout(200, break_when_any_done=True)
     done = td["next", "done"].reshape(-1)

@@ -23,11 +23,16 @@ def _data(**over):
     d = dict(
         pos=np.array([[10.0, 16.0], [20.0, 16.0], [25.0, 5.0]], np.float32),
         radius=np.array([1.0, 1.0, 1.0], np.float32),
-        health=np.array([45.0, 20.0, 0.0], np.float32), max_health=np.full(3, 45.0, np.float32),
-        shield=np.zeros(3, np.float32), max_shield=np.zeros(3, np.float32),
-        alive=np.array([True, True, False]), is_ally=np.array([True, False, False]),
-        names=["marine", "marine", "marine"], order_kind=np.array([ORDER_ATTACK, ORDER_NONE, ORDER_NONE]),
-        order_target=np.array([1, -1, -1]), pathing=pathing,
+        health=np.array([45.0, 20.0, 0.0], np.float32),
+        max_health=np.full(3, 45.0, np.float32),
+        shield=np.zeros(3, np.float32),
+        max_shield=np.zeros(3, np.float32),
+        alive=np.array([True, True, False]),
+        is_ally=np.array([True, False, False]),
+        names=["marine", "marine", "marine"],
+        order_kind=np.array([ORDER_ATTACK, ORDER_NONE, ORDER_NONE]),
+        order_target=np.array([1, -1, -1]),
+        pathing=pathing,
     )
     d.update(over)
     return d
@@ -56,7 +61,7 @@ def test_units_terrain_and_attack_line_colours():
 def test_health_bar_shows_the_fraction_left():
     frame = render.render_frame(_data(), scale=SCALE)
     bar_row = 32 + int((32 - 16) * SCALE - 1.0 * SCALE - 3)  # just above each disc
-    full, hurt = frame[bar_row, int(9.2 * SCALE):int(10.8 * SCALE)], frame[bar_row, int(19.2 * SCALE):int(20.8 * SCALE)]
+    full, hurt = frame[bar_row, int(9.2 * SCALE) : int(10.8 * SCALE)], frame[bar_row, int(19.2 * SCALE) : int(20.8 * SCALE)]
     green = np.array([40, 200, 60])
     assert (full == green).all(axis=1).mean() > 0.9  # 45/45
     assert 0.3 < (hurt == green).all(axis=1).mean() < 0.6  # 20/45

@@ -1,5 +1,5 @@
 """Tests of sc2_envs/runs.py (run folders, metadata, graceful stop, resume state, progress) and of
-stopping and resuming algos/happo_gnn.py (issue 13, items 3, 5, 6, 7)."""
+stopping and resuming algos/happo_gnn.py."""
 
 import csv
 import io
@@ -217,6 +217,11 @@ def _algo(script, cwd, *args, check=True):
 
 def _interrupt_after(script, cwd, iteration, *args):
     """Start a run, send SIGINT once it has printed the line of ``iteration``; return its stdout and status."""
+    return _interrupt_after_line(script, cwd, f"iteration {iteration}/", *args, prefix=True)
+
+
+def _interrupt_after_line(script, cwd, text, *args, prefix=False):
+    """Start a run, send SIGINT once a line starts with (or, for ``prefix=False``, contains) ``text``."""
     proc = subprocess.Popen(
         [sys.executable, str(REPO / "algos" / script), *args],
         cwd=cwd,
@@ -228,7 +233,7 @@ def _interrupt_after(script, cwd, iteration, *args):
     lines = []
     for line in proc.stdout:
         lines.append(line)
-        if line.startswith(f"iteration {iteration}/"):
+        if line.startswith(text) if prefix else text in line:
             proc.send_signal(signal.SIGINT)
             break
     out, err = proc.communicate(timeout=600)
@@ -371,8 +376,15 @@ def test_learning_curves_rejects_an_unknown_map_before_making_a_folder(tmp_path)
 def test_learning_curves_gives_each_invocation_its_own_folder(tmp_path):
     lc = _learning_curves()
     args = lc.Args(
-        maps=("3m",), seeds=(1,), total_timesteps=16, num_envs=2, num_steps=4, eval_interval=1, transfer_maps=(),
-        out_dir=str(tmp_path), extra="--eval-episodes 2 --hidden 16",
+        maps=("3m",),
+        seeds=(1,),
+        total_timesteps=16,
+        num_envs=2,
+        num_steps=4,
+        eval_interval=1,
+        transfer_maps=(),
+        out_dir=str(tmp_path),
+        extra="--eval-episodes 2 --hidden 16",
     )
     lc.main(args)
     lc.main(args)
@@ -382,3 +394,77 @@ def test_learning_curves_gives_each_invocation_its_own_folder(tmp_path):
         assert json.loads((f / "run_meta.json").read_text())["config"]["maps"] == ["3m"]
         with open(f / "learning_curves.csv") as fh:
             assert [int(float(r["global_step"])) for r in csv.DictReader(fh)] == [8, 16]
+
+
+# ---------------------------------------------------------------- a3c_upgo.py: stop and resume
+
+
+def test_a3c_sigint_then_resume_continues_the_run(tmp_path):
+    """The learner is asynchronous (actors act while it updates), so a resumed run cannot equal an
+    uninterrupted one bit for bit. What must hold: SIGINT ends the run with status 0 after the
+    current update, with checkpoints; ``--resume`` continues in the same folder with the update and
+    env-step counters, the optimiser state (its step count equals the updates made) and the rolling
+    window of the old session, with actors seeded for the new session, until ``--total-timesteps``."""
+    base = ["--map", "3m", "--num-actors", "1", "--envs-per-actor", "2", "--unroll-length", "8", "--batch-unrolls", "1"]
+    base += ["--print-interval-s", "0", "--run-dir", "a3c", "--hidden", "16", "--checkpoint-interval", "1000"]
+    out, err, rc = _interrupt_after_line("a3c_upgo.py", tmp_path, "update 2 ", *base, "--total-timesteps", "100000")
+    assert rc == 0, out[-3000:] + err[-2000:]
+    assert "SIGINT: stopping after update" in out and "Traceback" not in out + err
+    (run_dir,) = (tmp_path / "a3c").iterdir()
+    first = torch.load(run_dir / "resume.pt", weights_only=True)
+    assert first["updates"] >= 2 and (run_dir / "a3c_upgo.pt").is_file()
+    assert f"continue with --resume a3c/{run_dir.name}" in out
+
+    total = first["global_step"] + 48
+    res = _algo(
+        "a3c_upgo.py", tmp_path, "--resume", f"a3c/{run_dir.name}", "--total-timesteps", str(total), "--print-interval-s", "0"
+    )
+    assert f"at update {first['updates']}, {first['global_step']} env steps (session 1" in res.stdout
+    assert f"update {first['updates'] + 1} |" in res.stdout and "update 1 |" not in res.stdout
+    last = torch.load(run_dir / "resume.pt", weights_only=True)
+    assert last["global_step"] >= total and last["updates"] > first["updates"]
+    steps = {int(v["step"]) for v in last["optimizer"]["state"].values()}
+    assert steps == {last["updates"]}  # Adam continued: one step per update over both sessions
+    assert last["args"]["session"] == 1 and len(list(run_dir.glob("events.out.tfevents.*"))) == 2
+    assert [p.name for p in (tmp_path / "a3c").iterdir()] == [run_dir.name]
+
+
+# ---------------------------------------------------------------- bc_reweight.py: stop and resume
+
+
+@pytest.fixture(scope="module")
+def demos_3m_small(tmp_path_factory):
+    from sc2_envs.demos import SamplingConfig, heuristic_demonstrator, record_demos
+
+    out = tmp_path_factory.mktemp("demos") / "3m_k2"
+    env = sc2_envs.make_batched("3m", num_envs=4, seed=0)
+    record_demos(env, heuristic_demonstrator(env), 8, out, SamplingConfig(stride=2), seed=0, log=lambda s: None)
+    return out
+
+
+def test_bc_stop_after_an_epoch_then_resume_equals_an_uninterrupted_run(demos_3m_small, tmp_path, capsys):
+    """A stop requested during epoch 1 (the in-process form of the first SIGINT) ends the run after
+    that epoch with its checkpoint and resume.pt; ``--resume`` runs epochs 2 and 3 and the selection.
+    Every epoch checkpoint and best.pt must equal those of a run never stopped, bit for bit."""
+    from conftest import load_algo
+
+    bc = load_algo("bc_reweight")
+    common = dict(data=str(demos_3m_small), epochs=3, batch_size=32, reweight_power=1.0, hidden=16, select_by="val-acc")
+    ref = bc.main(bc.Args(**common, run_dir=str(tmp_path / "ref")))
+    stop = runs.GracefulStop()
+    stop.request("test")
+    part = bc.main(bc.Args(**common, run_dir=str(tmp_path / "cut")), stop=stop)
+    assert part["stopped_after_epoch"] == 1 and not (tmp_path / "cut" / "best.pt").exists()
+    assert "continue with --resume" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="the folder exists and is not empty"):
+        bc.main(bc.Args(**common, run_dir=str(tmp_path / "cut")))
+    with pytest.raises(ValueError, match="--hidden 32: the resumed run has 16"):
+        bc.main(bc.Args(data=common["data"], hidden=32, resume=str(tmp_path / "cut")))
+    got = bc.main(bc.Args(resume=str(tmp_path / "cut")))
+    assert [r["epoch"] for r in got["history"]] == [1, 2, 3] and got["pick"] == ref["pick"]
+    for name in ("epoch_001.pt", "epoch_002.pt", "epoch_003.pt", "best.pt"):
+        a = torch.load(tmp_path / "ref" / name, weights_only=True)
+        b = torch.load(tmp_path / "cut" / name, weights_only=True)
+        assert a["actors"].keys() == b["actors"].keys()
+        assert all(torch.equal(a["actors"][k], b["actors"][k]) for k in a["actors"]), name
+    assert [r["val_acc"] for r in got["history"]] == [r["val_acc"] for r in ref["history"]]

@@ -1,4 +1,4 @@
-"""Seed splitting (issue 13 item 1): every (base seed, env index) pair has its own stream.
+"""Seed splitting: every (base seed, env index) pair has its own stream.
 
 Env ``b`` of a batch seeded with ``s`` draws from ``SeedSequence(s, spawn_key=(b,))``; evaluation
 envs from ``eval_seed(s, ...)`` (spawn key ``(EVAL_SPAWN_KEY, ..., b)``). Before the fix env ``b``
@@ -121,10 +121,17 @@ def test_mix_uses_all_64_bits_of_the_env_key():
     assert int(a.min()) >= 0 and int(a.max()) < 2**32
 
 
-@pytest.mark.parametrize("bad, err, text", [
-    (-1, ValueError, "-1"), (1.5, TypeError, "1.5"), (True, TypeError, "True"), ("7", TypeError, "'7'"),
-    ([1, 2], ValueError, "2 values"), ([1, -2, 3], ValueError, "-2"),
-])
+@pytest.mark.parametrize(
+    "bad, err, text",
+    [
+        (-1, ValueError, "-1"),
+        (1.5, TypeError, "1.5"),
+        (True, TypeError, "True"),
+        ("7", TypeError, "'7'"),
+        ([1, 2], ValueError, "2 values"),
+        ([1, -2, 3], ValueError, "-2"),
+    ],
+)
 def test_bad_seeds_are_rejected_with_the_value_named(bad, err, text):
     with pytest.raises(err, match=text):
         make_batched("3m", num_envs=3, seed=bad)
@@ -148,7 +155,7 @@ def test_random_actions_repeat_with_a_generator_or_a_seed_and_name_bad_input():
     g1, g2 = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
     a1 = [random_actions(avail, g1) for _ in range(3)]
     a2 = [random_actions(avail, g2) for _ in range(3)]
-    assert all(torch.equal(x, y) for x, y in zip(a1, a2)) and not torch.equal(a1[0], a1[1])
+    assert all(torch.equal(x, y) for x, y in zip(a1, a2, strict=False)) and not torch.equal(a1[0], a1[1])
     assert torch.equal(random_actions(avail, seed=9), random_actions(avail, seed=9))
     assert torch.gather(avail, 2, random_actions(avail, seed=9).unsqueeze(-1)).all()
     with pytest.raises(ValueError, match="not both"):

@@ -33,8 +33,7 @@ def test_stalker_hits_zealot_shield_then_armour_on_hp_part():
     e = sim("2s3z")
     # the zealot has 5 shield left: 5 absorbed, the other 10 - 5 = 5 reaches HP minus 1 armour -> 4
     # (Liberty ParticleDisruptorsU: 10 (+4 Armored); the zealot is Light)
-    e.set_units(0, [P(10, 16), ABSENT, ABSENT, ABSENT, ABSENT],
-                [ABSENT, ABSENT, P(15, 16, shield=5.0), ABSENT, ABSENT])
+    e.set_units(0, [P(10, 16), ABSENT, ABSENT, ABSENT, ABSENT], [ABSENT, ABSENT, P(15, 16, shield=5.0), ABSENT, ABSENT])
     e.st.loops_since_damage[0, 7] = 0.0  # just damaged: no shield regeneration while the missile flies
     step(e, [6 + 2, 0, 0, 0, 0])
     assert hp(e, 7) == pytest.approx((96.0, 0.0))
@@ -50,16 +49,14 @@ def test_stalker_hits_full_shield_zealot():
 def test_zealot_two_hits_each_reduced_by_armour():
     e = sim("2s3z")
     # agent 2 (zealot) touching enemy stalker 0 (unit 5): edge gap 1.2 - 0.5 - 0.625 = 0.075 <= 0.1
-    e.set_units(0, [ABSENT, ABSENT, P(10, 16), ABSENT, ABSENT],
-                [P(11.2, 16, shield=0.0), ABSENT, ABSENT, ABSENT, ABSENT])
+    e.set_units(0, [ABSENT, ABSENT, P(10, 16), ABSENT, ABSENT], [P(11.2, 16, shield=0.0), ABSENT, ABSENT, ABSENT, ABSENT])
     step(e, [0, 0, 6 + 0, 0, 0])
     assert hp(e, 5) == pytest.approx((80.0 - 2 * (8 - 1), 0.0))
 
 
 def test_zealot_hits_split_between_shield_and_hp():
     e = sim("2s3z")
-    e.set_units(0, [ABSENT, ABSENT, P(10, 16), ABSENT, ABSENT],
-                [P(11.2, 16, shield=10.0), ABSENT, ABSENT, ABSENT, ABSENT])
+    e.set_units(0, [ABSENT, ABSENT, P(10, 16), ABSENT, ABSENT], [P(11.2, 16, shield=10.0), ABSENT, ABSENT, ABSENT, ABSENT])
     step(e, [0, 0, 6, 0, 0])
     # hit 1: 8 on shields (10 -> 2); hit 2: 2 on shields, 6 on HP minus 1 armour -> 5
     assert hp(e, 5) == pytest.approx((75.0, 0.0))

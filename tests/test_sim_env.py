@@ -151,11 +151,14 @@ def test_lenient_mode_replaces_and_flags_unavailable_actions():
     assert o["invalid_actions"].tolist() == [[True, False, True]]
 
 
-@pytest.mark.parametrize("bad, err", [
-    (torch.ones(1, 2, dtype=torch.int64), ValueError),  # wrong shape
-    (torch.ones(1, 3, dtype=torch.float32), TypeError),  # wrong dtype
-    (torch.full((1, 3), 99), ValueError),  # out of range
-])
+@pytest.mark.parametrize(
+    "bad, err",
+    [
+        (torch.ones(1, 2, dtype=torch.int64), ValueError),  # wrong shape
+        (torch.ones(1, 3, dtype=torch.float32), TypeError),  # wrong dtype
+        (torch.full((1, 3), 99), ValueError),  # out of range
+    ],
+)
 def test_bad_action_shape_dtype_range(bad, err):
     e = make_batched("3m", num_envs=1, seed=0)
     e.reset()
@@ -199,17 +202,20 @@ def _scenario_env():
     return e
 
 
-@pytest.mark.parametrize("placement, match", [
-    (dict(x=float("nan"), y=10), "x must be a finite number"),
-    (dict(x=10, y=float("inf")), "y must be a finite number"),
-    (dict(x=-100, y=-100), "off the 32x32 map"),
-    (dict(x=0.5, y=0.5), "cannot stand on"),
-    (dict(x=10, y=10, health=1000), r"health must be in \[0, 45\]"),
-    (dict(x=10, y=10, health=-5), r"health must be in \[0, 45\]"),
-    (dict(x=10, y=10, shield=50), r"shield must be in \[0, 0\]"),
-    (dict(x=10, y=10, cooldown=float("nan")), "cooldown must be a finite number"),
-    (dict(x=10, y=10, cooldown=-10), "cooldown must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "placement, match",
+    [
+        (dict(x=float("nan"), y=10), "x must be a finite number"),
+        (dict(x=10, y=float("inf")), "y must be a finite number"),
+        (dict(x=-100, y=-100), "off the 32x32 map"),
+        (dict(x=0.5, y=0.5), "cannot stand on"),
+        (dict(x=10, y=10, health=1000), r"health must be in \[0, 45\]"),
+        (dict(x=10, y=10, health=-5), r"health must be in \[0, 45\]"),
+        (dict(x=10, y=10, shield=50), r"shield must be in \[0, 0\]"),
+        (dict(x=10, y=10, cooldown=float("nan")), "cooldown must be a finite number"),
+        (dict(x=10, y=10, cooldown=-10), "cooldown must be >= 0"),
+    ],
+)
 def test_set_units_rejects_bad_placements_and_changes_nothing(placement, match):
     from sc2_envs.sim import UnitPlacement as P
 
@@ -244,14 +250,17 @@ def test_large_seeds_do_not_collide():
     assert not torch.equal(obs(2**63), obs(0))
 
 
-@pytest.mark.parametrize("kwargs, err", [
-    (dict(obs_last_action="no"), TypeError),
-    (dict(reward_death_value="x"), TypeError),
-    (dict(reward_scale_rate=-1), ValueError),
-    (dict(autoreset="no"), TypeError),
-    (dict(spawn_jitter=True), ValueError),
-    (dict(loops_per_tick=2.0), TypeError),
-])
+@pytest.mark.parametrize(
+    "kwargs, err",
+    [
+        (dict(obs_last_action="no"), TypeError),
+        (dict(reward_death_value="x"), TypeError),
+        (dict(reward_scale_rate=-1), ValueError),
+        (dict(autoreset="no"), TypeError),
+        (dict(spawn_jitter=True), ValueError),
+        (dict(loops_per_tick=2.0), TypeError),
+    ],
+)
 def test_option_types_are_checked(kwargs, err):
     with pytest.raises(err):
         make_batched("3m", **kwargs)

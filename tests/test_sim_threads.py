@@ -1,4 +1,4 @@
-"""The simulator's automatic CPU thread count (issue 13 item 9) never overrides the user's choice."""
+"""The simulator's automatic CPU thread count never overrides the user's choice."""
 
 from __future__ import annotations
 

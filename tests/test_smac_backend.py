@@ -34,13 +34,26 @@ class FakeStarCraft2Env:
     ``kill_agent_at`` {step: agent id}, ``conn_error_at`` step of a lost connection.
     """
 
-    instances: list["FakeStarCraft2Env"] = []
+    instances: list[FakeStarCraft2Env] = []
     script: dict = {}
 
-    def __init__(self, map_name="8m", seed=None, continuing_episode=False, obs_all_health=True,
-                 obs_own_health=True, obs_last_action=False, obs_pathing_grid=False, obs_terrain_height=False,
-                 obs_instead_of_state=False, obs_timestep_number=False, state_last_action=True,
-                 state_timestep_number=False, reward_scale=True, **other):
+    def __init__(
+        self,
+        map_name="8m",
+        seed=None,
+        continuing_episode=False,
+        obs_all_health=True,
+        obs_own_health=True,
+        obs_last_action=False,
+        obs_pathing_grid=False,
+        obs_terrain_height=False,
+        obs_instead_of_state=False,
+        obs_timestep_number=False,
+        state_last_action=True,
+        state_timestep_number=False,
+        reward_scale=True,
+        **other,
+    ):
         spec = get_map(map_name)
         self.map_name, self._seed, self.kwargs = map_name, seed, dict(other, continuing_episode=continuing_episode)
         self.n_agents, self.n_enemies, self.episode_limit = spec.n_agents, spec.n_enemies, spec.episode_limit
@@ -61,8 +74,11 @@ class FakeStarCraft2Env:
         self.ally_state_attr_names += ["shield"] * self.shield_bits_ally + types
         self.enemy_state_attr_names = ["health", "rel_x", "rel_y"] + ["shield"] * self.shield_bits_enemy + types
         self.battles_won = self.battles_game = self.timeouts = self.force_restarts = 0
-        self.max_reward = self.n_enemies * 10 + 200 + sum(spec.unit_stat(u, "health") + spec.unit_stat(u, "shield")
-                                                          for u in spec.enemy_units())
+        self.max_reward = (
+            self.n_enemies * 10
+            + 200
+            + sum(spec.unit_stat(u, "health") + spec.unit_stat(u, "shield") for u in spec.enemy_units())
+        )
         self._episode_steps = 0
         self._episode_count = 0
         self.launches = 0
@@ -101,8 +117,13 @@ class FakeStarCraft2Env:
         return self.n_actions
 
     def get_env_info(self):
-        return {"state_shape": self.get_state_size(), "obs_shape": self.get_obs_size(), "n_actions": self.n_actions,
-                "n_agents": self.n_agents, "episode_limit": self.episode_limit}
+        return {
+            "state_shape": self.get_state_size(),
+            "obs_shape": self.get_obs_size(),
+            "n_actions": self.n_actions,
+            "n_agents": self.n_agents,
+            "episode_limit": self.episode_limit,
+        }
 
     # episode
     def reset(self):
@@ -157,8 +178,7 @@ class FakeStarCraft2Env:
             self.alive[:] = False
             end = -1
         reward = 0.25
-        info = {"battle_won": False, "dead_allies": int((~self.alive).sum()),
-                "dead_enemies": int((~self.enemy_alive).sum())}
+        info = {"battle_won": False, "dead_allies": int((~self.alive).sum()), "dead_enemies": int((~self.enemy_alive).sum())}
         terminated = False
         if end is not None:
             terminated = True
@@ -178,9 +198,14 @@ class FakeStarCraft2Env:
         return reward, terminated, info
 
     def get_stats(self):
-        return {"battles_won": self.battles_won, "battles_game": self.battles_game, "battles_draw": self.timeouts,
-                "win_rate": self.battles_won / self.battles_game, "timeouts": self.timeouts,
-                "restarts": self.force_restarts}
+        return {
+            "battles_won": self.battles_won,
+            "battles_game": self.battles_game,
+            "battles_draw": self.timeouts,
+            "win_rate": self.battles_won / self.battles_game,
+            "timeouts": self.timeouts,
+            "restarts": self.force_restarts,
+        }
 
     def close(self):
         self.closed = True
@@ -205,6 +230,7 @@ def _stop_all(env):
 
 
 # -- missing dependencies --------------------------------------------------------------------------
+
 
 def test_missing_smac_message_says_what_to_install_and_where(monkeypatch, tmp_path):
     monkeypatch.setattr(smac_sc2, "_smac_dist_summary", lambda: None)
@@ -260,6 +286,7 @@ def test_default_sc2_paths_per_platform():
 
 # -- layouts ---------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "map_name, obs_size, state_size",
     [("3m", 30, 48), ("2s3z", 80, 120), ("MMM", 160, 290), ("3s_vs_5z", 48, 68), ("bane_vs_bane", 336, 984)],
@@ -269,15 +296,24 @@ def test_layout_sizes_match_smac_measured_sizes(fake, map_name, obs_size, state_
     info = env.get_env_info()
     assert (info["obs_shape"], info["state_shape"]) == (obs_size, state_size)
     lay = info["obs_layout"]
-    total = (lay["move_feats"] + lay["n_enemies"] * lay["enemy_feats"] + lay["n_allies"] * lay["ally_feats"]
-             + lay["own_feats"] + lay["timestep_feats"])
+    total = (
+        lay["move_feats"]
+        + lay["n_enemies"] * lay["enemy_feats"]
+        + lay["n_allies"] * lay["ally_feats"]
+        + lay["own_feats"]
+        + lay["timestep_feats"]
+    )
     assert total == obs_size
     assert len(lay["enemy_feature_names"]) == lay["enemy_feats"]
     assert len(lay["ally_feature_names"]) == lay["ally_feats"]
     assert len(lay["own_feature_names"]) == lay["own_feats"]
     sl = info["state_layout"]
-    assert (sl["n_agents"] * sl["ally_state_feats"] + sl["n_enemies"] * sl["enemy_state_feats"]
-            + sl["last_action_feats"] + sl["timestep_feats"]) == state_size
+    assert (
+        sl["n_agents"] * sl["ally_state_feats"]
+        + sl["n_enemies"] * sl["enemy_state_feats"]
+        + sl["last_action_feats"]
+        + sl["timestep_feats"]
+    ) == state_size
     assert fake.instances[-1].launches == 0  # env info never launches SC2
 
 
@@ -291,9 +327,12 @@ def test_obs_timestep_number_reports_the_real_vector_length(fake):
 
 @pytest.mark.parametrize(
     "options",
-    [{}, {"obs_last_action": True, "obs_pathing_grid": True, "obs_terrain_height": True},
-     {"obs_timestep_number": True, "state_timestep_number": True, "state_last_action": False},
-     {"obs_instead_of_state": True, "obs_all_health": False, "obs_own_health": False}],
+    [
+        {},
+        {"obs_last_action": True, "obs_pathing_grid": True, "obs_terrain_height": True},
+        {"obs_timestep_number": True, "state_timestep_number": True, "state_last_action": False},
+        {"obs_instead_of_state": True, "obs_all_health": False, "obs_own_health": False},
+    ],
     ids=["defaults", "extra-obs", "timesteps", "obs-as-state"],
 )
 def test_layout_matches_embedded_simulator(fake, options):
@@ -301,13 +340,29 @@ def test_layout_matches_embedded_simulator(fake, options):
     for map_name in ("3m", "2s3z", "MMM", "3s_vs_5z", "bane_vs_bane"):
         ours = _make(fake, map_name, **options).get_env_info()
         sim = sim_env.make_batched(map_name, num_envs=1, **options).get_env_info()
-        for key in ("obs_shape", "state_shape", "n_actions", "n_agents", "n_enemies", "episode_limit",
-                    "agent_features", "enemy_features", "unit_type_bits", "agent_unit_types", "enemy_unit_types",
-                    "ally_type_order", "enemy_type_order", "max_reward", "obs_layout", "state_layout"):
+        for key in (
+            "obs_shape",
+            "state_shape",
+            "n_actions",
+            "n_agents",
+            "n_enemies",
+            "episode_limit",
+            "agent_features",
+            "enemy_features",
+            "unit_type_bits",
+            "agent_unit_types",
+            "enemy_unit_types",
+            "ally_type_order",
+            "enemy_type_order",
+            "max_reward",
+            "obs_layout",
+            "state_layout",
+        ):
             assert ours[key] == sim[key], (map_name, key)
 
 
 # -- reset / step semantics ------------------------------------------------------------------------
+
 
 def test_reset_returns_contract_shapes_and_dtypes(fake):
     env = _make(fake, "2s3z")

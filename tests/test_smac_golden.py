@@ -84,9 +84,10 @@ def test_golden_obs_state_avail(test_data_dir, name):
     assert state.shape == want_state.shape == (len(cases), feat.state_size)
     for b in range(len(cases)):
         assert torch.equal(avail[b], want_avail[b]), f"{name} case {b}: avail differs"
-        torch.testing.assert_close(obs[b], want_obs[b], atol=ATOL, rtol=0, msg=lambda m: f"{name} case {b} obs: {m}")
-        torch.testing.assert_close(state[b], want_state[b], atol=ATOL, rtol=0,
-                                   msg=lambda m: f"{name} case {b} state: {m}")
+        torch.testing.assert_close(obs[b], want_obs[b], atol=ATOL, rtol=0, msg=lambda m, b=b: f"{name} case {b} obs: {m}")
+        torch.testing.assert_close(
+            state[b], want_state[b], atol=ATOL, rtol=0, msg=lambda m, b=b: f"{name} case {b} state: {m}"
+        )
 
 
 @pytest.mark.parametrize("name", GOLDEN_MAPS)
@@ -157,8 +158,9 @@ def test_game_result_mmm_medivac_rules():
 
 def test_game_result_plain_map_draw():
     feat = _features("3m")
-    won, lost, draw = feat.game_result(_state(feat, [[True] * 6, [False] * 6, [True] * 3 + [False] * 3,
-                                                     [False] * 3 + [True] * 3]))
+    won, lost, draw = feat.game_result(
+        _state(feat, [[True] * 6, [False] * 6, [True] * 3 + [False] * 3, [False] * 3 + [True] * 3])
+    )
     assert won.tolist() == [False, False, True, False]
     assert lost.tolist() == [False, False, False, True]
     assert draw.tolist() == [False, True, False, False]
@@ -184,8 +186,9 @@ def test_reward_regen_abs_vs_clip_and_bonuses():
 
 
 def test_dead_agent_obs_and_avail():
-    feat = SMACFeatures(get_map("3m"), UnitTable.build(get_map("3m"), DEVICE),
-                        FeatureConfig(obs_timestep_number=True), RewardConfig(), DEVICE)
+    feat = SMACFeatures(
+        get_map("3m"), UnitTable.build(get_map("3m"), DEVICE), FeatureConfig(obs_timestep_number=True), RewardConfig(), DEVICE
+    )
     st = _state(feat, [[False, True, True, True, True, True]])
     st.episode_steps[0] = 30
     avail = feat.avail_actions(st)
@@ -200,8 +203,9 @@ def test_visibility_attack_and_move_boundaries():
     # 3m's terrain from its map archive (walkable rows y = 8..23). Agent 0 at (0.5, 16): its West probe is
     # int(-0.5) = 0 (Python truncation), inside the map; agent 1 at (31.5, 16): East probe int(32.5) is
     # outside. Enemy 0 is exactly 6 from agent 0 (attackable), enemy 1 exactly 9 (not visible).
-    feat = SMACFeatures(get_map("3m"), UnitTable.build(get_map("3m"), DEVICE),
-                        FeatureConfig(obs_pathing_grid=True), RewardConfig(), DEVICE)
+    feat = SMACFeatures(
+        get_map("3m"), UnitTable.build(get_map("3m"), DEVICE), FeatureConfig(obs_pathing_grid=True), RewardConfig(), DEVICE
+    )
     st = _state(feat, [[True] * 6])
     st.pos[0] = torch.tensor([[0.5, 16.0], [31.5, 16.0], [0.5, 23.5], [6.5, 16.0], [0.5, 7.0], [20.0, 16.0]])
     avail = feat.avail_actions(st)
@@ -215,8 +219,8 @@ def test_visibility_attack_and_move_boundaries():
     assert avail[0, 1, 2].item() and not avail[0, 2, 3].item()
     obs = feat.obs(st, avail)
     lay = feat.env_info()["obs_layout"]
-    e0 = obs[0, 0, lay["move_feats"]: lay["move_feats"] + lay["enemy_feats"]]
-    e1 = obs[0, 0, lay["move_feats"] + lay["enemy_feats"]: lay["move_feats"] + 2 * lay["enemy_feats"]]
+    e0 = obs[0, 0, lay["move_feats"] : lay["move_feats"] + lay["enemy_feats"]]
+    e1 = obs[0, 0, lay["move_feats"] + lay["enemy_feats"] : lay["move_feats"] + 2 * lay["enemy_feats"]]
     assert e0.tolist() == pytest.approx([1.0, 6 / 9, 6 / 9, 0.0, 1.0])
     assert torch.count_nonzero(e1) == 0
     # Pathing points of agent 0 at cell (0, 16): x-4 and x-2 are outside the map and read as 1;

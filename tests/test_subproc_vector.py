@@ -49,14 +49,23 @@ class FakeEnv:
         print(f"FakeEnv built in pid {os.getpid()}", flush=True)
 
     def get_env_info(self):
-        return {"n_agents": N_AGENTS, "n_actions": N_ACTIONS, "obs_shape": OBS, "state_shape": 4,
-                "n_enemies": 1, "episode_limit": 10, "map_name": "fake"}
+        return {
+            "n_agents": N_AGENTS,
+            "n_actions": N_ACTIONS,
+            "obs_shape": OBS,
+            "state_shape": 4,
+            "n_enemies": 1,
+            "episode_limit": 10,
+            "map_name": "fake",
+        }
 
     def _out(self):
         base = self.seeds[:, None, None] * 100.0 + self.t
-        return {"obs": (base + np.arange(N_AGENTS * OBS).reshape(1, N_AGENTS, OBS)).astype(np.float32),
-                "state": np.repeat(self.seeds[:, None], 4, axis=1).astype(np.float32),
-                "avail_actions": np.ones((self.num_envs, N_AGENTS, N_ACTIONS), dtype=bool)}
+        return {
+            "obs": (base + np.arange(N_AGENTS * OBS).reshape(1, N_AGENTS, OBS)).astype(np.float32),
+            "state": np.repeat(self.seeds[:, None], 4, axis=1).astype(np.float32),
+            "avail_actions": np.ones((self.num_envs, N_AGENTS, N_ACTIONS), dtype=bool),
+        }
 
     def reset(self, seed=None):
         """``seed``: None, an int (env b gets seed + b), or a list of per-env ints or ``SeedSequence``
@@ -66,8 +75,13 @@ class FakeEnv:
             if np.isscalar(seed):
                 self.seeds = np.arange(self.num_envs) + seed
             else:
-                self.seeds = np.asarray([int(s.entropy) * 1000 + s.spawn_key[-1] if isinstance(s, np.random.SeedSequence)
-                                         else int(s) for s in seed], dtype=np.int64)
+                self.seeds = np.asarray(
+                    [
+                        int(s.entropy) * 1000 + s.spawn_key[-1] if isinstance(s, np.random.SeedSequence) else int(s)
+                        for s in seed
+                    ],
+                    dtype=np.int64,
+                )
         return self._out()
 
     def step(self, actions):
@@ -138,8 +152,7 @@ def test_concatenates_workers_along_env_axis_and_splits_seeds(tmp_path, no_lefto
             vec.reset(seed=[1, 2])
         out = vec.step(np.arange(10).reshape(5, 2))
         assert out["reward"].tolist() == [1, 5, 9, 13, 17]
-        assert vec.get_stats() == {"battles_won": 2, "battles_game": 4, "battles_draw": 0, "timeouts": 0,
-                                   "win_rate": 0.5}
+        assert vec.get_stats() == {"battles_won": 2, "battles_game": 4, "battles_draw": 0, "timeouts": 0, "win_rate": 0.5}
         logs = sorted(p.name for p in tmp_path.iterdir())
         assert logs == ["worker_0.log", "worker_1.log"]
         assert "FakeEnv step 1" in (tmp_path / "worker_1.log").read_text()
@@ -207,8 +220,12 @@ def test_worker_stuck_in_a_step_is_reported_with_its_stack(tmp_path, no_leftover
 
 
 def test_frozen_worker_detected_by_heartbeat_and_its_game_killed(tmp_path, no_leftover_children):
-    vec = _vec(tmp_path, [FakeEnv, partial(FakeEnv, fault="freeze", fault_at=1, launch_child=True)],
-               heartbeat_timeout=1.5, timeout=None)
+    vec = _vec(
+        tmp_path,
+        [FakeEnv, partial(FakeEnv, fault="freeze", fault_at=1, launch_child=True)],
+        heartbeat_timeout=1.5,
+        timeout=None,
+    )
     try:
         vec.reset(seed=0)
         assert len(psutil.Process(vec.processes[1].pid).children()) == 1  # the "game" it launched
@@ -251,7 +268,7 @@ def test_matches_in_process_batch_for_the_same_seeds(tmp_path, no_leftover_child
 
 
 def test_constructor_seed_gives_the_in_process_batch_battles_over_several_episodes(tmp_path, no_leftover_children):
-    """Issue 13 item 2: each worker gets its global env indices, not the same seed as every other worker."""
+    """Each worker gets its global env indices, not the same seed as every other worker."""
     torch = pytest.importorskip("torch")
     from sc2_envs import make_batched
     from sc2_envs.vector import make_subproc_batched

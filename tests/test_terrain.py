@@ -31,8 +31,21 @@ from sc2_envs.sim.features import FeatureConfig, RewardConfig, SMACFeatures
 from sc2_envs.sim.state import ORDER_ATTACK, ORDER_MOVE, UnitTable
 
 ROOT = Path(__file__).resolve().parents[1]
-BAND_MAPS = ["3m", "8m", "25m", "5m_vs_6m", "8m_vs_9m", "10m_vs_11m", "27m_vs_30m", "MMM", "MMM2", "2s3z", "3s5z",
-             "3s5z_vs_3s6z", "1c3s5z"]
+BAND_MAPS = [
+    "3m",
+    "8m",
+    "25m",
+    "5m_vs_6m",
+    "8m_vs_9m",
+    "10m_vs_11m",
+    "27m_vs_30m",
+    "MMM",
+    "MMM2",
+    "2s3z",
+    "3s5z",
+    "3s5z_vs_3s6z",
+    "1c3s5z",
+]
 OPEN_MAPS = ["3s_vs_3z", "3s_vs_4z", "3s_vs_5z"]
 
 
@@ -126,7 +139,7 @@ def _walk(e, orders, loops):
         st.order_target[0, u] = -1
     out = []
     for _ in range(loops):
-        e.dynamics.advance(st, torch.zeros(1, dtype=torch.int64))
+        e.dynamics.advance(st)
         out.append(st.pos[0].clone())
     return torch.stack(out)  # [loops, U, 2]
 
@@ -187,8 +200,13 @@ def test_obs_terrain_height_is_smacs_flipped_height_bytes():
     ``_launch``), while the pathing grid is not flipped: on 2c_vs_64zg an agent in cell (16, 16)
     reads cell (16, 15)'s byte (plateau, 207) as its own height."""
     spec = get_map("2c_vs_64zg")
-    feat = SMACFeatures(spec, UnitTable.build(spec, torch.device("cpu")), FeatureConfig(obs_terrain_height=True),
-                        RewardConfig(), torch.device("cpu"))
+    feat = SMACFeatures(
+        spec,
+        UnitTable.build(spec, torch.device("cpu")),
+        FeatureConfig(obs_terrain_height=True),
+        RewardConfig(),
+        torch.device("cpu"),
+    )
     e = make_batched("2c_vs_64zg", num_envs=1, seed=0, autoreset=False, spawn_jitter=0.0)
     e.reset()
     e.set_units(0, [P(16.5, 16.5), P(16.5, 9.5)], [None] * 64)

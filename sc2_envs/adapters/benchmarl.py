@@ -54,8 +54,7 @@ class SC2SmacClass(TaskClass):
     def map_name(self) -> str:
         return _MAP_OF_MEMBER[self.name]
 
-    def get_env_fun(self, num_envs: int, continuous_actions: bool, seed: int | None,
-                    device) -> Callable[[], EnvBase]:
+    def get_env_fun(self, num_envs: int, continuous_actions: bool, seed: int | None, device) -> Callable[[], EnvBase]:
         """A constructor of the TorchRL env (one battle; BenchMARL stacks ``num_envs`` of them in a SerialEnv)."""
         config = copy.deepcopy(self.config)
         map_name = self.map_name

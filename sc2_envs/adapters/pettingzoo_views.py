@@ -29,8 +29,10 @@ def _check_dict_obs(env: ParallelEnv, key: str) -> None:
     for agent in env.possible_agents:
         space = env.observation_space(agent)
         if not isinstance(space, gymnasium.spaces.Dict) or key not in space.spaces or "action_mask" not in space.spaces:
-            raise ValueError(f"observation_space({agent!r}) is {space}; expected a Dict with keys {key!r} and "
-                             "'action_mask' (sc2_envs.wrappers.pettingzoo.parallel_env)")
+            raise ValueError(
+                f"observation_space({agent!r}) is {space}; expected a Dict with keys {key!r} and "
+                "'action_mask' (sc2_envs.wrappers.pettingzoo.parallel_env)"
+            )
 
 
 class FlatObservation(BaseParallelWrapper):
@@ -91,8 +93,12 @@ class RLlibMaskedObservation(BaseParallelWrapper):
         self.metadata = env.metadata
         self.render_mode = getattr(env, "render_mode", None)
         self._spaces = {
-            a: gymnasium.spaces.Dict({"observations": env.observation_space(a)["observation"],
-                                      "action_mask": env.observation_space(a)["action_mask"]})
+            a: gymnasium.spaces.Dict(
+                {
+                    "observations": env.observation_space(a)["observation"],
+                    "action_mask": env.observation_space(a)["action_mask"],
+                }
+            )
             for a in env.possible_agents
         }
         self.observation_spaces = self._spaces  # else BaseParallelWrapper.__getattr__ would show the inner Dicts

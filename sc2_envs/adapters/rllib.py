@@ -46,8 +46,9 @@ def make_rllib_env(env_config: dict[str, Any] | None = None):
     cfg = dict(env_config or {})
     seed = cfg.pop("seed", None)
     if seed is not None:
-        seed = np.random.SeedSequence(int(seed), spawn_key=(int(getattr(env_config, "worker_index", 0)),
-                                                            int(getattr(env_config, "vector_index", 0))))
+        seed = np.random.SeedSequence(
+            int(seed), spawn_key=(int(getattr(env_config, "worker_index", 0)), int(getattr(env_config, "vector_index", 0)))
+        )
     return ParallelPettingZooEnv(RLlibMaskedObservation(SC2ParallelEnv(seed=seed, **cfg)))
 
 

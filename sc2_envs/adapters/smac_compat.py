@@ -92,12 +92,20 @@ _log = logging.getLogger(__name__)
 __all__ = ["MAX_REPLAY_STEPS", "SMAC_FEATURE_DEFAULTS", "SMAC_GAME_OPTIONS", "SMAC_PROCESS_OPTIONS", "StarCraft2Env"]
 
 SMAC_GAME_OPTIONS: dict[str, Any] = {
-    "step_mul": 8, "move_amount": 2, "difficulty": "7", "heuristic_ai": False, "heuristic_rest": False,
+    "step_mul": 8,
+    "move_amount": 2,
+    "difficulty": "7",
+    "heuristic_ai": False,
+    "heuristic_rest": False,
 }
 """SMAC keywords that change the game; the simulator implements only these values (SMAC's defaults)."""
 
 SMAC_PROCESS_OPTIONS: dict[str, Any] = {
-    "game_version": None, "replay_dir": "", "replay_prefix": "", "window_size_x": 1920, "window_size_y": 1200,
+    "game_version": None,
+    "replay_dir": "",
+    "replay_prefix": "",
+    "window_size_x": 1920,
+    "window_size_y": 1200,
     "debug": False,
 }
 """SMAC keywords about the StarCraft II process (binary version, replay files, window, logging), with
@@ -105,11 +113,23 @@ SMAC's defaults; they have no effect on the simulator."""
 
 
 SMAC_FEATURE_DEFAULTS: dict[str, Any] = {
-    "obs_all_health": True, "obs_own_health": True, "obs_last_action": False, "obs_pathing_grid": False,
-    "obs_terrain_height": False, "obs_instead_of_state": False, "obs_timestep_number": False,
-    "state_last_action": True, "state_timestep_number": False, "reward_sparse": False,
-    "reward_only_positive": True, "reward_death_value": 10, "reward_win": 200, "reward_defeat": 0,
-    "reward_negative_scale": 0.5, "reward_scale": True, "reward_scale_rate": 20,
+    "obs_all_health": True,
+    "obs_own_health": True,
+    "obs_last_action": False,
+    "obs_pathing_grid": False,
+    "obs_terrain_height": False,
+    "obs_instead_of_state": False,
+    "obs_timestep_number": False,
+    "state_last_action": True,
+    "state_timestep_number": False,
+    "reward_sparse": False,
+    "reward_only_positive": True,
+    "reward_death_value": 10,
+    "reward_win": 200,
+    "reward_defeat": 0,
+    "reward_negative_scale": 0.5,
+    "reward_scale": True,
+    "reward_scale_rate": 20,
 }
 """SMAC's observation / state / reward keywords and their defaults (``StarCraft2Env.__init__``), kept as
 attributes of the same names."""
@@ -139,9 +159,17 @@ class StarCraft2Env(SMACUnitRules):
             value the simulator does not implement.
     """
 
-    def __init__(self, map_name: str | MapSpec = "8m", seed: int | None = None, continuing_episode: bool = False,
-                 *, backend: str = "sim", device: str | torch.device = "cpu", lenient_actions: bool = False,
-                 **kwargs):
+    def __init__(
+        self,
+        map_name: str | MapSpec = "8m",
+        seed: int | None = None,
+        continuing_episode: bool = False,
+        *,
+        backend: str = "sim",
+        device: str | torch.device = "cpu",
+        lenient_actions: bool = False,
+        **kwargs,
+    ):
         self.continuing_episode = bool(continuing_episode)
         self._seed = seed
         self.backend = backend
@@ -154,8 +182,10 @@ class StarCraft2Env(SMACUnitRules):
             for key, supported in SMAC_GAME_OPTIONS.items():
                 value = options.pop(key, supported)
                 if value != supported and not (key == "difficulty" and str(value) == supported):
-                    raise ValueError(f"{key}={value!r} is not implemented by the simulator (it models SMAC's "
-                                     f"{key}={supported!r}); use backend='sc2' for other values")
+                    raise ValueError(
+                        f"{key}={value!r} is not implemented by the simulator (it models SMAC's "
+                        f"{key}={supported!r}); use backend='sc2' for other values"
+                    )
             for key in SMAC_PROCESS_OPTIONS:
                 options.pop(key, None)
         # The sc2 backend always reports the time limit as truncation; continuing_episode only shapes ``info``.
@@ -198,13 +228,13 @@ class StarCraft2Env(SMACUnitRules):
         self.map_x = self.map_y = MAP_SIZE
         self.max_distance_x = self.max_distance_y = MAP_SIZE
         self.pathing_grid = pathing_grid(spec.terrain).astype(bool)
-        # SMAC's terrain_height: the map's height bytes flipped in y, / 255 (sc2_envs.sim.features docstring)
+        # SMAC's terrain_height: the game's height bytes / 255, read mirrored in y (as SMAC's _launch does)
         self.terrain_height = terrain_grids(spec.terrain).height[:, ::-1] / 255.0
         self._reset_type_ids()
         self._episode_count = 0
         self._episode_steps = 0
         self._total_steps = 0
-        self._obs_vec: np.ndarray | None = None    # [N, obs_size] float32
+        self._obs_vec: np.ndarray | None = None  # [N, obs_size] float32
         self._state: np.ndarray | None = None  # [state_size] float32
         self._avail: np.ndarray | None = None  # [N, n_actions] int64 (0/1)
         self._terminated = False
@@ -358,10 +388,13 @@ class StarCraft2Env(SMACUnitRules):
         if acts.shape == (self.n_agents, 1):
             acts = acts[:, 0]
         if acts.shape != (self.n_agents,):
-            raise ValueError(f"expected {self.n_agents} actions (one per agent), shaped ({self.n_agents},) or "
-                             f"({self.n_agents}, 1); got shape {acts.shape}")
+            raise ValueError(
+                f"expected {self.n_agents} actions (one per agent), shaped ({self.n_agents},) or "
+                f"({self.n_agents}, 1); got shape {acts.shape}"
+            )
         if not np.issubdtype(acts.dtype, np.integer) and (
-                not np.issubdtype(acts.dtype, np.floating) or not np.all(acts == np.round(acts))):
+            not np.issubdtype(acts.dtype, np.floating) or not np.all(acts == np.round(acts))
+        ):
             raise ValueError(f"actions must be integers, got {actions!r}")
         acts = acts.astype(np.int64)
         if self.backend == "sim":
@@ -374,8 +407,11 @@ class StarCraft2Env(SMACUnitRules):
         self.timed_out = truncated
         won = bool(out["battle_won"][0])
         self._terminated = bool(out["terminated"][0]) or truncated
-        info: dict[str, Any] = {"battle_won": won, "dead_allies": int(out["dead_allies"][0]),
-                                "dead_enemies": int(out["dead_enemies"][0])}
+        info: dict[str, Any] = {
+            "battle_won": won,
+            "dead_allies": int(out["dead_allies"][0]),
+            "dead_enemies": int(out["dead_enemies"][0]),
+        }
         if truncated and self.continuing_episode:
             info["episode_limit"] = True
         if self.lenient_actions:
@@ -459,17 +495,27 @@ class StarCraft2Env(SMACUnitRules):
         """SMAC's ``state_shape``, ``obs_shape``, ``n_actions``, ``n_agents``, ``episode_limit``, plus the
         simulator's layout keys (``n_enemies``, ``obs_layout``, ``state_layout``, ``agent_unit_types``, ...)."""
         info = dict(self.sim.get_env_info())
-        info.update(state_shape=self.get_state_size(), obs_shape=self.get_obs_size(),
-                    n_actions=self.get_total_actions(), n_agents=self.n_agents, episode_limit=self.episode_limit)
+        info.update(
+            state_shape=self.get_state_size(),
+            obs_shape=self.get_obs_size(),
+            n_actions=self.get_total_actions(),
+            n_agents=self.n_agents,
+            episode_limit=self.episode_limit,
+        )
         return info
 
     def get_stats(self) -> dict:
         """SMAC's statistics since construction: ``battles_won``, ``battles_game``, ``battles_draw``
         (= ``timeouts``), ``win_rate`` (0.0 before any battle, where SMAC divides by zero), ``timeouts``,
         ``restarts`` (``force_restarts``; always 0 on the simulator)."""
-        return {"battles_won": self.battles_won, "battles_game": self.battles_game, "battles_draw": self.timeouts,
-                "win_rate": self.battles_won / self.battles_game if self.battles_game else 0.0,
-                "timeouts": self.timeouts, "restarts": self.force_restarts}
+        return {
+            "battles_won": self.battles_won,
+            "battles_game": self.battles_game,
+            "battles_draw": self.timeouts,
+            "win_rate": self.battles_won / self.battles_game if self.battles_game else 0.0,
+            "timeouts": self.timeouts,
+            "restarts": self.force_restarts,
+        }
 
     def _agent_index(self, agent_id: int) -> int:
         if not isinstance(agent_id, (int, np.integer)) or not 0 <= agent_id < self.n_agents:
@@ -505,8 +551,9 @@ class StarCraft2Env(SMACUnitRules):
             raise ValueError(f"backend {self.backend!r} has no render_data(); render with backend='sim'")
         from sc2_envs.render import render_frame
 
-        frame = render_frame(self.sim.render_data(0),
-                             title=f"{self.map_name}  step {self._episode_steps}/{self.episode_limit}")
+        frame = render_frame(
+            self.sim.render_data(0), title=f"{self.map_name}  step {self._episode_steps}/{self.episode_limit}"
+        )
         if mode == "rgb_array":
             return frame
         if self.renderer is None:
@@ -516,9 +563,15 @@ class StarCraft2Env(SMACUnitRules):
 
     def _replay_static(self) -> dict:
         t = self.sim.table
-        return {"map_name": self.map_name, "names": list(t.names), "is_ally": t.is_ally.cpu().numpy(),
-                "radius": t.radius.cpu().numpy(), "max_health": t.max_health.cpu().numpy(),
-                "max_shield": t.max_shield.cpu().numpy(), "pathing": self.sim.pathing.cpu().numpy()}
+        return {
+            "map_name": self.map_name,
+            "names": list(t.names),
+            "is_ally": t.is_ally.cpu().numpy(),
+            "radius": t.radius.cpu().numpy(),
+            "max_health": t.max_health.cpu().numpy(),
+            "max_shield": t.max_shield.cpu().numpy(),
+            "pathing": self.sim.pathing.cpu().numpy(),
+        }
 
     def save_replay(self) -> Path:
         """Save a replay of every env step since construction (at most ``MAX_REPLAY_STEPS``) and say where.
@@ -550,8 +603,10 @@ class StarCraft2Env(SMACUnitRules):
         path = write_replay(path, self._replay_static(), self._replay).resolve()
         note = f" (the oldest {self._replay_dropped} steps were dropped)" if self._replay_dropped else ""
         _log.info("Replay saved at: %s", path)
-        print(f"Replay saved at: {path}{note}; play it back with: python -m sc2_envs.render {path} --out replay.gif",
-              file=sys.stderr)
+        print(
+            f"Replay saved at: {path}{note}; play it back with: python -m sc2_envs.render {path} --out replay.gif",
+            file=sys.stderr,
+        )
         return path
 
     def close(self) -> None:
@@ -584,8 +639,10 @@ class _PygameWindow:
     def __init__(self, title: str, width: int, height: int):
         problem = _display_problem()
         if problem:
-            raise RuntimeError(f"render(mode='human') cannot open a window: {problem}. Use render(mode='rgb_array') "
-                               "for frames, or save_replay() and play the file back with python -m sc2_envs.render")
+            raise RuntimeError(
+                f"render(mode='human') cannot open a window: {problem}. Use render(mode='rgb_array') "
+                "for frames, or save_replay() and play the file back with python -m sc2_envs.render"
+            )
         try:
             import pygame
         except ImportError as e:

@@ -37,8 +37,9 @@ REMOVE_MIN_TORCHRL = "0.14"
 works on 0.14.1 (both checked with tests/integrations/test_torchrl.py); absorbing mode works on both."""
 
 
-def make_torchrl_env(map_name: str = "3m", *, dead_agents: str = "absorbing", return_state: bool = True,
-                     device: str = "cpu", **env_kwargs):
+def make_torchrl_env(
+    map_name: str = "3m", *, dead_agents: str = "absorbing", return_state: bool = True, device: str = "cpu", **env_kwargs
+):
     """``PettingZooWrapper`` over ``SC2ParallelEnv`` with SMAC's episode semantics (module docstring).
 
     Args:
@@ -56,9 +57,17 @@ def make_torchrl_env(map_name: str = "3m", *, dead_agents: str = "absorbing", re
     from torchrl.envs import PettingZooWrapper
 
     if dead_agents == "remove" and Version(torchrl.__version__) < Version(REMOVE_MIN_TORCHRL):
-        raise ValueError(f"dead_agents='remove' needs torchrl>={REMOVE_MIN_TORCHRL} (installed {torchrl.__version__}): "
-                         "older PettingZooWrapper raise KeyError for a removed agent with action masks and "
-                         "done_on_any=False (pytorch/rl #3702); use dead_agents='absorbing'")
+        raise ValueError(
+            f"dead_agents='remove' needs torchrl>={REMOVE_MIN_TORCHRL} (installed {torchrl.__version__}): "
+            "older PettingZooWrapper raise KeyError for a removed agent with action masks and "
+            "done_on_any=False (pytorch/rl #3702); use dead_agents='absorbing'"
+        )
     par = FlatObservation(SC2ParallelEnv(map_name, dead_agents=dead_agents, **env_kwargs))
-    return PettingZooWrapper(par, return_state=return_state, use_mask=dead_agents == "remove", done_on_any=False,
-                             categorical_actions=True, device=device)
+    return PettingZooWrapper(
+        par,
+        return_state=return_state,
+        use_mask=dead_agents == "remove",
+        done_on_any=False,
+        categorical_actions=True,
+        device=device,
+    )

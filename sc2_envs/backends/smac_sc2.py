@@ -60,8 +60,9 @@ import importlib.util
 import os
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -117,7 +118,7 @@ def _install_help(map_name: str) -> str:
     root = _sc2_path()
     return (
         "The 'sc2' backend runs oxwhirl SMAC on the real StarCraft II game. It needs:\n"
-        f"  1. SMAC from git:  pip install \"{SMAC_REQUIREMENT}\"  (it brings pysc2; the PyPI package "
+        f'  1. SMAC from git:  pip install "{SMAC_REQUIREMENT}"  (it brings pysc2; the PyPI package '
         "named 'smac' is SMAC3, an unrelated AutoML optimiser, and does not work);\n"
         "  2. the StarCraft II game (Linux: the Blizzard headless build, e.g. SC2.4.10, unzipped) at "
         "$SC2PATH, or by default ~/StarCraftII on Linux, C:/Program Files (x86)/StarCraft II on Windows, "
@@ -160,8 +161,7 @@ def _import_starcraft2env(map_name: str) -> Callable[..., Any]:
     except Exception as exc:  # pysc2 / protobuf import failures surface here (pysc2#355)
         raise SC2BackendUnavailable(
             f"importing smac.env.StarCraft2Env failed: {type(exc).__name__}: {exc}. With protobuf>=4, "
-            "try PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python or 'protobuf<3.21' (SMAC's pin).\n"
-            + _install_help(map_name)
+            "try PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python or 'protobuf<3.21' (SMAC's pin).\n" + _install_help(map_name)
         ) from exc
     return StarCraft2Env
 
@@ -567,7 +567,7 @@ class SC2Backend:
             self._closed = True
             self._env.close()
 
-    def __enter__(self) -> "SC2Backend":
+    def __enter__(self) -> SC2Backend:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -308,7 +308,7 @@ class ReplayData:
         n_val = max(1, round(val_fraction * len(replays))) if len(replays) > 1 else 0
         val_rep = set(rng.permutation(replays)[:n_val].tolist())
         self.train_windows, self.val_windows = [], []
-        for s, e in zip(starts, ends):
+        for s, e in zip(starts, ends, strict=False):
             wins = [(w, min(w + seq_len, e)) for w in range(s, e, seq_len)]
             (self.val_windows if int(self.a["replay_index"][s]) in val_rep else self.train_windows).extend(wins)
         self.val_replays, self.n_replays = len(val_rep), len(replays)

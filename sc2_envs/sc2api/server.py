@@ -222,10 +222,10 @@ class SC2APIGame:
         sr.pathing_grid.bits_per_pixel = 1
         sr.pathing_grid.size.x = sr.pathing_grid.size.y = MAP_SIZE
         sr.pathing_grid.data = np.packbits(grid.T, axis=1).tobytes()  # row y, bit x MSB first
-        height = terrain_grids(self.sim.spec.terrain).height  # [x, y] bytes, the map archive's
+        height = terrain_grids(self.sim.spec.terrain).height  # [x, y] uint8, from the map archive
         sr.terrain_height.bits_per_pixel = 8
         sr.terrain_height.size.x = sr.terrain_height.size.y = MAP_SIZE
-        # row y, byte x, in the same layout as the pathing grid; SMAC flips it in y when decoding
+        # Row y, column x, like the pathing grid; SMAC's reader flips it in y (sim/features.py docstring).
         sr.terrain_height.data = np.ascontiguousarray(height.T).tobytes()
         sr.placement_grid.bits_per_pixel = 1
         sr.placement_grid.size.x = sr.placement_grid.size.y = MAP_SIZE
@@ -333,9 +333,8 @@ class SC2APIGame:
             keep = torch.zeros(1, sim.n_agents, dtype=torch.int64, device=sim.device)  # no-op: keep the orders
             for _ in range(count // LOOPS_PER_ENV_STEP):
                 sim._core(keep)
-            base = int(sim.st.episode_steps[0]) * LOOPS_PER_ENV_STEP
-            for k in range(count % LOOPS_PER_ENV_STEP):
-                sim._run_stage("tick", torch.full((1,), base + k, dtype=torch.int64, device=sim.device))
+            for _ in range(count % LOOPS_PER_ENV_STEP):
+                sim._run_stage("tick")
         self.game_loop += count
         resp.step.simulation_loop = self.game_loop
 

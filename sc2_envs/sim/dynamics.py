@@ -6,7 +6,7 @@ Each function maps the batched ``WorldState`` to its next value in place, vector
 game-loop resolution for any ``L``: a weapon that becomes ready inside a tick fires in that tick
 and its next cooldown is counted from the loop it fired in.
 
-Rules and their sources (SC2 game data and engine behaviour, see ``units.py`` and the fact sheet):
+Rules and their sources (SC2 game data and engine behaviour, see ``units.py`` and ``docs/game_data.md``):
     * Weapon range is edge to edge: fire when ``centre distance - r_attacker - r_target <= range``.
     * Damage per hit = base + attribute bonus; shields absorb first (shield armour 0); HP armour is
       subtracted from the part of each hit that reaches HP, with SC2's floor of 0.5 per hit.
@@ -95,11 +95,20 @@ class Dynamics:
         ValueError: for a ``loops_per_tick`` that does not divide 8 or grids of another shape.
     """
 
-    def __init__(self, table: UnitTable, pathing: torch.Tensor, loops_per_tick: int = 1,
-                 cliff_level: torch.Tensor | None = None, cliff_walkable: torch.Tensor | None = None,
-                 ground_dist: torch.Tensor | None = None, ground_edges: torch.Tensor | None = None):
+    def __init__(
+        self,
+        table: UnitTable,
+        pathing: torch.Tensor,
+        loops_per_tick: int = 1,
+        cliff_level: torch.Tensor | None = None,
+        cliff_walkable: torch.Tensor | None = None,
+        ground_dist: torch.Tensor | None = None,
+        ground_edges: torch.Tensor | None = None,
+    ):
         if loops_per_tick not in (1, 2, 4, 8):
-            raise ValueError(f"loops_per_tick must be one of 1, 2, 4, 8 (divides the 8 loops of a step), got {loops_per_tick!r}")
+            raise ValueError(
+                f"loops_per_tick must be one of 1, 2, 4, 8 (divides the 8 loops of a step), got {loops_per_tick!r}"
+            )
         for name, g in (("cliff_level", cliff_level), ("cliff_walkable", cliff_walkable)):
             if g is not None and g.shape != pathing.shape:
                 raise ValueError(f"{name} has shape {tuple(g.shape)}, expected the pathing grid's {tuple(pathing.shape)}")
@@ -114,16 +123,17 @@ class Dynamics:
         self._has_levels = bool(walk_levels.numel() > 0 and (walk_levels != walk_levels[0]).any())  # ramps, plateaus
         cw = pathing if cliff_walkable is None else cliff_walkable.to(device=pathing.device, dtype=torch.bool)
         self._flat_cliff_walkable = cw.flatten()
-        self.cliff_walker = torch.tensor([n in CLIFF_WALKERS for n in table.names], dtype=torch.bool,
-                                         device=pathing.device)
+        self.cliff_walker = torch.tensor([n in CLIFF_WALKERS for n in table.names], dtype=torch.bool, device=pathing.device)
         self._any_cliff_walker = bool(self.cliff_walker.any())
         self._route = ground_dist is not None
         if self._route:
             cells = self.map_w * self.map_h
             if ground_dist.shape != (cells, cells) or ground_edges is None or ground_edges.shape != (8, *pathing.shape):
-                raise ValueError(f"ground_dist must be [{cells}, {cells}] with ground_edges [8, {self.map_w}, {self.map_h}], "
-                                 f"got {tuple(ground_dist.shape)} and "
-                                 f"{None if ground_edges is None else tuple(ground_edges.shape)}")
+                raise ValueError(
+                    f"ground_dist must be [{cells}, {cells}] with ground_edges [8, {self.map_w}, {self.map_h}], "
+                    f"got {tuple(ground_dist.shape)} and "
+                    f"{None if ground_edges is None else tuple(ground_edges.shape)}"
+                )
             dev = pathing.device
             self._dist = ground_dist.to(device=dev, dtype=torch.float32).flatten()
             self._edge_ok = ground_edges.to(dev).reshape(8, cells).T.contiguous()  # [cells, 8]
@@ -186,7 +196,7 @@ class Dynamics:
         return inside & (ground | self.t.is_air)
 
     # ------------------------------------------------------------------ tick
-    def advance(self, st: WorldState, loop_index: torch.Tensor) -> None:
+    def advance(self, st: WorldState) -> None:
         """Simulate one tick of ``L`` game loops in place.
 
         Order within a tick (all units of one stage act simultaneously; SC2 updates units in a
@@ -204,8 +214,6 @@ class Dynamics:
 
         Args:
             st: the world state (modified in place).
-            loop_index: ``[B]`` int64, game loops since the episode started (kept for callers that
-                key randomness on time; the cooldown jitter uses each unit's own stream).
         """
         t = self.t
         alive = st.alive
@@ -268,8 +276,7 @@ class Dynamics:
         st.jitter_state = torch.where(start, nxt, st.jitter_state)
         # the fraction of a loop by which the timer overshot 0 carries into the next period
         carry = torch.where(st.cooldown > 0, ready_at - st.cooldown, torch.zeros_like(st.cooldown))
-        st.cooldown = torch.where(start, t.weapon_cooldown + jitter - carry - (L - ready_at),
-                                  (st.cooldown - L).clamp(min=0))
+        st.cooldown = torch.where(start, t.weapon_cooldown + jitter - carry - (L - ready_at), (st.cooldown - L).clamp(min=0))
         st.windup = torch.where(start, t.damage_point - (L - ready_at), st.windup - L)  # (only read while hits_left > 0)
         st.hits_left = torch.where(start, t.attacks, st.hits_left)
         st.windup_target = torch.where(start, tgt, st.windup_target)
@@ -364,8 +371,11 @@ class Dynamics:
         slide_y = torch.stack([st.pos[..., 0], new_pos[..., 1]], -1)
         ok, ok_x, ok_y = self.can_stand(torch.stack([new_pos, slide_x, slide_y]), st.pos)
         ok = ok | t.is_air
-        new_pos = torch.where(ok.unsqueeze(-1), new_pos,
-                              torch.where(ok_x.unsqueeze(-1), slide_x, torch.where(ok_y.unsqueeze(-1), slide_y, st.pos)))
+        new_pos = torch.where(
+            ok.unsqueeze(-1),
+            new_pos,
+            torch.where(ok_x.unsqueeze(-1), slide_x, torch.where(ok_y.unsqueeze(-1), slide_y, st.pos)),
+        )
         st.pos = new_pos.clamp(0.0, float(self.map_w) - 1e-3)
 
     def _route_heading(self, pos: torch.Tensor, goal: torch.Tensor, to_goal: torch.Tensor) -> torch.Tensor:
@@ -376,10 +386,12 @@ class Dynamics:
         b, b_in = self._cell(goal)
         cells = self.map_w * self.map_h
         d_ab = self._dist[a * cells + b]
-        cell_gap = (torch.div(a, self.map_h, rounding_mode="floor") - torch.div(b, self.map_h, rounding_mode="floor"),
-                    a % self.map_h - b % self.map_h)
+        cell_gap = (
+            torch.div(a, self.map_h, rounding_mode="floor") - torch.div(b, self.map_h, rounding_mode="floor"),
+            a % self.map_h - b % self.map_h,
+        )
         gx, gy = cell_gap[0].abs().float(), cell_gap[1].abs().float()
-        octile = torch.maximum(gx, gy) + (2 ** 0.5 - 1) * torch.minimum(gx, gy)  # path length with no obstacle
+        octile = torch.maximum(gx, gy) + (2**0.5 - 1) * torch.minimum(gx, gy)  # path length with no obstacle
         detour = torch.isfinite(d_ab) & (d_ab > octile + 1e-3) & a_in & b_in & self._router
         nb = (a.unsqueeze(-1) + self._nb_flat).clamp(0, cells - 1)  # [B, U, 8]
         cost = self._nb_len + self._dist[nb * cells + b.unsqueeze(-1)]
@@ -415,7 +427,7 @@ class Dynamics:
             fwd = tgt_pos - st.pos
             fwd = fwd / fwd.norm(dim=-1, keepdim=True).clamp(min=_EPS)
             along = (rel * fwd.unsqueeze(2)).sum(-1)  # distance along the line of fire
-            perp = (rel[..., 0] * -fwd[..., 1].unsqueeze(2) + rel[..., 1] * fwd[..., 0].unsqueeze(2))
+            perp = rel[..., 0] * -fwd[..., 1].unsqueeze(2) + rel[..., 1] * fwd[..., 0].unsqueeze(2)
             r_v = t.radius[None, None, :]
             in_beam = (along.abs() <= _BEAM_HALF_WIDTH + r_v) & (perp.abs() <= _BEAM_HALF_LENGTH + r_v)
             line = (t.splash == SPLASH_LINE)[None, :, None] & fire.unsqueeze(-1)
@@ -450,7 +462,6 @@ class Dynamics:
         t = self.t
         missing = (t.max_health[tgt] - self._gather(st.health, tgt)).clamp(min=0)
         ok = heals & t.is_biological[tgt] & self._gather(st.alive, tgt)  # never heals the dead
-        amount = torch.minimum(torch.minimum(t.heal_rate * L, missing),
-                               st.energy / t.heal_energy_cost.clamp(min=_EPS)) * ok
+        amount = torch.minimum(torch.minimum(t.heal_rate * L, missing), st.energy / t.heal_energy_cost.clamp(min=_EPS)) * ok
         st.energy = st.energy - amount * t.heal_energy_cost
         st.health = torch.minimum(st.health.scatter_add(1, tgt, amount), t.max_health)

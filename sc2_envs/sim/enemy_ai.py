@@ -96,8 +96,9 @@ class EnemyAI:
         pick = torch.where(damaged.any(-1), d_dmg.argmin(-1), d_any.argmin(-1)) + N
         heal = self.healer & st.alive[:, N:] & friend.any(-1)
         target = torch.where(heal, pick, torch.where(self.healer, torch.full_like(target, -1), target))
-        kind = torch.where(heal, torch.full_like(kind, ORDER_HEAL),
-                           torch.where(self.healer, torch.full_like(kind, ORDER_ATTACK_MOVE), kind))
+        kind = torch.where(
+            heal, torch.full_like(kind, ORDER_HEAL), torch.where(self.healer, torch.full_like(kind, ORDER_ATTACK_MOVE), kind)
+        )
         return target, kind
 
     def _attack_group(self, st: WorldState) -> None:

@@ -9,8 +9,8 @@ The PettingZoo and Gymnasium wrappers are thin adapters over it with ``num_envs=
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -121,10 +121,20 @@ class SMACSim:
         ValueError: unknown map, bad ``num_envs``, or an unknown option (the message lists the valid ones).
     """
 
-    def __init__(self, map_name: str | MapSpec = "2s3z", num_envs: int = 1, device: str | torch.device = "cpu",
-                 seed: int | None = None, autoreset: bool = True, lenient_actions: bool = False,
-                 loops_per_tick: int = 1, spawn_jitter: float = 0.5, compile: bool = False,
-                 num_threads: int | None = None, **options):
+    def __init__(
+        self,
+        map_name: str | MapSpec = "2s3z",
+        num_envs: int = 1,
+        device: str | torch.device = "cpu",
+        seed: int | None = None,
+        autoreset: bool = True,
+        lenient_actions: bool = False,
+        loops_per_tick: int = 1,
+        spawn_jitter: float = 0.5,
+        compile: bool = False,
+        num_threads: int | None = None,
+        **options,
+    ):
         self.spec = map_name if isinstance(map_name, MapSpec) else get_map(map_name)
         for name, value in (("autoreset", autoreset), ("lenient_actions", lenient_actions), ("compile", compile)):
             if not isinstance(value, bool):
@@ -139,8 +149,10 @@ class SMACSim:
         options.pop("continuing_episode", None)
         unknown = set(options) - _FEATURE_OPTIONS - _REWARD_OPTIONS
         if unknown:
-            raise ValueError(f"unknown option(s) {sorted(unknown)}; valid SMAC options: "
-                             f"{sorted(_FEATURE_OPTIONS | _REWARD_OPTIONS | {'continuing_episode'})}")
+            raise ValueError(
+                f"unknown option(s) {sorted(unknown)}; valid SMAC options: "
+                f"{sorted(_FEATURE_OPTIONS | _REWARD_OPTIONS | {'continuing_episode'})}"
+            )
         _check_options(options)
         self.map_name = self.spec.name
         self.num_envs = num_envs
@@ -156,13 +168,18 @@ class SMACSim:
         self.table = UnitTable.build(self.spec, self.device)
         terrain = terrain_grids(self.spec.terrain)
         self.pathing = torch.as_tensor(terrain.pathing.copy(), device=self.device)
-        self.dynamics = Dynamics(self.table, self.pathing, loops_per_tick,
-                                 cliff_level=torch.as_tensor(terrain.cliff_level.astype("int32"), device=self.device),
-                                 cliff_walkable=torch.as_tensor(terrain.cliff_walkable.copy(), device=self.device),
-                                 **self._routing(self.spec.terrain))
+        self.dynamics = Dynamics(
+            self.table,
+            self.pathing,
+            loops_per_tick,
+            cliff_level=torch.as_tensor(terrain.cliff_level.astype("int32"), device=self.device),
+            cliff_walkable=torch.as_tensor(terrain.cliff_walkable.copy(), device=self.device),
+            **self._routing(self.spec.terrain),
+        )
         self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order=self.spec.enemy_order)
         self.features = SMACFeatures(
-            self.spec, self.table,
+            self.spec,
+            self.table,
             FeatureConfig(**{k: v for k, v in options.items() if k in _FEATURE_OPTIONS}),
             RewardConfig(**{k: v for k, v in options.items() if k in _REWARD_OPTIONS}),
             self.device,
@@ -210,8 +227,13 @@ class SMACSim:
         units = torch.arange(len(t.names), device=self.device)
         new.pos = t.spawn_pos.expand(B, -1, -1).clone()
         if self.spawn_jitter > 0:
-            key = (new.episode_count[:, None, None], units[None, :, None],
-                   torch.arange(2, device=self.device)[None, None, :], rng.STREAM_SPAWN, new.env_seed[:, None, None])
+            key = (
+                new.episode_count[:, None, None],
+                units[None, :, None],
+                torch.arange(2, device=self.device)[None, None, :],
+                rng.STREAM_SPAWN,
+                new.env_seed[:, None, None],
+            )
             offset = (rng.uniform(*key) * 2 - 1) * self.spawn_jitter
             jittered = new.pos + offset
             cell_ok = self.dynamics.can_stand(jittered, new.pos)
@@ -293,7 +315,8 @@ class SMACSim:
                 mask = self._avail[b, n].int().tolist()
                 raise ValueError(
                     f"env {b}, agent {n} ({self.agent_unit_types[n]}): action {int(actions[b, n])} is unavailable; "
-                    f"avail_actions={mask}. Pass lenient_actions=True to replace unavailable actions by stop/no-op.")
+                    f"avail_actions={mask}. Pass lenient_actions=True to replace unavailable actions by stop/no-op."
+                )
             alive = self.st.alive[:, :N]
             actions = torch.where(invalid, torch.where(alive, 1, 0), actions)
         return actions, invalid
@@ -347,9 +370,13 @@ class SMACSim:
         out = {k: core[k] for k in ("obs", "state", "avail_actions", "reward", "battle_won")}
         self._avail = out["avail_actions"]
         out.update(
-            terminated=terminated, truncated=truncated,
-            dead_allies=(~st.alive[:, :N]).sum(1), dead_enemies=(~st.alive[:, N:]).sum(1),
-            episode_limit=truncated, agent_alive=st.alive[:, :N].clone(), invalid_actions=invalid,
+            terminated=terminated,
+            truncated=truncated,
+            dead_allies=(~st.alive[:, :N]).sum(1),
+            dead_enemies=(~st.alive[:, N:]).sum(1),
+            episode_limit=truncated,
+            agent_alive=st.alive[:, :N].clone(),
+            invalid_actions=invalid,
         )
         draw = core["draw"]
         done = terminated | truncated
@@ -379,17 +406,16 @@ class SMACSim:
         is one ``torch.compile`` graph (a per-tick graph compiles much faster than a whole step).
         """
         self._run_stage("orders", actions)
-        base_loop = self.st.episode_steps * LOOPS_PER_STEP
-        for k in range(0, LOOPS_PER_STEP, self.dynamics.L):
-            self._run_stage("tick", base_loop + k)
+        for _ in range(0, LOOPS_PER_STEP, self.dynamics.L):
+            self._run_stage("tick")
         return self._run_stage("observe", actions)
 
     def _stage_orders(self, st: WorldState, actions: torch.Tensor) -> None:
         self._apply_actions(st, actions)
         self.enemy_ai.act(st)
 
-    def _stage_tick(self, st: WorldState, loop_index: torch.Tensor) -> None:
-        self.dynamics.advance(st, loop_index)
+    def _stage_tick(self, st: WorldState) -> None:
+        self.dynamics.advance(st)
 
     def _stage_observe(self, st: WorldState, actions: torch.Tensor) -> dict[str, torch.Tensor]:
         st.episode_steps = st.episode_steps + 1
@@ -398,19 +424,28 @@ class SMACSim:
         reward = self.features.reward(st, won, lost)
         st.prev_health, st.prev_shield, st.prev_alive = st.health.clone(), st.shield.clone(), st.alive.clone()
         avail = self.features.avail_actions(st)
-        return dict(obs=self.features.obs(st, avail), state=self.features.state(st), avail_actions=avail,
-                    reward=reward, battle_won=won, lost=lost, draw=draw)
+        return dict(
+            obs=self.features.obs(st, avail),
+            state=self.features.state(st),
+            avail_actions=avail,
+            reward=reward,
+            battle_won=won,
+            lost=lost,
+            draw=draw,
+        )
 
-    def _run_stage(self, name: str, arg: torch.Tensor):
-        """Run stage ``name`` on ``self.st``, eagerly or through its compiled flat-tuple form."""
+    def _run_stage(self, name: str, arg: torch.Tensor | None = None):
+        """Run stage ``name`` on ``self.st`` (with ``arg`` when given), eagerly or through its compiled flat-tuple form."""
         fn = getattr(self, f"_stage_{name}")
         if not self._compile:
-            return fn(self.st, arg)
+            return fn(self.st) if arg is None else fn(self.st, arg)
         if name not in self._compiled:
+
             def flat(arg, *tensors):
                 st = WorldState(*tensors)
-                res = fn(st, arg)
+                res = fn(st) if arg is None else fn(st, arg)
                 return tuple(getattr(st, n) for n in _STATE_FIELDS), res
+
             self._compiled[name] = torch.compile(flat, dynamic=False)
         fields_out, res = self._compiled[name](arg, *(getattr(self.st, n) for n in _STATE_FIELDS))
         self.st = WorldState(*fields_out)
@@ -425,9 +460,12 @@ class SMACSim:
         """SMAC's ``get_env_info()`` keys plus the feature layouts and unit classes the models need."""
         info = dict(self.features.env_info())
         info.update(
-            map_name=self.map_name, agent_unit_types=list(self.agent_unit_types),
-            enemy_unit_types=self.spec.enemy_units(), unit_type_bits=self.spec.unit_type_bits,
-            ally_type_order=list(self.spec.ally_type_order), enemy_type_order=list(self.spec.enemy_type_order),
+            map_name=self.map_name,
+            agent_unit_types=list(self.agent_unit_types),
+            enemy_unit_types=self.spec.enemy_units(),
+            unit_type_bits=self.spec.unit_type_bits,
+            ally_type_order=list(self.spec.ally_type_order),
+            enemy_type_order=list(self.spec.enemy_type_order),
             episode_limit=self.episode_limit,
         )
         return info
@@ -491,17 +529,26 @@ class SMACSim:
         """NumPy copies of what a renderer draws for env ``env_index`` (positions, bars, orders)."""
         st, t, b = self.st, self.table, env_index
         return dict(
-            pos=st.pos[b].cpu().numpy(), radius=t.radius.cpu().numpy(), health=st.health[b].cpu().numpy(),
-            max_health=t.max_health.cpu().numpy(), shield=st.shield[b].cpu().numpy(),
-            max_shield=t.max_shield.cpu().numpy(), alive=st.alive[b].cpu().numpy(),
-            is_ally=t.is_ally.cpu().numpy(), names=list(t.names), order_kind=st.order_kind[b].cpu().numpy(),
-            order_target=st.order_target[b].cpu().numpy(), cooldown=st.cooldown[b].cpu().numpy(),
-            pathing=self.pathing.cpu().numpy(), episode_steps=int(st.episode_steps[b]),
+            pos=st.pos[b].cpu().numpy(),
+            radius=t.radius.cpu().numpy(),
+            health=st.health[b].cpu().numpy(),
+            max_health=t.max_health.cpu().numpy(),
+            shield=st.shield[b].cpu().numpy(),
+            max_shield=t.max_shield.cpu().numpy(),
+            alive=st.alive[b].cpu().numpy(),
+            is_ally=t.is_ally.cpu().numpy(),
+            names=list(t.names),
+            order_kind=st.order_kind[b].cpu().numpy(),
+            order_target=st.order_target[b].cpu().numpy(),
+            cooldown=st.cooldown[b].cpu().numpy(),
+            pathing=self.pathing.cpu().numpy(),
+            episode_steps=int(st.episode_steps[b]),
         )
 
     # ------------------------------------------------------------------ scenarios
-    def set_units(self, env_index: int, allies: Sequence[UnitPlacement | None],
-                  enemies: Sequence[UnitPlacement | None]) -> dict[str, torch.Tensor]:
+    def set_units(
+        self, env_index: int, allies: Sequence[UnitPlacement | None], enemies: Sequence[UnitPlacement | None]
+    ) -> dict[str, torch.Tensor]:
         """Place the units of env ``env_index`` (a scenario): positions, health, shields, cooldowns.
 
         The roster (unit types) is the map's; ``allies[i]`` places agent ``i`` and ``enemies[j]``
@@ -522,8 +569,10 @@ class SMACSim:
         if not 0 <= env_index < self.num_envs:
             raise ValueError(f"env_index must be in [0, {self.num_envs}), got {env_index}")
         if len(allies) != self.n_agents or len(enemies) != self.n_enemies:
-            raise ValueError(f"expected {self.n_agents} allies and {self.n_enemies} enemies "
-                             f"(None for absent units), got {len(allies)} and {len(enemies)}")
+            raise ValueError(
+                f"expected {self.n_agents} allies and {self.n_enemies} enemies "
+                f"(None for absent units), got {len(allies)} and {len(enemies)}"
+            )
         placements = list(allies) + list(enemies)
         for u, p in enumerate(placements):
             self._check_placement(u, p)
@@ -546,15 +595,21 @@ class SMACSim:
             else:
                 st.order_kind[b, u] = ORDER_NONE
                 st.order_target[b, u] = -1
-        st.prev_health[b], st.prev_shield[b], st.prev_alive[b] = st.health[b].clone(), st.shield[b].clone(), st.alive[b].clone()
+        st.prev_health[b], st.prev_shield[b], st.prev_alive[b] = (
+            st.health[b].clone(),
+            st.shield[b].clone(),
+            st.alive[b].clone(),
+        )
         return self._observe()
 
     def _routing(self, terrain: str) -> dict:
         """Shortest-path tables for ``Dynamics`` on maps where straight lines can fail (see ``maps.needs_routing``)."""
         if not needs_routing(terrain):
             return {}
-        return dict(ground_dist=torch.as_tensor(ground_distances(terrain).copy(), device=self.device),
-                    ground_edges=torch.as_tensor(ground_edges(terrain), device=self.device))
+        return dict(
+            ground_dist=torch.as_tensor(ground_distances(terrain).copy(), device=self.device),
+            ground_edges=torch.as_tensor(ground_edges(terrain), device=self.device),
+        )
 
     def _check_placement(self, u: int, p) -> None:
         """Validate the placement of unit ``u`` (see ``set_units``)."""
@@ -581,11 +636,13 @@ class SMACSim:
             raise ValueError(f"{who}: position ({p.x}, {p.y}) is off the {size}x{size} map")
         pt = torch.tensor([p.x, p.y], dtype=torch.float32, device=self.device).expand(1, len(t.names), 2)
         if not bool(self.dynamics.can_stand(pt, pt)[0, u]):
-            raise ValueError(f"{who}: position ({p.x}, {p.y}) is on a cell of {self.map_name} that a {t.names[u]} "
-                             f"cannot stand on")
+            raise ValueError(
+                f"{who}: position ({p.x}, {p.y}) is on a cell of {self.map_name} that a {t.names[u]} cannot stand on"
+            )
 
 
-def make_batched(map_name: str | MapSpec = "2s3z", num_envs: int = 1, device: str | torch.device = "cpu",
-                 seed: int | None = None, **options) -> SMACSim:
+def make_batched(
+    map_name: str | MapSpec = "2s3z", num_envs: int = 1, device: str | torch.device = "cpu", seed: int | None = None, **options
+) -> SMACSim:
     """The native batched simulator (the fast path for training); see ``SMACSim`` for arguments."""
     return SMACSim(map_name, num_envs=num_envs, device=device, seed=seed, **options)

@@ -123,8 +123,9 @@ class SMACFeatures:
         N, E = spec.n_agents, spec.n_enemies
         U = N + E
         if len(table.names) != U or table.names != spec.ally_units() + spec.enemy_units():
-            raise ValueError(f"unit table {table.names} does not match map {spec.name!r} roster "
-                             f"{spec.ally_units() + spec.enemy_units()}")
+            raise ValueError(
+                f"unit table {table.names} does not match map {spec.name!r} roster {spec.ally_units() + spec.enemy_units()}"
+            )
         self.n_agents, self.n_enemies, self.n_units = N, E, U
         self.n_actions = spec.n_actions
         A = self.n_actions
@@ -142,8 +143,10 @@ class SMACFeatures:
         self._ally_healer = table.is_healer[:N].to(dev)
         self._has_healer = bool(self._ally_healer.any())
         if self._has_healer and N > E:
-            raise ValueError(f"map {spec.name!r} has a healer and n_agents={N} > n_enemies={E}; SMAC's heal "
-                             f"actions 6 + ally id need n_agents <= n_enemies")
+            raise ValueError(
+                f"map {spec.name!r} has a healer and n_agents={N} > n_enemies={E}; SMAC's heal "
+                f"actions 6 + ally id need n_agents <= n_enemies"
+            )
         # SMAC: medivacs cannot heal themselves or other medivacs (target filter by unit type).
         self._healable = ~is_medivac[:N]
         self._ally_medivac = is_medivac[:N]
@@ -168,8 +171,9 @@ class SMACFeatures:
         terrain = terrain_grids(spec.terrain)
         grid = torch.as_tensor(terrain.pathing.copy(), device=dev)
         if grid.shape != (MAP_SIZE, MAP_SIZE):
-            raise ValueError(f"pathing grid of {spec.terrain!r} has shape {tuple(grid.shape)}, expected "
-                             f"({MAP_SIZE}, {MAP_SIZE})")
+            raise ValueError(
+                f"pathing grid of {spec.terrain!r} has shape {tuple(grid.shape)}, expected ({MAP_SIZE}, {MAP_SIZE})"
+            )
         self._pathing = grid.to(torch.bool)
         # SMAC's terrain_height: the API bytes flipped in y, / 255 (see the module docstring)
         self._height = torch.as_tensor((terrain.height[:, ::-1] / 255.0).astype("float32"), device=dev)
@@ -190,35 +194,44 @@ class SMACFeatures:
         # Sizes (SMAC get_obs_*_size / get_state_size, with the real own-block length).
         self.move_feats = N_ACTIONS_MOVE + N_OBS_PATHING * cfg.obs_pathing_grid + N_OBS_HEIGHT * cfg.obs_terrain_height
         self.enemy_feats = 4 + self.utb + ((1 + self.shield_e) if cfg.obs_all_health else 0)
-        self.ally_feats = (4 + self.utb + ((1 + self.shield_a) if cfg.obs_all_health else 0)
-                           + (A if cfg.obs_last_action else 0))
+        self.ally_feats = 4 + self.utb + ((1 + self.shield_a) if cfg.obs_all_health else 0) + (A if cfg.obs_last_action else 0)
         self.own_feats = self.utb + ((1 + self.shield_a) if self.own_health else 0) + int(cfg.obs_timestep_number)
         self.timestep_feats = int(cfg.obs_timestep_number)
-        self.obs_size = (self.move_feats + E * self.enemy_feats + (N - 1) * self.ally_feats + self.own_feats
-                         + self.timestep_feats)
+        self.obs_size = (
+            self.move_feats + E * self.enemy_feats + (N - 1) * self.ally_feats + self.own_feats + self.timestep_feats
+        )
         self.ally_state_feats = 4 + self.shield_a + self.utb
         self.enemy_state_feats = 3 + self.shield_e + self.utb
         if cfg.obs_instead_of_state:
             self.state_size = N * self.obs_size
         else:
-            self.state_size = (N * self.ally_state_feats + E * self.enemy_state_feats
-                               + (N * A if cfg.state_last_action else 0) + int(cfg.state_timestep_number))
+            self.state_size = (
+                N * self.ally_state_feats
+                + E * self.enemy_state_feats
+                + (N * A if cfg.state_last_action else 0)
+                + int(cfg.state_timestep_number)
+            )
 
         enemy_hp = sum(spec.unit_stat(n, "health") + spec.unit_stat(n, "shield") for n in spec.enemy_units())
         self.max_reward = float(E * rcfg.reward_death_value + rcfg.reward_win + enemy_hp)
         if rcfg.reward_scale and (self.max_reward == 0 or rcfg.reward_scale_rate == 0):
-            raise ValueError(f"reward_scale needs max_reward != 0 and reward_scale_rate != 0, got "
-                             f"{self.max_reward} and {rcfg.reward_scale_rate}")
+            raise ValueError(
+                f"reward_scale needs max_reward != 0 and reward_scale_rate != 0, got "
+                f"{self.max_reward} and {rcfg.reward_scale_rate}"
+            )
 
     # ------------------------------------------------------------------ helpers
     def _check_state(self, st: WorldState) -> int:
         B = st.health.shape[0]
         if st.health.shape != (B, self.n_units) or st.pos.shape != (B, self.n_units, 2):
-            raise ValueError(f"WorldState has health {tuple(st.health.shape)} and pos {tuple(st.pos.shape)}; "
-                             f"expected [B, {self.n_units}] and [B, {self.n_units}, 2] for map {self.spec.name!r}")
+            raise ValueError(
+                f"WorldState has health {tuple(st.health.shape)} and pos {tuple(st.pos.shape)}; "
+                f"expected [B, {self.n_units}] and [B, {self.n_units}, 2] for map {self.spec.name!r}"
+            )
         if st.last_action.shape != (B, self.n_agents):
-            raise ValueError(f"WorldState.last_action has shape {tuple(st.last_action.shape)}, expected "
-                             f"[{B}, {self.n_agents}]")
+            raise ValueError(
+                f"WorldState.last_action has shape {tuple(st.last_action.shape)}, expected [{B}, {self.n_agents}]"
+            )
         return B
 
     def _geometry(self, st: WorldState):
@@ -303,8 +316,7 @@ class SMACFeatures:
         B = self._check_state(st)
         N, E, A = self.n_agents, self.n_enemies, self.n_actions
         if avail.shape != (B, N, A) or avail.dtype != torch.bool:
-            raise ValueError(f"avail must be a bool tensor of shape [{B}, {N}, {A}], got "
-                             f"{avail.dtype} {tuple(avail.shape)}")
+            raise ValueError(f"avail must be a bool tensor of shape [{B}, {N}, {A}], got {avail.dtype} {tuple(avail.shape)}")
         cfg = self.cfg
         dx64, dy64, dist64 = self._geometry(st)
         visible = (dist64 < SIGHT_RANGE) & st.alive[:, None, :]  # [B, N, U]
@@ -526,14 +538,22 @@ class SMACFeatures:
             "enemy_type_order": list(self.spec.enemy_type_order),
             "max_reward": self.max_reward,
             "obs_layout": {
-                "move_feats": self.move_feats, "n_enemies": self.n_enemies, "enemy_feats": self.enemy_feats,
-                "n_allies": self.n_agents - 1, "ally_feats": self.ally_feats, "own_feats": self.own_feats,
-                "timestep_feats": self.timestep_feats, "enemy_feature_names": enemy_names,
-                "ally_feature_names": ally_names, "own_feature_names": own_names,
+                "move_feats": self.move_feats,
+                "n_enemies": self.n_enemies,
+                "enemy_feats": self.enemy_feats,
+                "n_allies": self.n_agents - 1,
+                "ally_feats": self.ally_feats,
+                "own_feats": self.own_feats,
+                "timestep_feats": self.timestep_feats,
+                "enemy_feature_names": enemy_names,
+                "ally_feature_names": ally_names,
+                "own_feature_names": own_names,
             },
             "state_layout": {
-                "n_agents": self.n_agents, "ally_state_feats": 0 if ois else self.ally_state_feats,
-                "n_enemies": self.n_enemies, "enemy_state_feats": 0 if ois else self.enemy_state_feats,
+                "n_agents": self.n_agents,
+                "ally_state_feats": 0 if ois else self.ally_state_feats,
+                "n_enemies": self.n_enemies,
+                "enemy_state_feats": 0 if ois else self.enemy_state_feats,
                 "last_action_feats": 0 if ois or not cfg.state_last_action else self.n_agents * self.n_actions,
                 "timestep_feats": 0 if ois else int(cfg.state_timestep_number),
                 "ally_state_feature_names": [] if ois else ally_state,

@@ -120,8 +120,9 @@ def eval_seed(seed: int | np.random.SeedSequence, *index: int) -> np.random.Seed
     if bad:
         raise ValueError(f"eval_seed index values must be non-negative ints, got {bad[0]!r}")
     root = as_seed_sequence(seed)
-    return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (EVAL_SPAWN_KEY, *map(int, index)),
-                                  pool_size=root.pool_size)
+    return np.random.SeedSequence(
+        root.entropy, spawn_key=tuple(root.spawn_key) + (EVAL_SPAWN_KEY, *map(int, index)), pool_size=root.pool_size
+    )
 
 
 def as_seed_sequence(seed: int | np.random.SeedSequence | None) -> np.random.SeedSequence:
@@ -143,8 +144,7 @@ def as_seed_sequence(seed: int | np.random.SeedSequence | None) -> np.random.See
 
 def env_seed_sequence(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
     """Child ``index`` of ``root``: equal to ``root.spawn(index + 1)[index]`` for a fresh ``root``."""
-    return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (int(index),),
-                                  pool_size=root.pool_size)
+    return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (int(index),), pool_size=root.pool_size)
 
 
 def key_of(seq: np.random.SeedSequence) -> int:
@@ -189,8 +189,10 @@ def env_keys(seed, num_envs: int, first_index: int = 0) -> list[int]:
             else:
                 raise ValueError(f"per-env seeds must be non-negative ints or numpy.random.SeedSequence, got {v!r}")
         return out
-    raise TypeError(f"seed must be a non-negative int, a numpy.random.SeedSequence, None, or a list of "
-                    f"{num_envs} of them (one per env), got {seed!r}")
+    raise TypeError(
+        f"seed must be a non-negative int, a numpy.random.SeedSequence, None, or a list of "
+        f"{num_envs} of them (one per env), got {seed!r}"
+    )
 
 
 def split_for_workers(seed, sizes: Sequence[int]) -> list:

@@ -99,25 +99,38 @@ class WorldState:
     burst_pending: torch.Tensor
 
     @classmethod
-    def empty(cls, num_envs: int, n_units: int, n_agents: int, device: torch.device) -> "WorldState":
+    def empty(cls, num_envs: int, n_units: int, n_agents: int, device: torch.device) -> WorldState:
         """Allocate a zeroed state (everything dead, no orders)."""
         B, U = num_envs, n_units
         f = dict(dtype=torch.float32, device=device)
         i = dict(dtype=torch.int64, device=device)
         return cls(
-            pos=torch.zeros(B, U, 2, **f), health=torch.zeros(B, U, **f), shield=torch.zeros(B, U, **f),
-            energy=torch.zeros(B, U, **f), cooldown=torch.zeros(B, U, **f),
+            pos=torch.zeros(B, U, 2, **f),
+            health=torch.zeros(B, U, **f),
+            shield=torch.zeros(B, U, **f),
+            energy=torch.zeros(B, U, **f),
+            cooldown=torch.zeros(B, U, **f),
             alive=torch.zeros(B, U, dtype=torch.bool, device=device),
-            order_kind=torch.zeros(B, U, **i), order_target=torch.full((B, U), -1, **i),
-            order_point=torch.zeros(B, U, 2, **f), loops_since_damage=torch.zeros(B, U, **f),
-            last_attacker=torch.full((B, U), -1, **i), prev_health=torch.zeros(B, U, **f),
-            prev_shield=torch.zeros(B, U, **f), prev_alive=torch.zeros(B, U, dtype=torch.bool, device=device),
-            last_action=torch.full((B, n_agents), -1, **i), episode_steps=torch.zeros(B, **i),
-            attack_point=torch.zeros(B, 2, **f), env_seed=torch.zeros(B, **i), episode_count=torch.zeros(B, **i),
+            order_kind=torch.zeros(B, U, **i),
+            order_target=torch.full((B, U), -1, **i),
+            order_point=torch.zeros(B, U, 2, **f),
+            loops_since_damage=torch.zeros(B, U, **f),
+            last_attacker=torch.full((B, U), -1, **i),
+            prev_health=torch.zeros(B, U, **f),
+            prev_shield=torch.zeros(B, U, **f),
+            prev_alive=torch.zeros(B, U, dtype=torch.bool, device=device),
+            last_action=torch.full((B, n_agents), -1, **i),
+            episode_steps=torch.zeros(B, **i),
+            attack_point=torch.zeros(B, 2, **f),
+            env_seed=torch.zeros(B, **i),
+            episode_count=torch.zeros(B, **i),
             jitter_state=torch.zeros(B, U, **i),
-            windup=torch.zeros(B, U, **f), windup_target=torch.full((B, U), -1, **i),
-            hits_left=torch.zeros(B, U, **f), missile_eta=torch.zeros(B, U, **f),
-            missile_target=torch.full((B, U), -1, **i), missile_hits=torch.zeros(B, U, **f),
+            windup=torch.zeros(B, U, **f),
+            windup_target=torch.full((B, U), -1, **i),
+            hits_left=torch.zeros(B, U, **f),
+            missile_eta=torch.zeros(B, U, **f),
+            missile_target=torch.full((B, U), -1, **i),
+            missile_hits=torch.zeros(B, U, **f),
             burst_pending=torch.zeros(B, U, dtype=torch.bool, device=device),
         )
 
@@ -132,18 +145,18 @@ class WorldState:
         self.missile_hits[b] = 0.0
         self.burst_pending[b] = False
 
-    def copy_envs_from(self, other: "WorldState", mask: torch.Tensor) -> None:
+    def copy_envs_from(self, other: WorldState, mask: torch.Tensor) -> None:
         """In place: for envs where ``mask`` ([B] bool) is set, take every field from ``other``."""
         for f in fields(self):
             dst, src = getattr(self, f.name), getattr(other, f.name)
             m = mask.view(-1, *([1] * (dst.dim() - 1)))
             dst.copy_(torch.where(m, src, dst))
 
-    def select(self, idx: torch.Tensor) -> "WorldState":
+    def select(self, idx: torch.Tensor) -> WorldState:
         """The sub-batch of envs ``idx`` ([k] int64), as a new state (copies)."""
         return WorldState(**{f.name: getattr(self, f.name)[idx] for f in fields(self)})
 
-    def clone(self) -> "WorldState":
+    def clone(self) -> WorldState:
         return WorldState(**{f.name: getattr(self, f.name).clone() for f in fields(self)})
 
 
@@ -196,7 +209,7 @@ class UnitTable:
     spawn_pos: torch.Tensor  # [U, 2] default spawn positions (clump around the group point)
 
     @classmethod
-    def build(cls, spec: MapSpec, device: torch.device) -> "UnitTable":
+    def build(cls, spec: MapSpec, device: torch.device) -> UnitTable:
         """Build the constant tables for ``spec`` on ``device``."""
         names = spec.ally_units() + spec.enemy_units()
         n_agents = spec.n_agents
@@ -225,26 +238,41 @@ class UnitTable:
             type_bit.append(order.index(n) if spec.unit_type_bits > 0 else -1)
         spawn = np.concatenate([_clump(spec.allies, spec), _clump(spec.enemies, spec)])
         return cls(
-            names=names, is_ally=is_ally, max_health=col("health"), max_shield=col("shield"),
-            armor=col("armor"), attacks=col("attacks"), damage_vs=torch.tensor(dmg, device=device),
-            can_target=torch.tensor(can, device=device), weapon_cooldown=col("cooldown"),
-            weapon_range=col("range"), speed=col("speed") / LOOPS_PER_SECOND, radius=col("radius"),
-            is_air=col("is_air", torch.bool), collides=~col("no_collision", torch.bool) & ~col("is_air", torch.bool),
+            names=names,
+            is_ally=is_ally,
+            max_health=col("health"),
+            max_shield=col("shield"),
+            armor=col("armor"),
+            attacks=col("attacks"),
+            damage_vs=torch.tensor(dmg, device=device),
+            can_target=torch.tensor(can, device=device),
+            weapon_cooldown=col("cooldown"),
+            weapon_range=col("range"),
+            speed=col("speed") / LOOPS_PER_SECOND,
+            radius=col("radius"),
+            is_air=col("is_air", torch.bool),
+            collides=~col("no_collision", torch.bool) & ~col("is_air", torch.bool),
             is_armed=torch.tensor([UNITS[n].is_armed for n in names], device=device),
             is_static=col("static", torch.bool),
             is_biological=torch.tensor(["biological" in a for a in attrs], device=device),
-            life_regen=col("life_regen"), energy_start=col("energy_start"), energy_max=col("energy_max"),
-            energy_regen=col("energy_regen"), heal_rate=col("heal_rate"),
-            heal_energy_cost=col("heal_energy_cost"), heal_range=col("heal_range"),
+            life_regen=col("life_regen"),
+            energy_start=col("energy_start"),
+            energy_max=col("energy_max"),
+            energy_regen=col("energy_regen"),
+            heal_rate=col("heal_rate"),
+            heal_energy_cost=col("heal_energy_cost"),
+            heal_range=col("heal_range"),
             is_healer=torch.tensor([UNITS[n].is_healer for n in names], device=device),
-            splash=torch.tensor([{"none": 0, "line": 1, "suicide": 2}[UNITS[n].splash] for n in names],
-                                dtype=torch.int64, device=device),
+            splash=torch.tensor(
+                [{"none": 0, "line": 1, "suicide": 2}[UNITS[n].splash] for n in names], dtype=torch.int64, device=device
+            ),
             splash_radius=col("splash_radius"),
             damage_point=torch.tensor([get_timing(n).damage_point_loops for n in names], device=device),
             missile_speed=torch.tensor([get_timing(n).missile_speed_per_loop for n in names], device=device),
             hit_interval=torch.tensor([get_timing(n).hit_interval_loops for n in names], device=device),
             smac_max_cooldown=col("smac_max_cooldown"),
-            attack_target_priority=col("attack_target_priority"), acceleration=col("acceleration"),
+            attack_target_priority=col("attack_target_priority"),
+            acceleration=col("acceleration"),
             type_bit=torch.tensor(type_bit, dtype=torch.int64, device=device),
             spawn_pos=torch.tensor(spawn, dtype=torch.float32, device=device),
         )
@@ -276,11 +304,15 @@ def _clump(groups, spec: MapSpec) -> np.ndarray:
                 cx = px + spacing * (i + 0.5 * (j % 2))
                 cy = py + spacing * j * np.sqrt(3) / 2
                 xi, yi = int(np.floor(cx)), int(np.floor(cy))
-                if 0 <= xi < grid.shape[0] and 0 <= yi < grid.shape[1] and grid[xi, yi] and (
-                        abs(level[xi, yi] - level[int(px), int(py)]) < CLIFF_STEP // 2):  # the point's plateau
+                if (
+                    0 <= xi < grid.shape[0]
+                    and 0 <= yi < grid.shape[1]
+                    and grid[xi, yi]
+                    and (abs(level[xi, yi] - level[int(px), int(py)]) < CLIFF_STEP // 2)
+                ):  # the point's plateau
                     cands.append((np.hypot(cx - px, cy - py), cy, cx))
         cands.sort()
-        for k, (_, cy, cx) in zip(idx, cands):
+        for k, (_, cy, cx) in zip(idx, cands, strict=False):
             pos[k] = (cx, cy)
     out.append(pos)
     return np.concatenate(out)

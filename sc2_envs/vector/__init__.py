@@ -1,4 +1,6 @@
-"""Vector envs that run batched envs in subprocess workers (see ``subproc``)."""
+"""Worker processes: vector envs over subprocess workers (``subproc``), supervised actors for
+asynchronous learners (``actor_pool``, imported explicitly: it needs torch), and the supervision
+they share (``supervision``: per-process logs, heartbeat, stack dumps, clean kills)."""
 
 from sc2_envs.vector.subproc import (
     SubprocVectorEnv,

@@ -41,10 +41,11 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from functools import partial
 from multiprocessing.connection import wait
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -66,6 +67,7 @@ __all__ = [
     "WorkerStalled",
     "make_subproc_batched",
 ]
+
 
 class SubprocVectorEnvError(RuntimeError):
     """A worker of a ``SubprocVectorEnv`` failed; ``worker`` is its index, ``log_path`` its log file."""
@@ -111,8 +113,16 @@ def _to_numpy(value: Any) -> Any:
     return value
 
 
-def _worker(index: int, env_fn: Callable[[], Any], conn: Any, log_path: str, heartbeat: Any,
-            heartbeat_interval: float, torch_threads: int | None, actions_as: str) -> None:
+def _worker(
+    index: int,
+    env_fn: Callable[[], Any],
+    conn: Any,
+    log_path: str,
+    heartbeat: Any,
+    heartbeat_interval: float,
+    torch_threads: int | None,
+    actions_as: str,
+) -> None:
     # Own process group (close() can also kill what the env launched, StarCraft II); SIGTERM unwinds
     # through ``finally`` so the env (and the game it launched) is closed.
     log = setup_worker_process(log_path)  # noqa: F841 - open for the life of the worker
@@ -206,10 +216,21 @@ class SubprocVectorEnv:
         WorkerError, WorkerDied, WorkerStalled: from any method that talks to the workers.
     """
 
-    def __init__(self, env_fns: Sequence[Callable[[], Any]], *, context: str = "spawn",
-                 log_dir: str | os.PathLike | None = None, device: str = "cpu", heartbeat_interval: float = 0.5,
-                 heartbeat_timeout: float = 5.0, timeout: float | None = 600.0, startup_timeout: float = 300.0,
-                 poll_interval: float = 0.1, torch_threads: int | None = 1, actions_as: str = "torch") -> None:
+    def __init__(
+        self,
+        env_fns: Sequence[Callable[[], Any]],
+        *,
+        context: str = "spawn",
+        log_dir: str | os.PathLike | None = None,
+        device: str = "cpu",
+        heartbeat_interval: float = 0.5,
+        heartbeat_timeout: float = 5.0,
+        timeout: float | None = 600.0,
+        startup_timeout: float = 300.0,
+        poll_interval: float = 0.1,
+        torch_threads: int | None = 1,
+        actions_as: str = "torch",
+    ) -> None:
         env_fns = list(env_fns)
         if not env_fns:
             raise ValueError("env_fns is empty; expected at least one env factory")
@@ -239,9 +260,19 @@ class SubprocVectorEnv:
             for w, fn in enumerate(env_fns):
                 parent, child = ctx.Pipe()
                 proc = ctx.Process(
-                    target=_worker, name=f"sc2_envs-worker-{w}", daemon=True,
-                    args=(w, fn, child, str(self.log_paths[w]), self._heartbeats[w], heartbeat_interval, torch_threads,
-                          actions_as),
+                    target=_worker,
+                    name=f"sc2_envs-worker-{w}",
+                    daemon=True,
+                    args=(
+                        w,
+                        fn,
+                        child,
+                        str(self.log_paths[w]),
+                        self._heartbeats[w],
+                        heartbeat_interval,
+                        torch_threads,
+                        actions_as,
+                    ),
                 )
                 proc.start()
                 child.close()
@@ -260,8 +291,10 @@ class SubprocVectorEnv:
             diff = [k for k in keys if r["env_info"].get(k) != self._env_info.get(k)]
             if diff:
                 self.close()
-                raise ValueError(f"worker {w}'s env differs from worker 0's in {diff}: "
-                                 f"{[r['env_info'].get(k) for k in diff]} vs {[self._env_info.get(k) for k in diff]}")
+                raise ValueError(
+                    f"worker {w}'s env differs from worker 0's in {diff}: "
+                    f"{[r['env_info'].get(k) for k in diff]} vs {[self._env_info.get(k) for k in diff]}"
+                )
         info = self._env_info
         self.n_agents, self.n_actions = int(info["n_agents"]), int(info["n_actions"])
         self.obs_size, self.state_size = int(info["obs_shape"]), int(info["state_shape"])
@@ -287,9 +320,15 @@ class SubprocVectorEnv:
                     raise self._fail(self._died(w, what)) from None
                 if status == "error":
                     name, msg, tb = payload
-                    raise self._fail(WorkerError(
-                        f"worker {w} raised {name} during {what}: {msg}\n--- worker {w} traceback ---\n{tb}"
-                        f"--- log: {self.log_paths[w]}", w, self.log_paths[w], tb))
+                    raise self._fail(
+                        WorkerError(
+                            f"worker {w} raised {name} during {what}: {msg}\n--- worker {w} traceback ---\n{tb}"
+                            f"--- log: {self.log_paths[w]}",
+                            w,
+                            self.log_paths[w],
+                            tb,
+                        )
+                    )
                 replies[w] = payload
             now = time.monotonic()
             for w in pending.values():
@@ -302,8 +341,9 @@ class SubprocVectorEnv:
                 beat = self._heartbeats[w].value
                 age = now - beat
                 if beat > 0.0 and age > self.heartbeat_timeout:
-                    raise self._fail(self._stalled(w, what, f"no heartbeat for {age:.1f} s "
-                                                           f"(heartbeat_timeout={self.heartbeat_timeout} s)"))
+                    raise self._fail(
+                        self._stalled(w, what, f"no heartbeat for {age:.1f} s (heartbeat_timeout={self.heartbeat_timeout} s)")
+                    )
             if timeout is not None and now - start > timeout and pending:
                 w = next(iter(pending.values()))
                 raise self._fail(self._stalled(w, what, f"no reply within {timeout} s (timeout)"))
@@ -313,17 +353,26 @@ class SubprocVectorEnv:
         code = self.processes[w].exitcode
         return WorkerDied(
             f"worker {w} (pid {self.processes[w].pid}) died during {what}: {describe_exit(code)}. "
-            f"Last lines of {self.log_paths[w]}:\n{log_tail(self.log_paths[w])}", w, self.log_paths[w], code)
+            f"Last lines of {self.log_paths[w]}:\n{log_tail(self.log_paths[w])}",
+            w,
+            self.log_paths[w],
+            code,
+        )
 
     def _stalled(self, w: int, what: str, why: str) -> WorkerStalled:
         proc = self.processes[w]
         dumped = proc.is_alive() and dump_stack(proc.pid, self.log_paths[w], timeout=1.0, settle=0.05)
-        note = "stack dump (faulthandler, SIGUSR1) is in the lines below" if dumped else \
-            "the worker wrote no stack dump on SIGUSR1 (frozen or stopped process)"
+        note = (
+            "stack dump (faulthandler, SIGUSR1) is in the lines below"
+            if dumped
+            else "the worker wrote no stack dump on SIGUSR1 (frozen or stopped process)"
+        )
         return WorkerStalled(
             f"worker {w} (pid {proc.pid}) stalled during {what}: {why}; {note}. "
             f"Last lines of {self.log_paths[w]}:\n{log_tail(self.log_paths[w], 2 * LOG_TAIL_LINES)}",
-            w, self.log_paths[w])
+            w,
+            self.log_paths[w],
+        )
 
     def _fail(self, err: SubprocVectorEnvError) -> SubprocVectorEnvError:
         self._broken = err
@@ -333,8 +382,10 @@ class SubprocVectorEnv:
         if self._closed:
             raise RuntimeError("SubprocVectorEnv is closed")
         if self._broken is not None:
-            raise RuntimeError(f"SubprocVectorEnv is broken by an earlier worker failure; close() it. "
-                               f"Earlier failure: {self._broken.args[0].splitlines()[0]}")
+            raise RuntimeError(
+                f"SubprocVectorEnv is broken by an earlier worker failure; close() it. "
+                f"Earlier failure: {self._broken.args[0].splitlines()[0]}"
+            )
 
     def _send(self, w: int, message: tuple) -> None:
         try:
@@ -352,8 +403,7 @@ class SubprocVectorEnv:
     def _concat(self, parts: list[dict]) -> dict:
         import torch
 
-        return {k: torch.as_tensor(np.concatenate([p[k] for p in parts], axis=0), device=self.device)
-                for k in parts[0]}
+        return {k: torch.as_tensor(np.concatenate([p[k] for p in parts], axis=0), device=self.device) for k in parts[0]}
 
     # -- API -------------------------------------------------------------------------------------
     def reset(self, seed: Any = None) -> dict:
@@ -455,7 +505,7 @@ class SubprocVectorEnv:
         for proc in self.processes:
             proc.close()
 
-    def __enter__(self) -> "SubprocVectorEnv":
+    def __enter__(self) -> SubprocVectorEnv:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -491,8 +541,18 @@ def make_subproc_batched(map_name: str, num_workers: int, envs_per_worker: int =
 
     if not isinstance(num_workers, int) or num_workers < 1:
         raise ValueError(f"num_workers must be a positive int, got {num_workers!r}")
-    own = {"context", "log_dir", "device", "heartbeat_interval", "heartbeat_timeout", "timeout", "startup_timeout",
-           "poll_interval", "torch_threads", "actions_as"}
+    own = {
+        "context",
+        "log_dir",
+        "device",
+        "heartbeat_interval",
+        "heartbeat_timeout",
+        "timeout",
+        "startup_timeout",
+        "poll_interval",
+        "torch_threads",
+        "actions_as",
+    }
     if not isinstance(envs_per_worker, int) or isinstance(envs_per_worker, bool) or envs_per_worker < 1:
         raise ValueError(f"envs_per_worker must be a positive int, got {envs_per_worker!r}")
     vec_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in own}

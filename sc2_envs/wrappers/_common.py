@@ -31,13 +31,21 @@ def make_backend(map_name: str, backend: str, device, seed, lenient_actions: boo
     if backend == "sim":
         from sc2_envs.sim.env import make_batched
 
-        return make_batched(map_name=map_name, num_envs=1, device=device, seed=seed, autoreset=False,
-                            lenient_actions=lenient_actions, **smac_options)
+        return make_batched(
+            map_name=map_name,
+            num_envs=1,
+            device=device,
+            seed=seed,
+            autoreset=False,
+            lenient_actions=lenient_actions,
+            **smac_options,
+        )
     if backend == "sc2":
         from sc2_envs.backends.smac_sc2 import make_sc2_backend
 
-        return make_sc2_backend(map_name, seed=seed, device=device, autoreset=False,
-                                lenient_actions=lenient_actions, **smac_options)
+        return make_sc2_backend(
+            map_name, seed=seed, device=device, autoreset=False, lenient_actions=lenient_actions, **smac_options
+        )
     raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
 
 
@@ -66,8 +74,11 @@ def state_bound(agent_unit_types) -> float:
     """
     from sc2_envs.units import UNITS
 
-    ratios = [(UNITS[t].cooldown + COOLDOWN_JITTER_LOOPS) / UNITS[t].smac_max_cooldown
-              for t in set(agent_unit_types) if UNITS[t].smac_max_cooldown > 0]
+    ratios = [
+        (UNITS[t].cooldown + COOLDOWN_JITTER_LOOPS) / UNITS[t].smac_max_cooldown
+        for t in set(agent_unit_types)
+        if UNITS[t].smac_max_cooldown > 0
+    ]
     return max([1.0, *ratios]) + 1e-3
 
 

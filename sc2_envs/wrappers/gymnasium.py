@@ -55,9 +55,18 @@ class SC2JointEnv(SimRenderMixin, gymnasium.Env):
 
     metadata = {"render_modes": ["human", "rgb_array"], "render_fps": 2}
 
-    def __init__(self, map_name: str = "3m", *, observation: str = "obs", backend: str = "sim",
-                 render_mode: str | None = None, device: str | torch.device = "cpu", seed: int | None = None,
-                 lenient_actions: bool = False, **smac_options):
+    def __init__(
+        self,
+        map_name: str = "3m",
+        *,
+        observation: str = "obs",
+        backend: str = "sim",
+        render_mode: str | None = None,
+        device: str | torch.device = "cpu",
+        seed: int | None = None,
+        lenient_actions: bool = False,
+        **smac_options,
+    ):
         if observation not in OBSERVATIONS:
             raise ValueError(f"observation={observation!r}; expected one of {OBSERVATIONS}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -118,8 +127,12 @@ class SC2JointEnv(SimRenderMixin, gymnasium.Env):
         self._steps += 1
         terminated, truncated = bool(out["terminated"][0]), bool(out["truncated"][0])
         self._done = terminated or truncated
-        info = {"battle_won": bool(out["battle_won"][0]), "dead_allies": int(out["dead_allies"][0]),
-                "dead_enemies": int(out["dead_enemies"][0]), "episode_limit": bool(out["episode_limit"][0])}
+        info = {
+            "battle_won": bool(out["battle_won"][0]),
+            "dead_allies": int(out["dead_allies"][0]),
+            "dead_enemies": int(out["dead_enemies"][0]),
+            "episode_limit": bool(out["episode_limit"][0]),
+        }
         if self.lenient_actions:
             info["invalid_actions"] = as_numpy(out["invalid_actions"][0], bool)
         obs, info = self._observe(out["final_obs"][0], out["final_state"][0], out["final_avail_actions"][0], info)
@@ -156,7 +169,8 @@ def register_envs() -> list[str]:
         gid = env_id(name)
         if gid in gymnasium.registry:
             continue
-        gymnasium.register(id=gid, entry_point="sc2_envs.wrappers.gymnasium:SC2JointEnv",
-                           kwargs={"map_name": name}, nondeterministic=False)
+        gymnasium.register(
+            id=gid, entry_point="sc2_envs.wrappers.gymnasium:SC2JointEnv", kwargs={"map_name": name}, nondeterministic=False
+        )
         new.append(gid)
     return new

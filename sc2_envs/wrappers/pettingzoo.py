@@ -87,13 +87,22 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
         ValueError: unknown map, backend, mode or option.
     """
 
-    metadata = {"name": "sc2_smac_v0", "render_modes": ["human", "rgb_array"], "render_fps": 2,
-                "is_parallelizable": True}
+    metadata = {"name": "sc2_smac_v0", "render_modes": ["human", "rgb_array"], "render_fps": 2, "is_parallelizable": True}
 
-    def __init__(self, map_name: str = "3m", *, backend: str = "sim", dead_agents: str = "remove",
-                 agent_names: str = "index", render_mode: str | None = None, device: str | torch.device = "cpu",
-                 seed: int | None = None, lenient_actions: bool = False, info_action_mask: bool = False,
-                 **smac_options):
+    def __init__(
+        self,
+        map_name: str = "3m",
+        *,
+        backend: str = "sim",
+        dead_agents: str = "remove",
+        agent_names: str = "index",
+        render_mode: str | None = None,
+        device: str | torch.device = "cpu",
+        seed: int | None = None,
+        lenient_actions: bool = False,
+        info_action_mask: bool = False,
+        **smac_options,
+    ):
         if dead_agents not in DEAD_AGENT_MODES:
             raise ValueError(f"dead_agents={dead_agents!r}; expected one of {DEAD_AGENT_MODES}")
         if agent_names not in AGENT_NAMINGS:
@@ -115,14 +124,18 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
         else:
             self.possible_agents = [f"{t}_{types[:i].count(t)}" for i, t in enumerate(types)]
         self.agent_ids = {name: i for i, name in enumerate(self.possible_agents)}
-        self.agent_unit_types = dict(zip(self.possible_agents, types))
+        self.agent_unit_types = dict(zip(self.possible_agents, types, strict=False))
         # One space object per agent, built once: parallel_api_test checks identity, and spaces are seeded
         # per agent.
         self.observation_spaces = {
-            ag: gymnasium.spaces.Dict({
-                "observation": gymnasium.spaces.Box(-OBS_BOUND, OBS_BOUND, (self.sim.obs_size,), np.float32),
-                "action_mask": gymnasium.spaces.Box(0, 1, (a,), np.int8),
-            }) for ag in self.possible_agents}
+            ag: gymnasium.spaces.Dict(
+                {
+                    "observation": gymnasium.spaces.Box(-OBS_BOUND, OBS_BOUND, (self.sim.obs_size,), np.float32),
+                    "action_mask": gymnasium.spaces.Box(0, 1, (a,), np.int8),
+                }
+            )
+            for ag in self.possible_agents
+        }
         self.action_spaces = {ag: gymnasium.spaces.Discrete(a) for ag in self.possible_agents}
         bound = state_bound(types)
         self.state_space = gymnasium.spaces.Box(-bound, bound, (self.sim.state_size,), np.float32)
@@ -188,8 +201,9 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
             raise RuntimeError("step() called after the episode ended (env.agents is empty); call reset()")
         unknown = set(actions) - set(self.possible_agents)
         if unknown:
-            raise ValueError(f"actions given for unknown agents {sorted(map(str, unknown))}; "
-                             f"expected names from {self.possible_agents}")
+            raise ValueError(
+                f"actions given for unknown agents {sorted(map(str, unknown))}; expected names from {self.possible_agents}"
+            )
         joint = np.zeros(len(self.possible_agents), np.int64)  # no-op for units already dead
         for ag in self.agents:
             i = self.agent_ids[ag]
@@ -207,8 +221,12 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
         self._state = as_numpy(out["final_state"][0], np.float32)
         alive = as_numpy(out["agent_alive"][0], bool)
         terminated, truncated = bool(out["terminated"][0]), bool(out["truncated"][0])
-        info = {"battle_won": bool(out["battle_won"][0]), "dead_allies": int(out["dead_allies"][0]),
-                "dead_enemies": int(out["dead_enemies"][0]), "episode_limit": bool(out["episode_limit"][0])}
+        info = {
+            "battle_won": bool(out["battle_won"][0]),
+            "dead_allies": int(out["dead_allies"][0]),
+            "dead_enemies": int(out["dead_enemies"][0]),
+            "episode_limit": bool(out["episode_limit"][0]),
+        }
         invalid = as_numpy(out["invalid_actions"][0], bool) if self.lenient_actions else None
         observations, infos = self._pack(obs, avail, info, alive, invalid)
         reward = float(out["reward"][0])

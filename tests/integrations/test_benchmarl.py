@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 import torch
 
-pytest.importorskip("benchmarl", exc_type=ImportError,
-                    reason="needs benchmarl (pip install benchmarl 'torch==2.13.0', own venv)")
+pytest.importorskip(
+    "benchmarl", exc_type=ImportError, reason="needs benchmarl (pip install benchmarl 'torch==2.13.0', own venv)"
+)
 
 from sc2_envs.adapters.benchmarl import SC2SmacClass, SC2SmacTask
 from sc2_envs.maps import list_maps
@@ -45,8 +46,16 @@ def test_mappo_runs(tmp_path):
     sys.modules[spec.name] = example  # dataclasses look their module up there
     spec.loader.exec_module(example)
     torch.manual_seed(0)
-    args = example.Args(max_frames=200, frames_per_batch=100, minibatch_size=100, minibatch_iters=1,
-                        eval_interval=200, eval_episodes=1, loops_per_tick=8, save_folder=str(tmp_path))
+    args = example.Args(
+        max_frames=200,
+        frames_per_batch=100,
+        minibatch_size=100,
+        minibatch_iters=1,
+        eval_interval=200,
+        eval_episodes=1,
+        loops_per_tick=8,
+        save_folder=str(tmp_path),
+    )
     experiment = example.make_experiment(args)
     experiment.run()
     assert experiment.total_frames == 200

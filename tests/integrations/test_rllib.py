@@ -56,12 +56,18 @@ def test_masks_reach_the_module():
 
     env = make_rllib_env({"map_name": "3m", "seed": 0})
     obs, _ = env.reset(seed=0)
-    module = ActionMaskingTorchRLModule(observation_space=env.observation_space["agent_0"],
-                                        action_space=env.action_space["agent_0"],
-                                        model_config={"fcnet_hiddens": [16]})
+    module = ActionMaskingTorchRLModule(
+        observation_space=env.observation_space["agent_0"],
+        action_space=env.action_space["agent_0"],
+        model_config={"fcnet_hiddens": [16]},
+    )
     o = obs["agent_0"]
-    batch = {Columns.OBS: {"observations": torch.as_tensor(o["observations"])[None],
-                           "action_mask": torch.as_tensor(o["action_mask"], dtype=torch.float32)[None]}}
+    batch = {
+        Columns.OBS: {
+            "observations": torch.as_tensor(o["observations"])[None],
+            "action_mask": torch.as_tensor(o["action_mask"], dtype=torch.float32)[None],
+        }
+    }
     logits = module.forward_exploration(batch)[Columns.ACTION_DIST_INPUTS][0]
     blocked = np.flatnonzero(o["action_mask"] == 0)
     assert len(blocked) and (logits[blocked] < -1e30).all() and (logits[o["action_mask"] == 1] > -1e30).all()
@@ -122,7 +128,7 @@ def test_death_on_the_time_limit_step():
 
 
 def test_rllibs_own_wrapper_runs_the_default_env_without_flags():
-    """Issue 13 item 13: RLlib's ``ParallelPettingZooEnv`` over ``sc2_envs.parallel_env("3m")`` as it comes:
+    """RLlib's ``ParallelPettingZooEnv`` over ``sc2_envs.parallel_env("3m")`` as it comes:
     whole episodes, ``__all__`` only at the battle's end, finished agents never come back, every
     observation inside RLlib's observation space."""
     from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv

@@ -16,6 +16,7 @@ def passive(env):
 def random_masked(rng):
     def policy(env):
         return [int(rng.choice(np.flatnonzero(avail))) for avail in env.get_avail_actions()]
+
     return policy
 
 
@@ -48,8 +49,11 @@ def run_episode(env, policy):
 def test_env_info_matches_sizes():
     env = StarCraft2Env("3m", seed=0)
     info = env.get_env_info()
-    assert {k: info[k] for k in ("n_agents", "n_actions", "episode_limit")} == {"n_agents": 3, "n_actions": 9,
-                                                                                 "episode_limit": 60}
+    assert {k: info[k] for k in ("n_agents", "n_actions", "episode_limit")} == {
+        "n_agents": 3,
+        "n_actions": 9,
+        "episode_limit": 60,
+    }
     obs, state = env.reset()
     assert len(obs) == 3 and all(o.shape == (info["obs_shape"],) and o.dtype == np.float32 for o in obs)
     assert state.shape == (info["state_shape"],) and state.dtype == np.float32
@@ -64,7 +68,7 @@ def test_first_death_does_not_end_episode():
     batch, infos, _ = run_episode(env, passive)
     dead = [i["dead_allies"] for i in infos]
     first = dead.index(1)
-    assert first == 11 and len(infos) == 22, (first, len(infos))  # died at step 12, battle lost at step 22
+    assert first == 10 and len(infos) == 21, (first, len(infos))  # died at step 11, battle lost at step 21
     assert not any(batch["terminated"][:-1]) and batch["terminated"][-1]
     # The dead agent stays: zero observation and only no-op available, as in SMAC.
     obs_after, avail_after = batch["obs"][first + 1], np.array(batch["avail_actions"][first + 1])
@@ -86,8 +90,14 @@ def test_time_limit_flags(short_3m, continuing_episode):
     else:  # SMAC's default: the time limit looks like any other end (the key is absent)
         assert "episode_limit" not in infos[-1]
         assert batch["terminated"] == [False] * 5 + [True]
-    assert env.get_stats() == {"battles_won": 0, "battles_game": 1, "battles_draw": 1, "timeouts": 1,
-                               "win_rate": 0.0, "restarts": 0}
+    assert env.get_stats() == {
+        "battles_won": 0,
+        "battles_game": 1,
+        "battles_draw": 1,
+        "timeouts": 1,
+        "win_rate": 0.0,
+        "restarts": 0,
+    }
 
 
 def test_random_episodes_respect_masks_and_count_stats():
@@ -95,13 +105,19 @@ def test_random_episodes_respect_masks_and_count_stats():
     env = StarCraft2Env("3m", seed=3)
     for _ in range(3):
         batch, _infos, ret = run_episode(env, random_masked(rng))
-        for avail, acts in zip(batch["avail_actions"], batch["actions"]):
+        for avail, acts in zip(batch["avail_actions"], batch["actions"], strict=False):
             assert all(avail[i][a] == 1 for i, a in enumerate(acts))
         assert len(batch["obs"]) == len(batch["actions"]) + 1
         assert ret >= 0.0  # reward_only_positive
     stats = env.get_stats()
-    assert stats["battles_game"] == 3 and set(stats) == {"battles_won", "battles_game", "battles_draw", "win_rate",
-                                                          "timeouts", "restarts"}
+    assert stats["battles_game"] == 3 and set(stats) == {
+        "battles_won",
+        "battles_game",
+        "battles_draw",
+        "win_rate",
+        "timeouts",
+        "restarts",
+    }
 
 
 def test_same_seed_same_episode():
@@ -133,13 +149,37 @@ def test_errors_are_clear():
 
 def test_smac_keywords_accepted():
     """pymarl's sc2.yaml passes every StarCraft2Env keyword; process-only ones are kept without effect."""
-    env = StarCraft2Env(map_name="3m", seed=0, continuing_episode=False, difficulty="7", game_version=None,
-                        move_amount=2, obs_all_health=True, obs_instead_of_state=False, obs_last_action=True,
-                        obs_own_health=True, obs_pathing_grid=False, obs_terrain_height=False,
-                        obs_timestep_number=False, reward_death_value=10, reward_defeat=0, reward_negative_scale=0.5,
-                        reward_only_positive=True, reward_scale=True, reward_scale_rate=20, reward_sparse=False,
-                        reward_win=200, replay_dir="", replay_prefix="", state_last_action=True,
-                        state_timestep_number=False, step_mul=8, heuristic_ai=False, heuristic_rest=False, debug=False)
+    env = StarCraft2Env(
+        map_name="3m",
+        seed=0,
+        continuing_episode=False,
+        difficulty="7",
+        game_version=None,
+        move_amount=2,
+        obs_all_health=True,
+        obs_instead_of_state=False,
+        obs_last_action=True,
+        obs_own_health=True,
+        obs_pathing_grid=False,
+        obs_terrain_height=False,
+        obs_timestep_number=False,
+        reward_death_value=10,
+        reward_defeat=0,
+        reward_negative_scale=0.5,
+        reward_only_positive=True,
+        reward_scale=True,
+        reward_scale_rate=20,
+        reward_sparse=False,
+        reward_win=200,
+        replay_dir="",
+        replay_prefix="",
+        state_last_action=True,
+        state_timestep_number=False,
+        step_mul=8,
+        heuristic_ai=False,
+        heuristic_rest=False,
+        debug=False,
+    )
     obs, _ = env.reset()
     assert obs[0].shape == (env.get_obs_size(),)
     assert env.seed() == 0
@@ -150,13 +190,12 @@ def test_smac_keywords_accepted():
 
 
 def test_death_on_the_time_limit_step():
-    """The first death (step 12 with the passive policy) on the limit step: still a time-limit end."""
+    """The first death (step 11 with the passive policy) on the limit step: still a time-limit end."""
     import dataclasses
 
     from sc2_envs.maps import get_map
 
-    env = StarCraft2Env(dataclasses.replace(get_map("3m"), episode_limit=12), seed=0, continuing_episode=True)
+    env = StarCraft2Env(dataclasses.replace(get_map("3m"), episode_limit=11), seed=0, continuing_episode=True)
     batch, infos, _ = run_episode(env, passive)
-    assert len(infos) == 12 and infos[-1] == {"battle_won": False, "dead_allies": 1, "dead_enemies": 0,
-                                              "episode_limit": True}
+    assert len(infos) == 11 and infos[-1] == {"battle_won": False, "dead_allies": 1, "dead_enemies": 0, "episode_limit": True}
     assert batch["terminated"][-1] is False

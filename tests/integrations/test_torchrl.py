@@ -22,8 +22,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:PettingZoo in TorchRL is tested 
 
 def seeded_rollout(env, seed: int, steps: int, policy):
     """``env.rollout`` from an episode reset with ``seed`` (TorchRL's own reset passes no seed)."""
-    return env.rollout(steps, policy=policy, auto_reset=False, tensordict=env.reset(seed=seed),
-                       break_when_any_done=True)
+    return env.rollout(steps, policy=policy, auto_reset=False, tensordict=env.reset(seed=seed), break_when_any_done=True)
 
 
 def passive(td: TensorDict) -> TensorDict:
@@ -43,10 +42,10 @@ def test_specs():
 def test_first_death_does_not_end_episode():
     env = make_torchrl_env("3m")
     td = seeded_rollout(env, 0, 100, passive)
-    assert td.shape == (22,)  # 3m, seed 0, passive: first death at step 12, battle lost at step 22
+    assert td.shape == (21,)  # 3m, seed 0, passive: first death at step 11, battle lost at step 21
     alive = td["next", "agent", "info", "agent_alive"].bool()
     first = int((~alive).any(-1).nonzero()[0])
-    assert first == 11
+    assert first == 10
     assert not td["next", "done"][:-1].any() and td["next", "done"][-1].all()
     assert td["next", "terminated"][-1].all() and not td["next", "truncated"][-1].any()
     dead = int((~alive[first]).nonzero()[0])
@@ -54,7 +53,7 @@ def test_first_death_does_not_end_episode():
     assert td["next", "agent", "action_mask"][first, dead].tolist() == [True] + [False] * 8
     assert (td["next", "agent", "observation"][first, dead] == 0).all()
     assert not td["next", "agent", "done"][first, dead].any()
-    assert (td["agent", "action"][first + 1:, dead] == 0).all()
+    assert (td["agent", "action"][first + 1 :, dead] == 0).all()
 
 
 def test_remove_mode_needs_done_on_any_false():
@@ -72,11 +71,11 @@ def test_remove_mode_needs_done_on_any_false():
         pytest.skip(f"torchrl {torchrl.__version__} < {REMOVE_MIN_TORCHRL}: remove mode refused (pytorch/rl #3702)")
     env = make_torchrl_env("3m", dead_agents="remove")
     td = seeded_rollout(env, 0, 100, passive)
-    assert td.shape == (22,)
-    assert td["next", "agent", "mask"][11].sum() == 2 and td["next", "agent", "mask"][10].all()
+    assert td.shape == (21,)
+    assert td["next", "agent", "mask"][10].sum() == 2 and td["next", "agent", "mask"][9].all()
     default = PettingZooWrapper(FlatObservation(SC2ParallelEnv("3m", dead_agents="remove")), use_mask=True)
     assert default.done_on_any
-    assert seeded_rollout(default, 0, 100, passive).shape == (12,)
+    assert seeded_rollout(default, 0, 100, passive).shape == (11,)
 
 
 def test_truncation_survives(short_3m):
@@ -97,10 +96,15 @@ def test_masked_policy_samples_valid_actions():
     from torchrl.modules import MaskedCategorical, ProbabilisticActor
 
     env = make_torchrl_env("3m", seed=1)
-    logits = TensorDictModule(lambda obs: torch.zeros(*obs.shape[:-1], 9), in_keys=[("agent", "observation")],
-                              out_keys=[("agent", "logits")])
-    actor = ProbabilisticActor(logits, in_keys={"logits": ("agent", "logits"), "mask": ("agent", "action_mask")},
-                               out_keys=[("agent", "action")], distribution_class=MaskedCategorical)
+    logits = TensorDictModule(
+        lambda obs: torch.zeros(*obs.shape[:-1], 9), in_keys=[("agent", "observation")], out_keys=[("agent", "logits")]
+    )
+    actor = ProbabilisticActor(
+        logits,
+        in_keys={"logits": ("agent", "logits"), "mask": ("agent", "action_mask")},
+        out_keys=[("agent", "action")],
+        distribution_class=MaskedCategorical,
+    )
     torch.manual_seed(0)
     td = env.rollout(200, policy=actor, break_when_any_done=False)
     assert td.shape == (200,)
@@ -109,7 +113,7 @@ def test_masked_policy_samples_valid_actions():
 
 
 def test_torchrls_own_wrapper_runs_the_default_env_without_flags():
-    """Issue 13 item 13: TorchRL's ``PettingZooWrapper`` on ``sc2_envs.parallel_env("3m")`` as it comes."""
+    """TorchRL's ``PettingZooWrapper`` on ``sc2_envs.parallel_env("3m")`` as it comes."""
     import sc2_envs
 
     env = PettingZooWrapper(sc2_envs.parallel_env("3m"), use_mask=True, done_on_any=False, categorical_actions=True)
