@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from sc2_envs.sc2api.install import install
 from sc2_envs.sc2api.server import DEFAULT_BUILD
@@ -39,19 +40,24 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _run(script: str, script_args: list[str]) -> int:
+def prepare_environment() -> Path:
+    """Set up the process for unmodified pysc2 / SMAC code on the API server (what ``run`` does).
+
+    Points ``SC2PATH`` at a simulator install (a temporary one, removed at exit, unless ``SC2PATH``
+    already holds an ``SC2_x64`` of ours), serves ``import pysc2`` from pysc2-evolved when PyPI pysc2
+    is absent and restores NumPy's removed ``np.int`` / ``np.float`` / ``np.bool`` / ``np.object``.
+
+    Returns:
+        The ``SC2PATH`` in use.
+    """
+    import importlib.util
     import os
-    import runpy
     import tempfile
-    from pathlib import Path
 
     import numpy as np
 
     from sc2_envs.sc2api import pysc2_alias
 
-    path = Path(script).resolve()
-    if not path.is_file():
-        raise SystemExit(f"no such script: {script}")
     root = Path(os.environ["SC2PATH"]).expanduser() if os.environ.get("SC2PATH") else None
     if root is None or not any(b"sc2_envs" in p.read_bytes() for p in root.glob("Versions/Base*/SC2_x64")):
         import atexit
@@ -61,13 +67,21 @@ def _run(script: str, script_args: list[str]) -> int:
         atexit.register(shutil.rmtree, root, True)
         install(root)
         os.environ["SC2PATH"] = str(root)
-    import importlib.util
-
     if importlib.util.find_spec("pysc2") is None:
         pysc2_alias.install()
     for alias, builtin in (("int", int), ("float", float), ("bool", bool), ("object", object)):
         if alias not in np.__dict__:
             setattr(np, alias, builtin)
+    return root
+
+
+def _run(script: str, script_args: list[str]) -> int:
+    import runpy
+
+    path = Path(script).resolve()
+    if not path.is_file():
+        raise SystemExit(f"no such script: {script}")
+    prepare_environment()
     sys.argv = [str(path), *script_args]
     sys.path.insert(0, str(path.parent))
     runpy.run_path(str(path), run_name="__main__")
