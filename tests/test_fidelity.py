@@ -124,8 +124,8 @@ class Recorder:
         dyn = self.sim.dynamics
         inner = dyn.advance
 
-        def advance(st, loop_index):
-            inner(st, loop_index)
+        def advance(st):
+            inner(st)
             now = {
                 "missile": st.missile_hits,
                 "hp": st.health + st.shield,
@@ -460,10 +460,10 @@ def _check_invariants(sim, policy: str, steps: int, gen: torch.Generator):
         inner_regen(st)
         assert bool((st.health[dead] == 0).all()) and bool((st.shield[dead] == 0).all()), "a dead unit regenerated"
 
-    def advance(st, loop_index):
+    def advance(st):
         was_alive = st.alive.clone()
         js, pos, energy = st.jitter_state.clone(), st.pos.clone(), st.energy.clone()
-        inner_adv(st, loop_index)
+        inner_adv(st)
         dead_before = ~was_alive
         assert not bool((st.alive & dead_before).any()), "a dead unit came back"
         assert bool((st.alive == (st.health > 0)).all()), "alive != (HP > 0)"
