@@ -505,19 +505,6 @@ class StarCraft2Env(SMACUnitRules):
         )
         return info
 
-    def get_stats(self) -> dict:
-        """SMAC's statistics since construction: ``battles_won``, ``battles_game``, ``battles_draw``
-        (= ``timeouts``), ``win_rate`` (0.0 before any battle, where SMAC divides by zero), ``timeouts``,
-        ``restarts`` (``force_restarts``; always 0 on the simulator)."""
-        return {
-            "battles_won": self.battles_won,
-            "battles_game": self.battles_game,
-            "battles_draw": self.timeouts,
-            "win_rate": self.battles_won / self.battles_game if self.battles_game else 0.0,
-            "timeouts": self.timeouts,
-            "restarts": self.force_restarts,
-        }
-
     def _agent_index(self, agent_id: int) -> int:
         if not isinstance(agent_id, (int, np.integer)) or not 0 <= agent_id < self.n_agents:
             raise ValueError(f"agent_id={agent_id!r}; expected an int in [0, {self.n_agents})")

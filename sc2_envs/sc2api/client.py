@@ -232,18 +232,6 @@ class SMACProtocolEnv(SMACUnitRules):
     def get_avail_actions(self) -> list[list[int]]:
         return [self.rules_avail_agent_actions(i) for i in range(self.n_agents)]
 
-    def get_stats(self) -> dict:
-        """SMAC's statistics (``battles_won``, ``battles_game``, ``battles_draw`` = timeouts, ``win_rate``,
-        ``timeouts``, ``restarts``); ``win_rate`` is 0.0 before any battle."""
-        return {
-            "battles_won": self.battles_won,
-            "battles_game": self.battles_game,
-            "battles_draw": self.timeouts,
-            "win_rate": self.battles_won / self.battles_game if self.battles_game else 0.0,
-            "timeouts": self.timeouts,
-            "restarts": self.force_restarts,
-        }
-
     def close(self) -> None:
         """Quit the game (pysc2 sends ``quit`` and stops the process); safe to call twice."""
         if self._proc is not None:

@@ -63,6 +63,19 @@ _NORTH, _SOUTH, _EAST, _WEST = 0, 1, 2, 3
 class SMACUnitRules:
     """Mixin: SMAC's unit-level rules (see the module docstring for the host contract)."""
 
+    def get_stats(self) -> dict:
+        """SMAC's statistics since construction: ``battles_won``, ``battles_game``, ``battles_draw``
+        (= ``timeouts``), ``win_rate`` (0.0 before any battle, where SMAC divides by zero), ``timeouts``,
+        ``restarts`` (``force_restarts``). The host keeps the four counters."""
+        return {
+            "battles_won": self.battles_won,
+            "battles_game": self.battles_game,
+            "battles_draw": self.timeouts,
+            "win_rate": self.battles_won / self.battles_game if self.battles_game else 0.0,
+            "timeouts": self.timeouts,
+            "restarts": self.force_restarts,
+        }
+
     # ------------------------------------------------------------------ small helpers
     @staticmethod
     def distance(x1, y1, x2, y2) -> float:
