@@ -312,7 +312,9 @@ def check_args(args: Args) -> None:
     bad = [m for m in maps if m not in list_maps()]
     if bad:
         shown = repr(maps[0]) if len(maps) == 1 else " ".join(maps)
-        runs.cli_error(f"--map {shown}: expected one of " + ", ".join(list_maps()) + (f" (unknown: {bad})" if len(maps) > 1 else ""))
+        runs.cli_error(
+            f"--map {shown}: expected one of " + ", ".join(list_maps()) + (f" (unknown: {bad})" if len(maps) > 1 else "")
+        )
     if len(set(maps)) < len(maps):
         runs.cli_error(f"--map {' '.join(maps)}: expected distinct maps (each map gets its own simulator)")
     K = len(maps)
@@ -474,9 +476,7 @@ if __name__ == "__main__":
             )
     print(
         "classes: "
-        + ", ".join(
-            (f"{c} x{len(policy.class_agents[c])}" if K == 1 else c) + f" ({n_params[c]:,} params)" for c in classes
-        )
+        + ", ".join((f"{c} x{len(policy.class_agents[c])}" if K == 1 else c) + f" ({n_params[c]:,} params)" for c in classes)
         + f" | critic {sum(p.numel() for p in critic.parameters()):,} params"
     )
     print(f"logs: {run_dir} (tensorboard --logdir runs)", flush=True)
@@ -563,7 +563,9 @@ if __name__ == "__main__":
         global best
         frames = [] if args.capture_video else None
         results = [
-            evaluate(pols[k], eval_envs[k], args.eval_episodes, eval_seed(seeds[k], iteration), frames=frames if k == 0 else None)
+            evaluate(
+                pols[k], eval_envs[k], args.eval_episodes, eval_seed(seeds[k], iteration), frames=frames if k == 0 else None
+            )
             for k in range(K)
         ]
         wr = sum(r["win_rate"] for r in results) / K
@@ -656,7 +658,12 @@ if __name__ == "__main__":
                 ep_length[k] += 1
                 done = (nobs["terminated"] | nobs["truncated"]).float()
                 fin[k] += torch.stack(
-                    [(ep_return[k] * done).sum(), (ep_length[k] * done).sum(), (nobs["battle_won"].float() * done).sum(), done.sum()]
+                    [
+                        (ep_return[k] * done).sum(),
+                        (ep_length[k] * done).sum(),
+                        (nobs["battle_won"].float() * done).sum(),
+                        done.sum(),
+                    ]
                 )
                 ep_return[k] *= 1.0 - done
                 ep_length[k] *= 1.0 - done
