@@ -9,8 +9,8 @@ Wilson 95 % intervals) and prints a pivot table.
 
 ``--matrix``: the transfer matrix instead. Rows are checkpoints (the trained/reused ones of
 ``--sources`` x ``--actors``, plus ``--checkpoints`` files, single- or multi-map, GNN or MLP),
-columns every SMAC map of :data:`MATRIX_MAPS` whose unit classes some row covers (``--maps`` keeps
-only the given ones), cells the greedy win rate with its Wilson 95 % interval over ``--episodes``
+columns the SMAC maps of :data:`MATRIX_MAPS` that share a unit class with some row (``--maps``:
+exactly the given ones), cells the greedy win rate with its Wilson 95 % interval over ``--episodes``
 fresh-seed episodes (``sc2_envs.evaluation.evaluate`` through ``eval_transfer.evaluate_transfer``).
 A cell the checkpoint cannot play is not an error: ``n/a (classes not covered)`` (a unit class of
 the map has no actor in the checkpoint), ``n/a (size mismatch)`` (an MLP's flat input/output sizes
@@ -78,6 +78,9 @@ MATRIX_MAPS: tuple[str, ...] = (
 """Every SMAC map of ``sc2_envs.list_maps()``, grouped by the unit classes of the allies: the candidate
 columns of the transfer matrix (a row shows those whose classes it covers)."""
 
+TABLE_MAPS = ("2s3z", "3s5z", "3s5z_vs_3s6z")
+"""Target maps of the (non-matrix) table when ``--maps`` is not given."""
+
 NOT_COVERED = "n/a (classes not covered)"
 SIZE_MISMATCH = "n/a (size mismatch)"
 LAYOUT_MISMATCH = "n/a (layout mismatch)"
@@ -99,8 +102,8 @@ class Args:
     """maps to train on"""
     actors: tuple[str, ...] = ("gnn", "mlp")
     """actor types to train"""
-    maps: tuple[str, ...] = ("2s3z", "3s5z", "3s5z_vs_3s6z")
-    """target maps of the evaluation; with --matrix a filter of the matrix columns (empty: every covered map)"""
+    maps: tuple[str, ...] = ()
+    """target maps of the evaluation (empty: TABLE_MAPS); with --matrix a filter of the matrix columns (empty: every covered map)"""
     episodes: int = 100
     """evaluation episodes per (checkpoint, target map)"""
     eval_seed: int = 0
@@ -257,8 +260,9 @@ def matrix_cells(config: dict, maps: tuple[str, ...] | list[str]) -> dict[str, s
 
 
 def matrix_columns(configs: list[dict], maps: tuple[str, ...] = ()) -> list[str]:
-    """The matrix columns: the maps of :data:`MATRIX_MAPS` whose unit classes at least one checkpoint
-    covers, in that order; ``maps`` (if given) keeps only those.
+    """The matrix columns: ``maps`` if given (in :data:`MATRIX_MAPS` order), else the maps of
+    :data:`MATRIX_MAPS` that share a unit class with at least one checkpoint, so that a family's
+    map a row cannot play shows as ``n/a`` (e.g. 1c3s5z next to a stalker/zealot checkpoint).
 
     Raises:
         ValueError: a name of ``maps`` that is not a SMAC map of :data:`MATRIX_MAPS`.
@@ -268,8 +272,9 @@ def matrix_columns(configs: list[dict], maps: tuple[str, ...] = ()) -> list[str]
     bad = [m for m in maps if m not in MATRIX_MAPS]
     if bad:
         raise ValueError(f"--maps: unknown map(s) {bad}; expected names from {', '.join(MATRIX_MAPS)}")
-    cols = [m for m in MATRIX_MAPS if any(set(unit_classes(_env_info(m))) <= set(c["classes"]) for c in configs)]
-    return [m for m in cols if not maps or m in maps]
+    if maps:
+        return [m for m in MATRIX_MAPS if m in maps]
+    return [m for m in MATRIX_MAPS if any(set(unit_classes(_env_info(m))) & set(c["classes"]) for c in configs)]
 
 
 def row_label(config: dict) -> str:
@@ -354,8 +359,7 @@ def plot_matrix(rows: list, columns: list[str], path: Path, title: str) -> None:
             if m in mine and not mine[m].error:
                 grid[i, j] = mine[m].win_rate
     fig, ax = plt.subplots(figsize=(max(6.0, 1.05 * len(columns) + 2.5), max(2.5, 0.62 * len(series) + 1.6)))
-    cmap = plt.get_cmap("viridis").copy()
-    cmap.set_bad("#d9d9d9")
+    cmap = plt.get_cmap("viridis").with_extremes(bad="#d9d9d9")
     im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
     for i, ck in enumerate(series):
         mine = {r.target_map: r for r in rows if r.checkpoint == ck}
@@ -433,7 +437,7 @@ def main(args: Args) -> str:
         "--checkpoints",
         *map(str, ckpts),
         "--maps",
-        *args.maps,
+        *(args.maps or TABLE_MAPS),
         "--episodes",
         str(args.episodes),
         "--seed",
@@ -445,7 +449,9 @@ def main(args: Args) -> str:
         "--name",
         "transfer_table",
     ]
-    print(f"evaluating {len(ckpts)} checkpoints on {list(args.maps)}: log {out / 'logs' / 'eval.log'}", flush=True)
+    print(
+        f"evaluating {len(ckpts)} checkpoints on {list(args.maps or TABLE_MAPS)}: log {out / 'logs' / 'eval.log'}", flush=True
+    )
     before = set(out.glob("transfer_table__*"))
     wall = run_logged(cmd, out / "logs" / "eval.log", out)
     # eval_transfer.py writes into a new folder <out>/transfer_table__<unix time>[-k]: the one that appeared

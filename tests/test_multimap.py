@@ -1,7 +1,6 @@
 """Multi-map training (algos/happo_gnn.py / hatrpo_gnn.py --map A B): batch layout, checkpoints, learning."""
 
 import csv
-import glob
 import subprocess
 import sys
 
@@ -333,3 +332,70 @@ def test_one_map_checkpoint_and_resume_file_keep_the_single_map_format(tmp_path)
     assert resume["args"]["map"] == "3m" and isinstance(resume["env"], dict) and isinstance(resume["next_obs"], dict)
     with open(run_dir / "eval.csv") as f:
         assert f.readline().strip() == "global_step,wall_time_s,win_rate,eval_return,iteration"
+
+
+# ---------------------------------------------------------------------------- the transfer matrix
+
+
+def test_matrix_maps_are_every_smac_map_once():
+    assert sorted(transfer_table.MATRIX_MAPS) == sorted(sc2_envs.list_maps())
+
+
+def test_matrix_cells_say_why_a_checkpoint_cannot_play_a_map(tmp_path):
+    raw = torch.load(_multi_checkpoint(tmp_path / "p.pt", ("2s3z", "3s5z")), weights_only=True)
+    cells = transfer_table.matrix_cells(raw["config"], ("2s3z", "3s5z", "3s5z_vs_3s6z", "1c3s5z", "3s_vs_3z", "3m"))
+    assert cells == {
+        "2s3z": "",
+        "3s5z": "",
+        "3s5z_vs_3s6z": "",
+        "1c3s5z": transfer_table.NOT_COVERED,  # no colossus actor
+        "3s_vs_3z": transfer_table.LAYOUT_MISMATCH,  # stalkers only: no unit-type bits, other entity widths
+        "3m": transfer_table.NOT_COVERED,
+    }
+    protoss = raw["config"]
+    assert transfer_table.matrix_columns([protoss]) == (
+        "2s3z 3s5z 1c3s5z 3s5z_vs_3s6z 3s_vs_3z 3s_vs_4z 3s_vs_5z 2s_vs_1sc corridor so_many_baneling".split()
+    )  # every map with a stalker or a zealot (1c3s5z then shows as n/a); not 2c_vs_64zg (colossi only)
+    assert transfer_table.matrix_columns([protoss], ("3s5z", "2s3z")) == ["2s3z", "3s5z"]
+    with pytest.raises(ValueError, match=r"unknown map\(s\) \['nosuchmap'\]"):
+        transfer_table.matrix_columns([protoss], ("nosuchmap",))
+
+
+def test_transfer_matrix_writes_csv_markdown_and_a_heat_map(tmp_path, capsys):
+    multi = _multi_checkpoint(tmp_path / "m.pt", ("3m", "8m"))
+    (info,) = _infos("3m")
+    torch.manual_seed(0)
+    p, c = build_models(info, "mlp", hidden=8)
+    save_checkpoint(str(tmp_path / "mlp.pt"), p, c, info, {"map": "3m"}, global_step=5)
+    args = transfer_table.Args(
+        matrix=True,
+        sources=(),
+        checkpoints=(multi, str(tmp_path / "mlp.pt")),
+        maps=("3m", "8m", "MMM"),
+        episodes=2,
+        max_envs=2,
+        out_dir=str(tmp_path / "out"),
+    )
+    table = transfer_table.main(args)
+    lines = table.splitlines()
+    assert lines[0] == "| checkpoint | 3m | 8m | MMM |"
+    assert lines[2].startswith("| 3m+8m (gnn) | **") and lines[2].count("**") == 4  # both training maps in bold
+    assert lines[2].endswith("| n/a (classes not covered) |")  # MMM's marauders and medivac have no actor
+    assert lines[3].startswith("| 3m (mlp) | **") and lines[3].endswith("| n/a (size mismatch) | n/a (classes not covered) |")
+    with open(tmp_path / "out" / "transfer_matrix.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["source_map"], r["target_map"], r["kind"]) for r in rows] == [
+        ("3m+8m", "3m", "in-distribution"),
+        ("3m+8m", "8m", "in-distribution"),
+        ("3m+8m", "MMM", "scale-up"),
+        ("3m", "3m", "in-distribution"),
+        ("3m", "8m", "scale-up"),
+        ("3m", "MMM", "scale-up"),
+    ]
+    assert [int(rows[k]["episodes"]) for k in (0, 1, 3)] == [2, 2, 2]
+    assert rows[4]["error"] == transfer_table.SIZE_MISMATCH and rows[4]["win_rate"] == ""
+    assert rows[2]["error"] == rows[5]["error"] == transfer_table.NOT_COVERED
+    lo, hi = float(rows[0]["ci_low"]), float(rows[0]["ci_high"])
+    assert 0.0 <= lo <= float(rows[0]["win_rate"]) <= hi <= 1.0
+    assert (tmp_path / "out" / "transfer_matrix.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "transfer matrix: 2 checkpoints" in capsys.readouterr().out
