@@ -3,6 +3,7 @@
 """Train HATRPO agents on a SMAC map of the embedded simulator.
 
     python algos/hatrpo_gnn.py --map 2s3z
+    python algos/hatrpo_gnn.py --map 2s3z 3s5z --num-envs 256   # multi-map: one policy for both team sizes
 
 Each class actor takes one trust-region step per iteration: natural gradient of the M-weighted
 surrogate by conjugate gradient with Fisher-vector products of the *true* masked categorical KL
@@ -13,6 +14,31 @@ of the linear prediction.
 Classes are updated one after the other in a random order with HAPPO's factor ``M`` (see
 ``happo_gnn.py``); the critic, value normalisation, evaluation and logs are the same as there
 (``losses/kl/<class>``, ``losses/step_accepted/<class>`` report the line search).
+
+Multi-map training (``--map A B ...``, maps whose entity widths agree, e.g. 2s3z + 3s5z or 3m + 8m):
+``--num-envs`` is split evenly (it must be a multiple of the number of maps), each map runs its own
+batched simulator and keeps its own rollout buffer, GAE and advantage normalisation (its alive
+agents), since team sizes, obs/state widths and action counts differ. One actor per unit class
+serves every map through per-map views sharing its weights (``models.ClassPolicy.view``); the
+class's surrogate (and, in HATRPO, its KL and trust-region step) is one mean over the alive agents of
+the class on all maps, the factor ``M`` is kept per map's env step, and the random class order is
+drawn once per iteration over the union of the classes. The critic is one count-invariant,
+class-factored GNN critic for all maps (``models.build_multi_map_models``): each map's states go
+through that map's view only (never stacked with another map's), every minibatch holds the same
+share of each map's batch, and the value loss is one mean over all of them. We chose it over one
+critic head per map because it has one encoder per unit class whatever the team size, so each map's
+data trains the weights that value every other map, the checkpoint's critic binds to any covered map
+as the actors do, and there is one ``ValueNorm`` to keep (returns are on SMAC's common 0-20 scale);
+a per-map head was not measured against it. The first lines printed give the maps, envs per map,
+device and per-map sizes; TensorBoard has ``charts/episodic_return/<map>``,
+``charts/train_win_rate/<map>``, ``charts/win_rate/<map>`` and ``charts/eval_return/<map>`` beside
+the unsuffixed all-map tags (training: over all finished episodes; evaluation: the mean over the
+maps of ``eval_episodes`` greedy episodes each), and ``eval.csv`` one ``win_rate/<map>`` and
+``eval_return/<map>`` column per map. The checkpoints record every training map
+(``config["train_maps"]``; ``models.checkpoint_maps``) and load on any map whose classes they cover
+and whose entity widths match (``models.load_checkpoint``); the run folder is ``A+B__<exp_name>__...``.
+With one map everything (outputs, checkpoint and resume format) is as before. ``charts/env_time_fraction`` (also in the progress line and the final line) is the share of
+each iteration's wall time (rollout and update, evaluation excluded) spent in ``env.step``.
 
 Runs are kept as in ``happo_gnn.py``: a new folder ``runs/<run_name>/`` per run with
 ``run_meta.json``, TensorBoard events, ``eval.csv`` and, at every evaluation, ``<exp_name>.pt``

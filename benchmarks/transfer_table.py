@@ -377,7 +377,7 @@ def plot_matrix(rows: list, columns: list[str], path: Path, title: str) -> None:
     ax.set_xticks(range(len(columns)), columns, rotation=40, ha="right")
     ax.set_yticks(range(len(series)), labels)
     ax.set_xlabel("target map")
-    ax.set_ylabel("checkpoint: training map(s) (actor)")
+    ax.set_ylabel("checkpoint (actor)")
     ax.set_title(title, fontsize=9)
     fig.colorbar(im, ax=ax, label="greedy win rate", fraction=0.03)
     fig.tight_layout()
