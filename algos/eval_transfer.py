@@ -30,7 +30,7 @@ import tyro
 
 import sc2_envs
 from models import load_checkpoint
-from models.agents import CHECKPOINT_FORMAT, unit_classes
+from models.agents import CHECKPOINT_FORMAT, checkpoint_maps, unit_classes
 from models.entities import ObsParser
 from sc2_envs import runs
 from sc2_envs.evaluation import evaluate
@@ -128,16 +128,27 @@ def read_checkpoint(path: str) -> dict:
     return ckpt
 
 
+def source_label(config: dict) -> str:
+    """The training map(s) of a checkpoint config as one name: ``3m`` or, multi-map, ``3m+8m``."""
+    return "+".join(checkpoint_maps(config))
+
+
 def transfer_kind(source_map: str, target_map: str) -> str:
-    """``in-distribution`` (same map), ``scale-up`` / ``scale-down`` (more / fewer agents) or ``same-team-size``."""
-    if source_map == target_map:
+    """``in-distribution`` (a training map), ``scale-up`` / ``scale-down`` (more / fewer agents than every
+    training map), ``same-team-size`` (as many agents as a training map) or ``interpolation`` (between
+    the team sizes of a multi-map checkpoint's maps). ``source_map``: one map or ``A+B`` (:func:`source_label`)."""
+    sources = source_map.split("+")
+    if target_map in sources:
         return "in-distribution"
-    n_src, n_tgt = sc2_envs.get_map(source_map).n_agents, sc2_envs.get_map(target_map).n_agents
-    if n_tgt > n_src:
+    n_src = [sc2_envs.get_map(m).n_agents for m in sources]
+    n_tgt = sc2_envs.get_map(target_map).n_agents
+    if n_tgt > max(n_src):
         return "scale-up"
-    if n_tgt < n_src:
+    if n_tgt < min(n_src):
         return "scale-down"
-    return "same-team-size"
+    if n_tgt in n_src:
+        return "same-team-size"
+    return "interpolation"
 
 
 def _entity_columns(names: list[str]) -> list[str]:
@@ -159,7 +170,7 @@ def fit_error(config: dict, env_info: dict) -> str:
     training ones; for GNN actors, the per-entity feature names, move/timestep widths and the
     unit-type vocabulary equal the training ones (counts of allies and enemies may differ).
     """
-    target, source = env_info["map_name"], config["map_name"]
+    target, source = env_info["map_name"], source_label(config)
     classes = list(unit_classes(env_info))
     missing = [c for c in classes if c not in config["classes"]]
     if missing:
@@ -230,9 +241,9 @@ def evaluate_transfer(
     cfg = ckpt["config"]
     row = TransferRow(
         target_map=target_map,
-        source_map=cfg["map_name"],
+        source_map=source_label(cfg),
         actor_type=cfg["actor_type"],
-        kind=transfer_kind(cfg["map_name"], target_map),
+        kind=transfer_kind(source_label(cfg), target_map),
         checkpoint=path,
         source_steps=int(ckpt.get("global_step", 0)),
     )
@@ -258,11 +269,11 @@ def evaluate_transfer(
 
 
 def resolve_maps(maps: tuple[str, ...] | list[str], config: dict) -> list[str]:
-    """``maps`` if given, else the checkpoint's source map followed by :data:`DEFAULT_MAPS` of its classes."""
+    """``maps`` if given, else the checkpoint's training map(s) followed by :data:`DEFAULT_MAPS` of its classes."""
     if maps:
         out = list(maps)
     else:
-        out = [config["map_name"]] + list(DEFAULT_MAPS.get(frozenset(config["classes"]), ()))
+        out = checkpoint_maps(config) + list(DEFAULT_MAPS.get(frozenset(config["classes"]), ()))
     valid = set(sc2_envs.list_maps())
     bad = [m for m in out if m not in valid]
     if bad:
@@ -394,7 +405,7 @@ def main(args: Args, prepared: tuple | None = None) -> list[TransferRow]:
     for p, c in ckpts.items():
         cfg = c["config"]
         print(
-            f"  {p}: {cfg['actor_type']} actors {cfg['classes']} trained on {cfg['map_name']} for "
+            f"  {p}: {cfg['actor_type']} actors {cfg['classes']} trained on {source_label(cfg)} for "
             f"{c.get('global_step', 0)} env steps -> {plan[p]}"
         )
 

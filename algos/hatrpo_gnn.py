@@ -3,6 +3,7 @@
 """Train HATRPO agents on a SMAC map of the embedded simulator.
 
     python algos/hatrpo_gnn.py --map 2s3z
+    python algos/hatrpo_gnn.py --map 2s3z 3s5z --num-envs 256   # multi-map: one policy for both team sizes
 
 Each class actor takes one trust-region step per iteration: natural gradient of the M-weighted
 surrogate by conjugate gradient with Fisher-vector products of the *true* masked categorical KL
@@ -13,6 +14,31 @@ of the linear prediction.
 Classes are updated one after the other in a random order with HAPPO's factor ``M`` (see
 ``happo_gnn.py``); the critic, value normalisation, evaluation and logs are the same as there
 (``losses/kl/<class>``, ``losses/step_accepted/<class>`` report the line search).
+
+Multi-map training (``--map A B ...``, maps whose entity widths agree, e.g. 2s3z + 3s5z or 3m + 8m):
+``--num-envs`` is split evenly (it must be a multiple of the number of maps), each map runs its own
+batched simulator and keeps its own rollout buffer, GAE and advantage normalisation (its alive
+agents), since team sizes, obs/state widths and action counts differ. One actor per unit class
+serves every map through per-map views sharing its weights (``models.ClassPolicy.view``); the
+class's surrogate (and, in HATRPO, its KL and trust-region step) is one mean over the alive agents of
+the class on all maps, the factor ``M`` is kept per map's env step, and the random class order is
+drawn once per iteration over the union of the classes. The critic is one count-invariant,
+class-factored GNN critic for all maps (``models.build_multi_map_models``): each map's states go
+through that map's view only (never stacked with another map's), every minibatch holds the same
+share of each map's batch, and the value loss is one mean over all of them. We chose it over one
+critic head per map because it has one encoder per unit class whatever the team size, so each map's
+data trains the weights that value every other map, the checkpoint's critic binds to any covered map
+as the actors do, and there is one ``ValueNorm`` to keep (returns are on SMAC's common 0-20 scale);
+a per-map head was not measured against it. The first lines printed give the maps, envs per map,
+device and per-map sizes; TensorBoard has ``charts/episodic_return/<map>``,
+``charts/train_win_rate/<map>``, ``charts/win_rate/<map>`` and ``charts/eval_return/<map>`` beside
+the unsuffixed all-map tags (training: over all finished episodes; evaluation: the mean over the
+maps of ``eval_episodes`` greedy episodes each), and ``eval.csv`` one ``win_rate/<map>`` and
+``eval_return/<map>`` column per map. The checkpoints record every training map
+(``config["train_maps"]``; ``models.checkpoint_maps``) and load on any map whose classes they cover
+and whose entity widths match (``models.load_checkpoint``); the run folder is ``A+B__<exp_name>__...``.
+With one map everything (outputs, checkpoint and resume format) is as before. ``charts/env_time_fraction`` (also in the progress line and the final line) is the share of
+each iteration's wall time (rollout and update, evaluation excluded) spent in ``env.step``.
 
 Runs are kept as in ``happo_gnn.py``: a new folder ``runs/<run_name>/`` per run with
 ``run_meta.json``, TensorBoard events, ``eval.csv`` and, at every evaluation, ``<exp_name>.pt``
@@ -37,7 +63,7 @@ from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.tensorboard import SummaryWriter
 
-from models import build_models, save_checkpoint
+from models import build_multi_map_models, save_checkpoint, unit_classes
 from models.common import masked_mean
 from sc2_envs import runs
 from sc2_envs.evaluation import evaluate
@@ -68,8 +94,9 @@ class Args:
     """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s, --torch-threads and --track may change"""
 
     # Algorithm specific arguments
-    map: str = "2s3z"
-    """the SMAC map (sc2_envs.list_maps())"""
+    map: tuple[str, ...] = ("2s3z",)
+    """the SMAC map (sc2_envs.list_maps()), or several (`--map 2s3z 3s5z`) for multi-map training: one set of class
+    actors and one critic for all of them, --num-envs split evenly (one batched simulator per map)"""
     backend: str = "sim"
     """`sim` (embedded batched simulator) or `sc2` (real StarCraft II through SMAC; num_envs must be 1)"""
     actor: str = "gnn"
@@ -215,12 +242,21 @@ def masked_kl_fvp(make_dist, old_dist, active, params, v, damping):
 
     ``make_dist()`` builds the current ``MaskedCategorical`` (``[R, n_c]``) from ``params``; ``old_dist``
     is the same distribution detached, so ``H`` at the current parameters is the Fisher information.
-    Masked actions contribute nothing (their probability is exactly 0).
+    Masked actions contribute nothing (their probability is exactly 0). Multi-map: ``old_dist`` and
+    ``active`` may be lists with one entry per map and ``make_dist()`` then returns the list of the
+    maps' distributions; the mean runs over the alive agents of all maps together.
     """
     # Double backward needs the composite (math) attention kernel: the fused SDPA kernels have no
     # second derivative (as HARL disables cuDNN for its GRU here).
     with sdpa_kernel(SDPBackend.MATH):
-        kl = masked_mean(old_dist.kl(make_dist()), active)
+        if isinstance(old_dist, (list, tuple)):
+            new = make_dist()
+            kl = masked_mean(
+                torch.cat([o.kl(n).reshape(-1) for o, n in zip(old_dist, new, strict=True)]),
+                torch.cat([a.reshape(-1) for a in active]),
+            )
+        else:
+            kl = masked_mean(old_dist.kl(make_dist()), active)
         grad_kl = flat_grad(kl, params, create_graph=True)
         return flat_grad(grad_kl @ v, params) + damping * v
 
@@ -233,25 +269,47 @@ def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, a
     Surrogate ``L = mean_alive(M * ratio * A)``; ``x = F^-1 g`` by CG with the Fisher-vector product
     of the mean true KL(old || new) over alive agents (plus damping); full step
     ``sqrt(2 kl_threshold / x^T F x) x``; backtracking line search (HARL ``hatrpo.py``).
+
+    Multi-map: ``policy`` and every tensor argument may be lists with one entry per map
+    (``policy[k]``: the view bound to map ``k``, all sharing class ``c``'s actor; tensors with that
+    map's ``R_k`` and ``n_c,k``). Each map's observations only go through its own view; the
+    surrogate, the KL and the entropy are means over the alive agents of all maps together, and
+    ``old_logp`` / ``new_logp`` come back as lists.
     """
-    actor = policy.actors[c]
+    multi = isinstance(obs, (list, tuple))
+    if not multi:
+        policy, obs, avail, act, behaviour_logp, adv, factor, active = (
+            [x] for x in (policy, obs, avail, act, behaviour_logp, adv, factor, active)
+        )
+    pols = list(policy)
+    flat_active = torch.cat([a.reshape(-1) for a in active])
+    actor = pols[0].actors[c]
     params = [p for p in actor.parameters()]
     old_params = torch.nn.utils.parameters_to_vector(params).detach().clone()
+
+    def dists():
+        return [p.class_dist(c, o, a) for p, o, a in zip(pols, obs, avail, strict=True)]
+
     with torch.no_grad():
-        old_dist = policy.class_dist(c, obs, avail)
-        old_logp = old_dist.log_prob(act)
+        old_dist = dists()
+        old_logp = [d.log_prob(a) for d, a in zip(old_dist, act, strict=True)]
 
     def surrogate_and_kl():
-        dist = policy.class_dist(c, obs, avail)
-        ratio = torch.exp(dist.log_prob(act) - behaviour_logp)
-        surr = masked_mean(factor.unsqueeze(-1) * ratio * adv, active)
-        return surr, masked_mean(old_dist.kl(dist), active), dist
+        ds = dists()
+        terms = torch.cat(
+            [
+                (f.unsqueeze(-1) * torch.exp(d.log_prob(a) - b) * ad).reshape(-1)
+                for d, a, b, ad, f in zip(ds, act, behaviour_logp, adv, factor, strict=True)
+            ]
+        )
+        kl = torch.cat([o.kl(d).reshape(-1) for o, d in zip(old_dist, ds, strict=True)])
+        return masked_mean(terms, flat_active), masked_mean(kl, flat_active), ds
 
     surr, _, _ = surrogate_and_kl()
     g = flat_grad(surr, params)
 
     def fvp(v):
-        return masked_kl_fvp(lambda: policy.class_dist(c, obs, avail), old_dist, active, params, v, args.cg_damping)
+        return masked_kl_fvp(dists, old_dist, active, params, v, args.cg_damping)
 
     x = conjugate_gradient(fvp, g, args.cg_iters)
     shs = 0.5 * (x @ fvp(x))
@@ -278,16 +336,17 @@ def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, a
         if not accepted:
             torch.nn.utils.vector_to_parameters(old_params, params)
             kl_val, improve = 0.0, 0.0
-        new_logp = policy.class_dist(c, obs, avail).log_prob(act)
-        entropy = masked_mean(policy.class_dist(c, obs, avail).entropy(), active)
+        new_dist = dists()
+        new_logp = [d.log_prob(a) for d, a in zip(new_dist, act, strict=True)]
+        entropy = masked_mean(torch.cat([d.entropy().reshape(-1) for d in new_dist]), flat_active)
     return {
         "policy_loss": -surr_old - improve,
         "kl": kl_val,
         "step_accepted": float(accepted),
         "step_fraction": frac if accepted else 0.0,
         "entropy": float(entropy),
-        "old_logp": old_logp,
-        "new_logp": new_logp,
+        "old_logp": old_logp if multi else old_logp[0],
+        "new_logp": new_logp if multi else new_logp[0],
     }
 
 
@@ -303,6 +362,65 @@ def value_loss_fn(values, old_values, targets, clip_coef, clip_vloss, huber_delt
     return loss.mean()
 
 
+def map_seeds(seed: int, n_maps: int) -> list:
+    """The seed of each map's training simulator (evaluation: ``eval_seed`` of it).
+
+    One map: the run's int ``seed`` (env ``b`` draws from ``SeedSequence(seed, spawn_key=(b,))``, as
+    before multi-map training existed). Several maps: map ``k`` gets ``SeedSequence(seed,
+    spawn_key=(k,))``, so its env ``b`` has spawn key ``(k, b)``: no two maps, no single-map run and
+    no evaluation (spawn keys starting with ``EVAL_SPAWN_KEY``) share a stream (``sc2_envs.sim.rng``).
+    """
+    if n_maps == 1:
+        return [seed]
+    return [np.random.SeedSequence(seed, spawn_key=(k,)) for k in range(n_maps)]
+
+
+def minibatch_indices(sizes: list[int], num_minibatches: int, device) -> list[list[torch.Tensor]]:
+    """One epoch's minibatches over the batches of several maps.
+
+    Args:
+        sizes: ``R_k``, the env steps of map ``k``'s batch; each divisible by ``num_minibatches``.
+        num_minibatches: minibatches per epoch.
+
+    Returns:
+        ``num_minibatches`` lists of one int64 index tensor per map: minibatch ``j`` holds
+        ``R_k / num_minibatches`` shuffled rows (``torch.randperm``) of every map's own batch, so
+        each map keeps the same share in every minibatch and an index only ever addresses its own
+        map's tensors. With one map: CleanRL's ``randperm(R).split(R // num_minibatches)``.
+    """
+    splits = [torch.randperm(n, device=device).split(n // num_minibatches) for n in sizes]
+    return [list(mb) for mb in zip(*splits, strict=True)]
+
+
+def critic_minibatch_loss(critics, b_states, b_returns, b_values, inds, clip_coef, clip_vloss, huber_delta):
+    """HARL's value loss of one minibatch spread over several maps (one critic step).
+
+    ``critics[k]``: the critic bound to map ``k`` (views sharing one network and ``ValueNorm``);
+    ``b_states[k] [R_k, S_k]``, ``b_returns[k]``, ``b_values[k]`` ``[R_k]`` (unnormalised);
+    ``inds[k]``: map ``k``'s rows of the minibatch (:func:`minibatch_indices`). Map ``k``'s states
+    go only through ``critics[k]``, never stacked with another map's (their widths and layouts
+    differ); the values, targets and the loss are then pooled, one mean over all samples. The value
+    normaliser is updated with the minibatch's returns first (HARL ``v_critic.py``).
+    """
+    newvalue = torch.cat([critics[k](b_states[k][i]) for k, i in enumerate(inds)])
+    returns = torch.cat([b_returns[k][i] for k, i in enumerate(inds)])
+    old_values = torch.cat([b_values[k][i] for k, i in enumerate(inds)])
+    value_norm = critics[0].value_norm
+    value_norm.update(returns)
+    targets = value_norm.normalize(returns)
+    old_v = value_norm.normalize(old_values)
+    return value_loss_fn(newvalue, old_v, targets, clip_coef, clip_vloss, huber_delta)
+
+
+def args_record(args) -> dict:
+    """``asdict(args)`` as saved in checkpoints and resume files: ``map`` is the map name (a str)
+    for one map, as before multi-map training, and the list of names for several."""
+    d = asdict(args)
+    maps = list(d["map"])
+    d["map"] = maps[0] if len(maps) == 1 else maps
+    return d
+
+
 RESUME_CHANGEABLE = ("total_timesteps", "time_budget_s", "torch_threads", "track", "cuda")
 """The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
 
@@ -315,9 +433,24 @@ def check_args(args: Args) -> None:
         if not ok:
             runs.cli_error(f"--{flag.replace('_', '-')} {getattr(args, flag)!r}: expected {expected}")
 
+    maps = list(args.map)
+    if not maps:
+        runs.cli_error("--map: expected at least one map name")
+    bad = [m for m in maps if m not in list_maps()]
+    if bad:
+        shown = repr(maps[0]) if len(maps) == 1 else " ".join(maps)
+        runs.cli_error(
+            f"--map {shown}: expected one of " + ", ".join(list_maps()) + (f" (unknown: {bad})" if len(maps) > 1 else "")
+        )
+    if len(set(maps)) < len(maps):
+        runs.cli_error(f"--map {' '.join(maps)}: expected distinct maps (each map gets its own simulator)")
+    K = len(maps)
     need(args.backend in ("sim", "sc2"), "backend", "sim or sc2")
-    need(args.backend == "sim" or args.num_envs == 1, "num_envs", "1 with --backend sc2 (it runs one StarCraft II game)")
-    need(args.map in list_maps(), "map", "one of " + ", ".join(list_maps()))
+    need(
+        args.backend == "sim" or args.num_envs == K,
+        "num_envs",
+        "1 with --backend sc2 (it runs one StarCraft II game)" if K == 1 else f"{K} with --backend sc2 (one game per map)",
+    )
     need(args.actor in ("gnn", "mlp"), "actor", "gnn or mlp")
     for flag in ("num_envs", "num_steps", "num_minibatches", "update_epochs", "eval_episodes", "eval_interval", "hidden"):
         if hasattr(args, flag):
@@ -329,12 +462,26 @@ def check_args(args: Args) -> None:
     for flag in ("learning_rate", "critic_learning_rate", "clip_coef", "kl_threshold"):
         if hasattr(args, flag):
             need(getattr(args, flag) > 0, flag, "a value > 0")
-    batch = args.num_envs * args.num_steps
     need(
-        args.num_minibatches <= batch and batch % args.num_minibatches == 0,
-        "num_minibatches",
-        f"a divisor of the batch of {batch} env steps (--num-envs x --num-steps), for equal minibatches",
+        args.num_envs % K == 0,
+        "num_envs",
+        f"a multiple of the number of maps ({K}): the envs are split evenly, one batched simulator per map",
     )
+    batch = args.num_envs * args.num_steps
+    if K == 1:
+        need(
+            args.num_minibatches <= batch and batch % args.num_minibatches == 0,
+            "num_minibatches",
+            f"a divisor of the batch of {batch} env steps (--num-envs x --num-steps), for equal minibatches",
+        )
+    else:
+        per_map = batch // K
+        need(
+            args.num_minibatches <= per_map and per_map % args.num_minibatches == 0,
+            "num_minibatches",
+            f"a divisor of each map's batch of {per_map} env steps (--num-envs / {K} maps x --num-steps), so that "
+            "every minibatch holds the same share of every map",
+        )
     need(
         args.total_timesteps >= batch, "total_timesteps", f"at least one batch of {batch} env steps (--num-envs x --num-steps)"
     )
@@ -346,13 +493,18 @@ if __name__ == "__main__":
     if cli.resume:  # continue a run: its saved Args, with the few flags a continuation may change
         try:
             resumed, run_dir = runs.load_resume(cli.resume)
-            args = runs.resume_args(resumed["args"], cli, Args(), RESUME_CHANGEABLE)
+            saved = dict(resumed["args"])
+            saved["map"] = [saved["map"]] if isinstance(saved["map"], str) else list(saved["map"])
+            args = runs.resume_args(saved, cli, Args(), RESUME_CHANGEABLE)
+            args.map = tuple(args.map)
         except (OSError, ValueError) as e:
             runs.cli_error(str(e))
         args.resume = cli.resume
     else:
         args = cli
     check_args(args)
+    maps = list(args.map)
+    K = len(maps)  # number of training maps; one map is the classic single-map run
     args.batch_size = int(args.num_envs * args.num_steps)
     args.minibatch_size = int(args.batch_size // args.num_minibatches)
     args.num_iterations = max(1, args.total_timesteps // args.batch_size)
@@ -372,27 +524,36 @@ if __name__ == "__main__":
 
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
 
-    # env setup (before the run folder: a run that cannot start leaves none behind)
+    # env setup (before the run folder: a run that cannot start leaves none behind): one simulator per map
+    T, B = args.num_steps, args.num_envs
+    Bm = B // K  # envs per map
+    seeds = map_seeds(args.seed, K)
     try:
-        envs = make_env(args.backend, args.map, args.num_envs, device, args.seed)
-        eval_envs = make_env(
-            args.backend, args.map, args.eval_episodes if args.backend == "sim" else 1, device, eval_seed(args.seed)
-        )
+        envs = [make_env(args.backend, m, Bm, device, seeds[k]) for k, m in enumerate(maps)]
+        eval_envs = [
+            make_env(args.backend, m, args.eval_episodes if args.backend == "sim" else 1, device, eval_seed(seeds[k]))
+            for k, m in enumerate(maps)
+        ]
     except ImportError as e:  # sc2_envs.backends.SC2BackendUnavailable: SMAC, the game or its maps missing
         runs.cli_error(
             f"--backend {args.backend}: {str(e).splitlines()[0]} Expected oxwhirl SMAC, StarCraft II and SMAC's maps "
             "(see sc2_envs.backends.make_sc2_backend), or --backend sim"
         )
-    env_info = envs.get_env_info()
-    N, A, O, S = env_info["n_agents"], env_info["n_actions"], env_info["obs_shape"], env_info["state_shape"]
-
-    policy, critic = build_models(env_info, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device)
+    infos = [e.get_env_info() for e in envs]
+    env_info = infos[0]
+    try:
+        policy, critic, pols, crits = build_multi_map_models(
+            infos, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device
+        )
+    except ValueError as e:  # maps whose entity widths differ cannot share weights
+        runs.cli_error(f"--map {' '.join(maps)}: {e}")
     classes = list(policy.classes)
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
 
     # one new folder per run (never reused), or the resumed run's own folder
+    record = args_record(args)
     if run_dir is None:
-        run_dir = runs.make_run_dir("runs", f"{args.map}__{args.exp_name}__{args.seed}__{int(time.time())}")
+        run_dir = runs.make_run_dir("runs", f"{'+'.join(maps)}__{args.exp_name}__{args.seed}__{int(time.time())}")
         runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__))
     else:
         runs.note_resume(run_dir, from_global_step=resumed["global_step"], config=args)
@@ -404,7 +565,7 @@ if __name__ == "__main__":
             project=args.wandb_project_name,
             entity=args.wandb_entity,
             sync_tensorboard=True,
-            config=vars(args),
+            config=record,
             name=run_name,
             id=run_name,
             resume="allow",
@@ -415,54 +576,85 @@ if __name__ == "__main__":
     if resumed is None:
         writer.add_text(
             "hyperparameters",
-            "|param|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in vars(args).items()),
+            "|param|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in {**vars(args), **record}.items()),
         )
 
     n_params = policy.n_params()
-    print(
-        f"HATRPO ({args.actor}) on {args.map} | backend {args.backend} | {args.num_envs} envs x {args.num_steps} steps "
-        f"= {args.batch_size} env steps/iteration, {args.num_iterations} iterations | device {device}"
-    )
-    print(f"obs {O}, state {S}, actions {A}, agents {N}, episode limit {env_info['episode_limit']} env steps")
+    if K == 1:
+        N, A, O, S = env_info["n_agents"], env_info["n_actions"], env_info["obs_shape"], env_info["state_shape"]
+        print(
+            f"HATRPO ({args.actor}) on {maps[0]} | backend {args.backend} | {args.num_envs} envs x {args.num_steps} steps "
+            f"= {args.batch_size} env steps/iteration, {args.num_iterations} iterations | device {device}"
+        )
+        print(f"obs {O}, state {S}, actions {A}, agents {N}, episode limit {env_info['episode_limit']} env steps")
+    else:
+        print(
+            f"HATRPO ({args.actor}) on {K} maps {', '.join(maps)} | backend {args.backend} | {args.num_envs} envs "
+            f"({Bm} per map) x {args.num_steps} steps = {args.batch_size} env steps/iteration, "
+            f"{args.num_iterations} iterations | device {device} | one shared class-factored critic"
+        )
+        for m, info in zip(maps, infos, strict=True):
+            print(
+                f"  {m}: {Bm} envs, obs {info['obs_shape']}, state {info['state_shape']}, actions {info['n_actions']}, "
+                f"agents {info['n_agents']} ("
+                + ", ".join(f"{c} x{len(ids)}" for c, ids in unit_classes(info).items())
+                + f"), episode limit {info['episode_limit']} env steps"
+            )
     print(
         "classes: "
-        + ", ".join(f"{c} x{len(policy.class_agents[c])} ({n_params[c]:,} params)" for c in classes)
+        + ", ".join((f"{c} x{len(policy.class_agents[c])}" if K == 1 else c) + f" ({n_params[c]:,} params)" for c in classes)
         + f" | critic {sum(p.numel() for p in critic.parameters()):,} params"
     )
     print(f"logs: {run_dir} (tensorboard --logdir runs)", flush=True)
 
-    # ALGO Logic: Storage setup
-    T, B = args.num_steps, args.num_envs
-    obs = torch.zeros((T, B, N, O), device=device)
-    states = torch.zeros((T, B, S), device=device)
-    avails = torch.zeros((T, B, N, A), dtype=torch.bool, device=device)
-    actions = torch.zeros((T, B, N), dtype=torch.int64, device=device)
-    logprobs = torch.zeros((T, B, N), device=device)
-    rewards = torch.zeros((T, B), device=device)
-    terminateds = torch.zeros((T, B), dtype=torch.bool, device=device)
-    truncateds = torch.zeros((T, B), dtype=torch.bool, device=device)
-    final_values = torch.zeros((T, B), device=device)
-    values = torch.zeros((T, B), device=device)
+    # ALGO Logic: Storage setup (one rollout buffer per map: team sizes differ, states never mix)
+    bufs = []
+    for info in infos:
+        N, A, O, S = info["n_agents"], info["n_actions"], info["obs_shape"], info["state_shape"]
+        bufs.append(
+            {
+                "obs": torch.zeros((T, Bm, N, O), device=device),
+                "states": torch.zeros((T, Bm, S), device=device),
+                "avails": torch.zeros((T, Bm, N, A), dtype=torch.bool, device=device),
+                "actions": torch.zeros((T, Bm, N), dtype=torch.int64, device=device),
+                "logprobs": torch.zeros((T, Bm, N), device=device),
+                "rewards": torch.zeros((T, Bm), device=device),
+                "terminateds": torch.zeros((T, Bm), dtype=torch.bool, device=device),
+                "truncateds": torch.zeros((T, Bm), dtype=torch.bool, device=device),
+                "final_values": torch.zeros((T, Bm), device=device),
+                "values": torch.zeros((T, Bm), device=device),
+            }
+        )
+
+    def per_map(saved):
+        """A resume-file entry as a per-map list (single-map files hold the bare value)."""
+        return [saved] if K == 1 else list(saved)
+
+    def packed(values):
+        """A per-map list as stored in the resume file (the bare value for one map, as before)."""
+        return values[0] if K == 1 else list(values)
 
     # TRY NOT TO MODIFY: start the game (or continue the resumed one where it stopped)
     global_step, start_iteration, elapsed_before = 0, 0, 0.0
     win_rate, best = float("nan"), None
-    ep_return = torch.zeros(B, device=device)
-    ep_length = torch.zeros(B, device=device)
+    ep_return = [torch.zeros(Bm, device=device) for _ in maps]
+    ep_length = [torch.zeros(Bm, device=device) for _ in maps]
     if resumed is None:
-        next_obs = envs.reset(seed=args.seed)
+        next_obs = [env.reset(seed=seeds[k]) for k, env in enumerate(envs)]
     else:
         policy.load_state_dict(resumed["actors"])
         critic.load_state_dict(resumed["critic"])
         critic_optimizer.load_state_dict(resumed["optimizers"]["critic"])
-        if resumed["env"] is not None and hasattr(envs, "load_state_dict"):
-            envs.load_state_dict(resumed["env"])  # the simulator continues every env bit for bit
-            next_obs = {k: v.to(device) for k, v in resumed["next_obs"].items()}
-            ep_return.copy_(resumed["ep_return"])
-            ep_length.copy_(resumed["ep_length"])
+        if resumed["env"] is not None and all(hasattr(env, "load_state_dict") for env in envs):
+            next_obs = []
+            for k, env in enumerate(envs):  # the simulators continue every env bit for bit
+                env.load_state_dict(per_map(resumed["env"])[k])
+                next_obs.append({key: v.to(device) for key, v in per_map(resumed["next_obs"])[k].items()})
+                ep_return[k].copy_(per_map(resumed["ep_return"])[k])
+                ep_length[k].copy_(per_map(resumed["ep_length"])[k])
         else:  # a real game cannot be snapshot: its episodes in progress are lost, new ones start now
             print("the env state cannot be restored on this backend: new episodes start now")
-            next_obs = envs.reset()
+            next_obs = [env.reset() for env in envs]
         global_step, start_iteration = int(resumed["global_step"]), int(resumed["iteration"])
         elapsed_before, win_rate = float(resumed["elapsed_s"]), float(resumed["win_rate"])
         best = None if resumed["best"] is None else tuple(resumed["best"])
@@ -477,22 +669,40 @@ if __name__ == "__main__":
     eval_log = open(eval_path, "a", newline="")  # noqa: SIM115 -- open for the whole run
     eval_csv = csv.writer(eval_log)
     if new_csv:
-        eval_csv.writerow(["global_step", "wall_time_s", "win_rate", "eval_return", "iteration"])
+        per_map_columns = [f"{col}/{m}" for m in maps for col in ("win_rate", "eval_return")] if K > 1 else []
+        eval_csv.writerow(["global_step", "wall_time_s", "win_rate", "eval_return", "iteration", *per_map_columns])
     progress = runs.Progress(args.num_iterations, args.batch_size, start_iteration)
 
     def save_model_file(path):
         tmp = f"{path}.tmp"
-        save_checkpoint(tmp, policy, critic, env_info, asdict(args), global_step)
+        save_checkpoint(tmp, policy, critic, env_info, record, global_step, maps=maps)
         os.replace(tmp, path)
 
+    def sync():
+        if device.type == "cuda":  # kernels run asynchronously: time what the env has finished
+            torch.cuda.synchronize(device)
+
     def run_eval(iteration):
+        """Greedy evaluation on every training map; the all-map figure is the mean over the maps."""
         global best
         frames = [] if args.capture_video else None
-        res = evaluate(policy, eval_envs, args.eval_episodes, eval_seed(args.seed, iteration), frames=frames)
-        wr, ret = res["win_rate"], res["mean_return"]
+        results = [
+            evaluate(
+                pols[k], eval_envs[k], args.eval_episodes, eval_seed(seeds[k], iteration), frames=frames if k == 0 else None
+            )
+            for k in range(K)
+        ]
+        wr = sum(r["win_rate"] for r in results) / K
+        ret = sum(r["mean_return"] for r in results) / K
         writer.add_scalar("charts/win_rate", wr, global_step)
         writer.add_scalar("charts/eval_return", ret, global_step)
-        eval_csv.writerow([global_step, round(time.time() - start_time, 2), wr, ret, iteration])
+        per_map_values = []
+        if K > 1:
+            for m, r in zip(maps, results, strict=True):
+                writer.add_scalar(f"charts/win_rate/{m}", r["win_rate"], global_step)
+                writer.add_scalar(f"charts/eval_return/{m}", r["mean_return"], global_step)
+                per_map_values += [r["win_rate"], r["mean_return"]]
+        eval_csv.writerow([global_step, round(time.time() - start_time, 2), wr, ret, iteration, *per_map_values])
         eval_log.flush()
         if frames:
             from sc2_envs.render import save_episode_video
@@ -507,7 +717,7 @@ if __name__ == "__main__":
             runs.save_resume(
                 run_dir / runs.RESUME_FILE,
                 {
-                    "args": asdict(args),
+                    "args": record,
                     "iteration": iteration,
                     "global_step": global_step,
                     "elapsed_s": time.time() - start_time,
@@ -517,125 +727,184 @@ if __name__ == "__main__":
                     "critic": critic.state_dict(),
                     "optimizers": {"critic": critic_optimizer.state_dict()},
                     "rng": runs.rng_state(),
-                    "env": envs.state_dict() if hasattr(envs, "state_dict") else None,
-                    "next_obs": next_obs,
-                    "ep_return": ep_return,
-                    "ep_length": ep_length,
+                    "env": packed([env.state_dict() for env in envs])
+                    if all(hasattr(env, "state_dict") for env in envs)
+                    else None,
+                    "next_obs": packed(next_obs),
+                    "ep_return": packed(ep_return),
+                    "ep_length": packed(ep_length),
                 },
             )
         return wr
 
     stopper = runs.GracefulStop().install()  # SIGINT / SIGTERM: finish the iteration, then stop
     iteration = start_iteration
+    env_share_sum, env_share_n = 0.0, 0
     for iteration in range(start_iteration + 1, args.num_iterations + 1):
+        iter_start, env_time = time.perf_counter(), 0.0
         if args.anneal_lr:
             frac = 1.0 - (iteration - 1.0) / args.num_iterations
             critic_optimizer.param_groups[0]["lr"] = frac * args.critic_learning_rate
 
-        fin_return = torch.zeros((), device=device)
-        fin_length = torch.zeros((), device=device)
-        fin_won = torch.zeros((), device=device)
-        fin_count = torch.zeros((), device=device)
+        fin = [torch.zeros(4, device=device) for _ in maps]  # per map: return, length, won, count of finished episodes
         for step in range(T):
             global_step += B
-            obs[step], states[step], avails[step] = next_obs["obs"], next_obs["state"], next_obs["avail_actions"]
+            for k in range(K):
+                buf, nobs = bufs[k], next_obs[k]
+                buf["obs"][step], buf["states"][step], buf["avails"][step] = nobs["obs"], nobs["state"], nobs["avail_actions"]
 
-            # ALGO LOGIC: action logic
-            with torch.no_grad():
-                action, logprob = policy.act(next_obs["obs"], next_obs["avail_actions"])
-                values[step] = critic.value_norm.denormalize(critic(next_obs["state"]))
-            actions[step], logprobs[step] = action, logprob
-
-            # TRY NOT TO MODIFY: execute the game and log data.
-            next_obs = envs.step(action)
-            rewards[step] = next_obs["reward"]
-            terminateds[step], truncateds[step] = next_obs["terminated"], next_obs["truncated"]
-            bootstrap = next_obs["truncated"] & ~next_obs["terminated"]
-            final_values[step] = 0.0
-            if bool(bootstrap.any()):
+                # ALGO LOGIC: action logic
                 with torch.no_grad():
-                    v_final = critic.value_norm.denormalize(critic(next_obs["final_state"]))
-                final_values[step] = torch.where(bootstrap, v_final, 0.0)
-            ep_return += next_obs["reward"]
-            ep_length += 1
-            done = (next_obs["terminated"] | next_obs["truncated"]).float()
-            fin_return += (ep_return * done).sum()
-            fin_length += (ep_length * done).sum()
-            fin_won += (next_obs["battle_won"].float() * done).sum()
-            fin_count += done.sum()
-            ep_return *= 1.0 - done
-            ep_length *= 1.0 - done
+                    action, logprob = pols[k].act(nobs["obs"], nobs["avail_actions"])
+                    buf["values"][step] = crits[k].value_norm.denormalize(crits[k](nobs["state"]))
+                buf["actions"][step], buf["logprobs"][step] = action, logprob
 
-        n_fin = float(fin_count)
-        if n_fin > 0:
-            writer.add_scalar("charts/episodic_return", float(fin_return) / n_fin, global_step)
-            writer.add_scalar("charts/episodic_length", float(fin_length) / n_fin, global_step)
-            writer.add_scalar("charts/train_win_rate", float(fin_won) / n_fin, global_step)
+                # TRY NOT TO MODIFY: execute the game and log data.
+                sync()
+                t_env = time.perf_counter()
+                nobs = next_obs[k] = envs[k].step(action)
+                sync()
+                env_time += time.perf_counter() - t_env
+                buf["rewards"][step] = nobs["reward"]
+                buf["terminateds"][step], buf["truncateds"][step] = nobs["terminated"], nobs["truncated"]
+                bootstrap = nobs["truncated"] & ~nobs["terminated"]
+                buf["final_values"][step] = 0.0
+                if bool(bootstrap.any()):
+                    with torch.no_grad():
+                        v_final = crits[k].value_norm.denormalize(crits[k](nobs["final_state"]))
+                    buf["final_values"][step] = torch.where(bootstrap, v_final, 0.0)
+                ep_return[k] += nobs["reward"]
+                ep_length[k] += 1
+                done = (nobs["terminated"] | nobs["truncated"]).float()
+                fin[k] += torch.stack(
+                    [
+                        (ep_return[k] * done).sum(),
+                        (ep_length[k] * done).sum(),
+                        (nobs["battle_won"].float() * done).sum(),
+                        done.sum(),
+                    ]
+                )
+                ep_return[k] *= 1.0 - done
+                ep_length[k] *= 1.0 - done
 
-        # bootstrap value if not done
-        with torch.no_grad():
-            next_value = critic.value_norm.denormalize(critic(next_obs["state"]))
-            advantages, returns = compute_gae(
-                rewards, values, next_value, terminateds, truncateds, final_values, args.gamma, args.gae_lambda
-            )
+        fin_all = torch.stack(fin).sum(0)
+        n_fin = float(fin_all[3])
+        if n_fin > 0:  # all maps: the mean over the episodes that finished, whichever map they were on
+            writer.add_scalar("charts/episodic_return", float(fin_all[0]) / n_fin, global_step)
+            writer.add_scalar("charts/episodic_length", float(fin_all[1]) / n_fin, global_step)
+            writer.add_scalar("charts/train_win_rate", float(fin_all[2]) / n_fin, global_step)
+        if K > 1:
+            for m, f in zip(maps, fin, strict=True):
+                if float(f[3]) > 0:
+                    writer.add_scalar(f"charts/episodic_return/{m}", float(f[0] / f[3]), global_step)
+                    writer.add_scalar(f"charts/episodic_length/{m}", float(f[1] / f[3]), global_step)
+                    writer.add_scalar(f"charts/train_win_rate/{m}", float(f[2] / f[3]), global_step)
 
-        # flatten the batch over env steps; agents stay a separate dimension
-        b_obs, b_states, b_avails = obs.reshape(T * B, N, O), states.reshape(T * B, S), avails.reshape(T * B, N, A)
-        b_actions, b_logprobs = actions.reshape(T * B, N), logprobs.reshape(T * B, N)
-        b_returns, b_values = returns.reshape(-1), values.reshape(-1)
-        b_active = (~b_avails[..., 0]).float()  # SMAC: only dead agents may (and must) take the no-op
-        b_adv = advantages.reshape(-1, 1).expand(-1, N)
-        if args.norm_adv:
-            mean = masked_mean(b_adv, b_active)
-            std = masked_mean((b_adv - mean) ** 2, b_active).sqrt()
-            b_adv = (b_adv - mean) / (std + 1e-5)
+        # per map: bootstrap value if not done, GAE, then flatten over env steps (agents stay a dimension)
+        mb_data = []
+        for k in range(K):
+            buf, info = bufs[k], infos[k]
+            N, A, O, S = info["n_agents"], info["n_actions"], info["obs_shape"], info["state_shape"]
+            with torch.no_grad():
+                next_value = crits[k].value_norm.denormalize(crits[k](next_obs[k]["state"]))
+                advantages, returns = compute_gae(
+                    buf["rewards"],
+                    buf["values"],
+                    next_value,
+                    buf["terminateds"],
+                    buf["truncateds"],
+                    buf["final_values"],
+                    args.gamma,
+                    args.gae_lambda,
+                )
+            d = {
+                "obs": buf["obs"].reshape(T * Bm, N, O),
+                "states": buf["states"].reshape(T * Bm, S),
+                "avails": buf["avails"].reshape(T * Bm, N, A),
+                "actions": buf["actions"].reshape(T * Bm, N),
+                "logprobs": buf["logprobs"].reshape(T * Bm, N),
+                "returns": returns.reshape(-1),
+                "values": buf["values"].reshape(-1),
+            }
+            d["active"] = (~d["avails"][..., 0]).float()  # SMAC: only dead agents may (and must) take the no-op
+            adv = advantages.reshape(-1, 1).expand(-1, N)
+            if args.norm_adv:  # per map, over its alive agents: each map's advantages on one scale
+                mean = masked_mean(adv, d["active"])
+                std = masked_mean((adv - mean) ** 2, d["active"]).sqrt()
+                adv = (adv - mean) / (std + 1e-5)
+            d["adv"] = adv
+            mb_data.append(d)
+        sizes = [T * Bm] * K
+        mb_size = T * Bm // args.num_minibatches  # rows of each map per minibatch
 
-        # ALGO LOGIC: HATRPO sequential update of the class actors with the factor M
-        factor = torch.ones(T * B, device=device)
+        # ALGO LOGIC: HATRPO sequential update of the class actors with the factor M (one M per map's env steps)
+        factor = [torch.ones(T * Bm, device=device) for _ in maps]
         order = list(range(len(classes))) if args.fixed_order else torch.randperm(len(classes)).tolist()
         for ci in order:
             c = classes[ci]
-            ids = policy.agent_ids(c)
-            c_obs, c_avail, c_act = b_obs[:, ids], b_avails[:, ids], b_actions[:, ids]
-            c_logp, c_active, c_adv = b_logprobs[:, ids], b_active[:, ids], b_adv[:, ids]
-            if float(c_active.sum()) == 0:  # the whole class was dead for the whole batch (HARL skips it)
+            on = [k for k in range(K) if c in pols[k].class_agents]  # the maps with agents of this class
+            cd = {}
+            for k in on:
+                ids = pols[k].agent_ids(c)
+                cd[k] = {key: mb_data[k][key][:, ids] for key in ("obs", "avails", "actions", "logprobs", "active", "adv")}
+            if sum(float(cd[k]["active"].sum()) for k in on) == 0:  # the whole class was dead for the whole batch
                 continue
-            stats = trpo_step(policy, c, c_obs, c_avail, c_act, c_logp, c_adv, factor, c_active, args)
-            factor = happo_factor_update(factor, stats.pop("new_logp"), stats.pop("old_logp"), c_active)
-            for k, v in stats.items():
-                writer.add_scalar(f"losses/{k}/{c}", v, global_step)
-        writer.add_scalar("charts/happo_factor_mean", float(factor.mean()), global_step)
-        writer.add_scalar("charts/happo_factor_std", float(factor.std()), global_step)
+            stats = trpo_step(
+                [pols[k] for k in on],
+                c,
+                *([cd[k][key] for k in on] for key in ("obs", "avails", "actions", "logprobs", "adv")),
+                [factor[k] for k in on],
+                [cd[k]["active"] for k in on],
+                args,
+            )
+            old_logp, new_logp = stats.pop("old_logp"), stats.pop("new_logp")
+            for j, k in enumerate(on):
+                factor[k] = happo_factor_update(factor[k], new_logp[j], old_logp[j], cd[k]["active"])
+            for key, v in stats.items():
+                writer.add_scalar(f"losses/{key}/{c}", v, global_step)
+        all_factors = torch.cat(factor)
+        writer.add_scalar("charts/happo_factor_mean", float(all_factors.mean()), global_step)
+        writer.add_scalar("charts/happo_factor_std", float(all_factors.std()), global_step)
 
-        # ALGO LOGIC: critic update (once, after all actors; HARL VCritic)
+        # ALGO LOGIC: critic update (once, after all actors; HARL VCritic), each map's states through its own view
+        b_states = [d["states"] for d in mb_data]
+        b_returns = [d["returns"] for d in mb_data]
+        b_values = [d["values"] for d in mb_data]
         for _epoch in range(args.update_epochs):
-            b_inds = torch.randperm(T * B, device=device)
-            for mb_inds in b_inds.split(args.minibatch_size):
-                newvalue = critic(b_states[mb_inds])
-                critic.value_norm.update(b_returns[mb_inds])
-                targets = critic.value_norm.normalize(b_returns[mb_inds])
-                old_v = critic.value_norm.normalize(b_values[mb_inds])
-                v_loss = value_loss_fn(newvalue, old_v, targets, args.clip_coef, args.clip_vloss, args.huber_delta)
+            for mb_inds in minibatch_indices(sizes, args.num_minibatches, device):
+                v_loss = critic_minibatch_loss(
+                    crits, b_states, b_returns, b_values, mb_inds, args.clip_coef, args.clip_vloss, args.huber_delta
+                )
                 critic_optimizer.zero_grad()
                 (v_loss * args.vf_coef).backward()
                 nn.utils.clip_grad_norm_(critic.parameters(), args.max_grad_norm)
                 critic_optimizer.step()
 
-        y_pred, y_true = b_values, b_returns
+        y_pred, y_true = torch.cat(b_values), torch.cat(b_returns)
         var_y = torch.var(y_true)
         explained_var = float("nan") if var_y == 0 else float(1 - torch.var(y_true - y_pred) / var_y)
 
         # TRY NOT TO MODIFY: record rewards for plotting purposes
         sps = int(global_step / (time.time() - start_time))
+        env_share = env_time / max(time.perf_counter() - iter_start, 1e-9)  # rollout + update, before evaluation
+        env_share_sum, env_share_n = env_share_sum + env_share, env_share_n + 1
         writer.add_scalar("charts/learning_rate", critic_optimizer.param_groups[0]["lr"], global_step)
         writer.add_scalar("losses/value_loss", float(v_loss.detach()), global_step)
         writer.add_scalar("losses/explained_variance", explained_var, global_step)
         writer.add_scalar("charts/SPS", sps, global_step)
+        writer.add_scalar("charts/env_time_fraction", env_share, global_step)
         out_of_time = args.time_budget_s > 0 and time.time() - session_start > args.time_budget_s
         stopping = stopper.requested or out_of_time
         if iteration % args.eval_interval == 0 or iteration == args.num_iterations or stopping:
             win_rate = run_eval(iteration)
-        progress.update(iteration, global_step, float(fin_return) / n_fin if n_fin > 0 else None, win_rate, sps)
+        progress.update(
+            iteration,
+            global_step,
+            float(fin_all[0]) / n_fin if n_fin > 0 else None,
+            win_rate,
+            sps,
+            extra={"env": f"{env_share:.0%}"},
+        )
         if stopping:
             break
 
@@ -659,8 +928,10 @@ if __name__ == "__main__":
         if args.save_model
         else "no checkpoint (--no-save-model)"
     )
+    env_note = f", env {env_share_sum / env_share_n:.0%} of the iteration time" if env_share_n else ""
+    over = f"{args.eval_episodes} episodes" + (f" on each of {K} maps (mean)" if K > 1 else "")
     print(
-        f"{how}: {global_step} env steps, {time.time() - start_time:.0f} s, greedy win rate {win_rate:.3f} over "
-        f"{args.eval_episodes} episodes | run folder {run_dir}: eval.csv, TensorBoard events, {saved}",
+        f"{how}: {global_step} env steps, {time.time() - start_time:.0f} s{env_note}, greedy win rate {win_rate:.3f} over "
+        f"{over} | run folder {run_dir}: eval.csv, TensorBoard events, {saved}",
         flush=True,
     )

@@ -15,6 +15,10 @@ the MLP checkpoints):
   checkpoints (100 greedy episodes per pair, evaluation seed 0, CPU).
 * ``checkpoints/transfer_mlp.csv``: ``benchmarks/transfer_table.py --actors mlp`` (trains the two
   MLP baselines for 102,400 env steps each, then evaluates them the same way).
+* ``checkpoints/transfer_matrix.csv`` / ``.md`` / ``.png``: ``benchmarks/transfer_table.py --matrix``
+  on every shipped checkpoint ``checkpoints/*.pt`` (single- and multi-map), 100 greedy episodes per
+  cell on every map sharing a unit class with a checkpoint (n/a cells where it cannot play). The
+  README's transfer-matrix picture is that PNG; the Markdown is not (yet) rendered into a doc block.
 
 ``checkpoints/figures.json`` records, per step, the commit, date, exact command and run time of its
 last regeneration.
@@ -45,6 +49,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 CKPT = REPO / "checkpoints"
 GNN_CSV, GNN_PNG, MLP_CSV = CKPT / "transfer_gnn.csv", CKPT / "transfer_gnn.png", CKPT / "transfer_mlp.csv"
+MATRIX = {ext: CKPT / f"transfer_matrix.{ext}" for ext in ("csv", "md", "png")}
 META = CKPT / "figures.json"
 WORK = Path("runs") / "regenerate_docs"  # outputs of the commands (MLP checkpoints, logs), relative to REPO
 DOCS = [REPO / "docs" / "transfer.md", CKPT / "README.md"]
@@ -98,6 +103,22 @@ def commands(out: Path) -> dict[str, list[str]]:
             "--out-dir",
             str(out / "mlp"),
         ],
+        "transfer_matrix": [
+            py,
+            "benchmarks/transfer_table.py",
+            "--matrix",
+            "--sources",
+            "--checkpoints",
+            *sorted(str(p.relative_to(REPO)) for p in CKPT.glob("*.pt")),
+            "--episodes",
+            "100",
+            "--eval-seed",
+            "0",
+            "--device",
+            "cpu",
+            "--out-dir",
+            str(out / "matrix"),
+        ],
     }
 
 
@@ -108,6 +129,7 @@ def outputs(out: Path) -> dict[str, list[tuple[Path, Path]]]:
     return {
         "transfer_gnn": [(gnn[-1] / "transfer.csv", GNN_CSV), (gnn[-1] / "transfer.png", GNN_PNG)],
         "transfer_mlp": [(out / "mlp" / "transfer_table.csv", MLP_CSV)],
+        "transfer_matrix": [(out / "matrix" / f"transfer_matrix.{ext}", shipped) for ext, shipped in MATRIX.items()],
     }
 
 
@@ -243,7 +265,7 @@ def run_steps(steps: list[str]) -> None:
         for produced, shipped in outputs(REPO / out)[step]:
             if not produced.is_file():
                 raise SystemExit(f"[{step}] did not write {produced}")
-            if shipped.suffix == ".csv":  # checkpoint paths relative to the repository, never this machine's
+            if shipped.suffix in (".csv", ".md"):  # checkpoint paths relative to the repository, never this machine's
                 shipped.write_bytes(produced.read_bytes().replace(f"{REPO}{os.sep}".encode(), b""))
             else:
                 shutil.copyfile(produced, shipped)

@@ -117,6 +117,25 @@ class ClassPolicy(nn.Module):
         }
         return self
 
+    def view(self, env_info: dict) -> ClassPolicy:
+        """A policy bound to ``env_info`` that shares this policy's actors (the same parameters).
+
+        Multi-map training binds one view per map: the routing (agents of each class, entity
+        parser, heal targets) is per map, the class actors and their optimiser state are shared, so
+        a gradient step through any view changes every view. ``state_dict`` of a view equals this
+        policy's.
+
+        Raises:
+            ValueError: the actors cannot serve ``env_info`` (see :meth:`bind`).
+        """
+        other = ClassPolicy.__new__(ClassPolicy)
+        nn.Module.__init__(other)
+        other.actor_type, other.classes, other.spec = self.actor_type, list(self.classes), dict(self.spec)
+        other.hparams = dict(self.hparams)
+        other.actors = self.actors
+        other.class_agents = {}
+        return other.bind(env_info)
+
     def config(self) -> dict:
         """What :meth:`from_config` needs to rebuild this policy (then load its ``state_dict``).
 
@@ -262,6 +281,20 @@ class CentralCritic(nn.Module):
         self._slots = {c: torch.tensor(ids, dtype=torch.int64, device=device) for c, ids in classes.items()}
         return self
 
+    def view(self, env_info: dict) -> CentralCritic:
+        """A critic bound to ``env_info`` sharing this critic's network and ``ValueNorm`` (same parameters
+        and statistics; see :meth:`ClassPolicy.view`).
+
+        Raises:
+            ValueError: the critic cannot serve ``env_info`` (see :meth:`bind`).
+        """
+        other = CentralCritic.__new__(CentralCritic)
+        nn.Module.__init__(other)
+        other.critic_type, other.classes, other.spec = self.critic_type, list(self.classes), dict(self.spec)
+        other.hparams = dict(self.hparams)
+        other.net, other.value_norm = self.net, self.value_norm
+        return other.bind(env_info)
+
     def forward(self, state: torch.Tensor) -> torch.Tensor:
         """Normalised value ``[*]`` of ``state [*, state_size]``."""
         if self.critic_type == "mlp":
@@ -314,14 +347,91 @@ def build_models(
     return policy, critic
 
 
+def _model_specs(env_info: dict, actor_type: str) -> tuple[dict, dict]:
+    """(policy spec, critic spec) of ``env_info``: the sizes the weights of ``actor_type`` models depend on."""
+    if actor_type == "gnn":
+        return ObsParser(env_info).dims(), StateParser(env_info).dims()
+    if actor_type == "mlp":
+        return (
+            {"obs_size": int(env_info["obs_shape"]), "n_actions": int(env_info["n_actions"])},
+            {"state_size": int(env_info["state_shape"])},
+        )
+    raise ValueError(f"actor_type {actor_type!r}; expected one of {ACTOR_TYPES}")
+
+
+def build_multi_map_models(
+    env_infos: list[dict],
+    actor_type: str = "gnn",
+    hidden: int = 64,
+    heads: int = 4,
+    actor_layers: int = 1,
+    critic_layers: int = 1,
+    device: str | torch.device = "cpu",
+) -> tuple[ClassPolicy, CentralCritic, list[ClassPolicy], list[CentralCritic]]:
+    """One set of class actors and one critic for several maps (multi-map training).
+
+    The actors and the critic have one encoder per unit class of the union of the maps' classes
+    (first-seen order) and are bound to each map through a view (:meth:`ClassPolicy.view`,
+    :meth:`CentralCritic.view`) that shares their parameters. With one map this builds exactly
+    what :func:`build_models` builds (same classes, same initialisation order).
+
+    Args:
+        env_infos: ``get_env_info()`` of each map, in training order (at least one).
+        actor_type, hidden, heads, actor_layers, critic_layers, device: as :func:`build_models`.
+
+    Returns:
+        ``(policy, critic, policies, critics)``: the models bound to ``env_infos[0]`` and the list
+        of per-map views (``policies[0] is policy``, ``critics[0] is critic``).
+
+    Raises:
+        ValueError: no map, or maps whose entity widths / unit-type vocabulary (GNN) or flat
+            obs/action/state sizes (MLP) differ, so that no one set of weights reads all of them;
+            the message names the maps and the sizes.
+    """
+    if not env_infos:
+        raise ValueError("build_multi_map_models needs at least one env_info")
+    classes = list(dict.fromkeys(c for info in env_infos for c in unit_classes(info)))
+    pspec, cspec = _model_specs(env_infos[0], actor_type)
+    for info in env_infos[1:]:
+        p, c = _model_specs(info, actor_type)
+        if (p, c) != (pspec, cspec):
+            hint = " (a flat MLP needs identical sizes on every map; use --actor gnn)" if actor_type == "mlp" else ""
+            raise ValueError(
+                f"maps {env_infos[0].get('map_name')} and {info.get('map_name')} cannot share {actor_type} models: "
+                f"actor sizes {pspec} vs {p}, critic sizes {cspec} vs {c}{hint}"
+            )
+    policy = ClassPolicy(actor_type, classes, pspec, hidden, heads, actor_layers).to(device).bind(env_infos[0])
+    critic = CentralCritic(actor_type, classes, cspec, hidden, heads, critic_layers).to(device).bind(env_infos[0])
+    policies = [policy] + [policy.view(info) for info in env_infos[1:]]
+    critics = [critic] + [critic.view(info) for info in env_infos[1:]]
+    return policy, critic, policies, critics
+
+
+def checkpoint_maps(config: dict) -> list[str]:
+    """The training maps recorded in a checkpoint's ``config``: ``train_maps`` of a multi-map
+    checkpoint, else ``[map_name]``."""
+    return list(config.get("train_maps") or [config["map_name"]])
+
+
 def save_checkpoint(
-    path: str, policy: ClassPolicy, critic: CentralCritic, env_info: dict, args: dict, global_step: int = 0
+    path: str,
+    policy: ClassPolicy,
+    critic: CentralCritic,
+    env_info: dict,
+    args: dict,
+    global_step: int = 0,
+    maps: list[str] | None = None,
 ) -> None:
     """Write a checkpoint readable with ``torch.load(path, weights_only=True)``.
 
     Keys: ``format``, ``config`` (map, actor type, classes and agent ids, network sizes, entity
     widths, obs/state sizes and layouts, n_actions), ``args`` (the training ``Args`` as a dict),
     ``global_step`` (env steps), ``actors`` / ``critic`` (state dicts, CPU tensors).
+
+    Multi-map training (``maps`` with two or more names): ``config["train_maps"]`` lists every
+    training map; ``map_name``, the agent ids and the sizes are those of the first map
+    (``env_info``), whose layout every other map shares (:func:`build_multi_map_models` checked it).
+    With ``maps`` None or one map the checkpoint has no ``train_maps`` key (the single-map format).
     """
 
     def cpu(sd: dict) -> dict:
@@ -344,6 +454,10 @@ def save_checkpoint(
         "obs_layout": env_info.get("obs_layout"),
         "state_layout": env_info.get("state_layout"),
     }
+    if maps is not None and len(maps) > 1:
+        if maps[0] != env_info.get("map_name"):
+            raise ValueError(f"maps {list(maps)}: the first must be env_info's map {env_info.get('map_name')!r}")
+        config["train_maps"] = list(maps)
     torch.save(
         {
             "format": CHECKPOINT_FORMAT,
@@ -359,6 +473,10 @@ def save_checkpoint(
 
 def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu", with_critic: bool = True):
     """Rebuild the models of a checkpoint and bind them to ``env_info`` (possibly another map).
+
+    Any map whose unit classes all have an actor in the checkpoint and whose entity widths equal
+    the training ones can be served by a GNN checkpoint, single- or multi-map (the count-invariant
+    actors and critic do not depend on team sizes); an MLP checkpoint only its training sizes.
 
     Returns:
         ``(policy, critic_or_None, checkpoint_dict)``.

@@ -444,13 +444,22 @@ class Progress:
                 file=self.stream,
             )
 
-    def update(self, iteration: int, global_step: int, ret: float | None, win: float, sps: int | float) -> str:
+    def update(
+        self,
+        iteration: int,
+        global_step: int,
+        ret: float | None,
+        win: float,
+        sps: int | float,
+        extra: dict[str, Any] | None = None,
+    ) -> str:
         """Report iteration ``iteration`` (1-based). ``ret``: mean return of the training episodes
         that finished in it (``None`` if none did: the last known one is shown, nothing before the
-        first). Returns the text of the fields."""
+        first). ``extra``: further ``name=value`` fields shown after ``sps`` (e.g. the env's share
+        of the iteration time). Returns the text of the fields."""
         if ret is not None:
             self.last_return = ret
-        fields = format_progress(self.last_return, win, sps)
+        fields = format_progress(self.last_return, win, sps, **(extra or {}))
         if self.bar is not None:
             self.bar.update(self.batch_size)
             self.bar.set_postfix_str(fields)
