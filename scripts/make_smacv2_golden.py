@@ -680,6 +680,89 @@ def build_sizes(mods, smacv2_root: Path) -> dict:
     return {"generator": f"SMACv2 (oxwhirl/smacv2 {SMACV2_COMMIT[:7]}) size functions, example configs", "sizes": out}
 
 
+def _probe_env(mods, smacv2_root: Path, race: str, conic_fov: bool):
+    """A 5 vs 5 env of ``race`` whose game-dependent fields are filled in, for single-unit probes."""
+    starcraft2, wrapper_mod, _, sc, _ = mods
+    env = wrapper_mod.StarCraftCapabilityEnvWrapper(**load_env_args(smacv2_root, race, 5, 5, conic_fov)).env
+    env.map_x = env.map_y = env.max_distance_x = env.max_distance_y = MAP_SIZE
+    env.pathing_grid = np.ones((MAP_SIZE, MAP_SIZE), dtype=bool)
+    env._controller = ScriptedGame(sc, env, [])
+    env._init_ally_unit_types(0)
+    _register_type_names(env)
+    env.obs_enemies = np.ones((env.n_enemies, env.n_agents))
+    env.enemy_tags = [None] * env.n_enemies
+    return env, sc
+
+
+def _probe_unit(sc, env, name: str, ally: bool, x: float, y: float, alive: bool = True):
+    stats = ALLY_STATS if ally else ENEMY_STATS
+    hmax, smax, _ = stats[name]
+    tid = env.ally_unit_map[name] if ally else env.enemy_unit_map[name]
+    u = sc.raw.Unit(unit_type=int(tid), owner=1 if ally else 2)
+    u.pos.x, u.pos.y, u.pos.z = x, y, TERRAIN_Z
+    u.health, u.health_max, u.shield, u.shield_max = (hmax if alive else 0), hmax, smax, smax
+    return u
+
+
+def build_probes(mods, smacv2_root: Path) -> dict:
+    """Range boundaries per unit type and the conic field of view, from SMACv2's own functions.
+
+    ``ranges``: agent 0 (each unit type) at (16, 16) and one live enemy of its race at (16 + d, 16),
+    every other unit dead, for d at and around the unit's sight and attack ranges; what
+    ``get_obs_agent`` shows of that enemy (its feature block) and whether ``get_avail_agent_actions``
+    lets the agent attack it (for a medivac: heal a live ally marine/marauder/... placed there).
+    ``cone``: with conic FOV, agent 0 (a stalker, sight 10, attack 6) at (16, 16) facing each of the 12
+    look directions; for targets at bearings 0, 10, ..., 350 degrees and distances 3 and 8,
+    SMACv2's ``is_position_in_cone`` against the sight range and the attack range.
+    """
+    out = {"generator": f"SMACv2 (oxwhirl/smacv2 {SMACV2_COMMIT[:7]}) get_obs_agent / get_avail_agent_actions / "
+           "is_position_in_cone on hand-placed units", "ranges": [], "cone": {}}  # fmt: skip
+    for race, names in RACE_UNITS.items():
+        for conic in (False, True):
+            env, sc = _probe_env(mods, smacv2_root, race, conic)
+            nf = env.get_obs_enemy_feats_size()[1]
+            move = env.get_obs_move_feats_size()
+            for name in names:
+                env.agents = {0: _probe_unit(sc, env, name, True, 16.0, 16.0)}
+                for i in range(1, 5):
+                    env.agents[i] = _probe_unit(sc, env, names[0], True, 1.0 + i, 1.0, alive=False)
+                sight = env.unit_sight_range(0)
+                shoot = env.unit_shoot_range(0)
+                dists = sorted({sight - 0.5, float(sight), sight + 0.25, float(shoot), shoot + 0.25, 1.0})
+                for d in dists:
+                    target = [n for n in names if n != "medivac"][0] if name == "medivac" else names[0]
+                    env.enemies = {j: _probe_unit(sc, env, names[0], False, 30.0, 1.0 + j, alive=False) for j in range(5)}
+                    env.enemies[0] = _probe_unit(sc, env, target, False, 16.0 + d, 16.0)
+                    if name == "medivac":  # heal targets are allies: put a live one at the same spot
+                        env.agents[1] = _probe_unit(sc, env, target, True, 16.0 + d, 16.0)
+                    obs = env.get_obs_agent(0)
+                    avail = env.get_avail_agent_actions(0)
+                    out["ranges"].append({
+                        "race": race, "conic_fov": conic, "agent": name, "sight_range": float(sight),
+                        "shoot_range": float(shoot), "distance": float(d),
+                        "enemy0_obs": _floats(obs[move : move + nf]),
+                        "target_avail": int(avail[env.n_actions_no_attack + (1 if name == "medivac" else 0)]),
+                    })  # fmt: skip
+                    env.agents[1] = _probe_unit(sc, env, names[0], True, 2.0, 1.0, alive=False)
+    env, sc = _probe_env(mods, smacv2_root, "protoss", True)
+    env.agents = {0: _probe_unit(sc, env, "stalker", True, 16.0, 16.0)}
+    bearings = list(range(0, 360, 10))  # no bearing on a cone edge (odd multiples of 15 degrees)
+    for k in range(env.n_fov_actions):
+        env.fov_directions[0] = env.canonical_fov_directions[k]
+        rows = {}
+        for d in (3.0, 8.0):
+            sight_bits, shoot_bits = [], []
+            for b in bearings:
+                pos = _probe_unit(sc, env, "stalker", False, 16.0 + d * np.cos(np.radians(b)), 16.0 + d * np.sin(np.radians(b))).pos
+                sight_bits.append(int(env.is_position_in_cone(0, pos)))
+                shoot_bits.append(int(env.is_position_in_cone(0, pos, range="shoot_range")))
+            rows[f"d{d:g}_sight"] = sight_bits
+            rows[f"d{d:g}_shoot"] = shoot_bits
+        out["cone"][f"action_{6 + k}"] = {"direction": [float(v) for v in env.canonical_fov_directions[k]], **rows}
+    out["cone_bearings_deg"] = bearings
+    return out
+
+
 def dumps(doc: dict) -> str:
     """The committed serialisation: compact JSON, Python float repr, no trailing newline."""
     return json.dumps(doc, separators=(",", ":"))
@@ -692,7 +775,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cases", nargs="+", default=list(CASES), help=f"cases to build (default all {len(CASES)})")
     p.add_argument("--check", action="store_true", help="recompute and compare with the files in --out; write nothing")
     p.add_argument("--new-cases", type=int, default=None, metavar="SEED", help="fabricate new inputs")
-    p.add_argument("--sizes", action="store_true", help="also build sizes.json (every scenario's sizes)")
+    p.add_argument("--sizes", action="store_true", help="also build sizes.json and probes.json (sizes, ranges, cone)")
     a = p.parse_args(argv)
     unknown = [c for c in a.cases if c not in CASES]
     if unknown:
@@ -711,8 +794,9 @@ def main(argv: list[str] | None = None) -> int:
         old = json.loads(old_text) if a.new_cases is None else None
         docs.append((path, old_text, build_case(mods, root, name, old, a.new_cases)))
     if a.sizes or a.check:
-        path = out / "sizes.json"
-        docs.append((path, path.read_text() if path.is_file() else None, build_sizes(mods, root)))
+        for fname, build in (("sizes.json", build_sizes), ("probes.json", build_probes)):
+            path = out / fname
+            docs.append((path, path.read_text() if path.is_file() else None, build(mods, root)))
     differ = 0
     for path, old_text, doc in docs:
         text = dumps(doc)
