@@ -87,8 +87,8 @@ RACE_UNITS = {
     "terran": ["marine", "marauder", "medivac"],
     "zerg": ["zergling", "hydralisk", "baneling"],
 }
-# Largest raw weapon cooldown (game loops) / energy the fabricated snapshots use per unit type.
-COOLDOWN_SPAN = {"medivac": 0.0, "baneling": 0.0}
+# Unit types without a weapon cooldown in the fabricated snapshots (medivac: energy instead; baneling: suicide).
+NO_WEAPON_COOLDOWN = {"medivac", "baneling"}
 
 # The cases. ``layout`` picks SMACv2's start-position distribution; ``require`` unit types the drawn
 # team must contain (the team is redrawn with the next seed until it does); ``kills`` lists, per step,
@@ -182,9 +182,8 @@ def import_smacv2(path: str):
         from smacv2.env.starcraft2 import distributions, starcraft2, wrapper
     except ImportError as e:
         _fail(f"cannot import SMACv2 from {root} ({e})")
-    for name in ("StarCraft2Env",):
-        if not hasattr(starcraft2, name) or not hasattr(starcraft2.StarCraft2Env, "get_obs_agent"):
-            _fail(f"{starcraft2.__file__} is not oxwhirl SMACv2's starcraft2 module")
+    if not hasattr(starcraft2, "StarCraft2Env") or not hasattr(starcraft2.StarCraft2Env, "get_obs_agent"):
+        _fail(f"{starcraft2.__file__} is not oxwhirl SMACv2's starcraft2 module")
     sc = types.SimpleNamespace(common=common_pb2, debug=debug_pb2, raw=raw_pb2, api=sc2api_pb2)
     return starcraft2, wrapper, distributions, sc, placeholder
 
@@ -320,7 +319,11 @@ def draw_episode_config(distributions, env_args: dict, case: dict, seed: int) ->
             dist.enemy_pos_generator.rng = np.random.default_rng([seed, 3])
     pos = dist.generate()
     return {
-        "team_gen": {"ally_team": [str(t) for t in drawn["ally_team"]], "enemy_team": [str(t) for t in drawn["enemy_team"]], "id": 0},
+        "team_gen": {
+            "ally_team": [str(t) for t in drawn["ally_team"]],
+            "enemy_team": [str(t) for t in drawn["enemy_team"]],
+            "id": 0,
+        },
         "ally_start_positions": {"item": pos["ally_start_positions"]["item"].tolist(), "id": 0},
         "enemy_start_positions": {"item": pos["enemy_start_positions"]["item"].tolist(), "id": 0},
     }
@@ -384,7 +387,7 @@ def _next_snapshot(rng, env, case: dict, step: int, actions: list[int]) -> dict:
                 health = max(health - (hit - absorbed), 0.5)
             elif u.shield_max > 0 and rng.random() < 0.5:
                 shield = min(shield + 1.0, float(u.shield_max))  # regeneration (rewarded only if positive)
-            max_cd = 0.0 if name in COOLDOWN_SPAN else float(env.unit_max_cooldown(u)) if ally else 30.0
+            max_cd = 0.0 if name in NO_WEAPON_COOLDOWN else float(env.unit_max_cooldown(u)) if ally else 30.0
             rec = {
                 "x": _f32(x), "y": _f32(y), "health": _f32(round(health, 3)), "shield": _f32(round(shield, 3)),
                 "weapon_cooldown": _f32(round(rng.uniform(0.0, max_cd), 3)) if max_cd else 0.0,
@@ -580,7 +583,6 @@ def run_episode(mods, env_args: dict, inputs: dict, reward_flags: dict, fabricat
         doc["steps"].append(record)
         if terminated:
             break
-    doc["max_reward_after_reset"] = float(env.max_reward)
     doc["env"] = env
     return doc
 
@@ -753,7 +755,9 @@ def build_probes(mods, smacv2_root: Path) -> dict:
         for d in (3.0, 8.0):
             sight_bits, shoot_bits = [], []
             for b in bearings:
-                pos = _probe_unit(sc, env, "stalker", False, 16.0 + d * np.cos(np.radians(b)), 16.0 + d * np.sin(np.radians(b))).pos
+                pos = _probe_unit(
+                    sc, env, "stalker", False, 16.0 + d * np.cos(np.radians(b)), 16.0 + d * np.sin(np.radians(b))
+                ).pos
                 sight_bits.append(int(env.is_position_in_cone(0, pos)))
                 shoot_bits.append(int(env.is_position_in_cone(0, pos, range="shoot_range")))
             rows[f"d{d:g}_sight"] = sight_bits
