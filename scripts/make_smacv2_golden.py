@@ -551,6 +551,14 @@ def run_episode(mods, env_args: dict, inputs: dict, reward_flags: dict, fabricat
         "unit_type_ids": {k: int(v) for k, v in sorted(env.ally_unit_map.items())},
         "enemy_unit_type_ids": {k: int(v) for k, v in sorted(env.enemy_unit_map.items())},
         "max_reward": float(env.max_reward),
+        "map": {k: float(getattr(env, k)) for k in ("map_x", "map_y", "max_distance_x", "max_distance_y")},
+        "agent_params": {  # per agent id, from SMACv2's own lookups
+            "sight_range": [float(env.unit_sight_range(i)) for i in range(env.n_agents)],
+            "shoot_range": [float(env.unit_shoot_range(i)) for i in range(env.n_agents)],
+            "max_cooldown": [float(env.unit_max_cooldown(env.agents[i])) for i in range(env.n_agents)],
+            "type_bit": [int(env.get_unit_type_id(env.agents[i], True)) for i in range(env.n_agents)],
+        },
+        "enemy_type_bit": [int(env.get_unit_type_id(env.enemies[j], False)) for j in range(env.n_enemies)],
         "reset": reset,
         "steps": [],
     }
@@ -659,6 +667,9 @@ def build_case(mods, smacv2_root: Path, name: str, old: dict | None, seed: int |
         "unit_type_ids": main["unit_type_ids"],
         "enemy_unit_type_ids": main["enemy_unit_type_ids"],
         "max_reward": main["max_reward"],
+        "map": main["map"],
+        "agent_params": main["agent_params"],
+        "enemy_type_bit": main["enemy_type_bit"],
         "inputs": {
             "episode_config": inputs["episode_config"],
             "placement": inputs["placement"],
