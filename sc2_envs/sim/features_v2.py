@@ -227,30 +227,35 @@ class SMACv2Features:
         return torch.where(alive_a[..., None], alive_avail, dead_avail)
 
     # ------------------------------------------------------------------ obs
-    def update_tags(self, st: WorldState, visible_any: torch.Tensor) -> torch.Tensor:
+    def update_tags(self, st: WorldState, visible_any: torch.Tensor, visit_rank: torch.Tensor | None = None) -> torch.Tensor:
         """Update ``st.enemy_tag`` (SMACv2 ``enemy_tags``) and return ``observed [B, N, E]`` bool.
 
         Args:
             visible_any: ``[B, N, E]`` bool, enemy ``j`` in agent ``i``'s sight (alive or not),
                 ``False`` for dead agents.
+            visit_rank: ``[B, N]`` int64, the position of each agent in the order SMACv2's
+                ``get_obs`` visits them (a permutation of ``0..N-1``); None: agent id order.
 
         Tags of dead taggers and dead enemies are cleared first (SMACv2 ``step``); then each
-        untagged enemy is tagged by the lowest agent id that sees it. Agent ``i`` observes enemy
-        ``j`` if it was tagged before, or is tagged now by an agent id ``<= i``.
+        untagged enemy is tagged by the first agent in visiting order that sees it. Agent ``i``
+        observes enemy ``j`` if it was tagged before, or is tagged now by an agent visited no later.
         """
         N = self.n_agents
         tag = st.enemy_tag
         tagger_alive = torch.gather(st.alive[:, :N], 1, tag.clamp(min=0))
         tag = torch.where((tag >= 0) & tagger_alive & st.alive[:, N:], tag, torch.full_like(tag, -1))
-        ids = self._arangeN.view(1, N, 1)
-        first = torch.where(visible_any, ids, torch.full_like(ids, N)).amin(1)  # [B, E]
+        rank = self._arangeN.expand(tag.shape[0], N) if visit_rank is None else visit_rank.to(tag.device)
+        r = rank.unsqueeze(-1)  # [B, N, 1]
+        score = torch.where(visible_any, r, torch.full_like(r, N))  # [B, N, E]
+        first_rank, first_agent = score.min(1)  # [B, E]
         was = tag >= 0
-        observed = was[:, None, :] | (first[:, None, :] <= ids)
-        st.enemy_tag = torch.where(was, tag, torch.where(first < N, first, torch.full_like(first, -1)))
+        observed = was[:, None, :] | (first_rank[:, None, :] <= r)
+        st.enemy_tag = torch.where(was, tag, torch.where(first_rank < N, first_agent, torch.full_like(first_agent, -1)))
         return observed
 
-    def obs(self, st: WorldState, avail: torch.Tensor) -> torch.Tensor:
-        """SMACv2 ``get_obs_agent`` for every agent (agents processed in id order; updates ``st.enemy_tag``).
+    def obs(self, st: WorldState, avail: torch.Tensor, visit_rank: torch.Tensor | None = None) -> torch.Tensor:
+        """SMACv2 ``get_obs`` for every agent (updates ``st.enemy_tag``; ``visit_rank`` as in
+        :meth:`update_tags`, default agent id order).
 
         Returns:
             ``[B, N, obs_size]`` float32: ``[move | enemy (E x enemy_feats) | ally ((N-1) x
@@ -269,7 +274,7 @@ class SMACv2Features:
             in_sight = dist64 < sight.unsqueeze(-1)
         alive_a = st.alive[:, :N]
         in_sight = in_sight & alive_a[:, :, None]
-        observed = self.update_tags(st, in_sight[:, :, N:])
+        observed = self.update_tags(st, in_sight[:, :, N:], visit_rank)
         # SMACv2 zeroes the whole enemy block at each enemy the agent does not observe
         last_unobs = torch.where(~observed, self._arangeE, torch.full_like(self._arangeE, -1)).amax(-1, keepdim=True)
         keep_e = self._arangeE > last_unobs  # [B, N, E]
