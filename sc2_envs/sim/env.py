@@ -850,7 +850,11 @@ class SMACSim:
         """The kind index unit ``u`` of env ``b`` will have (SMACv2: ``p.unit`` or the current one; v1: 0)."""
         side, idx = ("allies", u) if u < self.n_agents else ("enemies", u - self.n_agents)
         if p is not None and not isinstance(p, UnitPlacement):
-            raise TypeError(f"{side}[{idx}] must be a UnitPlacement or None, got {p!r}")
+            if self.scenario is None:
+                now = self.table.names[u]
+            else:
+                now = self.scenario.kinds[int(self.st.unit_kind[b, u])]
+            raise TypeError(f"{side}[{idx}] ({now}) must be a UnitPlacement or None, got {p!r}")
         unit = None if p is None else p.unit
         if self.scenario is None:
             if unit is not None and unit != self.table.names[u]:
