@@ -232,7 +232,7 @@ def check_args(args: Args) -> None:
 
     need(args.backend in ("sim", "sc2"), "backend", "sim or sc2")
     need(args.backend == "sim" or args.num_envs == 1, "num_envs", "1 with --backend sc2 (it runs one StarCraft II game)")
-    need(args.map in list_maps(), "map", "one of " + ", ".join(list_maps()))
+    need(args.map in list_maps("all"), "map", "one of " + ", ".join(list_maps("all")))  # v1 maps and SMACv2 scenarios
     need(args.actor in ("gnn", "mlp"), "actor", "gnn or mlp")
     for flag in ("num_envs", "num_steps", "num_minibatches", "update_epochs", "eval_episodes", "eval_interval", "hidden"):
         if hasattr(args, flag):
@@ -522,6 +522,7 @@ if __name__ == "__main__":
             ids = policy.agent_ids(c)
             c_obs, c_avail, c_act = b_obs[:, ids], b_avails[:, ids], b_actions[:, ids]
             c_logp, c_active, c_adv = b_logprobs[:, ids], b_active[:, ids], b_adv[:, ids]
+            c_active = c_active * policy.class_mask(c, c_obs)  # SMACv2: agents of class c in each sample
             if float(c_active.sum()) == 0:  # the whole class was dead for the whole batch (HARL skips it)
                 continue
             with torch.no_grad():

@@ -665,7 +665,7 @@ class SMACSim:
         """
         info = dict(self.features.env_info())
         if self.scenario is not None:
-            ally, enemy = self.unit_types(0) if self._seeded else ([None] * self.n_agents, [None] * self.n_enemies)
+            ally, enemy = self.unit_types(0)  # before the first reset: the race's type 0 everywhere
             info.update(
                 map_name=self.map_name,
                 agent_unit_types=ally,
