@@ -182,9 +182,7 @@ class GNNCritic(nn.Module):
             if c not in self.ally_enc:
                 raise ValueError(f"critic has no encoder for unit class {c!r}; it was built for {self.classes}")
         if any(v.is_floating_point() for v in class_slots.values()):
-            ally_tok = sum(
-                self.ally_enc[c](allies) * m.reshape(-1, allies.shape[1], 1) for c, m in class_slots.items()
-            )
+            ally_tok = sum(self.ally_enc[c](allies) * m.reshape(-1, allies.shape[1], 1) for c, m in class_slots.items())
         else:
             parts, order = [], []
             for c, ids in class_slots.items():

@@ -25,5 +25,16 @@ from sc2_envs.wrappers.pettingzoo import env, parallel_env, raw_env
 register_envs()
 register_full_game()
 
-__all__ = ["SMACSim", "UnitPlacement", "env", "eval_seed", "get_map", "list_maps", "list_scenarios", "make_batched", "parallel_env", "raw_env"]
+__all__ = [
+    "SMACSim",
+    "UnitPlacement",
+    "env",
+    "eval_seed",
+    "get_map",
+    "list_maps",
+    "list_scenarios",
+    "make_batched",
+    "parallel_env",
+    "raw_env",
+]
 __version__ = "0.1.0"

@@ -116,12 +116,19 @@ class RaceSpec:
 
 
 RACE_SPECS = {
-    "protoss": RaceSpec("protoss", "P", ("stalker", "zealot", "colossus"), (0.45, 0.45, 0.1), (), ("stalker", "zealot", "colossus")),
+    "protoss": RaceSpec(
+        "protoss", "P", ("stalker", "zealot", "colossus"), (0.45, 0.45, 0.1), (), ("stalker", "zealot", "colossus")
+    ),
     "terran": RaceSpec(
         "terran", "T", ("marine", "marauder", "medivac"), (0.45, 0.45, 0.1), ("medivac",), ("marine", "marauder", "medivac")
     ),
     "zerg": RaceSpec(
-        "zerg", "Z", ("zergling", "baneling", "hydralisk"), (0.45, 0.1, 0.45), ("baneling",), ("zergling", "hydralisk", "baneling")
+        "zerg",
+        "Z",
+        ("zergling", "baneling", "hydralisk"),
+        (0.45, 0.1, 0.45),
+        ("baneling",),
+        ("zergling", "hydralisk", "baneling"),
     ),
 }
 
@@ -275,7 +282,9 @@ class ScenarioSampler:
             cfg = torch.searchsorted(self._cum, u.contiguous(), right=True).clamp(max=len(self._cum) - 1)
             kind = self._config_kind[cfg]
             ok = ~self._exception[kind].all(-1)  # [B, K]
-            first = torch.where(ok.any(-1), ok.to(torch.int64).argmax(-1), torch.zeros(B, dtype=torch.int64, device=self.device))
+            first = torch.where(
+                ok.any(-1), ok.to(torch.int64).argmax(-1), torch.zeros(B, dtype=torch.int64, device=self.device)
+            )
             pick = kind[torch.arange(B, device=self.device), first]
             found = ok.any(-1) & todo
             out = torch.where(found[:, None], pick, out)
@@ -323,7 +332,12 @@ class ScenarioSampler:
         t = torch.gather(rng.uniform(episode[:, None], 8, torch.arange(4, device=dev)[None, :], P, key[:, None]), 1, group)
         off = 2.0
         inner = torch.tensor(
-            [[MAP_X / 2 - off, MAP_Y / 2 - off], [MAP_X / 2 - off, MAP_Y / 2 + off], [MAP_X / 2 + off, MAP_Y / 2 + off], [MAP_X / 2 + off, MAP_Y / 2 - off]],
+            [
+                [MAP_X / 2 - off, MAP_Y / 2 - off],
+                [MAP_X / 2 - off, MAP_Y / 2 + off],
+                [MAP_X / 2 + off, MAP_Y / 2 + off],
+                [MAP_X / 2 + off, MAP_Y / 2 - off],
+            ],
             device=dev,
         )
         corner = torch.tensor([[0.0, 0.0], [0.0, MAP_Y], [MAP_X, MAP_Y], [MAP_X, 0.0]], device=dev)

@@ -237,8 +237,20 @@ def test_only_medivac_left_wins_and_medivac_heals_allies():
 def test_enemies_attack_the_closest_ally():
     sim = make_batched("protoss_5_vs_5", num_envs=1, seed=0)
     sim.reset()
-    al = [P(4, 4, unit="stalker"), P(28, 28, unit="stalker"), P(4, 28, unit="stalker"), P(28, 4, unit="stalker"), P(16, 30, unit="stalker")]
-    en = [P(6, 6, unit="zealot"), P(26, 26, unit="zealot"), P(6, 26, unit="zealot"), P(26, 6, unit="zealot"), P(16, 27, unit="zealot")]
+    al = [
+        P(4, 4, unit="stalker"),
+        P(28, 28, unit="stalker"),
+        P(4, 28, unit="stalker"),
+        P(28, 4, unit="stalker"),
+        P(16, 30, unit="stalker"),
+    ]
+    en = [
+        P(6, 6, unit="zealot"),
+        P(26, 26, unit="zealot"),
+        P(6, 26, unit="zealot"),
+        P(26, 6, unit="zealot"),
+        P(16, 27, unit="zealot"),
+    ]
     out = sim.set_units(0, al, en)
     sim.step(torch.ones(1, 5, dtype=torch.int64))  # every agent stops
     assert sim.st.order_target[0, 5:].tolist() == [0, 1, 2, 3, 4]
@@ -326,7 +338,12 @@ def test_capability_wrapper_config_and_errors():
     cap = {
         "n_units": 10,
         "n_enemies": 11,
-        "team_gen": {"dist_type": "weighted_teams", "unit_types": ["stalker", "zealot", "colossus"], "weights": [0.45, 0.45, 0.1], "observe": True},
+        "team_gen": {
+            "dist_type": "weighted_teams",
+            "unit_types": ["stalker", "zealot", "colossus"],
+            "weights": [0.45, 0.45, 0.1],
+            "observe": True,
+        },
         "start_positions": {"dist_type": "surrounded_and_reflect", "p": 0.5, "map_x": 32, "map_y": 32},
     }
     env = StarCraftCapabilityEnvWrapper(

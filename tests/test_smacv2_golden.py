@@ -126,7 +126,7 @@ def test_smacv2_golden_episode(test_data_dir, name):
             torch.testing.assert_close(got, torch.tensor(rec["obs_all_observed"]), atol=ATOL, rtol=0, msg=where)
         st.enemy_tag = saved
         got = feat.obs(st, avail, _rank(rec["obs_order"]))[0]
-        torch.testing.assert_close(got, torch.tensor(rec["obs"]), atol=ATOL, rtol=0, msg=lambda m: f"{where}: {m}")
+        torch.testing.assert_close(got, torch.tensor(rec["obs"]), atol=ATOL, rtol=0, msg=where)
         after = [-1 if t is None else t for t in rec["epo_after"]["enemy_tags"]]
         assert st.enemy_tag[0].tolist() == after, where
         torch.testing.assert_close(feat.state(st)[0], torch.tensor(rec["state"]), atol=ATOL, rtol=0, msg=where)

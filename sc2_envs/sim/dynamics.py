@@ -129,7 +129,9 @@ class Dynamics:
             self._kind_cliff = torch.tensor([n in CLIFF_WALKERS for n in flags.names], dtype=torch.bool, device=pathing.device)
             self._any_cliff_walker = bool(self._kind_cliff.any())
         else:
-            self.cliff_walker = torch.tensor([n in CLIFF_WALKERS for n in table.names], dtype=torch.bool, device=pathing.device)
+            self.cliff_walker = torch.tensor(
+                [n in CLIFF_WALKERS for n in table.names], dtype=torch.bool, device=pathing.device
+            )
             self._any_cliff_walker = bool(self.cliff_walker.any())
         self._route = ground_dist is not None
         if self._route:
@@ -249,7 +251,9 @@ class Dynamics:
         engage = alive & tgt_alive & ((kind == ORDER_ATTACK) | (kind == ORDER_ATTACK_MOVE) | (kind == ORDER_HEAL))
         healing = engage & (kind == ORDER_HEAL)
         reach = torch.where(healing, t.heal_range, t.weapon_range)
-        gap = (tgt_pos - st.pos).norm(dim=-1) - t.radius - self._per_unit(t.radius, tgt) - reach  # > 0: out of range by this much
+        gap = (
+            (tgt_pos - st.pos).norm(dim=-1) - t.radius - self._per_unit(t.radius, tgt) - reach
+        )  # > 0: out of range by this much
         in_range = engage & (gap <= _EPS)
 
         burst = self._fire(st, engage & ~healing, in_range, tgt, tgt_pos, alive)

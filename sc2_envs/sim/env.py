@@ -191,7 +191,9 @@ class SMACSim:
             options.pop("prob_obs_enemy", 1.0) == 1.0 or _unsupported("prob_obs_enemy", "only 1.0 (SMACv2's default)")
             options.pop("action_mask", True) is True or _unsupported("action_mask", "only True (SMACv2's default)")
         elif pin is not None:
-            raise ValueError(f"option scenario= (pinned composition) is for SMACv2 scenarios; {self.spec.name!r} is a SMAC v1 map")
+            raise ValueError(
+                f"option scenario= (pinned composition) is for SMACv2 scenarios; {self.spec.name!r} is a SMAC v1 map"
+            )
         for name, value in (("autoreset", autoreset), ("lenient_actions", lenient_actions), ("compile", compile)):
             if not isinstance(value, bool):
                 raise TypeError(f"{name} must be a bool, got {value!r}")

@@ -88,9 +88,7 @@ class SMACv2Features:
         self._ddt = torch.float32 if dev.type == "mps" else torch.float64
         f = dict(dtype=torch.float32, device=dev)
         self._sight_k = torch.tensor([SIGHT_RANGE[k] if use_unit_ranges else 9.0 for k in kinds], **f)
-        self._shoot_k = torch.tensor(
-            [shoot_range(k, spec.min_attack_range) if use_unit_ranges else 6.0 for k in kinds], **f
-        )
+        self._shoot_k = torch.tensor([shoot_range(k, spec.min_attack_range) if use_unit_ranges else 6.0 for k in kinds], **f)
         self._max_cd_k = torch.tensor([MAX_COOLDOWN[k] for k in kinds], **f)
         self._medivac_k = torch.tensor([k == "medivac" for k in kinds], device=dev)
         self._eye = torch.eye(self.utb, **f)
@@ -107,7 +105,9 @@ class SMACv2Features:
         self.ally_feats = 4 + health + self.utb + (self.n_actions if cfg.obs_last_action else 0)
         self.own_feats = self.utb + ((1 + self.shield) if self.own_health else 0) + 2 * conic_fov + 2 * obs_own_pos
         self.timestep_feats = int(cfg.obs_timestep_number)
-        self.obs_size = self.move_feats + E * self.enemy_feats + (N - 1) * self.ally_feats + self.own_feats + self.timestep_feats
+        self.obs_size = (
+            self.move_feats + E * self.enemy_feats + (N - 1) * self.ally_feats + self.own_feats + self.timestep_feats
+        )
         self.ally_state_feats = 4 + self.shield + 2 * conic_fov + self.utb
         self.enemy_state_feats = 3 + self.shield + self.utb
         if cfg.obs_instead_of_state:
@@ -353,7 +353,7 @@ class SMACv2Features:
         it is the N observations (which, as in SMACv2, also advances the enemy tags).
         """
         B = st.pos.shape[0]
-        N, E = self.n_agents, self.n_enemies
+        N = self.n_agents
         if self.cfg.obs_instead_of_state:
             return self.obs(st, self.avail_actions(st) if avail is None else avail).reshape(B, -1)
         h, s = self._health_frac(st)
