@@ -361,3 +361,24 @@ def test_capability_wrapper_config_and_errors():
         StarCraftCapabilityEnvWrapper(map_name="10gen_protoss", capability_config=dict(cap, attack={"observe": True}))
     with pytest.raises(ValueError, match="procedural maps"):
         StarCraftCapabilityEnvWrapper(map_name="3m", capability_config=cap)
+
+
+def test_class_policy_routes_each_agent_by_its_current_type():
+    from models.agents import build_models
+
+    sim = make_batched("terran_5_vs_5", num_envs=8, seed=4)
+    out = sim.reset()
+    policy, critic = build_models(sim.get_env_info(), "gnn", hidden=16, device="cpu")
+    assert sorted(policy.classes) == sorted(sim.scenario.kinds)
+    obs, avail, kind = out["obs"], out["avail_actions"], out["unit_kind"]
+    with torch.no_grad():
+        logits = policy.logits(obs)
+        for c in sim.scenario.kinds:
+            mine = kind == sim.scenario.kinds.index(c)
+            assert torch.equal(policy.class_mask(c, obs).bool(), mine)
+            torch.testing.assert_close(logits[mine], policy.class_logits(c, obs)[mine])
+        actions, logp = policy.act(obs, avail)
+        assert torch.gather(avail, 2, actions.unsqueeze(-1)).all()
+        assert critic(out["state"]).shape == (8,)
+    out = sim.step(actions)  # still routes after a step (and after auto-resets, by the new one-hots)
+    assert policy.act(out["obs"], out["avail_actions"])[0].shape == (8, 5)
