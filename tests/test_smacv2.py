@@ -382,3 +382,28 @@ def test_class_policy_routes_each_agent_by_its_current_type():
         assert critic(out["state"]).shape == (8,)
     out = sim.step(actions)  # still routes after a step (and after auto-resets, by the new one-hots)
     assert policy.act(out["obs"], out["avail_actions"])[0].shape == (8, 5)
+
+
+@pytest.mark.parametrize("n, e", [(5, 5), (6, 5), (5, 6), (1, 8), (8, 1)])
+def test_custom_team_sizes_sample_and_step(n, e):
+    """JaxMARL PR #140's failure: scenario generators with more allies than enemies (and 1-unit teams)."""
+    for race in v2.RACES:
+        spec = v2.ScenarioSpec(f"{race}_{n}_vs_{e}", race, n, e)
+        sim = make_batched(spec, num_envs=32, seed=1)
+        out = sim.reset()
+        want = 6 + (n if race == "terran" and n > e else e)  # SMACv2's n_actions rule for terran_gen
+        assert sim.n_actions == want and out["obs"].shape == (32, n, sim.obs_size)
+        for _ in range(3):
+            act = torch.multinomial(out["avail_actions"].flatten(0, 1).float(), 1).view(32, n)
+            out = sim.step(act)
+        assert (sim.st.pos >= 0).all() and (sim.st.pos < 32).all()
+
+
+def test_scenario_option_pins_at_construction_and_v1_adapter_points_to_v2():
+    sim = make_batched("protoss_5_vs_5", num_envs=2, seed=0, scenario={"allies": ["colossus"] * 5, "enemies": ["zealot"] * 5})
+    sim.reset()
+    assert sim.unit_types(1) == (["colossus"] * 5, ["zealot"] * 5)
+    from sc2_envs.adapters import StarCraft2Env
+
+    with pytest.raises(ValueError, match="StarCraftCapabilityEnvWrapper"):
+        StarCraft2Env(map_name="protoss_5_vs_5")
