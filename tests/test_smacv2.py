@@ -407,3 +407,30 @@ def test_scenario_option_pins_at_construction_and_v1_adapter_points_to_v2():
 
     with pytest.raises(ValueError, match="StarCraftCapabilityEnvWrapper"):
         StarCraft2Env(map_name="protoss_5_vs_5")
+
+
+def test_snapshot_restores_rosters_and_old_v1_snapshots_load():
+    s = make_batched("zerg_5_vs_5", num_envs=2, seed=0)
+    s.reset()
+    t = make_batched("zerg_5_vs_5", num_envs=2, seed=5)
+    t.reset()
+    t.load_state_dict(s.state_dict())
+    assert t.unit_types() == s.unit_types()
+    act = torch.ones(2, 5, dtype=torch.int64)
+    assert torch.equal(s.step(act)["obs"], t.step(act)["obs"])
+    a = make_batched("3m", num_envs=2, seed=0)
+    a.reset()
+    sd = a.state_dict()
+    for n in ("unit_kind", "fov_dir", "enemy_tag", "max_reward"):  # a snapshot from before SMACv2
+        del sd["world"][n]
+    b = make_batched("3m", num_envs=2, seed=1)
+    b.load_state_dict(sd)
+    act = torch.ones(2, 3, dtype=torch.int64)
+    assert torch.equal(a.step(act)["obs"], b.step(act)["obs"])
+
+
+def test_render_rgb_array():
+    env = sc2_envs.parallel_env("protoss_5_vs_5", render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3

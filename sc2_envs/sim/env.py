@@ -39,6 +39,7 @@ from sc2_envs.units import LOOPS_PER_STEP
 _MOVE_DIRS = torch.tensor([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])
 
 _STATE_FIELDS = [f.name for f in fields(WorldState)]
+_V2_FIELDS = ("unit_kind", "fov_dir", "enemy_tag", "max_reward")  # WorldState fields only SMACv2 scenarios use
 _FEATURE_OPTIONS = {f.name for f in fields(FeatureConfig)}
 _REWARD_OPTIONS = {f.name for f in fields(RewardConfig)}
 
@@ -733,7 +734,10 @@ class SMACSim:
         for key, mine in (("map_name", self.map_name), ("num_envs", self.num_envs)):
             if state.get(key) != mine:
                 raise ValueError(f"env snapshot has {key}={state.get(key)!r}; this simulator has {key}={mine!r}")
-        world = state.get("world", {})
+        world = dict(state.get("world", {}))
+        if self.scenario is None:  # snapshots from before the SMACv2 fields: they are unused on v1 maps
+            for n in _V2_FIELDS:
+                world.setdefault(n, getattr(self.st, n).detach().cpu())
         missing = [n for n in _STATE_FIELDS if n not in world]
         if missing:
             raise ValueError(f"env snapshot misses the world field(s) {missing}")
