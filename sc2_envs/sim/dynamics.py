@@ -169,17 +169,25 @@ class Dynamics:
         if table.kinds is not None:
             T = len(table.kinds.names) // 2
             row = torch.where(table.is_ally, table.unit_kind, table.unit_kind + T)
-            self.cliff_walker = self._kind_cliff[row]
+            self._set("cliff_walker", self._kind_cliff[row])
         if self._route:
-            self._router = table.collides & ~self.cliff_walker & ~table.is_air
-        self.is_missile = table.missile_speed > 0
-        self.spaced = table.hit_interval > 0  # attacks whose hits land apart (zealot)
+            self._set("_router", table.collides & ~self.cliff_walker & ~table.is_air)
+        self._set("is_missile", table.missile_speed > 0)
+        self._set("spaced", table.hit_interval > 0)  # attacks whose hits land apart (zealot)
         # pairs that push each other apart: both ground units that collide, not the same unit
         c = table.collides
         U = c.shape[-1]
-        self.collide_pair = (c.unsqueeze(-1) & c.unsqueeze(-2)) & ~torch.eye(U, dtype=torch.bool, device=c.device)
-        self._radius_sum = table.radius.unsqueeze(-1) + table.radius.unsqueeze(-2)
-        self.ground = ~table.is_air
+        self._set("collide_pair", (c.unsqueeze(-1) & c.unsqueeze(-2)) & ~torch.eye(U, dtype=torch.bool, device=c.device))
+        self._set("_radius_sum", table.radius.unsqueeze(-1) + table.radius.unsqueeze(-2))
+        self._set("ground", ~table.is_air)
+
+    def _set(self, name: str, value: torch.Tensor) -> None:
+        """Set a derived tensor, in place when it exists with that shape (it keeps its identity)."""
+        old = getattr(self, name, None)
+        if isinstance(old, torch.Tensor) and old.shape == value.shape and old.dtype == value.dtype:
+            old.copy_(value)
+        else:
+            setattr(self, name, value)
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
