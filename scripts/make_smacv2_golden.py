@@ -10,8 +10,11 @@ game process is replaced by a scripted stand-in (``ScriptedGame``) that answers 
 SMACv2 sends: it creates the units that ``init_units`` asks for through ``DebugCreateUnit`` at the
 start positions of the episode config, and after each ``step`` reports the fabricated unit
 snapshot stored in the case (positions, health, shields, weapon cooldowns, energy; a unit missing
-from the snapshot is dead, as in the raw API). Everything else, unit ordering, unit-type ids, the
-enemy-observation bookkeeping, action masks, rewards, runs in SMACv2's code unchanged.
+from the snapshot is dead, as in the raw API). Two things are substituted: ``StarCraft2Env._launch``
+(it fills in the map fields from 32x32_flat.SC2Map instead of starting the game) and the ``random``
+module inside starcraft2.py, whose ``shuffle`` (the agent order of ``get_obs``) applies the order
+stored in the case. Everything else, unit ordering, unit-type ids, the enemy-observation bookkeeping,
+action masks, rewards, end of battle, runs in SMACv2's code unchanged.
 
 Source: https://github.com/oxwhirl/smacv2 (MIT licence), commit 577ab5a2cff2391f8df582da5731ea9cd6adf3c6,
 ``smacv2/env/starcraft2/{starcraft2,wrapper,distributions}.py``. Get it with::
@@ -32,7 +35,9 @@ Usage::
     python scripts/make_smacv2_golden.py --smacv2 /tmp/smacv2 --check            # recompute, compare bytes
     python scripts/make_smacv2_golden.py --smacv2 /tmp/smacv2                    # rewrite the stored cases
     python scripts/make_smacv2_golden.py --smacv2 /tmp/smacv2 --new-cases 0      # fabricate from seed 0
-    python scripts/make_smacv2_golden.py --smacv2 /tmp/smacv2 --sizes            # rewrite sizes.json
+    python scripts/make_smacv2_golden.py --smacv2 /tmp/smacv2 --sizes            # also sizes.json, probes.json
+
+The committed files are the output of ``--new-cases 0 --sizes``.
 
 By default the inputs already stored in each file (episode config, unit placement, actions, unit
 snapshots, observation order) are kept and every SMACv2 output is recomputed, so ``--check`` proves
