@@ -103,7 +103,7 @@ class Args:
 
     # Algorithm specific arguments
     map: tuple[str, ...] = ("2s3z",)
-    """the SMAC map (sc2_envs.list_maps()), or several (`--map 2s3z 3s5z`) for multi-map training: one set of class
+    """the SMAC map or SMACv2 scenario (sc2_envs.list_maps("all")), or several (`--map 2s3z 3s5z`) for multi-map training: one set of class
     actors and one critic for all of them, --num-envs split evenly (one batched simulator per map)"""
     backend: str = "sim"
     """`sim` (embedded batched simulator) or `sc2` (real StarCraft II through SMAC; num_envs must be 1)"""
@@ -335,11 +335,11 @@ def check_args(args: Args) -> None:
     maps = list(args.map)
     if not maps:
         runs.cli_error("--map: expected at least one map name")
-    bad = [m for m in maps if m not in list_maps()]
+    bad = [m for m in maps if m not in list_maps("all")]
     if bad:
         shown = repr(maps[0]) if len(maps) == 1 else " ".join(maps)
         runs.cli_error(
-            f"--map {shown}: expected one of " + ", ".join(list_maps()) + (f" (unknown: {bad})" if len(maps) > 1 else "")
+            f"--map {shown}: expected one of " + ", ".join(list_maps("all")) + (f" (unknown: {bad})" if len(maps) > 1 else "")
         )
     if len(set(maps)) < len(maps):
         runs.cli_error(f"--map {' '.join(maps)}: expected distinct maps (each map gets its own simulator)")
@@ -755,7 +755,9 @@ if __name__ == "__main__":
             for k in on:
                 ids = pols[k].agent_ids(c)
                 cd[k] = {key: mb_data[k][key][:, ids] for key in ("obs", "avails", "actions", "logprobs", "active", "adv")}
-            if sum(float(cd[k]["active"].sum()) for k in on) == 0:  # the whole class was dead for the whole batch
+                # SMACv2: only the agents of class c in each sample (types change between resets)
+                cd[k]["active"] = cd[k]["active"] * pols[k].class_mask(c, cd[k]["obs"])
+            if sum(float(cd[k]["active"].sum()) for k in on) == 0:  # the whole class was dead for the whole batch (HARL skips it)
                 continue
             with torch.no_grad():
                 old_logp = {

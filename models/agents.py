@@ -35,9 +35,16 @@ CHECKPOINT_FORMAT = "sc2_envs.class_actor_critic/1"
 
 
 def unit_classes(env_info: dict) -> dict[str, list[int]]:
-    """Unit class -> agent ids of that class, in first-seen order (``env_info["agent_unit_types"]``)."""
+    """Unit class -> agent ids of that class, in first-seen order (``env_info["agent_unit_types"]``).
+
+    SMACv2 scenarios (``env_info["unit_types_vary"]``) draw the types per env and per episode, so
+    every class of the race (``env_info["kinds"]``) maps to every agent id; which class an agent
+    belongs to at a given step is read from its observation (:meth:`ClassPolicy.class_mask`).
+    """
     if not isinstance(env_info, dict):
         raise TypeError(f"env_info must be the dict of env.get_env_info(), got {type(env_info).__name__}")
+    if env_info.get("unit_types_vary"):
+        return {k: list(range(int(env_info["n_agents"]))) for k in env_info["kinds"]}
     types = env_info.get("agent_unit_types")
     if not types or len(types) != env_info.get("n_agents"):
         raise ValueError(
@@ -108,6 +115,12 @@ class ClassPolicy(nn.Module):
                 )
         self.class_agents = classes
         self.n_agents, self.n_actions = int(env_info["n_agents"]), int(env_info["n_actions"])
+        self.varying = bool(env_info.get("unit_types_vary"))
+        if self.varying:  # SMACv2: the own block ends with the type one-hot (then the optional timestep)
+            lay = env_info["obs_layout"]
+            end = int(env_info["obs_shape"]) - int(lay["timestep_feats"])
+            self._kinds = list(env_info["kinds"])
+            self._type_cols = slice(end - len(self._kinds), end)
         device = next(self.parameters()).device
         self._ids = {c: torch.tensor(ids, dtype=torch.int64, device=device) for c, ids in classes.items()}
         self._heal = {
@@ -162,8 +175,19 @@ class ClassPolicy(nn.Module):
         return policy.bind(env_info) if env_info is not None else policy
 
     def agent_ids(self, c: str) -> torch.Tensor:
-        """``[n_c]`` int64 agent ids of class ``c`` in the bound env."""
+        """``[n_c]`` int64 agent ids of class ``c`` in the bound env (every agent in SMACv2 scenarios)."""
         return self._ids[c]
+
+    def class_mask(self, c: str, obs: torch.Tensor) -> torch.Tensor:
+        """``[*, n]`` float32: 1 where the agent of ``obs [*, n, obs_size]`` belongs to class ``c`` now.
+
+        Fixed rosters (SMAC v1): all ones (``agent_ids(c)`` already selects the class). SMACv2
+        scenarios: the agent's own unit-type one-hot in its observation; a dead agent (all-zero
+        observation) belongs to no class (it can only take the no-op).
+        """
+        if not self.varying:
+            return torch.ones(obs.shape[:-1], dtype=torch.float32, device=obs.device)
+        return obs[..., self._type_cols][..., self._kinds.index(c)].to(torch.float32)
 
     def class_logits(self, c: str, obs: torch.Tensor) -> torch.Tensor:
         """Unmasked logits ``[*, n_c, n_actions]`` of class ``c`` from its agents' obs ``[*, n_c, obs_size]``."""
@@ -187,6 +211,11 @@ class ClassPolicy(nn.Module):
         Returns:
             ``[B, N, n_actions]`` float32; row ``i`` comes from the actor of agent ``i``'s class.
         """
+        if self.varying:  # every agent through every class actor, then each agent's own class
+            out = torch.zeros(*obs.shape[:-1], self.n_actions, dtype=obs.dtype, device=obs.device)
+            for c in self.class_agents:
+                out = out + self.class_logits(c, obs) * self.class_mask(c, obs).unsqueeze(-1)
+            return out
         parts, order = [], []
         for c in self.classes:
             if c not in self.class_agents:
@@ -228,6 +257,16 @@ class ClassPolicy(nn.Module):
                 f"obs {tuple(obs.shape)} and avail {tuple(avail.shape)}; expected [B, {self.n_agents}, "
                 f"obs_size] and [B, {self.n_agents}, {self.n_actions}] (the env this policy is bound to)"
             )
+        if self.varying:  # SMACv2: each agent acts with the actor of its class in this episode
+            actions = torch.zeros(obs.shape[:2], dtype=torch.int64, device=obs.device)  # dead: no-op
+            logprobs = torch.zeros(obs.shape[:2], dtype=obs.dtype, device=obs.device)
+            for c in self._ids:
+                m = self.class_mask(c, obs).bool()
+                d = self.class_dist(c, obs, avail)
+                a = d.mode() if greedy else d.sample()
+                actions = torch.where(m, a, actions)
+                logprobs = torch.where(m, d.log_prob(a), logprobs)
+            return actions, logprobs
         actions = torch.empty(obs.shape[:2], dtype=torch.int64, device=obs.device)
         logprobs = torch.empty(obs.shape[:2], dtype=obs.dtype, device=obs.device)
         for c, ids in self._ids.items():
@@ -279,6 +318,10 @@ class CentralCritic(nn.Module):
             )
         device = next(self.parameters()).device
         self._slots = {c: torch.tensor(ids, dtype=torch.int64, device=device) for c, ids in classes.items()}
+        self.varying = bool(env_info.get("unit_types_vary"))
+        if self.varying:  # SMACv2: the ally state rows end with the type one-hot
+            lay = env_info["state_layout"]
+            self._n, self._af, self._kinds = int(lay["n_agents"]), int(lay["ally_state_feats"]), list(env_info["kinds"])
         return self
 
     def view(self, env_info: dict) -> CentralCritic:
@@ -295,10 +338,18 @@ class CentralCritic(nn.Module):
         other.net, other.value_norm = self.net, self.value_norm
         return other.bind(env_info)
 
+    def _class_masks(self, state: torch.Tensor) -> dict[str, torch.Tensor]:
+        """SMACv2: class -> ``[*, N]`` float mask of the allies of that class in ``state [*, state_size]``."""
+        rows = state[..., : self._n * self._af].reshape(*state.shape[:-1], self._n, self._af)
+        bits = rows[..., -len(self._kinds) :]
+        return {c: bits[..., k] for k, c in enumerate(self._kinds)}
+
     def forward(self, state: torch.Tensor) -> torch.Tensor:
         """Normalised value ``[*]`` of ``state [*, state_size]``."""
         if self.critic_type == "mlp":
             return self.net(state)
+        if self.varying:
+            return self.net(self.parser(state), self._class_masks(state))
         return self.net(self.parser(state), self._slots)
 
 

@@ -246,6 +246,8 @@ class StateParser:
             raise ValueError(f"agent_unit_types {unknown} are not unit types of sc2_envs.units.UNITS")
         # Medivac "attack" actions heal allies, so they do not count as attacks on enemy j.
         self._attacker = torch.tensor([not UNITS[t].is_healer for t in types], dtype=torch.float32)
+        if env_info.get("unit_types_vary"):  # SMACv2: types change per env and episode; count every agent
+            self._attacker = torch.ones(len(types), dtype=torch.float32)
         self.ally_dim = len(self._ally_idx) + self.LAST_ACTION_DIM
         self.enemy_dim = len(self._enemy_idx) + 1
         self.glob_dim = self.timestep_feats

@@ -170,19 +170,26 @@ class GNNCritic(nn.Module):
 
         Args:
             se: ``allies [*, N, ally_dim]``, ``enemies [*, M, enemy_dim]``, ``glob [*, glob_dim]``.
-            class_slots: class name -> ``[n_c]`` int64 agent ids of that class (covering ``0..N-1``).
+            class_slots: class name -> ``[n_c]`` int64 agent ids of that class (covering ``0..N-1``),
+                or (SMACv2, types per env) class name -> ``[*, N]`` float 0/1 mask of the allies
+                of that class in each state (every ally goes through every encoder; its own
+                class's output is kept; dead allies' rows are zeros).
         """
         lead = se.allies.shape[:-2]
         allies = se.allies.reshape(-1, *se.allies.shape[-2:])
         enemies = se.enemies.reshape(-1, *se.enemies.shape[-2:])
-        parts, order = [], []
-        for c, ids in class_slots.items():
+        for c in class_slots:
             if c not in self.ally_enc:
                 raise ValueError(f"critic has no encoder for unit class {c!r}; it was built for {self.classes}")
-            parts.append(self.ally_enc[c](allies.index_select(1, ids)))
-            order.append(ids)
-        inv = torch.argsort(torch.cat(order))
-        ally_tok = torch.cat(parts, 1).index_select(1, inv)
+        if any(v.is_floating_point() for v in class_slots.values()):
+            ally_tok = sum(self.ally_enc[c](allies) * m.reshape(-1, allies.shape[1], 1) for c, m in class_slots.items())
+        else:
+            parts, order = [], []
+            for c, ids in class_slots.items():
+                parts.append(self.ally_enc[c](allies.index_select(1, ids)))
+                order.append(ids)
+            inv = torch.argsort(torch.cat(order))
+            ally_tok = torch.cat(parts, 1).index_select(1, inv)
         tokens = torch.cat([ally_tok, self.enemy_enc(enemies)], 1)
         for block in self.blocks:
             tokens = block(tokens, None)

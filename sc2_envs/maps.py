@@ -335,9 +335,29 @@ MAPS: dict[str, MapSpec] = {m.name: m for m in _MAP_LIST}
 """Every SMAC v1 map, keyed by SMAC's map name."""
 
 
-def list_maps() -> list[str]:
-    """Names of every map the simulator supports, sorted."""
-    return sorted(MAPS)
+MAP_KINDS = ("smac", "smacv2", "all")
+
+
+def list_maps(kind: str = "smac") -> list[str]:
+    """Names of the maps / scenarios the simulator supports, sorted.
+
+    Args:
+        kind: ``"smac"`` (default): the SMAC v1 maps (and custom maps added by ``register_map``);
+            ``"smacv2"``: the SMACv2 scenarios (``sc2_envs.smacv2.list_scenarios()``, e.g.
+            ``protoss_5_vs_5``); ``"all"``: both, v1 maps first.
+
+    Raises:
+        ValueError: another ``kind``.
+    """
+    if kind == "smac":
+        return sorted(MAPS)
+    from sc2_envs.smacv2 import list_scenarios
+
+    if kind == "smacv2":
+        return list_scenarios()
+    if kind == "all":
+        return sorted(MAPS) + list_scenarios()
+    raise ValueError(f"list_maps(kind={kind!r}); expected one of {MAP_KINDS}")
 
 
 def get_map(name: str) -> MapSpec:

@@ -170,6 +170,14 @@ class StarCraft2Env(SMACUnitRules):
         lenient_actions: bool = False,
         **kwargs,
     ):
+        from sc2_envs.smacv2 import is_scenario
+
+        if is_scenario(map_name):
+            raise ValueError(
+                f"map_name={map_name!r} is a SMACv2 scenario; SMAC v1's StarCraft2Env serves the v1 maps. Use "
+                "sc2_envs.adapters.StarCraftCapabilityEnvWrapper(map_name='10gen_<race>', capability_config=...) "
+                "(SMACv2's wrapper API) or sc2_envs.make_batched / parallel_env with the scenario name"
+            )
         self.continuing_episode = bool(continuing_episode)
         self._seed = seed
         self.backend = backend

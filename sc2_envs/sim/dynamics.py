@@ -123,8 +123,16 @@ class Dynamics:
         self._has_levels = bool(walk_levels.numel() > 0 and (walk_levels != walk_levels[0]).any())  # ramps, plateaus
         cw = pathing if cliff_walkable is None else cliff_walkable.to(device=pathing.device, dtype=torch.bool)
         self._flat_cliff_walkable = cw.flatten()
-        self.cliff_walker = torch.tensor([n in CLIFF_WALKERS for n in table.names], dtype=torch.bool, device=pathing.device)
-        self._any_cliff_walker = bool(self.cliff_walker.any())
+        # per-kind flags of SMACv2 scenario tables (table.kinds: ally rows then enemy rows)
+        flags = table.kinds if table.kinds is not None else table
+        if table.kinds is not None:
+            self._kind_cliff = torch.tensor([n in CLIFF_WALKERS for n in flags.names], dtype=torch.bool, device=pathing.device)
+            self._any_cliff_walker = bool(self._kind_cliff.any())
+        else:
+            self.cliff_walker = torch.tensor(
+                [n in CLIFF_WALKERS for n in table.names], dtype=torch.bool, device=pathing.device
+            )
+            self._any_cliff_walker = bool(self.cliff_walker.any())
         self._route = ground_dist is not None
         if self._route:
             cells = self.map_w * self.map_h
@@ -140,24 +148,46 @@ class Dynamics:
             nb = torch.tensor([(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)], device=dev)
             self._nb_flat = nb[:, 0] * self.map_h + nb[:, 1]  # [8]
             self._nb_len = nb.float().norm(dim=-1)  # [8]
-            self._router = table.collides.to(dev) & ~self.cliff_walker & ~table.is_air.to(dev)
-        self.has_line = bool((table.splash == SPLASH_LINE).any())
-        self.has_suicide = bool((table.splash == SPLASH_SUICIDE).any())
-        self.has_healer = bool(table.is_healer.any())
-        self.is_missile = table.missile_speed > 0
-        self.has_missile = bool(self.is_missile.any())
-        self.spaced = table.hit_interval > 0  # attacks whose hits land apart (zealot)
-        self.has_regen = bool((table.life_regen > 0).any())
-        self.has_shield = bool((table.max_shield > 0).any())
+            self._router_dev = dev
+        self.has_line = bool((flags.splash == SPLASH_LINE).any())
+        self.has_suicide = bool((flags.splash == SPLASH_SUICIDE).any())
+        self.has_healer = bool(flags.is_healer.any())
+        self.has_missile = bool((flags.missile_speed > 0).any())
+        self.has_regen = bool((flags.life_regen > 0).any())
+        self.has_shield = bool((flags.max_shield > 0).any())
         self.side = table.is_ally.long()
-        # pairs that push each other apart: both ground units that collide, not the same unit
-        c = table.collides
-        self.collide_pair = (c[:, None] & c[None, :]) & ~torch.eye(len(c), dtype=torch.bool, device=c.device)
         self.enemy_pair = table.is_ally[:, None] != table.is_ally[None, :]
-        self._radius_sum = table.radius[:, None] + table.radius[None, :]
-        self.ground = ~table.is_air
         self._unit_idx = torch.arange(len(table.names), device=pathing.device)
         self._dense = pathing.device.type != "cpu"
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recompute the tensors derived from the unit table (after a SMACv2 table changed its
+        kinds with ``UnitTable.assign_kinds_``). Per-unit tables give ``[U]`` / ``[U, U]``
+        tensors, per-env tables ``[B, U]`` / ``[B, U, U]``; the code below broadcasts over both."""
+        table = self.t
+        if table.kinds is not None:
+            T = len(table.kinds.names) // 2
+            row = torch.where(table.is_ally, table.unit_kind, table.unit_kind + T)
+            self._set("cliff_walker", self._kind_cliff[row])
+        if self._route:
+            self._set("_router", table.collides & ~self.cliff_walker & ~table.is_air)
+        self._set("is_missile", table.missile_speed > 0)
+        self._set("spaced", table.hit_interval > 0)  # attacks whose hits land apart (zealot)
+        # pairs that push each other apart: both ground units that collide, not the same unit
+        c = table.collides
+        U = c.shape[-1]
+        self._set("collide_pair", (c.unsqueeze(-1) & c.unsqueeze(-2)) & ~torch.eye(U, dtype=torch.bool, device=c.device))
+        self._set("_radius_sum", table.radius.unsqueeze(-1) + table.radius.unsqueeze(-2))
+        self._set("ground", ~table.is_air)
+
+    def _set(self, name: str, value: torch.Tensor) -> None:
+        """Set a derived tensor, in place when it exists with that shape (it keeps its identity)."""
+        old = getattr(self, name, None)
+        if isinstance(old, torch.Tensor) and old.shape == value.shape and old.dtype == value.dtype:
+            old.copy_(value)
+        else:
+            setattr(self, name, value)
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
@@ -166,6 +196,11 @@ class Dynamics:
         if x.dim() == 3:
             return torch.gather(x, 1, idx.unsqueeze(-1).expand(-1, -1, x.shape[-1]))
         return torch.gather(x, 1, idx)
+
+    @staticmethod
+    def _per_unit(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        """A per-unit constant of unit ``idx[b, u]``: ``x[idx]`` for ``[U]`` tables, a gather for ``[B, U]``."""
+        return x[idx] if x.dim() == 1 else torch.gather(x, 1, idx)
 
     def _cell(self, p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Flat cell index of points ``p [..., 2]`` (clamped) and whether they lie on the map."""
@@ -224,7 +259,9 @@ class Dynamics:
         engage = alive & tgt_alive & ((kind == ORDER_ATTACK) | (kind == ORDER_ATTACK_MOVE) | (kind == ORDER_HEAL))
         healing = engage & (kind == ORDER_HEAL)
         reach = torch.where(healing, t.heal_range, t.weapon_range)
-        gap = (tgt_pos - st.pos).norm(dim=-1) - t.radius - t.radius[tgt] - reach  # > 0: out of range by this much
+        gap = (
+            (tgt_pos - st.pos).norm(dim=-1) - t.radius - self._per_unit(t.radius, tgt) - reach
+        )  # > 0: out of range by this much
         in_range = engage & (gap <= _EPS)
 
         burst = self._fire(st, engage & ~healing, in_range, tgt, tgt_pos, alive)
@@ -320,7 +357,11 @@ class Dynamics:
                 hits = self._splash_hits(st, hits, direct, boom, tgt_pos, alive)
             raw, n_hits = (hits * t.damage_vs).sum(1), hits.sum(1)
         else:  # one target per attacker: scatter the hits, no [B, U, U] work
-            raw = torch.zeros_like(st.health).scatter_add(1, dmg_tgt, per_attack * t.damage_vs[idx, dmg_tgt])
+            if t.damage_vs.dim() == 3:
+                dvs = torch.gather(t.damage_vs, 2, dmg_tgt.unsqueeze(-1)).squeeze(-1)
+            else:
+                dvs = t.damage_vs[idx, dmg_tgt]
+            raw = torch.zeros_like(st.health).scatter_add(1, dmg_tgt, per_attack * dvs)
             n_hits = torch.zeros_like(st.health).scatter_add(1, dmg_tgt, per_attack)
         attacker = torch.where(per_attack > 0, idx, -1)
         last = torch.full_like(st.last_attacker, -1).scatter_reduce(1, dmg_tgt, attacker, "amax")
@@ -420,7 +461,7 @@ class Dynamics:
         attack, or their death: VolatileBurst either way). Victims are live enemy ground units.
         """
         t = self.t
-        victims = self.enemy_pair & self.ground[None, :] & alive.unsqueeze(1)  # [B, a, v]
+        victims = self.enemy_pair & self.ground.unsqueeze(-2) & alive.unsqueeze(1)  # [B, a, v]
         vpos = st.pos.unsqueeze(1)  # [B, 1, v, 2]
         rel = vpos - tgt_pos.unsqueeze(2)  # victim relative to a's target, [B, a, v, 2]
         if self.has_line:
@@ -428,13 +469,13 @@ class Dynamics:
             fwd = fwd / fwd.norm(dim=-1, keepdim=True).clamp(min=_EPS)
             along = (rel * fwd.unsqueeze(2)).sum(-1)  # distance along the line of fire
             perp = rel[..., 0] * -fwd[..., 1].unsqueeze(2) + rel[..., 1] * fwd[..., 0].unsqueeze(2)
-            r_v = t.radius[None, None, :]
+            r_v = t.radius.unsqueeze(-2)
             in_beam = (along.abs() <= _BEAM_HALF_WIDTH + r_v) & (perp.abs() <= _BEAM_HALF_LENGTH + r_v)
-            line = (t.splash == SPLASH_LINE)[None, :, None] & fire.unsqueeze(-1)
-            hits = torch.where(line, (in_beam & victims) * t.attacks[None, :, None], hits)
+            line = (t.splash == SPLASH_LINE).unsqueeze(-1) & fire.unsqueeze(-1)
+            hits = torch.where(line, (in_beam & victims) * t.attacks.unsqueeze(-1), hits)
         if self.has_suicide:
-            d_self = (vpos - st.pos.unsqueeze(2)).norm(dim=-1) - t.radius[None, None, :]
-            in_blast = d_self <= t.splash_radius[None, :, None]
+            d_self = (vpos - st.pos.unsqueeze(2)).norm(dim=-1) - t.radius.unsqueeze(-2)
+            in_blast = d_self <= t.splash_radius.unsqueeze(-1)
             hits = torch.where(boom.unsqueeze(-1), (in_blast & victims).float(), hits)
         return hits
 
@@ -460,8 +501,8 @@ class Dynamics:
     def _heal(self, st: WorldState, heals: torch.Tensor, tgt: torch.Tensor, L: int) -> None:
         """Medivacs heal their (biological, damaged) target, paying energy per HP."""
         t = self.t
-        missing = (t.max_health[tgt] - self._gather(st.health, tgt)).clamp(min=0)
-        ok = heals & t.is_biological[tgt] & self._gather(st.alive, tgt)  # never heals the dead
+        missing = (self._per_unit(t.max_health, tgt) - self._gather(st.health, tgt)).clamp(min=0)
+        ok = heals & self._per_unit(t.is_biological, tgt) & self._gather(st.alive, tgt)  # never heals the dead
         amount = torch.minimum(torch.minimum(t.heal_rate * L, missing), st.energy / t.heal_energy_cost.clamp(min=_EPS)) * ok
         st.energy = st.energy - amount * t.heal_energy_cost
         st.health = torch.minimum(st.health.scatter_add(1, tgt, amount), t.max_health)

@@ -32,45 +32,70 @@ KEEP_BONUS = 1.5
 LEASH = 4.0
 _PRIORITY_SCALE = 1000.0  # distance units per priority step: priority dominates distance (map is 32 wide)
 _INF = 1e9
+ENEMY_ORDERS = ("attack_move", "attack_allies", "attack_closest")
+"""``attack_closest``: the SMACv2 32x32_flat map's trigger (every 0.5 game s, each enemy without an
+order attacks the ally closest to it, oxwhirl/smacv2 ``maps/SMAC_Maps/32x32_flat.SC2Map``
+``MapScript.galaxy`` ``gt_Attack``); handled like ``attack_allies`` with centre distances."""
 
 
 class EnemyAI:
     """Chooses targets for the enemy units (units ``n_agents..U-1``) in place on a ``WorldState``."""
 
     def __init__(self, table: UnitTable, n_agents: int, enemy_order: str = "attack_move"):
-        if enemy_order not in ("attack_move", "attack_allies"):
-            raise ValueError(f"enemy_order must be 'attack_move' or 'attack_allies', got {enemy_order!r}")
+        if enemy_order not in ENEMY_ORDERS:
+            raise ValueError(f"enemy_order must be one of {ENEMY_ORDERS}, got {enemy_order!r}")
         self.t = table
         self.N = n_agents
         self.attack_allies = enemy_order == "attack_allies"
-        t = table
-        e = slice(n_agents, None)
-        self.acquire = torch.clamp(t.weapon_range[e], min=ACQUIRE_MIN)  # [E]
-        self.can_target = t.can_target[e, :n_agents]  # [E, N]
+        self.attack_closest = enemy_order == "attack_closest"
+        flags = table.kinds if table.kinds is not None else table
+        self.has_healer = bool(flags.is_healer[n_agents:].any()) if table.kinds is None else bool(flags.is_healer.any())
+
+    # Per-unit views, ``[E]`` / ``[E, N]`` for per-unit tables and ``[B, E]`` / ``[B, E, N]`` for the
+    # per-env tables of SMACv2 scenarios (read at each call: the scenario tables change at resets).
+    @property
+    def acquire(self) -> torch.Tensor:
+        return torch.clamp(self.t.weapon_range[..., self.N :], min=ACQUIRE_MIN)
+
+    @property
+    def can_target(self) -> torch.Tensor:
+        return self.t.can_target[..., self.N :, : self.N]
+
+    @property
+    def priority_cost(self) -> torch.Tensor:
         # higher AttackTargetPriority -> lower score; distance breaks ties within a priority
-        self.priority_cost = -t.attack_target_priority[:n_agents] * _PRIORITY_SCALE  # [N]
-        self.armed = t.is_armed[e]
-        self.healer = t.is_healer[e]
-        self.has_healer = bool(self.healer.any())
-        self.friend_bio = t.is_biological[e] & ~t.is_healer[e]
+        return -self.t.attack_target_priority[..., : self.N] * _PRIORITY_SCALE
+
+    @property
+    def armed(self) -> torch.Tensor:
+        return self.t.is_armed[..., self.N :]
+
+    @property
+    def healer(self) -> torch.Tensor:
+        return self.t.is_healer[..., self.N :]
+
+    @property
+    def friend_bio(self) -> torch.Tensor:
+        t = self.t
+        return t.is_biological[..., self.N :] & ~t.is_healer[..., self.N :]
 
     def act(self, st: WorldState) -> None:
         """Update ``order_target``/``order_kind`` of every enemy for the coming env step."""
-        if self.attack_allies:
+        if self.attack_allies or self.attack_closest:
             self._attack_group(st)
             return
         t, N = self.t, self.N
         pos_e, pos_a = st.pos[:, N:], st.pos[:, :N]
         alive_e, alive_a = st.alive[:, N:], st.alive[:, :N]
-        edge = torch.cdist(pos_e, pos_a) - t.radius[N:, None] - t.radius[None, :N]  # [B, E, N]
+        edge = torch.cdist(pos_e, pos_a) - t.radius[..., N:, None] - t.radius[..., None, :N]  # [B, E, N]
         ally_ids = torch.arange(N, device=st.pos.device)
         current = st.order_target[:, N:]
         is_current = current.unsqueeze(-1) == ally_ids
         attacker = st.last_attacker[:, N:].unsqueeze(-1) == ally_ids
         targetable = alive_a.unsqueeze(1) & self.can_target
-        acq = self.acquire[:, None]
+        acq = self.acquire.unsqueeze(-1)
         valid = targetable & ((edge <= acq) | (is_current & (edge <= acq + LEASH)) | attacker)
-        score = edge + self.priority_cost - KEEP_BONUS * is_current
+        score = edge + self.priority_cost.unsqueeze(-2) - KEEP_BONUS * is_current
         score = torch.where(valid, score, torch.full_like(score, _INF))
         best = score.argmin(-1)
         has = valid.any(-1) & alive_e & self.armed
@@ -89,8 +114,8 @@ class EnemyAI:
         t, N = self.t, self.N
         pos_e = st.pos[:, N:]
         d = torch.cdist(pos_e, pos_e)  # [B, E, E]
-        friend = st.alive[:, N:].unsqueeze(1) & self.friend_bio
-        damaged = friend & (st.health[:, N:] < t.max_health[N:]).unsqueeze(1)
+        friend = st.alive[:, N:].unsqueeze(1) & self.friend_bio.unsqueeze(-2)
+        damaged = friend & (st.health[:, N:] < t.max_health[..., N:]).unsqueeze(1)
         d_dmg = torch.where(damaged, d, torch.full_like(d, _INF))
         d_any = torch.where(friend, d, torch.full_like(d, _INF))
         pick = torch.where(damaged.any(-1), d_dmg.argmin(-1), d_any.argmin(-1)) + N
@@ -111,7 +136,10 @@ class EnemyAI:
         """
         t, N = self.t, self.N
         ally_ids = torch.arange(N, device=st.pos.device)
-        edge = torch.cdist(st.pos[:, N:], st.pos[:, :N]) - t.radius[N:, None] - t.radius[None, :N]  # [B, E, N]
+        if self.attack_closest:  # UnitGroupClosestToPoint: centre distance
+            edge = torch.cdist(st.pos[:, N:], st.pos[:, :N])
+        else:
+            edge = torch.cdist(st.pos[:, N:], st.pos[:, :N]) - t.radius[..., N:, None] - t.radius[..., None, :N]  # [B, E, N]
         valid = st.alive[:, :N].unsqueeze(1) & self.can_target
         nearest = torch.where(valid, edge, torch.full_like(edge, _INF)).argmin(-1)
         current = st.order_target[:, N:]
@@ -120,5 +148,7 @@ class EnemyAI:
         has = valid.any(-1) & st.alive[:, N:] & self.armed
         target = torch.where(has, pick, torch.full_like(pick, -1))
         kind = torch.where(has, torch.full_like(pick, ORDER_ATTACK), st.order_kind[:, N:])
+        if self.has_healer:
+            target, kind = self._healers(st, target, kind)
         st.order_target = torch.cat([st.order_target[:, :N], target], 1)
         st.order_kind = torch.cat([st.order_kind[:, :N], kind], 1)

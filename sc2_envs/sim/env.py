@@ -15,11 +15,13 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
-from sc2_envs.maps import MapSpec, get_map, ground_distances, ground_edges, needs_routing, terrain_grids
+from sc2_envs import smacv2 as v2
+from sc2_envs.maps import MapSpec, get_map, ground_distances, ground_edges, list_maps, needs_routing, terrain_grids
 from sc2_envs.sim import rng
 from sc2_envs.sim.dynamics import Dynamics
 from sc2_envs.sim.enemy_ai import EnemyAI
 from sc2_envs.sim.features import MOVE_AMOUNT, N_ACTIONS_NO_ATTACK, FeatureConfig, RewardConfig, SMACFeatures
+from sc2_envs.sim.features_v2 import SMACv2Features
 from sc2_envs.sim.state import (
     ORDER_ATTACK,
     ORDER_ATTACK_MOVE,
@@ -37,6 +39,7 @@ from sc2_envs.units import LOOPS_PER_STEP
 _MOVE_DIRS = torch.tensor([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])
 
 _STATE_FIELDS = [f.name for f in fields(WorldState)]
+_V2_FIELDS = ("unit_kind", "fov_dir", "enemy_tag", "max_reward")  # WorldState fields only SMACv2 scenarios use
 _FEATURE_OPTIONS = {f.name for f in fields(FeatureConfig)}
 _REWARD_OPTIONS = {f.name for f in fields(RewardConfig)}
 
@@ -91,6 +94,9 @@ class UnitPlacement:
         shield: absolute shields; ``None`` = full.
         cooldown: weapon cooldown in game loops (0 = ready).
         energy: medivac energy; ``None`` = the unit's starting energy.
+        unit: SMACv2 scenarios only: the unit type to place (one of the scenario race's types);
+            ``None`` keeps the slot's current type. Must be ``None`` on SMAC v1 maps, whose
+            rosters are fixed.
     """
 
     x: float
@@ -99,6 +105,7 @@ class UnitPlacement:
     shield: float | None = None
     cooldown: float = 0.0
     energy: float | None = None
+    unit: str | None = None
 
 
 class SMACSim:
@@ -155,7 +162,39 @@ class SMACSim:
         num_threads: int | None = None,
         **options,
     ):
-        self.spec = map_name if isinstance(map_name, MapSpec) else get_map(map_name)
+        self.scenario = v2.get_scenario(map_name) if v2.is_scenario(map_name) else None
+        if self.scenario is not None:
+            self.spec = self.scenario
+        elif isinstance(map_name, MapSpec):
+            self.spec = map_name
+        elif isinstance(map_name, str) and map_name not in list_maps():
+            raise ValueError(
+                f"unknown map or scenario {map_name!r}; SMAC v1 maps: {', '.join(list_maps())}; "
+                f"SMACv2 scenarios: {', '.join(v2.list_scenarios())}"
+            )
+        else:
+            self.spec = get_map(map_name)
+        v2_opts = {}
+        pin = options.pop("scenario", None)
+        if self.scenario is not None:
+            for name, default in (("conic_fov", False), ("use_unit_ranges", True), ("obs_own_pos", True)):
+                v = options.pop(name, default)
+                if not isinstance(v, (bool, np.bool_)):
+                    raise TypeError(f"option {name} must be a bool, got {v!r}")
+                v2_opts[name] = bool(v)
+            mar = options.pop("min_attack_range", 2)
+            if not _is_real(mar) or not math.isfinite(float(mar)) or mar < 0:
+                raise ValueError(f"option min_attack_range must be a finite number >= 0, got {mar!r}")
+            if float(mar) != self.scenario.min_attack_range:
+                from dataclasses import replace
+
+                self.scenario = self.spec = replace(self.scenario, min_attack_range=float(mar))
+            options.pop("prob_obs_enemy", 1.0) == 1.0 or _unsupported("prob_obs_enemy", "only 1.0 (SMACv2's default)")
+            options.pop("action_mask", True) is True or _unsupported("action_mask", "only True (SMACv2's default)")
+        elif pin is not None:
+            raise ValueError(
+                f"option scenario= (pinned composition) is for SMACv2 scenarios; {self.spec.name!r} is a SMAC v1 map"
+            )
         for name, value in (("autoreset", autoreset), ("lenient_actions", lenient_actions), ("compile", compile)):
             if not isinstance(value, bool):
                 raise TypeError(f"{name} must be a bool, got {value!r}")
@@ -173,9 +212,10 @@ class SMACSim:
             raise TypeError(f"option continuing_episode must be a bool, got {continuing_episode!r}")
         unknown = set(options) - _FEATURE_OPTIONS - _REWARD_OPTIONS
         if unknown:
+            extra = {"conic_fov", "use_unit_ranges", "obs_own_pos", "min_attack_range", "scenario"} if self.scenario else set()
             raise ValueError(
                 f"unknown option(s) {sorted(unknown)}; valid SMAC options: "
-                f"{sorted(_FEATURE_OPTIONS | _REWARD_OPTIONS | {'continuing_episode'})}"
+                f"{sorted(_FEATURE_OPTIONS | _REWARD_OPTIONS | {'continuing_episode'} | extra)}"
             )
         _check_options(options)
         self.map_name = self.spec.name
@@ -186,11 +226,16 @@ class SMACSim:
         self.lenient_actions = lenient_actions
         self.n_agents = self.spec.n_agents
         self.n_enemies = self.spec.n_enemies
-        self.n_actions = self.spec.n_actions
         self.episode_limit = self.spec.episode_limit
-        self.agent_unit_types = self.spec.ally_units()
-        self.table = UnitTable.build(self.spec, self.device)
-        terrain = terrain_grids(self.spec.terrain)
+        if self.scenario is not None:
+            self.n_actions = 0  # set from the features below
+            self.table = UnitTable.build_scenario(self.scenario, num_envs, self.device)
+            terrain = terrain_grids("full")  # 32x32_flat: every cell pathable, one level
+        else:
+            self.n_actions = self.spec.n_actions
+            self.agent_unit_types = self.spec.ally_units()
+            self.table = UnitTable.build(self.spec, self.device)
+            terrain = terrain_grids(self.spec.terrain)
         self.pathing = torch.as_tensor(terrain.pathing.copy(), device=self.device)
         self.dynamics = Dynamics(
             self.table,
@@ -198,16 +243,25 @@ class SMACSim:
             loops_per_tick,
             cliff_level=torch.as_tensor(terrain.cliff_level.astype("int32"), device=self.device),
             cliff_walkable=torch.as_tensor(terrain.cliff_walkable.copy(), device=self.device),
-            **self._routing(self.spec.terrain),
+            **({} if self.scenario is not None else self._routing(self.spec.terrain)),
         )
-        self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order=self.spec.enemy_order)
-        self.features = SMACFeatures(
-            self.spec,
-            self.table,
-            FeatureConfig(**{k: v for k, v in options.items() if k in _FEATURE_OPTIONS}),
-            RewardConfig(**{k: v for k, v in options.items() if k in _REWARD_OPTIONS}),
-            self.device,
-        )
+        fcfg = FeatureConfig(**{k: v for k, v in options.items() if k in _FEATURE_OPTIONS})
+        rcfg = RewardConfig(**{k: v for k, v in options.items() if k in _REWARD_OPTIONS})
+        if self.scenario is not None:
+            self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order="attack_closest")
+            self.features = SMACv2Features(self.scenario, self.table, fcfg, rcfg, self.device, **v2_opts)
+            self.n_actions = self.features.n_actions
+            self.sampler = v2.ScenarioSampler(self.scenario, self.device)
+            U = self.n_agents + self.n_enemies
+            self._pin_mask = torch.zeros(num_envs, dtype=torch.bool, device=self.device)
+            self._pin_kind = torch.zeros(num_envs, U, dtype=torch.int64, device=self.device)
+            self._pin_pos = torch.zeros(num_envs, U, 2, device=self.device)
+            self._pin_has_pos = torch.zeros(num_envs, dtype=torch.bool, device=self.device)
+        else:
+            self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order=self.spec.enemy_order)
+            self.features = SMACFeatures(self.spec, self.table, fcfg, rcfg, self.device)
+        self._n_no_attack = getattr(self.features, "n_actions_no_attack", N_ACTIONS_NO_ATTACK)
+        self._n_fov = getattr(self.features, "n_fov", 0)
         self.obs_size = self.features.obs_size
         self.state_size = self.features.state_size
         self.loops_per_tick = loops_per_tick
@@ -225,6 +279,10 @@ class SMACSim:
         self._compile = compile
         self._compiled: dict = {}
         self._stat_counts = torch.zeros(3, dtype=torch.int64, device=self.device)
+        if pin is not None:
+            if not isinstance(pin, dict):
+                raise TypeError(f"option scenario must be a dict of pin_scenario's arguments, got {pin!r}")
+            self.pin_scenario(**pin)
 
     # ------------------------------------------------------------------ reset
     def _seed_envs(self, seed) -> None:
@@ -244,6 +302,8 @@ class SMACSim:
 
     def _fresh_state(self) -> WorldState:
         """A new episode for every env (positions, full health, enemy attack-move orders)."""
+        if self.scenario is not None:
+            return self._fresh_scenario_state()
         t, st, B, N = self.table, self.st, self.num_envs, self.n_agents
         new = WorldState.empty(B, len(t.names), N, self.device)
         new.env_seed = st.env_seed.clone()
@@ -282,6 +342,109 @@ class SMACSim:
         new.prev_health, new.prev_shield, new.prev_alive = new.health.clone(), new.shield.clone(), new.alive.clone()
         return new
 
+    def _fresh_scenario_state(self) -> WorldState:
+        """A new SMACv2 episode for every env: sampled (or pinned) rosters and start positions."""
+        st, B, N = self.st, self.num_envs, self.n_agents
+        new = WorldState.empty(B, N + self.n_enemies, N, self.device)
+        new.env_seed = st.env_seed.clone()
+        new.episode_count = st.episode_count + 1
+        draw = self.sampler.sample(new.episode_count, new.env_seed)
+        kind = torch.where(self._pin_mask[:, None], self._pin_kind, draw["kind"])
+        pos = torch.where((self._pin_mask & self._pin_has_pos)[:, None, None], self._pin_pos, draw["pos"])
+        new.unit_kind = kind
+        new.pos = pos
+        kt = self.table.kinds
+        T = len(kt.names) // 2
+        row = torch.where(self.table.is_ally, kind, kind + T)
+        new.health = kt.max_health[row]
+        new.shield = kt.max_shield[row]
+        new.energy = kt.energy_start[row]
+        new.alive = torch.ones_like(new.alive)
+        units = torch.arange(N + self.n_enemies, device=self.device)
+        new.jitter_state = rng.mix(new.episode_count[:, None], units[None, :], rng.STREAM_COOLDOWN, new.env_seed[:, None])
+        new.attack_point = torch.tensor([8.0, 16.0], device=self.device).expand(B, 2).clone()
+        new.order_kind = torch.full_like(new.order_kind, ORDER_NONE)  # enemies get orders from the map trigger (EnemyAI)
+        new.order_point = new.pos.clone()
+        new.fov_dir = torch.tensor([1.0, 0.0], device=self.device).expand(B, N, 2).clone()
+        new.max_reward = torch.where(new.episode_count == 0, self.features.max_reward_of(kind), st.max_reward)
+        new.loops_since_damage.fill_(1e6)
+        new.prev_health, new.prev_shield, new.prev_alive = new.health.clone(), new.shield.clone(), new.alive.clone()
+        return new
+
+    def _refresh_kinds(self) -> None:
+        """SMACv2: rebuild the per-env unit tables from ``st.unit_kind`` (after resets, loads, set_units)."""
+        if self.scenario is None:
+            return
+        self.table.assign_kinds_(self.st.unit_kind)
+        self.dynamics.refresh()
+
+    def unit_types(self, env_index: int | None = None) -> list[list[str]] | tuple[list[str], list[str]]:
+        """Unit type names of the current episode: ``(agent types, enemy types)`` of env ``env_index``,
+        or a list of those for every env when ``env_index`` is None. On SMAC v1 maps they are the
+        map's fixed rosters; in SMACv2 scenarios they change at every reset."""
+        if env_index is None:
+            return [self.unit_types(b) for b in range(self.num_envs)]
+        if self.scenario is None:
+            return list(self.spec.ally_units()), list(self.spec.enemy_units())
+        kinds = self.scenario.kinds
+        k = self.st.unit_kind[env_index].tolist()
+        return [kinds[i] for i in k[: self.n_agents]], [kinds[i] for i in k[self.n_agents :]]
+
+    def pin_scenario(self, allies, enemies, ally_positions=None, enemy_positions=None, env_index: int | None = None) -> None:
+        """SMACv2: use this composition (and these start points) at every later reset of an env.
+
+        Agent ``i`` gets ``allies[i]`` at ``ally_positions[i]`` and enemy ``j`` gets ``enemies[j]``
+        at ``enemy_positions[j]``, exactly in the order given (SMACv2's agent sort by type and
+        position applies to sampled teams only). Positions ``None``: drawn from the scenario's
+        start-position distribution as usual. Takes effect at the next reset (call ``reset()``
+        to start one now); ``unpin_scenario`` restores sampling.
+
+        Args:
+            allies: ``n_agents`` unit type names of the scenario's race; enemies: ``n_enemies`` names.
+            ally_positions / enemy_positions: ``[n, 2]`` world points with ``0 <= x, y < 32``, or None
+                (both or neither).
+            env_index: the env to pin, or None for every env.
+
+        Raises:
+            ValueError: not a SMACv2 scenario; a team of the wrong size; a unit type of another
+                race; a position off the map or of the wrong shape; an env index out of range.
+            TypeError: a team that is not a sequence of names.
+        """
+        if self.scenario is None:
+            raise ValueError(f"pin_scenario is for SMACv2 scenarios; {self.map_name!r} is a SMAC v1 map with a fixed roster")
+        a, e = v2.validate_composition(self.scenario, allies, enemies)
+        if (ally_positions is None) != (enemy_positions is None):
+            raise ValueError("give both ally_positions and enemy_positions, or neither")
+        envs = self._env_mask(env_index)
+        self._pin_kind[envs] = torch.tensor(a + e, dtype=torch.int64, device=self.device)
+        if ally_positions is not None:
+            p = torch.cat(
+                [
+                    v2.validate_positions(self.scenario, "ally", ally_positions, self.n_agents),
+                    v2.validate_positions(self.scenario, "enemy", enemy_positions, self.n_enemies),
+                ]
+            ).to(self.device)
+            self._pin_pos[envs] = p
+        self._pin_has_pos[envs] = ally_positions is not None
+        self._pin_mask[envs] = True
+
+    def unpin_scenario(self, env_index: int | None = None) -> None:
+        """SMACv2: sample compositions and positions again at later resets (env ``env_index`` or all)."""
+        if self.scenario is None:
+            raise ValueError(f"unpin_scenario is for SMACv2 scenarios; {self.map_name!r} is a SMAC v1 map")
+        self._pin_mask[self._env_mask(env_index)] = False
+
+    def _env_mask(self, env_index) -> torch.Tensor:
+        if env_index is None:
+            return torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
+        if not _is_int(env_index):
+            raise TypeError(f"env_index must be an int in [0, {self.num_envs}) or None, got {env_index!r}")
+        if not 0 <= env_index < self.num_envs:
+            raise ValueError(f"env_index must be in [0, {self.num_envs}), got {env_index}")
+        m = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        m[int(env_index)] = True
+        return m
+
     def reset(self, seed: int | Sequence[int] | torch.Tensor | None = None) -> dict[str, torch.Tensor]:
         """Start a new episode in every env.
 
@@ -306,13 +469,17 @@ class SMACSim:
             self._seed_envs(seed if seed is not None else self._seed)
             self._seeded = True
         self.st = self._fresh_state()
+        self._refresh_kinds()
         self._needs_reset = False
         return self._observe()
 
     def _observe(self) -> dict[str, torch.Tensor]:
         avail = self.features.avail_actions(self.st)
         self._avail = avail
-        return {"obs": self.features.obs(self.st, avail), "state": self.features.state(self.st), "avail_actions": avail}
+        out = {"obs": self.features.obs(self.st, avail), "state": self.features.state(self.st), "avail_actions": avail}
+        if self.scenario is not None:
+            out["unit_kind"] = self.st.unit_kind[:, : self.n_agents].clone()
+        return out
 
     # ------------------------------------------------------------------ step
     def _check_actions(self, actions) -> tuple[torch.Tensor, torch.Tensor]:
@@ -338,7 +505,7 @@ class SMACSim:
                 b, n = (int(i) for i in invalid.nonzero()[0])
                 mask = self._avail[b, n].int().tolist()
                 raise ValueError(
-                    f"env {b}, agent {n} ({self.agent_unit_types[n]}): action {int(actions[b, n])} is unavailable; "
+                    f"env {b}, agent {n} ({self.unit_types(b)[0][n]}): action {int(actions[b, n])} is unavailable; "
                     f"avail_actions={mask}. Pass lenient_actions=True to replace unavailable actions by stop/no-op."
                 )
             alive = self.st.alive[:, :N]
@@ -351,13 +518,19 @@ class SMACSim:
         kind, target = st.order_kind[:, :N], st.order_target[:, :N]
         point = st.order_point[:, :N]
         is_move = (actions >= 2) & (actions <= 5)
-        is_target = actions >= N_ACTIONS_NO_ATTACK
-        j = (actions - N_ACTIONS_NO_ATTACK).clamp(min=0)
-        healer = t.is_healer[:N]
+        nna = self._n_no_attack
+        is_target = actions >= nna
+        j = (actions - nna).clamp(min=0)
+        healer = t.is_healer[..., :N]
+        if self._n_fov:  # SMACv2 conic_fov: a look action sends no game command
+            look = (actions >= 6) & (actions < 6 + self._n_fov)
+            d = self.features._fov_dirs[(actions - 6).clamp(0, self._n_fov - 1)]
+            st.fov_dir = torch.where(look.unsqueeze(-1), d, st.fov_dir)
         new_kind = torch.where(actions == 1, ORDER_NONE, kind)
         new_kind = torch.where(is_move, ORDER_MOVE, new_kind)
         new_kind = torch.where(is_target, torch.where(healer, ORDER_HEAL, ORDER_ATTACK), new_kind)
-        new_target = torch.where(is_target, torch.where(healer, j, j + N), torch.where(actions == 0, target, -1))
+        keep = (actions == 0) | ((actions >= 6) & (actions < nna))  # no-op (dead) or a look action
+        new_target = torch.where(is_target, torch.where(healer, j, j + N), torch.where(keep, target, -1))
         dirs = self._move_dirs[actions.clamp(max=5)]
         new_point = torch.where(is_move.unsqueeze(-1), st.pos[:, :N] + MOVE_AMOUNT * dirs, point)
         st.order_kind = torch.cat([new_kind, st.order_kind[:, N:]], 1)
@@ -411,6 +584,7 @@ class SMACSim:
         if bool(done.any()):
             if self.autoreset:
                 self.st.copy_envs_from(self._fresh_state(), done)
+                self._refresh_kinds()
                 # observe only the envs that were reset (a few per step at large B), not the whole batch
                 idx = done.nonzero().flatten()
                 sub = self.st.select(idx)
@@ -419,8 +593,12 @@ class SMACSim:
                 out["state"] = out["state"].index_copy(0, idx, self.features.state(sub))
                 out["avail_actions"] = out["avail_actions"].index_copy(0, idx, avail)
                 self._avail = out["avail_actions"]
+                if self.scenario is not None:  # the enemy tags the new episodes' observation set
+                    self.st.enemy_tag = self.st.enemy_tag.index_copy(0, idx, sub.enemy_tag)
             else:
                 self._needs_reset = True
+        if self.scenario is not None:
+            out["unit_kind"] = self.st.unit_kind[:, :N].clone()
         return out
 
     def _core(self, actions: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -481,8 +659,30 @@ class SMACSim:
 
     # ------------------------------------------------------------------ info
     def get_env_info(self) -> dict:
-        """SMAC's ``get_env_info()`` keys plus the feature layouts and unit classes the models need."""
+        """SMAC's ``get_env_info()`` keys plus the feature layouts and unit classes the models need.
+
+        SMACv2 scenarios add ``unit_types_vary=True``, ``scenario``, ``race`` and ``kinds`` (the
+        race's unit types in one-hot order); their ``agent_unit_types`` / ``enemy_unit_types``
+        are env 0's current episode (they change at every reset: see :meth:`unit_types` and the
+        ``unit_kind`` tensor of ``reset`` / ``step``).
+        """
         info = dict(self.features.env_info())
+        if self.scenario is not None:
+            ally, enemy = self.unit_types(0)  # before the first reset: the race's type 0 everywhere
+            info.update(
+                map_name=self.map_name,
+                agent_unit_types=ally,
+                enemy_unit_types=enemy,
+                unit_type_bits=self.features.utb,
+                ally_type_order=list(self.scenario.kinds),
+                enemy_type_order=list(self.scenario.kinds),
+                episode_limit=self.episode_limit,
+                unit_types_vary=True,
+                scenario=self.scenario.name,
+                race=self.scenario.race,
+                kinds=list(self.scenario.kinds),
+            )
+            return info
         info.update(
             map_name=self.map_name,
             agent_unit_types=list(self.agent_unit_types),
@@ -534,7 +734,10 @@ class SMACSim:
         for key, mine in (("map_name", self.map_name), ("num_envs", self.num_envs)):
             if state.get(key) != mine:
                 raise ValueError(f"env snapshot has {key}={state.get(key)!r}; this simulator has {key}={mine!r}")
-        world = state.get("world", {})
+        world = dict(state.get("world", {}))
+        if self.scenario is None:  # snapshots from before the SMACv2 fields: they are unused on v1 maps
+            for n in _V2_FIELDS:
+                world.setdefault(n, getattr(self.st, n).detach().cpu())
         missing = [n for n in _STATE_FIELDS if n not in world]
         if missing:
             raise ValueError(f"env snapshot misses the world field(s) {missing}")
@@ -548,20 +751,21 @@ class SMACSim:
         self._stat_counts = state["stat_counts"].to(self.device).clone()
         self._seeded = bool(state["seeded"])
         self._needs_reset = bool(state["needs_reset"])
+        self._refresh_kinds()
 
     def render_data(self, env_index: int = 0) -> dict:
         """NumPy copies of what a renderer draws for env ``env_index`` (positions, bars, orders)."""
         st, t, b = self.st, self.table, env_index
         return dict(
             pos=st.pos[b].cpu().numpy(),
-            radius=t.radius.cpu().numpy(),
+            radius=(t.radius if t.radius.dim() == 1 else t.radius[b]).cpu().numpy(),
             health=st.health[b].cpu().numpy(),
-            max_health=t.max_health.cpu().numpy(),
+            max_health=(t.max_health if t.max_health.dim() == 1 else t.max_health[b]).cpu().numpy(),
             shield=st.shield[b].cpu().numpy(),
-            max_shield=t.max_shield.cpu().numpy(),
+            max_shield=(t.max_shield if t.max_shield.dim() == 1 else t.max_shield[b]).cpu().numpy(),
             alive=st.alive[b].cpu().numpy(),
             is_ally=t.is_ally.cpu().numpy(),
-            names=list(t.names),
+            names=list(t.names) if self.scenario is None else sum(self.unit_types(b), []),
             order_kind=st.order_kind[b].cpu().numpy(),
             order_target=st.order_target[b].cpu().numpy(),
             cooldown=st.cooldown[b].cpu().numpy(),
@@ -575,7 +779,8 @@ class SMACSim:
     ) -> dict[str, torch.Tensor]:
         """Place the units of env ``env_index`` (a scenario): positions, health, shields, cooldowns.
 
-        The roster (unit types) is the map's; ``allies[i]`` places agent ``i`` and ``enemies[j]``
+        The roster (unit types) is the map's (in SMACv2 scenarios ``UnitPlacement.unit`` may set a
+        slot's type, else the current episode's type stays); ``allies[i]`` places agent ``i`` and ``enemies[j]``
         enemy ``j``; ``None`` or ``health=0`` removes the unit. The previous-step snapshot used by
         the reward is set to the placed values, orders are reset (enemies attack-move), and the
         fresh observation of all envs is returned (as ``reset``).
@@ -584,7 +789,8 @@ class SMACSim:
             TypeError: ``env_index`` not an int, or an entry neither ``UnitPlacement`` nor ``None``.
             ValueError: wrong list lengths, an env index out of range, a non-finite value, a position
                 off the map or (for ground units) on an unwalkable cell, or health / shield / energy
-                outside ``[0, max]`` or a negative cooldown. Nothing is changed when it raises.
+                outside ``[0, max]`` or a negative cooldown, a ``unit`` of another race (SMACv2) or any
+                ``unit`` on a v1 map other than the slot's own. Nothing is changed when it raises.
         """
         if self._needs_reset:
             self.reset()
@@ -598,24 +804,35 @@ class SMACSim:
                 f"(None for absent units), got {len(allies)} and {len(enemies)}"
             )
         placements = list(allies) + list(enemies)
+        kinds = [self._placement_kind(env_index, u, p) for u, p in enumerate(placements)]
         for u, p in enumerate(placements):
-            self._check_placement(u, p)
-        st, t, b = self.st, self.table, env_index
+            self._check_placement(u, p, kinds[u])
+        st, b = self.st, env_index
         st.clear_attacks(b)  # no attack, missile or baneling burst carries over into a scenario
-        for u, p in enumerate(list(allies) + list(enemies)):
+        if self.scenario is not None:
+            st.unit_kind[b] = torch.tensor(kinds, dtype=torch.int64, device=self.device)
+            st.enemy_tag[b] = -1
+            self._refresh_kinds()
+        for u, p in enumerate(placements):
             if p is None:
                 st.health[b, u] = 0.0
                 st.shield[b, u] = 0.0
                 st.alive[b, u] = False
                 continue
+            c = self._unit_consts(u, kinds[u])
             st.pos[b, u] = torch.tensor([p.x, p.y], dtype=torch.float32)
-            st.health[b, u] = t.max_health[u] if p.health is None else p.health
-            st.shield[b, u] = t.max_shield[u] if p.shield is None else p.shield
-            st.energy[b, u] = t.energy_start[u] if p.energy is None else p.energy
+            st.health[b, u] = c["health"] if p.health is None else p.health
+            st.shield[b, u] = c["shield"] if p.shield is None else p.shield
+            st.energy[b, u] = c["energy_start"] if p.energy is None else p.energy
             st.cooldown[b, u] = p.cooldown
             st.alive[b, u] = bool(st.health[b, u] > 0)
             if u >= self.n_agents:
-                st.order_point[b, u] = st.attack_point[b] if self.spec.attack_point is not None else st.pos[b, u]
+                if self.scenario is not None:
+                    st.order_kind[b, u] = ORDER_NONE
+                    st.order_target[b, u] = -1
+                    st.order_point[b, u] = st.pos[b, u]
+                else:
+                    st.order_point[b, u] = st.attack_point[b] if self.spec.attack_point is not None else st.pos[b, u]
             else:
                 st.order_kind[b, u] = ORDER_NONE
                 st.order_target[b, u] = -1
@@ -635,16 +852,56 @@ class SMACSim:
             ground_edges=torch.as_tensor(ground_edges(terrain), device=self.device),
         )
 
-    def _check_placement(self, u: int, p) -> None:
+    def _placement_kind(self, b: int, u: int, p) -> int:
+        """The kind index unit ``u`` of env ``b`` will have (SMACv2: ``p.unit`` or the current one; v1: 0)."""
+        side, idx = ("allies", u) if u < self.n_agents else ("enemies", u - self.n_agents)
+        if p is not None and not isinstance(p, UnitPlacement):
+            if self.scenario is None:
+                now = self.table.names[u]
+            else:
+                now = self.scenario.kinds[int(self.st.unit_kind[b, u])]
+            raise TypeError(f"{side}[{idx}] ({now}) must be a UnitPlacement or None, got {p!r}")
+        unit = None if p is None else p.unit
+        if self.scenario is None:
+            if unit is not None and unit != self.table.names[u]:
+                raise ValueError(
+                    f"{side}[{idx}]: unit={unit!r}, but {self.map_name} has a fixed roster ({self.table.names[u]} "
+                    f"in this slot); unit types can be chosen only in SMACv2 scenarios"
+                )
+            return 0
+        if unit is None:
+            return int(self.st.unit_kind[b, u])
+        if unit not in self.scenario.kinds:
+            raise ValueError(
+                f"{side}[{idx}]: unit {unit!r} is not a {self.scenario.race} unit; expected one of {list(self.scenario.kinds)}"
+            )
+        return self.scenario.kinds.index(unit)
+
+    def _unit_consts(self, u: int, kind: int) -> dict:
+        """Name, max health / shield / energy and starting energy of unit slot ``u`` holding ``kind``."""
+        t = self.table
+        if self.scenario is not None:
+            t = t.kinds
+            u = kind if u < self.n_agents else kind + len(t.names) // 2
+        return {
+            "name": t.names[u],
+            "health": float(t.max_health[u]),
+            "shield": float(t.max_shield[u]),
+            "energy": float(t.energy_max[u]),
+            "energy_start": float(t.energy_start[u]),
+        }
+
+    def _check_placement(self, u: int, p, kind: int = 0) -> None:
         """Validate the placement of unit ``u`` (see ``set_units``)."""
         if p is None:
             return
         t = self.table
+        c = self._unit_consts(u, kind)
         side, idx = ("allies", u) if u < self.n_agents else ("enemies", u - self.n_agents)
-        who = f"{side}[{idx}] ({t.names[u]})"
+        who = f"{side}[{idx}] ({c['name']})"
         if not isinstance(p, UnitPlacement):
             raise TypeError(f"{who} must be a UnitPlacement or None, got {p!r}")
-        limits = {"health": float(t.max_health[u]), "shield": float(t.max_shield[u]), "energy": float(t.energy_max[u])}
+        limits = {"health": c["health"], "shield": c["shield"], "energy": c["energy"]}
         for name in ("x", "y", "health", "shield", "energy", "cooldown"):
             v = getattr(p, name)
             if v is None and name in limits:
@@ -658,11 +915,17 @@ class SMACSim:
         size = self.pathing.shape[0]
         if not (0.0 <= p.x < size and 0.0 <= p.y < size):
             raise ValueError(f"{who}: position ({p.x}, {p.y}) is off the {size}x{size} map")
+        if self.scenario is not None:
+            return  # the 32x32_flat map is pathable everywhere
         pt = torch.tensor([p.x, p.y], dtype=torch.float32, device=self.device).expand(1, len(t.names), 2)
         if not bool(self.dynamics.can_stand(pt, pt)[0, u]):
             raise ValueError(
                 f"{who}: position ({p.x}, {p.y}) is on a cell of {self.map_name} that a {t.names[u]} cannot stand on"
             )
+
+
+def _unsupported(name: str, what: str):
+    raise ValueError(f"option {name}: the simulator supports {what}")
 
 
 def make_batched(

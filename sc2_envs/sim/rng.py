@@ -83,6 +83,8 @@ def lcg_top2(state: torch.Tensor) -> torch.Tensor:
 STREAM_COOLDOWN = 1
 STREAM_ATTACK_POINT = 2
 STREAM_SPAWN = 3
+STREAM_SCENARIO_TEAM = 4  # SMACv2 team composition (sc2_envs.smacv2)
+STREAM_SCENARIO_POS = 5  # SMACv2 start positions
 
 
 # ------------------------------------------------------------------------------------------------

@@ -68,6 +68,14 @@ class WorldState:
         missile_hits: ``[B, U]`` float32, hits the missile carries (0 = no missile in flight).
         burst_pending: ``[B, U]`` bool, a baneling that died (not by its own attack) in the previous
             tick and bursts (VolatileBurst) in this one.
+        unit_kind: ``[B, U]`` int64, SMACv2 scenarios: each unit's kind (index into the scenario's
+            ``kinds``, its unit-type one-hot order); 0 on SMAC v1 maps.
+        fov_dir: ``[B, N, 2]`` float32, SMACv2 ``conic_fov``: each agent's look direction (unit
+            vector, (1, 0) after reset); zeros otherwise.
+        enemy_tag: ``[B, E]`` int64, SMACv2: the agent whose sight first tagged enemy ``j`` as
+            observed (SMACv2 ``enemy_tags``), -1 for none.
+        max_reward: ``[B]`` float32, SMACv2: the reward normaliser, fixed from the enemy team of the
+            first episode after seeding (as SMACv2 sets it on its first episode); 0 on v1 maps.
     """
 
     pos: torch.Tensor
@@ -97,6 +105,10 @@ class WorldState:
     missile_target: torch.Tensor
     missile_hits: torch.Tensor
     burst_pending: torch.Tensor
+    unit_kind: torch.Tensor
+    fov_dir: torch.Tensor
+    enemy_tag: torch.Tensor
+    max_reward: torch.Tensor
 
     @classmethod
     def empty(cls, num_envs: int, n_units: int, n_agents: int, device: torch.device) -> WorldState:
@@ -132,6 +144,10 @@ class WorldState:
             missile_target=torch.full((B, U), -1, **i),
             missile_hits=torch.zeros(B, U, **f),
             burst_pending=torch.zeros(B, U, dtype=torch.bool, device=device),
+            unit_kind=torch.zeros(B, U, **i),
+            fov_dir=torch.zeros(B, n_agents, 2, **f),
+            enemy_tag=torch.full((B, U - n_agents), -1, **i),
+            max_reward=torch.zeros(B, **f),
         )
 
     def clear_attacks(self, env_index: int) -> None:
@@ -207,6 +223,81 @@ class UnitTable:
     acceleration: torch.Tensor  # [U] Acceleration, distance per normal second squared (game data)
     type_bit: torch.Tensor  # [U] int64, index into the side's one-hot (SMAC's get_unit_type_id), -1 if utb=0
     spawn_pos: torch.Tensor  # [U, 2] default spawn positions (clump around the group point)
+    kinds: UnitTable | None = None  # SMACv2 scenarios: the per-kind table (see build_scenario)
+    unit_kind: torch.Tensor | None = None  # SMACv2 scenarios: [B, U] int64 kind index of every unit
+
+    @classmethod
+    def build_scenario(cls, spec, num_envs: int, device: torch.device) -> UnitTable:
+        """A per-env table for a SMACv2 scenario (``sc2_envs.smacv2.ScenarioSpec``).
+
+        Every per-unit field is ``[B, U]`` (``damage_vs`` / ``can_target`` ``[B, U, U]``) and is
+        filled from the unit kinds by :meth:`assign_kinds_`, in place (the tensors keep their
+        identity, so code holding them sees the new rosters). ``kinds`` is the table of the race's
+        unit types (kind ``k`` = ``spec.kinds[k]``; ally rows ``0..T-1``, enemy rows ``T..2T-1``),
+        ``names`` the slot labels ``ally_i`` / ``enemy_j``. Until the first assignment every unit is
+        of kind 0.
+        """
+        from sc2_envs.maps import MapSpec, SpawnGroup
+
+        kinds = list(spec.kinds)
+        kspec = MapSpec(
+            name=f"{spec.name}/kinds",
+            allies=tuple(SpawnGroup(k, 1, 8.0, 16.0) for k in kinds),
+            enemies=tuple(SpawnGroup(k, 1, 24.0, 16.0) for k in kinds),
+            episode_limit=spec.episode_limit,
+            a_race=spec.a_race,
+            b_race=spec.b_race,
+            unit_type_bits=len(kinds),
+            map_type=spec.map_type,
+            ally_type_order=tuple(kinds),
+            enemy_type_order=tuple(kinds),
+            attack_point=(8.0, 16.0),
+            terrain="full",
+        )
+        kt = cls.build(kspec, device)
+        B, N, E = int(num_envs), spec.n_units, spec.n_enemies
+        U = N + E
+        out = {}
+        for f in fields(cls):
+            v = getattr(kt, f.name)
+            if f.name in ("kinds", "unit_kind"):
+                continue
+            if f.name == "names":
+                out[f.name] = [f"ally_{i}" for i in range(N)] + [f"enemy_{j}" for j in range(E)]
+            elif f.name == "is_ally":
+                out[f.name] = torch.tensor([u < N for u in range(U)], device=device)
+            elif f.name == "spawn_pos":
+                out[f.name] = torch.zeros(U, 2, device=device)
+            elif f.name in ("damage_vs", "can_target"):
+                out[f.name] = torch.zeros(B, U, U, dtype=v.dtype, device=device)
+            else:
+                out[f.name] = torch.zeros(B, U, dtype=v.dtype, device=device)
+        table = cls(**out, kinds=kt, unit_kind=torch.zeros(B, U, dtype=torch.int64, device=device))
+        table.assign_kinds_(table.unit_kind.clone())
+        return table
+
+    def assign_kinds_(self, kind: torch.Tensor, envs: torch.Tensor | None = None) -> None:
+        """Set the unit kinds of a scenario table in place (``kind [B, U]`` int64; ``envs [B]`` bool
+        restricts the change to those envs)."""
+        kt = self.kinds
+        if kt is None:
+            raise RuntimeError("assign_kinds_ needs a table built by UnitTable.build_scenario")
+        T = len(kt.names) // 2
+        if envs is not None:
+            kind = torch.where(envs[:, None], kind, self.unit_kind)
+        self.unit_kind.copy_(kind)
+        ally = self.is_ally.unsqueeze(0)
+        row = torch.where(ally, kind, kind + T)  # the kinds table's row of each unit
+        for f in fields(self):
+            if f.name in ("names", "is_ally", "spawn_pos", "kinds", "unit_kind"):
+                continue
+            dst, src = getattr(self, f.name), getattr(kt, f.name)
+            if f.name in ("damage_vs", "can_target"):
+                dst.copy_(src[row.unsqueeze(-1), row.unsqueeze(-2)])
+            elif f.name == "type_bit":
+                dst.copy_(kind)
+            else:
+                dst.copy_(src[row])
 
     @classmethod
     def build(cls, spec: MapSpec, device: torch.device) -> UnitTable:

@@ -2,7 +2,8 @@
 
 For single-agent learners (SB3 / sb3-contrib ``MaskablePPO``, CleanRL) and centralised controllers.
 
-| Id               | ``sc2_envs/<map>-v0`` for every map in ``sc2_envs.maps.list_maps()``        |
+| Id               | ``sc2_envs/<map>-v0`` for every map in ``sc2_envs.maps.list_maps()`` and    |
+|                  | every SMACv2 scenario in ``sc2_envs.list_scenarios()``                      |
 |------------------|------------------------------------------------------------------------------|
 | Action space     | ``MultiDiscrete([n_actions] * n_agents)``: SMAC action of each agent        |
 | Observation      | ``observation="obs"``: ``Box(-1, 1, (n_agents * obs_size,), float32)``,     |
@@ -20,7 +21,8 @@ it becomes stop / no-op and ``info["invalid_actions"]`` flags it). Gymnasium's `
 learner that samples ``action_space.sample()`` without the mask need ``lenient_actions=True``.
 
 ``info`` also has SMAC's ``battle_won``, ``dead_allies``, ``dead_enemies``, ``episode_limit`` and the
-global ``state`` (``(state_size,)`` float32) for centralised critics.
+global ``state`` (``(state_size,)`` float32) for centralised critics; in SMACv2 scenarios also
+``unit_types`` / ``enemy_unit_types``, the rosters drawn for the current episode.
 """
 
 from __future__ import annotations
@@ -83,7 +85,8 @@ class SC2JointEnv(SimRenderMixin, gymnasium.Env):
         if observation == "obs":
             size, bound = self.n_agents * self.sim.obs_size, OBS_BOUND
         else:
-            size, bound = self.sim.state_size, state_bound(self.sim.agent_unit_types)
+            types = self.sim.scenario.kinds if getattr(self.sim, "scenario", None) is not None else self.sim.agent_unit_types
+            size, bound = self.sim.state_size, state_bound(types)
         self.observation_space = gymnasium.spaces.Box(-bound, bound, (size,), np.float32)
         self._avail = np.zeros((self.n_agents, self.n_actions), np.int8)
         self._done = True
@@ -94,7 +97,10 @@ class SC2JointEnv(SimRenderMixin, gymnasium.Env):
         self._avail = as_numpy(avail, np.int8)
         state = as_numpy(state, np.float32)
         x = as_numpy(obs, np.float32).reshape(-1) if self.observation == "obs" else state.copy()
-        return x, dict(info, action_mask=self._avail.copy(), state=state)
+        info = dict(info, action_mask=self._avail.copy(), state=state)
+        if getattr(self.sim, "scenario", None) is not None:  # SMACv2: this episode's roster
+            info["unit_types"], info["enemy_unit_types"] = self.sim.unit_types(0)
+        return x, info
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start a new battle; ``seed`` fixes it (``None`` continues the backend's random stream).
@@ -163,9 +169,10 @@ def register_envs() -> list[str]:
         The ids registered by this call (already registered ids are skipped).
     """
     from sc2_envs.maps import list_maps
+    from sc2_envs.smacv2 import list_scenarios
 
     new = []
-    for name in list_maps():
+    for name in list_maps() + list_scenarios():
         gid = env_id(name)
         if gid in gymnasium.registry:
             continue

@@ -33,6 +33,12 @@ Episode end. A won / lost / drawn battle sets ``terminations = True`` for every 
 ``env.agents``; the time limit (SMAC's ``episode_limit``) sets ``truncations = True`` for every such
 agent (an agent that dies on that very step has both). After the last step ``env.agents == []``.
 
+SMACv2 scenarios (``protoss_5_vs_5``, ...; ``sc2_envs.list_scenarios()``): each reset draws a new
+team, so agents are always ``agent_0..N-1`` (``agent_names="unit_type"`` is refused: names would
+collide and change between episodes), ``possible_agents`` never changes, and each agent's unit type
+of the current episode is in ``infos[agent]["unit_type"]`` (and in its observation's type one-hot);
+``env.agent_unit_types`` maps agent -> type for the current episode.
+
 Infos (every agent, every step): ``battle_won``,
 ``dead_allies``, ``dead_enemies``, ``episode_limit`` (SMAC's keys), ``agent_alive`` (the unit is
 alive), in lenient mode ``invalid_action`` (the action was unavailable and replaced by stop /
@@ -119,7 +125,19 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
         if render_mode is not None and not hasattr(self.sim, "render_data"):
             raise ValueError(f"backend {backend!r} has no render_data(); use render_mode=None")
         n, a = self.sim.n_agents, self.sim.n_actions
-        types = list(self.sim.agent_unit_types)
+        self._varying = getattr(self.sim, "scenario", None) is not None
+        if self._varying:
+            if agent_names != "index":
+                raise ValueError(
+                    f"agent_names={agent_names!r} is not available for the SMACv2 scenario {map_name!r}: unit types "
+                    "change at every reset, so type-based names would collide and change; agents are agent_0..N-1 "
+                    "and each agent's unit type is in infos[agent]['unit_type']"
+                )
+            types = [None] * n
+            bound = state_bound(self.sim.scenario.kinds)
+        else:
+            types = list(self.sim.agent_unit_types)
+            bound = state_bound(types)
         if agent_names == "index":
             self.possible_agents = [f"agent_{i}" for i in range(n)]
         else:
@@ -138,7 +156,6 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
             for ag in self.possible_agents
         }
         self.action_spaces = {ag: gymnasium.spaces.Discrete(a) for ag in self.possible_agents}
-        bound = state_bound(types)
         self.state_space = gymnasium.spaces.Box(-bound, bound, (self.sim.state_size,), np.float32)
         self.agents: list[str] = []
         self._state = np.zeros(self.sim.state_size, np.float32)
@@ -172,6 +189,8 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
                 self.action_spaces[ag].seed(int(child.generate_state(1, np.uint32)[0]))
         self.agents = list(self.possible_agents)
         self._steps = 0
+        if self._varying:  # this episode's roster (SMACv2 draws one per reset)
+            self.agent_unit_types = dict(zip(self.possible_agents, self.sim.unit_types(0)[0], strict=True))
         avail = as_numpy(out["avail_actions"][0], np.int8)
         self._unit_alive = avail[:, 0] == 0  # SMAC: no-op is available exactly to dead units
         self._state = as_numpy(out["state"][0], np.float32)
@@ -263,6 +282,8 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
             i = self.agent_ids[ag]
             observations[ag] = {"observation": obs[i], "action_mask": avail[i]}
             infos[ag] = dict(info, agent_alive=bool(alive[i]))
+            if self._varying:
+                infos[ag]["unit_type"] = self.agent_unit_types[ag]
             if self.info_action_mask:
                 infos[ag]["action_mask"] = avail[i].copy()
             if invalid is not None:
