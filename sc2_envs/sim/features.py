@@ -221,6 +221,9 @@ class SMACFeatures:
                 f"reward_scale needs max_reward != 0 and reward_scale_rate != 0, got "
                 f"{self.max_reward} and {rcfg.reward_scale_rate}"
             )
+        # end-of-battle bonuses as float64 tensors: torch.where on two Python floats would round them
+        # to float32 (reward_win=123.4 would add 123.40000152587890625); SMAC adds Python floats
+        self._bonus = torch.tensor([0.0, float(rcfg.reward_win), float(rcfg.reward_defeat)], dtype=self._ddt, device=dev)
 
     # ------------------------------------------------------------------ helpers
     def _check_state(self, st: WorldState) -> int:
@@ -492,7 +495,7 @@ class SMACFeatures:
         if r.reward_sparse:
             rew = torch.where(won, 1.0, torch.where(lost, -1.0, rew))
         else:
-            rew = rew + torch.where(won, float(r.reward_win), torch.where(lost, float(r.reward_defeat), 0.0))
+            rew = rew + torch.where(won, self._bonus[1], torch.where(lost, self._bonus[2], self._bonus[0]))
         if r.reward_scale:
             rew = rew / (self.max_reward / r.reward_scale_rate)
         return rew.to(torch.float32)
