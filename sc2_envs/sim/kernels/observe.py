@@ -408,11 +408,13 @@ def _observe_env(
 
 
 # ------------------------------------------------------------------------------------------------
-# drivers: the same body, serial and threaded (two functions, so that each has its own cache entry)
+# drivers: the same body, serial and threaded
 
 
-def _make_step_driver(parallel: bool):
-    def step(
+def _make_driver(parallel: bool):
+    def drive(
+        env_ids,
+        do_step,
         pos,
         health,
         shield,
@@ -436,71 +438,28 @@ def _make_step_driver(parallel: bool):
         reward,
         result,
     ):
-        for b in prange(pos.shape[0]):
-            _step_env(
-                b,
-                health,
-                shield,
-                alive,
-                prev_health,
-                prev_shield,
-                prev_alive,
-                last_action,
-                episode_steps,
-                actions,
-                ucon,
-                flags,
-                fparams,
-                reward,
-                result,
-            )
-            _observe_env(
-                b,
-                pos,
-                health,
-                shield,
-                energy,
-                cooldown,
-                alive,
-                last_action,
-                episode_steps,
-                ucon,
-                pathing,
-                height,
-                flags,
-                fparams,
-                obs,
-                state,
-                avail,
-            )
-
-    step.__name__ = step.__qualname__ = "observe_step_parallel" if parallel else "observe_step_serial"
-    return _njit(parallel=True)(step) if parallel else _njit()(step)
-
-
-def _make_rows_driver(parallel: bool):
-    def rows(
-        env_ids,
-        pos,
-        health,
-        shield,
-        energy,
-        cooldown,
-        alive,
-        last_action,
-        episode_steps,
-        ucon,
-        pathing,
-        height,
-        flags,
-        fparams,
-        obs,
-        state,
-        avail,
-    ):
         for k in prange(env_ids.shape[0]):
+            b = env_ids[k]
+            if do_step:
+                _step_env(
+                    b,
+                    health,
+                    shield,
+                    alive,
+                    prev_health,
+                    prev_shield,
+                    prev_alive,
+                    last_action,
+                    episode_steps,
+                    actions,
+                    ucon,
+                    flags,
+                    fparams,
+                    reward,
+                    result,
+                )
             _observe_env(
-                env_ids[k],
+                b,
                 pos,
                 health,
                 shield,
@@ -519,12 +478,17 @@ def _make_rows_driver(parallel: bool):
                 avail,
             )
 
-    rows.__name__ = rows.__qualname__ = "observe_rows_parallel" if parallel else "observe_rows_serial"
-    return _njit(parallel=True)(rows) if parallel else _njit()(rows)
+    # distinct names: Numba's on-disk cache is keyed by the function's qualified name
+    drive.__name__ = drive.__qualname__ = "observe_parallel" if parallel else "observe_serial"
+    return _njit(parallel=True)(drive) if parallel else _njit()(drive)
 
 
-_STEP = {False: _make_step_driver(False), True: _make_step_driver(True)}
-_ROWS = {False: _make_rows_driver(False), True: _make_rows_driver(True)}
+# one serial and one threaded kernel serve both entry points (step and features-only): half the compile time
+_DRIVE = {False: _make_driver(False), True: _make_driver(True)}
+# placeholders for the step-only arrays in a features-only call (same types, so the same compiled kernel)
+_NO_ACTIONS = np.zeros((0, 0), dtype=np.int64)
+_NO_REWARD = np.zeros(0, dtype=np.float32)
+_NO_RESULT = np.zeros((0, 0), dtype=np.bool_)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -616,8 +580,14 @@ class ObserveKernel:
         fp[_P_SCALE_DIV] = f.max_reward / rcfg.reward_scale_rate if rcfg.reward_scale else 1.0
         fp[_P_HALF_MAP] = f._map_size / 2
         self._fparams = fp
+        self._arange = np.zeros(0, dtype=np.int64)
 
     # -- helpers
+    def _all_envs(self, B: int) -> np.ndarray:
+        if self._arange.shape[0] != B:
+            self._arange = np.arange(B, dtype=np.int64)
+        return self._arange
+
     def _use_parallel(self, n: int) -> bool:
         return self.parallel if self.parallel is not None else n >= PARALLEL_MIN_ENVS
 
@@ -696,7 +666,9 @@ class ObserveKernel:
         (pos, health, shield, energy, cooldown, alive, prev_health, prev_shield, prev_alive, last_action, steps) = (
             self._views(st)
         )
-        _STEP[self._use_parallel(B)](
+        _DRIVE[self._use_parallel(B)](
+            self._all_envs(B),
+            True,
             pos,
             health,
             shield,
@@ -773,22 +745,29 @@ class ObserveKernel:
                 if x.device.type != "cpu" or not x.is_contiguous():
                     raise ValueError(f"out[{k!r}] must be a contiguous CPU tensor")
         if env_ids is None:
-            ids = np.arange(B, dtype=np.int64)
+            ids = self._all_envs(B)
         else:
             ids = np.ascontiguousarray(torch.as_tensor(env_ids).cpu().numpy(), dtype=np.int64).reshape(-1)
             if ids.size and (ids.min() < 0 or ids.max() >= B):
                 raise ValueError(f"env_ids must be in [0, {B}), got min {ids.min()} max {ids.max()}")
-        (pos, health, shield, energy, cooldown, alive, _, _, _, last_action, steps) = self._views(st)
-        _ROWS[self._use_parallel(ids.size)](
+        (pos, health, shield, energy, cooldown, alive, prev_health, prev_shield, prev_alive, last_action, steps) = (
+            self._views(st)
+        )
+        _DRIVE[self._use_parallel(ids.size)](
             ids,
+            False,
             pos,
             health,
             shield,
             energy,
             cooldown,
             alive,
+            prev_health,
+            prev_shield,
+            prev_alive,
             last_action,
             steps,
+            _NO_ACTIONS,
             self._ucon,
             self._pathing,
             self._height,
@@ -797,5 +776,7 @@ class ObserveKernel:
             out["obs"].numpy(),
             out["state"].numpy(),
             out["avail_actions"].numpy(),
+            _NO_REWARD,
+            _NO_RESULT,
         )
         return out
