@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import torch
 
+from sc2_envs.sim.dynamics import sqrt32
 from sc2_envs.sim.state import ORDER_ATTACK, ORDER_ATTACK_MOVE, ORDER_HEAL, UnitTable, WorldState
 
 ACQUIRE_MIN = 5.0
@@ -32,6 +33,18 @@ KEEP_BONUS = 1.5
 LEASH = 4.0
 _PRIORITY_SCALE = 1000.0  # distance units per priority step: priority dominates distance (map is 32 wide)
 _INF = 1e9
+
+
+def pair_dist(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Centre distances ``[B, P, Q]`` between points ``a [B, P, 2]`` and ``b [B, Q, 2]``.
+
+    ``sqrt(dx*dx + dy*dy)`` with each operation rounded in float32 (``dynamics.sqrt32``): ``torch.cdist`` switches to a
+    matrix-product formula above 25 points, whose rounding no other execution path (``sim.kernels``)
+    reproduces.
+    """
+    dx = a[..., :, None, 0] - b[..., None, :, 0]
+    dy = a[..., :, None, 1] - b[..., None, :, 1]
+    return sqrt32(dx * dx + dy * dy)
 
 
 class EnemyAI:
@@ -62,7 +75,7 @@ class EnemyAI:
         t, N = self.t, self.N
         pos_e, pos_a = st.pos[:, N:], st.pos[:, :N]
         alive_e, alive_a = st.alive[:, N:], st.alive[:, :N]
-        edge = torch.cdist(pos_e, pos_a) - t.radius[N:, None] - t.radius[None, :N]  # [B, E, N]
+        edge = pair_dist(pos_e, pos_a) - t.radius[N:, None] - t.radius[None, :N]  # [B, E, N]
         ally_ids = torch.arange(N, device=st.pos.device)
         current = st.order_target[:, N:]
         is_current = current.unsqueeze(-1) == ally_ids
@@ -88,7 +101,7 @@ class EnemyAI:
         """
         t, N = self.t, self.N
         pos_e = st.pos[:, N:]
-        d = torch.cdist(pos_e, pos_e)  # [B, E, E]
+        d = pair_dist(pos_e, pos_e)  # [B, E, E]
         friend = st.alive[:, N:].unsqueeze(1) & self.friend_bio
         damaged = friend & (st.health[:, N:] < t.max_health[N:]).unsqueeze(1)
         d_dmg = torch.where(damaged, d, torch.full_like(d, _INF))
@@ -111,7 +124,7 @@ class EnemyAI:
         """
         t, N = self.t, self.N
         ally_ids = torch.arange(N, device=st.pos.device)
-        edge = torch.cdist(st.pos[:, N:], st.pos[:, :N]) - t.radius[N:, None] - t.radius[None, :N]  # [B, E, N]
+        edge = pair_dist(st.pos[:, N:], st.pos[:, :N]) - t.radius[N:, None] - t.radius[None, :N]  # [B, E, N]
         valid = st.alive[:, :N].unsqueeze(1) & self.can_target
         nearest = torch.where(valid, edge, torch.full_like(edge, _INF)).argmin(-1)
         current = st.order_target[:, N:]

@@ -495,11 +495,6 @@ _NO_RESULT = np.zeros((0, 0), dtype=np.bool_)
 # public entry point
 
 
-def numba_available() -> bool:
-    """Whether Numba imports here (the kernels need it; the torch path does not)."""
-    return numba is not None
-
-
 class ObserveKernel:
     """``SMACSim._stage_observe`` as one compiled CPU call, bit-equal to the torch path.
 
