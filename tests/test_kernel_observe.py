@@ -261,7 +261,7 @@ def test_results_cover_every_outcome():
 def _play_both_ways(name: str, B: int, steps: int, seed: int, **options) -> int:
     """Step a sim with random valid actions; at each step run the kernel on a copy of the state
     before the torch observe stage and compare everything. Returns the number of episode ends seen."""
-    sim = make_batched(name, num_envs=B, seed=seed, loops_per_tick=4, **options)
+    sim = make_batched(name, num_envs=B, seed=seed, loops_per_tick=4, kernel="torch", **options)
     kern = ObserveKernel(sim.features)
     torch_stage = sim._stage_observe
     compared = []
@@ -300,6 +300,26 @@ def test_random_play_bit_equal(name):
 def test_random_play_to_episode_ends(options):
     ends = _play_both_ways("3m", B=8, steps=60, seed=5, **OPTION_SETS[options])
     assert ends > 0, "the run should include episode ends (terminal rewards and auto-resets)"
+
+
+@pytest.mark.parametrize("name", ["3m", "MMM2"])
+def test_sim_numba_equals_torch_end_to_end(name):
+    """``SMACSim(kernel="numba")`` and ``kernel="torch"`` step in lock step: every output, auto-resets included."""
+    B, options = 8, OPTION_SETS["obs_extras"]
+    sims = [make_batched(name, num_envs=B, seed=7, loops_per_tick=4, kernel=k, **options) for k in ("numba", "torch")]
+    assert sims[0].kernel == "numba" and sims[1].kernel == "torch"
+    outs = [s.reset() for s in sims]
+    _assert_same(outs[0], outs[1], f"{name} reset")
+    gen = torch.Generator().manual_seed(7)
+    ends = 0
+    for t in range(80):
+        actions = random_actions(outs[1]["avail_actions"], gen)
+        outs = [s.step(actions) for s in sims]
+        _assert_same(outs[0], outs[1], f"{name} step {t}")
+        _assert_state_same(sims[0].st, sims[1].st, f"{name} step {t}")
+        ends += int((outs[1]["terminated"] | outs[1]["truncated"]).sum())
+    assert ends > 0, "the run should include auto-resets"
+    assert sims[0].get_stats() == sims[1].get_stats()
 
 
 @pytest.mark.slow

@@ -131,9 +131,11 @@ class SMACSim:
             ``sim.threads`` and README "Speed") unless you chose already (``OMP_NUM_THREADS``, or
             ``torch.set_num_threads`` after importing ``sc2_envs``), and says so once on stderr.
             The count in effect is ``self.num_threads``.
-        kernel: execution path of the orders and tick stages (actions -> orders, enemy AI, the 8
-            game loops): ``"torch"`` (the reference tensor code, any device, ``compile``),
-            ``"numba"`` (compiled CPU loops, ``sim.kernels.tick``; bit-equal to torch, much faster
+        kernel: execution path of the step's stages (actions -> orders, enemy AI, the 8 game loops,
+            then result, reward, available actions, observations and state, and the observation
+            of auto-reset envs): ``"torch"`` (the reference tensor code, any device, ``compile``),
+            ``"numba"`` (compiled CPU loops, ``sim.kernels.tick`` and ``sim.kernels.observe``;
+            bit-equal to torch, much faster
             at small batches; the first use in a fresh install compiles for about a minute, later
             processes load the on-disk cache), or ``"auto"``: numba on CPU when it imports and
             ``compile=False``, else torch. The path in effect is ``self.kernel`` (also in
@@ -239,6 +241,11 @@ class SMACSim:
             from sc2_envs.sim.kernels.tick import TickKernel
 
             self._tick_kernel = TickKernel(self.dynamics, self.enemy_ai, self.n_agents, self._move_dirs)
+        self._observe_kernel = None
+        if self.kernel == "numba":
+            from sc2_envs.sim.kernels.observe import ObserveKernel
+
+            self._observe_kernel = ObserveKernel(self.features)
         self._stat_counts = torch.zeros(3, dtype=torch.int64, device=self.device)
 
     def _resolve_kernel(self, kernel) -> str:
@@ -350,6 +357,10 @@ class SMACSim:
         return self._observe()
 
     def _observe(self) -> dict[str, torch.Tensor]:
+        if self._observe_kernel is not None:
+            out = self._observe_kernel.observe(self.st)
+            self._avail = out["avail_actions"]
+            return out
         avail = self.features.avail_actions(self.st)
         self._avail = avail
         return {"obs": self.features.obs(self.st, avail), "state": self.features.state(self.st), "avail_actions": avail}
@@ -453,6 +464,11 @@ class SMACSim:
                 self.st.copy_envs_from(self._fresh_state(), done)
                 # observe only the envs that were reset (a few per step at large B), not the whole batch
                 idx = done.nonzero().flatten()
+                if self._observe_kernel is not None:
+                    # writes the rows idx of out's tensors (fresh this step; final_* are copies)
+                    self._observe_kernel.observe(self.st, idx, out)
+                    self._avail = out["avail_actions"]
+                    return out
                 sub = self.st.select(idx)
                 avail = self.features.avail_actions(sub)
                 out["obs"] = out["obs"].index_copy(0, idx, self.features.obs(sub, avail))
@@ -502,6 +518,9 @@ class SMACSim:
             self.dynamics.advance(st)
 
     def _stage_observe(self, st: WorldState, actions: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Step count, last action, game result, reward, previous-step snapshot, then the features."""
+        if self._observe_kernel is not None:
+            return self._observe_kernel(st, actions)
         st.episode_steps = st.episode_steps + 1
         st.last_action = actions.clone()  # the caller's tensor is never aliased into the state
         won, lost, draw = self.features.game_result(st)
