@@ -376,3 +376,18 @@ def test_preallocated_outputs_and_noncontiguous_state():
     _assert_same(got, want, "out buffers")
     assert got["obs"].data_ptr() == buf["obs"].data_ptr() and got["battle_won"].data_ptr() == buf["result"].data_ptr()
     _assert_state_same(st, ref_st, "non-contiguous health")
+
+
+def test_views_follow_replaced_fields():
+    """A field replaced by a new tensor between calls (as the torch stages do) is read anew, not from stale views."""
+    feat = _features("2s3z", {})
+    kern = ObserveKernel(feat)
+    st = _random_state(feat, 8, seed=4)
+    actions = _random_actions(feat, 8, seed=5)
+    kern(st, actions)
+    other = _random_state(feat, 8, seed=6)
+    st.pos, st.health, st.alive = other.pos, other.health, other.alive  # new objects, new values
+    ref_st = st.clone()
+    want = _torch_observe_stage(feat, ref_st, actions)
+    _assert_same(kern(st, actions), want, "replaced fields")
+    _assert_state_same(st, ref_st, "replaced fields")

@@ -26,6 +26,7 @@ per-call time against the torch path.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 import torch
@@ -495,6 +496,13 @@ _NO_RESULT = np.zeros((0, 0), dtype=np.bool_)
 # public entry point
 
 
+_FIELDS = ("pos", "health", "shield", "energy", "cooldown", "alive", "prev_health", "prev_shield", "prev_alive")
+_FIELDS += ("last_action", "episode_steps")
+_get_fields = operator.attrgetter(*_FIELDS)
+_STEP_OUT = ("obs", "state", "avail_actions", "reward", "result")
+_OBSERVE_OUT = ("obs", "state", "avail_actions")
+
+
 class ObserveKernel:
     """``SMACSim._stage_observe`` as one compiled CPU call, bit-equal to the torch path.
 
@@ -576,6 +584,7 @@ class ObserveKernel:
         fp[_P_HALF_MAP] = f._map_size / 2
         self._fparams = fp
         self._arange = np.zeros(0, dtype=np.int64)
+        self._view_cache = None
 
     # -- helpers
     def _all_envs(self, B: int) -> np.ndarray:
@@ -586,42 +595,43 @@ class ObserveKernel:
     def _use_parallel(self, n: int) -> bool:
         return self.parallel if self.parallel is not None else n >= PARALLEL_MIN_ENVS
 
-    def _views(self, st: WorldState) -> tuple:
-        """Zero-copy NumPy views of the fields the kernel reads or writes (made contiguous in place if needed)."""
-        names = ("pos", "health", "shield", "energy", "cooldown", "alive", "prev_health", "prev_shield", "prev_alive")
-        names += ("last_action", "episode_steps")
-        out = []
-        for n in names:
-            x = getattr(st, n)
+    def _views(self, st: WorldState) -> tuple[tuple, int]:
+        """Zero-copy NumPy views of the fields the kernel reads or writes, and ``B``.
+
+        The views are kept while ``st`` holds the same tensor objects (the numba stages update them
+        in place), so a step costs no view making; a field replaced by a new tensor (the torch
+        stages, ``reset``, ``load_state_dict``) is checked and viewed again. A non-contiguous field
+        is replaced by a contiguous copy in ``st`` first.
+        """
+        tensors = _get_fields(st)
+        cache = self._view_cache
+        if cache is not None and all(map(operator.is_, tensors, cache[0])):
+            return cache[1], cache[2]
+        B = self.features._check_state(st)
+        for n, x in zip(_FIELDS, tensors, strict=True):
             if x.device.type != "cpu":
                 raise ValueError(f"ObserveKernel runs on the CPU; WorldState.{n} is on {x.device}")
+            if x.shape[0] != B:
+                raise ValueError(f"WorldState.{n} has {x.shape[0]} envs; WorldState.health has {B}")
             if not x.is_contiguous():
-                x = x.contiguous()
-                setattr(st, n, x)
-            out.append(x.numpy())
-        return tuple(out)
+                setattr(st, n, x.contiguous())
+        tensors = _get_fields(st)
+        arrays = tuple(x.numpy() for x in tensors)
+        self._view_cache = (tensors, arrays, B)
+        return arrays, B
 
-    def _check(self, st: WorldState) -> int:
-        return self.features._check_state(st)
-
-    def _alloc(self, B: int, out: dict | None) -> dict:
-        f = self.features
-        if out is None:
-            return dict(
-                obs=torch.empty(B, self.n_agents, f.obs_size),
-                state=torch.empty(B, f.state_size),
-                avail_actions=torch.empty(B, self.n_agents, self.n_actions, dtype=torch.bool),
-                reward=torch.empty(B),
-                result=torch.empty(3, B, dtype=torch.bool),
-            )
+    def _check_out(self, B: int, out: dict, keys: tuple) -> dict:
+        """``out`` if it holds contiguous CPU tensors of the shapes and dtypes ``keys`` name, else ``ValueError``."""
+        f, N = self.features, self.n_agents
         want = dict(
-            obs=((B, self.n_agents, f.obs_size), torch.float32),
+            obs=((B, N, f.obs_size), torch.float32),
             state=((B, f.state_size), torch.float32),
-            avail_actions=((B, self.n_agents, self.n_actions), torch.bool),
+            avail_actions=((B, N, self.n_actions), torch.bool),
             reward=((B,), torch.float32),
             result=((3, B), torch.bool),
         )
-        for k, (shape, dtype) in want.items():
+        for k in keys:
+            shape, dtype = want[k]
             x = out.get(k)
             if not isinstance(x, torch.Tensor) or tuple(x.shape) != shape or x.dtype != dtype:
                 got = None if not isinstance(x, torch.Tensor) else (x.dtype, tuple(x.shape))
@@ -651,16 +661,26 @@ class ObserveKernel:
         Raises:
             ValueError: shapes that do not match the map, a non-CPU tensor, or bad ``out`` buffers.
         """
-        B = self._check(st)
-        if not isinstance(actions, torch.Tensor) or actions.dtype != torch.int64 or tuple(actions.shape) != (B, self.n_agents):
-            got = (actions.dtype, tuple(actions.shape)) if isinstance(actions, torch.Tensor) else type(actions)
-            raise ValueError(f"actions must be an int64 tensor of shape ({B}, {self.n_agents}), got {got}")
-        if actions.device.type != "cpu":
-            raise ValueError(f"ObserveKernel runs on the CPU; actions are on {actions.device}")
-        o = self._alloc(B, out)
-        (pos, health, shield, energy, cooldown, alive, prev_health, prev_shield, prev_alive, last_action, steps) = (
+        (pos, health, shield, energy, cooldown, alive, prev_health, prev_shield, prev_alive, last_action, steps), B = (
             self._views(st)
         )
+        N = self.n_agents
+        if not isinstance(actions, torch.Tensor) or actions.dtype != torch.int64 or actions.shape != (B, N):
+            got = (actions.dtype, tuple(actions.shape)) if isinstance(actions, torch.Tensor) else type(actions)
+            raise ValueError(f"actions must be an int64 tensor of shape ({B}, {N}), got {got}")
+        if actions.device.type != "cpu":
+            raise ValueError(f"ObserveKernel runs on the CPU; actions are on {actions.device}")
+        if out is None:
+            f = self.features
+            obs = np.empty((B, N, f.obs_size), dtype=np.float32)
+            state = np.empty((B, f.state_size), dtype=np.float32)
+            avail = np.empty((B, N, self.n_actions), dtype=np.bool_)
+            reward = np.empty(B, dtype=np.float32)
+            result = np.empty((3, B), dtype=np.bool_)
+        else:
+            o = self._check_out(B, out, _STEP_OUT)
+            obs, state, avail = o["obs"].numpy(), o["state"].numpy(), o["avail_actions"].numpy()
+            reward, result = o["reward"].numpy(), o["result"].numpy()
         _DRIVE[self._use_parallel(B)](
             self._all_envs(B),
             True,
@@ -681,21 +701,31 @@ class ObserveKernel:
             self._height,
             self._flags,
             self._fparams,
-            o["obs"].numpy(),
-            o["state"].numpy(),
-            o["avail_actions"].numpy(),
-            o["reward"].numpy(),
-            o["result"].numpy(),
+            obs,
+            state,
+            avail,
+            reward,
+            result,
         )
-        res = o["result"]
+        if out is not None:
+            res = out["result"]
+            return dict(
+                obs=out["obs"],
+                state=out["state"],
+                avail_actions=out["avail_actions"],
+                reward=out["reward"],
+                battle_won=res[0],
+                lost=res[1],
+                draw=res[2],
+            )
         return dict(
-            obs=o["obs"],
-            state=o["state"],
-            avail_actions=o["avail_actions"],
-            reward=o["reward"],
-            battle_won=res[0],
-            lost=res[1],
-            draw=res[2],
+            obs=torch.from_numpy(obs),
+            state=torch.from_numpy(state),
+            avail_actions=torch.from_numpy(avail),
+            reward=torch.from_numpy(reward),
+            battle_won=torch.from_numpy(result[0]),
+            lost=torch.from_numpy(result[1]),
+            draw=torch.from_numpy(result[2]),
         )
 
     def observe(self, st: WorldState, env_ids: torch.Tensor | None = None, out: dict | None = None) -> dict[str, torch.Tensor]:
@@ -716,38 +746,26 @@ class ObserveKernel:
         Raises:
             ValueError: bad shapes or devices, ``env_ids`` out of range, or ``env_ids`` without ``out``.
         """
-        B = self._check(st)
-        f = self.features
+        (pos, health, shield, energy, cooldown, alive, prev_health, prev_shield, prev_alive, last_action, steps), B = (
+            self._views(st)
+        )
         if out is None:
             if env_ids is not None:
                 raise ValueError("observe(env_ids=...) writes rows of existing outputs: pass out")
+            f = self.features
             out = dict(
                 obs=torch.empty(B, self.n_agents, f.obs_size),
                 state=torch.empty(B, f.state_size),
                 avail_actions=torch.empty(B, self.n_agents, self.n_actions, dtype=torch.bool),
             )
         else:
-            want = dict(
-                obs=((B, self.n_agents, f.obs_size), torch.float32),
-                state=((B, f.state_size), torch.float32),
-                avail_actions=((B, self.n_agents, self.n_actions), torch.bool),
-            )
-            for k, (shape, dtype) in want.items():
-                x = out.get(k)
-                if not isinstance(x, torch.Tensor) or tuple(x.shape) != shape or x.dtype != dtype:
-                    got = None if not isinstance(x, torch.Tensor) else (x.dtype, tuple(x.shape))
-                    raise ValueError(f"out[{k!r}] must be a {dtype} tensor of shape {shape}, got {got}")
-                if x.device.type != "cpu" or not x.is_contiguous():
-                    raise ValueError(f"out[{k!r}] must be a contiguous CPU tensor")
+            self._check_out(B, out, _OBSERVE_OUT)
         if env_ids is None:
             ids = self._all_envs(B)
         else:
             ids = np.ascontiguousarray(torch.as_tensor(env_ids).cpu().numpy(), dtype=np.int64).reshape(-1)
             if ids.size and (ids.min() < 0 or ids.max() >= B):
                 raise ValueError(f"env_ids must be in [0, {B}), got min {ids.min()} max {ids.max()}")
-        (pos, health, shield, energy, cooldown, alive, prev_health, prev_shield, prev_alive, last_action, steps) = (
-            self._views(st)
-        )
         _DRIVE[self._use_parallel(ids.size)](
             ids,
             False,
