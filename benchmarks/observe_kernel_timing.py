@@ -146,7 +146,9 @@ def main(args: Args) -> None:
         f"observe stage, per call (median of {args.windows} alternating windows); torch threads as the sim picks, "
         f"numba threads {numba.get_num_threads()}, threaded kernel from B >= 64"
     )
-    print(f"{'map':12} {'B':>5} {'torch us':>10} {'numba us':>10} {'speedup':>8} {'rows':>5} {'torch rows us':>14} {'numba rows us':>14}")
+    print(
+        f"{'map':12} {'B':>5} {'torch us':>10} {'numba us':>10} {'speedup':>8} {'rows':>5} {'torch rows us':>14} {'numba rows us':>14}"
+    )
     for m in args.maps:
         for B in args.batch_sizes:
             r = measure(m, B, args.seconds, args.windows)

@@ -76,7 +76,9 @@ def _assert_same(got: dict, want: dict, where: str) -> None:
     for k in want:
         if not _bits_equal(got[k], want[k]):
             diff = (got[k] != want[k]).nonzero()[:5].tolist() if got[k].shape == want[k].shape else "shape"
-            raise AssertionError(f"{where}: {k} differs from the torch path ({got[k].dtype} {tuple(got[k].shape)}; first at {diff})")
+            raise AssertionError(
+                f"{where}: {k} differs from the torch path ({got[k].dtype} {tuple(got[k].shape)}; first at {diff})"
+            )
 
 
 def _assert_state_same(got: WorldState, want: WorldState, where: str) -> None:
