@@ -12,7 +12,8 @@ simulator to a mid-battle state with random valid actions and times the torch st
 on that state in alternating windows (median of the windows' per-call means; both work in place,
 and repeating the stage on one state is the same work each time). The "rows" column times the
 auto-reset observation of 1/64 of the envs (at least one): ``select`` + features + ``index_copy``
-in torch against ``ObserveKernel.observe(st, env_ids, out)``.
+in torch against ``ObserveKernel.observe(st, env_ids, out)``; "fresh" the torch work that makes
+those envs' new episodes (``copy_envs_from(_fresh_state(), done)``), which both paths still run.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def _time(fn, budget: float) -> float:
 def measure(map_name: str, B: int, seconds: float, windows: int) -> dict:
     from sc2_envs.sim.kernels.observe import ObserveKernel
 
-    sim = make_batched(map_name, num_envs=B, seed=0, loops_per_tick=8)
+    sim = make_batched(map_name, num_envs=B, seed=0, loops_per_tick=8, kernel="torch")
     out = sim.reset()
     gen = torch.Generator().manual_seed(0)
     for _ in range(20):  # a mid-battle state, some envs reset
@@ -123,7 +124,14 @@ def measure(map_name: str, B: int, seconds: float, windows: int) -> dict:
         bufs["state"].index_copy(0, ids, sim.features.state(sub))
         bufs["avail_actions"].index_copy(0, ids, avail)
 
+    done = torch.zeros(B, dtype=torch.bool)
+    done[ids] = True
+
+    def torch_fresh():  # the auto-reset's new episodes, still torch on both paths
+        sim.st.copy_envs_from(sim._fresh_state(), done)
+
     paths = dict(
+        fresh=torch_fresh,
         torch=lambda: sim._stage_observe(st_t, actions),
         numba=lambda: kern(st_k, actions),
         torch_rows=torch_rows,
@@ -147,14 +155,14 @@ def main(args: Args) -> None:
         f"numba threads {numba.get_num_threads()}, threaded kernel from B >= 64"
     )
     print(
-        f"{'map':12} {'B':>5} {'torch us':>10} {'numba us':>10} {'speedup':>8} {'rows':>5} {'torch rows us':>14} {'numba rows us':>14}"
+        f"{'map':12} {'B':>5} {'torch us':>10} {'numba us':>10} {'speedup':>8} {'rows':>5} {'torch rows us':>14} {'numba rows us':>14} {'fresh us':>9}"
     )
     for m in args.maps:
         for B in args.batch_sizes:
             r = measure(m, B, args.seconds, args.windows)
             print(
                 f"{m:12} {B:5d} {r['torch'] * 1e6:10.1f} {r['numba'] * 1e6:10.1f} {r['torch'] / r['numba']:7.1f}x "
-                f"{r['rows']:5d} {r['torch_rows'] * 1e6:14.1f} {r['numba_rows'] * 1e6:14.1f}",
+                f"{r['rows']:5d} {r['torch_rows'] * 1e6:14.1f} {r['numba_rows'] * 1e6:14.1f} {r['fresh'] * 1e6:9.1f}",
                 flush=True,
             )
 
