@@ -541,34 +541,65 @@ def _advance(
         ls[u] = ls[u] + Lf
 
 
-def _ticks_impl(
+@numba.njit(**_JIT)
+def _ticks_range(
+    b0, b1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+    nb_len, fl,
+):  # fmt: skip
+    """``n_ticks`` ticks of envs ``b0 .. b1 - 1``, with scratch allocated once."""
+    U = pos.shape[1]
+    P = 1
+    while P < U:
+        P *= 2
+    sf = np.zeros((10, U), np.float32)
+    si = np.zeros((12, U), np.int64)
+    bx = np.zeros(P, np.float32)
+    by = np.zeros(P, np.float32)
+    for b in range(b0, b1):
+        for _ in range(n_ticks):
+            _advance(
+                b, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+                last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target,
+                missile_hits, burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level,
+                cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl, sf, si, bx, by,
+            )  # fmt: skip
+
+
+# Two entry points with their own names: numba's on-disk cache keys a function by name and
+# signature, not by its ``parallel`` flag, so one Python function jitted twice would share entries.
+@numba.njit(**_JIT)
+def _ticks_serial(
     n_ticks, n_chunks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
     last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
     burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
     nb_len, fl,
 ):  # fmt: skip
-    B, U = pos.shape[0], pos.shape[1]
-    P = 1
-    while P < U:
-        P *= 2
+    _ticks_range(
+        0, pos.shape[0], n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+    nb_len, fl,
+    )  # fmt: skip
+
+
+@numba.njit(parallel=True, **_JIT)
+def _ticks_parallel(
+    n_ticks, n_chunks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+    nb_len, fl,
+):  # fmt: skip
+    B = pos.shape[0]
     per = (B + n_chunks - 1) // n_chunks
     for c in numba.prange(n_chunks):
-        sf = np.zeros((10, U), np.float32)
-        si = np.zeros((12, U), np.int64)
-        bx = np.zeros(P, np.float32)
-        by = np.zeros(P, np.float32)
-        for b in range(c * per, min(B, (c + 1) * per)):
-            for _ in range(n_ticks):
-                _advance(
-                    b, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
-                    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target,
-                    missile_hits, burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level,
-                    cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl, sf, si, bx, by,
-                )  # fmt: skip
-
-
-_ticks_serial = numba.njit(**_JIT)(_ticks_impl)
-_ticks_parallel = numba.njit(parallel=True, **_JIT)(_ticks_impl)
+        _ticks_range(
+            c * per, min(B, (c + 1) * per), n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+    nb_len, fl,
+        )  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------ orders
@@ -689,18 +720,31 @@ def _orders_env(b, actions, pos, alive, health, order_kind, order_target, order_
         ok_[e] = k
 
 
-def _orders_impl(n_chunks, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci,
-                 can_target, move_dirs, fl):  # fmt: skip
+@numba.njit(**_JIT)
+def _orders_serial(
+    n_chunks, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
+    move_dirs, fl,
+):  # fmt: skip
+    for b in range(pos.shape[0]):
+        _orders_env(
+            b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
+    move_dirs, fl,
+        )  # fmt: skip
+
+
+@numba.njit(parallel=True, **_JIT)
+def _orders_parallel(
+    n_chunks, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
+    move_dirs, fl,
+):  # fmt: skip
     B = pos.shape[0]
     per = (B + n_chunks - 1) // n_chunks
     for c in numba.prange(n_chunks):
         for b in range(c * per, min(B, (c + 1) * per)):
-            _orders_env(b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci,
-                        can_target, move_dirs, fl)  # fmt: skip
-
-
-_orders_serial = numba.njit(**_JIT)(_orders_impl)
-_orders_parallel = numba.njit(parallel=True, **_JIT)(_orders_impl)
+            _orders_env(
+                b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
+    move_dirs, fl,
+            )  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------ driver
@@ -843,7 +887,9 @@ class TickKernel:
         for name, x in zip(_STATE, tensors, strict=True):
             want = _DTYPES.get(name, torch.float32)
             if x.device.type != "cpu" or x.dtype != want:
-                raise ValueError(f"WorldState.{name} must be a CPU {want} tensor for the numba kernel, got {x.dtype} on {x.device}")
+                raise ValueError(
+                    f"WorldState.{name} must be a CPU {want} tensor for the numba kernel, got {x.dtype} on {x.device}"
+                )
             if not x.is_contiguous() or x.requires_grad:
                 x = x.detach().contiguous()
                 setattr(st, name, x)
