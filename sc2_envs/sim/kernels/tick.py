@@ -877,6 +877,10 @@ class TickKernel:
         self._key: tuple | None = None
         self._arrays: tuple = ()
 
+    def __getstate__(self) -> dict:
+        # the cached views alias the state tensors of this process; a copy or unpickled sim re-derives them
+        return {**self.__dict__, "_key": None, "_arrays": ()}
+
     def _views(self, st: WorldState) -> tuple:
         """The NumPy views of the state fields the kernel reads and writes (cached while the tensors stay)."""
         tensors = tuple(getattr(st, n) for n in _STATE)
