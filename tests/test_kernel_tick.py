@@ -213,3 +213,19 @@ def test_fidelity_scenarios_bit_equal_through_both_kernels(name, lockstep):
     for kwargs in grids:
         if kwargs.get("device", "cpu") == "cpu":
             fn(**kwargs)
+
+
+def test_deepcopy_of_a_numba_sim_steps_its_own_state():
+    import copy
+
+    a = make_batched("3m", num_envs=2, seed=0, kernel="numba")
+    a.reset()
+    a.step(torch.ones(2, 3, dtype=torch.int64) * 4)  # caches the kernel's views of a's state
+    b = copy.deepcopy(a)
+    act = torch.ones(2, 3, dtype=torch.int64) * 2
+    b.step(act)
+    c = make_batched("3m", num_envs=2, seed=0, kernel="torch")
+    c.load_state_dict(a.state_dict())
+    a.step(act), c.step(act)
+    _assert_same(c, a, "original")
+    _assert_same(c, b, "deep copy")

@@ -253,7 +253,7 @@ def _tree(buf, P):
 def _advance(
     b, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
     jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-    cf, ci, dmg, collide_pair, enemy_pair, rsum, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
+    cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
     sf, si, bx, by,
 ):  # fmt: skip
     """``Dynamics.advance`` for env ``b``; ``sf``/``si``: float32/int64 scratch ``[K, U]``; ``bx``/``by``: tree buffers."""
@@ -464,27 +464,47 @@ def _advance(
         npy[u] = p[u, 1] + hy / hl_c * step
         if k == ORDER_MOVE and goal_dist <= sp and al[u]:
             ok_[u] = ORDER_NONE
-    # collisions (fixed-order sums, see dynamics.tree_sum)
+    # collisions: dynamics.tree_sum over j of the pushes; only overlapping live pairs give non-zero
+    # terms, and up to two terms sum alike in any order, so the tree runs only for three or more
+    tx_, ty_, jx = sf[8], sf[9], si[11]
     for i in range(U):
-        for k in range(P):
-            bx[k] = ZERO
-            by[k] = ZERO
-        for j in range(U):
-            dx = npx[i] - npx[j]
-            dy = npy[i] - npy[j]
-            dist = np.sqrt(dx * dx + dy * dy)
-            overlap = rsum[i, j] - dist
-            overlap = overlap if overlap > ZERO else ZERO
-            if collide_pair[i, j] and al[j] and al[i]:
+        cnt = 0
+        if al[i]:
+            for j in range(U):
+                if not (collide_pair[i, j] and al[j]):
+                    continue
+                dx = npx[i] - npx[j]
+                dy = npy[i] - npy[j]
+                d2 = dx * dx + dy * dy
+                if d2 > r2far[i, j]:  # certainly no overlap (r2far: (1.001 * radius sum)^2)
+                    continue
+                dist = np.sqrt(d2)
+                overlap = rsum[i, j] - dist
+                if not overlap > ZERO:
+                    continue
                 dcl = dist if dist > PUSH_MIN_DIST else PUSH_MIN_DIST
                 w = overlap * HALF / dcl
-            else:
-                w = ZERO
-            bx[j] = dx * w
-            by[j] = dy * w
+                tx_[cnt] = dx * w
+                ty_[cnt] = dy * w
+                jx[cnt] = j
+                cnt += 1
+        if cnt == 0:
+            sx, sy = ZERO, ZERO
+        elif cnt == 1:
+            sx, sy = tx_[0], ty_[0]
+        elif cnt == 2:
+            sx, sy = tx_[0] + tx_[1], ty_[0] + ty_[1]
+        else:
+            for k in range(P):
+                bx[k] = ZERO
+                by[k] = ZERO
+            for k in range(cnt):
+                bx[jx[k]] = tx_[k]
+                by[jx[k]] = ty_[k]
+            sx, sy = _tree(bx, P), _tree(by, P)
         mov = ONE if (ci[CI_STATIC, i] == 0 and al[i]) else ZERO
-        tpx[i] = _tree(bx, P) * mov  # (tpx/tpy are free again: reuse for the push)
-        tpy[i] = _tree(by, P) * mov
+        tpx[i] = sx * mov  # (tpx/tpy are free again: reuse for the push)
+        tpy[i] = sy * mov
     hi = _f32(float(W) - 1e-3)
     for u in range(U):
         nx = npx[u] + tpx[u]
@@ -521,34 +541,65 @@ def _advance(
         ls[u] = ls[u] + Lf
 
 
-def _ticks_impl(
-    n_ticks, n_chunks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+@numba.njit(**_JIT)
+def _ticks_range(
+    b0, b1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
     last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
-    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
     nb_len, fl,
 ):  # fmt: skip
-    B, U = pos.shape[0], pos.shape[1]
+    """``n_ticks`` ticks of envs ``b0 .. b1 - 1``, with scratch allocated once."""
+    U = pos.shape[1]
     P = 1
     while P < U:
         P *= 2
+    sf = np.zeros((10, U), np.float32)
+    si = np.zeros((12, U), np.int64)
+    bx = np.zeros(P, np.float32)
+    by = np.zeros(P, np.float32)
+    for b in range(b0, b1):
+        for _ in range(n_ticks):
+            _advance(
+                b, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+                last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target,
+                missile_hits, burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level,
+                cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl, sf, si, bx, by,
+            )  # fmt: skip
+
+
+# Two entry points with their own names: numba's on-disk cache keys a function by name and
+# signature, not by its ``parallel`` flag, so one Python function jitted twice would share entries.
+@numba.njit(**_JIT)
+def _ticks_serial(
+    n_ticks, n_chunks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+    nb_len, fl,
+):  # fmt: skip
+    _ticks_range(
+        0, pos.shape[0], n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+    nb_len, fl,
+    )  # fmt: skip
+
+
+@numba.njit(parallel=True, **_JIT)
+def _ticks_parallel(
+    n_ticks, n_chunks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+    nb_len, fl,
+):  # fmt: skip
+    B = pos.shape[0]
     per = (B + n_chunks - 1) // n_chunks
     for c in numba.prange(n_chunks):
-        sf = np.zeros((8, U), np.float32)
-        si = np.zeros((11, U), np.int64)
-        bx = np.zeros(P, np.float32)
-        by = np.zeros(P, np.float32)
-        for b in range(c * per, min(B, (c + 1) * per)):
-            for _ in range(n_ticks):
-                _advance(
-                    b, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
-                    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target,
-                    missile_hits, burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, pathing, level,
-                    cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl, sf, si, bx, by,
-                )  # fmt: skip
-
-
-_ticks_serial = numba.njit(**_JIT)(_ticks_impl)
-_ticks_parallel = numba.njit(parallel=True, **_JIT)(_ticks_impl)
+        _ticks_range(
+            c * per, min(B, (c + 1) * per), n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+    nb_len, fl,
+        )  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------ orders
@@ -669,18 +720,31 @@ def _orders_env(b, actions, pos, alive, health, order_kind, order_target, order_
         ok_[e] = k
 
 
-def _orders_impl(n_chunks, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci,
-                 can_target, move_dirs, fl):  # fmt: skip
+@numba.njit(**_JIT)
+def _orders_serial(
+    n_chunks, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
+    move_dirs, fl,
+):  # fmt: skip
+    for b in range(pos.shape[0]):
+        _orders_env(
+            b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
+    move_dirs, fl,
+        )  # fmt: skip
+
+
+@numba.njit(parallel=True, **_JIT)
+def _orders_parallel(
+    n_chunks, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
+    move_dirs, fl,
+):  # fmt: skip
     B = pos.shape[0]
     per = (B + n_chunks - 1) // n_chunks
     for c in numba.prange(n_chunks):
         for b in range(c * per, min(B, (c + 1) * per)):
-            _orders_env(b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci,
-                        can_target, move_dirs, fl)  # fmt: skip
-
-
-_orders_serial = numba.njit(**_JIT)(_orders_impl)
-_orders_parallel = numba.njit(parallel=True, **_JIT)(_orders_impl)
+            _orders_env(
+                b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
+    move_dirs, fl,
+            )  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------ driver
@@ -778,6 +842,7 @@ class TickKernel:
         self.collide_pair = dynamics.collide_pair.detach().cpu().numpy().copy()
         self.enemy_pair = dynamics.enemy_pair.detach().cpu().numpy().copy()
         self.rsum = f(dynamics._radius_sum).copy()
+        self.r2far = ((self.rsum.astype(np.float64) * 1.001) ** 2).astype(np.float32)
         self.pathing = dynamics._flat_pathing.detach().cpu().numpy().astype(np.bool_).copy()
         self.level = dynamics._flat_level.detach().cpu().numpy().astype(np.int64).copy()
         self.cliff_walkable = dynamics._flat_cliff_walkable.detach().cpu().numpy().astype(np.bool_).copy()
@@ -812,6 +877,10 @@ class TickKernel:
         self._key: tuple | None = None
         self._arrays: tuple = ()
 
+    def __getstate__(self) -> dict:
+        # the cached views alias the state tensors of this process; a copy or unpickled sim re-derives them
+        return {**self.__dict__, "_key": None, "_arrays": ()}
+
     def _views(self, st: WorldState) -> tuple:
         """The NumPy views of the state fields the kernel reads and writes (cached while the tensors stay)."""
         tensors = tuple(getattr(st, n) for n in _STATE)
@@ -822,7 +891,9 @@ class TickKernel:
         for name, x in zip(_STATE, tensors, strict=True):
             want = _DTYPES.get(name, torch.float32)
             if x.device.type != "cpu" or x.dtype != want:
-                raise ValueError(f"WorldState.{name} must be a CPU {want} tensor for the numba kernel, got {x.dtype} on {x.device}")
+                raise ValueError(
+                    f"WorldState.{name} must be a CPU {want} tensor for the numba kernel, got {x.dtype} on {x.device}"
+                )
             if not x.is_contiguous() or x.requires_grad:
                 x = x.detach().contiguous()
                 setattr(st, name, x)
@@ -852,7 +923,7 @@ class TickKernel:
         n, par = self._chunks(v[0].shape[0])
         fn = _ticks_parallel if par else _ticks_serial
         fn(
-            n_ticks, n, *v, self.cf, self.ci, self.dmg, self.collide_pair, self.enemy_pair, self.rsum, self.pathing,
+            n_ticks, n, *v, self.cf, self.ci, self.dmg, self.collide_pair, self.enemy_pair, self.rsum, self.r2far, self.pathing,
             self.level, self.cliff_walkable, self.gdist, self.edge_ok, self.nb_flat, self.nb_len, self.fl,
         )  # fmt: skip
 
