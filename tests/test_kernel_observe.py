@@ -393,3 +393,23 @@ def test_views_follow_replaced_fields():
     want = _torch_observe_stage(feat, ref_st, actions)
     _assert_same(kern(st, actions), want, "replaced fields")
     _assert_state_same(st, ref_st, "replaced fields")
+
+
+def test_deepcopy_of_a_numba_sim_observes_its_own_state():
+    """A deep copy's kernel must not write through views of the original's tensors (the view cache is dropped)."""
+    import copy
+
+    a = make_batched("3m", num_envs=2, seed=0, kernel="numba")
+    a.reset()
+    a.step(torch.full((2, 3), 4, dtype=torch.int64))  # caches the observe kernel's views of a's state
+    b = copy.deepcopy(a)
+    assert b._observe_kernel._view_cache is None
+    act = torch.full((2, 3), 2, dtype=torch.int64)
+    got_b = b.step(act)
+    c = make_batched("3m", num_envs=2, seed=0, kernel="torch")
+    c.load_state_dict(a.state_dict())
+    want = c.step(act)
+    got_a = a.step(act)
+    for k in ("obs", "state", "avail_actions", "reward"):
+        assert _bits_equal(got_a[k], want[k]) and _bits_equal(got_b[k], want[k]), k
+    _assert_state_same(b.st, c.st, "deep copy")

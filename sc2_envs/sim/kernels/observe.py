@@ -586,6 +586,10 @@ class ObserveKernel:
         self._arange = np.zeros(0, dtype=np.int64)
         self._view_cache = None
 
+    def __getstate__(self) -> dict:
+        # the cached views alias this process's state tensors: a deep copy or unpickled sim views its own
+        return {**self.__dict__, "_view_cache": None}
+
     # -- helpers
     def _all_envs(self, B: int) -> np.ndarray:
         if self._arange.shape[0] != B:
