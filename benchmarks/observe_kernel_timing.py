@@ -55,7 +55,7 @@ import torch
 from sc2_envs import make_batched
 from sc2_envs.sim.kernels.observe import ObserveKernel
 t_import = time.perf_counter() - t0
-sim = make_batched("2s3z", num_envs=2, seed=0)
+sim = make_batched("2s3z", num_envs=2, seed=0, kernel="torch")  # compile only the observe kernel below
 sim.reset()
 out = {}
 for parallel in (False, True):
