@@ -7,9 +7,11 @@ would); auto-reset is on. Each configuration is warmed up, then timed over a fix
     python benchmarks/env_throughput.py --devices cpu cuda --compile both
     python benchmarks/env_throughput.py --maps 2s3z --batch-sizes 1 --threads 1
     python benchmarks/env_throughput.py --maps 2s3z --batch-sizes 1 64 256 1024 4096 --threads 0 1 2
+    python benchmarks/env_throughput.py --kernel both          # torch vs numba orders/tick stages
 
 Prints one row per configuration and, per (map, device), the ratio to B=1, and writes a CSV. With
-several ``--threads`` values it also prints a table of CPU env steps/s per batch size and torch
+``--kernel both`` it measures the torch and the numba orders/tick kernel (``SMACSim(kernel=...)``)
+back to back per configuration and prints numba's speed-up. With several ``--threads`` values it also prints a table of CPU env steps/s per batch size and torch
 thread count (0 = the simulator's automatic choice, ``num_threads=None``), with the best count per B.
 """
 
@@ -45,11 +47,22 @@ class Args:
     """timed wall-clock budget per configuration"""
     threads: list[int] = field(default_factory=lambda: [0])
     """torch CPU thread counts to sweep (0 = the simulator's automatic choice for B, num_threads=None)"""
+    kernel: str = "auto"
+    """orders/tick stages: auto | torch | numba | both (numba runs on CPU without --compile only)"""
     out: str = "benchmarks/results/env_throughput.csv"
     """CSV output path"""
 
 
-def measure(map_name: str, B: int, device: str, compile_: bool, loops_per_tick: int, seconds: float, threads: int = 0) -> dict:
+def measure(
+    map_name: str,
+    B: int,
+    device: str,
+    compile_: bool,
+    loops_per_tick: int,
+    seconds: float,
+    threads: int = 0,
+    kernel: str = "auto",
+) -> dict:
     env = make_batched(
         map_name,
         num_envs=B,
@@ -58,6 +71,7 @@ def measure(map_name: str, B: int, device: str, compile_: bool, loops_per_tick: 
         compile=compile_,
         loops_per_tick=loops_per_tick,
         num_threads=threads or None,
+        kernel=kernel,
     )
     out = env.reset()
     gen = torch.Generator(device=device).manual_seed(0)
@@ -83,6 +97,7 @@ def measure(map_name: str, B: int, device: str, compile_: bool, loops_per_tick: 
         loops_per_tick=loops_per_tick,
         threads=torch.get_num_threads() if device == "cpu" else 0,
         threads_asked=threads,
+        kernel=env.kernel,
         n_agents=env.n_agents,
         env_steps_per_s=steps * B / dt,
         agent_steps_per_s=steps * B * env.n_agents / dt,
@@ -105,9 +120,12 @@ def main(args: Args) -> None:
     if not args.seconds > 0:
         raise SystemExit(f"--seconds {args.seconds}; expected a timed budget > 0 s")
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.compile]
+    if args.kernel not in ("auto", "torch", "numba", "both"):
+        raise SystemExit(f"--kernel {args.kernel!r}; expected auto, torch, numba or both")
+    kernels = ["torch", "numba"] if args.kernel == "both" else [args.kernel]
     print(
         f"env_throughput: maps={args.maps} B={args.batch_sizes} devices={args.devices} compile={modes} "
-        f"loops_per_tick={args.loops_per_tick} torch={torch.__version__} threads={args.threads} "
+        f"loops_per_tick={args.loops_per_tick} kernel={kernels} torch={torch.__version__} threads={args.threads} "
         f"cpus={os.cpu_count()} load={'/'.join(f'{v:.1f}' for v in os.getloadavg())} "
         f"cpu={platform.processor() or platform.machine()}"
         + (f" gpu={torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""),
@@ -115,26 +133,37 @@ def main(args: Args) -> None:
     )
     rows = []
     print(
-        f"{'map':>12} {'B':>6} {'device':>6} {'compile':>7} {'threads':>7} {'env steps/s':>13} {'agent steps/s':>14} "
+        f"{'map':>12} {'B':>6} {'device':>6} {'compile':>7} {'kernel':>6} {'threads':>7} {'env steps/s':>13} {'agent steps/s':>14} "
         f"{'ms/step':>8} {'warmup s':>8}"
     )
     for device in args.devices:
         for c in modes:
             for m in args.maps:
                 for t in args.threads if device == "cpu" else [0]:
-                    base = None
+                    base = {}
                     for B in args.batch_sizes:
-                        r = measure(m, B, device, c, args.loops_per_tick, args.seconds, t)
-                        base = base or r["env_steps_per_s"]
-                        r["ratio_to_B1"] = r["env_steps_per_s"] / base
-                        rows.append(r)
-                        label = f"{r['threads']}" + ("*" if t == 0 and device == "cpu" else "")
-                        print(
-                            f"{m:>12} {B:>6} {device:>6} {str(c):>7} {label:>7} {r['env_steps_per_s']:>13,.0f} "
-                            f"{r['agent_steps_per_s']:>14,.0f} {r['step_ms']:>8.2f} {r['warmup_s']:>8.1f}"
-                            f"   x{r['ratio_to_B1']:.1f} vs first B",
-                            flush=True,
-                        )
+                        by_kernel = {}
+                        for k in kernels:
+                            if k == "numba" and (device != "cpu" or c):
+                                continue  # the numba kernel runs on CPU without torch.compile only
+                            r = measure(m, B, device, c, args.loops_per_tick, args.seconds, t, kernel=k)
+                            base.setdefault(k, r["env_steps_per_s"])
+                            r["ratio_to_B1"] = r["env_steps_per_s"] / base[k]
+                            by_kernel[k] = r["env_steps_per_s"]
+                            rows.append(r)
+                            label = f"{r['threads']}" + ("*" if t == 0 and device == "cpu" else "")
+                            vs = (
+                                f"   numba/torch x{by_kernel['numba'] / by_kernel['torch']:.1f}"
+                                if k == "numba" and "torch" in by_kernel
+                                else ""
+                            )
+                            print(
+                                f"{m:>12} {B:>6} {device:>6} {str(c):>7} {r['kernel']:>6} {label:>7} "
+                                f"{r['env_steps_per_s']:>13,.0f} "
+                                f"{r['agent_steps_per_s']:>14,.0f} {r['step_ms']:>8.2f} {r['warmup_s']:>8.1f}"
+                                f"   x{r['ratio_to_B1']:.1f} vs first B" + vs,
+                                flush=True,
+                            )
     if len(args.threads) > 1:
         print_thread_table(rows)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

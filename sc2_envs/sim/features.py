@@ -13,7 +13,9 @@ reproduces SMAC's vectors to float32 precision, quirks included:
   <= 6), so its enemy-feature column 0 shows whether *ally* ``j`` is healable;
 * a dead agent sees all zeros (move features included) and may only take the no-op;
 * sight is a strict centre distance < 9, attack (and heal) availability a centre distance <= 6,
-  both from the raw unit centres and computed in float64 like SMAC's ``math.hypot``;
+  both from the raw unit centres and computed in float64 like SMAC's ``math.hypot`` (as
+  ``sqrt(dx*dx + dy*dy)``: IEEE operations only, so the compiled CPU kernel
+  ``sim.kernels.observe`` reproduces every bit; ``hypot`` implementations differ by an ulp);
 * the move probes truncate toward zero (Python ``int``), so ``x = -0.5`` probes cell 0;
 * with ``obs_timestep_number`` SMAC's own-feature block already reserves one slot for the timestep
   (which stays 0) *and* appends the timestep after it, so the real vector is one longer than SMAC's
@@ -219,6 +221,9 @@ class SMACFeatures:
                 f"reward_scale needs max_reward != 0 and reward_scale_rate != 0, got "
                 f"{self.max_reward} and {rcfg.reward_scale_rate}"
             )
+        # end-of-battle bonuses as float64 tensors: torch.where on two Python floats would round them
+        # to float32 (reward_win=123.4 would add 123.40000152587890625); SMAC adds Python floats
+        self._bonus = torch.tensor([0.0, float(rcfg.reward_win), float(rcfg.reward_defeat)], dtype=self._ddt, device=dev)
 
     # ------------------------------------------------------------------ helpers
     def _check_state(self, st: WorldState) -> int:
@@ -235,12 +240,17 @@ class SMACFeatures:
         return B
 
     def _geometry(self, st: WorldState):
-        """Agent-to-unit offsets and centre distances, float64: dx, dy, dist each ``[B, N, U]``."""
+        """Agent-to-unit offsets and centre distances, float64: dx, dy, dist each ``[B, N, U]``.
+
+        ``dist = sqrt(dx*dx + dy*dy)``, not ``torch.hypot``: every step is a correctly rounded IEEE
+        operation, so the Numba kernel (``sim.kernels.observe``) computes the same bits; ``hypot``
+        (SLEEF in vectorised loops, libm otherwise) may differ from any other hypot by an ulp.
+        """
         p = st.pos.to(self._ddt)
         pa = p[:, : self.n_agents]
         d = p[:, None, :, :] - pa[:, :, None, :]
         dx, dy = d[..., 0], d[..., 1]
-        return dx, dy, torch.hypot(dx, dy)
+        return dx, dy, torch.sqrt(dx * dx + dy * dy)
 
     def _grid_lookup(self, grid: torch.Tensor, xi: torch.Tensor, yi: torch.Tensor, oob):
         """``grid[xi, yi]`` for integer index tensors, ``oob`` where outside the map."""
@@ -471,8 +481,10 @@ class SMACFeatures:
             prev_hs = st.prev_health.to(dt) + st.prev_shield.to(dt)
             cur_hs = st.health.to(dt) + st.shield.to(dt)
             lost_hs = torch.where(died, prev_hs, prev_hs - cur_hs) * tracked
-            delta_enemy = lost_hs[:, N:].sum(1)
-            delta_ally = r.reward_negative_scale * lost_hs[:, :N].sum(1)
+            # cumsum: a defined left-to-right order (sum() reorders with the vector width), which the
+            # Numba kernel sim.kernels.observe repeats bit for bit
+            delta_enemy = lost_hs[:, N:].cumsum(1)[:, -1]
+            delta_ally = r.reward_negative_scale * lost_hs[:, :N].cumsum(1)[:, -1]
             delta_deaths = r.reward_death_value * died[:, N:].sum(1).to(dt)
             if r.reward_only_positive:
                 d = delta_enemy + delta_deaths
@@ -483,7 +495,7 @@ class SMACFeatures:
         if r.reward_sparse:
             rew = torch.where(won, 1.0, torch.where(lost, -1.0, rew))
         else:
-            rew = rew + torch.where(won, float(r.reward_win), torch.where(lost, float(r.reward_defeat), 0.0))
+            rew = rew + torch.where(won, self._bonus[1], torch.where(lost, self._bonus[2], self._bonus[0]))
         if r.reward_scale:
             rew = rew / (self.max_reward / r.reward_scale_rate)
         return rew.to(torch.float32)

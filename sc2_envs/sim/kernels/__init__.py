@@ -1,0 +1,24 @@
+"""Compiled CPU kernels of the simulator's stages (Numba), bit-equal to the torch reference.
+
+``SMACSim(kernel=...)`` picks the execution path of each stage: ``"torch"`` (the reference, any
+device, ``compile=True``), ``"numba"`` (these kernels, CPU), or ``"auto"`` (numba on CPU when it
+imports, torch otherwise). ``tick.TickKernel`` runs the orders and tick stages,
+``observe.ObserveKernel`` the observe stage (game result, reward, available actions, observations,
+state) and the observation of auto-reset envs.
+"""
+
+from __future__ import annotations
+
+KERNELS = ("auto", "numba", "torch")
+
+
+def numba_available() -> str | None:
+    """``None`` when numba imports, else the reason (the import error's message)."""
+    try:
+        import numba  # noqa: F401
+    except Exception as exc:  # a broken install (e.g. a numpy it does not support) raises more than ImportError
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+__all__ = ["KERNELS", "numba_available"]

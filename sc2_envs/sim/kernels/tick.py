@@ -1,0 +1,945 @@
+"""Numba CPU kernel of the *orders* and *tick* stages of ``SMACSim`` (bit-equal to the torch code).
+
+The torch code in ``sim.dynamics``, ``sim.enemy_ai`` and ``SMACSim._apply_actions`` is the reference:
+this module re-states the same rules as loops over envs (``numba.prange``) and units, in float32
+with the reference's operation order and constants, so every state tensor comes out bit for bit
+equal (checked on every map by ``tests/test_kernel_tick.py``). Where the torch reference reduces
+floats it uses an order every path can reproduce (``dynamics.norm2``, ``dynamics.tree_sum``,
+``enemy_ai.pair_dist``); damage sums are of whole numbers and so exact in any order (checked at
+construction). It works in place on the NumPy views of the ``WorldState`` tensors (zero copy).
+
+One env step runs as two compiled calls, ``orders`` (SMAC actions -> unit orders, then the enemy AI)
+and ``ticks`` (``8 / loops_per_tick`` calls of ``Dynamics.advance``), whatever the batch size; the
+first use compiles them (``cache=True`` keeps the machine code on disk for later processes).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import torch
+
+from sc2_envs.sim.dynamics import _BEAM_HALF_LENGTH, _BEAM_HALF_WIDTH, _EPS, RAMP_MAX_STEP, Dynamics
+from sc2_envs.sim.enemy_ai import _INF, ACQUIRE_MIN, KEEP_BONUS, LEASH, EnemyAI
+from sc2_envs.sim.features import MOVE_AMOUNT, N_ACTIONS_NO_ATTACK
+from sc2_envs.sim.state import (
+    ORDER_ATTACK,
+    ORDER_ATTACK_MOVE,
+    ORDER_HEAL,
+    ORDER_MOVE,
+    ORDER_NONE,
+    SHIELD_REGEN_DELAY,
+    SHIELD_REGEN_RATE,
+    SPLASH_LINE,
+    SPLASH_SUICIDE,
+    UnitTable,
+    WorldState,
+)
+
+_f32 = np.float32
+EPS = _f32(_EPS)
+EPS2 = _f32(2 * _EPS)
+ZERO = _f32(0.0)
+ONE = _f32(1.0)
+HALF = _f32(0.5)
+CEIL_SLACK = _f32(1e-4)
+PUSH_MIN_DIST = _f32(1e-3)
+DETOUR_SLACK = _f32(1e-3)
+OCTILE_DIAG = _f32(2**0.5 - 1)
+CENTRE = _f32(0.5)
+BEAM_HW = _f32(_BEAM_HALF_WIDTH)
+BEAM_HL = _f32(_BEAM_HALF_LENGTH)
+REGEN_DELAY = _f32(SHIELD_REGEN_DELAY)
+BIG = _f32(_INF)
+KEEP = _f32(KEEP_BONUS)
+LEASH_F = _f32(LEASH)
+MOVE_F = _f32(MOVE_AMOUNT)
+NO_ATTACK = N_ACTIONS_NO_ATTACK
+INF32 = _f32(np.inf)
+assert ACQUIRE_MIN > 0  # (the acquisition ranges are precomputed by EnemyAI)
+
+# rows of the float constant table ``cf [NCF, U]``
+(
+    CF_RADIUS,
+    CF_WRANGE,
+    CF_HRANGE,
+    CF_WCOOL,
+    CF_DPOINT,
+    CF_ATTACKS,
+    CF_HITINT,
+    CF_MSPEED,
+    CF_MSPEED_CL,
+    CF_SPEED,
+    CF_MAXHP,
+    CF_MAXSH,
+    CF_ARMOR,
+    CF_SPLASHR,
+    CF_LIFEREGEN,
+    CF_EREGEN,
+    CF_EMAX,
+    CF_HEALRATE,
+    CF_HEALCOST,
+    CF_HEALCOST_CL,
+    CF_ACQUIRE,
+    CF_PRIOCOST,
+    NCF,
+) = range(23)
+# rows of the int constant table ``ci [NCI, U]`` (bools as 0/1)
+(
+    CI_ARMED,
+    CI_STATIC,
+    CI_AIR,
+    CI_BIO,
+    CI_SPLASH,
+    CI_SPACED,
+    CI_MISSILE,
+    CI_CLIFFW,
+    CI_ROUTER,
+    CI_HEALER,
+    CI_ALLY,
+    CI_FRIENDBIO,
+    NCI,
+) = range(13)
+# flags ``fl [NFL]``
+(
+    FL_L,
+    FL_W,
+    FL_H,
+    FL_LEVELS,
+    FL_CLIFFW,
+    FL_ROUTE,
+    FL_LINE,
+    FL_SUICIDE,
+    FL_HEALER,
+    FL_MISSILE,
+    FL_REGEN,
+    FL_SHIELD,
+    FL_N,
+    FL_ATTACK_ALLIES,
+    FL_AI_HEALER,
+    NFL,
+) = range(16)
+
+_STATE = (
+    "pos",
+    "health",
+    "shield",
+    "energy",
+    "cooldown",
+    "alive",
+    "order_kind",
+    "order_target",
+    "order_point",
+    "loops_since_damage",
+    "last_attacker",
+    "jitter_state",
+    "windup",
+    "windup_target",
+    "hits_left",
+    "missile_eta",
+    "missile_target",
+    "missile_hits",
+    "burst_pending",
+)
+_DTYPES = {
+    "pos": torch.float32,
+    "alive": torch.bool,
+    "burst_pending": torch.bool,
+    "order_kind": torch.int64,
+    "order_target": torch.int64,
+    "last_attacker": torch.int64,
+    "jitter_state": torch.int64,
+    "windup_target": torch.int64,
+    "missile_target": torch.int64,
+}
+
+_JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
+
+
+# ------------------------------------------------------------------------------------------ helpers
+@numba.njit(**_JIT)
+def _cell(px, py, W, H):
+    """``Dynamics._cell`` for one point: (flat index with clamped coordinates, inside the map)."""
+    cx = np.int64(np.floor(px))
+    cy = np.int64(np.floor(py))
+    inside = cx >= 0 and cx < W and cy >= 0 and cy < W
+    fx = min(max(cx, 0), W - 1)
+    fy = min(max(cy, 0), H - 1)
+    return fx * H + fy, inside
+
+
+@numba.njit(**_JIT)
+def _can_stand(u, px, py, fx, fy, ci, fl, pathing, level, cliff_walkable):
+    """``Dynamics.can_stand`` for unit ``u`` moving from ``(fx, fy)`` to ``(px, py)``."""
+    W, H = fl[FL_W], fl[FL_H]
+    flat, inside = _cell(px, py, W, H)
+    ground = pathing[flat]
+    if fl[FL_LEVELS]:
+        src, _ = _cell(fx, fy, W, H)
+        ground = ground and abs(level[flat] - level[src]) < RAMP_MAX_STEP
+    if fl[FL_CLIFFW] and ci[CI_CLIFFW, u]:
+        ground = cliff_walkable[flat]
+    return inside and (ground or ci[CI_AIR, u] != 0)
+
+
+@numba.njit(**_JIT)
+def _damage(u, raw, n_hits, last, health, shield, lsd, last_attacker, cf):
+    """``Dynamics._apply_damage`` for unit ``u``."""
+    absorbed = min(shield[u], raw)
+    rest = raw - absorbed
+    mean_hit = raw / max(n_hits, ONE)
+    k = min(np.ceil(rest / max(mean_hit, EPS) - CEIL_SLACK), n_hits)
+    if rest > ZERO:
+        hp_loss = max(rest - cf[CF_ARMOR, u] * k, HALF * k)
+    else:
+        hp_loss = ZERO
+    shield[u] = shield[u] - absorbed
+    h = health[u] - hp_loss
+    health[u] = h if h > ZERO else ZERO
+    if raw > ZERO:
+        lsd[u] = ZERO
+        if last >= 0:
+            last_attacker[u] = last
+
+
+@numba.njit(**_JIT)
+def _splash_row(a, fire_a, boom_a, tpx, tpy, pos, alive0, cf, ci, dmg, enemy_pair, fl, U, raw, nh):
+    """Add the hits of splash attacker ``a`` (beam centred on ``(tpx, tpy)`` when ``fire_a``, burst
+    when ``boom_a``) to ``raw``/``nh``. Returns whether row ``a`` was replaced (``_splash_hits``)."""
+    if fl[FL_SUICIDE] and boom_a:  # (torch: the burst row replaces the beam row; a unit has one or the other)
+        for v in range(U):
+            dx = pos[v, 0] - pos[a, 0]
+            dy = pos[v, 1] - pos[a, 1]
+            d_self = np.sqrt(dx * dx + dy * dy) - cf[CF_RADIUS, v]
+            if d_self <= cf[CF_SPLASHR, a] and enemy_pair[a, v] and ci[CI_AIR, v] == 0 and alive0[v]:
+                raw[v] += dmg[a, v]
+                nh[v] += ONE
+        return True
+    if fl[FL_LINE] and ci[CI_SPLASH, a] == SPLASH_LINE and fire_a:
+        fx = tpx - pos[a, 0]
+        fy = tpy - pos[a, 1]
+        fn = np.sqrt(fx * fx + fy * fy)
+        fn = fn if fn > EPS else EPS
+        fx = fx / fn
+        fy = fy / fn
+        att = cf[CF_ATTACKS, a]
+        for v in range(U):
+            rx = pos[v, 0] - tpx
+            ry = pos[v, 1] - tpy
+            along = rx * fx + ry * fy
+            perp = rx * -fy + ry * fx
+            r_v = cf[CF_RADIUS, v]
+            in_beam = abs(along) <= BEAM_HW + r_v and abs(perp) <= BEAM_HL + r_v
+            if in_beam and enemy_pair[a, v] and ci[CI_AIR, v] == 0 and alive0[v]:
+                raw[v] += att * dmg[a, v]
+                nh[v] += att
+        return True
+    return False
+
+
+@numba.njit(**_JIT)
+def _tree(buf, P):
+    """``dynamics.tree_sum`` of ``buf[:P]`` (``P`` a power of two; destroys ``buf``)."""
+    h = P
+    while h > 1:
+        h //= 2
+        for k in range(h):
+            buf[k] = buf[k] + buf[k + h]
+    return buf[0]
+
+
+# ------------------------------------------------------------------------------------------ one tick
+@numba.njit(**_JIT)
+def _advance(
+    b, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+    jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+    cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
+    sf, si, bx, by,
+):  # fmt: skip
+    """``Dynamics.advance`` for env ``b``; ``sf``/``si``: float32/int64 scratch ``[K, U]``; ``bx``/``by``: tree buffers."""
+    U = pos.shape[1]
+    L = fl[FL_L]
+    Lf = _f32(L)
+    W = fl[FL_W]
+    H = fl[FL_H]
+    P = bx.shape[0]
+    p, hp, sh, en, cd, al = pos[b], health[b], shield[b], energy[b], cooldown[b], alive[b]
+    ok_, ot, op, ls, la = order_kind[b], order_target[b], order_point[b], lsd[b], last_attacker[b]
+    js, wu, wt_, hl = jitter_state[b], windup[b], windup_target[b], hits_left[b]
+    me, mtg, mh, bp = missile_eta[b], missile_target[b], missile_hits[b], burst_pending[b]
+    tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
+    tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
+    boomv, burst, chase = si[8], si[9], si[10]
+    # ---- targets, range (advance)
+    for u in range(U):
+        alive0[u] = al[u]
+    for u in range(U):
+        t = ot[u] if ot[u] > 0 else 0
+        tgt[u] = t
+        t_alive = alive0[t] and ot[u] >= 0
+        tpx[u] = p[t, 0]
+        tpy[u] = p[t, 1]
+        k = ok_[u]
+        e = alive0[u] and t_alive and (k == ORDER_ATTACK or k == ORDER_ATTACK_MOVE or k == ORDER_HEAL)
+        engage[u] = e
+        hea = e and k == ORDER_HEAL
+        healing[u] = hea
+        reach = cf[CF_HRANGE, u] if hea else cf[CF_WRANGE, u]
+        dx = tpx[u] - p[u, 0]
+        dy = tpy[u] - p[u, 1]
+        n = np.sqrt(dx * dx + dy * dy)
+        gap[u] = n - cf[CF_RADIUS, u] - cf[CF_RADIUS, t] - reach
+        inrng[u] = e and gap[u] <= EPS
+    # ---- _fire: 1. start attacks
+    for u in range(U):
+        attacking = engage[u] and not healing[u]
+        ready_at = np.ceil(cd[u])
+        ready_at = ready_at if ready_at > ONE else ONE
+        start = attacking and inrng[u] and ci[CI_ARMED, u] != 0 and ready_at <= Lf and hl[u] <= ZERO
+        nxt = (js[u] * 1664525 + 1013904223) & 0xFFFFFFFF
+        jitter = _f32((nxt >> 30) - 1)
+        if start:
+            js[u] = nxt
+        carry = ready_at - cd[u] if cd[u] > ZERO else ZERO
+        if start:
+            cd[u] = cf[CF_WCOOL, u] + jitter - carry - (Lf - ready_at)
+            wu[u] = cf[CF_DPOINT, u] - (Lf - ready_at)
+            hl[u] = cf[CF_ATTACKS, u]
+            wt_[u] = tgt[u]
+        else:
+            c = cd[u] - Lf
+            cd[u] = c if c > ZERO else ZERO
+            wu[u] = wu[u] - Lf
+        # 2. cancel
+        keep = attacking and ot[u] == wt_[u]
+        if not keep:
+            hl[u] = ZERO
+        # 3. land
+        land = hl[u] > ZERO and wu[u] <= EPS
+        if land:
+            n_now = ONE if ci[CI_SPACED, u] else hl[u]
+        else:
+            n_now = ZERO
+        hl[u] = hl[u] - n_now
+        if land:
+            wu[u] = wu[u] + cf[CF_HITINT, u]
+        # 4. missiles
+        is_m = ci[CI_MISSILE, u] != 0
+        mt = mtg[u] if mtg[u] > 0 else 0
+        impact = ZERO
+        if fl[FL_MISSILE]:
+            flying = mh[u] > ZERO
+            me[u] = me[u] - Lf
+            arrive = flying and me[u] <= EPS
+            if arrive and alive0[mt]:
+                impact = mh[u]
+            if arrive:
+                mh[u] = ZERO
+            if land and is_m:
+                dx = tpx[u] - p[u, 0]
+                dy = tpy[u] - p[u, 1]
+                dist = np.sqrt(dx * dx + dy * dy)
+                me[u] = dist / cf[CF_MSPEED_CL, u]
+                mtg[u] = tgt[u]
+                mh[u] = n_now
+        direct[u] = land and not is_m
+        # stash: damage target and hits per attack
+        last[u] = mt if is_m else tgt[u]
+        amt[u] = impact if is_m else n_now
+    # 5. damage
+    for v in range(U):
+        raw[v] = ZERO
+        nh[v] = ZERO
+        flags[v] = -1  # last attacker per victim (scatter_reduce amax, from -1)
+    splash = fl[FL_LINE] or fl[FL_SUICIDE]
+    for a in range(U):
+        suicide = ci[CI_SPLASH, a] == SPLASH_SUICIDE
+        boomv[a] = fl[FL_SUICIDE] and suicide and (direct[a] or bp[a])
+        d_t = last[a]
+        per = amt[a]
+        replaced = False
+        if splash:
+            replaced = _splash_row(a, direct[a], boomv[a], tpx[a], tpy[a], p, alive0, cf, ci, dmg, enemy_pair, fl, U, raw, nh)
+        if not replaced:
+            raw[d_t] += per * dmg[a, d_t]
+            nh[d_t] += per
+        if per > ZERO and a > flags[d_t]:
+            flags[d_t] = a
+    for v in range(U):
+        _damage(v, raw[v], nh[v], flags[v], hp, sh, ls, la, cf)
+    if fl[FL_SUICIDE]:
+        for u in range(U):
+            suicide = ci[CI_SPLASH, u] == SPLASH_SUICIDE
+            exploded = direct[u] and suicide
+            if exploded:
+                hp[u] = ZERO
+            burst[u] = alive0[u] and suicide and not exploded and hp[u] <= ZERO
+        for v in range(U):
+            raw[v] = ZERO
+            nh[v] = ZERO
+        for a in range(U):
+            if burst[a]:
+                _splash_row(a, False, True, p[a, 0], p[a, 1], p, alive0, cf, ci, dmg, enemy_pair, fl, U, raw, nh)
+        for v in range(U):
+            _damage(v, raw[v], nh[v], -1, hp, sh, ls, la, cf)
+        for u in range(U):
+            bp[u] = False
+            burst[u] = burst[u] or (direct[u] and ci[CI_SPLASH, u] == SPLASH_SUICIDE)
+    else:
+        for u in range(U):
+            burst[u] = False
+    # ---- _resolve_deaths
+    for u in range(U):
+        died = alive0[u] and hp[u] <= ZERO
+        a_now = alive0[u] and hp[u] > ZERO
+        al[u] = a_now
+        m = ONE if a_now else ZERO
+        hp[u] = hp[u] * m
+        sh[u] = sh[u] * m
+        hl[u] = hl[u] * m
+        if fl[FL_SUICIDE]:
+            bp[u] = died and ci[CI_SPLASH, u] == SPLASH_SUICIDE and not burst[u]
+    # ---- _heal
+    if fl[FL_HEALER]:
+        for u in range(U):
+            t = tgt[u]
+            missing = cf[CF_MAXHP, t] - hp[t]
+            missing = missing if missing > ZERO else ZERO
+            heals = healing[u] and inrng[u] and al[u]
+            okh = heals and ci[CI_BIO, t] != 0 and al[t]
+            a1 = min(cf[CF_HEALRATE, u] * Lf, missing)
+            a2 = min(a1, en[u] / cf[CF_HEALCOST_CL, u])
+            amt[u] = a2 * (ONE if okh else ZERO)
+            en[u] = en[u] - amt[u] * cf[CF_HEALCOST, u]
+        for u in range(U):
+            hp[tgt[u]] += amt[u]
+        for u in range(U):
+            hp[u] = min(hp[u], cf[CF_MAXHP, u])
+    # ---- _move
+    for u in range(U):
+        busy = hl[u] > ZERO
+        chase[u] = engage[u] and not inrng[u] and not busy
+    for u in range(U):
+        e = engage[u]
+        gx = tpx[u] if e else op[u, 0]
+        gy = tpy[u] if e else op[u, 1]
+        tx = gx - p[u, 0]
+        ty = gy - p[u, 1]
+        goal_dist = np.sqrt(tx * tx + ty * ty)
+        hx, hy, hlen = tx, ty, goal_dist
+        if fl[FL_ROUTE]:
+            cells = W * H
+            ca, a_in = _cell(p[u, 0], p[u, 1], W, H)
+            cb, b_in = _cell(gx, gy, W, H)
+            d_ab = gdist[ca * cells + cb]
+            ggx = _f32(abs(ca // H - cb // H))
+            ggy = _f32(abs(ca % H - cb % H))
+            octile = max(ggx, ggy) + OCTILE_DIAG * min(ggx, ggy)
+            detour = np.isfinite(d_ab) and d_ab > octile + DETOUR_SLACK and a_in and b_in and ci[CI_ROUTER, u] != 0
+            if detour:
+                best = INF32
+                nxt = -1
+                for k in range(8):
+                    nb = ca + nb_flat[k]
+                    nb = min(max(nb, 0), cells - 1)
+                    if edge_ok[ca, k]:
+                        c = nb_len[k] + gdist[nb * cells + cb]
+                    else:
+                        c = INF32
+                    if nxt < 0 or c < best or (np.isnan(c) and not np.isnan(best)):
+                        best = c
+                        nxt = nb
+                hx = (_f32(nxt // H) + CENTRE) - p[u, 0]
+                hy = (_f32(nxt % H) + CENTRE) - p[u, 1]
+            hlen = np.sqrt(hx * hx + hy * hy)
+        k = ok_[u]
+        walk = al[u] and ci[CI_STATIC, u] == 0 and (chase[u] or (not e and (k == ORDER_MOVE or k == ORDER_ATTACK_MOVE)))
+        limit = gap[u] + EPS2 if e else goal_dist
+        sp = cf[CF_SPEED, u] * Lf
+        step = min(sp, limit)
+        step = step if step > ZERO else ZERO
+        step = step * (ONE if walk else ZERO)
+        hl_c = hlen if hlen > EPS else EPS
+        npx[u] = p[u, 0] + hx / hl_c * step
+        npy[u] = p[u, 1] + hy / hl_c * step
+        if k == ORDER_MOVE and goal_dist <= sp and al[u]:
+            ok_[u] = ORDER_NONE
+    # collisions: dynamics.tree_sum over j of the pushes; only overlapping live pairs give non-zero
+    # terms, and up to two terms sum alike in any order, so the tree runs only for three or more
+    tx_, ty_, jx = sf[8], sf[9], si[11]
+    for i in range(U):
+        cnt = 0
+        if al[i]:
+            for j in range(U):
+                if not (collide_pair[i, j] and al[j]):
+                    continue
+                dx = npx[i] - npx[j]
+                dy = npy[i] - npy[j]
+                d2 = dx * dx + dy * dy
+                if d2 > r2far[i, j]:  # certainly no overlap (r2far: (1.001 * radius sum)^2)
+                    continue
+                dist = np.sqrt(d2)
+                overlap = rsum[i, j] - dist
+                if not overlap > ZERO:
+                    continue
+                dcl = dist if dist > PUSH_MIN_DIST else PUSH_MIN_DIST
+                w = overlap * HALF / dcl
+                tx_[cnt] = dx * w
+                ty_[cnt] = dy * w
+                jx[cnt] = j
+                cnt += 1
+        if cnt == 0:
+            sx, sy = ZERO, ZERO
+        elif cnt == 1:
+            sx, sy = tx_[0], ty_[0]
+        elif cnt == 2:
+            sx, sy = tx_[0] + tx_[1], ty_[0] + ty_[1]
+        else:
+            for k in range(P):
+                bx[k] = ZERO
+                by[k] = ZERO
+            for k in range(cnt):
+                bx[jx[k]] = tx_[k]
+                by[jx[k]] = ty_[k]
+            sx, sy = _tree(bx, P), _tree(by, P)
+        mov = ONE if (ci[CI_STATIC, i] == 0 and al[i]) else ZERO
+        tpx[i] = sx * mov  # (tpx/tpy are free again: reuse for the push)
+        tpy[i] = sy * mov
+    hi = _f32(float(W) - 1e-3)
+    for u in range(U):
+        nx = npx[u] + tpx[u]
+        ny = npy[u] + tpy[u]
+        ox, oy = p[u, 0], p[u, 1]
+        ok = _can_stand(u, nx, ny, ox, oy, ci, fl, pathing, level, cliff_walkable) or ci[CI_AIR, u] != 0
+        if not ok:
+            if _can_stand(u, nx, oy, ox, oy, ci, fl, pathing, level, cliff_walkable):
+                ny = oy
+            elif _can_stand(u, ox, ny, ox, oy, ci, fl, pathing, level, cliff_walkable):
+                nx = ox
+            else:
+                nx, ny = ox, oy
+        npx[u] = min(max(nx, ZERO), hi)
+        npy[u] = min(max(ny, ZERO), hi)
+    for u in range(U):
+        p[u, 0] = npx[u]
+        p[u, 1] = npy[u]
+    # ---- _regenerate
+    if fl[FL_SHIELD]:
+        rate = _f32(SHIELD_REGEN_RATE * L)
+        for u in range(U):
+            if ls[u] >= REGEN_DELAY and al[u]:
+                sh[u] = min(sh[u] + rate, cf[CF_MAXSH, u])
+    if fl[FL_REGEN]:
+        for u in range(U):
+            if al[u]:
+                hp[u] = min(hp[u] + cf[CF_LIFEREGEN, u] * Lf, cf[CF_MAXHP, u])
+    if fl[FL_HEALER]:
+        for u in range(U):
+            if al[u]:
+                en[u] = min(en[u] + cf[CF_EREGEN, u] * Lf, cf[CF_EMAX, u])
+    for u in range(U):
+        ls[u] = ls[u] + Lf
+
+
+@numba.njit(**_JIT)
+def _ticks_range(
+    b0, b1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+    nb_len, fl,
+):  # fmt: skip
+    """``n_ticks`` ticks of envs ``b0 .. b1 - 1``, with scratch allocated once."""
+    U = pos.shape[1]
+    P = 1
+    while P < U:
+        P *= 2
+    sf = np.zeros((10, U), np.float32)
+    si = np.zeros((12, U), np.int64)
+    bx = np.zeros(P, np.float32)
+    by = np.zeros(P, np.float32)
+    for b in range(b0, b1):
+        for _ in range(n_ticks):
+            _advance(
+                b, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+                last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target,
+                missile_hits, burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level,
+                cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl, sf, si, bx, by,
+            )  # fmt: skip
+
+
+# Two entry points with their own names: numba's on-disk cache keys a function by name and
+# signature, not by its ``parallel`` flag, so one Python function jitted twice would share entries.
+@numba.njit(**_JIT)
+def _ticks_serial(
+    n_ticks, n_chunks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+    nb_len, fl,
+):  # fmt: skip
+    _ticks_range(
+        0, pos.shape[0], n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+    nb_len, fl,
+    )  # fmt: skip
+
+
+@numba.njit(parallel=True, **_JIT)
+def _ticks_parallel(
+    n_ticks, n_chunks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+    nb_len, fl,
+):  # fmt: skip
+    B = pos.shape[0]
+    per = (B + n_chunks - 1) // n_chunks
+    for c in numba.prange(n_chunks):
+        _ticks_range(
+            c * per, min(B, (c + 1) * per), n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+    nb_len, fl,
+        )  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------ orders
+@numba.njit(**_JIT)
+def _orders_env(b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
+                move_dirs, fl):  # fmt: skip
+    """``SMACSim._apply_actions`` then ``EnemyAI.act`` for env ``b``."""
+    U = pos.shape[1]
+    N = fl[FL_N]
+    p, al, hp = pos[b], alive[b], health[b]
+    ok_, ot, op = order_kind[b], order_target[b], order_point[b]
+    for u in range(N):
+        a = actions[b, u]
+        is_move = a >= 2 and a <= 5
+        is_target = a >= NO_ATTACK
+        j = a - NO_ATTACK
+        j = j if j > 0 else 0
+        healer = ci[CI_HEALER, u] != 0
+        k = ok_[u]
+        if a == 1:
+            k = ORDER_NONE
+        if is_move:
+            k = ORDER_MOVE
+        if is_target:
+            k = ORDER_HEAL if healer else ORDER_ATTACK
+        if is_target:
+            t = j if healer else j + N
+        elif a == 0:
+            t = ot[u]
+        else:
+            t = -1
+        ok_[u] = k
+        ot[u] = t
+        if is_move:
+            d = min(a, 5)
+            op[u, 0] = p[u, 0] + MOVE_F * move_dirs[d, 0]
+            op[u, 1] = p[u, 1] + MOVE_F * move_dirs[d, 1]
+    # enemy AI: every enemy reads only its own order fields, so updating in place is safe
+    if fl[FL_ATTACK_ALLIES]:
+        for e in range(N, U):
+            nearest = 0
+            best = BIG
+            any_valid = False
+            for n in range(N):
+                dx = p[e, 0] - p[n, 0]
+                dy = p[e, 1] - p[n, 1]
+                edge = np.sqrt(dx * dx + dy * dy) - cf[CF_RADIUS, e] - cf[CF_RADIUS, n]
+                valid = al[n] and can_target[e, n]
+                s = edge if valid else BIG
+                if n == 0 or s < best:
+                    best = s
+                    nearest = n
+                any_valid = any_valid or valid
+            cur = ot[e]
+            keep = cur >= 0 and cur < N and al[cur] and can_target[e, cur]
+            pick = cur if keep else nearest
+            has = any_valid and al[e] and ci[CI_ARMED, e] != 0
+            ot[e] = pick if has else -1
+            if has:
+                ok_[e] = ORDER_ATTACK
+        return
+    for e in range(N, U):
+        cur = ot[e]
+        best_n = 0
+        best = BIG
+        any_valid = False
+        acq = cf[CF_ACQUIRE, e]
+        for n in range(N):
+            dx = p[e, 0] - p[n, 0]
+            dy = p[e, 1] - p[n, 1]
+            edge = np.sqrt(dx * dx + dy * dy) - cf[CF_RADIUS, e] - cf[CF_RADIUS, n]
+            is_cur = cur == n
+            attacker = last_attacker[b, e] == n
+            targetable = al[n] and can_target[e, n]
+            valid = targetable and (edge <= acq or (is_cur and edge <= acq + LEASH_F) or attacker)
+            score = edge + cf[CF_PRIOCOST, n] - KEEP * (ONE if is_cur else ZERO)
+            s = score if valid else BIG
+            if n == 0 or s < best:
+                best = s
+                best_n = n
+            any_valid = any_valid or valid
+        has = any_valid and al[e] and ci[CI_ARMED, e] != 0
+        t = best_n if has else -1
+        k = ok_[e]
+        if fl[FL_AI_HEALER]:
+            healer = ci[CI_HEALER, e] != 0
+            any_friend = False
+            any_damaged = False
+            best_d = BIG
+            best_a = BIG
+            pd = 0
+            pa = 0
+            for f in range(N, U):
+                dx = p[e, 0] - p[f, 0]
+                dy = p[e, 1] - p[f, 1]
+                d = np.sqrt(dx * dx + dy * dy)
+                friend = al[f] and ci[CI_FRIENDBIO, f] != 0
+                damaged = friend and hp[f] < cf[CF_MAXHP, f]
+                dd = d if damaged else BIG
+                da = d if friend else BIG
+                if f == N or dd < best_d:
+                    best_d = dd
+                    pd = f
+                if f == N or da < best_a:
+                    best_a = da
+                    pa = f
+                any_friend = any_friend or friend
+                any_damaged = any_damaged or damaged
+            pick = pd if any_damaged else pa
+            heal = healer and al[e] and any_friend
+            if heal:
+                t = pick
+                k = ORDER_HEAL
+            elif healer:
+                t = -1
+                k = ORDER_ATTACK_MOVE
+        ot[e] = t
+        ok_[e] = k
+
+
+@numba.njit(**_JIT)
+def _orders_serial(
+    n_chunks, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
+    move_dirs, fl,
+):  # fmt: skip
+    for b in range(pos.shape[0]):
+        _orders_env(
+            b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
+    move_dirs, fl,
+        )  # fmt: skip
+
+
+@numba.njit(parallel=True, **_JIT)
+def _orders_parallel(
+    n_chunks, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
+    move_dirs, fl,
+):  # fmt: skip
+    B = pos.shape[0]
+    per = (B + n_chunks - 1) // n_chunks
+    for c in numba.prange(n_chunks):
+        for b in range(c * per, min(B, (c + 1) * per)):
+            _orders_env(
+                b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
+    move_dirs, fl,
+            )  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------ driver
+PARALLEL_MIN_ENVS = 32
+"""Batches of at least this many envs run on ``numba.get_num_threads()`` threads (one chunk of envs
+each); smaller ones in the calling thread, where starting the thread pool would cost more than it saves."""
+
+
+def tick_kernel_supported(table: UnitTable) -> str | None:
+    """Why the numba tick kernel cannot reproduce the torch rules for ``table`` (``None``: it can).
+
+    The kernel sums a tick's damage per victim in its own order; that equals the torch sums only
+    while every per-hit damage is a whole number (exact in float32 in any order), as in SC2's data.
+    """
+    dv = table.damage_vs.detach().cpu().numpy().astype(np.float64)
+    if not np.all(dv == np.round(dv)) or float(np.abs(dv).max(initial=0.0)) * 64 * 64 > 2**24:
+        return "per-hit damage values are not whole numbers (damage sums would depend on summation order)"
+    att = table.attacks.detach().cpu().numpy().astype(np.float64)
+    if not np.all(att == np.round(att)):
+        return "hits per attack are not whole numbers"
+    return None
+
+
+class TickKernel:
+    """The compiled orders and tick stages for one ``SMACSim`` (CPU tensors only).
+
+    Args:
+        dynamics: the simulator's ``Dynamics`` (its tables and terrain are copied into flat arrays).
+        enemy_ai: the simulator's ``EnemyAI``.
+        n_agents: ``N``.
+        move_dirs: ``[6, 2]`` float32 move directions of SMAC's actions 0..5 (``sim.env._MOVE_DIRS``).
+
+    Raises:
+        ValueError: a table the kernel cannot reproduce bit for bit (``tick_kernel_supported``) or
+            tensors on a non-CPU device.
+    """
+
+    def __init__(self, dynamics: Dynamics, enemy_ai: EnemyAI, n_agents: int, move_dirs: torch.Tensor):
+        t = dynamics.t
+        why = tick_kernel_supported(t)
+        if why is not None:
+            raise ValueError(f"the numba tick kernel cannot run this roster: {why}")
+        if dynamics.pathing.device.type != "cpu":
+            raise ValueError(f"the numba tick kernel runs on CPU tensors, got device {dynamics.pathing.device}")
+        U = len(t.names)
+        N = n_agents
+
+        def f(x):
+            return x.detach().cpu().to(torch.float32).numpy()
+
+        cf = np.zeros((NCF, U), np.float32)
+        cf[CF_RADIUS] = f(t.radius)
+        cf[CF_WRANGE] = f(t.weapon_range)
+        cf[CF_HRANGE] = f(t.heal_range)
+        cf[CF_WCOOL] = f(t.weapon_cooldown)
+        cf[CF_DPOINT] = f(t.damage_point)
+        cf[CF_ATTACKS] = f(t.attacks)
+        cf[CF_HITINT] = f(t.hit_interval)
+        cf[CF_MSPEED] = f(t.missile_speed)
+        cf[CF_MSPEED_CL] = f(t.missile_speed.clamp(min=_EPS))
+        cf[CF_SPEED] = f(t.speed)
+        cf[CF_MAXHP] = f(t.max_health)
+        cf[CF_MAXSH] = f(t.max_shield)
+        cf[CF_ARMOR] = f(t.armor)
+        cf[CF_SPLASHR] = f(t.splash_radius)
+        cf[CF_LIFEREGEN] = f(t.life_regen)
+        cf[CF_EREGEN] = f(t.energy_regen)
+        cf[CF_EMAX] = f(t.energy_max)
+        cf[CF_HEALRATE] = f(t.heal_rate)
+        cf[CF_HEALCOST] = f(t.heal_energy_cost)
+        cf[CF_HEALCOST_CL] = f(t.heal_energy_cost.clamp(min=_EPS))
+        cf[CF_ACQUIRE, N:] = f(enemy_ai.acquire)
+        cf[CF_PRIOCOST, :N] = f(enemy_ai.priority_cost)
+
+        def i(x):
+            return x.detach().cpu().to(torch.int64).numpy()
+
+        ci = np.zeros((NCI, U), np.int64)
+        ci[CI_ARMED] = i(t.is_armed)
+        ci[CI_STATIC] = i(t.is_static)
+        ci[CI_AIR] = i(t.is_air)
+        ci[CI_BIO] = i(t.is_biological)
+        ci[CI_SPLASH] = i(t.splash)
+        ci[CI_SPACED] = i(dynamics.spaced)
+        ci[CI_MISSILE] = i(dynamics.is_missile)
+        ci[CI_CLIFFW] = i(dynamics.cliff_walker)
+        if dynamics._route:
+            ci[CI_ROUTER] = i(dynamics._router)
+        ci[CI_HEALER] = i(t.is_healer)
+        ci[CI_ALLY] = i(t.is_ally)
+        ci[CI_FRIENDBIO, N:] = i(enemy_ai.friend_bio)
+        self.cf, self.ci = cf, ci
+        self.dmg = f(t.damage_vs).copy()
+        self.can_target = t.can_target.detach().cpu().numpy().copy()
+        self.collide_pair = dynamics.collide_pair.detach().cpu().numpy().copy()
+        self.enemy_pair = dynamics.enemy_pair.detach().cpu().numpy().copy()
+        self.rsum = f(dynamics._radius_sum).copy()
+        self.r2far = ((self.rsum.astype(np.float64) * 1.001) ** 2).astype(np.float32)
+        self.pathing = dynamics._flat_pathing.detach().cpu().numpy().astype(np.bool_).copy()
+        self.level = dynamics._flat_level.detach().cpu().numpy().astype(np.int64).copy()
+        self.cliff_walkable = dynamics._flat_cliff_walkable.detach().cpu().numpy().astype(np.bool_).copy()
+        if dynamics._route:
+            self.gdist = f(dynamics._dist).copy()
+            self.edge_ok = dynamics._edge_ok.detach().cpu().numpy().astype(np.bool_).copy()
+            self.nb_flat = i(dynamics._nb_flat).copy()
+            self.nb_len = f(dynamics._nb_len).copy()
+        else:
+            self.gdist = np.zeros(1, np.float32)
+            self.edge_ok = np.zeros((1, 8), np.bool_)
+            self.nb_flat = np.zeros(8, np.int64)
+            self.nb_len = np.zeros(8, np.float32)
+        self.move_dirs = f(move_dirs).copy()
+        fl = np.zeros(NFL, np.int64)
+        fl[FL_L] = dynamics.L
+        fl[FL_W], fl[FL_H] = dynamics.map_w, dynamics.map_h
+        fl[FL_LEVELS] = dynamics._has_levels
+        fl[FL_CLIFFW] = dynamics._any_cliff_walker
+        fl[FL_ROUTE] = dynamics._route
+        fl[FL_LINE] = dynamics.has_line
+        fl[FL_SUICIDE] = dynamics.has_suicide
+        fl[FL_HEALER] = dynamics.has_healer
+        fl[FL_MISSILE] = dynamics.has_missile
+        fl[FL_REGEN] = dynamics.has_regen
+        fl[FL_SHIELD] = dynamics.has_shield
+        fl[FL_N] = N
+        fl[FL_ATTACK_ALLIES] = enemy_ai.attack_allies
+        fl[FL_AI_HEALER] = enemy_ai.has_healer
+        self.fl = fl
+        self.L = dynamics.L
+        self._key: tuple | None = None
+        self._arrays: tuple = ()
+
+    def __getstate__(self) -> dict:
+        # the cached views alias the state tensors of this process; a copy or unpickled sim re-derives them
+        return {**self.__dict__, "_key": None, "_arrays": ()}
+
+    def _views(self, st: WorldState) -> tuple:
+        """The NumPy views of the state fields the kernel reads and writes (cached while the tensors stay)."""
+        tensors = tuple(getattr(st, n) for n in _STATE)
+        key = self._key
+        if key is not None and all(a is b for a, b in zip(tensors, key, strict=True)):
+            return self._arrays
+        arrays = []
+        for name, x in zip(_STATE, tensors, strict=True):
+            want = _DTYPES.get(name, torch.float32)
+            if x.device.type != "cpu" or x.dtype != want:
+                raise ValueError(
+                    f"WorldState.{name} must be a CPU {want} tensor for the numba kernel, got {x.dtype} on {x.device}"
+                )
+            if not x.is_contiguous() or x.requires_grad:
+                x = x.detach().contiguous()
+                setattr(st, name, x)
+            arrays.append(x.numpy())
+        self._key = tuple(getattr(st, n) for n in _STATE)
+        self._arrays = tuple(arrays)
+        return self._arrays
+
+    @staticmethod
+    def _chunks(B: int) -> tuple[int, bool]:
+        if B < PARALLEL_MIN_ENVS:
+            return 1, False
+        return min(B, numba.get_num_threads()), True
+
+    def orders(self, st: WorldState, actions: torch.Tensor) -> None:
+        """Orders stage in place: ``actions [B, N]`` int64 (checked by ``SMACSim``), then the enemy AI."""
+        v = self._views(st)
+        a = actions if actions.is_contiguous() else actions.contiguous()
+        n, par = self._chunks(v[0].shape[0])
+        fn = _orders_parallel if par else _orders_serial
+        # pos, alive, health, order_kind, order_target, order_point, last_attacker
+        fn(n, a.numpy(), v[0], v[5], v[1], v[6], v[7], v[8], v[10], self.cf, self.ci, self.can_target, self.move_dirs, self.fl)
+
+    def ticks(self, st: WorldState, n_ticks: int) -> None:
+        """Run ``n_ticks`` ticks of ``loops_per_tick`` game loops in place (``Dynamics.advance`` each)."""
+        v = self._views(st)
+        n, par = self._chunks(v[0].shape[0])
+        fn = _ticks_parallel if par else _ticks_serial
+        fn(
+            n_ticks, n, *v, self.cf, self.ci, self.dmg, self.collide_pair, self.enemy_pair, self.rsum, self.r2far, self.pathing,
+            self.level, self.cliff_walkable, self.gdist, self.edge_ok, self.nb_flat, self.nb_len, self.fl,
+        )  # fmt: skip
+
+
+def warm_up() -> float:
+    """Compile (or load from the on-disk cache) every kernel; returns the seconds it took."""
+    import time
+
+    t0 = time.perf_counter()
+    from sc2_envs.sim.env import make_batched
+
+    for B in (1, PARALLEL_MIN_ENVS):
+        env = make_batched("2s3z", num_envs=B, seed=0, kernel="numba")
+        env.reset()
+        env.step(torch.zeros(B, env.n_agents, dtype=torch.int64) + 1)
+    return time.perf_counter() - t0
+
+
+__all__ = ["PARALLEL_MIN_ENVS", "TickKernel", "tick_kernel_supported", "warm_up"]
