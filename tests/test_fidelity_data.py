@@ -46,7 +46,7 @@ def test_attack_target_priority_higher_value_is_attacked_before_a_nearer_lower_o
     """Automatic targeting ranks ``AttackTargetPriority`` above distance (Liquipedia "Automatic
     Targeting"; e.g. Liberty uprooted spine 19 < rooted 20). No SMAC pair differs, so the table is
     edited: the farther marine gets priority 21 and must be chosen over the nearer one."""
-    e = sim("3m")
+    e = sim("3m", kernel="torch")  # the table is edited after construction; the numba kernel copies it at construction
     e.table.attack_target_priority[1] = 21.0
     e.enemy_ai.__init__(e.table, e.n_agents)
     e.set_units(0, [P(12.0, 16), P(10.5, 16), ABSENT], [P(16.0, 16, cooldown=5.0), ABSENT, ABSENT])

@@ -229,3 +229,13 @@ def test_deepcopy_of_a_numba_sim_steps_its_own_state():
     a.step(act), c.step(act)
     _assert_same(c, a, "original")
     _assert_same(c, b, "deep copy")
+
+
+def test_parallel_kernel_keeps_torch_thread_count():
+    """The parallel kernels (B >= PARALLEL_MIN_ENVS) leave ``torch.get_num_threads()`` as the simulator set it."""
+    from sc2_envs.sim.kernels.tick import PARALLEL_MIN_ENVS
+
+    e = make_batched("3m", num_envs=PARALLEL_MIN_ENVS, seed=0, kernel="numba", num_threads=1)
+    o = e.reset()
+    e.step(random_actions(o["avail_actions"], torch.Generator().manual_seed(0)))
+    assert torch.get_num_threads() == 1

@@ -768,6 +768,10 @@ def tick_kernel_supported(table: UnitTable) -> str | None:
     return None
 
 
+def _call(fn, *args) -> None:
+    fn(*args)
+
+
 class TickKernel:
     """The compiled orders and tick stages for one ``SMACSim`` (CPU tensors only).
 
@@ -908,6 +912,17 @@ class TickKernel:
             return 1, False
         return min(B, numba.get_num_threads()), True
 
+    @staticmethod
+    def _run_parallel(fn, *args) -> None:
+        """Call a ``parallel=True`` kernel and keep torch's thread count: numba's OpenMP threading
+        layer can change the OpenMP thread count torch reads (``torch.get_num_threads()`` read 2
+        instead of the simulator's 1 after a parallel step in a benchmark run), overriding the
+        thread count ``SMACSim`` chose for the torch stages."""
+        n = torch.get_num_threads()
+        fn(*args)
+        if torch.get_num_threads() != n:
+            torch.set_num_threads(n)
+
     def orders(self, st: WorldState, actions: torch.Tensor) -> None:
         """Orders stage in place: ``actions [B, N]`` int64 (checked by ``SMACSim``), then the enemy AI."""
         v = self._views(st)
@@ -915,15 +930,19 @@ class TickKernel:
         n, par = self._chunks(v[0].shape[0])
         fn = _orders_parallel if par else _orders_serial
         # pos, alive, health, order_kind, order_target, order_point, last_attacker
-        fn(n, a.numpy(), v[0], v[5], v[1], v[6], v[7], v[8], v[10], self.cf, self.ci, self.can_target, self.move_dirs, self.fl)
+        args = (n, a.numpy(), v[0], v[5], v[1], v[6], v[7], v[8], v[10], self.cf, self.ci, self.can_target, self.move_dirs)
+        if par:
+            self._run_parallel(fn, *args, self.fl)
+        else:
+            fn(*args, self.fl)
 
     def ticks(self, st: WorldState, n_ticks: int) -> None:
         """Run ``n_ticks`` ticks of ``loops_per_tick`` game loops in place (``Dynamics.advance`` each)."""
         v = self._views(st)
         n, par = self._chunks(v[0].shape[0])
         fn = _ticks_parallel if par else _ticks_serial
-        fn(
-            n_ticks, n, *v, self.cf, self.ci, self.dmg, self.collide_pair, self.enemy_pair, self.rsum, self.r2far, self.pathing,
+        (self._run_parallel if par else _call)(
+            fn, n_ticks, n, *v, self.cf, self.ci, self.dmg, self.collide_pair, self.enemy_pair, self.rsum, self.r2far, self.pathing,
             self.level, self.cliff_walkable, self.gdist, self.edge_ok, self.nb_flat, self.nb_len, self.fl,
         )  # fmt: skip
 
