@@ -68,10 +68,14 @@ def import_smaclite() -> tuple[Any, str]:
         return importlib.import_module("smaclite"), ""
     except ImportError as e:
         where = f" (SMACLITE_PATH={path})" if path else ""
-        return None, (
-            f"SMAClite not importable{where}: {e}. It is not on PyPI: pip install --no-deps "
-            "git+https://github.com/uoe-agents/smaclite plus the 'peers' extra, or set SMACLITE_PATH to a checkout"
-        )
+        if (e.name or "").split(".")[0] == "smaclite":
+            how = (
+                "it is not on PyPI: pip install --no-deps git+https://github.com/uoe-agents/smaclite "
+                "plus the 'peers' extra, or set SMACLITE_PATH to a checkout"
+            )
+        else:
+            how = "a runtime dependency of SMAClite is missing: install the 'peers' extra"
+        return None, f"SMAClite not importable{where}: {e}; {how}"
 
 
 def import_smax() -> tuple[Any, str]:
@@ -206,17 +210,16 @@ def smaclite_evaluate(map_name: str, policy: str, episodes: int, seed: int = 0) 
         env.reset(seed=int(ss.generate_state(1)[0]))
         rng = np.random.default_rng(ss.spawn(1)[0])
         heuristic.reset()
-        for length in range(1, limit + 1):
+        length, done = 0, False
+        while not done and length < limit:
             if policy == "heuristic":
                 a = heuristic(env)
             else:
                 a = smaclite_random_actions(env.unwrapped.get_avail_actions(), rng)
             _, _, done, _, info = env.step(a)
-            if done:
-                wins += bool(info["battle_won"])
-                break
-        else:
-            timeouts += 1
+            length += 1
+        wins += bool(done and info["battle_won"])
+        timeouts += not done
         steps += length
         lengths.append(length)
     env.close()
@@ -294,7 +297,7 @@ class SMAXStepper:
             avail = env.get_avail_actions(state)
             keys = jax.random.split(k_act, len(agents))
             actions = {
-                a: jax.random.categorical(k, jnp.where(avail[a] > 0, 0.0, -jnp.inf)) for a, k in zip(agents, keys)
+                a: jax.random.categorical(k, jnp.where(avail[a] > 0, 0.0, -jnp.inf)) for a, k in zip(agents, keys, strict=True)
             }
             _, state, _, _, _ = env.step(k_step, state, actions)
             return state
