@@ -282,7 +282,7 @@ def run_peers(args: Args, modes: list[bool]) -> list[dict]:
         f"{'map':>12} {'B':>6} "
         + " ".join(f"{n:>14}" for n in names)
         + f" {'SMAX':>10} {'SMAClite':>9} "
-        + " ".join(f"{'/SMAX ' + n[4:] if n[4:] else 'ours/SMAX':>13}" for n in names)
+        + " ".join(f"{n + '/SMAX':>13}" for n in names)
         + f" {'MiB/env w1':>10} {'MiB/env wN':>10} {'threads':>7}",
         flush=True,
     )
@@ -333,7 +333,7 @@ def run_peers(args: Args, modes: list[bool]) -> list[dict]:
                 f"{m:>12} {B:>6} "
                 + " ".join(f"{med[n]:>14,.0f}" for n in names)
                 + f" {med['SMAX']:>10,.0f} {med['SMAClite']:>9,.0f} "
-                + " ".join(f"{med[n] / med['SMAX']:>12.2f}x" for n in names)
+                + " ".join(f"{med[n] / med['SMAX']:>12.3f}x" for n in names)
                 + f" {row['ours_mib_per_env_first_window']:>10.4f} {row['ours_mib_per_env_last_window']:>10.4f}"
                 + f" {row['torch_threads']:>7}",
                 flush=True,
