@@ -121,9 +121,6 @@ def main(args: Args) -> None:
     if args.peers and (args.peer_windows < 1 or not args.peer_window_s > 0):
         raise SystemExit(f"--peer-windows {args.peer_windows} / --peer-window-s {args.peer_window_s}: expected >= 1 and > 0")
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.compile]
-    if args.peers:
-        run_peers(args, modes)
-        return
     print(
         f"env_throughput: maps={args.maps} B={args.batch_sizes} devices={args.devices} compile={modes} "
         f"loops_per_tick={args.loops_per_tick} torch={torch.__version__} threads={args.threads} "
@@ -132,6 +129,9 @@ def main(args: Args) -> None:
         + (f" gpu={torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""),
         flush=True,
     )
+    if args.peers:
+        run_peers(args, modes)
+        return
     rows = []
     print(
         f"{'map':>12} {'B':>6} {'device':>6} {'compile':>7} {'threads':>7} {'env steps/s':>13} {'agent steps/s':>14} "
@@ -340,6 +340,7 @@ def run_peers(args: Args, modes: list[bool]) -> list[dict]:
             )
             del ours, smax, lite
             gc.collect()
+    print(f"load average at the end: {'/'.join(f'{v:.1f}' for v in os.getloadavg())}")
     out = Path(args.out)
     out = out.with_name(out.stem + "_peers.csv")
     out.parent.mkdir(parents=True, exist_ok=True)
