@@ -7,12 +7,16 @@ uniform-random policy and SMAC's heuristic (attack the nearest enemy and keep it
 and time-out rate with Wilson 95 % intervals (``sc2_envs.stats.wilson_interval``) and the mean
 episode length in env steps (1 env step = 8 game loops = 0.5 normal-speed seconds).
 
-SMAClite (uoe-agents/smaclite) is not on PyPI (git-only) and not installed here, so its columns are
-not produced: the script checks whether it is importable and prints why the column is empty.
-Running SMAClite's own env loop beside ours is left for a machine where it is installed.
+When SMAClite (uoe-agents/smaclite, git-only; see ``benchmarks/peers.py`` for installing it or
+pointing ``SMACLITE_PATH`` at a checkout) is importable, the same run also plays the same two
+policies on SMAClite's version of every map it ships (``peers.SMACLITE_MAPS``) and prints its figures
+beside ours. SMAClite has no spawn jitter (fixed group grids; only the per-tick unit order is
+random), so its figures sit in the ``spawn_jitter=0`` rows; SMAC's episode limit is imposed on it
+(it has none). Otherwise the script says why the column is empty.
 
     python benchmarks/fidelity_table.py --maps MMM MMM2 --episodes 100
     python benchmarks/fidelity_table.py --episodes 32 --markdown   # every map, a docs table
+    python benchmarks/fidelity_table.py --maps 2s3z MMM --episodes 16 --smaclite-episodes 16 --markdown
 """
 
 from __future__ import annotations
@@ -28,12 +32,17 @@ from sc2_envs import list_maps, make_batched
 from sc2_envs.policies import HeuristicPolicy, random_actions
 from sc2_envs.stats import wilson_interval
 
-try:  # SMAClite is git-only (github.com/uoe-agents/smaclite); optional
-    import smaclite  # noqa: F401
+try:  # run as a script: benchmarks/ is sys.path[0]
+    import peers
+except ImportError:  # imported by path from the tests
+    import importlib.util
+    import sys
+    from pathlib import Path
 
-    SMACLITE_REASON = ""
-except ImportError:
-    SMACLITE_REASON = "SMAClite not importable (not on PyPI; install from github.com/uoe-agents/smaclite)"
+    _spec = importlib.util.spec_from_file_location("peers", Path(__file__).with_name("peers.py"))
+    peers = importlib.util.module_from_spec(_spec)
+    sys.modules["peers"] = peers
+    _spec.loader.exec_module(peers)
 
 
 @dataclass
@@ -52,6 +61,11 @@ class Args:
     """seed of the envs and of the random policy"""
     markdown: bool = False
     """also print the results as a Markdown table (for docs/deviations.md)"""
+    smaclite: bool = True
+    """also run SMAClite on the maps it ships, when it is importable (``--no-smaclite`` to skip)"""
+    smaclite_episodes: int = 0
+    """SMAClite episodes per (map, policy) (0 = same as --episodes); SMAClite runs one env at ~40-80
+    env steps/s on one core"""
     instant_weapons: bool = False
     """ablation: every attack lands the loop it starts (no damage point, no missile flight, the
     zealot's two hits together), to measure what SC2's weapon timing changes"""
@@ -108,6 +122,21 @@ def evaluate(map_name: str, policy: str, jitter: float, args: Args) -> dict:
     )
 
 
+def evaluate_smaclite(map_name: str, policy: str, args: Args) -> dict | None:
+    """SMAClite's figures for ``(map_name, policy)`` (``peers.smaclite_evaluate``, with Wilson intervals),
+    or None when SMAClite has no such map. Episode e resets with ``SeedSequence(args.seed, spawn_key=(e,))``."""
+    if map_name not in peers.SMACLITE_MAPS:
+        return None
+    r = peers.smaclite_evaluate(map_name, policy, args.smaclite_episodes or args.episodes, seed=args.seed)
+    r.update(
+        map=map_name,
+        policy=policy,
+        win_ci=wilson_interval(r["wins"], r["episodes"]),
+        timeout_ci=wilson_interval(r["timeouts"], r["episodes"]),
+    )
+    return r
+
+
 def _fmt(r: dict) -> str:
     n = r["episodes"]
     return (
@@ -120,6 +149,8 @@ def _fmt(r: dict) -> str:
 def main(args: Args) -> None:
     if args.episodes < 1 or args.num_envs < 1:
         raise SystemExit(f"--episodes and --num-envs must be >= 1, got {args.episodes} and {args.num_envs}")
+    if args.smaclite_episodes < 0:
+        raise SystemExit(f"--smaclite-episodes must be >= 0 (0 = --episodes), got {args.smaclite_episodes}")
     unknown = sorted(set(args.maps) - set(list_maps()))
     if unknown:
         raise SystemExit(f"unknown map(s) {unknown}; valid: {list_maps()}")
@@ -133,9 +164,23 @@ def main(args: Args) -> None:
         f"jitters={args.jitters} instant_weapons={args.instant_weapons} device=cpu torch={torch.__version__}",
         flush=True,
     )
-    if SMACLITE_REASON:
-        print(f"SMAClite columns skipped: {SMACLITE_REASON}", flush=True)
-    rows = []
+    smaclite_reason = ""
+    if args.smaclite:
+        smaclite_reason = peers.import_smaclite()[1]
+        if not smaclite_reason and not set(args.maps) & set(peers.SMACLITE_MAPS):
+            smaclite_reason = f"SMAClite ships none of {args.maps} (it has {', '.join(peers.SMACLITE_MAPS)})"
+    else:
+        smaclite_reason = "--no-smaclite"
+    if smaclite_reason:
+        print(f"SMAClite columns skipped: {smaclite_reason}", flush=True)
+    else:
+        print(
+            f"SMAClite: {args.smaclite_episodes or args.episodes} episodes per (map, policy) on "
+            f"{sorted(set(args.maps) & set(peers.SMACLITE_MAPS))}; no spawn jitter (fixed group grids), SMAC's "
+            "episode limit imposed",
+            flush=True,
+        )
+    rows, lite = [], {}
     t0 = time.time()
     for m in args.maps:
         for j in args.jitters:
@@ -143,17 +188,40 @@ def main(args: Args) -> None:
                 r = evaluate(m, p, j, args)
                 rows.append(r)
                 print(f"{m:>14} jitter={j:<4} {p:>9}: {_fmt(r)} ({r['episodes']} episodes)", flush=True)
+        if not smaclite_reason:
+            for p in args.policies:
+                r = evaluate_smaclite(m, p, args)
+                if r is not None:
+                    lite[m, p] = r
+                    print(
+                        f"{m:>14} SMAClite    {p:>9}: {_fmt(r)} ({r['episodes']} episodes, "
+                        f"{r['steps_per_s']:.0f} env steps/s)",
+                        flush=True,
+                    )
     print(f"done in {time.time() - t0:.0f} s", flush=True)
     if args.markdown:
         print()
-        print("| map | spawn_jitter | policy | win rate [95 % CI] | time-outs [95 % CI] | mean length (steps) | SMAClite |")
+        print(
+            "| map | spawn_jitter | policy | win rate [95 % CI] | time-outs [95 % CI] | mean length (steps) "
+            "| SMAClite: win rate [95 % CI] / time-outs / mean length |"
+        )
         print("|---|---|---|---|---|---|---|")
         for r in rows:
             n = r["episodes"]
+            lr = lite.get((r["map"], r["policy"]))
+            if lr is None:
+                col = "n/a" if smaclite_reason else "no such map"
+            elif r["jitter"] != 0:
+                col = "(no spawn jitter)"
+            else:
+                col = (
+                    f"{lr['wins'] / lr['episodes']:.2f} [{lr['win_ci'][0]:.2f}, {lr['win_ci'][1]:.2f}] / "
+                    f"{lr['timeouts'] / lr['episodes']:.2f} / {lr['mean_length']:.1f}"
+                )
             print(
                 f"| {r['map']} | {r['jitter']:g} | {r['policy']} | {r['wins'] / n:.2f} "
                 f"[{r['win_ci'][0]:.2f}, {r['win_ci'][1]:.2f}] | {r['timeouts'] / n:.2f} "
-                f"[{r['timeout_ci'][0]:.2f}, {r['timeout_ci'][1]:.2f}] | {r['mean_length']:.1f} | n/a |"
+                f"[{r['timeout_ci'][0]:.2f}, {r['timeout_ci'][1]:.2f}] | {r['mean_length']:.1f} | {col} |"
             )
 
 

@@ -3,7 +3,9 @@
 Test data lives in ``tests/data`` (committed; see ``tests/data/README.md``), so every clone runs the
 SMAC golden-vector and replay tests. A few slow tests also use the larger optional data set named by
 the environment variable ``SC2_ENVS_SHARED_DATA`` (a folder holding ``replays/``; see the README) and
-skip, saying so, when it is not set.
+skip, saying so, when it is not set. Tests against SMAClite (uoe-agents/smaclite, not on PyPI) run when
+it is installed or when ``SMACLITE_PATH`` names a checkout of it (the folder holding the ``smaclite``
+package; its runtime dependencies come with the ``peers`` extra), and skip, saying why, otherwise.
 
 Test modules import the helpers with ``from conftest import REPO, TEST_DATA, load_algo``
 (pytest puts this folder on ``sys.path``).
@@ -65,6 +67,16 @@ def shared_data_dir() -> Path:
     if root is None:
         pytest.skip("needs the optional large data set: set SC2_ENVS_SHARED_DATA (see tests/data/README.md)")
     return root
+
+
+@pytest.fixture(scope="session")
+def smaclite_module() -> ModuleType:
+    """SMAClite, imported as installed or from ``$SMACLITE_PATH`` (``benchmarks/peers.py``
+    ``import_smaclite``); skips the test with the reason when it is not importable."""
+    mod, reason = load_algo("peers", folder="benchmarks").import_smaclite()
+    if mod is None:
+        pytest.skip(reason)
+    return mod
 
 
 @pytest.fixture
