@@ -757,7 +757,9 @@ if __name__ == "__main__":
                 cd[k] = {key: mb_data[k][key][:, ids] for key in ("obs", "avails", "actions", "logprobs", "active", "adv")}
                 # SMACv2: only the agents of class c in each sample (types change between resets)
                 cd[k]["active"] = cd[k]["active"] * pols[k].class_mask(c, cd[k]["obs"])
-            if sum(float(cd[k]["active"].sum()) for k in on) == 0:  # the whole class was dead for the whole batch (HARL skips it)
+            if (
+                sum(float(cd[k]["active"].sum()) for k in on) == 0
+            ):  # the whole class was dead for the whole batch (HARL skips it)
                 continue
             with torch.no_grad():
                 old_logp = {
