@@ -533,7 +533,6 @@ class SMACFeatures:
         own_names += types + (["timestep_pad"] if cfg.obs_timestep_number else [])
         ally_state = ["health", "energy/cooldown", "rel_x", "rel_y"] + (["shield"] if self.shield_a else []) + types
         enemy_state = ["health", "rel_x", "rel_y"] + (["shield"] if self.shield_e else []) + types
-        ois = cfg.obs_instead_of_state
         return {
             "state_shape": self.state_size,
             "obs_shape": self.obs_size,
@@ -549,27 +548,37 @@ class SMACFeatures:
             "ally_type_order": list(self.spec.ally_type_order),
             "enemy_type_order": list(self.spec.enemy_type_order),
             "max_reward": self.max_reward,
-            "obs_layout": {
-                "move_feats": self.move_feats,
-                "n_enemies": self.n_enemies,
-                "enemy_feats": self.enemy_feats,
-                "n_allies": self.n_agents - 1,
-                "ally_feats": self.ally_feats,
-                "own_feats": self.own_feats,
-                "timestep_feats": self.timestep_feats,
-                "enemy_feature_names": enemy_names,
-                "ally_feature_names": ally_names,
-                "own_feature_names": own_names,
-            },
-            "state_layout": {
-                "n_agents": self.n_agents,
-                "ally_state_feats": 0 if ois else self.ally_state_feats,
-                "n_enemies": self.n_enemies,
-                "enemy_state_feats": 0 if ois else self.enemy_state_feats,
-                "last_action_feats": 0 if ois or not cfg.state_last_action else self.n_agents * self.n_actions,
-                "timestep_feats": 0 if ois else int(cfg.state_timestep_number),
-                "ally_state_feature_names": [] if ois else ally_state,
-                "enemy_state_feature_names": [] if ois else enemy_state,
-                "obs_instead_of_state": ois,
-            },
+            **layouts(self, enemy_names, ally_names, own_names, ally_state, enemy_state),
         }
+
+
+def layouts(f, enemy_names, ally_names, own_names, ally_state, enemy_state) -> dict:
+    """The ``obs_layout`` and ``state_layout`` entries of ``get_env_info()`` for a feature builder ``f``
+    (``SMACFeatures`` or ``SMACv2Features``: sizes per block and the feature names of each block, in
+    SMAC's order; with ``obs_instead_of_state`` the state's per-unit blocks are empty)."""
+    cfg, ois = f.cfg, f.cfg.obs_instead_of_state
+    return {
+        "obs_layout": {
+            "move_feats": f.move_feats,
+            "n_enemies": f.n_enemies,
+            "enemy_feats": f.enemy_feats,
+            "n_allies": f.n_agents - 1,
+            "ally_feats": f.ally_feats,
+            "own_feats": f.own_feats,
+            "timestep_feats": f.timestep_feats,
+            "enemy_feature_names": enemy_names,
+            "ally_feature_names": ally_names,
+            "own_feature_names": own_names,
+        },
+        "state_layout": {
+            "n_agents": f.n_agents,
+            "ally_state_feats": 0 if ois else f.ally_state_feats,
+            "n_enemies": f.n_enemies,
+            "enemy_state_feats": 0 if ois else f.enemy_state_feats,
+            "last_action_feats": 0 if ois or not cfg.state_last_action else f.n_agents * f.n_actions,
+            "timestep_feats": 0 if ois else int(cfg.state_timestep_number),
+            "ally_state_feature_names": [] if ois else ally_state,
+            "enemy_state_feature_names": [] if ois else enemy_state,
+            "obs_instead_of_state": ois,
+        },
+    }

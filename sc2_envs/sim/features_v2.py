@@ -35,7 +35,15 @@ import math
 
 import torch
 
-from sc2_envs.sim.features import MOVE_AMOUNT, N_ACTIONS_MOVE, N_OBS_HEIGHT, N_OBS_PATHING, FeatureConfig, RewardConfig
+from sc2_envs.sim.features import (
+    MOVE_AMOUNT,
+    N_ACTIONS_MOVE,
+    N_OBS_HEIGHT,
+    N_OBS_PATHING,
+    FeatureConfig,
+    RewardConfig,
+    layouts,
+)
 from sc2_envs.sim.state import UnitTable, WorldState
 from sc2_envs.smacv2 import MAP_X, MAP_Y, MAX_COOLDOWN, N_FOV_ACTIONS, SIGHT_RANGE, ScenarioSpec, shoot_range
 
@@ -445,7 +453,6 @@ class SMACv2Features:
         ally_state = ["health", "energy/cooldown", "rel_x", "rel_y"] + (["shield"] if self.shield else [])
         ally_state += (["fov_x", "fov_y"] if self.conic_fov else []) + types
         enemy_state = ["health", "rel_x", "rel_y"] + (["shield"] if self.shield else []) + types
-        ois = cfg.obs_instead_of_state
         return {
             "state_shape": self.state_size,
             "obs_shape": self.obs_size,
@@ -458,27 +465,5 @@ class SMACv2Features:
             "map_name": self.spec.name,
             "unit_type_bits": utb,
             "n_actions_no_attack": self.n_actions_no_attack,
-            "obs_layout": {
-                "move_feats": self.move_feats,
-                "n_enemies": self.n_enemies,
-                "enemy_feats": self.enemy_feats,
-                "n_allies": self.n_agents - 1,
-                "ally_feats": self.ally_feats,
-                "own_feats": self.own_feats,
-                "timestep_feats": self.timestep_feats,
-                "enemy_feature_names": enemy_names,
-                "ally_feature_names": ally_names,
-                "own_feature_names": own_names,
-            },
-            "state_layout": {
-                "n_agents": self.n_agents,
-                "ally_state_feats": 0 if ois else self.ally_state_feats,
-                "n_enemies": self.n_enemies,
-                "enemy_state_feats": 0 if ois else self.enemy_state_feats,
-                "last_action_feats": 0 if ois or not cfg.state_last_action else self.n_agents * self.n_actions,
-                "timestep_feats": 0 if ois else int(cfg.state_timestep_number),
-                "ally_state_feature_names": [] if ois else ally_state,
-                "enemy_state_feature_names": [] if ois else enemy_state,
-                "obs_instead_of_state": ois,
-            },
+            **layouts(self, enemy_names, ally_names, own_names, ally_state, enemy_state),
         }
