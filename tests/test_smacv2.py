@@ -354,6 +354,14 @@ def test_capability_wrapper_config_and_errors():
     assert info["agent_features"][-3:] == ["type_0", "type_1", "type_2"]
     obs, state = env.reset()
     assert len(obs) == 10 and state.shape == (327,) and env.get_capabilities().shape == (30,)
+    frame = env.render("rgb_array")  # the same top-down renderer as the v1 StarCraft2Env
+    assert frame.ndim == 3 and frame.shape[2] == 3 and frame.dtype == np.uint8 and frame.std() > 0
+    with pytest.raises(ValueError, match="rgb_array"):
+        env.render("rgb")
+    with pytest.raises(NotImplementedError, match="render"):
+        env.save_replay()
+    env.close()
+    env.close()
     bad = dict(cap, team_gen=dict(cap["team_gen"], weights=[0.2, 0.2, 0.6]))
     with pytest.raises(ValueError, match="weights"):
         StarCraftCapabilityEnvWrapper(map_name="10gen_protoss", capability_config=bad)

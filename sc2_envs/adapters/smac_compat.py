@@ -541,21 +541,11 @@ class StarCraft2Env(SMACUnitRules):
                 or SDL's ``dummy`` video driver); the message says why and what to use instead.
             ImportError: ``"human"`` without pygame (``pip install pygame``).
         """
-        if mode not in ("human", "rgb_array"):
-            raise ValueError(f"render(mode={mode!r}); expected 'human' or 'rgb_array'")
         if not hasattr(self.sim, "render_data"):
             raise ValueError(f"backend {self.backend!r} has no render_data(); render with backend='sim'")
-        from sc2_envs.render import render_frame
-
-        frame = render_frame(
-            self.sim.render_data(0), title=f"{self.map_name}  step {self._episode_steps}/{self.episode_limit}"
-        )
-        if mode == "rgb_array":
-            return frame
-        if self.renderer is None:
-            self.renderer = _PygameWindow(f"sc2_envs {self.map_name}", frame.shape[1], frame.shape[0])
-        self.renderer.show(frame)
-        return None
+        title = f"{self.map_name}  step {self._episode_steps}/{self.episode_limit}"
+        frame, self.renderer = render_battle(self.sim, mode, title, self.renderer)
+        return frame
 
     def _replay_static(self) -> dict:
         t = self.sim.table
@@ -661,3 +651,32 @@ class _PygameWindow:
 
     def close(self) -> None:
         self._pg.display.quit()
+
+
+def render_battle(sim, mode: str, title: str, window: _PygameWindow | None) -> tuple[np.ndarray | None, _PygameWindow | None]:
+    """Draw env 0 of ``sim`` top-down (``sc2_envs.render.render_frame``) for a SMAC-style ``render(mode)``.
+
+    Args:
+        sim: a simulator with ``render_data(env_index)``.
+        mode: ``"human"`` (show the frame in ``window``, opened on first use) or ``"rgb_array"``.
+        title: caption drawn on the frame.
+        window: the caller's pygame window, or ``None``.
+
+    Returns:
+        ``(frame (H, W, 3) uint8 for "rgb_array" else None, the window to keep)``.
+
+    Raises:
+        ValueError: another ``mode``.
+        RuntimeError / ImportError: ``"human"`` without a display or without pygame (see ``_PygameWindow``).
+    """
+    if mode not in ("human", "rgb_array"):
+        raise ValueError(f"render(mode={mode!r}); expected 'human' or 'rgb_array'")
+    from sc2_envs.render import render_frame
+
+    frame = render_frame(sim.render_data(0), title=title)
+    if mode == "rgb_array":
+        return frame, window
+    if window is None:
+        window = _PygameWindow(f"sc2_envs {title.split()[0]}", frame.shape[1], frame.shape[0])
+    window.show(frame)
+    return None, window

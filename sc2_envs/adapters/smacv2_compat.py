@@ -41,7 +41,7 @@ import numpy as np
 import torch
 
 from sc2_envs import smacv2 as v2
-from sc2_envs.adapters.smac_compat import SMAC_FEATURE_DEFAULTS, SMAC_GAME_OPTIONS, SMAC_PROCESS_OPTIONS
+from sc2_envs.adapters.smac_compat import SMAC_FEATURE_DEFAULTS, SMAC_GAME_OPTIONS, SMAC_PROCESS_OPTIONS, render_battle
 from sc2_envs.sim.env import make_batched
 from sc2_envs.wrappers._common import as_numpy
 
@@ -215,6 +215,7 @@ class StarCraftCapabilityEnvWrapper:
         self.enemy_state_attr_names = list(info["enemy_features"])
         self._episode_count = 0
         self._episode_steps = 0
+        self._window = None  # render()'s pygame window, opened on first use
         self._total_steps = 0
         self.battles_won = self.battles_game = self.timeouts = self.force_restarts = 0
         self._obs = self._state = self._avail = None
@@ -402,11 +403,29 @@ class StarCraftCapabilityEnvWrapper:
         """SMAC's full restart; the simulator has no game process, so this only resets."""
         self.reset()
 
-    def render(self, mode: str = "human"):
-        raise NotImplementedError("render the simulator through sc2_envs.parallel_env(..., render_mode='rgb_array')")
+    def render(self, mode: str = "human") -> np.ndarray | None:
+        """Draw the current battle top-down, as SMAC's ``render(mode)`` (``"human"``: a pygame window,
+        returns ``None``; ``"rgb_array"``: returns the frame ``(H, W, 3)`` uint8).
+
+        Raises:
+            ValueError: another ``mode``.
+            RuntimeError / ImportError: ``"human"`` without a display or without pygame.
+        """
+        title = f"{self.map_name}  step {self._episode_steps}/{self.sim.spec.episode_limit}"
+        frame, self._window = render_battle(self.sim, mode, title, self._window)
+        return frame
 
     def save_replay(self) -> None:
+        """Not available for SMACv2 scenarios: the simulator's ``.npz`` replay format stores one unit
+        roster per file, and SMACv2 draws a new roster every episode. Record frames with ``render("rgb_array")``.
+
+        Raises:
+            NotImplementedError: always, with that alternative.
+        """
         raise NotImplementedError("replays of SMACv2 scenarios are not implemented; use the PettingZoo env's render()")
 
     def close(self) -> None:
-        pass
+        """Close the render window, if one was opened; safe to call twice."""
+        window, self._window = self._window, None
+        if window is not None:
+            window.close()
