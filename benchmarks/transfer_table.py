@@ -336,9 +336,7 @@ def smacv2_columns(configs: list[dict], maps: tuple[str, ...] = ()) -> list[str]
         raise ValueError(f"--maps: {bad} not SMACv2 scenario(s); expected names from {', '.join(order)}")
     if maps:
         return [m for m in order if m in maps]
-    races = [
-        r for r in smacv2.RACES if any(set(c["classes"]) & set(smacv2.RACE_SPECS[r].type_bit_order) for c in configs)
-    ]
+    races = [r for r in smacv2.RACES if any(set(c["classes"]) & set(smacv2.RACE_SPECS[r].type_bit_order) for c in configs)]
     if not races:
         raise ValueError(
             f"no SMACv2 race has a unit class of the checkpoints (classes {[c['classes'] for c in configs]}); "
@@ -448,7 +446,9 @@ def matrix_rows(args: Args, paths: list[Path], columns_fn=None, cells_fn=None) -
             else:
                 r = et.evaluate_transfer(p, m, args.episodes, args.max_envs, args.eval_seed, True, args.device, ckpt=c)
             rows.append(r)
-            shown = _cell_text(r) if r.error else f"{r.win_rate:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}] ({time.time() - t0:.0f} s)"
+            shown = (
+                _cell_text(r) if r.error else f"{r.win_rate:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}] ({time.time() - t0:.0f} s)"
+            )
             print(f"  {row_label(cfg)} -> {m}: {shown}", flush=True)
     return rows, columns
 
