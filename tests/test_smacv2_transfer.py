@@ -348,3 +348,25 @@ def test_a_checkpoint_of_other_feature_options_is_a_layout_mismatch(tmp_path, op
     save_checkpoint(str(tmp_path / "o.pt"), policy, critic, info, {"map": "protoss_5_vs_5"})
     label, reason = tt.smacv2_cell(config_of(tmp_path / "o.pt"), "protoss_10_vs_10").split(": ", 1)
     assert label == tt.LAYOUT_MISMATCH and "own_feature_names" in reason
+
+
+@pytest.mark.slow
+def test_smacv2_table_trains_one_iteration_per_actor_then_evaluates(tmp_path):
+    args = tt.Args(
+        smacv2=True,
+        sources=("protoss_5_vs_5",),
+        actors=("gnn", "mlp"),
+        total_timesteps=8,
+        num_envs=2,
+        train_args="--num-steps 4 --eval-episodes 2 --hidden 16",
+        maps=("protoss_5_vs_5", "protoss_10_vs_10"),
+        episodes=2,
+        max_envs=2,
+        out_dir=str(tmp_path),
+    )
+    lines = tt.main(args).splitlines()
+    assert lines[2].startswith("| protoss_5_vs_5 (gnn) | **0.") and "n/a" not in lines[2]
+    assert lines[3].startswith("| protoss_5_vs_5 (mlp) | **0.") and lines[3].endswith("| n/a (size mismatch) |")
+    for actor in ("gnn", "mlp"):
+        assert et.read_checkpoint(str(tmp_path / "checkpoints" / f"protoss_5_vs_5_{actor}.pt"))["global_step"] == 8
+        assert (tmp_path / "logs" / f"train_protoss_5_vs_5_{actor}.log").stat().st_size > 0
