@@ -32,7 +32,7 @@ import sc2_envs
 from models import load_checkpoint
 from models.agents import CHECKPOINT_FORMAT, checkpoint_maps, unit_classes
 from models.entities import ObsParser
-from sc2_envs import runs
+from sc2_envs import runs, smacv2
 from sc2_envs.evaluation import evaluate
 
 DEFAULT_MAPS: dict[frozenset, tuple[str, ...]] = {
@@ -49,7 +49,8 @@ class Args:
     checkpoints: tuple[str, ...]
     """checkpoint files written by algos/happo_gnn.py --save-model (GNN or MLP actors)"""
     maps: tuple[str, ...] = ()
-    """target maps (sc2_envs.list_maps()); empty: the checkpoint's source map plus DEFAULT_MAPS of its unit classes"""
+    """target maps or SMACv2 scenarios (sc2_envs.list_maps("all")); empty: the checkpoint's source map(s) plus
+    DEFAULT_MAPS of its unit classes (a SMACv2 checkpoint: every scenario of its race)"""
     episodes: int = 100
     """episodes per (checkpoint, target map) pair"""
     max_envs: int = 128
@@ -133,6 +134,19 @@ def source_label(config: dict) -> str:
     return "+".join(checkpoint_maps(config))
 
 
+def n_agents_of(name: str) -> int:
+    """Number of agents of a SMAC v1 map or a SMACv2 scenario (``n_units``).
+
+    Raises:
+        ValueError: neither a map nor a scenario (the message lists the valid names).
+    """
+    if smacv2.is_scenario(name):
+        return smacv2.get_scenario(name).n_units
+    if name not in sc2_envs.list_maps():
+        raise ValueError(f"unknown map {name!r}; expected one of: {', '.join(sc2_envs.list_maps('all'))}")
+    return sc2_envs.get_map(name).n_agents
+
+
 def transfer_kind(source_map: str, target_map: str) -> str:
     """``in-distribution`` (a training map), ``scale-up`` / ``scale-down`` (more / fewer agents than every
     training map), ``same-team-size`` (as many agents as a training map) or ``interpolation`` (between
@@ -140,8 +154,8 @@ def transfer_kind(source_map: str, target_map: str) -> str:
     sources = source_map.split("+")
     if target_map in sources:
         return "in-distribution"
-    n_src = [sc2_envs.get_map(m).n_agents for m in sources]
-    n_tgt = sc2_envs.get_map(target_map).n_agents
+    n_src = [n_agents_of(m) for m in sources]
+    n_tgt = n_agents_of(target_map)
     if n_tgt > max(n_src):
         return "scale-up"
     if n_tgt < min(n_src):
@@ -268,13 +282,28 @@ def evaluate_transfer(
     return row
 
 
-def resolve_maps(maps: tuple[str, ...] | list[str], config: dict) -> list[str]:
-    """``maps`` if given, else the checkpoint's training map(s) followed by :data:`DEFAULT_MAPS` of its classes."""
-    if maps:
-        out = list(maps)
+def default_maps(config: dict) -> list[str]:
+    """The checkpoint's training map(s), then: for a checkpoint trained on SMACv2 scenarios, every
+    scenario of their race (team sizes 5v5, 10v10, 10v11, 20v20, 20v23); else :data:`DEFAULT_MAPS`
+    of its classes."""
+    trained = checkpoint_maps(config)
+    scen = [smacv2.get_scenario(m) for m in trained if smacv2.is_scenario(m)]
+    if scen:
+        races = list(dict.fromkeys(s.race for s in scen))
+        more = [f"{r}_{n}_vs_{e}" for r in races for n, e in smacv2.TEAM_SIZES]
     else:
-        out = checkpoint_maps(config) + list(DEFAULT_MAPS.get(frozenset(config["classes"]), ()))
-    valid = set(sc2_envs.list_maps())
+        more = list(DEFAULT_MAPS.get(frozenset(config["classes"]), ()))
+    return list(dict.fromkeys(trained + more))
+
+
+def resolve_maps(maps: tuple[str, ...] | list[str], config: dict) -> list[str]:
+    """``maps`` if given, else :func:`default_maps` of the checkpoint.
+
+    Raises:
+        ValueError: a name that is neither a SMAC v1 map nor a SMACv2 scenario (the message lists them).
+    """
+    out = list(maps) if maps else default_maps(config)
+    valid = set(sc2_envs.list_maps("all"))
     bad = [m for m in out if m not in valid]
     if bad:
         raise ValueError(f"unknown map(s) {bad}; valid maps: {sorted(valid)}")

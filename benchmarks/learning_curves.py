@@ -1,21 +1,47 @@
-"""Learning curves: greedy win rate of HAPPO / HATRPO class actors against env steps and wall time.
+"""Learning curves: greedy win rate of HAPPO / HATRPO class actors (GNN and MLP) against env steps and wall time.
 
-Trains every (algorithm, map, seed) as its own subprocess of ``algos/<algo>_gnn.py`` (each with its
-own log file and run directory), runs them in parallel, then collects each run's ``eval.csv``
-(greedy win rate over 32 episodes per evaluation window) into one CSV, a summary and a PNG.
+Trains every (algorithm, actor, map, seed) as its own supervised subprocess of ``algos/<algo>_gnn.py``
+(each with its own log file and run directory), runs them in parallel, evaluates each run's final
+checkpoint with ``algos/eval_transfer.py`` (greedy, ``--final-episodes`` fresh-seed episodes, 100 by
+default, on its training map(s) and zero-shot on ``--transfer-maps``, Wilson 95 % intervals), then
+collects everything into CSVs, a summary and a PNG. Maps may be SMAC v1 maps or SMACv2 scenarios
+(``sc2_envs.list_maps("all")``); ``A+B`` is a multi-map run (``--map A B``).
 
     python benchmarks/learning_curves.py --device cuda --maps 2s3z 3s5z --seeds 1 2 3 \\
         --total-timesteps 2000000 --num-envs 512 --num-steps 20 --time-budget-s 900
+    python benchmarks/learning_curves.py --device cuda --maps protoss_5_vs_5 terran_5_vs_5 --actors gnn mlp \\
+        --seeds 1 2 3 --transfer-maps protoss_10_vs_10 protoss_20_vs_20 terran_10_vs_10 terran_20_vs_20
+    python benchmarks/learning_curves.py --maps protoss_5_vs_5 --actors gnn mlp --dry-run   # print the job plan
+
+The in-training evaluations (``eval.csv`` of each run, ``--eval-episodes`` of the algorithm, 32 by
+default, every ``--eval-interval`` iterations) give the curves; the reported final figure is the
+evaluation of the final checkpoint after the run (``--final-episodes``). A transfer target the
+checkpoint cannot play (an MLP actor on another team size, a unit class without an actor, another
+observation layout) is a row with the reason in ``error`` and no figures (``eval_transfer.fit_error``).
+
+Supervision: each run is started through ``benchmarks/run_supervised.py``, which touches a
+heartbeat file every ``--heartbeat-interval-s`` seconds from a thread of the run and dumps every
+thread's stack on SIGUSR1. Every second the harness checks each run: an exit is reported at once
+(with the log's last lines when the status is not 0); a heartbeat older than
+``--heartbeat-timeout-s`` (or none ``--startup-timeout-s`` after the start) is a frozen run, a log
+that has not grown for ``--stall-timeout-s`` while the heartbeat goes on a stalled one: either is
+reported within seconds with a stack dump in its log, then killed (its ``resume.pt`` is kept).
+Every ``--status-interval-s`` seconds the harness prints one status line per run (last log line,
+heartbeat and log age).
 
 Outputs go to a new folder per invocation, ``<out-dir>/learning_curves__<unix time>/`` (``-2``,
 ``-3``, ... if taken; never an existing one, so two benchmarks never mix their runs):
 ``run_meta.json`` (configuration, git commit, package versions; see ``sc2_envs.runs``),
-``learning_curves.csv`` (algo, map, seed, global_step, wall_time_s,
-win_rate, eval_return), ``summary.csv`` (per algo and map: median final win rate, env steps and
-wall time to the first greedy win rate >= ``--target``, SPS), ``learning_curves.png``,
-``transfer.csv`` (each final checkpoint evaluated zero-shot on ``--transfer-maps``), ``logs/``
-(one stdout log per run) and ``runs/`` (each run's own folder: TensorBoard events, ``eval.csv``,
-checkpoints and ``resume.pt``, so an interrupted run can be continued with
+``learning_curves.csv`` (algo, actor, map, seed, global_step, wall_time_s, win_rate, eval_return,
+iteration), ``final_eval.csv`` (each final checkpoint on each target: kind, episodes, wins, win
+rate, Wilson interval, mean return and length, error), ``summary.csv`` (per algo, actor and map:
+median over seeds of the final win rate, each seed's with its interval, env steps and wall time to
+the first in-training greedy win rate >= ``--target``, SPS), ``transfer_summary.csv`` (per algo,
+actor, training map and target: median over seeds and the seeds' pooled win rate with its
+interval), ``summary.md`` (both as Markdown), ``learning_curves.png``, ``logs/`` (one log per run,
+``train_<algo>_<actor>_<map>_seed<s>.log`` and ``eval_....log``, plus heartbeat files),
+``evals/`` (each final evaluation's own folder) and ``runs/`` (each run's own folder: TensorBoard
+events, ``eval.csv``, checkpoints and ``resume.pt``, so an interrupted run can be continued with
 ``algos/<algo>_gnn.py --resume``).
 """
 
@@ -29,28 +55,34 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import tyro
 
 from sc2_envs import runs
+from sc2_envs.stats import wilson_interval
+from sc2_envs.vector.supervision import describe_exit, dump_stack, kill_process_group, log_tail
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALGOS = {"happo": "algos/happo_gnn.py", "hatrpo": "algos/hatrpo_gnn.py"}
+ACTORS = ("gnn", "mlp")
+SUPERVISED = os.path.join(REPO, "benchmarks", "run_supervised.py")
+EVAL_SCRIPT = os.path.join(REPO, "algos", "eval_transfer.py")
 
 
 @dataclass
 class Args:
     maps: tuple[str, ...] = ("2s3z", "3s5z")
-    """SMAC maps to train on"""
+    """SMAC maps or SMACv2 scenarios to train on (sc2_envs.list_maps("all")); `A+B` trains one run on both"""
     seeds: tuple[int, ...] = (1, 2, 3)
-    """seeds per map"""
+    """seeds per (algo, actor, map)"""
     algos: tuple[str, ...] = ("happo",)
     """algorithms: happo and/or hatrpo"""
-    actor: str = "gnn"
-    """actor type passed to the algorithm (gnn or mlp)"""
+    actors: tuple[str, ...] = ("gnn",)
+    """actor types, each trained as its own runs side by side: gnn and/or mlp (the baseline)"""
     device: str = "cpu"
-    """cpu or cuda (every run puts its simulator and networks there)"""
+    """cpu or cuda (every run puts its simulator and networks there; so do the final evaluations)"""
     total_timesteps: int = 2_000_000
     """env steps per run"""
     num_envs: int = 512
@@ -58,34 +90,83 @@ class Args:
     num_steps: int = 20
     """rollout length per iteration"""
     eval_interval: int = 5
-    """iterations between greedy evaluations of 32 episodes"""
+    """iterations between the in-training greedy evaluations (the algorithm's --eval-episodes, 32 by default)"""
+    final_episodes: int = 100
+    """greedy fresh-seed episodes of the final evaluation of each run, per target map (the reported figure)"""
+    eval_max_envs: int = 128
+    """the final evaluation runs min(final_episodes, eval_max_envs) envs at once"""
     time_budget_s: float = 0.0
-    """wall-clock budget of the whole benchmark (0: none); each run stops training in time for its final evaluation"""
+    """wall-clock budget of the whole benchmark (0: none); each run stops training in time for the final evaluations"""
+    eval_reserve_s: float = 30.0
+    """with --time-budget-s: seconds set aside per final-evaluation target of the last runs"""
     max_parallel: int = 0
-    """runs at the same time (0: all)"""
+    """runs (training or final evaluation) at the same time (0: all training runs)"""
     target: float = 0.9
     """win rate whose first crossing is reported"""
     out_dir: str = "benchmarks/results"
     """parent folder: each invocation writes logs, runs, CSVs and the PNG into its own new <out_dir>/learning_curves__<unix time>"""
     extra: str = ""
-    """extra arguments for every run, e.g. --extra="--ent-coef 0.005" """
+    """extra arguments for every training run, e.g. --extra="--ent-coef 0.005" """
     transfer_maps: tuple[str, ...] = ("2s3z", "3s5z", "3s5z_vs_3s6z")
-    """zero-shot evaluation: every final checkpoint is also evaluated on these maps (empty: none)"""
+    """zero-shot evaluation: every final checkpoint is also evaluated on these maps / scenarios (empty: none)"""
+    heartbeat_interval_s: float = 1.0
+    """seconds between the heartbeats of each run"""
+    heartbeat_timeout_s: float = 10.0
+    """a run whose heartbeat is older than this is frozen: stack dump, killed"""
+    startup_timeout_s: float = 120.0
+    """a run with no heartbeat this long after its start is frozen"""
+    stall_timeout_s: float = 900.0
+    """a run whose log has not grown for this long (heartbeat alive) is stalled: stack dump, killed (0: never)"""
+    status_interval_s: float = 60.0
+    """seconds between the harness's status lines (one per running job)"""
+    dry_run: bool = False
+    """print the job plan (every command) and exit: nothing is started or written"""
 
 
-def launch(args: Args, algo: str, map_name: str, seed: int, threads: int, budget: float, out: str):
-    exp = f"{algo}_{args.actor}"
+@dataclass
+class Job:
+    """One subprocess of the benchmark: a training run or the final evaluation of one.
+
+    Attributes:
+        kind: ``"train"`` or ``"eval"``.
+        algo, actor, map, seed: the run (``map`` may be ``A+B``).
+        script_args: the script path and its arguments (run under ``run_supervised.py``).
+        name: ``<kind>_<algo>_<actor>_<map>_seed<seed>``: the log and heartbeat file stem.
+    """
+
+    kind: str
+    algo: str
+    actor: str
+    map: str
+    seed: int
+    script_args: list[str] = field(default_factory=list)
+
+    @property
+    def exp(self) -> str:
+        """The training run's ``--exp-name``: ``<algo>_<actor>``."""
+        return f"{self.algo}_{self.actor}"
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}_{self.algo}_{self.actor}_{self.map}_seed{self.seed}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} {self.algo} {self.actor} {self.map} seed {self.seed}"
+
+
+def train_args(args: Args, algo: str, actor: str, map_name: str, seed: int, threads: int, budget: float) -> list[str]:
+    """``[script, args...]`` of one training run (``map_name`` ``A+B``: ``--map A B``)."""
     cmd = [
-        sys.executable,
         os.path.join(REPO, ALGOS[algo]),
         "--map",
-        map_name,
+        *map_name.split("+"),
         "--seed",
         str(seed),
         "--exp-name",
-        exp,
+        f"{algo}_{actor}",
         "--actor",
-        args.actor,
+        actor,
         "--total-timesteps",
         str(args.total_timesteps),
         "--num-envs",
@@ -101,27 +182,173 @@ def launch(args: Args, algo: str, map_name: str, seed: int, threads: int, budget
     ]
     if budget > 0:
         cmd += ["--time-budget-s", f"{budget:.0f}"]
-    cmd += args.extra.split()
-    log = open(os.path.join(out, "logs", f"{algo}_{map_name}_seed{seed}.log"), "w")  # noqa: SIM115 -- closed when the run ends
+    return cmd + args.extra.split()
+
+
+def eval_targets(args: Args, map_name: str) -> list[str]:
+    """The final evaluation's targets of a run: its training map(s), then ``--transfer-maps``."""
+    return list(dict.fromkeys([*map_name.split("+"), *args.transfer_maps]))
+
+
+def eval_args(args: Args, job: Job, checkpoint: str, out: str) -> list[str]:
+    """``[script, args...]`` of the final evaluation of ``job``'s ``checkpoint`` (``algos/eval_transfer.py``,
+    greedy, evaluation seed = the run's seed: streams disjoint from every training run's)."""
+    return [
+        EVAL_SCRIPT,
+        "--checkpoints",
+        checkpoint,
+        "--maps",
+        *eval_targets(args, job.map),
+        "--episodes",
+        str(args.final_episodes),
+        "--max-envs",
+        str(args.eval_max_envs),
+        "--seed",
+        str(job.seed),
+        "--device",
+        args.device,
+        "--out-dir",
+        os.path.join(out, "evals"),
+        "--name",
+        Job("eval", job.algo, job.actor, job.map, job.seed).name,
+    ]
+
+
+def plan(args: Args, threads: int = 1, budget: float = 0.0) -> list[Job]:
+    """The training jobs, (algo, actor, map, seed) in that nesting order; each is followed by its
+    final-evaluation job (:func:`eval_args`) once it has written a checkpoint."""
+    return [
+        Job("train", a, actor, m, s, train_args(args, a, actor, m, s, threads, budget))
+        for a in args.algos
+        for actor in args.actors
+        for m in args.maps
+        for s in args.seeds
+    ]
+
+
+def print_plan(args: Args, jobs: list[Job], out: str = "<out>") -> None:
+    """Print every training command and the final-evaluation command that follows each."""
+    print(
+        f"{len(jobs)} training runs, each followed by its final evaluation ({args.final_episodes} greedy episodes per target):"
+    )
+    for j in jobs:
+        print(f"  [{j.name}] python {' '.join(j.script_args)}")
+        ckpt = os.path.join(out, "runs", f"{j.map}__{j.exp}__{j.seed}__<time>", f"{j.exp}.pt")
+        print(f"      then python {' '.join(eval_args(args, j, ckpt, out))}")
+
+
+# ---------------------------------------------------------------------------- supervision
+
+
+@dataclass
+class Running:
+    """A started job: its process, open log, log and heartbeat paths, start time (``time.time()``)."""
+
+    job: Job
+    proc: subprocess.Popen
+    log: object
+    log_path: Path
+    beat_path: Path
+    started: float
+
+
+def launch(job: Job, out: str, heartbeat_interval: float) -> Running:
+    """Start ``job`` under ``run_supervised.py`` in its own session (a Ctrl-C in the terminal reaches only
+    the harness, which forwards one SIGINT to each training run), stdout and stderr into ``logs/<name>.log``."""
+    log_path = Path(out) / "logs" / f"{job.name}.log"
+    beat_path = Path(out) / "logs" / f"{job.name}.heartbeat"
+    cmd = [sys.executable, SUPERVISED, str(beat_path), str(heartbeat_interval), *job.script_args]
+    log = open(log_path, "w")  # noqa: SIM115 -- closed when the job ends
+    log.write("$ " + " ".join(cmd) + "\n")
+    log.flush()
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    # own session: a Ctrl-C in the terminal reaches only this script, which forwards one SIGINT to each run
     proc = subprocess.Popen(cmd, cwd=out, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    return proc, log, exp
+    return Running(job, proc, log, log_path, beat_path, time.time())
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def health(r: Running, args: Args, now: float | None = None) -> tuple[str, str] | None:
+    """``None`` while ``r`` runs normally, else ``(status, words)``: ``"exited"`` (any exit status),
+    ``"frozen"`` (no heartbeat for ``heartbeat_timeout_s``, or none ``startup_timeout_s`` after the
+    start) or ``"stalled"`` (log silent for ``stall_timeout_s`` while the heartbeat goes on)."""
+    now = time.time() if now is None else now
+    rc = r.proc.poll()
+    if rc is not None:
+        return "exited", describe_exit(rc)
+    beat = _mtime(r.beat_path)
+    if beat is None:
+        if now - r.started > args.startup_timeout_s:
+            return (
+                "frozen",
+                f"no heartbeat {now - r.started:.0f} s after the start (--startup-timeout-s {args.startup_timeout_s:g})",
+            )
+        return None
+    if now - beat > args.heartbeat_timeout_s:
+        return "frozen", f"heartbeat silent for {now - beat:.1f} s (--heartbeat-timeout-s {args.heartbeat_timeout_s:g})"
+    logged = _mtime(r.log_path) or r.started
+    if args.stall_timeout_s > 0 and now - logged > args.stall_timeout_s:
+        return "stalled", (
+            f"log silent for {now - logged:.0f} s while the heartbeat goes on (--stall-timeout-s {args.stall_timeout_s:g})"
+        )
+    return None
+
+
+def stop_hung(r: Running) -> int:
+    """Stack dump of every thread of a frozen or stalled job into its log (if it still answers), then
+    SIGKILL its process group; returns the exit status."""
+    dump_stack(r.proc.pid, r.log_path)
+    kill_process_group(r.proc.pid)
+    return r.proc.wait()
+
+
+def status_line(r: Running, now: float) -> str:
+    """``<job>: <last log line> | heartbeat x s ago, log y s ago``."""
+    last = (log_tail(r.log_path, 1) or "").strip()
+    last = last if len(last) <= 110 else "..." + last[-107:]
+    beat, logged = _mtime(r.beat_path), _mtime(r.log_path)
+    ages = f"heartbeat {now - beat:.1f} s ago" if beat else "no heartbeat yet"
+    if logged:
+        ages += f", log {now - logged:.0f} s ago"
+    return f"  {r.job.label}: {last} | {ages}"
+
+
+# ---------------------------------------------------------------------------- results
 
 
 def read_curve(out: str, map_name: str, exp: str, seed: int) -> list[dict]:
-    runs = sorted(glob.glob(os.path.join(out, "runs", f"{map_name}__{exp}__{seed}__*", "eval.csv")))
-    if not runs:
+    found = sorted(glob.glob(os.path.join(out, "runs", f"{map_name}__{exp}__{seed}__*", "eval.csv")))
+    if not found:
         return []
-    with open(runs[-1]) as f:
+    with open(found[-1]) as f:
         return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
-def _median_curve(rows: list[dict], algo: str, map_name: str) -> list[tuple[float, float]]:
+def find_checkpoint(out: str, job: Job) -> str | None:
+    """The last checkpoint ``<exp>.pt`` of a training job's run folder, or ``None``."""
+    found = sorted(glob.glob(os.path.join(out, "runs", f"{job.map}__{job.exp}__{job.seed}__*", f"{job.exp}.pt")))
+    return found[-1] if found else None
+
+
+def read_final(out: str, job: Job) -> list[dict]:
+    """The rows of an evaluation job's ``eval_transfer`` CSV (empty if it wrote none)."""
+    found = sorted(glob.glob(os.path.join(out, "evals", f"{job.name}__*", f"{job.name}.csv")))
+    if not found:
+        return []
+    with open(found[-1], newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _median_curve(rows: list[dict], algo: str, actor: str, map_name: str) -> list[tuple[float, float]]:
     """Median win rate over seeds at each evaluation step that every seed reached."""
     by_seed: dict = {}
     for r in rows:
-        if r["algo"] == algo and r["map"] == map_name:
+        if (r["algo"], r["actor"], r["map"]) == (algo, actor, map_name):
             by_seed.setdefault(r["seed"], {})[r["global_step"]] = r["win_rate"]
     if not by_seed:
         return []
@@ -129,7 +356,107 @@ def _median_curve(rows: list[dict], algo: str, map_name: str) -> list[tuple[floa
     return [(x, statistics.median(d[x] for d in by_seed.values())) for x in common]
 
 
-def plot(rows: list[dict], args: Args, path: str) -> None:
+def _fmt_ci(r: dict) -> str:
+    return f"{float(r['win_rate']):.3f} [{float(r['ci_low']):.3f}, {float(r['ci_high']):.3f}]"
+
+
+def summarise(args: Args, curves: list[dict], finals: list[dict]) -> tuple[list[dict], list[dict]]:
+    """``(summary, transfer_summary)`` rows; see the module docstring (``summary.csv``, ``transfer_summary.csv``).
+
+    The final win rate of a seed is its in-distribution final evaluation (multi-map: the mean over
+    its training maps); the median is over the seeds that have one.
+    """
+    summary, transfer = [], []
+    for a in args.algos:
+        for actor in args.actors:
+            for m in args.maps:
+                mine = [r for r in finals if (r["algo"], r["actor"], r["train_map"]) == (a, actor, m) and r["win_rate"] != ""]
+                finals_by_seed, shown = {}, []
+                for s in args.seeds:
+                    ind = [r for r in mine if int(r["seed"]) == s and r["kind"] == "in-distribution"]
+                    if ind:
+                        finals_by_seed[s] = statistics.fmean(float(r["win_rate"]) for r in ind)
+                        shown.append(f"seed {s}: " + "; ".join(_fmt_ci(r) for r in ind))
+                last, steps_to, time_to, sps = [], [], [], []
+                for s in args.seeds:
+                    pts = [r for r in curves if (r["algo"], r["actor"], r["map"], r["seed"]) == (a, actor, m, s)]
+                    if not pts:
+                        continue
+                    last.append(pts[-1]["win_rate"])
+                    sps.append(pts[-1]["global_step"] / max(pts[-1]["wall_time_s"], 1e-9))
+                    hit = next((p for p in pts if p["win_rate"] >= args.target), None)
+                    steps_to.append(hit["global_step"] if hit else float("inf"))
+                    time_to.append(hit["wall_time_s"] if hit else float("inf"))
+                if not (finals_by_seed or last):
+                    continue
+                summary.append(
+                    {
+                        "algo": a,
+                        "actor": actor,
+                        "map": m,
+                        "seeds": len(finals_by_seed),
+                        "final_episodes": args.final_episodes,
+                        "median_final_win_rate": statistics.median(finals_by_seed.values()) if finals_by_seed else "",
+                        "final_win_rates": " | ".join(shown),
+                        "median_last_training_eval_win_rate": statistics.median(last) if last else "",
+                        f"median_steps_to_{args.target}": statistics.median(steps_to) if steps_to else "",
+                        f"median_wall_s_to_{args.target}": statistics.median(time_to) if time_to else "",
+                        "median_sps": round(statistics.median(sps)) if sps else "",
+                    }
+                )
+                every = [r for r in finals if (r["algo"], r["actor"], r["train_map"]) == (a, actor, m)]
+                for t in dict.fromkeys(r["target_map"] for r in every):
+                    rows = [r for r in every if r["target_map"] == t]
+                    ok = [r for r in rows if r["win_rate"] != ""]
+                    row = {
+                        "algo": a,
+                        "actor": actor,
+                        "train_map": m,
+                        "target_map": t,
+                        "kind": rows[0]["kind"],
+                        "seeds": len(ok),
+                        "median_win_rate": "",
+                        "per_seed": " | ".join(f"seed {r['seed']}: {_fmt_ci(r)}" for r in ok),
+                        "pooled_wins": "",
+                        "pooled_episodes": "",
+                        "pooled_ci_low": "",
+                        "pooled_ci_high": "",
+                        "note": "" if ok else rows[0]["error"][:300],
+                    }
+                    if ok:
+                        wins, n = sum(int(r["wins"]) for r in ok), sum(int(r["episodes"]) for r in ok)
+                        lo, hi = wilson_interval(wins, n)
+                        row.update(
+                            median_win_rate=statistics.median(float(r["win_rate"]) for r in ok),
+                            pooled_wins=wins,
+                            pooled_episodes=n,
+                            pooled_ci_low=lo,
+                            pooled_ci_high=hi,
+                        )
+                    transfer.append(row)
+    return summary, transfer
+
+
+def _markdown(rows: list[dict], columns: list[str]) -> str:
+    def cell(v) -> str:
+        return f"{v:.3f}" if isinstance(v, float) else str(v).replace("|", "/")
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(r.get(c, "")) for c in columns) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def write_csv(path: str, rows: list[dict], columns: list[str] | None = None) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=columns or (list(rows[0]) if rows else []), extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+
+
+def plot(rows: list[dict], args: Args, path: str, summary: list[dict]) -> None:
+    """Win rate against env steps (top) and wall time (bottom), one column per map: thin lines per
+    seed, thick the median over seeds, one colour per (algo, actor); the median final win rate
+    (``--final-episodes`` episodes) is a diamond at the end of the median curve."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -137,218 +464,192 @@ def plot(rows: list[dict], args: Args, path: str) -> None:
     import matplotlib.ticker
 
     fig, axes = plt.subplots(2, len(args.maps), figsize=(5 * len(args.maps), 7), squeeze=False)
-    colours = {"happo": "tab:blue", "hatrpo": "tab:orange"}
+    series = [(a, actor) for a in args.algos for actor in args.actors]
+    colours = {s: f"C{i}" for i, s in enumerate(series)}
     for j, m in enumerate(args.maps):
-        for algo in args.algos:
+        for a, actor in series:
+            col = colours[(a, actor)]
             for s in args.seeds:
-                pts = [r for r in rows if r["map"] == m and r["algo"] == algo and r["seed"] == s]
+                pts = [r for r in rows if (r["map"], r["algo"], r["actor"], r["seed"]) == (m, a, actor, s)]
                 if not pts:
                     continue
-                label = f"{algo} seed {s}"
-                axes[0][j].plot(
-                    [p["global_step"] for p in pts],
-                    [p["win_rate"] for p in pts],
-                    color=colours.get(algo),
-                    alpha=0.4 + 0.2 * (s % 3),
-                    label=label,
-                )
-                axes[1][j].plot(
-                    [p["wall_time_s"] / 60 for p in pts],
-                    [p["win_rate"] for p in pts],
-                    color=colours.get(algo),
-                    alpha=0.4 + 0.2 * (s % 3),
-                    label=label,
-                )
-            med = _median_curve(rows, algo, m)
+                for i, key, scale in ((0, "global_step", 1.0), (1, "wall_time_s", 1 / 60)):
+                    axes[i][j].plot([p[key] * scale for p in pts], [p["win_rate"] for p in pts], color=col, alpha=0.35, lw=0.9)
+            med = _median_curve(rows, a, actor, m)
             if med:
-                axes[0][j].plot(
-                    [p[0] for p in med], [p[1] for p in med], color=colours.get(algo), lw=2.5, label=f"{algo} median"
-                )
+                axes[0][j].plot([p[0] for p in med], [p[1] for p in med], color=col, lw=2.5, label=f"{a} {actor} median")
+                fin = next((r for r in summary if (r["algo"], r["actor"], r["map"]) == (a, actor, m)), None)
+                if fin and fin["median_final_win_rate"] != "":
+                    axes[0][j].plot([med[-1][0]], [fin["median_final_win_rate"]], "D", color=col, ms=7, mec="black")
         axes[0][j].xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x / 1e6:g}M"))
         for i, xl in enumerate(["env steps", "wall time (min)"]):
             ax = axes[i][j]
             ax.axhline(args.target, color="grey", ls="--", lw=0.8)
             ax.set_xlabel(xl)
-            ax.set_ylabel("greedy win rate (32 episodes)")
+            ax.set_ylabel("greedy win rate (in-training evaluations)")
             ax.set_ylim(-0.02, 1.02)
-            ax.set_title(f"{m} ({args.actor} actor, {args.device})")
+            ax.set_title(f"{m} ({args.device}); diamond: final, {args.final_episodes} episodes", fontsize=9)
             ax.grid(alpha=0.3)
         axes[0][j].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
-def transfer(args: Args, out: str, done: list) -> None:
-    """Greedy win rate of every run's final checkpoint on each of ``args.transfer_maps`` (zero-shot)."""
-    import torch
-
-    import sc2_envs
-    from models import load_checkpoint
-    from sc2_envs.evaluation import evaluate
-
-    device = torch.device("cuda" if args.device == "cuda" and torch.cuda.is_available() else "cpu")
-    results = []
-    for a, m, s, exp, rc in done:
-        ckpts = sorted(glob.glob(os.path.join(out, "runs", f"{m}__{exp}__{s}__*", f"{exp}.pt")))
-        if rc != 0 or not ckpts:
-            continue
-        for target in args.transfer_maps:
-            env = sc2_envs.make_batched(target, num_envs=32, device=device, seed=10**7 + s)
-            try:
-                policy, _, _ = load_checkpoint(ckpts[-1], env.get_env_info(), device=device, with_critic=False)
-            except ValueError as e:  # e.g. an MLP actor on another team size
-                results.append(
-                    {
-                        "algo": a,
-                        "train_map": m,
-                        "seed": s,
-                        "eval_map": target,
-                        "win_rate": "",
-                        "eval_return": "",
-                        "note": str(e)[:200],
-                    }
-                )
-                continue
-            res = evaluate(policy, env, 32, sc2_envs.eval_seed(s, 10**7))
-            wr, ret = res["win_rate"], res["mean_return"]
-            results.append(
-                {
-                    "algo": a,
-                    "train_map": m,
-                    "seed": s,
-                    "eval_map": target,
-                    "win_rate": wr,
-                    "eval_return": ret,
-                    "note": "in-distribution" if target == m else "zero-shot",
-                }
-            )
-            print(f"transfer: {a} trained on {m} seed {s} -> {target}: greedy win rate {wr:.3f}")
-    if results:
-        with open(os.path.join(out, "transfer.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(results[0]))
-            w.writeheader()
-            w.writerows(results)
+# ---------------------------------------------------------------------------- main
 
 
 def check_args(args: Args) -> None:
     """Reject a bad command line before anything is started or written.
 
     Raises:
-        ValueError: an unknown algorithm, device or map (the message names it and the valid ones).
+        ValueError: an unknown algorithm, actor, device or map (the message names it and the valid
+            ones), ``--final-episodes`` or ``--eval-max-envs`` below 1, or timeouts that are not
+            positive / a heartbeat timeout not above the heartbeat interval.
     """
     for a in args.algos:
         if a not in ALGOS:
             raise ValueError(f"--algos {a!r}; expected any of {sorted(ALGOS)}")
+    for a in args.actors:
+        if a not in ACTORS:
+            raise ValueError(f"--actors {a!r}; expected any of {list(ACTORS)}")
+    if not (args.algos and args.actors and args.maps and args.seeds):
+        raise ValueError("--algos, --actors, --maps and --seeds each need at least one value")
     if args.device not in ("cpu", "cuda"):
         raise ValueError(f"--device {args.device!r}; expected 'cpu' or 'cuda'")
+    if args.final_episodes < 1 or args.eval_max_envs < 1:
+        raise ValueError(
+            f"--final-episodes {args.final_episodes} / --eval-max-envs {args.eval_max_envs}: expected integers >= 1"
+        )
+    if min(args.heartbeat_interval_s, args.startup_timeout_s) <= 0 or args.heartbeat_timeout_s <= args.heartbeat_interval_s:
+        raise ValueError(
+            f"--heartbeat-interval-s {args.heartbeat_interval_s}, --heartbeat-timeout-s {args.heartbeat_timeout_s}, "
+            f"--startup-timeout-s {args.startup_timeout_s}: expected positive seconds, the timeout above the interval"
+        )
     import sc2_envs
 
-    for m in (*args.maps, *args.transfer_maps):
-        if m not in sc2_envs.list_maps():
-            raise ValueError(f"map {m!r}; expected one of {', '.join(sc2_envs.list_maps())}")
+    valid = sc2_envs.list_maps("all")
+    for name in (*(part for m in args.maps for part in m.split("+")), *args.transfer_maps):
+        if name not in valid:
+            raise ValueError(f"map {name!r}; expected one of {', '.join(valid)}")
 
 
-def main(args: Args) -> None:
+def main(args: Args) -> dict:
+    """Plan, run, supervise, evaluate and summarise; returns ``{"out", "done", "summary", "transfer"}``
+    (with ``--dry-run``: ``{"jobs"}`` only, nothing started or written)."""
     check_args(args)
+    if args.dry_run:
+        jobs = plan(args)
+        print_plan(args, jobs)
+        return {"jobs": jobs}
     out = str(runs.make_run_dir(os.path.abspath(args.out_dir), f"learning_curves__{int(time.time())}"))
     runs.write_run_meta(out, args, script=os.path.basename(__file__))
     os.makedirs(os.path.join(out, "logs"))
     print(f"output folder: {out}")
-    jobs = [(a, m, s) for a in args.algos for m in args.maps for s in args.seeds]
-    parallel = args.max_parallel or len(jobs)
-    waves = -(-len(jobs) // parallel)
+    n_jobs = len(args.algos) * len(args.actors) * len(args.maps) * len(args.seeds)
+    parallel = args.max_parallel or n_jobs
+    waves = -(-n_jobs // parallel)
     threads = max(1, (os.cpu_count() or 1) // parallel)
-    # The zero-shot evaluations at the end get ~5 s each (32 greedy episodes on a GPU); each wave of
-    # runs gets an equal share of the rest, and a run stops training ~1/8 of its share (at least
-    # 30 s) early so that its last iteration, final evaluation and checkpoint fit.
-    transfer_reserve = 5.0 * len(jobs) * len(args.transfer_maps)
-    share = max(args.time_budget_s - transfer_reserve, 0.0) / waves if args.time_budget_s > 0 else 0.0
+    # The final evaluations of the last wave get --eval-reserve-s per target; each wave of runs gets an
+    # equal share of the rest, and a run stops training ~1/8 of its share (at least 30 s) early so that
+    # its last iteration, in-training evaluation and checkpoint fit.
+    n_targets = max(len(eval_targets(args, m)) for m in args.maps)
+    reserve = args.eval_reserve_s * n_targets
+    share = max(args.time_budget_s - reserve, 0.0) / waves if args.time_budget_s > 0 else 0.0
     run_budget = max(share - max(30.0, share / 8), 10.0) if share > 0 else 0.0
+    jobs = plan(args, threads, run_budget)
     print(
-        f"{len(jobs)} runs ({', '.join(args.algos)} x {', '.join(args.maps)} x seeds {list(args.seeds)}), "
-        f"{parallel} at a time, {threads} torch threads each, device {args.device}, "
+        f"{n_jobs} runs ({', '.join(args.algos)} x actors {', '.join(args.actors)} x {', '.join(args.maps)} x seeds "
+        f"{list(args.seeds)}), {parallel} at a time, {threads} torch threads each, device {args.device}, "
         + (f"training budget per run {run_budget:.0f} s" if run_budget else "no time budget")
+        + f"; final evaluation: {args.final_episodes} greedy episodes on {', '.join(eval_targets(args, args.maps[0]))}"
+        + (" (per run: its own training map(s) first)" if len(args.maps) > 1 else "")
     )
+    if args.final_episodes < 100:
+        print(f"note: --final-episodes {args.final_episodes} (< 100): the final figures are a quick look, not for reporting")
     start = time.time()
-    pending, running, done = list(jobs), [], []
+    pending, evals, running, done = list(jobs), [], [], []
+    last_status = start
     stop = runs.GracefulStop().install()  # SIGINT / SIGTERM: each run checkpoints and stops; results are still collected
     forwarded = False
-    while pending or running:
+    while pending or evals or running:
         if stop.requested and not forwarded:
             forwarded, pending = True, []
-            for proc, *_ in running:
-                proc.send_signal(signal.SIGINT)
-        while pending and len(running) < parallel:
-            a, m, s = pending.pop(0)
-            proc, log, exp = launch(args, a, m, s, threads, run_budget, out)
-            running.append((proc, log, a, m, s, exp))
-        time.sleep(2)
-        for item in list(running):
-            proc, log, a, m, s, exp = item
-            if proc.poll() is not None:
-                log.close()
-                running.remove(item)
-                done.append((a, m, s, exp, proc.returncode))
-                print(f"[{time.time() - start:6.0f} s] {a} {m} seed {s} finished (exit {proc.returncode})")
-        if args.time_budget_s > 0 and time.time() - start > args.time_budget_s + 120:
-            for proc, _log, a, m, s, _exp in running:
-                proc.kill()
-                print(f"killed {a} {m} seed {s}: over the time budget")
-
+            for r in running:
+                if r.job.kind == "train":
+                    r.proc.send_signal(signal.SIGINT)
+        while (evals or pending) and len(running) < parallel:
+            job = evals.pop(0) if evals else pending.pop(0)
+            running.append(launch(job, out, args.heartbeat_interval_s))
+        time.sleep(1.0)
+        now = time.time()
+        for r in list(running):
+            h = health(r, args, now)
+            if h is None:
+                continue
+            status, words = h
+            rc = r.proc.returncode if status == "exited" else stop_hung(r)
+            r.log.close()
+            running.remove(r)
+            reason = words if status == "exited" else f"{status}: {words}; killed ({describe_exit(rc)})"
+            done.append((r.job, rc, reason))
+            print(f"[{now - start:6.0f} s] {r.job.label}: {reason}", flush=True)
+            if rc != 0 or status != "exited":
+                print("    " + log_tail(r.log_path, 12).replace("\n", "\n    "), flush=True)
+            elif r.job.kind == "train":
+                ckpt = find_checkpoint(out, r.job)
+                if ckpt is None:
+                    print(f"    no checkpoint {r.job.exp}.pt in its run folder: no final evaluation", flush=True)
+                else:
+                    j = r.job
+                    evals.append(Job("eval", j.algo, j.actor, j.map, j.seed, eval_args(args, j, ckpt, out)))
+        if running and args.status_interval_s > 0 and now - last_status >= args.status_interval_s:
+            last_status = now
+            print(f"[{now - start:6.0f} s] status:\n" + "\n".join(status_line(r, now) for r in running), flush=True)
+        if args.time_budget_s > 0 and now - start > args.time_budget_s + 120:
+            pending, evals = [], []
+            for r in running:
+                if r.proc.poll() is None:
+                    kill_process_group(r.proc.pid)
+                    print(f"killed {r.job.label}: over the time budget", flush=True)
     stop.restore()
-    rows = []
-    for a, m, s, exp, _rc in done:
-        for r in read_curve(out, m, exp, s):
-            rows.append({"algo": a, "map": m, "seed": s, **r})
-    with open(os.path.join(out, "learning_curves.csv"), "w", newline="") as f:
-        w = csv.DictWriter(
-            f, fieldnames=["algo", "map", "seed", "global_step", "wall_time_s", "win_rate", "eval_return", "iteration"]
-        )
-        w.writeheader()
-        w.writerows(rows)
 
-    summary = []
-    for a in args.algos:
-        for m in args.maps:
-            finals, steps_to, time_to, sps = [], [], [], []
-            for s in args.seeds:
-                pts = [r for r in rows if r["algo"] == a and r["map"] == m and r["seed"] == s]
-                if not pts:
-                    continue
-                finals.append(pts[-1]["win_rate"])
-                sps.append(pts[-1]["global_step"] / max(pts[-1]["wall_time_s"], 1e-9))
-                hit = next((p for p in pts if p["win_rate"] >= args.target), None)
-                steps_to.append(hit["global_step"] if hit else float("inf"))
-                time_to.append(hit["wall_time_s"] if hit else float("inf"))
-            if finals:
-                summary.append(
-                    {
-                        "algo": a,
-                        "map": m,
-                        "seeds": len(finals),
-                        "median_final_win_rate": statistics.median(finals),
-                        "final_win_rates": " ".join(f"{x:.3f}" for x in finals),
-                        f"median_steps_to_{args.target}": statistics.median(steps_to),
-                        f"median_wall_s_to_{args.target}": statistics.median(time_to),
-                        "median_sps": round(statistics.median(sps)),
-                    }
-                )
-    if summary:
-        with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(summary[0]))
-            w.writeheader()
-            w.writerows(summary)
-        for row in summary:
-            print(", ".join(f"{k}={v}" for k, v in row.items()))
-    if rows:
-        plot(rows, args, os.path.join(out, "learning_curves.png"))
-    if args.transfer_maps:
-        transfer(args, out, done)
-    print(f"wrote {out}/learning_curves.csv, summary.csv, learning_curves.png in {time.time() - start:.0f} s")
-    failed = [(a, m, s, rc) for a, m, s, _, rc in done if rc != 0]
+    curves = []
+    for job, _rc, _ in done:
+        if job.kind == "train":
+            for r in read_curve(out, job.map, job.exp, job.seed):
+                curves.append({"algo": job.algo, "actor": job.actor, "map": job.map, "seed": job.seed, **r})
+    curve_cols = ["algo", "actor", "map", "seed", "global_step", "wall_time_s", "win_rate", "eval_return", "iteration"]
+    write_csv(os.path.join(out, "learning_curves.csv"), curves, curve_cols)
+    finals = []
+    for job, rc, _ in done:
+        if job.kind == "eval" and rc == 0:
+            for r in read_final(out, job):
+                finals.append({"algo": job.algo, "actor": job.actor, "train_map": job.map, "seed": job.seed, **r})
+    final_cols = ["algo", "actor", "train_map", "seed", "target_map", "kind", "episodes", "wins", "win_rate"]
+    final_cols += ["ci_low", "ci_high", "mean_return", "mean_length", "error", "checkpoint", "source_steps"]
+    write_csv(os.path.join(out, "final_eval.csv"), finals, final_cols)
+    summary, transfer = summarise(args, curves, finals)
+    write_csv(os.path.join(out, "summary.csv"), summary)
+    write_csv(os.path.join(out, "transfer_summary.csv"), transfer)
+    md = (
+        f"Final greedy win rate over {args.final_episodes} fresh-seed episodes per seed and target (Wilson 95% "
+        f"intervals), median over seeds; curves from the in-training evaluations.\n\n"
+        + (_markdown(summary, list(summary[0])) if summary else "(no run finished)\n")
+        + "\nZero-shot transfer of the final checkpoints (pooled: all seeds' episodes together).\n\n"
+        + (_markdown(transfer, list(transfer[0])) if transfer else "(none)\n")
+    )
+    Path(out, "summary.md").write_text(md)
+    print("\n" + md)
+    if curves:
+        plot(curves, args, os.path.join(out, "learning_curves.png"), summary)
+    print(
+        f"wrote {out}/learning_curves.csv, final_eval.csv, summary.csv, transfer_summary.csv, summary.md in {time.time() - start:.0f} s"
+    )
+    failed = [(j.label, reason) for j, rc, reason in done if rc != 0]
     if failed:
-        print(f"failed runs (see {out}/logs): {failed}")
-        sys.exit(1)
+        print(f"failed jobs (see {out}/logs): {failed}")
+    return {"out": out, "done": done, "summary": summary, "transfer": transfer, "failed": failed}
 
 
 if __name__ == "__main__":
@@ -357,4 +658,6 @@ if __name__ == "__main__":
         check_args(cli_args)
     except ValueError as e:  # bad command line: one line, exit status 2, no folder made
         runs.cli_error(str(e))
-    main(cli_args)
+    result = main(cli_args)
+    if result.get("failed"):
+        sys.exit(1)

@@ -21,6 +21,21 @@ Outputs ``<out_dir>/transfer_matrix.{csv,md,png}`` (the PNG is a heat map).
     python benchmarks/transfer_table.py --matrix --sources --checkpoints checkpoints/*.pt --episodes 100
     python benchmarks/transfer_table.py --matrix --sources --checkpoints a.pt --maps 3m 8m --episodes 20   # a few cells
 
+``--smacv2``: the SMACv2 transfer table. Rows are checkpoints as for ``--matrix`` (e.g. trained on
+``protoss_5_vs_5``, or on several scenarios, ``--sources protoss_5_vs_5+protoss_10_vs_10``), columns
+the five team sizes of each SMACv2 race a row has a unit class of (``protoss_5_vs_5``,
+``protoss_10_vs_10``, ``protoss_10_vs_11``, ``protoss_20_vs_20``, ``protoss_20_vs_23``; ``--maps``:
+exactly the given scenarios), cells as above (greedy, ``--episodes`` fresh-seed episodes, 100 by
+default, Wilson 95 % intervals). A cell the checkpoint cannot play is ``n/a`` with its reason in the
+CSV's ``error`` column and under the Markdown table: ``n/a (other race)``, ``n/a (size mismatch)`` (an
+MLP actor on another team size), ``n/a (layout mismatch)`` (other feature options) or
+``n/a (SMAC v1 checkpoint)`` (a v1 checkpoint such as ``checkpoints/2s3z_gnn.pt``: no colossus actor,
+two type bits against SMACv2's three, no own position; see :func:`smacv2_cell`). Outputs
+``<out_dir>/transfer_smacv2.{csv,md,png}``.
+
+    python benchmarks/transfer_table.py --smacv2 --sources protoss_5_vs_5 --actors gnn mlp --total-timesteps 2000000
+    python benchmarks/transfer_table.py --smacv2 --sources --checkpoints a.pt checkpoints/2s3z_gnn.pt --episodes 100
+
 Outputs under ``--out-dir``: ``checkpoints/<map>_<actor>.pt`` (unless ``--checkpoint-dir``),
 ``logs/train_<map>_<actor>.log``, ``logs/eval.log``, ``train/runs/...`` (TensorBoard of each
 training run), ``transfer_table__<unix time>/`` (the evaluation's own run folder, with its
@@ -84,6 +99,10 @@ TABLE_MAPS = ("2s3z", "3s5z", "3s5z_vs_3s6z")
 NOT_COVERED = "n/a (classes not covered)"
 SIZE_MISMATCH = "n/a (size mismatch)"
 LAYOUT_MISMATCH = "n/a (layout mismatch)"
+OTHER_RACE = "n/a (other race)"
+V1_CHECKPOINT = "n/a (SMAC v1 checkpoint)"
+"""SMACv2 table labels: a checkpoint whose actors are all of another race than the scenario's, and a
+checkpoint trained on SMAC v1 maps (see :func:`smacv2_cell` for why those are not evaluated)."""
 
 
 @dataclass
@@ -121,7 +140,10 @@ class Args:
     checkpoints: tuple[str, ...] = ()
     """further checkpoint files (rows of the matrix, or of the table), evaluated as they are, never trained"""
     max_envs: int = 128
-    """--matrix: the simulator runs min(episodes, max_envs) envs per cell"""
+    """--matrix / --smacv2: the simulator runs min(episodes, max_envs) envs per cell"""
+    smacv2: bool = False
+    """evaluate the SMACv2 transfer table (rows: checkpoints, columns: the 5 team sizes of each SMACv2 race a row's
+    classes belong to; --maps: exactly the given scenarios) instead of the --maps table"""
 
 
 def train_command(args: Args, map_name: str, actor: str) -> list[str]:
@@ -284,23 +306,131 @@ def row_label(config: dict) -> str:
     return f"{'+'.join(checkpoint_maps(config))} ({config['actor_type']})"
 
 
-def matrix_rows(args: Args, paths: list[Path]) -> tuple[list, list[str]]:
+# ---------------------------------------------------------------------------- SMACv2 transfer table
+
+
+def _eval_transfer():
+    sys.path.insert(0, str(REPO / "algos"))
+    try:
+        import eval_transfer
+    finally:
+        sys.path.pop(0)
+    return eval_transfer
+
+
+def smacv2_columns(configs: list[dict], maps: tuple[str, ...] = ()) -> list[str]:
+    """The SMACv2 table's columns: ``maps`` if given (race by race, in team-size order 5v5, 10v10,
+    10v11, 20v20, 20v23), else the five scenarios of every race (protoss, terran, zerg) whose unit
+    types share a class with at least one checkpoint (a SMAC v1 stalker/zealot checkpoint gets the
+    protoss columns, where it shows as n/a with the reason).
+
+    Raises:
+        ValueError: a name of ``maps`` that is not a SMACv2 scenario, or no race shares a class with
+            any checkpoint (the message lists the scenarios / the checkpoints' classes).
+    """
+    from sc2_envs import smacv2
+
+    order = [f"{r}_{n}_vs_{e}" for r in smacv2.RACES for n, e in smacv2.TEAM_SIZES]
+    bad = [m for m in maps if not smacv2.is_scenario(m)]
+    if bad:
+        raise ValueError(f"--maps: {bad} not SMACv2 scenario(s); expected names from {', '.join(order)}")
+    if maps:
+        return [m for m in order if m in maps]
+    races = [r for r in smacv2.RACES if any(set(c["classes"]) & set(smacv2.RACE_SPECS[r].type_bit_order) for c in configs)]
+    if not races:
+        raise ValueError(
+            f"no SMACv2 race has a unit class of the checkpoints (classes {[c['classes'] for c in configs]}); "
+            f"races: { {r: list(smacv2.RACE_SPECS[r].type_bit_order) for r in smacv2.RACES} }"
+        )
+    return [m for m in order if m.split("_", 1)[0] in races]
+
+
+def share_with_types(race: str, n: int, types: list[str]) -> float:
+    """Probability that a SMACv2 ``weighted_teams`` ally team of ``n`` units of ``race`` holds at least
+    one unit of ``types`` (a team made only of exception types is redrawn, as in SMACv2's
+    ``WeightedTeamsDistribution``; weights from ``sc2_gen_{race}.yaml``)."""
+    from sc2_envs import smacv2
+
+    rs = smacv2.RACE_SPECS[race]
+    w = dict(zip(rs.unit_types, rs.weights, strict=True))
+    ok = sum(w[u] for u in rs.unit_types if u not in types)
+    exc_ok = sum(w[u] for u in rs.exception_unit_types if u not in types)
+    exc = sum(w[u] for u in rs.exception_unit_types)
+    return 1.0 - (ok**n - exc_ok**n) / (1.0 - exc**n)
+
+
+def smacv2_cell(config: dict, scenario: str) -> str:
+    """``""`` if the checkpoint's actors can play SMACv2 ``scenario``, else ``"<n/a label>: <reason>"``.
+
+    Labels: :data:`OTHER_RACE` (no actor of the scenario's race), :data:`V1_CHECKPOINT` (trained on
+    SMAC v1 maps), :data:`NOT_COVERED`, :data:`SIZE_MISMATCH` (an MLP on another team size) or
+    :data:`LAYOUT_MISMATCH` (e.g. trained with other feature options), the last three from
+    ``eval_transfer.fit_error``, the check the evaluation itself makes.
+
+    A SMAC v1 checkpoint is not evaluated on SMACv2 scenarios. Its classes can never cover a race
+    (every SMACv2 team may draw each of the race's three types, e.g. a colossus with weight 0.1 per
+    protoss unit), its observation layout differs (three unit-type bits instead of two; the own
+    block has ``own_x``, ``own_y``), and the features it shares mean other things (distances and
+    offsets over each unit's own sight range, SMACv2's enemy-visibility bookkeeping). Evaluating it
+    only on episodes without a colossus, with the third type bit dropped, would measure another
+    scenario; the reason names each of these for the checkpoint at hand.
+    """
+    from models import checkpoint_maps
+    from sc2_envs import smacv2
+
+    et = _eval_transfer()
+    spec = smacv2.get_scenario(scenario)
+    info = _env_info(scenario)
+    src, classes = et.source_label(config), list(config["classes"])
+    if not set(classes) & set(spec.kinds):
+        return (
+            f"{OTHER_RACE}: the checkpoint has actors for {classes} (trained on {src}); {scenario} is {spec.race} "
+            f"({list(spec.kinds)})"
+        )
+    if not all(smacv2.is_scenario(m) for m in checkpoint_maps(config)):
+        problems = []
+        missing = [k for k in spec.kinds if k not in classes]
+        if missing:
+            share = share_with_types(spec.race, spec.n_units, missing)
+            problems.append(
+                f"no actor for {missing}, which SMACv2 draws into {share:.0%} of the {spec.n_units}-unit ally teams"
+            )
+        layout = et.fit_error({**config, "classes": classes + missing}, info)
+        if layout:
+            problems.append(layout)
+        problems.append(
+            "the features they share mean other things in SMACv2 (distances and offsets over each unit's own sight range, "
+            "enemy-visibility bookkeeping)"
+        )
+        return f"{V1_CHECKPOINT}: trained on the SMAC v1 map(s) {src}: " + "; ".join(problems)
+    err = et.fit_error(config, info)
+    if not err:
+        return ""
+    label = NOT_COVERED if err.startswith("unit class") else SIZE_MISMATCH if "size mismatch" in err else LAYOUT_MISMATCH
+    return f"{label}: {err}"
+
+
+def smacv2_cells(config: dict, scenarios: list[str]) -> dict[str, str]:
+    """:func:`smacv2_cell` of each scenario: ``{scenario: "" or "<n/a label>: <reason>"}``."""
+    return {m: smacv2_cell(config, m) for m in scenarios}
+
+
+def matrix_rows(args: Args, paths: list[Path], columns_fn=None, cells_fn=None) -> tuple[list, list[str]]:
     """Evaluate every playable (checkpoint, map) cell; returns ``(rows, columns)``.
 
     ``rows``: ``eval_transfer.TransferRow`` per cell, ``error`` set to the n/a label (and no figures)
-    where :func:`matrix_cells` says the checkpoint cannot play the map.
+    where ``cells_fn`` says the checkpoint cannot play the map. ``columns_fn(configs, maps)`` /
+    ``cells_fn(config, columns)``: :func:`matrix_columns` / :func:`matrix_cells` (default) or
+    :func:`smacv2_columns` / :func:`smacv2_cells`.
     """
-    sys.path.insert(0, str(REPO / "algos"))
-    try:
-        import eval_transfer as et
-    finally:
-        sys.path.pop(0)
+    et = _eval_transfer()
+    columns_fn, cells_fn = columns_fn or matrix_columns, cells_fn or matrix_cells
     ckpts = {str(p): et.read_checkpoint(str(p)) for p in paths}
-    columns = matrix_columns([c["config"] for c in ckpts.values()], tuple(args.maps))
+    columns = columns_fn([c["config"] for c in ckpts.values()], tuple(args.maps))
     rows = []
     for p, c in ckpts.items():
         cfg = c["config"]
-        cells = matrix_cells(cfg, columns)
+        cells = cells_fn(cfg, columns)
         for m in columns:
             t0 = time.time()
             if cells[m]:
@@ -316,14 +446,16 @@ def matrix_rows(args: Args, paths: list[Path]) -> tuple[list, list[str]]:
             else:
                 r = et.evaluate_transfer(p, m, args.episodes, args.max_envs, args.eval_seed, True, args.device, ckpt=c)
             rows.append(r)
-            shown = r.error or f"{r.win_rate:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}] ({time.time() - t0:.0f} s)"
+            shown = (
+                _cell_text(r) if r.error else f"{r.win_rate:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}] ({time.time() - t0:.0f} s)"
+            )
             print(f"  {row_label(cfg)} -> {m}: {shown}", flush=True)
     return rows, columns
 
 
 def _cell_text(r) -> str:
-    if r.error:
-        return r.error if r.error.startswith("n/a") else "n/a (" + r.error.split(":")[0] + ")"
+    if r.error:  # "<n/a label>" or "<n/a label>: <reason>" (SMACv2 table), else an evaluation error
+        return r.error.split(": ", 1)[0] if r.error.startswith("n/a") else "n/a (" + r.error.split(":")[0] + ")"
     text = f"{r.win_rate:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"
     return f"**{r.win_rate:.2f}** [{r.ci_low:.2f}, {r.ci_high:.2f}]" if r.kind == "in-distribution" else text
 
@@ -385,32 +517,45 @@ def plot_matrix(rows: list, columns: list[str], path: Path, title: str) -> None:
     plt.close(fig)
 
 
-def run_matrix(args: Args, paths: list[Path], out: Path) -> str:
-    """Evaluate the matrix of ``paths`` and write ``transfer_matrix.{csv,md,png}`` into ``out``; returns the Markdown."""
-    sys.path.insert(0, str(REPO / "algos"))
-    try:
-        import eval_transfer as et
-    finally:
-        sys.path.pop(0)
+def na_notes(rows: list) -> str:
+    """Markdown list of the reason of every n/a cell that has one (SMACv2 table), one line per
+    (checkpoint, distinct reason) with the target maps it applies to; ``""`` if none."""
+    by: dict = {}
+    for r in rows:
+        if r.error.startswith("n/a") and ": " in r.error:
+            by.setdefault((f"{r.source_map} ({r.actor_type})", r.error), []).append(r.target_map)
+    lines = [f"* {label} on {', '.join(maps)}: {err}" for (label, err), maps in by.items()]
+    return ("\n**n/a cells**\n\n" + "\n".join(lines) + "\n") if lines else ""
+
+
+def run_matrix(args: Args, paths: list[Path], out: Path, smacv2: bool = False) -> str:
+    """Evaluate the matrix of ``paths`` and write ``transfer_matrix.{csv,md,png}`` into ``out`` (``smacv2``:
+    the SMACv2 table, ``transfer_smacv2.{csv,md,png}``); returns the Markdown."""
+    et = _eval_transfer()
     if args.episodes < 1:
         raise ValueError(f"--episodes {args.episodes}: expected an integer >= 1")
     t0 = time.time()
-    print(f"transfer matrix: {len(paths)} checkpoints, {args.episodes} greedy episodes per cell, eval seed {args.eval_seed}")
-    rows, columns = matrix_rows(args, paths)
+    stem, what = ("transfer_smacv2", "SMACv2 transfer table") if smacv2 else ("transfer_matrix", "transfer matrix")
+    print(f"{what}: {len(paths)} checkpoints, {args.episodes} greedy episodes per cell, eval seed {args.eval_seed}")
+    if args.episodes < 100:
+        print(f"note: {args.episodes} episodes per cell (fewer than 100): a quick look, not a figure to report")
+    if smacv2:
+        rows, columns = matrix_rows(args, paths, smacv2_columns, smacv2_cells)
+    else:
+        rows, columns = matrix_rows(args, paths)
     out.mkdir(parents=True, exist_ok=True)
-    et.write_csv(rows, str(out / "transfer_matrix.csv"))
+    et.write_csv(rows, str(out / f"{stem}.csv"))
     head = (
         f"Greedy win rate [Wilson 95% CI] over {args.episodes} episodes per cell (evaluation seed {args.eval_seed}, "
         f"fresh seeds disjoint from training; embedded simulator); rows: checkpoint (training maps, actor), columns: "
-        "target map; bold: a training map of the row.\n\n"
+        f"target {'SMACv2 scenario' if smacv2 else 'map'}; bold: a training map of the row.\n\n"
     )
     table = matrix_markdown(rows, columns)
-    (out / "transfer_matrix.md").write_text(head + table)
-    plot_matrix(
-        rows, columns, out / "transfer_matrix.png", f"Transfer matrix: greedy win rate, {args.episodes} episodes per cell"
-    )
-    print("\n" + table)
-    print(f"wrote {out / 'transfer_matrix.csv'}, .md, .png ({time.time() - t0:.0f} s)")
+    (out / f"{stem}.md").write_text(head + table + na_notes(rows))
+    title = f"{'SMACv2 transfer' if smacv2 else 'Transfer matrix'}: greedy win rate, {args.episodes} episodes per cell"
+    plot_matrix(rows, columns, out / f"{stem}.png", title)
+    print("\n" + table + na_notes(rows))
+    print(f"wrote {out / (stem + '.csv')}, .md, .png ({time.time() - t0:.0f} s)")
     return table
 
 
@@ -422,6 +567,8 @@ def main(args: Args) -> str:
     for k, v in asdict(args).items():
         print(f"  {k}: {v}")
     print(f"  checkpoint dir: {ckpt_dir}", flush=True)
+    if args.matrix and args.smacv2:
+        raise ValueError("--matrix and --smacv2: give one of them (the v1 transfer matrix or the SMACv2 table)")
     missing = [p for p in args.checkpoints if not Path(p).is_file()]
     if missing:
         raise FileNotFoundError(f"--checkpoints: no such file(s) {missing}")
@@ -429,8 +576,8 @@ def main(args: Args) -> str:
     ckpts += [Path(p).resolve() for p in args.checkpoints]
     if not ckpts:
         raise ValueError("no checkpoint to evaluate: give --sources to train/reuse or --checkpoints files")
-    if args.matrix:
-        return run_matrix(args, ckpts, out)
+    if args.matrix or args.smacv2:
+        return run_matrix(args, ckpts, out, smacv2=args.smacv2)
     cmd = [
         sys.executable,
         str(REPO / "algos" / "eval_transfer.py"),

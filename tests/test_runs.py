@@ -383,6 +383,8 @@ def test_learning_curves_gives_each_invocation_its_own_folder(tmp_path):
         num_steps=4,
         eval_interval=1,
         transfer_maps=(),
+        final_episodes=2,
+        eval_max_envs=2,
         out_dir=str(tmp_path),
         extra="--eval-episodes 2 --hidden 16",
     )
