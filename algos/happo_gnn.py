@@ -12,7 +12,11 @@ class is one "agent" of HAPPO's sequential scheme: its clipped surrogate is aver
 agents and weighted per env step by the factor ``M`` (the product of the new/old probability ratios
 of the classes updated before it, detached); after its update ``M`` is multiplied by the ratios of
 all of its agents. The critic is updated last. Dead agents (only no-op available) are masked out of
-the advantage normalisation, the surrogate and the entropy.
+the advantage normalisation, the surrogate and the entropy. A class actor is only run on the agent-steps
+that count (alive agents of its class; in SMACv2 scenarios, where any agent may be of any class, the
+agents of that class at that step), gathered from the batch (``models.ClassPolicy.class_rows``), so the
+sums are those of the masked form without its zero terms; the log-probs before a class's update are the
+stored behaviour log-probs (its actor has not changed since the rollout; HARL evaluates them again).
 
 Multi-map training (``--map A B ...``, maps whose entity widths agree, e.g. 2s3z + 3s5z or 3m + 8m):
 ``--num-envs`` is split evenly (it must be a multiple of the number of maps), each map runs its own
@@ -476,8 +480,11 @@ if __name__ == "__main__":
     except ValueError as e:  # maps whose entity widths differ cannot share weights
         runs.cli_error(f"--map {' '.join(maps)}: {e}")
     classes = list(policy.classes)
-    actor_optimizers = {c: torch.optim.Adam(policy.actors[c].parameters(), lr=args.learning_rate, eps=1e-5) for c in classes}
-    critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
+    # foreach=True: one fused update over all parameter tensors, also on the CPU (where torch's default is a per-tensor loop)
+    actor_optimizers = {
+        c: torch.optim.Adam(policy.actors[c].parameters(), lr=args.learning_rate, eps=1e-5, foreach=True) for c in classes
+    }
+    critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5, foreach=True)
 
     # one new folder per run (never reused), or the resumed run's own folder
     record = args_record(args)
