@@ -12,7 +12,11 @@ class is one "agent" of HAPPO's sequential scheme: its clipped surrogate is aver
 agents and weighted per env step by the factor ``M`` (the product of the new/old probability ratios
 of the classes updated before it, detached); after its update ``M`` is multiplied by the ratios of
 all of its agents. The critic is updated last. Dead agents (only no-op available) are masked out of
-the advantage normalisation, the surrogate and the entropy.
+the advantage normalisation, the surrogate and the entropy. A class actor is only run on the agent-steps
+that count (alive agents of its class; in SMACv2 scenarios, where any agent may be of any class, the
+agents of that class at that step), gathered from the batch (``models.ClassPolicy.class_rows``), so the
+sums are those of the masked form without its zero terms; the log-probs before a class's update are the
+stored behaviour log-probs (its actor has not changed since the rollout; HARL evaluates them again).
 
 Multi-map training (``--map A B ...``, maps whose entity widths agree, e.g. 2s3z + 3s5z or 3m + 8m):
 ``--num-envs`` is split evenly (it must be a multiple of the number of maps), each map runs its own
@@ -215,6 +219,34 @@ def happo_factor_update(factor, new_logprob, old_logprob, active):
     return (factor * torch.exp(((new_logprob - old_logprob) * active).sum(-1))).detach()
 
 
+def happo_factor_update_rows(factor, new_logprob, old_logprob, flat, n_c):
+    """:func:`happo_factor_update` from a class's gathered agent-steps (``models.ClassPolicy.class_rows``).
+
+    ``factor [R]``; ``new_logprob``, ``old_logprob`` ``[P]`` of the class's active agent-steps;
+    ``flat [P]`` their index ``row * n_c + position`` in the ``[R, n_c]`` block of the class. The
+    log-ratios are put in that block (zeros elsewhere: the inactive agents contribute 1) and summed
+    per env step, deterministically on every device (no atomic adds).
+    """
+    block = torch.zeros(factor.shape[0] * n_c, dtype=factor.dtype, device=factor.device)
+    block[flat] = new_logprob - old_logprob
+    return (factor * torch.exp(block.reshape(-1, n_c).sum(-1))).detach()
+
+
+def split_rows_by_minibatch(rows, mb_inds, n_rows):
+    """The gathered agent-steps of each minibatch of env steps.
+
+    ``rows [P]`` int64: the env step of each agent-step; ``mb_inds``: the minibatches' env-step
+    indices (one map's entries of :func:`minibatch_indices`, equal sizes, together a permutation of
+    ``0..n_rows-1``). Returns one ``[P_j]`` int64 tensor of positions into ``rows`` per minibatch,
+    in increasing order (so an agent-step is in minibatch ``j`` iff its env step is).
+    """
+    mb_of_row = torch.empty(n_rows, dtype=torch.int64, device=rows.device)
+    mb_of_row[torch.cat(mb_inds)] = torch.arange(n_rows, device=rows.device) // mb_inds[0].numel()
+    key = mb_of_row[rows]
+    counts = torch.bincount(key, minlength=len(mb_inds)).tolist()
+    return torch.argsort(key, stable=True).split(counts)
+
+
 def happo_actor_loss(dist, actions, behaviour_logprob, advantages, factor, active, clip_coef):
     """HAPPO's clipped surrogate for one class, weighted by the factor M, over alive agents.
 
@@ -231,13 +263,14 @@ def happo_actor_loss_maps(parts, clip_coef):
 
     ``parts``: one ``(dist, actions, behaviour_logprob, advantages, factor, active)`` tuple per map,
     shaped as in :func:`happo_actor_loss` with that map's ``R_k`` env steps and ``n_c,k`` agents of
-    the class. Each map's tensors only meet its own (its dist is built from its own observations and
+    the class, or gathered agent-steps (``models.ClassPolicy.class_rows``): every tensor ``[P_k]``,
+    ``factor`` then already per agent-step. Each map's tensors only meet its own (its dist is built from its own observations and
     avail masks); the means run over the alive agents of all parts together, so one agent-step
     weighs the same on every map, and with one part this is exactly :func:`happo_actor_loss`.
     """
     logratio = torch.cat([(d.log_prob(a) - b).reshape(-1) for d, a, b, *_ in parts])
     adv = torch.cat([x.reshape(-1) for _, _, _, x, _, _ in parts])
-    factor = torch.cat([f.unsqueeze(-1).expand_as(x).reshape(-1) for _, _, _, x, f, _ in parts])
+    factor = torch.cat([(f if f.dim() == x.dim() else f.unsqueeze(-1).expand_as(x)).reshape(-1) for _, _, _, x, f, _ in parts])
     active = torch.cat([x.reshape(-1) for *_, x in parts])
     ratio = logratio.exp()
     with torch.no_grad():
@@ -447,8 +480,11 @@ if __name__ == "__main__":
     except ValueError as e:  # maps whose entity widths differ cannot share weights
         runs.cli_error(f"--map {' '.join(maps)}: {e}")
     classes = list(policy.classes)
-    actor_optimizers = {c: torch.optim.Adam(policy.actors[c].parameters(), lr=args.learning_rate, eps=1e-5) for c in classes}
-    critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
+    # foreach=True: one fused update over all parameter tensors, also on the CPU (where torch's default is a per-tensor loop)
+    actor_optimizers = {
+        c: torch.optim.Adam(policy.actors[c].parameters(), lr=args.learning_rate, eps=1e-5, foreach=True) for c in classes
+    }
+    critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5, foreach=True)
 
     # one new folder per run (never reused), or the resumed run's own folder
     record = args_record(args)
@@ -751,47 +787,54 @@ if __name__ == "__main__":
         for ci in order:
             c = classes[ci]
             on = [k for k in range(K) if c in pols[k].class_agents]  # the maps with agents of this class
+            # The actor runs only on the active agent-steps of the class (alive, and in SMACv2 of
+            # class c at that step): the others weigh 0 in every mean, so skipping them changes no term.
             cd = {}
             for k in on:
-                ids = pols[k].agent_ids(c)
-                cd[k] = {key: mb_data[k][key][:, ids] for key in ("obs", "avails", "actions", "logprobs", "active", "adv")}
-                # SMACv2: only the agents of class c in each sample (types change between resets)
-                cd[k]["active"] = cd[k]["active"] * pols[k].class_mask(c, cd[k]["obs"])
-            if (
-                sum(float(cd[k]["active"].sum()) for k in on) == 0
-            ):  # the whole class was dead for the whole batch (HARL skips it)
-                continue
-            with torch.no_grad():
-                old_logp = {
-                    k: torch.cat(
-                        [
-                            pols[k].class_dist(c, cd[k]["obs"][mb], cd[k]["avails"][mb]).log_prob(cd[k]["actions"][mb])
-                            for mb in torch.arange(T * Bm, device=device).split(mb_size)
-                        ]
-                    )
-                    for k in on
+                d = mb_data[k]
+                rows, pos, flat = pols[k].class_rows(c, d["obs"], d["active"])
+                cd[k] = {
+                    "rows": rows,
+                    "pos": pos,
+                    "block": rows * pols[k].agent_ids(c).numel() + pos,
+                    "obs": d["obs"].reshape(-1, d["obs"].shape[-1])[flat],
+                    "avails": d["avails"].reshape(-1, d["avails"].shape[-1])[flat],
+                    **{key: d[key].reshape(-1)[flat] for key in ("actions", "logprobs", "adv")},
                 }
+            if sum(cd[k]["rows"].numel() for k in on) == 0:  # the whole class was dead for the whole batch (HARL skips it)
+                continue
+            # HARL evaluates the class's log-probs before its update; its parameters are still those
+            # that acted in the rollout, so they are the behaviour log-probs already stored.
             pg_sum = ent_sum = kl_sum = clip_sum = 0.0
             n_updates = 0
             for _epoch in range(args.update_epochs):
-                for mb_inds in minibatch_indices(sizes, args.num_minibatches, device):
+                mbs = minibatch_indices(sizes, args.num_minibatches, device)
+                split = {k: split_rows_by_minibatch(cd[k]["rows"], [mb[k] for mb in mbs], sizes[k]) for k in on}
+                for j in range(args.num_minibatches):
                     parts = []
                     for k in on:
-                        x, i = cd[k], mb_inds[k]
+                        x, i = cd[k], split[k][j]
+                        if i.numel() == 0:
+                            continue
                         parts.append(
                             (
-                                pols[k].class_dist(c, x["obs"][i], x["avails"][i]),
+                                pols[k].class_dist_at(c, x["obs"][i], x["avails"][i], x["pos"][i]),
                                 x["actions"][i],
                                 x["logprobs"][i],
                                 x["adv"][i],
-                                factor[k][i],
-                                x["active"][i],
+                                factor[k][x["rows"][i]],
+                                torch.ones(i.numel(), device=device),
                             )
                         )
-                    pg_loss, entropy_loss, approx_kl, clipfrac = happo_actor_loss_maps(parts, args.clip_coef)
-                    loss = pg_loss - args.ent_coef * entropy_loss
                     actor_optimizers[c].zero_grad()
-                    loss.backward()
+                    if parts:
+                        pg_loss, entropy_loss, approx_kl, clipfrac = happo_actor_loss_maps(parts, args.clip_coef)
+                        loss = pg_loss - args.ent_coef * entropy_loss
+                        loss.backward()
+                    else:  # no active agent of the class in this minibatch: a zero gradient (Adam still steps)
+                        pg_loss = entropy_loss = approx_kl = clipfrac = torch.zeros((), device=device)
+                        for p_ in policy.actors[c].parameters():
+                            p_.grad = torch.zeros_like(p_)
                     nn.utils.clip_grad_norm_(policy.actors[c].parameters(), args.max_grad_norm)
                     actor_optimizers[c].step()
                     pg_sum, ent_sum = pg_sum + pg_loss.detach(), ent_sum + entropy_loss.detach()
@@ -801,13 +844,19 @@ if __name__ == "__main__":
                     break
             with torch.no_grad():
                 for k in on:
+                    x = cd[k]
+                    if x["rows"].numel() == 0:  # no active agent of the class on this map: M unchanged
+                        continue
+                    chunk = max(1, mb_size * pols[k].agent_ids(c).numel())
                     new_logp = torch.cat(
                         [
-                            pols[k].class_dist(c, cd[k]["obs"][mb], cd[k]["avails"][mb]).log_prob(cd[k]["actions"][mb])
-                            for mb in torch.arange(T * Bm, device=device).split(mb_size)
+                            pols[k].class_dist_at(c, x["obs"][i], x["avails"][i], x["pos"][i]).log_prob(x["actions"][i])
+                            for i in torch.arange(x["rows"].numel(), device=device).split(chunk)
                         ]
                     )
-                    factor[k] = happo_factor_update(factor[k], new_logp, old_logp[k], cd[k]["active"])
+                    factor[k] = happo_factor_update_rows(
+                        factor[k], new_logp, x["logprobs"], x["block"], pols[k].agent_ids(c).numel()
+                    )
             for tag, total in (("policy_loss", pg_sum), ("entropy", ent_sum), ("approx_kl", kl_sum), ("clipfrac", clip_sum)):
                 class_stats.setdefault(tag, []).append(float(total) / n_updates)
                 writer.add_scalar(f"losses/{tag}/{c}", class_stats[tag][-1], global_step)

@@ -213,6 +213,19 @@ def happo_factor_update(factor, new_logprob, old_logprob, active):
     return (factor * torch.exp(((new_logprob - old_logprob) * active).sum(-1))).detach()
 
 
+def happo_factor_update_rows(factor, new_logprob, old_logprob, flat, n_c):
+    """:func:`happo_factor_update` from a class's gathered agent-steps (``models.ClassPolicy.class_rows``).
+
+    ``factor [R]``; ``new_logprob``, ``old_logprob`` ``[P]`` of the class's active agent-steps;
+    ``flat [P]`` their index ``row * n_c + position`` in the ``[R, n_c]`` block of the class. The
+    log-ratios are put in that block (zeros elsewhere: the inactive agents contribute 1) and summed
+    per env step, deterministically on every device (no atomic adds).
+    """
+    block = torch.zeros(factor.shape[0] * n_c, dtype=factor.dtype, device=factor.device)
+    block[flat] = new_logprob - old_logprob
+    return (factor * torch.exp(block.reshape(-1, n_c).sum(-1))).detach()
+
+
 def flat_grad(y, params, **kw):
     """Gradient of scalar ``y`` w.r.t. ``params`` as one flat vector (zeros for unused parameters)."""
     grads = torch.autograd.grad(y, params, allow_unused=True, **kw)
@@ -261,7 +274,7 @@ def masked_kl_fvp(make_dist, old_dist, active, params, v, damping):
         return flat_grad(grad_kl @ v, params) + damping * v
 
 
-def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, args):
+def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, args, pos=None):
     """One HATRPO step of class ``c``'s actor on the whole batch; returns logging stats and log-probs.
 
     Args (``R`` env steps, ``n_c`` agents of the class): ``obs [R, n_c, O]``, ``avail [R, n_c, A]``,
@@ -275,12 +288,18 @@ def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, a
     map's ``R_k`` and ``n_c,k``). Each map's observations only go through its own view; the
     surrogate, the KL and the entropy are means over the alive agents of all maps together, and
     ``old_logp`` / ``new_logp`` come back as lists.
+
+    Gathered agent-steps (``models.ClassPolicy.class_rows``): with ``pos`` (per map, ``[P]`` int64
+    positions in the class's agent ids), every tensor holds only the class's active agent-steps,
+    ``obs [P, O]``, ``avail [P, A]``, the others ``[P]``, ``factor`` already per agent-step; the
+    actor then runs on those rows only (the others weigh 0 in every mean).
     """
     multi = isinstance(obs, (list, tuple))
     if not multi:
         policy, obs, avail, act, behaviour_logp, adv, factor, active = (
             [x] for x in (policy, obs, avail, act, behaviour_logp, adv, factor, active)
         )
+        pos = None if pos is None else [pos]
     pols = list(policy)
     flat_active = torch.cat([a.reshape(-1) for a in active])
     actor = pols[0].actors[c]
@@ -288,6 +307,8 @@ def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, a
     old_params = torch.nn.utils.parameters_to_vector(params).detach().clone()
 
     def dists():
+        if pos is not None:
+            return [p.class_dist_at(c, o, a, i) for p, o, a, i in zip(pols, obs, avail, pos, strict=True)]
         return [p.class_dist(c, o, a) for p, o, a in zip(pols, obs, avail, strict=True)]
 
     with torch.no_grad():
@@ -298,7 +319,7 @@ def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, a
         ds = dists()
         terms = torch.cat(
             [
-                (f.unsqueeze(-1) * torch.exp(d.log_prob(a) - b) * ad).reshape(-1)
+                ((f if f.dim() == ad.dim() else f.unsqueeze(-1)) * torch.exp(d.log_prob(a) - b) * ad).reshape(-1)
                 for d, a, b, ad, f in zip(ds, act, behaviour_logp, adv, factor, strict=True)
             ]
         )
@@ -548,7 +569,8 @@ if __name__ == "__main__":
     except ValueError as e:  # maps whose entity widths differ cannot share weights
         runs.cli_error(f"--map {' '.join(maps)}: {e}")
     classes = list(policy.classes)
-    critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
+    # foreach=True: one fused update over all parameter tensors, also on the CPU (where torch's default is a per-tensor loop)
+    critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5, foreach=True)
 
     # one new folder per run (never reused), or the resumed run's own folder
     record = args_record(args)
@@ -843,23 +865,37 @@ if __name__ == "__main__":
         for ci in order:
             c = classes[ci]
             on = [k for k in range(K) if c in pols[k].class_agents]  # the maps with agents of this class
+            # The actor runs only on the active agent-steps of the class (alive, and in SMACv2 of
+            # class c at that step): the others weigh 0 in every mean, so skipping them changes no term.
             cd = {}
             for k in on:
-                ids = pols[k].agent_ids(c)
-                cd[k] = {key: mb_data[k][key][:, ids] for key in ("obs", "avails", "actions", "logprobs", "active", "adv")}
-            if sum(float(cd[k]["active"].sum()) for k in on) == 0:  # the whole class was dead for the whole batch
+                d = mb_data[k]
+                rows, pos, flat = pols[k].class_rows(c, d["obs"], d["active"])
+                cd[k] = {
+                    "rows": rows,
+                    "pos": pos,
+                    "block": rows * pols[k].agent_ids(c).numel() + pos,
+                    "obs": d["obs"].reshape(-1, d["obs"].shape[-1])[flat],
+                    "avails": d["avails"].reshape(-1, d["avails"].shape[-1])[flat],
+                    **{key: d[key].reshape(-1)[flat] for key in ("actions", "logprobs", "adv")},
+                }
+            on = [k for k in on if cd[k]["rows"].numel() > 0]  # a map where the class was all dead adds nothing
+            if not on:  # the whole class was dead for the whole batch
                 continue
             stats = trpo_step(
                 [pols[k] for k in on],
                 c,
                 *([cd[k][key] for k in on] for key in ("obs", "avails", "actions", "logprobs", "adv")),
-                [factor[k] for k in on],
-                [cd[k]["active"] for k in on],
+                [factor[k][cd[k]["rows"]] for k in on],
+                [torch.ones(cd[k]["rows"].numel(), device=device) for k in on],
                 args,
+                pos=[cd[k]["pos"] for k in on],
             )
             old_logp, new_logp = stats.pop("old_logp"), stats.pop("new_logp")
             for j, k in enumerate(on):
-                factor[k] = happo_factor_update(factor[k], new_logp[j], old_logp[j], cd[k]["active"])
+                factor[k] = happo_factor_update_rows(
+                    factor[k], new_logp[j], old_logp[j], cd[k]["block"], pols[k].agent_ids(c).numel()
+                )
             for key, v in stats.items():
                 writer.add_scalar(f"losses/{key}/{c}", v, global_step)
         all_factors = torch.cat(factor)

@@ -202,6 +202,56 @@ class ClassPolicy(nn.Module):
             logits = self.actors[c](self.parser(flat), heal)
         return logits.reshape(*lead, logits.shape[-1])
 
+    def class_rows(self, c: str, obs: torch.Tensor, active: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The active agent-steps of class ``c`` in a batch, for running its actor on them only.
+
+        Args:
+            c: unit class of the bound env.
+            obs: ``[R, N, obs_size]`` float32 observations (SMACv2: they give each agent's class now).
+            active: ``[R, N]`` 0/1 (float or bool), e.g. alive agents.
+
+        Returns:
+            ``(rows, pos, flat)``, each ``[P]`` int64 in increasing ``(row, agent)`` order: the env
+            step of each agent-step, its position in :meth:`agent_ids` ``(c)`` (for
+            :meth:`class_logits_at`), and its index into ``obs.reshape(R * N, -1)``. An agent-step is
+            included when it is active and (SMACv2) its agent is of class ``c`` at that step.
+        """
+        ids = self._ids[c]
+        n = ids.numel()
+        sel = active.index_select(1, ids).bool()
+        if self.varying:  # every agent id serves every class: keep those of class c now
+            sel = sel & self.class_mask(c, obs).bool()
+        k = sel.reshape(-1).nonzero().squeeze(1)
+        rows, pos = k // n, k % n
+        return rows, pos, rows * obs.shape[1] + ids.index_select(0, pos)
+
+    def class_logits_at(self, c: str, obs: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        """Unmasked logits ``[*, n_actions]`` of class ``c`` for a gathered set of agent-steps.
+
+        Args:
+            c: unit class.
+            obs: ``[*, obs_size]`` float32, each row the observation of one agent of class ``c``.
+            pos: ``[*]`` int64, each row's position in :meth:`agent_ids` ``(c)`` (the agent id in
+                SMACv2 scenarios); it only matters for healers, whose heal action ``6 + t`` targets
+                agent ``t`` (``entities.heal_target_rows``).
+
+        The logits of a row equal those :meth:`class_logits` gives it in its ``[*, n_c]`` block:
+        running an actor only on the rows it serves (e.g. alive agents of its class) skips no term.
+        """
+        lead = obs.shape[:-1]
+        flat = obs.reshape(-1, obs.shape[-1])
+        if self.actor_type == "mlp":
+            logits = self.actors[c](flat)
+        else:
+            heal = self._heal[c].index_select(0, pos.reshape(-1)) if c in self._heal else None
+            logits = self.actors[c](self.parser(flat), heal)
+        return logits.reshape(*lead, logits.shape[-1])
+
+    def class_dist_at(self, c: str, obs: torch.Tensor, avail: torch.Tensor, pos: torch.Tensor) -> MaskedCategorical:
+        """Masked categorical of class ``c`` over gathered agent-steps (:meth:`class_logits_at`):
+        ``obs [*, obs_size]``, ``avail [*, n_actions]`` bool, ``pos [*]`` int64."""
+        return MaskedCategorical(self.class_logits_at(c, obs, pos), avail)
+
     def logits(self, obs: torch.Tensor) -> torch.Tensor:
         """Unmasked logits of every agent, each routed to the actor of its unit class.
 
@@ -257,23 +307,35 @@ class ClassPolicy(nn.Module):
                 f"obs {tuple(obs.shape)} and avail {tuple(avail.shape)}; expected [B, {self.n_agents}, "
                 f"obs_size] and [B, {self.n_agents}, {self.n_actions}] (the env this policy is bound to)"
             )
-        if self.varying:  # SMACv2: each agent acts with the actor of its class in this episode
-            actions = torch.zeros(obs.shape[:2], dtype=torch.int64, device=obs.device)  # dead: no-op
-            logprobs = torch.zeros(obs.shape[:2], dtype=obs.dtype, device=obs.device)
-            for c in self._ids:
-                m = self.class_mask(c, obs).bool()
-                d = self.class_dist(c, obs, avail)
-                a = d.mode() if greedy else d.sample()
-                actions = torch.where(m, a, actions)
-                logprobs = torch.where(m, d.log_prob(a), logprobs)
-            return actions, logprobs
-        actions = torch.empty(obs.shape[:2], dtype=torch.int64, device=obs.device)
-        logprobs = torch.empty(obs.shape[:2], dtype=obs.dtype, device=obs.device)
+        # Each class actor runs only on the agent-steps it serves and that have a choice: an agent
+        # with one available action (SMAC: a dead agent, no-op only) takes it with log-prob 0, as
+        # the masked categorical gives it. The uniform noise is drawn for the class's whole block,
+        # as MaskedCategorical.sample draws it, so a seed gives the same actions as running every row.
+        actions = torch.zeros(obs.shape[:2], dtype=torch.int64, device=obs.device)  # no class (SMACv2 dead): no-op
+        logprobs = torch.zeros(obs.shape[:2], dtype=obs.dtype, device=obs.device)
+        determined = avail.sum(-1) == 1
+        only = avail.to(torch.int8).argmax(-1)
         for c, ids in self._ids.items():
-            d = self.class_dist(c, obs.index_select(1, ids), avail.index_select(1, ids))
-            a = d.mode() if greedy else d.sample()
-            actions[:, ids] = a
-            logprobs[:, ids] = d.log_prob(a)
+            if self.varying:  # SMACv2: each agent acts with the actor of its class in this episode
+                o, a, member, det, one = obs, avail, self.class_mask(c, obs).bool(), determined, only
+            else:
+                o, a = obs.index_select(1, ids), avail.index_select(1, ids)
+                member, det, one = None, determined.index_select(1, ids), only.index_select(1, ids)
+            n = o.shape[1]
+            u = None if greedy else torch.rand(a.shape, device=obs.device)
+            run = ~det if member is None else member & ~det
+            rows = run.reshape(-1).nonzero().squeeze(1)
+            act_c = one.clone() if member is None else torch.where(member, one, actions)
+            logp_c = torch.zeros_like(logprobs[:, :n]) if member is None else logprobs.masked_fill(member, 0.0)
+            if rows.numel():
+                d = self.class_dist_at(c, o.reshape(-1, o.shape[-1])[rows], a.reshape(-1, a.shape[-1])[rows], rows % n)
+                s = d.mode() if greedy else d.sample(uniform=u.reshape(-1, u.shape[-1])[rows])
+                act_c.view(-1)[rows] = s
+                logp_c.view(-1)[rows] = d.log_prob(s)
+            if member is None:
+                actions[:, ids], logprobs[:, ids] = act_c, logp_c
+            else:
+                actions, logprobs = act_c, logp_c
         return actions, logprobs
 
     def n_params(self) -> dict[str, int]:

@@ -80,9 +80,23 @@ class MaskedCategorical:
         plogp = torch.where(self.avail, self.probs * self.log_probs, torch.zeros_like(self.probs))
         return -plogp.sum(-1)
 
-    def sample(self, generator: torch.Generator | None = None) -> torch.Tensor:
-        """``[...]`` int64 sampled actions (never an unavailable one; Gumbel-max on the masked logits)."""
-        u = torch.rand(self.logits.shape, device=self.logits.device, generator=generator)
+    def sample(self, generator: torch.Generator | None = None, uniform: torch.Tensor | None = None) -> torch.Tensor:
+        """``[...]`` int64 sampled actions (never an unavailable one; Gumbel-max on the masked logits).
+
+        Args:
+            generator: the RNG of the uniform noise (torch's default one if None).
+            uniform: ``[..., A]`` float noise in [0, 1) to use instead of drawing it (e.g. rows of a
+                larger draw, so that sampling a subset of rows keeps the draws of the full batch);
+                it is not modified.
+        """
+        if uniform is None:
+            u = torch.rand(self.logits.shape, device=self.logits.device, generator=generator)
+        elif uniform.shape != self.logits.shape:
+            raise ValueError(
+                f"uniform noise shape {tuple(uniform.shape)}; expected the logits shape {tuple(self.logits.shape)}"
+            )
+        else:
+            u = uniform.clone()
         gumbel = -torch.log(-torch.log(u.clamp_(1e-20, 1.0 - 1e-7)))
         scores = torch.where(self.avail, self.log_probs + gumbel, torch.full_like(self.logits, -math.inf))
         return scores.argmax(-1)

@@ -172,8 +172,8 @@ class GNNCritic(nn.Module):
             se: ``allies [*, N, ally_dim]``, ``enemies [*, M, enemy_dim]``, ``glob [*, glob_dim]``.
             class_slots: class name -> ``[n_c]`` int64 agent ids of that class (covering ``0..N-1``),
                 or (SMACv2, types per env) class name -> ``[*, N]`` float 0/1 mask of the allies
-                of that class in each state (every ally goes through every encoder; its own
-                class's output is kept; dead allies' rows are zeros).
+                of that class in each state (each ally goes through the encoder of its class only,
+                at most one mask is 1 per ally; an ally of no class, e.g. dead, gets a zero token).
         """
         lead = se.allies.shape[:-2]
         allies = se.allies.reshape(-1, *se.allies.shape[-2:])
@@ -182,7 +182,17 @@ class GNNCritic(nn.Module):
             if c not in self.ally_enc:
                 raise ValueError(f"critic has no encoder for unit class {c!r}; it was built for {self.classes}")
         if any(v.is_floating_point() for v in class_slots.values()):
-            ally_tok = sum(self.ally_enc[c](allies) * m.reshape(-1, allies.shape[1], 1) for c, m in class_slots.items())
+            # each class's encoder runs only on the allies of that class (the masks are one-hot or
+            # all-zero per ally); an ally of no class (dead) keeps a zero token
+            flat = allies.reshape(-1, allies.shape[-1])
+            ally_tok = None
+            for c, m in class_slots.items():
+                idx = m.reshape(-1).nonzero().squeeze(1)
+                enc = self.ally_enc[c](flat.index_select(0, idx))
+                if ally_tok is None:
+                    ally_tok = enc.new_zeros(flat.shape[0], enc.shape[-1])
+                ally_tok = ally_tok.index_copy(0, idx, enc)
+            ally_tok = ally_tok.reshape(allies.shape[0], allies.shape[1], -1)
         else:
             parts, order = [], []
             for c, ids in class_slots.items():
