@@ -480,11 +480,8 @@ if __name__ == "__main__":
     except ValueError as e:  # maps whose entity widths differ cannot share weights
         runs.cli_error(f"--map {' '.join(maps)}: {e}")
     classes = list(policy.classes)
-    # foreach=True: one fused update over all parameter tensors, also on the CPU (where torch's default is a per-tensor loop)
-    actor_optimizers = {
-        c: torch.optim.Adam(policy.actors[c].parameters(), lr=args.learning_rate, eps=1e-5, foreach=True) for c in classes
-    }
-    critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5, foreach=True)
+    actor_optimizers = {c: torch.optim.Adam(policy.actors[c].parameters(), lr=args.learning_rate, eps=1e-5) for c in classes}
+    critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
 
     # one new folder per run (never reused), or the resumed run's own folder
     record = args_record(args)
