@@ -187,9 +187,9 @@ def _damage(u, raw, n_hits, last, health, shield, lsd, last_attacker, cf):
     """``Dynamics._apply_damage`` for unit ``u``."""
     absorbed = min(shield[u], raw)
     rest = raw - absorbed
-    mean_hit = raw / max(n_hits, ONE)
-    k = min(np.ceil(rest / max(mean_hit, EPS) - CEIL_SLACK), n_hits)
-    if rest > ZERO:
+    if rest > ZERO:  # (k, two divisions, is only needed here)
+        mean_hit = raw / max(n_hits, ONE)
+        k = min(np.ceil(rest / max(mean_hit, EPS) - CEIL_SLACK), n_hits)
         hp_loss = max(rest - cf[CF_ARMOR, u] * k, HALF * k)
     else:
         hp_loss = ZERO
@@ -257,16 +257,27 @@ def _advance(
     sf, si, bx, by,
 ):  # fmt: skip
     """``Dynamics.advance`` for env ``b``; ``sf``/``si``: float32/int64 scratch ``[K, U]``; ``bx``/``by``: tree buffers."""
-    U = pos.shape[1]
+    _tick(
+        pos[b], health[b], shield[b], energy[b], cooldown[b], alive[b], order_kind[b], order_target[b], order_point[b],
+        lsd[b], last_attacker[b], jitter_state[b], windup[b], windup_target[b], hits_left[b], missile_eta[b],
+        missile_target[b], missile_hits[b], burst_pending[b], cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing,
+        level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl, sf, si, bx, by,
+    )  # fmt: skip
+
+
+@numba.njit(**_JIT)
+def _tick(
+    p, hp, sh, en, cd, al, ok_, ot, op, ls, la, js, wu, wt_, hl, me, mtg, mh, bp,
+    cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
+    sf, si, bx, by,
+):  # fmt: skip
+    """One tick of one env on its ``[U, ...]`` state rows (the body of ``_advance``)."""
+    U = p.shape[0]
     L = fl[FL_L]
     Lf = _f32(L)
     W = fl[FL_W]
     H = fl[FL_H]
     P = bx.shape[0]
-    p, hp, sh, en, cd, al = pos[b], health[b], shield[b], energy[b], cooldown[b], alive[b]
-    ok_, ot, op, ls, la = order_kind[b], order_target[b], order_point[b], lsd[b], last_attacker[b]
-    js, wu, wt_, hl = jitter_state[b], windup[b], windup_target[b], hits_left[b]
-    me, mtg, mh, bp = missile_eta[b], missile_target[b], missile_hits[b], burst_pending[b]
     tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
     tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
     boomv, burst, chase = si[8], si[9], si[10]
@@ -558,12 +569,14 @@ def _ticks_range(
     bx = np.zeros(P, np.float32)
     by = np.zeros(P, np.float32)
     for b in range(b0, b1):
+        p, hp, sh, en, cd, al = pos[b], health[b], shield[b], energy[b], cooldown[b], alive[b]
+        ok_, ot, op, ls, la = order_kind[b], order_target[b], order_point[b], lsd[b], last_attacker[b]
+        js, wu, wt_, hl = jitter_state[b], windup[b], windup_target[b], hits_left[b]
+        me, mtg, mh, bp = missile_eta[b], missile_target[b], missile_hits[b], burst_pending[b]
         for _ in range(n_ticks):
-            _advance(
-                b, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
-                last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target,
-                missile_hits, burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level,
-                cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl, sf, si, bx, by,
+            _tick(
+                p, hp, sh, en, cd, al, ok_, ot, op, ls, la, js, wu, wt_, hl, me, mtg, mh, bp, cf, ci, dmg, collide_pair,
+                enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl, sf, si, bx, by,
             )  # fmt: skip
 
 
