@@ -157,7 +157,7 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
 
 # ------------------------------------------------------------------------------------------ helpers
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def _cell(px, py, W, H):
     """``Dynamics._cell`` for one point: (flat index with clamped coordinates, inside the map)."""
     cx = np.int64(np.floor(px))
@@ -168,41 +168,26 @@ def _cell(px, py, W, H):
     return fx * H + fy, inside
 
 
-@numba.njit(**_JIT)
-def _can_stand(u, px, py, fx, fy, ci, fl, pathing, level, cliff_walkable):
-    """``Dynamics.can_stand`` for unit ``u`` moving from ``(fx, fy)`` to ``(px, py)``."""
-    W, H = fl[FL_W], fl[FL_H]
-    flat, inside = _cell(px, py, W, H)
-    ground = pathing[flat]
-    if fl[FL_LEVELS]:
-        src, _ = _cell(fx, fy, W, H)
-        ground = ground and abs(level[flat] - level[src]) < RAMP_MAX_STEP
-    if fl[FL_CLIFFW] and ci[CI_CLIFFW, u]:
-        ground = cliff_walkable[flat]
-    return inside and (ground or ci[CI_AIR, u] != 0)
-
-
-@numba.njit(**_JIT)
-def _damage(u, raw, n_hits, last, health, shield, lsd, last_attacker, cf):
-    """``Dynamics._apply_damage`` for unit ``u``."""
-    absorbed = min(shield[u], raw)
+# The helpers below take scalars only: passing an array to a compiled function, even an inlined
+# one, costs an atomic reference count increment and decrement per array and call (Numba's NRT),
+# about 60 ns per call with five arrays, and those counters are shared by the threads of the
+# parallel kernel. ``Dynamics.can_stand`` is inlined into ``_tick``'s terrain loop.
+@numba.njit(inline="always", **_JIT)
+def _damage(raw, n_hits, shield_u, health_u, armor_u):
+    """``Dynamics._apply_damage`` for one unit: its new ``(shield, health)``."""
+    absorbed = min(shield_u, raw)
     rest = raw - absorbed
     if rest > ZERO:  # (k, two divisions, is only needed here)
         mean_hit = raw / max(n_hits, ONE)
         k = min(np.ceil(rest / max(mean_hit, EPS) - CEIL_SLACK), n_hits)
-        hp_loss = max(rest - cf[CF_ARMOR, u] * k, HALF * k)
+        hp_loss = max(rest - armor_u * k, HALF * k)
     else:
         hp_loss = ZERO
-    shield[u] = shield[u] - absorbed
-    h = health[u] - hp_loss
-    health[u] = h if h > ZERO else ZERO
-    if raw > ZERO:
-        lsd[u] = ZERO
-        if last >= 0:
-            last_attacker[u] = last
+    h = health_u - hp_loss
+    return shield_u - absorbed, (h if h > ZERO else ZERO)
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def _splash_row(a, fire_a, boom_a, tpx, tpy, pos, alive0, cf, ci, dmg, enemy_pair, fl, U, raw, nh):
     """Add the hits of splash attacker ``a`` (beam centred on ``(tpx, tpy)`` when ``fire_a``, burst
     when ``boom_a``) to ``raw``/``nh``. Returns whether row ``a`` was replaced (``_splash_hits``)."""
@@ -237,7 +222,7 @@ def _splash_row(a, fire_a, boom_a, tpx, tpy, pos, alive0, cf, ci, dmg, enemy_pai
     return False
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def _tree(buf, P):
     """``dynamics.tree_sum`` of ``buf[:P]`` (``P`` a power of two; destroys ``buf``)."""
     h = P
@@ -256,31 +241,72 @@ def _advance(
     cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
     sf, si, bx, by,
 ):  # fmt: skip
-    """``Dynamics.advance`` for env ``b``; ``sf``/``si``: float32/int64 scratch ``[K, U]``; ``bx``/``by``: tree buffers."""
+    """``Dynamics.advance`` for env ``b``; ``sf``/``si``: float32/int64 scratch ``[K, U]``; ``bx``/``by``: tree buffers.
+
+    Allocates the collision scratch per call; ``_ticks_range`` (the batched drivers) allocates it once.
+    """
+    col, sweep, order, gl, pc, pj, ptx, pty = _collision_scratch(collide_pair, r2far)
+    tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
+    tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
+    boomv, burst, chase = si[8], si[9], si[10]
     _tick(
         pos[b], health[b], shield[b], energy[b], cooldown[b], alive[b], order_kind[b], order_target[b], order_point[b],
         lsd[b], last_attacker[b], jitter_state[b], windup[b], windup_target[b], hits_left[b], missile_eta[b],
         missile_target[b], missile_hits[b], burst_pending[b], cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing,
-        level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl, sf, si, bx, by,
+        level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl, tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst, chase,
+        bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
     )  # fmt: skip
+
+
+@numba.njit(**_JIT)
+def _collision_scratch(collide_pair, r2far):
+    """Per-call scratch of the collision stage: ``col [U]`` (unit collides with some other unit), the
+    sweep distance ``sqrt(max r2far) * (1 + 1e-3)`` (float64, then float32) and the work arrays.
+
+    Why the sweep is exact: for ``ddx = fl(x_j - x_i) > sweep``, ``dx = -ddx`` exactly, so
+    ``d2 = fl(fl(dx*dx) + fl(dy*dy)) >= fl(ddx*ddx) >= ddx**2 * (1 - 2**-24) > max r2far``, i.e. the
+    r2far test rejects the pair; and every later unit in x order has a larger or equal ``ddx``.
+    """
+    U = collide_pair.shape[0]
+    col = np.zeros(U, np.bool_)
+    m = 0.0
+    for i in range(U):
+        for j in range(U):
+            if collide_pair[i, j]:
+                col[i] = True
+                r = np.float64(r2far[i, j])
+                m = r if r > m else m
+    sweep = _f32(np.sqrt(m) * 1.001)
+    order = np.arange(U)
+    gl = np.zeros(U, np.int64)
+    pc = np.zeros(U, np.int64)
+    pj = np.zeros((U, U), np.int64)
+    ptx = np.zeros((U, U), np.float32)
+    pty = np.zeros((U, U), np.float32)
+    return col, sweep, order, gl, pc, pj, ptx, pty
 
 
 @numba.njit(**_JIT)
 def _tick(
     p, hp, sh, en, cd, al, ok_, ot, op, ls, la, js, wu, wt_, hl, me, mtg, mh, bp,
     cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
-    sf, si, bx, by,
+    tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst, chase,
+    bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
 ):  # fmt: skip
-    """One tick of one env on its ``[U, ...]`` state rows (the body of ``_advance``)."""
+    """One tick of one env on its ``[U, ...]`` state rows (the body of ``_advance``).
+
+    Scratch: the rows of ``sf``/``si`` of ``_advance`` as separate arrays (a row view made here
+    would cost an atomic reference count increment and decrement per tick), ``bx``/``by``, and
+    (``_collision_scratch``): ``col [U]`` units that
+    collide, ``sweep`` the x distance beyond which no pair overlaps, ``order [U]`` a permutation of
+    the units (the sweep order, kept between the ticks of one env), ``gl``/``pc [U]``, ``pj``/``ptx``/``pty [U, U]``.
+    """
     U = p.shape[0]
     L = fl[FL_L]
     Lf = _f32(L)
     W = fl[FL_W]
     H = fl[FL_H]
     P = bx.shape[0]
-    tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
-    tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
-    boomv, burst, chase = si[8], si[9], si[10]
     # ---- targets, range (advance)
     for u in range(U):
         alive0[u] = al[u]
@@ -295,12 +321,15 @@ def _tick(
         engage[u] = e
         hea = e and k == ORDER_HEAL
         healing[u] = hea
-        reach = cf[CF_HRANGE, u] if hea else cf[CF_WRANGE, u]
-        dx = tpx[u] - p[u, 0]
-        dy = tpy[u] - p[u, 1]
-        n = np.sqrt(dx * dx + dy * dy)
-        gap[u] = n - cf[CF_RADIUS, u] - cf[CF_RADIUS, t] - reach
-        inrng[u] = e and gap[u] <= EPS
+        if e:  # (gap is read only where engage holds: range test, chase limit)
+            reach = cf[CF_HRANGE, u] if hea else cf[CF_WRANGE, u]
+            dx = tpx[u] - p[u, 0]
+            dy = tpy[u] - p[u, 1]
+            n = np.sqrt(dx * dx + dy * dy)
+            gap[u] = n - cf[CF_RADIUS, u] - cf[CF_RADIUS, t] - reach
+            inrng[u] = gap[u] <= EPS
+        else:
+            inrng[u] = False
     # ---- _fire: 1. start attacks
     for u in range(U):
         attacking = engage[u] and not healing[u]
@@ -369,7 +398,8 @@ def _tick(
         d_t = last[a]
         per = amt[a]
         replaced = False
-        if splash:
+        # (_splash_row changes nothing and returns False unless one of these holds)
+        if splash and ((fl[FL_SUICIDE] and boomv[a]) or (fl[FL_LINE] and ci[CI_SPLASH, a] == SPLASH_LINE and direct[a])):
             replaced = _splash_row(a, direct[a], boomv[a], tpx[a], tpy[a], p, alive0, cf, ci, dmg, enemy_pair, fl, U, raw, nh)
         if not replaced:
             raw[d_t] += per * dmg[a, d_t]
@@ -377,7 +407,12 @@ def _tick(
         if per > ZERO and a > flags[d_t]:
             flags[d_t] = a
     for v in range(U):
-        _damage(v, raw[v], nh[v], flags[v], hp, sh, ls, la, cf)
+        r = raw[v]
+        sh[v], hp[v] = _damage(r, nh[v], sh[v], hp[v], cf[CF_ARMOR, v])
+        if r > ZERO:
+            ls[v] = ZERO
+            if flags[v] >= 0:
+                la[v] = flags[v]
     if fl[FL_SUICIDE]:
         for u in range(U):
             suicide = ci[CI_SPLASH, u] == SPLASH_SUICIDE
@@ -392,7 +427,10 @@ def _tick(
             if burst[a]:
                 _splash_row(a, False, True, p[a, 0], p[a, 1], p, alive0, cf, ci, dmg, enemy_pair, fl, U, raw, nh)
         for v in range(U):
-            _damage(v, raw[v], nh[v], -1, hp, sh, ls, la, cf)
+            r = raw[v]
+            sh[v], hp[v] = _damage(r, nh[v], sh[v], hp[v], cf[CF_ARMOR, v])
+            if r > ZERO:
+                ls[v] = ZERO
         for u in range(U):
             bp[u] = False
             burst[u] = burst[u] or (direct[u] and ci[CI_SPLASH, u] == SPLASH_SUICIDE)
@@ -432,6 +470,19 @@ def _tick(
         chase[u] = engage[u] and not inrng[u] and not busy
     for u in range(U):
         e = engage[u]
+        k = ok_[u]
+        walk = al[u] and ci[CI_STATIC, u] == 0 and (chase[u] or (not e and (k == ORDER_MOVE or k == ORDER_ATTACK_MOVE)))
+        px, py = p[u, 0], p[u, 1]
+        if not walk and px != ZERO and py != ZERO:
+            # step 0: the torch update adds heading / |heading| * 0 == +-0, which leaves a non-zero coordinate as it is
+            npx[u] = px
+            npy[u] = py
+            if k == ORDER_MOVE and al[u]:
+                tx = op[u, 0] - px
+                ty = op[u, 1] - py
+                if np.sqrt(tx * tx + ty * ty) <= cf[CF_SPEED, u] * Lf:
+                    ok_[u] = ORDER_NONE
+            continue
         gx = tpx[u] if e else op[u, 0]
         gy = tpy[u] if e else op[u, 1]
         tx = gx - p[u, 0]
@@ -463,8 +514,6 @@ def _tick(
                 hx = (_f32(nxt // H) + CENTRE) - p[u, 0]
                 hy = (_f32(nxt % H) + CENTRE) - p[u, 1]
             hlen = np.sqrt(hx * hx + hy * hy)
-        k = ok_[u]
-        walk = al[u] and ci[CI_STATIC, u] == 0 and (chase[u] or (not e and (k == ORDER_MOVE or k == ORDER_ATTACK_MOVE)))
         limit = gap[u] + EPS2 if e else goal_dist
         sp = cf[CF_SPEED, u] * Lf
         step = min(sp, limit)
@@ -476,58 +525,117 @@ def _tick(
         if k == ORDER_MOVE and goal_dist <= sp and al[u]:
             ok_[u] = ORDER_NONE
     # collisions: dynamics.tree_sum over j of the pushes; only overlapping live pairs give non-zero
-    # terms, and up to two terms sum alike in any order, so the tree runs only for three or more
-    tx_, ty_, jx = sf[8], sf[9], si[11]
+    # terms, and up to two terms sum alike in any order, so the tree runs only for three or more.
+    # Each pair is measured once: j's dx and dy are -dx and -dy, so its d2, radius sum and hence w
+    # are the same floats as i's; the push on j is j's own (dx, dy) times that w.
+    # Sort and sweep: the live colliding units in order of x (``order`` keeps the last tick's order,
+    # so the insertion sort is short); once npx[j] - npx[i] > sweep, d2 > r2far[i, j] for j and every
+    # later unit (``_ticks_range``), so those pairs are skipped exactly as the r2far test would.
+    G = 0
+    sortable = True
+    for a in range(U):
+        i = order[a]
+        pc[i] = 0
+        if al[i] and col[i]:
+            x = npx[i]
+            if not x == x:  # NaN: no order; measure every pair
+                sortable = False
+            c = G
+            while c > 0 and npx[gl[c - 1]] > x:
+                gl[c] = gl[c - 1]
+                c -= 1
+            gl[c] = i
+            G += 1
+    n_rest = G
+    for a in range(U):  # the next tick starts from this order (units not in gl after it)
+        i = order[a]
+        if not (al[i] and col[i]):
+            gl[n_rest] = i
+            n_rest += 1
+    for a in range(U):
+        order[a] = gl[a]
+    for a in range(G):
+        i = gl[a]
+        xi = npx[i]
+        yi = npy[i]
+        for c in range(a + 1, G):
+            j = gl[c]
+            if sortable and npx[j] - xi > sweep:
+                break
+            if not collide_pair[i, j]:
+                continue
+            dx = xi - npx[j]
+            dy = yi - npy[j]
+            d2 = dx * dx + dy * dy
+            if d2 > r2far[i, j]:  # certainly no overlap (r2far: (1.001 * radius sum)^2)
+                continue
+            dist = np.sqrt(d2)
+            overlap = rsum[i, j] - dist
+            if not overlap > ZERO:
+                continue
+            dcl = dist if dist > PUSH_MIN_DIST else PUSH_MIN_DIST
+            w = overlap * HALF / dcl
+            qx = dx * w
+            qy = dy * w
+            n = pc[i]
+            pj[i, n] = j
+            ptx[i, n] = qx
+            pty[i, n] = qy
+            pc[i] = n + 1
+            n = pc[j]
+            pj[j, n] = i
+            ptx[j, n] = (npx[j] - xi) * w  # (j's own dx, not -dx: keeps the sign of a zero)
+            pty[j, n] = (npy[j] - yi) * w
+            pc[j] = n + 1
     for i in range(U):
-        cnt = 0
-        if al[i]:
-            for j in range(U):
-                if not (collide_pair[i, j] and al[j]):
-                    continue
-                dx = npx[i] - npx[j]
-                dy = npy[i] - npy[j]
-                d2 = dx * dx + dy * dy
-                if d2 > r2far[i, j]:  # certainly no overlap (r2far: (1.001 * radius sum)^2)
-                    continue
-                dist = np.sqrt(d2)
-                overlap = rsum[i, j] - dist
-                if not overlap > ZERO:
-                    continue
-                dcl = dist if dist > PUSH_MIN_DIST else PUSH_MIN_DIST
-                w = overlap * HALF / dcl
-                tx_[cnt] = dx * w
-                ty_[cnt] = dy * w
-                jx[cnt] = j
-                cnt += 1
+        cnt = pc[i]
         if cnt == 0:
             sx, sy = ZERO, ZERO
         elif cnt == 1:
-            sx, sy = tx_[0], ty_[0]
+            sx, sy = ptx[i, 0], pty[i, 0]
         elif cnt == 2:
-            sx, sy = tx_[0] + tx_[1], ty_[0] + ty_[1]
+            sx, sy = ptx[i, 0] + ptx[i, 1], pty[i, 0] + pty[i, 1]
         else:
             for k in range(P):
                 bx[k] = ZERO
                 by[k] = ZERO
             for k in range(cnt):
-                bx[jx[k]] = tx_[k]
-                by[jx[k]] = ty_[k]
+                bx[pj[i, k]] = ptx[i, k]
+                by[pj[i, k]] = pty[i, k]
             sx, sy = _tree(bx, P), _tree(by, P)
         mov = ONE if (ci[CI_STATIC, i] == 0 and al[i]) else ZERO
         tpx[i] = sx * mov  # (tpx/tpy are free again: reuse for the push)
         tpy[i] = sy * mov
     hi = _f32(float(W) - 1e-3)
+    levels = fl[FL_LEVELS] != 0
+    cliffw = fl[FL_CLIFFW] != 0
     for u in range(U):
         nx = npx[u] + tpx[u]
         ny = npy[u] + tpy[u]
         ox, oy = p[u, 0], p[u, 1]
-        ok = _can_stand(u, nx, ny, ox, oy, ci, fl, pathing, level, cliff_walkable) or ci[CI_AIR, u] != 0
-        if not ok:
-            if _can_stand(u, nx, oy, ox, oy, ci, fl, pathing, level, cliff_walkable):
+        air = ci[CI_AIR, u] != 0
+        if not (air or (nx == ox and ny == oy and ox != ZERO and oy != ZERO)):
+            # (air: torch ors is_air in; standing still: every branch keeps (ox, oy)). Else the first of
+            # (nx, ny), (nx, oy), (ox, ny) that Dynamics.can_stand accepts from (ox, oy), or (ox, oy).
+            pick = -1
+            for c in range(3):
+                qx = ox if c == 2 else nx
+                qy = oy if c == 1 else ny
+                flat, inside = _cell(qx, qy, W, H)
+                ground = pathing[flat]
+                if levels:
+                    src, _ = _cell(ox, oy, W, H)
+                    ground = ground and abs(level[flat] - level[src]) < RAMP_MAX_STEP
+                if cliffw and ci[CI_CLIFFW, u]:
+                    ground = cliff_walkable[flat]
+                if inside and (ground or air):
+                    pick = c
+                    break
+            if pick == 1:
                 ny = oy
-            elif _can_stand(u, ox, ny, ox, oy, ci, fl, pathing, level, cliff_walkable):
+            elif pick == 2:
                 nx = ox
-            else:
+            elif pick < 0:
                 nx, ny = ox, oy
         npx[u] = min(max(nx, ZERO), hi)
         npy[u] = min(max(ny, ZERO), hi)
@@ -564,11 +672,17 @@ def _ticks_range(
     P = 1
     while P < U:
         P *= 2
-    sf = np.zeros((10, U), np.float32)
-    si = np.zeros((12, U), np.int64)
+    sf = np.zeros((8, U), np.float32)
+    si = np.zeros((11, U), np.int64)
     bx = np.zeros(P, np.float32)
     by = np.zeros(P, np.float32)
+    col, sweep, order, gl, pc, pj, ptx, pty = _collision_scratch(collide_pair, r2far)
+    tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
+    tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
+    boomv, burst, chase = si[8], si[9], si[10]
     for b in range(b0, b1):
+        for a in range(U):
+            order[a] = a
         p, hp, sh, en, cd, al = pos[b], health[b], shield[b], energy[b], cooldown[b], alive[b]
         ok_, ot, op, ls, la = order_kind[b], order_target[b], order_point[b], lsd[b], last_attacker[b]
         js, wu, wt_, hl = jitter_state[b], windup[b], windup_target[b], hits_left[b]
@@ -576,7 +690,8 @@ def _ticks_range(
         for _ in range(n_ticks):
             _tick(
                 p, hp, sh, en, cd, al, ok_, ot, op, ls, la, js, wu, wt_, hl, me, mtg, mh, bp, cf, ci, dmg, collide_pair,
-                enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl, sf, si, bx, by,
+                enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
+                tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst, chase, bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
             )  # fmt: skip
 
 
