@@ -251,8 +251,9 @@ def _advance(
     boomv, burst, chase = si[8], si[9], si[10]
     _tick(
         b, b + 1, 1, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-        jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing,
-        level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl, tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst, chase,
+        jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+        cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
+        tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst, chase,
         bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
     )  # fmt: skip
 
@@ -298,11 +299,10 @@ def _tick(
     on every array argument at entry and on every view it makes, shared by the threads of the parallel
     kernel, so these are paid once per call here, not per env or tick.
 
-    Scratch: the rows of ``sf``/``si`` of ``_advance`` as separate arrays (a row view made here
-    would cost an atomic reference count increment and decrement per tick), ``bx``/``by``, and
-    (``_collision_scratch``): ``col [U]`` units that
-    collide, ``sweep`` the x distance beyond which no pair overlaps, ``order [U]`` a permutation of
-    the units (the sweep order, kept between the ticks of one env), ``gl``/``pc [U]``, ``pj``/``ptx``/``pty [U, U]``.
+    Scratch: ``tpx .. chase`` the rows of ``_advance``'s ``sf``/``si`` as separate ``[U]`` arrays,
+    ``bx``/``by`` the tree buffers, and from ``_collision_scratch``: ``col [U]`` units that collide,
+    ``sweep`` the x distance beyond which no pair overlaps, ``order [U]`` a permutation of the units
+    (the sweep order, reset per env and kept between its ticks), ``gl``/``pc [U]``, ``pj``/``ptx``/``pty [U, U]``.
     """
     U = pos.shape[1]
     L = fl[FL_L]
@@ -699,10 +699,10 @@ def _ticks_range(
     boomv, burst, chase = si[8], si[9], si[10]
     _tick(
         b0, b1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-        jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending, cf, ci, dmg, collide_pair, enemy_pair,
-        rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl, tpx, tpy, gap, raw, nh, amt, npx, npy,
-        tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst, chase, bx, by, col, sweep, order, gl, pc, pj,
-        ptx, pty,
+        jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+        cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
+        tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst, chase,
+        bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
     )  # fmt: skip
 
 
