@@ -97,11 +97,15 @@ def _njit(**kw):
 
 
 @_njit()
-def _frac(health, shield, ucon, b, u):
-    """``(health / max_health, shield / max_shield or 0)`` of unit ``u``, float32 (``SMACFeatures._health_frac``)."""
-    h = health[b, u] / ucon[u, _U_MAX_HEALTH]
-    if ucon[u, _U_HAS_SHIELD] != 0:
-        s = shield[b, u] / ucon[u, _U_MAX_SHIELD_SAFE]
+def _frac(health_u, shield_u, max_health, has_shield, max_shield_safe):
+    """``(health / max_health, shield / max_shield or 0)`` of one unit, float32 (``SMACFeatures._health_frac``).
+
+    Scalars only: an array argument costs Numba an atomic reference count increment and decrement
+    per call, and this runs for every (agent, unit) pair of every env.
+    """
+    h = health_u / max_health
+    if has_shield != 0:
+        s = shield_u / max_shield_safe
     else:
         s = np.float32(0.0)
     return h, s
@@ -317,7 +321,9 @@ def _observe_env(
             obs[b, i, o + 3] = (np.float32(dy64 / SIGHT_RANGE) * vis) * al
             o += 4
             if all_health:
-                h, s = _frac(health, shield, ucon, b, u)
+                h, s = _frac(
+                    health[b, u], shield[b, u], ucon[u, _U_MAX_HEALTH], ucon[u, _U_HAS_SHIELD], ucon[u, _U_MAX_SHIELD_SAFE]
+                )
                 obs[b, i, o] = (h * vis) * al
                 o += 1
                 if shield_e:
@@ -340,7 +346,9 @@ def _observe_env(
             obs[b, i, o + 3] = (np.float32(dy64 / SIGHT_RANGE) * vis) * al
             o += 4
             if all_health:
-                h, s = _frac(health, shield, ucon, b, u)
+                h, s = _frac(
+                    health[b, u], shield[b, u], ucon[u, _U_MAX_HEALTH], ucon[u, _U_HAS_SHIELD], ucon[u, _U_MAX_SHIELD_SAFE]
+                )
                 obs[b, i, o] = (h * vis) * al
                 o += 1
                 if shield_a:
@@ -356,7 +364,9 @@ def _observe_env(
                     o += 1
         # own
         if flags[_F_OWN_HEALTH] != 0:
-            h, s = _frac(health, shield, ucon, b, i)
+            h, s = _frac(
+                health[b, i], shield[b, i], ucon[i, _U_MAX_HEALTH], ucon[i, _U_HAS_SHIELD], ucon[i, _U_MAX_SHIELD_SAFE]
+            )
             obs[b, i, o] = h * al
             o += 1
             if shield_a:
@@ -382,7 +392,7 @@ def _observe_env(
     o = 0
     for u in range(U):
         al = one if alive[b, u] else zero
-        h, s = _frac(health, shield, ucon, b, u)
+        h, s = _frac(health[b, u], shield[b, u], ucon[u, _U_MAX_HEALTH], ucon[u, _U_HAS_SHIELD], ucon[u, _U_MAX_SHIELD_SAFE])
         state[b, o] = h * al
         o += 1
         if u < N:

@@ -157,7 +157,7 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
 
 # ------------------------------------------------------------------------------------------ helpers
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def _cell(px, py, W, H):
     """``Dynamics._cell`` for one point: (flat index with clamped coordinates, inside the map)."""
     cx = np.int64(np.floor(px))
@@ -168,38 +168,23 @@ def _cell(px, py, W, H):
     return fx * H + fy, inside
 
 
-@numba.njit(**_JIT)
-def _can_stand(u, px, py, fx, fy, ci, fl, pathing, level, cliff_walkable):
-    """``Dynamics.can_stand`` for unit ``u`` moving from ``(fx, fy)`` to ``(px, py)``."""
-    W, H = fl[FL_W], fl[FL_H]
-    flat, inside = _cell(px, py, W, H)
-    ground = pathing[flat]
-    if fl[FL_LEVELS]:
-        src, _ = _cell(fx, fy, W, H)
-        ground = ground and abs(level[flat] - level[src]) < RAMP_MAX_STEP
-    if fl[FL_CLIFFW] and ci[CI_CLIFFW, u]:
-        ground = cliff_walkable[flat]
-    return inside and (ground or ci[CI_AIR, u] != 0)
-
-
-@numba.njit(**_JIT)
-def _damage(u, raw, n_hits, last, health, shield, lsd, last_attacker, cf):
-    """``Dynamics._apply_damage`` for unit ``u``."""
-    absorbed = min(shield[u], raw)
+# The helpers below take scalars only: passing an array to a compiled function, even an inlined
+# one, costs an atomic reference count increment and decrement per array and call (Numba's NRT),
+# about 60 ns per call with five arrays, and those counters are shared by the threads of the
+# parallel kernel. ``Dynamics.can_stand`` is inlined into ``_tick``'s terrain loop.
+@numba.njit(inline="always", **_JIT)
+def _damage(raw, n_hits, shield_u, health_u, armor_u):
+    """``Dynamics._apply_damage`` for one unit: its new ``(shield, health)``."""
+    absorbed = min(shield_u, raw)
     rest = raw - absorbed
-    mean_hit = raw / max(n_hits, ONE)
-    k = min(np.ceil(rest / max(mean_hit, EPS) - CEIL_SLACK), n_hits)
-    if rest > ZERO:
-        hp_loss = max(rest - cf[CF_ARMOR, u] * k, HALF * k)
+    if rest > ZERO:  # (k, two divisions, is only needed here)
+        mean_hit = raw / max(n_hits, ONE)
+        k = min(np.ceil(rest / max(mean_hit, EPS) - CEIL_SLACK), n_hits)
+        hp_loss = max(rest - armor_u * k, HALF * k)
     else:
         hp_loss = ZERO
-    shield[u] = shield[u] - absorbed
-    h = health[u] - hp_loss
-    health[u] = h if h > ZERO else ZERO
-    if raw > ZERO:
-        lsd[u] = ZERO
-        if last >= 0:
-            last_attacker[u] = last
+    h = health_u - hp_loss
+    return shield_u - absorbed, (h if h > ZERO else ZERO)
 
 
 @numba.njit(**_JIT)
@@ -256,289 +241,440 @@ def _advance(
     cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
     sf, si, bx, by,
 ):  # fmt: skip
-    """``Dynamics.advance`` for env ``b``; ``sf``/``si``: float32/int64 scratch ``[K, U]``; ``bx``/``by``: tree buffers."""
+    """``Dynamics.advance`` for env ``b``; ``sf``/``si``: float32/int64 scratch ``[K, U]``; ``bx``/``by``: tree buffers.
+
+    Allocates the collision scratch per call; ``_ticks_range`` (the batched drivers) allocates it once.
+    """
+    col, sweep, order, gl, pc, pj, ptx, pty = _collision_scratch(collide_pair, r2far)
+    tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
+    tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
+    boomv, burst, chase = si[8], si[9], si[10]
+    _tick(
+        b, b + 1, 1, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+        jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+        cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
+        tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst, chase,
+        bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
+    )  # fmt: skip
+
+
+@numba.njit(**_JIT)
+def _collision_scratch(collide_pair, r2far):
+    """Per-call scratch of the collision stage: ``col [U]`` (unit collides with some other unit), the
+    sweep distance ``sqrt(max r2far) * (1 + 1e-3)`` (float64, then float32) and the work arrays.
+
+    Why the sweep is exact: for ``ddx = fl(x_j - x_i) > sweep``, ``dx = -ddx`` exactly, so
+    ``d2 = fl(fl(dx*dx) + fl(dy*dy)) >= fl(ddx*ddx) >= ddx**2 * (1 - 2**-24) > max r2far``, i.e. the
+    r2far test rejects the pair; and every later unit in x order has a larger or equal ``ddx``.
+    """
+    U = collide_pair.shape[0]
+    col = np.zeros(U, np.bool_)
+    m = 0.0
+    for i in range(U):
+        for j in range(U):
+            if collide_pair[i, j]:
+                col[i] = True
+                r = np.float64(r2far[i, j])
+                m = r if r > m else m
+    sweep = _f32(np.sqrt(m) * 1.001)
+    order = np.arange(U)
+    gl = np.zeros(U, np.int64)
+    pc = np.zeros(U, np.int64)
+    pj = np.zeros((U, U), np.int64)
+    ptx = np.zeros((U, U), np.float32)
+    pty = np.zeros((U, U), np.float32)
+    return col, sweep, order, gl, pc, pj, ptx, pty
+
+
+@numba.njit(**_JIT)
+def _tick(
+    b0, b1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+    jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+    cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
+    tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst, chase,
+    bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
+):  # fmt: skip
+    """``n_ticks`` ticks of each env ``b0 .. b1 - 1`` (the body of ``_advance``). The env and tick loops
+    are inside and the state is indexed ``[b, u]`` (no row views): Numba takes an atomic reference count
+    on every array argument at entry and on every view it makes, shared by the threads of the parallel
+    kernel, so these are paid once per call here, not per env or tick.
+
+    Scratch: ``tpx .. chase`` the rows of ``_advance``'s ``sf``/``si`` as separate ``[U]`` arrays,
+    ``bx``/``by`` the tree buffers, and from ``_collision_scratch``: ``col [U]`` units that collide,
+    ``sweep`` the x distance beyond which no pair overlaps, ``order [U]`` a permutation of the units
+    (the sweep order, reset per env and kept between its ticks), ``gl``/``pc [U]``, ``pj``/``ptx``/``pty [U, U]``.
+    """
     U = pos.shape[1]
     L = fl[FL_L]
     Lf = _f32(L)
     W = fl[FL_W]
     H = fl[FL_H]
     P = bx.shape[0]
-    p, hp, sh, en, cd, al = pos[b], health[b], shield[b], energy[b], cooldown[b], alive[b]
-    ok_, ot, op, ls, la = order_kind[b], order_target[b], order_point[b], lsd[b], last_attacker[b]
-    js, wu, wt_, hl = jitter_state[b], windup[b], windup_target[b], hits_left[b]
-    me, mtg, mh, bp = missile_eta[b], missile_target[b], missile_hits[b], burst_pending[b]
-    tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
-    tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
-    boomv, burst, chase = si[8], si[9], si[10]
-    # ---- targets, range (advance)
-    for u in range(U):
-        alive0[u] = al[u]
-    for u in range(U):
-        t = ot[u] if ot[u] > 0 else 0
-        tgt[u] = t
-        t_alive = alive0[t] and ot[u] >= 0
-        tpx[u] = p[t, 0]
-        tpy[u] = p[t, 1]
-        k = ok_[u]
-        e = alive0[u] and t_alive and (k == ORDER_ATTACK or k == ORDER_ATTACK_MOVE or k == ORDER_HEAL)
-        engage[u] = e
-        hea = e and k == ORDER_HEAL
-        healing[u] = hea
-        reach = cf[CF_HRANGE, u] if hea else cf[CF_WRANGE, u]
-        dx = tpx[u] - p[u, 0]
-        dy = tpy[u] - p[u, 1]
-        n = np.sqrt(dx * dx + dy * dy)
-        gap[u] = n - cf[CF_RADIUS, u] - cf[CF_RADIUS, t] - reach
-        inrng[u] = e and gap[u] <= EPS
-    # ---- _fire: 1. start attacks
-    for u in range(U):
-        attacking = engage[u] and not healing[u]
-        ready_at = np.ceil(cd[u])
-        ready_at = ready_at if ready_at > ONE else ONE
-        start = attacking and inrng[u] and ci[CI_ARMED, u] != 0 and ready_at <= Lf and hl[u] <= ZERO
-        nxt = (js[u] * 1664525 + 1013904223) & 0xFFFFFFFF
-        jitter = _f32((nxt >> 30) - 1)
-        if start:
-            js[u] = nxt
-        carry = ready_at - cd[u] if cd[u] > ZERO else ZERO
-        if start:
-            cd[u] = cf[CF_WCOOL, u] + jitter - carry - (Lf - ready_at)
-            wu[u] = cf[CF_DPOINT, u] - (Lf - ready_at)
-            hl[u] = cf[CF_ATTACKS, u]
-            wt_[u] = tgt[u]
-        else:
-            c = cd[u] - Lf
-            cd[u] = c if c > ZERO else ZERO
-            wu[u] = wu[u] - Lf
-        # 2. cancel
-        keep = attacking and ot[u] == wt_[u]
-        if not keep:
-            hl[u] = ZERO
-        # 3. land
-        land = hl[u] > ZERO and wu[u] <= EPS
-        if land:
-            n_now = ONE if ci[CI_SPACED, u] else hl[u]
-        else:
-            n_now = ZERO
-        hl[u] = hl[u] - n_now
-        if land:
-            wu[u] = wu[u] + cf[CF_HITINT, u]
-        # 4. missiles
-        is_m = ci[CI_MISSILE, u] != 0
-        mt = mtg[u] if mtg[u] > 0 else 0
-        impact = ZERO
-        if fl[FL_MISSILE]:
-            flying = mh[u] > ZERO
-            me[u] = me[u] - Lf
-            arrive = flying and me[u] <= EPS
-            if arrive and alive0[mt]:
-                impact = mh[u]
-            if arrive:
-                mh[u] = ZERO
-            if land and is_m:
-                dx = tpx[u] - p[u, 0]
-                dy = tpy[u] - p[u, 1]
-                dist = np.sqrt(dx * dx + dy * dy)
-                me[u] = dist / cf[CF_MSPEED_CL, u]
-                mtg[u] = tgt[u]
-                mh[u] = n_now
-        direct[u] = land and not is_m
-        # stash: damage target and hits per attack
-        last[u] = mt if is_m else tgt[u]
-        amt[u] = impact if is_m else n_now
-    # 5. damage
-    for v in range(U):
-        raw[v] = ZERO
-        nh[v] = ZERO
-        flags[v] = -1  # last attacker per victim (scatter_reduce amax, from -1)
-    splash = fl[FL_LINE] or fl[FL_SUICIDE]
-    for a in range(U):
-        suicide = ci[CI_SPLASH, a] == SPLASH_SUICIDE
-        boomv[a] = fl[FL_SUICIDE] and suicide and (direct[a] or bp[a])
-        d_t = last[a]
-        per = amt[a]
-        replaced = False
-        if splash:
-            replaced = _splash_row(a, direct[a], boomv[a], tpx[a], tpy[a], p, alive0, cf, ci, dmg, enemy_pair, fl, U, raw, nh)
-        if not replaced:
-            raw[d_t] += per * dmg[a, d_t]
-            nh[d_t] += per
-        if per > ZERO and a > flags[d_t]:
-            flags[d_t] = a
-    for v in range(U):
-        _damage(v, raw[v], nh[v], flags[v], hp, sh, ls, la, cf)
-    if fl[FL_SUICIDE]:
-        for u in range(U):
-            suicide = ci[CI_SPLASH, u] == SPLASH_SUICIDE
-            exploded = direct[u] and suicide
-            if exploded:
-                hp[u] = ZERO
-            burst[u] = alive0[u] and suicide and not exploded and hp[u] <= ZERO
-        for v in range(U):
-            raw[v] = ZERO
-            nh[v] = ZERO
+    for b in range(b0, b1):
         for a in range(U):
-            if burst[a]:
-                _splash_row(a, False, True, p[a, 0], p[a, 1], p, alive0, cf, ci, dmg, enemy_pair, fl, U, raw, nh)
-        for v in range(U):
-            _damage(v, raw[v], nh[v], -1, hp, sh, ls, la, cf)
-        for u in range(U):
-            bp[u] = False
-            burst[u] = burst[u] or (direct[u] and ci[CI_SPLASH, u] == SPLASH_SUICIDE)
-    else:
-        for u in range(U):
-            burst[u] = False
-    # ---- _resolve_deaths
-    for u in range(U):
-        died = alive0[u] and hp[u] <= ZERO
-        a_now = alive0[u] and hp[u] > ZERO
-        al[u] = a_now
-        m = ONE if a_now else ZERO
-        hp[u] = hp[u] * m
-        sh[u] = sh[u] * m
-        hl[u] = hl[u] * m
-        if fl[FL_SUICIDE]:
-            bp[u] = died and ci[CI_SPLASH, u] == SPLASH_SUICIDE and not burst[u]
-    # ---- _heal
-    if fl[FL_HEALER]:
-        for u in range(U):
-            t = tgt[u]
-            missing = cf[CF_MAXHP, t] - hp[t]
-            missing = missing if missing > ZERO else ZERO
-            heals = healing[u] and inrng[u] and al[u]
-            okh = heals and ci[CI_BIO, t] != 0 and al[t]
-            a1 = min(cf[CF_HEALRATE, u] * Lf, missing)
-            a2 = min(a1, en[u] / cf[CF_HEALCOST_CL, u])
-            amt[u] = a2 * (ONE if okh else ZERO)
-            en[u] = en[u] - amt[u] * cf[CF_HEALCOST, u]
-        for u in range(U):
-            hp[tgt[u]] += amt[u]
-        for u in range(U):
-            hp[u] = min(hp[u], cf[CF_MAXHP, u])
-    # ---- _move
-    for u in range(U):
-        busy = hl[u] > ZERO
-        chase[u] = engage[u] and not inrng[u] and not busy
-    for u in range(U):
-        e = engage[u]
-        gx = tpx[u] if e else op[u, 0]
-        gy = tpy[u] if e else op[u, 1]
-        tx = gx - p[u, 0]
-        ty = gy - p[u, 1]
-        goal_dist = np.sqrt(tx * tx + ty * ty)
-        hx, hy, hlen = tx, ty, goal_dist
-        if fl[FL_ROUTE]:
-            cells = W * H
-            ca, a_in = _cell(p[u, 0], p[u, 1], W, H)
-            cb, b_in = _cell(gx, gy, W, H)
-            d_ab = gdist[ca * cells + cb]
-            ggx = _f32(abs(ca // H - cb // H))
-            ggy = _f32(abs(ca % H - cb % H))
-            octile = max(ggx, ggy) + OCTILE_DIAG * min(ggx, ggy)
-            detour = np.isfinite(d_ab) and d_ab > octile + DETOUR_SLACK and a_in and b_in and ci[CI_ROUTER, u] != 0
-            if detour:
-                best = INF32
-                nxt = -1
-                for k in range(8):
-                    nb = ca + nb_flat[k]
-                    nb = min(max(nb, 0), cells - 1)
-                    if edge_ok[ca, k]:
-                        c = nb_len[k] + gdist[nb * cells + cb]
-                    else:
-                        c = INF32
-                    if nxt < 0 or c < best or (np.isnan(c) and not np.isnan(best)):
-                        best = c
-                        nxt = nb
-                hx = (_f32(nxt // H) + CENTRE) - p[u, 0]
-                hy = (_f32(nxt % H) + CENTRE) - p[u, 1]
-            hlen = np.sqrt(hx * hx + hy * hy)
-        k = ok_[u]
-        walk = al[u] and ci[CI_STATIC, u] == 0 and (chase[u] or (not e and (k == ORDER_MOVE or k == ORDER_ATTACK_MOVE)))
-        limit = gap[u] + EPS2 if e else goal_dist
-        sp = cf[CF_SPEED, u] * Lf
-        step = min(sp, limit)
-        step = step if step > ZERO else ZERO
-        step = step * (ONE if walk else ZERO)
-        hl_c = hlen if hlen > EPS else EPS
-        npx[u] = p[u, 0] + hx / hl_c * step
-        npy[u] = p[u, 1] + hy / hl_c * step
-        if k == ORDER_MOVE and goal_dist <= sp and al[u]:
-            ok_[u] = ORDER_NONE
-    # collisions: dynamics.tree_sum over j of the pushes; only overlapping live pairs give non-zero
-    # terms, and up to two terms sum alike in any order, so the tree runs only for three or more
-    tx_, ty_, jx = sf[8], sf[9], si[11]
-    for i in range(U):
-        cnt = 0
-        if al[i]:
-            for j in range(U):
-                if not (collide_pair[i, j] and al[j]):
-                    continue
-                dx = npx[i] - npx[j]
-                dy = npy[i] - npy[j]
-                d2 = dx * dx + dy * dy
-                if d2 > r2far[i, j]:  # certainly no overlap (r2far: (1.001 * radius sum)^2)
-                    continue
-                dist = np.sqrt(d2)
-                overlap = rsum[i, j] - dist
-                if not overlap > ZERO:
-                    continue
-                dcl = dist if dist > PUSH_MIN_DIST else PUSH_MIN_DIST
-                w = overlap * HALF / dcl
-                tx_[cnt] = dx * w
-                ty_[cnt] = dy * w
-                jx[cnt] = j
-                cnt += 1
-        if cnt == 0:
-            sx, sy = ZERO, ZERO
-        elif cnt == 1:
-            sx, sy = tx_[0], ty_[0]
-        elif cnt == 2:
-            sx, sy = tx_[0] + tx_[1], ty_[0] + ty_[1]
-        else:
-            for k in range(P):
-                bx[k] = ZERO
-                by[k] = ZERO
-            for k in range(cnt):
-                bx[jx[k]] = tx_[k]
-                by[jx[k]] = ty_[k]
-            sx, sy = _tree(bx, P), _tree(by, P)
-        mov = ONE if (ci[CI_STATIC, i] == 0 and al[i]) else ZERO
-        tpx[i] = sx * mov  # (tpx/tpy are free again: reuse for the push)
-        tpy[i] = sy * mov
-    hi = _f32(float(W) - 1e-3)
-    for u in range(U):
-        nx = npx[u] + tpx[u]
-        ny = npy[u] + tpy[u]
-        ox, oy = p[u, 0], p[u, 1]
-        ok = _can_stand(u, nx, ny, ox, oy, ci, fl, pathing, level, cliff_walkable) or ci[CI_AIR, u] != 0
-        if not ok:
-            if _can_stand(u, nx, oy, ox, oy, ci, fl, pathing, level, cliff_walkable):
-                ny = oy
-            elif _can_stand(u, ox, ny, ox, oy, ci, fl, pathing, level, cliff_walkable):
-                nx = ox
+            order[a] = a
+        for _ in range(n_ticks):
+            # ---- targets, range (advance)
+            for u in range(U):
+                alive0[u] = alive[b, u]
+            for u in range(U):
+                t = order_target[b, u] if order_target[b, u] > 0 else 0
+                tgt[u] = t
+                t_alive = alive0[t] and order_target[b, u] >= 0
+                tpx[u] = pos[b, t, 0]
+                tpy[u] = pos[b, t, 1]
+                k = order_kind[b, u]
+                e = alive0[u] and t_alive and (k == ORDER_ATTACK or k == ORDER_ATTACK_MOVE or k == ORDER_HEAL)
+                engage[u] = e
+                hea = e and k == ORDER_HEAL
+                healing[u] = hea
+                if e:  # (gap is read only where engage holds: range test, chase limit)
+                    reach = cf[CF_HRANGE, u] if hea else cf[CF_WRANGE, u]
+                    dx = tpx[u] - pos[b, u, 0]
+                    dy = tpy[u] - pos[b, u, 1]
+                    n = np.sqrt(dx * dx + dy * dy)
+                    gap[u] = n - cf[CF_RADIUS, u] - cf[CF_RADIUS, t] - reach
+                    inrng[u] = gap[u] <= EPS
+                else:
+                    inrng[u] = False
+            # ---- _fire: 1. start attacks
+            for u in range(U):
+                attacking = engage[u] and not healing[u]
+                ready_at = np.ceil(cooldown[b, u])
+                ready_at = ready_at if ready_at > ONE else ONE
+                start = attacking and inrng[u] and ci[CI_ARMED, u] != 0 and ready_at <= Lf and hits_left[b, u] <= ZERO
+                nxt = (jitter_state[b, u] * 1664525 + 1013904223) & 0xFFFFFFFF
+                jitter = _f32((nxt >> 30) - 1)
+                if start:
+                    jitter_state[b, u] = nxt
+                carry = ready_at - cooldown[b, u] if cooldown[b, u] > ZERO else ZERO
+                if start:
+                    cooldown[b, u] = cf[CF_WCOOL, u] + jitter - carry - (Lf - ready_at)
+                    windup[b, u] = cf[CF_DPOINT, u] - (Lf - ready_at)
+                    hits_left[b, u] = cf[CF_ATTACKS, u]
+                    windup_target[b, u] = tgt[u]
+                else:
+                    c = cooldown[b, u] - Lf
+                    cooldown[b, u] = c if c > ZERO else ZERO
+                    windup[b, u] = windup[b, u] - Lf
+                # 2. cancel
+                keep = attacking and order_target[b, u] == windup_target[b, u]
+                if not keep:
+                    hits_left[b, u] = ZERO
+                # 3. land
+                land = hits_left[b, u] > ZERO and windup[b, u] <= EPS
+                if land:
+                    n_now = ONE if ci[CI_SPACED, u] else hits_left[b, u]
+                else:
+                    n_now = ZERO
+                hits_left[b, u] = hits_left[b, u] - n_now
+                if land:
+                    windup[b, u] = windup[b, u] + cf[CF_HITINT, u]
+                # 4. missiles
+                is_m = ci[CI_MISSILE, u] != 0
+                mt = missile_target[b, u] if missile_target[b, u] > 0 else 0
+                impact = ZERO
+                if fl[FL_MISSILE]:
+                    flying = missile_hits[b, u] > ZERO
+                    missile_eta[b, u] = missile_eta[b, u] - Lf
+                    arrive = flying and missile_eta[b, u] <= EPS
+                    if arrive and alive0[mt]:
+                        impact = missile_hits[b, u]
+                    if arrive:
+                        missile_hits[b, u] = ZERO
+                    if land and is_m:
+                        dx = tpx[u] - pos[b, u, 0]
+                        dy = tpy[u] - pos[b, u, 1]
+                        dist = np.sqrt(dx * dx + dy * dy)
+                        missile_eta[b, u] = dist / cf[CF_MSPEED_CL, u]
+                        missile_target[b, u] = tgt[u]
+                        missile_hits[b, u] = n_now
+                direct[u] = land and not is_m
+                # stash: damage target and hits per attack
+                last[u] = mt if is_m else tgt[u]
+                amt[u] = impact if is_m else n_now
+            # 5. damage
+            for v in range(U):
+                raw[v] = ZERO
+                nh[v] = ZERO
+                flags[v] = -1  # last attacker per victim (scatter_reduce amax, from -1)
+            splash = fl[FL_LINE] or fl[FL_SUICIDE]
+            for a in range(U):
+                suicide = ci[CI_SPLASH, a] == SPLASH_SUICIDE
+                boomv[a] = fl[FL_SUICIDE] and suicide and (direct[a] or burst_pending[b, a])
+                d_t = last[a]
+                per = amt[a]
+                replaced = False
+                # (_splash_row changes nothing and returns False unless one of these holds)
+                if splash and (
+                    (fl[FL_SUICIDE] and boomv[a]) or (fl[FL_LINE] and ci[CI_SPLASH, a] == SPLASH_LINE and direct[a])
+                ):
+                    replaced = _splash_row(
+                        a, direct[a], boomv[a], tpx[a], tpy[a], pos[b], alive0, cf, ci, dmg, enemy_pair, fl, U, raw, nh
+                    )
+                if not replaced:
+                    raw[d_t] += per * dmg[a, d_t]
+                    nh[d_t] += per
+                if per > ZERO and a > flags[d_t]:
+                    flags[d_t] = a
+            for v in range(U):
+                r = raw[v]
+                shield[b, v], health[b, v] = _damage(r, nh[v], shield[b, v], health[b, v], cf[CF_ARMOR, v])
+                if r > ZERO:
+                    lsd[b, v] = ZERO
+                    if flags[v] >= 0:
+                        last_attacker[b, v] = flags[v]
+            if fl[FL_SUICIDE]:
+                for u in range(U):
+                    suicide = ci[CI_SPLASH, u] == SPLASH_SUICIDE
+                    exploded = direct[u] and suicide
+                    if exploded:
+                        health[b, u] = ZERO
+                    burst[u] = alive0[u] and suicide and not exploded and health[b, u] <= ZERO
+                for v in range(U):
+                    raw[v] = ZERO
+                    nh[v] = ZERO
+                for a in range(U):
+                    if burst[a]:
+                        _splash_row(
+                            a, False, True, pos[b, a, 0], pos[b, a, 1], pos[b], alive0, cf, ci, dmg, enemy_pair, fl, U, raw, nh
+                        )
+                for v in range(U):
+                    r = raw[v]
+                    shield[b, v], health[b, v] = _damage(r, nh[v], shield[b, v], health[b, v], cf[CF_ARMOR, v])
+                    if r > ZERO:
+                        lsd[b, v] = ZERO
+                for u in range(U):
+                    burst_pending[b, u] = False
+                    burst[u] = burst[u] or (direct[u] and ci[CI_SPLASH, u] == SPLASH_SUICIDE)
             else:
-                nx, ny = ox, oy
-        npx[u] = min(max(nx, ZERO), hi)
-        npy[u] = min(max(ny, ZERO), hi)
-    for u in range(U):
-        p[u, 0] = npx[u]
-        p[u, 1] = npy[u]
-    # ---- _regenerate
-    if fl[FL_SHIELD]:
-        rate = _f32(SHIELD_REGEN_RATE * L)
-        for u in range(U):
-            if ls[u] >= REGEN_DELAY and al[u]:
-                sh[u] = min(sh[u] + rate, cf[CF_MAXSH, u])
-    if fl[FL_REGEN]:
-        for u in range(U):
-            if al[u]:
-                hp[u] = min(hp[u] + cf[CF_LIFEREGEN, u] * Lf, cf[CF_MAXHP, u])
-    if fl[FL_HEALER]:
-        for u in range(U):
-            if al[u]:
-                en[u] = min(en[u] + cf[CF_EREGEN, u] * Lf, cf[CF_EMAX, u])
-    for u in range(U):
-        ls[u] = ls[u] + Lf
+                for u in range(U):
+                    burst[u] = False
+            # ---- _resolve_deaths
+            for u in range(U):
+                died = alive0[u] and health[b, u] <= ZERO
+                a_now = alive0[u] and health[b, u] > ZERO
+                alive[b, u] = a_now
+                m = ONE if a_now else ZERO
+                health[b, u] = health[b, u] * m
+                shield[b, u] = shield[b, u] * m
+                hits_left[b, u] = hits_left[b, u] * m
+                if fl[FL_SUICIDE]:
+                    burst_pending[b, u] = died and ci[CI_SPLASH, u] == SPLASH_SUICIDE and not burst[u]
+            # ---- _heal
+            if fl[FL_HEALER]:
+                for u in range(U):
+                    t = tgt[u]
+                    missing = cf[CF_MAXHP, t] - health[b, t]
+                    missing = missing if missing > ZERO else ZERO
+                    heals = healing[u] and inrng[u] and alive[b, u]
+                    okh = heals and ci[CI_BIO, t] != 0 and alive[b, t]
+                    a1 = min(cf[CF_HEALRATE, u] * Lf, missing)
+                    a2 = min(a1, energy[b, u] / cf[CF_HEALCOST_CL, u])
+                    amt[u] = a2 * (ONE if okh else ZERO)
+                    energy[b, u] = energy[b, u] - amt[u] * cf[CF_HEALCOST, u]
+                for u in range(U):
+                    health[b, tgt[u]] += amt[u]
+                for u in range(U):
+                    health[b, u] = min(health[b, u], cf[CF_MAXHP, u])
+            # ---- _move
+            for u in range(U):
+                busy = hits_left[b, u] > ZERO
+                chase[u] = engage[u] and not inrng[u] and not busy
+            for u in range(U):
+                e = engage[u]
+                k = order_kind[b, u]
+                walk = (
+                    alive[b, u]
+                    and ci[CI_STATIC, u] == 0
+                    and (chase[u] or (not e and (k == ORDER_MOVE or k == ORDER_ATTACK_MOVE)))
+                )
+                px, py = pos[b, u, 0], pos[b, u, 1]
+                if not walk and px != ZERO and py != ZERO:
+                    # step 0: the torch update adds heading / |heading| * 0 == +-0, which leaves a non-zero coordinate as it is
+                    npx[u] = px
+                    npy[u] = py
+                    if k == ORDER_MOVE and alive[b, u]:
+                        tx = order_point[b, u, 0] - px
+                        ty = order_point[b, u, 1] - py
+                        if np.sqrt(tx * tx + ty * ty) <= cf[CF_SPEED, u] * Lf:
+                            order_kind[b, u] = ORDER_NONE
+                    continue
+                gx = tpx[u] if e else order_point[b, u, 0]
+                gy = tpy[u] if e else order_point[b, u, 1]
+                tx = gx - pos[b, u, 0]
+                ty = gy - pos[b, u, 1]
+                goal_dist = np.sqrt(tx * tx + ty * ty)
+                hx, hy, hlen = tx, ty, goal_dist
+                if fl[FL_ROUTE]:
+                    cells = W * H
+                    ca, a_in = _cell(pos[b, u, 0], pos[b, u, 1], W, H)
+                    cb, b_in = _cell(gx, gy, W, H)
+                    d_ab = gdist[ca * cells + cb]
+                    ggx = _f32(abs(ca // H - cb // H))
+                    ggy = _f32(abs(ca % H - cb % H))
+                    octile = max(ggx, ggy) + OCTILE_DIAG * min(ggx, ggy)
+                    detour = np.isfinite(d_ab) and d_ab > octile + DETOUR_SLACK and a_in and b_in and ci[CI_ROUTER, u] != 0
+                    if detour:
+                        best = INF32
+                        nxt = -1
+                        for k in range(8):
+                            nb = ca + nb_flat[k]
+                            nb = min(max(nb, 0), cells - 1)
+                            if edge_ok[ca, k]:
+                                c = nb_len[k] + gdist[nb * cells + cb]
+                            else:
+                                c = INF32
+                            if nxt < 0 or c < best or (np.isnan(c) and not np.isnan(best)):
+                                best = c
+                                nxt = nb
+                        hx = (_f32(nxt // H) + CENTRE) - pos[b, u, 0]
+                        hy = (_f32(nxt % H) + CENTRE) - pos[b, u, 1]
+                    hlen = np.sqrt(hx * hx + hy * hy)
+                limit = gap[u] + EPS2 if e else goal_dist
+                sp = cf[CF_SPEED, u] * Lf
+                step = min(sp, limit)
+                step = step if step > ZERO else ZERO
+                step = step * (ONE if walk else ZERO)
+                hl_c = hlen if hlen > EPS else EPS
+                npx[u] = pos[b, u, 0] + hx / hl_c * step
+                npy[u] = pos[b, u, 1] + hy / hl_c * step
+                if k == ORDER_MOVE and goal_dist <= sp and alive[b, u]:
+                    order_kind[b, u] = ORDER_NONE
+            # collisions: dynamics.tree_sum over j of the pushes; only overlapping live pairs give non-zero
+            # terms, and up to two terms sum alike in any order, so the tree runs only for three or more.
+            # Each pair is measured once: j's dx and dy are -dx and -dy, so its d2, radius sum and hence w
+            # are the same floats as i's; the push on j is j's own (dx, dy) times that w.
+            # Sort and sweep: the live colliding units in order of x (``order`` keeps the last tick's order,
+            # so the insertion sort is short); once npx[j] - npx[i] > sweep, d2 > r2far[i, j] for j and every
+            # later unit (``_ticks_range``), so those pairs are skipped exactly as the r2far test would.
+            G = 0
+            sortable = True
+            for a in range(U):
+                i = order[a]
+                pc[i] = 0
+                if alive[b, i] and col[i]:
+                    x = npx[i]
+                    if not x == x:  # NaN: no order; measure every pair
+                        sortable = False
+                    c = G
+                    while c > 0 and npx[gl[c - 1]] > x:
+                        gl[c] = gl[c - 1]
+                        c -= 1
+                    gl[c] = i
+                    G += 1
+            n_rest = G
+            for a in range(U):  # the next tick starts from this order (units not in gl after it)
+                i = order[a]
+                if not (alive[b, i] and col[i]):
+                    gl[n_rest] = i
+                    n_rest += 1
+            for a in range(U):
+                order[a] = gl[a]
+            for a in range(G):
+                i = gl[a]
+                xi = npx[i]
+                yi = npy[i]
+                for c in range(a + 1, G):
+                    j = gl[c]
+                    if sortable and npx[j] - xi > sweep:
+                        break
+                    if not collide_pair[i, j]:
+                        continue
+                    dx = xi - npx[j]
+                    dy = yi - npy[j]
+                    d2 = dx * dx + dy * dy
+                    if d2 > r2far[i, j]:  # certainly no overlap (r2far: (1.001 * radius sum)^2)
+                        continue
+                    dist = np.sqrt(d2)
+                    overlap = rsum[i, j] - dist
+                    if not overlap > ZERO:
+                        continue
+                    dcl = dist if dist > PUSH_MIN_DIST else PUSH_MIN_DIST
+                    w = overlap * HALF / dcl
+                    qx = dx * w
+                    qy = dy * w
+                    n = pc[i]
+                    pj[i, n] = j
+                    ptx[i, n] = qx
+                    pty[i, n] = qy
+                    pc[i] = n + 1
+                    n = pc[j]
+                    pj[j, n] = i
+                    ptx[j, n] = (npx[j] - xi) * w  # (j's own dx, not -dx: keeps the sign of a zero)
+                    pty[j, n] = (npy[j] - yi) * w
+                    pc[j] = n + 1
+            for i in range(U):
+                cnt = pc[i]
+                if cnt == 0:
+                    sx, sy = ZERO, ZERO
+                elif cnt == 1:
+                    sx, sy = ptx[i, 0], pty[i, 0]
+                elif cnt == 2:
+                    sx, sy = ptx[i, 0] + ptx[i, 1], pty[i, 0] + pty[i, 1]
+                else:
+                    for k in range(P):
+                        bx[k] = ZERO
+                        by[k] = ZERO
+                    for k in range(cnt):
+                        bx[pj[i, k]] = ptx[i, k]
+                        by[pj[i, k]] = pty[i, k]
+                    sx, sy = _tree(bx, P), _tree(by, P)
+                mov = ONE if (ci[CI_STATIC, i] == 0 and alive[b, i]) else ZERO
+                tpx[i] = sx * mov  # (tpx/tpy are free again: reuse for the push)
+                tpy[i] = sy * mov
+            hi = _f32(float(W) - 1e-3)
+            levels = fl[FL_LEVELS] != 0
+            cliffw = fl[FL_CLIFFW] != 0
+            for u in range(U):
+                nx = npx[u] + tpx[u]
+                ny = npy[u] + tpy[u]
+                ox, oy = pos[b, u, 0], pos[b, u, 1]
+                air = ci[CI_AIR, u] != 0
+                if not (air or (nx == ox and ny == oy and ox != ZERO and oy != ZERO)):
+                    # (air: torch ors is_air in; standing still: every branch keeps (ox, oy)). Else the first of
+                    # (nx, ny), (nx, oy), (ox, ny) that Dynamics.can_stand accepts from (ox, oy), or (ox, oy).
+                    pick = -1
+                    for c in range(3):
+                        qx = ox if c == 2 else nx
+                        qy = oy if c == 1 else ny
+                        flat, inside = _cell(qx, qy, W, H)
+                        ground = pathing[flat]
+                        if levels:
+                            src, _ = _cell(ox, oy, W, H)
+                            ground = ground and abs(level[flat] - level[src]) < RAMP_MAX_STEP
+                        if cliffw and ci[CI_CLIFFW, u]:
+                            ground = cliff_walkable[flat]
+                        if inside and (ground or air):
+                            pick = c
+                            break
+                    if pick == 1:
+                        ny = oy
+                    elif pick == 2:
+                        nx = ox
+                    elif pick < 0:
+                        nx, ny = ox, oy
+                npx[u] = min(max(nx, ZERO), hi)
+                npy[u] = min(max(ny, ZERO), hi)
+            for u in range(U):
+                pos[b, u, 0] = npx[u]
+                pos[b, u, 1] = npy[u]
+            # ---- _regenerate
+            if fl[FL_SHIELD]:
+                rate = _f32(SHIELD_REGEN_RATE * L)
+                for u in range(U):
+                    if lsd[b, u] >= REGEN_DELAY and alive[b, u]:
+                        shield[b, u] = min(shield[b, u] + rate, cf[CF_MAXSH, u])
+            if fl[FL_REGEN]:
+                for u in range(U):
+                    if alive[b, u]:
+                        health[b, u] = min(health[b, u] + cf[CF_LIFEREGEN, u] * Lf, cf[CF_MAXHP, u])
+            if fl[FL_HEALER]:
+                for u in range(U):
+                    if alive[b, u]:
+                        energy[b, u] = min(energy[b, u] + cf[CF_EREGEN, u] * Lf, cf[CF_EMAX, u])
+            for u in range(U):
+                lsd[b, u] = lsd[b, u] + Lf
 
 
 @numba.njit(**_JIT)
@@ -553,18 +689,21 @@ def _ticks_range(
     P = 1
     while P < U:
         P *= 2
-    sf = np.zeros((10, U), np.float32)
-    si = np.zeros((12, U), np.int64)
+    sf = np.zeros((8, U), np.float32)
+    si = np.zeros((11, U), np.int64)
     bx = np.zeros(P, np.float32)
     by = np.zeros(P, np.float32)
-    for b in range(b0, b1):
-        for _ in range(n_ticks):
-            _advance(
-                b, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
-                last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target,
-                missile_hits, burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level,
-                cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl, sf, si, bx, by,
-            )  # fmt: skip
+    col, sweep, order, gl, pc, pj, ptx, pty = _collision_scratch(collide_pair, r2far)
+    tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
+    tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
+    boomv, burst, chase = si[8], si[9], si[10]
+    _tick(
+        b0, b1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+        jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+        cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
+        tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst, chase,
+        bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
+    )  # fmt: skip
 
 
 # Two entry points with their own names: numba's on-disk cache keys a function by name and
