@@ -203,3 +203,24 @@ def test_random_actions_compiled_choice_equals_tensor_form_and_is_uniform(monkey
     freq = torch.bincount(draws, minlength=6).double() / draws.numel()
     assert freq[[1, 4]].sum() == 0
     assert torch.allclose(freq[[0, 2, 3, 5]], torch.full((4,), 0.25, dtype=torch.float64), atol=0.01)  # 4.6 sigma
+
+
+@pytest.mark.parametrize("jitter", [0.5, 0.0, 0.3, 1.7])
+def test_reset_kernel_equals_fresh_state_on_every_map(jitter):
+    """``StepKernel.reset_envs`` == ``st.copy_envs_from(sim._fresh_state(), done)`` field for field,
+    over several episode counts, env keys (negative ones too), spawn jitters and every map."""
+    from sc2_envs import list_maps
+
+    for map_name in list_maps():
+        sim = make_batched(map_name, num_envs=6, seed=[0, 1, 2**40 + 3, 7, 11, 2**62 + 5], kernel="numba", spawn_jitter=jitter)
+        sim.reset()
+        sim.st.env_seed[3] = -123456789012345  # a key with the sign bit set
+        sim.st.episode_count += torch.tensor([0, 1, 5, 1000, 2**33, 3])
+        o = sim.step(torch.ones(6, sim.n_agents, dtype=torch.int64))  # some non-fresh state to overwrite
+        done = torch.tensor([True, False, True, True, True, False])
+        ref = sim.st.clone()
+        ref.copy_envs_from(sim._fresh_state(), done)
+        sim._step_kernel.reset_envs(sim.st, done.numpy(), sim.spawn_jitter)
+        for n in _FIELDS:
+            assert torch.equal(getattr(ref, n), getattr(sim.st, n)), f"{map_name} jitter {jitter}: WorldState.{n} differs"
+        assert o["obs"].shape[0] == 6

@@ -307,6 +307,7 @@ class SMACSim:
             self._step_kernel = StepKernel(
                 self._tick_kernel, self._observe_kernel, LOOPS_PER_STEP // self.dynamics.L, lenient_actions
             )
+            self._step_kernel.set_fresh(self.table, self.spec, self._tick_kernel)
         self._stat_counts = torch.zeros(3, dtype=torch.int64, device=self.device)
         if pin is not None:
             if not isinstance(pin, dict):
@@ -707,12 +708,13 @@ class SMACSim:
             if not self.autoreset:
                 self._needs_reset = True
                 return out
-            done = out["terminated"] | out["truncated"]
-            self.st.copy_envs_from(self._fresh_state(), done)
+            done = arrays["terminated"] | arrays["truncated"]
+            # = self.st.copy_envs_from(self._fresh_state(), done), compiled (bit for bit, tested)
+            kernel.reset_envs(self.st, done, self.spawn_jitter)
             # observe only the envs that were reset, into rows of this step's fresh outputs (final_* are copies)
-            idx = done.nonzero().flatten()
+            idx = done.nonzero()[0]
             self._observe_kernel.observe(self.st, idx, out)
-            avail[idx] = out["avail_actions"][idx]
+            kernel._avail_np[idx] = arrays["avail_actions"][idx]
         return out
 
     def _core(self, actions: torch.Tensor) -> dict[str, torch.Tensor]:

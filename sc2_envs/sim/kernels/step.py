@@ -32,9 +32,10 @@ import numba
 import numpy as np
 import torch
 
+from sc2_envs.sim import rng
 from sc2_envs.sim.kernels.observe import _F_EPISODE_LIMIT, _observe_env, _step_env
-from sc2_envs.sim.kernels.tick import _JIT, FL_N, PARALLEL_MIN_ENVS, _advance, _orders_env
-from sc2_envs.sim.state import WorldState
+from sc2_envs.sim.kernels.tick import _JIT, FL_N, PARALLEL_MIN_ENVS, _advance, _can_stand, _orders_env
+from sc2_envs.sim.state import ORDER_ATTACK_MOVE, ORDER_NONE, WorldState
 
 # error codes returned by the kernel (with the flat index b * N + n of the first bad action)
 OK, OUT_OF_RANGE, UNAVAILABLE = 0, 1, 2
@@ -405,5 +406,167 @@ class StepKernel:
         )
         return code, value, out
 
+    # -- auto-reset
+    def set_fresh(self, table, spec, tick) -> None:
+        """Tables of ``SMACSim._fresh_state`` for :meth:`reset_envs` (SMAC v1 map ``spec``, its ``UnitTable``)."""
+
+        def f(x):
+            return x.detach().cpu().to(torch.float32).numpy().copy()
+
+        ap = np.zeros((2, 2), np.float32)
+        if spec.attack_segment is not None:
+            mode = 2
+            ap[:] = torch.tensor(spec.attack_segment, dtype=torch.float32).numpy()
+        elif spec.attack_point is not None:
+            mode = 1
+            ap[0] = torch.tensor(spec.attack_point, dtype=torch.float32).numpy()
+        else:
+            mode = 0
+        self._fresh = (
+            (f(table.spawn_pos), f(table.max_health), f(table.max_shield), f(table.energy_start)),
+            table.is_ally.detach().cpu().numpy().astype(np.bool_).copy(),
+            (mode, ap, spec.attack_point is not None, tick.ci, tick.fl, tick.pathing, tick.level, tick.cliff_walkable),
+        )
+
+    def reset_envs(self, st: WorldState, done: np.ndarray, spawn_jitter: float) -> None:
+        """``st.copy_envs_from(sim._fresh_state(), done)`` for a SMAC v1 map, in place, bit for bit
+        (``tests/test_kernel_step.py``); ``done``: ``[B]`` bool."""
+        tables, is_ally, rest = self._fresh
+        v = self.views(st)
+        extra = []
+        for name in ("attack_point", "env_seed", "episode_count", "unit_kind", "fov_dir", "enemy_tag", "max_reward"):
+            x = getattr(st, name)
+            if x.device.type != "cpu" or not x.is_contiguous() or x.requires_grad:
+                x = x.detach().cpu().contiguous()
+                setattr(st, name, x)
+            extra.append(x.numpy())
+        (pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+         jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+         prev_health, prev_shield, prev_alive, last_action, episode_steps) = v  # fmt: skip
+        attack_point, env_seed, episode_count, unit_kind, fov_dir, enemy_tag, max_reward = extra
+        _reset_envs(
+            done, *tables, is_ally, np.float32(spawn_jitter), *rest,
+            rng.STREAM_SPAWN, rng.STREAM_COOLDOWN, rng.STREAM_ATTACK_POINT,
+            pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+            prev_health, prev_shield, prev_alive, last_action, episode_steps, attack_point, env_seed, episode_count,
+            jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+            unit_kind, fov_dir, enemy_tag, max_reward,
+        )  # fmt: skip
+
 
 __all__ = ["OK", "OUT_OF_RANGE", "UNAVAILABLE", "StepKernel"]
+
+
+# ------------------------------------------------------------------------------------------ auto-reset
+_M32 = np.uint64(0xFFFFFFFF)
+_GOLDEN = np.uint64(rng._GOLDEN32)
+_INIT = np.uint64(rng._MIX_INIT)
+_H1 = np.uint64(0x7FEB352D)
+_H2 = np.uint64(0x846CA68B)
+_S8, _S15, _S16, _S32 = np.uint64(8), np.uint64(15), np.uint64(16), np.uint64(32)
+_U24 = np.float32(1 << 24)
+ZERO32, ONE32, TWO32 = np.float32(0.0), np.float32(1.0), np.float32(2.0)
+LSD_FRESH = np.float32(1e6)  # loops_since_damage of a fresh unit (SMACSim._fresh_state)
+
+
+@numba.njit(**_JIT)
+def _hash(x):
+    """``rng.hash_u32`` on a uint64 (the low 32 bits; the torch code's int64 wrap-around keeps them alike)."""
+    x = x & _M32
+    x = x ^ (x >> _S16)
+    x = (x * _H1) & _M32
+    x = x ^ (x >> _S15)
+    x = (x * _H2) & _M32
+    return x ^ (x >> _S16)
+
+
+@numba.njit(**_JIT)
+def _absorb(h, k):
+    """One key of ``rng.mix``: its low, then its high 32-bit word."""
+    ku = np.uint64(k)
+    h = _hash(h * _GOLDEN + (ku & _M32))
+    return _hash(h * _GOLDEN + ((ku >> _S32) & _M32))
+
+
+@numba.njit(**_JIT)
+def _uniform(h):
+    """``rng.uniform`` from a finished ``mix`` value: float32 in [0, 1) with 24 bits."""
+    return np.float32(h >> _S8) / _U24
+
+
+@numba.njit(**_JIT)
+def _reset_envs(
+    done, spawn_pos, max_health, max_shield, energy_start, is_ally, jitter, ap_mode, ap, enemy_ap, ci, fl, pathing, level,
+    cliff_walkable, stream_spawn, stream_cooldown, stream_attack_point,
+    pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+    prev_health, prev_shield, prev_alive, last_action, episode_steps, attack_point, env_seed, episode_count,
+    jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+    unit_kind, fov_dir, enemy_tag, max_reward,
+):  # fmt: skip
+    """``SMACSim._fresh_state`` copied into the envs ``done`` (``copy_envs_from``), in place, for SMAC v1 maps.
+
+    ``ap_mode``: 0 no attack point, 1 the fixed point ``ap[0]``, 2 uniform on the segment ``ap[0] -> ap[1]``;
+    ``enemy_ap``: enemies attack-move to the attack point (else to their own position)."""
+    B, U = pos.shape[0], pos.shape[1]
+    for b in range(B):
+        if not done[b]:
+            continue
+        ec = episode_count[b] + 1
+        seed = env_seed[b]
+        episode_count[b] = ec
+        if ap_mode == 2:
+            u = _uniform(_absorb(_absorb(_absorb(_INIT, ec), stream_attack_point), seed))
+            for c in range(2):
+                attack_point[b, c] = ap[0, c] + u * (ap[1, c] - ap[0, c])
+        elif ap_mode == 1:
+            attack_point[b, 0] = ap[0, 0]
+            attack_point[b, 1] = ap[0, 1]
+        else:
+            attack_point[b, 0] = ZERO32
+            attack_point[b, 1] = ZERO32
+        for u in range(U):
+            px, py = spawn_pos[u, 0], spawn_pos[u, 1]
+            if jitter > ZERO32:
+                h = _absorb(_absorb(_INIT, ec), u)
+                jx = px + (_uniform(_absorb(_absorb(_absorb(h, 0), stream_spawn), seed)) * TWO32 - ONE32) * jitter
+                jy = py + (_uniform(_absorb(_absorb(_absorb(h, 1), stream_spawn), seed)) * TWO32 - ONE32) * jitter
+                if _can_stand(u, jx, jy, px, py, ci, fl, pathing, level, cliff_walkable):
+                    px, py = jx, jy
+            pos[b, u, 0] = px
+            pos[b, u, 1] = py
+            health[b, u] = max_health[u]
+            shield[b, u] = max_shield[u]
+            energy[b, u] = energy_start[u]
+            cooldown[b, u] = ZERO32
+            alive[b, u] = True
+            enemy = not is_ally[u]
+            order_kind[b, u] = ORDER_ATTACK_MOVE if enemy else ORDER_NONE
+            order_target[b, u] = -1
+            if enemy and enemy_ap:
+                order_point[b, u, 0] = attack_point[b, 0]
+                order_point[b, u, 1] = attack_point[b, 1]
+            else:
+                order_point[b, u, 0] = px
+                order_point[b, u, 1] = py
+            lsd[b, u] = LSD_FRESH
+            last_attacker[b, u] = -1
+            prev_health[b, u] = max_health[u]
+            prev_shield[b, u] = max_shield[u]
+            prev_alive[b, u] = True
+            jitter_state[b, u] = np.int64(_absorb(_absorb(_absorb(_absorb(_INIT, ec), u), stream_cooldown), seed))
+            windup[b, u] = ZERO32
+            windup_target[b, u] = -1
+            hits_left[b, u] = ZERO32
+            missile_eta[b, u] = ZERO32
+            missile_target[b, u] = -1
+            missile_hits[b, u] = ZERO32
+            burst_pending[b, u] = False
+            unit_kind[b, u] = 0
+        for n in range(last_action.shape[1]):
+            last_action[b, n] = -1
+            fov_dir[b, n, 0] = ZERO32
+            fov_dir[b, n, 1] = ZERO32
+        for j in range(enemy_tag.shape[1]):
+            enemy_tag[b, j] = -1
+        episode_steps[b] = 0
+        max_reward[b] = ZERO32
