@@ -141,8 +141,8 @@ class SMACSim:
         kernel: execution path of the step's stages (actions -> orders, enemy AI, the 8 game loops,
             then result, reward, available actions, observations and state, and the observation
             of auto-reset envs): ``"torch"`` (the reference tensor code, any device, ``compile``),
-            ``"numba"`` (compiled CPU loops, ``sim.kernels.tick`` and ``sim.kernels.observe``;
-            bit-equal to torch, much faster
+            ``"numba"`` (compiled CPU loops, ``sim.kernels.tick`` and ``sim.kernels.observe``; ``step``
+            is one compiled call, ``sim.kernels.step``, auto-resets included; bit-equal to torch, much faster
             at small batches; the first use in a fresh install compiles for about a minute, later
             processes load the on-disk cache), or ``"auto"``: numba on CPU when it imports,
             ``compile=False`` and the map is a SMAC v1 map (SMACv2 scenarios run on torch), else torch. The path in effect is ``self.kernel`` (also in
