@@ -702,19 +702,18 @@ class SMACSim:
             b, n = divmod(value, N)
             actions = torch.from_numpy(a)
             raise (self._out_of_range if code == OUT_OF_RANGE else self._unavailable)(actions, b, n)
-        del arrays["actions"]
-        out = {k: torch.from_numpy(v) for k, v in arrays.items()}
+        out = dict(zip(kernel.out_keys, map(torch.from_numpy, arrays), strict=True))
         if value:  # some episodes ended
             if not self.autoreset:
                 self._needs_reset = True
                 return out
-            done = arrays["terminated"] | arrays["truncated"]
+            done = arrays[5] | arrays[6]  # terminated | truncated
             # = self.st.copy_envs_from(self._fresh_state(), done), compiled (bit for bit, tested)
             kernel.reset_envs(self.st, done, self.spawn_jitter)
             # observe only the envs that were reset, into rows of this step's fresh outputs (final_* are copies)
             idx = done.nonzero()[0]
             self._observe_kernel.observe(self.st, idx, out)
-            kernel._avail_np[idx] = arrays["avail_actions"][idx]
+            kernel._avail_np[idx] = arrays[2][idx]  # avail_actions
         return out
 
     def _core(self, actions: torch.Tensor) -> dict[str, torch.Tensor]:

@@ -81,6 +81,24 @@ _DTYPES = {
     "episode_steps": torch.int64,
 }
 _get_fields = operator.attrgetter(*_FIELDS)
+OUT_KEYS = (
+    "obs",
+    "state",
+    "avail_actions",
+    "reward",
+    "battle_won",
+    "terminated",
+    "truncated",
+    "dead_allies",
+    "dead_enemies",
+    "episode_limit",
+    "agent_alive",
+    "invalid_actions",
+    "final_obs",
+    "final_state",
+    "final_avail_actions",
+)
+"""Keys of ``SMACSim.step``'s dict, in the order of the arrays :class:`StepKernel` returns."""
 
 
 @numba.njit(**_JIT)
@@ -260,6 +278,7 @@ class StepKernel:
 
     def __init__(self, tick, observe, n_ticks: int, lenient: bool):
         self.n_ticks = int(n_ticks)
+        self.out_keys = OUT_KEYS
         self.lenient = bool(lenient)
         self.n_agents = observe.n_agents
         self.n_actions = observe.n_actions
@@ -280,11 +299,12 @@ class StepKernel:
         self._avail_np: np.ndarray | None = None
         self._stats_t: torch.Tensor | None = None
         self._stats_np: np.ndarray | None = None
+        self._act: np.ndarray | None = None
 
     def __getstate__(self) -> dict:
         # the cached views alias this process's tensors: a copied or unpickled sim views its own
         d = dict(self.__dict__)
-        d.update(_key=None, _arrays=(), _avail_t=None, _avail_np=None, _stats_t=None, _stats_np=None)
+        d.update(_key=None, _arrays=(), _avail_t=None, _avail_np=None, _stats_t=None, _stats_np=None, _act=None)
         return d
 
     def views(self, st: WorldState) -> tuple:
@@ -337,73 +357,63 @@ class StepKernel:
         Args:
             st: the world state (CPU tensors; updated in place).
             actions: ``[B, N]`` int64 C-contiguous array of SMAC action ids (not modified).
-            avail: ``[B, N, n_actions]`` bool, the available actions of the previous step
-                (``avail_buffer``'s tensor, rewritten in place with the new ones).
+            avail: ``[B, N, n_actions]`` bool, the available actions of the previous step: the
+                tensor of :meth:`avail_buffer` (rewritten in place with the new ones).
             stats: ``SMACSim._stat_counts`` (updated in place).
 
         Returns:
-            ``(code, value, out)``: ``code`` ``OK`` with ``value`` the number of envs whose episode
-            ended and ``out`` the step's arrays (``obs``, ``state``, ``avail_actions``, ``reward``,
-            ``battle_won``, ``terminated``, ``truncated``, ``dead_allies``, ``dead_enemies``,
-            ``episode_limit``, ``agent_alive``, ``invalid_actions``, ``final_obs``, ``final_state``,
-            ``final_avail_actions``, ``actions``: the actions applied); or ``OUT_OF_RANGE`` /
-            ``UNAVAILABLE`` with ``value`` the flat index ``b * N + n`` of the first bad action,
-            ``out`` ``None``, and nothing changed.
+            ``(code, value, arrays)``: ``code`` ``OK`` with ``value`` the number of envs whose episode
+            ended and ``arrays`` the step's fresh NumPy outputs in the order of ``OUT_KEYS``
+            (``obs``, ``state``, ``avail_actions``, ``reward``, ``battle_won``, ``terminated``,
+            ``truncated``, ``dead_allies``, ``dead_enemies``, ``episode_limit``, ``agent_alive``,
+            ``invalid_actions``, ``final_obs``, ``final_state``, ``final_avail_actions``); or
+            ``OUT_OF_RANGE`` / ``UNAVAILABLE`` with ``value`` the flat index ``b * N + n`` of the first
+            bad action, ``arrays`` ``None``, and nothing changed.
         """
         v = self.views(st)
+        if avail is not self._avail_t:
+            raise ValueError("avail must be the tensor of StepKernel.avail_buffer")
+        if stats is not self._stats_t:
+            self.stats_buffer(stats)
         B = v[0].shape[0]
-        N, A = self.n_agents, self.n_actions
-        obs = np.empty((B, N, self.obs_size), np.float32)
-        state = np.empty((B, self.state_size), np.float32)
-        av = np.empty((B, N, A), np.bool_)
-        final_obs = np.empty((B, N, self.obs_size), np.float32)
-        final_state = np.empty((B, self.state_size), np.float32)
-        final_av = np.empty((B, N, A), np.bool_)
-        reward = np.empty(B, np.float32)
-        terminated = np.empty(B, np.bool_)
-        truncated = np.empty(B, np.bool_)
-        won = np.empty(B, np.bool_)
-        ep_limit = np.empty(B, np.bool_)
-        dead_a = np.empty(B, np.int64)
-        dead_e = np.empty(B, np.int64)
-        agent_alive = np.empty((B, N), np.bool_)
-        invalid = np.empty((B, N), np.bool_)
-        act = np.empty((B, N), np.int64)
+        N, A, F, S = self.n_agents, self.n_actions, self.obs_size, self.state_size
+        empty, f32, b8 = np.empty, np.float32, np.bool_
+        act = self._act
+        if act is None or act.shape[0] != B:
+            act = self._act = np.empty((B, N), np.int64)  # the actions applied (lenient), not returned
+        out = (
+            empty((B, N, F), f32),  # obs
+            empty((B, S), f32),  # state
+            empty((B, N, A), b8),  # avail_actions
+            empty(B, f32),  # reward
+            empty(B, b8),  # battle_won
+            empty(B, b8),  # terminated
+            empty(B, b8),  # truncated
+            empty(B, np.int64),  # dead_allies
+            empty(B, np.int64),  # dead_enemies
+            empty(B, b8),  # episode_limit
+            empty((B, N), b8),  # agent_alive
+            empty((B, N), b8),  # invalid_actions
+            empty((B, N, F), f32),  # final_obs
+            empty((B, S), f32),  # final_state
+            empty((B, N, A), b8),  # final_avail_actions
+        )
+        obs, state, av, reward, won, terminated, truncated, dead_a, dead_e, ep_limit, alive, invalid, fo, fs, fa = out
         par = B >= PARALLEL_MIN_ENVS
-        fn = _step_parallel if par else _step_serial
-        n_chunks = min(B, numba.get_num_threads()) if par else 1
         args = (
-            n_chunks, self.n_ticks, self.lenient, actions, act, invalid, *v, *self._consts,
-            avail.numpy(), obs, state, av, final_obs, final_state, final_av, reward, terminated, truncated, won,
-            ep_limit, dead_a, dead_e, agent_alive, self.stats_buffer(stats),
+            min(B, numba.get_num_threads()) if par else 1, self.n_ticks, self.lenient, actions, act, invalid, *v,
+            *self._consts, self._avail_np, obs, state, av, fo, fs, fa, reward, terminated, truncated, won, ep_limit,
+            dead_a, dead_e, alive, self._stats_np,
         )  # fmt: skip
         if par:
             n = torch.get_num_threads()  # see TickKernel._run_parallel
-            code, value = fn(*args)
+            code, value = _step_parallel(*args)
             if torch.get_num_threads() != n:
                 torch.set_num_threads(n)
         else:
-            code, value = fn(*args)
+            code, value = _step_serial(*args)
         if code != OK:
             return code, value, None
-        out = dict(
-            obs=obs,
-            state=state,
-            avail_actions=av,
-            reward=reward,
-            battle_won=won,
-            terminated=terminated,
-            truncated=truncated,
-            dead_allies=dead_a,
-            dead_enemies=dead_e,
-            episode_limit=ep_limit,
-            agent_alive=agent_alive,
-            invalid_actions=invalid,
-            final_obs=final_obs,
-            final_state=final_state,
-            final_avail_actions=final_av,
-            actions=act,
-        )
         return code, value, out
 
     # -- auto-reset
@@ -454,7 +464,7 @@ class StepKernel:
         )  # fmt: skip
 
 
-__all__ = ["OK", "OUT_OF_RANGE", "UNAVAILABLE", "StepKernel"]
+__all__ = ["OK", "OUT_KEYS", "OUT_OF_RANGE", "UNAVAILABLE", "StepKernel"]
 
 
 # ------------------------------------------------------------------------------------------ auto-reset
