@@ -5,6 +5,9 @@ Both return ``[B, N]`` int64 action tensors that are always available.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import torch
 
 from sc2_envs.sim.env import SMACSim
@@ -21,6 +24,12 @@ def random_actions(
     loop) or ``seed`` (a fresh generator seeded with it, for a one-off draw). With neither, torch's
     global generator is used (``torch.manual_seed`` decides).
 
+    Each row draws one float64 ``u`` uniform in ``[0, 1)`` (``torch.rand``, one number per row from
+    the generator) and takes its ``k``-th available action, ``k = floor(u * count)``: every available
+    action has probability ``1 / count`` (up to ``count * 2**-53``). On CPU, with numba installed,
+    the choice runs as one small compiled loop, elsewhere as four tensor operations; both give the
+    same actions for the same ``u``.
+
     Args:
         avail_actions: ``[..., n_actions]`` bool mask; every row must have an available action.
         generator: torch generator to draw from.
@@ -30,8 +39,9 @@ def random_actions(
         ``[...]`` int64 actions.
 
     Raises:
-        ValueError: both ``generator`` and ``seed`` given, a negative or non-int ``seed``, or a row
-            with no available action (named by its index).
+        ValueError: both ``generator`` and ``seed`` given, a negative or non-int ``seed``, a mask
+            that is not a bool tensor with at least one dimension, or a row with no available
+            action (named by its index).
     """
     if seed is not None:
         if generator is not None:
@@ -39,13 +49,72 @@ def random_actions(
         if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
         generator = torch.Generator(device=avail_actions.device).manual_seed(seed)
-    flat = avail_actions.reshape(-1, avail_actions.shape[-1])
-    empty = ~flat.any(-1)
-    if bool(empty.any()):
-        row = int(empty.nonzero()[0])
-        index = tuple(int(i) for i in torch.unravel_index(torch.tensor(row), avail_actions.shape[:-1]))
+    if not isinstance(avail_actions, torch.Tensor) or avail_actions.dtype != torch.bool or avail_actions.dim() < 1:
+        got = (
+            f"{avail_actions.dtype} tensor of shape {tuple(avail_actions.shape)}"
+            if isinstance(avail_actions, torch.Tensor)
+            else type(avail_actions).__name__
+        )
+        raise ValueError(f"avail_actions must be a bool tensor [..., n_actions], got {got}")
+    shape = avail_actions.shape[:-1]
+    n_rows = math.prod(shape)
+    pick = _pick_kernel() if avail_actions.is_cpu else None
+    if pick is not None:  # NumPy views and one compiled loop: a few microseconds at B = 1
+        mask = avail_actions.numpy()
+        u = torch.rand(n_rows, generator=generator, dtype=torch.float64)
+        out = np.empty(mask.shape[:-1], np.int64)
+        empty = pick(np.ascontiguousarray(mask).reshape(n_rows, mask.shape[-1]), u.numpy(), out.reshape(n_rows))
+        actions = torch.from_numpy(out)
+    else:
+        flat = avail_actions.reshape(n_rows, avail_actions.shape[-1])
+        u = torch.rand(n_rows, generator=generator, dtype=torch.float64, device=flat.device)
+        count = flat.sum(-1)
+        bad = (count == 0).nonzero()
+        empty = int(bad[0]) if bad.numel() else -1
+        k = torch.minimum((u * count).long(), count - 1)
+        actions = (flat.cumsum(-1) <= k.unsqueeze(-1)).sum(-1).view(shape)
+    if empty >= 0:
+        index = tuple(int(i) for i in torch.unravel_index(torch.tensor(empty), shape))
         raise ValueError(f"avail_actions{list(index)} has no available action; expected at least one True per row")
-    return torch.multinomial(flat.float(), 1, generator=generator).view(avail_actions.shape[:-1])
+    return actions
+
+
+_PICK: list = []
+
+
+def _pick_kernel():
+    """The compiled CPU choice of ``random_actions`` (``None`` without numba; compiled once, cached on disk)."""
+    if not _PICK:
+        try:
+            import numba
+        except Exception:  # numba missing or broken: the tensor path gives the same actions
+            _PICK.append(None)
+            return None
+
+        @numba.njit(cache=True, nogil=True)
+        def pick(avail, u, out):
+            """``out[r]`` = the ``floor(u[r] * count)``-th available action of row ``r``; returns the
+            first row without one (its ``out`` undefined), or -1."""
+            R, A = avail.shape
+            for r in range(R):
+                count = 0
+                for a in range(A):
+                    count += avail[r, a]
+                if count == 0:
+                    return r
+                k = np.int64(u[r] * np.float64(count))
+                if k > count - 1:
+                    k = count - 1
+                for a in range(A):
+                    if avail[r, a]:
+                        if k == 0:
+                            out[r] = a
+                            break
+                        k -= 1
+            return -1
+
+        _PICK.append(pick)
+    return _PICK[0]
 
 
 class HeuristicPolicy:

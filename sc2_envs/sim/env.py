@@ -141,8 +141,8 @@ class SMACSim:
         kernel: execution path of the step's stages (actions -> orders, enemy AI, the 8 game loops,
             then result, reward, available actions, observations and state, and the observation
             of auto-reset envs): ``"torch"`` (the reference tensor code, any device, ``compile``),
-            ``"numba"`` (compiled CPU loops, ``sim.kernels.tick`` and ``sim.kernels.observe``;
-            bit-equal to torch, much faster
+            ``"numba"`` (compiled CPU loops, ``sim.kernels.tick`` and ``sim.kernels.observe``; ``step``
+            is one compiled call, ``sim.kernels.step``, auto-resets included; bit-equal to torch, much faster
             at small batches; the first use in a fresh install compiles for about a minute, later
             processes load the on-disk cache), or ``"auto"``: numba on CPU when it imports,
             ``compile=False`` and the map is a SMAC v1 map (SMACv2 scenarios run on torch), else torch. The path in effect is ``self.kernel`` (also in
@@ -297,10 +297,17 @@ class SMACSim:
 
             self._tick_kernel = TickKernel(self.dynamics, self.enemy_ai, self.n_agents, self._move_dirs)
         self._observe_kernel = None
+        self._step_kernel = None
         if self.kernel == "numba":
             from sc2_envs.sim.kernels.observe import ObserveKernel
+            from sc2_envs.sim.kernels.step import StepKernel
 
             self._observe_kernel = ObserveKernel(self.features)
+            # the whole of step() in one compiled call (checks, orders, ticks, observe, statistics)
+            self._step_kernel = StepKernel(
+                self._tick_kernel, self._observe_kernel, LOOPS_PER_STEP // self.dynamics.L, lenient_actions
+            )
+            self._step_kernel.set_fresh(self.table, self.spec, self._tick_kernel)
         self._stat_counts = torch.zeros(3, dtype=torch.int64, device=self.device)
         if pin is not None:
             if not isinstance(pin, dict):
@@ -526,7 +533,8 @@ class SMACSim:
     def _observe(self) -> dict[str, torch.Tensor]:
         if self._observe_kernel is not None:
             out = self._observe_kernel.observe(self.st)
-            self._avail = out["avail_actions"]
+            # the step kernel's own copy: changing the returned tensor never changes the action check
+            self._avail = self._step_kernel.avail_buffer(out["avail_actions"])
             return out
         avail = self.features.avail_actions(self.st)
         self._avail = avail
@@ -536,8 +544,9 @@ class SMACSim:
         return out
 
     # ------------------------------------------------------------------ step
-    def _check_actions(self, actions) -> tuple[torch.Tensor, torch.Tensor]:
-        B, N, A = self.num_envs, self.n_agents, self.n_actions
+    def _coerce_actions(self, actions) -> torch.Tensor:
+        """``actions`` as a ``[B, N]`` int64 tensor on the sim's device (type and shape checked, values not)."""
+        B, N = self.num_envs, self.n_agents
         if not isinstance(actions, torch.Tensor):
             arr = np.asarray(actions)
             if arr.dtype.kind not in "iu":
@@ -547,21 +556,31 @@ class SMACSim:
             raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}), got dtype {actions.dtype}")
         if tuple(actions.shape) != (B, N):
             raise ValueError(f"actions must have shape (num_envs={B}, n_agents={N}), got {tuple(actions.shape)}")
-        actions = actions.to(device=self.device, dtype=torch.int64)
+        return actions.to(device=self.device, dtype=torch.int64)
+
+    def _out_of_range(self, actions: torch.Tensor, b: int, n: int) -> ValueError:
+        return ValueError(f"env {b}, agent {n}: action {int(actions[b, n])} is out of range [0, {self.n_actions})")
+
+    def _unavailable(self, actions: torch.Tensor, b: int, n: int) -> ValueError:
+        mask = self._avail[b, n].int().tolist()
+        return ValueError(
+            f"env {b}, agent {n} ({self.unit_types(b)[0][n]}): action {int(actions[b, n])} is unavailable; "
+            f"avail_actions={mask}. Pass lenient_actions=True to replace unavailable actions by stop/no-op."
+        )
+
+    def _check_actions(self, actions) -> tuple[torch.Tensor, torch.Tensor]:
+        N, A = self.n_agents, self.n_actions
+        actions = self._coerce_actions(actions)
         out_of_range = (actions < 0) | (actions >= A)
         if out_of_range.any():
             b, n = (int(i) for i in out_of_range.nonzero()[0])
-            raise ValueError(f"env {b}, agent {n}: action {int(actions[b, n])} is out of range [0, {A})")
+            raise self._out_of_range(actions, b, n)
         ok = torch.gather(self._avail, 2, actions.unsqueeze(-1)).squeeze(-1)
         invalid = ~ok
         if invalid.any():
             if not self.lenient_actions:
                 b, n = (int(i) for i in invalid.nonzero()[0])
-                mask = self._avail[b, n].int().tolist()
-                raise ValueError(
-                    f"env {b}, agent {n} ({self.unit_types(b)[0][n]}): action {int(actions[b, n])} is unavailable; "
-                    f"avail_actions={mask}. Pass lenient_actions=True to replace unavailable actions by stop/no-op."
-                )
+                raise self._unavailable(actions, b, n)
             alive = self.st.alive[:, :N]
             actions = torch.where(invalid, torch.where(alive, 1, 0), actions)
         return actions, invalid
@@ -612,6 +631,8 @@ class SMACSim:
         """
         if self._needs_reset:
             raise RuntimeError("call reset() before step() (and after an episode ends when autoreset=False)")
+        if self._step_kernel is not None:
+            return self._step_fused(actions)
         actions, invalid = self._check_actions(actions)
         N = self.n_agents
         core = self._core(actions)
@@ -658,6 +679,41 @@ class SMACSim:
                 self._needs_reset = True
         if self.scenario is not None:
             out["unit_kind"] = self.st.unit_kind[:, :N].clone()
+        return out
+
+    def _step_fused(self, actions) -> dict[str, torch.Tensor]:
+        """``step`` on the numba path: one ``StepKernel`` call, then the auto-reset of ended envs."""
+        B, N = self.num_envs, self.n_agents
+        if type(actions) is torch.Tensor and actions.dtype is torch.int64 and actions.is_cpu and actions.shape == (B, N):
+            a = actions.numpy()
+        else:
+            actions = self._coerce_actions(actions)
+            a = actions.numpy()
+        if not a.flags.c_contiguous:
+            a = np.ascontiguousarray(a)
+        kernel = self._step_kernel
+        avail = self._avail
+        if avail is not kernel._avail_t:
+            avail = self._avail = kernel.avail_buffer(avail)
+        code, value, arrays = kernel(self.st, a, avail, self._stat_counts)
+        if code:
+            from sc2_envs.sim.kernels.step import OUT_OF_RANGE
+
+            b, n = divmod(value, N)
+            actions = torch.from_numpy(a)
+            raise (self._out_of_range if code == OUT_OF_RANGE else self._unavailable)(actions, b, n)
+        out = dict(zip(kernel.out_keys, map(torch.from_numpy, arrays), strict=True))
+        if value:  # some episodes ended
+            if not self.autoreset:
+                self._needs_reset = True
+                return out
+            done = arrays[5] | arrays[6]  # terminated | truncated
+            # = self.st.copy_envs_from(self._fresh_state(), done), compiled (bit for bit, tested)
+            kernel.reset_envs(self.st, done, self.spawn_jitter)
+            # observe only the envs that were reset, into rows of this step's fresh outputs (final_* are copies)
+            idx = done.nonzero()[0]
+            self._observe_kernel.observe(self.st, idx, out)
+            kernel._avail_np[idx] = arrays[2][idx]  # avail_actions
         return out
 
     def _core(self, actions: torch.Tensor) -> dict[str, torch.Tensor]:

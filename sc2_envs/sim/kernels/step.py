@@ -1,0 +1,582 @@
+"""One compiled call per env step: ``SMACSim.step`` on the numba path (bit-equal to the torch code).
+
+``sim.kernels.tick`` (orders, ticks) and ``sim.kernels.observe`` (result, reward, features) hold
+the game rules as per-env Numba functions. Called stage by stage from Python, a small batch paid
+more for the glue around them (argument views, action checks, result bookkeeping, copies, about
+40 small torch operations per step) than for the rules themselves. :class:`StepKernel` runs the
+whole step of one env in one loop body instead, and all envs in one call (``numba.prange`` over
+chunks of envs from ``tick.PARALLEL_MIN_ENVS`` envs up):
+
+1. checks the actions against the previous step's available actions (range, then availability;
+   with ``lenient_actions`` an unavailable action becomes stop, or no-op for a dead agent), before
+   anything is changed, and reports the first bad entry for ``SMACSim`` to raise on;
+2. per env: ``tick._orders_env`` (SMAC actions -> orders, then the enemy AI), ``8 / loops_per_tick``
+   calls of ``tick._advance``, ``observe._step_env`` (step count, last action, game result,
+   reward, previous-step snapshot), the step's flags and counts (terminated, truncated, dead
+   allies / enemies, agent alive), ``observe._observe_env`` (available actions, observations,
+   state) and the ``final_*`` copies;
+3. adds the step's won / ended / truncated episodes to ``SMACSim``'s ``get_stats`` counters.
+
+Every output array is fresh (allocated by the caller each step), so a returned tensor never
+shares memory with another or with the simulator. The rule functions are the same compiled
+functions the stage kernels call, so the stage path and the fused path cannot drift apart;
+``tests/test_kernel_step.py`` runs seeded play with auto-resets through the torch path and this
+one and requires equal outputs and states after every step.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numba
+import numpy as np
+import torch
+
+from sc2_envs.sim import rng
+from sc2_envs.sim.kernels.observe import _F_EPISODE_LIMIT, _observe_env, _step_env
+from sc2_envs.sim.kernels.tick import _JIT, FL_N, PARALLEL_MIN_ENVS, _advance, _can_stand, _orders_env
+from sc2_envs.sim.state import ORDER_ATTACK_MOVE, ORDER_NONE, WorldState
+
+# error codes returned by the kernel (with the flat index b * N + n of the first bad action)
+OK, OUT_OF_RANGE, UNAVAILABLE = 0, 1, 2
+
+# the WorldState fields the step reads or writes, in the kernel's argument order
+_FIELDS = (
+    "pos",
+    "health",
+    "shield",
+    "energy",
+    "cooldown",
+    "alive",
+    "order_kind",
+    "order_target",
+    "order_point",
+    "loops_since_damage",
+    "last_attacker",
+    "jitter_state",
+    "windup",
+    "windup_target",
+    "hits_left",
+    "missile_eta",
+    "missile_target",
+    "missile_hits",
+    "burst_pending",
+    "prev_health",
+    "prev_shield",
+    "prev_alive",
+    "last_action",
+    "episode_steps",
+)
+_DTYPES = {
+    "alive": torch.bool,
+    "burst_pending": torch.bool,
+    "prev_alive": torch.bool,
+    "order_kind": torch.int64,
+    "order_target": torch.int64,
+    "last_attacker": torch.int64,
+    "jitter_state": torch.int64,
+    "windup_target": torch.int64,
+    "missile_target": torch.int64,
+    "last_action": torch.int64,
+    "episode_steps": torch.int64,
+}
+_get_fields = operator.attrgetter(*_FIELDS)
+OUT_KEYS = (
+    "obs",
+    "state",
+    "avail_actions",
+    "reward",
+    "battle_won",
+    "terminated",
+    "truncated",
+    "dead_allies",
+    "dead_enemies",
+    "episode_limit",
+    "agent_alive",
+    "invalid_actions",
+    "final_obs",
+    "final_state",
+    "final_avail_actions",
+)
+"""Keys of ``SMACSim.step``'s dict, in the order of the arrays :class:`StepKernel` returns."""
+
+
+@numba.njit(**_JIT)
+def _check(actions, alive, avail_in, lenient, act, invalid):
+    """Validate ``actions [B, N]`` against ``avail_in [B, N, A]``; write the actions to apply into ``act``
+    and the replaced ones into ``invalid``. Returns ``(code, flat index)`` of the first error (row-major,
+    out-of-range before unavailable, as ``SMACSim._check_actions``), ``(OK, -1)`` when there is none."""
+    B, N = actions.shape
+    A = avail_in.shape[2]
+    for b in range(B):
+        for n in range(N):
+            a = actions[b, n]
+            if a < 0 or a >= A:
+                return OUT_OF_RANGE, b * N + n
+    for b in range(B):
+        for n in range(N):
+            a = actions[b, n]
+            ok = avail_in[b, n, a]
+            invalid[b, n] = not ok
+            if ok:
+                act[b, n] = a
+            elif lenient:
+                act[b, n] = 1 if alive[b, n] else 0
+            else:
+                return UNAVAILABLE, b * N + n
+    return OK, -1
+
+
+@numba.njit(**_JIT)
+def _step_range(
+    b0, b1, n_ticks, act,
+    pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+    jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+    prev_health, prev_shield, prev_alive, last_action, episode_steps,
+    cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len,
+    fl, can_target, move_dirs, ucon, opath, height, oflags, fparams,
+    avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, result, terminated, truncated,
+    battle_won, episode_limit, dead_allies, dead_enemies, agent_alive,
+):  # fmt: skip
+    """The whole step of envs ``b0 .. b1 - 1`` (scratch allocated once per range)."""
+    U = pos.shape[1]
+    N = fl[FL_N]
+    P = 1
+    while P < U:
+        P *= 2
+    sf = np.zeros((10, U), np.float32)
+    si = np.zeros((12, U), np.int64)
+    bx = np.zeros(P, np.float32)
+    by = np.zeros(P, np.float32)
+    limit = oflags[_F_EPISODE_LIMIT]
+    for b in range(b0, b1):
+        _orders_env(b, act, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
+                    move_dirs, fl)  # fmt: skip
+        for _ in range(n_ticks):
+            _advance(
+                b, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+                last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target,
+                missile_hits, burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level,
+                cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl, sf, si, bx, by,
+            )  # fmt: skip
+        _step_env(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act, ucon,
+                  oflags, fparams, reward, result)  # fmt: skip
+        won = result[0, b]
+        term = won or result[1, b] or result[2, b]
+        trunc = (not term) and episode_steps[b] >= limit
+        terminated[b] = term
+        truncated[b] = trunc
+        battle_won[b] = won
+        episode_limit[b] = trunc
+        da = 0
+        for n in range(N):
+            agent_alive[b, n] = alive[b, n]
+            if not alive[b, n]:
+                da += 1
+        de = 0
+        for u in range(N, U):
+            if not alive[b, u]:
+                de += 1
+        dead_allies[b] = da
+        dead_enemies[b] = de
+        _observe_env(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, ucon, opath, height,
+                     oflags, fparams, obs, state, avail)  # fmt: skip
+        for i in range(obs.shape[1]):
+            for k in range(obs.shape[2]):
+                final_obs[b, i, k] = obs[b, i, k]
+            for k in range(avail.shape[2]):
+                final_avail[b, i, k] = avail[b, i, k]
+                avail_in[b, i, k] = avail[b, i, k]
+        for k in range(state.shape[1]):
+            final_state[b, k] = state[b, k]
+
+
+@numba.njit(**_JIT)
+def _tally(terminated, truncated, battle_won, stats):
+    """Add the step's won / ended / truncated episodes to ``stats [3]``; returns the number ended."""
+    ended = 0
+    for b in range(terminated.shape[0]):
+        done = terminated[b] or truncated[b]
+        stats[0] += battle_won[b]
+        stats[1] += done
+        stats[2] += truncated[b]
+        ended += done
+    return ended
+
+
+# Two entry points with their own names (numba's on-disk cache keys a function by its name).
+@numba.njit(**_JIT)
+def _step_serial(
+    n_chunks, n_ticks, lenient, actions, act, invalid,
+    pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+    jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+    prev_health, prev_shield, prev_alive, last_action, episode_steps,
+    cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len,
+    fl, can_target, move_dirs, ucon, opath, height, oflags, fparams,
+    avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, terminated, truncated,
+    battle_won, episode_limit, dead_allies, dead_enemies, agent_alive, stats,
+):  # fmt: skip
+    code, where = _check(actions, alive, avail_in, lenient, act, invalid)
+    if code != OK:
+        return code, where
+    B = pos.shape[0]
+    result = np.empty((3, B), np.bool_)
+    _step_range(
+        0, B, n_ticks, act,
+        pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+        jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+        prev_health, prev_shield, prev_alive, last_action, episode_steps,
+        cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+        nb_len, fl, can_target, move_dirs, ucon, opath, height, oflags, fparams,
+        avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, result, terminated, truncated,
+        battle_won, episode_limit, dead_allies, dead_enemies, agent_alive,
+    )  # fmt: skip
+    return OK, _tally(terminated, truncated, battle_won, stats)
+
+
+@numba.njit(parallel=True, **_JIT)
+def _step_parallel(
+    n_chunks, n_ticks, lenient, actions, act, invalid,
+    pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+    jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+    prev_health, prev_shield, prev_alive, last_action, episode_steps,
+    cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len,
+    fl, can_target, move_dirs, ucon, opath, height, oflags, fparams,
+    avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, terminated, truncated,
+    battle_won, episode_limit, dead_allies, dead_enemies, agent_alive, stats,
+):  # fmt: skip
+    code, where = _check(actions, alive, avail_in, lenient, act, invalid)
+    if code != OK:
+        return code, where
+    B = pos.shape[0]
+    result = np.empty((3, B), np.bool_)
+    per = (B + n_chunks - 1) // n_chunks
+    for c in numba.prange(n_chunks):
+        _step_range(
+            c * per, min(B, (c + 1) * per), n_ticks, act,
+            pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+            jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+            prev_health, prev_shield, prev_alive, last_action, episode_steps,
+            cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+            nb_len, fl, can_target, move_dirs, ucon, opath, height, oflags, fparams,
+            avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, result, terminated, truncated,
+            battle_won, episode_limit, dead_allies, dead_enemies, agent_alive,
+        )  # fmt: skip
+    return OK, _tally(terminated, truncated, battle_won, stats)
+
+
+class StepKernel:
+    """``SMACSim.step``'s work (checks, orders, ticks, result, reward, features, statistics) as one
+    compiled call; see the module docstring. Built by ``SMACSim`` on the numba path.
+
+    Args:
+        tick: the simulator's ``tick.TickKernel`` (rule tables of the orders and tick stages).
+        observe: the simulator's ``observe.ObserveKernel`` (tables of the observe stage).
+        n_ticks: ticks per env step (``8 / loops_per_tick``).
+        lenient: ``SMACSim.lenient_actions``.
+    """
+
+    def __init__(self, tick, observe, n_ticks: int, lenient: bool):
+        self.n_ticks = int(n_ticks)
+        self.out_keys = OUT_KEYS
+        self.lenient = bool(lenient)
+        self.n_agents = observe.n_agents
+        self.n_actions = observe.n_actions
+        self.obs_size = observe.features.obs_size
+        self.state_size = observe.features.state_size
+        k, o = tick, observe
+        self._consts = (
+            k.cf, k.ci, k.dmg, k.collide_pair, k.enemy_pair, k.rsum, k.r2far, k.pathing, k.level, k.cliff_walkable,
+            k.gdist, k.edge_ok, k.nb_flat, k.nb_len, k.fl, k.can_target, k.move_dirs,
+            o._ucon, o._pathing, o._height, o._flags, o._fparams,
+        )  # fmt: skip
+        self._reset_cache()
+
+    def _reset_cache(self) -> None:
+        self._key: tuple | None = None
+        self._arrays: tuple = ()
+        self._avail_t: torch.Tensor | None = None
+        self._avail_np: np.ndarray | None = None
+        self._stats_t: torch.Tensor | None = None
+        self._stats_np: np.ndarray | None = None
+        self._act: np.ndarray | None = None
+
+    def __getstate__(self) -> dict:
+        # the cached views alias this process's tensors: a copied or unpickled sim views its own
+        d = dict(self.__dict__)
+        d.update(_key=None, _arrays=(), _avail_t=None, _avail_np=None, _stats_t=None, _stats_np=None, _act=None)
+        return d
+
+    def views(self, st: WorldState) -> tuple:
+        """NumPy views of the state fields (kept while ``st`` holds the same tensors; a replaced field
+        is checked and viewed again, a non-contiguous one replaced by a contiguous copy first)."""
+        tensors = _get_fields(st)
+        key = self._key
+        if key is not None and all(map(operator.is_, tensors, key)):
+            return self._arrays
+        B = tensors[0].shape[0]
+        arrays = []
+        for name, x in zip(_FIELDS, tensors, strict=True):
+            want = _DTYPES.get(name, torch.float32)
+            if x.device.type != "cpu" or x.dtype != want or x.shape[0] != B:
+                raise ValueError(
+                    f"WorldState.{name} must be a CPU {want} tensor with {B} envs for the numba kernel, "
+                    f"got {x.dtype} {tuple(x.shape)} on {x.device}"
+                )
+            if not x.is_contiguous() or x.requires_grad:
+                x = x.detach().contiguous()
+                setattr(st, name, x)
+            arrays.append(x.numpy())
+        self._key = _get_fields(st)
+        self._arrays = tuple(arrays)
+        return self._arrays
+
+    def avail_buffer(self, avail: torch.Tensor) -> torch.Tensor:
+        """The kernel's own ``[B, N, n_actions]`` bool buffer of the current available actions (read
+        to check the next actions, rewritten every step), filled from ``avail`` when that is another
+        tensor (after ``reset``, ``load_state_dict``, ...). Never handed to the caller."""
+        if avail is self._avail_t:
+            return avail
+        if self._avail_np is None or self._avail_np.shape != tuple(avail.shape):
+            self._avail_np = np.empty(tuple(avail.shape), np.bool_)
+            self._avail_t = torch.from_numpy(self._avail_np)
+        self._avail_t.copy_(avail)
+        return self._avail_t
+
+    def stats_buffer(self, stats: torch.Tensor) -> np.ndarray:
+        """A writable NumPy view of ``SMACSim._stat_counts`` ([3] int64), which the kernel adds to."""
+        if stats is not self._stats_t:
+            if stats.device.type != "cpu" or stats.dtype != torch.int64 or not stats.is_contiguous():
+                raise ValueError(f"stat counts must be a contiguous CPU int64 tensor, got {stats.dtype} on {stats.device}")
+            self._stats_t, self._stats_np = stats, stats.numpy()
+        return self._stats_np
+
+    def __call__(self, st: WorldState, actions: np.ndarray, avail: torch.Tensor, stats: torch.Tensor):
+        """One env step of every env, in place on ``st``.
+
+        Args:
+            st: the world state (CPU tensors; updated in place).
+            actions: ``[B, N]`` int64 C-contiguous array of SMAC action ids (not modified).
+            avail: ``[B, N, n_actions]`` bool, the available actions of the previous step: the
+                tensor of :meth:`avail_buffer` (rewritten in place with the new ones).
+            stats: ``SMACSim._stat_counts`` (updated in place).
+
+        Returns:
+            ``(code, value, arrays)``: ``code`` ``OK`` with ``value`` the number of envs whose episode
+            ended and ``arrays`` the step's fresh NumPy outputs in the order of ``OUT_KEYS``
+            (``obs``, ``state``, ``avail_actions``, ``reward``, ``battle_won``, ``terminated``,
+            ``truncated``, ``dead_allies``, ``dead_enemies``, ``episode_limit``, ``agent_alive``,
+            ``invalid_actions``, ``final_obs``, ``final_state``, ``final_avail_actions``); or
+            ``OUT_OF_RANGE`` / ``UNAVAILABLE`` with ``value`` the flat index ``b * N + n`` of the first
+            bad action, ``arrays`` ``None``, and nothing changed.
+        """
+        v = self.views(st)
+        if avail is not self._avail_t:
+            raise ValueError("avail must be the tensor of StepKernel.avail_buffer")
+        if stats is not self._stats_t:
+            self.stats_buffer(stats)
+        B = v[0].shape[0]
+        N, A, F, S = self.n_agents, self.n_actions, self.obs_size, self.state_size
+        empty, f32, b8 = np.empty, np.float32, np.bool_
+        act = self._act
+        if act is None or act.shape[0] != B:
+            act = self._act = np.empty((B, N), np.int64)  # the actions applied (lenient), not returned
+        out = (
+            empty((B, N, F), f32),  # obs
+            empty((B, S), f32),  # state
+            empty((B, N, A), b8),  # avail_actions
+            empty(B, f32),  # reward
+            empty(B, b8),  # battle_won
+            empty(B, b8),  # terminated
+            empty(B, b8),  # truncated
+            empty(B, np.int64),  # dead_allies
+            empty(B, np.int64),  # dead_enemies
+            empty(B, b8),  # episode_limit
+            empty((B, N), b8),  # agent_alive
+            empty((B, N), b8),  # invalid_actions
+            empty((B, N, F), f32),  # final_obs
+            empty((B, S), f32),  # final_state
+            empty((B, N, A), b8),  # final_avail_actions
+        )
+        obs, state, av, reward, won, terminated, truncated, dead_a, dead_e, ep_limit, alive, invalid, fo, fs, fa = out
+        par = B >= PARALLEL_MIN_ENVS
+        args = (
+            min(B, numba.get_num_threads()) if par else 1, self.n_ticks, self.lenient, actions, act, invalid, *v,
+            *self._consts, self._avail_np, obs, state, av, fo, fs, fa, reward, terminated, truncated, won, ep_limit,
+            dead_a, dead_e, alive, self._stats_np,
+        )  # fmt: skip
+        if par:
+            n = torch.get_num_threads()  # see TickKernel._run_parallel
+            code, value = _step_parallel(*args)
+            if torch.get_num_threads() != n:
+                torch.set_num_threads(n)
+        else:
+            code, value = _step_serial(*args)
+        if code != OK:
+            return code, value, None
+        return code, value, out
+
+    # -- auto-reset
+    def set_fresh(self, table, spec, tick) -> None:
+        """Tables of ``SMACSim._fresh_state`` for :meth:`reset_envs` (SMAC v1 map ``spec``, its ``UnitTable``)."""
+
+        def f(x):
+            return x.detach().cpu().to(torch.float32).numpy().copy()
+
+        ap = np.zeros((2, 2), np.float32)
+        if spec.attack_segment is not None:
+            mode = 2
+            ap[:] = torch.tensor(spec.attack_segment, dtype=torch.float32).numpy()
+        elif spec.attack_point is not None:
+            mode = 1
+            ap[0] = torch.tensor(spec.attack_point, dtype=torch.float32).numpy()
+        else:
+            mode = 0
+        self._fresh = (
+            (f(table.spawn_pos), f(table.max_health), f(table.max_shield), f(table.energy_start)),
+            table.is_ally.detach().cpu().numpy().astype(np.bool_).copy(),
+            (mode, ap, spec.attack_point is not None, tick.ci, tick.fl, tick.pathing, tick.level, tick.cliff_walkable),
+        )
+
+    def reset_envs(self, st: WorldState, done: np.ndarray, spawn_jitter: float) -> None:
+        """``st.copy_envs_from(sim._fresh_state(), done)`` for a SMAC v1 map, in place, bit for bit
+        (``tests/test_kernel_step.py``); ``done``: ``[B]`` bool."""
+        tables, is_ally, rest = self._fresh
+        v = self.views(st)
+        extra = []
+        for name in ("attack_point", "env_seed", "episode_count", "unit_kind", "fov_dir", "enemy_tag", "max_reward"):
+            x = getattr(st, name)
+            if x.device.type != "cpu" or not x.is_contiguous() or x.requires_grad:
+                x = x.detach().cpu().contiguous()
+                setattr(st, name, x)
+            extra.append(x.numpy())
+        (pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+         jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+         prev_health, prev_shield, prev_alive, last_action, episode_steps) = v  # fmt: skip
+        attack_point, env_seed, episode_count, unit_kind, fov_dir, enemy_tag, max_reward = extra
+        _reset_envs(
+            done, *tables, is_ally, np.float32(spawn_jitter), *rest,
+            rng.STREAM_SPAWN, rng.STREAM_COOLDOWN, rng.STREAM_ATTACK_POINT,
+            pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+            prev_health, prev_shield, prev_alive, last_action, episode_steps, attack_point, env_seed, episode_count,
+            jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+            unit_kind, fov_dir, enemy_tag, max_reward,
+        )  # fmt: skip
+
+
+__all__ = ["OK", "OUT_KEYS", "OUT_OF_RANGE", "UNAVAILABLE", "StepKernel"]
+
+
+# ------------------------------------------------------------------------------------------ auto-reset
+_M32 = np.uint64(0xFFFFFFFF)
+_GOLDEN = np.uint64(rng._GOLDEN32)
+_INIT = np.uint64(rng._MIX_INIT)
+_H1 = np.uint64(0x7FEB352D)
+_H2 = np.uint64(0x846CA68B)
+_S8, _S15, _S16, _S32 = np.uint64(8), np.uint64(15), np.uint64(16), np.uint64(32)
+_U24 = np.float32(1 << 24)
+ZERO32, ONE32, TWO32 = np.float32(0.0), np.float32(1.0), np.float32(2.0)
+LSD_FRESH = np.float32(1e6)  # loops_since_damage of a fresh unit (SMACSim._fresh_state)
+
+
+@numba.njit(**_JIT)
+def _hash(x):
+    """``rng.hash_u32`` on a uint64 (the low 32 bits; the torch code's int64 wrap-around keeps them alike)."""
+    x = x & _M32
+    x = x ^ (x >> _S16)
+    x = (x * _H1) & _M32
+    x = x ^ (x >> _S15)
+    x = (x * _H2) & _M32
+    return x ^ (x >> _S16)
+
+
+@numba.njit(**_JIT)
+def _absorb(h, k):
+    """One key of ``rng.mix``: its low, then its high 32-bit word."""
+    ku = np.uint64(k)
+    h = _hash(h * _GOLDEN + (ku & _M32))
+    return _hash(h * _GOLDEN + ((ku >> _S32) & _M32))
+
+
+@numba.njit(**_JIT)
+def _uniform(h):
+    """``rng.uniform`` from a finished ``mix`` value: float32 in [0, 1) with 24 bits."""
+    return np.float32(h >> _S8) / _U24
+
+
+@numba.njit(**_JIT)
+def _reset_envs(
+    done, spawn_pos, max_health, max_shield, energy_start, is_ally, jitter, ap_mode, ap, enemy_ap, ci, fl, pathing, level,
+    cliff_walkable, stream_spawn, stream_cooldown, stream_attack_point,
+    pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+    prev_health, prev_shield, prev_alive, last_action, episode_steps, attack_point, env_seed, episode_count,
+    jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+    unit_kind, fov_dir, enemy_tag, max_reward,
+):  # fmt: skip
+    """``SMACSim._fresh_state`` copied into the envs ``done`` (``copy_envs_from``), in place, for SMAC v1 maps.
+
+    ``ap_mode``: 0 no attack point, 1 the fixed point ``ap[0]``, 2 uniform on the segment ``ap[0] -> ap[1]``;
+    ``enemy_ap``: enemies attack-move to the attack point (else to their own position)."""
+    B, U = pos.shape[0], pos.shape[1]
+    for b in range(B):
+        if not done[b]:
+            continue
+        ec = episode_count[b] + 1
+        seed = env_seed[b]
+        episode_count[b] = ec
+        if ap_mode == 2:
+            u = _uniform(_absorb(_absorb(_absorb(_INIT, ec), stream_attack_point), seed))
+            for c in range(2):
+                attack_point[b, c] = ap[0, c] + u * (ap[1, c] - ap[0, c])
+        elif ap_mode == 1:
+            attack_point[b, 0] = ap[0, 0]
+            attack_point[b, 1] = ap[0, 1]
+        else:
+            attack_point[b, 0] = ZERO32
+            attack_point[b, 1] = ZERO32
+        for u in range(U):
+            px, py = spawn_pos[u, 0], spawn_pos[u, 1]
+            if jitter > ZERO32:
+                h = _absorb(_absorb(_INIT, ec), u)
+                jx = px + (_uniform(_absorb(_absorb(_absorb(h, 0), stream_spawn), seed)) * TWO32 - ONE32) * jitter
+                jy = py + (_uniform(_absorb(_absorb(_absorb(h, 1), stream_spawn), seed)) * TWO32 - ONE32) * jitter
+                if _can_stand(u, jx, jy, px, py, ci, fl, pathing, level, cliff_walkable):
+                    px, py = jx, jy
+            pos[b, u, 0] = px
+            pos[b, u, 1] = py
+            health[b, u] = max_health[u]
+            shield[b, u] = max_shield[u]
+            energy[b, u] = energy_start[u]
+            cooldown[b, u] = ZERO32
+            alive[b, u] = True
+            enemy = not is_ally[u]
+            order_kind[b, u] = ORDER_ATTACK_MOVE if enemy else ORDER_NONE
+            order_target[b, u] = -1
+            if enemy and enemy_ap:
+                order_point[b, u, 0] = attack_point[b, 0]
+                order_point[b, u, 1] = attack_point[b, 1]
+            else:
+                order_point[b, u, 0] = px
+                order_point[b, u, 1] = py
+            lsd[b, u] = LSD_FRESH
+            last_attacker[b, u] = -1
+            prev_health[b, u] = max_health[u]
+            prev_shield[b, u] = max_shield[u]
+            prev_alive[b, u] = True
+            jitter_state[b, u] = np.int64(_absorb(_absorb(_absorb(_absorb(_INIT, ec), u), stream_cooldown), seed))
+            windup[b, u] = ZERO32
+            windup_target[b, u] = -1
+            hits_left[b, u] = ZERO32
+            missile_eta[b, u] = ZERO32
+            missile_target[b, u] = -1
+            missile_hits[b, u] = ZERO32
+            burst_pending[b, u] = False
+            unit_kind[b, u] = 0
+        for n in range(last_action.shape[1]):
+            last_action[b, n] = -1
+            fov_dir[b, n, 0] = ZERO32
+            fov_dir[b, n, 1] = ZERO32
+        for j in range(enemy_tag.shape[1]):
+            enemy_tag[b, j] = -1
+        episode_steps[b] = 0
+        max_reward[b] = ZERO32
