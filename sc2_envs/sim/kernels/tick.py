@@ -168,6 +168,21 @@ def _cell(px, py, W, H):
     return fx * H + fy, inside
 
 
+@numba.njit(**_JIT)
+def _can_stand(u, px, py, fx, fy, ci, fl, pathing, level, cliff_walkable):
+    """``Dynamics.can_stand`` for unit ``u`` moving from ``(fx, fy)`` to ``(px, py)``: the spawn
+    check of ``sim.kernels.step``'s reset kernel (``_tick``'s terrain loop inlines the same test)."""
+    W, H = fl[FL_W], fl[FL_H]
+    flat, inside = _cell(px, py, W, H)
+    ground = pathing[flat]
+    if fl[FL_LEVELS]:
+        src, _ = _cell(fx, fy, W, H)
+        ground = ground and abs(level[flat] - level[src]) < RAMP_MAX_STEP
+    if fl[FL_CLIFFW] and ci[CI_CLIFFW, u]:
+        ground = cliff_walkable[flat]
+    return inside and (ground or ci[CI_AIR, u] != 0)
+
+
 # The helpers below take scalars only: passing an array to a compiled function, even an inlined
 # one, costs an atomic reference count increment and decrement per array and call (Numba's NRT),
 # about 60 ns per call with five arrays, and those counters are shared by the threads of the
