@@ -4,7 +4,10 @@
 device, ``compile=True``), ``"numba"`` (these kernels, CPU), or ``"auto"`` (numba on CPU when it
 imports, torch otherwise). ``tick.TickKernel`` runs the orders and tick stages,
 ``observe.ObserveKernel`` the observe stage (game result, reward, available actions, observations,
-state) and the observation of auto-reset envs.
+state) and the observation of auto-reset envs. ``step.StepKernel`` is what ``SMACSim.step`` calls on
+the numba path: the whole env step (action checks, orders, ticks, observe, the ``final_*`` copies,
+the episode statistics) and the auto-reset of finished envs in one compiled call each, built from
+the same per-env functions as the stage kernels (which still serve ``SMACSim._core``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ floats it uses an order every path can reproduce (``dynamics.norm2``, ``dynamics
 ``enemy_ai.pair_dist``); damage sums are of whole numbers and so exact in any order (checked at
 construction). It works in place on the NumPy views of the ``WorldState`` tensors (zero copy).
 
-One env step runs as two compiled calls, ``orders`` (SMAC actions -> unit orders, then the enemy AI)
+Stage by stage (``SMACSim._core``; ``sim.kernels.step`` fuses them into one call for ``step``), an
+env step runs as two compiled calls, ``orders`` (SMAC actions -> unit orders, then the enemy AI)
 and ``ticks`` (``8 / loops_per_tick`` calls of ``Dynamics.advance``), whatever the batch size; the
 first use compiles them (``cache=True`` keeps the machine code on disk for later processes).
 """
