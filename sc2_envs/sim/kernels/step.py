@@ -34,39 +34,14 @@ import torch
 
 from sc2_envs.sim import rng
 from sc2_envs.sim.kernels.observe import _F_EPISODE_LIMIT, _observe_env, _step_env
-from sc2_envs.sim.kernels.tick import _JIT, FL_N, PARALLEL_MIN_ENVS, _advance, _can_stand, _orders_env
+from sc2_envs.sim.kernels.tick import _JIT, _STATE, FL_N, PARALLEL_MIN_ENVS, _advance, _can_stand, _orders_env
 from sc2_envs.sim.state import ORDER_ATTACK_MOVE, ORDER_NONE, WorldState
 
 # error codes returned by the kernel (with the flat index b * N + n of the first bad action)
 OK, OUT_OF_RANGE, UNAVAILABLE = 0, 1, 2
 
 # the WorldState fields the step reads or writes, in the kernel's argument order
-_FIELDS = (
-    "pos",
-    "health",
-    "shield",
-    "energy",
-    "cooldown",
-    "alive",
-    "order_kind",
-    "order_target",
-    "order_point",
-    "loops_since_damage",
-    "last_attacker",
-    "jitter_state",
-    "windup",
-    "windup_target",
-    "hits_left",
-    "missile_eta",
-    "missile_target",
-    "missile_hits",
-    "burst_pending",
-    "prev_health",
-    "prev_shield",
-    "prev_alive",
-    "last_action",
-    "episode_steps",
-)
+_FIELDS = _STATE + ("prev_health", "prev_shield", "prev_alive", "last_action", "episode_steps")
 _DTYPES = {
     "alive": torch.bool,
     "burst_pending": torch.bool,
