@@ -11,7 +11,7 @@ chunks of envs from ``tick.PARALLEL_MIN_ENVS`` envs up):
    with ``lenient_actions`` an unavailable action becomes stop, or no-op for a dead agent), before
    anything is changed, and reports the first bad entry for ``SMACSim`` to raise on;
 2. per env: ``tick._orders_env`` (SMAC actions -> orders, then the enemy AI), ``8 / loops_per_tick``
-   calls of ``tick._advance``, ``observe._step_env`` (step count, last action, game result,
+   ticks of ``tick._tick`` (``Dynamics.advance``), ``observe._step_env`` (step count, last action, game result,
    reward, previous-step snapshot), the step's flags and counts (terminated, truncated, dead
    allies / enemies, agent alive), ``observe._observe_env`` (available actions, observations,
    state) and the ``final_*`` copies;
@@ -34,7 +34,16 @@ import torch
 
 from sc2_envs.sim import rng
 from sc2_envs.sim.kernels.observe import _F_EPISODE_LIMIT, _observe_env, _step_env
-from sc2_envs.sim.kernels.tick import _JIT, _STATE, FL_N, PARALLEL_MIN_ENVS, _advance, _can_stand, _orders_env
+from sc2_envs.sim.kernels.tick import (
+    _JIT,
+    _STATE,
+    FL_N,
+    PARALLEL_MIN_ENVS,
+    _can_stand,
+    _collision_scratch,
+    _orders_env,
+    _tick,
+)
 from sc2_envs.sim.state import ORDER_ATTACK_MOVE, ORDER_NONE, WorldState
 
 # error codes returned by the kernel (with the flat index b * N + n of the first bad action)
@@ -119,21 +128,28 @@ def _step_range(
     P = 1
     while P < U:
         P *= 2
-    sf = np.zeros((10, U), np.float32)
-    si = np.zeros((12, U), np.int64)
+    sf = np.zeros((8, U), np.float32)
+    si = np.zeros((11, U), np.int64)
     bx = np.zeros(P, np.float32)
     by = np.zeros(P, np.float32)
+    # the tick scratch, made once per range as in ``tick._ticks_range`` (``_advance`` would rebuild
+    # the collision scratch and re-enter ``_tick`` on every tick of every env)
+    col, sweep, order, gl, pc, pj, ptx, pty = _collision_scratch(collide_pair, r2far)
+    tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
+    tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
+    boomv, burst, chase = si[8], si[9], si[10]
     limit = oflags[_F_EPISODE_LIMIT]
     for b in range(b0, b1):
         _orders_env(b, act, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
                     move_dirs, fl)  # fmt: skip
-        for _ in range(n_ticks):
-            _advance(
-                b, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
-                last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target,
-                missile_hits, burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level,
-                cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl, sf, si, bx, by,
-            )  # fmt: skip
+        _tick(
+            b, b + 1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point,
+            lsd, last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target,
+            missile_hits, burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level,
+            cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
+            tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv,
+            burst, chase, bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
+        )  # fmt: skip
         _step_env(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act, ucon,
                   oflags, fparams, reward, result)  # fmt: skip
         won = result[0, b]
