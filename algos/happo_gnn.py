@@ -271,7 +271,8 @@ def happo_actor_loss_maps(parts, clip_coef):
     avail masks); the means run over the alive agents of all parts together, so one agent-step
     weighs the same on every map, and with one part this is exactly :func:`happo_actor_loss`.
     """
-    logratio = torch.cat([(d.log_prob(a) - b).reshape(-1) for d, a, b, *_ in parts])
+    # behaviour log-probs are the rollout's constants, whatever graph the caller's tensor carries
+    logratio = torch.cat([(d.log_prob(a) - b.detach()).reshape(-1) for d, a, b, *_ in parts])
     adv = torch.cat([x.reshape(-1) for _, _, _, x, _, _ in parts])
     factor = torch.cat([(f if f.dim() == x.dim() else f.unsqueeze(-1).expand_as(x)).reshape(-1) for _, _, _, x, f, _ in parts])
     active = torch.cat([x.reshape(-1) for *_, x in parts])
@@ -430,6 +431,7 @@ if __name__ == "__main__":
             resumed, run_dir = runs.load_resume(cli.resume)
             saved = dict(resumed["args"])
             saved["map"] = [saved["map"]] if isinstance(saved["map"], str) else list(saved["map"])
+            saved.setdefault("flush_denormal", False)  # runs saved before the flag existed kept denormals
             args = runs.resume_args(saved, cli, Args(), RESUME_CHANGEABLE)
             args.map = tuple(args.map)
         except (OSError, ValueError) as e:

@@ -301,6 +301,9 @@ def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, a
         )
         pos = None if pos is None else [pos]
     pols = list(policy)
+    # Behaviour log-probs are the rollout's constants: a caller's tensor that still carries the
+    # actor's graph would cancel the surrogate's gradient (d/dθ exp(logp_θ - logp_θ) = 0).
+    behaviour_logp = [b.detach() for b in behaviour_logp]
     flat_active = torch.cat([a.reshape(-1) for a in active])
     actor = pols[0].actors[c]
     params = [p for p in actor.parameters()]

@@ -102,3 +102,25 @@ def test_hatrpo_smoke_run(tmp_path):
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-4000:]
     assert "HATRPO (gnn) on 3m" in res.stdout
     assert glob.glob(str(tmp_path / "runs" / "3m__hatrpo_gnn__1__*" / "hatrpo_gnn.pt"))
+
+
+def test_trpo_step_treats_behaviour_logprobs_as_constants():
+    """Log-probs that still carry the actor's graph step exactly as the rollout's detached ones."""
+
+    def step(keep_graph):
+        torch.manual_seed(0)
+        env = sc2_envs.make_batched("3m", num_envs=8, seed=0)
+        out = env.reset(seed=0)
+        policy, _ = build_models(env.get_env_info(), "gnn", hidden=16)
+        obs, avail = out["obs"], out["avail_actions"]
+        d = policy.class_dist("marine", obs, avail)
+        act = d.sample()
+        logp = d.log_prob(act) if keep_graph else d.log_prob(act).detach()
+        args = SimpleNamespace(kl_threshold=0.01, ls_step=10, accept_ratio=0.5, backtrack_coeff=0.5, cg_iters=10, cg_damping=0.1)
+        adv, factor, active = torch.randn(8, 3), torch.ones(8), torch.ones(8, 3)
+        return hatrpo.trpo_step(policy, "marine", obs, avail, act, logp, adv, factor, active, args)
+
+    ref, got = step(False), step(True)
+    assert ref["step_accepted"] == 1.0 and 0.0 < ref["kl"] < 0.01
+    assert got["kl"] == ref["kl"] and got["step_fraction"] == ref["step_fraction"]
+    assert torch.equal(got["new_logp"], ref["new_logp"])

@@ -179,7 +179,8 @@ def test_hatrpo_step_over_two_maps_moves_the_shared_actor_within_the_trust_regio
     envs, outs = _batches(("3m", "8m"), num_envs=8)
     obs = [o["obs"] for o in outs]
     avail = [o["avail_actions"] for o in outs]
-    act, logp = zip(*(p.act(o, a) for p, o, a in zip(pols, obs, avail, strict=True)), strict=True)
+    with torch.no_grad():  # as the rollout acts
+        act, logp = zip(*(p.act(o, a) for p, o, a in zip(pols, obs, avail, strict=True)), strict=True)
     adv = [torch.randn(8, p.n_agents) for p in pols]
     factor = [torch.ones(8), torch.ones(8)]
     active = [torch.ones(8, p.n_agents) for p in pols]
