@@ -116,7 +116,9 @@ def test_trpo_step_treats_behaviour_logprobs_as_constants():
         d = policy.class_dist("marine", obs, avail)
         act = d.sample()
         logp = d.log_prob(act) if keep_graph else d.log_prob(act).detach()
-        args = SimpleNamespace(kl_threshold=0.01, ls_step=10, accept_ratio=0.5, backtrack_coeff=0.5, cg_iters=10, cg_damping=0.1)
+        args = SimpleNamespace(
+            kl_threshold=0.01, ls_step=10, accept_ratio=0.5, backtrack_coeff=0.5, cg_iters=10, cg_damping=0.1
+        )
         adv, factor, active = torch.randn(8, 3), torch.ones(8), torch.ones(8, 3)
         return hatrpo.trpo_step(policy, "marine", obs, avail, act, logp, adv, factor, active, args)
 
