@@ -239,3 +239,22 @@ def test_parallel_kernel_keeps_torch_thread_count():
     o = e.reset()
     e.step(random_actions(o["avail_actions"], torch.Generator().manual_seed(0)))
     assert torch.get_num_threads() == 1
+
+
+def test_cell_lookup_uses_each_axis_extent_on_a_non_square_grid():
+    """Both paths bound x by the grid's width and y by its height (every SMAC map is 32 x 32, so
+    only a non-square grid tells the two apart)."""
+    from types import SimpleNamespace
+
+    from sc2_envs.sim.dynamics import Dynamics
+    from sc2_envs.sim.kernels.tick import _cell
+
+    W, H = 40, 24
+    grid = SimpleNamespace(map_w=W, map_h=H)
+    pts = torch.tensor([[x + 0.5, y + 0.5] for x in range(-1, W + 1) for y in range(-1, H + 1)])
+    flat, inside = Dynamics._cell(grid, pts)
+    want_inside = (pts[:, 0] >= 0) & (pts[:, 0] < W) & (pts[:, 1] >= 0) & (pts[:, 1] < H)
+    assert torch.equal(inside, want_inside)
+    assert not bool(inside[(pts[:, 0] == 30.5) & (pts[:, 1] == 30.5)].any())  # x inside, y past the height
+    for (px, py), f, i in zip(pts.tolist(), flat.tolist(), inside.tolist(), strict=True):
+        assert _cell(px, py, W, H) == (f, i)

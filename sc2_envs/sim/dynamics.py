@@ -157,6 +157,8 @@ class Dynamics:
         self.pathing = pathing
         self._flat_pathing = pathing.flatten()
         self.map_w, self.map_h = pathing.shape
+        # positions stay 1e-3 inside the map's far edges (x < map_w, y < map_h)
+        self._pos_hi = torch.tensor([self.map_w - 1e-3, self.map_h - 1e-3], dtype=torch.float32, device=pathing.device)
         level = torch.zeros_like(pathing, dtype=torch.int32) if cliff_level is None else cliff_level.to(torch.int32)
         self._flat_level = level.to(pathing.device).flatten()
         walk_levels = level.to(pathing.device)[pathing.bool()]
@@ -245,7 +247,7 @@ class Dynamics:
     def _cell(self, p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Flat cell index of points ``p [..., 2]`` (clamped) and whether they lie on the map."""
         cell = torch.floor(p).long()
-        inside = ((cell >= 0) & (cell < self.map_w)).all(-1)
+        inside = (cell >= 0).all(-1) & (cell[..., 0] < self.map_w) & (cell[..., 1] < self.map_h)
         flat = cell[..., 0].clamp(0, self.map_w - 1) * self.map_h + cell[..., 1].clamp(0, self.map_h - 1)
         return flat, inside
 
@@ -455,7 +457,7 @@ class Dynamics:
             new_pos,
             torch.where(ok_x.unsqueeze(-1), slide_x, torch.where(ok_y.unsqueeze(-1), slide_y, st.pos)),
         )
-        st.pos = new_pos.clamp(0.0, float(self.map_w) - 1e-3)
+        st.pos = torch.minimum(new_pos.clamp(min=0.0), self._pos_hi)
 
     def _route_heading(self, pos: torch.Tensor, goal: torch.Tensor, to_goal: torch.Tensor) -> torch.Tensor:
         """Direction to walk ``[B, U, 2]``: straight to the goal when the shortest ground path between

@@ -163,7 +163,7 @@ def _cell(px, py, W, H):
     """``Dynamics._cell`` for one point: (flat index with clamped coordinates, inside the map)."""
     cx = np.int64(np.floor(px))
     cy = np.int64(np.floor(py))
-    inside = cx >= 0 and cx < W and cy >= 0 and cy < W
+    inside = cx >= 0 and cx < W and cy >= 0 and cy < H
     fx = min(max(cx, 0), W - 1)
     fy = min(max(cy, 0), H - 1)
     return fx * H + fy, inside
@@ -640,6 +640,7 @@ def _tick(
                 tpx[i] = sx * mov  # (tpx/tpy are free again: reuse for the push)
                 tpy[i] = sy * mov
             hi = _f32(float(W) - 1e-3)
+            hi_y = _f32(float(H) - 1e-3)
             levels = fl[FL_LEVELS] != 0
             cliffw = fl[FL_CLIFFW] != 0
             for u in range(U):
@@ -671,7 +672,7 @@ def _tick(
                     elif pick < 0:
                         nx, ny = ox, oy
                 npx[u] = min(max(nx, ZERO), hi)
-                npy[u] = min(max(ny, ZERO), hi)
+                npy[u] = min(max(ny, ZERO), hi_y)
             for u in range(U):
                 pos[b, u, 0] = npx[u]
                 pos[b, u, 1] = npy[u]
