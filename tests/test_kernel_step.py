@@ -150,8 +150,11 @@ def test_fused_step_accepts_numpy_lists_and_strided_int32_actions():
         _same(a, b, a.step(variant), b.step(variant), repr(type(variant)))
 
 
-def test_fused_step_outputs_are_independent_of_each_other_and_of_the_sim():
-    sim = make_batched("2s3z", num_envs=2, seed=0, kernel="numba")
+@pytest.mark.parametrize(
+    ("map_name", "kernel"), [("2s3z", "numba"), ("2s3z", "torch"), ("protoss_5_vs_5", "torch")], ids=lambda x: x
+)
+def test_step_outputs_are_independent_of_each_other_and_of_the_sim(map_name, kernel):
+    sim = make_batched(map_name, num_envs=2, seed=0, kernel=kernel)
     o = sim.reset()
     o["avail_actions"].zero_()  # the caller's copy only: the next step still checks the real mask
     out = sim.step(torch.ones(2, 5, dtype=torch.int64))
@@ -168,6 +171,8 @@ def test_fused_step_outputs_are_independent_of_each_other_and_of_the_sim():
     for n in _FIELDS:
         assert torch.equal(getattr(sim.st, n), st[n]), f"changing the outputs changed WorldState.{n}"
     sim.step(torch.ones(2, 5, dtype=torch.int64))  # the sim's mask was not changed by fill_
+    with pytest.raises(ValueError, match="unavailable|not available"):
+        sim.step(torch.full((2, 5), 9, dtype=torch.int64))  # nor made permissive by the fill_(True) above
 
 
 def test_fused_step_state_dict_round_trip_and_get_stats():

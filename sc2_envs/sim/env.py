@@ -537,7 +537,7 @@ class SMACSim:
             self._avail = self._step_kernel.avail_buffer(out["avail_actions"])
             return out
         avail = self.features.avail_actions(self.st)
-        self._avail = avail
+        self._avail = avail.clone()  # the action check's own copy: changing the returned mask changes nothing
         out = {"obs": self.features.obs(self.st, avail), "state": self.features.state(self.st), "avail_actions": avail}
         if self.scenario is not None:
             out["unit_kind"] = self.st.unit_kind[:, : self.n_agents].clone()
@@ -646,7 +646,7 @@ class SMACSim:
             truncated=truncated,
             dead_allies=(~st.alive[:, :N]).sum(1),
             dead_enemies=(~st.alive[:, N:]).sum(1),
-            episode_limit=truncated,
+            episode_limit=truncated.clone(),  # its own tensor, as every other key
             agent_alive=st.alive[:, :N].clone(),
             invalid_actions=invalid,
         )
@@ -665,7 +665,7 @@ class SMACSim:
                 if self._observe_kernel is not None:
                     # writes the rows idx of out's tensors (fresh this step; final_* are copies)
                     self._observe_kernel.observe(self.st, idx, out)
-                    self._avail = out["avail_actions"]
+                    self._avail = out["avail_actions"].clone()
                     return out
                 sub = self.st.select(idx)
                 avail = self.features.avail_actions(sub)
@@ -679,6 +679,7 @@ class SMACSim:
                 self._needs_reset = True
         if self.scenario is not None:
             out["unit_kind"] = self.st.unit_kind[:, :N].clone()
+        self._avail = out["avail_actions"].clone()  # the action check's own copy, as in _observe
         return out
 
     def _step_fused(self, actions) -> dict[str, torch.Tensor]:
