@@ -16,6 +16,7 @@ import sc2_envs.policies as policies
 from sc2_envs import make_batched
 from sc2_envs.policies import random_actions
 from sc2_envs.sim.kernels import numba_available
+from sc2_envs.sim.kernels.schedule import SERIAL, THREADED, ScheduleChooser
 from sc2_envs.sim.state import WorldState
 
 pytestmark = pytest.mark.skipif(numba_available() is not None, reason=f"numba does not import: {numba_available()}")
@@ -75,17 +76,36 @@ def test_fused_step_equals_torch_over_seeded_random_play_with_autoresets(map_nam
         assert a.get_stats()["battles_game"] > 0, "no episode ended: the auto-reset path went untested"
 
 
+class _Alternate(ScheduleChooser):
+    """Serial and threaded calls in turn, whatever their times (both kinds meet the reference)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def choose(self):
+        self.calls.append(len(self.calls) % 2)
+        return self.calls[-1]
+
+
 def test_fused_step_parallel_batch_equals_torch():
+    import numba
+
     from sc2_envs.sim.kernels.tick import PARALLEL_MIN_ENVS
 
-    a, b = _pair("3s5z", PARALLEL_MIN_ENVS + 3, seed=1, spawn_jitter=0.3)
+    B = PARALLEL_MIN_ENVS + 3
+    a, b = _pair("3s5z", B, seed=1, spawn_jitter=0.3)
     oa, ob = a.reset(), b.reset()
+    alternate = _Alternate()
+    b._step_kernel._schedule, b._step_kernel._schedule_key = alternate, (B, numba.get_num_threads())
     gen = torch.Generator().manual_seed(2)
     for t in range(70):
         act = random_actions(oa["avail_actions"], gen)
         oa, ob = a.step(act), b.step(act)
         _same(a, b, oa, ob, f"parallel step {t}")
     assert a.get_stats()["battles_game"] > 0
+    if numba.get_num_threads() > 1:
+        assert alternate.calls.count(SERIAL) == alternate.calls.count(THREADED) == 35
 
 
 def test_fused_step_lenient_actions_and_coarse_ticks():

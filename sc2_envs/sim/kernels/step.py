@@ -4,8 +4,9 @@
 the game rules as per-env Numba functions. Called stage by stage from Python, a small batch paid
 more for the glue around them (argument views, action checks, result bookkeeping, copies, about
 40 small torch operations per step) than for the rules themselves. :class:`StepKernel` runs the
-whole step of one env in one loop body instead, and all envs in one call (``numba.prange`` over
-chunks of envs from ``tick.PARALLEL_MIN_ENVS`` envs up):
+whole step of one env in one loop body instead, and all envs in one call (from
+``tick.PARALLEL_MIN_ENVS`` envs up either serial or ``numba.prange`` over chunks of envs, whichever
+``kernels.schedule.ScheduleChooser`` measures faster under the machine's current load):
 
 1. checks the actions against the previous step's available actions (range, then availability;
    with ``lenient_actions`` an unavailable action becomes stop, or no-op for a dead agent), before
@@ -34,6 +35,7 @@ import torch
 
 from sc2_envs.sim import rng
 from sc2_envs.sim.kernels.observe import _F_EPISODE_LIMIT, _observe_env, _step_env
+from sc2_envs.sim.kernels.schedule import ScheduleChooser
 from sc2_envs.sim.kernels.tick import (
     _JIT,
     _STATE,
@@ -291,11 +293,14 @@ class StepKernel:
         self._stats_t: torch.Tensor | None = None
         self._stats_np: np.ndarray | None = None
         self._act: np.ndarray | None = None
+        self._schedule: ScheduleChooser | None = None  # serial or threaded, by measured time (kernels.schedule)
+        self._schedule_key: tuple | None = None
 
     def __getstate__(self) -> dict:
         # the cached views alias this process's tensors: a copied or unpickled sim views its own
         d = dict(self.__dict__)
         d.update(_key=None, _arrays=(), _avail_t=None, _avail_np=None, _stats_t=None, _stats_np=None, _act=None)
+        d.update(_schedule=None, _schedule_key=None)  # timings of this process's machine and load
         return d
 
     def views(self, st: WorldState) -> tuple:
@@ -390,15 +395,18 @@ class StepKernel:
             empty((B, N, A), b8),  # final_avail_actions
         )
         obs, state, av, reward, won, terminated, truncated, dead_a, dead_e, ep_limit, alive, invalid, fo, fs, fa = out
-        par = B >= PARALLEL_MIN_ENVS
+        threads = numba.get_num_threads()
+        par = B >= PARALLEL_MIN_ENVS and threads > 1
         args = (
-            min(B, numba.get_num_threads()) if par else 1, self.n_ticks, self.lenient, actions, act, invalid, *v,
+            min(B, threads) if par else 1, self.n_ticks, self.lenient, actions, act, invalid, *v,
             *self._consts, self._avail_np, obs, state, av, fo, fs, fa, reward, terminated, truncated, won, ep_limit,
             dead_a, dead_e, alive, self._stats_np,
         )  # fmt: skip
         if par:
             n = torch.get_num_threads()  # see TickKernel._run_parallel
-            code, value = _step_parallel(*args)
+            if self._schedule is None or self._schedule_key != (B, threads):
+                self._schedule, self._schedule_key = ScheduleChooser(), (B, threads)
+            code, value = self._schedule.run(_step_serial, _step_parallel, *args)  # same results, the faster call
             if torch.get_num_threads() != n:
                 torch.set_num_threads(n)
         else:

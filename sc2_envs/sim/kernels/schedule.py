@@ -1,0 +1,95 @@
+"""Serial or threaded kernel calls, chosen by their measured wall time (results are the same either way).
+
+A threaded (``numba.prange``) call is a fork/join over OpenMP threads: it ends when the last thread
+has done its chunk. On an idle 2-core machine it runs 2s3z's step about twice as fast as the serial
+call from 32 envs up. When another process keeps a core busy, the scheduler can leave one of the
+threads waiting for a time slice of several milliseconds, and every call waits for it. Measured with one
+competing busy process on the 2-core machine (2s3z, env steps/s, threaded / serial): 0.07x at
+B=32, 0.10x at B=64, 0.56x at B=256, 0.93x at B=1024 (``benchmarks/kernel_schedule.py``). A fixed
+rule by batch size cannot know the load, and the 1-minute load average reacts in tens of seconds,
+so :class:`ScheduleChooser` measures instead: it times the calls of each kind (seconds per call,
+smoothed), makes the faster kind the default, and re-times the other one every ``probe_every``
+calls, so a change of load is followed within a few hundred steps.
+
+Envs never interact and each env's arithmetic is the same in both kinds, so the choice changes
+speed only (``tests/test_kernel_tick.py`` and ``tests/test_kernel_step.py`` check serial ==
+threaded bit for bit).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+SERIAL, THREADED = 0, 1
+
+
+class ScheduleChooser:
+    """Chooses serial or threaded for each call of one kernel of a fixed batch size.
+
+    Args:
+        probe_every: after this many calls of the preferred kind, one call of the other (its time
+            refreshed); ``>= 2``.
+        smoothing: weight of the newest time in each kind's exponential average, in ``(0, 1]``.
+        warmup: calls of each kind that are not timed (the first ones compile or fault pages in).
+        clock: seconds as a float (``time.perf_counter``; tests pass a fake clock).
+
+    Use: ``kind = c.choose()``, run the call, then ``c.record(kind, seconds)``. ``c.times`` holds
+    the smoothed seconds per call of each kind (``nan`` until timed).
+
+    Raises:
+        ValueError: ``probe_every < 2``, ``smoothing`` outside ``(0, 1]`` or ``warmup < 0``.
+    """
+
+    def __init__(self, probe_every: int = 64, smoothing: float = 0.25, warmup: int = 1, clock=time.perf_counter):
+        if not isinstance(probe_every, int) or probe_every < 2:
+            raise ValueError(f"probe_every must be an int >= 2 (calls between probes), got {probe_every!r}")
+        if not 0.0 < smoothing <= 1.0:
+            raise ValueError(f"smoothing must be in (0, 1], got {smoothing!r}")
+        if not isinstance(warmup, int) or warmup < 0:
+            raise ValueError(f"warmup must be an int >= 0 (untimed calls per kind), got {warmup!r}")
+        self.probe_every, self.smoothing, self.warmup, self.clock = probe_every, smoothing, warmup, clock
+        self.times = [math.nan, math.nan]
+        self._seen = [0, 0]
+        self._since_probe = 0
+
+    @property
+    def preferred(self) -> int:
+        """The kind with the lower smoothed time (threaded until both are timed)."""
+        s, t = self.times
+        if math.isnan(s) or math.isnan(t):
+            return THREADED
+        return SERIAL if s < t else THREADED
+
+    def choose(self) -> int:
+        """``SERIAL`` or ``THREADED`` for the next call."""
+        for kind in (THREADED, SERIAL):  # time both kinds first
+            if math.isnan(self.times[kind]):
+                return kind
+        if self._since_probe >= self.probe_every:
+            return 1 - self.preferred
+        return self.preferred
+
+    def record(self, kind: int, seconds: float) -> None:
+        """Add one call's wall time (``seconds``) of ``kind``.
+
+        A probe (a call of the kind not preferred) replaces that kind's time instead of being
+        averaged in: one probe is all it gets for ``probe_every`` calls, and a stale average would
+        keep the threaded kind out long after the competing load has gone.
+        """
+        timed = not (math.isnan(self.times[SERIAL]) or math.isnan(self.times[THREADED]))
+        probe = timed and kind != self.preferred
+        self._since_probe = 0 if probe else self._since_probe + timed
+        self._seen[kind] += 1
+        if self._seen[kind] <= self.warmup:
+            return
+        old = self.times[kind]
+        self.times[kind] = seconds if (probe or math.isnan(old)) else old + self.smoothing * (seconds - old)
+
+    def run(self, serial, threaded, *args):
+        """Call ``serial(*args)`` or ``threaded(*args)`` by :meth:`choose`, time it, return its result."""
+        kind = self.choose()
+        t0 = self.clock()
+        out = (threaded if kind == THREADED else serial)(*args)
+        self.record(kind, self.clock() - t0)
+        return out
