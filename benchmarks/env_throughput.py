@@ -65,6 +65,11 @@ class Args:
     """--peers: timed windows per simulator and (map, B); medians are reported"""
     peer_window_s: float = 2.0
     """--peers: wall-clock seconds per window (at least one step, or 10 at B < 64, always runs)"""
+    peer_settle_s: float = 0.5
+    """--peers: idle seconds before each window, so that the previous simulator's worker threads (XLA's
+    spin-waiting pool after a SMAX window or compile, OpenMP's after ours) have gone to sleep and
+    do not compete with the next one (measured: our 2-thread step at B=64 ran at 9k env steps/s right
+    after SMAX's compile, 185k after a 1 s pause)"""
 
 
 def measure(
@@ -133,8 +138,11 @@ def main(args: Args) -> None:
         raise SystemExit(f"--compile {args.compile!r}; expected off, on or both")
     if not args.seconds > 0:
         raise SystemExit(f"--seconds {args.seconds}; expected a timed budget > 0 s")
-    if args.peers and (args.peer_windows < 1 or not args.peer_window_s > 0):
-        raise SystemExit(f"--peer-windows {args.peer_windows} / --peer-window-s {args.peer_window_s}: expected >= 1 and > 0")
+    if args.peers and (args.peer_windows < 1 or not args.peer_window_s > 0 or args.peer_settle_s < 0):
+        raise SystemExit(
+            f"--peer-windows {args.peer_windows} / --peer-window-s {args.peer_window_s} / --peer-settle-s "
+            f"{args.peer_settle_s}: expected >= 1, > 0 and >= 0"
+        )
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.compile]
     if args.kernel not in ("auto", "torch", "numba", "both"):
         raise SystemExit(f"--kernel {args.kernel!r}; expected auto, torch, numba or both")
@@ -298,7 +306,8 @@ def run_peers(args: Args, modes: list[bool]) -> list[dict]:
 
         jax_info = f" jax={jax.__version__} jax_devices={[str(d) for d in jax.devices()]} jaxmarl={getattr(smax_mod, '__version__', '?')}"
     print(
-        f"peers: {args.peer_windows} interleaved windows of {args.peer_window_s} s per simulator and (map, B); "
+        f"peers: {args.peer_windows} interleaved windows of {args.peer_window_s} s per simulator and (map, B), "
+        f"{args.peer_settle_s} s idle before each; "
         f"medians; ours on CPU, torch threads auto={args.threads == [0]}{jax_info}"
         + (f"\n  SMAX skipped: {smax_reason}" if smax_reason else "")
         + (f"\n  SMAClite skipped: {lite_reason}" if lite_reason else ""),
@@ -335,12 +344,15 @@ def run_peers(args: Args, modes: list[bool]) -> list[dict]:
             mem = []
             for _ in range(args.peer_windows):
                 for n, o in zip(names, ours, strict=True):
+                    time.sleep(args.peer_settle_s)
                     o.reset_peak()
                     rates[n].append(peers.time_window(o, args.peer_window_s, chunk))
                 mem.append(max(o.peak_rss for o in ours) - rss0)
                 if smax is not None:
+                    time.sleep(args.peer_settle_s)
                     rates["SMAX"].append(peers.time_window(smax, args.peer_window_s, chunk))
                 if lite is not None:
+                    time.sleep(args.peer_settle_s)
                     rates["SMAClite"].append(peers.time_window(lite, args.peer_window_s, 10))
             med = {k: statistics.median(v) if v else float("nan") for k, v in rates.items()}
             row = dict(
