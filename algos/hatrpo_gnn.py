@@ -1,6 +1,6 @@
 # HATRPO (Kuba et al., ICLR 2022; HARL, JMLR 2024) with one count-invariant attention actor per unit class.
 # Algorithm facts: PKU-MARL/HARL hatrpo.py / utils/trpo_util.py / on_policy_ha_runner.py; style: CleanRL ppo.py.
-"""Train HATRPO agents on a SMAC map of the embedded simulator.
+"""Train HATRPO agents on a SMAC map or SMACv2 scenario of the embedded simulator.
 
     python algos/hatrpo_gnn.py --map 2s3z
     python algos/hatrpo_gnn.py --map 2s3z 3s5z --num-envs 256   # multi-map: one policy for both team sizes
@@ -95,7 +95,7 @@ class Args:
 
     # Algorithm specific arguments
     map: tuple[str, ...] = ("2s3z",)
-    """the SMAC map (sc2_envs.list_maps()), or several (`--map 2s3z 3s5z`) for multi-map training: one set of class
+    """the SMAC map or SMACv2 scenario (sc2_envs.list_maps("all")), or several (`--map 2s3z 3s5z`) for multi-map training: one set of class
     actors and one critic for all of them, --num-envs split evenly (one batched simulator per map)"""
     backend: str = "sim"
     """`sim` (embedded batched simulator) or `sc2` (real StarCraft II through SMAC; num_envs must be 1)"""
@@ -460,11 +460,11 @@ def check_args(args: Args) -> None:
     maps = list(args.map)
     if not maps:
         runs.cli_error("--map: expected at least one map name")
-    bad = [m for m in maps if m not in list_maps()]
+    bad = [m for m in maps if m not in list_maps("all")]
     if bad:
         shown = repr(maps[0]) if len(maps) == 1 else " ".join(maps)
         runs.cli_error(
-            f"--map {shown}: expected one of " + ", ".join(list_maps()) + (f" (unknown: {bad})" if len(maps) > 1 else "")
+            f"--map {shown}: expected one of " + ", ".join(list_maps("all")) + (f" (unknown: {bad})" if len(maps) > 1 else "")
         )
     if len(set(maps)) < len(maps):
         runs.cli_error(f"--map {' '.join(maps)}: expected distinct maps (each map gets its own simulator)")

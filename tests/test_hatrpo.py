@@ -126,3 +126,24 @@ def test_trpo_step_treats_behaviour_logprobs_as_constants():
     assert ref["step_accepted"] == 1.0 and 0.0 < ref["kl"] < 0.01
     assert got["kl"] == ref["kl"] and got["step_fraction"] == ref["step_fraction"]
     assert torch.equal(got["new_logp"], ref["new_logp"])
+
+
+def test_hatrpo_trains_on_a_smacv2_scenario_and_its_checkpoint_plays_a_larger_one(tmp_path):
+    """Varying compositions: each agent is routed to its class's actor at every step, and the per-class
+    actors rebind to another team size of the race."""
+    from models import load_checkpoint
+
+    cmd = [sys.executable, str(REPO / "algos" / "hatrpo_gnn.py"), "--no-cuda", "--map", "protoss_5_vs_5"]
+    cmd += ["--num-envs", "4", "--num-steps", "8", "--total-timesteps", "64", "--eval-episodes", "2", "--eval-interval", "1"]
+    res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-4000:]
+    assert "HATRPO (gnn) on protoss_5_vs_5" in res.stdout
+    (ckpt,) = glob.glob(str(tmp_path / "runs" / "protoss_5_vs_5__hatrpo_gnn__1__*" / "hatrpo_gnn.pt"))
+    env = sc2_envs.make_batched("protoss_10_vs_10", num_envs=3, seed=0)
+    policy, _, _ = load_checkpoint(ckpt, env.get_env_info())
+    out = env.reset()
+    for _ in range(5):
+        with torch.no_grad():
+            act, _ = policy.act(out["obs"], out["avail_actions"], greedy=True)
+        assert bool(out["avail_actions"].gather(-1, act.unsqueeze(-1)).all())
+        out = env.step(act)
