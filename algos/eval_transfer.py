@@ -181,8 +181,10 @@ def fit_error(config: dict, env_info: dict) -> str:
     Checks, in this order: every unit class of the target has an actor in the checkpoint (a missing
     class is reported, never replaced by another class's actor); for MLP actors, the flat input
     (``obs_shape``) and output (``n_actions``) sizes and the whole observation layout equal the
-    training ones; for GNN actors, the per-entity feature names, move/timestep widths and the
-    unit-type vocabulary equal the training ones (counts of allies and enemies may differ).
+    training ones; for GNN actors, the per-entity feature names and move/timestep widths equal the
+    training ones and every unit type of the target is in the checkpoint's type vocabulary
+    (counts of allies and enemies may differ; a map without type bits, one type per side, is read
+    with that vocabulary too).
     """
     target, source = env_info["map_name"], source_label(config)
     classes = list(unit_classes(env_info))
@@ -216,9 +218,11 @@ def fit_error(config: dict, env_info: dict) -> str:
         a, b = _entity_columns(list(src.get(key) or [])), _entity_columns(list(tgt.get(key) or []))
         if a != b:
             diffs.append(f"{key} {a} vs {b}")
-    vocab = ObsParser(env_info).dims()["type_vocab"]
-    if vocab != config["policy_spec"].get("type_vocab"):
-        diffs.append(f"unit-type vocabulary {config['policy_spec'].get('type_vocab')} vs {vocab}")
+    want = config["policy_spec"].get("type_vocab")
+    try:  # the target's types are read into the checkpoint's vocabulary (models.entities._type_vocab)
+        ObsParser(env_info, vocab=want)
+    except ValueError as e:
+        diffs.append(f"unit types: {e}")
     if diffs:
         return (
             f"observation layout mismatch between the checkpoint ({source}) and {target}: "

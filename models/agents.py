@@ -97,8 +97,8 @@ class ClassPolicy(nn.Module):
                 f"this env ({env_info.get('map_name')}) has unit classes {missing} for which the policy "
                 f"has no actor; it has actors for {self.classes}"
             )
-        if self.actor_type == "gnn":
-            parser = ObsParser(env_info)
+        if self.actor_type == "gnn":  # types are read into the policy's vocabulary (its training maps' union)
+            parser = ObsParser(env_info, vocab=self.spec.get("type_vocab"))
             dims = parser.dims()
             if dims != self.spec:
                 raise ValueError(
@@ -370,7 +370,7 @@ class CentralCritic(nn.Module):
             missing = [c for c in classes if c not in self.classes]
             if missing:
                 raise ValueError(f"critic has no encoder for unit classes {missing}; it was built for {self.classes}")
-            parser = StateParser(env_info)
+            parser = StateParser(env_info, vocab=self.spec.get("type_vocab"))
             if parser.dims() != self.spec:
                 raise ValueError(f"state entity widths {parser.dims()} differ from the critic's {self.spec}")
             self.parser = parser
@@ -460,10 +460,31 @@ def build_models(
     return policy, critic
 
 
-def _model_specs(env_info: dict, actor_type: str) -> tuple[dict, dict]:
-    """(policy spec, critic spec) of ``env_info``: the sizes the weights of ``actor_type`` models depend on."""
+def type_vocab_union(env_infos: list[dict]) -> list[str] | None:
+    """One unit-type vocabulary for several SMAC v1 maps: each map's (its ally order, then enemy-only
+    types) in turn, new names appended in first-seen order. ``None`` (each map keeps its own) when
+    the maps already agree, or when a SMACv2 scenario is among them (its bits are its race's kinds).
+
+    Maps without type bits (one unit type per side) contribute their sides' types
+    (``agent_unit_types``, ``enemy_unit_types``) so that they can be read with the union.
+    """
+    if any(info.get("unit_types_vary") for info in env_infos):
+        return None
+    own = [ObsParser(info).dims()["type_vocab"] for info in env_infos]
+    if all(v == own[0] for v in own):
+        return None
+    out: list[str] = []
+    for info, v in zip(env_infos, own, strict=True):
+        names = v if int(info.get("unit_type_bits", 0)) else [*info["agent_unit_types"], *info["enemy_unit_types"]]
+        out += [t for t in dict.fromkeys(names) if t not in out]
+    return out
+
+
+def _model_specs(env_info: dict, actor_type: str, vocab: list[str] | None = None) -> tuple[dict, dict]:
+    """(policy spec, critic spec) of ``env_info``: the sizes the weights of ``actor_type`` models depend on
+    (GNN: read with the type vocabulary ``vocab``, default the map's own)."""
     if actor_type == "gnn":
-        return ObsParser(env_info).dims(), StateParser(env_info).dims()
+        return ObsParser(env_info, vocab).dims(), StateParser(env_info, vocab).dims()
     if actor_type == "mlp":
         return (
             {"obs_size": int(env_info["obs_shape"]), "n_actions": int(env_info["n_actions"])},
@@ -485,8 +506,11 @@ def build_multi_map_models(
 
     The actors and the critic have one encoder per unit class of the union of the maps' classes
     (first-seen order) and are bound to each map through a view (:meth:`ClassPolicy.view`,
-    :meth:`CentralCritic.view`) that shares their parameters. With one map this builds exactly
-    what :func:`build_models` builds (same classes, same initialisation order).
+    :meth:`CentralCritic.view`) that shares their parameters. GNN models read unit types into one
+    vocabulary (:func:`type_vocab_union`), so maps with other type lists (2s3z's stalker/zealot
+    and 1c3s5z's colossus/stalker/zealot, or 3s_vs_5z without type bits) share the same weights.
+    With one map this builds exactly what :func:`build_models` builds (same classes, same
+    initialisation order).
 
     Args:
         env_infos: ``get_env_info()`` of each map, in training order (at least one).
@@ -504,9 +528,10 @@ def build_multi_map_models(
     if not env_infos:
         raise ValueError("build_multi_map_models needs at least one env_info")
     classes = list(dict.fromkeys(c for info in env_infos for c in unit_classes(info)))
-    pspec, cspec = _model_specs(env_infos[0], actor_type)
+    vocab = type_vocab_union(env_infos) if actor_type == "gnn" else None
+    pspec, cspec = _model_specs(env_infos[0], actor_type, vocab)
     for info in env_infos[1:]:
-        p, c = _model_specs(info, actor_type)
+        p, c = _model_specs(info, actor_type, vocab)
         if (p, c) != (pspec, cspec):
             hint = " (a flat MLP needs identical sizes on every map; use --actor gnn)" if actor_type == "mlp" else ""
             raise ValueError(

@@ -45,12 +45,49 @@ def _require(d: dict, key: str, where: str):
     return d[key]
 
 
-def _type_vocab(env_info: dict) -> tuple[list[str], list[int]]:
-    """Canonical type vocabulary and, for each enemy type bit, its index in it."""
+def _type_vocab(env_info: dict, vocab: list[str] | None = None) -> tuple[list[str], list[int], list[int], dict]:
+    """The type vocabulary and where each side's type bits go in it.
+
+    Without ``vocab``: the map's own vocabulary, the ally order followed by enemy-only types. With
+    ``vocab`` (a model's, e.g. the union over its training maps): that list, which must name every
+    type of the map. Returns ``(vocab, ally_bit_to_vocab, enemy_bit_to_vocab, constant)``;
+    ``constant`` is set for a map without type bits (``unit_type_bits=0``: SMAC leaves them out
+    when each side has one unit type) read with a non-empty ``vocab``: ``{"ally": v, "enemy": w}``,
+    the vocabulary index of each side's single type, whose bit is then 1 on every visible row.
+
+    Raises:
+        ValueError: a type of the map missing from ``vocab``, or a map without type bits whose side
+            has several unit types, or a SMACv2 scenario read with another vocabulary.
+    """
     ally = list(env_info.get("ally_type_order") or [])
     enemy = list(env_info.get("enemy_type_order") or [])
-    vocab = ally + [t for t in enemy if t not in ally]
-    return vocab, [vocab.index(t) for t in enemy]
+    own_vocab = ally + [t for t in enemy if t not in ally]
+    if vocab is None or list(vocab) == own_vocab:
+        return own_vocab, list(range(len(ally))), [own_vocab.index(t) for t in enemy], {}
+    vocab = list(vocab)
+    name = env_info.get("map_name")
+    if env_info.get("unit_types_vary"):
+        raise ValueError(
+            f"{name}: a SMACv2 scenario's unit-type bits are its race's kinds {own_vocab}; they cannot be read with "
+            f"the vocabulary {vocab}"
+        )
+    utb = int(env_info.get("unit_type_bits", 0))
+    if utb:
+        unseen = [t for t in own_vocab if t not in vocab]
+        if unseen:
+            raise ValueError(f"{name} has unit types {unseen} that the type vocabulary {vocab} does not have")
+        return vocab, [vocab.index(t) for t in ally], [vocab.index(t) for t in enemy], {}
+    if not vocab:
+        return vocab, [], [], {}
+    constant = {}
+    for side, key in (("ally", "agent_unit_types"), ("enemy", "enemy_unit_types")):
+        types = sorted(set(_require(env_info, key, "env_info")))
+        if len(types) != 1:
+            raise ValueError(f"{name} has no unit-type bits but its {side} side has the unit types {types}; expected one")
+        if types[0] not in vocab:
+            raise ValueError(f"{name} has unit types {types} that the type vocabulary {vocab} does not have")
+        constant[side] = vocab.index(types[0])
+    return vocab, [], [], constant
 
 
 def _split_columns(names: list[str], width: int, utb: int, block: str) -> tuple[list[int], list[int]]:
@@ -115,7 +152,7 @@ class ObsParser:
         KeyError / ValueError: when a layout key is missing or the sizes do not add up to ``obs_shape``.
     """
 
-    def __init__(self, env_info: dict):
+    def __init__(self, env_info: dict, vocab: list[str] | None = None):
         lay = _require(env_info, "obs_layout", "env_info")
 
         def g(k):
@@ -135,23 +172,27 @@ class ObsParser:
         if total != self.obs_size:
             raise ValueError(f"obs_layout sizes add up to {total}, but obs_shape is {self.obs_size}: {lay}")
         utb = int(env_info.get("unit_type_bits", 0))
-        self.vocab, enemy_to_vocab = _type_vocab(env_info)
+        self.vocab, ally_to_vocab, enemy_to_vocab, const = _type_vocab(env_info, vocab)
         if utb and len(env_info.get("ally_type_order") or []) != utb:
             raise ValueError(f"ally_type_order {env_info.get('ally_type_order')} does not have unit_type_bits={utb} names")
-        self.type_dim = len(self.vocab) if utb else 0
+        self.type_dim = len(self.vocab) if (utb or const) else 0
         e_plain, e_type = _split_columns(list(g("enemy_feature_names")), self.enemy_feats, utb, "enemy obs row")
         a_plain, a_type = _split_columns(list(g("ally_feature_names")), self.ally_feats, utb, "ally obs row")
         o_plain, o_type = _split_columns(list(g("own_feature_names")), self.own_feats, utb, "own obs block")
-        # Column index lists into a row extended by one zero column (index = width), so that a type
-        # missing from one side's one-hot reads as 0.
+        # Column index lists into a row extended by a zero column (index = width), so that a type
+        # missing from one side's one-hot reads as 0, and a visibility column (width + 1) for the
+        # single type of a side on a map without type bits.
         self._enemy_idx = _Columns(
-            e_plain + _type_targets(e_type, enemy_to_vocab, self.type_dim, self.enemy_feats), self.enemy_feats
+            e_plain + _type_targets(e_type, enemy_to_vocab, self.type_dim, self.enemy_feats, const.get("enemy")),
+            self.enemy_feats,
         )
         self._ally_idx = _Columns(
-            a_plain + _type_targets(a_type, list(range(utb)), self.type_dim, self.ally_feats), self.ally_feats
+            a_plain + _type_targets(a_type, ally_to_vocab, self.type_dim, self.ally_feats, const.get("ally")),
+            self.ally_feats,
         )
         self._own_idx = _Columns(
-            o_plain + _type_targets(o_type, list(range(utb)), self.type_dim, self.own_feats), self.own_feats
+            o_plain + _type_targets(o_type, ally_to_vocab, self.type_dim, self.own_feats, const.get("ally")),
+            self.own_feats,
         )
         self.enemy_dim = len(self._enemy_idx)
         self.ally_dim = len(self._ally_idx)
@@ -203,7 +244,7 @@ class StateParser:
 
     LAST_ACTION_DIM = N_ACTIONS_NO_ATTACK + 1
 
-    def __init__(self, env_info: dict):
+    def __init__(self, env_info: dict, vocab: list[str] | None = None):
         lay = _require(env_info, "state_layout", "env_info")
         if lay.get("obs_instead_of_state"):
             raise ValueError(
@@ -230,15 +271,17 @@ class StateParser:
                 f"{self.n_agents * self.n_actions}"
             )
         utb = int(env_info.get("unit_type_bits", 0))
-        self.vocab, enemy_to_vocab = _type_vocab(env_info)
-        self.type_dim = len(self.vocab) if utb else 0
+        self.vocab, ally_to_vocab, enemy_to_vocab, const = _type_vocab(env_info, vocab)
+        self.type_dim = len(self.vocab) if (utb or const) else 0
         a_plain, a_type = _split_columns(list(g("ally_state_feature_names")), self.ally_feats, utb, "ally state row")
         e_plain, e_type = _split_columns(list(g("enemy_state_feature_names")), self.enemy_feats, utb, "enemy state row")
         self._ally_idx = _Columns(
-            a_plain + _type_targets(a_type, list(range(utb)), self.type_dim, self.ally_feats), self.ally_feats
+            a_plain + _type_targets(a_type, ally_to_vocab, self.type_dim, self.ally_feats, const.get("ally")),
+            self.ally_feats,
         )
         self._enemy_idx = _Columns(
-            e_plain + _type_targets(e_type, enemy_to_vocab, self.type_dim, self.enemy_feats), self.enemy_feats
+            e_plain + _type_targets(e_type, enemy_to_vocab, self.type_dim, self.enemy_feats, const.get("enemy")),
+            self.enemy_feats,
         )
         types = list(_require(env_info, "agent_unit_types", "env_info"))
         unknown = [t for t in types if t not in UNITS]
@@ -291,20 +334,32 @@ class StateParser:
         )
 
 
-def _type_targets(type_cols: list[int], bit_to_vocab: list[int], vocab_size: int, width: int) -> list[int]:
-    """Column indices giving the canonical one-hot: entry ``v`` reads the row column of vocab type ``v``."""
+def _type_targets(
+    type_cols: list[int], bit_to_vocab: list[int], vocab_size: int, width: int, constant: int | None = None
+) -> list[int]:
+    """Column indices giving the canonical one-hot: entry ``v`` reads the row column of vocab type ``v``.
+
+    Index ``width`` reads the appended zero column (a type this side's one-hot does not have) and
+    ``width + 1`` the appended visibility column: with ``constant`` (a map without type bits, one
+    unit type per side), the entry of that vocabulary type is 1 on every visible (non-zero) row and
+    0 on hidden or dead ones, as SMAC writes the type bits of the maps that have them.
+    """
     out = [width] * vocab_size  # ``width`` indexes the appended zero column
     for bit, col in enumerate(type_cols):
         out[bit_to_vocab[bit]] = col
+    if constant is not None:
+        out[constant] = width + 1
     return out
 
 
 class _Columns:
-    """A column selection ``rows[..., idx]`` where index ``width`` reads an appended zero column."""
+    """A column selection ``rows[..., idx]`` where index ``width`` reads an appended zero column and
+    ``width + 1`` an appended column that is 1 where the row has a non-zero entry."""
 
     def __init__(self, idx: list[int], width: int):
         self.idx = idx
         self.pad = any(k >= width for k in idx)
+        self.visible = any(k == width + 1 for k in idx)
         self._by_device: dict[torch.device, torch.Tensor] = {}
 
     def __len__(self) -> int:
@@ -315,7 +370,10 @@ class _Columns:
         if idx is None:
             idx = self._by_device[rows.device] = torch.tensor(self.idx, dtype=torch.int64, device=rows.device)
         if self.pad:
-            rows = torch.cat([rows, rows.new_zeros(*rows.shape[:-1], 1)], dim=-1)
+            extra = [rows.new_zeros(*rows.shape[:-1], 1)]
+            if self.visible:
+                extra.append(rows.ne(0).any(-1, keepdim=True).to(rows.dtype))
+            rows = torch.cat([rows, *extra], dim=-1)
         return rows.index_select(-1, idx)
 
 

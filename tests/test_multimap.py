@@ -54,13 +54,40 @@ def test_views_share_parameters_and_bind_each_map():
     "maps, actor, message",
     [
         (("2s3z", "3m"), "gnn", "maps 2s3z and 3m cannot share gnn models"),
-        (("2s3z", "1c3s5z"), "gnn", "cannot share gnn models"),  # colossus adds a unit-type bit: other widths
+        (("2s3z", "6h_vs_8z"), "gnn", "cannot share gnn models"),  # hydralisks have no shield column
         (("3m", "8m"), "mlp", "a flat MLP needs identical sizes on every map; use --actor gnn"),
     ],
 )
 def test_maps_that_cannot_share_weights_are_refused(maps, actor, message):
     with pytest.raises(ValueError, match=message):
         build_multi_map_models(_infos(*maps), actor, hidden=16)
+
+
+def test_maps_with_other_unit_type_lists_share_one_vocabulary():
+    """2s3z (stalker, zealot bits), 1c3s5z (colossus, stalker, zealot) and 3s_vs_5z (no type bits: one
+    type per side) read their types into one vocabulary, so one set of actors serves all three."""
+    from models import ObsParser
+
+    infos = _infos("2s3z", "1c3s5z", "3s_vs_5z")
+    policy, critic, pols, crits = build_multi_map_models(infos, "gnn", hidden=16)
+    assert policy.spec["type_vocab"] == critic.spec["type_vocab"] == ["stalker", "zealot", "colossus"]
+    assert policy.classes == ["stalker", "zealot", "colossus"]
+    envs, outs = _batches(("2s3z", "1c3s5z", "3s_vs_5z"), num_envs=2)
+    for pol, crit, info, env, out in zip(pols, crits, infos, envs, outs, strict=True):
+        ents = pol.parser(out["obs"])
+        types = ents.own[..., -3:]  # own block: move, health, shield, type bits (no timestep on v1 maps)
+        want = torch.tensor([[float(t == v) for v in policy.spec["type_vocab"]] for t in info["agent_unit_types"]])
+        assert torch.equal(types, want.expand_as(types)), info["map_name"]
+        seen = ents.enemy_mask.unsqueeze(-1).float()
+        assert torch.equal(ents.enemies[..., -3:] * (1 - seen), torch.zeros_like(ents.enemies[..., -3:]))  # hidden rows stay 0
+        act, _ = pol.act(out["obs"], out["avail_actions"])
+        assert bool(out["avail_actions"].gather(-1, act.unsqueeze(-1)).all())
+        assert torch.isfinite(crit(out["state"])).all()
+        env.step(act)
+    # a single map reads its own vocabulary, as before; a type outside a vocabulary is refused by name
+    assert ObsParser(infos[0]).dims()["type_vocab"] == ["stalker", "zealot"]
+    with pytest.raises(ValueError, match=r"1c3s5z has unit types \['colossus'\]"):
+        ObsParser(infos[1], vocab=["stalker", "zealot"])
 
 
 # ---------------------------------------------------------------------------- the multi-map batch layout
@@ -369,7 +396,7 @@ def test_matrix_cells_say_why_a_checkpoint_cannot_play_a_map(tmp_path):
         "3s5z": "",
         "3s5z_vs_3s6z": "",
         "1c3s5z": transfer_table.NOT_COVERED,  # no colossus actor
-        "3s_vs_3z": transfer_table.LAYOUT_MISMATCH,  # stalkers only: no unit-type bits, other entity widths
+        "3s_vs_3z": "",  # no unit-type bits (one type per side): read with the checkpoint's vocabulary
         "3m": transfer_table.NOT_COVERED,
     }
     protoss = raw["config"]
