@@ -13,10 +13,10 @@ from models.agents import (
     build_critic,
     build_models,
     build_multi_map_models,
-    type_vocab_union,
     checkpoint_maps,
     load_checkpoint,
     save_checkpoint,
+    type_vocab_union,
     unit_classes,
 )
 from models.common import MASKED_LOGIT, MaskedCategorical, ValueNorm, layer_init
