@@ -99,6 +99,10 @@ TABLE_MAPS = ("2s3z", "3s5z", "3s5z_vs_3s6z")
 NOT_COVERED = "n/a (classes not covered)"
 SIZE_MISMATCH = "n/a (size mismatch)"
 LAYOUT_MISMATCH = "n/a (layout mismatch)"
+DEFAULT_SOURCES = ("2s3z", "3s5z")
+"""Training maps when ``--sources`` is not given (SMAC v1 table and matrix)."""
+DEFAULT_SMACV2_SOURCES = ("protoss_5_vs_5",)
+"""Training scenarios when ``--sources`` is not given with ``--smacv2``."""
 OTHER_RACE = "n/a (other race)"
 V1_CHECKPOINT = "n/a (SMAC v1 checkpoint)"
 """SMACv2 table labels: a checkpoint whose actors are all of another race than the scenario's, and a
@@ -117,8 +121,8 @@ class Args:
     """wall-clock budget of EACH training run in seconds (0: none); the run still saves its checkpoint"""
     seed: int = 1
     """training seed"""
-    sources: tuple[str, ...] = ("2s3z", "3s5z")
-    """maps to train on"""
+    sources: tuple[str, ...] | None = None
+    """maps to train on (default: 2s3z and 3s5z; with --smacv2 protoss_5_vs_5; `--sources` with no names: none)"""
     actors: tuple[str, ...] = ("gnn", "mlp")
     """actor types to train"""
     maps: tuple[str, ...] = ()
@@ -559,6 +563,14 @@ def run_matrix(args: Args, paths: list[Path], out: Path, smacv2: bool = False) -
     return table
 
 
+def resolve_sources(args: Args) -> tuple[str, ...]:
+    """The training maps of a run: ``--sources`` as given, else :data:`DEFAULT_SOURCES`, or with
+    ``--smacv2`` :data:`DEFAULT_SMACV2_SOURCES` (a SMAC v1 checkpoint cannot play a scenario)."""
+    if args.sources is not None:
+        return tuple(args.sources)
+    return DEFAULT_SMACV2_SOURCES if args.smacv2 else DEFAULT_SOURCES
+
+
 def main(args: Args) -> str:
     """Train/reuse, evaluate, write the tables; returns the pivot table (with ``--matrix``: the matrix's Markdown)."""
     out = Path(args.out_dir).resolve()
@@ -572,6 +584,9 @@ def main(args: Args) -> str:
     missing = [p for p in args.checkpoints if not Path(p).is_file()]
     if missing:
         raise FileNotFoundError(f"--checkpoints: no such file(s) {missing}")
+    if args.sources is None:
+        args.sources = resolve_sources(args)
+        print(f"  sources (default{' for --smacv2' if args.smacv2 else ''}): {' '.join(args.sources)}", flush=True)
     ckpts = [train_or_reuse(args, m, a, ckpt_dir, out) for m in args.sources for a in args.actors]
     ckpts += [Path(p).resolve() for p in args.checkpoints]
     if not ckpts:

@@ -372,3 +372,10 @@ def test_smacv2_table_trains_one_iteration_per_actor_then_evaluates(tmp_path):
     for actor in ("gnn", "mlp"):
         assert et.read_checkpoint(str(tmp_path / "checkpoints" / f"protoss_5_vs_5_{actor}.pt"))["global_step"] == 8
         assert (tmp_path / "logs" / f"train_protoss_5_vs_5_{actor}.log").stat().st_size > 0
+
+
+def test_smacv2_table_trains_on_a_scenario_by_default():
+    assert tt.resolve_sources(tt.Args(smacv2=True)) == ("protoss_5_vs_5",)
+    assert tt.resolve_sources(tt.Args()) == ("2s3z", "3s5z")
+    assert tt.resolve_sources(tt.Args(smacv2=True, sources=())) == ()  # `--sources` alone: checkpoints only
+    assert tt.resolve_sources(tt.Args(smacv2=True, sources=("terran_5_vs_5",))) == ("terran_5_vs_5",)
