@@ -323,7 +323,9 @@ def _obs_env(
             dst[b, i, o + 3] = (np.float32(gdy[i, u] / sr) * m) * al
             o += 4
             if all_health:
-                h, s = _frac(health[b, u], shield[b, u], kcon[ru, K_MAX_HEALTH], kcon[ru, K_HAS_SHIELD], kcon[ru, K_MAX_SHIELD_SAFE])
+                h, s = _frac(
+                    health[b, u], shield[b, u], kcon[ru, K_MAX_HEALTH], kcon[ru, K_HAS_SHIELD], kcon[ru, K_MAX_SHIELD_SAFE]
+                )
                 dst[b, i, o] = (h * m) * al
                 o += 1
                 if shield_on:
@@ -344,7 +346,9 @@ def _obs_env(
             dst[b, i, o + 3] = (np.float32(gdy[i, u] / sr) * m) * al
             o += 4
             if all_health:
-                h, s = _frac(health[b, u], shield[b, u], kcon[ru, K_MAX_HEALTH], kcon[ru, K_HAS_SHIELD], kcon[ru, K_MAX_SHIELD_SAFE])
+                h, s = _frac(
+                    health[b, u], shield[b, u], kcon[ru, K_MAX_HEALTH], kcon[ru, K_HAS_SHIELD], kcon[ru, K_MAX_SHIELD_SAFE]
+                )
                 dst[b, i, o] = (h * m) * al
                 o += 1
                 if shield_on:
@@ -359,7 +363,9 @@ def _obs_env(
                     dst[b, i, o] = ((one if la == a else zero) * m) * al
                     o += 1
         if vfl[V_OWN_HEALTH] != 0:
-            h, s = _frac(health[b, i], shield[b, i], kcon[ri, K_MAX_HEALTH], kcon[ri, K_HAS_SHIELD], kcon[ri, K_MAX_SHIELD_SAFE])
+            h, s = _frac(
+                health[b, i], shield[b, i], kcon[ri, K_MAX_HEALTH], kcon[ri, K_HAS_SHIELD], kcon[ri, K_MAX_SHIELD_SAFE]
+            )
             dst[b, i, o] = h * al
             o += 1
             if shield_on:
@@ -652,7 +658,9 @@ class ObserveKernelV2:
         r = torch.as_tensor(visit_rank).detach().cpu().to(torch.int64)
         N = self.n_agents
         if tuple(r.shape) != (B, N) or not bool((r.sort(1).values == torch.arange(N)).all()):
-            raise ValueError(f"visit_rank must be [{B}, {N}] int64 rows, each a permutation of 0..{N - 1}, got {tuple(r.shape)}")
+            raise ValueError(
+                f"visit_rank must be [{B}, {N}] int64 rows, each a permutation of 0..{N - 1}, got {tuple(r.shape)}"
+            )
         return np.ascontiguousarray(r.numpy())
 
     def _out(self, B: int, out: dict | None, keys: tuple) -> tuple:
@@ -704,7 +712,9 @@ class ObserveKernelV2:
             raise ValueError(f"actions must be an int64 tensor of shape ({B}, {N}), got {got}")
         obs, state, avail, reward, result = self._out(B, out, ("obs", "state", "avail_actions", "reward", "result"))
         a = np.ascontiguousarray(actions.detach().cpu().numpy())
-        self._run(self._all_envs(B), True, v, _NO_RANK, a, obs.numpy(), state.numpy(), avail.numpy(), reward.numpy(), result.numpy())
+        self._run(
+            self._all_envs(B), True, v, _NO_RANK, a, obs.numpy(), state.numpy(), avail.numpy(), reward.numpy(), result.numpy()
+        )
         return dict(
             obs=obs, state=state, avail_actions=avail, reward=reward, battle_won=result[0], lost=result[1], draw=result[2]
         )

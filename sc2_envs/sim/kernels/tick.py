@@ -1247,7 +1247,9 @@ class TickKernel:
         """A writable NumPy view of ``st.<name>`` (made contiguous in ``st`` first)."""
         x = getattr(st, name)
         if x.device.type != "cpu" or x.dtype != dtype:
-            raise ValueError(f"WorldState.{name} must be a CPU {dtype} tensor for the numba kernel, got {x.dtype} on {x.device}")
+            raise ValueError(
+                f"WorldState.{name} must be a CPU {dtype} tensor for the numba kernel, got {x.dtype} on {x.device}"
+            )
         if not x.is_contiguous() or x.requires_grad:
             x = x.detach().contiguous()
             setattr(st, name, x)
