@@ -303,7 +303,7 @@ class SMACSim:
 
         The kernels copy the unit, kind and feature tables at construction: after changing a table
         in place (e.g. ``table.kinds``), call this again."""
-        self._tick_kernel = self._observe_kernel = self._step_kernel = None
+        self._tick_kernel = self._observe_kernel = self._step_kernel = self._scenario_reset = None
         if self.kernel != "numba":
             return
         from sc2_envs.sim.kernels.step import StepKernel
@@ -313,8 +313,10 @@ class SMACSim:
         self._tick_kernel = TickKernel(self.dynamics, self.enemy_ai, self.n_agents, self._move_dirs, self._n_no_attack, fov)
         if self.scenario is not None:
             from sc2_envs.sim.kernels.observe_v2 import ObserveKernelV2
+            from sc2_envs.sim.kernels.scenario import ScenarioResetKernel
 
             self._observe_kernel = ObserveKernelV2(self.features)
+            self._scenario_reset = ScenarioResetKernel(self)
         else:
             from sc2_envs.sim.kernels.observe import ObserveKernel
 
@@ -445,23 +447,17 @@ class SMACSim:
         new.prev_health, new.prev_shield, new.prev_alive = new.health.clone(), new.shield.clone(), new.alive.clone()
         return new
 
-    def _fresh_scenario_state(self, idx: torch.Tensor | None = None) -> WorldState:
-        """A new SMACv2 episode for every env, or for the envs ``idx`` ([k] int64; a ``k``-env state
-        equal to those rows of the full one: every draw is per env): sampled (or pinned) rosters and
-        start positions."""
-        st, N = self.st, self.n_agents
+    def _fresh_scenario_state(self) -> WorldState:
+        """A new SMACv2 episode for every env: sampled (or pinned) rosters and start positions.
 
-        def rows(x: torch.Tensor) -> torch.Tensor:
-            return x if idx is None else x[idx]
-
-        B = self.num_envs if idx is None else int(idx.shape[0])
+        The numba path runs the same rules compiled, for the envs that ended (``sim.kernels.scenario``)."""
+        st, B, N = self.st, self.num_envs, self.n_agents
         new = WorldState.empty(B, N + self.n_enemies, N, self.device)
-        new.env_seed = rows(st.env_seed).clone()
-        new.episode_count = rows(st.episode_count) + 1
+        new.env_seed = st.env_seed.clone()
+        new.episode_count = st.episode_count + 1
         draw = self.sampler.sample(new.episode_count, new.env_seed)
-        pin_mask = rows(self._pin_mask)
-        kind = torch.where(pin_mask[:, None], rows(self._pin_kind), draw["kind"])
-        pos = torch.where((pin_mask & rows(self._pin_has_pos))[:, None, None], rows(self._pin_pos), draw["pos"])
+        kind = torch.where(self._pin_mask[:, None], self._pin_kind, draw["kind"])
+        pos = torch.where((self._pin_mask & self._pin_has_pos)[:, None, None], self._pin_pos, draw["pos"])
         new.unit_kind = kind
         new.pos = pos
         kt = self.table.kinds
@@ -477,7 +473,7 @@ class SMACSim:
         new.order_kind = torch.full_like(new.order_kind, ORDER_NONE)  # enemies get orders from the map trigger (EnemyAI)
         new.order_point = new.pos.clone()
         new.fov_dir = torch.tensor([1.0, 0.0], device=self.device).expand(B, N, 2).clone()
-        new.max_reward = torch.where(new.episode_count == 0, self.features.max_reward_of(kind), rows(st.max_reward))
+        new.max_reward = torch.where(new.episode_count == 0, self.features.max_reward_of(kind), st.max_reward)
         new.loops_since_damage.fill_(1e6)
         new.prev_health, new.prev_shield, new.prev_alive = new.health.clone(), new.shield.clone(), new.alive.clone()
         return new
@@ -781,13 +777,9 @@ class SMACSim:
 
     def _reset_scenario_envs(self, idx: np.ndarray) -> None:
         """Numba path, SMACv2: new episodes for the envs ``idx`` ([k] int64), in place (the kernels'
-        views stay valid): the rows of ``copy_envs_from(self._fresh_state(), done)``; the unit table
-        follows when next read (``table``)."""
-        ids = torch.from_numpy(idx)
-        new = self._fresh_scenario_state(ids)
-        st = self.st
-        for n in _STATE_FIELDS:
-            getattr(st, n)[ids] = getattr(new, n)
+        views stay valid): the rows of ``copy_envs_from(self._fresh_state(), done)``, compiled
+        (``sim.kernels.scenario``, bit for bit); the unit table follows when next read (``table``)."""
+        self._scenario_reset.reset_envs(self.st, idx)
         self._kinds_stale = True
 
     def _core(self, actions: torch.Tensor) -> dict[str, torch.Tensor]:
