@@ -751,8 +751,14 @@ class SMACSim:
             avail = self._avail = kernel.avail_buffer(avail)
         code, value, arrays = kernel(self.st, a, avail, self._stat_counts)
         if code:
-            from sc2_envs.sim.kernels.step import OUT_OF_RANGE
+            from sc2_envs.sim.kernels.step import BAD_KIND, OUT_OF_RANGE
 
+            if code == BAD_KIND:
+                b, u = divmod(value, N + self.n_enemies)
+                raise ValueError(
+                    f"WorldState.unit_kind[{b}, {u}] = {int(self.st.unit_kind[b, u])} is not a kind index in "
+                    f"[0, {len(self.scenario.kinds)}) ({self.scenario.race}: {list(self.scenario.kinds)})"
+                )
             b, n = divmod(value, N)
             actions = torch.from_numpy(a)
             raise (self._out_of_range if code == OUT_OF_RANGE else self._unavailable)(actions, b, n)

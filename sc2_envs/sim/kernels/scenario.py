@@ -294,6 +294,8 @@ class ScenarioResetKernel:
         r = sim.features.rcfg
         self.reward_base = float(self.E * r.reward_death_value + r.reward_win)  # as SMACv2Features.max_reward_of
         self._sim_pins = (sim._pin_mask, sim._pin_kind, sim._pin_pos, sim._pin_has_pos)
+        self._key: tuple | None = None
+        self._arrays: tuple = ()
 
     def _pins(self) -> tuple:
         out = []
@@ -303,19 +305,30 @@ class ScenarioResetKernel:
             out.append(x.numpy())
         return tuple(out)
 
+    def _views(self, st: WorldState) -> tuple:
+        """NumPy views of every ``WorldState`` field (kept while ``st`` holds the same tensors; a
+        non-contiguous field is replaced by a contiguous copy in ``st`` first)."""
+        tensors = tuple(getattr(st, n) for n in _FIELDS)
+        key = self._key
+        if key is not None and all(a is b for a, b in zip(tensors, key, strict=True)):
+            return self._arrays
+        for n, x in zip(_FIELDS, tensors, strict=True):
+            if x.device.type != "cpu" or not x.is_contiguous() or x.requires_grad:
+                setattr(st, n, x.detach().cpu().contiguous())
+        self._key = tuple(getattr(st, n) for n in _FIELDS)
+        self._arrays = tuple(x.numpy() for x in self._key)
+        return self._arrays
+
+    def __getstate__(self) -> dict:
+        # the cached views alias this process's tensors: a copied or unpickled sim views its own
+        return {**self.__dict__, "_key": None, "_arrays": ()}
+
     def reset_envs(self, st: WorldState, idx: np.ndarray) -> None:
         """``st.copy_envs_from(sim._fresh_state(), done)`` for the envs ``idx`` ([k] int64), in place."""
-        arrays = []
-        for n in _FIELDS:
-            x = getattr(st, n)
-            if x.device.type != "cpu" or not x.is_contiguous() or x.requires_grad:
-                x = x.detach().cpu().contiguous()
-                setattr(st, n, x)
-            arrays.append(x.numpy())
         ids = np.ascontiguousarray(idx, dtype=np.int64)
         _reset_scenario(
             ids, self.N, self.E, self.T, self.p_reflect, *self.tables, self.reward_base, rng.STREAM_SCENARIO_TEAM,
-            rng.STREAM_SCENARIO_POS, rng.STREAM_COOLDOWN, *self._pins(), *arrays,
+            rng.STREAM_SCENARIO_POS, rng.STREAM_COOLDOWN, *self._pins(), *self._views(st),
         )  # fmt: skip
 
 

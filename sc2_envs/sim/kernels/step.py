@@ -41,6 +41,7 @@ from sc2_envs.sim.kernels.tick import (
     _STATE,
     FL_N,
     FL_PER_ENV,
+    FL_T,
     PARALLEL_MIN_ENVS,
     _can_stand,
     _collision_scratch,
@@ -51,8 +52,9 @@ from sc2_envs.sim.kernels.tick import (
 )
 from sc2_envs.sim.state import ORDER_ATTACK_MOVE, ORDER_NONE, WorldState
 
-# error codes returned by the kernel (with the flat index b * N + n of the first bad action)
-OK, OUT_OF_RANGE, UNAVAILABLE = 0, 1, 2
+# error codes returned by the kernel, with the flat index b * N + n of the first bad action (BAD_KIND:
+# b * U + u of the first WorldState.unit_kind entry outside the scenario's kinds)
+OK, OUT_OF_RANGE, UNAVAILABLE, BAD_KIND = 0, 1, 2, 3
 
 # the WorldState fields the step reads or writes, in the kernel's argument order
 _FIELDS = _STATE + ("prev_health", "prev_shield", "prev_alive", "last_action", "episode_steps")
@@ -117,6 +119,22 @@ def _check(actions, alive, avail_in, lenient, act, invalid):
             else:
                 return UNAVAILABLE, b * N + n
     return OK, -1
+
+
+@numba.njit(**_JIT)
+def _check_kinds(unit_kind, fl):
+    """The flat index ``b * U + u`` of the first ``unit_kind`` entry outside ``[0, T)`` of a SMACv2
+    scenario (the kernels index the kind tables with it, unchecked), ``-1`` if none or a v1 map."""
+    if not fl[FL_PER_ENV]:
+        return -1
+    B, U = unit_kind.shape
+    T = fl[FL_T]
+    for b in range(B):
+        for u in range(U):
+            k = unit_kind[b, u]
+            if k < 0 or k >= T:
+                return b * U + u
+    return -1
 
 
 @numba.njit(**_JIT)
@@ -238,6 +256,9 @@ def _step_serial(
     code, where = _check(actions, alive, avail_in, lenient, act, invalid)
     if code != OK:
         return code, where
+    bad = _check_kinds(unit_kind, fl)
+    if bad >= 0:
+        return BAD_KIND, bad
     B = pos.shape[0]
     result = np.empty((3, B), np.bool_)
     _step_range(
@@ -269,6 +290,9 @@ def _step_parallel(
     code, where = _check(actions, alive, avail_in, lenient, act, invalid)
     if code != OK:
         return code, where
+    bad = _check_kinds(unit_kind, fl)
+    if bad >= 0:
+        return BAD_KIND, bad
     B = pos.shape[0]
     result = np.empty((3, B), np.bool_)
     per = (B + n_chunks - 1) // n_chunks
@@ -400,11 +424,10 @@ class StepKernel:
             ``truncated``, ``dead_allies``, ``dead_enemies``, ``episode_limit``, ``agent_alive``,
             ``invalid_actions``, ``final_obs``, ``final_state``, ``final_avail_actions``); or
             ``OUT_OF_RANGE`` / ``UNAVAILABLE`` with ``value`` the flat index ``b * N + n`` of the first
-            bad action, ``arrays`` ``None``, and nothing changed.
+            bad action, or ``BAD_KIND`` with ``b * U + u`` of the first ``unit_kind`` outside the
+            scenario's kinds, ``arrays`` ``None``, and nothing changed.
         """
         v = self.views(st)
-        if self.v2:
-            self.tick.check_kinds(v[_FIELDS.index("unit_kind")])
         if avail is not self._avail_t:
             raise ValueError("avail must be the tensor of StepKernel.avail_buffer")
         if stats is not self._stats_t:
@@ -498,7 +521,7 @@ class StepKernel:
         )  # fmt: skip
 
 
-__all__ = ["OK", "OUT_KEYS", "OUT_OF_RANGE", "UNAVAILABLE", "StepKernel"]
+__all__ = ["BAD_KIND", "OK", "OUT_KEYS", "OUT_OF_RANGE", "UNAVAILABLE", "StepKernel"]
 
 
 # ------------------------------------------------------------------------------------------ auto-reset
