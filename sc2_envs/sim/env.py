@@ -141,7 +141,8 @@ class SMACSim:
         kernel: execution path of the step's stages (actions -> orders, enemy AI, the 8 game loops,
             then result, reward, available actions, observations and state, and the observation
             of auto-reset envs): ``"torch"`` (the reference tensor code, any device, ``compile``),
-            ``"numba"`` (compiled CPU loops, ``sim.kernels.tick`` and ``sim.kernels.observe``; ``step``
+            ``"numba"`` (compiled CPU loops, ``sim.kernels.tick`` and ``sim.kernels.observe``, for SMACv2
+            scenarios ``sim.kernels.observe_v2`` and ``sim.kernels.scenario``; ``step``
             is one compiled call, ``sim.kernels.step``, auto-resets included; bit-equal to torch, much faster
             at small batches; the first use in a fresh install compiles for about a minute, later
             processes load the on-disk cache), or ``"auto"``: numba on CPU when it imports,
