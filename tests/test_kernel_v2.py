@@ -261,3 +261,28 @@ def test_auto_kernel_picks_numba_for_scenarios_and_bad_kinds_raise():
     sim.st.unit_kind[1, 4] = 3
     with pytest.raises(ValueError, match=r"unit_kind\[1, 4\] = 3 is not a kind index in \[0, 3\)"):
         sim.step(torch.ones(2, sim.n_agents, dtype=torch.int64))
+
+
+def test_copied_and_unpickled_numba_scenario_sims_continue_alike():
+    """The kernels' cached views and the reset kernel's pin tensors belong to each copy."""
+    import copy
+    import pickle
+
+    sim = make_batched("terran_5_vs_5", num_envs=3, seed=1, kernel="numba")
+    o = sim.reset()
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(40):
+        o = sim.step(random_actions(o["avail_actions"], gen))
+    sim.pin_scenario(["marine"] * 5, ["marauder"] * 5, env_index=0)
+    copies = (copy.deepcopy(sim), pickle.loads(pickle.dumps(sim)))
+    for t in range(120):
+        act = random_actions(o["avail_actions"], gen)
+        o = sim.step(act)
+        for c in copies:
+            oc = c.step(act)
+            for k in o:
+                assert torch.equal(o[k], oc[k]), (t, k)
+    assert sim.get_stats()["battles_game"] > 0
+    copies[0].unpin_scenario()
+    assert bool(sim._pin_mask[0]) and not bool(copies[0]._pin_mask[0])
+    assert sim.unit_types(0) == (["marine"] * 5, ["marauder"] * 5)

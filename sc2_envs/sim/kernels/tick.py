@@ -12,6 +12,12 @@ Stage by stage (``SMACSim._core``; ``sim.kernels.step`` fuses them into one call
 env step runs as two compiled calls, ``orders`` (SMAC actions -> unit orders, then the enemy AI)
 and ``ticks`` (``8 / loops_per_tick`` calls of ``Dynamics.advance``), whatever the batch size; the
 first use compiles them (``cache=True`` keeps the machine code on disk for later processes).
+
+SMACv2 scenarios (``fl[FL_PER_ENV]``) have per-env rosters: the kernels keep per-kind tables and
+gather each env's tables from ``WorldState.unit_kind`` before its orders and ticks
+(``_env_tables``), so the per-env ``UnitTable`` of the torch path is never read or refreshed here;
+their enemies follow the map trigger (``EnemyAI`` ``attack_closest``: centre distances, then the
+medivacs' heal orders) and ``conic_fov``'s look actions set ``WorldState.fov_dir``.
 """
 
 from __future__ import annotations
