@@ -1314,10 +1314,12 @@ def warm_up() -> float:
     t0 = time.perf_counter()
     from sc2_envs.sim.env import make_batched
 
-    for B in (1, PARALLEL_MIN_ENVS):
-        env = make_batched("2s3z", num_envs=B, seed=0, kernel="numba")
-        env.reset()
-        env.step(torch.zeros(B, env.n_agents, dtype=torch.int64) + 1)
+    for name in ("2s3z", "protoss_5_vs_5"):  # a SMAC v1 map, and a SMACv2 scenario (observe_v2, its reset)
+        for B in (1, PARALLEL_MIN_ENVS):
+            env = make_batched(name, num_envs=B, seed=0, kernel="numba")
+            env.reset()
+            env.step(torch.zeros(B, env.n_agents, dtype=torch.int64) + 1)
+            env._scenario_reset is None or env._scenario_reset.reset_envs(env.st, np.arange(B))
     return time.perf_counter() - t0
 
 
