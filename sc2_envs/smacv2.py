@@ -327,7 +327,10 @@ class ScenarioSampler:
         label = (rng.uniform(episode[:, None], 6, ar_e[None, :], P, key[:, None]) * n_groups[:, None]).to(torch.int64)
         label = torch.minimum(label, n_groups[:, None] - 1)
         group = torch.sort(label, dim=1).values  # multinomial counts, assigned in group order
-        perm = torch.argsort(rng.uniform(episode[:, None], 7, torch.arange(4, device=dev)[None, :], P, key[:, None]), dim=1)
+        # stable: a defined order for tied draws, which the compiled reset (sim.kernels.scenario) repeats
+        perm = torch.argsort(
+            rng.uniform(episode[:, None], 7, torch.arange(4, device=dev)[None, :], P, key[:, None]), dim=1, stable=True
+        )
         diag = torch.gather(perm, 1, group)  # [B, E] diagonal of each enemy's group
         t = torch.gather(rng.uniform(episode[:, None], 8, torch.arange(4, device=dev)[None, :], P, key[:, None]), 1, group)
         off = 2.0

@@ -5,7 +5,8 @@ episodes of SMACv2 scenarios: per record (after ``reset`` and each ``step``) the
 held them, its enemy-observation bookkeeping before and after the observation pass and the order it
 visited the agents, and its ``get_obs``, ``get_state``, ``get_avail_agent_actions``,
 ``get_capabilities``, rewards and end codes. Each record is written into a one-env simulator state
-and every output is recomputed by the simulator's tensor code and compared.
+and every output is recomputed by the simulator, through the torch feature code and through the
+compiled numba kernels (``sim.kernels.observe_v2``), and compared.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import torch
 
 from sc2_envs.adapters.smacv2_compat import scenario_from_capability_config
 from sc2_envs.sim.env import make_batched
+from sc2_envs.sim.kernels import numba_available
 
 ATOL = 1e-5
 CASES = [
@@ -37,7 +39,39 @@ def _load(test_data_dir, name: str) -> dict:
         return json.load(f)
 
 
-def _sim(case: dict):
+KERNELS = [
+    "torch",
+    pytest.param("numba", marks=pytest.mark.skipif(numba_available() is not None, reason=f"numba: {numba_available()}")),
+]
+
+
+class _Features:
+    """The feature functions of one path: ``SMACv2Features`` (torch) or the compiled kernel (numba)."""
+
+    def __init__(self, sim):
+        self.sim = sim
+
+    def observe(self, st, visit_rank=None):
+        """``(avail, obs, state)`` of env 0; the observation updates the enemy tags."""
+        sim, feat = self.sim, self.sim.features
+        if sim.kernel == "numba":
+            out = sim._observe_kernel.observe(st, visit_rank=visit_rank)
+            return out["avail_actions"], out["obs"], out["state"]
+        avail = feat.avail_actions(st)
+        return avail, feat.obs(st, avail, visit_rank), feat.state(st)
+
+    def result_reward(self, st):
+        """``(won, lost, draw, reward)`` of env 0 (on the numba path: the observe stage on a copy of ``st``)."""
+        sim, feat = self.sim, self.sim.features
+        if sim.kernel == "numba":
+            cp = st.clone()
+            out = sim._observe_kernel(cp, st.last_action.clamp(min=0))
+            return out["battle_won"][0].item(), out["lost"][0].item(), out["draw"][0].item(), out["reward"][0].item()
+        won, lost, draw = feat.game_result(st)
+        return won[0].item(), lost[0].item(), draw[0].item(), feat.reward(st, won, lost)[0].item()
+
+
+def _sim(case: dict, kernel: str = "torch"):
     args = case["env_args"]
     spec = scenario_from_capability_config(args["map_name"], args["capability_config"])
     sim = make_batched(
@@ -49,6 +83,7 @@ def _sim(case: dict):
         obs_own_pos=args["obs_own_pos"],
         min_attack_range=args["min_attack_range"],
         autoreset=False,
+        kernel=kernel,
     )
     sim.reset()
     # Unit maxima are inputs of the golden records. They agree with our game data except the enemy
@@ -66,6 +101,7 @@ def _sim(case: dict):
                     assert (side, u["type"], ours, u["health_max"]) == ("enemies", "hydralisk", 80.0, 90.0), u
                     kt.max_health[row] = u["health_max"]
                 assert u["shield_max"] == float(kt.max_shield[row]), u
+    sim._build_kernels()  # the numba kernels copy the kind tables
     return sim
 
 
@@ -99,11 +135,13 @@ def _rank(order: list[int]) -> torch.Tensor:
     return rank.unsqueeze(0)
 
 
+@pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("name", CASES)
-def test_smacv2_golden_episode(test_data_dir, name):
+def test_smacv2_golden_episode(test_data_dir, name, kernel):
     case = _load(test_data_dir, name)
-    sim = _sim(case)
+    sim = _sim(case, kernel)
     feat = sim.features
+    paths = _Features(sim)
     assert (sim.obs_size, sim.state_size, sim.n_actions) == (
         case["sizes"]["obs_size"],
         case["sizes"]["state_size"],
@@ -113,30 +151,28 @@ def test_smacv2_golden_episode(test_data_dir, name):
     records = [case["reset"]] + case["steps"]
     n_checked = 0
     for k, rec in enumerate(records):
-        where = f"{name} record {k}"
+        where = f"{name} record {k} ({kernel})"
         _write(sim, rec, records[k - 1] if k else None, case)
         st = sim.st
-        avail = feat.avail_actions(st)
-        assert avail[0].int().tolist() == rec["avail"], where
         # obs with plain per-agent sight (no bookkeeping reset): every enemy observed
         saved = st.enemy_tag.clone()
         st.enemy_tag[0] = 0 if bool(st.alive[0, 0]) else -1
         if bool(st.alive[0, 0]) and bool(st.alive[0, sim.n_agents :].all()):
-            got = feat.obs(st, avail)[0]
+            got = paths.observe(st)[1][0]
             torch.testing.assert_close(got, torch.tensor(rec["obs_all_observed"]), atol=ATOL, rtol=0, msg=where)
-        st.enemy_tag = saved
-        got = feat.obs(st, avail, _rank(rec["obs_order"]))[0]
-        torch.testing.assert_close(got, torch.tensor(rec["obs"]), atol=ATOL, rtol=0, msg=where)
+        st.enemy_tag.copy_(saved)
+        avail, obs, state = paths.observe(st, _rank(rec["obs_order"]))
+        assert avail[0].int().tolist() == rec["avail"], where
+        torch.testing.assert_close(obs[0], torch.tensor(rec["obs"]), atol=ATOL, rtol=0, msg=where)
         after = [-1 if t is None else t for t in rec["epo_after"]["enemy_tags"]]
         assert st.enemy_tag[0].tolist() == after, where
-        torch.testing.assert_close(feat.state(st)[0], torch.tensor(rec["state"]), atol=ATOL, rtol=0, msg=where)
+        torch.testing.assert_close(state[0], torch.tensor(rec["state"]), atol=ATOL, rtol=0, msg=where)
         caps = feat._onehot(st)[0, : sim.n_agents]
         assert caps.reshape(-1).tolist() == rec["capabilities"], where
         if k:
-            won, lost, draw = (x[0].item() for x in feat.game_result(st))
+            won, lost, draw, reward = paths.result_reward(st)
             assert won == rec["info"]["battle_won"], where
             assert (won or lost or draw) == rec["terminated"] or (k == len(records) - 1 and rec["terminated"]), where
-            reward = feat.reward(st, *(x for x in feat.game_result(st)[:2]))[0].item()
             assert reward == pytest.approx(rec["reward"], abs=1e-5), where
         n_checked += 1
     assert n_checked == len(records)
@@ -154,15 +190,16 @@ def test_smacv2_golden_sizes(test_data_dir):
         assert {k: want[k] for k in got} == got, key
 
 
-def test_smacv2_golden_range_probes(test_data_dir):
-    """Sight and attack range boundaries per unit type (probes.json ``ranges``)."""
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_smacv2_golden_range_probes(test_data_dir, kernel):
+    """Sight and attack range boundaries per unit type (probes.json ``ranges``), on both paths."""
     probes = _load(test_data_dir, "probes")["ranges"]
     checked = 0
     for p in probes:
         if p["conic_fov"]:
             continue
         race = p["race"]
-        sim = make_batched(f"{race}_5_vs_5", num_envs=1, seed=0, autoreset=False)
+        sim = make_batched(f"{race}_5_vs_5", num_envs=1, seed=0, autoreset=False, kernel=kernel)
         sim.reset()
         kinds = sim.scenario.kinds
         st = sim.st
@@ -181,11 +218,11 @@ def test_smacv2_golden_range_probes(test_data_dir):
         st.health[0] = sim.table.max_health[0]
         st.shield[0] = sim.table.max_shield[0]
         st.enemy_tag[0] = 0
-        avail = sim.features.avail_actions(st)
+        avail, obs, _ = _Features(sim).observe(st)
         nna = sim.features.n_actions_no_attack
         if p["agent"] != "medivac":
             assert int(avail[0, 0, nna]) == p["target_avail"], p
-        obs = sim.features.obs(st, avail)[0, 0]
+        obs = obs[0, 0]
         lay = sim.features
         block = obs[lay.move_feats : lay.move_feats + lay.enemy_feats]
         want = torch.tensor(p["enemy0_obs"])

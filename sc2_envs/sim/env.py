@@ -141,11 +141,12 @@ class SMACSim:
         kernel: execution path of the step's stages (actions -> orders, enemy AI, the 8 game loops,
             then result, reward, available actions, observations and state, and the observation
             of auto-reset envs): ``"torch"`` (the reference tensor code, any device, ``compile``),
-            ``"numba"`` (compiled CPU loops, ``sim.kernels.tick`` and ``sim.kernels.observe``; ``step``
+            ``"numba"`` (compiled CPU loops, ``sim.kernels.tick`` and ``sim.kernels.observe``, for SMACv2
+            scenarios ``sim.kernels.observe_v2`` and ``sim.kernels.scenario``; ``step``
             is one compiled call, ``sim.kernels.step``, auto-resets included; bit-equal to torch, much faster
             at small batches; the first use in a fresh install compiles for about a minute, later
             processes load the on-disk cache), or ``"auto"``: numba on CPU when it imports,
-            ``compile=False`` and the map is a SMAC v1 map (SMACv2 scenarios run on torch), else torch. The path in effect is ``self.kernel`` (also in
+            ``compile=False``, else torch (SMAC v1 maps and SMACv2 scenarios alike). The path in effect is ``self.kernel`` (also in
             ``get_env_info()["kernel"]``).
         **options: SMAC's keyword options (``obs_last_action``, ``reward_only_positive``, ...; see
             ``FeatureConfig`` and ``RewardConfig``). ``continuing_episode`` is accepted for SMAC
@@ -154,8 +155,7 @@ class SMACSim:
     Raises:
         ValueError: unknown map, bad ``num_envs``, a device torch cannot use here (unknown type, CUDA
             without a visible GPU), an unknown option (the message lists the valid ones), or
-            ``kernel="numba"`` where it cannot run (CUDA, ``compile=True``, a SMACv2 scenario, numba
-            not importable).
+            ``kernel="numba"`` where it cannot run (CUDA, ``compile=True``, numba not importable).
         TypeError: an option of the wrong type (a bool option given a non-bool, ...).
     """
 
@@ -174,6 +174,7 @@ class SMACSim:
         kernel: str = "auto",
         **options,
     ):
+        self._kinds_stale = False  # (read by the table / dynamics / enemy_ai properties)
         self.scenario = v2.get_scenario(map_name) if v2.is_scenario(map_name) else None
         if self.scenario is not None:
             self.spec = self.scenario
@@ -291,28 +292,78 @@ class SMACSim:
         self._compile = compile
         self._compiled: dict = {}
         self.kernel = self._resolve_kernel(kernel)
-        self._tick_kernel = None
-        if self.kernel == "numba":
-            from sc2_envs.sim.kernels.tick import TickKernel
-
-            self._tick_kernel = TickKernel(self.dynamics, self.enemy_ai, self.n_agents, self._move_dirs)
-        self._observe_kernel = None
-        self._step_kernel = None
-        if self.kernel == "numba":
-            from sc2_envs.sim.kernels.observe import ObserveKernel
-            from sc2_envs.sim.kernels.step import StepKernel
-
-            self._observe_kernel = ObserveKernel(self.features)
-            # the whole of step() in one compiled call (checks, orders, ticks, observe, statistics)
-            self._step_kernel = StepKernel(
-                self._tick_kernel, self._observe_kernel, LOOPS_PER_STEP // self.dynamics.L, lenient_actions
-            )
-            self._step_kernel.set_fresh(self.table, self.spec, self._tick_kernel)
+        self._build_kernels()
         self._stat_counts = torch.zeros(3, dtype=torch.int64, device=self.device)
         if pin is not None:
             if not isinstance(pin, dict):
                 raise TypeError(f"option scenario must be a dict of pin_scenario's arguments, got {pin!r}")
             self.pin_scenario(**pin)
+
+    def _build_kernels(self) -> None:
+        """Build the numba kernels from the current tables (``kernel="numba"``; nothing on torch).
+
+        The kernels copy the unit, kind and feature tables at construction: after changing a table
+        in place (e.g. ``table.kinds``), call this again."""
+        self._tick_kernel = self._observe_kernel = self._step_kernel = self._scenario_reset = None
+        if self.kernel != "numba":
+            return
+        from sc2_envs.sim.kernels.step import StepKernel
+        from sc2_envs.sim.kernels.tick import TickKernel
+
+        fov = self.features._fov_dirs if self._n_fov else None
+        self._tick_kernel = TickKernel(self.dynamics, self.enemy_ai, self.n_agents, self._move_dirs, self._n_no_attack, fov)
+        if self.scenario is not None:
+            from sc2_envs.sim.kernels.observe_v2 import ObserveKernelV2
+            from sc2_envs.sim.kernels.scenario import ScenarioResetKernel
+
+            self._observe_kernel = ObserveKernelV2(self.features)
+            self._scenario_reset = ScenarioResetKernel(self)
+        else:
+            from sc2_envs.sim.kernels.observe import ObserveKernel
+
+            self._observe_kernel = ObserveKernel(self.features)
+        # the whole of step() in one compiled call (checks, orders, ticks, observe, statistics)
+        self._step_kernel = StepKernel(
+            self._tick_kernel, self._observe_kernel, LOOPS_PER_STEP // self.dynamics.L, self.lenient_actions
+        )
+        if self.scenario is None:
+            self._step_kernel.set_fresh(self.table, self.spec, self._tick_kernel)
+
+    # The numba path's auto-reset leaves the per-env unit table (and the tensors Dynamics derives
+    # from it) to be rebuilt from ``st.unit_kind`` when next read: the kernels never read them, so a
+    # step need not pay for the rebuild (a few ms at large batches).
+    @property
+    def table(self) -> UnitTable:
+        """The roster's ``UnitTable`` (SMACv2: per env, for the current episodes)."""
+        if self._kinds_stale:
+            self._refresh_kinds()
+        return self._table
+
+    @table.setter
+    def table(self, value: UnitTable) -> None:
+        self._table = value
+
+    @property
+    def dynamics(self) -> Dynamics:
+        """The torch game-loop dynamics (its per-env tensors follow the current episodes)."""
+        if self._kinds_stale:
+            self._refresh_kinds()
+        return self._dynamics
+
+    @dynamics.setter
+    def dynamics(self, value: Dynamics) -> None:
+        self._dynamics = value
+
+    @property
+    def enemy_ai(self) -> EnemyAI:
+        """The torch enemy behaviour (reads the per-env table)."""
+        if self._kinds_stale:
+            self._refresh_kinds()
+        return self._enemy_ai
+
+    @enemy_ai.setter
+    def enemy_ai(self, value: EnemyAI) -> None:
+        self._enemy_ai = value
 
     def _resolve_kernel(self, kernel) -> str:
         """``"numba"`` or ``"torch"`` for the ``kernel`` option (see the class docstring)."""
@@ -327,8 +378,6 @@ class SMACSim:
             why = f"it runs on CPU only (device={self.device})"
         elif self._compile:
             why = "compile=True fuses the torch path; use kernel='torch' with it"
-        elif self.scenario is not None:
-            why = "SMACv2 scenarios (per-env unit tables and features) run on the torch path; the numba kernels cover the SMAC v1 maps"
         else:
             why = numba_available()
             if why is None:
@@ -400,7 +449,9 @@ class SMACSim:
         return new
 
     def _fresh_scenario_state(self) -> WorldState:
-        """A new SMACv2 episode for every env: sampled (or pinned) rosters and start positions."""
+        """A new SMACv2 episode for every env: sampled (or pinned) rosters and start positions.
+
+        The numba path runs the same rules compiled, for the envs that ended (``sim.kernels.scenario``)."""
         st, B, N = self.st, self.num_envs, self.n_agents
         new = WorldState.empty(B, N + self.n_enemies, N, self.device)
         new.env_seed = st.env_seed.clone()
@@ -430,10 +481,11 @@ class SMACSim:
 
     def _refresh_kinds(self) -> None:
         """SMACv2: rebuild the per-env unit tables from ``st.unit_kind`` (after resets, loads, set_units)."""
+        self._kinds_stale = False
         if self.scenario is None:
             return
-        self.table.assign_kinds_(self.st.unit_kind)
-        self.dynamics.refresh()
+        self._table.assign_kinds_(self.st.unit_kind)
+        self._dynamics.refresh()
 
     def unit_types(self, env_index: int | None = None) -> list[list[str]] | tuple[list[str], list[str]]:
         """Unit type names of the current episode: ``(agent types, enemy types)`` of env ``env_index``,
@@ -535,6 +587,8 @@ class SMACSim:
             out = self._observe_kernel.observe(self.st)
             # the step kernel's own copy: changing the returned tensor never changes the action check
             self._avail = self._step_kernel.avail_buffer(out["avail_actions"])
+            if self.scenario is not None:
+                out["unit_kind"] = self.st.unit_kind[:, : self.n_agents].clone()
             return out
         avail = self.features.avail_actions(self.st)
         self._avail = avail.clone()  # the action check's own copy: changing the returned mask changes nothing
@@ -698,8 +752,14 @@ class SMACSim:
             avail = self._avail = kernel.avail_buffer(avail)
         code, value, arrays = kernel(self.st, a, avail, self._stat_counts)
         if code:
-            from sc2_envs.sim.kernels.step import OUT_OF_RANGE
+            from sc2_envs.sim.kernels.step import BAD_KIND, OUT_OF_RANGE
 
+            if code == BAD_KIND:
+                b, u = divmod(value, N + self.n_enemies)
+                raise ValueError(
+                    f"WorldState.unit_kind[{b}, {u}] = {int(self.st.unit_kind[b, u])} is not a kind index in "
+                    f"[0, {len(self.scenario.kinds)}) ({self.scenario.race}: {list(self.scenario.kinds)})"
+                )
             b, n = divmod(value, N)
             actions = torch.from_numpy(a)
             raise (self._out_of_range if code == OUT_OF_RANGE else self._unavailable)(actions, b, n)
@@ -707,15 +767,27 @@ class SMACSim:
         if value:  # some episodes ended
             if not self.autoreset:
                 self._needs_reset = True
-                return out
-            done = arrays[5] | arrays[6]  # terminated | truncated
-            # = self.st.copy_envs_from(self._fresh_state(), done), compiled (bit for bit, tested)
-            kernel.reset_envs(self.st, done, self.spawn_jitter)
-            # observe only the envs that were reset, into rows of this step's fresh outputs (final_* are copies)
-            idx = done.nonzero()[0]
-            self._observe_kernel.observe(self.st, idx, out)
-            kernel._avail_np[idx] = arrays[2][idx]  # avail_actions
+            else:
+                done = arrays[5] | arrays[6]  # terminated | truncated
+                idx = done.nonzero()[0]
+                if self.scenario is not None:
+                    self._reset_scenario_envs(idx)
+                else:
+                    # = self.st.copy_envs_from(self._fresh_state(), done), compiled (bit for bit, tested)
+                    kernel.reset_envs(self.st, done, self.spawn_jitter)
+                # observe only the envs that were reset, into rows of this step's fresh outputs (final_* are copies)
+                self._observe_kernel.observe(self.st, idx, out)
+                kernel._avail_np[idx] = arrays[2][idx]  # avail_actions
+        if self.scenario is not None:
+            out["unit_kind"] = self.st.unit_kind[:, :N].clone()
         return out
+
+    def _reset_scenario_envs(self, idx: np.ndarray) -> None:
+        """Numba path, SMACv2: new episodes for the envs ``idx`` ([k] int64), in place (the kernels'
+        views stay valid): the rows of ``copy_envs_from(self._fresh_state(), done)``, compiled
+        (``sim.kernels.scenario``, bit for bit); the unit table follows when next read (``table``)."""
+        self._scenario_reset.reset_envs(self.st, idx)
+        self._kinds_stale = True
 
     def _core(self, actions: torch.Tensor) -> dict[str, torch.Tensor]:
         """Orders and enemy AI, 8 game loops, then result, reward and features; updates ``self.st``.
@@ -820,6 +892,7 @@ class SMACSim:
                 scenario=self.scenario.name,
                 race=self.scenario.race,
                 kinds=list(self.scenario.kinds),
+                kernel=self.kernel,
             )
             return info
         info.update(

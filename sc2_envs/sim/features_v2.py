@@ -102,6 +102,7 @@ class SMACv2Features:
         self._eye = torch.eye(self.utb, **f)
         cone = 2 * math.pi / N_FOV_ACTIONS
         self._half_cone = cone / 2
+        self._tan_half_cone = math.tan(self._half_cone)  # float64 (15 degrees: 0.2679...)
         self._fov_dirs = torch.tensor(
             [(math.cos(cone * i), math.sin(cone * i)) for i in range(N_FOV_ACTIONS)], dtype=torch.float32, device=dev
         )
@@ -155,22 +156,42 @@ class SMACv2Features:
         return st.unit_kind
 
     def _geometry(self, st: WorldState):
+        """``(dx, dy, dist)`` ``[B, N, U]`` from agent ``i`` to unit ``u``, float64 (float32 on MPS).
+
+        ``dist = sqrt(dx*dx + dy*dy)``, not ``torch.hypot`` (as ``SMACFeatures._geometry``): IEEE
+        operations only, so the Numba kernel (``sim.kernels.observe_v2``) computes the same bits.
+        """
         p = st.pos.to(self._ddt)
         pa = p[:, : self.n_agents]
         d = p[:, None, :, :] - pa[:, :, None, :]
         dx, dy = d[..., 0], d[..., 1]
-        return dx, dy, torch.hypot(dx, dy)
+        return dx, dy, torch.sqrt(dx * dx + dy * dy)
 
-    def _in_cone(self, st: WorldState, dx, dy, dist, rng_: torch.Tensor) -> torch.Tensor:
-        """SMACv2 ``is_position_in_cone`` of every (agent, unit): ``[B, N, U]`` bool."""
+    def _cone_angle(self, st: WorldState, dx, dy) -> torch.Tensor:
+        """The angle half of SMACv2 ``is_position_in_cone`` for every (agent, unit): ``[B, N, U]`` bool.
+
+        SMACv2 tests ``|atan(dy / xd) - atan(fy / fx)| < half_cone``, where ``xd`` is ``dx`` kept
+        ``>= EPS`` away from 0 on its own side and ``fx`` the look direction's x put on ``dx``'s side
+        (its quirks, kept). For ``a = dy / xd`` and ``b = fy / fx`` that is exactly
+        ``|a - b| < tan(half_cone) * (1 + a * b)``: with ``alpha, beta`` in ``(-pi/2, pi/2)``,
+        ``cos(alpha - beta)`` has the sign of ``1 + a b`` and ``tan(alpha - beta) = (a - b) / (1 + a b)``.
+        We evaluate this form: ``torch.atan`` (SLEEF) and the C library's ``atan`` differ in the last
+        bit for about 0.2 % of arguments, while these IEEE operations round alike on every path
+        (``sim.kernels.observe_v2`` restates them); the two forms can disagree only within rounding
+        of the cone's edge.
+        """
         fov = st.fov_dir.to(self._ddt)  # [B, N, 2]
         pos = dx > 0
         xd = torch.where(pos, dx.clamp(min=CONE_EPS), dx.clamp(max=-CONE_EPS))
-        obj = torch.atan(dy / xd)
+        a = dy / xd
         fx = fov[..., 0:1].expand_as(dx)
         fx = torch.where(pos, fx.clamp(min=CONE_EPS), fx.clamp(max=-CONE_EPS))
-        ang = torch.atan(fov[..., 1:2] / fx)
-        return ~(dist > rng_.unsqueeze(-1)) & ((obj - ang).abs() < self._half_cone)
+        b = fov[..., 1:2] / fx
+        return (a - b).abs() < self._tan_half_cone * (a * b + 1.0)
+
+    def _in_cone(self, st: WorldState, dx, dy, dist, rng_: torch.Tensor) -> torch.Tensor:
+        """SMACv2 ``is_position_in_cone`` of every (agent, unit): ``[B, N, U]`` bool (``rng_ [B, N]``)."""
+        return ~(dist > rng_.unsqueeze(-1)) & self._cone_angle(st, dx, dy)
 
     def _ranges(self, st: WorldState):
         k = st.unit_kind[:, : self.n_agents]
@@ -423,8 +444,10 @@ class SMACv2Features:
             prev_hs = st.prev_health.to(dt) + st.prev_shield.to(dt)
             cur_hs = st.health.to(dt) + st.shield.to(dt)
             lost_hs = torch.where(died, prev_hs, prev_hs - cur_hs) * tracked
-            delta_enemy = lost_hs[:, N:].sum(1)
-            delta_ally = r.reward_negative_scale * lost_hs[:, :N].sum(1)
+            # cumsum: a defined left-to-right order (sum() reorders with the vector width), which the
+            # numba kernel (sim.kernels.observe_v2) repeats
+            delta_enemy = lost_hs[:, N:].cumsum(1)[:, -1]
+            delta_ally = r.reward_negative_scale * lost_hs[:, :N].cumsum(1)[:, -1]
             delta_deaths = r.reward_death_value * died[:, N:].sum(1).to(dt)
             if r.reward_only_positive:
                 rew = (delta_enemy + delta_deaths).clamp(min=0)

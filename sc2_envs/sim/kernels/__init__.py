@@ -8,6 +8,11 @@ state) and the observation of auto-reset envs. ``step.StepKernel`` is what ``SMA
 the numba path: the whole env step (action checks, orders, ticks, observe, the ``final_*`` copies,
 the episode statistics) and the auto-reset of finished envs in one compiled call each, built from
 the same per-env functions as the stage kernels (which still serve ``SMACSim._core``).
+
+SMACv2 scenarios run through the same kernels: the tick and orders stages gather each env's unit
+tables from per-kind tables and ``WorldState.unit_kind`` (``tick._env_tables``), ``observe_v2``
+holds the SMACv2 features (``observe_v2.ObserveKernelV2``) and ``scenario`` the compiled auto-reset
+(``scenario.ScenarioResetKernel``: new rosters and start positions for the envs that ended).
 """
 
 from __future__ import annotations

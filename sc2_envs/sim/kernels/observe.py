@@ -506,6 +506,18 @@ _NO_RESULT = np.zeros((0, 0), dtype=np.bool_)
 # public entry point
 
 
+def v1_placeholders() -> tuple:
+    """Tables of the types of ``ObserveKernel``'s ``(ucon, pathing, height, flags, fparams)``, for the
+    fused step of a SMACv2 scenario (whose v1 observe branch is off)."""
+    return (
+        np.zeros((1, _U_COUNT), np.float32),
+        np.zeros((1, 1), np.bool_),
+        np.zeros((1, 1), np.float32),
+        np.zeros(_F_COUNT, np.int64),
+        np.zeros(_P_COUNT, np.float64),
+    )
+
+
 _FIELDS = ("pos", "health", "shield", "energy", "cooldown", "alive", "prev_health", "prev_shield", "prev_alive")
 _FIELDS += ("last_action", "episode_steps")
 _get_fields = operator.attrgetter(*_FIELDS)

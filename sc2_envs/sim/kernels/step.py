@@ -35,24 +35,32 @@ import torch
 
 from sc2_envs.sim import rng
 from sc2_envs.sim.kernels.observe import _F_EPISODE_LIMIT, _observe_env, _step_env
+from sc2_envs.sim.kernels.observe_v2 import _NO_RANK, V_LIMIT, _observe_env_v2, _step_env_v2, v2_placeholders
+from sc2_envs.sim.kernels.observe_v2 import _scratch as _v2_scratch
 from sc2_envs.sim.kernels.schedule import ScheduleChooser
 from sc2_envs.sim.kernels.tick import (
     _JIT,
     _STATE,
     FL_N,
+    FL_PER_ENV,
+    FL_T,
     PARALLEL_MIN_ENVS,
     _can_stand,
     _collision_scratch,
+    _env_scratch,
+    _env_tables,
     _orders_env,
     _tick,
 )
 from sc2_envs.sim.state import ORDER_ATTACK_MOVE, ORDER_NONE, WorldState
 
-# error codes returned by the kernel (with the flat index b * N + n of the first bad action)
-OK, OUT_OF_RANGE, UNAVAILABLE = 0, 1, 2
+# error codes returned by the kernel, with the flat index b * N + n of the first bad action (BAD_KIND:
+# b * U + u of the first WorldState.unit_kind entry outside the scenario's kinds)
+OK, OUT_OF_RANGE, UNAVAILABLE, BAD_KIND = 0, 1, 2, 3
 
 # the WorldState fields the step reads or writes, in the kernel's argument order
 _FIELDS = _STATE + ("prev_health", "prev_shield", "prev_alive", "last_action", "episode_steps")
+_FIELDS += ("unit_kind", "fov_dir", "enemy_tag", "max_reward")
 _DTYPES = {
     "alive": torch.bool,
     "burst_pending": torch.bool,
@@ -65,6 +73,8 @@ _DTYPES = {
     "missile_target": torch.int64,
     "last_action": torch.int64,
     "episode_steps": torch.int64,
+    "unit_kind": torch.int64,
+    "enemy_tag": torch.int64,
 }
 _get_fields = operator.attrgetter(*_FIELDS)
 OUT_KEYS = (
@@ -114,17 +124,36 @@ def _check(actions, alive, avail_in, lenient, act, invalid):
 
 
 @numba.njit(**_JIT)
+def _check_kinds(unit_kind, fl):
+    """The flat index ``b * U + u`` of the first ``unit_kind`` entry outside ``[0, T)`` of a SMACv2
+    scenario (the kernels index the kind tables with it, unchecked), ``-1`` if none or a v1 map."""
+    if not fl[FL_PER_ENV]:
+        return -1
+    B, U = unit_kind.shape
+    T = fl[FL_T]
+    for b in range(B):
+        for u in range(U):
+            k = unit_kind[b, u]
+            if k < 0 or k >= T:
+                return b * U + u
+    return -1
+
+
+@numba.njit(**_JIT)
 def _step_range(
     b0, b1, n_ticks, act,
     pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
     jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-    prev_health, prev_shield, prev_alive, last_action, episode_steps,
+    prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward,
     cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len,
-    fl, can_target, move_dirs, ucon, opath, height, oflags, fparams,
+    fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, ucon, opath, height, oflags, fparams,
+    kcon, vpath, vheight, vmove, vpts, vfl, vfp,
     avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, result, terminated, truncated,
     battle_won, episode_limit, dead_allies, dead_enemies, agent_alive,
 ):  # fmt: skip
-    """The whole step of envs ``b0 .. b1 - 1`` (scratch allocated once per range)."""
+    """The whole step of envs ``b0 .. b1 - 1`` (scratch allocated once per range). A SMACv2 scenario
+    (``fl[FL_PER_ENV]``) gathers each env's unit tables first (``tick._env_tables``) and observes with
+    ``observe_v2`` (``kcon .. vfp``); a SMAC v1 map uses its fixed tables and ``observe`` (``ucon .. fparams``)."""
     U = pos.shape[1]
     N = fl[FL_N]
     P = 1
@@ -140,20 +169,31 @@ def _step_range(
     tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
     tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
     boomv, burst, chase = si[8], si[9], si[10]
-    limit = oflags[_F_EPISODE_LIMIT]
+    v2 = fl[FL_PER_ENV] != 0
+    ecf, eci, edmg, ecan, ecp, ers, er2 = _env_scratch(U if v2 else 1)
+    if not v2:  # (the fixed tables; same types as the gathered ones)
+        ecf, eci, edmg, ecan, ecp, ers, er2 = cf, ci, dmg, can_target, collide_pair, rsum, r2far
+    gdx, gdy, gd, see, shoot_ok, observed = _v2_scratch(vfl)
+    limit = vfl[V_LIMIT] if v2 else oflags[_F_EPISODE_LIMIT]
     for b in range(b0, b1):
-        _orders_env(b, act, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
-                    move_dirs, fl)  # fmt: skip
+        if v2:
+            sweep = _env_tables(b, unit_kind, fl, kcf, kci, kdmg, kcan, ecf, eci, edmg, ecan, ecp, ers, er2, col)
+        _orders_env(b, act, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, ecf, eci,
+                    ecan, move_dirs, fov_dirs, fl)  # fmt: skip
         _tick(
             b, b + 1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point,
             lsd, last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target,
-            missile_hits, burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level,
+            missile_hits, burst_pending, ecf, eci, edmg, ecp, enemy_pair, ers, er2, pathing, level,
             cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
             tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv,
             burst, chase, bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
         )  # fmt: skip
-        _step_env(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act, ucon,
-                  oflags, fparams, reward, result)  # fmt: skip
+        if v2:
+            _step_env_v2(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act,
+                         unit_kind, max_reward, kcon, vfl, vfp, reward, result)  # fmt: skip
+        else:
+            _step_env(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act, ucon,
+                      oflags, fparams, reward, result)  # fmt: skip
         won = result[0, b]
         term = won or result[1, b] or result[2, b]
         trunc = (not term) and episode_steps[b] >= limit
@@ -172,8 +212,13 @@ def _step_range(
                 de += 1
         dead_allies[b] = da
         dead_enemies[b] = de
-        _observe_env(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, ucon, opath, height,
-                     oflags, fparams, obs, state, avail)  # fmt: skip
+        if v2:
+            _observe_env_v2(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir,
+                            enemy_tag, _NO_RANK, kcon, vpath, vheight, vmove, vpts, vfl, vfp, obs, state, avail, gdx, gdy,
+                            gd, see, shoot_ok, observed)  # fmt: skip
+        else:
+            _observe_env(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, ucon, opath, height,
+                         oflags, fparams, obs, state, avail)  # fmt: skip
         for i in range(obs.shape[1]):
             for k in range(obs.shape[2]):
                 final_obs[b, i, k] = obs[b, i, k]
@@ -203,24 +248,29 @@ def _step_serial(
     n_chunks, n_ticks, lenient, actions, act, invalid,
     pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
     jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-    prev_health, prev_shield, prev_alive, last_action, episode_steps,
+    prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward,
     cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len,
-    fl, can_target, move_dirs, ucon, opath, height, oflags, fparams,
+    fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, ucon, opath, height, oflags, fparams,
+    kcon, vpath, vheight, vmove, vpts, vfl, vfp,
     avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, terminated, truncated,
     battle_won, episode_limit, dead_allies, dead_enemies, agent_alive, stats,
 ):  # fmt: skip
     code, where = _check(actions, alive, avail_in, lenient, act, invalid)
     if code != OK:
         return code, where
+    bad = _check_kinds(unit_kind, fl)
+    if bad >= 0:
+        return BAD_KIND, bad
     B = pos.shape[0]
     result = np.empty((3, B), np.bool_)
     _step_range(
         0, B, n_ticks, act,
         pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
         jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-        prev_health, prev_shield, prev_alive, last_action, episode_steps,
+        prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward,
         cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
-        nb_len, fl, can_target, move_dirs, ucon, opath, height, oflags, fparams,
+        nb_len, fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, ucon, opath, height, oflags, fparams,
+        kcon, vpath, vheight, vmove, vpts, vfl, vfp,
         avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, result, terminated, truncated,
         battle_won, episode_limit, dead_allies, dead_enemies, agent_alive,
     )  # fmt: skip
@@ -232,15 +282,19 @@ def _step_parallel(
     n_chunks, n_ticks, lenient, actions, act, invalid,
     pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
     jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-    prev_health, prev_shield, prev_alive, last_action, episode_steps,
+    prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward,
     cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len,
-    fl, can_target, move_dirs, ucon, opath, height, oflags, fparams,
+    fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, ucon, opath, height, oflags, fparams,
+    kcon, vpath, vheight, vmove, vpts, vfl, vfp,
     avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, terminated, truncated,
     battle_won, episode_limit, dead_allies, dead_enemies, agent_alive, stats,
 ):  # fmt: skip
     code, where = _check(actions, alive, avail_in, lenient, act, invalid)
     if code != OK:
         return code, where
+    bad = _check_kinds(unit_kind, fl)
+    if bad >= 0:
+        return BAD_KIND, bad
     B = pos.shape[0]
     result = np.empty((3, B), np.bool_)
     per = (B + n_chunks - 1) // n_chunks
@@ -249,9 +303,10 @@ def _step_parallel(
             c * per, min(B, (c + 1) * per), n_ticks, act,
             pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
             jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-            prev_health, prev_shield, prev_alive, last_action, episode_steps,
+            prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward,
             cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
-            nb_len, fl, can_target, move_dirs, ucon, opath, height, oflags, fparams,
+            nb_len, fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, ucon, opath, height, oflags, fparams,
+            kcon, vpath, vheight, vmove, vpts, vfl, vfp,
             avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, result, terminated, truncated,
             battle_won, episode_limit, dead_allies, dead_enemies, agent_alive,
         )  # fmt: skip
@@ -264,12 +319,16 @@ class StepKernel:
 
     Args:
         tick: the simulator's ``tick.TickKernel`` (rule tables of the orders and tick stages).
-        observe: the simulator's ``observe.ObserveKernel`` (tables of the observe stage).
+        observe: the simulator's ``observe.ObserveKernel`` (SMAC v1 map) or
+            ``observe_v2.ObserveKernelV2`` (SMACv2 scenario, with ``tick.per_env``).
         n_ticks: ticks per env step (``8 / loops_per_tick``).
         lenient: ``SMACSim.lenient_actions``.
     """
 
     def __init__(self, tick, observe, n_ticks: int, lenient: bool):
+        from sc2_envs.sim.kernels.observe import v1_placeholders
+        from sc2_envs.sim.kernels.observe_v2 import ObserveKernelV2
+
         self.n_ticks = int(n_ticks)
         self.out_keys = OUT_KEYS
         self.lenient = bool(lenient)
@@ -278,10 +337,16 @@ class StepKernel:
         self.obs_size = observe.features.obs_size
         self.state_size = observe.features.state_size
         k, o = tick, observe
+        self.v2 = isinstance(o, ObserveKernelV2)
+        if self.v2 != bool(k.per_env):
+            raise ValueError("a SMACv2 scenario needs ObserveKernelV2 and a per-env TickKernel; a SMAC v1 map neither")
+        self.tick = k
+        v1 = v1_placeholders() if self.v2 else (o._ucon, o._pathing, o._height, o._flags, o._fparams)
+        v2 = o.consts if self.v2 else v2_placeholders()
         self._consts = (
             k.cf, k.ci, k.dmg, k.collide_pair, k.enemy_pair, k.rsum, k.r2far, k.pathing, k.level, k.cliff_walkable,
-            k.gdist, k.edge_ok, k.nb_flat, k.nb_len, k.fl, k.can_target, k.move_dirs,
-            o._ucon, o._pathing, o._height, o._flags, o._fparams,
+            k.gdist, k.edge_ok, k.nb_flat, k.nb_len, k.fl, k.can_target, k.move_dirs, k.fov_dirs, *k.kind_consts(),
+            *v1, *v2,
         )  # fmt: skip
         self._reset_cache()
 
@@ -364,7 +429,8 @@ class StepKernel:
             ``truncated``, ``dead_allies``, ``dead_enemies``, ``episode_limit``, ``agent_alive``,
             ``invalid_actions``, ``final_obs``, ``final_state``, ``final_avail_actions``); or
             ``OUT_OF_RANGE`` / ``UNAVAILABLE`` with ``value`` the flat index ``b * N + n`` of the first
-            bad action, ``arrays`` ``None``, and nothing changed.
+            bad action, or ``BAD_KIND`` with ``b * U + u`` of the first ``unit_kind`` outside the
+            scenario's kinds, ``arrays`` ``None``, and nothing changed.
         """
         v = self.views(st)
         if avail is not self._avail_t:
@@ -451,7 +517,7 @@ class StepKernel:
             extra.append(x.numpy())
         (pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
          jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-         prev_health, prev_shield, prev_alive, last_action, episode_steps) = v  # fmt: skip
+         prev_health, prev_shield, prev_alive, last_action, episode_steps) = v[:24]  # fmt: skip
         attack_point, env_seed, episode_count, unit_kind, fov_dir, enemy_tag, max_reward = extra
         _reset_envs(
             done, *tables, is_ally, np.float32(spawn_jitter), *rest,
@@ -463,7 +529,7 @@ class StepKernel:
         )  # fmt: skip
 
 
-__all__ = ["OK", "OUT_KEYS", "OUT_OF_RANGE", "UNAVAILABLE", "StepKernel"]
+__all__ = ["BAD_KIND", "OK", "OUT_KEYS", "OUT_OF_RANGE", "UNAVAILABLE", "StepKernel"]
 
 
 # ------------------------------------------------------------------------------------------ auto-reset

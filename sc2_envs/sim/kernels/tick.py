@@ -12,6 +12,12 @@ Stage by stage (``SMACSim._core``; ``sim.kernels.step`` fuses them into one call
 env step runs as two compiled calls, ``orders`` (SMAC actions -> unit orders, then the enemy AI)
 and ``ticks`` (``8 / loops_per_tick`` calls of ``Dynamics.advance``), whatever the batch size; the
 first use compiles them (``cache=True`` keeps the machine code on disk for later processes).
+
+SMACv2 scenarios (``fl[FL_PER_ENV]``) have per-env rosters: the kernels keep per-kind tables and
+gather each env's tables from ``WorldState.unit_kind`` before its orders and ticks
+(``_env_tables``), so the per-env ``UnitTable`` of the torch path is never read or refreshed here;
+their enemies follow the map trigger (``EnemyAI`` ``attack_closest``: centre distances, then the
+medivacs' heal orders) and ``conic_fov``'s look actions set ``WorldState.fov_dir``.
 """
 
 from __future__ import annotations
@@ -99,8 +105,9 @@ assert ACQUIRE_MIN > 0  # (the acquisition ranges are precomputed by EnemyAI)
     CI_HEALER,
     CI_ALLY,
     CI_FRIENDBIO,
+    CI_COLLIDES,
     NCI,
-) = range(13)
+) = range(14)
 # flags ``fl [NFL]``
 (
     FL_L,
@@ -118,8 +125,18 @@ assert ACQUIRE_MIN > 0  # (the acquisition ranges are precomputed by EnemyAI)
     FL_N,
     FL_ATTACK_ALLIES,
     FL_AI_HEALER,
+    FL_ATTACK_CLOSEST,
+    FL_NNA,
+    FL_NFOV,
+    FL_PER_ENV,
+    FL_T,
     NFL,
-) = range(16)
+) = range(21)
+# FL_PER_ENV: a SMACv2 scenario, whose unit tables differ per env: the kernels gather each env's
+# tables from the per-kind tables (``kcf``, ``kci``, ``kdmg``, ``kcan``: rows ``0..T-1`` ally kinds,
+# ``T..2T-1`` enemy kinds, as ``UnitTable.build_scenario``'s ``kinds``) and ``WorldState.unit_kind``
+# (``_env_tables``). FL_NNA: the first target action (6, or 18 with SMACv2's ``conic_fov``);
+# FL_NFOV: the look actions ``6 .. 6 + FL_NFOV - 1``.
 
 _STATE = (
     "pos",
@@ -277,22 +294,10 @@ def _advance(
 @numba.njit(**_JIT)
 def _collision_scratch(collide_pair, r2far):
     """Per-call scratch of the collision stage: ``col [U]`` (unit collides with some other unit), the
-    sweep distance ``sqrt(max r2far) * (1 + 1e-3)`` (float64, then float32) and the work arrays.
-
-    Why the sweep is exact: for ``ddx = fl(x_j - x_i) > sweep``, ``dx = -ddx`` exactly, so
-    ``d2 = fl(fl(dx*dx) + fl(dy*dy)) >= fl(ddx*ddx) >= ddx**2 * (1 - 2**-24) > max r2far``, i.e. the
-    r2far test rejects the pair; and every later unit in x order has a larger or equal ``ddx``.
-    """
+    sweep distance (``_collision_consts``) and the work arrays."""
     U = collide_pair.shape[0]
     col = np.zeros(U, np.bool_)
-    m = 0.0
-    for i in range(U):
-        for j in range(U):
-            if collide_pair[i, j]:
-                col[i] = True
-                r = np.float64(r2far[i, j])
-                m = r if r > m else m
-    sweep = _f32(np.sqrt(m) * 1.001)
+    sweep = _collision_consts(collide_pair, r2far, col)
     order = np.arange(U)
     gl = np.zeros(U, np.int64)
     pc = np.zeros(U, np.int64)
@@ -300,6 +305,76 @@ def _collision_scratch(collide_pair, r2far):
     ptx = np.zeros((U, U), np.float32)
     pty = np.zeros((U, U), np.float32)
     return col, sweep, order, gl, pc, pj, ptx, pty
+
+
+@numba.njit(**_JIT)
+def _collision_consts(collide_pair, r2far, col):
+    """Fill ``col [U]`` (unit collides with some other unit) and return the sweep distance
+    ``sqrt(max r2far) * (1 + 1e-3)`` (float64, then float32) over the colliding pairs.
+
+    Why the sweep is exact: for ``ddx = fl(x_j - x_i) > sweep``, ``dx = -ddx`` exactly, so
+    ``d2 = fl(fl(dx*dx) + fl(dy*dy)) >= fl(ddx*ddx) >= ddx**2 * (1 - 2**-24) > max r2far``, i.e. the
+    r2far test rejects the pair; and every later unit in x order has a larger or equal ``ddx``.
+    """
+    U = collide_pair.shape[0]
+    m = 0.0
+    for i in range(U):
+        col[i] = False
+        for j in range(U):
+            if collide_pair[i, j]:
+                col[i] = True
+                r = np.float64(r2far[i, j])
+                m = r if r > m else m
+    return _f32(np.sqrt(m) * 1.001)
+
+
+@numba.njit(**_JIT)
+def _env_tables(b, unit_kind, fl, kcf, kci, kdmg, kcan, cf, ci, dmg, can_target, collide_pair, rsum, r2far, col):
+    """The unit tables of env ``b`` of a SMACv2 scenario, gathered from the per-kind tables.
+
+    Unit ``u``'s row in the kind tables is ``unit_kind[b, u]`` for allies and ``T + unit_kind[b, u]``
+    for enemies (``UnitTable.assign_kinds_``), so ``cf``/``ci``/``dmg``/``can_target`` hold what the
+    torch path's per-env ``UnitTable`` holds for env ``b``; ``collide_pair``, ``rsum`` and ``r2far``
+    are derived as ``Dynamics.refresh`` and ``TickKernel`` derive them. Fills ``col`` and returns the
+    sweep distance (``_collision_consts``). ``unit_kind`` is checked by the caller (``0 <= k < T``).
+    """
+    U = cf.shape[1]
+    N = fl[FL_N]
+    T = fl[FL_T]
+    for u in range(U):
+        r = unit_kind[b, u] + (0 if u < N else T)
+        for k in range(NCF):
+            cf[k, u] = kcf[k, r]
+        for k in range(NCI):
+            ci[k, u] = kci[k, r]
+    for i in range(U):
+        ri = unit_kind[b, i] + (0 if i < N else T)
+        ci_col = ci[CI_COLLIDES, i] != 0
+        ra = cf[CF_RADIUS, i]
+        for j in range(U):
+            rj = unit_kind[b, j] + (0 if j < N else T)
+            dmg[i, j] = kdmg[ri, rj]
+            can_target[i, j] = kcan[ri, rj]
+            collide_pair[i, j] = ci_col and ci[CI_COLLIDES, j] != 0 and i != j
+            rs = ra + cf[CF_RADIUS, j]
+            rsum[i, j] = rs
+            r2 = np.float64(rs) * 1.001
+            r2far[i, j] = _f32(r2 * r2)
+    return _collision_consts(collide_pair, r2far, col)
+
+
+@numba.njit(**_JIT)
+def _env_scratch(U):
+    """Per-range buffers of ``_env_tables``: ``cf, ci, dmg, can_target, collide_pair, rsum, r2far``."""
+    return (
+        np.zeros((NCF, U), np.float32),
+        np.zeros((NCI, U), np.int64),
+        np.zeros((U, U), np.float32),
+        np.zeros((U, U), np.bool_),
+        np.zeros((U, U), np.bool_),
+        np.zeros((U, U), np.float32),
+        np.zeros((U, U), np.float32),
+    )
 
 
 @numba.njit(**_JIT)
@@ -699,9 +774,10 @@ def _ticks_range(
     b0, b1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
     last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
     burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
-    nb_len, fl,
+    nb_len, fl, unit_kind, kcf, kci, kdmg, kcan,
 ):  # fmt: skip
-    """``n_ticks`` ticks of envs ``b0 .. b1 - 1``, with scratch allocated once."""
+    """``n_ticks`` ticks of envs ``b0 .. b1 - 1``, with scratch allocated once (per-env tables with
+    ``fl[FL_PER_ENV]``: gathered for each env by ``_env_tables``, then that env's ticks)."""
     U = pos.shape[1]
     P = 1
     while P < U:
@@ -714,6 +790,19 @@ def _ticks_range(
     tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
     tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
     boomv, burst, chase = si[8], si[9], si[10]
+    if fl[FL_PER_ENV]:
+        ecf, eci, edmg, ecan, ecp, ers, er2 = _env_scratch(U)
+        for b in range(b0, b1):
+            sweep = _env_tables(b, unit_kind, fl, kcf, kci, kdmg, kcan, ecf, eci, edmg, ecan, ecp, ers, er2, col)
+            _tick(
+                b, b + 1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+                last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+                burst_pending, ecf, eci, edmg, ecp, enemy_pair, ers, er2, pathing, level, cliff_walkable, gdist, edge_ok,
+                nb_flat, nb_len, fl,
+                tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst,
+                chase, bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
+            )  # fmt: skip
+        return
     _tick(
         b0, b1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
         jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
@@ -730,13 +819,13 @@ def _ticks_serial(
     n_ticks, n_chunks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
     last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
     burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
-    nb_len, fl,
+    nb_len, fl, unit_kind, kcf, kci, kdmg, kcan,
 ):  # fmt: skip
     _ticks_range(
         0, pos.shape[0], n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
     last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
     burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
-    nb_len, fl,
+    nb_len, fl, unit_kind, kcf, kci, kdmg, kcan,
     )  # fmt: skip
 
 
@@ -745,7 +834,7 @@ def _ticks_parallel(
     n_ticks, n_chunks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
     last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
     burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
-    nb_len, fl,
+    nb_len, fl, unit_kind, kcf, kci, kdmg, kcan,
 ):  # fmt: skip
     B = pos.shape[0]
     per = (B + n_chunks - 1) // n_chunks
@@ -754,24 +843,31 @@ def _ticks_parallel(
             c * per, min(B, (c + 1) * per), n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
     last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
     burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
-    nb_len, fl,
+    nb_len, fl, unit_kind, kcf, kci, kdmg, kcan,
         )  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------ orders
 @numba.njit(**_JIT)
-def _orders_env(b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
-                move_dirs, fl):  # fmt: skip
-    """``SMACSim._apply_actions`` then ``EnemyAI.act`` for env ``b``."""
+def _orders_env(b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, cf, ci,
+                can_target, move_dirs, fov_dirs, fl):  # fmt: skip
+    """``SMACSim._apply_actions`` then ``EnemyAI.act`` for env ``b``.
+
+    ``fov_dir [B, N, 2]`` and ``fov_dirs [K, 2]`` (``SMACv2Features._fov_dirs``): a look action
+    ``6 + k`` (SMACv2 ``conic_fov``, ``k < fl[FL_NFOV]``) sets the agent's look direction and keeps its order.
+    """
     U = pos.shape[1]
     N = fl[FL_N]
+    nna = fl[FL_NNA]
+    nfov = fl[FL_NFOV]
     p, al, hp = pos[b], alive[b], health[b]
     ok_, ot, op = order_kind[b], order_target[b], order_point[b]
     for u in range(N):
         a = actions[b, u]
         is_move = a >= 2 and a <= 5
-        is_target = a >= NO_ATTACK
-        j = a - NO_ATTACK
+        is_target = a >= nna
+        look = nfov > 0 and a >= 6 and a < 6 + nfov
+        j = a - nna
         j = j if j > 0 else 0
         healer = ci[CI_HEALER, u] != 0
         k = ok_[u]
@@ -783,7 +879,7 @@ def _orders_env(b, actions, pos, alive, health, order_kind, order_target, order_
             k = ORDER_HEAL if healer else ORDER_ATTACK
         if is_target:
             t = j if healer else j + N
-        elif a == 0:
+        elif a == 0 or look:
             t = ot[u]
         else:
             t = -1
@@ -793,54 +889,58 @@ def _orders_env(b, actions, pos, alive, health, order_kind, order_target, order_
             d = min(a, 5)
             op[u, 0] = p[u, 0] + MOVE_F * move_dirs[d, 0]
             op[u, 1] = p[u, 1] + MOVE_F * move_dirs[d, 1]
+        if look:
+            fov_dir[b, u, 0] = fov_dirs[a - 6, 0]
+            fov_dir[b, u, 1] = fov_dirs[a - 6, 1]
     # enemy AI: every enemy reads only its own order fields, so updating in place is safe
-    if fl[FL_ATTACK_ALLIES]:
-        for e in range(N, U):
+    group = fl[FL_ATTACK_ALLIES] or fl[FL_ATTACK_CLOSEST]
+    for e in range(N, U):
+        cur = ot[e]
+        k = ok_[e]
+        if group:  # EnemyAI._attack_group
             nearest = 0
             best = BIG
             any_valid = False
             for n in range(N):
                 dx = p[e, 0] - p[n, 0]
                 dy = p[e, 1] - p[n, 1]
-                edge = np.sqrt(dx * dx + dy * dy) - cf[CF_RADIUS, e] - cf[CF_RADIUS, n]
+                edge = np.sqrt(dx * dx + dy * dy)
+                if not fl[FL_ATTACK_CLOSEST]:  # (attack_closest: the map trigger's centre distance)
+                    edge = edge - cf[CF_RADIUS, e] - cf[CF_RADIUS, n]
                 valid = al[n] and can_target[e, n]
                 s = edge if valid else BIG
                 if n == 0 or s < best:
                     best = s
                     nearest = n
                 any_valid = any_valid or valid
-            cur = ot[e]
             keep = cur >= 0 and cur < N and al[cur] and can_target[e, cur]
             pick = cur if keep else nearest
             has = any_valid and al[e] and ci[CI_ARMED, e] != 0
-            ot[e] = pick if has else -1
+            t = pick if has else -1
             if has:
-                ok_[e] = ORDER_ATTACK
-        return
-    for e in range(N, U):
-        cur = ot[e]
-        best_n = 0
-        best = BIG
-        any_valid = False
-        acq = cf[CF_ACQUIRE, e]
-        for n in range(N):
-            dx = p[e, 0] - p[n, 0]
-            dy = p[e, 1] - p[n, 1]
-            edge = np.sqrt(dx * dx + dy * dy) - cf[CF_RADIUS, e] - cf[CF_RADIUS, n]
-            is_cur = cur == n
-            attacker = last_attacker[b, e] == n
-            targetable = al[n] and can_target[e, n]
-            valid = targetable and (edge <= acq or (is_cur and edge <= acq + LEASH_F) or attacker)
-            score = edge + cf[CF_PRIOCOST, n] - KEEP * (ONE if is_cur else ZERO)
-            s = score if valid else BIG
-            if n == 0 or s < best:
-                best = s
-                best_n = n
-            any_valid = any_valid or valid
-        has = any_valid and al[e] and ci[CI_ARMED, e] != 0
-        t = best_n if has else -1
-        k = ok_[e]
-        if fl[FL_AI_HEALER]:
+                k = ORDER_ATTACK
+        else:
+            best_n = 0
+            best = BIG
+            any_valid = False
+            acq = cf[CF_ACQUIRE, e]
+            for n in range(N):
+                dx = p[e, 0] - p[n, 0]
+                dy = p[e, 1] - p[n, 1]
+                edge = np.sqrt(dx * dx + dy * dy) - cf[CF_RADIUS, e] - cf[CF_RADIUS, n]
+                is_cur = cur == n
+                attacker = last_attacker[b, e] == n
+                targetable = al[n] and can_target[e, n]
+                valid = targetable and (edge <= acq or (is_cur and edge <= acq + LEASH_F) or attacker)
+                score = edge + cf[CF_PRIOCOST, n] - KEEP * (ONE if is_cur else ZERO)
+                s = score if valid else BIG
+                if n == 0 or s < best:
+                    best = s
+                    best_n = n
+                any_valid = any_valid or valid
+            has = any_valid and al[e] and ci[CI_ARMED, e] != 0
+            t = best_n if has else -1
+        if fl[FL_AI_HEALER]:  # EnemyAI._healers
             healer = ci[CI_HEALER, e] != 0
             any_friend = False
             any_damaged = False
@@ -877,30 +977,48 @@ def _orders_env(b, actions, pos, alive, health, order_kind, order_target, order_
 
 
 @numba.njit(**_JIT)
-def _orders_serial(
-    n_chunks, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
-    move_dirs, fl,
+def _orders_range(
+    b0, b1, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, cf, ci, can_target,
+    move_dirs, fov_dirs, fl, unit_kind, kcf, kci, kdmg, kcan,
 ):  # fmt: skip
-    for b in range(pos.shape[0]):
-        _orders_env(
-            b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
-    move_dirs, fl,
-        )  # fmt: skip
+    """``_orders_env`` for envs ``b0 .. b1 - 1`` (each env's own tables with ``fl[FL_PER_ENV]``)."""
+    if fl[FL_PER_ENV]:
+        U = pos.shape[1]
+        ecf, eci, edmg, ecan, ecp, ers, er2 = _env_scratch(U)
+        col = np.zeros(U, np.bool_)
+        for b in range(b0, b1):
+            _env_tables(b, unit_kind, fl, kcf, kci, kdmg, kcan, ecf, eci, edmg, ecan, ecp, ers, er2, col)
+            _orders_env(b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, ecf,
+                        eci, ecan, move_dirs, fov_dirs, fl)  # fmt: skip
+        return
+    for b in range(b0, b1):
+        _orders_env(b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, cf, ci,
+                    can_target, move_dirs, fov_dirs, fl)  # fmt: skip
+
+
+@numba.njit(**_JIT)
+def _orders_serial(
+    n_chunks, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, cf, ci, can_target,
+    move_dirs, fov_dirs, fl, unit_kind, kcf, kci, kdmg, kcan,
+):  # fmt: skip
+    _orders_range(
+        0, pos.shape[0], actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, cf, ci,
+        can_target, move_dirs, fov_dirs, fl, unit_kind, kcf, kci, kdmg, kcan,
+    )  # fmt: skip
 
 
 @numba.njit(parallel=True, **_JIT)
 def _orders_parallel(
-    n_chunks, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
-    move_dirs, fl,
+    n_chunks, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, cf, ci, can_target,
+    move_dirs, fov_dirs, fl, unit_kind, kcf, kci, kdmg, kcan,
 ):  # fmt: skip
     B = pos.shape[0]
     per = (B + n_chunks - 1) // n_chunks
     for c in numba.prange(n_chunks):
-        for b in range(c * per, min(B, (c + 1) * per)):
-            _orders_env(
-                b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, cf, ci, can_target,
-    move_dirs, fl,
-            )  # fmt: skip
+        _orders_range(
+            c * per, min(B, (c + 1) * per), actions, pos, alive, health, order_kind, order_target, order_point,
+            last_attacker, fov_dir, cf, ci, can_target, move_dirs, fov_dirs, fl, unit_kind, kcf, kci, kdmg, kcan,
+        )  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------ driver
@@ -914,7 +1032,10 @@ def tick_kernel_supported(table: UnitTable) -> str | None:
 
     The kernel sums a tick's damage per victim in its own order; that equals the torch sums only
     while every per-hit damage is a whole number (exact in float32 in any order), as in SC2's data.
+    A SMACv2 scenario table is judged by its per-kind table (every roster it can hold).
     """
+    if table.kinds is not None:
+        table = table.kinds
     dv = table.damage_vs.detach().cpu().numpy().astype(np.float64)
     if not np.all(dv == np.round(dv)) or float(np.abs(dv).max(initial=0.0)) * 64 * 64 > 2**24:
         return "per-hit damage values are not whole numbers (damage sums would depend on summation order)"
@@ -928,6 +1049,62 @@ def _call(fn, *args) -> None:
     fn(*args)
 
 
+def _f(x: torch.Tensor) -> np.ndarray:
+    return x.detach().cpu().to(torch.float32).numpy()
+
+
+def _i(x: torch.Tensor) -> np.ndarray:
+    return x.detach().cpu().to(torch.int64).numpy()
+
+
+def _unit_tables(dynamics: Dynamics, enemy_ai: EnemyAI, n_agents: int) -> tuple[np.ndarray, ...]:
+    """``cf [NCF, U]`` float32, ``ci [NCI, U]`` int64, ``dmg [U, U]`` float32 and ``can_target [U, U]``
+    bool of a roster with per-unit tables (``[U]``, ``[U, U]``): a SMAC v1 map, or the per-kind
+    table of a SMACv2 scenario (with the ``Dynamics`` and ``EnemyAI`` built on it, ``n_agents`` its
+    ally rows), read from the torch objects so that both paths use the same derived values."""
+    t = dynamics.t
+    U, N = len(t.names), n_agents
+    cf = np.zeros((NCF, U), np.float32)
+    cf[CF_RADIUS] = _f(t.radius)
+    cf[CF_WRANGE] = _f(t.weapon_range)
+    cf[CF_HRANGE] = _f(t.heal_range)
+    cf[CF_WCOOL] = _f(t.weapon_cooldown)
+    cf[CF_DPOINT] = _f(t.damage_point)
+    cf[CF_ATTACKS] = _f(t.attacks)
+    cf[CF_HITINT] = _f(t.hit_interval)
+    cf[CF_MSPEED] = _f(t.missile_speed)
+    cf[CF_MSPEED_CL] = _f(t.missile_speed.clamp(min=_EPS))
+    cf[CF_SPEED] = _f(t.speed)
+    cf[CF_MAXHP] = _f(t.max_health)
+    cf[CF_MAXSH] = _f(t.max_shield)
+    cf[CF_ARMOR] = _f(t.armor)
+    cf[CF_SPLASHR] = _f(t.splash_radius)
+    cf[CF_LIFEREGEN] = _f(t.life_regen)
+    cf[CF_EREGEN] = _f(t.energy_regen)
+    cf[CF_EMAX] = _f(t.energy_max)
+    cf[CF_HEALRATE] = _f(t.heal_rate)
+    cf[CF_HEALCOST] = _f(t.heal_energy_cost)
+    cf[CF_HEALCOST_CL] = _f(t.heal_energy_cost.clamp(min=_EPS))
+    cf[CF_ACQUIRE, N:] = _f(enemy_ai.acquire)
+    cf[CF_PRIOCOST, :N] = _f(enemy_ai.priority_cost)
+    ci = np.zeros((NCI, U), np.int64)
+    ci[CI_ARMED] = _i(t.is_armed)
+    ci[CI_STATIC] = _i(t.is_static)
+    ci[CI_AIR] = _i(t.is_air)
+    ci[CI_BIO] = _i(t.is_biological)
+    ci[CI_SPLASH] = _i(t.splash)
+    ci[CI_SPACED] = _i(dynamics.spaced)
+    ci[CI_MISSILE] = _i(dynamics.is_missile)
+    ci[CI_CLIFFW] = _i(dynamics.cliff_walker)
+    if dynamics._route:
+        ci[CI_ROUTER] = _i(dynamics._router)
+    ci[CI_HEALER] = _i(t.is_healer)
+    ci[CI_ALLY] = _i(t.is_ally)
+    ci[CI_FRIENDBIO, N:] = _i(enemy_ai.friend_bio)
+    ci[CI_COLLIDES] = _i(t.collides)
+    return cf, ci, _f(t.damage_vs).copy(), t.can_target.detach().cpu().numpy().copy()
+
+
 class TickKernel:
     """The compiled orders and tick stages for one ``SMACSim`` (CPU tensors only).
 
@@ -936,13 +1113,29 @@ class TickKernel:
         enemy_ai: the simulator's ``EnemyAI``.
         n_agents: ``N``.
         move_dirs: ``[6, 2]`` float32 move directions of SMAC's actions 0..5 (``sim.env._MOVE_DIRS``).
+        n_actions_no_attack: the first target action (6; SMACv2 ``conic_fov``: 18).
+        fov_dirs: ``[K, 2]`` float32 look directions of the actions ``6 .. 5 + K`` (SMACv2
+            ``conic_fov``, ``SMACv2Features._fov_dirs``), or ``None`` (no look actions).
+
+    A SMACv2 scenario (``dynamics.t.kinds`` set) has per-env tables that change at every reset: the
+    kernel keeps the per-kind tables (``kcf``, ``kci``, ``kdmg``, ``kcan``, built like a v1 roster's
+    from ``Dynamics`` and ``EnemyAI`` objects on the kinds table) and gathers each env's tables from
+    ``WorldState.unit_kind`` at every call (``_env_tables``), so nothing is refreshed at resets.
 
     Raises:
         ValueError: a table the kernel cannot reproduce bit for bit (``tick_kernel_supported``) or
             tensors on a non-CPU device.
     """
 
-    def __init__(self, dynamics: Dynamics, enemy_ai: EnemyAI, n_agents: int, move_dirs: torch.Tensor):
+    def __init__(
+        self,
+        dynamics: Dynamics,
+        enemy_ai: EnemyAI,
+        n_agents: int,
+        move_dirs: torch.Tensor,
+        n_actions_no_attack: int = NO_ATTACK,
+        fov_dirs: torch.Tensor | None = None,
+    ):
         t = dynamics.t
         why = tick_kernel_supported(t)
         if why is not None:
@@ -951,72 +1144,44 @@ class TickKernel:
             raise ValueError(f"the numba tick kernel runs on CPU tensors, got device {dynamics.pathing.device}")
         U = len(t.names)
         N = n_agents
-
-        def f(x):
-            return x.detach().cpu().to(torch.float32).numpy()
-
-        cf = np.zeros((NCF, U), np.float32)
-        cf[CF_RADIUS] = f(t.radius)
-        cf[CF_WRANGE] = f(t.weapon_range)
-        cf[CF_HRANGE] = f(t.heal_range)
-        cf[CF_WCOOL] = f(t.weapon_cooldown)
-        cf[CF_DPOINT] = f(t.damage_point)
-        cf[CF_ATTACKS] = f(t.attacks)
-        cf[CF_HITINT] = f(t.hit_interval)
-        cf[CF_MSPEED] = f(t.missile_speed)
-        cf[CF_MSPEED_CL] = f(t.missile_speed.clamp(min=_EPS))
-        cf[CF_SPEED] = f(t.speed)
-        cf[CF_MAXHP] = f(t.max_health)
-        cf[CF_MAXSH] = f(t.max_shield)
-        cf[CF_ARMOR] = f(t.armor)
-        cf[CF_SPLASHR] = f(t.splash_radius)
-        cf[CF_LIFEREGEN] = f(t.life_regen)
-        cf[CF_EREGEN] = f(t.energy_regen)
-        cf[CF_EMAX] = f(t.energy_max)
-        cf[CF_HEALRATE] = f(t.heal_rate)
-        cf[CF_HEALCOST] = f(t.heal_energy_cost)
-        cf[CF_HEALCOST_CL] = f(t.heal_energy_cost.clamp(min=_EPS))
-        cf[CF_ACQUIRE, N:] = f(enemy_ai.acquire)
-        cf[CF_PRIOCOST, :N] = f(enemy_ai.priority_cost)
-
-        def i(x):
-            return x.detach().cpu().to(torch.int64).numpy()
-
-        ci = np.zeros((NCI, U), np.int64)
-        ci[CI_ARMED] = i(t.is_armed)
-        ci[CI_STATIC] = i(t.is_static)
-        ci[CI_AIR] = i(t.is_air)
-        ci[CI_BIO] = i(t.is_biological)
-        ci[CI_SPLASH] = i(t.splash)
-        ci[CI_SPACED] = i(dynamics.spaced)
-        ci[CI_MISSILE] = i(dynamics.is_missile)
-        ci[CI_CLIFFW] = i(dynamics.cliff_walker)
-        if dynamics._route:
-            ci[CI_ROUTER] = i(dynamics._router)
-        ci[CI_HEALER] = i(t.is_healer)
-        ci[CI_ALLY] = i(t.is_ally)
-        ci[CI_FRIENDBIO, N:] = i(enemy_ai.friend_bio)
-        self.cf, self.ci = cf, ci
-        self.dmg = f(t.damage_vs).copy()
-        self.can_target = t.can_target.detach().cpu().numpy().copy()
-        self.collide_pair = dynamics.collide_pair.detach().cpu().numpy().copy()
+        self.per_env = t.kinds is not None
+        if self.per_env:
+            kt = t.kinds
+            T = len(kt.names) // 2
+            kdyn = Dynamics(kt, dynamics.pathing, dynamics.L)  # the per-kind derived flags (missile, spaced, cliff walker)
+            kai = EnemyAI(kt, T)
+            self.kcf, self.kci, self.kdmg, self.kcan = _unit_tables(kdyn, kai, T)
+            self.n_kinds = T
+            # per-env tables are gathered inside the kernels; these are shape and type placeholders
+            self.cf, self.ci = np.zeros((NCF, U), np.float32), np.zeros((NCI, U), np.int64)
+            self.dmg = np.zeros((U, U), np.float32)
+            self.can_target = np.zeros((U, U), np.bool_)
+            self.collide_pair = np.zeros((U, U), np.bool_)
+            self.rsum = np.zeros((U, U), np.float32)
+        else:
+            self.cf, self.ci, self.dmg, self.can_target = _unit_tables(dynamics, enemy_ai, N)
+            self.kcf, self.kci = np.zeros((NCF, 1), np.float32), np.zeros((NCI, 1), np.int64)
+            self.kdmg, self.kcan = np.zeros((1, 1), np.float32), np.zeros((1, 1), np.bool_)
+            self.n_kinds = 0
+            self.collide_pair = dynamics.collide_pair.detach().cpu().numpy().copy()
+            self.rsum = _f(dynamics._radius_sum).copy()
         self.enemy_pair = dynamics.enemy_pair.detach().cpu().numpy().copy()
-        self.rsum = f(dynamics._radius_sum).copy()
         self.r2far = ((self.rsum.astype(np.float64) * 1.001) ** 2).astype(np.float32)
         self.pathing = dynamics._flat_pathing.detach().cpu().numpy().astype(np.bool_).copy()
         self.level = dynamics._flat_level.detach().cpu().numpy().astype(np.int64).copy()
         self.cliff_walkable = dynamics._flat_cliff_walkable.detach().cpu().numpy().astype(np.bool_).copy()
         if dynamics._route:
-            self.gdist = f(dynamics._dist).copy()
+            self.gdist = _f(dynamics._dist).copy()
             self.edge_ok = dynamics._edge_ok.detach().cpu().numpy().astype(np.bool_).copy()
-            self.nb_flat = i(dynamics._nb_flat).copy()
-            self.nb_len = f(dynamics._nb_len).copy()
+            self.nb_flat = _i(dynamics._nb_flat).copy()
+            self.nb_len = _f(dynamics._nb_len).copy()
         else:
             self.gdist = np.zeros(1, np.float32)
             self.edge_ok = np.zeros((1, 8), np.bool_)
             self.nb_flat = np.zeros(8, np.int64)
             self.nb_len = np.zeros(8, np.float32)
-        self.move_dirs = f(move_dirs).copy()
+        self.move_dirs = _f(move_dirs).copy()
+        self.fov_dirs = np.zeros((1, 2), np.float32) if fov_dirs is None else _f(fov_dirs).copy()
         fl = np.zeros(NFL, np.int64)
         fl[FL_L] = dynamics.L
         fl[FL_W], fl[FL_H] = dynamics.map_w, dynamics.map_h
@@ -1032,6 +1197,11 @@ class TickKernel:
         fl[FL_N] = N
         fl[FL_ATTACK_ALLIES] = enemy_ai.attack_allies
         fl[FL_AI_HEALER] = enemy_ai.has_healer
+        fl[FL_ATTACK_CLOSEST] = enemy_ai.attack_closest
+        fl[FL_NNA] = n_actions_no_attack
+        fl[FL_NFOV] = 0 if fov_dirs is None else fov_dirs.shape[0]
+        fl[FL_PER_ENV] = self.per_env
+        fl[FL_T] = self.n_kinds
         self.fl = fl
         self.L = dynamics.L
         self._key: tuple | None = None
@@ -1040,6 +1210,22 @@ class TickKernel:
     def __getstate__(self) -> dict:
         # the cached views alias the state tensors of this process; a copy or unpickled sim re-derives them
         return {**self.__dict__, "_key": None, "_arrays": ()}
+
+    def kind_consts(self) -> tuple:
+        """``(kcf, kci, kdmg, kcan)``: the per-kind tables the kernels gather from (placeholders on v1 maps)."""
+        return self.kcf, self.kci, self.kdmg, self.kcan
+
+    def check_kinds(self, unit_kind: np.ndarray) -> None:
+        """``ValueError`` unless every ``unit_kind [B, U]`` entry indexes the kind tables (``0 <= k < T``);
+        the kernels index without bounds checks. Nothing to check on v1 maps."""
+        if not self.per_env or unit_kind.size == 0:
+            return
+        lo, hi = int(unit_kind.min()), int(unit_kind.max())
+        if lo < 0 or hi >= self.n_kinds:
+            bad = np.argwhere((unit_kind < 0) | (unit_kind >= self.n_kinds))[0].tolist()
+            raise ValueError(
+                f"WorldState.unit_kind{bad} = {int(unit_kind[tuple(bad)])} is not a kind index in [0, {self.n_kinds})"
+            )
 
     def _views(self, st: WorldState) -> tuple:
         """The NumPy views of the state fields the kernel reads and writes (cached while the tensors stay)."""
@@ -1063,6 +1249,19 @@ class TickKernel:
         return self._arrays
 
     @staticmethod
+    def _extra(st: WorldState, name: str, dtype: torch.dtype) -> np.ndarray:
+        """A writable NumPy view of ``st.<name>`` (made contiguous in ``st`` first)."""
+        x = getattr(st, name)
+        if x.device.type != "cpu" or x.dtype != dtype:
+            raise ValueError(
+                f"WorldState.{name} must be a CPU {dtype} tensor for the numba kernel, got {x.dtype} on {x.device}"
+            )
+        if not x.is_contiguous() or x.requires_grad:
+            x = x.detach().contiguous()
+            setattr(st, name, x)
+        return x.numpy()
+
+    @staticmethod
     def _chunks(B: int) -> tuple[int, bool]:
         if B < PARALLEL_MIN_ENVS:
             return 1, False
@@ -1082,24 +1281,29 @@ class TickKernel:
     def orders(self, st: WorldState, actions: torch.Tensor) -> None:
         """Orders stage in place: ``actions [B, N]`` int64 (checked by ``SMACSim``), then the enemy AI."""
         v = self._views(st)
+        uk = self._extra(st, "unit_kind", torch.int64)
+        self.check_kinds(uk)
+        fov = self._extra(st, "fov_dir", torch.float32)
         a = actions if actions.is_contiguous() else actions.contiguous()
         n, par = self._chunks(v[0].shape[0])
         fn = _orders_parallel if par else _orders_serial
         # pos, alive, health, order_kind, order_target, order_point, last_attacker
-        args = (n, a.numpy(), v[0], v[5], v[1], v[6], v[7], v[8], v[10], self.cf, self.ci, self.can_target, self.move_dirs)
-        if par:
-            self._run_parallel(fn, *args, self.fl)
-        else:
-            fn(*args, self.fl)
+        args = (
+            n, a.numpy(), v[0], v[5], v[1], v[6], v[7], v[8], v[10], fov, self.cf, self.ci, self.can_target, self.move_dirs,
+            self.fov_dirs, self.fl, uk, *self.kind_consts(),
+        )  # fmt: skip
+        (self._run_parallel if par else _call)(fn, *args)
 
     def ticks(self, st: WorldState, n_ticks: int) -> None:
         """Run ``n_ticks`` ticks of ``loops_per_tick`` game loops in place (``Dynamics.advance`` each)."""
         v = self._views(st)
+        uk = self._extra(st, "unit_kind", torch.int64)
+        self.check_kinds(uk)
         n, par = self._chunks(v[0].shape[0])
         fn = _ticks_parallel if par else _ticks_serial
         (self._run_parallel if par else _call)(
             fn, n_ticks, n, *v, self.cf, self.ci, self.dmg, self.collide_pair, self.enemy_pair, self.rsum, self.r2far, self.pathing,
-            self.level, self.cliff_walkable, self.gdist, self.edge_ok, self.nb_flat, self.nb_len, self.fl,
+            self.level, self.cliff_walkable, self.gdist, self.edge_ok, self.nb_flat, self.nb_len, self.fl, uk, *self.kind_consts(),
         )  # fmt: skip
 
 
@@ -1110,10 +1314,12 @@ def warm_up() -> float:
     t0 = time.perf_counter()
     from sc2_envs.sim.env import make_batched
 
-    for B in (1, PARALLEL_MIN_ENVS):
-        env = make_batched("2s3z", num_envs=B, seed=0, kernel="numba")
-        env.reset()
-        env.step(torch.zeros(B, env.n_agents, dtype=torch.int64) + 1)
+    for name in ("2s3z", "protoss_5_vs_5"):  # a SMAC v1 map, and a SMACv2 scenario (observe_v2, its reset)
+        for B in (1, PARALLEL_MIN_ENVS):
+            env = make_batched(name, num_envs=B, seed=0, kernel="numba")
+            env.reset()
+            env.step(torch.zeros(B, env.n_agents, dtype=torch.int64) + 1)
+            env._scenario_reset is None or env._scenario_reset.reset_envs(env.st, np.arange(B))
     return time.perf_counter() - t0
 
 
