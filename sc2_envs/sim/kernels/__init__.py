@@ -29,4 +29,9 @@ def numba_available() -> str | None:
     return None
 
 
+if numba_available() is None:  # before any kernel module is imported: numba picks cache locators at decoration
+    from sc2_envs.sim.kernels.cache import install as _install_cache_locators
+
+    _install_cache_locators()
+
 __all__ = ["KERNELS", "numba_available"]

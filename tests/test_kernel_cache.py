@@ -1,0 +1,55 @@
+"""The kernels' numba cache is stamped with every source file they are built from (``sim.kernels.cache``)."""
+
+import numba
+import pytest
+
+from sc2_envs.sim.kernels import numba_available
+
+pytestmark = pytest.mark.skipif(numba_available() is not None, reason=f"numba does not import: {numba_available()}")
+
+
+def _locator(dispatcher):
+    return dispatcher._cache._impl._locator
+
+
+def test_kernel_entries_carry_the_digest_of_the_sources_they_are_built_from():
+    from sc2_envs.sim.kernels import cache, observe, observe_v2, scenario, step, tick
+
+    names = {f.name for f in cache.source_files()}
+    # the fused step compiles in tick's and observe's functions and the constants of these modules
+    assert {"step.py", "tick.py", "observe.py", "dynamics.py", "features.py", "state.py", "units.py"} <= names
+    for fn in (step._step_serial, step._step_parallel, tick._tick, observe._observe_env, observe_v2._observe_env_v2):
+        loc = _locator(fn)
+        assert type(loc).__name__.startswith("SC2Envs"), type(loc)
+        own, digest = loc.get_source_stamp()
+        assert digest == cache.sources_digest() and own  # numba's own stamp of the file, then ours
+    assert scenario  # imported: its kernels are stamped the same way
+
+
+def test_other_cached_functions_keep_numbas_own_locator():
+    @numba.njit(cache=True)
+    def twice(x):
+        return 2 * x
+
+    assert twice(3) == 6
+    assert not type(_locator(twice)).__name__.startswith("SC2Envs")
+
+
+def test_the_digest_changes_with_any_source_file(tmp_path, monkeypatch):
+    from sc2_envs.sim.kernels import cache
+
+    pkg = tmp_path / "sc2_envs"
+    (pkg / "sim" / "kernels").mkdir(parents=True)
+    for rel in ("units.py", "smacv2.py", "sim/dynamics.py", "sim/kernels/tick.py"):
+        (pkg / rel).write_text("X = 1\n")
+    monkeypatch.setattr(cache, "_SIM", pkg / "sim")
+    monkeypatch.setattr(cache, "_PACKAGE", pkg)
+    cache.sources_digest.cache_clear()
+    try:
+        before = cache.sources_digest()
+        cache.sources_digest.cache_clear()
+        (pkg / "sim" / "dynamics.py").write_text("X = 2\n")  # a constant the kernels would read
+        assert cache.sources_digest() != before
+    finally:
+        monkeypatch.undo()
+        cache.sources_digest.cache_clear()
