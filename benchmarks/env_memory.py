@@ -68,11 +68,20 @@ def _child(map_name: str, B: int, steps: int, warmup: int, every: int, kernel: s
 
 
 def main(args: Args) -> None:
+    from sc2_envs import list_maps
+
     for name, v in (("steps", args.steps), ("every", args.every)):
         if v < 1:
             raise SystemExit(f"--{name} {v}: expected >= 1")
-    if args.warmup_steps < 0 or any(b < 1 for b in args.batch_sizes):
-        raise SystemExit(f"--warmup-steps {args.warmup_steps} / --batch-sizes {args.batch_sizes}: expected >= 0 / >= 1")
+    if args.warmup_steps < 0:
+        raise SystemExit(f"--warmup-steps {args.warmup_steps}: expected >= 0")
+    if not args.batch_sizes or any(b < 1 for b in args.batch_sizes):
+        raise SystemExit(f"--batch-sizes {args.batch_sizes}: expected one or more ints >= 1")
+    bad = [m for m in args.maps if m not in list_maps("all")]
+    if not args.maps or bad:
+        raise SystemExit(f"--maps {args.maps}: expected one or more of {', '.join(list_maps('all'))}")
+    if args.kernel not in ("auto", "numba", "torch"):
+        raise SystemExit(f"--kernel {args.kernel!r}: expected auto, numba or torch")
     print(
         f"env_memory: maps={args.maps} B={args.batch_sizes} steps={args.steps} warmup={args.warmup_steps} "
         f"every={args.every} kernel={args.kernel} (one fresh process per configuration)",

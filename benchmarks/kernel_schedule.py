@@ -91,7 +91,25 @@ def measure(args: Args, phase: str) -> None:
             )
 
 
+def check_args(args: Args) -> None:
+    """Exit with a message naming the bad value (before anything is built)."""
+    import math
+
+    from sc2_envs import list_maps
+
+    bad = [m for m in args.maps if m not in list_maps()]
+    if not args.maps or bad:
+        raise SystemExit(f"--maps {args.maps}: expected one or more of {', '.join(list_maps())}")
+    if not args.batch_sizes or any(b < 1 for b in args.batch_sizes):
+        raise SystemExit(f"--batch-sizes {args.batch_sizes}: expected one or more ints >= 1")
+    if not (math.isfinite(args.seconds) and args.seconds > 0):
+        raise SystemExit(f"--seconds {args.seconds}: expected a finite number > 0")
+    if args.rounds < 1 or args.busy < 0:
+        raise SystemExit(f"--rounds {args.rounds} / --busy {args.busy}: expected >= 1 / >= 0")
+
+
 def main(args: Args) -> None:
+    check_args(args)
     print(
         f"kernel_schedule: maps={args.maps} B={args.batch_sizes} busy={args.busy} seconds={args.seconds} "
         f"rounds={args.rounds} numba threads={numba.get_num_threads()} ({numba.config.THREADING_LAYER}) "

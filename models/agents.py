@@ -470,13 +470,16 @@ def type_vocab_union(env_infos: list[dict]) -> list[str] | None:
     """
     if any(info.get("unit_types_vary") for info in env_infos):
         return None
-    own = [ObsParser(info).dims()["type_vocab"] for info in env_infos]
-    if all(v == own[0] for v in own):
-        return None
+    names, owns = [], []
+    for info in env_infos:
+        owns.append(ObsParser(info).dims()["type_vocab"])
+        bits = int(info.get("unit_type_bits", 0))
+        names.append(owns[-1] if bits else [*info["agent_unit_types"], *info["enemy_unit_types"]])
+    if all(o == owns[0] for o in owns) and all(set(n) == set(names[0]) for n in names):
+        return None  # read alike and the same unit types (3m + 8m, 2s3z + 3s5z): each map reads its own
     out: list[str] = []
-    for info, v in zip(env_infos, own, strict=True):
-        names = v if int(info.get("unit_type_bits", 0)) else [*info["agent_unit_types"], *info["enemy_unit_types"]]
-        out += [t for t in dict.fromkeys(names) if t not in out]
+    for n in names:
+        out += [t for t in dict.fromkeys(n) if t not in out]
     return out
 
 

@@ -62,6 +62,11 @@ def _type_vocab(env_info: dict, vocab: list[str] | None = None) -> tuple[list[st
     ally = list(env_info.get("ally_type_order") or [])
     enemy = list(env_info.get("enemy_type_order") or [])
     own_vocab = ally + [t for t in enemy if t not in ally]
+    if vocab is not None:
+        if not isinstance(vocab, (list, tuple)) or not all(isinstance(t, str) for t in vocab):
+            raise TypeError(f"vocab must be a list of unit type names (an ordered sequence of str), got {vocab!r}")
+        if len(set(vocab)) != len(vocab):
+            raise ValueError(f"vocab {list(vocab)} names a unit type twice; expected each type once")
     if vocab is None or list(vocab) == own_vocab:
         return own_vocab, list(range(len(ally))), [own_vocab.index(t) for t in enemy], {}
     vocab = list(vocab)
@@ -88,6 +93,18 @@ def _type_vocab(env_info: dict, vocab: list[str] | None = None) -> tuple[list[st
             raise ValueError(f"{name} has unit types {types} that the type vocabulary {vocab} does not have")
         constant[side] = vocab.index(types[0])
     return vocab, [], [], constant
+
+
+def _require_smac_actions(env_info: dict, where: str) -> None:
+    """The entity models read SMAC's ``N_ACTIONS_NO_ATTACK`` (6) non-attack actions; SMACv2's
+    ``conic_fov`` adds look actions in between (``n_actions_no_attack`` 18)."""
+    nna = int(env_info.get("n_actions_no_attack", N_ACTIONS_NO_ATTACK))
+    if nna != N_ACTIONS_NO_ATTACK:
+        raise ValueError(
+            f"{where}: {env_info.get('map_name')} has n_actions_no_attack={nna} (conic_fov=True adds look actions); "
+            f"the GNN actor and critic read SMAC's {N_ACTIONS_NO_ATTACK} non-attack actions. Use conic_fov=False or "
+            "an MLP actor (--actor mlp)"
+        )
 
 
 def _split_columns(names: list[str], width: int, utb: int, block: str) -> tuple[list[int], list[int]]:
@@ -153,6 +170,7 @@ class ObsParser:
     """
 
     def __init__(self, env_info: dict, vocab: list[str] | None = None):
+        _require_smac_actions(env_info, "ObsParser")
         lay = _require(env_info, "obs_layout", "env_info")
 
         def g(k):
@@ -223,7 +241,9 @@ class ObsParser:
         o += self.own_feats
         timestep = obs[..., o : o + self.timestep_feats]
         return Entities(
-            own=torch.cat([move, self._own_idx(own), timestep], dim=-1),
+            # the own block's visibility is the agent's whole observation (SMAC zeroes a dead agent's),
+            # since the own block may have no other column (obs_own_health=False)
+            own=torch.cat([move, self._own_idx(own, obs.ne(0).any(-1, keepdim=True)), timestep], dim=-1),
             allies=self._ally_idx(allies),
             ally_mask=allies.ne(0).any(-1),
             enemies=self._enemy_idx(enemies),
@@ -245,6 +265,7 @@ class StateParser:
     LAST_ACTION_DIM = N_ACTIONS_NO_ATTACK + 1
 
     def __init__(self, env_info: dict, vocab: list[str] | None = None):
+        _require_smac_actions(env_info, "StateParser")
         lay = _require(env_info, "state_layout", "env_info")
         if lay.get("obs_instead_of_state"):
             raise ValueError(
@@ -365,14 +386,17 @@ class _Columns:
     def __len__(self) -> int:
         return len(self.idx)
 
-    def __call__(self, rows: torch.Tensor) -> torch.Tensor:
+    def __call__(self, rows: torch.Tensor, visible: torch.Tensor | None = None) -> torch.Tensor:
+        """``rows [*, width]`` -> ``[*, len(idx)]``; ``visible [*, 1]`` bool replaces the rows' own
+        non-zero test for the visibility column."""
         idx = self._by_device.get(rows.device)
         if idx is None:
             idx = self._by_device[rows.device] = torch.tensor(self.idx, dtype=torch.int64, device=rows.device)
         if self.pad:
             extra = [rows.new_zeros(*rows.shape[:-1], 1)]
             if self.visible:
-                extra.append(rows.ne(0).any(-1, keepdim=True).to(rows.dtype))
+                seen = rows.ne(0).any(-1, keepdim=True) if visible is None else visible
+                extra.append(seen.to(rows.dtype))
             rows = torch.cat([rows, *extra], dim=-1)
         return rows.index_select(-1, idx)
 

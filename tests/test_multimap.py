@@ -446,3 +446,32 @@ def test_transfer_matrix_writes_csv_markdown_and_a_heat_map(tmp_path, capsys):
     assert 0.0 <= lo <= float(rows[0]["win_rate"]) <= hi <= 1.0
     assert (tmp_path / "out" / "transfer_matrix.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "transfer matrix: 2 checkpoints" in capsys.readouterr().out
+
+
+def test_maps_without_type_bits_but_other_unit_types_get_a_vocabulary():
+    """so_many_baneling (zealots vs banelings) and corridor (zealots vs zerglings) have no type bits;
+    read alike they would give banelings and zerglings one anonymous enemy encoding."""
+    from models import type_vocab_union
+
+    assert type_vocab_union(_infos("so_many_baneling", "corridor")) == ["zealot", "baneling", "zergling"]
+    assert type_vocab_union(_infos("3m", "8m")) is None  # the same types, read alike: each map's own
+    assert type_vocab_union(_infos("3s_vs_3z", "2s3z")) == ["stalker", "zealot"]  # read differently: one vocabulary
+    policy, _, _, _ = build_multi_map_models(_infos("so_many_baneling", "corridor"), "gnn", hidden=8)
+    assert policy.spec["type_vocab"] == ["zealot", "baneling", "zergling"]
+
+
+def test_vocabulary_arguments_are_checked_and_the_own_bit_survives_an_empty_own_block():
+    from models import ObsParser, build_models
+
+    info = _infos("2s3z")[0]
+    for bad, err in ((["stalker", "zealot", "stalker"], ValueError), (["stalker", 3], TypeError), ("stalker", TypeError)):
+        with pytest.raises(err, match="vocab"):
+            ObsParser(info, bad)
+    with pytest.raises(TypeError, match="ordered sequence"):
+        ObsParser(info, {"stalker", "zealot"})  # a set has no stable order
+    env = sc2_envs.make_batched("3s_vs_5z", num_envs=1, seed=0, obs_own_health=False, obs_all_health=False)
+    own = ObsParser(env.get_env_info(), ["stalker", "zealot"])(env.reset()["obs"]).own
+    assert torch.equal(own[0, :, -2:], torch.tensor([[1.0, 0.0]] * 3))  # no own column but the type bits
+    conic = sc2_envs.make_batched("zerg_10_vs_11", num_envs=1, seed=0, conic_fov=True).get_env_info()
+    with pytest.raises(ValueError, match="conic_fov=True adds look actions"):
+        build_models(conic, "gnn")
