@@ -191,6 +191,7 @@ def test_numba_batch_equals_singles():
         s = make_batched("protoss_10_vs_11", num_envs=1, seed=11, kernel="numba", conic_fov=True)
         s.reset()
         one = {**snap, "num_envs": 1, "world": {k: v[b : b + 1] for k, v in snap["world"].items()}}
+        one["scenario_pins"] = {k: v[b : b + 1] for k, v in snap["scenario_pins"].items()}
         s.load_state_dict({**one, "avail_actions": snap["avail_actions"][b : b + 1]})
         singles.append((b, s))
     gen = torch.Generator().manual_seed(3)

@@ -442,3 +442,20 @@ def test_render_rgb_array():
     env.reset(seed=0)
     frame = env.render()
     assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+
+
+@pytest.mark.parametrize("kernel", ["torch", "numba"])
+def test_state_dict_keeps_the_pinned_compositions_of_later_resets(kernel):
+    sim = make_batched("zerg_10_vs_11", num_envs=2, seed=0, kernel=kernel)
+    sim.reset()
+    sim.pin_scenario(["baneling"] * 10, ["zergling"] * 11)
+    snap = sim.state_dict()
+    other = make_batched("zerg_10_vs_11", num_envs=2, seed=0, kernel=kernel)
+    other.load_state_dict(snap)
+    a, b = sim.reset(), other.reset()
+    assert torch.equal(a["obs"], b["obs"]) and sim.unit_types(0) == other.unit_types(0)
+    assert sim.unit_types(0)[0] == ["baneling"] * 10
+    bad = sim.state_dict()
+    bad["world"]["health"] = bad["world"]["health"].double()
+    with pytest.raises(ValueError, match=r"'health' is torch.float64"):
+        other.load_state_dict(bad)

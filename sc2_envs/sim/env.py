@@ -925,9 +925,11 @@ class SMACSim:
         Returns:
             ``{"map_name": str, "num_envs": int, "world": {field: tensor}}`` (the ``WorldState``
             fields, ``[B, ...]``, CPU copies) plus ``avail_actions [B, N, n_actions]`` bool,
-            ``stat_counts [3]`` int64 (won, games, timeouts), ``seeded`` and ``needs_reset`` (bools).
+            ``stat_counts [3]`` int64 (won, games, timeouts), ``seeded`` and ``needs_reset`` (bools);
+            SMACv2 scenarios add ``scenario_pins`` (``pin_scenario``'s compositions and start points,
+            which the next resets draw from: ``mask [B]``, ``kind [B, U]``, ``pos [B, U, 2]``, ``has_pos [B]``).
         """
-        return {
+        out = {
             "map_name": self.map_name,
             "num_envs": self.num_envs,
             "world": {n: getattr(self.st, n).detach().cpu().clone() for n in _STATE_FIELDS},
@@ -936,13 +938,23 @@ class SMACSim:
             "seeded": bool(self._seeded),
             "needs_reset": bool(self._needs_reset),
         }
+        if self.scenario is not None:
+            out["scenario_pins"] = {k: v.detach().cpu().clone() for k, v in self._pin_tensors().items()}
+        return out
+
+    def _pin_tensors(self) -> dict[str, torch.Tensor]:
+        # the same tensor objects the compiled reset kernel reads (kernels.scenario): restored in place
+        return {"mask": self._pin_mask, "kind": self._pin_kind, "pos": self._pin_pos, "has_pos": self._pin_has_pos}
 
     def load_state_dict(self, state: dict) -> None:
         """Restore a :meth:`state_dict` (tensors are copied to this simulator's device).
 
+        A scenario snapshot without ``scenario_pins`` (taken before they were saved) leaves this
+        simulator's pins as they are.
+
         Raises:
             ValueError: the snapshot is of another map or number of envs, misses a field, or a
-                field's shape differs (the message names it, with both shapes).
+                field's shape or dtype differs (the message names it, with both).
         """
         for key, mine in (("map_name", self.map_name), ("num_envs", self.num_envs)):
             if state.get(key) != mine:
@@ -955,15 +967,28 @@ class SMACSim:
         if missing:
             raise ValueError(f"env snapshot misses the world field(s) {missing}")
         for n in _STATE_FIELDS:
-            if tuple(world[n].shape) != tuple(getattr(self.st, n).shape):
+            mine = getattr(self.st, n)
+            if tuple(world[n].shape) != tuple(mine.shape) or world[n].dtype != mine.dtype:
                 raise ValueError(
-                    f"env snapshot field {n!r} has shape {tuple(world[n].shape)}; expected {tuple(getattr(self.st, n).shape)}"
+                    f"env snapshot field {n!r} is {world[n].dtype} {tuple(world[n].shape)}; expected "
+                    f"{mine.dtype} {tuple(mine.shape)}"
                 )
+        pins = state.get("scenario_pins")
+        if pins is not None:
+            if self.scenario is None:
+                raise ValueError(f"env snapshot has scenario_pins, but {self.map_name!r} is a SMAC v1 map")
+            for k, mine in self._pin_tensors().items():
+                if k not in pins or tuple(pins[k].shape) != tuple(mine.shape) or pins[k].dtype != mine.dtype:
+                    got = None if k not in pins else f"{pins[k].dtype} {tuple(pins[k].shape)}"
+                    raise ValueError(f"env snapshot scenario_pins[{k!r}] is {got}; expected {mine.dtype} {tuple(mine.shape)}")
         self.st = WorldState(**{n: world[n].to(self.device).clone() for n in _STATE_FIELDS})
         self._avail = state["avail_actions"].to(self.device).clone()
         self._stat_counts = state["stat_counts"].to(self.device).clone()
         self._seeded = bool(state["seeded"])
         self._needs_reset = bool(state["needs_reset"])
+        if pins is not None:
+            for k, mine in self._pin_tensors().items():
+                mine.copy_(pins[k].to(self.device))
         self._refresh_kinds()
 
     def render_data(self, env_index: int = 0) -> dict:
