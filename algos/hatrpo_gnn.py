@@ -480,6 +480,8 @@ def check_args(args: Args) -> None:
         if hasattr(args, flag):
             need(getattr(args, flag) >= 1, flag, "an integer >= 1")
     need(args.seed >= 0, "seed", "a non-negative integer")
+    need(args.actor_layers >= 1, "actor_layers", "an integer >= 1 (attention blocks in each GNN actor)")
+    need(args.torch_threads >= 0, "torch_threads", "an integer >= 0 (0: torch's default)")
     need(0.0 < args.gamma <= 1.0, "gamma", "a discount in (0, 1]")
     need(0.0 <= args.gae_lambda <= 1.0, "gae_lambda", "a value in [0, 1]")
     need(args.time_budget_s >= 0, "time_budget_s", "seconds >= 0 (0: no budget)")

@@ -213,3 +213,19 @@ def test_env_throughput_rejects_bad_flags_before_measuring(kwargs, message):
     with pytest.raises(SystemExit) as exc:
         env_throughput.main(env_throughput.Args(devices=["cpu"], **kwargs))
     assert str(exc.value).startswith(message), exc.value
+
+
+@pytest.mark.parametrize("script", ["happo_gnn.py", "hatrpo_gnn.py"])
+@pytest.mark.parametrize(
+    ("flag", "value", "expected"),
+    [("--actor-layers", "0", "an integer >= 1"), ("--torch-threads", "-1", "an integer >= 0")],
+)
+def test_layer_and_thread_counts_are_checked(tmp_path, script, flag, value, expected):
+    """--actor-layers -2 used to train with no attention block, --torch-threads -1 was ignored."""
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(repo), OMP_NUM_THREADS="1")
+    res = subprocess.run(
+        [sys.executable, str(repo / "algos" / script), "--map", "3m", flag, value],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env, check=False,
+    )  # fmt: skip
+    assert res.returncode == 2 and f"{flag} {value}: expected {expected}" in res.stderr, res.stderr[-2000:]
