@@ -343,9 +343,9 @@ def test_learning_curves_runs_smacv2_gnn_and_mlp_end_to_end(tmp_path):
     assert (out / "learning_curves.png").exists() and (out / "summary.md").exists()
 
 
-@pytest.mark.parametrize("option", [{"obs_own_pos": False}, {"conic_fov": True}])
-def test_a_checkpoint_of_other_feature_options_is_a_layout_mismatch(tmp_path, option):
-    info = sc2_envs.make_batched("protoss_5_vs_5", num_envs=1, **option).get_env_info()
+def test_a_checkpoint_of_other_feature_options_is_a_layout_mismatch(tmp_path):
+    # (conic_fov=True has no GNN checkpoint at all: the entity models refuse its look actions)
+    info = sc2_envs.make_batched("protoss_5_vs_5", num_envs=1, obs_own_pos=False).get_env_info()
     policy, critic = build_models(info, "gnn", hidden=8, heads=2)
     save_checkpoint(str(tmp_path / "o.pt"), policy, critic, info, {"map": "protoss_5_vs_5"})
     label, reason = tt.smacv2_cell(config_of(tmp_path / "o.pt"), "protoss_10_vs_10").split(": ", 1)
