@@ -694,7 +694,6 @@ class SMACSim:
         terminated = won | core["lost"] | core["draw"]
         truncated = ~terminated & (st.episode_steps >= self.episode_limit)
         out = {k: core[k] for k in ("obs", "state", "avail_actions", "reward", "battle_won")}
-        self._avail = out["avail_actions"]
         out.update(
             terminated=terminated,
             truncated=truncated,
@@ -726,7 +725,6 @@ class SMACSim:
                 out["obs"] = out["obs"].index_copy(0, idx, self.features.obs(sub, avail))
                 out["state"] = out["state"].index_copy(0, idx, self.features.state(sub))
                 out["avail_actions"] = out["avail_actions"].index_copy(0, idx, avail)
-                self._avail = out["avail_actions"]
                 if self.scenario is not None:  # the enemy tags the new episodes' observation set
                     self.st.enemy_tag = self.st.enemy_tag.index_copy(0, idx, sub.enemy_tag)
             else:
