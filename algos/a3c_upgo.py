@@ -178,7 +178,10 @@ def make_actor_env(args: Args, num_envs: int, seed: int | np.random.SeedSequence
     if args.env_backend == "sim":
         import sc2_envs
 
-        return sc2_envs.make_batched(args.map, num_envs=num_envs, seed=seed, autoreset=True)
+        # the actor's thread count (--torch-threads), not the simulator's automatic one
+        return sc2_envs.make_batched(
+            args.map, num_envs=num_envs, seed=seed, autoreset=True, num_threads=torch.get_num_threads()
+        )
     from sc2_envs.backends import make_sc2_backend
 
     return make_sc2_backend(args.map, seed=seed, autoreset=True)

@@ -381,7 +381,9 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
     def play(path):
         from models import load_checkpoint
 
-        env = sc2_envs.make_batched(info["map_name"], num_envs=args.eval_envs, device=device, seed=args.eval_seed)
+        env = sc2_envs.make_batched(
+            info["map_name"], num_envs=args.eval_envs, device=device, seed=args.eval_seed, num_threads=torch.get_num_threads()
+        )
         pol, _, _ = load_checkpoint(str(path), env.get_env_info(), device=device, with_critic=False)
         pol.eval()
         return evaluate(

@@ -267,7 +267,9 @@ def evaluate_transfer(
     )
     num_envs = min(episodes, max_envs)
     options = {} if spawn_jitter is None else {"spawn_jitter": spawn_jitter}
-    env = sc2_envs.make_batched(target_map, num_envs=num_envs, device=device, seed=seed, autoreset=True, **options)
+    env = sc2_envs.make_batched(
+        target_map, num_envs=num_envs, device=device, seed=seed, autoreset=True, num_threads=torch.get_num_threads(), **options
+    )
     env_info = env.get_env_info()
     row.error = fit_error(cfg, env_info)
     if row.error:

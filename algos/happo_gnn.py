@@ -160,8 +160,12 @@ class Args:
     """greedy evaluation episodes per evaluation (one per env of a separate eval simulator)"""
     eval_interval: int = 10
     """iterations between evaluations (plus one at the end)"""
-    torch_threads: int = 1
-    """torch CPU threads (0: torch's default; 1 avoids thread oversubscription with the small batched ops)"""
+    torch_threads: int = 0
+    """torch CPU threads (0: torch's default, one per physical core); the simulator keeps this count"""
+    pass_rows: int = 0
+    """the most agent-steps (actors) or env steps (critic) in one forward/backward pass: a minibatch runs in
+    passes with its gradient accumulated, the same update up to float rounding (0: 1024 on CPU, where it is
+    faster, the whole minibatch on CUDA)"""
     time_budget_s: float = 0.0
     """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs"""
     flush_denormal: bool = True
@@ -182,7 +186,11 @@ def make_env(backend: str, map_name: str, num_envs: int, device: torch.device, s
     if backend == "sim":
         import sc2_envs
 
-        return sc2_envs.make_batched(map_name, num_envs=num_envs, device=device, seed=seed, autoreset=True)
+        # the script's thread count (--torch-threads, set before), not the simulator's automatic one:
+        # the update's matrix products run on every thread, and the env is a small share of the time
+        return sc2_envs.make_batched(
+            map_name, num_envs=num_envs, device=device, seed=seed, autoreset=True, num_threads=torch.get_num_threads()
+        )
     if backend == "sc2":
         if num_envs != 1:
             raise ValueError(f"--backend sc2 runs one StarCraft II game: use --num-envs 1 (got {num_envs})")
@@ -271,23 +279,52 @@ def happo_actor_loss_maps(parts, clip_coef):
     avail masks); the means run over the alive agents of all parts together, so one agent-step
     weighs the same on every map, and with one part this is exactly :func:`happo_actor_loss`.
     """
+    pg_sum, ent_sum, kl_sum, clip_sum, weight = happo_actor_loss_sums(parts, clip_coef)
+    n = weight.clamp(min=1.0)  # masked_mean's denominator: 0 when every agent is dead
+    return pg_sum / n, ent_sum / n, kl_sum / n, clip_sum / n
+
+
+def happo_actor_loss_sums(parts, clip_coef):
+    """The sums behind :func:`happo_actor_loss_maps`, so that a minibatch can run in several passes.
+
+    ``parts`` as in :func:`happo_actor_loss_maps`. Returns five 0-d tensors: the weighted sums over
+    the parts' agent-steps of ``-M * min(r A, clip(r) A)`` and of the entropy (both with their
+    graph), of the approximate KL ``(r - 1) - log r`` and of the clipped indicator (no graph), and
+    the weight ``sum(active)``. Dividing the first four by ``max(weight, 1)`` of the whole
+    minibatch gives :func:`happo_actor_loss_maps`; summed over disjoint passes, the gradients of
+    ``(pg_sum - c * ent_sum) / weight`` add up to the one-pass gradient (up to float rounding).
+    """
     # behaviour log-probs are the rollout's constants, whatever graph the caller's tensor carries
     logratio = torch.cat([(d.log_prob(a) - b.detach()).reshape(-1) for d, a, b, *_ in parts])
     adv = torch.cat([x.reshape(-1) for _, _, _, x, _, _ in parts])
     factor = torch.cat([(f if f.dim() == x.dim() else f.unsqueeze(-1).expand_as(x)).reshape(-1) for _, _, _, x, f, _ in parts])
-    active = torch.cat([x.reshape(-1) for *_, x in parts])
+    active = torch.cat([x.reshape(-1) for *_, x in parts]).to(logratio.dtype)
     ratio = logratio.exp()
     with torch.no_grad():
-        approx_kl = masked_mean((ratio - 1) - logratio, active)
-        clipfrac = masked_mean(((ratio - 1.0).abs() > clip_coef).float(), active)
+        kl_sum = (((ratio - 1) - logratio) * active).sum()
+        clip_sum = ((((ratio - 1.0).abs() > clip_coef).to(ratio.dtype)) * active).sum()
     surr = torch.min(ratio * adv, torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef) * adv)
-    pg_loss = -masked_mean(factor * surr, active)
-    entropy = masked_mean(torch.cat([d.entropy().reshape(-1) for d, *_ in parts]), active)
-    return pg_loss, entropy, approx_kl, clipfrac
+    pg_sum = -(factor * surr * active).sum()
+    ent_sum = (torch.cat([d.entropy().reshape(-1) for d, *_ in parts]) * active).sum()
+    return pg_sum, ent_sum, kl_sum, clip_sum, active.sum()
 
 
-def value_loss_fn(values, old_values, targets, clip_coef, clip_vloss, huber_delta):
-    """HARL's value loss: Huber (or 1/2 squared) error, clipped around the old values, mean over samples."""
+def pass_rows_for(pass_rows: int, device: torch.device) -> int:
+    """The rows of one forward/backward pass (``Args.pass_rows``; 0: 1,024 on CPU, no limit on CUDA).
+
+    Why 1,024 on CPU: glibc serves every allocation over its 32 MiB mmap threshold with fresh pages,
+    so each large activation of a whole minibatch (7,680 agent-steps x 10 tokens x 128 floats =
+    39 MiB on 2s3z) page-faults on first touch; in passes of 1,024 rows the tensors are reused from
+    the heap. ``benchmarks/train_update.py`` measures it.
+    """
+    if pass_rows > 0:
+        return pass_rows
+    return 1024 if device.type == "cpu" else 1 << 62
+
+
+def value_loss_fn(values, old_values, targets, clip_coef, clip_vloss, huber_delta, reduction="mean"):
+    """HARL's value loss: Huber (or 1/2 squared) error, clipped around the old values, mean (or, with
+    ``reduction="sum"``, sum) over samples."""
 
     def err(v):
         return F.huber_loss(v, targets, reduction="none", delta=huber_delta) if huber_delta > 0 else 0.5 * (v - targets) ** 2
@@ -295,7 +332,7 @@ def value_loss_fn(values, old_values, targets, clip_coef, clip_vloss, huber_delt
     loss = err(values)
     if clip_vloss:
         loss = torch.max(loss, err(old_values + (values - old_values).clamp(-clip_coef, clip_coef)))
-    return loss.mean()
+    return loss.sum() if reduction == "sum" else loss.mean()
 
 
 def map_seeds(seed: int, n_maps: int) -> list:
@@ -348,6 +385,36 @@ def critic_minibatch_loss(critics, b_states, b_returns, b_values, inds, clip_coe
     return value_loss_fn(newvalue, old_v, targets, clip_coef, clip_vloss, huber_delta)
 
 
+def critic_minibatch_backward(
+    critics, b_states, b_returns, b_values, inds, clip_coef, clip_vloss, huber_delta, vf_coef, rows_per_pass
+):
+    """``(vf_coef * critic_minibatch_loss(...)).backward()`` in passes of at most ``rows_per_pass`` states.
+
+    Arguments as in :func:`critic_minibatch_loss`, plus ``vf_coef`` and ``rows_per_pass``
+    (:func:`pass_rows_for`). The value normaliser is updated once with the whole minibatch's
+    returns, then each pass adds ``vf_coef * sum(loss) / n`` of its states to the gradients: the
+    one-pass gradient up to float rounding. Returns the minibatch's loss, detached (0-d).
+    """
+    value_norm = critics[0].value_norm
+    value_norm.update(torch.cat([b_returns[k][i] for k, i in enumerate(inds)]))
+    n = sum(i.numel() for i in inds)
+    total = torch.zeros((), device=b_returns[0].device)
+    for k, i in enumerate(inds):
+        for p in i.split(rows_per_pass):
+            loss_sum = value_loss_fn(
+                critics[k](b_states[k][p]),
+                value_norm.normalize(b_values[k][p]),
+                value_norm.normalize(b_returns[k][p]),
+                clip_coef,
+                clip_vloss,
+                huber_delta,
+                reduction="sum",
+            )
+            (vf_coef * loss_sum / n).backward()
+            total += loss_sum.detach()
+    return total / n
+
+
 def args_record(args) -> dict:
     """``asdict(args)`` as saved in checkpoints and resume files: ``map`` is the map name (a str)
     for one map, as before multi-map training, and the list of names for several."""
@@ -357,7 +424,7 @@ def args_record(args) -> dict:
     return d
 
 
-RESUME_CHANGEABLE = ("total_timesteps", "time_budget_s", "torch_threads", "track", "cuda")
+RESUME_CHANGEABLE = ("total_timesteps", "time_budget_s", "torch_threads", "pass_rows", "track", "cuda")
 """The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
 
 
@@ -394,6 +461,7 @@ def check_args(args: Args) -> None:
     need(args.seed >= 0, "seed", "a non-negative integer")
     need(args.actor_layers >= 1, "actor_layers", "an integer >= 1 (attention blocks in each GNN actor)")
     need(args.torch_threads >= 0, "torch_threads", "an integer >= 0 (0: torch's default)")
+    need(args.pass_rows >= 0, "pass_rows", "an integer >= 0 (0: automatic)")
     need(0.0 < args.gamma <= 1.0, "gamma", "a discount in (0, 1]")
     need(0.0 <= args.gae_lambda <= 1.0, "gae_lambda", "a value in [0, 1]")
     need(args.time_budget_s >= 0, "time_budget_s", "seconds >= 0 (0: no budget)")
@@ -545,6 +613,11 @@ if __name__ == "__main__":
         "classes: "
         + ", ".join((f"{c} x{len(policy.class_agents[c])}" if K == 1 else c) + f" ({n_params[c]:,} params)" for c in classes)
         + f" | critic {sum(p.numel() for p in critic.parameters()):,} params"
+    )
+    rows_per_pass = pass_rows_for(args.pass_rows, device)
+    print(
+        f"update: {args.update_epochs} epochs x {args.num_minibatches} minibatches of {args.minibatch_size} env steps, "
+        f"passes of <= {rows_per_pass if rows_per_pass < 1 << 62 else 'all'} rows | torch threads {torch.get_num_threads()}"
     )
     print(f"logs: {run_dir} (tensorboard --logdir runs)", flush=True)
 
@@ -816,13 +889,16 @@ if __name__ == "__main__":
                 mbs = minibatch_indices(sizes, args.num_minibatches, device)
                 split = {k: split_rows_by_minibatch(cd[k]["rows"], [mb[k] for mb in mbs], sizes[k]) for k in on}
                 for j in range(args.num_minibatches):
-                    parts = []
-                    for k in on:
-                        x, i = cd[k], split[k][j]
-                        if i.numel() == 0:
-                            continue
-                        parts.append(
-                            (
+                    # the minibatch's agent-steps of every map, in passes of at most pass_rows (one map
+                    # each); the gradients of the passes add up to the whole minibatch's
+                    passes = [(k, p) for k in on for p in split[k][j].split(rows_per_pass)]
+                    n_rows = sum(p.numel() for _, p in passes)
+                    actor_optimizers[c].zero_grad()
+                    if n_rows:
+                        sums = torch.zeros(4, device=device)
+                        for k, i in passes:
+                            x = cd[k]
+                            part = (
                                 pols[k].class_dist_at(c, x["obs"][i], x["avails"][i], x["pos"][i]),
                                 x["actions"][i],
                                 x["logprobs"][i],
@@ -830,12 +906,10 @@ if __name__ == "__main__":
                                 factor[k][x["rows"][i]],
                                 torch.ones(i.numel(), device=device),
                             )
-                        )
-                    actor_optimizers[c].zero_grad()
-                    if parts:
-                        pg_loss, entropy_loss, approx_kl, clipfrac = happo_actor_loss_maps(parts, args.clip_coef)
-                        loss = pg_loss - args.ent_coef * entropy_loss
-                        loss.backward()
+                            pg_s, ent_s, kl_s, clip_s, _ = happo_actor_loss_sums([part], args.clip_coef)
+                            ((pg_s - args.ent_coef * ent_s) / n_rows).backward()
+                            sums += torch.stack([pg_s.detach(), ent_s.detach(), kl_s, clip_s])
+                        pg_loss, entropy_loss, approx_kl, clipfrac = sums / n_rows
                     else:  # no active agent of the class in this minibatch: a zero gradient (Adam still steps)
                         pg_loss = entropy_loss = approx_kl = clipfrac = torch.zeros((), device=device)
                         for p_ in policy.actors[c].parameters():
@@ -852,7 +926,7 @@ if __name__ == "__main__":
                     x = cd[k]
                     if x["rows"].numel() == 0:  # no active agent of the class on this map: M unchanged
                         continue
-                    chunk = max(1, mb_size * pols[k].agent_ids(c).numel())
+                    chunk = min(rows_per_pass, max(1, mb_size * pols[k].agent_ids(c).numel()))
                     new_logp = torch.cat(
                         [
                             pols[k].class_dist_at(c, x["obs"][i], x["avails"][i], x["pos"][i]).log_prob(x["actions"][i])
@@ -877,11 +951,19 @@ if __name__ == "__main__":
         b_values = [d["values"] for d in mb_data]
         for _epoch in range(args.update_epochs):
             for mb_inds in minibatch_indices(sizes, args.num_minibatches, device):
-                v_loss = critic_minibatch_loss(
-                    crits, b_states, b_returns, b_values, mb_inds, args.clip_coef, args.clip_vloss, args.huber_delta
-                )
                 critic_optimizer.zero_grad()
-                (v_loss * args.vf_coef).backward()
+                v_loss = critic_minibatch_backward(
+                    crits,
+                    b_states,
+                    b_returns,
+                    b_values,
+                    mb_inds,
+                    args.clip_coef,
+                    args.clip_vloss,
+                    args.huber_delta,
+                    args.vf_coef,
+                    rows_per_pass,
+                )
                 nn.utils.clip_grad_norm_(critic.parameters(), args.max_grad_norm)
                 critic_optimizer.step()
 

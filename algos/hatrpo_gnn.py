@@ -173,7 +173,11 @@ def make_env(backend: str, map_name: str, num_envs: int, device: torch.device, s
     if backend == "sim":
         import sc2_envs
 
-        return sc2_envs.make_batched(map_name, num_envs=num_envs, device=device, seed=seed, autoreset=True)
+        # the script's thread count (--torch-threads, set before), not the simulator's automatic one:
+        # the update's matrix products run on every thread, and the env is a small share of the time
+        return sc2_envs.make_batched(
+            map_name, num_envs=num_envs, device=device, seed=seed, autoreset=True, num_threads=torch.get_num_threads()
+        )
     if backend == "sc2":
         if num_envs != 1:
             raise ValueError(f"--backend sc2 runs one StarCraft II game: use --num-envs 1 (got {num_envs})")

@@ -15,6 +15,7 @@ def restore_threads(monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
     monkeypatch.setattr(threads, "_auto_choice", None)
+    monkeypatch.setattr(threads, "_explicit_choice", None)
     monkeypatch.setattr(threads, "_announced", False)
     yield
     torch.set_num_threads(before)
@@ -57,3 +58,14 @@ def test_explicit_choices_win(restore_threads, monkeypatch):
 def test_bad_num_threads_is_named(bad, err):
     with pytest.raises(err, match=f"got {bad!r}"):
         make_batched("3m", num_envs=2, num_threads=bad)
+
+
+def test_an_explicit_count_is_kept_by_later_automatic_simulators(restore_threads, monkeypatch):
+    """A training script passes its thread count to its training envs; the evaluation envs it makes
+    later without ``num_threads`` must not drop it to the automatic one thread (they did: training
+    ran on one thread whatever ``--torch-threads`` said, when it equalled torch's default)."""
+    monkeypatch.setattr(threads, "_THREADS_AT_IMPORT", 2)  # torch's default 2, and the user wants 2
+    assert make_batched("3m", num_envs=8, num_threads=2).num_threads == 2
+    assert make_batched("3m", num_envs=8).num_threads == 2 and torch.get_num_threads() == 2
+    torch.set_num_threads(3)  # a later explicit set_num_threads is the user's too
+    assert make_batched("3m", num_envs=8).num_threads == 3

@@ -10,10 +10,12 @@ Rule (``auto_num_threads``): one thread below ``PARALLEL_MIN_ENVS`` envs; from t
 ``ENVS_PER_THREAD`` envs, capped by the CPUs this process may run on minus the load already on them
 (the 1-minute load average), and never below one. CUDA simulators do not change the CPU threads.
 
-The user's choice always wins: ``num_threads=<int>`` sets it; otherwise nothing is changed when
-``OMP_NUM_THREADS`` or ``MKL_NUM_THREADS`` is set, or when ``torch.get_num_threads()`` differs from
-its value when ``sc2_envs`` was imported (an explicit ``torch.set_num_threads``), unless the
-difference is this module's own earlier choice. A ``torch.set_num_threads`` made *before* importing
+The user's choice always wins: ``num_threads=<int>`` sets it, and later simulators made without
+``num_threads`` keep it while torch's count is still that value (a training script that passes its
+``--torch-threads`` to its training envs keeps it for the evaluation envs it makes later);
+otherwise nothing is changed when ``OMP_NUM_THREADS`` or ``MKL_NUM_THREADS`` is set, or when
+``torch.get_num_threads()`` differs from its value when ``sc2_envs`` was imported (an explicit
+``torch.set_num_threads``), unless the difference is this module's own earlier choice. A ``torch.set_num_threads`` made *before* importing
 ``sc2_envs`` cannot be told apart from torch's default: pass ``num_threads`` or set
 ``OMP_NUM_THREADS`` then. The change is process-wide (torch has one intra-op pool) and is reported
 once per process on stderr.
@@ -34,6 +36,7 @@ ENVS_PER_THREAD = 1024
 
 _THREADS_AT_IMPORT = torch.get_num_threads()
 _auto_choice: int | None = None
+_explicit_choice: int | None = None
 _announced = False
 
 
@@ -67,10 +70,13 @@ def auto_num_threads(num_envs: int, device: torch.device | str = "cpu") -> int |
 
 
 def user_chose_threads() -> bool:
-    """True when the thread count is the user's: ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS`` or an explicit set."""
+    """True when the thread count is the user's: ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS``, an earlier
+    ``num_threads=<int>`` still in effect, or an explicit ``torch.set_num_threads``."""
     if os.environ.get("OMP_NUM_THREADS") or os.environ.get("MKL_NUM_THREADS"):
         return True
     now = torch.get_num_threads()
+    if _explicit_choice is not None and now == _explicit_choice:
+        return True
     return now != _THREADS_AT_IMPORT and now != _auto_choice
 
 
@@ -86,13 +92,14 @@ def apply_num_threads(num_threads: int | None, num_envs: int, device: torch.devi
     Raises:
         TypeError / ValueError: ``num_threads`` not None and not an int ``>= 1``.
     """
-    global _auto_choice, _announced
+    global _auto_choice, _announced, _explicit_choice
     if num_threads is not None:
         if not isinstance(num_threads, int) or isinstance(num_threads, bool):
             raise TypeError(f"num_threads must be None (automatic) or an int >= 1, got {num_threads!r}")
         if num_threads < 1:
             raise ValueError(f"num_threads must be None (automatic) or an int >= 1, got {num_threads!r}")
         torch.set_num_threads(num_threads)
+        _explicit_choice = num_threads
         return num_threads
     if user_chose_threads():
         return torch.get_num_threads()
