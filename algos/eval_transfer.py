@@ -311,13 +311,18 @@ def resolve_maps(maps: tuple[str, ...] | list[str], config: dict) -> list[str]:
     """``maps`` if given, else :func:`default_maps` of the checkpoint.
 
     Raises:
-        ValueError: a name that is neither a SMAC v1 map nor a SMACv2 scenario (the message lists them).
+        ValueError: a name that is neither a SMAC v1 map nor a SMACv2 scenario (the message lists them),
+            or a map given twice (each would be evaluated once: the table would hold fewer rows than
+            asked for).
     """
     out = list(maps) if maps else default_maps(config)
     valid = set(sc2_envs.list_maps("all"))
     bad = [m for m in out if m not in valid]
     if bad:
         raise ValueError(f"unknown map(s) {bad}; valid maps: {sorted(valid)}")
+    twice = sorted({m for m in maps if list(maps).count(m) > 1})
+    if twice:
+        raise ValueError(f"--maps {' '.join(maps)}: {', '.join(twice)} given more than once; expected distinct maps")
     return list(dict.fromkeys(out))
 
 

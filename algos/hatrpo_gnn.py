@@ -154,8 +154,8 @@ class Args:
     """greedy evaluation episodes per evaluation (one per env of a separate eval simulator)"""
     eval_interval: int = 10
     """iterations between evaluations (plus one at the end)"""
-    torch_threads: int = 1
-    """torch CPU threads (0: torch's default; 1 avoids thread oversubscription with the small batched ops)"""
+    torch_threads: int = 0
+    """torch CPU threads (0: torch's default, one per physical core); the simulator keeps this count"""
     time_budget_s: float = 0.0
     """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs"""
 

@@ -571,6 +571,23 @@ def resolve_sources(args: Args) -> tuple[str, ...]:
     return DEFAULT_SMACV2_SOURCES if args.smacv2 else DEFAULT_SOURCES
 
 
+def check_names(args: Args) -> None:
+    """``--maps`` and ``--sources`` name known maps (with ``--smacv2``, ``--maps`` SMACv2 scenarios only).
+
+    Raises:
+        ValueError: naming the bad names and the valid ones.
+    """
+    import sc2_envs
+
+    valid = sc2_envs.list_maps("all")
+    for flag, names in (("--sources", args.sources or ()), ("--maps", args.maps)):
+        bad = [m for m in names if m not in valid]
+        if bad:
+            raise ValueError(f"{flag}: unknown map(s) {bad}; expected names from {', '.join(valid)}")
+    if args.smacv2:
+        smacv2_columns([], args.maps)  # raises for a v1 map among the columns
+
+
 def main(args: Args) -> str:
     """Train/reuse, evaluate, write the tables; returns the pivot table (with ``--matrix``: the matrix's Markdown)."""
     out = Path(args.out_dir).resolve()
@@ -584,6 +601,7 @@ def main(args: Args) -> str:
     missing = [p for p in args.checkpoints if not Path(p).is_file()]
     if missing:
         raise FileNotFoundError(f"--checkpoints: no such file(s) {missing}")
+    check_names(args)  # before any training: a typo must not cost the training runs
     if args.sources is None:
         args.sources = resolve_sources(args)
         print(f"  sources (default{' for --smacv2' if args.smacv2 else ''}): {' '.join(args.sources)}", flush=True)

@@ -629,7 +629,18 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt)
         raise ValueError(f"{path} is not a {CHECKPOINT_FORMAT} checkpoint (format={found})")
-    cfg = ckpt["config"]
+    missing = [k for k in ("config", "actors", *(("critic",) if with_critic else ())) if k not in ckpt]
+    cfg = ckpt.get("config", {})
+    missing += [
+        f"config.{k}"
+        for k in ("actor_type", "classes", "policy_spec", "policy_hparams", "critic_spec", "critic_hparams", "map_name")
+        if isinstance(cfg, dict) and k not in cfg
+    ]
+    if missing or not isinstance(cfg, dict):
+        raise ValueError(
+            f"{path} says format={CHECKPOINT_FORMAT} but lacks {', '.join(missing) or 'a config dict'}: it was not written "
+            f"by models.save_checkpoint (or was edited); expected the keys config, actors, critic"
+        )
     ch = cfg["critic_hparams"]
     policy = ClassPolicy.from_config(
         {

@@ -177,6 +177,8 @@ def test_not_a_checkpoint_raises(tmp_path):
 def test_unknown_map_raises_with_the_valid_names():
     with pytest.raises(ValueError, match="unknown map.*'nosuchmap'.*valid maps"):
         et.resolve_maps(("2s3z", "nosuchmap"), {"map_name": "2s3z", "classes": ["stalker", "zealot"]})
+    with pytest.raises(ValueError, match="3s5z given more than once"):
+        et.resolve_maps(("3s5z", "2s3z", "3s5z"), {"map_name": "2s3z", "classes": ["stalker", "zealot"]})
 
 
 def test_default_maps_follow_the_checkpoint_classes():

@@ -230,6 +230,20 @@ def test_checkpoint_for_a_mismatched_map_names_both_maps(tmp_path):
         load_checkpoint(path, env_info("3m"))
 
 
+def test_checkpoint_missing_parts_are_named(tmp_path):
+    info = env_info("2s3z")
+    policy, critic = build_models(info, "gnn", hidden=16)
+    path = str(tmp_path / "ckpt.pt")
+    save_checkpoint(path, policy, critic, info, {})
+    raw = torch.load(path, weights_only=True)
+    del raw["critic"], raw["config"]["critic_hparams"]
+    torch.save(raw, path)
+    with pytest.raises(ValueError, match=r"lacks critic, config\.critic_hparams"):
+        load_checkpoint(path, info)
+    with pytest.raises(ValueError, match=r"lacks config\.critic_hparams$|lacks config\.critic_hparams:"):
+        load_checkpoint(path, info, with_critic=False)
+
+
 def test_medivac_heal_logits_are_keyed_by_ally_not_by_enemy_rows():
     torch.manual_seed(0)
     actor = GNNActor(own_dim=8, ally_dim=8, enemy_dim=8, hidden=32, heads=4, healer=True)

@@ -81,6 +81,20 @@ def test_smacv2_columns_follow_the_races_of_the_checkpoints(tmp_path):
         tt.smacv2_columns([protoss], ("2s3z",))
 
 
+def test_bad_map_names_fail_before_any_training(tmp_path, monkeypatch):
+    def no_training(*a, **k):
+        raise AssertionError("trained before checking the names")
+
+    monkeypatch.setattr(tt, "train_or_reuse", no_training)
+    base = dict(out_dir=str(tmp_path), episodes=1)
+    with pytest.raises(ValueError, match=r"\['2s3z'\] not SMACv2 scenario"):
+        tt.main(tt.Args(smacv2=True, sources=["protoss_5_vs_5"], maps=("protoss_5_vs_5", "2s3z"), **base))
+    with pytest.raises(ValueError, match=r"--sources: unknown map\(s\) \['protos_5_vs_5'\]"):
+        tt.main(tt.Args(smacv2=True, sources=["protos_5_vs_5"], **base))
+    with pytest.raises(ValueError, match=r"--maps: unknown map\(s\) \['3s5zz'\]"):
+        tt.main(tt.Args(matrix=True, sources=["2s3z"], maps=("3s5zz",), **base))
+
+
 def test_share_of_teams_with_a_type_follows_smacv2_weights():
     # protoss: colossus weight 0.1, no exception types -> 1 - 0.9^n
     assert math.isclose(tt.share_with_types("protoss", 5, ["colossus"]), 1 - 0.9**5)

@@ -1,0 +1,119 @@
+"""Training throughput of ``algos/happo_gnn.py``: env steps per second of whole runs, interleaved.
+
+Each variant is a set of extra flags for the training script; a baseline may be another checkout
+of this repository (e.g. an older commit in a ``git worktree``), run with its own defaults. The
+variants run one after another, round after round, in fresh processes (so a busy spell of a shared
+machine hits every variant alike), each writing its run folder under a temporary directory; the
+table gives the median over rounds of the final ``sps=`` the script prints (CleanRL's
+``charts/SPS``: env steps over the wall time since the start, evaluation included) and its
+env share, and each variant's ratio to the baseline (or, without one, to the first variant).
+
+Example (the issue's training target; the baseline is the commit before the compiled kernels)::
+
+    git worktree add /tmp/wt_old 65dab88
+    python benchmarks/train_sps.py --map 2s3z --rounds 2 --baseline-tree /tmp/wt_old \\
+        --variants "default=" "one-thread-one-pass=--torch-threads 1 --pass-rows 1000000000"
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tyro
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Args:
+    map: str = "2s3z"
+    """the map of every run"""
+    total_timesteps: int = 30720
+    """env steps of each run (3 iterations of the default 256 envs x 40 steps)"""
+    rounds: int = 2
+    """times each variant runs (interleaved with the others); the table gives medians"""
+    variants: list[str] = field(default_factory=lambda: ["default="])
+    """``name=flags`` of this checkout's script, e.g. ``"one-thread=--torch-threads 1"``"""
+    baseline_tree: str = ""
+    """another checkout of the repository, run with its defaults as the baseline of the ratios ("" none)"""
+    timeout_s: float = 900.0
+    """per run; a run past it counts as failed"""
+
+
+SPS = re.compile(r"sps=(\d+)(?: env=(\d+)%)?")
+
+
+def parse_variant(text: str) -> tuple[str, list[str]]:
+    """``"name=--flag value"`` -> ``(name, ["--flag", "value"])``; raises ValueError without ``=``."""
+    name, sep, flags = text.partition("=")
+    if not sep or not name:
+        raise ValueError(f"--variants {text!r}: expected name=flags (flags may be empty), e.g. 'default='")
+    return name, flags.split()
+
+
+def run_once(tree: Path, args: Args, flags: list[str], workdir: Path) -> tuple[int, int | None]:
+    """One training run of ``tree``'s script; returns (final sps, env share in % or None)."""
+    cmd = [
+        sys.executable,
+        str(tree / "algos" / "happo_gnn.py"),
+        "--map",
+        args.map,
+        "--total-timesteps",
+        str(args.total_timesteps),
+        "--eval-interval",
+        "1000",
+        "--eval-episodes",
+        "1",
+        "--no-save-model",
+        *flags,
+    ]
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    out = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=args.timeout_s)
+    found = SPS.findall(out.stdout)
+    if out.returncode != 0 or not found:
+        tail = (out.stdout + out.stderr)[-2000:]
+        raise RuntimeError(f"{' '.join(cmd)} failed (exit {out.returncode}):\n{tail}")
+    sps, share = found[-1]
+    return int(sps), (int(share) if share else None)
+
+
+def main(args: Args) -> None:
+    if args.rounds < 1:
+        raise SystemExit(f"--rounds {args.rounds}: expected an integer >= 1")
+    variants = [(name, flags, REPO) for name, flags in map(parse_variant, args.variants)]
+    if args.baseline_tree:
+        tree = Path(args.baseline_tree).resolve()
+        if not (tree / "algos" / "happo_gnn.py").is_file():
+            raise SystemExit(f"--baseline-tree {args.baseline_tree}: no algos/happo_gnn.py there")
+        variants.insert(0, (f"baseline {tree.name}", [], tree))
+    print(
+        f"train_sps: {args.map}, {args.total_timesteps} env steps per run, {args.rounds} rounds x {len(variants)} variants "
+        f"(interleaved), CPUs {os.cpu_count()}, load {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
+    results: dict[str, list[tuple[int, int | None]]] = {name: [] for name, _, _ in variants}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(args.rounds):
+            for name, flags, tree in variants:
+                results[name].append(run_once(tree, args, flags, Path(tmp)))
+                sps, share = results[name][-1]
+                print(f"  round {r + 1} {name}: sps {sps}" + (f", env {share}%" if share is not None else ""), flush=True)
+    ref = statistics.median(s for s, _ in results[variants[0][0]])
+    print(f"\n| variant | flags | SPS (median of {args.rounds}) | env share | ratio to {variants[0][0]} |")
+    print("|---|---|---|---|---|")
+    for name, flags, _ in variants:
+        sps = statistics.median(s for s, _ in results[name])
+        shares = [s for _, s in results[name] if s is not None]
+        share = f"{statistics.median(shares):.0f}%" if shares else "-"
+        print(f"| {name} | `{' '.join(flags) or '(defaults)'}` | {sps:,.0f} | {share} | {sps / ref:.2f}x |")
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))
