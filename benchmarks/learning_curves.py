@@ -252,17 +252,33 @@ class Running:
     started: float
 
 
-def launch(job: Job, out: str, heartbeat_interval: float) -> Running:
+def child_env(threads: int | None) -> dict[str, str]:
+    """The environment of a run: this repository first on ``PYTHONPATH``, and with ``threads`` (the
+    runs' ``--torch-threads``) ``NUMBA_NUM_THREADS`` too, unless it is set already.
+
+    Why numba's pool size: with torch imported first, numba's ``omp`` layer runs on torch's OpenMP
+    runtime, and several runs sharing the cores each with numba's default pool (one thread per CPU)
+    crawl: 3 runs of terran_5_vs_5 at once on 2 cores (64 envs, ``--torch-threads 1``, 2 iterations)
+    made 33 env steps/s each, and 273-284 with ``NUMBA_NUM_THREADS=1``. ``numba.set_num_threads(1)``
+    inside the run is not enough (67): the pool must be that small from its start.
+    """
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    if threads is not None and "NUMBA_NUM_THREADS" not in os.environ:
+        env["NUMBA_NUM_THREADS"] = str(threads)
+    return env
+
+
+def launch(job: Job, out: str, heartbeat_interval: float, threads: int | None = None) -> Running:
     """Start ``job`` under ``run_supervised.py`` in its own session (a Ctrl-C in the terminal reaches only
-    the harness, which forwards one SIGINT to each training run), stdout and stderr into ``logs/<name>.log``."""
+    the harness, which forwards one SIGINT to each training run), stdout and stderr into ``logs/<name>.log``;
+    ``threads``: the CPU threads of each run (:func:`child_env`)."""
     log_path = Path(out) / "logs" / f"{job.name}.log"
     beat_path = Path(out) / "logs" / f"{job.name}.heartbeat"
     cmd = [sys.executable, SUPERVISED, str(beat_path), str(heartbeat_interval), *job.script_args]
     log = open(log_path, "w")  # noqa: SIM115 -- closed when the job ends
     log.write("$ " + " ".join(cmd) + "\n")
     log.flush()
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen(cmd, cwd=out, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    proc = subprocess.Popen(cmd, cwd=out, stdout=log, stderr=subprocess.STDOUT, env=child_env(threads), start_new_session=True)
     return Running(job, proc, log, log_path, beat_path, time.time())
 
 
@@ -580,7 +596,7 @@ def main(args: Args) -> dict:
                     r.proc.send_signal(signal.SIGINT)
         while (evals or pending) and len(running) < parallel:
             job = evals.pop(0) if evals else pending.pop(0)
-            running.append(launch(job, out, args.heartbeat_interval_s))
+            running.append(launch(job, out, args.heartbeat_interval_s, threads if args.device == "cpu" else None))
         time.sleep(1.0)
         now = time.time()
         for r in list(running):

@@ -279,6 +279,15 @@ def _supervised(tmp_path, body: str, **timeouts):
     return r, h, time.time() - t0
 
 
+def test_runs_get_numba_threads_equal_to_their_torch_threads_unless_set(monkeypatch):
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    assert lc.child_env(1)["NUMBA_NUM_THREADS"] == "1"
+    assert "NUMBA_NUM_THREADS" not in lc.child_env(None)  # CUDA runs: numba's default
+    assert lc.child_env(1)["PYTHONPATH"].startswith(lc.REPO)
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "2")
+    assert lc.child_env(1)["NUMBA_NUM_THREADS"] == "2"  # the user's choice wins
+
+
 def test_a_dead_run_is_reported_with_its_exit_status(tmp_path):
     r, (status, words), _ = _supervised(tmp_path, "import sys\nprint('about to fail', flush=True)\nsys.exit(3)\n")
     assert (status, words) == ("exited", "exit code 3")
