@@ -256,3 +256,22 @@ def test_process_pool_is_the_default_backend(tmp_path):
         assert isinstance(pool, ProcessActorPool) and pool.depth() == 0 and pool.get(timeout=0.01) is None
     finally:
         pool.close()
+
+
+def env_report_target(slot: int, gen: int, channel) -> None:
+    """Send the actor's ``NUMBA_NUM_THREADS`` and torch's thread count, once."""
+    channel.pull_weights(torch.nn.Linear(2, 1), -1)
+    channel.send((os.environ.get("NUMBA_NUM_THREADS"), torch.get_num_threads()))
+    while not channel.stopped():
+        channel.beat_step()
+        time.sleep(0.01)
+
+
+def test_actors_get_a_numba_pool_as_small_as_their_torch_threads(tmp_path, monkeypatch):
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    cfg, pool, _, _ = _pool(tmp_path, target=env_report_target, num_actors=1, torch_threads=1)
+    try:
+        ActorSupervisor(pool, cfg, lambda _: None).start_all()
+        assert _get(pool, 1)[0] == ("1", 1)
+    finally:
+        pool.close()
