@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+import numpy as np
 import pytest
 import torch
 
@@ -141,6 +142,12 @@ def test_fused_step_without_autoreset_stops_like_torch():
     [
         (lambda e: torch.full((1, 5), 11), ValueError, r"env 0, agent 0: action 11 is out of range \[0, 11\)"),
         (lambda e: torch.tensor([[1, 1, 1, 1, -1]]), ValueError, r"env 0, agent 4: action -1 is out of range"),
+        (  # an unsigned 2**64 - 1 is named as given, not as the -1 an int64 cast makes of it
+            lambda e: np.array([[1, 1, 1, 2**64 - 1, 1]], dtype=np.uint64),
+            ValueError,
+            r"env 0, agent 3: action 18446744073709551615 is out of range",
+        ),
+        (lambda e: torch.tensor([[1, 70000, 1, 1, 1]], dtype=torch.uint32), ValueError, r"agent 1: action 70000 is out"),
         (lambda e: torch.tensor([[1, 1, 0, 1, 1]]), ValueError, r"env 0, agent 2 \(zealot\): action 0 is unavailable"),
         (lambda e: torch.ones(1, 5), TypeError, "integer tensor"),
         (lambda e: torch.ones(5, dtype=torch.int64), ValueError, r"shape \(num_envs=1, n_agents=5\)"),

@@ -610,6 +610,12 @@ class SMACSim:
             raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}), got dtype {actions.dtype}")
         if tuple(actions.shape) != (B, N):
             raise ValueError(f"actions must have shape (num_envs={B}, n_agents={N}), got {tuple(actions.shape)}")
+        if actions.dtype in (torch.uint16, torch.uint32, torch.uint64):
+            # the cast to int64 would wrap values >= 2**63 to negatives: name the value as given
+            wide = actions.cpu().numpy()
+            if (wide >= self.n_actions).any():
+                b, n = (int(i) for i in np.argwhere(wide >= self.n_actions)[0])
+                raise ValueError(f"env {b}, agent {n}: action {int(wide[b, n])} is out of range [0, {self.n_actions})")
         return actions.to(device=self.device, dtype=torch.int64)
 
     def _out_of_range(self, actions: torch.Tensor, b: int, n: int) -> ValueError:
