@@ -164,8 +164,8 @@ class Args:
     """torch CPU threads (0: torch's default, one per physical core); the simulator keeps this count"""
     pass_rows: int = 0
     """the most agent-steps (actors) or env steps (critic) in one forward/backward pass: a minibatch runs in
-    passes with its gradient accumulated, the same update up to float rounding (0: 1024 on CPU, where it is
-    faster, the whole minibatch on CUDA)"""
+    passes with its gradient accumulated, the same update up to float rounding (0: 1024 on CPU, which bounds
+    the memory of large minibatches, the whole minibatch on CUDA)"""
     time_budget_s: float = 0.0
     """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs"""
     flush_denormal: bool = True
