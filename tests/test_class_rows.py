@@ -72,14 +72,21 @@ def test_act_on_gathered_rows_draws_the_same_actions(map_name):
     assert bool(avail.gather(-1, greedy.unsqueeze(-1)).all())
 
 
-@pytest.mark.parametrize("map_name", MAPS)
-def test_gathered_class_loss_gradient_and_factor_equal_the_masked_ones(map_name):
+def _loss_inputs(map_name):
+    """A seeded rollout with the alive mask, seeded advantages ``[R, N]`` and factors ``[R]``, and
+    the generator that drew them (for more draws)."""
     policy, obs, avail, act, logp = _rollout(map_name)
     R, N = act.shape
-    active = (~avail[..., 0]).float()
     g = torch.Generator().manual_seed(3)
     adv = torch.randn(R, N, generator=g)
     factor = torch.rand(R, generator=g) + 0.5
+    return policy, obs, avail, act, logp, (~avail[..., 0]).float(), adv, factor, g
+
+
+@pytest.mark.parametrize("map_name", MAPS)
+def test_gathered_class_loss_gradient_and_factor_equal_the_masked_ones(map_name):
+    policy, obs, avail, act, logp, active, adv, factor, g = _loss_inputs(map_name)
+    R, N = act.shape
     new_logp = logp + 0.1 * torch.randn(R, N, generator=g)
     for c in policy.class_agents:
         ids = policy.agent_ids(c)

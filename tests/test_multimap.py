@@ -152,6 +152,12 @@ def test_critic_minibatches_never_mix_the_states_of_two_maps():
         assert torch.isfinite(loss)
         for k in range(2):
             assert torch.equal(calls[k][-1], states[k][mb[k]])  # map k's rows, through map k's view only
+        # the training loop's path (in passes of 2 states) keeps every map's rows to its own view too
+        for k in range(2):
+            calls[k].clear()
+        happo.critic_minibatch_backward(spies, states, returns, values, mb, 0.2, True, 10.0, 1.0, 2)
+        for k in range(2):
+            assert torch.equal(torch.cat(calls[k]), states[k][mb[k]])
     assert all(s.shape[-1] == 48 for s in calls[0]) and all(s.shape[-1] == 168 for s in calls[1])
     # the loss pools the samples: equal to the loss of one view over the concatenated values
     torch.manual_seed(1)

@@ -10,7 +10,7 @@ import copy
 import pytest
 import torch
 from conftest import load_algo
-from test_class_rows import _rollout
+from test_class_rows import _loss_inputs
 from test_multimap import _batches, _infos
 
 from models import build_multi_map_models
@@ -24,12 +24,8 @@ def _grads(module):
 
 @pytest.mark.parametrize("map_name", ["2s3z", "MMM", "protoss_5_vs_5"])
 def test_actor_passes_accumulate_the_one_pass_gradient(map_name):
-    policy, obs, avail, act, logp = _rollout(map_name)
+    policy, obs, avail, act, logp, active, adv, factor, _ = _loss_inputs(map_name)
     R, N = act.shape
-    active = (~avail[..., 0]).float()
-    g = torch.Generator().manual_seed(3)
-    adv = torch.randn(R, N, generator=g)
-    factor = torch.rand(R, generator=g) + 0.5
     for c in policy.class_agents:
         rows, pos, flat = policy.class_rows(c, obs, active)
         assert rows.numel() > 7
