@@ -214,6 +214,27 @@ def eval_args(args: Args, job: Job, checkpoint: str, out: str) -> list[str]:
     ]
 
 
+def schedule(args: Args) -> tuple[int, int, int, float]:
+    """``(n_jobs, parallel, threads, run_budget)``: the number of training runs, how many run at once,
+    the torch threads of each (the CPU count split over the parallel runs, at least 1) and each run's
+    training budget in seconds (0: none). The dry run prints the commands this gives, so what it shows
+    is what runs.
+
+    The final evaluations of the last wave get ``--eval-reserve-s`` per target; each wave of runs gets an
+    equal share of the rest, and a run stops training ~1/8 of its share (at least 30 s) early so that
+    its last iteration, in-training evaluation and checkpoint fit.
+    """
+    n_jobs = len(args.algos) * len(args.actors) * len(args.maps) * len(args.seeds)
+    parallel = args.max_parallel or n_jobs
+    waves = -(-n_jobs // parallel)
+    threads = max(1, (os.cpu_count() or 1) // parallel)
+    n_targets = max(len(eval_targets(args, m)) for m in args.maps)
+    reserve = args.eval_reserve_s * n_targets
+    share = max(args.time_budget_s - reserve, 0.0) / waves if args.time_budget_s > 0 else 0.0
+    run_budget = max(share - max(30.0, share / 8), 10.0) if share > 0 else 0.0
+    return n_jobs, parallel, threads, run_budget
+
+
 def plan(args: Args, threads: int = 1, budget: float = 0.0) -> list[Job]:
     """The training jobs, (algo, actor, map, seed) in that nesting order; each is followed by its
     final-evaluation job (:func:`eval_args`) once it has written a checkpoint."""
@@ -554,25 +575,15 @@ def main(args: Args) -> dict:
     """Plan, run, supervise, evaluate and summarise; returns ``{"out", "done", "summary", "transfer"}``
     (with ``--dry-run``: ``{"jobs"}`` only, nothing started or written)."""
     check_args(args)
+    n_jobs, parallel, threads, run_budget = schedule(args)
     if args.dry_run:
-        jobs = plan(args)
+        jobs = plan(args, threads, run_budget)
         print_plan(args, jobs)
         return {"jobs": jobs}
     out = str(runs.make_run_dir(os.path.abspath(args.out_dir), f"learning_curves__{int(time.time())}"))
     runs.write_run_meta(out, args, script=os.path.basename(__file__))
     os.makedirs(os.path.join(out, "logs"))
     print(f"output folder: {out}")
-    n_jobs = len(args.algos) * len(args.actors) * len(args.maps) * len(args.seeds)
-    parallel = args.max_parallel or n_jobs
-    waves = -(-n_jobs // parallel)
-    threads = max(1, (os.cpu_count() or 1) // parallel)
-    # The final evaluations of the last wave get --eval-reserve-s per target; each wave of runs gets an
-    # equal share of the rest, and a run stops training ~1/8 of its share (at least 30 s) early so that
-    # its last iteration, in-training evaluation and checkpoint fit.
-    n_targets = max(len(eval_targets(args, m)) for m in args.maps)
-    reserve = args.eval_reserve_s * n_targets
-    share = max(args.time_budget_s - reserve, 0.0) / waves if args.time_budget_s > 0 else 0.0
-    run_budget = max(share - max(30.0, share / 8), 10.0) if share > 0 else 0.0
     jobs = plan(args, threads, run_budget)
     print(
         f"{n_jobs} runs ({', '.join(args.algos)} x actors {', '.join(args.actors)} x {', '.join(args.maps)} x seeds "

@@ -207,6 +207,21 @@ def test_learning_curves_plans_smacv2_gnn_and_mlp_runs(tmp_path, capsys):
     ]
 
 
+def test_learning_curves_dry_run_shows_the_threads_and_budget_of_the_real_run(monkeypatch, tmp_path):
+    # The dry run once printed "--torch-threads 1" and no budget whatever --max-parallel and --time-budget-s said.
+    monkeypatch.setattr(lc.os, "cpu_count", lambda: 2)
+    one = lc.Args(maps=("2s3z",), seeds=(1, 2), max_parallel=1, out_dir=str(tmp_path), dry_run=True)
+    cmd = " ".join(lc.main(one)["jobs"][0].script_args)
+    assert "--torch-threads 2" in cmd and "--time-budget-s" not in cmd
+    assert lc.schedule(one) == (2, 1, 2, 0.0)
+    both = lc.Args(maps=("2s3z",), seeds=(1, 2), max_parallel=2, time_budget_s=1000.0, eval_reserve_s=30.0, dry_run=True)
+    n_jobs, parallel, threads, budget = lc.schedule(both)
+    # one wave: (1000 - 3 targets x 30 s) minus 1/8 of it for the last iteration and checkpoint
+    assert (n_jobs, parallel, threads) == (2, 2, 1) and budget == pytest.approx(910 - 910 / 8)
+    cmd = " ".join(lc.main(both)["jobs"][1].script_args)
+    assert "--torch-threads 1" in cmd and f"--time-budget-s {budget:.0f}" in cmd
+
+
 @pytest.mark.parametrize(
     "change, message",
     [
