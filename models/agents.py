@@ -496,6 +496,33 @@ def _model_specs(env_info: dict, actor_type: str, vocab: list[str] | None = None
     raise ValueError(f"actor_type {actor_type!r}; expected one of {ACTOR_TYPES}")
 
 
+def _check_mlp_reads_alike(first: dict, other: dict) -> None:
+    """Refuse two maps whose flat vectors have equal sizes but mean different things.
+
+    A flat MLP reads column ``j`` as one feature on every map, and its one critic reads the states
+    of all maps. terran_5_vs_5 and zerg_5_vs_5 have the same obs, action and state sizes, but type
+    bit 0 is a marine on one and a zergling on the other, so one set of weights would read two
+    games as one. (The GNN's spec already holds the type names, so it refuses such pairs itself.)
+
+    Raises:
+        ValueError: the unit-type names or the obs/state layouts differ; the message names both maps.
+    """
+    a, b = first.get("map_name"), other.get("map_name")
+    types_a, types_b = ObsParser(first).dims()["type_vocab"], ObsParser(other).dims()["type_vocab"]
+    if types_a != types_b:
+        raise ValueError(
+            f"maps {a} and {b} cannot share mlp models: their sizes are equal, but their unit-type bits name "
+            f"other units ({types_a} vs {types_b}), so one flat MLP would read two games as one; "
+            "train one run per race or unit set"
+        )
+    for key in ("obs_layout", "state_layout"):
+        if first.get(key) != other.get(key):
+            raise ValueError(
+                f"maps {a} and {b} cannot share mlp models: equal sizes but a different {key} "
+                f"({first.get(key)} vs {other.get(key)})"
+            )
+
+
 def build_multi_map_models(
     env_infos: list[dict],
     actor_type: str = "gnn",
@@ -525,8 +552,8 @@ def build_multi_map_models(
 
     Raises:
         ValueError: no map, or maps whose entity widths / unit-type vocabulary (GNN) or flat
-            obs/action/state sizes (MLP) differ, so that no one set of weights reads all of them;
-            the message names the maps and the sizes.
+            obs/action/state sizes, unit-type names or layouts (MLP) differ, so that no one set of
+            weights reads all of them; the message names the maps and the sizes.
     """
     if not env_infos:
         raise ValueError("build_multi_map_models needs at least one env_info")
@@ -541,6 +568,8 @@ def build_multi_map_models(
                 f"maps {env_infos[0].get('map_name')} and {info.get('map_name')} cannot share {actor_type} models: "
                 f"actor sizes {pspec} vs {p}, critic sizes {cspec} vs {c}{hint}"
             )
+        if actor_type == "mlp":
+            _check_mlp_reads_alike(env_infos[0], info)
     policy = ClassPolicy(actor_type, classes, pspec, hidden, heads, actor_layers).to(device).bind(env_infos[0])
     critic = CentralCritic(actor_type, classes, cspec, hidden, heads, critic_layers).to(device).bind(env_infos[0])
     policies = [policy] + [policy.view(info) for info in env_infos[1:]]

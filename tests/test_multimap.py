@@ -56,6 +56,9 @@ def test_views_share_parameters_and_bind_each_map():
         (("2s3z", "3m"), "gnn", "maps 2s3z and 3m cannot share gnn models"),
         (("2s3z", "6h_vs_8z"), "gnn", "cannot share gnn models"),  # hydralisks have no shield column
         (("3m", "8m"), "mlp", "a flat MLP needs identical sizes on every map; use --actor gnn"),
+        # equal sizes, but type bit 0 is a marine on one and a zergling on the other
+        (("terran_5_vs_5", "zerg_5_vs_5"), "mlp", r"terran_5_vs_5 and zerg_5_vs_5 cannot share mlp models.*'marine'"),
+        (("terran_5_vs_5", "zerg_5_vs_5"), "gnn", "terran_5_vs_5 and zerg_5_vs_5 cannot share gnn models"),
     ],
 )
 def test_maps_that_cannot_share_weights_are_refused(maps, actor, message):
