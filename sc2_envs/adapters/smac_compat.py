@@ -82,6 +82,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from sc2_envs.adapters.stored_features import StoredFeatures
 from sc2_envs.maps import MAP_SIZE, MapSpec, get_map, pathing_grid, terrain_grids
 from sc2_envs.sc2api.raw import raw_units_from_snapshot, sim_snapshot
 from sc2_envs.sc2api.smac_rules import SMACUnitRules
@@ -138,7 +139,7 @@ MAX_REPLAY_STEPS = 20_000
 """Env steps ``save_replay`` keeps (the oldest are dropped beyond this; about 3 KB per step at 57 units)."""
 
 
-class StarCraft2Env(SMACUnitRules):
+class StarCraft2Env(StoredFeatures, SMACUnitRules):
     """SMAC's ``StarCraft2Env`` API on the embedded simulator (see the module docstring for semantics).
 
     Args:
@@ -243,9 +244,7 @@ class StarCraft2Env(SMACUnitRules):
         self._episode_count = 0
         self._episode_steps = 0
         self._total_steps = 0
-        self._obs_vec: np.ndarray | None = None  # [N, obs_size] float32
-        self._state: np.ndarray | None = None  # [state_size] float32
-        self._avail: np.ndarray | None = None  # [N, n_actions] int64 (0/1)
+        self._obs = self._state = self._avail = None  # StoredFeatures: kept by _keep_features
         self._terminated = False
         self.timed_out = False
         """True after a step that ended the episode at the time limit (not a battle end); ours."""
@@ -353,7 +352,7 @@ class StarCraft2Env(SMACUnitRules):
             ``(get_obs(), get_state())``: ``N`` float32 arrays ``(obs_size,)`` and ``(state_size,)`` float32.
         """
         out = self.sim.reset(seed=self._seed if self._episode_count == 0 else None)
-        self._store(out["obs"], out["state"], out["avail_actions"])
+        self._keep_features(out["obs"], out["state"], out["avail_actions"])
         self._episode_steps = 0
         self._terminated = False
         self.timed_out = False
@@ -389,7 +388,7 @@ class StarCraft2Env(SMACUnitRules):
             RuntimeError: ``step`` before ``reset`` or after the episode terminated.
             ValueError: wrong number or shape of actions, a non-integer, or an unavailable action.
         """
-        if self._obs_vec is None or self._terminated:
+        if self._obs is None or self._terminated:
             raise RuntimeError("step() called before reset() or after the episode terminated; call reset()")
         if isinstance(actions, torch.Tensor):
             actions = actions.detach().cpu().numpy()
@@ -405,11 +404,16 @@ class StarCraft2Env(SMACUnitRules):
             not np.issubdtype(acts.dtype, np.floating) or not np.all(acts == np.round(acts))
         ):
             raise ValueError(f"actions must be integers, got {actions!r}")
+        # a value the int64 cast would wrap (inf, 1e20, 2**64 - 1 as uint64) is named as given, not as its wrapped value
+        outside = [(i, a) for i, a in enumerate(acts.tolist()) if not 0 <= a < self.n_actions]
+        if outside:
+            i, a = outside[0]
+            raise ValueError(f"agent {i}: action {a!r} is out of range; expected an int in [0, {self.n_actions})")
         acts = acts.astype(np.int64)
         if self.backend == "sim":
             prev = self._build_units()
         out = self.sim.step(torch.as_tensor(acts, device=self.sim.device).unsqueeze(0))
-        self._store(out["final_obs"], out["final_state"], out["final_avail_actions"])
+        self._keep_features(out["final_obs"], out["final_state"], out["final_avail_actions"])
         self._episode_steps += 1
         self._total_steps += 1
         truncated = bool(out["truncated"][0])
@@ -453,53 +457,7 @@ class StarCraft2Env(SMACUnitRules):
         n_e = sum(u.health > 0 for u in self.enemies.values())
         return (n_a == 0 and n_e > 0) or self.only_medivac_left(ally=True)
 
-    def _store(self, obs: torch.Tensor, state: torch.Tensor, avail: torch.Tensor) -> None:
-        self._obs_vec = as_numpy(obs[0], np.float32)
-        self._state = as_numpy(state[0], np.float32)
-        self._avail = as_numpy(avail[0], np.int64)
-
-    def _require_reset(self) -> None:
-        if self._obs_vec is None:
-            raise RuntimeError("call reset() before reading observations")
-
-    # ------------------------------------------------------------------ observations
-    def get_obs(self) -> list[np.ndarray]:
-        """Every agent's observation: ``N`` float32 arrays ``(obs_size,)`` (zeros for dead agents)."""
-        self._require_reset()
-        return [o.copy() for o in self._obs_vec]
-
-    def get_obs_agent(self, agent_id: int) -> np.ndarray:
-        """Agent ``agent_id``'s observation, ``(obs_size,)`` float32."""
-        self._require_reset()
-        return self._obs_vec[self._agent_index(agent_id)].copy()
-
-    def get_obs_size(self) -> int:
-        """Length of one agent's observation vector."""
-        return int(self.sim.obs_size)
-
-    def get_state(self) -> np.ndarray:
-        """SMAC's global state, ``(state_size,)`` float32."""
-        self._require_reset()
-        return self._state.copy()
-
-    def get_state_size(self) -> int:
-        """Length of the global state vector."""
-        return int(self.sim.state_size)
-
-    def get_avail_actions(self) -> list[list[int]]:
-        """Available actions of every agent: ``N`` lists of ``n_actions`` 0/1 ints (SMAC's return type)."""
-        self._require_reset()
-        return self._avail.tolist()
-
-    def get_avail_agent_actions(self, agent_id: int) -> list[int]:
-        """Available actions of agent ``agent_id``: ``n_actions`` 0/1 ints (dead agent: ``[1, 0, ..., 0]``)."""
-        self._require_reset()
-        return self._avail[self._agent_index(agent_id)].tolist()
-
-    def get_total_actions(self) -> int:
-        """Number of actions per agent: no-op, stop, 4 moves, one attack per enemy (or heal per ally)."""
-        return int(self.n_actions)
-
+    # ------------------------------------------------------------------ observations (StoredFeatures)
     def get_env_info(self) -> dict:
         """SMAC's ``state_shape``, ``obs_shape``, ``n_actions``, ``n_agents``, ``episode_limit``, plus the
         simulator's layout keys (``n_enemies``, ``obs_layout``, ``state_layout``, ``agent_unit_types``, ...)."""
@@ -512,11 +470,6 @@ class StarCraft2Env(SMACUnitRules):
             episode_limit=self.episode_limit,
         )
         return info
-
-    def _agent_index(self, agent_id: int) -> int:
-        if not isinstance(agent_id, (int, np.integer)) or not 0 <= agent_id < self.n_agents:
-            raise ValueError(f"agent_id={agent_id!r}; expected an int in [0, {self.n_agents})")
-        return int(agent_id)
 
     # ------------------------------------------------------------------ misc
     def seed(self, seed: int | None = None) -> int | None:

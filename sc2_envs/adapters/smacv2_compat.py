@@ -42,6 +42,7 @@ import torch
 
 from sc2_envs import smacv2 as v2
 from sc2_envs.adapters.smac_compat import SMAC_FEATURE_DEFAULTS, SMAC_GAME_OPTIONS, SMAC_PROCESS_OPTIONS, render_battle
+from sc2_envs.adapters.stored_features import StoredFeatures
 from sc2_envs.sim.env import make_batched
 from sc2_envs.wrappers._common import as_numpy
 
@@ -52,6 +53,45 @@ SMACV2_MAPS = {"10gen_protoss": "protoss", "10gen_terran": "terran", "10gen_zerg
 
 _P_ALWAYS_SURROUNDED = -1.0  # u > -1 always
 _P_ALWAYS_REFLECT = 1.0  # u in [0, 1) is always <= 1
+
+
+_TEAM_GEN_KEYS = frozenset(
+    {"dist_type", "unit_types", "weights", "exception_unit_types", "observe", "n_units", "n_enemies", "env_key"}
+)
+_START_POSITION_KEYS = frozenset({"dist_type", "p", "map_x", "map_y", "n_units", "n_enemies", "env_key"})
+"""The keys SMACv2's ``weighted_teams`` and start-position distributions read
+(``smacv2/env/starcraft2/distributions.py``; its wrapper copies ``n_units``, ``n_enemies`` and
+``env_key`` in)."""
+
+_EPISODE_CONFIG_KEYS = frozenset({"team_gen", "ally_start_positions", "enemy_start_positions"})
+
+
+def _check_section(name: str, section: Any, allowed: frozenset, n_units: int, n_enemies: int) -> None:
+    """A ``capability_config`` section must be a dict of known keys whose team sizes, if given, are
+    the top-level ones: an unknown key (a typo) or a second team size is refused, not ignored.
+
+    Raises:
+        TypeError: ``section`` is not a dict.
+        ValueError: an unknown key, or ``n_units`` / ``n_enemies`` other than the top-level values.
+    """
+    if not isinstance(section, dict):
+        raise TypeError(f"capability_config[{name!r}] must be a dict, got {section!r}")
+    unknown = sorted(set(section) - allowed)
+    if unknown:
+        raise ValueError(f"capability_config[{name!r}] keys {unknown} are unknown; expected some of {sorted(allowed)}")
+    for key, top in (("n_units", n_units), ("n_enemies", n_enemies)):
+        if key in section and section[key] != top:
+            raise ValueError(
+                f"capability_config[{name!r}][{key!r}] = {section[key]!r} but capability_config[{key!r}] = {top}; "
+                "expected the same team size (or leave it out)"
+            )
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    """``value`` if it is a bool (NumPy's included); a TypeError naming it otherwise, since ``bool("no")`` is True."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {value!r}")
+    return bool(value)
 
 
 def scenario_from_capability_config(map_name: str, capability_config: dict) -> v2.ScenarioSpec:
@@ -80,6 +120,7 @@ def scenario_from_capability_config(map_name: str, capability_config: dict) -> v
     team = cfg.pop("team_gen", None)
     if team is None:
         raise ValueError("capability_config needs 'team_gen' (the simulator draws SMACv2's weighted_teams)")
+    _check_section("team_gen", team, _TEAM_GEN_KEYS, n, e)
     if team.get("dist_type") != "weighted_teams":
         raise ValueError(f"team_gen dist_type {team.get('dist_type')!r}: the simulator implements 'weighted_teams'")
     if list(team.get("unit_types", [])) != list(rs.unit_types) or not np.allclose(team.get("weights", []), rs.weights):
@@ -97,12 +138,13 @@ def scenario_from_capability_config(map_name: str, capability_config: dict) -> v
     pos = cfg.pop("start_positions", None)
     if pos is None:
         raise ValueError("capability_config needs 'start_positions' (surrounded_and_reflect, surrounded or reflect_position)")
+    _check_section("start_positions", pos, _START_POSITION_KEYS, n, e)
     kind = pos.get("dist_type")
     if (pos.get("map_x", 32), pos.get("map_y", 32)) != (32, 32):
         raise ValueError(f"start_positions map_x/map_y {pos.get('map_x')}/{pos.get('map_y')}: the 32x32_flat map is 32 x 32")
     if kind == "surrounded_and_reflect":
         p = pos.get("p")
-        if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
             raise ValueError(f"start_positions p must be a number in [0, 1], got {p!r}")
     elif kind == "surrounded":
         p = _P_ALWAYS_SURROUNDED
@@ -122,7 +164,41 @@ def scenario_from_capability_config(map_name: str, capability_config: dict) -> v
     return replace(base, p_reflect=float(p))
 
 
-class StarCraftCapabilityEnvWrapper:
+def _episode_items(episode_config: Any) -> tuple[dict, Any, Any]:
+    """``(team_gen, ally positions or None, enemy positions or None)`` of a ``reset(episode_config)``.
+
+    Raises:
+        TypeError: ``episode_config`` or an item of it is not a dict.
+        ValueError: an unknown key at the top, in ``team_gen`` or in a position item, or no ``team_gen``
+            with both teams; the message names the key path.
+    """
+    if not isinstance(episode_config, dict):
+        raise TypeError(f"episode_config must be a dict, got {episode_config!r}")
+    unknown = sorted(set(episode_config) - _EPISODE_CONFIG_KEYS)
+    if unknown:
+        raise ValueError(f"episode_config keys {unknown} are unknown; expected some of {sorted(_EPISODE_CONFIG_KEYS)}")
+    team = episode_config.get("team_gen")
+    if not isinstance(team, dict) or not {"ally_team", "enemy_team"} <= set(team):
+        raise ValueError(
+            f"episode_config['team_gen'] = {team!r}: expected a dict with 'ally_team' and 'enemy_team' (unit type names)"
+        )
+    if sorted(set(team) - {"ally_team", "enemy_team", "id"}):
+        raise ValueError(
+            f"episode_config['team_gen'] keys {sorted(set(team) - {'ally_team', 'enemy_team', 'id'})} are unknown"
+        )
+    items = []
+    for key in ("ally_start_positions", "enemy_start_positions"):
+        item = episode_config.get(key)
+        if item is None:
+            items.append(None)
+            continue
+        if not isinstance(item, dict) or "item" not in item or sorted(set(item) - {"item", "id"}):
+            raise ValueError(f"episode_config[{key!r}] = {item!r}: expected {{'item': [[x, y], ...]}}")
+        items.append(item["item"])
+    return team, items[0], items[1]
+
+
+class StarCraftCapabilityEnvWrapper(StoredFeatures):
     """SMACv2's ``StarCraftCapabilityEnvWrapper`` on the simulator (see the module docstring).
 
     Args:
@@ -164,6 +240,15 @@ class StarCraftCapabilityEnvWrapper:
         if capability_config is None:
             raise ValueError("StarCraftCapabilityEnvWrapper needs capability_config (SMACv2's wrapper reads it)")
         self.scenario = scenario_from_capability_config(map_name, capability_config)
+        conic_fov, use_unit_ranges = _check_bool("conic_fov", conic_fov), _check_bool("use_unit_ranges", use_unit_ranges)
+        obs_own_pos, continuing_episode = (
+            _check_bool("obs_own_pos", obs_own_pos),
+            _check_bool("continuing_episode", continuing_episode),
+        )
+        if isinstance(num_fov_actions, bool) or not isinstance(num_fov_actions, (int, np.integer)):
+            raise TypeError(f"num_fov_actions must be an int, got {num_fov_actions!r}")
+        if isinstance(prob_obs_enemy, bool):
+            raise TypeError(f"prob_obs_enemy must be a probability (a float), got {prob_obs_enemy!r}")
         if num_fov_actions != v2.N_FOV_ACTIONS:
             raise ValueError(f"num_fov_actions={num_fov_actions!r}: the simulator implements SMACv2's {v2.N_FOV_ACTIONS}")
         if prob_obs_enemy != 1.0 or action_mask is not True or fully_observable:
@@ -232,13 +317,13 @@ class StarCraftCapabilityEnvWrapper:
                 "enemy_start_positions": {"item": [E, 2]}}`` (positions optional). ``None``: draw.
 
         Raises:
-            ValueError: an ``episode_config`` team or position the scenario cannot hold (named).
+            TypeError: ``episode_config`` or one of its items is not a dict.
+            ValueError: an unknown key (a typo would otherwise draw the item at random), a missing
+                ``team_gen`` team, or a team or position the scenario cannot hold (named).
         """
         if episode_config:
-            team = episode_config.get("team_gen", {})
-            ap = episode_config.get("ally_start_positions", {}).get("item")
-            ep = episode_config.get("enemy_start_positions", {}).get("item")
-            self.sim.pin_scenario(team.get("ally_team"), team.get("enemy_team"), ap, ep)
+            team, ap, ep = _episode_items(episode_config)
+            self.sim.pin_scenario(team["ally_team"], team["enemy_team"], ap, ep)
         try:
             out = self.sim.reset(seed=self._seed if self._episode_count == 0 else None)
         finally:
@@ -292,51 +377,15 @@ class StarCraftCapabilityEnvWrapper:
 
     def _store(self, out: dict, final: bool = False) -> None:
         p = "final_" if final else ""
-        self._obs = as_numpy(out[p + "obs"][0], np.float32)
-        self._state = as_numpy(out[p + "state"][0], np.float32)
-        self._avail = as_numpy(out[p + "avail_actions"][0], np.int64)
+        self._keep_features(out[p + "obs"], out[p + "state"], out[p + "avail_actions"])
         self._kind = self.sim.st.unit_kind[0].tolist()
 
-    def _require(self):
-        if self._obs is None:
-            raise RuntimeError("call reset() before reading observations")
-
-    # ------------------------------------------------------------------ MultiAgentEnv API
-    def get_obs(self) -> list[np.ndarray]:
-        """Every agent's observation: ``N`` float32 arrays ``(obs_size,)``."""
-        self._require()
-        return [o.copy() for o in self._obs]
-
-    def get_obs_agent(self, agent_id: int) -> np.ndarray:
-        self._require()
-        return self._obs[self._index(agent_id)].copy()
-
-    def get_obs_size(self) -> int:
-        return int(self.sim.obs_size)
-
-    def get_state(self) -> np.ndarray:
-        self._require()
-        return self._state.copy()
-
-    def get_state_size(self) -> int:
-        return int(self.sim.state_size)
-
-    def get_avail_actions(self) -> list[list[int]]:
-        self._require()
-        return self._avail.tolist()
-
-    def get_avail_agent_actions(self, agent_id: int) -> list[int]:
-        self._require()
-        return self._avail[self._index(agent_id)].tolist()
-
-    def get_total_actions(self) -> int:
-        return int(self.n_actions)
-
+    # ------------------------------------------------------------------ MultiAgentEnv API (and StoredFeatures)
     def get_capabilities_agent(self, agent_id: int) -> np.ndarray:
         """SMACv2 ``get_capabilities_agent``: the agent's unit-type one-hot, ``(3,)`` float32."""
-        self._require()
+        self._require_reset()
         cap = np.zeros(self.unit_type_bits, np.float32)
-        cap[self._kind[self._index(agent_id)]] = 1.0
+        cap[self._kind[self._agent_index(agent_id)]] = 1.0
         return cap
 
     def get_capabilities(self) -> np.ndarray:
@@ -390,11 +439,6 @@ class StarCraftCapabilityEnvWrapper:
             "timeouts": self.timeouts,
             "restarts": self.force_restarts,
         }
-
-    def _index(self, agent_id: int) -> int:
-        if not isinstance(agent_id, (int, np.integer)) or not 0 <= agent_id < self.n_agents:
-            raise ValueError(f"agent_id={agent_id!r}; expected an int in [0, {self.n_agents})")
-        return int(agent_id)
 
     def seed(self) -> int | None:
         return self._seed

@@ -166,7 +166,19 @@ class SMACUnitRules:
         ]
 
     def get_unit_by_id(self, a_id):
-        """Agent ``a_id``'s unit record."""
+        """Agent ``a_id``'s unit record.
+
+        Raises:
+            KeyError: (SMAC's type) no such agent, or no unit records yet (before ``reset()``); the
+                message names the id and the valid ones.
+        """
+        if a_id not in self.agents:
+            held = sorted(self.agents)
+            raise KeyError(
+                f"agent id {a_id!r}: expected one of {held}"
+                if held
+                else f"agent id {a_id!r}: no units yet; call reset() first"
+            )
         return self.agents[a_id]
 
     def get_unit_type_id(self, unit, ally: bool) -> int:
