@@ -21,6 +21,7 @@ substituted or guessed.
 from __future__ import annotations
 
 import csv
+import math
 import os
 import time
 from dataclasses import asdict, dataclass, fields
@@ -414,8 +415,10 @@ def prepare(args: Args) -> tuple[torch.device, dict, dict]:
         ``{path: [target maps]}``.
 
     Raises:
-        ValueError: ``--episodes`` or ``--max-envs`` below 1, no checkpoint, CUDA asked for but
-            absent, a file that is not a checkpoint, or an unknown map.
+        ValueError: ``--episodes`` or ``--max-envs`` below 1, no checkpoint or one given twice, a
+            negative ``--seed`` or ``--torch-threads``, a negative or non-finite ``--spawn-jitter``,
+            a ``--name`` with a path separator, CUDA asked for but absent, a file that is not a
+            checkpoint, or an unknown map.
         FileNotFoundError: a checkpoint file does not exist.
     """
     if args.episodes < 1:
@@ -424,6 +427,17 @@ def prepare(args: Args) -> tuple[torch.device, dict, dict]:
         raise ValueError(f"--max-envs {args.max_envs}: expected an integer >= 1")
     if not args.checkpoints:
         raise ValueError("--checkpoints: give at least one checkpoint file")
+    twice = sorted({c for c in args.checkpoints if list(args.checkpoints).count(c) > 1})
+    if twice:
+        raise ValueError(f"--checkpoints: {', '.join(twice)} given more than once; expected distinct files")
+    if args.seed < 0:
+        raise ValueError(f"--seed {args.seed}: expected a non-negative integer")
+    if args.torch_threads < 0:
+        raise ValueError(f"--torch-threads {args.torch_threads}: expected an integer >= 0 (0: torch's default)")
+    if args.spawn_jitter is not None and not (math.isfinite(args.spawn_jitter) and args.spawn_jitter >= 0):
+        raise ValueError(f"--spawn-jitter {args.spawn_jitter}: expected a finite distance >= 0 (map units)")
+    if not args.name or os.sep in args.name or (os.altsep and os.altsep in args.name) or args.name in (".", ".."):
+        raise ValueError(f"--name {args.name!r}: expected a file stem without path separators")
     try:
         device = torch.device(args.device)
     except RuntimeError:

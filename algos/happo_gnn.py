@@ -75,7 +75,7 @@ import tyro
 from torch import nn
 from torch.utils.tensorboard import SummaryWriter
 
-from models import build_multi_map_models, save_checkpoint, unit_classes
+from models import build_multi_map_models, describe_classes, save_checkpoint
 from models.common import masked_mean
 from sc2_envs import runs
 from sc2_envs.evaluation import evaluate
@@ -439,6 +439,7 @@ def check_args(args: Args) -> None:
         if not ok:
             runs.cli_error(f"--{flag.replace('_', '-')} {getattr(args, flag)!r}: expected {expected}")
 
+    runs.check_finite_flags(args)
     maps = list(args.map)
     if not maps:
         runs.cli_error("--map: expected at least one map name")
@@ -458,6 +459,11 @@ def check_args(args: Args) -> None:
         "1 with --backend sc2 (it runs one StarCraft II game)" if K == 1 else f"{K} with --backend sc2 (one game per map)",
     )
     need(args.actor in ("gnn", "mlp"), "actor", "gnn or mlp")
+    need(
+        bool(args.exp_name) and "/" not in args.exp_name and os.sep not in args.exp_name and args.exp_name not in (".", ".."),
+        "exp_name",
+        "a name without path separators (it names the run folder runs/<map>__<exp_name>__<seed>__<time>)",
+    )
     for flag in ("num_envs", "num_steps", "num_minibatches", "update_epochs", "eval_episodes", "eval_interval", "hidden"):
         if hasattr(args, flag):
             need(getattr(args, flag) >= 1, flag, "an integer >= 1")
@@ -471,6 +477,20 @@ def check_args(args: Args) -> None:
     for flag in ("learning_rate", "critic_learning_rate", "clip_coef"):
         if hasattr(args, flag):
             need(getattr(args, flag) > 0, flag, "a value > 0")
+    for flag, ok, expected in (
+        ("ent_coef", lambda v: v >= 0, "a value >= 0"),
+        ("vf_coef", lambda v: v > 0, "a value > 0"),
+        ("huber_delta", lambda v: v >= 0, "a value >= 0 (0: squared error)"),
+        ("max_grad_norm", lambda v: v > 0, "a gradient-norm bound > 0"),
+        ("target_kl", lambda v: v is None or v > 0, "a KL > 0 (or unset: no early stop)"),
+        ("accept_ratio", lambda v: 0 < v <= 1, "a ratio in (0, 1]"),
+        ("backtrack_coeff", lambda v: 0 < v < 1, "a shrink factor in (0, 1)"),
+        ("cg_damping", lambda v: v >= 0, "a damping >= 0"),
+        ("ls_step", lambda v: v >= 1, "an integer >= 1 (line-search trials)"),
+        ("cg_iters", lambda v: v >= 1, "an integer >= 1 (conjugate-gradient iterations)"),
+    ):
+        if hasattr(args, flag):
+            need(ok(getattr(args, flag)), flag, expected)
     need(
         args.num_envs % K == 0,
         "num_envs",
@@ -498,6 +518,11 @@ def check_args(args: Args) -> None:
 
 if __name__ == "__main__":
     cli = tyro.cli(Args)
+    runs.refuse_computed_flags(
+        cli,
+        ("batch_size", "minibatch_size", "num_iterations"),
+        "--num-envs x --num-steps, --num-minibatches, --total-timesteps",
+    )
     resumed, run_dir = None, None
     if cli.resume:  # continue a run: its saved Args, with the few flags a continuation may change
         try:
@@ -518,6 +543,11 @@ if __name__ == "__main__":
     args.batch_size = int(args.num_envs * args.num_steps)
     args.minibatch_size = int(args.batch_size // args.num_minibatches)
     args.num_iterations = max(1, args.total_timesteps // args.batch_size)
+    if args.num_iterations * args.batch_size != args.total_timesteps:
+        print(
+            f"note: --total-timesteps {args.total_timesteps} is rounded down to whole iterations of {args.batch_size}: "
+            f"{args.num_iterations * args.batch_size} env steps"
+        )
     if resumed is not None and resumed["iteration"] > args.num_iterations:
         runs.cli_error(
             f"--total-timesteps {args.total_timesteps}: the resumed run is at {resumed['global_step']} env steps; "
@@ -596,25 +626,28 @@ if __name__ == "__main__":
         N, A, O, S = env_info["n_agents"], env_info["n_actions"], env_info["obs_shape"], env_info["state_shape"]
         print(
             f"HAPPO ({args.actor}) on {maps[0]} | backend {args.backend} | {args.num_envs} envs x {args.num_steps} steps "
-            f"= {args.batch_size} env steps/iteration, {args.num_iterations} iterations | device {device}"
+            f"= {args.batch_size} env steps/iteration, {args.num_iterations} iterations "
+            f"({args.num_iterations * args.batch_size:,} env steps) | seed {args.seed} | device {device}"
         )
-        print(f"obs {O}, state {S}, actions {A}, agents {N}, episode limit {env_info['episode_limit']} env steps")
+        print(
+            f"obs {O}, state {S}, actions {A}, agents {N} ({describe_classes(env_info)}), "
+            f"episode limit {env_info['episode_limit']} env steps"
+        )
     else:
         print(
             f"HAPPO ({args.actor}) on {K} maps {', '.join(maps)} | backend {args.backend} | {args.num_envs} envs "
             f"({Bm} per map) x {args.num_steps} steps = {args.batch_size} env steps/iteration, "
-            f"{args.num_iterations} iterations | device {device} | one shared class-factored critic"
+            f"{args.num_iterations} iterations ({args.num_iterations * args.batch_size:,} env steps) | seed {args.seed} | "
+            f"device {device} | one shared class-factored critic"
         )
         for m, info in zip(maps, infos, strict=True):
             print(
                 f"  {m}: {Bm} envs, obs {info['obs_shape']}, state {info['state_shape']}, actions {info['n_actions']}, "
-                f"agents {info['n_agents']} ("
-                + ", ".join(f"{c} x{len(ids)}" for c, ids in unit_classes(info).items())
-                + f"), episode limit {info['episode_limit']} env steps"
+                f"agents {info['n_agents']} ({describe_classes(info)}), episode limit {info['episode_limit']} env steps"
             )
     print(
         "classes: "
-        + ", ".join((f"{c} x{len(policy.class_agents[c])}" if K == 1 else c) + f" ({n_params[c]:,} params)" for c in classes)
+        + ", ".join(f"{c} ({n_params[c]:,} params)" for c in classes)
         + f" | critic {sum(p.numel() for p in critic.parameters()):,} params"
     )
     rows_per_pass = pass_rows_for(args.pass_rows, device)

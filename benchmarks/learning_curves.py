@@ -48,6 +48,7 @@ events, ``eval.csv``, checkpoints and ``resume.pt``, so an interrupted run can b
 from __future__ import annotations
 
 import csv
+import dataclasses
 import glob
 import os
 import signal
@@ -536,13 +537,20 @@ def plot(rows: list[dict], args: Args, path: str, summary: list[dict]) -> None:
 # ---------------------------------------------------------------------------- main
 
 
+_ZERO = {"time_budget_s": "none", "eval_reserve_s": "none", "max_parallel": "all training runs", "stall_timeout_s": "never"}
+
+
 def check_args(args: Args) -> None:
     """Reject a bad command line before anything is started or written.
 
     Raises:
         ValueError: an unknown algorithm, actor, device or map (the message names it and the valid
-            ones), ``--final-episodes`` or ``--eval-max-envs`` below 1, or timeouts that are not
-            positive / a heartbeat timeout not above the heartbeat interval.
+            ones), a repeated algorithm, actor, map or seed (two jobs would share a log), a
+            multi-map run naming one map twice, a non-finite float, a size, interval or step budget
+            below what one training iteration needs, a ``--target`` outside (0, 1], a negative
+            budget, reserve, parallelism or stall timeout, ``--device cuda`` without CUDA,
+            ``--final-episodes`` or ``--eval-max-envs`` below 1, or timeouts that are not positive /
+            a heartbeat timeout not above the heartbeat interval.
     """
     for a in args.algos:
         if a not in ALGOS:
@@ -563,12 +571,46 @@ def check_args(args: Args) -> None:
             f"--heartbeat-interval-s {args.heartbeat_interval_s}, --heartbeat-timeout-s {args.heartbeat_timeout_s}, "
             f"--startup-timeout-s {args.startup_timeout_s}: expected positive seconds, the timeout above the interval"
         )
+    import math
+
+    for f in dataclasses.fields(args):  # NaN passes no comparison, so it would slip through the ranges below
+        v = getattr(args, f.name)
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"--{f.name.replace('_', '-')} {v!r}: expected a finite number")
+    for flag, values in (("--algos", args.algos), ("--actors", args.actors), ("--maps", args.maps), ("--seeds", args.seeds)):
+        if len(set(values)) < len(values):  # two identical jobs would share one log and one run-folder pattern
+            raise ValueError(f"{flag} {' '.join(map(str, values))}: expected distinct values")
+    if min(args.seeds) < 0:
+        raise ValueError(f"--seeds {' '.join(map(str, args.seeds))}: expected non-negative integers")
+    for flag in ("num_envs", "num_steps", "eval_interval"):
+        if getattr(args, flag) < 1:
+            raise ValueError(f"--{flag.replace('_', '-')} {getattr(args, flag)}: expected an integer >= 1")
+    batch = args.num_envs * args.num_steps
+    if args.total_timesteps < batch:
+        raise ValueError(
+            f"--total-timesteps {args.total_timesteps}: expected at least one batch of {batch} env steps (--num-envs x --num-steps)"
+        )
+    if not 0.0 < args.target <= 1.0:
+        raise ValueError(f"--target {args.target}: expected a win rate in (0, 1]")
+    for flag in ("time_budget_s", "eval_reserve_s", "max_parallel", "stall_timeout_s"):
+        if getattr(args, flag) < 0:
+            raise ValueError(f"--{flag.replace('_', '-')} {getattr(args, flag)}: expected a value >= 0 (0: {_ZERO[flag]})")
+    if args.status_interval_s <= 0:
+        raise ValueError(f"--status-interval-s {args.status_interval_s}: expected seconds > 0")
+    import torch
+
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda: torch.cuda.is_available() is False on this machine")
     import sc2_envs
 
     valid = sc2_envs.list_maps("all")
     for name in (*(part for m in args.maps for part in m.split("+")), *args.transfer_maps):
         if name not in valid:
             raise ValueError(f"map {name!r}; expected one of {', '.join(valid)}")
+    for m in args.maps:
+        parts = m.split("+")
+        if len(set(parts)) < len(parts):
+            raise ValueError(f"--maps {m!r}: a multi-map run needs distinct maps")
 
 
 def main(args: Args) -> dict:

@@ -14,6 +14,7 @@ from models.agents import (
     build_models,
     build_multi_map_models,
     checkpoint_maps,
+    describe_classes,
     load_checkpoint,
     save_checkpoint,
     type_vocab_union,
@@ -55,5 +56,6 @@ __all__ = [
     "layer_init",
     "load_checkpoint",
     "save_checkpoint",
+    "describe_classes",
     "unit_classes",
 ]

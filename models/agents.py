@@ -16,6 +16,9 @@ A GNN policy bound to 2s3z can be re-bound to 3s5z: only the routing changes.
 
 from __future__ import annotations
 
+import os
+import pickle
+
 import torch
 from torch import nn
 
@@ -55,6 +58,17 @@ def unit_classes(env_info: dict) -> dict[str, list[int]]:
     for i, t in enumerate(types):
         out.setdefault(t, []).append(i)
     return out
+
+
+def describe_classes(env_info: dict) -> str:
+    """The unit classes of a map for a run's first screen: ``"stalker x2, zealot x3"`` (agents per
+    class) on a SMAC v1 map; on a SMACv2 scenario, whose types are drawn per env and per episode,
+    ``"stalker, zealot, colossus (drawn per episode for each of the 5 agents)"``, so that a class's
+    count is not read as agents (every class maps to every agent id, :func:`unit_classes`)."""
+    classes = unit_classes(env_info)
+    if env_info.get("unit_types_vary"):
+        return ", ".join(classes) + f" (drawn per episode for each of the {int(env_info['n_agents'])} agents)"
+    return ", ".join(f"{c} x{len(ids)}" for c, ids in classes.items())
 
 
 def _is_healer(unit: str) -> bool:
@@ -602,6 +616,10 @@ def save_checkpoint(
     training map; ``map_name``, the agent ids and the sizes are those of the first map
     (``env_info``), whose layout every other map shares (:func:`build_multi_map_models` checked it).
     With ``maps`` None or one map the checkpoint has no ``train_maps`` key (the single-map format).
+
+    Raises:
+        ValueError: a weight holds NaN or inf (a diverged run is not saved as if it were trained), or
+            ``maps[0]`` is not ``env_info``'s map.
     """
 
     def cpu(sd: dict) -> dict:
@@ -628,17 +646,28 @@ def save_checkpoint(
         if maps[0] != env_info.get("map_name"):
             raise ValueError(f"maps {list(maps)}: the first must be env_info's map {env_info.get('map_name')!r}")
         config["train_maps"] = list(maps)
-    torch.save(
-        {
-            "format": CHECKPOINT_FORMAT,
-            "config": config,
-            "args": dict(args),
-            "global_step": int(global_step),
-            "actors": cpu(policy.state_dict()),
-            "critic": cpu(critic.state_dict()),
-        },
-        path,
-    )
+    ckpt = {
+        "format": CHECKPOINT_FORMAT,
+        "config": config,
+        "args": dict(args),
+        "global_step": int(global_step),
+        "actors": cpu(policy.state_dict()),
+        "critic": cpu(critic.state_dict()),
+    }
+    _check_finite_weights(f"save_checkpoint({path!r}) at {int(global_step)} env steps", ckpt)
+    torch.save(ckpt, path)
+
+
+def _check_finite_weights(where: str, ckpt: dict, with_critic: bool = True) -> None:
+    """Raise ValueError naming the first tensor of ``ckpt``'s actors (and critic) with a NaN or inf:
+    such weights act as a uniform or broken policy, and would be scored as if they were trained."""
+    for part in ("actors", *(("critic",) if with_critic else ())):
+        for name, t in ckpt.get(part, {}).items():
+            if torch.is_tensor(t) and t.is_floating_point() and not bool(torch.isfinite(t).all()):
+                raise ValueError(
+                    f"{where}: {part}.{name} holds {int((~torch.isfinite(t)).sum())} non-finite values (NaN or inf); "
+                    "the training diverged (check its losses, e.g. --ent-coef, --learning-rate)"
+                )
 
 
 def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu", with_critic: bool = True):
@@ -651,10 +680,22 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
     Returns:
         ``(policy, critic_or_None, checkpoint_dict)``.
     Raises:
-        ValueError: not a checkpoint of this format, or the models cannot serve this env (the message
+        ValueError: ``path`` is not a path, the file cannot be read (missing, a folder, truncated, not a
+            torch file, or saved on a device that ``device`` cannot map), it is not a checkpoint of this
+            format, its weights hold NaN or inf, or the models cannot serve this env (the message
             names the checkpoint's map and what differs).
     """
-    ckpt = torch.load(path, map_location=device, weights_only=True)
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"checkpoint path {path!r}: expected a file path (str or os.PathLike)")
+    try:
+        ckpt = torch.load(path, map_location=device, weights_only=True)
+    except (OSError, RuntimeError, pickle.UnpicklingError, EOFError) as e:
+        # torch's own message for a text file advises weights_only=False (unpickling arbitrary code): not repeated here
+        first = " ".join(str(e).split())[:200]
+        raise ValueError(
+            f"cannot read checkpoint {path} onto device {device!r}: {type(e).__name__}: {first}; expected a file "
+            "written by models.save_checkpoint (algos/happo_gnn.py --save-model)"
+        ) from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt)
         raise ValueError(f"{path} is not a {CHECKPOINT_FORMAT} checkpoint (format={found})")
@@ -670,6 +711,9 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
             f"{path} says format={CHECKPOINT_FORMAT} but lacks {', '.join(missing) or 'a config dict'}: it was not written "
             f"by models.save_checkpoint (or was edited); expected the keys config, actors, critic"
         )
+    if not isinstance(cfg["classes"], list) or not all(isinstance(c, str) for c in cfg["classes"]):
+        raise ValueError(f"{path}: config.classes = {cfg['classes']!r}; expected a list of unit class names")
+    _check_finite_weights(path, ckpt, with_critic)
     ch = cfg["critic_hparams"]
     policy = ClassPolicy.from_config(
         {

@@ -59,6 +59,34 @@ def cli_error(message: str, prog: str | None = None) -> None:
     raise SystemExit(2)
 
 
+def check_finite_flags(args: Any) -> None:
+    """Refuse every float field of the dataclass ``args`` that is NaN or infinite.
+
+    Why first: NaN passes no comparison, so a range check such as ``ent_coef >= 0`` would report
+    it as out of range only by luck, and a check written as ``not x < 0`` lets it through; a NaN
+    coefficient trains silently into NaN weights.
+
+    Raises:
+        SystemExit: :func:`cli_error` (status 2) naming the first such flag and its value.
+    """
+    for f in dataclasses.fields(args):
+        v = getattr(args, f.name)
+        if isinstance(v, float) and not math.isfinite(v):
+            cli_error(f"--{f.name.replace('_', '-')} {v!r}: expected a finite number")
+
+
+def refuse_computed_flags(cli: Any, names: tuple[str, ...], how: str) -> None:
+    """Refuse the CleanRL fields that are computed at runtime (``batch_size`` ...) when the command
+    line set them: they would be overwritten without notice. ``how`` says what they are computed from.
+
+    Raises:
+        SystemExit: :func:`cli_error` (status 2) naming the flag.
+    """
+    for name in names:
+        if getattr(cli, name):
+            cli_error(f"--{name.replace('_', '-')} {getattr(cli, name)!r}: this is computed at runtime ({how}); do not set it")
+
+
 # ---------------------------------------------------------------------------- run folders
 
 

@@ -436,9 +436,21 @@ def validate_positions(spec: ScenarioSpec, side: str, positions, n: int) -> torc
     """``[n, 2]`` float32 of explicit start positions, or a ``ValueError`` naming the bad one.
 
     Raises:
-        ValueError: wrong shape, a non-finite value, or a point off the 32x32 map (``0 <= x, y < 32``).
+        ValueError: not numbers (strings, bools, a ragged list), wrong shape, a non-finite value, or a
+            point off the 32x32 map (``0 <= x, y < 32``); the message names the side and the shape.
     """
-    p = torch.as_tensor(np.asarray(positions, dtype=np.float64), dtype=torch.float64)
+    try:
+        a = np.asarray(positions.detach().cpu() if torch.is_tensor(positions) else positions)
+    except ValueError as e:  # a ragged list
+        raise ValueError(f"{spec.name}: {side}_positions: expected [{n}, 2] numbers (map units); {e}") from None
+    if a.dtype == np.bool_:  # True would silently be the point 1.0
+        raise ValueError(f"{spec.name}: {side}_positions hold bools; expected [{n}, 2] numbers (map units)")
+    try:
+        p = torch.as_tensor(a.astype(np.float64), dtype=torch.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(
+            f"{spec.name}: {side}_positions = {positions!r}: expected [{n}, 2] numbers (map units); {e}"
+        ) from None
     if p.shape != (n, 2):
         raise ValueError(f"{spec.name}: {side} positions must have shape [{n}, 2], got {list(p.shape)}")
     for i in range(n):

@@ -229,3 +229,180 @@ def test_layer_and_thread_counts_are_checked(tmp_path, script, flag, value, expe
         cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env, check=False,
     )  # fmt: skip
     assert res.returncode == 2 and f"{flag} {value}: expected {expected}" in res.stderr, res.stderr[-2000:]
+
+
+@pytest.mark.parametrize("script", ["happo_gnn", "hatrpo_gnn"])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        # NaN passes no comparison: it trained into a checkpoint of NaN weights
+        ({"ent_coef": float("nan")}, "--ent-coef nan: expected a finite number"),
+        ({"clip_coef": float("inf")}, "--clip-coef inf: expected a finite number"),
+        ({"vf_coef": -1.0}, "--vf-coef -1.0: expected a value > 0"),
+        ({"max_grad_norm": -1.0}, "--max-grad-norm -1.0: expected a gradient-norm bound > 0"),
+        ({"huber_delta": -5.0}, "--huber-delta -5.0: expected a value >= 0 (0: squared error)"),
+    ],
+)
+def test_algorithm_coefficients_are_checked(script, change, message, capsys):
+    from dataclasses import replace
+
+    from conftest import load_algo
+
+    mod = load_algo(script)
+    if not all(hasattr(mod.Args(), k) for k in change):
+        pytest.skip(f"{script} has no {list(change)} (HATRPO's actor step has no entropy bonus)")
+    args = replace(mod.Args(), map=("3m",), num_envs=4, num_steps=8, total_timesteps=32, **change)
+    with pytest.raises(SystemExit) as exc:
+        mod.check_args(args)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.strip().endswith(f"error: {message}")
+
+
+def test_algorithm_specific_ranges_are_checked(capsys):
+    from dataclasses import replace
+
+    from conftest import load_algo
+
+    for script, change, message in (
+        ("happo_gnn", {"target_kl": -1.0}, "--target-kl -1.0: expected a KL > 0"),
+        ("hatrpo_gnn", {"backtrack_coeff": 1.0}, "--backtrack-coeff 1.0: expected a shrink factor in (0, 1)"),
+        ("hatrpo_gnn", {"cg_iters": 0}, "--cg-iters 0: expected an integer >= 1"),
+    ):
+        mod = load_algo(script)
+        with pytest.raises(SystemExit):
+            mod.check_args(replace(mod.Args(), map=("3m",), num_envs=4, num_steps=8, total_timesteps=32, **change))
+        assert message in capsys.readouterr().err
+
+
+def test_computed_cleanrl_fields_cannot_be_set(capsys):
+    from dataclasses import replace
+
+    from conftest import load_algo
+
+    from sc2_envs import runs
+
+    mod = load_algo("happo_gnn")
+    with pytest.raises(SystemExit):
+        runs.refuse_computed_flags(replace(mod.Args(), num_iterations=7), ("batch_size", "num_iterations"), "from --num-envs")
+    assert "--num-iterations 7: this is computed at runtime (from --num-envs); do not set it" in capsys.readouterr().err
+    runs.refuse_computed_flags(mod.Args(), ("batch_size", "num_iterations"), "from --num-envs")  # unset: fine
+
+
+def test_load_checkpoint_names_unreadable_files_and_diverged_weights(tmp_path):
+    import models
+
+    repo = Path(__file__).resolve().parents[1]
+    info = sc2_envs.make_batched("2s3z", num_envs=1).get_env_info()
+    text = tmp_path / "notes.pt"
+    text.write_text("not a checkpoint")
+    cut = tmp_path / "cut.pt"
+    cut.write_bytes((repo / "checkpoints" / "2s3z_gnn.pt").read_bytes()[:4096])
+    for bad, words in (
+        (tmp_path / "missing.pt", "FileNotFoundError"),
+        (tmp_path, "IsADirectoryError"),
+        (text, "UnpicklingError"),
+        (cut, "RuntimeError"),
+    ):
+        with pytest.raises(ValueError, match=f"cannot read checkpoint {bad}.*{words}") as exc:
+            models.load_checkpoint(str(bad), info)
+        assert "weights_only=False" not in str(exc.value)  # torch's unsafe advice is not passed on
+    with pytest.raises(ValueError, match="checkpoint path 3: expected a file path"):
+        models.load_checkpoint(3, info)
+    ckpt = torch.load(repo / "checkpoints" / "2s3z_gnn.pt", weights_only=True)
+    name = next(iter(ckpt["actors"]))
+    ckpt["actors"][name] = torch.full_like(ckpt["actors"][name], float("nan"))
+    torch.save(ckpt, tmp_path / "nan.pt")
+    with pytest.raises(ValueError, match=f"actors.{name} holds .* non-finite values"):
+        models.load_checkpoint(str(tmp_path / "nan.pt"), info)
+    ckpt["config"]["classes"] = "stalker"
+    torch.save(ckpt, tmp_path / "classes.pt")
+    with pytest.raises(ValueError, match="config.classes = 'stalker'; expected a list of unit class names"):
+        models.load_checkpoint(str(tmp_path / "classes.pt"), info)
+
+
+def test_save_checkpoint_refuses_a_diverged_model(tmp_path):
+    import models
+
+    info = sc2_envs.make_batched("3m", num_envs=1).get_env_info()
+    policy, critic = models.build_models(info, "gnn", hidden=16)
+    with torch.no_grad():
+        next(critic.parameters()).fill_(float("inf"))
+    with pytest.raises(ValueError, match=r"save_checkpoint\(.*\) at 64 env steps: critic\..* non-finite"):
+        models.save_checkpoint(str(tmp_path / "x.pt"), policy, critic, info, {}, global_step=64)
+    assert not (tmp_path / "x.pt").exists()
+
+
+def test_exp_name_with_a_path_separator_is_a_cli_error(capsys):
+    from dataclasses import replace
+
+    from conftest import load_algo
+
+    mod = load_algo("happo_gnn")
+    with pytest.raises(SystemExit):
+        mod.check_args(replace(mod.Args(), map=("3m",), num_envs=4, num_steps=8, total_timesteps=32, exp_name="../evil"))
+    assert "--exp-name '../evil': expected a name without path separators" in capsys.readouterr().err
+
+
+def test_smac_adapters_refuse_bool_agent_ids_and_name_unknown_units():
+    from sc2_envs.adapters.smac_compat import StarCraft2Env
+
+    env = StarCraft2Env("3m", seed=0)
+    with pytest.raises(KeyError, match="agent id 0: no units yet; call reset"):
+        env.get_unit_by_id(0)
+    env.reset()
+    with pytest.raises(ValueError, match=r"agent_id=True; expected an int in \[0, 3\)"):
+        env.get_obs_agent(True)
+    with pytest.raises(KeyError, match=r"agent id 5: expected one of \[0, 1, 2\]"):
+        env.get_unit_by_id(5)
+    assert env.get_obs_agent(np.int64(1)).shape == (env.get_obs_size(),)
+
+
+@pytest.mark.parametrize("bad", [float("inf"), 1e20, 2.0**63, np.uint64(2**64 - 1), 9])
+def test_starcraft2env_names_an_out_of_range_action_as_given(bad):
+    from sc2_envs.adapters.smac_compat import StarCraft2Env
+
+    env = StarCraft2Env("3m", seed=0)
+    env.reset()
+    acts = np.array([bad, 1, 1], dtype=np.uint64 if isinstance(bad, np.uint64) else None)
+    with pytest.raises(ValueError, match=r"agent 0: action (.*) is out of range; expected an int in \[0, 9\)") as exc:
+        env.step(acts)
+    assert "-" not in str(exc.value).split("action ")[1].split(" ")[0]  # never the int64-wrapped value
+
+
+def test_parallel_env_before_reset_and_unknown_agents_are_named():
+    env = sc2_envs.parallel_env("3m", seed=0)
+    with pytest.raises(RuntimeError, match=r"state\(\) called before reset\(\)"):
+        env.state()  # was a zero vector: a state of no battle
+    with pytest.raises(RuntimeError, match=r"step\(\) called before reset\(\); call reset\(\) first"):
+        env.step({a: 1 for a in env.possible_agents})
+    with pytest.raises(KeyError, match="agent 'agent_9': expected one of possible_agents"):
+        env.observation_space("agent_9")
+    with pytest.raises(KeyError, match="agent 'agent_9'"):
+        env.action_space("agent_9")
+    env.reset(seed=0)
+    assert env.state().shape == (env.get_env_info()["state_shape"],)
+    with pytest.raises(ValueError, match=r"unknown agents \[0, 1, 2\]"):  # int keys shown as ints, not as '0'
+        env.step({0: 1, 1: 1, 2: 1})
+
+
+@pytest.mark.parametrize(
+    "positions, words",
+    [
+        ([["a", "b"]] * 5, r"ally_positions = .*: expected \[5, 2\] numbers"),
+        ([[True, True]] * 5, r"ally_positions hold bools; expected \[5, 2\] numbers"),  # was silently the point (1, 1)
+        ([[1.0, 1.0]] * 4 + [[1.0]], r"ally_positions: expected \[5, 2\] numbers"),  # ragged
+    ],
+)
+def test_pinned_positions_must_be_numbers(positions, words):
+    env = sc2_envs.make_batched("protoss_5_vs_5", num_envs=1, seed=0)
+    enemy = [[20.0, 10.0 + i] for i in range(5)]
+    with pytest.raises(ValueError, match=words):
+        env.pin_scenario(["zealot"] * 5, ["zealot"] * 5, positions, enemy)
+
+
+def test_make_batched_names_a_non_string_map_with_every_valid_name():
+    for bad in (None, 3):
+        with pytest.raises(ValueError, match=rf"unknown map or scenario {bad!r}; SMAC v1 maps: .*SMACv2 scenarios: "):
+            sc2_envs.make_batched(bad, num_envs=1)
+    with pytest.raises(TypeError, match="option prob_obs_enemy must be a probability"):
+        sc2_envs.make_batched("protoss_5_vs_5", num_envs=1, prob_obs_enemy=True)

@@ -2,6 +2,7 @@
 
 import csv
 import math
+import re
 
 import pytest
 import torch
@@ -179,6 +180,24 @@ def test_unknown_map_raises_with_the_valid_names():
         et.resolve_maps(("2s3z", "nosuchmap"), {"map_name": "2s3z", "classes": ["stalker", "zealot"]})
     with pytest.raises(ValueError, match="3s5z given more than once"):
         et.resolve_maps(("3s5z", "2s3z", "3s5z"), {"map_name": "2s3z", "classes": ["stalker", "zealot"]})
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"checkpoints": ("a.pt", "a.pt")}, "--checkpoints: a.pt given more than once; expected distinct files"),
+        ({"seed": -1}, "--seed -1: expected a non-negative integer"),
+        ({"torch_threads": -2}, "--torch-threads -2: expected an integer >= 0"),
+        ({"spawn_jitter": float("nan")}, "--spawn-jitter nan: expected a finite distance >= 0"),
+        ({"spawn_jitter": -1.0}, "--spawn-jitter -1.0: expected a finite distance >= 0"),
+        ({"name": "a/b"}, "--name 'a/b': expected a file stem without path separators"),
+    ],
+)
+def test_bad_command_lines_are_refused_before_reading_any_checkpoint(change, message):
+    # before: a traceback from deep inside the simulator or the run folder code, or silent acceptance
+    args = et.Args(**{"checkpoints": ("missing.pt",), **change})
+    with pytest.raises(ValueError, match=re.escape(message)):
+        et.prepare(args)
 
 
 def test_default_maps_follow_the_checkpoint_classes():

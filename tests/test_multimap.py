@@ -484,3 +484,14 @@ def test_vocabulary_arguments_are_checked_and_the_own_bit_survives_an_empty_own_
     conic = sc2_envs.make_batched("zerg_10_vs_11", num_envs=1, seed=0, conic_fov=True).get_env_info()
     with pytest.raises(ValueError, match="conic_fov=True adds look actions"):
         build_models(conic, "gnn")
+
+
+def test_first_screen_class_text_does_not_read_smacv2_classes_as_agent_counts():
+    from models import describe_classes
+
+    assert describe_classes(_infos("2s3z")[0]) == "stalker x2, zealot x3"
+    # every SMACv2 class maps to every agent id, so "stalker x5, zealot x5, colossus x5" would read as 15 agents
+    assert (
+        describe_classes(_infos("protoss_5_vs_5")[0])
+        == "stalker, zealot, colossus (drawn per episode for each of the 5 agents)"
+    )

@@ -371,6 +371,49 @@ def test_capability_wrapper_config_and_errors():
         StarCraftCapabilityEnvWrapper(map_name="3m", capability_config=cap)
 
 
+def test_capability_wrapper_refuses_what_it_would_otherwise_ignore():
+    """Found by trying: each of these was ignored, coerced or crashed with an AttributeError."""
+    from sc2_envs.adapters import StarCraftCapabilityEnvWrapper
+
+    team = {"dist_type": "weighted_teams", "unit_types": ["stalker", "zealot", "colossus"], "weights": [0.45, 0.45, 0.1]}
+    pos = {"dist_type": "surrounded_and_reflect", "p": 0.5, "map_x": 32, "map_y": 32}
+    cap = {"n_units": 5, "n_enemies": 5, "team_gen": team, "start_positions": pos}
+
+    def make(config=cap, **kw):
+        return StarCraftCapabilityEnvWrapper(map_name="10gen_protoss", capability_config=config, **kw)
+
+    for config, error, words in (
+        (dict(cap, start_positions=dict(pos, n_enemies=7)), ValueError, r"\['start_positions'\]\['n_enemies'\] = 7"),
+        (dict(cap, team_gen=dict(team, wieghts=[1])), ValueError, r"\['team_gen'\] keys \['wieghts'\] are unknown"),
+        (dict(cap, team_gen="weighted_teams"), TypeError, r"\['team_gen'\] must be a dict, got 'weighted_teams'"),
+        (dict(cap, start_positions=5), TypeError, r"\['start_positions'\] must be a dict, got 5"),
+        (dict(cap, start_positions=dict(pos, p=True)), ValueError, "p must be a number in"),
+    ):
+        with pytest.raises(error, match=words):
+            make(config)
+    for kw, words in (
+        ({"conic_fov": "no"}, "conic_fov must be a bool, got 'no'"),
+        ({"obs_own_pos": 0}, "obs_own_pos must be a bool, got 0"),
+        ({"continuing_episode": "no"}, "continuing_episode must be a bool"),
+        ({"num_fov_actions": 12.0}, "num_fov_actions must be an int, got 12.0"),
+        ({"prob_obs_enemy": True}, "prob_obs_enemy must be a probability"),
+    ):
+        with pytest.raises(TypeError, match=words):
+            make(**kw)
+    env = make(dict(cap, team_gen=dict(team, n_units=5, env_key="team_gen")), seed=0)  # SMACv2's own injected keys
+    pinned = {"team_gen": {"ally_team": ["zealot"] * 5, "enemy_team": ["stalker"] * 5, "id": 0}}
+    env.reset(pinned)
+    assert env.get_capabilities().reshape(5, 3).argmax(1).tolist() == [1] * 5
+    for bad, error, words in (
+        ([1, 2], TypeError, "episode_config must be a dict"),
+        (dict(pinned, ally_start_position={"item": [[1, 1]] * 5}), ValueError, r"keys \['ally_start_position'\] are unknown"),
+        ({"team_gen": {"ally_teams": ["zealot"] * 5}}, ValueError, "expected a dict with 'ally_team' and 'enemy_team'"),
+        (dict(pinned, ally_start_positions=[[1, 1]] * 5), ValueError, r"expected \{'item'"),
+    ):
+        with pytest.raises(error, match=words):
+            env.reset(bad)
+
+
 def test_class_policy_routes_each_agent_by_its_current_type():
     from models.agents import build_models
 

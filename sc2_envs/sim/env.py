@@ -180,10 +180,10 @@ class SMACSim:
             self.spec = self.scenario
         elif isinstance(map_name, MapSpec):
             self.spec = map_name
-        elif isinstance(map_name, str) and map_name not in list_maps():
+        elif not isinstance(map_name, str) or map_name not in list_maps():
             raise ValueError(
                 f"unknown map or scenario {map_name!r}; SMAC v1 maps: {', '.join(list_maps())}; "
-                f"SMACv2 scenarios: {', '.join(v2.list_scenarios())}"
+                f"SMACv2 scenarios: {', '.join(v2.list_scenarios())} (or a MapSpec)"
             )
         else:
             self.spec = get_map(map_name)
@@ -202,7 +202,10 @@ class SMACSim:
                 from dataclasses import replace
 
                 self.scenario = self.spec = replace(self.scenario, min_attack_range=float(mar))
-            options.pop("prob_obs_enemy", 1.0) == 1.0 or _unsupported("prob_obs_enemy", "only 1.0 (SMACv2's default)")
+            poe = options.pop("prob_obs_enemy", 1.0)
+            if isinstance(poe, (bool, np.bool_)):  # True == 1.0 would pass the check below
+                raise TypeError(f"option prob_obs_enemy must be a probability (a float), got {poe!r}")
+            poe == 1.0 or _unsupported("prob_obs_enemy", "only 1.0 (SMACv2's default)")
             options.pop("action_mask", True) is True or _unsupported("action_mask", "only True (SMACv2's default)")
         elif pin is not None:
             raise ValueError(

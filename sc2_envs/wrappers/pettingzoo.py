@@ -162,12 +162,20 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
         self._unit_alive = np.zeros(n, bool)
         self._steps = 0
         self._viewer = None
+        self._has_reset = False
+
+    def _known(self, agent: str) -> str:
+        if agent not in self.observation_spaces:
+            raise KeyError(f"agent {agent!r}: expected one of possible_agents {self.possible_agents}")
+        return agent
 
     def observation_space(self, agent: str) -> gymnasium.spaces.Dict:
-        return self.observation_spaces[agent]
+        """The observation space of ``agent`` (one of ``possible_agents``; KeyError naming it otherwise)."""
+        return self.observation_spaces[self._known(agent)]
 
     def action_space(self, agent: str) -> gymnasium.spaces.Discrete:
-        return self.action_spaces[agent]
+        """The action space of ``agent`` (one of ``possible_agents``; KeyError naming it otherwise)."""
+        return self.action_spaces[self._known(agent)]
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         """Start a new battle.
@@ -189,6 +197,7 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
                 self.action_spaces[ag].seed(int(child.generate_state(1, np.uint32)[0]))
         self.agents = list(self.possible_agents)
         self._steps = 0
+        self._has_reset = True
         if self._varying:  # this episode's roster (SMACv2 draws one per reset)
             self.agent_unit_types = dict(zip(self.possible_agents, self.sim.unit_types(0)[0], strict=True))
         avail = as_numpy(out["avail_actions"][0], np.int8)
@@ -218,6 +227,8 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
                 living agent, a value outside ``[0, n_actions)``, or (unless ``lenient_actions``) an
                 action the mask says is unavailable.
         """
+        if not self._has_reset:
+            raise RuntimeError("step() called before reset(); call reset() first")
         if not self.agents:
             raise RuntimeError("step() called after the episode ended (env.agents is empty); call reset()")
         if not isinstance(actions, Mapping):
@@ -228,7 +239,7 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
         unknown = set(actions) - set(self.possible_agents)
         if unknown:
             raise ValueError(
-                f"actions given for unknown agents {sorted(map(str, unknown))}; expected names from {self.possible_agents}"
+                f"actions given for unknown agents {sorted(unknown, key=repr)}; expected names from {self.possible_agents}"
             )
         joint = np.zeros(len(self.possible_agents), np.int64)  # no-op for units already dead
         for ag in self.agents:
@@ -291,7 +302,13 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
         return observations, infos
 
     def state(self) -> np.ndarray:
-        """SMAC's global state at the current step: ``(state_size,)`` float32 (a fresh copy)."""
+        """SMAC's global state at the current step: ``(state_size,)`` float32 (a fresh copy).
+
+        Raises:
+            RuntimeError: before the first ``reset()`` (there is no battle, so no state).
+        """
+        if not self._has_reset:
+            raise RuntimeError("state() called before reset(); call reset() first")
         return self._state.copy()
 
     def get_env_info(self) -> dict:
