@@ -477,20 +477,7 @@ def check_args(args: Args) -> None:
     for flag in ("learning_rate", "critic_learning_rate", "clip_coef"):
         if hasattr(args, flag):
             need(getattr(args, flag) > 0, flag, "a value > 0")
-    for flag, ok, expected in (
-        ("ent_coef", lambda v: v >= 0, "a value >= 0"),
-        ("vf_coef", lambda v: v > 0, "a value > 0"),
-        ("huber_delta", lambda v: v >= 0, "a value >= 0 (0: squared error)"),
-        ("max_grad_norm", lambda v: v > 0, "a gradient-norm bound > 0"),
-        ("target_kl", lambda v: v is None or v > 0, "a KL > 0 (or unset: no early stop)"),
-        ("accept_ratio", lambda v: 0 < v <= 1, "a ratio in (0, 1]"),
-        ("backtrack_coeff", lambda v: 0 < v < 1, "a shrink factor in (0, 1)"),
-        ("cg_damping", lambda v: v >= 0, "a damping >= 0"),
-        ("ls_step", lambda v: v >= 1, "an integer >= 1 (line-search trials)"),
-        ("cg_iters", lambda v: v >= 1, "an integer >= 1 (conjugate-gradient iterations)"),
-    ):
-        if hasattr(args, flag):
-            need(ok(getattr(args, flag)), flag, expected)
+    runs.check_loss_flags(args)
     need(
         args.num_envs % K == 0,
         "num_envs",

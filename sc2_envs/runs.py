@@ -75,6 +75,33 @@ def check_finite_flags(args: Any) -> None:
             cli_error(f"--{f.name.replace('_', '-')} {v!r}: expected a finite number")
 
 
+_LOSS_FLAG_RANGES = (
+    ("ent_coef", lambda v: v >= 0, "a value >= 0"),
+    ("vf_coef", lambda v: v > 0, "a value > 0"),
+    ("huber_delta", lambda v: v >= 0, "a value >= 0 (0: squared error)"),
+    ("max_grad_norm", lambda v: v > 0, "a gradient-norm bound > 0"),
+    ("target_kl", lambda v: v is None or v > 0, "a KL > 0 (or unset: no early stop)"),
+    ("accept_ratio", lambda v: 0 < v <= 1, "a ratio in (0, 1]"),
+    ("backtrack_coeff", lambda v: 0 < v < 1, "a shrink factor in (0, 1)"),
+    ("cg_damping", lambda v: v >= 0, "a damping >= 0"),
+    ("ls_step", lambda v: v >= 1, "an integer >= 1 (line-search trials)"),
+    ("cg_iters", lambda v: v >= 1, "an integer >= 1 (conjugate-gradient iterations)"),
+)
+
+
+def check_loss_flags(args: Any) -> None:
+    """The ranges of the PPO / TRPO loss and update flags that ``args`` has (HAPPO's ``ent_coef``,
+    ``max_grad_norm``, ``target_kl``; HATRPO's line search and conjugate gradient). A negative
+    ``max_grad_norm`` or ``vf_coef`` flips a gradient; none of them is clipped into range.
+
+    Raises:
+        SystemExit: :func:`cli_error` (status 2) naming the flag, its value and the range.
+    """
+    for flag, ok, expected in _LOSS_FLAG_RANGES:
+        if hasattr(args, flag) and not ok(getattr(args, flag)):
+            cli_error(f"--{flag.replace('_', '-')} {getattr(args, flag)!r}: expected {expected}")
+
+
 def refuse_computed_flags(cli: Any, names: tuple[str, ...], how: str) -> None:
     """Refuse the CleanRL fields that are computed at runtime (``batch_size`` ...) when the command
     line set them: they would be overwritten without notice. ``how`` says what they are computed from.
