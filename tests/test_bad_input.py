@@ -406,3 +406,8 @@ def test_make_batched_names_a_non_string_map_with_every_valid_name():
             sc2_envs.make_batched(bad, num_envs=1)
     with pytest.raises(TypeError, match="option prob_obs_enemy must be a probability"):
         sc2_envs.make_batched("protoss_5_vs_5", num_envs=1, prob_obs_enemy=True)
+
+
+def test_parallel_env_flag_must_be_a_bool():
+    with pytest.raises(TypeError, match="info_action_mask must be a bool, got 'yes'"):
+        sc2_envs.parallel_env("3m", info_action_mask="yes")

@@ -116,6 +116,8 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
             raise ValueError(f"agent_names={agent_names!r}; expected one of {AGENT_NAMINGS}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r}; expected None or one of {self.metadata['render_modes']}")
+        if not isinstance(info_action_mask, (bool, np.bool_)):  # "yes" or 0 would be read as truthy / falsy
+            raise TypeError(f"info_action_mask must be a bool, got {info_action_mask!r}")
         self.map_name = map_name
         self.dead_agents = dead_agents
         self.render_mode = render_mode
