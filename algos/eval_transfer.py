@@ -436,7 +436,7 @@ def prepare(args: Args) -> tuple[torch.device, dict, dict]:
         raise ValueError(f"--torch-threads {args.torch_threads}: expected an integer >= 0 (0: torch's default)")
     if args.spawn_jitter is not None and not (math.isfinite(args.spawn_jitter) and args.spawn_jitter >= 0):
         raise ValueError(f"--spawn-jitter {args.spawn_jitter}: expected a finite distance >= 0 (map units)")
-    if not args.name or os.sep in args.name or (os.altsep and os.altsep in args.name) or args.name in (".", ".."):
+    if not runs.is_plain_name(args.name):
         raise ValueError(f"--name {args.name!r}: expected a file stem without path separators")
     try:
         device = torch.device(args.device)

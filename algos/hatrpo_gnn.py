@@ -482,7 +482,7 @@ def check_args(args: Args) -> None:
     )
     need(args.actor in ("gnn", "mlp"), "actor", "gnn or mlp")
     need(
-        bool(args.exp_name) and "/" not in args.exp_name and os.sep not in args.exp_name and args.exp_name not in (".", ".."),
+        runs.is_plain_name(args.exp_name),
         "exp_name",
         "a name without path separators (it names the run folder runs/<map>__<exp_name>__<seed>__<time>)",
     )

@@ -48,7 +48,6 @@ events, ``eval.csv``, checkpoints and ``resume.pt``, so an interrupted run can b
 from __future__ import annotations
 
 import csv
-import dataclasses
 import glob
 import os
 import signal
@@ -571,12 +570,9 @@ def check_args(args: Args) -> None:
             f"--heartbeat-interval-s {args.heartbeat_interval_s}, --heartbeat-timeout-s {args.heartbeat_timeout_s}, "
             f"--startup-timeout-s {args.startup_timeout_s}: expected positive seconds, the timeout above the interval"
         )
-    import math
-
-    for f in dataclasses.fields(args):  # NaN passes no comparison, so it would slip through the ranges below
-        v = getattr(args, f.name)
-        if isinstance(v, float) and not math.isfinite(v):
-            raise ValueError(f"--{f.name.replace('_', '-')} {v!r}: expected a finite number")
+    nonfinite = runs.nonfinite_flag(args)
+    if nonfinite:  # NaN passes no comparison, so it would slip through the ranges below
+        raise ValueError(nonfinite)
     for flag, values in (("--algos", args.algos), ("--actors", args.actors), ("--maps", args.maps), ("--seeds", args.seeds)):
         if len(set(values)) < len(values):  # two identical jobs would share one log and one run-folder pattern
             raise ValueError(f"{flag} {' '.join(map(str, values))}: expected distinct values")

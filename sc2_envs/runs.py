@@ -69,10 +69,19 @@ def check_finite_flags(args: Any) -> None:
     Raises:
         SystemExit: :func:`cli_error` (status 2) naming the first such flag and its value.
     """
+    message = nonfinite_flag(args)
+    if message:
+        cli_error(message)
+
+
+def nonfinite_flag(args: Any) -> str | None:
+    """``"--flag nan: expected a finite number"`` for the first float field of the dataclass ``args``
+    that is NaN or infinite, else None (:func:`check_finite_flags`; the benchmarks raise it as a ValueError)."""
     for f in dataclasses.fields(args):
         v = getattr(args, f.name)
         if isinstance(v, float) and not math.isfinite(v):
-            cli_error(f"--{f.name.replace('_', '-')} {v!r}: expected a finite number")
+            return f"--{f.name.replace('_', '-')} {v!r}: expected a finite number"
+    return None
 
 
 _LOSS_FLAG_RANGES = (
@@ -117,6 +126,19 @@ def refuse_computed_flags(cli: Any, names: tuple[str, ...], how: str) -> None:
 # ---------------------------------------------------------------------------- run folders
 
 
+def is_plain_name(name: str) -> bool:
+    """Whether ``name`` can be one folder or file name: non-empty, not ``.`` or ``..``, and without a
+    path separator (``/``, or ``\\`` on Windows). The scripts check their name flags with it before any
+    work, so that ``--exp-name ../x`` is a command-line error, not a traceback from :func:`make_run_dir`."""
+    return (
+        bool(name)
+        and name not in (".", "..")
+        and "/" not in name
+        and os.sep not in name
+        and not (os.altsep and os.altsep in name)
+    )
+
+
 def make_run_dir(root: str | os.PathLike, name: str) -> Path:
     """Create and return a new, empty folder ``root/name`` (``root/name-2``, ``-3``, ... if taken).
 
@@ -126,7 +148,7 @@ def make_run_dir(root: str | os.PathLike, name: str) -> Path:
     Raises:
         ValueError: ``name`` is empty or contains a path separator.
     """
-    if not name or os.sep in name or (os.altsep and os.altsep in name):
+    if not is_plain_name(name):
         raise ValueError(f"run name {name!r}: expected a non-empty folder name without path separators")
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)

@@ -405,10 +405,12 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
         ):
             raise ValueError(f"actions must be integers, got {actions!r}")
         # a value the int64 cast would wrap (inf, 1e20, 2**64 - 1 as uint64) is named as given, not as its wrapped value
-        outside = [(i, a) for i, a in enumerate(acts.tolist()) if not 0 <= a < self.n_actions]
-        if outside:
-            i, a = outside[0]
-            raise ValueError(f"agent {i}: action {a!r} is out of range; expected an int in [0, {self.n_actions})")
+        outside = np.flatnonzero((acts < 0) | (acts >= self.n_actions))
+        if outside.size:
+            i = int(outside[0])
+            raise ValueError(
+                f"agent {i}: action {acts.tolist()[i]!r} is out of range; expected an int in [0, {self.n_actions})"
+            )
         acts = acts.astype(np.int64)
         if self.backend == "sim":
             prev = self._build_units()
