@@ -69,3 +69,20 @@ def test_an_explicit_count_is_kept_by_later_automatic_simulators(restore_threads
     assert make_batched("3m", num_envs=8).num_threads == 2 and torch.get_num_threads() == 2
     torch.set_num_threads(3)  # a later explicit set_num_threads is the user's too
     assert make_batched("3m", num_envs=8).num_threads == 3
+
+
+def test_explicit_count_caps_the_numba_kernels_threads(restore_threads):
+    """A run told to use one thread must not keep a numba OpenMP worker spinning on a second core."""
+    numba = pytest.importorskip("numba")
+    before = numba.get_num_threads()
+    try:
+        env = make_batched("3m", num_envs=64, num_threads=1, kernel="numba")
+        assert numba.get_num_threads() == 1
+        out = env.reset(seed=0)
+        env.step(out["avail_actions"].to(torch.int64).argmax(-1))  # a parallel step (64 >= 32 envs)
+        assert numba.get_num_threads() == 1
+        big = numba.config.NUMBA_NUM_THREADS + 5  # more than the pool holds: capped at its size, not an error
+        make_batched("3m", num_envs=4, num_threads=big, kernel="numba")
+        assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
+    finally:
+        numba.set_num_threads(before)

@@ -137,7 +137,9 @@ class SMACSim:
             simulator picks them for ``num_envs`` (one thread below 2,048 envs on CPU; see
             ``sim.threads`` and README "Speed") unless you chose already (``OMP_NUM_THREADS``, or
             ``torch.set_num_threads`` after importing ``sc2_envs``), and says so once on stderr.
-            The count in effect is ``self.num_threads``.
+            The count in effect is ``self.num_threads``. An int also caps the numba kernels'
+            threads (``numba.set_num_threads(min(num_threads, NUMBA_NUM_THREADS))`` in the calling
+            thread): a run told to use one core must not keep an OpenMP worker spinning on another.
         kernel: execution path of the step's stages (actions -> orders, enemy AI, the 8 game loops,
             then result, reward, available actions, observations and state, and the observation
             of auto-reset envs): ``"torch"`` (the reference tensor code, any device, ``compile``),
@@ -238,6 +240,7 @@ class SMACSim:
         self.num_envs = num_envs
         self.device = _as_device(device)
         self.num_threads = apply_num_threads(num_threads, num_envs, self.device)
+        self._explicit_threads = num_threads is not None
         self.autoreset = autoreset
         self.lenient_actions = lenient_actions
         self.n_agents = self.spec.n_agents
@@ -310,6 +313,10 @@ class SMACSim:
         self._tick_kernel = self._observe_kernel = self._step_kernel = self._scenario_reset = None
         if self.kernel != "numba":
             return
+        if self._explicit_threads:
+            from sc2_envs.sim.kernels import limit_numba_threads
+
+            limit_numba_threads(self.num_threads)
         from sc2_envs.sim.kernels.step import StepKernel
         from sc2_envs.sim.kernels.tick import TickKernel
 
