@@ -46,6 +46,7 @@ A checkpoint file that already exists is reused (``--retrain`` to train again); 
 
 from __future__ import annotations
 
+import collections
 import csv
 import glob
 import os
@@ -464,13 +465,21 @@ def _cell_text(r) -> str:
     return f"**{r.win_rate:.2f}** [{r.ci_low:.2f}, {r.ci_high:.2f}]" if r.kind == "in-distribution" else text
 
 
+def series_labels(rows: list) -> dict[str, str]:
+    """Row label of each checkpoint in ``rows`` (first-seen order): ``"3m+8m (gnn)"``, and where two
+    checkpoints share one (e.g. two seeds of one recipe), each followed by its file name's stem."""
+    series = list(dict.fromkeys(r.checkpoint for r in rows))
+    first = {ck: next(r for r in rows if r.checkpoint == ck) for ck in series}
+    plain = {ck: f"{r.source_map} ({r.actor_type})" for ck, r in first.items()}
+    counts = collections.Counter(plain.values())
+    return {ck: lab if counts[lab] == 1 else f"{lab} {Path(ck).stem}" for ck, lab in plain.items()}
+
+
 def matrix_markdown(rows: list, columns: list[str]) -> str:
     """Markdown pivot: one line per checkpoint, one column per map; in-distribution cells in bold."""
-    series = list(dict.fromkeys(r.checkpoint for r in rows))
     lines = ["| checkpoint | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
-    for ck in series:
+    for ck, label in series_labels(rows).items():
         mine = {r.target_map: r for r in rows if r.checkpoint == ck}
-        label = f"{mine[columns[0]].source_map} ({mine[columns[0]].actor_type})" if columns else ck
         lines.append(f"| {label} | " + " | ".join(_cell_text(mine[m]) if m in mine else "" for m in columns) + " |")
     return "\n".join(lines) + "\n"
 
@@ -484,13 +493,11 @@ def plot_matrix(rows: list, columns: list[str], path: Path, title: str) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    series = list(dict.fromkeys(r.checkpoint for r in rows))
+    named = series_labels(rows)
+    series, labels = list(named), list(named.values())
     grid = np.full((len(series), len(columns)), np.nan)
-    labels = []
     for i, ck in enumerate(series):
         mine = {r.target_map: r for r in rows if r.checkpoint == ck}
-        any_row = next(iter(mine.values()))
-        labels.append(f"{any_row.source_map} ({any_row.actor_type})")
         for j, m in enumerate(columns):
             if m in mine and not mine[m].error:
                 grid[i, j] = mine[m].win_rate

@@ -457,6 +457,22 @@ def test_transfer_matrix_writes_csv_markdown_and_a_heat_map(tmp_path, capsys):
     assert "transfer matrix: 2 checkpoints" in capsys.readouterr().out
 
 
+def test_matrix_rows_of_two_seeds_of_one_recipe_are_told_apart_by_file_name():
+    from types import SimpleNamespace as Row
+
+    rows = [
+        Row(checkpoint="ck/marine_s1.pt", source_map="3m+8m", actor_type="gnn", target_map="3m"),
+        Row(checkpoint="ck/marine_s1.pt", source_map="3m+8m", actor_type="gnn", target_map="8m"),
+        Row(checkpoint="ck/marine_s2.pt", source_map="3m+8m", actor_type="gnn", target_map="3m"),
+        Row(checkpoint="ck/mmm.pt", source_map="MMM", actor_type="gnn", target_map="3m"),
+    ]
+    assert transfer_table.series_labels(rows) == {
+        "ck/marine_s1.pt": "3m+8m (gnn) marine_s1",
+        "ck/marine_s2.pt": "3m+8m (gnn) marine_s2",
+        "ck/mmm.pt": "MMM (gnn)",  # a unique label stays short
+    }
+
+
 def test_maps_without_type_bits_but_other_unit_types_get_a_vocabulary():
     """so_many_baneling (zealots vs banelings) and corridor (zealots vs zerglings) have no type bits;
     read alike they would give banelings and zerglings one anonymous enemy encoding."""
