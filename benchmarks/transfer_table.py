@@ -468,9 +468,9 @@ def _cell_text(r) -> str:
 def series_labels(rows: list) -> dict[str, str]:
     """Row label of each checkpoint in ``rows`` (first-seen order): ``"3m+8m (gnn)"``, and where two
     checkpoints share one (e.g. two seeds of one recipe), each followed by its file name's stem."""
-    series = list(dict.fromkeys(r.checkpoint for r in rows))
-    first = {ck: next(r for r in rows if r.checkpoint == ck) for ck in series}
-    plain = {ck: f"{r.source_map} ({r.actor_type})" for ck, r in first.items()}
+    plain: dict[str, str] = {}
+    for r in rows:
+        plain.setdefault(r.checkpoint, f"{r.source_map} ({r.actor_type})")
     counts = collections.Counter(plain.values())
     return {ck: lab if counts[lab] == 1 else f"{lab} {Path(ck).stem}" for ck, lab in plain.items()}
 

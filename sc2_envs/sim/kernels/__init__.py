@@ -29,23 +29,33 @@ def numba_available() -> str | None:
     return None
 
 
+def keeping_torch_threads(fn, *args):
+    """``fn(*args)``, with torch's intra-op thread count as it was before the call; returns its result.
+
+    Why: numba's ``omp`` threading layer runs on torch's OpenMP runtime, and starting its pool or a
+    ``parallel=True`` kernel can change the count torch reads (``torch.get_num_threads()`` read 2
+    instead of the simulator's 1 after a parallel step in a benchmark run)."""
+    import torch
+
+    n = torch.get_num_threads()
+    out = fn(*args)
+    if torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+    return out
+
+
 def limit_numba_threads(num_threads: int) -> int:
     """Cap numba's threads in the calling thread at ``num_threads`` (and at ``NUMBA_NUM_THREADS``,
-    the pool's size); returns the count in effect.
+    the pool's size), keeping torch's count; returns the count in effect.
 
     Why: ``numba.get_num_threads()`` defaults to the core count whatever torch was told, and the
     OpenMP worker of a ``parallel=True`` kernel spin-waits between calls, so a training run given
     one thread (``--torch-threads 1``) kept a second core busy (measured: 93 % of a core, and two
-    such runs side by side at 45 env steps/s instead of ~185). Torch's own count is kept: starting
-    numba's OpenMP pool can change the OpenMP thread count torch reads."""
+    such runs side by side at 45 env steps/s instead of ~185)."""
     import numba
-    import torch
 
-    torch_threads = torch.get_num_threads()
     n = max(1, min(int(num_threads), numba.config.NUMBA_NUM_THREADS))
-    numba.set_num_threads(n)
-    if torch.get_num_threads() != torch_threads:
-        torch.set_num_threads(torch_threads)
+    keeping_torch_threads(numba.set_num_threads, n)
     return n
 
 
@@ -54,4 +64,4 @@ if numba_available() is None:  # before any kernel module is imported: numba pic
 
     _install_cache_locators()
 
-__all__ = ["KERNELS", "limit_numba_threads", "numba_available"]
+__all__ = ["KERNELS", "keeping_torch_threads", "limit_numba_threads", "numba_available"]

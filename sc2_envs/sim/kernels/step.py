@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from sc2_envs.sim import rng
+from sc2_envs.sim.kernels import keeping_torch_threads
 from sc2_envs.sim.kernels.observe import _F_EPISODE_LIMIT, _observe_env, _step_env
 from sc2_envs.sim.kernels.observe_v2 import _NO_RANK, V_LIMIT, _observe_env_v2, _step_env_v2, v2_placeholders
 from sc2_envs.sim.kernels.observe_v2 import _scratch as _v2_scratch
@@ -469,12 +470,10 @@ class StepKernel:
             dead_a, dead_e, alive, self._stats_np,
         )  # fmt: skip
         if par:
-            n = torch.get_num_threads()  # see TickKernel._run_parallel
             if self._schedule is None or self._schedule_key != (B, threads):
                 self._schedule, self._schedule_key = ScheduleChooser(), (B, threads)
-            code, value = self._schedule.run(_step_serial, _step_parallel, *args)  # same results, the faster call
-            if torch.get_num_threads() != n:
-                torch.set_num_threads(n)
+            # same results, the faster call
+            code, value = keeping_torch_threads(self._schedule.run, _step_serial, _step_parallel, *args)
         else:
             code, value = _step_serial(*args)
         if code != OK:

@@ -29,6 +29,7 @@ import torch
 from sc2_envs.sim.dynamics import _BEAM_HALF_LENGTH, _BEAM_HALF_WIDTH, _EPS, RAMP_MAX_STEP, Dynamics
 from sc2_envs.sim.enemy_ai import _INF, ACQUIRE_MIN, KEEP_BONUS, LEASH, EnemyAI
 from sc2_envs.sim.features import MOVE_AMOUNT, N_ACTIONS_NO_ATTACK
+from sc2_envs.sim.kernels import keeping_torch_threads
 from sc2_envs.sim.state import (
     ORDER_ATTACK,
     ORDER_ATTACK_MOVE,
@@ -1269,14 +1270,9 @@ class TickKernel:
 
     @staticmethod
     def _run_parallel(fn, *args) -> None:
-        """Call a ``parallel=True`` kernel and keep torch's thread count: numba's OpenMP threading
-        layer can change the OpenMP thread count torch reads (``torch.get_num_threads()`` read 2
-        instead of the simulator's 1 after a parallel step in a benchmark run), overriding the
-        thread count ``SMACSim`` chose for the torch stages."""
-        n = torch.get_num_threads()
-        fn(*args)
-        if torch.get_num_threads() != n:
-            torch.set_num_threads(n)
+        """Call a ``parallel=True`` kernel keeping torch's thread count (``kernels.keeping_torch_threads``),
+        which numba's OpenMP layer would otherwise override for the torch stages ``SMACSim`` runs."""
+        keeping_torch_threads(fn, *args)
 
     def orders(self, st: WorldState, actions: torch.Tensor) -> None:
         """Orders stage in place: ``actions [B, N]`` int64 (checked by ``SMACSim``), then the enemy AI."""
