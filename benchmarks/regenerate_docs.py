@@ -17,7 +17,9 @@ the MLP checkpoints):
   MLP baselines for 102,400 env steps each, then evaluates them the same way).
 * ``checkpoints/transfer_matrix.csv`` / ``.md`` / ``.png``: ``benchmarks/transfer_table.py --matrix``
   on every shipped checkpoint ``checkpoints/*.pt`` (single- and multi-map), 100 greedy episodes per
-  cell on every map sharing a unit class with a checkpoint (n/a cells where it cannot play). The
+  cell on every map sharing a unit class with a checkpoint (n/a cells where it cannot play), and
+  ``checkpoints/transfer_matrix_seeds.csv`` / ``.md``, its median over the seeds of each recipe
+  (written when two shipped checkpoints are seeds of one recipe). The
   README's transfer-matrix picture is that PNG; the Markdown is not (yet) rendered into a doc block.
 
 ``checkpoints/figures.json`` records, per step, the commit, date, exact command and run time of its
@@ -50,6 +52,8 @@ REPO = Path(__file__).resolve().parents[1]
 CKPT = REPO / "checkpoints"
 GNN_CSV, GNN_PNG, MLP_CSV = CKPT / "transfer_gnn.csv", CKPT / "transfer_gnn.png", CKPT / "transfer_mlp.csv"
 MATRIX = {ext: CKPT / f"transfer_matrix.{ext}" for ext in ("csv", "md", "png")}
+SEEDS = {ext: CKPT / f"transfer_matrix_seeds.{ext}" for ext in ("csv", "md")}
+"""The matrix's median over seeds, written only when two shipped checkpoints are seeds of one recipe."""
 META = CKPT / "figures.json"
 WORK = Path("runs") / "regenerate_docs"  # outputs of the commands (MLP checkpoints, logs), relative to REPO
 DOCS = [REPO / "docs" / "transfer.md", CKPT / "README.md"]
@@ -129,7 +133,8 @@ def outputs(out: Path) -> dict[str, list[tuple[Path, Path]]]:
     return {
         "transfer_gnn": [(gnn[-1] / "transfer.csv", GNN_CSV), (gnn[-1] / "transfer.png", GNN_PNG)],
         "transfer_mlp": [(out / "mlp" / "transfer_table.csv", MLP_CSV)],
-        "transfer_matrix": [(out / "matrix" / f"transfer_matrix.{ext}", shipped) for ext, shipped in MATRIX.items()],
+        "transfer_matrix": [(out / "matrix" / f"transfer_matrix.{ext}", shipped) for ext, shipped in MATRIX.items()]
+        + [(out / "matrix" / f"transfer_matrix_seeds.{ext}", shipped) for ext, shipped in SEEDS.items()],
     }
 
 
@@ -263,6 +268,10 @@ def run_steps(steps: list[str]) -> None:
         if proc.returncode != 0:
             raise SystemExit(f"[{step}] failed with exit code {proc.returncode}; nothing of this step was copied")
         for produced, shipped in outputs(REPO / out)[step]:
+            if not produced.is_file() and shipped in SEEDS.values():  # no two seeds of one recipe (any more)
+                shipped.unlink(missing_ok=True)
+                print(f"[{step}] no seeds of one recipe: {shipped.relative_to(REPO)} absent")
+                continue
             if not produced.is_file():
                 raise SystemExit(f"[{step}] did not write {produced}")
             if shipped.suffix in (".csv", ".md"):  # checkpoint paths relative to the repository, never this machine's

@@ -16,7 +16,10 @@ A cell the checkpoint cannot play is not an error: ``n/a (classes not covered)``
 the map has no actor in the checkpoint), ``n/a (size mismatch)`` (an MLP's flat input/output sizes
 differ) or ``n/a (layout mismatch)`` (a GNN's entity widths differ, e.g. another unit-type
 vocabulary: 1c3s5z's three type bits, or the single-type 3s_vs_3z with none, against 2s3z's two).
-Outputs ``<out_dir>/transfer_matrix.{csv,md,png}`` (the PNG is a heat map).
+Outputs ``<out_dir>/transfer_matrix.{csv,md,png}`` (the PNG is a heat map). Where several checkpoints
+are independent seeds of one recipe (same training maps, actor type and env steps), it also writes
+``<out_dir>/transfer_matrix_seeds.{csv,md}``: per recipe and map, the median win rate over the seeds,
+its min-max range and the seeds' own figures (:func:`seed_summary`).
 
     python benchmarks/transfer_table.py --matrix --sources --checkpoints checkpoints/*.pt --episodes 100
     python benchmarks/transfer_table.py --matrix --sources --checkpoints a.pt --maps 3m 8m --episodes 20   # a few cells
@@ -52,6 +55,7 @@ import glob
 import os
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -484,6 +488,120 @@ def matrix_markdown(rows: list, columns: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+SEED_COLUMNS = [
+    "source_map",
+    "actor_type",
+    "source_steps",
+    "target_map",
+    "kind",
+    "seeds",
+    "n",
+    "median",
+    "min",
+    "max",
+    "win_rates",
+    "episodes",
+    "error",
+]
+"""Columns of ``transfer_matrix_seeds.csv`` (one line per recipe and target map; see :func:`seed_summary`)."""
+
+
+def seed_summary(rows: list, seeds: dict[str, int | None]) -> list[dict]:
+    """Median over independent seeds of each recipe, per target map.
+
+    A recipe is what a checkpoint was trained as, less its seed: the training map(s) (``source_map``),
+    the actor type and the env steps (``source_steps``); two checkpoints of one recipe at other budgets
+    are two recipes. Only recipes with >= 2 checkpoints are summarized.
+
+    Args:
+        rows: ``eval_transfer.TransferRow``-like rows of :func:`matrix_rows` (``checkpoint``,
+            ``source_map``, ``actor_type``, ``source_steps``, ``target_map``, ``kind``, ``win_rate``,
+            ``episodes``, ``error``).
+        seeds: training seed of each checkpoint path (``args["seed"]`` of its file; ``None`` if unknown).
+
+    Returns:
+        One dict per (recipe, target map) in first-seen order, keys :data:`SEED_COLUMNS`: ``n``
+        checkpoints, ``seeds`` (``"1 2 3"``), ``median`` / ``min`` / ``max`` of their win rates and
+        ``win_rates`` in the order of ``seeds`` (``None`` and ``error`` = the n/a label, shared by the
+        seeds, where a cell is n/a for any of them), ``episodes`` per seed.
+
+    Raises:
+        ValueError: two checkpoints of one recipe claim the same seed (the same run twice is not two seeds).
+    """
+    groups: dict[tuple, list[str]] = {}
+    for r in rows:
+        ckpts = groups.setdefault((r.source_map, r.actor_type, r.source_steps), [])
+        if r.checkpoint not in ckpts:
+            ckpts.append(r.checkpoint)
+    out = []
+    for (source, actor, steps), ckpts in groups.items():
+        if len(ckpts) < 2:
+            continue
+        known = [seeds.get(c) for c in ckpts if seeds.get(c) is not None]
+        if len(known) != len(set(known)):
+            raise ValueError(f"recipe {source} ({actor}, {steps} env steps): checkpoints {ckpts} share a seed ({known})")
+        cells: dict[str, list] = {}
+        for r in rows:
+            if r.checkpoint in ckpts:
+                cells.setdefault(r.target_map, []).append(r)
+        for target, cell in cells.items():
+            cell.sort(key=lambda r: ckpts.index(r.checkpoint))
+            errors = sorted({_cell_text(r) for r in cell if r.error})
+            rates = None if errors else [float(r.win_rate) for r in cell]
+            out.append(
+                {
+                    "source_map": source,
+                    "actor_type": actor,
+                    "source_steps": steps,
+                    "target_map": target,
+                    "kind": cell[0].kind,
+                    "seeds": " ".join("?" if seeds.get(r.checkpoint) is None else str(seeds[r.checkpoint]) for r in cell),
+                    "n": len(cell),
+                    "median": None if rates is None else statistics.median(rates),
+                    "min": None if rates is None else min(rates),
+                    "max": None if rates is None else max(rates),
+                    "win_rates": None if rates is None else " ".join(f"{x:.2f}" for x in rates),
+                    "episodes": " ".join(str(r.episodes) for r in cell if r.episodes is not None),
+                    "error": " / ".join(errors),
+                }
+            )
+    return out
+
+
+def seed_summary_markdown(summary: list[dict], columns: list[str]) -> str:
+    """Markdown pivot of :func:`seed_summary`: one line per recipe, one column per map, cells
+    ``median [min-max]`` (bold: a training map), ``""`` if there is no summary."""
+    recipes: dict[tuple, dict[str, dict]] = {}
+    for s in summary:
+        recipes.setdefault((s["source_map"], s["actor_type"], s["source_steps"], s["seeds"]), {})[s["target_map"]] = s
+    if not recipes:
+        return ""
+    lines = ["| recipe (seeds) | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+    for (source, actor, steps, seed_list), cells in recipes.items():
+        texts = []
+        for m in columns:
+            s = cells.get(m)
+            if s is None:
+                texts.append("")
+            elif s["median"] is None:
+                texts.append(s["error"])
+            else:
+                med = f"**{s['median']:.2f}**" if s["kind"] == "in-distribution" else f"{s['median']:.2f}"
+                texts.append(f"{med} [{s['min']:.2f}-{s['max']:.2f}]")
+        label = f"{source} ({actor}, {steps:,} env steps; seeds {seed_list.replace(' ', ', ')})"
+        lines.append(f"| {label} | " + " | ".join(texts) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_seed_summary(summary: list[dict], path: Path) -> None:
+    """``summary`` as CSV (columns :data:`SEED_COLUMNS`, empty where a figure is absent)."""
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=SEED_COLUMNS)
+        w.writeheader()
+        for s in summary:
+            w.writerow({k: ("" if s[k] is None else s[k]) for k in SEED_COLUMNS})
+
+
 def plot_matrix(rows: list, columns: list[str], path: Path, title: str) -> None:
     """Heat map of the win rates (rows: checkpoints, columns: maps), each cell annotated with the win rate
     and its Wilson 95 % interval; cells the checkpoint cannot play are grey with their n/a label."""
@@ -566,6 +684,17 @@ def run_matrix(args: Args, paths: list[Path], out: Path, smacv2: bool = False) -
     title = f"{'SMACv2 transfer' if smacv2 else 'Transfer matrix'}: greedy win rate, {args.episodes} episodes per cell"
     plot_matrix(rows, columns, out / f"{stem}.png", title)
     print("\n" + table + na_notes(rows))
+    seeds = {p: et.read_checkpoint(p).get("args", {}).get("seed") for p in dict.fromkeys(r.checkpoint for r in rows)}
+    summary = seed_summary(rows, seeds)
+    if summary:
+        seed_table = seed_summary_markdown(summary, columns)
+        write_seed_summary(summary, out / f"{stem}_seeds.csv")
+        (out / f"{stem}_seeds.md").write_text(
+            f"Median greedy win rate [min-max] over the independent seeds of each recipe (same training maps, actor "
+            f"and env steps), {args.episodes} episodes per seed and cell (evaluation seed {args.eval_seed}); bold: a "
+            f"training map of the recipe; each seed's own figures in `{stem}_seeds.csv` and `{stem}.csv`.\n\n" + seed_table
+        )
+        print("median over seeds:\n" + seed_table)
     print(f"wrote {out / (stem + '.csv')}, .md, .png ({time.time() - t0:.0f} s)")
     return table
 

@@ -473,6 +473,88 @@ def test_matrix_rows_of_two_seeds_of_one_recipe_are_told_apart_by_file_name():
     }
 
 
+def _seed_row(ck, target, win_rate, steps=100, source="3m+8m", error="", kind="in-distribution"):
+    from types import SimpleNamespace as Row
+
+    return Row(
+        checkpoint=ck,
+        source_map=source,
+        actor_type="gnn",
+        source_steps=steps,
+        target_map=target,
+        kind=kind,
+        win_rate=None if error else win_rate,
+        episodes=None if error else 100,
+        error=error,
+    )
+
+
+def test_seed_summary_takes_the_median_over_the_seeds_of_one_recipe_only():
+    rows = [
+        _seed_row("s1.pt", "3m", 1.0),
+        _seed_row("s1.pt", "25m", 0.46, kind="scale-up"),
+        _seed_row("s2.pt", "3m", 0.9),
+        _seed_row("s2.pt", "25m", 0.74, kind="scale-up"),
+        _seed_row("s3.pt", "3m", 0.95),
+        _seed_row("s3.pt", "25m", 0.60, kind="scale-up"),
+        _seed_row("s4.pt", "3m", 0.2, steps=50),  # another budget: another recipe, alone, not summarized
+        _seed_row("mmm.pt", "3m", 0.5, source="MMM"),
+    ]
+    seeds = {"s1.pt": 1, "s2.pt": 2, "s3.pt": 3, "s4.pt": 4, "mmm.pt": 1}
+    summary = transfer_table.seed_summary(rows, seeds)
+    assert [(s["target_map"], s["n"], s["seeds"], s["median"], s["min"], s["max"], s["win_rates"]) for s in summary] == [
+        ("3m", 3, "1 2 3", 0.95, 0.9, 1.0, "1.00 0.90 0.95"),
+        ("25m", 3, "1 2 3", 0.60, 0.46, 0.74, "0.46 0.74 0.60"),
+    ]
+    table = transfer_table.seed_summary_markdown(summary, ["3m", "25m", "MMM"])
+    assert (
+        table.splitlines()[2] == "| 3m+8m (gnn, 100 env steps; seeds 1, 2, 3) | **0.95** [0.90-1.00] | 0.60 [0.46-0.74] |  |"
+    )
+    assert transfer_table.seed_summary(rows[:2] + rows[6:], seeds) == []  # no recipe with two seeds
+
+
+def test_seed_summary_keeps_n_a_cells_and_refuses_one_seed_twice():
+    na = transfer_table.NOT_COVERED
+    rows = [_seed_row("a.pt", "MMM", None, error=na), _seed_row("b.pt", "MMM", None, error=na)]
+    (s,) = transfer_table.seed_summary(rows, {"a.pt": 1, "b.pt": None})
+    assert s["median"] is None and s["error"] == na and s["seeds"] == "1 ?"
+    assert transfer_table.seed_summary_markdown([s], ["MMM"]).splitlines()[2].endswith(f"| {na} |")
+    with pytest.raises(ValueError, match=r"share a seed \(\[1, 1\]\)"):
+        transfer_table.seed_summary(rows, {"a.pt": 1, "b.pt": 1})
+
+
+def test_transfer_matrix_writes_the_median_over_two_seeds(tmp_path):
+    paths = []
+    for seed in (1, 2):
+        torch.manual_seed(seed)
+        infos = _infos("3m", "8m")
+        policy, critic, _, _ = build_multi_map_models(infos, "gnn", hidden=8, heads=2)
+        paths.append(str(tmp_path / f"s{seed}.pt"))
+        save_checkpoint(
+            paths[-1], policy, critic, infos[0], {"map": ["3m", "8m"], "seed": seed}, global_step=7, maps=["3m", "8m"]
+        )
+    args = transfer_table.Args(
+        matrix=True,
+        sources=(),
+        checkpoints=tuple(paths),
+        maps=("3m", "8m"),
+        episodes=3,
+        max_envs=3,
+        out_dir=str(tmp_path / "out"),
+    )
+    transfer_table.main(args)
+    with open(tmp_path / "out" / "transfer_matrix.csv", newline="") as f:
+        cells = {(r["checkpoint"], r["target_map"]): float(r["win_rate"]) for r in csv.DictReader(f)}
+    with open(tmp_path / "out" / "transfer_matrix_seeds.csv", newline="") as f:
+        summary = list(csv.DictReader(f))
+    assert [(s["target_map"], s["seeds"], s["n"]) for s in summary] == [("3m", "1 2", "2"), ("8m", "1 2", "2")]
+    for s in summary:
+        per_seed = [cells[(p, s["target_map"])] for p in paths]
+        assert float(s["median"]) == pytest.approx(sum(per_seed) / 2)
+        assert (float(s["min"]), float(s["max"])) == (min(per_seed), max(per_seed))
+    assert "seeds 1, 2" in (tmp_path / "out" / "transfer_matrix_seeds.md").read_text()
+
+
 def test_maps_without_type_bits_but_other_unit_types_get_a_vocabulary():
     """so_many_baneling (zealots vs banelings) and corridor (zealots vs zerglings) have no type bits;
     read alike they would give banelings and zerglings one anonymous enemy encoding."""
