@@ -58,6 +58,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import textwrap
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -629,7 +630,9 @@ def plot_matrix(rows: list, columns: list[str], path: Path, title: str) -> None:
             if r is None:
                 continue
             if r.error:
-                text, color = _cell_text(r).replace("n/a (", "n/a\n("), "#555555"
+                # "n/a" over the reason, a few words a line: a whole label is wider than a cell
+                reason = _cell_text(r).removeprefix("n/a").strip(" ()")
+                text, color = "n/a\n" + textwrap.fill(reason, width=12), "#555555"
             else:
                 text = f"{r.win_rate:.2f}\n[{r.ci_low:.2f}, {r.ci_high:.2f}]"
                 color = "black" if r.win_rate > 0.6 else "white"
