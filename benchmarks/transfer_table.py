@@ -425,8 +425,11 @@ def smacv2_cells(config: dict, scenarios: list[str]) -> dict[str, str]:
     return {m: smacv2_cell(config, m) for m in scenarios}
 
 
-def matrix_rows(args: Args, paths: list[Path], columns_fn=None, cells_fn=None) -> tuple[list, list[str]]:
-    """Evaluate every playable (checkpoint, map) cell; returns ``(rows, columns)``.
+def matrix_rows(args: Args, paths: list[Path], columns_fn=None, cells_fn=None) -> tuple[list, list[str], dict]:
+    """Evaluate every playable (checkpoint, map) cell; returns ``(rows, columns, seeds)``.
+
+    ``seeds``: the training seed of each checkpoint path (``args["seed"]`` of its file, ``None`` if absent),
+    for :func:`seed_summary`.
 
     ``rows``: ``eval_transfer.TransferRow`` per cell, ``error`` set to the n/a label (and no figures)
     where ``cells_fn`` says the checkpoint cannot play the map. ``columns_fn(configs, maps)`` /
@@ -460,7 +463,7 @@ def matrix_rows(args: Args, paths: list[Path], columns_fn=None, cells_fn=None) -
                 _cell_text(r) if r.error else f"{r.win_rate:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}] ({time.time() - t0:.0f} s)"
             )
             print(f"  {row_label(cfg)} -> {m}: {shown}", flush=True)
-    return rows, columns
+    return rows, columns, {p: c.get("args", {}).get("seed") for p, c in ckpts.items()}
 
 
 def _cell_text(r) -> str:
@@ -672,9 +675,9 @@ def run_matrix(args: Args, paths: list[Path], out: Path, smacv2: bool = False) -
     if args.episodes < 100:
         print(f"note: {args.episodes} episodes per cell (fewer than 100): a quick look, not a figure to report")
     if smacv2:
-        rows, columns = matrix_rows(args, paths, smacv2_columns, smacv2_cells)
+        rows, columns, seeds = matrix_rows(args, paths, smacv2_columns, smacv2_cells)
     else:
-        rows, columns = matrix_rows(args, paths)
+        rows, columns, seeds = matrix_rows(args, paths)
     out.mkdir(parents=True, exist_ok=True)
     et.write_csv(rows, str(out / f"{stem}.csv"))
     head = (
@@ -687,7 +690,6 @@ def run_matrix(args: Args, paths: list[Path], out: Path, smacv2: bool = False) -
     title = f"{'SMACv2 transfer' if smacv2 else 'Transfer matrix'}: greedy win rate, {args.episodes} episodes per cell"
     plot_matrix(rows, columns, out / f"{stem}.png", title)
     print("\n" + table + na_notes(rows))
-    seeds = {p: et.read_checkpoint(p).get("args", {}).get("seed") for p in dict.fromkeys(r.checkpoint for r in rows)}
     summary = seed_summary(rows, seeds)
     if summary:
         seed_table = seed_summary_markdown(summary, columns)
