@@ -355,6 +355,67 @@ def status_line(r: Running, now: float) -> str:
     return f"  {r.job.label}: {last} | {ages}"
 
 
+def supervise(
+    jobs: list[Job], out: str, args, parallel: int, threads: int | None = None, follow_up=None, start: float | None = None
+) -> list[tuple[Job, int, str]]:
+    """Run ``jobs`` (at most ``parallel`` at a time, each :func:`launch`-ed with its own log and heartbeat)
+    until all have ended; returns ``(job, exit status, reason)`` per ended job, in the order they ended.
+
+    Every second each running job is checked (:func:`health`): an exit is reported at once (with its
+    log's last lines when the status is not 0), a frozen or stalled job gets a stack dump and is killed
+    (:func:`stop_hung`). ``follow_up(job, rc, status)`` (optional) returns jobs to run next, before the
+    jobs still pending (e.g. a training run's final evaluation). SIGINT / SIGTERM: the pending jobs are
+    dropped and one SIGINT goes to each running training job (which checkpoints and stops); the jobs
+    already queued by ``follow_up`` still run. Past ``args.time_budget_s + 120`` s (when > 0) nothing
+    new starts and the running jobs are killed. ``args`` needs the timeouts :func:`health` reads,
+    ``status_interval_s`` and ``time_budget_s``.
+    """
+    start = time.time() if start is None else start
+    pending, queued, running, done = list(jobs), [], [], []
+    last_status = start
+    stop = runs.GracefulStop().install()  # SIGINT / SIGTERM: each run checkpoints and stops; results are still collected
+    forwarded = False
+    try:
+        while pending or queued or running:
+            if stop.requested and not forwarded:
+                forwarded, pending = True, []
+                for r in running:
+                    if r.job.kind == "train":
+                        r.proc.send_signal(signal.SIGINT)
+            while (queued or pending) and len(running) < parallel:
+                job = queued.pop(0) if queued else pending.pop(0)
+                running.append(launch(job, out, args.heartbeat_interval_s, threads))
+            time.sleep(1.0)
+            now = time.time()
+            for r in list(running):
+                h = health(r, args, now)
+                if h is None:
+                    continue
+                status, words = h
+                rc = r.proc.returncode if status == "exited" else stop_hung(r)
+                r.log.close()
+                running.remove(r)
+                reason = words if status == "exited" else f"{status}: {words}; killed ({describe_exit(rc)})"
+                done.append((r.job, rc, reason))
+                print(f"[{now - start:6.0f} s] {r.job.label}: {reason}", flush=True)
+                if rc != 0 or status != "exited":
+                    print("    " + log_tail(r.log_path, 12).replace("\n", "\n    "), flush=True)
+                if follow_up is not None:
+                    queued.extend(follow_up(r.job, rc, status))
+            if running and args.status_interval_s > 0 and now - last_status >= args.status_interval_s:
+                last_status = now
+                print(f"[{now - start:6.0f} s] status:\n" + "\n".join(status_line(r, now) for r in running), flush=True)
+            if args.time_budget_s > 0 and now - start > args.time_budget_s + 120:
+                pending, queued = [], []
+                for r in running:
+                    if r.proc.poll() is None:
+                        kill_process_group(r.proc.pid)
+                        print(f"killed {r.job.label}: over the time budget", flush=True)
+    finally:
+        stop.restore()
+    return done
+
+
 # ---------------------------------------------------------------------------- results
 
 
@@ -632,52 +693,18 @@ def main(args: Args) -> dict:
     )
     if args.final_episodes < 100:
         print(f"note: --final-episodes {args.final_episodes} (< 100): the final figures are a quick look, not for reporting")
+
+    def follow_up(job: Job, rc: int, status: str) -> list[Job]:
+        if job.kind != "train" or rc != 0 or status != "exited":
+            return []
+        ckpt = find_checkpoint(out, job)
+        if ckpt is None:
+            print(f"    no checkpoint {job.exp}.pt in its run folder: no final evaluation", flush=True)
+            return []
+        return [Job("eval", job.algo, job.actor, job.map, job.seed, eval_args(args, job, ckpt, out))]
+
     start = time.time()
-    pending, evals, running, done = list(jobs), [], [], []
-    last_status = start
-    stop = runs.GracefulStop().install()  # SIGINT / SIGTERM: each run checkpoints and stops; results are still collected
-    forwarded = False
-    while pending or evals or running:
-        if stop.requested and not forwarded:
-            forwarded, pending = True, []
-            for r in running:
-                if r.job.kind == "train":
-                    r.proc.send_signal(signal.SIGINT)
-        while (evals or pending) and len(running) < parallel:
-            job = evals.pop(0) if evals else pending.pop(0)
-            running.append(launch(job, out, args.heartbeat_interval_s, threads if args.device == "cpu" else None))
-        time.sleep(1.0)
-        now = time.time()
-        for r in list(running):
-            h = health(r, args, now)
-            if h is None:
-                continue
-            status, words = h
-            rc = r.proc.returncode if status == "exited" else stop_hung(r)
-            r.log.close()
-            running.remove(r)
-            reason = words if status == "exited" else f"{status}: {words}; killed ({describe_exit(rc)})"
-            done.append((r.job, rc, reason))
-            print(f"[{now - start:6.0f} s] {r.job.label}: {reason}", flush=True)
-            if rc != 0 or status != "exited":
-                print("    " + log_tail(r.log_path, 12).replace("\n", "\n    "), flush=True)
-            elif r.job.kind == "train":
-                ckpt = find_checkpoint(out, r.job)
-                if ckpt is None:
-                    print(f"    no checkpoint {r.job.exp}.pt in its run folder: no final evaluation", flush=True)
-                else:
-                    j = r.job
-                    evals.append(Job("eval", j.algo, j.actor, j.map, j.seed, eval_args(args, j, ckpt, out)))
-        if running and args.status_interval_s > 0 and now - last_status >= args.status_interval_s:
-            last_status = now
-            print(f"[{now - start:6.0f} s] status:\n" + "\n".join(status_line(r, now) for r in running), flush=True)
-        if args.time_budget_s > 0 and now - start > args.time_budget_s + 120:
-            pending, evals = [], []
-            for r in running:
-                if r.proc.poll() is None:
-                    kill_process_group(r.proc.pid)
-                    print(f"killed {r.job.label}: over the time budget", flush=True)
-    stop.restore()
+    done = supervise(jobs, out, args, parallel, threads if args.device == "cpu" else None, follow_up, start)
 
     curves = []
     for job, _rc, _ in done:

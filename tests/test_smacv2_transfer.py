@@ -342,6 +342,26 @@ def test_a_stalled_run_gets_a_stack_dump_and_is_killed(tmp_path):
     assert "train_step" in r.log_path.read_text()  # faulthandler's dump of the main thread, on SIGUSR1
 
 
+def test_supervise_runs_every_job_and_its_follow_ups_and_reports_each_exit(tmp_path, capsys):
+    (tmp_path / "logs").mkdir()
+    ok, bad = tmp_path / "ok.py", tmp_path / "bad.py"
+    ok.write_text("print('fine', flush=True)\n")
+    bad.write_text("import sys\nsys.exit(4)\n")
+    args = lc.Args(heartbeat_interval_s=0.2, heartbeat_timeout_s=5, startup_timeout_s=20, status_interval_s=0.5)
+    jobs = [lc.Job("train", "happo", "gnn", "3m", s, [str(ok if s == 1 else bad)]) for s in (1, 2)]
+    asked = []
+
+    def follow_up(job, rc, status):
+        asked.append((job.seed, rc, status))
+        return [lc.Job("eval", job.algo, job.actor, job.map, job.seed, [str(ok)])] if job.kind == "train" and rc == 0 else []
+
+    done = lc.supervise(jobs, str(tmp_path), args, parallel=1, follow_up=follow_up)
+    assert [(j.kind, j.seed, rc) for j, rc, _ in done] == [("train", 1, 0), ("eval", 1, 0), ("train", 2, 4)]
+    assert sorted(asked) == [(1, 0, "exited"), (1, 0, "exited"), (2, 4, "exited")]
+    assert done[2][2] == "exit code 4" and "train happo gnn 3m seed 2: exit code 4" in capsys.readouterr().out
+    assert (tmp_path / "logs" / "eval_happo_gnn_3m_seed1.log").read_text().rstrip().endswith("fine")
+
+
 def test_run_supervised_rejects_bad_arguments(tmp_path):
     for argv, message in ((["b"], "usage"), (["b", "x", "s.py"], "INTERVAL_S 'x'"), (["b", "1", "nope.py"], "'nope.py'")):
         res = subprocess.run(
