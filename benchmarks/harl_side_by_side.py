@@ -57,7 +57,7 @@ LAUNCHER = os.path.join(REPO, "sc2_envs", "adapters", "harl_smac.py")
 
 
 @dataclass
-class Args:
+class Args(lc.SupervisionArgs):
     harl_path: str = ""
     """a checkout of github.com/PKU-MARL/HARL (default: $HARL_PATH)"""
     maps: tuple[str, ...] = ("3m", "2s3z")
@@ -92,16 +92,6 @@ class Args:
     """parent folder of this invocation's own new folder"""
     time_budget_s: float = 0.0
     """HARL side: past this many seconds (+120) nothing new starts and running HARL runs are killed (0: none)"""
-    heartbeat_interval_s: float = 1.0
-    """seconds between the heartbeats of each run"""
-    heartbeat_timeout_s: float = 10.0
-    """a run whose heartbeat is older than this is frozen: stack dump, killed"""
-    startup_timeout_s: float = 120.0
-    """a run with no heartbeat this long after its start is frozen"""
-    stall_timeout_s: float = 900.0
-    """a run whose log has not grown for this long (heartbeat alive) is stalled: stack dump, killed (0: never)"""
-    status_interval_s: float = 60.0
-    """seconds between the status lines (one per running job)"""
     dry_run: bool = False
     """print the HARL commands and our side's plan, start nothing"""
 
@@ -130,7 +120,8 @@ def check_args(args: Args) -> None:
         ValueError: no or a bad HARL checkout (:func:`harl_root`), a map that is not a SMAC v1 map (HARL's
             ``smac`` env; the message lists them), repeated maps or seeds, a negative seed, a budget,
             interval, episode count, thread count or parallelism below 1, a ``--target`` outside (0, 1],
-            a non-finite float, an ``--ours`` folder without ``learning_curves.csv``, or bad timeouts.
+            a non-finite float, an ``--ours`` folder without ``learning_curves.csv``, a negative time budget, or
+            supervision settings :func:`learning_curves.check_supervision_args` rejects.
     """
     harl_root(args)
     nonfinite = runs.nonfinite_flag(args)
@@ -156,8 +147,9 @@ def check_args(args: Args) -> None:
         raise ValueError(f"--target {args.target}: expected a win rate in (0, 1]")
     if args.ours and not os.path.isfile(os.path.join(args.ours, "learning_curves.csv")):
         raise ValueError(f"--ours {args.ours!r}: expected a learning_curves output folder with learning_curves.csv")
-    if args.time_budget_s < 0 or args.stall_timeout_s < 0:
-        raise ValueError(f"--time-budget-s {args.time_budget_s} / --stall-timeout-s {args.stall_timeout_s}: expected >= 0")
+    if args.time_budget_s < 0:
+        raise ValueError(f"--time-budget-s {args.time_budget_s}: expected a value >= 0 (0: none)")
+    lc.check_supervision_args(args)
     if not args.ours:
         lc.check_args(ours_args(args, "<out>"))
 

@@ -72,7 +72,24 @@ EVAL_SCRIPT = os.path.join(REPO, "algos", "eval_transfer.py")
 
 
 @dataclass
-class Args:
+class SupervisionArgs:
+    """The supervision settings of a harness's runs (:func:`supervise`, :func:`health`), shared by the
+    benchmarks that start supervised runs (this one, ``harl_side_by_side.py``)."""
+
+    heartbeat_interval_s: float = 1.0
+    """seconds between the heartbeats of each run"""
+    heartbeat_timeout_s: float = 10.0
+    """a run whose heartbeat is older than this is frozen: stack dump, killed"""
+    startup_timeout_s: float = 120.0
+    """a run with no heartbeat this long after its start is frozen"""
+    stall_timeout_s: float = 900.0
+    """a run whose log has not grown for this long (heartbeat alive) is stalled: stack dump, killed (0: never)"""
+    status_interval_s: float = 60.0
+    """seconds between the harness's status lines (one per running job)"""
+
+
+@dataclass
+class Args(SupervisionArgs):
     maps: tuple[str, ...] = ("2s3z", "3s5z")
     """SMAC maps or SMACv2 scenarios to train on (sc2_envs.list_maps("all")); `A+B` trains one run on both"""
     seeds: tuple[int, ...] = (1, 2, 3)
@@ -109,16 +126,6 @@ class Args:
     """extra arguments for every training run, e.g. --extra="--ent-coef 0.005" """
     transfer_maps: tuple[str, ...] = ("2s3z", "3s5z", "3s5z_vs_3s6z")
     """zero-shot evaluation: every final checkpoint is also evaluated on these maps / scenarios (empty: none)"""
-    heartbeat_interval_s: float = 1.0
-    """seconds between the heartbeats of each run"""
-    heartbeat_timeout_s: float = 10.0
-    """a run whose heartbeat is older than this is frozen: stack dump, killed"""
-    startup_timeout_s: float = 120.0
-    """a run with no heartbeat this long after its start is frozen"""
-    stall_timeout_s: float = 900.0
-    """a run whose log has not grown for this long (heartbeat alive) is stalled: stack dump, killed (0: never)"""
-    status_interval_s: float = 60.0
-    """seconds between the harness's status lines (one per running job)"""
     dry_run: bool = False
     """print the job plan (every command) and exit: nothing is started or written"""
 
@@ -600,6 +607,24 @@ def plot(rows: list[dict], args: Args, path: str, summary: list[dict]) -> None:
 _ZERO = {"time_budget_s": "none", "eval_reserve_s": "none", "max_parallel": "all training runs", "stall_timeout_s": "never"}
 
 
+def check_supervision_args(args: SupervisionArgs) -> None:
+    """Reject supervision settings that cannot work.
+
+    Raises:
+        ValueError: a heartbeat interval, startup timeout or status interval that is not positive, a
+            heartbeat timeout not above the heartbeat interval, or a negative stall timeout.
+    """
+    if min(args.heartbeat_interval_s, args.startup_timeout_s) <= 0 or args.heartbeat_timeout_s <= args.heartbeat_interval_s:
+        raise ValueError(
+            f"--heartbeat-interval-s {args.heartbeat_interval_s}, --heartbeat-timeout-s {args.heartbeat_timeout_s}, "
+            f"--startup-timeout-s {args.startup_timeout_s}: expected positive seconds, the timeout above the interval"
+        )
+    if args.status_interval_s <= 0:
+        raise ValueError(f"--status-interval-s {args.status_interval_s}: expected seconds > 0")
+    if args.stall_timeout_s < 0:
+        raise ValueError(f"--stall-timeout-s {args.stall_timeout_s}: expected a value >= 0 (0: never)")
+
+
 def check_args(args: Args) -> None:
     """Reject a bad command line before anything is started or written.
 
@@ -626,11 +651,7 @@ def check_args(args: Args) -> None:
         raise ValueError(
             f"--final-episodes {args.final_episodes} / --eval-max-envs {args.eval_max_envs}: expected integers >= 1"
         )
-    if min(args.heartbeat_interval_s, args.startup_timeout_s) <= 0 or args.heartbeat_timeout_s <= args.heartbeat_interval_s:
-        raise ValueError(
-            f"--heartbeat-interval-s {args.heartbeat_interval_s}, --heartbeat-timeout-s {args.heartbeat_timeout_s}, "
-            f"--startup-timeout-s {args.startup_timeout_s}: expected positive seconds, the timeout above the interval"
-        )
+    check_supervision_args(args)
     nonfinite = runs.nonfinite_flag(args)
     if nonfinite:  # NaN passes no comparison, so it would slip through the ranges below
         raise ValueError(nonfinite)
@@ -652,8 +673,6 @@ def check_args(args: Args) -> None:
     for flag in ("time_budget_s", "eval_reserve_s", "max_parallel", "stall_timeout_s"):
         if getattr(args, flag) < 0:
             raise ValueError(f"--{flag.replace('_', '-')} {getattr(args, flag)}: expected a value >= 0 (0: {_ZERO[flag]})")
-    if args.status_interval_s <= 0:
-        raise ValueError(f"--status-interval-s {args.status_interval_s}: expected seconds > 0")
     import torch
 
     if args.device == "cuda" and not torch.cuda.is_available():

@@ -103,9 +103,14 @@ def test_ours_is_read_from_a_learning_curves_folder(tmp_path):
         ({"target": float("nan")}, "--target nan"),
         ({"ours": "/nonexistent/lc"}, "--ours '/nonexistent/lc': expected a learning_curves output folder"),
         ({"ours_total_timesteps": 10}, "--total-timesteps 10: expected at least one batch"),
+        ({"heartbeat_timeout_s": 0.5}, "--heartbeat-timeout-s 0.5, --startup-timeout-s 120.0: expected positive"),
+        ({"ours": "<lc>", "stall_timeout_s": -1.0}, "--stall-timeout-s -1.0: expected a value >= 0"),
+        ({"time_budget_s": -1.0}, "--time-budget-s -1.0: expected a value >= 0"),
     ],
 )
 def test_bad_input_names_the_value_before_anything_starts(fake_harl, tmp_path, change, message):
+    if change.get("ours") == "<lc>":  # a valid --ours folder: the supervision settings are still checked
+        change = {**change, "ours": _ours_folder(tmp_path / "lc", [])}
     args = sbs.Args(**{"harl_path": fake_harl, "out_dir": str(tmp_path / "out"), **change})
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("[", r"\[")):
         sbs.main(args)
