@@ -6,8 +6,8 @@ simulator with HARL's default HAPPO configuration (``harl/configs/algos_cfgs/hap
 threads x 200 steps per update, MLP [128, 128], lr 5e-4, 5 PPO epochs, 1 minibatch) and its SMAC
 defaults (``state_type FP``). Only the budget, the evaluation cadence and size, the seed, CUDA off
 and the torch threads are set here; ``--harl-extra`` passes any other HARL override. HARL's
-evaluations are greedy (``deterministic=True``) over ``--eval-episodes`` episodes on its own
-evaluation envs, every ``--eval-interval`` updates (with the defaults 5 x 4,000 = 20,000 env steps),
+evaluations are greedy (``deterministic=True``) over at least ``--eval-episodes`` episodes on its own
+10 evaluation envs (it stops at the step where the count reaches it, so e.g. 101), every ``--eval-interval`` updates (with the defaults 5 x 4,000 = 20,000 env steps),
 and are read from the ``progress.txt`` its SMAC logger writes (``env steps, mean return, win rate``).
 
 Our side is ``benchmarks/learning_curves.py`` (HAPPO with GNN class actors, ``algos/happo_gnn.py``)
@@ -37,8 +37,10 @@ from __future__ import annotations
 
 import csv
 import glob
+import math
 import os
 import re
+import shlex
 import statistics
 import sys
 import time
@@ -75,7 +77,7 @@ class Args(lc.SupervisionArgs):
     torch_threads: int = 1
     """HARL's `--torch_threads` (its rollout envs run in their own processes besides)"""
     harl_extra: str = ""
-    """extra HARL overrides for every HARL run, e.g. --harl-extra="--n_rollout_threads 8" """
+    """extra HARL overrides for every HARL run, pairs of --key value (shell quoting), e.g. --harl-extra="--n_rollout_threads 8"; not the keys this script sets (RESERVED)"""
     ours: str = ""
     """an existing learning_curves output folder (its learning_curves.csv) for our side; empty: run it here"""
     ours_total_timesteps: int = 409_600
@@ -113,6 +115,65 @@ def harl_root(args: Args) -> str:
     return root
 
 
+RESERVED = (
+    "--harl-path",
+    "--algo",
+    "--env",
+    "--exp_name",
+    "--map_name",
+    "--num_env_steps",
+    "--cuda",
+    "--torch_threads",
+    "--eval_interval",
+    "--eval_episodes",
+    "--seed",
+    "--log_dir",
+    "--use_eval",
+    "--dry-run",
+)
+"""HARL flags this benchmark sets (or relies on) itself; ``--harl-extra`` may not override them."""
+
+
+def harl_overrides(extra: str) -> dict[str, str]:
+    """``--harl-extra`` as HARL's ``--key value`` pairs (shell quoting honoured, ``shlex.split``).
+
+    Raises:
+        ValueError: a token that is not ``--key`` where a key is due, a key without a value, a key
+            given twice, or a key in :data:`RESERVED` (HARL's ``train.py`` pairs its leftover
+            arguments as key/value and silently drops keys it does not know, so a stray token would
+            silently change the run)."""
+    tokens = shlex.split(extra)
+    out: dict[str, str] = {}
+    for i in range(0, len(tokens), 2):
+        key = tokens[i]
+        if not key.startswith("--") or len(key) < 3:
+            raise ValueError(f"--harl-extra {extra!r}: {key!r} where a HARL --key was expected (pairs of --key value)")
+        if i + 1 >= len(tokens):
+            raise ValueError(f"--harl-extra {extra!r}: {key} has no value (pairs of --key value)")
+        if key in RESERVED:
+            raise ValueError(f"--harl-extra {extra!r}: {key} is set by this benchmark; expected none of {', '.join(RESERVED)}")
+        if key in out:
+            raise ValueError(f"--harl-extra {extra!r}: {key} given twice")
+        out[key] = tokens[i + 1]
+    return out
+
+
+def harl_update_steps(args: Args) -> int:
+    """Env steps per HARL update: ``n_rollout_threads x episode_length`` (20 x 200 by HARL's happo defaults,
+    or as ``--harl-extra`` sets them).
+
+    Raises:
+        ValueError: either override is not a positive integer."""
+    extra = harl_overrides(args.harl_extra)
+    sizes = []
+    for key, default in (("--n_rollout_threads", 20), ("--episode_length", 200)):
+        value = extra.get(key, str(default))
+        if not value.isdigit() or int(value) < 1:
+            raise ValueError(f"--harl-extra {key} {value!r}: expected an integer >= 1")
+        sizes.append(int(value))
+    return sizes[0] * sizes[1]
+
+
 def check_args(args: Args) -> None:
     """Reject a bad command line before anything starts.
 
@@ -120,7 +181,10 @@ def check_args(args: Args) -> None:
         ValueError: no or a bad HARL checkout (:func:`harl_root`), a map that is not a SMAC v1 map (HARL's
             ``smac`` env; the message lists them), repeated maps or seeds, a negative seed, a budget,
             interval, episode count, thread count or parallelism below 1, a ``--target`` outside (0, 1],
-            a non-finite float, an ``--ours`` folder without ``learning_curves.csv``, a negative time budget, or
+            a non-finite float, a HARL budget too small for one evaluation, a bad ``--harl-extra``
+            (:func:`harl_overrides`), an ``--out-dir`` that is a file, an ``--ours`` folder without
+            ``learning_curves.csv`` or without evaluations for every map and seed (or one :func:`read_ours`
+            cannot read), bad ``--ours-*`` sizes, a negative time budget, or
             supervision settings :func:`learning_curves.check_supervision_args` rejects.
     """
     harl_root(args)
@@ -143,14 +207,36 @@ def check_args(args: Args) -> None:
     for flag in ("num_env_steps", "eval_interval", "eval_episodes", "torch_threads", "max_parallel"):
         if getattr(args, flag) < 1:
             raise ValueError(f"--{flag.replace('_', '-')} {getattr(args, flag)}: expected an integer >= 1")
+    per_update = harl_update_steps(args)
+    if args.num_env_steps < args.eval_interval * per_update:  # HARL evaluates every eval_interval updates, never at the end
+        raise ValueError(
+            f"--num-env-steps {args.num_env_steps} with --eval-interval {args.eval_interval}: HARL would never evaluate; "
+            f"expected at least {args.eval_interval * per_update:,} env steps ({args.eval_interval} updates of {per_update:,})"
+        )
     if not 0.0 < args.target <= 1.0:
         raise ValueError(f"--target {args.target}: expected a win rate in (0, 1]")
-    if args.ours and not os.path.isfile(os.path.join(args.ours, "learning_curves.csv")):
-        raise ValueError(f"--ours {args.ours!r}: expected a learning_curves output folder with learning_curves.csv")
+    if os.path.exists(args.out_dir) and not os.path.isdir(args.out_dir):
+        raise ValueError(f"--out-dir {args.out_dir!r} is a file; expected a folder (made if absent)")
+    if args.ours:
+        if not os.path.isfile(os.path.join(args.ours, "learning_curves.csv")):
+            raise ValueError(f"--ours {args.ours!r}: expected a learning_curves output folder with learning_curves.csv")
+        ours = read_ours(args.ours)
+        missing = [f"{m} seed {s}" for m in args.maps for s in args.seeds if not ours.get((m, s))]
+        if missing:
+            raise ValueError(f"--ours {args.ours!r}: no happo/gnn evaluations for {', '.join(missing)}")
     if args.time_budget_s < 0:
         raise ValueError(f"--time-budget-s {args.time_budget_s}: expected a value >= 0 (0: none)")
     lc.check_supervision_args(args)
     if not args.ours:
+        for flag in ("ours_total_timesteps", "ours_num_envs", "ours_num_steps", "ours_eval_interval"):
+            if getattr(args, flag) < 1:
+                raise ValueError(f"--{flag.replace('_', '-')} {getattr(args, flag)}: expected an integer >= 1")
+        batch = args.ours_num_envs * args.ours_num_steps
+        if args.ours_total_timesteps < batch:
+            raise ValueError(
+                f"--ours-total-timesteps {args.ours_total_timesteps}: expected at least one batch of {batch} env steps "
+                "(--ours-num-envs x --ours-num-steps)"
+            )
         lc.check_args(ours_args(args, "<out>"))
 
 
@@ -194,7 +280,8 @@ def harl_jobs(args: Args) -> list[lc.Job]:
             cmd = [LAUNCHER, "--harl-path", root, "--algo", "happo", "--env", "smac", "--exp_name", harl_exp(m, s)]
             cmd += ["--map_name", m, "--state_type", "FP", "--num_env_steps", str(args.num_env_steps), "--cuda", "False"]
             cmd += ["--torch_threads", str(args.torch_threads), "--eval_interval", str(args.eval_interval)]
-            cmd += ["--eval_episodes", str(args.eval_episodes), "--seed", str(s), *args.harl_extra.split()]
+            cmd += ["--eval_episodes", str(args.eval_episodes), "--seed", str(s)]
+            cmd += [t for kv in harl_overrides(args.harl_extra).items() for t in kv]
             jobs.append(lc.Job("train", "harl-happo", "mlp", m, s, cmd))
     return jobs
 
@@ -204,9 +291,10 @@ def read_harl_progress(path: str) -> list[dict]:
     ``[{"global_step", "eval_return", "win_rate"}]`` (floats).
 
     Raises:
-        ValueError: a line that is not three comma-separated numbers (names the file and line)."""
+        ValueError: a line that is not three comma-separated finite numbers, a win rate outside [0, 1], or
+            env steps that do not increase from line to line (names the file and line)."""
     rows = []
-    with open(path) as f:
+    with open(path, encoding="utf-8", errors="replace") as f:
         for i, line in enumerate(f, 1):
             if not line.strip():
                 continue
@@ -215,6 +303,12 @@ def read_harl_progress(path: str) -> list[dict]:
                 step, ret, win = (float(p) for p in parts)
             except ValueError:
                 raise ValueError(f"{path}:{i}: {line.strip()!r}; expected 'env_steps,eval_return,eval_win_rate'") from None
+            if not all(math.isfinite(v) for v in (step, ret, win)) or not 0.0 <= win <= 1.0:
+                raise ValueError(f"{path}:{i}: {line.strip()!r}; expected finite numbers and a win rate in [0, 1]")
+            if rows and step <= rows[-1]["global_step"]:
+                raise ValueError(
+                    f"{path}:{i}: env steps {step:g} after {rows[-1]['global_step']:g}; expected increasing steps"
+                )
             rows.append({"global_step": step, "eval_return": ret, "win_rate": win})
     return rows
 
@@ -244,20 +338,25 @@ def steps_to(curve: list[dict], target: float) -> float:
 def summary_row(
     method: str, map_name: str, curves: dict[int, list[dict]], sps: list[float], target: float, cadence: str
 ) -> dict:
-    """One line of the table from each seed's evaluations (``{seed: curve}``)."""
-    hits = {s: steps_to(c, target) for s, c in curves.items() if c}
-    fmt = {s: ("not reached" if h == float("inf") else f"{h:,.0f}") for s, h in hits.items()}
+    """One line of the table from each seed's evaluations (``{seed: curve}``): a seed without any
+    evaluation shows ``no evaluations`` and counts as never reaching ``target`` (infinite) in the median;
+    ``seeds`` counts the seeds with evaluations, ``sps`` holds those seeds' env steps per second."""
+    hits = {s: steps_to(c, target) for s, c in curves.items()}
+    fmt = {
+        s: ("no evaluations" if not curves[s] else "not reached" if h == float("inf") else f"{h:,.0f}")
+        for s, h in hits.items()
+    }
     med = statistics.median(hits.values()) if hits else None
     return {
         "method": method,
         "map": map_name,
-        "seeds": len(hits),
+        "seeds": sum(1 for c in curves.values() if c),
         f"env_steps_to_{target}": " / ".join(f"{fmt[s]} (seed {s})" for s in sorted(fmt)),
         f"median_env_steps_to_{target}": "" if med is None else ("not reached" if med == float("inf") else f"{med:,.0f}"),
         "median_last_eval_win_rate": (
-            f"{statistics.median(c[-1]['win_rate'] for c in curves.values() if c):.2f}" if hits else ""
+            f"{statistics.median(c[-1]['win_rate'] for c in curves.values() if c):.2f}" if any(curves.values()) else ""
         ),
-        "max_env_steps": f"{max(c[-1]['global_step'] for c in curves.values() if c):,.0f}" if hits else "",
+        "max_env_steps": f"{max(c[-1]['global_step'] for c in curves.values() if c):,.0f}" if any(curves.values()) else "",
         "median_sps": f"{statistics.median(sps):.0f}" if sps else "",
         "evaluations": cadence,
     }
@@ -270,15 +369,29 @@ def cadence(curves: dict[int, list[dict]]) -> str:
 
 
 def read_ours(path: str) -> dict[tuple[str, int], list[dict]]:
-    """learning_curves.csv of a learning_curves folder -> ``{(map, seed): curve}`` (happo, gnn rows)."""
+    """learning_curves.csv of a learning_curves folder -> ``{(map, seed): curve}`` (happo, gnn rows).
+
+    Raises:
+        ValueError: a missing column, or a row whose seed is not an integer or whose figures are not
+            finite numbers (a win rate in [0, 1]); the message names the file and line."""
     out: dict = {}
-    with open(os.path.join(path, "learning_curves.csv"), newline="") as f:
-        for r in csv.DictReader(f):
+    file = os.path.join(path, "learning_curves.csv")
+    cols = ("global_step", "wall_time_s", "win_rate", "eval_return")
+    with open(file, newline="", encoding="utf-8", errors="replace") as f:
+        reader = csv.DictReader(f)
+        lacking = [c for c in ("algo", "actor", "map", "seed", *cols) if c not in (reader.fieldnames or [])]
+        if lacking:
+            raise ValueError(f"{file}: no column {', '.join(lacking)}; expected learning_curves.py's learning_curves.csv")
+        for i, r in enumerate(reader, 2):
             if (r["algo"], r["actor"]) != ("happo", "gnn"):
                 continue
-            out.setdefault((r["map"], int(r["seed"])), []).append(
-                {k: float(r[k]) for k in ("global_step", "wall_time_s", "win_rate", "eval_return")}
-            )
+            try:
+                point, seed = {k: float(r[k]) for k in cols}, int(r["seed"])
+            except (TypeError, ValueError):
+                raise ValueError(f"{file}:{i}: {r}; expected an integer seed and numbers") from None
+            if not all(math.isfinite(v) for v in point.values()) or not 0.0 <= point["win_rate"] <= 1.0:
+                raise ValueError(f"{file}:{i}: {r}; expected finite numbers and a win rate in [0, 1]")
+            out.setdefault((r["map"], seed), []).append(point)
     for c in out.values():
         c.sort(key=lambda p: p["global_step"])
     return out
@@ -300,12 +413,22 @@ def main(args: Args) -> dict:
         )
         + f"; {args.max_parallel} run(s) at a time; target {args.target}"
     )
+    oa = ours_args(args, "<out>/ours")
+    _, _, our_threads, _ = lc.schedule(oa)
     print(header, flush=True)
+    print(
+        f"threads: HARL --torch_threads {args.torch_threads} plus its own env processes "
+        f"(n_rollout_threads x episode_length = {harl_update_steps(args):,} env steps per update)"
+        + ("" if args.ours else f"; ours --torch-threads {our_threads} per run (the CPUs over --max-parallel)"),
+        flush=True,
+    )
+    if args.ours:
+        print(f"note: our side is read from {args.ours} as it was run there (its own budget and evaluation settings)")
     if args.dry_run:
         for j in jobs:
             print(f"  [{j.name}] python {' '.join(j.script_args)}")
         if not args.ours:
-            lc.print_plan(ours_args(args, "<out>/ours"), lc.plan(ours_args(args, "<out>/ours")))
+            lc.print_plan(oa, lc.plan(oa, our_threads, lc.schedule(oa)[3]))
         return {"jobs": jobs}
     out = str(runs.make_run_dir(os.path.abspath(args.out_dir), f"harl_side_by_side__{int(time.time())}"))
     runs.write_run_meta(out, args, script=os.path.basename(__file__))
@@ -326,10 +449,16 @@ def main(args: Args) -> dict:
     for m in args.maps:
         curves, sps = {}, []
         for s in args.seeds:
-            curves[s] = harl_curve(out, m, s)
+            try:
+                curves[s] = harl_curve(out, m, s)
+            except (OSError, ValueError) as e:  # one unreadable run: reported, the others still summarised
+                curves[s] = []
+                failed.append(f"HARL {m} seed {s}: {e}")
+            if not curves[s] and not any(f.startswith(f"HARL {m} seed {s}:") for f in failed):
+                failed.append(f"HARL {m} seed {s}: no evaluations in its progress.txt")
             harl_rows += [{"map": m, "seed": s, **p} for p in curves[s]]
             fps = last_fps(os.path.join(out, "logs", lc.Job("train", "harl-happo", "mlp", m, s).name + ".log"))
-            if fps is not None:
+            if fps is not None and curves[s]:
                 sps.append(fps)
         rows.append(summary_row("HARL happo (MLP)", m, curves, sps, args.target, cadence(curves)))
         mine = {s: ours.get((m, s), []) for s in args.seeds}

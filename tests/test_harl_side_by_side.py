@@ -6,6 +6,7 @@ github.com/PKU-MARL/HARL (not on the package registries) in ``HARL_PATH`` and is
 
 import csv
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,14 @@ def test_harl_progress_is_read_as_env_steps_return_and_win_rate(tmp_path):
     p.write_text("20000,4.38,0.0\nwin rate 0.5\n")
     with pytest.raises(ValueError, match=r"progress.txt:2: 'win rate 0.5'; expected 'env_steps,eval_return,eval_win_rate'"):
         sbs.read_harl_progress(str(p))
+    for text, message in (
+        ("20000,4.38,nan\n", "progress.txt:1: '20000,4.38,nan'; expected finite numbers and a win rate in"),
+        ("20000,4.38,1.7\n", "progress.txt:1: '20000,4.38,1.7'; expected finite numbers and a win rate in"),
+        ("20000,4.38,0.1\n20000,5,0.2\n", "progress.txt:2: env steps 20000 after 20000; expected increasing steps"),
+    ):
+        p.write_text(text)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            sbs.read_harl_progress(str(p))
 
 
 def test_summary_gives_each_seed_its_crossing_and_counts_a_miss_as_infinite():
@@ -62,7 +71,11 @@ def test_summary_gives_each_seed_its_crossing_and_counts_a_miss_as_infinite():
     assert sbs.cadence({1: up, 2: never}) == "every 10,000 env steps" and sbs.cadence({1: []}) == ""
     two = sbs.summary_row("m", "3m", {1: up, 2: never}, [], 0.9, "")
     assert two["median_env_steps_to_0.9"] == "not reached" and two["median_sps"] == ""  # median of 20k and inf
-    assert sbs.summary_row("m", "3m", {1: []}, [], 0.9, "")["seeds"] == 0
+    lost = sbs.summary_row("m", "3m", {1: up, 2: [], 3: []}, [500.0], 0.9, "")  # two runs left no evaluation
+    assert lost["env_steps_to_0.9"] == "20,000 (seed 1) / no evaluations (seed 2) / no evaluations (seed 3)"
+    assert lost["seeds"] == 1 and lost["median_env_steps_to_0.9"] == "not reached"  # they count as infinite
+    empty = sbs.summary_row("m", "3m", {1: []}, [], 0.9, "")
+    assert empty["seeds"] == 0 and empty["median_last_eval_win_rate"] == "" and empty["max_env_steps"] == ""
 
 
 def test_harl_commands_use_its_defaults_and_name_each_run(fake_harl):
@@ -77,6 +90,23 @@ def test_harl_commands_use_its_defaults_and_name_each_run(fake_harl):
     assert job.name == "train_harl-happo_mlp_3m_seed4"
 
 
+def test_harl_extra_is_pairs_of_flags_that_the_benchmark_does_not_set(fake_harl):
+    assert sbs.harl_overrides("--n_rollout_threads 8 --note 'a b'") == {"--n_rollout_threads": "8", "--note": "a b"}
+    args = sbs.Args(harl_path=fake_harl, harl_extra="--n_rollout_threads 8 --episode_length 50")
+    assert sbs.harl_update_steps(args) == 400 and sbs.harl_update_steps(sbs.Args(harl_path=fake_harl)) == 4000
+    for extra, message in (
+        ("--seed 9", "--seed is set by this benchmark"),
+        ("--exp_name x", "--exp_name is set by this benchmark"),
+        ("--use_eval", "--use_eval has no value"),
+        ("n_rollout_threads 8", "'n_rollout_threads' where a HARL --key was expected"),
+        ("--lr 1 --lr 2", "--lr given twice"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            sbs.harl_overrides(extra)
+    with pytest.raises(ValueError, match=re.escape("--harl-extra --episode_length '0': expected an integer >= 1")):
+        sbs.harl_update_steps(sbs.Args(harl_path=fake_harl, harl_extra="--episode_length 0"))
+
+
 def test_ours_is_read_from_a_learning_curves_folder(tmp_path):
     folder = _ours_folder(
         tmp_path / "lc",
@@ -88,6 +118,13 @@ def test_ours_is_read_from_a_learning_curves_folder(tmp_path):
     )
     ours = sbs.read_ours(folder)
     assert list(ours) == [("3m", 1)] and [p["global_step"] for p in ours[("3m", 1)]] == [10240, 20480]
+    bad = _ours_folder(tmp_path / "bad", [("happo", "gnn", "3m", "1.5", 10240, 20.0, 0.4, 10.0, 2)])
+    with pytest.raises(ValueError, match=r"learning_curves.csv:2: .*expected an integer seed and numbers"):
+        sbs.read_ours(bad)
+    (tmp_path / "cols").mkdir()
+    (tmp_path / "cols" / "learning_curves.csv").write_text("algo,actor,map,seed,global_step\n")
+    with pytest.raises(ValueError, match="no column wall_time_s, win_rate, eval_return"):
+        sbs.read_ours(str(tmp_path / "cols"))
 
 
 @pytest.mark.parametrize(
@@ -102,16 +139,25 @@ def test_ours_is_read_from_a_learning_curves_folder(tmp_path):
         ({"target": 1.5}, "--target 1.5: expected a win rate in"),
         ({"target": float("nan")}, "--target nan"),
         ({"ours": "/nonexistent/lc"}, "--ours '/nonexistent/lc': expected a learning_curves output folder"),
-        ({"ours_total_timesteps": 10}, "--total-timesteps 10: expected at least one batch"),
+        ({"ours_total_timesteps": 10}, "--ours-total-timesteps 10: expected at least one batch"),
+        ({"num_env_steps": 3999, "eval_interval": 1}, "HARL would never evaluate; expected at least 4,000 env steps"),
+        ({"harl_extra": "--seed 5"}, "--seed is set by this benchmark"),
+        ({"out_dir": "<file>"}, "is a file; expected a folder"),
+        ({"ours": "<lc>", "seeds": (1, 2)}, "no happo/gnn evaluations for 3m seed 2"),
+        ({"ours_eval_interval": 0}, "--ours-eval-interval 0: expected an integer >= 1"),
+        ({"ours_num_envs": 0}, "--ours-num-envs 0: expected an integer >= 1"),
         ({"heartbeat_timeout_s": 0.5}, "--heartbeat-timeout-s 0.5, --startup-timeout-s 120.0: expected positive"),
-        ({"ours": "<lc>", "stall_timeout_s": -1.0}, "--stall-timeout-s -1.0: expected a value >= 0"),
+        ({"ours": "<lc>", "seeds": (1,), "stall_timeout_s": -1.0}, "--stall-timeout-s -1.0: expected a value >= 0"),
         ({"time_budget_s": -1.0}, "--time-budget-s -1.0: expected a value >= 0"),
     ],
 )
 def test_bad_input_names_the_value_before_anything_starts(fake_harl, tmp_path, change, message):
-    if change.get("ours") == "<lc>":  # a valid --ours folder: the supervision settings are still checked
-        change = {**change, "ours": _ours_folder(tmp_path / "lc", [])}
-    args = sbs.Args(**{"harl_path": fake_harl, "out_dir": str(tmp_path / "out"), **change})
+    if change.get("ours") == "<lc>":  # a valid --ours folder (3m, seed 1)
+        change = {**change, "ours": _ours_folder(tmp_path / "lc", [("happo", "gnn", "3m", 1, 512, 2.0, 0.25, 5.0, 1)])}
+    if change.get("out_dir") == "<file>":
+        (tmp_path / "afile").write_text("")
+        change = {**change, "out_dir": str(tmp_path / "afile")}
+    args = sbs.Args(**{"harl_path": fake_harl, "out_dir": str(tmp_path / "out"), "maps": ("3m",), **change})
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("[", r"\[")):
         sbs.main(args)
     assert not (tmp_path / "out").exists()
