@@ -414,7 +414,7 @@ def main(args: Args) -> dict:
         + f"; {args.max_parallel} run(s) at a time; target {args.target}"
     )
     oa = ours_args(args, "<out>/ours")
-    _, _, our_threads, _ = lc.schedule(oa)
+    _, _, our_threads, our_budget = lc.schedule(oa)
     print(header, flush=True)
     print(
         f"threads: HARL --torch_threads {args.torch_threads} plus its own env processes "
@@ -428,7 +428,7 @@ def main(args: Args) -> dict:
         for j in jobs:
             print(f"  [{j.name}] python {' '.join(j.script_args)}")
         if not args.ours:
-            lc.print_plan(oa, lc.plan(oa, our_threads, lc.schedule(oa)[3]))
+            lc.print_plan(oa, lc.plan(oa, our_threads, our_budget))
         return {"jobs": jobs}
     out = str(runs.make_run_dir(os.path.abspath(args.out_dir), f"harl_side_by_side__{int(time.time())}"))
     runs.write_run_meta(out, args, script=os.path.basename(__file__))

@@ -604,7 +604,7 @@ def plot(rows: list[dict], args: Args, path: str, summary: list[dict]) -> None:
 # ---------------------------------------------------------------------------- main
 
 
-_ZERO = {"time_budget_s": "none", "eval_reserve_s": "none", "max_parallel": "all training runs", "stall_timeout_s": "never"}
+_ZERO = {"time_budget_s": "none", "eval_reserve_s": "none", "max_parallel": "all training runs"}
 
 
 def check_supervision_args(args: SupervisionArgs) -> None:
@@ -670,7 +670,7 @@ def check_args(args: Args) -> None:
         )
     if not 0.0 < args.target <= 1.0:
         raise ValueError(f"--target {args.target}: expected a win rate in (0, 1]")
-    for flag in ("time_budget_s", "eval_reserve_s", "max_parallel", "stall_timeout_s"):
+    for flag in ("time_budget_s", "eval_reserve_s", "max_parallel"):  # the stall timeout: check_supervision_args
         if getattr(args, flag) < 0:
             raise ValueError(f"--{flag.replace('_', '-')} {getattr(args, flag)}: expected a value >= 0 (0: {_ZERO[flag]})")
     import torch
