@@ -18,7 +18,13 @@ def test_kernel_entries_carry_the_digest_of_the_sources_they_are_built_from():
     names = {f.name for f in cache.source_files()}
     # the fused step compiles in tick's and observe's functions and the constants of these modules
     assert {"step.py", "tick.py", "observe.py", "dynamics.py", "features.py", "state.py", "units.py"} <= names
-    for fn in (step._step_serial, step._step_parallel, tick._tick, observe._observe_env, observe_v2._observe_env_v2):
+    for fn in (
+        *step._STEP_SERIAL.values(),
+        *step._STEP_RANGE.values(),
+        tick._tick,
+        observe._observe_env,
+        observe_v2._observe_env_v2,
+    ):
         loc = _locator(fn)
         assert type(loc).__name__.startswith("SC2Envs"), type(loc)
         own, digest = loc.get_source_stamp()

@@ -22,6 +22,7 @@ from sc2_envs.sim.dynamics import Dynamics
 from sc2_envs.sim.enemy_ai import EnemyAI
 from sc2_envs.sim.features import MOVE_AMOUNT, N_ACTIONS_NO_ATTACK, FeatureConfig, RewardConfig, SMACFeatures
 from sc2_envs.sim.features_v2 import SMACv2Features
+from sc2_envs.sim.first_use import first_call
 from sc2_envs.sim.state import (
     ORDER_ATTACK,
     ORDER_ATTACK_MOVE,
@@ -594,7 +595,8 @@ class SMACSim:
 
     def _observe(self) -> dict[str, torch.Tensor]:
         if self._observe_kernel is not None:
-            out = self._observe_kernel.observe(self.st)
+            kind = "observe (SMACv2)" if self.scenario is not None else "observe"
+            out = first_call(kind, self._observe_kernel.observe, self.st)
             # the step kernel's own copy: changing the returned tensor never changes the action check
             self._avail = self._step_kernel.avail_buffer(out["avail_actions"])
             if self.scenario is not None:
@@ -764,7 +766,7 @@ class SMACSim:
         avail = self._avail
         if avail is not kernel._avail_t:
             avail = self._avail = kernel.avail_buffer(avail)
-        code, value, arrays = kernel(self.st, a, avail, self._stat_counts)
+        code, value, arrays = first_call(kernel.family, kernel, self.st, a, avail, self._stat_counts)
         if code:
             from sc2_envs.sim.kernels.step import BAD_KIND, OUT_OF_RANGE
 

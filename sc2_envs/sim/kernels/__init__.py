@@ -32,9 +32,9 @@ def numba_available() -> str | None:
 def keeping_torch_threads(fn, *args):
     """``fn(*args)``, with torch's intra-op thread count as it was before the call; returns its result.
 
-    Why: numba's ``omp`` threading layer runs on torch's OpenMP runtime, and starting its pool or a
-    ``parallel=True`` kernel can change the count torch reads (``torch.get_num_threads()`` read 2
-    instead of the simulator's 1 after a parallel step in a benchmark run)."""
+    Why: numba's ``omp`` threading layer runs on torch's OpenMP runtime, and starting its pool (which
+    ``numba.get_num_threads`` does) can change the count torch reads (``torch.get_num_threads()`` read
+    2 instead of the simulator's 1 after a parallel step in a benchmark run)."""
     import torch
 
     n = torch.get_num_threads()
@@ -46,12 +46,13 @@ def keeping_torch_threads(fn, *args):
 
 def limit_numba_threads(num_threads: int) -> int:
     """Cap numba's threads in the calling thread at ``num_threads`` (and at ``NUMBA_NUM_THREADS``,
-    the pool's size), keeping torch's count; returns the count in effect.
+    the pool's size), keeping torch's count; returns the count in effect. The kernels' threaded
+    calls use one thread per chunk and ``numba.get_num_threads()`` chunks (``kernels.chunks``).
 
-    Why: ``numba.get_num_threads()`` defaults to the core count whatever torch was told, and the
-    OpenMP worker of a ``parallel=True`` kernel spin-waits between calls, so a training run given
-    one thread (``--torch-threads 1``) kept a second core busy (measured: 93 % of a core, and two
-    such runs side by side at 45 env steps/s instead of ~185)."""
+    Why: ``numba.get_num_threads()`` defaults to the core count whatever torch was told, so a
+    training run given one thread (``--torch-threads 1``) would step its envs on two (measured when
+    the threaded calls were OpenMP ``parallel=True`` kernels, whose worker spin-waited between
+    calls: 93 % of a second core, and two such runs side by side at 45 env steps/s instead of ~185)."""
     import numba
 
     n = max(1, min(int(num_threads), numba.config.NUMBA_NUM_THREADS))

@@ -2,7 +2,7 @@
 
 Numba keeps the machine code of a ``cache=True`` function with a stamp of *its own* source file
 (``numba.core.caching``: a SHA-256 of the file). A kernel also compiles in the code of the compiled
-functions it calls and the module constants it reads, from other files: ``step._step_serial`` holds
+functions it calls and the module constants it reads, from other files: ``step._STEP_SERIAL`` holds
 ``tick._tick`` and ``observe._observe_env``, whose constants come from ``sim.dynamics``,
 ``sim.features``, ``sim.state``, ``sim.enemy_ai``, ``sim.weapons``. After an edit (or an upgrade)
 of one of those files alone, numba would load the stale machine code and play the old rules

@@ -4,7 +4,7 @@
 (``SMACFeatures.game_result``, ``reward``, ``avail_actions``, ``obs``, ``state``; ``sim/features.py``)
 are about 150 small tensor operations per env step; at a batch of one env each costs microseconds
 of dispatch for a few dozen numbers. :class:`ObserveKernel` does the same work in one Numba call:
-a loop over envs (``numba.prange``, so across threads for large batches) and, inside, over agents
+a loop over envs (split into chunks on threads for large batches, ``kernels.chunks``) and, inside, over agents
 and units, reading and writing the ``WorldState`` tensors in place through zero-copy NumPy views.
 
 Bit equality with the torch path is by construction, not by tolerance: every value is computed
@@ -33,17 +33,17 @@ import torch
 
 try:
     import numba
-    from numba import prange
 except ImportError:  # pragma: no cover - exercised only where numba is absent
     numba = None
-    prange = range
 
 from sc2_envs.sim.features import N_ACTIONS_NO_ATTACK, SHOOT_RANGE, SIGHT_RANGE, SMACFeatures
+from sc2_envs.sim.kernels import keeping_torch_threads
+from sc2_envs.sim.kernels.chunks import run_chunks
 from sc2_envs.sim.state import WorldState
 
 PARALLEL_MIN_ENVS = 64
-"""Batches of at least this many envs run the threaded (``prange``) kernel; smaller ones the serial one,
-which saves the thread pool's wake-up (tens of microseconds) at B = 1."""
+"""Batches of at least this many envs run in chunks on threads (``kernels.chunks``); smaller ones in
+the calling thread, which saves the threads' wake-up (tens of microseconds) at B = 1."""
 
 # indices into the int64 ``flags`` array the kernels take
 (
@@ -419,10 +419,10 @@ def _observe_env(
 
 
 # ------------------------------------------------------------------------------------------------
-# drivers: the same body, serial and threaded
+# driver: all envs of ``env_ids`` in one call, or chunks of them on threads (``_drive``)
 
 
-def _make_driver(parallel: bool):
+def _make_driver():
     def drive(
         env_ids,
         do_step,
@@ -449,7 +449,7 @@ def _make_driver(parallel: bool):
         reward,
         result,
     ):
-        for k in prange(env_ids.shape[0]):
+        for k in range(env_ids.shape[0]):
             b = env_ids[k]
             if do_step:
                 _step_env(
@@ -489,13 +489,26 @@ def _make_driver(parallel: bool):
                 avail,
             )
 
-    # distinct names: Numba's on-disk cache is keyed by the function's qualified name
-    drive.__name__ = drive.__qualname__ = "observe_parallel" if parallel else "observe_serial"
-    return _njit(parallel=True)(drive) if parallel else _njit()(drive)
+    # a name of its own: Numba's on-disk cache is keyed by the function's qualified name
+    drive.__name__ = drive.__qualname__ = "observe_serial"
+    return _njit()(drive)
 
 
-# one serial and one threaded kernel serve both entry points (step and features-only): half the compile time
-_DRIVE = {False: _make_driver(False), True: _make_driver(True)}
+# one compiled driver serves both entry points (step and features-only) and the threaded calls
+_SERIAL = _make_driver()
+
+
+def _drive(parallel: bool, env_ids: np.ndarray, *args) -> None:
+    """``_SERIAL(env_ids, *args)``; with ``parallel``, on contiguous chunks of ``env_ids`` (one per
+    Numba thread, ``numba.get_num_threads()``), each on its own thread (``kernels.chunks``)."""
+    K = env_ids.shape[0]
+    n = min(K, keeping_torch_threads(numba.get_num_threads)) if parallel else 1
+    if n <= 1:
+        _SERIAL(env_ids, *args)
+        return
+    run_chunks(lambda lo, hi: _SERIAL(env_ids[lo:hi], *args), K, n)
+
+
 # placeholders for the step-only arrays in a features-only call (same types, so the same compiled kernel)
 _NO_ACTIONS = np.zeros((0, 0), dtype=np.int64)
 _NO_REWARD = np.zeros(0, dtype=np.float32)
@@ -535,9 +548,9 @@ class ObserveKernel:
 
     Args:
         features: the simulator's feature functions; their device must be the CPU.
-        parallel: ``True`` always runs the threaded kernel (``numba.prange`` over envs, Numba's
-            thread count: ``numba.set_num_threads``), ``False`` the serial one, ``None`` picks
-            threaded from ``PARALLEL_MIN_ENVS`` envs up.
+        parallel: ``True`` always splits the envs into chunks on threads (one per Numba thread:
+            ``numba.set_num_threads``; ``kernels.chunks``), ``False`` runs them in the calling
+            thread, ``None`` splits from ``PARALLEL_MIN_ENVS`` envs up.
 
     Raises:
         RuntimeError: Numba is not installed.
@@ -707,7 +720,8 @@ class ObserveKernel:
             o = self._check_out(B, out, _STEP_OUT)
             obs, state, avail = o["obs"].numpy(), o["state"].numpy(), o["avail_actions"].numpy()
             reward, result = o["reward"].numpy(), o["result"].numpy()
-        _DRIVE[self._use_parallel(B)](
+        _drive(
+            self._use_parallel(B),
             self._all_envs(B),
             True,
             pos,
@@ -792,7 +806,8 @@ class ObserveKernel:
             ids = np.ascontiguousarray(torch.as_tensor(env_ids).cpu().numpy(), dtype=np.int64).reshape(-1)
             if ids.size and (ids.min() < 0 or ids.max() >= B):
                 raise ValueError(f"env_ids must be in [0, {B}), got min {ids.min()} max {ids.max()}")
-        _DRIVE[self._use_parallel(ids.size)](
+        _drive(
+            self._use_parallel(ids.size),
             ids,
             False,
             pos,

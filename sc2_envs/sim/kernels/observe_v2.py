@@ -25,13 +25,14 @@ import operator
 import numba
 import numpy as np
 import torch
-from numba import prange
 
 from sc2_envs.sim.features_v2 import CONE_EPS, SMACv2Features
+from sc2_envs.sim.kernels import keeping_torch_threads
+from sc2_envs.sim.kernels.chunks import run_chunks
 from sc2_envs.sim.state import WorldState
 
 PARALLEL_MIN_ENVS = 64
-"""Batches of at least this many envs run the threaded (``prange``) driver (as ``observe.PARALLEL_MIN_ENVS``)."""
+"""Batches of at least this many envs run in chunks on threads (as ``observe.PARALLEL_MIN_ENVS``)."""
 
 # int64 flags ``vfl``
 (
@@ -466,31 +467,25 @@ def _scratch(vfl):
 
 
 # ------------------------------------------------------------------------------------------------
-# drivers: the same body, serial and threaded (distinct names: Numba's on-disk cache is keyed by name)
-def _make_driver(parallel: bool):
-    def drive(
-        n_chunks, env_ids, do_step, pos, health, shield, energy, cooldown, alive, prev_health, prev_shield, prev_alive,
-        last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward, rank, actions, kcon, pathing, height,
-        move_dirs, obs_pts, vfl, vfp, obs, state, avail, reward, result,
-    ):  # fmt: skip
-        K = env_ids.shape[0]
-        per = (K + n_chunks - 1) // n_chunks
-        for c in prange(n_chunks):
-            gdx, gdy, gd, see, shoot_ok, observed = _scratch(vfl)
-            for k in range(c * per, min(K, (c + 1) * per)):
-                b = env_ids[k]
-                if do_step:
-                    _step_env_v2(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps,
-                                 actions, unit_kind, max_reward, kcon, vfl, vfp, reward, result)  # fmt: skip
-                _observe_env_v2(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind,
-                                fov_dir, enemy_tag, rank, kcon, pathing, height, move_dirs, obs_pts, vfl, vfp, obs, state,
-                                avail, gdx, gdy, gd, see, shoot_ok, observed)  # fmt: skip
-
-    drive.__name__ = drive.__qualname__ = "observe_v2_parallel" if parallel else "observe_v2_serial"
-    return numba.njit(parallel=True, **_JIT)(drive) if parallel else numba.njit(**_JIT)(drive)
+# driver: the envs of ``env_ids`` in the calling thread; ``ObserveKernelV2._run`` gives chunks of them
+# to threads (``kernels.chunks``)
+@numba.njit(**_JIT)
+def _observe_v2_serial(
+    env_ids, do_step, pos, health, shield, energy, cooldown, alive, prev_health, prev_shield, prev_alive,
+    last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward, rank, actions, kcon, pathing, height,
+    move_dirs, obs_pts, vfl, vfp, obs, state, avail, reward, result,
+):  # fmt: skip
+    gdx, gdy, gd, see, shoot_ok, observed = _scratch(vfl)
+    for k in range(env_ids.shape[0]):
+        b = env_ids[k]
+        if do_step:
+            _step_env_v2(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps,
+                         actions, unit_kind, max_reward, kcon, vfl, vfp, reward, result)  # fmt: skip
+        _observe_env_v2(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind,
+                        fov_dir, enemy_tag, rank, kcon, pathing, height, move_dirs, obs_pts, vfl, vfp, obs, state,
+                        avail, gdx, gdy, gd, see, shoot_ok, observed)  # fmt: skip
 
 
-_DRIVE = {False: _make_driver(False), True: _make_driver(True)}
 _NO_ACTIONS = np.zeros((0, 0), dtype=np.int64)
 _NO_RANK = np.zeros((0, 0), dtype=np.int64)
 _NO_REWARD = np.zeros(0, dtype=np.float32)
@@ -589,8 +584,8 @@ class ObserveKernelV2:
 
     Args:
         features: the scenario's ``SMACv2Features`` on the CPU (float64 distances).
-        parallel: ``True`` / ``False`` force the threaded / serial driver; ``None`` picks threaded
-            from ``PARALLEL_MIN_ENVS`` envs up.
+        parallel: ``True`` / ``False`` force chunks on threads (one per Numba thread) / the
+            calling thread; ``None`` splits from ``PARALLEL_MIN_ENVS`` envs up.
 
     Raises:
         ValueError: features on another device than the CPU.
@@ -620,7 +615,7 @@ class ObserveKernelV2:
 
     def _chunks(self, n: int) -> int:
         par = self.parallel if self.parallel is not None else n >= PARALLEL_MIN_ENVS
-        return max(1, min(n, numba.get_num_threads())) if par else 0
+        return max(1, min(n, keeping_torch_threads(numba.get_num_threads))) if par else 1
 
     def _views(self, st: WorldState) -> tuple[tuple, int]:
         """Zero-copy NumPy views of the fields read or written (kept while ``st`` holds the same
@@ -688,7 +683,11 @@ class ObserveKernelV2:
 
     def _run(self, ids, do_step, v, rank, actions, obs, state, avail, reward, result) -> None:
         n = self._chunks(ids.shape[0])
-        _DRIVE[n > 0](max(n, 1), ids, do_step, *v, rank, actions, *self.consts, obs, state, avail, reward, result)
+        args = (do_step, *v, rank, actions, *self.consts, obs, state, avail, reward, result)
+        if n <= 1:
+            _observe_v2_serial(ids, *args)
+        else:
+            run_chunks(lambda lo, hi: _observe_v2_serial(ids[lo:hi], *args), ids.shape[0], n)
 
     def __call__(self, st: WorldState, actions: torch.Tensor, out: dict | None = None) -> dict[str, torch.Tensor]:
         """The observe stage of one env step, in place on ``st`` (as ``SMACSim._stage_observe``).

@@ -1,11 +1,12 @@
 """Serial or threaded kernel calls, chosen by their measured wall time (results are the same either way).
 
-A threaded (``numba.prange``) call is a fork/join over OpenMP threads: it ends when the last thread
-has done its chunk. On an idle 2-core machine it runs 2s3z's step about twice as fast as the serial
-call from 32 envs up. When another process keeps a core busy, the scheduler can leave one of the
-threads waiting for a time slice of several milliseconds, and every call waits for it. Measured with one
-competing busy process on the 2-core machine (2s3z, env steps/s, threaded / serial): 0.07x at
-B=32, 0.10x at B=64, 0.56x at B=256, 0.93x at B=1024 (``benchmarks/kernel_schedule.py``). A fixed
+A threaded call is a fork/join (chunks of envs on threads, ``kernels.chunks``): it ends when the
+last thread has done its chunk. On an idle 2-core machine it runs 2s3z's step about twice as fast as
+the serial call from 32 envs up. When another process keeps a core busy, the scheduler can leave one
+of the threads waiting for a time slice of several milliseconds, and every call waits for it.
+Measured with one competing busy process on the 2-core machine when the threads were Numba's OpenMP
+ones (2s3z, env steps/s, threaded / serial): 0.07x at B=32, 0.10x at B=64, 0.56x at B=256, 0.93x at
+B=1024 (``benchmarks/kernel_schedule.py``). A fixed
 rule by batch size cannot know the load, and the 1-minute load average reacts in tens of seconds,
 so :class:`ScheduleChooser` measures instead: it times the calls of each kind (seconds per call,
 smoothed), makes the faster kind the default, and re-times the other one every ``probe_every``

@@ -5,8 +5,9 @@ the game rules as per-env Numba functions. Called stage by stage from Python, a 
 more for the glue around them (argument views, action checks, result bookkeeping, copies, about
 40 small torch operations per step) than for the rules themselves. :class:`StepKernel` runs the
 whole step of one env in one loop body instead, and all envs in one call (from
-``tick.PARALLEL_MIN_ENVS`` envs up either serial or ``numba.prange`` over chunks of envs, whichever
-``kernels.schedule.ScheduleChooser`` measures faster under the machine's current load):
+``tick.PARALLEL_MIN_ENVS`` envs up either serial or split into chunks of envs on threads,
+``kernels.chunks``, whichever ``kernels.schedule.ScheduleChooser`` measures faster under the
+machine's current load):
 
 1. checks the actions against the previous step's available actions (range, then availability;
    with ``lenient_actions`` an unavailable action becomes stop, or no-op for a dead agent), before
@@ -27,6 +28,7 @@ one and requires equal outputs and states after every step.
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import numba
@@ -35,6 +37,7 @@ import torch
 
 from sc2_envs.sim import rng
 from sc2_envs.sim.kernels import keeping_torch_threads
+from sc2_envs.sim.kernels.chunks import run_chunks
 from sc2_envs.sim.kernels.observe import _F_EPISODE_LIMIT, _observe_env, _step_env
 from sc2_envs.sim.kernels.observe_v2 import _NO_RANK, V_LIMIT, _observe_env_v2, _step_env_v2, v2_placeholders
 from sc2_envs.sim.kernels.observe_v2 import _scratch as _v2_scratch
@@ -140,94 +143,102 @@ def _check_kinds(unit_kind, fl):
     return -1
 
 
-@numba.njit(**_JIT)
-def _step_range(
-    b0, b1, n_ticks, act,
-    pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-    jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-    prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward,
-    cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len,
-    fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, ucon, opath, height, oflags, fparams,
-    kcon, vpath, vheight, vmove, vpts, vfl, vfp,
-    avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, result, terminated, truncated,
-    battle_won, episode_limit, dead_allies, dead_enemies, agent_alive,
-):  # fmt: skip
-    """The whole step of envs ``b0 .. b1 - 1`` (scratch allocated once per range). A SMACv2 scenario
-    (``fl[FL_PER_ENV]``) gathers each env's unit tables first (``tick._env_tables``) and observes with
-    ``observe_v2`` (``kcon .. vfp``); a SMAC v1 map uses its fixed tables and ``observe`` (``ucon .. fparams``)."""
-    U = pos.shape[1]
-    N = fl[FL_N]
-    P = 1
-    while P < U:
-        P *= 2
-    sf = np.zeros((8, U), np.float32)
-    si = np.zeros((11, U), np.int64)
-    bx = np.zeros(P, np.float32)
-    by = np.zeros(P, np.float32)
-    # the tick scratch, made once per range as in ``tick._ticks_range`` (``_advance`` would rebuild
-    # the collision scratch and re-enter ``_tick`` on every tick of every env)
-    col, sweep, order, gl, pc, pj, ptx, pty = _collision_scratch(collide_pair, r2far)
-    tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
-    tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
-    boomv, burst, chase = si[8], si[9], si[10]
-    v2 = fl[FL_PER_ENV] != 0
-    ecf, eci, edmg, ecan, ecp, ers, er2 = _env_scratch(U if v2 else 1)
-    if not v2:  # (the fixed tables; same types as the gathered ones)
-        ecf, eci, edmg, ecan, ecp, ers, er2 = cf, ci, dmg, can_target, collide_pair, rsum, r2far
-    gdx, gdy, gd, see, shoot_ok, observed = _v2_scratch(vfl)
-    limit = vfl[V_LIMIT] if v2 else oflags[_F_EPISODE_LIMIT]
-    for b in range(b0, b1):
-        if v2:
-            sweep = _env_tables(b, unit_kind, fl, kcf, kci, kdmg, kcan, ecf, eci, edmg, ecan, ecp, ers, er2, col)
-        _orders_env(b, act, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, ecf, eci,
-                    ecan, move_dirs, fov_dirs, fl)  # fmt: skip
-        _tick(
-            b, b + 1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point,
-            lsd, last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target,
-            missile_hits, burst_pending, ecf, eci, edmg, ecp, enemy_pair, ers, er2, pathing, level,
-            cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
-            tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv,
-            burst, chase, bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
-        )  # fmt: skip
-        if v2:
-            _step_env_v2(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act,
-                         unit_kind, max_reward, kcon, vfl, vfp, reward, result)  # fmt: skip
-        else:
-            _step_env(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act, ucon,
-                      oflags, fparams, reward, result)  # fmt: skip
-        won = result[0, b]
-        term = won or result[1, b] or result[2, b]
-        trunc = (not term) and episode_steps[b] >= limit
-        terminated[b] = term
-        truncated[b] = trunc
-        battle_won[b] = won
-        episode_limit[b] = trunc
-        da = 0
-        for n in range(N):
-            agent_alive[b, n] = alive[b, n]
-            if not alive[b, n]:
-                da += 1
-        de = 0
-        for u in range(N, U):
-            if not alive[b, u]:
-                de += 1
-        dead_allies[b] = da
-        dead_enemies[b] = de
-        if v2:
-            _observe_env_v2(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir,
-                            enemy_tag, _NO_RANK, kcon, vpath, vheight, vmove, vpts, vfl, vfp, obs, state, avail, gdx, gdy,
-                            gd, see, shoot_ok, observed)  # fmt: skip
-        else:
-            _observe_env(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, ucon, opath, height,
-                         oflags, fparams, obs, state, avail)  # fmt: skip
-        for i in range(obs.shape[1]):
-            for k in range(obs.shape[2]):
-                final_obs[b, i, k] = obs[b, i, k]
-            for k in range(avail.shape[2]):
-                final_avail[b, i, k] = avail[b, i, k]
-                avail_in[b, i, k] = avail[b, i, k]
-        for k in range(state.shape[1]):
-            final_state[b, k] = state[b, k]
+def _make_step_range(V2: bool):
+    def step_range(
+        b0, b1, n_ticks, act,
+        pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+        jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+        prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward,
+        cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len,
+        fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, ucon, opath, height, oflags, fparams,
+        kcon, vpath, vheight, vmove, vpts, vfl, vfp,
+        avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, result, terminated, truncated,
+        battle_won, episode_limit, dead_allies, dead_enemies, agent_alive,
+    ):  # fmt: skip
+        """The whole step of envs ``b0 .. b1 - 1`` (scratch allocated once per range). A SMACv2 scenario
+        (``V2``) gathers each env's unit tables first (``tick._env_tables``) and observes with
+        ``observe_v2`` (``kcon .. vfp``); a SMAC v1 map uses its fixed tables and ``observe`` (``ucon .. fparams``)."""
+        U = pos.shape[1]
+        N = fl[FL_N]
+        P = 1
+        while P < U:
+            P *= 2
+        sf = np.zeros((8, U), np.float32)
+        si = np.zeros((11, U), np.int64)
+        bx = np.zeros(P, np.float32)
+        by = np.zeros(P, np.float32)
+        # the tick scratch, made once per range as in ``tick._ticks_range`` (``_advance`` would rebuild
+        # the collision scratch and re-enter ``_tick`` on every tick of every env)
+        col, sweep, order, gl, pc, pj, ptx, pty = _collision_scratch(collide_pair, r2far)
+        tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
+        tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
+        boomv, burst, chase = si[8], si[9], si[10]
+        if V2:  # (V2 is a compile-time constant: Numba prunes the other branch, and compiles its calls only)
+            ecf, eci, edmg, ecan, ecp, ers, er2 = _env_scratch(U)
+            gdx, gdy, gd, see, shoot_ok, observed = _v2_scratch(vfl)
+            limit = vfl[V_LIMIT]
+        else:  # the fixed tables
+            ecf, eci, edmg, ecan, ecp, ers, er2 = cf, ci, dmg, can_target, collide_pair, rsum, r2far
+            limit = oflags[_F_EPISODE_LIMIT]
+        for b in range(b0, b1):
+            if V2:
+                sweep = _env_tables(b, unit_kind, fl, kcf, kci, kdmg, kcan, ecf, eci, edmg, ecan, ecp, ers, er2, col)
+            _orders_env(b, act, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, ecf, eci,
+                        ecan, move_dirs, fov_dirs, fl)  # fmt: skip
+            _tick(
+                b, b + 1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point,
+                lsd, last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target,
+                missile_hits, burst_pending, ecf, eci, edmg, ecp, enemy_pair, ers, er2, pathing, level,
+                cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
+                tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv,
+                burst, chase, bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
+            )  # fmt: skip
+            if V2:
+                _step_env_v2(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act,
+                             unit_kind, max_reward, kcon, vfl, vfp, reward, result)  # fmt: skip
+            else:
+                _step_env(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act, ucon,
+                          oflags, fparams, reward, result)  # fmt: skip
+            won = result[0, b]
+            term = won or result[1, b] or result[2, b]
+            trunc = (not term) and episode_steps[b] >= limit
+            terminated[b] = term
+            truncated[b] = trunc
+            battle_won[b] = won
+            episode_limit[b] = trunc
+            da = 0
+            for n in range(N):
+                agent_alive[b, n] = alive[b, n]
+                if not alive[b, n]:
+                    da += 1
+            de = 0
+            for u in range(N, U):
+                if not alive[b, u]:
+                    de += 1
+            dead_allies[b] = da
+            dead_enemies[b] = de
+            if V2:
+                _observe_env_v2(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir,
+                                enemy_tag, _NO_RANK, kcon, vpath, vheight, vmove, vpts, vfl, vfp, obs, state, avail, gdx, gdy,
+                                gd, see, shoot_ok, observed)  # fmt: skip
+            else:
+                _observe_env(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, ucon, opath, height,
+                             oflags, fparams, obs, state, avail)  # fmt: skip
+            for i in range(obs.shape[1]):
+                for k in range(obs.shape[2]):
+                    final_obs[b, i, k] = obs[b, i, k]
+                for k in range(avail.shape[2]):
+                    final_avail[b, i, k] = avail[b, i, k]
+                    avail_in[b, i, k] = avail[b, i, k]
+            for k in range(state.shape[1]):
+                final_state[b, k] = state[b, k]
+
+    step_range.__name__ = step_range.__qualname__ = "_step_range_v2" if V2 else "_step_range_v1"
+    return numba.njit(**_JIT)(step_range)
+
+
+# one compiled step per family: a SMAC v1 map never compiles SMACv2's features, nor a scenario SMAC v1's
+_STEP_RANGE = {False: _make_step_range(False), True: _make_step_range(True)}
 
 
 @numba.njit(**_JIT)
@@ -243,65 +254,30 @@ def _tally(terminated, truncated, battle_won, stats):
     return ended
 
 
-# Two entry points with their own names (numba's on-disk cache keys a function by its name).
-@numba.njit(**_JIT)
-def _step_serial(
-    n_chunks, n_ticks, lenient, actions, act, invalid,
-    pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-    jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-    prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward,
-    cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len,
-    fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, ucon, opath, height, oflags, fparams,
-    kcon, vpath, vheight, vmove, vpts, vfl, vfp,
-    avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, terminated, truncated,
-    battle_won, episode_limit, dead_allies, dead_enemies, agent_alive, stats,
-):  # fmt: skip
-    code, where = _check(actions, alive, avail_in, lenient, act, invalid)
-    if code != OK:
-        return code, where
-    bad = _check_kinds(unit_kind, fl)
-    if bad >= 0:
-        return BAD_KIND, bad
-    B = pos.shape[0]
-    result = np.empty((3, B), np.bool_)
-    _step_range(
-        0, B, n_ticks, act,
+def _make_step_serial(V2: bool):
+    step_range = _STEP_RANGE[V2]
+
+    def step_serial(
+        n_chunks, n_ticks, lenient, actions, act, invalid,
         pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
         jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
         prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward,
-        cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
-        nb_len, fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, ucon, opath, height, oflags, fparams,
+        cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len,
+        fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, ucon, opath, height, oflags, fparams,
         kcon, vpath, vheight, vmove, vpts, vfl, vfp,
-        avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, result, terminated, truncated,
-        battle_won, episode_limit, dead_allies, dead_enemies, agent_alive,
-    )  # fmt: skip
-    return OK, _tally(terminated, truncated, battle_won, stats)
-
-
-@numba.njit(parallel=True, **_JIT)
-def _step_parallel(
-    n_chunks, n_ticks, lenient, actions, act, invalid,
-    pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-    jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-    prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward,
-    cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len,
-    fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, ucon, opath, height, oflags, fparams,
-    kcon, vpath, vheight, vmove, vpts, vfl, vfp,
-    avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, terminated, truncated,
-    battle_won, episode_limit, dead_allies, dead_enemies, agent_alive, stats,
-):  # fmt: skip
-    code, where = _check(actions, alive, avail_in, lenient, act, invalid)
-    if code != OK:
-        return code, where
-    bad = _check_kinds(unit_kind, fl)
-    if bad >= 0:
-        return BAD_KIND, bad
-    B = pos.shape[0]
-    result = np.empty((3, B), np.bool_)
-    per = (B + n_chunks - 1) // n_chunks
-    for c in numba.prange(n_chunks):
-        _step_range(
-            c * per, min(B, (c + 1) * per), n_ticks, act,
+        avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, terminated, truncated,
+        battle_won, episode_limit, dead_allies, dead_enemies, agent_alive, stats,
+    ):  # fmt: skip
+        code, where = _check(actions, alive, avail_in, lenient, act, invalid)
+        if code != OK:
+            return code, where
+        bad = _check_kinds(unit_kind, fl)
+        if bad >= 0:
+            return BAD_KIND, bad
+        B = pos.shape[0]
+        result = np.empty((3, B), np.bool_)
+        step_range(
+            np.int64(0), B, n_ticks, act,  # (an int64, not the literal 0: the threaded calls' compiled signature)
             pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
             jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
             prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward,
@@ -311,6 +287,39 @@ def _step_parallel(
             avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, result, terminated, truncated,
             battle_won, episode_limit, dead_allies, dead_enemies, agent_alive,
         )  # fmt: skip
+        return OK, _tally(terminated, truncated, battle_won, stats)
+
+    step_serial.__name__ = step_serial.__qualname__ = "_step_serial_v2" if V2 else "_step_serial_v1"
+    return numba.njit(**_JIT)(step_serial)
+
+
+# the whole step in the calling thread, per family (``_STEP_RANGE``)
+_STEP_SERIAL = {False: _make_step_serial(False), True: _make_step_serial(True)}
+
+
+# positions in ``_STEP_SERIAL``'s arguments after ``invalid`` (the state fields, the tables, then the
+# 15 arrays from avail_in to agent_alive; stats is last)
+_ALIVE, _UNIT_KIND = _FIELDS.index("alive"), _FIELDS.index("unit_kind")
+_FL = len(_FIELDS) + 14  # tick.TickKernel.fl among StepKernel._consts
+_AVAIL_IN, _AFTER_REWARD = -15, -7
+
+
+def _step_threaded(step_range, n_chunks, n_ticks, lenient, actions, act, invalid, *arrays):
+    """``_STEP_SERIAL``'s work with the envs split into ``n_chunks`` ranges, each run by ``step_range``
+    (``_STEP_RANGE[v2]``) on its own thread (``kernels.chunks``: the GIL is released, nothing new is
+    compiled). The other arguments and the return value are those of ``_STEP_SERIAL[v2]``."""
+    *world, stats = arrays
+    code, where = _check(actions, world[_ALIVE], world[_AVAIL_IN], lenient, act, invalid)
+    if code != OK:
+        return code, where
+    bad = _check_kinds(world[_UNIT_KIND], world[_FL])
+    if bad >= 0:
+        return BAD_KIND, bad
+    B = world[0].shape[0]
+    result = np.empty((3, B), np.bool_)
+    head, tail = world[:_AFTER_REWARD], world[_AFTER_REWARD:]  # step_range takes result after reward
+    run_chunks(lambda lo, hi: step_range(lo, hi, n_ticks, act, *head, result, *tail), B, n_chunks)
+    terminated, truncated, battle_won = tail[:3]
     return OK, _tally(terminated, truncated, battle_won, stats)
 
 
@@ -342,6 +351,9 @@ class StepKernel:
         if self.v2 != bool(k.per_env):
             raise ValueError("a SMACv2 scenario needs ObserveKernelV2 and a per-env TickKernel; a SMAC v1 map neither")
         self.tick = k
+        self.family = "step (SMACv2)" if self.v2 else "step"  # which compiled step it runs
+        self._serial = _STEP_SERIAL[self.v2]
+        self._threaded = functools.partial(_step_threaded, _STEP_RANGE[self.v2])
         v1 = v1_placeholders() if self.v2 else (o._ucon, o._pathing, o._height, o._flags, o._fparams)
         v2 = o.consts if self.v2 else v2_placeholders()
         self._consts = (
@@ -462,7 +474,7 @@ class StepKernel:
             empty((B, N, A), b8),  # final_avail_actions
         )
         obs, state, av, reward, won, terminated, truncated, dead_a, dead_e, ep_limit, alive, invalid, fo, fs, fa = out
-        threads = numba.get_num_threads()
+        threads = keeping_torch_threads(numba.get_num_threads)  # the simulator's cap (limit_numba_threads)
         par = B >= PARALLEL_MIN_ENVS and threads > 1
         args = (
             min(B, threads) if par else 1, self.n_ticks, self.lenient, actions, act, invalid, *v,
@@ -473,9 +485,9 @@ class StepKernel:
             if self._schedule is None or self._schedule_key != (B, threads):
                 self._schedule, self._schedule_key = ScheduleChooser(), (B, threads)
             # same results, the faster call
-            code, value = keeping_torch_threads(self._schedule.run, _step_serial, _step_parallel, *args)
+            code, value = self._schedule.run(self._serial, self._threaded, *args)
         else:
-            code, value = _step_serial(*args)
+            code, value = self._serial(*args)
         if code != OK:
             return code, value, None
         return code, value, out

@@ -1,7 +1,7 @@
 """Numba CPU kernel of the *orders* and *tick* stages of ``SMACSim`` (bit-equal to the torch code).
 
 The torch code in ``sim.dynamics``, ``sim.enemy_ai`` and ``SMACSim._apply_actions`` is the reference:
-this module re-states the same rules as loops over envs (``numba.prange``) and units, in float32
+this module re-states the same rules as loops over envs and units, in float32
 with the reference's operation order and constants, so every state tensor comes out bit for bit
 equal (checked on every map by ``tests/test_kernel_tick.py``). Where the torch reference reduces
 floats it uses an order every path can reproduce (``dynamics.norm2``, ``dynamics.tree_sum``,
@@ -30,6 +30,7 @@ from sc2_envs.sim.dynamics import _BEAM_HALF_LENGTH, _BEAM_HALF_WIDTH, _EPS, RAM
 from sc2_envs.sim.enemy_ai import _INF, ACQUIRE_MIN, KEEP_BONUS, LEASH, EnemyAI
 from sc2_envs.sim.features import MOVE_AMOUNT, N_ACTIONS_NO_ATTACK
 from sc2_envs.sim.kernels import keeping_torch_threads
+from sc2_envs.sim.kernels.chunks import run_chunks
 from sc2_envs.sim.state import (
     ORDER_ATTACK,
     ORDER_ATTACK_MOVE,
@@ -388,8 +389,8 @@ def _tick(
 ):  # fmt: skip
     """``n_ticks`` ticks of each env ``b0 .. b1 - 1`` (the body of ``_advance``). The env and tick loops
     are inside and the state is indexed ``[b, u]`` (no row views): Numba takes an atomic reference count
-    on every array argument at entry and on every view it makes, shared by the threads of the parallel
-    kernel, so these are paid once per call here, not per env or tick.
+    on every array argument at entry and on every view it makes, shared by the threads of a threaded
+    call, so these are paid once per call here, not per env or tick.
 
     Scratch: ``tpx .. chase`` the rows of ``_advance``'s ``sf``/``si`` as separate ``[U]`` arrays,
     ``bx``/``by`` the tree buffers, and from ``_collision_scratch``: ``col [U]`` units that collide,
@@ -813,8 +814,8 @@ def _ticks_range(
     )  # fmt: skip
 
 
-# Two entry points with their own names: numba's on-disk cache keys a function by name and
-# signature, not by its ``parallel`` flag, so one Python function jitted twice would share entries.
+# The whole batch in the calling thread; ``TickKernel.ticks`` gives chunks of envs to ``_ticks_range``
+# on threads instead (``kernels.chunks``).
 @numba.njit(**_JIT)
 def _ticks_serial(
     n_ticks, n_chunks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
@@ -828,24 +829,6 @@ def _ticks_serial(
     burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
     nb_len, fl, unit_kind, kcf, kci, kdmg, kcan,
     )  # fmt: skip
-
-
-@numba.njit(parallel=True, **_JIT)
-def _ticks_parallel(
-    n_ticks, n_chunks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
-    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
-    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
-    nb_len, fl, unit_kind, kcf, kci, kdmg, kcan,
-):  # fmt: skip
-    B = pos.shape[0]
-    per = (B + n_chunks - 1) // n_chunks
-    for c in numba.prange(n_chunks):
-        _ticks_range(
-            c * per, min(B, (c + 1) * per), n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
-    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
-    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
-    nb_len, fl, unit_kind, kcf, kci, kdmg, kcan,
-        )  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------ orders
@@ -1008,24 +991,11 @@ def _orders_serial(
     )  # fmt: skip
 
 
-@numba.njit(parallel=True, **_JIT)
-def _orders_parallel(
-    n_chunks, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, cf, ci, can_target,
-    move_dirs, fov_dirs, fl, unit_kind, kcf, kci, kdmg, kcan,
-):  # fmt: skip
-    B = pos.shape[0]
-    per = (B + n_chunks - 1) // n_chunks
-    for c in numba.prange(n_chunks):
-        _orders_range(
-            c * per, min(B, (c + 1) * per), actions, pos, alive, health, order_kind, order_target, order_point,
-            last_attacker, fov_dir, cf, ci, can_target, move_dirs, fov_dirs, fl, unit_kind, kcf, kci, kdmg, kcan,
-        )  # fmt: skip
-
-
 # ------------------------------------------------------------------------------------------ driver
 PARALLEL_MIN_ENVS = 32
 """Batches of at least this many envs run on ``numba.get_num_threads()`` threads (one chunk of envs
-each); smaller ones in the calling thread, where starting the thread pool would cost more than it saves."""
+each, ``kernels.chunks``); smaller ones in the calling thread, where waking the threads would cost
+more than it saves."""
 
 
 def tick_kernel_supported(table: UnitTable) -> str | None:
@@ -1044,10 +1014,6 @@ def tick_kernel_supported(table: UnitTable) -> str | None:
     if not np.all(att == np.round(att)):
         return "hits per attack are not whole numbers"
     return None
-
-
-def _call(fn, *args) -> None:
-    fn(*args)
 
 
 def _f(x: torch.Tensor) -> np.ndarray:
@@ -1264,15 +1230,11 @@ class TickKernel:
 
     @staticmethod
     def _chunks(B: int) -> tuple[int, bool]:
+        """``(chunks, threaded)`` for ``B`` envs: one chunk per Numba thread from ``PARALLEL_MIN_ENVS`` up."""
         if B < PARALLEL_MIN_ENVS:
             return 1, False
-        return min(B, numba.get_num_threads()), True
-
-    @staticmethod
-    def _run_parallel(fn, *args) -> None:
-        """Call a ``parallel=True`` kernel keeping torch's thread count (``kernels.keeping_torch_threads``),
-        which numba's OpenMP layer would otherwise override for the torch stages ``SMACSim`` runs."""
-        keeping_torch_threads(fn, *args)
+        n = min(B, keeping_torch_threads(numba.get_num_threads))
+        return n, n > 1
 
     def orders(self, st: WorldState, actions: torch.Tensor) -> None:
         """Orders stage in place: ``actions [B, N]`` int64 (checked by ``SMACSim``), then the enemy AI."""
@@ -1282,13 +1244,15 @@ class TickKernel:
         fov = self._extra(st, "fov_dir", torch.float32)
         a = actions if actions.is_contiguous() else actions.contiguous()
         n, par = self._chunks(v[0].shape[0])
-        fn = _orders_parallel if par else _orders_serial
         # pos, alive, health, order_kind, order_target, order_point, last_attacker
         args = (
-            n, a.numpy(), v[0], v[5], v[1], v[6], v[7], v[8], v[10], fov, self.cf, self.ci, self.can_target, self.move_dirs,
+            a.numpy(), v[0], v[5], v[1], v[6], v[7], v[8], v[10], fov, self.cf, self.ci, self.can_target, self.move_dirs,
             self.fov_dirs, self.fl, uk, *self.kind_consts(),
         )  # fmt: skip
-        (self._run_parallel if par else _call)(fn, *args)
+        if par:
+            run_chunks(lambda lo, hi: _orders_range(lo, hi, *args), v[0].shape[0], n)
+        else:
+            _orders_serial(n, *args)
 
     def ticks(self, st: WorldState, n_ticks: int) -> None:
         """Run ``n_ticks`` ticks of ``loops_per_tick`` game loops in place (``Dynamics.advance`` each)."""
@@ -1296,11 +1260,14 @@ class TickKernel:
         uk = self._extra(st, "unit_kind", torch.int64)
         self.check_kinds(uk)
         n, par = self._chunks(v[0].shape[0])
-        fn = _ticks_parallel if par else _ticks_serial
-        (self._run_parallel if par else _call)(
-            fn, n_ticks, n, *v, self.cf, self.ci, self.dmg, self.collide_pair, self.enemy_pair, self.rsum, self.r2far, self.pathing,
+        args = (
+            *v, self.cf, self.ci, self.dmg, self.collide_pair, self.enemy_pair, self.rsum, self.r2far, self.pathing,
             self.level, self.cliff_walkable, self.gdist, self.edge_ok, self.nb_flat, self.nb_len, self.fl, uk, *self.kind_consts(),
         )  # fmt: skip
+        if par:
+            run_chunks(lambda lo, hi: _ticks_range(lo, hi, n_ticks, *args), v[0].shape[0], n)
+        else:
+            _ticks_serial(n_ticks, n, *args)
 
 
 def warm_up() -> float:
