@@ -19,7 +19,6 @@ def test_kernel_entries_carry_the_digest_of_the_sources_they_are_built_from():
     # the fused step compiles in tick's and observe's functions and the constants of these modules
     assert {"step.py", "tick.py", "observe.py", "dynamics.py", "features.py", "state.py", "units.py"} <= names
     for fn in (
-        *step._STEP_SERIAL.values(),
         *step._STEP_RANGE.values(),
         tick._tick,
         observe._observe_env,

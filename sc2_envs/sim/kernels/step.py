@@ -28,7 +28,6 @@ one and requires equal outputs and states after every step.
 
 from __future__ import annotations
 
-import functools
 import operator
 
 import numba
@@ -145,7 +144,7 @@ def _check_kinds(unit_kind, fl):
 
 def _make_step_range(V2: bool):
     def step_range(
-        b0, b1, n_ticks, act,
+        b0, b1, checks, n_ticks, lenient, actions, act, invalid,
         pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
         jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
         prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward,
@@ -153,11 +152,23 @@ def _make_step_range(V2: bool):
         fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, ucon, opath, height, oflags, fparams,
         kcon, vpath, vheight, vmove, vpts, vfl, vfp,
         avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, result, terminated, truncated,
-        battle_won, episode_limit, dead_allies, dead_enemies, agent_alive,
+        battle_won, episode_limit, dead_allies, dead_enemies, agent_alive, stats,
     ):  # fmt: skip
         """The whole step of envs ``b0 .. b1 - 1`` (scratch allocated once per range). A SMACv2 scenario
         (``V2``) gathers each env's unit tables first (``tick._env_tables``) and observes with
-        ``observe_v2`` (``kcon .. vfp``); a SMAC v1 map uses its fixed tables and ``observe`` (``ucon .. fparams``)."""
+        ``observe_v2`` (``kcon .. vfp``); a SMAC v1 map uses its fixed tables and ``observe`` (``ucon .. fparams``).
+
+        With ``checks`` (the serial call, ``b0 .. b1`` the whole batch) it first checks the actions of
+        every env (``_check``, ``_check_kinds``: nothing is changed on an error) and ends with the
+        statistics (``_tally``); returns ``(code, value)`` as ``StepKernel.__call__``. Without, the
+        caller has done both (``_step_threaded``) and it returns ``(OK, 0)``."""
+        if checks:
+            code, where = _check(actions, alive, avail_in, lenient, act, invalid)
+            if code != OK:
+                return code, where
+            bad = _check_kinds(unit_kind, fl)
+            if bad >= 0:
+                return BAD_KIND, bad
         U = pos.shape[1]
         N = fl[FL_N]
         P = 1
@@ -232,13 +243,18 @@ def _make_step_range(V2: bool):
                     avail_in[b, i, k] = avail[b, i, k]
             for k in range(state.shape[1]):
                 final_state[b, k] = state[b, k]
+        if checks:
+            return OK, _tally(terminated, truncated, battle_won, stats)
+        return OK, 0
 
     step_range.__name__ = step_range.__qualname__ = "_step_range_v2" if V2 else "_step_range_v1"
     return numba.njit(**_JIT)(step_range)
 
 
 # one compiled step per family: a SMAC v1 map never compiles SMACv2's features, nor a scenario SMAC v1's
-_STEP_RANGE = {False: _make_step_range(False), True: _make_step_range(True)}
+_step_range_v1 = _make_step_range(False)
+_step_range_v2 = _make_step_range(True)
+_STEP_RANGE = {False: _step_range_v1, True: _step_range_v2}
 
 
 @numba.njit(**_JIT)
@@ -254,73 +270,31 @@ def _tally(terminated, truncated, battle_won, stats):
     return ended
 
 
-def _make_step_serial(V2: bool):
-    step_range = _STEP_RANGE[V2]
-
-    def step_serial(
-        n_chunks, n_ticks, lenient, actions, act, invalid,
-        pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-        jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-        prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward,
-        cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len,
-        fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, ucon, opath, height, oflags, fparams,
-        kcon, vpath, vheight, vmove, vpts, vfl, vfp,
-        avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, terminated, truncated,
-        battle_won, episode_limit, dead_allies, dead_enemies, agent_alive, stats,
-    ):  # fmt: skip
-        code, where = _check(actions, alive, avail_in, lenient, act, invalid)
-        if code != OK:
-            return code, where
-        bad = _check_kinds(unit_kind, fl)
-        if bad >= 0:
-            return BAD_KIND, bad
-        B = pos.shape[0]
-        result = np.empty((3, B), np.bool_)
-        step_range(
-            np.int64(0), B, n_ticks, act,  # (an int64, not the literal 0: the threaded calls' compiled signature)
-            pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-            jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-            prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward,
-            cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
-            nb_len, fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, ucon, opath, height, oflags, fparams,
-            kcon, vpath, vheight, vmove, vpts, vfl, vfp,
-            avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, result, terminated, truncated,
-            battle_won, episode_limit, dead_allies, dead_enemies, agent_alive,
-        )  # fmt: skip
-        return OK, _tally(terminated, truncated, battle_won, stats)
-
-    step_serial.__name__ = step_serial.__qualname__ = "_step_serial_v2" if V2 else "_step_serial_v1"
-    return numba.njit(**_JIT)(step_serial)
-
-
-# the whole step in the calling thread, per family (``_STEP_RANGE``)
-_STEP_SERIAL = {False: _make_step_serial(False), True: _make_step_serial(True)}
-
-
-# positions in ``_STEP_SERIAL``'s arguments after ``invalid`` (the state fields, the tables, then the
-# 15 arrays from avail_in to agent_alive; stats is last)
+# positions in the arguments after ``invalid``: the state fields (``_FIELDS``), the tables
+# (``StepKernel._consts``), then avail_in .. agent_alive and stats
 _ALIVE, _UNIT_KIND = _FIELDS.index("alive"), _FIELDS.index("unit_kind")
 _FL = len(_FIELDS) + 14  # tick.TickKernel.fl among StepKernel._consts
-_AVAIL_IN, _AFTER_REWARD = -15, -7
+_AVAIL_IN, _TERMINATED = -17, -8
 
 
 def _step_threaded(step_range, n_chunks, n_ticks, lenient, actions, act, invalid, *arrays):
-    """``_STEP_SERIAL``'s work with the envs split into ``n_chunks`` ranges, each run by ``step_range``
-    (``_STEP_RANGE[v2]``) on its own thread (``kernels.chunks``: the GIL is released, nothing new is
-    compiled). The other arguments and the return value are those of ``_STEP_SERIAL[v2]``."""
-    *world, stats = arrays
-    code, where = _check(actions, world[_ALIVE], world[_AVAIL_IN], lenient, act, invalid)
+    """``step_range(0, B, True, ...)``'s work (``_STEP_RANGE[v2]``) with the envs split into
+    ``n_chunks`` ranges, each on its own thread (``kernels.chunks``: the range function releases the
+    GIL, and nothing new is compiled); the checks before and the statistics after run once here.
+    Same arguments (from ``n_ticks`` on) and return value as the serial call."""
+    code, where = _check(actions, arrays[_ALIVE], arrays[_AVAIL_IN], lenient, act, invalid)
     if code != OK:
         return code, where
-    bad = _check_kinds(world[_UNIT_KIND], world[_FL])
+    bad = _check_kinds(arrays[_UNIT_KIND], arrays[_FL])
     if bad >= 0:
         return BAD_KIND, bad
-    B = world[0].shape[0]
-    result = np.empty((3, B), np.bool_)
-    head, tail = world[:_AFTER_REWARD], world[_AFTER_REWARD:]  # step_range takes result after reward
-    run_chunks(lambda lo, hi: step_range(lo, hi, n_ticks, act, *head, result, *tail), B, n_chunks)
-    terminated, truncated, battle_won = tail[:3]
-    return OK, _tally(terminated, truncated, battle_won, stats)
+    run_chunks(
+        lambda lo, hi: step_range(np.int64(lo), np.int64(hi), False, n_ticks, lenient, actions, act, invalid, *arrays),
+        arrays[0].shape[0],
+        n_chunks,
+    )
+    terminated, truncated, battle_won = arrays[_TERMINATED : _TERMINATED + 3]
+    return OK, _tally(terminated, truncated, battle_won, arrays[-1])
 
 
 class StepKernel:
@@ -352,8 +326,7 @@ class StepKernel:
             raise ValueError("a SMACv2 scenario needs ObserveKernelV2 and a per-env TickKernel; a SMAC v1 map neither")
         self.tick = k
         self.family = "step (SMACv2)" if self.v2 else "step"  # which compiled step it runs
-        self._serial = _STEP_SERIAL[self.v2]
-        self._threaded = functools.partial(_step_threaded, _STEP_RANGE[self.v2])
+        self._range = _STEP_RANGE[self.v2]
         v1 = v1_placeholders() if self.v2 else (o._ucon, o._pathing, o._height, o._flags, o._fparams)
         v2 = o.consts if self.v2 else v2_placeholders()
         self._consts = (
@@ -476,18 +449,22 @@ class StepKernel:
         obs, state, av, reward, won, terminated, truncated, dead_a, dead_e, ep_limit, alive, invalid, fo, fs, fa = out
         threads = keeping_torch_threads(numba.get_num_threads)  # the simulator's cap (limit_numba_threads)
         par = B >= PARALLEL_MIN_ENVS and threads > 1
+        result = np.empty((3, B), np.bool_)  # (won, lost, draw) of each env, scratch
         args = (
-            min(B, threads) if par else 1, self.n_ticks, self.lenient, actions, act, invalid, *v,
-            *self._consts, self._avail_np, obs, state, av, fo, fs, fa, reward, terminated, truncated, won, ep_limit,
-            dead_a, dead_e, alive, self._stats_np,
+            self.n_ticks, self.lenient, actions, act, invalid, *v, *self._consts, self._avail_np, obs, state, av, fo,
+            fs, fa, reward, result, terminated, truncated, won, ep_limit, dead_a, dead_e, alive, self._stats_np,
         )  # fmt: skip
+        step_range, start = self._range, np.int64(0)  # (int64: one compiled signature for every call)
         if par:
             if self._schedule is None or self._schedule_key != (B, threads):
                 self._schedule, self._schedule_key = ScheduleChooser(), (B, threads)
+            n = min(B, threads)
             # same results, the faster call
-            code, value = self._schedule.run(self._serial, self._threaded, *args)
+            code, value = self._schedule.run(
+                lambda: step_range(start, B, True, *args), lambda: _step_threaded(step_range, n, *args)
+            )
         else:
-            code, value = self._serial(*args)
+            code, value = step_range(start, B, True, *args)
         if code != OK:
             return code, value, None
         return code, value, out
