@@ -445,13 +445,15 @@ RESUME_CHANGEABLE = (
 """The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
 
 
-def main(args: Args) -> int:
+def main(args: Args, given: frozenset[str] | None = None) -> int:
+    """Train (or continue, ``--resume``); returns the exit status. ``given``: the flags the command line set
+    (``runs.given_fields``; None: those that differ from their defaults), which ``--resume`` applies or checks."""
     resumed = None
     if args.resume:  # continue a run: its saved Args, with the flags a continuation may change
         try:
             resumed, run_dir = runs.load_resume(args.resume)
             resume_from = args.resume
-            args = runs.resume_args(resumed["args"], args, Args(), RESUME_CHANGEABLE)
+            args = runs.resume_args(resumed["args"], args, Args(), RESUME_CHANGEABLE, given)
         except (OSError, ValueError) as e:
             runs.cli_error(str(e))
         args.resume, args.session = resume_from, int(resumed["args"].get("session", 0)) + 1
@@ -719,7 +721,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
 if __name__ == "__main__":
     import tyro
 
-    exit_code = main(tyro.cli(Args))
+    exit_code = main(tyro.cli(Args), runs.given_fields(Args))
     sys.stdout.flush()
     sys.stderr.flush()
     # Every process, file and writer is closed by now; skip the seconds-long teardown of torch.

@@ -517,7 +517,7 @@ if __name__ == "__main__":
             saved = dict(resumed["args"])
             saved["map"] = [saved["map"]] if isinstance(saved["map"], str) else list(saved["map"])
             saved.setdefault("flush_denormal", False)  # runs saved before the flag existed kept denormals
-            args = runs.resume_args(saved, cli, Args(), RESUME_CHANGEABLE)
+            args = runs.resume_args(saved, cli, Args(), RESUME_CHANGEABLE, runs.given_fields(Args))
             args.map = tuple(args.map)
         except (OSError, ValueError) as e:
             runs.cli_error(str(e))

@@ -537,7 +537,7 @@ if __name__ == "__main__":
             resumed, run_dir = runs.load_resume(cli.resume)
             saved = dict(resumed["args"])
             saved["map"] = [saved["map"]] if isinstance(saved["map"], str) else list(saved["map"])
-            args = runs.resume_args(saved, cli, Args(), RESUME_CHANGEABLE)
+            args = runs.resume_args(saved, cli, Args(), RESUME_CHANGEABLE, runs.given_fields(Args))
             args.map = tuple(args.map)
         except (OSError, ValueError) as e:
             runs.cli_error(str(e))
