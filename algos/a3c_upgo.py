@@ -163,7 +163,7 @@ class Args:
 
     # to be filled in runtime
     session: int = 0
-    """resumptions of this run so far (set by --resume; offsets the actors' env seeds)"""
+    """computed at runtime, do not set (refused): resumptions of this run so far (set by --resume; offsets the actors' env seeds)"""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -721,7 +721,9 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
 if __name__ == "__main__":
     import tyro
 
-    exit_code = main(tyro.cli(Args), runs.given_fields(Args))
+    cli, given = tyro.cli(Args), runs.given_fields(Args)
+    runs.refuse_computed_flags(cli, ("session",), "the number of times the run was resumed", given)
+    exit_code = main(cli, given)
     sys.stdout.flush()
     sys.stderr.flush()
     # Every process, file and writer is closed by now; skip the seconds-long teardown of torch.

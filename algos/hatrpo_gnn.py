@@ -161,11 +161,11 @@ class Args:
 
     # to be filled in runtime
     batch_size: int = 0
-    """the batch size (computed in runtime)"""
+    """computed at runtime, do not set (refused): the batch size, --num-envs x --num-steps"""
     minibatch_size: int = 0
-    """the mini-batch size in env steps (computed in runtime)"""
+    """computed at runtime, do not set (refused): the mini-batch size in env steps, batch size / --num-minibatches"""
     num_iterations: int = 0
-    """the number of iterations (computed in runtime)"""
+    """computed at runtime, do not set (refused): the iterations, --total-timesteps // batch size (a total below one batch is refused)"""
 
 
 def make_env(backend: str, map_name: str, num_envs: int, device: torch.device, seed: int):
@@ -530,6 +530,7 @@ if __name__ == "__main__":
         cli,
         ("batch_size", "minibatch_size", "num_iterations"),
         "--num-envs x --num-steps, --num-minibatches, --total-timesteps",
+        runs.given_fields(Args),
     )
     resumed, run_dir = None, None
     if cli.resume:  # continue a run: its saved Args, with the few flags a continuation may change

@@ -111,15 +111,17 @@ def check_loss_flags(args: Any) -> None:
             cli_error(f"--{flag.replace('_', '-')} {getattr(args, flag)!r}: expected {expected}")
 
 
-def refuse_computed_flags(cli: Any, names: tuple[str, ...], how: str) -> None:
+def refuse_computed_flags(cli: Any, names: tuple[str, ...], how: str, given: set[str] | frozenset[str] | None = None) -> None:
     """Refuse the CleanRL fields that are computed at runtime (``batch_size`` ...) when the command
     line set them: they would be overwritten without notice. ``how`` says what they are computed from.
+    ``given``: the fields the command line set (:func:`given_fields`), so that even ``--batch-size 0``
+    is refused; None: those whose value is not 0 (their unset default).
 
     Raises:
         SystemExit: :func:`cli_error` (status 2) naming the flag.
     """
     for name in names:
-        if getattr(cli, name):
+        if (name in given) if given is not None else getattr(cli, name):
             cli_error(f"--{name.replace('_', '-')} {getattr(cli, name)!r}: this is computed at runtime ({how}); do not set it")
 
 
