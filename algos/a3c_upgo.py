@@ -458,11 +458,12 @@ def main(args: Args, given: frozenset[str] | None = None) -> int:
             runs.cli_error(str(e))
         args.resume, args.session = resume_from, int(resumed["args"].get("session", 0)) + 1
     check_args(args)
+    device = "cuda" if torch.cuda.is_available() and args.cuda else "cpu"  # the learner's (_train)
     if resumed is None:  # a new folder, never an existing one
         run_dir = runs.make_run_dir(args.run_dir, f"{args.map}__{args.exp_name}__{args.seed}__{int(time.time())}")
-        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__))
+        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=device)
     else:
-        runs.note_resume(run_dir, from_global_step=resumed["global_step"], session=args.session, config=args)
+        runs.note_resume(run_dir, from_global_step=resumed["global_step"], session=args.session, config=args, device=device)
     try:
         return _train(args, run_dir, resumed)
     except BaseException:
@@ -699,7 +700,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
             checkpoint()
             say(
                 f"model saved to {run_dir / (args.exp_name + '.pt')} (best: {args.exp_name}_best.pt); "
-                f"continue with --resume {run_dir}"
+                + runs.resume_hint(run_dir, env_steps >= args.total_timesteps, env_steps)
             )
     except ActorFailure as e:
         say(f"stopping: {e}")

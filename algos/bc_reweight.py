@@ -710,7 +710,7 @@ def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str
         torch.set_num_threads(args.torch_threads)
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
     if resumed is not None:
-        runs.note_resume(run_dir, from_epoch=resumed["epoch"], config=args)
+        runs.note_resume(run_dir, from_epoch=resumed["epoch"], config=args, device=str(device))
     elif args.run_dir:
         run_dir = Path(args.run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -722,7 +722,7 @@ def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str
     else:
         run_dir = runs.make_run_dir("runs", f"{root.name}__{args.exp_name}__{args.seed}__{int(time.time())}")
     if resumed is None:
-        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__))
+        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=str(device))
     print(f"run dir {run_dir}; args {asdict(args)}")
     stop = stop or runs.GracefulStop()
     try:

@@ -219,7 +219,9 @@ def write_run_meta(run_dir: str | os.PathLike, config: Any, **extra: Any) -> Pat
 
     Keys: ``config``, ``argv`` (the command line), ``cwd``, ``git_commit`` (:func:`git_commit`),
     ``packages`` (:func:`package_versions`), ``python``, ``platform``, ``hostname``, ``started_utc``
-    (ISO 8601), ``resumes`` (empty; see :func:`note_resume`), then ``extra``.
+    (ISO 8601), ``resumes`` (empty; see :func:`note_resume`), then ``extra``. The training scripts
+    pass ``device``, the device actually used (``"cpu"`` when ``config["cuda"]`` is true but no GPU
+    is available: ``cuda`` is the flag, not the device).
     """
     meta = {
         "config": _jsonable(config),
@@ -514,6 +516,31 @@ def truncate_csv(path: str | os.PathLike, column: str, last: float) -> int:
 
 
 # ---------------------------------------------------------------------------- progress
+
+
+def plural(n: int, word: str) -> str:
+    """``"1 iteration"``, ``"2 iterations"``, ``"1,000 iterations"``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def resume_hint(run_dir: str | os.PathLike, finished: bool, total_timesteps: int) -> str:
+    """What the end-of-run line suggests: ``continue with --resume <run>`` for a run that stopped
+    early, or, for one that used its whole budget (where a plain ``--resume`` has nothing to do),
+    ``train longer with --resume <run> --total-timesteps N`` with N above the steps done."""
+    if finished:
+        return f"to train longer: --resume {run_dir} --total-timesteps N (N > {total_timesteps:,})"
+    return f"continue with --resume {run_dir}"
+
+
+def env_share_note(share_sum: float, share_n: int, first_share: float | None) -> str:
+    """``", env 24% of the iteration time"`` for the end-of-run line: the mean share of the
+    iterations after the first of this process (whose env time includes the simulator's one-time
+    kernel compile or cache load); with only that first iteration, its share is given and labelled."""
+    if share_n:
+        return f", env {share_sum / share_n:.0%} of the iteration time (first iteration, with the kernel compile, excluded)"
+    if first_share is not None:
+        return f", env {first_share:.0%} of the iteration time (one iteration, including the one-time kernel compile)"
+    return ""
 
 
 def format_progress(ret: float | None, win: float, sps: int | float, **extra: Any) -> str:

@@ -204,6 +204,26 @@ def test_resume_args_apply_or_check_every_given_flag_even_at_its_default():
     assert runs.resume_args(saved, Args(seed=5, map=("3m",)), Args(), change, {"seed", "map"}).seed == 5  # the run's values
 
 
+def test_end_of_run_wording():
+    assert (runs.plural(1, "iteration"), runs.plural(2, "iteration"), runs.plural(1000, "epoch")) == (
+        "1 iteration",
+        "2 iterations",
+        "1,000 epochs",
+    )
+    assert runs.resume_hint("runs/x", False, 64) == "continue with --resume runs/x"
+    assert runs.resume_hint("runs/x", True, 2048) == "to train longer: --resume runs/x --total-timesteps N (N > 2,048)"
+    # the first iteration of a process (kernel compile) is left out of the mean, or labelled when alone
+    assert (
+        runs.env_share_note(0.5, 2, 0.9)
+        == ", env 25% of the iteration time (first iteration, with the kernel compile, excluded)"
+    )
+    assert (
+        runs.env_share_note(0.0, 0, 0.9)
+        == ", env 90% of the iteration time (one iteration, including the one-time kernel compile)"
+    )
+    assert runs.env_share_note(0.0, 0, None) == ""
+
+
 def test_truncate_csv_drops_rows_after_the_resume_point(tmp_path):
     path = tmp_path / "eval.csv"
     path.write_text("global_step,win_rate\n32,0.1\n64,0.2\n96,0.3\n")
@@ -359,8 +379,17 @@ def test_resume_refuses_a_changed_algorithm_flag(tmp_path):
 def test_resume_applies_a_changeable_flag_given_at_its_default_value(tmp_path):
     """``--total-timesteps 2000000`` is the default, and was once dropped on --resume ("nothing to do");
     with a time budget the resumed run stops after one more iteration of the 250,000 asked for."""
-    _algo("happo_gnn.py", tmp_path, *TINY[:-2], "--total-timesteps", "8", "--eval-interval", "1")
+    first = _algo("happo_gnn.py", tmp_path, *TINY[:-2], "--total-timesteps", "8", "--eval-interval", "1")
     (run_dir,) = (tmp_path / "runs").iterdir()
+    # the end-of-run line of a run that used its whole budget (one iteration): singular, no plain --resume
+    summary = first.stdout.strip().splitlines()[-1]
+    assert summary.startswith("finished 1 iteration: 8 env steps"), summary
+    assert f"to train longer: --resume {run_dir.relative_to(tmp_path)} --total-timesteps N (N > 8)" in summary, summary
+    assert "(one iteration, including the one-time kernel compile)" in summary, summary
+    meta = json.loads((run_dir / "run_meta.json").read_text())
+    assert meta["config"]["cuda"] is False and meta["device"] == "cpu"  # --no-cuda (TINY): the device used
+    again = _algo("happo_gnn.py", tmp_path, "--resume", str(run_dir))
+    assert "nothing to do: the run already has 1 iteration:" in again.stdout, again.stdout[-2000:]
     res = _algo("happo_gnn.py", tmp_path, "--resume", str(run_dir), "--total-timesteps", "2000000", "--time-budget-s", "0.001")
     summary = res.stdout.strip().splitlines()[-1]
     assert "reached after iteration 2/250000" in summary, res.stdout[-2000:]
