@@ -537,9 +537,9 @@ def env_share_note(share_sum: float, share_n: int, first_share: float | None) ->
     iterations after the first of this process (whose env time includes the simulator's one-time
     kernel compile or cache load); with only that first iteration, its share is given and labelled."""
     if share_n:
-        return f", env {share_sum / share_n:.0%} of the iteration time (first iteration, with the kernel compile, excluded)"
+        return f", env {share_sum / share_n:.0%} of the iteration time (first iteration, with the kernel compile or cache load, excluded)"
     if first_share is not None:
-        return f", env {first_share:.0%} of the iteration time (one iteration, including the one-time kernel compile)"
+        return f", env {first_share:.0%} of the iteration time (one iteration only, including the one-time kernel compile or cache load)"
     return ""
 
 

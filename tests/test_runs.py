@@ -215,11 +215,11 @@ def test_end_of_run_wording():
     # the first iteration of a process (kernel compile) is left out of the mean, or labelled when alone
     assert (
         runs.env_share_note(0.5, 2, 0.9)
-        == ", env 25% of the iteration time (first iteration, with the kernel compile, excluded)"
+        == ", env 25% of the iteration time (first iteration, with the kernel compile or cache load, excluded)"
     )
     assert (
         runs.env_share_note(0.0, 0, 0.9)
-        == ", env 90% of the iteration time (one iteration, including the one-time kernel compile)"
+        == ", env 90% of the iteration time (one iteration only, including the one-time kernel compile or cache load)"
     )
     assert runs.env_share_note(0.0, 0, None) == ""
 
@@ -385,7 +385,7 @@ def test_resume_applies_a_changeable_flag_given_at_its_default_value(tmp_path):
     summary = first.stdout.strip().splitlines()[-1]
     assert summary.startswith("finished 1 iteration: 8 env steps"), summary
     assert f"to train longer: --resume {run_dir.relative_to(tmp_path)} --total-timesteps N (N > 8)" in summary, summary
-    assert "(one iteration, including the one-time kernel compile)" in summary, summary
+    assert "(one iteration only, including the one-time kernel compile or cache load)" in summary, summary
     meta = json.loads((run_dir / "run_meta.json").read_text())
     assert meta["config"]["cuda"] is False and meta["device"] == "cpu"  # --no-cuda (TINY): the device used
     again = _algo("happo_gnn.py", tmp_path, "--resume", str(run_dir))
