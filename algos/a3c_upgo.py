@@ -163,7 +163,7 @@ class Args:
 
     # to be filled in runtime
     session: int = 0
-    """resumptions of this run so far (set by --resume; offsets the actors' env seeds)"""
+    """computed at runtime, do not set (refused): resumptions of this run so far (set by --resume; offsets the actors' env seeds)"""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -445,22 +445,25 @@ RESUME_CHANGEABLE = (
 """The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
 
 
-def main(args: Args) -> int:
+def main(args: Args, given: frozenset[str] | None = None) -> int:
+    """Train (or continue, ``--resume``); returns the exit status. ``given``: the flags the command line set
+    (``runs.given_fields``; None: those that differ from their defaults), which ``--resume`` applies or checks."""
     resumed = None
     if args.resume:  # continue a run: its saved Args, with the flags a continuation may change
         try:
             resumed, run_dir = runs.load_resume(args.resume)
             resume_from = args.resume
-            args = runs.resume_args(resumed["args"], args, Args(), RESUME_CHANGEABLE)
+            args = runs.resume_args(resumed["args"], args, Args(), RESUME_CHANGEABLE, given)
         except (OSError, ValueError) as e:
             runs.cli_error(str(e))
         args.resume, args.session = resume_from, int(resumed["args"].get("session", 0)) + 1
     check_args(args)
+    device = "cuda" if torch.cuda.is_available() and args.cuda else "cpu"  # the learner's (_train)
     if resumed is None:  # a new folder, never an existing one
         run_dir = runs.make_run_dir(args.run_dir, f"{args.map}__{args.exp_name}__{args.seed}__{int(time.time())}")
-        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__))
+        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=device)
     else:
-        runs.note_resume(run_dir, from_global_step=resumed["global_step"], session=args.session, config=args)
+        runs.note_resume(run_dir, from_global_step=resumed["global_step"], session=args.session, config=args, device=device)
     try:
         return _train(args, run_dir, resumed)
     except BaseException:
@@ -697,7 +700,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
             checkpoint()
             say(
                 f"model saved to {run_dir / (args.exp_name + '.pt')} (best: {args.exp_name}_best.pt); "
-                f"continue with --resume {run_dir}"
+                + runs.resume_hint(run_dir, env_steps >= args.total_timesteps, env_steps)
             )
     except ActorFailure as e:
         say(f"stopping: {e}")
@@ -719,7 +722,9 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
 if __name__ == "__main__":
     import tyro
 
-    exit_code = main(tyro.cli(Args))
+    cli, given = tyro.cli(Args), runs.given_fields(Args)
+    runs.refuse_computed_flags(cli, ("session",), "the number of times the run was resumed", given)
+    exit_code = main(cli, given)
     sys.stdout.flush()
     sys.stderr.flush()
     # Every process, file and writer is closed by now; skip the seconds-long teardown of torch.

@@ -674,11 +674,13 @@ RESUME_CHANGEABLE = (
 """The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
 
 
-def main(args: Args, stop: runs.GracefulStop | None = None) -> dict:
+def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str] | None = None) -> dict:
     """Train (or continue, ``--resume``) and select; returns the summary dict.
 
     ``stop``: a :class:`sc2_envs.runs.GracefulStop` to use instead of a new one (its handlers are
-    installed for the run); the run ends after the epoch in which it was requested.
+    installed for the run); the run ends after the epoch in which it was requested. ``given``: the
+    flags the command line set (``runs.given_fields``; None: those that differ from their defaults),
+    which ``--resume`` applies (changeable ones) or checks against the run's values (the others).
 
     Raises:
         ValueError / FileNotFoundError: bad ``--data``, ``--run-dir`` or ``--resume`` (before any folder is made).
@@ -687,7 +689,7 @@ def main(args: Args, stop: runs.GracefulStop | None = None) -> dict:
     if args.resume:
         resumed, run_dir = runs.load_resume(args.resume)
         resume_from = args.resume
-        args = runs.resume_args(resumed["args"], args, Args(), RESUME_CHANGEABLE)
+        args = runs.resume_args(resumed["args"], args, Args(), RESUME_CHANGEABLE, given)
         args.resume = resume_from
         if args.epochs < resumed["epoch"]:
             raise ValueError(
@@ -708,7 +710,7 @@ def main(args: Args, stop: runs.GracefulStop | None = None) -> dict:
         torch.set_num_threads(args.torch_threads)
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
     if resumed is not None:
-        runs.note_resume(run_dir, from_epoch=resumed["epoch"], config=args)
+        runs.note_resume(run_dir, from_epoch=resumed["epoch"], config=args, device=str(device))
     elif args.run_dir:
         run_dir = Path(args.run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -720,7 +722,7 @@ def main(args: Args, stop: runs.GracefulStop | None = None) -> dict:
     else:
         run_dir = runs.make_run_dir("runs", f"{root.name}__{args.exp_name}__{args.seed}__{int(time.time())}")
     if resumed is None:
-        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__))
+        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=str(device))
     print(f"run dir {run_dir}; args {asdict(args)}")
     stop = stop or runs.GracefulStop()
     try:
@@ -740,7 +742,7 @@ def main(args: Args, stop: runs.GracefulStop | None = None) -> dict:
 if __name__ == "__main__":
     cli_args = tyro.cli(Args)
     try:
-        main(cli_args)
+        main(cli_args, given=runs.given_fields(Args))
     except (OSError, ValueError) as e:
         if not getattr(e, "before_training", True):
             raise

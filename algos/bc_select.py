@@ -8,7 +8,8 @@
     python algos/bc_select.py average runs/RUN/epoch_004.pt runs/RUN/epoch_005.pt --out runs/RUN/avg_4_5.pt
     python algos/bc_select.py record runs/RUN/happo_gnn.pt --episodes 100 --out demos/2s3z_ppo
 
-``eval`` prints one line per checkpoint (``sc2_envs.evaluation.format_result``): win rate and its
+``eval`` prints a first line saying what it plays, with sampled actions by default (``--greedy``: argmax,
+as ``eval_transfer.py`` plays), then one line per checkpoint (``sc2_envs.evaluation.format_result``): win rate and its
 Wilson 95% interval, idle share (stop among living agent-steps; no-op is available only to dead SMAC
 agents), damage dealt per episode (enemy health + shield lost, absolute HP), mean return and episode
 length. ``average`` writes the element-wise mean of the checkpoints' floating-point tensors
@@ -63,7 +64,8 @@ class Eval:
     seed: int = 10_000
     """reset seed (the same for every checkpoint)"""
     greedy: bool = False
-    """argmax actions instead of sampling"""
+    """argmax actions instead of sampling. Default: sampled, as a cloned policy plays and as bc_reweight.py's
+    selection evaluates (--eval-greedy off); eval_transfer.py and the training scripts' evaluations are greedy"""
 
 
 @dataclass
@@ -102,6 +104,21 @@ class Average:
     """output file"""
 
 
+def eval_header(cmd: Eval) -> str:
+    """The first line ``eval`` prints: what it plays, and whether the actions are sampled or greedy
+    (sampled by default, unlike ``eval_transfer.py``; the figures of the two differ)."""
+    how = (
+        "greedy (argmax) actions, as eval_transfer.py"
+        if cmd.greedy
+        else "sampled actions (the default, as a cloned policy plays; --greedy for argmax, as eval_transfer.py)"
+    )
+    where = cmd.map or "each checkpoint's own map"
+    return (
+        f"eval: {len(cmd.checkpoints)} checkpoint(s) on {where}, {cmd.episodes} episodes each ({cmd.num_envs} envs), "
+        f"seed {cmd.seed}, {how}"
+    )
+
+
 def main() -> None:
     cmd = tyro.extras.subcommand_cli_from_dict({"eval": Eval, "average": Average, "record": Record})
     if isinstance(cmd, Average):
@@ -127,6 +144,7 @@ def main() -> None:
             description=cmd.checkpoint,
         )
         return
+    print(eval_header(cmd), flush=True)
     for p in cmd.checkpoints:
         r = evaluate_checkpoint(p, cmd.map, cmd.episodes, cmd.num_envs, cmd.seed, cmd.greedy)
         print(format_result(p, r), flush=True)

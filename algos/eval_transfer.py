@@ -407,6 +407,38 @@ def plot_rows(rows: list[TransferRow], path: str, title: str = "Zero-shot transf
     plt.close(fig)
 
 
+MAX_SPAWN_JITTER = 2.0
+"""The largest ``spawn_jitter`` the simulator accepts (world units; ``sc2_envs.make_batched``)."""
+
+
+def check_device(name: str) -> torch.device:
+    """The torch device ``--device name`` asks for, if the simulator and the networks can run there:
+    ``cpu``, or ``cuda`` / ``cuda:N`` with such a GPU present.
+
+    Raises:
+        ValueError: an unparsable name, another device type (``meta``, ``mps``, ...: the simulator runs
+            on the CPU or CUDA only), ``cpu:N`` (there is one CPU device), CUDA absent, or a GPU index
+            not below ``torch.cuda.device_count()``.
+    """
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise ValueError(f"--device {name!r}: expected cpu, cuda or cuda:N") from None
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"--device {name}: the simulator runs on the CPU or a CUDA GPU; expected cpu, cuda or cuda:N")
+    if device.type == "cpu" and device.index not in (None, 0):
+        raise ValueError(f"--device {name}: torch has one CPU device; expected --device cpu")
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"--device {name}: CUDA is not available on this machine; expected --device cpu")
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise ValueError(
+                f"--device {name}: this machine has {torch.cuda.device_count()} CUDA device(s), "
+                f"cuda:0 to cuda:{torch.cuda.device_count() - 1}"
+            )
+    return device
+
+
 def prepare(args: Args) -> tuple[torch.device, dict, dict]:
     """Check the command line and read the checkpoints before anything is written.
 
@@ -416,9 +448,9 @@ def prepare(args: Args) -> tuple[torch.device, dict, dict]:
 
     Raises:
         ValueError: ``--episodes`` or ``--max-envs`` below 1, no checkpoint or one given twice, a
-            negative ``--seed`` or ``--torch-threads``, a negative or non-finite ``--spawn-jitter``,
-            a ``--name`` with a path separator, CUDA asked for but absent, a file that is not a
-            checkpoint, or an unknown map.
+            negative ``--seed`` or ``--torch-threads``, a ``--spawn-jitter`` outside [0, 2] (or not
+            finite), a ``--name`` with a path separator, a ``--device`` the simulator cannot run on
+            (:func:`check_device`), a file that is not a checkpoint, or an unknown map.
         FileNotFoundError: a checkpoint file does not exist.
     """
     if args.episodes < 1:
@@ -434,16 +466,14 @@ def prepare(args: Args) -> tuple[torch.device, dict, dict]:
         raise ValueError(f"--seed {args.seed}: expected a non-negative integer")
     if args.torch_threads < 0:
         raise ValueError(f"--torch-threads {args.torch_threads}: expected an integer >= 0 (0: torch's default)")
-    if args.spawn_jitter is not None and not (math.isfinite(args.spawn_jitter) and args.spawn_jitter >= 0):
-        raise ValueError(f"--spawn-jitter {args.spawn_jitter}: expected a finite distance >= 0 (map units)")
+    if args.spawn_jitter is not None and not (math.isfinite(args.spawn_jitter) and 0 <= args.spawn_jitter <= MAX_SPAWN_JITTER):
+        raise ValueError(
+            f"--spawn-jitter {args.spawn_jitter}: expected a distance in [0, {MAX_SPAWN_JITTER:g}] world units "
+            "(the simulator's range)"
+        )
     if not runs.is_plain_name(args.name):
         raise ValueError(f"--name {args.name!r}: expected a file stem without path separators")
-    try:
-        device = torch.device(args.device)
-    except RuntimeError:
-        raise ValueError(f"--device {args.device!r}: expected a torch device such as cpu, cuda or cuda:1") from None
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"--device {args.device}: CUDA is not available on this machine; expected --device cpu")
+    device = check_device(args.device)
     ckpts = {p: read_checkpoint(p) for p in args.checkpoints}
     plan = {p: resolve_maps(args.maps, c["config"]) for p, c in ckpts.items()}
     return device, ckpts, plan
@@ -459,6 +489,14 @@ def main(args: Args, prepared: tuple | None = None) -> list[TransferRow]:
 
     print("eval_transfer configuration:")
     for k, v in asdict(args).items():
+        if k == "maps":  # the resolved targets, not the flag (empty: each checkpoint's defaults)
+            targets = list(dict.fromkeys(m for p in plan for m in plan[p]))
+            how = "" if args.maps else " (default for the checkpoint(s): training map(s), then the maps of their classes)"
+            v = " ".join(targets) + how
+        elif k == "greedy":
+            v = f"{v} ({'argmax' if v else 'sampled'} actions)"
+        elif k == "spawn_jitter" and v is None:
+            v = "None (the simulator's default)"
         print(f"  {k}: {v}")
     print(f"  num_envs per map: {min(args.episodes, args.max_envs)}")
     for p, c in ckpts.items():
@@ -486,7 +524,7 @@ def main(args: Args, prepared: tuple | None = None) -> list[TransferRow]:
                 )
 
     run_dir = runs.make_run_dir(args.out_dir, f"{args.name}__{int(time.time())}")
-    runs.write_run_meta(run_dir, args, script=os.path.basename(__file__))
+    runs.write_run_meta(run_dir, args, script=os.path.basename(__file__), targets=plan, device=str(device))
     stem = os.path.join(str(run_dir), args.name)
     write_csv(rows, stem + ".csv")
     table = markdown_table(rows)

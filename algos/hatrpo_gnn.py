@@ -161,11 +161,11 @@ class Args:
 
     # to be filled in runtime
     batch_size: int = 0
-    """the batch size (computed in runtime)"""
+    """computed at runtime, do not set (refused): the batch size, --num-envs x --num-steps"""
     minibatch_size: int = 0
-    """the mini-batch size in env steps (computed in runtime)"""
+    """computed at runtime, do not set (refused): the mini-batch size in env steps, batch size / --num-minibatches"""
     num_iterations: int = 0
-    """the number of iterations (computed in runtime)"""
+    """computed at runtime, do not set (refused): the iterations, --total-timesteps // batch size (a total below one batch is refused)"""
 
 
 def make_env(backend: str, map_name: str, num_envs: int, device: torch.device, seed: int):
@@ -530,6 +530,7 @@ if __name__ == "__main__":
         cli,
         ("batch_size", "minibatch_size", "num_iterations"),
         "--num-envs x --num-steps, --num-minibatches, --total-timesteps",
+        runs.given_fields(Args),
     )
     resumed, run_dir = None, None
     if cli.resume:  # continue a run: its saved Args, with the few flags a continuation may change
@@ -537,7 +538,7 @@ if __name__ == "__main__":
             resumed, run_dir = runs.load_resume(cli.resume)
             saved = dict(resumed["args"])
             saved["map"] = [saved["map"]] if isinstance(saved["map"], str) else list(saved["map"])
-            args = runs.resume_args(saved, cli, Args(), RESUME_CHANGEABLE)
+            args = runs.resume_args(saved, cli, Args(), RESUME_CHANGEABLE, runs.given_fields(Args))
             args.map = tuple(args.map)
         except (OSError, ValueError) as e:
             runs.cli_error(str(e))
@@ -601,9 +602,9 @@ if __name__ == "__main__":
     record = args_record(args)
     if run_dir is None:
         run_dir = runs.make_run_dir("runs", f"{'+'.join(maps)}__{args.exp_name}__{args.seed}__{int(time.time())}")
-        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__))
+        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=str(device))
     else:
-        runs.note_resume(run_dir, from_global_step=resumed["global_step"], config=args)
+        runs.note_resume(run_dir, from_global_step=resumed["global_step"], config=args, device=str(device))
     run_name = run_dir.name
     if args.track:
         import wandb
@@ -794,7 +795,7 @@ if __name__ == "__main__":
 
     stopper = runs.GracefulStop().install()  # SIGINT / SIGTERM: finish the iteration, then stop
     iteration = start_iteration
-    env_share_sum, env_share_n = 0.0, 0
+    env_share_sum, env_share_n, first_share = 0.0, 0, None  # the first iteration of a process is kept apart
     for iteration in range(start_iteration + 1, args.num_iterations + 1):
         iter_start, env_time = time.perf_counter(), 0.0
         if args.anneal_lr:
@@ -956,7 +957,10 @@ if __name__ == "__main__":
         # TRY NOT TO MODIFY: record rewards for plotting purposes
         sps = int(global_step / (time.time() - start_time))
         env_share = env_time / max(time.perf_counter() - iter_start, 1e-9)  # rollout + update, before evaluation
-        env_share_sum, env_share_n = env_share_sum + env_share, env_share_n + 1
+        if first_share is None:  # it includes the simulator's one-time kernel compile (or cache load)
+            first_share = env_share
+        else:
+            env_share_sum, env_share_n = env_share_sum + env_share, env_share_n + 1
         writer.add_scalar("charts/learning_rate", critic_optimizer.param_groups[0]["lr"], global_step)
         writer.add_scalar("losses/value_loss", float(v_loss.detach()), global_step)
         writer.add_scalar("losses/explained_variance", explained_var, global_step)
@@ -982,7 +986,7 @@ if __name__ == "__main__":
     eval_log.close()
     writer.close()
     if iteration == start_iteration:
-        how = f"nothing to do: the run already has {args.num_iterations} iterations"
+        how = f"nothing to do: the run already has {runs.plural(args.num_iterations, 'iteration')}"
     elif stopper.requested:
         how = f"stopped by {stopper.reason} after iteration {iteration}/{args.num_iterations}"
     elif iteration < args.num_iterations:
@@ -991,13 +995,14 @@ if __name__ == "__main__":
             f"{iteration}/{args.num_iterations}"
         )
     else:
-        how = f"finished {args.num_iterations} iterations"
+        how = f"finished {runs.plural(args.num_iterations, 'iteration')}"
     saved = (
-        f"checkpoints {args.exp_name}.pt, {args.exp_name}_best.pt; continue with --resume {run_dir}"
+        f"checkpoints {args.exp_name}.pt, {args.exp_name}_best.pt; "
+        + runs.resume_hint(run_dir, iteration >= args.num_iterations, args.num_iterations * args.batch_size)
         if args.save_model
         else "no checkpoint (--no-save-model)"
     )
-    env_note = f", env {env_share_sum / env_share_n:.0%} of the iteration time" if env_share_n else ""
+    env_note = runs.env_share_note(env_share_sum, env_share_n, first_share)
     over = f"{args.eval_episodes} episodes" + (f" on each of {K} maps (mean)" if K > 1 else "")
     print(
         f"{how}: {global_step} env steps, {time.time() - start_time:.0f} s{env_note}, greedy win rate {win_rate:.3f} over "

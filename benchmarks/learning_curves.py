@@ -13,6 +13,10 @@ collects everything into CSVs, a summary and a PNG. Maps may be SMAC v1 maps or 
         --seeds 1 2 3 --transfer-maps protoss_10_vs_10 protoss_20_vs_20 terran_10_vs_10 terran_20_vs_20
     python benchmarks/learning_curves.py --maps protoss_5_vs_5 --actors gnn mlp --dry-run   # print the job plan
 
+Without ``--transfer-maps`` each final checkpoint is evaluated where ``algos/eval_transfer.py`` would
+evaluate it by default (``auto``): a SMACv2 run on every scenario of its race, a SMAC v1 run on the
+maps of its unit classes.
+
 The in-training evaluations (``eval.csv`` of each run, ``--eval-episodes`` of the algorithm, 32 by
 default, every ``--eval-interval`` iterations) give the curves; the reported final figure is the
 evaluation of the final checkpoint after the run (``--final-episodes``). A transfer target the
@@ -124,8 +128,11 @@ class Args(SupervisionArgs):
     """parent folder: each invocation writes logs, runs, CSVs and the PNG into its own new <out_dir>/learning_curves__<unix time>"""
     extra: str = ""
     """extra arguments for every training run, e.g. --extra="--ent-coef 0.005" """
-    transfer_maps: tuple[str, ...] = ("2s3z", "3s5z", "3s5z_vs_3s6z")
-    """zero-shot evaluation: every final checkpoint is also evaluated on these maps / scenarios (empty: none)"""
+    transfer_maps: tuple[str, ...] = ("auto",)
+    """zero-shot evaluation: every final checkpoint is also evaluated on these maps / scenarios. `auto` (the
+    default): what algos/eval_transfer.py picks without --maps, per run: for a SMACv2 scenario every scenario of
+    its race (5v5 to 20v23), for a SMAC v1 map the maps of its unit classes (2s3z: 2s3z 3s5z 3s5z_vs_3s6z;
+    3m: 3m 5m_vs_6m 8m 25m; MMM: MMM MMM2); `--transfer-maps` with no name: none"""
     dry_run: bool = False
     """print the job plan (every command) and exit: nothing is started or written"""
 
@@ -192,9 +199,35 @@ def train_args(args: Args, algo: str, actor: str, map_name: str, seed: int, thre
     return cmd + args.extra.split()
 
 
+AUTO = "auto"
+"""``--transfer-maps auto`` (the default): :func:`auto_transfer_maps` of each run's training map(s)."""
+
+
+def auto_transfer_maps(train_maps: list[str]) -> list[str]:
+    """What ``algos/eval_transfer.py`` evaluates a checkpoint of ``train_maps`` on without ``--maps``
+    (``eval_transfer.default_maps``): for SMACv2 scenarios every scenario of their race, for SMAC v1
+    maps the maps made of the same unit classes (``eval_transfer.DEFAULT_MAPS``), after the
+    training maps. A SMACv2 checkpoint is never sent to the SMAC v1 maps, where it cannot play."""
+    import importlib.util
+
+    import sc2_envs
+
+    et = sys.modules.get("eval_transfer")
+    if et is None or Path(getattr(et, "__file__", "")).resolve() != Path(EVAL_SCRIPT).resolve():
+        spec = importlib.util.spec_from_file_location("eval_transfer", EVAL_SCRIPT)
+        et = importlib.util.module_from_spec(spec)
+        sys.modules["eval_transfer"] = et  # dataclasses resolve string annotations through sys.modules
+        spec.loader.exec_module(et)
+    classes = {g.unit for m in train_maps if m in sc2_envs.list_maps() for g in sc2_envs.get_map(m).allies}
+    return et.default_maps({"map_name": train_maps[0], "train_maps": list(train_maps), "classes": sorted(classes)})
+
+
 def eval_targets(args: Args, map_name: str) -> list[str]:
-    """The final evaluation's targets of a run: its training map(s), then ``--transfer-maps``."""
-    return list(dict.fromkeys([*map_name.split("+"), *args.transfer_maps]))
+    """The final evaluation's targets of a run: its training map(s), then ``--transfer-maps`` (``auto``:
+    :func:`auto_transfer_maps` of the training map(s))."""
+    parts = map_name.split("+")
+    more = auto_transfer_maps(parts) if tuple(args.transfer_maps) == (AUTO,) else list(args.transfer_maps)
+    return list(dict.fromkeys([*parts, *more]))
 
 
 def eval_args(args: Args, job: Job, checkpoint: str, out: str) -> list[str]:
@@ -256,6 +289,11 @@ def plan(args: Args, threads: int = 1, budget: float = 0.0) -> list[Job]:
 
 def print_plan(args: Args, jobs: list[Job], out: str = "<out>") -> None:
     """Print every training command and the final-evaluation command that follows each."""
+    if out == "<out>":
+        print(
+            f"<out> below is the output folder a real run creates: {os.path.join(args.out_dir, 'learning_curves__<unix time>')} "
+            "(-2, -3, ... if taken); <time> is the unix time a training run starts"
+        )
     print(
         f"{len(jobs)} training runs, each followed by its final evaluation ({args.final_episodes} greedy episodes per target):"
     )
@@ -680,7 +718,12 @@ def check_args(args: Args) -> None:
     import sc2_envs
 
     valid = sc2_envs.list_maps("all")
-    for name in (*(part for m in args.maps for part in m.split("+")), *args.transfer_maps):
+    if AUTO in args.transfer_maps and len(args.transfer_maps) > 1:
+        raise ValueError(
+            f"--transfer-maps {' '.join(args.transfer_maps)}: `auto` stands alone (the default targets of each run); "
+            "expected `auto` or map names"
+        )
+    for name in (*(part for m in args.maps for part in m.split("+")), *(t for t in args.transfer_maps if t != AUTO)):
         if name not in valid:
             raise ValueError(f"map {name!r}; expected one of {', '.join(valid)}")
     for m in args.maps:
@@ -707,8 +750,8 @@ def main(args: Args) -> dict:
         f"{n_jobs} runs ({', '.join(args.algos)} x actors {', '.join(args.actors)} x {', '.join(args.maps)} x seeds "
         f"{list(args.seeds)}), {parallel} at a time, {threads} torch threads each, device {args.device}, "
         + (f"training budget per run {run_budget:.0f} s" if run_budget else "no time budget")
-        + f"; final evaluation: {args.final_episodes} greedy episodes on {', '.join(eval_targets(args, args.maps[0]))}"
-        + (" (per run: its own training map(s) first)" if len(args.maps) > 1 else "")
+        + f"; final evaluation: {args.final_episodes} greedy episodes on "
+        + "; ".join(f"{m}: {', '.join(eval_targets(args, m))}" for m in args.maps)
     )
     if args.final_episodes < 100:
         print(f"note: --final-episodes {args.final_episodes} (< 100): the final figures are a quick look, not for reporting")

@@ -194,7 +194,7 @@ def render(gnn: list[dict], mlp: list[dict], meta: dict) -> str:
         if r and not r["error"]:
             w = float(r["win_rate"])
             aims.append(f"{source} -> {target} {w:.2f} (aim >= {aim}, {'met' if w >= aim else 'not met'})")
-    aims_text = "Bold: in-distribution. Against the issue's aims: " + "; ".join(aims) + "."
+    aims_text = "Bold: in-distribution. Aims of this library for zero-shot transfer: " + "; ".join(aims) + "."
     lines += ["", textwrap.fill(aims_text, width=100, break_long_words=False, break_on_hyphens=False)]
     return "\n".join(lines)
 

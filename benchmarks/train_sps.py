@@ -8,7 +8,7 @@ table gives the median over rounds of the final ``sps=`` the script prints (Clea
 ``charts/SPS``: env steps over the wall time since the start, evaluation included) and its
 env share, and each variant's ratio to the baseline (or, without one, to the first variant).
 
-Example (the issue's training target; the baseline is the commit before the compiled kernels)::
+Example (the README's main job, HAPPO-GNN on 2s3z; the baseline is the commit before the compiled kernels)::
 
     git worktree add /tmp/wt_old 65dab88
     python benchmarks/train_sps.py --map 2s3z --rounds 2 --baseline-tree /tmp/wt_old \\

@@ -6,8 +6,8 @@
   versions in ``run_meta.json``; :func:`note_resume` appends each resumption to it.
 * :class:`GracefulStop` turns the first SIGINT / SIGTERM into a request to stop after the current
   iteration and the second into an immediate exit.
-* :func:`rng_state` / :func:`set_rng_state`, :func:`save_resume` / :func:`load_resume` and
-  :func:`resume_args` carry a run over a restart (``--resume``).
+* :func:`rng_state` / :func:`set_rng_state`, :func:`save_resume` / :func:`load_resume`,
+  :func:`given_fields` and :func:`resume_args` carry a run over a restart (``--resume``).
 * :class:`Progress` reports one iteration at a time: a tqdm bar on a terminal, one line per
   iteration otherwise; the training return is left out until an episode has finished.
 * :func:`cli_error` ends a script with one line and exit status 2 (argparse's convention for a bad
@@ -111,15 +111,17 @@ def check_loss_flags(args: Any) -> None:
             cli_error(f"--{flag.replace('_', '-')} {getattr(args, flag)!r}: expected {expected}")
 
 
-def refuse_computed_flags(cli: Any, names: tuple[str, ...], how: str) -> None:
+def refuse_computed_flags(cli: Any, names: tuple[str, ...], how: str, given: set[str] | frozenset[str] | None = None) -> None:
     """Refuse the CleanRL fields that are computed at runtime (``batch_size`` ...) when the command
     line set them: they would be overwritten without notice. ``how`` says what they are computed from.
+    ``given``: the fields the command line set (:func:`given_fields`), so that even ``--batch-size 0``
+    is refused; None: those whose value is not 0 (their unset default).
 
     Raises:
         SystemExit: :func:`cli_error` (status 2) naming the flag.
     """
     for name in names:
-        if getattr(cli, name):
+        if (name in given) if given is not None else getattr(cli, name):
             cli_error(f"--{name.replace('_', '-')} {getattr(cli, name)!r}: this is computed at runtime ({how}); do not set it")
 
 
@@ -217,7 +219,9 @@ def write_run_meta(run_dir: str | os.PathLike, config: Any, **extra: Any) -> Pat
 
     Keys: ``config``, ``argv`` (the command line), ``cwd``, ``git_commit`` (:func:`git_commit`),
     ``packages`` (:func:`package_versions`), ``python``, ``platform``, ``hostname``, ``started_utc``
-    (ISO 8601), ``resumes`` (empty; see :func:`note_resume`), then ``extra``.
+    (ISO 8601), ``resumes`` (empty; see :func:`note_resume`), then ``extra``. The training scripts
+    pass ``device``, the device actually used (``"cpu"`` when ``config["cuda"]`` is true but no GPU
+    is available: ``cuda`` is the flag, not the device).
     """
     meta = {
         "config": _jsonable(config),
@@ -423,30 +427,69 @@ def load_resume(path: str | os.PathLike) -> tuple[dict, Path]:
     return state, path.parent
 
 
-def resume_args(saved: dict, cli: Any, defaults: Any, changeable: tuple[str, ...]) -> Any:
+def given_fields(cls: Any, argv: list[str] | None = None) -> frozenset[str]:
+    """The fields of the dataclass ``cls`` that the command line ``argv`` (default ``sys.argv[1:]``) sets.
+
+    A field counts as given when one of tyro's spellings of its flag appears: ``--field-name``,
+    ``--field_name``, either with ``=value``, and ``--no-field-name`` / ``--no_field_name`` for a bool.
+    Whether the value equals the default does not matter (``--total-timesteps 2000000`` is given even
+    when 2,000,000 is the default): :func:`resume_args` needs what was asked for, not what differs.
+    Tokens after a bare ``--`` are positional values, not flags.
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    given = set()
+    for token in argv:
+        if token == "--":
+            break
+        if not token.startswith("--"):
+            continue
+        name = token[2:].split("=", 1)[0].replace("-", "_")
+        if name in fields:
+            given.add(name)
+        elif name.startswith("no_") and name[3:] in fields:
+            given.add(name[3:])
+    return frozenset(given)
+
+
+def resume_args(
+    saved: dict, cli: Any, defaults: Any, changeable: tuple[str, ...], given: set[str] | frozenset[str] | None = None
+) -> Any:
     """The resumed run's ``Args``: the saved config, with the ``changeable`` flags the command line set.
 
     Args:
         saved: the run's config as saved (``dataclasses.asdict`` of its ``Args``).
         cli: the ``Args`` parsed from this command line.
-        defaults: ``Args`` with every default (a flag that differs from it was given).
+        defaults: ``Args`` with every default; used only when ``given`` is None.
         changeable: fields a resumed run may change (e.g. ``total_timesteps`` to train longer).
+        given: the fields the command line set (:func:`given_fields`), whatever their values: a given
+            changeable flag is applied even when it equals its default (``--total-timesteps 2000000``,
+            ``--torch-threads 0``), and a given other flag is checked against the saved value even
+            when it equals its default (``--seed 1`` on a seed-5 run is refused). None (a caller
+            that builds ``cli`` itself, not from a command line): the fields that differ from
+            ``defaults``.
 
     Raises:
         ValueError: the command line sets another field to a value other than the saved one; the
             message names the flag, both values and the changeable flags.
     """
     values = dict(saved)
+    if given is None:
+        given = {f.name for f in dataclasses.fields(cli) if getattr(cli, f.name) != getattr(defaults, f.name)}
+    flags = ", ".join("--" + c.replace("_", "-") for c in changeable)
     for f in dataclasses.fields(cli):
-        given, default = getattr(cli, f.name), getattr(defaults, f.name)
-        if given == default or f.name == "resume" or f.name not in values:
+        if f.name not in given or f.name == "resume":
             continue
+        value = getattr(cli, f.name)
         if f.name in changeable:
-            values[f.name] = given
-        elif values[f.name] != given and not (isinstance(given, tuple) and list(given) == values[f.name]):
-            flags = ", ".join("--" + c.replace("_", "-") for c in changeable)
+            values[f.name] = value
+            continue
+        # a flag the saved run predates keeps its default on resume
+        kept = values[f.name] if f.name in values else getattr(defaults, f.name)
+        if kept != value and not (isinstance(value, tuple) and list(value) == kept):
+            shown = " ".join(map(str, value)) if isinstance(value, (tuple, list)) else repr(value)
             raise ValueError(
-                f"--{f.name.replace('_', '-')} {given!r}: the resumed run has {values[f.name]!r} and keeps its "
+                f"--{f.name.replace('_', '-')} {shown}: the resumed run has {kept!r} and keeps its "
                 f"configuration; only {flags} may change on --resume"
             )
     names = {f.name for f in dataclasses.fields(cli)}
@@ -473,6 +516,31 @@ def truncate_csv(path: str | os.PathLike, column: str, last: float) -> int:
 
 
 # ---------------------------------------------------------------------------- progress
+
+
+def plural(n: int, word: str) -> str:
+    """``"1 iteration"``, ``"2 iterations"``, ``"1,000 iterations"``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def resume_hint(run_dir: str | os.PathLike, finished: bool, total_timesteps: int) -> str:
+    """What the end-of-run line suggests: ``continue with --resume <run>`` for a run that stopped
+    early, or, for one that used its whole budget (where a plain ``--resume`` has nothing to do),
+    ``train longer with --resume <run> --total-timesteps N`` with N above the steps done."""
+    if finished:
+        return f"to train longer: --resume {run_dir} --total-timesteps N (N > {total_timesteps:,})"
+    return f"continue with --resume {run_dir}"
+
+
+def env_share_note(share_sum: float, share_n: int, first_share: float | None) -> str:
+    """``", env 24% of the iteration time"`` for the end-of-run line: the mean share of the
+    iterations after the first of this process (whose env time includes the simulator's one-time
+    kernel compile or cache load); with only that first iteration, its share is given and labelled."""
+    if share_n:
+        return f", env {share_sum / share_n:.0%} of the iteration time (first iteration, with the kernel compile or cache load, excluded)"
+    if first_share is not None:
+        return f", env {first_share:.0%} of the iteration time (one iteration only, including the one-time kernel compile or cache load)"
+    return ""
 
 
 def format_progress(ret: float | None, win: float, sps: int | float, **extra: Any) -> str:

@@ -286,6 +286,28 @@ def test_computed_cleanrl_fields_cannot_be_set(capsys):
         runs.refuse_computed_flags(replace(mod.Args(), num_iterations=7), ("batch_size", "num_iterations"), "from --num-envs")
     assert "--num-iterations 7: this is computed at runtime (from --num-envs); do not set it" in capsys.readouterr().err
     runs.refuse_computed_flags(mod.Args(), ("batch_size", "num_iterations"), "from --num-envs")  # unset: fine
+    with pytest.raises(SystemExit):  # given on the command line, even as 0 (the unset value)
+        runs.refuse_computed_flags(
+            mod.Args(), ("batch_size",), "from --num-envs", runs.given_fields(mod.Args, ["--batch-size", "0"])
+        )
+    assert "--batch-size 0: this is computed at runtime" in capsys.readouterr().err
+    runs.refuse_computed_flags(mod.Args(), ("batch_size",), "from --num-envs", runs.given_fields(mod.Args, ["--seed", "2"]))
+
+
+@pytest.mark.parametrize("script", ["happo_gnn.py", "hatrpo_gnn.py"])
+def test_help_marks_the_computed_fields(script):
+    """``--help`` lists --batch-size, --minibatch-size and --num-iterations (tyro shows every field):
+    their help says they are computed and refused, so that no one sets them expecting an effect."""
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(repo), OMP_NUM_THREADS="1", COLUMNS="400")
+    res = subprocess.run(
+        [sys.executable, str(repo / "algos" / script), "--help"], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert res.returncode == 0, res.stderr
+    text = " ".join(res.stdout.replace("│", " ").split())
+    for flag in ("--batch-size", "--minibatch-size", "--num-iterations"):
+        line = text.split(flag, 1)[1][:80]
+        assert "computed at runtime, do not set (refused)" in line, (flag, line)
 
 
 def test_load_checkpoint_names_unreadable_files_and_diverged_weights(tmp_path):

@@ -274,6 +274,13 @@ def test_bc_select_records_evaluates_and_averages_checkpoints(tmp_path):
     meta = json.loads((tmp_path / "demos" / "meta.json").read_text())
     assert meta["episodes"] == 2 and meta["demonstrator"] == paths[0]
     text = run("eval", *paths, "--episodes", "2", "--num-envs", "2")
-    assert [line.split(":")[0] for line in text.splitlines()] == paths and "idle" in text
+    header, *lines = text.splitlines()
+    assert [line.split(":")[0] for line in lines] == paths and "idle" in text
+    # sampled by default (eval_transfer.py is greedy): the first line says which
+    assert (
+        header.startswith("eval: 2 checkpoint(s) on each checkpoint's own map, 2 episodes each")
+        and "sampled actions" in header
+    )
+    assert "greedy (argmax) actions" in run("eval", paths[0], "--episodes", "1", "--num-envs", "1", "--greedy").splitlines()[0]
     run("average", *paths, "--out", str(tmp_path / "avg.pt"))
     assert torch.load(tmp_path / "avg.pt", weights_only=True)["averaged_from"] == paths

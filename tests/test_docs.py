@@ -199,3 +199,24 @@ def test_marker_parsing(tmp_path):
     doc.write_text("```python\nx\n")
     with pytest.raises(ValueError, match="never closed"):
         python_blocks(doc)
+
+
+def test_readme_layout_lists_the_shipped_checkpoints_and_docs():
+    """The README's Layout once listed 4 of the 7 shipped checkpoints and a subset of docs/."""
+    readme = (REPO / "README.md").read_text()
+    layout = readme.split("## Layout", 1)[1]
+    for ckpt in sorted((REPO / "checkpoints").glob("*.pt")):
+        assert ckpt.name in layout, f"checkpoints/{ckpt.name} is not in the README's Layout"
+    assert "checkpoints/README.md" in layout
+    for doc in sorted((REPO / "docs").glob("*.md")):
+        assert doc.name in layout, f"docs/{doc.name} is not in the README's Layout"
+
+
+def test_readme_names_what_the_simulators_thread_message_points_to():
+    """``make_batched`` prints "see README 'Speed'" when it changes torch's thread count; the thread
+    choice is explained in the README's "Threads (torch path)" item, which must say it is that line's target."""
+    threads_src = (REPO / "sc2_envs" / "sim" / "threads.py").read_text()
+    assert "see README 'Speed'" in threads_src  # when this changes, update the pointer below
+    readme = (REPO / "README.md").read_text()
+    item = readme.split("- Threads (torch path", 1)[1][:400]
+    assert "see README 'Speed'" in item and "points here" in item

@@ -2,7 +2,10 @@
 
 import csv
 import math
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -188,8 +191,14 @@ def test_unknown_map_raises_with_the_valid_names():
         ({"checkpoints": ("a.pt", "a.pt")}, "--checkpoints: a.pt given more than once; expected distinct files"),
         ({"seed": -1}, "--seed -1: expected a non-negative integer"),
         ({"torch_threads": -2}, "--torch-threads -2: expected an integer >= 0"),
-        ({"spawn_jitter": float("nan")}, "--spawn-jitter nan: expected a finite distance >= 0"),
-        ({"spawn_jitter": -1.0}, "--spawn-jitter -1.0: expected a finite distance >= 0"),
+        ({"spawn_jitter": float("nan")}, "--spawn-jitter nan: expected a distance in [0, 2] world units"),
+        ({"spawn_jitter": -1.0}, "--spawn-jitter -1.0: expected a distance in [0, 2] world units"),
+        # found by a tester: these passed prepare(), then gave a traceback or only failed rows and status 0
+        ({"spawn_jitter": 5.0}, "--spawn-jitter 5.0: expected a distance in [0, 2] world units (the simulator's range)"),
+        ({"device": "cpu:1"}, "--device cpu:1: torch has one CPU device; expected --device cpu"),
+        ({"device": "meta"}, "--device meta: the simulator runs on the CPU or a CUDA GPU; expected cpu, cuda or cuda:N"),
+        ({"device": "mps"}, "--device mps: the simulator runs on the CPU or a CUDA GPU"),
+        ({"device": "gpu"}, "--device 'gpu': expected cpu, cuda or cuda:N"),
         ({"name": "a/b"}, "--name 'a/b': expected a file stem without path separators"),
     ],
 )
@@ -203,6 +212,19 @@ def test_bad_command_lines_are_refused_before_reading_any_checkpoint(change, mes
 def test_default_maps_follow_the_checkpoint_classes():
     assert et.resolve_maps((), {"map_name": "3s5z", "classes": ["stalker", "zealot"]}) == ["3s5z", "2s3z", "3s5z_vs_3s6z"]
     assert et.resolve_maps((), {"map_name": "3m", "classes": ["marine"]}) == ["3m", "5m_vs_6m", "8m", "25m"]
+
+
+def test_configuration_prints_the_resolved_default_maps_and_the_cli_refuses_bad_devices(tmp_path):
+    """Without --maps the first screen once said ``maps: ()``; it lists the targets that will run."""
+    g = tiny_checkpoint(tmp_path / "g.pt")
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    cmd = [sys.executable, str(REPO / "algos" / "eval_transfer.py"), "--checkpoints", g, "--episodes", "1", "--max-envs", "1"]
+    res = subprocess.run([*cmd, "--out-dir", str(tmp_path / "o")], capture_output=True, text=True, env=env, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "  maps: 2s3z 3s5z 3s5z_vs_3s6z (default for the checkpoint(s)" in res.stdout, res.stdout[:2000]
+    for flag in (["--device", "cpu:1"], ["--spawn-jitter", "5"]):
+        res = subprocess.run([*cmd, *flag], capture_output=True, text=True, env=env, timeout=600)
+        assert res.returncode == 2 and res.stderr.count("\n") == 1 and flag[0] in res.stderr, res.stderr
 
 
 def test_transfer_kinds():
@@ -222,6 +244,7 @@ def test_main_writes_csv_markdown_and_png(tmp_path, capsys):
     rows = et.main(args)
     printed = capsys.readouterr().out
     assert printed.startswith("eval_transfer configuration:") and "episodes: 2" in printed
+    assert "  maps: 2s3z 3s5z\n" in printed and "  greedy: True (argmax actions)" in printed
     (run_dir,) = (tmp_path / "out").iterdir()  # one new folder per evaluation
     assert run_dir.name.startswith("transfer__") and (run_dir / "run_meta.json").is_file()
     with open(run_dir / "transfer.csv", newline="") as f:

@@ -147,6 +147,83 @@ def test_resume_args_keep_the_saved_config_except_changeable_flags():
         runs.resume_args(saved, Args(lr=0.3), Args(), ("total_timesteps",))
 
 
+def test_given_fields_are_the_flags_on_the_command_line_whatever_their_value():
+    """``given_fields`` names every field whose flag tyro would read, in each of tyro's spellings,
+    including a value equal to the default (what ``resume_args`` must apply or check)."""
+    from dataclasses import dataclass
+
+    import tyro
+
+    @dataclass
+    class Args:
+        seed: int = 1
+        total_timesteps: int = 100
+        cuda: bool = True
+        map: tuple[str, ...] = ("3m",)
+        target_kl: float | None = None
+        resume: str = ""
+
+    cases = [
+        (["--total-timesteps", "100"], {"total_timesteps"}),
+        (["--total_timesteps=100", "--seed", "-1"], {"total_timesteps", "seed"}),
+        (["--no-cuda", "--map", "2s3z", "3s5z"], {"cuda", "map"}),
+        (["--no_cuda", "--cuda", "--target-kl", "None"], {"cuda", "target_kl"}),
+        (["--resume", "runs/x", "--seed=1"], {"resume", "seed"}),
+        ([], set()),
+    ]
+    for argv, expected in cases:
+        tyro.cli(Args, args=argv)  # tyro accepts each spelling
+        assert runs.given_fields(Args, argv) == expected, argv
+
+
+def test_resume_args_apply_or_check_every_given_flag_even_at_its_default():
+    """A given changeable flag is applied even when it equals its default (``--total-timesteps 2000000``
+    once dropped, so a resumed run had nothing to do); a given other flag is checked against the run's
+    value even when it equals its default (``--seed 1`` on a seed-5 run, ``--map 2s3z`` on a 3m run)."""
+    from dataclasses import asdict, dataclass
+
+    @dataclass
+    class Args:
+        seed: int = 1
+        total_timesteps: int = 100
+        torch_threads: int = 0
+        map: tuple[str, ...] = ("2s3z",)
+        resume: str = ""
+
+    saved = asdict(Args(seed=5, total_timesteps=32, torch_threads=1, map=("3m",)))
+    saved["map"] = list(saved["map"])
+    change = ("total_timesteps", "torch_threads")
+    got = runs.resume_args(saved, Args(resume="x"), Args(), change, {"resume", "total_timesteps", "torch_threads"})
+    assert (got.total_timesteps, got.torch_threads, got.seed, list(got.map)) == (100, 0, 5, ["3m"])
+    got = runs.resume_args(saved, Args(resume="x"), Args(), change, {"resume"})  # nothing given: the saved run
+    assert (got.total_timesteps, got.torch_threads) == (32, 1)
+    with pytest.raises(ValueError, match=r"--seed 1: the resumed run has 5 .* only --total-timesteps, --torch-threads"):
+        runs.resume_args(saved, Args(), Args(), change, {"seed"})
+    with pytest.raises(ValueError, match=r"--map 2s3z: the resumed run has \['3m'\]"):
+        runs.resume_args(saved, Args(), Args(), change, {"map"})
+    assert runs.resume_args(saved, Args(seed=5, map=("3m",)), Args(), change, {"seed", "map"}).seed == 5  # the run's values
+
+
+def test_end_of_run_wording():
+    assert (runs.plural(1, "iteration"), runs.plural(2, "iteration"), runs.plural(1000, "epoch")) == (
+        "1 iteration",
+        "2 iterations",
+        "1,000 epochs",
+    )
+    assert runs.resume_hint("runs/x", False, 64) == "continue with --resume runs/x"
+    assert runs.resume_hint("runs/x", True, 2048) == "to train longer: --resume runs/x --total-timesteps N (N > 2,048)"
+    # the first iteration of a process (kernel compile) is left out of the mean, or labelled when alone
+    assert (
+        runs.env_share_note(0.5, 2, 0.9)
+        == ", env 25% of the iteration time (first iteration, with the kernel compile or cache load, excluded)"
+    )
+    assert (
+        runs.env_share_note(0.0, 0, 0.9)
+        == ", env 90% of the iteration time (one iteration only, including the one-time kernel compile or cache load)"
+    )
+    assert runs.env_share_note(0.0, 0, None) == ""
+
+
 def test_truncate_csv_drops_rows_after_the_resume_point(tmp_path):
     path = tmp_path / "eval.csv"
     path.write_text("global_step,win_rate\n32,0.1\n64,0.2\n96,0.3\n")
@@ -293,6 +370,31 @@ def test_resume_refuses_a_changed_algorithm_flag(tmp_path):
     res = _algo("happo_gnn.py", tmp_path, "--resume", str(run_dir), "--learning-rate", "0.1", check=False)
     assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
     assert "--learning-rate 0.1: the resumed run has 0.0005" in res.stderr
+    # flags at their default values count as given: --seed 1 (the default) on this seed-3 run is refused
+    for flags, message in ((["--seed", "1"], "--seed 1: the resumed run has 3"), (["--map", "2s3z"], "--map 2s3z: the")):
+        res = _algo("happo_gnn.py", tmp_path, "--resume", str(run_dir), *flags, check=False)
+        assert res.returncode == 2 and res.stderr.count("\n") == 1 and message in res.stderr, res.stderr
+
+
+def test_resume_applies_a_changeable_flag_given_at_its_default_value(tmp_path):
+    """``--total-timesteps 2000000`` is the default, and was once dropped on --resume ("nothing to do");
+    with a time budget the resumed run stops after one more iteration of the 250,000 asked for."""
+    first = _algo("happo_gnn.py", tmp_path, *TINY[:-2], "--total-timesteps", "8", "--eval-interval", "1")
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    # the end-of-run line of a run that used its whole budget (one iteration): singular, no plain --resume
+    summary = first.stdout.strip().splitlines()[-1]
+    assert summary.startswith("finished 1 iteration: 8 env steps"), summary
+    assert f"to train longer: --resume {run_dir.relative_to(tmp_path)} --total-timesteps N (N > 8)" in summary, summary
+    assert "(one iteration only, including the one-time kernel compile or cache load)" in summary, summary
+    meta = json.loads((run_dir / "run_meta.json").read_text())
+    assert meta["config"]["cuda"] is False and meta["device"] == "cpu"  # --no-cuda (TINY): the device used
+    again = _algo("happo_gnn.py", tmp_path, "--resume", str(run_dir))
+    assert "nothing to do: the run already has 1 iteration:" in again.stdout, again.stdout[-2000:]
+    res = _algo("happo_gnn.py", tmp_path, "--resume", str(run_dir), "--total-timesteps", "2000000", "--time-budget-s", "0.001")
+    summary = res.stdout.strip().splitlines()[-1]
+    assert "reached after iteration 2/250000" in summary, res.stdout[-2000:]
+    meta = json.loads((run_dir / "run_meta.json").read_text())
+    assert meta["resumes"][-1]["config"]["total_timesteps"] == 2_000_000
 
 
 @pytest.mark.parametrize(

@@ -208,6 +208,28 @@ def test_learning_curves_plans_smacv2_gnn_and_mlp_runs(tmp_path, capsys):
     ]
 
 
+def test_learning_curves_default_transfer_targets_follow_the_training_map(tmp_path, capsys):
+    """The default ``--transfer-maps`` (``auto``) once was 2s3z 3s5z 3s5z_vs_3s6z for every run, n/a for a
+    SMACv2 checkpoint; it is now what eval_transfer.py picks without --maps: the scenarios of the race
+    for SMACv2, the maps of the unit classes for SMAC v1. An empty --transfer-maps means none."""
+    auto = lc.Args()
+    assert auto.transfer_maps == ("auto",)
+    assert lc.eval_targets(auto, "protoss_5_vs_5") == [
+        "protoss_5_vs_5",
+        "protoss_10_vs_10",
+        "protoss_10_vs_11",
+        "protoss_20_vs_20",
+        "protoss_20_vs_23",
+    ]
+    assert lc.eval_targets(auto, "2s3z") == ["2s3z", "3s5z", "3s5z_vs_3s6z"]  # the earlier default, for v1
+    assert lc.eval_targets(auto, "3m+8m") == ["3m", "8m", "5m_vs_6m", "25m"]
+    assert lc.eval_targets(lc.Args(transfer_maps=()), "protoss_5_vs_5") == ["protoss_5_vs_5"]
+    lc.main(lc.Args(maps=("protoss_5_vs_5",), seeds=(1,), out_dir=str(tmp_path), dry_run=True))
+    printed = capsys.readouterr().out
+    assert f"<out> below is the output folder a real run creates: {tmp_path}/learning_curves__<unix time>" in printed
+    assert "--maps protoss_5_vs_5 protoss_10_vs_10" in printed and " 2s3z" not in printed
+
+
 def test_learning_curves_dry_run_shows_the_threads_and_budget_of_the_real_run(monkeypatch, tmp_path):
     # The dry run once printed "--torch-threads 1" and no budget whatever --max-parallel and --time-budget-s said.
     monkeypatch.setattr(lc.os, "cpu_count", lambda: 2)
@@ -243,6 +265,7 @@ def test_learning_curves_dry_run_shows_the_threads_and_budget_of_the_real_run(mo
         ({"target": 1.5}, "--target 1.5: expected a win rate in (0, 1]"),
         ({"max_parallel": -1}, "--max-parallel -1: expected a value >= 0 (0: all training runs)"),
         ({"status_interval_s": 0.0}, "--status-interval-s 0.0: expected seconds > 0"),
+        ({"transfer_maps": ("auto", "3m")}, "--transfer-maps auto 3m: `auto` stands alone"),
     ],
 )
 def test_learning_curves_bad_arguments(tmp_path, change, message):
