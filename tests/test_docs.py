@@ -213,10 +213,10 @@ def test_readme_layout_lists_the_shipped_checkpoints_and_docs():
 
 
 def test_readme_names_what_the_simulators_thread_message_points_to():
-    """``make_batched`` prints "see README 'Speed'" when it changes torch's thread count; the thread
-    choice is explained in the README's "Threads (torch path)" item, which must say it is that line's target."""
+    """``make_batched`` prints "see README 'Threads (torch path)'" when it changes torch's thread count;
+    that README item explains the choice and says it is that line's target."""
     threads_src = (REPO / "sc2_envs" / "sim" / "threads.py").read_text()
-    assert "see README 'Speed'" in threads_src  # when this changes, update the pointer below
+    assert "see README 'Threads (torch path)'" in threads_src  # when this changes, update the pointer below
     readme = (REPO / "README.md").read_text()
     item = readme.split("- Threads (torch path", 1)[1][:400]
-    assert "see README 'Speed'" in item and "points here" in item
+    assert "see README 'Threads (torch path)'" in item and "points here" in item

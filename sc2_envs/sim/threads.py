@@ -113,7 +113,7 @@ def apply_num_threads(num_threads: int | None, num_envs: int, device: torch.devi
             _announced = True
             sys.stderr.write(
                 f"sc2_envs: torch.set_num_threads({want}) for a {num_envs}-env CPU simulator (was {before}; "
-                f"faster for its small ops, see README 'Speed'). Pass num_threads= or set OMP_NUM_THREADS "
+                f"faster for its small ops, see README 'Threads (torch path)'). Pass num_threads= or set OMP_NUM_THREADS "
                 f"to choose.\n"
             )
     _auto_choice = want
