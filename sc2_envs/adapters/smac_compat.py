@@ -233,22 +233,7 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
         process = {k: options.get(k, v) for k, v in SMAC_PROCESS_OPTIONS.items()}
         feats = {k: options.get(k, v) for k, v in SMAC_FEATURE_DEFAULTS.items()}
         if backend == "sim":
-            for key, supported in SMAC_GAME_OPTIONS.items():
-                value = options.pop(key, supported)
-                if value != supported and not (key == "difficulty" and str(value) == supported):
-                    raise ValueError(
-                        f"{key}={value!r} is not implemented by the simulator (it models SMAC's "
-                        f"{key}={supported!r}); use backend='sc2' for other values"
-                    )
-            for key, default in SMAC_PROCESS_OPTIONS.items():
-                value = options.pop(key, default)
-                if key in _NO_EFFECT_ON_SIM and value != default:
-                    warnings.warn(
-                        f"{key}={value!r} has no effect on the embedded simulator (SMAC's default is "
-                        f"{default!r}); it applies with backend='sc2' only",
-                        UserWarning,
-                        stacklevel=2,
-                    )
+            pop_smac_keywords(options, _NO_EFFECT_ON_SIM, "; use backend='sc2' for other values")
         # The sc2 backend always reports the time limit as truncation; continuing_episode only shapes ``info``.
         self.sim = make_backend(map_name, backend, device, seed, lenient_actions, options)
         self.map_name = self.sim.map_name
@@ -652,6 +637,30 @@ def actions_as_array(actions, n_agents: int) -> np.ndarray:
             f"expected {n_agents} actions (one per agent), shaped ({n_agents},) or ({n_agents}, 1); "
             f"got a ragged sequence {actions!r}"
         ) from None
+
+
+def pop_smac_keywords(options: dict, no_effect: Sequence[str], hint: str = "") -> None:
+    """Check and remove SMAC's game and process keywords from ``options`` (for the simulator backend).
+
+    Game keywords must have SMAC's default value (``ValueError`` otherwise, ``hint`` appended); a
+    process keyword in ``no_effect`` with a value other than SMAC's default gives a ``UserWarning``
+    saying it has no effect on the embedded simulator. Types are checked as ``_check_keyword_types``.
+    """
+    _check_keyword_types(options)
+    for key, supported in SMAC_GAME_OPTIONS.items():
+        value = options.pop(key, supported)
+        if value != supported and not (key == "difficulty" and str(value) == supported):
+            raise ValueError(
+                f"{key}={value!r} is not implemented by the simulator (it models SMAC's {key}={supported!r}){hint}"
+            )
+    for key, default in SMAC_PROCESS_OPTIONS.items():
+        value = options.pop(key, default)
+        if key in no_effect and value != default:
+            warnings.warn(
+                f"{key}={value!r} has no effect on the embedded simulator (SMAC's default is {default!r})",
+                UserWarning,
+                stacklevel=3,
+            )
 
 
 def _display_problem() -> str | None:
