@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import struct
 
 import torch
 from torch import nn
@@ -680,15 +681,24 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
     Returns:
         ``(policy, critic_or_None, checkpoint_dict)``.
     Raises:
-        ValueError: ``path`` is not a path, the file cannot be read (missing, a folder, truncated, not a
+        ValueError: ``path`` is not a path, ``device`` is not ``'cpu'`` or a visible CUDA device, the file cannot be read (missing, a folder, truncated, not a
             torch file, or saved on a device that ``device`` cannot map), it is not a checkpoint of this
             format, its weights hold NaN or inf, or the models cannot serve this env (the message
             names the checkpoint's map and what differs).
     """
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"checkpoint path {path!r}: expected a file path (str or os.PathLike)")
+    from sc2_envs.sim.env import _as_device
+
+    device = _as_device(device)  # 'meta', 'mps', 'cpu:1', ...: a ValueError naming it, as make_batched gives
     try:
         ckpt = torch.load(path, map_location=device, weights_only=True)
+    except (KeyError, IndexError, ValueError, struct.error) as e:
+        # what torch's legacy (non-zip) reader raises on some text files, e.g. "hello" -> KeyError: 101
+        raise ValueError(
+            f"cannot read checkpoint {path}: not a torch file ({type(e).__name__}: {e} while unpickling it); "
+            "expected a file written by models.save_checkpoint (algos/happo_gnn.py --save-model)"
+        ) from None
     except (OSError, RuntimeError, pickle.UnpicklingError, EOFError) as e:
         # torch's own message for a text file advises weights_only=False (unpickling arbitrary code): not repeated here
         first = " ".join(str(e).split())[:200]

@@ -436,7 +436,7 @@ def validate_positions(spec: ScenarioSpec, side: str, positions, n: int) -> torc
     """``[n, 2]`` float32 of explicit start positions, or a ``ValueError`` naming the bad one.
 
     Raises:
-        ValueError: not numbers (strings, bools, a ragged list), wrong shape, a non-finite value, or a
+        ValueError: not real numbers (strings, bools, complex numbers, a ragged list), wrong shape, a non-finite value, or a
             point off the 32x32 map (``0 <= x, y < 32``); the message names the side and the shape.
     """
     try:
@@ -445,6 +445,11 @@ def validate_positions(spec: ScenarioSpec, side: str, positions, n: int) -> torc
         raise ValueError(f"{spec.name}: {side}_positions: expected [{n}, 2] numbers (map units); {e}") from None
     if a.dtype == np.bool_:  # True would silently be the point 1.0
         raise ValueError(f"{spec.name}: {side}_positions hold bools; expected [{n}, 2] numbers (map units)")
+    if np.iscomplexobj(a) or a.dtype == object and any(isinstance(v, complex) for v in a.ravel()):
+        # astype(float64) would drop the imaginary part with only a ComplexWarning
+        raise ValueError(
+            f"{spec.name}: {side}_positions = {positions!r} hold complex numbers; expected [{n}, 2] real numbers (map units)"
+        )
     try:
         p = torch.as_tensor(a.astype(np.float64), dtype=torch.float64)
     except (TypeError, ValueError) as e:

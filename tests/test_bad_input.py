@@ -29,6 +29,19 @@ def test_unknown_device_is_a_value_error_naming_it(device):
         sc2_envs.make_batched("3m", num_envs=1, device=device)
 
 
+@pytest.mark.parametrize("device", ["mps", "xpu", "meta"])
+def test_devices_the_simulator_cannot_run_on_are_value_errors(device):
+    with pytest.raises(ValueError, match=f"device must be 'cpu' or a CUDA device .* got '{device}'"):
+        sc2_envs.make_batched("3m", num_envs=1, device=device)
+
+
+def test_cpu_device_index_other_than_0_is_a_value_error():
+    with pytest.raises(ValueError, match="device 'cpu:1': the CPU device has index 0 only"):
+        sc2_envs.make_batched("3m", num_envs=1, device="cpu:1")
+    env = sc2_envs.make_batched("3m", num_envs=1, device="cpu:0")
+    assert env.device == env.reset()["obs"].device  # 'cpu:0' is 'cpu', where the outputs are
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without CUDA")
 def test_cuda_without_gpu_is_a_value_error():
     with pytest.raises(ValueError, match=r"device 'cuda' needs CUDA, but torch.cuda.is_available\(\) is False"):
@@ -330,6 +343,14 @@ def test_load_checkpoint_names_unreadable_files_and_diverged_weights(tmp_path):
         assert "weights_only=False" not in str(exc.value)  # torch's unsafe advice is not passed on
     with pytest.raises(ValueError, match="checkpoint path 3: expected a file path"):
         models.load_checkpoint(3, info)
+    for text in ("hello", "e", "epoch 1 loss 0.3"):  # torch.load: KeyError: 101, IndexError, ...
+        odd = tmp_path / "odd.pt"
+        odd.write_text(text)
+        with pytest.raises(ValueError, match=f"cannot read checkpoint {odd}: not a torch file"):
+            models.load_checkpoint(str(odd), info)
+    for device, words in (("meta", "device must be 'cpu' or a CUDA device"), ("cpu:1", "index 0 only")):
+        with pytest.raises(ValueError, match=words):
+            models.load_checkpoint(str(repo / "checkpoints" / "2s3z_gnn.pt"), info, device=device)
     ckpt = torch.load(repo / "checkpoints" / "2s3z_gnn.pt", weights_only=True)
     name = next(iter(ckpt["actors"]))
     ckpt["actors"][name] = torch.full_like(ckpt["actors"][name], float("nan"))
@@ -413,6 +434,8 @@ def test_parallel_env_before_reset_and_unknown_agents_are_named():
         ([["a", "b"]] * 5, r"ally_positions = .*: expected \[5, 2\] numbers"),
         ([[True, True]] * 5, r"ally_positions hold bools; expected \[5, 2\] numbers"),  # was silently the point (1, 1)
         ([[1.0, 1.0]] * 4 + [[1.0]], r"ally_positions: expected \[5, 2\] numbers"),  # ragged
+        ([[1.0 + 2j, 1.0]] * 5, r"ally_positions = .* hold complex numbers; expected \[5, 2\] real"),  # was 1.0
+        (np.full((5, 2), 3 + 0j), r"hold complex numbers"),
     ],
 )
 def test_pinned_positions_must_be_numbers(positions, words):

@@ -118,6 +118,26 @@ def test_bad_joint_actions_raise_clear_errors():
         env.step(np.array([0, 1, 1]))  # no-op is for dead units only (SMAC)
 
 
+def test_registered_id_fixes_the_map():
+    with pytest.raises(
+        ValueError, match=r"gymnasium.make\('sc2_envs/3m-v0'\) got map_name='8m', but the id fixes map_name='3m'"
+    ):
+        gymnasium.make("sc2_envs/3m-v0", map_name="8m")  # was a silent 8m under the 3m id
+    env = gymnasium.make("sc2_envs/3m-v0", map_name="3m")
+    assert env.unwrapped.map_name == "3m" and env.spec.id == "sc2_envs/3m-v0"
+    assert SC2JointEnv("8m").spec is None
+
+
+def test_action_masks_before_reset_and_ragged_actions_are_errors():
+    env = SC2JointEnv("3m")
+    with pytest.raises(RuntimeError, match=r"action_masks\(\) called before reset\(\)"):
+        env.action_masks()  # was all False
+    env.reset(seed=0)
+    assert env.action_masks().any()
+    with pytest.raises(ValueError, match=r"action must be 3 integers \(one per agent\), shape \(3,\); got a ragged"):
+        env.step([[1], [1, 1], 1])
+
+
 def test_lenient_actions_flag_the_replaced_entries():
     env = SC2JointEnv("3m", lenient_actions=True)
     env.reset(seed=0)

@@ -14,6 +14,7 @@ import warnings
 import matplotlib
 import numpy as np
 import pytest
+import torch
 from gymnasium.utils.env_checker import data_equivalence
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, render_test, seed_test, state_test
 
@@ -302,6 +303,59 @@ def test_bad_actions_are_rejected_with_the_agent_named():
         env.step({"agent_0": 1.5, "agent_1": 1, "agent_2": 1})
     with pytest.raises(ValueError, match="marine_0"):
         env.step({"marine_0": 1, "agent_0": 1, "agent_1": 1, "agent_2": 1})
+
+
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        (torch.tensor(True), "a bool"),
+        (np.True_, "a bool"),
+        (torch.tensor([1]), r"shape \[1\]"),
+        (torch.tensor([[1]]), r"shape \[1, 1\]"),
+        (np.array([1]), r"shape \[1\]"),
+    ],
+)
+def test_bool_and_non_scalar_tensor_actions_are_refused(bad, words):
+    env = pz.parallel_env("3m")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=rf"action for 'agent_1' is .*{words}"):
+        env.step({"agent_0": 1, "agent_1": bad, "agent_2": 1})
+    env.step({"agent_0": 1, "agent_1": torch.tensor(1), "agent_2": np.int64(1)})  # 0-d ints are ints
+
+
+@pytest.mark.parametrize("bad", [99, -1, 1.5, "a", np.array([1]), None, torch.tensor(True)])
+def test_aec_env_names_a_bad_action_when_it_is_given(bad):
+    aec = pz.env("3m")
+    aec.reset(seed=0)
+    with pytest.raises(ValueError, match="'agent_0'"):
+        aec.step(bad)
+    assert aec.agent_selection == "agent_0"  # nothing was recorded
+    aec.step(np.int32(1))  # accepted values go on as ints (AssertOutOfBoundsWrapper still holds)
+    aec.step(torch.tensor(1))
+    assert aec.agent_selection == "agent_2"
+
+
+def test_aec_env_done_agent_takes_none_and_absorbing_dead_agent_may_pass_none():
+    aec = pz.env("3m", dead_agents="absorbing")
+    aec.reset(seed=0)
+    par = aec.unwrapped
+    par.sim.set_units(0, allies=[P(19, 16, health=1), P(5, 10), P(5, 22)], enemies=[P(23, 16), P(23, 17), P(23, 15)])
+    for _ag in ["agent_0", "agent_1", "agent_2"]:
+        aec.step(1)
+    assert not par._unit_alive[0] and aec.agent_selection == "agent_0"
+    aec.step(None)  # dead unit in absorbing mode: None is its no-op
+    aec.step(1)
+    aec.step(1)
+    removing = pz.env("3m")
+    removing.reset(seed=0)
+    removing.unwrapped.sim.set_units(
+        0, allies=[P(19, 16, health=1), P(5, 10), P(5, 22)], enemies=[P(23, 16), P(23, 17), P(23, 15)]
+    )
+    for _ag in ["agent_0", "agent_1", "agent_2"]:
+        removing.step(1)
+    assert removing.terminations["agent_0"]
+    with pytest.raises(ValueError, match="'agent_0' is 1, but the agent is done"):
+        removing.step(1)
 
 
 def test_lenient_actions_replace_unavailable_and_flag_them():

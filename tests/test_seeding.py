@@ -130,6 +130,12 @@ def test_mix_uses_all_64_bits_of_the_env_key():
         ("7", TypeError, "'7'"),
         ([1, 2], ValueError, "2 values"),
         ([1, -2, 3], ValueError, "-2"),
+        (torch.tensor(1.7), TypeError, r"tensor\(1\.7"),
+        (torch.tensor(True), TypeError, r"tensor\(True\)"),
+        (np.float64(1.7), TypeError, "1.7"),
+        (np.bool_(True), TypeError, "True"),
+        (np.array(1.7), TypeError, r"array\(1\.7\)"),
+        (torch.tensor(-1), ValueError, "-1"),
     ],
 )
 def test_bad_seeds_are_rejected_with_the_value_named(bad, err, text):
@@ -138,6 +144,20 @@ def test_bad_seeds_are_rejected_with_the_value_named(bad, err, text):
     env = make_batched("3m", num_envs=3)
     with pytest.raises(err, match=text):
         env.reset(seed=bad)
+
+
+def test_zero_d_integer_tensor_and_array_seeds_are_the_int():
+    want = make_batched("3m", num_envs=2, seed=3).reset()["obs"]
+    for seed in (torch.tensor(3), np.array(3), np.int64(3)):
+        assert torch.equal(make_batched("3m", num_envs=2, seed=seed).reset()["obs"], want)
+
+
+def test_float_tensor_seeds_are_refused_by_the_wrappers_too():
+    from sc2_envs.wrappers.pettingzoo import parallel_env
+
+    env = parallel_env("3m")
+    with pytest.raises(TypeError, match=r"tensor\(3\.9"):
+        env.reset(seed=torch.tensor(3.9))
 
 
 def test_unseeded_envs_record_their_entropy_and_can_be_replayed():

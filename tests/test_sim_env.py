@@ -238,6 +238,65 @@ def test_set_units_rejects_bad_env_index_and_entries():
         e.set_units(0, [(10, 10)] + units[1:], units)
 
 
+@pytest.mark.parametrize("map_name", ["3m", "protoss_5_vs_5"])
+def test_set_units_on_an_ended_batch_checks_before_it_resets(map_name):
+    """With a reset pending (start, or autoreset=False after an episode ended), a bad call changes nothing."""
+    from sc2_envs.sim import UnitPlacement as P
+
+    e = make_batched(map_name, num_envs=2, seed=0, autoreset=False)
+    e.reset()
+    e._needs_reset = True  # as after an episode end with autoreset=False
+    before = e.state_dict()
+    n, m = e.n_agents, e.n_enemies
+    good = [P(10 + i, 10) for i in range(n)], [P(14 + i, 12) for i in range(m)]
+    with pytest.raises(ValueError, match=r"health must be in \[0, "):
+        e.set_units(0, good[0], [P(14, 12, health=-1)] + good[1][1:])
+    with pytest.raises(ValueError, match=r"env_index must be in \[0, 2\), got 5"):
+        e.set_units(5, *good)
+    after = e.state_dict()
+    assert after["needs_reset"] and after["seeded"] == before["seeded"]
+    for k in before["world"]:
+        assert torch.equal(before["world"][k], after["world"][k]), k
+    assert e.set_units(0, *good)["obs"].shape == (2, n, e.obs_size)  # a good call still resets, then places
+
+
+def test_ragged_actions_name_the_expected_shape():
+    e = make_batched("3m", num_envs=2, seed=0)
+    e.reset()
+    with pytest.raises(ValueError, match=r"actions must be an integer tensor of shape \(2, 3\), got a ragged sequence"):
+        e.step([[1, 1, 1], [1, 1]])
+
+
+def test_load_state_dict_checks_type_options_and_finite_values():
+    a = make_batched("3m", num_envs=2, seed=0)
+    a.reset()
+    with pytest.raises(TypeError, match="env snapshot must be a dict from SMACSim.state_dict\\(\\), got NoneType None"):
+        a.load_state_dict(None)
+    for kw, name in (
+        ({"obs_last_action": True}, "obs_last_action"),
+        ({"lenient_actions": True}, "lenient_actions"),
+        ({"loops_per_tick": 2}, "loops_per_tick"),
+        ({"spawn_jitter": 0.0}, "spawn_jitter"),
+    ):
+        other = make_batched("3m", num_envs=2, seed=0, **kw)
+        other.reset()
+        with pytest.raises(ValueError, match=f"env snapshot was taken with {name}="):
+            a.load_state_dict(other.state_dict())
+    snap = a.state_dict()
+    snap["world"]["health"] = snap["world"]["health"].clone()
+    snap["world"]["health"][1, 0] = float("nan")
+    before = a.state_dict()
+    with pytest.raises(ValueError, match="env snapshot field 'health' holds nan; expected finite values"):
+        a.load_state_dict(snap)
+    assert torch.equal(a.st.health, before["world"]["health"])
+    old = a.state_dict()
+    del old["options"]  # a snapshot from before the options were recorded still loads
+    b = make_batched("3m", num_envs=2, seed=5)
+    b.load_state_dict(old)
+    act = torch.ones(2, 3, dtype=torch.int64)
+    assert torch.equal(a.step(act)["obs"], b.step(act)["obs"])
+
+
 @pytest.mark.parametrize("seed", [-1, 2.5, True, [1.5, 2.7], "7"])
 def test_bad_seeds_are_rejected(seed):
     with pytest.raises((TypeError, ValueError)):

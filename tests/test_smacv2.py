@@ -414,6 +414,37 @@ def test_capability_wrapper_refuses_what_it_would_otherwise_ignore():
             env.reset(bad)
 
 
+def _capability_env(**kw):
+    from sc2_envs.adapters import StarCraftCapabilityEnvWrapper
+
+    team = {"dist_type": "weighted_teams", "unit_types": ["stalker", "zealot", "colossus"], "weights": [0.45, 0.45, 0.1]}
+    pos = {"dist_type": "surrounded_and_reflect", "p": 0.5, "map_x": 32, "map_y": 32}
+    cap = {"n_units": 5, "n_enemies": 5, "team_gen": team, "start_positions": pos}
+    return StarCraftCapabilityEnvWrapper(map_name="10gen_protoss", capability_config=cap, **kw)
+
+
+def test_capability_wrapper_refuses_obs_starcraft_false_and_checks_smac_keywords():
+    assert _capability_env(obs_starcraft=True).get_obs_size() == _capability_env().get_obs_size()
+    with pytest.raises(ValueError, match="obs_starcraft=False is not supported"):  # was silently dropped
+        _capability_env(obs_starcraft=False)
+    with pytest.raises(TypeError, match="obs_starcraft must be a bool, got 'no'"):
+        _capability_env(obs_starcraft="no")
+    with pytest.raises(TypeError, match="replay_dir must be a str or os.PathLike, got 5"):
+        _capability_env(replay_dir=5)
+    with pytest.warns(UserWarning, match="window_size_x=800 has no effect on the embedded simulator"):
+        _capability_env(window_size_x=800)
+
+
+def test_capability_wrapper_last_action_is_the_applied_action_in_lenient_mode():
+    env = _capability_env(seed=0, lenient_actions=True)
+    env.reset()
+    _, _, info = env.step([0, 1, 1, 1, 1])  # no-op is unavailable to a living unit: the simulator runs stop
+    assert info["invalid_actions"].tolist() == [True, False, False, False, False]
+    assert env.last_action.argmax(1).tolist() == [1, 1, 1, 1, 1]  # was one-hot at 0 for agent 0
+    with pytest.raises(ValueError, match=r"expected 5 actions \(one per agent\).*ragged"):
+        env.step([1, [1], 1, 1, 1])
+
+
 def test_class_policy_routes_each_agent_by_its_current_type():
     from models.agents import build_models
 

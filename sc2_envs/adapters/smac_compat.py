@@ -53,10 +53,14 @@ Keyword arguments: every ``StarCraft2Env`` keyword is accepted. The observation 
 options (``obs_*``, ``state_*``, ``reward_*``) and ``continuing_episode`` act as in SMAC. The
 simulator models SMAC's defaults for ``step_mul=8``, ``move_amount=2``, ``difficulty="7"``,
 ``heuristic_ai=False`` and ``heuristic_rest=False``; any other value of those raises ``ValueError``
-(it would change the game and cannot be honoured). ``game_version``, ``replay_dir``,
-``replay_prefix``, ``window_size_x``, ``window_size_y`` and ``debug`` only concern the StarCraft II
-process, so the simulator keeps them as attributes without effect. ``backend="sc2"`` runs the same
-interface on real StarCraft II through ``sc2_envs.backends.smac_sc2`` (all keywords passed on).
+(it would change the game and cannot be honoured). ``replay_dir`` and ``replay_prefix`` name the files
+of ``save_replay``. ``game_version``, ``window_size_x``, ``window_size_y`` and ``debug`` only concern
+the StarCraft II process: the simulator keeps them as attributes, and a value other than SMAC's
+default gives a ``UserWarning`` saying it has no effect on the embedded simulator. Every keyword's
+type is checked (``TypeError`` naming the value: ``step_mul`` a plain int, ``replay_dir`` a str or
+path, window sizes positive ints, ``debug`` and ``continuing_episode`` bools, ``game_version`` None or
+a str, ...). ``backend="sc2"`` runs the same interface on real StarCraft II through
+``sc2_envs.backends.smac_sc2`` (all keywords passed on).
 
 pymarl / EPyMARL registration (their ``src/envs/__init__.py``)::
 
@@ -73,6 +77,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from copy import deepcopy
 from datetime import UTC, datetime
@@ -110,7 +115,44 @@ SMAC_PROCESS_OPTIONS: dict[str, Any] = {
     "debug": False,
 }
 """SMAC keywords about the StarCraft II process (binary version, replay files, window, logging), with
-SMAC's defaults; they have no effect on the simulator."""
+SMAC's defaults; on the simulator only ``replay_dir`` and ``replay_prefix`` count (``save_replay``)."""
+
+_NO_EFFECT_ON_SIM = ("game_version", "window_size_x", "window_size_y", "debug")
+"""Process keywords the simulator ignores: a value other than SMAC's default gives a UserWarning."""
+
+
+def _is_bool(v) -> bool:
+    return isinstance(v, (bool, np.bool_))
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not _is_bool(v)
+
+
+_KEYWORD_TYPES: dict[str, tuple[Any, str]] = {
+    "step_mul": (_is_int, "an int"),
+    "move_amount": (lambda v: isinstance(v, (int, float, np.integer, np.floating)) and not _is_bool(v), "a number"),
+    "difficulty": (lambda v: isinstance(v, str) or _is_int(v), "a str such as '7'"),
+    "heuristic_ai": (_is_bool, "a bool"),
+    "heuristic_rest": (_is_bool, "a bool"),
+    "game_version": (lambda v: v is None or isinstance(v, str), "None or a str such as '4.10'"),
+    "replay_dir": (lambda v: isinstance(v, (str, os.PathLike)), "a str or os.PathLike"),
+    "replay_prefix": (lambda v: isinstance(v, str), "a str"),
+    "window_size_x": (_is_int, "a positive int"),
+    "window_size_y": (_is_int, "a positive int"),
+    "debug": (_is_bool, "a bool"),
+}
+"""What each SMAC game / process keyword must be (SMAC's ``StarCraft2Env`` defaults are of these types)."""
+
+
+def _check_keyword_types(options: dict) -> None:
+    """TypeError naming the value when a SMAC game or process keyword has the wrong type."""
+    for key, (ok, expected) in _KEYWORD_TYPES.items():
+        if key in options and not ok(options[key]):
+            raise TypeError(f"{key} must be {expected}, got {options[key]!r}")
+    for key in ("window_size_x", "window_size_y"):
+        if key in options and options[key] <= 0:
+            raise ValueError(f"{key} must be a positive int, got {options[key]!r}")
 
 
 SMAC_FEATURE_DEFAULTS: dict[str, Any] = {
@@ -179,24 +221,19 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
                 "sc2_envs.adapters.StarCraftCapabilityEnvWrapper(map_name='10gen_<race>', capability_config=...) "
                 "(SMACv2's wrapper API) or sc2_envs.make_batched / parallel_env with the scenario name"
             )
+        if not _is_bool(continuing_episode):  # "no" or NaN would be read as True
+            raise TypeError(f"continuing_episode must be a bool, got {continuing_episode!r}")
         self.continuing_episode = bool(continuing_episode)
         self._seed = seed
         self.backend = backend
         self.lenient_actions = lenient_actions
         options = dict(kwargs)
+        _check_keyword_types(options)
         game = {k: options.get(k, v) for k, v in SMAC_GAME_OPTIONS.items()}
         process = {k: options.get(k, v) for k, v in SMAC_PROCESS_OPTIONS.items()}
         feats = {k: options.get(k, v) for k, v in SMAC_FEATURE_DEFAULTS.items()}
         if backend == "sim":
-            for key, supported in SMAC_GAME_OPTIONS.items():
-                value = options.pop(key, supported)
-                if value != supported and not (key == "difficulty" and str(value) == supported):
-                    raise ValueError(
-                        f"{key}={value!r} is not implemented by the simulator (it models SMAC's "
-                        f"{key}={supported!r}); use backend='sc2' for other values"
-                    )
-            for key in SMAC_PROCESS_OPTIONS:
-                options.pop(key, None)
+            pop_smac_keywords(options, _NO_EFFECT_ON_SIM, "; use backend='sc2' for other values")
         # The sc2 backend always reports the time limit as truncation; continuing_episode only shapes ``info``.
         self.sim = make_backend(map_name, backend, device, seed, lenient_actions, options)
         self.map_name = self.sim.map_name
@@ -337,6 +374,16 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
             return 0
         return None
 
+    def get_state_dict(self) -> dict[str, np.ndarray]:
+        """SMAC's ``get_state_dict`` (``SMACUnitRules``). Raises RuntimeError before the first ``reset()``."""
+        self._require_reset()
+        return super().get_state_dict()
+
+    def reward_battle(self) -> float:
+        """SMAC's ``reward_battle`` (``SMACUnitRules``). Raises RuntimeError before the first ``reset()``."""
+        self._require_reset()
+        return super().reward_battle()
+
     def get_unit_types(self) -> list[int] | None:
         """Type ids of the agents then the enemies (``None`` before the first ``reset``, as SMAC warns)."""
         return self._unit_types
@@ -390,9 +437,7 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
         """
         if self._obs is None or self._terminated:
             raise RuntimeError("step() called before reset() or after the episode terminated; call reset()")
-        if isinstance(actions, torch.Tensor):
-            actions = actions.detach().cpu().numpy()
-        acts = np.asarray(actions)
+        acts = actions_as_array(actions, self.n_agents)
         if acts.shape == (self.n_agents, 1):
             acts = acts[:, 0]
         if acts.shape != (self.n_agents,):
@@ -478,9 +523,21 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
         """SMAC's ``seed()`` returns the env's seed; with an argument (EPyMARL's ``SMACWrapper`` passes one)
         it also sets the seed of the next ``reset``, which restarts the random stream from it."""
         if seed is not None:
+            self._check_seed(seed)
             self._seed = seed
             self._episode_count = 0
         return self._seed
+
+    def _check_seed(self, seed) -> None:
+        """The error ``reset`` would give for ``seed``, raised now (TypeError / ValueError naming it)."""
+        if self.backend == "sim":
+            from sc2_envs.sim.rng import env_keys
+
+            env_keys(seed, self.sim.num_envs)
+        else:
+            from sc2_envs.backends.smac_sc2 import _game_seed
+
+            _game_seed(seed, "an int, a numpy.random.SeedSequence, a list of one of these, or None")
 
     def render(self, mode: str = "human") -> np.ndarray | None:
         """Draw the battle top-down (``sc2_envs.render.render_frame``), as SMAC's ``render(mode)``.
@@ -563,6 +620,47 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
     def full_restart(self) -> None:
         """SMAC restarts the game after a connection error; the simulator only needs a new episode."""
         self.reset()
+
+
+def actions_as_array(actions, n_agents: int) -> np.ndarray:
+    """``actions`` (list, NumPy array or torch tensor) as a NumPy array; shape and dtype are left to check.
+
+    Raises:
+        ValueError: a ragged list (rows of different lengths), naming the expected shape.
+    """
+    if isinstance(actions, torch.Tensor):
+        return actions.detach().cpu().numpy()
+    try:
+        return np.asarray(actions)
+    except ValueError:  # numpy: "inhomogeneous shape"
+        raise ValueError(
+            f"expected {n_agents} actions (one per agent), shaped ({n_agents},) or ({n_agents}, 1); "
+            f"got a ragged sequence {actions!r}"
+        ) from None
+
+
+def pop_smac_keywords(options: dict, no_effect: Sequence[str], hint: str = "") -> None:
+    """Check and remove SMAC's game and process keywords from ``options`` (for the simulator backend).
+
+    Game keywords must have SMAC's default value (``ValueError`` otherwise, ``hint`` appended); a
+    process keyword in ``no_effect`` with a value other than SMAC's default gives a ``UserWarning``
+    saying it has no effect on the embedded simulator. Types are checked as ``_check_keyword_types``.
+    """
+    _check_keyword_types(options)
+    for key, supported in SMAC_GAME_OPTIONS.items():
+        value = options.pop(key, supported)
+        if value != supported and not (key == "difficulty" and str(value) == supported):
+            raise ValueError(
+                f"{key}={value!r} is not implemented by the simulator (it models SMAC's {key}={supported!r}){hint}"
+            )
+    for key, default in SMAC_PROCESS_OPTIONS.items():
+        value = options.pop(key, default)
+        if key in no_effect and value != default:
+            warnings.warn(
+                f"{key}={value!r} has no effect on the embedded simulator (SMAC's default is {default!r})",
+                UserWarning,
+                stacklevel=3,
+            )
 
 
 def _display_problem() -> str | None:

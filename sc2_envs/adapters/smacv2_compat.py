@@ -41,7 +41,13 @@ import numpy as np
 import torch
 
 from sc2_envs import smacv2 as v2
-from sc2_envs.adapters.smac_compat import SMAC_FEATURE_DEFAULTS, SMAC_GAME_OPTIONS, SMAC_PROCESS_OPTIONS, render_battle
+from sc2_envs.adapters.smac_compat import (
+    SMAC_FEATURE_DEFAULTS,
+    SMAC_PROCESS_OPTIONS,
+    actions_as_array,
+    pop_smac_keywords,
+    render_battle,
+)
 from sc2_envs.adapters.stored_features import StoredFeatures
 from sc2_envs.sim.env import make_batched
 from sc2_envs.wrappers._common import as_numpy
@@ -212,7 +218,8 @@ class StarCraftCapabilityEnvWrapper(StoredFeatures):
         device: torch device of the simulator.
         lenient_actions: replace unavailable actions by stop / no-op instead of raising.
         **kwargs: SMAC's observation / reward keywords; SMAC's game keywords at their defaults and the
-            StarCraft II process keywords (without effect).
+            StarCraft II process keywords (without effect: a value other than SMAC's default gives a
+            ``UserWarning``); ``obs_starcraft`` must be True (SMACv2's default; False is refused).
 
     Raises:
         ValueError: anything the simulator does not implement, named.
@@ -257,14 +264,13 @@ class StarCraftCapabilityEnvWrapper(StoredFeatures):
                 "the simulator implements SMACv2's example-config values 1.0, True, False"
             )
         options = dict(kwargs)
-        for key, supported in SMAC_GAME_OPTIONS.items():
-            value = options.pop(key, supported)
-            if value != supported and not (key == "difficulty" and str(value) == supported):
-                raise ValueError(f"{key}={value!r} is not implemented by the simulator (it models {key}={supported!r})")
-        for key in SMAC_PROCESS_OPTIONS:
-            options.pop(key, None)
-        for key in ("heuristic_ai", "heuristic_rest", "obs_starcraft"):
-            options.pop(key, None)
+        pop_smac_keywords(options, tuple(SMAC_PROCESS_OPTIONS))  # no save_replay here: all of them without effect
+        obs_starcraft = _check_bool("obs_starcraft", options.pop("obs_starcraft", True))
+        if not obs_starcraft:
+            raise ValueError(
+                "obs_starcraft=False is not supported: the simulator's observations always hold SMACv2's "
+                "StarCraft features (obs_starcraft=True, SMACv2's default)"
+            )
         self.map_name = map_name
         self.capability_config = capability_config
         self.continuing_episode = bool(continuing_episode)
@@ -344,15 +350,16 @@ class StarCraftCapabilityEnvWrapper(StoredFeatures):
         """
         if self._obs is None or self._terminated:
             raise RuntimeError("step() called before reset() or after the episode terminated; call reset()")
-        if isinstance(actions, torch.Tensor):
-            actions = actions.detach().cpu().numpy()
-        acts = np.asarray(actions)
+        acts = actions_as_array(actions, self.n_agents)
         if acts.shape == (self.n_agents, 1):
             acts = acts[:, 0]
         if acts.shape != (self.n_agents,) or not np.issubdtype(acts.dtype, np.integer):
             raise ValueError(f"expected {self.n_agents} integer actions (one per agent), got {actions!r}")
+        dead = self._avail[:, 0] == 1  # SMAC: no-op is available exactly to dead units
         out = self.sim.step(torch.as_tensor(acts.astype(np.int64), device=self.sim.device).unsqueeze(0))
         self._store(out, final=True)
+        if self.lenient_actions:  # the action the simulator carried out: stop (alive) or no-op (dead)
+            acts = np.where(as_numpy(out["invalid_actions"][0], bool), np.where(dead, 0, 1), acts)
         self.last_action = np.eye(self.n_actions)[acts]
         self._episode_steps += 1
         self._total_steps += 1

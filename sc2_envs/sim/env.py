@@ -9,7 +9,7 @@ The PettingZoo and Gymnasium wrappers are thin adapters over it with ``num_envs=
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -53,12 +53,26 @@ def _is_real(v) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
 
 
+def _plain(v):
+    """A bool / int / float option as the Python value (NumPy scalars compare and pickle as plain values)."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    return int(v) if isinstance(v, (int, np.integer)) else float(v)
+
+
 def _as_device(device) -> torch.device:
-    """``torch.device(device)``, or a ``ValueError`` naming the value when torch cannot use it here."""
+    """``torch.device(device)``, or a ``ValueError`` naming the value unless it is ``'cpu'`` (index 0)
+    or a visible CUDA device."""
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError):
         raise ValueError(f"device must be a torch device such as 'cpu', 'cuda' or 'cuda:1', got {device!r}") from None
+    if dev.type not in ("cpu", "cuda"):  # mps, xpu, meta, ...: the simulator's code paths are CPU and CUDA
+        raise ValueError(f"device must be 'cpu' or a CUDA device such as 'cuda' or 'cuda:1', got {device!r}")
+    if dev.type == "cpu" and dev.index not in (None, 0):  # torch accepts 'cpu:1' but puts tensors on 'cpu'
+        raise ValueError(f"device {device!r}: the CPU device has index 0 only; expected 'cpu' or 'cpu:0'")
+    if dev.type == "cpu":
+        return torch.device("cpu")  # what CPU tensors report as their device ('cpu:0' would compare unequal)
     if dev.type == "cuda":
         n = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if n == 0:
@@ -267,6 +281,17 @@ class SMACSim:
         )
         fcfg = FeatureConfig(**{k: v for k, v in options.items() if k in _FEATURE_OPTIONS})
         rcfg = RewardConfig(**{k: v for k, v in options.items() if k in _REWARD_OPTIONS})
+        # what state_dict() records and load_state_dict() compares: the options that change the game
+        self._snapshot_options = {
+            **{f.name: _plain(getattr(fcfg, f.name)) for f in fields(FeatureConfig)},
+            **{f.name: _plain(getattr(rcfg, f.name)) for f in fields(RewardConfig)},
+            "lenient_actions": bool(lenient_actions),
+            "loops_per_tick": int(loops_per_tick),
+            "spawn_jitter": float(spawn_jitter),
+            **{k: bool(v) for k, v in v2_opts.items()},
+        }
+        if self.scenario is not None:
+            self._snapshot_options["min_attack_range"] = float(self.scenario.min_attack_range)
         if self.scenario is not None:
             self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order="attack_closest")
             self.features = SMACv2Features(self.scenario, self.table, fcfg, rcfg, self.device, **v2_opts)
@@ -614,7 +639,12 @@ class SMACSim:
         """``actions`` as a ``[B, N]`` int64 tensor on the sim's device (type and shape checked, values not)."""
         B, N = self.num_envs, self.n_agents
         if not isinstance(actions, torch.Tensor):
-            arr = np.asarray(actions)
+            try:
+                arr = np.asarray(actions)
+            except ValueError:  # numpy: "inhomogeneous shape"
+                raise ValueError(
+                    f"actions must be an integer tensor of shape ({B}, {N}), got a ragged sequence {actions!r}"
+                ) from None
             if arr.dtype.kind not in "iu":
                 raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}), got {actions!r}")
             actions = torch.as_tensor(arr)
@@ -941,7 +971,10 @@ class SMACSim:
         Returns:
             ``{"map_name": str, "num_envs": int, "world": {field: tensor}}`` (the ``WorldState``
             fields, ``[B, ...]``, CPU copies) plus ``avail_actions [B, N, n_actions]`` bool,
-            ``stat_counts [3]`` int64 (won, games, timeouts), ``seeded`` and ``needs_reset`` (bools);
+            ``stat_counts [3]`` int64 (won, games, timeouts), ``seeded`` and ``needs_reset`` (bools),
+            ``options`` (the options that change the game: SMAC's observation / reward options,
+            ``lenient_actions``, ``loops_per_tick``, ``spawn_jitter`` and SMACv2's ``conic_fov``,
+            ``use_unit_ranges``, ``obs_own_pos``, ``min_attack_range``; plain Python values);
             SMACv2 scenarios add ``scenario_pins`` (``pin_scenario``'s compositions and start points,
             which the next resets draw from: ``mask [B]``, ``kind [B, U]``, ``pos [B, U, 2]``, ``has_pos [B]``).
         """
@@ -953,6 +986,7 @@ class SMACSim:
             "stat_counts": self._stat_counts.detach().cpu().clone(),
             "seeded": bool(self._seeded),
             "needs_reset": bool(self._needs_reset),
+            "options": dict(self._snapshot_options),
         }
         if self.scenario is not None:
             out["scenario_pins"] = {k: v.detach().cpu().clone() for k, v in self._pin_tensors().items()}
@@ -966,16 +1000,39 @@ class SMACSim:
         """Restore a :meth:`state_dict` (tensors are copied to this simulator's device).
 
         A scenario snapshot without ``scenario_pins`` (taken before they were saved) leaves this
-        simulator's pins as they are.
+        simulator's pins as they are; a snapshot without ``options`` (taken before they were saved)
+        is not checked for them. Nothing is changed when it raises.
 
         Raises:
-            ValueError: the snapshot is of another map or number of envs, misses a field, or a
-                field's shape or dtype differs (the message names it, with both).
+            TypeError: ``state`` is not a mapping (a ``state_dict()``).
+            ValueError: the snapshot is of another map or number of envs, was taken with other
+                options, misses a field, a field's shape or dtype differs (the message names it,
+                with both), or a float field holds NaN or infinity.
         """
+        if not isinstance(state, Mapping):
+            raise TypeError(f"env snapshot must be a dict from SMACSim.state_dict(), got {type(state).__name__} {state!r}")
         for key, mine in (("map_name", self.map_name), ("num_envs", self.num_envs)):
             if state.get(key) != mine:
                 raise ValueError(f"env snapshot has {key}={state.get(key)!r}; this simulator has {key}={mine!r}")
-        world = dict(state.get("world", {}))
+        if "options" in state:
+            theirs = state["options"]
+            if not isinstance(theirs, Mapping):
+                raise ValueError(f"env snapshot options must be a dict, got {theirs!r}")
+            diff = {k: (theirs.get(k), v) for k, v in self._snapshot_options.items() if theirs.get(k) != v}
+            diff.update({k: (v, None) for k, v in theirs.items() if k not in self._snapshot_options})
+            if diff:
+                k, (got, mine) = sorted(diff.items())[0]
+                raise ValueError(
+                    f"env snapshot was taken with {k}={got!r}; this simulator has {k}={mine!r} "
+                    f"(a snapshot loads into a simulator built with the same options; differing: {sorted(diff)})"
+                )
+        missing = [k for k in ("avail_actions", "stat_counts", "seeded", "needs_reset") if k not in state]
+        if missing:
+            raise ValueError(f"env snapshot misses the key(s) {missing}")
+        world = state.get("world", {})
+        if not isinstance(world, Mapping):
+            raise ValueError(f"env snapshot world must be a dict of tensors, got {type(world).__name__}")
+        world = dict(world)
         if self.scenario is None:  # snapshots from before the SMACv2 fields: they are unused on v1 maps
             for n in _V2_FIELDS:
                 world.setdefault(n, getattr(self.st, n).detach().cpu())
@@ -984,11 +1041,24 @@ class SMACSim:
             raise ValueError(f"env snapshot misses the world field(s) {missing}")
         for n in _STATE_FIELDS:
             mine = getattr(self.st, n)
+            if not isinstance(world[n], torch.Tensor):
+                raise ValueError(f"env snapshot field {n!r} is {type(world[n]).__name__}; expected a {mine.dtype} tensor")
             if tuple(world[n].shape) != tuple(mine.shape) or world[n].dtype != mine.dtype:
                 raise ValueError(
                     f"env snapshot field {n!r} is {world[n].dtype} {tuple(world[n].shape)}; expected "
                     f"{mine.dtype} {tuple(mine.shape)}"
                 )
+            if world[n].is_floating_point() and not bool(torch.isfinite(world[n]).all()):
+                bad = world[n][~torch.isfinite(world[n])][0].item()
+                raise ValueError(f"env snapshot field {n!r} holds {bad}; expected finite values")
+        for key, mine in (("avail_actions", self._avail), ("stat_counts", self._stat_counts)):
+            v = state[key]
+            if not isinstance(v, torch.Tensor) or tuple(v.shape) != tuple(mine.shape) or v.dtype != mine.dtype:
+                got = f"{v.dtype} {tuple(v.shape)}" if isinstance(v, torch.Tensor) else repr(v)
+                raise ValueError(f"env snapshot {key} is {got}; expected {mine.dtype} {tuple(mine.shape)}")
+        for key in ("seeded", "needs_reset"):
+            if not isinstance(state[key], (bool, np.bool_)):
+                raise ValueError(f"env snapshot {key} must be a bool, got {state[key]!r}")
         pins = state.get("scenario_pins")
         if pins is not None:
             if self.scenario is None:
@@ -1046,21 +1116,35 @@ class SMACSim:
                 outside ``[0, max]`` or a negative cooldown, a ``unit`` of another race (SMACv2) or any
                 ``unit`` on a v1 map other than the slot's own. Nothing is changed when it raises.
         """
-        if self._needs_reset:
-            self.reset()
         if not _is_int(env_index):
             raise TypeError(f"env_index must be an int in [0, {self.num_envs}), got {env_index!r}")
         if not 0 <= env_index < self.num_envs:
             raise ValueError(f"env_index must be in [0, {self.num_envs}), got {env_index}")
+        for side, units in (("allies", allies), ("enemies", enemies)):
+            if isinstance(units, (str, bytes)) or not hasattr(units, "__len__"):
+                raise TypeError(f"{side} must be a sequence of UnitPlacement or None, got {units!r}")
         if len(allies) != self.n_agents or len(enemies) != self.n_enemies:
             raise ValueError(
                 f"expected {self.n_agents} allies and {self.n_enemies} enemies "
                 f"(None for absent units), got {len(allies)} and {len(enemies)}"
             )
         placements = list(allies) + list(enemies)
+        if not self._needs_reset or self.scenario is None:
+            # v1 rosters are fixed, so the checks do not depend on the episode: check before resetting
+            self._check_placements(env_index, placements)
+            if self._needs_reset:
+                self.reset()
+        else:
+            # SMACv2: a slot without ``unit`` keeps the type the reset draws, so check after it and undo it
+            # on a bad placement
+            before = self.state_dict()
+            self.reset()
+            try:
+                self._check_placements(env_index, placements)
+            except (TypeError, ValueError):
+                self.load_state_dict(before)
+                raise
         kinds = [self._placement_kind(env_index, u, p) for u, p in enumerate(placements)]
-        for u, p in enumerate(placements):
-            self._check_placement(u, p, kinds[u])
         st, b = self.st, env_index
         st.clear_attacks(b)  # no attack, missile or baneling burst carries over into a scenario
         if self.scenario is not None:
@@ -1096,6 +1180,12 @@ class SMACSim:
             st.alive[b].clone(),
         )
         return self._observe()
+
+    def _check_placements(self, b: int, placements: list) -> None:
+        """Every check of ``set_units`` on env ``b``'s placements (raises; changes nothing)."""
+        kinds = [self._placement_kind(b, u, p) for u, p in enumerate(placements)]
+        for u, p in enumerate(placements):
+            self._check_placement(u, p, kinds[u])
 
     def _routing(self, terrain: str) -> dict:
         """Shortest-path tables for ``Dynamics`` on maps where straight lines can fail (see ``maps.needs_routing``)."""

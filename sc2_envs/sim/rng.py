@@ -154,6 +154,24 @@ def key_of(seq: np.random.SeedSequence) -> int:
     return int(seq.generate_state(1, np.uint64).view(np.int64)[0])
 
 
+def _unwrap_scalar_seed(seed):
+    """A 0-d integer tensor or array as its Python int; other values unchanged.
+
+    Raises:
+        TypeError: a 0-d tensor or array of another dtype (float, bool, complex), naming it.
+    """
+    if isinstance(seed, (torch.Tensor, np.ndarray)) and seed.ndim == 0:
+        integer = (
+            not seed.dtype.is_floating_point and not seed.dtype.is_complex and seed.dtype != torch.bool
+            if isinstance(seed, torch.Tensor)
+            else np.issubdtype(seed.dtype, np.integer)
+        )
+        if not integer:
+            raise TypeError(f"seed must be a non-negative int, a numpy.random.SeedSequence or None, got {seed!r}")
+        return int(seed.item())
+    return seed
+
+
 def env_keys(seed, num_envs: int, first_index: int = 0) -> list[int]:
     """The 64-bit keys of envs ``first_index .. first_index + num_envs - 1`` for a batch seed.
 
@@ -172,10 +190,11 @@ def env_keys(seed, num_envs: int, first_index: int = 0) -> list[int]:
         TypeError: a seed of another type; ValueError: a negative int, or a sequence whose length is
         not ``num_envs``.
     """
+    seed = _unwrap_scalar_seed(seed)
     if isinstance(seed, torch.Tensor):
-        seed = seed.tolist() if seed.dim() > 0 else int(seed)
+        seed = seed.tolist()
     if isinstance(seed, np.ndarray):
-        seed = seed.tolist() if seed.ndim > 0 else seed.item()
+        seed = seed.tolist()
     if seed is None or isinstance(seed, (np.random.SeedSequence, int, np.integer)) and not isinstance(seed, bool):
         root = as_seed_sequence(seed)
         return [key_of(env_seed_sequence(root, first_index + b)) for b in range(num_envs)]
@@ -209,6 +228,7 @@ def split_for_workers(seed, sizes: Sequence[int]) -> list:
         ValueError: a per-env list whose length is not ``sum(sizes)``; TypeError as ``env_keys``.
     """
     offsets = np.cumsum([0, *sizes]).tolist()
+    seed = _unwrap_scalar_seed(seed)
     if seed is None:
         return [None] * len(sizes)
     if isinstance(seed, (np.random.SeedSequence, int, np.integer)) and not isinstance(seed, bool):

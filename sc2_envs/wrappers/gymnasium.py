@@ -89,6 +89,7 @@ class SC2JointEnv(SimRenderMixin, gymnasium.Env):
             size, bound = self.sim.state_size, state_bound(types)
         self.observation_space = gymnasium.spaces.Box(-bound, bound, (size,), np.float32)
         self._avail = np.zeros((self.n_agents, self.n_actions), np.int8)
+        self._has_reset = False
         self._done = True
         self._steps = 0
         self._viewer = None
@@ -109,6 +110,7 @@ class SC2JointEnv(SimRenderMixin, gymnasium.Env):
         """
         super().reset(seed=seed)
         out = self.sim.reset(seed=seed)
+        self._has_reset = True
         self._done = False
         self._steps = 0
         info = {"battle_won": False, "dead_allies": 0, "dead_enemies": 0, "episode_limit": False}
@@ -124,7 +126,13 @@ class SC2JointEnv(SimRenderMixin, gymnasium.Env):
         """
         if self._done:
             raise RuntimeError("step() called after the episode ended (or before reset()); call reset()")
-        a = np.asarray(action)
+        try:
+            a = np.asarray(action)
+        except ValueError:  # numpy: "inhomogeneous shape"
+            raise ValueError(
+                f"action must be {self.n_agents} integers (one per agent), shape ({self.n_agents},); got a ragged "
+                f"sequence {action!r}"
+            ) from None
         if a.shape != (self.n_agents,) or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"action must be {self.n_agents} integers (one per agent), got {action!r}")
         if ((a < 0) | (a >= self.n_actions)).any():
@@ -145,8 +153,31 @@ class SC2JointEnv(SimRenderMixin, gymnasium.Env):
         return obs, float(out["reward"][0]), terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
-        """Available actions now, ``(n_agents * n_actions,)`` bool (sb3-contrib ``MaskablePPO`` layout)."""
+        """Available actions now, ``(n_agents * n_actions,)`` bool (sb3-contrib ``MaskablePPO`` layout).
+
+        Raises:
+            RuntimeError: before the first ``reset()`` (there is no battle, so no mask).
+        """
+        if not self._has_reset:
+            raise RuntimeError("action_masks() called before reset(); call reset() first")
         return self._avail.astype(bool).reshape(-1)
+
+    @property
+    def spec(self):
+        """The Gymnasium ``EnvSpec`` this env was made from (``None`` when built directly)."""
+        return self.__dict__.get("_spec")
+
+    @spec.setter
+    def spec(self, value) -> None:
+        # gymnasium.make sets the spec after building the env: the only place that sees both the id and
+        # the kwargs. An sc2_envs id fixes the map, so a map_name= that differs is refused, not built.
+        if value is not None and getattr(value, "namespace", None) == "sc2_envs" and value.name != self.sim.map_name:
+            self.close()
+            raise ValueError(
+                f"gymnasium.make({value.id!r}) got map_name={self.map_name!r}, but the id fixes map_name="
+                f"{value.name!r}; use gymnasium.make({env_id(self.sim.map_name)!r}) for {self.sim.map_name}"
+            )
+        self.__dict__["_spec"] = value
 
     def get_env_info(self) -> dict:
         """SMAC's ``get_env_info()`` of the backend (shapes, layouts, feature names)."""
@@ -162,7 +193,8 @@ def register_envs() -> list[str]:
     """Register ``sc2_envs/<map>-v0`` for every map in ``sc2_envs.maps.MAPS`` (safe to call again).
 
     The ids use the embedded simulator (``nondeterministic=False``: same seed and actions give the same
-    episode); pass ``backend="sc2"`` to ``gymnasium.make`` for real StarCraft II. The env ends its own
+    episode); pass ``backend="sc2"`` to ``gymnasium.make`` for real StarCraft II. The id fixes the map:
+    ``gymnasium.make("sc2_envs/3m-v0", map_name="8m")`` raises ``ValueError``. The env ends its own
     episodes at SMAC's ``episode_limit`` (reported as truncation), so no ``TimeLimit`` is added.
 
     Returns:

@@ -279,8 +279,12 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
         return observations, rewards, terminations, truncations, infos
 
     def _check_action(self, agent: str, act) -> int:
-        if isinstance(act, (bool, np.bool_)):
+        if isinstance(act, (bool, np.bool_)) or isinstance(act, torch.Tensor) and act.dtype == torch.bool:
             raise ValueError(f"action for {agent!r} is {act!r} (a bool); expected an int in [0, {self.sim.n_actions})")
+        if isinstance(act, (torch.Tensor, np.ndarray)) and act.ndim != 0:  # torch would index with a 1-element tensor
+            raise ValueError(
+                f"action for {agent!r} is {act!r} of shape {list(act.shape)}; expected an int in [0, {self.sim.n_actions})"
+            )
         try:
             a = operator.index(act)
         except TypeError:
@@ -328,6 +332,36 @@ def raw_env(map_name: str = "3m", **kwargs):
     return parallel_to_aec(parallel_env(map_name, **kwargs))
 
 
+class _CheckActionWrapper(wrappers.BaseWrapper):
+    """Checks the selected agent's action when it is given, with the parallel env's messages.
+
+    ``parallel_to_aec`` only passes the actions on once every agent has acted, and PettingZoo's
+    ``AssertOutOfBoundsWrapper`` says only "action is not in action space"; this names the agent,
+    the value and what was expected. Checked actions go on as Python ints; ``None`` for a dead unit
+    in absorbing mode goes on as its no-op ``0``.
+    """
+
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        par = self.unwrapped
+        if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise ValueError(f"action for {agent!r} is {action!r}, but the agent is done; its last step takes None")
+        elif action is None:
+            if par._unit_alive[par.agent_ids[agent]]:
+                raise ValueError(f"no action for living agent {agent!r}; expected an int in [0, {par.sim.n_actions})")
+            action = 0  # absorbing mode: a dead unit's None is its no-op
+        else:
+            action = par._check_action(agent, action)
+        super().step(action)
+
+    def __str__(self) -> str:
+        return str(self.env)
+
+
 def env(map_name: str = "3m", **kwargs):
-    """``raw_env`` with PettingZoo's validation wrappers (action bounds, call order)."""
-    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(raw_env(map_name, **kwargs)))
+    """``raw_env`` with PettingZoo's validation wrappers (action bounds, call order).
+
+    A bad action is refused when it is given, with a ``ValueError`` naming the agent and the value.
+    """
+    return wrappers.OrderEnforcingWrapper(_CheckActionWrapper(wrappers.AssertOutOfBoundsWrapper(raw_env(map_name, **kwargs))))

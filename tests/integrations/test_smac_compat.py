@@ -199,3 +199,85 @@ def test_death_on_the_time_limit_step():
     batch, infos, _ = run_episode(env, passive)
     assert len(infos) == 11 and infos[-1] == {"battle_won": False, "dead_allies": 1, "dead_enemies": 0, "episode_limit": True}
     assert batch["terminated"][-1] is False
+
+
+@pytest.mark.parametrize("bad", ["no", float("nan"), 1, None])
+def test_continuing_episode_must_be_a_bool(bad):
+    with pytest.raises(TypeError, match=f"continuing_episode must be a bool, got {bad!r}"):
+        StarCraft2Env("3m", continuing_episode=bad)
+    assert StarCraft2Env("3m", continuing_episode=np.bool_(True)).continuing_episode is True
+
+
+@pytest.mark.parametrize(
+    "kwargs, err, words",
+    [
+        ({"step_mul": np.array([8])}, TypeError, r"step_mul must be an int, got array\(\[8\]\)"),
+        ({"step_mul": 8.0}, TypeError, "step_mul must be an int, got 8.0"),
+        ({"move_amount": "2"}, TypeError, "move_amount must be a number, got '2'"),
+        ({"difficulty": True}, TypeError, "difficulty must be a str"),
+        ({"heuristic_ai": 0}, TypeError, "heuristic_ai must be a bool, got 0"),
+        ({"replay_dir": 5}, TypeError, "replay_dir must be a str or os.PathLike, got 5"),
+        ({"replay_prefix": None}, TypeError, "replay_prefix must be a str, got None"),
+        ({"window_size_x": "abc"}, TypeError, "window_size_x must be a positive int, got 'abc'"),
+        ({"window_size_y": 0}, ValueError, "window_size_y must be a positive int, got 0"),
+        ({"debug": "yes"}, TypeError, "debug must be a bool, got 'yes'"),
+        ({"game_version": 4.10}, TypeError, "game_version must be None or a str"),
+    ],
+)
+def test_smac_keywords_of_the_wrong_type_are_named(kwargs, err, words):
+    with pytest.raises(err, match=words):
+        StarCraft2Env("3m", **kwargs)
+
+
+@pytest.mark.parametrize(
+    "key, value", [("game_version", "9.9"), ("window_size_x", 640), ("window_size_y", 480), ("debug", True)]
+)
+def test_process_keywords_without_effect_warn_when_not_smacs_default(key, value):
+    with pytest.warns(UserWarning, match=rf"{key}={value!r} has no effect on the embedded simulator"):
+        env = StarCraft2Env("3m", **{key: value})
+    assert getattr(env, key, None) == value or value in env.window_size
+
+
+def test_smac_default_keywords_give_no_warning(tmp_path):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        env = StarCraft2Env(
+            "3m",
+            game_version=None,
+            window_size_x=1920,
+            window_size_y=1200,
+            debug=False,
+            replay_dir=tmp_path,
+            replay_prefix="x",
+        )
+    assert env.replay_dir == tmp_path  # replay_dir / replay_prefix name save_replay's files: no warning
+
+
+@pytest.mark.parametrize("bad, err", [(-5, ValueError), (1.5, TypeError), (True, TypeError), ("abc", TypeError)])
+def test_seed_checks_its_argument_at_the_call_with_resets_message(bad, err):
+    env = StarCraft2Env("3m", seed=0)
+    with pytest.raises(err, match=repr(bad).replace(".", r"\.")) as at_call:
+        env.seed(bad)
+    assert env.seed() == 0  # unchanged
+    env._seed, env._episode_count = bad, 0  # what seed() used to store: reset gives the same message
+    with pytest.raises(err) as at_reset:
+        env.reset()
+    assert str(at_call.value) == str(at_reset.value)
+
+
+def test_ragged_actions_name_the_expected_shape():
+    env = StarCraft2Env("3m", seed=0)
+    env.reset()
+    with pytest.raises(ValueError, match=r"expected 3 actions \(one per agent\), shaped \(3,\) or \(3, 1\); got a ragged"):
+        env.step([1, [1], 1])
+
+
+def test_state_dict_and_reward_battle_need_a_reset_like_get_state():
+    env = StarCraft2Env("3m", seed=0)
+    for read in (env.get_state, env.get_state_dict, env.reward_battle):
+        with pytest.raises(RuntimeError, match=r"call reset\(\) before reading observations"):
+            read()
+    env.reset()
+    assert set(env.get_state_dict()) >= {"allies", "enemies"}
