@@ -72,14 +72,16 @@ def test_an_explicit_count_is_kept_by_later_automatic_simulators(restore_threads
 
 
 def test_explicit_count_caps_the_numba_kernels_threads(restore_threads):
-    """A run told to use one thread must not keep a numba OpenMP worker spinning on a second core."""
+    """A run told to use one thread steps its envs on one (the kernels split a batch into numba.get_num_threads() chunks)."""
     numba = pytest.importorskip("numba")
     before = numba.get_num_threads()
     try:
         env = make_batched("3m", num_envs=64, num_threads=1, kernel="numba")
         assert numba.get_num_threads() == 1
         out = env.reset(seed=0)
-        env.step(out["avail_actions"].to(torch.int64).argmax(-1))  # a parallel step (64 >= 32 envs)
+        env.step(
+            out["avail_actions"].to(torch.int64).argmax(-1)
+        )  # a batch at the threaded threshold (tick.PARALLEL_MIN_ENVS = 64)
         assert numba.get_num_threads() == 1
         big = numba.config.NUMBA_NUM_THREADS + 5  # more than the pool holds: capped at its size, not an error
         make_batched("3m", num_envs=4, num_threads=big, kernel="numba")

@@ -992,10 +992,13 @@ def _orders_serial(
 
 
 # ------------------------------------------------------------------------------------------ driver
-PARALLEL_MIN_ENVS = 32
-"""Batches of at least this many envs run on ``numba.get_num_threads()`` threads (one chunk of envs
-each, ``kernels.chunks``); smaller ones in the calling thread, where waking the threads would cost
-more than it saves."""
+PARALLEL_MIN_ENVS = 64
+"""Batches of at least this many envs may run on ``numba.get_num_threads()`` threads (one chunk of envs
+each, ``kernels.chunks``; ``kernels.schedule`` picks serial or threaded by measured time); smaller ones
+in the calling thread. Waking a pool thread costs about 60-100 us on the 2-core machine (measured: a
+trivial ``run_chunks`` of 2 chunks, 65-106 us), so on an idle machine 2 threads ran the 2s3z step at
+0.63-0.66x the serial call at 32 envs, 0.89-1.07x at 64, 1.23-1.28x at 128 and 1.52-1.57x at 256
+(``benchmarks/kernel_schedule.py --busy 0``)."""
 
 
 def tick_kernel_supported(table: UnitTable) -> str | None:
