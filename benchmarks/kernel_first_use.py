@@ -1,0 +1,132 @@
+"""First use of the numba kernels: seconds spent compiling them with an empty on-disk cache.
+
+Each variant (this checkout, and optionally other source trees given with ``--baseline-tree``) runs
+in a fresh process with its own empty ``NUMBA_CACHE_DIR``; the process makes each configuration in
+turn (``map:B``, e.g. ``2s3z:1 2s3z:256``), resets it and plays ``--steps`` random masked steps,
+and reports the CPU seconds (user + system; the compiler runs on one thread, so this is less
+sensitive to other load on the machine than wall time) and the wall seconds of each. A second
+process on the now warm cache shows what every later run pays. Variants alternate for
+``--rounds`` rounds, so that a change of load hits them alike; medians are printed:
+
+    python benchmarks/kernel_first_use.py --configs 2s3z:1 2s3z:256 --rounds 2 \\
+        --baseline-tree /path/to/a/worktree/of/an/older/commit
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tyro
+
+REPO = Path(__file__).resolve().parents[1]
+
+# the child: import, then each configuration; one JSON line per configuration
+_CHILD = r"""
+import json, resource, sys, time
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+c, w = cpu(), time.perf_counter()
+import torch, sc2_envs
+from sc2_envs.policies import random_actions
+print(json.dumps({"config": "import", "cpu_s": cpu() - c, "wall_s": time.perf_counter() - w}), flush=True)
+steps = int(sys.argv[1])
+for spec in sys.argv[2:]:
+    name, B = spec.rsplit(":", 1)
+    c, w = cpu(), time.perf_counter()
+    env = sc2_envs.make_batched(name, num_envs=int(B), seed=0, kernel="numba", num_threads=2)
+    out = env.reset()
+    g = torch.Generator().manual_seed(0)
+    for _ in range(steps):
+        out = env.step(random_actions(out["avail_actions"], g))
+    print(json.dumps({"config": spec, "cpu_s": cpu() - c, "wall_s": time.perf_counter() - w}), flush=True)
+"""
+
+
+@dataclass
+class Args:
+    configs: list[str] = field(default_factory=lambda: ["2s3z:1", "2s3z:256"])
+    """configurations made in turn in one process, ``map:num_envs`` (SMAC v1 maps or SMACv2 scenarios)"""
+    steps: int = 3
+    """random masked env steps per configuration after its reset"""
+    rounds: int = 2
+    """alternating rounds of every variant; the median is printed"""
+    baseline_tree: list[str] = field(default_factory=list)
+    """other source trees (e.g. a ``git worktree`` of an older commit) measured the same way"""
+
+
+def check_args(args: Args) -> None:
+    """Raise ValueError naming a bad configuration, count or tree."""
+    for spec in args.configs:
+        name, sep, b = spec.rpartition(":")
+        if not sep or not name or not b.isdigit() or int(b) < 1:
+            raise ValueError(f"--configs entries are map:num_envs with num_envs >= 1, got {spec!r}")
+    if args.steps < 0 or args.rounds < 1:
+        raise ValueError(f"need --steps >= 0 and --rounds >= 1, got {args.steps} and {args.rounds}")
+    for tree in args.baseline_tree:
+        if not (Path(tree) / "sc2_envs" / "__init__.py").is_file():
+            raise ValueError(f"--baseline-tree {tree!r} holds no sc2_envs package")
+
+
+def run_child(tree: Path, cache_dir: str, args: Args) -> dict[str, dict[str, float]]:
+    """One process on ``tree``'s sources with ``cache_dir`` as Numba's cache: ``{config: {cpu_s, wall_s}}``."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=str(tree))
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(args.steps), *args.configs],
+        cwd=tempfile.gettempdir(),  # not a source tree: PYTHONPATH decides which sc2_envs is imported
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"the child on {tree} failed (rc {proc.returncode}):\n{proc.stderr[-2000:]}")
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    return {r["config"]: {"cpu_s": r["cpu_s"], "wall_s": r["wall_s"]} for r in rows}
+
+
+def main(args: Args) -> dict:
+    check_args(args)
+    trees = {"this checkout": REPO, **{f"baseline {i + 1}": Path(t).resolve() for i, t in enumerate(args.baseline_tree)}}
+    print(
+        f"kernel_first_use: configs {' '.join(args.configs)}, {args.steps} steps each, {args.rounds} rounds, "
+        f"variants: {', '.join(f'{k} ({v})' for k, v in trees.items())}; load {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+    results: dict = {k: {"cold": [], "warm": []} for k in trees}
+    for r in range(args.rounds):
+        for name, tree in trees.items():
+            with tempfile.TemporaryDirectory(prefix="numba_cache_") as cache:
+                cold = run_child(tree, cache, args)
+                warm = run_child(tree, cache, args)
+            results[name]["cold"].append(cold)
+            results[name]["warm"].append(warm)
+            total = sum(v["cpu_s"] for k, v in cold.items() if k != "import")
+            print(f"  round {r + 1} {name}: empty cache {total:.1f} CPU s, warm cache "
+                  f"{sum(v['cpu_s'] for k, v in warm.items() if k != 'import'):.1f} CPU s", flush=True)  # fmt: skip
+    print(f"\nmedian CPU seconds (wall in brackets) over {args.rounds} rounds, per configuration in order:")
+    for name in trees:
+        for kind in ("cold", "warm"):
+            cells = []
+            for spec in args.configs:
+                cpu = statistics.median(run[spec]["cpu_s"] for run in results[name][kind])
+                wall = statistics.median(run[spec]["wall_s"] for run in results[name][kind])
+                cells.append(f"{spec} {cpu:.1f} ({wall:.1f})")
+            label = "empty cache" if kind == "cold" else "warm cache "
+            print(f"  {name:>14} {label}: " + " | ".join(cells))
+    return results
+
+
+if __name__ == "__main__":
+    try:
+        main(tyro.cli(Args))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None

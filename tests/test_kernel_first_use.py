@@ -1,0 +1,42 @@
+"""``benchmarks/kernel_first_use.py``: its argument checks, and a failing child reported with its stderr."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("kernel_first_use", REPO / "benchmarks" / "kernel_first_use.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["kernel_first_use"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(configs=["2s3z"]), "map:num_envs"),
+        (dict(configs=["2s3z:0"]), "'2s3z:0'"),
+        (dict(configs=[":4"]), "':4'"),
+        (dict(rounds=0), "--rounds >= 1"),
+        (dict(steps=-1), "--steps >= 0"),
+        (dict(baseline_tree=["/nonexistent/tree"]), "holds no sc2_envs"),
+    ],
+)
+def test_bad_arguments_are_named(kw, match):
+    m = _module()
+    with pytest.raises(ValueError, match=match):
+        m.check_args(m.Args(**kw))
+
+
+def test_a_failing_child_is_reported_with_its_stderr(tmp_path):
+    m = _module()
+    (tmp_path / "sc2_envs").mkdir()
+    (tmp_path / "sc2_envs" / "__init__.py").write_text("raise ImportError('broken tree for the test')\n")
+    with pytest.raises(RuntimeError, match="broken tree for the test"):
+        m.run_child(tmp_path, str(tmp_path / "cache"), m.Args(configs=["3m:1"], steps=0))
