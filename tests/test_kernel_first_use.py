@@ -1,20 +1,11 @@
 """``benchmarks/kernel_first_use.py``: its argument checks, and a failing child reported with its stderr."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
+from conftest import load_algo
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("kernel_first_use", REPO / "benchmarks" / "kernel_first_use.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["kernel_first_use"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_algo("kernel_first_use", "benchmarks")
 
 
 @pytest.mark.parametrize(
