@@ -322,11 +322,12 @@ def child_env(threads: int | None) -> dict[str, str]:
     """The environment of a run: this repository first on ``PYTHONPATH``, and with ``threads`` (the
     runs' ``--torch-threads``) ``NUMBA_NUM_THREADS`` too, unless it is set already.
 
-    Why numba's pool size: with torch imported first, numba's ``omp`` layer runs on torch's OpenMP
-    runtime, and several runs sharing the cores each with numba's default pool (one thread per CPU)
-    crawl: 3 runs of terran_5_vs_5 at once on 2 cores (64 envs, ``--torch-threads 1``, 2 iterations)
-    made 33 env steps/s each, and 273-284 with ``NUMBA_NUM_THREADS=1``. ``numba.set_num_threads(1)``
-    inside the run is not enough (67): the pool must be that small from its start.
+    Why numba's pool size: the kernels split a batch into ``numba.get_num_threads()`` chunks on
+    threads (``sim.kernels.chunks``), so a run given one thread steps its envs on one. When those
+    threads were numba's ``omp`` pool (on torch's OpenMP runtime), several runs sharing the cores each
+    with numba's default pool (one thread per CPU) crawled: 3 runs of terran_5_vs_5 at once on 2
+    cores (64 envs, ``--torch-threads 1``, 2 iterations) made 33 env steps/s each, and 273-284 with
+    ``NUMBA_NUM_THREADS=1``.
     """
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
     if threads is not None and "NUMBA_NUM_THREADS" not in os.environ:
