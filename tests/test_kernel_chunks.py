@@ -96,3 +96,20 @@ def test_a_forked_child_gets_a_pool_of_its_own():
         pytest.fail("the forked child's threaded call hung")
     assert os.read(r, 8) == b"ok"
     os.close(r)
+
+
+def test_env_ids_are_split_into_contiguous_slices_or_passed_whole():
+    from sc2_envs.sim.kernels.chunks import run_env_ids
+
+    ids = np.arange(10, 17, dtype=np.int64)
+    seen, lock = [], threading.Lock()
+
+    def call(chunk):
+        with lock:
+            seen.append((chunk.tolist(), chunk.flags.c_contiguous))
+
+    run_env_ids(call, ids, 1)
+    assert seen == [(ids.tolist(), True)]
+    seen.clear()
+    run_env_ids(call, ids, 3)
+    assert sorted(seen) == [([10, 11, 12], True), ([13, 14, 15], True), ([16], True)]

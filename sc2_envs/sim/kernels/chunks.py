@@ -26,6 +26,10 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
+import numba
+
+from sc2_envs.sim.kernels import keeping_torch_threads
+
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
@@ -95,4 +99,19 @@ def run_chunks(call: Callable[[int, int], object], total: int, n_chunks: int) ->
         raise error
 
 
-__all__ = ["chunk_bounds", "run_chunks"]
+def kernel_threads() -> int:
+    """The number of threads a threaded kernel call uses: ``numba.get_num_threads()`` (the simulator's
+    cap, ``kernels.limit_numba_threads``), read keeping torch's thread count (``keeping_torch_threads``)."""
+    return keeping_torch_threads(numba.get_num_threads)
+
+
+def run_env_ids(call: Callable, env_ids, n_chunks: int) -> None:
+    """``call(env_ids)``, or with ``n_chunks > 1`` ``call`` on that many contiguous slices of ``env_ids``
+    (a C-contiguous int64 array, so each slice has the compiled signature of the whole) on threads."""
+    if n_chunks <= 1:
+        call(env_ids)
+        return
+    run_chunks(lambda lo, hi: call(env_ids[lo:hi]), env_ids.shape[0], n_chunks)
+
+
+__all__ = ["chunk_bounds", "kernel_threads", "run_chunks", "run_env_ids"]

@@ -37,8 +37,7 @@ except ImportError:  # pragma: no cover - exercised only where numba is absent
     numba = None
 
 from sc2_envs.sim.features import N_ACTIONS_NO_ATTACK, SHOOT_RANGE, SIGHT_RANGE, SMACFeatures
-from sc2_envs.sim.kernels import keeping_torch_threads
-from sc2_envs.sim.kernels.chunks import run_chunks
+from sc2_envs.sim.kernels.chunks import kernel_threads, run_env_ids
 from sc2_envs.sim.state import WorldState
 
 PARALLEL_MIN_ENVS = 64
@@ -501,12 +500,8 @@ _SERIAL = _make_driver()
 def _drive(parallel: bool, env_ids: np.ndarray, *args) -> None:
     """``_SERIAL(env_ids, *args)``; with ``parallel``, on contiguous chunks of ``env_ids`` (one per
     Numba thread, ``numba.get_num_threads()``), each on its own thread (``kernels.chunks``)."""
-    K = env_ids.shape[0]
-    n = min(K, keeping_torch_threads(numba.get_num_threads)) if parallel else 1
-    if n <= 1:
-        _SERIAL(env_ids, *args)
-        return
-    run_chunks(lambda lo, hi: _SERIAL(env_ids[lo:hi], *args), K, n)
+    n = min(env_ids.shape[0], kernel_threads()) if parallel else 1
+    run_env_ids(lambda ids: _SERIAL(ids, *args), env_ids, n)
 
 
 # placeholders for the step-only arrays in a features-only call (same types, so the same compiled kernel)

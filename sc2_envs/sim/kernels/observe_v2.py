@@ -27,8 +27,7 @@ import numpy as np
 import torch
 
 from sc2_envs.sim.features_v2 import CONE_EPS, SMACv2Features
-from sc2_envs.sim.kernels import keeping_torch_threads
-from sc2_envs.sim.kernels.chunks import run_chunks
+from sc2_envs.sim.kernels.chunks import kernel_threads, run_env_ids
 from sc2_envs.sim.state import WorldState
 
 PARALLEL_MIN_ENVS = 64
@@ -615,7 +614,7 @@ class ObserveKernelV2:
 
     def _chunks(self, n: int) -> int:
         par = self.parallel if self.parallel is not None else n >= PARALLEL_MIN_ENVS
-        return max(1, min(n, keeping_torch_threads(numba.get_num_threads))) if par else 1
+        return max(1, min(n, kernel_threads())) if par else 1
 
     def _views(self, st: WorldState) -> tuple[tuple, int]:
         """Zero-copy NumPy views of the fields read or written (kept while ``st`` holds the same
@@ -684,10 +683,7 @@ class ObserveKernelV2:
     def _run(self, ids, do_step, v, rank, actions, obs, state, avail, reward, result) -> None:
         n = self._chunks(ids.shape[0])
         args = (do_step, *v, rank, actions, *self.consts, obs, state, avail, reward, result)
-        if n <= 1:
-            _observe_v2_serial(ids, *args)
-        else:
-            run_chunks(lambda lo, hi: _observe_v2_serial(ids[lo:hi], *args), ids.shape[0], n)
+        run_env_ids(lambda chunk: _observe_v2_serial(chunk, *args), ids, n)
 
     def __call__(self, st: WorldState, actions: torch.Tensor, out: dict | None = None) -> dict[str, torch.Tensor]:
         """The observe stage of one env step, in place on ``st`` (as ``SMACSim._stage_observe``).

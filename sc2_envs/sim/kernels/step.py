@@ -35,8 +35,7 @@ import numpy as np
 import torch
 
 from sc2_envs.sim import rng
-from sc2_envs.sim.kernels import keeping_torch_threads
-from sc2_envs.sim.kernels.chunks import run_chunks
+from sc2_envs.sim.kernels.chunks import kernel_threads, run_chunks
 from sc2_envs.sim.kernels.observe import _F_EPISODE_LIMIT, _observe_env, _step_env
 from sc2_envs.sim.kernels.observe_v2 import _NO_RANK, V_LIMIT, _observe_env_v2, _step_env_v2, v2_placeholders
 from sc2_envs.sim.kernels.observe_v2 import _scratch as _v2_scratch
@@ -447,7 +446,7 @@ class StepKernel:
             empty((B, N, A), b8),  # final_avail_actions
         )
         obs, state, av, reward, won, terminated, truncated, dead_a, dead_e, ep_limit, alive, invalid, fo, fs, fa = out
-        threads = keeping_torch_threads(numba.get_num_threads)  # the simulator's cap (limit_numba_threads)
+        threads = kernel_threads()  # the simulator's cap (limit_numba_threads)
         par = B >= PARALLEL_MIN_ENVS and threads > 1
         result = np.empty((3, B), np.bool_)  # (won, lost, draw) of each env, scratch
         args = (

@@ -29,8 +29,7 @@ import torch
 from sc2_envs.sim.dynamics import _BEAM_HALF_LENGTH, _BEAM_HALF_WIDTH, _EPS, RAMP_MAX_STEP, Dynamics
 from sc2_envs.sim.enemy_ai import _INF, ACQUIRE_MIN, KEEP_BONUS, LEASH, EnemyAI
 from sc2_envs.sim.features import MOVE_AMOUNT, N_ACTIONS_NO_ATTACK
-from sc2_envs.sim.kernels import keeping_torch_threads
-from sc2_envs.sim.kernels.chunks import run_chunks
+from sc2_envs.sim.kernels.chunks import kernel_threads, run_chunks
 from sc2_envs.sim.state import (
     ORDER_ATTACK,
     ORDER_ATTACK_MOVE,
@@ -1236,7 +1235,7 @@ class TickKernel:
         """``(chunks, threaded)`` for ``B`` envs: one chunk per Numba thread from ``PARALLEL_MIN_ENVS`` up."""
         if B < PARALLEL_MIN_ENVS:
             return 1, False
-        n = min(B, keeping_torch_threads(numba.get_num_threads))
+        n = min(B, kernel_threads())
         return n, n > 1
 
     def orders(self, st: WorldState, actions: torch.Tensor) -> None:
