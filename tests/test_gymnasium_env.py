@@ -8,6 +8,7 @@ import gymnasium
 import matplotlib
 import numpy as np
 import pytest
+import torch
 from gymnasium.utils.env_checker import check_env, data_equivalence
 
 from sc2_envs.maps import list_maps
@@ -89,6 +90,15 @@ def test_same_seed_same_rollout_over_220_steps():
     a, b = _rollout(SC2JointEnv("3m"), 5, 220), _rollout(SC2JointEnv("3m"), 5, 220)
     assert sum(len(x) == 2 for x in a) >= 3  # several episodes
     assert data_equivalence(a, b)
+
+
+def test_zero_d_integer_tensor_seed_is_its_int_and_a_float_one_is_refused():
+    env = SC2JointEnv("3m")
+    by_int, _ = env.reset(seed=3)
+    by_tensor, _ = env.reset(seed=torch.tensor(3))
+    assert np.array_equal(by_int, by_tensor)
+    with pytest.raises(TypeError, match=r"tensor\(3\.\)"):
+        env.reset(seed=torch.tensor(3.0))
 
 
 def test_time_limit_is_truncation_not_termination():

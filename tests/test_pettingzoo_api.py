@@ -118,6 +118,15 @@ def test_different_seeds_give_different_episodes():
     assert not data_equivalence(a, b)
 
 
+@pytest.mark.parametrize("seed", [torch.tensor(3), np.array(3), np.int64(3)])
+def test_zero_d_integer_seed_seeds_the_action_spaces_like_its_int(seed):
+    env = pz.parallel_env("3m")
+    env.reset(seed=3)
+    expected = [env.action_space(ag).sample() for ag in env.agents]
+    env.reset(seed=seed)
+    assert [env.action_space(ag).sample() for ag in env.agents] == expected
+
+
 SPACE_RUNS = [
     pytest.param("3m", "remove", 300),
     pytest.param("2s3z", "absorbing", 300),

@@ -154,7 +154,7 @@ def key_of(seq: np.random.SeedSequence) -> int:
     return int(seq.generate_state(1, np.uint64).view(np.int64)[0])
 
 
-def _unwrap_scalar_seed(seed):
+def unwrap_scalar_seed(seed):
     """A 0-d integer tensor or array as its Python int; other values unchanged.
 
     Raises:
@@ -190,7 +190,7 @@ def env_keys(seed, num_envs: int, first_index: int = 0) -> list[int]:
         TypeError: a seed of another type; ValueError: a negative int, or a sequence whose length is
         not ``num_envs``.
     """
-    seed = _unwrap_scalar_seed(seed)
+    seed = unwrap_scalar_seed(seed)
     if isinstance(seed, torch.Tensor):
         seed = seed.tolist()
     if isinstance(seed, np.ndarray):
@@ -228,7 +228,7 @@ def split_for_workers(seed, sizes: Sequence[int]) -> list:
         ValueError: a per-env list whose length is not ``sum(sizes)``; TypeError as ``env_keys``.
     """
     offsets = np.cumsum([0, *sizes]).tolist()
-    seed = _unwrap_scalar_seed(seed)
+    seed = unwrap_scalar_seed(seed)
     if seed is None:
         return [None] * len(sizes)
     if isinstance(seed, (np.random.SeedSequence, int, np.integer)) and not isinstance(seed, bool):

@@ -31,6 +31,7 @@ import gymnasium
 import numpy as np
 import torch
 
+from sc2_envs.sim.rng import unwrap_scalar_seed
 from sc2_envs.wrappers._common import OBS_BOUND, SimRenderMixin, as_numpy, make_backend, state_bound
 
 __all__ = ["SC2JointEnv", "env_id", "register_envs"]
@@ -106,8 +107,13 @@ class SC2JointEnv(SimRenderMixin, gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start a new battle; ``seed`` fixes it (``None`` continues the backend's random stream).
 
-        ``options`` is accepted for API compatibility; none is read.
+        A 0-d integer tensor or array counts as its int (as in ``make_batched``); ``options`` is
+        accepted for API compatibility, none is read.
+
+        Raises:
+            TypeError: a 0-d float / bool tensor or array seed; other bad seeds as gymnasium's ``Env.reset``.
         """
+        seed = unwrap_scalar_seed(seed)
         super().reset(seed=seed)
         out = self.sim.reset(seed=seed)
         self._has_reset = True

@@ -58,6 +58,7 @@ import torch
 from pettingzoo import ParallelEnv
 from pettingzoo.utils import parallel_to_aec, wrappers
 
+from sc2_envs.sim.rng import unwrap_scalar_seed
 from sc2_envs.wrappers._common import OBS_BOUND, SimRenderMixin, as_numpy, make_backend, state_bound
 
 __all__ = ["SC2ParallelEnv", "env", "parallel_env", "raw_env"]
@@ -192,6 +193,7 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
         Returns:
             ``(observations, infos)``, keyed by every agent.
         """
+        seed = unwrap_scalar_seed(seed)  # a 0-d int tensor / array seeds the action spaces like its int
         out = self.sim.reset(seed=seed)
         if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
             for i, ag in enumerate(self.possible_agents):
