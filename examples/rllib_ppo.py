@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
@@ -174,6 +174,7 @@ def evaluate(algo, env_config: dict, mapping, episodes: int, seed: int, greedy: 
 
 
 def main(args: Args) -> None:
+    print(f"rllib_ppo configuration: {asdict(args)}", flush=True)  # the effective configuration, first
     import ray
 
     torch.set_num_threads(args.torch_threads)

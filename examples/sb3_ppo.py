@@ -21,7 +21,7 @@ one agent's episode return is the team return.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
@@ -111,6 +111,7 @@ class TimeBudget(BaseCallback):
 
 
 def main(args: Args) -> None:
+    print(f"sb3_ppo configuration: {asdict(args)}", flush=True)  # the effective configuration, first
     from stable_baselines3.common.vec_env import VecMonitor
 
     from sc2_envs.adapters.sb3 import make_sb3_vec_env

@@ -21,7 +21,7 @@ masked policy). Frames are env steps (one joint action each).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
@@ -121,6 +121,7 @@ def evaluate(env, actor, episodes: int, seed: int) -> tuple[float, float]:
 
 
 def main(args: Args) -> None:
+    print(f"torchrl_mappo configuration: {asdict(args)}", flush=True)  # the effective configuration, first
     try:
         from torchrl.collectors import Collector
     except ImportError:  # torchrl < 0.14 names it SyncDataCollector

@@ -269,3 +269,32 @@ def test_install_refuses_real_maps_and_bad_build(tmp_path):
         install(tmp_path / "x", build=0)
     exe = install(tmp_path / "ok", build=69232)
     assert exe.name == "SC2_x64" and exe.parent.name == "Base69232" and os.access(exe, os.X_OK)
+
+
+def test_throughput_benchmark_does_not_time_the_first_step():
+    """``benchmarks/sc2api_throughput.py`` leaves each route's first step (the kernels' compile or cache
+    load in the process that steps the game) out of its timing and counts."""
+    from conftest import load_algo
+
+    bench = load_algo("sc2api_throughput", folder="benchmarks")
+
+    class SlowFirstStep:
+        n_agents, calls = 2, 0
+
+        def reset(self):
+            return None
+
+        def get_avail_actions(self):
+            return [[0, 1], [0, 1]]
+
+        def step(self, actions):
+            self.calls += 1
+            if self.calls == 1:
+                time.sleep(0.5)  # a compile
+            return 0.0, self.calls == 1, {}  # the warm-up step ends an episode: not counted either
+
+    loop = bench.Loop(SlowFirstStep(), seed=0)
+    loop.warm_up()
+    loop.run(3)
+    assert (loop.steps, loop.episodes, loop.env.calls) == (3, 0, 4)
+    assert loop.seconds < 0.25

@@ -286,3 +286,22 @@ def test_supersuits_sticky_actions_need_lenient_actions():
             steps += 1
         assert 1 <= steps <= 60
     assert replaced >= 1, "a repeated action became unavailable at least once (else this test shows nothing)"
+
+
+def test_example_prints_its_configuration_first(capsys):
+    """``examples/sb3_ppo.py`` prints its effective configuration before anything else (the project's rule
+    for runs), here on a run too short to train."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("sb3_contrib", exc_type=ImportError, reason="needs sb3-contrib (pip install 'sc2-envs[sb3]')")
+    path = Path(__file__).resolve().parents[2] / "examples" / "sb3_ppo.py"
+    spec = importlib.util.spec_from_file_location("sb3_ppo_example", path)
+    example = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = example  # dataclasses look their module up there
+    spec.loader.exec_module(example)
+    example.main(example.Args(total_timesteps=1, n_steps=8, batch_size=24, n_epochs=1, eval_episodes=0, loops_per_tick=8))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("sb3_ppo configuration: {'map_name': '3m', 'seed': 1, 'algo': 'maskable_ppo'"), lines
+    assert "'n_steps': 8" in lines[0] and lines[1].startswith("trained 48 agent steps")
