@@ -225,10 +225,17 @@ def fit_error(config: dict, env_info: dict) -> str:
     except ValueError as e:
         diffs.append(f"unit types: {e}")
     if diffs:
+        v2_source = all(smacv2.is_scenario(m) for m in checkpoint_maps(config))
+        if v2_source != smacv2.is_scenario(target):
+            hint = (
+                "a SMACv2 checkpoint on a SMAC v1 map" if v2_source else "a SMAC v1 checkpoint on a SMACv2 scenario"
+            ) + ": the two feature layouts differ; train on the target's family"
+        else:
+            hint = "were they built with different SMAC feature options?"
         return (
             f"observation layout mismatch between the checkpoint ({source}) and {target}: "
             + "; ".join(diffs)
-            + " (checkpoint vs target; were they built with different SMAC feature options?)"
+            + f" (checkpoint vs target; {hint})"
         )
     return ""
 

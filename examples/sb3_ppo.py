@@ -150,7 +150,7 @@ def main(args: Args) -> None:
     model.learn(total_timesteps=args.total_timesteps, callback=TimeBudget(args.time_budget_s))
     ep_info = list(model.ep_info_buffer)
     print(
-        f"trained {model.num_timesteps} agent steps in {time.time() - start:.0f}s; "
+        f"trained {model.num_timesteps} agent steps in {time.time() - start:.1f} s; "
         f"last {len(ep_info)} training episodes (per agent slot): mean return "
         f"{np.mean([e['r'] for e in ep_info]) if ep_info else float('nan'):.3f}"
     )

@@ -115,6 +115,7 @@ def test_a_smac_v1_checkpoint_is_na_on_smacv2_with_every_reason():
     assert "own_x" in reason
     assert "unit-type bits are its race's kinds ['stalker', 'zealot', 'colossus']" in reason
     assert "cannot be read with the vocabulary ['stalker', 'zealot']" in reason
+    assert "a SMAC v1 checkpoint on a SMACv2 scenario" in reason and "feature options" not in reason
     assert tt.smacv2_cell(cfg, "terran_5_vs_5").startswith(tt.OTHER_RACE + ": ")
 
 
