@@ -387,7 +387,13 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
         pol, _, _ = load_checkpoint(str(path), env.get_env_info(), device=device, with_critic=False)
         pol.eval()
         return evaluate(
-            pol, env, args.eval_episodes, seed=sc2_envs.eval_seed(args.eval_seed), greedy=args.eval_greedy, behaviour=True
+            pol,
+            env,
+            args.eval_episodes,
+            seed=sc2_envs.eval_seed(args.eval_seed),
+            greedy=args.eval_greedy,
+            behaviour=True,
+            sample_seed=args.eval_seed,
         )
 
     return select(args, run_dir, history, play)

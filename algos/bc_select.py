@@ -40,13 +40,15 @@ def evaluate_checkpoint(
     device: str = "cpu",
 ) -> dict:
     """Load a ``models`` checkpoint (``models.load_checkpoint``) and evaluate its behaviour on ``map_name``
-    (default: the map it was trained on); ``sc2_envs.evaluation.evaluate(..., behaviour=True)``."""
+    (default: the map it was trained on); ``sc2_envs.evaluation.evaluate(..., behaviour=True)``.
+    At most ``episodes`` envs are built: by the quota rule the envs past it would play no counted
+    episode, so the result equals that of ``num_envs`` envs."""
     meta = torch.load(path, map_location="cpu", weights_only=True)
     map_name = map_name or meta["config"]["map_name"]
-    env = sc2_envs.make_batched(map_name, num_envs=num_envs, device=device, seed=seed, autoreset=True)
+    env = sc2_envs.make_batched(map_name, num_envs=min(num_envs, episodes), device=device, seed=seed, autoreset=True)
     policy, _, _ = load_checkpoint(path, env.get_env_info(), device=device, with_critic=False)
     policy.eval()
-    return evaluate(policy, env, episodes, seed=sc2_envs.eval_seed(seed), greedy=greedy, behaviour=True)
+    return evaluate(policy, env, episodes, seed=sc2_envs.eval_seed(seed), greedy=greedy, behaviour=True, sample_seed=seed)
 
 
 @dataclass

@@ -288,12 +288,8 @@ def evaluate_transfer(
         row.error = str(e)
         return row
     policy.eval()
-    dev = torch.device(device)
-    # sampled actions (greedy=False) draw from torch's global generator: seed it for this pair alone,
-    # so that a seed gives the same figures whatever ran before in the process
-    with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
-        torch.manual_seed(seed)
-        res = evaluate(policy, env, episodes, sc2_envs.eval_seed(seed), greedy=greedy)
+    # sampled actions (greedy=False): seeded for this pair alone, whatever ran before in the process
+    res = evaluate(policy, env, episodes, sc2_envs.eval_seed(seed), greedy=greedy, sample_seed=seed)
     row.episodes, row.wins = res["episodes"], res["wins"]
     row.win_rate = res["win_rate"]
     row.ci_low, row.ci_high = res["win_ci"]

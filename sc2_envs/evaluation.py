@@ -64,7 +64,14 @@ def episode_quota(n_episodes: int, num_envs: int, device: str | torch.device = "
 
 @torch.no_grad()
 def evaluate(
-    policy: Any, env: Any, n_episodes: int, seed: Any, greedy: bool = True, behaviour: bool = False, frames: list | None = None
+    policy: Any,
+    env: Any,
+    n_episodes: int,
+    seed: Any,
+    greedy: bool = True,
+    behaviour: bool = False,
+    frames: list | None = None,
+    sample_seed: int | None = None,
 ) -> dict:
     """Play exactly ``n_episodes`` episodes of ``env`` with ``policy`` (quota rule: :func:`episode_quota`).
 
@@ -80,6 +87,11 @@ def evaluate(
         behaviour: also measure ``idle_share``, ``action_shares`` and ``damage_per_episode`` (needs
             the simulator's ``table`` and ``state_layout``).
         frames: if a list, ``rgb_array`` frames of env 0's first episode are appended (for videos).
+        sample_seed: sampled actions (``greedy=False``) draw from torch's global generator; with an
+            int, the episodes run under ``torch.random.fork_rng`` seeded with it, so the figures
+            repeat whatever ran before in the process and the caller's stream is left as it was.
+            ``None`` draws from the global stream as it stands. Sampled figures depend on the env
+            count too (the policy draws its noise for the whole batch); greedy ones do not.
 
     Returns:
         dict: ``episodes`` (int, ``= n_episodes``), ``wins`` (int, ``battle_won`` at the episode end),
@@ -92,6 +104,15 @@ def evaluate(
     Raises:
         ValueError: ``n_episodes < 1``.
     """
+    if sample_seed is None or greedy:
+        return _evaluate(policy, env, n_episodes, seed, greedy, behaviour, frames)
+    dev = torch.device(env.device)
+    with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
+        torch.manual_seed(sample_seed)
+        return _evaluate(policy, env, n_episodes, seed, greedy, behaviour, frames)
+
+
+def _evaluate(policy, env, n_episodes: int, seed, greedy: bool, behaviour: bool, frames: list | None) -> dict:
     B = env.num_envs
     dev = env.device
     quota = episode_quota(n_episodes, B, dev)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import load_algo
+from conftest import REPO, load_algo
 
 import sc2_envs
 from models import average_checkpoints, build_models, load_checkpoint, save_checkpoint
@@ -284,3 +284,19 @@ def test_bc_select_records_evaluates_and_averages_checkpoints(tmp_path):
     assert "greedy (argmax) actions" in run("eval", paths[0], "--episodes", "1", "--num-envs", "1", "--greedy").splitlines()[0]
     run("average", *paths, "--out", str(tmp_path / "avg.pt"))
     assert torch.load(tmp_path / "avg.pt", weights_only=True)["averaged_from"] == paths
+
+
+def test_bc_select_eval_builds_at_most_episodes_envs_and_repeats_its_sampled_figures(monkeypatch):
+    bc_select = load_algo("bc_select")
+    built = []
+    make = sc2_envs.make_batched
+    monkeypatch.setattr(sc2_envs, "make_batched", lambda *a, **k: built.append(k["num_envs"]) or make(*a, **k))
+    ckpt = str(REPO / "checkpoints" / "marine_3m8m_gnn.pt")
+    greedy_few = bc_select.evaluate_checkpoint(ckpt, "3m", episodes=3, num_envs=32, greedy=True)
+    assert built == [3] and greedy_few["episodes"] == 3
+    # greedy: the quota rule counts env b's first episodes, so the env count does not matter
+    assert bc_select.evaluate_checkpoint(ckpt, "3m", episodes=3, num_envs=3, greedy=True) == greedy_few
+    # sampled: the same call gives the same figures, whatever drew from torch's generator in between
+    sampled = bc_select.evaluate_checkpoint(ckpt, "3m", episodes=3, num_envs=3)
+    torch.rand(17)
+    assert bc_select.evaluate_checkpoint(ckpt, "3m", episodes=3, num_envs=3) == sampled

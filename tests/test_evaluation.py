@@ -81,3 +81,23 @@ def test_same_seed_same_result_and_behaviour_measures_on_the_simulator():
     assert a["damage_per_episode"] >= 0.0 and a["mean_length"] >= 1.0
     assert behaviour_key(a) == (a["win_rate"], -a["idle_share"], a["damage_per_episode"])
     assert format_result("ckpt", a).startswith(f"ckpt: win {a['win_rate']:.3f} [")
+
+
+def test_sample_seed_repeats_sampled_episodes_and_leaves_the_callers_stream_alone():
+    drawn = []
+
+    class _SamplingPolicy:
+        def act(self, obs, avail, greedy=False):
+            u = torch.rand(obs.shape[0])
+            drawn.append(u)
+            return torch.zeros(obs.shape[:2], dtype=torch.int64), None
+
+    env = _ScriptedEnv(3)
+    torch.manual_seed(123)
+    before = torch.get_rng_state()
+    evaluate(_SamplingPolicy(), env, 6, seed=0, greedy=False, sample_seed=7)
+    assert torch.equal(torch.get_rng_state(), before)
+    first, drawn[:] = list(drawn), []
+    torch.rand(5)
+    evaluate(_SamplingPolicy(), env, 6, seed=0, greedy=False, sample_seed=7)
+    assert all(torch.equal(a, b) for a, b in zip(first, drawn, strict=True))
