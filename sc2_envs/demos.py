@@ -411,6 +411,12 @@ def main(argv=None) -> int:
     p.add_argument("--episodes-per-shard", type=int, default=200)
     a = p.parse_args(argv)
     env = sc2_envs.make_batched(a.map, num_envs=a.num_envs, seed=a.seed, autoreset=True)
+    print(
+        f"demos: {a.episodes} episodes of {a.map} by the {a.policy} demonstrator | {a.num_envs} envs, device "
+        f"{env.device}, seed {a.seed} | stride {a.stride} env steps, repeat-as-idle {a.repeat_as_idle} | "
+        f"{a.episodes_per_shard} episodes per shard -> {a.out}",
+        flush=True,
+    )
     demo = heuristic_demonstrator(env)
     record_demos(
         env,

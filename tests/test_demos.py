@@ -134,3 +134,12 @@ def test_a_checkpoint_can_be_the_demonstrator(tmp_path):
     policy, _, _ = load_checkpoint(str(tmp_path / "c.pt"), info, with_critic=False)
     summary = record_demos(env, policy_demonstrator(policy), 2, tmp_path / "d", log=lambda s: None)
     assert summary.episodes == 2 and summary.rows > 0
+
+
+def test_command_line_prints_its_configuration_first(tmp_path, capsys):
+    from sc2_envs.demos import main
+
+    assert main(["--map", "3m", "--episodes", "2", "--num-envs", "2", "--out", str(tmp_path / "d"), "--stride", "2"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("demos: 2 episodes of 3m by the heuristic demonstrator") and "2 envs" in first
+    assert "stride 2 env steps" in first and str(tmp_path / "d") in first

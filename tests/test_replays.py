@@ -267,3 +267,11 @@ def test_winners_only_keeps_the_winning_human(tmp_path):
     assert summary.samples == 339
     with pytest.raises(ValueError, match="players='everyone'"):
         convert_replays([LOST_AND_FOUND], None, players="everyone", progress=False)
+
+
+def test_command_line_prints_its_configuration_first(capsys):
+    from sc2_envs.replays.__main__ import main
+
+    assert main([str(HARDWIRE), "--no-progress", "--sample", "every_k", "--k", "16"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("replays: 1 .SC2Replay file(s) under") and "report only" in first and "k=16" in first

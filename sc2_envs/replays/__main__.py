@@ -51,8 +51,16 @@ def main(argv=None) -> int:
         k=a.k,
         include_target_updates=a.include_target_updates,
     )
+    files = find_replays(a.replays)
+    print(
+        f"replays: {len(files)} .SC2Replay file(s) under {a.replays} -> {a.out or 'report only (no --out)'} | "
+        f"sample {a.sample}{f' k={a.k}' if a.sample == 'every_k' else ''}, players {a.players}, enemy units "
+        f"{a.enemy_units}, target updates {a.include_target_updates} | max entities {a.max_entities}, max selected "
+        f"{a.max_selected}, raw resolution {a.raw_resolution}, {a.shard_rows} rows per shard",
+        flush=True,
+    )
     summary = convert_replays(
-        find_replays(a.replays),
+        files,
         a.out,
         cfg,
         players=a.players,
