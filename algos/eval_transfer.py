@@ -449,7 +449,8 @@ def prepare(args: Args) -> tuple[torch.device, dict, dict]:
     Raises:
         ValueError: ``--episodes`` or ``--max-envs`` below 1, no checkpoint or one given twice, a
             negative ``--seed`` or ``--torch-threads``, a ``--spawn-jitter`` outside [0, 2] (or not
-            finite), a ``--name`` with a path separator, a ``--device`` the simulator cannot run on
+            finite), a ``--name`` with a path separator, an ``--out-dir`` that is (or is inside) a file or
+            not writable (``runs.check_out_dir``), a ``--device`` the simulator cannot run on
             (:func:`check_device`), a file that is not a checkpoint, or an unknown map.
         FileNotFoundError: a checkpoint file does not exist.
     """
@@ -473,6 +474,7 @@ def prepare(args: Args) -> tuple[torch.device, dict, dict]:
         )
     if not runs.is_plain_name(args.name):
         raise ValueError(f"--name {args.name!r}: expected a file stem without path separators")
+    runs.check_out_dir(args.out_dir)  # before the evaluations, not after them
     device = check_device(args.device)
     ckpts = {p: read_checkpoint(p) for p in args.checkpoints}
     plan = {p: resolve_maps(args.maps, c["config"]) for p, c in ckpts.items()}

@@ -209,6 +209,18 @@ def test_bad_command_lines_are_refused_before_reading_any_checkpoint(change, mes
         et.prepare(args)
 
 
+def test_out_dir_that_is_a_file_is_refused_before_any_evaluation(tmp_path):
+    # before: every (checkpoint, map) pair was evaluated, then make_run_dir raised FileExistsError
+    f = tmp_path / "afile"
+    f.write_text("x")
+    for out, where in ((f, "is a file"), (f / "sub", f"is inside {str(f)!r}, which is a file")):
+        args = et.Args(checkpoints=("missing.pt",), out_dir=str(out))
+        with pytest.raises(ValueError, match=re.escape(f"--out-dir {str(out)!r} {where}; expected a folder")):
+            et.prepare(args)
+    et.runs.check_out_dir(tmp_path / "new" / "deeper")  # a folder still to be made is fine
+    assert not (tmp_path / "new").exists()
+
+
 def test_default_maps_follow_the_checkpoint_classes():
     assert et.resolve_maps((), {"map_name": "3s5z", "classes": ["stalker", "zealot"]}) == ["3s5z", "2s3z", "3s5z_vs_3s6z"]
     assert et.resolve_maps((), {"map_name": "3m", "classes": ["marine"]}) == ["3m", "5m_vs_6m", "8m", "25m"]
