@@ -727,6 +727,39 @@ def check_names(args: Args) -> None:
             raise ValueError(f"{flag}: unknown map(s) {bad}; expected names from {', '.join(valid)}")
     if args.smacv2:
         smacv2_columns([], args.maps)  # raises for a v1 map among the columns
+    elif args.matrix:
+        matrix_columns([], args.maps)  # raises for a map that is not a matrix column (e.g. a SMACv2 scenario)
+
+
+def check_args(args: Args) -> None:
+    """Reject a bad command line before any training run: the evaluation's flags are checked here too, so
+    that a typo does not surface only after hours of training.
+
+    Raises:
+        ValueError: ``--matrix`` with ``--smacv2``; ``--episodes`` or ``--max-envs`` below 1; a negative
+            ``--eval-seed``; a ``--device`` other than cpu / cuda; an ``--actors`` entry other than gnn / mlp;
+            an ``--out-dir`` or ``--checkpoint-dir`` that is (inside) a file (``runs.check_out_dir``); unknown
+            map names (:func:`check_names`).
+    """
+    from sc2_envs import runs
+
+    if args.matrix and args.smacv2:
+        raise ValueError("--matrix and --smacv2: give one of them (the v1 transfer matrix or the SMACv2 table)")
+    if args.episodes < 1:
+        raise ValueError(f"--episodes {args.episodes}: expected an integer >= 1")
+    if args.max_envs < 1:
+        raise ValueError(f"--max-envs {args.max_envs}: expected an integer >= 1")
+    if args.eval_seed < 0:
+        raise ValueError(f"--eval-seed {args.eval_seed}: expected a non-negative integer")
+    if args.device not in ("cpu", "cuda"):
+        raise ValueError(f"--device {args.device!r}; expected 'cpu' or 'cuda' (happo_gnn.py selects the GPU with --cuda)")
+    bad = [a for a in args.actors if a not in ("gnn", "mlp")]
+    if bad:
+        raise ValueError(f"--actors: {bad}; expected gnn and/or mlp")
+    runs.check_out_dir(args.out_dir)
+    if args.checkpoint_dir:
+        runs.check_out_dir(args.checkpoint_dir, "--checkpoint-dir")
+    check_names(args)
 
 
 def main(args: Args) -> str:
@@ -737,12 +770,10 @@ def main(args: Args) -> str:
     for k, v in asdict(args).items():
         print(f"  {k}: {v}")
     print(f"  checkpoint dir: {ckpt_dir}", flush=True)
-    if args.matrix and args.smacv2:
-        raise ValueError("--matrix and --smacv2: give one of them (the v1 transfer matrix or the SMACv2 table)")
+    check_args(args)  # before any training: a typo must not cost the training runs
     missing = [p for p in args.checkpoints if not Path(p).is_file()]
     if missing:
         raise FileNotFoundError(f"--checkpoints: no such file(s) {missing}")
-    check_names(args)  # before any training: a typo must not cost the training runs
     if args.sources is None:
         args.sources = resolve_sources(args)
         print(f"  sources (default{' for --smacv2' if args.smacv2 else ''}): {' '.join(args.sources)}", flush=True)

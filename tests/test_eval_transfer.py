@@ -303,6 +303,28 @@ def test_transfer_table_training_command_and_device_check():
         tt.train_command(tt.Args(device="tpu"), "2s3z", "gnn")
 
 
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        # found by a tester: each of these trained every source first, then failed in the evaluation
+        ({"episodes": 0}, "--episodes 0: expected an integer >= 1"),
+        ({"max_envs": 0}, "--max-envs 0: expected an integer >= 1"),
+        ({"eval_seed": -1}, "--eval-seed -1: expected a non-negative integer"),
+        ({"actors": ("gnn", "transformer")}, "--actors: ['transformer']; expected gnn and/or mlp"),
+        ({"matrix": True, "maps": ("protoss_5_vs_5",)}, "--maps: unknown map(s) ['protoss_5_vs_5']"),
+        ({"out_dir": "FILE"}, "is a file; expected a folder"),
+        ({"checkpoint_dir": "FILE/ck"}, "--checkpoint-dir"),
+    ],
+)
+def test_transfer_table_refuses_bad_evaluation_flags_before_training(tmp_path, monkeypatch, change, message):
+    (tmp_path / "f").write_text("x")
+    change = {k: v.replace("FILE", str(tmp_path / "f")) if isinstance(v, str) else v for k, v in change.items()}
+    monkeypatch.setattr(tt, "train_or_reuse", lambda *a: pytest.fail("trained before checking the command line"))
+    args = tt.Args(**{"sources": ("3m",), "out_dir": str(tmp_path / "out"), **change})
+    with pytest.raises(ValueError, match=re.escape(message)):
+        tt.main(args)
+
+
 @pytest.mark.slow
 def test_transfer_table_reuses_checkpoints_and_builds_the_pivot(tmp_path):
     ck = tmp_path / "ck"
