@@ -674,6 +674,30 @@ RESUME_CHANGEABLE = (
 """The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
 
 
+def check_args(args: Args) -> None:
+    """Reject flags that could only fail (or silently mean something else) after training.
+
+    Raises:
+        ValueError: a ``--select-by`` other than val-acc / behaviour, an ``--actor`` other than gnn / mlp,
+            a ``--model-preset`` other than mini / tiny, ``--epochs``, ``--batch-size``, ``--seq-len``,
+            ``--eval-episodes``, ``--eval-envs`` or ``--num-files`` below 1, an ``--average-window`` of 1 or below 0,
+            or a ``--val-fraction`` outside (0, 1) (0 would still hold out one episode, 1 leaves no training data).
+    """
+    choices = (("select_by", ("val-acc", "behaviour")), ("actor", ("gnn", "mlp")), ("model_preset", ("mini", "tiny")))
+    for name, valid in choices:
+        if getattr(args, name) not in valid:
+            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)!r}; expected one of {list(valid)}")
+    for name in ("epochs", "batch_size", "seq_len", "eval_episodes", "eval_envs"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}; expected an integer >= 1")
+    if args.num_files is not None and args.num_files < 1:
+        raise ValueError(f"--num-files {args.num_files}; expected an integer >= 1 (or leave it out: every file)")
+    if args.average_window < 0 or args.average_window == 1:  # a window of one epoch averages nothing
+        raise ValueError(f"--average-window {args.average_window}; expected 0 (off) or a window >= 2")
+    if not (0.0 < args.val_fraction < 1.0):
+        raise ValueError(f"--val-fraction {args.val_fraction}; expected a share in (0, 1) of the episodes (or replay files)")
+
+
 def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str] | None = None) -> dict:
     """Train (or continue, ``--resume``) and select; returns the summary dict.
 
@@ -683,7 +707,8 @@ def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str
     which ``--resume`` applies (changeable ones) or checks against the run's values (the others).
 
     Raises:
-        ValueError / FileNotFoundError: bad ``--data``, ``--run-dir`` or ``--resume`` (before any folder is made).
+        ValueError / FileNotFoundError: bad flags (:func:`check_args`), ``--data``, ``--run-dir`` or ``--resume``
+            (before any folder is made).
     """
     resumed = None
     if args.resume:
@@ -695,12 +720,18 @@ def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str
             raise ValueError(
                 f"--epochs {args.epochs}: the resumed run has done {resumed['epoch']} epochs; expected at least that"
             )
+    check_args(args)
     if not args.data:
         raise ValueError("--data is required: a demonstration folder (meta.json) or a replay dataset (dataset.json)")
     root = Path(args.data)
     if not (root / "meta.json").exists() and not (root / "dataset.json").exists():
         raise FileNotFoundError(
             f"--data {args.data!r} has neither meta.json (sc2_envs.demos) nor dataset.json (sc2_envs.replays)"
+        )
+    if args.select_by == "behaviour" and not (root / "meta.json").exists():  # found by select() after training before
+        raise ValueError(
+            "--select-by behaviour needs a simulator to play on; the replay dataset has none here "
+            "(full-game evaluation needs StarCraft II): use --select-by val-acc"
         )
     random.seed(args.seed)
     np.random.seed(args.seed)

@@ -4,6 +4,7 @@ masked CE, averaging, behaviour evaluator, short runs."""
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -230,6 +231,39 @@ def test_requesting_more_files_than_exist_is_an_error_unless_smoke(demos_3m, tmp
         data=str(demos_3m), epochs=1, num_files=5, smoke=True, run_dir=str(tmp_path / "r2"), eval_episodes=2, eval_envs=2
     )
     bc.main(args)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        # found by a tester: the first three trained every epoch, then failed in the selection
+        ({"select_by": "win-rate"}, "--select-by 'win-rate'; expected one of ['val-acc', 'behaviour']"),
+        ({"select_by": "behaviour", "eval_episodes": 0}, "--eval-episodes 0; expected an integer >= 1"),
+        ({"select_by": "behaviour", "eval_envs": 0}, "--eval-envs 0; expected an integer >= 1"),
+        ({"epochs": 0}, "--epochs 0; expected an integer >= 1"),  # before: max() of an empty history
+        ({"batch_size": 0}, "--batch-size 0; expected an integer >= 1"),
+        ({"actor": "lstm"}, "--actor 'lstm'; expected one of ['gnn', 'mlp']"),
+        ({"val_fraction": 0.0}, "--val-fraction 0.0; expected a share in (0, 1)"),  # before: one episode held out anyway
+        ({"val_fraction": 1.0}, "--val-fraction 1.0; expected a share in (0, 1)"),
+        ({"num_files": 0}, "--num-files 0; expected an integer >= 1"),
+        ({"average_window": -1}, "--average-window -1; expected 0 (off) or a window >= 2"),
+        ({"average_window": 1}, "--average-window 1; expected 0 (off) or a window >= 2"),  # before: silently nothing
+    ],
+)
+def test_bad_flags_are_refused_before_loading_data_or_training(tmp_path, change, message):
+    args = bc.Args(**{"data": str(tmp_path / "missing"), "run_dir": str(tmp_path / "run"), **change})
+    with pytest.raises(ValueError, match=re.escape(message)):
+        bc.main(args)
+    assert not (tmp_path / "run").exists()
+
+
+def test_behaviour_selection_on_replays_is_refused_before_training(tmp_path):
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "dataset.json").write_text("{}")  # never read: the flag is refused first
+    args = bc.Args(data=str(tmp_path / "ds"), select_by="behaviour", run_dir=str(tmp_path / "run"))
+    with pytest.raises(ValueError, match="select-by behaviour needs a simulator"):
+        bc.main(args)
+    assert not (tmp_path / "run").exists()
 
 
 def test_behaviour_selection_needs_a_simulator(test_data_dir, tmp_path):
