@@ -19,6 +19,7 @@ length. ``average`` writes the element-wise mean of the checkpoints' floating-po
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import torch
@@ -119,8 +120,29 @@ def eval_header(cmd: Eval) -> str:
     )
 
 
+def check_eval(cmd: Eval) -> None:
+    """Refuse an ``eval`` command line before the first checkpoint is played.
+
+    Raises:
+        SystemExit: no checkpoint, a checkpoint path that is not a file, ``--episodes`` or ``--num-envs``
+            below 1, or a ``--map`` that is neither a SMAC map nor a SMACv2 scenario.
+    """
+    if not cmd.checkpoints:
+        raise SystemExit("eval needs at least one checkpoint file")
+    missing = [p for p in cmd.checkpoints if not os.path.isfile(p)]
+    if missing:
+        raise SystemExit(f"eval: no such checkpoint file(s) {missing}")
+    for name in ("episodes", "num_envs"):
+        if getattr(cmd, name) < 1:
+            raise SystemExit(f"eval --{name.replace('_', '-')} {getattr(cmd, name)}: expected an integer >= 1")
+    if cmd.map is not None and cmd.map not in sc2_envs.list_maps("all"):
+        raise SystemExit(f"eval --map {cmd.map!r}; expected one of {', '.join(sc2_envs.list_maps('all'))}")
+
+
 def main() -> None:
     cmd = tyro.extras.subcommand_cli_from_dict({"eval": Eval, "average": Average, "record": Record})
+    if isinstance(cmd, Eval):
+        check_eval(cmd)  # before: no checkpoint printed a header and exited 0; a missing file ended the loop midway
     if isinstance(cmd, Average):
         average_checkpoints(cmd.checkpoints, cmd.out)
         print(f"wrote {cmd.out} = mean of {cmd.checkpoints}")

@@ -290,6 +290,29 @@ def test_behaviour_selection_needs_a_simulator(test_data_dir, tmp_path):
 
 
 # ------------------------------------------------------------------ algos/bc_select.py (CLI smoke run)
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        # before: no checkpoint printed the header and exited 0 having evaluated nothing; a missing file
+        # (or a bad flag) was found only when its turn came, after the checkpoints before it were played
+        ({"checkpoints": []}, "eval needs at least one checkpoint file"),
+        ({"checkpoints": ["CK", "missing.pt"]}, "eval: no such checkpoint file(s) ['missing.pt']"),
+        ({"episodes": 0}, "eval --episodes 0: expected an integer >= 1"),
+        ({"num_envs": 0}, "eval --num-envs 0: expected an integer >= 1"),
+        ({"map": "3z"}, "eval --map '3z'; expected one of"),
+    ],
+)
+def test_bc_select_eval_refuses_a_bad_command_line_before_playing(change, message):
+    from conftest import REPO
+
+    sel = load_algo("bc_select")
+    ck = str(REPO / "checkpoints" / "2s3z_gnn.pt")
+    change = {k: [ck if p == "CK" else p for p in v] if k == "checkpoints" else v for k, v in change.items()}
+    with pytest.raises(SystemExit, match=re.escape(message)):
+        sel.check_eval(sel.Eval(**{"checkpoints": [ck], **change}))
+    sel.check_eval(sel.Eval(checkpoints=[ck], map="protoss_5_vs_5"))  # a SMACv2 scenario is a valid --map
+
+
 def test_bc_select_records_evaluates_and_averages_checkpoints(tmp_path):
     import subprocess
     import sys
