@@ -8,6 +8,7 @@ serialized to bytes and parsed back, so the conversions are exercised on wire-fo
 
 import os
 import pickle
+import re
 
 import gymnasium as gym
 import numpy as np
@@ -155,6 +156,13 @@ def test_bad_options_name_the_value():
         FullGameEnv(race="elves")
     with pytest.raises(ValueError, match="max_entities=0"):
         FullGameEnv(max_entities=0)
+    # found by a tester: int() truncated these silently (2.5 -> 2 game loops per step, True -> 1)
+    for kw in ({"step_mul": 2.5}, {"step_mul": True}, {"max_entities": 3.5}, {"game_steps_per_episode": 10.7}):
+        ((name, value),) = kw.items()
+        with pytest.raises(TypeError, match=re.escape(f"{name}={value!r}; expected an int")):
+            FullGameEnv(**kw)
+    assert FullGameEnv(step_mul=np.int64(4), max_entities=np.int32(16)).max_entities == 16  # NumPy ints are ints
+    assert FullGameEnv(step_mul=None).step_mul is None
 
 
 def test_game_requests_match_the_protocol():

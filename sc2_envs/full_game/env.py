@@ -118,6 +118,8 @@ class FullGameEnv(gym.Env):
 
     Raises:
         ValueError: an unknown map, race, difficulty or build, or a non-positive size.
+        TypeError: a size, ``step_mul`` or ``game_steps_per_episode`` that is not an int (a float
+            would be truncated, a bool read as 0 / 1).
         MissingDependencyError: the ``full-game`` extra is not installed.
     """
 
@@ -164,10 +166,24 @@ class FullGameEnv(gym.Env):
             raise ValueError(f"bot_difficulty={bot_difficulty!r}; expected one of {list(DIFFICULTIES)}")
         if bot_build not in BOT_BUILDS:
             raise ValueError(f"bot_build={bot_build!r}; expected one of {list(BOT_BUILDS)}")
+        for name in (
+            "max_entities",
+            "max_selected",
+            "raw_resolution",
+            "minimap_resolution",
+            "step_mul",
+            "game_steps_per_episode",
+        ):
+            value = self._kwargs[name]
+            if name == "step_mul" and value is None:
+                continue
+            # int() would silently truncate 2.5 to 2 game loops, or read True as 1
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"{name}={value!r}; expected an int")
         for name in ("max_entities", "max_selected", "raw_resolution", "minimap_resolution"):
-            if int(self._kwargs[name]) <= 0:
+            if self._kwargs[name] <= 0:
                 raise ValueError(f"{name}={self._kwargs[name]!r}; expected a positive integer")
-        if step_mul is not None and int(step_mul) <= 0:
+        if step_mul is not None and step_mul <= 0:
             raise ValueError(f"step_mul={step_mul!r}; expected a positive number of game loops or None")
         if game_steps_per_episode < 0:
             raise ValueError(f"game_steps_per_episode={game_steps_per_episode!r}; expected >= 0 (0 = no limit)")
