@@ -313,6 +313,13 @@ def test_bad_actions_name_the_value(ctx):
         )
     with pytest.raises(ValueError, match=r"target_location=\(64, 3\) is outside the raw grid"):
         convert.action_to_request(dict(action, action_type=168, target_location=np.array([64, 3])), tags, ctx)
+    # found by a tester: queued=2 was read as True and a delay of -5 or 1000 (outside Discrete(128)) stepped
+    # max(delay, 1) game loops with step_mul=None, silently
+    for head, value in (("queued", 2), ("queued", 0.5), ("delay", -5), ("delay", 1000), ("delay", 3.5)):
+        with pytest.raises(ValueError, match=re.escape(f"{head}={value!r}; expected an int in [0, ")):
+            convert.action_to_request(dict(action, action_type=FN["Build_Pylon_pt"], **{head: value}), tags, ctx)
+    ok = dict(action, action_type=FN["Build_Pylon_pt"], selected_units=np.array([1, 8, 8, 8]), queued=np.int64(1), delay=127)
+    assert convert.action_to_request(ok, tags, ctx).actions[0].action_raw.unit_command.queue_command
 
 
 def test_every_sampled_action_converts_or_becomes_a_reported_no_op(env):

@@ -366,12 +366,18 @@ def action_to_request(action: dict, tags: np.ndarray, ctx: ObsContext):
         ``RequestAction``; empty for ``no_op``.
 
     Raises:
-        ValueError: unknown action_type or a target_location off the grid.
+        ValueError: unknown action_type, a target_location off the grid, or a ``queued`` / ``delay``
+            that is not an int in its head's range (``bool(2)`` would queue, a negative delay would step 1 loop).
         InvalidActionError: a command with no selected unit, or a selected/target index
             that is not a real entity row.
     """
     sc_pb = _pb("sc2api_pb2")
     raw_pb = _pb("raw_pb2")
+    for head, hi in (("queued", 1), ("delay", spec.MAX_DELAY)):  # Discrete(2) / Discrete(MAX_DELAY + 1) heads
+        if head in action:
+            v = np.asarray(action[head])
+            if v.size != 1 or not np.issubdtype(v.dtype, np.integer) or not 0 <= int(v.reshape(())) <= hi:
+                raise ValueError(f"{head}={action[head]!r}; expected an int in [0, {hi}]")
     fid = int(action["action_type"])
     funcs = spec.raw_functions()
     if not 0 <= fid < len(funcs):
