@@ -183,6 +183,22 @@ def train_command(args: Args, map_name: str, actor: str) -> list[str]:
     ]
 
 
+TRAIN_FLAGS = (
+    "--map",
+    "--actor",
+    "--seed",
+    "--total-timesteps",
+    "--num-envs",
+    "--time-budget-s",
+    "--save-model",
+    "--no-save-model",
+    "--exp-name",
+    "--cuda",
+    "--no-cuda",
+)
+"""The happo_gnn.py flags :func:`train_command` sets; ``--train-args`` may not repeat them."""
+
+
 def exp_name(map_name: str, actor: str) -> str:
     return f"transfer_{map_name}_{actor}"
 
@@ -738,8 +754,8 @@ def check_args(args: Args) -> None:
     Raises:
         ValueError: ``--matrix`` with ``--smacv2``; ``--episodes`` or ``--max-envs`` below 1; a negative
             ``--eval-seed``; a ``--device`` other than cpu / cuda; an ``--actors`` entry other than gnn / mlp;
-            an ``--out-dir`` or ``--checkpoint-dir`` that is (inside) a file (``runs.check_out_dir``); unknown
-            map names (:func:`check_names`).
+            an ``--out-dir`` or ``--checkpoint-dir`` that is (inside) a file (``runs.check_out_dir``); a
+            ``--train-args`` that repeats a flag of :data:`TRAIN_FLAGS`; unknown map names (:func:`check_names`).
     """
     from sc2_envs import runs
 
@@ -756,6 +772,13 @@ def check_args(args: Args) -> None:
     bad = [a for a in args.actors if a not in ("gnn", "mlp")]
     if bad:
         raise ValueError(f"--actors: {bad}; expected gnn and/or mlp")
+    given = [t.split("=", 1)[0] for t in shlex.split(args.train_args) if t.startswith("--")]
+    clash = [f for f in dict.fromkeys(given) if f in TRAIN_FLAGS]
+    if clash:  # the last flag wins: e.g. --train-args '--actor mlp' would train an MLP saved as <map>_gnn.pt
+        raise ValueError(
+            f"--train-args {args.train_args!r} sets {', '.join(clash)}, which train_command sets on every run; "
+            "use this script's own flags instead"
+        )
     runs.check_out_dir(args.out_dir)
     if args.checkpoint_dir:
         runs.check_out_dir(args.checkpoint_dir, "--checkpoint-dir")

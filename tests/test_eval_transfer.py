@@ -314,6 +314,9 @@ def test_transfer_table_training_command_and_device_check():
         ({"matrix": True, "maps": ("protoss_5_vs_5",)}, "--maps: unknown map(s) ['protoss_5_vs_5']"),
         ({"out_dir": "FILE"}, "is a file; expected a folder"),
         ({"checkpoint_dir": "FILE/ck"}, "--checkpoint-dir"),
+        # the last flag wins: an MLP would have been trained and saved as 3m_gnn.pt, a seed mislabelled
+        ({"train_args": "--hidden 16 --actor mlp"}, "--train-args '--hidden 16 --actor mlp' sets --actor, which"),
+        ({"train_args": "--seed=3"}, "sets --seed, which train_command sets"),
     ],
 )
 def test_transfer_table_refuses_bad_evaluation_flags_before_training(tmp_path, monkeypatch, change, message):
