@@ -149,6 +149,16 @@ def test_reset_without_sc2_names_sc2path(tmp_path, monkeypatch, env):
     env.close()  # safe to call again
 
 
+def test_reset_refuses_seeds_the_game_cannot_take(env):
+    # found by a tester: random_seed was seed & 0x7FFFFFFF, so seed 2**31 + 5 silently replayed seed 5's game
+    for seed in (2**31 + 5, -1, 1.5):
+        with pytest.raises(ValueError, match=re.escape(f"seed={seed!r}; expected an int in [0, 2147483647]")):
+            env.reset(seed=seed)
+    assert env._proc is None
+    env._seed = 2**31 - 1
+    assert env.create_game_request("Simple64.SC2Map").random_seed == 2**31 - 1
+
+
 def test_bad_options_name_the_value():
     with pytest.raises(ValueError, match="bot_difficulty='impossible'"):
         FullGameEnv(bot_difficulty="impossible")

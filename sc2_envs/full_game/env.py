@@ -94,6 +94,10 @@ def sc2_available() -> bool:
     return True
 
 
+MAX_GAME_SEED = 0x7FFFFFFF
+"""The largest ``reset(seed=...)``: the game's ``random_seed`` as sent (31 bits)."""
+
+
 class FullGameEnv(gym.Env):
     """Full-game SC2 (one agent vs the built-in AI) with AlphaStar-style obs and actions.
 
@@ -295,7 +299,7 @@ class FullGameEnv(gym.Env):
             ai_build=BOT_BUILDS[self._kwargs["bot_build"]],
         )
         if self._seed is not None:
-            create.random_seed = int(self._seed) & 0x7FFFFFFF
+            create.random_seed = int(self._seed)  # reset() checked 0 <= seed <= MAX_GAME_SEED
         return create
 
     def join_game_request(self):
@@ -385,9 +389,13 @@ class FullGameEnv(gym.Env):
         restarts the running game (``RequestRestartGame``), which keeps its seed.
 
         Raises:
+            ValueError: a seed that is not an int in ``[0, MAX_GAME_SEED]``.
             SC2NotFoundError: StarCraft II or the map is not installed (names SC2PATH).
             MissingDependencyError: the ``full-game`` extra is not installed.
         """
+        if seed is not None and not (isinstance(seed, (int, np.integer)) and 0 <= seed <= MAX_GAME_SEED):
+            # the game's random_seed keeps 31 bits: a larger seed would silently replay seed & 0x7FFFFFFF's game
+            raise ValueError(f"seed={seed!r}; expected an int in [0, {MAX_GAME_SEED}] (StarCraft II's random_seed)")
         super().reset(seed=seed)
         if self._controller is not None and seed is not None and seed != self._seed:
             self.close()  # a new seed needs a new game: RequestRestartGame keeps the old random_seed
