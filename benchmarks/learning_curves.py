@@ -701,7 +701,8 @@ def check_args(args: Args) -> None:
             budget, reserve, parallelism or stall timeout, ``--device cuda`` without CUDA,
             ``--final-episodes`` or ``--eval-max-envs`` below 1, timeouts that are not positive /
             a heartbeat timeout not above the heartbeat interval, or an ``--extra`` that repeats a flag
-            the harness sets (:func:`extra_conflicts`).
+            the harness sets (:func:`extra_conflicts`), or an ``--out-dir`` that is (inside) a file or
+            not writable (``runs.check_out_dir``).
     """
     for a in args.algos:
         if a not in ALGOS:
@@ -736,6 +737,7 @@ def check_args(args: Args) -> None:
         )
     if not 0.0 < args.target <= 1.0:
         raise ValueError(f"--target {args.target}: expected a win rate in (0, 1]")
+    runs.check_out_dir(args.out_dir)  # a file in the way: one line from the CLI, not a FileExistsError traceback
     clash = extra_conflicts(args)
     if clash:  # e.g. --extra "--seed 7": every run would train seed 7 while the tables label it 1, 2, 3
         raise ValueError(

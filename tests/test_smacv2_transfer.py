@@ -278,6 +278,13 @@ def test_learning_curves_bad_arguments(tmp_path, change, message):
     assert not any(tmp_path.iterdir())
 
 
+def test_learning_curves_out_dir_that_is_a_file_is_a_clean_error(tmp_path):
+    # before: check_args passed it and main's make_run_dir raised FileExistsError with a traceback
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(ValueError, match=re.escape(f"--out-dir {str(tmp_path / 'f')!r} is a file; expected a folder")):
+        lc.check_args(lc.Args(out_dir=str(tmp_path / "f")))
+
+
 def test_learning_curves_extra_may_set_what_the_harness_leaves_alone():
     # docs/learning_speed.md: --extra="--time-budget-s 600 --eval-episodes 100" with no harness budget
     assert lc.extra_conflicts(lc.Args(extra="--time-budget-s 600 --eval-episodes 100")) == []
