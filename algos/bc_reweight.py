@@ -322,6 +322,15 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
             f"{args.data} was recorded with sizes { {k: info[k] for k in sizes} }; the simulator of "
             f"{info['map_name']} with default options has { {k: env_info[k] for k in sizes} }"
         )
+    for key in ("obs_layout", "state_layout"):  # equal sizes can still be other columns (other feature options)
+        rec, sim = info.get(key), json.loads(json.dumps(env_info.get(key)))
+        if rec is not None and rec != sim:
+            diff = sorted(k for k in set(rec) | set(sim or {}) if rec.get(k) != (sim or {}).get(k))
+            raise ValueError(
+                f"{args.data} was recorded with another {key} than the simulator of {info['map_name']} with default "
+                f"options (keys {diff} differ: recorded {[rec.get(k) for k in diff]}, simulator "
+                f"{[(sim or {}).get(k) for k in diff]}); the policy would be trained and evaluated on other columns"
+            )
     policy, critic = build_models(env_info, args.actor, hidden=args.hidden, device=device)
     opt = torch.optim.Adam(policy.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
     data_share = data.counts / data.counts.sum()

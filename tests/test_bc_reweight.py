@@ -223,6 +223,23 @@ def test_short_bc_run_on_recorded_3m_reduces_the_loss(demos_3m, tmp_path, capsys
     assert ck["bc"]["files"] and sum(ck["bc"]["data_counts"]) > 0
 
 
+def test_demos_of_another_layout_with_the_same_sizes_are_refused(demos_3m, tmp_path):
+    # found by a tester: only the sizes were compared, so demonstrations recorded with other feature options of
+    # the same size were trained on and then evaluated on the default simulator's columns
+    import shutil
+
+    data = tmp_path / "demos"
+    shutil.copytree(demos_3m, data)
+    meta = json.loads((data / "meta.json").read_text())
+    names = meta["env_info"]["obs_layout"]["enemy_feature_names"]
+    meta["env_info"]["obs_layout"]["enemy_feature_names"] = names[:-1] + ["shield"]
+    (data / "meta.json").write_text(json.dumps(meta))
+    args = bc.Args(data=str(data), epochs=1, run_dir=str(tmp_path / "run"))
+    with pytest.raises(ValueError, match=r"recorded with another obs_layout .*keys \['enemy_feature_names'\] differ"):
+        bc.main(args)
+    assert not (tmp_path / "run").exists()
+
+
 def test_requesting_more_files_than_exist_is_an_error_unless_smoke(demos_3m, tmp_path):
     args = bc.Args(data=str(demos_3m), epochs=1, num_files=5, run_dir=str(tmp_path / "r1"), eval_episodes=2, eval_envs=2)
     with pytest.raises(ValueError, match="--num-files 5"):
