@@ -447,6 +447,9 @@ def matrix_rows(args: Args, paths: list[Path], columns_fn=None, cells_fn=None) -
     ``seeds``: the training seed of each checkpoint path (``args["seed"]`` of its file, ``None`` if absent),
     for :func:`seed_summary`.
 
+    Raises ``ValueError`` before any evaluation when two checkpoints of one recipe (training maps, actor
+    type, env steps) claim the same training seed (e.g. a checkpoint and its copy).
+
     ``rows``: ``eval_transfer.TransferRow`` per cell, ``error`` set to the n/a label (and no figures)
     where ``cells_fn`` says the checkpoint cannot play the map. ``columns_fn(configs, maps)`` /
     ``cells_fn(config, columns)``: :func:`matrix_columns` / :func:`matrix_cells` (default) or
@@ -455,6 +458,19 @@ def matrix_rows(args: Args, paths: list[Path], columns_fn=None, cells_fn=None) -
     et = _eval_transfer()
     columns_fn, cells_fn = columns_fn or matrix_columns, cells_fn or matrix_cells
     ckpts = {str(p): et.read_checkpoint(str(p)) for p in paths}
+    recipes: dict[tuple, list[str]] = {}
+    for p, c in ckpts.items():
+        recipes.setdefault((et.source_label(c["config"]), c["config"]["actor_type"], int(c.get("global_step", 0))), []).append(
+            p
+        )
+    for (source, actor, steps), members in recipes.items():  # seed_summary refuses this too, but after every cell
+        known = [ckpts[p].get("args", {}).get("seed") for p in members]
+        known = [s for s in known if s is not None]
+        if len(known) != len(set(known)):
+            raise ValueError(
+                f"recipe {source} ({actor}, {steps} env steps): checkpoints {members} share a seed ({known}); "
+                "the same run twice is not two seeds (expected distinct training runs)"
+            )
     columns = columns_fn([c["config"] for c in ckpts.values()], tuple(args.maps))
     rows = []
     for p, c in ckpts.items():
