@@ -328,6 +328,12 @@ def test_bad_actions_name_the_value(ctx):
     for head, value in (("queued", 2), ("queued", 0.5), ("delay", -5), ("delay", 1000), ("delay", 3.5)):
         with pytest.raises(ValueError, match=re.escape(f"{head}={value!r}; expected an int in [0, ")):
             convert.action_to_request(dict(action, action_type=FN["Build_Pylon_pt"], **{head: value}), tags, ctx)
+    for head, value in (("selected_units", np.array([1.9, 8, 8, 8])), ("target_unit", 2.5), ("action_type", 168.0)):
+        with pytest.raises(ValueError, match=f"{head}=.*expected integer entity / function indices"):
+            convert.action_to_request({**action, "action_type": FN["Build_Pylon_pt"], head: value}, tags, ctx)
+    for loc in (np.array([20.7, 24.2]), [1.5, 2], [3], np.array([np.nan, 1.0])):  # before: 20.7 was cell 20, NaN garbage
+        with pytest.raises(ValueError, match="expected two integer grid coordinates"):
+            convert.action_to_request(dict(action, action_type=168, target_location=loc), tags, ctx)
     ok = dict(action, action_type=FN["Build_Pylon_pt"], selected_units=np.array([1, 8, 8, 8]), queued=np.int64(1), delay=127)
     assert convert.action_to_request(ok, tags, ctx).actions[0].action_raw.unit_command.queue_command
 
