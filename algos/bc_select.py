@@ -27,8 +27,31 @@ import tyro
 
 import sc2_envs
 from models import average_checkpoints, load_checkpoint
+from models.agents import CHECKPOINT_FORMAT
 from sc2_envs.demos import SamplingConfig, policy_demonstrator, record_demos
 from sc2_envs.evaluation import evaluate, format_result
+
+
+def read_meta(path: str) -> dict:
+    """The checkpoint dict of a ``models.save_checkpoint`` file (read with ``weights_only=True``).
+
+    Raises:
+        ValueError: the file cannot be read as a torch file, or it is not a ``models`` checkpoint
+            (e.g. an AlphaStar model or a ``resume.pt``); the message names the path.
+    """
+    try:
+        meta = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - any unreadable file (text, truncated zip, foreign pickle)
+        if isinstance(e, (MemoryError, FileNotFoundError)):
+            raise
+        raise ValueError(f"checkpoint {path!r} could not be read as a torch file ({type(e).__name__})") from None
+    if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT or "config" not in meta:
+        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+        raise ValueError(
+            f"checkpoint {path!r} is not a {CHECKPOINT_FORMAT!r} checkpoint (found {found!r}); expected a file written "
+            "by models.save_checkpoint (happo_gnn.py --save-model, bc_reweight.py)"
+        )
+    return meta
 
 
 def evaluate_checkpoint(
@@ -41,8 +64,12 @@ def evaluate_checkpoint(
     device: str = "cpu",
 ) -> dict:
     """Load a ``models`` checkpoint (``models.load_checkpoint``) and evaluate its behaviour on ``map_name``
-    (default: the map it was trained on); ``sc2_envs.evaluation.evaluate(..., behaviour=True)``."""
-    meta = torch.load(path, map_location="cpu", weights_only=True)
+    (default: the map it was trained on); ``sc2_envs.evaluation.evaluate(..., behaviour=True)``.
+
+    Raises:
+        ValueError: not a ``models`` checkpoint (:func:`read_meta`), or it does not fit ``map_name``.
+    """
+    meta = read_meta(path)
     map_name = map_name or meta["config"]["map_name"]
     env = sc2_envs.make_batched(map_name, num_envs=num_envs, device=device, seed=seed, autoreset=True)
     policy, _, _ = load_checkpoint(path, env.get_env_info(), device=device, with_critic=False)
@@ -124,14 +151,19 @@ def check_eval(cmd: Eval) -> None:
     """Refuse an ``eval`` command line before the first checkpoint is played.
 
     Raises:
-        SystemExit: no checkpoint, a checkpoint path that is not a file, ``--episodes`` or ``--num-envs``
-            below 1, or a ``--map`` that is neither a SMAC map nor a SMACv2 scenario.
+        SystemExit: no checkpoint, a checkpoint path that is not a file or not a ``models`` checkpoint
+            (:func:`read_meta`), ``--episodes`` or ``--num-envs`` below 1, or a ``--map`` that is neither a SMAC map nor a SMACv2 scenario.
     """
     if not cmd.checkpoints:
         raise SystemExit("eval needs at least one checkpoint file")
     missing = [p for p in cmd.checkpoints if not os.path.isfile(p)]
     if missing:
         raise SystemExit(f"eval: no such checkpoint file(s) {missing}")
+    for p in cmd.checkpoints:  # before: a text file or a resume.pt ended the loop with a KeyError in its turn
+        try:
+            read_meta(p)
+        except ValueError as e:
+            raise SystemExit(f"eval: {e}") from None
     for name in ("episodes", "num_envs"):
         if getattr(cmd, name) < 1:
             raise SystemExit(f"eval --{name.replace('_', '-')} {getattr(cmd, name)}: expected an integer >= 1")
@@ -151,7 +183,13 @@ def main() -> None:
     if isinstance(cmd, Record):
         if not cmd.checkpoint or not cmd.out:
             raise SystemExit("record needs a checkpoint file and --out FOLDER")
-        map_name = cmd.map or torch.load(cmd.checkpoint, map_location="cpu", weights_only=True)["config"]["map_name"]
+        if not os.path.isfile(cmd.checkpoint):
+            raise SystemExit(f"record: no such checkpoint file {cmd.checkpoint!r}")
+        try:
+            meta = read_meta(cmd.checkpoint)
+        except ValueError as e:
+            raise SystemExit(f"record: {e}") from None
+        map_name = cmd.map or meta["config"]["map_name"]
         env = sc2_envs.make_batched(map_name, num_envs=cmd.num_envs, seed=cmd.seed, autoreset=True)
         policy, _, _ = load_checkpoint(cmd.checkpoint, env.get_env_info(), device=env.device, with_critic=False)
         policy.eval()

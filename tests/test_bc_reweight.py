@@ -317,14 +317,21 @@ def test_behaviour_selection_needs_a_simulator(test_data_dir, tmp_path):
         ({"episodes": 0}, "eval --episodes 0: expected an integer >= 1"),
         ({"num_envs": 0}, "eval --num-envs 0: expected an integer >= 1"),
         ({"map": "3z"}, "eval --map '3z'; expected one of"),
+        # before: KeyError: 'config' / KeyError: 101 from torch.load's result, in that checkpoint's turn
+        ({"checkpoints": ["CK", "NOTCK"]}, "eval: checkpoint 'NOTCK' is not a 'sc2_envs.class_actor_critic/1' checkpoint"),
+        ({"checkpoints": ["TXT"]}, "eval: checkpoint 'TXT' could not be read as a torch file"),
     ],
 )
-def test_bc_select_eval_refuses_a_bad_command_line_before_playing(change, message):
+def test_bc_select_eval_refuses_a_bad_command_line_before_playing(tmp_path, change, message):
     from conftest import REPO
 
     sel = load_algo("bc_select")
     ck = str(REPO / "checkpoints" / "2s3z_gnn.pt")
-    change = {k: [ck if p == "CK" else p for p in v] if k == "checkpoints" else v for k, v in change.items()}
+    torch.save({"a": 1}, tmp_path / "notck.pt")
+    (tmp_path / "txt.pt").write_text("hello")
+    files = {"CK": ck, "NOTCK": str(tmp_path / "notck.pt"), "TXT": str(tmp_path / "txt.pt")}
+    message = message.replace("NOTCK", files["NOTCK"]).replace("TXT", files["TXT"])
+    change = {k: [files.get(p, p) for p in v] if k == "checkpoints" else v for k, v in change.items()}
     with pytest.raises(SystemExit, match=re.escape(message)):
         sel.check_eval(sel.Eval(**{"checkpoints": [ck], **change}))
     sel.check_eval(sel.Eval(checkpoints=[ck], map="protoss_5_vs_5"))  # a SMACv2 scenario is a valid --map
