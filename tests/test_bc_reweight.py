@@ -274,6 +274,16 @@ def test_bad_flags_are_refused_before_loading_data_or_training(tmp_path, change,
     assert not (tmp_path / "run").exists()
 
 
+def test_an_empty_replay_dataset_is_a_clear_error(tmp_path):
+    # found by a tester: a dataset with no shard ended in IndexError from ReplayData (arrays[0])
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "dataset.json").write_text(json.dumps({"shards": 0, "config": {}}))
+    (tmp_path / "ds" / "index.json").write_text("[]")
+    with pytest.raises(ValueError, match="ds: no shards selected \\(num_files=None, the dataset has 0\\)"):
+        bc.main(bc.Args(data=str(tmp_path / "ds"), run_dir=str(tmp_path / "run")))
+    assert not (tmp_path / "run").exists()
+
+
 def test_behaviour_selection_on_replays_is_refused_before_training(tmp_path):
     (tmp_path / "ds").mkdir()
     (tmp_path / "ds" / "dataset.json").write_text("{}")  # never read: the flag is refused first
