@@ -302,6 +302,7 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
     A = int(info["n_actions"])
     names = smac_action_names(A)
     data = SmacData(ds, args.val_fraction, args.seed, device)
+    check_size(args, len(ds.files), len(ds.meta["shards"]), ds.rows, data.n_val_eps, "episode")
     print(
         f"split: train {len(data.train_idx)} frames ({data.n_train_eps} episodes), val {len(data.val_idx)} frames "
         f"({data.n_val_eps} episodes); loss over living agents ({int(data.counts.sum())} agent-frames), "
@@ -486,9 +487,13 @@ def average_span(pick: int, window: int, epochs: int) -> tuple[int, int]:
     return lo, hi
 
 
-def check_size(args: Args, n_files: int, available: int, frames: int) -> None:
-    """Refuse (unless ``--smoke``) a dataset with fewer files or frames than requested."""
+def check_size(args: Args, n_files: int, available: int, frames: int, held_out: int | None = None, what: str = "") -> None:
+    """Refuse (unless ``--smoke``) a dataset with fewer files or frames than requested, or (``held_out``
+    given) one that leaves nothing for validation: every epoch would report val acc 0 and the
+    val-acc selection would pick epoch 1 whatever it learnt."""
     problems = []
+    if held_out == 0:
+        problems.append(f"the data has a single {what}, so none is held out for validation (--val-fraction)")
     if args.num_files is not None and n_files < args.num_files:
         problems.append(f"--num-files {args.num_files} requested but only {available} shard files exist")
     if frames < args.min_frames:
@@ -505,7 +510,7 @@ def run_replays(args: Args, run_dir: Path, device, resumed: dict | None = None, 
     from models.alphastar import AlphaStarConfig, AlphaStarPolicy, save_alphastar
 
     data = ReplayData(args.data, args.num_files, args.seq_len, args.val_fraction, args.seed)
-    check_size(args, len(data.files), data.available, data.rows)
+    check_size(args, len(data.files), data.available, data.rows, data.val_replays, "replay")
     base = {"mini": AlphaStarConfig.mini(), "tiny": AlphaStarConfig.tiny()}
     if args.model_preset not in base:
         raise ValueError(f"--model-preset {args.model_preset!r}; expected one of {sorted(base)}")

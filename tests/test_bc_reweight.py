@@ -274,6 +274,19 @@ def test_bad_flags_are_refused_before_loading_data_or_training(tmp_path, change,
     assert not (tmp_path / "run").exists()
 
 
+def test_a_recording_with_nothing_to_validate_on_is_refused_unless_smoke(tmp_path):
+    # found by a tester: one episode left no validation frames, every epoch reported val acc 0.0000 and the
+    # val-acc selection silently picked epoch 1
+    env = sc2_envs.make_batched("3m", num_envs=1, seed=0)
+    record_demos(env, heuristic_demonstrator(env), 1, tmp_path / "one", SamplingConfig(), seed=0, log=lambda s: None)
+    args = bc.Args(data=str(tmp_path / "one"), epochs=1, run_dir=str(tmp_path / "run"), eval_episodes=2, eval_envs=2)
+    with pytest.raises(ValueError, match="single episode, so none is held out for validation .*pass --smoke"):
+        bc.main(args)
+    assert not (tmp_path / "run").exists()
+    args.smoke, args.run_dir = True, str(tmp_path / "run2")
+    assert bc.main(args)["pick"] == 1
+
+
 def test_an_empty_replay_dataset_is_a_clear_error(tmp_path):
     # found by a tester: a dataset with no shard ended in IndexError from ReplayData (arrays[0])
     (tmp_path / "ds").mkdir()
