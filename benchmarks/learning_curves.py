@@ -291,7 +291,7 @@ def schedule(args: Args) -> tuple[int, int, int, float]:
     its last iteration, in-training evaluation and checkpoint fit.
     """
     n_jobs = len(args.algos) * len(args.actors) * len(args.maps) * len(args.seeds)
-    parallel = args.max_parallel or n_jobs
+    parallel = min(args.max_parallel or n_jobs, n_jobs)  # --max-parallel 8 with 2 runs: 2 at a time, not 8
     waves = -(-n_jobs // parallel)
     threads = max(1, (os.cpu_count() or 1) // parallel)
     n_targets = max(len(eval_targets(args, m)) for m in args.maps)

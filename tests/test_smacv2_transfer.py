@@ -243,6 +243,10 @@ def test_learning_curves_dry_run_shows_the_threads_and_budget_of_the_real_run(mo
     assert (n_jobs, parallel, threads) == (2, 2, 1) and budget == pytest.approx(910 - 910 / 8)
     cmd = " ".join(lc.main(both)["jobs"][1].script_args)
     assert "--torch-threads 1" in cmd and f"--time-budget-s {budget:.0f}" in cmd
+    # found by a tester: --max-parallel above the number of runs split the CPUs over runs that do not exist
+    # (2 runs on 4 CPUs got 1 thread each) and the plan said "8 at a time"
+    monkeypatch.setattr(lc.os, "cpu_count", lambda: 4)
+    assert lc.schedule(lc.Args(maps=("2s3z",), seeds=(1, 2), max_parallel=8))[:3] == (2, 2, 2)
 
 
 @pytest.mark.parametrize(
