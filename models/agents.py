@@ -802,11 +802,18 @@ def average_checkpoints(paths: list[str], out: str | None = None) -> dict:
         the averaged checkpoint dict.
 
     Raises:
-        ValueError: fewer than two paths, different formats or configs, different tensor names or
-            shapes, or a non-float tensor (e.g. a counter buffer) that differs between the files.
+        ValueError: fewer than two paths, a file given twice (it would weigh double), ``out`` naming
+            one of the inputs (it would be overwritten), different formats or configs, different tensor
+            names or shapes, or a non-float tensor (e.g. a counter buffer) that differs between the files.
     """
     if len(paths) < 2:
         raise ValueError(f"average_checkpoints needs at least two checkpoints, got {len(paths)}: {paths}")
+    real = [os.path.realpath(p) for p in paths]
+    twice = sorted({str(p) for p, r in zip(paths, real, strict=True) if real.count(r) > 1})
+    if twice:  # a file given twice would silently weigh double in the mean
+        raise ValueError(f"average_checkpoints: {twice} name the same file more than once; expected distinct checkpoints")
+    if out is not None and os.path.realpath(out) in real:
+        raise ValueError(f"average_checkpoints: out={str(out)!r} is one of the input checkpoints; expected a new file")
     ckpts = [torch.load(p, map_location="cpu", weights_only=True) for p in paths]
     first = ckpts[0]
     for p, c in zip(paths[1:], ckpts[1:], strict=True):

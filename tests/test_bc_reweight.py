@@ -180,6 +180,18 @@ def test_averaging_refuses_different_shapes_or_configs(tmp_path):
         average_checkpoints([p3m[0]])
 
 
+def test_averaging_refuses_a_file_twice_and_overwriting_an_input(tmp_path):
+    # found by a tester: [a, a, b] silently gave (2a + b) / 3, and out=a replaced checkpoint a by the mean
+    paths, _ = _ckpts(tmp_path)
+    a, b = paths
+    with pytest.raises(ValueError, match=re.escape(f"['{a}'] name the same file more than once")):
+        average_checkpoints([a, a, b])
+    before = Path(a).read_bytes()
+    with pytest.raises(ValueError, match=re.escape(f"out='{a}' is one of the input checkpoints")):
+        average_checkpoints([a, b], a)
+    assert Path(a).read_bytes() == before
+
+
 # ------------------------------------------------------------------ evaluator and runs
 def test_evaluator_reports_wilson_interval_idle_share_and_damage():
     env = sc2_envs.make_batched("3m", num_envs=4, seed=0)
