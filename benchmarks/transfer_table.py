@@ -244,23 +244,28 @@ def train_or_reuse(args: Args, map_name: str, actor: str, ckpt_dir: Path, out: P
 
 
 def pivot_table(csv_path: Path) -> str:
-    """Markdown pivot of an eval_transfer CSV: one line per (source, actor), one column per target map."""
+    """Markdown pivot of an eval_transfer CSV: one line per checkpoint, labelled ``source (actor)`` (with the
+    file stem where two checkpoints share that label), one column per target map."""
     with open(csv_path, newline="") as f:
         rows = list(csv.DictReader(f))
     targets = list(dict.fromkeys(r["target_map"] for r in rows))
-    series = list(dict.fromkeys((r["source_map"], r["actor_type"]) for r in rows))
+    # one line per checkpoint: two of one (source, actor), e.g. two seeds, are two lines, not the first one alone
+    labels = {r["checkpoint"]: f"{r['source_map']} ({r['actor_type']})" for r in reversed(rows)}
+    counts = collections.Counter(labels.values())
+    labels = {ck: lab if counts[lab] == 1 else f"{lab} {Path(ck).stem}" for ck, lab in labels.items()}
+    series = list(dict.fromkeys(r["checkpoint"] for r in rows))
     lines = ["| source (actor) | " + " | ".join(targets) + " |", "|---|" + "---|" * len(targets)]
-    for src, actor in series:
+    for ck in series:
         cells = []
         for t in targets:
-            r = next((r for r in rows if (r["source_map"], r["actor_type"], r["target_map"]) == (src, actor, t)), None)
+            r = next((r for r in rows if (r["checkpoint"], r["target_map"]) == (ck, t)), None)
             if r is None:
                 cells.append("")
             elif r["error"]:
                 cells.append("n/a (" + ("size mismatch" if "size mismatch" in r["error"] else "does not fit") + ")")
             else:
                 cells.append(f"{float(r['win_rate']):.2f} [{float(r['ci_low']):.2f}, {float(r['ci_high']):.2f}]")
-        lines.append(f"| {src} ({actor}) | " + " | ".join(cells) + " |")
+        lines.append(f"| {labels[ck]} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

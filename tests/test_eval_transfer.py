@@ -328,6 +328,23 @@ def test_transfer_table_refuses_bad_evaluation_flags_before_training(tmp_path, m
         tt.main(args)
 
 
+def test_transfer_table_pivot_keeps_every_checkpoint_of_one_source(tmp_path):
+    # found by a tester: two checkpoints of one (source, actor), e.g. two seeds, gave one pivot line,
+    # the first checkpoint's, and the other's figures were dropped without a word
+    rows = [
+        et.TransferRow("2s3z", "2s3z", "gnn", "in-distribution", 10, 9, 0.9, 0.6, 0.98, checkpoint="runs/s1/gnn.pt"),
+        et.TransferRow("2s3z", "2s3z", "gnn", "in-distribution", 10, 2, 0.2, 0.05, 0.5, checkpoint="runs/s2/seed2.pt"),
+        et.TransferRow("2s3z", "2s3z", "mlp", "in-distribution", 10, 5, 0.5, 0.2, 0.8, checkpoint="mlp.pt"),
+    ]
+    et.write_csv(rows, str(tmp_path / "t.csv"))
+    lines = tt.pivot_table(tmp_path / "t.csv").splitlines()
+    assert lines[2:] == [
+        "| 2s3z (gnn) gnn | 0.90 [0.60, 0.98] |",
+        "| 2s3z (gnn) seed2 | 0.20 [0.05, 0.50] |",
+        "| 2s3z (mlp) | 0.50 [0.20, 0.80] |",
+    ]
+
+
 @pytest.mark.slow
 def test_transfer_table_reuses_checkpoints_and_builds_the_pivot(tmp_path):
     ck = tmp_path / "ck"
