@@ -427,6 +427,11 @@ def check_args(args: Args) -> None:
     ):
         if getattr(args, name) < 1:
             raise SystemExit(f"--{name.replace('_', '-')} {getattr(args, name)}; expected >= 1")
+    if not args.resume:  # a new run folder goes under --run-dir: a file in the way is a traceback from mkdir otherwise
+        try:
+            runs.check_out_dir(args.run_dir, "--run-dir")
+        except ValueError as e:
+            raise SystemExit(str(e)) from None
     if args.heartbeat_timeout <= args.heartbeat_interval:
         raise SystemExit(
             f"--heartbeat-timeout {args.heartbeat_timeout} must exceed --heartbeat-interval {args.heartbeat_interval}"

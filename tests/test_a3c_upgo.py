@@ -355,6 +355,14 @@ def test_bad_actor_and_win_window_are_refused_by_check_args():
         algo.check_args(algo.Args(win_window=0))
 
 
+def test_run_dir_that_is_a_file_is_refused_by_check_args(tmp_path):
+    # before: make_run_dir raised FileExistsError with a traceback
+    algo = load_algo("a3c_upgo")
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(SystemExit, match=re.escape(f"--run-dir {str(tmp_path / 'f')!r} is a file; expected a folder")):
+        algo.check_args(algo.Args(run_dir=str(tmp_path / "f")))
+
+
 def test_teacher_of_another_map_is_refused_before_the_actors_start(tmp_path, monkeypatch):
     # before: the actors were spawned first, then load_checkpoint raised inside the training loop
     # and the run folder (with its learner log) was left behind
