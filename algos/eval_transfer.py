@@ -25,6 +25,7 @@ import math
 import os
 import time
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 
 import torch
 import tyro
@@ -341,7 +342,11 @@ def write_csv(rows: list[TransferRow], path: str) -> None:
 
 
 def markdown_table(rows: list[TransferRow]) -> str:
-    """GitHub Markdown table of the rows (win rate with its Wilson 95 % interval)."""
+    """GitHub Markdown table of the rows (win rate with its Wilson 95 % interval). Where two checkpoints
+    share a source map and actor type (e.g. two seeds), the source cell also names the file's stem."""
+    owners: dict[tuple, set] = {}
+    for r in rows:
+        owners.setdefault((r.source_map, r.actor_type), set()).add(r.checkpoint)
     lines = [
         "| source | actor | target | kind | episodes | win rate [95% CI] | mean return | mean length | error |",
         "|---|---|---|---|---:|---|---:|---:|---|",
@@ -349,8 +354,9 @@ def markdown_table(rows: list[TransferRow]) -> str:
     for r in rows:
         wr = "" if r.win_rate is None else f"{r.win_rate:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"
         err = r.error.replace("|", "\\|")
+        src = r.source_map if len(owners[(r.source_map, r.actor_type)]) == 1 else f"{r.source_map} ({Path(r.checkpoint).stem})"
         lines.append(
-            f"| {r.source_map} | {r.actor_type} | {r.target_map} | {r.kind} | {_fmt(r.episodes, 'd')} | {wr} | "
+            f"| {src} | {r.actor_type} | {r.target_map} | {r.kind} | {_fmt(r.episodes, 'd')} | {wr} | "
             f"{_fmt(r.mean_return, '.2f')} | {_fmt(r.mean_length, '.1f')} | {err} |"
         )
     return "\n".join(lines) + "\n"

@@ -337,6 +337,9 @@ def test_transfer_table_pivot_keeps_every_checkpoint_of_one_source(tmp_path):
         et.TransferRow("2s3z", "2s3z", "mlp", "in-distribution", 10, 5, 0.5, 0.2, 0.8, checkpoint="mlp.pt"),
     ]
     et.write_csv(rows, str(tmp_path / "t.csv"))
+    # eval_transfer's own Markdown table: the two 2s3z GNN rows could not be told apart either
+    md = et.markdown_table(rows).splitlines()[2:]
+    assert [line.split(" | ")[0] for line in md] == ["| 2s3z (gnn)", "| 2s3z (seed2)", "| 2s3z"]
     lines = tt.pivot_table(tmp_path / "t.csv").splitlines()
     assert lines[2:] == [
         "| 2s3z (gnn) gnn | 0.90 [0.60, 0.98] |",
