@@ -43,7 +43,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from models import ClassPolicy, MaskedCategorical, build_critic, build_models, load_checkpoint, save_checkpoint
+from models import ACTOR_TYPES, ClassPolicy, MaskedCategorical, build_critic, build_models, load_checkpoint, save_checkpoint
 from models.offpolicy_losses import masked_kl, masked_mean, td_lambda_returns, upgo_returns, vtrace
 from sc2_envs import runs
 from sc2_envs.vector.actor_pool import (
@@ -414,9 +414,24 @@ def check_args(args: Args) -> None:
         find_sc2_binary()  # SC2NotFoundError naming SC2PATH and the install steps when the game is missing
         if args.envs_per_actor != 1:
             raise SystemExit(f"--env-backend sc2 runs one game per actor: use --envs-per-actor 1 (got {args.envs_per_actor})")
-    for name in ("num_actors", "envs_per_actor", "unroll_length", "batch_unrolls", "queue_size", "checkpoint_interval"):
+    if args.actor not in ACTOR_TYPES:
+        raise SystemExit(f"--actor {args.actor!r}; expected one of {', '.join(ACTOR_TYPES)}")
+    for name in (
+        "num_actors",
+        "envs_per_actor",
+        "unroll_length",
+        "batch_unrolls",
+        "queue_size",
+        "checkpoint_interval",
+        "win_window",
+    ):
         if getattr(args, name) < 1:
             raise SystemExit(f"--{name.replace('_', '-')} {getattr(args, name)}; expected >= 1")
+    if not args.resume:  # a new run folder goes under --run-dir: a file in the way is a traceback from mkdir otherwise
+        try:
+            runs.check_out_dir(args.run_dir, "--run-dir")
+        except ValueError as e:
+            raise SystemExit(str(e)) from None
     if args.heartbeat_timeout <= args.heartbeat_interval:
         raise SystemExit(
             f"--heartbeat-timeout {args.heartbeat_timeout} must exceed --heartbeat-interval {args.heartbeat_interval}"
@@ -514,6 +529,14 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
         print(f"student initialised from {args.init} (trained on {ckpt['config']['map_name']})")
     else:
         policy, critic = build_models(env_info, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device)
+    teacher = None
+    if args.teacher:  # before the actors start: a teacher that does not fit the map is bad input, not an actor failure
+        teacher, _, tck = load_checkpoint(args.teacher, env_info, device, with_critic=False)
+        teacher.eval().requires_grad_(False)
+        print(
+            f"teacher {args.teacher} ({tck['config']['actor_type']}, trained on {tck['config']['map_name']}), "
+            f"kl_coef {args.kl_coef}"
+        )
     if resumed is not None:  # before the actors start, so that they act with the resumed weights
         policy.load_state_dict(resumed["actors"])
         critic.load_state_dict(resumed["critic"])
@@ -556,14 +579,6 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
     writer = None
     try:
         supervisor.start_all()
-        teacher = None
-        if args.teacher:
-            teacher, _, tck = load_checkpoint(args.teacher, env_info, device, with_critic=False)
-            teacher.eval().requires_grad_(False)
-            print(
-                f"teacher {args.teacher} ({tck['config']['actor_type']}, trained on {tck['config']['map_name']}), "
-                f"kl_coef {args.kl_coef}"
-            )
         optimizer = torch.optim.Adam(list(policy.parameters()) + list(critic.parameters()), lr=args.learning_rate, eps=1e-5)
         if resumed is not None:
             optimizer.load_state_dict(resumed["optimizer"])

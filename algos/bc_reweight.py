@@ -302,6 +302,7 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
     A = int(info["n_actions"])
     names = smac_action_names(A)
     data = SmacData(ds, args.val_fraction, args.seed, device)
+    check_size(args, len(ds.files), len(ds.meta["shards"]), ds.rows, data.n_val_eps, "episode")
     print(
         f"split: train {len(data.train_idx)} frames ({data.n_train_eps} episodes), val {len(data.val_idx)} frames "
         f"({data.n_val_eps} episodes); loss over living agents ({int(data.counts.sum())} agent-frames), "
@@ -322,6 +323,15 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
             f"{args.data} was recorded with sizes { {k: info[k] for k in sizes} }; the simulator of "
             f"{info['map_name']} with default options has { {k: env_info[k] for k in sizes} }"
         )
+    for key in ("obs_layout", "state_layout"):  # equal sizes can still be other columns (other feature options)
+        rec, sim = info.get(key), json.loads(json.dumps(env_info.get(key)))
+        if rec is not None and rec != sim:
+            diff = sorted(k for k in set(rec) | set(sim or {}) if rec.get(k) != (sim or {}).get(k))
+            raise ValueError(
+                f"{args.data} was recorded with another {key} than the simulator of {info['map_name']} with default "
+                f"options (keys {diff} differ: recorded {[rec.get(k) for k in diff]}, simulator "
+                f"{[(sim or {}).get(k) for k in diff]}); the policy would be trained and evaluated on other columns"
+            )
     policy, critic = build_models(env_info, args.actor, hidden=args.hidden, device=device)
     opt = torch.optim.Adam(policy.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
     data_share = data.counts / data.counts.sum()
@@ -483,9 +493,13 @@ def average_span(pick: int, window: int, epochs: int) -> tuple[int, int]:
     return lo, hi
 
 
-def check_size(args: Args, n_files: int, available: int, frames: int) -> None:
-    """Refuse (unless ``--smoke``) a dataset with fewer files or frames than requested."""
+def check_size(args: Args, n_files: int, available: int, frames: int, held_out: int | None = None, what: str = "") -> None:
+    """Refuse (unless ``--smoke``) a dataset with fewer files or frames than requested, or (``held_out``
+    given) one that leaves nothing for validation: every epoch would report val acc 0 and the
+    val-acc selection would pick epoch 1 whatever it learnt."""
     problems = []
+    if held_out == 0:
+        problems.append(f"the data has a single {what}, so none is held out for validation (--val-fraction)")
     if args.num_files is not None and n_files < args.num_files:
         problems.append(f"--num-files {args.num_files} requested but only {available} shard files exist")
     if frames < args.min_frames:
@@ -502,7 +516,7 @@ def run_replays(args: Args, run_dir: Path, device, resumed: dict | None = None, 
     from models.alphastar import AlphaStarConfig, AlphaStarPolicy, save_alphastar
 
     data = ReplayData(args.data, args.num_files, args.seq_len, args.val_fraction, args.seed)
-    check_size(args, len(data.files), data.available, data.rows)
+    check_size(args, len(data.files), data.available, data.rows, data.val_replays, "replay")
     base = {"mini": AlphaStarConfig.mini(), "tiny": AlphaStarConfig.tiny()}
     if args.model_preset not in base:
         raise ValueError(f"--model-preset {args.model_preset!r}; expected one of {sorted(base)}")
@@ -680,6 +694,30 @@ RESUME_CHANGEABLE = (
 """The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
 
 
+def check_args(args: Args) -> None:
+    """Reject flags that could only fail (or silently mean something else) after training.
+
+    Raises:
+        ValueError: a ``--select-by`` other than val-acc / behaviour, an ``--actor`` other than gnn / mlp,
+            a ``--model-preset`` other than mini / tiny, ``--epochs``, ``--batch-size``, ``--seq-len``,
+            ``--eval-episodes``, ``--eval-envs`` or ``--num-files`` below 1, an ``--average-window`` of 1 or below 0,
+            or a ``--val-fraction`` outside (0, 1) (0 would still hold out one episode, 1 leaves no training data).
+    """
+    choices = (("select_by", ("val-acc", "behaviour")), ("actor", ("gnn", "mlp")), ("model_preset", ("mini", "tiny")))
+    for name, valid in choices:
+        if getattr(args, name) not in valid:
+            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)!r}; expected one of {list(valid)}")
+    for name in ("epochs", "batch_size", "seq_len", "eval_episodes", "eval_envs"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}; expected an integer >= 1")
+    if args.num_files is not None and args.num_files < 1:
+        raise ValueError(f"--num-files {args.num_files}; expected an integer >= 1 (or leave it out: every file)")
+    if args.average_window < 0 or args.average_window == 1:  # a window of one epoch averages nothing
+        raise ValueError(f"--average-window {args.average_window}; expected 0 (off) or a window >= 2")
+    if not (0.0 < args.val_fraction < 1.0):
+        raise ValueError(f"--val-fraction {args.val_fraction}; expected a share in (0, 1) of the episodes (or replay files)")
+
+
 def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str] | None = None) -> dict:
     """Train (or continue, ``--resume``) and select; returns the summary dict.
 
@@ -689,7 +727,8 @@ def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str
     which ``--resume`` applies (changeable ones) or checks against the run's values (the others).
 
     Raises:
-        ValueError / FileNotFoundError: bad ``--data``, ``--run-dir`` or ``--resume`` (before any folder is made).
+        ValueError / FileNotFoundError: bad flags (:func:`check_args`), ``--data``, ``--run-dir`` or ``--resume``
+            (before any folder is made).
     """
     resumed = None
     if args.resume:
@@ -701,12 +740,18 @@ def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str
             raise ValueError(
                 f"--epochs {args.epochs}: the resumed run has done {resumed['epoch']} epochs; expected at least that"
             )
+    check_args(args)
     if not args.data:
         raise ValueError("--data is required: a demonstration folder (meta.json) or a replay dataset (dataset.json)")
     root = Path(args.data)
     if not (root / "meta.json").exists() and not (root / "dataset.json").exists():
         raise FileNotFoundError(
             f"--data {args.data!r} has neither meta.json (sc2_envs.demos) nor dataset.json (sc2_envs.replays)"
+        )
+    if args.select_by == "behaviour" and not (root / "meta.json").exists():  # found by select() after training before
+        raise ValueError(
+            "--select-by behaviour needs a simulator to play on; the replay dataset has none here "
+            "(full-game evaluation needs StarCraft II): use --select-by val-acc"
         )
     random.seed(args.seed)
     np.random.seed(args.seed)

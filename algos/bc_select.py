@@ -19,6 +19,7 @@ length. ``average`` writes the element-wise mean of the checkpoints' floating-po
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import torch
@@ -26,8 +27,31 @@ import tyro
 
 import sc2_envs
 from models import average_checkpoints, load_checkpoint
+from models.agents import CHECKPOINT_FORMAT
 from sc2_envs.demos import SamplingConfig, policy_demonstrator, record_demos
 from sc2_envs.evaluation import evaluate, format_result
+
+
+def read_meta(path: str) -> dict:
+    """The checkpoint dict of a ``models.save_checkpoint`` file (read with ``weights_only=True``).
+
+    Raises:
+        ValueError: the file cannot be read as a torch file, or it is not a ``models`` checkpoint
+            (e.g. an AlphaStar model or a ``resume.pt``); the message names the path.
+    """
+    try:
+        meta = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - any unreadable file (text, truncated zip, foreign pickle)
+        if isinstance(e, (MemoryError, FileNotFoundError)):
+            raise
+        raise ValueError(f"checkpoint {path!r} could not be read as a torch file ({type(e).__name__})") from None
+    if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT or "config" not in meta:
+        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+        raise ValueError(
+            f"checkpoint {path!r} is not a {CHECKPOINT_FORMAT!r} checkpoint (found {found!r}); expected a file written "
+            "by models.save_checkpoint (happo_gnn.py --save-model, bc_reweight.py)"
+        )
+    return meta
 
 
 def evaluate_checkpoint(
@@ -42,8 +66,13 @@ def evaluate_checkpoint(
     """Load a ``models`` checkpoint (``models.load_checkpoint``) and evaluate its behaviour on ``map_name``
     (default: the map it was trained on); ``sc2_envs.evaluation.evaluate(..., behaviour=True)``.
     At most ``episodes`` envs are built: by the quota rule the envs past it would play no counted
-    episode, so the result equals that of ``num_envs`` envs."""
-    meta = torch.load(path, map_location="cpu", weights_only=True)
+    episode, so the result equals that of ``num_envs`` envs (greedy; sampled figures depend on the
+    env count, ``evaluate``'s ``sample_seed``).
+
+    Raises:
+        ValueError: not a ``models`` checkpoint (:func:`read_meta`), or it does not fit ``map_name``.
+    """
+    meta = read_meta(path)
     map_name = map_name or meta["config"]["map_name"]
     env = sc2_envs.make_batched(map_name, num_envs=min(num_envs, episodes), device=device, seed=seed, autoreset=True)
     policy, _, _ = load_checkpoint(path, env.get_env_info(), device=device, with_critic=False)
@@ -121,8 +150,34 @@ def eval_header(cmd: Eval) -> str:
     )
 
 
+def check_eval(cmd: Eval) -> None:
+    """Refuse an ``eval`` command line before the first checkpoint is played.
+
+    Raises:
+        SystemExit: no checkpoint, a checkpoint path that is not a file or not a ``models`` checkpoint
+            (:func:`read_meta`), ``--episodes`` or ``--num-envs`` below 1, or a ``--map`` that is neither a SMAC map nor a SMACv2 scenario.
+    """
+    if not cmd.checkpoints:
+        raise SystemExit("eval needs at least one checkpoint file")
+    missing = [p for p in cmd.checkpoints if not os.path.isfile(p)]
+    if missing:
+        raise SystemExit(f"eval: no such checkpoint file(s) {missing}")
+    for p in cmd.checkpoints:  # before: a text file or a resume.pt ended the loop with a KeyError in its turn
+        try:
+            read_meta(p)
+        except ValueError as e:
+            raise SystemExit(f"eval: {e}") from None
+    for name in ("episodes", "num_envs"):
+        if getattr(cmd, name) < 1:
+            raise SystemExit(f"eval --{name.replace('_', '-')} {getattr(cmd, name)}: expected an integer >= 1")
+    if cmd.map is not None and cmd.map not in sc2_envs.list_maps("all"):
+        raise SystemExit(f"eval --map {cmd.map!r}; expected one of {', '.join(sc2_envs.list_maps('all'))}")
+
+
 def main() -> None:
     cmd = tyro.extras.subcommand_cli_from_dict({"eval": Eval, "average": Average, "record": Record})
+    if isinstance(cmd, Eval):
+        check_eval(cmd)  # before: no checkpoint printed a header and exited 0; a missing file ended the loop midway
     if isinstance(cmd, Average):
         average_checkpoints(cmd.checkpoints, cmd.out)
         print(f"wrote {cmd.out} = mean of {cmd.checkpoints}")
@@ -131,7 +186,13 @@ def main() -> None:
     if isinstance(cmd, Record):
         if not cmd.checkpoint or not cmd.out:
             raise SystemExit("record needs a checkpoint file and --out FOLDER")
-        map_name = cmd.map or torch.load(cmd.checkpoint, map_location="cpu", weights_only=True)["config"]["map_name"]
+        if not os.path.isfile(cmd.checkpoint):
+            raise SystemExit(f"record: no such checkpoint file {cmd.checkpoint!r}")
+        try:
+            meta = read_meta(cmd.checkpoint)
+        except ValueError as e:
+            raise SystemExit(f"record: {e}") from None
+        map_name = cmd.map or meta["config"]["map_name"]
         env = sc2_envs.make_batched(map_name, num_envs=cmd.num_envs, seed=cmd.seed, autoreset=True)
         policy, _, _ = load_checkpoint(cmd.checkpoint, env.get_env_info(), device=env.device, with_critic=False)
         policy.eval()

@@ -25,6 +25,7 @@ import math
 import os
 import time
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 
 import torch
 import tyro
@@ -344,7 +345,11 @@ def write_csv(rows: list[TransferRow], path: str) -> None:
 
 
 def markdown_table(rows: list[TransferRow]) -> str:
-    """GitHub Markdown table of the rows (win rate with its Wilson 95 % interval)."""
+    """GitHub Markdown table of the rows (win rate with its Wilson 95 % interval). Where two checkpoints
+    share a source map and actor type (e.g. two seeds), the source cell also names the file's stem."""
+    owners: dict[tuple, set] = {}
+    for r in rows:
+        owners.setdefault((r.source_map, r.actor_type), set()).add(r.checkpoint)
     lines = [
         "| source | actor | target | kind | episodes | win rate [95% CI] | mean return | mean length | error |",
         "|---|---|---|---|---:|---|---:|---:|---|",
@@ -352,8 +357,9 @@ def markdown_table(rows: list[TransferRow]) -> str:
     for r in rows:
         wr = "" if r.win_rate is None else f"{r.win_rate:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"
         err = r.error.replace("|", "\\|")
+        src = r.source_map if len(owners[(r.source_map, r.actor_type)]) == 1 else f"{r.source_map} ({Path(r.checkpoint).stem})"
         lines.append(
-            f"| {r.source_map} | {r.actor_type} | {r.target_map} | {r.kind} | {_fmt(r.episodes, 'd')} | {wr} | "
+            f"| {src} | {r.actor_type} | {r.target_map} | {r.kind} | {_fmt(r.episodes, 'd')} | {wr} | "
             f"{_fmt(r.mean_return, '.2f')} | {_fmt(r.mean_length, '.1f')} | {err} |"
         )
     return "\n".join(lines) + "\n"
@@ -452,7 +458,8 @@ def prepare(args: Args) -> tuple[torch.device, dict, dict]:
     Raises:
         ValueError: ``--episodes`` or ``--max-envs`` below 1, no checkpoint or one given twice, a
             negative ``--seed`` or ``--torch-threads``, a ``--spawn-jitter`` outside [0, 2] (or not
-            finite), a ``--name`` with a path separator, a ``--device`` the simulator cannot run on
+            finite), a ``--name`` with a path separator, an ``--out-dir`` that is (or is inside) a file or
+            not writable (``runs.check_out_dir``), a ``--device`` the simulator cannot run on
             (:func:`check_device`), a file that is not a checkpoint, or an unknown map.
         FileNotFoundError: a checkpoint file does not exist.
     """
@@ -476,6 +483,7 @@ def prepare(args: Args) -> tuple[torch.device, dict, dict]:
         )
     if not runs.is_plain_name(args.name):
         raise ValueError(f"--name {args.name!r}: expected a file stem without path separators")
+    runs.check_out_dir(args.out_dir)  # before the evaluations, not after them
     device = check_device(args.device)
     ckpts = {p: read_checkpoint(p) for p in args.checkpoints}
     plan = {p: resolve_maps(args.maps, c["config"]) for p, c in ckpts.items()}

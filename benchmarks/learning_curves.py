@@ -199,6 +199,32 @@ def train_args(args: Args, algo: str, actor: str, map_name: str, seed: int, thre
     return cmd + args.extra.split()
 
 
+HARNESS_FLAGS = (
+    "--map",
+    "--seed",
+    "--exp-name",
+    "--actor",
+    "--total-timesteps",
+    "--num-envs",
+    "--num-steps",
+    "--eval-interval",
+    "--torch-threads",
+    "--cuda",
+    "--no-cuda",
+    "--save-model",
+    "--no-save-model",
+)
+"""Flags :func:`train_args` sets on every training run (``--time-budget-s`` too when ``--time-budget-s`` > 0):
+``--extra`` may not repeat them, since the last one would win and the run would differ from its label."""
+
+
+def extra_conflicts(args: Args) -> list[str]:
+    """The flags of ``--extra`` that :func:`train_args` already sets (see :data:`HARNESS_FLAGS`)."""
+    taken = set(HARNESS_FLAGS) | ({"--time-budget-s"} if args.time_budget_s > 0 else set())
+    given = [t.split("=", 1)[0] for t in args.extra.split() if t.startswith("--")]
+    return [f for f in dict.fromkeys(given) if f in taken]
+
+
 AUTO = "auto"
 """``--transfer-maps auto`` (the default): :func:`auto_transfer_maps` of each run's training map(s)."""
 
@@ -265,7 +291,7 @@ def schedule(args: Args) -> tuple[int, int, int, float]:
     its last iteration, in-training evaluation and checkpoint fit.
     """
     n_jobs = len(args.algos) * len(args.actors) * len(args.maps) * len(args.seeds)
-    parallel = args.max_parallel or n_jobs
+    parallel = min(args.max_parallel or n_jobs, n_jobs)  # --max-parallel 8 with 2 runs: 2 at a time, not 8
     waves = -(-n_jobs // parallel)
     threads = max(1, (os.cpu_count() or 1) // parallel)
     n_targets = max(len(eval_targets(args, m)) for m in args.maps)
@@ -673,8 +699,10 @@ def check_args(args: Args) -> None:
             multi-map run naming one map twice, a non-finite float, a size, interval or step budget
             below what one training iteration needs, a ``--target`` outside (0, 1], a negative
             budget, reserve, parallelism or stall timeout, ``--device cuda`` without CUDA,
-            ``--final-episodes`` or ``--eval-max-envs`` below 1, or timeouts that are not positive /
-            a heartbeat timeout not above the heartbeat interval.
+            ``--final-episodes`` or ``--eval-max-envs`` below 1, timeouts that are not positive /
+            a heartbeat timeout not above the heartbeat interval, or an ``--extra`` that repeats a flag
+            the harness sets (:func:`extra_conflicts`), or an ``--out-dir`` that is (inside) a file or
+            not writable (``runs.check_out_dir``).
     """
     for a in args.algos:
         if a not in ALGOS:
@@ -709,6 +737,13 @@ def check_args(args: Args) -> None:
         )
     if not 0.0 < args.target <= 1.0:
         raise ValueError(f"--target {args.target}: expected a win rate in (0, 1]")
+    runs.check_out_dir(args.out_dir)  # a file in the way: one line from the CLI, not a FileExistsError traceback
+    clash = extra_conflicts(args)
+    if clash:  # e.g. --extra "--seed 7": every run would train seed 7 while the tables label it 1, 2, 3
+        raise ValueError(
+            f"--extra {args.extra!r} sets {', '.join(clash)}, which the harness sets on every run (the last one wins, "
+            "so runs would not be what their labels say); use this script's own flags instead"
+        )
     for flag in ("time_budget_s", "eval_reserve_s", "max_parallel"):  # the stall timeout: check_supervision_args
         if getattr(args, flag) < 0:
             raise ValueError(f"--{flag.replace('_', '-')} {getattr(args, flag)}: expected a value >= 0 (0: {_ZERO[flag]})")

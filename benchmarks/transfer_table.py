@@ -183,6 +183,22 @@ def train_command(args: Args, map_name: str, actor: str) -> list[str]:
     ]
 
 
+TRAIN_FLAGS = (
+    "--map",
+    "--actor",
+    "--seed",
+    "--total-timesteps",
+    "--num-envs",
+    "--time-budget-s",
+    "--save-model",
+    "--no-save-model",
+    "--exp-name",
+    "--cuda",
+    "--no-cuda",
+)
+"""The happo_gnn.py flags :func:`train_command` sets; ``--train-args`` may not repeat them."""
+
+
 def exp_name(map_name: str, actor: str) -> str:
     return f"transfer_{map_name}_{actor}"
 
@@ -228,23 +244,28 @@ def train_or_reuse(args: Args, map_name: str, actor: str, ckpt_dir: Path, out: P
 
 
 def pivot_table(csv_path: Path) -> str:
-    """Markdown pivot of an eval_transfer CSV: one line per (source, actor), one column per target map."""
+    """Markdown pivot of an eval_transfer CSV: one line per checkpoint, labelled ``source (actor)`` (with the
+    file stem where two checkpoints share that label), one column per target map."""
     with open(csv_path, newline="") as f:
         rows = list(csv.DictReader(f))
     targets = list(dict.fromkeys(r["target_map"] for r in rows))
-    series = list(dict.fromkeys((r["source_map"], r["actor_type"]) for r in rows))
+    # one line per checkpoint: two of one (source, actor), e.g. two seeds, are two lines, not the first one alone
+    labels = {r["checkpoint"]: f"{r['source_map']} ({r['actor_type']})" for r in reversed(rows)}
+    counts = collections.Counter(labels.values())
+    labels = {ck: lab if counts[lab] == 1 else f"{lab} {Path(ck).stem}" for ck, lab in labels.items()}
+    series = list(dict.fromkeys(r["checkpoint"] for r in rows))
     lines = ["| source (actor) | " + " | ".join(targets) + " |", "|---|" + "---|" * len(targets)]
-    for src, actor in series:
+    for ck in series:
         cells = []
         for t in targets:
-            r = next((r for r in rows if (r["source_map"], r["actor_type"], r["target_map"]) == (src, actor, t)), None)
+            r = next((r for r in rows if (r["checkpoint"], r["target_map"]) == (ck, t)), None)
             if r is None:
                 cells.append("")
             elif r["error"]:
                 cells.append("n/a (" + ("size mismatch" if "size mismatch" in r["error"] else "does not fit") + ")")
             else:
                 cells.append(f"{float(r['win_rate']):.2f} [{float(r['ci_low']):.2f}, {float(r['ci_high']):.2f}]")
-        lines.append(f"| {src} ({actor}) | " + " | ".join(cells) + " |")
+        lines.append(f"| {labels[ck]} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -431,6 +452,9 @@ def matrix_rows(args: Args, paths: list[Path], columns_fn=None, cells_fn=None) -
     ``seeds``: the training seed of each checkpoint path (``args["seed"]`` of its file, ``None`` if absent),
     for :func:`seed_summary`.
 
+    Raises ``ValueError`` before any evaluation when two checkpoints of one recipe (training maps, actor
+    type, env steps) claim the same training seed (e.g. a checkpoint and its copy).
+
     ``rows``: ``eval_transfer.TransferRow`` per cell, ``error`` set to the n/a label (and no figures)
     where ``cells_fn`` says the checkpoint cannot play the map. ``columns_fn(configs, maps)`` /
     ``cells_fn(config, columns)``: :func:`matrix_columns` / :func:`matrix_cells` (default) or
@@ -439,6 +463,19 @@ def matrix_rows(args: Args, paths: list[Path], columns_fn=None, cells_fn=None) -
     et = _eval_transfer()
     columns_fn, cells_fn = columns_fn or matrix_columns, cells_fn or matrix_cells
     ckpts = {str(p): et.read_checkpoint(str(p)) for p in paths}
+    recipes: dict[tuple, list[str]] = {}
+    for p, c in ckpts.items():
+        recipes.setdefault((et.source_label(c["config"]), c["config"]["actor_type"], int(c.get("global_step", 0))), []).append(
+            p
+        )
+    for (source, actor, steps), members in recipes.items():  # seed_summary refuses this too, but after every cell
+        known = [ckpts[p].get("args", {}).get("seed") for p in members]
+        known = [s for s in known if s is not None]
+        if len(known) != len(set(known)):
+            raise ValueError(
+                f"recipe {source} ({actor}, {steps} env steps): checkpoints {members} share a seed ({known}); "
+                "the same run twice is not two seeds (expected distinct training runs)"
+            )
     columns = columns_fn([c["config"] for c in ckpts.values()], tuple(args.maps))
     rows = []
     for p, c in ckpts.items():
@@ -727,6 +764,46 @@ def check_names(args: Args) -> None:
             raise ValueError(f"{flag}: unknown map(s) {bad}; expected names from {', '.join(valid)}")
     if args.smacv2:
         smacv2_columns([], args.maps)  # raises for a v1 map among the columns
+    elif args.matrix:
+        matrix_columns([], args.maps)  # raises for a map that is not a matrix column (e.g. a SMACv2 scenario)
+
+
+def check_args(args: Args) -> None:
+    """Reject a bad command line before any training run: the evaluation's flags are checked here too, so
+    that a typo does not surface only after hours of training.
+
+    Raises:
+        ValueError: ``--matrix`` with ``--smacv2``; ``--episodes`` or ``--max-envs`` below 1; a negative
+            ``--eval-seed``; a ``--device`` other than cpu / cuda; an ``--actors`` entry other than gnn / mlp;
+            an ``--out-dir`` or ``--checkpoint-dir`` that is (inside) a file (``runs.check_out_dir``); a
+            ``--train-args`` that repeats a flag of :data:`TRAIN_FLAGS`; unknown map names (:func:`check_names`).
+    """
+    from sc2_envs import runs
+
+    if args.matrix and args.smacv2:
+        raise ValueError("--matrix and --smacv2: give one of them (the v1 transfer matrix or the SMACv2 table)")
+    if args.episodes < 1:
+        raise ValueError(f"--episodes {args.episodes}: expected an integer >= 1")
+    if args.max_envs < 1:
+        raise ValueError(f"--max-envs {args.max_envs}: expected an integer >= 1")
+    if args.eval_seed < 0:
+        raise ValueError(f"--eval-seed {args.eval_seed}: expected a non-negative integer")
+    if args.device not in ("cpu", "cuda"):
+        raise ValueError(f"--device {args.device!r}; expected 'cpu' or 'cuda' (happo_gnn.py selects the GPU with --cuda)")
+    bad = [a for a in args.actors if a not in ("gnn", "mlp")]
+    if bad:
+        raise ValueError(f"--actors: {bad}; expected gnn and/or mlp")
+    given = [t.split("=", 1)[0] for t in shlex.split(args.train_args) if t.startswith("--")]
+    clash = [f for f in dict.fromkeys(given) if f in TRAIN_FLAGS]
+    if clash:  # the last flag wins: e.g. --train-args '--actor mlp' would train an MLP saved as <map>_gnn.pt
+        raise ValueError(
+            f"--train-args {args.train_args!r} sets {', '.join(clash)}, which train_command sets on every run; "
+            "use this script's own flags instead"
+        )
+    runs.check_out_dir(args.out_dir)
+    if args.checkpoint_dir:
+        runs.check_out_dir(args.checkpoint_dir, "--checkpoint-dir")
+    check_names(args)
 
 
 def main(args: Args) -> str:
@@ -737,12 +814,10 @@ def main(args: Args) -> str:
     for k, v in asdict(args).items():
         print(f"  {k}: {v}")
     print(f"  checkpoint dir: {ckpt_dir}", flush=True)
-    if args.matrix and args.smacv2:
-        raise ValueError("--matrix and --smacv2: give one of them (the v1 transfer matrix or the SMACv2 table)")
+    check_args(args)  # before any training: a typo must not cost the training runs
     missing = [p for p in args.checkpoints if not Path(p).is_file()]
     if missing:
         raise FileNotFoundError(f"--checkpoints: no such file(s) {missing}")
-    check_names(args)  # before any training: a typo must not cost the training runs
     if args.sources is None:
         args.sources = resolve_sources(args)
         print(f"  sources (default{' for --smacv2' if args.smacv2 else ''}): {' '.join(args.sources)}", flush=True)

@@ -671,6 +671,31 @@ def _check_finite_weights(where: str, ckpt: dict, with_critic: bool = True) -> N
                 )
 
 
+def _plain(x):
+    """``x`` with tuples as lists (a layout read back from a checkpoint holds lists)."""
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    return [_plain(v) for v in x] if isinstance(x, (list, tuple)) else x
+
+
+def _check_flat_layouts(path, cfg: dict, env_info: dict, with_critic: bool) -> None:
+    """An MLP reads columns by position: raise ValueError if the env's observation (and, with the critic,
+    state) layout differs from the training one, naming the keys that differ. Checkpoints without a
+    layout (written before it was saved) are not checked."""
+    for key in ("obs_layout", *(("state_layout",) if with_critic else ())):
+        want, have = cfg.get(key), env_info.get(key)
+        if not isinstance(want, dict) or not isinstance(have, dict):
+            continue
+        want, have = _plain(want), _plain(have)
+        diff = [f"{k}: {want.get(k)} vs {have.get(k)}" for k in sorted(set(want) | set(have)) if want.get(k) != have.get(k)]
+        if diff:
+            raise ValueError(
+                f"checkpoint {path} (trained on {cfg['map_name']}, actor mlp) does not fit {env_info.get('map_name')}: "
+                f"the sizes match but the {key} differs (checkpoint vs env: {'; '.join(diff)}); a flat MLP reads its "
+                "inputs by position, so other SMAC feature options (obs_pathing_grid, obs_all_health, ...) are refused"
+            )
+
+
 def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu", with_critic: bool = True):
     """Rebuild the models of a checkpoint and bind them to ``env_info`` (possibly another map).
 
@@ -684,7 +709,8 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
         ValueError: ``path`` is not a path, ``device`` is not ``'cpu'`` or a visible CUDA device, the file cannot be read (missing, a folder, truncated, not a
             torch file, or saved on a device that ``device`` cannot map), it is not a checkpoint of this
             format, its weights hold NaN or inf, or the models cannot serve this env (the message
-            names the checkpoint's map and what differs).
+            names the checkpoint's map and what differs; an MLP also needs the training observation and
+            state layouts, not just their sizes).
     """
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"checkpoint path {path!r}: expected a file path (str or os.PathLike)")
@@ -742,6 +768,8 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
             f"checkpoint {path} (trained on {cfg['map_name']}, actor {cfg['actor_type']}) does not fit "
             f"{env_info.get('map_name')}: {e}"
         ) from None
+    if cfg["actor_type"] == "mlp":  # same sizes are not the same columns (e.g. pathing grid vs health + timestep)
+        _check_flat_layouts(path, cfg, env_info, with_critic)
     critic = None
     if with_critic:
         critic = CentralCritic(cfg["actor_type"], cfg["classes"], cfg["critic_spec"], ch["hidden"], ch["heads"], ch["layers"])
@@ -774,11 +802,18 @@ def average_checkpoints(paths: list[str], out: str | None = None) -> dict:
         the averaged checkpoint dict.
 
     Raises:
-        ValueError: fewer than two paths, different formats or configs, different tensor names or
-            shapes, or a non-float tensor (e.g. a counter buffer) that differs between the files.
+        ValueError: fewer than two paths, a file given twice (it would weigh double), ``out`` naming
+            one of the inputs (it would be overwritten), different formats or configs, different tensor
+            names or shapes, or a non-float tensor (e.g. a counter buffer) that differs between the files.
     """
     if len(paths) < 2:
         raise ValueError(f"average_checkpoints needs at least two checkpoints, got {len(paths)}: {paths}")
+    real = [os.path.realpath(p) for p in paths]
+    twice = sorted({str(p) for p, r in zip(paths, real, strict=True) if real.count(r) > 1})
+    if twice:  # a file given twice would silently weigh double in the mean
+        raise ValueError(f"average_checkpoints: {twice} name the same file more than once; expected distinct checkpoints")
+    if out is not None and os.path.realpath(out) in real:
+        raise ValueError(f"average_checkpoints: out={str(out)!r} is one of the input checkpoints; expected a new file")
     ckpts = [torch.load(p, map_location="cpu", weights_only=True) for p in paths]
     first = ckpts[0]
     for p, c in zip(paths[1:], ckpts[1:], strict=True):

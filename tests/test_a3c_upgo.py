@@ -345,6 +345,37 @@ def test_kl_without_teacher_and_missing_paths_fail_clearly(tmp_path):
         algo.check_args(algo.Args(backend="threads"))
 
 
+def test_bad_actor_and_win_window_are_refused_by_check_args():
+    algo = load_algo("a3c_upgo")
+    # before: --actor was only refused by build_models in the learner, --win-window 0 ran and logged
+    # "win rate nan over the last 0 episodes" for the whole run
+    with pytest.raises(SystemExit, match="--actor 'lstm'; expected one of gnn, mlp"):
+        algo.check_args(algo.Args(actor="lstm"))
+    with pytest.raises(SystemExit, match="--win-window 0; expected >= 1"):
+        algo.check_args(algo.Args(win_window=0))
+
+
+def test_run_dir_that_is_a_file_is_refused_by_check_args(tmp_path):
+    # before: make_run_dir raised FileExistsError with a traceback
+    algo = load_algo("a3c_upgo")
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(SystemExit, match=re.escape(f"--run-dir {str(tmp_path / 'f')!r} is a file; expected a folder")):
+        algo.check_args(algo.Args(run_dir=str(tmp_path / "f")))
+
+
+def test_teacher_of_another_map_is_refused_before_the_actors_start(tmp_path, monkeypatch):
+    # before: the actors were spawned first, then load_checkpoint raised inside the training loop
+    # and the run folder (with its learner log) was left behind
+    algo = load_algo("a3c_upgo")
+    monkeypatch.setattr(algo, "make_actor_pool", lambda *a, **k: pytest.fail("actors started"))
+    args = algo.Args(
+        map="3m", teacher=str(REPO / "checkpoints" / "2s3z_gnn.pt"), kl_coef=0.1, cuda=False, run_dir=str(tmp_path)
+    )
+    with pytest.raises(ValueError, match="has unit classes \\['marine'\\] for which the policy has no actor"):
+        algo.main(args)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_real_game_backend_without_starcraft_raises_the_install_error(tmp_path, monkeypatch):
     from sc2_envs.full_game.env import SC2NotFoundError
 

@@ -4,6 +4,7 @@ masked CE, averaging, behaviour evaluator, short runs."""
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -179,6 +180,18 @@ def test_averaging_refuses_different_shapes_or_configs(tmp_path):
         average_checkpoints([p3m[0]])
 
 
+def test_averaging_refuses_a_file_twice_and_overwriting_an_input(tmp_path):
+    # found by a tester: [a, a, b] silently gave (2a + b) / 3, and out=a replaced checkpoint a by the mean
+    paths, _ = _ckpts(tmp_path)
+    a, b = paths
+    with pytest.raises(ValueError, match=re.escape(f"['{a}'] name the same file more than once")):
+        average_checkpoints([a, a, b])
+    before = Path(a).read_bytes()
+    with pytest.raises(ValueError, match=re.escape(f"out='{a}' is one of the input checkpoints")):
+        average_checkpoints([a, b], a)
+    assert Path(a).read_bytes() == before
+
+
 # ------------------------------------------------------------------ evaluator and runs
 def test_evaluator_reports_wilson_interval_idle_share_and_damage():
     env = sc2_envs.make_batched("3m", num_envs=4, seed=0)
@@ -222,6 +235,23 @@ def test_short_bc_run_on_recorded_3m_reduces_the_loss(demos_3m, tmp_path, capsys
     assert ck["bc"]["files"] and sum(ck["bc"]["data_counts"]) > 0
 
 
+def test_demos_of_another_layout_with_the_same_sizes_are_refused(demos_3m, tmp_path):
+    # found by a tester: only the sizes were compared, so demonstrations recorded with other feature options of
+    # the same size were trained on and then evaluated on the default simulator's columns
+    import shutil
+
+    data = tmp_path / "demos"
+    shutil.copytree(demos_3m, data)
+    meta = json.loads((data / "meta.json").read_text())
+    names = meta["env_info"]["obs_layout"]["enemy_feature_names"]
+    meta["env_info"]["obs_layout"]["enemy_feature_names"] = names[:-1] + ["shield"]
+    (data / "meta.json").write_text(json.dumps(meta))
+    args = bc.Args(data=str(data), epochs=1, run_dir=str(tmp_path / "run"))
+    with pytest.raises(ValueError, match=r"recorded with another obs_layout .*keys \['enemy_feature_names'\] differ"):
+        bc.main(args)
+    assert not (tmp_path / "run").exists()
+
+
 def test_requesting_more_files_than_exist_is_an_error_unless_smoke(demos_3m, tmp_path):
     args = bc.Args(data=str(demos_3m), epochs=1, num_files=5, run_dir=str(tmp_path / "r1"), eval_episodes=2, eval_envs=2)
     with pytest.raises(ValueError, match="--num-files 5"):
@@ -230,6 +260,62 @@ def test_requesting_more_files_than_exist_is_an_error_unless_smoke(demos_3m, tmp
         data=str(demos_3m), epochs=1, num_files=5, smoke=True, run_dir=str(tmp_path / "r2"), eval_episodes=2, eval_envs=2
     )
     bc.main(args)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        # found by a tester: the first three trained every epoch, then failed in the selection
+        ({"select_by": "win-rate"}, "--select-by 'win-rate'; expected one of ['val-acc', 'behaviour']"),
+        ({"select_by": "behaviour", "eval_episodes": 0}, "--eval-episodes 0; expected an integer >= 1"),
+        ({"select_by": "behaviour", "eval_envs": 0}, "--eval-envs 0; expected an integer >= 1"),
+        ({"epochs": 0}, "--epochs 0; expected an integer >= 1"),  # before: max() of an empty history
+        ({"batch_size": 0}, "--batch-size 0; expected an integer >= 1"),
+        ({"actor": "lstm"}, "--actor 'lstm'; expected one of ['gnn', 'mlp']"),
+        ({"val_fraction": 0.0}, "--val-fraction 0.0; expected a share in (0, 1)"),  # before: one episode held out anyway
+        ({"val_fraction": 1.0}, "--val-fraction 1.0; expected a share in (0, 1)"),
+        ({"num_files": 0}, "--num-files 0; expected an integer >= 1"),
+        ({"average_window": -1}, "--average-window -1; expected 0 (off) or a window >= 2"),
+        ({"average_window": 1}, "--average-window 1; expected 0 (off) or a window >= 2"),  # before: silently nothing
+    ],
+)
+def test_bad_flags_are_refused_before_loading_data_or_training(tmp_path, change, message):
+    args = bc.Args(**{"data": str(tmp_path / "missing"), "run_dir": str(tmp_path / "run"), **change})
+    with pytest.raises(ValueError, match=re.escape(message)):
+        bc.main(args)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_recording_with_nothing_to_validate_on_is_refused_unless_smoke(tmp_path):
+    # found by a tester: one episode left no validation frames, every epoch reported val acc 0.0000 and the
+    # val-acc selection silently picked epoch 1
+    env = sc2_envs.make_batched("3m", num_envs=1, seed=0)
+    record_demos(env, heuristic_demonstrator(env), 1, tmp_path / "one", SamplingConfig(), seed=0, log=lambda s: None)
+    args = bc.Args(data=str(tmp_path / "one"), epochs=1, run_dir=str(tmp_path / "run"), eval_episodes=2, eval_envs=2)
+    with pytest.raises(ValueError, match="single episode, so none is held out for validation .*pass --smoke"):
+        bc.main(args)
+    assert not (tmp_path / "run").exists()
+    args.smoke, args.run_dir = True, str(tmp_path / "run2")
+    assert bc.main(args)["pick"] == 1
+
+
+def test_an_empty_replay_dataset_is_a_clear_error(tmp_path):
+    # found by a tester: a dataset with no shard ended in IndexError from ReplayData (arrays[0])
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "dataset.json").write_text(json.dumps({"shards": 0, "config": {}}))
+    (tmp_path / "ds" / "index.json").write_text("[]")
+    with pytest.raises(ValueError, match="ds: no shards selected \\(num_files=None, the dataset has 0\\)"):
+        bc.main(bc.Args(data=str(tmp_path / "ds"), run_dir=str(tmp_path / "run")))
+    assert not (tmp_path / "run").exists()
+
+
+def test_behaviour_selection_on_replays_is_refused_before_training(tmp_path):
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "dataset.json").write_text("{}")  # never read: the flag is refused first
+    args = bc.Args(data=str(tmp_path / "ds"), select_by="behaviour", run_dir=str(tmp_path / "run"))
+    with pytest.raises(ValueError, match="select-by behaviour needs a simulator"):
+        bc.main(args)
+    assert not (tmp_path / "run").exists()
 
 
 def test_behaviour_selection_needs_a_simulator(test_data_dir, tmp_path):
@@ -256,6 +342,36 @@ def test_behaviour_selection_needs_a_simulator(test_data_dir, tmp_path):
 
 
 # ------------------------------------------------------------------ algos/bc_select.py (CLI smoke run)
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        # before: no checkpoint printed the header and exited 0 having evaluated nothing; a missing file
+        # (or a bad flag) was found only when its turn came, after the checkpoints before it were played
+        ({"checkpoints": []}, "eval needs at least one checkpoint file"),
+        ({"checkpoints": ["CK", "missing.pt"]}, "eval: no such checkpoint file(s) ['missing.pt']"),
+        ({"episodes": 0}, "eval --episodes 0: expected an integer >= 1"),
+        ({"num_envs": 0}, "eval --num-envs 0: expected an integer >= 1"),
+        ({"map": "3z"}, "eval --map '3z'; expected one of"),
+        # before: KeyError: 'config' / KeyError: 101 from torch.load's result, in that checkpoint's turn
+        ({"checkpoints": ["CK", "NOTCK"]}, "eval: checkpoint 'NOTCK' is not a 'sc2_envs.class_actor_critic/1' checkpoint"),
+        ({"checkpoints": ["TXT"]}, "eval: checkpoint 'TXT' could not be read as a torch file"),
+    ],
+)
+def test_bc_select_eval_refuses_a_bad_command_line_before_playing(tmp_path, change, message):
+    from conftest import REPO
+
+    sel = load_algo("bc_select")
+    ck = str(REPO / "checkpoints" / "2s3z_gnn.pt")
+    torch.save({"a": 1}, tmp_path / "notck.pt")
+    (tmp_path / "txt.pt").write_text("hello")
+    files = {"CK": ck, "NOTCK": str(tmp_path / "notck.pt"), "TXT": str(tmp_path / "txt.pt")}
+    message = message.replace("NOTCK", files["NOTCK"]).replace("TXT", files["TXT"])
+    change = {k: [files.get(p, p) for p in v] if k == "checkpoints" else v for k, v in change.items()}
+    with pytest.raises(SystemExit, match=re.escape(message)):
+        sel.check_eval(sel.Eval(**{"checkpoints": [ck], **change}))
+    sel.check_eval(sel.Eval(checkpoints=[ck], map="protoss_5_vs_5"))  # a SMACv2 scenario is a valid --map
+
+
 def test_bc_select_records_evaluates_and_averages_checkpoints(tmp_path):
     import subprocess
     import sys

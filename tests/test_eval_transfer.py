@@ -209,6 +209,18 @@ def test_bad_command_lines_are_refused_before_reading_any_checkpoint(change, mes
         et.prepare(args)
 
 
+def test_out_dir_that_is_a_file_is_refused_before_any_evaluation(tmp_path):
+    # before: every (checkpoint, map) pair was evaluated, then make_run_dir raised FileExistsError
+    f = tmp_path / "afile"
+    f.write_text("x")
+    for out, where in ((f, "is a file"), (f / "sub", f"is inside {str(f)!r}, which is a file")):
+        args = et.Args(checkpoints=("missing.pt",), out_dir=str(out))
+        with pytest.raises(ValueError, match=re.escape(f"--out-dir {str(out)!r} {where}; expected a folder")):
+            et.prepare(args)
+    et.runs.check_out_dir(tmp_path / "new" / "deeper")  # a folder still to be made is fine
+    assert not (tmp_path / "new").exists()
+
+
 def test_default_maps_follow_the_checkpoint_classes():
     assert et.resolve_maps((), {"map_name": "3s5z", "classes": ["stalker", "zealot"]}) == ["3s5z", "2s3z", "3s5z_vs_3s6z"]
     assert et.resolve_maps((), {"map_name": "3m", "classes": ["marine"]}) == ["3m", "5m_vs_6m", "8m", "25m"]
@@ -289,6 +301,51 @@ def test_transfer_table_training_command_and_device_check():
         assert part in joined
     with pytest.raises(ValueError, match="expected 'cpu' or 'cuda'"):
         tt.train_command(tt.Args(device="tpu"), "2s3z", "gnn")
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        # found by a tester: each of these trained every source first, then failed in the evaluation
+        ({"episodes": 0}, "--episodes 0: expected an integer >= 1"),
+        ({"max_envs": 0}, "--max-envs 0: expected an integer >= 1"),
+        ({"eval_seed": -1}, "--eval-seed -1: expected a non-negative integer"),
+        ({"actors": ("gnn", "transformer")}, "--actors: ['transformer']; expected gnn and/or mlp"),
+        ({"matrix": True, "maps": ("protoss_5_vs_5",)}, "--maps: unknown map(s) ['protoss_5_vs_5']"),
+        ({"out_dir": "FILE"}, "is a file; expected a folder"),
+        ({"checkpoint_dir": "FILE/ck"}, "--checkpoint-dir"),
+        # the last flag wins: an MLP would have been trained and saved as 3m_gnn.pt, a seed mislabelled
+        ({"train_args": "--hidden 16 --actor mlp"}, "--train-args '--hidden 16 --actor mlp' sets --actor, which"),
+        ({"train_args": "--seed=3"}, "sets --seed, which train_command sets"),
+    ],
+)
+def test_transfer_table_refuses_bad_evaluation_flags_before_training(tmp_path, monkeypatch, change, message):
+    (tmp_path / "f").write_text("x")
+    change = {k: v.replace("FILE", str(tmp_path / "f")) if isinstance(v, str) else v for k, v in change.items()}
+    monkeypatch.setattr(tt, "train_or_reuse", lambda *a: pytest.fail("trained before checking the command line"))
+    args = tt.Args(**{"sources": ("3m",), "out_dir": str(tmp_path / "out"), **change})
+    with pytest.raises(ValueError, match=re.escape(message)):
+        tt.main(args)
+
+
+def test_transfer_table_pivot_keeps_every_checkpoint_of_one_source(tmp_path):
+    # found by a tester: two checkpoints of one (source, actor), e.g. two seeds, gave one pivot line,
+    # the first checkpoint's, and the other's figures were dropped without a word
+    rows = [
+        et.TransferRow("2s3z", "2s3z", "gnn", "in-distribution", 10, 9, 0.9, 0.6, 0.98, checkpoint="runs/s1/gnn.pt"),
+        et.TransferRow("2s3z", "2s3z", "gnn", "in-distribution", 10, 2, 0.2, 0.05, 0.5, checkpoint="runs/s2/seed2.pt"),
+        et.TransferRow("2s3z", "2s3z", "mlp", "in-distribution", 10, 5, 0.5, 0.2, 0.8, checkpoint="mlp.pt"),
+    ]
+    et.write_csv(rows, str(tmp_path / "t.csv"))
+    # eval_transfer's own Markdown table: the two 2s3z GNN rows could not be told apart either
+    md = et.markdown_table(rows).splitlines()[2:]
+    assert [line.split(" | ")[0] for line in md] == ["| 2s3z (gnn)", "| 2s3z (seed2)", "| 2s3z"]
+    lines = tt.pivot_table(tmp_path / "t.csv").splitlines()
+    assert lines[2:] == [
+        "| 2s3z (gnn) gnn | 0.90 [0.60, 0.98] |",
+        "| 2s3z (gnn) seed2 | 0.20 [0.05, 0.50] |",
+        "| 2s3z (mlp) | 0.50 [0.20, 0.80] |",
+    ]
 
 
 @pytest.mark.slow

@@ -8,6 +8,7 @@ serialized to bytes and parsed back, so the conversions are exercised on wire-fo
 
 import os
 import pickle
+import re
 
 import gymnasium as gym
 import numpy as np
@@ -148,6 +149,16 @@ def test_reset_without_sc2_names_sc2path(tmp_path, monkeypatch, env):
     env.close()  # safe to call again
 
 
+def test_reset_refuses_seeds_the_game_cannot_take(env):
+    # found by a tester: random_seed was seed & 0x7FFFFFFF, so seed 2**31 + 5 silently replayed seed 5's game
+    for seed in (2**31 + 5, -1, 1.5):
+        with pytest.raises(ValueError, match=re.escape(f"seed={seed!r}; expected an int in [0, 2147483647]")):
+            env.reset(seed=seed)
+    assert env._proc is None
+    env._seed = 2**31 - 1
+    assert env.create_game_request("Simple64.SC2Map").random_seed == 2**31 - 1
+
+
 def test_bad_options_name_the_value():
     with pytest.raises(ValueError, match="bot_difficulty='impossible'"):
         FullGameEnv(bot_difficulty="impossible")
@@ -155,6 +166,13 @@ def test_bad_options_name_the_value():
         FullGameEnv(race="elves")
     with pytest.raises(ValueError, match="max_entities=0"):
         FullGameEnv(max_entities=0)
+    # found by a tester: int() truncated these silently (2.5 -> 2 game loops per step, True -> 1)
+    for kw in ({"step_mul": 2.5}, {"step_mul": True}, {"max_entities": 3.5}, {"game_steps_per_episode": 10.7}):
+        ((name, value),) = kw.items()
+        with pytest.raises(TypeError, match=re.escape(f"{name}={value!r}; expected an int")):
+            FullGameEnv(**kw)
+    assert FullGameEnv(step_mul=np.int64(4), max_entities=np.int32(16)).max_entities == 16  # NumPy ints are ints
+    assert FullGameEnv(step_mul=None).step_mul is None
 
 
 def test_game_requests_match_the_protocol():
@@ -305,6 +323,19 @@ def test_bad_actions_name_the_value(ctx):
         )
     with pytest.raises(ValueError, match=r"target_location=\(64, 3\) is outside the raw grid"):
         convert.action_to_request(dict(action, action_type=168, target_location=np.array([64, 3])), tags, ctx)
+    # found by a tester: queued=2 was read as True and a delay of -5 or 1000 (outside Discrete(128)) stepped
+    # max(delay, 1) game loops with step_mul=None, silently
+    for head, value in (("queued", 2), ("queued", 0.5), ("delay", -5), ("delay", 1000), ("delay", 3.5)):
+        with pytest.raises(ValueError, match=re.escape(f"{head}={value!r}; expected an int in [0, ")):
+            convert.action_to_request(dict(action, action_type=FN["Build_Pylon_pt"], **{head: value}), tags, ctx)
+    for head, value in (("selected_units", np.array([1.9, 8, 8, 8])), ("target_unit", 2.5), ("action_type", 168.0)):
+        with pytest.raises(ValueError, match=f"{head}=.*expected integer entity / function indices"):
+            convert.action_to_request({**action, "action_type": FN["Build_Pylon_pt"], head: value}, tags, ctx)
+    for loc in (np.array([20.7, 24.2]), [1.5, 2], [3], np.array([np.nan, 1.0])):  # before: 20.7 was cell 20, NaN garbage
+        with pytest.raises(ValueError, match="expected two integer grid coordinates"):
+            convert.action_to_request(dict(action, action_type=168, target_location=loc), tags, ctx)
+    ok = dict(action, action_type=FN["Build_Pylon_pt"], selected_units=np.array([1, 8, 8, 8]), queued=np.int64(1), delay=127)
+    assert convert.action_to_request(ok, tags, ctx).actions[0].action_raw.unit_command.queue_command
 
 
 def test_every_sampled_action_converts_or_becomes_a_reported_no_op(env):

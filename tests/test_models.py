@@ -200,6 +200,23 @@ def test_mlp_actor_refuses_another_team_size_with_a_clear_error():
 
 
 # ---------------------------------------------------------------- checkpoints
+def test_mlp_checkpoint_refuses_the_same_sizes_with_other_columns(tmp_path):
+    # found by a tester: an MLP trained on 3m with obs_pathing_grid (no health columns) loaded silently on
+    # 3m with obs_all_health + obs_timestep_number: both observations have 32 columns, meaning other things
+    off = dict.fromkeys(("obs_own_health", "obs_all_health", "obs_last_action", "obs_timestep_number"), False)
+    a = sc2_envs.make_batched("3m", num_envs=1, **off, obs_pathing_grid=True).get_env_info()
+    b = sc2_envs.make_batched("3m", num_envs=1, **dict(off, obs_all_health=True, obs_timestep_number=True)).get_env_info()
+    assert a["obs_shape"] == b["obs_shape"] and a["n_actions"] == b["n_actions"]
+    policy, critic = build_models(a, "mlp", hidden=8)
+    path = str(tmp_path / "mlp.pt")
+    save_checkpoint(path, policy, critic, a, {"map": "3m"}, global_step=1)
+    with pytest.raises(
+        ValueError, match=r"the sizes match but the obs_layout differs \(checkpoint vs env: ally_feats: 4 vs 5"
+    ):
+        load_checkpoint(path, b, with_critic=False)
+    load_checkpoint(path, a)  # its own layout (actor and critic) still loads
+
+
 def test_checkpoint_carries_config_loads_weights_only_and_transfers(tmp_path):
     torch.manual_seed(0)
     info = env_info("2s3z")

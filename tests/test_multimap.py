@@ -523,6 +523,22 @@ def test_seed_summary_keeps_n_a_cells_and_refuses_one_seed_twice():
         transfer_table.seed_summary(rows, {"a.pt": 1, "b.pt": 1})
 
 
+def test_transfer_matrix_refuses_a_seed_twice_before_evaluating(tmp_path, monkeypatch):
+    # found by a tester: a checkpoint and its copy were evaluated on every map, the tables written, and
+    # only then did seed_summary raise "share a seed"
+    import shutil
+
+    info = sc2_envs.make_batched("3m", num_envs=1).get_env_info()
+    p, c = build_models(info, "gnn", hidden=8)
+    save_checkpoint(str(tmp_path / "a.pt"), p, c, info, {"map": "3m", "seed": 1}, global_step=100)
+    shutil.copyfile(tmp_path / "a.pt", tmp_path / "copy.pt")
+    et = transfer_table._eval_transfer()
+    monkeypatch.setattr(et, "evaluate_transfer", lambda *a, **k: pytest.fail("evaluated before checking the seeds"))
+    args = transfer_table.Args(matrix=True, maps=("3m",), episodes=2)
+    with pytest.raises(ValueError, match=r"checkpoints \[.*a\.pt', '.*copy\.pt'\] share a seed \(\[1, 1\]\)"):
+        transfer_table.matrix_rows(args, [tmp_path / "a.pt", tmp_path / "copy.pt"])
+
+
 def test_transfer_matrix_writes_the_median_over_two_seeds(tmp_path):
     paths = []
     for seed in (1, 2):

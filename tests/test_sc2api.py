@@ -189,6 +189,29 @@ def _create(ws, map_path="SMAC_Maps/3m.SC2Map"):
     return _rpc(ws, create_game=create, id=2)
 
 
+def test_create_game_refuses_a_computer_difficulty_the_simulator_does_not_play():
+    # found by a tester: a Computer of difficulty 1 (VeryEasy) was accepted and played as SMAC's difficulty 7
+    from s2clientprotocol import sc2api_pb2 as sc
+
+    from sc2_envs.sc2api.server import SC2APIGame
+
+    def create(difficulty=None):
+        req = sc.RequestCreateGame(local_map=sc.LocalMap(map_path="SMAC_Maps/3m.SC2Map"), realtime=False)
+        req.player_setup.add(type=sc.Participant)
+        computer = req.player_setup.add(type=sc.Computer, race=1)
+        if difficulty is not None:
+            computer.difficulty = difficulty
+        game = SC2APIGame()
+        return game, sc.Response.FromString(game.handle(sc.Request(create_game=req, id=1).SerializeToString()))
+
+    game, r = create(sc.VeryEasy)
+    assert r.create_game.error == sc.ResponseCreateGame.InvalidPlayerSetup and game.status == "launched"
+    assert "difficulty 7 (VeryHard); got Computer difficulty 1" in r.create_game.error_details
+    for ok in (sc.VeryHard, None):
+        game, r = create(ok)
+        assert not r.create_game.HasField("error") and game.status == "init_game"
+
+
 def test_protocol_errors_crash_and_cleanup():
     from s2clientprotocol import sc2api_pb2 as sc
 

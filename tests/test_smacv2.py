@@ -414,6 +414,22 @@ def test_capability_wrapper_refuses_what_it_would_otherwise_ignore():
             env.reset(bad)
 
 
+def test_capability_config_takes_numpy_scalars_for_p():
+    # found by a tester: p=np.float32(0.5) (a config loaded with NumPy) was refused with
+    # "p must be a number in [0, 1], got np.float32(0.5)"
+    from sc2_envs.adapters.smacv2_compat import scenario_from_capability_config
+
+    team = {"dist_type": "weighted_teams", "unit_types": ["stalker", "zealot", "colossus"], "weights": [0.45, 0.45, 0.1]}
+    pos = {"dist_type": "surrounded_and_reflect", "map_x": 32, "map_y": 32}
+    for p, want in ((np.float32(0.25), 0.25), (np.float64(0.5), 0.5), (np.int64(1), 1.0)):
+        cap = {"n_units": 5, "n_enemies": 5, "team_gen": team, "start_positions": dict(pos, p=p)}
+        assert scenario_from_capability_config("10gen_protoss", cap).p_reflect == want
+    for p in (np.bool_(True), float("nan"), np.float32(1.5), "0.5"):
+        cap = {"n_units": 5, "n_enemies": 5, "team_gen": team, "start_positions": dict(pos, p=p)}
+        with pytest.raises(ValueError, match="p must be a number in"):
+            scenario_from_capability_config("10gen_protoss", cap)
+
+
 def _capability_env(**kw):
     from sc2_envs.adapters import StarCraftCapabilityEnvWrapper
 

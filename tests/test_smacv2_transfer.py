@@ -244,6 +244,10 @@ def test_learning_curves_dry_run_shows_the_threads_and_budget_of_the_real_run(mo
     assert (n_jobs, parallel, threads) == (2, 2, 1) and budget == pytest.approx(910 - 910 / 8)
     cmd = " ".join(lc.main(both)["jobs"][1].script_args)
     assert "--torch-threads 1" in cmd and f"--time-budget-s {budget:.0f}" in cmd
+    # found by a tester: --max-parallel above the number of runs split the CPUs over runs that do not exist
+    # (2 runs on 4 CPUs got 1 thread each) and the plan said "8 at a time"
+    monkeypatch.setattr(lc.os, "cpu_count", lambda: 4)
+    assert lc.schedule(lc.Args(maps=("2s3z",), seeds=(1, 2), max_parallel=8))[:3] == (2, 2, 2)
 
 
 @pytest.mark.parametrize(
@@ -267,12 +271,29 @@ def test_learning_curves_dry_run_shows_the_threads_and_budget_of_the_real_run(mo
         ({"max_parallel": -1}, "--max-parallel -1: expected a value >= 0 (0: all training runs)"),
         ({"status_interval_s": 0.0}, "--status-interval-s 0.0: expected seconds > 0"),
         ({"transfer_maps": ("auto", "3m")}, "--transfer-maps auto 3m: `auto` stands alone"),
+        # found by a tester: the last flag wins, so every "seed" trained seed 7 (and so on) under its own label
+        ({"extra": "--seed 7 --ent-coef 0.01"}, "--extra '--seed 7 --ent-coef 0.01' sets --seed, which the harness sets"),
+        ({"extra": "--num-envs=8 --actor mlp"}, "sets --num-envs, --actor, which the harness sets"),
+        ({"extra": "--time-budget-s 60", "time_budget_s": 600.0}, "sets --time-budget-s, which the harness sets"),
     ],
 )
 def test_learning_curves_bad_arguments(tmp_path, change, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         lc.main(lc.Args(out_dir=str(tmp_path), **change))
     assert not any(tmp_path.iterdir())
+
+
+def test_learning_curves_out_dir_that_is_a_file_is_a_clean_error(tmp_path):
+    # before: check_args passed it and main's make_run_dir raised FileExistsError with a traceback
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(ValueError, match=re.escape(f"--out-dir {str(tmp_path / 'f')!r} is a file; expected a folder")):
+        lc.check_args(lc.Args(out_dir=str(tmp_path / "f")))
+
+
+def test_learning_curves_extra_may_set_what_the_harness_leaves_alone():
+    # docs/learning_speed.md: --extra="--time-budget-s 600 --eval-episodes 100" with no harness budget
+    assert lc.extra_conflicts(lc.Args(extra="--time-budget-s 600 --eval-episodes 100")) == []
+    assert lc.extra_conflicts(lc.Args(extra="--seed-offset 3 --ent-coef 0.005")) == []
 
 
 def test_learning_curves_summary_uses_the_final_evaluation():

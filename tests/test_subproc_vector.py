@@ -41,8 +41,8 @@ class FakeEnv:
         launch_child: start a ``sleep`` subprocess, like a backend launching StarCraft II.
     """
 
-    def __init__(self, num_envs=2, fault=None, fault_at=3, launch_child=False):
-        self.num_envs, self.fault, self.fault_at = num_envs, fault, fault_at
+    def __init__(self, num_envs=2, fault=None, fault_at=3, launch_child=False, map_name="fake"):
+        self.num_envs, self.fault, self.fault_at, self.map_name = num_envs, fault, fault_at, map_name
         self.t = 0
         self.seeds = np.zeros(num_envs, dtype=np.int64)
         self.child = subprocess.Popen(["sleep", "60"]) if launch_child else None
@@ -56,7 +56,7 @@ class FakeEnv:
             "state_shape": 4,
             "n_enemies": 1,
             "episode_limit": 10,
-            "map_name": "fake",
+            "map_name": self.map_name,
         }
 
     def _out(self):
@@ -160,6 +160,15 @@ def test_concatenates_workers_along_env_axis_and_splits_seeds(tmp_path, no_lefto
             vec.step(np.ones((4, 2), dtype=np.int64))
     finally:
         vec.close()
+
+
+def test_workers_of_another_map_with_the_same_sizes_are_refused(tmp_path, no_leftover_children):
+    # found by a tester: e.g. terran_5_vs_5 and zerg_5_vs_5 (both obs 82, 11 actions) were concatenated, and the
+    # batch reported worker 0's map_name, episode_limit and unit types for every env
+    with pytest.raises(
+        ValueError, match=r"worker 1's env differs from worker 0's in \['map_name'\]: \['other'\] vs \['fake'\]"
+    ):
+        _vec(tmp_path, [partial(FakeEnv, 2), partial(FakeEnv, 2, map_name="other")])
 
 
 def test_worker_exception_reraised_with_its_traceback(tmp_path, no_leftover_children):

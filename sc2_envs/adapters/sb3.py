@@ -226,8 +226,9 @@ def make_sb3_vec_env(map_name: str = "3m", num_battles: int = 1, seed: int | Non
         ``SB3MaskedVecEnv`` with ``num_battles * n_agents`` slots.
 
     Raises:
-        ValueError: ``dead_agents`` other than ``"absorbing"`` was passed, or ``num_battles`` is not a
-            positive int.
+        ValueError: ``dead_agents`` other than ``"absorbing"`` was passed, ``num_battles`` is not a
+            positive int, or ``seed`` is negative.
+        TypeError: ``seed`` is neither an int nor None.
     """
     import supersuit as ss
     from supersuit.vector import ConcatVecEnv
@@ -239,6 +240,11 @@ def make_sb3_vec_env(map_name: str = "3m", num_battles: int = 1, seed: int | Non
         )
     if not isinstance(num_battles, (int, np.integer)) or isinstance(num_battles, bool) or num_battles < 1:
         raise ValueError(f"num_battles must be a positive int, got {num_battles!r}")
+    if seed is not None:  # checked here: venv.seed only stores it, and the first reset would fail far from the call
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
+            raise TypeError(f"seed must be an int or None, got {seed!r}")
+        if seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {seed}")
 
     def copy_fn(i: int):
         def make():

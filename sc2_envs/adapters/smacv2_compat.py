@@ -33,6 +33,7 @@ items for that one episode (agents in the given order).
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -150,7 +151,8 @@ def scenario_from_capability_config(map_name: str, capability_config: dict) -> v
         raise ValueError(f"start_positions map_x/map_y {pos.get('map_x')}/{pos.get('map_y')}: the 32x32_flat map is 32 x 32")
     if kind == "surrounded_and_reflect":
         p = pos.get("p")
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+        # NumPy scalars (np.float32 from a config loaded with NumPy) are numbers too; bools are not
+        if isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
             raise ValueError(f"start_positions p must be a number in [0, 1], got {p!r}")
     elif kind == "surrounded":
         p = _P_ALWAYS_SURROUNDED

@@ -366,12 +366,22 @@ def action_to_request(action: dict, tags: np.ndarray, ctx: ObsContext):
         ``RequestAction``; empty for ``no_op``.
 
     Raises:
-        ValueError: unknown action_type or a target_location off the grid.
+        ValueError: unknown action_type, a target_location off the grid or not integer, a non-integer
+            ``action_type`` / ``selected_units`` / ``target_unit``, or a ``queued`` / ``delay``
+            that is not an int in its head's range (``bool(2)`` would queue, a negative delay would step 1 loop).
         InvalidActionError: a command with no selected unit, or a selected/target index
             that is not a real entity row.
     """
     sc_pb = _pb("sc2api_pb2")
     raw_pb = _pb("raw_pb2")
+    for head in ("action_type", "selected_units", "target_unit"):  # int() / astype(int64) would truncate 3.7 to 3
+        if head in action and not np.issubdtype(np.asarray(action[head]).dtype, np.integer):
+            raise ValueError(f"{head}={action[head]!r}; expected integer entity / function indices")
+    for head, hi in (("queued", 1), ("delay", spec.MAX_DELAY)):  # Discrete(2) / Discrete(MAX_DELAY + 1) heads
+        if head in action:
+            v = np.asarray(action[head])
+            if v.size != 1 or not np.issubdtype(v.dtype, np.integer) or not 0 <= int(v.reshape(())) <= hi:
+                raise ValueError(f"{head}={action[head]!r}; expected an int in [0, {hi}]")
     fid = int(action["action_type"])
     funcs = spec.raw_functions()
     if not 0 <= fid < len(funcs):
@@ -413,9 +423,10 @@ def action_to_request(action: dict, tags: np.ndarray, ctx: ObsContext):
 
 def grid_to_world_checked(location, ctx: ObsContext) -> tuple[float, float]:
     """``target_location`` (col, row) -> world (x, y) with a clear error for bad values."""
-    loc = np.asarray(location, dtype=np.int64).reshape(-1)
-    if loc.shape != (2,):
-        raise ValueError(f"target_location={location!r}; expected two grid coordinates (col, row)")
+    raw = np.asarray(location)
+    if raw.size != 2 or not np.issubdtype(raw.dtype, np.integer):  # a float cell (3.7) would be truncated to 3
+        raise ValueError(f"target_location={location!r}; expected two integer grid coordinates (col, row)")
+    loc = raw.astype(np.int64).reshape(-1)
     return spec.grid_to_world(int(loc[0]), int(loc[1]), ctx.map_size, ctx.raw_resolution)
 
 

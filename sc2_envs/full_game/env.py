@@ -94,6 +94,10 @@ def sc2_available() -> bool:
     return True
 
 
+MAX_GAME_SEED = 0x7FFFFFFF
+"""The largest ``reset(seed=...)``: the game's ``random_seed`` as sent (31 bits)."""
+
+
 class FullGameEnv(gym.Env):
     """Full-game SC2 (one agent vs the built-in AI) with AlphaStar-style obs and actions.
 
@@ -118,6 +122,8 @@ class FullGameEnv(gym.Env):
 
     Raises:
         ValueError: an unknown map, race, difficulty or build, or a non-positive size.
+        TypeError: a size, ``step_mul`` or ``game_steps_per_episode`` that is not an int (a float
+            would be truncated, a bool read as 0 / 1).
         MissingDependencyError: the ``full-game`` extra is not installed.
     """
 
@@ -164,10 +170,24 @@ class FullGameEnv(gym.Env):
             raise ValueError(f"bot_difficulty={bot_difficulty!r}; expected one of {list(DIFFICULTIES)}")
         if bot_build not in BOT_BUILDS:
             raise ValueError(f"bot_build={bot_build!r}; expected one of {list(BOT_BUILDS)}")
+        for name in (
+            "max_entities",
+            "max_selected",
+            "raw_resolution",
+            "minimap_resolution",
+            "step_mul",
+            "game_steps_per_episode",
+        ):
+            value = self._kwargs[name]
+            if name == "step_mul" and value is None:
+                continue
+            # int() would silently truncate 2.5 to 2 game loops, or read True as 1
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"{name}={value!r}; expected an int")
         for name in ("max_entities", "max_selected", "raw_resolution", "minimap_resolution"):
-            if int(self._kwargs[name]) <= 0:
+            if self._kwargs[name] <= 0:
                 raise ValueError(f"{name}={self._kwargs[name]!r}; expected a positive integer")
-        if step_mul is not None and int(step_mul) <= 0:
+        if step_mul is not None and step_mul <= 0:
             raise ValueError(f"step_mul={step_mul!r}; expected a positive number of game loops or None")
         if game_steps_per_episode < 0:
             raise ValueError(f"game_steps_per_episode={game_steps_per_episode!r}; expected >= 0 (0 = no limit)")
@@ -279,7 +299,7 @@ class FullGameEnv(gym.Env):
             ai_build=BOT_BUILDS[self._kwargs["bot_build"]],
         )
         if self._seed is not None:
-            create.random_seed = int(self._seed) & 0x7FFFFFFF
+            create.random_seed = int(self._seed)  # reset() checked 0 <= seed <= MAX_GAME_SEED
         return create
 
     def join_game_request(self):
@@ -369,9 +389,13 @@ class FullGameEnv(gym.Env):
         restarts the running game (``RequestRestartGame``), which keeps its seed.
 
         Raises:
+            ValueError: a seed that is not an int in ``[0, MAX_GAME_SEED]``.
             SC2NotFoundError: StarCraft II or the map is not installed (names SC2PATH).
             MissingDependencyError: the ``full-game`` extra is not installed.
         """
+        if seed is not None and not (isinstance(seed, (int, np.integer)) and 0 <= seed <= MAX_GAME_SEED):
+            # the game's random_seed keeps 31 bits: a larger seed would silently replay seed & 0x7FFFFFFF's game
+            raise ValueError(f"seed={seed!r}; expected an int in [0, {MAX_GAME_SEED}] (StarCraft II's random_seed)")
         super().reset(seed=seed)
         if self._controller is not None and seed is not None and seed != self._seed:
             self.close()  # a new seed needs a new game: RequestRestartGame keeps the old random_seed

@@ -277,6 +277,10 @@ class ReplayData:
 
     Streams are split by replay file (``val_fraction`` of the converted files held out). Each stream is
     cut into consecutive windows of ``seq_len`` rows; the last window is padded and its padding masked.
+
+    Raises:
+        ValueError: ``dataset.json`` lists another number of shards than the folder holds, or no shard
+            is selected (an empty dataset).
     """
 
     def __init__(self, root: str, num_files: int | None, seq_len: int, val_fraction: float, seed: int):
@@ -288,6 +292,11 @@ class ReplayData:
             raise ValueError(f"{root}: dataset.json lists {self.meta['shards']} shards, the folder has {len(shards)}")
         self.available = len(shards)
         use = shards if num_files is None else shards[:num_files]
+        if not use:  # before: IndexError from arrays[0] below
+            raise ValueError(
+                f"{root}: no shards selected (num_files={num_files!r}, the dataset has {len(shards)}); "
+                "expected a dataset written by sc2_envs.replays with at least one shard_*.npz"
+            )
         self.files = []
         arrays = []
         for p in use:

@@ -9,7 +9,8 @@ game. Served requests (s2clientprotocol ``sc2api.proto``):
 * ``ping``: game version and build.
 * ``create_game``: ``local_map`` with a SMAC map path (``SMAC_Maps/<name>.SC2Map``; the map bytes
   are not read), ``realtime=false``, ``random_seed`` (seeds the simulator as ``StarCraft2Env(seed=...)``
-  does), ``player_setup`` = one Participant + one Computer (the simulator's built-in enemy).
+  does), ``player_setup`` = one Participant + one Computer (the simulator's built-in enemy: SMAC's
+  difficulty 7, VeryHard; another difficulty gets ``InvalidPlayerSetup``).
 * ``join_game``: the raw interface (``options.raw``); feature layers / rendering are refused.
 * ``game_info``: map size 32 x 32, playable area (0, 0)-(32, 32), the pathing grid (1 bit per cell,
   rows from y = 0, MSB first) and the terrain height (1 byte per cell, rows from the top), laid out
@@ -79,6 +80,8 @@ LOOPS_PER_ENV_STEP = 8
 _STATUS = {"launched": 1, "init_game": 2, "in_game": 3, "ended": 5, "quit": 6}
 _ABILITY_STOP, _ABILITY_MOVE, _ABILITY_ATTACK, _ABILITY_HEAL = 4, 16, 23, 386
 _RESULT_SUCCESS, _RESULT_NOT_SUPPORTED, _RESULT_ERROR, _RESULT_CANT_QUEUE = 1, 2, 3, 4
+_DIFFICULTY_VERY_HARD = 7
+"""s2clientprotocol `Difficulty.VeryHard`: SMAC's default difficulty "7", the only one the simulator's enemy plays."""
 
 
 def _pb():
@@ -176,6 +179,15 @@ class SC2APIGame:
             r.error_details = (
                 "the simulator plays one Participant against one Computer (the built-in enemy); got "
                 f"player types {[p.type for p in players]}"
+            )
+            return
+        computer = next(p for p in players if p.type == 2)
+        if computer.HasField("difficulty") and computer.difficulty != _DIFFICULTY_VERY_HARD:
+            # the simulator's enemy is SMAC's difficulty "7" built-in AI; another level would be played as it, silently
+            r.error = codes.InvalidPlayerSetup
+            r.error_details = (
+                f"the simulator's built-in enemy plays SMAC's difficulty 7 (VeryHard); got Computer difficulty "
+                f"{computer.difficulty}"
             )
             return
         if req.realtime:

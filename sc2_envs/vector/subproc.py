@@ -192,7 +192,8 @@ class SubprocVectorEnv:
         env_fns: one picklable zero-argument factory per worker (top-level functions or
             ``functools.partial`` of them, as ``spawn`` requires), each returning an env with the
             batched contract. All must have the same ``n_agents``, ``n_actions``, ``obs_shape``,
-            ``state_shape``.
+            ``state_shape``, ``map_name``, ``episode_limit`` and observation / state layouts
+            (``ValueError`` naming what differs otherwise).
         context: multiprocessing start method (``"spawn"``, ``"forkserver"`` or ``"fork"``).
         log_dir: folder for ``worker_<w>.log``; a new temporary folder if None.
         device: torch device of the returned tensors.
@@ -286,7 +287,9 @@ class SubprocVectorEnv:
         self._offsets = np.cumsum([0] + self.worker_num_envs).tolist()
         self.num_envs = self._offsets[-1]
         self._env_info = ready[0]["env_info"]
-        keys = ("n_agents", "n_actions", "obs_shape", "state_shape")
+        # the map and the layouts too: terran_5_vs_5 and zerg_5_vs_5 (or 3m with other feature options) have
+        # equal sizes, and map_name, episode_limit and agent_unit_types are reported from worker 0 alone
+        keys = ("n_agents", "n_actions", "obs_shape", "state_shape", "map_name", "episode_limit", "obs_layout", "state_layout")
         for w, r in enumerate(ready[1:], start=1):
             diff = [k for k in keys if r["env_info"].get(k) != self._env_info.get(k)]
             if diff:

@@ -107,6 +107,11 @@ def test_split_copy_seed_rejects_impossible_seeds():
 def test_wrapper_errors():
     with pytest.raises(ValueError, match="absorbing"):
         make_sb3_vec_env("3m", dead_agents="remove")
+    # found by a tester: these were stored by venv.seed and failed only at the first reset (inside SB3's learn)
+    with pytest.raises(ValueError, match="seed must be a non-negative int, got -1"):
+        make_sb3_vec_env("3m", seed=-1)
+    with pytest.raises(TypeError, match="seed must be an int or None, got 1.5"):
+        make_sb3_vec_env("3m", seed=1.5)
     venv = make_sb3_vec_env("3m", seed=0)
     with pytest.raises(AttributeError, match="action_masks"):
         venv.env_method("render")
