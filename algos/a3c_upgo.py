@@ -696,7 +696,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
             writer.add_scalar("charts/policy_lag_batch", lag, env_steps)
             writer.add_scalar("charts/policy_version", version, env_steps)
             writer.add_scalar("charts/actor_restarts", supervisor.restarts, env_steps)
-            writer.add_scalar("charts/episodes", len(window), env_steps)
+            writer.add_scalar("charts/episodes_in_window", len(window), env_steps)  # <= --win-window, not a total
             if time.monotonic() - last_print > args.print_interval_s:
                 last_print = time.monotonic()
                 say(
