@@ -173,6 +173,15 @@ def _entity_columns(names: list[str]) -> list[str]:
     return [n for n in names if "type" not in n.lower() and "last_action" not in n.lower()]
 
 
+def _option_diffs(config: dict, env_info: dict) -> list[str]:
+    """SMACv2 ``feature_options`` that differ between a checkpoint and an env (same layout, other
+    meaning: e.g. ``use_unit_ranges``); none when either side has no record (SMAC v1, older checkpoints)."""
+    src, tgt = config.get("feature_options"), env_info.get("feature_options")
+    if not isinstance(src, dict) or not isinstance(tgt, dict):
+        return []
+    return [f"{k} {src.get(k)!r} vs {tgt.get(k)!r}" for k in sorted(set(src) | set(tgt)) if src.get(k) != tgt.get(k)]
+
+
 def fit_error(config: dict, env_info: dict) -> str:
     """Why a checkpoint's actors cannot serve an env, or ``""`` if they can.
 
@@ -186,7 +195,8 @@ def fit_error(config: dict, env_info: dict) -> str:
     training ones; for GNN actors, the per-entity feature names and move/timestep widths equal the
     training ones and every unit type of the target is in the checkpoint's type vocabulary
     (counts of allies and enemies may differ; a map without type bits, one type per side, is read
-    with that vocabulary too).
+    with that vocabulary too); for both, SMACv2's ``feature_options`` (``use_unit_ranges``, ...)
+    equal the training ones where both are recorded.
     """
     target, source = env_info["map_name"], source_label(config)
     classes = list(unit_classes(env_info))
@@ -210,6 +220,8 @@ def fit_error(config: dict, env_info: dict) -> str:
                 f"MLP observation layout mismatch: {target} has the sizes of {source} but a different layout "
                 f"{env_info.get('obs_layout')} (trained on {config.get('obs_layout')})"
             )
+        if options := _option_diffs(config, env_info):
+            return f"observation layout mismatch between the checkpoint ({source}) and {target}: " + "; ".join(options)
         return ""
     src, tgt = config.get("obs_layout") or {}, env_info["obs_layout"]
     diffs = []
@@ -225,6 +237,7 @@ def fit_error(config: dict, env_info: dict) -> str:
         ObsParser(env_info, vocab=want)
     except ValueError as e:
         diffs.append(f"unit types: {e}")
+    diffs += _option_diffs(config, env_info)
     if diffs:
         v2_source = all(smacv2.is_scenario(m) for m in checkpoint_maps(config))
         if v2_source != smacv2.is_scenario(target):

@@ -642,6 +642,7 @@ def save_checkpoint(
         "n_enemies": int(env_info["n_enemies"]),
         "obs_layout": env_info.get("obs_layout"),
         "state_layout": env_info.get("state_layout"),
+        "feature_options": env_info.get("feature_options"),
     }
     if maps is not None and len(maps) > 1:
         if maps[0] != env_info.get("map_name"):
@@ -696,6 +697,23 @@ def _check_flat_layouts(path, cfg: dict, env_info: dict, with_critic: bool) -> N
             )
 
 
+def _check_feature_options(path, cfg: dict, env_info: dict) -> None:
+    """SMACv2's ``use_unit_ranges`` and ``min_attack_range`` change what distances and visibility mean
+    without changing the layout: raise ValueError if the checkpoint's ``feature_options`` differ from
+    the env's, naming them. Checkpoints without the record (SMAC v1 maps, or written before it) and
+    envs without it (SMAC v1 maps) are not checked."""
+    want, have = cfg.get("feature_options"), env_info.get("feature_options")
+    if not isinstance(want, dict) or not isinstance(have, dict):
+        return
+    diff = [f"{k}: {want.get(k)!r} vs {have.get(k)!r}" for k in sorted(set(want) | set(have)) if want.get(k) != have.get(k)]
+    if diff:
+        raise ValueError(
+            f"checkpoint {path} (trained on {cfg['map_name']}) does not fit {env_info.get('map_name')}: it was trained "
+            f"with other SMACv2 feature options (checkpoint vs env: {'; '.join(diff)}); the features would mean "
+            "other things (sight and shoot ranges), so build the env with the checkpoint's options"
+        )
+
+
 def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu", with_critic: bool = True):
     """Rebuild the models of a checkpoint and bind them to ``env_info`` (possibly another map).
 
@@ -710,7 +728,8 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
             torch file, or saved on a device that ``device`` cannot map), it is not a checkpoint of this
             format, its weights hold NaN or inf, or the models cannot serve this env (the message
             names the checkpoint's map and what differs; an MLP also needs the training observation and
-            state layouts, not just their sizes).
+            state layouts, not just their sizes; a SMACv2 checkpoint needs the training
+            ``feature_options``, e.g. ``use_unit_ranges``).
     """
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"checkpoint path {path!r}: expected a file path (str or os.PathLike)")
@@ -770,6 +789,7 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
         ) from None
     if cfg["actor_type"] == "mlp":  # same sizes are not the same columns (e.g. pathing grid vs health + timestep)
         _check_flat_layouts(path, cfg, env_info, with_critic)
+    _check_feature_options(path, cfg, env_info)
     critic = None
     if with_critic:
         critic = CentralCritic(cfg["actor_type"], cfg["classes"], cfg["critic_spec"], ch["hidden"], ch["heads"], ch["layers"])

@@ -14,7 +14,7 @@ import torch
 from conftest import load_algo
 
 import sc2_envs
-from models import build_models, save_checkpoint
+from models import build_models, load_checkpoint, save_checkpoint
 
 REPO = Path(__file__).resolve().parents[1]
 et = load_algo("eval_transfer")
@@ -495,3 +495,19 @@ def test_smacv2_table_trains_on_a_scenario_by_default():
     assert tt.resolve_sources(tt.Args()) == ("2s3z", "3s5z")
     assert tt.resolve_sources(tt.Args(smacv2=True, sources=())) == ()  # `--sources` alone: checkpoints only
     assert tt.resolve_sources(tt.Args(smacv2=True, sources=("terran_5_vs_5",))) == ("terran_5_vs_5",)
+
+
+@pytest.mark.parametrize("actor", ["gnn", "mlp"])
+def test_a_checkpoint_of_other_unit_ranges_is_refused_though_its_layout_is_the_same(tmp_path, actor):
+    # use_unit_ranges=False: SMAC's 9 / 6 sight and shoot ranges for every unit; same columns, other meaning
+    info = sc2_envs.make_batched("protoss_5_vs_5", num_envs=1, use_unit_ranges=False).get_env_info()
+    assert info["feature_options"]["use_unit_ranges"] is False
+    policy, critic = build_models(info, actor, hidden=8, heads=2)
+    save_checkpoint(str(tmp_path / "r.pt"), policy, critic, info, {"map": "protoss_5_vs_5"})
+    default = sc2_envs.make_batched("protoss_5_vs_5", num_envs=1).get_env_info()
+    assert default["obs_layout"] == info["obs_layout"]
+    with pytest.raises(ValueError, match=r"use_unit_ranges: False vs True"):
+        load_checkpoint(str(tmp_path / "r.pt"), default)
+    label, reason = tt.smacv2_cell(config_of(tmp_path / "r.pt"), "protoss_5_vs_5").split(": ", 1)
+    assert label == tt.LAYOUT_MISMATCH and "use_unit_ranges False vs True" in reason
+    load_checkpoint(str(tmp_path / "r.pt"), info)  # the training options: loads

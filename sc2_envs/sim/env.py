@@ -920,8 +920,11 @@ class SMACSim:
     def get_env_info(self) -> dict:
         """SMAC's ``get_env_info()`` keys plus the feature layouts and unit classes the models need.
 
-        SMACv2 scenarios add ``unit_types_vary=True``, ``scenario``, ``race`` and ``kinds`` (the
-        race's unit types in one-hot order); their ``agent_unit_types`` / ``enemy_unit_types``
+        SMACv2 scenarios add ``unit_types_vary=True``, ``scenario``, ``race``, ``kinds`` (the
+        race's unit types in one-hot order) and ``feature_options`` (``conic_fov``,
+        ``use_unit_ranges``, ``obs_own_pos``, ``min_attack_range``: two of them change what the
+        features mean without changing the layout, so checkpoints record them and
+        ``models.load_checkpoint`` compares them); their ``agent_unit_types`` / ``enemy_unit_types``
         are env 0's current episode (they change at every reset: see :meth:`unit_types` and the
         ``unit_kind`` tensor of ``reset`` / ``step``).
         """
@@ -940,6 +943,9 @@ class SMACSim:
                 scenario=self.scenario.name,
                 race=self.scenario.race,
                 kinds=list(self.scenario.kinds),
+                feature_options={
+                    k: self._snapshot_options[k] for k in ("conic_fov", "use_unit_ranges", "obs_own_pos", "min_attack_range")
+                },
                 kernel=self.kernel,
             )
             return info
