@@ -357,12 +357,24 @@ def write_csv(rows: list[TransferRow], path: str) -> None:
             w.writerow({k: ("" if v is None else v) for k, v in asdict(r).items()})
 
 
+def _short_names(paths) -> dict[str, str]:
+    """Each path's file stem, with as many parent folders as it takes to tell the paths apart
+    (``seed2`` or, for ``runs/a/happo_gnn.pt`` and ``runs/b/happo_gnn.pt``, ``a/happo_gnn``)."""
+    parts = {p: Path(p).with_suffix("").parts for p in paths}
+    for k in range(1, max(len(v) for v in parts.values()) + 1):
+        names = {p: "/".join(v[-k:]) for p, v in parts.items()}
+        if len(set(names.values())) == len(names):
+            return names
+    return {p: str(p) for p in paths}
+
+
 def markdown_table(rows: list[TransferRow]) -> str:
     """GitHub Markdown table of the rows (win rate with its Wilson 95 % interval). Where two checkpoints
     share a source map and actor type (e.g. two seeds), the source cell also names the file's stem."""
     owners: dict[tuple, set] = {}
     for r in rows:
         owners.setdefault((r.source_map, r.actor_type), set()).add(r.checkpoint)
+    names = {path: name for paths in owners.values() if len(paths) > 1 for path, name in _short_names(paths).items()}
     lines = [
         "| source | actor | target | kind | episodes | win rate [95% CI] | mean return | mean length | error |",
         "|---|---|---|---|---:|---|---:|---:|---|",
@@ -370,7 +382,7 @@ def markdown_table(rows: list[TransferRow]) -> str:
     for r in rows:
         wr = "" if r.win_rate is None else f"{r.win_rate:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"
         err = r.error.replace("|", "\\|")
-        src = r.source_map if len(owners[(r.source_map, r.actor_type)]) == 1 else f"{r.source_map} ({Path(r.checkpoint).stem})"
+        src = r.source_map if r.checkpoint not in names else f"{r.source_map} ({names[r.checkpoint]})"
         lines.append(
             f"| {src} | {r.actor_type} | {r.target_map} | {r.kind} | {_fmt(r.episodes, 'd')} | {wr} | "
             f"{_fmt(r.mean_return, '.2f')} | {_fmt(r.mean_length, '.1f')} | {err} |"

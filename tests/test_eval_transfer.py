@@ -340,6 +340,13 @@ def test_transfer_table_pivot_keeps_every_checkpoint_of_one_source(tmp_path):
     # eval_transfer's own Markdown table: the two 2s3z GNN rows could not be told apart either
     md = et.markdown_table(rows).splitlines()[2:]
     assert [line.split(" | ")[0] for line in md] == ["| 2s3z (gnn)", "| 2s3z (seed2)", "| 2s3z"]
+    # the same file name in two run folders (learning_curves' runs/<run>/happo_gnn.pt): the folder tells them apart
+    same = [
+        et.TransferRow("3s5z", "2s3z", "gnn", "scale-up", 10, 7, 0.7, 0.4, 0.9, checkpoint=f"runs/{d}/happo_gnn.pt")
+        for d in "ab"
+    ]
+    md = et.markdown_table(same).splitlines()[2:]
+    assert [line.split(" | ")[0] for line in md] == ["| 2s3z (a/happo_gnn)", "| 2s3z (b/happo_gnn)"]
     lines = tt.pivot_table(tmp_path / "t.csv").splitlines()
     assert lines[2:] == [
         "| 2s3z (gnn) gnn | 0.90 [0.60, 0.98] |",
