@@ -32,7 +32,7 @@ import tyro
 
 import sc2_envs
 from models import load_checkpoint
-from models.agents import CHECKPOINT_FORMAT, checkpoint_maps, unit_classes
+from models.agents import CHECKPOINT_FORMAT, checkpoint_maps, dict_diffs, unit_classes
 from models.entities import ObsParser
 from sc2_envs import runs, smacv2
 from sc2_envs.evaluation import evaluate
@@ -179,7 +179,7 @@ def _option_diffs(config: dict, env_info: dict) -> list[str]:
     src, tgt = config.get("feature_options"), env_info.get("feature_options")
     if not isinstance(src, dict) or not isinstance(tgt, dict):
         return []
-    return [f"{k} {src.get(k)!r} vs {tgt.get(k)!r}" for k in sorted(set(src) | set(tgt)) if src.get(k) != tgt.get(k)]
+    return dict_diffs(src, tgt)
 
 
 def fit_error(config: dict, env_info: dict) -> str:

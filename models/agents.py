@@ -679,6 +679,11 @@ def _plain(x):
     return [_plain(v) for v in x] if isinstance(x, (list, tuple)) else x
 
 
+def dict_diffs(want: dict, have: dict) -> list[str]:
+    """``"key: a vs b"`` for every key whose values differ between two dicts (a missing key is None), sorted."""
+    return [f"{k}: {want.get(k)} vs {have.get(k)}" for k in sorted(set(want) | set(have)) if want.get(k) != have.get(k)]
+
+
 def _check_flat_layouts(path, cfg: dict, env_info: dict, with_critic: bool) -> None:
     """An MLP reads columns by position: raise ValueError if the env's observation (and, with the critic,
     state) layout differs from the training one, naming the keys that differ. Checkpoints without a
@@ -687,8 +692,7 @@ def _check_flat_layouts(path, cfg: dict, env_info: dict, with_critic: bool) -> N
         want, have = cfg.get(key), env_info.get(key)
         if not isinstance(want, dict) or not isinstance(have, dict):
             continue
-        want, have = _plain(want), _plain(have)
-        diff = [f"{k}: {want.get(k)} vs {have.get(k)}" for k in sorted(set(want) | set(have)) if want.get(k) != have.get(k)]
+        diff = dict_diffs(_plain(want), _plain(have))
         if diff:
             raise ValueError(
                 f"checkpoint {path} (trained on {cfg['map_name']}, actor mlp) does not fit {env_info.get('map_name')}: "
@@ -705,7 +709,7 @@ def _check_feature_options(path, cfg: dict, env_info: dict) -> None:
     want, have = cfg.get("feature_options"), env_info.get("feature_options")
     if not isinstance(want, dict) or not isinstance(have, dict):
         return
-    diff = [f"{k}: {want.get(k)!r} vs {have.get(k)!r}" for k in sorted(set(want) | set(have)) if want.get(k) != have.get(k)]
+    diff = dict_diffs(want, have)
     if diff:
         raise ValueError(
             f"checkpoint {path} (trained on {cfg['map_name']}) does not fit {env_info.get('map_name')}: it was trained "

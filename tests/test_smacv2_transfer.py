@@ -509,5 +509,5 @@ def test_a_checkpoint_of_other_unit_ranges_is_refused_though_its_layout_is_the_s
     with pytest.raises(ValueError, match=r"use_unit_ranges: False vs True"):
         load_checkpoint(str(tmp_path / "r.pt"), default)
     label, reason = tt.smacv2_cell(config_of(tmp_path / "r.pt"), "protoss_5_vs_5").split(": ", 1)
-    assert label == tt.LAYOUT_MISMATCH and "use_unit_ranges False vs True" in reason
+    assert label == tt.LAYOUT_MISMATCH and "use_unit_ranges: False vs True" in reason
     load_checkpoint(str(tmp_path / "r.pt"), info)  # the training options: loads
