@@ -54,6 +54,7 @@ from __future__ import annotations
 import csv
 import glob
 import os
+import shlex
 import signal
 import statistics
 import subprocess
@@ -196,7 +197,7 @@ def train_args(args: Args, algo: str, actor: str, map_name: str, seed: int, thre
     ]
     if budget > 0:
         cmd += ["--time-budget-s", f"{budget:.0f}"]
-    return cmd + args.extra.split()
+    return cmd + extra_tokens(args)
 
 
 HARNESS_FLAGS = (
@@ -218,10 +219,22 @@ HARNESS_FLAGS = (
 ``--extra`` may not repeat them, since the last one would win and the run would differ from its label."""
 
 
+def extra_tokens(args: Args) -> list[str]:
+    """``--extra`` split as a shell would (``shlex.split``: quoted values keep their spaces).
+
+    Raises:
+        ValueError: unbalanced quotes, naming the text.
+    """
+    try:
+        return shlex.split(args.extra)
+    except ValueError as e:
+        raise ValueError(f"--extra {args.extra!r}: {e} (quote values as in a shell)") from None
+
+
 def extra_conflicts(args: Args) -> list[str]:
     """The flags of ``--extra`` that :func:`train_args` already sets (see :data:`HARNESS_FLAGS`)."""
     taken = set(HARNESS_FLAGS) | ({"--time-budget-s"} if args.time_budget_s > 0 else set())
-    given = [t.split("=", 1)[0] for t in args.extra.split() if t.startswith("--")]
+    given = [t.split("=", 1)[0] for t in extra_tokens(args) if t.startswith("--")]
     return [f for f in dict.fromkeys(given) if f in taken]
 
 

@@ -296,6 +296,18 @@ def test_learning_curves_extra_may_set_what_the_harness_leaves_alone():
     assert lc.extra_conflicts(lc.Args(extra="--seed-offset 3 --ent-coef 0.005")) == []
 
 
+def test_learning_curves_extra_is_split_as_a_shell_would():
+    # before: str.split broke quoted values into pieces ("--exp-name 'a b'" -> "'a", "b'")
+    assert lc.extra_tokens(lc.Args(extra="--wandb-project-name 'my runs' --eval-episodes 100")) == [
+        "--wandb-project-name",
+        "my runs",
+        "--eval-episodes",
+        "100",
+    ]
+    with pytest.raises(ValueError, match='--extra "--wandb-project-name \'my runs": No closing quotation'):
+        lc.check_args(lc.Args(extra="--wandb-project-name 'my runs"))
+
+
 def test_learning_curves_summary_uses_the_final_evaluation():
     args = lc.Args(maps=("protoss_5_vs_5",), actors=("mlp",), seeds=(1, 2), transfer_maps=("protoss_10_vs_10",), target=0.5)
     curves = [

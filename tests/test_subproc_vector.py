@@ -19,7 +19,7 @@ import numpy as np
 import psutil
 import pytest
 
-from sc2_envs.vector import SubprocVectorEnv, WorkerDied, WorkerError, WorkerStalled
+from sc2_envs.vector import SubprocVectorEnv, WorkerDied, WorkerError, WorkerStalled, make_subproc_batched
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses POSIX signals (SIGKILL, SIGSTOP, SIGUSR1)")
 
@@ -393,3 +393,10 @@ def test_worker_exits_when_its_parent_is_killed(tmp_path):
         for p in procs:
             if p.is_running():
                 p.kill()
+
+
+@pytest.mark.parametrize("bad", [True, 0, 1.0])
+def test_num_workers_must_be_a_positive_int_not_a_bool(bad):
+    # True == 1 passed the int check and ran one worker
+    with pytest.raises(ValueError, match=f"num_workers must be a positive int, got {bad!r}"):
+        make_subproc_batched("3m", num_workers=bad)

@@ -542,7 +542,7 @@ def make_subproc_batched(map_name: str, num_workers: int, envs_per_worker: int =
     """
     from sc2_envs.sim.env import make_batched
 
-    if not isinstance(num_workers, int) or num_workers < 1:
+    if not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 1:
         raise ValueError(f"num_workers must be a positive int, got {num_workers!r}")
     own = {
         "context",
