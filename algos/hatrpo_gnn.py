@@ -236,6 +236,21 @@ def flat_grad(y, params, **kw):
     return torch.cat([(torch.zeros_like(p) if g is None else g).reshape(-1) for g, p in zip(grads, params, strict=False)])
 
 
+def set_flat_params(params, vec):
+    """Copy the flat vector ``vec`` into ``params`` in place, each parameter keeping its own storage.
+
+    ``torch.nn.utils.vector_to_parameters`` would instead make every parameter a view into ``vec``,
+    at offsets that the CPU matrix kernels may round differently from a parameter's own (aligned)
+    tensor: a run resumed from ``resume.pt`` (fresh tensors) then drifted from one that never stopped.
+    """
+    with torch.no_grad():
+        offset = 0
+        for p in params:
+            n = p.numel()
+            p.copy_(vec[offset : offset + n].view_as(p))
+            offset += n
+
+
 def conjugate_gradient(Avp, b, nsteps=10, residual_tol=1e-10):
     """Approximately solve ``A x = b`` for symmetric positive-definite ``A`` given as ``Avp(v) = A v``."""
     x = torch.zeros_like(b)
@@ -348,7 +363,7 @@ def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, a
     accepted, kl_val, improve, frac = False, 0.0, 0.0, 1.0
     with torch.no_grad():
         for _ in range(args.ls_step):
-            torch.nn.utils.vector_to_parameters(old_params + frac * full_step, params)
+            set_flat_params(params, old_params + frac * full_step)
             new_surr, kl, _ = surrogate_and_kl()
             improve, kl_val = float(new_surr) - surr_old, float(kl)
             if (
@@ -362,7 +377,7 @@ def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, a
             expected_improve *= args.backtrack_coeff
             frac *= args.backtrack_coeff
         if not accepted:
-            torch.nn.utils.vector_to_parameters(old_params, params)
+            set_flat_params(params, old_params)
             kl_val, improve = 0.0, 0.0
         new_dist = dists()
         new_logp = [d.log_prob(a) for d, a in zip(new_dist, act, strict=True)]
