@@ -48,7 +48,8 @@ counts; then a progress bar (on a terminal; otherwise one line per iteration) sh
 return of the training episodes finished so far (nothing before the first one), the last greedy win
 rate and the env steps per second. Each run gets its own new folder ``runs/<run_name>/``
 (``<map>__<exp_name>__<seed>__<unix time>``, with ``-2``, ``-3``, ... if taken; see
-``sc2_envs.runs``): ``run_meta.json`` (full config, command line, git commit, package versions),
+``sc2_envs.runs``): ``run_meta.json`` (full config, command line, git commit, package versions, and
+``torch_threads_used``: the thread count in effect, torch's default with ``--torch-threads 0``),
 TensorBoard events with CleanRL's tags plus ``charts/win_rate`` and per-class ``losses/*/<class>``,
 ``eval.csv`` (one row per evaluation of 32 greedy episodes) and, at every evaluation, the
 checkpoints ``<exp_name>.pt`` (last) and ``<exp_name>_best.pt`` (best greedy win rate; see
@@ -103,7 +104,8 @@ class Args:
     save_model: bool = True
     """whether to save checkpoints at every evaluation: runs/<run_name>/<exp_name>.pt (last), <exp_name>_best.pt, resume.pt"""
     resume: str = ""
-    """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s, --torch-threads and --track may change"""
+    """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s, --torch-threads, --pass-rows, --cuda and --track may change
+    (bit for bit as if never stopped with the run's own values; another --torch-threads, --pass-rows or device continues it equal up to float rounding only)"""
 
     # Algorithm specific arguments
     map: tuple[str, ...] = ("2s3z",)
@@ -584,9 +586,22 @@ if __name__ == "__main__":
     record = args_record(args)
     if run_dir is None:
         run_dir = runs.make_run_dir("runs", f"{'+'.join(maps)}__{args.exp_name}__{args.seed}__{int(time.time())}")
-        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=str(device))
+        runs.write_run_meta(
+            run_dir,
+            args,
+            run_name=run_dir.name,
+            script=os.path.basename(__file__),
+            device=str(device),
+            torch_threads_used=torch.get_num_threads(),
+        )
     else:
-        runs.note_resume(run_dir, from_global_step=resumed["global_step"], config=args, device=str(device))
+        runs.note_resume(
+            run_dir,
+            from_global_step=resumed["global_step"],
+            config=args,
+            device=str(device),
+            torch_threads_used=torch.get_num_threads(),
+        )
     run_name = run_dir.name
     if args.track:
         import wandb

@@ -41,7 +41,8 @@ With one map everything (outputs, checkpoint and resume format) is as before. ``
 each iteration's wall time (rollout and update, evaluation excluded) spent in ``env.step``.
 
 Runs are kept as in ``happo_gnn.py``: a new folder ``runs/<run_name>/`` per run with
-``run_meta.json``, TensorBoard events, ``eval.csv`` and, at every evaluation, ``<exp_name>.pt``
+``run_meta.json`` (with ``torch_threads_used``, the thread count in effect), TensorBoard events,
+``eval.csv`` and, at every evaluation, ``<exp_name>.pt``
 (last), ``<exp_name>_best.pt`` and ``resume.pt``. Ctrl-C (SIGINT) or SIGTERM finishes the current
 iteration, evaluates, writes the checkpoints and exits with status 0 (a second signal aborts at
 once); ``--resume runs/<run_name>`` continues the run in its folder, bit for bit as if it had not
@@ -91,7 +92,8 @@ class Args:
     save_model: bool = True
     """whether to save checkpoints at every evaluation: runs/<run_name>/<exp_name>.pt (last), <exp_name>_best.pt, resume.pt"""
     resume: str = ""
-    """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s, --torch-threads and --track may change"""
+    """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s, --torch-threads, --cuda and --track may change
+    (bit for bit as if never stopped with the run's own values; another --torch-threads or device continues it equal up to float rounding only)"""
 
     # Algorithm specific arguments
     map: tuple[str, ...] = ("2s3z",)
@@ -617,9 +619,22 @@ if __name__ == "__main__":
     record = args_record(args)
     if run_dir is None:
         run_dir = runs.make_run_dir("runs", f"{'+'.join(maps)}__{args.exp_name}__{args.seed}__{int(time.time())}")
-        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=str(device))
+        runs.write_run_meta(
+            run_dir,
+            args,
+            run_name=run_dir.name,
+            script=os.path.basename(__file__),
+            device=str(device),
+            torch_threads_used=torch.get_num_threads(),
+        )
     else:
-        runs.note_resume(run_dir, from_global_step=resumed["global_step"], config=args, device=str(device))
+        runs.note_resume(
+            run_dir,
+            from_global_step=resumed["global_step"],
+            config=args,
+            device=str(device),
+            torch_threads_used=torch.get_num_threads(),
+        )
     run_name = run_dir.name
     if args.track:
         import wandb

@@ -1,8 +1,10 @@
 """Tests of algos/hatrpo_gnn.py: conjugate gradient, the Fisher-vector product of the masked KL, the line search."""
 
 import glob
+import json
 import subprocess
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -101,7 +103,9 @@ def test_hatrpo_smoke_run(tmp_path):
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-4000:]
     assert "HATRPO (gnn) on 3m" in res.stdout
-    assert glob.glob(str(tmp_path / "runs" / "3m__hatrpo_gnn__1__*" / "hatrpo_gnn.pt"))
+    (ckpt,) = glob.glob(str(tmp_path / "runs" / "3m__hatrpo_gnn__1__*" / "hatrpo_gnn.pt"))
+    meta = json.loads((Path(ckpt).parent / "run_meta.json").read_text())
+    assert meta["config"]["torch_threads"] == 0 and meta["torch_threads_used"] >= 1  # the count in effect
 
 
 def test_trpo_step_treats_behaviour_logprobs_as_constants():
