@@ -60,7 +60,14 @@ the logs, prints one line saying where everything is and exits with status 0; a 
 aborts at once. ``--resume runs/<run_name>`` continues such a run in the same folder (optimisers,
 learning-rate schedule, value normalisation, RNG states, the simulator's state and the counters),
 so that its curves continue the old ones: stopped at an iteration boundary and resumed, a run ends
-with the same parameters, bit for bit, as one that was never stopped.
+with the same parameters, bit for bit, as one that was never stopped. A stop between two scheduled
+evaluations (``--eval-interval``) adds one evaluation at the stop: ``eval.csv`` and the TensorBoard
+curves keep that extra point, and ``<exp_name>_best.pt`` is that evaluation's weights if it scored best
+(the weights, ``<exp_name>.pt`` and every scheduled evaluation are unchanged). Reproducibility: on the
+CPU, the same command and seed repeat every number bit for bit at the same torch thread count (recorded
+as ``torch_threads_used`` in ``run_meta.json``); another thread count, ``--pass-rows`` or device rounds
+the updates differently and the runs drift apart (the simulator itself gives the same battles at any
+thread count).
 """
 
 import csv
@@ -169,7 +176,8 @@ class Args:
     passes with its gradient accumulated, the same update up to float rounding (0: 1024 on CPU, which bounds
     the memory of large minibatches, the whole minibatch on CUDA)"""
     time_budget_s: float = 0.0
-    """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs"""
+    """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs (an
+    extra eval.csv row when the stop falls between scheduled evaluations)"""
     flush_denormal: bool = True
     """flush denormal floats to zero on the CPU (torch.set_flush_denormal): Adam's second-moment estimates of rarely-used
     weights decay into the denormal range, where sqrt and division run ~100x slower on x86"""

@@ -46,7 +46,8 @@ Runs are kept as in ``happo_gnn.py``: a new folder ``runs/<run_name>/`` per run 
 (last), ``<exp_name>_best.pt`` and ``resume.pt``. Ctrl-C (SIGINT) or SIGTERM finishes the current
 iteration, evaluates, writes the checkpoints and exits with status 0 (a second signal aborts at
 once); ``--resume runs/<run_name>`` continues the run in its folder, bit for bit as if it had not
-stopped. The progress line leaves out the return until a training episode has finished and is one
+stopped (a stop between scheduled evaluations adds one evaluation, as in ``happo_gnn.py``; same
+command, seed and thread count: the same numbers, bit for bit). The progress line leaves out the return until a training episode has finished and is one
 line per iteration when stdout is not a terminal.
 """
 
@@ -159,7 +160,8 @@ class Args:
     torch_threads: int = 0
     """torch CPU threads (0: torch's default, one per physical core); the simulator keeps this count"""
     time_budget_s: float = 0.0
-    """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs"""
+    """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs (an
+    extra eval.csv row when the stop falls between scheduled evaluations)"""
 
     # to be filled in runtime
     batch_size: int = 0
