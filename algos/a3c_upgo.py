@@ -23,6 +23,12 @@ counters and the rolling window are restored, and the actors of resumption ``s``
 from ``actor_seed(seed, slot, gen, s)`` (seed splitting with ``s`` in the spawn key), so no battle
 stream of an earlier session is replayed. (Actors are asynchronous: trajectories in flight at the stop are
 dropped, and a resumed run is not bit-identical to an uninterrupted one.)
+
+Reproducibility: ``--seed`` fixes the initial weights, the learner's RNG and every actor's env stream
+(``actor_seed``), and is recorded in ``run_meta.json`` and printed first; it does not make a run
+repeatable. Which published weights each unroll is played with, and the order in which the learner
+takes the actors' unrolls, depend on process timing, so two runs with the same command and seed give
+different numbers (unlike ``happo_gnn.py`` / ``hatrpo_gnn.py``, whose runs repeat bit for bit).
 """
 
 from __future__ import annotations
@@ -61,7 +67,8 @@ class Args:
     """the name of this experiment"""
     seed: int = 1
     """seed of the experiment (actor `slot` of generation `g` draws from SeedSequence(seed, spawn_key=(ACTOR_SPAWN_KEY, slot, g)),
-    plus the session number after a resume; see `actor_seed`)"""
+    plus the session number after a resume; see `actor_seed`). Not reproducible: the actors are asynchronous, so two runs
+    with the same seed differ (which weights play each unroll and the order of unrolls depend on timing)"""
     torch_deterministic: bool = True
     """if toggled, sets `torch.backends.cudnn.deterministic=True`"""
     cuda: bool = True

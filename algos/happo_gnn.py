@@ -48,7 +48,8 @@ counts; then a progress bar (on a terminal; otherwise one line per iteration) sh
 return of the training episodes finished so far (nothing before the first one), the last greedy win
 rate and the env steps per second. Each run gets its own new folder ``runs/<run_name>/``
 (``<map>__<exp_name>__<seed>__<unix time>``, with ``-2``, ``-3``, ... if taken; see
-``sc2_envs.runs``): ``run_meta.json`` (full config, command line, git commit, package versions),
+``sc2_envs.runs``): ``run_meta.json`` (full config, command line, git commit, package versions, and
+``torch_threads_used``: the thread count in effect, torch's default with ``--torch-threads 0``),
 TensorBoard events with CleanRL's tags plus ``charts/win_rate`` and per-class ``losses/*/<class>``,
 ``eval.csv`` (one row per evaluation of 32 greedy episodes) and, at every evaluation, the
 checkpoints ``<exp_name>.pt`` (last) and ``<exp_name>_best.pt`` (best greedy win rate; see
@@ -59,7 +60,14 @@ the logs, prints one line saying where everything is and exits with status 0; a 
 aborts at once. ``--resume runs/<run_name>`` continues such a run in the same folder (optimisers,
 learning-rate schedule, value normalisation, RNG states, the simulator's state and the counters),
 so that its curves continue the old ones: stopped at an iteration boundary and resumed, a run ends
-with the same parameters, bit for bit, as one that was never stopped.
+with the same parameters, bit for bit, as one that was never stopped. A stop between two scheduled
+evaluations (``--eval-interval``) adds one evaluation at the stop: ``eval.csv`` and the TensorBoard
+curves keep that extra point, and ``<exp_name>_best.pt`` is that evaluation's weights if it scored best
+(the weights, ``<exp_name>.pt`` and every scheduled evaluation are unchanged). Reproducibility: on the
+CPU, the same command and seed repeat every number bit for bit at the same torch thread count (recorded
+as ``torch_threads_used`` in ``run_meta.json``); another thread count, ``--pass-rows`` or device rounds
+the updates differently and the runs drift apart (the simulator itself gives the same battles at any
+thread count).
 """
 
 import csv
@@ -103,7 +111,8 @@ class Args:
     save_model: bool = True
     """whether to save checkpoints at every evaluation: runs/<run_name>/<exp_name>.pt (last), <exp_name>_best.pt, resume.pt"""
     resume: str = ""
-    """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s, --torch-threads and --track may change"""
+    """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s, --torch-threads, --pass-rows, --cuda and --track may change
+    (bit for bit as if never stopped with the run's own values; another --torch-threads, --pass-rows or device continues it equal up to float rounding only)"""
 
     # Algorithm specific arguments
     map: tuple[str, ...] = ("2s3z",)
@@ -167,7 +176,8 @@ class Args:
     passes with its gradient accumulated, the same update up to float rounding (0: 1024 on CPU, which bounds
     the memory of large minibatches, the whole minibatch on CUDA)"""
     time_budget_s: float = 0.0
-    """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs"""
+    """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs (an
+    extra eval.csv row when the stop falls between scheduled evaluations)"""
     flush_denormal: bool = True
     """flush denormal floats to zero on the CPU (torch.set_flush_denormal): Adam's second-moment estimates of rarely-used
     weights decay into the denormal range, where sqrt and division run ~100x slower on x86"""
@@ -584,9 +594,22 @@ if __name__ == "__main__":
     record = args_record(args)
     if run_dir is None:
         run_dir = runs.make_run_dir("runs", f"{'+'.join(maps)}__{args.exp_name}__{args.seed}__{int(time.time())}")
-        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=str(device))
+        runs.write_run_meta(
+            run_dir,
+            args,
+            run_name=run_dir.name,
+            script=os.path.basename(__file__),
+            device=str(device),
+            torch_threads_used=torch.get_num_threads(),
+        )
     else:
-        runs.note_resume(run_dir, from_global_step=resumed["global_step"], config=args, device=str(device))
+        runs.note_resume(
+            run_dir,
+            from_global_step=resumed["global_step"],
+            config=args,
+            device=str(device),
+            torch_threads_used=torch.get_num_threads(),
+        )
     run_name = run_dir.name
     if args.track:
         import wandb

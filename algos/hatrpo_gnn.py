@@ -41,11 +41,13 @@ With one map everything (outputs, checkpoint and resume format) is as before. ``
 each iteration's wall time (rollout and update, evaluation excluded) spent in ``env.step``.
 
 Runs are kept as in ``happo_gnn.py``: a new folder ``runs/<run_name>/`` per run with
-``run_meta.json``, TensorBoard events, ``eval.csv`` and, at every evaluation, ``<exp_name>.pt``
+``run_meta.json`` (with ``torch_threads_used``, the thread count in effect), TensorBoard events,
+``eval.csv`` and, at every evaluation, ``<exp_name>.pt``
 (last), ``<exp_name>_best.pt`` and ``resume.pt``. Ctrl-C (SIGINT) or SIGTERM finishes the current
 iteration, evaluates, writes the checkpoints and exits with status 0 (a second signal aborts at
 once); ``--resume runs/<run_name>`` continues the run in its folder, bit for bit as if it had not
-stopped. The progress line leaves out the return until a training episode has finished and is one
+stopped (a stop between scheduled evaluations adds one evaluation, as in ``happo_gnn.py``; same
+command, seed and thread count: the same numbers, bit for bit). The progress line leaves out the return until a training episode has finished and is one
 line per iteration when stdout is not a terminal.
 """
 
@@ -91,7 +93,8 @@ class Args:
     save_model: bool = True
     """whether to save checkpoints at every evaluation: runs/<run_name>/<exp_name>.pt (last), <exp_name>_best.pt, resume.pt"""
     resume: str = ""
-    """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s, --torch-threads and --track may change"""
+    """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s, --torch-threads, --cuda and --track may change
+    (bit for bit as if never stopped with the run's own values; another --torch-threads or device continues it equal up to float rounding only)"""
 
     # Algorithm specific arguments
     map: tuple[str, ...] = ("2s3z",)
@@ -157,7 +160,8 @@ class Args:
     torch_threads: int = 0
     """torch CPU threads (0: torch's default, one per physical core); the simulator keeps this count"""
     time_budget_s: float = 0.0
-    """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs"""
+    """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs (an
+    extra eval.csv row when the stop falls between scheduled evaluations)"""
 
     # to be filled in runtime
     batch_size: int = 0
@@ -234,6 +238,21 @@ def flat_grad(y, params, **kw):
     """Gradient of scalar ``y`` w.r.t. ``params`` as one flat vector (zeros for unused parameters)."""
     grads = torch.autograd.grad(y, params, allow_unused=True, **kw)
     return torch.cat([(torch.zeros_like(p) if g is None else g).reshape(-1) for g, p in zip(grads, params, strict=False)])
+
+
+def set_flat_params(params, vec):
+    """Copy the flat vector ``vec`` into ``params`` in place, each parameter keeping its own storage.
+
+    ``torch.nn.utils.vector_to_parameters`` would instead make every parameter a view into ``vec``,
+    at offsets that the CPU matrix kernels may round differently from a parameter's own (aligned)
+    tensor: a run resumed from ``resume.pt`` (fresh tensors) then drifted from one that never stopped.
+    """
+    with torch.no_grad():
+        offset = 0
+        for p in params:
+            n = p.numel()
+            p.copy_(vec[offset : offset + n].view_as(p))
+            offset += n
 
 
 def conjugate_gradient(Avp, b, nsteps=10, residual_tol=1e-10):
@@ -348,7 +367,7 @@ def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, a
     accepted, kl_val, improve, frac = False, 0.0, 0.0, 1.0
     with torch.no_grad():
         for _ in range(args.ls_step):
-            torch.nn.utils.vector_to_parameters(old_params + frac * full_step, params)
+            set_flat_params(params, old_params + frac * full_step)
             new_surr, kl, _ = surrogate_and_kl()
             improve, kl_val = float(new_surr) - surr_old, float(kl)
             if (
@@ -362,7 +381,7 @@ def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, a
             expected_improve *= args.backtrack_coeff
             frac *= args.backtrack_coeff
         if not accepted:
-            torch.nn.utils.vector_to_parameters(old_params, params)
+            set_flat_params(params, old_params)
             kl_val, improve = 0.0, 0.0
         new_dist = dists()
         new_logp = [d.log_prob(a) for d, a in zip(new_dist, act, strict=True)]
@@ -602,9 +621,22 @@ if __name__ == "__main__":
     record = args_record(args)
     if run_dir is None:
         run_dir = runs.make_run_dir("runs", f"{'+'.join(maps)}__{args.exp_name}__{args.seed}__{int(time.time())}")
-        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=str(device))
+        runs.write_run_meta(
+            run_dir,
+            args,
+            run_name=run_dir.name,
+            script=os.path.basename(__file__),
+            device=str(device),
+            torch_threads_used=torch.get_num_threads(),
+        )
     else:
-        runs.note_resume(run_dir, from_global_step=resumed["global_step"], config=args, device=str(device))
+        runs.note_resume(
+            run_dir,
+            from_global_step=resumed["global_step"],
+            config=args,
+            device=str(device),
+            torch_threads_used=torch.get_num_threads(),
+        )
     run_name = run_dir.name
     if args.track:
         import wandb

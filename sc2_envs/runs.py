@@ -240,7 +240,9 @@ def write_run_meta(run_dir: str | os.PathLike, config: Any, **extra: Any) -> Pat
     ``packages`` (:func:`package_versions`), ``python``, ``platform``, ``hostname``, ``started_utc``
     (ISO 8601), ``resumes`` (empty; see :func:`note_resume`), then ``extra``. The training scripts
     pass ``device``, the device actually used (``"cpu"`` when ``config["cuda"]`` is true but no GPU
-    is available: ``cuda`` is the flag, not the device).
+    is available: ``cuda`` is the flag, not the device); ``happo_gnn.py`` and ``hatrpo_gnn.py`` also pass
+    ``torch_threads_used``, the torch CPU thread count in effect (their ``--torch-threads 0`` is torch's
+    default, which depends on the machine, and another thread count rounds the updates differently).
     """
     meta = {
         "config": _jsonable(config),

@@ -431,3 +431,17 @@ def test_actor_streams_are_split_not_offset():
     assert algo.actor_seed(10_000, 0, 0).spawn_key == (algo.ACTOR_SPAWN_KEY, 0, 0)
     with pytest.raises(ValueError, match="slot must be a non-negative int, got -1"):
         algo.actor_seed(0, -1, 0)
+
+
+def test_docs_say_same_seed_runs_differ_and_how_resumed_actors_are_seeded():
+    """The actors are asynchronous: --help and docs/a3c_upgo.md say a seed does not make a run repeatable, and
+    the docs describe the resumed actors' seeds as ``actor_seed`` draws them (they once claimed a 1e9 offset)."""
+    algo = load_algo("a3c_upgo")
+    res = subprocess.run(
+        [sys.executable, str(REPO / "algos" / "a3c_upgo.py"), "--help"], capture_output=True, text=True, check=True
+    )
+    assert "Not reproducible" in " ".join(res.stdout.split())
+    doc = " ".join((REPO / "docs" / "a3c_upgo.md").read_text().split())
+    assert "Runs are not reproducible" in doc and "1_000_000_000" not in doc
+    assert "actor_seed(seed, slot, gen, s)" in doc
+    assert algo.actor_seed(1, 0, 0, 2).spawn_key == (algo.ACTOR_SPAWN_KEY, 0, 0, 2)

@@ -1,8 +1,10 @@
 """Tests of algos/hatrpo_gnn.py: conjugate gradient, the Fisher-vector product of the masked KL, the line search."""
 
 import glob
+import json
 import subprocess
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -101,7 +103,9 @@ def test_hatrpo_smoke_run(tmp_path):
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-4000:]
     assert "HATRPO (gnn) on 3m" in res.stdout
-    assert glob.glob(str(tmp_path / "runs" / "3m__hatrpo_gnn__1__*" / "hatrpo_gnn.pt"))
+    (ckpt,) = glob.glob(str(tmp_path / "runs" / "3m__hatrpo_gnn__1__*" / "hatrpo_gnn.pt"))
+    meta = json.loads((Path(ckpt).parent / "run_meta.json").read_text())
+    assert meta["config"]["torch_threads"] == 0 and meta["torch_threads_used"] >= 1  # the count in effect
 
 
 def test_trpo_step_treats_behaviour_logprobs_as_constants():
@@ -147,3 +151,33 @@ def test_hatrpo_trains_on_a_smacv2_scenario_and_its_checkpoint_plays_a_larger_on
             act, _ = policy.act(out["obs"], out["avail_actions"], greedy=True)
         assert bool(out["avail_actions"].gather(-1, act.unsqueeze(-1)).all())
         out = env.step(act)
+
+
+@pytest.mark.parametrize("accept_ratio", [0.5, 1e9])  # the step accepted; every step rejected (old weights back)
+def test_trpo_step_writes_the_weights_in_place(accept_ratio):
+    """Each parameter keeps its own storage (no view into one flat vector), as after loading resume.pt.
+
+    Views at offsets of a shared vector can be rounded differently by the CPU matrix kernels, so a
+    resumed run (fresh tensors) drifted from one that never stopped."""
+    torch.manual_seed(0)
+    env = sc2_envs.make_batched("3m", num_envs=8, seed=0)
+    out = env.reset(seed=0)
+    policy, _ = build_models(env.get_env_info(), "gnn", hidden=16)
+    obs, avail = out["obs"], out["avail_actions"]
+    with torch.no_grad():
+        d = policy.class_dist("marine", obs, avail)
+        act = d.sample()
+        logp = d.log_prob(act)
+    params = list(policy.actors["marine"].parameters())
+    ptrs = [p.data_ptr() for p in params]
+    before = [p.detach().clone() for p in params]
+    args = SimpleNamespace(
+        kl_threshold=0.01, ls_step=3, accept_ratio=accept_ratio, backtrack_coeff=0.5, cg_iters=10, cg_damping=0.1
+    )
+    adv, factor, active = torch.randn(8, 3), torch.ones(8), torch.ones(8, 3)
+    stats = hatrpo.trpo_step(policy, "marine", obs, avail, act, logp, adv, factor, active, args)
+    assert stats["step_accepted"] == (1.0 if accept_ratio < 1 else 0.0)
+    assert [p.data_ptr() for p in params] == ptrs
+    assert all(p.data._base is None and p.is_contiguous() for p in params)
+    changed = any(not torch.equal(a, p) for a, p in zip(before, params, strict=True))
+    assert changed == (accept_ratio < 1)

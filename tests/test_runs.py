@@ -388,13 +388,27 @@ def test_resume_applies_a_changeable_flag_given_at_its_default_value(tmp_path):
     assert "(one iteration only, including the one-time kernel compile or cache load)" in summary, summary
     meta = json.loads((run_dir / "run_meta.json").read_text())
     assert meta["config"]["cuda"] is False and meta["device"] == "cpu"  # --no-cuda (TINY): the device used
+    # --torch-threads 0 (the default) is torch's count, machine-dependent: the count in effect is recorded
+    assert meta["config"]["torch_threads"] == 0 and meta["torch_threads_used"] == 1  # OMP_NUM_THREADS=1 (_env)
     again = _algo("happo_gnn.py", tmp_path, "--resume", str(run_dir))
     assert "nothing to do: the run already has 1 iteration:" in again.stdout, again.stdout[-2000:]
-    res = _algo("happo_gnn.py", tmp_path, "--resume", str(run_dir), "--total-timesteps", "2000000", "--time-budget-s", "0.001")
+    res = _algo(
+        "happo_gnn.py",
+        tmp_path,
+        "--resume",
+        str(run_dir),
+        "--total-timesteps",
+        "2000000",
+        "--time-budget-s",
+        "0.001",
+        "--torch-threads",
+        "2",
+    )
     summary = res.stdout.strip().splitlines()[-1]
     assert "reached after iteration 2/250000" in summary, res.stdout[-2000:]
     meta = json.loads((run_dir / "run_meta.json").read_text())
     assert meta["resumes"][-1]["config"]["total_timesteps"] == 2_000_000
+    assert meta["resumes"][-1]["config"]["torch_threads"] == meta["resumes"][-1]["torch_threads_used"] == 2
 
 
 @pytest.mark.parametrize(
