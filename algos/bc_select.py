@@ -26,32 +26,9 @@ import torch
 import tyro
 
 import sc2_envs
-from models import average_checkpoints, load_checkpoint
-from models.agents import CHECKPOINT_FORMAT
+from models import average_checkpoints, load_checkpoint, read_checkpoint
 from sc2_envs.demos import SamplingConfig, policy_demonstrator, record_demos
 from sc2_envs.evaluation import evaluate, format_result
-
-
-def read_meta(path: str) -> dict:
-    """The checkpoint dict of a ``models.save_checkpoint`` file (read with ``weights_only=True``).
-
-    Raises:
-        ValueError: the file cannot be read as a torch file, or it is not a ``models`` checkpoint
-            (e.g. an AlphaStar model or a ``resume.pt``); the message names the path.
-    """
-    try:
-        meta = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # noqa: BLE001 - any unreadable file (text, truncated zip, foreign pickle)
-        if isinstance(e, (MemoryError, FileNotFoundError)):
-            raise
-        raise ValueError(f"checkpoint {path!r} could not be read as a torch file ({type(e).__name__})") from None
-    if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT or "config" not in meta:
-        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
-        raise ValueError(
-            f"checkpoint {path!r} is not a {CHECKPOINT_FORMAT!r} checkpoint (found {found!r}); expected a file written "
-            "by models.save_checkpoint (happo_gnn.py --save-model, bc_reweight.py)"
-        )
-    return meta
 
 
 def evaluate_checkpoint(
@@ -70,9 +47,9 @@ def evaluate_checkpoint(
     env count, ``evaluate``'s ``sample_seed``).
 
     Raises:
-        ValueError: not a ``models`` checkpoint (:func:`read_meta`), or it does not fit ``map_name``.
+        ValueError: not a ``models`` checkpoint (:func:`models.read_checkpoint`), or it does not fit ``map_name``.
     """
-    meta = read_meta(path)
+    meta = read_checkpoint(path)
     map_name = map_name or meta["config"]["map_name"]
     env = sc2_envs.make_batched(map_name, num_envs=min(num_envs, episodes), device=device, seed=seed, autoreset=True)
     policy, _, _ = load_checkpoint(path, env.get_env_info(), device=device, with_critic=False)
@@ -155,7 +132,7 @@ def check_eval(cmd: Eval) -> None:
 
     Raises:
         SystemExit: no checkpoint, a checkpoint path that is not a file or not a ``models`` checkpoint
-            (:func:`read_meta`), ``--episodes`` or ``--num-envs`` below 1, or a ``--map`` that is neither a SMAC map nor a SMACv2 scenario.
+            (:func:`models.read_checkpoint`), ``--episodes`` or ``--num-envs`` below 1, or a ``--map`` that is neither a SMAC map nor a SMACv2 scenario.
     """
     if not cmd.checkpoints:
         raise SystemExit("eval needs at least one checkpoint file")
@@ -164,7 +141,7 @@ def check_eval(cmd: Eval) -> None:
         raise SystemExit(f"eval: no such checkpoint file(s) {missing}")
     for p in cmd.checkpoints:  # before: a text file or a resume.pt ended the loop with a KeyError in its turn
         try:
-            read_meta(p)
+            read_checkpoint(p)
         except ValueError as e:
             raise SystemExit(f"eval: {e}") from None
     for name in ("episodes", "num_envs"):
@@ -189,7 +166,7 @@ def main() -> None:
         if not os.path.isfile(cmd.checkpoint):
             raise SystemExit(f"record: no such checkpoint file {cmd.checkpoint!r}")
         try:
-            meta = read_meta(cmd.checkpoint)
+            meta = read_checkpoint(cmd.checkpoint)
         except ValueError as e:
             raise SystemExit(f"record: {e}") from None
         map_name = cmd.map or meta["config"]["map_name"]

@@ -32,7 +32,7 @@ import tyro
 
 import sc2_envs
 from models import load_checkpoint
-from models.agents import CHECKPOINT_FORMAT, checkpoint_maps, dict_diffs, unit_classes
+from models.agents import checkpoint_maps, dict_diffs, read_checkpoint, unit_classes
 from models.entities import ObsParser
 from sc2_envs import runs, smacv2
 from sc2_envs.evaluation import evaluate
@@ -100,35 +100,6 @@ class TransferRow:
 
 
 CSV_COLUMNS = [f.name for f in fields(TransferRow)]
-
-
-def read_checkpoint(path: str) -> dict:
-    """The checkpoint dict of ``models.save_checkpoint`` (loaded with ``torch.load(weights_only=True)``).
-
-    Raises:
-        FileNotFoundError: no such file.
-        ValueError: the file is not a checkpoint of that format.
-    """
-    if os.path.isdir(path):
-        raise ValueError(f"checkpoint {path!r} is a directory, not a checkpoint file")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"checkpoint {path!r} does not exist")
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # any unreadable file: bad pickle / zip / truncation / foreign bytes
-        if isinstance(e, MemoryError):
-            raise
-        raise ValueError(
-            f"checkpoint {path!r} could not be read as a torch file with weights_only=True ({type(e).__name__}); "
-            "expected a file written by algos/happo_gnn.py --save-model"
-        ) from None
-    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-        found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
-        raise ValueError(
-            f"checkpoint {path!r} is not a {CHECKPOINT_FORMAT!r} checkpoint (found {found!r}); "
-            "expected a file written by algos/happo_gnn.py --save-model"
-        )
-    return ckpt
 
 
 def source_label(config: dict) -> str:
@@ -357,7 +328,7 @@ def write_csv(rows: list[TransferRow], path: str) -> None:
             w.writerow({k: ("" if v is None else v) for k, v in asdict(r).items()})
 
 
-def _short_names(paths) -> dict[str, str]:
+def short_names(paths) -> dict[str, str]:
     """Each path's file stem, with as many parent folders as it takes to tell the paths apart
     (``seed2`` or, for ``runs/a/happo_gnn.pt`` and ``runs/b/happo_gnn.pt``, ``a/happo_gnn``)."""
     parts = {p: Path(p).with_suffix("").parts for p in paths}
@@ -374,7 +345,7 @@ def markdown_table(rows: list[TransferRow]) -> str:
     owners: dict[tuple, set] = {}
     for r in rows:
         owners.setdefault((r.source_map, r.actor_type), set()).add(r.checkpoint)
-    names = {path: name for paths in owners.values() if len(paths) > 1 for path, name in _short_names(paths).items()}
+    names = {path: name for paths in owners.values() if len(paths) > 1 for path, name in short_names(paths).items()}
     lines = [
         "| source | actor | target | kind | episodes | win rate [95% CI] | mean return | mean length | error |",
         "|---|---|---|---|---:|---|---:|---:|---|",

@@ -54,7 +54,6 @@ from __future__ import annotations
 import csv
 import glob
 import os
-import shlex
 import signal
 import statistics
 import subprocess
@@ -220,22 +219,15 @@ HARNESS_FLAGS = (
 
 
 def extra_tokens(args: Args) -> list[str]:
-    """``--extra`` split as a shell would (``shlex.split``: quoted values keep their spaces).
-
-    Raises:
-        ValueError: unbalanced quotes, naming the text.
-    """
-    try:
-        return shlex.split(args.extra)
-    except ValueError as e:
-        raise ValueError(f"--extra {args.extra!r}: {e} (quote values as in a shell)") from None
+    """``--extra`` split as a shell would (``runs.split_flags``; ValueError on unbalanced quotes)."""
+    return runs.split_flags(args.extra, "--extra")
 
 
 def extra_conflicts(args: Args) -> list[str]:
     """The flags of ``--extra`` that :func:`train_args` already sets (see :data:`HARNESS_FLAGS`)."""
-    taken = set(HARNESS_FLAGS) | ({"--time-budget-s"} if args.time_budget_s > 0 else set())
-    given = [t.split("=", 1)[0] for t in extra_tokens(args) if t.startswith("--")]
-    return [f for f in dict.fromkeys(given) if f in taken]
+    return runs.flag_clashes(
+        args.extra, set(HARNESS_FLAGS) | ({"--time-budget-s"} if args.time_budget_s > 0 else set()), "--extra"
+    )
 
 
 AUTO = "auto"

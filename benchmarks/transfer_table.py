@@ -245,14 +245,18 @@ def train_or_reuse(args: Args, map_name: str, actor: str, ckpt_dir: Path, out: P
 
 def pivot_table(csv_path: Path) -> str:
     """Markdown pivot of an eval_transfer CSV: one line per checkpoint, labelled ``source (actor)`` (with the
-    file stem where two checkpoints share that label), one column per target map."""
+    file stem, or folders and stem where stems collide too, where two checkpoints share that label), one column per target map."""
     with open(csv_path, newline="") as f:
         rows = list(csv.DictReader(f))
     targets = list(dict.fromkeys(r["target_map"] for r in rows))
     # one line per checkpoint: two of one (source, actor), e.g. two seeds, are two lines, not the first one alone
     labels = {r["checkpoint"]: f"{r['source_map']} ({r['actor_type']})" for r in reversed(rows)}
-    counts = collections.Counter(labels.values())
-    labels = {ck: lab if counts[lab] == 1 else f"{lab} {Path(ck).stem}" for ck, lab in labels.items()}
+    owners: dict[str, list[str]] = {}
+    for ck, lab in labels.items():
+        owners.setdefault(lab, []).append(ck)
+    for lab, cks in owners.items():  # same label: the file names (with folders where stems collide) tell them apart
+        if len(cks) > 1:
+            labels.update({ck: f"{lab} {name}" for ck, name in _eval_transfer().short_names(cks).items()})
     series = list(dict.fromkeys(r["checkpoint"] for r in rows))
     lines = ["| source (actor) | " + " | ".join(targets) + " |", "|---|" + "---|" * len(targets)]
     for ck in series:
@@ -793,8 +797,7 @@ def check_args(args: Args) -> None:
     bad = [a for a in args.actors if a not in ("gnn", "mlp")]
     if bad:
         raise ValueError(f"--actors: {bad}; expected gnn and/or mlp")
-    given = [t.split("=", 1)[0] for t in shlex.split(args.train_args) if t.startswith("--")]
-    clash = [f for f in dict.fromkeys(given) if f in TRAIN_FLAGS]
+    clash = runs.flag_clashes(args.train_args, TRAIN_FLAGS, "--train-args")
     if clash:  # the last flag wins: e.g. --train-args '--actor mlp' would train an MLP saved as <map>_gnn.pt
         raise ValueError(
             f"--train-args {args.train_args!r} sets {', '.join(clash)}, which train_command sets on every run; "

@@ -679,6 +679,37 @@ def _plain(x):
     return [_plain(v) for v in x] if isinstance(x, (list, tuple)) else x
 
 
+def read_checkpoint(path: str) -> dict:
+    """The checkpoint dict of :func:`save_checkpoint` (``torch.load(weights_only=True)`` onto the CPU), to
+    read its ``config`` without building models.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: a directory, a file torch cannot read, or not a checkpoint of this format (e.g. a
+            ``resume.pt`` or an AlphaStar model); the message names the path.
+    """
+    if os.path.isdir(path):
+        raise ValueError(f"checkpoint {path!r} is a directory, not a checkpoint file")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"checkpoint {path!r} does not exist")
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # any unreadable file: bad pickle / zip / truncation / foreign bytes
+        if isinstance(e, MemoryError):
+            raise
+        raise ValueError(
+            f"checkpoint {path!r} could not be read as a torch file with weights_only=True ({type(e).__name__}); "
+            "expected a file written by models.save_checkpoint (happo_gnn.py --save-model, bc_reweight.py)"
+        ) from None
+    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT or not isinstance(ckpt.get("config"), dict):
+        found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
+        raise ValueError(
+            f"checkpoint {path!r} is not a {CHECKPOINT_FORMAT!r} checkpoint (found {found!r}); expected a file written "
+            "by models.save_checkpoint (happo_gnn.py --save-model, bc_reweight.py)"
+        )
+    return ckpt
+
+
 def dict_diffs(want: dict, have: dict) -> list[str]:
     """``"key: a vs b"`` for every key whose values differ between two dicts (a missing key is None), sorted."""
     return [f"{k}: {want.get(k)} vs {have.get(k)}" for k in sorted(set(want) | set(have)) if want.get(k) != have.get(k)]

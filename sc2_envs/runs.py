@@ -141,6 +141,29 @@ def is_plain_name(name: str) -> bool:
     )
 
 
+def split_flags(text: str, flag: str) -> list[str]:
+    """A pass-through flag string (e.g. ``--extra``) split as a shell would (``shlex.split``: quoted
+    values keep their spaces).
+
+    Raises:
+        ValueError: unbalanced quotes; the message names ``flag`` and the text.
+    """
+    import shlex
+
+    try:
+        return shlex.split(text)
+    except ValueError as e:
+        raise ValueError(f"{flag} {text!r}: {e} (quote values as in a shell)") from None
+
+
+def flag_clashes(text: str, taken, flag: str) -> list[str]:
+    """The flags of the pass-through string ``text`` (:func:`split_flags`, ``--name`` or ``--name=value``)
+    that are in ``taken``, in order, once each: flags a harness sets itself, where a repeat would win
+    and make a run other than its label."""
+    given = [t.split("=", 1)[0] for t in split_flags(text, flag) if t.startswith("--")]
+    return [f for f in dict.fromkeys(given) if f in taken]
+
+
 def check_out_dir(path: str | os.PathLike, flag: str = "--out-dir") -> None:
     """Refuse an output folder that cannot be created or written to, before any work: ``path`` or its
     nearest existing parent is a file, or that folder is not writable. The scripts call it on their

@@ -377,3 +377,14 @@ def test_sampled_evaluation_is_reproducible_for_a_seed():
         torch.rand(7)  # whatever ran before must not change the figures
         rows.append(et.evaluate_transfer(path, "3s_vs_3z", episodes=4, max_envs=4, seed=3, greedy=False))
     assert (rows[0].mean_return, rows[0].mean_length) == (rows[1].mean_return, rows[1].mean_length)
+
+
+def test_transfer_table_pivot_names_the_folder_when_file_stems_collide(tmp_path):
+    # learning_curves writes runs/<run>/happo_gnn.pt for every seed: the stem alone labelled both lines alike
+    rows = [
+        et.TransferRow("3s5z", "2s3z", "gnn", "scale-up", 10, 7, 0.7, 0.4, 0.9, checkpoint=f"runs/{d}/happo_gnn.pt")
+        for d in "ab"
+    ]
+    et.write_csv(rows, str(tmp_path / "t.csv"))
+    lines = tt.pivot_table(tmp_path / "t.csv").splitlines()[2:]
+    assert [line.split(" | ")[0] for line in lines] == ["| 2s3z (gnn) a/happo_gnn", "| 2s3z (gnn) b/happo_gnn"]
