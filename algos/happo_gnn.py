@@ -43,6 +43,12 @@ and whose entity widths match (``models.load_checkpoint``); the run folder is ``
 With one map everything (outputs, checkpoint and resume format) is as before. ``charts/env_time_fraction`` (also in the progress line and the final line) is the share of
 each iteration's wall time (rollout and update, evaluation excluded) spent in ``env.step``.
 
+Zero-shot evaluation during training: ``--eval-maps 3s5z 3s5z_vs_3s6z`` (on a 2s3z run) plays those maps,
+never trained on, with the same actors at every evaluation (``--eval-episodes`` greedy episodes each, on
+streams disjoint from training and from the training maps' evaluations, ``runs.zero_shot_eval_seed``):
+``charts/zero_shot_win_rate/<map>``, ``charts/zero_shot_eval_return/<map>`` and the eval.csv columns of the
+same names. They show how transfer moves with the budget; they never pick ``<exp_name>_best.pt``.
+
 The first lines printed give the map, backend, envs, device, obs/state sizes, classes and parameter
 counts; then a progress bar (on a terminal; otherwise one line per iteration) shows the mean
 return of the training episodes finished so far (nothing before the first one), the last greedy win
@@ -169,6 +175,10 @@ class Args:
     """greedy evaluation episodes per evaluation (one per env of a separate eval simulator)"""
     eval_interval: int = 10
     """iterations between evaluations (plus one at the end)"""
+    eval_maps: tuple[str, ...] = ()
+    """maps never trained on, played zero-shot at every evaluation (`--eval-maps 3s5z 3s5z_vs_3s6z` on a 2s3z run):
+    --eval-episodes greedy episodes each, logged as `charts/zero_shot_win_rate/<map>` and eval.csv columns; the actors
+    must cover each map's unit classes; never used to pick `<exp_name>_best.pt`"""
     torch_threads: int = 0
     """torch CPU threads (0: torch's default, one per physical core); the simulator keeps this count"""
     pass_rows: int = 0
@@ -511,6 +521,7 @@ def check_args(args: Args) -> None:
     need(
         args.total_timesteps >= batch, "total_timesteps", f"at least one batch of {batch} env steps (--num-envs x --num-steps)"
     )
+    runs.check_eval_maps(args.eval_maps, maps, args.backend, list_maps("all"))
 
 
 if __name__ == "__main__":
@@ -529,7 +540,7 @@ if __name__ == "__main__":
             saved["map"] = [saved["map"]] if isinstance(saved["map"], str) else list(saved["map"])
             saved.setdefault("flush_denormal", False)  # runs saved before the flag existed kept denormals
             args = runs.resume_args(saved, cli, Args(), RESUME_CHANGEABLE, runs.given_fields(Args))
-            args.map = tuple(args.map)
+            args.map, args.eval_maps = tuple(args.map), tuple(args.eval_maps)
         except (OSError, ValueError) as e:
             runs.cli_error(str(e))
         args.resume = cli.resume
@@ -586,6 +597,16 @@ if __name__ == "__main__":
         )
     except ValueError as e:  # maps whose entity widths differ cannot share weights
         runs.cli_error(f"--map {' '.join(maps)}: {e}")
+    zs_envs, zs_pols = [], []  # --eval-maps: the same actors (views sharing their weights) on maps never trained on
+    for j, m in enumerate(args.eval_maps):
+        zs_envs.append(make_env(args.backend, m, args.eval_episodes, device, runs.zero_shot_eval_seed(args.seed, 0, j)))
+        zs_info = zs_envs[-1].get_env_info()
+        try:
+            zs_pols.append(policy.view(zs_info))  # its error names the classes or sizes that do not fit
+            if args.actor == "mlp" and zs_info["obs_layout"] != env_info["obs_layout"]:
+                raise ValueError("an MLP reads its inputs by position and the observation layouts differ")
+        except ValueError as e:
+            runs.cli_error(f"--eval-maps {m}: the actors of {'+'.join(maps)} ({args.actor}) cannot play it: {e}")
     classes = list(policy.classes)
     actor_optimizers = {c: torch.optim.Adam(policy.actors[c].parameters(), lr=args.learning_rate, eps=1e-5) for c in classes}
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
@@ -656,6 +677,12 @@ if __name__ == "__main__":
                 f"  {m}: {Bm} envs, obs {info['obs_shape']}, state {info['state_shape']}, actions {info['n_actions']}, "
                 f"agents {info['n_agents']} ({describe_classes(info)}), episode limit {info['episode_limit']} env steps"
             )
+    for m, env_zs in zip(args.eval_maps, zs_envs, strict=True):
+        info = env_zs.get_env_info()
+        print(
+            f"  zero-shot evaluation on {m} (not trained on): agents {info['n_agents']} ({describe_classes(info)}), "
+            f"{args.eval_episodes} greedy episodes per evaluation"
+        )
     print(
         "classes: "
         + ", ".join(f"{c} ({n_params[c]:,} params)" for c in classes)
@@ -733,6 +760,7 @@ if __name__ == "__main__":
     eval_csv = csv.writer(eval_log)
     if new_csv:
         per_map_columns = [f"{col}/{m}" for m in maps for col in ("win_rate", "eval_return")] if K > 1 else []
+        per_map_columns += [f"zero_shot_{col}/{m}" for m in args.eval_maps for col in ("win_rate", "eval_return")]
         eval_csv.writerow(["global_step", "wall_time_s", "win_rate", "eval_return", "iteration", *per_map_columns])
     progress = runs.Progress(args.num_iterations, args.batch_size, start_iteration)
 
@@ -746,7 +774,8 @@ if __name__ == "__main__":
             torch.cuda.synchronize(device)
 
     def run_eval(iteration):
-        """Greedy evaluation on every training map; the all-map figure is the mean over the maps."""
+        """Greedy evaluation on every training map (the all-map figure, which picks ``_best.pt``, is the mean
+        over them), then on every ``--eval-maps`` map zero-shot (logged only)."""
         global best
         frames = [] if args.capture_video else None
         results = [
@@ -765,6 +794,11 @@ if __name__ == "__main__":
                 writer.add_scalar(f"charts/win_rate/{m}", r["win_rate"], global_step)
                 writer.add_scalar(f"charts/eval_return/{m}", r["mean_return"], global_step)
                 per_map_values += [r["win_rate"], r["mean_return"]]
+        for j, (m, env_zs) in enumerate(zip(args.eval_maps, zs_envs, strict=True)):
+            r = evaluate(zs_pols[j], env_zs, args.eval_episodes, runs.zero_shot_eval_seed(args.seed, iteration, j))
+            writer.add_scalar(f"charts/zero_shot_win_rate/{m}", r["win_rate"], global_step)
+            writer.add_scalar(f"charts/zero_shot_eval_return/{m}", r["mean_return"], global_step)
+            per_map_values += [r["win_rate"], r["mean_return"]]
         eval_csv.writerow([global_step, round(time.time() - start_time, 2), wr, ret, iteration, *per_map_values])
         eval_log.flush()
         if frames:

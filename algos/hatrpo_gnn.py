@@ -39,6 +39,7 @@ maps of ``eval_episodes`` greedy episodes each), and ``eval.csv`` one ``win_rate
 and whose entity widths match (``models.load_checkpoint``); the run folder is ``A+B__<exp_name>__...``.
 With one map everything (outputs, checkpoint and resume format) is as before. ``charts/env_time_fraction`` (also in the progress line and the final line) is the share of
 each iteration's wall time (rollout and update, evaluation excluded) spent in ``env.step``.
+``--eval-maps`` plays maps never trained on zero-shot at every evaluation, as in ``happo_gnn.py``.
 
 Runs are kept as in ``happo_gnn.py``: a new folder ``runs/<run_name>/`` per run with
 ``run_meta.json`` (with ``torch_threads_used``, the thread count in effect), TensorBoard events,
@@ -157,6 +158,10 @@ class Args:
     """greedy evaluation episodes per evaluation (one per env of a separate eval simulator)"""
     eval_interval: int = 10
     """iterations between evaluations (plus one at the end)"""
+    eval_maps: tuple[str, ...] = ()
+    """maps never trained on, played zero-shot at every evaluation (`--eval-maps 3s5z 3s5z_vs_3s6z` on a 2s3z run):
+    --eval-episodes greedy episodes each, logged as `charts/zero_shot_win_rate/<map>` and eval.csv columns; the actors
+    must cover each map's unit classes; never used to pick `<exp_name>_best.pt`"""
     torch_threads: int = 0
     """torch CPU threads (0: torch's default, one per physical core); the simulator keeps this count"""
     time_budget_s: float = 0.0
@@ -541,6 +546,7 @@ def check_args(args: Args) -> None:
     need(
         args.total_timesteps >= batch, "total_timesteps", f"at least one batch of {batch} env steps (--num-envs x --num-steps)"
     )
+    runs.check_eval_maps(args.eval_maps, maps, args.backend, list_maps("all"))
 
 
 if __name__ == "__main__":
@@ -558,7 +564,7 @@ if __name__ == "__main__":
             saved = dict(resumed["args"])
             saved["map"] = [saved["map"]] if isinstance(saved["map"], str) else list(saved["map"])
             args = runs.resume_args(saved, cli, Args(), RESUME_CHANGEABLE, runs.given_fields(Args))
-            args.map = tuple(args.map)
+            args.map, args.eval_maps = tuple(args.map), tuple(args.eval_maps)
         except (OSError, ValueError) as e:
             runs.cli_error(str(e))
         args.resume = cli.resume
@@ -614,6 +620,16 @@ if __name__ == "__main__":
         )
     except ValueError as e:  # maps whose entity widths differ cannot share weights
         runs.cli_error(f"--map {' '.join(maps)}: {e}")
+    zs_envs, zs_pols = [], []  # --eval-maps: the same actors (views sharing their weights) on maps never trained on
+    for j, m in enumerate(args.eval_maps):
+        zs_envs.append(make_env(args.backend, m, args.eval_episodes, device, runs.zero_shot_eval_seed(args.seed, 0, j)))
+        zs_info = zs_envs[-1].get_env_info()
+        try:
+            zs_pols.append(policy.view(zs_info))  # its error names the classes or sizes that do not fit
+            if args.actor == "mlp" and zs_info["obs_layout"] != env_info["obs_layout"]:
+                raise ValueError("an MLP reads its inputs by position and the observation layouts differ")
+        except ValueError as e:
+            runs.cli_error(f"--eval-maps {m}: the actors of {'+'.join(maps)} ({args.actor}) cannot play it: {e}")
     classes = list(policy.classes)
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
 
@@ -683,6 +699,12 @@ if __name__ == "__main__":
                 f"  {m}: {Bm} envs, obs {info['obs_shape']}, state {info['state_shape']}, actions {info['n_actions']}, "
                 f"agents {info['n_agents']} ({describe_classes(info)}), episode limit {info['episode_limit']} env steps"
             )
+    for m, env_zs in zip(args.eval_maps, zs_envs, strict=True):
+        info = env_zs.get_env_info()
+        print(
+            f"  zero-shot evaluation on {m} (not trained on): agents {info['n_agents']} ({describe_classes(info)}), "
+            f"{args.eval_episodes} greedy episodes per evaluation"
+        )
     print(
         "classes: "
         + ", ".join(f"{c} ({n_params[c]:,} params)" for c in classes)
@@ -758,6 +780,7 @@ if __name__ == "__main__":
     eval_csv = csv.writer(eval_log)
     if new_csv:
         per_map_columns = [f"{col}/{m}" for m in maps for col in ("win_rate", "eval_return")] if K > 1 else []
+        per_map_columns += [f"zero_shot_{col}/{m}" for m in args.eval_maps for col in ("win_rate", "eval_return")]
         eval_csv.writerow(["global_step", "wall_time_s", "win_rate", "eval_return", "iteration", *per_map_columns])
     progress = runs.Progress(args.num_iterations, args.batch_size, start_iteration)
 
@@ -771,7 +794,8 @@ if __name__ == "__main__":
             torch.cuda.synchronize(device)
 
     def run_eval(iteration):
-        """Greedy evaluation on every training map; the all-map figure is the mean over the maps."""
+        """Greedy evaluation on every training map (the all-map figure, which picks ``_best.pt``, is the mean
+        over them), then on every ``--eval-maps`` map zero-shot (logged only)."""
         global best
         frames = [] if args.capture_video else None
         results = [
@@ -790,6 +814,11 @@ if __name__ == "__main__":
                 writer.add_scalar(f"charts/win_rate/{m}", r["win_rate"], global_step)
                 writer.add_scalar(f"charts/eval_return/{m}", r["mean_return"], global_step)
                 per_map_values += [r["win_rate"], r["mean_return"]]
+        for j, (m, env_zs) in enumerate(zip(args.eval_maps, zs_envs, strict=True)):
+            r = evaluate(zs_pols[j], env_zs, args.eval_episodes, runs.zero_shot_eval_seed(args.seed, iteration, j))
+            writer.add_scalar(f"charts/zero_shot_win_rate/{m}", r["win_rate"], global_step)
+            writer.add_scalar(f"charts/zero_shot_eval_return/{m}", r["mean_return"], global_step)
+            per_map_values += [r["win_rate"], r["mean_return"]]
         eval_csv.writerow([global_step, round(time.time() - start_time, 2), wr, ret, iteration, *per_map_values])
         eval_log.flush()
         if frames:

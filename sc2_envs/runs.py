@@ -111,6 +111,55 @@ def check_loss_flags(args: Any) -> None:
             cli_error(f"--{flag.replace('_', '-')} {getattr(args, flag)!r}: expected {expected}")
 
 
+def check_eval_maps(eval_maps: Any, train_maps: list[str], backend: str, valid_maps: list[str]) -> None:
+    """Refuse a bad ``--eval-maps`` of a training script (maps played zero-shot at every evaluation).
+
+    Args:
+        eval_maps: the flag's value, a sequence of map names (may be empty).
+        train_maps: the run's ``--map`` names.
+        backend: ``--backend``; zero-shot maps need the embedded simulator (``sim``), since a real game
+            per extra map would start another StarCraft II process at every evaluation.
+        valid_maps: every known map or scenario name (``sc2_envs.list_maps("all")``).
+
+    Raises:
+        SystemExit: via :func:`cli_error` (status 2) for an unknown, repeated or training map, or a
+            backend other than ``sim``; the message names the value and what was expected. Whether the
+            actors can play a map (its unit classes, entity widths) is checked once the models exist.
+    """
+    names = list(eval_maps)
+    if not names:
+        return
+    shown = " ".join(map(str, names))
+    unknown = [m for m in names if m not in valid_maps]
+    if unknown:
+        cli_error(f"--eval-maps {shown}: unknown {unknown}; expected names of sc2_envs.list_maps('all')")
+    if len(set(names)) < len(names):
+        cli_error(f"--eval-maps {shown}: expected distinct maps")
+    trained = [m for m in names if m in train_maps]
+    if trained:
+        cli_error(
+            f"--eval-maps {shown}: {trained} also in --map; expected maps not trained on (training maps are evaluated anyway)"
+        )
+    if backend != "sim":
+        cli_error(f"--eval-maps {shown} with --backend {backend}: expected --backend sim (one simulator per zero-shot map)")
+
+
+def zero_shot_eval_seed(run_seed: int, round_index: int, map_index: int) -> np.random.SeedSequence:
+    """The evaluation seed of the ``map_index``-th ``--eval-maps`` map at evaluation round ``round_index``.
+
+    ``sc2_envs.eval_seed(run_seed, round_index, 1 + map_index)``: spawn keys of the form
+    ``(EVAL_SPAWN_KEY, round, 1 + j, b)``, one element longer than a single-map run's evaluation
+    streams ``(EVAL_SPAWN_KEY, round, b)`` and never starting like a training stream, so no zero-shot
+    battle repeats a training or training-map evaluation battle (``sc2_envs.sim.rng``).
+
+    Raises:
+        ValueError: a negative or non-int argument (as ``eval_seed``).
+    """
+    from sc2_envs.sim.rng import eval_seed
+
+    return eval_seed(run_seed, round_index, 1 + map_index)
+
+
 def refuse_computed_flags(cli: Any, names: tuple[str, ...], how: str, given: set[str] | frozenset[str] | None = None) -> None:
     """Refuse the CleanRL fields that are computed at runtime (``batch_size`` ...) when the command
     line set them: they would be overwritten without notice. ``how`` says what they are computed from.

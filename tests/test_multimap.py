@@ -609,3 +609,65 @@ def test_first_screen_class_text_does_not_read_smacv2_classes_as_agent_counts():
         describe_classes(_infos("protoss_5_vs_5")[0])
         == "stalker, zealot, colossus (drawn per episode for each of the 5 agents)"
     )
+
+
+@pytest.mark.parametrize("script", ["happo_gnn.py", "hatrpo_gnn.py"])
+def test_zero_shot_eval_maps_are_logged_and_equal_an_evaluation_of_the_checkpoint(tmp_path, script):
+    """--eval-maps: printed first, one eval.csv column and TensorBoard tag per map, not in the all-map
+    figure; the figures are those of the saved actors on that map with runs.zero_shot_eval_seed."""
+    from sc2_envs.evaluation import evaluate
+    from sc2_envs.runs import zero_shot_eval_seed
+
+    exp = script[: -len(".py")]
+    flags = ["--map", "3m", "--seed", "2", "--num-envs", "4", "--num-steps", "4", "--hidden", "16"]
+    flags += ["--eval-episodes", "3", "--eval-interval", "1", "--total-timesteps", "32", "--eval-maps", "8m", "5m_vs_6m"]
+    out = _run(script, tmp_path, *flags).stdout.splitlines()
+    assert out[2].startswith("  zero-shot evaluation on 8m (not trained on): agents 8 (marine x8), 3 greedy episodes")
+    assert out[3].startswith("  zero-shot evaluation on 5m_vs_6m (not trained on): agents 5 (marine x5)")
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    rows = _eval_rows(run_dir)
+    assert [r["iteration"] for r in rows] == [1, 2]
+    assert set(rows[0]) == {
+        "global_step", "wall_time_s", "win_rate", "eval_return", "iteration",
+        "zero_shot_win_rate/8m", "zero_shot_eval_return/8m", "zero_shot_win_rate/5m_vs_6m", "zero_shot_eval_return/5m_vs_6m",
+    }  # fmt: skip
+    tags = _scalars(run_dir)
+    assert len(tags["charts/zero_shot_win_rate/8m"]) == len(tags["charts/zero_shot_eval_return/5m_vs_6m"]) == 2
+    ckpt = str(run_dir / f"{exp}.pt")  # the last evaluation's weights
+    for j, m in enumerate(("8m", "5m_vs_6m")):
+        env = sc2_envs.make_batched(m, num_envs=3, autoreset=True)
+        policy, _, _ = load_checkpoint(ckpt, env.get_env_info(), with_critic=False)
+        r = evaluate(policy, env, 3, zero_shot_eval_seed(2, 2, j))
+        assert rows[-1][f"zero_shot_eval_return/{m}"] == pytest.approx(r["mean_return"], abs=1e-9)
+        assert rows[-1][f"zero_shot_win_rate/{m}"] == r["win_rate"]
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--eval-maps", "3m"], "--eval-maps 3m: ['3m'] also in --map; expected maps not trained on"),
+        (["--eval-maps", "8m", "8m"], "--eval-maps 8m 8m: expected distinct maps"),
+        (["--eval-maps", "9m"], "--eval-maps 9m: unknown ['9m']"),
+        (["--eval-maps", "2s3z"], "--eval-maps 2s3z: the actors of 3m (gnn) cannot play it: this env (2s3z) has unit classes"),
+        (["--eval-maps", "8m", "--actor", "mlp"], "--eval-maps 8m: the actors of 3m (mlp) cannot play it: an MLP actor needs"),
+    ],
+    ids=["training-map", "duplicate", "unknown", "classes", "mlp-size"],
+)
+def test_bad_eval_maps_are_one_line_errors(tmp_path, flags, message):
+    res = _run(
+        "happo_gnn.py",
+        tmp_path,
+        "--map",
+        "3m",
+        "--num-envs",
+        "4",
+        "--num-steps",
+        "4",
+        "--total-timesteps",
+        "16",
+        *flags,
+        check=False,
+    )
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr[-2000:]
+    assert message in res.stderr, res.stderr
+    assert not (tmp_path / "runs").exists()
