@@ -36,10 +36,10 @@ def test_automatic_choice_is_applied_and_announced_once(restore_threads, monkeyp
     monkeypatch.setattr(threads, "_THREADS_AT_IMPORT", torch.get_num_threads())
     torch.set_num_threads(2)
     monkeypatch.setattr(threads, "_THREADS_AT_IMPORT", 2)  # as if torch's default were 2
-    env = make_batched("3m", num_envs=8)
+    env = make_batched("3m", num_envs=8, kernel="torch")
     assert env.num_threads == 1 and torch.get_num_threads() == 1
     assert "torch.set_num_threads(1) for a 8-env CPU simulator (was 2" in capsys.readouterr().err
-    make_batched("3m", num_envs=4)  # our own earlier choice may be revised; no second message
+    make_batched("3m", num_envs=4, kernel="torch")  # our own earlier choice may be revised; no second message
     assert capsys.readouterr().err == ""
 
 
@@ -47,11 +47,11 @@ def test_explicit_choices_win(restore_threads, monkeypatch):
     monkeypatch.setattr(threads, "_THREADS_AT_IMPORT", torch.get_num_threads())
     torch.set_num_threads(2 if threads._THREADS_AT_IMPORT != 2 else 3)  # the user's own set_num_threads
     mine = torch.get_num_threads()
-    assert make_batched("3m", num_envs=8).num_threads == mine and torch.get_num_threads() == mine
+    assert make_batched("3m", num_envs=8, kernel="torch").num_threads == mine and torch.get_num_threads() == mine
     assert make_batched("3m", num_envs=8, num_threads=1).num_threads == 1 and torch.get_num_threads() == 1
     torch.set_num_threads(threads._THREADS_AT_IMPORT)
     monkeypatch.setenv("OMP_NUM_THREADS", "2")  # the environment variable counts as a choice too
-    assert make_batched("3m", num_envs=8).num_threads == threads._THREADS_AT_IMPORT
+    assert make_batched("3m", num_envs=8, kernel="torch").num_threads == threads._THREADS_AT_IMPORT
 
 
 @pytest.mark.parametrize("bad, err", [(0, ValueError), (-2, ValueError), (1.5, TypeError), (True, TypeError)])
@@ -66,9 +66,9 @@ def test_an_explicit_count_is_kept_by_later_automatic_simulators(restore_threads
     ran on one thread whatever ``--torch-threads`` said, when it equalled torch's default)."""
     monkeypatch.setattr(threads, "_THREADS_AT_IMPORT", 2)  # torch's default 2, and the user wants 2
     assert make_batched("3m", num_envs=8, num_threads=2).num_threads == 2
-    assert make_batched("3m", num_envs=8).num_threads == 2 and torch.get_num_threads() == 2
+    assert make_batched("3m", num_envs=8, kernel="torch").num_threads == 2 and torch.get_num_threads() == 2
     torch.set_num_threads(3)  # a later explicit set_num_threads is the user's too
-    assert make_batched("3m", num_envs=8).num_threads == 3
+    assert make_batched("3m", num_envs=8, kernel="torch").num_threads == 3
 
 
 def test_explicit_count_caps_the_numba_kernels_threads(restore_threads):
@@ -88,3 +88,16 @@ def test_explicit_count_caps_the_numba_kernels_threads(restore_threads):
         assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
     finally:
         numba.set_num_threads(before)
+
+
+def test_numba_path_leaves_torch_threads_alone(restore_threads, monkeypatch, capsys):
+    """The numba step runs no torch op: an automatic simulator on it must not change the process's torch
+    count (it did: a one-env Gymnasium env set one thread for the user's own networks)."""
+    pytest.importorskip("numba")
+    torch.set_num_threads(2)
+    monkeypatch.setattr(threads, "_THREADS_AT_IMPORT", 2)  # as if torch's default were 2
+    for b in (1, 64, 1024):
+        env = make_batched("3m", num_envs=b, kernel="numba")
+        assert env.kernel == "numba" and env.num_threads == 2 and torch.get_num_threads() == 2
+    assert capsys.readouterr().err == ""
+    assert make_batched("3m", num_envs=8, kernel="torch").num_threads == 1  # the torch path keeps its rule

@@ -32,7 +32,7 @@ from sc2_envs.sim.state import (
     UnitTable,
     WorldState,
 )
-from sc2_envs.sim.threads import apply_num_threads
+from sc2_envs.sim.threads import apply_num_threads, check_num_threads
 from sc2_envs.units import LOOPS_PER_STEP
 
 # Action ids (SMAC): 0 no-op, 1 stop, 2 north (+y), 3 south (-y), 4 east (+x), 5 west (-x), 6+j target j.
@@ -148,10 +148,11 @@ class SMACSim:
         compile: fuse the step with ``torch.compile`` (same rules, one fused kernel per step; the
             first step compiles for a minute or more, later runs reuse the on-disk cache). Several
             times faster at small B on CPU; results match eager mode to float rounding, not bit for bit.
-        num_threads: torch CPU threads (``torch.set_num_threads``, process-wide). ``None``: the
-            simulator picks them for ``num_envs`` (one thread below 2,048 envs on CPU; see
-            ``sim.threads`` and README "Speed") unless you chose already (``OMP_NUM_THREADS``, or
-            ``torch.set_num_threads`` after importing ``sc2_envs``), and says so once on stderr.
+        num_threads: torch CPU threads (``torch.set_num_threads``, process-wide). ``None``: on the
+            torch path the simulator picks them for ``num_envs`` (one thread below 2,048 envs on CPU;
+            see ``sim.threads`` and README "Speed") unless you chose already (``OMP_NUM_THREADS``, or
+            ``torch.set_num_threads`` after importing ``sc2_envs``), and says so once on stderr; on
+            the numba path it leaves torch's count as it is (the step runs no torch operations).
             The count in effect is ``self.num_threads``. An int also caps the numba kernels'
             threads (``numba.set_num_threads(min(num_threads, NUMBA_NUM_THREADS))`` in the calling
             thread), the number of chunks a threaded kernel call splits the envs into
@@ -256,7 +257,7 @@ class SMACSim:
         self.map_name = self.spec.name
         self.num_envs = num_envs
         self.device = _as_device(device)
-        self.num_threads = apply_num_threads(num_threads, num_envs, self.device)
+        check_num_threads(num_threads)  # applied once the kernel is known (the automatic rule is the torch path's)
         self._explicit_threads = num_threads is not None
         self.autoreset = autoreset
         self.lenient_actions = lenient_actions
@@ -326,6 +327,7 @@ class SMACSim:
         self._compile = compile
         self._compiled: dict = {}
         self.kernel = self._resolve_kernel(kernel)
+        self.num_threads = apply_num_threads(num_threads, num_envs, self.device, self.kernel)
         self._build_kernels()
         self._stat_counts = torch.zeros(3, dtype=torch.int64, device=self.device)
         if pin is not None:

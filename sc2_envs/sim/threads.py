@@ -8,7 +8,8 @@ that other processes have preempted. Measured with ``benchmarks/env_throughput.p
 
 Rule (``auto_num_threads``): one thread below ``PARALLEL_MIN_ENVS`` envs; from there one thread per
 ``ENVS_PER_THREAD`` envs, capped by the CPUs this process may run on minus the load already on them
-(the 1-minute load average), and never below one. CUDA simulators do not change the CPU threads.
+(the 1-minute load average), and never below one. CUDA simulators do not change the CPU threads, nor
+do simulators on the numba path (``kernel="numba"``, the CPU default), whose step runs no torch op.
 
 The user's choice always wins: ``num_threads=<int>`` sets it, and later simulators made without
 ``num_threads`` keep it while torch's count is still that value (a training script that passes its
@@ -80,28 +81,39 @@ def user_chose_threads() -> bool:
     return now != _THREADS_AT_IMPORT and now != _auto_choice
 
 
-def apply_num_threads(num_threads: int | None, num_envs: int, device: torch.device | str) -> int:
+def check_num_threads(num_threads: int | None) -> None:
+    """Raise ``TypeError`` / ``ValueError`` (naming the value) unless ``num_threads`` is None or an int ``>= 1``."""
+    if num_threads is None:
+        return
+    if not isinstance(num_threads, int) or isinstance(num_threads, bool):
+        raise TypeError(f"num_threads must be None (automatic) or an int >= 1, got {num_threads!r}")
+    if num_threads < 1:
+        raise ValueError(f"num_threads must be None (automatic) or an int >= 1, got {num_threads!r}")
+
+
+def apply_num_threads(num_threads: int | None, num_envs: int, device: torch.device | str, kernel: str = "torch") -> int:
     """Set torch's intra-op threads for a simulator of ``num_envs`` envs; returns the count in effect.
 
     Args:
         num_threads: an int ``>= 1`` (always applied: ``torch.set_num_threads(num_threads)``) or None
-            (automatic: ``auto_num_threads``, unless ``user_chose_threads()``).
+            (automatic: ``auto_num_threads`` on the torch path, unless ``user_chose_threads()``).
         num_envs: the batch size ``B``.
         device: the simulator's device.
+        kernel: the simulator's step path, ``"torch"`` or ``"numba"``. With None on the numba path
+            nothing is changed: its step is one compiled call that runs no torch operation (its
+            threads are numba's, ``sim.kernels.chunks``), so a process-wide change would only slow
+            the caller's own networks (e.g. a one-env Gymnasium env would have set one thread).
 
     Raises:
         TypeError / ValueError: ``num_threads`` not None and not an int ``>= 1``.
     """
     global _auto_choice, _announced, _explicit_choice
+    check_num_threads(num_threads)
     if num_threads is not None:
-        if not isinstance(num_threads, int) or isinstance(num_threads, bool):
-            raise TypeError(f"num_threads must be None (automatic) or an int >= 1, got {num_threads!r}")
-        if num_threads < 1:
-            raise ValueError(f"num_threads must be None (automatic) or an int >= 1, got {num_threads!r}")
         torch.set_num_threads(num_threads)
         _explicit_choice = num_threads
         return num_threads
-    if user_chose_threads():
+    if kernel == "numba" or user_chose_threads():
         return torch.get_num_threads()
     want = auto_num_threads(num_envs, device)
     if want is None:
