@@ -89,7 +89,7 @@ import tyro
 from torch import nn
 from torch.utils.tensorboard import SummaryWriter
 
-from models import build_multi_map_models, describe_classes, save_checkpoint
+from models import build_multi_map_models, describe_classes, save_checkpoint, zero_shot_views
 from models.common import masked_mean
 from sc2_envs import runs
 from sc2_envs.evaluation import evaluate
@@ -597,16 +597,15 @@ if __name__ == "__main__":
         )
     except ValueError as e:  # maps whose entity widths differ cannot share weights
         runs.cli_error(f"--map {' '.join(maps)}: {e}")
-    zs_envs, zs_pols = [], []  # --eval-maps: the same actors (views sharing their weights) on maps never trained on
-    for j, m in enumerate(args.eval_maps):
-        zs_envs.append(make_env(args.backend, m, args.eval_episodes, device, runs.zero_shot_eval_seed(args.seed, 0, j)))
-        zs_info = zs_envs[-1].get_env_info()
-        try:
-            zs_pols.append(policy.view(zs_info))  # its error names the classes or sizes that do not fit
-            if args.actor == "mlp" and zs_info["obs_layout"] != env_info["obs_layout"]:
-                raise ValueError("an MLP reads its inputs by position and the observation layouts differ")
-        except ValueError as e:
-            runs.cli_error(f"--eval-maps {m}: the actors of {'+'.join(maps)} ({args.actor}) cannot play it: {e}")
+    # --eval-maps: the same actors (views sharing their weights) on maps never trained on
+    zs_envs = [
+        make_env(args.backend, m, args.eval_episodes, device, runs.zero_shot_eval_seed(args.seed, 0, j))
+        for j, m in enumerate(args.eval_maps)
+    ]
+    try:
+        zs_pols = zero_shot_views(policy, env_info, [e.get_env_info() for e in zs_envs])
+    except ValueError as e:
+        runs.cli_error(f"--eval-maps {e} (the actors of {'+'.join(maps)}, {args.actor}, cannot play it)")
     classes = list(policy.classes)
     actor_optimizers = {c: torch.optim.Adam(policy.actors[c].parameters(), lr=args.learning_rate, eps=1e-5) for c in classes}
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)

@@ -20,6 +20,7 @@ from models.agents import (
     save_checkpoint,
     type_vocab_union,
     unit_classes,
+    zero_shot_views,
 )
 from models.common import MASKED_LOGIT, MaskedCategorical, ValueNorm, layer_init
 from models.entities import (
@@ -60,4 +61,5 @@ __all__ = [
     "save_checkpoint",
     "describe_classes",
     "unit_classes",
+    "zero_shot_views",
 ]

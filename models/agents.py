@@ -592,6 +592,38 @@ def build_multi_map_models(
     return policy, critic, policies, critics
 
 
+def zero_shot_views(policy: ClassPolicy, train_info: dict, env_infos: list[dict]) -> list[ClassPolicy]:
+    """Views of ``policy``'s actors bound to maps it is not trained on, for zero-shot evaluation.
+
+    Each view shares the actors' parameters (:meth:`ClassPolicy.view`), so it plays the current
+    weights at every call, as ``load_checkpoint`` would bind a checkpoint of them to that map.
+
+    Args:
+        policy: the training policy (bound to ``train_info``).
+        train_info: ``get_env_info()`` of a training map (the MLP's observation layout is read from it).
+        env_infos: ``get_env_info()`` of each zero-shot map.
+
+    Returns:
+        one :class:`ClassPolicy` view per entry of ``env_infos``.
+
+    Raises:
+        ValueError: a map the actors cannot play, naming it: a unit class without an actor, other
+            entity widths or type vocabulary (GNN), other sizes, or equal sizes but another
+            observation layout (an MLP reads its inputs by position).
+    """
+    views = []
+    for info in env_infos:
+        name = info.get("map_name")
+        try:
+            views.append(policy.view(info))  # its error names the classes or sizes that do not fit
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
+        if policy.actor_type == "mlp" and info.get("obs_layout") != train_info.get("obs_layout"):
+            diff = "; ".join(dict_diffs(_plain(train_info.get("obs_layout") or {}), _plain(info.get("obs_layout") or {})))
+            raise ValueError(f"{name}: an MLP reads its inputs by position and the observation layouts differ ({diff})")
+    return views
+
+
 def checkpoint_maps(config: dict) -> list[str]:
     """The training maps recorded in a checkpoint's ``config``: ``train_maps`` of a multi-map
     checkpoint, else ``[map_name]``."""

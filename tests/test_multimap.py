@@ -9,7 +9,7 @@ import torch
 from conftest import REPO, load_algo
 
 import sc2_envs
-from models import build_models, build_multi_map_models, checkpoint_maps, load_checkpoint, save_checkpoint
+from models import build_models, build_multi_map_models, checkpoint_maps, load_checkpoint, save_checkpoint, zero_shot_views
 
 happo = load_algo("happo_gnn")
 hatrpo = load_algo("hatrpo_gnn")
@@ -648,8 +648,8 @@ def test_zero_shot_eval_maps_are_logged_and_equal_an_evaluation_of_the_checkpoin
         (["--eval-maps", "3m"], "--eval-maps 3m: ['3m'] also in --map; expected maps not trained on"),
         (["--eval-maps", "8m", "8m"], "--eval-maps 8m 8m: expected distinct maps"),
         (["--eval-maps", "9m"], "--eval-maps 9m: unknown ['9m']"),
-        (["--eval-maps", "2s3z"], "--eval-maps 2s3z: the actors of 3m (gnn) cannot play it: this env (2s3z) has unit classes"),
-        (["--eval-maps", "8m", "--actor", "mlp"], "--eval-maps 8m: the actors of 3m (mlp) cannot play it: an MLP actor needs"),
+        (["--eval-maps", "2s3z"], "--eval-maps 2s3z: this env (2s3z) has unit classes"),
+        (["--eval-maps", "8m", "--actor", "mlp"], "--eval-maps 8m: an MLP actor needs"),
     ],
     ids=["training-map", "duplicate", "unknown", "classes", "mlp-size"],
 )
@@ -671,3 +671,15 @@ def test_bad_eval_maps_are_one_line_errors(tmp_path, flags, message):
     assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr[-2000:]
     assert message in res.stderr, res.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_zero_shot_views_share_the_actors_and_refuse_an_mlp_on_another_layout():
+    (info_3m,) = _infos("3m")
+    (info_8m,) = _infos("8m")
+    policy, _, _, _ = build_multi_map_models([info_3m], "gnn", hidden=16)
+    (view,) = zero_shot_views(policy, info_3m, [info_8m])
+    assert view.actors is policy.actors and view.n_agents == 8
+    mlp, _, _, _ = build_multi_map_models([info_3m], "mlp", hidden=16)
+    other = dict(info_3m, map_name="3m-moved", obs_layout={**info_3m["obs_layout"], "move_feats": 5})
+    with pytest.raises(ValueError, match="3m-moved: an MLP reads its inputs by position .*move_feats: 4 vs 5"):
+        zero_shot_views(mlp, info_3m, [other])
