@@ -30,7 +30,9 @@ Each run writes into a new folder (``--run-dir``, which must not exist yet or be
 exits with status 0 (a second signal aborts at once); ``--resume <run folder>`` continues with the
 next epoch (weights, optimiser, shuffling generator, RNG states and the epoch history restored), so
 a run stopped after epoch ``k`` and resumed ends with the same checkpoints, bit for bit, as one that
-was never stopped; the selection (``best.pt``) runs once all ``--epochs`` are done.
+was never stopped; the selection (``best.pt``) runs once all ``--epochs`` are done. A run resumed after
+it finished (the same ``--epochs`` with other selection flags, or more ``--epochs``) selects again; with
+behaviour selection its TensorBoard curves are rewritten first, so they keep one point per epoch.
 """
 
 from __future__ import annotations
@@ -406,7 +408,7 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
             sample_seed=args.eval_seed,
         )
 
-    return select(args, run_dir, history, play)
+    return select(args, run_dir, history, play, resumed=resumed is not None)
 
 
 def annotate(path: Path, bc: dict) -> None:
@@ -433,8 +435,29 @@ def log_scalars(run_dir: Path, rec: dict) -> None:
     w.flush()
 
 
-def select(args: Args, run_dir: Path, history: list, play) -> dict:
-    """Pick the final checkpoint (``best.pt``) by validation accuracy or by behaviour; optionally average."""
+def restart_curves(run_dir: Path, history: list) -> None:
+    """Supersede every earlier TensorBoard event of ``run_dir`` and write the ``bc/…`` figures of ``history`` again.
+
+    A resumed run may already hold ``behaviour/…`` points of an earlier selection (the run had finished,
+    or was killed while selecting); TensorBoard would show a second point per epoch beside them. The new
+    writer's purge step 1 makes TensorBoard drop all earlier events (every step is an epoch >= 1), so the
+    per-epoch figures are written once more from ``history`` and each curve has one point per epoch."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    key = str(run_dir)
+    if key in _WRITERS:
+        _WRITERS[key].close()
+    _WRITERS[key] = SummaryWriter(key, purge_step=1)
+    for rec in history:
+        log_scalars(run_dir, rec)
+
+
+def select(args: Args, run_dir: Path, history: list, play, resumed: bool = False) -> dict:
+    """Pick the final checkpoint (``best.pt``) by validation accuracy or by behaviour; optionally average.
+
+    With behaviour selection every epoch's evaluation goes to TensorBoard (``behaviour/…``, the epoch as the
+    step); in a ``resumed`` run the curves are first rewritten (:func:`restart_curves`), so a run resumed
+    after it had finished (or with more ``--epochs``) shows one point per epoch, those of this selection."""
     by_acc = max(history, key=lambda r: r["val_acc"])
     summary = {"history": history, "val_acc_pick": by_acc["epoch"]}
     if play is None and args.select_by == "behaviour":
@@ -443,6 +466,8 @@ def select(args: Args, run_dir: Path, history: list, play) -> dict:
             "(full-game evaluation needs StarCraft II): use --select-by val-acc"
         )
     if play is not None and args.select_by == "behaviour":
+        if resumed:
+            restart_curves(run_dir, history)
         for r in history:
             r["behaviour"] = play(r["checkpoint"])
             log_scalars(
