@@ -421,14 +421,19 @@ def annotate(path: Path, bc: dict) -> None:
 _WRITERS: dict = {}
 
 
-def log_scalars(run_dir: Path, rec: dict) -> None:
-    """Write the numeric entries of ``rec`` to TensorBoard (``run_dir``), with ``rec["epoch"]`` as the step."""
+def _writer(run_dir: Path):
+    """The run's open TensorBoard writer (opened on first use)."""
     from torch.utils.tensorboard import SummaryWriter
 
     key = str(run_dir)
     if key not in _WRITERS:
         _WRITERS[key] = SummaryWriter(key)
-    w = _WRITERS[key]
+    return _WRITERS[key]
+
+
+def log_scalars(run_dir: Path, rec: dict) -> None:
+    """Write the numeric entries of ``rec`` to TensorBoard (``run_dir``), with ``rec["epoch"]`` as the step."""
+    w = _writer(run_dir)
     for k, v in rec.items():
         if k != "epoch" and isinstance(v, (int, float)) and not isinstance(v, bool):
             w.add_scalar(k if "/" in k else f"bc/{k}", v, rec["epoch"])
@@ -439,15 +444,15 @@ def restart_curves(run_dir: Path, history: list) -> None:
     """Supersede every earlier TensorBoard event of ``run_dir`` and write the ``bc/…`` figures of ``history`` again.
 
     A resumed run may already hold ``behaviour/…`` points of an earlier selection (the run had finished,
-    or was killed while selecting); TensorBoard would show a second point per epoch beside them. The new
-    writer's purge step 1 makes TensorBoard drop all earlier events (every step is an epoch >= 1), so the
-    per-epoch figures are written once more from ``history`` and each curve has one point per epoch."""
-    from torch.utils.tensorboard import SummaryWriter
+    or was killed while selecting); TensorBoard would show a second point per epoch beside them. A session
+    start at step 1 (what ``SummaryWriter(purge_step=1)`` writes) makes TensorBoard drop all events before
+    it (every step is an epoch >= 1), so the per-epoch figures are written once more from ``history`` and
+    each curve has one point per epoch."""
+    from tensorboard.compat.proto.event_pb2 import Event, SessionLog
 
-    key = str(run_dir)
-    if key in _WRITERS:
-        _WRITERS[key].close()
-    _WRITERS[key] = SummaryWriter(key, purge_step=1)
+    # into the open file, not a new one: TensorBoard reads a folder's files in name order, and two files one
+    # process opens within a second sort by a counter as text (...pid.10 before ...pid.9)
+    _writer(run_dir).file_writer.add_event(Event(step=1, session_log=SessionLog(status=SessionLog.START)))
     for rec in history:
         log_scalars(run_dir, rec)
 

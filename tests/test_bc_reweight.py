@@ -5,6 +5,7 @@ masked CE, averaging, behaviour evaluator, short runs."""
 import json
 import math
 import re
+import time
 from pathlib import Path
 
 import numpy as np
@@ -244,6 +245,14 @@ def _scalar_steps(run_dir: Path) -> dict:
     return {tag: [e.step for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
 
 
+def _next_second() -> None:
+    """Wait for the clock's next second: event files are named by the second, then by a per-process counter
+    that sorts as text, so two opened within one second in one process can be read out of order."""
+    start = int(time.time())
+    while int(time.time()) == start:
+        time.sleep(0.02)
+
+
 def test_resuming_a_finished_behaviour_selected_run_logs_each_epoch_once(demos_3m, tmp_path):
     # found by a reviewer: --resume on a finished run played every epoch again and added a second
     # behaviour/* point per epoch to the TensorBoard curves (the first ones were never purged)
@@ -253,10 +262,12 @@ def test_resuming_a_finished_behaviour_selected_run_logs_each_epoch_once(demos_3
     assert "win_rate" in first["history"][0]["behaviour"]
     before = _scalar_steps(run)
     assert before["behaviour/win_rate"] == [1, 2] and before["bc/val_acc"] == [1, 2]
+    _next_second()
     again = bc.main(bc.Args(resume=str(run)))
     assert again["pick"] == first["pick"]
     assert _scalar_steps(run) == before  # every curve: one point per epoch, none dropped
     # a finished run trained longer: the new epoch is added, the first two still have one point each
+    _next_second()
     bc.main(bc.Args(resume=str(run), epochs=3))
     steps = _scalar_steps(run)
     assert steps.keys() == before.keys() and all(s == [1, 2, 3] for s in steps.values()), steps
