@@ -140,9 +140,10 @@ class Args:
     ent_coef: float = 0.01
     """coefficient of the entropy bonus (over available actions, alive agents)"""
     kl_coef: float = 0.0
-    """coefficient of KL(teacher || student) over available actions; > 0 requires --teacher"""
+    """coefficient of KL(teacher || student) over available actions; > 0 requires --teacher, and --teacher requires > 0"""
     teacher: str = ""
-    """path of the teacher checkpoint (a BC or HAPPO checkpoint, models.save_checkpoint format); never guessed"""
+    """path of the teacher checkpoint (a BC or HAPPO checkpoint, models.save_checkpoint format); never guessed;
+    needs --kl-coef > 0 (with 0 the teacher would have no effect, so a new run refuses it)"""
     init: str = ""
     """path of a checkpoint initialising the student (policy, and the critic if it has one)"""
     max_grad_norm: float = 10.0
@@ -407,6 +408,12 @@ def check_args(args: Args) -> None:
             f"--kl-coef {args.kl_coef} > 0 needs --teacher PATH (a BC or HAPPO checkpoint); "
             "the teacher is never guessed from a folder"
         )
+    if args.teacher and args.kl_coef == 0:
+        no_effect = f"--teacher {args.teacher!r} with --kl-coef 0: the teacher would have no effect (its KL is weighted by 0)"
+        if not args.resume:
+            raise SystemExit(f"{no_effect}; set --kl-coef > 0 (e.g. 0.02) or drop --teacher")
+        # a run saved before this was refused: neither flag may change on --resume, so say it and go on
+        print(f"note: {no_effect}; this run was started so, and a resumed run keeps both flags", flush=True)
     for name in ("teacher", "init"):
         path = getattr(args, name)
         if path and not Path(path).is_file():

@@ -30,7 +30,9 @@ Each run writes into a new folder (``--run-dir``, which must not exist yet or be
 exits with status 0 (a second signal aborts at once); ``--resume <run folder>`` continues with the
 next epoch (weights, optimiser, shuffling generator, RNG states and the epoch history restored), so
 a run stopped after epoch ``k`` and resumed ends with the same checkpoints, bit for bit, as one that
-was never stopped; the selection (``best.pt``) runs once all ``--epochs`` are done.
+was never stopped; the selection (``best.pt``) runs once all ``--epochs`` are done. A run resumed after
+it finished (the same ``--epochs`` with other selection flags, or more ``--epochs``) selects again; with
+behaviour selection its TensorBoard curves are rewritten first, so they keep one point per epoch.
 """
 
 from __future__ import annotations
@@ -406,7 +408,7 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
             sample_seed=args.eval_seed,
         )
 
-    return select(args, run_dir, history, play)
+    return select(args, run_dir, history, play, resumed=resumed is not None)
 
 
 def annotate(path: Path, bc: dict) -> None:
@@ -419,22 +421,48 @@ def annotate(path: Path, bc: dict) -> None:
 _WRITERS: dict = {}
 
 
-def log_scalars(run_dir: Path, rec: dict) -> None:
-    """Write the numeric entries of ``rec`` to TensorBoard (``run_dir``), with ``rec["epoch"]`` as the step."""
+def _writer(run_dir: Path):
+    """The run's open TensorBoard writer (opened on first use)."""
     from torch.utils.tensorboard import SummaryWriter
 
     key = str(run_dir)
     if key not in _WRITERS:
         _WRITERS[key] = SummaryWriter(key)
-    w = _WRITERS[key]
+    return _WRITERS[key]
+
+
+def log_scalars(run_dir: Path, rec: dict) -> None:
+    """Write the numeric entries of ``rec`` to TensorBoard (``run_dir``), with ``rec["epoch"]`` as the step."""
+    w = _writer(run_dir)
     for k, v in rec.items():
         if k != "epoch" and isinstance(v, (int, float)) and not isinstance(v, bool):
             w.add_scalar(k if "/" in k else f"bc/{k}", v, rec["epoch"])
     w.flush()
 
 
-def select(args: Args, run_dir: Path, history: list, play) -> dict:
-    """Pick the final checkpoint (``best.pt``) by validation accuracy or by behaviour; optionally average."""
+def restart_curves(run_dir: Path, history: list) -> None:
+    """Supersede every earlier TensorBoard event of ``run_dir`` and write the ``bc/…`` figures of ``history`` again.
+
+    A resumed run may already hold ``behaviour/…`` points of an earlier selection (the run had finished,
+    or was killed while selecting); TensorBoard would show a second point per epoch beside them. A session
+    start at step 1 (what ``SummaryWriter(purge_step=1)`` writes) makes TensorBoard drop all events before
+    it (every step is an epoch >= 1), so the per-epoch figures are written once more from ``history`` and
+    each curve has one point per epoch."""
+    from tensorboard.compat.proto.event_pb2 import Event, SessionLog
+
+    # into the open file, not a new one: TensorBoard reads a folder's files in name order, and two files one
+    # process opens within a second sort by a counter as text (...pid.10 before ...pid.9)
+    _writer(run_dir).file_writer.add_event(Event(step=1, session_log=SessionLog(status=SessionLog.START)))
+    for rec in history:
+        log_scalars(run_dir, rec)
+
+
+def select(args: Args, run_dir: Path, history: list, play, resumed: bool = False) -> dict:
+    """Pick the final checkpoint (``best.pt``) by validation accuracy or by behaviour; optionally average.
+
+    With behaviour selection every epoch's evaluation goes to TensorBoard (``behaviour/…``, the epoch as the
+    step); in a ``resumed`` run the curves are first rewritten (:func:`restart_curves`), so a run resumed
+    after it had finished (or with more ``--epochs``) shows one point per epoch, those of this selection."""
     by_acc = max(history, key=lambda r: r["val_acc"])
     summary = {"history": history, "val_acc_pick": by_acc["epoch"]}
     if play is None and args.select_by == "behaviour":
@@ -443,6 +471,8 @@ def select(args: Args, run_dir: Path, history: list, play) -> dict:
             "(full-game evaluation needs StarCraft II): use --select-by val-acc"
         )
     if play is not None and args.select_by == "behaviour":
+        if resumed:
+            restart_curves(run_dir, history)
         for r in history:
             r["behaviour"] = play(r["checkpoint"])
             log_scalars(

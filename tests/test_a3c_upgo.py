@@ -345,6 +345,22 @@ def test_kl_without_teacher_and_missing_paths_fail_clearly(tmp_path):
         algo.check_args(algo.Args(backend="threads"))
 
 
+def test_teacher_with_kl_coef_zero_is_refused(tmp_path, capsys):
+    # found by a reviewer: the teacher was loaded, then its KL was multiplied by 0 (the default --kl-coef)
+    algo = load_algo("a3c_upgo")
+    teacher = str(REPO / "checkpoints" / "2s3z_gnn.pt")
+    message = (
+        f"--teacher {teacher!r} with --kl-coef 0: the teacher would have no effect (its KL is weighted by 0); "
+        "set --kl-coef > 0 (e.g. 0.02) or drop --teacher"
+    )
+    with pytest.raises(SystemExit, match=re.escape(message)):
+        algo.check_args(algo.Args(map="2s3z", teacher=teacher))
+    algo.check_args(algo.Args(map="2s3z", teacher=teacher, kl_coef=0.02))
+    # a run saved before the refusal cannot change either flag on --resume: it goes on, and says so
+    algo.check_args(algo.Args(map="2s3z", teacher=teacher, resume=str(tmp_path)))
+    assert "note: --teacher" in capsys.readouterr().out
+
+
 def test_bad_actor_and_win_window_are_refused_by_check_args():
     algo = load_algo("a3c_upgo")
     # before: --actor was only refused by build_models in the learner, --win-window 0 ran and logged

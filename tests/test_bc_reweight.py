@@ -5,6 +5,7 @@ masked CE, averaging, behaviour evaluator, short runs."""
 import json
 import math
 import re
+import time
 from pathlib import Path
 
 import numpy as np
@@ -233,6 +234,43 @@ def test_short_bc_run_on_recorded_3m_reduces_the_loss(demos_3m, tmp_path, capsys
     assert "shard_00000.npz" in screen and "training label counts" in screen and "target" in screen
     ck = torch.load(tmp_path / "run" / "epoch_001.pt", weights_only=True)
     assert ck["bc"]["files"] and sum(ck["bc"]["data_counts"]) > 0
+
+
+def _scalar_steps(run_dir: Path) -> dict:
+    """``{tag: [step, ...]}`` of the scalars TensorBoard shows for ``run_dir`` (after its purges)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run_dir))
+    acc.Reload()
+    return {tag: [e.step for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
+
+
+def _next_second() -> None:
+    """Wait for the clock's next second: event files are named by the second, then by a per-process counter
+    that sorts as text, so two opened within one second in one process can be read out of order."""
+    start = int(time.time())
+    while int(time.time()) == start:
+        time.sleep(0.02)
+
+
+def test_resuming_a_finished_behaviour_selected_run_logs_each_epoch_once(demos_3m, tmp_path):
+    # found by a reviewer: --resume on a finished run played every epoch again and added a second
+    # behaviour/* point per epoch to the TensorBoard curves (the first ones were never purged)
+    run = tmp_path / "run"
+    common = dict(epochs=2, batch_size=64, hidden=16, select_by="behaviour", eval_episodes=2, eval_envs=2)
+    first = bc.main(bc.Args(data=str(demos_3m), run_dir=str(run), **common))
+    assert "win_rate" in first["history"][0]["behaviour"]
+    before = _scalar_steps(run)
+    assert before["behaviour/win_rate"] == [1, 2] and before["bc/val_acc"] == [1, 2]
+    _next_second()
+    again = bc.main(bc.Args(resume=str(run)))
+    assert again["pick"] == first["pick"]
+    assert _scalar_steps(run) == before  # every curve: one point per epoch, none dropped
+    # a finished run trained longer: the new epoch is added, the first two still have one point each
+    _next_second()
+    bc.main(bc.Args(resume=str(run), epochs=3))
+    steps = _scalar_steps(run)
+    assert steps.keys() == before.keys() and all(s == [1, 2, 3] for s in steps.values()), steps
 
 
 def test_demos_of_another_layout_with_the_same_sizes_are_refused(demos_3m, tmp_path):

@@ -27,6 +27,8 @@ Agent names ``agent_0 .. agent_{N-1}`` put all agents in one group ``"agent"`` (
 
 from __future__ import annotations
 
+import numpy as np
+
 from sc2_envs.adapters.pettingzoo_views import FlatObservation
 from sc2_envs.wrappers.pettingzoo import SC2ParallelEnv
 
@@ -45,13 +47,20 @@ def make_torchrl_env(
     Args:
         map_name: SMAC map name.
         dead_agents: ``"absorbing"`` (default) or ``"remove"`` (then ``use_mask=True``).
-        return_state: add SMAC's global state as ``"state"``.
+        return_state: add SMAC's global state as ``"state"``; a bool (``numpy.bool_`` too).
         device: device of TorchRL's tensordicts (the simulator runs on CPU).
         **env_kwargs: other ``SC2ParallelEnv`` keywords (``seed``, ``loops_per_tick``, SMAC options ...).
 
     Returns:
         ``torchrl.envs.PettingZooWrapper`` (batch size ``[]``; one env step per frame).
+
+    Raises:
+        TypeError: ``return_state`` is not a bool (checked before anything is built).
+        ValueError: ``dead_agents`` other than ``"absorbing"`` / ``"remove"`` (``SC2ParallelEnv``), or
+            ``"remove"`` with a torchrl older than ``REMOVE_MIN_TORCHRL``.
     """
+    if not isinstance(return_state, (bool, np.bool_)):  # TorchRL reads it by truth value: "no" would add the state
+        raise TypeError(f"return_state must be a bool (True: SMAC's global state under 'state'), got {return_state!r}")
     import torchrl
     from packaging.version import Version
     from torchrl.envs import PettingZooWrapper
@@ -65,7 +74,7 @@ def make_torchrl_env(
     par = FlatObservation(SC2ParallelEnv(map_name, dead_agents=dead_agents, **env_kwargs))
     return PettingZooWrapper(
         par,
-        return_state=return_state,
+        return_state=bool(return_state),
         use_mask=dead_agents == "remove",
         done_on_any=False,
         categorical_actions=True,

@@ -22,7 +22,9 @@ game. Served requests (s2clientprotocol ``sc2api.proto``):
   ``energy``, ``weapon_cooldown`` (game loops), ``orders``.
 * ``action``: raw unit commands of the agents: Stop (4), Move (16) to a point, Attack (23) a unit,
   MedivacHeal (386) an ally; ``queue_command`` is refused (``CantQueueThatOrder``), anything else
-  ``NotSupported`` / ``Error`` per action.
+  ``NotSupported`` / ``Error`` per action. A target point with a NaN or infinite coordinate gets
+  ``Error``; one farther off the playable area than SMAC's move reach gets ``NotSupported``
+  (``SC2APIGame.target_point_result``).
 * ``step``: game loops; each block of 8 loops is one simulator env step (orders and enemy AI, then
   8 loop ticks), a shorter remainder runs loop ticks only.
 * ``debug``: ``kill_unit`` (SMAC's reset). When no unit is left, the next ``step`` respawns the map's
@@ -42,6 +44,7 @@ names; ``-dataDir``, ``-tempDir``, ``-verbose``, ``-dataVersion``, ... are accep
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import select
 import socket
@@ -290,13 +293,44 @@ class SC2APIGame:
             return -1
         return u
 
+    @staticmethod
+    def target_point_result(x: float, y: float) -> int | None:
+        """``None`` if a command's target point ``(x, y)`` is served, else the ``ActionResult`` refusing it.
+
+        * A NaN or infinite coordinate: ``Error`` (3). It names no place, and the simulator would turn the
+          unit's position into NaN.
+        * A point farther than SMAC's move amount (2) outside the playable area (0, 0)-(32, 32) that
+          ``game_info`` reports, i.e. outside [-2, 34] x [-2, 34]: ``NotSupported`` (2).
+
+        Points off the playable area but within that reach are served as the embedded env serves them
+        (the unit walks toward the point and stops at the map edge): SMAC itself sends them, since its
+        ``can_move`` checks the cell half a move ahead (``int()`` of the coordinate) while the move goes a
+        whole move (2) ahead, so a unit within one cell of an edge is sent to a point up to 2 past it. Refusing those would make SMAC's own
+        legal moves fail here and differ from the embedded env.
+
+        What the real game does with a point farther off the map is not established: s2client-proto
+        (``ActionResult`` in ``error.proto``) has no result for an off-map point, and neither its docs nor
+        pysc2's say. So the server refuses it rather than guess; the simulator would also mishandle it
+        (beyond about 1.8e19 the squared distance overflows float32 and the unit silently stays put).
+        """
+        if not (math.isfinite(x) and math.isfinite(y)):
+            return _RESULT_ERROR
+        from sc2_envs.sim.features import MOVE_AMOUNT
+
+        lo, hi = -MOVE_AMOUNT, MAP_SIZE + MOVE_AMOUNT
+        if not (lo <= x <= hi and lo <= y <= hi):
+            return _RESULT_NOT_SUPPORTED
+        return None
+
     def _on_action(self, req, resp) -> None:
         self._need("in_game", what="action")
         for action in req.actions:
             resp.action.result.append(self._apply(action))
 
     def _apply(self, action) -> int:
-        """Apply one ``Action``; returns its ``ActionResult``."""
+        """Apply one ``Action``; returns its ``ActionResult`` (a refused one changes no order).
+
+        A command with a target point is checked by :meth:`target_point_result` first, whatever its ability."""
         from sc2_envs.sim.state import ORDER_ATTACK, ORDER_HEAL, ORDER_MOVE, ORDER_NONE
 
         if not action.HasField("action_raw") or action.action_raw.WhichOneof("action") != "unit_command":
@@ -309,6 +343,10 @@ class SC2APIGame:
         if not units or any(u < 0 or u >= N or not bool(st.alive[0, u]) for u in units):
             return _RESULT_ERROR
         target_kind = cmd.WhichOneof("target")
+        if target_kind == "target_world_space_pos":  # any ability: a bad point never reaches the simulator
+            refused = self.target_point_result(cmd.target_world_space_pos.x, cmd.target_world_space_pos.y)
+            if refused is not None:
+                return refused
         ability = cmd.ability_id
         if ability == _ABILITY_STOP and target_kind is None:
             kind, target, point = ORDER_NONE, -1, None

@@ -3,6 +3,9 @@
 Needs the ``torchrl`` extra.
 """
 
+import re
+
+import numpy as np
 import pytest
 import torch
 
@@ -37,6 +40,19 @@ def test_specs():
     check_env_specs(env)
     assert env.observation_spec["agent", "action_mask"].shape == (3, 9)
     assert env.observation_spec["state"].shape == (env._env.unwrapped.sim.state_size,)
+
+
+@pytest.mark.parametrize("bad", ["yes", "no", 1.5, 1, 0, None], ids=repr)
+def test_return_state_must_be_a_bool(bad):
+    # found by a reviewer: any value was passed on and read by its truth value ("no" added the state)
+    with pytest.raises(TypeError, match=rf"return_state must be a bool \(True: .*\), got {re.escape(repr(bad))}$"):
+        make_torchrl_env("3m", return_state=bad)
+
+
+def test_return_state_false_leaves_the_state_out():
+    env = make_torchrl_env("3m", return_state=np.bool_(False), seed=0)
+    assert "state" not in env.observation_spec.keys()
+    assert "state" in make_torchrl_env("3m", return_state=True, seed=0).observation_spec.keys()
 
 
 def test_first_death_does_not_end_episode():
