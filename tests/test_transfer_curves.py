@@ -1,0 +1,103 @@
+"""benchmarks/transfer_curves.py: zero-shot win rate against the budget, per seed and the median over seeds."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from conftest import load_algo
+
+tc = load_algo("transfer_curves", "benchmarks")
+
+CONFIG = {"map": "2s3z", "eval_maps": ["3s5z"], "eval_episodes": 100, "num_envs": 128, "num_steps": 40, "learning_rate": 5e-4}
+CONFIG |= {"anneal_lr": False, "total_timesteps": 1000, "num_iterations": 5, "time_budget_s": 0.0, "exp_name": "x"}
+
+
+def _run(root, name, seed, own, zero_shot, **config):
+    folder = root / name
+    folder.mkdir()
+    (folder / "run_meta.json").write_text(json.dumps({"config": {**CONFIG, "seed": seed, **config}}))
+    with open(folder / "eval.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(
+            [
+                "global_step",
+                "wall_time_s",
+                "win_rate",
+                "eval_return",
+                "iteration",
+                "zero_shot_win_rate/3s5z",
+                "zero_shot_eval_return/3s5z",
+            ]
+        )
+        for i, (a, b) in enumerate(zip(own, zero_shot, strict=True)):
+            w.writerow([100 * (i + 1), i, a, 10.0, i + 1, b, 9.0])
+    return str(folder)
+
+
+def test_three_seeds_give_per_seed_figures_and_their_median(tmp_path, capsys):
+    runs = [
+        _run(tmp_path, "s1", 1, [0.5, 0.95, 0.97], [0.1, 0.6, 0.92]),
+        _run(tmp_path, "s2", 2, [0.4, 0.91, 0.99], [0.2, 0.95, 0.88], total_timesteps=3000, time_budget_s=60.0),
+        _run(tmp_path, "s3", 3, [0.3, 0.5, 0.93], [0.0, 0.3, 0.5]),
+    ]
+    out = tc.main(tc.Args(runs=runs, target=0.9, at=[200, 300], out_dir=str(tmp_path / "out"), plot=True))
+    assert list(out["groups"]) == ["2s3z"]  # the total and the time budget do not split a recipe
+    md = (out["out"] / "transfer_curves.md").read_text()
+    assert "| **2s3z** | 200 [200, 200, 300] | 0.91 [0.95, 0.91, 0.50] | 0.97 [0.97, 0.99, 0.93] |" in md
+    assert "| 3s5z (zero-shot) | 300 [300, 200, -] | 0.60 [0.60, 0.95, 0.30] | 0.88 [0.92, 0.88, 0.50] |" in md
+    with open(out["out"] / "transfer_curves.csv") as f:
+        rows = list(csv.DictReader(f))
+    (cell,) = [r for r in rows if (r["seed"], r["map"], r["budget"]) == ("3", "3s5z", "300")]
+    assert float(cell["win_rate"]) == 0.5 and cell["zero_shot"] == "True" and cell["first_step_at_target"] == ""
+    assert float(cell["ci_low"]) == pytest.approx(0.4038, abs=1e-4) and float(cell["ci_high"]) == pytest.approx(
+        0.5962, abs=1e-4
+    )
+    assert (out["out"] / "transfer_curves.png").stat().st_size > 0
+    assert capsys.readouterr().out.startswith("transfer_curves: 3 runs, 1 recipe(s) 2s3z: seeds [1, 2, 3], zero-shot ['3s5z']")
+
+
+def test_a_median_seed_that_never_crossed_is_not_reached(tmp_path):
+    runs = [_run(tmp_path, f"s{s}", s, [0.1, 0.2], [0.95 if s == 1 else 0.1, 0.1]) for s in (1, 2, 3)]
+    md = (tc.main(tc.Args(runs=runs, out_dir=str(tmp_path / "out"), plot=False))["out"] / "transfer_curves.md").read_text()
+    assert "| 3s5z (zero-shot) | not reached [100, -, -] |" in md
+    assert "| **2s3z** | not reached by any seed |" in md
+
+
+def test_other_settings_are_another_recipe_and_anneal_lr_keeps_the_total(tmp_path):
+    a = _run(tmp_path, "a", 1, [0.1], [0.1])
+    b = _run(tmp_path, "b", 2, [0.1], [0.1], learning_rate=1e-3)
+    c = _run(tmp_path, "c", 3, [0.1], [0.1], anneal_lr=True)
+    d = _run(tmp_path, "d", 4, [0.1], [0.1], anneal_lr=True, total_timesteps=3000)
+    groups = tc.group_recipes([tc.read_run(p) for p in (a, b, c, d)])
+    assert [sorted(r.seed for r in g) for g in groups.values()] == [[1], [2], [3], [4]]
+    assert list(groups) == ["2s3z", "2s3z#2", "2s3z#3", "2s3z#4"]
+
+
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("same-seed", "the same recipe and seed 1; expected one run per seed"),
+        ("budget", "--at 250: run"),
+        ("not-a-run", "no run_meta.json or eval.csv"),
+        ("target", "--target 1.5: expected a win rate in [0, 1]"),
+    ],
+)
+def test_bad_input_is_one_line_error(tmp_path, capsys, case, message):
+    a = _run(tmp_path, "a", 1, [0.1, 0.2], [0.1, 0.2])
+    runs, at, target = [a], [], 0.9
+    if case == "same-seed":
+        runs.append(_run(tmp_path, "b", 1, [0.1], [0.1]))
+    elif case == "budget":
+        at = [250]
+    elif case == "not-a-run":
+        runs.append(str(tmp_path))
+    else:
+        target = 1.5
+    with pytest.raises(SystemExit) as e:
+        tc.main(tc.Args(runs=runs, at=at, target=target, out_dir=str(tmp_path / "out"), plot=False))
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
