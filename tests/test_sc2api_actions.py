@@ -117,3 +117,18 @@ def test_smac_sends_moves_up_to_its_move_amount_past_the_map_edge():
     assert SMACUnitRules.can_move(host, west_edge, "west")  # int(-0.9) == 0: targets x = -1.9
     for x in (32.9, -1.9):
         assert SC2APIGame.target_point_result(x, 16.0) is None
+
+
+def test_refused_commands_are_the_next_observations_action_errors(game):
+    """sc2api.proto: ResponseObservation.action_errors is the "error result of actions since the last
+    observation": each refused command once, then cleared; served commands add nothing."""
+    _rpc(game, observation=sc.RequestObservation())  # clear what earlier tests left
+    tag = _agent_tags(game)[0]
+    results = _act(game, _command(tag, MOVE, 16.0, 16.0), _command(tag, MOVE, math.nan, 1.0), _command(tag, 9999, 16.0, 16.0))
+    assert results[0] == error_pb2.Success and results[1] == error_pb2.Error and results[2] == error_pb2.NotSupported
+    errors = _rpc(game, observation=sc.RequestObservation()).observation.action_errors
+    assert [(e.unit_tag, e.ability_id, e.result) for e in errors] == [
+        (tag, MOVE, error_pb2.Error),
+        (tag, 9999, error_pb2.NotSupported),
+    ]
+    assert not _rpc(game, observation=sc.RequestObservation()).observation.action_errors

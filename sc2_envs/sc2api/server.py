@@ -24,7 +24,10 @@ game. Served requests (s2clientprotocol ``sc2api.proto``):
   MedivacHeal (386) an ally; ``queue_command`` is refused (``CantQueueThatOrder``), anything else
   ``NotSupported`` / ``Error`` per action. A target point with a NaN or infinite coordinate gets
   ``Error``; one farther off the playable area than SMAC's move reach gets ``NotSupported``
-  (``SC2APIGame.target_point_result``).
+  (``SC2APIGame.target_point_result``). Every refused unit command is also reported in the next
+  ``observation``'s ``action_errors`` (``sc2api.proto``: "Error result of actions since the last
+  observation"): one ``ActionError`` per refused command, with its first unit tag (0 when it has
+  none), its ability and its ``ActionResult``.
 * ``step``: game loops; each block of 8 loops is one simulator env step (orders and enemy AI, then
   8 loop ticks), a shorter remainder runs loop ticks only.
 * ``debug``: ``kill_unit`` (SMAC's reset). When no unit is left, the next ``step`` respawns the map's
@@ -114,6 +117,8 @@ class SC2APIGame:
         self.game_loop = 0
         self.respawn_pending = False
         self.quit = False
+        self.action_errors: list[tuple[int, int, int]] = []
+        """``(unit_tag, ability_id, ActionResult)`` of the commands refused since the last observation."""
 
     # ------------------------------------------------------------------ dispatch
     def handle(self, payload: bytes) -> bytes:
@@ -265,6 +270,10 @@ class SC2APIGame:
         obs = resp.observation.observation
         obs.game_loop = self.game_loop
         obs.player_common.player_id = 1
+        for tag, ability, result in self.action_errors:
+            err = resp.observation.action_errors.add()
+            err.unit_tag, err.ability_id, err.result = tag, ability, result
+        self.action_errors = []
         for u in raw_units_from_sim(self.sim, 0):
             pu = obs.raw_data.units.add()
             pu.display_type = 1
@@ -325,7 +334,11 @@ class SC2APIGame:
     def _on_action(self, req, resp) -> None:
         self._need("in_game", what="action")
         for action in req.actions:
-            resp.action.result.append(self._apply(action))
+            result = self._apply(action)
+            resp.action.result.append(result)
+            if result != _RESULT_SUCCESS and action.HasField("action_raw") and action.action_raw.HasField("unit_command"):
+                cmd = action.action_raw.unit_command
+                self.action_errors.append((cmd.unit_tags[0] if cmd.unit_tags else 0, cmd.ability_id, result))
 
     def _apply(self, action) -> int:
         """Apply one ``Action``; returns its ``ActionResult`` (a refused one changes no order).
@@ -420,6 +433,7 @@ class SC2APIGame:
         """Forget the current game (a client left or disconnected)."""
         self.sim = None
         self.respawn_pending = False
+        self.action_errors = []
         self.status = "launched"
 
 
