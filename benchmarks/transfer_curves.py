@@ -208,18 +208,13 @@ def summary_markdown(groups: dict[str, list[Run]], target: float, budgets: list[
         out.append("|" + "---|" * len(header))
         for m in group[0].train_maps + group[0].zero_shot_maps:
             firsts = [first_at_target(r.steps, r.curves[m], target) for r in group]
-            reached = sorted(f for f in firsts if f is not None)
-            # a seed that never crossed counts as infinitely late: the median is reported only when it crossed
-            as_inf = sorted(math.inf if f is None else f for f in firsts)
-            med = statistics.median(as_inf)
-            first_cell = (
-                ("not reached" if math.isinf(med) else f"{med:,.0f}")
-                + " ["
-                + ", ".join("-" if f is None else f"{f:,}" for f in firsts)
-                + "]"
-            )
-            if not reached:
+            seeds = ", ".join("-" if f is None else f"{f:,}" for f in firsts)
+            # a seed that never crossed counts as infinitely late: the median is a step only when most crossed
+            med = statistics.median(math.inf if f is None else f for f in firsts)
+            if all(f is None for f in firsts):
                 first_cell = "not reached by any seed"
+            else:
+                first_cell = ("not reached" if math.isinf(med) else f"{med:,.0f}") + f" [{seeds}]"
             cells = [f"{m} (zero-shot)" if m in group[0].zero_shot_maps else f"**{m}**", first_cell]
             for b in budgets:
                 vals = [value_at(r, m, b) for r in group]
