@@ -34,14 +34,30 @@ def _kernels(clock, cost):
 def test_times_both_kinds_then_prefers_the_faster_and_probes_the_other():
     clock = _Clock()
     cost = {SERIAL: 2.0, THREADED: 1.0}
-    c = ScheduleChooser(probe_every=8, warmup=1, clock=clock)
+    c = ScheduleChooser(probe_every=8, warmup=1, calibrate=3, clock=clock)
     serial, threaded = _kernels(clock, cost)
-    kinds = [c.run(serial, threaded) for _ in range(40)]
-    assert kinds[:4] == [THREADED, THREADED, SERIAL, SERIAL]  # each kind: one warm-up call, one timed
-    assert c.times == [2.0, 1.0] and c.preferred == THREADED
-    rest = kinds[4:]
+    kinds = [c.run(serial, threaded) for _ in range(44)]
+    assert kinds[:8] == [THREADED, SERIAL] * 4  # each kind in turn: one warm-up call, three timed
+    assert c.times == [2.0, 1.0] and c.preferred == THREADED and not c.calibrating
+    rest = kinds[8:]
     assert rest.count(SERIAL) == 4  # one probe per 8 preferred calls
     assert all(rest[i] == SERIAL for i in range(8, len(rest), 9))
+
+
+def test_one_slow_call_while_calibrating_does_not_decide():
+    # measured: the second threaded call of a 27m_vs_30m step at B=1,024 took ~6x the later ones
+    clock = _Clock()
+    cost = {SERIAL: 2.0, THREADED: 1.0}
+    c = ScheduleChooser(probe_every=64, warmup=1, calibrate=3, clock=clock)
+    serial, threaded = _kernels(clock, cost)
+    c.run(serial, threaded)  # threaded warm-up
+    c.run(serial, threaded)  # serial warm-up
+    cost[THREADED] = 6.0
+    assert c.run(serial, threaded) == THREADED  # the one slow timed call
+    cost[THREADED] = 1.0
+    kinds = [c.run(serial, threaded) for _ in range(20)]
+    assert c.times[THREADED] == 1.0 and c.preferred == THREADED
+    assert kinds[5:] == [THREADED] * 15
 
 
 def test_follows_a_change_of_load_both_ways():
@@ -70,3 +86,5 @@ def test_untimed_kinds_are_nan_and_bad_settings_are_refused():
         ScheduleChooser(smoothing=0.0)
     with pytest.raises(ValueError, match="warmup"):
         ScheduleChooser(warmup=-1)
+    with pytest.raises(ValueError, match="calibrate must be an int >= 1.*got 0"):
+        ScheduleChooser(calibrate=0)

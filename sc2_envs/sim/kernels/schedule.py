@@ -12,6 +12,13 @@ so :class:`ScheduleChooser` measures instead: it times the calls of each kind (s
 smoothed), makes the faster kind the default, and re-times the other one every ``probe_every``
 calls, so a change of load is followed within a few hundred steps.
 
+The first choice is made on the fastest of ``calibrate`` timed calls of each kind, taken in turn.
+One timed call each was not enough: the second threaded call of a 27m_vs_30m step at B=1,024 took
+0.16 s against 0.028 s for the later ones (the threads' first touches of their memory), so the
+serial call (0.054 s) won and, at 64 calls between probes, kept every call of a 3-second benchmark
+window: 18,100 env steps/s where the threaded calls give 27,900 (the same run, forced, idle 2-core
+machine, commit c5e86f9).
+
 Envs never interact and each env's arithmetic is the same in both kinds, so the choice changes
 speed only (``tests/test_kernel_tick.py`` and ``tests/test_kernel_step.py`` check serial ==
 threaded bit for bit).
@@ -33,23 +40,36 @@ class ScheduleChooser:
             refreshed); ``>= 2``.
         smoothing: weight of the newest time in each kind's exponential average, in ``(0, 1]``.
         warmup: calls of each kind that are not timed (the first ones compile or fault pages in).
+        calibrate: timed calls of each kind, alternating, before the first choice; each kind's first
+            time is the fastest of them (a one-off slow call does not decide).
         clock: seconds as a float (``time.perf_counter``; tests pass a fake clock).
 
     Use: ``kind = c.choose()``, run the call, then ``c.record(kind, seconds)``. ``c.times`` holds
     the smoothed seconds per call of each kind (``nan`` until timed).
 
     Raises:
-        ValueError: ``probe_every < 2``, ``smoothing`` outside ``(0, 1]`` or ``warmup < 0``.
+        ValueError: ``probe_every < 2``, ``smoothing`` outside ``(0, 1]``, ``warmup < 0`` or
+            ``calibrate < 1``.
     """
 
-    def __init__(self, probe_every: int = 64, smoothing: float = 0.25, warmup: int = 1, clock=time.perf_counter):
+    def __init__(
+        self,
+        probe_every: int = 64,
+        smoothing: float = 0.25,
+        warmup: int = 1,
+        calibrate: int = 3,
+        clock=time.perf_counter,
+    ):
         if not isinstance(probe_every, int) or probe_every < 2:
             raise ValueError(f"probe_every must be an int >= 2 (calls between probes), got {probe_every!r}")
         if not 0.0 < smoothing <= 1.0:
             raise ValueError(f"smoothing must be in (0, 1], got {smoothing!r}")
         if not isinstance(warmup, int) or warmup < 0:
             raise ValueError(f"warmup must be an int >= 0 (untimed calls per kind), got {warmup!r}")
+        if not isinstance(calibrate, int) or calibrate < 1:
+            raise ValueError(f"calibrate must be an int >= 1 (timed calls per kind before choosing), got {calibrate!r}")
         self.probe_every, self.smoothing, self.warmup, self.clock = probe_every, smoothing, warmup, clock
+        self.calibrate = calibrate
         self.times = [math.nan, math.nan]
         self._seen = [0, 0]
         self._since_probe = 0
@@ -62,11 +82,15 @@ class ScheduleChooser:
             return THREADED
         return SERIAL if s < t else THREADED
 
+    @property
+    def calibrating(self) -> bool:
+        """True until each kind has had ``warmup + calibrate`` calls."""
+        return min(self._seen) < self.warmup + self.calibrate
+
     def choose(self) -> int:
         """``SERIAL`` or ``THREADED`` for the next call."""
-        for kind in (THREADED, SERIAL):  # time both kinds first
-            if math.isnan(self.times[kind]):
-                return kind
+        if self.calibrating:  # both kinds in turn (threaded first), so a passing load hits both
+            return THREADED if self._seen[THREADED] <= self._seen[SERIAL] else SERIAL
         if self._since_probe >= self.probe_every:
             return 1 - self.preferred
         return self.preferred
@@ -74,18 +98,22 @@ class ScheduleChooser:
     def record(self, kind: int, seconds: float) -> None:
         """Add one call's wall time (``seconds``) of ``kind``.
 
-        A probe (a call of the kind not preferred) replaces that kind's time instead of being
-        averaged in: one probe is all it gets for ``probe_every`` calls, and a stale average would
-        keep the threaded kind out long after the competing load has gone.
+        While calibrating, each kind keeps its fastest timed call. Then a probe (a call of the kind
+        not preferred) replaces that kind's time instead of being averaged in: one probe is all it
+        gets for ``probe_every`` calls, and a stale average would keep the threaded kind out long
+        after the competing load has gone.
         """
-        timed = not (math.isnan(self.times[SERIAL]) or math.isnan(self.times[THREADED]))
-        probe = timed and kind != self.preferred
-        self._since_probe = 0 if probe else self._since_probe + timed
+        calibrating = self.calibrating
+        probe = not calibrating and kind != self.preferred
+        self._since_probe = 0 if probe else self._since_probe + (not calibrating)
         self._seen[kind] += 1
         if self._seen[kind] <= self.warmup:
             return
         old = self.times[kind]
-        self.times[kind] = seconds if (probe or math.isnan(old)) else old + self.smoothing * (seconds - old)
+        if calibrating:
+            self.times[kind] = seconds if math.isnan(old) else min(old, seconds)
+        else:
+            self.times[kind] = seconds if probe else old + self.smoothing * (seconds - old)
 
     def run(self, serial, threaded, *args):
         """Call ``serial(*args)`` or ``threaded(*args)`` by :meth:`choose`, time it, return its result."""
