@@ -49,6 +49,20 @@ def test_return_state_must_be_a_bool(bad):
         make_torchrl_env("3m", return_state=bad)
 
 
+@pytest.mark.parametrize("bad", ["gpu", 5.5, "cpu:1", "meta"], ids=repr)
+def test_a_bad_device_is_named(bad):
+    # noticed in a review: torch's own errors ("Expected one of cpu, cuda, ... at start of device string")
+    # did not say which argument was wrong
+    with pytest.raises(ValueError, match=rf"device.*{re.escape(repr(bad))}"):
+        make_torchrl_env("3m", device=bad)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error on a machine without CUDA")
+def test_cuda_without_cuda_says_so():
+    with pytest.raises(ValueError, match=r"device 'cuda' needs CUDA.*use device='cpu'"):
+        make_torchrl_env("3m", device="cuda")
+
+
 def test_return_state_false_leaves_the_state_out():
     env = make_torchrl_env("3m", return_state=np.bool_(False), seed=0)
     assert "state" not in env.observation_spec.keys()
