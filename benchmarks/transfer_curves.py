@@ -94,8 +94,10 @@ def read_run(path: str) -> tuple[Run, str]:
     """Read one run folder; returns the :class:`Run` and its recipe key.
 
     Raises:
-        ValueError: the folder lacks ``eval.csv`` or ``run_meta.json``, or its ``eval.csv`` has no
-            evaluation row (the message names the folder and what was expected).
+        ValueError: the folder lacks ``eval.csv`` or ``run_meta.json``, its ``run_meta.json`` is not JSON
+            or its config lacks ``map``, ``seed`` or ``eval_episodes``, its ``eval.csv`` has no
+            evaluation row, lacks a win-rate column of a training or ``--eval-maps`` map, or holds a
+            value that is not a number (the message names the folder and what was expected).
     """
     folder = Path(path)
     meta_path, eval_path = folder / "run_meta.json", folder / "eval.csv"
@@ -104,7 +106,14 @@ def read_run(path: str) -> tuple[Run, str]:
         raise ValueError(
             f"run {path}: no {' or '.join(missing)}; expected a run folder of algos/happo_gnn.py or hatrpo_gnn.py"
         )
-    config = json.loads(meta_path.read_text())["config"]
+    expected = "expected a run folder of algos/happo_gnn.py or hatrpo_gnn.py"
+    try:
+        config = json.loads(meta_path.read_text())["config"]
+    except (ValueError, KeyError, TypeError) as e:  # not JSON, or no config: another kind of folder
+        raise ValueError(f"run {path}: run_meta.json has no readable config ({type(e).__name__}); {expected}") from None
+    lacking = [k for k in ("map", "seed", "eval_episodes") if not isinstance(config, dict) or k not in config]
+    if lacking:
+        raise ValueError(f"run {path}: run_meta.json config has no {', '.join(lacking)}; {expected}")
     with open(eval_path, newline="") as f:
         rows = list(csv.DictReader(f))
     if not rows:
@@ -113,6 +122,18 @@ def read_run(path: str) -> tuple[Run, str]:
     zero_shot = list(config.get("eval_maps") or [])
     columns = {m: (f"win_rate/{m}" if len(train_maps) > 1 else "win_rate") for m in train_maps}
     columns.update({m: f"zero_shot_win_rate/{m}" for m in zero_shot})
+    absent = [c for c in ["global_step", *columns.values()] if c not in rows[0]]
+    if absent:
+        raise ValueError(f"run {path}: eval.csv has no column(s) {absent}; {expected} (with --eval-maps for zero-shot maps)")
+
+    def number(i: int, column: str) -> float:
+        try:
+            return float(rows[i][column])
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"run {path}: eval.csv row {i + 1}, column {column}: {rows[i][column]!r} is not a number; {expected}"
+            ) from None
+
     label, key = recipe_label(config)
     run = Run(
         path=str(path),
@@ -121,8 +142,8 @@ def read_run(path: str) -> tuple[Run, str]:
         episodes=int(config["eval_episodes"]),
         train_maps=train_maps,
         zero_shot_maps=zero_shot,
-        steps=[int(float(r["global_step"])) for r in rows],
-        curves={m: [float(r[c]) for r in rows] for m, c in columns.items()},
+        steps=[int(number(i, "global_step")) for i in range(len(rows))],
+        curves={m: [number(i, c) for i in range(len(rows))] for m, c in columns.items()},
     )
     return run, key
 

@@ -82,6 +82,11 @@ def test_other_settings_are_another_recipe_and_anneal_lr_keeps_the_total(tmp_pat
         ("budget", "--at 250: run"),
         ("not-a-run", "no run_meta.json or eval.csv"),
         ("target", "--target 1.5: expected a win rate in [0, 1]"),
+        # found in a review: these were a KeyError traceback or a message without the folder
+        ("meta-not-json", "run_meta.json has no readable config (JSONDecodeError)"),
+        ("meta-of-another-script", "run_meta.json config has no map, seed, eval_episodes; expected a run folder"),
+        ("no-zero-shot-column", "eval.csv has no column(s) ['zero_shot_win_rate/3s5z']"),
+        ("empty-cell", "eval.csv row 2, column zero_shot_win_rate/3s5z: '' is not a number"),
     ],
 )
 def test_bad_input_is_one_line_error(tmp_path, capsys, case, message):
@@ -93,6 +98,17 @@ def test_bad_input_is_one_line_error(tmp_path, capsys, case, message):
         at = [250]
     elif case == "not-a-run":
         runs.append(str(tmp_path))
+    elif case == "meta-not-json":
+        (tmp_path / "a" / "run_meta.json").write_text("{not json")
+    elif case == "meta-of-another-script":  # e.g. an eval_transfer.py folder given an eval.csv
+        (tmp_path / "a" / "run_meta.json").write_text(json.dumps({"config": {"checkpoints": ["x.pt"]}}))
+    elif case in ("no-zero-shot-column", "empty-cell"):
+        text = (tmp_path / "a" / "eval.csv").read_text().splitlines()
+        if case == "empty-cell":
+            text[2] = ",".join("" if i == 5 else v for i, v in enumerate(text[2].split(",")))
+        else:
+            text = [",".join(v.split(",")[:5]) for v in text]
+        (tmp_path / "a" / "eval.csv").write_text("\n".join(text) + "\n")
     else:
         target = 1.5
     with pytest.raises(SystemExit) as e:
