@@ -480,7 +480,7 @@ def main(args: Args, given: frozenset[str] | None = None) -> int:
     resumed = None
     if args.resume:  # continue a run: its saved Args, with the flags a continuation may change
         try:
-            resumed, run_dir = runs.load_resume(args.resume)
+            resumed, run_dir = runs.load_resume(args.resume, script=os.path.basename(__file__))
             resume_from = args.resume
             args = runs.resume_args(resumed["args"], args, Args(), RESUME_CHANGEABLE, given)
         except (OSError, ValueError) as e:

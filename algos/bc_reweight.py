@@ -762,7 +762,7 @@ def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str
     """
     resumed = None
     if args.resume:
-        resumed, run_dir = runs.load_resume(args.resume)
+        resumed, run_dir = runs.load_resume(args.resume, script=os.path.basename(__file__))
         resume_from = args.resume
         args = runs.resume_args(resumed["args"], args, Args(), RESUME_CHANGEABLE, given)
         args.resume = resume_from

@@ -560,7 +560,7 @@ if __name__ == "__main__":
     resumed, run_dir = None, None
     if cli.resume:  # continue a run: its saved Args, with the few flags a continuation may change
         try:
-            resumed, run_dir = runs.load_resume(cli.resume)
+            resumed, run_dir = runs.load_resume(cli.resume, script=os.path.basename(__file__))
             saved = dict(resumed["args"])
             saved["map"] = [saved["map"]] if isinstance(saved["map"], str) else list(saved["map"])
             args = runs.resume_args(saved, cli, Args(), RESUME_CHANGEABLE, runs.given_fields(Args))

@@ -483,18 +483,21 @@ def save_resume(path: str | os.PathLike, state: dict) -> Path:
     return path
 
 
-def load_resume(path: str | os.PathLike) -> tuple[dict, Path]:
+def load_resume(path: str | os.PathLike, script: str | None = None) -> tuple[dict, Path]:
     """Read a resume state written by :func:`save_resume`.
 
     Args:
         path: a run folder (its ``resume.pt`` is read) or the file itself.
+        script: the resuming script's file name (``happo_gnn.py``); if given, a run whose
+            ``run_meta.json`` names another ``script`` is refused (its saved flags and state are
+            another algorithm's). A folder without that record is not checked.
 
     Returns:
         ``(state, run_dir)``: the dict (tensors on the CPU) and the folder holding the file.
 
     Raises:
         FileNotFoundError: no such folder or file, or a folder without ``resume.pt``.
-        ValueError: the file is not a resume state of this format.
+        ValueError: the file is not a resume state of this format, or the run is another script's.
     """
     path = Path(path)
     if path.is_dir():
@@ -517,6 +520,16 @@ def load_resume(path: str | os.PathLike) -> tuple[dict, Path]:
     if not isinstance(state, dict) or state.get("format") != RESUME_FORMAT:
         found = state.get("format") if isinstance(state, dict) else type(state).__name__
         raise ValueError(f"--resume {path}: format {found!r}; expected a {RESUME_FORMAT!r} file ({RESUME_FILE})")
+    if script is not None and (path.parent / META_FILE).is_file():
+        try:
+            written_by = json.loads((path.parent / META_FILE).read_text()).get("script")
+        except (ValueError, AttributeError):  # an unreadable record: nothing to compare
+            written_by = None
+        if written_by is not None and written_by != script:
+            raise ValueError(
+                f"--resume {path.parent}: a run of {written_by} (its {META_FILE}); expected a run of {script}, "
+                f"which continues only its own runs"
+            )
     return state, path.parent
 
 

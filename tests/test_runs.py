@@ -129,6 +129,18 @@ def test_load_resume_errors_name_the_path_and_what_was_expected(tmp_path):
         runs.load_resume(tmp_path / "resume.pt")
 
 
+def test_load_resume_refuses_another_scripts_run(tmp_path):
+    # found in a review: hatrpo_gnn.py --resume <a happo_gnn run> went on silently with TRPO updates in the
+    # happo run's folder, and happo_gnn.py --resume <a hatrpo_gnn run> ended in KeyError after noting the resume
+    runs.save_resume(tmp_path / "resume.pt", {"args": {}})
+    runs.write_run_meta(tmp_path, {"seed": 1}, script="happo_gnn.py")
+    assert runs.load_resume(tmp_path, script="happo_gnn.py")[1] == tmp_path
+    with pytest.raises(ValueError, match=r"a run of happo_gnn.py \(its run_meta.json\); expected a run of hatrpo_gnn.py"):
+        runs.load_resume(tmp_path / "resume.pt", script="hatrpo_gnn.py")
+    (tmp_path / "run_meta.json").unlink()  # no record: not checked
+    assert runs.load_resume(tmp_path, script="hatrpo_gnn.py")[1] == tmp_path
+
+
 def test_resume_args_keep_the_saved_config_except_changeable_flags():
     from dataclasses import asdict, dataclass
 
