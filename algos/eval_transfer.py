@@ -452,7 +452,8 @@ def prepare(args: Args) -> tuple[torch.device, dict, dict]:
         ``{path: [target maps]}``.
 
     Raises:
-        ValueError: ``--episodes`` or ``--max-envs`` below 1, no checkpoint or one given twice, a
+        ValueError: ``--episodes`` or ``--max-envs`` below 1, no checkpoint or one given twice (also
+            as another path to the same file, ``a.pt ./a.pt``), a
             negative ``--seed`` or ``--torch-threads``, a ``--spawn-jitter`` outside [0, 2] (or not
             finite), a ``--name`` with a path separator, an ``--out-dir`` that is (or is inside) a file or
             not writable (``runs.check_out_dir``), a ``--device`` the simulator cannot run on
@@ -465,7 +466,8 @@ def prepare(args: Args) -> tuple[torch.device, dict, dict]:
         raise ValueError(f"--max-envs {args.max_envs}: expected an integer >= 1")
     if not args.checkpoints:
         raise ValueError("--checkpoints: give at least one checkpoint file")
-    twice = sorted({c for c in args.checkpoints if list(args.checkpoints).count(c) > 1})
+    real = [os.path.realpath(c) for c in args.checkpoints]  # a.pt and ./a.pt are one file
+    twice = sorted({c for c, r in zip(args.checkpoints, real, strict=True) if real.count(r) > 1})
     if twice:
         raise ValueError(f"--checkpoints: {', '.join(twice)} given more than once; expected distinct files")
     if args.seed < 0:

@@ -189,6 +189,8 @@ def test_unknown_map_raises_with_the_valid_names():
     "change, message",
     [
         ({"checkpoints": ("a.pt", "a.pt")}, "--checkpoints: a.pt given more than once; expected distinct files"),
+        # found in a review: another spelling of one path evaluated the file twice (two rows, one checkpoint)
+        ({"checkpoints": ("a.pt", "./a.pt")}, "--checkpoints: ./a.pt, a.pt given more than once; expected distinct"),
         ({"seed": -1}, "--seed -1: expected a non-negative integer"),
         ({"torch_threads": -2}, "--torch-threads -2: expected an integer >= 0"),
         ({"spawn_jitter": float("nan")}, "--spawn-jitter nan: expected a distance in [0, 2] world units"),
