@@ -1,6 +1,7 @@
 """``sim.kernels.schedule.ScheduleChooser``: serial or threaded calls by measured time (fake clock)."""
 
 import math
+import re
 
 import pytest
 
@@ -88,3 +89,7 @@ def test_untimed_kinds_are_nan_and_bad_settings_are_refused():
         ScheduleChooser(warmup=-1)
     with pytest.raises(ValueError, match="calibrate must be an int >= 1.*got 0"):
         ScheduleChooser(calibrate=0)
+    # found in a review: True passed as a count (1) or a weight (1.0), a string ended in a bare TypeError
+    for name, bad in (("probe_every", True), ("warmup", True), ("calibrate", True), ("smoothing", True), ("smoothing", "0.5")):
+        with pytest.raises(ValueError, match=rf"{name} must be .*got {re.escape(repr(bad))}"):
+            ScheduleChooser(**{name: bad})

@@ -49,7 +49,7 @@ class ScheduleChooser:
 
     Raises:
         ValueError: ``probe_every < 2``, ``smoothing`` outside ``(0, 1]``, ``warmup < 0`` or
-            ``calibrate < 1``.
+            ``calibrate < 1``, or a setting of another type (a bool or a string is not a number).
     """
 
     def __init__(
@@ -60,13 +60,16 @@ class ScheduleChooser:
         calibrate: int = 3,
         clock=time.perf_counter,
     ):
-        if not isinstance(probe_every, int) or probe_every < 2:
+        def is_int(v) -> bool:  # a bool is not a count (True would pass as 1)
+            return isinstance(v, int) and not isinstance(v, bool)
+
+        if not is_int(probe_every) or probe_every < 2:
             raise ValueError(f"probe_every must be an int >= 2 (calls between probes), got {probe_every!r}")
-        if not 0.0 < smoothing <= 1.0:
-            raise ValueError(f"smoothing must be in (0, 1], got {smoothing!r}")
-        if not isinstance(warmup, int) or warmup < 0:
+        if isinstance(smoothing, bool) or not isinstance(smoothing, (int, float)) or not 0.0 < smoothing <= 1.0:
+            raise ValueError(f"smoothing must be a number in (0, 1], got {smoothing!r}")
+        if not is_int(warmup) or warmup < 0:
             raise ValueError(f"warmup must be an int >= 0 (untimed calls per kind), got {warmup!r}")
-        if not isinstance(calibrate, int) or calibrate < 1:
+        if not is_int(calibrate) or calibrate < 1:
             raise ValueError(f"calibrate must be an int >= 1 (timed calls per kind before choosing), got {calibrate!r}")
         self.probe_every, self.smoothing, self.warmup, self.clock = probe_every, smoothing, warmup, clock
         self.calibrate = calibrate
