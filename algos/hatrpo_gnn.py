@@ -57,6 +57,7 @@ import os
 import random
 import time
 from dataclasses import asdict, dataclass
+from typing import Literal
 
 import numpy as np
 import torch
@@ -136,6 +137,10 @@ class Args:
     """conjugate gradient iterations"""
     cg_damping: float = 0.1
     """damping added to the Fisher-vector product"""
+    fisher_product: Literal["gauss-newton", "double-backward"] = "gauss-newton"
+    """how the Fisher-vector products are computed (the same matrix up to float rounding): the
+    Gauss-Newton form J^T M J v, or the KL's double backward as HARL does (about 1.5-2x slower per
+    product; benchmarks/train_sps.py --script hatrpo_gnn.py)"""
     norm_adv: bool = True
     """toggles advantage normalisation (over the alive agents, as HARL)"""
     clip_coef: float = 0.2
@@ -278,28 +283,58 @@ def conjugate_gradient(Avp, b, nsteps=10, residual_tol=1e-10):
     return x
 
 
-def masked_kl_fvp(make_dist, old_dist, active, params, v, damping):
-    """Fisher-vector product ``(H + damping I) v``, ``H`` the Hessian of the mean true KL(old || new) over alive agents.
+def masked_kl_fisher(make_dist, old_dist, active, params, damping, gauss_newton=True):
+    """The Fisher-vector product ``v -> (F + damping I) v`` as a function, ``F`` the Hessian of the mean
+    true KL(old || new) over alive agents at the current parameters (where new == old).
 
     ``make_dist()`` builds the current ``MaskedCategorical`` (``[R, n_c]``) from ``params``; ``old_dist``
-    is the same distribution detached, so ``H`` at the current parameters is the Fisher information.
-    Masked actions contribute nothing (their probability is exactly 0). Multi-map: ``old_dist`` and
-    ``active`` may be lists with one entry per map and ``make_dist()`` then returns the list of the
-    maps' distributions; the mean runs over the alive agents of all maps together.
+    is the same distribution detached. Multi-map: ``old_dist`` and ``active`` may be lists with one
+    entry per map and ``make_dist()`` then returns the list of the maps' distributions; the mean
+    runs over the alive agents of all maps together. ``v``: flat ``[n_params]``, the parameters' dtype.
+    The parameters must not change between products (conjugate gradient only moves its iterate):
+    the forward pass and the graphs the products need are built once, here.
+
+    ``gauss_newton=True``: ``J^T diag(w) (diag(p) - p p^T) J v``, ``J`` the Jacobian of the masked
+    logits, ``p`` the old probabilities, ``w`` = active / number active. At new == old the KL's
+    gradient with respect to the logits (``p_new - p_old``) is 0, so this is the KL's Hessian exactly
+    (Martens, "New insights and perspectives on the natural gradient method", JMLR 2020, sec. 9);
+    masked actions have ``p = 0`` and drop out. ``J v`` is a backward pass, with respect to a dummy
+    ``u``, through the graph of ``J^T u`` (built once; the "double-vjp" R-operator), and ``J^T`` of the
+    result one ordinary backward pass. ``gauss_newton=False``: the double backward of the KL
+    (HARL's ``fisher_vector_product``, with the KL's gradient graph built once instead of per product):
+    the same matrix up to float rounding, about 1.5x slower per product (whole runs: ``benchmarks/train_sps.py --script hatrpo_gnn.py``).
     """
+    multi = isinstance(old_dist, (list, tuple))
+    olds = list(old_dist) if multi else [old_dist]
+    acts = list(active) if multi else [active]
     # Double backward needs the composite (math) attention kernel: the fused SDPA kernels have no
     # second derivative (as HARL disables cuDNN for its GRU here).
     with sdpa_kernel(SDPBackend.MATH):
-        if isinstance(old_dist, (list, tuple)):
-            new = make_dist()
+        new = make_dist()
+        news = list(new) if multi else [new]
+        if not gauss_newton:
             kl = masked_mean(
-                torch.cat([o.kl(n).reshape(-1) for o, n in zip(old_dist, new, strict=True)]),
-                torch.cat([a.reshape(-1) for a in active]),
+                torch.cat([o.kl(n).reshape(-1) for o, n in zip(olds, news, strict=True)]),
+                torch.cat([a.reshape(-1) for a in acts]),
             )
+            grad_kl = flat_grad(kl, params, create_graph=True)
         else:
-            kl = masked_mean(old_dist.kl(make_dist()), active)
-        grad_kl = flat_grad(kl, params, create_graph=True)
-        return flat_grad(grad_kl @ v, params) + damping * v
+            logits = [n.logits for n in news]
+            denom = torch.cat([a.reshape(-1) for a in acts]).sum().clamp(min=1.0)
+            weights = [(a.to(z.dtype) / denom).reshape(z.shape[:-1]).unsqueeze(-1) for a, z in zip(acts, logits, strict=True)]
+            probs = [o.probs.detach() for o in olds]
+            dummy = [torch.zeros_like(z, requires_grad=True) for z in logits]
+            jt_dummy = flat_grad(logits, params, grad_outputs=dummy, create_graph=True)
+
+    def fvp(v):
+        with sdpa_kernel(SDPBackend.MATH):
+            if not gauss_newton:
+                return flat_grad(grad_kl @ v, params, retain_graph=True) + damping * v
+            jv = torch.autograd.grad(jt_dummy @ v, dummy, retain_graph=True)
+            outs = [w * (p * u - p * (p * u).sum(-1, keepdim=True)) for w, p, u in zip(weights, probs, jv, strict=True)]
+            return flat_grad(logits, params, grad_outputs=outs, retain_graph=True) + damping * v
+
+    return fvp
 
 
 def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, args, pos=None):
@@ -360,9 +395,7 @@ def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, a
     surr, _, _ = surrogate_and_kl()
     g = flat_grad(surr, params)
 
-    def fvp(v):
-        return masked_kl_fvp(dists, old_dist, active, params, v, args.cg_damping)
-
+    fvp = masked_kl_fisher(dists, old_dist, active, params, args.cg_damping, args.fisher_product == "gauss-newton")
     x = conjugate_gradient(fvp, g, args.cg_iters)
     shs = 0.5 * (x @ fvp(x))
     step_frac = torch.sqrt(args.kl_threshold / shs.clamp(min=1e-12)) if float(shs) > 0 else torch.zeros((), device=x.device)
@@ -563,6 +596,8 @@ if __name__ == "__main__":
             resumed, run_dir = runs.load_resume(cli.resume, script=os.path.basename(__file__))
             saved = dict(resumed["args"])
             saved["map"] = [saved["map"]] if isinstance(saved["map"], str) else list(saved["map"])
+            # runs saved before --fisher-product used the KL's double backward; the same floats continue them
+            saved.setdefault("fisher_product", "double-backward")
             args = runs.resume_args(saved, cli, Args(), RESUME_CHANGEABLE, runs.given_fields(Args))
             args.map, args.eval_maps = tuple(args.map), tuple(args.eval_maps)
         except (OSError, ValueError) as e:
@@ -710,7 +745,8 @@ if __name__ == "__main__":
         + f" | critic {sum(p.numel() for p in critic.parameters()):,} params"
     )
     print(
-        f"update: one trust-region step per class (KL <= {args.kl_threshold}, {args.cg_iters} CG iterations, "
+        f"update: one trust-region step per class (KL <= {args.kl_threshold}, {args.cg_iters} CG iterations "
+        f"with {args.fisher_product} Fisher products, "
         f"{args.ls_step} line-search trials), critic {args.update_epochs} epochs x {args.num_minibatches} minibatches "
         f"| torch threads {torch.get_num_threads()}"
     )

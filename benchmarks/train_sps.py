@@ -1,4 +1,4 @@
-"""Training throughput of ``algos/happo_gnn.py``: env steps per second of whole runs, interleaved.
+"""Training throughput of ``algos/happo_gnn.py`` (or ``--script hatrpo_gnn.py``): env steps per second of whole runs, interleaved.
 
 Each variant is a set of extra flags for the training script; a baseline may be another checkout
 of this repository (e.g. an older commit in a ``git worktree``), run with its own defaults. The
@@ -13,6 +13,11 @@ Example (the README's main job, HAPPO-GNN on 2s3z; the baseline is the commit be
     git worktree add /tmp/wt_old 65dab88
     python benchmarks/train_sps.py --map 2s3z --rounds 2 --baseline-tree /tmp/wt_old \\
         --variants "default=" "one-thread-one-pass=--torch-threads 1 --pass-rows 1000000000"
+
+HATRPO's two forms of the Fisher-vector product (the same matrix up to float rounding)::
+
+    python benchmarks/train_sps.py --script hatrpo_gnn.py --total-timesteps 10240 --rounds 2 \
+        --variants "gauss-newton=--num-envs 64" "double-backward=--num-envs 64 --fisher-product double-backward"
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 @dataclass
 class Args:
+    script: str = "happo_gnn.py"
+    """the training script in ``algos/`` of every tree (``happo_gnn.py``, ``hatrpo_gnn.py``, ...)"""
     map: str = "2s3z"
     """the map of every run"""
     total_timesteps: int = 30720
@@ -62,7 +69,7 @@ def run_once(tree: Path, args: Args, flags: list[str], workdir: Path) -> tuple[i
     """One training run of ``tree``'s script; returns (final sps, env share in % or None)."""
     cmd = [
         sys.executable,
-        str(tree / "algos" / "happo_gnn.py"),
+        str(tree / "algos" / args.script),
         "--map",
         args.map,
         "--total-timesteps",
@@ -87,14 +94,17 @@ def run_once(tree: Path, args: Args, flags: list[str], workdir: Path) -> tuple[i
 def main(args: Args) -> None:
     if args.rounds < 1:
         raise SystemExit(f"--rounds {args.rounds}: expected an integer >= 1")
+    if os.path.basename(args.script) != args.script or not (REPO / "algos" / args.script).is_file():
+        shown = sorted(p.name for p in (REPO / "algos").glob("*.py"))
+        raise SystemExit(f"--script {args.script!r}: expected a training script of algos/ ({', '.join(shown)})")
     variants = [(name, flags, REPO) for name, flags in map(parse_variant, args.variants)]
     if args.baseline_tree:
         tree = Path(args.baseline_tree).resolve()
-        if not (tree / "algos" / "happo_gnn.py").is_file():
-            raise SystemExit(f"--baseline-tree {args.baseline_tree}: no algos/happo_gnn.py there")
+        if not (tree / "algos" / args.script).is_file():
+            raise SystemExit(f"--baseline-tree {args.baseline_tree}: no algos/{args.script} there")
         variants.insert(0, (f"baseline {tree.name}", [], tree))
     print(
-        f"train_sps: {args.map}, {args.total_timesteps} env steps per run, {args.rounds} rounds x {len(variants)} variants "
+        f"train_sps: {args.script}, {args.map}, {args.total_timesteps} env steps per run, {args.rounds} rounds x {len(variants)} variants "
         f"(interleaved), CPUs {os.cpu_count()}, load {os.getloadavg()[0]:.2f}",
         flush=True,
     )

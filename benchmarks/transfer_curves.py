@@ -290,6 +290,11 @@ def check_args(args: Args) -> None:
     bad = [b for b in args.at if b < 1]
     if bad:
         run_utils.cli_error(f"--at {' '.join(map(str, args.at))}: expected env step counts >= 1 (got {bad[0]})")
+    repeated = sorted({b for b in args.at if args.at.count(b) > 1})
+    if repeated:
+        run_utils.cli_error(
+            f"--at {' '.join(map(str, args.at))}: budget {repeated[0]} is given twice; expected distinct env step counts"
+        )
     run_utils.check_out_dir(args.out_dir)
 
 

@@ -80,7 +80,7 @@ def test_render_marks_in_distribution_errors_and_aims(regen):
     assert "| 2s3z (mlp) | not run | n/a (size mismatch) | not run |" in text
     assert "commit `abc1234`, 2026-12-01" in text and "commit `?`" in text  # the MLP step has no record
     flat = " ".join(text.split())  # the aims paragraph is wrapped at 100 columns
-    assert "Aims of this library for zero-shot transfer: 2s3z -> 3s5z 0.60 (aim >= 0.5, met)" in flat
+    assert "these are the shipped single checkpoints): 2s3z -> 3s5z 0.60 (aim >= 0.9, not met)" in flat
     assert "issue" not in text  # user-facing wording, not the project's internal tracker
 
 

@@ -26,7 +26,8 @@ def test_conjugate_gradient_solves_a_small_spd_system():
     assert torch.allclose(x, torch.linalg.solve(A, b), atol=1e-8)
 
 
-def test_fisher_vector_product_equals_the_explicit_masked_fisher():
+@pytest.mark.parametrize("gauss_newton", [True, False])
+def test_fisher_vector_product_equals_the_explicit_masked_fisher(gauss_newton):
     torch.manual_seed(0)
     R, A, D = 7, 4, 3
     x = torch.randn(R, 1, D, dtype=torch.float64)
@@ -42,7 +43,8 @@ def test_fisher_vector_product_equals_the_explicit_masked_fisher():
     with torch.no_grad():
         old = make()
     v = torch.randn(A * D, dtype=torch.float64)
-    fvp = hatrpo.masked_kl_fvp(make, old, active, [W], v, damping=0.0)
+    product = hatrpo.masked_kl_fisher(make, old, active, [W], damping=0.0, gauss_newton=gauss_newton)
+    fvp = product(v)
     F = torch.zeros(A * D, A * D, dtype=torch.float64)
     for r in range(R):
         if active[r, 0] == 0:
@@ -52,6 +54,37 @@ def test_fisher_vector_product_equals_the_explicit_masked_fisher():
         F += J.T @ (torch.diag(p) - torch.outer(p, p)) @ J
     F /= active.sum()
     assert torch.allclose(fvp, F @ v, atol=1e-10)
+    # the graphs are built once: a second product (another vector) is as exact
+    v2 = torch.randn(A * D, dtype=torch.float64)
+    assert torch.allclose(product(v2), F @ v2, atol=1e-10)
+
+
+def test_gauss_newton_and_double_backward_fisher_products_agree_on_the_gnn_actor():
+    # two maps' views of one class actor (multi-map lists), dead agents inactive
+    torch.manual_seed(0)
+    maps = [sc2_envs.make_batched(m, num_envs=6, seed=0) for m in ("2s3z", "3s5z")]
+    outs = [e.reset(seed=0) for e in maps]
+    policy, _ = build_models(maps[0].get_env_info(), "gnn", hidden=32)
+    views = [policy, policy.view(maps[1].get_env_info())]
+    data = []
+    for view, out in zip(views, outs, strict=True):
+        ids = view.agent_ids("zealot")
+        active = torch.ones(6, ids.numel())
+        active[0, 0] = 0.0
+        data.append((view, out["obs"][:, ids], out["avail_actions"][:, ids], active))
+
+    def make():
+        return [v.class_dist("zealot", o, a) for v, o, a, _ in data]
+
+    with torch.no_grad():
+        old = make()
+    params = list(policy.actors["zealot"].parameters())
+    v = torch.randn(sum(p.numel() for p in params))
+    active = [d[3] for d in data]
+    gn = hatrpo.masked_kl_fisher(make, old, active, params, damping=0.1)(v)
+    db = hatrpo.masked_kl_fisher(make, old, active, params, damping=0.1, gauss_newton=False)(v)
+    assert (gn - db).abs().max() <= 1e-5 * db.abs().max()
+    assert float(v @ gn) > 0.1 * float(v @ v) * 0.999  # positive definite with the damping
 
 
 def test_trpo_step_respects_the_trust_region_and_improves_the_surrogate():
@@ -66,7 +99,15 @@ def test_trpo_step_respects_the_trust_region_and_improves_the_surrogate():
         act = d.sample()
         logp = d.log_prob(act)
     zealot_before = [p.clone() for p in policy.actors["zealot"].parameters()]
-    args = SimpleNamespace(kl_threshold=0.01, ls_step=10, accept_ratio=0.5, backtrack_coeff=0.5, cg_iters=10, cg_damping=0.1)
+    args = SimpleNamespace(
+        kl_threshold=0.01,
+        ls_step=10,
+        accept_ratio=0.5,
+        backtrack_coeff=0.5,
+        cg_iters=10,
+        cg_damping=0.1,
+        fisher_product="gauss-newton",
+    )
     adv = torch.randn(16, 2)
     factor = torch.ones(16)
     active = torch.ones(16, 2)
@@ -121,7 +162,13 @@ def test_trpo_step_treats_behaviour_logprobs_as_constants():
         act = d.sample()
         logp = d.log_prob(act) if keep_graph else d.log_prob(act).detach()
         args = SimpleNamespace(
-            kl_threshold=0.01, ls_step=10, accept_ratio=0.5, backtrack_coeff=0.5, cg_iters=10, cg_damping=0.1
+            kl_threshold=0.01,
+            ls_step=10,
+            accept_ratio=0.5,
+            backtrack_coeff=0.5,
+            cg_iters=10,
+            cg_damping=0.1,
+            fisher_product="gauss-newton",
         )
         adv, factor, active = torch.randn(8, 3), torch.ones(8), torch.ones(8, 3)
         return hatrpo.trpo_step(policy, "marine", obs, avail, act, logp, adv, factor, active, args)
@@ -172,7 +219,13 @@ def test_trpo_step_writes_the_weights_in_place(accept_ratio):
     ptrs = [p.data_ptr() for p in params]
     before = [p.detach().clone() for p in params]
     args = SimpleNamespace(
-        kl_threshold=0.01, ls_step=3, accept_ratio=accept_ratio, backtrack_coeff=0.5, cg_iters=10, cg_damping=0.1
+        kl_threshold=0.01,
+        ls_step=3,
+        accept_ratio=accept_ratio,
+        backtrack_coeff=0.5,
+        cg_iters=10,
+        cg_damping=0.1,
+        fisher_product="double-backward",
     )
     adv, factor, active = torch.randn(8, 3), torch.ones(8), torch.ones(8, 3)
     stats = hatrpo.trpo_step(policy, "marine", obs, avail, act, logp, adv, factor, active, args)

@@ -598,3 +598,15 @@ def test_bc_stop_after_an_epoch_then_resume_equals_an_uninterrupted_run(demos_3m
         assert a["actors"].keys() == b["actors"].keys()
         assert all(torch.equal(a["actors"][k], b["actors"][k]) for k in a["actors"]), name
     assert [r["val_acc"] for r in got["history"]] == [r["val_acc"] for r in ref["history"]]
+
+
+def test_hatrpo_run_saved_before_fisher_product_resumes_with_the_double_backward(tmp_path):
+    """A run saved before ``--fisher-product`` existed computed its Fisher products by the KL's double
+    backward; resumed, it keeps that form (whose floats equal the old code's), not the new default."""
+    _algo("hatrpo_gnn.py", tmp_path, *TINY[:-2], "--total-timesteps", "8", "--eval-interval", "1")
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    state = torch.load(run_dir / "resume.pt", weights_only=False)
+    assert state["args"].pop("fisher_product") == "gauss-newton"
+    torch.save(state, run_dir / "resume.pt")
+    res = _algo("hatrpo_gnn.py", tmp_path, "--resume", str(run_dir), "--total-timesteps", "16")
+    assert "with double-backward Fisher products" in res.stdout, res.stdout[-2000:]

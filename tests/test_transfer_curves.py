@@ -80,6 +80,7 @@ def test_other_settings_are_another_recipe_and_anneal_lr_keeps_the_total(tmp_pat
     [
         ("same-seed", "the same recipe and seed 1; expected one run per seed"),
         ("budget", "--at 250: run"),
+        ("repeated-budget", "--at 100 100: budget 100 is given twice"),
         ("not-a-run", "no run_meta.json or eval.csv"),
         ("target", "--target 1.5: expected a win rate in [0, 1]"),
         # found in a review: these were a KeyError traceback or a message without the folder
@@ -96,6 +97,8 @@ def test_bad_input_is_one_line_error(tmp_path, capsys, case, message):
         runs.append(_run(tmp_path, "b", 1, [0.1], [0.1]))
     elif case == "budget":
         at = [250]
+    elif case == "repeated-budget":
+        at = [100, 100]
     elif case == "not-a-run":
         runs.append(str(tmp_path))
     elif case == "meta-not-json":
