@@ -21,7 +21,7 @@ Each figure is one in-training evaluation of ``eval_episodes`` greedy episodes (
 ``sc2_envs.stats.wilson_interval``, from ``round(win_rate * episodes)`` wins). Runs are grouped into
 recipes by their saved configuration without ``seed``, ``exp_name`` and the flags that do not change
 what is trained up to a budget (``total_timesteps`` unless ``--anneal-lr``, ``time_budget_s``, ``torch_threads``,
-``pass_rows``, ``track``, ``cuda``, ``save_model``): a run stopped at 1M env steps and one that went on to 3M give the
+``pass_rows``, HATRPO's ``fisher_product``, ``track``, ``cuda``, ``save_model``): a run stopped at 1M env steps and one that went on to 3M give the
 same rows up to 1M, while two learning rates are two recipes. Two runs of one recipe with the same seed
 are refused (one run copied twice is not two seeds), as is a budget at which a run has no evaluation.
 """
@@ -49,8 +49,11 @@ from sc2_envs.stats import wilson_interval  # noqa: E402
 
 NOT_RECIPE = ("seed", "exp_name", "total_timesteps", "num_iterations", "time_budget_s", "torch_threads", "pass_rows")
 NOT_RECIPE += ("track", "cuda", "save_model", "resume", "wandb_project_name", "wandb_entity", "capture_video")
+NOT_RECIPE += ("fisher_product",)
 """Saved ``Args`` fields that do not decide what a run has trained up to a given env step (with
-``--anneal-lr`` the total does: the learning rate at a step depends on it, so it stays in the recipe)."""
+``--anneal-lr`` the total does: the learning rate at a step depends on it, so it stays in the recipe).
+``fisher_product`` (HATRPO) is the same matrix up to float rounding, as ``pass_rows`` the same update;
+runs saved before the flag existed have no such field."""
 
 
 @dataclass

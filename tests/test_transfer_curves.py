@@ -75,6 +75,17 @@ def test_other_settings_are_another_recipe_and_anneal_lr_keeps_the_total(tmp_pat
     assert list(groups) == ["2s3z", "2s3z#2", "2s3z#3", "2s3z#4"]
 
 
+def test_the_fisher_product_form_does_not_split_a_hatrpo_recipe(tmp_path):
+    # found in a review: a run saved before --fisher-product (no such field) and runs with either form
+    # (the same matrix up to float rounding) were three recipes of one seed each
+    hatrpo = {"cg_iters": 10, "cg_damping": 0.1}
+    a = _run(tmp_path, "a", 1, [0.1], [0.1], **hatrpo)
+    b = _run(tmp_path, "b", 2, [0.1], [0.1], **hatrpo, fisher_product="double-backward")
+    c = _run(tmp_path, "c", 3, [0.1], [0.1], **hatrpo, fisher_product="gauss-newton")
+    groups = tc.group_recipes([tc.read_run(p) for p in (a, b, c)])
+    assert list(groups) == ["2s3z"] and sorted(r.seed for r in groups["2s3z"]) == [1, 2, 3]
+
+
 @pytest.mark.parametrize(
     "case, message",
     [
