@@ -302,7 +302,7 @@ def masked_kl_fisher(make_dist, old_dist, active, params, damping, gauss_newton=
     ``u``, through the graph of ``J^T u`` (built once; the "double-vjp" R-operator), and ``J^T`` of the
     result one ordinary backward pass. ``gauss_newton=False``: the double backward of the KL
     (HARL's ``fisher_vector_product``, with the KL's gradient graph built once instead of per product):
-    the same matrix up to float rounding, about 1.5x slower per product (whole runs: ``benchmarks/train_sps.py --script hatrpo_gnn.py``).
+    the same matrix up to float rounding, about 1.5-2x slower per product (whole runs: ``benchmarks/train_sps.py --script hatrpo_gnn.py``).
     """
     multi = isinstance(old_dist, (list, tuple))
     olds = list(old_dist) if multi else [old_dist]

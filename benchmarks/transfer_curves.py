@@ -296,7 +296,7 @@ def check_args(args: Args) -> None:
     repeated = sorted({b for b in args.at if args.at.count(b) > 1})
     if repeated:
         run_utils.cli_error(
-            f"--at {' '.join(map(str, args.at))}: budget {repeated[0]} is given twice; expected distinct env step counts"
+            f"--at {' '.join(map(str, args.at))}: budget {repeated[0]} is given more than once; expected distinct env step counts"
         )
     run_utils.check_out_dir(args.out_dir)
 

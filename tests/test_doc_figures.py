@@ -82,6 +82,10 @@ def test_render_marks_in_distribution_errors_and_aims(regen):
     flat = " ".join(text.split())  # the aims paragraph is wrapped at 100 columns
     assert "these are the shipped single checkpoints): 2s3z -> 3s5z 0.60 (aim >= 0.9, not met)" in flat
     assert "issue" not in text  # user-facing wording, not the project's internal tracker
+    # a rate that rounds up to the aim is shown with the digit that decides it
+    rows[1]["win_rate"] = "0.897"
+    text = regen.render(rows[:2], rows[2:], {"steps": {}})
+    assert "2s3z -> 3s5z 0.897 (aim >= 0.9, not met)" in " ".join(text.split())
 
 
 def test_replace_block_needs_exactly_one_marker_pair(regen):

@@ -91,7 +91,7 @@ def test_the_fisher_product_form_does_not_split_a_hatrpo_recipe(tmp_path):
     [
         ("same-seed", "the same recipe and seed 1; expected one run per seed"),
         ("budget", "--at 250: run"),
-        ("repeated-budget", "--at 100 100: budget 100 is given twice"),
+        ("repeated-budget", "--at 100 100: budget 100 is given more than once"),
         ("not-a-run", "no run_meta.json or eval.csv"),
         ("target", "--target 1.5: expected a win rate in [0, 1]"),
         # found in a review: these were a KeyError traceback or a message without the folder
