@@ -84,12 +84,22 @@ class Run:
     curves: dict[str, list[float]]
 
 
-def recipe_label(config: dict) -> tuple[str, str]:
+def recipe_label(config: dict, resumes: list | tuple = ()) -> tuple[str, str]:
     """``(label, key)`` of a run's recipe: the label names its training maps, the key is every saved
-    setting except :data:`NOT_RECIPE` (JSON, sorted), so runs compare equal only when they train alike."""
+    setting except :data:`NOT_RECIPE` (JSON, sorted), so runs compare equal only when they train alike.
+
+    ``resumes``: ``run_meta.json``'s ``resumes`` entries. With ``--anneal-lr`` a resume that changes
+    ``--total-timesteps`` changes the learning rate from its ``from_global_step`` on, so each
+    ``(from_global_step, total_timesteps)`` is part of the key (the saved config keeps the first total)."""
     maps = config["map"] if isinstance(config["map"], list) else [config["map"]]
     ignored = set(NOT_RECIPE) - ({"total_timesteps", "num_iterations"} if config.get("anneal_lr") else set())
-    key = json.dumps({k: v for k, v in config.items() if k not in ignored}, sort_keys=True, default=str)
+    recipe = {k: v for k, v in config.items() if k not in ignored}
+    if config.get("anneal_lr"):
+        totals = [
+            (r.get("from_global_step"), (r.get("config") or {}).get("total_timesteps")) for r in resumes if isinstance(r, dict)
+        ]
+        recipe["resumed_totals"] = [t for t in totals if t[1] is not None and t[1] != config.get("total_timesteps")]
+    key = json.dumps(recipe, sort_keys=True, default=str)
     return "+".join(maps), key
 
 
@@ -111,7 +121,8 @@ def read_run(path: str) -> tuple[Run, str]:
         )
     expected = "expected a run folder of algos/happo_gnn.py or hatrpo_gnn.py"
     try:
-        config = json.loads(meta_path.read_text())["config"]
+        meta = json.loads(meta_path.read_text())
+        config = meta["config"]
     except (ValueError, KeyError, TypeError) as e:  # not JSON, or no config: another kind of folder
         raise ValueError(f"run {path}: run_meta.json has no readable config ({type(e).__name__}); {expected}") from None
     lacking = [k for k in ("map", "seed", "eval_episodes") if not isinstance(config, dict) or k not in config]
@@ -137,7 +148,7 @@ def read_run(path: str) -> tuple[Run, str]:
                 f"run {path}: eval.csv row {i + 1}, column {column}: {rows[i][column]!r} is not a number; {expected}"
             ) from None
 
-    label, key = recipe_label(config)
+    label, key = recipe_label(config, meta.get("resumes") or [])
     run = Run(
         path=str(path),
         recipe=label,

@@ -131,3 +131,24 @@ def test_bad_input_is_one_line_error(tmp_path, capsys, case, message):
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
     assert not (tmp_path / "out").exists()
+
+
+def test_an_anneal_lr_run_resumed_to_a_longer_total_is_its_own_recipe(tmp_path):
+    # the learning rate after the resume follows the new total: not the recipe of a fresh 1,000-step run
+    fresh = _run(tmp_path, "fresh", 1, [0.1], [0.1], anneal_lr=True)
+    longer = _run(tmp_path, "longer", 2, [0.1], [0.1], anneal_lr=True)
+    also = _run(tmp_path, "also", 3, [0.1], [0.1], anneal_lr=True)
+    for folder in (longer, also):
+        meta_path = tmp_path / folder / "run_meta.json"
+        meta = json.loads(meta_path.read_text())
+        meta["resumes"] = [{"from_global_step": 1000, "config": {**meta["config"], "total_timesteps": 3000}}]
+        meta_path.write_text(json.dumps(meta))
+    groups = tc.group_recipes([tc.read_run(p) for p in (fresh, longer, also)])
+    assert [sorted(r.seed for r in g) for g in groups.values()] == [[1], [2, 3]]
+    # without --anneal-lr the total does not change what is trained up to a step
+    plain = [_run(tmp_path, f"p{s}", s, [0.1], [0.1]) for s in (1, 2)]
+    meta_path = tmp_path / plain[1] / "run_meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["resumes"] = [{"from_global_step": 1000, "config": {**meta["config"], "total_timesteps": 3000}}]
+    meta_path.write_text(json.dumps(meta))
+    assert [sorted(r.seed for r in g) for g in tc.group_recipes([tc.read_run(p) for p in plain]).values()] == [[1, 2]]
