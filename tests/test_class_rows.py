@@ -8,7 +8,6 @@ summation order.
 """
 
 import copy
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -143,15 +142,7 @@ def test_gathered_trpo_step_equals_the_masked_one(map_name):
     active = (~avail[..., 0]).float()
     adv = torch.randn(R, N, generator=torch.Generator().manual_seed(5))
     factor = torch.ones(R)
-    args = SimpleNamespace(
-        kl_threshold=0.01,
-        ls_step=10,
-        accept_ratio=0.5,
-        backtrack_coeff=0.5,
-        cg_iters=10,
-        cg_damping=0.1,
-        fisher_product="gauss-newton",
-    )
+    args = hatrpo.Args()
     c = next(iter(policy.class_agents))
     ids = policy.agent_ids(c)
     twin = copy.deepcopy(policy)

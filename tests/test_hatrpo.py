@@ -5,7 +5,6 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -99,15 +98,7 @@ def test_trpo_step_respects_the_trust_region_and_improves_the_surrogate():
         act = d.sample()
         logp = d.log_prob(act)
     zealot_before = [p.clone() for p in policy.actors["zealot"].parameters()]
-    args = SimpleNamespace(
-        kl_threshold=0.01,
-        ls_step=10,
-        accept_ratio=0.5,
-        backtrack_coeff=0.5,
-        cg_iters=10,
-        cg_damping=0.1,
-        fisher_product="gauss-newton",
-    )
+    args = hatrpo.Args()
     adv = torch.randn(16, 2)
     factor = torch.ones(16)
     active = torch.ones(16, 2)
@@ -161,15 +152,7 @@ def test_trpo_step_treats_behaviour_logprobs_as_constants():
         d = policy.class_dist("marine", obs, avail)
         act = d.sample()
         logp = d.log_prob(act) if keep_graph else d.log_prob(act).detach()
-        args = SimpleNamespace(
-            kl_threshold=0.01,
-            ls_step=10,
-            accept_ratio=0.5,
-            backtrack_coeff=0.5,
-            cg_iters=10,
-            cg_damping=0.1,
-            fisher_product="gauss-newton",
-        )
+        args = hatrpo.Args()
         adv, factor, active = torch.randn(8, 3), torch.ones(8), torch.ones(8, 3)
         return hatrpo.trpo_step(policy, "marine", obs, avail, act, logp, adv, factor, active, args)
 
@@ -218,15 +201,7 @@ def test_trpo_step_writes_the_weights_in_place(accept_ratio):
     params = list(policy.actors["marine"].parameters())
     ptrs = [p.data_ptr() for p in params]
     before = [p.detach().clone() for p in params]
-    args = SimpleNamespace(
-        kl_threshold=0.01,
-        ls_step=3,
-        accept_ratio=accept_ratio,
-        backtrack_coeff=0.5,
-        cg_iters=10,
-        cg_damping=0.1,
-        fisher_product="double-backward",
-    )
+    args = hatrpo.Args(ls_step=3, accept_ratio=accept_ratio, fisher_product="double-backward")
     adv, factor, active = torch.randn(8, 3), torch.ones(8), torch.ones(8, 3)
     stats = hatrpo.trpo_step(policy, "marine", obs, avail, act, logp, adv, factor, active, args)
     assert stats["step_accepted"] == (1.0 if accept_ratio < 1 else 0.0)
