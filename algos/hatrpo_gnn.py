@@ -270,6 +270,8 @@ def conjugate_gradient(Avp, b, nsteps=10, residual_tol=1e-10):
     x = torch.zeros_like(b)
     r, p = b.clone(), b.clone()
     rdotr = r @ r
+    if rdotr < residual_tol:  # b ~ 0 (no active agent-step, or no gradient): x = 0, not 0 / 0
+        return x
     for _ in range(nsteps):
         Ap = Avp(p)
         alpha = rdotr / (p @ Ap)

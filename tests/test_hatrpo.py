@@ -23,6 +23,10 @@ def test_conjugate_gradient_solves_a_small_spd_system():
     b = torch.randn(5, dtype=torch.float64)
     x = hatrpo.conjugate_gradient(lambda v: A @ v, b, nsteps=10)
     assert torch.allclose(x, torch.linalg.solve(A, b), atol=1e-8)
+    # a zero right-hand side (no active agent-step) gives x = 0, not NaN from 0 / 0
+    assert torch.equal(
+        hatrpo.conjugate_gradient(lambda v: A @ v, torch.zeros(5, dtype=torch.float64)), torch.zeros(5, dtype=torch.float64)
+    )
 
 
 @pytest.mark.parametrize("gauss_newton", [True, False])
