@@ -12,11 +12,12 @@ machine's current load):
 1. checks the actions against the previous step's available actions (range, then availability;
    with ``lenient_actions`` an unavailable action becomes stop, or no-op for a dead agent), before
    anything is changed, and reports the first bad entry for ``SMACSim`` to raise on;
-2. per env: ``tick._orders_env`` (SMAC actions -> orders, then the enemy AI), ``8 / loops_per_tick``
-   ticks of ``tick._tick`` (``Dynamics.advance``), ``observe._step_env`` (step count, last action, game result,
-   reward, previous-step snapshot), the step's flags and counts (terminated, truncated, dead
-   allies / enemies, agent alive), ``observe._observe_env`` (available actions, observations,
-   state) and the ``final_*`` copies;
+2. ``tick._orders_env`` per env (SMAC actions -> orders, then the enemy AI), ``8 / loops_per_tick``
+   ticks of ``tick._tick`` (``Dynamics.advance``; one call for the whole range on a SMAC v1 map, one
+   per env on a SMACv2 scenario, whose envs each have their own unit tables), then per env
+   ``observe._step_env`` (step count, last action, game result, reward, previous-step snapshot),
+   the step's flags and counts (terminated, truncated, dead allies / enemies, agent alive),
+   ``observe._observe_env`` (available actions, observations, state) and the ``final_*`` copies;
 3. adds the step's won / ended / truncated episodes to ``SMACSim``'s ``get_stats`` counters.
 
 Every output array is fresh (allocated by the caller each step), so a returned tensor never
