@@ -1,9 +1,12 @@
-"""The shipped checkpoints of ``checkpoints/transfer_budget/`` and the figures documented for them.
+"""The shipped long-budget checkpoints and the figures documented for them (``checkpoints/README.md``).
 
-Three independent seeds each of HAPPO-GNN trained on 2s3z alone and on 3s5z alone for 1,024,000 env
-steps (``checkpoints/README.md``, "Longer budgets"); ``final_eval.csv`` holds their greedy win rates
-on 2s3z, 3s5z and 3s5z_vs_3s6z (100 episodes, evaluation seed 0) as ``algos/eval_transfer.py``
-wrote them.
+- ``checkpoints/transfer_budget/``: three independent seeds each of HAPPO-GNN trained on 2s3z alone and
+  on 3s5z alone for 1,024,000 env steps ("Longer budgets").
+- ``checkpoints/marine_budget/``: three independent seeds of HAPPO-GNN trained on 3m and 8m at once
+  for 1,658,880 env steps ("Marines at a longer budget").
+
+Each folder's ``final_eval.csv`` holds the greedy win rates of its checkpoints on the listed maps
+(100 episodes, evaluation seed 0) as ``algos/eval_transfer.py`` wrote them.
 """
 
 from __future__ import annotations
@@ -15,38 +18,55 @@ import pytest
 import torch
 from conftest import REPO, load_algo
 
-BUDGET = REPO / "checkpoints" / "transfer_budget"
 SEEDS = (1, 2, 3)
-MAPS = ("2s3z", "3s5z", "3s5z_vs_3s6z")
-STEPS = 1_024_000
+BUDGETS = {
+    "transfer_budget": {
+        "recipes": {"2s3z": ["2s3z"], "3s5z": ["3s5z"]},
+        "maps": ("2s3z", "3s5z", "3s5z_vs_3s6z"),
+        "steps": 1_024_000,
+        "replay": ("2s3z_seed1_gnn.pt", "3s5z"),
+    },
+    "marine_budget": {
+        "recipes": {"3m8m": ["3m", "8m"]},
+        "maps": ("3m", "8m", "25m", "5m_vs_6m", "8m_vs_9m", "10m_vs_11m"),
+        "steps": 1_658_880,
+        "replay": ("3m8m_seed2_gnn.pt", "25m"),
+    },
+}
 
 
-def _rows() -> list[dict]:
-    with open(BUDGET / "final_eval.csv", newline="") as f:
+def _rows(folder: Path) -> list[dict]:
+    with open(folder / "final_eval.csv", newline="") as f:
         return list(csv.DictReader(f))
 
 
-def test_three_seeds_per_map_each_with_its_final_evaluation():
-    shipped = sorted(p.name for p in BUDGET.glob("*.pt"))
-    assert shipped == sorted(f"{m}_seed{s}_gnn.pt" for m in ("2s3z", "3s5z") for s in SEEDS)
-    rows = _rows()
-    for name in shipped:
-        ckpt = torch.load(BUDGET / name, weights_only=True)
-        train_map, seed = name.split("_seed")[0], int(name.split("_seed")[1][0])
-        assert ckpt["config"]["map_name"] == train_map and ckpt["args"]["seed"] == seed
-        assert int(ckpt["global_step"]) == STEPS
-        mine = [r for r in rows if Path(r["checkpoint"]).name == name]
-        assert sorted(r["target_map"] for r in mine) == sorted(MAPS), name
+@pytest.mark.parametrize("name", sorted(BUDGETS))
+def test_three_seeds_per_recipe_each_with_its_final_evaluation(name):
+    spec, folder = BUDGETS[name], REPO / "checkpoints" / name
+    shipped = sorted(p.name for p in folder.glob("*.pt"))
+    assert shipped == sorted(f"{r}_seed{s}_gnn.pt" for r in spec["recipes"] for s in SEEDS)
+    rows = _rows(folder)
+    for file in shipped:
+        ckpt = torch.load(folder / file, weights_only=True)
+        recipe, seed = file.split("_seed")[0], int(file.split("_seed")[1][0])
+        train_maps = spec["recipes"][recipe]
+        assert ckpt["config"].get("train_maps", [ckpt["config"]["map_name"]]) == train_maps
+        assert ckpt["args"]["seed"] == seed and int(ckpt["global_step"]) == spec["steps"]
+        mine = [r for r in rows if Path(r["checkpoint"]).name == file]
+        assert sorted(r["target_map"] for r in mine) == sorted(spec["maps"]), file
         for r in mine:
-            assert int(r["episodes"]) == 100 and int(r["source_steps"]) == STEPS and r["source_map"] == train_map
+            assert int(r["episodes"]) == 100 and int(r["source_steps"]) == spec["steps"]
+            assert r["source_map"] == "+".join(train_maps)
             assert float(r["win_rate"]) == int(r["wins"]) / 100
 
 
-def test_a_documented_zero_shot_figure_replays_exactly():
-    """2s3z seed 1 on 3s5z: the same episodes, wins and mean length as in final_eval.csv."""
+@pytest.mark.parametrize("name", sorted(BUDGETS))
+def test_a_documented_zero_shot_figure_replays_exactly(name):
+    """One zero-shot cell per folder: the same episodes, wins and mean length as in final_eval.csv."""
     et = load_algo("eval_transfer")
-    path = BUDGET / "2s3z_seed1_gnn.pt"
-    (want,) = [r for r in _rows() if Path(r["checkpoint"]).name == path.name and r["target_map"] == "3s5z"]
-    row = et.evaluate_transfer(str(path), "3s5z", episodes=100, seed=0)
+    file, target = BUDGETS[name]["replay"]
+    path = REPO / "checkpoints" / name / file
+    (want,) = [r for r in _rows(path.parent) if Path(r["checkpoint"]).name == file and r["target_map"] == target]
+    row = et.evaluate_transfer(str(path), target, episodes=100, seed=0)
     assert (row.episodes, row.wins) == (100, int(want["wins"]))
     assert row.mean_length == pytest.approx(float(want["mean_length"]), abs=1e-9)
