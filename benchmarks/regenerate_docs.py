@@ -64,9 +64,9 @@ TARGETS = ("2s3z", "3s5z", "3s5z_vs_3s6z")
 SOURCES = (("2s3z", "gnn"), ("3s5z", "gnn"), ("2s3z", "mlp"), ("3s5z", "mlp"))
 MLP_STEPS = 102_400
 
-# Reference and aims quoted next to the table (HF model card yungisimon/HAPPO-HATRPO, real SMAC).
 AIMS = {("2s3z", "3s5z"): 0.9, ("3s5z", "2s3z"): 0.9}
-"""Single-map zero-shot aims (each a median of 3 seeds; the rendered row is one checkpoint)."""
+"""This library's single-map zero-shot aims (each a median of 3 seeds; the rendered row is one
+checkpoint). The HF model card yungisimon/HAPPO-HATRPO (real SMAC) is quoted beside the table."""
 
 
 def commands(out: Path) -> dict[str, list[str]]:
