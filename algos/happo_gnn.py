@@ -89,7 +89,7 @@ import tyro
 from torch import nn
 from torch.utils.tensorboard import SummaryWriter
 
-from models import build_multi_map_models, describe_classes, save_checkpoint, zero_shot_views
+from models import build_multi_map_models, describe_classes, init_weights, save_checkpoint, zero_shot_views
 from models.common import masked_mean
 from sc2_envs import runs
 from sc2_envs.evaluation import evaluate
@@ -188,6 +188,15 @@ class Args:
     time_budget_s: float = 0.0
     """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs (an
     extra eval.csv row when the stop falls between scheduled evaluations)"""
+    ally_dropout: tuple[float, ...] = (0.0,)
+    """probability that a training episode starts with one of its allies (drawn uniformly) removed, one value for every
+    --map or one per map (`--ally-dropout 0 0.5` on `--map 3m 8m`): team-size randomisation, so that the actors meet
+    battles in which they are outnumbered (7 marines against 8) before zero-shot play on maps such as 5m_vs_6m
+    (`SMACSim.remove_allies`; --backend sim). Evaluations never remove allies. 0: off"""
+    init_from: str = ""
+    """a checkpoint of this script (`<exp_name>.pt`) whose actor and critic weights start this run (fresh optimisers,
+    env steps counted from 0): fine-tuning with another recipe, e.g. --ally-dropout; the classes, network sizes and
+    critic must match this run's"""
     flush_denormal: bool = True
     """flush denormal floats to zero on the CPU (torch.set_flush_denormal): Adam's second-moment estimates of rarely-used
     weights decay into the denormal range, where sqrt and division run ~100x slower on x86"""
@@ -522,6 +531,7 @@ def check_args(args: Args) -> None:
         args.total_timesteps >= batch, "total_timesteps", f"at least one batch of {batch} env steps (--num-envs x --num-steps)"
     )
     runs.check_eval_maps(args.eval_maps, maps, args.backend, list_maps("all"))
+    runs.check_ally_dropout(args.ally_dropout, maps, args.backend)
 
 
 if __name__ == "__main__":
@@ -591,6 +601,10 @@ if __name__ == "__main__":
         )
     infos = [e.get_env_info() for e in envs]
     env_info = infos[0]
+    dropout = runs.check_ally_dropout(args.ally_dropout, maps, args.backend)
+    for m, p, info in zip(maps, dropout, infos, strict=True):
+        if p > 0 and info["n_agents"] < 2:
+            runs.cli_error(f"--ally-dropout {p} on {m}: it has {info['n_agents']} agent; expected maps of 2 or more agents")
     try:
         policy, critic, pols, crits = build_multi_map_models(
             infos, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device
@@ -606,6 +620,11 @@ if __name__ == "__main__":
         zs_pols = zero_shot_views(policy, env_info, [e.get_env_info() for e in zs_envs])
     except ValueError as e:
         runs.cli_error(f"--eval-maps {e} (the actors of {'+'.join(maps)}, {args.actor}, cannot play it)")
+    if args.init_from and resumed is None:
+        try:
+            init_step = int(init_weights(args.init_from, policy, critic)["global_step"])
+        except (FileNotFoundError, ValueError) as e:
+            runs.cli_error(f"--init-from {args.init_from}: {e}")
     classes = list(policy.classes)
     actor_optimizers = {c: torch.optim.Adam(policy.actors[c].parameters(), lr=args.learning_rate, eps=1e-5) for c in classes}
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
@@ -692,6 +711,13 @@ if __name__ == "__main__":
         f"update: {args.update_epochs} epochs x {args.num_minibatches} minibatches of {args.minibatch_size} env steps, "
         f"passes of <= {rows_per_pass if rows_per_pass < 1 << 62 else 'all'} rows | torch threads {torch.get_num_threads()}"
     )
+    if any(dropout):
+        print(
+            "ally dropout (training episodes that start with one ally removed): "
+            + ", ".join(f"{m} {p:g}" for m, p in zip(maps, dropout, strict=True))
+        )
+    if args.init_from:
+        print(f"initial weights: {args.init_from}" + ("" if resumed is not None else f" (trained {init_step:,} env steps)"))
     print(f"logs: {run_dir} (tensorboard --logdir runs)", flush=True)
 
     # ALGO Logic: Storage setup (one rollout buffer per map: team sizes differ, states never mix)
@@ -727,7 +753,10 @@ if __name__ == "__main__":
     ep_return = [torch.zeros(Bm, device=device) for _ in maps]
     ep_length = [torch.zeros(Bm, device=device) for _ in maps]
     if resumed is None:
-        next_obs = [env.reset(seed=seeds[k]) for k, env in enumerate(envs)]
+        next_obs = [
+            runs.drop_allies(env, env.reset(seed=seeds[k]), torch.ones(Bm, dtype=torch.bool, device=device), dropout[k])
+            for k, env in enumerate(envs)
+        ]
     else:
         policy.load_state_dict(resumed["actors"])
         critic.load_state_dict(resumed["critic"])
@@ -864,6 +893,7 @@ if __name__ == "__main__":
                 sync()
                 t_env = time.perf_counter()
                 nobs = next_obs[k] = envs[k].step(action)
+                runs.drop_allies(envs[k], nobs, nobs["terminated"] | nobs["truncated"], dropout[k])
                 sync()
                 env_time += time.perf_counter() - t_env
                 buf["rewards"][step] = nobs["reward"]

@@ -15,6 +15,7 @@ from models.agents import (
     build_multi_map_models,
     checkpoint_maps,
     describe_classes,
+    init_weights,
     load_checkpoint,
     read_checkpoint,
     save_checkpoint,
@@ -60,6 +61,7 @@ __all__ = [
     "read_checkpoint",
     "save_checkpoint",
     "describe_classes",
+    "init_weights",
     "unit_classes",
     "zero_shot_views",
 ]

@@ -742,6 +742,41 @@ def read_checkpoint(path: str) -> dict:
     return ckpt
 
 
+def init_weights(path: str, policy: ClassPolicy, critic: CentralCritic) -> dict:
+    """Copy a checkpoint's actor and critic weights into freshly built models (fine-tuning from it).
+
+    The models must be the same networks: the same actor type, classes, widths and critic (e.g.
+    built by :func:`build_multi_map_models` for the checkpoint's training maps, or for other maps
+    whose classes and entity widths are the same). Weights only: no optimiser state or env step
+    count carries over.
+
+    Returns:
+        The checkpoint dict (:func:`read_checkpoint`), e.g. for its ``global_step``.
+
+    Raises:
+        FileNotFoundError / ValueError: as :func:`read_checkpoint`; weights holding NaN or inf; a
+            checkpoint of another actor type, other classes, or weights of other names or shapes
+            (the message names the path and what differs).
+    """
+    ckpt = read_checkpoint(path)
+    cfg = ckpt["config"]
+    _check_finite_weights(f"checkpoint {path!r}", ckpt)
+    if cfg.get("actor_type") != policy.actor_type:
+        raise ValueError(f"checkpoint {path!r} holds {cfg.get('actor_type')} actors; expected {policy.actor_type}")
+    if list(cfg.get("classes", [])) != list(policy.classes):
+        raise ValueError(f"checkpoint {path!r} has the classes {cfg.get('classes')}; expected {list(policy.classes)}")
+    for part, model in (("actors", policy), ("critic", critic)):
+        try:
+            model.load_state_dict(ckpt[part])
+        except RuntimeError as e:  # missing / unexpected keys, or shapes that differ
+            first = str(e).strip().splitlines()
+            raise ValueError(
+                f"checkpoint {path!r}: its {part} do not fit this run's networks ({' '.join(first[:3])}); "
+                "expected the same network sizes (--hidden, --actor-layers) and a critic for the same maps' layout"
+            ) from None
+    return ckpt
+
+
 def dict_diffs(want: dict, have: dict) -> list[str]:
     """``"key: a vs b"`` for every key whose values differ between two dicts (a missing key is None), sorted."""
     return [f"{k}: {want.get(k)} vs {have.get(k)}" for k in sorted(set(want) | set(have)) if want.get(k) != have.get(k)]

@@ -144,6 +144,68 @@ def check_eval_maps(eval_maps: Any, train_maps: list[str], backend: str, valid_m
         cli_error(f"--eval-maps {shown} with --backend {backend}: expected --backend sim (one simulator per zero-shot map)")
 
 
+def check_ally_dropout(ally_dropout: Any, train_maps: list[str], backend: str) -> list[float]:
+    """Refuse a bad ``--ally-dropout`` of a training script; return one probability per training map.
+
+    Args:
+        ally_dropout: the flag's value, one probability in ``[0, 1)`` for every map, or one per map.
+        train_maps: the run's ``--map`` names.
+        backend: ``--backend``; removing units at reset needs the embedded simulator (``sim``).
+
+    Raises:
+        SystemExit: via :func:`cli_error` (status 2) for a value outside ``[0, 1)``, a count of values
+            that is neither 1 nor the number of maps, or a non-zero value with ``--backend sc2``.
+    """
+    probs = [float(p) for p in ally_dropout]
+    shown = " ".join(map(str, ally_dropout))
+    if len(probs) not in (1, len(train_maps)):
+        cli_error(
+            f"--ally-dropout {shown}: expected one probability for every map or one per --map ({len(train_maps)}: "
+            f"{' '.join(train_maps)})"
+        )
+    bad = [p for p in probs if not 0.0 <= p < 1.0]
+    if bad:
+        cli_error(f"--ally-dropout {shown}: expected probabilities in [0, 1) (got {bad})")
+    probs = probs * len(train_maps) if len(probs) == 1 else probs
+    if any(probs) and backend != "sim":
+        cli_error(f"--ally-dropout {shown} with --backend {backend}: expected --backend sim (SMACSim.remove_allies) or 0")
+    return probs
+
+
+def drop_allies(env: Any, obs: dict, started: torch.Tensor, prob: float) -> dict:
+    """Team-size randomisation of ``--ally-dropout``: in each env that has just started an episode, with
+    probability ``prob`` remove one of its allies, drawn uniformly (``SMACSim.remove_allies``).
+
+    The draws use torch's global generator (seeded by the script, saved in resume files), and none is
+    made when ``prob`` is 0 or no episode started, so a run without dropout draws exactly as before.
+
+    Args:
+        env: the training simulator (``SMACSim``) of one map, ``B`` envs and ``N`` agents.
+        obs: its last ``reset`` / ``step`` output; ``obs``, ``state`` and ``avail_actions`` rows of the
+            envs that lost an ally are replaced in place (copies of the tensors, so no caller's
+            tensor changes).
+        started: ``[B]`` bool, the envs at step 0 of a new episode.
+        prob: the probability, in ``[0, 1)``.
+
+    Returns:
+        ``obs`` (the same dict).
+    """
+    if prob <= 0.0 or not bool(started.any()):
+        return obs
+    B, N = started.shape[0], env.n_agents
+    pick = started & (torch.rand(B, device=started.device) < prob)
+    who = torch.randint(N, (B,), device=started.device)
+    if not bool(pick.any()):
+        return obs
+    mask = torch.zeros(B, N, dtype=torch.bool, device=started.device)
+    mask[pick, who[pick]] = True
+    fresh = env.remove_allies(mask)
+    idx = pick.nonzero().flatten()
+    for key in ("obs", "state", "avail_actions"):
+        obs[key] = obs[key].index_copy(0, idx, fresh[key][idx].to(obs[key].device))
+    return obs
+
+
 def zero_shot_eval_seed(run_seed: int, round_index: int, map_index: int) -> np.random.SeedSequence:
     """The evaluation seed of the ``map_index``-th ``--eval-maps`` map at evaluation round ``round_index``.
 

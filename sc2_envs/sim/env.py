@@ -1191,6 +1191,69 @@ class SMACSim:
         )
         return self._observe()
 
+    def remove_allies(self, mask) -> dict[str, torch.Tensor]:
+        """Remove allies from envs whose episodes have just started: team-size randomisation in training.
+
+        Agent ``i`` of env ``b`` is removed where ``mask[b, i]`` is set: it starts the episode dead
+        (health and shields 0), as an absent unit of ``set_units``. Its slot stays (SMAC's layouts
+        do not change): its observation and state features are zero, only its no-op is available,
+        and its death is no one's (the reward's death tracker starts it dead). Used by the training
+        scripts' ``--ally-dropout`` so that a policy meets battles in which it is outnumbered
+        (e.g. 7 marines against 8) before zero-shot play on maps such as ``5m_vs_6m``.
+
+        Args:
+            mask: ``[B, n_agents]`` bool tensor (any device); rows of envs that are not at step 0
+                of an episode must be all False.
+
+        Returns:
+            The fresh observation of every env, as ``reset``: ``{"obs": [B, N, obs_size] float32,
+            "state": [B, state_size] float32, "avail_actions": [B, N, n_actions] bool}`` (plus
+            ``unit_kind`` in SMACv2 scenarios).
+
+        Raises:
+            RuntimeError: before ``reset`` (or when a reset is due).
+            TypeError: ``mask`` not a bool tensor.
+            ValueError: ``mask`` of the wrong shape; a removal in an env past its episode's first
+                step (``episode_steps > 0``) or in an env with an ally already dead; a mask that
+                removes every ally of an env. Nothing is changed when it raises.
+        """
+        if self._needs_reset:
+            raise RuntimeError("call reset() before remove_allies() (and after an episode ends when autoreset=False)")
+        B, N = self.num_envs, self.n_agents
+        if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+            raise TypeError(f"mask must be a bool tensor of shape ({B}, {N}), got {mask!r}")
+        if tuple(mask.shape) != (B, N):
+            raise ValueError(f"mask must have shape (num_envs={B}, n_agents={N}), got {tuple(mask.shape)}")
+        st = self.st
+        mask = mask.to(self.device)
+        rows = mask.any(1)
+        late = rows & (st.episode_steps > 0)
+        if bool(late.any()):
+            raise ValueError(
+                f"remove_allies: envs {late.nonzero().flatten().tolist()} are past the first step of their episodes "
+                f"(episode_steps {st.episode_steps[late].tolist()}); expected removals only at step 0"
+            )
+        dead = rows & ~st.alive[:, :N].all(1)
+        if bool(dead.any()):
+            raise ValueError(
+                f"remove_allies: envs {dead.nonzero().flatten().tolist()} already have dead allies; expected "
+                "full teams at step 0 (remove allies once per episode)"
+            )
+        empty = rows & mask.all(1)
+        if bool(empty.any()):
+            raise ValueError(
+                f"remove_allies: the mask removes every ally of envs {empty.nonzero().flatten().tolist()}; "
+                "expected at least one ally left in each env"
+            )
+        gone = torch.zeros_like(st.alive)
+        gone[:, :N] = mask
+        for name in ("health", "shield", "prev_health", "prev_shield"):
+            t = getattr(st, name)
+            t.masked_fill_(gone, 0.0)
+        st.alive.masked_fill_(gone, False)
+        st.prev_alive.masked_fill_(gone, False)
+        return self._observe()
+
     def _check_placements(self, b: int, placements: list) -> None:
         """Every check of ``set_units`` on env ``b``'s placements (raises; changes nothing)."""
         kinds = [self._placement_kind(b, u, p) for u, p in enumerate(placements)]
