@@ -67,7 +67,7 @@ from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.tensorboard import SummaryWriter
 
-from models import build_multi_map_models, describe_classes, save_checkpoint, zero_shot_views
+from models import build_multi_map_models, describe_classes, init_weights, save_checkpoint, zero_shot_views
 from models.common import masked_mean
 from sc2_envs import runs
 from sc2_envs.evaluation import evaluate
@@ -172,6 +172,13 @@ class Args:
     time_budget_s: float = 0.0
     """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs (an
     extra eval.csv row when the stop falls between scheduled evaluations)"""
+
+    ally_dropout: tuple[float, ...] = (0.0,)
+    """probability that a training episode starts with one of its allies (drawn uniformly) removed, one value for every
+    --map or one per map, as in happo_gnn.py (`SMACSim.remove_allies`; --backend sim). Evaluations never remove allies. 0: off"""
+    init_from: str = ""
+    """a checkpoint (`<exp_name>.pt` of this script or happo_gnn.py) whose actor and critic weights start this run (fresh
+    optimisers, env steps counted from 0); the classes, network sizes and critic must match this run's"""
 
     # to be filled in runtime
     batch_size: int = 0
@@ -582,6 +589,7 @@ def check_args(args: Args) -> None:
         args.total_timesteps >= batch, "total_timesteps", f"at least one batch of {batch} env steps (--num-envs x --num-steps)"
     )
     runs.check_eval_maps(args.eval_maps, maps, args.backend, list_maps("all"))
+    runs.check_ally_dropout(args.ally_dropout, maps, args.backend)
 
 
 if __name__ == "__main__":
@@ -651,6 +659,10 @@ if __name__ == "__main__":
         )
     infos = [e.get_env_info() for e in envs]
     env_info = infos[0]
+    dropout = runs.check_ally_dropout(args.ally_dropout, maps, args.backend)
+    for m, p, info in zip(maps, dropout, infos, strict=True):
+        if p > 0 and info["n_agents"] < 2:
+            runs.cli_error(f"--ally-dropout {p} on {m}: it has {info['n_agents']} agent; expected maps of 2 or more agents")
     try:
         policy, critic, pols, crits = build_multi_map_models(
             infos, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device
@@ -666,6 +678,11 @@ if __name__ == "__main__":
         zs_pols = zero_shot_views(policy, env_info, [e.get_env_info() for e in zs_envs])
     except ValueError as e:
         runs.cli_error(f"--eval-maps {e} (the actors of {'+'.join(maps)}, {args.actor}, cannot play it)")
+    if args.init_from and resumed is None:
+        try:
+            init_step = int(init_weights(args.init_from, policy, critic)["global_step"])
+        except (FileNotFoundError, ValueError) as e:
+            runs.cli_error(f"--init-from {args.init_from}: {e}")
     classes = list(policy.classes)
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
 
@@ -752,6 +769,13 @@ if __name__ == "__main__":
         f"{args.ls_step} line-search trials), critic {args.update_epochs} epochs x {args.num_minibatches} minibatches "
         f"| torch threads {torch.get_num_threads()}"
     )
+    if any(dropout):
+        print(
+            "ally dropout (training episodes that start with one ally removed): "
+            + ", ".join(f"{m} {p:g}" for m, p in zip(maps, dropout, strict=True))
+        )
+    if args.init_from:
+        print(f"initial weights: {args.init_from}" + ("" if resumed is not None else f" (trained {init_step:,} env steps)"))
     print(f"logs: {run_dir} (tensorboard --logdir runs)", flush=True)
 
     # ALGO Logic: Storage setup (one rollout buffer per map: team sizes differ, states never mix)
@@ -787,7 +811,10 @@ if __name__ == "__main__":
     ep_return = [torch.zeros(Bm, device=device) for _ in maps]
     ep_length = [torch.zeros(Bm, device=device) for _ in maps]
     if resumed is None:
-        next_obs = [env.reset(seed=seeds[k]) for k, env in enumerate(envs)]
+        next_obs = [
+            runs.drop_allies(env, env.reset(seed=seeds[k]), torch.ones(Bm, dtype=torch.bool, device=device), dropout[k])
+            for k, env in enumerate(envs)
+        ]
     else:
         policy.load_state_dict(resumed["actors"])
         critic.load_state_dict(resumed["critic"])
@@ -917,6 +944,7 @@ if __name__ == "__main__":
                 sync()
                 t_env = time.perf_counter()
                 nobs = next_obs[k] = envs[k].step(action)
+                runs.drop_allies(envs[k], nobs, nobs["terminated"] | nobs["truncated"], dropout[k])
                 sync()
                 env_time += time.perf_counter() - t_env
                 buf["rewards"][step] = nobs["reward"]

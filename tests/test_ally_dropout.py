@@ -1,0 +1,159 @@
+"""Team-size randomisation (``SMACSim.remove_allies``, ``runs.drop_allies``, ``--ally-dropout``) and
+fine-tuning from a checkpoint's weights (``models.init_weights``, ``--init-from``)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from sc2_envs import make_batched, runs
+from sc2_envs.policies import random_actions
+from sc2_envs.sim import UnitPlacement
+
+REPO = Path(__file__).resolve().parents[1]
+MARINE_CKPT = REPO / "checkpoints" / "marine_budget" / "3m8m_seed1_gnn.pt"
+
+
+@pytest.mark.parametrize("kernel", ["numba", "torch"])
+def test_removed_ally_plays_as_the_same_battle_placed_without_it(kernel):
+    """Removing agent 2 at step 0 is the battle ``set_units`` places with that slot empty: equal
+    observations, states, masks and rewards over a whole seeded episode, on either kernel."""
+    a = make_batched("8m", num_envs=2, seed=3, autoreset=False, kernel=kernel)
+    b = make_batched("8m", num_envs=2, seed=3, autoreset=False, kernel=kernel)
+    a.reset(), b.reset()
+    mask = torch.zeros(2, 8, dtype=torch.bool)
+    mask[1, 2] = True
+    out_a = a.remove_allies(mask)
+    pos = b.st.pos[1]
+    place = [UnitPlacement(float(x), float(y)) for x, y in pos.tolist()]
+    out_b = b.set_units(1, place[:2] + [None] + place[3:8], place[8:])
+    for key in ("obs", "state", "avail_actions"):
+        assert torch.equal(out_a[key], out_b[key]), key
+    assert torch.equal(out_a["obs"][1, 2], torch.zeros_like(out_a["obs"][1, 2]))
+    assert out_a["avail_actions"][1, 2].tolist() == [True] + [False] * 13
+    assert out_a["avail_actions"][0, 2].any() and bool(out_a["avail_actions"][0, 2, 1:].any())
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(120):
+        act = random_actions(out_a["avail_actions"], gen)
+        out_a, out_b = a.step(act), b.step(act)
+        for key in ("obs", "state", "avail_actions", "reward", "dead_allies", "terminated"):
+            assert torch.equal(out_a[key], out_b[key]), key
+        if bool((out_a["terminated"] | out_a["truncated"]).any()):
+            break
+    assert int(out_a["dead_allies"][1]) >= 1
+
+
+def test_removed_ally_is_not_a_death_of_the_episode():
+    """The reward's death tracker starts the removed ally dead: with ``reward_only_positive=False``
+    (ally deaths penalised) the first step's reward equals a full team's that lost no one."""
+    e = make_batched("3m", num_envs=2, seed=0, reward_only_positive=False)
+    e.reset()
+    mask = torch.tensor([[False, False, False], [True, False, False]])
+    e.remove_allies(mask)
+    noop_stop = torch.tensor([[1, 1, 1], [0, 1, 1]])  # stop for the living, no-op for the removed ally
+    out = e.step(noop_stop)
+    assert torch.equal(out["reward"][0], out["reward"][1])
+    assert out["dead_allies"].tolist() == [0, 1]
+
+
+def test_remove_allies_refuses_bad_masks_and_late_envs_and_changes_nothing():
+    e = make_batched("3m", num_envs=2, seed=0)
+    with pytest.raises(RuntimeError, match="reset"):
+        e.remove_allies(torch.zeros(2, 3, dtype=torch.bool))
+    e.reset()
+    before = e.st.clone()
+    with pytest.raises(TypeError, match="bool tensor"):
+        e.remove_allies(torch.zeros(2, 3))
+    with pytest.raises(ValueError, match=r"shape \(num_envs=2, n_agents=3\), got \(2, 4\)"):
+        e.remove_allies(torch.zeros(2, 4, dtype=torch.bool))
+    with pytest.raises(ValueError, match=r"removes every ally of envs \[1\]"):
+        e.remove_allies(torch.tensor([[False, False, False], [True, True, True]]))
+    assert torch.equal(e.st.health, before.health) and torch.equal(e.st.alive, before.alive)
+    e.step(torch.ones(2, 3, dtype=torch.int64))
+    with pytest.raises(ValueError, match=r"envs \[0\] are past the first step .* \(episode_steps \[1\]\)"):
+        e.remove_allies(torch.tensor([[True, False, False], [False, False, False]]))
+    e.reset()
+    e.remove_allies(torch.tensor([[True, False, False], [False, False, False]]))
+    with pytest.raises(ValueError, match=r"envs \[0\] already have dead allies"):
+        e.remove_allies(torch.tensor([[False, True, False], [False, False, False]]))
+
+
+def test_drop_allies_draws_nothing_when_off_and_changes_only_new_episodes():
+    e = make_batched("8m", num_envs=6, seed=1)
+    obs = e.reset()
+    rng = torch.get_rng_state()
+    same = runs.drop_allies(e, dict(obs), torch.ones(6, dtype=torch.bool), 0.0)
+    assert torch.equal(torch.get_rng_state(), rng)  # no draw: a run without dropout is unchanged
+    assert all(same[k] is obs[k] for k in obs)
+    torch.manual_seed(0)
+    started = torch.tensor([True, True, True, True, False, False])
+    out = runs.drop_allies(e, dict(obs), started, 0.99)
+    dead = (~e.st.alive[:, :8]).sum(1)
+    assert dead.tolist() == [1, 1, 1, 1, 0, 0]
+    assert torch.equal(out["obs"][4:], obs["obs"][4:]) and not torch.equal(out["obs"][:4], obs["obs"][:4])
+    assert torch.equal(out["obs"], e._observe()["obs"])  # the rows replaced are the simulator's own
+
+
+def test_init_weights_copies_a_checkpoint_and_names_what_does_not_fit():
+    from models import build_multi_map_models, init_weights
+
+    infos = [make_batched(m, num_envs=1).get_env_info() for m in ("3m", "8m")]
+    policy, critic, _, _ = build_multi_map_models(infos, "gnn")
+    ckpt = init_weights(str(MARINE_CKPT), policy, critic)
+    assert ckpt["global_step"] == 1_658_880
+    for k, v in ckpt["actors"].items():
+        assert torch.equal(policy.state_dict()[k], v), k
+    for k, v in ckpt["critic"].items():
+        assert torch.equal(critic.state_dict()[k], v), k
+    small, small_critic, _, _ = build_multi_map_models(infos, "gnn", hidden=32)
+    with pytest.raises(ValueError, match=r"its actors do not fit this run's networks .*size mismatch"):
+        init_weights(str(MARINE_CKPT), small, small_critic)
+    protoss = [make_batched("2s3z", num_envs=1).get_env_info()]
+    p2, c2, _, _ = build_multi_map_models(protoss, "gnn")
+    with pytest.raises(ValueError, match=r"has the classes \['marine'\]; expected \['stalker', 'zealot'\]"):
+        init_weights(str(MARINE_CKPT), p2, c2)
+    mlp, mlp_critic, _, _ = build_multi_map_models(infos[:1], "mlp")
+    with pytest.raises(ValueError, match="holds gnn actors; expected mlp"):
+        init_weights(str(MARINE_CKPT), mlp, mlp_critic)
+
+
+@pytest.mark.parametrize("script", ["happo_gnn", "hatrpo_gnn"])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"ally_dropout": (1.0,)}, "--ally-dropout 1.0: expected probabilities in [0, 1) (got [1.0])"),
+        ({"ally_dropout": (0.1, 0.2, 0.3)}, "--ally-dropout 0.1 0.2 0.3: expected one probability for every map or one per --map (2: 3m 8m)"),
+        ({"ally_dropout": (0.5,), "backend": "sc2", "num_envs": 2}, "--ally-dropout 0.5 with --backend sc2: expected --backend sim"),
+    ],
+)  # fmt: skip
+def test_bad_ally_dropout_is_refused(script, change, message, capsys):
+    from dataclasses import replace
+
+    from conftest import load_algo
+
+    mod = load_algo(script)
+    args = replace(mod.Args(), map=("3m", "8m"), num_steps=8, total_timesteps=64, **{"num_envs": 4, **change})
+    with pytest.raises(SystemExit) as exc:
+        mod.check_args(args)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_fine_tune_run_with_dropout_starts_from_the_checkpoint(tmp_path):
+    """A short run with --init-from and --ally-dropout: the config says both, and the first
+    evaluation of the fine-tuned marine actors wins 3m as the checkpoint does."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cmd = [
+        sys.executable, str(REPO / "algos" / "happo_gnn.py"), "--map", "3m", "8m", "--num-envs", "8", "--num-steps", "10",
+        "--total-timesteps", "80", "--eval-episodes", "8", "--torch-threads", "1", "--ally-dropout", "0", "0.5",
+        "--init-from", str(MARINE_CKPT), "--seed", "2",
+    ]  # fmt: skip
+    res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env, check=False)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "ally dropout (training episodes that start with one ally removed): 3m 0, 8m 0.5" in res.stdout
+    assert f"initial weights: {MARINE_CKPT} (trained 1,658,880 env steps)" in res.stdout
+    rows = (next((tmp_path / "runs").iterdir()) / "eval.csv").read_text().splitlines()
+    assert float(rows[1].split(",")[5]) >= 0.75, rows  # win_rate/3m: the checkpoint's play, 8 episodes
