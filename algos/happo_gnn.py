@@ -49,6 +49,13 @@ streams disjoint from training and from the training maps' evaluations, ``runs.z
 ``charts/zero_shot_win_rate/<map>``, ``charts/zero_shot_eval_return/<map>`` and the eval.csv columns of the
 same names. They show how transfer moves with the budget; they never pick ``<exp_name>_best.pt``.
 
+Outnumbered battles (5m_vs_6m, 3s5z_vs_3s6z) are never seen when training on even maps. ``--ally-dropout P``
+(one value, or one per ``--map``) starts each training episode with one ally, drawn uniformly, removed with
+probability ``P`` (``SMACSim.remove_allies``: the unit starts dead, SMAC's layouts unchanged), so the actors
+also play 7 against 8 on 8m; evaluations never remove allies. ``--init-from <checkpoint.pt>`` starts from a
+checkpoint's actor and critic weights (fresh optimisers, env steps from 0), e.g. to fine-tune a shipped
+checkpoint with ``--ally-dropout`` (``checkpoints/README.md``, "Fine-tuned with ally dropout").
+
 The first lines printed give the map, backend, envs, device, obs/state sizes, classes and parameter
 counts; then a progress bar (on a terminal; otherwise one line per iteration) shows the mean
 return of the training episodes finished so far (nothing before the first one), the last greedy win
