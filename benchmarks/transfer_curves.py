@@ -84,6 +84,20 @@ class Run:
     curves: dict[str, list[float]]
 
 
+def init_recipe(path: str) -> str | dict:
+    """What an ``--init-from`` run started from, for its recipe key: the starting checkpoint's own recipe
+    key and env steps, so that seeds which each fine-tune their own seed's checkpoint of one recipe are
+    one recipe (the checkpoints' paths and seeds differ). A file that cannot be read keeps its path as
+    given: runs then pool only when they started from the same file."""
+    from models import read_checkpoint
+
+    try:
+        ckpt = read_checkpoint(path)
+    except (FileNotFoundError, ValueError):
+        return path
+    return {"recipe": recipe_label(ckpt["args"])[1], "global_step": int(ckpt["global_step"])}
+
+
 def recipe_label(config: dict, resumes: list | tuple = ()) -> tuple[str, str]:
     """``(label, key)`` of a run's recipe: the label names its training maps, the key is every saved
     setting except :data:`NOT_RECIPE` (JSON, sorted), so runs compare equal only when they train alike.
@@ -94,6 +108,8 @@ def recipe_label(config: dict, resumes: list | tuple = ()) -> tuple[str, str]:
     maps = config["map"] if isinstance(config["map"], list) else [config["map"]]
     ignored = set(NOT_RECIPE) - ({"total_timesteps", "num_iterations"} if config.get("anneal_lr") else set())
     recipe = {k: v for k, v in config.items() if k not in ignored}
+    if config.get("init_from"):
+        recipe["init_from"] = init_recipe(config["init_from"])
     if config.get("anneal_lr"):
         totals = [
             (r.get("from_global_step"), (r.get("config") or {}).get("total_timesteps")) for r in resumes if isinstance(r, dict)

@@ -4,6 +4,8 @@
   on 3s5z alone for 1,024,000 env steps ("Longer budgets").
 - ``checkpoints/marine_budget/``: three independent seeds of HAPPO-GNN trained on 3m and 8m at once
   for 1,658,880 env steps ("Marines at a longer budget").
+- ``checkpoints/marine_dropout/``: each of those fine-tuned for 409,600 more env steps with
+  ``--ally-dropout 0 0.5`` ("Fine-tuned with ally dropout").
 
 Each folder's ``final_eval.csv`` holds the greedy win rates of its checkpoints on the listed maps
 (100 episodes, evaluation seed 0) as ``algos/eval_transfer.py`` wrote them.
@@ -32,6 +34,12 @@ BUDGETS = {
         "steps": 1_658_880,
         "replay": ("3m8m_seed2_gnn.pt", "25m"),
     },
+    "marine_dropout": {
+        "recipes": {"3m8m_dropout": ["3m", "8m"]},
+        "maps": ("3m", "8m", "25m", "5m_vs_6m", "8m_vs_9m", "10m_vs_11m"),
+        "steps": 409_600,
+        "replay": ("3m8m_dropout_seed3_gnn.pt", "5m_vs_6m"),
+    },
 }
 
 
@@ -52,6 +60,9 @@ def test_three_seeds_per_recipe_each_with_its_final_evaluation(name):
         train_maps = spec["recipes"][recipe]
         assert ckpt["config"].get("train_maps", [ckpt["config"]["map_name"]]) == train_maps
         assert ckpt["args"]["seed"] == seed and int(ckpt["global_step"]) == spec["steps"]
+        if name == "marine_dropout":  # fine-tuned from the same seed's marine_budget checkpoint
+            assert tuple(ckpt["args"]["ally_dropout"]) == (0.0, 0.5)
+            assert ckpt["args"]["init_from"] == f"checkpoints/marine_budget/3m8m_seed{seed}_gnn.pt"
         mine = [r for r in rows if Path(r["checkpoint"]).name == file]
         assert sorted(r["target_map"] for r in mine) == sorted(spec["maps"]), file
         for r in mine:

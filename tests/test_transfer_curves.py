@@ -86,6 +86,26 @@ def test_the_fisher_product_form_does_not_split_a_hatrpo_recipe(tmp_path):
     assert list(groups) == ["2s3z"] and sorted(r.seed for r in groups["2s3z"]) == [1, 2, 3]
 
 
+def test_fine_tunes_of_each_seeds_own_checkpoint_are_one_recipe(tmp_path):
+    """--init-from: seeds that each fine-tune their own seed's checkpoint of one recipe pool (the paths and
+    seeds differ); a start from another recipe's checkpoint, or from an unreadable file, is another recipe."""
+    import shutil
+
+    from conftest import REPO
+
+    budget = REPO / "checkpoints" / "marine_budget"
+    for s in (1, 2):
+        shutil.copy(budget / f"3m8m_seed{s}_gnn.pt", tmp_path / f"start{s}.pt")
+    shutil.copy(REPO / "checkpoints" / "2s3z_gnn.pt", tmp_path / "other.pt")
+    a = _run(tmp_path, "a", 1, [0.1], [0.1], init_from=str(tmp_path / "start1.pt"))
+    b = _run(tmp_path, "b", 2, [0.1], [0.1], init_from=str(tmp_path / "start2.pt"))
+    c = _run(tmp_path, "c", 3, [0.1], [0.1], init_from=str(tmp_path / "other.pt"))
+    d = _run(tmp_path, "d", 4, [0.1], [0.1], init_from=str(tmp_path / "missing.pt"))
+    e = _run(tmp_path, "e", 5, [0.1], [0.1])
+    groups = tc.group_recipes([tc.read_run(p) for p in (a, b, c, d, e)])
+    assert [sorted(r.seed for r in g) for g in groups.values()] == [[1, 2], [3], [4], [5]]
+
+
 @pytest.mark.parametrize(
     "case, message",
     [
