@@ -765,14 +765,18 @@ def init_weights(path: str, policy: ClassPolicy, critic: CentralCritic) -> dict:
         raise ValueError(f"checkpoint {path!r} holds {cfg.get('actor_type')} actors; expected {policy.actor_type}")
     if list(cfg.get("classes", [])) != list(policy.classes):
         raise ValueError(f"checkpoint {path!r} has the classes {cfg.get('classes')}; expected {list(policy.classes)}")
-    for part, model in (("actors", policy), ("critic", critic)):
+    trained = "+".join(checkpoint_maps(cfg)) if cfg.get("map_name") or cfg.get("train_maps") else "unknown maps"
+    for part, model, key in (("actors", policy, "policy_hparams"), ("critic", critic, "critic_hparams")):
         try:
             model.load_state_dict(ckpt[part])
         except RuntimeError as e:  # missing / unexpected keys, or shapes that differ
             first = str(e).strip().splitlines()
+            sizes = "the same network sizes (--hidden, --actor-layers)"
+            if cfg.get(key) is not None and cfg.get(key) != getattr(model, "hparams", None):
+                sizes = f"networks of its sizes {cfg.get(key)} (this run's: {getattr(model, 'hparams', None)}; --hidden, --actor-layers)"
             raise ValueError(
-                f"checkpoint {path!r}: its {part} do not fit this run's networks ({' '.join(first[:3])}); "
-                "expected the same network sizes (--hidden, --actor-layers) and a critic for the same maps' layout"
+                f"checkpoint {path!r} (trained on {trained}): its {part} do not fit this run's networks "
+                f"({' '.join(first[:3])}); expected {sizes} and maps whose observations and states have its layout"
             ) from None
     return ckpt
 

@@ -109,8 +109,16 @@ def test_init_weights_copies_a_checkpoint_and_names_what_does_not_fit():
     for k, v in ckpt["critic"].items():
         assert torch.equal(critic.state_dict()[k], v), k
     small, small_critic, _, _ = build_multi_map_models(infos, "gnn", hidden=32)
-    with pytest.raises(ValueError, match=r"its actors do not fit this run's networks .*size mismatch"):
+    with pytest.raises(
+        ValueError, match=r"\(trained on 3m\+8m\): its actors do not fit this run's networks .*size mismatch"
+    ) as e:
         init_weights(str(MARINE_CKPT), small, small_critic)
+    assert "expected networks of its sizes {'hidden': 64, 'heads': 4, 'layers': 1} (this run's: {'hidden': 32," in str(e.value)
+    mlp8, mlp8_critic, _, _ = build_multi_map_models(infos[1:], "mlp")  # an MLP of 3m cannot read 8m's observations
+    with pytest.raises(
+        ValueError, match=r"\(trained on 3m\): its actors do not fit .* and maps whose observations and states"
+    ):
+        init_weights(str(REPO / "checkpoints" / "mlp" / "3m_mlp_seed1.pt"), mlp8, mlp8_critic)
     protoss = [make_batched("2s3z", num_envs=1).get_env_info()]
     p2, c2, _, _ = build_multi_map_models(protoss, "gnn")
     with pytest.raises(ValueError, match=r"has the classes \['marine'\]; expected \['stalker', 'zealot'\]"):
