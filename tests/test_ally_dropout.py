@@ -97,6 +97,36 @@ def test_drop_allies_draws_nothing_when_off_and_changes_only_new_episodes():
     assert torch.equal(out["obs"], e._observe()["obs"])  # the rows replaced are the simulator's own
 
 
+def test_drop_allies_refuses_bad_probabilities_and_started_masks():
+    e = make_batched("3m", num_envs=2, seed=0)
+    obs = e.reset()
+    for prob in (float("nan"), -0.1, 1.0, "0.5", True):
+        with pytest.raises(ValueError, match=r"prob must be a probability in \[0, 1\), got"):
+            runs.drop_allies(e, obs, torch.ones(2, dtype=torch.bool), prob)
+    for started in (torch.ones(3, dtype=torch.bool), torch.ones(2), [True, True]):
+        with pytest.raises(ValueError, match=r"started must be a bool tensor of shape \(2,\)"):
+            runs.drop_allies(e, obs, started, 0.5)
+    assert runs.drop_allies(None, obs, None, 0.0) is obs  # off: nothing of the env (any backend) is read
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ((), "--ally-dropout (no value): expected one probability for every map or one per --map (2: 3m 8m)"),
+        (("x",), "--ally-dropout x: expected probabilities in [0, 1) (numbers)"),
+        ((float("nan"),), "--ally-dropout nan: expected probabilities in [0, 1) (got [nan])"),
+        ((0.5, -0.5), "--ally-dropout 0.5 -0.5: expected probabilities in [0, 1) (got [-0.5])"),
+    ],
+)
+def test_check_ally_dropout_names_the_bad_value(value, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        runs.check_ally_dropout(value, ["3m", "8m"], "sim")
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+    assert runs.check_ally_dropout(0.25, ["3m", "8m"], "sim") == [0.25, 0.25]  # one number: every map
+    assert runs.check_ally_dropout((0,), ["3m"], "sc2") == [0.0]  # off with the real game
+
+
 def test_init_weights_copies_a_checkpoint_and_names_what_does_not_fit():
     from models import build_multi_map_models, init_weights
 
