@@ -146,9 +146,14 @@ def test_init_weights_copies_a_checkpoint_and_names_what_does_not_fit():
     assert "expected networks of its sizes {'hidden': 64, 'heads': 4, 'layers': 1} (this run's: {'hidden': 32," in str(e.value)
     mlp8, mlp8_critic, _, _ = build_multi_map_models(infos[1:], "mlp")  # an MLP of 3m cannot read 8m's observations
     with pytest.raises(
-        ValueError, match=r"\(trained on 3m\): its actors do not fit .* and maps whose observations and states"
+        ValueError,
+        match=r"\(trained on 3m\): its actors read inputs of another layout \(n_actions: 9 vs 14; obs_size: 30 vs 80",
     ):
         init_weights(str(REPO / "checkpoints" / "mlp" / "3m_mlp_seed1.pt"), mlp8, mlp8_critic)
+    three = [make_batched(m, num_envs=1).get_env_info() for m in ("1c3s5z", "2s3z", "3s5z")]
+    p3, c3, _, _ = build_multi_map_models(three, "gnn")  # classes (and type vocabulary) in 1c3s5z's order
+    with pytest.raises(ValueError, match=r"the same classes in another order: give --map in its order, 2s3z\+3s5z\+1c3s5z"):
+        init_weights(str(REPO / "checkpoints" / "protoss_2s3z3s5z1c3s5z_gnn.pt"), p3, c3)
     protoss = [make_batched("2s3z", num_envs=1).get_env_info()]
     p2, c2, _, _ = build_multi_map_models(protoss, "gnn")
     with pytest.raises(ValueError, match=r"has the classes \['marine'\]; expected \['stalker', 'zealot'\]"):
