@@ -755,24 +755,42 @@ def init_weights(path: str, policy: ClassPolicy, critic: CentralCritic) -> dict:
 
     Raises:
         FileNotFoundError / ValueError: as :func:`read_checkpoint`; weights holding NaN or inf; a
-            checkpoint of another actor type, other classes, or weights of other names or shapes
-            (the message names the path and what differs).
+            checkpoint of another actor type, other classes (or the same in another order), inputs of
+            another layout (its ``policy_spec`` / ``critic_spec``: entity widths, type vocabulary,
+            observation or state size), or weights of other names or shapes (the message names the
+            path and what differs).
     """
     ckpt = read_checkpoint(path)
     cfg = ckpt["config"]
     _check_finite_weights(f"checkpoint {path!r}", ckpt)
     if cfg.get("actor_type") != policy.actor_type:
         raise ValueError(f"checkpoint {path!r} holds {cfg.get('actor_type')} actors; expected {policy.actor_type}")
+    trained = "+".join(checkpoint_maps(cfg)) if cfg.get("map_name") or cfg.get("train_maps") else "unknown maps"
     if list(cfg.get("classes", [])) != list(policy.classes):
-        raise ValueError(f"checkpoint {path!r} has the classes {cfg.get('classes')}; expected {list(policy.classes)}")
-    for part, model in (("actors", policy), ("critic", critic)):
+        order = ""
+        if sorted(cfg.get("classes", [])) == sorted(policy.classes):  # the order follows the training maps'
+            order = f" (the same classes in another order: give --map in its order, {trained})"
+        raise ValueError(f"checkpoint {path!r} has the classes {cfg.get('classes')}; expected {list(policy.classes)}{order}")
+    for part, model, key in (("actors", policy, "policy_spec"), ("critic", critic, "critic_spec")):
+        # same shapes are not enough: a type vocabulary of the same size in another order would load silently
+        want, have = _plain(cfg.get(key)), _plain(getattr(model, "spec", None))
+        if isinstance(want, dict) and isinstance(have, dict) and want != have:
+            raise ValueError(
+                f"checkpoint {path!r} (trained on {trained}): its {part} read inputs of another layout "
+                f"({'; '.join(dict_diffs(want, have))}: checkpoint vs this run); expected maps whose observations "
+                "and states have its layout"
+            )
+    for part, model, key in (("actors", policy, "policy_hparams"), ("critic", critic, "critic_hparams")):
         try:
             model.load_state_dict(ckpt[part])
         except RuntimeError as e:  # missing / unexpected keys, or shapes that differ
             first = str(e).strip().splitlines()
+            sizes = "the same network sizes (--hidden, --actor-layers)"
+            if cfg.get(key) is not None and cfg.get(key) != getattr(model, "hparams", None):
+                sizes = f"networks of its sizes {cfg.get(key)} (this run's: {getattr(model, 'hparams', None)}; --hidden, --actor-layers)"
             raise ValueError(
-                f"checkpoint {path!r}: its {part} do not fit this run's networks ({' '.join(first[:3])}); "
-                "expected the same network sizes (--hidden, --actor-layers) and a critic for the same maps' layout"
+                f"checkpoint {path!r} (trained on {trained}): its {part} do not fit this run's networks "
+                f"({' '.join(first[:3])}); expected {sizes} and maps whose observations and states have its layout"
             ) from None
     return ckpt
 

@@ -23,6 +23,7 @@ import dataclasses
 import datetime
 import json
 import math
+import numbers
 import os
 import platform
 import random
@@ -153,11 +154,15 @@ def check_ally_dropout(ally_dropout: Any, train_maps: list[str], backend: str) -
         backend: ``--backend``; removing units at reset needs the embedded simulator (``sim``).
 
     Raises:
-        SystemExit: via :func:`cli_error` (status 2) for a value outside ``[0, 1)``, a count of values
-            that is neither 1 nor the number of maps, or a non-zero value with ``--backend sc2``.
+        SystemExit: via :func:`cli_error` (status 2) for a value that is not a number or lies outside
+            ``[0, 1)``, no value or a count of values that is neither 1 nor the number of maps, or a
+            non-zero value with ``--backend sc2``.
     """
-    probs = [float(p) for p in ally_dropout]
-    shown = " ".join(map(str, ally_dropout))
+    values = list(ally_dropout) if isinstance(ally_dropout, (list, tuple)) else [ally_dropout]  # one number: one value
+    shown = " ".join(map(str, values)) or "(no value)"
+    if any(isinstance(p, bool) or not isinstance(p, numbers.Real) for p in values):
+        cli_error(f"--ally-dropout {shown}: expected probabilities in [0, 1) (numbers)")
+    probs = [float(p) for p in values]
     if len(probs) not in (1, len(train_maps)):
         cli_error(
             f"--ally-dropout {shown}: expected one probability for every map or one per --map ({len(train_maps)}: "
@@ -189,8 +194,19 @@ def drop_allies(env: Any, obs: dict, started: torch.Tensor, prob: float) -> dict
 
     Returns:
         ``obs`` (the same dict).
+
+    Raises:
+        ValueError: ``prob`` not a number in ``[0, 1)`` (NaN included); with ``prob > 0``, ``started``
+            not a ``[B]`` bool tensor (``B`` the env's ``num_envs``).
     """
-    if prob <= 0.0 or not bool(started.any()):
+    if isinstance(prob, bool) or not isinstance(prob, numbers.Real) or not 0.0 <= prob < 1.0:
+        raise ValueError(f"drop_allies: prob must be a probability in [0, 1), got {prob!r}")
+    if prob == 0.0:  # off: no check of the env (any backend), no draw
+        return obs
+    if not isinstance(started, torch.Tensor) or started.dtype != torch.bool or tuple(started.shape) != (env.num_envs,):
+        got = (started.dtype, tuple(started.shape)) if isinstance(started, torch.Tensor) else type(started).__name__
+        raise ValueError(f"drop_allies: started must be a bool tensor of shape ({env.num_envs},), got {got}")
+    if not bool(started.any()):
         return obs
     B, N = started.shape[0], env.n_agents
     pick = started & (torch.rand(B, device=started.device) < prob)
@@ -202,7 +218,8 @@ def drop_allies(env: Any, obs: dict, started: torch.Tensor, prob: float) -> dict
     fresh = env.remove_allies(mask)
     idx = pick.nonzero().flatten()
     for key in ("obs", "state", "avail_actions"):
-        obs[key] = obs[key].index_copy(0, idx, fresh[key][idx].to(obs[key].device))
+        rows = fresh[key][idx.to(fresh[key].device)].to(obs[key].device)
+        obs[key] = obs[key].index_copy(0, idx.to(obs[key].device), rows)
     return obs
 
 

@@ -97,6 +97,36 @@ def test_drop_allies_draws_nothing_when_off_and_changes_only_new_episodes():
     assert torch.equal(out["obs"], e._observe()["obs"])  # the rows replaced are the simulator's own
 
 
+def test_drop_allies_refuses_bad_probabilities_and_started_masks():
+    e = make_batched("3m", num_envs=2, seed=0)
+    obs = e.reset()
+    for prob in (float("nan"), -0.1, 1.0, "0.5", True):
+        with pytest.raises(ValueError, match=r"prob must be a probability in \[0, 1\), got"):
+            runs.drop_allies(e, obs, torch.ones(2, dtype=torch.bool), prob)
+    for started in (torch.ones(3, dtype=torch.bool), torch.ones(2), [True, True]):
+        with pytest.raises(ValueError, match=r"started must be a bool tensor of shape \(2,\)"):
+            runs.drop_allies(e, obs, started, 0.5)
+    assert runs.drop_allies(None, obs, None, 0.0) is obs  # off: nothing of the env (any backend) is read
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ((), "--ally-dropout (no value): expected one probability for every map or one per --map (2: 3m 8m)"),
+        (("x",), "--ally-dropout x: expected probabilities in [0, 1) (numbers)"),
+        ((float("nan"),), "--ally-dropout nan: expected probabilities in [0, 1) (got [nan])"),
+        ((0.5, -0.5), "--ally-dropout 0.5 -0.5: expected probabilities in [0, 1) (got [-0.5])"),
+    ],
+)
+def test_check_ally_dropout_names_the_bad_value(value, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        runs.check_ally_dropout(value, ["3m", "8m"], "sim")
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+    assert runs.check_ally_dropout(0.25, ["3m", "8m"], "sim") == [0.25, 0.25]  # one number: every map
+    assert runs.check_ally_dropout((0,), ["3m"], "sc2") == [0.0]  # off with the real game
+
+
 def test_init_weights_copies_a_checkpoint_and_names_what_does_not_fit():
     from models import build_multi_map_models, init_weights
 
@@ -109,8 +139,21 @@ def test_init_weights_copies_a_checkpoint_and_names_what_does_not_fit():
     for k, v in ckpt["critic"].items():
         assert torch.equal(critic.state_dict()[k], v), k
     small, small_critic, _, _ = build_multi_map_models(infos, "gnn", hidden=32)
-    with pytest.raises(ValueError, match=r"its actors do not fit this run's networks .*size mismatch"):
+    with pytest.raises(
+        ValueError, match=r"\(trained on 3m\+8m\): its actors do not fit this run's networks .*size mismatch"
+    ) as e:
         init_weights(str(MARINE_CKPT), small, small_critic)
+    assert "expected networks of its sizes {'hidden': 64, 'heads': 4, 'layers': 1} (this run's: {'hidden': 32," in str(e.value)
+    mlp8, mlp8_critic, _, _ = build_multi_map_models(infos[1:], "mlp")  # an MLP of 3m cannot read 8m's observations
+    with pytest.raises(
+        ValueError,
+        match=r"\(trained on 3m\): its actors read inputs of another layout \(n_actions: 9 vs 14; obs_size: 30 vs 80",
+    ):
+        init_weights(str(REPO / "checkpoints" / "mlp" / "3m_mlp_seed1.pt"), mlp8, mlp8_critic)
+    three = [make_batched(m, num_envs=1).get_env_info() for m in ("1c3s5z", "2s3z", "3s5z")]
+    p3, c3, _, _ = build_multi_map_models(three, "gnn")  # classes (and type vocabulary) in 1c3s5z's order
+    with pytest.raises(ValueError, match=r"the same classes in another order: give --map in its order, 2s3z\+3s5z\+1c3s5z"):
+        init_weights(str(REPO / "checkpoints" / "protoss_2s3z3s5z1c3s5z_gnn.pt"), p3, c3)
     protoss = [make_batched("2s3z", num_envs=1).get_env_info()]
     p2, c2, _, _ = build_multi_map_models(protoss, "gnn")
     with pytest.raises(ValueError, match=r"has the classes \['marine'\]; expected \['stalker', 'zealot'\]"):
@@ -157,3 +200,22 @@ def test_fine_tune_run_with_dropout_starts_from_the_checkpoint(tmp_path):
     assert f"initial weights: {MARINE_CKPT} (trained 1,658,880 env steps)" in res.stdout
     rows = (next((tmp_path / "runs").iterdir()) / "eval.csv").read_text().splitlines()
     assert float(rows[1].split(",")[5]) >= 0.75, rows  # win_rate/3m: the checkpoint's play, 8 episodes
+
+
+@pytest.mark.parametrize("kernel", ["numba", "torch"])
+def test_smacv2_removed_ally_first_observation_is_a_fresh_battles(kernel):
+    """SMACv2: the reset's observation tags the enemies in sight (``enemy_tag``); ``remove_allies``
+    tags them afresh, so the first observation equals the battle ``set_units`` places without the ally
+    (terran_5_vs_5, seed 11: an enemy in sight at step 0; a kept tag made every agent observe it)."""
+    a = make_batched("terran_5_vs_5", num_envs=1, seed=11, autoreset=False, kernel=kernel)
+    b = make_batched("terran_5_vs_5", num_envs=1, seed=11, autoreset=False, kernel=kernel)
+    a.reset(), b.reset()
+    assert bool((a.st.enemy_tag >= 0).any())  # the case: enemies tagged at the reset
+    mask = torch.tensor([[False, True, False, False, False]])
+    out_a = a.remove_allies(mask)
+    place = [UnitPlacement(float(x), float(y)) for x, y in b.st.pos[0].tolist()]
+    place[1] = None
+    out_b = b.set_units(0, place[:5], place[5:])
+    for key in ("obs", "state", "avail_actions", "unit_kind"):
+        assert torch.equal(out_a[key], out_b[key]), key
+    assert torch.equal(a.st.enemy_tag, b.st.enemy_tag)

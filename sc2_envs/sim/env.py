@@ -1197,7 +1197,9 @@ class SMACSim:
         Agent ``i`` of env ``b`` is removed where ``mask[b, i]`` is set: it starts the episode dead
         (health and shields 0), as an absent unit of ``set_units``. Its slot stays (SMAC's layouts
         do not change): its observation and state features are zero, only its no-op is available,
-        and its death is no one's (the reward's death tracker starts it dead). Used by the training
+        and its death is no one's (the reward's death tracker starts it dead). In SMACv2 scenarios the
+        envs' enemy tags are set afresh, so their first observation is that of a battle that started
+        without the removed allies. Used by the training
         scripts' ``--ally-dropout`` so that a policy meets battles in which it is outnumbered
         (e.g. 7 marines against 8) before zero-shot play on maps such as ``5m_vs_6m``.
 
@@ -1252,6 +1254,11 @@ class SMACSim:
             t.masked_fill_(gone, 0.0)
         st.alive.masked_fill_(gone, False)
         st.prev_alive.masked_fill_(gone, False)
+        if self.scenario is not None:
+            # SMACv2: the reset's observation tagged the enemies in sight (``enemy_tag``); tag them afresh, as at
+            # a reset without the removed allies (``set_units``), or the enemies tagged by the agents that remain
+            # would count as observed by every agent in the envs' first observation
+            st.enemy_tag[rows] = -1
         return self._observe()
 
     def _check_placements(self, b: int, placements: list) -> None:
