@@ -67,7 +67,7 @@ from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.tensorboard import SummaryWriter
 
-from models import build_multi_map_models, describe_classes, init_weights, save_checkpoint, zero_shot_views
+from models import build_multi_map_models, describe_classes, save_checkpoint, zero_shot_views
 from models.common import masked_mean
 from sc2_envs import runs
 from sc2_envs.evaluation import evaluate
@@ -659,10 +659,7 @@ if __name__ == "__main__":
         )
     infos = [e.get_env_info() for e in envs]
     env_info = infos[0]
-    dropout = runs.check_ally_dropout(args.ally_dropout, maps, args.backend)
-    for m, p, info in zip(maps, dropout, infos, strict=True):
-        if p > 0 and info["n_agents"] < 2:
-            runs.cli_error(f"--ally-dropout {p} on {m}: it has {info['n_agents']} agent; expected maps of 2 or more agents")
+    dropout = runs.ally_dropout_for(args.ally_dropout, maps, args.backend, infos)
     try:
         policy, critic, pols, crits = build_multi_map_models(
             infos, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device
@@ -678,11 +675,7 @@ if __name__ == "__main__":
         zs_pols = zero_shot_views(policy, env_info, [e.get_env_info() for e in zs_envs])
     except ValueError as e:
         runs.cli_error(f"--eval-maps {e} (the actors of {'+'.join(maps)}, {args.actor}, cannot play it)")
-    if args.init_from and resumed is None:
-        try:
-            init_step = int(init_weights(args.init_from, policy, critic)["global_step"])
-        except (FileNotFoundError, ValueError) as e:
-            runs.cli_error(f"--init-from {args.init_from}: {e}")
+    init_step = runs.load_init_weights(args.init_from, resumed is not None, policy, critic)
     classes = list(policy.classes)
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
 
@@ -769,13 +762,8 @@ if __name__ == "__main__":
         f"{args.ls_step} line-search trials), critic {args.update_epochs} epochs x {args.num_minibatches} minibatches "
         f"| torch threads {torch.get_num_threads()}"
     )
-    if any(dropout):
-        print(
-            "ally dropout (training episodes that start with one ally removed): "
-            + ", ".join(f"{m} {p:g}" for m, p in zip(maps, dropout, strict=True))
-        )
-    if args.init_from:
-        print(f"initial weights: {args.init_from}" + ("" if resumed is not None else f" (trained {init_step:,} env steps)"))
+    for line in runs.start_lines(maps, dropout, args.init_from, init_step):
+        print(line)
     print(f"logs: {run_dir} (tensorboard --logdir runs)", flush=True)
 
     # ALGO Logic: Storage setup (one rollout buffer per map: team sizes differ, states never mix)

@@ -177,6 +177,59 @@ def check_ally_dropout(ally_dropout: Any, train_maps: list[str], backend: str) -
     return probs
 
 
+def ally_dropout_for(ally_dropout: Any, train_maps: list[str], backend: str, infos: list[dict]) -> list[float]:
+    """:func:`check_ally_dropout`, then refuse dropout on a map of one agent (its only ally would go).
+
+    Args:
+        infos: each training map's ``get_env_info()``, in ``train_maps`` order.
+
+    Returns:
+        One probability per training map.
+
+    Raises:
+        SystemExit: via :func:`cli_error` (status 2), as :func:`check_ally_dropout`, or for a non-zero
+            probability on a map with fewer than 2 agents.
+    """
+    probs = check_ally_dropout(ally_dropout, train_maps, backend)
+    for m, p, info in zip(train_maps, probs, infos, strict=True):
+        if p > 0 and info["n_agents"] < 2:
+            cli_error(f"--ally-dropout {p} on {m}: it has {info['n_agents']} agent; expected maps of 2 or more agents")
+    return probs
+
+
+def load_init_weights(init_from: str, resuming: bool, policy: Any, critic: Any) -> int | None:
+    """``--init-from``: copy the checkpoint's actor and critic weights into a new run's models
+    (``models.init_weights``); a resumed run keeps its own weights and loads nothing.
+
+    Returns:
+        The starting checkpoint's env steps, or None when nothing was loaded.
+
+    Raises:
+        SystemExit: via :func:`cli_error` (status 2) for a file that cannot be read or does not fit the
+            models; the message names the path and what differs.
+    """
+    if not init_from or resuming:
+        return None
+    from models import init_weights
+
+    try:
+        return int(init_weights(init_from, policy, critic)["global_step"])
+    except (FileNotFoundError, ValueError) as e:
+        cli_error(f"--init-from {init_from}: {e}")
+
+
+def start_lines(train_maps: list[str], probs: list[float], init_from: str, init_step: int | None) -> list[str]:
+    """The configuration lines of ``--ally-dropout`` and ``--init-from`` printed at a training run's start
+    (none when both are off); ``init_step`` is the starting checkpoint's env steps, None on ``--resume``."""
+    lines = []
+    if any(probs):
+        shown = ", ".join(f"{m} {p:g}" for m, p in zip(train_maps, probs, strict=True))
+        lines.append(f"ally dropout (training episodes that start with one ally removed): {shown}")
+    if init_from:
+        lines.append(f"initial weights: {init_from}" + ("" if init_step is None else f" (trained {init_step:,} env steps)"))
+    return lines
+
+
 def drop_allies(env: Any, obs: dict, started: torch.Tensor, prob: float) -> dict:
     """Team-size randomisation of ``--ally-dropout``: in each env that has just started an episode, with
     probability ``prob`` remove one of its allies, drawn uniformly (``SMACSim.remove_allies``).
