@@ -84,32 +84,52 @@ class Run:
     curves: dict[str, list[float]]
 
 
-def init_recipe(path: str) -> str | dict:
+def init_recipe(path: str, cwd: str | None = None) -> str | dict:
     """What an ``--init-from`` run started from, for its recipe key: the starting checkpoint's own recipe
     key and env steps, so that seeds which each fine-tune their own seed's checkpoint of one recipe are
-    one recipe (the checkpoints' paths and seeds differ). A file that cannot be read keeps its path as
-    given: runs then pool only when they started from the same file."""
+    one recipe (the checkpoints' paths and seeds differ).
+
+    A relative ``path`` is read from ``cwd``, the folder the run was started in (``run_meta.json``'s
+    ``cwd``), falling back to the current folder when that does not hold it, so the summary does not
+    depend on where it is run from. A file that cannot be read keeps its path as given, with a warning
+    on stderr: runs then pool only when they started from the same path."""
     from models import read_checkpoint
 
-    try:
-        ckpt = read_checkpoint(path)
-    except (FileNotFoundError, ValueError):
-        return path
-    return {"recipe": recipe_label(ckpt["args"])[1], "global_step": int(ckpt["global_step"])}
+    candidates = [Path(cwd) / path] if cwd and not Path(path).is_absolute() else []
+    candidates.append(Path(path))
+    found = next((c for c in candidates if c.is_file()), None)
+    problem = "no such file" if found is None else None
+    if found is not None:
+        try:
+            ckpt = read_checkpoint(str(found))
+        except (FileNotFoundError, ValueError) as e:
+            problem = str(e)
+        else:
+            return {"recipe": recipe_label(ckpt["args"])[1], "global_step": int(ckpt["global_step"])}
+    where = " or ".join(str(c) for c in candidates)
+    print(
+        f"warning: --init-from checkpoint {path!r} could not be read (tried {where}: {problem}); runs that "
+        "started from it pool only with runs that name the same path",
+        file=sys.stderr,
+    )
+    return path
 
 
-def recipe_label(config: dict, resumes: list | tuple = ()) -> tuple[str, str]:
+def recipe_label(config: dict, resumes: list | tuple = (), cwd: str | None = None) -> tuple[str, str]:
     """``(label, key)`` of a run's recipe: the label names its training maps, the key is every saved
     setting except :data:`NOT_RECIPE` (JSON, sorted), so runs compare equal only when they train alike.
 
     ``resumes``: ``run_meta.json``'s ``resumes`` entries. With ``--anneal-lr`` a resume that changes
     ``--total-timesteps`` changes the learning rate from its ``from_global_step`` on, so each
-    ``(from_global_step, total_timesteps)`` is part of the key (the saved config keeps the first total)."""
+    ``(from_global_step, total_timesteps)`` is part of the key (the saved config keeps the first total).
+
+    ``cwd``: the folder the run was started in (``run_meta.json``'s ``cwd``), where a relative
+    ``init_from`` is looked up first (:func:`init_recipe`)."""
     maps = config["map"] if isinstance(config["map"], list) else [config["map"]]
     ignored = set(NOT_RECIPE) - ({"total_timesteps", "num_iterations"} if config.get("anneal_lr") else set())
     recipe = {k: v for k, v in config.items() if k not in ignored}
     if config.get("init_from"):
-        recipe["init_from"] = init_recipe(config["init_from"])
+        recipe["init_from"] = init_recipe(config["init_from"], cwd)
     if config.get("anneal_lr"):
         totals = [
             (r.get("from_global_step"), (r.get("config") or {}).get("total_timesteps")) for r in resumes if isinstance(r, dict)
@@ -164,7 +184,8 @@ def read_run(path: str) -> tuple[Run, str]:
                 f"run {path}: eval.csv row {i + 1}, column {column}: {rows[i][column]!r} is not a number; {expected}"
             ) from None
 
-    label, key = recipe_label(config, meta.get("resumes") or [])
+    cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) else None
+    label, key = recipe_label(config, meta.get("resumes") or [], cwd)
     run = Run(
         path=str(path),
         recipe=label,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 import pytest
 from conftest import load_algo
@@ -104,6 +105,33 @@ def test_fine_tunes_of_each_seeds_own_checkpoint_are_one_recipe(tmp_path):
     e = _run(tmp_path, "e", 5, [0.1], [0.1])
     groups = tc.group_recipes([tc.read_run(p) for p in (a, b, c, d, e)])
     assert [sorted(r.seed for r in g) for g in groups.values()] == [[1, 2], [3], [4], [5]]
+
+
+def test_a_relative_init_from_is_read_from_the_runs_own_folder(tmp_path, monkeypatch, capsys):
+    """Found by a newcomer trial: a relative --init-from was looked up in the folder the summary ran in,
+    so summarising from elsewhere split the seeds silently. It is now read from run_meta.json's cwd,
+    and a checkpoint that cannot be read is named in a warning."""
+    import shutil
+
+    from conftest import REPO
+
+    started_in = tmp_path / "project"
+    (started_in / "ckpts").mkdir(parents=True)
+    for s in (1, 2):
+        shutil.copy(REPO / "checkpoints" / "marine_budget" / f"3m8m_seed{s}_gnn.pt", started_in / "ckpts" / f"s{s}.pt")
+    folders = []
+    for s in (1, 2, 3):
+        folder = Path(_run(tmp_path, f"r{s}", s, [0.1], [0.1], init_from=f"ckpts/s{s}.pt"))
+        meta = json.loads((folder / "run_meta.json").read_text())
+        (folder / "run_meta.json").write_text(json.dumps({**meta, "cwd": str(started_in)}))
+        folders.append(str(folder))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    groups = tc.group_recipes([tc.read_run(p) for p in folders])
+    assert [sorted(r.seed for r in g) for g in groups.values()] == [[1, 2], [3]]
+    err = capsys.readouterr().err
+    assert "--init-from checkpoint 'ckpts/s3.pt' could not be read" in err and str(started_in / "ckpts" / "s3.pt") in err
 
 
 @pytest.mark.parametrize(
