@@ -751,7 +751,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
 if __name__ == "__main__":
     import tyro
 
-    cli, given = tyro.cli(Args), runs.given_fields(Args)
+    cli, given = tyro.cli(runs.flowing_help(Args)), runs.given_fields(Args)
     runs.refuse_computed_flags(cli, ("session",), "the number of times the run was resumed", given)
     exit_code = main(cli, given)
     sys.stdout.flush()

@@ -821,7 +821,7 @@ def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str
 
 
 if __name__ == "__main__":
-    cli_args = tyro.cli(Args)
+    cli_args = tyro.cli(runs.flowing_help(Args))
     try:
         main(cli_args, given=runs.given_fields(Args))
     except (OSError, ValueError) as e:

@@ -97,6 +97,8 @@ class TransferRow:
     error: str = ""
     checkpoint: str = ""
     source_steps: int | None = None
+    """the checkpoint's ``global_step``: env steps of the run that saved it (for an ``--init-from``
+    fine-tune, the fine-tuning only; the start-up lines name the starting checkpoint)"""
 
 
 CSV_COLUMNS = [f.name for f in fields(TransferRow)]
@@ -510,9 +512,12 @@ def main(args: Args, prepared: tuple | None = None) -> list[TransferRow]:
     print(f"  num_envs per map: {min(args.episodes, args.max_envs)}")
     for p, c in ckpts.items():
         cfg = c["config"]
+        init_from = (c.get("args") or {}).get("init_from") or ""
+        # a fine-tune's global_step counts its own steps only (source_steps in the CSV too): say where it started
+        started = f" (fine-tuned from {init_from}; its steps are not included)" if init_from else ""
         print(
             f"  {p}: {cfg['actor_type']} actors {cfg['classes']} trained on {source_label(cfg)} for "
-            f"{c.get('global_step', 0)} env steps -> {plan[p]}"
+            f"{c.get('global_step', 0)} env steps{started} -> {plan[p]}"
         )
 
     rows = []
@@ -549,7 +554,7 @@ def main(args: Args, prepared: tuple | None = None) -> list[TransferRow]:
 
 
 if __name__ == "__main__":
-    cli_args = tyro.cli(Args)
+    cli_args = tyro.cli(runs.flowing_help(Args))
     try:
         ready = prepare(cli_args)
     except (OSError, ValueError) as e:  # bad input: one line, exit status 2, nothing written

@@ -196,12 +196,12 @@ class Args:
     """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs (an
     extra eval.csv row when the stop falls between scheduled evaluations)"""
     ally_dropout: tuple[float, ...] = (0.0,)
-    """probability that a training episode starts with one of its allies (drawn uniformly) removed, one value for every
-    --map or one per map (`--ally-dropout 0 0.5` on `--map 3m 8m`): team-size randomisation, so that the actors meet
+    """probability, in [0, 1), that a training episode starts with one of its allies (drawn uniformly) removed: one value
+    for every --map or one per map (`--ally-dropout 0 0.5` on `--map 3m 8m`): team-size randomisation, so that the actors meet
     battles in which they are outnumbered (7 marines against 8) before zero-shot play on maps such as 5m_vs_6m
     (`SMACSim.remove_allies`; --backend sim). Evaluations never remove allies. 0: off"""
     init_from: str = ""
-    """a checkpoint of this script (`<exp_name>.pt`) whose actor and critic weights start this run (fresh optimisers,
+    """a checkpoint (`<exp_name>.pt` of this script or hatrpo_gnn.py) whose actor and critic weights start this run (fresh optimisers,
     env steps counted from 0): fine-tuning with another recipe, e.g. --ally-dropout; the classes, network sizes and
     critic must match this run's"""
     flush_denormal: bool = True
@@ -542,7 +542,7 @@ def check_args(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    cli = tyro.cli(Args)
+    cli = tyro.cli(runs.flowing_help(Args))
     runs.refuse_computed_flags(
         cli,
         ("batch_size", "minibatch_size", "num_iterations"),
@@ -676,7 +676,7 @@ if __name__ == "__main__":
         N, A, O, S = env_info["n_agents"], env_info["n_actions"], env_info["obs_shape"], env_info["state_shape"]
         print(
             f"HAPPO ({args.actor}) on {maps[0]} | backend {args.backend} | {args.num_envs} envs x {args.num_steps} steps "
-            f"= {args.batch_size} env steps/iteration, {args.num_iterations} iterations "
+            f"= {args.batch_size} env steps/iteration, {runs.plural(args.num_iterations, 'iteration')} "
             f"({args.num_iterations * args.batch_size:,} env steps) | seed {args.seed} | device {device}"
         )
         print(
@@ -687,7 +687,7 @@ if __name__ == "__main__":
         print(
             f"HAPPO ({args.actor}) on {K} maps {', '.join(maps)} | backend {args.backend} | {args.num_envs} envs "
             f"({Bm} per map) x {args.num_steps} steps = {args.batch_size} env steps/iteration, "
-            f"{args.num_iterations} iterations ({args.num_iterations * args.batch_size:,} env steps) | seed {args.seed} | "
+            f"{runs.plural(args.num_iterations, 'iteration')} ({args.num_iterations * args.batch_size:,} env steps) | seed {args.seed} | "
             f"device {device} | one shared class-factored critic"
         )
         for m, info in zip(maps, infos, strict=True):

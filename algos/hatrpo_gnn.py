@@ -174,8 +174,9 @@ class Args:
     extra eval.csv row when the stop falls between scheduled evaluations)"""
 
     ally_dropout: tuple[float, ...] = (0.0,)
-    """probability that a training episode starts with one of its allies (drawn uniformly) removed, one value for every
-    --map or one per map, as in happo_gnn.py (`SMACSim.remove_allies`; --backend sim). Evaluations never remove allies. 0: off"""
+    """probability, in [0, 1), that a training episode starts with one of its allies (drawn uniformly) removed: one value
+    for every --map or one per map (`--ally-dropout 0 0.5` on `--map 3m 8m`), as in happo_gnn.py (`SMACSim.remove_allies`;
+    --backend sim). Evaluations never remove allies. 0: off"""
     init_from: str = ""
     """a checkpoint (`<exp_name>.pt` of this script or happo_gnn.py) whose actor and critic weights start this run (fresh
     optimisers, env steps counted from 0); the classes, network sizes and critic must match this run's"""
@@ -593,7 +594,7 @@ def check_args(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    cli = tyro.cli(Args)
+    cli = tyro.cli(runs.flowing_help(Args))
     runs.refuse_computed_flags(
         cli,
         ("batch_size", "minibatch_size", "num_iterations"),
@@ -726,7 +727,7 @@ if __name__ == "__main__":
         N, A, O, S = env_info["n_agents"], env_info["n_actions"], env_info["obs_shape"], env_info["state_shape"]
         print(
             f"HATRPO ({args.actor}) on {maps[0]} | backend {args.backend} | {args.num_envs} envs x {args.num_steps} steps "
-            f"= {args.batch_size} env steps/iteration, {args.num_iterations} iterations "
+            f"= {args.batch_size} env steps/iteration, {runs.plural(args.num_iterations, 'iteration')} "
             f"({args.num_iterations * args.batch_size:,} env steps) | seed {args.seed} | device {device}"
         )
         print(
@@ -737,7 +738,7 @@ if __name__ == "__main__":
         print(
             f"HATRPO ({args.actor}) on {K} maps {', '.join(maps)} | backend {args.backend} | {args.num_envs} envs "
             f"({Bm} per map) x {args.num_steps} steps = {args.batch_size} env steps/iteration, "
-            f"{args.num_iterations} iterations ({args.num_iterations * args.batch_size:,} env steps) | seed {args.seed} | "
+            f"{runs.plural(args.num_iterations, 'iteration')} ({args.num_iterations * args.batch_size:,} env steps) | seed {args.seed} | "
             f"device {device} | one shared class-factored critic"
         )
         for m, info in zip(maps, infos, strict=True):

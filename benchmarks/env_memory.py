@@ -116,4 +116,6 @@ def main(args: Args) -> None:
 if __name__ == "__main__":
     import tyro
 
-    main(tyro.cli(Args))
+    from sc2_envs.runs import flowing_help
+
+    main(tyro.cli(flowing_help(Args)))

@@ -394,4 +394,6 @@ def run_peers(args: Args, modes: list[bool]) -> list[dict]:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    from sc2_envs.runs import flowing_help
+
+    main(tyro.cli(flowing_help(Args)))

@@ -226,4 +226,6 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    from sc2_envs.runs import flowing_help
+
+    main(tyro.cli(flowing_help(Args)))

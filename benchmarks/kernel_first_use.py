@@ -125,8 +125,10 @@ def main(args: Args) -> dict:
 
 
 if __name__ == "__main__":
+    from sc2_envs.runs import flowing_help
+
     try:
-        main(tyro.cli(Args))
+        main(tyro.cli(flowing_help(Args)))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

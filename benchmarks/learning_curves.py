@@ -848,7 +848,7 @@ def main(args: Args) -> dict:
 
 
 if __name__ == "__main__":
-    cli_args = tyro.cli(Args)
+    cli_args = tyro.cli(runs.flowing_help(Args))
     try:
         check_args(cli_args)
     except ValueError as e:  # bad command line: one line, exit status 2, no folder made

@@ -382,4 +382,4 @@ def main(args: Args) -> dict:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    main(tyro.cli(run_utils.flowing_help(Args)))

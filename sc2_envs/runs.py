@@ -165,7 +165,7 @@ def check_ally_dropout(ally_dropout: Any, train_maps: list[str], backend: str) -
     probs = [float(p) for p in values]
     if len(probs) not in (1, len(train_maps)):
         cli_error(
-            f"--ally-dropout {shown}: expected one probability for every map or one per --map ({len(train_maps)}: "
+            f"--ally-dropout {shown}: expected one probability (used for every map) or one per --map ({len(train_maps)}: "
             f"{' '.join(train_maps)})"
         )
     bad = [p for p in probs if not 0.0 <= p < 1.0]
@@ -226,7 +226,10 @@ def start_lines(train_maps: list[str], probs: list[float], init_from: str, init_
         shown = ", ".join(f"{m} {p:g}" for m, p in zip(train_maps, probs, strict=True))
         lines.append(f"ally dropout (training episodes that start with one ally removed): {shown}")
     if init_from:
-        lines.append(f"initial weights: {init_from}" + ("" if init_step is None else f" (trained {init_step:,} env steps)"))
+        lines.append(
+            f"initial weights: {init_from}"
+            + (" (the run's starting point; not reloaded on --resume)" if init_step is None else f" (trained {init_step:,} env steps)")
+        )
     return lines
 
 
@@ -663,6 +666,46 @@ def load_resume(path: str | os.PathLike, script: str | None = None) -> tuple[dic
                 f"which continues only its own runs"
             )
     return state, path.parent
+
+
+def flowing_help(cls: Any) -> Any:
+    """The dataclass ``cls`` with each field's docstring given to tyro as help text in flowing paragraphs.
+
+    tyro keeps a field docstring's line breaks, so a docstring wrapped at the source's width broke
+    mid-sentence in ``--help`` on a narrower terminal. Each field that has a docstring gets it as
+    ``tyro.conf.arg(help=...)`` with the line breaks inside a paragraph joined (blank lines still
+    separate paragraphs); the terminal then wraps it. Only help changes: flags, defaults and parsing
+    do not. ``cls`` is changed in place (once; a second call does nothing) and returned. When its
+    source or annotations cannot be read (an interactive session), ``cls`` is returned unchanged.
+
+    Usage: ``tyro.cli(flowing_help(Args))``.
+    """
+    import ast
+    import inspect
+    import re
+    import textwrap
+    import typing
+
+    import tyro
+
+    if cls.__dict__.get("_flowing_help", False):
+        return cls
+    try:
+        body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
+        hints = typing.get_type_hints(cls, include_extras=True)
+    except (OSError, TypeError, NameError, SyntaxError, IndexError, AttributeError):
+        return cls
+    for node, doc in zip(body, body[1:], strict=False):
+        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(doc, ast.Expr)):
+            continue
+        if not (isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str)):
+            continue
+        name = node.target.id
+        paragraphs = re.split(r"\n\s*\n", doc.value.value.strip())
+        text = "\n\n".join(" ".join(p.split()) for p in paragraphs)
+        cls.__annotations__[name] = typing.Annotated[hints[name], tyro.conf.arg(help=text)]
+    cls._flowing_help = True
+    return cls
 
 
 def given_fields(cls: Any, argv: list[str] | None = None) -> frozenset[str]:

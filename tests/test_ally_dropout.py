@@ -112,7 +112,7 @@ def test_drop_allies_refuses_bad_probabilities_and_started_masks():
 @pytest.mark.parametrize(
     "value, message",
     [
-        ((), "--ally-dropout (no value): expected one probability for every map or one per --map (2: 3m 8m)"),
+        ((), "--ally-dropout (no value): expected one probability (used for every map) or one per --map (2: 3m 8m)"),
         (("x",), "--ally-dropout x: expected probabilities in [0, 1) (numbers)"),
         ((float("nan"),), "--ally-dropout nan: expected probabilities in [0, 1) (got [nan])"),
         ((0.5, -0.5), "--ally-dropout 0.5 -0.5: expected probabilities in [0, 1) (got [-0.5])"),
@@ -168,7 +168,7 @@ def test_init_weights_copies_a_checkpoint_and_names_what_does_not_fit():
     "change, message",
     [
         ({"ally_dropout": (1.0,)}, "--ally-dropout 1.0: expected probabilities in [0, 1) (got [1.0])"),
-        ({"ally_dropout": (0.1, 0.2, 0.3)}, "--ally-dropout 0.1 0.2 0.3: expected one probability for every map or one per --map (2: 3m 8m)"),
+        ({"ally_dropout": (0.1, 0.2, 0.3)}, "--ally-dropout 0.1 0.2 0.3: expected one probability (used for every map) or one per --map (2: 3m 8m)"),
         ({"ally_dropout": (0.5,), "backend": "sc2", "num_envs": 2}, "--ally-dropout 0.5 with --backend sc2: expected --backend sim"),
     ],
 )  # fmt: skip
@@ -200,6 +200,12 @@ def test_fine_tune_run_with_dropout_starts_from_the_checkpoint(tmp_path):
     assert f"initial weights: {MARINE_CKPT} (trained 1,658,880 env steps)" in res.stdout
     rows = (next((tmp_path / "runs").iterdir()) / "eval.csv").read_text().splitlines()
     assert float(rows[1].split(",")[5]) >= 0.75, rows  # win_rate/3m: the checkpoint's play, 8 episodes
+    # --resume keeps the run's own weights; the line says the checkpoint was only its starting point
+    run_dir = next((tmp_path / "runs").iterdir())
+    cmd = [sys.executable, str(REPO / "algos" / "happo_gnn.py"), "--resume", str(run_dir), "--total-timesteps", "160"]
+    res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env, check=False)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert f"initial weights: {MARINE_CKPT} (the run's starting point; not reloaded on --resume)" in res.stdout
 
 
 @pytest.mark.parametrize("kernel", ["numba", "torch"])

@@ -390,3 +390,15 @@ def test_transfer_table_pivot_names_the_folder_when_file_stems_collide(tmp_path)
     et.write_csv(rows, str(tmp_path / "t.csv"))
     lines = tt.pivot_table(tmp_path / "t.csv").splitlines()[2:]
     assert [line.split(" | ")[0] for line in lines] == ["| 2s3z (gnn) a/happo_gnn", "| 2s3z (gnn) b/happo_gnn"]
+
+
+def test_a_fine_tuned_checkpoint_names_its_starting_checkpoint(tmp_path, capsys):
+    """Found by a newcomer trial: a fine-tune's global_step counts the fine-tuning only, and the start-up
+    lines did not say so; they now name the --init-from checkpoint."""
+    ckpt = REPO / "checkpoints" / "marine_dropout" / "3m8m_dropout_seed1_gnn.pt"
+    et.main(et.Args(checkpoints=(str(ckpt),), maps=("3m",), episodes=1, max_envs=1, out_dir=str(tmp_path / "out")))
+    printed = capsys.readouterr().out
+    assert (
+        "trained on 3m+8m for 409600 env steps (fine-tuned from checkpoints/marine_budget/3m8m_seed1_gnn.pt; "
+        "its steps are not included)"
+    ) in printed
