@@ -228,7 +228,11 @@ def start_lines(train_maps: list[str], probs: list[float], init_from: str, init_
     if init_from:
         lines.append(
             f"initial weights: {init_from}"
-            + (" (the run's starting point; not reloaded on --resume)" if init_step is None else f" (trained {init_step:,} env steps)")
+            + (
+                " (the run's starting point; not reloaded on --resume)"
+                if init_step is None
+                else f" (trained {init_step:,} env steps)"
+            )
         )
     return lines
 
