@@ -239,7 +239,8 @@ def start_lines(train_maps: list[str], probs: list[float], init_from: str, init_
 
 def drop_allies(env: Any, obs: dict, started: torch.Tensor, prob: float) -> dict:
     """Team-size randomisation of ``--ally-dropout``: in each env that has just started an episode, with
-    probability ``prob`` remove one of its allies, drawn uniformly (``SMACSim.remove_allies``).
+    probability ``prob`` remove one of its allies, drawn uniformly (``SMACSim.remove_allies``). A draw
+    that would leave only healers (medivacs) removes no one.
 
     The draws use torch's global generator (seeded by the script, saved in resume files), and none is
     made when ``prob`` is 0 or no episode started, so a run without dropout draws exactly as before.
@@ -271,6 +272,10 @@ def drop_allies(env: Any, obs: dict, started: torch.Tensor, prob: float) -> dict
     B, N = started.shape[0], env.n_agents
     pick = started & (torch.rand(B, device=started.device) < prob)
     who = torch.randint(N, (B,), device=started.device)
+    # a team of healers alone (a SMACv2 terran team whose only non-medivac was drawn) cannot fight: such a
+    # draw removes no one. Where no team is left that way the draws are used as they are.
+    fighter = ~env.table.is_healer[..., :N].to(started.device).expand(B, N)
+    pick &= fighter.sum(1) - fighter.gather(1, who[:, None]).squeeze(1).long() > 0
     if not bool(pick.any()):
         return obs
     mask = torch.zeros(B, N, dtype=torch.bool, device=started.device)

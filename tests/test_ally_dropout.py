@@ -97,6 +97,25 @@ def test_drop_allies_draws_nothing_when_off_and_changes_only_new_episodes():
     assert torch.equal(out["obs"], e._observe()["obs"])  # the rows replaced are the simulator's own
 
 
+def test_drop_allies_never_leaves_a_team_of_healers_alone():
+    """Found in review: in SMACv2 terran teams, removing the only non-medivac left medivacs that cannot
+    fight. Such a draw now removes no one; the other draws are used unchanged."""
+    e = make_batched("3m", num_envs=64, seed=1)
+    obs = e.reset()
+    healer = torch.tensor([False, True, True] + [False] * (e.table.is_healer.shape[-1] - 3))
+    e.table.is_healer = healer  # as if allies 1 and 2 were medivacs: ally 0 is the only fighter
+    torch.manual_seed(0)
+    pick = torch.rand(64) < 0.99
+    who = torch.randint(3, (64,))
+    torch.manual_seed(0)
+    runs.drop_allies(e, dict(obs), torch.ones(64, dtype=torch.bool), 0.99)
+    removed = ~e.st.alive[:, :3]
+    expected = torch.zeros(64, 3, dtype=torch.bool)
+    keep = pick & (who != 0)
+    expected[keep, who[keep]] = True
+    assert torch.equal(removed, expected) and bool((pick & (who == 0)).any()) and bool(keep.any())
+
+
 def test_drop_allies_refuses_bad_probabilities_and_started_masks():
     e = make_batched("3m", num_envs=2, seed=0)
     obs = e.reset()
