@@ -52,7 +52,7 @@ same names. They show how transfer moves with the budget; they never pick ``<exp
 Outnumbered battles (5m_vs_6m, 3s5z_vs_3s6z) are never seen when training on even maps. ``--ally-dropout P``
 (one value, or one per ``--map``) starts each training episode with one ally, drawn uniformly, removed with
 probability ``P`` (``SMACSim.remove_allies``: the unit starts dead, SMAC's layouts unchanged), so the actors
-also play 7 against 8 on 8m; evaluations never remove allies. ``--init-from <checkpoint.pt>`` starts from a
+also play 7 against 8 on 8m (a draw that would leave only medivacs removes no one); evaluations never remove allies. ``--init-from <checkpoint.pt>`` starts from a
 checkpoint's actor and critic weights (fresh optimisers, env steps from 0), e.g. to fine-tune a shipped
 checkpoint with ``--ally-dropout`` (``checkpoints/README.md``, "Fine-tuned with ally dropout").
 
