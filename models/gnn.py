@@ -16,6 +16,8 @@ heals agent ``t``, ``entities.heal_target_rows``).
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -23,11 +25,45 @@ from torch import nn
 from models.common import layer_init, mlp
 from models.entities import N_ACTIONS_NO_ATTACK, Entities, StateEntities
 
+# Attention form (see :func:`attention`): "auto" picks by device and token count, "sdpa" and "explicit"
+# force one (benchmarks/gnn_attention_forms.py measures them).
+ATTENTION_FORM = "auto"
+# On the CPU, up to this many tokens the explicit product form runs forward + backward faster than
+# SDPA's fused CPU kernel, whose per-(row, head) tiling costs more than 10-30 tokens' arithmetic.
+EXPLICIT_ATTENTION_MAX_TOKENS = 32
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """Scaled dot-product attention ``softmax(q k^T / sqrt(d) + mask) v`` (Vaswani et al., 2017).
+
+    Args:
+        q, k, v: ``[R, heads, T, d]`` float.
+        mask: ``[R, 1, 1, T]`` bool, True where a key may be attended (each row needs one), or None.
+
+    Returns:
+        ``[R, heads, T, d]``. Two forms of the same function, equal up to float rounding
+        (``tests/test_gnn_attention.py``): ``F.scaled_dot_product_attention`` (fused kernels; the
+        GPU, and CPU batches of more than :data:`EXPLICIT_ATTENTION_MAX_TOKENS` tokens), and two
+        matrix products around a softmax, which on the CPU trains faster for the few tokens of SMAC's
+        observations (``benchmarks/gnn_attention_forms.py``). :data:`ATTENTION_FORM` forces one.
+    """
+    form = ATTENTION_FORM
+    if form == "auto":
+        form = "explicit" if q.device.type == "cpu" and q.shape[-2] <= EXPLICIT_ATTENTION_MAX_TOKENS else "sdpa"
+    if form == "sdpa":
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    if form != "explicit":
+        raise ValueError(f"models.gnn.ATTENTION_FORM = {form!r}: expected 'auto', 'sdpa' or 'explicit'")
+    scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(q.shape[-1]))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.matmul(torch.softmax(scores, -1), v)
+
 
 class AttentionBlock(nn.Module):
     """Pre-LayerNorm transformer block over a set of tokens ``[R, T, H]`` with a key mask.
 
-    Multi-head scaled dot-product attention (``F.scaled_dot_product_attention``) then a 2-layer
+    Multi-head scaled dot-product attention (:func:`attention`) then a 2-layer
     feed-forward, both residual.
 
     Args:
@@ -52,7 +88,7 @@ class AttentionBlock(nn.Module):
         R, T, H = x.shape
         q, k, v = (t.reshape(R, T, self.heads, H // self.heads).transpose(1, 2) for t in self.qkv(self.ln1(x)).chunk(3, -1))
         mask = None if valid is None else valid[:, None, None, :]
-        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        a = attention(q, k, v, mask)
         x = x + self.proj(a.transpose(1, 2).reshape(R, T, H))
         return x + self.ff(self.ln2(x))
 
