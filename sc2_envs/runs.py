@@ -684,8 +684,9 @@ def flowing_help(cls: Any) -> Any:
     mid-sentence in ``--help`` on a narrower terminal. Each field that has a docstring gets it as
     ``tyro.conf.arg(help=...)`` with the line breaks inside a paragraph joined (blank lines still
     separate paragraphs); the terminal then wraps it. Only help changes: flags, defaults and parsing
-    do not. ``cls`` is changed in place (once; a second call does nothing) and returned. When its
-    source or annotations cannot be read (an interactive session), ``cls`` is returned unchanged.
+    do not. ``cls`` is changed in place (once; a second call does nothing) and returned, and so are
+    its dataclass bases, whose inherited fields' docstrings flow too. When a class's source or
+    annotations cannot be read (an interactive session), that class is left unchanged.
 
     Usage: ``tyro.cli(flowing_help(Args))``.
     """
@@ -699,6 +700,9 @@ def flowing_help(cls: Any) -> Any:
 
     if cls.__dict__.get("_flowing_help", False):
         return cls
+    for base in cls.__mro__[1:]:  # inherited fields: their annotations live in the base's __annotations__
+        if dataclasses.is_dataclass(base):
+            flowing_help(base)
     try:
         body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
         hints = typing.get_type_hints(cls, include_extras=True)

@@ -2,6 +2,7 @@
 stopping and resuming algos/happo_gnn.py."""
 
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -631,3 +632,32 @@ def test_flowing_help_joins_a_field_docstrings_lines_and_leaves_parsing_alone(ca
     out = capsys.readouterr().out
     assert "one value for every --map or one per map" in out  # the source breaks this line after "every"
     assert "(default: 0.0)" in out and "(default: True)" in out
+
+
+@dataclasses.dataclass
+class _HelpBase:
+    shared: int = 1
+    """a base field whose docstring is wrapped
+    at the source's width"""
+
+
+@dataclasses.dataclass
+class _HelpChild(_HelpBase):
+    own: int = 2
+    """a field of the subclass, also wrapped
+    at the source's width"""
+
+
+def test_flowing_help_flows_inherited_fields_too(capsys, monkeypatch):
+    """Found in review: only the class's own body was read, so the docstrings of fields inherited from a
+    dataclass base (learning_curves.py's and harl_side_by_side.py's SupervisionArgs) kept their breaks."""
+    import tyro
+
+    assert runs.flowing_help(_HelpChild) is _HelpChild
+    assert tyro.cli(_HelpChild, args=["--shared", "3"]) == _HelpChild(shared=3, own=2)
+    monkeypatch.setenv("COLUMNS", "400")
+    with pytest.raises(SystemExit):
+        tyro.cli(_HelpChild, args=["--help"])
+    out = capsys.readouterr().out
+    assert "a base field whose docstring is wrapped at the source's width" in out
+    assert "a field of the subclass, also wrapped at the source's width" in out
