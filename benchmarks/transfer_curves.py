@@ -91,7 +91,8 @@ def init_recipe(path: str, cwd: str | None = None) -> str | dict:
 
     A relative ``path`` is read from ``cwd``, the folder the run was started in (``run_meta.json``'s
     ``cwd``), falling back to the current folder when that does not hold it, so the summary does not
-    depend on where it is run from. A file that cannot be read keeps its path as given, with a warning
+    depend on where it is run from; so is the starting checkpoint's own relative ``--init-from`` (when it
+    was a fine-tune too). A file that cannot be read keeps its path as given, with a warning
     on stderr: runs then pool only when they started from the same path."""
     from models import read_checkpoint
 
@@ -105,7 +106,9 @@ def init_recipe(path: str, cwd: str | None = None) -> str | dict:
         except (FileNotFoundError, ValueError) as e:
             problem = str(e)
         else:
-            return {"recipe": recipe_label(ckpt["args"])[1], "global_step": int(ckpt["global_step"])}
+            # the starting checkpoint's own --init-from (a fine-tune of a fine-tune): its run's folder is
+            # not recorded in the checkpoint; this run's folder is the best guess, then the current one
+            return {"recipe": recipe_label(ckpt["args"], cwd=cwd)[1], "global_step": int(ckpt["global_step"])}
     where = " or ".join(str(c) for c in candidates)
     print(
         f"warning: --init-from checkpoint {path!r} could not be read (tried {where}: {problem}); runs that "

@@ -200,3 +200,24 @@ def test_an_anneal_lr_run_resumed_to_a_longer_total_is_its_own_recipe(tmp_path):
     meta["resumes"] = [{"from_global_step": 1000, "config": {**meta["config"], "total_timesteps": 3000}}]
     meta_path.write_text(json.dumps(meta))
     assert [sorted(r.seed for r in g) for g in tc.group_recipes([tc.read_run(p) for p in plain]).values()] == [[1, 2]]
+
+
+def test_a_fine_tune_of_a_fine_tune_pools_its_seeds_from_any_folder(tmp_path, monkeypatch):
+    """Found in review: the starting checkpoint's own relative --init-from (the shipped marine_dropout
+    checkpoints name checkpoints/marine_budget/... from the repository root) was read from the folder
+    the summary ran in, so fine-tunes of each seed's marine_dropout checkpoint split by seed when the
+    summary ran elsewhere. It is read from the run's recorded cwd too."""
+    from conftest import REPO
+
+    folders = []
+    for s in (1, 2):
+        start = f"checkpoints/marine_dropout/3m8m_dropout_seed{s}_gnn.pt"
+        folder = Path(_run(tmp_path, f"r{s}", s, [0.1], [0.1], init_from=start))
+        meta = json.loads((folder / "run_meta.json").read_text())
+        (folder / "run_meta.json").write_text(json.dumps({**meta, "cwd": str(REPO)}))
+        folders.append(str(folder))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    groups = tc.group_recipes([tc.read_run(p) for p in folders])
+    assert [sorted(r.seed for r in g) for g in groups.values()] == [[1, 2]]
