@@ -84,7 +84,7 @@ class Run:
     curves: dict[str, list[float]]
 
 
-def init_recipe(path: str, cwd: str | None = None) -> str | dict:
+def init_recipe(path: str, cwd: str | None = None, _seen: tuple[Path, ...] = ()) -> str | dict:
     """What an ``--init-from`` run started from, for its recipe key: the starting checkpoint's own recipe
     key and env steps, so that seeds which each fine-tune their own seed's checkpoint of one recipe are
     one recipe (the checkpoints' paths and seeds differ).
@@ -93,13 +93,16 @@ def init_recipe(path: str, cwd: str | None = None) -> str | dict:
     ``cwd``), falling back to the current folder when that does not hold it, so the summary does not
     depend on where it is run from; so is the starting checkpoint's own relative ``--init-from`` (when it
     was a fine-tune too). A file that cannot be read keeps its path as given, with a warning
-    on stderr: runs then pool only when they started from the same path."""
+    on stderr: runs then pool only when they started from the same path; so does a chain of
+    ``--init-from`` files that leads back to a file already read (``_seen``: those files)."""
     from models import read_checkpoint
 
     candidates = [Path(cwd) / path] if cwd and not Path(path).is_absolute() else []
     candidates.append(Path(path))
     found = next((c for c in candidates if c.is_file()), None)
     problem = "no such file" if found is None else None
+    if found is not None and found.resolve() in _seen:
+        found, problem = None, "its chain of --init-from checkpoints leads back to it"
     if found is not None:
         try:
             ckpt = read_checkpoint(str(found))
@@ -108,7 +111,10 @@ def init_recipe(path: str, cwd: str | None = None) -> str | dict:
         else:
             # the starting checkpoint's own --init-from (a fine-tune of a fine-tune): its run's folder is
             # not recorded in the checkpoint; this run's folder is the best guess, then the current one
-            return {"recipe": recipe_label(ckpt["args"], cwd=cwd)[1], "global_step": int(ckpt["global_step"])}
+            return {
+                "recipe": recipe_label(ckpt["args"], cwd=cwd, _seen=(*_seen, found.resolve()))[1],
+                "global_step": int(ckpt["global_step"]),
+            }
     where = " or ".join(str(c) for c in candidates)
     print(
         f"warning: --init-from checkpoint {path!r} could not be read (tried {where}: {problem}); runs that "
@@ -118,7 +124,9 @@ def init_recipe(path: str, cwd: str | None = None) -> str | dict:
     return path
 
 
-def recipe_label(config: dict, resumes: list | tuple = (), cwd: str | None = None) -> tuple[str, str]:
+def recipe_label(
+    config: dict, resumes: list | tuple = (), cwd: str | None = None, _seen: tuple[Path, ...] = ()
+) -> tuple[str, str]:
     """``(label, key)`` of a run's recipe: the label names its training maps, the key is every saved
     setting except :data:`NOT_RECIPE` (JSON, sorted), so runs compare equal only when they train alike.
 
@@ -132,7 +140,7 @@ def recipe_label(config: dict, resumes: list | tuple = (), cwd: str | None = Non
     ignored = set(NOT_RECIPE) - ({"total_timesteps", "num_iterations"} if config.get("anneal_lr") else set())
     recipe = {k: v for k, v in config.items() if k not in ignored}
     if config.get("init_from"):
-        recipe["init_from"] = init_recipe(config["init_from"], cwd)
+        recipe["init_from"] = init_recipe(config["init_from"], cwd, _seen)
     if config.get("anneal_lr"):
         totals = [
             (r.get("from_global_step"), (r.get("config") or {}).get("total_timesteps")) for r in resumes if isinstance(r, dict)

@@ -221,3 +221,22 @@ def test_a_fine_tune_of_a_fine_tune_pools_its_seeds_from_any_folder(tmp_path, mo
     monkeypatch.chdir(elsewhere)
     groups = tc.group_recipes([tc.read_run(p) for p in folders])
     assert [sorted(r.seed for r in g) for g in groups.values()] == [[1, 2]]
+
+
+def test_an_init_from_chain_that_leads_back_to_itself_stops(tmp_path, capsys):
+    """Found in review: a checkpoint whose own --init-from names its own path (a fine-tune copied over the
+    file it started from) made init_recipe load it again and again (about 1,000 nested loads, gigabytes
+    held, until a RecursionError or the OOM killer). The chain now stops at the first file read twice."""
+    import shutil
+
+    from conftest import REPO
+
+    # the shipped fine-tune names checkpoints/marine_budget/3m8m_seed1_gnn.pt; put it at that path
+    (tmp_path / "checkpoints" / "marine_budget").mkdir(parents=True)
+    shutil.copy(
+        REPO / "checkpoints" / "marine_dropout" / "3m8m_dropout_seed1_gnn.pt",
+        tmp_path / "checkpoints" / "marine_budget" / "3m8m_seed1_gnn.pt",
+    )
+    got = tc.init_recipe("checkpoints/marine_budget/3m8m_seed1_gnn.pt", str(tmp_path))
+    assert isinstance(got, dict) and got["global_step"] == 409_600
+    assert "leads back to it" in capsys.readouterr().err
