@@ -11,7 +11,8 @@ each alternating the forms for ``--rounds`` rounds (medians and ratios printed):
 2. a whole class actor's forward + backward on ``--rows`` agent-steps of real 2s3z battles played by the
    shipped checkpoint (``gnn_token_packing.battle_rows``), the training update's unit of work.
 
-``models.gnn`` picks the explicit form on the CPU up to ``EXPLICIT_ATTENTION_MAX_TOKENS`` tokens::
+``models.gnn.ATTENTION_FORM`` sets the form (default ``"sdpa"``); whole training runs compare with
+``benchmarks/train_sps.py`` and a baseline tree::
 
     python benchmarks/gnn_attention_forms.py --threads 1 --rounds 5
     python benchmarks/gnn_attention_forms.py --threads 2 --rounds 5
@@ -78,7 +79,7 @@ def _with_form(form: str, fn):
         try:
             return fn()
         finally:
-            gnn.ATTENTION_FORM = "auto"
+            gnn.ATTENTION_FORM = "sdpa"
 
     return run
 
@@ -112,6 +113,7 @@ def attention_alone(args: Args, T: int) -> None:
 
 def whole_actor(args: Args) -> None:
     c, policy, obs, avail = battle_rows(BattleArgs(checkpoint=args.checkpoint, rows=args.rows, seed=args.seed))
+    torch.set_num_threads(args.threads)  # the battles' simulator sets its own thread count
     actor, ent = policy.actors[c], policy.parser(obs)
     logits = {f: _with_form(f, lambda: actor(ent))().detach() for f in FORMS}
     diff = (logits["sdpa"] - logits["explicit"])[avail].abs().max().item()
@@ -137,8 +139,7 @@ def main(args: Args) -> None:
     torch.set_num_threads(args.threads)
     print(
         f"gnn_attention_forms: {args.rows} rows per pass, {args.threads} torch thread(s), {args.rounds} rounds x "
-        f"{args.reps} passes, torch {torch.__version__}; models.gnn picks 'explicit' on the CPU up to "
-        f"{gnn.EXPLICIT_ATTENTION_MAX_TOKENS} tokens",
+        f"{args.reps} passes, torch {torch.__version__}; models.gnn's default form: {gnn.ATTENTION_FORM!r}",
         flush=True,
     )
     print("attention alone (4 heads of 16):")

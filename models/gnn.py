@@ -25,12 +25,8 @@ from torch import nn
 from models.common import layer_init, mlp
 from models.entities import N_ACTIONS_NO_ATTACK, Entities, StateEntities
 
-# Attention form (see :func:`attention`): "auto" picks by device and token count, "sdpa" and "explicit"
-# force one (benchmarks/gnn_attention_forms.py measures them).
-ATTENTION_FORM = "auto"
-# On the CPU, up to this many tokens the explicit product form runs forward + backward faster than
-# SDPA's fused CPU kernel, whose per-(row, head) tiling costs more than 10-30 tokens' arithmetic.
-EXPLICIT_ATTENTION_MAX_TOKENS = 32
+# Attention form of every block (:func:`attention`): "sdpa" (default) or "explicit".
+ATTENTION_FORM = "sdpa"
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
@@ -41,19 +37,21 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Ten
         mask: ``[R, 1, 1, T]`` bool, True where a key may be attended (each row needs one), or None.
 
     Returns:
-        ``[R, heads, T, d]``. Two forms of the same function, equal up to float rounding
-        (``tests/test_gnn_attention.py``): ``F.scaled_dot_product_attention`` (fused kernels; the
-        GPU, and CPU batches of more than :data:`EXPLICIT_ATTENTION_MAX_TOKENS` tokens), and two
-        matrix products around a softmax, which on the CPU trains faster for the few tokens of SMAC's
-        observations (``benchmarks/gnn_attention_forms.py``). :data:`ATTENTION_FORM` forces one.
+        ``[R, heads, T, d]``, in the form :data:`ATTENTION_FORM` names: ``"sdpa"``,
+        ``F.scaled_dot_product_attention`` (fused kernels), or ``"explicit"``, two matrix products
+        around a softmax. They are equal up to float rounding (``tests/test_gnn_attention.py``).
+        On the idle 2-core CPU machine the explicit form ran the attention alone (forward + backward,
+        1,024 rows, 2 threads) 1.2-3.3x faster for 10-40 tokens, but a whole 2s3z class actor only 1.01x
+        and whole HAPPO training runs 0.93x, so SDPA stays the default (``benchmarks/gnn_attention_forms.py``,
+        ``benchmarks/train_sps.py``; README, "Speed").
+
+    Raises:
+        ValueError: :data:`ATTENTION_FORM` is neither ``"sdpa"`` nor ``"explicit"``.
     """
-    form = ATTENTION_FORM
-    if form == "auto":
-        form = "explicit" if q.device.type == "cpu" and q.shape[-2] <= EXPLICIT_ATTENTION_MAX_TOKENS else "sdpa"
-    if form == "sdpa":
+    if ATTENTION_FORM == "sdpa":
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    if form != "explicit":
-        raise ValueError(f"models.gnn.ATTENTION_FORM = {form!r}: expected 'auto', 'sdpa' or 'explicit'")
+    if ATTENTION_FORM != "explicit":
+        raise ValueError(f"models.gnn.ATTENTION_FORM = {ATTENTION_FORM!r}: expected 'sdpa' or 'explicit'")
     scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(q.shape[-1]))
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))

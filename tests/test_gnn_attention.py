@@ -27,7 +27,7 @@ def form(monkeypatch):
     return set_form
 
 
-@pytest.mark.parametrize("T", [1, 10, 17, gnn.EXPLICIT_ATTENTION_MAX_TOKENS, gnn.EXPLICIT_ATTENTION_MAX_TOKENS + 1, 57])
+@pytest.mark.parametrize("T", [1, 10, 17, 32, 57])
 @pytest.mark.parametrize("masked", [True, False])
 def test_both_forms_give_the_same_output_and_gradients(T, masked, form):
     results = {}
@@ -55,15 +55,8 @@ def test_masked_keys_get_no_weight(form):
         torch.testing.assert_close(gnn.attention(q, k, v, mask), gnn.attention(q, k2, v2, mask))
 
 
-def test_auto_picks_the_explicit_form_for_few_tokens_on_the_cpu(form, monkeypatch):
-    calls = []
-    real = F.scaled_dot_product_attention
-    monkeypatch.setattr(gnn.F, "scaled_dot_product_attention", lambda *a, **kw: calls.append(1) or real(*a, **kw))
-    form("auto")
-    gnn.attention(*_inputs(gnn.EXPLICIT_ATTENTION_MAX_TOKENS, True))
-    assert calls == []
-    gnn.attention(*_inputs(gnn.EXPLICIT_ATTENTION_MAX_TOKENS + 1, True))
-    assert calls == [1]
+def test_sdpa_is_the_default_form():
+    assert gnn.ATTENTION_FORM == "sdpa"
 
 
 def test_a_whole_actor_plays_alike_in_both_forms(form):
@@ -91,5 +84,5 @@ def test_a_whole_actor_plays_alike_in_both_forms(form):
 
 def test_an_unknown_form_is_refused(form):
     form("flash")
-    with pytest.raises(ValueError, match="ATTENTION_FORM = 'flash': expected 'auto', 'sdpa' or 'explicit'"):
+    with pytest.raises(ValueError, match="ATTENTION_FORM = 'flash': expected 'sdpa' or 'explicit'"):
         gnn.attention(*_inputs(10, True))
