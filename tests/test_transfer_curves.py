@@ -107,6 +107,20 @@ def test_fine_tunes_of_each_seeds_own_checkpoint_are_one_recipe(tmp_path):
     assert [sorted(r.seed for r in g) for g in groups.values()] == [[1, 2], [3], [4], [5]]
 
 
+def _grouped_from_elsewhere(tmp_path, monkeypatch, started_in, init_from: dict[int, str]) -> dict:
+    """Runs (seed -> relative --init-from) recorded as started in ``started_in``, grouped from another folder."""
+    folders = []
+    for s, start in init_from.items():
+        folder = Path(_run(tmp_path, f"r{s}", s, [0.1], [0.1], init_from=start))
+        meta = json.loads((folder / "run_meta.json").read_text())
+        (folder / "run_meta.json").write_text(json.dumps({**meta, "cwd": str(started_in)}))
+        folders.append(str(folder))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    return tc.group_recipes([tc.read_run(p) for p in folders])
+
+
 def test_a_relative_init_from_is_read_from_the_runs_own_folder(tmp_path, monkeypatch, capsys):
     """Found by a newcomer trial: a relative --init-from was looked up in the folder the summary ran in,
     so summarising from elsewhere split the seeds silently. It is now read from run_meta.json's cwd,
@@ -119,16 +133,7 @@ def test_a_relative_init_from_is_read_from_the_runs_own_folder(tmp_path, monkeyp
     (started_in / "ckpts").mkdir(parents=True)
     for s in (1, 2):
         shutil.copy(REPO / "checkpoints" / "marine_budget" / f"3m8m_seed{s}_gnn.pt", started_in / "ckpts" / f"s{s}.pt")
-    folders = []
-    for s in (1, 2, 3):
-        folder = Path(_run(tmp_path, f"r{s}", s, [0.1], [0.1], init_from=f"ckpts/s{s}.pt"))
-        meta = json.loads((folder / "run_meta.json").read_text())
-        (folder / "run_meta.json").write_text(json.dumps({**meta, "cwd": str(started_in)}))
-        folders.append(str(folder))
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)
-    groups = tc.group_recipes([tc.read_run(p) for p in folders])
+    groups = _grouped_from_elsewhere(tmp_path, monkeypatch, started_in, {s: f"ckpts/s{s}.pt" for s in (1, 2, 3)})
     assert [sorted(r.seed for r in g) for g in groups.values()] == [[1, 2], [3]]
     err = capsys.readouterr().err
     assert "--init-from checkpoint 'ckpts/s3.pt' could not be read" in err and str(started_in / "ckpts" / "s3.pt") in err
@@ -209,17 +214,8 @@ def test_a_fine_tune_of_a_fine_tune_pools_its_seeds_from_any_folder(tmp_path, mo
     summary ran elsewhere. It is read from the run's recorded cwd too."""
     from conftest import REPO
 
-    folders = []
-    for s in (1, 2):
-        start = f"checkpoints/marine_dropout/3m8m_dropout_seed{s}_gnn.pt"
-        folder = Path(_run(tmp_path, f"r{s}", s, [0.1], [0.1], init_from=start))
-        meta = json.loads((folder / "run_meta.json").read_text())
-        (folder / "run_meta.json").write_text(json.dumps({**meta, "cwd": str(REPO)}))
-        folders.append(str(folder))
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)
-    groups = tc.group_recipes([tc.read_run(p) for p in folders])
+    starts = {s: f"checkpoints/marine_dropout/3m8m_dropout_seed{s}_gnn.pt" for s in (1, 2)}
+    groups = _grouped_from_elsewhere(tmp_path, monkeypatch, REPO, starts)
     assert [sorted(r.seed for r in g) for g in groups.values()] == [[1, 2]]
 
 
