@@ -49,7 +49,7 @@ maps whose allies are made of exactly those classes, from small to large teams."
 @dataclass
 class Args:
     checkpoints: tuple[str, ...]
-    """checkpoint files written by algos/happo_gnn.py --save-model (GNN or MLP actors)"""
+    """checkpoint files written by algos/happo_gnn.py or hatrpo_gnn.py --save-model (GNN or MLP actors)"""
     maps: tuple[str, ...] = ()
     """target maps or SMACv2 scenarios (sc2_envs.list_maps("all")); empty: the checkpoint's source map(s) plus
     DEFAULT_MAPS of its unit classes (a SMACv2 checkpoint: every scenario of its race)"""
@@ -517,7 +517,7 @@ def main(args: Args, prepared: tuple | None = None) -> list[TransferRow]:
         started = f" (fine-tuned from {init_from}; its steps are not included)" if init_from else ""
         print(
             f"  {p}: {cfg['actor_type']} actors {cfg['classes']} trained on {source_label(cfg)} for "
-            f"{c.get('global_step', 0)} env steps{started} -> {plan[p]}"
+            f"{int(c.get('global_step', 0)):,} env steps{started} -> {plan[p]}"
         )
 
     rows = []

@@ -624,7 +624,7 @@ if __name__ == "__main__":
         zs_pols = zero_shot_views(policy, env_info, [e.get_env_info() for e in zs_envs])
     except ValueError as e:
         runs.cli_error(f"--eval-maps {e} (the actors of {'+'.join(maps)}, {args.actor}, cannot play it)")
-    init_step = runs.load_init_weights(args.init_from, resumed is not None, policy, critic)
+    init_ckpt = runs.load_init_weights(args.init_from, resumed is not None, policy, critic)
     classes = list(policy.classes)
     actor_optimizers = {c: torch.optim.Adam(policy.actors[c].parameters(), lr=args.learning_rate, eps=1e-5) for c in classes}
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
@@ -711,7 +711,7 @@ if __name__ == "__main__":
         f"update: {args.update_epochs} epochs x {args.num_minibatches} minibatches of {args.minibatch_size} env steps, "
         f"passes of <= {rows_per_pass if rows_per_pass < 1 << 62 else 'all'} rows | torch threads {torch.get_num_threads()}"
     )
-    for line in runs.start_lines(maps, dropout, args.init_from, init_step):
+    for line in runs.start_lines(maps, dropout, args.init_from, init_ckpt):
         print(line)
     print(f"logs: {run_dir} (tensorboard --logdir runs)", flush=True)
 
@@ -1125,9 +1125,10 @@ if __name__ == "__main__":
         else "no checkpoint (--no-save-model)"
     )
     env_note = runs.env_share_note(env_share_sum, env_share_n, first_share)
+    wall = runs.wall_time_note(time.time() - start_time, time.time() - session_start, resumed is not None)
     over = f"{args.eval_episodes} episodes" + (f" on each of {K} maps (mean)" if K > 1 else "")
     print(
-        f"{how}: {global_step} env steps, {time.time() - start_time:.0f} s{env_note}, greedy win rate {win_rate:.3f} over "
+        f"{how}: {global_step} env steps, {wall}{env_note}, greedy win rate {win_rate:.3f} over "
         f"{over} | run folder {run_dir}: eval.csv, TensorBoard events, {saved}",
         flush=True,
     )

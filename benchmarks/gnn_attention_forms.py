@@ -30,6 +30,7 @@ import torch
 import tyro
 
 import models.gnn as gnn
+from sc2_envs.runs import plural
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gnn_token_packing import Args as BattleArgs  # noqa: E402
@@ -53,6 +54,7 @@ class Args:
     checkpoint: str = BattleArgs.checkpoint
     """the policy whose 2s3z battles give the whole-actor measurement's rows"""
     seed: int = 0
+    """seed of the random attention inputs and of the 2s3z battles of the whole-actor measurement"""
 
 
 def _time(fn, reps: int) -> float:
@@ -138,8 +140,8 @@ def main(args: Args) -> None:
         raise SystemExit(f"--tokens {' '.join(map(str, args.tokens))}: expected token counts >= 1")
     torch.set_num_threads(args.threads)
     print(
-        f"gnn_attention_forms: {args.rows} rows per pass, {args.threads} torch thread(s), {args.rounds} rounds x "
-        f"{args.reps} passes, torch {torch.__version__}; models.gnn's default form: {gnn.ATTENTION_FORM!r}",
+        f"gnn_attention_forms: {args.rows} rows per pass, {plural(args.threads, 'torch thread')}, {plural(args.rounds, 'round')} x "
+        f"{plural(args.reps, 'pass', 'passes')}, torch {torch.__version__}; models.gnn's default form: {gnn.ATTENTION_FORM!r}",
         flush=True,
     )
     print("attention alone (4 heads of 16):")

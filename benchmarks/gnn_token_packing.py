@@ -28,6 +28,7 @@ import sc2_envs
 from models import load_checkpoint
 from models.entities import N_ACTIONS_NO_ATTACK
 from models.gnn import GNNActor, masked_mean_pool
+from sc2_envs.runs import plural
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -119,8 +120,8 @@ def main(args: Args) -> None:
     valid = torch.cat([torch.ones(len(obs), 1, dtype=torch.bool), ent.ally_mask, ent.enemy_mask], 1)
     print(
         f"gnn_token_packing: {Path(args.checkpoint).name}, class {c}, {len(obs)} agent-steps per pass, "
-        f"{valid.shape[1]} tokens each, {valid.float().mean():.3f} visible | {args.threads} torch thread(s), "
-        f"{args.rounds} rounds x {args.reps} passes",
+        f"{valid.shape[1]} tokens each, {valid.float().mean():.3f} visible | {plural(args.threads, 'torch thread')}, "
+        f"{plural(args.rounds, 'round')} x {plural(args.reps, 'pass', 'passes')}",
         flush=True,
     )
     n_targets = avail.shape[1] - N_ACTIONS_NO_ATTACK

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import tyro
 
+from sc2_envs.runs import plural
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = ("happo_gnn.py", "hatrpo_gnn.py")
 """The scripts of ``algos/`` this benchmark can time: they take ``--map``, ``--total-timesteps``,
@@ -107,7 +109,7 @@ def main(args: Args) -> None:
             raise SystemExit(f"--baseline-tree {args.baseline_tree}: no algos/{args.script} there")
         variants.insert(0, (f"baseline {tree.name}", [], tree))
     print(
-        f"train_sps: {args.script}, {args.map}, {args.total_timesteps} env steps per run, {args.rounds} rounds x {len(variants)} variants "
+        f"train_sps: {args.script}, {args.map}, {args.total_timesteps:,} env steps per run, {plural(args.rounds, 'round')} x {plural(len(variants), 'variant')} "
         f"(interleaved), CPUs {os.cpu_count()}, load {os.getloadavg()[0]:.2f}",
         flush=True,
     )

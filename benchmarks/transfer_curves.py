@@ -65,14 +65,16 @@ class Args:
     at: list[int] = field(default_factory=list)
     """env step budgets at which to report each seed's win rate (each must be an evaluation step of every run)"""
     out_dir: str = "runs"
-    """parent folder of the output folder transfer_curves__<unix time>/"""
+    """parent folder of the output folder transfer_curves__<unix time>/ (a relative path is taken from the current folder)"""
     plot: bool = True
     """write transfer_curves.png (matplotlib)"""
 
 
 @dataclass
 class Run:
-    """One run's evaluations: ``steps[i]`` env steps, ``curves[map][i]`` greedy win rate there."""
+    """One run's evaluations: ``steps[i]`` env steps, ``curves[map][i]`` greedy win rate there;
+    ``init_from`` its ``--init-from`` checkpoint as given ("" when it trained from scratch: a fine-tune's
+    steps count from its own start)."""
 
     path: str
     recipe: str
@@ -82,6 +84,7 @@ class Run:
     zero_shot_maps: list[str]
     steps: list[int]
     curves: dict[str, list[float]]
+    init_from: str = ""
 
 
 def init_recipe(path: str, cwd: str | None = None, _seen: tuple[Path, ...] = ()) -> str | dict:
@@ -206,6 +209,7 @@ def read_run(path: str) -> tuple[Run, str]:
         zero_shot_maps=zero_shot,
         steps=[int(number(i, "global_step")) for i in range(len(rows))],
         curves={m: [number(i, c) for i in range(len(rows))] for m, c in columns.items()},
+        init_from=str(config.get("init_from") or ""),
     )
     return run, key
 
@@ -286,7 +290,14 @@ def summary_markdown(groups: dict[str, list[Run]], target: float, budgets: list[
         seeds = ", ".join(str(r.seed) for r in group)
         header = ["map", f"first evaluation >= {target:g}: env steps"] + [f"win rate at {b:,}" for b in budgets]
         header += ["last evaluation"]
-        out.append(f"**{label}**, seeds {seeds} ({group[0].episodes} greedy episodes per evaluation)\n")
+        starts = sorted({r.init_from for r in group if r.init_from})
+        tuned = (
+            f"; fine-tuned from {', '.join(starts)} (env steps count from the fine-tune's start; the starting "
+            "checkpoints' own steps are not included)"
+            if starts
+            else ""
+        )
+        out.append(f"**{label}**, seeds {seeds} ({group[0].episodes} greedy episodes per evaluation){tuned}\n")
         out.append("| " + " | ".join(header) + " |")
         out.append("|" + "---|" * len(header))
         for m in group[0].train_maps + group[0].zero_shot_maps:
@@ -370,9 +381,11 @@ def main(args: Args) -> dict:
     except ValueError as e:
         run_utils.cli_error(str(e))
     print(
-        f"transfer_curves: {len(args.runs)} runs, {len(groups)} recipe(s) "
+        f"transfer_curves: {run_utils.plural(len(args.runs), 'run')}, {run_utils.plural(len(groups), 'recipe')} "
         + "; ".join(
-            f"{label}: seeds {sorted(r.seed for r in g)}, zero-shot {g[0].zero_shot_maps}" for label, g in groups.items()
+            f"{label}: seeds {sorted(r.seed for r in g)}, zero-shot {g[0].zero_shot_maps}"
+            + (" (fine-tunes: --init-from)" if any(r.init_from for r in g) else "")
+            for label, g in groups.items()
         )
         + f" | target {args.target:g} | budgets {budgets or 'none'} | out-dir {args.out_dir}",
         flush=True,

@@ -197,12 +197,13 @@ def ally_dropout_for(ally_dropout: Any, train_maps: list[str], backend: str, inf
     return probs
 
 
-def load_init_weights(init_from: str, resuming: bool, policy: Any, critic: Any) -> int | None:
+def load_init_weights(init_from: str, resuming: bool, policy: Any, critic: Any) -> dict | None:
     """``--init-from``: copy the checkpoint's actor and critic weights into a new run's models
     (``models.init_weights``); a resumed run keeps its own weights and loads nothing.
 
     Returns:
-        The starting checkpoint's env steps, or None when nothing was loaded.
+        The starting checkpoint (``models.read_checkpoint``'s dict: ``global_step``, ``args``, ...), or
+        None when nothing was loaded.
 
     Raises:
         SystemExit: via :func:`cli_error` (status 2) for a file that cannot be read or does not fit the
@@ -213,27 +214,29 @@ def load_init_weights(init_from: str, resuming: bool, policy: Any, critic: Any) 
     from models import init_weights
 
     try:
-        return int(init_weights(init_from, policy, critic)["global_step"])
+        return init_weights(init_from, policy, critic)
     except (FileNotFoundError, ValueError) as e:
         cli_error(f"--init-from {init_from}: {e}")
 
 
-def start_lines(train_maps: list[str], probs: list[float], init_from: str, init_step: int | None) -> list[str]:
+def start_lines(train_maps: list[str], probs: list[float], init_from: str, init_ckpt: dict | None) -> list[str]:
     """The configuration lines of ``--ally-dropout`` and ``--init-from`` printed at a training run's start
-    (none when both are off); ``init_step`` is the starting checkpoint's env steps, None on ``--resume``."""
+    (none when both are off); ``init_ckpt`` is the starting checkpoint (:func:`load_init_weights`), None
+    on ``--resume``. A starting checkpoint that was itself fine-tuned counts only its own env steps, so
+    its own starting point is named."""
     lines = []
     if any(probs):
         shown = ", ".join(f"{m} {p:g}" for m, p in zip(train_maps, probs, strict=True))
         lines.append(f"ally dropout (training episodes that start with one ally removed): {shown}")
     if init_from:
-        lines.append(
-            f"initial weights: {init_from}"
-            + (
-                " (the run's starting point; not reloaded on --resume)"
-                if init_step is None
-                else f" (trained {init_step:,} env steps)"
-            )
-        )
+        if init_ckpt is None:
+            note = "the run's starting point; not reloaded on --resume"
+        else:
+            note = f"trained {int(init_ckpt.get('global_step', 0)):,} env steps"
+            parent = (init_ckpt.get("args") or {}).get("init_from") or ""
+            if parent:
+                note += f", itself fine-tuned from {parent}, whose steps are not included"
+        lines.append(f"initial weights: {init_from} ({note})")
     return lines
 
 
@@ -683,8 +686,9 @@ def flowing_help(cls: Any) -> Any:
     tyro keeps a field docstring's line breaks, so a docstring wrapped at the source's width broke
     mid-sentence in ``--help`` on a narrower terminal. Each field that has a docstring gets it as
     ``tyro.conf.arg(help=...)`` with the line breaks inside a paragraph joined (blank lines still
-    separate paragraphs); the terminal then wraps it. Only help changes: flags, defaults and parsing
-    do not. ``cls`` is changed in place (once; a second call does nothing) and returned, and so are
+    separate paragraphs); the terminal then wraps it. reST inline literals (in double backticks) show in
+    single backticks, and an empty list default as ``(default: empty)`` (tyro's own reads ``(default: )``).
+    Only help changes: flags, defaults and parsing do not. ``cls`` is changed in place (once; a second call does nothing) and returned, and so are
     its dataclass bases, whose inherited fields' docstrings flow too. When a class's source or
     annotations cannot be read (an interactive session), that class is left unchanged.
 
@@ -716,9 +720,26 @@ def flowing_help(cls: Any) -> Any:
         name = node.target.id
         paragraphs = re.split(r"\n\s*\n", doc.value.value.strip())
         text = "\n\n".join(" ".join(p.split()) for p in paragraphs)
-        cls.__annotations__[name] = typing.Annotated[hints[name], tyro.conf.arg(help=text)]
+        text = re.sub(r"``(.+?)``", r"`\1`", text)  # reST inline literals read as Markdown's in a terminal
+        arg = tyro.conf.arg(help=text)
+        if _empty_default(cls.__dataclass_fields__.get(name)):  # tyro prints an empty list as "(default: )"
+            arg = tyro.conf.arg(help=text, help_behavior_hint="(default: empty)")
+        cls.__annotations__[name] = typing.Annotated[hints[name], arg]
     cls._flowing_help = True
     return cls
+
+
+def _empty_default(f: Any) -> bool:
+    """Whether the dataclass field ``f`` (or None) defaults to an empty list, tuple, set or dict."""
+    if f is None:
+        return False
+    if f.default_factory is not dataclasses.MISSING:
+        value = f.default_factory()
+    elif f.default is not dataclasses.MISSING:
+        value = f.default
+    else:
+        return False
+    return isinstance(value, (list, tuple, set, dict)) and len(value) == 0
 
 
 def given_fields(cls: Any, argv: list[str] | None = None) -> frozenset[str]:
@@ -812,9 +833,10 @@ def truncate_csv(path: str | os.PathLike, column: str, last: float) -> int:
 # ---------------------------------------------------------------------------- progress
 
 
-def plural(n: int, word: str) -> str:
-    """``"1 iteration"``, ``"2 iterations"``, ``"1,000 iterations"``."""
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``"1 iteration"``, ``"2 iterations"``, ``"1,000 iterations"``; ``many`` is the plural when it is
+    not ``word + "s"`` (``plural(2, "pass", "passes")``)."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
 
 
 def resume_hint(run_dir: str | os.PathLike, finished: bool, total_timesteps: int) -> str:
@@ -833,8 +855,20 @@ def env_share_note(share_sum: float, share_n: int, first_share: float | None) ->
     if share_n:
         return f", env {share_sum / share_n:.0%} of the iteration time (first iteration, with the kernel compile or cache load, excluded)"
     if first_share is not None:
-        return f", env {first_share:.0%} of the iteration time (one iteration only, including the one-time kernel compile or cache load)"
+        return (
+            f", env {first_share:.0%} of the iteration time (this process ran one iteration, including the "
+            "one-time kernel compile or cache load)"
+        )
     return ""
+
+
+def wall_time_note(run_s: float, process_s: float, resumed: bool) -> str:
+    """``"14 s"`` for the end-of-run line, the run's wall time in seconds (what its SPS divides by);
+    a resumed run's counts its earlier processes too, so this process's own share is added:
+    ``"14 s (whole run; 5 s in this process)"``."""
+    if not resumed:
+        return f"{run_s:.0f} s"
+    return f"{run_s:.0f} s (whole run; {process_s:.0f} s in this process)"
 
 
 def format_progress(ret: float | None, win: float, sps: int | float, **extra: Any) -> str:

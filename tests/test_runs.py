@@ -232,9 +232,12 @@ def test_end_of_run_wording():
     )
     assert (
         runs.env_share_note(0.0, 0, 0.9)
-        == ", env 90% of the iteration time (one iteration only, including the one-time kernel compile or cache load)"
+        == ", env 90% of the iteration time (this process ran one iteration, including the one-time kernel compile or cache load)"
     )
     assert runs.env_share_note(0.0, 0, None) == ""
+    # a resumed run's wall time (what its SPS divides by) counts earlier processes: said so, with this one's
+    assert runs.wall_time_note(14.2, 14.2, False) == "14 s"
+    assert runs.wall_time_note(14.2, 4.6, True) == "14 s (whole run; 5 s in this process)"
 
 
 def test_truncate_csv_drops_rows_after_the_resume_point(tmp_path):
@@ -398,7 +401,7 @@ def test_resume_applies_a_changeable_flag_given_at_its_default_value(tmp_path):
     summary = first.stdout.strip().splitlines()[-1]
     assert summary.startswith("finished 1 iteration: 8 env steps"), summary
     assert f"to train longer: --resume {run_dir.relative_to(tmp_path)} --total-timesteps N (N > 8)" in summary, summary
-    assert "(one iteration only, including the one-time kernel compile or cache load)" in summary, summary
+    assert "(this process ran one iteration, including the one-time kernel compile or cache load)" in summary, summary
     meta = json.loads((run_dir / "run_meta.json").read_text())
     assert meta["config"]["cuda"] is False and meta["device"] == "cpu"  # --no-cuda (TINY): the device used
     # --torch-threads 0 (the default) is torch's count, machine-dependent: the count in effect is recorded
@@ -419,6 +422,9 @@ def test_resume_applies_a_changeable_flag_given_at_its_default_value(tmp_path):
     )
     summary = res.stdout.strip().splitlines()[-1]
     assert "reached after iteration 2/250000" in summary, res.stdout[-2000:]
+    # the resumed process ran one iteration; the run's wall time counts the first process too
+    assert "s in this process), env " in summary and "(whole run; " in summary, summary
+    assert "(this process ran one iteration, including" in summary, summary
     meta = json.loads((run_dir / "run_meta.json").read_text())
     assert meta["resumes"][-1]["config"]["total_timesteps"] == 2_000_000
     assert meta["resumes"][-1]["config"]["torch_threads"] == meta["resumes"][-1]["torch_threads_used"] == 2
@@ -661,3 +667,17 @@ def test_flowing_help_flows_inherited_fields_too(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "a base field whose docstring is wrapped at the source's width" in out
     assert "a field of the subclass, also wrapped at the source's width" in out
+
+
+def test_start_line_of_a_fine_tuned_starting_checkpoint_names_its_own_start():
+    """A fine-tune's ``global_step`` counts its own env steps only: the start-up line says where it began."""
+    plain = {"global_step": 409600, "args": {"init_from": ""}}
+    tuned = {"global_step": 230400, "args": {"init_from": "checkpoints/transfer_budget/3s5z_seed1_gnn.pt"}}
+    assert runs.start_lines(["3s5z"], [0.0], "a.pt", plain) == ["initial weights: a.pt (trained 409,600 env steps)"]
+    assert runs.start_lines(["3s5z"], [0.0], "b.pt", tuned) == [
+        "initial weights: b.pt (trained 230,400 env steps, itself fine-tuned from "
+        "checkpoints/transfer_budget/3s5z_seed1_gnn.pt, whose steps are not included)"
+    ]
+    assert runs.start_lines(["3s5z"], [0.5], "", None) == [
+        "ally dropout (training episodes that start with one ally removed): 3s5z 0.5"
+    ]

@@ -56,7 +56,7 @@ def test_three_seeds_give_per_seed_figures_and_their_median(tmp_path, capsys):
         0.5962, abs=1e-4
     )
     assert (out["out"] / "transfer_curves.png").stat().st_size > 0
-    assert capsys.readouterr().out.startswith("transfer_curves: 3 runs, 1 recipe(s) 2s3z: seeds [1, 2, 3], zero-shot ['3s5z']")
+    assert capsys.readouterr().out.startswith("transfer_curves: 3 runs, 1 recipe 2s3z: seeds [1, 2, 3], zero-shot ['3s5z']")
 
 
 def test_a_median_seed_that_never_crossed_is_not_reached(tmp_path):
@@ -105,6 +105,10 @@ def test_fine_tunes_of_each_seeds_own_checkpoint_are_one_recipe(tmp_path):
     e = _run(tmp_path, "e", 5, [0.1], [0.1])
     groups = tc.group_recipes([tc.read_run(p) for p in (a, b, c, d, e)])
     assert [sorted(r.seed for r in g) for g in groups.values()] == [[1, 2], [3], [4], [5]]
+    # the summary says which recipes are fine-tunes, so a short fine-tune does not read as learning from scratch
+    heads = [line for line in tc.summary_markdown(groups, 0.9, []).splitlines() if line.startswith("**")]
+    assert f"; fine-tuned from {tmp_path / 'start1.pt'}, {tmp_path / 'start2.pt'} (env steps count from" in heads[0]
+    assert "fine-tuned" not in heads[-1] and heads[-1].startswith("**2s3z#4**, seeds 5"), heads
 
 
 def _grouped_from_elsewhere(tmp_path, monkeypatch, started_in, init_from: dict[int, str]) -> dict:
