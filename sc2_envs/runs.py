@@ -687,7 +687,8 @@ def flowing_help(cls: Any) -> Any:
     mid-sentence in ``--help`` on a narrower terminal. Each field that has a docstring gets it as
     ``tyro.conf.arg(help=...)`` with the line breaks inside a paragraph joined (blank lines still
     separate paragraphs); the terminal then wraps it. reST inline literals (in double backticks) show in
-    single backticks, and an empty list default as ``(default: empty)`` (tyro's own reads ``(default: )``).
+    single backticks, and an empty list default as ``(default: empty)`` (tyro's own reads ``(default: )``;
+    a field marked ``tyro.conf.UseAppendAction`` or ``Fixed`` keeps tyro's hint).
     Only help changes: flags, defaults and parsing do not. ``cls`` is changed in place (once; a second call does nothing) and returned, and so are
     its dataclass bases, whose inherited fields' docstrings flow too. When a class's source or
     annotations cannot be read (an interactive session), that class is left unchanged.
@@ -720,9 +721,12 @@ def flowing_help(cls: Any) -> Any:
         name = node.target.id
         paragraphs = re.split(r"\n\s*\n", doc.value.value.strip())
         text = "\n\n".join(" ".join(p.split()) for p in paragraphs)
-        text = re.sub(r"``(.+?)``", r"`\1`", text)  # reST inline literals read as Markdown's in a terminal
+        # reST inline literals read as Markdown's in a terminal; a literal holding a backtick, or a longer
+        # run of backticks, stays as written (Markdown's double-backtick span, or not a literal at all)
+        text = re.sub(r"(?<!`)``([^`]+)``(?!`)", r"`\1`", text)
         arg = tyro.conf.arg(help=text)
-        if _empty_default(cls.__dataclass_fields__.get(name)):  # tyro prints an empty list as "(default: )"
+        # tyro prints an empty list as "(default: )"; a hint of its own ("(repeatable)", "(fixed to: ...)") stays
+        if _empty_default(cls.__dataclass_fields__.get(name)) and not _has_own_hint(hints[name]):
             arg = tyro.conf.arg(help=text, help_behavior_hint="(default: empty)")
         cls.__annotations__[name] = typing.Annotated[hints[name], arg]
     cls._flowing_help = True
@@ -740,6 +744,18 @@ def _empty_default(f: Any) -> bool:
     else:
         return False
     return isinstance(value, (list, tuple, set, dict)) and len(value) == 0
+
+
+def _has_own_hint(tp: Any) -> bool:
+    """Whether the annotation ``tp`` carries a tyro marker whose help hint replaces the default's:
+    ``tyro.conf.UseAppendAction`` ("(repeatable)") or ``tyro.conf.Fixed`` ("(fixed to: ...)")."""
+    import typing
+
+    import tyro
+
+    if typing.get_origin(tp) is not typing.Annotated:
+        return False
+    return any(m is tyro.conf.UseAppendAction or m is tyro.conf.Fixed for m in tp.__metadata__)
 
 
 def given_fields(cls: Any, argv: list[str] | None = None) -> frozenset[str]:

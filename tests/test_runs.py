@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import tyro
 
 import sc2_envs
 from sc2_envs import runs
@@ -681,3 +682,27 @@ def test_start_line_of_a_fine_tuned_starting_checkpoint_names_its_own_start():
     assert runs.start_lines(["3s5z"], [0.5], "", None) == [
         "ally dropout (training episodes that start with one ally removed): 3s5z 0.5"
     ]
+
+
+@dataclasses.dataclass
+class _HelpLiterals:
+    plain: list[str] = dataclasses.field(default_factory=list)
+    """the script's ``--pass-rows`` and ``a b``"""
+    odd: tuple[int, ...] = ()
+    """a literal holding a backtick, ``a`b``, and a fence, ```x```"""
+    appended: tyro.conf.UseAppendAction[list[str]] = dataclasses.field(default_factory=list)
+    """given once per value"""
+
+
+def test_flowing_help_literals_and_empty_defaults(capsys, monkeypatch):
+    """Found in review: every double-backtick pair became a single backtick, so ``a`b`` read `a`b` and a
+    fence lost a backtick; and "(default: empty)" replaced tyro's "(repeatable)" of an append flag."""
+    runs.flowing_help(_HelpLiterals)
+    assert tyro.cli(_HelpLiterals, args=["--appended", "x", "--appended", "y", "--odd"]) == _HelpLiterals(appended=["x", "y"])
+    monkeypatch.setenv("COLUMNS", "400")
+    with pytest.raises(SystemExit):
+        tyro.cli(_HelpLiterals, args=["--help"])
+    out = capsys.readouterr().out
+    assert "the script's `--pass-rows` and `a b` (default: empty)" in out
+    assert "a literal holding a backtick, ``a`b``, and a fence, ```x``` (default: empty)" in out
+    assert "given once per value (repeatable)" in out
