@@ -835,7 +835,7 @@ if __name__ == "__main__":
         per_map_columns = [f"{col}/{m}" for m in maps for col in ("win_rate", "eval_return")] if K > 1 else []
         per_map_columns += [f"zero_shot_{col}/{m}" for m in args.eval_maps for col in ("win_rate", "eval_return")]
         eval_csv.writerow(["global_step", "wall_time_s", "win_rate", "eval_return", "iteration", *per_map_columns])
-    progress = runs.Progress(args.num_iterations, args.batch_size, start_iteration)
+    progress = runs.Progress(args.num_iterations, args.batch_size, start_iteration, elapsed_before=elapsed_before)
 
     def save_model_file(path):
         tmp = f"{path}.tmp"
@@ -909,9 +909,10 @@ if __name__ == "__main__":
 
     stopper = runs.GracefulStop().install()  # SIGINT / SIGTERM: finish the iteration, then stop
     iteration = start_iteration
-    env_share_sum, env_share_n, first_share = 0.0, 0, None  # the first iteration of a process is kept apart
+    env_shares = runs.EnvShares()  # the first iteration, and any with a kernel compile or cache load, kept apart
     for iteration in range(start_iteration + 1, args.num_iterations + 1):
         iter_start, env_time = time.perf_counter(), 0.0
+        env_shares.start()
         if args.anneal_lr:
             frac = 1.0 - (iteration - 1.0) / args.num_iterations
             critic_optimizer.param_groups[0]["lr"] = frac * args.critic_learning_rate
@@ -1072,10 +1073,7 @@ if __name__ == "__main__":
         # TRY NOT TO MODIFY: record rewards for plotting purposes
         sps = int(global_step / (time.time() - start_time))
         env_share = env_time / max(time.perf_counter() - iter_start, 1e-9)  # rollout + update, before evaluation
-        if first_share is None:  # it includes the simulator's one-time kernel compile (or cache load)
-            first_share = env_share
-        else:
-            env_share_sum, env_share_n = env_share_sum + env_share, env_share_n + 1
+        env_shares.add(env_share)
         writer.add_scalar("charts/learning_rate", critic_optimizer.param_groups[0]["lr"], global_step)
         writer.add_scalar("losses/value_loss", float(v_loss.detach()), global_step)
         writer.add_scalar("losses/explained_variance", explained_var, global_step)
@@ -1117,7 +1115,7 @@ if __name__ == "__main__":
         if args.save_model
         else "no checkpoint (--no-save-model)"
     )
-    env_note = runs.env_share_note(env_share_sum, env_share_n, first_share)
+    env_note = env_shares.note()
     wall = runs.wall_time_note(time.time() - start_time, time.time() - session_start, resumed is not None)
     over = f"{args.eval_episodes} episodes" + (f" on each of {K} maps (mean)" if K > 1 else "")
     print(

@@ -864,18 +864,59 @@ def resume_hint(run_dir: str | os.PathLike, finished: bool, total_timesteps: int
     return f"continue with --resume {run_dir}"
 
 
-def env_share_note(share_sum: float, share_n: int, first_share: float | None) -> str:
-    """``", env 24% of the iteration time"`` for the end-of-run line: the mean share of the
-    iterations after the first of this process (whose env time includes the simulator's one-time
-    kernel compile or cache load); with only that first iteration, its share is given and labelled."""
+def env_share_note(share_sum: float, share_n: int, apart_share: float | None, apart_n: int = 1) -> str:
+    """``", env 24% of the iteration time"`` for the end-of-run line: the mean share of this process's
+    iterations other than those kept apart, which are its first and any other in which a kernel of the
+    simulator ran for the first time (a one-time compile or cache load: ``sim.first_use``; e.g. the
+    auto-reset's kernel when the first episode ends). ``share_sum`` / ``share_n``: the other iterations'
+    shares and count; ``apart_share``: the last kept-apart iteration's share, given (labelled) only when
+    there is no other; ``apart_n``: how many were kept apart."""
     if share_n:
-        return f", env {share_sum / share_n:.0%} of the iteration time (first iteration, with the kernel compile or cache load, excluded)"
-    if first_share is not None:
         return (
-            f", env {first_share:.0%} of the iteration time (this process ran one iteration, including the "
-            "one-time kernel compile or cache load)"
+            f", env {share_sum / share_n:.0%} of the iteration time (the first iteration and any with a one-time "
+            "kernel compile or cache load excluded)"
+        )
+    if apart_share is not None:
+        if apart_n <= 1:
+            return (
+                f", env {apart_share:.0%} of the iteration time (this process ran one iteration, including the "
+                "one-time kernel compile or cache load)"
+            )
+        return (
+            f", env {apart_share:.0%} of the last iteration's time (each of this process's {apart_n} iterations "
+            "included a one-time kernel compile or cache load)"
         )
     return ""
+
+
+class EnvShares:
+    """The env's share of each training iteration's wall time, for the end-of-run line
+    (:func:`env_share_note`). A process's first iteration, and any iteration in which a simulator kernel
+    ran for the first time (``sim.first_use.first_call_seconds`` grew: a compile or cache load), are
+    kept apart from the mean. Usage: :meth:`start` at the top of an iteration, :meth:`add` with its
+    share at the end, :meth:`note` after the last."""
+
+    def __init__(self) -> None:
+        self.share_sum, self.share_n = 0.0, 0
+        self.apart_share: float | None = None
+        self.apart_n = 0
+        self._first_calls = 0.0
+
+    def start(self) -> None:
+        from sc2_envs.sim.first_use import first_call_seconds
+
+        self._first_calls = first_call_seconds()
+
+    def add(self, share: float) -> None:
+        from sc2_envs.sim.first_use import first_call_seconds
+
+        if self.share_n + self.apart_n == 0 or first_call_seconds() > self._first_calls:
+            self.apart_share, self.apart_n = share, self.apart_n + 1
+        else:
+            self.share_sum, self.share_n = self.share_sum + share, self.share_n + 1
+
+    def note(self) -> str:
+        return env_share_note(self.share_sum, self.share_n, self.apart_share, self.apart_n)
 
 
 def wall_time_note(run_s: float, process_s: float, resumed: bool) -> str:
@@ -906,6 +947,9 @@ class Progress:
         start_iteration: iterations already done (a resumed run's bar starts there).
         tty: force the bar (``True``) or the lines (``False``); default ``sys.stdout.isatty()``.
         stream: where lines go (default ``sys.stdout``).
+        elapsed_before: wall seconds of the run's earlier processes (a resumed run): a line's time is
+            the whole run's, as its ``sps`` (env steps over the whole run's time). The bar's own
+            elapsed time and rate are tqdm's, for this process.
     """
 
     def __init__(
@@ -915,8 +959,10 @@ class Progress:
         start_iteration: int = 0,
         tty: bool | None = None,
         stream: TextIO | None = None,
+        elapsed_before: float = 0.0,
     ):
         self.num_iterations, self.batch_size = int(num_iterations), int(batch_size)
+        self.elapsed_before = float(elapsed_before)
         self.stream = stream or sys.stdout
         self.tty = self.stream.isatty() if tty is None else bool(tty)
         self.last_return: float | None = None
@@ -954,7 +1000,7 @@ class Progress:
             self.bar.set_postfix_str(fields)
         else:
             print(
-                f"iteration {iteration}/{self.num_iterations} step {global_step} {fields} ({time.time() - self._t0:.0f} s)",
+                f"iteration {iteration}/{self.num_iterations} step {global_step} {fields} ({self.elapsed_before + time.time() - self._t0:.0f} s)",
                 file=self.stream,
                 flush=True,
             )

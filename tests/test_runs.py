@@ -85,6 +85,10 @@ def test_progress_without_a_terminal_prints_one_line_per_iteration():
     assert lines[0].startswith("iteration 1/3 step 32 win=nan sps=10") and "ret=" not in lines[0]
     assert lines[1].startswith("iteration 2/3 step 64 ret=2.50 win=0.25 sps=11")
     assert lines[2].startswith("iteration 3/3 step 96 ret=2.50 win=0.25 sps=12")
+    # a resumed run's lines give the whole run's time, the clock its sps divides by
+    out = io.StringIO()
+    runs.Progress(4, 32, start_iteration=2, tty=False, stream=out, elapsed_before=3600.0).update(3, 96, None, 0.5, 1)
+    assert out.getvalue().strip().endswith("(3600 s)"), out.getvalue()
 
 
 # ---------------------------------------------------------------- graceful stop
@@ -229,13 +233,17 @@ def test_end_of_run_wording():
     # the first iteration of a process (kernel compile) is left out of the mean, or labelled when alone
     assert (
         runs.env_share_note(0.5, 2, 0.9)
-        == ", env 25% of the iteration time (first iteration, with the kernel compile or cache load, excluded)"
+        == ", env 25% of the iteration time (the first iteration and any with a one-time kernel compile or cache load excluded)"
     )
     assert (
         runs.env_share_note(0.0, 0, 0.9)
         == ", env 90% of the iteration time (this process ran one iteration, including the one-time kernel compile or cache load)"
     )
     assert runs.env_share_note(0.0, 0, None) == ""
+    assert runs.env_share_note(0.0, 0, 0.4, 2) == (
+        ", env 40% of the last iteration's time (each of this process's 2 iterations included a one-time kernel "
+        "compile or cache load)"
+    )
     # a resumed run's wall time (what its SPS divides by) counts earlier processes: said so, with this one's
     assert runs.wall_time_note(14.2, 14.2, False) == "14 s"
     assert runs.wall_time_note(14.2, 4.6, True) == "14 s (whole run; 5 s in this process)"
@@ -706,3 +714,20 @@ def test_flowing_help_literals_and_empty_defaults(capsys, monkeypatch):
     assert "the script's `--pass-rows` and `a b` (default: empty)" in out
     assert "a literal holding a backtick, ``a`b``, and a fence, ```x``` (default: empty)" in out
     assert "given once per value (repeatable)" in out
+
+
+def test_env_shares_keep_apart_iterations_with_a_first_kernel_call():
+    """Found in a newcomer trial: the auto-reset's kernel first ran in iteration 2 (86 % env time) and
+    was averaged in while the line said the compile was excluded. Any iteration in which a kernel runs
+    for the first time is now kept apart, as is the process's first."""
+    from sc2_envs.sim import first_use
+
+    shares = runs.EnvShares()
+    for share, first_kernel in ((0.12, None), (0.86, "test-only kernel a"), (0.02, None), (0.04, None)):
+        shares.start()
+        if first_kernel is not None:  # a kernel's first call (compile or cache load) in this iteration
+            assert first_kernel not in first_use._first_calls_done
+            first_use.first_call(first_kernel, lambda: None)
+        shares.add(share)
+    assert (shares.share_n, shares.apart_n, shares.apart_share) == (2, 2, 0.86)
+    assert shares.note().startswith(", env 3% of the iteration time (the first iteration and any with"), shares.note()
