@@ -528,11 +528,13 @@ def main(args: Args, prepared: tuple | None = None) -> list[TransferRow]:
                 p, m, args.episodes, args.max_envs, args.seed, args.greedy, device, args.spawn_jitter, ckpt=c
             )
             rows.append(r)
+            # with several checkpoints, two can share a source map and actor type (seeds, fine-tunes): name the file
+            who = f"{r.source_map} ({r.actor_type}{f', {p}' if len(ckpts) > 1 else ''})"
             if r.error:
-                print(f"{r.source_map} ({r.actor_type}) -> {m}: not evaluated: {r.error}")
+                print(f"{who} -> {m}: not evaluated: {r.error}")
             else:
                 print(
-                    f"{r.source_map} ({r.actor_type}) -> {m} [{r.kind}]: win rate {r.win_rate:.3f} "
+                    f"{who} -> {m} [{r.kind}]: win rate {r.win_rate:.3f} "
                     f"[{r.ci_low:.3f}, {r.ci_high:.3f}] over {r.episodes} episodes, return {r.mean_return:.2f}, "
                     f"length {r.mean_length:.1f} env steps ({time.time() - t0:.0f} s)"
                 )

@@ -35,8 +35,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 @dataclass
 class Args:
-    checkpoint: str = str(REPO / "checkpoints" / "2s3z_gnn.pt")
-    """the policy that plays the battles (its map, its class actors)"""
+    checkpoint: str = "checkpoints/2s3z_gnn.pt"
+    """the policy that plays the battles (its map, its class actors); a relative path not found from the
+    current folder is read from the repository's root"""
     rows: int = 1024
     """agent-steps per forward + backward pass (the training script's ``--pass-rows`` default)"""
     threads: int = 1
@@ -92,9 +93,12 @@ def packed_forward(actor: GNNActor, ent) -> torch.Tensor:
 def battle_rows(args: Args) -> tuple[str, GNNActor, torch.Tensor, torch.Tensor]:
     """Observations ``[rows, obs_size]`` and available actions of the living agents of the largest
     non-healer class, from 64 envs of the checkpoint's map played by the checkpoint (sampled actions)."""
-    meta = torch.load(args.checkpoint, map_location="cpu", weights_only=True)["config"]
+    path = Path(args.checkpoint)
+    if not path.is_absolute() and not path.is_file():
+        path = REPO / path
+    meta = torch.load(path, map_location="cpu", weights_only=True)["config"]
     env = sc2_envs.make_batched(meta["map_name"], num_envs=64, seed=args.seed, num_threads=args.threads)
-    policy, _, _ = load_checkpoint(args.checkpoint, env.get_env_info(), with_critic=False)
+    policy, _, _ = load_checkpoint(str(path), env.get_env_info(), with_critic=False)
     c = max((c for c in policy.class_agents if not policy.actors[c].healer), key=lambda c: len(policy.class_agents[c]))
     ids = torch.as_tensor(policy.class_agents[c])
     torch.manual_seed(args.seed)

@@ -58,7 +58,7 @@ runs saved before the flag existed have no such field."""
 
 @dataclass
 class Args:
-    runs: list[str] = field(default_factory=list)
+    runs: list[str]
     """run folders (each with eval.csv and run_meta.json) of algos/happo_gnn.py or hatrpo_gnn.py runs"""
     target: float = 0.9
     """win rate whose first crossing is reported per seed and map"""

@@ -402,3 +402,14 @@ def test_a_fine_tuned_checkpoint_names_its_starting_checkpoint(tmp_path, capsys)
         "trained on 3m+8m for 409,600 env steps (fine-tuned from checkpoints/marine_budget/3m8m_seed1_gnn.pt; "
         "its steps are not included)"
     ) in printed
+
+
+def test_progress_lines_name_the_checkpoint_when_there_are_several(tmp_path, capsys):
+    """Found by a newcomer trial: two fine-tunes of one map printed the same "2s3z (gnn) -> 2s3z" line with
+    different win rates; with several checkpoints each line now names its file (one: unchanged)."""
+    a, b = (str(REPO / "checkpoints" / "marine_dropout" / f"3m8m_dropout_seed{s}_gnn.pt") for s in (1, 2))
+    et.main(et.Args(checkpoints=(a, b), maps=("3m",), episodes=1, max_envs=1, out_dir=str(tmp_path / "out")))
+    printed = capsys.readouterr().out
+    assert f"3m+8m (gnn, {a}) -> 3m [" in printed and f"3m+8m (gnn, {b}) -> 3m [" in printed, printed
+    et.main(et.Args(checkpoints=(a,), maps=("3m",), episodes=1, max_envs=1, out_dir=str(tmp_path / "out")))
+    assert "3m+8m (gnn) -> 3m [" in capsys.readouterr().out
