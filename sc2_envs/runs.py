@@ -686,7 +686,8 @@ def flowing_help(cls: Any) -> Any:
     tyro keeps a field docstring's line breaks, so a docstring wrapped at the source's width broke
     mid-sentence in ``--help`` on a narrower terminal. Each field that has a docstring gets it as
     ``tyro.conf.arg(help=...)`` with the line breaks inside a paragraph joined (blank lines still
-    separate paragraphs); the terminal then wraps it. reST inline literals (in double backticks) show in
+    separate paragraphs); the terminal then wraps it. A class without a docstring of its own is given the
+    first paragraph of its module's docstring, which ``--help`` then opens with. reST inline literals (in double backticks) show in
     single backticks, and an empty list default as ``(default: empty)`` (tyro's own reads ``(default: )``;
     a field marked ``tyro.conf.UseAppendAction`` or ``Fixed`` keeps tyro's hint).
     Only help changes: flags, defaults and parsing do not. ``cls`` is changed in place (once; a second call does nothing) and returned, and so are
@@ -713,6 +714,10 @@ def flowing_help(cls: Any) -> Any:
         hints = typing.get_type_hints(cls, include_extras=True)
     except (OSError, TypeError, NameError, SyntaxError, IndexError, AttributeError):
         return cls
+    module_doc = getattr(sys.modules.get(cls.__module__), "__doc__", None) or ""
+    if module_doc.strip() and (cls.__doc__ or "").startswith(f"{cls.__name__}("):  # dataclass's own signature doc
+        # no docstring of its own: --help opens with the first paragraph of the script's docstring
+        cls.__doc__ = re.sub(r"``(.+?)``", r"`\1`", " ".join(re.split(r"\n\s*\n", module_doc.strip())[0].split()))
     for node, doc in zip(body, body[1:], strict=False):
         if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(doc, ast.Expr)):
             continue

@@ -321,6 +321,9 @@ def test_help_marks_the_computed_fields(script):
     for flag in ("--batch-size", "--minibatch-size", "--num-iterations"):
         line = text.split(flag, 1)[1][:80]
         assert "computed at runtime, do not set (refused)" in line, (flag, line)
+    # the help opens with what the script does (its docstring's first paragraph; newcomer trial)
+    name = script[: -len("_gnn.py")].upper()
+    assert text.split("╭")[0].strip().split(" [OPTIONS] ")[1].startswith(f"Train {name} agents on a SMAC map"), text[:300]
 
 
 def test_load_checkpoint_names_unreadable_files_and_diverged_weights(tmp_path):
