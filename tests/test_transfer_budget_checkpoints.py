@@ -6,6 +6,8 @@
   for 1,658,880 env steps ("Marines at a longer budget").
 - ``checkpoints/marine_dropout/``: each of those fine-tuned for 409,600 more env steps with
   ``--ally-dropout 0 0.5`` ("Fine-tuned with ally dropout").
+- ``checkpoints/protoss_dropout/``: each 3s5z seed of ``transfer_budget/`` fine-tuned for 230,400 more
+  env steps with ``--ally-dropout 0.9`` ("Fine-tuned with ally dropout: 3s5z").
 
 Each folder's ``final_eval.csv`` holds the greedy win rates of its checkpoints on the listed maps
 (100 episodes, evaluation seed 0) as ``algos/eval_transfer.py`` wrote them.
@@ -39,6 +41,14 @@ BUDGETS = {
         "maps": ("3m", "8m", "25m", "5m_vs_6m", "8m_vs_9m", "10m_vs_11m"),
         "steps": 409_600,
         "replay": ("3m8m_dropout_seed3_gnn.pt", "5m_vs_6m"),
+        "fine_tune": ("marine_budget/3m8m", (0.0, 0.5)),
+    },
+    "protoss_dropout": {
+        "recipes": {"3s5z_dropout": ["3s5z"]},
+        "maps": ("3s5z_vs_3s6z", "3s5z", "2s3z"),
+        "steps": 230_400,
+        "replay": ("3s5z_dropout_seed2_gnn.pt", "3s5z_vs_3s6z"),
+        "fine_tune": ("transfer_budget/3s5z", (0.9,)),
     },
 }
 
@@ -60,9 +70,10 @@ def test_three_seeds_per_recipe_each_with_its_final_evaluation(name):
         train_maps = spec["recipes"][recipe]
         assert ckpt["config"].get("train_maps", [ckpt["config"]["map_name"]]) == train_maps
         assert ckpt["args"]["seed"] == seed and int(ckpt["global_step"]) == spec["steps"]
-        if name == "marine_dropout":  # fine-tuned from the same seed's marine_budget checkpoint
-            assert tuple(ckpt["args"]["ally_dropout"]) == (0.0, 0.5)
-            assert ckpt["args"]["init_from"] == f"checkpoints/marine_budget/3m8m_seed{seed}_gnn.pt"
+        if "fine_tune" in spec:  # fine-tuned from the same seed's checkpoint of the longer budget
+            start, dropout = spec["fine_tune"]
+            assert tuple(ckpt["args"]["ally_dropout"]) == dropout
+            assert ckpt["args"]["init_from"] == f"checkpoints/{start}_seed{seed}_gnn.pt"
         mine = [r for r in rows if Path(r["checkpoint"]).name == file]
         assert sorted(r["target_map"] for r in mine) == sorted(spec["maps"]), file
         for r in mine:
