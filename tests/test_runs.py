@@ -628,6 +628,14 @@ def test_hatrpo_run_saved_before_fisher_product_resumes_with_the_double_backward
     assert "with double-backward Fisher products" in res.stdout, res.stdout[-2000:]
 
 
+def _help_text(cls, capsys, monkeypatch) -> str:
+    """``--help`` of ``tyro.cli(cls)`` on a 400-column terminal (one line per option)."""
+    monkeypatch.setenv("COLUMNS", "400")
+    with pytest.raises(SystemExit):
+        tyro.cli(cls, args=["--help"])
+    return capsys.readouterr().out
+
+
 def test_flowing_help_joins_a_field_docstrings_lines_and_leaves_parsing_alone(capsys, monkeypatch):
     """Found by a newcomer trial: tyro kept each docstring line break, so --help broke mid-sentence on a
     terminal narrower than the source. Paragraphs now flow; flags and defaults parse as before."""
@@ -641,10 +649,7 @@ def test_flowing_help_joins_a_field_docstrings_lines_and_leaves_parsing_alone(ca
     parsed_after = tyro.cli(Args, args=["--map", "3m", "8m", "--ally-dropout", "0", "0.5"])
     assert parsed_after == parsed_before and parsed_after.ally_dropout == (0.0, 0.5)
     assert tyro.cli(Args, args=[]) == Args()
-    monkeypatch.setenv("COLUMNS", "400")
-    with pytest.raises(SystemExit):
-        tyro.cli(Args, args=["--help"])
-    out = capsys.readouterr().out
+    out = _help_text(Args, capsys, monkeypatch)
     assert "one value for every --map or one per map" in out  # the source breaks this line after "every"
     assert "(default: 0.0)" in out and "(default: True)" in out
 
@@ -670,10 +675,7 @@ def test_flowing_help_flows_inherited_fields_too(capsys, monkeypatch):
 
     assert runs.flowing_help(_HelpChild) is _HelpChild
     assert tyro.cli(_HelpChild, args=["--shared", "3"]) == _HelpChild(shared=3, own=2)
-    monkeypatch.setenv("COLUMNS", "400")
-    with pytest.raises(SystemExit):
-        tyro.cli(_HelpChild, args=["--help"])
-    out = capsys.readouterr().out
+    out = _help_text(_HelpChild, capsys, monkeypatch)
     assert "a base field whose docstring is wrapped at the source's width" in out
     assert "a field of the subclass, also wrapped at the source's width" in out
 
@@ -707,10 +709,7 @@ def test_flowing_help_literals_and_empty_defaults(capsys, monkeypatch):
     fence lost a backtick; and "(default: empty)" replaced tyro's "(repeatable)" of an append flag."""
     runs.flowing_help(_HelpLiterals)
     assert tyro.cli(_HelpLiterals, args=["--appended", "x", "--appended", "y", "--odd"]) == _HelpLiterals(appended=["x", "y"])
-    monkeypatch.setenv("COLUMNS", "400")
-    with pytest.raises(SystemExit):
-        tyro.cli(_HelpLiterals, args=["--help"])
-    out = capsys.readouterr().out
+    out = _help_text(_HelpLiterals, capsys, monkeypatch)
     assert "the script's `--pass-rows` and `a b` (default: empty)" in out
     assert "a literal holding a backtick, ``a`b``, and a fence, ```x``` (default: empty)" in out
     assert "given once per value (repeatable)" in out
