@@ -8,6 +8,8 @@
   ``--ally-dropout 0 0.5`` ("Fine-tuned with ally dropout").
 - ``checkpoints/protoss_dropout/``: each 3s5z seed of ``transfer_budget/`` fine-tuned for 230,400 more
   env steps with ``--ally-dropout 0.9`` ("Fine-tuned with ally dropout: 3s5z").
+- ``checkpoints/protoss_2map_dropout/``: each of those 3s5z seeds fine-tuned instead on 2s3z and 3s5z at
+  once for 460,800 env steps with ``--ally-dropout 0 0.9`` ("... on 2s3z and 3s5z at once").
 
 Each folder's ``final_eval.csv`` holds the greedy win rates of its checkpoints on the listed maps
 (100 episodes, evaluation seed 0) as ``algos/eval_transfer.py`` wrote them.
@@ -49,6 +51,13 @@ BUDGETS = {
         "steps": 230_400,
         "replay": ("3s5z_dropout_seed2_gnn.pt", "3s5z_vs_3s6z"),
         "fine_tune": ("transfer_budget/3s5z", (0.9,)),
+    },
+    "protoss_2map_dropout": {
+        "recipes": {"2s3z3s5z_dropout": ["2s3z", "3s5z"]},
+        "maps": ("3s5z_vs_3s6z", "2s3z", "3s5z"),
+        "steps": 460_800,
+        "replay": ("2s3z3s5z_dropout_seed3_gnn.pt", "3s5z_vs_3s6z"),
+        "fine_tune": ("transfer_budget/3s5z", (0.0, 0.9)),
     },
 }
 
