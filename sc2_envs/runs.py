@@ -686,11 +686,12 @@ def flowing_help(cls: Any) -> Any:
     tyro keeps a field docstring's line breaks, so a docstring wrapped at the source's width broke
     mid-sentence in ``--help`` on a narrower terminal. Each field that has a docstring gets it as
     ``tyro.conf.arg(help=...)`` with the line breaks inside a paragraph joined (blank lines still
-    separate paragraphs); the terminal then wraps it. A class without a docstring of its own is given the
-    first paragraph of its module's docstring, which ``--help`` then opens with. reST inline literals (in double backticks) show in
-    single backticks, and an empty list default as ``(default: empty)`` (tyro's own reads ``(default: )``;
-    a field marked ``tyro.conf.UseAppendAction`` or ``Fixed`` keeps tyro's hint).
-    Only help changes: flags, defaults and parsing do not. ``cls`` is changed in place (once; a second call does nothing) and returned, and so are
+    separate paragraphs); the terminal then wraps it. A class without a docstring of its own is given
+    the first paragraph of its module's docstring, which ``--help`` then opens with. reST inline
+    literals (in double backticks) show in single backticks, and an empty list default as
+    ``(default: empty)`` (tyro's own reads ``(default: )``; a field marked ``tyro.conf.UseAppendAction``
+    or ``Fixed`` keeps tyro's hint). Only help changes: flags, defaults and parsing do not. ``cls`` is
+    changed in place (once; a second call does nothing) and returned, and so are
     its dataclass bases, whose inherited fields' docstrings flow too. When a class's source or
     annotations cannot be read (an interactive session), that class is left unchanged.
 
@@ -717,7 +718,7 @@ def flowing_help(cls: Any) -> Any:
     module_doc = getattr(sys.modules.get(cls.__module__), "__doc__", None) or ""
     if module_doc.strip() and (cls.__doc__ or "").startswith(f"{cls.__name__}("):  # dataclass's own signature doc
         # no docstring of its own: --help opens with the first paragraph of the script's docstring
-        cls.__doc__ = re.sub(r"``(.+?)``", r"`\1`", " ".join(re.split(r"\n\s*\n", module_doc.strip())[0].split()))
+        cls.__doc__ = _single_backticks(" ".join(re.split(r"\n\s*\n", module_doc.strip())[0].split()))
     for node, doc in zip(body, body[1:], strict=False):
         if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(doc, ast.Expr)):
             continue
@@ -726,9 +727,7 @@ def flowing_help(cls: Any) -> Any:
         name = node.target.id
         paragraphs = re.split(r"\n\s*\n", doc.value.value.strip())
         text = "\n\n".join(" ".join(p.split()) for p in paragraphs)
-        # reST inline literals read as Markdown's in a terminal; a literal holding a backtick, or a longer
-        # run of backticks, stays as written (Markdown's double-backtick span, or not a literal at all)
-        text = re.sub(r"(?<!`)``([^`]+)``(?!`)", r"`\1`", text)
+        text = _single_backticks(text)
         arg = tyro.conf.arg(help=text)
         # tyro prints an empty list as "(default: )"; a hint of its own ("(repeatable)", "(fixed to: ...)") stays
         if _empty_default(cls.__dataclass_fields__.get(name)) and not _has_own_hint(hints[name]):
@@ -736,6 +735,15 @@ def flowing_help(cls: Any) -> Any:
         cls.__annotations__[name] = typing.Annotated[hints[name], arg]
     cls._flowing_help = True
     return cls
+
+
+def _single_backticks(text: str) -> str:
+    """reST inline literals (````x````) as Markdown's (```x```), which read better in a terminal; a literal
+    holding a backtick, or a longer run of backticks, stays as written (Markdown's double-backtick span,
+    or not a literal at all)."""
+    import re
+
+    return re.sub(r"(?<!`)``([^`]+)``(?!`)", r"`\1`", text)
 
 
 def _empty_default(f: Any) -> bool:
