@@ -905,7 +905,7 @@ def env_share_note(share_sum: float, share_n: int, apart_share: float | None, ap
 class EnvShares:
     """The env's share of each training iteration's wall time, for the end-of-run line
     (:func:`env_share_note`). A process's first iteration, and any iteration in which a simulator kernel
-    ran for the first time (``sim.first_use.first_call_seconds`` grew: a compile or cache load), are
+    ran for the first time (``sim.first_use.first_calls_done`` grew: a compile or cache load), are
     kept apart from the mean. Usage: :meth:`start` at the top of an iteration, :meth:`add` with its
     share at the end, :meth:`note` after the last."""
 
@@ -913,17 +913,17 @@ class EnvShares:
         self.share_sum, self.share_n = 0.0, 0
         self.apart_share: float | None = None
         self.apart_n = 0
-        self._first_calls = 0.0
+        self._first_calls = 0
 
     def start(self) -> None:
-        from sc2_envs.sim.first_use import first_call_seconds
+        from sc2_envs.sim.first_use import first_calls_done
 
-        self._first_calls = first_call_seconds()
+        self._first_calls = first_calls_done()
 
     def add(self, share: float) -> None:
-        from sc2_envs.sim.first_use import first_call_seconds
+        from sc2_envs.sim.first_use import first_calls_done
 
-        if self.share_n + self.apart_n == 0 or first_call_seconds() > self._first_calls:
+        if self.share_n + self.apart_n == 0 or first_calls_done() > self._first_calls:
             self.apart_share, self.apart_n = share, self.apart_n + 1
         else:
             self.share_sum, self.share_n = self.share_sum + share, self.share_n + 1

@@ -15,14 +15,13 @@ COMPILE_NOTICE_AFTER_S = 2.0
 """A kernel's first call in a process that takes longer than this (seconds) is compiling: say so."""
 
 _first_calls_done: set[str] = set()
-_first_call_s = [0.0]  # wall seconds of all first calls in this process (compiles or cache loads)
 
 
-def first_call_seconds() -> float:
-    """Wall seconds this process has spent in kernels' first calls so far (Numba compiling them, or
-    loading them from its on-disk cache, plus that call's own work). A training script compares it
-    before and after an iteration to tell iterations that paid this one-time cost from the others."""
-    return _first_call_s[0]
+def first_calls_done() -> int:
+    """How many kernels have made their first call in this process (each a Numba compile or cache load).
+    A training script compares it before and after an iteration to tell iterations that paid this
+    one-time cost from the others."""
+    return len(_first_calls_done)
 
 
 @contextlib.contextmanager
@@ -58,7 +57,6 @@ def compile_notice(what: str, stream=None):
     finally:
         timer.cancel()
         _first_calls_done.add(what)
-        _first_call_s[0] += time.perf_counter() - t0
         if said.is_set():
             out.write(f"sc2_envs: {what} kernel ready after {time.perf_counter() - t0:.0f} s\n")
             out.flush()
@@ -73,4 +71,4 @@ def first_call(what: str, fn, *args):
         return fn(*args)
 
 
-__all__ = ["COMPILE_NOTICE_AFTER_S", "compile_notice", "first_call", "first_call_seconds"]
+__all__ = ["COMPILE_NOTICE_AFTER_S", "compile_notice", "first_call", "first_calls_done"]
