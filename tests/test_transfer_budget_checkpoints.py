@@ -10,6 +10,9 @@
   env steps with ``--ally-dropout 0.9`` ("Fine-tuned with ally dropout: 3s5z").
 - ``checkpoints/protoss_2map_dropout/``: each of those 3s5z seeds fine-tuned instead on 2s3z and 3s5z at
   once for 460,800 env steps with ``--ally-dropout 0 0.9`` ("... on 2s3z and 3s5z at once").
+- ``checkpoints/protoss3_dropout/``: the three-class (stalker, zealot, colossus) checkpoints of 2s3z+3s5z+1c3s5z
+  fine-tuned on those three maps for 691,200 env steps with ``--ally-dropout 0 0.9 0`` ("... with the
+  colossus").
 
 Each folder's ``final_eval.csv`` holds the greedy win rates of its checkpoints on the listed maps
 (100 episodes, evaluation seed 0) as ``algos/eval_transfer.py`` wrote them.
@@ -59,7 +62,28 @@ BUDGETS = {
         "replay": ("2s3z3s5z_dropout_seed3_gnn.pt", "3s5z_vs_3s6z"),
         "fine_tune": ("transfer_budget/3s5z", (0.0, 0.9)),
     },
+    "protoss3_dropout": {
+        "recipes": {"2s3z3s5z1c3s5z_dropout": ["2s3z", "3s5z", "1c3s5z"]},
+        "maps": ("3s5z_vs_3s6z", "2s3z", "3s5z", "1c3s5z"),
+        "steps": 691_200,
+        "replay": ("2s3z3s5z1c3s5z_dropout_seed3_gnn.pt", "3s5z_vs_3s6z"),
+        # seed 1 started from the top-level three-class checkpoint, seeds 2 and 3 from those under seeds/
+        "fine_tune": (
+            {
+                1: "checkpoints/protoss_2s3z3s5z1c3s5z_gnn.pt",
+                2: "checkpoints/seeds/protoss_2s3z3s5z1c3s5z_seed2_gnn.pt",
+                3: "checkpoints/seeds/protoss_2s3z3s5z1c3s5z_seed3_gnn.pt",
+            },
+            (0.0, 0.9, 0.0),
+        ),
+    },
 }
+
+
+def _starting_checkpoint(spec: dict, seed: int) -> str:
+    """The repository-relative checkpoint that seed ``seed``'s fine-tune started from."""
+    start = spec["fine_tune"][0]
+    return start[seed] if isinstance(start, dict) else f"checkpoints/{start}_seed{seed}_gnn.pt"
 
 
 def _rows(folder: Path) -> list[dict]:
@@ -80,9 +104,10 @@ def test_three_seeds_per_recipe_each_with_its_final_evaluation(name):
         assert ckpt["config"].get("train_maps", [ckpt["config"]["map_name"]]) == train_maps
         assert ckpt["args"]["seed"] == seed and int(ckpt["global_step"]) == spec["steps"]
         if "fine_tune" in spec:  # fine-tuned from the same seed's checkpoint of the longer budget
-            start, dropout = spec["fine_tune"]
+            dropout = spec["fine_tune"][1]
             assert tuple(ckpt["args"]["ally_dropout"]) == dropout
-            assert ckpt["args"]["init_from"] == f"checkpoints/{start}_seed{seed}_gnn.pt"
+            assert ckpt["args"]["init_from"] == _starting_checkpoint(spec, seed)
+            assert (REPO / ckpt["args"]["init_from"]).is_file()
         mine = [r for r in rows if Path(r["checkpoint"]).name == file]
         assert sorted(r["target_map"] for r in mine) == sorted(spec["maps"]), file
         for r in mine:
