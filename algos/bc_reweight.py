@@ -358,7 +358,8 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
         policy.eval()
         val = smac_validate(policy, data, A)
         path = run_dir / f"epoch_{epoch:03d}.pt"
-        save_checkpoint(str(path), policy, critic, env_info, asdict(args), global_step=epoch)
+        # no env steps: behaviour cloning learns from replays (the epoch is in the checkpoint's bc record)
+        save_checkpoint(str(path), policy, critic, env_info, asdict(args), global_step=0)
         rec = {
             "epoch": epoch,
             "train_loss": float(np.mean(losses)),

@@ -32,7 +32,7 @@ import tyro
 
 import sc2_envs
 from models import load_checkpoint
-from models.agents import checkpoint_maps, dict_diffs, read_checkpoint, unit_classes
+from models.agents import checkpoint_maps, dict_diffs, env_steps, read_checkpoint, training_amount, unit_classes
 from models.entities import ObsParser
 from sc2_envs import runs, smacv2
 from sc2_envs.evaluation import evaluate
@@ -98,7 +98,8 @@ class TransferRow:
     checkpoint: str = ""
     source_steps: int | None = None
     """the checkpoint's ``global_step``: env steps of the run that saved it (for an ``--init-from``
-    fine-tune, the fine-tuning only; the start-up lines name the starting checkpoint)"""
+    fine-tune, the fine-tuning only; the start-up lines name the starting checkpoint); 0 for a
+    behaviour-cloning checkpoint (``models.env_steps``)"""
 
 
 CSV_COLUMNS = [f.name for f in fields(TransferRow)]
@@ -258,7 +259,7 @@ def evaluate_transfer(
         actor_type=cfg["actor_type"],
         kind=transfer_kind(source_label(cfg), target_map),
         checkpoint=path,
-        source_steps=int(ckpt.get("global_step", 0)),
+        source_steps=env_steps(ckpt),
     )
     num_envs = min(episodes, max_envs)
     options = {} if spawn_jitter is None else {"spawn_jitter": spawn_jitter}
@@ -517,7 +518,7 @@ def main(args: Args, prepared: tuple | None = None) -> list[TransferRow]:
         started = f" (fine-tuned from {init_from}; its steps are not included)" if init_from else ""
         print(
             f"  {p}: {cfg['actor_type']} actors {cfg['classes']} trained on {source_label(cfg)} for "
-            f"{int(c.get('global_step', 0)):,} env steps{started} -> {plan[p]}"
+            f"{training_amount(c)}{started} -> {plan[p]}"
         )
 
     rows = []

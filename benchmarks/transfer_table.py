@@ -469,9 +469,7 @@ def matrix_rows(args: Args, paths: list[Path], columns_fn=None, cells_fn=None) -
     ckpts = {str(p): et.read_checkpoint(str(p)) for p in paths}
     recipes: dict[tuple, list[str]] = {}
     for p, c in ckpts.items():
-        recipes.setdefault((et.source_label(c["config"]), c["config"]["actor_type"], int(c.get("global_step", 0))), []).append(
-            p
-        )
+        recipes.setdefault((et.source_label(c["config"]), c["config"]["actor_type"], et.env_steps(c)), []).append(p)
     for (source, actor, steps), members in recipes.items():  # seed_summary refuses this too, but after every cell
         known = [ckpts[p].get("args", {}).get("seed") for p in members]
         known = [s for s in known if s is not None]

@@ -742,6 +742,23 @@ def read_checkpoint(path: str) -> dict:
     return ckpt
 
 
+def env_steps(ckpt: dict) -> int:
+    """The env steps a checkpoint dict was trained for: its ``global_step``, or 0 for a behaviour-cloning
+    checkpoint (one with a ``bc`` record, ``algos/bc_reweight.py``), which learnt from replays only (files
+    written before this rule stored the epoch in ``global_step``)."""
+    return 0 if "bc" in ckpt else int(ckpt.get("global_step", 0))
+
+
+def training_amount(ckpt: dict) -> str:
+    """How much training a checkpoint dict holds, for start-up lines: ``"691,200 env steps"``, or for a
+    behaviour-cloning checkpoint ``"3 epochs of behaviour cloning on replays, no env steps"`` (the
+    epoch of its ``bc`` record)."""
+    if "bc" in ckpt:
+        epochs = int(ckpt["bc"].get("epoch", 0))
+        return f"{epochs:,} epoch{'' if epochs == 1 else 's'} of behaviour cloning on replays, no env steps"
+    return f"{env_steps(ckpt):,} env steps"
+
+
 def init_weights(path: str, policy: ClassPolicy, critic: CentralCritic) -> dict:
     """Copy a checkpoint's actor and critic weights into freshly built models (fine-tuning from it).
 

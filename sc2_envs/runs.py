@@ -232,7 +232,9 @@ def start_lines(train_maps: list[str], probs: list[float], init_from: str, init_
         if init_ckpt is None:
             note = "the run's starting point; not reloaded on --resume"
         else:
-            note = f"trained {int(init_ckpt.get('global_step', 0)):,} env steps"
+            from models import training_amount
+
+            note = f"trained {training_amount(init_ckpt)}"
             parent = (init_ckpt.get("args") or {}).get("init_from") or ""
             if parent:
                 note += f", itself fine-tuned from {parent}, whose steps are not included"

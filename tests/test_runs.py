@@ -694,6 +694,21 @@ def test_start_line_of_a_fine_tuned_starting_checkpoint_names_its_own_start():
     ]
 
 
+def test_a_behaviour_cloning_checkpoint_is_reported_in_epochs_not_env_steps():
+    """Found by a review: bc_reweight saved the epoch as ``global_step``, so ``--init-from`` and
+    ``eval_transfer`` reported a BC checkpoint's epochs as env steps (files written before the fix too)."""
+    from models import env_steps, training_amount
+
+    for old_or_new in (3, 0):  # global_step: the epoch (before the fix) or 0
+        bc = {"global_step": old_or_new, "args": {"init_from": ""}, "bc": {"epoch": 3}}
+        assert env_steps(bc) == 0
+        assert runs.start_lines(["3m"], [0.0], "bc.pt", bc) == [
+            "initial weights: bc.pt (trained 3 epochs of behaviour cloning on replays, no env steps)"
+        ]
+    assert training_amount({"global_step": 1, "bc": {"epoch": 1}}) == "1 epoch of behaviour cloning on replays, no env steps"
+    assert env_steps({"global_step": 7}) == 7 and training_amount({"global_step": 7}) == "7 env steps"
+
+
 @dataclasses.dataclass
 class _HelpLiterals:
     plain: list[str] = dataclasses.field(default_factory=list)
