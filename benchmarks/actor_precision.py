@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 import tyro
 
+from models import read_checkpoint
 from sc2_envs.runs import plural
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -36,8 +37,9 @@ from gnn_token_packing import battle_rows  # noqa: E402
 @dataclass
 class Args:
     checkpoints: list[str] = field(default_factory=lambda: ["checkpoints/2s3z_gnn.pt", "checkpoints/3s5z_gnn.pt"])
-    """checkpoints whose battles give the rows and whose largest non-healer class actor is timed
-    (relative paths are taken from the repository root when not found from the current folder)"""
+    """GNN checkpoints (``algos/happo_gnn.py --save-model``) whose battles give the rows and whose largest
+    non-healer class actor is timed (relative paths are taken from the repository root when not found
+    from the current folder)"""
     rows: int = 1024
     """rows (agent-steps) per pass: the training script's ``--pass-rows`` default"""
     threads: int = 2
@@ -59,8 +61,10 @@ def compare(checkpoint: str, args: Args) -> dict[str, float]:
     """Milliseconds per forward + backward in fp32 and bf16 autocast, and the largest log-prob change.
 
     Returns:
-        ``{"fp32_ms", "bf16_ms", "speedup", "max_dlogp"}``: medians over ``args.rounds`` windows of
-        ``args.reps`` passes; ``max_dlogp`` over the available actions of every row, in nats.
+        ``{"fp32_ms", "bf16_ms", "speedup", "max_dlogp", "max_dlogp_top"}``: medians over ``args.rounds``
+        windows of ``args.reps`` passes; ``max_dlogp`` the largest change over the available actions of
+        every row (unlikely ones included: an upper bound), ``max_dlogp_top`` over each row's most likely
+        action (the fp32 argmax, what a greedy or confident policy samples), in nats.
     """
     c, policy, obs, avail = battle_rows(BattleArgs(checkpoint=checkpoint, rows=args.rows, seed=args.seed))
     torch.set_num_threads(args.threads)  # the battles' simulator sets its own thread count
@@ -69,7 +73,9 @@ def compare(checkpoint: str, args: Args) -> dict[str, float]:
         lp32 = _log_probs(actor(ent), avail)
         with torch.autocast("cpu", dtype=torch.bfloat16):
             lp16 = _log_probs(actor(ent), avail)
-    dlogp = (lp16 - lp32)[avail].abs().max().item()
+    delta = (lp16 - lp32).masked_fill(~avail, 0.0).abs()
+    dlogp = delta.max().item()
+    dlogp_top = delta.gather(1, lp32.argmax(1, keepdim=True)).max().item()  # each row's most likely action
 
     def train_pass(bf16: bool):
         def run():
@@ -84,10 +90,17 @@ def compare(checkpoint: str, args: Args) -> dict[str, float]:
     print(
         f"  {Path(checkpoint).name}: class actor {c!r}, {len(obs)} agent-steps, forward + backward: fp32 "
         f"{med['fp32']:.1f} ms, bf16 {med['bf16']:.1f} ms; bf16 is {med['fp32'] / med['bf16']:.2f}x the fp32 speed; "
-        f"max |delta log pi| {dlogp:.3f} nats (ratio of an unchanged policy up to {math.exp(dlogp):.3f})",
+        f"max |delta log pi| {dlogp:.3f} nats over the available actions, {dlogp_top:.3f} over each row's most "
+        f"likely one (ratio of an unchanged policy up to {math.exp(dlogp):.3f} / {math.exp(dlogp_top):.3f})",
         flush=True,
     )
-    return {"fp32_ms": med["fp32"], "bf16_ms": med["bf16"], "speedup": med["fp32"] / med["bf16"], "max_dlogp": dlogp}
+    return {
+        "fp32_ms": med["fp32"],
+        "bf16_ms": med["bf16"],
+        "speedup": med["fp32"] / med["bf16"],
+        "max_dlogp": dlogp,
+        "max_dlogp_top": dlogp_top,
+    }
 
 
 def main(args: Args) -> None:
@@ -97,9 +110,16 @@ def main(args: Args) -> None:
     if not args.checkpoints:
         raise SystemExit("--checkpoints: expected at least one checkpoint file")
     repo = Path(__file__).resolve().parents[1]
-    for checkpoint in args.checkpoints:
-        if not (Path(checkpoint).is_file() or (repo / checkpoint).is_file()):
+    for checkpoint in args.checkpoints:  # every file checked before the first (slow) measurement
+        path = next((p for p in (Path(checkpoint), repo / checkpoint) if p.exists()), None)
+        if path is None:
             raise SystemExit(f"--checkpoints {checkpoint}: no such file (from the current folder or the repository root)")
+        try:
+            actor_type = read_checkpoint(str(path))["config"]["actor_type"]
+        except (FileNotFoundError, ValueError) as e:
+            raise SystemExit(f"--checkpoints {checkpoint}: {e}") from None
+        if actor_type != "gnn":
+            raise SystemExit(f"--checkpoints {checkpoint}: a {actor_type!r} checkpoint; expected a GNN one (models.GNNActor)")
     print(
         f"actor_precision: {args.rows} rows per pass, {plural(args.threads, 'torch thread')}, {plural(args.rounds, 'round')} x "
         f"{plural(args.reps, 'pass', 'passes')}, torch {torch.__version__}, CPU capability "

@@ -98,7 +98,7 @@ def init_recipe(path: str, cwd: str | None = None, _seen: tuple[Path, ...] = ())
     was a fine-tune too). A file that cannot be read keeps its path as given, with a warning
     on stderr: runs then pool only when they started from the same path; so does a chain of
     ``--init-from`` files that leads back to a file already read (``_seen``: those files)."""
-    from models import read_checkpoint
+    from models import read_checkpoint, training_amount
 
     candidates = [Path(cwd) / path] if cwd and not Path(path).is_absolute() else []
     candidates.append(Path(path))
@@ -114,8 +114,13 @@ def init_recipe(path: str, cwd: str | None = None, _seen: tuple[Path, ...] = ())
         else:
             # the starting checkpoint's own --init-from (a fine-tune of a fine-tune): its run's folder is
             # not recorded in the checkpoint; this run's folder is the best guess, then the current one
+            args = ckpt.get("args") or {}
+            if "bc" in ckpt or "map" not in args:
+                # not a happo/hatrpo run (e.g. bc_reweight's: no env steps, its epochs count): its own settings
+                own = {k: v for k, v in args.items() if k not in NOT_RECIPE}
+                return {"recipe": json.dumps(own, sort_keys=True, default=str), "training": training_amount(ckpt)}
             return {
-                "recipe": recipe_label(ckpt["args"], cwd=cwd, _seen=(*_seen, found.resolve()))[1],
+                "recipe": recipe_label(args, cwd=cwd, _seen=(*_seen, found.resolve()))[1],
                 "global_step": int(ckpt["global_step"]),
             }
     where = " or ".join(str(c) for c in candidates)

@@ -450,14 +450,15 @@ def smacv2_cells(config: dict, scenarios: list[str]) -> dict[str, str]:
     return {m: smacv2_cell(config, m) for m in scenarios}
 
 
-def matrix_rows(args: Args, paths: list[Path], columns_fn=None, cells_fn=None) -> tuple[list, list[str], dict]:
-    """Evaluate every playable (checkpoint, map) cell; returns ``(rows, columns, seeds)``.
+def matrix_rows(args: Args, paths: list[Path], columns_fn=None, cells_fn=None) -> tuple[list, list[str], dict, dict]:
+    """Evaluate every playable (checkpoint, map) cell; returns ``(rows, columns, seeds, amounts)``.
 
     ``seeds``: the training seed of each checkpoint path (``args["seed"]`` of its file, ``None`` if absent),
-    for :func:`seed_summary`.
+    for :func:`seed_summary`; ``amounts``: how much training each holds (``models.training_amount``: env
+    steps, or a behaviour-cloning checkpoint's epochs), the budget part of its recipe.
 
     Raises ``ValueError`` before any evaluation when two checkpoints of one recipe (training maps, actor
-    type, env steps) claim the same training seed (e.g. a checkpoint and its copy).
+    type, training amount) claim the same training seed (e.g. a checkpoint and its copy).
 
     ``rows``: ``eval_transfer.TransferRow`` per cell, ``error`` set to the n/a label (and no figures)
     where ``cells_fn`` says the checkpoint cannot play the map. ``columns_fn(configs, maps)`` /
@@ -467,15 +468,16 @@ def matrix_rows(args: Args, paths: list[Path], columns_fn=None, cells_fn=None) -
     et = _eval_transfer()
     columns_fn, cells_fn = columns_fn or matrix_columns, cells_fn or matrix_cells
     ckpts = {str(p): et.read_checkpoint(str(p)) for p in paths}
+    amounts = {p: et.training_amount(c) for p, c in ckpts.items()}
     recipes: dict[tuple, list[str]] = {}
     for p, c in ckpts.items():
-        recipes.setdefault((et.source_label(c["config"]), c["config"]["actor_type"], et.env_steps(c)), []).append(p)
-    for (source, actor, steps), members in recipes.items():  # seed_summary refuses this too, but after every cell
+        recipes.setdefault((et.source_label(c["config"]), c["config"]["actor_type"], amounts[p]), []).append(p)
+    for (source, actor, amount), members in recipes.items():  # seed_summary refuses this too, but after every cell
         known = [ckpts[p].get("args", {}).get("seed") for p in members]
         known = [s for s in known if s is not None]
         if len(known) != len(set(known)):
             raise ValueError(
-                f"recipe {source} ({actor}, {steps} env steps): checkpoints {members} share a seed ({known}); "
+                f"recipe {source} ({actor}, {amount}): checkpoints {members} share a seed ({known}); "
                 "the same run twice is not two seeds (expected distinct training runs)"
             )
     columns = columns_fn([c["config"] for c in ckpts.values()], tuple(args.maps))
@@ -493,7 +495,7 @@ def matrix_rows(args: Args, paths: list[Path], columns_fn=None, cells_fn=None) -
                     kind=et.transfer_kind(et.source_label(cfg), m),
                     error=cells[m],
                     checkpoint=p,
-                    source_steps=int(c.get("global_step", 0)),
+                    source_steps=et.env_steps(c),
                 )
             else:
                 r = et.evaluate_transfer(p, m, args.episodes, args.max_envs, args.eval_seed, True, args.device, ckpt=c)
@@ -502,7 +504,7 @@ def matrix_rows(args: Args, paths: list[Path], columns_fn=None, cells_fn=None) -
                 _cell_text(r) if r.error else f"{r.win_rate:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}] ({time.time() - t0:.0f} s)"
             )
             print(f"  {row_label(cfg)} -> {m}: {shown}", flush=True)
-    return rows, columns, {p: c.get("args", {}).get("seed") for p, c in ckpts.items()}
+    return rows, columns, {p: c.get("args", {}).get("seed") for p, c in ckpts.items()}, amounts
 
 
 def _cell_text(r) -> str:
@@ -549,40 +551,45 @@ SEED_COLUMNS = [
 """Columns of ``transfer_matrix_seeds.csv`` (one line per recipe and target map; see :func:`seed_summary`)."""
 
 
-def seed_summary(rows: list, seeds: dict[str, int | None]) -> list[dict]:
+def seed_summary(rows: list, seeds: dict[str, int | None], amounts: dict[str, str] | None = None) -> list[dict]:
     """Median over independent seeds of each recipe, per target map.
 
     A recipe is what a checkpoint was trained as, less its seed: the training map(s) (``source_map``),
-    the actor type and the env steps (``source_steps``); two checkpoints of one recipe at other budgets
-    are two recipes. Only recipes with >= 2 checkpoints are summarized.
+    the actor type and the training amount (``amounts``, else the env steps ``source_steps``); two
+    checkpoints of one recipe at other budgets are two recipes (so are two epochs of one behaviour-cloning
+    run, which both have 0 env steps). Only recipes with >= 2 checkpoints are summarized.
 
     Args:
         rows: ``eval_transfer.TransferRow``-like rows of :func:`matrix_rows` (``checkpoint``,
             ``source_map``, ``actor_type``, ``source_steps``, ``target_map``, ``kind``, ``win_rate``,
             ``episodes``, ``error``).
         seeds: training seed of each checkpoint path (``args["seed"]`` of its file; ``None`` if unknown).
+        amounts: training amount of each checkpoint path (:func:`matrix_rows`' ``amounts``); None or a
+            missing path: ``"<source_steps> env steps"``.
 
     Returns:
         One dict per (recipe, target map) in first-seen order, keys :data:`SEED_COLUMNS`: ``n``
         checkpoints, ``seeds`` (``"1 2 3"``), ``median`` / ``min`` / ``max`` of their win rates and
         ``win_rates`` in the order of ``seeds`` (``None`` and ``error`` = the n/a label, shared by the
-        seeds, where a cell is n/a for any of them), ``episodes`` per seed.
+        seeds, where a cell is n/a for any of them), ``episodes`` per seed; and ``training`` (the recipe's
+        training amount, not written to the CSV).
 
     Raises:
         ValueError: two checkpoints of one recipe claim the same seed (the same run twice is not two seeds).
     """
     groups: dict[tuple, list[str]] = {}
     for r in rows:
-        ckpts = groups.setdefault((r.source_map, r.actor_type, r.source_steps), [])
+        amount = (amounts or {}).get(r.checkpoint) or f"{r.source_steps:,} env steps"
+        ckpts = groups.setdefault((r.source_map, r.actor_type, amount), [])
         if r.checkpoint not in ckpts:
             ckpts.append(r.checkpoint)
     out = []
-    for (source, actor, steps), ckpts in groups.items():
+    for (source, actor, amount), ckpts in groups.items():
         if len(ckpts) < 2:
             continue
         known = [seeds.get(c) for c in ckpts if seeds.get(c) is not None]
         if len(known) != len(set(known)):
-            raise ValueError(f"recipe {source} ({actor}, {steps} env steps): checkpoints {ckpts} share a seed ({known})")
+            raise ValueError(f"recipe {source} ({actor}, {amount}): checkpoints {ckpts} share a seed ({known})")
         cells: dict[str, list] = {}
         for r in rows:
             if r.checkpoint in ckpts:
@@ -595,7 +602,8 @@ def seed_summary(rows: list, seeds: dict[str, int | None]) -> list[dict]:
                 {
                     "source_map": source,
                     "actor_type": actor,
-                    "source_steps": steps,
+                    "source_steps": cell[0].source_steps,
+                    "training": amount,
                     "target_map": target,
                     "kind": cell[0].kind,
                     "seeds": " ".join("?" if seeds.get(r.checkpoint) is None else str(seeds[r.checkpoint]) for r in cell),
@@ -616,11 +624,12 @@ def seed_summary_markdown(summary: list[dict], columns: list[str]) -> str:
     ``median [min-max]`` (bold: a training map), ``""`` if there is no summary."""
     recipes: dict[tuple, dict[str, dict]] = {}
     for s in summary:
-        recipes.setdefault((s["source_map"], s["actor_type"], s["source_steps"], s["seeds"]), {})[s["target_map"]] = s
+        amount = s.get("training") or f"{s['source_steps']:,} env steps"
+        recipes.setdefault((s["source_map"], s["actor_type"], amount, s["seeds"]), {})[s["target_map"]] = s
     if not recipes:
         return ""
     lines = ["| recipe (seeds) | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
-    for (source, actor, steps, seed_list), cells in recipes.items():
+    for (source, actor, amount, seed_list), cells in recipes.items():
         texts = []
         for m in columns:
             s = cells.get(m)
@@ -631,7 +640,7 @@ def seed_summary_markdown(summary: list[dict], columns: list[str]) -> str:
             else:
                 med = f"**{s['median']:.2f}**" if s["kind"] == "in-distribution" else f"{s['median']:.2f}"
                 texts.append(f"{med} [{s['min']:.2f}-{s['max']:.2f}]")
-        label = f"{source} ({actor}, {steps:,} env steps; seeds {seed_list.replace(' ', ', ')})"
+        label = f"{source} ({actor}, {amount}; seeds {seed_list.replace(' ', ', ')})"
         lines.append(f"| {label} | " + " | ".join(texts) + " |")
     return "\n".join(lines) + "\n"
 
@@ -714,9 +723,9 @@ def run_matrix(args: Args, paths: list[Path], out: Path, smacv2: bool = False) -
     if args.episodes < 100:
         print(f"note: {args.episodes} episodes per cell (fewer than 100): a quick look, not a figure to report")
     if smacv2:
-        rows, columns, seeds = matrix_rows(args, paths, smacv2_columns, smacv2_cells)
+        rows, columns, seeds, amounts = matrix_rows(args, paths, smacv2_columns, smacv2_cells)
     else:
-        rows, columns, seeds = matrix_rows(args, paths)
+        rows, columns, seeds, amounts = matrix_rows(args, paths)
     out.mkdir(parents=True, exist_ok=True)
     et.write_csv(rows, str(out / f"{stem}.csv"))
     head = (
@@ -729,7 +738,7 @@ def run_matrix(args: Args, paths: list[Path], out: Path, smacv2: bool = False) -
     title = f"{'SMACv2 transfer' if smacv2 else 'Transfer matrix'}: greedy win rate, {args.episodes} episodes per cell"
     plot_matrix(rows, columns, out / f"{stem}.png", title)
     print("\n" + table + na_notes(rows))
-    summary = seed_summary(rows, seeds)
+    summary = seed_summary(rows, seeds, amounts)
     if summary:
         seed_table = seed_summary_markdown(summary, columns)
         write_seed_summary(summary, out / f"{stem}_seeds.csv")

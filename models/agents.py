@@ -752,10 +752,14 @@ def env_steps(ckpt: dict) -> int:
 def training_amount(ckpt: dict) -> str:
     """How much training a checkpoint dict holds, for start-up lines: ``"691,200 env steps"``, or for a
     behaviour-cloning checkpoint ``"3 epochs of behaviour cloning on replays, no env steps"`` (the
-    epoch of its ``bc`` record)."""
+    epoch of its ``bc`` record; an average of such checkpoints says so instead)."""
     if "bc" in ckpt:
-        epochs = int(ckpt["bc"].get("epoch", 0))
-        return f"{epochs:,} epoch{'' if epochs == 1 else 's'} of behaviour cloning on replays, no env steps"
+        if ckpt.get("averaged_from"):  # average_checkpoints keeps the first file's bc record
+            return f"behaviour cloning on replays, the average of {len(ckpt['averaged_from'])} checkpoints, no env steps"
+        epochs = (ckpt["bc"] or {}).get("epoch")
+        if epochs is None:
+            return "behaviour cloning on replays (epochs not recorded), no env steps"
+        return f"{int(epochs):,} epoch{'' if int(epochs) == 1 else 's'} of behaviour cloning on replays, no env steps"
     return f"{env_steps(ckpt):,} env steps"
 
 

@@ -21,7 +21,7 @@ def test_it_times_both_precisions_and_measures_what_bf16_does_to_the_log_probs(c
     assert got["fp32_ms"] > 0 and got["bf16_ms"] > 0
     assert got["speedup"] == pytest.approx(got["fp32_ms"] / got["bf16_ms"])
     # bf16 keeps 8 bits of mantissa: the log-probs move, but by far less than PPO's clip range
-    assert 1e-4 < got["max_dlogp"] < math.log(1.2)
+    assert 1e-4 < got["max_dlogp"] < math.log(1.2) and 0 <= got["max_dlogp_top"] <= got["max_dlogp"]
 
 
 @pytest.mark.parametrize(
@@ -30,6 +30,8 @@ def test_it_times_both_precisions_and_measures_what_bf16_does_to_the_log_probs(c
         ({"rows": 0}, "--rows 0: expected an integer >= 1"),
         ({"checkpoints": []}, "--checkpoints: expected at least one checkpoint file"),
         ({"checkpoints": ["nope.pt"]}, "--checkpoints nope.pt: no such file"),
+        ({"checkpoints": ["checkpoints"]}, "--checkpoints checkpoints: checkpoint .* is a directory"),
+        ({"checkpoints": ["checkpoints/mlp/1c3s5z_mlp_seed1.pt"]}, "a 'mlp' checkpoint; expected a GNN one"),
     ],
 )
 def test_bad_arguments_are_refused_with_the_value(argv, message):

@@ -539,6 +539,35 @@ def test_transfer_matrix_refuses_a_seed_twice_before_evaluating(tmp_path, monkey
         transfer_table.matrix_rows(args, [tmp_path / "a.pt", tmp_path / "copy.pt"])
 
 
+def test_two_epochs_of_one_behaviour_cloning_run_are_two_recipes(tmp_path, monkeypatch):
+    """Found by a review: BC checkpoints record 0 env steps, so two epochs of one run (one seed) were taken
+    for one recipe run twice ("share a seed") and their cells would have been pooled as seeds."""
+    info = sc2_envs.make_batched("3m", num_envs=1).get_env_info()
+    p, c = build_models(info, "gnn", hidden=8)
+    paths = []
+    for epoch in (1, 3):
+        paths.append(tmp_path / f"epoch_{epoch:03d}.pt")
+        save_checkpoint(str(paths[-1]), p, c, info, {"map": "3m", "seed": 1}, global_step=0)
+        ck = torch.load(paths[-1], weights_only=True)
+        ck["bc"] = {"epoch": epoch}
+        torch.save(ck, paths[-1])
+    et = transfer_table._eval_transfer()
+
+    def fake_cell(path, m, *a, **k):
+        row = _seed_row(str(path), m, 0.5, steps=0)
+        row.ci_low, row.ci_high = 0.2, 0.8
+        return row
+
+    monkeypatch.setattr(et, "evaluate_transfer", fake_cell)
+    args = transfer_table.Args(matrix=True, maps=("3m",), episodes=2)
+    rows, _, seeds, amounts = transfer_table.matrix_rows(args, paths)
+    assert sorted(amounts.values()) == [
+        "1 epoch of behaviour cloning on replays, no env steps",
+        "3 epochs of behaviour cloning on replays, no env steps",
+    ]
+    assert transfer_table.seed_summary(rows, seeds, amounts) == []  # one checkpoint per recipe: no median
+
+
 def test_transfer_matrix_writes_the_median_over_two_seeds(tmp_path):
     paths = []
     for seed in (1, 2):

@@ -707,6 +707,9 @@ def test_a_behaviour_cloning_checkpoint_is_reported_in_epochs_not_env_steps():
         ]
     assert training_amount({"global_step": 1, "bc": {"epoch": 1}}) == "1 epoch of behaviour cloning on replays, no env steps"
     assert env_steps({"global_step": 7}) == 7 and training_amount({"global_step": 7}) == "7 env steps"
+    assert training_amount({"bc": None}) == "behaviour cloning on replays (epochs not recorded), no env steps"
+    averaged = {"bc": {"epoch": 2}, "averaged_from": ["epoch_002.pt", "epoch_003.pt"]}
+    assert training_amount(averaged) == "behaviour cloning on replays, the average of 2 checkpoints, no env steps"
 
 
 @dataclasses.dataclass

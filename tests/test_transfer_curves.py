@@ -240,3 +240,20 @@ def test_an_init_from_chain_that_leads_back_to_itself_stops(tmp_path, capsys):
     got = tc.init_recipe("checkpoints/marine_budget/3m8m_seed1_gnn.pt", str(tmp_path))
     assert isinstance(got, dict) and got["global_step"] == 409_600
     assert "leads back to it" in capsys.readouterr().err
+
+
+def test_fine_tunes_of_two_epochs_of_one_behaviour_cloning_run_are_two_recipes(tmp_path):
+    """Found by a review: a behaviour-cloning starting checkpoint (no ``map`` in its args) raised KeyError,
+    and its 0 env steps would have pooled fine-tunes of different epochs."""
+    import torch
+    from conftest import REPO
+
+    keys = []
+    for epoch in (1, 3):
+        ck = torch.load(REPO / "checkpoints" / "2s3z_gnn.pt", weights_only=True)
+        ck["args"] = {"data": "demos/3m", "seed": 1, "epochs": 5}
+        ck["global_step"], ck["bc"] = 0, {"epoch": epoch}
+        torch.save(ck, tmp_path / f"epoch_{epoch:03d}.pt")
+        keys.append(tc.init_recipe(f"epoch_{epoch:03d}.pt", str(tmp_path)))
+    assert keys[0]["recipe"] == keys[1]["recipe"] and keys[0] != keys[1]
+    assert keys[1]["training"] == "3 epochs of behaviour cloning on replays, no env steps"
