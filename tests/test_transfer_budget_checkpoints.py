@@ -126,3 +126,53 @@ def test_a_documented_zero_shot_figure_replays_exactly(name):
     row = et.evaluate_transfer(str(path), target, episodes=100, seed=0)
     assert (row.episodes, row.wins) == (100, int(want["wins"]))
     assert row.mean_length == pytest.approx(float(want["mean_length"]), abs=1e-9)
+
+
+def _readme_table(folder: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The ``| checkpoint | <map> | ... |`` table of ``folder``'s files in checkpoints/README.md:
+    (maps, {file or "median...": cells})."""
+    lines = (REPO / "checkpoints" / "README.md").read_text().splitlines()
+    first = next(
+        i for i, line in enumerate(lines) if line.startswith(f"| `{BUDGETS[folder]['replay'][0].split('_seed')[0]}_seed1")
+    )
+    maps = [c.strip().removesuffix(" (zero-shot)") for c in lines[first - 2].strip("|").split("|")[1:]]
+    rows = {}
+    for line in lines[first:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0].strip("`")] = cells[1:]
+    return maps, rows
+
+
+@pytest.mark.parametrize("name", ["protoss_dropout", "protoss_2map_dropout", "protoss3_dropout"])
+def test_the_readme_table_of_a_folder_shows_its_final_evaluation(name):
+    """Every ``w [lo, hi]`` cell of the folder's table in checkpoints/README.md is its final_eval.csv row,
+    and the medians row holds the median over the seeds."""
+    import statistics
+
+    maps, table = _readme_table(name)
+    rows = _rows(REPO / "checkpoints" / name)
+    rate = {(Path(r["checkpoint"]).name, r["target_map"]): r for r in rows}
+    files = [f for f in table if f.endswith(".pt")]
+    assert len(files) == 3 and set(maps) <= set(BUDGETS[name]["maps"])
+    for file in files:
+        for m, cell in zip(maps, table[file], strict=True):
+            r = rate[(file, m)]
+            assert cell == f"{float(r['win_rate']):.2f} [{float(r['ci_low']):.2f}, {float(r['ci_high']):.2f}]", (file, m)
+    (median_row,) = [cells for label, cells in table.items() if label.startswith("median")]
+    for m, cell in zip(maps, median_row, strict=True):
+        want = statistics.median(float(rate[(f, m)]["win_rate"]) for f in files)
+        assert cell.replace("*", "").split(" ")[0] == f"{want:.2f}", m
+
+
+def test_the_three_class_fine_tunes_start_from_their_own_seeds_three_class_checkpoint():
+    spec = BUDGETS["protoss3_dropout"]
+    for seed in SEEDS:
+        ckpt = torch.load(
+            REPO / "checkpoints" / "protoss3_dropout" / f"2s3z3s5z1c3s5z_dropout_seed{seed}_gnn.pt", weights_only=True
+        )
+        start = torch.load(REPO / _starting_checkpoint(spec, seed), weights_only=True)
+        assert start["args"]["seed"] == seed and int(start["global_step"]) == 1_190_400
+        assert start["config"]["classes"] == ckpt["config"]["classes"] == ["stalker", "zealot", "colossus"]
+        assert start["config"]["train_maps"] == ckpt["config"]["train_maps"] == ["2s3z", "3s5z", "1c3s5z"]
