@@ -1073,7 +1073,7 @@ if __name__ == "__main__":
         # TRY NOT TO MODIFY: record rewards for plotting purposes
         sps = int(global_step / (time.time() - start_time))
         env_share = env_time / max(time.perf_counter() - iter_start, 1e-9)  # rollout + update, before evaluation
-        env_shares.add(env_share)
+        env_shown = env_shares.add(env_share)
         writer.add_scalar("charts/learning_rate", critic_optimizer.param_groups[0]["lr"], global_step)
         writer.add_scalar("losses/value_loss", float(v_loss.detach()), global_step)
         writer.add_scalar("losses/explained_variance", explained_var, global_step)
@@ -1089,7 +1089,7 @@ if __name__ == "__main__":
             float(fin_all[0]) / n_fin if n_fin > 0 else None,
             win_rate,
             sps,
-            extra={"env": f"{env_share:.0%}"},
+            extra={"env": env_shown},
         )
         if stopping:
             break

@@ -1,4 +1,5 @@
-"""Would bfloat16 make the GNN actor's training pass faster on the CPU, and what would it cost? Measured.
+"""Would bfloat16 (``torch.autocast`` on the CPU) make the GNN actor's training pass faster, and how far would it
+move the log-probabilities PPO's importance ratio is made of? Measured.
 
 Half of a class actor's forward + backward is matrix products running near fp32 peak (README,
 "Training throughput"), so lower precision is the one route left that cuts their time without cutting

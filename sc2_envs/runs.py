@@ -238,7 +238,14 @@ def start_lines(train_maps: list[str], probs: list[float], init_from: str, init_
             parent = (init_ckpt.get("args") or {}).get("init_from") or ""
             if parent:
                 note += f", itself fine-tuned from {parent}, whose steps are not included"
+            note += "; this run's env steps count from 0, with fresh optimisers"
         lines.append(f"initial weights: {init_from} ({note})")
+        before = [float(p) for p in (init_ckpt or {}).get("args", {}).get("ally_dropout") or ()]
+        if any(before) and before != [float(p) for p in probs]:  # a setting a fine-tune may drop unawares
+            now = " ".join(f"{p:g}" for p in probs) if any(probs) else "none"
+            lines.append(
+                f"the starting checkpoint was trained with --ally-dropout {' '.join(f'{p:g}' for p in before)}; this run: {now}"
+            )
     return lines
 
 
@@ -922,13 +929,17 @@ class EnvShares:
 
         self._first_calls = first_calls_done()
 
-    def add(self, share: float) -> None:
+    def add(self, share: float) -> str:
+        """Record an iteration's env share; returns it as the progress line shows it, marked when a
+        kernel made its first call in the iteration (its compile or cache load counts as env time)."""
         from sc2_envs.sim.first_use import first_calls_done
 
-        if self.share_n + self.apart_n == 0 or first_calls_done() > self._first_calls:
+        first_call = first_calls_done() > self._first_calls
+        if self.share_n + self.apart_n == 0 or first_call:
             self.apart_share, self.apart_n = share, self.apart_n + 1
         else:
             self.share_sum, self.share_n = self.share_sum + share, self.share_n + 1
+        return f"{share:.0%} (incl. a kernel's first call)" if first_call else f"{share:.0%}"
 
     def note(self) -> str:
         return env_share_note(self.share_sum, self.share_n, self.apart_share, self.apart_n)

@@ -216,7 +216,7 @@ def test_fine_tune_run_with_dropout_starts_from_the_checkpoint(tmp_path):
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env, check=False)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "ally dropout (training episodes that start with one ally removed): 3m 0, 8m 0.5" in res.stdout
-    assert f"initial weights: {MARINE_CKPT} (trained 1,658,880 env steps)" in res.stdout
+    assert f"initial weights: {MARINE_CKPT} (trained 1,658,880 env steps; this run's env steps count from 0" in res.stdout
     rows = (next((tmp_path / "runs").iterdir()) / "eval.csv").read_text().splitlines()
     assert float(rows[1].split(",")[5]) >= 0.75, rows  # win_rate/3m: the checkpoint's play, 8 episodes
     # --resume keeps the run's own weights; the line says the checkpoint was only its starting point

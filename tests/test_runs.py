@@ -684,11 +684,20 @@ def test_start_line_of_a_fine_tuned_starting_checkpoint_names_its_own_start():
     """A fine-tune's ``global_step`` counts its own env steps only: the start-up line says where it began."""
     plain = {"global_step": 409600, "args": {"init_from": ""}}
     tuned = {"global_step": 230400, "args": {"init_from": "checkpoints/transfer_budget/3s5z_seed1_gnn.pt"}}
-    assert runs.start_lines(["3s5z"], [0.0], "a.pt", plain) == ["initial weights: a.pt (trained 409,600 env steps)"]
+    assert runs.start_lines(["3s5z"], [0.0], "a.pt", plain) == [
+        "initial weights: a.pt (trained 409,600 env steps; this run's env steps count from 0, with fresh optimisers)"
+    ]
     assert runs.start_lines(["3s5z"], [0.0], "b.pt", tuned) == [
         "initial weights: b.pt (trained 230,400 env steps, itself fine-tuned from "
-        "checkpoints/transfer_budget/3s5z_seed1_gnn.pt, whose steps are not included)"
+        "checkpoints/transfer_budget/3s5z_seed1_gnn.pt, whose steps are not included; this run's env steps count "
+        "from 0, with fresh optimisers)"
     ]
+    # found in a newcomer trial: a fine-tune of a dropout-trained checkpoint silently trained without it
+    dropped = {"global_step": 691200, "args": {"init_from": "", "ally_dropout": [0.0, 0.9, 0.0]}}
+    assert runs.start_lines(["2s3z", "3s5z", "1c3s5z"], [0.0, 0.0, 0.0], "c.pt", dropped)[1] == (
+        "the starting checkpoint was trained with --ally-dropout 0 0.9 0; this run: none"
+    )
+    assert len(runs.start_lines(["2s3z", "3s5z", "1c3s5z"], [0.0, 0.9, 0.0], "c.pt", dropped)) == 2  # dropout + weights
     assert runs.start_lines(["3s5z"], [0.5], "", None) == [
         "ally dropout (training episodes that start with one ally removed): 3s5z 0.5"
     ]
@@ -703,7 +712,8 @@ def test_a_behaviour_cloning_checkpoint_is_reported_in_epochs_not_env_steps():
         bc = {"global_step": old_or_new, "args": {"init_from": ""}, "bc": {"epoch": 3}}
         assert env_steps(bc) == 0
         assert runs.start_lines(["3m"], [0.0], "bc.pt", bc) == [
-            "initial weights: bc.pt (trained 3 epochs of behaviour cloning on replays, no env steps)"
+            "initial weights: bc.pt (trained 3 epochs of behaviour cloning on replays, no env steps; this run's env "
+            "steps count from 0, with fresh optimisers)"
         ]
     assert training_amount({"global_step": 1, "bc": {"epoch": 1}}) == "1 epoch of behaviour cloning on replays, no env steps"
     assert env_steps({"global_step": 7}) == 7 and training_amount({"global_step": 7}) == "7 env steps"
@@ -739,12 +749,14 @@ def test_env_shares_keep_apart_iterations_with_a_first_kernel_call():
     for the first time is now kept apart, as is the process's first."""
     from sc2_envs.sim import first_use
 
-    shares = runs.EnvShares()
+    shares, shown = runs.EnvShares(), []
     for share, first_kernel in ((0.12, None), (0.86, "test-only kernel a"), (0.02, None), (0.04, None)):
         shares.start()
         if first_kernel is not None:  # a kernel's first call (compile or cache load) in this iteration
             assert first_kernel not in first_use._first_calls_done
             first_use.first_call(first_kernel, lambda: None)
-        shares.add(share)
+        shown.append(shares.add(share))
     assert (shares.share_n, shares.apart_n, shares.apart_share) == (2, 2, 0.86)
+    # a newcomer saw env=86% in iteration 2 next to an end line of 14 %: the progress line says why
+    assert shown == ["12%", "86% (incl. a kernel's first call)", "2%", "4%"]
     assert shares.note().startswith(", env 3% of the iteration time (the first iteration and any with"), shares.note()
