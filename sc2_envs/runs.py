@@ -223,7 +223,8 @@ def start_lines(train_maps: list[str], probs: list[float], init_from: str, init_
     """The configuration lines of ``--ally-dropout`` and ``--init-from`` printed at a training run's start
     (none when both are off); ``init_ckpt`` is the starting checkpoint (:func:`load_init_weights`), None
     on ``--resume``. A starting checkpoint that was itself fine-tuned counts only its own env steps, so
-    its own starting point is named."""
+    its own starting point is named; one trained with ``--ally-dropout`` that this run does not repeat
+    gets a line saying so."""
     lines = []
     if any(probs):
         shown = ", ".join(f"{m} {p:g}" for m, p in zip(train_maps, probs, strict=True))
@@ -240,12 +241,15 @@ def start_lines(train_maps: list[str], probs: list[float], init_from: str, init_
                 note += f", itself fine-tuned from {parent}, whose steps are not included"
             note += "; this run's env steps count from 0, with fresh optimisers"
         lines.append(f"initial weights: {init_from} ({note})")
-        before = [float(p) for p in (init_ckpt or {}).get("args", {}).get("ally_dropout") or ()]
-        if any(before) and before != [float(p) for p in probs]:  # a setting a fine-tune may drop unawares
-            now = " ".join(f"{p:g}" for p in probs) if any(probs) else "none"
-            lines.append(
-                f"the starting checkpoint was trained with --ally-dropout {' '.join(f'{p:g}' for p in before)}; this run: {now}"
-            )
+        before = ((init_ckpt or {}).get("args") or {}).get("ally_dropout") or ()
+        before = [float(p) for p in (before if isinstance(before, (list, tuple)) else [before])]
+        config = (init_ckpt or {}).get("config") or {}
+        was_on = dict(zip(config.get("train_maps") or [config.get("map_name", "?")], before, strict=False))
+        now_on = dict(zip(train_maps, (float(p) for p in probs), strict=True))
+        if any(p and now_on.get(m, 0.0) != p for m, p in was_on.items()):  # a setting a fine-tune may drop unawares
+            was = ", ".join(f"{m} {p:g}" for m, p in was_on.items())
+            now = ", ".join(f"{m} {p:g}" for m, p in zip(train_maps, probs, strict=True)) if any(probs) else "none"
+            lines.append(f"the starting checkpoint was trained with ally dropout {was}; this run: {now}")
     return lines
 
 

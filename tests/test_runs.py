@@ -693,9 +693,18 @@ def test_start_line_of_a_fine_tuned_starting_checkpoint_names_its_own_start():
         "from 0, with fresh optimisers)"
     ]
     # found in a newcomer trial: a fine-tune of a dropout-trained checkpoint silently trained without it
-    dropped = {"global_step": 691200, "args": {"init_from": "", "ally_dropout": [0.0, 0.9, 0.0]}}
+    dropped = {
+        "global_step": 691200,
+        "args": {"init_from": "", "ally_dropout": [0.0, 0.9, 0.0]},
+        "config": {"map_name": "2s3z", "train_maps": ["2s3z", "3s5z", "1c3s5z"]},
+    }
     assert runs.start_lines(["2s3z", "3s5z", "1c3s5z"], [0.0, 0.0, 0.0], "c.pt", dropped)[1] == (
-        "the starting checkpoint was trained with --ally-dropout 0 0.9 0; this run: none"
+        "the starting checkpoint was trained with ally dropout 2s3z 0, 3s5z 0.9, 1c3s5z 0; this run: none"
+    )
+    one_map = {"global_step": 230400, "args": {"ally_dropout": [0.9]}, "config": {"map_name": "3s5z"}}
+    assert len(runs.start_lines(["2s3z", "3s5z"], [0.0, 0.9], "d.pt", one_map)) == 2  # 3s5z keeps its 0.9: no line
+    assert runs.start_lines(["2s3z", "3s5z"], [0.0, 0.5], "d.pt", one_map)[2] == (
+        "the starting checkpoint was trained with ally dropout 3s5z 0.9; this run: 2s3z 0, 3s5z 0.5"
     )
     assert len(runs.start_lines(["2s3z", "3s5z", "1c3s5z"], [0.0, 0.9, 0.0], "c.pt", dropped)) == 2  # dropout + weights
     assert runs.start_lines(["3s5z"], [0.5], "", None) == [
