@@ -624,8 +624,7 @@ def seed_summary_markdown(summary: list[dict], columns: list[str]) -> str:
     ``median [min-max]`` (bold: a training map), ``""`` if there is no summary."""
     recipes: dict[tuple, dict[str, dict]] = {}
     for s in summary:
-        amount = s.get("training") or f"{s['source_steps']:,} env steps"
-        recipes.setdefault((s["source_map"], s["actor_type"], amount, s["seeds"]), {})[s["target_map"]] = s
+        recipes.setdefault((s["source_map"], s["actor_type"], s["training"], s["seeds"]), {})[s["target_map"]] = s
     if not recipes:
         return ""
     lines = ["| recipe (seeds) | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]

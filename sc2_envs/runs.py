@@ -226,8 +226,8 @@ def start_lines(train_maps: list[str], probs: list[float], init_from: str, init_
     its own starting point is named; one trained with ``--ally-dropout`` that this run does not repeat
     gets a line saying so."""
     lines = []
+    shown = ", ".join(f"{m} {p:g}" for m, p in zip(train_maps, probs, strict=True)) if any(probs) else "none"
     if any(probs):
-        shown = ", ".join(f"{m} {p:g}" for m, p in zip(train_maps, probs, strict=True))
         lines.append(f"ally dropout (training episodes that start with one ally removed): {shown}")
     if init_from:
         if init_ckpt is None:
@@ -248,8 +248,7 @@ def start_lines(train_maps: list[str], probs: list[float], init_from: str, init_
         now_on = dict(zip(train_maps, (float(p) for p in probs), strict=True))
         if any(p and now_on.get(m, 0.0) != p for m, p in was_on.items()):  # a setting a fine-tune may drop unawares
             was = ", ".join(f"{m} {p:g}" for m, p in was_on.items())
-            now = ", ".join(f"{m} {p:g}" for m, p in zip(train_maps, probs, strict=True)) if any(probs) else "none"
-            lines.append(f"the starting checkpoint was trained with ally dropout {was}; this run: {now}")
+            lines.append(f"the starting checkpoint was trained with ally dropout {was}; this run: {shown}")
     return lines
 
 
