@@ -195,6 +195,15 @@ class SMACSim:
         **options,
     ):
         self._kinds_stale = False  # (read by the table / dynamics / enemy_ai properties)
+        # what a private simulator compiling the numba kernels in the background is made with (``_awaiting``)
+        self._warm_config = dict(
+            map_name=map_name,
+            num_envs=min(int(num_envs), 8) if isinstance(num_envs, int) else 1,
+            lenient_actions=lenient_actions,
+            loops_per_tick=loops_per_tick,
+            spawn_jitter=spawn_jitter,
+            **{k: v for k, v in options.items() if k != "scenario"},
+        )
         self.scenario = v2.get_scenario(map_name) if v2.is_scenario(map_name) else None
         if self.scenario is not None:
             self.spec = self.scenario
@@ -328,6 +337,13 @@ class SMACSim:
         self._compiled: dict = {}
         self.kernel = self._resolve_kernel(kernel)
         self.num_threads = apply_num_threads(num_threads, num_envs, self.device, self.kernel)
+        self._awaiting = None  # the family (SMACv2 or not) whose numba kernels compile in the background
+        if kernel == "auto" and self.kernel == "numba":
+            from sc2_envs.sim.kernels import warmup
+
+            if warmup.enabled() and not warmup.family_ready(self.scenario is not None):
+                self.kernel, self._awaiting = "torch", self.scenario is not None
+                self._compile_job()
         self._build_kernels()
         self._stat_counts = torch.zeros(3, dtype=torch.int64, device=self.device)
         if pin is not None:
@@ -404,6 +420,34 @@ class SMACSim:
     @enemy_ai.setter
     def enemy_ai(self, value: EnemyAI) -> None:
         self._enemy_ai = value
+
+    def _compile_job(self):
+        """This process's background compile of the numba kernels this simulator waits for (``sim.kernels.warmup``)."""
+        from sc2_envs.sim.kernels import warmup
+
+        config = self._warm_config  # not self: the thread must not keep this simulator alive
+        return warmup.job(self._awaiting, lambda: SMACSim(**config, num_threads=None, kernel="numba"))
+
+    def _adopt_kernel(self, timeout: float | None = 0.0) -> None:
+        """Switch to the numba path once its background compile has ended (waiting up to ``timeout`` s, None:
+        until it ends); after a failed compile stay on the torch path. The two paths give equal states and
+        outputs (tested), so where the switch falls changes no result."""
+        job = self._compile_job()
+        if not job.finished(timeout):
+            return
+        self._awaiting = None
+        if job.error is None:
+            self.kernel = "numba"
+            self._build_kernels()
+
+    def wait_for_kernel(self, timeout: float | None = None) -> str:
+        """Wait for a background compile of the numba kernels (``kernel="auto"`` on first use, see
+        ``sim.kernels.warmup``) and switch to them; returns the path then in effect (``self.kernel``):
+        ``"torch"`` if the compile failed (it said why on stderr) or is still running after ``timeout``
+        seconds (None: no limit). Returns at once when nothing is compiling."""
+        if self._awaiting is not None:
+            self._adopt_kernel(timeout)
+        return self.kernel
 
     def _resolve_kernel(self, kernel) -> str:
         """``"numba"`` or ``"torch"`` for the ``kernel`` option (see the class docstring)."""
@@ -614,6 +658,8 @@ class SMACSim:
             ``{"obs": [B, N, obs_size] float32, "state": [B, state_size] float32,
             "avail_actions": [B, N, n_actions] bool}``.
         """
+        if self._awaiting is not None:
+            self._adopt_kernel()
         if seed is not None or not self._seeded:
             self._seed_envs(seed if seed is not None else self._seed)
             self._seeded = True
@@ -737,6 +783,8 @@ class SMACSim:
         """
         if self._needs_reset:
             raise RuntimeError("call reset() before step() (and after an episode ends when autoreset=False)")
+        if self._awaiting is not None:
+            self._adopt_kernel()
         if self._step_kernel is not None:
             return self._step_fused(actions)
         actions, invalid = self._check_actions(actions)

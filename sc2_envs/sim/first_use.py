@@ -15,6 +15,19 @@ COMPILE_NOTICE_AFTER_S = 2.0
 """A kernel's first call in a process that takes longer than this (seconds) is compiling: say so."""
 
 _first_calls_done: set[str] = set()
+_quiet = threading.local()
+
+
+@contextlib.contextmanager
+def quiet_compile_notices():
+    """No :func:`compile_notice` lines from the calling thread inside this block (a background compile,
+    ``sim.kernels.warmup``, says what it does itself); first calls are still counted."""
+    before = getattr(_quiet, "on", False)
+    _quiet.on = True
+    try:
+        yield
+    finally:
+        _quiet.on = before
 
 
 def first_calls_done() -> int:
@@ -34,8 +47,11 @@ def compile_notice(what: str, stream=None):
 
     Why: with an empty cache the first ``reset`` and ``step`` compile for about 10 s and 30 s on a
     2-core machine (more under load), and a training run that prints nothing meanwhile looks hung."""
-    if what in _first_calls_done:
-        yield
+    if what in _first_calls_done or getattr(_quiet, "on", False):
+        try:
+            yield
+        finally:
+            _first_calls_done.add(what)
         return
     out = stream if stream is not None else sys.stderr
     said = threading.Event()
@@ -71,4 +87,4 @@ def first_call(what: str, fn, *args):
         return fn(*args)
 
 
-__all__ = ["COMPILE_NOTICE_AFTER_S", "compile_notice", "first_call", "first_calls_done"]
+__all__ = ["COMPILE_NOTICE_AFTER_S", "compile_notice", "first_call", "first_calls_done", "quiet_compile_notices"]

@@ -1,0 +1,171 @@
+"""First use without the wait: the numba step compiles in a background thread while the torch path plays.
+
+With an empty cache (a fresh install, an upgrade, an edit of ``sc2_envs.sim``) the numba step of a
+family (SMAC v1 maps, SMACv2 scenarios) compiles for 15-30 CPU seconds on a 2-core machine (README,
+"Speed"), most of it Numba's front end, which no setting shortens. A ``kernel="auto"`` simulator
+therefore does not wait for it: when this process has not compiled the family and Numba's on-disk
+cache holds no machine code of it for this CPU (:func:`family_ready`), it starts on the torch path,
+which plays the same game bit for bit (``tests/test_kernel_step.py``, ``tests/test_kernel_v2.py``),
+and one background thread per family and process (:func:`job`) compiles the kernels by playing a
+small private simulator of the same configuration (:func:`play_until_reset`) until an auto-reset
+has run, so every kernel a step can call is compiled. Each simulator switches to the numba path at
+its first ``reset`` or ``step`` after that (``SMACSim.wait_for_kernel`` waits for it). Since the two
+paths give equal states and outputs, where the switch falls changes no result.
+
+Measured on the idle 2-core machine, 2s3z, empty cache (``python benchmarks/kernel_first_use.py
+--background``): the first step came 0.8 s after import instead of 14.9 s; the compile took 15.8 s in
+the background against 14.9 s in the foreground, and the torch path played 1,409 env steps meanwhile
+at 1 env (134k at 256 envs).
+
+``SC2_ENVS_BACKGROUND_COMPILE=0`` restores the foreground compile (the test suite sets it, so that a
+test of the numba path never runs on the torch path while a compile is under way).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+
+ENV_VAR = "SC2_ENVS_BACKGROUND_COMPILE"
+"""Environment variable: ``"0"`` compiles in the foreground (the first call waits), ``"1"`` (the default) in the background."""
+
+
+def enabled() -> bool:
+    """Whether ``kernel="auto"`` compiles in the background (``$SC2_ENVS_BACKGROUND_COMPILE``, default ``"1"``).
+
+    Raises:
+        ValueError: the variable is set to something other than ``"0"`` or ``"1"``.
+    """
+    value = os.environ.get(ENV_VAR, "1").strip()
+    if value not in ("0", "1"):
+        raise ValueError(f"{ENV_VAR}={value!r}: expected '0' (compile in the foreground) or '1' (in the background)")
+    return value == "1"
+
+
+def _step_dispatcher(v2: bool):
+    from sc2_envs.sim.kernels.step import _STEP_RANGE
+
+    return _STEP_RANGE[v2]
+
+
+def family_ready(v2: bool) -> bool:
+    """Whether the step kernel of a family (``v2``: SMACv2 scenarios, else SMAC v1 maps) needs no compile:
+    compiled in this process, or in Numba's on-disk cache for this machine's CPU and the current
+    sources (``sim.kernels.cache``'s stamp). The step is the proxy for the family's other kernels
+    (observe, auto-reset), which are compiled and cached with it."""
+    disp = _step_dispatcher(v2)
+    if disp.signatures:
+        return True
+    try:  # Numba's cache index (internal API): on any surprise, say "not ready" and compile in the background
+        index = disp._cache._cache_file._load_index()
+        magic = disp.targetctx.codegen().magic_tuple()
+        return any(key[1] == magic for key in index)
+    except Exception:
+        return False
+
+
+class Job:
+    """One background compile of a family in one process.
+
+    Attributes:
+        v2: the family (SMACv2 scenarios or SMAC v1 maps).
+        pid: the process it runs in (a forked child or an unpickled copy of a simulator starts its own).
+        error: the exception text (traceback) if the compile failed, else None.
+        seconds: wall seconds it took, once finished.
+    """
+
+    def __init__(self, v2: bool, make_sim: Callable, stream=None):
+        self.v2, self.pid = v2, os.getpid()
+        self.error: str | None = None
+        self.seconds: float | None = None
+        self._done = threading.Event()
+        self._out = stream if stream is not None else sys.stderr
+        self._thread = threading.Thread(target=self._run, args=(make_sim,), name="sc2_envs-compile", daemon=True)
+
+    @property
+    def family(self) -> str:
+        return "SMACv2 scenarios" if self.v2 else "SMAC v1 maps"
+
+    def _say(self, text: str) -> None:
+        self._out.write(f"sc2_envs: {text}\n")
+        self._out.flush()
+
+    def start(self) -> Job:
+        self._say(
+            f"compiling the simulator's numba step kernel ({self.family}; first use after installing or changing "
+            f"sc2_envs, cached on disk for later runs) in a background thread; until it is ready the torch path plays "
+            f"the same game, bit for bit, more slowly (set {ENV_VAR}=0 to wait for it instead)"
+        )
+        self._thread.start()
+        return self
+
+    def _run(self, make_sim: Callable) -> None:
+        from sc2_envs.sim.first_use import quiet_compile_notices
+
+        t0 = time.perf_counter()
+        try:
+            with quiet_compile_notices():
+                play_until_reset(make_sim())
+        except BaseException:
+            self.error = traceback.format_exc()
+        self.seconds = time.perf_counter() - t0
+        if self.error is None:
+            self._say(f"numba step kernel ({self.family}) ready after {self.seconds:.0f} s; simulators switch to it at their next step")
+        else:
+            self._say(
+                f"compiling the numba step kernel ({self.family}) failed after {self.seconds:.0f} s; the torch path "
+                f"stays in effect (same game, slower). Numba said:\n{self.error}"
+            )
+        self._done.set()
+
+    def finished(self, timeout: float | None = 0.0) -> bool:
+        """Whether the compile has ended (successfully or not), waiting up to ``timeout`` seconds (None: until it ends)."""
+        if timeout is not None and timeout <= 0:
+            return self._done.is_set()
+        return self._done.wait(timeout)
+
+
+_jobs: dict[tuple[int, bool], Job] = {}
+_lock = threading.Lock()
+
+
+def job(v2: bool, make_sim: Callable, stream=None) -> Job:
+    """This process's background compile of family ``v2``, started (with ``make_sim()``'s simulator)
+    if there is none yet: every simulator of the family waits on the same one."""
+    key = (os.getpid(), v2)
+    with _lock:
+        j = _jobs.get(key)
+        if j is None:
+            j = _jobs[key] = Job(v2, make_sim, stream).start()
+        return j
+
+
+def play_until_reset(sim, max_steps: int = 100_000) -> int:
+    """Reset ``sim`` (a numba-path ``SMACSim`` with ``autoreset=True``) and step it with uniformly random
+    available actions until an episode has ended and been reset, so that every kernel a step can call
+    has run (reset's observe, the step, the auto-reset and its observe); returns the steps taken.
+
+    The actions come from a generator of its own (seed 0): the process's global random state is not
+    touched. An episode ends by ``episode_limit`` at the latest; ``max_steps`` only guards a bug.
+
+    Raises:
+        RuntimeError: no episode ended within ``max_steps`` steps.
+    """
+    import torch
+
+    from sc2_envs.policies import random_actions
+
+    gen = torch.Generator().manual_seed(0)
+    out = sim.reset(seed=0)
+    for steps in range(1, max_steps + 1):
+        out = sim.step(random_actions(out["avail_actions"], gen))
+        if bool((out["terminated"] | out["truncated"]).any()):
+            return steps
+    raise RuntimeError(f"no episode of the warm-up simulator ended within {max_steps} steps")
+
+
+__all__ = ["ENV_VAR", "Job", "enabled", "family_ready", "job", "play_until_reset"]
