@@ -10,6 +10,14 @@ process on the now warm cache shows what every later run pays. Variants alternat
 
     python benchmarks/kernel_first_use.py --configs 2s3z:1 2s3z:256 --rounds 2 \\
         --baseline-tree /path/to/a/worktree/of/an/older/commit
+
+``--background`` measures what a user of ``kernel="auto"`` waits for instead: this checkout from an
+empty cache with the compile in a background thread (``sim.kernels.warmup``; the torch path plays
+meanwhile) against the foreground compile (``SC2_ENVS_BACKGROUND_COMPILE=0``), alternating; for each
+configuration the wall seconds until the first step returns and until the numba path is in effect,
+and the env steps the torch path played in between:
+
+    python benchmarks/kernel_first_use.py --background --configs 2s3z:1 2s3z:256 --rounds 2
 """
 
 from __future__ import annotations
@@ -49,6 +57,34 @@ for spec in sys.argv[2:]:
     print(json.dumps({"config": spec, "cpu_s": cpu() - c, "wall_s": time.perf_counter() - w}), flush=True)
 """
 
+# the child of --background: kernel="auto" as a user gets it; when does the first step return, when is the
+# numba path in effect, and how many steps did the torch path play meanwhile
+_CHILD_BACKGROUND = r"""
+import json, os, sys, time
+w0 = time.perf_counter()
+import torch, sc2_envs
+from sc2_envs.policies import random_actions
+print(json.dumps({"config": "import", "wall_s": time.perf_counter() - w0}), flush=True)
+steps = int(sys.argv[1])
+for spec in sys.argv[2:]:
+    name, B = spec.rsplit(":", 1)
+    w = time.perf_counter()
+    env = sc2_envs.make_batched(name, num_envs=int(B), seed=0)
+    g = torch.Generator().manual_seed(0)
+    out = env.reset()
+    out = env.step(random_actions(out["avail_actions"], g))
+    first = time.perf_counter() - w
+    torch_steps = int(env.kernel == "torch")
+    while env.kernel == "torch" and env._awaiting is not None:
+        out = env.step(random_actions(out["avail_actions"], g))
+        torch_steps += env.kernel == "torch"
+    ready = time.perf_counter() - w
+    for _ in range(steps):
+        out = env.step(random_actions(out["avail_actions"], g))
+    print(json.dumps({"config": spec, "first_step_s": first, "ready_s": ready, "torch_steps": torch_steps,
+                      "kernel": env.kernel}), flush=True)
+"""
+
 
 @dataclass
 class Args:
@@ -60,6 +96,11 @@ class Args:
     """alternating rounds of every variant; the median is printed"""
     baseline_tree: list[str] = field(default_factory=list)
     """other source trees (e.g. a ``git worktree`` of an older commit) measured the same way"""
+    background: bool = False
+    """instead: this checkout's ``kernel="auto"`` with an empty cache, compiling in the background
+    (``sim.kernels.warmup``) against in the foreground (``SC2_ENVS_BACKGROUND_COMPILE=0``), alternating:
+    wall seconds until the first step returns and until the numba path is in effect, and the steps
+    the torch path played meanwhile"""
 
 
 def check_args(args: Args) -> None:
@@ -70,16 +111,24 @@ def check_args(args: Args) -> None:
             raise ValueError(f"--configs entries are map:num_envs with num_envs >= 1, got {spec!r}")
     if args.steps < 0 or args.rounds < 1:
         raise ValueError(f"need --steps >= 0 and --rounds >= 1, got {args.steps} and {args.rounds}")
+    if args.background and args.baseline_tree:
+        raise ValueError("--background measures this checkout only; drop --baseline-tree")
     for tree in args.baseline_tree:
         if not (Path(tree) / "sc2_envs" / "__init__.py").is_file():
             raise ValueError(f"--baseline-tree {tree!r} holds no sc2_envs package")
 
 
-def run_child(tree: Path, cache_dir: str, args: Args) -> dict[str, dict[str, float]]:
-    """One process on ``tree``'s sources with ``cache_dir`` as Numba's cache: ``{config: {cpu_s, wall_s}}``."""
+def run_child(tree: Path, cache_dir: str, args: Args, background: bool | None = None) -> dict[str, dict[str, float]]:
+    """One process on ``tree``'s sources with ``cache_dir`` as Numba's cache: ``{config: {cpu_s, wall_s}}``
+    (``background`` True / False: the ``--background`` child with ``SC2_ENVS_BACKGROUND_COMPILE`` 1 / 0,
+    ``{config: {first_step_s, ready_s, torch_steps, kernel}}``)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=str(tree))
+    child = _CHILD
+    if background is not None:
+        env["SC2_ENVS_BACKGROUND_COMPILE"] = "1" if background else "0"
+        child = _CHILD_BACKGROUND
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(args.steps), *args.configs],
+        [sys.executable, "-c", child, str(args.steps), *args.configs],
         cwd=tempfile.gettempdir(),  # not a source tree: PYTHONPATH decides which sc2_envs is imported
         env=env,
         capture_output=True,
@@ -89,11 +138,41 @@ def run_child(tree: Path, cache_dir: str, args: Args) -> dict[str, dict[str, flo
     if proc.returncode != 0:
         raise RuntimeError(f"the child on {tree} failed (rc {proc.returncode}):\n{proc.stderr[-2000:]}")
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    return {r["config"]: {"cpu_s": r["cpu_s"], "wall_s": r["wall_s"]} for r in rows}
+    return {r.pop("config"): r for r in rows}
+
+
+def main_background(args: Args) -> dict:
+    """``--background``: foreground and background compile of this checkout, alternating, each from an empty cache."""
+    print(
+        f"kernel_first_use --background: configs {' '.join(args.configs)} made in turn in one process, kernel='auto', "
+        f"{args.rounds} rounds, each from an empty cache; load {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+    results: dict = {"foreground": [], "background": []}
+    for r in range(args.rounds):
+        for name in results:
+            with tempfile.TemporaryDirectory(prefix="numba_cache_") as cache:
+                run = run_child(REPO, cache, args, background=name == "background")
+            results[name].append(run)
+            cells = [f"{spec}: first step {run[spec]['first_step_s']:.1f} s, numba from {run[spec]['ready_s']:.1f} s "
+                     f"({run[spec]['torch_steps']} torch steps)" for spec in args.configs]  # fmt: skip
+            print(f"  round {r + 1} {name}: " + " | ".join(cells), flush=True)
+    print(f"\nmedian wall seconds over {args.rounds} rounds (from make_batched; import {statistics.median(run['import']['wall_s'] for run in results['background']):.1f} s before):")
+    for name, runs in results.items():
+        cells = []
+        for spec in args.configs:
+            first = statistics.median(run[spec]["first_step_s"] for run in runs)
+            ready = statistics.median(run[spec]["ready_s"] for run in runs)
+            steps = statistics.median(run[spec]["torch_steps"] for run in runs)
+            cells.append(f"{spec} first step {first:.1f}, numba path from {ready:.1f}, {steps:.0f} env steps on torch meanwhile")
+        print(f"  {name:>10}: " + " | ".join(cells))
+    return results
 
 
 def main(args: Args) -> dict:
     check_args(args)
+    if args.background:
+        return main_background(args)
     trees = {"this checkout": REPO, **{f"baseline {i + 1}": Path(t).resolve() for i, t in enumerate(args.baseline_tree)}}
     print(
         f"kernel_first_use: configs {' '.join(args.configs)}, {args.steps} steps each, {args.rounds} rounds, "

@@ -28,7 +28,8 @@ def random_actions(
     the generator) and takes its ``k``-th available action, ``k = floor(u * count)``: every available
     action has probability ``1 / count`` (up to ``count * 2**-53``). On CPU, with numba installed,
     the choice runs as one small compiled loop, elsewhere as four tensor operations; both give the
-    same actions for the same ``u``.
+    same actions for the same ``u`` (the tensor operations also while the simulator's kernels compile in
+    another thread, whose compiler lock the compiled loop's first call would wait for).
 
     Args:
         avail_actions: ``[..., n_actions]`` bool mask; every row must have an available action.
@@ -59,6 +60,8 @@ def random_actions(
     shape = avail_actions.shape[:-1]
     n_rows = math.prod(shape)
     pick = _pick_kernel() if avail_actions.is_cpu else None
+    if pick is not None and not pick.signatures and _compiling_elsewhere():
+        pick = None  # its first call would wait for Numba's compiler lock until the background compile ends
     if pick is not None:  # NumPy views and one compiled loop: a few microseconds at B = 1
         mask = avail_actions.numpy()
         u = torch.rand(n_rows, generator=generator, dtype=torch.float64)
@@ -80,6 +83,13 @@ def random_actions(
 
 
 _PICK: list = []
+
+
+def _compiling_elsewhere() -> bool:
+    """Whether another thread of this process is compiling the simulator's kernels (``sim.kernels.warmup``)."""
+    from sc2_envs.sim.kernels.warmup import compiling_elsewhere
+
+    return compiling_elsewhere()
 
 
 def _pick_kernel():

@@ -17,6 +17,7 @@ def _module():
         (dict(rounds=0), "--rounds >= 1"),
         (dict(steps=-1), "--steps >= 0"),
         (dict(baseline_tree=["/nonexistent/tree"]), "holds no sc2_envs"),
+        (dict(background=True, baseline_tree=["."]), "drop --baseline-tree"),
     ],
 )
 def test_bad_arguments_are_named(kw, match):

@@ -166,8 +166,12 @@ class SMACSim:
             at small batches; the first use in a fresh install compiles for about 30 s on a 2-core
             machine per family, SMAC v1 maps and SMACv2 scenarios, saying so on stderr; later
             processes load the on-disk cache in about a second), or ``"auto"``: numba on CPU when it imports,
-            ``compile=False``, else torch (SMAC v1 maps and SMACv2 scenarios alike). The path in effect is ``self.kernel`` (also in
-            ``get_env_info()["kernel"]``).
+            ``compile=False``, else torch (SMAC v1 maps and SMACv2 scenarios alike). With ``"auto"`` the first
+            use does not wait for the compile: while it runs in a background thread the simulator plays on
+            the torch path (the same game bit for bit) and switches at its first ``reset`` or ``step`` after
+            it ends (``sim.kernels.warmup``; :meth:`wait_for_kernel` waits for it;
+            ``SC2_ENVS_BACKGROUND_COMPILE=0`` compiles in the foreground instead). The path in effect is
+            ``self.kernel`` (also in ``get_env_info()["kernel"]``).
         **options: SMAC's keyword options (``obs_last_action``, ``reward_only_positive``, ...; see
             ``FeatureConfig`` and ``RewardConfig``). ``continuing_episode`` is accepted for SMAC
             compatibility; time limits are always reported as truncation here.

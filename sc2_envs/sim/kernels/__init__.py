@@ -2,7 +2,8 @@
 
 ``SMACSim(kernel=...)`` picks the execution path of each stage: ``"torch"`` (the reference, any
 device, ``compile=True``), ``"numba"`` (these kernels, CPU), or ``"auto"`` (numba on CPU when it
-imports, torch otherwise). ``tick.TickKernel`` runs the orders and tick stages,
+imports, torch otherwise; on first use the torch path plays while ``warmup`` compiles the numba
+step in a background thread). ``tick.TickKernel`` runs the orders and tick stages,
 ``observe.ObserveKernel`` the observe stage (game result, reward, available actions, observations,
 state) and the observation of auto-reset envs. ``step.StepKernel`` is what ``SMACSim.step`` calls on
 the numba path: the whole env step (action checks, orders, ticks, observe, the ``final_*`` copies,

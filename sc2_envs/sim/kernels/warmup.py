@@ -23,6 +23,7 @@ test of the numba path never runs on the torch path while a compile is under way
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import threading
@@ -136,12 +137,50 @@ _lock = threading.Lock()
 def job(v2: bool, make_sim: Callable, stream=None) -> Job:
     """This process's background compile of family ``v2``, started (with ``make_sim()``'s simulator)
     if there is none yet: every simulator of the family waits on the same one."""
+    global _exit_hook
     key = (os.getpid(), v2)
     with _lock:
         j = _jobs.get(key)
         if j is None:
             j = _jobs[key] = Job(v2, make_sim, stream).start()
+            if not _exit_hook:
+                atexit.register(finish_at_exit)
+                _exit_hook = True
         return j
+
+
+_exit_hook = False
+
+
+def finish_at_exit(stream=None) -> None:
+    """At interpreter exit, wait for this process's unfinished compiles, saying so (Ctrl-C skips the wait).
+
+    Why: the compile thread is a daemon, and a script shorter than the compile (a smoke test, a short
+    evaluation) would end it before Numba wrote its cache, so every such run would start the compile
+    anew and never reach the numba path. Waiting once is what the foreground compile cost up front."""
+    pid = os.getpid()
+    pending = [j for j in list(_jobs.values()) if j.pid == pid and not j.finished()]
+    if not pending:
+        return
+    out = stream if stream is not None else sys.stderr
+    out.write(
+        "sc2_envs: waiting for the background compile of the numba step kernel to finish, so that later runs "
+        "load it from the on-disk cache (Ctrl-C skips this; the next run then compiles it again)\n"
+    )
+    out.flush()
+    try:
+        for j in pending:
+            j.finished(timeout=None)
+    except KeyboardInterrupt:
+        out.write("sc2_envs: background compile abandoned\n")
+        out.flush()
+
+
+def compiling_elsewhere() -> bool:
+    """Whether a background compile of this process is under way in a thread other than the caller's: a
+    first call of another Numba function here would wait for Numba's compiler lock until it ends."""
+    me, pid = threading.current_thread(), os.getpid()
+    return any(j.pid == pid and j._thread is not me and not j.finished() for j in list(_jobs.values()))
 
 
 def play_until_reset(sim, max_steps: int = 100_000) -> int:
@@ -168,4 +207,4 @@ def play_until_reset(sim, max_steps: int = 100_000) -> int:
     raise RuntimeError(f"no episode of the warm-up simulator ended within {max_steps} steps")
 
 
-__all__ = ["ENV_VAR", "Job", "enabled", "family_ready", "job", "play_until_reset"]
+__all__ = ["ENV_VAR", "Job", "compiling_elsewhere", "enabled", "family_ready", "finish_at_exit", "job", "play_until_reset"]

@@ -1,0 +1,214 @@
+"""``kernel="auto"`` on first use: the numba step compiles in a background thread (``sim.kernels.warmup``)
+while the torch path plays, and a simulator switches at its next step.
+
+The switch must change no result: the two paths give equal states and outputs, so a run that switches
+at any step equals a run on the numba path from the start (every output key, every step, auto-resets
+included). The suite runs with ``SC2_ENVS_BACKGROUND_COMPILE=0`` (conftest); these tests turn it on.
+"""
+
+import io
+import pickle
+import threading
+
+import pytest
+import torch
+
+from sc2_envs import policies
+from sc2_envs.policies import random_actions
+from sc2_envs.sim.env import SMACSim
+from sc2_envs.sim.kernels import warmup
+
+
+class FakeJob:
+    """A background compile that ends when the test says so (``error``: a failed one)."""
+
+    def __init__(self, error=None):
+        self.done, self.error, self.waits = False, error, []
+
+    def finished(self, timeout=0.0):
+        self.waits.append(timeout)
+        if timeout is None:
+            self.done = True
+        return self.done
+
+
+@pytest.fixture
+def background(monkeypatch):
+    """Background compile on, the family reported not compiled, ``warmup.job`` answering with one FakeJob."""
+    monkeypatch.setenv(warmup.ENV_VAR, "1")
+    monkeypatch.setattr(warmup, "family_ready", lambda v2: False)
+    job = FakeJob()
+    monkeypatch.setattr(warmup, "job", lambda v2, make_sim, stream=None: job)
+    return job
+
+
+def _play_and_compare(sim, ref, steps, switch_at, job):
+    """Step ``sim`` (awaiting the compile) and ``ref`` (numba from the start) alike; the compile ends before step ``switch_at``."""
+    gen = torch.Generator().manual_seed(3)
+    out, ref_out = sim.reset(seed=11), ref.reset(seed=11)
+    kernels = []
+    for t in range(steps):
+        if t == switch_at:
+            job.done = True
+        for k in ref_out:
+            assert torch.equal(out[k], ref_out[k]), (k, t, sim.kernel)
+        actions = random_actions(ref_out["avail_actions"], gen)
+        out, ref_out = sim.step(actions), ref.step(actions)
+        kernels.append(sim.kernel)
+    for k in ref_out:
+        assert torch.equal(out[k], ref_out[k]), (k, steps, sim.kernel)
+    assert sim.get_stats() == ref.get_stats() and ref.get_stats()["battles_game"] > 0  # auto-resets on both sides
+    return kernels
+
+
+@pytest.mark.parametrize("switch_at", [1, 9, 60])
+def test_switching_at_any_step_equals_the_numba_path_from_the_start(background, switch_at):
+    sim = SMACSim("2s3z", num_envs=3, seed=0)
+    ref = SMACSim("2s3z", num_envs=3, seed=0, kernel="numba")
+    assert sim.kernel == "torch" and sim.get_env_info()["kernel"] == "torch"
+    kernels = _play_and_compare(sim, ref, 150, switch_at, background)
+    assert kernels[: switch_at - 1] == ["torch"] * (switch_at - 1) and set(kernels[switch_at:]) == {"numba"}
+    assert sim.get_env_info()["kernel"] == "numba"
+
+
+def test_a_smacv2_scenario_switches_with_equal_results(background):
+    sim = SMACSim("protoss_5_vs_5", num_envs=2, seed=0)
+    ref = SMACSim("protoss_5_vs_5", num_envs=2, seed=0, kernel="numba")
+    assert sim.kernel == "torch"
+    kernels = _play_and_compare(sim, ref, 120, 25, background)
+    assert kernels[-1] == "numba" and sim._scenario_reset is not None
+
+
+def test_reset_switches_too_and_wait_for_kernel_waits(background):
+    sim = SMACSim("3m", num_envs=1, seed=0)
+    sim.reset()
+    assert sim.kernel == "torch" and background.waits[-1] == 0.0  # a step or reset only looks, never waits
+    background.done = True
+    sim.reset()
+    assert sim.kernel == "numba" and sim._step_kernel is not None
+    other = SMACSim("3m", num_envs=1, seed=0)
+    background.done = False
+    assert other.kernel == "torch" and other.wait_for_kernel() == "numba" and background.waits[-1] is None
+    assert other.wait_for_kernel(timeout=0) == "numba"  # nothing to wait for any more
+
+
+def test_a_failed_compile_keeps_the_torch_path(monkeypatch):
+    monkeypatch.setenv(warmup.ENV_VAR, "1")
+    monkeypatch.setattr(warmup, "family_ready", lambda v2: False)
+    job = FakeJob(error="Traceback: TypingError for the test")
+    job.done = True
+    monkeypatch.setattr(warmup, "job", lambda v2, make_sim, stream=None: job)
+    sim = SMACSim("3m", num_envs=2, seed=0)
+    out = sim.reset()
+    out = sim.step(random_actions(out["avail_actions"], seed=0))
+    assert sim.kernel == "torch" and sim._awaiting is None and sim.wait_for_kernel() == "torch"
+
+
+def test_explicit_kernels_and_the_switch_off_never_wait(background, monkeypatch):
+    assert SMACSim("3m", kernel="numba").kernel == "numba"
+    assert SMACSim("3m", kernel="torch")._awaiting is None
+    assert SMACSim("3m", compile=True)._awaiting is None  # auto resolves to torch: nothing to compile
+    monkeypatch.setenv(warmup.ENV_VAR, "0")
+    assert SMACSim("3m").kernel == "numba"  # compiled in the foreground (already, in this process)
+
+
+def test_an_awaiting_simulator_pickles(background):
+    sim = SMACSim("3m", num_envs=2, seed=0)
+    copy = pickle.loads(pickle.dumps(sim))
+    assert copy.kernel == "torch" and copy._awaiting is False
+    background.done = True
+    assert copy.wait_for_kernel(timeout=0) == "numba"
+
+
+@pytest.mark.parametrize("value", ["yes", "2", "true"])
+def test_a_bad_switch_value_is_named(monkeypatch, value):
+    monkeypatch.setenv(warmup.ENV_VAR, value)
+    with pytest.raises(ValueError, match=f"SC2_ENVS_BACKGROUND_COMPILE={value!r}"):
+        SMACSim("3m")
+
+
+def test_family_ready_once_compiled_in_this_process():
+    SMACSim("3m", kernel="numba").reset()  # the v1 family's step is compiled (or loaded) by its first use
+    out = SMACSim("3m", kernel="numba")
+    o = out.reset()
+    out.step(random_actions(o["avail_actions"], seed=0))
+    assert warmup.family_ready(False)
+
+
+def test_a_real_background_job_plays_a_private_simulator_and_reports(monkeypatch, capsys):
+    """The real thread, on a warm process (the compile itself is what the suite's other tests pay for)."""
+    monkeypatch.setenv(warmup.ENV_VAR, "1")
+    monkeypatch.setattr(warmup, "family_ready", lambda v2: False)
+    monkeypatch.setattr(warmup, "_jobs", {})
+    seen = []
+    real = SMACSim.__init__
+
+    def spy(self, *args, **kw):
+        seen.append(kw.get("kernel"))
+        real(self, *args, **kw)
+
+    monkeypatch.setattr(SMACSim, "__init__", spy)
+    sim = SMACSim("3m", num_envs=200, seed=0, lenient_actions=True, obs_last_action=False)
+    assert sim.kernel == "torch"
+    assert sim.wait_for_kernel(timeout=600) == "numba"
+    job = warmup._jobs[next(iter(warmup._jobs))]
+    assert job.error is None and job.seconds is not None
+    assert seen == [None, "numba"]  # the private simulator runs the numba path (the first: the default, auto)
+    err = capsys.readouterr().err
+    assert "in a background thread" in err and "SMAC v1 maps) ready after" in err
+    assert sim._warm_config["num_envs"] == 8 and sim._warm_config["lenient_actions"] is True
+    assert sim._warm_config["obs_last_action"] is False
+
+
+def test_a_real_job_that_fails_says_so_and_ends(capsys):
+    def broken():
+        raise RuntimeError("no simulator for the test")
+
+    job = warmup.Job(False, broken).start()
+    assert job.finished(timeout=60)
+    assert "no simulator for the test" in job.error
+    assert "failed" in capsys.readouterr().err
+
+
+def test_play_until_reset_reaches_an_auto_reset():
+    sim = SMACSim("3m", num_envs=2, seed=0, kernel="numba")
+    steps = warmup.play_until_reset(sim)
+    assert 1 <= steps <= sim.episode_limit + 1 and sim.get_stats()["battles_game"] >= 1
+
+
+def test_exit_waits_for_an_unfinished_compile_and_says_so(monkeypatch):
+    gate = threading.Event()
+
+    def slow():
+        gate.wait(30)
+        raise RuntimeError("ended for the test")
+
+    monkeypatch.setattr(warmup, "_jobs", {})
+    quiet = io.StringIO()
+    j = warmup.job(False, slow, stream=quiet)
+    assert warmup.compiling_elsewhere() and not j.finished()
+    threading.Timer(0.2, gate.set).start()
+    out = io.StringIO()
+    warmup.finish_at_exit(out)
+    assert j.finished() and "waiting for the background compile" in out.getvalue()
+    assert not warmup.compiling_elsewhere()
+    out = io.StringIO()
+    warmup.finish_at_exit(out)  # nothing left: says nothing
+    assert out.getvalue() == ""
+
+
+def test_random_actions_do_not_wait_for_the_compiler_lock(monkeypatch):
+    """While another thread compiles, an uncompiled pick loop is not called; the tensor path gives the same actions."""
+    avail = torch.rand(64, 5, 12, generator=torch.Generator().manual_seed(0)) < 0.4
+    avail[..., 1] = True
+    want = policies.random_actions(avail, torch.Generator().manual_seed(7))
+
+    class Uncompiled:
+        signatures: list = []
+
+        def __call__(self, *args):
+            raise AssertionError("the compiled loop was called during a background compile")
+
+    monkeypatch.setattr(policies, "_PICK", [Uncompiled()])
+    monkeypatch.setattr(policies, "_compiling_elsewhere", lambda: True)
+    assert torch.equal(policies.random_actions(avail, torch.Generator().manual_seed(7)), want)
