@@ -157,14 +157,18 @@ def main_background(args: Args) -> dict:
             cells = [f"{spec}: first step {run[spec]['first_step_s']:.1f} s, numba from {run[spec]['ready_s']:.1f} s "
                      f"({run[spec]['torch_steps']} torch steps)" for spec in args.configs]  # fmt: skip
             print(f"  round {r + 1} {name}: " + " | ".join(cells), flush=True)
-    print(f"\nmedian wall seconds over {args.rounds} rounds (from make_batched; import {statistics.median(run['import']['wall_s'] for run in results['background']):.1f} s before):")
+    print(
+        f"\nmedian wall seconds over {args.rounds} rounds (from make_batched; import {statistics.median(run['import']['wall_s'] for run in results['background']):.1f} s before):"
+    )
     for name, runs in results.items():
         cells = []
         for spec in args.configs:
             first = statistics.median(run[spec]["first_step_s"] for run in runs)
             ready = statistics.median(run[spec]["ready_s"] for run in runs)
             steps = statistics.median(run[spec]["torch_steps"] for run in runs)
-            cells.append(f"{spec} first step {first:.1f}, numba path from {ready:.1f}, {steps:.0f} env steps on torch meanwhile")
+            cells.append(
+                f"{spec} first step {first:.1f}, numba path from {ready:.1f}, {steps:.0f} env steps on torch meanwhile"
+            )
         print(f"  {name:>10}: " + " | ".join(cells))
     return results
 

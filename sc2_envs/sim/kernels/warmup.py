@@ -115,7 +115,9 @@ class Job:
             self.error = traceback.format_exc()
         self.seconds = time.perf_counter() - t0
         if self.error is None:
-            self._say(f"numba step kernel ({self.family}) ready after {self.seconds:.0f} s; simulators switch to it at their next step")
+            self._say(
+                f"numba step kernel ({self.family}) ready after {self.seconds:.0f} s; simulators switch to it at their next step"
+            )
         else:
             self._say(
                 f"compiling the numba step kernel ({self.family}) failed after {self.seconds:.0f} s; the torch path "
