@@ -914,6 +914,15 @@ def env_share_note(share_sum: float, share_n: int, apart_share: float | None, ap
     return ""
 
 
+def _background_compile() -> bool:
+    """Whether this process is compiling the simulator's numba kernels in the background (``sim.kernels.warmup``)."""
+    try:
+        from sc2_envs.sim.kernels.warmup import compiling
+    except Exception:  # numba missing or broken: nothing compiles
+        return False
+    return compiling()
+
+
 class EnvShares:
     """The env's share of each training iteration's wall time, for the end-of-run line
     (:func:`env_share_note`). A process's first iteration, and any iteration in which a simulator kernel
@@ -931,17 +940,24 @@ class EnvShares:
         from sc2_envs.sim.first_use import first_calls_done
 
         self._first_calls = first_calls_done()
+        self._compiling = _background_compile()
 
     def add(self, share: float) -> str:
         """Record an iteration's env share; returns it as the progress line shows it, marked when a
-        kernel made its first call in the iteration (its compile or cache load counts as env time)."""
+        kernel made its first call in the iteration (its compile or cache load counts as env time) or
+        a background compile ran during it (the simulators played on the slower torch path meanwhile,
+        ``sim.kernels.warmup``); such iterations are kept apart too."""
         from sc2_envs.sim.first_use import first_calls_done
 
         first_call = first_calls_done() > self._first_calls
-        if self.share_n + self.apart_n == 0 or first_call:
+        compiling_now = _background_compile()
+        compiling = self._compiling or compiling_now
+        if self.share_n + self.apart_n == 0 or first_call or compiling:
             self.apart_share, self.apart_n = share, self.apart_n + 1
         else:
             self.share_sum, self.share_n = self.share_sum + share, self.share_n + 1
+        if compiling:
+            return f"{share:.0%} (torch path: the kernel compiles in the background)"
         return f"{share:.0%} (incl. a kernel's first call)" if first_call else f"{share:.0%}"
 
     def note(self) -> str:

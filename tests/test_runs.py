@@ -769,3 +769,18 @@ def test_env_shares_keep_apart_iterations_with_a_first_kernel_call():
     # a newcomer saw env=86% in iteration 2 next to an end line of 14 %: the progress line says why
     assert shown == ["12%", "86% (incl. a kernel's first call)", "2%", "4%"]
     assert shares.note().startswith(", env 3% of the iteration time (the first iteration and any with"), shares.note()
+
+
+def test_env_shares_keep_apart_iterations_played_during_a_background_compile(monkeypatch):
+    """With ``kernel="auto"`` on first use the simulators play on the torch path while the numba step compiles
+    in the background (``sim.kernels.warmup``): those iterations' env shares are not the numba path's."""
+    compiling = iter([False, False, True, True, True, False, False, False])  # start / add of each iteration
+    monkeypatch.setattr(runs, "_background_compile", lambda: next(compiling))
+    shares = runs.EnvShares()
+    shown = []
+    for share in (0.02, 0.30, 0.25, 0.03):
+        shares.start()
+        shown.append(shares.add(share))
+    assert shown == ["2%", "30% (torch path: the kernel compiles in the background)",
+                     "25% (torch path: the kernel compiles in the background)", "3%"]  # fmt: skip
+    assert (shares.share_n, shares.apart_n) == (1, 3) and shares.share_sum == 0.03

@@ -178,6 +178,12 @@ def finish_at_exit(stream=None) -> None:
         out.flush()
 
 
+def compiling() -> bool:
+    """Whether a background compile of this process is under way (its simulators still play on the torch path)."""
+    pid = os.getpid()
+    return any(j.pid == pid and not j.finished() for j in list(_jobs.values()))
+
+
 def compiling_elsewhere() -> bool:
     """Whether a background compile of this process is under way in a thread other than the caller's: a
     first call of another Numba function here would wait for Numba's compiler lock until it ends."""
@@ -209,4 +215,4 @@ def play_until_reset(sim, max_steps: int = 100_000) -> int:
     raise RuntimeError(f"no episode of the warm-up simulator ended within {max_steps} steps")
 
 
-__all__ = ["ENV_VAR", "Job", "compiling_elsewhere", "enabled", "family_ready", "finish_at_exit", "job", "play_until_reset"]
+__all__ = ["ENV_VAR", "Job", "compiling", "compiling_elsewhere", "enabled", "family_ready", "finish_at_exit", "job", "play_until_reset"]
