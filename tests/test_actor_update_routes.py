@@ -16,7 +16,7 @@ def test_it_times_the_three_routes_and_the_concurrent_gradients_match(capsys):
     """Slow: ``torch.compile`` of the actor's loss takes ~15 s on the 2-core machine."""
     got = aur.main(aur.Args(rows=96, pass_rows=32, threads=2, rounds=1, reps=1))
     assert all(got[k] > 0 for k in ("passes", "concurrent", "compiled", "compile_s"))
-    assert got["max_grad_diff"] < 1e-3  # the same gradient, summed in pass order, up to float rounding
+    assert got["max_grad_diff"] < 1e-4  # the same gradient (relative to its largest entry), up to float rounding
     out = capsys.readouterr().out
     assert "actor_update_routes: 96 rows in passes of 32, 2 threads" in out and "class actor" in out
 
