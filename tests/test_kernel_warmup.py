@@ -212,3 +212,37 @@ def test_random_actions_do_not_wait_for_the_compiler_lock(monkeypatch):
     monkeypatch.setattr(policies, "_PICK", [Uncompiled()])
     monkeypatch.setattr(policies, "_compiling_elsewhere", lambda: True)
     assert torch.equal(policies.random_actions(avail, torch.Generator().manual_seed(7)), want)
+
+
+def test_a_fork_waits_for_an_unfinished_compile(monkeypatch):
+    """Found in review: a child forked mid-compile failed every compile ("compiler re-entrant") or hung."""
+    gate = threading.Event()
+
+    def slow():
+        gate.wait(30)
+        raise RuntimeError("ended for the test")
+
+    monkeypatch.setattr(warmup, "_jobs", {})
+    j = warmup.job(False, slow, stream=io.StringIO())
+    threading.Timer(0.2, gate.set).start()
+    out = io.StringIO()
+    warmup._finish_before_fork(out)
+    assert j.finished() and "a fork waits for the background compile" in out.getvalue()
+
+
+def test_a_forked_child_uses_the_parents_finished_compile(monkeypatch):
+    parent = warmup.Job(False, lambda: None)
+    parent.pid = -1  # as a forked child sees its parent's job
+    parent._done.set()
+    monkeypatch.setattr(warmup, "_jobs", {(-1, False): parent})
+
+    def never():
+        raise AssertionError("a second compile was started")
+
+    assert warmup.job(False, never) is parent
+    failed = warmup.Job(True, lambda: None)
+    failed.pid, failed.error = -1, "failed in the parent"
+    failed._done.set()
+    warmup._jobs[(-1, True)] = failed
+    j = warmup.job(True, lambda: None, stream=io.StringIO())  # the parent's failure is not inherited: try again
+    assert j is not failed and j.finished(timeout=30) and j.error is not None  # (None is no simulator)

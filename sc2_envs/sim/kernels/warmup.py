@@ -138,20 +138,34 @@ _lock = threading.Lock()
 
 def job(v2: bool, make_sim: Callable, stream=None) -> Job:
     """This process's background compile of family ``v2``, started (with ``make_sim()``'s simulator)
-    if there is none yet: every simulator of the family waits on the same one."""
-    global _exit_hook
-    key = (os.getpid(), v2)
+    if there is none yet: every simulator of the family waits on the same one. In a forked child, the
+    parent's finished compile (its machine code came with the fork) serves."""
+    global _hooks
+    pid = os.getpid()
     with _lock:
-        j = _jobs.get(key)
+        j = _jobs.get((pid, v2))
         if j is None:
-            j = _jobs[key] = Job(v2, make_sim, stream).start()
-            if not _exit_hook:
+            for (p, family), inherited in _jobs.items():
+                if family == v2 and p != pid and inherited.finished() and inherited.error is None:
+                    return inherited
+            j = _jobs[(pid, v2)] = Job(v2, make_sim, stream).start()
+            if not _hooks:
                 atexit.register(finish_at_exit)
-                _exit_hook = True
+                if hasattr(os, "register_at_fork"):
+                    os.register_at_fork(before=_finish_before_fork)
+                _hooks = True
         return j
 
 
-_exit_hook = False
+_hooks = False
+
+
+def _pending(other_threads_only: bool = False) -> list[Job]:
+    """This process's unfinished compiles (``other_threads_only``: run by a thread other than the caller)."""
+    me, pid = threading.current_thread(), os.getpid()
+    return [
+        j for j in list(_jobs.values()) if j.pid == pid and not (other_threads_only and j._thread is me) and not j.finished()
+    ]
 
 
 def finish_at_exit(stream=None) -> None:
@@ -160,8 +174,7 @@ def finish_at_exit(stream=None) -> None:
     Why: the compile thread is a daemon, and a script shorter than the compile (a smoke test, a short
     evaluation) would end it before Numba wrote its cache, so every such run would start the compile
     anew and never reach the numba path. Waiting once is what the foreground compile cost up front."""
-    pid = os.getpid()
-    pending = [j for j in list(_jobs.values()) if j.pid == pid and not j.finished()]
+    pending = _pending()
     if not pending:
         return
     out = stream if stream is not None else sys.stderr
@@ -178,17 +191,35 @@ def finish_at_exit(stream=None) -> None:
         out.flush()
 
 
+def _finish_before_fork(stream=None) -> None:
+    """Before ``os.fork`` (``multiprocessing``'s fork start method included), wait for this process's
+    unfinished compiles, saying so.
+
+    Why: a child forked mid-compile inherits Numba's compiler state held by a thread that does not
+    exist there, so any compile in the child fails ("compiler re-entrant to the same function
+    signature") or waits forever on the compiler lock (found in review)."""
+    pending = _pending(other_threads_only=True)
+    if not pending:
+        return
+    out = stream if stream is not None else sys.stderr
+    out.write(
+        "sc2_envs: a fork waits for the background compile of the numba step kernel to finish (a child process "
+        "cannot inherit a compile under way)\n"
+    )
+    out.flush()
+    for j in pending:
+        j.finished(timeout=None)
+
+
 def compiling() -> bool:
     """Whether a background compile of this process is under way (its simulators still play on the torch path)."""
-    pid = os.getpid()
-    return any(j.pid == pid and not j.finished() for j in list(_jobs.values()))
+    return bool(_pending())
 
 
 def compiling_elsewhere() -> bool:
     """Whether a background compile of this process is under way in a thread other than the caller's: a
     first call of another Numba function here would wait for Numba's compiler lock until it ends."""
-    me, pid = threading.current_thread(), os.getpid()
-    return any(j.pid == pid and j._thread is not me and not j.finished() for j in list(_jobs.values()))
+    return bool(_pending(other_threads_only=True))
 
 
 def play_until_reset(sim, max_steps: int = 100_000) -> int:
@@ -215,4 +246,14 @@ def play_until_reset(sim, max_steps: int = 100_000) -> int:
     raise RuntimeError(f"no episode of the warm-up simulator ended within {max_steps} steps")
 
 
-__all__ = ["ENV_VAR", "Job", "compiling", "compiling_elsewhere", "enabled", "family_ready", "finish_at_exit", "job", "play_until_reset"]
+__all__ = [
+    "ENV_VAR",
+    "Job",
+    "compiling",
+    "compiling_elsewhere",
+    "enabled",
+    "family_ready",
+    "finish_at_exit",
+    "job",
+    "play_until_reset",
+]
