@@ -33,6 +33,7 @@ import tyro
 
 from sc2_envs.runs import plural
 
+REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gnn_attention_forms import _alternate  # noqa: E402
 from gnn_token_packing import Args as BattleArgs  # noqa: E402
@@ -58,10 +59,15 @@ class Args:
 
 
 def check_args(args: Args) -> None:
-    """Raise ValueError naming a bad count."""
+    """Raise ValueError naming a bad count, seed or checkpoint."""
     for name in ("rows", "pass_rows", "threads", "rounds", "reps"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: expected an integer >= 1")
+    if args.seed < 0:
+        raise ValueError(f"--seed {args.seed}: expected an integer >= 0")
+    path = Path(args.checkpoint)
+    if not path.is_file() and not (not path.is_absolute() and (REPO / path).is_file()):
+        raise ValueError(f"--checkpoint {args.checkpoint}: no such file (from the current folder or the repository root)")
 
 
 def compare(args: Args) -> dict[str, float]:

@@ -105,10 +105,15 @@ class Args:
 
 def check_args(args: Args) -> None:
     """Raise ValueError naming a bad configuration, count or tree."""
+    from sc2_envs.maps import list_maps
+    from sc2_envs.smacv2 import is_scenario
+
     for spec in args.configs:
         name, sep, b = spec.rpartition(":")
         if not sep or not name or not b.isdigit() or int(b) < 1:
             raise ValueError(f"--configs entries are map:num_envs with num_envs >= 1, got {spec!r}")
+        if name not in list_maps() and not is_scenario(name):
+            raise ValueError(f"--configs {spec!r}: {name!r} is neither a SMAC v1 map nor a SMACv2 scenario")
     if args.steps < 0 or args.rounds < 1:
         raise ValueError(f"need --steps >= 0 and --rounds >= 1, got {args.steps} and {args.rounds}")
     if args.background and args.baseline_tree:

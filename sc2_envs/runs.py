@@ -899,7 +899,7 @@ def env_share_note(share_sum: float, share_n: int, apart_share: float | None, ap
     if share_n:
         return (
             f", env {share_sum / share_n:.0%} of the iteration time (the first iteration and any with a one-time "
-            "kernel compile or cache load excluded)"
+            "kernel compile or cache load, or during a background compile, excluded)"
         )
     if apart_share is not None:
         if apart_n <= 1:
@@ -909,7 +909,7 @@ def env_share_note(share_sum: float, share_n: int, apart_share: float | None, ap
             )
         return (
             f", env {apart_share:.0%} of the last iteration's time (each of this process's {apart_n} iterations "
-            "included a one-time kernel compile or cache load)"
+            "included a one-time kernel compile or cache load, or ran during a background compile on the torch path)"
         )
     return ""
 
@@ -935,6 +935,7 @@ class EnvShares:
         self.apart_share: float | None = None
         self.apart_n = 0
         self._first_calls = 0
+        self._compiling = False
 
     def start(self) -> None:
         from sc2_envs.sim.first_use import first_calls_done

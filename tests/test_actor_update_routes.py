@@ -25,3 +25,13 @@ def test_it_times_the_three_routes_and_the_concurrent_gradients_match(capsys):
 def test_bad_counts_are_named(name):
     with pytest.raises(ValueError, match=f"--{name.replace('_', '-')} 0: expected an integer >= 1"):
         aur.check_args(aur.Args(**{name: 0}))
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [({"seed": -1}, "--seed -1: expected an integer >= 0"), ({"checkpoint": "nope.pt"}, "--checkpoint nope.pt: no such file")],
+)
+def test_bad_seed_and_checkpoint_are_named(kw, message):
+    """Found in review: a missing checkpoint gave a raw FileNotFoundError, a negative seed failed after the header."""
+    with pytest.raises(ValueError, match=message):
+        aur.check_args(aur.Args(**kw))

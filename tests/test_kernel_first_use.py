@@ -18,6 +18,7 @@ def _module():
         (dict(steps=-1), "--steps >= 0"),
         (dict(baseline_tree=["/nonexistent/tree"]), "holds no sc2_envs"),
         (dict(background=True, baseline_tree=["."]), "drop --baseline-tree"),
+        (dict(configs=["nosuchmap:1"]), "'nosuchmap' is neither a SMAC v1 map nor a SMACv2 scenario"),
     ],
 )
 def test_bad_arguments_are_named(kw, match):

@@ -246,3 +246,51 @@ def test_a_forked_child_uses_the_parents_finished_compile(monkeypatch):
     warmup._jobs[(-1, True)] = failed
     j = warmup.job(True, lambda: None, stream=io.StringIO())  # the parent's failure is not inherited: try again
     assert j is not failed and j.finished(timeout=30) and j.error is not None  # (None is no simulator)
+
+
+def test_an_empty_switch_means_the_default(monkeypatch):
+    """Found in review: ``SC2_ENVS_BACKGROUND_COMPILE=`` (set but empty) made every auto simulator fail."""
+    monkeypatch.setenv(warmup.ENV_VAR, "")
+    assert warmup.enabled()
+    monkeypatch.setenv(warmup.ENV_VAR, " 0 ")
+    assert not warmup.enabled()
+
+
+def _slow_job(monkeypatch):
+    gate = threading.Event()
+
+    def slow():
+        gate.wait(30)
+        raise RuntimeError("ended for the test")
+
+    monkeypatch.setattr(warmup, "_jobs", {})
+    return gate, warmup.job(False, slow, stream=io.StringIO())
+
+
+def test_a_worker_skips_the_exit_wait(monkeypatch):
+    """Found in review: SubprocVectorEnv workers waited at exit for their compile and ran into close()'s terminate."""
+    gate, j = _slow_job(monkeypatch)
+    monkeypatch.setattr(warmup, "_wait_at_exit", True)
+    warmup.skip_exit_wait()
+    out = io.StringIO()
+    warmup.finish_at_exit(out)
+    assert out.getvalue() == "" and not j.finished()
+    gate.set()
+    assert j.finished(timeout=30)
+
+
+def test_a_sigterm_during_the_exit_wait_ends_it(monkeypatch):
+    """Found in review: a SIGTERM handler's SystemExit inside the wait came out as 'Exception ignored in atexit'."""
+    gate, j = _slow_job(monkeypatch)
+
+    class Interrupting(FakeJob):
+        def finished(self, timeout=0.0):
+            if timeout is None:
+                raise SystemExit(143)
+            return False
+
+    monkeypatch.setattr(warmup, "_pending", lambda other_threads_only=False: [Interrupting()])
+    out = io.StringIO()
+    warmup.finish_at_exit(out)  # returns: the interpreter goes on exiting
+    assert "background compile abandoned" in out.getvalue()
+    gate.set()

@@ -233,7 +233,8 @@ def test_end_of_run_wording():
     # the first iteration of a process (kernel compile) is left out of the mean, or labelled when alone
     assert (
         runs.env_share_note(0.5, 2, 0.9)
-        == ", env 25% of the iteration time (the first iteration and any with a one-time kernel compile or cache load excluded)"
+        == ", env 25% of the iteration time (the first iteration and any with a one-time kernel compile or cache load, "
+        "or during a background compile, excluded)"
     )
     assert (
         runs.env_share_note(0.0, 0, 0.9)
@@ -242,7 +243,7 @@ def test_end_of_run_wording():
     assert runs.env_share_note(0.0, 0, None) == ""
     assert runs.env_share_note(0.0, 0, 0.4, 2) == (
         ", env 40% of the last iteration's time (each of this process's 2 iterations included a one-time kernel "
-        "compile or cache load)"
+        "compile or cache load, or ran during a background compile on the torch path)"
     )
     # a resumed run's wall time (what its SPS divides by) counts earlier processes: said so, with this one's
     assert runs.wall_time_note(14.2, 14.2, False) == "14 s"
@@ -784,3 +785,9 @@ def test_env_shares_keep_apart_iterations_played_during_a_background_compile(mon
     assert shown == ["2%", "30% (torch path: the kernel compiles in the background)",
                      "25% (torch path: the kernel compiles in the background)", "3%"]  # fmt: skip
     assert (shares.share_n, shares.apart_n) == (1, 3) and shares.share_sum == 0.03
+
+
+def test_env_shares_add_without_start():
+    """Found in review: ``add`` before any ``start`` raised AttributeError after the background-compile change."""
+    shares = runs.EnvShares()
+    assert shares.add(0.5).startswith("50%") and shares.apart_n == 1

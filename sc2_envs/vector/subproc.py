@@ -172,6 +172,7 @@ def _worker(
             pass
     finally:
         stop.set()
+        _skip_compile_wait()  # the parent closes workers on a deadline (close(timeout=...))
         if env is not None:
             try:
                 env.close()
@@ -179,6 +180,14 @@ def _worker(
                 traceback.print_exc()
         print(f"[worker {index}] exiting", flush=True)
         conn.close()
+
+
+def _skip_compile_wait() -> None:
+    """A closing worker does not wait at exit for a background compile of the simulator's kernels
+    (``sim.kernels.warmup.skip_exit_wait``); only if the simulator's kernels were ever imported."""
+    warmup = sys.modules.get("sc2_envs.sim.kernels.warmup")
+    if warmup is not None:
+        warmup.skip_exit_wait()
 
 
 # ------------------------------------------------------------------------------------------------

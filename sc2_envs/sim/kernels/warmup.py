@@ -41,7 +41,7 @@ def enabled() -> bool:
     Raises:
         ValueError: the variable is set to something other than ``"0"`` or ``"1"``.
     """
-    value = os.environ.get(ENV_VAR, "1").strip()
+    value = os.environ.get(ENV_VAR, "").strip() or "1"  # set but empty: as if unset
     if value not in ("0", "1"):
         raise ValueError(f"{ENV_VAR}={value!r}: expected '0' (compile in the foreground) or '1' (in the background)")
     return value == "1"
@@ -121,7 +121,7 @@ class Job:
         else:
             self._say(
                 f"compiling the numba step kernel ({self.family}) failed after {self.seconds:.0f} s; the torch path "
-                f"stays in effect (same game, slower). Numba said:\n{self.error}"
+                f"stays in effect (same game, slower). The error:\n{self.error}"
             )
         self._done.set()
 
@@ -175,7 +175,7 @@ def finish_at_exit(stream=None) -> None:
     evaluation) would end it before Numba wrote its cache, so every such run would start the compile
     anew and never reach the numba path. Waiting once is what the foreground compile cost up front."""
     pending = _pending()
-    if not pending:
+    if not pending or not _wait_at_exit:
         return
     out = stream if stream is not None else sys.stderr
     out.write(
@@ -186,9 +186,20 @@ def finish_at_exit(stream=None) -> None:
     try:
         for j in pending:
             j.finished(timeout=None)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):  # Ctrl-C, or a SIGTERM handler that raises SystemExit
         out.write("sc2_envs: background compile abandoned\n")
         out.flush()
+
+
+_wait_at_exit = True
+
+
+def skip_exit_wait() -> None:
+    """Let this process exit without waiting for an unfinished compile (:func:`finish_at_exit`): for worker
+    processes whose parent closes them on a deadline (``sc2_envs.vector``), where the wait would run
+    into the parent's terminate. Their cache is then written only by a run that outlasts the compile."""
+    global _wait_at_exit
+    _wait_at_exit = False
 
 
 def _finish_before_fork(stream=None) -> None:
