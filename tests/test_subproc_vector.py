@@ -274,6 +274,9 @@ def test_matches_in_process_batch_for_the_same_seeds(tmp_path, no_leftover_child
         assert vec.get_stats() == ref.get_stats()
     finally:
         vec.close()
+    # found in review: closing a worker whose env is make_batched's simulator (no close()) logged a traceback
+    logs = [p.read_text() for p in sorted(tmp_path.glob("worker_*.log"))]
+    assert len(logs) == 2 and all("exiting" in log and "Traceback" not in log for log in logs), logs
 
 
 def test_constructor_seed_gives_the_in_process_batch_battles_over_several_episodes(tmp_path, no_leftover_children):

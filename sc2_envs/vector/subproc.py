@@ -173,7 +173,7 @@ def _worker(
     finally:
         stop.set()
         _skip_compile_wait()  # the parent closes workers on a deadline (close(timeout=...))
-        if env is not None:
+        if env is not None and hasattr(env, "close"):  # make_batched's simulator holds nothing to close
             try:
                 env.close()
             except Exception:  # noqa: BLE001 - closing is best effort; the error is logged
