@@ -958,7 +958,7 @@ class EnvShares:
         else:
             self.share_sum, self.share_n = self.share_sum + share, self.share_n + 1
         if compiling:
-            return f"{share:.0%} (torch path: the kernel compiles in the background)"
+            return f"{share:.0%} (torch path while the kernel compiled in the background)"
         return f"{share:.0%} (incl. a kernel's first call)" if first_call else f"{share:.0%}"
 
     def note(self) -> str:

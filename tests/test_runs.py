@@ -782,8 +782,8 @@ def test_env_shares_keep_apart_iterations_played_during_a_background_compile(mon
     for share in (0.02, 0.30, 0.25, 0.03):
         shares.start()
         shown.append(shares.add(share))
-    assert shown == ["2%", "30% (torch path: the kernel compiles in the background)",
-                     "25% (torch path: the kernel compiles in the background)", "3%"]  # fmt: skip
+    assert shown == ["2%", "30% (torch path while the kernel compiled in the background)",
+                     "25% (torch path while the kernel compiled in the background)", "3%"]  # fmt: skip
     assert (shares.share_n, shares.apart_n) == (1, 3) and shares.share_sum == 0.03
 
 

@@ -116,7 +116,8 @@ class Job:
         self.seconds = time.perf_counter() - t0
         if self.error is None:
             self._say(
-                f"numba step kernel ({self.family}) ready after {self.seconds:.0f} s; simulators switch to it at their next step"
+                f"numba step kernel ({self.family}) ready after {self.seconds:.0f} s and cached on disk; simulators switch to "
+                f"it at their next reset or step"
             )
         else:
             self._say(
@@ -185,7 +186,10 @@ def finish_at_exit(stream=None) -> None:
     out.flush()
     try:
         for j in pending:
-            j.finished(timeout=None)
+            # short waits: a Ctrl-C delivered to the compile thread instead of this one runs its handler
+            # only when this thread runs bytecode again (a newcomer's Ctrl-C was once ignored for 13 s)
+            while not j.finished(timeout=0.2):
+                pass
     except (KeyboardInterrupt, SystemExit):  # Ctrl-C, or a SIGTERM handler that raises SystemExit
         out.write("sc2_envs: background compile abandoned\n")
         out.flush()
