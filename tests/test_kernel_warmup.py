@@ -176,7 +176,7 @@ def test_play_until_reset_reaches_an_auto_reset():
     assert 1 <= steps <= sim.episode_limit + 1 and sim.get_stats()["battles_game"] >= 1
 
 
-def test_exit_waits_for_an_unfinished_compile_and_says_so(monkeypatch):
+def _slow_job(monkeypatch):
     gate = threading.Event()
 
     def slow():
@@ -184,8 +184,11 @@ def test_exit_waits_for_an_unfinished_compile_and_says_so(monkeypatch):
         raise RuntimeError("ended for the test")
 
     monkeypatch.setattr(warmup, "_jobs", {})
-    quiet = io.StringIO()
-    j = warmup.job(False, slow, stream=quiet)
+    return gate, warmup.job(False, slow, stream=io.StringIO())
+
+
+def test_exit_waits_for_an_unfinished_compile_and_says_so(monkeypatch):
+    gate, j = _slow_job(monkeypatch)
     assert warmup.compiling_elsewhere() and not j.finished()
     threading.Timer(0.2, gate.set).start()
     out = io.StringIO()
@@ -216,14 +219,7 @@ def test_random_actions_do_not_wait_for_the_compiler_lock(monkeypatch):
 
 def test_a_fork_waits_for_an_unfinished_compile(monkeypatch):
     """Found in review: a child forked mid-compile failed every compile ("compiler re-entrant") or hung."""
-    gate = threading.Event()
-
-    def slow():
-        gate.wait(30)
-        raise RuntimeError("ended for the test")
-
-    monkeypatch.setattr(warmup, "_jobs", {})
-    j = warmup.job(False, slow, stream=io.StringIO())
+    gate, j = _slow_job(monkeypatch)
     threading.Timer(0.2, gate.set).start()
     out = io.StringIO()
     warmup._finish_before_fork(out)
@@ -254,17 +250,6 @@ def test_an_empty_switch_means_the_default(monkeypatch):
     assert warmup.enabled()
     monkeypatch.setenv(warmup.ENV_VAR, " 0 ")
     assert not warmup.enabled()
-
-
-def _slow_job(monkeypatch):
-    gate = threading.Event()
-
-    def slow():
-        gate.wait(30)
-        raise RuntimeError("ended for the test")
-
-    monkeypatch.setattr(warmup, "_jobs", {})
-    return gate, warmup.job(False, slow, stream=io.StringIO())
 
 
 def test_a_worker_skips_the_exit_wait(monkeypatch):

@@ -169,20 +169,11 @@ def _pending(other_threads_only: bool = False) -> list[Job]:
     ]
 
 
-def finish_at_exit(stream=None) -> None:
-    """At interpreter exit, wait for this process's unfinished compiles, saying so (Ctrl-C skips the wait).
-
-    Why: the compile thread is a daemon, and a script shorter than the compile (a smoke test, a short
-    evaluation) would end it before Numba wrote its cache, so every such run would start the compile
-    anew and never reach the numba path. Waiting once is what the foreground compile cost up front."""
-    pending = _pending()
-    if not pending or not _wait_at_exit:
-        return
+def _wait_for(pending: list[Job], message: str, stream=None) -> None:
+    """Say ``message`` on ``stream`` (default stderr), then wait for ``pending`` to finish; a Ctrl-C (or a
+    SIGTERM handler's SystemExit) ends the wait, saying so."""
     out = stream if stream is not None else sys.stderr
-    out.write(
-        "sc2_envs: waiting for the background compile of the numba step kernel to finish, so that later runs "
-        "load it from the on-disk cache (Ctrl-C skips this; the next run then compiles it again)\n"
-    )
+    out.write(f"sc2_envs: {message}\n")
     out.flush()
     try:
         for j in pending:
@@ -190,9 +181,25 @@ def finish_at_exit(stream=None) -> None:
             # only when this thread runs bytecode again (a newcomer's Ctrl-C was once ignored for 13 s)
             while not j.finished(timeout=0.2):
                 pass
-    except (KeyboardInterrupt, SystemExit):  # Ctrl-C, or a SIGTERM handler that raises SystemExit
+    except (KeyboardInterrupt, SystemExit):
         out.write("sc2_envs: background compile abandoned\n")
         out.flush()
+
+
+def finish_at_exit(stream=None) -> None:
+    """At interpreter exit, wait for this process's unfinished compiles, saying so (Ctrl-C skips the wait).
+
+    Why: the compile thread is a daemon, and a script shorter than the compile (a smoke test, a short
+    evaluation) would end it before Numba wrote its cache, so every such run would start the compile
+    anew and never reach the numba path. Waiting once is what the foreground compile cost up front."""
+    pending = _pending()
+    if pending and _wait_at_exit:
+        _wait_for(
+            pending,
+            "waiting for the background compile of the numba step kernel to finish, so that later runs load it from "
+            "the on-disk cache (Ctrl-C skips this; the next run then compiles it again)",
+            stream,
+        )
 
 
 _wait_at_exit = True
@@ -214,16 +221,13 @@ def _finish_before_fork(stream=None) -> None:
     exist there, so any compile in the child fails ("compiler re-entrant to the same function
     signature") or waits forever on the compiler lock (found in review)."""
     pending = _pending(other_threads_only=True)
-    if not pending:
-        return
-    out = stream if stream is not None else sys.stderr
-    out.write(
-        "sc2_envs: a fork waits for the background compile of the numba step kernel to finish (a child process "
-        "cannot inherit a compile under way)\n"
-    )
-    out.flush()
-    for j in pending:
-        j.finished(timeout=None)
+    if pending:
+        _wait_for(
+            pending,
+            "a fork waits for the background compile of the numba step kernel to finish (a child process cannot "
+            "inherit a compile under way)",
+            stream,
+        )
 
 
 def compiling() -> bool:
