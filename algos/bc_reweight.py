@@ -358,8 +358,17 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
         policy.eval()
         val = smac_validate(policy, data, A)
         path = run_dir / f"epoch_{epoch:03d}.pt"
-        # no env steps: behaviour cloning learns from replays (the epoch is in the checkpoint's bc record)
-        save_checkpoint(str(path), policy, critic, env_info, asdict(args), global_step=0)
+        # no env steps: behaviour cloning learns from replays (the epoch is in the checkpoint's bc record,
+        # written in the same file, so no reader sees a BC checkpoint without it)
+        bc = {
+            "epoch": epoch,
+            "val_acc": val["val_acc"],
+            "val_loss": val["val_loss"],
+            "weights": w_np.tolist(),
+            "data_counts": data.counts.tolist(),
+            "files": [f[0] for f in ds.files],
+        }
+        save_checkpoint(str(path), policy, critic, env_info, asdict(args), global_step=0, extra={"bc": bc})
         rec = {
             "epoch": epoch,
             "train_loss": float(np.mean(losses)),
@@ -368,17 +377,6 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
             "val_idle_pred": float(val["pred_share"][1]),
             "checkpoint": str(path),
         }
-        annotate(
-            path,
-            {
-                "epoch": epoch,
-                "val_acc": val["val_acc"],
-                "val_loss": val["val_loss"],
-                "weights": w_np.tolist(),
-                "data_counts": data.counts.tolist(),
-                "files": [f[0] for f in ds.files],
-            },
-        )
         history.append(rec)
         log_scalars(run_dir, rec)
         print(
@@ -410,13 +408,6 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
         )
 
     return select(args, run_dir, history, play, resumed=resumed is not None)
-
-
-def annotate(path: Path, bc: dict) -> None:
-    """Add the ``bc`` record (epoch, validation figures, weights, data used) to a checkpoint file."""
-    ck = torch.load(path, map_location="cpu", weights_only=True)
-    ck["bc"] = bc
-    torch.save(ck, path)
 
 
 _WRITERS: dict = {}

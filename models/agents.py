@@ -638,8 +638,10 @@ def save_checkpoint(
     args: dict,
     global_step: int = 0,
     maps: list[str] | None = None,
+    extra: dict | None = None,
 ) -> None:
-    """Write a checkpoint readable with ``torch.load(path, weights_only=True)``.
+    """Write a checkpoint readable with ``torch.load(path, weights_only=True)``, atomically (a crash
+    mid-write leaves the previous file, not a truncated one: ``sc2_envs.runs.save_atomic``).
 
     Keys: ``format``, ``config`` (map, actor type, classes and agent ids, network sizes, entity
     widths, obs/state sizes and layouts, n_actions), ``args`` (the training ``Args`` as a dict),
@@ -649,10 +651,12 @@ def save_checkpoint(
     training map; ``map_name``, the agent ids and the sizes are those of the first map
     (``env_info``), whose layout every other map shares (:func:`build_multi_map_models` checked it).
     With ``maps`` None or one map the checkpoint has no ``train_maps`` key (the single-map format).
+    ``extra``: more top-level records written in the same file (e.g. behaviour cloning's ``bc``), so a
+    reader never sees the checkpoint without them.
 
     Raises:
-        ValueError: a weight holds NaN or inf (a diverged run is not saved as if it were trained), or
-            ``maps[0]`` is not ``env_info``'s map.
+        ValueError: a weight holds NaN or inf (a diverged run is not saved as if it were trained),
+            ``maps[0]`` is not ``env_info``'s map, or an ``extra`` key would replace a standard one.
     """
 
     def cpu(sd: dict) -> dict:
@@ -688,8 +692,14 @@ def save_checkpoint(
         "actors": cpu(policy.state_dict()),
         "critic": cpu(critic.state_dict()),
     }
+    clash = sorted(set(extra or {}) & set(ckpt))
+    if clash:
+        raise ValueError(f"save_checkpoint extra keys {clash} would replace the checkpoint's own records")
+    ckpt.update(extra or {})
     _check_finite_weights(f"save_checkpoint({path!r}) at {int(global_step)} env steps", ckpt)
-    torch.save(ckpt, path)
+    from sc2_envs.runs import save_atomic
+
+    save_atomic(ckpt, path)
 
 
 def _check_finite_weights(where: str, ckpt: dict, with_critic: bool = True) -> None:

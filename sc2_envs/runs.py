@@ -635,10 +635,20 @@ def save_resume(path: str | os.PathLike, state: dict) -> Path:
     ``state`` must hold only tensors, Python scalars, strings and containers of them (what
     ``torch.load(weights_only=True)`` reads back); tensors are copied to the CPU.
     """
+    return save_atomic({"format": RESUME_FORMAT, **to_cpu(state)}, path)
+
+
+def save_atomic(obj, path: str | os.PathLike) -> Path:
+    """``torch.save(obj, path)`` through a temporary file in the same folder and ``os.replace``, so a crash
+    mid-write leaves the previous file (or none) instead of a truncated one; returns the path."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    torch.save({"format": RESUME_FORMAT, **to_cpu(state)}, tmp)
-    os.replace(tmp, path)
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
     return path
 
 

@@ -234,6 +234,29 @@ def test_checkpoint_carries_config_loads_weights_only_and_transfers(tmp_path):
     assert pol3.class_agents == {"stalker": [0, 1, 2], "zealot": [3, 4, 5, 6, 7]}
 
 
+def test_checkpoint_extra_records_are_in_the_same_file_and_writes_are_atomic(tmp_path, monkeypatch):
+    """Found in review: a BC checkpoint was written at 0 env steps and its ``bc`` record added by a second
+    write, so a crash between the two left a file that read as an RL checkpoint at 0 env steps."""
+    info = env_info("3m")
+    policy, critic = build_models(info, "mlp", hidden=16)
+    path = tmp_path / "bc.pt"
+    save_checkpoint(str(path), policy, critic, info, {}, extra={"bc": {"epoch": 3}})
+    assert torch.load(path, weights_only=True)["bc"] == {"epoch": 3}
+    with pytest.raises(ValueError, match=r"extra keys \['global_step'\] would replace"):
+        save_checkpoint(str(path), policy, critic, info, {}, extra={"global_step": 5})
+
+    def crash(obj, f):
+        Path(f).write_bytes(b"half a checkpoint")
+        raise OSError("disk full, for the test")
+
+    monkeypatch.setattr(torch, "save", crash)
+    with pytest.raises(OSError, match="disk full"):
+        save_checkpoint(str(path), policy, critic, info, {}, global_step=9)
+    monkeypatch.undo()
+    assert torch.load(path, weights_only=True)["bc"] == {"epoch": 3}  # the previous file, intact
+    assert [p.name for p in tmp_path.iterdir()] == ["bc.pt"]  # no temporary file left behind
+
+
 def test_checkpoint_for_a_mismatched_map_names_both_maps(tmp_path):
     info = env_info("2s3z")
     policy, critic = build_models(info, "mlp", hidden=16)
