@@ -12,10 +12,15 @@ has run, so every kernel a step can call is compiled. Each simulator switches to
 its first ``reset`` or ``step`` after that (``SMACSim.wait_for_kernel`` waits for it). Since the two
 paths give equal states and outputs, where the switch falls changes no result.
 
-Measured on the idle 2-core machine, 2s3z, empty cache (``python benchmarks/kernel_first_use.py
---background``): the first step came 0.8 s after import instead of 14.9 s; the compile took 15.8 s in
-the background against 14.9 s in the foreground, and the torch path played 1,409 env steps meanwhile
-at 1 env (134k at 256 envs).
+Measured on the idle 2-core machine, 2s3z at 1 env, empty cache (``python benchmarks/kernel_first_use.py
+--background --configs 2s3z:1 2s3z:256 --rounds 2``): the first step returned 0.2 s after
+``make_batched`` instead of 15.3 s; the numba path was in effect from 16.0 s (15.3 s in the foreground),
+and the torch path played 1,469 env steps meanwhile. A whole short first run costs about the same
+either way (README, "Speed"); what the background buys is that nothing waits before the first step.
+
+A forked child must not inherit a compile under way (Numba's compiler lock and state would belong to
+a thread it does not have), so a fork waits for it first; an exiting process waits for it too (its
+cache would be lost), except worker processes closed on a deadline (:func:`skip_exit_wait`).
 
 ``SC2_ENVS_BACKGROUND_COMPILE=0`` restores the foreground compile (the test suite sets it, so that a
 test of the numba path never runs on the torch path while a compile is under way).
