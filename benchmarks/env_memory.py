@@ -51,6 +51,7 @@ def _child(map_name: str, B: int, steps: int, warmup: int, every: int, kernel: s
     proc = psutil.Process()
     rss0 = proc.memory_info().rss
     env = sc2_envs.make_batched(map_name, num_envs=B, seed=0, kernel=kernel)
+    env.wait_for_kernel()  # on first use ("auto", empty cache): measure the numba path's memory, not the torch one's
     out, gen = env.reset(), torch.Generator().manual_seed(0)
     for _ in range(warmup):
         out = env.step(random_actions(out["avail_actions"], gen))

@@ -92,6 +92,7 @@ def measure(
         num_threads=threads or None,
         kernel=kernel,
     )
+    env.wait_for_kernel()  # on first use ("auto", empty cache): time the numba path, not a mix with the torch one
     out = env.reset()
     gen = torch.Generator(device=device).manual_seed(0)
     t0 = time.perf_counter()

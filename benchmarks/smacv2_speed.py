@@ -33,6 +33,7 @@ class Runner:
 
     def __init__(self, name: str, num_envs: int, kernel: str, seed: int = 0):
         self.sim = sc2_envs.make_batched(name, num_envs=num_envs, seed=seed, kernel=kernel)
+        self.sim.wait_for_kernel()  # on first use ("auto", empty cache): time the numba path, not a mix
         self.num_envs = num_envs
         self.gen = torch.Generator().manual_seed(seed)
         self.out = self.sim.reset()
