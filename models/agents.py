@@ -695,11 +695,33 @@ def save_checkpoint(
     clash = sorted(set(extra or {}) & set(ckpt))
     if clash:
         raise ValueError(f"save_checkpoint extra keys {clash} would replace the checkpoint's own records")
-    ckpt.update(extra or {})
+    if extra:
+        _check_weights_only(extra)
+        ckpt.update(extra)
     _check_finite_weights(f"save_checkpoint({path!r}) at {int(global_step)} env steps", ckpt)
     from sc2_envs.runs import save_atomic
 
     save_atomic(ckpt, path)
+
+
+def _check_weights_only(extra: dict) -> None:
+    """Raise ValueError naming the first ``extra`` record that ``torch.load(weights_only=True)`` could not read
+    back (a NumPy value, a Path, ...), before anything is written: the file would replace a good
+    checkpoint with one no reader of this project opens."""
+    import io
+
+    for key, value in extra.items():
+        buf = io.BytesIO()
+        try:
+            torch.save(value, buf)
+            buf.seek(0)
+            torch.load(buf, weights_only=True)
+        except Exception as e:
+            raise ValueError(
+                f"save_checkpoint extra[{key!r}] cannot be read back with torch.load(weights_only=True) "
+                f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); use tensors, Python numbers, "
+                f"strings, lists and dicts"
+            ) from None
 
 
 def _check_finite_weights(where: str, ckpt: dict, with_critic: bool = True) -> None:

@@ -639,13 +639,25 @@ def save_resume(path: str | os.PathLike, state: dict) -> Path:
 
 
 def save_atomic(obj, path: str | os.PathLike) -> Path:
-    """``torch.save(obj, path)`` through a temporary file in the same folder and ``os.replace``, so a crash
-    mid-write leaves the previous file (or none) instead of a truncated one; returns the path."""
+    """``torch.save(obj, path)`` through a temporary file in the same folder, flushed to disk, then
+    ``os.replace``, so a crash mid-write leaves the previous file (or none) instead of a truncated one;
+    returns the path. A symbolic link is followed (its target is replaced, the link kept).
+
+    Raises:
+        OSError: the file cannot be written (naming it and the reason); nothing is left behind.
+    """
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    if path.is_symlink():
+        path = path.resolve()
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}.{threading.get_ident()}")
     try:
-        torch.save(obj, tmp)
+        with open(tmp, "wb") as f:
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as e:
+        raise OSError(f"cannot write {path}: {e}") from e
     finally:
         if tmp.exists():
             tmp.unlink()

@@ -7,6 +7,7 @@ included). The suite runs with ``SC2_ENVS_BACKGROUND_COMPILE=0`` (conftest); the
 """
 
 import io
+import os
 import pickle
 import threading
 
@@ -240,8 +241,7 @@ def test_a_forked_child_uses_the_parents_finished_compile(monkeypatch):
     failed.pid, failed.error = -1, "failed in the parent"
     failed._done.set()
     warmup._jobs[(-1, True)] = failed
-    j = warmup.job(True, lambda: None, stream=io.StringIO())  # the parent's failure is not inherited: try again
-    assert j is not failed and j.finished(timeout=30) and j.error is not None  # (None is no simulator)
+    assert warmup.job(True, never) is failed  # a compile that failed in the parent would fail again: not retried
 
 
 def test_an_empty_switch_means_the_default(monkeypatch):
@@ -279,3 +279,38 @@ def test_a_sigterm_during_the_exit_wait_ends_it(monkeypatch):
     warmup.finish_at_exit(out)  # returns: the interpreter goes on exiting
     assert "background compile abandoned" in out.getvalue()
     gate.set()
+
+
+def test_a_child_forked_mid_compile_keeps_off_numba(monkeypatch, background):
+    """Found in review: a Ctrl-C ended a fork's wait, the fork went ahead mid-compile and the child hung in its
+    first Numba call (the compiler and llvmlite locks belonged to the parent's compile thread)."""
+    gate = threading.Event()
+    j = warmup.Job(False, lambda: gate.wait(30), stream=io.StringIO())  # the parent's compile, under way
+    monkeypatch.setattr(warmup, "_jobs", {(j.pid, False): j.start()})
+    monkeypatch.setattr(os, "getppid", lambda: j.pid)  # as the child sees its parent
+    monkeypatch.setattr(warmup, "_forked_mid_compile", False)
+    monkeypatch.setattr(warmup, "_lock", warmup._lock)  # restored after the test: the call below replaces it
+    warmup._after_fork_in_child()
+    gate.set()
+    assert warmup.numba_unusable() and warmup.compiling_elsewhere()
+    sim = SMACSim("3m", num_envs=2, seed=0)
+    assert sim.kernel == "torch" and sim._awaiting is None  # auto: the torch path, nothing to wait for
+    with pytest.raises(ValueError, match="kernel='numba' cannot be used here: this process was forked while"):
+        SMACSim("3m", kernel="numba")
+    monkeypatch.setattr(warmup, "_forked_mid_compile", False)
+    awaiting = SMACSim("3m", num_envs=2, seed=0)  # made before the fork, awaiting the parent's compile
+    monkeypatch.setattr(warmup, "_forked_mid_compile", True)
+    background.done = True
+    assert awaiting.wait_for_kernel() == "torch" and awaiting._awaiting is None
+
+
+def test_a_broken_stderr_still_marks_the_compile_finished():
+    """Found in review: the ready line raised BrokenPipeError before the job was marked finished, and every
+    simulator then stayed on the torch path (and a wait without timeout would never end)."""
+
+    class Broken(io.StringIO):
+        def write(self, text):
+            raise BrokenPipeError("for the test")
+
+    j = warmup.Job(False, lambda: None, stream=Broken()).start()
+    assert j.finished(timeout=30) and j.error is not None

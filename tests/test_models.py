@@ -4,6 +4,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -244,9 +245,13 @@ def test_checkpoint_extra_records_are_in_the_same_file_and_writes_are_atomic(tmp
     assert torch.load(path, weights_only=True)["bc"] == {"epoch": 3}
     with pytest.raises(ValueError, match=r"extra keys \['global_step'\] would replace"):
         save_checkpoint(str(path), policy, critic, info, {}, extra={"global_step": 5})
+    # found in review: a NumPy value was written and the file then failed every weights_only load
+    for odd in (np.float64(0.5), np.zeros(3), Path("x")):
+        with pytest.raises(ValueError, match=r"extra\['bc'\] cannot be read back with torch.load\(weights_only=True\)"):
+            save_checkpoint(str(path), policy, critic, info, {}, extra={"bc": {"acc": odd}})
 
     def crash(obj, f):
-        Path(f).write_bytes(b"half a checkpoint")
+        f.write(b"half a checkpoint")
         raise OSError("disk full, for the test")
 
     monkeypatch.setattr(torch, "save", crash)

@@ -436,6 +436,11 @@ class SMACSim:
         """Switch to the numba path once its background compile has ended (waiting up to ``timeout`` s, None:
         until it ends); after a failed compile stay on the torch path. The two paths give equal states and
         outputs (tested), so where the switch falls changes no result."""
+        from sc2_envs.sim.kernels.warmup import numba_unusable
+
+        if numba_unusable() is not None:  # forked mid-compile: no Numba in this process, the torch path stays
+            self._awaiting = None
+            return
         job = self._compile_job()
         if not job.finished(timeout):
             return
@@ -468,6 +473,10 @@ class SMACSim:
             why = "compile=True fuses the torch path; use kernel='torch' with it"
         else:
             why = numba_available()
+            if why is None:
+                from sc2_envs.sim.kernels.warmup import numba_unusable
+
+                why = numba_unusable()
             if why is None:
                 from sc2_envs.sim.kernels.tick import tick_kernel_supported
 

@@ -97,8 +97,11 @@ class Job:
         return "SMACv2 scenarios" if self.v2 else "SMAC v1 maps"
 
     def _say(self, text: str) -> None:
-        self._out.write(f"sc2_envs: {text}\n")
-        self._out.flush()
+        try:  # a closed or broken stderr must not stop the compile from being marked finished
+            self._out.write(f"sc2_envs: {text}\n")
+            self._out.flush()
+        except (OSError, ValueError):
+            pass
 
     def start(self) -> Job:
         self._say(
@@ -119,17 +122,19 @@ class Job:
         except BaseException:
             self.error = traceback.format_exc()
         self.seconds = time.perf_counter() - t0
-        if self.error is None:
-            self._say(
-                f"numba step kernel ({self.family}) ready after {self.seconds:.0f} s and cached on disk; simulators switch to "
-                f"it at their next reset or step"
-            )
-        else:
-            self._say(
-                f"compiling the numba step kernel ({self.family}) failed after {self.seconds:.0f} s; the torch path "
-                f"stays in effect (same game, slower). The error:\n{self.error}"
-            )
-        self._done.set()
+        try:
+            if self.error is None:
+                self._say(
+                    f"numba step kernel ({self.family}) ready after {self.seconds:.0f} s and cached on disk; simulators "
+                    f"switch to it at their next reset or step"
+                )
+            else:
+                self._say(
+                    f"compiling the numba step kernel ({self.family}) failed after {self.seconds:.0f} s; the torch path "
+                    f"stays in effect (same game, slower). The error:\n{self.error}"
+                )
+        finally:
+            self._done.set()
 
     def finished(self, timeout: float | None = 0.0) -> bool:
         """Whether the compile has ended (successfully or not), waiting up to ``timeout`` seconds (None: until it ends)."""
@@ -145,25 +150,49 @@ _lock = threading.Lock()
 def job(v2: bool, make_sim: Callable, stream=None) -> Job:
     """This process's background compile of family ``v2``, started (with ``make_sim()``'s simulator)
     if there is none yet: every simulator of the family waits on the same one. In a forked child, the
-    parent's finished compile (its machine code came with the fork) serves."""
+    parent's finished compile serves: its machine code came with the fork, and a compile that failed
+    there would fail again here (the child stays on the torch path without retrying)."""
     global _hooks
     pid = os.getpid()
     with _lock:
         j = _jobs.get((pid, v2))
-        if j is None:
-            for (p, family), inherited in _jobs.items():
-                if family == v2 and p != pid and inherited.finished() and inherited.error is None:
-                    return inherited
-            j = _jobs[(pid, v2)] = Job(v2, make_sim, stream).start()
-            if not _hooks:
-                atexit.register(finish_at_exit)
-                if hasattr(os, "register_at_fork"):
-                    os.register_at_fork(before=_finish_before_fork)
-                _hooks = True
-        return j
+        if j is not None:
+            return j
+        for (p, family), inherited in _jobs.items():
+            if family == v2 and p != pid and inherited.finished():
+                return inherited
+        if not _hooks:  # before the job exists, so that no fork can slip between the two
+            atexit.register(finish_at_exit)
+            if hasattr(os, "register_at_fork"):
+                os.register_at_fork(before=_finish_before_fork, after_in_child=_after_fork_in_child)
+            _hooks = True
+        j = _jobs[(pid, v2)] = Job(v2, make_sim, stream)
+    return j.start()  # outside the lock: it writes to stderr, which can block
 
 
 _hooks = False
+_forked_mid_compile = False
+
+
+def _after_fork_in_child() -> None:
+    """In a forked child: a fresh lock (the parent's may have been held by another thread at the fork), and
+    note whether a compile was under way in the parent (its wait cut short by Ctrl-C), in which case
+    this process must not touch Numba's compiler: see :func:`numba_unusable`."""
+    global _lock, _forked_mid_compile
+    _lock = threading.Lock()
+    parent = os.getppid()
+    if any(j.pid == parent and not j.finished() for j in list(_jobs.values())):
+        _forked_mid_compile = True
+
+
+def numba_unusable() -> str | None:
+    """Why this process cannot compile or load Numba kernels, or None. Set in a child forked while a
+    background compile was under way (a Ctrl-C ended the fork's wait): Numba's compiler lock and
+    llvmlite's belong to a thread the child does not have, so the first compile or cache lookup would
+    wait forever (found in review). Its simulators stay on the torch path (same game)."""
+    if _forked_mid_compile:
+        return "this process was forked while the simulator's kernels were compiling in the parent"
+    return None
 
 
 def _pending(other_threads_only: bool = False) -> list[Job]:
@@ -226,11 +255,11 @@ def _finish_before_fork(stream=None) -> None:
     exist there, so any compile in the child fails ("compiler re-entrant to the same function
     signature") or waits forever on the compiler lock (found in review)."""
     pending = _pending(other_threads_only=True)
-    if pending:
+    if pending:  # a Ctrl-C cannot stop the fork from here (CPython forks anyway): the child then keeps off Numba
         _wait_for(
             pending,
             "a fork waits for the background compile of the numba step kernel to finish (a child process cannot "
-            "inherit a compile under way)",
+            "inherit a compile under way; if interrupted, the child plays on the torch path)",
             stream,
         )
 
@@ -241,9 +270,10 @@ def compiling() -> bool:
 
 
 def compiling_elsewhere() -> bool:
-    """Whether a background compile of this process is under way in a thread other than the caller's: a
-    first call of another Numba function here would wait for Numba's compiler lock until it ends."""
-    return bool(_pending(other_threads_only=True))
+    """Whether a background compile of this process is under way in a thread other than the caller's (or
+    this process cannot compile at all, :func:`numba_unusable`): a first call of another Numba function
+    here would wait for Numba's compiler lock until it ends."""
+    return _forked_mid_compile or bool(_pending(other_threads_only=True))
 
 
 def play_until_reset(sim, max_steps: int = 100_000) -> int:
