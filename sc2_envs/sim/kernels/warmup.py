@@ -203,9 +203,9 @@ def _pending(other_threads_only: bool = False) -> list[Job]:
     ]
 
 
-def _wait_for(pending: list[Job], message: str, stream=None) -> None:
+def _wait_for(pending: list[Job], message: str, stream=None, interrupted: str = "background compile abandoned") -> None:
     """Say ``message`` on ``stream`` (default stderr), then wait for ``pending`` to finish; a Ctrl-C (or a
-    SIGTERM handler's SystemExit) ends the wait, saying so."""
+    SIGTERM handler's SystemExit) ends the wait, saying ``interrupted``."""
     out = stream if stream is not None else sys.stderr
     out.write(f"sc2_envs: {message}\n")
     out.flush()
@@ -216,7 +216,7 @@ def _wait_for(pending: list[Job], message: str, stream=None) -> None:
             while not j.finished(timeout=0.2):
                 pass
     except (KeyboardInterrupt, SystemExit):
-        out.write("sc2_envs: background compile abandoned\n")
+        out.write(f"sc2_envs: {interrupted}\n")
         out.flush()
 
 
@@ -261,6 +261,8 @@ def _finish_before_fork(stream=None) -> None:
             "a fork waits for the background compile of the numba step kernel to finish (a child process cannot "
             "inherit a compile under way; if interrupted, the child plays on the torch path)",
             stream,
+            interrupted="fork wait interrupted: the fork goes ahead (a fork hook cannot stop it) and the child plays on "
+            "the torch path",
         )
 
 
