@@ -938,10 +938,8 @@ def env_share_note(share_sum: float, share_n: int, apart_share: float | None, ap
 
 def _background_compile() -> bool:
     """Whether this process is compiling the simulator's numba kernels in the background (``sim.kernels.warmup``)."""
-    try:
-        from sc2_envs.sim.kernels.warmup import compiling
-    except Exception:  # numba missing or broken: nothing compiles
-        return False
+    from sc2_envs.sim.kernels.warmup import compiling  # imports no Numba itself (no job without it)
+
     return compiling()
 
 
