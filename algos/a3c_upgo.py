@@ -51,7 +51,7 @@ from torch import nn
 
 from models import ACTOR_TYPES, ClassPolicy, MaskedCategorical, build_critic, build_models, load_checkpoint, save_checkpoint
 from models.offpolicy_losses import masked_kl, masked_mean, td_lambda_returns, upgo_returns, vtrace
-from sc2_envs import runs
+from sc2_envs import allocator, runs
 from sc2_envs.vector.actor_pool import (
     ActorFailure,
     ActorPoolConfig,
@@ -264,6 +264,7 @@ def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
     random.seed(int_seed)
     np.random.seed(seed.generate_state(2, np.uint32))
     torch.manual_seed(int_seed)
+    allocator.keep_freed_memory()  # the learner checked the setting; each actor process tunes its own allocator
     env = make_actor_env(args, args.envs_per_actor, seed)
     try:
         policy = ClassPolicy.from_config(cfg, env.get_env_info())
@@ -487,6 +488,7 @@ def main(args: Args, given: frozenset[str] | None = None) -> int:
             runs.cli_error(str(e))
         args.resume, args.session = resume_from, int(resumed["args"].get("session", 0)) + 1
     check_args(args)
+    allocator_line = runs.tune_allocator()
     device = "cuda" if torch.cuda.is_available() and args.cuda else "cpu"  # the learner's (_train)
     if resumed is None:  # a new folder, never an existing one
         run_dir = runs.make_run_dir(args.run_dir, f"{args.map}__{args.exp_name}__{args.seed}__{int(time.time())}")
@@ -494,6 +496,7 @@ def main(args: Args, given: frozenset[str] | None = None) -> int:
     else:
         runs.note_resume(run_dir, from_global_step=resumed["global_step"], session=args.session, config=args, device=device)
     try:
+        print(allocator_line)
         return _train(args, run_dir, resumed)
     except BaseException:
         if resumed is None and not (run_dir / "learner_events.log").exists():

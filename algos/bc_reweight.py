@@ -54,7 +54,7 @@ import tyro
 from models import average_checkpoints
 from models.alphastar import alphastar_losses
 from models.common import MASKED_LOGIT, masked_ce
-from sc2_envs import runs
+from sc2_envs import allocator, runs
 from sc2_envs.evaluation import behaviour_key, evaluate, format_result
 from sc2_envs.replays.dataset import ReplayData
 from sc2_envs.sim.features import N_ACTIONS_NO_ATTACK
@@ -763,6 +763,7 @@ def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str
                 f"--epochs {args.epochs}: the resumed run has done {resumed['epoch']} epochs; expected at least that"
             )
     check_args(args)
+    allocator_line = allocator.keep_freed_memory()  # ValueError: a bad $SC2_ENVS_KEEP_FREED_MEMORY
     if not args.data:
         raise ValueError("--data is required: a demonstration folder (meta.json) or a replay dataset (dataset.json)")
     root = Path(args.data)
@@ -797,6 +798,7 @@ def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str
     if resumed is None:
         runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=str(device))
     print(f"run dir {run_dir}; args {asdict(args)}")
+    print(allocator_line)
     stop = stop or runs.GracefulStop()
     try:
         with stop:  # SIGINT / SIGTERM: finish the epoch, write its checkpoint and resume.pt, return

@@ -588,6 +588,7 @@ if __name__ == "__main__":
     if args.torch_threads > 0:
         torch.set_num_threads(args.torch_threads)
     torch.set_flush_denormal(args.flush_denormal)
+    allocator_line = runs.tune_allocator()
 
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
 
@@ -711,6 +712,7 @@ if __name__ == "__main__":
         f"update: {args.update_epochs} epochs x {args.num_minibatches} minibatches of {args.minibatch_size} env steps, "
         f"passes of <= {rows_per_pass if rows_per_pass < 1 << 62 else 'all'} rows | torch threads {torch.get_num_threads()}"
     )
+    print(allocator_line)
     for line in runs.start_lines(maps, dropout, args.init_from, init_ckpt):
         print(line)
     print(f"logs: {run_dir} (tensorboard --logdir runs)", flush=True)

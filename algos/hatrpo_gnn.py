@@ -640,6 +640,7 @@ if __name__ == "__main__":
     torch.backends.cudnn.deterministic = args.torch_deterministic
     if args.torch_threads > 0:
         torch.set_num_threads(args.torch_threads)
+    allocator_line = runs.tune_allocator()
 
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
 
@@ -763,6 +764,7 @@ if __name__ == "__main__":
         f"{args.ls_step} line-search trials), critic {args.update_epochs} epochs x {args.num_minibatches} minibatches "
         f"| torch threads {torch.get_num_threads()}"
     )
+    print(allocator_line)
     for line in runs.start_lines(maps, dropout, args.init_from, init_ckpt):
         print(line)
     print(f"logs: {run_dir} (tensorboard --logdir runs)", flush=True)

@@ -14,6 +14,12 @@ Example (the README's main job, HAPPO-GNN on 2s3z; the baseline is the commit be
     python benchmarks/train_sps.py --map 2s3z --rounds 2 --baseline-tree /tmp/wt_old \\
         --variants "default=" "one-thread-one-pass=--torch-threads 1 --pass-rows 1000000000"
 
+The training scripts' allocator tuning against glibc's defaults (a variant's leading ``VAR=value``
+words set its environment)::
+
+    python benchmarks/train_sps.py --map 2s3z --rounds 2 --total-timesteps 102400 \\
+        --variants "default=" "glibc-defaults=SC2_ENVS_KEEP_FREED_MEMORY=0"
+
 HATRPO's two forms of the Fisher-vector product (the same matrix up to float rounding)::
 
     python benchmarks/train_sps.py --script hatrpo_gnn.py --total-timesteps 10240 --rounds 2 \\
@@ -53,7 +59,8 @@ class Args:
     rounds: int = 2
     """times each variant runs (interleaved with the others); the table gives medians"""
     variants: list[str] = field(default_factory=lambda: ["default="])
-    """``name=flags`` of this checkout's script, e.g. ``"one-thread=--torch-threads 1"``"""
+    """``name=flags`` of this checkout's script, e.g. ``"one-thread=--torch-threads 1"``; leading ``VAR=value`` words
+    set environment variables of that variant's runs, e.g. ``"glibc-defaults=SC2_ENVS_KEEP_FREED_MEMORY=0"``"""
     baseline_tree: str = ""
     """another checkout of the repository, run with its defaults as the baseline of the ratios ("" none)"""
     timeout_s: float = 900.0
@@ -61,6 +68,7 @@ class Args:
 
 
 SPS = re.compile(r"sps=(\d+)(?: env=(\d+)%)?")
+ENV_SETTING = re.compile(r"[A-Z_][A-Z0-9_]*=")
 
 
 def parse_variant(text: str) -> tuple[str, list[str]]:
@@ -71,8 +79,24 @@ def parse_variant(text: str) -> tuple[str, list[str]]:
     return name, flags.split()
 
 
+def split_env(words: list[str]) -> tuple[dict[str, str], list[str]]:
+    """A variant's leading ``VAR=value`` words (upper-case names, as shells write them) -> ``(environment, flags)``.
+
+    ``["SC2_ENVS_KEEP_FREED_MEMORY=0", "--torch-threads", "1"]`` -> ``({"SC2_ENVS_KEEP_FREED_MEMORY": "0"},
+    ["--torch-threads", "1"])``; a ``VAR=value`` word after the first flag stays a flag value.
+    """
+    env: dict[str, str] = {}
+    for i, word in enumerate(words):
+        if not ENV_SETTING.match(word):
+            return env, words[i:]
+        var, _, value = word.partition("=")
+        env[var] = value
+    return env, []
+
+
 def run_once(tree: Path, args: Args, flags: list[str], workdir: Path) -> tuple[int, int | None]:
     """One training run of ``tree``'s script; returns (final sps, env share in % or None)."""
+    settings, flags = split_env(flags)
     cmd = [
         sys.executable,
         str(tree / "algos" / args.script),
@@ -87,12 +111,13 @@ def run_once(tree: Path, args: Args, flags: list[str], workdir: Path) -> tuple[i
         "--no-save-model",
         *flags,
     ]
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = {**os.environ, **settings, "PYTHONPATH": str(tree)}
     out = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=args.timeout_s)
     found = SPS.findall(out.stdout)
     if out.returncode != 0 or not found:
         tail = (out.stdout + out.stderr)[-2000:]
-        raise RuntimeError(f"{' '.join(cmd)} failed (exit {out.returncode}):\n{tail}")
+        shown = " ".join([*(f"{k}={v}" for k, v in settings.items()), *cmd])
+        raise RuntimeError(f"{shown} failed (exit {out.returncode}):\n{tail}")
     sps, share = found[-1]
     return int(sps), (int(share) if share else None)
 

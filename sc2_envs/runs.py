@@ -60,6 +60,21 @@ def cli_error(message: str, prog: str | None = None) -> None:
     raise SystemExit(2)
 
 
+def tune_allocator() -> str:
+    """:func:`sc2_envs.allocator.keep_freed_memory` for a training script: returns its start-up line.
+
+    Raises:
+        SystemExit: code 2 (:func:`cli_error`) when ``$SC2_ENVS_KEEP_FREED_MEMORY`` is neither ``"0"``
+            nor ``"1"``, or glibc refuses the setting.
+    """
+    from sc2_envs import allocator
+
+    try:
+        return allocator.keep_freed_memory()
+    except (ValueError, RuntimeError) as e:
+        cli_error(str(e))
+
+
 def check_finite_flags(args: Any) -> None:
     """Refuse every float field of the dataclass ``args`` that is NaN or infinite.
 

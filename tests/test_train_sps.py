@@ -33,3 +33,32 @@ def test_a_baseline_tree_without_the_script_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(sps, "run_once", lambda *a: pytest.fail("a run started"))
     with pytest.raises(SystemExit, match=r"no algos/hatrpo_gnn.py there"):
         sps.main(sps.Args(script="hatrpo_gnn.py", rounds=1, baseline_tree=str(tmp_path)))
+
+
+def test_leading_environment_settings_are_split_from_the_flags():
+    assert sps.split_env(["SC2_ENVS_KEEP_FREED_MEMORY=0", "OMP_NUM_THREADS=1", "--torch-threads", "1"]) == (
+        {"SC2_ENVS_KEEP_FREED_MEMORY": "0", "OMP_NUM_THREADS": "1"},
+        ["--torch-threads", "1"],
+    )
+    # after the first flag a VAR=value word is that flag's value; lower-case words are never settings
+    assert sps.split_env(["--exp-name", "A=1"]) == ({}, ["--exp-name", "A=1"])
+    assert sps.split_env(["a=1"]) == ({}, ["a=1"])
+    assert sps.split_env([]) == ({}, [])
+
+
+def test_a_variant_runs_with_its_environment(tmp_path, monkeypatch):
+    seen = {}
+
+    def fake_run(cmd, cwd, env, capture_output, text, timeout):
+        seen["cmd"], seen["env"] = cmd, env
+
+        class Out:
+            returncode, stdout, stderr = 0, "iteration 1/1 sps=123 env=1%\n", ""
+
+        return Out()
+
+    monkeypatch.setattr(sps.subprocess, "run", fake_run)
+    flags = sps.parse_variant("glibc-defaults=SC2_ENVS_KEEP_FREED_MEMORY=0 --torch-threads 1")[1]
+    assert sps.run_once(sps.REPO, sps.Args(), flags, tmp_path) == (123, 1)
+    assert seen["env"]["SC2_ENVS_KEEP_FREED_MEMORY"] == "0"
+    assert seen["cmd"][-2:] == ["--torch-threads", "1"] and "SC2_ENVS_KEEP_FREED_MEMORY=0" not in seen["cmd"]
