@@ -13,7 +13,8 @@ then the median over the seeds.
 
 Outputs, in a new folder ``<out-dir>/transfer_curves__<unix time>/`` (``-2``, ... if taken):
 ``transfer_curves.csv`` (one row per run, map and budget: ``recipe, run, seed, map, zero_shot, budget,
-win_rate, ci_low, ci_high, episodes, first_step_at_target``), ``transfer_curves.md`` (the summary
+point, win_rate, ci_low, ci_high, episodes, first_step_at_target``; ``budget`` is always the env steps of
+the evaluation, ``point`` says whether it is an ``--at`` budget, ``at``, or the run's last evaluation, ``last``), ``transfer_curves.md`` (the summary
 printed at the end) and ``transfer_curves.png`` (win rate against env steps, one panel per map: thin
 lines per seed, thick the median). ``run_meta.json`` records the command.
 
@@ -259,14 +260,15 @@ def value_at(run: Run, map_name: str, budget: int) -> float:
 
 
 def table_rows(groups: dict[str, list[Run]], target: float, budgets: list[int]) -> list[dict]:
-    """One row per (recipe, run, map, budget); ``budget`` ``"last"`` is each run's last evaluation."""
+    """One row per (recipe, run, map, budget): each ``--at`` budget (``point`` ``"at"``), then the run's last
+    evaluation (``point`` ``"last"``); ``budget`` is the evaluation's env steps (int) in both."""
     rows = []
     for label, group in groups.items():
         for run in sorted(group, key=lambda r: r.seed):
             for m in run.train_maps + run.zero_shot_maps:
                 first = first_at_target(run.steps, run.curves[m], target)
-                points = [(b, value_at(run, m, b)) for b in budgets] + [("last", run.curves[m][-1])]
-                for budget, wr in points:
+                points = [(b, "at", value_at(run, m, b)) for b in budgets] + [(run.steps[-1], "last", run.curves[m][-1])]
+                for budget, point, wr in points:
                     lo, hi = wilson_interval(round(wr * run.episodes), run.episodes)
                     rows.append(
                         {
@@ -275,7 +277,8 @@ def table_rows(groups: dict[str, list[Run]], target: float, budgets: list[int]) 
                             "seed": run.seed,
                             "map": m,
                             "zero_shot": m in run.zero_shot_maps,
-                            "budget": budget if budget != "last" else f"last ({run.steps[-1]})",
+                            "budget": budget,
+                            "point": point,
                             "win_rate": wr,
                             "ci_low": round(lo, 4),
                             "ci_high": round(hi, 4),

@@ -50,7 +50,13 @@ def test_three_seeds_give_per_seed_figures_and_their_median(tmp_path, capsys):
     assert "| 3s5z (zero-shot) | 300 [300, 200, -] | 0.60 [0.60, 0.95, 0.30] | 0.88 [0.92, 0.88, 0.50] |" in md
     with open(out["out"] / "transfer_curves.csv") as f:
         rows = list(csv.DictReader(f))
-    (cell,) = [r for r in rows if (r["seed"], r["map"], r["budget"]) == ("3", "3s5z", "300")]
+    assert all(r["budget"].isdigit() for r in rows)  # one type per column: env steps, also for the last evaluation
+    assert [(r["budget"], r["point"]) for r in rows if (r["seed"], r["map"]) == ("2", "3s5z")] == [
+        ("200", "at"),
+        ("300", "at"),
+        ("300", "last"),
+    ]
+    (cell,) = [r for r in rows if (r["seed"], r["map"], r["budget"], r["point"]) == ("3", "3s5z", "300", "at")]
     assert float(cell["win_rate"]) == 0.5 and cell["zero_shot"] == "True" and cell["first_step_at_target"] == ""
     assert float(cell["ci_low"]) == pytest.approx(0.4038, abs=1e-4) and float(cell["ci_high"]) == pytest.approx(
         0.5962, abs=1e-4
