@@ -127,6 +127,12 @@ def main(args: Args) -> None:
         f"{torch.backends.cpu.get_cpu_capability()}; checkpoints: {' '.join(args.checkpoints)}",
         flush=True,
     )
+    if args.rounds == 1:
+        print(
+            "note: --rounds 1 times each form once, with no median over alternating rounds; one busy moment of a "
+            "shared machine moves the speed-up (the README's figures use --rounds 5)",
+            flush=True,
+        )
     for checkpoint in args.checkpoints:
         compare(checkpoint, args)
 

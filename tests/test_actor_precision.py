@@ -17,6 +17,7 @@ def test_it_times_both_precisions_and_measures_what_bf16_does_to_the_log_probs(c
     ap.main(args)
     out = capsys.readouterr().out
     assert "actor_precision: 64 rows per pass, 1 torch thread" in out and "2s3z_gnn.pt: class actor" in out
+    assert "note: --rounds 1 times each form once, with no median" in out  # a single noisy timing is said to be one
     got = ap.compare("checkpoints/2s3z_gnn.pt", args)
     assert got["fp32_ms"] > 0 and got["bf16_ms"] > 0
     assert got["speedup"] == pytest.approx(got["fp32_ms"] / got["bf16_ms"])
