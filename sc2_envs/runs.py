@@ -1030,7 +1030,8 @@ class Progress:
         stream: where lines go (default ``sys.stdout``).
         elapsed_before: wall seconds of the run's earlier processes (a resumed run): a line's time is
             the whole run's, as its ``sps`` (env steps over the whole run's time). The bar's own
-            elapsed time and rate are tqdm's, for this process.
+            elapsed time is tqdm's, for this process; a resumed bar (``start_iteration > 0``) leaves
+            out tqdm's rate, which would count this process only, next to the whole run's ``sps``.
     """
 
     def __init__(
@@ -1052,12 +1053,14 @@ class Progress:
         if self.tty:
             from tqdm import tqdm
 
+            resumed = int(start_iteration) > 0
             self.bar = tqdm(
                 total=self.num_iterations * self.batch_size,
                 initial=int(start_iteration) * self.batch_size,
                 unit="step",
                 dynamic_ncols=True,
                 file=self.stream,
+                bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]" if resumed else None,
             )
 
     def update(

@@ -91,6 +91,16 @@ def test_progress_without_a_terminal_prints_one_line_per_iteration():
     assert out.getvalue().strip().endswith("(3600 s)"), out.getvalue()
 
 
+def test_a_resumed_bar_shows_the_whole_runs_sps_and_not_tqdms_rate_of_this_process():
+    fresh, resumed = io.StringIO(), io.StringIO()
+    for stream, start in ((fresh, 0), (resumed, 2)):
+        p = runs.Progress(4, 32, start_iteration=start, tty=True, stream=stream)
+        p.update(start + 1, (start + 1) * 32, 1.0, 0.5, 7)
+        p.close()
+    assert "step/s" in fresh.getvalue() and "sps=7" in fresh.getvalue()
+    assert "step/s" not in resumed.getvalue() and "96/128" in resumed.getvalue() and "sps=7" in resumed.getvalue()
+
+
 # ---------------------------------------------------------------- graceful stop
 
 
