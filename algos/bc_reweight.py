@@ -749,7 +749,8 @@ def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str
     which ``--resume`` applies (changeable ones) or checks against the run's values (the others).
 
     Raises:
-        ValueError / FileNotFoundError: bad flags (:func:`check_args`), ``--data``, ``--run-dir`` or ``--resume``
+        ValueError / FileNotFoundError: bad flags (:func:`check_args`), ``$SC2_ENVS_KEEP_FREED_MEMORY``
+            (``sc2_envs.allocator``), ``--data``, ``--run-dir`` or ``--resume``
             (before any folder is made).
     """
     resumed = None
@@ -763,7 +764,10 @@ def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str
                 f"--epochs {args.epochs}: the resumed run has done {resumed['epoch']} epochs; expected at least that"
             )
     check_args(args)
-    allocator_line = allocator.keep_freed_memory()  # ValueError: a bad $SC2_ENVS_KEEP_FREED_MEMORY
+    try:
+        allocator_line = allocator.keep_freed_memory()
+    except RuntimeError as e:  # glibc refused the setting: a bad setting, as a bad $SC2_ENVS_KEEP_FREED_MEMORY is
+        raise ValueError(str(e)) from None
     if not args.data:
         raise ValueError("--data is required: a demonstration folder (meta.json) or a replay dataset (dataset.json)")
     root = Path(args.data)

@@ -692,6 +692,7 @@ if __name__ == "__main__":
             script=os.path.basename(__file__),
             device=str(device),
             torch_threads_used=torch.get_num_threads(),
+            allocator=allocator_line,
         )
     else:
         runs.note_resume(
@@ -700,6 +701,7 @@ if __name__ == "__main__":
             config=args,
             device=str(device),
             torch_threads_used=torch.get_num_threads(),
+            allocator=allocator_line,
         )
     run_name = run_dir.name
     if args.track:

@@ -10,8 +10,9 @@ system time in a 10-iteration ``algos/happo_gnn.py --map 2s3z`` run of ~80 s. Fi
 first touch of the pages the process needs, at the same peak resident memory (README, "Speed").
 
 The settings are glibc's documented ``mallopt(3)`` parameters (``M_TRIM_THRESHOLD`` = -1,
-``M_MMAP_THRESHOLD`` = -3; 32 MiB is the largest ``M_MMAP_THRESHOLD`` glibc accepts on 64-bit
-systems, ``HEAP_MAX_SIZE / 2``). They change where memory comes from, not what is computed: every
+``M_MMAP_THRESHOLD`` = -3; 32 MiB is the ceiling of glibc's own adaptive mmap threshold on 64-bit
+systems, ``DEFAULT_MMAP_THRESHOLD_MAX`` in its ``malloc/malloc.c``, a chosen value: newer glibc
+accepts larger ones). They change where memory comes from, not what is computed: every
 result is bit for bit the same. Other C libraries (macOS, musl) are left as they are.
 
 ``SC2_ENVS_KEEP_FREED_MEMORY=0`` keeps glibc's defaults. The training scripts of ``algos/`` call
@@ -31,7 +32,7 @@ ENV_VAR = "SC2_ENVS_KEEP_FREED_MEMORY"
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD_BYTES = 32 << 20
-"""Blocks below this come from the heap (glibc's maximum for ``M_MMAP_THRESHOLD`` on 64-bit)."""
+"""Blocks below this come from the heap (the ceiling of glibc's adaptive threshold on 64-bit)."""
 TRIM_THRESHOLD_BYTES = 1 << 30
 """Free memory at the top of the heap is returned to the OS only beyond this."""
 
@@ -64,12 +65,14 @@ def keep_freed_memory() -> str:
     """
     global _applied
     if not enabled():
+        if _applied is not None:  # mallopt cannot be undone in a running process
+            return f"{_applied}; applied earlier in this process, so {ENV_VAR}=0 no longer takes effect here"
         return f"allocator: glibc's defaults ({ENV_VAR}=0)"
     if _applied is not None:
         return _applied
     libc_name, _ = platform.libc_ver()
     if libc_name != "glibc":
-        _applied = f"allocator: left as is (C library {libc_name or platform.system()!r}, not glibc)"
+        _applied = f"allocator: left as is (C library {libc_name or 'not identified'} on {platform.system()}, not glibc)"
         return _applied
     libc = ctypes.CDLL("libc.so.6")
     for name, param, value in (

@@ -97,3 +97,18 @@ def test_training_script_refuses_a_bad_value_in_one_line(tmp_path):
         "or '0' (glibc's defaults)"
     )
     assert not (tmp_path / "runs").exists()
+
+
+def test_turning_it_off_after_it_was_applied_says_it_still_holds():
+    code = (
+        "import os\nfrom sc2_envs import allocator as a\nfirst = a.keep_freed_memory()\n"
+        "os.environ[a.ENV_VAR] = '0'\nprint(first)\nprint(a.keep_freed_memory())\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env.pop(allocator.ENV_VAR, None)
+    first, second = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60, check=True
+    ).stdout.splitlines()
+    assert second.startswith(first)  # the tuning (or glibc's absence) is what holds, not glibc's defaults
+    if GLIBC:
+        assert second.endswith("applied earlier in this process, so SC2_ENVS_KEEP_FREED_MEMORY=0 no longer takes effect here")
