@@ -607,8 +607,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
         steps_before = env_steps
 
         def save_model_file(path: Path) -> None:
-            save_checkpoint(str(path) + ".tmp", policy, critic, env_info, asdict(args), env_steps)
-            os.replace(str(path) + ".tmp", path)
+            save_checkpoint(str(path), policy, critic, env_info, asdict(args), env_steps)  # written atomically
 
         def checkpoint() -> None:
             """Last and best checkpoints and the resume state (at an update boundary)."""

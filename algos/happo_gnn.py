@@ -791,10 +791,8 @@ if __name__ == "__main__":
         eval_csv.writerow(["global_step", "wall_time_s", "win_rate", "eval_return", "iteration", *per_map_columns])
     progress = runs.Progress(args.num_iterations, args.batch_size, start_iteration, elapsed_before=elapsed_before)
 
-    def save_model_file(path):
-        tmp = f"{path}.tmp"
-        save_checkpoint(tmp, policy, critic, env_info, record, global_step, maps=maps)
-        os.replace(tmp, path)
+    def save_model_file(path):  # save_checkpoint writes atomically
+        save_checkpoint(path, policy, critic, env_info, record, global_step, maps=maps)
 
     def sync():
         if device.type == "cuda":  # kernels run asynchronously: time what the env has finished

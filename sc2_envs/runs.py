@@ -525,9 +525,7 @@ def note_resume(run_dir: str | os.PathLike, **info: Any) -> None:
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    write_atomic(path, lambda f: f.write(text), binary=False)
 
 
 # ---------------------------------------------------------------------------- graceful stop
@@ -654,9 +652,19 @@ def save_resume(path: str | os.PathLike, state: dict) -> Path:
 
 
 def save_atomic(obj, path: str | os.PathLike) -> Path:
-    """``torch.save(obj, path)`` through a temporary file in the same folder, flushed to disk, then
-    ``os.replace``, so a crash mid-write leaves the previous file (or none) instead of a truncated one;
-    returns the path. A symbolic link is followed (its target is replaced, the link kept).
+    """``torch.save(obj, path)`` atomically (:func:`write_atomic`); returns the path.
+
+    Raises:
+        OSError: the file cannot be written (naming it and the reason); nothing is left behind.
+    """
+    return write_atomic(path, lambda f: torch.save(obj, f))
+
+
+def write_atomic(path: str | os.PathLike, write, binary: bool = True) -> Path:
+    """Call ``write(f)`` on a temporary file in the same folder (``"wb"``, or text with ``newline=""``
+    when ``binary`` is False), flush it to disk, then ``os.replace`` it onto ``path``, so a crash mid-write
+    leaves the previous file (or none) instead of a truncated one; returns the path. A symbolic link
+    is followed (its target is replaced, the link kept).
 
     Raises:
         OSError: the file cannot be written (naming it and the reason); nothing is left behind.
@@ -666,8 +674,8 @@ def save_atomic(obj, path: str | os.PathLike) -> Path:
         path = path.resolve()
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}.{threading.get_ident()}")
     try:
-        with open(tmp, "wb") as f:
-            torch.save(obj, f)
+        with open(tmp, "wb") if binary else open(tmp, "w", newline="") as f:
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -901,10 +909,7 @@ def truncate_csv(path: str | os.PathLike, column: str, last: float) -> int:
         return 0
     col = rows[0].index(column)
     kept = [rows[0]] + [r for r in rows[1:] if r and float(r[col]) <= last]
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w", newline="") as f:
-        csv.writer(f).writerows(kept)
-    os.replace(tmp, path)
+    write_atomic(path, lambda f: csv.writer(f).writerows(kept), binary=False)
     return len(kept) - 1
 
 
