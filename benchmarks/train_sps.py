@@ -5,8 +5,12 @@ of this repository (e.g. an older commit in a ``git worktree``), run with its ow
 variants run one after another, round after round, in fresh processes (so a busy spell of a shared
 machine hits every variant alike), each writing its run folder under a temporary directory; the
 table gives the median over rounds of the final ``sps=`` the script prints (CleanRL's
-``charts/SPS``: env steps over the wall time since the start, evaluation included) and its
-env share, and each variant's ratio to the baseline (or, without one, to the first variant).
+``charts/SPS``: env steps over the wall time since the start, evaluation included), of the
+steady SPS after the first ``--skip-iterations`` iterations (what a long run such as the default
+2M env steps reports, where the first iteration's one-time work, e.g. loading the kernel cache,
+weighs nothing), the env share, and each variant's ratios to the baseline (or, without one, to the
+first variant). The steady SPS comes from the progress lines alone: each line's ``step`` over its
+``sps=`` is the wall time since the start to within 1/sps, so any checkout can be timed.
 
 Example (the README's main job, HAPPO-GNN on 2s3z; the baseline is the commit before the compiled kernels)::
 
@@ -34,8 +38,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import tyro
 
@@ -65,10 +71,26 @@ class Args:
     """another checkout of the repository, run with its defaults as the baseline of the ratios ("" none)"""
     timeout_s: float = 900.0
     """per run; a run past it counts as failed"""
+    skip_iterations: int = 1
+    """iterations left out of the steady SPS (the first one holds the one-time work); runs need more than this"""
 
 
 SPS = re.compile(r"sps=(\d+)(?: env=(\d+)%)?")
+ITERATION = re.compile(r"^iteration (\d+)/\d+ step (\d+) .*?\bsps=(\d+)", re.M)
 ENV_SETTING = re.compile(r"[A-Z_][A-Z0-9_]*=")
+SHOWN_ENVIRONMENT = ("SC2_ENVS_", "OMP_", "MKL_", "KMP_", "GOMP_", "NUMBA_", "TORCH", "PYTORCH_", "MALLOC_")
+"""Prefixes of the variables, set in the shell, that apply to every run and may change its speed; the
+header names those set, so that the table's figures are not read as taken without them."""
+
+
+class RunFigures(NamedTuple):
+    """One run's figures: ``sps`` the final ``sps=`` (env steps/s since the start), ``steady`` env steps/s
+    after the first ``--skip-iterations`` iterations (None when the run had no more), ``env_share`` in %
+    (None when the script does not print it)."""
+
+    sps: int
+    steady: float | None
+    env_share: int | None
 
 
 def parse_variant(text: str) -> tuple[str, list[str]]:
@@ -84,18 +106,56 @@ def split_env(words: list[str]) -> tuple[dict[str, str], list[str]]:
 
     ``["SC2_ENVS_KEEP_FREED_MEMORY=0", "--torch-threads", "1"]`` -> ``({"SC2_ENVS_KEEP_FREED_MEMORY": "0"},
     ["--torch-threads", "1"])``; a ``VAR=value`` word after the first flag stays a flag value.
+
+    Raises:
+        ValueError: a ``PYTHONPATH=`` setting (each run's ``PYTHONPATH`` is its tree, so that it imports that
+            checkout's ``sc2_envs``; time another checkout with ``--baseline-tree``).
     """
     env: dict[str, str] = {}
     for i, word in enumerate(words):
         if not ENV_SETTING.match(word):
             return env, words[i:]
         var, _, value = word.partition("=")
+        if var == "PYTHONPATH":
+            raise ValueError(
+                f"--variants setting {word!r}: PYTHONPATH is each run's tree (its own sc2_envs); "
+                "time another checkout with --baseline-tree"
+            )
         env[var] = value
     return env, []
 
 
-def run_once(tree: Path, args: Args, flags: list[str], workdir: Path) -> tuple[int, int | None]:
-    """One training run of ``tree``'s script; returns (final sps, env share in % or None)."""
+def shell_settings_line(environ: Mapping[str, str]) -> str:
+    """The header line naming the speed-relevant variables (:data:`SHOWN_ENVIRONMENT`) set in ``environ``."""
+    shared = sorted(f"{k}={v}" for k, v in environ.items() if k.startswith(SHOWN_ENVIRONMENT))
+    kinds = ", ".join(p + "*" for p in SHOWN_ENVIRONMENT)
+    return f"set in the shell, for every variant ({kinds}): {' '.join(shared) or 'none'}"
+
+
+def steady_sps(stdout: str, skip: int) -> float | None:
+    """Env steps/s from the end of iteration ``skip`` to the last iteration of a run's progress lines.
+
+    A line ``iteration I/N step S ... sps=P`` was printed ``S / P`` seconds after the start (the
+    script's ``sps`` is ``int(S / elapsed)``, so to within a factor 1/P); ``skip = 0`` measures from the
+    start. Returns None when the lines end at or before iteration ``skip``.
+
+    Raises:
+        ValueError: ``skip`` < 0.
+    """
+    if skip < 0:
+        raise ValueError(f"skip={skip}: expected an iteration count >= 0")
+    marks = [(0, 0.0)] if skip == 0 else []
+    for it, step, sps in ITERATION.findall(stdout):
+        if int(it) >= skip and int(sps) > 0:
+            marks.append((int(step), int(step) / int(sps)))
+    if len(marks) < 2 or marks[-1][1] <= marks[0][1]:
+        return None
+    (s0, t0), (s1, t1) = marks[0], marks[-1]
+    return (s1 - s0) / (t1 - t0)
+
+
+def run_once(tree: Path, args: Args, flags: list[str], workdir: Path) -> RunFigures:
+    """One training run of ``tree``'s script and its figures."""
     settings, flags = split_env(flags)
     cmd = [
         sys.executable,
@@ -119,15 +179,22 @@ def run_once(tree: Path, args: Args, flags: list[str], workdir: Path) -> tuple[i
         shown = " ".join([*(f"{k}={v}" for k, v in settings.items()), *cmd])
         raise RuntimeError(f"{shown} failed (exit {out.returncode}):\n{tail}")
     sps, share = found[-1]
-    return int(sps), (int(share) if share else None)
+    return RunFigures(int(sps), steady_sps(out.stdout, args.skip_iterations), int(share) if share else None)
 
 
 def main(args: Args) -> None:
     if args.rounds < 1:
         raise SystemExit(f"--rounds {args.rounds}: expected an integer >= 1")
+    if args.skip_iterations < 0:
+        raise SystemExit(f"--skip-iterations {args.skip_iterations}: expected an iteration count >= 0")
     if args.script not in SCRIPTS:  # the others (a3c_upgo.py, bc_*.py, eval_transfer.py) lack these flags
         raise SystemExit(f"--script {args.script!r}: expected a training script of algos/ ({', '.join(SCRIPTS)})")
-    variants = [(name, flags, REPO) for name, flags in map(parse_variant, args.variants)]
+    try:
+        variants = [(name, flags, REPO) for name, flags in map(parse_variant, args.variants)]
+        for _, flags, _ in variants:
+            split_env(flags)  # every variant's settings checked before the first run
+    except ValueError as e:
+        raise SystemExit(str(e)) from None
     if args.baseline_tree:
         tree = Path(args.baseline_tree).resolve()
         if not (tree / "algos" / args.script).is_file():
@@ -138,21 +205,47 @@ def main(args: Args) -> None:
         f"(interleaved), CPUs {os.cpu_count()}, load {os.getloadavg()[0]:.2f}",
         flush=True,
     )
-    results: dict[str, list[tuple[int, int | None]]] = {name: [] for name, _, _ in variants}
+    print(shell_settings_line(os.environ), flush=True)
+    results: dict[str, list[RunFigures]] = {name: [] for name, _, _ in variants}
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.rounds):
             for name, flags, tree in variants:
-                results[name].append(run_once(tree, args, flags, Path(tmp)))
-                sps, share = results[name][-1]
-                print(f"  round {r + 1} {name}: sps {sps}" + (f", env {share}%" if share is not None else ""), flush=True)
-    ref = statistics.median(s for s, _ in results[variants[0][0]])
-    print(f"\n| variant | flags | SPS (median of {args.rounds}) | env share | ratio to {variants[0][0]} |")
-    print("|---|---|---|---|---|")
-    for name, flags, _ in variants:
-        sps = statistics.median(s for s, _ in results[name])
-        shares = [s for _, s in results[name] if s is not None]
+                fig = run_once(tree, args, flags, Path(tmp))
+                results[name].append(fig)
+                steady = "-" if fig.steady is None else f"{fig.steady:,.0f}"
+                share = "" if fig.env_share is None else f", env {fig.env_share}%"
+                print(f"  round {r + 1} {name}: sps {fig.sps}, steady {steady}{share}", flush=True)
+    print()
+    for line in table(results, variants[0][0], args.rounds, args.skip_iterations, {n: f for n, f, _ in variants}):
+        print(line)
+
+
+def median_or_none(values: list[float | None]) -> float | None:
+    """The median of ``values``, or None if any is None (a figure some round could not give)."""
+    return None if not values or any(v is None for v in values) else statistics.median(values)
+
+
+def table(
+    results: dict[str, list[RunFigures]], ref_name: str, rounds: int, skip: int, flags: dict[str, list[str]]
+) -> list[str]:
+    """The Markdown table of medians over rounds and their ratios to variant ``ref_name``."""
+    ref = {key: median_or_none([getattr(f, key) for f in results[ref_name]]) for key in ("sps", "steady")}
+    lines = [
+        f"| variant | flags | SPS (median of {rounds}) | SPS after iteration {skip} | env share | ratio | ratio after iteration {skip} |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, figs in results.items():
+        sps = median_or_none([f.sps for f in figs])
+        steady = median_or_none([f.steady for f in figs])
+        shares = [f.env_share for f in figs if f.env_share is not None]
         share = f"{statistics.median(shares):.0f}%" if shares else "-"
-        print(f"| {name} | `{' '.join(flags) or '(defaults)'}` | {sps:,.0f} | {share} | {sps / ref:.2f}x |")
+        steady_text = "-" if steady is None else f"{steady:,.0f}"
+        steady_ratio = "-" if steady is None or ref["steady"] is None else f"{steady / ref['steady']:.2f}x"
+        lines.append(
+            f"| {name} | `{' '.join(flags[name]) or '(defaults)'}` | {sps:,.0f} | {steady_text} | {share} | "
+            f"{sps / ref['sps']:.2f}x | {steady_ratio} |"
+        )
+    return lines
 
 
 if __name__ == "__main__":

@@ -59,6 +59,61 @@ def test_a_variant_runs_with_its_environment(tmp_path, monkeypatch):
 
     monkeypatch.setattr(sps.subprocess, "run", fake_run)
     flags = sps.parse_variant("glibc-defaults=SC2_ENVS_KEEP_FREED_MEMORY=0 --torch-threads 1")[1]
-    assert sps.run_once(sps.REPO, sps.Args(), flags, tmp_path) == (123, 1)
+    assert sps.run_once(sps.REPO, sps.Args(), flags, tmp_path) == sps.RunFigures(123, None, 1)
     assert seen["env"]["SC2_ENVS_KEEP_FREED_MEMORY"] == "0"
     assert seen["cmd"][-2:] == ["--torch-threads", "1"] and "SC2_ENVS_KEEP_FREED_MEMORY=0" not in seen["cmd"]
+
+
+# progress lines as the scripts print them (no ret= before the first finished episode; no env= in older checkouts)
+LINES = (
+    "HAPPO (gnn) on 2s3z | ...\n"
+    "iteration 1/3 step 10240 win=nan sps=400 env=29% (25 s)\n"
+    "iteration 2/3 step 20480 ret=4.01 win=nan sps=640 env=1% (32 s)\n"
+    "iteration 3/3 step 30720 ret=4.67 win=0.25 sps=768 (40 s)\n"
+)
+
+
+def test_steady_sps_is_the_rate_after_the_skipped_iterations():
+    # the lines were printed at 10240/400 = 25.6 s, 20480/640 = 32 s and 30720/768 = 40 s after the start
+    assert sps.steady_sps(LINES, 1) == pytest.approx(20480 / (40 - 25.6))
+    assert sps.steady_sps(LINES, 2) == pytest.approx(10240 / (40 - 32))
+    assert sps.steady_sps(LINES, 0) == pytest.approx(768)  # from the start: the final sps= itself
+    assert sps.steady_sps(LINES, 3) is None  # no iteration after the skipped ones
+    assert sps.steady_sps("no progress lines", 0) is None
+    with pytest.raises(ValueError, match=r"skip=-1: expected an iteration count >= 0"):
+        sps.steady_sps(LINES, -1)
+
+
+def test_a_negative_skip_is_refused_before_any_run(monkeypatch):
+    monkeypatch.setattr(sps, "run_once", lambda *a: pytest.fail("a run started"))
+    with pytest.raises(SystemExit, match=r"--skip-iterations -2: expected an iteration count >= 0"):
+        sps.main(sps.Args(skip_iterations=-2))
+
+
+def test_the_table_gives_both_ratios_and_dashes_for_a_missing_steady_figure():
+    results = {
+        "baseline old": [sps.RunFigures(400, 450.0, None), sps.RunFigures(500, 550.0, None)],
+        "default": [sps.RunFigures(1200, 1500.0, 1), sps.RunFigures(1400, 1500.0, 1)],
+        "short": [sps.RunFigures(900, None, 2), sps.RunFigures(1000, 800.0, 2)],
+    }
+    flags = {"baseline old": [], "default": [], "short": ["--num-envs", "8"]}
+    lines = sps.table(results, "baseline old", 2, 1, flags)
+    assert lines[0].startswith("| variant | flags | SPS (median of 2) | SPS after iteration 1 |")
+    assert lines[2] == "| baseline old | `(defaults)` | 450 | 500 | - | 1.00x | 1.00x |"
+    assert lines[3] == "| default | `(defaults)` | 1,300 | 1,500 | 1% | 2.89x | 3.00x |"
+    assert lines[4] == "| short | `--num-envs 8` | 950 | - | 2% | 2.11x | - |"
+
+
+def test_pythonpath_in_a_variant_is_refused_before_any_run(monkeypatch):
+    # each run's PYTHONPATH is its tree; a variant's own would have been silently overridden
+    monkeypatch.setattr(sps, "run_once", lambda *a: pytest.fail("a run started"))
+    with pytest.raises(SystemExit, match=r"--variants setting 'PYTHONPATH=/x': PYTHONPATH is each run's tree"):
+        sps.main(sps.Args(variants=["default=", "other=PYTHONPATH=/x"]))
+    with pytest.raises(SystemExit, match=r"--variants 'nameless': expected name=flags"):
+        sps.main(sps.Args(variants=["nameless"]))
+
+
+def test_the_header_names_the_shell_settings_every_variant_runs_with():
+    line = sps.shell_settings_line({"OMP_NUM_THREADS": "1", "SC2_ENVS_KEEP_FREED_MEMORY": "0", "HOME": "/root"})
+    assert line.endswith("): OMP_NUM_THREADS=1 SC2_ENVS_KEEP_FREED_MEMORY=0")
+    assert sps.shell_settings_line({"HOME": "/root"}).endswith("): none")
