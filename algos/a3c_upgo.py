@@ -264,7 +264,7 @@ def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
     random.seed(int_seed)
     np.random.seed(seed.generate_state(2, np.uint32))
     torch.manual_seed(int_seed)
-    allocator.keep_freed_memory()  # the learner checked the setting; each actor process tunes its own allocator
+    allocator_line = allocator.keep_freed_memory()  # the learner checked the setting; each actor tunes its own allocator
     env = make_actor_env(args, args.envs_per_actor, seed)
     try:
         policy = ClassPolicy.from_config(cfg, env.get_env_info())
@@ -273,6 +273,7 @@ def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
             f"[actor {slot} gen {gen}] pid {os.getpid()}: {env.num_envs} envs of {args.map}, policy version {version}",
             flush=True,
         )
+        print(f"[actor {slot} gen {gen}] {allocator_line}", flush=True)  # with ray, the remote machine's setting
         out = env.reset(seed=seed)
         B, T = env.num_envs, args.unroll_length
         ep_ret = torch.zeros(B)

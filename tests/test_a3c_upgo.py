@@ -189,6 +189,7 @@ def test_short_run_with_two_actors_finishes_and_logs(tmp_path):
         text = (run_dir / name).read_text()
         slot = name.split("_")[1]
         assert f"[actor {slot} gen 0]" in text and f"[actor {1 - int(slot)} " not in text
+        assert f"[actor {slot} gen 0] allocator: " in text  # the allocator setting it ran with
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     acc = EventAccumulator(str(run_dir))
