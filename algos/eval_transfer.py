@@ -31,7 +31,7 @@ import torch
 import tyro
 
 import sc2_envs
-from models import load_checkpoint
+from models import ancestors, ancestry_text, load_checkpoint
 from models.agents import checkpoint_maps, dict_diffs, env_steps, read_checkpoint, training_amount, unit_classes
 from models.entities import ObsParser
 from sc2_envs import runs, smacv2
@@ -513,9 +513,10 @@ def main(args: Args, prepared: tuple | None = None) -> list[TransferRow]:
     print(f"  num_envs per map: {min(args.episodes, args.max_envs)}")
     for p, c in ckpts.items():
         cfg = c["config"]
-        init_from = (c.get("args") or {}).get("init_from") or ""
+        chain = ancestors(c)
         # a fine-tune's global_step counts its own steps only (source_steps in the CSV too): say where it started
-        started = f" (fine-tuned from {init_from}; its steps are not included)" if init_from else ""
+        its = "its steps are" if len(chain) == 1 else "their steps are"
+        started = f" (fine-tuned from {ancestry_text(chain)}; {its} not included)" if chain else ""
         print(
             f"  {p}: {cfg['actor_type']} actors {cfg['classes']} trained on {source_label(cfg)} for "
             f"{training_amount(c)}{started} -> {plan[p]}"

@@ -795,6 +795,35 @@ def training_amount(ckpt: dict) -> str:
     return f"{env_steps(ckpt):,} env steps"
 
 
+def ancestors(ckpt: dict) -> list[dict]:
+    """The checkpoints a fine-tuned checkpoint dict started from, nearest first: ``[{"path", "training"}, ...]``.
+
+    ``path`` is the file as its run was given it (``--init-from``), ``training`` its
+    :func:`training_amount` text, or None where the file was written before the chain was recorded
+    (then only the nearest, from ``args["init_from"]``, is known). Empty for a checkpoint trained
+    from scratch. The chain is the checkpoint's ``lineage`` record (:func:`lineage_after`).
+    """
+    chain = ckpt.get("lineage")
+    if chain:
+        return [dict(e) for e in reversed(chain)]
+    parent = (ckpt.get("args") or {}).get("init_from") or ""
+    return [{"path": str(parent), "training": None}] if parent else []
+
+
+def lineage_after(path: str, ckpt: dict) -> list[dict]:
+    """The ``lineage`` record of a run that starts from checkpoint ``path`` (dict ``ckpt``): its
+    ancestors and then itself, oldest first, each ``{"path": str, "training": str | None}``; saved in
+    every checkpoint of that run (``save_checkpoint(..., extra={"lineage": ...})``) and carried
+    through ``--resume``, so a chain of fine-tunes names every starting point and its training."""
+    return [*reversed(ancestors(ckpt)), {"path": str(path), "training": training_amount(ckpt)}]
+
+
+def ancestry_text(chain: list[dict]) -> str:
+    """``ancestors``' list as text, nearest first: ``"b.pt (230,400 env steps), itself fine-tuned from
+    a.pt (102,400 env steps)"``; an entry without a recorded amount shows its path only."""
+    return ", itself fine-tuned from ".join(e["path"] + (f" ({e['training']})" if e.get("training") else "") for e in chain)
+
+
 def init_weights(path: str, policy: ClassPolicy, critic: CentralCritic) -> dict:
     """Copy a checkpoint's actor and critic weights into freshly built models (fine-tuning from it).
 

@@ -238,7 +238,7 @@ def start_lines(train_maps: list[str], probs: list[float], init_from: str, init_
     """The configuration lines of ``--ally-dropout`` and ``--init-from`` printed at a training run's start
     (none when both are off); ``init_ckpt`` is the starting checkpoint (:func:`load_init_weights`), None
     on ``--resume``. A starting checkpoint that was itself fine-tuned counts only its own env steps, so
-    its own starting point is named; one trained with ``--ally-dropout`` that this run does not repeat
+    its chain of starting points is named with their training (``models.ancestors``); one trained with ``--ally-dropout`` that this run does not repeat
     gets a line saying so."""
     lines = []
     shown = ", ".join(f"{m} {p:g}" for m, p in zip(train_maps, probs, strict=True)) if any(probs) else "none"
@@ -248,12 +248,12 @@ def start_lines(train_maps: list[str], probs: list[float], init_from: str, init_
         if init_ckpt is None:
             note = "the run's starting point; not reloaded on --resume"
         else:
-            from models import training_amount
+            from models import ancestors, ancestry_text, training_amount
 
             note = f"trained {training_amount(init_ckpt)}"
-            parent = (init_ckpt.get("args") or {}).get("init_from") or ""
-            if parent:
-                note += f", itself fine-tuned from {parent}, whose steps are not included"
+            chain = ancestors(init_ckpt)
+            if chain:
+                note += f", itself fine-tuned from {ancestry_text(chain)}, whose steps are not included"
             note += "; this run's env steps count from 0, with fresh optimisers"
         lines.append(f"initial weights: {init_from} ({note})")
         before = ((init_ckpt or {}).get("args") or {}).get("ally_dropout") or ()

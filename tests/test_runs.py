@@ -691,6 +691,32 @@ def test_flowing_help_flows_inherited_fields_too(capsys, monkeypatch):
     assert "a field of the subclass, also wrapped at the source's width" in out
 
 
+def test_a_chain_of_fine_tunes_is_named_with_each_start_and_its_training():
+    from models import ancestors, ancestry_text, lineage_after
+
+    a = {"global_step": 102400, "args": {"init_from": ""}}
+    assert ancestors(a) == [] and lineage_after("a.pt", a) == [{"path": "a.pt", "training": "102,400 env steps"}]
+    b = {"global_step": 20480, "args": {"init_from": "a.pt"}, "lineage": lineage_after("a.pt", a)}
+    c = {"global_step": 10240, "args": {"init_from": "b.pt"}, "lineage": lineage_after("b.pt", b)}
+    assert c["lineage"] == [
+        {"path": "a.pt", "training": "102,400 env steps"},
+        {"path": "b.pt", "training": "20,480 env steps"},
+    ]
+    assert ancestry_text(ancestors(c)) == "b.pt (20,480 env steps), itself fine-tuned from a.pt (102,400 env steps)"
+    assert runs.start_lines(["3m"], [0.0], "c.pt", c) == [
+        "initial weights: c.pt (trained 10,240 env steps, itself fine-tuned from b.pt (20,480 env steps), itself "
+        "fine-tuned from a.pt (102,400 env steps), whose steps are not included; this run's env steps count from 0, "
+        "with fresh optimisers)"
+    ]
+    # a checkpoint written before the chain was recorded: its nearest start only, amount unknown
+    old = {"global_step": 10240, "args": {"init_from": "b.pt"}}
+    assert ancestors(old) == [{"path": "b.pt", "training": None}] and ancestry_text(ancestors(old)) == "b.pt"
+    assert lineage_after("old.pt", old) == [
+        {"path": "b.pt", "training": None},
+        {"path": "old.pt", "training": "10,240 env steps"},
+    ]
+
+
 def test_start_line_of_a_fine_tuned_starting_checkpoint_names_its_own_start():
     """A fine-tune's ``global_step`` counts its own env steps only: the start-up line says where it began."""
     plain = {"global_step": 409600, "args": {"init_from": ""}}
