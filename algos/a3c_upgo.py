@@ -49,7 +49,16 @@ import numpy as np
 import torch
 from torch import nn
 
-from models import ACTOR_TYPES, ClassPolicy, MaskedCategorical, build_critic, build_models, load_checkpoint, save_checkpoint
+from models import (
+    ACTOR_TYPES,
+    ClassPolicy,
+    MaskedCategorical,
+    build_critic,
+    build_models,
+    lineage_after,
+    load_checkpoint,
+    save_checkpoint,
+)
 from models.offpolicy_losses import masked_kl, masked_mean, td_lambda_returns, upgo_returns, vtrace
 from sc2_envs import allocator, runs
 from sc2_envs.vector.actor_pool import (
@@ -545,8 +554,12 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
                 device=device,
             )
         print(f"student initialised from {args.init} (trained on {ckpt['config']['map_name']})")
+        lineage = lineage_after(args.init, ckpt)  # the chain of starting checkpoints, saved in every checkpoint
     else:
         policy, critic = build_models(env_info, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device)
+        lineage = []
+    if resumed is not None:
+        lineage = list(resumed.get("lineage") or lineage)
     teacher = None
     if args.teacher:  # before the actors start: a teacher that does not fit the map is bad input, not an actor failure
         teacher, _, tck = load_checkpoint(args.teacher, env_info, device, with_critic=False)
@@ -608,7 +621,8 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
         steps_before = env_steps
 
         def save_model_file(path: Path) -> None:
-            save_checkpoint(str(path), policy, critic, env_info, asdict(args), env_steps)  # written atomically
+            extra = {"lineage": lineage} if lineage else None
+            save_checkpoint(str(path), policy, critic, env_info, asdict(args), env_steps, extra=extra)  # written atomically
 
         def checkpoint() -> None:
             """Last and best checkpoints and the resume state (at an update boundary)."""
@@ -622,6 +636,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
                 run_dir / runs.RESUME_FILE,
                 {
                     "args": asdict(args),
+                    "lineage": lineage,
                     "global_step": env_steps,
                     "updates": updates,
                     "trained_steps": trained_steps,

@@ -800,13 +800,14 @@ def ancestors(ckpt: dict) -> list[dict]:
 
     ``path`` is the file as its run was given it (``--init-from``), ``training`` its
     :func:`training_amount` text, or None where the file was written before the chain was recorded
-    (then only the nearest, from ``args["init_from"]``, is known). Empty for a checkpoint trained
+    (then only the nearest, from ``args["init_from"]`` or A3C's ``args["init"]``, is known). Empty for a checkpoint trained
     from scratch. The chain is the checkpoint's ``lineage`` record (:func:`lineage_after`).
     """
     chain = ckpt.get("lineage")
     if chain:
         return [dict(e) for e in reversed(chain)]
-    parent = (ckpt.get("args") or {}).get("init_from") or ""
+    args = ckpt.get("args") or {}
+    parent = args.get("init_from") or args.get("init") or ""  # --init-from (HAPPO, HATRPO), --init (A3C)
     return [{"path": str(parent), "training": None}] if parent else []
 
 

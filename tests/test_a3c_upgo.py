@@ -190,6 +190,9 @@ def test_short_run_with_two_actors_finishes_and_logs(tmp_path):
         slot = name.split("_")[1]
         assert f"[actor {slot} gen 0]" in text and f"[actor {1 - int(slot)} " not in text
         assert f"[actor {slot} gen 0] allocator: " in text  # the allocator setting it ran with
+    # the student's checkpoints name where it started (models.lineage_after)
+    saved = torch.load(run_dir / "a3c_upgo.pt", weights_only=True)
+    assert saved["lineage"] == [{"path": str(ckpt), "training": "0 env steps"}]
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     acc = EventAccumulator(str(run_dir))
