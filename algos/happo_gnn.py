@@ -720,7 +720,7 @@ if __name__ == "__main__":
         f"passes of <= {rows_per_pass if rows_per_pass < 1 << 62 else 'all'} rows | torch threads {torch.get_num_threads()}"
     )
     print(allocator_line)
-    for line in runs.start_lines(maps, dropout, args.init_from, init_ckpt):
+    for line in runs.start_lines(maps, dropout, args.init_from, init_ckpt, lineage):
         print(line)
     print(f"logs: {run_dir} (tensorboard --logdir runs)", flush=True)
 

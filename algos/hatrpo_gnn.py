@@ -772,7 +772,7 @@ if __name__ == "__main__":
         f"| torch threads {torch.get_num_threads()}"
     )
     print(allocator_line)
-    for line in runs.start_lines(maps, dropout, args.init_from, init_ckpt):
+    for line in runs.start_lines(maps, dropout, args.init_from, init_ckpt, lineage):
         print(line)
     print(f"logs: {run_dir} (tensorboard --logdir runs)", flush=True)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import pickle
 import struct
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -796,33 +797,79 @@ def training_amount(ckpt: dict) -> str:
 
 
 def ancestors(ckpt: dict) -> list[dict]:
-    """The checkpoints a fine-tuned checkpoint dict started from, nearest first: ``[{"path", "training"}, ...]``.
+    """The checkpoints a fine-tuned checkpoint dict started from, nearest first.
 
-    ``path`` is the file as its run was given it (``--init-from``), ``training`` its
-    :func:`training_amount` text, or None where the file was written before the chain was recorded
-    (then only the nearest, from ``args["init_from"]`` or A3C's ``args["init"]``, is known). Empty for a checkpoint trained
-    from scratch. The chain is the checkpoint's ``lineage`` record (:func:`lineage_after`).
+    Each entry is a dict (:func:`lineage_after`): ``path`` (the file as its run was given it),
+    ``training`` (:func:`training_amount` text), and, in records written from 2026-12 on,
+    ``resolved`` (absolute path), ``global_step`` (int env steps), ``maps`` (training maps) and
+    ``sha256`` (of the file when the run started). A checkpoint written before the chain was
+    recorded gives only its nearest start, from ``args["init_from"]`` (HAPPO, HATRPO) or A3C's
+    ``args["init"]``, with ``training`` None. Empty for a checkpoint trained from scratch.
     """
     chain = ckpt.get("lineage")
     if chain:
         return [dict(e) for e in reversed(chain)]
     args = ckpt.get("args") or {}
-    parent = args.get("init_from") or args.get("init") or ""  # --init-from (HAPPO, HATRPO), --init (A3C)
+    parent = args.get("init_from") or args.get("init") or ""
     return [{"path": str(parent), "training": None}] if parent else []
 
 
+def file_sha256(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes (read in 1 MiB blocks)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def lineage_after(path: str, ckpt: dict) -> list[dict]:
-    """The ``lineage`` record of a run that starts from checkpoint ``path`` (dict ``ckpt``): its
-    ancestors and then itself, oldest first, each ``{"path": str, "training": str | None}``; saved in
-    every checkpoint of that run (``save_checkpoint(..., extra={"lineage": ...})``) and carried
-    through ``--resume``, so a chain of fine-tunes names every starting point and its training."""
-    return [*reversed(ancestors(ckpt)), {"path": str(path), "training": training_amount(ckpt)}]
+    """The ``lineage`` record of a run that starts from checkpoint ``path`` (its dict ``ckpt``): its
+    ancestors, then itself, oldest first (entries as :func:`ancestors` describes); saved in every
+    checkpoint of that run (``save_checkpoint(..., extra={"lineage": ...})``) and carried through
+    ``--resume``, so a chain of fine-tunes names every starting point and its training.
+
+    Raises:
+        OSError: ``path`` cannot be read (it was just loaded, so only if it vanished meanwhile).
+    """
+    me = {
+        "path": str(path),
+        "resolved": str(Path(path).resolve()),
+        "training": training_amount(ckpt),
+        "global_step": env_steps(ckpt),
+        "maps": checkpoint_maps(ckpt["config"]) if "config" in ckpt else [],
+        "sha256": file_sha256(path),
+    }
+    return [*reversed(ancestors(ckpt)), me]
 
 
 def ancestry_text(chain: list[dict]) -> str:
-    """``ancestors``' list as text, nearest first: ``"b.pt (230,400 env steps), itself fine-tuned from
-    a.pt (102,400 env steps)"``; an entry without a recorded amount shows its path only."""
-    return ", itself fine-tuned from ".join(e["path"] + (f" ({e['training']})" if e.get("training") else "") for e in chain)
+    """``ancestors``' list as text, nearest first: ``"b.pt (230,400 env steps on 3m), itself fine-tuned
+    from a.pt (102,400 env steps on 3m+8m)"``; an entry without a recorded amount shows its path only,
+    and one whose file now holds other bytes than when it was recorded says so (:func:`changed_since`)."""
+
+    def one(e: dict) -> str:
+        what = [e["training"] + (f" on {'+'.join(e['maps'])}" if e.get("maps") else "")] if e.get("training") else []
+        if changed_since(e):
+            what.append("the file has changed since")
+        return e["path"] + (f" ({'; '.join(what)})" if what else "")
+
+    return ", itself fine-tuned from ".join(one(e) for e in chain)
+
+
+def changed_since(entry: dict) -> bool:
+    """Whether a lineage entry's file exists but no longer holds the bytes it had when recorded (e.g. a
+    run's ``<exp_name>.pt`` that the run, resumed, has overwritten). False when no digest was recorded
+    or the file is gone (nothing to compare)."""
+    want, where = entry.get("sha256"), entry.get("resolved") or entry.get("path")
+    if not want or not where or not Path(where).is_file():
+        return False
+    try:
+        return file_sha256(where) != want
+    except OSError:
+        return False
 
 
 def init_weights(path: str, policy: ClassPolicy, critic: CentralCritic) -> dict:

@@ -234,12 +234,17 @@ def load_init_weights(init_from: str, resuming: bool, policy: Any, critic: Any) 
         cli_error(f"--init-from {init_from}: {e}")
 
 
-def start_lines(train_maps: list[str], probs: list[float], init_from: str, init_ckpt: dict | None) -> list[str]:
+def start_lines(
+    train_maps: list[str], probs: list[float], init_from: str, init_ckpt: dict | None, lineage: list[dict] | None = None
+) -> list[str]:
     """The configuration lines of ``--ally-dropout`` and ``--init-from`` printed at a training run's start
     (none when both are off); ``init_ckpt`` is the starting checkpoint (:func:`load_init_weights`), None
-    on ``--resume``. A starting checkpoint that was itself fine-tuned counts only its own env steps, so
-    its chain of starting points is named with their training (``models.ancestors``); one trained with ``--ally-dropout`` that this run does not repeat
-    gets a line saying so."""
+    on ``--resume``, where ``lineage`` (the run's saved record, ``models.lineage_after``) names the
+    chain instead. A starting checkpoint that was itself fine-tuned counts only its own env steps, so
+    its chain of starting points is named with their training (``models.ancestors``); one trained
+    with ``--ally-dropout`` that this run does not repeat gets a line saying so."""
+    from models import ancestors, ancestry_text, training_amount
+
     lines = []
     shown = ", ".join(f"{m} {p:g}" for m, p in zip(train_maps, probs, strict=True)) if any(probs) else "none"
     if any(probs):
@@ -247,9 +252,14 @@ def start_lines(train_maps: list[str], probs: list[float], init_from: str, init_
     if init_from:
         if init_ckpt is None:
             note = "the run's starting point; not reloaded on --resume"
+            if lineage:  # nearest first: the start itself, then where it started
+                me, *chain = reversed(lineage)
+                note = (
+                    f"trained {me['training']}"
+                    + (f", itself fine-tuned from {ancestry_text(chain)}, whose steps are not included" if chain else "")
+                    + f"; {note}"
+                )
         else:
-            from models import ancestors, ancestry_text, training_amount
-
             note = f"trained {training_amount(init_ckpt)}"
             chain = ancestors(init_ckpt)
             if chain:

@@ -192,7 +192,8 @@ def test_short_run_with_two_actors_finishes_and_logs(tmp_path):
         assert f"[actor {slot} gen 0] allocator: " in text  # the allocator setting it ran with
     # the student's checkpoints name where it started (models.lineage_after)
     saved = torch.load(run_dir / "a3c_upgo.pt", weights_only=True)
-    assert saved["lineage"] == [{"path": str(ckpt), "training": "0 env steps"}]
+    (start,) = saved["lineage"]
+    assert (start["path"], start["training"], start["maps"]) == (str(ckpt), "0 env steps", ["3m"])
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     acc = EventAccumulator(str(run_dir))

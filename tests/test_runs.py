@@ -691,30 +691,48 @@ def test_flowing_help_flows_inherited_fields_too(capsys, monkeypatch):
     assert "a field of the subclass, also wrapped at the source's width" in out
 
 
-def test_a_chain_of_fine_tunes_is_named_with_each_start_and_its_training():
+def test_a_chain_of_fine_tunes_is_named_with_each_start_and_its_training(tmp_path, monkeypatch):
     from models import ancestors, ancestry_text, lineage_after
 
-    a = {"global_step": 102400, "args": {"init_from": ""}}
-    assert ancestors(a) == [] and lineage_after("a.pt", a) == [{"path": "a.pt", "training": "102,400 env steps"}]
-    b = {"global_step": 20480, "args": {"init_from": "a.pt"}, "lineage": lineage_after("a.pt", a)}
-    c = {"global_step": 10240, "args": {"init_from": "b.pt"}, "lineage": lineage_after("b.pt", b)}
-    assert c["lineage"] == [
-        {"path": "a.pt", "training": "102,400 env steps"},
-        {"path": "b.pt", "training": "20,480 env steps"},
-    ]
-    assert ancestry_text(ancestors(c)) == "b.pt (20,480 env steps), itself fine-tuned from a.pt (102,400 env steps)"
+    monkeypatch.chdir(tmp_path)
+    for name in ("a.pt", "b.pt", "c.pt"):
+        (tmp_path / name).write_bytes(name.encode())  # lineage_after records each file's digest
+    a = {"global_step": 102400, "args": {"init_from": ""}, "config": {"map_name": "3m", "train_maps": ["3m", "8m"]}}
+    assert ancestors(a) == []
+    (entry,) = lineage_after("a.pt", a)
+    assert entry["path"] == "a.pt" and entry["resolved"] == str(tmp_path / "a.pt") and entry["global_step"] == 102400
+    assert entry["training"] == "102,400 env steps" and entry["maps"] == ["3m", "8m"] and len(entry["sha256"]) == 64
+    b = {
+        "global_step": 20480,
+        "args": {"init_from": "a.pt"},
+        "config": {"map_name": "3m"},
+        "lineage": lineage_after("a.pt", a),
+    }
+    c = {
+        "global_step": 10240,
+        "args": {"init_from": "b.pt"},
+        "config": {"map_name": "3m"},
+        "lineage": lineage_after("b.pt", b),
+    }
+    assert [e["path"] for e in c["lineage"]] == ["a.pt", "b.pt"]
+    want = "b.pt (20,480 env steps on 3m), itself fine-tuned from a.pt (102,400 env steps on 3m+8m)"
+    assert ancestry_text(ancestors(c)) == want
     assert runs.start_lines(["3m"], [0.0], "c.pt", c) == [
-        "initial weights: c.pt (trained 10,240 env steps, itself fine-tuned from b.pt (20,480 env steps), itself "
-        "fine-tuned from a.pt (102,400 env steps), whose steps are not included; this run's env steps count from 0, "
-        "with fresh optimisers)"
+        f"initial weights: c.pt (trained 10,240 env steps, itself fine-tuned from {want}, whose steps are not included; "
+        "this run's env steps count from 0, with fresh optimisers)"
     ]
+    # --resume: the run's saved record names the chain (found in a newcomer trial: only the nearest start was named)
+    assert runs.start_lines(["3m"], [0.0], "c.pt", None, lineage_after("c.pt", c)) == [
+        f"initial weights: c.pt (trained 10,240 env steps, itself fine-tuned from {want}, whose steps are not included; "
+        "the run's starting point; not reloaded on --resume)"
+    ]
+    # a start whose file was overwritten after it was recorded (e.g. its run was resumed) says so
+    (tmp_path / "b.pt").write_bytes(b"other weights")
+    assert ancestry_text(ancestors(c)).startswith("b.pt (20,480 env steps on 3m; the file has changed since)")
     # a checkpoint written before the chain was recorded: its nearest start only, amount unknown
     old = {"global_step": 10240, "args": {"init_from": "b.pt"}}
     assert ancestors(old) == [{"path": "b.pt", "training": None}] and ancestry_text(ancestors(old)) == "b.pt"
-    assert lineage_after("old.pt", old) == [
-        {"path": "b.pt", "training": None},
-        {"path": "old.pt", "training": "10,240 env steps"},
-    ]
+    assert [e["path"] for e in lineage_after("c.pt", old)] == ["b.pt", "c.pt"]
 
 
 def test_start_line_of_a_fine_tuned_starting_checkpoint_names_its_own_start():
