@@ -647,6 +647,7 @@ if __name__ == "__main__":
             device=str(device),
             torch_threads_used=torch.get_num_threads(),
             allocator=allocator_line,
+            lineage=lineage,  # the starting checkpoints, oldest first (models.lineage_after)
         )
     else:
         runs.note_resume(

@@ -1,6 +1,7 @@
 """Team-size randomisation (``SMACSim.remove_allies``, ``runs.drop_allies``, ``--ally-dropout``) and
 fine-tuning from a checkpoint's weights (``models.init_weights``, ``--init-from``)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -248,6 +249,17 @@ def test_fine_tune_run_with_dropout_starts_from_the_checkpoint(tmp_path):
     (second,) = [d for d in (tmp_path / "runs").iterdir() if "second" in d.name]
     chain = torch.load(second / "second.pt", weights_only=True)["lineage"]
     assert [(e["path"], e["global_step"]) for e in chain] == [(str(MARINE_CKPT), 1658880), (str(ckpt), 160)]
+    meta = json.loads((second / "run_meta.json").read_text())
+    assert [e["path"] for e in meta["lineage"]] == [str(MARINE_CKPT), str(ckpt)]
+    # eval_transfer's record names where each fine-tuned checkpoint started (its CSV counts its own steps only)
+    cmd = [sys.executable, str(REPO / "algos" / "eval_transfer.py"), "--checkpoints", str(second / "second.pt"),
+           "--maps", "3m", "--episodes", "2"]  # fmt: skip
+    res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env, check=False)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert f"(fine-tuned from {ckpt} (160 env steps on 3m+8m), itself fine-tuned from {MARINE_CKPT}" in res.stdout
+    (evaluation,) = [d for d in (tmp_path / "runs").iterdir() if d.name.startswith("transfer__")]
+    lineages = json.loads((evaluation / "run_meta.json").read_text())["lineages"]
+    assert [e["path"] for e in lineages[str(second / "second.pt")]] == [str(MARINE_CKPT), str(ckpt)]
 
 
 @pytest.mark.parametrize("kernel", ["numba", "torch"])
