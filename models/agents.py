@@ -754,7 +754,9 @@ def read_checkpoint(path: str) -> dict:
             ``resume.pt`` or an AlphaStar model); the message names the path.
     """
     if os.path.isdir(path):
-        raise ValueError(f"checkpoint {path!r} is a directory, not a checkpoint file")
+        inside = sorted(p.name for p in Path(path).glob("*.pt") if p.name != "resume.pt")
+        hint = f" (its checkpoints: {', '.join(inside)})" if inside else ""
+        raise ValueError(f"checkpoint {path!r} is a directory, not a checkpoint file{hint}")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"checkpoint {path!r} does not exist")
     try:
@@ -768,9 +770,13 @@ def read_checkpoint(path: str) -> dict:
         ) from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT or not isinstance(ckpt.get("config"), dict):
         found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
+        beside = ""
+        if isinstance(found, str) and found.startswith("sc2_envs.resume"):  # a run's resume state, not its model
+            models = sorted(p.name for p in Path(path).parent.glob("*.pt") if p.name != Path(path).name)
+            beside = f"; the run's model checkpoints beside it: {', '.join(models)}" if models else ""
         raise ValueError(
             f"checkpoint {path!r} is not a {CHECKPOINT_FORMAT!r} checkpoint (found {found!r}); expected a file written "
-            "by models.save_checkpoint (happo_gnn.py --save-model, bc_reweight.py)"
+            f"by models.save_checkpoint (happo_gnn.py --save-model, bc_reweight.py){beside}"
         )
     return ckpt
 
@@ -900,7 +906,10 @@ def init_weights(path: str, policy: ClassPolicy, critic: CentralCritic) -> dict:
         order = ""
         if sorted(cfg.get("classes", [])) == sorted(policy.classes):  # the order follows the training maps'
             order = f" (the same classes in another order: give --map in its order, {trained})"
-        raise ValueError(f"checkpoint {path!r} has the classes {cfg.get('classes')}; expected {list(policy.classes)}{order}")
+        raise ValueError(
+            f"checkpoint {path!r} (trained on {trained}) has the classes {cfg.get('classes')}; "
+            f"expected {list(policy.classes)}{order}"
+        )
     for part, model, key in (("actors", policy, "policy_spec"), ("critic", critic, "critic_spec")):
         # same shapes are not enough: a type vocabulary of the same size in another order would load silently
         want, have = _plain(cfg.get(key)), _plain(getattr(model, "spec", None))

@@ -176,7 +176,9 @@ def test_init_weights_copies_a_checkpoint_and_names_what_does_not_fit():
         init_weights(str(REPO / "checkpoints" / "protoss_2s3z3s5z1c3s5z_gnn.pt"), p3, c3)
     protoss = [make_batched("2s3z", num_envs=1).get_env_info()]
     p2, c2, _, _ = build_multi_map_models(protoss, "gnn")
-    with pytest.raises(ValueError, match=r"has the classes \['marine'\]; expected \['stalker', 'zealot'\]"):
+    with pytest.raises(
+        ValueError, match=r"\(trained on 3m\+8m\) has the classes \['marine'\]; expected \['stalker', 'zealot'\]"
+    ):
         init_weights(str(MARINE_CKPT), p2, c2)
     mlp, mlp_critic, _, _ = build_multi_map_models(infos[:1], "mlp")
     with pytest.raises(ValueError, match="holds gnn actors; expected mlp"):

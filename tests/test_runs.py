@@ -691,6 +691,24 @@ def test_flowing_help_flows_inherited_fields_too(capsys, monkeypatch):
     assert "a field of the subclass, also wrapped at the source's width" in out
 
 
+def test_a_run_folder_or_its_resume_state_given_as_a_checkpoint_names_the_checkpoints_there(tmp_path):
+    # found in a newcomer trial: --init-from <run folder> / <run>/resume.pt said what was wrong, not what to give
+    from models import read_checkpoint
+
+    runs.save_resume(tmp_path / "resume.pt", {"args": {}})
+    (tmp_path / "happo_gnn.pt").write_bytes(b"x")
+    (tmp_path / "happo_gnn_best.pt").write_bytes(b"x")
+    with pytest.raises(
+        ValueError, match=r"is a directory, not a checkpoint file \(its checkpoints: happo_gnn.pt, happo_gnn_best.pt\)$"
+    ):
+        read_checkpoint(str(tmp_path))
+    with pytest.raises(
+        ValueError,
+        match=r"found 'sc2_envs.resume/\d+'.*the run's model checkpoints beside it: happo_gnn.pt, happo_gnn_best.pt$",
+    ):
+        read_checkpoint(str(tmp_path / "resume.pt"))
+
+
 def test_a_chain_of_fine_tunes_is_named_with_each_start_and_its_training(tmp_path, monkeypatch):
     from models import ancestors, ancestry_text, lineage_after
 
