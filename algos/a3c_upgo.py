@@ -55,7 +55,6 @@ from models import (
     MaskedCategorical,
     build_critic,
     build_models,
-    lineage_after,
     load_checkpoint,
     save_checkpoint,
 )
@@ -554,12 +553,10 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
                 device=device,
             )
         print(f"student initialised from {args.init} (trained on {ckpt['config']['map_name']})")
-        lineage = lineage_after(args.init, ckpt)  # the chain of starting checkpoints, saved in every checkpoint
     else:
         policy, critic = build_models(env_info, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device)
-        lineage = []
-    if resumed is not None:
-        lineage = list(resumed.get("lineage") or lineage)
+        ckpt = None
+    lineage = runs.starting_lineage(args.init, ckpt, resumed)  # saved in every checkpoint
     teacher = None
     if args.teacher:  # before the actors start: a teacher that does not fit the map is bad input, not an actor failure
         teacher, _, tck = load_checkpoint(args.teacher, env_info, device, with_critic=False)

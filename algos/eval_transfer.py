@@ -543,7 +543,7 @@ def main(args: Args, prepared: tuple | None = None) -> list[TransferRow]:
 
     run_dir = runs.make_run_dir(args.out_dir, f"{args.name}__{int(time.time())}")
     # per fine-tuned checkpoint, its starting checkpoints oldest first (source_steps counts its own steps only)
-    lineages = {p: ancestors(c)[::-1] for p, c in ckpts.items() if ancestors(c)}
+    lineages = {p: chain[::-1] for p, c in ckpts.items() if (chain := ancestors(c))}
     runs.write_run_meta(run_dir, args, script=os.path.basename(__file__), targets=plan, device=str(device), lineages=lineages)
     stem = os.path.join(str(run_dir), args.name)
     write_csv(rows, stem + ".csv")

@@ -67,7 +67,7 @@ from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.tensorboard import SummaryWriter
 
-from models import build_multi_map_models, describe_classes, lineage_after, save_checkpoint, zero_shot_views
+from models import build_multi_map_models, describe_classes, save_checkpoint, zero_shot_views
 from models.common import masked_mean
 from sc2_envs import runs
 from sc2_envs.evaluation import evaluate
@@ -678,11 +678,7 @@ if __name__ == "__main__":
     except ValueError as e:
         runs.cli_error(f"--eval-maps {e} (the actors of {'+'.join(maps)}, {args.actor}, cannot play it)")
     init_ckpt = runs.load_init_weights(args.init_from, resumed is not None, policy, critic)
-    # the chain of starting checkpoints (models.lineage_after), saved in every checkpoint of the run
-    if resumed is not None:
-        lineage = list(resumed.get("lineage") or [])
-    else:
-        lineage = lineage_after(args.init_from, init_ckpt) if init_ckpt is not None else []
+    lineage = runs.starting_lineage(args.init_from, init_ckpt, resumed)  # saved in every checkpoint of the run
     classes = list(policy.classes)
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
 

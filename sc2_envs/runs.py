@@ -234,6 +234,24 @@ def load_init_weights(init_from: str, resuming: bool, policy: Any, critic: Any) 
         cli_error(f"--init-from {init_from}: {e}")
 
 
+def starting_lineage(init_from: str, init_ckpt: dict | None, resumed: dict | None) -> list[dict]:
+    """A training run's ``lineage`` record (``models.lineage_after``: its starting checkpoints, oldest
+    first), saved in its checkpoints, ``resume.pt`` and ``run_meta.json``: a resumed run's own record
+    when its resume file has one, else the chain of the starting checkpoint ``init_from`` (its dict
+    ``init_ckpt``, None when nothing was loaded), else empty (a run from scratch).
+
+    Raises:
+        OSError: ``init_from`` cannot be read to take its digest.
+    """
+    if resumed is not None and resumed.get("lineage"):
+        return list(resumed["lineage"])
+    if init_ckpt is None:
+        return []
+    from models import lineage_after
+
+    return lineage_after(init_from, init_ckpt)
+
+
 def start_lines(
     train_maps: list[str], probs: list[float], init_from: str, init_ckpt: dict | None, lineage: list[dict] | None = None
 ) -> list[str]:
@@ -250,21 +268,22 @@ def start_lines(
     if any(probs):
         lines.append(f"ally dropout (training episodes that start with one ally removed): {shown}")
     if init_from:
+        if lineage:  # nearest first: the start itself, then where it started
+            me, *chain = reversed(lineage)
+            amount = me["training"]
+        elif init_ckpt is not None:
+            amount, chain = training_amount(init_ckpt), ancestors(init_ckpt)
+        else:  # a run resumed from a file written before the lineage was recorded
+            amount, chain = None, []
+        parts = []
+        if amount:
+            origin = f", itself fine-tuned from {ancestry_text(chain)}, whose steps are not included" if chain else ""
+            parts.append(f"trained {amount}{origin}")
         if init_ckpt is None:
-            note = "the run's starting point; not reloaded on --resume"
-            if lineage:  # nearest first: the start itself, then where it started
-                me, *chain = reversed(lineage)
-                note = (
-                    f"trained {me['training']}"
-                    + (f", itself fine-tuned from {ancestry_text(chain)}, whose steps are not included" if chain else "")
-                    + f"; {note}"
-                )
+            parts.append("the run's starting point; not reloaded on --resume")
         else:
-            note = f"trained {training_amount(init_ckpt)}"
-            chain = ancestors(init_ckpt)
-            if chain:
-                note += f", itself fine-tuned from {ancestry_text(chain)}, whose steps are not included"
-            note += "; this run's env steps count from 0, with fresh optimisers"
+            parts.append("this run's env steps count from 0, with fresh optimisers")
+        note = "; ".join(parts)
         lines.append(f"initial weights: {init_from} ({note})")
         before = ((init_ckpt or {}).get("args") or {}).get("ally_dropout") or ()
         before = [float(p) for p in (before if isinstance(before, (list, tuple)) else [before])]
