@@ -68,10 +68,12 @@ from sc2_envs.vector.actor_pool import (
     make_actor_pool,
 )
 
+ALGORITHM = os.path.basename(__file__)[: -len(".py")]  # recorded in every checkpoint (models.save_checkpoint)
+
 
 @dataclass
 class Args:
-    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    exp_name: str = ALGORITHM
     """the name of this experiment"""
     seed: int = 1
     """seed of the experiment (actor `slot` of generation `g` draws from SeedSequence(seed, spawn_key=(ACTOR_SPAWN_KEY, slot, g)),
@@ -619,7 +621,9 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
 
         def save_model_file(path: Path) -> None:
             extra = {"lineage": lineage} if lineage else None
-            save_checkpoint(str(path), policy, critic, env_info, asdict(args), env_steps, extra=extra)  # written atomically
+            save_checkpoint(
+                str(path), policy, critic, env_info, asdict(args), env_steps, extra=extra, algorithm=ALGORITHM
+            )  # written atomically
 
         def checkpoint() -> None:
             """Last and best checkpoints and the resume state (at an update boundary)."""

@@ -59,10 +59,12 @@ from sc2_envs.evaluation import behaviour_key, evaluate, format_result
 from sc2_envs.replays.dataset import ReplayData
 from sc2_envs.sim.features import N_ACTIONS_NO_ATTACK
 
+ALGORITHM = os.path.basename(__file__)[: -len(".py")]  # recorded in every checkpoint (models.save_checkpoint)
+
 
 @dataclass
 class Args:
-    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    exp_name: str = ALGORITHM
     """the name of this experiment"""
     seed: int = 1
     """seed of the experiment (split, shuffling, initialisation)"""
@@ -368,7 +370,9 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
             "data_counts": data.counts.tolist(),
             "files": [f[0] for f in ds.files],
         }
-        save_checkpoint(str(path), policy, critic, env_info, asdict(args), global_step=0, extra={"bc": bc})
+        save_checkpoint(
+            str(path), policy, critic, env_info, asdict(args), global_step=0, extra={"bc": bc}, algorithm=ALGORITHM
+        )
         rec = {
             "epoch": epoch,
             "train_loss": float(np.mean(losses)),

@@ -31,7 +31,7 @@ import torch
 import tyro
 
 import sc2_envs
-from models import ancestors, ancestry_text, load_checkpoint
+from models import ancestors, ancestry_text, load_checkpoint, trained_by
 from models.agents import checkpoint_maps, dict_diffs, env_steps, read_checkpoint, training_amount, unit_classes
 from models.entities import ObsParser
 from sc2_envs import runs, smacv2
@@ -516,10 +516,11 @@ def main(args: Args, prepared: tuple | None = None) -> list[TransferRow]:
         chain = ancestors(c)
         # a fine-tune's global_step counts its own steps only (source_steps in the CSV too): say where it started
         its = "its steps are" if len(chain) == 1 else "their steps are"
-        started = f" (fine-tuned from {ancestry_text(chain)}; {its} not included)" if chain else ""
+        notes = [trained_by(c)] + ([f"fine-tuned from {ancestry_text(chain)}; {its} not included"] if chain else [])
+        notes = "; ".join(n for n in notes if n)
         print(
             f"  {p}: {cfg['actor_type']} actors {cfg['classes']} trained on {source_label(cfg)} for "
-            f"{training_amount(c)}{started} -> {plan[p]}"
+            f"{training_amount(c)}{f' ({notes})' if notes else ''} -> {plan[p]}"
         )
 
     rows = []

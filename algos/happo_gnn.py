@@ -102,10 +102,12 @@ from sc2_envs import runs
 from sc2_envs.evaluation import evaluate
 from sc2_envs.sim.rng import eval_seed
 
+ALGORITHM = os.path.basename(__file__)[: -len(".py")]  # recorded in every checkpoint (models.save_checkpoint)
+
 
 @dataclass
 class Args:
-    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    exp_name: str = ALGORITHM
     """the name of this experiment"""
     seed: int = 1
     """seed of the experiment"""
@@ -795,7 +797,15 @@ if __name__ == "__main__":
 
     def save_model_file(path):  # save_checkpoint writes atomically
         save_checkpoint(
-            path, policy, critic, env_info, record, global_step, maps=maps, extra={"lineage": lineage} if lineage else None
+            path,
+            policy,
+            critic,
+            env_info,
+            record,
+            global_step,
+            maps=maps,
+            extra={"lineage": lineage} if lineage else None,
+            algorithm=ALGORITHM,
         )
 
     def sync():

@@ -640,13 +640,17 @@ def save_checkpoint(
     global_step: int = 0,
     maps: list[str] | None = None,
     extra: dict | None = None,
+    algorithm: str | None = None,
 ) -> None:
     """Write a checkpoint readable with ``torch.load(path, weights_only=True)``, atomically (a crash
     mid-write leaves the previous file, not a truncated one: ``sc2_envs.runs.save_atomic``).
 
     Keys: ``format``, ``config`` (map, actor type, classes and agent ids, network sizes, entity
     widths, obs/state sizes and layouts, n_actions), ``args`` (the training ``Args`` as a dict),
-    ``global_step`` (env steps), ``actors`` / ``critic`` (state dicts, CPU tensors).
+    ``global_step`` (env steps), ``actors`` / ``critic`` (state dicts, CPU tensors), and, when
+    ``algorithm`` is given, ``algorithm``: the training script's name (``"happo_gnn"``,
+    ``"hatrpo_gnn"``, ``"a3c_upgo"``, ``"bc_reweight"``), which a fine-tune's lineage records
+    (:func:`lineage_after`; files written before 2026-12-05 have none).
 
     Multi-map training (``maps`` with two or more names): ``config["train_maps"]`` lists every
     training map; ``map_name``, the agent ids and the sizes are those of the first map
@@ -657,8 +661,11 @@ def save_checkpoint(
 
     Raises:
         ValueError: a weight holds NaN or inf (a diverged run is not saved as if it were trained),
-            ``maps[0]`` is not ``env_info``'s map, or an ``extra`` key would replace a standard one.
+            ``maps[0]`` is not ``env_info``'s map, an ``extra`` key would replace a standard one, or
+            ``algorithm`` is given but is not a non-empty string.
     """
+    if algorithm is not None and (not isinstance(algorithm, str) or not algorithm):
+        raise ValueError(f"save_checkpoint algorithm={algorithm!r}: expected the training script's name, e.g. 'happo_gnn'")
 
     def cpu(sd: dict) -> dict:
         return {k: v.detach().cpu() for k, v in sd.items()}
@@ -693,6 +700,8 @@ def save_checkpoint(
         "actors": cpu(policy.state_dict()),
         "critic": cpu(critic.state_dict()),
     }
+    if algorithm is not None:
+        ckpt["algorithm"] = algorithm
     clash = sorted(set(extra or {}) & set(ckpt))
     if clash:
         raise ValueError(f"save_checkpoint extra keys {clash} would replace the checkpoint's own records")
@@ -808,7 +817,9 @@ def ancestors(ckpt: dict) -> list[dict]:
     Each entry is a dict (:func:`lineage_after`): ``path`` (the file as its run was given it),
     ``training`` (:func:`training_amount` text), and, in records written from 2026-12 on,
     ``resolved`` (absolute path), ``global_step`` (int env steps), ``maps`` (training maps) and
-    ``sha256`` (of the file when the run started). A checkpoint written before the chain was
+    ``sha256`` (of the file when the run started), and from 2026-12-05 on ``algorithm`` (the script
+    that trained it, None when its file did not record one) and ``seed`` (its run's ``--seed``, None
+    when its ``args`` hold none). A checkpoint written before the chain was
     recorded gives only its nearest start, from ``args["init_from"]`` (HAPPO, HATRPO) or A3C's
     ``args["init"]``, with ``training`` None. Empty for a checkpoint trained from scratch.
     """
@@ -847,17 +858,41 @@ def lineage_after(path: str, ckpt: dict) -> list[dict]:
         "global_step": env_steps(ckpt),
         "maps": checkpoint_maps(ckpt["config"]) if "config" in ckpt else [],
         "sha256": file_sha256(path),
+        "algorithm": ckpt.get("algorithm"),
+        "seed": _recorded_seed(ckpt),
     }
     return [*reversed(ancestors(ckpt)), me]
 
 
+def trained_by(ckpt: dict) -> str:
+    """The script and seed that trained a checkpoint dict, as text for listings: ``"happo_gnn seed 1"``;
+    ``"seed 1"`` for a file that recorded no script (written before 2026-12-05), ``""`` with neither."""
+    return trainer_text(ckpt.get("algorithm"), _recorded_seed(ckpt))
+
+
+def trainer_text(algorithm: str | None, seed: int | None) -> str:
+    """``"happo_gnn seed 1"`` from a script name and a seed, leaving out what is None (a lineage
+    entry's ``algorithm`` / ``seed``, :func:`lineage_after`)."""
+    return " ".join(x for x in (algorithm, None if seed is None else f"seed {seed}") if x)
+
+
+def _recorded_seed(ckpt: dict) -> int | None:
+    """The ``--seed`` of the run that wrote a checkpoint dict (``args["seed"]``), None if not recorded."""
+    seed = (ckpt.get("args") or {}).get("seed")
+    return int(seed) if isinstance(seed, int) and not isinstance(seed, bool) else None
+
+
 def ancestry_text(chain: list[dict]) -> str:
-    """``ancestors``' list as text, nearest first: ``"b.pt (230,400 env steps on 3m), itself fine-tuned
-    from a.pt (102,400 env steps on 3m+8m)"``; an entry without a recorded amount shows its path only,
+    """``ancestors``' list as text, nearest first: ``"b.pt (230,400 env steps on 3m, happo_gnn seed 2),
+    itself fine-tuned from a.pt (102,400 env steps on 3m+8m, happo_gnn seed 1)"``; an entry without a
+    recorded amount shows its path only (and without a recorded script or seed, no script or seed),
     and one whose file now holds other bytes than when it was recorded says so (:func:`changed_since`)."""
 
     def one(e: dict) -> str:
         what = [e["training"] + (f" on {'+'.join(e['maps'])}" if e.get("maps") else "")] if e.get("training") else []
+        who = trainer_text(e.get("algorithm"), e.get("seed"))
+        if who:
+            what = [f"{what[0]}, {who}"] if what else [who]
         if changed_since(e):
             what.append("the file has changed since")
         return e["path"] + (f" ({'; '.join(what)})" if what else "")

@@ -261,7 +261,7 @@ def start_lines(
     chain instead. A starting checkpoint that was itself fine-tuned counts only its own env steps, so
     its chain of starting points is named with their training (``models.ancestors``); one trained
     with ``--ally-dropout`` that this run does not repeat gets a line saying so."""
-    from models import ancestors, ancestry_text, training_amount
+    from models import ancestors, ancestry_text, trained_by, trainer_text, training_amount
 
     lines = []
     shown = ", ".join(f"{m} {p:g}" for m, p in zip(train_maps, probs, strict=True)) if any(probs) else "none"
@@ -270,15 +270,15 @@ def start_lines(
     if init_from:
         if lineage:  # nearest first: the start itself, then where it started
             me, *chain = reversed(lineage)
-            amount = me["training"]
+            amount, who = me["training"], trainer_text(me.get("algorithm"), me.get("seed"))
         elif init_ckpt is not None:
-            amount, chain = training_amount(init_ckpt), ancestors(init_ckpt)
+            amount, chain, who = training_amount(init_ckpt), ancestors(init_ckpt), trained_by(init_ckpt)
         else:  # a run resumed from a file written before the lineage was recorded
-            amount, chain = None, []
+            amount, chain, who = None, [], ""
         parts = []
         if amount:
             origin = f", itself fine-tuned from {ancestry_text(chain)}, whose steps are not included" if chain else ""
-            parts.append(f"trained {amount}{origin}")
+            parts.append(f"trained {amount}{f', {who}' if who else ''}{origin}")
         if init_ckpt is None:
             parts.append("the run's starting point; not reloaded on --resume")
         else:

@@ -194,6 +194,10 @@ def test_short_run_with_two_actors_finishes_and_logs(tmp_path):
     saved = torch.load(run_dir / "a3c_upgo.pt", weights_only=True)
     (start,) = saved["lineage"]
     assert (start["path"], start["training"], start["maps"]) == (str(ckpt), "0 env steps", ["3m"])
+    assert saved["algorithm"] == "a3c_upgo" and (start["algorithm"], start["seed"]) == (
+        None,
+        None,
+    )  # the test's file records neither
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     acc = EventAccumulator(str(run_dir))

@@ -219,7 +219,9 @@ def test_fine_tune_run_with_dropout_starts_from_the_checkpoint(tmp_path):
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env, check=False)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "ally dropout (training episodes that start with one ally removed): 3m 0, 8m 0.5" in res.stdout
-    assert f"initial weights: {MARINE_CKPT} (trained 1,658,880 env steps; this run's env steps count from 0" in res.stdout
+    assert (
+        f"initial weights: {MARINE_CKPT} (trained 1,658,880 env steps, seed 1; this run's env steps count from 0" in res.stdout
+    )
     rows = (next((tmp_path / "runs").iterdir()) / "eval.csv").read_text().splitlines()
     assert float(rows[1].split(",")[5]) >= 0.75, rows  # win_rate/3m: the checkpoint's play, 8 episodes
     # --resume keeps the run's own weights; the line says the checkpoint was only its starting point
@@ -228,7 +230,7 @@ def test_fine_tune_run_with_dropout_starts_from_the_checkpoint(tmp_path):
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env, check=False)
     assert res.returncode == 0, res.stderr[-3000:]
     assert (
-        f"initial weights: {MARINE_CKPT} (trained 1,658,880 env steps; the run's starting point; not reloaded on --resume)"
+        f"initial weights: {MARINE_CKPT} (trained 1,658,880 env steps, seed 1; the run's starting point; not reloaded on --resume)"
         in res.stdout
     )
     # every checkpoint of the run, also after --resume, records where it started and that start's training;
@@ -245,7 +247,8 @@ def test_fine_tune_run_with_dropout_starts_from_the_checkpoint(tmp_path):
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env, check=False)
     assert res.returncode == 0, res.stderr[-3000:]
     assert (
-        f"initial weights: {ckpt} (trained 160 env steps, itself fine-tuned from {MARINE_CKPT} (1,658,880 env steps on 3m+8m), "
+        f"initial weights: {ckpt} (trained 160 env steps, happo_gnn seed 2, itself fine-tuned from {MARINE_CKPT} "
+        "(1,658,880 env steps on 3m+8m, seed 1), "
         "whose steps are not included;"
     ) in res.stdout
     (second,) = [d for d in (tmp_path / "runs").iterdir() if "second" in d.name]
@@ -258,7 +261,10 @@ def test_fine_tune_run_with_dropout_starts_from_the_checkpoint(tmp_path):
            "--maps", "3m", "--episodes", "2"]  # fmt: skip
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env, check=False)
     assert res.returncode == 0, res.stderr[-3000:]
-    assert f"(fine-tuned from {ckpt} (160 env steps on 3m+8m), itself fine-tuned from {MARINE_CKPT}" in res.stdout
+    assert (
+        f"(happo_gnn seed 1; fine-tuned from {ckpt} (160 env steps on 3m+8m, happo_gnn seed 2), itself fine-tuned from "
+        f"{MARINE_CKPT} (1,658,880 env steps on 3m+8m, seed 1)"
+    ) in res.stdout
     (evaluation,) = [d for d in (tmp_path / "runs").iterdir() if d.name.startswith("transfer__")]
     lineages = json.loads((evaluation / "run_meta.json").read_text())["lineages"]
     assert [e["path"] for e in lineages[str(second / "second.pt")]] == [str(MARINE_CKPT), str(ckpt)]

@@ -235,6 +235,7 @@ def test_short_bc_run_on_recorded_3m_reduces_the_loss(demos_3m, tmp_path, capsys
     ck = torch.load(tmp_path / "run" / "epoch_001.pt", weights_only=True)
     assert ck["bc"]["files"] and sum(ck["bc"]["data_counts"]) > 0
     assert ck["global_step"] == 0 and ck["bc"]["epoch"] == 1  # replays only: no env steps
+    assert ck["algorithm"] == "bc_reweight"
 
 
 def _scalar_steps(run_dir: Path) -> dict:

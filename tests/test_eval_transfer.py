@@ -399,7 +399,7 @@ def test_a_fine_tuned_checkpoint_names_its_starting_checkpoint(tmp_path, capsys)
     et.main(et.Args(checkpoints=(str(ckpt),), maps=("3m",), episodes=1, max_envs=1, out_dir=str(tmp_path / "out")))
     printed = capsys.readouterr().out
     assert (
-        "trained on 3m+8m for 409,600 env steps (fine-tuned from checkpoints/marine_budget/3m8m_seed1_gnn.pt; "
+        "trained on 3m+8m for 409,600 env steps (seed 1; fine-tuned from checkpoints/marine_budget/3m8m_seed1_gnn.pt; "
         "its steps are not included)"
     ) in printed
 

@@ -138,6 +138,7 @@ def test_happo_smoke_run_logs_evaluations_and_saves_a_loadable_checkpoint(tmp_pa
     info = sc2_envs.make_batched("3m", num_envs=1).get_env_info()
     _, _, raw = load_checkpoint(ckpt, info)
     assert raw["args"]["map"] == "3m" and raw["config"]["actor_type"] == "gnn" and raw["global_step"] == 64
+    assert raw["algorithm"] == "happo_gnn"  # the script that trained it, for a fine-tune's lineage
 
 
 @pytest.mark.slow

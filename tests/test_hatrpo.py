@@ -140,6 +140,7 @@ def test_hatrpo_smoke_run(tmp_path):
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-4000:]
     assert "HATRPO (gnn) on 3m" in res.stdout
     (ckpt,) = glob.glob(str(tmp_path / "runs" / "3m__hatrpo_gnn__1__*" / "hatrpo_gnn.pt"))
+    assert torch.load(ckpt, weights_only=True)["algorithm"] == "hatrpo_gnn"
     meta = json.loads((Path(ckpt).parent / "run_meta.json").read_text())
     assert meta["config"]["torch_threads"] == 0 and meta["torch_threads_used"] >= 1  # the count in effect
 

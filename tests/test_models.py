@@ -245,6 +245,11 @@ def test_checkpoint_extra_records_are_in_the_same_file_and_writes_are_atomic(tmp
     assert torch.load(path, weights_only=True)["bc"] == {"epoch": 3}
     with pytest.raises(ValueError, match=r"extra keys \['global_step'\] would replace"):
         save_checkpoint(str(path), policy, critic, info, {}, extra={"global_step": 5})
+    with pytest.raises(ValueError, match=r"extra keys \['algorithm'\] would replace"):
+        save_checkpoint(str(path), policy, critic, info, {}, extra={"algorithm": "x"}, algorithm="bc_reweight")
+    for bad in ("", 3, None.__class__):
+        with pytest.raises(ValueError, match=r"algorithm=.*expected the training script's name"):
+            save_checkpoint(str(path), policy, critic, info, {}, algorithm=bad)
     # found in review: a NumPy value was written and the file then failed every weights_only load
     for odd in (np.float64(0.5), np.zeros(3), Path("x")):
         with pytest.raises(ValueError, match=r"extra\['bc'\] cannot be read back with torch.load\(weights_only=True\)"):

@@ -747,6 +747,22 @@ def test_a_chain_of_fine_tunes_is_named_with_each_start_and_its_training(tmp_pat
     # a start whose file was overwritten after it was recorded (e.g. its run was resumed) says so
     (tmp_path / "b.pt").write_bytes(b"other weights")
     assert ancestry_text(ancestors(c)).startswith("b.pt (20,480 env steps on 3m; the file has changed since)")
+    # the script and seed that trained each start (checkpoints written from 2026-12-05 on record the script)
+    (tmp_path / "b.pt").write_bytes(b"b.pt")
+    b2 = {**b, "algorithm": "hatrpo_gnn", "args": {"init_from": "a.pt", "seed": 7}}
+    a2 = {**a, "algorithm": "happo_gnn", "args": {"seed": 1}}
+    (e_a,) = lineage_after("a.pt", a2)
+    assert (e_a["algorithm"], e_a["seed"]) == ("happo_gnn", 1)
+    b2["lineage"] = [e_a]
+    c2 = {**c, "lineage": lineage_after("b.pt", b2)}
+    who = "b.pt (20,480 env steps on 3m, hatrpo_gnn seed 7), itself fine-tuned from a.pt (102,400 env steps on 3m+8m, happo_gnn seed 1)"
+    assert ancestry_text(ancestors(c2)) == who
+    assert runs.start_lines(["3m"], [0.0], "b.pt", b2)[0].startswith(
+        "initial weights: b.pt (trained 20,480 env steps, hatrpo_gnn seed 7, itself fine-tuned from a.pt (102,400"
+    )
+    assert runs.start_lines(["3m"], [0.0], "b.pt", None, lineage_after("b.pt", b2))[0].startswith(
+        "initial weights: b.pt (trained 20,480 env steps, hatrpo_gnn seed 7, itself"
+    )
     # a checkpoint written before the chain was recorded: its nearest start only, amount unknown
     old = {"global_step": 10240, "args": {"init_from": "b.pt"}}
     assert ancestors(old) == [{"path": "b.pt", "training": None}] and ancestry_text(ancestors(old)) == "b.pt"
