@@ -1,8 +1,8 @@
 """Would bfloat16 (``torch.autocast`` on the CPU) make the GNN actor's training pass faster, and how far would it
 move the log-probabilities PPO's importance ratio is made of? Measured.
 
-Half of a class actor's forward + backward is matrix products running near fp32 peak (README,
-"Training throughput"), so lower precision is the one route left that cuts their time without cutting
+Half of a class actor's forward + backward is matrix products running near fp32 peak (docs/speed.md,
+"Training speed"), so lower precision is the one route left that cuts their time without cutting
 FLOPs. This script times a whole class actor's forward + backward on ``--rows`` agent-steps of real
 battles played by each ``--checkpoints`` file (``gnn_token_packing.battle_rows``), in fp32 and under
 ``torch.autocast("cpu", dtype=torch.bfloat16)`` (the matrix products, attention included, in bf16 with
@@ -130,7 +130,7 @@ def main(args: Args) -> None:
     if args.rounds == 1:
         print(
             "note: --rounds 1 times each form once, with no median over alternating rounds; one busy moment of a "
-            "shared machine moves the speed-up (the README's figures use --rounds 5)",
+            "shared machine moves the speed-up (docs/speed.md's figures use --rounds 5)",
             flush=True,
         )
     for checkpoint in args.checkpoints:

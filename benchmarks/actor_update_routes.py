@@ -1,7 +1,7 @@
 """Two more routes to a faster HAPPO update on the CPU, measured: concurrent passes and ``torch.compile``.
 
 The update is ~90 % of a 2s3z training iteration (actors ~72 %, critic ~20 %, the rollout ~8 %; the env
-1 %) and is bound by the class actors' forward + backward passes (README, "Training throughput").
+1 %) and is bound by the class actors' forward + backward passes (docs/speed.md, "Training speed").
 This script times one class actor's forward + backward over ``--rows`` agent-steps of real battles
 (``gnn_token_packing.battle_rows``) cut into passes of ``--pass-rows``, as the training script's
 update runs a minibatch, three ways, alternating for ``--rounds`` rounds (medians printed):

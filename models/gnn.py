@@ -43,7 +43,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Ten
         On the idle 2-core CPU machine the explicit form ran the attention alone (forward + backward,
         1,024 rows, 2 threads) 1.25-2.98x faster for 10-40 tokens, but a whole 2s3z class actor only 1.01x
         and whole HAPPO training runs 0.93x, so SDPA stays the default (``benchmarks/gnn_attention_forms.py``,
-        ``benchmarks/train_sps.py``; README, "Speed").
+        ``benchmarks/train_sps.py``; docs/speed.md, "Training speed").
 
     Raises:
         ValueError: :data:`ATTENTION_FORM` is neither ``"sdpa"`` nor ``"explicit"``.

@@ -7,7 +7,7 @@ large blocks with fresh ``mmap`` calls (``M_MMAP_THRESHOLD``, adjusted as it goe
 touches new pages and the kernel zero-fills them: 3.2-4.1 million page faults and 5.5-8.2 s of
 system time in a 10-iteration ``algos/happo_gnn.py --map 2s3z`` run of ~80 s. Fixing both thresholds
 (blocks below 32 MiB from the heap, no trimming below 1 GiB free) leaves ~144 thousand faults, the
-first touch of the pages the process needs, at the same peak resident memory (README, "Speed").
+first touch of the pages the process needs, at the same peak resident memory (docs/speed.md, "Training speed").
 
 The settings are glibc's documented ``mallopt(3)`` parameters (``M_TRIM_THRESHOLD`` = -1,
 ``M_MMAP_THRESHOLD`` = -3; 32 MiB is the ceiling of glibc's own adaptive mmap threshold on 64-bit

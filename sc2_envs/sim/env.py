@@ -150,7 +150,7 @@ class SMACSim:
             times faster at small B on CPU; results match eager mode to float rounding, not bit for bit.
         num_threads: torch CPU threads (``torch.set_num_threads``, process-wide). ``None``: on the
             torch path the simulator picks them for ``num_envs`` (one thread below 2,048 envs on CPU;
-            see ``sim.threads`` and README "Speed") unless you chose already (``OMP_NUM_THREADS``, or
+            see ``sim.threads`` and README "Threads (torch path)") unless you chose already (``OMP_NUM_THREADS``, or
             ``torch.set_num_threads`` after importing ``sc2_envs``), and says so once on stderr; on
             the numba path it leaves torch's count as it is (the step runs no torch operations).
             The count in effect is ``self.num_threads``. An int also caps the numba kernels'

@@ -4,7 +4,7 @@ One env step is a few hundred small tensor operations of ``[B, U, ...]`` shapes.
 thousand envs each op is too small to split across threads, and torch's default (one thread per
 physical core) makes every op pay the OpenMP fork/join and, on a busy machine, wait for threads
 that other processes have preempted. Measured with ``benchmarks/env_throughput.py --threads 0 1 2``
-(the table is in README.md, "Speed"): on a 2-core machine one thread was faster at every batch size.
+(the table is in docs/speed.md, "Threads (torch path)"): on a 2-core machine one thread was faster at every batch size.
 
 Rule (``auto_num_threads``): one thread below ``PARALLEL_MIN_ENVS`` envs; from there one thread per
 ``ENVS_PER_THREAD`` envs, capped by the CPUs this process may run on minus the load already on them

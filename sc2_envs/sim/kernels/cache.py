@@ -8,7 +8,7 @@ functions it calls and the module constants it reads, from other files: ``step._
 of one of those files alone, numba would load the stale machine code and play the old rules
 without a word. So the kernels' cache entries are stamped with the digest of every source file of
 ``sc2_envs.sim`` (kernels included) and ``sc2_envs.units`` / ``sc2_envs.smacv2`` as well: any change
-there recompiles them (about 35-60 s once; see README "Speed").
+there recompiles them (about 35-60 s once; see docs/speed.md, "First use").
 
 :func:`install` puts locators doing that in front of numba's own (for the kernel files only; every
 other ``cache=True`` function keeps numba's rule). It must run before the kernel modules are

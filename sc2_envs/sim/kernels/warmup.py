@@ -1,8 +1,8 @@
 """First use without the wait: the numba step compiles in a background thread while the torch path plays.
 
 With an empty cache (a fresh install, an upgrade, an edit of ``sc2_envs.sim``) the numba step of a
-family (SMAC v1 maps, SMACv2 scenarios) compiles for 15-30 CPU seconds on a 2-core machine (README,
-"Speed"), most of it Numba's front end, which no setting shortens. A ``kernel="auto"`` simulator
+family (SMAC v1 maps, SMACv2 scenarios) compiles for 15-30 CPU seconds on a 2-core machine (docs/speed.md,
+"First use"), most of it Numba's front end, which no setting shortens. A ``kernel="auto"`` simulator
 therefore does not wait for it: when this process has not compiled the family and Numba's on-disk
 cache holds no machine code of it for this CPU (:func:`family_ready`), it starts on the torch path,
 which plays the same game bit for bit (``tests/test_kernel_step.py``, ``tests/test_kernel_v2.py``),
@@ -16,7 +16,7 @@ Measured on the idle 2-core machine, 2s3z at 1 env, empty cache (``python benchm
 --background --configs 2s3z:1 2s3z:256 --rounds 2``): the first step returned 0.2 s after
 ``make_batched`` instead of 15.3 s; the numba path was in effect from 16.0 s (15.3 s in the foreground),
 and the torch path played 1,469 env steps meanwhile. A whole short first run costs about the same
-either way (README, "Speed"); what the background buys is that nothing waits before the first step.
+either way (docs/speed.md, "First use"); what the background buys is that nothing waits before the first step.
 
 A forked child must not inherit a compile under way (Numba's compiler lock and state would belong to
 a thread it does not have), so a fork waits for it first; an exiting process waits for it too (its
