@@ -18,6 +18,14 @@ configuration the wall seconds until the first step returns and until the numba 
 and the env steps the torch path played in between:
 
     python benchmarks/kernel_first_use.py --background --configs 2s3z:1 2s3z:256 --rounds 2
+
+``--processes N`` measures processes that start together on one empty cache (``SubprocVectorEnv``
+workers, A3C actors, several runs), each with ``kernel="auto"`` and the background compile: this
+checkout and every ``--baseline-tree`` in turn, N processes at once per variant and round; the wall
+seconds until the first and the last process is on the numba path, and the CPU seconds of all N::
+
+    python benchmarks/kernel_first_use.py --processes 4 --configs 2s3z:1 --rounds 2 \
+        --baseline-tree /path/to/a/worktree/of/an/older/commit
 """
 
 from __future__ import annotations
@@ -101,6 +109,10 @@ class Args:
     (``sim.kernels.warmup``) against in the foreground (``SC2_ENVS_BACKGROUND_COMPILE=0``), alternating:
     wall seconds until the first step returns and until the numba path is in effect, and the steps
     the torch path played meanwhile"""
+    processes: int = 0
+    """instead (when >= 1): this many processes at once per variant on one empty cache, each with
+    ``kernel="auto"`` and the background compile; wall seconds until the first / last is on the numba
+    path and the CPU seconds of all of them (variants: this checkout and ``--baseline-tree``)"""
 
 
 def check_args(args: Args) -> None:
@@ -118,6 +130,11 @@ def check_args(args: Args) -> None:
         raise ValueError(f"need --steps >= 0 and --rounds >= 1, got {args.steps} and {args.rounds}")
     if args.background and args.baseline_tree:
         raise ValueError("--background measures this checkout only; drop --baseline-tree")
+    if args.processes < 0 or (args.processes and args.background):
+        raise ValueError(
+            f"--processes {args.processes}: expected a count >= 1 of processes started together (and not with "
+            "--background, which compares foreground and background in one process), or 0 to leave it off"
+        )
     for tree in args.baseline_tree:
         if not (Path(tree) / "sc2_envs" / "__init__.py").is_file():
             raise ValueError(f"--baseline-tree {tree!r} holds no sc2_envs package")
@@ -144,6 +161,73 @@ def run_child(tree: Path, cache_dir: str, args: Args, background: bool | None = 
         raise RuntimeError(f"the child on {tree} failed (rc {proc.returncode}):\n{proc.stderr[-2000:]}")
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     return {r.pop("config"): r for r in rows}
+
+
+def run_together(tree: Path, cache_dir: str, args: Args) -> tuple[list[dict[str, dict]], float]:
+    """``--processes``: that many ``--background`` children at once on ``tree`` with one ``cache_dir``
+    and the background compile on; returns each child's ``{config: {...}}`` and the CPU seconds
+    (user + system) all of them used."""
+    import resource
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=str(tree), SC2_ENVS_BACKGROUND_COMPILE="1")
+
+    def children_cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    before = children_cpu()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _CHILD_BACKGROUND, str(args.steps), *args.configs],
+            cwd=tempfile.gettempdir(),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(args.processes)
+    ]
+    outs = [p.communicate() for p in procs]
+    cpu = children_cpu() - before
+    runs = []
+    for p, (out, err) in zip(procs, outs, strict=True):
+        if p.returncode != 0:
+            raise RuntimeError(f"a child on {tree} failed (rc {p.returncode}):\n{err[-2000:]}")
+        rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        runs.append({r.pop("config"): r for r in rows})
+    return runs, cpu
+
+
+def main_together(args: Args) -> dict:
+    """``--processes N``: N processes at once per variant (this checkout, ``--baseline-tree``), alternating."""
+    trees = {"this checkout": REPO, **{f"baseline {i + 1}": Path(t).resolve() for i, t in enumerate(args.baseline_tree)}}
+    print(
+        f"kernel_first_use --processes {args.processes}: configs {' '.join(args.configs)} made in turn in each of "
+        f"{args.processes} processes started together on one empty cache, kernel='auto' with the background compile, "
+        f"{args.rounds} rounds; variants: {', '.join(f'{k} ({v})' for k, v in trees.items())}; load "
+        f"{os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+    results: dict = {k: [] for k in trees}
+    for r in range(args.rounds):
+        for name, tree in trees.items():
+            with tempfile.TemporaryDirectory(prefix="numba_cache_") as cache:
+                runs, cpu = run_together(tree, cache, args)
+            last = args.configs[-1]
+            ready = sorted(run[last]["ready_s"] for run in runs)
+            results[name].append({"first_ready_s": ready[0], "last_ready_s": ready[-1], "cpu_s": cpu})
+            print(
+                f"  round {r + 1} {name}: {last} on the numba path from {ready[0]:.1f} s (first process) to "
+                f"{ready[-1]:.1f} s (last); {cpu:.0f} CPU s in all",
+                flush=True,
+            )
+    print(f"\nmedian over {args.rounds} rounds (wall seconds from make_batched of the last configuration):")
+    for name, rows in results.items():
+        first, last, cpu = (statistics.median(row[k] for row in rows) for k in ("first_ready_s", "last_ready_s", "cpu_s"))
+        print(
+            f"  {name:>14}: numba path from {first:.1f} s (first) / {last:.1f} s (last of {args.processes}), {cpu:.0f} CPU s"
+        )
+    return results
 
 
 def main_background(args: Args) -> dict:
@@ -182,6 +266,8 @@ def main(args: Args) -> dict:
     check_args(args)
     if args.background:
         return main_background(args)
+    if args.processes:
+        return main_together(args)
     trees = {"this checkout": REPO, **{f"baseline {i + 1}": Path(t).resolve() for i, t in enumerate(args.baseline_tree)}}
     print(
         f"kernel_first_use: configs {' '.join(args.configs)}, {args.steps} steps each, {args.rounds} rounds, "

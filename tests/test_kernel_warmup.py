@@ -314,3 +314,41 @@ def test_a_broken_stderr_still_marks_the_compile_finished():
 
     j = warmup.Job(False, lambda: None, stream=Broken()).start()
     assert j.finished(timeout=30) and j.error is not None
+
+
+def test_a_job_waits_while_another_holds_the_family_lock_then_loads_its_cache():
+    """Workers that start together compile a family once: the others wait on the lock (torch path
+    meanwhile), then load the kernels from the cache. flock conflicts between two opens of the file, so
+    the main thread can play the other process here (the cross-process case: the next test)."""
+    out = io.StringIO()
+    with warmup.family_lock(False) as waited:
+        assert waited is False
+        job = warmup.Job(False, lambda: SMACSim("3m", num_envs=2, seed=0, kernel="numba"), stream=out).start()
+        assert not job.finished(timeout=1.0)  # blocked on the lock, not compiling
+        assert f"another process (pid {os.getpid()}) is compiling the same numba step kernel (SMAC v1 maps)" in out.getvalue()
+    assert job.finished(timeout=300) and job.error is None
+    assert "ready after" in out.getvalue() and "loaded from the cache another process wrote" in out.getvalue()
+
+
+def test_the_family_lock_holds_across_processes_and_names_the_holder():
+    import subprocess
+    import sys
+
+    child = (
+        "import sys\n"
+        "from sc2_envs.sim.kernels import warmup\n"
+        "say = lambda holder: print('waiting for', holder, flush=True)\n"
+        "with warmup.family_lock(False, say) as waited:\n"
+        "    print('got it, waited', waited, flush=True)\n"
+    )
+    with warmup.family_lock(False):
+        proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == f"waiting for pid {os.getpid()}"
+    assert proc.stdout.readline().strip() == "got it, waited True"
+    assert proc.wait(timeout=60) == 0
+
+
+def test_without_a_lock_file_the_compile_runs_unlocked(monkeypatch):
+    monkeypatch.setattr(warmup, "_open_lock_file", lambda v2: None)  # no fcntl (Windows) or an unwritable cache folder
+    with warmup.family_lock(True) as outer, warmup.family_lock(True) as inner:
+        assert (outer, inner) == (False, False)

@@ -18,6 +18,11 @@ Measured on the idle 2-core machine, 2s3z at 1 env, empty cache (``python benchm
 and the torch path played 1,469 env steps meanwhile. A whole short first run costs about the same
 either way (docs/speed.md, "First use"); what the background buys is that nothing waits before the first step.
 
+Processes that start together (``SubprocVectorEnv`` workers, A3C actors, several runs) do not all
+compile the same family at once: one holds a file lock beside the cache while it compiles, and the
+others wait for it with their simulators on the torch path, then load its machine code from the cache
+(:func:`family_lock`).
+
 A forked child must not inherit a compile under way (Numba's compiler lock and state would belong to
 a thread it does not have), so a fork waits for it first; an exiting process waits for it too (its
 cache would be lost), except worker processes closed on a deadline (:func:`skip_exit_wait`).
@@ -29,6 +34,7 @@ test of the numba path never runs on the torch path while a compile is under way
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
 import threading
@@ -116,16 +122,25 @@ class Job:
         from sc2_envs.sim.first_use import quiet_compile_notices
 
         t0 = time.perf_counter()
+        waited = False
+
+        def on_wait(holder: str) -> None:
+            self._say(
+                f"another process ({holder}) is compiling the same numba step kernel ({self.family}); this one waits "
+                f"for it and then loads the kernel from the on-disk cache (the torch path plays meanwhile)"
+            )
+
         try:
-            with quiet_compile_notices():
+            with family_lock(self.v2, on_wait) as waited, quiet_compile_notices():
                 play_until_reset(make_sim())
         except BaseException:
             self.error = traceback.format_exc()
         self.seconds = time.perf_counter() - t0
         try:
             if self.error is None:
+                how = "loaded from the cache another process wrote" if waited else "cached on disk"
                 self._say(
-                    f"numba step kernel ({self.family}) ready after {self.seconds:.0f} s and cached on disk; simulators "
+                    f"numba step kernel ({self.family}) ready after {self.seconds:.0f} s and {how}; simulators "
                     f"switch to it at their next reset or step"
                 )
             else:
@@ -141,6 +156,54 @@ class Job:
         if timeout is not None and timeout <= 0:
             return self._done.is_set()
         return self._done.wait(timeout)
+
+
+@contextlib.contextmanager
+def family_lock(v2: bool, on_wait: Callable[[str], None] | None = None):
+    """Hold the cross-process lock of family ``v2``'s compile for the body; yields whether it had to wait.
+
+    Why: worker processes that start together (``SubprocVectorEnv``, A3C actors, several training runs)
+    would each compile the same kernels at once, 15-30 CPU seconds each, on cores their envs need. With
+    the lock one compiles while the others wait (idle, their simulators on the torch path) and then load
+    the machine code from Numba's on-disk cache in about a second. The lock is ``fcntl.flock`` on a file
+    beside the kernels' cache (``sc2_envs_compile_v1.lock`` / ``_v2.lock``), released when the body ends
+    or its process dies; where there is no ``fcntl`` (Windows) or the file cannot be opened, the body
+    runs without it, as before. ``on_wait`` gets the holder (``"pid N"``) before a blocking wait.
+    """
+    fd = _open_lock_file(v2)
+    if fd is None:
+        yield False
+        return
+    import fcntl
+
+    try:
+        waited = False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+                on_wait(f"pid {holder}" if holder.isdigit() else "pid unknown")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            waited = True
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield waited
+    finally:
+        os.close(fd)  # releases the lock (before the job is marked finished, so no fork inherits it)
+
+
+def _open_lock_file(v2: bool) -> int | None:
+    """A descriptor of family ``v2``'s lock file in the step kernel's cache directory, or None (no
+    ``fcntl``, or the directory is unknown or not writable: the compile then runs unlocked)."""
+    try:
+        import fcntl  # noqa: F401  (POSIX only)
+
+        folder = _step_dispatcher(v2)._cache._cache_path  # Numba's cache locator (internal API)
+        os.makedirs(folder, exist_ok=True)  # numba makes it only when it first saves
+        return os.open(os.path.join(folder, f"sc2_envs_compile_{'v2' if v2 else 'v1'}.lock"), os.O_RDWR | os.O_CREAT, 0o666)
+    except Exception:
+        return None
 
 
 _jobs: dict[tuple[int, bool], Job] = {}
@@ -308,6 +371,7 @@ __all__ = [
     "compiling",
     "compiling_elsewhere",
     "enabled",
+    "family_lock",
     "family_ready",
     "finish_at_exit",
     "job",
