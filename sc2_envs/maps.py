@@ -14,7 +14,8 @@ cell ``[x, x+1) x [y, y+1)``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, fields
 from functools import cache
 from pathlib import Path
 
@@ -25,6 +26,32 @@ from sc2_envs.units import UNITS
 MAP_SIZE = 32
 """All SMAC maps are 32x32 with the playable area equal to the full map (MapInfo bounds)."""
 ENEMY_ORDERS = ("attack_move", "attack_allies")
+RACES = ("T", "P", "Z")
+
+
+def _is_count(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def _check_unit(where: str, what: str, unit) -> None:
+    if unit not in UNITS:
+        raise ValueError(
+            f"{where}: {what} {unit!r}{did_you_mean(unit, UNITS)} is not a known unit type; expected one of {sorted(UNITS)}"
+        )
+
+
+def _check_point(where: str, what: str, point) -> None:
+    ok = isinstance(point, (tuple, list)) and len(point) == 2 and all(_is_number(v) and math.isfinite(v) for v in point)
+    if not ok or not all(0.0 <= float(v) < MAP_SIZE for v in point):
+        raise ValueError(
+            f"{where}: {what} {point!r}; expected (x, y) numbers on the {MAP_SIZE}x{MAP_SIZE} map (0 <= x, y < {MAP_SIZE})"
+        )
+
+
 """The enemy orders found in the SMAC map scripts (see ``MapSpec.enemy_order``)."""
 TERRAIN_FILE = Path(__file__).resolve().parent / "data" / "smac_terrain.npz"
 """Grids derived from SMAC's map archives by ``scripts/derive_terrain.py`` (see the README beside it)."""
@@ -87,8 +114,57 @@ class MapSpec:
     enemy_order: str = "attack_move"
 
     def __post_init__(self):
+        """Check every field (a custom map is a user's input): ValueError naming the field, the value and what is expected."""
+        where = f"map {self.name!r}"
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"MapSpec name must be a non-empty string, got {self.name!r}")
         if self.enemy_order not in ENEMY_ORDERS:
-            raise ValueError(f"map {self.name!r}: enemy_order {self.enemy_order!r}, expected one of {ENEMY_ORDERS}")
+            raise ValueError(f"{where}: enemy_order {self.enemy_order!r}, expected one of {ENEMY_ORDERS}")
+        for side in ("allies", "enemies"):
+            groups = getattr(self, side)
+            if not isinstance(groups, (tuple, list)) or not groups:
+                raise ValueError(f"{where}: {side} must be a non-empty tuple of SpawnGroup, got {groups!r}")
+            for g in groups:
+                if not isinstance(g, SpawnGroup):
+                    raise ValueError(f"{where}: {side} must hold SpawnGroup entries, got {g!r}")
+                _check_unit(where, f"{side} unit", g.unit)
+                if not _is_count(g.count) or g.count < 1:
+                    raise ValueError(f"{where}: {side} group of {g.unit} has count {g.count!r}; expected an int >= 1")
+                _check_point(where, f"{side} spawn point of {g.unit}", (g.x, g.y))
+        if not _is_count(self.episode_limit) or self.episode_limit < 1:
+            raise ValueError(f"{where}: episode_limit {self.episode_limit!r}; expected an int >= 1 (env steps)")
+        for side in ("a_race", "b_race"):
+            if getattr(self, side) not in RACES:
+                raise ValueError(f"{where}: {side} {getattr(self, side)!r}; expected one of {RACES}")
+        if not _is_count(self.unit_type_bits) or self.unit_type_bits < 0:
+            raise ValueError(f"{where}: unit_type_bits {self.unit_type_bits!r}; expected an int >= 0")
+        for side in ("ally_type_order", "enemy_type_order"):
+            for unit in getattr(self, side):
+                _check_unit(where, side, unit)
+        if self.attack_point is not None:
+            _check_point(where, "attack_point", self.attack_point)
+        if self.attack_segment is not None:
+            if not isinstance(self.attack_segment, (tuple, list)) or len(self.attack_segment) != 2:
+                raise ValueError(f"{where}: attack_segment {self.attack_segment!r}; expected two (x, y) points or None")
+            for end in self.attack_segment:
+                _check_point(where, "attack_segment end", end)
+        if not isinstance(self.unit_overrides, dict):
+            raise ValueError(f"{where}: unit_overrides must be a dict {{unit: {{stat: value}}}}, got {self.unit_overrides!r}")
+        for unit, stats in self.unit_overrides.items():
+            _check_unit(where, "unit_overrides key", unit)
+            known = [f.name for f in fields(UNITS[unit])]
+            for stat, value in stats.items() if isinstance(stats, dict) else [(stats, None)]:
+                if stat not in known:
+                    raise ValueError(
+                        f"{where}: unit_overrides[{unit!r}] stat {stat!r}{did_you_mean(stat, known)} is not a unit stat; "
+                        f"expected one of {known}"
+                    )
+                if isinstance(getattr(UNITS[unit], stat), (int, float)) and not isinstance(getattr(UNITS[unit], stat), bool):
+                    if not _is_number(value) or not math.isfinite(value) or value < 0 or (stat == "health" and value <= 0):
+                        raise ValueError(
+                            f"{where}: unit_overrides[{unit!r}][{stat!r}] = {value!r}; expected a finite number >= 0"
+                            f"{' (> 0 for health)' if stat == 'health' else ''}"
+                        )
 
     @property
     def n_agents(self) -> int:
@@ -360,14 +436,26 @@ def list_maps(kind: str = "smac") -> list[str]:
     raise ValueError(f"list_maps(kind={kind!r}); expected one of {MAP_KINDS}")
 
 
+def did_you_mean(name, choices) -> str:
+    """``" (did you mean '2s3z'?)"`` for the closest of ``choices`` to a mistyped ``name`` (``difflib``,
+    case-insensitive), or ``""`` when none is close or ``name`` is not a string."""
+    import difflib
+
+    if not isinstance(name, str):
+        return ""
+    lower = {c.lower(): c for c in choices}
+    close = difflib.get_close_matches(name.lower(), list(lower), n=1, cutoff=0.6)
+    return f" (did you mean {lower[close[0]]!r}?)" if close else ""
+
+
 def get_map(name: str) -> MapSpec:
     """Return the spec of map ``name``.
 
     Raises:
-        ValueError: if ``name`` is not a SMAC v1 map; the message lists the valid names.
+        ValueError: if ``name`` is not a SMAC v1 map; the message suggests the closest name and lists the valid ones.
     """
     if not isinstance(name, str) or name not in MAPS:
-        raise ValueError(f"unknown map {name!r}; expected one of: {', '.join(list_maps())}")
+        raise ValueError(f"unknown map {name!r}{did_you_mean(name, MAPS)}; expected one of: {', '.join(list_maps())}")
     return MAPS[name]
 
 

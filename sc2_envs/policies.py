@@ -34,22 +34,26 @@ def random_actions(
     Args:
         avail_actions: ``[..., n_actions]`` bool mask; every row must have an available action.
         generator: torch generator to draw from.
-        seed: non-negative int seed of a generator made for this call only.
+        seed: non-negative int (Python or NumPy) below ``2**64``, the seed of a generator made for this
+            call only.
 
     Returns:
         ``[...]`` int64 actions.
 
     Raises:
-        ValueError: both ``generator`` and ``seed`` given, a negative or non-int ``seed``, a mask
+        TypeError: ``generator`` is not a ``torch.Generator``.
+        ValueError: both ``generator`` and ``seed`` given, a ``seed`` that is not an int in ``[0, 2**64)``, a mask
             that is not a bool tensor with at least one dimension, or a row with no available
             action (named by its index).
     """
     if seed is not None:
         if generator is not None:
             raise ValueError("pass generator or seed, not both")
-        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
-        generator = torch.Generator(device=avail_actions.device).manual_seed(seed)
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, (bool, np.bool_)) or not 0 <= seed < 2**64:
+            raise ValueError(f"seed must be a non-negative int below 2**64 (torch.Generator's range), got {seed!r}")
+        generator = torch.Generator(device=avail_actions.device).manual_seed(int(seed))
+    elif generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator (or None), got {generator!r}; pass an int as seed=")
     if not isinstance(avail_actions, torch.Tensor) or avail_actions.dtype != torch.bool or avail_actions.dim() < 1:
         got = (
             f"{avail_actions.dtype} tensor of shape {tuple(avail_actions.shape)}"

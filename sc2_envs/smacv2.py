@@ -202,12 +202,16 @@ def get_scenario(name: str | ScenarioSpec) -> ScenarioSpec:
     """The spec of scenario ``name``.
 
     Raises:
-        ValueError: not a SMACv2 scenario; the message lists the valid names.
+        ValueError: not a SMACv2 scenario; the message suggests the closest name and lists the valid ones.
     """
     if isinstance(name, ScenarioSpec):
         return name
     if not isinstance(name, str) or name not in SCENARIOS:
-        raise ValueError(f"unknown SMACv2 scenario {name!r}; expected one of: {', '.join(list_scenarios())}")
+        from sc2_envs.maps import did_you_mean
+
+        raise ValueError(
+            f"unknown SMACv2 scenario {name!r}{did_you_mean(name, SCENARIOS)}; expected one of: {', '.join(list_scenarios())}"
+        )
     return SCENARIOS[name]
 
 
@@ -437,7 +441,8 @@ def validate_positions(spec: ScenarioSpec, side: str, positions, n: int) -> torc
 
     Raises:
         ValueError: not real numbers (strings, bools, complex numbers, a ragged list), wrong shape, a non-finite value, or a
-            point off the 32x32 map (``0 <= x, y < 32``); the message names the side and the shape.
+            point off the 32x32 map (``0 <= x, y < 32`` after rounding to float32, the state's precision); the message
+            names the side and the shape.
     """
     try:
         a = np.asarray(positions.detach().cpu() if torch.is_tensor(positions) else positions)
@@ -445,6 +450,11 @@ def validate_positions(spec: ScenarioSpec, side: str, positions, n: int) -> torc
         raise ValueError(f"{spec.name}: {side}_positions: expected [{n}, 2] numbers (map units); {e}") from None
     if a.dtype == np.bool_:  # True would silently be the point 1.0
         raise ValueError(f"{spec.name}: {side}_positions hold bools; expected [{n}, 2] numbers (map units)")
+    if a.dtype.kind in "USO" and any(isinstance(v, (str, bytes, bool, np.bool_)) for v in a.ravel()):
+        # astype(float64) would parse "4" as 4.0
+        raise ValueError(
+            f"{spec.name}: {side}_positions = {positions!r} hold strings or bools; expected [{n}, 2] numbers (map units)"
+        )
     if np.iscomplexobj(a) or a.dtype == object and any(isinstance(v, complex) for v in a.ravel()):
         # astype(float64) would drop the imaginary part with only a ComplexWarning
         raise ValueError(
@@ -458,8 +468,13 @@ def validate_positions(spec: ScenarioSpec, side: str, positions, n: int) -> torc
         ) from None
     if p.shape != (n, 2):
         raise ValueError(f"{spec.name}: {side} positions must have shape [{n}, 2], got {list(p.shape)}")
+    p32 = p.to(torch.float32)  # checked as stored: 31.99999999 is 32.0 in float32, off the map
     for i in range(n):
         x, y = float(p[i, 0]), float(p[i, 1])
-        if not (np.isfinite(x) and np.isfinite(y)) or not (0.0 <= x < MAP_X and 0.0 <= y < MAP_Y):
-            raise ValueError(f"{spec.name}: {side} position {i} = ({x}, {y}) is off the {MAP_X}x{MAP_Y} map")
-    return p.to(torch.float32)
+        x32, y32 = float(p32[i, 0]), float(p32[i, 1])
+        if not (np.isfinite(x) and np.isfinite(y)) or not (0.0 <= x32 < MAP_X and 0.0 <= y32 < MAP_Y):
+            rounded = f" ({x32!r}, {y32!r} in float32, the state's precision)" if (x32, y32) != (x, y) else ""
+            raise ValueError(
+                f"{spec.name}: {side} position {i} = ({x}, {y}){rounded} is off the {MAP_X}x{MAP_Y} map (0 <= x, y < 32)"
+            )
+    return p32

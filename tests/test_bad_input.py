@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import sc2_envs
+from sc2_envs.policies import random_actions
 
 
 def test_num_envs_accepts_numpy_ints_and_names_bad_values():
@@ -434,7 +435,7 @@ def test_parallel_env_before_reset_and_unknown_agents_are_named():
 @pytest.mark.parametrize(
     "positions, words",
     [
-        ([["a", "b"]] * 5, r"ally_positions = .*: expected \[5, 2\] numbers"),
+        ([["a", "b"]] * 5, r"ally_positions = .* hold strings or bools; expected \[5, 2\] numbers"),
         ([[True, True]] * 5, r"ally_positions hold bools; expected \[5, 2\] numbers"),  # was silently the point (1, 1)
         ([[1.0, 1.0]] * 4 + [[1.0]], r"ally_positions: expected \[5, 2\] numbers"),  # ragged
         ([[1.0 + 2j, 1.0]] * 5, r"ally_positions = .* hold complex numbers; expected \[5, 2\] real"),  # was 1.0
@@ -459,3 +460,139 @@ def test_make_batched_names_a_non_string_map_with_every_valid_name():
 def test_parallel_env_flag_must_be_a_bool():
     with pytest.raises(TypeError, match="info_action_mask must be a bool, got 'yes'"):
         sc2_envs.parallel_env("3m", info_action_mask="yes")
+
+
+# ---- found by a break-it review (2026-12-05) ----
+
+
+def test_smacv2_positions_refuse_strings_and_are_checked_after_rounding_to_float32():
+    sim = sc2_envs.make_batched("zerg_5_vs_5", 1, seed=0)
+    with pytest.raises(ValueError, match=r"ally_positions = .* hold strings or bools; expected \[5, 2\] numbers"):
+        sim.pin_scenario(["zergling"] * 5, ["zergling"] * 5, [["4", "16"]] * 5, [[20, 16]] * 5)
+    # 31.999999999 < 32 in float64 but is 32.0 in the float32 state: off the map
+    with pytest.raises(ValueError, match=r"ally position 0 = \(31\.999999999, 16\.0\) \(32\.0, 16\.0 in float32"):
+        sim.pin_scenario(["zergling"] * 5, ["zergling"] * 5, [[31.999999999, 16]] * 5, [[20, 16]] * 5)
+    sim.pin_scenario(["zergling"] * 5, ["zergling"] * 5, [[31.99, 16]] * 5, [[20, 16]] * 5)  # still on the map
+
+
+def test_set_units_checks_positions_as_the_float32_state_holds_them():
+    from sc2_envs import UnitPlacement as U
+
+    sim = sc2_envs.make_batched("protoss_5_vs_5", 1, seed=0)
+    sim.reset()
+    allies = [U(31.99999999, 16)] + [U(5, 5 + 2 * i) for i in range(4)]
+    with pytest.raises(ValueError, match=r"allies\[0\] .*: position \(31\.99999999, 16\) \(32\.0, 16\.0 in float32"):
+        sim.set_units(0, allies, [U(25, 16)] * 5)
+
+
+@pytest.mark.parametrize("map_name", ["3m", "protoss_5_vs_5"])
+def test_unit_types_and_render_data_name_a_bad_env_index(map_name):
+    sim = sc2_envs.make_batched(map_name, 2, seed=0)
+    sim.reset()
+    assert sim.unit_types(np.int64(1)) == sim.unit_types()[1]
+    for bad, err in ((-1, ValueError), (2, ValueError), (1.0, TypeError), ("x", TypeError), (True, TypeError)):
+        with pytest.raises(err, match=r"env_index must be .*\[0, 2\)"):
+            sim.unit_types(bad)
+        with pytest.raises(err, match=r"env_index must be .*\[0, 2\)"):
+            sim.render_data(bad)
+
+
+def test_mistyped_map_and_scenario_names_get_a_suggestion():
+    with pytest.raises(ValueError, match=r"unknown map or scenario '2s3zz' \(did you mean '2s3z'\?\)"):
+        sc2_envs.make_batched("2s3zz")
+    with pytest.raises(ValueError, match=r"unknown map '3mm' \(did you mean '3m'\?\)"):
+        sc2_envs.get_map("3mm")
+    with pytest.raises(ValueError, match=r"did you mean 'protoss_5_vs_5'\?"):
+        sc2_envs.make_batched("Protoss_5_vs5")
+    from sc2_envs.smacv2 import get_scenario
+
+    with pytest.raises(ValueError, match=r"unknown SMACv2 scenario 'terran_5_vs_6' \(did you mean 'terran_5_vs_5'\?\)"):
+        get_scenario("terran_5_vs_6")
+    with pytest.raises(ValueError, match=r"unknown map 'qqqq'; expected one of"):  # nothing close: no suggestion
+        sc2_envs.get_map("qqqq")
+
+
+def test_unsupported_smacv2_options_name_the_value_and_numpy_bools_pass():
+    with pytest.raises(ValueError, match=r"option prob_obs_enemy=0\.5: the simulator supports only 1\.0"):
+        sc2_envs.make_batched("protoss_5_vs_5", prob_obs_enemy=0.5)
+    with pytest.raises(ValueError, match=r"option action_mask=False: the simulator supports only True"):
+        sc2_envs.make_batched("protoss_5_vs_5", action_mask=False)
+    sc2_envs.make_batched("protoss_5_vs_5", action_mask=np.True_)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"reward_scale_rate": 1e300},
+        {"reward_scale_rate": 1e-300},
+        {"reward_negative_scale": 1e308, "reward_only_positive": False},
+        {"reward_defeat": -1e300},
+        {"reward_death_value": 1e308},
+    ],
+)
+def test_reward_options_beyond_float32_arithmetic_are_refused(options):
+    with pytest.raises(ValueError, match=r"expected 0 or a magnitude in \[1e-15, 1e\+15\]"):
+        sc2_envs.make_batched("3m", 2, seed=0, **options)
+
+
+def test_reward_options_inside_the_range_give_finite_rewards():
+    env = sc2_envs.make_batched("3m", 8, seed=0, reward_scale_rate=1e15, reward_defeat=-1e15, reward_only_positive=False)
+    out = env.reset()
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(80):
+        out = env.step(random_actions(out["avail_actions"], gen))
+        assert torch.isfinite(out["reward"]).all()
+
+
+def test_random_actions_seed_and_generator_are_checked():
+    mask = torch.ones(2, 3, 9, dtype=torch.bool)
+    assert torch.equal(random_actions(mask, seed=np.int64(1)), random_actions(mask, seed=1))
+    random_actions(mask, seed=2**64 - 1)
+    for bad in (2**64, -1, 1.0, True):
+        with pytest.raises(ValueError, match=r"seed must be a non-negative int below 2\*\*64"):
+            random_actions(mask, seed=bad)
+    with pytest.raises(TypeError, match=r"generator must be a torch.Generator .* got 3; pass an int as seed="):
+        random_actions(mask, 3)
+
+
+def test_eval_seed_refuses_none():
+    with pytest.raises(TypeError, match="eval_seed needs the run's seed .* got None"):
+        sc2_envs.eval_seed(None)
+
+
+def test_actions_in_foreign_byte_order_read_only_or_on_meta():
+    import warnings
+
+    env = sc2_envs.make_batched("3m", 2, seed=0)
+    env.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch's "not writable" warning is not the user's problem
+        a = env.step(np.ones((2, 3), dtype=">i8"))
+        b = env.step(np.broadcast_to(np.int64(1), (2, 3)))
+    assert a["obs"].shape == b["obs"].shape == (2, 3, 30)
+    with pytest.raises(TypeError, match="holding values, got a meta tensor"):
+        env.step(torch.ones(2, 3, dtype=torch.int64, device="meta"))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"unit_overrides": {"marin": {"health": 5}}}, r"unit_overrides key 'marin' \(did you mean 'marine'\?\)"),
+        ({"unit_overrides": {"marine": {"helth": 5}}}, r"stat 'helth' \(did you mean 'health'\?\) is not a unit stat"),
+        (
+            {"unit_overrides": {"marine": {"health": -5}}},
+            r"\['health'\] = -5; expected a finite number >= 0 \(> 0 for health\)",
+        ),
+        ({"episode_limit": 0}, r"episode_limit 0; expected an int >= 1"),
+        ({"episode_limit": 2.5}, r"episode_limit 2\.5; expected an int >= 1"),
+        ({"a_race": "X"}, r"a_race 'X'; expected one of \('T', 'P', 'Z'\)"),
+        ({"unit_type_bits": -1}, r"unit_type_bits -1; expected an int >= 0"),
+        ({"attack_point": (40.0, 16.0)}, r"attack_point \(40\.0, 16\.0\); expected \(x, y\) numbers on the 32x32 map"),
+        ({"allies": ()}, r"allies must be a non-empty tuple of SpawnGroup, got \(\)"),
+    ],
+)
+def test_a_custom_map_spec_is_checked_field_by_field(change, message):
+    import dataclasses
+
+    with pytest.raises(ValueError, match=r"map '3m': .*" + message):
+        dataclasses.replace(sc2_envs.get_map("3m"), **change)

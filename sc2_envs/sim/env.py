@@ -16,7 +16,16 @@ import numpy as np
 import torch
 
 from sc2_envs import smacv2 as v2
-from sc2_envs.maps import MapSpec, get_map, ground_distances, ground_edges, list_maps, needs_routing, terrain_grids
+from sc2_envs.maps import (
+    MapSpec,
+    did_you_mean,
+    get_map,
+    ground_distances,
+    ground_edges,
+    list_maps,
+    needs_routing,
+    terrain_grids,
+)
 from sc2_envs.sim import rng
 from sc2_envs.sim.dynamics import Dynamics
 from sc2_envs.sim.enemy_ai import EnemyAI
@@ -85,8 +94,16 @@ def _as_device(device) -> torch.device:
     return dev
 
 
+REWARD_OPTION_RANGE = (1e-15, 1e15)
+"""Magnitudes a nonzero numeric reward option may have. SMAC's scaled reward is ``r * reward_scale_rate /
+max_reward`` with ``max_reward`` at least a unit's HP (~35), so two options at the upper bound stay
+below ~3e28, far from float32's 3.4e38 (1e30 each overflowed to inf), and one at the lower bound is
+not flushed to 0."""
+
+
 def _check_options(options: dict) -> None:
-    """SMAC options must have the type of their default (bools stay bools, numbers numbers)."""
+    """SMAC options must have the type of their default (bools stay bools, numbers numbers); numeric
+    (reward) options must be 0 or within :data:`REWARD_OPTION_RANGE` in magnitude."""
     defaults = {f.name: f.default for f in fields(FeatureConfig) + fields(RewardConfig)}
     for name, value in options.items():
         want = defaults[name]
@@ -95,6 +112,13 @@ def _check_options(options: dict) -> None:
                 raise TypeError(f"option {name} must be a bool, got {value!r}")
         elif not _is_real(value) or not math.isfinite(float(value)):
             raise TypeError(f"option {name} must be a finite number, got {value!r}")
+        elif value != 0 and not REWARD_OPTION_RANGE[0] <= abs(float(value)) <= REWARD_OPTION_RANGE[1]:
+            # the rewards are float32 sums and ratios of these with unit HP: beyond this they overflow to inf/NaN or vanish
+            lo, hi = REWARD_OPTION_RANGE
+            raise ValueError(
+                f"option {name}={value!r}: expected 0 or a magnitude in [{lo:g}, {hi:g}], which the simulator's float32 "
+                "reward arithmetic holds without overflow or underflow"
+            )
     if "reward_scale_rate" in options and options["reward_scale_rate"] <= 0:
         raise ValueError(f"option reward_scale_rate must be > 0, got {options['reward_scale_rate']!r}")
 
@@ -214,8 +238,9 @@ class SMACSim:
         elif isinstance(map_name, MapSpec):
             self.spec = map_name
         elif not isinstance(map_name, str) or map_name not in list_maps():
+            hint = did_you_mean(map_name, [*list_maps(), *v2.list_scenarios()])
             raise ValueError(
-                f"unknown map or scenario {map_name!r}; SMAC v1 maps: {', '.join(list_maps())}; "
+                f"unknown map or scenario {map_name!r}{hint}; SMAC v1 maps: {', '.join(list_maps())}; "
                 f"SMACv2 scenarios: {', '.join(v2.list_scenarios())} (or a MapSpec)"
             )
         else:
@@ -238,8 +263,11 @@ class SMACSim:
             poe = options.pop("prob_obs_enemy", 1.0)
             if isinstance(poe, (bool, np.bool_)):  # True == 1.0 would pass the check below
                 raise TypeError(f"option prob_obs_enemy must be a probability (a float), got {poe!r}")
-            poe == 1.0 or _unsupported("prob_obs_enemy", "only 1.0 (SMACv2's default)")
-            options.pop("action_mask", True) is True or _unsupported("action_mask", "only True (SMACv2's default)")
+            poe == 1.0 or _unsupported("prob_obs_enemy", poe, "only 1.0 (SMACv2's default)")
+            mask = options.pop("action_mask", True)
+            (isinstance(mask, (bool, np.bool_)) and bool(mask)) or _unsupported(
+                "action_mask", mask, "only True (SMACv2's default)"
+            )
         elif pin is not None:
             raise ValueError(
                 f"option scenario= (pinned composition) is for SMACv2 scenarios; {self.spec.name!r} is a SMAC v1 map"
@@ -587,9 +615,14 @@ class SMACSim:
     def unit_types(self, env_index: int | None = None) -> list[list[str]] | tuple[list[str], list[str]]:
         """Unit type names of the current episode: ``(agent types, enemy types)`` of env ``env_index``,
         or a list of those for every env when ``env_index`` is None. On SMAC v1 maps they are the
-        map's fixed rosters; in SMACv2 scenarios they change at every reset."""
+        map's fixed rosters; in SMACv2 scenarios they change at every reset.
+
+        Raises:
+            TypeError, ValueError: ``env_index`` is not None or an int in ``[0, num_envs)``.
+        """
         if env_index is None:
             return [self.unit_types(b) for b in range(self.num_envs)]
+        env_index = self._check_env_index(env_index)
         if self.scenario is None:
             return list(self.spec.ally_units()), list(self.spec.enemy_units())
         kinds = self.scenario.kinds
@@ -643,13 +676,18 @@ class SMACSim:
     def _env_mask(self, env_index) -> torch.Tensor:
         if env_index is None:
             return torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
+        m = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        m[self._check_env_index(env_index)] = True
+        return m
+
+    def _check_env_index(self, env_index) -> int:
+        """``env_index`` as an int, or TypeError / ValueError naming it (no negative indices: -1 would
+        silently be the last env)."""
         if not _is_int(env_index):
             raise TypeError(f"env_index must be an int in [0, {self.num_envs}) or None, got {env_index!r}")
         if not 0 <= env_index < self.num_envs:
             raise ValueError(f"env_index must be in [0, {self.num_envs}), got {env_index}")
-        m = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
-        m[int(env_index)] = True
-        return m
+        return int(env_index)
 
     def reset(self, seed: int | Sequence[int] | torch.Tensor | None = None) -> dict[str, torch.Tensor]:
         """Start a new episode in every env.
@@ -710,7 +748,13 @@ class SMACSim:
                 ) from None
             if arr.dtype.kind not in "iu":
                 raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}), got {actions!r}")
+            if not arr.dtype.isnative:  # torch reads native byte order only; the values are the same
+                arr = arr.astype(arr.dtype.newbyteorder("="))
+            if not arr.flags.writeable:  # torch warns on a read-only view (np.broadcast_to); a copy reads the same
+                arr = arr.copy()
             actions = torch.as_tensor(arr)
+        if actions.device.type == "meta":
+            raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}) holding values, got a meta tensor")
         if actions.dtype.is_floating_point or actions.dtype == torch.bool or actions.is_complex():
             raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}), got dtype {actions.dtype}")
         if tuple(actions.shape) != (B, N):
@@ -1149,8 +1193,12 @@ class SMACSim:
         self._refresh_kinds()
 
     def render_data(self, env_index: int = 0) -> dict:
-        """NumPy copies of what a renderer draws for env ``env_index`` (positions, bars, orders)."""
-        st, t, b = self.st, self.table, env_index
+        """NumPy copies of what a renderer draws for env ``env_index`` (positions, bars, orders).
+
+        Raises:
+            TypeError, ValueError: ``env_index`` is not an int in ``[0, num_envs)``.
+        """
+        st, t, b = self.st, self.table, self._check_env_index(env_index)
         return dict(
             pos=st.pos[b].cpu().numpy().copy(),  # copies: the numba kernel updates the state in place
             radius=(t.radius if t.radius.dim() == 1 else t.radius[b]).cpu().numpy().copy(),
@@ -1398,8 +1446,10 @@ class SMACSim:
         if p.cooldown < 0:
             raise ValueError(f"{who}: cooldown must be >= 0 game loops, got {p.cooldown!r}")
         size = self.pathing.shape[0]
-        if not (0.0 <= p.x < size and 0.0 <= p.y < size):
-            raise ValueError(f"{who}: position ({p.x}, {p.y}) is off the {size}x{size} map")
+        x32, y32 = float(np.float32(p.x)), float(np.float32(p.y))  # the state holds float32: 31.99999999 is 32.0 there
+        if not (0.0 <= x32 < size and 0.0 <= y32 < size):
+            rounded = f" ({x32!r}, {y32!r} in float32, the state's precision)" if (x32, y32) != (p.x, p.y) else ""
+            raise ValueError(f"{who}: position ({p.x}, {p.y}){rounded} is off the {size}x{size} map (0 <= x, y < {size})")
         if self.scenario is not None:
             return  # the 32x32_flat map is pathable everywhere
         pt = torch.tensor([p.x, p.y], dtype=torch.float32, device=self.device).expand(1, len(t.names), 2)
@@ -1409,8 +1459,8 @@ class SMACSim:
             )
 
 
-def _unsupported(name: str, what: str):
-    raise ValueError(f"option {name}: the simulator supports {what}")
+def _unsupported(name: str, value, what: str):
+    raise ValueError(f"option {name}={value!r}: the simulator supports {what}")
 
 
 def make_batched(

@@ -116,8 +116,10 @@ def eval_seed(seed: int | np.random.SeedSequence, *index: int) -> np.random.Seed
         the subprocess vector env and the sc2 backend.
 
     Raises:
-        TypeError / ValueError: ``seed`` or an index is not a non-negative int.
+        TypeError / ValueError: ``seed`` (None included) or an index is not a non-negative int.
     """
+    if seed is None:  # as_seed_sequence would draw fresh entropy: evaluation battles no later run could repeat
+        raise TypeError("eval_seed needs the run's seed (a non-negative int or a SeedSequence), got None")
     bad = [v for v in index if not _is_seed_int(v)]
     if bad:
         raise ValueError(f"eval_seed index values must be non-negative ints, got {bad[0]!r}")
