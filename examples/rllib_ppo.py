@@ -33,6 +33,7 @@ import numpy as np
 import torch
 import tyro
 
+from sc2_envs.adapters.extras import require
 from sc2_envs.maps import get_map
 
 
@@ -175,6 +176,7 @@ def evaluate(algo, env_config: dict, mapping, episodes: int, seed: int, greedy: 
 
 def main(args: Args) -> None:
     print(f"rllib_ppo configuration: {asdict(args)}", flush=True)  # the effective configuration, first
+    require("ray", "rllib", "examples/rllib_ppo.py")
     import ray
 
     torch.set_num_threads(args.torch_threads)

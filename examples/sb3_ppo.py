@@ -28,6 +28,8 @@ import torch
 import tyro
 from stable_baselines3.common.callbacks import BaseCallback
 
+from sc2_envs.adapters.extras import require
+
 
 @dataclass
 class Args:
@@ -112,6 +114,7 @@ class TimeBudget(BaseCallback):
 
 def main(args: Args) -> None:
     print(f"sb3_ppo configuration: {asdict(args)}", flush=True)  # the effective configuration, first
+    require("sb3_contrib", "sb3", "examples/sb3_ppo.py")
     from stable_baselines3.common.vec_env import VecMonitor
 
     from sc2_envs.adapters.sb3 import make_sb3_vec_env

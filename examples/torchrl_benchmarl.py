@@ -19,6 +19,8 @@ from pathlib import Path
 import torch
 import tyro
 
+from sc2_envs.adapters.extras import require
+
 
 @dataclass
 class Args:
@@ -86,5 +88,6 @@ def make_experiment(args: Args):
 
 
 if __name__ == "__main__":
+    require("benchmarl", "benchmarl", "examples/torchrl_benchmarl.py")
     torch.set_num_threads(1)
     make_experiment(tyro.cli(Args)).run()

@@ -27,6 +27,8 @@ import numpy as np
 import torch
 import tyro
 
+from sc2_envs.adapters.extras import require
+
 
 @dataclass
 class Args:
@@ -113,8 +115,10 @@ def evaluate(env, actor, episodes: int, seed: int) -> tuple[float, float]:
     returns, wins = [], []
     with torch.no_grad(), set_exploration_type(ExplorationType.RANDOM):
         for ep in range(episodes):
-            env.set_seed(seed + ep)
-            td = env.rollout(max_steps=10_000, policy=actor, break_when_any_done=True)
+            # reset(seed=...) starts the seeded battle; set_seed would reset too and rollout's own reset would then
+            # play that seed's second battle (a newcomer found it), not the one SB3 and RLlib evaluate on
+            start = env.reset(seed=seed + ep)
+            td = env.rollout(max_steps=10_000, policy=actor, break_when_any_done=True, auto_reset=False, tensordict=start)
             returns.append(float(td["next", "agent", "reward"][:, 0].sum()))  # team reward, same for every agent
             wins.append(bool(td["next", "agent", "info", "battle_won"][-1, 0]))
     return float(np.mean(returns)), float(np.mean(wins))
@@ -122,6 +126,7 @@ def evaluate(env, actor, episodes: int, seed: int) -> tuple[float, float]:
 
 def main(args: Args) -> None:
     print(f"torchrl_mappo configuration: {asdict(args)}", flush=True)  # the effective configuration, first
+    require("torchrl", "torchrl", "examples/torchrl_mappo.py")
     try:
         from torchrl.collectors import Collector
     except ImportError:  # torchrl < 0.14 names it SyncDataCollector

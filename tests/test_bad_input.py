@@ -596,3 +596,11 @@ def test_a_custom_map_spec_is_checked_field_by_field(change, message):
 
     with pytest.raises(ValueError, match=r"map '3m': .*" + message):
         dataclasses.replace(sc2_envs.get_map("3m"), **change)
+
+
+def test_a_missing_optional_library_is_named_with_its_install_command():
+    from sc2_envs.adapters.extras import require
+
+    require("numpy", "test", "this test")  # installed: nothing happens
+    with pytest.raises(ModuleNotFoundError, match=r"examples/x\.py needs no_such_lib_xyz, .* pip install 'sc2-envs\[rllib\]'"):
+        require("no_such_lib_xyz", "rllib", "examples/x.py")

@@ -166,6 +166,8 @@ def test_unseeded_envs_record_their_entropy_and_can_be_replayed():
     assert env.seed_entropy is not None
     again = make_batched("3m", num_envs=2, seed=np.random.SeedSequence(env.seed_entropy)).reset()["obs"]
     assert torch.equal(obs, again)
+    env.reset(seed=3)  # the streams now come from the seed: the entropy no longer describes them
+    assert env.seed_entropy is None
 
 
 def test_random_actions_repeat_with_a_generator_or_a_seed_and_name_bad_input():

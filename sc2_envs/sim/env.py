@@ -362,7 +362,8 @@ class SMACSim:
             rng.env_keys(seed, num_envs)  # a bad seed fails here, not at the first reset
         self._seed = seed
         self.seed_entropy = None
-        """OS entropy drawn when the first reset had no seed (``SeedSequence(seed_entropy)`` replays it)."""
+        """OS entropy of the envs' streams when the last seeding reset had no seed (``SeedSequence(seed_entropy)``
+        replays it); None after a reset with a seed."""
         self._needs_reset = True
         self._seeded = False
         self._compile = compile
@@ -524,6 +525,9 @@ class SMACSim:
         ``seed_entropy``; a sequence of ``B`` seeds: env ``b`` gets what a 1-env batch seeded with
         entry ``b`` gets (a ``SeedSequence`` entry is used as is).
         """
+        # seed_entropy describes the streams in use: fresh entropy, or None once a seed set them (a stale value
+        # would replay battles of an earlier, unseeded start; found in a newcomer trial)
+        self.seed_entropy = None
         if seed is None:
             seed = np.random.SeedSequence()
             self.seed_entropy = seed.entropy
