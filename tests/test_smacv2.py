@@ -439,6 +439,18 @@ def _capability_env(**kw):
     return StarCraftCapabilityEnvWrapper(map_name="10gen_protoss", capability_config=cap, **kw)
 
 
+def test_capability_wrapper_resets_before_the_first_terminated_episode_continue_the_seeded_stream():
+    env = _capability_env(seed=0)
+    _, s1 = env.reset()
+    env.step([1] * env.n_agents)  # abandoned: no episode has terminated yet
+    _, s2 = env.reset()
+    env.full_restart()
+    s3 = env.get_state()
+    assert not np.array_equal(s1, s2) and not np.array_equal(s2, s3)
+    fresh = _capability_env(seed=0)
+    assert np.array_equal(fresh.reset()[1], s1) and np.array_equal(fresh.reset()[1], s2)
+
+
 def test_capability_wrapper_refuses_obs_starcraft_false_and_checks_smac_keywords():
     assert _capability_env(obs_starcraft=True).get_obs_size() == _capability_env().get_obs_size()
     with pytest.raises(ValueError, match="obs_starcraft=False is not supported"):  # was silently dropped

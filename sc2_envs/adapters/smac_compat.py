@@ -279,6 +279,7 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
         self.terrain_height = terrain_grids(spec.terrain).height[:, ::-1] / 255.0
         self._reset_type_ids()
         self._episode_count = 0
+        self._seed_pending = True  # the next reset starts the stream from self._seed; later ones continue it
         self._episode_steps = 0
         self._total_steps = 0
         self._obs = self._state = self._avail = None  # StoredFeatures: kept by _keep_features
@@ -398,7 +399,9 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
         Returns:
             ``(get_obs(), get_state())``: ``N`` float32 arrays ``(obs_size,)`` and ``(state_size,)`` float32.
         """
-        out = self.sim.reset(seed=self._seed if self._episode_count == 0 else None)
+        # _episode_count counts only terminated episodes: an abandoned first episode must not replay the seed
+        out = self.sim.reset(seed=self._seed if self._seed_pending else None)
+        self._seed_pending = False
         self._keep_features(out["obs"], out["state"], out["avail_actions"])
         self._episode_steps = 0
         self._terminated = False
@@ -526,6 +529,7 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
             self._check_seed(seed)
             self._seed = seed
             self._episode_count = 0
+            self._seed_pending = True
         return self._seed
 
     def _check_seed(self, seed) -> None:

@@ -307,6 +307,7 @@ class StarCraftCapabilityEnvWrapper(StoredFeatures):
         self.ally_state_attr_names = [n for n in info["agent_features"] if not n.startswith("type_")]
         self.enemy_state_attr_names = list(info["enemy_features"])
         self._episode_count = 0
+        self._seed_pending = True  # the next reset starts the stream from self._seed; later ones continue it
         self._episode_steps = 0
         self._window = None  # render()'s pygame window, opened on first use
         self._total_steps = 0
@@ -333,7 +334,9 @@ class StarCraftCapabilityEnvWrapper(StoredFeatures):
             team, ap, ep = _episode_items(episode_config)
             self.sim.pin_scenario(team["ally_team"], team["enemy_team"], ap, ep)
         try:
-            out = self.sim.reset(seed=self._seed if self._episode_count == 0 else None)
+            # _episode_count counts only terminated episodes: an abandoned first episode must not replay the seed
+            out = self.sim.reset(seed=self._seed if self._seed_pending else None)
+            self._seed_pending = False
         finally:
             if episode_config:
                 self.sim.unpin_scenario()
