@@ -344,6 +344,22 @@ def test_aec_env_names_a_bad_action_when_it_is_given(bad):
     assert aec.agent_selection == "agent_2"
 
 
+def test_aec_env_refuses_an_unavailable_action_when_it_is_given():
+    aec = pz.env("3m")
+    aec.reset(seed=0)
+    with pytest.raises(ValueError, match=r"'agent_0' is 0, which is unavailable; available actions: \[1, 2, 3, 4, 5\]"):
+        aec.step(0)  # no-op is for dead units only (SMAC)
+    assert aec.agent_selection == "agent_0"  # nothing was recorded: the round goes on
+    for _ag in ["agent_0", "agent_1", "agent_2"]:
+        aec.step(1)
+    assert aec.agent_selection == "agent_0" and aec.unwrapped._steps == 1
+    lenient = pz.env("3m", lenient_actions=True)
+    lenient.reset(seed=0)
+    for _ag in ["agent_0", "agent_1", "agent_2"]:
+        lenient.step(0)
+    assert lenient.infos["agent_0"]["invalid_action"] is True
+
+
 def test_aec_env_done_agent_takes_none_and_absorbing_dead_agent_may_pass_none():
     aec = pz.env("3m", dead_agents="absorbing")
     aec.reset(seed=0)

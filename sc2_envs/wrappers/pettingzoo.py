@@ -339,8 +339,10 @@ class _CheckActionWrapper(wrappers.BaseWrapper):
 
     ``parallel_to_aec`` only passes the actions on once every agent has acted, and PettingZoo's
     ``AssertOutOfBoundsWrapper`` says only "action is not in action space"; this names the agent,
-    the value and what was expected. Checked actions go on as Python ints; ``None`` for a dead unit
-    in absorbing mode goes on as its no-op ``0``.
+    the value and what was expected. An action the agent's ``action_mask`` marks unavailable is
+    refused too (``ValueError`` naming the agent, the action and the available ones; not with
+    ``lenient_actions=True``), without moving ``agent_selection``. Checked actions go on as Python
+    ints; ``None`` for a dead unit in absorbing mode goes on as its no-op ``0``.
     """
 
     def step(self, action) -> None:
@@ -355,6 +357,14 @@ class _CheckActionWrapper(wrappers.BaseWrapper):
             action = 0  # absorbing mode: a dead unit's None is its no-op
         else:
             action = par._check_action(agent, action)
+            # parallel_to_aec only steps the battle once every agent has acted: an unavailable action found
+            # then would blame the whole round and leave the AEC env unable to go on
+            mask = self.observe(agent)["action_mask"]
+            if not par.lenient_actions and not mask[action]:
+                raise ValueError(
+                    f"action for {agent!r} is {action}, which is unavailable; available actions: "
+                    f"{np.flatnonzero(mask).tolist()} (pass lenient_actions=True to replace it by stop / no-op)"
+                )
         super().step(action)
 
     def __str__(self) -> str:
@@ -364,6 +374,8 @@ class _CheckActionWrapper(wrappers.BaseWrapper):
 def env(map_name: str = "3m", **kwargs):
     """``raw_env`` with PettingZoo's validation wrappers (action bounds, call order).
 
-    A bad action is refused when it is given, with a ``ValueError`` naming the agent and the value.
+    A bad action (out of range, not an int, or unavailable by the agent's ``action_mask`` unless
+    ``lenient_actions=True``) is refused when it is given, with a ``ValueError`` naming the agent and
+    the value; ``agent_selection`` stays on that agent.
     """
     return wrappers.OrderEnforcingWrapper(_CheckActionWrapper(wrappers.AssertOutOfBoundsWrapper(raw_env(map_name, **kwargs))))
