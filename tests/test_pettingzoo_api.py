@@ -225,6 +225,21 @@ def test_dead_agent_leaves_agents_the_step_it_dies_with_final_data():
     assert all("agent_0" not in d for d in out)
 
 
+@pytest.mark.parametrize(
+    "bad, words", [("garbage", "'garbage'"), (99, "99"), (1.5, "1.5"), (np.True_, r"np.True_ \(a bool\)")]
+)
+def test_removed_agents_entry_is_ignored_but_must_be_an_action(bad, words):
+    env = pz.parallel_env("3m")
+    _doomed_agent_0(env)
+    env.step({ag: 1 for ag in env.agents})
+    assert env.agents == ["agent_1", "agent_2"]
+    with pytest.raises(ValueError, match=rf"action for 'agent_0' is {words}"):
+        env.step({"agent_0": bad, "agent_1": 1, "agent_2": 1})
+    assert env._steps == 1  # refused before the battle moved
+    env.step({"agent_0": None, "agent_1": 1, "agent_2": 1})
+    env.step({"agent_0": np.int64(5), "agent_1": 1, "agent_2": 1})  # any action value: the unit is gone
+
+
 def test_aec_step_none_for_the_dead_agent_sends_no_command():
     aec = pz.env("3m")
     aec.reset(seed=0)

@@ -218,7 +218,8 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
             actions: ``{agent: int}`` for every agent in ``env.agents`` (in absorbing mode a dead agent may
                 be left out or given ``None``, both meaning no-op). Entries for agents that already left
                 ``env.agents`` this episode are ignored: their units are dead and can only take the no-op
-                (TorchRL's ``PettingZooWrapper`` sends an action for every agent of a group).
+                (TorchRL's ``PettingZooWrapper`` sends an action for every agent of a group); such an
+                entry must still be ``None`` or an int in ``[0, n_actions)``.
 
         Returns:
             ``(observations, rewards, terminations, truncations, infos)``, each keyed by the agents that
@@ -228,7 +229,7 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
             RuntimeError: the episode is over (call ``reset``).
             TypeError: ``actions`` is not a mapping.
             ValueError: an action for a name not in ``possible_agents``, a missing action for a
-                living agent, a value outside ``[0, n_actions)``, or (unless ``lenient_actions``) an
+                living agent, a value outside ``[0, n_actions)`` (also for an agent already removed), or (unless ``lenient_actions``) an
                 action the mask says is unavailable.
         """
         if not self._has_reset:
@@ -254,6 +255,9 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
                     raise ValueError(f"no action for living agent {ag!r}; expected an int in [0, {self.sim.n_actions})")
                 continue
             joint[i] = self._check_action(ag, act)
+        for ag in set(actions) - set(self.agents):
+            if actions[ag] is not None:  # ignored, but a wrong value is still a caller's bug worth naming
+                self._check_action(ag, actions[ag])
         out = self.sim.step(torch.as_tensor(joint, device=self.sim.device).unsqueeze(0))
         self._steps += 1
         # final_* is the observation at the end of this step, before any auto-reset of the backend.
