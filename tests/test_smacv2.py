@@ -430,6 +430,32 @@ def test_capability_config_takes_numpy_scalars_for_p():
             scenario_from_capability_config("10gen_protoss", cap)
 
 
+@pytest.mark.parametrize(
+    "change, error, words",
+    [
+        ({"weights": [0.5, 0.5]}, ValueError, r"weights \[0\.5, 0\.5\]: expected 3 numbers, one per unit type"),
+        ({"weights": None}, ValueError, "weights None: expected 3 numbers"),
+        ({"weights": ["a", "b", "c"]}, ValueError, "expected 3 numbers"),
+        ({"unit_types": None}, ValueError, "unit_types None: expected a list of unit type names"),
+        ({"exception_unit_types": None}, ValueError, "exception_unit_types None: expected a list of unit type names"),
+        ({"exception_unit_types": [1, "x"]}, ValueError, r"exception_unit_types \[1, 'x'\]"),
+        ({"observe": 1}, TypeError, "team_gen observe must be a bool, got 1"),
+        ({"observe": "yes"}, TypeError, "got 'yes'"),
+        ({"observe": np.False_}, ValueError, "observe=False"),
+    ],
+)
+def test_malformed_team_gen_is_named(change, error, words):
+    from sc2_envs.adapters.smacv2_compat import scenario_from_capability_config
+
+    team = {"dist_type": "weighted_teams", "unit_types": ["stalker", "zealot", "colossus"], "weights": [0.45, 0.45, 0.1]}
+    pos = {"dist_type": "surrounded_and_reflect", "p": 0.5}
+    cap = {"n_units": 5, "n_enemies": 5, "team_gen": dict(team, **change), "start_positions": pos}
+    with pytest.raises(error, match=words):
+        scenario_from_capability_config("10gen_protoss", cap)
+    good = dict(team, observe=np.True_, weights=np.array(team["weights"]), unit_types=tuple(team["unit_types"]))
+    assert scenario_from_capability_config("10gen_protoss", dict(cap, team_gen=good)).n_agents == 5
+
+
 def _capability_env(**kw):
     from sc2_envs.adapters import StarCraftCapabilityEnvWrapper
 

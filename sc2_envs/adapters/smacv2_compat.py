@@ -106,8 +106,11 @@ def scenario_from_capability_config(map_name: str, capability_config: dict) -> v
     simulator does not implement.
 
     Raises:
+        TypeError: ``capability_config`` or a section of it is not a dict; ``team_gen`` ``observe`` is
+            not a bool (NumPy's included).
         ValueError: not a ``10gen_*`` map; missing or non-positive ``n_units`` / ``n_enemies``; a
-            ``team_gen`` other than ``weighted_teams`` with the race's types and weights; a
+            ``team_gen`` other than ``weighted_teams`` with the race's types and weights (one weight
+            per unit type) and exception types, or with ``observe=False``; a
             ``start_positions`` other than the three position distributions on a 32x32 map; an
             unknown capability key (``attack``, ``health``, ``enemy_mask``, ...).
     """
@@ -130,17 +133,31 @@ def scenario_from_capability_config(map_name: str, capability_config: dict) -> v
     _check_section("team_gen", team, _TEAM_GEN_KEYS, n, e)
     if team.get("dist_type") != "weighted_teams":
         raise ValueError(f"team_gen dist_type {team.get('dist_type')!r}: the simulator implements 'weighted_teams'")
-    if list(team.get("unit_types", [])) != list(rs.unit_types) or not np.allclose(team.get("weights", []), rs.weights):
-        raise ValueError(
-            f"team_gen unit_types {team.get('unit_types')!r} / weights {team.get('weights')!r}: the simulator "
-            f"implements SMACv2's {race} config, unit_types {list(rs.unit_types)} with weights {list(rs.weights)}"
-        )
+    types, weights = team.get("unit_types", []), team.get("weights", [])
+    config = (
+        f"the simulator implements SMACv2's {race} config, unit_types {list(rs.unit_types)} with weights {list(rs.weights)}"
+    )
+    if isinstance(types, str) or not isinstance(types, (Sequence, np.ndarray)) or list(types) != list(rs.unit_types):
+        raise ValueError(f"team_gen unit_types {types!r}: expected a list of unit type names; {config}")
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):  # None, names, ragged lists: not a vector of numbers
+        w = None
+    if w is None or w.shape != (len(types),):
+        raise ValueError(f"team_gen weights {weights!r}: expected {len(types)} numbers, one per unit type; {config}")
+    if not np.allclose(w, rs.weights):
+        raise ValueError(f"team_gen weights {weights!r}: {config}")
     exc = team.get("exception_unit_types", [])
-    if sorted(exc) != sorted(rs.exception_unit_types):
+    try:
+        same = not isinstance(exc, str) and sorted(exc) == sorted(rs.exception_unit_types)
+    except TypeError:  # None, a number, or entries that do not compare with names
+        same = False
+    if not same:
         raise ValueError(
-            f"team_gen exception_unit_types {exc!r}: the simulator implements SMACv2's {list(rs.exception_unit_types)}"
+            f"team_gen exception_unit_types {exc!r}: expected a list of unit type names; the simulator implements "
+            f"SMACv2's {list(rs.exception_unit_types)}"
         )
-    if team.get("observe", True) is not True:
+    if not _check_bool("team_gen observe", team.get("observe", True)):
         raise ValueError("team_gen observe=False (zero-padded unit types) is not implemented; use observe=True")
     pos = cfg.pop("start_positions", None)
     if pos is None:
