@@ -101,6 +101,26 @@ def test_zero_d_integer_tensor_seed_is_its_int_and_a_float_one_is_refused():
         env.reset(seed=torch.tensor(3.0))
 
 
+def test_numpy_int_and_seed_sequence_seeds_are_taken_like_make_batched_and_pettingzoo():
+    import sc2_envs
+
+    env = SC2JointEnv("3m")
+    by_int, _ = env.reset(seed=3)
+    draw_int = env.np_random.integers(1 << 30)
+    by_np, _ = env.reset(seed=np.int64(3))
+    assert np.array_equal(by_int, by_np) and env.np_random_seed == 3 and env.np_random.integers(1 << 30) == draw_int
+    par = pz.parallel_env("3m")
+    for seed in (sc2_envs.eval_seed(1), np.random.SeedSequence(7)):
+        obs, _ = env.reset(seed=seed)
+        pobs, _ = par.reset(seed=seed)
+        assert np.array_equal(obs, np.concatenate([pobs[f"agent_{i}"]["observation"] for i in range(3)]))
+        draw = env.np_random.integers(1 << 30)
+        env.reset(seed=seed)
+        assert env.np_random.integers(1 << 30) == draw and env.np_random_seed == -1
+    with pytest.raises(gymnasium.error.Error, match="Seed must be a python integer"):  # not an int: refused as before
+        env.reset(seed=np.float64(3.0))
+
+
 def test_time_limit_is_truncation_not_termination():
     env = SC2JointEnv("3m")
     env.reset(seed=0)
