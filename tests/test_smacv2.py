@@ -477,6 +477,28 @@ def test_capability_wrapper_resets_before_the_first_terminated_episode_continue_
     assert np.array_equal(fresh.reset()[1], s1) and np.array_equal(fresh.reset()[1], s2)
 
 
+def test_capability_wrapper_takes_actions_as_starcraft2env_does():
+    from sc2_envs.adapters import StarCraft2Env
+
+    env, v1 = _capability_env(seed=0), StarCraft2Env("3m", seed=0)
+    env.reset()
+    v1.reset()
+    for bad, words in (
+        (np.array([1.5] * 5), r"actions must be integers \(or floats holding whole numbers\)"),
+        ([True] * 5, "actions must be integers"),
+        (np.array([np.inf] + [1.0] * 4), r"agent 0: action inf is out of range; expected an int in \[0, 11\)"),
+    ):
+        with pytest.raises(ValueError, match=words):
+            env.step(bad)
+        with pytest.raises(ValueError, match=words.replace("11", "9")):
+            v1.step(bad[:3])
+    # SMAC and SMACv2 convert with int(a): whole-number floats (float buffers, torch float tensors) are their ints
+    env.step(np.ones((5, 1), np.float32))
+    env.step(torch.ones(5, dtype=torch.float64))
+    v1.step(torch.ones(3, 1))
+    assert env.last_action[:, 1].all() and v1.last_action[:, 1].all()
+
+
 def test_capability_wrapper_refuses_obs_starcraft_false_and_checks_smac_keywords():
     assert _capability_env(obs_starcraft=True).get_obs_size() == _capability_env().get_obs_size()
     with pytest.raises(ValueError, match="obs_starcraft=False is not supported"):  # was silently dropped

@@ -45,7 +45,7 @@ from sc2_envs import smacv2 as v2
 from sc2_envs.adapters.smac_compat import (
     SMAC_FEATURE_DEFAULTS,
     SMAC_PROCESS_OPTIONS,
-    actions_as_array,
+    action_ids,
     pop_smac_keywords,
     render_battle,
 )
@@ -366,19 +366,21 @@ class StarCraftCapabilityEnvWrapper(StoredFeatures):
     def step(self, actions: Sequence[int] | np.ndarray | torch.Tensor) -> tuple[float, bool, dict]:
         """One env step (8 game loops): ``(reward, terminated, info)`` with SMACv2's meaning.
 
+        Args:
+            actions: ``N`` action ids as ``StarCraft2Env.step`` takes them: a list, NumPy array or torch
+                tensor, ``(N,)`` or ``(N, 1)``, of an integer dtype or a float dtype holding whole numbers
+                (SMACv2, like SMAC, converts with ``int(a)``).
+
         Raises:
             RuntimeError: before ``reset`` or after the episode terminated.
-            ValueError: wrong number of actions, non-integers, or an unavailable action.
+            ValueError: wrong number or shape of actions, non-integers (``1.5``, bools), an action outside
+                ``[0, n_actions)``, or an unavailable action.
         """
         if self._obs is None or self._terminated:
             raise RuntimeError("step() called before reset() or after the episode terminated; call reset()")
-        acts = actions_as_array(actions, self.n_agents)
-        if acts.shape == (self.n_agents, 1):
-            acts = acts[:, 0]
-        if acts.shape != (self.n_agents,) or not np.issubdtype(acts.dtype, np.integer):
-            raise ValueError(f"expected {self.n_agents} integer actions (one per agent), got {actions!r}")
+        acts = action_ids(actions, self.n_agents, self.n_actions)
         dead = self._avail[:, 0] == 1  # SMAC: no-op is available exactly to dead units
-        out = self.sim.step(torch.as_tensor(acts.astype(np.int64), device=self.sim.device).unsqueeze(0))
+        out = self.sim.step(torch.as_tensor(acts, device=self.sim.device).unsqueeze(0))
         self._store(out, final=True)
         if self.lenient_actions:  # the action the simulator carried out: stop (alive) or no-op (dead)
             acts = np.where(as_numpy(out["invalid_actions"][0], bool), np.where(dead, 0, 1), acts)
