@@ -28,6 +28,8 @@ def test_check_env_passes_with_warnings_as_errors(map_name, observation):
     env = gymnasium.make(env_id(map_name), observation=observation, lenient_actions=True, render_mode="rgb_array")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        # check_env also renders a render_mode="human" env: headless, that warns (by design) that no window opens
+        warnings.filterwarnings("ignore", message="render_mode='human' cannot open a window", category=UserWarning)
         check_env(env.unwrapped)
 
 
@@ -199,4 +201,6 @@ def test_check_env_passes_on_every_map(map_name):
     env = gymnasium.make(env_id(map_name), lenient_actions=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        # check_env also renders a render_mode="human" env: headless, that warns (by design) that no window opens
+        warnings.filterwarnings("ignore", message="render_mode='human' cannot open a window", category=UserWarning)
         check_env(env.unwrapped)

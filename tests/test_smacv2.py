@@ -594,6 +594,14 @@ def test_render_rgb_array():
     assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
 
 
+def test_capability_wrapper_render_before_reset_raises_like_get_state():
+    env = _capability_env(seed=0)
+    with pytest.raises(RuntimeError, match=r"render\(\) called before reset\(\); call reset\(\) first"):
+        env.render("rgb_array")
+    env.reset()
+    assert env.render("rgb_array").dtype == np.uint8
+
+
 @pytest.mark.parametrize("kernel", ["torch", "numba"])
 def test_state_dict_keeps_the_pinned_compositions_of_later_resets(kernel):
     sim = make_batched("zerg_10_vs_11", num_envs=2, seed=0, kernel=kernel)

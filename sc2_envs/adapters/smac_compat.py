@@ -536,12 +536,15 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
 
         Raises:
             ValueError: another ``mode``, or a backend without render data (``backend="sc2"``).
-            RuntimeError: ``"human"`` without a display (no ``DISPLAY`` / ``WAYLAND_DISPLAY`` on Linux,
+            RuntimeError: before the first ``reset()`` (there is no battle to draw, as for ``get_state``);
+                ``"human"`` without a display (no ``DISPLAY`` / ``WAYLAND_DISPLAY`` on Linux,
                 or SDL's ``dummy`` video driver); the message says why and what to use instead.
             ImportError: ``"human"`` without pygame (``pip install pygame``).
         """
         if not hasattr(self.sim, "render_data"):
             raise ValueError(f"backend {self.backend!r} has no render_data(); render with backend='sim'")
+        if self._obs is None:
+            raise RuntimeError("render() called before reset(); call reset() first")
         title = f"{self.map_name}  step {self._episode_steps}/{self.episode_limit}"
         frame, self.renderer = render_battle(self.sim, mode, title, self.renderer)
         return frame

@@ -484,8 +484,11 @@ class StarCraftCapabilityEnvWrapper(StoredFeatures):
 
         Raises:
             ValueError: another ``mode``.
+            RuntimeError: before the first ``reset()`` (there is no battle to draw).
             RuntimeError / ImportError: ``"human"`` without a display or without pygame.
         """
+        if self._obs is None:
+            raise RuntimeError("render() called before reset(); call reset() first")
         title = f"{self.map_name}  step {self._episode_steps}/{self.sim.spec.episode_limit}"
         frame, self._window = render_battle(self.sim, mode, title, self._window)
         return frame
