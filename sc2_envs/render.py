@@ -19,6 +19,9 @@ World coordinates have y up (SC2); the image has y down, so rows are flipped. Dr
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -159,8 +162,16 @@ def render_frame(
 class HumanViewer:
     """A matplotlib window showing frames (render_mode ``"human"``); headless backends draw off-screen.
 
+    With a non-interactive matplotlib backend (``agg``, ...: what matplotlib picks on a machine
+    without a display, or what ``matplotlib.use("Agg")`` sets) no window can open: frames are drawn
+    off-screen, so headless CI and the API checkers (gymnasium ``check_env``, PettingZoo
+    ``render_test``) still run, and a ``UserWarning`` (once per viewer) says that no window opens and why.
+
     Args:
         fps: frames per second to pace ``show`` with (``metadata["render_fps"]``).
+
+    Raises:
+        ImportError: matplotlib is missing.
     """
 
     def __init__(self, fps: float):
@@ -170,7 +181,20 @@ class HumanViewer:
             raise ImportError("render_mode='human' needs matplotlib: pip install matplotlib") from e
         self._plt = plt
         # Off-screen backends (CI, no display) have nothing to pace; pausing would only slow tests down.
-        headless = plt.get_backend().lower() in _NON_GUI_BACKENDS
+        backend = plt.get_backend()
+        headless = backend.lower() in _NON_GUI_BACKENDS
+        if headless:
+            no_display = sys.platform.startswith("linux") and not (
+                os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+            )
+            why = " (no display: neither DISPLAY nor WAYLAND_DISPLAY is set)" if no_display else ""
+            warnings.warn(
+                f"render_mode='human' cannot open a window: matplotlib's backend {backend!r} is non-interactive{why}, "
+                "so frames are drawn off-screen and not shown. Use render_mode='rgb_array' for frames, or an "
+                "interactive backend (e.g. MPLBACKEND=TkAgg) on a machine with a display",
+                UserWarning,
+                stacklevel=3,
+            )
         self._pause = 0.0 if headless else 1.0 / fps
         self._fig = None
         self._im = None

@@ -28,6 +28,8 @@ def test_check_env_passes_with_warnings_as_errors(map_name, observation):
     env = gymnasium.make(env_id(map_name), observation=observation, lenient_actions=True, render_mode="rgb_array")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        # check_env also renders a render_mode="human" env: headless, that warns (by design) that no window opens
+        warnings.filterwarnings("ignore", message="render_mode='human' cannot open a window", category=UserWarning)
         check_env(env.unwrapped)
 
 
@@ -99,6 +101,26 @@ def test_zero_d_integer_tensor_seed_is_its_int_and_a_float_one_is_refused():
     assert np.array_equal(by_int, by_tensor)
     with pytest.raises(TypeError, match=r"tensor\(3\.\)"):
         env.reset(seed=torch.tensor(3.0))
+
+
+def test_numpy_int_and_seed_sequence_seeds_are_taken_like_make_batched_and_pettingzoo():
+    import sc2_envs
+
+    env = SC2JointEnv("3m")
+    by_int, _ = env.reset(seed=3)
+    draw_int = env.np_random.integers(1 << 30)
+    by_np, _ = env.reset(seed=np.int64(3))
+    assert np.array_equal(by_int, by_np) and env.np_random_seed == 3 and env.np_random.integers(1 << 30) == draw_int
+    par = pz.parallel_env("3m")
+    for seed in (sc2_envs.eval_seed(1), np.random.SeedSequence(7)):
+        obs, _ = env.reset(seed=seed)
+        pobs, _ = par.reset(seed=seed)
+        assert np.array_equal(obs, np.concatenate([pobs[f"agent_{i}"]["observation"] for i in range(3)]))
+        draw = env.np_random.integers(1 << 30)
+        env.reset(seed=seed)
+        assert env.np_random.integers(1 << 30) == draw and env.np_random_seed == -1
+    with pytest.raises(gymnasium.error.Error, match="Seed must be a python integer"):  # not an int: refused as before
+        env.reset(seed=np.float64(3.0))
 
 
 def test_time_limit_is_truncation_not_termination():
@@ -179,4 +201,6 @@ def test_check_env_passes_on_every_map(map_name):
     env = gymnasium.make(env_id(map_name), lenient_actions=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        # check_env also renders a render_mode="human" env: headless, that warns (by design) that no window opens
+        warnings.filterwarnings("ignore", message="render_mode='human' cannot open a window", category=UserWarning)
         check_env(env.unwrapped)

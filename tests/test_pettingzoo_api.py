@@ -225,6 +225,21 @@ def test_dead_agent_leaves_agents_the_step_it_dies_with_final_data():
     assert all("agent_0" not in d for d in out)
 
 
+@pytest.mark.parametrize(
+    "bad, words", [("garbage", "'garbage'"), (99, "99"), (1.5, "1.5"), (np.True_, r"np.True_ \(a bool\)")]
+)
+def test_removed_agents_entry_is_ignored_but_must_be_an_action(bad, words):
+    env = pz.parallel_env("3m")
+    _doomed_agent_0(env)
+    env.step({ag: 1 for ag in env.agents})
+    assert env.agents == ["agent_1", "agent_2"]
+    with pytest.raises(ValueError, match=rf"action for 'agent_0' is {words}"):
+        env.step({"agent_0": bad, "agent_1": 1, "agent_2": 1})
+    assert env._steps == 1  # refused before the battle moved
+    env.step({"agent_0": None, "agent_1": 1, "agent_2": 1})
+    env.step({"agent_0": np.int64(5), "agent_1": 1, "agent_2": 1})  # any action value: the unit is gone
+
+
 def test_aec_step_none_for_the_dead_agent_sends_no_command():
     aec = pz.env("3m")
     aec.reset(seed=0)
@@ -342,6 +357,22 @@ def test_aec_env_names_a_bad_action_when_it_is_given(bad):
     aec.step(np.int32(1))  # accepted values go on as ints (AssertOutOfBoundsWrapper still holds)
     aec.step(torch.tensor(1))
     assert aec.agent_selection == "agent_2"
+
+
+def test_aec_env_refuses_an_unavailable_action_when_it_is_given():
+    aec = pz.env("3m")
+    aec.reset(seed=0)
+    with pytest.raises(ValueError, match=r"'agent_0' is 0, which is unavailable; available actions: \[1, 2, 3, 4, 5\]"):
+        aec.step(0)  # no-op is for dead units only (SMAC)
+    assert aec.agent_selection == "agent_0"  # nothing was recorded: the round goes on
+    for _ag in ["agent_0", "agent_1", "agent_2"]:
+        aec.step(1)
+    assert aec.agent_selection == "agent_0" and aec.unwrapped._steps == 1
+    lenient = pz.env("3m", lenient_actions=True)
+    lenient.reset(seed=0)
+    for _ag in ["agent_0", "agent_1", "agent_2"]:
+        lenient.step(0)
+    assert lenient.infos["agent_0"]["invalid_action"] is True
 
 
 def test_aec_env_done_agent_takes_none_and_absorbing_dead_agent_may_pass_none():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import matplotlib
 import numpy as np
 import pytest
@@ -93,8 +95,40 @@ def test_wrappers_return_rgb_frames(map_name):
 def test_human_mode_draws_off_screen_and_returns_none():
     env = pz.parallel_env("3m", render_mode="human")
     env.reset(seed=0)
-    assert env.render() is None
+    with pytest.warns(UserWarning, match="(?i)render_mode='human' cannot open a window: matplotlib's backend 'agg'"):
+        assert env.render() is None
     env.close()
+
+
+def test_human_mode_without_a_display_warns_once_why_no_window_opens(monkeypatch):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setattr("sys.platform", "linux")
+    for env in (pz.parallel_env("3m", render_mode="human"), SC2JointEnv("3m", render_mode="human")):
+        env.reset(seed=0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert env.render() is None and env.render() is None
+        assert len(caught) == 1  # once per viewer, not once per frame
+        assert "no display: neither DISPLAY nor WAYLAND_DISPLAY is set" in str(caught[0].message)
+        assert "render_mode='rgb_array'" in str(caught[0].message)
+        env.close()
+
+
+def test_render_before_reset_raises_like_state():
+    from sc2_envs.adapters import StarCraft2Env
+
+    for env in (pz.parallel_env("3m", render_mode="rgb_array"), SC2JointEnv("3m", render_mode="human")):
+        with pytest.raises(RuntimeError, match=r"render\(\) called before reset\(\); call reset\(\) first"):
+            env.render()
+        env.reset(seed=0)
+        env.render()
+        env.close()
+    v1 = StarCraft2Env("3m", seed=0)
+    with pytest.raises(RuntimeError, match=r"render\(\) called before reset\(\)"):
+        v1.render("rgb_array")
+    v1.reset()
+    assert v1.render("rgb_array").dtype == np.uint8
 
 
 def test_render_without_mode_warns_and_returns_none():

@@ -535,3 +535,13 @@ def test_bad_options_are_named(fake):
         _make(fake, "3m", reseed="sometimes")
     with pytest.raises(ValueError, match="unknown map '4m'"):
         _make(fake, "4m")
+
+
+def test_smacv2_scenario_is_named_as_not_served_by_the_sc2_backend(fake):
+    import sc2_envs
+
+    words = r"'protoss_5_vs_5' is a SMACv2 scenario: backend='sc2' .* does not serve SMACv2 scenarios. Use backend='sim'"
+    with pytest.raises(ValueError, match=words):
+        _make(fake, "protoss_5_vs_5")
+    with pytest.raises(ValueError, match=words):
+        sc2_envs.parallel_env("protoss_5_vs_5", backend="sc2")

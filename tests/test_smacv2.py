@@ -430,6 +430,32 @@ def test_capability_config_takes_numpy_scalars_for_p():
             scenario_from_capability_config("10gen_protoss", cap)
 
 
+@pytest.mark.parametrize(
+    "change, error, words",
+    [
+        ({"weights": [0.5, 0.5]}, ValueError, r"weights \[0\.5, 0\.5\]: expected 3 numbers, one per unit type"),
+        ({"weights": None}, ValueError, "weights None: expected 3 numbers"),
+        ({"weights": ["a", "b", "c"]}, ValueError, "expected 3 numbers"),
+        ({"unit_types": None}, ValueError, "unit_types None: expected a list of unit type names"),
+        ({"exception_unit_types": None}, ValueError, "exception_unit_types None: expected a list of unit type names"),
+        ({"exception_unit_types": [1, "x"]}, ValueError, r"exception_unit_types \[1, 'x'\]"),
+        ({"observe": 1}, TypeError, "team_gen observe must be a bool, got 1"),
+        ({"observe": "yes"}, TypeError, "got 'yes'"),
+        ({"observe": np.False_}, ValueError, "observe=False"),
+    ],
+)
+def test_malformed_team_gen_is_named(change, error, words):
+    from sc2_envs.adapters.smacv2_compat import scenario_from_capability_config
+
+    team = {"dist_type": "weighted_teams", "unit_types": ["stalker", "zealot", "colossus"], "weights": [0.45, 0.45, 0.1]}
+    pos = {"dist_type": "surrounded_and_reflect", "p": 0.5}
+    cap = {"n_units": 5, "n_enemies": 5, "team_gen": dict(team, **change), "start_positions": pos}
+    with pytest.raises(error, match=words):
+        scenario_from_capability_config("10gen_protoss", cap)
+    good = dict(team, observe=np.True_, weights=np.array(team["weights"]), unit_types=tuple(team["unit_types"]))
+    assert scenario_from_capability_config("10gen_protoss", dict(cap, team_gen=good)).n_agents == 5
+
+
 def _capability_env(**kw):
     from sc2_envs.adapters import StarCraftCapabilityEnvWrapper
 
@@ -437,6 +463,40 @@ def _capability_env(**kw):
     pos = {"dist_type": "surrounded_and_reflect", "p": 0.5, "map_x": 32, "map_y": 32}
     cap = {"n_units": 5, "n_enemies": 5, "team_gen": team, "start_positions": pos}
     return StarCraftCapabilityEnvWrapper(map_name="10gen_protoss", capability_config=cap, **kw)
+
+
+def test_capability_wrapper_resets_before_the_first_terminated_episode_continue_the_seeded_stream():
+    env = _capability_env(seed=0)
+    _, s1 = env.reset()
+    env.step([1] * env.n_agents)  # abandoned: no episode has terminated yet
+    _, s2 = env.reset()
+    env.full_restart()
+    s3 = env.get_state()
+    assert not np.array_equal(s1, s2) and not np.array_equal(s2, s3)
+    fresh = _capability_env(seed=0)
+    assert np.array_equal(fresh.reset()[1], s1) and np.array_equal(fresh.reset()[1], s2)
+
+
+def test_capability_wrapper_takes_actions_as_starcraft2env_does():
+    from sc2_envs.adapters import StarCraft2Env
+
+    env, v1 = _capability_env(seed=0), StarCraft2Env("3m", seed=0)
+    env.reset()
+    v1.reset()
+    for bad, words in (
+        (np.array([1.5] * 5), r"actions must be integers \(or floats holding whole numbers\)"),
+        ([True] * 5, "actions must be integers"),
+        (np.array([np.inf] + [1.0] * 4), r"agent 0: action inf is out of range; expected an int in \[0, 11\)"),
+    ):
+        with pytest.raises(ValueError, match=words):
+            env.step(bad)
+        with pytest.raises(ValueError, match=words.replace("11", "9")):
+            v1.step(bad[:3])
+    # SMAC and SMACv2 convert with int(a): whole-number floats (float buffers, torch float tensors) are their ints
+    env.step(np.ones((5, 1), np.float32))
+    env.step(torch.ones(5, dtype=torch.float64))
+    v1.step(torch.ones(3, 1))
+    assert env.last_action[:, 1].all() and v1.last_action[:, 1].all()
 
 
 def test_capability_wrapper_refuses_obs_starcraft_false_and_checks_smac_keywords():
@@ -532,6 +592,14 @@ def test_render_rgb_array():
     env.reset(seed=0)
     frame = env.render()
     assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+
+
+def test_capability_wrapper_render_before_reset_raises_like_get_state():
+    env = _capability_env(seed=0)
+    with pytest.raises(RuntimeError, match=r"render\(\) called before reset\(\); call reset\(\) first"):
+        env.render("rgb_array")
+    env.reset()
+    assert env.render("rgb_array").dtype == np.uint8
 
 
 @pytest.mark.parametrize("kernel", ["torch", "numba"])

@@ -33,7 +33,8 @@ Semantics (SMAC's, checked against ``StarCraft2Env.step``):
 * ``get_stats()``: SMAC's ``battles_won``, ``battles_game``, ``battles_draw`` (= timeouts),
   ``win_rate``, ``timeouts``, ``restarts`` (always 0: the simulator never needs a game restart).
 * An unavailable action raises ``ValueError`` naming the agent and action (SMAC asserts), unless
-  ``lenient_actions=True``. Actions may be shaped ``(N,)`` or ``(N, 1)`` (lists, NumPy, torch).
+  ``lenient_actions=True``. Actions may be shaped ``(N,)`` or ``(N, 1)`` (lists, NumPy, torch), of an
+  integer dtype or a float dtype holding whole numbers (SMAC converts with ``int(a)``; ``1.5`` is refused).
 * Every public name of SMAC's class exists with SMAC's meaning (the list pinned from oxwhirl/smac
   d6aab33 in ``tests/data/smac_starcraft2env_public_names.json``): ``agents`` / ``enemies`` are dicts of
   raw unit records (``sc2_envs.sc2api.raw.RawUnit``: ``tag``, ``unit_type``, ``pos.x/.y``,
@@ -279,6 +280,7 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
         self.terrain_height = terrain_grids(spec.terrain).height[:, ::-1] / 255.0
         self._reset_type_ids()
         self._episode_count = 0
+        self._seed_pending = True  # the next reset starts the stream from self._seed; later ones continue it
         self._episode_steps = 0
         self._total_steps = 0
         self._obs = self._state = self._avail = None  # StoredFeatures: kept by _keep_features
@@ -398,7 +400,9 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
         Returns:
             ``(get_obs(), get_state())``: ``N`` float32 arrays ``(obs_size,)`` and ``(state_size,)`` float32.
         """
-        out = self.sim.reset(seed=self._seed if self._episode_count == 0 else None)
+        # _episode_count counts only terminated episodes: an abandoned first episode must not replay the seed
+        out = self.sim.reset(seed=self._seed if self._seed_pending else None)
+        self._seed_pending = False
         self._keep_features(out["obs"], out["state"], out["avail_actions"])
         self._episode_steps = 0
         self._terminated = False
@@ -424,8 +428,8 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
 
         Args:
             actions: ``N`` action ids, agent ``i``'s at index ``i``: a list, NumPy array or torch tensor
-                of any integer dtype, of shape ``(N,)`` or ``(N, 1)`` (pymarl-family runners pass a
-                column; SMAC converts with ``[int(a) for a in actions]``). Each must be available
+                of shape ``(N,)`` or ``(N, 1)`` (pymarl-family runners pass a column), of any integer
+                dtype or a float dtype holding whole numbers (``action_ids``). Each must be available
                 (``get_avail_agent_actions(i)``).
 
         Returns:
@@ -433,30 +437,12 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
 
         Raises:
             RuntimeError: ``step`` before ``reset`` or after the episode terminated.
-            ValueError: wrong number or shape of actions, a non-integer, or an unavailable action.
+            ValueError: wrong number or shape of actions, a non-integer (``1.5``, a bool), an action outside
+                ``[0, n_actions)``, or an unavailable action.
         """
         if self._obs is None or self._terminated:
             raise RuntimeError("step() called before reset() or after the episode terminated; call reset()")
-        acts = actions_as_array(actions, self.n_agents)
-        if acts.shape == (self.n_agents, 1):
-            acts = acts[:, 0]
-        if acts.shape != (self.n_agents,):
-            raise ValueError(
-                f"expected {self.n_agents} actions (one per agent), shaped ({self.n_agents},) or "
-                f"({self.n_agents}, 1); got shape {acts.shape}"
-            )
-        if not np.issubdtype(acts.dtype, np.integer) and (
-            not np.issubdtype(acts.dtype, np.floating) or not np.all(acts == np.round(acts))
-        ):
-            raise ValueError(f"actions must be integers, got {actions!r}")
-        # a value the int64 cast would wrap (inf, 1e20, 2**64 - 1 as uint64) is named as given, not as its wrapped value
-        outside = np.flatnonzero((acts < 0) | (acts >= self.n_actions))
-        if outside.size:
-            i = int(outside[0])
-            raise ValueError(
-                f"agent {i}: action {acts.tolist()[i]!r} is out of range; expected an int in [0, {self.n_actions})"
-            )
-        acts = acts.astype(np.int64)
+        acts = action_ids(actions, self.n_agents, self.n_actions)
         if self.backend == "sim":
             prev = self._build_units()
         out = self.sim.step(torch.as_tensor(acts, device=self.sim.device).unsqueeze(0))
@@ -526,6 +512,7 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
             self._check_seed(seed)
             self._seed = seed
             self._episode_count = 0
+            self._seed_pending = True
         return self._seed
 
     def _check_seed(self, seed) -> None:
@@ -549,12 +536,15 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
 
         Raises:
             ValueError: another ``mode``, or a backend without render data (``backend="sc2"``).
-            RuntimeError: ``"human"`` without a display (no ``DISPLAY`` / ``WAYLAND_DISPLAY`` on Linux,
+            RuntimeError: before the first ``reset()`` (there is no battle to draw, as for ``get_state``);
+                ``"human"`` without a display (no ``DISPLAY`` / ``WAYLAND_DISPLAY`` on Linux,
                 or SDL's ``dummy`` video driver); the message says why and what to use instead.
             ImportError: ``"human"`` without pygame (``pip install pygame``).
         """
         if not hasattr(self.sim, "render_data"):
             raise ValueError(f"backend {self.backend!r} has no render_data(); render with backend='sim'")
+        if self._obs is None:
+            raise RuntimeError("render() called before reset(); call reset() first")
         title = f"{self.map_name}  step {self._episode_steps}/{self.episode_limit}"
         frame, self.renderer = render_battle(self.sim, mode, title, self.renderer)
         return frame
@@ -637,6 +627,42 @@ def actions_as_array(actions, n_agents: int) -> np.ndarray:
             f"expected {n_agents} actions (one per agent), shaped ({n_agents},) or ({n_agents}, 1); "
             f"got a ragged sequence {actions!r}"
         ) from None
+
+
+def action_ids(actions, n_agents: int, n_actions: int) -> np.ndarray:
+    """``actions`` for ``step`` as ``(n_agents,)`` int64, checked.
+
+    SMAC's own ``step`` converts with ``[int(a) for a in actions]``, so a float array of whole numbers
+    (a buffer of actions stored as floats, as MAPPO / HARL-style buffers do) is taken as those ints;
+    a fractional value, which ``int`` would truncate, is refused.
+
+    Args:
+        actions: a list, NumPy array or torch tensor, ``(n_agents,)`` or ``(n_agents, 1)``, of an integer
+            dtype or a float dtype holding whole numbers.
+        n_agents: number of agents.
+        n_actions: actions per agent.
+
+    Raises:
+        ValueError: a ragged sequence, another shape, another dtype (bool, str, ...), a fractional value,
+            or a value outside ``[0, n_actions)`` (named as given, never as its int64-wrapped value).
+    """
+    acts = actions_as_array(actions, n_agents)
+    if acts.shape == (n_agents, 1):
+        acts = acts[:, 0]
+    if acts.shape != (n_agents,):
+        raise ValueError(
+            f"expected {n_agents} actions (one per agent), shaped ({n_agents},) or ({n_agents}, 1); got shape {acts.shape}"
+        )
+    if not np.issubdtype(acts.dtype, np.integer) and (
+        not np.issubdtype(acts.dtype, np.floating) or not np.all(acts == np.round(acts))
+    ):
+        raise ValueError(f"actions must be integers (or floats holding whole numbers), got {actions!r}")
+    # a value the int64 cast would wrap (inf, 1e20, 2**64 - 1 as uint64) is named as given, not as its wrapped value
+    outside = np.flatnonzero((acts < 0) | (acts >= n_actions))
+    if outside.size:
+        i = int(outside[0])
+        raise ValueError(f"agent {i}: action {acts.tolist()[i]!r} is out of range; expected an int in [0, {n_actions})")
+    return acts.astype(np.int64)
 
 
 def pop_smac_keywords(options: dict, no_effect: Sequence[str], hint: str = "") -> None:

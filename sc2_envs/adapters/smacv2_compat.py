@@ -45,7 +45,7 @@ from sc2_envs import smacv2 as v2
 from sc2_envs.adapters.smac_compat import (
     SMAC_FEATURE_DEFAULTS,
     SMAC_PROCESS_OPTIONS,
-    actions_as_array,
+    action_ids,
     pop_smac_keywords,
     render_battle,
 )
@@ -106,8 +106,11 @@ def scenario_from_capability_config(map_name: str, capability_config: dict) -> v
     simulator does not implement.
 
     Raises:
+        TypeError: ``capability_config`` or a section of it is not a dict; ``team_gen`` ``observe`` is
+            not a bool (NumPy's included).
         ValueError: not a ``10gen_*`` map; missing or non-positive ``n_units`` / ``n_enemies``; a
-            ``team_gen`` other than ``weighted_teams`` with the race's types and weights; a
+            ``team_gen`` other than ``weighted_teams`` with the race's types and weights (one weight
+            per unit type) and exception types, or with ``observe=False``; a
             ``start_positions`` other than the three position distributions on a 32x32 map; an
             unknown capability key (``attack``, ``health``, ``enemy_mask``, ...).
     """
@@ -130,17 +133,31 @@ def scenario_from_capability_config(map_name: str, capability_config: dict) -> v
     _check_section("team_gen", team, _TEAM_GEN_KEYS, n, e)
     if team.get("dist_type") != "weighted_teams":
         raise ValueError(f"team_gen dist_type {team.get('dist_type')!r}: the simulator implements 'weighted_teams'")
-    if list(team.get("unit_types", [])) != list(rs.unit_types) or not np.allclose(team.get("weights", []), rs.weights):
-        raise ValueError(
-            f"team_gen unit_types {team.get('unit_types')!r} / weights {team.get('weights')!r}: the simulator "
-            f"implements SMACv2's {race} config, unit_types {list(rs.unit_types)} with weights {list(rs.weights)}"
-        )
+    types, weights = team.get("unit_types", []), team.get("weights", [])
+    config = (
+        f"the simulator implements SMACv2's {race} config, unit_types {list(rs.unit_types)} with weights {list(rs.weights)}"
+    )
+    if isinstance(types, str) or not isinstance(types, (Sequence, np.ndarray)) or list(types) != list(rs.unit_types):
+        raise ValueError(f"team_gen unit_types {types!r}: expected a list of unit type names; {config}")
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):  # None, names, ragged lists: not a vector of numbers
+        w = None
+    if w is None or w.shape != (len(types),):
+        raise ValueError(f"team_gen weights {weights!r}: expected {len(types)} numbers, one per unit type; {config}")
+    if not np.allclose(w, rs.weights):
+        raise ValueError(f"team_gen weights {weights!r}: {config}")
     exc = team.get("exception_unit_types", [])
-    if sorted(exc) != sorted(rs.exception_unit_types):
+    try:
+        same = not isinstance(exc, str) and sorted(exc) == sorted(rs.exception_unit_types)
+    except TypeError:  # None, a number, or entries that do not compare with names
+        same = False
+    if not same:
         raise ValueError(
-            f"team_gen exception_unit_types {exc!r}: the simulator implements SMACv2's {list(rs.exception_unit_types)}"
+            f"team_gen exception_unit_types {exc!r}: expected a list of unit type names; the simulator implements "
+            f"SMACv2's {list(rs.exception_unit_types)}"
         )
-    if team.get("observe", True) is not True:
+    if not _check_bool("team_gen observe", team.get("observe", True)):
         raise ValueError("team_gen observe=False (zero-padded unit types) is not implemented; use observe=True")
     pos = cfg.pop("start_positions", None)
     if pos is None:
@@ -307,6 +324,7 @@ class StarCraftCapabilityEnvWrapper(StoredFeatures):
         self.ally_state_attr_names = [n for n in info["agent_features"] if not n.startswith("type_")]
         self.enemy_state_attr_names = list(info["enemy_features"])
         self._episode_count = 0
+        self._seed_pending = True  # the next reset starts the stream from self._seed; later ones continue it
         self._episode_steps = 0
         self._window = None  # render()'s pygame window, opened on first use
         self._total_steps = 0
@@ -333,7 +351,9 @@ class StarCraftCapabilityEnvWrapper(StoredFeatures):
             team, ap, ep = _episode_items(episode_config)
             self.sim.pin_scenario(team["ally_team"], team["enemy_team"], ap, ep)
         try:
-            out = self.sim.reset(seed=self._seed if self._episode_count == 0 else None)
+            # _episode_count counts only terminated episodes: an abandoned first episode must not replay the seed
+            out = self.sim.reset(seed=self._seed if self._seed_pending else None)
+            self._seed_pending = False
         finally:
             if episode_config:
                 self.sim.unpin_scenario()
@@ -346,19 +366,21 @@ class StarCraftCapabilityEnvWrapper(StoredFeatures):
     def step(self, actions: Sequence[int] | np.ndarray | torch.Tensor) -> tuple[float, bool, dict]:
         """One env step (8 game loops): ``(reward, terminated, info)`` with SMACv2's meaning.
 
+        Args:
+            actions: ``N`` action ids as ``StarCraft2Env.step`` takes them: a list, NumPy array or torch
+                tensor, ``(N,)`` or ``(N, 1)``, of an integer dtype or a float dtype holding whole numbers
+                (SMACv2, like SMAC, converts with ``int(a)``).
+
         Raises:
             RuntimeError: before ``reset`` or after the episode terminated.
-            ValueError: wrong number of actions, non-integers, or an unavailable action.
+            ValueError: wrong number or shape of actions, non-integers (``1.5``, bools), an action outside
+                ``[0, n_actions)``, or an unavailable action.
         """
         if self._obs is None or self._terminated:
             raise RuntimeError("step() called before reset() or after the episode terminated; call reset()")
-        acts = actions_as_array(actions, self.n_agents)
-        if acts.shape == (self.n_agents, 1):
-            acts = acts[:, 0]
-        if acts.shape != (self.n_agents,) or not np.issubdtype(acts.dtype, np.integer):
-            raise ValueError(f"expected {self.n_agents} integer actions (one per agent), got {actions!r}")
+        acts = action_ids(actions, self.n_agents, self.n_actions)
         dead = self._avail[:, 0] == 1  # SMAC: no-op is available exactly to dead units
-        out = self.sim.step(torch.as_tensor(acts.astype(np.int64), device=self.sim.device).unsqueeze(0))
+        out = self.sim.step(torch.as_tensor(acts, device=self.sim.device).unsqueeze(0))
         self._store(out, final=True)
         if self.lenient_actions:  # the action the simulator carried out: stop (alive) or no-op (dead)
             acts = np.where(as_numpy(out["invalid_actions"][0], bool), np.where(dead, 0, 1), acts)
@@ -462,8 +484,11 @@ class StarCraftCapabilityEnvWrapper(StoredFeatures):
 
         Raises:
             ValueError: another ``mode``.
+            RuntimeError: before the first ``reset()`` (there is no battle to draw).
             RuntimeError / ImportError: ``"human"`` without a display or without pygame.
         """
+        if self._obs is None:
+            raise RuntimeError("render() called before reset(); call reset() first")
         title = f"{self.map_name}  step {self._episode_steps}/{self.sim.spec.episode_limit}"
         frame, self._window = render_battle(self.sim, mode, title, self._window)
         return frame

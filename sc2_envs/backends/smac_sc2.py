@@ -262,6 +262,14 @@ class SC2Backend:
         env_factory: Callable[..., Any] | None = None,
         **smac_options: Any,
     ) -> None:
+        from sc2_envs.smacv2 import is_scenario
+
+        if is_scenario(map_name):  # get_map would call it an unknown map, hiding that it exists on the simulator
+            raise ValueError(
+                f"map_name={map_name!r} is a SMACv2 scenario: backend='sc2' runs oxwhirl SMAC's v1 maps "
+                "(sc2_envs.list_maps()) and does not serve SMACv2 scenarios. Use backend='sim' (the embedded "
+                "simulator), or oxwhirl SMACv2's own StarCraftCapabilityEnvWrapper for StarCraft II"
+            )
         spec = get_map(map_name)
         if reseed not in ("relaunch", "warn"):
             raise ValueError(f"reseed={reseed!r}; expected 'relaunch' or 'warn'")
@@ -603,6 +611,7 @@ def make_sc2_backend(map_name: str, seed: int | None = None, **options: Any) -> 
     Raises:
         SC2BackendUnavailable: SMAC (the oxwhirl one), pysc2, the game or the SMAC map is missing;
             the message says what to install and where (``SC2PATH``).
-        ValueError: unknown map name or option value.
+        ValueError: unknown map name or option value; a SMACv2 scenario name (``protoss_5_vs_5``, ...),
+            which this backend does not serve (the message says what to use instead).
     """
     return SC2Backend(map_name, seed=seed, **options)

@@ -86,16 +86,25 @@ class SimRenderMixin:
     """``render()`` and ``close()`` shared by the PettingZoo and Gymnasium views of one simulator.
 
     Expects ``self.sim``, ``self.render_mode``, ``self.map_name``, ``self._steps`` (env steps of the
-    episode), ``self._viewer`` (``None`` until a window is opened) and ``self.metadata["render_fps"]``.
+    episode), ``self._has_reset`` (``reset`` was called), ``self._viewer`` (``None`` until a window is
+    opened) and ``self.metadata["render_fps"]``.
     """
 
     def render(self):
-        """``rgb_array``: the current top-down frame, ``(H, W, 3)`` uint8. ``human``: draw it in a window."""
+        """``rgb_array``: the current top-down frame, ``(H, W, 3)`` uint8. ``human``: draw it in a window
+        (without a display: off-screen, with a ``UserWarning``; ``sc2_envs.render.HumanViewer``) and
+        return ``None``. Without a ``render_mode``: a warning and ``None``.
+
+        Raises:
+            RuntimeError: before the first ``reset()`` (there is no battle to draw), as ``state()``.
+        """
         if self.render_mode is None:
             import gymnasium
 
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='rgb_array' or 'human'")
             return None
+        if not self._has_reset:
+            raise RuntimeError("render() called before reset(); call reset() first")
         from sc2_envs.render import HumanViewer, render_frame
 
         title = f"{self.map_name}  step {self._steps}/{self.sim.episode_limit}"

@@ -107,14 +107,24 @@ class SC2JointEnv(SimRenderMixin, gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start a new battle; ``seed`` fixes it (``None`` continues the backend's random stream).
 
-        A 0-d integer tensor or array counts as its int (as in ``make_batched``); ``options`` is
-        accepted for API compatibility, none is read.
+        ``seed`` may be an int, a NumPy integer or a 0-d integer tensor / array (each counts as its int),
+        or a ``numpy.random.SeedSequence`` (e.g. ``sc2_envs.eval_seed(s)``), as in ``make_batched`` and
+        the PettingZoo env. ``np_random`` is seeded from it as gymnasium does for an int (a ``PCG64`` of
+        the seed sequence); for a ``SeedSequence`` ``np_random_seed`` is ``-1``, gymnasium's value for a
+        generator not made from an int. ``options`` is accepted for API compatibility, none is read.
 
         Raises:
             TypeError: a 0-d float / bool tensor or array seed; other bad seeds as gymnasium's ``Env.reset``.
         """
         seed = unwrap_scalar_seed(seed)
-        super().reset(seed=seed)
+        if isinstance(seed, np.integer):  # gymnasium's seeding takes only Python ints
+            seed = int(seed)
+        if isinstance(seed, np.random.SeedSequence):
+            super().reset()
+            # gymnasium's np_random(int) is Generator(PCG64(SeedSequence(int))); the same from the sequence given
+            self.np_random = np.random.Generator(np.random.PCG64(seed))
+        else:
+            super().reset(seed=seed)
         out = self.sim.reset(seed=seed)
         self._has_reset = True
         self._done = False

@@ -218,7 +218,8 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
             actions: ``{agent: int}`` for every agent in ``env.agents`` (in absorbing mode a dead agent may
                 be left out or given ``None``, both meaning no-op). Entries for agents that already left
                 ``env.agents`` this episode are ignored: their units are dead and can only take the no-op
-                (TorchRL's ``PettingZooWrapper`` sends an action for every agent of a group).
+                (TorchRL's ``PettingZooWrapper`` sends an action for every agent of a group); such an
+                entry must still be ``None`` or an int in ``[0, n_actions)``.
 
         Returns:
             ``(observations, rewards, terminations, truncations, infos)``, each keyed by the agents that
@@ -228,7 +229,7 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
             RuntimeError: the episode is over (call ``reset``).
             TypeError: ``actions`` is not a mapping.
             ValueError: an action for a name not in ``possible_agents``, a missing action for a
-                living agent, a value outside ``[0, n_actions)``, or (unless ``lenient_actions``) an
+                living agent, a value outside ``[0, n_actions)`` (also for an agent already removed), or (unless ``lenient_actions``) an
                 action the mask says is unavailable.
         """
         if not self._has_reset:
@@ -254,6 +255,9 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
                     raise ValueError(f"no action for living agent {ag!r}; expected an int in [0, {self.sim.n_actions})")
                 continue
             joint[i] = self._check_action(ag, act)
+        for ag in set(actions) - set(self.agents):
+            if actions[ag] is not None:  # ignored, but a wrong value is still a caller's bug worth naming
+                self._check_action(ag, actions[ag])
         out = self.sim.step(torch.as_tensor(joint, device=self.sim.device).unsqueeze(0))
         self._steps += 1
         # final_* is the observation at the end of this step, before any auto-reset of the backend.
@@ -339,8 +343,10 @@ class _CheckActionWrapper(wrappers.BaseWrapper):
 
     ``parallel_to_aec`` only passes the actions on once every agent has acted, and PettingZoo's
     ``AssertOutOfBoundsWrapper`` says only "action is not in action space"; this names the agent,
-    the value and what was expected. Checked actions go on as Python ints; ``None`` for a dead unit
-    in absorbing mode goes on as its no-op ``0``.
+    the value and what was expected. An action the agent's ``action_mask`` marks unavailable is
+    refused too (``ValueError`` naming the agent, the action and the available ones; not with
+    ``lenient_actions=True``), without moving ``agent_selection``. Checked actions go on as Python
+    ints; ``None`` for a dead unit in absorbing mode goes on as its no-op ``0``.
     """
 
     def step(self, action) -> None:
@@ -355,6 +361,14 @@ class _CheckActionWrapper(wrappers.BaseWrapper):
             action = 0  # absorbing mode: a dead unit's None is its no-op
         else:
             action = par._check_action(agent, action)
+            # parallel_to_aec only steps the battle once every agent has acted: an unavailable action found
+            # then would blame the whole round and leave the AEC env unable to go on
+            mask = self.observe(agent)["action_mask"]
+            if not par.lenient_actions and not mask[action]:
+                raise ValueError(
+                    f"action for {agent!r} is {action}, which is unavailable; available actions: "
+                    f"{np.flatnonzero(mask).tolist()} (pass lenient_actions=True to replace it by stop / no-op)"
+                )
         super().step(action)
 
     def __str__(self) -> str:
@@ -364,6 +378,8 @@ class _CheckActionWrapper(wrappers.BaseWrapper):
 def env(map_name: str = "3m", **kwargs):
     """``raw_env`` with PettingZoo's validation wrappers (action bounds, call order).
 
-    A bad action is refused when it is given, with a ``ValueError`` naming the agent and the value.
+    A bad action (out of range, not an int, or unavailable by the agent's ``action_mask`` unless
+    ``lenient_actions=True``) is refused when it is given, with a ``ValueError`` naming the agent and
+    the value; ``agent_selection`` stays on that agent.
     """
     return wrappers.OrderEnforcingWrapper(_CheckActionWrapper(wrappers.AssertOutOfBoundsWrapper(raw_env(map_name, **kwargs))))

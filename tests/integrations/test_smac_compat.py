@@ -281,3 +281,18 @@ def test_state_dict_and_reward_battle_need_a_reset_like_get_state():
             read()
     env.reset()
     assert set(env.get_state_dict()) >= {"allies", "enemies"}
+
+
+def test_resets_before_the_first_terminated_episode_continue_the_seeded_stream():
+    env = StarCraft2Env("3m", seed=0)
+    _, s1 = env.reset()
+    env.step([1, 1, 1])  # abandoned: no episode has terminated yet
+    _, s2 = env.reset()
+    env.full_restart()
+    _, s3 = env.get_obs(), env.get_state()
+    assert not np.array_equal(s1, s2) and not np.array_equal(s2, s3)
+    fresh = StarCraft2Env("3m", seed=0)
+    assert np.array_equal(fresh.reset()[1], s1)
+    assert np.array_equal(fresh.reset()[1], s2)  # the second episode of the seeded stream, as make_batched(seed=0)
+    fresh.seed(0)  # seed(s) restarts the stream at the next reset
+    assert np.array_equal(fresh.reset()[1], s1)
