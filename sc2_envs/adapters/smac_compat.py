@@ -133,7 +133,8 @@ def _is_int(v) -> bool:
 _KEYWORD_TYPES: dict[str, tuple[Any, str]] = {
     "step_mul": (_is_int, "an int"),
     "move_amount": (lambda v: isinstance(v, (int, float, np.integer, np.floating)) and not _is_bool(v), "a number"),
-    "difficulty": (lambda v: isinstance(v, str) or _is_int(v), "a str such as '7'"),
+    # a str, as SMAC's own table keys it ("1" ... "9", "A"): an int 7 raises KeyError in oxwhirl SMAC
+    "difficulty": (lambda v: isinstance(v, str), "a str such as '7' (SMAC's difficulty keys are strings)"),
     "heuristic_ai": (_is_bool, "a bool"),
     "heuristic_rest": (_is_bool, "a bool"),
     "game_version": (lambda v: v is None or isinstance(v, str), "None or a str such as '4.10'"),
@@ -675,7 +676,7 @@ def pop_smac_keywords(options: dict, no_effect: Sequence[str], hint: str = "") -
     _check_keyword_types(options)
     for key, supported in SMAC_GAME_OPTIONS.items():
         value = options.pop(key, supported)
-        if value != supported and not (key == "difficulty" and str(value) == supported):
+        if value != supported:
             raise ValueError(
                 f"{key}={value!r} is not implemented by the simulator (it models SMAC's {key}={supported!r}){hint}"
             )

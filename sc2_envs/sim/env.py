@@ -94,6 +94,22 @@ def _as_device(device) -> torch.device:
     return dev
 
 
+_SIM_KEYWORDS = (
+    "num_envs",
+    "device",
+    "seed",
+    "autoreset",
+    "lenient_actions",
+    "loops_per_tick",
+    "spawn_jitter",
+    "compile",
+    "kernel",
+    "num_threads",
+)
+"""``SMACSim``'s own keywords besides the SMAC options (named in the unknown-option error)."""
+_WRAPPER_KEYWORDS = ("render_mode", "dead_agents", "agent_names", "info_action_mask", "backend")
+"""Keywords of the PettingZoo / Gymnasium wrappers that reach no simulator (named in the unknown-option error, for typos)."""
+
 REWARD_OPTION_RANGE = (1e-15, 1e15)
 """Magnitudes a nonzero numeric reward option may have. SMAC's scaled reward is ``r * reward_scale_rate /
 max_reward`` with ``max_reward`` at least a unit's HP (~35), so two options at the upper bound stay
@@ -290,9 +306,13 @@ class SMACSim:
         unknown = set(options) - _FEATURE_OPTIONS - _REWARD_OPTIONS
         if unknown:
             extra = {"conic_fov", "use_unit_ranges", "obs_own_pos", "min_attack_range", "scenario"} if self.scenario else set()
+            valid = _FEATURE_OPTIONS | _REWARD_OPTIONS | {"continuing_episode"} | extra
+            # a typo of a simulator or wrapper keyword lands here too (e.g. render= for render_mode=): suggest across all
+            near = [*valid, *_SIM_KEYWORDS, *_WRAPPER_KEYWORDS]
+            hints = "".join(f"; {name!r}{did_you_mean(name, near)}" for name in sorted(unknown) if did_you_mean(name, near))
             raise ValueError(
-                f"unknown option(s) {sorted(unknown)}; valid SMAC options: "
-                f"{sorted(_FEATURE_OPTIONS | _REWARD_OPTIONS | {'continuing_episode'} | extra)}"
+                f"unknown option(s) {sorted(unknown)}{hints}; valid SMAC options: {sorted(valid)}; the simulator's own "
+                f"keywords: {list(_SIM_KEYWORDS)}; the PettingZoo / Gymnasium wrappers add {list(_WRAPPER_KEYWORDS)}"
             )
         _check_options(options)
         self.map_name = self.spec.name

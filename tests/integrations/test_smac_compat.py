@@ -215,6 +215,7 @@ def test_continuing_episode_must_be_a_bool(bad):
         ({"step_mul": 8.0}, TypeError, "step_mul must be an int, got 8.0"),
         ({"move_amount": "2"}, TypeError, "move_amount must be a number, got '2'"),
         ({"difficulty": True}, TypeError, "difficulty must be a str"),
+        ({"difficulty": 7}, TypeError, r"difficulty must be a str such as '7' \(SMAC's difficulty keys are strings\), got 7"),
         ({"heuristic_ai": 0}, TypeError, "heuristic_ai must be a bool, got 0"),
         ({"replay_dir": 5}, TypeError, "replay_dir must be a str or os.PathLike, got 5"),
         ({"replay_prefix": None}, TypeError, "replay_prefix must be a str, got None"),
