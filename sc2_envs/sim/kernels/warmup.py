@@ -88,12 +88,15 @@ class Job:
         pid: the process it runs in (a forked child or an unpickled copy of a simulator starts its own).
         error: the exception text (traceback) if the compile failed, else None.
         seconds: wall seconds it took, once finished.
+        waiting_for_lock: True while it waits for another process's compile of the family (:func:`family_lock`);
+            the exit wait skips such a job, since the other process writes the cache.
     """
 
     def __init__(self, v2: bool, make_sim: Callable, stream=None):
         self.v2, self.pid = v2, os.getpid()
         self.error: str | None = None
         self.seconds: float | None = None
+        self.waiting_for_lock = False  # blocked on another process's compile (family_lock), not compiling
         self._done = threading.Event()
         self._out = stream if stream is not None else sys.stderr
         self._thread = threading.Thread(target=self._run, args=(make_sim,), name="sc2_envs-compile", daemon=True)
@@ -122,9 +125,10 @@ class Job:
         from sc2_envs.sim.first_use import quiet_compile_notices
 
         t0 = time.perf_counter()
-        waited = False
+        waited = cached = False
 
         def on_wait(holder: str) -> None:
+            self.waiting_for_lock = True
             self._say(
                 f"another process ({holder}) is compiling the same numba step kernel ({self.family}); this one waits "
                 f"for it and then loads the kernel from the on-disk cache (the torch path plays meanwhile)"
@@ -132,13 +136,20 @@ class Job:
 
         try:
             with family_lock(self.v2, on_wait) as waited, quiet_compile_notices():
+                self.waiting_for_lock = False
+                cached = waited and family_ready(self.v2)  # the holder may have died before writing the cache
                 play_until_reset(make_sim())
         except BaseException:
             self.error = traceback.format_exc()
         self.seconds = time.perf_counter() - t0
         try:
             if self.error is None:
-                how = "loaded from the cache another process wrote" if waited else "cached on disk"
+                if cached:
+                    how = "loaded from the on-disk cache (found there after the wait)"
+                elif waited:
+                    how = "compiled here (the process it waited for left no cache) and cached on disk"
+                else:
+                    how = "cached on disk"
                 self._say(
                     f"numba step kernel ({self.family}) ready after {self.seconds:.0f} s and {how}; simulators "
                     f"switch to it at their next reset or step"
@@ -168,7 +179,8 @@ def family_lock(v2: bool, on_wait: Callable[[str], None] | None = None):
     the machine code from Numba's on-disk cache in about a second. The lock is ``fcntl.flock`` on a file
     beside the kernels' cache (``sc2_envs_compile_v1.lock`` / ``_v2.lock``), released when the body ends
     or its process dies; where there is no ``fcntl`` (Windows) or the file cannot be opened, the body
-    runs without it, as before. ``on_wait`` gets the holder (``"pid N"``) before a blocking wait.
+    runs without it, as before, and so it does where ``flock`` itself fails (``ENOSYS`` / ``ENOLCK``: Lustre,
+    NFS without lockd). ``on_wait`` gets the holder (``"pid N"``) before a blocking wait.
     """
     fd = _open_lock_file(v2)
     if fd is None:
@@ -176,20 +188,25 @@ def family_lock(v2: bool, on_wait: Callable[[str], None] | None = None):
         return
     import fcntl
 
+    _lock_fds.add(fd)  # a forked child closes its copy (:func:`_after_fork_in_child`), else it would hold the lock
     try:
         waited = False
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if on_wait is not None:
-                holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
-                on_wait(f"pid {holder}" if holder.isdigit() else "pid unknown")
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            waited = True
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if on_wait is not None:
+                    holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+                    on_wait(f"pid {holder}" if holder.isdigit() else "pid unknown")
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                waited = True
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+        except OSError:  # a file system without flock (ENOSYS, ENOLCK: Lustre, NFS without lockd): run unlocked
+            pass
         yield waited
     finally:
+        _lock_fds.discard(fd)
         os.close(fd)  # releases the lock (before the job is marked finished, so no fork inherits it)
 
 
@@ -205,6 +222,9 @@ def _open_lock_file(v2: bool) -> int | None:
     except Exception:
         return None
 
+
+_lock_fds: set[int] = set()
+"""Descriptors of lock files this process has open (:func:`family_lock`)."""
 
 _jobs: dict[tuple[int, bool], Job] = {}
 _lock = threading.Lock()
@@ -243,6 +263,12 @@ def _after_fork_in_child() -> None:
     this process must not touch Numba's compiler: see :func:`numba_unusable`."""
     global _lock, _forked_mid_compile
     _lock = threading.Lock()
+    for fd in list(_lock_fds):  # flock belongs to the open file, shared with the parent: the child must not keep it
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _lock_fds.clear()
     parent = os.getppid()
     if any(j.pid == parent and not j.finished() for j in list(_jobs.values())):
         _forked_mid_compile = True
@@ -289,7 +315,8 @@ def finish_at_exit(stream=None) -> None:
     Why: the compile thread is a daemon, and a script shorter than the compile (a smoke test, a short
     evaluation) would end it before Numba wrote its cache, so every such run would start the compile
     anew and never reach the numba path. Waiting once is what the foreground compile cost up front."""
-    pending = _pending()
+    # a job still waiting for another process's lock writes no cache of its own: the holder does
+    pending = [j for j in _pending() if not j.waiting_for_lock]
     if pending and _wait_at_exit:
         _wait_for(
             pending,
