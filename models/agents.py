@@ -702,7 +702,7 @@ def save_checkpoint(
     }
     if algorithm is not None:
         ckpt["algorithm"] = algorithm
-    clash = sorted(set(extra or {}) & set(ckpt))
+    clash = sorted(set(extra or {}) & (set(ckpt) | {"algorithm"}))  # algorithm= is checked; an extra would bypass it
     if clash:
         raise ValueError(f"save_checkpoint extra keys {clash} would replace the checkpoint's own records")
     if extra:
@@ -873,6 +873,7 @@ def trained_by(ckpt: dict) -> str:
 def trainer_text(algorithm: str | None, seed: int | None) -> str:
     """``"happo_gnn seed 1"`` from a script name and a seed, leaving out what is None (a lineage
     entry's ``algorithm`` / ``seed``, :func:`lineage_after`)."""
+    algorithm = algorithm if isinstance(algorithm, str) else None  # a hand-edited record must not break a listing
     return " ".join(x for x in (algorithm, None if seed is None else f"seed {seed}") if x)
 
 

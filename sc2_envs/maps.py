@@ -26,7 +26,35 @@ from sc2_envs.units import UNITS
 MAP_SIZE = 32
 """All SMAC maps are 32x32 with the playable area equal to the full map (MapInfo bounds)."""
 ENEMY_ORDERS = ("attack_move", "attack_allies")
+"""The enemy orders found in the SMAC map scripts (see ``MapSpec.enemy_order``)."""
 RACES = ("T", "P", "Z")
+OVERRIDABLE_STATS = (
+    "health",
+    "shield",
+    "armor",
+    "attacks",
+    "cooldown",
+    "range",
+    "speed",
+    "radius",
+    "no_collision",
+    "static",
+    "life_regen",
+    "energy_start",
+    "energy_max",
+    "energy_regen",
+    "heal_rate",
+    "heal_energy_cost",
+    "heal_range",
+    "splash_radius",
+    "smac_max_cooldown",
+    "attack_target_priority",
+    "acceleration",
+)
+"""Unit stats a map may override (``MapSpec.unit_overrides``): the ones the simulator's unit table reads
+through :meth:`MapSpec.unit_stat` (``sim.state.UnitTable.build``). Others (``damage``, ``bonus_*``,
+``attributes``, ``is_air``, ``hits_air``, ``splash``, ...) come from the unit's own data and are refused
+rather than silently ignored."""
 
 
 def _is_count(v) -> bool:
@@ -38,7 +66,7 @@ def _is_number(v) -> bool:
 
 
 def _check_unit(where: str, what: str, unit) -> None:
-    if unit not in UNITS:
+    if not isinstance(unit, str) or unit not in UNITS:
         raise ValueError(
             f"{where}: {what} {unit!r}{did_you_mean(unit, UNITS)} is not a known unit type; expected one of {sorted(UNITS)}"
         )
@@ -52,7 +80,6 @@ def _check_point(where: str, what: str, point) -> None:
         )
 
 
-"""The enemy orders found in the SMAC map scripts (see ``MapSpec.enemy_order``)."""
 TERRAIN_FILE = Path(__file__).resolve().parent / "data" / "smac_terrain.npz"
 """Grids derived from SMAC's map archives by ``scripts/derive_terrain.py`` (see the README beside it)."""
 CLIFF_STEP = 64
@@ -138,9 +165,20 @@ class MapSpec:
                 raise ValueError(f"{where}: {side} {getattr(self, side)!r}; expected one of {RACES}")
         if not _is_count(self.unit_type_bits) or self.unit_type_bits < 0:
             raise ValueError(f"{where}: unit_type_bits {self.unit_type_bits!r}; expected an int >= 0")
-        for side in ("ally_type_order", "enemy_type_order"):
-            for unit in getattr(self, side):
+        for side, units in (("ally_type_order", self.ally_units()), ("enemy_type_order", self.enemy_units())):
+            order = getattr(self, side)
+            if isinstance(order, str) or not isinstance(order, (tuple, list)):
+                raise ValueError(f"{where}: {side} {order!r}; expected a tuple of unit type names")
+            for unit in order:
                 _check_unit(where, side, unit)
+            missing = sorted({u for u in units if u not in order})
+            if self.unit_type_bits > 0 and missing:  # the type one-hot is the unit's index in this order
+                raise ValueError(
+                    f"{where}: {side} {tuple(order)!r} lacks {missing}, which the map spawns; with unit_type_bits="
+                    f"{self.unit_type_bits} every spawned type needs its place in the order"
+                )
+        if not isinstance(self.map_type, str):
+            raise ValueError(f"{where}: map_type {self.map_type!r}; expected a str such as 'marines'")
         if self.attack_point is not None:
             _check_point(where, "attack_point", self.attack_point)
         if self.attack_segment is not None:
@@ -152,19 +190,24 @@ class MapSpec:
             raise ValueError(f"{where}: unit_overrides must be a dict {{unit: {{stat: value}}}}, got {self.unit_overrides!r}")
         for unit, stats in self.unit_overrides.items():
             _check_unit(where, "unit_overrides key", unit)
-            known = [f.name for f in fields(UNITS[unit])]
-            for stat, value in stats.items() if isinstance(stats, dict) else [(stats, None)]:
-                if stat not in known:
+            if not isinstance(stats, dict):
+                raise ValueError(f"{where}: unit_overrides[{unit!r}] = {stats!r}; expected a dict {{stat: value}}")
+            for stat, value in stats.items():
+                if stat not in OVERRIDABLE_STATS:
+                    known = [f.name for f in fields(UNITS[unit])]
+                    what = "is a unit stat the simulator takes from the unit's data" if stat in known else "is not a unit stat"
                     raise ValueError(
-                        f"{where}: unit_overrides[{unit!r}] stat {stat!r}{did_you_mean(stat, known)} is not a unit stat; "
-                        f"expected one of {known}"
+                        f"{where}: unit_overrides[{unit!r}] stat {stat!r}{did_you_mean(stat, OVERRIDABLE_STATS)} {what}; "
+                        f"a map may override {list(OVERRIDABLE_STATS)}"
                     )
-                if isinstance(getattr(UNITS[unit], stat), (int, float)) and not isinstance(getattr(UNITS[unit], stat), bool):
-                    if not _is_number(value) or not math.isfinite(value) or value < 0 or (stat == "health" and value <= 0):
-                        raise ValueError(
-                            f"{where}: unit_overrides[{unit!r}][{stat!r}] = {value!r}; expected a finite number >= 0"
-                            f"{' (> 0 for health)' if stat == 'health' else ''}"
-                        )
+                if isinstance(getattr(UNITS[unit], stat), bool):
+                    if not isinstance(value, (bool, np.bool_)):
+                        raise ValueError(f"{where}: unit_overrides[{unit!r}][{stat!r}] = {value!r}; expected a bool")
+                elif not _is_number(value) or not math.isfinite(value) or value < 0 or (stat == "health" and value <= 0):
+                    raise ValueError(
+                        f"{where}: unit_overrides[{unit!r}][{stat!r}] = {value!r}; expected a finite number >= 0"
+                        f"{' (> 0 for health)' if stat == 'health' else ''}"
+                    )
 
     @property
     def n_agents(self) -> int:

@@ -35,6 +35,7 @@ import torch
 
 from sc2_envs.sim import rng
 from sc2_envs.units import UNITS
+from sc2_envs.validation import contains_bool
 
 MAP_X = MAP_Y = 32
 """The 32x32_flat map (MapInfo: 32 x 32, every cell pathable, one level)."""
@@ -448,7 +449,7 @@ def validate_positions(spec: ScenarioSpec, side: str, positions, n: int) -> torc
         a = np.asarray(positions.detach().cpu() if torch.is_tensor(positions) else positions)
     except ValueError as e:  # a ragged list
         raise ValueError(f"{spec.name}: {side}_positions: expected [{n}, 2] numbers (map units); {e}") from None
-    if a.dtype == np.bool_:  # True would silently be the point 1.0
+    if a.dtype == np.bool_ or contains_bool(positions):  # True would silently be the point 1.0
         raise ValueError(f"{spec.name}: {side}_positions hold bools; expected [{n}, 2] numbers (map units)")
     if a.dtype.kind in "USO" and any(isinstance(v, (str, bytes, bool, np.bool_)) for v in a.ravel()):
         # astype(float64) would parse "4" as 4.0

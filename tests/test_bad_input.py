@@ -555,9 +555,43 @@ def test_random_actions_seed_and_generator_are_checked():
         random_actions(mask, 3)
 
 
-def test_eval_seed_refuses_none():
-    with pytest.raises(TypeError, match="eval_seed needs the run's seed .* got None"):
-        sc2_envs.eval_seed(None)
+def test_eval_seed_refuses_none_and_names_what_it_takes():
+    for bad in (None, True, 2.0, "1"):
+        with pytest.raises(TypeError, match=r"eval_seed needs the run's seed \(a non-negative int or a SeedSequence\), got"):
+            sc2_envs.eval_seed(bad)
+    with pytest.raises(ValueError, match="a non-negative int .* got -1"):
+        sc2_envs.eval_seed(-1)
+
+
+def test_bools_mixed_into_lists_are_not_read_as_1():
+    from sc2_envs.adapters import StarCraft2Env
+
+    env = StarCraft2Env("3m", seed=0)
+    env.reset()
+    for acts in ([True, 1, 1], [1, 1, np.True_]):
+        with pytest.raises(ValueError, match="holds a bool"):
+            env.step(acts)
+    batched = sc2_envs.make_batched("3m", 1, seed=0)
+    batched.reset()
+    with pytest.raises(TypeError, match="holds a bool"):
+        batched.step([[True, 1, 1]])
+    sim = sc2_envs.make_batched("zerg_5_vs_5", 1, seed=0)
+    with pytest.raises(ValueError, match="ally_positions hold bools"):
+        sim.pin_scenario(["zergling"] * 5, ["zergling"] * 5, [[10, 10]] * 4 + [[True, 10]], [[20, 16]] * 5)
+
+
+def test_render_data_does_not_offer_none_and_an_extra_algorithm_record_is_refused(tmp_path):
+    sim = sc2_envs.make_batched("3m", 2, seed=0)
+    sim.reset()
+    with pytest.raises(TypeError, match=r"env_index must be an int in \[0, 2\), got None"):
+        sim.render_data(None)
+    from models import build_models, save_checkpoint, trained_by
+
+    info = sim.get_env_info()
+    policy, critic = build_models(info, "mlp", hidden=16)
+    with pytest.raises(ValueError, match=r"extra keys \['algorithm'\] would replace"):
+        save_checkpoint(str(tmp_path / "c.pt"), policy, critic, info, {}, extra={"algorithm": 5})
+    assert trained_by({"algorithm": 5, "args": {"seed": 2}}) == "seed 2"  # a hand-edited record still lists
 
 
 def test_actions_in_foreign_byte_order_read_only_or_on_meta():
@@ -589,6 +623,13 @@ def test_actions_in_foreign_byte_order_read_only_or_on_meta():
         ({"unit_type_bits": -1}, r"unit_type_bits -1; expected an int >= 0"),
         ({"attack_point": (40.0, 16.0)}, r"attack_point \(40\.0, 16\.0\); expected \(x, y\) numbers on the 32x32 map"),
         ({"allies": ()}, r"allies must be a non-empty tuple of SpawnGroup, got \(\)"),
+        ({"unit_overrides": {"marine": {"damage": 600}}}, r"stat 'damage' is a unit stat the simulator takes from the unit"),
+        ({"unit_overrides": {"marine": {"static": "yes"}}}, r"\['static'\] = 'yes'; expected a bool"),
+        ({"unit_overrides": {"marine": "health"}}, r"unit_overrides\['marine'\] = 'health'; expected a dict"),
+        ({"ally_type_order": "marine"}, r"ally_type_order 'marine'; expected a tuple of unit type names"),
+        ({"ally_type_order": (["marine"],)}, r"ally_type_order \['marine'\] is not a known unit type"),
+        ({"unit_type_bits": 1, "ally_type_order": ("marauder",)}, r"ally_type_order \('marauder',\) lacks \['marine'\]"),
+        ({"map_type": 5}, r"map_type 5; expected a str"),
     ],
 )
 def test_a_custom_map_spec_is_checked_field_by_field(change, message):
@@ -616,3 +657,25 @@ def test_a_mistyped_wrapper_keyword_is_suggested_and_the_named_keywords_are_real
         sc2_envs.parallel_env("3m", render="rgb_array")
     assert set(_SIM_KEYWORDS) == set(inspect.signature(SMACSim.__init__).parameters) - {"self", "map_name", "options"}
     assert set(_WRAPPER_KEYWORDS) <= set(inspect.signature(SC2ParallelEnv.__init__).parameters)
+
+
+def test_every_overridable_stat_reaches_the_simulators_unit_table():
+    """What MapSpec accepts as an override the simulator applies (found in review: damage was accepted and ignored)."""
+    import dataclasses
+
+    from sc2_envs.maps import OVERRIDABLE_STATS
+    from sc2_envs.sim.state import UnitTable
+    from sc2_envs.units import UNITS
+
+    base_spec = sc2_envs.get_map("3m")
+    base = UnitTable.build(base_spec, torch.device("cpu"))
+    for stat in OVERRIDABLE_STATS:
+        old = getattr(UNITS["marine"], stat)
+        new = (not old) if isinstance(old, bool) else float(old) + 1.0
+        table = UnitTable.build(dataclasses.replace(base_spec, unit_overrides={"marine": {stat: new}}), torch.device("cpu"))
+        changed = [
+            f.name
+            for f in dataclasses.fields(UnitTable)
+            if torch.is_tensor(getattr(base, f.name)) and not torch.equal(getattr(base, f.name), getattr(table, f.name))
+        ]
+        assert changed, f"override of {stat} changed nothing in the unit table"

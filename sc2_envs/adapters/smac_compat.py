@@ -92,6 +92,7 @@ from sc2_envs.adapters.stored_features import StoredFeatures
 from sc2_envs.maps import MAP_SIZE, MapSpec, get_map, pathing_grid, terrain_grids
 from sc2_envs.sc2api.raw import raw_units_from_snapshot, sim_snapshot
 from sc2_envs.sc2api.smac_rules import SMACUnitRules
+from sc2_envs.validation import contains_bool
 from sc2_envs.wrappers._common import as_numpy, make_backend
 
 _log = logging.getLogger(__name__)
@@ -617,10 +618,13 @@ def actions_as_array(actions, n_agents: int) -> np.ndarray:
     """``actions`` (list, NumPy array or torch tensor) as a NumPy array; shape and dtype are left to check.
 
     Raises:
-        ValueError: a ragged list (rows of different lengths), naming the expected shape.
+        ValueError: a ragged list (rows of different lengths), naming the expected shape; a list holding a
+            bool among numbers (NumPy would read ``True`` as the action 1).
     """
     if isinstance(actions, torch.Tensor):
         return actions.detach().cpu().numpy()
+    if not isinstance(actions, np.ndarray) and contains_bool(actions):
+        raise ValueError(f"actions must be integers, got {actions!r}, which holds a bool")
     try:
         return np.asarray(actions)
     except ValueError:  # numpy: "inhomogeneous shape"

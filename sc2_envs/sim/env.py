@@ -43,6 +43,7 @@ from sc2_envs.sim.state import (
 )
 from sc2_envs.sim.threads import apply_num_threads, check_num_threads
 from sc2_envs.units import LOOPS_PER_STEP
+from sc2_envs.validation import contains_bool
 
 # Action ids (SMAC): 0 no-op, 1 stop, 2 north (+y), 3 south (-y), 4 east (+x), 5 west (-x), 6+j target j.
 # A move orders a walk to a point MOVE_AMOUNT units away.
@@ -646,7 +647,7 @@ class SMACSim:
         """
         if env_index is None:
             return [self.unit_types(b) for b in range(self.num_envs)]
-        env_index = self._check_env_index(env_index)
+        env_index = self._check_env_index(env_index, none_means_all=True)
         if self.scenario is None:
             return list(self.spec.ally_units()), list(self.spec.enemy_units())
         kinds = self.scenario.kinds
@@ -701,14 +702,15 @@ class SMACSim:
         if env_index is None:
             return torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
         m = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
-        m[self._check_env_index(env_index)] = True
+        m[self._check_env_index(env_index, none_means_all=True)] = True
         return m
 
-    def _check_env_index(self, env_index) -> int:
+    def _check_env_index(self, env_index, none_means_all: bool = False) -> int:
         """``env_index`` as an int, or TypeError / ValueError naming it (no negative indices: -1 would
-        silently be the last env)."""
+        silently be the last env). ``none_means_all``: the caller also takes None (the message says so)."""
         if not _is_int(env_index):
-            raise TypeError(f"env_index must be an int in [0, {self.num_envs}) or None, got {env_index!r}")
+            also = " or None" if none_means_all else ""
+            raise TypeError(f"env_index must be an int in [0, {self.num_envs}){also}, got {env_index!r}")
         if not 0 <= env_index < self.num_envs:
             raise ValueError(f"env_index must be in [0, {self.num_envs}), got {env_index}")
         return int(env_index)
@@ -764,6 +766,8 @@ class SMACSim:
         """``actions`` as a ``[B, N]`` int64 tensor on the sim's device (type and shape checked, values not)."""
         B, N = self.num_envs, self.n_agents
         if not isinstance(actions, torch.Tensor):
+            if contains_bool(actions):  # np.asarray([[True, 1, 1]]) is an int array: True would be the action 1
+                raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}), got {actions!r}, which holds a bool")
             try:
                 arr = np.asarray(actions)
             except ValueError:  # numpy: "inhomogeneous shape"

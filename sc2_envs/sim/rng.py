@@ -118,8 +118,11 @@ def eval_seed(seed: int | np.random.SeedSequence, *index: int) -> np.random.Seed
     Raises:
         TypeError / ValueError: ``seed`` (None included) or an index is not a non-negative int.
     """
-    if seed is None:  # as_seed_sequence would draw fresh entropy: evaluation battles no later run could repeat
-        raise TypeError("eval_seed needs the run's seed (a non-negative int or a SeedSequence), got None")
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and int(seed) < 0:
+        raise ValueError(f"eval_seed needs the run's seed, a non-negative int (or a SeedSequence), got {seed!r}")
+    if not (_is_seed_int(seed) or isinstance(seed, np.random.SeedSequence)):
+        # None included: as_seed_sequence would draw fresh entropy, evaluation battles no later run could repeat
+        raise TypeError(f"eval_seed needs the run's seed (a non-negative int or a SeedSequence), got {seed!r}")
     bad = [v for v in index if not _is_seed_int(v)]
     if bad:
         raise ValueError(f"eval_seed index values must be non-negative ints, got {bad[0]!r}")
