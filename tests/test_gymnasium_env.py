@@ -204,3 +204,16 @@ def test_check_env_passes_on_every_map(map_name):
         # check_env also renders a render_mode="human" env: headless, that warns (by design) that no window opens
         warnings.filterwarnings("ignore", message="render_mode='human' cannot open a window", category=UserWarning)
         check_env(env.unwrapped)
+
+
+def test_a_bool_seed_is_refused_before_gymnasium_reseeds_np_random():
+    """gymnasium takes True as the seed 1; the simulator refused it only after np_random was reseeded (review)."""
+    from sc2_envs.wrappers.gymnasium import SC2JointEnv
+
+    env = SC2JointEnv("3m")
+    env.reset(seed=5)
+    state = env.np_random.bit_generator.state
+    for bad in (True, np.True_):
+        with pytest.raises(TypeError, match="seed must be an int, a SeedSequence or None, got (np.)?True"):
+            env.reset(seed=bad)
+    assert env.np_random.bit_generator.state == state

@@ -114,9 +114,12 @@ class SC2JointEnv(SimRenderMixin, gymnasium.Env):
         generator not made from an int. ``options`` is accepted for API compatibility, none is read.
 
         Raises:
-            TypeError: a 0-d float / bool tensor or array seed; other bad seeds as gymnasium's ``Env.reset``.
+            TypeError: a bool (also 0-d, as a tensor or array) or a 0-d float seed; other bad seeds as
+                gymnasium's ``Env.reset``.
         """
         seed = unwrap_scalar_seed(seed)
+        if isinstance(seed, (bool, np.bool_)):  # gymnasium takes True as 1 and would reseed np_random first
+            raise TypeError(f"seed must be an int, a SeedSequence or None, got {seed!r}")
         if isinstance(seed, np.integer):  # gymnasium's seeding takes only Python ints
             seed = int(seed)
         if isinstance(seed, np.random.SeedSequence):
