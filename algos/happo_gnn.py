@@ -796,17 +796,8 @@ if __name__ == "__main__":
     progress = runs.Progress(args.num_iterations, args.batch_size, start_iteration, elapsed_before=elapsed_before)
 
     def save_model_file(path):  # save_checkpoint writes atomically
-        save_checkpoint(
-            path,
-            policy,
-            critic,
-            env_info,
-            record,
-            global_step,
-            maps=maps,
-            extra={"lineage": lineage} if lineage else None,
-            algorithm=ALGORITHM,
-        )
+        extra = {"lineage": lineage} if lineage else None
+        save_checkpoint(path, policy, critic, env_info, record, global_step, maps=maps, extra=extra, algorithm=ALGORITHM)
 
     def sync():
         if device.type == "cuda":  # kernels run asynchronously: time what the env has finished

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from sc2_envs.units import UNITS
+from sc2_envs.validation import did_you_mean
 
 MAP_SIZE = 32
 """All SMAC maps are 32x32 with the playable area equal to the full map (MapInfo bounds)."""
@@ -477,18 +478,6 @@ def list_maps(kind: str = "smac") -> list[str]:
     if kind == "all":
         return sorted(MAPS) + list_scenarios()
     raise ValueError(f"list_maps(kind={kind!r}); expected one of {MAP_KINDS}")
-
-
-def did_you_mean(name, choices) -> str:
-    """``" (did you mean '2s3z'?)"`` for the closest of ``choices`` to a mistyped ``name`` (``difflib``,
-    case-insensitive), or ``""`` when none is close or ``name`` is not a string."""
-    import difflib
-
-    if not isinstance(name, str):
-        return ""
-    lower = {c.lower(): c for c in choices}
-    close = difflib.get_close_matches(name.lower(), list(lower), n=1, cutoff=0.6)
-    return f" (did you mean {lower[close[0]]!r}?)" if close else ""
 
 
 def get_map(name: str) -> MapSpec:

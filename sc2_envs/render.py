@@ -159,6 +159,13 @@ def render_frame(
     return np.asarray(frame, dtype=np.uint8).copy()
 
 
+def no_display_reason() -> str | None:
+    """Why no window can open on this machine (Linux with neither ``DISPLAY`` nor ``WAYLAND_DISPLAY``), or None."""
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        return "no display: neither DISPLAY nor WAYLAND_DISPLAY is set (a headless machine or an ssh session without -X)"
+    return None
+
+
 class HumanViewer:
     """A matplotlib window showing frames (render_mode ``"human"``); headless backends draw off-screen.
 
@@ -184,10 +191,7 @@ class HumanViewer:
         backend = plt.get_backend()
         headless = backend.lower() in _NON_GUI_BACKENDS
         if headless:
-            no_display = sys.platform.startswith("linux") and not (
-                os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-            )
-            why = " (no display: neither DISPLAY nor WAYLAND_DISPLAY is set)" if no_display else ""
+            why = f" ({reason})" if (reason := no_display_reason()) else ""
             warnings.warn(
                 f"render_mode='human' cannot open a window: matplotlib's backend {backend!r} is non-interactive{why}, "
                 "so frames are drawn off-screen and not shown. Use render_mode='rgb_array' for frames, or an "

@@ -35,7 +35,7 @@ import torch
 
 from sc2_envs.sim import rng
 from sc2_envs.units import UNITS
-from sc2_envs.validation import contains_bool
+from sc2_envs.validation import contains_bool, did_you_mean, off_map
 
 MAP_X = MAP_Y = 32
 """The 32x32_flat map (MapInfo: 32 x 32, every cell pathable, one level)."""
@@ -208,8 +208,6 @@ def get_scenario(name: str | ScenarioSpec) -> ScenarioSpec:
     if isinstance(name, ScenarioSpec):
         return name
     if not isinstance(name, str) or name not in SCENARIOS:
-        from sc2_envs.maps import did_you_mean
-
         raise ValueError(
             f"unknown SMACv2 scenario {name!r}{did_you_mean(name, SCENARIOS)}; expected one of: {', '.join(list_scenarios())}"
         )
@@ -451,7 +449,7 @@ def validate_positions(spec: ScenarioSpec, side: str, positions, n: int) -> torc
         raise ValueError(f"{spec.name}: {side}_positions: expected [{n}, 2] numbers (map units); {e}") from None
     if a.dtype == np.bool_ or contains_bool(positions):  # True would silently be the point 1.0
         raise ValueError(f"{spec.name}: {side}_positions hold bools; expected [{n}, 2] numbers (map units)")
-    if a.dtype.kind in "USO" and any(isinstance(v, (str, bytes, bool, np.bool_)) for v in a.ravel()):
+    if a.dtype.kind in "USO" and any(isinstance(v, (str, bytes)) for v in a.ravel()):
         # astype(float64) would parse "4" as 4.0
         raise ValueError(
             f"{spec.name}: {side}_positions = {positions!r} hold strings or bools; expected [{n}, 2] numbers (map units)"
@@ -469,13 +467,9 @@ def validate_positions(spec: ScenarioSpec, side: str, positions, n: int) -> torc
         ) from None
     if p.shape != (n, 2):
         raise ValueError(f"{spec.name}: {side} positions must have shape [{n}, 2], got {list(p.shape)}")
-    p32 = p.to(torch.float32)  # checked as stored: 31.99999999 is 32.0 in float32, off the map
     for i in range(n):
         x, y = float(p[i, 0]), float(p[i, 1])
-        x32, y32 = float(p32[i, 0]), float(p32[i, 1])
-        if not (np.isfinite(x) and np.isfinite(y)) or not (0.0 <= x32 < MAP_X and 0.0 <= y32 < MAP_Y):
-            rounded = f" ({x32!r}, {y32!r} in float32, the state's precision)" if (x32, y32) != (x, y) else ""
-            raise ValueError(
-                f"{spec.name}: {side} position {i} = ({x}, {y}){rounded} is off the {MAP_X}x{MAP_Y} map (0 <= x, y < 32)"
-            )
-    return p32
+        why = off_map(x, y, MAP_X)  # checked as stored: 31.99999999 is 32.0 in float32, off the map
+        if why:
+            raise ValueError(f"{spec.name}: {side} position {i} = {why}")
+    return p.to(torch.float32)

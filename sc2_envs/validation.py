@@ -19,3 +19,25 @@ def contains_bool(values) -> bool:
     if isinstance(values, (list, tuple)):
         return any(contains_bool(v) for v in values)
     return False
+
+
+def did_you_mean(name, choices) -> str:
+    """``" (did you mean '2s3z'?)"`` for the closest of ``choices`` to a mistyped ``name`` (``difflib``,
+    case-insensitive), or ``""`` when none is close or ``name`` is not a string."""
+    import difflib
+
+    if not isinstance(name, str):
+        return ""
+    lower = {c.lower(): c for c in choices}
+    close = difflib.get_close_matches(name.lower(), list(lower), n=1, cutoff=0.6)
+    return f" (did you mean {lower[close[0]]!r}?)" if close else ""
+
+
+def off_map(x: float, y: float, size: float) -> str | None:
+    """Why the point ``(x, y)`` is not on a ``size`` x ``size`` map as the simulator's float32 state holds it
+    (``0 <= x, y < size`` after rounding: 31.99999999 is 32.0 there), or None when it is on the map."""
+    x32, y32 = float(np.float32(x)), float(np.float32(y))
+    if 0.0 <= x32 < size and 0.0 <= y32 < size:
+        return None
+    rounded = f" ({x32!r}, {y32!r} in float32, the state's precision)" if (x32, y32) != (x, y) else ""
+    return f"({x}, {y}){rounded} is off the {size}x{size} map (0 <= x, y < {size})"

@@ -698,9 +698,9 @@ def _display_problem() -> str | None:
     """Why no window can open here, or ``None`` if a display looks available."""
     if os.environ.get("SDL_VIDEODRIVER", "").lower() in ("dummy", "offscreen"):
         return f"SDL_VIDEODRIVER={os.environ['SDL_VIDEODRIVER']} draws off-screen"
-    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        return "no display: neither DISPLAY nor WAYLAND_DISPLAY is set (a headless machine or an ssh session without -X)"
-    return None
+    from sc2_envs.render import no_display_reason
+
+    return no_display_reason()
 
 
 class _PygameWindow:

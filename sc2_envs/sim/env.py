@@ -8,6 +8,7 @@ The PettingZoo and Gymnasium wrappers are thin adapters over it with ``num_envs=
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -18,7 +19,6 @@ import torch
 from sc2_envs import smacv2 as v2
 from sc2_envs.maps import (
     MapSpec,
-    did_you_mean,
     get_map,
     ground_distances,
     ground_edges,
@@ -43,7 +43,7 @@ from sc2_envs.sim.state import (
 )
 from sc2_envs.sim.threads import apply_num_threads, check_num_threads
 from sc2_envs.units import LOOPS_PER_STEP
-from sc2_envs.validation import contains_bool
+from sc2_envs.validation import contains_bool, did_you_mean, off_map
 
 # Action ids (SMAC): 0 no-op, 1 stop, 2 north (+y), 3 south (-y), 4 east (+x), 5 west (-x), 6+j target j.
 # A move orders a walk to a point MOVE_AMOUNT units away.
@@ -95,19 +95,6 @@ def _as_device(device) -> torch.device:
     return dev
 
 
-_SIM_KEYWORDS = (
-    "num_envs",
-    "device",
-    "seed",
-    "autoreset",
-    "lenient_actions",
-    "loops_per_tick",
-    "spawn_jitter",
-    "compile",
-    "kernel",
-    "num_threads",
-)
-"""``SMACSim``'s own keywords besides the SMAC options (named in the unknown-option error)."""
 _WRAPPER_KEYWORDS = ("render_mode", "dead_agents", "agent_names", "info_action_mask", "backend")
 """Keywords of the PettingZoo / Gymnasium wrappers that reach no simulator (named in the unknown-option error, for typos)."""
 
@@ -1474,10 +1461,9 @@ class SMACSim:
         if p.cooldown < 0:
             raise ValueError(f"{who}: cooldown must be >= 0 game loops, got {p.cooldown!r}")
         size = self.pathing.shape[0]
-        x32, y32 = float(np.float32(p.x)), float(np.float32(p.y))  # the state holds float32: 31.99999999 is 32.0 there
-        if not (0.0 <= x32 < size and 0.0 <= y32 < size):
-            rounded = f" ({x32!r}, {y32!r} in float32, the state's precision)" if (x32, y32) != (p.x, p.y) else ""
-            raise ValueError(f"{who}: position ({p.x}, {p.y}){rounded} is off the {size}x{size} map (0 <= x, y < {size})")
+        why = off_map(p.x, p.y, size)
+        if why:
+            raise ValueError(f"{who}: position {why}")
         if self.scenario is not None:
             return  # the 32x32_flat map is pathable everywhere
         pt = torch.tensor([p.x, p.y], dtype=torch.float32, device=self.device).expand(1, len(t.names), 2)
@@ -1496,3 +1482,7 @@ def make_batched(
 ) -> SMACSim:
     """The native batched simulator (the fast path for training); see ``SMACSim`` for arguments."""
     return SMACSim(map_name, num_envs=num_envs, device=device, seed=seed, **options)
+
+
+_SIM_KEYWORDS = tuple(p for p in inspect.signature(SMACSim.__init__).parameters if p not in ("self", "map_name", "options"))
+"""``SMACSim``'s own keywords besides the SMAC options (named in the unknown-option error)."""
