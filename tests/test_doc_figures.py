@@ -1,4 +1,4 @@
-"""The documented transfer figures equal the shipped CSVs they come from (benchmarks/regenerate_docs.py).
+"""The documented transfer figures equal the shipped CSVs they come from (scripts/regenerate_docs.py).
 
 Regenerating the CSVs reruns training/evaluation commands (minutes); this test only checks that the
 Markdown between the ``figures:transfer`` markers is exactly the rendering of the shipped CSVs, so a
@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def regen():
-    spec = importlib.util.spec_from_file_location("regenerate_docs", REPO / "benchmarks" / "regenerate_docs.py")
+    spec = importlib.util.spec_from_file_location("regenerate_docs", REPO / "scripts" / "regenerate_docs.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules["regenerate_docs"] = mod
     spec.loader.exec_module(mod)
@@ -25,7 +25,7 @@ def regen():
 
 def test_docs_show_the_figures_of_the_shipped_csvs(regen):
     stale = regen.check()
-    assert not stale, f"{stale}: figures differ from checkpoints/*.csv; run python benchmarks/regenerate_docs.py --render"
+    assert not stale, f"{stale}: figures differ from checkpoints/*.csv; run python scripts/regenerate_docs.py --render"
 
 
 def test_every_figure_in_the_block_comes_from_a_csv_row(regen):
