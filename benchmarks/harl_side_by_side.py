@@ -18,7 +18,7 @@ episodes, or an existing learning_curves output folder given with ``--ours``.
     python benchmarks/harl_side_by_side.py --harl-path ~/HARL --maps 3m 2s3z --ours benchmarks/results/learning_curves__1796300000
     python benchmarks/harl_side_by_side.py --harl-path ~/HARL --maps 3m --dry-run   # print every HARL command
 
-Every HARL run is its own supervised subprocess (``benchmarks/run_supervised.py``: own log
+Every HARL run is its own supervised subprocess (``scripts/run_supervised.py``: own log
 ``logs/train_harl-happo_mlp_<map>_seed<s>.log``, heartbeat file, stack dump and kill when frozen or
 stalled; ``learning_curves.supervise``). Outputs go to a new folder
 ``<out-dir>/harl_side_by_side__<unix time>/``: ``run_meta.json``, ``harl_curves.csv`` (map, seed,
@@ -469,7 +469,7 @@ def main(args: Args) -> dict:
     md = (
         f"Env steps to the first greedy evaluation (of {args.eval_episodes} episodes) with a win rate >= {args.target}, "
         "on the embedded simulator; median over seeds (a seed that never reaches it counts as infinite).\n\n"
-        + lc._markdown(rows, list(rows[0]))
+        + lc.markdown_table(rows, list(rows[0]))
     )
     Path(out, "side_by_side.md").write_text(md)
     print("\n" + md)

@@ -23,7 +23,7 @@ evaluation of the final checkpoint after the run (``--final-episodes``). A trans
 checkpoint cannot play (an MLP actor on another team size, a unit class without an actor, another
 observation layout) is a row with the reason in ``error`` and no figures (``eval_transfer.fit_error``).
 
-Supervision: each run is started through ``benchmarks/run_supervised.py``, which touches a
+Supervision: each run is started through ``scripts/run_supervised.py``, which touches a
 heartbeat file every ``--heartbeat-interval-s`` seconds from a thread of the run and dumps every
 thread's stack on SIGUSR1. Every second the harness checks each run: an exit is reported at once
 (with the log's last lines when the status is not 0); a heartbeat older than
@@ -71,7 +71,7 @@ from sc2_envs.vector.supervision import describe_exit, dump_stack, kill_process_
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALGOS = {"happo": "algos/happo_gnn.py", "hatrpo": "algos/hatrpo_gnn.py"}
 ACTORS = ("gnn", "mlp")
-SUPERVISED = os.path.join(REPO, "benchmarks", "run_supervised.py")
+SUPERVISED = os.path.join(REPO, "scripts", "run_supervised.py")
 EVAL_SCRIPT = os.path.join(REPO, "algos", "eval_transfer.py")
 
 
@@ -612,7 +612,10 @@ def summarise(args: Args, curves: list[dict], finals: list[dict]) -> tuple[list[
     return summary, transfer
 
 
-def _markdown(rows: list[dict], columns: list[str]) -> str:
+def markdown_table(rows: list[dict], columns: list[str]) -> str:
+    """A Markdown table of ``rows`` with one column per name in ``columns`` (floats to 3 decimals;
+    a missing value is an empty cell, a ``|`` inside a value becomes ``/``)."""
+
     def cell(v) -> str:
         return f"{v:.3f}" if isinstance(v, float) else str(v).replace("|", "/")
 
@@ -830,9 +833,9 @@ def main(args: Args) -> dict:
     md = (
         f"Final greedy win rate over {args.final_episodes} fresh-seed episodes per seed and target (Wilson 95% "
         f"intervals), median over seeds; curves from the in-training evaluations.\n\n"
-        + (_markdown(summary, list(summary[0])) if summary else "(no run finished)\n")
+        + (markdown_table(summary, list(summary[0])) if summary else "(no run finished)\n")
         + "\nZero-shot transfer of the final checkpoints (pooled: all seeds' episodes together).\n\n"
-        + (_markdown(transfer, list(transfer[0])) if transfer else "(none)\n")
+        + (markdown_table(transfer, list(transfer[0])) if transfer else "(none)\n")
     )
     Path(out, "summary.md").write_text(md)
     print("\n" + md)

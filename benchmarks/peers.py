@@ -1,5 +1,7 @@
 """Peer simulators run beside ours: SMAClite (uoe-agents/smaclite) and JaxMARL's SMAX.
 
+    python benchmarks/peers.py      # which peers import here, their versions, and why not
+
 Used by ``benchmarks/fidelity_table.py`` (SMAClite's win rates and episode lengths beside ours) and
 ``benchmarks/env_throughput.py --peers`` (env steps/s of SMAX and SMAClite in the same interleaved
 run as ours). Neither peer is a dependency of sc2-envs:
@@ -343,3 +345,26 @@ def time_window(stepper, seconds: float, chunk: int = 10) -> float:
         dt = time.perf_counter() - t0
         if dt >= seconds:
             return steps * stepper.num_envs / dt
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print, for each peer, its version or why it does not import; exit 1 when one is missing."""
+    import argparse
+
+    argparse.ArgumentParser(
+        description="Which peer simulators (SMAClite, JaxMARL SMAX) import here, for "
+        "benchmarks/env_throughput.py --peers and benchmarks/fidelity_table.py."
+    ).parse_args(argv)
+    missing = 0
+    for name, importer in (("SMAClite", import_smaclite), ("JaxMARL SMAX", import_smax)):
+        mod, reason = importer()
+        if mod is None:
+            missing += 1
+            print(f"{name}: {reason}")
+        else:
+            print(f"{name}: {getattr(mod, '__version__', 'version unknown')} at {os.path.dirname(mod.__file__)}")
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

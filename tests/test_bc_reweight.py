@@ -447,7 +447,7 @@ def test_bc_select_eval_builds_at_most_episodes_envs_and_repeats_its_sampled_fig
     built = []
     make = sc2_envs.make_batched
     monkeypatch.setattr(sc2_envs, "make_batched", lambda *a, **k: built.append(k["num_envs"]) or make(*a, **k))
-    ckpt = str(REPO / "checkpoints" / "marine_3m8m_gnn.pt")
+    ckpt = str(REPO / "checkpoints" / "marine_budget" / "3m8m_seed1_gnn.pt")
     greedy_few = bc_select.evaluate_checkpoint(ckpt, "3m", episodes=3, num_envs=32, greedy=True)
     assert built == [3] and greedy_few["episodes"] == 3
     # greedy: the quota rule counts env b's first episodes, so the env count does not matter

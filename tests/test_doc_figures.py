@@ -1,11 +1,15 @@
-"""The documented transfer figures equal the shipped CSVs they come from (benchmarks/regenerate_docs.py).
+"""The documented figures equal the shipped CSVs and records they come from (scripts/regenerate_docs.py).
 
-Regenerating the CSVs reruns training/evaluation commands (minutes); this test only checks that the
-Markdown between the ``figures:transfer`` markers is exactly the rendering of the shipped CSVs, so a
-CSV regenerated without re-rendering the docs (or a hand-edited figure) fails here.
+Regenerating the CSVs reruns training/evaluation commands (minutes); these tests only check that the
+Markdown between the ``figures:*`` markers (docs/results.md, the README's results table) is exactly the
+rendering of the shipped CSVs and of ``benchmarks/results.json``, so a CSV regenerated without
+re-rendering the docs (or a hand-edited figure) fails here.
 """
 
+import csv
 import importlib.util
+import json
+import re
 import sys
 from pathlib import Path
 
@@ -16,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def regen():
-    spec = importlib.util.spec_from_file_location("regenerate_docs", REPO / "benchmarks" / "regenerate_docs.py")
+    spec = importlib.util.spec_from_file_location("regenerate_docs", REPO / "scripts" / "regenerate_docs.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules["regenerate_docs"] = mod
     spec.loader.exec_module(mod)
@@ -25,13 +29,15 @@ def regen():
 
 def test_docs_show_the_figures_of_the_shipped_csvs(regen):
     stale = regen.check()
-    assert not stale, f"{stale}: figures differ from checkpoints/*.csv; run python benchmarks/regenerate_docs.py --render"
+    assert not stale, (
+        f"{stale}: figures differ from checkpoints/*.csv or benchmarks/results.json; run python scripts/regenerate_docs.py --render"
+    )
 
 
 def test_every_figure_in_the_block_comes_from_a_csv_row(regen):
     gnn, mlp = regen.read_rows(regen.GNN_CSV), regen.read_rows(regen.MLP_CSV)
     assert gnn and mlp, "the shipped transfer CSVs are missing"
-    block = regen.current_block((REPO / "docs" / "transfer.md").read_text())
+    block = regen.current_block((REPO / "docs" / "results.md").read_text())
     for r in gnn + mlp:
         if not r["error"]:
             cell = f"{float(r['win_rate']):.2f}"
@@ -95,3 +101,42 @@ def test_replace_block_needs_exactly_one_marker_pair(regen):
         regen.replace_block("no markers", "new", "x.md")
     with pytest.raises(ValueError, match="x.md: expected one"):
         regen.replace_block(doc + doc, "new", "x.md")
+
+
+def test_the_transfer_table_is_in_one_doc_only(regen):
+    """docs/results.md holds the transfer table; no other page repeats it."""
+    assert regen.DOCS == [REPO / "docs" / "results.md"]
+    pages = [REPO / "README.md", REPO / "checkpoints" / "README.md", *(REPO / "docs").glob("*.md")]
+    assert [p.name for p in pages if regen.BEGIN in p.read_text()] == ["results.md"]
+
+
+def test_every_result_names_its_command_commit_date_and_page(regen):
+    data = json.loads(regen.RESULTS_JSON.read_text())
+    rows = [r for sec in data["sections"] for r in sec["rows"]]
+    assert rows and any("readme" in r for r in rows)
+    for r in rows:
+        assert re.fullmatch(r"[0-9a-f]{7,40}", r["commit"]) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", r["date"]), r["what"]
+        assert (REPO / "docs" / r["details"].split("#")[0]).is_file(), r["details"]
+        commands = [r["command"]] if isinstance(r["command"], str) else r["command"]
+        for script in re.findall(r"python (\S+\.py)", " ".join(commands)):
+            assert (REPO / script).is_file(), f"{r['what']}: {script} does not exist"
+
+
+def test_a_median_row_takes_the_median_over_seeds_and_bolds_training_maps(regen, tmp_path, monkeypatch):
+    fields = ["target_map", "source_map", "kind", "win_rate", "error", "checkpoint"]
+    rows = [
+        ("3m", "3m+8m", "in-distribution", "1.0", "", "a.pt"),
+        ("3m", "3m+8m", "in-distribution", "0.98", "", "b.pt"),
+        ("3m", "3m+8m", "in-distribution", "0.99", "", "c.pt"),
+        ("25m", "3m+8m", "scale-up", "0.91", "", "a.pt"),
+        ("25m", "3m+8m", "scale-up", "0.69", "", "b.pt"),
+        ("25m", "3m+8m", "scale-up", "0.95", "", "c.pt"),
+    ]
+    with open(tmp_path / "final_eval.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(fields)
+        w.writerows(rows)
+    monkeypatch.setattr(regen, "REPO", tmp_path)
+    assert regen.median_result({"median_of": "final_eval.csv", "maps": ["3m", "25m"]}) == "**3m 0.99**, 25m 0.91 (3 seeds)"
+    with pytest.raises(ValueError, match="no figure for target map '8m'"):
+        regen.median_result({"median_of": "final_eval.csv", "maps": ["8m"]})

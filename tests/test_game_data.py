@@ -1,7 +1,7 @@
 """The simulator's unit stats against the game data SMAC's maps load.
 
 Reference: ``tests/data/game_data/smac_liberty_units.json``, written by
-``benchmarks/game_data_provenance.py`` from oxwhirl/smac's map archives (``DocumentHeader``,
+``scripts/game_data_provenance.py`` from oxwhirl/smac's map archives (``DocumentHeader``,
 ``Base.SC2Data/GameData/UnitData.xml``) and SC2Mapster/SC2GameData@949614a9 (SC2 4.6.2.69232)
 ``mods/{core,liberty}.sc2mod/base.sc2data/GameData/{Unit,Weapon,Effect,Abil}Data.xml``.
 """

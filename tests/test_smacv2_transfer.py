@@ -422,7 +422,7 @@ def test_supervise_runs_every_job_and_its_follow_ups_and_reports_each_exit(tmp_p
 def test_run_supervised_rejects_bad_arguments(tmp_path):
     for argv, message in ((["b"], "usage"), (["b", "x", "s.py"], "INTERVAL_S 'x'"), (["b", "1", "nope.py"], "'nope.py'")):
         res = subprocess.run(
-            [sys.executable, str(REPO / "benchmarks" / "run_supervised.py"), *argv],
+            [sys.executable, str(REPO / "scripts" / "run_supervised.py"), *argv],
             capture_output=True,
             text=True,
             cwd=tmp_path,

@@ -8,8 +8,6 @@
   ``--ally-dropout 0 0.5`` ("Fine-tuned with ally dropout").
 - ``checkpoints/protoss_dropout/``: each 3s5z seed of ``transfer_budget/`` fine-tuned for 230,400 more
   env steps with ``--ally-dropout 0.9`` ("Fine-tuned with ally dropout: 3s5z").
-- ``checkpoints/protoss_2map_dropout/``: each of those 3s5z seeds fine-tuned instead on 2s3z and 3s5z at
-  once for 460,800 env steps with ``--ally-dropout 0 0.9`` ("... on 2s3z and 3s5z at once").
 - ``checkpoints/protoss3_dropout/``: the three-class (stalker, zealot, colossus) checkpoints of 2s3z+3s5z+1c3s5z
   fine-tuned on those three maps for 691,200 env steps with ``--ally-dropout 0 0.9 0`` ("... with the
   colossus").
@@ -54,13 +52,6 @@ BUDGETS = {
         "steps": 230_400,
         "replay": ("3s5z_dropout_seed2_gnn.pt", "3s5z_vs_3s6z"),
         "fine_tune": ("transfer_budget/3s5z", (0.9,)),
-    },
-    "protoss_2map_dropout": {
-        "recipes": {"2s3z3s5z_dropout": ["2s3z", "3s5z"]},
-        "maps": ("3s5z_vs_3s6z", "2s3z", "3s5z"),
-        "steps": 460_800,
-        "replay": ("2s3z3s5z_dropout_seed3_gnn.pt", "3s5z_vs_3s6z"),
-        "fine_tune": ("transfer_budget/3s5z", (0.0, 0.9)),
     },
     "protoss3_dropout": {
         "recipes": {"2s3z3s5z1c3s5z_dropout": ["2s3z", "3s5z", "1c3s5z"]},
@@ -145,7 +136,7 @@ def _readme_table(folder: str) -> tuple[list[str], dict[str, list[str]]]:
     return maps, rows
 
 
-@pytest.mark.parametrize("name", ["protoss_dropout", "protoss_2map_dropout", "protoss3_dropout"])
+@pytest.mark.parametrize("name", ["protoss_dropout", "protoss3_dropout"])
 def test_the_readme_table_of_a_folder_shows_its_final_evaluation(name):
     """Every ``w [lo, hi]`` cell of the folder's table in checkpoints/README.md is its final_eval.csv row,
     and the medians row holds the median over the seeds."""

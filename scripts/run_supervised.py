@@ -1,6 +1,6 @@
 """Run a Python script as a supervised child of a benchmark harness: heartbeat file and stack dumps.
 
-    python benchmarks/run_supervised.py HEARTBEAT_FILE INTERVAL_S SCRIPT [ARG ...]
+    python scripts/run_supervised.py HEARTBEAT_FILE INTERVAL_S SCRIPT [ARG ...]
 
 Before anything else (the script's imports included) this starts a daemon thread that touches
 ``HEARTBEAT_FILE`` (sets its modification time to now) every ``INTERVAL_S`` seconds, and enables

@@ -4,7 +4,7 @@ Runs through the PettingZoo API and draws each step with ``sc2_envs.render.rende
 ``render_mode="rgb_array"`` returns, zoomed to the part of the map where the battle happens), then writes
 ``docs/img/2s3z_battle.gif``. Usage::
 
-    python benchmarks/make_readme_gif.py --map-name 2s3z --seed 7 --fps 4 --out docs/img/2s3z_battle.gif
+    python scripts/make_readme_gif.py --map-name 2s3z --seed 7 --fps 4 --out docs/img/2s3z_battle.gif
 
 Seed 7 is a won battle, chosen so the GIF shows a whole fight to the end of the enemy team. The
 heuristic wins 13 of the 32 battles with seeds 0-31 on the simulator (seeds 0, 7, 8, 9, 11, 13, 19,

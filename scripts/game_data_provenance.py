@@ -14,8 +14,8 @@ Then it prints, per unit and stat, the value in ``sc2_envs.units`` next to the d
 non-zero on any mismatch. Usage (the two folders are checkouts of the repositories above)::
 
     pip install mpyq
-    python benchmarks/game_data_provenance.py --smac ../smac --gamedata ../SC2GameData
-    python benchmarks/game_data_provenance.py --check-only   # compare units.py with the committed JSON
+    python scripts/game_data_provenance.py --smac ../smac --gamedata ../SC2GameData
+    python scripts/game_data_provenance.py --check-only   # compare units.py with the committed JSON
 
 ``--gamedata`` may also be a bare git directory; then ``--gamedata-rev`` (default 949614a9) is read.
 """
