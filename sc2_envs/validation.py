@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 
 def contains_bool(values) -> bool:
@@ -41,3 +42,28 @@ def off_map(x: float, y: float, size: float) -> str | None:
         return None
     rounded = f" ({x32!r}, {y32!r} in float32, the state's precision)" if (x32, y32) != (x, y) else ""
     return f"({x}, {y}){rounded} is off the {size}x{size} map (0 <= x, y < {size})"
+
+
+def as_device(device) -> torch.device:
+    """``torch.device(device)``, or a ``ValueError`` naming the value unless it is ``'cpu'`` (index 0)
+    or a visible CUDA device (the simulator's and the checkpoints' devices)."""
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"device must be a torch device such as 'cpu', 'cuda' or 'cuda:1', got {device!r}") from None
+    if dev.type not in ("cpu", "cuda"):  # mps, xpu, meta, ...: the simulator's code paths are CPU and CUDA
+        raise ValueError(f"device must be 'cpu' or a CUDA device such as 'cuda' or 'cuda:1', got {device!r}")
+    if dev.type == "cpu" and dev.index not in (None, 0):  # torch accepts 'cpu:1' but puts tensors on 'cpu'
+        raise ValueError(f"device {device!r}: the CPU device has index 0 only; expected 'cpu' or 'cpu:0'")
+    if dev.type == "cpu":
+        return torch.device("cpu")  # what CPU tensors report as their device ('cpu:0' would compare unequal)
+    if dev.type == "cuda":
+        n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if n == 0:
+            raise ValueError(
+                f"device {device!r} needs CUDA, but torch.cuda.is_available() is False "
+                f"(torch {torch.__version__}); use device='cpu'"
+            )
+        if dev.index is not None and dev.index >= n:
+            raise ValueError(f"device {device!r}: CUDA device index {dev.index} out of range, {n} device(s) visible")
+    return dev

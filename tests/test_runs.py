@@ -20,6 +20,7 @@ import tyro
 
 import sc2_envs
 from sc2_envs import runs
+from sc2_envs.training import progress
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -864,7 +865,7 @@ def test_env_shares_keep_apart_iterations_played_during_a_background_compile(mon
     """With ``kernel="auto"`` on first use the simulators play on the torch path while the numba step compiles
     in the background (``sim.kernels.warmup``): those iterations' env shares are not the numba path's."""
     compiling = iter([False, False, True, True, True, False, False, False])  # start / add of each iteration
-    monkeypatch.setattr(runs, "_background_compile", lambda: next(compiling))
+    monkeypatch.setattr(progress, "_background_compile", lambda: next(compiling))
     shares = runs.EnvShares()
     shown = []
     for share in (0.02, 0.30, 0.25, 0.03):

@@ -1,0 +1,16 @@
+"""What the algorithm files share: the run harness, checkpoints and lineage, the one evaluation loop.
+
+* :mod:`sc2_envs.training.run`: the run folder, ``run_meta.json``, resume, signals, initial weights;
+  :class:`~sc2_envs.training.run.TrainingRun` puts them behind one object.
+* :mod:`sc2_envs.training.checkpoints`: checkpoints that carry their configuration, and lineage.
+* :mod:`sc2_envs.training.evaluation`: greedy evaluation episodes of a policy.
+* :mod:`sc2_envs.training.cli`, :mod:`~sc2_envs.training.progress`,
+  :mod:`~sc2_envs.training.ally_dropout`, :mod:`~sc2_envs.training.demos`,
+  :mod:`~sc2_envs.training.allocator`: flags, printed progress, team-size randomisation,
+  demonstrations, glibc tuning.
+"""
+
+from sc2_envs.training.checkpoints import load_checkpoint, read_checkpoint, save_checkpoint
+from sc2_envs.training.evaluation import evaluate
+
+__all__ = ["evaluate", "load_checkpoint", "read_checkpoint", "save_checkpoint"]
