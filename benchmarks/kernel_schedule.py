@@ -1,7 +1,7 @@
 """Serial, threaded and automatically chosen numba step calls, on an idle and on a loaded machine.
 
-The numba step (``sim.kernels.step``) can run a batch serially or in chunks on threads (``kernels.chunks``);
-``sim.kernels.schedule.ScheduleChooser`` picks by measured call time. This script measures env
+The numba step (``sim.kernels.step``) can run a batch serially or in chunks on threads (``runtime.chunks``);
+``sim.runtime.schedule.ScheduleChooser`` picks by measured call time. This script measures env
 steps/s of the three settings per batch size, first as the machine is, then with ``--busy``
 competing processes that each keep one core busy (a plain Python loop), so that the cost of a
 fork/join whose threads wait for a preempted peer shows:
@@ -25,7 +25,7 @@ import tyro
 
 import sc2_envs
 from sc2_envs.policies import random_actions
-from sc2_envs.sim.kernels.schedule import SERIAL, THREADED, ScheduleChooser
+from sc2_envs.sim.runtime.schedule import SERIAL, THREADED, ScheduleChooser
 
 
 @dataclass

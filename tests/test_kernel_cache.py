@@ -1,9 +1,9 @@
-"""The kernels' numba cache is stamped with every source file they are built from (``sim.kernels.cache``)."""
+"""The kernels' numba cache is stamped with every source file they are built from (``sim.runtime.cache``)."""
 
 import numba
 import pytest
 
-from sc2_envs.sim.kernels import numba_available
+from sc2_envs.sim.runtime import numba_available
 
 pytestmark = pytest.mark.skipif(numba_available() is not None, reason=f"numba does not import: {numba_available()}")
 
@@ -13,7 +13,8 @@ def _locator(dispatcher):
 
 
 def test_kernel_entries_carry_the_digest_of_the_sources_they_are_built_from():
-    from sc2_envs.sim.kernels import cache, observe, observe_v2, scenario, step, tick
+    from sc2_envs.sim.kernels import observe, observe_v2, scenario, step, tick
+    from sc2_envs.sim.runtime import cache
 
     names = {f.name for f in cache.source_files()}
     # the fused step compiles in tick's and observe's functions and the constants of these modules
@@ -41,7 +42,7 @@ def test_other_cached_functions_keep_numbas_own_locator():
 
 
 def test_the_digest_changes_with_any_source_file(tmp_path, monkeypatch):
-    from sc2_envs.sim.kernels import cache
+    from sc2_envs.sim.runtime import cache
 
     pkg = tmp_path / "sc2_envs"
     (pkg / "sim" / "kernels").mkdir(parents=True)

@@ -16,8 +16,8 @@ import torch
 import sc2_envs.policies as policies
 from sc2_envs import make_batched
 from sc2_envs.policies import random_actions
-from sc2_envs.sim.kernels import numba_available
-from sc2_envs.sim.kernels.schedule import SERIAL, THREADED, ScheduleChooser
+from sc2_envs.sim.runtime import numba_available
+from sc2_envs.sim.runtime.schedule import SERIAL, THREADED, ScheduleChooser
 from sc2_envs.sim.state import WorldState
 
 pytestmark = pytest.mark.skipif(numba_available() is not None, reason=f"numba does not import: {numba_available()}")

@@ -17,7 +17,7 @@ import torch
 
 from sc2_envs import list_maps, make_batched
 from sc2_envs.policies import HeuristicPolicy, random_actions
-from sc2_envs.sim.kernels import numba_available
+from sc2_envs.sim.runtime import numba_available
 from sc2_envs.sim.state import WorldState
 
 pytestmark = pytest.mark.skipif(numba_available() is not None, reason=f"numba does not import: {numba_available()}")

@@ -22,7 +22,7 @@ from test_kernel_tick import _assert_same
 from sc2_envs import make_batched
 from sc2_envs.policies import random_actions
 from sc2_envs.sim.env import UnitPlacement
-from sc2_envs.sim.kernels import numba_available
+from sc2_envs.sim.runtime import numba_available
 from sc2_envs.sim.state import WorldState
 
 pytestmark = pytest.mark.skipif(numba_available() is not None, reason=f"numba does not import: {numba_available()}")

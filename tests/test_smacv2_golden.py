@@ -18,7 +18,7 @@ import torch
 
 from sc2_envs.adapters.smacv2_compat import scenario_from_capability_config
 from sc2_envs.sim.env import make_batched
-from sc2_envs.sim.kernels import numba_available
+from sc2_envs.sim.runtime import numba_available
 
 ATOL = 1e-5
 CASES = [

@@ -251,11 +251,6 @@ class Dynamics:
         flat = cell[..., 0].clamp(0, self.map_w - 1) * self.map_h + cell[..., 1].clamp(0, self.map_h - 1)
         return flat, inside
 
-    def _walkable(self, p: torch.Tensor) -> torch.Tensor:
-        """Whether the cells containing points ``p [..., 2]`` are walkable (outside the map: no)."""
-        flat, inside = self._cell(p)
-        return inside & self._flat_pathing[flat]
-
     def can_stand(self, p: torch.Tensor, frm: torch.Tensor) -> torch.Tensor:
         """Whether each unit may move from ``frm`` to ``p`` (both ``[..., B, U, 2]``), ``[..., B, U]`` bool.
 

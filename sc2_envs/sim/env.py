@@ -31,7 +31,8 @@ from sc2_envs.sim.dynamics import Dynamics
 from sc2_envs.sim.enemy_ai import EnemyAI
 from sc2_envs.sim.features import MOVE_AMOUNT, N_ACTIONS_NO_ATTACK, FeatureConfig, RewardConfig, SMACFeatures
 from sc2_envs.sim.features_v2 import SMACv2Features
-from sc2_envs.sim.first_use import first_call
+from sc2_envs.sim.runtime.first_use import first_call
+from sc2_envs.sim.runtime.threads import apply_num_threads, check_num_threads
 from sc2_envs.sim.state import (
     ORDER_ATTACK,
     ORDER_ATTACK_MOVE,
@@ -41,7 +42,6 @@ from sc2_envs.sim.state import (
     UnitTable,
     WorldState,
 )
-from sc2_envs.sim.threads import apply_num_threads, check_num_threads
 from sc2_envs.units import LOOPS_PER_STEP
 from sc2_envs.validation import contains_bool, did_you_mean, off_map
 
@@ -178,13 +178,13 @@ class SMACSim:
             times faster at small B on CPU; results match eager mode to float rounding, not bit for bit.
         num_threads: torch CPU threads (``torch.set_num_threads``, process-wide). ``None``: on the
             torch path the simulator picks them for ``num_envs`` (one thread below 2,048 envs on CPU;
-            see ``sim.threads`` and README "Threads (torch path)") unless you chose already (``OMP_NUM_THREADS``, or
+            see ``sim.runtime.threads`` and README "Threads (torch path)") unless you chose already (``OMP_NUM_THREADS``, or
             ``torch.set_num_threads`` after importing ``sc2_envs``), and says so once on stderr; on
             the numba path it leaves torch's count as it is (the step runs no torch operations).
             The count in effect is ``self.num_threads``. An int also caps the numba kernels'
             threads (``numba.set_num_threads(min(num_threads, NUMBA_NUM_THREADS))`` in the calling
             thread), the number of chunks a threaded kernel call splits the envs into
-            (``sim.kernels.chunks``): a run told to use one core steps its envs on one.
+            (``sim.runtime.chunks``): a run told to use one core steps its envs on one.
         kernel: execution path of the step's stages (actions -> orders, enemy AI, the 8 game loops,
             then result, reward, available actions, observations and state, and the observation
             of auto-reset envs): ``"torch"`` (the reference tensor code, any device, ``compile``),
@@ -197,7 +197,7 @@ class SMACSim:
             ``compile=False``, else torch (SMAC v1 maps and SMACv2 scenarios alike). With ``"auto"`` the first
             use does not wait for the compile: while it runs in a background thread the simulator plays on
             the torch path (the same game bit for bit) and switches at its first ``reset`` or ``step`` after
-            it ends (``sim.kernels.warmup``; :meth:`wait_for_kernel` waits for it;
+            it ends (``sim.runtime.warmup``; :meth:`wait_for_kernel` waits for it;
             ``SC2_ENVS_BACKGROUND_COMPILE=0`` compiles in the foreground instead). The path in effect is
             ``self.kernel`` (also in ``get_env_info()["kernel"]``).
         **options: SMAC's keyword options (``obs_last_action``, ``reward_only_positive``, ...; see
@@ -380,7 +380,7 @@ class SMACSim:
         self.num_threads = apply_num_threads(num_threads, num_envs, self.device, self.kernel)
         self._awaiting = None  # the family (SMACv2 or not) whose numba kernels compile in the background
         if kernel == "auto" and self.kernel == "numba":
-            from sc2_envs.sim.kernels import warmup
+            from sc2_envs.sim.runtime import warmup
 
             if warmup.enabled() and not warmup.family_ready(self.scenario is not None):
                 self.kernel, self._awaiting = "torch", self.scenario is not None
@@ -401,7 +401,7 @@ class SMACSim:
         if self.kernel != "numba":
             return
         if self._explicit_threads:
-            from sc2_envs.sim.kernels import limit_numba_threads
+            from sc2_envs.sim.runtime import limit_numba_threads
 
             limit_numba_threads(self.num_threads)
         from sc2_envs.sim.kernels.step import StepKernel
@@ -463,17 +463,17 @@ class SMACSim:
         self._enemy_ai = value
 
     def _compile_job(self):
-        """This process's background compile of the numba kernels this simulator waits for (``sim.kernels.warmup``)."""
-        from sc2_envs.sim.kernels import warmup
+        """This process's background compile of the numba kernels this simulator waits for (``sim.runtime.warmup``)."""
+        from sc2_envs.sim.runtime import warmup
 
         config = self._warm_config  # not self: the thread must not keep this simulator alive
-        return warmup.job(self._awaiting, lambda: SMACSim(**config, num_threads=None, kernel="numba"))
+        return warmup.job(self._awaiting, lambda: _play_for_compile(config))
 
     def _adopt_kernel(self, timeout: float | None = 0.0) -> None:
         """Switch to the numba path once its background compile has ended (waiting up to ``timeout`` s, None:
         until it ends); after a failed compile stay on the torch path. The two paths give equal states and
         outputs (tested), so where the switch falls changes no result."""
-        from sc2_envs.sim.kernels.warmup import numba_unusable
+        from sc2_envs.sim.runtime.warmup import numba_unusable
 
         if numba_unusable() is not None:  # forked mid-compile: no Numba in this process, the torch path stays
             self._awaiting = None
@@ -488,7 +488,7 @@ class SMACSim:
 
     def wait_for_kernel(self, timeout: float | None = None) -> str:
         """Wait for a background compile of the numba kernels (``kernel="auto"`` on first use, see
-        ``sim.kernels.warmup``) and switch to them; returns the path then in effect (``self.kernel``):
+        ``sim.runtime.warmup``) and switch to them; returns the path then in effect (``self.kernel``):
         ``"torch"`` if the compile failed (it said why on stderr) or is still running after ``timeout``
         seconds (None: no limit). Returns at once when nothing is compiling."""
         if self._awaiting is not None:
@@ -497,7 +497,7 @@ class SMACSim:
 
     def _resolve_kernel(self, kernel) -> str:
         """``"numba"`` or ``"torch"`` for the ``kernel`` option (see the class docstring)."""
-        from sc2_envs.sim.kernels import KERNELS, numba_available
+        from sc2_envs.sim.runtime import KERNELS, numba_available
 
         if kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
@@ -511,7 +511,7 @@ class SMACSim:
         else:
             why = numba_available()
             if why is None:
-                from sc2_envs.sim.kernels.warmup import numba_unusable
+                from sc2_envs.sim.runtime.warmup import numba_unusable
 
                 why = numba_unusable()
             if why is None:
@@ -972,6 +972,34 @@ class SMACSim:
             for _ in range(0, LOOPS_PER_STEP, self.dynamics.L):
                 self._run_stage("tick")
         return self._run_stage("observe", actions)
+
+    def advance_loops(self, n: int) -> None:
+        """Play ``n`` game loops with the units' current orders kept (the SC2-API server's ``step``).
+
+        Each whole env step of ``LOOPS_PER_STEP`` loops runs as ``step`` does with every agent's no-op
+        (orders and enemy AI, the loops, then the step count, reward and features), without the
+        episode's end handling or auto-reset; the remaining ``n % LOOPS_PER_STEP`` loops run as ticks of
+        ``loops_per_tick`` loops only (no enemy AI, no features). Updates ``self.st`` in place.
+
+        Args:
+            n: game loops, ``>= 0``; ``n % LOOPS_PER_STEP`` must be a multiple of ``loops_per_tick``.
+
+        Raises:
+            ValueError: ``n`` is negative, or its remainder is not a whole number of ticks.
+        """
+        if not _is_int(n) or n < 0:
+            raise ValueError(f"advance_loops: n must be an int >= 0 game loops, got {n!r}")
+        steps, rest = divmod(int(n), LOOPS_PER_STEP)
+        if rest % self.dynamics.L:
+            raise ValueError(
+                f"advance_loops: n={n} leaves {rest} loops after whole env steps, not a multiple of "
+                f"loops_per_tick={self.dynamics.L}"
+            )
+        keep = torch.zeros(self.num_envs, self.n_agents, dtype=torch.int64, device=self.device)  # no-op: keep orders
+        for _ in range(steps):
+            self._core(keep)
+        for _ in range(rest // self.dynamics.L):
+            self._run_stage("tick")
 
     # Stage functions: each runs one stage on ``st`` through the kernel in effect (``self.kernel``).
     def _stage_orders(self, st: WorldState, actions: torch.Tensor) -> None:
@@ -1475,6 +1503,16 @@ class SMACSim:
 
 def _unsupported(name: str, value, what: str):
     raise ValueError(f"option {name}={value!r}: the simulator supports {what}")
+
+
+def _play_for_compile(config: dict) -> int:
+    """Compile every numba kernel of ``config``'s family by playing a private numba-path simulator of
+    that configuration through an auto-reset (the background job of ``runtime.warmup``, which is given
+    this function so that it imports neither the simulator nor the policies); returns the steps played."""
+    from sc2_envs.policies import random_actions
+    from sc2_envs.sim.runtime.warmup import play_until_reset
+
+    return play_until_reset(SMACSim(**config, num_threads=None, kernel="numba"), random_actions)
 
 
 def make_batched(

@@ -4,7 +4,7 @@
 (``SMACFeatures.game_result``, ``reward``, ``avail_actions``, ``obs``, ``state``; ``sim/features.py``)
 are about 150 small tensor operations per env step; at a batch of one env each costs microseconds
 of dispatch for a few dozen numbers. :class:`ObserveKernel` does the same work in one Numba call:
-a loop over envs (split into chunks on threads for large batches, ``kernels.chunks``) and, inside, over agents
+a loop over envs (split into chunks on threads for large batches, ``runtime.chunks``) and, inside, over agents
 and units, reading and writing the ``WorldState`` tensors in place through zero-copy NumPy views.
 
 Bit equality with the torch path is by construction, not by tolerance: every value is computed
@@ -37,11 +37,11 @@ except ImportError:  # pragma: no cover - exercised only where numba is absent
     numba = None
 
 from sc2_envs.sim.features import N_ACTIONS_NO_ATTACK, SHOOT_RANGE, SIGHT_RANGE, SMACFeatures
-from sc2_envs.sim.kernels.chunks import kernel_threads, run_env_ids
+from sc2_envs.sim.runtime.chunks import kernel_threads, run_env_ids
 from sc2_envs.sim.state import WorldState
 
 PARALLEL_MIN_ENVS = 64
-"""Batches of at least this many envs run in chunks on threads (``kernels.chunks``); smaller ones in
+"""Batches of at least this many envs run in chunks on threads (``runtime.chunks``); smaller ones in
 the calling thread, which saves the threads' wake-up (tens of microseconds) at B = 1."""
 
 # indices into the int64 ``flags`` array the kernels take
@@ -499,7 +499,7 @@ _SERIAL = _make_driver()
 
 def _drive(parallel: bool, env_ids: np.ndarray, *args) -> None:
     """``_SERIAL(env_ids, *args)``; with ``parallel``, on contiguous chunks of ``env_ids`` (one per
-    Numba thread, ``numba.get_num_threads()``), each on its own thread (``kernels.chunks``)."""
+    Numba thread, ``numba.get_num_threads()``), each on its own thread (``runtime.chunks``)."""
     n = min(env_ids.shape[0], kernel_threads()) if parallel else 1
     run_env_ids(lambda ids: _SERIAL(ids, *args), env_ids, n)
 
@@ -544,7 +544,7 @@ class ObserveKernel:
     Args:
         features: the simulator's feature functions; their device must be the CPU.
         parallel: ``True`` always splits the envs into chunks on threads (one per Numba thread:
-            ``numba.set_num_threads``; ``kernels.chunks``), ``False`` runs them in the calling
+            ``numba.set_num_threads``; ``runtime.chunks``), ``False`` runs them in the calling
             thread, ``None`` splits from ``PARALLEL_MIN_ENVS`` envs up.
 
     Raises:

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from sc2_envs.sim.features_v2 import CONE_EPS, SMACv2Features
-from sc2_envs.sim.kernels.chunks import kernel_threads, run_env_ids
+from sc2_envs.sim.runtime.chunks import kernel_threads, run_env_ids
 from sc2_envs.sim.state import WorldState
 
 PARALLEL_MIN_ENVS = 64
@@ -467,7 +467,7 @@ def _scratch(vfl):
 
 # ------------------------------------------------------------------------------------------------
 # driver: the envs of ``env_ids`` in the calling thread; ``ObserveKernelV2._run`` gives chunks of them
-# to threads (``kernels.chunks``)
+# to threads (``runtime.chunks``)
 @numba.njit(**_JIT)
 def _observe_v2_serial(
     env_ids, do_step, pos, health, shield, energy, cooldown, alive, prev_health, prev_shield, prev_alive,

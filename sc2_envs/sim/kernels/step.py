@@ -6,7 +6,7 @@ more for the glue around them (argument views, action checks, result bookkeeping
 40 small torch operations per step) than for the rules themselves. :class:`StepKernel` runs the
 whole step of one env in one loop body instead, and all envs in one call (from
 ``tick.PARALLEL_MIN_ENVS`` envs up either serial or split into chunks of envs on threads,
-``kernels.chunks``, whichever ``kernels.schedule.ScheduleChooser`` measures faster under the
+``runtime.chunks``, whichever ``runtime.schedule.ScheduleChooser`` measures faster under the
 machine's current load):
 
 1. checks the actions against the previous step's available actions (range, then availability;
@@ -36,11 +36,9 @@ import numpy as np
 import torch
 
 from sc2_envs.sim import rng
-from sc2_envs.sim.kernels.chunks import kernel_threads, run_chunks
 from sc2_envs.sim.kernels.observe import _F_EPISODE_LIMIT, _observe_env, _step_env
 from sc2_envs.sim.kernels.observe_v2 import _NO_RANK, V_LIMIT, _observe_env_v2, _step_env_v2, v2_placeholders
 from sc2_envs.sim.kernels.observe_v2 import _scratch as _v2_scratch
-from sc2_envs.sim.kernels.schedule import ScheduleChooser
 from sc2_envs.sim.kernels.tick import (
     _JIT,
     _STATE,
@@ -55,6 +53,8 @@ from sc2_envs.sim.kernels.tick import (
     _orders_env,
     _tick,
 )
+from sc2_envs.sim.runtime.chunks import kernel_threads, run_chunks
+from sc2_envs.sim.runtime.schedule import ScheduleChooser
 from sc2_envs.sim.state import ORDER_ATTACK_MOVE, ORDER_NONE, WorldState
 
 # error codes returned by the kernel, with the flat index b * N + n of the first bad action (BAD_KIND:
@@ -178,8 +178,7 @@ def _make_step_range(V2: bool):
         si = np.zeros((11, U), np.int64)
         bx = np.zeros(P, np.float32)
         by = np.zeros(P, np.float32)
-        # the tick scratch, made once per range as in ``tick._ticks_range`` (``_advance`` would rebuild
-        # the collision scratch and re-enter ``_tick`` on every tick of every env)
+        # the tick scratch, made once per range as in ``tick._ticks_range`` (not per tick of each env)
         col, sweep, order, gl, pc, pj, ptx, pty = _collision_scratch(collide_pair, r2far)
         tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
         tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
@@ -267,6 +266,12 @@ _step_range_v2 = _make_step_range(True)
 _STEP_RANGE = {False: _step_range_v1, True: _step_range_v2}
 
 
+def step_dispatcher(v2: bool):
+    """The compiled step of a family (``v2``: SMACv2 scenarios, else SMAC v1 maps), a Numba dispatcher:
+    ``runtime.warmup`` reads its signatures and on-disk cache to tell whether the family needs a compile."""
+    return _STEP_RANGE[v2]
+
+
 @numba.njit(**_JIT)
 def _tally(terminated, truncated, battle_won, stats):
     """Add the step's won / ended / truncated episodes to ``stats [3]``; returns the number ended."""
@@ -289,7 +294,7 @@ _AVAIL_IN, _TERMINATED = -17, -8
 
 def _step_threaded(step_range, n_chunks, n_ticks, lenient, actions, act, invalid, *arrays):
     """``step_range(0, B, True, ...)``'s work (``_STEP_RANGE[v2]``) with the envs split into
-    ``n_chunks`` ranges, each on its own thread (``kernels.chunks``: the range function releases the
+    ``n_chunks`` ranges, each on its own thread (``runtime.chunks``: the range function releases the
     GIL, and nothing new is compiled); the checks before and the statistics after run once here.
     Same arguments (from ``n_ticks`` on) and return value as the serial call."""
     code, where = _check(actions, arrays[_ALIVE], arrays[_AVAIL_IN], lenient, act, invalid)

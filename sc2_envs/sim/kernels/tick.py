@@ -29,7 +29,7 @@ import torch
 from sc2_envs.sim.dynamics import _BEAM_HALF_LENGTH, _BEAM_HALF_WIDTH, _EPS, RAMP_MAX_STEP, Dynamics
 from sc2_envs.sim.enemy_ai import _INF, ACQUIRE_MIN, KEEP_BONUS, LEASH, EnemyAI
 from sc2_envs.sim.features import MOVE_AMOUNT, N_ACTIONS_NO_ATTACK
-from sc2_envs.sim.kernels.chunks import kernel_threads, run_chunks
+from sc2_envs.sim.runtime.chunks import kernel_threads, run_chunks
 from sc2_envs.sim.state import (
     ORDER_ATTACK,
     ORDER_ATTACK_MOVE,
@@ -269,30 +269,6 @@ def _tree(buf, P):
 
 # ------------------------------------------------------------------------------------------ one tick
 @numba.njit(**_JIT)
-def _advance(
-    b, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-    jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-    cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
-    sf, si, bx, by,
-):  # fmt: skip
-    """``Dynamics.advance`` for env ``b``; ``sf``/``si``: float32/int64 scratch ``[K, U]``; ``bx``/``by``: tree buffers.
-
-    Allocates the collision scratch per call; ``_ticks_range`` (the batched drivers) allocates it once.
-    """
-    col, sweep, order, gl, pc, pj, ptx, pty = _collision_scratch(collide_pair, r2far)
-    tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
-    tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
-    boomv, burst, chase = si[8], si[9], si[10]
-    _tick(
-        b, b + 1, 1, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-        jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-        cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
-        tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst, chase,
-        bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
-    )  # fmt: skip
-
-
-@numba.njit(**_JIT)
 def _collision_scratch(collide_pair, r2far):
     """Per-call scratch of the collision stage: ``col [U]`` (unit collides with some other unit), the
     sweep distance (``_collision_consts``) and the work arrays."""
@@ -386,7 +362,7 @@ def _tick(
     tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst, chase,
     bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
 ):  # fmt: skip
-    """``n_ticks`` ticks of each env ``b0 .. b1 - 1`` (the body of ``_advance``). The env and tick loops
+    """``n_ticks`` ticks of each env ``b0 .. b1 - 1`` (``Dynamics.advance``). The env and tick loops
     are inside and the state is indexed ``[b, u]`` (no row views): Numba takes an atomic reference count
     on every array argument at entry and on every view it makes, shared by the threads of a threaded
     call, so these are paid once per call here, not per env or tick.
@@ -814,7 +790,7 @@ def _ticks_range(
 
 
 # The whole batch in the calling thread; ``TickKernel.ticks`` gives chunks of envs to ``_ticks_range``
-# on threads instead (``kernels.chunks``).
+# on threads instead (``runtime.chunks``).
 @numba.njit(**_JIT)
 def _ticks_serial(
     n_ticks, n_chunks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
@@ -993,7 +969,7 @@ def _orders_serial(
 # ------------------------------------------------------------------------------------------ driver
 PARALLEL_MIN_ENVS = 64
 """Batches of at least this many envs may run on ``numba.get_num_threads()`` threads (one chunk of envs
-each, ``kernels.chunks``; ``kernels.schedule`` picks serial or threaded by measured time); smaller ones
+each, ``runtime.chunks``; ``runtime.schedule`` picks serial or threaded by measured time); smaller ones
 in the calling thread. Waking a pool thread costs about 60-100 us on the 2-core machine (measured: a
 trivial ``run_chunks`` of 2 chunks, 65-106 us), so on an idle machine 2 threads ran the 2s3z step at
 0.63-0.66x the serial call at 32 envs, 0.89-1.07x at 64, 1.23-1.28x at 128 and 1.52-1.57x at 256
@@ -1272,20 +1248,4 @@ class TickKernel:
             _ticks_serial(n_ticks, n, *args)
 
 
-def warm_up() -> float:
-    """Compile (or load from the on-disk cache) every kernel; returns the seconds it took."""
-    import time
-
-    t0 = time.perf_counter()
-    from sc2_envs.sim.env import make_batched
-
-    for name in ("2s3z", "protoss_5_vs_5"):  # a SMAC v1 map, and a SMACv2 scenario (observe_v2, its reset)
-        for B in (1, PARALLEL_MIN_ENVS):
-            env = make_batched(name, num_envs=B, seed=0, kernel="numba")
-            env.reset()
-            env.step(torch.zeros(B, env.n_agents, dtype=torch.int64) + 1)
-            env._scenario_reset is None or env._scenario_reset.reset_envs(env.st, np.arange(B))
-    return time.perf_counter() - t0
-
-
-__all__ = ["PARALLEL_MIN_ENVS", "TickKernel", "tick_kernel_supported", "warm_up"]
+__all__ = ["PARALLEL_MIN_ENVS", "TickKernel", "tick_kernel_supported"]

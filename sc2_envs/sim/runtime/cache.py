@@ -12,7 +12,7 @@ there recompiles them (about 35-60 s once; see docs/speed.md, "First use").
 
 :func:`install` puts locators doing that in front of numba's own (for the kernel files only; every
 other ``cache=True`` function keeps numba's rule). It must run before the kernel modules are
-imported (``sim.kernels.__init__`` calls it), because numba picks a function's locator when the
+imported (``sim.numba.__init__`` calls it), because numba picks a function's locator when the
 decorator runs.
 """
 
@@ -23,7 +23,7 @@ import hashlib
 from pathlib import Path
 
 _SIM = Path(__file__).resolve().parents[1]
-_KERNELS = Path(__file__).resolve().parent
+_KERNELS = _SIM / "kernels"  # the compiled modules (sim.kernels)
 _PACKAGE = _SIM.parent
 
 

@@ -1,6 +1,6 @@
 """Serial or threaded kernel calls, chosen by their measured wall time (results are the same either way).
 
-A threaded call is a fork/join (chunks of envs on threads, ``kernels.chunks``): it ends when the
+A threaded call is a fork/join (chunks of envs on threads, ``runtime.chunks``): it ends when the
 last thread has done its chunk. On an idle 2-core machine it runs 2s3z's step 1.2-1.6x as fast as
 the serial call from 128 envs up (``tick.PARALLEL_MIN_ENVS``). When another process keeps a core busy, the scheduler can leave one
 of the threads waiting for a time slice of several milliseconds, and every call waits for it.

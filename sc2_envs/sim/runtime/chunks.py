@@ -10,7 +10,7 @@ reasons, both measured on the 2-core machine:
   serial range function compiles nothing new.
 * **Load.** Numba's OpenMP workers spin-wait between calls and share torch's OpenMP runtime; with
   a competing process on the cores a fork/join waited for a preempted worker on every call
-  (``kernels.schedule``). Plain threads block instead of spinning.
+  (``runtime.schedule``). Plain threads block instead of spinning.
 
 Envs never interact and each env's arithmetic is the same whichever thread runs it, so results
 are bit-equal to the serial call (``tests/test_kernel_step.py``, ``tests/test_kernel_tick.py``).
@@ -28,7 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numba
 
-from sc2_envs.sim.kernels import keeping_torch_threads
+from sc2_envs.sim.runtime import keeping_torch_threads
 
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
@@ -101,7 +101,7 @@ def run_chunks(call: Callable[[int, int], object], total: int, n_chunks: int) ->
 
 def kernel_threads() -> int:
     """The number of threads a threaded kernel call uses: ``numba.get_num_threads()`` (the simulator's
-    cap, ``kernels.limit_numba_threads``), read keeping torch's thread count (``keeping_torch_threads``)."""
+    cap, ``runtime.limit_numba_threads``), read keeping torch's thread count (``keeping_torch_threads``)."""
     return keeping_torch_threads(numba.get_num_threads)
 
 
