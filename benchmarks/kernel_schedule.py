@@ -1,6 +1,6 @@
 """Serial, threaded and automatically chosen numba step calls, on an idle and on a loaded machine.
 
-The numba step (``sim.kernels.step``) can run a batch serially or in chunks on threads (``runtime.chunks``);
+The numba step (``sim.numba.step``) can run a batch serially or in chunks on threads (``runtime.chunks``);
 ``sim.runtime.schedule.ScheduleChooser`` picks by measured call time. This script measures env
 steps/s of the three settings per batch size, first as the machine is, then with ``--busy``
 competing processes that each keep one core busy (a plain Python loop), so that the cost of a

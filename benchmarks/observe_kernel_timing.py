@@ -53,7 +53,7 @@ import json, sys, time
 t0 = time.perf_counter()
 import torch
 from sc2_envs import make_batched
-from sc2_envs.sim.kernels.observe import ObserveKernel
+from sc2_envs.sim.numba.features import ObserveKernel
 t_import = time.perf_counter() - t0
 sim = make_batched("2s3z", num_envs=2, seed=0, kernel="torch")  # compile only the observe kernel below
 sim.reset()
@@ -103,7 +103,7 @@ def _time(fn, budget: float) -> float:
 
 
 def measure(map_name: str, B: int, seconds: float, windows: int) -> dict:
-    from sc2_envs.sim.kernels.observe import ObserveKernel
+    from sc2_envs.sim.numba.features import ObserveKernel
 
     sim = make_batched(map_name, num_envs=B, seed=0, loops_per_tick=8, kernel="torch")
     out = sim.reset()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from sc2_envs.sim.features import N_ACTIONS_NO_ATTACK
+from sc2_envs.sim.rules.features import N_ACTIONS_NO_ATTACK
 
 if TYPE_CHECKING:  # the simulator imports this module for its compile warm-up: no import at run time
     from sc2_envs.sim.env import SMACSim

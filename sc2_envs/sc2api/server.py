@@ -326,7 +326,7 @@ class SC2APIGame:
         """
         if not (math.isfinite(x) and math.isfinite(y)):
             return _RESULT_ERROR
-        from sc2_envs.sim.features import MOVE_AMOUNT
+        from sc2_envs.sim.rules.features import MOVE_AMOUNT
 
         lo, hi = -MOVE_AMOUNT, MAP_SIZE + MOVE_AMOUNT
         if not (lo <= x <= hi and lo <= y <= hi):

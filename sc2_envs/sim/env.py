@@ -27,27 +27,21 @@ from sc2_envs.maps import (
     terrain_grids,
 )
 from sc2_envs.sim import rng
-from sc2_envs.sim.dynamics import Dynamics
-from sc2_envs.sim.enemy_ai import EnemyAI
-from sc2_envs.sim.features import MOVE_AMOUNT, N_ACTIONS_NO_ATTACK, FeatureConfig, RewardConfig, SMACFeatures
-from sc2_envs.sim.features_v2 import SMACv2Features
+from sc2_envs.sim.rules.actions import MOVE_DIRS, OUT_OF_RANGE, apply_actions, check_actions, coerce_actions
+from sc2_envs.sim.rules.dynamics import Dynamics
+from sc2_envs.sim.rules.enemy_ai import EnemyAI
+from sc2_envs.sim.rules.features import N_ACTIONS_NO_ATTACK, FeatureConfig, RewardConfig, SMACFeatures
+from sc2_envs.sim.rules.features_v2 import SMACv2Features
+from sc2_envs.sim.rules.reset import fresh_scenario_state, fresh_state
 from sc2_envs.sim.runtime.first_use import first_call
 from sc2_envs.sim.runtime.threads import apply_num_threads, check_num_threads
 from sc2_envs.sim.state import (
-    ORDER_ATTACK,
-    ORDER_ATTACK_MOVE,
-    ORDER_HEAL,
-    ORDER_MOVE,
     ORDER_NONE,
     UnitTable,
     WorldState,
 )
 from sc2_envs.units import LOOPS_PER_STEP
-from sc2_envs.validation import contains_bool, did_you_mean, off_map
-
-# Action ids (SMAC): 0 no-op, 1 stop, 2 north (+y), 3 south (-y), 4 east (+x), 5 west (-x), 6+j target j.
-# A move orders a walk to a point MOVE_AMOUNT units away.
-_MOVE_DIRS = torch.tensor([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])
+from sc2_envs.validation import did_you_mean, off_map
 
 _STATE_FIELDS = [f.name for f in fields(WorldState)]
 _V2_FIELDS = ("unit_kind", "fov_dir", "enemy_tag", "max_reward")  # WorldState fields only SMACv2 scenarios use
@@ -188,9 +182,9 @@ class SMACSim:
         kernel: execution path of the step's stages (actions -> orders, enemy AI, the 8 game loops,
             then result, reward, available actions, observations and state, and the observation
             of auto-reset envs): ``"torch"`` (the reference tensor code, any device, ``compile``),
-            ``"numba"`` (compiled CPU loops, ``sim.kernels.tick`` and ``sim.kernels.observe``, for SMACv2
-            scenarios ``sim.kernels.observe_v2`` and ``sim.kernels.scenario``; ``step``
-            is one compiled call, ``sim.kernels.step``, auto-resets included; bit-equal to torch, much faster
+            ``"numba"`` (compiled CPU loops, ``sim.numba.dynamics`` and ``sim.numba.features``, for SMACv2
+            scenarios ``sim.numba.features_v2`` and ``sim.numba.reset``; ``step``
+            is one compiled call, ``sim.numba.step``, auto-resets included; bit-equal to torch, much faster
             at small batches; the first use in a fresh install compiles for about 30 s on a 2-core
             machine per family, SMAC v1 maps and SMACv2 scenarios, saying so on stderr; later
             processes load the on-disk cache in about a second), or ``"auto"``: numba on CPU when it imports,
@@ -362,7 +356,7 @@ class SMACSim:
         self.obs_size = self.features.obs_size
         self.state_size = self.features.state_size
         self.loops_per_tick = loops_per_tick
-        self._move_dirs = _MOVE_DIRS.to(self.device)
+        self._move_dirs = MOVE_DIRS.to(self.device)
         self._arange_b = torch.arange(num_envs, device=self.device)
         self.st = WorldState.empty(num_envs, len(self.table.names), self.n_agents, self.device)
         self._avail = torch.zeros(num_envs, self.n_agents, self.n_actions, dtype=torch.bool, device=self.device)
@@ -404,19 +398,19 @@ class SMACSim:
             from sc2_envs.sim.runtime import limit_numba_threads
 
             limit_numba_threads(self.num_threads)
-        from sc2_envs.sim.kernels.step import StepKernel
-        from sc2_envs.sim.kernels.tick import TickKernel
+        from sc2_envs.sim.numba.dynamics import TickKernel
+        from sc2_envs.sim.numba.step import StepKernel
 
         fov = self.features._fov_dirs if self._n_fov else None
         self._tick_kernel = TickKernel(self.dynamics, self.enemy_ai, self.n_agents, self._move_dirs, self._n_no_attack, fov)
         if self.scenario is not None:
-            from sc2_envs.sim.kernels.observe_v2 import ObserveKernelV2
-            from sc2_envs.sim.kernels.scenario import ScenarioResetKernel
+            from sc2_envs.sim.numba.features_v2 import ObserveKernelV2
+            from sc2_envs.sim.numba.reset import ScenarioResetKernel
 
             self._observe_kernel = ObserveKernelV2(self.features)
             self._scenario_reset = ScenarioResetKernel(self)
         else:
-            from sc2_envs.sim.kernels.observe import ObserveKernel
+            from sc2_envs.sim.numba.features import ObserveKernel
 
             self._observe_kernel = ObserveKernel(self.features)
         # the whole of step() in one compiled call (checks, orders, ticks, observe, statistics)
@@ -515,7 +509,7 @@ class SMACSim:
 
                 why = numba_unusable()
             if why is None:
-                from sc2_envs.sim.kernels.tick import tick_kernel_supported
+                from sc2_envs.sim.numba.dynamics import tick_kernel_supported
 
                 why = tick_kernel_supported(self.table)
         if why is None:
@@ -544,77 +538,14 @@ class SMACSim:
         self.st.episode_count = torch.full((self.num_envs,), -1, dtype=torch.int64, device=self.device)
 
     def _fresh_state(self) -> WorldState:
-        """A new episode for every env (positions, full health, enemy attack-move orders)."""
+        """A new episode for every env (``rules.reset``; the numba path: ``numba.reset``, for the envs that ended)."""
         if self.scenario is not None:
-            return self._fresh_scenario_state()
-        t, st, B, N = self.table, self.st, self.num_envs, self.n_agents
-        new = WorldState.empty(B, len(t.names), N, self.device)
-        new.env_seed = st.env_seed.clone()
-        new.episode_count = st.episode_count + 1
-        units = torch.arange(len(t.names), device=self.device)
-        new.pos = t.spawn_pos.expand(B, -1, -1).clone()
-        if self.spawn_jitter > 0:
-            key = (
-                new.episode_count[:, None, None],
-                units[None, :, None],
-                torch.arange(2, device=self.device)[None, None, :],
-                rng.STREAM_SPAWN,
-                new.env_seed[:, None, None],
+            draw = self.sampler.sample(self.st.episode_count + 1, self.st.env_seed)
+            pins = (self._pin_mask, self._pin_kind, self._pin_has_pos, self._pin_pos)
+            return fresh_scenario_state(
+                self.st, self.table, self.n_agents, self.n_enemies, draw, pins, self.features.max_reward_of
             )
-            offset = (rng.uniform(*key) * 2 - 1) * self.spawn_jitter
-            jittered = new.pos + offset
-            cell_ok = self.dynamics.can_stand(jittered, new.pos)
-            new.pos = torch.where(cell_ok.unsqueeze(-1), jittered, new.pos)
-        new.health = t.max_health.expand(B, -1).clone()
-        new.shield = t.max_shield.expand(B, -1).clone()
-        new.energy = t.energy_start.expand(B, -1).clone()
-        new.alive = torch.ones_like(new.alive)
-        new.jitter_state = rng.mix(new.episode_count[:, None], units[None, :], rng.STREAM_COOLDOWN, new.env_seed[:, None])
-        seg = self.spec.attack_segment
-        if seg is not None:
-            u = rng.uniform(new.episode_count, rng.STREAM_ATTACK_POINT, new.env_seed).unsqueeze(-1)
-            a, b = torch.tensor(seg, dtype=torch.float32, device=self.device)
-            new.attack_point = a + u * (b - a)
-        elif self.spec.attack_point is not None:
-            new.attack_point = torch.tensor(self.spec.attack_point, device=self.device).expand(B, 2).clone()
-        enemy = ~t.is_ally
-        new.order_kind = torch.where(enemy, ORDER_ATTACK_MOVE, ORDER_NONE).expand(B, -1).clone()
-        point = new.attack_point.unsqueeze(1) if self.spec.attack_point is not None else new.pos
-        new.order_point = torch.where(enemy.unsqueeze(-1), point, new.pos)
-        new.loops_since_damage.fill_(1e6)
-        new.prev_health, new.prev_shield, new.prev_alive = new.health.clone(), new.shield.clone(), new.alive.clone()
-        return new
-
-    def _fresh_scenario_state(self) -> WorldState:
-        """A new SMACv2 episode for every env: sampled (or pinned) rosters and start positions.
-
-        The numba path runs the same rules compiled, for the envs that ended (``sim.kernels.scenario``)."""
-        st, B, N = self.st, self.num_envs, self.n_agents
-        new = WorldState.empty(B, N + self.n_enemies, N, self.device)
-        new.env_seed = st.env_seed.clone()
-        new.episode_count = st.episode_count + 1
-        draw = self.sampler.sample(new.episode_count, new.env_seed)
-        kind = torch.where(self._pin_mask[:, None], self._pin_kind, draw["kind"])
-        pos = torch.where((self._pin_mask & self._pin_has_pos)[:, None, None], self._pin_pos, draw["pos"])
-        new.unit_kind = kind
-        new.pos = pos
-        kt = self.table.kinds
-        T = len(kt.names) // 2
-        row = torch.where(self.table.is_ally, kind, kind + T)
-        new.health = kt.max_health[row]
-        new.shield = kt.max_shield[row]
-        new.energy = kt.energy_start[row]
-        new.alive = torch.ones_like(new.alive)
-        units = torch.arange(N + self.n_enemies, device=self.device)
-        new.jitter_state = rng.mix(new.episode_count[:, None], units[None, :], rng.STREAM_COOLDOWN, new.env_seed[:, None])
-        new.attack_point = torch.tensor([8.0, 16.0], device=self.device).expand(B, 2).clone()
-        new.order_kind = torch.full_like(new.order_kind, ORDER_NONE)  # enemies get orders from the map trigger (EnemyAI)
-        new.order_point = new.pos.clone()
-        new.fov_dir = torch.tensor([1.0, 0.0], device=self.device).expand(B, N, 2).clone()
-        new.max_reward = torch.where(new.episode_count == 0, self.features.max_reward_of(kind), st.max_reward)
-        new.loops_since_damage.fill_(1e6)
-        new.prev_health, new.prev_shield, new.prev_alive = new.health.clone(), new.shield.clone(), new.alive.clone()
-        return new
+        return fresh_state(self.st, self.table, self.spec, self.n_agents, self.spawn_jitter, self.dynamics.can_stand)
 
     def _refresh_kinds(self) -> None:
         """SMACv2: rebuild the per-env unit tables from ``st.unit_kind`` (after resets, loads, set_units)."""
@@ -750,37 +681,8 @@ class SMACSim:
 
     # ------------------------------------------------------------------ step
     def _coerce_actions(self, actions) -> torch.Tensor:
-        """``actions`` as a ``[B, N]`` int64 tensor on the sim's device (type and shape checked, values not)."""
-        B, N = self.num_envs, self.n_agents
-        if not isinstance(actions, torch.Tensor):
-            if contains_bool(actions):  # np.asarray([[True, 1, 1]]) is an int array: True would be the action 1
-                raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}), got {actions!r}, which holds a bool")
-            try:
-                arr = np.asarray(actions)
-            except ValueError:  # numpy: "inhomogeneous shape"
-                raise ValueError(
-                    f"actions must be an integer tensor of shape ({B}, {N}), got a ragged sequence {actions!r}"
-                ) from None
-            if arr.dtype.kind not in "iu":
-                raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}), got {actions!r}")
-            if not arr.dtype.isnative:  # torch reads native byte order only; the values are the same
-                arr = arr.astype(arr.dtype.newbyteorder("="))
-            if not arr.flags.writeable:  # torch warns on a read-only view (np.broadcast_to); a copy reads the same
-                arr = arr.copy()
-            actions = torch.as_tensor(arr)
-        if actions.device.type == "meta":
-            raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}) holding values, got a meta tensor")
-        if actions.dtype.is_floating_point or actions.dtype == torch.bool or actions.is_complex():
-            raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}), got dtype {actions.dtype}")
-        if tuple(actions.shape) != (B, N):
-            raise ValueError(f"actions must have shape (num_envs={B}, n_agents={N}), got {tuple(actions.shape)}")
-        if actions.dtype in (torch.uint16, torch.uint32, torch.uint64):
-            # the cast to int64 would wrap values >= 2**63 to negatives: name the value as given
-            wide = actions.cpu().numpy()
-            if (wide >= self.n_actions).any():
-                b, n = (int(i) for i in np.argwhere(wide >= self.n_actions)[0])
-                raise ValueError(f"env {b}, agent {n}: action {int(wide[b, n])} is out of range [0, {self.n_actions})")
-        return actions.to(device=self.device, dtype=torch.int64)
+        """``actions`` as a ``[B, N]`` int64 tensor on the sim's device (``rules.actions.coerce_actions``)."""
+        return coerce_actions(actions, self.num_envs, self.n_agents, self.n_actions, self.device)
 
     def _out_of_range(self, actions: torch.Tensor, b: int, n: int) -> ValueError:
         return ValueError(f"env {b}, agent {n}: action {int(actions[b, n])} is out of range [0, {self.n_actions})")
@@ -793,46 +695,18 @@ class SMACSim:
         )
 
     def _check_actions(self, actions) -> tuple[torch.Tensor, torch.Tensor]:
-        N, A = self.n_agents, self.n_actions
+        """The actions to apply and which were replaced (``rules.actions.check_actions``); raises on a bad one."""
         actions = self._coerce_actions(actions)
-        out_of_range = (actions < 0) | (actions >= A)
-        if out_of_range.any():
-            b, n = (int(i) for i in out_of_range.nonzero()[0])
-            raise self._out_of_range(actions, b, n)
-        ok = torch.gather(self._avail, 2, actions.unsqueeze(-1)).squeeze(-1)
-        invalid = ~ok
-        if invalid.any():
-            if not self.lenient_actions:
-                b, n = (int(i) for i in invalid.nonzero()[0])
-                raise self._unavailable(actions, b, n)
-            alive = self.st.alive[:, :N]
-            actions = torch.where(invalid, torch.where(alive, 1, 0), actions)
+        actions, invalid, error = check_actions(actions, self._avail, self.st.alive[:, : self.n_agents], self.lenient_actions)
+        if error is not None:
+            code, b, n = error
+            raise (self._out_of_range if code == OUT_OF_RANGE else self._unavailable)(actions, b, n)
         return actions, invalid
 
     def _apply_actions(self, st: WorldState, actions: torch.Tensor) -> None:
-        """Turn SMAC actions into unit orders (SMAC replaces orders every step: no queueing)."""
-        N, t = self.n_agents, self.table
-        kind, target = st.order_kind[:, :N], st.order_target[:, :N]
-        point = st.order_point[:, :N]
-        is_move = (actions >= 2) & (actions <= 5)
-        nna = self._n_no_attack
-        is_target = actions >= nna
-        j = (actions - nna).clamp(min=0)
-        healer = t.is_healer[..., :N]
-        if self._n_fov:  # SMACv2 conic_fov: a look action sends no game command
-            look = (actions >= 6) & (actions < 6 + self._n_fov)
-            d = self.features._fov_dirs[(actions - 6).clamp(0, self._n_fov - 1)]
-            st.fov_dir = torch.where(look.unsqueeze(-1), d, st.fov_dir)
-        new_kind = torch.where(actions == 1, ORDER_NONE, kind)
-        new_kind = torch.where(is_move, ORDER_MOVE, new_kind)
-        new_kind = torch.where(is_target, torch.where(healer, ORDER_HEAL, ORDER_ATTACK), new_kind)
-        keep = (actions == 0) | ((actions >= 6) & (actions < nna))  # no-op (dead) or a look action
-        new_target = torch.where(is_target, torch.where(healer, j, j + N), torch.where(keep, target, -1))
-        dirs = self._move_dirs[actions.clamp(max=5)]
-        new_point = torch.where(is_move.unsqueeze(-1), st.pos[:, :N] + MOVE_AMOUNT * dirs, point)
-        st.order_kind = torch.cat([new_kind, st.order_kind[:, N:]], 1)
-        st.order_target = torch.cat([new_target, st.order_target[:, N:]], 1)
-        st.order_point = torch.cat([new_point, st.order_point[:, N:]], 1)
+        """Turn SMAC actions into unit orders (``rules.actions.apply_actions``)."""
+        fov = self.features._fov_dirs if self._n_fov else None
+        apply_actions(st, actions, self.table.is_healer[..., : self.n_agents], self._n_no_attack, self._move_dirs, fov)
 
     def step(self, actions) -> dict[str, torch.Tensor]:
         """Advance every env by one env step (8 game loops).
@@ -922,7 +796,7 @@ class SMACSim:
             avail = self._avail = kernel.avail_buffer(avail)
         code, value, arrays = first_call(kernel.family, kernel, self.st, a, avail, self._stat_counts)
         if code:
-            from sc2_envs.sim.kernels.step import BAD_KIND, OUT_OF_RANGE
+            from sc2_envs.sim.numba.step import BAD_KIND, OUT_OF_RANGE
 
             if code == BAD_KIND:
                 b, u = divmod(value, N + self.n_enemies)
@@ -955,7 +829,7 @@ class SMACSim:
     def _reset_scenario_envs(self, idx: np.ndarray) -> None:
         """Numba path, SMACv2: new episodes for the envs ``idx`` ([k] int64), in place (the kernels'
         views stay valid): the rows of ``copy_envs_from(self._fresh_state(), done)``, compiled
-        (``sim.kernels.scenario``, bit for bit); the unit table follows when next read (``table``)."""
+        (``sim.numba.reset``, bit for bit); the unit table follows when next read (``table``)."""
         self._scenario_reset.reset_envs(self.st, idx)
         self._kinds_stale = True
 

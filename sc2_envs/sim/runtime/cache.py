@@ -3,8 +3,8 @@
 Numba keeps the machine code of a ``cache=True`` function with a stamp of *its own* source file
 (``numba.core.caching``: a SHA-256 of the file). A kernel also compiles in the code of the compiled
 functions it calls and the module constants it reads, from other files: ``step._STEP_SERIAL`` holds
-``tick._tick`` and ``observe._observe_env``, whose constants come from ``sim.dynamics``,
-``sim.features``, ``sim.state``, ``sim.enemy_ai``, ``sim.weapons``. After an edit (or an upgrade)
+``numba.dynamics.advance`` and ``numba.features.observe_env``, whose constants come from ``sim.rules.dynamics``,
+``sim.rules.features``, ``sim.state``, ``sim.rules.enemy_ai``, ``sim.weapons``. After an edit (or an upgrade)
 of one of those files alone, numba would load the stale machine code and play the old rules
 without a word. So the kernels' cache entries are stamped with the digest of every source file of
 ``sc2_envs.sim`` (kernels included) and ``sc2_envs.units`` / ``sc2_envs.smacv2`` as well: any change
@@ -23,7 +23,7 @@ import hashlib
 from pathlib import Path
 
 _SIM = Path(__file__).resolve().parents[1]
-_KERNELS = _SIM / "kernels"  # the compiled modules (sim.kernels)
+_KERNELS = _SIM / "numba"  # the compiled mirror (sim.numba)
 _PACKAGE = _SIM.parent
 
 

@@ -1,6 +1,6 @@
 """A line on stderr while a kernel compiles on first use, so that a run does not look hung.
 
-Kept out of ``sim.kernels`` (which imports Numba) so that ``sim.env`` can use it without importing
+Kept out of ``sim.numba`` (which imports Numba) so that ``sim.env`` can use it without importing
 Numba on the torch path.
 """
 

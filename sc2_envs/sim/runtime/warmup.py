@@ -59,7 +59,7 @@ def enabled() -> bool:
 
 
 def _step_dispatcher(v2: bool):
-    from sc2_envs.sim.kernels.step import step_dispatcher
+    from sc2_envs.sim.numba.step import step_dispatcher
 
     return step_dispatcher(v2)
 

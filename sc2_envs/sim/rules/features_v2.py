@@ -35,7 +35,7 @@ import math
 
 import torch
 
-from sc2_envs.sim.features import (
+from sc2_envs.sim.rules.features import (
     MOVE_AMOUNT,
     N_ACTIONS_MOVE,
     N_OBS_HEIGHT,
@@ -159,7 +159,7 @@ class SMACv2Features:
         """``(dx, dy, dist)`` ``[B, N, U]`` from agent ``i`` to unit ``u``, float64 (float32 on MPS).
 
         ``dist = sqrt(dx*dx + dy*dy)``, not ``torch.hypot`` (as ``SMACFeatures._geometry``): IEEE
-        operations only, so the Numba kernel (``sim.kernels.observe_v2``) computes the same bits.
+        operations only, so the Numba kernel (``sim.numba.features_v2``) computes the same bits.
         """
         p = st.pos.to(self._ddt)
         pa = p[:, : self.n_agents]
@@ -177,7 +177,7 @@ class SMACv2Features:
         ``cos(alpha - beta)`` has the sign of ``1 + a b`` and ``tan(alpha - beta) = (a - b) / (1 + a b)``.
         We evaluate this form: ``torch.atan`` (SLEEF) and the C library's ``atan`` differ in the last
         bit for about 0.2 % of arguments, while these IEEE operations round alike on every path
-        (``sim.kernels.observe_v2`` restates them); the two forms can disagree only within rounding
+        (``sim.numba.features_v2`` restates them); the two forms can disagree only within rounding
         of the cone's edge.
         """
         fov = st.fov_dir.to(self._ddt)  # [B, N, 2]
@@ -445,7 +445,7 @@ class SMACv2Features:
             cur_hs = st.health.to(dt) + st.shield.to(dt)
             lost_hs = torch.where(died, prev_hs, prev_hs - cur_hs) * tracked
             # cumsum: a defined left-to-right order (sum() reorders with the vector width), which the
-            # numba kernel (sim.kernels.observe_v2) repeats
+            # numba kernel (sim.numba.features_v2) repeats
             delta_enemy = lost_hs[:, N:].cumsum(1)[:, -1]
             delta_ally = r.reward_negative_scale * lost_hs[:, :N].cumsum(1)[:, -1]
             delta_deaths = r.reward_death_value * died[:, N:].sum(1).to(dt)

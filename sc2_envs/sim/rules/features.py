@@ -15,7 +15,7 @@ reproduces SMAC's vectors to float32 precision, quirks included:
 * sight is a strict centre distance < 9, attack (and heal) availability a centre distance <= 6,
   both from the raw unit centres and computed in float64 like SMAC's ``math.hypot`` (as
   ``sqrt(dx*dx + dy*dy)``: IEEE operations only, so the compiled CPU kernel
-  ``sim.kernels.observe`` reproduces every bit; ``hypot`` implementations differ by an ulp);
+  ``sim.numba.features`` reproduces every bit; ``hypot`` implementations differ by an ulp);
 * the move probes truncate toward zero (Python ``int``), so ``x = -0.5`` probes cell 0;
 * with ``obs_timestep_number`` SMAC's own-feature block already reserves one slot for the timestep
   (which stays 0) *and* appends the timestep after it, so the real vector is one longer than SMAC's
@@ -243,7 +243,7 @@ class SMACFeatures:
         """Agent-to-unit offsets and centre distances, float64: dx, dy, dist each ``[B, N, U]``.
 
         ``dist = sqrt(dx*dx + dy*dy)``, not ``torch.hypot``: every step is a correctly rounded IEEE
-        operation, so the Numba kernel (``sim.kernels.observe``) computes the same bits; ``hypot``
+        operation, so the Numba kernel (``sim.numba.features``) computes the same bits; ``hypot``
         (SLEEF in vectorised loops, libm otherwise) may differ from any other hypot by an ulp.
         """
         p = st.pos.to(self._ddt)
@@ -482,7 +482,7 @@ class SMACFeatures:
             cur_hs = st.health.to(dt) + st.shield.to(dt)
             lost_hs = torch.where(died, prev_hs, prev_hs - cur_hs) * tracked
             # cumsum: a defined left-to-right order (sum() reorders with the vector width), which the
-            # Numba kernel sim.kernels.observe repeats bit for bit
+            # Numba kernel sim.numba.features repeats bit for bit
             delta_enemy = lost_hs[:, N:].cumsum(1)[:, -1]
             delta_ally = r.reward_negative_scale * lost_hs[:, :N].cumsum(1)[:, -1]
             delta_deaths = r.reward_death_value * died[:, N:].sum(1).to(dt)
