@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from sc2_envs.adapters.pettingzoo_views import FlatObservation
-from sc2_envs.sim.env import _as_device
+from sc2_envs.sim.options import as_device
 from sc2_envs.wrappers.pettingzoo import SC2ParallelEnv
 
 __all__ = ["REMOVE_MIN_TORCHRL", "make_torchrl_env"]
@@ -63,7 +63,7 @@ def make_torchrl_env(
     """
     if not isinstance(return_state, (bool, np.bool_)):  # TorchRL reads it by truth value: "no" would add the state
         raise TypeError(f"return_state must be a bool (True: SMAC's global state under 'state'), got {return_state!r}")
-    device = _as_device(device)  # 'gpu', 5.5, 'cuda' without CUDA: a ValueError naming it, not torch's own message
+    device = as_device(device)  # 'gpu', 5.5, 'cuda' without CUDA: a ValueError naming it, not torch's own message
     import torchrl
     from packaging.version import Version
     from torchrl.envs import PettingZooWrapper
