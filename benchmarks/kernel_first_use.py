@@ -12,7 +12,7 @@ process on the now warm cache shows what every later run pays. Variants alternat
         --baseline-tree /path/to/a/worktree/of/an/older/commit
 
 ``--background`` measures what a user of ``kernel="auto"`` waits for instead: this checkout from an
-empty cache with the compile in a background thread (``sim.kernels.warmup``; the torch path plays
+empty cache with the compile in a background thread (``sim.runtime.warmup``; the torch path plays
 meanwhile) against the foreground compile (``SC2_ENVS_BACKGROUND_COMPILE=0``), alternating; for each
 configuration the wall seconds until the first step returns and until the numba path is in effect,
 and the env steps the torch path played in between:
@@ -106,7 +106,7 @@ class Args:
     """other source trees (e.g. a ``git worktree`` of an older commit) measured the same way"""
     background: bool = False
     """instead: this checkout's ``kernel="auto"`` with an empty cache, compiling in the background
-    (``sim.kernels.warmup``) against in the foreground (``SC2_ENVS_BACKGROUND_COMPILE=0``), alternating:
+    (``sim.runtime.warmup``) against in the foreground (``SC2_ENVS_BACKGROUND_COMPILE=0``), alternating:
     wall seconds until the first step returns and until the numba path is in effect, and the steps
     the torch path played meanwhile"""
     processes: int = 0

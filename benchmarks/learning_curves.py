@@ -354,7 +354,7 @@ def child_env(threads: int | None) -> dict[str, str]:
     runs' ``--torch-threads``) ``NUMBA_NUM_THREADS`` too, unless it is set already.
 
     Why numba's pool size: the kernels split a batch into ``numba.get_num_threads()`` chunks on
-    threads (``sim.kernels.chunks``), so a run given one thread steps its envs on one. When those
+    threads (``sim.runtime.chunks``), so a run given one thread steps its envs on one. When those
     threads were numba's ``omp`` pool (on torch's OpenMP runtime), several runs sharing the cores each
     with numba's default pool (one thread per CPU) crawled: 3 runs of terran_5_vs_5 at once on 2
     cores (64 envs, ``--torch-threads 1``, 2 iterations) made 33 env steps/s each, and 273-284 with

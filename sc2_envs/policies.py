@@ -6,12 +6,15 @@ Both return ``[B, N]`` int64 action tensors that are always available.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
-from sc2_envs.sim.env import SMACSim
-from sc2_envs.sim.features import N_ACTIONS_NO_ATTACK
+from sc2_envs.sim.rules.features import N_ACTIONS_NO_ATTACK
+
+if TYPE_CHECKING:  # the simulator imports this module for its compile warm-up: no import at run time
+    from sc2_envs.sim.env import SMACSim
 
 
 def random_actions(
@@ -90,8 +93,8 @@ _PICK: list = []
 
 
 def _compiling_elsewhere() -> bool:
-    """Whether another thread of this process is compiling the simulator's kernels (``sim.kernels.warmup``)."""
-    from sc2_envs.sim.kernels.warmup import compiling_elsewhere
+    """Whether another thread of this process is compiling the simulator's kernels (``sim.runtime.warmup``)."""
+    from sc2_envs.sim.runtime.warmup import compiling_elsewhere
 
     return compiling_elsewhere()
 

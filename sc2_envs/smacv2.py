@@ -330,7 +330,7 @@ class ScenarioSampler:
         label = (rng.uniform(episode[:, None], 6, ar_e[None, :], P, key[:, None]) * n_groups[:, None]).to(torch.int64)
         label = torch.minimum(label, n_groups[:, None] - 1)
         group = torch.sort(label, dim=1).values  # multinomial counts, assigned in group order
-        # stable: a defined order for tied draws, which the compiled reset (sim.kernels.scenario) repeats
+        # stable: a defined order for tied draws, which the compiled reset (sim.numba.reset) repeats
         perm = torch.argsort(
             rng.uniform(episode[:, None], 7, torch.arange(4, device=dev)[None, :], P, key[:, None]), dim=1, stable=True
         )

@@ -75,7 +75,7 @@ class UnitSpec:
         acceleration: ``Acceleration`` in distance per normal second squared (1000: top speed
             within one loop; the medivac's 2.3125 takes ~19 loops).
         attack_target_priority: ``AttackTargetPriority``; automatic targeting prefers higher values
-            (sc2_envs.sim.enemy_ai).
+            (sc2_envs.sim.rules.enemy_ai).
         tags: free-form labels.
     """
 

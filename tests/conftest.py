@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 """The repository root."""
 
 # kernel="auto" compiles the numba step in the foreground here (it is on in the background for users,
-# sim.kernels.warmup): a test of the numba path must not run on the torch path while a compile is under
+# sim.runtime.warmup): a test of the numba path must not run on the torch path while a compile is under
 # way. Set before any simulator is made; child processes of the tests inherit it.
 os.environ["SC2_ENVS_BACKGROUND_COMPILE"] = "0"
 

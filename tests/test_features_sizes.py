@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from sc2_envs.maps import get_map, list_maps
-from sc2_envs.sim.features import FeatureConfig, RewardConfig, SMACFeatures
+from sc2_envs.sim.rules.features import FeatureConfig, RewardConfig, SMACFeatures
 from sc2_envs.sim.state import UnitTable, WorldState
 
 DEVICE = torch.device("cpu")

@@ -1,11 +1,11 @@
-"""``sim.first_use``: a line on stderr while a kernel compiles on its first call of the process."""
+"""``sim.runtime.first_use``: a line on stderr while a kernel compiles on its first call of the process."""
 
 import io
 import time
 
 import pytest
 
-from sc2_envs.sim import first_use
+from sc2_envs.sim.runtime import first_use
 
 
 @pytest.fixture(autouse=True)

@@ -1,9 +1,9 @@
-"""The kernels' numba cache is stamped with every source file they are built from (``sim.kernels.cache``)."""
+"""The kernels' numba cache is stamped with every source file they are built from (``sim.runtime.cache``)."""
 
 import numba
 import pytest
 
-from sc2_envs.sim.kernels import numba_available
+from sc2_envs.sim.runtime import numba_available
 
 pytestmark = pytest.mark.skipif(numba_available() is not None, reason=f"numba does not import: {numba_available()}")
 
@@ -13,22 +13,24 @@ def _locator(dispatcher):
 
 
 def test_kernel_entries_carry_the_digest_of_the_sources_they_are_built_from():
-    from sc2_envs.sim.kernels import cache, observe, observe_v2, scenario, step, tick
+    from sc2_envs.sim.numba import dynamics, features, features_v2, reset, step
+    from sc2_envs.sim.runtime import cache
 
     names = {f.name for f in cache.source_files()}
     # the fused step compiles in tick's and observe's functions and the constants of these modules
-    assert {"step.py", "tick.py", "observe.py", "dynamics.py", "features.py", "state.py", "units.py"} <= names
+    assert {"step.py", "actions.py", "dynamics.py", "features.py", "state.py", "units.py"} <= names
     for fn in (
-        *step._STEP_RANGE.values(),
-        tick._tick,
-        observe._observe_env,
-        observe_v2._observe_env_v2,
+        step.step_dispatcher(False),
+        step.step_dispatcher(True),
+        dynamics.advance,
+        features.observe_env,
+        features_v2.observe_env_v2,
     ):
         loc = _locator(fn)
         assert type(loc).__name__.startswith("SC2Envs"), type(loc)
         own, digest = loc.get_source_stamp()
         assert digest == cache.sources_digest() and own  # numba's own stamp of the file, then ours
-    assert scenario  # imported: its kernels are stamped the same way
+    assert reset  # imported: its kernels are stamped the same way
 
 
 def test_other_cached_functions_keep_numbas_own_locator():
@@ -41,11 +43,12 @@ def test_other_cached_functions_keep_numbas_own_locator():
 
 
 def test_the_digest_changes_with_any_source_file(tmp_path, monkeypatch):
-    from sc2_envs.sim.kernels import cache
+    from sc2_envs.sim.runtime import cache
 
     pkg = tmp_path / "sc2_envs"
-    (pkg / "sim" / "kernels").mkdir(parents=True)
-    for rel in ("units.py", "smacv2.py", "sim/dynamics.py", "sim/kernels/tick.py"):
+    (pkg / "sim" / "rules").mkdir(parents=True)
+    (pkg / "sim" / "numba").mkdir()
+    for rel in ("units.py", "smacv2.py", "sim/rules/dynamics.py", "sim/numba/dynamics.py"):
         (pkg / rel).write_text("X = 1\n")
     monkeypatch.setattr(cache, "_SIM", pkg / "sim")
     monkeypatch.setattr(cache, "_PACKAGE", pkg)
@@ -53,7 +56,7 @@ def test_the_digest_changes_with_any_source_file(tmp_path, monkeypatch):
     try:
         before = cache.sources_digest()
         cache.sources_digest.cache_clear()
-        (pkg / "sim" / "dynamics.py").write_text("X = 2\n")  # a constant the kernels would read
+        (pkg / "sim" / "rules" / "dynamics.py").write_text("X = 2\n")  # a constant the kernels would read
         assert cache.sources_digest() != before
     finally:
         monkeypatch.undo()

@@ -1,4 +1,4 @@
-"""``sim.kernels.chunks``: the envs of a threaded kernel call split into ranges, one thread per range."""
+"""``sim.runtime.chunks``: the envs of a threaded kernel call split into ranges, one thread per range."""
 
 import os
 import threading
@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from sc2_envs.sim.kernels.chunks import chunk_bounds, run_chunks
+from sc2_envs.sim.runtime.chunks import chunk_bounds, run_chunks
 
 
 @pytest.mark.parametrize("total,n", [(0, 1), (1, 1), (1, 4), (7, 2), (64, 2), (65, 3), (5, 8), (4096, 16)])
@@ -99,7 +99,7 @@ def test_a_forked_child_gets_a_pool_of_its_own():
 
 
 def test_env_ids_are_split_into_contiguous_slices_or_passed_whole():
-    from sc2_envs.sim.kernels.chunks import run_env_ids
+    from sc2_envs.sim.runtime.chunks import run_env_ids
 
     ids = np.arange(10, 17, dtype=np.int64)
     seen, lock = [], threading.Lock()

@@ -1,4 +1,4 @@
-"""The Numba observe kernel (``sim.kernels.observe``) against the torch path, bit for bit.
+"""The Numba observe kernel (``sim.numba.features``) against the torch path, bit for bit.
 
 Three sources of states: the golden SMAC cases (``tests/data/smac_golden``), fabricated random
 states on every map (dead units, off-map positions, lone medivacs, both sides wiped, ...) under
@@ -20,8 +20,8 @@ pytest.importorskip("numba", reason="the observe kernel needs numba (pip install
 from sc2_envs import list_maps, make_batched  # noqa: E402
 from sc2_envs.maps import get_map  # noqa: E402
 from sc2_envs.policies import random_actions  # noqa: E402
-from sc2_envs.sim.features import FeatureConfig, RewardConfig, SMACFeatures  # noqa: E402
-from sc2_envs.sim.kernels.observe import ObserveKernel  # noqa: E402
+from sc2_envs.sim.numba.features import ObserveKernel  # noqa: E402
+from sc2_envs.sim.rules.features import FeatureConfig, RewardConfig, SMACFeatures  # noqa: E402
 from sc2_envs.sim.state import UnitTable, WorldState  # noqa: E402
 
 CPU = torch.device("cpu")

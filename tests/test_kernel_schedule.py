@@ -1,11 +1,11 @@
-"""``sim.kernels.schedule.ScheduleChooser``: serial or threaded calls by measured time (fake clock)."""
+"""``sim.runtime.schedule.ScheduleChooser``: serial or threaded calls by measured time (fake clock)."""
 
 import math
 import re
 
 import pytest
 
-from sc2_envs.sim.kernels.schedule import SERIAL, THREADED, ScheduleChooser
+from sc2_envs.sim.runtime.schedule import SERIAL, THREADED, ScheduleChooser
 
 
 class _Clock:

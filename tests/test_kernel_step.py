@@ -1,4 +1,4 @@
-"""The fused numba step (``sim.kernels.step.StepKernel``: one compiled call per env step) against the
+"""The fused numba step (``sim.numba.step.StepKernel``: one compiled call per env step) against the
 torch reference: every returned key (value, dtype, shape), every state tensor and ``get_stats``
 after every step of seeded random play with auto-resets, lenient actions, ``autoreset=False``, the
 errors on bad actions (same message, nothing changed), and the independence of returned tensors.
@@ -16,8 +16,8 @@ import torch
 import sc2_envs.policies as policies
 from sc2_envs import make_batched
 from sc2_envs.policies import random_actions
-from sc2_envs.sim.kernels import numba_available
-from sc2_envs.sim.kernels.schedule import SERIAL, THREADED, ScheduleChooser
+from sc2_envs.sim.runtime import numba_available
+from sc2_envs.sim.runtime.schedule import SERIAL, THREADED, ScheduleChooser
 from sc2_envs.sim.state import WorldState
 
 pytestmark = pytest.mark.skipif(numba_available() is not None, reason=f"numba does not import: {numba_available()}")
@@ -92,7 +92,7 @@ class _Alternate(ScheduleChooser):
 def test_fused_step_parallel_batch_equals_torch():
     import numba
 
-    from sc2_envs.sim.kernels.tick import PARALLEL_MIN_ENVS
+    from sc2_envs.sim.numba.dynamics import PARALLEL_MIN_ENVS
 
     B = PARALLEL_MIN_ENVS + 3
     a, b = _pair("3s5z", B, seed=1, spawn_jitter=0.3)

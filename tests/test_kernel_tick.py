@@ -1,4 +1,4 @@
-"""The numba orders/tick kernel (``sim.kernels.tick``) against the torch reference, bit for bit.
+"""The numba orders/tick kernel (``sim.numba.dynamics``) against the torch reference, bit for bit.
 
 Every state tensor after every env step must be ``torch.equal`` between ``kernel="torch"`` and
 ``kernel="numba"``: seeded random and heuristic play on every map (spawn jitter on, both sides:
@@ -17,7 +17,7 @@ import torch
 
 from sc2_envs import list_maps, make_batched
 from sc2_envs.policies import HeuristicPolicy, random_actions
-from sc2_envs.sim.kernels import numba_available
+from sc2_envs.sim.runtime import numba_available
 from sc2_envs.sim.state import WorldState
 
 pytestmark = pytest.mark.skipif(numba_available() is not None, reason=f"numba does not import: {numba_available()}")
@@ -81,7 +81,7 @@ def test_numba_equals_torch_coarse_ticks(map_name, loops_per_tick):
 
 def test_numba_equals_torch_parallel_batch_and_no_jitter():
     """A batch above ``PARALLEL_MIN_ENVS`` runs on the thread pool; spawn_jitter=0 is SMAC's fixed start."""
-    from sc2_envs.sim.kernels.tick import PARALLEL_MIN_ENVS
+    from sc2_envs.sim.numba.dynamics import PARALLEL_MIN_ENVS
 
     _play("3s5z", "random", PARALLEL_MIN_ENVS + 5, 25)
     _play("so_many_baneling", "heuristic", 2, 30, spawn_jitter=0.0)
@@ -233,7 +233,7 @@ def test_deepcopy_of_a_numba_sim_steps_its_own_state():
 
 def test_parallel_kernel_keeps_torch_thread_count():
     """The parallel kernels (B >= PARALLEL_MIN_ENVS) leave ``torch.get_num_threads()`` as the simulator set it."""
-    from sc2_envs.sim.kernels.tick import PARALLEL_MIN_ENVS
+    from sc2_envs.sim.numba.dynamics import PARALLEL_MIN_ENVS
 
     e = make_batched("3m", num_envs=PARALLEL_MIN_ENVS, seed=0, kernel="numba", num_threads=1)
     o = e.reset()
@@ -246,8 +246,8 @@ def test_cell_lookup_uses_each_axis_extent_on_a_non_square_grid():
     only a non-square grid tells the two apart)."""
     from types import SimpleNamespace
 
-    from sc2_envs.sim.dynamics import Dynamics
-    from sc2_envs.sim.kernels.tick import _cell
+    from sc2_envs.sim.numba.dynamics import cell
+    from sc2_envs.sim.rules.dynamics import Dynamics
 
     W, H = 40, 24
     grid = SimpleNamespace(map_w=W, map_h=H)
@@ -257,4 +257,4 @@ def test_cell_lookup_uses_each_axis_extent_on_a_non_square_grid():
     assert torch.equal(inside, want_inside)
     assert not bool(inside[(pts[:, 0] == 30.5) & (pts[:, 1] == 30.5)].any())  # x inside, y past the height
     for (px, py), f, i in zip(pts.tolist(), flat.tolist(), inside.tolist(), strict=True):
-        assert _cell(px, py, W, H) == (f, i)
+        assert cell(px, py, W, H) == (f, i)

@@ -1,8 +1,8 @@
 """The numba path of SMACv2 scenarios against the torch reference, bit for bit.
 
-``kernel="numba"`` runs a scenario's step through ``sim.kernels.step`` with per-env unit tables
-gathered from ``WorldState.unit_kind`` (``sim.kernels.tick``), the compiled SMACv2 features
-(``sim.kernels.observe_v2``) and the compiled auto-reset (``sim.kernels.scenario``). Every output
+``kernel="numba"`` runs a scenario's step through ``sim.numba.step`` with per-env unit tables
+gathered from ``WorldState.unit_kind`` (``sim.numba.dynamics``), the compiled SMACv2 features
+(``sim.numba.features_v2``) and the compiled auto-reset (``sim.numba.reset``). Every output
 key of ``step`` (value, dtype, shape, key order) and every ``WorldState`` field must be
 ``torch.equal`` to the torch path's after every step of seeded random play with auto-resets: every
 race, the 5v5 / 10v11 / 20v23 sizes, ``conic_fov``, ``use_unit_ranges`` and ``obs_own_pos`` on and
@@ -22,7 +22,7 @@ from test_kernel_tick import _assert_same
 from sc2_envs import make_batched
 from sc2_envs.policies import random_actions
 from sc2_envs.sim.env import UnitPlacement
-from sc2_envs.sim.kernels import numba_available
+from sc2_envs.sim.runtime import numba_available
 from sc2_envs.sim.state import WorldState
 
 pytestmark = pytest.mark.skipif(numba_available() is not None, reason=f"numba does not import: {numba_available()}")

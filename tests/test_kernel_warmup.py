@@ -1,4 +1,4 @@
-"""``kernel="auto"`` on first use: the numba step compiles in a background thread (``sim.kernels.warmup``)
+"""``kernel="auto"`` on first use: the numba step compiles in a background thread (``sim.runtime.warmup``)
 while the torch path plays, and a simulator switches at its next step.
 
 The switch must change no result: the two paths give equal states and outputs, so a run that switches
@@ -17,7 +17,7 @@ import torch
 from sc2_envs import policies
 from sc2_envs.policies import random_actions
 from sc2_envs.sim.env import SMACSim
-from sc2_envs.sim.kernels import warmup
+from sc2_envs.sim.runtime import warmup
 
 
 class FakeJob:
@@ -40,7 +40,7 @@ def background(monkeypatch):
     monkeypatch.setenv(warmup.ENV_VAR, "1")
     monkeypatch.setattr(warmup, "family_ready", lambda v2: False)
     job = FakeJob()
-    monkeypatch.setattr(warmup, "job", lambda v2, make_sim, stream=None: job)
+    monkeypatch.setattr(warmup, "job", lambda v2, warm, stream=None: job)
     return job
 
 
@@ -99,7 +99,7 @@ def test_a_failed_compile_keeps_the_torch_path(monkeypatch):
     monkeypatch.setattr(warmup, "family_ready", lambda v2: False)
     job = FakeJob(error="Traceback: TypingError for the test")
     job.done = True
-    monkeypatch.setattr(warmup, "job", lambda v2, make_sim, stream=None: job)
+    monkeypatch.setattr(warmup, "job", lambda v2, warm, stream=None: job)
     sim = SMACSim("3m", num_envs=2, seed=0)
     out = sim.reset()
     out = sim.step(random_actions(out["avail_actions"], seed=0))
@@ -174,7 +174,7 @@ def test_a_real_job_that_fails_says_so_and_ends(capsys):
 
 def test_play_until_reset_reaches_an_auto_reset():
     sim = SMACSim("3m", num_envs=2, seed=0, kernel="numba")
-    steps = warmup.play_until_reset(sim)
+    steps = warmup.play_until_reset(sim, random_actions)
     assert 1 <= steps <= sim.episode_limit + 1 and sim.get_stats()["battles_game"] >= 1
 
 
@@ -313,8 +313,13 @@ def test_a_broken_stderr_still_marks_the_compile_finished():
         def write(self, text):
             raise BrokenPipeError("for the test")
 
-    j = warmup.Job(False, lambda: None, stream=Broken()).start()
-    assert j.finished(timeout=30) and j.error is not None
+    def fails():
+        raise RuntimeError("no compile for the test")
+
+    j = warmup.Job(False, fails, stream=Broken()).start()
+    assert j.finished(timeout=30) and "no compile for the test" in j.error
+    ok = warmup.Job(False, lambda: None, stream=Broken()).start()  # the ready line raises too
+    assert ok.finished(timeout=30) and ok.error is None
 
 
 def test_a_job_waits_while_another_holds_the_family_lock_then_loads_its_cache():
@@ -337,7 +342,7 @@ def test_the_family_lock_holds_across_processes_and_names_the_holder():
 
     child = (
         "import sys\n"
-        "from sc2_envs.sim.kernels import warmup\n"
+        "from sc2_envs.sim.runtime import warmup\n"
         "say = lambda holder: print('waiting for', holder, flush=True)\n"
         "with warmup.family_lock(False, say) as waited:\n"
         "    print('got it, waited', waited, flush=True)\n"

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from sc2_envs import make_batched
-from sc2_envs.sim import threads
+from sc2_envs.sim.runtime import threads
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import torch
 
 from sc2_envs.adapters.smac_compat import StarCraft2Env
 from sc2_envs.maps import MAP_SIZE, get_map
-from sc2_envs.sim.features import FeatureConfig, RewardConfig, SMACFeatures
+from sc2_envs.sim.rules.features import FeatureConfig, RewardConfig, SMACFeatures
 from sc2_envs.sim.state import UnitTable
 
 

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from sc2_envs.maps import get_map
-from sc2_envs.sim.features import FeatureConfig, RewardConfig, SMACFeatures
+from sc2_envs.sim.rules.features import FeatureConfig, RewardConfig, SMACFeatures
 from sc2_envs.sim.state import UnitTable, WorldState
 
 GOLDEN_MAPS = ["3m", "8m", "5m_vs_6m", "10m_vs_11m", "2s3z", "3s5z", "3s5z_vs_3s6z", "1c3s5z", "MMM", "MMM2"]

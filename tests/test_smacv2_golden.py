@@ -6,7 +6,7 @@ held them, its enemy-observation bookkeeping before and after the observation pa
 visited the agents, and its ``get_obs``, ``get_state``, ``get_avail_agent_actions``,
 ``get_capabilities``, rewards and end codes. Each record is written into a one-env simulator state
 and every output is recomputed by the simulator, through the torch feature code and through the
-compiled numba kernels (``sim.kernels.observe_v2``), and compared.
+compiled numba kernels (``sim.numba.features_v2``), and compared.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import torch
 
 from sc2_envs.adapters.smacv2_compat import scenario_from_capability_config
 from sc2_envs.sim.env import make_batched
-from sc2_envs.sim.kernels import numba_available
+from sc2_envs.sim.runtime import numba_available
 
 ATOL = 1e-5
 CASES = [

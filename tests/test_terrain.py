@@ -27,7 +27,7 @@ from sc2_envs.maps import (
     terrain_grids,
 )
 from sc2_envs.sim import UnitPlacement as P
-from sc2_envs.sim.features import FeatureConfig, RewardConfig, SMACFeatures
+from sc2_envs.sim.rules.features import FeatureConfig, RewardConfig, SMACFeatures
 from sc2_envs.sim.state import ORDER_ATTACK, ORDER_MOVE, UnitTable
 
 ROOT = Path(__file__).resolve().parents[1]

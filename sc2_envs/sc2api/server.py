@@ -61,6 +61,7 @@ import torch
 from sc2_envs.maps import MAP_SIZE, list_maps, pathing_grid, terrain_grids
 from sc2_envs.sc2api.raw import OWNER_AGENTS, raw_units_from_sim, unit_type_ids
 from sc2_envs.sc2api.websocket import WebSocketClosed, accept_websocket
+from sc2_envs.units import LOOPS_PER_STEP
 
 __all__ = ["DEFAULT_BUILD", "GAME_VERSIONS", "SUPPORTED_REQUESTS", "SC2APIGame", "main", "serve"]
 
@@ -81,7 +82,8 @@ SUPPORTED_REQUESTS = (
     "leave_game",
     "quit",
 )
-LOOPS_PER_ENV_STEP = 8
+LOOPS_PER_ENV_STEP = LOOPS_PER_STEP
+"""Alias of ``sc2_envs.units.LOOPS_PER_STEP`` (8 game loops per env step), its one definition."""
 
 _STATUS = {"launched": 1, "init_game": 2, "in_game": 3, "ended": 5, "quit": 6}
 _ABILITY_STOP, _ABILITY_MOVE, _ABILITY_ATTACK, _ABILITY_HEAL = 4, 16, 23, 386
@@ -324,7 +326,7 @@ class SC2APIGame:
         """
         if not (math.isfinite(x) and math.isfinite(y)):
             return _RESULT_ERROR
-        from sc2_envs.sim.features import MOVE_AMOUNT
+        from sc2_envs.sim.rules.features import MOVE_AMOUNT
 
         lo, hi = -MOVE_AMOUNT, MAP_SIZE + MOVE_AMOUNT
         if not (lo <= x <= hi and lo <= y <= hi):
@@ -392,12 +394,7 @@ class SC2APIGame:
             self.sim.reset(seed=None)  # the map trigger's respawn: the simulator's next episode
             self.respawn_pending = False
         else:
-            sim = self.sim
-            keep = torch.zeros(1, sim.n_agents, dtype=torch.int64, device=sim.device)  # no-op: keep the orders
-            for _ in range(count // LOOPS_PER_ENV_STEP):
-                sim._core(keep)
-            for _ in range(count % LOOPS_PER_ENV_STEP):
-                sim._run_stage("tick")
+            self.sim.advance_loops(count)
         self.game_loop += count
         resp.step.simulation_loop = self.game_loop
 

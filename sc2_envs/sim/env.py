@@ -9,9 +9,8 @@ The PettingZoo and Gymnasium wrappers are thin adapters over it with ``num_envs=
 from __future__ import annotations
 
 import inspect
-import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Sequence
+from dataclasses import fields
 
 import numpy as np
 import torch
@@ -19,139 +18,45 @@ import torch
 from sc2_envs import smacv2 as v2
 from sc2_envs.maps import (
     MapSpec,
-    get_map,
-    ground_distances,
-    ground_edges,
-    list_maps,
-    needs_routing,
     terrain_grids,
 )
 from sc2_envs.sim import rng
-from sc2_envs.sim.dynamics import Dynamics
-from sc2_envs.sim.enemy_ai import EnemyAI
-from sc2_envs.sim.features import MOVE_AMOUNT, N_ACTIONS_NO_ATTACK, FeatureConfig, RewardConfig, SMACFeatures
-from sc2_envs.sim.features_v2 import SMACv2Features
-from sc2_envs.sim.first_use import first_call
+from sc2_envs.sim.editing import EditingMixin, UnitPlacement
+from sc2_envs.sim.execution import ExecutionMixin
+from sc2_envs.sim.options import (
+    FEATURE_OPTIONS,
+    REWARD_OPTION_RANGE,
+    REWARD_OPTIONS,
+    WRAPPER_KEYWORDS,
+    check_keywords,
+    check_options,
+    check_unknown_options,
+    is_int,
+    pop_scenario_options,
+    resolve_map,
+    snapshot_options,
+)
+from sc2_envs.sim.rules.actions import MOVE_DIRS, OUT_OF_RANGE, apply_actions, check_actions, coerce_actions
+from sc2_envs.sim.rules.dynamics import Dynamics
+from sc2_envs.sim.rules.enemy_ai import EnemyAI
+from sc2_envs.sim.rules.features import N_ACTIONS_NO_ATTACK, FeatureConfig, RewardConfig, SMACFeatures
+from sc2_envs.sim.rules.features_v2 import SMACv2Features
+from sc2_envs.sim.rules.reset import fresh_scenario_state, fresh_state
+from sc2_envs.sim.runtime.first_use import first_call
+from sc2_envs.sim.runtime.threads import apply_num_threads, check_num_threads
+from sc2_envs.sim.snapshot import SnapshotMixin
 from sc2_envs.sim.state import (
-    ORDER_ATTACK,
-    ORDER_ATTACK_MOVE,
-    ORDER_HEAL,
-    ORDER_MOVE,
-    ORDER_NONE,
     UnitTable,
     WorldState,
 )
-from sc2_envs.sim.threads import apply_num_threads, check_num_threads
 from sc2_envs.units import LOOPS_PER_STEP
-from sc2_envs.validation import contains_bool, did_you_mean, off_map
-
-# Action ids (SMAC): 0 no-op, 1 stop, 2 north (+y), 3 south (-y), 4 east (+x), 5 west (-x), 6+j target j.
-# A move orders a walk to a point MOVE_AMOUNT units away.
-_MOVE_DIRS = torch.tensor([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])
+from sc2_envs.validation import as_device
 
 _STATE_FIELDS = [f.name for f in fields(WorldState)]
 _V2_FIELDS = ("unit_kind", "fov_dir", "enemy_tag", "max_reward")  # WorldState fields only SMACv2 scenarios use
-_FEATURE_OPTIONS = {f.name for f in fields(FeatureConfig)}
-_REWARD_OPTIONS = {f.name for f in fields(RewardConfig)}
 
 
-def _is_int(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
-
-
-def _is_real(v) -> bool:
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
-
-
-def _plain(v):
-    """A bool / int / float option as the Python value (NumPy scalars compare and pickle as plain values)."""
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    return int(v) if isinstance(v, (int, np.integer)) else float(v)
-
-
-def _as_device(device) -> torch.device:
-    """``torch.device(device)``, or a ``ValueError`` naming the value unless it is ``'cpu'`` (index 0)
-    or a visible CUDA device."""
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError):
-        raise ValueError(f"device must be a torch device such as 'cpu', 'cuda' or 'cuda:1', got {device!r}") from None
-    if dev.type not in ("cpu", "cuda"):  # mps, xpu, meta, ...: the simulator's code paths are CPU and CUDA
-        raise ValueError(f"device must be 'cpu' or a CUDA device such as 'cuda' or 'cuda:1', got {device!r}")
-    if dev.type == "cpu" and dev.index not in (None, 0):  # torch accepts 'cpu:1' but puts tensors on 'cpu'
-        raise ValueError(f"device {device!r}: the CPU device has index 0 only; expected 'cpu' or 'cpu:0'")
-    if dev.type == "cpu":
-        return torch.device("cpu")  # what CPU tensors report as their device ('cpu:0' would compare unequal)
-    if dev.type == "cuda":
-        n = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if n == 0:
-            raise ValueError(
-                f"device {device!r} needs CUDA, but torch.cuda.is_available() is False "
-                f"(torch {torch.__version__}); use device='cpu'"
-            )
-        if dev.index is not None and dev.index >= n:
-            raise ValueError(f"device {device!r}: CUDA device index {dev.index} out of range, {n} device(s) visible")
-    return dev
-
-
-_WRAPPER_KEYWORDS = ("render_mode", "dead_agents", "agent_names", "info_action_mask", "backend")
-"""Keywords of the PettingZoo / Gymnasium wrappers that reach no simulator (named in the unknown-option error, for typos)."""
-
-REWARD_OPTION_RANGE = (1e-15, 1e15)
-"""Magnitudes a nonzero numeric reward option may have. SMAC's scaled reward is ``r * reward_scale_rate /
-max_reward`` with ``max_reward`` at least a unit's HP (~35), so two options at the upper bound stay
-below ~3e28, far from float32's 3.4e38 (1e30 each overflowed to inf), and one at the lower bound is
-not flushed to 0."""
-
-
-def _check_options(options: dict) -> None:
-    """SMAC options must have the type of their default (bools stay bools, numbers numbers); numeric
-    (reward) options must be 0 or within :data:`REWARD_OPTION_RANGE` in magnitude."""
-    defaults = {f.name: f.default for f in fields(FeatureConfig) + fields(RewardConfig)}
-    for name, value in options.items():
-        want = defaults[name]
-        if isinstance(want, bool):
-            if not isinstance(value, (bool, np.bool_)):
-                raise TypeError(f"option {name} must be a bool, got {value!r}")
-        elif not _is_real(value) or not math.isfinite(float(value)):
-            raise TypeError(f"option {name} must be a finite number, got {value!r}")
-        elif value != 0 and not REWARD_OPTION_RANGE[0] <= abs(float(value)) <= REWARD_OPTION_RANGE[1]:
-            # the rewards are float32 sums and ratios of these with unit HP: beyond this they overflow to inf/NaN or vanish
-            lo, hi = REWARD_OPTION_RANGE
-            raise ValueError(
-                f"option {name}={value!r}: expected 0 or a magnitude in [{lo:g}, {hi:g}], which the simulator's float32 "
-                "reward arithmetic holds without overflow or underflow"
-            )
-    if "reward_scale_rate" in options and options["reward_scale_rate"] <= 0:
-        raise ValueError(f"option reward_scale_rate must be > 0, got {options['reward_scale_rate']!r}")
-
-
-@dataclass
-class UnitPlacement:
-    """One unit of a scenario (see ``SMACSim.set_units``).
-
-    Attributes:
-        x, y: centre position in world units.
-        health: absolute HP; ``None`` = full; 0 = dead (absent).
-        shield: absolute shields; ``None`` = full.
-        cooldown: weapon cooldown in game loops (0 = ready).
-        energy: medivac energy; ``None`` = the unit's starting energy.
-        unit: SMACv2 scenarios only: the unit type to place (one of the scenario race's types);
-            ``None`` keeps the slot's current type. Must be ``None`` on SMAC v1 maps, whose
-            rosters are fixed.
-    """
-
-    x: float
-    y: float
-    health: float | None = None
-    shield: float | None = None
-    cooldown: float = 0.0
-    energy: float | None = None
-    unit: str | None = None
-
-
-class SMACSim:
+class SMACSim(ExecutionMixin, SnapshotMixin, EditingMixin):
     """``B`` SMAC environments of one map, batched.
 
     Args:
@@ -178,26 +83,26 @@ class SMACSim:
             times faster at small B on CPU; results match eager mode to float rounding, not bit for bit.
         num_threads: torch CPU threads (``torch.set_num_threads``, process-wide). ``None``: on the
             torch path the simulator picks them for ``num_envs`` (one thread below 2,048 envs on CPU;
-            see ``sim.threads`` and README "Threads (torch path)") unless you chose already (``OMP_NUM_THREADS``, or
+            see ``sim.runtime.threads`` and README "Threads (torch path)") unless you chose already (``OMP_NUM_THREADS``, or
             ``torch.set_num_threads`` after importing ``sc2_envs``), and says so once on stderr; on
             the numba path it leaves torch's count as it is (the step runs no torch operations).
             The count in effect is ``self.num_threads``. An int also caps the numba kernels'
             threads (``numba.set_num_threads(min(num_threads, NUMBA_NUM_THREADS))`` in the calling
             thread), the number of chunks a threaded kernel call splits the envs into
-            (``sim.kernels.chunks``): a run told to use one core steps its envs on one.
+            (``sim.runtime.chunks``): a run told to use one core steps its envs on one.
         kernel: execution path of the step's stages (actions -> orders, enemy AI, the 8 game loops,
             then result, reward, available actions, observations and state, and the observation
             of auto-reset envs): ``"torch"`` (the reference tensor code, any device, ``compile``),
-            ``"numba"`` (compiled CPU loops, ``sim.kernels.tick`` and ``sim.kernels.observe``, for SMACv2
-            scenarios ``sim.kernels.observe_v2`` and ``sim.kernels.scenario``; ``step``
-            is one compiled call, ``sim.kernels.step``, auto-resets included; bit-equal to torch, much faster
+            ``"numba"`` (compiled CPU loops, ``sim.numba.dynamics`` and ``sim.numba.features``, for SMACv2
+            scenarios ``sim.numba.features_v2`` and ``sim.numba.reset``; ``step``
+            is one compiled call, ``sim.numba.step``, auto-resets included; bit-equal to torch, much faster
             at small batches; the first use in a fresh install compiles for about 30 s on a 2-core
             machine per family, SMAC v1 maps and SMACv2 scenarios, saying so on stderr; later
             processes load the on-disk cache in about a second), or ``"auto"``: numba on CPU when it imports,
             ``compile=False``, else torch (SMAC v1 maps and SMACv2 scenarios alike). With ``"auto"`` the first
             use does not wait for the compile: while it runs in a background thread the simulator plays on
             the torch path (the same game bit for bit) and switches at its first ``reset`` or ``step`` after
-            it ends (``sim.kernels.warmup``; :meth:`wait_for_kernel` waits for it;
+            it ends (``sim.runtime.warmup``; :meth:`wait_for_kernel` waits for it;
             ``SC2_ENVS_BACKGROUND_COMPILE=0`` compiles in the foreground instead). The path in effect is
             ``self.kernel`` (also in ``get_env_info()["kernel"]``).
         **options: SMAC's keyword options (``obs_last_action``, ``reward_only_positive``, ...; see
@@ -236,76 +141,29 @@ class SMACSim:
             spawn_jitter=spawn_jitter,
             **{k: v for k, v in options.items() if k != "scenario"},
         )
-        self.scenario = v2.get_scenario(map_name) if v2.is_scenario(map_name) else None
-        if self.scenario is not None:
-            self.spec = self.scenario
-        elif isinstance(map_name, MapSpec):
-            self.spec = map_name
-        elif not isinstance(map_name, str) or map_name not in list_maps():
-            hint = did_you_mean(map_name, [*list_maps(), *v2.list_scenarios()])
-            raise ValueError(
-                f"unknown map or scenario {map_name!r}{hint}; SMAC v1 maps: {', '.join(list_maps())}; "
-                f"SMACv2 scenarios: {', '.join(v2.list_scenarios())} (or a MapSpec)"
-            )
-        else:
-            self.spec = get_map(map_name)
-        v2_opts = {}
+        self.scenario, self.spec = resolve_map(map_name)
         pin = options.pop("scenario", None)
         if self.scenario is not None:
-            for name, default in (("conic_fov", False), ("use_unit_ranges", True), ("obs_own_pos", True)):
-                v = options.pop(name, default)
-                if not isinstance(v, (bool, np.bool_)):
-                    raise TypeError(f"option {name} must be a bool, got {v!r}")
-                v2_opts[name] = bool(v)
-            mar = options.pop("min_attack_range", 2)
-            if not _is_real(mar) or not math.isfinite(float(mar)) or mar < 0:
-                raise ValueError(f"option min_attack_range must be a finite number >= 0, got {mar!r}")
-            if float(mar) != self.scenario.min_attack_range:
-                from dataclasses import replace
-
-                self.scenario = self.spec = replace(self.scenario, min_attack_range=float(mar))
-            poe = options.pop("prob_obs_enemy", 1.0)
-            if isinstance(poe, (bool, np.bool_)):  # True == 1.0 would pass the check below
-                raise TypeError(f"option prob_obs_enemy must be a probability (a float), got {poe!r}")
-            poe == 1.0 or _unsupported("prob_obs_enemy", poe, "only 1.0 (SMACv2's default)")
-            mask = options.pop("action_mask", True)
-            (isinstance(mask, (bool, np.bool_)) and bool(mask)) or _unsupported(
-                "action_mask", mask, "only True (SMACv2's default)"
-            )
-        elif pin is not None:
-            raise ValueError(
-                f"option scenario= (pinned composition) is for SMACv2 scenarios; {self.spec.name!r} is a SMAC v1 map"
-            )
-        for name, value in (("autoreset", autoreset), ("lenient_actions", lenient_actions), ("compile", compile)):
-            if not isinstance(value, bool):
-                raise TypeError(f"{name} must be a bool, got {value!r}")
-        if not _is_int(loops_per_tick):
-            raise TypeError(f"loops_per_tick must be an int (1, 2, 4 or 8), got {loops_per_tick!r}")
-        if not (_is_real(spawn_jitter) and 0.0 <= spawn_jitter <= 2.0):
-            raise ValueError(f"spawn_jitter must be a number in [0, 2] world units, got {spawn_jitter!r}")
+            v2_opts, self.scenario = pop_scenario_options(options, self.scenario)
+            self.spec = self.scenario
+        else:
+            v2_opts = {}
+            if pin is not None:
+                raise ValueError(
+                    f"option scenario= (pinned composition) is for SMACv2 scenarios; {self.spec.name!r} is a SMAC v1 map"
+                )
+        check_keywords(autoreset, lenient_actions, compile, loops_per_tick, spawn_jitter, num_envs)
         self.spawn_jitter = float(spawn_jitter)
-        if not _is_int(num_envs) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         num_envs = int(num_envs)
         # SMAC's continuing_episode only adds info["episode_limit"], which every step here reports anyway.
         continuing_episode = options.pop("continuing_episode", False)
         if not isinstance(continuing_episode, (bool, np.bool_)):
             raise TypeError(f"option continuing_episode must be a bool, got {continuing_episode!r}")
-        unknown = set(options) - _FEATURE_OPTIONS - _REWARD_OPTIONS
-        if unknown:
-            extra = {"conic_fov", "use_unit_ranges", "obs_own_pos", "min_attack_range", "scenario"} if self.scenario else set()
-            valid = _FEATURE_OPTIONS | _REWARD_OPTIONS | {"continuing_episode"} | extra
-            # a typo of a simulator or wrapper keyword lands here too (e.g. render= for render_mode=): suggest across all
-            near = [*valid, *_SIM_KEYWORDS, *_WRAPPER_KEYWORDS]
-            hints = "".join(f"; {name!r}{did_you_mean(name, near)}" for name in sorted(unknown) if did_you_mean(name, near))
-            raise ValueError(
-                f"unknown option(s) {sorted(unknown)}{hints}; valid SMAC options: {sorted(valid)}; the simulator's own "
-                f"keywords: {list(_SIM_KEYWORDS)}; the PettingZoo / Gymnasium wrappers add {list(_WRAPPER_KEYWORDS)}"
-            )
-        _check_options(options)
+        check_unknown_options(options, self.scenario is not None, _SIM_KEYWORDS)
+        check_options(options)
         self.map_name = self.spec.name
         self.num_envs = num_envs
-        self.device = _as_device(device)
+        self.device = as_device(device)
         check_num_threads(num_threads)  # applied once the kernel is known (the automatic rule is the torch path's)
         self._explicit_threads = num_threads is not None
         self.autoreset = autoreset
@@ -331,19 +189,12 @@ class SMACSim:
             cliff_walkable=torch.as_tensor(terrain.cliff_walkable.copy(), device=self.device),
             **({} if self.scenario is not None else self._routing(self.spec.terrain)),
         )
-        fcfg = FeatureConfig(**{k: v for k, v in options.items() if k in _FEATURE_OPTIONS})
-        rcfg = RewardConfig(**{k: v for k, v in options.items() if k in _REWARD_OPTIONS})
+        fcfg = FeatureConfig(**{k: v for k, v in options.items() if k in FEATURE_OPTIONS})
+        rcfg = RewardConfig(**{k: v for k, v in options.items() if k in REWARD_OPTIONS})
         # what state_dict() records and load_state_dict() compares: the options that change the game
-        self._snapshot_options = {
-            **{f.name: _plain(getattr(fcfg, f.name)) for f in fields(FeatureConfig)},
-            **{f.name: _plain(getattr(rcfg, f.name)) for f in fields(RewardConfig)},
-            "lenient_actions": bool(lenient_actions),
-            "loops_per_tick": int(loops_per_tick),
-            "spawn_jitter": float(spawn_jitter),
-            **{k: bool(v) for k, v in v2_opts.items()},
-        }
-        if self.scenario is not None:
-            self._snapshot_options["min_attack_range"] = float(self.scenario.min_attack_range)
+        self._snapshot_options = snapshot_options(
+            fcfg, rcfg, lenient_actions, loops_per_tick, spawn_jitter, v2_opts, self.scenario
+        )
         if self.scenario is not None:
             self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order="attack_closest")
             self.features = SMACv2Features(self.scenario, self.table, fcfg, rcfg, self.device, **v2_opts)
@@ -362,7 +213,7 @@ class SMACSim:
         self.obs_size = self.features.obs_size
         self.state_size = self.features.state_size
         self.loops_per_tick = loops_per_tick
-        self._move_dirs = _MOVE_DIRS.to(self.device)
+        self._move_dirs = MOVE_DIRS.to(self.device)
         self._arange_b = torch.arange(num_envs, device=self.device)
         self.st = WorldState.empty(num_envs, len(self.table.names), self.n_agents, self.device)
         self._avail = torch.zeros(num_envs, self.n_agents, self.n_actions, dtype=torch.bool, device=self.device)
@@ -380,7 +231,7 @@ class SMACSim:
         self.num_threads = apply_num_threads(num_threads, num_envs, self.device, self.kernel)
         self._awaiting = None  # the family (SMACv2 or not) whose numba kernels compile in the background
         if kernel == "auto" and self.kernel == "numba":
-            from sc2_envs.sim.kernels import warmup
+            from sc2_envs.sim.runtime import warmup
 
             if warmup.enabled() and not warmup.family_ready(self.scenario is not None):
                 self.kernel, self._awaiting = "torch", self.scenario is not None
@@ -391,40 +242,6 @@ class SMACSim:
             if not isinstance(pin, dict):
                 raise TypeError(f"option scenario must be a dict of pin_scenario's arguments, got {pin!r}")
             self.pin_scenario(**pin)
-
-    def _build_kernels(self) -> None:
-        """Build the numba kernels from the current tables (``kernel="numba"``; nothing on torch).
-
-        The kernels copy the unit, kind and feature tables at construction: after changing a table
-        in place (e.g. ``table.kinds``), call this again."""
-        self._tick_kernel = self._observe_kernel = self._step_kernel = self._scenario_reset = None
-        if self.kernel != "numba":
-            return
-        if self._explicit_threads:
-            from sc2_envs.sim.kernels import limit_numba_threads
-
-            limit_numba_threads(self.num_threads)
-        from sc2_envs.sim.kernels.step import StepKernel
-        from sc2_envs.sim.kernels.tick import TickKernel
-
-        fov = self.features._fov_dirs if self._n_fov else None
-        self._tick_kernel = TickKernel(self.dynamics, self.enemy_ai, self.n_agents, self._move_dirs, self._n_no_attack, fov)
-        if self.scenario is not None:
-            from sc2_envs.sim.kernels.observe_v2 import ObserveKernelV2
-            from sc2_envs.sim.kernels.scenario import ScenarioResetKernel
-
-            self._observe_kernel = ObserveKernelV2(self.features)
-            self._scenario_reset = ScenarioResetKernel(self)
-        else:
-            from sc2_envs.sim.kernels.observe import ObserveKernel
-
-            self._observe_kernel = ObserveKernel(self.features)
-        # the whole of step() in one compiled call (checks, orders, ticks, observe, statistics)
-        self._step_kernel = StepKernel(
-            self._tick_kernel, self._observe_kernel, LOOPS_PER_STEP // self.dynamics.L, self.lenient_actions
-        )
-        if self.scenario is None:
-            self._step_kernel.set_fresh(self.table, self.spec, self._tick_kernel)
 
     # The numba path's auto-reset leaves the per-env unit table (and the tensors Dynamics derives
     # from it) to be rebuilt from ``st.unit_kind`` when next read: the kernels never read them, so a
@@ -462,68 +279,6 @@ class SMACSim:
     def enemy_ai(self, value: EnemyAI) -> None:
         self._enemy_ai = value
 
-    def _compile_job(self):
-        """This process's background compile of the numba kernels this simulator waits for (``sim.kernels.warmup``)."""
-        from sc2_envs.sim.kernels import warmup
-
-        config = self._warm_config  # not self: the thread must not keep this simulator alive
-        return warmup.job(self._awaiting, lambda: SMACSim(**config, num_threads=None, kernel="numba"))
-
-    def _adopt_kernel(self, timeout: float | None = 0.0) -> None:
-        """Switch to the numba path once its background compile has ended (waiting up to ``timeout`` s, None:
-        until it ends); after a failed compile stay on the torch path. The two paths give equal states and
-        outputs (tested), so where the switch falls changes no result."""
-        from sc2_envs.sim.kernels.warmup import numba_unusable
-
-        if numba_unusable() is not None:  # forked mid-compile: no Numba in this process, the torch path stays
-            self._awaiting = None
-            return
-        job = self._compile_job()
-        if not job.finished(timeout):
-            return
-        self._awaiting = None
-        if job.error is None:
-            self.kernel = "numba"
-            self._build_kernels()
-
-    def wait_for_kernel(self, timeout: float | None = None) -> str:
-        """Wait for a background compile of the numba kernels (``kernel="auto"`` on first use, see
-        ``sim.kernels.warmup``) and switch to them; returns the path then in effect (``self.kernel``):
-        ``"torch"`` if the compile failed (it said why on stderr) or is still running after ``timeout``
-        seconds (None: no limit). Returns at once when nothing is compiling."""
-        if self._awaiting is not None:
-            self._adopt_kernel(timeout)
-        return self.kernel
-
-    def _resolve_kernel(self, kernel) -> str:
-        """``"numba"`` or ``"torch"`` for the ``kernel`` option (see the class docstring)."""
-        from sc2_envs.sim.kernels import KERNELS, numba_available
-
-        if kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
-        if kernel == "torch":
-            return "torch"
-        why = None
-        if self.device.type != "cpu":
-            why = f"it runs on CPU only (device={self.device})"
-        elif self._compile:
-            why = "compile=True fuses the torch path; use kernel='torch' with it"
-        else:
-            why = numba_available()
-            if why is None:
-                from sc2_envs.sim.kernels.warmup import numba_unusable
-
-                why = numba_unusable()
-            if why is None:
-                from sc2_envs.sim.kernels.tick import tick_kernel_supported
-
-                why = tick_kernel_supported(self.table)
-        if why is None:
-            return "numba"
-        if kernel == "numba":
-            raise ValueError(f"kernel='numba' cannot be used here: {why}")
-        return "torch"
-
     # ------------------------------------------------------------------ reset
     def _seed_envs(self, seed) -> None:
         """Give every env its own 64-bit key (its random stream) by seed splitting; see ``sim.rng``.
@@ -544,77 +299,14 @@ class SMACSim:
         self.st.episode_count = torch.full((self.num_envs,), -1, dtype=torch.int64, device=self.device)
 
     def _fresh_state(self) -> WorldState:
-        """A new episode for every env (positions, full health, enemy attack-move orders)."""
+        """A new episode for every env (``rules.reset``; the numba path: ``numba.reset``, for the envs that ended)."""
         if self.scenario is not None:
-            return self._fresh_scenario_state()
-        t, st, B, N = self.table, self.st, self.num_envs, self.n_agents
-        new = WorldState.empty(B, len(t.names), N, self.device)
-        new.env_seed = st.env_seed.clone()
-        new.episode_count = st.episode_count + 1
-        units = torch.arange(len(t.names), device=self.device)
-        new.pos = t.spawn_pos.expand(B, -1, -1).clone()
-        if self.spawn_jitter > 0:
-            key = (
-                new.episode_count[:, None, None],
-                units[None, :, None],
-                torch.arange(2, device=self.device)[None, None, :],
-                rng.STREAM_SPAWN,
-                new.env_seed[:, None, None],
+            draw = self.sampler.sample(self.st.episode_count + 1, self.st.env_seed)
+            pins = (self._pin_mask, self._pin_kind, self._pin_has_pos, self._pin_pos)
+            return fresh_scenario_state(
+                self.st, self.table, self.n_agents, self.n_enemies, draw, pins, self.features.max_reward_of
             )
-            offset = (rng.uniform(*key) * 2 - 1) * self.spawn_jitter
-            jittered = new.pos + offset
-            cell_ok = self.dynamics.can_stand(jittered, new.pos)
-            new.pos = torch.where(cell_ok.unsqueeze(-1), jittered, new.pos)
-        new.health = t.max_health.expand(B, -1).clone()
-        new.shield = t.max_shield.expand(B, -1).clone()
-        new.energy = t.energy_start.expand(B, -1).clone()
-        new.alive = torch.ones_like(new.alive)
-        new.jitter_state = rng.mix(new.episode_count[:, None], units[None, :], rng.STREAM_COOLDOWN, new.env_seed[:, None])
-        seg = self.spec.attack_segment
-        if seg is not None:
-            u = rng.uniform(new.episode_count, rng.STREAM_ATTACK_POINT, new.env_seed).unsqueeze(-1)
-            a, b = torch.tensor(seg, dtype=torch.float32, device=self.device)
-            new.attack_point = a + u * (b - a)
-        elif self.spec.attack_point is not None:
-            new.attack_point = torch.tensor(self.spec.attack_point, device=self.device).expand(B, 2).clone()
-        enemy = ~t.is_ally
-        new.order_kind = torch.where(enemy, ORDER_ATTACK_MOVE, ORDER_NONE).expand(B, -1).clone()
-        point = new.attack_point.unsqueeze(1) if self.spec.attack_point is not None else new.pos
-        new.order_point = torch.where(enemy.unsqueeze(-1), point, new.pos)
-        new.loops_since_damage.fill_(1e6)
-        new.prev_health, new.prev_shield, new.prev_alive = new.health.clone(), new.shield.clone(), new.alive.clone()
-        return new
-
-    def _fresh_scenario_state(self) -> WorldState:
-        """A new SMACv2 episode for every env: sampled (or pinned) rosters and start positions.
-
-        The numba path runs the same rules compiled, for the envs that ended (``sim.kernels.scenario``)."""
-        st, B, N = self.st, self.num_envs, self.n_agents
-        new = WorldState.empty(B, N + self.n_enemies, N, self.device)
-        new.env_seed = st.env_seed.clone()
-        new.episode_count = st.episode_count + 1
-        draw = self.sampler.sample(new.episode_count, new.env_seed)
-        kind = torch.where(self._pin_mask[:, None], self._pin_kind, draw["kind"])
-        pos = torch.where((self._pin_mask & self._pin_has_pos)[:, None, None], self._pin_pos, draw["pos"])
-        new.unit_kind = kind
-        new.pos = pos
-        kt = self.table.kinds
-        T = len(kt.names) // 2
-        row = torch.where(self.table.is_ally, kind, kind + T)
-        new.health = kt.max_health[row]
-        new.shield = kt.max_shield[row]
-        new.energy = kt.energy_start[row]
-        new.alive = torch.ones_like(new.alive)
-        units = torch.arange(N + self.n_enemies, device=self.device)
-        new.jitter_state = rng.mix(new.episode_count[:, None], units[None, :], rng.STREAM_COOLDOWN, new.env_seed[:, None])
-        new.attack_point = torch.tensor([8.0, 16.0], device=self.device).expand(B, 2).clone()
-        new.order_kind = torch.full_like(new.order_kind, ORDER_NONE)  # enemies get orders from the map trigger (EnemyAI)
-        new.order_point = new.pos.clone()
-        new.fov_dir = torch.tensor([1.0, 0.0], device=self.device).expand(B, N, 2).clone()
-        new.max_reward = torch.where(new.episode_count == 0, self.features.max_reward_of(kind), st.max_reward)
-        new.loops_since_damage.fill_(1e6)
-        new.prev_health, new.prev_shield, new.prev_alive = new.health.clone(), new.shield.clone(), new.alive.clone()
-        return new
+        return fresh_state(self.st, self.table, self.spec, self.n_agents, self.spawn_jitter, self.dynamics.can_stand)
 
     def _refresh_kinds(self) -> None:
         """SMACv2: rebuild the per-env unit tables from ``st.unit_kind`` (after resets, loads, set_units)."""
@@ -623,67 +315,6 @@ class SMACSim:
             return
         self._table.assign_kinds_(self.st.unit_kind)
         self._dynamics.refresh()
-
-    def unit_types(self, env_index: int | None = None) -> list[list[str]] | tuple[list[str], list[str]]:
-        """Unit type names of the current episode: ``(agent types, enemy types)`` of env ``env_index``,
-        or a list of those for every env when ``env_index`` is None. On SMAC v1 maps they are the
-        map's fixed rosters; in SMACv2 scenarios they change at every reset.
-
-        Raises:
-            TypeError, ValueError: ``env_index`` is not None or an int in ``[0, num_envs)``.
-        """
-        if env_index is None:
-            return [self.unit_types(b) for b in range(self.num_envs)]
-        env_index = self._check_env_index(env_index, none_means_all=True)
-        if self.scenario is None:
-            return list(self.spec.ally_units()), list(self.spec.enemy_units())
-        kinds = self.scenario.kinds
-        k = self.st.unit_kind[env_index].tolist()
-        return [kinds[i] for i in k[: self.n_agents]], [kinds[i] for i in k[self.n_agents :]]
-
-    def pin_scenario(self, allies, enemies, ally_positions=None, enemy_positions=None, env_index: int | None = None) -> None:
-        """SMACv2: use this composition (and these start points) at every later reset of an env.
-
-        Agent ``i`` gets ``allies[i]`` at ``ally_positions[i]`` and enemy ``j`` gets ``enemies[j]``
-        at ``enemy_positions[j]``, exactly in the order given (SMACv2's agent sort by type and
-        position applies to sampled teams only). Positions ``None``: drawn from the scenario's
-        start-position distribution as usual. Takes effect at the next reset (call ``reset()``
-        to start one now); ``unpin_scenario`` restores sampling.
-
-        Args:
-            allies: ``n_agents`` unit type names of the scenario's race; enemies: ``n_enemies`` names.
-            ally_positions / enemy_positions: ``[n, 2]`` world points with ``0 <= x, y < 32``, or None
-                (both or neither).
-            env_index: the env to pin, or None for every env.
-
-        Raises:
-            ValueError: not a SMACv2 scenario; a team of the wrong size; a unit type of another
-                race; a position off the map or of the wrong shape; an env index out of range.
-            TypeError: a team that is not a sequence of names.
-        """
-        if self.scenario is None:
-            raise ValueError(f"pin_scenario is for SMACv2 scenarios; {self.map_name!r} is a SMAC v1 map with a fixed roster")
-        a, e = v2.validate_composition(self.scenario, allies, enemies)
-        if (ally_positions is None) != (enemy_positions is None):
-            raise ValueError("give both ally_positions and enemy_positions, or neither")
-        envs = self._env_mask(env_index)
-        self._pin_kind[envs] = torch.tensor(a + e, dtype=torch.int64, device=self.device)
-        if ally_positions is not None:
-            p = torch.cat(
-                [
-                    v2.validate_positions(self.scenario, "ally", ally_positions, self.n_agents),
-                    v2.validate_positions(self.scenario, "enemy", enemy_positions, self.n_enemies),
-                ]
-            ).to(self.device)
-            self._pin_pos[envs] = p
-        self._pin_has_pos[envs] = ally_positions is not None
-        self._pin_mask[envs] = True
-
-    def unpin_scenario(self, env_index: int | None = None) -> None:
-        """SMACv2: sample compositions and positions again at later resets (env ``env_index`` or all)."""
-        if self.scenario is None:
-            raise ValueError(f"unpin_scenario is for SMACv2 scenarios; {self.map_name!r} is a SMAC v1 map")
-        self._pin_mask[self._env_mask(env_index)] = False
 
     def _env_mask(self, env_index) -> torch.Tensor:
         if env_index is None:
@@ -695,7 +326,7 @@ class SMACSim:
     def _check_env_index(self, env_index, none_means_all: bool = False) -> int:
         """``env_index`` as an int, or TypeError / ValueError naming it (no negative indices: -1 would
         silently be the last env). ``none_means_all``: the caller also takes None (the message says so)."""
-        if not _is_int(env_index):
+        if not is_int(env_index):
             also = " or None" if none_means_all else ""
             raise TypeError(f"env_index must be an int in [0, {self.num_envs}){also}, got {env_index!r}")
         if not 0 <= env_index < self.num_envs:
@@ -750,37 +381,8 @@ class SMACSim:
 
     # ------------------------------------------------------------------ step
     def _coerce_actions(self, actions) -> torch.Tensor:
-        """``actions`` as a ``[B, N]`` int64 tensor on the sim's device (type and shape checked, values not)."""
-        B, N = self.num_envs, self.n_agents
-        if not isinstance(actions, torch.Tensor):
-            if contains_bool(actions):  # np.asarray([[True, 1, 1]]) is an int array: True would be the action 1
-                raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}), got {actions!r}, which holds a bool")
-            try:
-                arr = np.asarray(actions)
-            except ValueError:  # numpy: "inhomogeneous shape"
-                raise ValueError(
-                    f"actions must be an integer tensor of shape ({B}, {N}), got a ragged sequence {actions!r}"
-                ) from None
-            if arr.dtype.kind not in "iu":
-                raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}), got {actions!r}")
-            if not arr.dtype.isnative:  # torch reads native byte order only; the values are the same
-                arr = arr.astype(arr.dtype.newbyteorder("="))
-            if not arr.flags.writeable:  # torch warns on a read-only view (np.broadcast_to); a copy reads the same
-                arr = arr.copy()
-            actions = torch.as_tensor(arr)
-        if actions.device.type == "meta":
-            raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}) holding values, got a meta tensor")
-        if actions.dtype.is_floating_point or actions.dtype == torch.bool or actions.is_complex():
-            raise TypeError(f"actions must be an integer tensor of shape ({B}, {N}), got dtype {actions.dtype}")
-        if tuple(actions.shape) != (B, N):
-            raise ValueError(f"actions must have shape (num_envs={B}, n_agents={N}), got {tuple(actions.shape)}")
-        if actions.dtype in (torch.uint16, torch.uint32, torch.uint64):
-            # the cast to int64 would wrap values >= 2**63 to negatives: name the value as given
-            wide = actions.cpu().numpy()
-            if (wide >= self.n_actions).any():
-                b, n = (int(i) for i in np.argwhere(wide >= self.n_actions)[0])
-                raise ValueError(f"env {b}, agent {n}: action {int(wide[b, n])} is out of range [0, {self.n_actions})")
-        return actions.to(device=self.device, dtype=torch.int64)
+        """``actions`` as a ``[B, N]`` int64 tensor on the sim's device (``rules.actions.coerce_actions``)."""
+        return coerce_actions(actions, self.num_envs, self.n_agents, self.n_actions, self.device)
 
     def _out_of_range(self, actions: torch.Tensor, b: int, n: int) -> ValueError:
         return ValueError(f"env {b}, agent {n}: action {int(actions[b, n])} is out of range [0, {self.n_actions})")
@@ -793,46 +395,18 @@ class SMACSim:
         )
 
     def _check_actions(self, actions) -> tuple[torch.Tensor, torch.Tensor]:
-        N, A = self.n_agents, self.n_actions
+        """The actions to apply and which were replaced (``rules.actions.check_actions``); raises on a bad one."""
         actions = self._coerce_actions(actions)
-        out_of_range = (actions < 0) | (actions >= A)
-        if out_of_range.any():
-            b, n = (int(i) for i in out_of_range.nonzero()[0])
-            raise self._out_of_range(actions, b, n)
-        ok = torch.gather(self._avail, 2, actions.unsqueeze(-1)).squeeze(-1)
-        invalid = ~ok
-        if invalid.any():
-            if not self.lenient_actions:
-                b, n = (int(i) for i in invalid.nonzero()[0])
-                raise self._unavailable(actions, b, n)
-            alive = self.st.alive[:, :N]
-            actions = torch.where(invalid, torch.where(alive, 1, 0), actions)
+        actions, invalid, error = check_actions(actions, self._avail, self.st.alive[:, : self.n_agents], self.lenient_actions)
+        if error is not None:
+            code, b, n = error
+            raise (self._out_of_range if code == OUT_OF_RANGE else self._unavailable)(actions, b, n)
         return actions, invalid
 
     def _apply_actions(self, st: WorldState, actions: torch.Tensor) -> None:
-        """Turn SMAC actions into unit orders (SMAC replaces orders every step: no queueing)."""
-        N, t = self.n_agents, self.table
-        kind, target = st.order_kind[:, :N], st.order_target[:, :N]
-        point = st.order_point[:, :N]
-        is_move = (actions >= 2) & (actions <= 5)
-        nna = self._n_no_attack
-        is_target = actions >= nna
-        j = (actions - nna).clamp(min=0)
-        healer = t.is_healer[..., :N]
-        if self._n_fov:  # SMACv2 conic_fov: a look action sends no game command
-            look = (actions >= 6) & (actions < 6 + self._n_fov)
-            d = self.features._fov_dirs[(actions - 6).clamp(0, self._n_fov - 1)]
-            st.fov_dir = torch.where(look.unsqueeze(-1), d, st.fov_dir)
-        new_kind = torch.where(actions == 1, ORDER_NONE, kind)
-        new_kind = torch.where(is_move, ORDER_MOVE, new_kind)
-        new_kind = torch.where(is_target, torch.where(healer, ORDER_HEAL, ORDER_ATTACK), new_kind)
-        keep = (actions == 0) | ((actions >= 6) & (actions < nna))  # no-op (dead) or a look action
-        new_target = torch.where(is_target, torch.where(healer, j, j + N), torch.where(keep, target, -1))
-        dirs = self._move_dirs[actions.clamp(max=5)]
-        new_point = torch.where(is_move.unsqueeze(-1), st.pos[:, :N] + MOVE_AMOUNT * dirs, point)
-        st.order_kind = torch.cat([new_kind, st.order_kind[:, N:]], 1)
-        st.order_target = torch.cat([new_target, st.order_target[:, N:]], 1)
-        st.order_point = torch.cat([new_point, st.order_point[:, N:]], 1)
+        """Turn SMAC actions into unit orders (``rules.actions.apply_actions``)."""
+        fov = self.features._fov_dirs if self._n_fov else None
+        apply_actions(st, actions, self.table.is_healer[..., : self.n_agents], self._n_no_attack, self._move_dirs, fov)
 
     def step(self, actions) -> dict[str, torch.Tensor]:
         """Advance every env by one env step (8 game loops).
@@ -922,7 +496,7 @@ class SMACSim:
             avail = self._avail = kernel.avail_buffer(avail)
         code, value, arrays = first_call(kernel.family, kernel, self.st, a, avail, self._stat_counts)
         if code:
-            from sc2_envs.sim.kernels.step import BAD_KIND, OUT_OF_RANGE
+            from sc2_envs.sim.numba.step import BAD_KIND, OUT_OF_RANGE
 
             if code == BAD_KIND:
                 b, u = divmod(value, N + self.n_enemies)
@@ -955,7 +529,7 @@ class SMACSim:
     def _reset_scenario_envs(self, idx: np.ndarray) -> None:
         """Numba path, SMACv2: new episodes for the envs ``idx`` ([k] int64), in place (the kernels'
         views stay valid): the rows of ``copy_envs_from(self._fresh_state(), done)``, compiled
-        (``sim.kernels.scenario``, bit for bit); the unit table follows when next read (``table``)."""
+        (``sim.numba.reset``, bit for bit); the unit table follows when next read (``table``)."""
         self._scenario_reset.reset_envs(self.st, idx)
         self._kinds_stale = True
 
@@ -972,6 +546,34 @@ class SMACSim:
             for _ in range(0, LOOPS_PER_STEP, self.dynamics.L):
                 self._run_stage("tick")
         return self._run_stage("observe", actions)
+
+    def advance_loops(self, n: int) -> None:
+        """Play ``n`` game loops with the units' current orders kept (the SC2-API server's ``step``).
+
+        Each whole env step of ``LOOPS_PER_STEP`` loops runs as ``step`` does with every agent's no-op
+        (orders and enemy AI, the loops, then the step count, reward and features), without the
+        episode's end handling or auto-reset; the remaining ``n % LOOPS_PER_STEP`` loops run as ticks of
+        ``loops_per_tick`` loops only (no enemy AI, no features). Updates ``self.st`` in place.
+
+        Args:
+            n: game loops, ``>= 0``; ``n % LOOPS_PER_STEP`` must be a multiple of ``loops_per_tick``.
+
+        Raises:
+            ValueError: ``n`` is negative, or its remainder is not a whole number of ticks.
+        """
+        if not is_int(n) or n < 0:
+            raise ValueError(f"advance_loops: n must be an int >= 0 game loops, got {n!r}")
+        steps, rest = divmod(int(n), LOOPS_PER_STEP)
+        if rest % self.dynamics.L:
+            raise ValueError(
+                f"advance_loops: n={n} leaves {rest} loops after whole env steps, not a multiple of "
+                f"loops_per_tick={self.dynamics.L}"
+            )
+        keep = torch.zeros(self.num_envs, self.n_agents, dtype=torch.int64, device=self.device)  # no-op: keep orders
+        for _ in range(steps):
+            self._core(keep)
+        for _ in range(rest // self.dynamics.L):
+            self._run_stage("tick")
 
     # Stage functions: each runs one stage on ``st`` through the kernel in effect (``self.kernel``).
     def _stage_orders(self, st: WorldState, actions: torch.Tensor) -> None:
@@ -1090,392 +692,6 @@ class SMACSim:
         s["win_rate"] = s["battles_won"] / s["battles_game"] if s["battles_game"] else 0.0
         return s
 
-    # ------------------------------------------------------------------ snapshots
-    def state_dict(self) -> dict:
-        """A copy of everything the next ``reset()`` / ``step()`` depends on, for checkpoints.
-
-        The simulator's randomness is counter-based (each env's ``env_seed`` and ``episode_count``,
-        plus the per-unit cooldown-jitter state), so restoring this dict into a simulator built with
-        the same map, ``num_envs`` and options continues every env bit for bit.
-
-        Returns:
-            ``{"map_name": str, "num_envs": int, "world": {field: tensor}}`` (the ``WorldState``
-            fields, ``[B, ...]``, CPU copies) plus ``avail_actions [B, N, n_actions]`` bool,
-            ``stat_counts [3]`` int64 (won, games, timeouts), ``seeded`` and ``needs_reset`` (bools),
-            ``options`` (the options that change the game: SMAC's observation / reward options,
-            ``lenient_actions``, ``loops_per_tick``, ``spawn_jitter`` and SMACv2's ``conic_fov``,
-            ``use_unit_ranges``, ``obs_own_pos``, ``min_attack_range``; plain Python values);
-            SMACv2 scenarios add ``scenario_pins`` (``pin_scenario``'s compositions and start points,
-            which the next resets draw from: ``mask [B]``, ``kind [B, U]``, ``pos [B, U, 2]``, ``has_pos [B]``).
-        """
-        out = {
-            "map_name": self.map_name,
-            "num_envs": self.num_envs,
-            "world": {n: getattr(self.st, n).detach().cpu().clone() for n in _STATE_FIELDS},
-            "avail_actions": self._avail.detach().cpu().clone(),
-            "stat_counts": self._stat_counts.detach().cpu().clone(),
-            "seeded": bool(self._seeded),
-            "needs_reset": bool(self._needs_reset),
-            "options": dict(self._snapshot_options),
-        }
-        if self.scenario is not None:
-            out["scenario_pins"] = {k: v.detach().cpu().clone() for k, v in self._pin_tensors().items()}
-        return out
-
-    def _pin_tensors(self) -> dict[str, torch.Tensor]:
-        # the same tensor objects the compiled reset kernel reads (kernels.scenario): restored in place
-        return {"mask": self._pin_mask, "kind": self._pin_kind, "pos": self._pin_pos, "has_pos": self._pin_has_pos}
-
-    def load_state_dict(self, state: dict) -> None:
-        """Restore a :meth:`state_dict` (tensors are copied to this simulator's device).
-
-        A scenario snapshot without ``scenario_pins`` (taken before they were saved) leaves this
-        simulator's pins as they are; a snapshot without ``options`` (taken before they were saved)
-        is not checked for them. Nothing is changed when it raises.
-
-        Raises:
-            TypeError: ``state`` is not a mapping (a ``state_dict()``).
-            ValueError: the snapshot is of another map or number of envs, was taken with other
-                options, misses a field, a field's shape or dtype differs (the message names it,
-                with both), or a float field holds NaN or infinity.
-        """
-        if not isinstance(state, Mapping):
-            raise TypeError(f"env snapshot must be a dict from SMACSim.state_dict(), got {type(state).__name__} {state!r}")
-        for key, mine in (("map_name", self.map_name), ("num_envs", self.num_envs)):
-            if state.get(key) != mine:
-                raise ValueError(f"env snapshot has {key}={state.get(key)!r}; this simulator has {key}={mine!r}")
-        if "options" in state:
-            theirs = state["options"]
-            if not isinstance(theirs, Mapping):
-                raise ValueError(f"env snapshot options must be a dict, got {theirs!r}")
-            diff = {k: (theirs.get(k), v) for k, v in self._snapshot_options.items() if theirs.get(k) != v}
-            diff.update({k: (v, None) for k, v in theirs.items() if k not in self._snapshot_options})
-            if diff:
-                k, (got, mine) = sorted(diff.items())[0]
-                raise ValueError(
-                    f"env snapshot was taken with {k}={got!r}; this simulator has {k}={mine!r} "
-                    f"(a snapshot loads into a simulator built with the same options; differing: {sorted(diff)})"
-                )
-        missing = [k for k in ("avail_actions", "stat_counts", "seeded", "needs_reset") if k not in state]
-        if missing:
-            raise ValueError(f"env snapshot misses the key(s) {missing}")
-        world = state.get("world", {})
-        if not isinstance(world, Mapping):
-            raise ValueError(f"env snapshot world must be a dict of tensors, got {type(world).__name__}")
-        world = dict(world)
-        if self.scenario is None:  # snapshots from before the SMACv2 fields: they are unused on v1 maps
-            for n in _V2_FIELDS:
-                world.setdefault(n, getattr(self.st, n).detach().cpu())
-        missing = [n for n in _STATE_FIELDS if n not in world]
-        if missing:
-            raise ValueError(f"env snapshot misses the world field(s) {missing}")
-        for n in _STATE_FIELDS:
-            mine = getattr(self.st, n)
-            if not isinstance(world[n], torch.Tensor):
-                raise ValueError(f"env snapshot field {n!r} is {type(world[n]).__name__}; expected a {mine.dtype} tensor")
-            if tuple(world[n].shape) != tuple(mine.shape) or world[n].dtype != mine.dtype:
-                raise ValueError(
-                    f"env snapshot field {n!r} is {world[n].dtype} {tuple(world[n].shape)}; expected "
-                    f"{mine.dtype} {tuple(mine.shape)}"
-                )
-            if world[n].is_floating_point() and not bool(torch.isfinite(world[n]).all()):
-                bad = world[n][~torch.isfinite(world[n])][0].item()
-                raise ValueError(f"env snapshot field {n!r} holds {bad}; expected finite values")
-        for key, mine in (("avail_actions", self._avail), ("stat_counts", self._stat_counts)):
-            v = state[key]
-            if not isinstance(v, torch.Tensor) or tuple(v.shape) != tuple(mine.shape) or v.dtype != mine.dtype:
-                got = f"{v.dtype} {tuple(v.shape)}" if isinstance(v, torch.Tensor) else repr(v)
-                raise ValueError(f"env snapshot {key} is {got}; expected {mine.dtype} {tuple(mine.shape)}")
-        for key in ("seeded", "needs_reset"):
-            if not isinstance(state[key], (bool, np.bool_)):
-                raise ValueError(f"env snapshot {key} must be a bool, got {state[key]!r}")
-        pins = state.get("scenario_pins")
-        if pins is not None:
-            if self.scenario is None:
-                raise ValueError(f"env snapshot has scenario_pins, but {self.map_name!r} is a SMAC v1 map")
-            for k, mine in self._pin_tensors().items():
-                if k not in pins or tuple(pins[k].shape) != tuple(mine.shape) or pins[k].dtype != mine.dtype:
-                    got = None if k not in pins else f"{pins[k].dtype} {tuple(pins[k].shape)}"
-                    raise ValueError(f"env snapshot scenario_pins[{k!r}] is {got}; expected {mine.dtype} {tuple(mine.shape)}")
-        self.st = WorldState(**{n: world[n].to(self.device).clone() for n in _STATE_FIELDS})
-        self._avail = state["avail_actions"].to(self.device).clone()
-        self._stat_counts = state["stat_counts"].to(self.device).clone()
-        self._seeded = bool(state["seeded"])
-        self._needs_reset = bool(state["needs_reset"])
-        if pins is not None:
-            for k, mine in self._pin_tensors().items():
-                mine.copy_(pins[k].to(self.device))
-        self._refresh_kinds()
-
-    def render_data(self, env_index: int = 0) -> dict:
-        """NumPy copies of what a renderer draws for env ``env_index`` (positions, bars, orders).
-
-        Raises:
-            TypeError, ValueError: ``env_index`` is not an int in ``[0, num_envs)``.
-        """
-        st, t, b = self.st, self.table, self._check_env_index(env_index)
-        return dict(
-            pos=st.pos[b].cpu().numpy().copy(),  # copies: the numba kernel updates the state in place
-            radius=(t.radius if t.radius.dim() == 1 else t.radius[b]).cpu().numpy().copy(),
-            health=st.health[b].cpu().numpy().copy(),
-            max_health=(t.max_health if t.max_health.dim() == 1 else t.max_health[b]).cpu().numpy().copy(),
-            shield=st.shield[b].cpu().numpy().copy(),
-            max_shield=(t.max_shield if t.max_shield.dim() == 1 else t.max_shield[b]).cpu().numpy().copy(),
-            alive=st.alive[b].cpu().numpy().copy(),
-            is_ally=t.is_ally.cpu().numpy(),
-            names=list(t.names) if self.scenario is None else sum(self.unit_types(b), []),
-            order_kind=st.order_kind[b].cpu().numpy().copy(),
-            order_target=st.order_target[b].cpu().numpy().copy(),
-            cooldown=st.cooldown[b].cpu().numpy().copy(),
-            pathing=self.pathing.cpu().numpy(),
-            episode_steps=int(st.episode_steps[b]),
-        )
-
-    # ------------------------------------------------------------------ scenarios
-    def set_units(
-        self, env_index: int, allies: Sequence[UnitPlacement | None], enemies: Sequence[UnitPlacement | None]
-    ) -> dict[str, torch.Tensor]:
-        """Place the units of env ``env_index`` (a scenario): positions, health, shields, cooldowns.
-
-        The roster (unit types) is the map's (in SMACv2 scenarios ``UnitPlacement.unit`` may set a
-        slot's type, else the current episode's type stays); ``allies[i]`` places agent ``i`` and ``enemies[j]``
-        enemy ``j``; ``None`` or ``health=0`` removes the unit. The previous-step snapshot used by
-        the reward is set to the placed values, orders are reset (enemies attack-move), and the
-        fresh observation of all envs is returned (as ``reset``).
-
-        Raises:
-            TypeError: ``env_index`` not an int, or an entry neither ``UnitPlacement`` nor ``None``.
-            ValueError: wrong list lengths, an env index out of range, a non-finite value, a position
-                off the map or (for ground units) on an unwalkable cell, or health / shield / energy
-                outside ``[0, max]`` or a negative cooldown, a ``unit`` of another race (SMACv2) or any
-                ``unit`` on a v1 map other than the slot's own. Nothing is changed when it raises.
-        """
-        if not _is_int(env_index):
-            raise TypeError(f"env_index must be an int in [0, {self.num_envs}), got {env_index!r}")
-        if not 0 <= env_index < self.num_envs:
-            raise ValueError(f"env_index must be in [0, {self.num_envs}), got {env_index}")
-        for side, units in (("allies", allies), ("enemies", enemies)):
-            if isinstance(units, (str, bytes)) or not hasattr(units, "__len__"):
-                raise TypeError(f"{side} must be a sequence of UnitPlacement or None, got {units!r}")
-        if len(allies) != self.n_agents or len(enemies) != self.n_enemies:
-            raise ValueError(
-                f"expected {self.n_agents} allies and {self.n_enemies} enemies "
-                f"(None for absent units), got {len(allies)} and {len(enemies)}"
-            )
-        placements = list(allies) + list(enemies)
-        if not self._needs_reset or self.scenario is None:
-            # v1 rosters are fixed, so the checks do not depend on the episode: check before resetting
-            self._check_placements(env_index, placements)
-            if self._needs_reset:
-                self.reset()
-        else:
-            # SMACv2: a slot without ``unit`` keeps the type the reset draws, so check after it and undo it
-            # on a bad placement
-            before = self.state_dict()
-            self.reset()
-            try:
-                self._check_placements(env_index, placements)
-            except (TypeError, ValueError):
-                self.load_state_dict(before)
-                raise
-        kinds = [self._placement_kind(env_index, u, p) for u, p in enumerate(placements)]
-        st, b = self.st, env_index
-        st.clear_attacks(b)  # no attack, missile or baneling burst carries over into a scenario
-        if self.scenario is not None:
-            st.unit_kind[b] = torch.tensor(kinds, dtype=torch.int64, device=self.device)
-            st.enemy_tag[b] = -1
-            self._refresh_kinds()
-        for u, p in enumerate(placements):
-            if p is None:
-                st.health[b, u] = 0.0
-                st.shield[b, u] = 0.0
-                st.alive[b, u] = False
-                continue
-            c = self._unit_consts(u, kinds[u])
-            st.pos[b, u] = torch.tensor([p.x, p.y], dtype=torch.float32)
-            st.health[b, u] = c["health"] if p.health is None else p.health
-            st.shield[b, u] = c["shield"] if p.shield is None else p.shield
-            st.energy[b, u] = c["energy_start"] if p.energy is None else p.energy
-            st.cooldown[b, u] = p.cooldown
-            st.alive[b, u] = bool(st.health[b, u] > 0)
-            if u >= self.n_agents:
-                if self.scenario is not None:
-                    st.order_kind[b, u] = ORDER_NONE
-                    st.order_target[b, u] = -1
-                    st.order_point[b, u] = st.pos[b, u]
-                else:
-                    st.order_point[b, u] = st.attack_point[b] if self.spec.attack_point is not None else st.pos[b, u]
-            else:
-                st.order_kind[b, u] = ORDER_NONE
-                st.order_target[b, u] = -1
-        st.prev_health[b], st.prev_shield[b], st.prev_alive[b] = (
-            st.health[b].clone(),
-            st.shield[b].clone(),
-            st.alive[b].clone(),
-        )
-        return self._observe()
-
-    def remove_allies(self, mask) -> dict[str, torch.Tensor]:
-        """Remove allies from envs whose episodes have just started: team-size randomisation in training.
-
-        Agent ``i`` of env ``b`` is removed where ``mask[b, i]`` is set: it starts the episode dead
-        (health and shields 0), as an absent unit of ``set_units``. Its slot stays (SMAC's layouts
-        do not change): its observation and state features are zero, only its no-op is available,
-        and its death is no one's (the reward's death tracker starts it dead). In SMACv2 scenarios the
-        envs' enemy tags are set afresh, so their first observation is that of a battle that started
-        without the removed allies. Used by the training
-        scripts' ``--ally-dropout`` so that a policy meets battles in which it is outnumbered
-        (e.g. 7 marines against 8) before zero-shot play on maps such as ``5m_vs_6m``.
-
-        Args:
-            mask: ``[B, n_agents]`` bool tensor (any device); rows of envs that are not at step 0
-                of an episode must be all False.
-
-        Returns:
-            The fresh observation of every env, as ``reset``: ``{"obs": [B, N, obs_size] float32,
-            "state": [B, state_size] float32, "avail_actions": [B, N, n_actions] bool}`` (plus
-            ``unit_kind`` in SMACv2 scenarios).
-
-        Raises:
-            RuntimeError: before ``reset`` (or when a reset is due).
-            TypeError: ``mask`` not a bool tensor.
-            ValueError: ``mask`` of the wrong shape; a removal in an env past its episode's first
-                step (``episode_steps > 0``) or in an env with an ally already dead; a mask that
-                removes every ally of an env. Nothing is changed when it raises.
-        """
-        if self._needs_reset:
-            raise RuntimeError("call reset() before remove_allies() (and after an episode ends when autoreset=False)")
-        B, N = self.num_envs, self.n_agents
-        if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
-            raise TypeError(f"mask must be a bool tensor of shape ({B}, {N}), got {mask!r}")
-        if tuple(mask.shape) != (B, N):
-            raise ValueError(f"mask must have shape (num_envs={B}, n_agents={N}), got {tuple(mask.shape)}")
-        st = self.st
-        mask = mask.to(self.device)
-        rows = mask.any(1)
-        late = rows & (st.episode_steps > 0)
-        if bool(late.any()):
-            raise ValueError(
-                f"remove_allies: envs {late.nonzero().flatten().tolist()} are past the first step of their episodes "
-                f"(episode_steps {st.episode_steps[late].tolist()}); expected removals only at step 0"
-            )
-        dead = rows & ~st.alive[:, :N].all(1)
-        if bool(dead.any()):
-            raise ValueError(
-                f"remove_allies: envs {dead.nonzero().flatten().tolist()} already have dead allies; expected "
-                "full teams at step 0 (remove allies once per episode)"
-            )
-        empty = rows & mask.all(1)
-        if bool(empty.any()):
-            raise ValueError(
-                f"remove_allies: the mask removes every ally of envs {empty.nonzero().flatten().tolist()}; "
-                "expected at least one ally left in each env"
-            )
-        gone = torch.zeros_like(st.alive)
-        gone[:, :N] = mask
-        for name in ("health", "shield", "prev_health", "prev_shield"):
-            t = getattr(st, name)
-            t.masked_fill_(gone, 0.0)
-        st.alive.masked_fill_(gone, False)
-        st.prev_alive.masked_fill_(gone, False)
-        if self.scenario is not None:
-            # SMACv2: the reset's observation tagged the enemies in sight (``enemy_tag``); tag them afresh, as at
-            # a reset without the removed allies (``set_units``), or the enemies tagged by the agents that remain
-            # would count as observed by every agent in the envs' first observation
-            st.enemy_tag[rows] = -1
-        return self._observe()
-
-    def _check_placements(self, b: int, placements: list) -> None:
-        """Every check of ``set_units`` on env ``b``'s placements (raises; changes nothing)."""
-        kinds = [self._placement_kind(b, u, p) for u, p in enumerate(placements)]
-        for u, p in enumerate(placements):
-            self._check_placement(u, p, kinds[u])
-
-    def _routing(self, terrain: str) -> dict:
-        """Shortest-path tables for ``Dynamics`` on maps where straight lines can fail (see ``maps.needs_routing``)."""
-        if not needs_routing(terrain):
-            return {}
-        return dict(
-            ground_dist=torch.as_tensor(ground_distances(terrain).copy(), device=self.device),
-            ground_edges=torch.as_tensor(ground_edges(terrain), device=self.device),
-        )
-
-    def _placement_kind(self, b: int, u: int, p) -> int:
-        """The kind index unit ``u`` of env ``b`` will have (SMACv2: ``p.unit`` or the current one; v1: 0)."""
-        side, idx = ("allies", u) if u < self.n_agents else ("enemies", u - self.n_agents)
-        if p is not None and not isinstance(p, UnitPlacement):
-            if self.scenario is None:
-                now = self.table.names[u]
-            else:
-                now = self.scenario.kinds[int(self.st.unit_kind[b, u])]
-            raise TypeError(f"{side}[{idx}] ({now}) must be a UnitPlacement or None, got {p!r}")
-        unit = None if p is None else p.unit
-        if self.scenario is None:
-            if unit is not None and unit != self.table.names[u]:
-                raise ValueError(
-                    f"{side}[{idx}]: unit={unit!r}, but {self.map_name} has a fixed roster ({self.table.names[u]} "
-                    f"in this slot); unit types can be chosen only in SMACv2 scenarios"
-                )
-            return 0
-        if unit is None:
-            return int(self.st.unit_kind[b, u])
-        if unit not in self.scenario.kinds:
-            raise ValueError(
-                f"{side}[{idx}]: unit {unit!r} is not a {self.scenario.race} unit; expected one of {list(self.scenario.kinds)}"
-            )
-        return self.scenario.kinds.index(unit)
-
-    def _unit_consts(self, u: int, kind: int) -> dict:
-        """Name, max health / shield / energy and starting energy of unit slot ``u`` holding ``kind``."""
-        t = self.table
-        if self.scenario is not None:
-            t = t.kinds
-            u = kind if u < self.n_agents else kind + len(t.names) // 2
-        return {
-            "name": t.names[u],
-            "health": float(t.max_health[u]),
-            "shield": float(t.max_shield[u]),
-            "energy": float(t.energy_max[u]),
-            "energy_start": float(t.energy_start[u]),
-        }
-
-    def _check_placement(self, u: int, p, kind: int = 0) -> None:
-        """Validate the placement of unit ``u`` (see ``set_units``)."""
-        if p is None:
-            return
-        t = self.table
-        c = self._unit_consts(u, kind)
-        side, idx = ("allies", u) if u < self.n_agents else ("enemies", u - self.n_agents)
-        who = f"{side}[{idx}] ({c['name']})"
-        if not isinstance(p, UnitPlacement):
-            raise TypeError(f"{who} must be a UnitPlacement or None, got {p!r}")
-        limits = {"health": c["health"], "shield": c["shield"], "energy": c["energy"]}
-        for name in ("x", "y", "health", "shield", "energy", "cooldown"):
-            v = getattr(p, name)
-            if v is None and name in limits:
-                continue
-            if not _is_real(v) or not math.isfinite(float(v)):
-                raise ValueError(f"{who}: {name} must be a finite number, got {v!r}")
-            if name in limits and not 0.0 <= v <= limits[name]:
-                raise ValueError(f"{who}: {name} must be in [0, {limits[name]:g}], got {v!r}")
-        if p.cooldown < 0:
-            raise ValueError(f"{who}: cooldown must be >= 0 game loops, got {p.cooldown!r}")
-        size = self.pathing.shape[0]
-        why = off_map(p.x, p.y, size)
-        if why:
-            raise ValueError(f"{who}: position {why}")
-        if self.scenario is not None:
-            return  # the 32x32_flat map is pathable everywhere
-        pt = torch.tensor([p.x, p.y], dtype=torch.float32, device=self.device).expand(1, len(t.names), 2)
-        if not bool(self.dynamics.can_stand(pt, pt)[0, u]):
-            raise ValueError(
-                f"{who}: position ({p.x}, {p.y}) is on a cell of {self.map_name} that a {t.names[u]} cannot stand on"
-            )
-
-
-def _unsupported(name: str, value, what: str):
-    raise ValueError(f"option {name}={value!r}: the simulator supports {what}")
-
 
 def make_batched(
     map_name: str | MapSpec = "2s3z", num_envs: int = 1, device: str | torch.device = "cpu", seed: int | None = None, **options
@@ -1484,5 +700,8 @@ def make_batched(
     return SMACSim(map_name, num_envs=num_envs, device=device, seed=seed, **options)
 
 
+_WRAPPER_KEYWORDS = WRAPPER_KEYWORDS  # its old name here (kept for importers)
 _SIM_KEYWORDS = tuple(p for p in inspect.signature(SMACSim.__init__).parameters if p not in ("self", "map_name", "options"))
 """``SMACSim``'s own keywords besides the SMAC options (named in the unknown-option error)."""
+
+__all__ = ["REWARD_OPTION_RANGE", "SMACSim", "UnitPlacement", "make_batched"]

@@ -42,8 +42,8 @@ def hash_u32(x: torch.Tensor) -> torch.Tensor:
     return x ^ (x >> 16)
 
 
-_GOLDEN32 = 0x9E3779B1  # 2**32 / golden ratio, odd
-_MIX_INIT = 0x243F6A88  # first digits of pi: an arbitrary non-zero start
+GOLDEN32 = 0x9E3779B1  # 2**32 / golden ratio, odd
+MIX_INIT = 0x243F6A88  # first digits of pi: an arbitrary non-zero start
 
 
 def mix(*keys: torch.Tensor | int) -> torch.Tensor:
@@ -52,11 +52,11 @@ def mix(*keys: torch.Tensor | int) -> torch.Tensor:
     Every key is absorbed as two 32-bit words (low, then high), so all 64 bits of a key count.
     Put the env key last (see the module docstring). Returns int64 values in ``[0, 2**32)``.
     """
-    h = torch.tensor(_MIX_INIT, dtype=torch.int64)
+    h = torch.tensor(MIX_INIT, dtype=torch.int64)
     for k in keys:
         k = k if isinstance(k, torch.Tensor) else torch.tensor(k, dtype=torch.int64)
-        h = hash_u32(h * _GOLDEN32 + (k & _MASK32))
-        h = hash_u32(h * _GOLDEN32 + ((k >> 32) & _MASK32))
+        h = hash_u32(h * GOLDEN32 + (k & _MASK32))
+        h = hash_u32(h * GOLDEN32 + ((k >> 32) & _MASK32))
     return h
 
 

@@ -184,8 +184,8 @@ def _worker(
 
 def _skip_compile_wait() -> None:
     """A closing worker does not wait at exit for a background compile of the simulator's kernels
-    (``sim.kernels.warmup.skip_exit_wait``); only if the simulator's kernels were ever imported."""
-    warmup = sys.modules.get("sc2_envs.sim.kernels.warmup")
+    (``sim.runtime.warmup.skip_exit_wait``); only if the simulator's kernels were ever imported."""
+    warmup = sys.modules.get("sc2_envs.sim.runtime.warmup")
     if warmup is not None:
         warmup.skip_exit_wait()
 

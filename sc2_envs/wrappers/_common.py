@@ -60,7 +60,7 @@ by the sight range and only units within sight range are observed, health / shie
 fractions, the rest are one-hot or 0/1 flags (SMAC ``get_obs_agent``)."""
 
 COOLDOWN_JITTER_LOOPS = 2
-"""SC2 lengthens each weapon cooldown by up to 2 game loops at random (-1..+2; ``sc2_envs.sim.dynamics``)."""
+"""SC2 lengthens each weapon cooldown by up to 2 game loops at random (-1..+2; ``sc2_envs.sim.rules.dynamics``)."""
 
 
 def state_bound(agent_unit_types) -> float:

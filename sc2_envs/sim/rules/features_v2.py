@@ -35,14 +35,24 @@ import math
 
 import torch
 
-from sc2_envs.sim.features import (
+from sc2_envs.sim.rules.features import (
     MOVE_AMOUNT,
     N_ACTIONS_MOVE,
     N_OBS_HEIGHT,
     N_OBS_PATHING,
     FeatureConfig,
     RewardConfig,
+    ally_block,
+    avail_from_parts,
+    battle_result,
+    battle_reward,
+    finish_obs,
+    geometry,
     layouts,
+    move_block,
+    move_probes,
+    state_vector,
+    unit_columns,
 )
 from sc2_envs.sim.state import UnitTable, WorldState
 from sc2_envs.smacv2 import MAP_X, MAP_Y, MAX_COOLDOWN, N_FOV_ACTIONS, SIGHT_RANGE, ScenarioSpec, shoot_range
@@ -155,18 +165,6 @@ class SMACv2Features:
     def _kind(self, st: WorldState) -> torch.Tensor:
         return st.unit_kind
 
-    def _geometry(self, st: WorldState):
-        """``(dx, dy, dist)`` ``[B, N, U]`` from agent ``i`` to unit ``u``, float64 (float32 on MPS).
-
-        ``dist = sqrt(dx*dx + dy*dy)``, not ``torch.hypot`` (as ``SMACFeatures._geometry``): IEEE
-        operations only, so the Numba kernel (``sim.kernels.observe_v2``) computes the same bits.
-        """
-        p = st.pos.to(self._ddt)
-        pa = p[:, : self.n_agents]
-        d = p[:, None, :, :] - pa[:, :, None, :]
-        dx, dy = d[..., 0], d[..., 1]
-        return dx, dy, torch.sqrt(dx * dx + dy * dy)
-
     def _cone_angle(self, st: WorldState, dx, dy) -> torch.Tensor:
         """The angle half of SMACv2 ``is_position_in_cone`` for every (agent, unit): ``[B, N, U]`` bool.
 
@@ -177,7 +175,7 @@ class SMACv2Features:
         ``cos(alpha - beta)`` has the sign of ``1 + a b`` and ``tan(alpha - beta) = (a - b) / (1 + a b)``.
         We evaluate this form: ``torch.atan`` (SLEEF) and the C library's ``atan`` differ in the last
         bit for about 0.2 % of arguments, while these IEEE operations round alike on every path
-        (``sim.kernels.observe_v2`` restates them); the two forms can disagree only within rounding
+        (``sim.numba.features_v2`` restates them); the two forms can disagree only within rounding
         of the cone's edge.
         """
         fov = st.fov_dir.to(self._ddt)  # [B, N, 2]
@@ -196,12 +194,6 @@ class SMACv2Features:
     def _ranges(self, st: WorldState):
         k = st.unit_kind[:, : self.n_agents]
         return self._sight_k[k].to(self._ddt), self._shoot_k[k].to(self._ddt)
-
-    def _grid_lookup(self, grid, xi, yi, oob):
-        S = MAP_X
-        inb = (xi >= 0) & (xi < S) & (yi >= 0) & (yi < S)
-        v = grid[xi.clamp(0, S - 1), yi.clamp(0, S - 1)]
-        return torch.where(inb, v, torch.as_tensor(oob, dtype=grid.dtype, device=grid.device))
 
     def _health_frac(self, st: WorldState):
         """``health / max`` and ``shield / max`` from ``st.unit_kind`` (works on any sub-batch of envs)."""
@@ -225,16 +217,13 @@ class SMACv2Features:
         enemy ``j`` is alive within the agent's shoot range (centre distance ``<=``; in the cone
         with ``conic_fov``). A medivac's targets are the live non-medivac allies instead.
         """
-        dx, dy, dist = self._geometry(st)
+        dx, dy, dist = geometry(st.pos, self.n_agents, self._ddt)
         return self._avail_from(st, dx, dy, dist)
 
     def _avail_from(self, st, dx, dy, dist):
         B = st.pos.shape[0]
         N, E = self.n_agents, self.n_enemies
-        alive_a = st.alive[:, :N]
-        pa = st.pos[:, :N].to(self._ddt)
-        cell = torch.trunc(pa[:, :, None, :] + self._move_dirs).to(torch.int64)
-        can_move = self._grid_lookup(self._pathing, cell[..., 0], cell[..., 1], False)
+        can_move = move_probes(st.pos, N, self._move_dirs, self._pathing, self._ddt)
         _, shoot = self._ranges(st)
         if self.conic_fov:
             in_range = self._in_cone(st, dx, dy, dist, shoot)
@@ -248,12 +237,8 @@ class SMACv2Features:
             heal = in_range[:, :, :N] & st.alive[:, None, :N] & ~medivac[:, None, :N]
             heal = torch.nn.functional.pad(heal, (0, self.n_targets - N))
             target = torch.where(medivac[:, :N, None], heal, target)
-        stop = torch.ones(B, N, 1, dtype=torch.bool, device=self.device)
-        fov = torch.ones(B, N, self.n_fov, dtype=torch.bool, device=self.device)
-        alive_avail = torch.cat([~stop, stop, can_move, fov, target], dim=-1)
-        dead_avail = torch.zeros_like(alive_avail)
-        dead_avail[..., 0] = True
-        return torch.where(alive_a[..., None], alive_avail, dead_avail)
+        look = torch.ones(B, N, self.n_fov, dtype=torch.bool, device=self.device)
+        return avail_from_parts(st.alive[:, :N], can_move, look, target)
 
     # ------------------------------------------------------------------ obs
     def update_tags(self, st: WorldState, visible_any: torch.Tensor, visit_rank: torch.Tensor | None = None) -> torch.Tensor:
@@ -295,7 +280,7 @@ class SMACv2Features:
         """
         B = st.pos.shape[0]
         N, E, cfg = self.n_agents, self.n_enemies, self.cfg
-        dx64, dy64, dist64 = self._geometry(st)
+        dx64, dy64, dist64 = geometry(st.pos, N, self._ddt)
         sight, _ = self._ranges(st)
         if self.conic_fov:
             in_sight = self._in_cone(st, dx64, dy64, dist64, sight)
@@ -315,42 +300,15 @@ class SMACv2Features:
         h, s = self._health_frac(st)
         onehot = self._onehot(st)  # [B, U, utb]
 
-        move = [avail[:, :, 2:6].to(torch.float32)]
-        if cfg.obs_pathing_grid or cfg.obs_terrain_height:
-            cx = torch.trunc(st.pos[:, :N, 0].to(self._ddt)).to(torch.int64)
-            cy = torch.trunc(st.pos[:, :N, 1].to(self._ddt)).to(torch.int64)
-            px = cx[..., None] + self._obs_pts[:, 0]
-            py = cy[..., None] + self._obs_pts[:, 1]
-            if cfg.obs_pathing_grid:
-                move.append(self._grid_lookup(self._pathing, px[..., :8], py[..., :8], True).to(torch.float32))
-            if cfg.obs_terrain_height:
-                move.append(self._grid_lookup(self._height, px, py, 1.0))
-        move = torch.cat(move, dim=-1)
-
+        move = move_block(self, st, avail)
         en = slice(N, N + E)
         # get_true_avail_agent_actions column n_actions_no_attack + j (a medivac's: "heal ally j")
         true_avail = avail[:, :, self.n_actions_no_attack : self.n_actions_no_attack + E].to(torch.float32)
-        cols = [true_avail, dist[:, :, en], dx[:, :, en], dy[:, :, en]]
-        if cfg.obs_all_health:
-            cols.append(h[:, None, en].expand(B, N, E))
-            if self.shield:
-                cols.append(s[:, None, en].expand(B, N, E))
-        enemy = torch.cat([c[..., None] for c in cols] + [onehot[:, None, en].expand(B, N, E, self.utb)], dim=-1)
+        cols = unit_columns(true_avail, dist, dx, dy, h, s, en, E, self.shield, cfg)
+        enemy = torch.cat(cols + [onehot[:, None, en].expand(B, N, E, self.utb)], dim=-1)
         enemy = enemy * (visible[:, :, en] & observed & keep_e)[..., None]
-
-        al = slice(0, N)
-        cols = [torch.ones(B, N, N, device=self.device), dist[:, :, al], dx[:, :, al], dy[:, :, al]]
-        if cfg.obs_all_health:
-            cols.append(h[:, None, al].expand(B, N, N))
-            if self.shield:
-                cols.append(s[:, None, al].expand(B, N, N))
-        parts = [c[..., None] for c in cols] + [onehot[:, None, al].expand(B, N, N, self.utb)]
-        if cfg.obs_last_action:
-            la = (st.last_action[..., None] == self._arangeA).to(torch.float32)
-            parts.append(la[:, None, :, :].expand(B, N, N, self.n_actions))
-        ally = torch.cat(parts, dim=-1) * visible[:, :, al, None]
-        ally = ally[:, self._arangeN[:, None], self._others]
-
+        onehot_al = onehot[:, None, :N].expand(B, N, N, self.utb)
+        ally = ally_block(self, st, dist, dx, dy, h, s, onehot_al, visible[:, :, :N], self.shield)
         own = []
         if self.own_health:
             own.append(h[:, :N, None])
@@ -362,14 +320,7 @@ class SMACv2Features:
         if self.conic_fov:
             own.append(st.fov_dir)
         own.append(onehot[:, :N])
-        own = torch.cat(own, dim=-1)
-
-        out = torch.cat([move, enemy.reshape(B, N, -1), ally.reshape(B, N, -1), own], dim=-1)
-        out = out * alive_a[:, :, None]
-        if cfg.obs_timestep_number:
-            t = (st.episode_steps.to(self._ddt) / self.spec.episode_limit).to(torch.float32)
-            out = torch.cat([out, t[:, None, None].expand(B, N, 1)], dim=-1)
-        return out
+        return finish_obs(self, st, move, enemy, ally, torch.cat(own, dim=-1))
 
     # ------------------------------------------------------------------ state
     def state(self, st: WorldState, avail: torch.Tensor | None = None) -> torch.Tensor:
@@ -392,19 +343,8 @@ class SMACv2Features:
         )
         k = st.unit_kind[:, :N]
         cd = torch.where(self._medivac_k[k], st.energy[:, :N], st.cooldown[:, :N]) / self._max_cd_k[k]
-        a_cols = [h[:, :N], cd, rel[:, :N, 0], rel[:, :N, 1]] + ([s[:, :N]] if self.shield else [])
-        ally = [torch.stack(a_cols, -1)]
-        if self.conic_fov:
-            ally.append(st.fov_dir)
-        ally = torch.cat(ally + [onehot[:, :N]], -1) * st.alive[:, :N, None]
-        e_cols = [h[:, N:], rel[:, N:, 0], rel[:, N:, 1]] + ([s[:, N:]] if self.shield else [])
-        enemy = torch.cat([torch.stack(e_cols, -1), onehot[:, N:]], -1) * st.alive[:, N:, None]
-        parts = [ally.reshape(B, -1), enemy.reshape(B, -1)]
-        if self.cfg.state_last_action:
-            parts.append((st.last_action[..., None] == self._arangeA).to(torch.float32).reshape(B, -1))
-        if self.cfg.state_timestep_number:
-            parts.append((st.episode_steps.to(self._ddt) / self.spec.episode_limit).to(torch.float32)[:, None])
-        return torch.cat(parts, dim=-1)
+        extra = [st.fov_dir] if self.conic_fov else []
+        return state_vector(self, st, h, s, cd, rel, onehot[:, :N], onehot[:, N:], extra, self.shield, self.shield)
 
     # ------------------------------------------------------------------ result and reward
     def game_result(self, st: WorldState):
@@ -415,17 +355,11 @@ class SMACv2Features:
         sides empty (not terran, where that is a loss).
         """
         N = self.n_agents
+        if not self.is_terran:
+            return battle_result(st.alive, N)
+        med = self._medivac_k[st.unit_kind]
         alive_a, alive_e = st.alive[:, :N], st.alive[:, N:]
-        n_a, n_e = alive_a.sum(1), alive_e.sum(1)
-        lost = (n_a == 0) & (n_e > 0)
-        won = (n_a > 0) & (n_e == 0)
-        if self.is_terran:
-            med = self._medivac_k[st.unit_kind]
-            lost = lost | ~(alive_a & ~med[:, :N]).any(1)
-            won = won | ~(alive_e & ~med[:, N:]).any(1)
-        won = won & ~lost
-        draw = (n_a == 0) & (n_e == 0) & ~lost & ~won
-        return won, lost, draw
+        return battle_result(st.alive, N, ~(alive_a & ~med[:, :N]).any(1), ~(alive_e & ~med[:, N:]).any(1))
 
     def reward(self, st: WorldState, won: torch.Tensor, lost: torch.Tensor) -> torch.Tensor:
         """SMACv2 ``reward_battle`` plus the end bonus, scaled by the env's ``st.max_reward``: ``[B]`` float32.
@@ -433,34 +367,10 @@ class SMACv2Features:
         Only-positive mode: ``max(delta_enemy + delta_deaths, 0)``; signed mode as SMAC v1.
         """
         r = self.rcfg
-        N = self.n_agents
-        dt = self._ddt
-        B = st.pos.shape[0]
-        if r.reward_sparse:
-            rew = torch.zeros(B, dtype=dt, device=self.device)
-        else:
-            tracked = st.prev_alive
-            died = tracked & ~st.alive
-            prev_hs = st.prev_health.to(dt) + st.prev_shield.to(dt)
-            cur_hs = st.health.to(dt) + st.shield.to(dt)
-            lost_hs = torch.where(died, prev_hs, prev_hs - cur_hs) * tracked
-            # cumsum: a defined left-to-right order (sum() reorders with the vector width), which the
-            # numba kernel (sim.kernels.observe_v2) repeats
-            delta_enemy = lost_hs[:, N:].cumsum(1)[:, -1]
-            delta_ally = r.reward_negative_scale * lost_hs[:, :N].cumsum(1)[:, -1]
-            delta_deaths = r.reward_death_value * died[:, N:].sum(1).to(dt)
-            if r.reward_only_positive:
-                rew = (delta_enemy + delta_deaths).clamp(min=0)
-            else:
-                delta_deaths = delta_deaths - r.reward_death_value * r.reward_negative_scale * died[:, :N].sum(1).to(dt)
-                rew = delta_enemy + delta_deaths - delta_ally
-        if r.reward_sparse:
-            rew = torch.where(won, 1.0, torch.where(lost, -1.0, rew))
-        else:
-            rew = rew + torch.where(won, float(r.reward_win), torch.where(lost, float(r.reward_defeat), 0.0))
-        if r.reward_scale:
-            rew = rew / (st.max_reward.to(dt) / r.reward_scale_rate)
-        return rew.to(torch.float32)
+        # Python floats, which torch.where rounds to float32 (SMACFeatures passes float64 tensors and
+        # numba.features_v2 adds float64: for a bonus float32 cannot hold exactly, the paths differ)
+        bonus = (float(r.reward_win), float(r.reward_defeat), 0.0)
+        return battle_reward(self, st, won, lost, True, bonus, st.max_reward.to(self._ddt))
 
     # ------------------------------------------------------------------ info
     def env_info(self) -> dict:

@@ -15,7 +15,7 @@ reproduces SMAC's vectors to float32 precision, quirks included:
 * sight is a strict centre distance < 9, attack (and heal) availability a centre distance <= 6,
   both from the raw unit centres and computed in float64 like SMAC's ``math.hypot`` (as
   ``sqrt(dx*dx + dy*dy)``: IEEE operations only, so the compiled CPU kernel
-  ``sim.kernels.observe`` reproduces every bit; ``hypot`` implementations differ by an ulp);
+  ``sim.numba.features`` reproduces every bit; ``hypot`` implementations differ by an ulp);
 * the move probes truncate toward zero (Python ``int``), so ``x = -0.5`` probes cell 0;
 * with ``obs_timestep_number`` SMAC's own-feature block already reserves one slot for the timestep
   (which stays 0) *and* appends the timestep after it, so the real vector is one longer than SMAC's
@@ -94,6 +94,188 @@ class RewardConfig:
 
 def _type_names(utb: int) -> list[str]:
     return [f"type_{k}" for k in range(utb)]
+
+
+# ---------------------------------------------------------------------------------------------------
+# What SMAC v1 (SMACFeatures) and SMACv2 (SMACv2Features) compute alike, written once. The roster
+# switch is in the arguments: a v1 map passes per-unit tables ([U] or [B, N, U, ...] views of them),
+# a SMACv2 scenario the per-env values gathered from ``WorldState.unit_kind``.
+
+
+def geometry(pos: torch.Tensor, n_agents: int, ddt: torch.dtype):
+    """Agent-to-unit offsets and centre distances: ``(dx, dy, dist)``, each ``[B, N, U]`` in ``ddt``.
+
+    ``dist = sqrt(dx*dx + dy*dy)``, not ``torch.hypot``: every step is a correctly rounded IEEE
+    operation, so the Numba kernels (``sim.numba.features``, ``features_v2``) compute the same bits;
+    ``hypot`` (SLEEF in vectorised loops, libm otherwise) may differ from any other hypot by an ulp.
+    """
+    p = pos.to(ddt)
+    pa = p[:, :n_agents]
+    d = p[:, None, :, :] - pa[:, :, None, :]
+    dx, dy = d[..., 0], d[..., 1]
+    return dx, dy, torch.sqrt(dx * dx + dy * dy)
+
+
+def grid_lookup(grid: torch.Tensor, xi: torch.Tensor, yi: torch.Tensor, oob, size: int) -> torch.Tensor:
+    """``grid[xi, yi]`` for integer index tensors on a ``size x size`` map, ``oob`` where outside it."""
+    inb = (xi >= 0) & (xi < size) & (yi >= 0) & (yi < size)
+    v = grid[xi.clamp(0, size - 1), yi.clamp(0, size - 1)]
+    return torch.where(inb, v, torch.as_tensor(oob, dtype=grid.dtype, device=grid.device))
+
+
+def move_probes(pos: torch.Tensor, n_agents: int, move_dirs: torch.Tensor, pathing: torch.Tensor, ddt) -> torch.Tensor:
+    """SMAC's move availability: ``[B, N, 4]`` bool, the cell ``move_amount / 2`` ahead (N, S, E, W, at
+    ``(int(x), int(y + 1))`` etc., Python's truncation toward zero) inside the map and pathable."""
+    pa = pos[:, :n_agents].to(ddt)
+    cell = torch.trunc(pa[:, :, None, :] + move_dirs).to(torch.int64)
+    return grid_lookup(pathing, cell[..., 0], cell[..., 1], False, pathing.shape[0])
+
+
+def avail_from_parts(alive_a: torch.Tensor, can_move: torch.Tensor, look: torch.Tensor | None, target: torch.Tensor):
+    """``[B, N, A]`` bool: a live agent's no-op off, stop, moves, look actions (SMACv2 ``conic_fov``) and
+    targets; a dead agent's no-op only."""
+    B, N = alive_a.shape
+    stop = torch.ones(B, N, 1, dtype=torch.bool, device=alive_a.device)
+    alive_avail = torch.cat([~stop, stop, can_move] + ([] if look is None else [look]) + [target], dim=-1)
+    dead_avail = torch.zeros_like(alive_avail)
+    dead_avail[..., 0] = True
+    return torch.where(alive_a[..., None], alive_avail, dead_avail)
+
+
+def move_block(f, st: WorldState, avail: torch.Tensor) -> torch.Tensor:
+    """The observation's move block of feature builder ``f``: ``[B, N, move_feats]`` float32 (the move
+    actions' availability, then the pathing grid and terrain height around each agent when enabled)."""
+    N, cfg = f.n_agents, f.cfg
+    move = [avail[:, :, 2:6].to(torch.float32)]
+    if cfg.obs_pathing_grid or cfg.obs_terrain_height:
+        size = f._pathing.shape[0]
+        cx = torch.trunc(st.pos[:, :N, 0].to(f._ddt)).to(torch.int64)
+        cy = torch.trunc(st.pos[:, :N, 1].to(f._ddt)).to(torch.int64)
+        px = cx[..., None] + f._obs_pts[:, 0]  # [B, N, 9]
+        py = cy[..., None] + f._obs_pts[:, 1]
+        if cfg.obs_pathing_grid:
+            move.append(grid_lookup(f._pathing, px[..., :8], py[..., :8], True, size).to(torch.float32))
+        if cfg.obs_terrain_height:
+            move.append(grid_lookup(f._height, px, py, 1.0, size))
+    return torch.cat(move, dim=-1)
+
+
+def unit_columns(first, dist, dx, dy, h, s, sl: slice, n: int, shield: bool, cfg: FeatureConfig) -> list[torch.Tensor]:
+    """The leading columns of the observation's enemy or ally rows for the units ``sl`` (``n`` of them),
+    each ``[B, N, n, 1]``: ``first`` (attackable / visible), distance, rel x, rel y, then health and shield
+    with ``obs_all_health``."""
+    B, N = dist.shape[:2]
+    cols = [first, dist[:, :, sl], dx[:, :, sl], dy[:, :, sl]]
+    if cfg.obs_all_health:
+        cols.append(h[:, None, sl].expand(B, N, n))
+        if shield:
+            cols.append(s[:, None, sl].expand(B, N, n))
+    return [c[..., None] for c in cols]
+
+
+def ally_block(f, st, dist, dx, dy, h, s, onehot_al, visible_al, shield: bool) -> torch.Tensor:
+    """The observation's ally rows of feature builder ``f``: ``[B, N, N - 1, ally_feats]`` (agent ``i`` sees
+    the other agents in id order; ``onehot_al [B, N, N, utb]``, ``visible_al [B, N, N]`` bool)."""
+    N, cfg = f.n_agents, f.cfg
+    B = dist.shape[0]
+    ones = torch.ones(B, N, N, device=f.device)
+    parts = unit_columns(ones, dist, dx, dy, h, s, slice(0, N), N, shield, cfg) + [onehot_al]
+    if cfg.obs_last_action:
+        last = (st.last_action[..., None] == f._arangeA).to(torch.float32)  # [B, N, A]
+        parts.append(last[:, None, :, :].expand(B, N, N, f.n_actions))
+    ally = torch.cat(parts, dim=-1) * visible_al[..., None]
+    return ally[:, f._arangeN[:, None], f._others]
+
+
+def finish_obs(f, st, move, enemy, ally, own) -> torch.Tensor:
+    """``[move | enemy | ally | own]`` zeroed for dead agents, then the timestep (``obs_timestep_number``)."""
+    B, N = move.shape[:2]
+    out = torch.cat([move, enemy.reshape(B, N, -1), ally.reshape(B, N, -1), own], dim=-1)
+    out = out * st.alive[:, :N, None]
+    if f.cfg.obs_timestep_number:
+        t = (st.episode_steps.to(f._ddt) / f.spec.episode_limit).to(torch.float32)
+        out = torch.cat([out, t[:, None, None].expand(B, N, 1)], dim=-1)
+    return out
+
+
+def state_vector(f, st, h, s, cd, rel, onehot_a, onehot_e, ally_extra: list, shield_a: bool, shield_e: bool):
+    """SMAC's ``get_state`` from its parts: ally rows (health, cooldown, rel x, rel y, shield, ``ally_extra``,
+    type one-hot ``onehot_a [B, N, utb]``), enemy rows (health, rel x, rel y, shield, ``onehot_e``), dead
+    units zeroed, then the last-action one-hots and the timestep when enabled: ``[B, state_size]``."""
+    N = f.n_agents
+    B = h.shape[0]
+    a_cols = [h[:, :N], cd, rel[:, :N, 0], rel[:, :N, 1]] + ([s[:, :N]] if shield_a else [])
+    ally = torch.cat([torch.stack(a_cols, -1)] + ally_extra + [onehot_a], -1) * st.alive[:, :N, None]
+    e_cols = [h[:, N:], rel[:, N:, 0], rel[:, N:, 1]] + ([s[:, N:]] if shield_e else [])
+    enemy = torch.cat([torch.stack(e_cols, -1), onehot_e], -1) * st.alive[:, N:, None]
+    parts = [ally.reshape(B, -1), enemy.reshape(B, -1)]
+    if f.cfg.state_last_action:
+        parts.append((st.last_action[..., None] == f._arangeA).to(torch.float32).reshape(B, -1))
+    if f.cfg.state_timestep_number:
+        parts.append((st.episode_steps.to(f._ddt) / f.spec.episode_limit).to(torch.float32)[:, None])
+    return torch.cat(parts, dim=-1)
+
+
+def battle_result(alive: torch.Tensor, n_agents: int, lost_extra=None, won_extra=None):
+    """``update_units``' end code: ``(won, lost, draw)``, each ``[B]`` bool, mutually exclusive.
+
+    Lost: no ally alive while an enemy is, or ``lost_extra``; won (if not lost): an ally alive and no
+    enemy, or ``won_extra``; draw: both sides empty, neither won nor lost. The medivac rules of SMAC's
+    MMM maps and SMACv2's terran scenarios come in as ``lost_extra`` / ``won_extra`` ([B] bool).
+    """
+    N = n_agents
+    n_a, n_e = alive[:, :N].sum(1), alive[:, N:].sum(1)
+    lost = (n_a == 0) & (n_e > 0)
+    won = (n_a > 0) & (n_e == 0)
+    if lost_extra is not None:
+        lost = lost | lost_extra
+        won = won | won_extra
+    won = won & ~lost
+    draw = (n_a == 0) & (n_e == 0) & ~lost & ~won
+    return won, lost, draw
+
+
+def battle_reward(f, st, won, lost, clip_regen: bool, bonus: tuple, max_reward) -> torch.Tensor:
+    """``reward_battle`` plus the end-of-battle bonus, then scaling: ``[B]`` float32.
+
+    Uses ``st.prev_health/prev_shield/prev_alive`` (end of the previous env step) against the current
+    values; a unit with ``prev_alive`` False is already counted dead and ignored. Dense: ``delta_enemy`` =
+    HP+shield the enemies lost (a death counts the previous HP+shield), ``delta_deaths`` =
+    ``reward_death_value`` per enemy death; only-positive mode gives ``max(., 0)`` with ``clip_regen``
+    (SMACv2; SMAC v1's ``reward_clip_regen``) else ``abs(.)`` (SMAC v1), signed mode subtracts
+    ``reward_negative_scale`` x (ally HP+shield lost + ``reward_death_value`` per ally death). ``bonus``:
+    ``(win, defeat, neither)`` added at the end (sparse mode: 0 per step, +1 win, -1 loss); with
+    ``reward_scale`` the result is divided by ``max_reward / reward_scale_rate`` (a float, or ``[B]``).
+    """
+    r, N, dt = f.rcfg, f.n_agents, f._ddt
+    B = st.pos.shape[0]
+    if r.reward_sparse:
+        rew = torch.zeros(B, dtype=dt, device=f.device)
+    else:
+        tracked = st.prev_alive
+        died = tracked & ~st.alive
+        prev_hs = st.prev_health.to(dt) + st.prev_shield.to(dt)
+        cur_hs = st.health.to(dt) + st.shield.to(dt)
+        lost_hs = torch.where(died, prev_hs, prev_hs - cur_hs) * tracked
+        # cumsum: a defined left-to-right order (sum() reorders with the vector width), which the
+        # Numba kernels repeat bit for bit
+        delta_enemy = lost_hs[:, N:].cumsum(1)[:, -1]
+        delta_ally = r.reward_negative_scale * lost_hs[:, :N].cumsum(1)[:, -1]
+        delta_deaths = r.reward_death_value * died[:, N:].sum(1).to(dt)
+        if r.reward_only_positive:
+            d = delta_enemy + delta_deaths
+            rew = d.clamp(min=0) if clip_regen else d.abs()
+        else:
+            delta_deaths = delta_deaths - r.reward_death_value * r.reward_negative_scale * died[:, :N].sum(1).to(dt)
+            rew = delta_enemy + delta_deaths - delta_ally
+    if r.reward_sparse:
+        rew = torch.where(won, 1.0, torch.where(lost, -1.0, rew))
+    else:
+        win, defeat, neither = bonus
+        rew = rew + torch.where(won, win, torch.where(lost, defeat, neither))
+    if r.reward_scale:
+        rew = rew / (max_reward / r.reward_scale_rate)
+    return rew.to(torch.float32)
 
 
 class SMACFeatures:
@@ -239,26 +421,6 @@ class SMACFeatures:
             )
         return B
 
-    def _geometry(self, st: WorldState):
-        """Agent-to-unit offsets and centre distances, float64: dx, dy, dist each ``[B, N, U]``.
-
-        ``dist = sqrt(dx*dx + dy*dy)``, not ``torch.hypot``: every step is a correctly rounded IEEE
-        operation, so the Numba kernel (``sim.kernels.observe``) computes the same bits; ``hypot``
-        (SLEEF in vectorised loops, libm otherwise) may differ from any other hypot by an ulp.
-        """
-        p = st.pos.to(self._ddt)
-        pa = p[:, : self.n_agents]
-        d = p[:, None, :, :] - pa[:, :, None, :]
-        dx, dy = d[..., 0], d[..., 1]
-        return dx, dy, torch.sqrt(dx * dx + dy * dy)
-
-    def _grid_lookup(self, grid: torch.Tensor, xi: torch.Tensor, yi: torch.Tensor, oob):
-        """``grid[xi, yi]`` for integer index tensors, ``oob`` where outside the map."""
-        S = self._map_size
-        inb = (xi >= 0) & (xi < S) & (yi >= 0) & (yi < S)
-        v = grid[xi.clamp(0, S - 1), yi.clamp(0, S - 1)]
-        return torch.where(inb, v, torch.as_tensor(oob, dtype=grid.dtype, device=grid.device))
-
     def _last_action_onehot(self, st: WorldState) -> torch.Tensor:
         """``[B, N, A]`` float32 one-hot of ``st.last_action`` (zeros where -1, i.e. after reset).
 
@@ -285,27 +447,19 @@ class SMACFeatures:
             instead (ally ``j`` alive, not a medivac, within 6).
         """
         B = self._check_state(st)
-        _, _, dist = self._geometry(st)
+        _, _, dist = geometry(st.pos, self.n_agents, self._ddt)
         return self._avail_from(st, B, dist)
 
     def _avail_from(self, st: WorldState, B: int, dist: torch.Tensor) -> torch.Tensor:
         N, E = self.n_agents, self.n_enemies
-        alive_a = st.alive[:, :N]
-        pa = st.pos[:, :N].to(self._ddt)
-        probe = pa[:, :, None, :] + self._move_dirs  # [B, N, 4, 2]
-        cell = torch.trunc(probe).to(torch.int64)  # Python int(): toward zero
-        can_move = self._grid_lookup(self._pathing, cell[..., 0], cell[..., 1], False)  # [B, N, 4]
+        can_move = move_probes(st.pos, N, self._move_dirs, self._pathing, self._ddt)  # [B, N, 4]
         in_range = dist <= SHOOT_RANGE
         target = in_range[:, :, N:] & st.alive[:, None, N:]  # [B, N, E]
         if self._has_healer:
             heal = in_range[:, :, :N] & st.alive[:, None, :N] & self._healable  # [B, N, N]
             heal = torch.nn.functional.pad(heal, (0, E - N))
             target = torch.where(self._ally_healer[None, :, None], heal, target)
-        stop = torch.ones(B, N, 1, dtype=torch.bool, device=self.device)
-        alive_avail = torch.cat([~stop, stop, can_move, target], dim=-1)
-        dead_avail = torch.zeros_like(alive_avail)
-        dead_avail[..., 0] = True
-        return torch.where(alive_a[..., None], alive_avail, dead_avail)
+        return avail_from_parts(st.alive[:, :N], can_move, None, target)
 
     # ------------------------------------------------------------------ obs
     def obs(self, st: WorldState, avail: torch.Tensor) -> torch.Tensor:
@@ -328,51 +482,19 @@ class SMACFeatures:
         if avail.shape != (B, N, A) or avail.dtype != torch.bool:
             raise ValueError(f"avail must be a bool tensor of shape [{B}, {N}, {A}], got {avail.dtype} {tuple(avail.shape)}")
         cfg = self.cfg
-        dx64, dy64, dist64 = self._geometry(st)
+        dx64, dy64, dist64 = geometry(st.pos, N, self._ddt)
         visible = (dist64 < SIGHT_RANGE) & st.alive[:, None, :]  # [B, N, U]
         dist = (dist64 / SIGHT_RANGE).to(torch.float32)
         dx = (dx64 / SIGHT_RANGE).to(torch.float32)
         dy = (dy64 / SIGHT_RANGE).to(torch.float32)
         h, s = self._health_frac(st)
         onehot = self._onehot.expand(B, N, -1, -1)  # [B, N, U, utb]
-
-        # move block
-        move = [avail[:, :, 2:6].to(torch.float32)]
-        if cfg.obs_pathing_grid or cfg.obs_terrain_height:
-            cx = torch.trunc(st.pos[:, :N, 0].to(self._ddt)).to(torch.int64)
-            cy = torch.trunc(st.pos[:, :N, 1].to(self._ddt)).to(torch.int64)
-            px = cx[..., None] + self._obs_pts[:, 0]  # [B, N, 9]
-            py = cy[..., None] + self._obs_pts[:, 1]
-            if cfg.obs_pathing_grid:
-                move.append(self._grid_lookup(self._pathing, px[..., :8], py[..., :8], True).to(torch.float32))
-            if cfg.obs_terrain_height:
-                move.append(self._grid_lookup(self._height, px, py, 1.0))
-        move = torch.cat(move, dim=-1)
-
-        # enemy block [B, N, E, enemy_feats]
+        move = move_block(self, st, avail)
         en = slice(N, N + E)
-        cols = [avail[:, :, N_ACTIONS_NO_ATTACK:].to(torch.float32), dist[:, :, en], dx[:, :, en], dy[:, :, en]]
-        if cfg.obs_all_health:
-            cols.append(h[:, None, en].expand(B, N, E))
-            if self.shield_e:
-                cols.append(s[:, None, en].expand(B, N, E))
-        enemy = torch.cat([c[..., None] for c in cols] + [onehot[:, :, en]], dim=-1)
-        enemy = enemy * visible[:, :, en, None]
-
-        # ally block: full [B, N, N, f] then drop the diagonal (agent i sees j != i in id order)
-        al = slice(0, N)
-        cols = [torch.ones(B, N, N, device=self.device), dist[:, :, al], dx[:, :, al], dy[:, :, al]]
-        if cfg.obs_all_health:
-            cols.append(h[:, None, al].expand(B, N, N))
-            if self.shield_a:
-                cols.append(s[:, None, al].expand(B, N, N))
-        parts = [c[..., None] for c in cols] + [onehot[:, :, al]]
-        if cfg.obs_last_action:
-            parts.append(self._last_action_onehot(st)[:, None, :, :].expand(B, N, N, A))
-        ally = torch.cat(parts, dim=-1) * visible[:, :, al, None]
-        ally = ally[:, self._arangeN[:, None], self._others]  # [B, N, N-1, f]
-
-        # own block
+        attackable = avail[:, :, N_ACTIONS_NO_ATTACK:].to(torch.float32)
+        cols = unit_columns(attackable, dist, dx, dy, h, s, en, E, self.shield_e, cfg)
+        enemy = torch.cat(cols + [onehot[:, :, en]], dim=-1) * visible[:, :, en, None]  # [B, N, E, enemy_feats]
+        ally = ally_block(self, st, dist, dx, dy, h, s, onehot[:, :, :N], visible[:, :, :N], self.shield_a)
         own = []
         if self.own_health:
             own.append(h[:, :N, None])
@@ -381,14 +503,7 @@ class SMACFeatures:
         own.append(self._onehot[None, :N].expand(B, N, -1))
         if cfg.obs_timestep_number:
             own.append(torch.zeros(B, N, 1, device=self.device))  # SMAC's reserved slot, never written
-        own = torch.cat(own, dim=-1)
-
-        out = torch.cat([move, enemy.reshape(B, N, -1), ally.reshape(B, N, -1), own], dim=-1)
-        out = out * st.alive[:, :N, None]
-        if cfg.obs_timestep_number:
-            t = (st.episode_steps.to(self._ddt) / self.spec.episode_limit).to(torch.float32)
-            out = torch.cat([out, t[:, None, None].expand(B, N, 1)], dim=-1)
-        return out
+        return finish_obs(self, st, move, enemy, ally, torch.cat(own, dim=-1))
 
     # ------------------------------------------------------------------ state
     def state(self, st: WorldState) -> torch.Tensor:
@@ -410,18 +525,8 @@ class SMACFeatures:
         c = self._map_size / 2
         rel = (st.pos - c) / self._map_size  # playable width = map size on SMAC maps
         cd = torch.where(self._uses_energy, st.energy[:, :N], st.cooldown[:, :N]) / self._cd_norm
-        a_cols = [h[:, :N], cd, rel[:, :N, 0], rel[:, :N, 1]] + ([s[:, :N]] if self.shield_a else [])
-        ally = torch.cat([torch.stack(a_cols, -1), self._onehot[None, :N].expand(B, N, -1)], -1)
-        e_cols = [h[:, N:], rel[:, N:, 0], rel[:, N:, 1]] + ([s[:, N:]] if self.shield_e else [])
-        enemy = torch.cat([torch.stack(e_cols, -1), self._onehot[None, N:].expand(B, E, -1)], -1)
-        ally = ally * st.alive[:, :N, None]
-        enemy = enemy * st.alive[:, N:, None]
-        parts = [ally.reshape(B, -1), enemy.reshape(B, -1)]
-        if self.cfg.state_last_action:
-            parts.append(self._last_action_onehot(st).reshape(B, -1))
-        if self.cfg.state_timestep_number:
-            parts.append((st.episode_steps.to(self._ddt) / self.spec.episode_limit).to(torch.float32)[:, None])
-        return torch.cat(parts, dim=-1)
+        onehot_a, onehot_e = self._onehot[None, :N].expand(B, N, -1), self._onehot[None, N:].expand(B, E, -1)
+        return state_vector(self, st, h, s, cd, rel, onehot_a, onehot_e, [], self.shield_a, self.shield_e)
 
     # ------------------------------------------------------------------ end of battle
     def game_result(self, st: WorldState) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -436,16 +541,12 @@ class SMACFeatures:
         """
         self._check_state(st)
         N = self.n_agents
+        if not self.is_mmm:
+            return battle_result(st.alive, N)
         alive_a, alive_e = st.alive[:, :N], st.alive[:, N:]
-        n_a, n_e = alive_a.sum(1), alive_e.sum(1)
-        lost = (n_a == 0) & (n_e > 0)
-        won = (n_a > 0) & (n_e == 0)
-        if self.is_mmm:
-            lost = lost | ~(alive_a & ~self._ally_medivac).any(1)
-            won = won | ((n_e == 1) & (alive_e & self._enemy_medivac).any(1))
-        won = won & ~lost
-        draw = (n_a == 0) & (n_e == 0) & ~lost & ~won
-        return won, lost, draw
+        lost_extra = ~(alive_a & ~self._ally_medivac).any(1)
+        won_extra = (alive_e.sum(1) == 1) & (alive_e & self._enemy_medivac).any(1)
+        return battle_result(st.alive, N, lost_extra, won_extra)
 
     # ------------------------------------------------------------------ reward
     def reward(self, st: WorldState, won: torch.Tensor, lost: torch.Tensor) -> torch.Tensor:
@@ -471,34 +572,8 @@ class SMACFeatures:
         if won.shape != (B,) or lost.shape != (B,):
             raise ValueError(f"won/lost must have shape [{B}], got {tuple(won.shape)} and {tuple(lost.shape)}")
         r = self.rcfg
-        N = self.n_agents
-        dt = self._ddt
-        if r.reward_sparse:
-            rew = torch.zeros(B, dtype=dt, device=self.device)
-        else:
-            tracked = st.prev_alive
-            died = tracked & ~st.alive
-            prev_hs = st.prev_health.to(dt) + st.prev_shield.to(dt)
-            cur_hs = st.health.to(dt) + st.shield.to(dt)
-            lost_hs = torch.where(died, prev_hs, prev_hs - cur_hs) * tracked
-            # cumsum: a defined left-to-right order (sum() reorders with the vector width), which the
-            # Numba kernel sim.kernels.observe repeats bit for bit
-            delta_enemy = lost_hs[:, N:].cumsum(1)[:, -1]
-            delta_ally = r.reward_negative_scale * lost_hs[:, :N].cumsum(1)[:, -1]
-            delta_deaths = r.reward_death_value * died[:, N:].sum(1).to(dt)
-            if r.reward_only_positive:
-                d = delta_enemy + delta_deaths
-                rew = d.clamp(min=0) if r.reward_clip_regen else d.abs()
-            else:
-                delta_deaths = delta_deaths - r.reward_death_value * r.reward_negative_scale * died[:, :N].sum(1).to(dt)
-                rew = delta_enemy + delta_deaths - delta_ally
-        if r.reward_sparse:
-            rew = torch.where(won, 1.0, torch.where(lost, -1.0, rew))
-        else:
-            rew = rew + torch.where(won, self._bonus[1], torch.where(lost, self._bonus[2], self._bonus[0]))
-        if r.reward_scale:
-            rew = rew / (self.max_reward / r.reward_scale_rate)
-        return rew.to(torch.float32)
+        bonus = (self._bonus[1], self._bonus[2], self._bonus[0])
+        return battle_reward(self, st, won, lost, r.reward_clip_regen, bonus, self.max_reward)
 
     # ------------------------------------------------------------------ info
     def env_info(self) -> dict:

@@ -1,6 +1,6 @@
 """A line on stderr while a kernel compiles on first use, so that a run does not look hung.
 
-Kept out of ``sim.kernels`` (which imports Numba) so that ``sim.env`` can use it without importing
+Kept out of ``sim.numba`` (which imports Numba) so that ``sim.env`` can use it without importing
 Numba on the torch path.
 """
 
@@ -21,7 +21,7 @@ _quiet = threading.local()
 @contextlib.contextmanager
 def quiet_compile_notices():
     """No :func:`compile_notice` lines from the calling thread inside this block (a background compile,
-    ``sim.kernels.warmup``, says what it does itself); first calls are still counted."""
+    ``sim.runtime.warmup``, says what it does itself); first calls are still counted."""
     before = getattr(_quiet, "on", False)
     _quiet.on = True
     try:

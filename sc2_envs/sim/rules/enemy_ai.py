@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import torch
 
-from sc2_envs.sim.dynamics import sqrt32
+from sc2_envs.sim.rules.dynamics import sqrt32
 from sc2_envs.sim.state import ORDER_ATTACK, ORDER_ATTACK_MOVE, ORDER_HEAL, UnitTable, WorldState
 
 ACQUIRE_MIN = 5.0
 KEEP_BONUS = 1.5
 LEASH = 4.0
 _PRIORITY_SCALE = 1000.0  # distance units per priority step: priority dominates distance (map is 32 wide)
-_INF = 1e9
+INF = 1e9
 ENEMY_ORDERS = ("attack_move", "attack_allies", "attack_closest")
 """``attack_closest``: the SMACv2 32x32_flat map's trigger (every 0.5 game s, each enemy without an
 order attacks the ally closest to it, oxwhirl/smacv2 ``maps/SMAC_Maps/32x32_flat.SC2Map``
@@ -43,7 +43,7 @@ def pair_dist(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Centre distances ``[B, P, Q]`` between points ``a [B, P, 2]`` and ``b [B, Q, 2]``.
 
     ``sqrt(dx*dx + dy*dy)`` with each operation rounded in float32 (``dynamics.sqrt32``): ``torch.cdist`` switches to a
-    matrix-product formula above 25 points, whose rounding no other execution path (``sim.kernels``)
+    matrix-product formula above 25 points, whose rounding no other execution path (``sim.numba``)
     reproduces.
     """
     dx = a[..., :, None, 0] - b[..., None, :, 0]
@@ -109,7 +109,7 @@ class EnemyAI:
         acq = self.acquire.unsqueeze(-1)
         valid = targetable & ((edge <= acq) | (is_current & (edge <= acq + LEASH)) | attacker)
         score = edge + self.priority_cost.unsqueeze(-2) - KEEP_BONUS * is_current
-        score = torch.where(valid, score, torch.full_like(score, _INF))
+        score = torch.where(valid, score, torch.full_like(score, INF))
         best = score.argmin(-1)
         has = valid.any(-1) & alive_e & self.armed
         new_target = torch.where(has, best, torch.full_like(best, -1))
@@ -129,8 +129,8 @@ class EnemyAI:
         d = pair_dist(pos_e, pos_e)  # [B, E, E]
         friend = st.alive[:, N:].unsqueeze(1) & self.friend_bio.unsqueeze(-2)
         damaged = friend & (st.health[:, N:] < t.max_health[..., N:]).unsqueeze(1)
-        d_dmg = torch.where(damaged, d, torch.full_like(d, _INF))
-        d_any = torch.where(friend, d, torch.full_like(d, _INF))
+        d_dmg = torch.where(damaged, d, torch.full_like(d, INF))
+        d_any = torch.where(friend, d, torch.full_like(d, INF))
         pick = torch.where(damaged.any(-1), d_dmg.argmin(-1), d_any.argmin(-1)) + N
         heal = self.healer & st.alive[:, N:] & friend.any(-1)
         target = torch.where(heal, pick, torch.where(self.healer, torch.full_like(target, -1), target))
@@ -154,7 +154,7 @@ class EnemyAI:
         else:
             edge = pair_dist(st.pos[:, N:], st.pos[:, :N]) - t.radius[..., N:, None] - t.radius[..., None, :N]  # [B, E, N]
         valid = st.alive[:, :N].unsqueeze(1) & self.can_target
-        nearest = torch.where(valid, edge, torch.full_like(edge, _INF)).argmin(-1)
+        nearest = torch.where(valid, edge, torch.full_like(edge, INF)).argmin(-1)
         current = st.order_target[:, N:]
         keep = (current >= 0) & (current < N) & (valid & (current.unsqueeze(-1) == ally_ids)).any(-1)
         pick = torch.where(keep, current, nearest)

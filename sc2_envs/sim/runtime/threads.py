@@ -101,7 +101,7 @@ def apply_num_threads(num_threads: int | None, num_envs: int, device: torch.devi
         device: the simulator's device.
         kernel: the simulator's step path, ``"torch"`` or ``"numba"``. With None on the numba path
             nothing is changed: its step is one compiled call that runs no torch operation (its
-            threads are numba's, ``sim.kernels.chunks``), so a process-wide change would only slow
+            threads are numba's, ``sim.runtime.chunks``), so a process-wide change would only slow
             the caller's own networks (e.g. a one-env Gymnasium env would have set one thread).
 
     Raises:

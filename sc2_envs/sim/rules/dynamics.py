@@ -61,9 +61,9 @@ from sc2_envs.sim.state import (
     WorldState,
 )
 
-_BEAM_HALF_LENGTH = 1.4
-_BEAM_HALF_WIDTH = 0.15
-_EPS = 1e-6
+BEAM_HALF_LENGTH = 1.4
+BEAM_HALF_WIDTH = 0.15
+EPS = 1e-6
 
 
 def sqrt32(x: torch.Tensor) -> torch.Tensor:
@@ -72,7 +72,7 @@ def sqrt32(x: torch.Tensor) -> torch.Tensor:
     ``torch.sqrt`` on float32 CPU tensors is not always correctly rounded (its AVX-512 kernel is
     off by one ulp for about 0.7 % of inputs, measured with torch 2.13), while the float64 root
     rounded to float32 is the correctly rounded float32 root on every device, as IEEE ``sqrtss``
-    in the compiled kernels (``sim.kernels``) is.
+    in the compiled kernels (``sim.numba``) is.
     """
     return torch.sqrt(x.double()).float()
 
@@ -81,7 +81,7 @@ def norm2(v: torch.Tensor) -> torch.Tensor:
     """Euclidean length of ``v [..., 2]`` as ``sqrt(x*x + y*y)``, each operation rounded in float32.
 
     Used instead of ``Tensor.norm``, whose reduction may fuse or reorder the multiply-adds by CPU
-    or GPU kernel, so that every execution path (this torch code, ``sim.kernels``) rounds alike.
+    or GPU kernel, so that every execution path (this torch code, ``sim.numba``) rounds alike.
     """
     sq = v * v
     return sqrt32(sq[..., 0] + sq[..., 1])
@@ -251,11 +251,6 @@ class Dynamics:
         flat = cell[..., 0].clamp(0, self.map_w - 1) * self.map_h + cell[..., 1].clamp(0, self.map_h - 1)
         return flat, inside
 
-    def _walkable(self, p: torch.Tensor) -> torch.Tensor:
-        """Whether the cells containing points ``p [..., 2]`` are walkable (outside the map: no)."""
-        flat, inside = self._cell(p)
-        return inside & self._flat_pathing[flat]
-
     def can_stand(self, p: torch.Tensor, frm: torch.Tensor) -> torch.Tensor:
         """Whether each unit may move from ``frm`` to ``p`` (both ``[..., B, U, 2]``), ``[..., B, U]`` bool.
 
@@ -302,7 +297,7 @@ class Dynamics:
         healing = engage & (kind == ORDER_HEAL)
         reach = torch.where(healing, t.heal_range, t.weapon_range)
         gap = norm2(tgt_pos - st.pos) - t.radius - self._per_unit(t.radius, tgt) - reach  # > 0: out of range by this much
-        in_range = engage & (gap <= _EPS)
+        in_range = engage & (gap <= EPS)
 
         burst = self._fire(st, engage & ~healing, in_range, tgt, tgt_pos, alive)
         self._resolve_deaths(st, alive, burst)
@@ -364,7 +359,7 @@ class Dynamics:
         wt = tgt
         st.hits_left = torch.where(keep, st.hits_left, 0.0)
         # 3. hits whose damage point (or spacing) has passed land now
-        land = (st.hits_left > 0) & (st.windup <= _EPS)
+        land = (st.hits_left > 0) & (st.windup <= EPS)
         n_now = torch.where(land, torch.where(self.spaced, 1.0, st.hits_left), 0.0)
         st.hits_left = st.hits_left - n_now
         st.windup = torch.where(land, st.windup + t.hit_interval, st.windup)
@@ -375,12 +370,12 @@ class Dynamics:
         if self.has_missile:
             flying = st.missile_hits > 0
             st.missile_eta = st.missile_eta - L  # (only read while missile_hits > 0)
-            arrive = flying & (st.missile_eta <= _EPS)
+            arrive = flying & (st.missile_eta <= EPS)
             impact_hits = torch.where(arrive & self._gather(alive, mt), st.missile_hits, 0.0)  # a dead target: wasted
             st.missile_hits = torch.where(arrive, torch.zeros_like(st.missile_hits), st.missile_hits)
             launch = land & is_missile
             dist = norm2(tgt_pos - st.pos)
-            st.missile_eta = torch.where(launch, dist / t.missile_speed.clamp(min=_EPS), st.missile_eta)
+            st.missile_eta = torch.where(launch, dist / t.missile_speed.clamp(min=EPS), st.missile_eta)
             st.missile_target = torch.where(launch, wt, st.missile_target)
             st.missile_hits = torch.where(launch, n_now, st.missile_hits)
         direct = land & ~is_missile
@@ -431,9 +426,9 @@ class Dynamics:
             heading = self._route_heading(st.pos, goal, to_goal)
             heading_len = norm2(heading)
         walk = alive & ~t.is_static & (chase | (~engage & ((kind == ORDER_MOVE) | (kind == ORDER_ATTACK_MOVE))))
-        limit = torch.where(engage, gap + 2 * _EPS, goal_dist)
+        limit = torch.where(engage, gap + 2 * EPS, goal_dist)
         step = torch.minimum(t.speed * L, limit).clamp(min=0) * walk
-        new_pos = st.pos + heading / heading_len.clamp(min=_EPS).unsqueeze(-1) * step.unsqueeze(-1)
+        new_pos = st.pos + heading / heading_len.clamp(min=EPS).unsqueeze(-1) * step.unsqueeze(-1)
         arrived = (kind == ORDER_MOVE) & (goal_dist <= t.speed * L)
         st.order_kind = torch.where(arrived & alive, torch.full_like(kind, ORDER_NONE), kind)
         # collisions: push overlapping ground units apart, half the overlap each
@@ -506,11 +501,11 @@ class Dynamics:
         rel = vpos - tgt_pos.unsqueeze(2)  # victim relative to a's target, [B, a, v, 2]
         if self.has_line:
             fwd = tgt_pos - st.pos
-            fwd = fwd / norm2(fwd).clamp(min=_EPS).unsqueeze(-1)
+            fwd = fwd / norm2(fwd).clamp(min=EPS).unsqueeze(-1)
             along = (rel * fwd.unsqueeze(2)).sum(-1)  # distance along the line of fire
             perp = rel[..., 0] * -fwd[..., 1].unsqueeze(2) + rel[..., 1] * fwd[..., 0].unsqueeze(2)
             r_v = t.radius.unsqueeze(-2)
-            in_beam = (along.abs() <= _BEAM_HALF_WIDTH + r_v) & (perp.abs() <= _BEAM_HALF_LENGTH + r_v)
+            in_beam = (along.abs() <= BEAM_HALF_WIDTH + r_v) & (perp.abs() <= BEAM_HALF_LENGTH + r_v)
             line = (t.splash == SPLASH_LINE).unsqueeze(-1) & fire.unsqueeze(-1)
             hits = torch.where(line, (in_beam & victims) * t.attacks.unsqueeze(-1), hits)
         if self.has_suicide:
@@ -529,7 +524,7 @@ class Dynamics:
         absorbed = torch.minimum(st.shield, raw)
         rest = raw - absorbed
         mean_hit = raw / n_hits.clamp(min=1)
-        k = torch.minimum(torch.ceil(rest / mean_hit.clamp(min=_EPS) - 1e-4), n_hits)
+        k = torch.minimum(torch.ceil(rest / mean_hit.clamp(min=EPS) - 1e-4), n_hits)
         hp_loss = torch.where(rest > 0, torch.maximum(rest - t.armor * k, 0.5 * k), torch.zeros_like(rest))
         st.shield = st.shield - absorbed
         st.health = (st.health - hp_loss).clamp(min=0)
@@ -543,6 +538,6 @@ class Dynamics:
         t = self.t
         missing = (self._per_unit(t.max_health, tgt) - self._gather(st.health, tgt)).clamp(min=0)
         ok = heals & self._per_unit(t.is_biological, tgt) & self._gather(st.alive, tgt)  # never heals the dead
-        amount = torch.minimum(torch.minimum(t.heal_rate * L, missing), st.energy / t.heal_energy_cost.clamp(min=_EPS)) * ok
+        amount = torch.minimum(torch.minimum(t.heal_rate * L, missing), st.energy / t.heal_energy_cost.clamp(min=EPS)) * ok
         st.energy = st.energy - amount * t.heal_energy_cost
         st.health = torch.minimum(st.health.scatter_add(1, tgt, amount), t.max_health)

@@ -1,0 +1,36 @@
+"""The compiled mirror of the torch rules (Numba, CPU), bit-equal to them.
+
+Each module mirrors the ``sim.rules`` module of the same name, function for function, in float32 with
+the reference's operation order and constants, so every state tensor and output comes out bit for bit
+equal (``tests/test_kernel_{tick,observe,step,v2}.py``):
+
+==================  =========================================  ==========================================
+module              mirrors (torch reference)                  entry points
+==================  =========================================  ==========================================
+``actions``         ``rules.actions``                          ``check_actions``, ``apply_actions``,
+                                                               ``orders_env`` (actions, then the enemy AI)
+``enemy_ai``        ``rules.enemy_ai.EnemyAI.act``             ``act``
+``dynamics``        ``rules.dynamics.Dynamics.advance``        ``advance``, ``TickKernel``
+``features``        ``rules.features.SMACFeatures``            ``step_env``, ``observe_env``, ``ObserveKernel``
+``features_v2``     ``rules.features_v2.SMACv2Features``       ``step_env_v2``, ``observe_env_v2``,
+                                                               ``ObserveKernelV2``
+``reset``           ``rules.reset``                            ``reset_envs``, ``ScenarioResetKernel``
+``rng``             ``sim.rng``                                ``mix_hash``, ``absorb``, ``uniform``
+``state``           ``sim.state`` (the unit tables, flattened)  ``CF_*``/``CI_*``/``FL_*`` rows,
+                                                               ``env_tables``
+``step``            ``SMACSim.step``                           ``StepKernel``
+==================  =========================================  ==========================================
+
+The runtime around these kernels (on-disk cache, threaded chunks, schedule, background compile) is
+``sim.runtime``; importing it here installs the cache locators before any kernel is decorated (Numba
+picks a function's locator when the decorator runs).
+"""
+
+from __future__ import annotations
+
+from sc2_envs.sim.runtime import numba_available
+
+if numba_available() is None:
+    from sc2_envs.sim.runtime.cache import install
+
+    install()

@@ -1,0 +1,912 @@
+"""Numba mirror of ``sim.rules.dynamics``: ``advance`` is ``Dynamics.advance`` (bit-equal to the torch code).
+
+The torch code in ``sim.rules.dynamics`` is the reference (``numba.actions`` and ``numba.enemy_ai`` mirror the orders stage):
+this module re-states the same rules as loops over envs and units, in float32
+with the reference's operation order and constants, so every state tensor comes out bit for bit
+equal (checked on every map by ``tests/test_kernel_tick.py``). Where the torch reference reduces
+floats it uses an order every path can reproduce (``dynamics.norm2``, ``dynamics.tree_sum``,
+``enemy_ai.pair_dist``); damage sums are of whole numbers and so exact in any order (checked at
+construction). It works in place on the NumPy views of the ``WorldState`` tensors (zero copy).
+
+Stage by stage (``SMACSim._core``; ``sim.numba.step`` fuses them into one call for ``step``), an
+env step runs as two compiled calls, ``orders`` (SMAC actions -> unit orders, then the enemy AI)
+and ``ticks`` (``8 / loops_per_tick`` calls of ``Dynamics.advance``), whatever the batch size; the
+first use compiles them (``cache=True`` keeps the machine code on disk for later processes).
+
+SMACv2 scenarios (``fl[FL_PER_ENV]``) have per-env rosters: the kernels keep per-kind tables and
+gather each env's tables from ``WorldState.unit_kind`` before its orders and ticks
+(``_env_tables``), so the per-env ``UnitTable`` of the torch path is never read or refreshed here;
+their enemies follow the map trigger (``EnemyAI`` ``attack_closest``: centre distances, then the
+medivacs' heal orders) and ``conic_fov``'s look actions set ``WorldState.fov_dir``.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import torch
+
+from sc2_envs.sim.numba.actions import orders_range, orders_serial
+from sc2_envs.sim.numba.state import (
+    BEAM_HL,
+    BEAM_HW,
+    CEIL_SLACK,
+    CENTRE,
+    CF_ARMOR,
+    CF_ATTACKS,
+    CF_DPOINT,
+    CF_EMAX,
+    CF_EREGEN,
+    CF_HEALCOST,
+    CF_HEALCOST_CL,
+    CF_HEALRATE,
+    CF_HITINT,
+    CF_HRANGE,
+    CF_LIFEREGEN,
+    CF_MAXHP,
+    CF_MAXSH,
+    CF_MSPEED_CL,
+    CF_RADIUS,
+    CF_SPEED,
+    CF_SPLASHR,
+    CF_WCOOL,
+    CF_WRANGE,
+    CI_AIR,
+    CI_ARMED,
+    CI_BIO,
+    CI_CLIFFW,
+    CI_MISSILE,
+    CI_ROUTER,
+    CI_SPACED,
+    CI_SPLASH,
+    CI_STATIC,
+    DETOUR_SLACK,
+    EPS,
+    EPS2,
+    F32,
+    FL_AI_HEALER,
+    FL_ATTACK_ALLIES,
+    FL_ATTACK_CLOSEST,
+    FL_CLIFFW,
+    FL_H,
+    FL_HEALER,
+    FL_L,
+    FL_LEVELS,
+    FL_LINE,
+    FL_MISSILE,
+    FL_N,
+    FL_NFOV,
+    FL_NNA,
+    FL_PER_ENV,
+    FL_REGEN,
+    FL_ROUTE,
+    FL_SHIELD,
+    FL_SUICIDE,
+    FL_T,
+    FL_W,
+    HALF,
+    INF32,
+    JIT,
+    NCF,
+    NCI,
+    NFL,
+    NO_ATTACK,
+    OCTILE_DIAG,
+    ONE,
+    PUSH_MIN_DIST,
+    REGEN_DELAY,
+    STATE_DTYPES,
+    STATE_FIELDS,
+    ZERO,
+    as_f32,
+    as_i64,
+    collision_consts,
+    env_scratch,
+    env_tables,
+    unit_tables,
+)
+from sc2_envs.sim.rules.dynamics import RAMP_MAX_STEP, Dynamics
+from sc2_envs.sim.rules.enemy_ai import EnemyAI
+from sc2_envs.sim.runtime.chunks import kernel_threads, run_chunks
+from sc2_envs.sim.state import (
+    ORDER_ATTACK,
+    ORDER_ATTACK_MOVE,
+    ORDER_HEAL,
+    ORDER_MOVE,
+    ORDER_NONE,
+    SHIELD_REGEN_RATE,
+    SPLASH_LINE,
+    SPLASH_SUICIDE,
+    UnitTable,
+    WorldState,
+)
+
+
+# ------------------------------------------------------------------------------------------ helpers
+@numba.njit(inline="always", **JIT)
+def cell(px, py, W, H):
+    """``Dynamics._cell`` for one point: (flat index with clamped coordinates, inside the map)."""
+    cx = np.int64(np.floor(px))
+    cy = np.int64(np.floor(py))
+    inside = cx >= 0 and cx < W and cy >= 0 and cy < H
+    fx = min(max(cx, 0), W - 1)
+    fy = min(max(cy, 0), H - 1)
+    return fx * H + fy, inside
+
+
+@numba.njit(**JIT)
+def can_stand(u, px, py, fx, fy, ci, fl, pathing, level, cliff_walkable):
+    """``Dynamics.can_stand`` for unit ``u`` moving from ``(fx, fy)`` to ``(px, py)``: the spawn
+    check of ``sim.numba.step``'s reset kernel (``advance``'s terrain loop inlines the same test)."""
+    W, H = fl[FL_W], fl[FL_H]
+    flat, inside = cell(px, py, W, H)
+    ground = pathing[flat]
+    if fl[FL_LEVELS]:
+        src, _ = cell(fx, fy, W, H)
+        ground = ground and abs(level[flat] - level[src]) < RAMP_MAX_STEP
+    if fl[FL_CLIFFW] and ci[CI_CLIFFW, u]:
+        ground = cliff_walkable[flat]
+    return inside and (ground or ci[CI_AIR, u] != 0)
+
+
+# The helpers below take scalars only: passing an array to a compiled function, even an inlined
+# one, costs an atomic reference count increment and decrement per array and call (Numba's NRT),
+# about 60 ns per call with five arrays, and those counters are shared by the threads of the
+# parallel kernel. ``Dynamics.can_stand`` is inlined into ``advance``'s terrain loop.
+@numba.njit(inline="always", **JIT)
+def _damage(raw, n_hits, shield_u, health_u, armor_u):
+    """``Dynamics._apply_damage`` for one unit: its new ``(shield, health)``."""
+    absorbed = min(shield_u, raw)
+    rest = raw - absorbed
+    if rest > ZERO:  # (k, two divisions, is only needed here)
+        mean_hit = raw / max(n_hits, ONE)
+        k = min(np.ceil(rest / max(mean_hit, EPS) - CEIL_SLACK), n_hits)
+        hp_loss = max(rest - armor_u * k, HALF * k)
+    else:
+        hp_loss = ZERO
+    h = health_u - hp_loss
+    return shield_u - absorbed, (h if h > ZERO else ZERO)
+
+
+@numba.njit(**JIT)
+def _splash_row(a, fire_a, boom_a, tpx, tpy, pos, alive0, cf, ci, dmg, enemy_pair, fl, U, raw, nh):
+    """Add the hits of splash attacker ``a`` (beam centred on ``(tpx, tpy)`` when ``fire_a``, burst
+    when ``boom_a``) to ``raw``/``nh``. Returns whether row ``a`` was replaced (``_splash_hits``)."""
+    if fl[FL_SUICIDE] and boom_a:  # (torch: the burst row replaces the beam row; a unit has one or the other)
+        for v in range(U):
+            dx = pos[v, 0] - pos[a, 0]
+            dy = pos[v, 1] - pos[a, 1]
+            d_self = np.sqrt(dx * dx + dy * dy) - cf[CF_RADIUS, v]
+            if d_self <= cf[CF_SPLASHR, a] and enemy_pair[a, v] and ci[CI_AIR, v] == 0 and alive0[v]:
+                raw[v] += dmg[a, v]
+                nh[v] += ONE
+        return True
+    if fl[FL_LINE] and ci[CI_SPLASH, a] == SPLASH_LINE and fire_a:
+        fx = tpx - pos[a, 0]
+        fy = tpy - pos[a, 1]
+        fn = np.sqrt(fx * fx + fy * fy)
+        fn = fn if fn > EPS else EPS
+        fx = fx / fn
+        fy = fy / fn
+        att = cf[CF_ATTACKS, a]
+        for v in range(U):
+            rx = pos[v, 0] - tpx
+            ry = pos[v, 1] - tpy
+            along = rx * fx + ry * fy
+            perp = rx * -fy + ry * fx
+            r_v = cf[CF_RADIUS, v]
+            in_beam = abs(along) <= BEAM_HW + r_v and abs(perp) <= BEAM_HL + r_v
+            if in_beam and enemy_pair[a, v] and ci[CI_AIR, v] == 0 and alive0[v]:
+                raw[v] += att * dmg[a, v]
+                nh[v] += att
+        return True
+    return False
+
+
+@numba.njit(**JIT)
+def _tree(buf, P):
+    """``dynamics.tree_sum`` of ``buf[:P]`` (``P`` a power of two; destroys ``buf``)."""
+    h = P
+    while h > 1:
+        h //= 2
+        for k in range(h):
+            buf[k] = buf[k] + buf[k + h]
+    return buf[0]
+
+
+# ------------------------------------------------------------------------------------------ one tick
+@numba.njit(**JIT)
+def collision_scratch(collide_pair, r2far):
+    """Per-call scratch of the collision stage: ``col [U]`` (unit collides with some other unit), the
+    sweep distance (``collision_consts``) and the work arrays."""
+    U = collide_pair.shape[0]
+    col = np.zeros(U, np.bool_)
+    sweep = collision_consts(collide_pair, r2far, col)
+    order = np.arange(U)
+    gl = np.zeros(U, np.int64)
+    pc = np.zeros(U, np.int64)
+    pj = np.zeros((U, U), np.int64)
+    ptx = np.zeros((U, U), np.float32)
+    pty = np.zeros((U, U), np.float32)
+    return col, sweep, order, gl, pc, pj, ptx, pty
+
+
+@numba.njit(**JIT)
+def advance(
+    b0, b1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+    jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+    cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
+    tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst, chase,
+    bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
+):  # fmt: skip
+    """``n_ticks`` ticks of each env ``b0 .. b1 - 1`` (``Dynamics.advance``). The env and tick loops
+    are inside and the state is indexed ``[b, u]`` (no row views): Numba takes an atomic reference count
+    on every array argument at entry and on every view it makes, shared by the threads of a threaded
+    call, so these are paid once per call here, not per env or tick.
+
+    Scratch: ``tpx .. chase`` the rows of ``_advance``'s ``sf``/``si`` as separate ``[U]`` arrays,
+    ``bx``/``by`` the tree buffers, and from ``collision_scratch``: ``col [U]`` units that collide,
+    ``sweep`` the x distance beyond which no pair overlaps, ``order [U]`` a permutation of the units
+    (the sweep order, reset per env and kept between its ticks), ``gl``/``pc [U]``, ``pj``/``ptx``/``pty [U, U]``.
+    """
+    U = pos.shape[1]
+    L = fl[FL_L]
+    Lf = F32(L)
+    W = fl[FL_W]
+    H = fl[FL_H]
+    P = bx.shape[0]
+    for b in range(b0, b1):
+        for a in range(U):
+            order[a] = a
+        for _ in range(n_ticks):
+            # ---- targets, range (advance)
+            for u in range(U):
+                alive0[u] = alive[b, u]
+            for u in range(U):
+                t = order_target[b, u] if order_target[b, u] > 0 else 0
+                tgt[u] = t
+                t_alive = alive0[t] and order_target[b, u] >= 0
+                tpx[u] = pos[b, t, 0]
+                tpy[u] = pos[b, t, 1]
+                k = order_kind[b, u]
+                e = alive0[u] and t_alive and (k == ORDER_ATTACK or k == ORDER_ATTACK_MOVE or k == ORDER_HEAL)
+                engage[u] = e
+                hea = e and k == ORDER_HEAL
+                healing[u] = hea
+                if e:  # (gap is read only where engage holds: range test, chase limit)
+                    reach = cf[CF_HRANGE, u] if hea else cf[CF_WRANGE, u]
+                    dx = tpx[u] - pos[b, u, 0]
+                    dy = tpy[u] - pos[b, u, 1]
+                    n = np.sqrt(dx * dx + dy * dy)
+                    gap[u] = n - cf[CF_RADIUS, u] - cf[CF_RADIUS, t] - reach
+                    inrng[u] = gap[u] <= EPS
+                else:
+                    inrng[u] = False
+            # ---- _fire: 1. start attacks
+            for u in range(U):
+                attacking = engage[u] and not healing[u]
+                ready_at = np.ceil(cooldown[b, u])
+                ready_at = ready_at if ready_at > ONE else ONE
+                start = attacking and inrng[u] and ci[CI_ARMED, u] != 0 and ready_at <= Lf and hits_left[b, u] <= ZERO
+                nxt = (jitter_state[b, u] * 1664525 + 1013904223) & 0xFFFFFFFF
+                jitter = F32((nxt >> 30) - 1)
+                if start:
+                    jitter_state[b, u] = nxt
+                carry = ready_at - cooldown[b, u] if cooldown[b, u] > ZERO else ZERO
+                if start:
+                    cooldown[b, u] = cf[CF_WCOOL, u] + jitter - carry - (Lf - ready_at)
+                    windup[b, u] = cf[CF_DPOINT, u] - (Lf - ready_at)
+                    hits_left[b, u] = cf[CF_ATTACKS, u]
+                    windup_target[b, u] = tgt[u]
+                else:
+                    c = cooldown[b, u] - Lf
+                    cooldown[b, u] = c if c > ZERO else ZERO
+                    windup[b, u] = windup[b, u] - Lf
+                # 2. cancel
+                keep = attacking and order_target[b, u] == windup_target[b, u]
+                if not keep:
+                    hits_left[b, u] = ZERO
+                # 3. land
+                land = hits_left[b, u] > ZERO and windup[b, u] <= EPS
+                if land:
+                    n_now = ONE if ci[CI_SPACED, u] else hits_left[b, u]
+                else:
+                    n_now = ZERO
+                hits_left[b, u] = hits_left[b, u] - n_now
+                if land:
+                    windup[b, u] = windup[b, u] + cf[CF_HITINT, u]
+                # 4. missiles
+                is_m = ci[CI_MISSILE, u] != 0
+                mt = missile_target[b, u] if missile_target[b, u] > 0 else 0
+                impact = ZERO
+                if fl[FL_MISSILE]:
+                    flying = missile_hits[b, u] > ZERO
+                    missile_eta[b, u] = missile_eta[b, u] - Lf
+                    arrive = flying and missile_eta[b, u] <= EPS
+                    if arrive and alive0[mt]:
+                        impact = missile_hits[b, u]
+                    if arrive:
+                        missile_hits[b, u] = ZERO
+                    if land and is_m:
+                        dx = tpx[u] - pos[b, u, 0]
+                        dy = tpy[u] - pos[b, u, 1]
+                        dist = np.sqrt(dx * dx + dy * dy)
+                        missile_eta[b, u] = dist / cf[CF_MSPEED_CL, u]
+                        missile_target[b, u] = tgt[u]
+                        missile_hits[b, u] = n_now
+                direct[u] = land and not is_m
+                # stash: damage target and hits per attack
+                last[u] = mt if is_m else tgt[u]
+                amt[u] = impact if is_m else n_now
+            # 5. damage
+            for v in range(U):
+                raw[v] = ZERO
+                nh[v] = ZERO
+                flags[v] = -1  # last attacker per victim (scatter_reduce amax, from -1)
+            splash = fl[FL_LINE] or fl[FL_SUICIDE]
+            for a in range(U):
+                suicide = ci[CI_SPLASH, a] == SPLASH_SUICIDE
+                boomv[a] = fl[FL_SUICIDE] and suicide and (direct[a] or burst_pending[b, a])
+                d_t = last[a]
+                per = amt[a]
+                replaced = False
+                # (_splash_row changes nothing and returns False unless one of these holds)
+                if splash and (
+                    (fl[FL_SUICIDE] and boomv[a]) or (fl[FL_LINE] and ci[CI_SPLASH, a] == SPLASH_LINE and direct[a])
+                ):
+                    replaced = _splash_row(
+                        a, direct[a], boomv[a], tpx[a], tpy[a], pos[b], alive0, cf, ci, dmg, enemy_pair, fl, U, raw, nh
+                    )
+                if not replaced:
+                    raw[d_t] += per * dmg[a, d_t]
+                    nh[d_t] += per
+                if per > ZERO and a > flags[d_t]:
+                    flags[d_t] = a
+            for v in range(U):
+                r = raw[v]
+                shield[b, v], health[b, v] = _damage(r, nh[v], shield[b, v], health[b, v], cf[CF_ARMOR, v])
+                if r > ZERO:
+                    lsd[b, v] = ZERO
+                    if flags[v] >= 0:
+                        last_attacker[b, v] = flags[v]
+            if fl[FL_SUICIDE]:
+                for u in range(U):
+                    suicide = ci[CI_SPLASH, u] == SPLASH_SUICIDE
+                    exploded = direct[u] and suicide
+                    if exploded:
+                        health[b, u] = ZERO
+                    burst[u] = alive0[u] and suicide and not exploded and health[b, u] <= ZERO
+                for v in range(U):
+                    raw[v] = ZERO
+                    nh[v] = ZERO
+                for a in range(U):
+                    if burst[a]:
+                        _splash_row(
+                            a, False, True, pos[b, a, 0], pos[b, a, 1], pos[b], alive0, cf, ci, dmg, enemy_pair, fl, U, raw, nh
+                        )
+                for v in range(U):
+                    r = raw[v]
+                    shield[b, v], health[b, v] = _damage(r, nh[v], shield[b, v], health[b, v], cf[CF_ARMOR, v])
+                    if r > ZERO:
+                        lsd[b, v] = ZERO
+                for u in range(U):
+                    burst_pending[b, u] = False
+                    burst[u] = burst[u] or (direct[u] and ci[CI_SPLASH, u] == SPLASH_SUICIDE)
+            else:
+                for u in range(U):
+                    burst[u] = False
+            # ---- _resolve_deaths
+            for u in range(U):
+                died = alive0[u] and health[b, u] <= ZERO
+                a_now = alive0[u] and health[b, u] > ZERO
+                alive[b, u] = a_now
+                m = ONE if a_now else ZERO
+                health[b, u] = health[b, u] * m
+                shield[b, u] = shield[b, u] * m
+                hits_left[b, u] = hits_left[b, u] * m
+                if fl[FL_SUICIDE]:
+                    burst_pending[b, u] = died and ci[CI_SPLASH, u] == SPLASH_SUICIDE and not burst[u]
+            # ---- _heal
+            if fl[FL_HEALER]:
+                for u in range(U):
+                    t = tgt[u]
+                    missing = cf[CF_MAXHP, t] - health[b, t]
+                    missing = missing if missing > ZERO else ZERO
+                    heals = healing[u] and inrng[u] and alive[b, u]
+                    okh = heals and ci[CI_BIO, t] != 0 and alive[b, t]
+                    a1 = min(cf[CF_HEALRATE, u] * Lf, missing)
+                    a2 = min(a1, energy[b, u] / cf[CF_HEALCOST_CL, u])
+                    amt[u] = a2 * (ONE if okh else ZERO)
+                    energy[b, u] = energy[b, u] - amt[u] * cf[CF_HEALCOST, u]
+                for u in range(U):
+                    health[b, tgt[u]] += amt[u]
+                for u in range(U):
+                    health[b, u] = min(health[b, u], cf[CF_MAXHP, u])
+            # ---- _move
+            for u in range(U):
+                busy = hits_left[b, u] > ZERO
+                chase[u] = engage[u] and not inrng[u] and not busy
+            for u in range(U):
+                e = engage[u]
+                k = order_kind[b, u]
+                walk = (
+                    alive[b, u]
+                    and ci[CI_STATIC, u] == 0
+                    and (chase[u] or (not e and (k == ORDER_MOVE or k == ORDER_ATTACK_MOVE)))
+                )
+                px, py = pos[b, u, 0], pos[b, u, 1]
+                if not walk and px != ZERO and py != ZERO:
+                    # step 0: the torch update adds heading / |heading| * 0 == +-0, which leaves a non-zero coordinate as it is
+                    npx[u] = px
+                    npy[u] = py
+                    if k == ORDER_MOVE and alive[b, u]:
+                        tx = order_point[b, u, 0] - px
+                        ty = order_point[b, u, 1] - py
+                        if np.sqrt(tx * tx + ty * ty) <= cf[CF_SPEED, u] * Lf:
+                            order_kind[b, u] = ORDER_NONE
+                    continue
+                gx = tpx[u] if e else order_point[b, u, 0]
+                gy = tpy[u] if e else order_point[b, u, 1]
+                tx = gx - pos[b, u, 0]
+                ty = gy - pos[b, u, 1]
+                goal_dist = np.sqrt(tx * tx + ty * ty)
+                hx, hy, hlen = tx, ty, goal_dist
+                if fl[FL_ROUTE]:
+                    cells = W * H
+                    ca, a_in = cell(pos[b, u, 0], pos[b, u, 1], W, H)
+                    cb, b_in = cell(gx, gy, W, H)
+                    d_ab = gdist[ca * cells + cb]
+                    ggx = F32(abs(ca // H - cb // H))
+                    ggy = F32(abs(ca % H - cb % H))
+                    octile = max(ggx, ggy) + OCTILE_DIAG * min(ggx, ggy)
+                    detour = np.isfinite(d_ab) and d_ab > octile + DETOUR_SLACK and a_in and b_in and ci[CI_ROUTER, u] != 0
+                    if detour:
+                        best = INF32
+                        nxt = -1
+                        for k in range(8):
+                            nb = ca + nb_flat[k]
+                            nb = min(max(nb, 0), cells - 1)
+                            if edge_ok[ca, k]:
+                                c = nb_len[k] + gdist[nb * cells + cb]
+                            else:
+                                c = INF32
+                            if nxt < 0 or c < best or (np.isnan(c) and not np.isnan(best)):
+                                best = c
+                                nxt = nb
+                        hx = (F32(nxt // H) + CENTRE) - pos[b, u, 0]
+                        hy = (F32(nxt % H) + CENTRE) - pos[b, u, 1]
+                    hlen = np.sqrt(hx * hx + hy * hy)
+                limit = gap[u] + EPS2 if e else goal_dist
+                sp = cf[CF_SPEED, u] * Lf
+                step = min(sp, limit)
+                step = step if step > ZERO else ZERO
+                step = step * (ONE if walk else ZERO)
+                hl_c = hlen if hlen > EPS else EPS
+                npx[u] = pos[b, u, 0] + hx / hl_c * step
+                npy[u] = pos[b, u, 1] + hy / hl_c * step
+                if k == ORDER_MOVE and goal_dist <= sp and alive[b, u]:
+                    order_kind[b, u] = ORDER_NONE
+            # collisions: dynamics.tree_sum over j of the pushes; only overlapping live pairs give non-zero
+            # terms, and up to two terms sum alike in any order, so the tree runs only for three or more.
+            # Each pair is measured once: j's dx and dy are -dx and -dy, so its d2, radius sum and hence w
+            # are the same floats as i's; the push on j is j's own (dx, dy) times that w.
+            # Sort and sweep: the live colliding units in order of x (``order`` keeps the last tick's order,
+            # so the insertion sort is short); once npx[j] - npx[i] > sweep, d2 > r2far[i, j] for j and every
+            # later unit (``ticks_range``), so those pairs are skipped exactly as the r2far test would.
+            G = 0
+            sortable = True
+            for a in range(U):
+                i = order[a]
+                pc[i] = 0
+                if alive[b, i] and col[i]:
+                    x = npx[i]
+                    if not x == x:  # NaN: no order; measure every pair
+                        sortable = False
+                    c = G
+                    while c > 0 and npx[gl[c - 1]] > x:
+                        gl[c] = gl[c - 1]
+                        c -= 1
+                    gl[c] = i
+                    G += 1
+            n_rest = G
+            for a in range(U):  # the next tick starts from this order (units not in gl after it)
+                i = order[a]
+                if not (alive[b, i] and col[i]):
+                    gl[n_rest] = i
+                    n_rest += 1
+            for a in range(U):
+                order[a] = gl[a]
+            for a in range(G):
+                i = gl[a]
+                xi = npx[i]
+                yi = npy[i]
+                for c in range(a + 1, G):
+                    j = gl[c]
+                    if sortable and npx[j] - xi > sweep:
+                        break
+                    if not collide_pair[i, j]:
+                        continue
+                    dx = xi - npx[j]
+                    dy = yi - npy[j]
+                    d2 = dx * dx + dy * dy
+                    if d2 > r2far[i, j]:  # certainly no overlap (r2far: (1.001 * radius sum)^2)
+                        continue
+                    dist = np.sqrt(d2)
+                    overlap = rsum[i, j] - dist
+                    if not overlap > ZERO:
+                        continue
+                    dcl = dist if dist > PUSH_MIN_DIST else PUSH_MIN_DIST
+                    w = overlap * HALF / dcl
+                    qx = dx * w
+                    qy = dy * w
+                    n = pc[i]
+                    pj[i, n] = j
+                    ptx[i, n] = qx
+                    pty[i, n] = qy
+                    pc[i] = n + 1
+                    n = pc[j]
+                    pj[j, n] = i
+                    ptx[j, n] = (npx[j] - xi) * w  # (j's own dx, not -dx: keeps the sign of a zero)
+                    pty[j, n] = (npy[j] - yi) * w
+                    pc[j] = n + 1
+            for i in range(U):
+                cnt = pc[i]
+                if cnt == 0:
+                    sx, sy = ZERO, ZERO
+                elif cnt == 1:
+                    sx, sy = ptx[i, 0], pty[i, 0]
+                elif cnt == 2:
+                    sx, sy = ptx[i, 0] + ptx[i, 1], pty[i, 0] + pty[i, 1]
+                else:
+                    for k in range(P):
+                        bx[k] = ZERO
+                        by[k] = ZERO
+                    for k in range(cnt):
+                        bx[pj[i, k]] = ptx[i, k]
+                        by[pj[i, k]] = pty[i, k]
+                    sx, sy = _tree(bx, P), _tree(by, P)
+                mov = ONE if (ci[CI_STATIC, i] == 0 and alive[b, i]) else ZERO
+                tpx[i] = sx * mov  # (tpx/tpy are free again: reuse for the push)
+                tpy[i] = sy * mov
+            hi = F32(float(W) - 1e-3)
+            hi_y = F32(float(H) - 1e-3)
+            levels = fl[FL_LEVELS] != 0
+            cliffw = fl[FL_CLIFFW] != 0
+            for u in range(U):
+                nx = npx[u] + tpx[u]
+                ny = npy[u] + tpy[u]
+                ox, oy = pos[b, u, 0], pos[b, u, 1]
+                air = ci[CI_AIR, u] != 0
+                if not (air or (nx == ox and ny == oy and ox != ZERO and oy != ZERO)):
+                    # (air: torch ors is_air in; standing still: every branch keeps (ox, oy)). Else the first of
+                    # (nx, ny), (nx, oy), (ox, ny) that Dynamics.can_stand accepts from (ox, oy), or (ox, oy).
+                    pick = -1
+                    for c in range(3):
+                        qx = ox if c == 2 else nx
+                        qy = oy if c == 1 else ny
+                        flat, inside = cell(qx, qy, W, H)
+                        ground = pathing[flat]
+                        if levels:
+                            src, _ = cell(ox, oy, W, H)
+                            ground = ground and abs(level[flat] - level[src]) < RAMP_MAX_STEP
+                        if cliffw and ci[CI_CLIFFW, u]:
+                            ground = cliff_walkable[flat]
+                        if inside and (ground or air):
+                            pick = c
+                            break
+                    if pick == 1:
+                        ny = oy
+                    elif pick == 2:
+                        nx = ox
+                    elif pick < 0:
+                        nx, ny = ox, oy
+                npx[u] = min(max(nx, ZERO), hi)
+                npy[u] = min(max(ny, ZERO), hi_y)
+            for u in range(U):
+                pos[b, u, 0] = npx[u]
+                pos[b, u, 1] = npy[u]
+            # ---- _regenerate
+            if fl[FL_SHIELD]:
+                rate = F32(SHIELD_REGEN_RATE * L)
+                for u in range(U):
+                    if lsd[b, u] >= REGEN_DELAY and alive[b, u]:
+                        shield[b, u] = min(shield[b, u] + rate, cf[CF_MAXSH, u])
+            if fl[FL_REGEN]:
+                for u in range(U):
+                    if alive[b, u]:
+                        health[b, u] = min(health[b, u] + cf[CF_LIFEREGEN, u] * Lf, cf[CF_MAXHP, u])
+            if fl[FL_HEALER]:
+                for u in range(U):
+                    if alive[b, u]:
+                        energy[b, u] = min(energy[b, u] + cf[CF_EREGEN, u] * Lf, cf[CF_EMAX, u])
+            for u in range(U):
+                lsd[b, u] = lsd[b, u] + Lf
+
+
+@numba.njit(**JIT)
+def ticks_range(
+    b0, b1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+    nb_len, fl, unit_kind, kcf, kci, kdmg, kcan,
+):  # fmt: skip
+    """``n_ticks`` ticks of envs ``b0 .. b1 - 1``, with scratch allocated once (per-env tables with
+    ``fl[FL_PER_ENV]``: gathered for each env by ``env_tables``, then that env's ticks)."""
+    U = pos.shape[1]
+    P = 1
+    while P < U:
+        P *= 2
+    sf = np.zeros((8, U), np.float32)
+    si = np.zeros((11, U), np.int64)
+    bx = np.zeros(P, np.float32)
+    by = np.zeros(P, np.float32)
+    col, sweep, order, gl, pc, pj, ptx, pty = collision_scratch(collide_pair, r2far)
+    tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
+    tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
+    boomv, burst, chase = si[8], si[9], si[10]
+    if fl[FL_PER_ENV]:
+        ecf, eci, edmg, ecan, ecp, ers, er2 = env_scratch(U)
+        for b in range(b0, b1):
+            sweep = env_tables(b, unit_kind, fl, kcf, kci, kdmg, kcan, ecf, eci, edmg, ecan, ecp, ers, er2, col)
+            advance(
+                b, b + 1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+                last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+                burst_pending, ecf, eci, edmg, ecp, enemy_pair, ers, er2, pathing, level, cliff_walkable, gdist, edge_ok,
+                nb_flat, nb_len, fl,
+                tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst,
+                chase, bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
+            )  # fmt: skip
+        return
+    advance(
+        b0, b1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+        jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+        cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
+        tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst, chase,
+        bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
+    )  # fmt: skip
+
+
+# The whole batch in the calling thread; ``TickKernel.ticks`` gives chunks of envs to ``ticks_range``
+# on threads instead (``runtime.chunks``).
+@numba.njit(**JIT)
+def ticks_serial(
+    n_ticks, n_chunks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+    nb_len, fl, unit_kind, kcf, kci, kdmg, kcan,
+):  # fmt: skip
+    ticks_range(
+        0, pos.shape[0], n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
+    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
+    nb_len, fl, unit_kind, kcf, kci, kdmg, kcan,
+    )  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------ driver
+PARALLEL_MIN_ENVS = 64
+"""Batches of at least this many envs may run on ``numba.get_num_threads()`` threads (one chunk of envs
+each, ``runtime.chunks``; ``runtime.schedule`` picks serial or threaded by measured time); smaller ones
+in the calling thread. Waking a pool thread costs about 60-100 us on the 2-core machine (measured: a
+trivial ``run_chunks`` of 2 chunks, 65-106 us), so on an idle machine 2 threads ran the 2s3z step at
+0.63-0.66x the serial call at 32 envs, 0.89-1.07x at 64, 1.23-1.28x at 128 and 1.52-1.57x at 256
+(``benchmarks/kernel_schedule.py --busy 0``)."""
+
+
+def tick_kernel_supported(table: UnitTable) -> str | None:
+    """Why the numba tick kernel cannot reproduce the torch rules for ``table`` (``None``: it can).
+
+    The kernel sums a tick's damage per victim in its own order; that equals the torch sums only
+    while every per-hit damage is a whole number (exact in float32 in any order), as in SC2's data.
+    A SMACv2 scenario table is judged by its per-kind table (every roster it can hold).
+    """
+    if table.kinds is not None:
+        table = table.kinds
+    dv = table.damage_vs.detach().cpu().numpy().astype(np.float64)
+    if not np.all(dv == np.round(dv)) or float(np.abs(dv).max(initial=0.0)) * 64 * 64 > 2**24:
+        return "per-hit damage values are not whole numbers (damage sums would depend on summation order)"
+    att = table.attacks.detach().cpu().numpy().astype(np.float64)
+    if not np.all(att == np.round(att)):
+        return "hits per attack are not whole numbers"
+    return None
+
+
+class TickKernel:
+    """The compiled orders and tick stages for one ``SMACSim`` (CPU tensors only).
+
+    Args:
+        dynamics: the simulator's ``Dynamics`` (its tables and terrain are copied into flat arrays).
+        enemy_ai: the simulator's ``EnemyAI``.
+        n_agents: ``N``.
+        move_dirs: ``[6, 2]`` float32 move directions of SMAC's actions 0..5 (``rules.actions.MOVE_DIRS``).
+        n_actions_no_attack: the first target action (6; SMACv2 ``conic_fov``: 18).
+        fov_dirs: ``[K, 2]`` float32 look directions of the actions ``6 .. 5 + K`` (SMACv2
+            ``conic_fov``, ``SMACv2Features._fov_dirs``), or ``None`` (no look actions).
+
+    A SMACv2 scenario (``dynamics.t.kinds`` set) has per-env tables that change at every reset: the
+    kernel keeps the per-kind tables (``kcf``, ``kci``, ``kdmg``, ``kcan``, built like a v1 roster's
+    from ``Dynamics`` and ``EnemyAI`` objects on the kinds table) and gathers each env's tables from
+    ``WorldState.unit_kind`` at every call (``env_tables``), so nothing is refreshed at resets.
+
+    Raises:
+        ValueError: a table the kernel cannot reproduce bit for bit (``tick_kernel_supported``) or
+            tensors on a non-CPU device.
+    """
+
+    def __init__(
+        self,
+        dynamics: Dynamics,
+        enemy_ai: EnemyAI,
+        n_agents: int,
+        move_dirs: torch.Tensor,
+        n_actions_no_attack: int = NO_ATTACK,
+        fov_dirs: torch.Tensor | None = None,
+    ):
+        t = dynamics.t
+        why = tick_kernel_supported(t)
+        if why is not None:
+            raise ValueError(f"the numba tick kernel cannot run this roster: {why}")
+        if dynamics.pathing.device.type != "cpu":
+            raise ValueError(f"the numba tick kernel runs on CPU tensors, got device {dynamics.pathing.device}")
+        U = len(t.names)
+        N = n_agents
+        self.per_env = t.kinds is not None
+        if self.per_env:
+            kt = t.kinds
+            T = len(kt.names) // 2
+            kdyn = Dynamics(kt, dynamics.pathing, dynamics.L)  # the per-kind derived flags (missile, spaced, cliff walker)
+            kai = EnemyAI(kt, T)
+            self.kcf, self.kci, self.kdmg, self.kcan = unit_tables(kdyn, kai, T)
+            self.n_kinds = T
+            # per-env tables are gathered inside the kernels; these are shape and type placeholders
+            self.cf, self.ci = np.zeros((NCF, U), np.float32), np.zeros((NCI, U), np.int64)
+            self.dmg = np.zeros((U, U), np.float32)
+            self.can_target = np.zeros((U, U), np.bool_)
+            self.collide_pair = np.zeros((U, U), np.bool_)
+            self.rsum = np.zeros((U, U), np.float32)
+        else:
+            self.cf, self.ci, self.dmg, self.can_target = unit_tables(dynamics, enemy_ai, N)
+            self.kcf, self.kci = np.zeros((NCF, 1), np.float32), np.zeros((NCI, 1), np.int64)
+            self.kdmg, self.kcan = np.zeros((1, 1), np.float32), np.zeros((1, 1), np.bool_)
+            self.n_kinds = 0
+            self.collide_pair = dynamics.collide_pair.detach().cpu().numpy().copy()
+            self.rsum = as_f32(dynamics._radius_sum).copy()
+        self.enemy_pair = dynamics.enemy_pair.detach().cpu().numpy().copy()
+        self.r2far = ((self.rsum.astype(np.float64) * 1.001) ** 2).astype(np.float32)
+        self.pathing = dynamics._flat_pathing.detach().cpu().numpy().astype(np.bool_).copy()
+        self.level = dynamics._flat_level.detach().cpu().numpy().astype(np.int64).copy()
+        self.cliff_walkable = dynamics._flat_cliff_walkable.detach().cpu().numpy().astype(np.bool_).copy()
+        if dynamics._route:
+            self.gdist = as_f32(dynamics._dist).copy()
+            self.edge_ok = dynamics._edge_ok.detach().cpu().numpy().astype(np.bool_).copy()
+            self.nb_flat = as_i64(dynamics._nb_flat).copy()
+            self.nb_len = as_f32(dynamics._nb_len).copy()
+        else:
+            self.gdist = np.zeros(1, np.float32)
+            self.edge_ok = np.zeros((1, 8), np.bool_)
+            self.nb_flat = np.zeros(8, np.int64)
+            self.nb_len = np.zeros(8, np.float32)
+        self.move_dirs = as_f32(move_dirs).copy()
+        self.fov_dirs = np.zeros((1, 2), np.float32) if fov_dirs is None else as_f32(fov_dirs).copy()
+        fl = np.zeros(NFL, np.int64)
+        fl[FL_L] = dynamics.L
+        fl[FL_W], fl[FL_H] = dynamics.map_w, dynamics.map_h
+        fl[FL_LEVELS] = dynamics._has_levels
+        fl[FL_CLIFFW] = dynamics._any_cliff_walker
+        fl[FL_ROUTE] = dynamics._route
+        fl[FL_LINE] = dynamics.has_line
+        fl[FL_SUICIDE] = dynamics.has_suicide
+        fl[FL_HEALER] = dynamics.has_healer
+        fl[FL_MISSILE] = dynamics.has_missile
+        fl[FL_REGEN] = dynamics.has_regen
+        fl[FL_SHIELD] = dynamics.has_shield
+        fl[FL_N] = N
+        fl[FL_ATTACK_ALLIES] = enemy_ai.attack_allies
+        fl[FL_AI_HEALER] = enemy_ai.has_healer
+        fl[FL_ATTACK_CLOSEST] = enemy_ai.attack_closest
+        fl[FL_NNA] = n_actions_no_attack
+        fl[FL_NFOV] = 0 if fov_dirs is None else fov_dirs.shape[0]
+        fl[FL_PER_ENV] = self.per_env
+        fl[FL_T] = self.n_kinds
+        self.fl = fl
+        self.L = dynamics.L
+        self._key: tuple | None = None
+        self._arrays: tuple = ()
+
+    def __getstate__(self) -> dict:
+        # the cached views alias the state tensors of this process; a copy or unpickled sim re-derives them
+        return {**self.__dict__, "_key": None, "_arrays": ()}
+
+    def kind_consts(self) -> tuple:
+        """``(kcf, kci, kdmg, kcan)``: the per-kind tables the kernels gather from (placeholders on v1 maps)."""
+        return self.kcf, self.kci, self.kdmg, self.kcan
+
+    def check_kinds(self, unit_kind: np.ndarray) -> None:
+        """``ValueError`` unless every ``unit_kind [B, U]`` entry indexes the kind tables (``0 <= k < T``);
+        the kernels index without bounds checks. Nothing to check on v1 maps."""
+        if not self.per_env or unit_kind.size == 0:
+            return
+        lo, hi = int(unit_kind.min()), int(unit_kind.max())
+        if lo < 0 or hi >= self.n_kinds:
+            bad = np.argwhere((unit_kind < 0) | (unit_kind >= self.n_kinds))[0].tolist()
+            raise ValueError(
+                f"WorldState.unit_kind{bad} = {int(unit_kind[tuple(bad)])} is not a kind index in [0, {self.n_kinds})"
+            )
+
+    def _views(self, st: WorldState) -> tuple:
+        """The NumPy views of the state fields the kernel reads and writes (cached while the tensors stay)."""
+        tensors = tuple(getattr(st, n) for n in STATE_FIELDS)
+        key = self._key
+        if key is not None and all(a is b for a, b in zip(tensors, key, strict=True)):
+            return self._arrays
+        arrays = []
+        for name, x in zip(STATE_FIELDS, tensors, strict=True):
+            want = STATE_DTYPES.get(name, torch.float32)
+            if x.device.type != "cpu" or x.dtype != want:
+                raise ValueError(
+                    f"WorldState.{name} must be a CPU {want} tensor for the numba kernel, got {x.dtype} on {x.device}"
+                )
+            if not x.is_contiguous() or x.requires_grad:
+                x = x.detach().contiguous()
+                setattr(st, name, x)
+            arrays.append(x.numpy())
+        self._key = tuple(getattr(st, n) for n in STATE_FIELDS)
+        self._arrays = tuple(arrays)
+        return self._arrays
+
+    @staticmethod
+    def _extra(st: WorldState, name: str, dtype: torch.dtype) -> np.ndarray:
+        """A writable NumPy view of ``st.<name>`` (made contiguous in ``st`` first)."""
+        x = getattr(st, name)
+        if x.device.type != "cpu" or x.dtype != dtype:
+            raise ValueError(
+                f"WorldState.{name} must be a CPU {dtype} tensor for the numba kernel, got {x.dtype} on {x.device}"
+            )
+        if not x.is_contiguous() or x.requires_grad:
+            x = x.detach().contiguous()
+            setattr(st, name, x)
+        return x.numpy()
+
+    @staticmethod
+    def _chunks(B: int) -> tuple[int, bool]:
+        """``(chunks, threaded)`` for ``B`` envs: one chunk per Numba thread from ``PARALLEL_MIN_ENVS`` up."""
+        if B < PARALLEL_MIN_ENVS:
+            return 1, False
+        n = min(B, kernel_threads())
+        return n, n > 1
+
+    def orders(self, st: WorldState, actions: torch.Tensor) -> None:
+        """Orders stage in place: ``actions [B, N]`` int64 (checked by ``SMACSim``), then the enemy AI."""
+        v = self._views(st)
+        uk = self._extra(st, "unit_kind", torch.int64)
+        self.check_kinds(uk)
+        fov = self._extra(st, "fov_dir", torch.float32)
+        a = actions if actions.is_contiguous() else actions.contiguous()
+        n, par = self._chunks(v[0].shape[0])
+        # pos, alive, health, order_kind, order_target, order_point, last_attacker
+        args = (
+            a.numpy(), v[0], v[5], v[1], v[6], v[7], v[8], v[10], fov, self.cf, self.ci, self.can_target, self.move_dirs,
+            self.fov_dirs, self.fl, uk, *self.kind_consts(),
+        )  # fmt: skip
+        if par:
+            run_chunks(lambda lo, hi: orders_range(lo, hi, *args), v[0].shape[0], n)
+        else:
+            orders_serial(n, *args)
+
+    def ticks(self, st: WorldState, n_ticks: int) -> None:
+        """Run ``n_ticks`` ticks of ``loops_per_tick`` game loops in place (``Dynamics.advance`` each)."""
+        v = self._views(st)
+        uk = self._extra(st, "unit_kind", torch.int64)
+        self.check_kinds(uk)
+        n, par = self._chunks(v[0].shape[0])
+        args = (
+            *v, self.cf, self.ci, self.dmg, self.collide_pair, self.enemy_pair, self.rsum, self.r2far, self.pathing,
+            self.level, self.cliff_walkable, self.gdist, self.edge_ok, self.nb_flat, self.nb_len, self.fl, uk, *self.kind_consts(),
+        )  # fmt: skip
+        if par:
+            run_chunks(lambda lo, hi: ticks_range(lo, hi, n_ticks, *args), v[0].shape[0], n)
+        else:
+            ticks_serial(n_ticks, n, *args)
+
+
+__all__ = ["PARALLEL_MIN_ENVS", "TickKernel", "advance", "tick_kernel_supported"]

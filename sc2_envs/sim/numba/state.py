@@ -1,0 +1,277 @@
+"""The flat tables the Numba mirror reads: ``sim.state``'s unit tables and ``WorldState`` fields as arrays.
+
+A roster's ``UnitTable`` (with what ``Dynamics`` and ``EnemyAI`` derive from it) becomes ``cf [NCF, U]``
+float32, ``ci [NCI, U]`` int64 (bools as 0/1), ``dmg [U, U]`` and ``can_target [U, U]``
+(:func:`unit_tables`); the simulator's flags become ``fl [NFL]`` int64. The ``CF_*``, ``CI_*`` and
+``FL_*`` names are their rows. The scalar constants are the rules' constants in float32, so the
+kernels compute in the reference's precision.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import torch
+
+from sc2_envs.sim.rules import dynamics as rules_dynamics
+from sc2_envs.sim.rules import enemy_ai as rules_enemy_ai
+from sc2_envs.sim.rules.dynamics import Dynamics
+from sc2_envs.sim.rules.enemy_ai import EnemyAI
+from sc2_envs.sim.rules.features import MOVE_AMOUNT, N_ACTIONS_NO_ATTACK
+from sc2_envs.sim.state import SHIELD_REGEN_DELAY
+
+F32 = np.float32
+EPS = F32(rules_dynamics.EPS)
+EPS2 = F32(2 * rules_dynamics.EPS)
+ZERO = F32(0.0)
+ONE = F32(1.0)
+HALF = F32(0.5)
+CEIL_SLACK = F32(1e-4)
+PUSH_MIN_DIST = F32(1e-3)
+DETOUR_SLACK = F32(1e-3)
+OCTILE_DIAG = F32(2**0.5 - 1)
+CENTRE = F32(0.5)
+BEAM_HW = F32(rules_dynamics.BEAM_HALF_WIDTH)
+BEAM_HL = F32(rules_dynamics.BEAM_HALF_LENGTH)
+REGEN_DELAY = F32(SHIELD_REGEN_DELAY)
+BIG = F32(rules_enemy_ai.INF)
+KEEP = F32(rules_enemy_ai.KEEP_BONUS)
+LEASH_F = F32(rules_enemy_ai.LEASH)
+MOVE_F = F32(MOVE_AMOUNT)
+NO_ATTACK = N_ACTIONS_NO_ATTACK
+INF32 = F32(np.inf)
+assert rules_enemy_ai.ACQUIRE_MIN > 0  # (the acquisition ranges are precomputed by EnemyAI)
+
+# rows of the float constant table ``cf [NCF, U]``
+(
+    CF_RADIUS,
+    CF_WRANGE,
+    CF_HRANGE,
+    CF_WCOOL,
+    CF_DPOINT,
+    CF_ATTACKS,
+    CF_HITINT,
+    CF_MSPEED,
+    CF_MSPEED_CL,
+    CF_SPEED,
+    CF_MAXHP,
+    CF_MAXSH,
+    CF_ARMOR,
+    CF_SPLASHR,
+    CF_LIFEREGEN,
+    CF_EREGEN,
+    CF_EMAX,
+    CF_HEALRATE,
+    CF_HEALCOST,
+    CF_HEALCOST_CL,
+    CF_ACQUIRE,
+    CF_PRIOCOST,
+    NCF,
+) = range(23)
+# rows of the int constant table ``ci [NCI, U]`` (bools as 0/1)
+(
+    CI_ARMED,
+    CI_STATIC,
+    CI_AIR,
+    CI_BIO,
+    CI_SPLASH,
+    CI_SPACED,
+    CI_MISSILE,
+    CI_CLIFFW,
+    CI_ROUTER,
+    CI_HEALER,
+    CI_ALLY,
+    CI_FRIENDBIO,
+    CI_COLLIDES,
+    NCI,
+) = range(14)
+# flags ``fl [NFL]``
+(
+    FL_L,
+    FL_W,
+    FL_H,
+    FL_LEVELS,
+    FL_CLIFFW,
+    FL_ROUTE,
+    FL_LINE,
+    FL_SUICIDE,
+    FL_HEALER,
+    FL_MISSILE,
+    FL_REGEN,
+    FL_SHIELD,
+    FL_N,
+    FL_ATTACK_ALLIES,
+    FL_AI_HEALER,
+    FL_ATTACK_CLOSEST,
+    FL_NNA,
+    FL_NFOV,
+    FL_PER_ENV,
+    FL_T,
+    NFL,
+) = range(21)
+# FL_PER_ENV: a SMACv2 scenario, whose unit tables differ per env: the kernels gather each env's
+# tables from the per-kind tables (``kcf``, ``kci``, ``kdmg``, ``kcan``: rows ``0..T-1`` ally kinds,
+# ``T..2T-1`` enemy kinds, as ``UnitTable.build_scenario``'s ``kinds``) and ``WorldState.unit_kind``
+# (``env_tables``). FL_NNA: the first target action (6, or 18 with SMACv2's ``conic_fov``);
+# FL_NFOV: the look actions ``6 .. 6 + FL_NFOV - 1``.
+
+STATE_FIELDS = (
+    "pos",
+    "health",
+    "shield",
+    "energy",
+    "cooldown",
+    "alive",
+    "order_kind",
+    "order_target",
+    "order_point",
+    "loops_since_damage",
+    "last_attacker",
+    "jitter_state",
+    "windup",
+    "windup_target",
+    "hits_left",
+    "missile_eta",
+    "missile_target",
+    "missile_hits",
+    "burst_pending",
+)
+STATE_DTYPES = {
+    "pos": torch.float32,
+    "alive": torch.bool,
+    "burst_pending": torch.bool,
+    "order_kind": torch.int64,
+    "order_target": torch.int64,
+    "last_attacker": torch.int64,
+    "jitter_state": torch.int64,
+    "windup_target": torch.int64,
+    "missile_target": torch.int64,
+}
+
+JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
+
+
+@numba.njit(**JIT)
+def collision_consts(collide_pair, r2far, col):
+    """Fill ``col [U]`` (unit collides with some other unit) and return the sweep distance
+    ``sqrt(max r2far) * (1 + 1e-3)`` (float64, then float32) over the colliding pairs.
+
+    Why the sweep is exact: for ``ddx = fl(x_j - x_i) > sweep``, ``dx = -ddx`` exactly, so
+    ``d2 = fl(fl(dx*dx) + fl(dy*dy)) >= fl(ddx*ddx) >= ddx**2 * (1 - 2**-24) > max r2far``, i.e. the
+    r2far test rejects the pair; and every later unit in x order has a larger or equal ``ddx``.
+    """
+    U = collide_pair.shape[0]
+    m = 0.0
+    for i in range(U):
+        col[i] = False
+        for j in range(U):
+            if collide_pair[i, j]:
+                col[i] = True
+                r = np.float64(r2far[i, j])
+                m = r if r > m else m
+    return F32(np.sqrt(m) * 1.001)
+
+
+@numba.njit(**JIT)
+def env_tables(b, unit_kind, fl, kcf, kci, kdmg, kcan, cf, ci, dmg, can_target, collide_pair, rsum, r2far, col):
+    """The unit tables of env ``b`` of a SMACv2 scenario, gathered from the per-kind tables.
+
+    Unit ``u``'s row in the kind tables is ``unit_kind[b, u]`` for allies and ``T + unit_kind[b, u]``
+    for enemies (``UnitTable.assign_kinds_``), so ``cf``/``ci``/``dmg``/``can_target`` hold what the
+    torch path's per-env ``UnitTable`` holds for env ``b``; ``collide_pair``, ``rsum`` and ``r2far``
+    are derived as ``Dynamics.refresh`` and ``TickKernel`` derive them. Fills ``col`` and returns the
+    sweep distance (``collision_consts``). ``unit_kind`` is checked by the caller (``0 <= k < T``).
+    """
+    U = cf.shape[1]
+    N = fl[FL_N]
+    T = fl[FL_T]
+    for u in range(U):
+        r = unit_kind[b, u] + (0 if u < N else T)
+        for k in range(NCF):
+            cf[k, u] = kcf[k, r]
+        for k in range(NCI):
+            ci[k, u] = kci[k, r]
+    for i in range(U):
+        ri = unit_kind[b, i] + (0 if i < N else T)
+        ci_col = ci[CI_COLLIDES, i] != 0
+        ra = cf[CF_RADIUS, i]
+        for j in range(U):
+            rj = unit_kind[b, j] + (0 if j < N else T)
+            dmg[i, j] = kdmg[ri, rj]
+            can_target[i, j] = kcan[ri, rj]
+            collide_pair[i, j] = ci_col and ci[CI_COLLIDES, j] != 0 and i != j
+            rs = ra + cf[CF_RADIUS, j]
+            rsum[i, j] = rs
+            r2 = np.float64(rs) * 1.001
+            r2far[i, j] = F32(r2 * r2)
+    return collision_consts(collide_pair, r2far, col)
+
+
+@numba.njit(**JIT)
+def env_scratch(U):
+    """Per-range buffers of ``env_tables``: ``cf, ci, dmg, can_target, collide_pair, rsum, r2far``."""
+    return (
+        np.zeros((NCF, U), np.float32),
+        np.zeros((NCI, U), np.int64),
+        np.zeros((U, U), np.float32),
+        np.zeros((U, U), np.bool_),
+        np.zeros((U, U), np.bool_),
+        np.zeros((U, U), np.float32),
+        np.zeros((U, U), np.float32),
+    )
+
+
+def as_f32(x: torch.Tensor) -> np.ndarray:
+    return x.detach().cpu().to(torch.float32).numpy()
+
+
+def as_i64(x: torch.Tensor) -> np.ndarray:
+    return x.detach().cpu().to(torch.int64).numpy()
+
+
+def unit_tables(dynamics: Dynamics, enemy_ai: EnemyAI, n_agents: int) -> tuple[np.ndarray, ...]:
+    """``cf [NCF, U]`` float32, ``ci [NCI, U]`` int64, ``dmg [U, U]`` float32 and ``can_target [U, U]``
+    bool of a roster with per-unit tables (``[U]``, ``[U, U]``): a SMAC v1 map, or the per-kind
+    table of a SMACv2 scenario (with the ``Dynamics`` and ``EnemyAI`` built on it, ``n_agents`` its
+    ally rows), read from the torch objects so that both paths use the same derived values."""
+    t = dynamics.t
+    U, N = len(t.names), n_agents
+    cf = np.zeros((NCF, U), np.float32)
+    cf[CF_RADIUS] = as_f32(t.radius)
+    cf[CF_WRANGE] = as_f32(t.weapon_range)
+    cf[CF_HRANGE] = as_f32(t.heal_range)
+    cf[CF_WCOOL] = as_f32(t.weapon_cooldown)
+    cf[CF_DPOINT] = as_f32(t.damage_point)
+    cf[CF_ATTACKS] = as_f32(t.attacks)
+    cf[CF_HITINT] = as_f32(t.hit_interval)
+    cf[CF_MSPEED] = as_f32(t.missile_speed)
+    cf[CF_MSPEED_CL] = as_f32(t.missile_speed.clamp(min=rules_dynamics.EPS))
+    cf[CF_SPEED] = as_f32(t.speed)
+    cf[CF_MAXHP] = as_f32(t.max_health)
+    cf[CF_MAXSH] = as_f32(t.max_shield)
+    cf[CF_ARMOR] = as_f32(t.armor)
+    cf[CF_SPLASHR] = as_f32(t.splash_radius)
+    cf[CF_LIFEREGEN] = as_f32(t.life_regen)
+    cf[CF_EREGEN] = as_f32(t.energy_regen)
+    cf[CF_EMAX] = as_f32(t.energy_max)
+    cf[CF_HEALRATE] = as_f32(t.heal_rate)
+    cf[CF_HEALCOST] = as_f32(t.heal_energy_cost)
+    cf[CF_HEALCOST_CL] = as_f32(t.heal_energy_cost.clamp(min=rules_dynamics.EPS))
+    cf[CF_ACQUIRE, N:] = as_f32(enemy_ai.acquire)
+    cf[CF_PRIOCOST, :N] = as_f32(enemy_ai.priority_cost)
+    ci = np.zeros((NCI, U), np.int64)
+    ci[CI_ARMED] = as_i64(t.is_armed)
+    ci[CI_STATIC] = as_i64(t.is_static)
+    ci[CI_AIR] = as_i64(t.is_air)
+    ci[CI_BIO] = as_i64(t.is_biological)
+    ci[CI_SPLASH] = as_i64(t.splash)
+    ci[CI_SPACED] = as_i64(dynamics.spaced)
+    ci[CI_MISSILE] = as_i64(dynamics.is_missile)
+    ci[CI_CLIFFW] = as_i64(dynamics.cliff_walker)
+    if dynamics._route:
+        ci[CI_ROUTER] = as_i64(dynamics._router)
+    ci[CI_HEALER] = as_i64(t.is_healer)
+    ci[CI_ALLY] = as_i64(t.is_ally)
+    ci[CI_FRIENDBIO, N:] = as_i64(enemy_ai.friend_bio)
+    ci[CI_COLLIDES] = as_i64(t.collides)
+    return cf, ci, as_f32(t.damage_vs).copy(), t.can_target.detach().cpu().numpy().copy()

@@ -1,0 +1,498 @@
+"""One compiled call per env step: ``SMACSim.step`` on the numba path (bit-equal to the torch code).
+
+``sim.numba.dynamics`` (orders, ticks) and ``sim.numba.features`` (result, reward, features) hold
+the game rules as per-env Numba functions. Called stage by stage from Python, a small batch paid
+more for the glue around them (argument views, action checks, result bookkeeping, copies, about
+40 small torch operations per step) than for the rules themselves. :class:`StepKernel` runs the
+whole step of one env in one loop body instead, and all envs in one call (from
+``tick.PARALLEL_MIN_ENVS`` envs up either serial or split into chunks of envs on threads,
+``runtime.chunks``, whichever ``runtime.schedule.ScheduleChooser`` measures faster under the
+machine's current load):
+
+1. checks the actions against the previous step's available actions (range, then availability;
+   with ``lenient_actions`` an unavailable action becomes stop, or no-op for a dead agent), before
+   anything is changed, and reports the first bad entry for ``SMACSim`` to raise on;
+2. ``tick.orders_env`` per env (SMAC actions -> orders, then the enemy AI), ``8 / loops_per_tick``
+   ticks of ``tick.advance`` (``Dynamics.advance``; one call for the whole range on a SMAC v1 map, one
+   per env on a SMACv2 scenario, whose envs each have their own unit tables), then per env
+   ``observe.step_env`` (step count, last action, game result, reward, previous-step snapshot),
+   the step's flags and counts (terminated, truncated, dead allies / enemies, agent alive),
+   ``observe.observe_env`` (available actions, observations, state) and the ``final_*`` copies;
+3. adds the step's won / ended / truncated episodes to ``SMACSim``'s ``get_stats`` counters.
+
+Every output array is fresh (allocated by the caller each step), so a returned tensor never
+shares memory with another or with the simulator. The rule functions are the same compiled
+functions the stage kernels call, so the stage path and the fused path cannot drift apart;
+``tests/test_kernel_step.py`` runs seeded play with auto-resets through the torch path and this
+one and requires equal outputs and states after every step.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numba
+import numpy as np
+import torch
+
+from sc2_envs.sim import rng
+from sc2_envs.sim.numba.actions import OK, OUT_OF_RANGE, UNAVAILABLE, check_actions, orders_env
+from sc2_envs.sim.numba.dynamics import PARALLEL_MIN_ENVS, advance, collision_scratch
+from sc2_envs.sim.numba.features import F_EPISODE_LIMIT, observe_env, step_env
+from sc2_envs.sim.numba.features_v2 import NO_RANK, V_LIMIT, observe_env_v2, step_env_v2, v2_placeholders, v2_scratch
+from sc2_envs.sim.numba.reset import fresh_state
+from sc2_envs.sim.numba.state import FL_N, FL_PER_ENV, FL_T, JIT, STATE_FIELDS, env_scratch, env_tables
+from sc2_envs.sim.runtime.chunks import kernel_threads, run_chunks
+from sc2_envs.sim.runtime.schedule import ScheduleChooser
+from sc2_envs.sim.state import WorldState
+
+# error codes returned by the kernel, with the flat index b * N + n of the first bad action (BAD_KIND:
+# b * U + u of the first WorldState.unit_kind entry outside the scenario's kinds)
+BAD_KIND = 3  # (OK, OUT_OF_RANGE, UNAVAILABLE: ``numba.actions``)
+
+# the WorldState fields the step reads or writes, in the kernel's argument order
+_FIELDS = STATE_FIELDS + ("prev_health", "prev_shield", "prev_alive", "last_action", "episode_steps")
+_FIELDS += ("unit_kind", "fov_dir", "enemy_tag", "max_reward")
+_DTYPES = {
+    "alive": torch.bool,
+    "burst_pending": torch.bool,
+    "prev_alive": torch.bool,
+    "order_kind": torch.int64,
+    "order_target": torch.int64,
+    "last_attacker": torch.int64,
+    "jitter_state": torch.int64,
+    "windup_target": torch.int64,
+    "missile_target": torch.int64,
+    "last_action": torch.int64,
+    "episode_steps": torch.int64,
+    "unit_kind": torch.int64,
+    "enemy_tag": torch.int64,
+}
+_get_fields = operator.attrgetter(*_FIELDS)
+OUT_KEYS = (
+    "obs",
+    "state",
+    "avail_actions",
+    "reward",
+    "battle_won",
+    "terminated",
+    "truncated",
+    "dead_allies",
+    "dead_enemies",
+    "episode_limit",
+    "agent_alive",
+    "invalid_actions",
+    "final_obs",
+    "final_state",
+    "final_avail_actions",
+)
+"""Keys of ``SMACSim.step``'s dict, in the order of the arrays :class:`StepKernel` returns."""
+
+
+@numba.njit(**JIT)
+def _check_kinds(unit_kind, fl):
+    """The flat index ``b * U + u`` of the first ``unit_kind`` entry outside ``[0, T)`` of a SMACv2
+    scenario (the kernels index the kind tables with it, unchecked), ``-1`` if none or a v1 map."""
+    if not fl[FL_PER_ENV]:
+        return -1
+    B, U = unit_kind.shape
+    T = fl[FL_T]
+    for b in range(B):
+        for u in range(U):
+            k = unit_kind[b, u]
+            if k < 0 or k >= T:
+                return b * U + u
+    return -1
+
+
+def _make_step_range(V2: bool):
+    def step_range(
+        b0, b1, checks, n_ticks, lenient, actions, act, invalid,
+        pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+        jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+        prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward,
+        cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len,
+        fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, ucon, opath, height, oflags, fparams,
+        kcon, vpath, vheight, vmove, vpts, vfl, vfp,
+        avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, result, terminated, truncated,
+        battle_won, episode_limit, dead_allies, dead_enemies, agent_alive, stats,
+    ):  # fmt: skip
+        """The whole step of envs ``b0 .. b1 - 1`` (scratch allocated once per range). A SMACv2 scenario
+        (``V2``) gathers each env's unit tables first (``tick.env_tables``) and observes with
+        ``observe_v2`` (``kcon .. vfp``); a SMAC v1 map uses its fixed tables and ``observe`` (``ucon .. fparams``).
+
+        With ``checks`` (the serial call, ``b0 .. b1`` the whole batch) it first checks the actions of
+        every env (``check_actions``, ``_check_kinds``: nothing is changed on an error) and ends with the
+        statistics (``_tally``); returns ``(code, value)`` as ``StepKernel.__call__``. Without, the
+        caller has done both (``_step_threaded``) and it returns ``(OK, 0)``."""
+        if checks:
+            code, where = check_actions(actions, alive, avail_in, lenient, act, invalid)
+            if code != OK:
+                return code, where
+            bad = _check_kinds(unit_kind, fl)
+            if bad >= 0:
+                return BAD_KIND, bad
+        U = pos.shape[1]
+        N = fl[FL_N]
+        P = 1
+        while P < U:
+            P *= 2
+        sf = np.zeros((8, U), np.float32)
+        si = np.zeros((11, U), np.int64)
+        bx = np.zeros(P, np.float32)
+        by = np.zeros(P, np.float32)
+        # the tick scratch, made once per range as in ``numba.dynamics.ticks_range`` (not per tick of each env)
+        col, sweep, order, gl, pc, pj, ptx, pty = collision_scratch(collide_pair, r2far)
+        tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
+        tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
+        boomv, burst, chase = si[8], si[9], si[10]
+        if V2:  # (V2 is a compile-time constant: Numba prunes the other branch, and compiles its calls only)
+            ecf, eci, edmg, ecan, ecp, ers, er2 = env_scratch(U)
+            gdx, gdy, gd, see, shoot_ok, observed = v2_scratch(vfl)
+            limit = vfl[V_LIMIT]
+        else:  # the fixed tables
+            ecf, eci, edmg, ecan, ecp, ers, er2 = cf, ci, dmg, can_target, collide_pair, rsum, r2far
+            limit = oflags[F_EPISODE_LIMIT]
+        # One ``advance`` call per span of envs: every call takes an atomic reference count on each of its
+        # ~60 array arguments (Numba's NRT), which per env was ~20 % of a 2s3z step at 1,024 envs (perf:
+        # NRT_incref / NRT_decref), and the two threads' counts contend for the same counters. A SMAC v1
+        # map has one set of tables, so the whole range ticks in one call; a SMACv2 scenario gathers each
+        # env's own tables first, so its span is one env. The envs are independent and ``advance`` resets
+        # its scratch per env, so the result is the same as env by env.
+        span = 1 if V2 else max(b1 - b0, 1)
+        for lo in range(b0, b1, span):
+            hi = min(lo + span, b1)
+            for b in range(lo, hi):
+                if V2:
+                    sweep = env_tables(b, unit_kind, fl, kcf, kci, kdmg, kcan, ecf, eci, edmg, ecan, ecp, ers, er2, col)
+                orders_env(b, act, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, ecf,
+                            eci, ecan, move_dirs, fov_dirs, fl)  # fmt: skip
+            advance(
+                lo, hi, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point,
+                lsd, last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target,
+                missile_hits, burst_pending, ecf, eci, edmg, ecp, enemy_pair, ers, er2, pathing, level,
+                cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
+                tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv,
+                burst, chase, bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
+            )  # fmt: skip
+            for b in range(lo, hi):
+                if V2:
+                    step_env_v2(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act,
+                                 unit_kind, max_reward, kcon, vfl, vfp, reward, result)  # fmt: skip
+                else:
+                    step_env(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act, ucon,
+                              oflags, fparams, reward, result)  # fmt: skip
+                won = result[0, b]
+                term = won or result[1, b] or result[2, b]
+                trunc = (not term) and episode_steps[b] >= limit
+                terminated[b] = term
+                truncated[b] = trunc
+                battle_won[b] = won
+                episode_limit[b] = trunc
+                da = 0
+                for n in range(N):
+                    agent_alive[b, n] = alive[b, n]
+                    if not alive[b, n]:
+                        da += 1
+                de = 0
+                for u in range(N, U):
+                    if not alive[b, u]:
+                        de += 1
+                dead_allies[b] = da
+                dead_enemies[b] = de
+                if V2:
+                    observe_env_v2(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir,
+                                    enemy_tag, NO_RANK, kcon, vpath, vheight, vmove, vpts, vfl, vfp, obs, state, avail, gdx, gdy,
+                                    gd, see, shoot_ok, observed)  # fmt: skip
+                else:
+                    observe_env(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, ucon, opath, height,
+                                 oflags, fparams, obs, state, avail)  # fmt: skip
+                for i in range(obs.shape[1]):
+                    for k in range(obs.shape[2]):
+                        final_obs[b, i, k] = obs[b, i, k]
+                    for k in range(avail.shape[2]):
+                        final_avail[b, i, k] = avail[b, i, k]
+                        avail_in[b, i, k] = avail[b, i, k]
+                for k in range(state.shape[1]):
+                    final_state[b, k] = state[b, k]
+        if checks:
+            return OK, _tally(terminated, truncated, battle_won, stats)
+        return OK, 0
+
+    step_range.__name__ = step_range.__qualname__ = "_step_range_v2" if V2 else "_step_range_v1"
+    return numba.njit(**JIT)(step_range)
+
+
+# one compiled step per family: a SMAC v1 map never compiles SMACv2's features, nor a scenario SMAC v1's
+_step_range_v1 = _make_step_range(False)
+_step_range_v2 = _make_step_range(True)
+_STEP_RANGE = {False: _step_range_v1, True: _step_range_v2}
+
+
+def step_dispatcher(v2: bool):
+    """The compiled step of a family (``v2``: SMACv2 scenarios, else SMAC v1 maps), a Numba dispatcher:
+    ``runtime.warmup`` reads its signatures and on-disk cache to tell whether the family needs a compile."""
+    return _STEP_RANGE[v2]
+
+
+@numba.njit(**JIT)
+def _tally(terminated, truncated, battle_won, stats):
+    """Add the step's won / ended / truncated episodes to ``stats [3]``; returns the number ended."""
+    ended = 0
+    for b in range(terminated.shape[0]):
+        done = terminated[b] or truncated[b]
+        stats[0] += battle_won[b]
+        stats[1] += done
+        stats[2] += truncated[b]
+        ended += done
+    return ended
+
+
+# positions in the arguments after ``invalid``: the state fields (``_FIELDS``), the tables
+# (``StepKernel._consts``), then avail_in .. agent_alive and stats
+_ALIVE, _UNIT_KIND = _FIELDS.index("alive"), _FIELDS.index("unit_kind")
+_FL = len(_FIELDS) + 14  # tick.TickKernel.fl among StepKernel._consts
+_AVAIL_IN, _TERMINATED = -17, -8
+
+
+def _step_threaded(step_range, n_chunks, n_ticks, lenient, actions, act, invalid, *arrays):
+    """``step_range(0, B, True, ...)``'s work (``_STEP_RANGE[v2]``) with the envs split into
+    ``n_chunks`` ranges, each on its own thread (``runtime.chunks``: the range function releases the
+    GIL, and nothing new is compiled); the checks before and the statistics after run once here.
+    Same arguments (from ``n_ticks`` on) and return value as the serial call."""
+    code, where = check_actions(actions, arrays[_ALIVE], arrays[_AVAIL_IN], lenient, act, invalid)
+    if code != OK:
+        return code, where
+    bad = _check_kinds(arrays[_UNIT_KIND], arrays[_FL])
+    if bad >= 0:
+        return BAD_KIND, bad
+    run_chunks(
+        lambda lo, hi: step_range(np.int64(lo), np.int64(hi), False, n_ticks, lenient, actions, act, invalid, *arrays),
+        arrays[0].shape[0],
+        n_chunks,
+    )
+    terminated, truncated, battle_won = arrays[_TERMINATED : _TERMINATED + 3]
+    return OK, _tally(terminated, truncated, battle_won, arrays[-1])
+
+
+class StepKernel:
+    """``SMACSim.step``'s work (checks, orders, ticks, result, reward, features, statistics) as one
+    compiled call; see the module docstring. Built by ``SMACSim`` on the numba path.
+
+    Args:
+        tick: the simulator's ``tick.TickKernel`` (rule tables of the orders and tick stages).
+        observe: the simulator's ``observe.ObserveKernel`` (SMAC v1 map) or
+            ``observe_v2.ObserveKernelV2`` (SMACv2 scenario, with ``tick.per_env``).
+        n_ticks: ticks per env step (``8 / loops_per_tick``).
+        lenient: ``SMACSim.lenient_actions``.
+    """
+
+    def __init__(self, tick, observe, n_ticks: int, lenient: bool):
+        from sc2_envs.sim.numba.features import v1_placeholders
+        from sc2_envs.sim.numba.features_v2 import ObserveKernelV2
+
+        self.n_ticks = int(n_ticks)
+        self.out_keys = OUT_KEYS
+        self.lenient = bool(lenient)
+        self.n_agents = observe.n_agents
+        self.n_actions = observe.n_actions
+        self.obs_size = observe.features.obs_size
+        self.state_size = observe.features.state_size
+        k, o = tick, observe
+        self.v2 = isinstance(o, ObserveKernelV2)
+        if self.v2 != bool(k.per_env):
+            raise ValueError("a SMACv2 scenario needs ObserveKernelV2 and a per-env TickKernel; a SMAC v1 map neither")
+        self.tick = k
+        self.family = "step (SMACv2)" if self.v2 else "step"  # which compiled step it runs
+        self._range = _STEP_RANGE[self.v2]
+        v1 = v1_placeholders() if self.v2 else (o._ucon, o._pathing, o._height, o._flags, o._fparams)
+        v2 = o.consts if self.v2 else v2_placeholders()
+        self._consts = (
+            k.cf, k.ci, k.dmg, k.collide_pair, k.enemy_pair, k.rsum, k.r2far, k.pathing, k.level, k.cliff_walkable,
+            k.gdist, k.edge_ok, k.nb_flat, k.nb_len, k.fl, k.can_target, k.move_dirs, k.fov_dirs, *k.kind_consts(),
+            *v1, *v2,
+        )  # fmt: skip
+        self._reset_cache()
+
+    def _reset_cache(self) -> None:
+        self._key: tuple | None = None
+        self._arrays: tuple = ()
+        self._avail_t: torch.Tensor | None = None
+        self._avail_np: np.ndarray | None = None
+        self._stats_t: torch.Tensor | None = None
+        self._stats_np: np.ndarray | None = None
+        self._act: np.ndarray | None = None
+        self._schedule: ScheduleChooser | None = None  # serial or threaded, by measured time (kernels.schedule)
+        self._schedule_key: tuple | None = None
+
+    def __getstate__(self) -> dict:
+        # the cached views alias this process's tensors: a copied or unpickled sim views its own
+        d = dict(self.__dict__)
+        d.update(_key=None, _arrays=(), _avail_t=None, _avail_np=None, _stats_t=None, _stats_np=None, _act=None)
+        d.update(_schedule=None, _schedule_key=None)  # timings of this process's machine and load
+        return d
+
+    def views(self, st: WorldState) -> tuple:
+        """NumPy views of the state fields (kept while ``st`` holds the same tensors; a replaced field
+        is checked and viewed again, a non-contiguous one replaced by a contiguous copy first)."""
+        tensors = _get_fields(st)
+        key = self._key
+        if key is not None and all(map(operator.is_, tensors, key)):
+            return self._arrays
+        B = tensors[0].shape[0]
+        arrays = []
+        for name, x in zip(_FIELDS, tensors, strict=True):
+            want = _DTYPES.get(name, torch.float32)
+            if x.device.type != "cpu" or x.dtype != want or x.shape[0] != B:
+                raise ValueError(
+                    f"WorldState.{name} must be a CPU {want} tensor with {B} envs for the numba kernel, "
+                    f"got {x.dtype} {tuple(x.shape)} on {x.device}"
+                )
+            if not x.is_contiguous() or x.requires_grad:
+                x = x.detach().contiguous()
+                setattr(st, name, x)
+            arrays.append(x.numpy())
+        self._key = _get_fields(st)
+        self._arrays = tuple(arrays)
+        return self._arrays
+
+    def avail_buffer(self, avail: torch.Tensor) -> torch.Tensor:
+        """The kernel's own ``[B, N, n_actions]`` bool buffer of the current available actions (read
+        to check the next actions, rewritten every step), filled from ``avail`` when that is another
+        tensor (after ``reset``, ``load_state_dict``, ...). Never handed to the caller."""
+        if avail is self._avail_t:
+            return avail
+        if self._avail_np is None or self._avail_np.shape != tuple(avail.shape):
+            self._avail_np = np.empty(tuple(avail.shape), np.bool_)
+            self._avail_t = torch.from_numpy(self._avail_np)
+        self._avail_t.copy_(avail)
+        return self._avail_t
+
+    def stats_buffer(self, stats: torch.Tensor) -> np.ndarray:
+        """A writable NumPy view of ``SMACSim._stat_counts`` ([3] int64), which the kernel adds to."""
+        if stats is not self._stats_t:
+            if stats.device.type != "cpu" or stats.dtype != torch.int64 or not stats.is_contiguous():
+                raise ValueError(f"stat counts must be a contiguous CPU int64 tensor, got {stats.dtype} on {stats.device}")
+            self._stats_t, self._stats_np = stats, stats.numpy()
+        return self._stats_np
+
+    def __call__(self, st: WorldState, actions: np.ndarray, avail: torch.Tensor, stats: torch.Tensor):
+        """One env step of every env, in place on ``st``.
+
+        Args:
+            st: the world state (CPU tensors; updated in place).
+            actions: ``[B, N]`` int64 C-contiguous array of SMAC action ids (not modified).
+            avail: ``[B, N, n_actions]`` bool, the available actions of the previous step: the
+                tensor of :meth:`avail_buffer` (rewritten in place with the new ones).
+            stats: ``SMACSim._stat_counts`` (updated in place).
+
+        Returns:
+            ``(code, value, arrays)``: ``code`` ``OK`` with ``value`` the number of envs whose episode
+            ended and ``arrays`` the step's fresh NumPy outputs in the order of ``OUT_KEYS``
+            (``obs``, ``state``, ``avail_actions``, ``reward``, ``battle_won``, ``terminated``,
+            ``truncated``, ``dead_allies``, ``dead_enemies``, ``episode_limit``, ``agent_alive``,
+            ``invalid_actions``, ``final_obs``, ``final_state``, ``final_avail_actions``); or
+            ``OUT_OF_RANGE`` / ``UNAVAILABLE`` with ``value`` the flat index ``b * N + n`` of the first
+            bad action, or ``BAD_KIND`` with ``b * U + u`` of the first ``unit_kind`` outside the
+            scenario's kinds, ``arrays`` ``None``, and nothing changed.
+        """
+        v = self.views(st)
+        if avail is not self._avail_t:
+            raise ValueError("avail must be the tensor of StepKernel.avail_buffer")
+        if stats is not self._stats_t:
+            self.stats_buffer(stats)
+        B = v[0].shape[0]
+        N, A, F, S = self.n_agents, self.n_actions, self.obs_size, self.state_size
+        empty, f32, b8 = np.empty, np.float32, np.bool_
+        act = self._act
+        if act is None or act.shape[0] != B:
+            act = self._act = np.empty((B, N), np.int64)  # the actions applied (lenient), not returned
+        out = (
+            empty((B, N, F), f32),  # obs
+            empty((B, S), f32),  # state
+            empty((B, N, A), b8),  # avail_actions
+            empty(B, f32),  # reward
+            empty(B, b8),  # battle_won
+            empty(B, b8),  # terminated
+            empty(B, b8),  # truncated
+            empty(B, np.int64),  # dead_allies
+            empty(B, np.int64),  # dead_enemies
+            empty(B, b8),  # episode_limit
+            empty((B, N), b8),  # agent_alive
+            empty((B, N), b8),  # invalid_actions
+            empty((B, N, F), f32),  # final_obs
+            empty((B, S), f32),  # final_state
+            empty((B, N, A), b8),  # final_avail_actions
+        )
+        obs, state, av, reward, won, terminated, truncated, dead_a, dead_e, ep_limit, alive, invalid, fo, fs, fa = out
+        threads = kernel_threads()  # the simulator's cap (limit_numba_threads)
+        par = B >= PARALLEL_MIN_ENVS and threads > 1
+        result = np.empty((3, B), np.bool_)  # (won, lost, draw) of each env, scratch
+        args = (
+            self.n_ticks, self.lenient, actions, act, invalid, *v, *self._consts, self._avail_np, obs, state, av, fo,
+            fs, fa, reward, result, terminated, truncated, won, ep_limit, dead_a, dead_e, alive, self._stats_np,
+        )  # fmt: skip
+        step_range, start = self._range, np.int64(0)  # (int64: one compiled signature for every call)
+        if par:
+            if self._schedule is None or self._schedule_key != (B, threads):
+                self._schedule, self._schedule_key = ScheduleChooser(), (B, threads)
+            n = min(B, threads)
+            # same results, the faster call
+            code, value = self._schedule.run(
+                lambda: step_range(start, B, True, *args), lambda: _step_threaded(step_range, n, *args)
+            )
+        else:
+            code, value = step_range(start, B, True, *args)
+        if code != OK:
+            return code, value, None
+        return code, value, out
+
+    # -- auto-reset
+    def set_fresh(self, table, spec, tick) -> None:
+        """Tables of ``SMACSim._fresh_state`` for :meth:`reset_envs` (SMAC v1 map ``spec``, its ``UnitTable``)."""
+
+        def f(x):
+            return x.detach().cpu().to(torch.float32).numpy().copy()
+
+        ap = np.zeros((2, 2), np.float32)
+        if spec.attack_segment is not None:
+            mode = 2
+            ap[:] = torch.tensor(spec.attack_segment, dtype=torch.float32).numpy()
+        elif spec.attack_point is not None:
+            mode = 1
+            ap[0] = torch.tensor(spec.attack_point, dtype=torch.float32).numpy()
+        else:
+            mode = 0
+        self._fresh = (
+            (f(table.spawn_pos), f(table.max_health), f(table.max_shield), f(table.energy_start)),
+            table.is_ally.detach().cpu().numpy().astype(np.bool_).copy(),
+            (mode, ap, spec.attack_point is not None, tick.ci, tick.fl, tick.pathing, tick.level, tick.cliff_walkable),
+        )
+
+    def reset_envs(self, st: WorldState, done: np.ndarray, spawn_jitter: float) -> None:
+        """``st.copy_envs_from(sim._fresh_state(), done)`` for a SMAC v1 map, in place, bit for bit
+        (``tests/test_kernel_step.py``); ``done``: ``[B]`` bool."""
+        tables, is_ally, rest = self._fresh
+        v = self.views(st)
+        extra = []
+        for name in ("attack_point", "env_seed", "episode_count", "unit_kind", "fov_dir", "enemy_tag", "max_reward"):
+            x = getattr(st, name)
+            if x.device.type != "cpu" or not x.is_contiguous() or x.requires_grad:
+                x = x.detach().cpu().contiguous()
+                setattr(st, name, x)
+            extra.append(x.numpy())
+        (pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+         jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+         prev_health, prev_shield, prev_alive, last_action, episode_steps) = v[:24]  # fmt: skip
+        attack_point, env_seed, episode_count, unit_kind, fov_dir, enemy_tag, max_reward = extra
+        fresh_state(
+            done, *tables, is_ally, np.float32(spawn_jitter), *rest,
+            rng.STREAM_SPAWN, rng.STREAM_COOLDOWN, rng.STREAM_ATTACK_POINT,
+            pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+            prev_health, prev_shield, prev_alive, last_action, episode_steps, attack_point, env_seed, episode_count,
+            jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
+            unit_kind, fov_dir, enemy_tag, max_reward,
+        )  # fmt: skip
+
+
+__all__ = ["BAD_KIND", "OK", "OUT_KEYS", "OUT_OF_RANGE", "UNAVAILABLE", "StepKernel"]
