@@ -156,3 +156,18 @@ def test_fit_on_all_replays_reproduces_the_module(shared_data_dir):
         )
     for loop, rows in res["counts"].items():
         assert {k: v[:3] for k, v in rows.items()} == bot.COUNTS[loop]
+
+
+def test_sample_opening_lists_the_scripted_orders_in_loop_order():
+    opening = bot.sample_opening(3)
+    assert opening == sorted(opening)
+    units = [u for _, _, u in opening]
+    assert units.count("SCV") == 2 and units.count("SupplyDepot") == 2 and units.count("Refinery") == 2
+    assert ("done", "OrbitalCommand") in {(k, u) for _, k, u in opening}
+    assert all(u in UNITS for u in units)
+
+
+def test_first_mule_follows_the_orbital_command():
+    for seed in range(100):
+        t = _loops(bot.sample_timeline(seed))
+        assert t["mule_1"] > t["orbital_command"]

@@ -299,7 +299,7 @@ def sample_timeline(seed: int, params: BotParams | None = None, end_loop: int = 
         t["marine_1"] = _clip(t["marine_1"], t["barracks_tech_lab"] + bt["BarracksTechLab"] + bt["Marine"])
     lab_done = t["barracks_tech_lab"] + bt["BarracksTechLab"]
     t["orbital_command"] = _clip(t["orbital_command"], barracks_done + UNITS["OrbitalCommand"].build_time)
-    t["mule_1"] = _clip(t["mule_1"], t["orbital_command"])
+    t["mule_1"] = _clip(t["mule_1"], t["orbital_command"] + 1)  # called down once the morph is done
     t["scv_3"] = _clip(t["scv_3"], t["orbital_command"] + 1)
     t["marine_2"] = _clip(t["marine_2"], max(lab_done, t["marine_1"]) + bt["Marine"])
 
@@ -382,3 +382,47 @@ def counts_at(timeline: list[TimelineEvent], loop: int) -> dict[str, int]:
     scv = 12 + sum(1 for e in timeline if e.unit == "SCV" and e.kind == "born" and e.loop <= loop)
     army = sum(1 for e in timeline if e.unit in ("Marine", "Marauder") and e.kind == "born" and e.loop <= loop)
     return {"scv_alive": scv, "army_alive": army, "army_trained": army}
+
+
+_OPENING_ORDERS = (
+    "scv_1",
+    "supply_depot_1",
+    "scv_2",
+    "refinery_1",
+    "barracks_1",
+    "supply_depot_2",
+    "refinery_2",
+    "marine_1",
+    "barracks_tech_lab",
+    "orbital_command",
+    "mule_1",
+    "marine_2",
+    "marauder_1",
+    "army_3",
+)
+
+
+def sample_opening(seed: int, params: BotParams | None = None) -> list[tuple[int, str, str]]:
+    """The opening part of ``sample_timeline(seed)`` as ``(loop, event, unit name)``, sorted by loop.
+
+    The events an engine issues as scripted orders: the first two SCVs, both depots and refineries
+    of the opening, the Barracks and its Tech Lab, the Orbital Command (event ``"done"``: the
+    morph's completion), the first MULE and the first three army units. What follows (SCVs up to
+    ``worker_target``, MULEs, supply, army growth) is the bot's macro, in ``sample_timeline``.
+
+    Args:
+        seed: non-negative int.
+        params: behaviour parameters; default ``BotParams()``.
+
+    Returns:
+        ``[(loop, event, unit), ...]`` with event ``"born"``, ``"init"`` or ``"done"``.
+
+    Raises:
+        ValueError: a bad ``seed`` (as ``sample_timeline``).
+    """
+    timeline = sample_timeline(seed, params)
+    out = []
+    for e in timeline:
+        if e.name in _OPENING_ORDERS:
+            out.append((e.loop, "done" if e.kind == "morph" else e.kind, e.unit))
+    return sorted(out)
