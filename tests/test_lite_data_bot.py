@@ -171,3 +171,13 @@ def test_first_mule_follows_the_orbital_command():
     for seed in range(100):
         t = _loops(bot.sample_timeline(seed))
         assert t["mule_1"] > t["orbital_command"]
+
+
+def test_bot_benchmark_timeline_source_finds_every_event_in_range():
+    bench = load_algo("fullgame_bot", "benchmarks")
+    events, counts = bench.from_timelines(20)
+    for per_game in events:
+        for ev in bot.OPENING:
+            if ev.name in per_game:
+                assert ev.min_loop <= per_game[ev.name] <= ev.max_loop
+    assert all(set(c) == set(bot.COUNTS) for c in counts)
