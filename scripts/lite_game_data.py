@@ -32,7 +32,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 MODS = ("core", "liberty", "libertymulti", "swarm", "swarmmulti", "void", "voidmulti")
 CATALOGS = ("Unit", "Weapon", "Effect", "Abil")
 
-UNIT_FIELDS = ("LifeMax", "ShieldsMax", "LifeArmor", "Speed", "Sight", "Radius", "Food", "EnergyMax", "EnergyStart")
+UNIT_FIELDS = (
+    "LifeMax",
+    "ShieldsMax",
+    "LifeArmor",
+    "Speed",
+    "Sight",
+    "Radius",
+    "Food",
+    "EnergyMax",
+    "EnergyStart",
+    "Acceleration",
+    "AttackTargetPriority",
+    "ShieldRegenRate",
+    "ShieldRegenDelay",
+)
 
 
 class Catalog:
@@ -189,6 +203,10 @@ def compare(merged: dict) -> list[str]:
             "speed": ("Speed", spec.speed),
             "sight": ("Sight", spec.sight),
             "radius": ("Radius", spec.radius),
+            "acceleration": ("Acceleration", spec.acceleration),
+            "attack_target_priority": ("AttackTargetPriority", spec.attack_target_priority),
+            "shield_regen": ("ShieldRegenRate", spec.shield_regen * 16),
+            "shield_regen_delay": ("ShieldRegenDelay", spec.shield_regen_delay / 16),
         }
         for stat, (tag, ours) in pairs.items():
             theirs = row[tag][0]

@@ -189,3 +189,14 @@ def test_records_of_two_profiles_cannot_be_mixed():
 def test_check_same_profile_refuses_objects_without_a_profile():
     with pytest.raises(ValueError, match="no 'profile'"):
         check_same_profile(object())
+
+
+def test_protoss_shields_regenerate_2_per_second_after_10_seconds():
+    zealot, marine = prof.UNITS["Zealot"], prof.UNITS["Marine"]
+    assert zealot.shield_regen * prof.LOOPS_PER_SECOND == 2 and zealot.shield_regen_delay == 160
+    assert marine.shield_regen == 0 and marine.shield_regen_delay == 0
+
+
+def test_workers_accelerate_slowly_and_structures_are_low_priority_targets():
+    assert prof.UNITS["Probe"].acceleration == 2.5 and prof.UNITS["Marine"].acceleration == 1000
+    assert prof.UNITS["Pylon"].attack_target_priority == 11 < prof.UNITS["PhotonCannon"].attack_target_priority

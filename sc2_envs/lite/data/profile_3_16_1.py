@@ -32,7 +32,7 @@ says so; no 4.10 profile is defined, and ``profiles.check_same_profile`` keeps p
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 PROFILE = "3.16.1"
 """This profile's name; every record below carries it in its ``profile`` field."""
@@ -142,6 +142,12 @@ class UnitType:
         power_radius: radius of the power field this type projects, game units (Pylon), else 0.
         is_worker: harvests (Probe, SCV; the MULE harvests but is not a worker for supply or counts).
         lifetime: game loops until the unit expires (MULE), 0 for none.
+        acceleration: game units per normal second squared (1000: full speed within a loop;
+            workers 2.5); 0 for structures.
+        attack_target_priority: ``AttackTargetPriority``; automatic targeting prefers higher values
+            (units 20, structures 11, Photon Cannon 20, resources 0).
+        shield_regen: shields per game loop once regeneration starts (Protoss: 2 per normal s).
+        shield_regen_delay: game loops without damage before shields regenerate (Protoss: 10 s).
         xml_id: the id of the entry in the game data's ``UnitData.xml``.
         profile: the data profile's name.
     """
@@ -176,6 +182,10 @@ class UnitType:
     power_radius: float = 0.0
     is_worker: bool = False
     lifetime: int = 0
+    acceleration: float = 0.0
+    attack_target_priority: int = 20
+    shield_regen: float = 0.0
+    shield_regen_delay: int = 0
     xml_id: str = ""
     profile: str = PROFILE
 
@@ -346,6 +356,29 @@ UNITS: dict[str, UnitType] = {
 """Unit name -> ``UnitType``. Protoss, Terran and neutral types of the lite engine's scope."""
 
 
+def _motion_and_regen(u: UnitType) -> UnitType:
+    # Liberty UnitData: Acceleration 2.5 for workers and the MULE, 1000 for the army units, unset
+    # (Core 0) for structures; AttackTargetPriority 11 on structures but the armed Photon Cannon
+    # (20), 20 on units, unset on resources; Protoss ShieldRegenRate 2 after ShieldRegenDelay 10 s.
+    if u.race == _N:
+        accel, prio = 0.0, 0
+    elif u.is_structure:
+        accel, prio = 0.0, (20 if u.weapons else 11)
+    else:
+        accel, prio = (2.5 if u.name in ("Probe", "SCV", "MULE") else 1000.0), 20
+    protoss = u.race == _P
+    return replace(
+        u,
+        acceleration=accel,
+        attack_target_priority=prio,
+        shield_regen=2.0 / LOOPS_PER_SECOND if protoss else 0.0,
+        shield_regen_delay=_loops(10) if protoss else 0,
+    )
+
+
+UNITS = {name: _motion_and_regen(u) for name, u in UNITS.items()}
+
+
 @dataclass(frozen=True)
 class Economy:
     """Economy constants of this profile (times in game loops unless the name says ``_s``).
@@ -487,6 +520,10 @@ _UNIT_STATS = {
     "supply_provided": "Food",
     "attributes": "Attributes",
     "footprint": "PlacementFootprint",
+    "acceleration": "Acceleration",
+    "attack_target_priority": "AttackTargetPriority",
+    "shield_regen": "ShieldRegenRate (per normal s) / 16",
+    "shield_regen_delay": "ShieldRegenDelay x 16",
 }
 
 
