@@ -200,3 +200,14 @@ def test_protoss_shields_regenerate_2_per_second_after_10_seconds():
 def test_workers_accelerate_slowly_and_structures_are_low_priority_targets():
     assert prof.UNITS["Probe"].acceleration == 2.5 and prof.UNITS["Marine"].acceleration == 1000
     assert prof.UNITS["Pylon"].attack_target_priority == 11 < prof.UNITS["PhotonCannon"].attack_target_priority
+
+
+@pytest.mark.parametrize("delivered,loop,rate", [(120, 320, 671), (125, 480, 699), (130, 960, 727), (25, 160, 209), (0, 5, 0)])
+def test_collection_rate_matches_replay_player_stats(delivered, loop, rate):
+    # Values seen in the replays' PlayerStats (e.g. 671, 699, 727 minerals per real minute).
+    assert prof.ECONOMY.collection_rate(delivered, loop) == rate
+
+
+def test_collection_rate_refuses_loop_zero():
+    with pytest.raises(ValueError, match="loop"):
+        prof.ECONOMY.collection_rate(5, 0)
