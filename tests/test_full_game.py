@@ -202,7 +202,7 @@ def test_unknown_map_is_rejected_at_construction():
 def test_registration_is_idempotent_and_make_is_lazy():
     register_full_game()
     register_full_game()
-    env = gym.make(ENV_ID, max_entities=8, max_selected=4)
+    env = gym.make(ENV_ID, backend="sc2", max_entities=8, max_selected=4)
     try:
         assert env.unwrapped._proc is None
         assert env.action_space["action_type"].n == 564

@@ -17,11 +17,12 @@ __all__ = ["ENV_ID", "MissingDependencyError", "register_full_game"]
 def register_full_game() -> None:
     """Register ``sc2_envs/FullGame-v0`` with Gymnasium (a no-op when already registered).
 
-    The entry point is ``sc2_envs.full_game.env:FullGameEnv``; ``gymnasium.make`` passes its
-    keyword arguments to ``FullGameEnv``. Registering never starts StarCraft II.
+    The entry point is ``sc2_envs.full_game.env:make_full_game_env``: ``gymnasium.make`` passes
+    its keyword arguments to it; ``backend="lite"`` (the default) builds the lite engine's env,
+    ``backend="sc2"`` the real game's ``FullGameEnv``. Registering never starts StarCraft II.
     """
     import gymnasium
 
     if ENV_ID in gymnasium.registry:
         return
-    gymnasium.register(id=ENV_ID, entry_point="sc2_envs.full_game.env:FullGameEnv")
+    gymnasium.register(id=ENV_ID, entry_point="sc2_envs.full_game.env:make_full_game_env")

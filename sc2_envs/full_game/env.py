@@ -12,6 +12,11 @@
 | time | one step advances ``step_mul`` game loops, or ``max(delay, 1)`` when ``step_mul=None`` |
 | end | game over -> terminated; ``game_steps_per_episode`` loops reached -> truncated |
 
+Two backends share these spaces (``make_full_game_env``, the registered entry point):
+``backend="lite"`` (the default) runs the embedded lite engine (``sc2_envs.lite``: Simple64,
+Protoss vs the very_easy Terran bot, no StarCraft II needed); ``backend="sc2"`` runs the real
+game through ``FullGameEnv`` below.
+
 Backend choice: pysc2 4.0.0 as released does not import on Python 3.11 (protobuf
 descriptors generated for old protoc; ``random.shuffle`` signature in ``colors.py``). We use
 ``pysc2-evolved`` (a maintained fork that imports cleanly on 3.11 with protobuf 7) only for
@@ -92,6 +97,75 @@ def sc2_available() -> bool:
     except SC2NotFoundError:
         return False
     return True
+
+
+def make_observation_space(max_entities: int, minimap_resolution: int) -> spaces.Dict:
+    """FullGame-v0's observation space (the same for every backend; see the module table).
+
+    Args:
+        max_entities: entity rows N.
+        minimap_resolution: minimap plane size R.
+    """
+    n, m = max_entities, minimap_resolution
+    nf = spec.num_functions()
+    return spaces.Dict(
+        {
+            "entities": spaces.Box(-np.inf, np.inf, (n, len(spec.ENTITY_FEATURES)), np.float32),
+            "entity_mask": spaces.Box(0, 1, (n,), np.int8),
+            "selectable_mask": spaces.Box(0, 1, (n,), np.int8),
+            "scalars": spaces.Box(-np.inf, np.inf, (len(spec.SCALAR_FEATURES),), np.float32),
+            "minimap": spaces.Box(0, 255, (len(spec.MINIMAP_FEATURES), m, m), np.uint8),
+            "upgrades": spaces.Box(0, 1, (len(spec.upgrade_ids()),), np.int8),
+            "unit_counts": spaces.Box(0, np.inf, (spec.num_unit_types(),), np.float32),
+            "build_order": spaces.Box(0, spec.num_unit_types() - 1, (spec.BUILD_ORDER_LENGTH,), np.int64),
+            "action_type_mask": spaces.Box(0, 1, (nf,), np.int8),
+        }
+    )
+
+
+def make_action_space(max_entities: int, max_selected: int, raw_resolution: int) -> spaces.Dict:
+    """FullGame-v0's action space (AlphaStar's heads; the same for every backend).
+
+    Args:
+        max_entities: entity rows N (index N is EOF / no target).
+        max_selected: selected_units slots K.
+        raw_resolution: raw grid R of target_location.
+    """
+    n, r = max_entities, raw_resolution
+    return spaces.Dict(
+        {
+            "action_type": spaces.Discrete(spec.num_functions()),
+            "delay": spaces.Discrete(spec.MAX_DELAY + 1),
+            "queued": spaces.Discrete(2),
+            "selected_units": spaces.MultiDiscrete(np.full(max_selected, n + 1)),
+            "target_unit": spaces.Discrete(n + 1),
+            "target_location": spaces.MultiDiscrete(np.array([r, r])),
+        }
+    )
+
+
+BACKENDS = ("lite", "sc2")
+
+
+def make_full_game_env(backend: str = "lite", **kwargs) -> gym.Env:
+    """The ``sc2_envs/FullGame-v0`` entry point: the lite engine or the real game.
+
+    Args:
+        backend: ``"lite"`` (default: the embedded lite engine, Simple64, Protoss vs the very_easy
+            Terran bot, no StarCraft II needed) or ``"sc2"`` (real StarCraft II through pysc2's
+            launcher: any map, race and difficulty; ``FullGameEnv``).
+        **kwargs: the chosen env's constructor arguments.
+
+    Raises:
+        ValueError: an unknown backend, or what the chosen env raises.
+    """
+    if backend == "sc2":
+        return FullGameEnv(**kwargs)
+    if backend == "lite":
+        from sc2_envs.lite.env import LiteFullGameEnv
+
+        return LiteFullGameEnv(**kwargs)
+    raise ValueError(f"backend={backend!r}; expected one of {list(BACKENDS)}")
 
 
 MAX_GAME_SEED = 0x7FFFFFFF
@@ -219,34 +293,10 @@ class FullGameEnv(gym.Env):
 
     # ---------------------------------------------------------------- spaces
     def _make_observation_space(self) -> spaces.Dict:
-        n, m = self.max_entities, self.minimap_resolution
-        nf = spec.num_functions()
-        return spaces.Dict(
-            {
-                "entities": spaces.Box(-np.inf, np.inf, (n, len(spec.ENTITY_FEATURES)), np.float32),
-                "entity_mask": spaces.Box(0, 1, (n,), np.int8),
-                "selectable_mask": spaces.Box(0, 1, (n,), np.int8),
-                "scalars": spaces.Box(-np.inf, np.inf, (len(spec.SCALAR_FEATURES),), np.float32),
-                "minimap": spaces.Box(0, 255, (len(spec.MINIMAP_FEATURES), m, m), np.uint8),
-                "upgrades": spaces.Box(0, 1, (len(spec.upgrade_ids()),), np.int8),
-                "unit_counts": spaces.Box(0, np.inf, (spec.num_unit_types(),), np.float32),
-                "build_order": spaces.Box(0, spec.num_unit_types() - 1, (spec.BUILD_ORDER_LENGTH,), np.int64),
-                "action_type_mask": spaces.Box(0, 1, (nf,), np.int8),
-            }
-        )
+        return make_observation_space(self.max_entities, self.minimap_resolution)
 
     def _make_action_space(self) -> spaces.Dict:
-        n, r = self.max_entities, self.raw_resolution
-        return spaces.Dict(
-            {
-                "action_type": spaces.Discrete(spec.num_functions()),
-                "delay": spaces.Discrete(spec.MAX_DELAY + 1),
-                "queued": spaces.Discrete(2),
-                "selected_units": spaces.MultiDiscrete(np.full(self.max_selected, n + 1)),
-                "target_unit": spaces.Discrete(n + 1),
-                "target_location": spaces.MultiDiscrete(np.array([r, r])),
-            }
-        )
+        return make_action_space(self.max_entities, self.max_selected, self.raw_resolution)
 
     # ---------------------------------------------------------------- pickling
     def __getstate__(self):

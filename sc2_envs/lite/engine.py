@@ -1,0 +1,116 @@
+"""``LiteEngine``: B lite games on one map, advanced together.
+
+The engine owns the state arrays (``GameState``), the catalog tables and the map's navigation
+graph, and exposes three operations: ``reset`` (copy the loop-0 state into chosen games),
+``apply`` (one command per game, as ``sc2_envs.lite.layout.CMD_*`` arrays; returns ActionResult
+codes) and ``advance`` (run game loops). Observations are built by ``sc2_envs.lite.observe``;
+the scripted opponent by ``sc2_envs.lite.bot``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sc2_envs.lite import kernels
+from sc2_envs.lite.catalog import Catalog, build_catalog
+from sc2_envs.lite.layout import CK_KIND, CMD_NONE, GI_LOOP, GI_RESULT, NCK
+from sc2_envs.lite.maps import LiteMap, load_map
+from sc2_envs.lite.navigation import Navigation, cached_navigation
+from sc2_envs.lite.state import GameState, initial_game
+
+DEFAULT_CAPACITY = 384
+"""Unit slots per game: Simple64's 40 resources, and room for both players' armies and bases."""
+
+
+class LiteEngine:
+    """B independent lite games on one map.
+
+    Args:
+        num_games: B, >= 1.
+        map_name: a map of ``sc2_envs.lite.maps.SERVED_MAPS``, or a ``LiteMap``.
+        profile: data profile name (``"3.16.1"``).
+        capacity: unit slots per game.
+
+    Raises:
+        ValueError: a bad count, map or profile.
+    """
+
+    def __init__(
+        self,
+        num_games: int = 1,
+        map_name: str | LiteMap = "Simple64",
+        profile: str = "3.16.1",
+        capacity: int = DEFAULT_CAPACITY,
+    ):
+        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+            raise ValueError(f"num_games={num_games!r}; expected an int >= 1")
+        self.catalog: Catalog = build_catalog(profile)
+        self.map: LiteMap = map_name if isinstance(map_name, LiteMap) else load_map(map_name)
+        grid = np.ascontiguousarray(self.map.pathing, dtype=np.uint8)
+        self.nav: Navigation = cached_navigation(self.map.name + str(id(self.map)), grid.tobytes(), grid.shape)
+        self.placement = np.ascontiguousarray(self.map.placement, dtype=np.uint8)
+        self.template, self.first_free = initial_game(self.catalog, self.map, int(capacity))
+        h, w = grid.shape
+        self.state = GameState.zeros(int(num_games), int(capacity), h, w)
+        b = int(num_games)
+        self._ck = np.zeros((b, NCK), np.int64)
+        self._cf = np.zeros((b, 2), np.float32)
+        self._result = np.zeros(b, np.int32)
+        self.reset()
+
+    @property
+    def num_games(self) -> int:
+        return self.state.num_games
+
+    def reset(self, games=None) -> None:
+        """Put games (all when None; else an index array or bool mask) back to loop 0."""
+        idx = (
+            range(self.num_games)
+            if games is None
+            else np.flatnonzero(np.asarray(games))
+            if np.asarray(games).dtype == bool
+            else np.asarray(games).reshape(-1)
+        )
+        for b in idx:
+            self.state.copy_game(self.template, 0, int(b))
+
+    def apply(self, ck: np.ndarray, cf: np.ndarray, cs: np.ndarray) -> np.ndarray:
+        """Apply one command per game.
+
+        Args:
+            ck: ``(B, NCK)`` int64 (``CK_*`` columns; ``CMD_NONE`` rows do nothing).
+            cf: ``(B, 2)`` float32 target points, cells.
+            cs: ``(B, K)`` int64 selected slots ended by -1.
+
+        Returns:
+            ``(B,)`` int32 ActionResult codes (0 where there was no command).
+        """
+        result = np.zeros(self.num_games, np.int32)
+        if not np.any(ck[:, CK_KIND] != CMD_NONE):
+            return result
+        s = self.state
+        kernels.apply_commands(
+            ck, cf, cs, result, s.uf, s.ui, s.oi, s.of, s.pq, s.pf, s.gi, s.occ, s.ghost, s.vis,
+            self.placement, self.catalog.ti, self.catalog.tf, self.catalog.ec, self.first_free,
+        )  # fmt: skip
+        return result
+
+    def advance(self, loops) -> None:
+        """Run ``loops`` game loops in every game (an int, or ``(B,)`` per game); finished games stay."""
+        s = self.state
+        per_game = np.broadcast_to(np.asarray(loops, dtype=np.int64), (self.num_games,)).copy()
+        n = self.nav
+        kernels.advance(
+            per_game, s.uf, s.ui, s.oi, s.of, s.pq, s.pf, s.gi, s.occ, s.ghost, s.vis, self.placement,
+            self.catalog.ti, self.catalog.tf, self.catalog.ec, n.node, n.next_hop, n.x, n.y, self.first_free, s.err,
+        )  # fmt: skip
+
+    @property
+    def game_loop(self) -> np.ndarray:
+        """``(B,)`` int64 game loop of each game."""
+        return self.state.gi[:, GI_LOOP]
+
+    @property
+    def result(self) -> np.ndarray:
+        """``(B,)`` int64 ``RESULT_*`` of each game (0 while running)."""
+        return self.state.gi[:, GI_RESULT]

@@ -1,0 +1,373 @@
+"""FullGame-v0 on the lite engine: one game (``LiteFullGameEnv``) or B games (``LiteFullGameVectorEnv``).
+
+Both emit exactly the arrays of ``sc2_envs.full_game.spec`` (the same observation and action
+spaces as the real-game ``FullGameEnv``), play Protoss on Simple64 against the scripted very_easy
+Terran bot (``sc2_envs.lite.bot``), and follow FullGame-v0's rules: one step advances
+``step_mul`` game loops (or ``max(delay, 1)`` when ``step_mul=None``); the reward is 0 until the
+end, then +1 win / -1 loss / 0 tie; the game ends by the melee rule (a player with no structures
+left loses) -> terminated, or after ``game_steps_per_episode`` game loops -> truncated.
+``info["action_errors"]`` lists the ActionResult codes of refused commands, as the game reports
+them; ``info["invalid_action"]`` says why a well-formed action pointing at padding became a no-op.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import gymnasium as gym
+import numpy as np
+
+from sc2_envs.full_game import spec
+from sc2_envs.full_game.env import DIFFICULTIES, make_action_space, make_observation_space
+from sc2_envs.lite.bot import VeryEasyTerranBot
+from sc2_envs.lite.commands import CMD_UNSUPPORTED, check_heads, command_tables, decode
+from sc2_envs.lite.engine import DEFAULT_CAPACITY, LiteEngine
+from sc2_envs.lite.kernels import AR_NOT_SUPPORTED
+from sc2_envs.lite.layout import CK_KIND, CMD_NONE, RESULT_NONE, RESULT_P1_WINS, RESULT_P2_WINS
+from sc2_envs.lite.maps import SERVED_MAPS
+from sc2_envs.lite.observe import Observer
+
+SERVED_RACES = ("protoss",)
+SERVED_BOT_RACES = ("terran",)
+SERVED_DIFFICULTIES = ("very_easy",)
+MAX_SEED = 2**63 - 1
+
+
+def _check_int(name: str, value, minimum: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name}={value!r}; expected an int")
+    if value < minimum:
+        raise ValueError(f"{name}={value!r}; expected an int >= {minimum}")
+    return int(value)
+
+
+def check_served(map_name: str, race: str, bot_race: str, bot_difficulty: str) -> None:
+    """Refuse a game the lite engine does not serve, naming what is served.
+
+    Raises:
+        ValueError: an unknown map, race, bot race or difficulty.
+    """
+    if map_name not in SERVED_MAPS:
+        raise ValueError(
+            f"map_name={map_name!r} is not served by the lite engine; served: {list(SERVED_MAPS)} (backend='sc2' plays any map)"
+        )
+    spec.race_id(race)
+    spec.race_id(bot_race)
+    if str(race).lower() not in SERVED_RACES:
+        raise ValueError(f"race={race!r} is not served by the lite engine; served: {list(SERVED_RACES)}")
+    if str(bot_race).lower() not in SERVED_BOT_RACES:
+        raise ValueError(f"bot_race={bot_race!r} is not served by the lite engine; served: {list(SERVED_BOT_RACES)}")
+    if bot_difficulty not in DIFFICULTIES:
+        raise ValueError(f"bot_difficulty={bot_difficulty!r}; expected one of {list(DIFFICULTIES)}")
+    if bot_difficulty not in SERVED_DIFFICULTIES:
+        raise ValueError(
+            f"bot_difficulty={bot_difficulty!r} is not served by the lite engine; served: {list(SERVED_DIFFICULTIES)}"
+        )
+
+
+class LiteGames:
+    """B lite games with the agent's observation and the bot: the shared core of both envs.
+
+    Args: see ``LiteFullGameVectorEnv``.
+    """
+
+    def __init__(
+        self,
+        num_games: int,
+        map_name: str = "Simple64",
+        step_mul: int | None = 8,
+        game_steps_per_episode: int = 0,
+        max_entities: int = 512,
+        max_selected: int = 64,
+        raw_resolution: int = 64,
+        minimap_resolution: int = 64,
+        omniscient: bool = False,
+        capacity: int = DEFAULT_CAPACITY,
+        data_profile: str = "3.16.1",
+    ):
+        self.engine = LiteEngine(num_games, map_name, data_profile, capacity)
+        self.observer = Observer(
+            self.engine.catalog, self.engine.map, num_games, max_entities, raw_resolution, minimap_resolution, omniscient
+        )
+        self.bot = VeryEasyTerranBot(self.engine)
+        self.cmd_table, self.param_table = command_tables(self.engine.catalog)
+        self.step_mul = step_mul
+        self.game_steps_per_episode = int(game_steps_per_episode)
+        self.max_entities = int(max_entities)
+        self.max_selected = int(max_selected)
+        self.raw_resolution = int(raw_resolution)
+        b = int(num_games)
+        self.start_loop = np.zeros(b, np.int64)
+        self.last_action_loop = np.full(b, -1, np.int64)
+
+    @property
+    def num_games(self) -> int:
+        return self.engine.num_games
+
+    def reset(self, games, seeds) -> None:
+        """Restart ``games`` (index array) with the bot's seeds, and observe them."""
+        games = np.asarray(games, np.int64).reshape(-1)
+        self.engine.reset(games)
+        self.observer.reset(games)
+        self.bot.reset(games, seeds)
+        self.start_loop[games] = self.engine.game_loop[games]
+        self.last_action_loop[games] = -1
+        self.observer.observe(self.engine.state, games)
+
+    def step(self, action: dict):
+        """One env step of every game; returns ``(reward, terminated, truncated, errors, invalid)``."""
+        heads = check_heads(action, self.num_games, self.max_entities, self.max_selected, self.raw_resolution)
+        obs = self.observer
+        ck, cf, cs, invalid, camera = decode(
+            heads,
+            self.cmd_table,
+            self.param_table,
+            obs.row_slot,
+            obs.entity_mask,
+            self.engine.map.map_size,
+            self.raw_resolution,
+        )
+        cam = ~np.isnan(camera[:, 0])
+        obs.camera[cam] = camera[cam]
+        unsupported = ck[:, CK_KIND] == CMD_UNSUPPORTED
+        ck[unsupported, CK_KIND] = CMD_NONE
+        result = self.engine.apply(ck, cf, cs)
+        result[unsupported] = AR_NOT_SUPPORTED
+        fid = heads["action_type"].copy()
+        for g, reason in enumerate(invalid):
+            if reason is not None:
+                fid[g] = 0
+        loop = self.engine.game_loop.copy()
+        acted = fid != 0
+        gap = np.where(self.last_action_loop < 0, 0, loop - self.last_action_loop)
+        generals = spec.general_function_ids()
+        obs.last_action[acted, 0] = generals[fid[acted]]
+        obs.last_action[acted, 1] = np.minimum(gap[acted], spec.MAX_DELAY)
+        obs.last_action[acted, 2] = heads["queued"][acted]
+        self.last_action_loop[acted] = loop[acted]
+        loops = (
+            np.full(self.num_games, self.step_mul, np.int64) if self.step_mul is not None else np.maximum(heads["delay"], 1)
+        )
+        if self.game_steps_per_episode:
+            loops = np.minimum(loops, np.maximum(self.start_loop + self.game_steps_per_episode - loop, 0))
+        self.bot.run(loops)
+        self.observer.observe(self.engine.state)
+        res = self.engine.result
+        terminated = res != RESULT_NONE
+        reward = np.where(res == RESULT_P1_WINS, 1.0, np.where(res == RESULT_P2_WINS, -1.0, 0.0)).astype(np.float32)
+        elapsed = self.engine.game_loop - self.start_loop
+        truncated = (self.game_steps_per_episode > 0) & (elapsed >= self.game_steps_per_episode) & ~terminated
+        errors = [[int(r)] if r not in (0, 1) else [] for r in result]
+        build_errors = self.engine.state.err[:, 0]
+        for g in np.flatnonzero(build_errors):
+            errors[g].append(int(build_errors[g]))
+        self.engine.state.err[:] = 0
+        return reward, terminated, truncated, errors, invalid
+
+
+def _validate(kwargs: dict) -> None:
+    check_served(kwargs["map_name"], kwargs["race"], kwargs["bot_race"], kwargs["bot_difficulty"])
+    for name in ("max_entities", "max_selected", "raw_resolution", "minimap_resolution"):
+        _check_int(name, kwargs[name], 1)
+    if kwargs["step_mul"] is not None:
+        _check_int("step_mul", kwargs["step_mul"], 1)
+    _check_int("game_steps_per_episode", kwargs["game_steps_per_episode"], 0)
+
+
+class LiteFullGameEnv(gym.Env):
+    """FullGame-v0 on the lite engine: Protoss vs the very_easy Terran bot on Simple64.
+
+    Args:
+        map_name: ``"Simple64"`` (the one map served).
+        race: ``"protoss"``; bot_race: ``"terran"``; bot_difficulty: ``"very_easy"``; bot_build:
+            accepted for FullGame-v0 compatibility (the lite bot has one build).
+        step_mul: game loops per step (8 = half a normal-speed second), or None to step ``max(delay, 1)``.
+        game_steps_per_episode: truncate after this many game loops (0 = no limit).
+        max_entities, max_selected, raw_resolution, minimap_resolution: as ``FullGameEnv``.
+        omniscient: no fog of war (every unit visible), as the replay dataset's default.
+        capacity: unit slots per game.
+        data_profile: the game-data profile (``"3.16.1"``).
+        query_available_actions, log_dir, version, realtime: accepted for FullGame-v0 compatibility
+            (the action mask is always computed; there is no game process).
+
+    Raises:
+        ValueError: a map, race, difficulty the lite engine does not serve (the message lists
+            those served), or a non-positive size.
+        TypeError: a size or ``step_mul`` that is not an int.
+    """
+
+    metadata: ClassVar[dict] = {"render_modes": []}
+
+    def __init__(
+        self,
+        map_name: str = "Simple64",
+        race: str = "protoss",
+        bot_race: str = "terran",
+        bot_difficulty: str = "very_easy",
+        bot_build: str = "random",
+        step_mul: int | None = 8,
+        game_steps_per_episode: int = 0,
+        max_entities: int = 512,
+        max_selected: int = 64,
+        raw_resolution: int = 64,
+        minimap_resolution: int = 64,
+        omniscient: bool = False,
+        capacity: int = DEFAULT_CAPACITY,
+        data_profile: str = "3.16.1",
+        query_available_actions: bool = True,
+        log_dir: str | None = None,
+        version: str | None = None,
+        realtime: bool = False,
+    ):
+        self._kwargs = dict(locals())
+        self._kwargs.pop("self")
+        self._kwargs.pop("__class__", None)
+        _validate(self._kwargs)
+        self.map_name = map_name
+        self.step_mul = step_mul
+        self.game_steps_per_episode = int(game_steps_per_episode)
+        self.max_entities = int(max_entities)
+        self.max_selected = int(max_selected)
+        self.raw_resolution = int(raw_resolution)
+        self.minimap_resolution = int(minimap_resolution)
+        self.omniscient = bool(omniscient)
+        self.observation_space = make_observation_space(self.max_entities, self.minimap_resolution)
+        self.action_space = make_action_space(self.max_entities, self.max_selected, self.raw_resolution)
+        self._games: LiteGames | None = None
+
+    def __getstate__(self):
+        return {"kwargs": dict(self._kwargs)}
+
+    def __setstate__(self, state):
+        self.__init__(**state["kwargs"])
+
+    def _core(self) -> LiteGames:
+        if self._games is None:
+            k = self._kwargs
+            self._games = LiteGames(
+                1, k["map_name"], k["step_mul"], k["game_steps_per_episode"], k["max_entities"], k["max_selected"],
+                k["raw_resolution"], k["minimap_resolution"], k["omniscient"], k["capacity"], k["data_profile"],
+            )  # fmt: skip
+        return self._games
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Start a new game; ``seed`` seeds the bot's timeline jitter (an int in [0, 2**63 - 1]).
+
+        Raises:
+            ValueError: a seed that is not a non-negative int.
+        """
+        if seed is not None and (
+            isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED
+        ):
+            raise ValueError(f"seed={seed!r}; expected an int in [0, {MAX_SEED}]")
+        super().reset(seed=seed)
+        core = self._core()
+        bot_seed = int(self.np_random.integers(0, 2**63 - 1))
+        core.reset(np.array([0]), [bot_seed])
+        return core.observer.as_dict(0), {"game_loop": int(core.engine.game_loop[0])}
+
+    def step(self, action: dict):
+        """One step (see the module docstring).
+
+        Raises:
+            RuntimeError: ``step`` before ``reset``.
+            ValueError: a malformed action (a head of the wrong type, shape or range).
+        """
+        if self._games is None:
+            raise RuntimeError("step() called before reset(); call reset() first")
+        core = self._games
+        batched = {k: np.asarray(v)[None] for k, v in action.items()}
+        reward, terminated, truncated, errors, invalid = core.step(batched)
+        info = {"game_loop": int(core.engine.game_loop[0]), "action_errors": errors[0]}
+        if invalid[0] is not None:
+            info["invalid_action"] = invalid[0]
+        if terminated[0]:
+            info["outcome"] = float(reward[0])
+        if truncated[0]:
+            info["episode_limit"] = True
+        return core.observer.as_dict(0), float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
+
+    @property
+    def engine(self) -> LiteEngine:
+        """The lite engine (after the first ``reset``)."""
+        return self._core().engine
+
+    def close(self):
+        """Nothing to end (no game process); kept for the Gymnasium API."""
+        self._games = None
+
+
+class LiteFullGameVectorEnv(gym.vector.VectorEnv):
+    """B lite games stepped together, with FullGame-v0's spaces batched (Gymnasium VectorEnv).
+
+    Observations and actions are dicts of arrays with a leading axis B. A game that ends is reset
+    on the next ``step`` (Gymnasium's next-step autoreset): that step's action is ignored for it
+    and it returns its first observation with reward 0.
+
+    Args:
+        num_envs: B.
+        seed: base seed of the games' bot jitter (game ``b`` of episode ``k`` draws from it).
+        the rest: as ``LiteFullGameEnv``.
+    """
+
+    metadata: ClassVar[dict] = {"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int = 8, map_name: str = "Simple64", race: str = "protoss", bot_race: str = "terran",
+                 bot_difficulty: str = "very_easy", step_mul: int | None = 8, game_steps_per_episode: int = 0,
+                 max_entities: int = 512, max_selected: int = 64, raw_resolution: int = 64, minimap_resolution: int = 64,
+                 omniscient: bool = False, capacity: int = DEFAULT_CAPACITY, data_profile: str = "3.16.1"):  # fmt: skip
+        kw = dict(locals())
+        kw.pop("self")
+        kw.pop("__class__", None)
+        _validate(kw)
+        self.num_envs = _check_int("num_envs", num_envs, 1)
+        self._core = LiteGames(
+            self.num_envs, map_name, step_mul, game_steps_per_episode, max_entities, max_selected, raw_resolution,
+            minimap_resolution, omniscient, capacity, data_profile,
+        )  # fmt: skip
+        self.single_observation_space = make_observation_space(int(max_entities), int(minimap_resolution))
+        self.single_action_space = make_action_space(int(max_entities), int(max_selected), int(raw_resolution))
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
+        self._autoreset = np.zeros(self.num_envs, bool)
+        self._rng = np.random.default_rng()
+
+    @property
+    def engine(self) -> LiteEngine:
+        return self._core.engine
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Reset every game; returns batched observations and ``{}``."""
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        seeds = self._rng.integers(0, 2**63 - 1, size=self.num_envs)
+        self._core.reset(np.arange(self.num_envs), seeds)
+        self._autoreset[:] = False
+        return self._core.observer.as_dict(None), {}
+
+    def step(self, actions: dict):
+        """Step all games (batched heads); ended games reset first (their action is ignored).
+
+        Returns:
+            ``(obs, reward (B,) float32, terminated (B,) bool, truncated (B,) bool, info)``; info has
+            ``game_loop (B,)`` and ``action_errors`` (a list of B lists).
+        """
+        core = self._core
+        if self._autoreset.any():
+            games = np.flatnonzero(self._autoreset)
+            actions = {k: np.array(v, copy=True) for k, v in actions.items()}
+            if "action_type" in actions:
+                actions["action_type"][games] = 0
+        reward, terminated, truncated, errors, invalid = core.step(actions)
+        if self._autoreset.any():
+            games = np.flatnonzero(self._autoreset)
+            core.reset(games, self._rng.integers(0, 2**63 - 1, size=len(games)))
+            reward[games] = 0.0
+            terminated[games] = False
+            truncated[games] = False
+        self._autoreset = terminated | truncated
+        info = {"game_loop": core.engine.game_loop.copy(), "action_errors": errors}
+        return core.observer.as_dict(None), reward, terminated, truncated, info
+
+    def close_extras(self, **kwargs):
+        """Nothing to end (no processes)."""

@@ -1,0 +1,232 @@
+"""The lite engine's rules, one behaviour per test, on Simple64 with game data profile 3.16.1.
+
+Expected numbers come from the profile (``sc2_envs.lite.data.profile_3_16_1``: build times,
+costs, weapons) and from the mini-AlphaStar replays' measurements it records (a Probe every 236
+loops at a Nexus).
+"""
+
+import numpy as np
+import pytest
+
+from sc2_envs.lite import kernels
+from sc2_envs.lite.engine import LiteEngine
+from sc2_envs.lite.layout import (
+    CK_KIND,
+    CK_PARAM,
+    CK_PLAYER,
+    CK_TARGET,
+    CMD_ATTACK_UNIT,
+    CMD_BUILD_PT,
+    CMD_CANCEL_LAST,
+    CMD_MOVE_PT,
+    CMD_TRAIN,
+    NCK,
+    OI_KIND,
+    OI_TARGET,
+    ORD_GATHER,
+    PF_COLLECTED_MINERALS,
+    PF_MINERALS,
+    PF_VESPENE,
+    RESULT_P1_WINS,
+    UF_HP,
+    UF_SHIELD,
+    UF_X,
+    UF_Y,
+    UI_ALIVE,
+    UI_DONE,
+    UI_GATHER,
+    UI_NORDERS,
+    UI_NQUEUE,
+    UI_OWNER,
+    UI_TYPE,
+)
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return LiteEngine(1)
+
+
+@pytest.fixture
+def eng(engine):
+    engine.reset()
+    return engine
+
+
+def slots(eng, name, owner=None, done=None):
+    ui = eng.state.ui[0]
+    m = (ui[:, UI_ALIVE] == 1) & (ui[:, UI_TYPE] == eng.catalog.ids[name])
+    if owner is not None:
+        m &= ui[:, UI_OWNER] == owner
+    if done is not None:
+        m &= ui[:, UI_DONE] == int(done)
+    return np.flatnonzero(m)
+
+
+def command(eng, kind, sel, param=0, target=-1, x=0.0, y=0.0, player=1):
+    ck = np.zeros((1, NCK), np.int64)
+    ck[0, CK_KIND], ck[0, CK_PARAM], ck[0, CK_TARGET], ck[0, CK_PLAYER] = kind, param, target, player
+    cs = np.full((1, max(len(sel), 1)), -1, np.int64)
+    cs[0, : len(sel)] = sel
+    return int(eng.apply(ck, np.array([[x, y]], np.float32), cs)[0])
+
+
+def remove(eng, sl):
+    eng.state.ui[0, sl, UI_ALIVE] = 0
+
+
+def test_start_state_matches_every_replay(eng):
+    pf = eng.state.pf[0]
+    assert len(slots(eng, "Probe", 1)) == 12 and len(slots(eng, "SCV", 2)) == 12
+    assert len(slots(eng, "MineralField")) + len(slots(eng, "MineralField750")) == 32
+    assert len(slots(eng, "VespeneGeyser")) == 8
+    assert pf[1, PF_MINERALS] == 50 and pf[2, PF_MINERALS] == 50
+
+
+def test_two_workers_saturate_a_patch_and_a_third_mostly_waits(eng):
+    def income(k):
+        eng.reset()
+        probes = slots(eng, "Probe", 1)
+        patch = eng.state.ui[0, probes[0], UI_GATHER]
+        remove(eng, probes[k:])
+        remove(eng, slots(eng, "SCV", 2))
+        for p in probes[:k]:
+            eng.state.ui[0, p, UI_GATHER] = patch
+            eng.state.oi[0, p, 0, OI_KIND], eng.state.oi[0, p, 0, OI_TARGET] = ORD_GATHER, patch
+            eng.state.ui[0, p, UI_NORDERS] = 1
+        eng.advance(400)
+        start = eng.state.pf[0, 1, PF_COLLECTED_MINERALS]
+        eng.advance(2000)
+        return eng.state.pf[0, 1, PF_COLLECTED_MINERALS] - start
+
+    one, two, three = income(1), income(2), income(3)
+    assert two > 1.6 * one  # the second worker nearly doubles the income
+    assert three < two * 1.25  # the third mostly waits for the patch (occupancy, not a rate table)
+
+
+def test_train_pays_at_queue_time_and_cancel_refunds(eng):
+    nexus = slots(eng, "Nexus", 1)
+    assert command(eng, CMD_TRAIN, nexus, eng.catalog.ids["Probe"]) == kernels.AR_SUCCESS
+    assert eng.state.pf[0, 1, PF_MINERALS] == 0
+    assert command(eng, CMD_CANCEL_LAST, nexus) == kernels.AR_SUCCESS
+    assert eng.state.pf[0, 1, PF_MINERALS] == 50 and eng.state.ui[0, nexus[0], UI_NQUEUE] == 0
+
+
+def test_queue_holds_five_and_refuses_a_sixth(eng):
+    nexus = slots(eng, "Nexus", 1)
+    eng.state.pf[0, 1, PF_MINERALS] = 1000
+    results = [command(eng, CMD_TRAIN, nexus, eng.catalog.ids["Probe"]) for _ in range(6)]
+    assert results == [kernels.AR_SUCCESS] * 5 + [kernels.AR_QUEUE_IS_FULL]
+
+
+def test_probes_are_born_236_loops_apart_at_a_nexus(eng):
+    nexus = slots(eng, "Nexus", 1)
+    eng.state.pf[0, 1, PF_MINERALS] = 150
+    for _ in range(3):
+        command(eng, CMD_TRAIN, nexus, eng.catalog.ids["Probe"])
+    births = []
+    for _ in range(800):
+        before = len(slots(eng, "Probe", 1))
+        eng.advance(1)
+        if len(slots(eng, "Probe", 1)) > before:
+            births.append(int(eng.game_loop[0]))
+    assert np.diff(births).tolist() == [236, 236]  # the 3.16.1 replays' measured interval
+
+
+def test_supply_blocked_unit_waits_for_food(eng):
+    nexus = slots(eng, "Nexus", 1)
+    eng.state.pf[0, 1, PF_MINERALS] = 500
+    for _ in range(3):
+        command(eng, CMD_TRAIN, nexus, eng.catalog.ids["Probe"])
+    eng.advance(1000)  # 12 + 3 = 15 of 15: all three fit
+    assert len(slots(eng, "Probe", 1)) == 15
+    assert command(eng, CMD_TRAIN, nexus, eng.catalog.ids["Probe"]) == kernels.AR_NOT_ENOUGH_FOOD
+
+
+def test_pylon_is_done_exactly_its_build_time_after_placement(eng):
+    probe = slots(eng, "Probe", 1)[0]
+    eng.state.pf[0, 1, PF_MINERALS] = 100
+    assert command(eng, CMD_BUILD_PT, [probe], eng.catalog.ids["Pylon"], x=30.0, y=53.0) == kernels.AR_SUCCESS
+    placed = None
+    for _ in range(600):
+        eng.advance(1)
+        if placed is None and len(slots(eng, "Pylon", 1)):
+            placed = int(eng.game_loop[0])
+        if len(slots(eng, "Pylon", 1, done=True)):
+            break
+    assert int(eng.game_loop[0]) - placed == 400  # 25 normal s, as Init -> Done in the replays
+
+
+def test_gateway_needs_a_pylon_field(eng):
+    probe = slots(eng, "Probe", 1)[0]
+    eng.state.pf[0, 1, PF_MINERALS] = 1000
+    code = command(eng, CMD_BUILD_PT, [probe], eng.catalog.ids["Gateway"], x=32.5, y=52.5)
+    assert code == kernels.AR_CANT_BUILD_TOO_FAR_FROM_POWER
+
+
+def test_build_site_off_the_placement_grid_is_refused(eng):
+    probe = slots(eng, "Probe", 1)[0]
+    eng.state.pf[0, 1, PF_MINERALS] = 100
+    code = command(eng, CMD_BUILD_PT, [probe], eng.catalog.ids["Pylon"], x=2.0, y=2.0)
+    assert code == kernels.AR_CANT_BUILD_LOCATION_INVALID
+
+
+def test_stalker_requires_a_cybernetics_core(eng):
+    nexus = slots(eng, "Nexus", 1)
+    s = kernels.spawn(
+        *(a[0] for a in (eng.state.uf, eng.state.ui, eng.state.oi, eng.state.pq, eng.state.occ)),
+        eng.catalog.ti,
+        eng.catalog.tf,
+        eng.catalog.ids["Gateway"],
+        1,
+        34.5,
+        52.5,
+        True,
+        eng.first_free,
+    )
+    eng.state.pf[0, 1, PF_MINERALS] = 500
+    eng.state.pf[0, 1, PF_VESPENE] = 500
+    assert nexus.size and command(eng, CMD_TRAIN, [s], eng.catalog.ids["Stalker"]) == kernels.AR_TECH_REQUIREMENTS_NOT_MET
+
+
+def test_a_probe_walks_from_the_protoss_main_to_the_terran_main_over_the_ramps(eng):
+    probe = slots(eng, "Probe", 1)[0]
+    tx, ty = eng.map.start_locations[1]
+    assert command(eng, CMD_MOVE_PT, [probe], x=tx - 4, y=ty + 4) == kernels.AR_SUCCESS
+    for _ in range(200):
+        eng.advance(16)
+        if eng.state.ui[0, probe, UI_NORDERS] == 0:
+            break
+    pos = eng.state.uf[0, probe, [UF_X, UF_Y]]
+    assert np.hypot(pos[0] - (tx - 4), pos[1] - (ty + 4)) < 0.5
+    # every position it walked stays on pathable ground: check the end cell
+    assert eng.map.pathing[int(pos[1]), int(pos[0])] == 1
+
+
+def test_zealot_kills_a_marine_in_three_attacks(eng):
+    st, cat = eng.state, eng.catalog
+    args = (st.uf[0], st.ui[0], st.oi[0], st.pq[0], st.occ[0], cat.ti, cat.tf)
+    z = kernels.spawn(*args, cat.ids["Zealot"], 1, 40.0, 40.0, True, eng.first_free)
+    m = kernels.spawn(*args, cat.ids["Marine"], 2, 40.9, 40.0, True, eng.first_free)
+    st.uf[0, m, UF_X] = 40.0 + 0.5 + 0.375 + 0.05  # in melee range (edge to edge 0.05 <= 0.1)
+    command(eng, CMD_ATTACK_UNIT, [z], target=m)
+    hp = []
+    for _ in range(60):
+        eng.advance(1)
+        hp.append(float(st.uf[0, m, UF_HP]) if st.ui[0, m, UI_ALIVE] else 0.0)
+    # 8 x 2 per attack against 0 armour; period 1.2 normal s = 19.2 loops
+    assert sorted(set(hp), reverse=True)[:3] == [29.0, 13.0, 0.0]
+    assert st.uf[0, z, UF_SHIELD] < 50  # the marine shot back
+
+
+def test_destroying_the_last_enemy_structure_wins(eng):
+    st = eng.state
+    for s in np.flatnonzero((st.ui[0, :, UI_ALIVE] == 1) & (st.ui[0, :, UI_OWNER] == 2)):
+        if eng.catalog.ti[st.ui[0, s, UI_TYPE], 2]:  # TI_STRUCTURE
+            st.uf[0, s, UF_HP] = 1.0
+            st.uf[0, s, UF_SHIELD] = 0.0
+            probe = slots(eng, "Probe", 1)[0]
+            st.uf[0, probe, UF_X], st.uf[0, probe, UF_Y] = st.uf[0, s, UF_X] + 2.9, st.uf[0, s, UF_Y]
+            command(eng, CMD_ATTACK_UNIT, [probe], target=int(s))
+    eng.advance(200)
+    assert eng.result[0] == RESULT_P1_WINS

@@ -1,0 +1,138 @@
+"""FullGame-v0 on the lite engine: spaces, whole games, the vector form, fog, bad input, the bot."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from sc2_envs.full_game import ENV_ID, spec
+from sc2_envs.full_game.env import FullGameEnv
+from sc2_envs.lite.env import LiteFullGameEnv, LiteFullGameVectorEnv
+from sc2_envs.lite.policy import RandomLegalPolicy
+
+FN = {f.name: f.id for f in spec.raw_functions()}
+E = spec.ENTITY_INDEX
+
+
+@pytest.fixture(scope="module")
+def env():
+    e = LiteFullGameEnv(max_selected=16, game_steps_per_episode=2400)
+    yield e
+    e.close()
+
+
+def probe_rows(obs):
+    return np.flatnonzero((obs["selectable_mask"] == 1) & (obs["entities"][:, E["unit_type"]] == spec.unit_type_index(84)))
+
+
+def test_make_runs_the_lite_engine_by_default_with_fullgame_spaces():
+    env = gym.make(ENV_ID, max_entities=64, max_selected=8)
+    obs, info = env.reset(seed=0)
+    assert isinstance(env.unwrapped, LiteFullGameEnv)
+    assert env.observation_space == FullGameEnv(max_entities=64, max_selected=8).observation_space
+    assert env.observation_space.contains(obs) and info["game_loop"] == 0
+    assert isinstance(gym.make(ENV_ID, backend="sc2").unwrapped, FullGameEnv)
+    env.close()
+
+
+def test_random_legal_policy_plays_to_truncation_inside_the_spaces(env):
+    obs, _ = env.reset(seed=1)
+    policy = RandomLegalPolicy(env.engine.catalog, env.max_entities, env.max_selected, seed=0)
+    steps = 0
+    while True:
+        action = policy(obs)
+        assert env.action_space.contains(action)
+        obs, reward, terminated, truncated, info = env.step(action)
+        steps += 1
+        if steps % 100 == 0:
+            assert env.observation_space.contains(obs)
+        if terminated or truncated:
+            break
+    assert truncated and not terminated and info["game_loop"] == 2400 and steps == 300
+
+
+def test_a_probe_rush_destroys_the_bot_and_wins_the_whole_game():
+    env = LiteFullGameEnv(max_selected=16, game_steps_per_episode=20000)
+    obs, _ = env.reset(seed=3)
+    attack = {"action_type": FN["Attack_pt"], "target_location": np.array([40, 44]), "queued": 0}
+    sel = np.full(16, env.max_entities)
+    rows = probe_rows(obs)
+    sel[: len(rows)] = rows
+    obs, reward, terminated, truncated, info = env.step(dict(attack, selected_units=sel))
+    while not (terminated or truncated):
+        obs, reward, terminated, truncated, info = env.step({"action_type": 0})
+    assert terminated and reward == 1.0 and info["outcome"] == 1.0
+
+
+def test_vector_env_steps_batches_and_autoresets():
+    venv = LiteFullGameVectorEnv(num_envs=3, max_entities=128, max_selected=8, game_steps_per_episode=80)
+    obs, _ = venv.reset(seed=0)
+    assert obs["entities"].shape == (3, 128, 38) and obs["action_type_mask"].shape == (3, 564)
+    noop = {"action_type": np.zeros(3, np.int64)}
+    for _ in range(10):  # 80 loops at step_mul 8
+        obs, reward, terminated, truncated, info = venv.step(noop)
+    assert truncated.all() and (info["game_loop"] == 80).all()
+    obs, reward, terminated, truncated, info = venv.step(noop)
+    assert (info["game_loop"] == 0).all() and not truncated.any()
+
+
+def test_fog_hides_the_bot_base_and_omniscient_shows_it():
+    fogged = LiteFullGameEnv(max_entities=128)
+    seen = LiteFullGameEnv(max_entities=128, omniscient=True)
+    a, _ = fogged.reset(seed=0)
+    b, _ = seen.reset(seed=0)
+    enemy = lambda o: int(((o["entities"][:, E["alliance"]] == 4) & (o["entity_mask"] == 1)).sum())  # noqa: E731
+    assert enemy(a) == 0 and enemy(b) == 13  # Command Center + 12 SCVs
+    vis = spec.MINIMAP_FEATURES.index("visibility_map")
+    on_map = np.s_[:, : int(88 * 64 / 96)]  # the 88-cell-wide map fills 58 of 64 columns
+    assert (b["minimap"][vis][on_map] == 2).all() and (a["minimap"][vis][on_map] == 0).any()
+
+
+def test_bot_opening_lands_in_the_replays_ranges():
+    env = LiteFullGameEnv(max_entities=64, game_steps_per_episode=3000)
+    env.reset(seed=0)
+    first = {}
+    while True:
+        _, _, terminated, truncated, info = env.step({"action_type": 0})
+        st, cat = env.engine.state, env.engine.catalog
+        ui = st.ui[0]
+        for s in np.flatnonzero((ui[:, 0] == 1) & (ui[:, 2] == 2)):
+            first.setdefault(cat.names[ui[s, 1]], info["game_loop"])
+        if terminated or truncated:
+            break
+    # [min, max] over the 80 replays, widened by one 8-loop step (the loop we first see it)
+    assert 441 <= first["SupplyDepot"] <= 448 + 8
+    assert 825 - 40 <= first["Refinery"] <= 828 + 8
+    assert 1013 <= first["Barracks"] <= 1060 + 8
+    assert 2460 <= first["Marine"] <= 3915 + 8
+    assert 2648 <= first["MULE"] <= 2725 + 8
+
+
+def test_unserved_games_name_what_is_served():
+    with pytest.raises(ValueError, match=r"race='zerg' is not served by the lite engine; served: \['protoss'\]"):
+        LiteFullGameEnv(race="zerg")
+    with pytest.raises(ValueError, match=r"bot_difficulty='hard' is not served.*very_easy"):
+        LiteFullGameEnv(bot_difficulty="hard")
+    with pytest.raises(ValueError, match=r"map_name='AbyssalReef' is not served.*Simple64"):
+        LiteFullGameEnv(map_name="AbyssalReef")
+
+
+def test_malformed_actions_raise_and_padding_rows_become_reported_noops(env):
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="action_type=564"):
+        env.step({"action_type": 564})
+    with pytest.raises(ValueError, match="queued"):
+        env.step({"action_type": 0, "queued": 2})
+    sel = np.full(16, env.max_entities)
+    sel[0] = env.max_entities - 1  # a padding row
+    _, _, _, _, info = env.step({"action_type": FN["Stop_quick"], "selected_units": sel})
+    assert "padding row" in info["invalid_action"]
+
+
+def test_a_refused_command_is_an_action_error_not_a_crash(env):
+    obs, _ = env.reset(seed=0)
+    sel = np.full(16, env.max_entities)
+    sel[0] = probe_rows(obs)[0]
+    _, _, _, _, info = env.step(
+        {"action_type": FN["Build_Gateway_pt"], "selected_units": sel, "target_location": np.array([20, 20])}
+    )
+    assert info["action_errors"] == [9]  # NotEnoughMinerals
