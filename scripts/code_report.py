@@ -64,6 +64,16 @@ def resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+def runtime_nodes(tree: ast.AST):
+    """Every node of ``tree`` except those under ``if TYPE_CHECKING:`` (imports for annotations only)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            yield from (n for child in node.orelse for n in ast.walk(child))
+            continue
+        yield node
+        yield from runtime_nodes(node)
+
+
 def import_graph(root: Path, files: list[Path]) -> tuple[dict[str, set[str]], list[str]]:
     """Edges module -> imported library module, and every import of another module's private name."""
     modules = {module_name(root, f): f for f in files}
@@ -71,7 +81,7 @@ def import_graph(root: Path, files: list[Path]) -> tuple[dict[str, set[str]], li
     private = []
     for module, path in modules.items():
         is_package = path.name == "__init__.py"
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in runtime_nodes(ast.parse(path.read_text())):
             targets = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
