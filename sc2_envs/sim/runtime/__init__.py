@@ -55,9 +55,4 @@ def limit_numba_threads(num_threads: int) -> int:
     return n
 
 
-if numba_available() is None:  # before any kernel module is imported: numba picks cache locators at decoration
-    from sc2_envs.sim.runtime.cache import install as _install_cache_locators
-
-    _install_cache_locators()
-
 __all__ = ["KERNELS", "keeping_torch_threads", "limit_numba_threads", "numba_available"]
