@@ -1,84 +1,42 @@
 # HATRPO (Kuba et al., ICLR 2022; HARL, JMLR 2024) with one count-invariant attention actor per unit class.
 # Algorithm facts: PKU-MARL/HARL hatrpo.py / utils/trpo_util.py / on_policy_ha_runner.py; style: CleanRL ppo.py.
-"""Train HATRPO agents on a SMAC map or SMACv2 scenario of the embedded simulator.
+"""Train HATRPO agents on a SMAC map or SMACv2 scenario of the embedded simulator (or several).
 
     python algos/hatrpo_gnn.py --map 2s3z
-    python algos/hatrpo_gnn.py --map 2s3z 3s5z --num-envs 256   # multi-map: one policy for both team sizes
+    python algos/hatrpo_gnn.py --map 2s3z 3s5z --num-envs 256   # one policy for both team sizes
 
-Each class actor takes one trust-region step per iteration: natural gradient of the M-weighted
-surrogate by conjugate gradient with Fisher-vector products of the *true* masked categorical KL
-(HARL's ``kl_approx`` in ``utils/trpo_util.py`` is a per-action proxy instead), then a backtracking line search that accepts
-a step only if the KL stays below ``kl_threshold`` and the improvement is at least ``accept_ratio``
-of the linear prediction.
-
-Classes are updated one after the other in a random order with HAPPO's factor ``M`` (see
-``happo_gnn.py``); the critic, value normalisation, evaluation and logs are the same as there
-(``losses/kl/<class>``, ``losses/step_accepted/<class>`` report the line search).
-
-Multi-map training (``--map A B ...``, maps whose entity widths agree, e.g. 2s3z + 3s5z or 3m + 8m):
-``--num-envs`` is split evenly (it must be a multiple of the number of maps), each map runs its own
-batched simulator and keeps its own rollout buffer, GAE and advantage normalisation (its alive
-agents), since team sizes, obs/state widths and action counts differ. One actor per unit class
-serves every map through per-map views sharing its weights (``models.ClassPolicy.view``); the
-class's surrogate (and, in HATRPO, its KL and trust-region step) is one mean over the alive agents of
-the class on all maps, the factor ``M`` is kept per map's env step, and the random class order is
-drawn once per iteration over the union of the classes. The critic is one count-invariant,
-class-factored GNN critic for all maps (``models.build_multi_map_models``): each map's states go
-through that map's view only (never stacked with another map's), every minibatch holds the same
-share of each map's batch, and the value loss is one mean over all of them. We chose it over one
-critic head per map because it has one encoder per unit class whatever the team size, so each map's
-data trains the weights that value every other map, the checkpoint's critic binds to any covered map
-as the actors do, and there is one ``ValueNorm`` to keep (returns are on SMAC's common 0-20 scale);
-a per-map head was not measured against it. The first lines printed give the maps, envs per map,
-device and per-map sizes; TensorBoard has ``charts/episodic_return/<map>``,
-``charts/train_win_rate/<map>``, ``charts/win_rate/<map>`` and ``charts/eval_return/<map>`` beside
-the unsuffixed all-map tags (training: over all finished episodes; evaluation: the mean over the
-maps of ``eval_episodes`` greedy episodes each), and ``eval.csv`` one ``win_rate/<map>`` and
-``eval_return/<map>`` column per map. The checkpoints record every training map
-(``config["train_maps"]``; ``models.checkpoint_maps``) and load on any map whose classes they cover
-and whose entity widths match (``models.load_checkpoint``); the run folder is ``A+B__<exp_name>__...``.
-With one map everything (outputs, checkpoint and resume format) is as before. ``charts/env_time_fraction`` (also in the progress line and the final line) is the share of
-each iteration's wall time (rollout and update, evaluation excluded) spent in ``env.step``.
-``--eval-maps`` plays maps never trained on zero-shot at every evaluation, as in ``happo_gnn.py``.
-
-Runs are kept as in ``happo_gnn.py``: a new folder ``runs/<run_name>/`` per run with
-``run_meta.json`` (with ``torch_threads_used``, the thread count in effect), TensorBoard events,
-``eval.csv`` and, at every evaluation, ``<exp_name>.pt``
-(last), ``<exp_name>_best.pt`` and ``resume.pt``. Ctrl-C (SIGINT) or SIGTERM finishes the current
-iteration, evaluates, writes the checkpoints and exits with status 0 (a second signal aborts at
-once); ``--resume runs/<run_name>`` continues the run in its folder, bit for bit as if it had not
-stopped (a stop between scheduled evaluations adds one evaluation, as in ``happo_gnn.py``; same
-command, seed and thread count: the same numbers, bit for bit). The progress line leaves out the return until a training episode has finished and is one
-line per iteration when stdout is not a terminal.
+This file is ``happo_gnn.py`` with the class actors' update replaced by HATRPO's trust-region step: each
+class actor takes one step per iteration, the natural gradient of the M-weighted surrogate by conjugate
+gradient with Fisher-vector products of the *true* masked categorical KL (HARL's ``kl_approx`` in
+``utils/trpo_util.py`` is a per-action proxy instead), then a backtracking line search that accepts a step
+only if the KL stays below ``kl_threshold`` and the improvement is at least ``accept_ratio`` of the linear
+prediction. Classes are updated in a random order with HAPPO's factor ``M``; rollout, GAE, critic, multi-map
+training and the run harness are those of ``happo_gnn.py`` (``losses/kl/<class>``,
+``losses/step_accepted/<class>`` report the line search).
 """
 
-import csv
 import os
 import random
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-import tyro
 from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
-from torch.utils.tensorboard import SummaryWriter
 
-from models import build_multi_map_models, describe_classes, save_checkpoint, zero_shot_views
+from models import build_multi_map_models
 from models.common import masked_mean
-from sc2_envs import runs
-from sc2_envs.evaluation import evaluate
 from sc2_envs.sim.rng import eval_seed
-
-ALGORITHM = os.path.basename(__file__)[: -len(".py")]  # recorded in every checkpoint (models.save_checkpoint)
+from sc2_envs.training.ally_dropout import drop_allies
+from sc2_envs.training.cli import ally_dropout_for, check_training_args, cli_error
+from sc2_envs.training.harness import TrainingRun
 
 
 @dataclass
 class Args:
-    exp_name: str = ALGORITHM
+    exp_name: str = os.path.basename(__file__)[: -len(".py")]
     """the name of this experiment"""
     seed: int = 1
     """seed of the experiment"""
@@ -192,13 +150,17 @@ class Args:
     """computed at runtime, do not set (refused): the iterations, --total-timesteps // batch size (a total below one batch is refused)"""
 
 
-def make_env(backend: str, map_name: str, num_envs: int, device: torch.device, seed: int):
+RESUME_CHANGEABLE = ("total_timesteps", "time_budget_s", "torch_threads", "track", "cuda")
+"""The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
+
+
+def make_env(backend: str, map_name: str, num_envs: int, device: torch.device, seed):
     """The batched env of the contract: the embedded simulator, or one real-SC2 env through SMAC."""
     if backend == "sim":
         import sc2_envs
 
-        # the script's thread count (--torch-threads, set before), not the simulator's automatic one:
-        # the update's matrix products run on every thread, and the env is a small share of the time
+        # the script's thread count (--torch-threads), not the simulator's automatic one: the update's
+        # matrix products run on every thread, and the env is a small share of the time
         return sc2_envs.make_batched(
             map_name, num_envs=num_envs, device=device, seed=seed, autoreset=True, num_threads=torch.get_num_threads()
         )
@@ -209,6 +171,12 @@ def make_env(backend: str, map_name: str, num_envs: int, device: torch.device, s
 
         return make_sc2_backend(map_name, seed=seed, device=device, autoreset=True)
     raise ValueError(f"--backend {backend!r}; expected 'sim' or 'sc2'")
+
+
+def map_seeds(seed: int, n_maps: int) -> list:
+    """Each map's training seed: the run's ``seed`` for one map, else ``SeedSequence(seed, spawn_key=(k,))``,
+    so that no two maps and no evaluation share a stream (``sc2_envs.sim.rng``)."""
+    return [seed] if n_maps == 1 else [np.random.SeedSequence(seed, spawn_key=(k,)) for k in range(n_maps)]
 
 
 def compute_gae(rewards, values, next_value, terminated, truncated, final_values, gamma, gae_lambda):
@@ -233,25 +201,35 @@ def compute_gae(rewards, values, next_value, terminated, truncated, final_values
     return advantages, advantages + values
 
 
-def happo_factor_update(factor, new_logprob, old_logprob, active):
-    """HAPPO's ``M <- M * prod_{agents of the class} pi_new(a|o) / pi_old(a|o)`` (detached).
+def happo_factor_update(factor, new_logprob, behaviour_logprob, rows, pos, n_c):
+    """HAPPO's ``M <- M * prod_{agents i of the class} pi_new(a_i|o_i) / pi_old(a_i|o_i)`` per env step.
 
-    ``factor [R]``, log-probs and ``active`` ``[R, n_c]``; dead agents (``active == 0``) contribute 1.
+    ``factor [R]``; ``new_logprob``, ``behaviour_logprob`` ``[P]`` of the class's alive agent-steps, at env
+    step ``rows [P]`` and position ``pos [P]`` among the class's ``n_c`` agents. A dead agent's ratio is 1.
     """
-    return (factor * torch.exp(((new_logprob - old_logprob) * active).sum(-1))).detach()
+    log_ratio = torch.zeros(factor.shape[0], n_c, dtype=factor.dtype, device=factor.device)
+    log_ratio[rows, pos] = new_logprob - behaviour_logprob
+    return factor * torch.exp(log_ratio.sum(-1))
 
 
-def happo_factor_update_rows(factor, new_logprob, old_logprob, flat, n_c):
-    """:func:`happo_factor_update` from a class's gathered agent-steps (``models.ClassPolicy.class_rows``).
+def value_loss(values, old_values, targets, clip_coef, clip_vloss, huber_delta):
+    """HARL's value loss per sample: Huber (or 1/2 squared) error, clipped around the old values (all normalised)."""
 
-    ``factor [R]``; ``new_logprob``, ``old_logprob`` ``[P]`` of the class's active agent-steps;
-    ``flat [P]`` their index ``row * n_c + position`` in the ``[R, n_c]`` block of the class. The
-    log-ratios are put in that block (zeros elsewhere: the inactive agents contribute 1) and summed
-    per env step, deterministically on every device (no atomic adds).
-    """
-    block = torch.zeros(factor.shape[0] * n_c, dtype=factor.dtype, device=factor.device)
-    block[flat] = new_logprob - old_logprob
-    return (factor * torch.exp(block.reshape(-1, n_c).sum(-1))).detach()
+    def err(v):
+        return F.huber_loss(v, targets, reduction="none", delta=huber_delta) if huber_delta > 0 else 0.5 * (v - targets) ** 2
+
+    loss = err(values)
+    if clip_vloss:
+        loss = torch.max(loss, err(old_values + (values - old_values).clamp(-clip_coef, clip_coef)))
+    return loss
+
+
+def minibatch_indices(sizes: list[int], num_minibatches: int, device) -> list[list[torch.Tensor]]:
+    """One epoch's minibatches: ``num_minibatches`` lists of one index tensor per map, each holding
+    ``R_k / num_minibatches`` shuffled env steps of map ``k``'s batch of ``sizes[k] = R_k``. With one map,
+    CleanRL's ``randperm(R).split(R // num_minibatches)``."""
+    splits = [torch.randperm(n, device=device).split(n // num_minibatches) for n in sizes]
+    return [list(mb) for mb in zip(*splits, strict=True)]
 
 
 def flat_grad(y, params, **kw):
@@ -295,46 +273,37 @@ def conjugate_gradient(Avp, b, nsteps=10, residual_tol=1e-10):
     return x
 
 
-def masked_kl_fisher(make_dist, old_dist, active, params, damping, gauss_newton=True):
+def kl_fisher(make_dists, old_dists, params, damping, gauss_newton=True):
     """The Fisher-vector product ``v -> (F + damping I) v`` as a function, ``F`` the Hessian of the mean
-    true KL(old || new) over alive agents at the current parameters (where new == old).
+    true KL(old || new) over the class's alive agent-steps at the current parameters (where new == old).
 
-    ``make_dist()`` builds the current ``MaskedCategorical`` (``[R, n_c]``) from ``params``; ``old_dist``
-    is the same distribution detached. Multi-map: ``old_dist`` and ``active`` may be lists with one
-    entry per map and ``make_dist()`` then returns the list of the maps' distributions; the mean
-    runs over the alive agents of all maps together. ``v``: flat ``[n_params]``, the parameters' dtype.
-    The parameters must not change between products (conjugate gradient only moves its iterate):
-    the forward pass and the graphs the products need are built once, here.
+    ``make_dists()`` builds the current ``MaskedCategorical`` of each map (over its ``[P_k]`` agent-steps)
+    from ``params``; ``old_dists`` are the same distributions detached; the mean runs over the agent-steps
+    of all maps together. ``v``: flat ``[n_params]``, the parameters' dtype. The parameters must not change
+    between products (conjugate gradient only moves its iterate): the forward pass and the graphs the
+    products need are built once, here.
 
-    ``gauss_newton=True``: ``J^T diag(w) (diag(p) - p p^T) J v``, ``J`` the Jacobian of the masked
-    logits, ``p`` the old probabilities, ``w`` = active / number active. At new == old the KL's
-    gradient with respect to the logits (``p_new - p_old``) is 0, so this is the KL's Hessian exactly
-    (Martens, "New insights and perspectives on the natural gradient method", JMLR 2020, sec. 9);
-    masked actions have ``p = 0`` and drop out. ``J v`` is a backward pass, with respect to a dummy
-    ``u``, through the graph of ``J^T u`` (built once; the "double-vjp" R-operator), and ``J^T`` of the
-    result one ordinary backward pass. ``gauss_newton=False``: the double backward of the KL
-    (HARL's ``fisher_vector_product``, with the KL's gradient graph built once instead of per product):
-    the same matrix up to float rounding, about 1.5-2x slower per product (whole runs: ``benchmarks/train_sps.py --script hatrpo_gnn.py``).
+    ``gauss_newton=True``: ``J^T (diag(p) - p p^T) J v / P``, ``J`` the Jacobian of the masked logits, ``p``
+    the old probabilities. At new == old the KL's gradient with respect to the logits (``p_new - p_old``)
+    is 0, so this is the KL's Hessian exactly (Martens, "New insights and perspectives on the natural
+    gradient method", JMLR 2020, sec. 9); masked actions have ``p = 0`` and drop out. ``J v`` is a backward
+    pass, with respect to a dummy ``u``, through the graph of ``J^T u`` (built once; the "double-vjp"
+    R-operator), and ``J^T`` of the result one ordinary backward pass. ``gauss_newton=False``: the double
+    backward of the KL (HARL's ``fisher_vector_product``, with the KL's gradient graph built once): the same
+    matrix up to float rounding, about 1.5-2x slower per product.
     """
-    multi = isinstance(old_dist, (list, tuple))
-    olds = list(old_dist) if multi else [old_dist]
-    acts = list(active) if multi else [active]
+    n = agent_steps(old_dists)
     # Double backward needs the composite (math) attention kernel: the fused SDPA kernels have no
     # second derivative (as HARL disables cuDNN for its GRU here).
     with sdpa_kernel(SDPBackend.MATH):
-        new = make_dist()
-        news = list(new) if multi else [new]
+        news = make_dists()
         if not gauss_newton:
-            kl = masked_mean(
-                torch.cat([o.kl(n).reshape(-1) for o, n in zip(olds, news, strict=True)]),
-                torch.cat([a.reshape(-1) for a in acts]),
-            )
+            kl = torch.cat([o.kl(d).reshape(-1) for o, d in zip(old_dists, news, strict=True)]).sum() / n
             grad_kl = flat_grad(kl, params, create_graph=True)
         else:
-            logits = [n.logits for n in news]
-            denom = torch.cat([a.reshape(-1) for a in acts]).sum().clamp(min=1.0)
-            weights = [(a.to(z.dtype) / denom).reshape(z.shape[:-1]).unsqueeze(-1) for a, z in zip(acts, logits, strict=True)]
-            probs = [o.probs.detach() for o in olds]
+            logits = [d.logits for d in news]
+            weight = 1.0 / n  # each agent-step's share of the mean
+            probs = [o.probs.detach() for o in old_dists]
             dummy = [torch.zeros_like(z, requires_grad=True) for z in logits]
             jt_dummy = flat_grad(logits, params, grad_outputs=dummy, create_graph=True)
 
@@ -343,71 +312,59 @@ def masked_kl_fisher(make_dist, old_dist, active, params, damping, gauss_newton=
             if not gauss_newton:
                 return flat_grad(grad_kl @ v, params, retain_graph=True) + damping * v
             jv = torch.autograd.grad(jt_dummy @ v, dummy, retain_graph=True)
-            outs = [w * (p * u - p * (p * u).sum(-1, keepdim=True)) for w, p, u in zip(weights, probs, jv, strict=True)]
+            outs = [weight * (p * u - p * (p * u).sum(-1, keepdim=True)) for p, u in zip(probs, jv, strict=True)]
             return flat_grad(logits, params, grad_outputs=outs, retain_graph=True) + damping * v
 
     return fvp
 
 
-def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, args, pos=None):
+def agent_steps(dists):
+    """The number of agent-steps of a list of distributions over ``[P_k]`` rows: a float 0-d tensor, at least 1."""
+    rows = sum(d.logits.shape[0] for d in dists)
+    return torch.tensor(float(rows), dtype=dists[0].logits.dtype, device=dists[0].logits.device).clamp(min=1.0)
+
+
+def trpo_step(pols, c, obs, avail, act, behaviour_logp, adv, factor, pos, args):
     """One HATRPO step of class ``c``'s actor on the whole batch; returns logging stats and log-probs.
 
-    Args (``R`` env steps, ``n_c`` agents of the class): ``obs [R, n_c, O]``, ``avail [R, n_c, A]``,
-    ``act``, ``behaviour_logp``, ``adv``, ``active`` ``[R, n_c]``, ``factor [R]`` (HAPPO's M).
-    Surrogate ``L = mean_alive(M * ratio * A)``; ``x = F^-1 g`` by CG with the Fisher-vector product
-    of the mean true KL(old || new) over alive agents (plus damping); full step
-    ``sqrt(2 kl_threshold / x^T F x) x``; backtracking line search (HARL ``hatrpo.py``).
+    Every argument but ``c`` and ``args`` is a list with one entry per map: ``pols[k]``, the policy view bound
+    to map ``k`` (all share class ``c``'s actor), and the class's alive agent-steps there (``ClassPolicy.class_rows``):
+    ``obs [P_k, O]``, ``avail [P_k, A]``, ``act``, ``behaviour_logp``, ``adv``, ``factor`` (HAPPO's M of each
+    agent-step's env step) and ``pos`` (the agent's position among the class's agents) ``[P_k]``.
 
-    Multi-map: ``policy`` and every tensor argument may be lists with one entry per map
-    (``policy[k]``: the view bound to map ``k``, all sharing class ``c``'s actor; tensors with that
-    map's ``R_k`` and ``n_c,k``). Each map's observations only go through its own view; the
-    surrogate, the KL and the entropy are means over the alive agents of all maps together, and
-    ``old_logp`` / ``new_logp`` come back as lists.
-
-    Gathered agent-steps (``models.ClassPolicy.class_rows``): with ``pos`` (per map, ``[P]`` int64
-    positions in the class's agent ids), every tensor holds only the class's active agent-steps,
-    ``obs [P, O]``, ``avail [P, A]``, the others ``[P]``, ``factor`` already per agent-step; the
-    actor then runs on those rows only (the others weigh 0 in every mean).
+    Surrogate ``L = mean(M * ratio * A)`` over all agent-steps of all maps; ``x = F^-1 g`` by conjugate
+    gradient with the Fisher-vector product of the mean true KL(old || new) (:func:`kl_fisher`, plus damping);
+    full step ``sqrt(2 kl_threshold / x^T F x) x``; backtracking line search (HARL ``hatrpo.py``).
     """
-    multi = isinstance(obs, (list, tuple))
-    if not multi:
-        policy, obs, avail, act, behaviour_logp, adv, factor, active = (
-            [x] for x in (policy, obs, avail, act, behaviour_logp, adv, factor, active)
-        )
-        pos = None if pos is None else [pos]
-    pols = list(policy)
     # Behaviour log-probs are the rollout's constants: a caller's tensor that still carries the
     # actor's graph would cancel the surrogate's gradient (d/dθ exp(logp_θ - logp_θ) = 0).
     behaviour_logp = [b.detach() for b in behaviour_logp]
-    flat_active = torch.cat([a.reshape(-1) for a in active])
-    actor = pols[0].actors[c]
-    params = [p for p in actor.parameters()]
+    params = list(pols[0].actors[c].parameters())
     old_params = torch.nn.utils.parameters_to_vector(params).detach().clone()
 
     def dists():
-        if pos is not None:
-            return [p.class_dist_at(c, o, a, i) for p, o, a, i in zip(pols, obs, avail, pos, strict=True)]
-        return [p.class_dist(c, o, a) for p, o, a in zip(pols, obs, avail, strict=True)]
+        return [p.class_dist_at(c, o, a, i) for p, o, a, i in zip(pols, obs, avail, pos, strict=True)]
 
     with torch.no_grad():
         old_dist = dists()
         old_logp = [d.log_prob(a) for d, a in zip(old_dist, act, strict=True)]
+    n = agent_steps(old_dist)
 
     def surrogate_and_kl():
         ds = dists()
         terms = torch.cat(
             [
-                ((f if f.dim() == ad.dim() else f.unsqueeze(-1)) * torch.exp(d.log_prob(a) - b) * ad).reshape(-1)
+                (f * torch.exp(d.log_prob(a) - b) * ad)
                 for d, a, b, ad, f in zip(ds, act, behaviour_logp, adv, factor, strict=True)
             ]
         )
-        kl = torch.cat([o.kl(d).reshape(-1) for o, d in zip(old_dist, ds, strict=True)])
-        return masked_mean(terms, flat_active), masked_mean(kl, flat_active), ds
+        kl = torch.cat([o.kl(d) for o, d in zip(old_dist, ds, strict=True)])
+        return terms.sum() / n, kl.sum() / n, ds
 
     surr, _, _ = surrogate_and_kl()
     g = flat_grad(surr, params)
 
-    fvp = masked_kl_fisher(dists, old_dist, active, params, args.cg_damping, args.fisher_product == "gauss-newton")
+    fvp = kl_fisher(dists, old_dist, params, args.cg_damping, args.fisher_product == "gauss-newton")
     x = conjugate_gradient(fvp, g, args.cg_iters)
     shs = 0.5 * (x @ fvp(x))
     step_frac = torch.sqrt(args.kl_threshold / shs.clamp(min=1e-12)) if float(shs) > 0 else torch.zeros((), device=x.device)
@@ -435,205 +392,41 @@ def trpo_step(policy, c, obs, avail, act, behaviour_logp, adv, factor, active, a
             kl_val, improve = 0.0, 0.0
         new_dist = dists()
         new_logp = [d.log_prob(a) for d, a in zip(new_dist, act, strict=True)]
-        entropy = masked_mean(torch.cat([d.entropy().reshape(-1) for d in new_dist]), flat_active)
+        entropy = torch.cat([d.entropy() for d in new_dist]).sum() / n
     return {
         "policy_loss": -surr_old - improve,
         "kl": kl_val,
         "step_accepted": float(accepted),
         "step_fraction": frac if accepted else 0.0,
         "entropy": float(entropy),
-        "old_logp": old_logp if multi else old_logp[0],
-        "new_logp": new_logp if multi else new_logp[0],
+        "old_logp": old_logp,
+        "new_logp": new_logp,
     }
 
 
-def value_loss_fn(values, old_values, targets, clip_coef, clip_vloss, huber_delta):
-    """HARL's value loss: Huber (or 1/2 squared) error, clipped around the old values, mean over samples."""
+def critic_loss(critics, data, inds, args):
+    """HARL's value loss of one minibatch spread over maps: one mean over all its samples (one critic step).
 
-    def err(v):
-        return F.huber_loss(v, targets, reduction="none", delta=huber_delta) if huber_delta > 0 else 0.5 * (v - targets) ** 2
-
-    loss = err(values)
-    if clip_vloss:
-        loss = torch.max(loss, err(old_values + (values - old_values).clamp(-clip_coef, clip_coef)))
-    return loss.mean()
-
-
-def map_seeds(seed: int, n_maps: int) -> list:
-    """The seed of each map's training simulator (evaluation: ``eval_seed`` of it).
-
-    One map: the run's int ``seed`` (env ``b`` draws from ``SeedSequence(seed, spawn_key=(b,))``, as
-    before multi-map training existed). Several maps: map ``k`` gets ``SeedSequence(seed,
-    spawn_key=(k,))``, so its env ``b`` has spawn key ``(k, b)``: no two maps, no single-map run and
-    no evaluation (spawn keys starting with ``EVAL_SPAWN_KEY``) share a stream (``sc2_envs.sim.rng``).
+    ``critics[k]``: the critic's view bound to map ``k``; ``data[k]``: map ``k``'s batch (``states [R_k, S_k]``,
+    unnormalised ``values`` and ``returns`` ``[R_k]``); ``inds[k]``: its env steps in the minibatch. A map's
+    states go only through its own view; the value normaliser is updated with the minibatch's returns
+    first (HARL ``v_critic.py``).
     """
-    if n_maps == 1:
-        return [seed]
-    return [np.random.SeedSequence(seed, spawn_key=(k,)) for k in range(n_maps)]
-
-
-def minibatch_indices(sizes: list[int], num_minibatches: int, device) -> list[list[torch.Tensor]]:
-    """One epoch's minibatches over the batches of several maps.
-
-    Args:
-        sizes: ``R_k``, the env steps of map ``k``'s batch; each divisible by ``num_minibatches``.
-        num_minibatches: minibatches per epoch.
-
-    Returns:
-        ``num_minibatches`` lists of one int64 index tensor per map: minibatch ``j`` holds
-        ``R_k / num_minibatches`` shuffled rows (``torch.randperm``) of every map's own batch, so
-        each map keeps the same share in every minibatch and an index only ever addresses its own
-        map's tensors. With one map: CleanRL's ``randperm(R).split(R // num_minibatches)``.
-    """
-    splits = [torch.randperm(n, device=device).split(n // num_minibatches) for n in sizes]
-    return [list(mb) for mb in zip(*splits, strict=True)]
-
-
-def critic_minibatch_loss(critics, b_states, b_returns, b_values, inds, clip_coef, clip_vloss, huber_delta):
-    """HARL's value loss of one minibatch spread over several maps (one critic step).
-
-    ``critics[k]``: the critic bound to map ``k`` (views sharing one network and ``ValueNorm``);
-    ``b_states[k] [R_k, S_k]``, ``b_returns[k]``, ``b_values[k]`` ``[R_k]`` (unnormalised);
-    ``inds[k]``: map ``k``'s rows of the minibatch (:func:`minibatch_indices`). Map ``k``'s states
-    go only through ``critics[k]``, never stacked with another map's (their widths and layouts
-    differ); the values, targets and the loss are then pooled, one mean over all samples. The value
-    normaliser is updated with the minibatch's returns first (HARL ``v_critic.py``).
-    """
-    newvalue = torch.cat([critics[k](b_states[k][i]) for k, i in enumerate(inds)])
-    returns = torch.cat([b_returns[k][i] for k, i in enumerate(inds)])
-    old_values = torch.cat([b_values[k][i] for k, i in enumerate(inds)])
+    newvalue = torch.cat([critics[k](data[k]["states"][i]) for k, i in enumerate(inds)])
+    returns = torch.cat([data[k]["returns"][i] for k, i in enumerate(inds)])
+    old_values = torch.cat([data[k]["values"][i] for k, i in enumerate(inds)])
     value_norm = critics[0].value_norm
     value_norm.update(returns)
-    targets = value_norm.normalize(returns)
-    old_v = value_norm.normalize(old_values)
-    return value_loss_fn(newvalue, old_v, targets, clip_coef, clip_vloss, huber_delta)
-
-
-def args_record(args) -> dict:
-    """``asdict(args)`` as saved in checkpoints and resume files: ``map`` is the map name (a str)
-    for one map, as before multi-map training, and the list of names for several."""
-    d = asdict(args)
-    maps = list(d["map"])
-    d["map"] = maps[0] if len(maps) == 1 else maps
-    return d
-
-
-RESUME_CHANGEABLE = ("total_timesteps", "time_budget_s", "torch_threads", "track", "cuda")
-"""The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
-
-
-def check_args(args: Args) -> None:
-    """Reject bad settings before anything is created; messages name the flag, value and expectation."""
-    from sc2_envs import list_maps
-
-    def need(ok: bool, flag: str, expected: str) -> None:
-        if not ok:
-            runs.cli_error(f"--{flag.replace('_', '-')} {getattr(args, flag)!r}: expected {expected}")
-
-    runs.check_finite_flags(args)
-    maps = list(args.map)
-    if not maps:
-        runs.cli_error("--map: expected at least one map name")
-    bad = [m for m in maps if m not in list_maps("all")]
-    if bad:
-        shown = repr(maps[0]) if len(maps) == 1 else " ".join(maps)
-        runs.cli_error(
-            f"--map {shown}: expected one of " + ", ".join(list_maps("all")) + (f" (unknown: {bad})" if len(maps) > 1 else "")
-        )
-    if len(set(maps)) < len(maps):
-        runs.cli_error(f"--map {' '.join(maps)}: expected distinct maps (each map gets its own simulator)")
-    K = len(maps)
-    need(args.backend in ("sim", "sc2"), "backend", "sim or sc2")
-    need(
-        args.backend == "sim" or args.num_envs == K,
-        "num_envs",
-        "1 with --backend sc2 (it runs one StarCraft II game)" if K == 1 else f"{K} with --backend sc2 (one game per map)",
-    )
-    need(args.actor in ("gnn", "mlp"), "actor", "gnn or mlp")
-    need(
-        runs.is_plain_name(args.exp_name),
-        "exp_name",
-        "a name without path separators (it names the run folder runs/<map>__<exp_name>__<seed>__<time>)",
-    )
-    for flag in ("num_envs", "num_steps", "num_minibatches", "update_epochs", "eval_episodes", "eval_interval", "hidden"):
-        if hasattr(args, flag):
-            need(getattr(args, flag) >= 1, flag, "an integer >= 1")
-    need(args.seed >= 0, "seed", "a non-negative integer")
-    need(args.actor_layers >= 1, "actor_layers", "an integer >= 1 (attention blocks in each GNN actor)")
-    need(args.torch_threads >= 0, "torch_threads", "an integer >= 0 (0: torch's default)")
-    need(0.0 < args.gamma <= 1.0, "gamma", "a discount in (0, 1]")
-    need(0.0 <= args.gae_lambda <= 1.0, "gae_lambda", "a value in [0, 1]")
-    need(args.time_budget_s >= 0, "time_budget_s", "seconds >= 0 (0: no budget)")
-    for flag in ("learning_rate", "critic_learning_rate", "clip_coef", "kl_threshold"):
-        if hasattr(args, flag):
-            need(getattr(args, flag) > 0, flag, "a value > 0")
-    runs.check_loss_flags(args)
-    need(
-        args.num_envs % K == 0,
-        "num_envs",
-        f"a multiple of the number of maps ({K}): the envs are split evenly, one batched simulator per map",
-    )
-    batch = args.num_envs * args.num_steps
-    if K == 1:
-        need(
-            args.num_minibatches <= batch and batch % args.num_minibatches == 0,
-            "num_minibatches",
-            f"a divisor of the batch of {batch} env steps (--num-envs x --num-steps), for equal minibatches",
-        )
-    else:
-        per_map = batch // K
-        need(
-            args.num_minibatches <= per_map and per_map % args.num_minibatches == 0,
-            "num_minibatches",
-            f"a divisor of each map's batch of {per_map} env steps (--num-envs / {K} maps x --num-steps), so that "
-            "every minibatch holds the same share of every map",
-        )
-    need(
-        args.total_timesteps >= batch, "total_timesteps", f"at least one batch of {batch} env steps (--num-envs x --num-steps)"
-    )
-    runs.check_eval_maps(args.eval_maps, maps, args.backend, list_maps("all"))
-    runs.check_ally_dropout(args.ally_dropout, maps, args.backend)
+    targets, old_v = value_norm.normalize(returns), value_norm.normalize(old_values)
+    return value_loss(newvalue, old_v, targets, args.clip_coef, args.clip_vloss, args.huber_delta).mean()
 
 
 if __name__ == "__main__":
-    cli = tyro.cli(runs.flowing_help(Args))
-    runs.refuse_computed_flags(
-        cli,
-        ("batch_size", "minibatch_size", "num_iterations"),
-        "--num-envs x --num-steps, --num-minibatches, --total-timesteps",
-        runs.given_fields(Args),
-    )
-    resumed, run_dir = None, None
-    if cli.resume:  # continue a run: its saved Args, with the few flags a continuation may change
-        try:
-            resumed, run_dir = runs.load_resume(cli.resume, script=os.path.basename(__file__))
-            saved = dict(resumed["args"])
-            saved["map"] = [saved["map"]] if isinstance(saved["map"], str) else list(saved["map"])
-            # runs saved before --fisher-product used the KL's double backward; the same floats continue them
-            saved.setdefault("fisher_product", "double-backward")
-            args = runs.resume_args(saved, cli, Args(), RESUME_CHANGEABLE, runs.given_fields(Args))
-            args.map, args.eval_maps = tuple(args.map), tuple(args.eval_maps)
-        except (OSError, ValueError) as e:
-            runs.cli_error(str(e))
-        args.resume = cli.resume
-    else:
-        args = cli
-    check_args(args)
-    maps = list(args.map)
-    K = len(maps)  # number of training maps; one map is the classic single-map run
-    args.batch_size = int(args.num_envs * args.num_steps)
-    args.minibatch_size = int(args.batch_size // args.num_minibatches)
-    args.num_iterations = max(1, args.total_timesteps // args.batch_size)
-    if args.num_iterations * args.batch_size != args.total_timesteps:
-        print(
-            f"note: --total-timesteps {args.total_timesteps} is rounded down to whole iterations of {args.batch_size}: "
-            f"{args.num_iterations * args.batch_size} env steps"
-        )
-    if resumed is not None and resumed["iteration"] > args.num_iterations:
-        runs.cli_error(
-            f"--total-timesteps {args.total_timesteps}: the resumed run is at {resumed['global_step']} env steps; "
-            f"expected at least that many"
-        )
+    run = TrainingRun.from_command_line(Args, __file__, RESUME_CHANGEABLE)
+    args = run.args
+    check_training_args(args)
+    run.set_iterations()
+    maps, K = list(args.map), len(args.map)
 
     # TRY NOT TO MODIFY: seeding
     random.seed(args.seed)
@@ -642,8 +435,6 @@ if __name__ == "__main__":
     torch.backends.cudnn.deterministic = args.torch_deterministic
     if args.torch_threads > 0:
         torch.set_num_threads(args.torch_threads)
-    allocator_line = runs.tune_allocator()
-
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
 
     # env setup (before the run folder: a run that cannot start leaves none behind): one simulator per map
@@ -652,482 +443,162 @@ if __name__ == "__main__":
     seeds = map_seeds(args.seed, K)
     try:
         envs = [make_env(args.backend, m, Bm, device, seeds[k]) for k, m in enumerate(maps)]
-        eval_envs = [
-            make_env(args.backend, m, args.eval_episodes if args.backend == "sim" else 1, device, eval_seed(seeds[k]))
-            for k, m in enumerate(maps)
-        ]
+        n_eval = args.eval_episodes if args.backend == "sim" else 1
+        eval_envs = [make_env(args.backend, m, n_eval, device, eval_seed(seeds[k])) for k, m in enumerate(maps)]
     except ImportError as e:  # sc2_envs.backends.SC2BackendUnavailable: SMAC, the game or its maps missing
-        runs.cli_error(
-            f"--backend {args.backend}: {str(e).splitlines()[0]} Expected oxwhirl SMAC, StarCraft II and SMAC's maps "
-            "(see sc2_envs.backends.make_sc2_backend), or --backend sim"
-        )
-    infos = [e.get_env_info() for e in envs]
-    env_info = infos[0]
-    dropout = runs.ally_dropout_for(args.ally_dropout, maps, args.backend, infos)
-    try:
+        cli_error(f"--backend {args.backend}: {str(e).splitlines()[0]} Expected oxwhirl SMAC, StarCraft II and SMAC's maps "
+                  "(see sc2_envs.backends.make_sc2_backend), or --backend sim")  # fmt: skip
+    infos = [env.get_env_info() for env in envs]
+    dropout = ally_dropout_for(args.ally_dropout, maps, args.backend, infos)
+    try:  # one actor per class and one critic, with a view bound to each map
         policy, critic, pols, crits = build_multi_map_models(
             infos, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device
         )
     except ValueError as e:  # maps whose entity widths differ cannot share weights
-        runs.cli_error(f"--map {' '.join(maps)}: {e}")
-    # --eval-maps: the same actors (views sharing their weights) on maps never trained on
-    zs_envs = [
-        make_env(args.backend, m, args.eval_episodes, device, runs.zero_shot_eval_seed(args.seed, 0, j))
-        for j, m in enumerate(args.eval_maps)
-    ]
-    try:
-        zs_pols = zero_shot_views(policy, env_info, [e.get_env_info() for e in zs_envs])
-    except ValueError as e:
-        runs.cli_error(f"--eval-maps {e} (the actors of {'+'.join(maps)}, {args.actor}, cannot play it)")
-    init_ckpt = runs.load_init_weights(args.init_from, resumed is not None, policy, critic)
-    lineage = runs.starting_lineage(args.init_from, init_ckpt, resumed)  # saved in every checkpoint of the run
+        cli_error(f"--map {' '.join(maps)}: {e}")
+    zero_shot = run.zero_shot_maps(make_env, policy, infos[0], device)  # --eval-maps
+    run.init_weights(policy, critic)
     classes = list(policy.classes)
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
-
-    # one new folder per run (never reused), or the resumed run's own folder
-    record = args_record(args)
-    if run_dir is None:
-        run_dir = runs.make_run_dir("runs", f"{'+'.join(maps)}__{args.exp_name}__{args.seed}__{int(time.time())}")
-        runs.write_run_meta(
-            run_dir,
-            args,
-            run_name=run_dir.name,
-            script=os.path.basename(__file__),
-            device=str(device),
-            torch_threads_used=torch.get_num_threads(),
-            allocator=allocator_line,
-            lineage=lineage,  # the starting checkpoints, oldest first (models.lineage_after)
-        )
-    else:
-        runs.note_resume(
-            run_dir,
-            from_global_step=resumed["global_step"],
-            config=args,
-            device=str(device),
-            torch_threads_used=torch.get_num_threads(),
-            allocator=allocator_line,
-        )
-    run_name = run_dir.name
-    if args.track:
-        import wandb
-
-        wandb.init(
-            project=args.wandb_project_name,
-            entity=args.wandb_entity,
-            sync_tensorboard=True,
-            config=record,
-            name=run_name,
-            id=run_name,
-            resume="allow",
-            save_code=True,
-        )
-    # a resumed run drops the events logged after its resume state (e.g. after a hard kill)
-    writer = SummaryWriter(str(run_dir), purge_step=None if resumed is None else resumed["global_step"] + 1)
-    if resumed is None:
-        writer.add_text(
-            "hyperparameters",
-            "|param|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in {**vars(args), **record}.items()),
-        )
-
-    n_params = policy.n_params()
-    if K == 1:
-        N, A, O, S = env_info["n_agents"], env_info["n_actions"], env_info["obs_shape"], env_info["state_shape"]
-        print(
-            f"HATRPO ({args.actor}) on {maps[0]} | backend {args.backend} | {args.num_envs} envs x {args.num_steps} steps "
-            f"= {args.batch_size} env steps/iteration, {runs.plural(args.num_iterations, 'iteration')} "
-            f"({args.num_iterations * args.batch_size:,} env steps) | seed {args.seed} | device {device}"
-        )
-        print(
-            f"obs {O}, state {S}, actions {A}, agents {N} ({describe_classes(env_info)}), "
-            f"episode limit {env_info['episode_limit']} env steps"
-        )
-    else:
-        print(
-            f"HATRPO ({args.actor}) on {K} maps {', '.join(maps)} | backend {args.backend} | {args.num_envs} envs "
-            f"({Bm} per map) x {args.num_steps} steps = {args.batch_size} env steps/iteration, "
-            f"{runs.plural(args.num_iterations, 'iteration')} ({args.num_iterations * args.batch_size:,} env steps) | seed {args.seed} | "
-            f"device {device} | one shared class-factored critic"
-        )
-        for m, info in zip(maps, infos, strict=True):
-            print(
-                f"  {m}: {Bm} envs, obs {info['obs_shape']}, state {info['state_shape']}, actions {info['n_actions']}, "
-                f"agents {info['n_agents']} ({describe_classes(info)}), episode limit {info['episode_limit']} env steps"
-            )
-    for m, env_zs in zip(args.eval_maps, zs_envs, strict=True):
-        info = env_zs.get_env_info()
-        print(
-            f"  zero-shot evaluation on {m} (not trained on): agents {info['n_agents']} ({describe_classes(info)}), "
-            f"{args.eval_episodes} greedy episodes per evaluation"
-        )
-    print(
-        "classes: "
-        + ", ".join(f"{c} ({n_params[c]:,} params)" for c in classes)
-        + f" | critic {sum(p.numel() for p in critic.parameters()):,} params"
-    )
-    print(
-        f"update: one trust-region step per class (KL <= {args.kl_threshold}, {args.cg_iters} CG iterations "
-        f"with {args.fisher_product} Fisher products, "
-        f"{args.ls_step} line-search trials), critic {args.update_epochs} epochs x {args.num_minibatches} minibatches "
-        f"| torch threads {torch.get_num_threads()}"
-    )
-    print(allocator_line)
-    for line in runs.start_lines(maps, dropout, args.init_from, init_ckpt, lineage):
-        print(line)
-    print(f"logs: {run_dir} (tensorboard --logdir runs)", flush=True)
+    value_norm = critic.value_norm
+    run.start(
+        device, policy, critic, {"critic": critic_optimizer}, envs, pols, eval_envs, seeds,
+        zero_shot, dropout, "HATRPO", infos,
+        [
+            f"update: one trust-region step per class (KL <= {args.kl_threshold}, {args.cg_iters} CG iterations with "
+            f"{args.fisher_product} Fisher products, {args.ls_step} line-search trials), critic {args.update_epochs} epochs x "
+            f"{args.num_minibatches} minibatches | torch threads {torch.get_num_threads()}",
+        ],
+    )  # fmt: skip
 
     # ALGO Logic: Storage setup (one rollout buffer per map: team sizes differ, states never mix)
     bufs = []
     for info in infos:
         N, A, O, S = info["n_agents"], info["n_actions"], info["obs_shape"], info["state_shape"]
-        bufs.append(
-            {
-                "obs": torch.zeros((T, Bm, N, O), device=device),
-                "states": torch.zeros((T, Bm, S), device=device),
-                "avails": torch.zeros((T, Bm, N, A), dtype=torch.bool, device=device),
-                "actions": torch.zeros((T, Bm, N), dtype=torch.int64, device=device),
-                "logprobs": torch.zeros((T, Bm, N), device=device),
-                "rewards": torch.zeros((T, Bm), device=device),
-                "terminateds": torch.zeros((T, Bm), dtype=torch.bool, device=device),
-                "truncateds": torch.zeros((T, Bm), dtype=torch.bool, device=device),
-                "final_values": torch.zeros((T, Bm), device=device),
-                "values": torch.zeros((T, Bm), device=device),
-            }
-        )
-
-    def per_map(saved):
-        """A resume-file entry as a per-map list (single-map files hold the bare value)."""
-        return [saved] if K == 1 else list(saved)
-
-    def packed(values):
-        """A per-map list as stored in the resume file (the bare value for one map, as before)."""
-        return values[0] if K == 1 else list(values)
+        shapes = {"obs": (N, O), "states": (S,), "avail_actions": (N, A), "actions": (N,), "logprobs": (N,)}
+        dtypes = {"avail_actions": torch.bool, "actions": torch.int64, "terminateds": torch.bool, "truncateds": torch.bool}
+        bufs.append({
+            key: torch.zeros((T, Bm, *shapes.get(key, ())), dtype=dtypes.get(key, torch.float32), device=device)
+            for key in (*shapes, "rewards", "terminateds", "truncateds", "final_values", "values")
+        })  # fmt: skip
 
     # TRY NOT TO MODIFY: start the game (or continue the resumed one where it stopped)
-    global_step, start_iteration, elapsed_before = 0, 0, 0.0
-    win_rate, best = float("nan"), None
-    ep_return = [torch.zeros(Bm, device=device) for _ in maps]
-    ep_length = [torch.zeros(Bm, device=device) for _ in maps]
-    if resumed is None:
-        next_obs = [
-            runs.drop_allies(env, env.reset(seed=seeds[k]), torch.ones(Bm, dtype=torch.bool, device=device), dropout[k])
-            for k, env in enumerate(envs)
-        ]
+    global_step = run.global_step
+    if run.resumed is None:
+        started = torch.ones(Bm, dtype=torch.bool, device=device)
+        next_obs = [drop_allies(env, env.reset(seed=seeds[k]), started, dropout[k]) for k, env in enumerate(envs)]
     else:
-        policy.load_state_dict(resumed["actors"])
-        critic.load_state_dict(resumed["critic"])
-        critic_optimizer.load_state_dict(resumed["optimizers"]["critic"])
-        if resumed["env"] is not None and all(hasattr(env, "load_state_dict") for env in envs):
-            next_obs = []
-            for k, env in enumerate(envs):  # the simulators continue every env bit for bit
-                env.load_state_dict(per_map(resumed["env"])[k])
-                next_obs.append({key: v.to(device) for key, v in per_map(resumed["next_obs"])[k].items()})
-                ep_return[k].copy_(per_map(resumed["ep_return"])[k])
-                ep_length[k].copy_(per_map(resumed["ep_length"])[k])
-        else:  # a real game cannot be snapshot: its episodes in progress are lost, new ones start now
-            print("the env state cannot be restored on this backend: new episodes start now")
-            next_obs = [env.reset() for env in envs]
-        global_step, start_iteration = int(resumed["global_step"]), int(resumed["iteration"])
-        elapsed_before, win_rate = float(resumed["elapsed_s"]), float(resumed["win_rate"])
-        best = None if resumed["best"] is None else tuple(resumed["best"])
-        runs.set_rng_state(resumed["rng"])
-        print(f"resumed from {run_dir / runs.RESUME_FILE} at iteration {start_iteration}, {global_step} env steps")
-    session_start = time.time()
-    start_time = session_start - elapsed_before  # wall-clock time and SPS continue across resumptions
-    eval_path = run_dir / "eval.csv"
-    if resumed is not None:
-        runs.truncate_csv(eval_path, "global_step", global_step)
-    new_csv = not eval_path.exists()
-    eval_log = open(eval_path, "a", newline="")  # noqa: SIM115 -- open for the whole run
-    eval_csv = csv.writer(eval_log)
-    if new_csv:
-        per_map_columns = [f"{col}/{m}" for m in maps for col in ("win_rate", "eval_return")] if K > 1 else []
-        per_map_columns += [f"zero_shot_{col}/{m}" for m in args.eval_maps for col in ("win_rate", "eval_return")]
-        eval_csv.writerow(["global_step", "wall_time_s", "win_rate", "eval_return", "iteration", *per_map_columns])
-    progress = runs.Progress(args.num_iterations, args.batch_size, start_iteration, elapsed_before=elapsed_before)
+        next_obs = run.restore()
+    run.open_logs(next_obs)
 
-    def save_model_file(path):  # save_checkpoint writes atomically
-        extra = {"lineage": lineage} if lineage else None
-        save_checkpoint(path, policy, critic, env_info, record, global_step, maps=maps, extra=extra, algorithm=ALGORITHM)
-
-    def sync():
-        if device.type == "cuda":  # kernels run asynchronously: time what the env has finished
-            torch.cuda.synchronize(device)
-
-    def run_eval(iteration):
-        """Greedy evaluation on every training map (the all-map figure, which picks ``_best.pt``, is the mean
-        over them), then on every ``--eval-maps`` map zero-shot (logged only)."""
-        global best
-        frames = [] if args.capture_video else None
-        results = [
-            evaluate(
-                pols[k], eval_envs[k], args.eval_episodes, eval_seed(seeds[k], iteration), frames=frames if k == 0 else None
-            )
-            for k in range(K)
-        ]
-        wr = sum(r["win_rate"] for r in results) / K
-        ret = sum(r["mean_return"] for r in results) / K
-        writer.add_scalar("charts/win_rate", wr, global_step)
-        writer.add_scalar("charts/eval_return", ret, global_step)
-        per_map_values = []
-        if K > 1:
-            for m, r in zip(maps, results, strict=True):
-                writer.add_scalar(f"charts/win_rate/{m}", r["win_rate"], global_step)
-                writer.add_scalar(f"charts/eval_return/{m}", r["mean_return"], global_step)
-                per_map_values += [r["win_rate"], r["mean_return"]]
-        for j, (m, env_zs) in enumerate(zip(args.eval_maps, zs_envs, strict=True)):
-            r = evaluate(zs_pols[j], env_zs, args.eval_episodes, runs.zero_shot_eval_seed(args.seed, iteration, j))
-            writer.add_scalar(f"charts/zero_shot_win_rate/{m}", r["win_rate"], global_step)
-            writer.add_scalar(f"charts/zero_shot_eval_return/{m}", r["mean_return"], global_step)
-            per_map_values += [r["win_rate"], r["mean_return"]]
-        eval_csv.writerow([global_step, round(time.time() - start_time, 2), wr, ret, iteration, *per_map_values])
-        eval_log.flush()
-        if frames:
-            from sc2_envs.render import save_episode_video
-
-            os.makedirs(f"videos/{run_name}", exist_ok=True)
-            save_episode_video(frames, f"videos/{run_name}/step_{global_step}.gif")
-        if args.save_model:
-            save_model_file(run_dir / f"{args.exp_name}.pt")
-            if best is None or (wr, ret) > best:
-                best = (wr, ret)
-                save_model_file(run_dir / f"{args.exp_name}_best.pt")
-            runs.save_resume(
-                run_dir / runs.RESUME_FILE,
-                {
-                    "args": record,
-                    "lineage": lineage,
-                    "iteration": iteration,
-                    "global_step": global_step,
-                    "elapsed_s": time.time() - start_time,
-                    "win_rate": wr,
-                    "best": None if best is None else list(best),
-                    "actors": policy.state_dict(),
-                    "critic": critic.state_dict(),
-                    "optimizers": {"critic": critic_optimizer.state_dict()},
-                    "rng": runs.rng_state(),
-                    "env": packed([env.state_dict() for env in envs])
-                    if all(hasattr(env, "state_dict") for env in envs)
-                    else None,
-                    "next_obs": packed(next_obs),
-                    "ep_return": packed(ep_return),
-                    "ep_length": packed(ep_length),
-                },
-            )
-        return wr
-
-    stopper = runs.GracefulStop().install()  # SIGINT / SIGTERM: finish the iteration, then stop
-    iteration = start_iteration
-    env_shares = runs.EnvShares()  # the first iteration, and any with a kernel compile or cache load, kept apart
-    for iteration in range(start_iteration + 1, args.num_iterations + 1):
-        iter_start, env_time = time.perf_counter(), 0.0
-        env_shares.start()
+    iteration = run.start_iteration
+    for iteration in range(run.start_iteration + 1, args.num_iterations + 1):
+        run.begin_iteration()
         if args.anneal_lr:
             frac = 1.0 - (iteration - 1.0) / args.num_iterations
             critic_optimizer.param_groups[0]["lr"] = frac * args.critic_learning_rate
 
-        fin = [torch.zeros(4, device=device) for _ in maps]  # per map: return, length, won, count of finished episodes
         for step in range(T):
             global_step += B
             for k in range(K):
                 buf, nobs = bufs[k], next_obs[k]
-                buf["obs"][step], buf["states"][step], buf["avails"][step] = nobs["obs"], nobs["state"], nobs["avail_actions"]
+                buf["obs"][step], buf["states"][step] = nobs["obs"], nobs["state"]
+                buf["avail_actions"][step] = nobs["avail_actions"]
 
                 # ALGO LOGIC: action logic
                 with torch.no_grad():
                     action, logprob = pols[k].act(nobs["obs"], nobs["avail_actions"])
-                    buf["values"][step] = crits[k].value_norm.denormalize(crits[k](nobs["state"]))
+                    buf["values"][step] = value_norm.denormalize(crits[k](nobs["state"]))
                 buf["actions"][step], buf["logprobs"][step] = action, logprob
 
                 # TRY NOT TO MODIFY: execute the game and log data.
-                sync()
-                t_env = time.perf_counter()
-                nobs = next_obs[k] = envs[k].step(action)
-                runs.drop_allies(envs[k], nobs, nobs["terminated"] | nobs["truncated"], dropout[k])
-                sync()
-                env_time += time.perf_counter() - t_env
+                with run.env_time():
+                    nobs = next_obs[k] = envs[k].step(action)
+                    drop_allies(envs[k], nobs, nobs["terminated"] | nobs["truncated"], dropout[k])
                 buf["rewards"][step] = nobs["reward"]
                 buf["terminateds"][step], buf["truncateds"][step] = nobs["terminated"], nobs["truncated"]
                 bootstrap = nobs["truncated"] & ~nobs["terminated"]
                 buf["final_values"][step] = 0.0
                 if bool(bootstrap.any()):
                     with torch.no_grad():
-                        v_final = crits[k].value_norm.denormalize(crits[k](nobs["final_state"]))
+                        v_final = value_norm.denormalize(crits[k](nobs["final_state"]))
                     buf["final_values"][step] = torch.where(bootstrap, v_final, 0.0)
-                ep_return[k] += nobs["reward"]
-                ep_length[k] += 1
-                done = (nobs["terminated"] | nobs["truncated"]).float()
-                fin[k] += torch.stack(
-                    [
-                        (ep_return[k] * done).sum(),
-                        (ep_length[k] * done).sum(),
-                        (nobs["battle_won"].float() * done).sum(),
-                        done.sum(),
-                    ]
-                )
-                ep_return[k] *= 1.0 - done
-                ep_length[k] *= 1.0 - done
-
-        fin_all = torch.stack(fin).sum(0)
-        n_fin = float(fin_all[3])
-        if n_fin > 0:  # all maps: the mean over the episodes that finished, whichever map they were on
-            writer.add_scalar("charts/episodic_return", float(fin_all[0]) / n_fin, global_step)
-            writer.add_scalar("charts/episodic_length", float(fin_all[1]) / n_fin, global_step)
-            writer.add_scalar("charts/train_win_rate", float(fin_all[2]) / n_fin, global_step)
-        if K > 1:
-            for m, f in zip(maps, fin, strict=True):
-                if float(f[3]) > 0:
-                    writer.add_scalar(f"charts/episodic_return/{m}", float(f[0] / f[3]), global_step)
-                    writer.add_scalar(f"charts/episodic_length/{m}", float(f[1] / f[3]), global_step)
-                    writer.add_scalar(f"charts/train_win_rate/{m}", float(f[2] / f[3]), global_step)
+                run.record_step(k, nobs)  # episode returns, lengths and wins
+        mean_return = run.log_episodes(global_step)
 
         # per map: bootstrap value if not done, GAE, then flatten over env steps (agents stay a dimension)
-        mb_data = []
+        data = []
         for k in range(K):
             buf, info = bufs[k], infos[k]
-            N, A, O, S = info["n_agents"], info["n_actions"], info["obs_shape"], info["state_shape"]
             with torch.no_grad():
-                next_value = crits[k].value_norm.denormalize(crits[k](next_obs[k]["state"]))
+                next_value = value_norm.denormalize(crits[k](next_obs[k]["state"]))
                 advantages, returns = compute_gae(
-                    buf["rewards"],
-                    buf["values"],
-                    next_value,
-                    buf["terminateds"],
-                    buf["truncateds"],
-                    buf["final_values"],
-                    args.gamma,
-                    args.gae_lambda,
-                )
+                    buf["rewards"], buf["values"], next_value, buf["terminateds"], buf["truncateds"], buf["final_values"],
+                    args.gamma, args.gae_lambda,
+                )  # fmt: skip
             d = {
-                "obs": buf["obs"].reshape(T * Bm, N, O),
-                "states": buf["states"].reshape(T * Bm, S),
-                "avails": buf["avails"].reshape(T * Bm, N, A),
-                "actions": buf["actions"].reshape(T * Bm, N),
-                "logprobs": buf["logprobs"].reshape(T * Bm, N),
-                "returns": returns.reshape(-1),
-                "values": buf["values"].reshape(-1),
+                key: buf[key].reshape(T * Bm, *buf[key].shape[2:])
+                for key in ("obs", "states", "avail_actions", "actions", "logprobs")
             }
-            d["active"] = (~d["avails"][..., 0]).float()  # SMAC: only dead agents may (and must) take the no-op
-            adv = advantages.reshape(-1, 1).expand(-1, N)
+            d["returns"], d["values"] = returns.reshape(-1), buf["values"].reshape(-1)
+            d["alive"] = (~d["avail_actions"][..., 0]).float()  # SMAC: only dead agents may (and must) take the no-op
+            adv = advantages.reshape(-1, 1).expand(-1, info["n_agents"])
             if args.norm_adv:  # per map, over its alive agents: each map's advantages on one scale
-                mean = masked_mean(adv, d["active"])
-                std = masked_mean((adv - mean) ** 2, d["active"]).sqrt()
+                mean = masked_mean(adv, d["alive"])
+                std = masked_mean((adv - mean) ** 2, d["alive"]).sqrt()
                 adv = (adv - mean) / (std + 1e-5)
-            d["adv"] = adv
-            mb_data.append(d)
+            d["advantages"] = adv
+            data.append(d)
         sizes = [T * Bm] * K
-        mb_size = T * Bm // args.num_minibatches  # rows of each map per minibatch
 
-        # ALGO LOGIC: HATRPO sequential update of the class actors with the factor M (one M per map's env steps)
+        # ALGO LOGIC: HATRPO's sequential update: one trust-region step per class actor, weighted by the factor M
         factor = [torch.ones(T * Bm, device=device) for _ in maps]
         order = list(range(len(classes))) if args.fixed_order else torch.randperm(len(classes)).tolist()
-        for ci in order:
-            c = classes[ci]
-            on = [k for k in range(K) if c in pols[k].class_agents]  # the maps with agents of this class
-            # The actor runs only on the active agent-steps of the class (alive, and in SMACv2 of
-            # class c at that step): the others weigh 0 in every mean, so skipping them changes no term.
-            cd = {}
-            for k in on:
-                d = mb_data[k]
-                rows, pos, flat = pols[k].class_rows(c, d["obs"], d["active"])
-                cd[k] = {
-                    "rows": rows,
-                    "pos": pos,
-                    "block": rows * pols[k].agent_ids(c).numel() + pos,
-                    "obs": d["obs"].reshape(-1, d["obs"].shape[-1])[flat],
-                    "avails": d["avails"].reshape(-1, d["avails"].shape[-1])[flat],
-                    **{key: d[key].reshape(-1)[flat] for key in ("actions", "logprobs", "adv")},
-                }
-            on = [k for k in on if cd[k]["rows"].numel() > 0]  # a map where the class was all dead adds nothing
-            if not on:  # the whole class was dead for the whole batch
+        for c in (classes[i] for i in order):
+            # the class's alive agent-steps (in SMACv2, of class c at that step), gathered per map
+            steps = {}
+            for k in (k for k in range(K) if c in pols[k].class_agents):
+                d = data[k]
+                rows, pos, flat = pols[k].class_rows(c, d["obs"], d["alive"])
+                if rows.numel() == 0:  # a map where the class was dead for the whole batch adds nothing
+                    continue
+                steps[k] = {"rows": rows, "pos": pos, "n_c": pols[k].agent_ids(c).numel()}
+                for key in ("obs", "avail_actions", "actions", "logprobs", "advantages"):
+                    steps[k][key] = d[key].reshape(-1, *d[key].shape[2:])[flat]
+            if not steps:  # the class was dead for the whole batch
                 continue
             stats = trpo_step(
-                [pols[k] for k in on],
-                c,
-                *([cd[k][key] for k in on] for key in ("obs", "avails", "actions", "logprobs", "adv")),
-                [factor[k][cd[k]["rows"]] for k in on],
-                [torch.ones(cd[k]["rows"].numel(), device=device) for k in on],
-                args,
-                pos=[cd[k]["pos"] for k in on],
-            )
+                [pols[k] for k in steps], c,
+                *([s[key] for s in steps.values()] for key in ("obs", "avail_actions", "actions", "logprobs", "advantages")),
+                [factor[k][s["rows"]] for k, s in steps.items()], [s["pos"] for s in steps.values()], args,
+            )  # fmt: skip
             old_logp, new_logp = stats.pop("old_logp"), stats.pop("new_logp")
-            for j, k in enumerate(on):
-                factor[k] = happo_factor_update_rows(
-                    factor[k], new_logp[j], old_logp[j], cd[k]["block"], pols[k].agent_ids(c).numel()
-                )
+            for j, (k, s) in enumerate(steps.items()):  # M times the class's new/old ratios, per map's env step
+                factor[k] = happo_factor_update(factor[k], new_logp[j], old_logp[j], s["rows"], s["pos"], s["n_c"])
             for key, v in stats.items():
-                writer.add_scalar(f"losses/{key}/{c}", v, global_step)
+                run.writer.add_scalar(f"losses/{key}/{c}", v, global_step)
         all_factors = torch.cat(factor)
-        writer.add_scalar("charts/happo_factor_mean", float(all_factors.mean()), global_step)
-        writer.add_scalar("charts/happo_factor_std", float(all_factors.std()), global_step)
+        run.writer.add_scalar("charts/happo_factor_mean", float(all_factors.mean()), global_step)
+        run.writer.add_scalar("charts/happo_factor_std", float(all_factors.std()), global_step)
 
         # ALGO LOGIC: critic update (once, after all actors; HARL VCritic), each map's states through its own view
-        b_states = [d["states"] for d in mb_data]
-        b_returns = [d["returns"] for d in mb_data]
-        b_values = [d["values"] for d in mb_data]
         for _epoch in range(args.update_epochs):
-            for mb_inds in minibatch_indices(sizes, args.num_minibatches, device):
-                v_loss = critic_minibatch_loss(
-                    crits, b_states, b_returns, b_values, mb_inds, args.clip_coef, args.clip_vloss, args.huber_delta
-                )
+            for mb in minibatch_indices(sizes, args.num_minibatches, device):
+                v_loss = critic_loss(crits, data, mb, args)
                 critic_optimizer.zero_grad()
                 (v_loss * args.vf_coef).backward()
                 nn.utils.clip_grad_norm_(critic.parameters(), args.max_grad_norm)
                 critic_optimizer.step()
 
-        y_pred, y_true = torch.cat(b_values), torch.cat(b_returns)
+        y_pred, y_true = torch.cat([d["values"] for d in data]), torch.cat([d["returns"] for d in data])
         var_y = torch.var(y_true)
         explained_var = float("nan") if var_y == 0 else float(1 - torch.var(y_true - y_pred) / var_y)
 
         # TRY NOT TO MODIFY: record rewards for plotting purposes
-        sps = int(global_step / (time.time() - start_time))
-        env_share = env_time / max(time.perf_counter() - iter_start, 1e-9)  # rollout + update, before evaluation
-        env_shown = env_shares.add(env_share)
-        writer.add_scalar("charts/learning_rate", critic_optimizer.param_groups[0]["lr"], global_step)
-        writer.add_scalar("losses/value_loss", float(v_loss.detach()), global_step)
-        writer.add_scalar("losses/explained_variance", explained_var, global_step)
-        writer.add_scalar("charts/SPS", sps, global_step)
-        writer.add_scalar("charts/env_time_fraction", env_share, global_step)
-        out_of_time = args.time_budget_s > 0 and time.time() - session_start > args.time_budget_s
-        stopping = stopper.requested or out_of_time
-        if iteration % args.eval_interval == 0 or iteration == args.num_iterations or stopping:
-            win_rate = run_eval(iteration)
-        progress.update(
-            iteration,
-            global_step,
-            float(fin_all[0]) / n_fin if n_fin > 0 else None,
-            win_rate,
-            sps,
-            extra={"env": env_shown},
-        )
-        if stopping:
+        run.writer.add_scalar("charts/learning_rate", critic_optimizer.param_groups[0]["lr"], global_step)
+        run.writer.add_scalar("losses/value_loss", float(v_loss.detach()), global_step)
+        run.writer.add_scalar("losses/explained_variance", explained_var, global_step)
+        if run.end_iteration(iteration, global_step, mean_return):  # evaluation, checkpoints, progress line
             break
 
-    stopper.restore()
-    progress.close()
-    eval_log.close()
-    writer.close()
-    if iteration == start_iteration:
-        how = f"nothing to do: the run already has {runs.plural(args.num_iterations, 'iteration')}"
-    elif stopper.requested:
-        how = f"stopped by {stopper.reason} after iteration {iteration}/{args.num_iterations}"
-    elif iteration < args.num_iterations:
-        how = (
-            f"time budget of {args.time_budget_s:.0f} s (this process) reached after iteration "
-            f"{iteration}/{args.num_iterations}"
-        )
-    else:
-        how = f"finished {runs.plural(args.num_iterations, 'iteration')}"
-    saved = (
-        f"checkpoints {args.exp_name}.pt, {args.exp_name}_best.pt; "
-        + runs.resume_hint(run_dir, iteration >= args.num_iterations, args.num_iterations * args.batch_size)
-        if args.save_model
-        else "no checkpoint (--no-save-model)"
-    )
-    env_note = env_shares.note()
-    wall = runs.wall_time_note(time.time() - start_time, time.time() - session_start, resumed is not None)
-    over = f"{args.eval_episodes} episodes" + (f" on each of {K} maps (mean)" if K > 1 else "")
-    print(
-        f"{how}: {global_step} env steps, {wall}{env_note}, greedy win rate {win_rate:.3f} over "
-        f"{over} | run folder {run_dir}: eval.csv, TensorBoard events, {saved}",
-        flush=True,
-    )
+    run.finish(iteration, global_step)

@@ -209,23 +209,23 @@ class ClassPolicy(nn.Module):
             logits = self.actors[c](self.parser(flat), heal)
         return logits.reshape(*lead, logits.shape[-1])
 
-    def class_rows(self, c: str, obs: torch.Tensor, active: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The active agent-steps of class ``c`` in a batch, for running its actor on them only.
+    def class_rows(self, c: str, obs: torch.Tensor, alive: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The alive agent-steps of class ``c`` in a batch, for running its actor on them only.
 
         Args:
             c: unit class of the bound env.
             obs: ``[R, N, obs_size]`` float32 observations (SMACv2: they give each agent's class now).
-            active: ``[R, N]`` 0/1 (float or bool), e.g. alive agents.
+            alive: ``[R, N]`` 0/1 (float or bool), the agents that count (SMAC: those with more than the no-op).
 
         Returns:
             ``(rows, pos, flat)``, each ``[P]`` int64 in increasing ``(row, agent)`` order: the env
             step of each agent-step, its position in :meth:`agent_ids` ``(c)`` (for
             :meth:`class_logits_at`), and its index into ``obs.reshape(R * N, -1)``. An agent-step is
-            included when it is active and (SMACv2) its agent is of class ``c`` at that step.
+            included when it is alive and (SMACv2) its agent is of class ``c`` at that step.
         """
         ids = self._ids[c]
         n = ids.numel()
-        sel = active.index_select(1, ids).bool()
+        sel = alive.index_select(1, ids).bool()
         if self.varying:  # every agent id serves every class: keep those of class c now
             sel = sel & self.class_mask(c, obs).bool()
         k = sel.reshape(-1).nonzero().squeeze(1)

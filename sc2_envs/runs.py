@@ -1,15 +1,13 @@
 """Import alias of the run bookkeeping, which lives in :mod:`sc2_envs.training`."""
 
-from sc2_envs.training.ally_dropout import (
-    ally_dropout_for,
-    check_ally_dropout,
-    drop_allies,
-)
+from sc2_envs.training.ally_dropout import drop_allies
 from sc2_envs.training.checkpoints import (
     save_atomic,
     write_atomic,
 )
 from sc2_envs.training.cli import (
+    ally_dropout_for,
+    check_ally_dropout,
     check_eval_maps,
     check_finite_flags,
     check_loss_flags,

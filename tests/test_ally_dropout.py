@@ -13,6 +13,7 @@ import torch
 from sc2_envs import make_batched, runs
 from sc2_envs.policies import random_actions
 from sc2_envs.sim import UnitPlacement
+from sc2_envs.training.cli import check_training_args
 
 REPO = Path(__file__).resolve().parents[1]
 MARINE_CKPT = REPO / "checkpoints" / "marine_budget" / "3m8m_seed1_gnn.pt"
@@ -202,7 +203,7 @@ def test_bad_ally_dropout_is_refused(script, change, message, capsys):
     mod = load_algo(script)
     args = replace(mod.Args(), map=("3m", "8m"), num_steps=8, total_timesteps=64, **{"num_envs": 4, **change})
     with pytest.raises(SystemExit) as exc:
-        mod.check_args(args)
+        check_training_args(args)
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
 

@@ -13,6 +13,7 @@ import torch
 
 import sc2_envs
 from sc2_envs.policies import random_actions
+from sc2_envs.training.cli import check_training_args
 
 
 def test_num_envs_accepts_numpy_ints_and_names_bad_values():
@@ -267,7 +268,7 @@ def test_algorithm_coefficients_are_checked(script, change, message, capsys):
         pytest.skip(f"{script} has no {list(change)} (HATRPO's actor step has no entropy bonus)")
     args = replace(mod.Args(), map=("3m",), num_envs=4, num_steps=8, total_timesteps=32, **change)
     with pytest.raises(SystemExit) as exc:
-        mod.check_args(args)
+        check_training_args(args)
     assert exc.value.code == 2
     assert capsys.readouterr().err.strip().endswith(f"error: {message}")
 
@@ -284,7 +285,7 @@ def test_algorithm_specific_ranges_are_checked(capsys):
     ):
         mod = load_algo(script)
         with pytest.raises(SystemExit):
-            mod.check_args(replace(mod.Args(), map=("3m",), num_envs=4, num_steps=8, total_timesteps=32, **change))
+            check_training_args(replace(mod.Args(), map=("3m",), num_envs=4, num_steps=8, total_timesteps=32, **change))
         assert message in capsys.readouterr().err
 
 
@@ -386,7 +387,7 @@ def test_exp_name_with_a_path_separator_is_a_cli_error(capsys):
 
     mod = load_algo("happo_gnn")
     with pytest.raises(SystemExit):
-        mod.check_args(replace(mod.Args(), map=("3m",), num_envs=4, num_steps=8, total_timesteps=32, exp_name="../evil"))
+        check_training_args(replace(mod.Args(), map=("3m",), num_envs=4, num_steps=8, total_timesteps=32, exp_name="../evil"))
     assert "--exp-name '../evil': expected a name without path separators" in capsys.readouterr().err
 
 

@@ -1,13 +1,11 @@
 """Running a class actor only on the agent-steps it serves (``ClassPolicy.class_rows``) equals the masked form.
 
-HAPPO and HATRPO used to run every class actor over all agents of its class (SMACv2: over every
-agent) and mask the terms that do not count; they now gather the active agent-steps of the class.
-These tests compare the two forms on seeded rollouts of a fixed-roster map, a map with a healer and
-a SMACv2 scenario: same actions, same losses, gradients, factors and trust-region steps up to float
-summation order.
+HAPPO and HATRPO run each class actor on the alive agent-steps of its class only (SMACv2: of that class
+at that step). These tests compare the training loop's gathered form with the paper's masked form
+(every agent of the class, the terms that do not count weighted 0, written out in the tests) on seeded
+rollouts of a fixed-roster map, a map with a healer and a SMACv2 scenario: same actions, same losses,
+gradients, factors and trust-region steps up to float summation order.
 """
-
-import copy
 
 import pytest
 import torch
@@ -82,47 +80,49 @@ def _loss_inputs(map_name):
     return policy, obs, avail, act, logp, (~avail[..., 0]).float(), adv, factor, g
 
 
+def _masked_loss(dist, actions, behaviour, adv, factor, alive, clip_coef):
+    """HAPPO's surrogate over a class's whole ``[R, n_c]`` block, dead agents masked (the paper's form):
+    ``(pg, entropy, approx_kl, clipfrac)``, each a mean over the alive agents."""
+    logratio = dist.log_prob(actions) - behaviour
+    ratio = logratio.exp()
+    surr = torch.min(ratio * adv, torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef) * adv)
+    n = alive.sum().clamp(min=1.0)
+    with torch.no_grad():
+        kl = (((ratio - 1) - logratio) * alive).sum() / n
+        clipfrac = (((ratio - 1.0).abs() > clip_coef).float() * alive).sum() / n
+    return -(factor[:, None] * surr * alive).sum() / n, (dist.entropy() * alive).sum() / n, kl, clipfrac
+
+
 @pytest.mark.parametrize("map_name", MAPS)
 def test_gathered_class_loss_gradient_and_factor_equal_the_masked_ones(map_name):
-    policy, obs, avail, act, logp, active, adv, factor, g = _loss_inputs(map_name)
+    policy, obs, avail, act, logp, alive, adv, factor, g = _loss_inputs(map_name)
     R, N = act.shape
     new_logp = logp + 0.1 * torch.randn(R, N, generator=g)
     for c in policy.class_agents:
         ids = policy.agent_ids(c)
         # masked form: the class's whole [R, n_c] block
         o, a, b, x = obs[:, ids], act[:, ids], logp[:, ids], adv[:, ids]
-        av, on = avail[:, ids], active[:, ids] * policy.class_mask(c, obs[:, ids])
+        av, on = avail[:, ids], alive[:, ids] * policy.class_mask(c, obs[:, ids])
         policy.zero_grad()
-        ref = happo.happo_actor_loss(policy.class_dist(c, o, av), a, b, x, factor, on, 0.2)
+        ref = _masked_loss(policy.class_dist(c, o, av), a, b, x, factor, on, 0.2)
         (ref[0] - 0.01 * ref[1]).backward()
         g_ref = [p.grad.clone() for p in policy.actors[c].parameters()]
-        f_ref = happo.happo_factor_update(factor, new_logp[:, ids], b, on)
-        # gathered form
-        rows, pos, flat = policy.class_rows(c, obs, active)
+        f_ref = factor * torch.exp(((new_logp[:, ids] - b) * on).sum(-1))
+        # gathered form, as the training loop runs it
+        rows, pos, flat = policy.class_rows(c, obs, alive)
         assert rows.numel() == int(on.sum())
         policy.zero_grad()
         dist = policy.class_dist_at(c, obs.reshape(R * N, -1)[flat], avail.reshape(R * N, -1)[flat], pos)
-        got = happo.happo_actor_loss_maps(
-            [
-                (
-                    dist,
-                    act.reshape(-1)[flat],
-                    logp.reshape(-1)[flat],
-                    adv.reshape(-1)[flat],
-                    factor[rows],
-                    torch.ones(rows.numel()),
-                )
-            ],
-            0.2,
+        sums = happo.happo_actor_loss(
+            dist, act.reshape(-1)[flat], logp.reshape(-1)[flat], adv.reshape(-1)[flat], factor[rows], 0.2
         )
+        got = [s / rows.numel() for s in sums]
         (got[0] - 0.01 * got[1]).backward()
         for r, v in zip(ref, got, strict=True):
             torch.testing.assert_close(v, r, rtol=1e-5, atol=1e-6)
         for gr, gg in zip(g_ref, (p.grad for p in policy.actors[c].parameters()), strict=True):
             torch.testing.assert_close(gg, gr, rtol=1e-4, atol=1e-6)
-        f_got = happo.happo_factor_update_rows(
-            factor, new_logp.reshape(-1)[flat], logp.reshape(-1)[flat], rows * ids.numel() + pos, ids.numel()
-        )
+        f_got = happo.happo_factor_update(factor, new_logp.reshape(-1)[flat], logp.reshape(-1)[flat], rows, pos, ids.numel())
         torch.testing.assert_close(f_got, f_ref, rtol=1e-5, atol=0)
 
 
@@ -136,37 +136,54 @@ def test_minibatch_split_keeps_each_agent_step_with_its_env_step():
 
 
 @pytest.mark.parametrize("map_name", ["2s3z", "MMM"])
-def test_gathered_trpo_step_equals_the_masked_one(map_name):
+def test_gathered_trpo_step_moves_along_the_masked_natural_gradient(map_name):
+    """The training loop's step on the gathered alive agent-steps goes along ``F^-1 g`` of the masked form
+    (the class's whole block, dead agents weighted 0), and its stats are the masked means after the step."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from models.common import masked_mean
+
     policy, obs, avail, act, logp = _rollout(map_name, steps=30)
     R, N = act.shape
-    active = (~avail[..., 0]).float()
+    alive = (~avail[..., 0]).float()
     adv = torch.randn(R, N, generator=torch.Generator().manual_seed(5))
     factor = torch.ones(R)
     args = hatrpo.Args()
     c = next(iter(policy.class_agents))
     ids = policy.agent_ids(c)
-    twin = copy.deepcopy(policy)
-    before = torch.nn.utils.parameters_to_vector(policy.actors[c].parameters()).detach().clone()
-    ref = hatrpo.trpo_step(
-        policy, c, obs[:, ids], avail[:, ids], act[:, ids], logp[:, ids], adv[:, ids], factor, active[:, ids], args
-    )
-    rows, pos, flat = twin.class_rows(c, obs, active)
+    params = list(policy.actors[c].parameters())
+    before = torch.nn.utils.parameters_to_vector(params).detach().clone()
+    o, av, a, b, x, on = obs[:, ids], avail[:, ids], act[:, ids], logp[:, ids], adv[:, ids], alive[:, ids]
+
+    def surrogate():
+        return masked_mean(factor[:, None] * torch.exp(policy.class_dist(c, o, av).log_prob(a) - b) * x, on)
+
+    with sdpa_kernel(SDPBackend.MATH):  # the KL's double backward
+        g = hatrpo.flat_grad(surrogate(), params)
+        with torch.no_grad():
+            old = policy.class_dist(c, o, av)
+        grad_kl = hatrpo.flat_grad(masked_mean(old.kl(policy.class_dist(c, o, av)), on), params, create_graph=True)
+        direction = hatrpo.conjugate_gradient(
+            lambda v: hatrpo.flat_grad(grad_kl @ v, params, retain_graph=True) + args.cg_damping * v, g, args.cg_iters
+        )
+    rows, pos, flat = policy.class_rows(c, obs, alive)
     got = hatrpo.trpo_step(
-        twin,
+        [policy],
         c,
-        obs.reshape(R * N, -1)[flat],
-        avail.reshape(R * N, -1)[flat],
-        act.reshape(-1)[flat],
-        logp.reshape(-1)[flat],
-        adv.reshape(-1)[flat],
-        factor[rows],
-        torch.ones(rows.numel()),
+        [obs.reshape(R * N, -1)[flat]],
+        [avail.reshape(R * N, -1)[flat]],
+        [act.reshape(-1)[flat]],
+        [logp.reshape(-1)[flat]],
+        [adv.reshape(-1)[flat]],
+        [factor[rows]],
+        [pos],
         args,
-        pos=pos,
     )
-    assert got["step_accepted"] == ref["step_accepted"] == 1.0
-    for key in ("kl", "policy_loss", "entropy", "step_fraction"):
-        assert got[key] == pytest.approx(ref[key], rel=1e-3, abs=1e-6), key
-    step_ref = torch.nn.utils.parameters_to_vector(policy.actors[c].parameters()).detach() - before
-    step_got = torch.nn.utils.parameters_to_vector(twin.actors[c].parameters()).detach() - before
-    assert float((step_got - step_ref).norm() / step_ref.norm()) < 1e-3  # CG's solution, up to float summation order
+    assert got["step_accepted"] == 1.0
+    step = torch.nn.utils.parameters_to_vector(params).detach() - before
+    assert float(step @ direction / (step.norm() * direction.norm())) > 1 - 1e-3  # CG's solution, up to float order
+    with torch.no_grad():
+        new = policy.class_dist(c, o, av)
+        masked = {"kl": masked_mean(old.kl(new), on), "policy_loss": -surrogate(), "entropy": masked_mean(new.entropy(), on)}
+    for key, value in masked.items():
+        assert got[key] == pytest.approx(float(value), rel=1e-3, abs=1e-6), key

@@ -18,22 +18,22 @@ happo = load_algo("happo_gnn")
 
 def test_factor_multiplies_the_class_agents_ratios_and_skips_dead_agents():
     factor = torch.tensor([1.0, 2.0])
-    old = torch.zeros(2, 2)
-    new = torch.log(torch.tensor([[2.0, 3.0], [5.0, 7.0]]))
-    active = torch.tensor([[1.0, 1.0], [1.0, 0.0]])
-    out = happo.happo_factor_update(factor, new, old, active)
+    # the class's alive agent-steps: both agents at env step 0, agent 0 at env step 1 (agent 1 is dead there)
+    rows, pos = torch.tensor([0, 0, 1]), torch.tensor([0, 1, 0])
+    new = torch.log(torch.tensor([2.0, 3.0, 5.0]))
+    out = happo.happo_factor_update(factor, new, torch.zeros(3), rows, pos, 2)
     assert torch.allclose(out, torch.tensor([6.0, 10.0]))
     assert not out.requires_grad
 
 
 def test_clipped_surrogate_is_weighted_by_the_factor():
-    logits = torch.log(torch.tensor([[[0.6, 0.4]]]))  # [R=1, n_c=1, A=2]
-    dist = MaskedCategorical(logits, torch.ones(1, 1, 2, dtype=torch.bool))
-    behaviour = torch.log(torch.tensor([[0.4]]))  # ratio for action 0: 0.6 / 0.4 = 1.5
-    act, factor, active = torch.zeros(1, 1, dtype=torch.long), torch.tensor([2.0]), torch.ones(1, 1)
-    pg, ent, _, clipfrac = happo.happo_actor_loss(dist, act, behaviour, torch.tensor([[1.0]]), factor, active, 0.2)
+    logits = torch.log(torch.tensor([[0.6, 0.4]]))  # one alive agent-step, 2 actions
+    dist = MaskedCategorical(logits, torch.ones(1, 2, dtype=torch.bool))
+    behaviour = torch.log(torch.tensor([0.4]))  # ratio for action 0: 0.6 / 0.4 = 1.5
+    act, factor = torch.zeros(1, dtype=torch.long), torch.tensor([2.0])
+    pg, ent, _, clipfrac = happo.happo_actor_loss(dist, act, behaviour, torch.tensor([1.0]), factor, 0.2)
     assert pg.item() == pytest.approx(-2.0 * 1.2)  # min(1.5 A, 1.2 A) with A = 1, times M = 2
-    pg, *_ = happo.happo_actor_loss(dist, act, behaviour, torch.tensor([[-1.0]]), factor, active, 0.2)
+    pg, *_ = happo.happo_actor_loss(dist, act, behaviour, torch.tensor([-1.0]), factor, 0.2)
     assert pg.item() == pytest.approx(2.0 * 1.5)  # min(-1.5, -1.2) = -1.5
     assert clipfrac.item() == 1.0
     assert ent.item() == pytest.approx(-(0.6 * math.log(0.6) + 0.4 * math.log(0.4)), abs=1e-6)
@@ -74,20 +74,21 @@ def test_agent_dead_for_the_whole_batch_gets_exactly_zero_gradient(dead):
     torch.manual_seed(0)
     info, obs, avail = _dead_batch(dead)
     policy, critic = build_models(info, "gnn", hidden=32)
-    ids = policy.agent_ids("stalker")
-    c_obs = obs[:, ids].clone().requires_grad_(True)
-    logits = policy.class_logits("stalker", c_obs)
-    logits.retain_grad()
-    dist = MaskedCategorical(logits, avail[:, ids])
+    R, N = obs.shape[:2]
+    alive = (~avail[..., 0]).float()
+    obs = obs.clone().requires_grad_(True)
+    # the training loop's form: the class actor runs on the alive agent-steps of the class only
+    rows, pos, flat = policy.class_rows("stalker", obs.detach(), alive)
+    dist = policy.class_dist_at("stalker", obs.reshape(R * N, -1)[flat], avail.reshape(R * N, -1)[flat], pos)
     act = dist.sample()
     behaviour = dist.log_prob(act).detach() + 0.1  # any behaviour policy
-    active = (~avail[:, ids, 0]).float()
-    pg, ent, _, _ = happo.happo_actor_loss(dist, act, behaviour, torch.randn(6, 2), torch.rand(6) + 0.5, active, 0.2)
-    loss = pg - 0.01 * ent
-    loss.backward()
+    adv, factor = torch.randn(rows.numel()), (torch.rand(R) + 0.5)[rows]
+    pg, ent, _, _ = happo.happo_actor_loss(dist, act, behaviour, adv, factor, 0.2)
+    loss = (pg - 0.01 * ent) / max(rows.numel(), 1)
+    if rows.numel():
+        loss.backward()
     for k in dead:
-        assert torch.equal(logits.grad[:, k], torch.zeros_like(logits.grad[:, k]))
-        assert torch.equal(c_obs.grad[:, k], torch.zeros_like(c_obs.grad[:, k]))
+        assert obs.grad is None or torch.equal(obs.grad[:, k], torch.zeros_like(obs.grad[:, k]))
     grads = [p.grad for p in policy.actors["stalker"].parameters() if p.grad is not None]
     assert all(torch.isfinite(g).all() for g in grads) and torch.isfinite(loss)
     if len(dead) == 2:

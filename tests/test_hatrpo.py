@@ -16,6 +16,14 @@ from models import MaskedCategorical, build_models
 hatrpo = load_algo("hatrpo_gnn")
 
 
+def _gathered(policy, c, obs, avail, act, logp, adv, factor):
+    """A class's ``[R, n_c]`` block of agent-steps, all alive, as the training loop passes it to ``trpo_step``:
+    one map's lists of ``[R * n_c]`` agent-steps (row-major, as ``ClassPolicy.class_rows`` gathers them)."""
+    R, n_c = act.shape
+    flat = (obs.reshape(R * n_c, -1), avail.reshape(R * n_c, -1), act.reshape(-1), logp.reshape(-1), adv.reshape(-1))
+    return ([policy], c, *([x] for x in flat), [factor.repeat_interleave(n_c)], [torch.arange(n_c).repeat(R)])
+
+
 def test_conjugate_gradient_solves_a_small_spd_system():
     torch.manual_seed(0)
     m = torch.randn(5, 5, dtype=torch.float64)
@@ -37,25 +45,23 @@ def test_fisher_vector_product_equals_the_explicit_masked_fisher(gauss_newton):
     W = torch.randn(A, D, dtype=torch.float64, requires_grad=True)
     avail = torch.rand(R, 1, A) > 0.3
     avail[..., 0] = True
-    active = torch.ones(R, 1, dtype=torch.float64)
-    active[2] = 0.0  # a dead agent's row must not count
+    alive = torch.ones(R, dtype=torch.bool)
+    alive[2] = False  # a dead agent's row is not gathered, so it does not count
 
     def make():
-        return MaskedCategorical((x @ W.T), avail)
+        return [MaskedCategorical((x[alive, 0] @ W.T), avail[alive, 0])]
 
     with torch.no_grad():
         old = make()
     v = torch.randn(A * D, dtype=torch.float64)
-    product = hatrpo.masked_kl_fisher(make, old, active, [W], damping=0.0, gauss_newton=gauss_newton)
+    product = hatrpo.kl_fisher(make, old, [W], damping=0.0, gauss_newton=gauss_newton)
     fvp = product(v)
     F = torch.zeros(A * D, A * D, dtype=torch.float64)
-    for r in range(R):
-        if active[r, 0] == 0:
-            continue
-        p = old.probs[r, 0]
+    for j, r in enumerate(alive.nonzero().flatten().tolist()):
+        p = old[0].probs[j]
         J = torch.autograd.functional.jacobian(lambda w, xr=x[r, 0]: xr @ w.reshape(A, D).T, W.detach().reshape(-1))
         F += J.T @ (torch.diag(p) - torch.outer(p, p)) @ J
-    F /= active.sum()
+    F /= alive.sum()
     assert torch.allclose(fvp, F @ v, atol=1e-10)
     # the graphs are built once: a second product (another vector) is as exact
     v2 = torch.randn(A * D, dtype=torch.float64)
@@ -71,21 +77,21 @@ def test_gauss_newton_and_double_backward_fisher_products_agree_on_the_gnn_actor
     views = [policy, policy.view(maps[1].get_env_info())]
     data = []
     for view, out in zip(views, outs, strict=True):
-        ids = view.agent_ids("zealot")
-        active = torch.ones(6, ids.numel())
-        active[0, 0] = 0.0
-        data.append((view, out["obs"][:, ids], out["avail_actions"][:, ids], active))
+        alive = torch.ones(6, view.n_agents)
+        alive[0, view.agent_ids("zealot")[0]] = 0.0  # one zealot dead: not gathered
+        rows, pos, flat = view.class_rows("zealot", out["obs"], alive)
+        R, N = alive.shape
+        data.append((view, out["obs"].reshape(R * N, -1)[flat], out["avail_actions"].reshape(R * N, -1)[flat], pos))
 
     def make():
-        return [v.class_dist("zealot", o, a) for v, o, a, _ in data]
+        return [v.class_dist_at("zealot", o, a, i) for v, o, a, i in data]
 
     with torch.no_grad():
         old = make()
     params = list(policy.actors["zealot"].parameters())
     v = torch.randn(sum(p.numel() for p in params))
-    active = [d[3] for d in data]
-    gn = hatrpo.masked_kl_fisher(make, old, active, params, damping=0.1)(v)
-    db = hatrpo.masked_kl_fisher(make, old, active, params, damping=0.1, gauss_newton=False)(v)
+    gn = hatrpo.kl_fisher(make, old, params, damping=0.1)(v)
+    db = hatrpo.kl_fisher(make, old, params, damping=0.1, gauss_newton=False)(v)
     assert (gn - db).abs().max() <= 1e-5 * db.abs().max()
     assert float(v @ gn) > 0.1 * float(v @ v) * 0.999  # positive definite with the damping
 
@@ -105,8 +111,7 @@ def test_trpo_step_respects_the_trust_region_and_improves_the_surrogate():
     args = hatrpo.Args()
     adv = torch.randn(16, 2)
     factor = torch.ones(16)
-    active = torch.ones(16, 2)
-    stats = hatrpo.trpo_step(policy, "stalker", obs, avail, act, logp, adv, factor, active, args)
+    stats = hatrpo.trpo_step(*_gathered(policy, "stalker", obs, avail, act, logp, adv, factor), args)
     assert stats["step_accepted"] == 1.0
     assert 0.0 < stats["kl"] < args.kl_threshold
     with torch.no_grad():
@@ -158,13 +163,13 @@ def test_trpo_step_treats_behaviour_logprobs_as_constants():
         act = d.sample()
         logp = d.log_prob(act) if keep_graph else d.log_prob(act).detach()
         args = hatrpo.Args()
-        adv, factor, active = torch.randn(8, 3), torch.ones(8), torch.ones(8, 3)
-        return hatrpo.trpo_step(policy, "marine", obs, avail, act, logp, adv, factor, active, args)
+        adv, factor = torch.randn(8, 3), torch.ones(8)
+        return hatrpo.trpo_step(*_gathered(policy, "marine", obs, avail, act, logp, adv, factor), args)
 
     ref, got = step(False), step(True)
     assert ref["step_accepted"] == 1.0 and 0.0 < ref["kl"] < 0.01
     assert got["kl"] == ref["kl"] and got["step_fraction"] == ref["step_fraction"]
-    assert torch.equal(got["new_logp"], ref["new_logp"])
+    assert torch.equal(got["new_logp"][0], ref["new_logp"][0])
 
 
 def test_hatrpo_trains_on_a_smacv2_scenario_and_its_checkpoint_plays_a_larger_one(tmp_path):
@@ -207,8 +212,8 @@ def test_trpo_step_writes_the_weights_in_place(accept_ratio):
     ptrs = [p.data_ptr() for p in params]
     before = [p.detach().clone() for p in params]
     args = hatrpo.Args(ls_step=3, accept_ratio=accept_ratio, fisher_product="double-backward")
-    adv, factor, active = torch.randn(8, 3), torch.ones(8), torch.ones(8, 3)
-    stats = hatrpo.trpo_step(policy, "marine", obs, avail, act, logp, adv, factor, active, args)
+    adv, factor = torch.randn(8, 3), torch.ones(8)
+    stats = hatrpo.trpo_step(*_gathered(policy, "marine", obs, avail, act, logp, adv, factor), args)
     assert stats["step_accepted"] == (1.0 if accept_ratio < 1 else 0.0)
     assert [p.data_ptr() for p in params] == ptrs
     assert all(p.data._base is None and p.is_contiguous() for p in params)

@@ -150,15 +150,17 @@ def test_critic_minibatches_never_mix_the_states_of_two_maps():
     states = [o["state"] for o in outs]
     returns = [torch.randn(6), torch.randn(6) + 5.0]
     values = [torch.randn(6), torch.randn(6)]
+    data = [{"states": s, "returns": r, "values": v} for s, r, v in zip(states, returns, values, strict=True)]
+    args = happo.Args()
     for mb in happo.minibatch_indices([6, 6], 2, "cpu"):
-        loss = happo.critic_minibatch_loss(spies, states, returns, values, mb, 0.2, True, 10.0)
+        loss = happo.critic_backward(spies, data, mb, args, 1 << 62)
         assert torch.isfinite(loss)
         for k in range(2):
             assert torch.equal(calls[k][-1], states[k][mb[k]])  # map k's rows, through map k's view only
-        # the training loop's path (in passes of 2 states) keeps every map's rows to its own view too
+        # in passes of 2 states every map's rows still go to its own view only
         for k in range(2):
             calls[k].clear()
-        happo.critic_minibatch_backward(spies, states, returns, values, mb, 0.2, True, 10.0, 1.0, 2)
+        happo.critic_backward(spies, data, mb, args, 2)
         for k in range(2):
             assert torch.equal(torch.cat(calls[k]), states[k][mb[k]])
     assert all(s.shape[-1] == 48 for s in calls[0]) and all(s.shape[-1] == 168 for s in calls[1])
@@ -166,44 +168,50 @@ def test_critic_minibatches_never_mix_the_states_of_two_maps():
     torch.manual_seed(1)
     mb = happo.minibatch_indices([6, 6], 1, "cpu")[0]
     vn_state = {k: v.clone() for k, v in crits[0].value_norm.state_dict().items()}
-    got = happo.critic_minibatch_loss(crits, states, returns, values, mb, 0.2, True, 10.0)
+    got = happo.critic_backward(crits, data, mb, args, 1 << 62)
     crits[0].value_norm.load_state_dict(vn_state)
     new = torch.cat([crits[k](states[k][mb[k]]) for k in range(2)])
     ret, old = torch.cat([returns[k][mb[k]] for k in range(2)]), torch.cat([values[k][mb[k]] for k in range(2)])
     vn = crits[0].value_norm
     vn.update(ret)
-    want = happo.value_loss_fn(new, vn.normalize(old), vn.normalize(ret), 0.2, True, 10.0)
+    want = happo.value_loss(new, vn.normalize(old), vn.normalize(ret), 0.2, True, 10.0).mean()
     assert torch.allclose(got, want)
 
 
 def _class_parts(seed=0):
+    """Each map's marine agent-steps, gathered as the training loop gathers them, with the gradient
+    path back to that map's observations: ``(dist, actions, behaviour, advantages, factor)`` per map."""
     torch.manual_seed(seed)
     _, _, pols, _ = build_multi_map_models(_infos("3m", "8m"), "gnn", hidden=16)
     envs, outs = _batches(("3m", "8m"), num_envs=4, seed=seed)
     parts, obs = [], []
     for pol, out in zip(pols, outs, strict=True):
         o = out["obs"].clone().requires_grad_(True)
-        dist = pol.class_dist("marine", o, out["avail_actions"])
+        R, N = o.shape[:2]
+        rows, pos, flat = pol.class_rows("marine", o.detach(), torch.ones(R, N))
+        dist = pol.class_dist_at("marine", o.reshape(R * N, -1)[flat], out["avail_actions"].reshape(R * N, -1)[flat], pos)
         act = dist.sample()
-        n = o.shape[1]
-        parts.append((dist, act, dist.log_prob(act).detach() - 0.1, torch.randn(4, n), torch.rand(4) + 0.5, torch.ones(4, n)))
+        parts.append((dist, act, dist.log_prob(act).detach() - 0.1, torch.randn(rows.numel()), (torch.rand(R) + 0.5)[rows]))
         obs.append(o)
     return parts, obs
 
 
 def test_class_loss_over_maps_is_the_alive_mean_over_all_their_agents():
     parts, _ = _class_parts()
-    pg, ent, _, _ = happo.happo_actor_loss_maps(parts, 0.2)
-    one = [happo.happo_actor_loss(*p, 0.2) for p in parts]
-    n = [p[5].sum() for p in parts]  # alive agent-steps of each map: 4 x 3 and 4 x 8
-    assert torch.allclose(pg, (one[0][0] * n[0] + one[1][0] * n[1]) / (n[0] + n[1]))
-    assert torch.allclose(ent, (one[0][1] * n[0] + one[1][1] * n[1]) / (n[0] + n[1]))
-    assert happo.happo_actor_loss(*parts[0], 0.2)[0].item() == happo.happo_actor_loss_maps(parts[:1], 0.2)[0].item()
+    sums = [happo.happo_actor_loss(*p, 0.2) for p in parts]
+    n = sum(p[1].numel() for p in parts)  # alive agent-steps of both maps: 4 x 3 and 4 x 8
+    pg, ent = (sums[0][0] + sums[1][0]) / n, (sums[0][1] + sums[1][1]) / n
+    # one mean over every agent-step of both maps: -mean(M * min(r A, clip(r) A)), mean entropy
+    ratio = torch.cat([(d.log_prob(a) - b).exp() for d, a, b, _, _ in parts])
+    adv, factor = torch.cat([p[3] for p in parts]), torch.cat([p[4] for p in parts])
+    want = -(factor * torch.min(ratio * adv, ratio.clamp(0.8, 1.2) * adv)).mean()
+    assert torch.allclose(pg, want)
+    assert torch.allclose(ent, torch.cat([p[0].entropy() for p in parts]).mean())
 
 
 def test_a_maps_loss_has_no_gradient_through_another_maps_observations():
     parts, obs = _class_parts()
-    pg, *_ = happo.happo_actor_loss_maps(parts[:1], 0.2)  # map 0's part alone
+    pg, *_ = happo.happo_actor_loss(*parts[0], 0.2)  # map 0's part alone
     pg.backward()
     assert obs[0].grad is not None and obs[0].grad.abs().sum() > 0
     assert obs[1].grad is None
@@ -217,13 +225,14 @@ def test_hatrpo_step_over_two_maps_moves_the_shared_actor_within_the_trust_regio
     avail = [o["avail_actions"] for o in outs]
     with torch.no_grad():  # as the rollout acts
         act, logp = zip(*(p.act(o, a) for p, o, a in zip(pols, obs, avail, strict=True)), strict=True)
-    adv = [torch.randn(8, p.n_agents) for p in pols]
-    factor = [torch.ones(8), torch.ones(8)]
-    active = [torch.ones(8, p.n_agents) for p in pols]
+    adv = [torch.randn(8 * p.n_agents) for p in pols]
+    factor = [torch.ones(8 * p.n_agents) for p in pols]
+    pos = [torch.arange(p.n_agents).repeat(8) for p in pols]  # every agent alive: all agent-steps, row-major
+    flat = [[x.reshape(8 * x.shape[1], *x.shape[2:]) for x in xs] for xs in (obs, avail, act, logp)]
     args = hatrpo.Args(kl_threshold=0.01)
-    stats = hatrpo.trpo_step(pols, "marine", obs, avail, list(act), list(logp), adv, factor, active, args)
-    assert [t.shape for t in stats["new_logp"]] == [(8, 3), (8, 8)]
-    assert all(torch.allclose(o, b) for o, b in zip(stats["old_logp"], logp, strict=True))  # behaviour = current policy
+    stats = hatrpo.trpo_step(pols, "marine", *flat, adv, factor, pos, args)
+    assert [t.shape for t in stats["new_logp"]] == [(8 * 3,), (8 * 8,)]
+    assert all(torch.allclose(o, b) for o, b in zip(stats["old_logp"], flat[3], strict=True))  # behaviour = current policy
     assert stats["step_accepted"] == 1.0 and 0.0 < stats["kl"] < 0.01
     assert all(not torch.equal(o, n) for o, n in zip(stats["old_logp"], stats["new_logp"], strict=True))  # both maps
 
@@ -365,7 +374,8 @@ def test_one_map_checkpoint_and_resume_file_keep_the_single_map_format(tmp_path)
     raw = torch.load(run_dir / "happo_gnn.pt", weights_only=True)
     assert raw["args"]["map"] == "3m" and "train_maps" not in raw["config"]
     resume = torch.load(run_dir / "resume.pt", weights_only=True)
-    assert resume["args"]["map"] == "3m" and isinstance(resume["env"], dict) and isinstance(resume["next_obs"], dict)
+    assert resume["args"]["map"] == "3m"
+    assert [type(resume[key]) for key in ("env", "next_obs")] == [list, list] and len(resume["env"]) == 1  # one map
     with open(run_dir / "eval.csv") as f:
         assert f.readline().strip() == "global_step,wall_time_s,win_rate,eval_return,iteration"
 

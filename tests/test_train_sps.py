@@ -24,7 +24,7 @@ def test_every_timed_script_takes_the_flags_it_is_given():
         assert all(
             f"    {field}:" in text for field in ("map", "total_timesteps", "eval_interval", "eval_episodes", "save_model")
         )
-        assert "progress.update(" in text, name  # sc2_envs.runs' progress line, with sps=
+        assert "run.end_iteration(" in text or "progress.update(" in text, name  # the progress line, with sps=
 
 
 def test_a_baseline_tree_without_the_script_is_refused(tmp_path, monkeypatch):

@@ -1,8 +1,8 @@
 """A minibatch run in several forward/backward passes (``Args.pass_rows``) gives the one-pass update.
 
-HAPPO's actor and critic losses are means over the minibatch; ``happo_actor_loss_sums`` and
-``critic_minibatch_backward`` split them into per-pass sums divided by the whole minibatch's
-count, so the accumulated gradients equal the one-pass gradients up to float summation order.
+HAPPO's actor and critic losses are means over the minibatch; ``happo_actor_loss`` returns sums and
+``critic_backward`` backpropagates per-pass sums divided by the whole minibatch's count, so the
+accumulated gradients equal the one-pass gradients up to float summation order.
 """
 
 import copy
@@ -24,10 +24,10 @@ def _grads(module):
 
 @pytest.mark.parametrize("map_name", ["2s3z", "MMM", "protoss_5_vs_5"])
 def test_actor_passes_accumulate_the_one_pass_gradient(map_name):
-    policy, obs, avail, act, logp, active, adv, factor, _ = _loss_inputs(map_name)
+    policy, obs, avail, act, logp, alive, adv, factor, _ = _loss_inputs(map_name)
     R, N = act.shape
     for c in policy.class_agents:
-        rows, pos, flat = policy.class_rows(c, obs, active)
+        rows, pos, flat = policy.class_rows(c, obs, alive)
         assert rows.numel() > 7
 
         def part(i, c=c, rows=rows, pos=pos, flat=flat):
@@ -39,19 +39,17 @@ def test_actor_passes_accumulate_the_one_pass_gradient(map_name):
                 logp.reshape(-1)[f] + 0.05,
                 adv.reshape(-1)[f],
                 factor[rows[i]],
-                torch.ones(f.numel()),
             )
 
         everything = torch.arange(rows.numel())
         policy.zero_grad()
-        ref = happo.happo_actor_loss_maps([part(everything)], 0.2)
+        ref = [s / rows.numel() for s in happo.happo_actor_loss(*part(everything), 0.2)]
         (ref[0] - 0.01 * ref[1]).backward()
         g_ref = _grads(policy.actors[c])
         policy.zero_grad()
         sums = torch.zeros(4)
         for i in everything.split(7):  # uneven passes, the last one short
-            pg, ent, kl, clip, w = happo.happo_actor_loss_sums([part(i)], 0.2)
-            assert w.item() == i.numel()
+            pg, ent, kl, clip = happo.happo_actor_loss(*part(i), 0.2)
             ((pg - 0.01 * ent) / rows.numel()).backward()
             sums += torch.stack([pg.detach(), ent.detach(), kl, clip])
         torch.testing.assert_close(sums / rows.numel(), torch.stack(list(ref)).detach(), rtol=1e-5, atol=1e-6)
@@ -63,19 +61,20 @@ def test_critic_passes_accumulate_the_one_pass_gradient_and_update_the_normalise
     torch.manual_seed(0)
     _, critic, _, crits = build_multi_map_models(_infos("3m", "8m"), "gnn", hidden=16)
     _, outs = _batches(("3m", "8m"), num_envs=6)
-    states = [o["state"] for o in outs]
-    returns = [torch.randn(6), torch.randn(6) + 5.0]
-    values = [torch.randn(6), torch.randn(6)]
+    data = [
+        {"states": o["state"], "returns": r, "values": torch.randn(6)}
+        for o, r in zip(outs, (torch.randn(6), torch.randn(6) + 5.0), strict=True)
+    ]
+    args = happo.Args(vf_coef=0.5)
     mb = happo.minibatch_indices([6, 6], 1, "cpu")[0]
     vn_before = copy.deepcopy(crits[0].value_norm.state_dict())
     critic.zero_grad()
-    ref = happo.critic_minibatch_loss(crits, states, returns, values, mb, 0.2, True, 10.0)
-    (ref * 0.5).backward()
+    ref = happo.critic_backward(crits, data, mb, args, 1 << 62)  # one pass
     g_ref, vn_ref = _grads(critic), copy.deepcopy(crits[0].value_norm.state_dict())
     crits[0].value_norm.load_state_dict(vn_before)
     critic.zero_grad()
-    got = happo.critic_minibatch_backward(crits, states, returns, values, mb, 0.2, True, 10.0, 0.5, 4)
-    torch.testing.assert_close(got, ref.detach(), rtol=1e-5, atol=1e-6)
+    got = happo.critic_backward(crits, data, mb, args, 4)
+    torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-6)
     for a, b in zip(crits[0].value_norm.state_dict().values(), vn_ref.values(), strict=True):
         assert torch.equal(a, b)  # one update with the minibatch's returns, not one per pass
     for gr, gg in zip(g_ref, _grads(critic), strict=True):

@@ -8,60 +8,6 @@ from typing import Any
 
 import torch
 
-from sc2_envs.training.cli import cli_error
-
-
-def check_ally_dropout(ally_dropout: Any, train_maps: list[str], backend: str) -> list[float]:
-    """Refuse a bad ``--ally-dropout`` of a training script; return one probability per training map.
-
-    Args:
-        ally_dropout: the flag's value, one probability in ``[0, 1)`` for every map, or one per map.
-        train_maps: the run's ``--map`` names.
-        backend: ``--backend``; removing units at reset needs the embedded simulator (``sim``).
-
-    Raises:
-        SystemExit: via :func:`cli_error` (status 2) for a value that is not a number or lies outside
-            ``[0, 1)``, no value or a count of values that is neither 1 nor the number of maps, or a
-            non-zero value with ``--backend sc2``.
-    """
-    values = list(ally_dropout) if isinstance(ally_dropout, (list, tuple)) else [ally_dropout]  # one number: one value
-    shown = " ".join(map(str, values)) or "(no value)"
-    if any(isinstance(p, bool) or not isinstance(p, numbers.Real) for p in values):
-        cli_error(f"--ally-dropout {shown}: expected probabilities in [0, 1) (numbers)")
-    probs = [float(p) for p in values]
-    if len(probs) not in (1, len(train_maps)):
-        cli_error(
-            f"--ally-dropout {shown}: expected one probability (used for every map) or one per --map ({len(train_maps)}: "
-            f"{' '.join(train_maps)})"
-        )
-    bad = [p for p in probs if not 0.0 <= p < 1.0]
-    if bad:
-        cli_error(f"--ally-dropout {shown}: expected probabilities in [0, 1) (got {bad})")
-    probs = probs * len(train_maps) if len(probs) == 1 else probs
-    if any(probs) and backend != "sim":
-        cli_error(f"--ally-dropout {shown} with --backend {backend}: expected --backend sim (SMACSim.remove_allies) or 0")
-    return probs
-
-
-def ally_dropout_for(ally_dropout: Any, train_maps: list[str], backend: str, infos: list[dict]) -> list[float]:
-    """:func:`check_ally_dropout`, then refuse dropout on a map of one agent (its only ally would go).
-
-    Args:
-        infos: each training map's ``get_env_info()``, in ``train_maps`` order.
-
-    Returns:
-        One probability per training map.
-
-    Raises:
-        SystemExit: via :func:`cli_error` (status 2), as :func:`check_ally_dropout`, or for a non-zero
-            probability on a map with fewer than 2 agents.
-    """
-    probs = check_ally_dropout(ally_dropout, train_maps, backend)
-    for m, p, info in zip(train_maps, probs, infos, strict=True):
-        if p > 0 and info["n_agents"] < 2:
-            cli_error(f"--ally-dropout {p} on {m}: it has {info['n_agents']} agent; expected maps of 2 or more agents")
-    return probs
-
 
 def drop_allies(env: Any, obs: dict, started: torch.Tensor, prob: float) -> dict:
     """Team-size randomisation of ``--ally-dropout``: in each env that has just started an episode, with

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import os
 import sys
 from pathlib import Path
@@ -340,3 +341,136 @@ def resume_args(
             )
     names = {f.name for f in dataclasses.fields(cli)}
     return type(cli)(**{k: v for k, v in values.items() if k in names})
+
+
+def check_training_args(args: Any) -> None:
+    """Refuse bad settings of an on-policy training script's ``Args`` (``algos/happo_gnn.py``,
+    ``hatrpo_gnn.py``) before anything is created: the maps, backend, env split, minibatches, ranges
+    of the rates and coefficients (the fields ``args`` has), ``--eval-maps`` and ``--ally-dropout``.
+
+    Raises:
+        SystemExit: :func:`cli_error` (status 2), naming the flag, its value and what was expected.
+    """
+    from sc2_envs import list_maps
+
+    def need(ok: bool, flag: str, expected: str) -> None:
+        if not ok:
+            cli_error(f"--{flag.replace('_', '-')} {getattr(args, flag)!r}: expected {expected}")
+
+    check_finite_flags(args)
+    maps = list(args.map)
+    if not maps:
+        cli_error("--map: expected at least one map name")
+    bad = [m for m in maps if m not in list_maps("all")]
+    if bad:
+        shown = repr(maps[0]) if len(maps) == 1 else " ".join(maps)
+        cli_error(
+            f"--map {shown}: expected one of " + ", ".join(list_maps("all")) + (f" (unknown: {bad})" if len(maps) > 1 else "")
+        )
+    if len(set(maps)) < len(maps):
+        cli_error(f"--map {' '.join(maps)}: expected distinct maps (each map gets its own simulator)")
+    K = len(maps)
+    need(args.backend in ("sim", "sc2"), "backend", "sim or sc2")
+    need(
+        args.backend == "sim" or args.num_envs == K,
+        "num_envs",
+        "1 with --backend sc2 (it runs one StarCraft II game)" if K == 1 else f"{K} with --backend sc2 (one game per map)",
+    )
+    need(args.actor in ("gnn", "mlp"), "actor", "gnn or mlp")
+    need(
+        is_plain_name(args.exp_name),
+        "exp_name",
+        "a name without path separators (it names the run folder runs/<map>__<exp_name>__<seed>__<time>)",
+    )
+    for flag in ("num_envs", "num_steps", "num_minibatches", "update_epochs", "eval_episodes", "eval_interval", "hidden"):
+        if hasattr(args, flag):
+            need(getattr(args, flag) >= 1, flag, "an integer >= 1")
+    need(args.seed >= 0, "seed", "a non-negative integer")
+    need(args.actor_layers >= 1, "actor_layers", "an integer >= 1 (attention blocks in each GNN actor)")
+    need(args.torch_threads >= 0, "torch_threads", "an integer >= 0 (0: torch's default)")
+    if hasattr(args, "pass_rows"):
+        need(args.pass_rows >= 0, "pass_rows", "an integer >= 0 (0: automatic)")
+    need(0.0 < args.gamma <= 1.0, "gamma", "a discount in (0, 1]")
+    need(0.0 <= args.gae_lambda <= 1.0, "gae_lambda", "a value in [0, 1]")
+    need(args.time_budget_s >= 0, "time_budget_s", "seconds >= 0 (0: no budget)")
+    for flag in ("learning_rate", "critic_learning_rate", "clip_coef", "kl_threshold"):
+        if hasattr(args, flag):
+            need(getattr(args, flag) > 0, flag, "a value > 0")
+    check_loss_flags(args)
+    need(
+        args.num_envs % K == 0,
+        "num_envs",
+        f"a multiple of the number of maps ({K}): the envs are split evenly, one batched simulator per map",
+    )
+    batch = args.num_envs * args.num_steps
+    if K == 1:
+        need(
+            args.num_minibatches <= batch and batch % args.num_minibatches == 0,
+            "num_minibatches",
+            f"a divisor of the batch of {batch} env steps (--num-envs x --num-steps), for equal minibatches",
+        )
+    else:
+        per_map = batch // K
+        need(
+            args.num_minibatches <= per_map and per_map % args.num_minibatches == 0,
+            "num_minibatches",
+            f"a divisor of each map's batch of {per_map} env steps (--num-envs / {K} maps x --num-steps), so that "
+            "every minibatch holds the same share of every map",
+        )
+    need(
+        args.total_timesteps >= batch, "total_timesteps", f"at least one batch of {batch} env steps (--num-envs x --num-steps)"
+    )
+    check_eval_maps(args.eval_maps, maps, args.backend, list_maps("all"))
+    check_ally_dropout(args.ally_dropout, maps, args.backend)
+
+
+def check_ally_dropout(ally_dropout: Any, train_maps: list[str], backend: str) -> list[float]:
+    """Refuse a bad ``--ally-dropout`` of a training script; return one probability per training map.
+
+    Args:
+        ally_dropout: the flag's value, one probability in ``[0, 1)`` for every map, or one per map.
+        train_maps: the run's ``--map`` names.
+        backend: ``--backend``; removing units at reset needs the embedded simulator (``sim``).
+
+    Raises:
+        SystemExit: via :func:`cli_error` (status 2) for a value that is not a number or lies outside
+            ``[0, 1)``, no value or a count of values that is neither 1 nor the number of maps, or a
+            non-zero value with ``--backend sc2``.
+    """
+    values = list(ally_dropout) if isinstance(ally_dropout, (list, tuple)) else [ally_dropout]  # one number: one value
+    shown = " ".join(map(str, values)) or "(no value)"
+    if any(isinstance(p, bool) or not isinstance(p, numbers.Real) for p in values):
+        cli_error(f"--ally-dropout {shown}: expected probabilities in [0, 1) (numbers)")
+    probs = [float(p) for p in values]
+    if len(probs) not in (1, len(train_maps)):
+        cli_error(
+            f"--ally-dropout {shown}: expected one probability (used for every map) or one per --map ({len(train_maps)}: "
+            f"{' '.join(train_maps)})"
+        )
+    bad = [p for p in probs if not 0.0 <= p < 1.0]
+    if bad:
+        cli_error(f"--ally-dropout {shown}: expected probabilities in [0, 1) (got {bad})")
+    probs = probs * len(train_maps) if len(probs) == 1 else probs
+    if any(probs) and backend != "sim":
+        cli_error(f"--ally-dropout {shown} with --backend {backend}: expected --backend sim (SMACSim.remove_allies) or 0")
+    return probs
+
+
+def ally_dropout_for(ally_dropout: Any, train_maps: list[str], backend: str, infos: list[dict]) -> list[float]:
+    """:func:`check_ally_dropout`, then refuse dropout on a map of one agent (its only ally would go).
+
+    Args:
+        infos: each training map's ``get_env_info()``, in ``train_maps`` order.
+
+    Returns:
+        One probability per training map.
+
+    Raises:
+        SystemExit: via :func:`cli_error` (status 2), as :func:`check_ally_dropout`, or for a non-zero
+            probability on a map with fewer than 2 agents.
+    """
+    probs = check_ally_dropout(ally_dropout, train_maps, backend)
+    for m, p, info in zip(train_maps, probs, infos, strict=True):
+        if p > 0 and info["n_agents"] < 2:
+            cli_error(f"--ally-dropout {p} on {m}: it has {info['n_agents']} agent; expected maps of 2 or more agents")
+    return probs

@@ -48,7 +48,7 @@ from sc2_envs.training.checkpoints import (
 )
 from sc2_envs.training.cli import cli_error, is_plain_name
 
-RESUME_FORMAT = "sc2_envs.resume/1"
+RESUME_FORMAT = "sc2_envs.resume/2"
 """``format`` key of the files written by :func:`save_resume`."""
 
 RESUME_FILE = "resume.pt"
