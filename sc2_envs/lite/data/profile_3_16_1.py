@@ -510,6 +510,13 @@ BIRTH_GAP_MEASURED: dict[str, int] = {"Probe": 236, "SCV": 271, "Zealot": 607, "
 gaps, SCV 674 of 918, Zealot 357 of 657, Stalker 39 of 75). Each is the train time minus one loop
 (237, 272, 608, 672): the queue starts the next unit in the loop the previous one finishes."""
 
+OPENING_COLLECTION_MEASURED: dict[int, int] = {160: 209, 320: 671, 480: 699}
+"""The AI player's minerals collection rate (PlayerStats, per real minute) at loops 160, 320 and
+480 with its 12 starting workers: the same in 79, 80 and 63 of the 80 replays (the human's is 209
+at loop 160 in 65 of 80). By ``ECONOMY.collection_rate`` that is 25 minerals
+delivered by loop 160 and 120 in loops 80-320: a calibration target for a worker model's opening
+(walk to the patch, mine, return), from tracker PlayerStats of the replays in ``REPLAY_SOURCE``."""
+
 TECHLAB_OFFSET = (2.5, -0.5)
 """Add-on centre minus its Barracks' centre, game units (x, y): the 2x2 add-on sits flush right of
 the 3x3 building (``Footprint3x3AddOn2x2``, liberty FootprintData)."""
@@ -665,6 +672,7 @@ __all__ = [
     "ECONOMY",
     "ECONOMY_PROVENANCE",
     "GAME_DATA_COMMIT",
+    "OPENING_COLLECTION_MEASURED",
     "Economy",
     "LOOPS_PER_SECOND",
     "PROFILE",
