@@ -21,12 +21,14 @@ Three behaviours, all through the same commands the agent uses (``LiteEngine.app
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from sc2_envs.lite import kernels
-from sc2_envs.lite.catalog import TI_BUILD_TIME, TI_FOOTPRINT_W, TI_PRODUCER
+from sc2_envs.lite.catalog import TI_BUILD_TIME, TI_FOOTPRINT_W, TI_PRODUCER, TI_RESOURCE
 from sc2_envs.lite.layout import (
     CK_KIND,
     CK_PARAM,
@@ -126,6 +128,76 @@ def opening_events(seed: int) -> list[tuple[int, str, str]]:
     return sorted((int(loop), str(kind), str(name)) for loop, kind, name in sampler(seed))
 
 
+# columns of the macro scan (one row per game)
+(S_SCVS, S_ORBITAL_IDLE, S_ORBITAL_ENERGY, S_ARMY, S_ARMY_IDLE, S_BARRACKS_IDLE, S_TECHLAB, S_DEPOTS_BUILDING,
+ S_REFINERY_SHORT, S_THREAT) = range(10)  # fmt: skip
+NSCAN = 10
+
+
+@numba.njit(cache=True)
+def _scan(ui, uf, pq, games, types, hx, hy, radius, out):
+    """What the bot's macro rules need from each game in one pass over its units.
+
+    ``types``: engine ids of SCV, OrbitalCommand, Marine, Marauder, Barracks, BarracksTechLab,
+    SupplyDepot, Refinery. Slots are -1 when absent.
+    """
+    scv, orbital, marine, marauder, barracks, techlab, depot, refinery = types
+    for k in range(games.shape[0]):
+        b = games[k]
+        o = out[b]
+        o[:] = 0
+        o[S_ORBITAL_IDLE] = -1
+        o[S_ORBITAL_ENERGY] = -1
+        o[S_BARRACKS_IDLE] = -1
+        o[S_REFINERY_SHORT] = -1
+        o[S_THREAT] = -1
+        best_threat = radius
+        n = ui.shape[1]
+        for i in range(n):
+            if ui[b, i, UI_ALIVE] == 0:
+                continue
+            t = ui[b, i, UI_TYPE]
+            owner = ui[b, i, UI_OWNER]
+            if owner == 1:
+                d = math.hypot(uf[b, i, UF_X] - hx, uf[b, i, UF_Y] - hy)
+                if d < best_threat:
+                    best_threat = d
+                    o[S_THREAT] = i
+                continue
+            if owner == 0:
+                continue
+            done = ui[b, i, UI_DONE] == 1
+            if t == scv:
+                o[S_SCVS] += 1
+            elif t == marine or t == marauder:
+                o[S_ARMY] += 1
+                if ui[b, i, UI_NORDERS] == 0:
+                    o[S_ARMY_IDLE] += 1
+            elif t == techlab and done:
+                o[S_TECHLAB] += 1
+            elif t == depot and not done:
+                o[S_DEPOTS_BUILDING] += 1
+            for q in range(ui[b, i, UI_NQUEUE]):
+                if pq[b, i, q] == scv:
+                    o[S_SCVS] += 1
+                elif pq[b, i, q] == marine or pq[b, i, q] == marauder:
+                    o[S_ARMY] += 1
+            if t == orbital and done:
+                if ui[b, i, UI_NQUEUE] == 0:
+                    o[S_ORBITAL_IDLE] = i
+                if uf[b, i, UF_ENERGY] >= 50.0:
+                    o[S_ORBITAL_ENERGY] = i
+            elif t == barracks and done and ui[b, i, UI_NQUEUE] == 0:
+                o[S_BARRACKS_IDLE] = i
+            elif t == refinery and done:
+                on = 0
+                for w in range(n):
+                    if ui[b, w, UI_ALIVE] == 1 and ui[b, w, UI_TYPE] == scv and ui[b, w, UI_GATHER] == i:
+                        on += 1
+                if on < 3:
+                    o[S_REFINERY_SHORT] = i
+
+
 class VeryEasyTerranBot:
     """Drives player 2 of every game of a ``LiteEngine``.
 
@@ -149,6 +221,13 @@ class VeryEasyTerranBot:
         self.home = np.asarray(engine.map.start_locations[1], np.float32)
         self.enemy_home = np.asarray(engine.map.start_locations[0], np.float32)
         self._sites = self._candidate_sites()
+        names = ("SCV", "OrbitalCommand", "Marine", "Marauder", "Barracks", "BarracksTechLab", "SupplyDepot", "Refinery")
+        self.scan_types = np.array([self.t[n] for n in names], np.int64)
+        tpl = engine.template
+        fields = [s for s in range(engine.first_free) if engine.catalog.ti[tpl.ui[0, s, UI_TYPE], TI_RESOURCE] == 1]
+        self.mule_patch = min(
+            fields, key=lambda s: np.hypot(tpl.uf[0, s, UF_X] - self.home[0], tpl.uf[0, s, UF_Y] - self.home[1])
+        )
 
     # ------------------------------------------------------------------ plan
     def _issue_loop(self, loop: int, kind: str, name: str) -> int:
@@ -330,77 +409,84 @@ class VeryEasyTerranBot:
         if not plan:
             self.opening_done[b] = True
 
-    def _macro(self, b: int, loop: int) -> None:
+    def _batch(self, games: np.ndarray, kind: int, sel: np.ndarray, param=0, target=None, xy=None) -> np.ndarray:
+        """One command in each of ``games`` (one ``apply`` call); returns their ActionResults."""
+        eng = self.engine
+        ck = np.zeros((eng.num_games, NCK), np.int64)
+        cf = np.zeros((eng.num_games, 2), np.float32)
+        sel = np.asarray(sel, np.int64).reshape(len(games), -1)
+        cs = np.full((eng.num_games, sel.shape[1]), -1, np.int64)
+        ck[games, CK_KIND] = kind
+        ck[games, CK_PARAM] = param
+        ck[games, CK_TARGET] = -1 if target is None else target
+        ck[games, CK_PLAYER] = 2
+        if xy is not None:
+            cf[games] = xy
+        cs[games] = sel
+        return eng.apply(ck, cf, cs)[games]
+
+    def _macro(self, games: np.ndarray, loop: np.ndarray) -> None:
+        """The macro rules of every game in ``games`` at once (a scan kernel, batched commands)."""
         st = self.engine.state
         p = self.params
-        pf = st.pf[b]
-        ui, uf = st.ui[b], st.uf[b]
-        # MULE whenever the Orbital has the energy.
-        for o in self._units(b, ("OrbitalCommand",)):
-            if uf[o, UF_ENERGY] >= 50.0:
-                self._do(b, self.t["MULE"], "born")
-        # Three SCVs on each finished Refinery.
-        for r in self._units(b, ("Refinery",)):
-            on = np.count_nonzero((ui[:, UI_ALIVE] == 1) & (ui[:, UI_OWNER] == 2) & (ui[:, UI_GATHER] == r))
-            for _ in range(max(0, 3 - on)):
-                scv = self._free_scv(b, uf[r, UF_X], uf[r, UF_Y])
-                if scv < 0 or self._command(b, CMD_GATHER, [scv], target=int(r)) != kernels.AR_SUCCESS:
-                    break
-        # SCVs back to back once the Orbital stands (the replays: none between loops 561 and ~2,950).
-        scvs = len(self._units(b, ("SCV",), done=False))
-        orbitals = self._units(b, ("OrbitalCommand",))
-        if scvs < p.max_workers and len(orbitals) and ui[orbitals[0], UI_NQUEUE] == 0:
-            self._do(b, self.t["SCV"], "born")
-        if not self.opening_done[b]:
-            return
-        army = len(self._units(b, ("Marine", "Marauder"), done=False))
-        rax = self._units(b, ("Barracks",))
-        if army < p.max_army and len(rax) and ui[rax[0], UI_NQUEUE] == 0 and loop >= self.next_army[b]:
-            unit = "Marauder" if army % 2 == 1 and len(self._units(b, ("BarracksTechLab",))) else "Marine"
-            if self._do(b, self.t[unit], "born"):
-                self.next_army[b] = loop + p.army_period
-        depots_building = len(self._units(b, ("SupplyDepot",), done=False)) - len(self._units(b, ("SupplyDepot",)))
-        if (
-            pf[2, PF_FOOD_CAP] - pf[2, PF_FOOD_USED] < 3
-            and pf[2, PF_FOOD_CAP] < 200
-            and depots_building == 0
-            and pf[2, PF_MINERALS] >= 100
-        ):
-            self._do(b, self.t["SupplyDepot"], "init")
-
-    def _defend(self, b: int, loop: int) -> None:
-        st = self.engine.state
-        ui, uf = st.ui[b], st.uf[b]
-        army = self._units(b, ("Marine", "Marauder"))
-        if len(army) == 0:
-            return
-        enemy = np.flatnonzero((ui[:, UI_ALIVE] == 1) & (ui[:, UI_OWNER] == 1))
-        if self.params.attack_at_loop and loop >= self.params.attack_at_loop:
-            self._command(b, CMD_ATTACK_PT, [int(a) for a in army], x=float(self.enemy_home[0]), y=float(self.enemy_home[1]))
-            return
-        if len(enemy) == 0:
-            return
-        d = np.hypot(uf[enemy, UF_X] - self.home[0], uf[enemy, UF_Y] - self.home[1])
-        near = d < self.params.defend_radius
-        if not near.any():
-            return
-        e = enemy[near][np.argmin(d[near])]
-        idle = army[ui[army, UI_NORDERS] == 0]
-        if len(idle):
-            self._command(b, CMD_ATTACK_PT, [int(a) for a in idle], x=float(uf[e, UF_X]), y=float(uf[e, UF_Y]))
+        scan = np.zeros((self.engine.num_games, NSCAN), np.int64)
+        _scan(st.ui, st.uf, st.pq, games, self.scan_types, float(self.home[0]), float(self.home[1]), p.defend_radius, scan)
+        g = games
+        sc = scan[g]
+        # MULE whenever an Orbital has the energy
+        m = sc[:, S_ORBITAL_ENERGY] >= 0
+        if m.any():
+            self._batch(g[m], CMD_CALLDOWN_MULE, sc[m, S_ORBITAL_ENERGY], target=self.mule_patch)
+        # SCVs back to back once the Orbital stands (the replays: none between loops 561 and ~2,950)
+        m = (sc[:, S_ORBITAL_IDLE] >= 0) & (sc[:, S_SCVS] < p.max_workers)
+        if m.any():
+            self._batch(g[m], CMD_TRAIN, sc[m, S_ORBITAL_IDLE], param=self.t["SCV"])
+        # three SCVs on each finished Refinery, one per decision
+        m = sc[:, S_REFINERY_SHORT] >= 0
+        for b, r in zip(g[m], sc[m, S_REFINERY_SHORT], strict=True):
+            scv = self._free_scv(int(b), float(st.uf[b, r, UF_X]), float(st.uf[b, r, UF_Y]))
+            if scv >= 0:
+                self._batch(np.array([b]), CMD_GATHER, np.array([scv]), target=np.array([r]))
+        done = self.opening_done[g]
+        # one army unit every army_period loops after the opening, up to max_army
+        m = done & (sc[:, S_BARRACKS_IDLE] >= 0) & (sc[:, S_ARMY] < p.max_army) & (loop[g] >= self.next_army[g])
+        if m.any():
+            marauder = (sc[m, S_ARMY] % 2 == 1) & (sc[m, S_TECHLAB] > 0)
+            for unit, which in (("Marauder", marauder), ("Marine", ~marauder)):
+                if which.any():
+                    gg = g[m][which]
+                    ok = self._batch(gg, CMD_TRAIN, sc[m][which, S_BARRACKS_IDLE], param=self.t[unit]) == kernels.AR_SUCCESS
+                    self.next_army[gg[ok]] = loop[gg[ok]] + p.army_period
+        # a Supply Depot when free supply falls under 3
+        pf = st.pf[g, 2]
+        m = done & (pf[:, PF_FOOD_CAP] - pf[:, PF_FOOD_USED] < 3) & (pf[:, PF_FOOD_CAP] < 200)
+        m &= (sc[:, S_DEPOTS_BUILDING] == 0) & (pf[:, PF_MINERALS] >= 100)
+        for b in g[m]:
+            self._do(int(b), self.t["SupplyDepot"], "init")
+        # defence: idle army attack-moves to the nearest agent unit near the Command Center
+        if p.attack_at_loop:
+            m = loop[g] >= p.attack_at_loop
+            for b in g[m]:
+                army = self._units(int(b), ("Marine", "Marauder"))
+                if len(army):
+                    self._command(
+                        int(b), CMD_ATTACK_PT, [int(a) for a in army], x=float(self.enemy_home[0]), y=float(self.enemy_home[1])
+                    )
+        m = (sc[:, S_THREAT] >= 0) & (sc[:, S_ARMY_IDLE] > 0)
+        for b, e in zip(g[m], sc[m, S_THREAT], strict=True):
+            army = self._units(int(b), ("Marine", "Marauder"))
+            idle = [int(a) for a in army if st.ui[b, a, UI_NORDERS] == 0]
+            self._command(int(b), CMD_ATTACK_PT, idle, x=float(st.uf[b, e, UF_X]), y=float(st.uf[b, e, UF_Y]))
 
     def act(self, games: np.ndarray) -> None:
         """Run the bot's due decisions in ``games`` at their current loop."""
-        loops = self.engine.game_loop
-        for b in games:
-            b = int(b)
-            loop = int(loops[b])
-            if self.next_event[b] <= loop:
-                self._opening(b, loop)
-            if self.next_macro[b] <= loop:
-                self._macro(b, loop)
-                self._defend(b, loop)
-                self.next_macro[b] = loop + MACRO_PERIOD
+        loops = self.engine.game_loop.copy()
+        for b in games[self.next_event[games] <= loops[games]]:
+            self._opening(int(b), int(loops[b]))
+        macro = games[self.next_macro[games] <= loops[games]]
+        if len(macro):
+            self._macro(macro, loops)
+            self.next_macro[macro] = loops[macro] + MACRO_PERIOD
 
     def run(self, loops: np.ndarray) -> None:
         """Advance every game by ``loops[b]`` game loops, acting at each decision loop on the way."""

@@ -216,12 +216,15 @@ AR_ORDER_QUEUE_IS_FULL = 203
 
 _ARRIVE = 0.25  # cells: a walking unit stops this close (edge to edge) to a unit it walks to
 
-_jit = numba.njit(cache=True, fastmath=False)
+_jit = numba.njit(cache=True)
+# Hot helpers are inlined into their callers at Numba-IR level: a call with the ~20 array
+# arguments these take costs more than the work of a unit in most game loops.
+_inline = numba.njit(cache=True, inline="always")
 _jit_parallel = numba.njit(cache=True, parallel=True)
 
 
 # ================================================================ geometry and navigation
-@_jit
+@_inline
 def _cell_node(nav_node, x, y):
     h, w = nav_node.shape
     cx = min(max(int(x), 0), w - 1)
@@ -229,7 +232,7 @@ def _cell_node(nav_node, x, y):
     return nav_node[cy, cx]
 
 
-@_jit
+@_inline
 def _move_toward(uf, i, tx, ty, stop, speed, nav_node, nav_next, nav_x, nav_y):
     """Walk unit ``i`` one game loop toward (tx, ty); True once within ``stop`` cells of it.
 
@@ -272,7 +275,7 @@ def _move_toward(uf, i, tx, ty, stop, speed, nav_node, nav_next, nav_x, nav_y):
     return math.sqrt(ex * ex + ey * ey) <= stop + 1e-4
 
 
-@_jit
+@_inline
 def _dist(uf, i, j):
     dx = uf[i, UF_X] - uf[j, UF_X]
     dy = uf[i, UF_Y] - uf[j, UF_Y]
@@ -468,13 +471,13 @@ def nearest_mineral(uf, ui, ti, x, y, max_dist):
     return best
 
 
-@_jit
+@_inline
 def _edge_dist(uf, ui, tf, i, j):
     return _dist(uf, i, j) - tf[ui[i, UI_TYPE], TF_RADIUS] - tf[ui[j, UI_TYPE], TF_RADIUS]
 
 
 # ================================================================ economy
-@_jit
+@_inline
 def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, nav_y):
     """One game loop of a worker (or MULE) with a Gather order: the harvest state machine.
 
@@ -850,7 +853,7 @@ def _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, s, first_free, loo
 
 
 # ================================================================ one game loop
-@_jit
+@_inline
 def _unit_step(
     uf,
     ui,
@@ -1081,7 +1084,7 @@ def _game_loop(
     if loop % 8 == 0:
         _update_power(uf, ui, ti, tf)
     for i in range(ui.shape[0]):
-        if ui[i, UI_ALIVE] == 1:
+        if ui[i, UI_ALIVE] == 1 and ui[i, UI_OWNER] != 0:
             _unit_step(
                 uf,
                 ui,
@@ -1110,8 +1113,7 @@ def _game_loop(
     gi[GI_LOOP] = loop + 1
 
 
-@_jit_parallel
-def advance(
+def _advance(
     loops,
     uf,
     ui,
@@ -1429,8 +1431,7 @@ def _apply_one(ck, cf, cs, uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placemen
     return code
 
 
-@_jit_parallel
-def apply_commands(ck, cf, cs, result, uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, first_free):
+def _apply_commands(ck, cf, cs, result, uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, first_free):
     """Apply one command per game (``CMD_NONE`` for none).
 
     Args:
@@ -1461,3 +1462,26 @@ def apply_commands(ck, cf, cs, result, uf, ui, oi, of, pq, pf, gi, occ, ghost, v
             ec,
             first_free,
         )
+
+
+# Each batched kernel in two builds: a serial one for small batches (a parallel region's thread
+# wake-up and spin costs more than a small batch's work, and the spinning threads compete with
+# the Python side on a 2-core machine) and a parallel one over games for large batches.
+PARALLEL_MIN_GAMES = 16
+"""Batches of at least this many games use the parallel builds."""
+advance_serial = _jit(_advance)
+advance_parallel = _jit_parallel(_advance)
+apply_commands_serial = _jit(_apply_commands)
+apply_commands_parallel = _jit_parallel(_apply_commands)
+
+
+def advance(loops, *arrays):
+    """Advance each running game by ``loops[b]`` game loops (see ``_advance`` for the arguments)."""
+    fn = advance_parallel if loops.shape[0] >= PARALLEL_MIN_GAMES else advance_serial
+    fn(loops, *arrays)
+
+
+def apply_commands(ck, *arrays):
+    """Apply one command per game (see ``_apply_commands`` for the arguments)."""
+    fn = apply_commands_parallel if ck.shape[0] >= PARALLEL_MIN_GAMES else apply_commands_serial
+    fn(ck, *arrays)
