@@ -215,6 +215,7 @@ AR_MUST_TARGET_RESOURCES = 89
 AR_ORDER_QUEUE_IS_FULL = 203
 
 _ARRIVE = 0.25  # cells: a walking unit stops this close (edge to edge) to a unit it walks to
+BOUNCE_RADIUS = 3.0  # cells: how far a worker looks for a free mineral field when its own is taken
 
 _jit = numba.njit(cache=True)
 # Hot helpers are inlined into their callers at Numba-IR level: a call with the ~20 array
@@ -471,6 +472,23 @@ def nearest_mineral(uf, ui, ti, x, y, max_dist):
     return best
 
 
+@_jit
+def _free_mineral_near(uf, ui, ti, r, radius):
+    """Nearest mineral field within ``radius`` cells of field ``r`` that nobody harvests now, or -1."""
+    best = -1
+    bd = radius
+    for k in range(ui.shape[0]):
+        if k == r or ui[k, UI_ALIVE] == 0 or ti[ui[k, UI_TYPE], TI_RESOURCE] != RES_MINERAL:
+            continue
+        if ui[k, UI_CONTENTS] <= 0 or ui[k, UI_OCCUPANT] >= 0:
+            continue
+        d = _dist(uf, r, k)
+        if d < bd:
+            bd = d
+            best = k
+    return best
+
+
 @_inline
 def _edge_dist(uf, ui, tf, i, j):
     return _dist(uf, i, j) - tf[ui[i, UI_TYPE], TF_RADIUS] - tf[ui[j, UI_TYPE], TF_RADIUS]
@@ -528,6 +546,14 @@ def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, n
             ui[r, UI_OCCUPANT] = i
             ui[i, UI_WSTATE] = WS_HARVEST
             uf[i, UF_WTIMER] = ec[EC_GAS_HARVEST] if gas else ec[EC_MINERAL_HARVEST]
+        elif not gas:
+            # The field is taken: a worker moves on to a free field close by if there is one
+            # (the game's worker "bounce", which spreads workers over a mineral line), else waits.
+            nr = _free_mineral_near(uf, ui, ti, r, BOUNCE_RADIUS)
+            if nr >= 0:
+                oi[i, 0, OI_TARGET] = nr
+                ui[i, UI_GATHER] = nr
+                ui[i, UI_WSTATE] = WS_TO_RESOURCE
         return
     if ws == WS_HARVEST:
         uf[i, UF_WTIMER] -= 1.0
