@@ -21,6 +21,8 @@ import numpy as np
 
 from sc2_envs.lite.catalog import (
     EC_ACQUIRE_PERIOD,
+    EC_ADDON_DX,
+    EC_ADDON_DY,
     EC_CANCEL_REFUND,
     EC_GAS_HARVEST,
     EC_GAS_PER_TRIP,
@@ -833,6 +835,14 @@ def _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, s, first_free, loo
             return  # supply blocked: the head waits (its price is already paid)
         ui[s, UI_STARTED] = 1
         pf[owner, PF_FOOD_USED] += food
+        if ti[t, TI_ADDON] == 1:
+            # The add-on stands from the start of its construction (the replays' UnitInit) and
+            # builds itself; the producer's queue entry only keeps it busy meanwhile.
+            ax = uf[s, UF_X] + ec[EC_ADDON_DX]
+            ay = uf[s, UF_Y] + ec[EC_ADDON_DY]
+            a = spawn(uf, ui, oi, pq, occ, ti, tf, t, owner, ax, ay, False, first_free, loop)
+            if a >= 0:
+                ui[s, UI_ADDON] = a
     st = ui[s, UI_TYPE]
     if ti[st, TI_NEEDS_POWER] == 1 and ui[s, UI_POWERED] == 0:
         return
@@ -852,9 +862,7 @@ def _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, s, first_free, loo
         uf[s, UF_HP] = frac * tf[t, TF_HP]
         uf[s, UF_ENERGY] = tf[t, TF_ENERGY_START]
     elif ti[t, TI_ADDON] == 1:
-        a = spawn(uf, ui, oi, pq, occ, ti, tf, t, owner, uf[s, UF_X] + 2.5, uf[s, UF_Y] - 0.5, True, first_free, loop)
-        if a >= 0:
-            ui[s, UI_ADDON] = a
+        pass  # the add-on placed at the start completes on its own
     else:
         x, y = _spawn_point(uf, ui, tf, s, t)
         u = spawn(uf, ui, oi, pq, occ, ti, tf, t, owner, x, y, True, first_free, loop)
@@ -1252,7 +1260,7 @@ def _train(uf, ui, pq, pf, ti, tf, ec, sel, nsel, owner, t):
 
 
 @_jit
-def _cancel_last(uf, ui, pq, pf, ti, tf, s):
+def _cancel_last(uf, ui, pq, pf, occ, ti, tf, s):
     n = ui[s, UI_NQUEUE]
     if n == 0:
         return AR_ERROR
@@ -1260,6 +1268,11 @@ def _cancel_last(uf, ui, pq, pf, ti, tf, s):
     pq[s, n - 1] = -1
     ui[s, UI_NQUEUE] = n - 1
     if n == 1:
+        if ui[s, UI_STARTED] == 1 and ti[t, TI_ADDON] == 1 and ui[s, UI_ADDON] >= 0:
+            a = ui[s, UI_ADDON]  # the add-on under construction goes with its entry
+            ui[a, UI_ALIVE] = 0
+            _mark_footprint(occ, uf[a, UF_X], uf[a, UF_Y], ti[t, TI_FOOTPRINT_W], ti[t, TI_FOOTPRINT_H], 0)
+            ui[s, UI_ADDON] = -1
         ui[s, UI_STARTED] = 0
         uf[s, UF_PROD] = 0.0
     _pay(pf, ti, ui[s, UI_OWNER], t, -1.0)
@@ -1298,7 +1311,7 @@ def _apply_one(ck, cf, cs, uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placemen
         for k in range(nsel):
             s = sel[k]
             if ui[s, UI_NQUEUE] > 0:
-                return _cancel_last(uf, ui, pq, pf, ti, tf, s)
+                return _cancel_last(uf, ui, pq, pf, occ, ti, tf, s)
         return code
     if kind == CMD_CANCEL_BUILD:
         code = AR_ERROR
