@@ -1511,7 +1511,6 @@ PARALLEL_MIN_GAMES = 16
 advance_serial = _jit(_advance)
 advance_parallel = _jit_parallel(_advance)
 apply_commands_serial = _jit(_apply_commands)
-apply_commands_parallel = _jit_parallel(_apply_commands)
 
 
 def advance(loops, *arrays):
@@ -1521,6 +1520,9 @@ def advance(loops, *arrays):
 
 
 def apply_commands(ck, *arrays):
-    """Apply one command per game (see ``_apply_commands`` for the arguments)."""
-    fn = apply_commands_parallel if ck.shape[0] >= PARALLEL_MIN_GAMES else apply_commands_serial
-    fn(ck, *arrays)
+    """Apply one command per game (see ``_apply_commands`` for the arguments).
+
+    Serial at every batch size: a command is a few hundred operations, less than the cost of
+    waking the thread pool.
+    """
+    apply_commands_serial(ck, *arrays)
