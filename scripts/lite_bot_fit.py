@@ -157,6 +157,11 @@ def fit(reps: list[ReplayEvents]) -> dict:
             reach = sum(1 for r in reps if r.loops >= min(firsts))
             later[name] = (len(firsts), reach, int(min(firsts)), float(np.median(firsts)), int(max(firsts)))
     out["later_tech"] = later
+    sites = {}
+    for unit, nth in (("Factory", 1), ("CommandCenter", 1), ("Starport", 1), ("SupplyDepot", 4), ("Refinery", 3)):
+        cells = Counter((h[1], h[2]) for h in (nth_event(r, "init", unit, nth) for r in reps) if h)
+        sites[f"{unit} #{nth}"] = (sum(cells.values()), cells.most_common(2))
+    out["later_sites"] = sites
     # Where the AI's army loses units: the human attacks it at home (see bot_very_easy).
     out["army_deaths_on_ai_half"] = sum(
         1 for r in reps for ev in r.events if ev[3] == AI and ev[1] == "died" and ev[2] in ARMY and ev[4] + ev[5] < 88
@@ -190,6 +195,9 @@ def main() -> int:
     print("later tech (replays with it / replays lasting to its earliest loop, min, median, max first loop):")
     for name, (n, reach, a, m, b) in res["later_tech"].items():
         print(f"  {name:16s} {n:3d}/{reach:3d} {a:6d} {m:8.1f} {b:6d}")
+    print("later structures' cells (x, y): (replays, most common)")
+    for name, (n, cells) in res["later_sites"].items():
+        print(f"  {name:18s} {n:3d} {cells}")
     print(f"army deaths on the AI's half of the map: {res['army_deaths_on_ai_half']} of {res['army_deaths_total']}")
     if args.check:
         from sc2_envs.lite.data import bot_very_easy as bot

@@ -4,14 +4,14 @@ Reads a local clone of SC2Mapster/SC2GameData (https://github.com/SC2Mapster/SC2
 game-data dumps; nothing from it is stored in this repository) at one commit with ``git show``,
 merges the mods in the order a melee map that declares the multiplayer dependencies loads them
 (Core, Liberty, LibertyMulti, Swarm, SwarmMulti, Void, VoidMulti; the order BurnySc2/sc2-techtree's
-README gives; BalanceMulti is a balance-test mod and is left out), and prints, per unit of
-``sc2_envs.lite.data.profile_3_16_1``, every stat the profile holds together with the mod that set
-it. With ``--check`` it exits non-zero when any profile value differs from the merged data.
+README gives; BalanceMulti is a balance-test mod and is left out), and prints, per unit of a data
+profile (``--profile``, default "3.16.1"), every stat the profile holds together with the mod that
+set it. With ``--check`` it exits non-zero when any profile value differs from the merged data.
 
 Usage:
     git clone https://github.com/SC2Mapster/SC2GameData /tmp/SC2GameData
     python scripts/lite_game_data.py /tmp/SC2GameData --commit f597e057 --check
-    python scripts/lite_game_data.py /tmp/SC2GameData --commit db03e82a  # 4.10.0.75689, for the notes
+    python scripts/lite_game_data.py /tmp/SC2GameData --commit db03e82a --profile 4.10 --check
 
 Merge rules (how the editor layers catalog entries): a later mod's entry with the same id
 overrides field by field; a field with an ``index`` attribute overrides that index only; an entry
@@ -137,9 +137,8 @@ def damage_chain(effects: Catalog, effect: str, hits: int = 1, depth: int = 0) -
     raise RuntimeError(f"effect {effect} of kind {kind} has no damage")
 
 
-def derive(read) -> dict:
-    """Merged stats of every unit in the profile (our stat names, the profile's units)."""
-    from sc2_envs.lite.data import profile_3_16_1 as prof
+def derive(read, prof) -> dict:
+    """Merged stats of every unit in the profile module ``prof`` (our stat names, its units)."""
 
     cats = {k: Catalog(read, k) for k in CATALOGS}
     out = {}
@@ -189,9 +188,8 @@ def _num(vm):
     return (float(v) if v is not None else 0.0, mod)
 
 
-def compare(merged: dict) -> list[str]:
-    """Every difference between the profile and the merged XML, as readable lines."""
-    from sc2_envs.lite.data import profile_3_16_1 as prof
+def compare(merged: dict, prof) -> list[str]:
+    """Every difference between the profile module ``prof`` and the merged XML, as readable lines."""
 
     bad = []
     for name, row in merged.items():
@@ -251,13 +249,19 @@ def main() -> int:
     ap.add_argument("gamedata", type=Path, help="local clone of SC2Mapster/SC2GameData")
     ap.add_argument("--commit", default="f597e057", help="commit to read (default: f597e057, the 3.16-era data)")
     ap.add_argument("--check", action="store_true", help="exit 1 if the profile differs from the merged XML")
+    ap.add_argument(
+        "--profile", default="3.16.1", help="the data profile to compare (3.16.1 with f597e057, 4.10 with db03e82a)"
+    )
     args = ap.parse_args()
+    from sc2_envs.lite.data import get_profile
+
+    prof = get_profile(args.profile)
 
     def read(path: str) -> bytes | None:
         r = subprocess.run(["git", "-C", str(args.gamedata), "show", f"{args.commit}:{path}"], capture_output=True)
         return r.stdout if r.returncode == 0 else None
 
-    merged = derive(read)
+    merged = derive(read, prof)
     for name, row in merged.items():
         stats = " ".join(f"{t}={v[0]:g}({v[1]})" for t, v in row.items() if isinstance(v, tuple) and v[0] is not None)
         print(f"{name:18s} {stats} attrs={','.join(row['attributes'])}")
@@ -267,7 +271,7 @@ def main() -> int:
                 f" x{w['hits']} bonus {w['bonus']} (damage set in {w['damage_mod']})"
             )
     if args.check:
-        bad = compare(merged)
+        bad = compare(merged, prof)
         for line in bad:
             print("DIFF", line)
         print(f"CHECK units={len(merged)} differences={len(bad)}")

@@ -181,3 +181,28 @@ def test_bot_benchmark_timeline_source_finds_every_event_in_range():
             if ev.name in per_game:
                 assert ev.min_loop <= per_game[ev.name] <= ev.max_loop
     assert all(set(c) == set(bot.COUNTS) for c in counts)
+
+
+def test_later_structures_go_to_the_replays_cells():
+    from sc2_envs.lite.data import simple64
+
+    placed = {e.unit: e.position for s in range(100) for e in bot.sample_timeline(s) if e.unit in bot.LATER_TECH}
+    assert placed["CommandCenter"] == (25.5, 23.5) and placed["Factory"] == (58.5, 34.5)
+    # The expansion's Command Center stands at the south-west base, beside its minerals.
+    sw = [(m.x, m.y) for m in simple64.MINERAL_FIELDS if m.base == "south_west"]
+    assert min(abs(x - 25.5) + abs(y - 23.5) for x, y in sw) < 9
+
+
+def test_every_structure_site_is_buildable_on_the_terrain_description():
+    from sc2_envs.lite.data import simple64
+
+    place = simple64.placement_grid()
+    for name, centre in bot.STRUCTURE_SITES.items():
+        if name.startswith("refinery"):
+            assert centre in simple64.GEYSERS
+            continue
+        unit = {"commandcenter": "CommandCenter", "factory": "Factory", "starport": "Starport"}.get(name)
+        unit = unit or (
+            "SupplyDepot" if name.startswith("supply_depot") else "Barracks" if name == "barracks_1" else "BarracksTechLab"
+        )
+        assert place[simple64.footprint_cells(centre, UNITS[unit].footprint)].all(), name

@@ -174,7 +174,7 @@ def test_unit_types_are_frozen():
 def test_get_profile_returns_the_module_and_refuses_unknown_names():
     assert get_profile("3.16.1") is prof
     with pytest.raises(ValueError, match="served profiles"):
-        get_profile("4.10")
+        get_profile("5.0.14")
 
 
 def test_records_of_two_profiles_cannot_be_mixed():
@@ -211,3 +211,10 @@ def test_collection_rate_matches_replay_player_stats(delivered, loop, rate):
 def test_collection_rate_refuses_loop_zero():
     with pytest.raises(ValueError, match="loop"):
         prof.ECONOMY.collection_rate(5, 0)
+
+
+def test_opening_collection_rates_are_whole_trips_of_5_minerals():
+    rates = prof.OPENING_COLLECTION_MEASURED
+    assert prof.ECONOMY.collection_rate(25, 160) == rates[160]
+    assert prof.ECONOMY.collection_rate(120, 320) == rates[320]
+    assert prof.ECONOMY.collection_rate(125, 480) == rates[480]

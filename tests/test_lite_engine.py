@@ -33,6 +33,7 @@ from sc2_envs.lite.layout import (
     UF_X,
     UF_Y,
     UI_ALIVE,
+    UI_CONTENTS,
     UI_DONE,
     UI_GATHER,
     UI_NORDERS,
@@ -90,6 +91,9 @@ def test_two_workers_saturate_a_patch_and_a_third_mostly_waits(eng):
         patch = eng.state.ui[0, probes[0], UI_GATHER]
         remove(eng, probes[k:])
         remove(eng, slots(eng, "SCV", 2))
+        for field in np.concatenate([slots(eng, "MineralField"), slots(eng, "MineralField750")]):
+            if field != patch:  # no other field to move on to: the workers share this one
+                eng.state.ui[0, field, UI_CONTENTS] = 0
         for p in probes[:k]:
             eng.state.ui[0, p, UI_GATHER] = patch
             eng.state.oi[0, p, 0, OI_KIND], eng.state.oi[0, p, 0, OI_TARGET] = ORD_GATHER, patch
@@ -102,6 +106,17 @@ def test_two_workers_saturate_a_patch_and_a_third_mostly_waits(eng):
     one, two, three = income(1), income(2), income(3)
     assert two > 1.6 * one  # the second worker nearly doubles the income
     assert three < two * 1.25  # the third mostly waits for the patch (occupancy, not a rate table)
+
+
+def test_a_worker_whose_field_is_taken_moves_on_to_a_free_one(eng):
+    probes = slots(eng, "Probe", 1)
+    patch = eng.state.ui[0, probes[0], UI_GATHER]
+    remove(eng, probes[3:])
+    for p in probes[:3]:
+        eng.state.ui[0, p, UI_GATHER] = patch
+        eng.state.oi[0, p, 0, OI_TARGET] = patch
+    eng.advance(300)
+    assert len(set(eng.state.ui[0, probes[:3], UI_GATHER].tolist())) >= 2
 
 
 def test_train_pays_at_queue_time_and_cancel_refunds(eng):

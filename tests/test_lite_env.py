@@ -136,3 +136,40 @@ def test_a_refused_command_is_an_action_error_not_a_crash(env):
         {"action_type": FN["Build_Gateway_pt"], "selected_units": sel, "target_location": np.array([20, 20])}
     )
     assert info["action_errors"] == [9]  # NotEnoughMinerals
+
+
+@pytest.mark.filterwarnings("ignore:.*observation space (minimum|maximum) value is")  # FullGame-v0's unbounded Boxes
+def test_gymnasium_check_env_passes():
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(LiteFullGameEnv(max_entities=64, max_selected=8, game_steps_per_episode=64), skip_render_check=True)
+
+
+def test_bot_army_defends_its_base():
+    from sc2_envs.lite import kernels
+    from sc2_envs.lite.layout import UF_HP, UF_SHIELD, UI_ALIVE
+
+    env = LiteFullGameEnv(max_entities=128, game_steps_per_episode=6000)
+    env.reset(seed=0)
+    while env.engine.game_loop[0] < 2700:  # the first Marine is out at ~2,508
+        env.step({"action_type": 0})
+    st, cat = env.engine.state, env.engine.catalog
+    args = (st.uf[0], st.ui[0], st.oi[0], st.pq[0], st.occ[0], cat.ti, cat.tf)
+    rally = env.engine.map.start_locations[1]
+    zealot = kernels.spawn(*args, cat.ids["Zealot"], 1, rally[0] - 8.0, rally[1] + 2.0, True, env.engine.first_free)
+    start = st.uf[0, zealot, UF_HP] + st.uf[0, zealot, UF_SHIELD]
+    for _ in range(60):
+        env.step({"action_type": 0})
+    hurt = st.ui[0, zealot, UI_ALIVE] == 0 or st.uf[0, zealot, UF_HP] + st.uf[0, zealot, UF_SHIELD] < start
+    assert hurt
+
+
+def test_vector_env_plays_random_legal_actions_inside_the_spaces():
+    venv = LiteFullGameVectorEnv(num_envs=4, max_entities=128, max_selected=8, game_steps_per_episode=400)
+    obs, _ = venv.reset(seed=0)
+    policy = RandomLegalPolicy(venv.engine.catalog, 128, 8, seed=0)
+    for _ in range(60):
+        action = policy(obs)
+        assert venv.action_space.contains(action)
+        obs, reward, terminated, truncated, info = venv.step(action)
+    assert venv.observation_space.contains(obs) and len(info["action_errors"]) == 4

@@ -1,32 +1,35 @@
 """The scripted very_easy Terran bot of the lite engine (player 2).
 
-Three behaviours, all through the same commands the agent uses (``LiteEngine.apply``):
+Three behaviours, all through the same commands the agent uses (``LiteEngine.apply``), driven by
+the fitted data of ``sc2_envs.lite.data.bot_very_easy`` (the 80 mini-AlphaStar Simple64 replays):
 
-* **Opening**: a timeline of orders (train SCV, build Supply Depot / Refinery / Barracks, Tech
-  Lab, Orbital Command, MULE, first Marines) issued at sampled game loops. The timeline comes from
-  ``sc2_envs.lite.data.bot_very_easy`` (fitted to the 80 mini-AlphaStar Simple64 replays, seeded
-  jitter inside the measured ranges) when that module is present, else from ``DEFAULT_OPENING``
-  (the replays' medians). A structure's order is issued ``BUILD_LEAD`` loops before its measured
-  ``UnitInit`` so that the SCV waits at the site, and the Build order at the planned loop; a unit's order ``train
-  time`` before its measured birth. An order the bot cannot afford yet is retried every ``MACRO_PERIOD`` loops.
-* **Macro** (documented assumptions, parameters of ``BotParams``): once the Orbital stands it
-  trains SCVs back to back up to ``max_workers`` (the replays: about 20); after the opening the Barracks trains one
-  Marine or Marauder every ``army_period`` loops up to ``max_army`` (the replays: at most 6 alive
-  by 6 real minutes); a Supply Depot when free supply falls under 3; a MULE whenever the Orbital
-  has 50 energy; three SCVs per finished Refinery.
-* **Defence**: every ``MACRO_PERIOD`` loops, army units attack-move to the nearest agent unit
-  within ``defend_radius`` of the Command Center; the replays show no attack (the AI's kills are on
-  its own side), so the bot never attacks unless ``attack_at_loop`` is set.
+* **Opening**: its seeded timeline (``sample_opening``: the first SCVs, depots, refineries,
+  Barracks, Tech Lab, Orbital Command, first MULE, first three army units), each order issued so
+  that the tracker-visible event lands at the sampled loop: a unit ``train time`` before its birth;
+  a structure's SCV walks to the fitted site (``STRUCTURE_SITES``) ``BUILD_LEAD`` loops early and
+  places it at the sampled loop. An order it cannot afford yet is retried every ``MACRO_PERIOD``.
+* **Macro** (``BotParams``; its assumptions are listed in ``bot_very_easy.ASSUMPTIONS``): once the
+  Orbital stands it trains SCVs back to back up to ``worker_target``; after the opening it keeps
+  ``army_target`` Marines / Marauders, adding one per ``army_growth_interval`` from
+  ``army_growth_start`` up to ``army_cap``; a Supply Depot when free supply falls under
+  ``supply_margin``; a MULE whenever the Orbital has 50 energy; three SCVs per finished Refinery.
+* **Defence**: every ``MACRO_PERIOD`` loops its idle army attack-moves to the nearest agent unit
+  within ``defend_radius`` of its structures, and otherwise waits at ``rally``; it attacks the
+  agent's start location only from ``attack_loop`` (never by default, as in every replay).
+
+Not modelled yet: the later Factory, Command Center and Starport of the long replays.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
 
+import numba
 import numpy as np
 
 from sc2_envs.lite import kernels
-from sc2_envs.lite.catalog import TI_BUILD_TIME, TI_FOOTPRINT_W, TI_PRODUCER
+from sc2_envs.lite.catalog import TI_BUILD_TIME, TI_FOOTPRINT_W, TI_PRODUCER, TI_RESOURCE, TI_STRUCTURE
+from sc2_envs.lite.data.bot_very_easy import BotParams, sample_opening
 from sc2_envs.lite.layout import (
     CK_KIND,
     CK_PARAM,
@@ -67,63 +70,90 @@ BUILD_LEAD = 80
 site; the Build order itself is issued at the planned loop, on arrival, so the structure is placed
 at that loop."""
 
-DEFAULT_OPENING: tuple[tuple[int, str, str], ...] = (
-    (290, "born", "SCV"),
-    (442, "init", "SupplyDepot"),
-    (561, "born", "SCV"),
-    (825, "init", "Refinery"),
-    (1037, "init", "Barracks"),
-    (1489, "init", "SupplyDepot"),
-    (1648, "init", "Refinery"),
-    (2508, "born", "Marine"),
-    (2532, "init", "BarracksTechLab"),
-    (2694, "done", "OrbitalCommand"),
-    (2709, "born", "MULE"),
-    (3531, "born", "Marine"),
-    (4635, "born", "Marauder"),
-)
-"""Median loop of each opening event over the 80 mini-AlphaStar Simple64 replays (3.16.1.55958;
-liuruoze/HierNet-SC2 ``data/replay/`` and liuruoze/Useful-Big-Resources
-``replays/simple64_replays.7z``; s2protocol tracker events: ``born`` = SUnitBornEvent, ``init`` =
-SUnitInitEvent, ``done`` = SUnitTypeChangeEvent of the morph). Used when
-``sc2_envs.lite.data.bot_very_easy`` is not installed."""
+
+def opening_events(seed: int, params: BotParams | None = None) -> list[tuple[int, str, str]]:
+    """The bot's opening for one game: ``(loop, event, unit name)`` sorted by loop
+    (``sc2_envs.lite.data.bot_very_easy.sample_opening``: seeded draws inside the replays' ranges)."""
+    return sorted((int(loop), str(kind), str(name)) for loop, kind, name in sample_opening(int(seed), params))
 
 
-@dataclass(frozen=True)
-class BotParams:
-    """Assumed behaviour after the opening (the replays end before most of it can be measured).
+# columns of the macro scan (one row per game)
+(S_SCVS, S_ORBITAL_IDLE, S_ORBITAL_ENERGY, S_ARMY, S_ARMY_IDLE, S_BARRACKS_IDLE, S_TECHLAB, S_DEPOTS_BUILDING,
+ S_REFINERY_SHORT, S_THREAT, S_ARMY_AWAY) = range(11)  # fmt: skip
+NSCAN = 11
 
-    Attributes:
-        max_workers: SCVs the Orbital trains up to (replays: median 20 SCVs at 4 real minutes).
-        max_army: Marines + Marauders kept (replays: at most 6 alive by 6 real minutes).
-        army_period: game loops between army units once the opening is done (replays: Marines
-            come 640 or 2,688 loops apart; 1,280 is between).
-        defend_radius: cells around the Command Center in which agent units are engaged.
-        attack_at_loop: game loop of an all-out attack on the agent's start location; 0 = never
-            (the replays show none).
+
+@numba.njit(cache=True)
+def _scan(ui, uf, pq, games, types, is_structure, rx, ry, radius, out):
+    """What the bot's macro rules need from each game in one pass over its units.
+
+    ``types``: engine ids of SCV, OrbitalCommand, Marine, Marauder, Barracks, BarracksTechLab,
+    SupplyDepot, Refinery; ``is_structure``: per engine type. Slots are -1 when absent.
     """
-
-    max_workers: int = 20
-    max_army: int = 6
-    army_period: int = 1280
-    defend_radius: float = 24.0
-    attack_at_loop: int = 0
-
-
-def opening_events(seed: int) -> list[tuple[int, str, str]]:
-    """The bot's opening for one game: ``(loop, event, unit name)`` sorted by loop.
-
-    From ``sc2_envs.lite.data.bot_very_easy.sample_opening(seed)`` when that module exists,
-    else ``DEFAULT_OPENING``.
-    """
-    try:
-        from sc2_envs.lite.data import bot_very_easy
-    except ImportError:
-        return list(DEFAULT_OPENING)
-    sampler = getattr(bot_very_easy, "sample_opening", None)
-    if sampler is None:
-        return list(DEFAULT_OPENING)
-    return sorted((int(loop), str(kind), str(name)) for loop, kind, name in sampler(seed))
+    scv, orbital, marine, marauder, barracks, techlab, depot, refinery = types
+    n = ui.shape[1]
+    sx = np.empty(n, np.float64)
+    sy = np.empty(n, np.float64)
+    for k in range(games.shape[0]):
+        b = games[k]
+        o = out[b]
+        o[:] = 0
+        o[S_ORBITAL_IDLE] = -1
+        o[S_ORBITAL_ENERGY] = -1
+        o[S_BARRACKS_IDLE] = -1
+        o[S_REFINERY_SHORT] = -1
+        o[S_THREAT] = -1
+        ns = 0
+        for i in range(n):
+            if ui[b, i, UI_ALIVE] == 0 or ui[b, i, UI_OWNER] != 2:
+                continue
+            t = ui[b, i, UI_TYPE]
+            done = ui[b, i, UI_DONE] == 1
+            if is_structure[t] == 1:
+                sx[ns] = uf[b, i, UF_X]
+                sy[ns] = uf[b, i, UF_Y]
+                ns += 1
+            if t == scv:
+                o[S_SCVS] += 1
+            elif t == marine or t == marauder:
+                o[S_ARMY] += 1
+                if ui[b, i, UI_NORDERS] == 0:
+                    o[S_ARMY_IDLE] += 1
+                    if math.hypot(uf[b, i, UF_X] - rx, uf[b, i, UF_Y] - ry) > 4.0:
+                        o[S_ARMY_AWAY] += 1
+            elif t == techlab and done:
+                o[S_TECHLAB] += 1
+            elif t == depot and not done:
+                o[S_DEPOTS_BUILDING] += 1
+            for q in range(ui[b, i, UI_NQUEUE]):
+                if pq[b, i, q] == scv:
+                    o[S_SCVS] += 1
+                elif pq[b, i, q] == marine or pq[b, i, q] == marauder:
+                    o[S_ARMY] += 1
+            if t == orbital and done:
+                if ui[b, i, UI_NQUEUE] == 0:
+                    o[S_ORBITAL_IDLE] = i
+                if uf[b, i, UF_ENERGY] >= 50.0:
+                    o[S_ORBITAL_ENERGY] = i
+            elif t == barracks and done and ui[b, i, UI_NQUEUE] == 0:
+                o[S_BARRACKS_IDLE] = i
+            elif t == refinery and done:
+                on = 0
+                for w in range(n):
+                    if ui[b, w, UI_ALIVE] == 1 and ui[b, w, UI_TYPE] == scv and ui[b, w, UI_GATHER] == i:
+                        on += 1
+                if on < 3:
+                    o[S_REFINERY_SHORT] = i
+        # the agent unit nearest to any of the bot's structures, within ``radius``
+        best = radius
+        for i in range(n):
+            if ui[b, i, UI_ALIVE] == 0 or ui[b, i, UI_OWNER] != 1:
+                continue
+            for k2 in range(ns):
+                d = math.hypot(uf[b, i, UF_X] - sx[k2], uf[b, i, UF_Y] - sy[k2])
+                if d < best:
+                    best = d
+                    o[S_THREAT] = i
 
 
 class VeryEasyTerranBot:
@@ -137,18 +167,27 @@ class VeryEasyTerranBot:
     def __init__(self, engine, params: BotParams | None = None):
         self.engine = engine
         self.params = params or BotParams()
+        self.rally = np.asarray(self.params.rally, np.float32)
         cat = engine.catalog
         self.t = {n: cat.ids[n] for n in cat.names}
         b = engine.num_games
         self.plans: list[list[tuple[int, int, str]]] = [[] for _ in range(b)]  # (issue loop, type, verb)
         self.pending: list[dict[int, tuple[int, float, float, int]]] = [{} for _ in range(b)]  # type -> (scv, x, y, geyser)
+        self.started: list[dict[int, int]] = [{} for _ in range(b)]  # type -> structures of it placed
         self.next_event = np.full(b, np.iinfo(np.int64).max, np.int64)
         self.next_macro = np.zeros(b, np.int64)
-        self.next_army = np.zeros(b, np.int64)
         self.opening_done = np.zeros(b, bool)
         self.home = np.asarray(engine.map.start_locations[1], np.float32)
         self.enemy_home = np.asarray(engine.map.start_locations[0], np.float32)
         self._sites = self._candidate_sites()
+        names = ("SCV", "OrbitalCommand", "Marine", "Marauder", "Barracks", "BarracksTechLab", "SupplyDepot", "Refinery")
+        self.scan_types = np.array([self.t[n] for n in names], np.int64)
+        self.is_structure = engine.catalog.ti[:, TI_STRUCTURE].astype(np.int64)
+        tpl = engine.template
+        fields = [s for s in range(engine.first_free) if engine.catalog.ti[tpl.ui[0, s, UI_TYPE], TI_RESOURCE] == 1]
+        self.mule_patch = min(
+            fields, key=lambda s: np.hypot(tpl.uf[0, s, UF_X] - self.home[0], tpl.uf[0, s, UF_Y] - self.home[1])
+        )
 
     # ------------------------------------------------------------------ plan
     def _issue_loop(self, loop: int, kind: str, name: str) -> int:
@@ -165,7 +204,7 @@ class VeryEasyTerranBot:
     def reset(self, games, seeds) -> None:
         """New episodes for ``games`` with the given seeds."""
         for g, seed in zip(np.asarray(games).reshape(-1), np.asarray(seeds).reshape(-1), strict=True):
-            events = opening_events(int(seed))
+            events = opening_events(int(seed), self.params)
             plan = [(self._issue_loop(loop, kind, name), self.t[name], kind) for loop, kind, name in events]
             plan += [
                 (max(loop - BUILD_LEAD, 0), self.t[name], "walk")
@@ -174,10 +213,10 @@ class VeryEasyTerranBot:
             ]
             plan.sort()
             self.pending[int(g)] = {}
+            self.started[int(g)] = {}
             self.plans[int(g)] = plan
             self.next_event[g] = plan[0][0] if plan else np.iinfo(np.int64).max
             self.next_macro[g] = 0
-            self.next_army[g] = 0
             self.opening_done[g] = not plan
 
     def _candidate_sites(self) -> np.ndarray:
@@ -240,6 +279,13 @@ class VeryEasyTerranBot:
                 continue
             return float(cx), float(cy)
         return None
+
+    def _placeable(self, b: int, t: int, x: float, y: float) -> bool:
+        st, eng = self.engine.state, self.engine
+        return (
+            kernels.placement_error(st.uf[b], st.ui[b], st.occ[b], eng.placement, eng.catalog.ti, eng.catalog.tf, t, 2, x, y)
+            == 0
+        )
 
     def _pad_type(self, w: int) -> int:
         # a type with a footprint one size larger, to test a margin around the site
@@ -307,8 +353,12 @@ class VeryEasyTerranBot:
                 self._command(b, CMD_MOVE_PT, [scv], x=x, y=y - 2.0)
                 return True
             if g >= 0:
-                return self._command(b, CMD_BUILD_UNIT, [scv], param=t, target=g) == kernels.AR_SUCCESS
-            return self._command(b, CMD_BUILD_PT, [scv], param=t, x=x, y=y) == kernels.AR_SUCCESS
+                ok = self._command(b, CMD_BUILD_UNIT, [scv], param=t, target=g) == kernels.AR_SUCCESS
+            else:
+                ok = self._command(b, CMD_BUILD_PT, [scv], param=t, x=x, y=y) == kernels.AR_SUCCESS
+            if ok:
+                self.started[b][t] = self.started[b].get(t, 0) + 1
+            return ok
         producers = self._units(
             b, (producer, "OrbitalCommand") if producer == "CommandCenter" and name != "OrbitalCommand" else (producer,)
         )
@@ -330,77 +380,110 @@ class VeryEasyTerranBot:
         if not plan:
             self.opening_done[b] = True
 
-    def _macro(self, b: int, loop: int) -> None:
+    def _batch(self, games: np.ndarray, kind: int, sel: np.ndarray, param=0, target=None, xy=None) -> np.ndarray:
+        """One command in each of ``games`` (one ``apply`` call); returns their ActionResults."""
+        eng = self.engine
+        ck = np.zeros((eng.num_games, NCK), np.int64)
+        cf = np.zeros((eng.num_games, 2), np.float32)
+        sel = np.asarray(sel, np.int64).reshape(len(games), -1)
+        cs = np.full((eng.num_games, sel.shape[1]), -1, np.int64)
+        ck[games, CK_KIND] = kind
+        ck[games, CK_PARAM] = param
+        ck[games, CK_TARGET] = -1 if target is None else target
+        ck[games, CK_PLAYER] = 2
+        if xy is not None:
+            cf[games] = xy
+        cs[games] = sel
+        return eng.apply(ck, cf, cs)[games]
+
+    def _macro(self, games: np.ndarray, loop: np.ndarray) -> None:
+        """The macro rules of every game in ``games`` at once (a scan kernel, batched commands)."""
         st = self.engine.state
         p = self.params
-        pf = st.pf[b]
-        ui, uf = st.ui[b], st.uf[b]
-        # MULE whenever the Orbital has the energy.
-        for o in self._units(b, ("OrbitalCommand",)):
-            if uf[o, UF_ENERGY] >= 50.0:
-                self._do(b, self.t["MULE"], "born")
-        # Three SCVs on each finished Refinery.
-        for r in self._units(b, ("Refinery",)):
-            on = np.count_nonzero((ui[:, UI_ALIVE] == 1) & (ui[:, UI_OWNER] == 2) & (ui[:, UI_GATHER] == r))
-            for _ in range(max(0, 3 - on)):
-                scv = self._free_scv(b, uf[r, UF_X], uf[r, UF_Y])
-                if scv < 0 or self._command(b, CMD_GATHER, [scv], target=int(r)) != kernels.AR_SUCCESS:
-                    break
-        # SCVs back to back once the Orbital stands (the replays: none between loops 561 and ~2,950).
-        scvs = len(self._units(b, ("SCV",), done=False))
-        orbitals = self._units(b, ("OrbitalCommand",))
-        if scvs < p.max_workers and len(orbitals) and ui[orbitals[0], UI_NQUEUE] == 0:
-            self._do(b, self.t["SCV"], "born")
-        if not self.opening_done[b]:
-            return
-        army = len(self._units(b, ("Marine", "Marauder"), done=False))
-        rax = self._units(b, ("Barracks",))
-        if army < p.max_army and len(rax) and ui[rax[0], UI_NQUEUE] == 0 and loop >= self.next_army[b]:
-            unit = "Marauder" if army % 2 == 1 and len(self._units(b, ("BarracksTechLab",))) else "Marine"
-            if self._do(b, self.t[unit], "born"):
-                self.next_army[b] = loop + p.army_period
-        depots_building = len(self._units(b, ("SupplyDepot",), done=False)) - len(self._units(b, ("SupplyDepot",)))
-        if (
-            pf[2, PF_FOOD_CAP] - pf[2, PF_FOOD_USED] < 3
-            and pf[2, PF_FOOD_CAP] < 200
-            and depots_building == 0
-            and pf[2, PF_MINERALS] >= 100
-        ):
-            self._do(b, self.t["SupplyDepot"], "init")
-
-    def _defend(self, b: int, loop: int) -> None:
-        st = self.engine.state
-        ui, uf = st.ui[b], st.uf[b]
-        army = self._units(b, ("Marine", "Marauder"))
-        if len(army) == 0:
-            return
-        enemy = np.flatnonzero((ui[:, UI_ALIVE] == 1) & (ui[:, UI_OWNER] == 1))
-        if self.params.attack_at_loop and loop >= self.params.attack_at_loop:
-            self._command(b, CMD_ATTACK_PT, [int(a) for a in army], x=float(self.enemy_home[0]), y=float(self.enemy_home[1]))
-            return
-        if len(enemy) == 0:
-            return
-        d = np.hypot(uf[enemy, UF_X] - self.home[0], uf[enemy, UF_Y] - self.home[1])
-        near = d < self.params.defend_radius
-        if not near.any():
-            return
-        e = enemy[near][np.argmin(d[near])]
-        idle = army[ui[army, UI_NORDERS] == 0]
-        if len(idle):
-            self._command(b, CMD_ATTACK_PT, [int(a) for a in idle], x=float(uf[e, UF_X]), y=float(uf[e, UF_Y]))
+        scan = np.zeros((self.engine.num_games, NSCAN), np.int64)
+        _scan(
+            st.ui,
+            st.uf,
+            st.pq,
+            games,
+            self.scan_types,
+            self.is_structure,
+            float(self.rally[0]),
+            float(self.rally[1]),
+            p.defend_radius,
+            scan,
+        )
+        g = games
+        sc = scan[g]
+        # MULE whenever an Orbital has the energy
+        m = sc[:, S_ORBITAL_ENERGY] >= 0
+        if m.any():
+            self._batch(g[m], CMD_CALLDOWN_MULE, sc[m, S_ORBITAL_ENERGY], target=self.mule_patch)
+        # SCVs back to back once the Orbital stands (the replays: none between loops 561 and ~2,950)
+        m = (sc[:, S_ORBITAL_IDLE] >= 0) & (sc[:, S_SCVS] < p.worker_target)
+        if m.any():
+            self._batch(g[m], CMD_TRAIN, sc[m, S_ORBITAL_IDLE], param=self.t["SCV"])
+        # three SCVs on each finished Refinery, one per decision
+        m = sc[:, S_REFINERY_SHORT] >= 0
+        for b, r in zip(g[m], sc[m, S_REFINERY_SHORT], strict=True):
+            scv = self._free_scv(int(b), float(st.uf[b, r, UF_X]), float(st.uf[b, r, UF_Y]))
+            if scv >= 0:
+                self._batch(np.array([b]), CMD_GATHER, np.array([scv]), target=np.array([r]))
+        done = self.opening_done[g]
+        # after the opening: army_target units, growing by one per army_growth_interval from
+        # army_growth_start up to army_cap (replacing losses)
+        grown = np.maximum(loop[g] - p.army_growth_start, -1) // p.army_growth_interval + 1
+        target = np.minimum(p.army_target + np.maximum(grown, 0), p.army_cap)
+        m = done & (sc[:, S_BARRACKS_IDLE] >= 0) & (sc[:, S_ARMY] < target)
+        if m.any():
+            marauder = (sc[m, S_ARMY] % 2 == 1) & (sc[m, S_TECHLAB] > 0)
+            for unit, which in (("Marauder", marauder), ("Marine", ~marauder)):
+                if which.any():
+                    gg = g[m][which]
+                    self._batch(gg, CMD_TRAIN, sc[m][which, S_BARRACKS_IDLE], param=self.t[unit])
+        # a Supply Depot when free supply falls under 3
+        pf = st.pf[g, 2]
+        m = done & (pf[:, PF_FOOD_CAP] - pf[:, PF_FOOD_USED] < p.supply_margin) & (pf[:, PF_FOOD_CAP] < 200)
+        m &= (sc[:, S_DEPOTS_BUILDING] == 0) & (pf[:, PF_MINERALS] >= 100)
+        for b in g[m]:
+            self._do(int(b), self.t["SupplyDepot"], "init")
+        # defence: idle army attack-moves to the nearest agent unit near the Command Center
+        if p.attack_loop is not None:
+            m = loop[g] >= p.attack_loop
+            for b in g[m]:
+                army = self._units(int(b), ("Marine", "Marauder"))
+                if len(army):
+                    self._command(
+                        int(b), CMD_ATTACK_PT, [int(a) for a in army], x=float(self.enemy_home[0]), y=float(self.enemy_home[1])
+                    )
+        m = (sc[:, S_THREAT] >= 0) & (sc[:, S_ARMY_IDLE] > 0)
+        for b, e in zip(g[m], sc[m, S_THREAT], strict=True):
+            army = self._units(int(b), ("Marine", "Marauder"))
+            idle = [int(a) for a in army if st.ui[b, a, UI_NORDERS] == 0]
+            self._command(int(b), CMD_ATTACK_PT, idle, x=float(st.uf[b, e, UF_X]), y=float(st.uf[b, e, UF_Y]))
+        # with no threat, idle army units away from the rally point go back to it
+        m = (sc[:, S_THREAT] < 0) & (sc[:, S_ARMY_AWAY] > 0)
+        if m.any():
+            for b in g[m]:
+                army = self._units(int(b), ("Marine", "Marauder"))
+                away = [
+                    int(a)
+                    for a in army
+                    if st.ui[b, a, UI_NORDERS] == 0
+                    and np.hypot(st.uf[b, a, UF_X] - self.rally[0], st.uf[b, a, UF_Y] - self.rally[1]) > 4.0
+                ]
+                if away:
+                    self._command(int(b), CMD_MOVE_PT, away, x=float(self.rally[0]), y=float(self.rally[1]))
 
     def act(self, games: np.ndarray) -> None:
         """Run the bot's due decisions in ``games`` at their current loop."""
-        loops = self.engine.game_loop
-        for b in games:
-            b = int(b)
-            loop = int(loops[b])
-            if self.next_event[b] <= loop:
-                self._opening(b, loop)
-            if self.next_macro[b] <= loop:
-                self._macro(b, loop)
-                self._defend(b, loop)
-                self.next_macro[b] = loop + MACRO_PERIOD
+        loops = self.engine.game_loop.copy()
+        for b in games[self.next_event[games] <= loops[games]]:
+            self._opening(int(b), int(loops[b]))
+        macro = games[self.next_macro[games] <= loops[games]]
+        if len(macro):
+            self._macro(macro, loops)
+            self.next_macro[macro] = loops[macro] + MACRO_PERIOD
 
     def run(self, loops: np.ndarray) -> None:
         """Advance every game by ``loops[b]`` game loops, acting at each decision loop on the way."""
@@ -423,3 +506,10 @@ class VeryEasyTerranBot:
             remaining[eng.result != 0] = 0
             if not remaining.any():
                 break
+
+
+def _site_key(unit: str, nth: int) -> str:
+    """``STRUCTURE_SITES`` key of the ``nth`` structure of a type (``supply_depot_2``, ``factory``)."""
+    snake = "".join("_" + c.lower() if c.isupper() else c for c in unit).lstrip("_")
+    keyed = {"SupplyDepot", "Refinery", "Barracks"}
+    return f"{snake}_{nth}" if unit in keyed else unit.lower()

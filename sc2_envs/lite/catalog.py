@@ -85,7 +85,9 @@ EC_SHIELD_REGEN_DELAY = 10  # game loops without damage before shields regenerat
 EC_SHIELD_REGEN = 11  # shield points per game loop
 EC_ACQUIRE_PERIOD = 12  # game loops between target scans of an idle / attack-moving unit
 EC_CANCEL_REFUND = 13  # share of a structure's price refunded when its construction is cancelled
-NEC = 14
+EC_ADDON_DX = 14  # add-on centre minus its producer's centre, cells (the profile's TECHLAB_OFFSET)
+EC_ADDON_DY = 15
+NEC = 16
 
 RACE_NEUTRAL, RACE_TERRAN, RACE_PROTOSS = 0, 1, 3  # s2clientprotocol Race values (Terran 1, Protoss 3)
 RES_NONE, RES_MINERAL, RES_GEYSER = 0, 1, 2
@@ -232,6 +234,7 @@ def build_catalog(profile: str = "3.16.1") -> Catalog:
     ec[EC_SHIELD_REGEN] = SHIELD_REGEN_RATE_PER_S / lps
     ec[EC_ACQUIRE_PERIOD] = ACQUIRE_PERIOD
     ec[EC_CANCEL_REFUND] = CANCEL_REFUND
+    ec[EC_ADDON_DX], ec[EC_ADDON_DY] = mod.TECHLAB_OFFSET
     game_ids = ti[:, TI_GAME_ID].astype(np.int64)
     g2e = np.full(int(game_ids.max()) + 1, -1, dtype=np.int32)
     g2e[game_ids] = np.arange(nt, dtype=np.int32)

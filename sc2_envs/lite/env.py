@@ -304,6 +304,9 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
     on the next ``step`` (Gymnasium's next-step autoreset): that step's action is ignored for it
     and it returns its first observation with reward 0.
 
+    The observation arrays are the env's own buffers, overwritten by the next ``step`` or
+    ``reset`` (at B=256 a copy of the entity rows alone is 20 MB per step); copy what you keep.
+
     Args:
         num_envs: B.
         seed: base seed of the games' bot jitter (game ``b`` of episode ``k`` draws from it).
@@ -343,7 +346,7 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
         seeds = self._rng.integers(0, 2**63 - 1, size=self.num_envs)
         self._core.reset(np.arange(self.num_envs), seeds)
         self._autoreset[:] = False
-        return self._core.observer.as_dict(None), {}
+        return self._core.observer.as_dict(None, copy=False), {}
 
     def step(self, actions: dict):
         """Step all games (batched heads); ended games reset first (their action is ignored).
@@ -367,7 +370,7 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
             truncated[games] = False
         self._autoreset = terminated | truncated
         info = {"game_loop": core.engine.game_loop.copy(), "action_errors": errors}
-        return core.observer.as_dict(None), reward, terminated, truncated, info
+        return core.observer.as_dict(None, copy=False), reward, terminated, truncated, info
 
     def close_extras(self, **kwargs):
         """Nothing to end (no processes)."""

@@ -21,6 +21,8 @@ import numpy as np
 
 from sc2_envs.lite.catalog import (
     EC_ACQUIRE_PERIOD,
+    EC_ADDON_DX,
+    EC_ADDON_DY,
     EC_CANCEL_REFUND,
     EC_GAS_HARVEST,
     EC_GAS_PER_TRIP,
@@ -215,13 +217,17 @@ AR_MUST_TARGET_RESOURCES = 89
 AR_ORDER_QUEUE_IS_FULL = 203
 
 _ARRIVE = 0.25  # cells: a walking unit stops this close (edge to edge) to a unit it walks to
+BOUNCE_RADIUS = 3.0  # cells: how far a worker looks for a free mineral field when its own is taken
 
-_jit = numba.njit(cache=True, fastmath=False)
+_jit = numba.njit(cache=True)
+# Hot helpers are inlined into their callers at Numba-IR level: a call with the ~20 array
+# arguments these take costs more than the work of a unit in most game loops.
+_inline = numba.njit(cache=True, inline="always")
 _jit_parallel = numba.njit(cache=True, parallel=True)
 
 
 # ================================================================ geometry and navigation
-@_jit
+@_inline
 def _cell_node(nav_node, x, y):
     h, w = nav_node.shape
     cx = min(max(int(x), 0), w - 1)
@@ -229,7 +235,7 @@ def _cell_node(nav_node, x, y):
     return nav_node[cy, cx]
 
 
-@_jit
+@_inline
 def _move_toward(uf, i, tx, ty, stop, speed, nav_node, nav_next, nav_x, nav_y):
     """Walk unit ``i`` one game loop toward (tx, ty); True once within ``stop`` cells of it.
 
@@ -272,7 +278,7 @@ def _move_toward(uf, i, tx, ty, stop, speed, nav_node, nav_next, nav_x, nav_y):
     return math.sqrt(ex * ex + ey * ey) <= stop + 1e-4
 
 
-@_jit
+@_inline
 def _dist(uf, i, j):
     dx = uf[i, UF_X] - uf[j, UF_X]
     dy = uf[i, UF_Y] - uf[j, UF_Y]
@@ -469,12 +475,29 @@ def nearest_mineral(uf, ui, ti, x, y, max_dist):
 
 
 @_jit
+def _free_mineral_near(uf, ui, ti, r, radius):
+    """Nearest mineral field within ``radius`` cells of field ``r`` that nobody harvests now, or -1."""
+    best = -1
+    bd = radius
+    for k in range(ui.shape[0]):
+        if k == r or ui[k, UI_ALIVE] == 0 or ti[ui[k, UI_TYPE], TI_RESOURCE] != RES_MINERAL:
+            continue
+        if ui[k, UI_CONTENTS] <= 0 or ui[k, UI_OCCUPANT] >= 0:
+            continue
+        d = _dist(uf, r, k)
+        if d < bd:
+            bd = d
+            best = k
+    return best
+
+
+@_inline
 def _edge_dist(uf, ui, tf, i, j):
     return _dist(uf, i, j) - tf[ui[i, UI_TYPE], TF_RADIUS] - tf[ui[j, UI_TYPE], TF_RADIUS]
 
 
 # ================================================================ economy
-@_jit
+@_inline
 def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, nav_y):
     """One game loop of a worker (or MULE) with a Gather order: the harvest state machine.
 
@@ -525,6 +548,14 @@ def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, n
             ui[r, UI_OCCUPANT] = i
             ui[i, UI_WSTATE] = WS_HARVEST
             uf[i, UF_WTIMER] = ec[EC_GAS_HARVEST] if gas else ec[EC_MINERAL_HARVEST]
+        elif not gas:
+            # The field is taken: a worker moves on to a free field close by if there is one
+            # (the game's worker "bounce", which spreads workers over a mineral line), else waits.
+            nr = _free_mineral_near(uf, ui, ti, r, BOUNCE_RADIUS)
+            if nr >= 0:
+                oi[i, 0, OI_TARGET] = nr
+                ui[i, UI_GATHER] = nr
+                ui[i, UI_WSTATE] = WS_TO_RESOURCE
         return
     if ws == WS_HARVEST:
         uf[i, UF_WTIMER] -= 1.0
@@ -804,6 +835,14 @@ def _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, s, first_free, loo
             return  # supply blocked: the head waits (its price is already paid)
         ui[s, UI_STARTED] = 1
         pf[owner, PF_FOOD_USED] += food
+        if ti[t, TI_ADDON] == 1:
+            # The add-on stands from the start of its construction (the replays' UnitInit) and
+            # builds itself; the producer's queue entry only keeps it busy meanwhile.
+            ax = uf[s, UF_X] + ec[EC_ADDON_DX]
+            ay = uf[s, UF_Y] + ec[EC_ADDON_DY]
+            a = spawn(uf, ui, oi, pq, occ, ti, tf, t, owner, ax, ay, False, first_free, loop)
+            if a >= 0:
+                ui[s, UI_ADDON] = a
     st = ui[s, UI_TYPE]
     if ti[st, TI_NEEDS_POWER] == 1 and ui[s, UI_POWERED] == 0:
         return
@@ -823,9 +862,7 @@ def _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, s, first_free, loo
         uf[s, UF_HP] = frac * tf[t, TF_HP]
         uf[s, UF_ENERGY] = tf[t, TF_ENERGY_START]
     elif ti[t, TI_ADDON] == 1:
-        a = spawn(uf, ui, oi, pq, occ, ti, tf, t, owner, uf[s, UF_X] + 2.5, uf[s, UF_Y] - 0.5, True, first_free, loop)
-        if a >= 0:
-            ui[s, UI_ADDON] = a
+        pass  # the add-on placed at the start completes on its own
     else:
         x, y = _spawn_point(uf, ui, tf, s, t)
         u = spawn(uf, ui, oi, pq, occ, ti, tf, t, owner, x, y, True, first_free, loop)
@@ -850,7 +887,7 @@ def _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, s, first_free, loo
 
 
 # ================================================================ one game loop
-@_jit
+@_inline
 def _unit_step(
     uf,
     ui,
@@ -1081,7 +1118,7 @@ def _game_loop(
     if loop % 8 == 0:
         _update_power(uf, ui, ti, tf)
     for i in range(ui.shape[0]):
-        if ui[i, UI_ALIVE] == 1:
+        if ui[i, UI_ALIVE] == 1 and ui[i, UI_OWNER] != 0:
             _unit_step(
                 uf,
                 ui,
@@ -1110,8 +1147,7 @@ def _game_loop(
     gi[GI_LOOP] = loop + 1
 
 
-@_jit_parallel
-def advance(
+def _advance(
     loops,
     uf,
     ui,
@@ -1224,7 +1260,7 @@ def _train(uf, ui, pq, pf, ti, tf, ec, sel, nsel, owner, t):
 
 
 @_jit
-def _cancel_last(uf, ui, pq, pf, ti, tf, s):
+def _cancel_last(uf, ui, pq, pf, occ, ti, tf, s):
     n = ui[s, UI_NQUEUE]
     if n == 0:
         return AR_ERROR
@@ -1232,6 +1268,11 @@ def _cancel_last(uf, ui, pq, pf, ti, tf, s):
     pq[s, n - 1] = -1
     ui[s, UI_NQUEUE] = n - 1
     if n == 1:
+        if ui[s, UI_STARTED] == 1 and ti[t, TI_ADDON] == 1 and ui[s, UI_ADDON] >= 0:
+            a = ui[s, UI_ADDON]  # the add-on under construction goes with its entry
+            ui[a, UI_ALIVE] = 0
+            _mark_footprint(occ, uf[a, UF_X], uf[a, UF_Y], ti[t, TI_FOOTPRINT_W], ti[t, TI_FOOTPRINT_H], 0)
+            ui[s, UI_ADDON] = -1
         ui[s, UI_STARTED] = 0
         uf[s, UF_PROD] = 0.0
     _pay(pf, ti, ui[s, UI_OWNER], t, -1.0)
@@ -1270,7 +1311,7 @@ def _apply_one(ck, cf, cs, uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placemen
         for k in range(nsel):
             s = sel[k]
             if ui[s, UI_NQUEUE] > 0:
-                return _cancel_last(uf, ui, pq, pf, ti, tf, s)
+                return _cancel_last(uf, ui, pq, pf, occ, ti, tf, s)
         return code
     if kind == CMD_CANCEL_BUILD:
         code = AR_ERROR
@@ -1429,8 +1470,7 @@ def _apply_one(ck, cf, cs, uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placemen
     return code
 
 
-@_jit_parallel
-def apply_commands(ck, cf, cs, result, uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, first_free):
+def _apply_commands(ck, cf, cs, result, uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, first_free):
     """Apply one command per game (``CMD_NONE`` for none).
 
     Args:
@@ -1461,3 +1501,28 @@ def apply_commands(ck, cf, cs, result, uf, ui, oi, of, pq, pf, gi, occ, ghost, v
             ec,
             first_free,
         )
+
+
+# Each batched kernel in two builds: a serial one for small batches (a parallel region's thread
+# wake-up and spin costs more than a small batch's work, and the spinning threads compete with
+# the Python side on a 2-core machine) and a parallel one over games for large batches.
+PARALLEL_MIN_GAMES = 16
+"""Batches of at least this many games use the parallel builds."""
+advance_serial = _jit(_advance)
+advance_parallel = _jit_parallel(_advance)
+apply_commands_serial = _jit(_apply_commands)
+
+
+def advance(loops, *arrays):
+    """Advance each running game by ``loops[b]`` game loops (see ``_advance`` for the arguments)."""
+    fn = advance_parallel if loops.shape[0] >= PARALLEL_MIN_GAMES else advance_serial
+    fn(loops, *arrays)
+
+
+def apply_commands(ck, *arrays):
+    """Apply one command per game (see ``_apply_commands`` for the arguments).
+
+    Serial at every batch size: a command is a few hundred operations, less than the cost of
+    waking the thread pool.
+    """
+    apply_commands_serial(ck, *arrays)

@@ -48,7 +48,7 @@ from sc2_envs.lite.catalog import (
     TI_WORKER,
     Catalog,
 )
-from sc2_envs.lite.kernels import has_done, unit_tag
+from sc2_envs.lite.kernels import unit_tag
 from sc2_envs.lite.layout import (
     GH_HP_MAX,
     GH_TAG,
@@ -489,6 +489,7 @@ def _action_mask(uf, ui, pq, pf, ti, tf, type_fids_avail, generic_fids, amask):
     gen = np.zeros(generic_fids.shape[0], dtype=np.bool_)
     have_worker = np.zeros(nt, dtype=np.bool_)
     free_producer = np.zeros(nt, dtype=np.bool_)  # a completed producer (by TRAINS_AS) with queue room
+    done_type = np.zeros(nt, dtype=np.bool_)  # requirements: a completed unit of the type exists
     any_abilities = False
     minerals = pf[1, PF_MINERALS]
     gas = pf[1, PF_VESPENE]
@@ -497,6 +498,8 @@ def _action_mask(uf, ui, pq, pf, ti, tf, type_fids_avail, generic_fids, amask):
         if ui[i, UI_ALIVE] == 0 or ui[i, UI_OWNER] != 1:
             continue
         t = ui[i, UI_TYPE]
+        if ui[i, UI_DONE] == 1:
+            done_type[t] = True
         if ti[t, TI_STRUCTURE] == 1:
             if ui[i, UI_DONE] == 0:
                 gen[G_CANCEL_BUILD] = True
@@ -550,7 +553,7 @@ def _action_mask(uf, ui, pq, pf, ti, tf, type_fids_avail, generic_fids, amask):
                 ok = True
         if not ok:
             continue
-        if not has_done(ui, 1, ti[t, TI_REQUIRES]):
+        if ti[t, TI_REQUIRES] >= 0 and not done_type[ti[t, TI_REQUIRES]]:
             continue
         if minerals < ti[t, TI_MINERALS] or gas < ti[t, TI_GAS]:
             continue
@@ -562,8 +565,7 @@ def _action_mask(uf, ui, pq, pf, ti, tf, type_fids_avail, generic_fids, amask):
                 amask[f] = 1
 
 
-@numba.njit(cache=True, parallel=True)
-def _observe_all(
+def _observe_all_py(
     uf, ui, oi, pq, pf, gi, vis, ghost, ti, tf, vocab, order_fids, type_fids_quick, type_fids_build, type_fids_avail,
     generic_fids, static_minimap, map_w, map_h, res, omniscient, last_action, camera, home_race, away_race,
     ents, emask, smask, rslot, rtag, scal, mm, counts, bo, bo_n, bo_started, amask, keys, cand, games,
@@ -576,6 +578,11 @@ def _observe_all(
             last_action[b], camera[b], home_race, away_race, ents[b], emask[b], smask[b], rslot[b], rtag[b], scal[b],
             mm[b], counts[b], bo[b], bo_n[b:b + 1], bo_started[b:b + 1], amask[b], keys[b], cand[b],
         )  # fmt: skip
+
+
+_observe_serial = numba.njit(cache=True)(_observe_all_py)
+_observe_parallel = numba.njit(cache=True, parallel=True)(_observe_all_py)
+PARALLEL_MIN_GAMES = 16
 
 
 def _fids_for_ability(ability_id: int, kinds: tuple[str, ...]) -> list[int]:
@@ -721,7 +728,8 @@ class Observer:
             self._keys = np.zeros((b, u + 64), np.float64)
             self._cand = np.zeros((b, u + 64), np.int64)
         w, h = self.map.map_size
-        _observe_all(
+        fn = _observe_parallel if len(games) >= PARALLEL_MIN_GAMES else _observe_serial
+        fn(
             state.uf, state.ui, state.oi, state.pq, state.pf, state.gi, state.vis, state.ghost, self.catalog.ti,
             self.catalog.tf, self.vocab, self.order_fids, self.type_fids_quick, self.type_fids_build,
             self.type_fids_avail, self.generic_fids, self.static_minimap, float(w), float(h), self.raw_resolution,

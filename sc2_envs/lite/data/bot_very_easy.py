@@ -17,7 +17,8 @@ What the replays show (loops are game loops, 16 per normal second, 22.4 per real
   units die or, in the one long game without contact, a slow trickle from loop 6,290;
 * MULEs every 1,424 loops (the Orbital's 50 energy at 0.5625 per normal second);
 * a third depot at a loop that varies widely (3,858-9,020), and in long games a Factory (11 of
-  the 26 games that reach loop 8,853), a Command Center (8 of 26) and a Starport (5 of 14);
+  the 26 games that reach loop 8,853), a Command Center at the south-west base (an expansion; 8
+  of 26) and a Starport (5 of 14), each at the same cell in (nearly) every game;
 * 396 of the 413 army units it loses die on its own half of the map: it defends and never
   attacks before the human wins (median game 7,533 loops, longest 17,952).
 
@@ -144,10 +145,18 @@ STRUCTURE_SITES: dict[str, tuple[float, float]] = {
     "refinery_2": (66.5, 30.5),
     "barracks_1": (51.5, 27.5),
     "barracks_tech_lab": (51.5 + TECHLAB_OFFSET[0], 27.5 + TECHLAB_OFFSET[1]),
+    "supply_depot_4": (53.0, 32.0),
+    "factory": (58.5, 34.5),
+    "commandcenter": (25.5, 23.5),
+    "starport": (51.5, 24.5),
+    "refinery_3": (18.5, 26.5),
 }
 """Exact centres of the AI's structures: the fitted cells with the footprint parity restored (2x2
-on whole cells, 3x3 on half cells); the refineries sit on the geysers at (56.5, 20.5) and (66.5,
-30.5); the tech lab is the Barracks' add-on."""
+on whole cells, 3x3 and 5x5 on half cells); the refineries sit on the geysers at (56.5, 20.5) and
+(66.5, 30.5); the tech lab is the Barracks' add-on. Later ones, in the replays that reach them: the
+fourth depot (8 of 12 at this cell), the Factory (10 of 11), the Starport (5 of 5), the Command
+Center (8 of 8: an expansion to the south-west base, whose geyser at (18.5, 26.5) takes the third
+Refinery in 4 of 6)."""
 
 LATER_TECH: dict[str, tuple[int, int, int, float, int]] = {
     "Factory": (11, 26, 8853, 9044.0, 9441),
@@ -216,8 +225,9 @@ ASSUMPTIONS: dict[str, str] = {
     "~640 loops (one replay reaches that long without contact); alternating Marine, Marauder.",
     "rebuild": "After losses it trains replacements (SCVs back to 20, army back to its target): production "
     "resumes within ~200 loops of the first loss in the replays.",
-    "later_structures": "Factory, Command Center and Starport appear only in long games, at the fitted loops; "
-    "where they go is not fitted (the engine places them in the main).",
+    "later_structures": "Factory, Command Center (the south-west expansion) and Starport appear only in the long "
+    "games, at the fitted loops and cells (STRUCTURE_SITES); what the bot does with them (units, mining at the "
+    "expansion) is past the replays' contact and not fitted.",
 }
 """The behaviours ``BotParams`` parameterises because the replays cannot settle them."""
 
@@ -352,7 +362,7 @@ def sample_timeline(seed: int, params: BotParams | None = None, end_loop: int = 
             n_depot += 1
             cap += 8
             start = loop - bt[unit] - bt["SupplyDepot"]
-            add(start, "init", "SupplyDepot", f"supply_depot_{n_depot}")
+            add(start, "init", "SupplyDepot", f"supply_depot_{n_depot}", STRUCTURE_SITES.get(f"supply_depot_{n_depot}"))
         add(loop, "born", unit, f"army_{n_army}")
         loop += p.army_growth_interval
     # Later structures with the replays' share of the games that last long enough (a Starport
@@ -365,7 +375,7 @@ def sample_timeline(seed: int, params: BotParams | None = None, end_loop: int = 
                 continue
             if rng.random() < share:
                 have_factory |= unit == "Factory"
-                add(int(rng.integers(lo, hi + 1)), "init", unit, unit.lower())
+                add(int(rng.integers(lo, hi + 1)), "init", unit, unit.lower(), STRUCTURE_SITES[unit.lower()])
     return sorted(out, key=lambda e: (e.loop, e.name))
 
 

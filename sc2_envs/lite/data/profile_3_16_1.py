@@ -26,7 +26,7 @@ and, like every unit trained back to back (SCV 271, Zealot 607, Stalker 671 meas
 loop less after the previous one: 236, as measured (``BIRTH_GAP_MEASURED``).
 
 Where 4.10.0.75689 (SC2GameData db03e82a, the last Linux package) differs, ``DIFFERENCES_4_10``
-says so; no 4.10 profile is defined, and ``profiles.check_same_profile`` keeps profiles apart.
+says so; ``profile_4_10`` applies them, and ``profiles.check_same_profile`` keeps profiles apart.
 """
 
 from __future__ import annotations
@@ -406,6 +406,10 @@ class Economy:
         worker_speed: Probe / SCV speed, game units per normal second.
         collection_rate_window: PlayerStats' collection rates count the resources delivered in the
             last this many game loops (fewer before loop 240), scaled to a real minute.
+        chrono_energy_cost: Nexus energy for one Chrono Boost; 0 where the build has none (3.16.1:
+            the permanent ``nexus_train_time_scale`` instead).
+        chrono_duration: game loops a Chrono Boost lasts (0: none).
+        chrono_rate: production speed under Chrono Boost (1.0: none).
         profile: the data profile's name.
     """
 
@@ -433,6 +437,9 @@ class Economy:
     power_radius: float = 6.5
     worker_speed: float = 2.8125
     collection_rate_window: int = 240
+    chrono_energy_cost: int = 0
+    chrono_duration: int = 0
+    chrono_rate: float = 1.0
     profile: str = PROFILE
 
     @property
@@ -502,6 +509,13 @@ BIRTH_GAP_MEASURED: dict[str, int] = {"Probe": 236, "SCV": 271, "Zealot": 607, "
 """Most common loops between births of one type from one producer in the replays (Probe 280 of 560
 gaps, SCV 674 of 918, Zealot 357 of 657, Stalker 39 of 75). Each is the train time minus one loop
 (237, 272, 608, 672): the queue starts the next unit in the loop the previous one finishes."""
+
+OPENING_COLLECTION_MEASURED: dict[int, int] = {160: 209, 320: 671, 480: 699}
+"""The AI player's minerals collection rate (PlayerStats, per real minute) at loops 160, 320 and
+480 with its 12 starting workers: the same in 79, 80 and 63 of the 80 replays (the human's is 209
+at loop 160 in 65 of 80). By ``ECONOMY.collection_rate`` that is 25 minerals
+delivered by loop 160 and 120 in loops 80-320: a calibration target for a worker model's opening
+(walk to the patch, mine, return), from tracker PlayerStats of the replays in ``REPLAY_SOURCE``."""
 
 TECHLAB_OFFSET = (2.5, -0.5)
 """Add-on centre minus its Barracks' centre, game units (x, y): the 2x2 add-on sits flush right of
@@ -585,7 +599,7 @@ def _provenance(u: UnitType) -> dict[str, str]:
         src["ability_id"] = "github.com/Blizzard/s2client-proto stableid.json @dd91ad39 Abilities name=CalldownMULE"
         src["minerals"] = "called down with Orbital Command energy (ECONOMY.mule_energy_cost), no mineral price"
     if u.name == "Pylon":
-        src["power_radius"] = _xml("libertymulti", "Behavior", "CBehaviorPowerSource id=PowerSource", "Radius")
+        src["power_radius"] = _xml("libertymulti+swarm", "Behavior", "CBehaviorPowerSource id=PowerSource", "Radius")
     if u.needs_power:
         src["needs_power"] = _xml("liberty", "Unit", f"CUnit id={u.xml_id}", "BehaviorArray PowerUser*")
     if u.name == "Probe":
@@ -609,7 +623,7 @@ ECONOMY_PROVENANCE: dict[str, str] = {
     "mineral_harvest_time_s": _xml("liberty", "Behavior", "CBehaviorResource id=MineralFieldMinerals", "HarvestTime"),
     "mineral_return_delay_s": _xml("liberty", "Behavior", "CBehaviorResource id=MineralFieldMinerals", "ReturnDelay"),
     "ideal_mineral_harvesters": _xml(
-        "libertymulti", "Behavior", "CBehaviorResource id=MineralFieldMinerals", "IdealHarvesterCount"
+        "libertymulti+voidmulti", "Behavior", "CBehaviorResource id=MineralFieldMinerals", "IdealHarvesterCount"
     ),
     "gas_per_trip": _xml("liberty", "Behavior", "CBehaviorResource id=HarvestableVespeneGeyserGas", "HarvestAmount"),
     "gas_harvest_time_s": _xml("liberty", "Behavior", "CBehaviorResource id=HarvestableVespeneGeyserGas", "HarvestTime"),
@@ -626,9 +640,13 @@ ECONOMY_PROVENANCE: dict[str, str] = {
     "mule_energy_cost": _xml("liberty", "Abil", "CAbilEffectTarget id=CalldownMULE", "Cost Vital[Energy]"),
     "nexus_train_time_scale": _xml("voidmulti", "Behavior", "CBehaviorBuff id=TimeWarpProduction", "Modification TimeScale"),
     "nexus_probe_interval_measured": "mode of Probe birth gaps at one Nexus, 280 of 560: " + REPLAY_SOURCE,
-    "power_radius": _xml("libertymulti", "Behavior", "CBehaviorPowerSource id=PowerSource", "Radius"),
+    "power_radius": _xml("libertymulti+swarm", "Behavior", "CBehaviorPowerSource id=PowerSource", "Radius"),
     "worker_speed": _xml("liberty", "Unit", "CUnit id=Probe / SCV", "Speed"),
     "supply_max": "game rule: food cap 200 (not in the catalogs)",
+    "chrono_energy_cost": "no ChronoBoostEnergyCost ability or behaviour in the 3.16-era data (" + GAME_DATA_COMMIT[:8] + "); "
+    "the void TimeWarp ability costs 0 energy and no Chrono command appears in the replays",
+    "chrono_duration": "as chrono_energy_cost",
+    "chrono_rate": "as chrono_energy_cost",
     "collection_rate_window": "measured: PlayerStats collection rates are multiples of 5 (minerals) and 4 (vespene) "
     "x 1344/240 (mean distance to the nearest multiple 0.036 and 0.030 of a step for window 240; 0.23-0.33 for "
     "160, 200, 224, 256, 280, 320) over 20 replays from loop 480 on; " + REPLAY_SOURCE,
@@ -645,7 +663,7 @@ DIFFERENCES_4_10: dict[str, str] = {
     "MineralField/VespeneGeyser": "4.10: 1800 / 900 minerals, 2250 gas; 3.16-era: 1500 / 900, 2000",
     "Adept": "4.10: 42 s train; 3.16-era: 38 s (not in this profile's scope)",
 }
-"""Where SC2GameData db03e82a (4.10.0.75689) differs from this profile, for a future 4.10 profile."""
+"""Where SC2GameData db03e82a (4.10.0.75689) differs from this profile (``profile_4_10`` applies them)."""
 
 
 __all__ = [
@@ -654,6 +672,7 @@ __all__ = [
     "ECONOMY",
     "ECONOMY_PROVENANCE",
     "GAME_DATA_COMMIT",
+    "OPENING_COLLECTION_MEASURED",
     "Economy",
     "LOOPS_PER_SECOND",
     "PROFILE",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-PROFILES: dict[str, str] = {"3.16.1": "sc2_envs.lite.data.profile_3_16_1"}
+PROFILES: dict[str, str] = {"3.16.1": "sc2_envs.lite.data.profile_3_16_1", "4.10": "sc2_envs.lite.data.profile_4_10"}
 """Profile name -> module path. Each module defines ``PROFILE`` (its name), ``UNITS``, ``ECONOMY``
 and ``PROVENANCE``."""
 

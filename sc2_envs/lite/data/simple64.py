@@ -149,7 +149,9 @@ class Ramp:
 
 RAMPS: tuple[Ramp, ...] = (
     # The Terran main's ramp rises towards +x +y; the Protoss main's is its point reflection
-    # through the map centre (44, 44).
+    # through the map centre (44, 44). Each is a diamond around the ramp cells' centroid
+    # (scripts/lite_simple64_terrain.py --derive: (40.7, 22.7) and (47.3, 65.3)) with a half-diagonal
+    # of 2.7, which holds the 15 ramp cells' centres and none of their neighbours'.
     Ramp(polygon=((38.0, 22.7), (40.7, 20.0), (43.4, 22.7), (40.7, 25.4)), low=(39.5, 21.5), high=(42.0, 24.0)),
     Ramp(polygon=((44.6, 65.3), (47.3, 62.6), (50.0, 65.3), (47.3, 68.0)), low=(48.5, 66.5), high=(46.0, 64.0)),
 )
