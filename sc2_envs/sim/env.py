@@ -44,7 +44,7 @@ from sc2_envs.sim.rules.features import N_ACTIONS_NO_ATTACK, FeatureConfig, Rewa
 from sc2_envs.sim.rules.features_v2 import SMACv2Features
 from sc2_envs.sim.rules.reset import fresh_scenario_state, fresh_state
 from sc2_envs.sim.runtime.first_use import first_call
-from sc2_envs.sim.runtime.threads import apply_num_threads, check_num_threads
+from sc2_envs.sim.runtime.threads import check_num_threads
 from sc2_envs.sim.snapshot import SnapshotMixin
 from sc2_envs.sim.state import (
     UnitTable,
@@ -171,43 +171,13 @@ class SMACSim(ExecutionMixin, SnapshotMixin, EditingMixin):
         self.n_agents = self.spec.n_agents
         self.n_enemies = self.spec.n_enemies
         self.episode_limit = self.spec.episode_limit
-        if self.scenario is not None:
-            self.n_actions = 0  # set from the features below
-            self.table = UnitTable.build_scenario(self.scenario, num_envs, self.device)
-            terrain = terrain_grids("full")  # 32x32_flat: every cell pathable, one level
-        else:
-            self.n_actions = self.spec.n_actions
-            self.agent_unit_types = self.spec.ally_units()
-            self.table = UnitTable.build(self.spec, self.device)
-            terrain = terrain_grids(self.spec.terrain)
-        self.pathing = torch.as_tensor(terrain.pathing.copy(), device=self.device)
-        self.dynamics = Dynamics(
-            self.table,
-            self.pathing,
-            loops_per_tick,
-            cliff_level=torch.as_tensor(terrain.cliff_level.astype("int32"), device=self.device),
-            cliff_walkable=torch.as_tensor(terrain.cliff_walkable.copy(), device=self.device),
-            **({} if self.scenario is not None else self._routing(self.spec.terrain)),
-        )
         fcfg = FeatureConfig(**{k: v for k, v in options.items() if k in FEATURE_OPTIONS})
         rcfg = RewardConfig(**{k: v for k, v in options.items() if k in REWARD_OPTIONS})
         # what state_dict() records and load_state_dict() compares: the options that change the game
         self._snapshot_options = snapshot_options(
             fcfg, rcfg, lenient_actions, loops_per_tick, spawn_jitter, v2_opts, self.scenario
         )
-        if self.scenario is not None:
-            self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order="attack_closest")
-            self.features = SMACv2Features(self.scenario, self.table, fcfg, rcfg, self.device, **v2_opts)
-            self.n_actions = self.features.n_actions
-            self.sampler = v2.ScenarioSampler(self.scenario, self.device)
-            U = self.n_agents + self.n_enemies
-            self._pin_mask = torch.zeros(num_envs, dtype=torch.bool, device=self.device)
-            self._pin_kind = torch.zeros(num_envs, U, dtype=torch.int64, device=self.device)
-            self._pin_pos = torch.zeros(num_envs, U, 2, device=self.device)
-            self._pin_has_pos = torch.zeros(num_envs, dtype=torch.bool, device=self.device)
-        else:
-            self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order=self.spec.enemy_order)
-            self.features = SMACFeatures(self.spec, self.table, fcfg, rcfg, self.device)
+        self._build_rules(num_envs, loops_per_tick, fcfg, rcfg, v2_opts)
         self._n_no_attack = getattr(self.features, "n_actions_no_attack", N_ACTIONS_NO_ATTACK)
         self._n_fov = getattr(self.features, "n_fov", 0)
         self.obs_size = self.features.obs_size
@@ -227,21 +197,47 @@ class SMACSim(ExecutionMixin, SnapshotMixin, EditingMixin):
         self._seeded = False
         self._compile = compile
         self._compiled: dict = {}
-        self.kernel = self._resolve_kernel(kernel)
-        self.num_threads = apply_num_threads(num_threads, num_envs, self.device, self.kernel)
-        self._awaiting = None  # the family (SMACv2 or not) whose numba kernels compile in the background
-        if kernel == "auto" and self.kernel == "numba":
-            from sc2_envs.sim.runtime import warmup
-
-            if warmup.enabled() and not warmup.family_ready(self.scenario is not None):
-                self.kernel, self._awaiting = "torch", self.scenario is not None
-                self._compile_job()
-        self._build_kernels()
+        self._choose_kernel(kernel, num_threads)
         self._stat_counts = torch.zeros(3, dtype=torch.int64, device=self.device)
         if pin is not None:
             if not isinstance(pin, dict):
                 raise TypeError(f"option scenario must be a dict of pin_scenario's arguments, got {pin!r}")
             self.pin_scenario(**pin)
+
+    def _build_rules(self, num_envs: int, loops_per_tick: int, fcfg: FeatureConfig, rcfg: RewardConfig, v2_opts: dict):
+        """The roster's unit table, the terrain, and the torch rules on them (``Dynamics``, ``EnemyAI``, the
+        features; SMACv2: the scenario sampler and the pinned-composition tensors)."""
+        if self.scenario is not None:
+            self.n_actions = 0  # set from the features below
+            self.table = UnitTable.build_scenario(self.scenario, num_envs, self.device)
+            terrain = terrain_grids("full")  # 32x32_flat: every cell pathable, one level
+        else:
+            self.n_actions = self.spec.n_actions
+            self.agent_unit_types = self.spec.ally_units()
+            self.table = UnitTable.build(self.spec, self.device)
+            terrain = terrain_grids(self.spec.terrain)
+        self.pathing = torch.as_tensor(terrain.pathing.copy(), device=self.device)
+        self.dynamics = Dynamics(
+            self.table,
+            self.pathing,
+            loops_per_tick,
+            cliff_level=torch.as_tensor(terrain.cliff_level.astype("int32"), device=self.device),
+            cliff_walkable=torch.as_tensor(terrain.cliff_walkable.copy(), device=self.device),
+            **({} if self.scenario is not None else self._routing(self.spec.terrain)),
+        )
+        if self.scenario is not None:
+            self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order="attack_closest")
+            self.features = SMACv2Features(self.scenario, self.table, fcfg, rcfg, self.device, **v2_opts)
+            self.n_actions = self.features.n_actions
+            self.sampler = v2.ScenarioSampler(self.scenario, self.device)
+            U = self.n_agents + self.n_enemies
+            self._pin_mask = torch.zeros(num_envs, dtype=torch.bool, device=self.device)
+            self._pin_kind = torch.zeros(num_envs, U, dtype=torch.int64, device=self.device)
+            self._pin_pos = torch.zeros(num_envs, U, 2, device=self.device)
+            self._pin_has_pos = torch.zeros(num_envs, dtype=torch.bool, device=self.device)
+        else:
+            self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order=self.spec.enemy_order)
+            self.features = SMACFeatures(self.spec, self.table, fcfg, rcfg, self.device)
 
     # The numba path's auto-reset leaves the per-env unit table (and the tensors Dynamics derives
     # from it) to be rebuilt from ``st.unit_kind`` when next read: the kernels never read them, so a
