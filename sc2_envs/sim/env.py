@@ -453,22 +453,7 @@ class SMACSim(ExecutionMixin, SnapshotMixin, EditingMixin):
         out["final_avail_actions"] = out["avail_actions"].clone()
         if bool(done.any()):
             if self.autoreset:
-                self.st.copy_envs_from(self._fresh_state(), done)
-                self._refresh_kinds()
-                # observe only the envs that were reset (a few per step at large B), not the whole batch
-                idx = done.nonzero().flatten()
-                if self._observe_kernel is not None:
-                    # writes the rows idx of out's tensors (fresh this step; final_* are copies)
-                    self._observe_kernel.observe(self.st, idx, out)
-                    self._avail = out["avail_actions"].clone()
-                    return out
-                sub = self.st.select(idx)
-                avail = self.features.avail_actions(sub)
-                out["obs"] = out["obs"].index_copy(0, idx, self.features.obs(sub, avail))
-                out["state"] = out["state"].index_copy(0, idx, self.features.state(sub))
-                out["avail_actions"] = out["avail_actions"].index_copy(0, idx, avail)
-                if self.scenario is not None:  # the enemy tags the new episodes' observation set
-                    self.st.enemy_tag = self.st.enemy_tag.index_copy(0, idx, sub.enemy_tag)
+                self._auto_reset(done, out)
             else:
                 self._needs_reset = True
         if self.scenario is not None:
@@ -505,29 +490,45 @@ class SMACSim(ExecutionMixin, SnapshotMixin, EditingMixin):
             raise (self._out_of_range if code == OUT_OF_RANGE else self._unavailable)(actions, b, n)
         out = dict(zip(kernel.out_keys, map(torch.from_numpy, arrays), strict=True))
         if value:  # some episodes ended
-            if not self.autoreset:
-                self._needs_reset = True
+            if self.autoreset:
+                self._auto_reset(arrays[5] | arrays[6], out)  # terminated | truncated
             else:
-                done = arrays[5] | arrays[6]  # terminated | truncated
-                idx = done.nonzero()[0]
-                if self.scenario is not None:
-                    self._reset_scenario_envs(idx)
-                else:
-                    # = self.st.copy_envs_from(self._fresh_state(), done), compiled (bit for bit, tested)
-                    kernel.reset_envs(self.st, done, self.spawn_jitter)
-                # observe only the envs that were reset, into rows of this step's fresh outputs (final_* are copies)
-                self._observe_kernel.observe(self.st, idx, out)
-                kernel._avail_np[idx] = arrays[2][idx]  # avail_actions
+                self._needs_reset = True
         if self.scenario is not None:
             out["unit_kind"] = self.st.unit_kind[:, :N].clone()
         return out
 
-    def _reset_scenario_envs(self, idx: np.ndarray) -> None:
-        """Numba path, SMACv2: new episodes for the envs ``idx`` ([k] int64), in place (the kernels'
-        views stay valid): the rows of ``copy_envs_from(self._fresh_state(), done)``, compiled
-        (``sim.numba.reset``, bit for bit); the unit table follows when next read (``table``)."""
-        self._scenario_reset.reset_envs(self.st, idx)
-        self._kinds_stale = True
+    def _auto_reset(self, done: torch.Tensor | np.ndarray, out: dict[str, torch.Tensor]) -> None:
+        """New episodes for the envs ``done`` (``[B]`` bool, a tensor on the torch path, an array on the
+        numba path), observed into those rows of this step's ``obs``, ``state`` and ``avail_actions``
+        (fresh tensors; the ``final_*`` copies keep the ended episodes). Only the ended envs are observed
+        (a few per step at large B), not the whole batch.
+
+        The torch path runs ``st.copy_envs_from(_fresh_state(), done)`` and the features of those envs;
+        the numba path the same rules compiled (``numba.reset``, ``numba.features`` / ``features_v2``),
+        bit for bit, in place on the state (the kernels' views stay valid).
+        """
+        kernel = self._step_kernel
+        if kernel is not None:
+            idx = done.nonzero()[0]
+            if self.scenario is not None:
+                self._scenario_reset.reset_envs(self.st, idx)
+                self._kinds_stale = True  # the unit table follows when next read (``table``)
+            else:
+                kernel.reset_envs(self.st, done, self.spawn_jitter)
+            self._observe_kernel.observe(self.st, idx, out)
+            kernel._avail_np[idx] = out["avail_actions"].numpy()[idx]
+            return
+        self.st.copy_envs_from(self._fresh_state(), done)
+        self._refresh_kinds()
+        idx = done.nonzero().flatten()
+        sub = self.st.select(idx)
+        avail = self.features.avail_actions(sub)
+        out["obs"] = out["obs"].index_copy(0, idx, self.features.obs(sub, avail))
+        out["state"] = out["state"].index_copy(0, idx, self.features.state(sub))
+        out["avail_actions"] = out["avail_actions"].index_copy(0, idx, avail)
+        if self.scenario is not None:  # the enemy tags the new episodes' observation set
+            self.st.enemy_tag = self.st.enemy_tag.index_copy(0, idx, sub.enemy_tag)
 
     def _core(self, actions: torch.Tensor) -> dict[str, torch.Tensor]:
         """Orders and enemy AI, 8 game loops, then result, reward and features; updates ``self.st``.
