@@ -47,7 +47,7 @@ class SnapshotMixin:
         return out
 
     def _pin_tensors(self) -> dict[str, torch.Tensor]:
-        # the same tensor objects the compiled reset kernel reads (kernels.scenario): restored in place
+        # the same tensor objects the compiled reset kernel reads (numba.reset): restored in place
         return {"mask": self._pin_mask, "kind": self._pin_kind, "pos": self._pin_pos, "has_pos": self._pin_has_pos}
 
     def load_state_dict(self, state: dict) -> None:
