@@ -215,7 +215,7 @@ def test_readme_layout_lists_the_shipped_checkpoints_and_docs():
 def test_readme_names_what_the_simulators_thread_message_points_to():
     """``make_batched`` prints "see README 'Threads (torch path)'" when it changes torch's thread count;
     that README item explains the choice and says it is that line's target."""
-    threads_src = (REPO / "sc2_envs" / "sim" / "threads.py").read_text()
+    threads_src = (REPO / "sc2_envs" / "sim" / "runtime" / "threads.py").read_text()
     assert "see README 'Threads (torch path)'" in threads_src  # when this changes, update the pointer below
     readme = (REPO / "README.md").read_text()
     item = readme.split("- Threads (torch path", 1)[1][:400]

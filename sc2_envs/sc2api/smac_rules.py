@@ -20,6 +20,16 @@ Two users: ``sc2_envs.adapters.smac_compat.StarCraft2Env`` (the helper methods S
 the fast tensor path computes the same numbers) and the StarCraft II API route's checks
 (``sc2_envs.sc2api.client``), which rebuild SMAC's view from the protocol's raw units.
 
+Why SMAC's features have a form here beside the simulator's (``sc2_envs.sim.rules.features``): this one
+reads what a client of the game sees, the protocol's raw unit records (from a real StarCraft II or
+the served simulator), one unit at a time, in SMAC's own order and Python float arithmetic. It has no
+``WorldState`` and no ``UnitTable``: unit types are read from each record, and units appear and die as
+the game reports them, so it also works against the real game, whose units need not match a map's
+roster. Routing raw units through the tensor rules would need a ``WorldState`` and a ``UnitTable``
+built from the records at every observation, and the result would no longer be SMAC's per-unit
+computation that the protocol route is checked against. The two forms agree to 1e-6 at every step
+(``tests/integrations/test_smac_parity.py``).
+
 Host class contract (attributes the mixin reads): ``n_agents``, ``n_enemies``, ``n_actions``,
 ``n_actions_no_attack``, ``n_actions_move``, ``n_obs_pathing``, ``n_obs_height``, ``episode_limit``,
 ``map_type``, ``unit_type_bits``, ``shield_bits_ally``, ``shield_bits_enemy``, the ``obs_*``,

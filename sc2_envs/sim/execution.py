@@ -8,6 +8,7 @@ simulator (:func:`play_for_compile`), so the runtime never imports the simulator
 
 from __future__ import annotations
 
+from sc2_envs.sim.runtime.threads import apply_num_threads
 from sc2_envs.units import LOOPS_PER_STEP
 
 
@@ -22,6 +23,20 @@ def play_for_compile(sim_class, config: dict) -> int:
 
 class ExecutionMixin:
     """``SMACSim``'s choice of execution path and its numba kernels (see the module docstring)."""
+
+    def _choose_kernel(self, kernel: str, num_threads: int | None) -> None:
+        """Set ``self.kernel`` from the ``kernel`` option, torch's thread count, and (``"auto"`` on first use)
+        the background compile of the numba kernels, then build them."""
+        self.kernel = self._resolve_kernel(kernel)
+        self.num_threads = apply_num_threads(num_threads, self.num_envs, self.device, self.kernel)
+        self._awaiting = None  # the family (SMACv2 or not) whose numba kernels compile in the background
+        if kernel == "auto" and self.kernel == "numba":
+            from sc2_envs.sim.runtime import warmup
+
+            if warmup.enabled() and not warmup.family_ready(self.scenario is not None):
+                self.kernel, self._awaiting = "torch", self.scenario is not None
+                self._compile_job()
+        self._build_kernels()
 
     def _build_kernels(self) -> None:
         """Build the numba kernels from the current tables (``kernel="numba"``; nothing on torch).

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import fields
 
 import numpy as np
 import torch
 
-from sc2_envs.sim.state import WorldState
+from sc2_envs.sim.state import WORLD_STATE_FIELDS, WorldState
 
-_STATE_FIELDS = [f.name for f in fields(WorldState)]
 _V2_FIELDS = ("unit_kind", "fov_dir", "enemy_tag", "max_reward")  # WorldState fields only SMACv2 scenarios use
 
 
@@ -37,7 +35,7 @@ class SnapshotMixin:
         out = {
             "map_name": self.map_name,
             "num_envs": self.num_envs,
-            "world": {n: getattr(self.st, n).detach().cpu().clone() for n in _STATE_FIELDS},
+            "world": {n: getattr(self.st, n).detach().cpu().clone() for n in WORLD_STATE_FIELDS},
             "avail_actions": self._avail.detach().cpu().clone(),
             "stat_counts": self._stat_counts.detach().cpu().clone(),
             "seeded": bool(self._seeded),
@@ -49,7 +47,7 @@ class SnapshotMixin:
         return out
 
     def _pin_tensors(self) -> dict[str, torch.Tensor]:
-        # the same tensor objects the compiled reset kernel reads (kernels.scenario): restored in place
+        # the same tensor objects the compiled reset kernel reads (numba.reset): restored in place
         return {"mask": self._pin_mask, "kind": self._pin_kind, "pos": self._pin_pos, "has_pos": self._pin_has_pos}
 
     def load_state_dict(self, state: dict) -> None:
@@ -92,10 +90,10 @@ class SnapshotMixin:
         if self.scenario is None:  # snapshots from before the SMACv2 fields: they are unused on v1 maps
             for n in _V2_FIELDS:
                 world.setdefault(n, getattr(self.st, n).detach().cpu())
-        missing = [n for n in _STATE_FIELDS if n not in world]
+        missing = [n for n in WORLD_STATE_FIELDS if n not in world]
         if missing:
             raise ValueError(f"env snapshot misses the world field(s) {missing}")
-        for n in _STATE_FIELDS:
+        for n in WORLD_STATE_FIELDS:
             mine = getattr(self.st, n)
             if not isinstance(world[n], torch.Tensor):
                 raise ValueError(f"env snapshot field {n!r} is {type(world[n]).__name__}; expected a {mine.dtype} tensor")
@@ -123,7 +121,7 @@ class SnapshotMixin:
                 if k not in pins or tuple(pins[k].shape) != tuple(mine.shape) or pins[k].dtype != mine.dtype:
                     got = None if k not in pins else f"{pins[k].dtype} {tuple(pins[k].shape)}"
                     raise ValueError(f"env snapshot scenario_pins[{k!r}] is {got}; expected {mine.dtype} {tuple(mine.shape)}")
-        self.st = WorldState(**{n: world[n].to(self.device).clone() for n in _STATE_FIELDS})
+        self.st = WorldState(**{n: world[n].to(self.device).clone() for n in WORLD_STATE_FIELDS})
         self._avail = state["avail_actions"].to(self.device).clone()
         self._stat_counts = state["stat_counts"].to(self.device).clone()
         self._seeded = bool(state["seeded"])

@@ -176,6 +176,10 @@ class WorldState:
         return WorldState(**{f.name: getattr(self, f.name).clone() for f in fields(self)})
 
 
+WORLD_STATE_FIELDS = tuple(f.name for f in fields(WorldState))
+"""The names of ``WorldState``'s fields, in declaration order (a snapshot's ``world`` keys)."""
+
+
 @dataclass
 class UnitTable:
     """Per-unit constants of a map roster, each ``[U]`` (or ``[U, U]``) on the sim device.

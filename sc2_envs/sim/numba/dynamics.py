@@ -15,7 +15,7 @@ first use compiles them (``cache=True`` keeps the machine code on disk for later
 
 SMACv2 scenarios (``fl[FL_PER_ENV]``) have per-env rosters: the kernels keep per-kind tables and
 gather each env's tables from ``WorldState.unit_kind`` before its orders and ticks
-(``_env_tables``), so the per-env ``UnitTable`` of the torch path is never read or refreshed here;
+(``state.env_tables``), so the per-env ``UnitTable`` of the torch path is never read or refreshed here;
 their enemies follow the map trigger (``EnemyAI`` ``attack_closest``: centre distances, then the
 medivacs' heal orders) and ``conic_fov``'s look actions set ``WorldState.fov_dir``.
 """

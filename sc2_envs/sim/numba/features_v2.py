@@ -31,7 +31,7 @@ from sc2_envs.sim.runtime.chunks import kernel_threads, run_env_ids
 from sc2_envs.sim.state import WorldState
 
 PARALLEL_MIN_ENVS = 64
-"""Batches of at least this many envs run in chunks on threads (as ``observe.PARALLEL_MIN_ENVS``)."""
+"""Batches of at least this many envs run in chunks on threads (as ``features.PARALLEL_MIN_ENVS``)."""
 
 # int64 flags ``vfl``
 (
@@ -576,7 +576,7 @@ def v2_placeholders() -> tuple:
 class ObserveKernelV2:
     """``SMACSim._stage_observe`` of a SMACv2 scenario as one compiled CPU call, bit-equal to torch.
 
-    Same interface as ``observe.ObserveKernel`` (``__call__`` for a step, ``observe`` for the
+    Same interface as ``features.ObserveKernel`` (``__call__`` for a step, ``observe`` for the
     features of all envs or rows ``env_ids``), plus ``visit_rank`` (``SMACv2Features.update_tags``).
     The per-kind tables are copied from ``features`` at construction (``v2_consts``): a change to
     ``features.table.kinds`` needs a new kernel (``SMACSim._build_kernels``).

@@ -1,6 +1,6 @@
 """The auto-reset of SMACv2 scenarios on the numba path, compiled (bit-equal to the torch code).
 
-The torch reference is ``SMACSim._fresh_scenario_state`` with ``smacv2.ScenarioSampler.sample``
+The torch reference is ``rules.reset.fresh_scenario_state`` with ``smacv2.ScenarioSampler.sample``
 (``_team``, ``_positions``, ``spread``, ``sort_allies``): every draw is a counter-based
 ``rng.uniform`` of the env's episode count and key, so one env's new episode can be computed on its
 own. On the torch path it costs a few milliseconds whatever the number of envs (about 50 small
@@ -190,7 +190,7 @@ def fresh_state(
     jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
     unit_kind, fov_dir, enemy_tag, max_reward,
 ):  # fmt: skip
-    """``SMACSim._fresh_state`` copied into the envs ``done`` (``copy_envs_from``), in place, for SMAC v1 maps.
+    """``rules.reset.fresh_state`` copied into the envs ``done`` (``copy_envs_from``), in place, for SMAC v1 maps.
 
     ``ap_mode``: 0 no attack point, 1 the fixed point ``ap[0]``, 2 uniform on the segment ``ap[0] -> ap[1]``;
     ``enemy_ap``: enemies attack-move to the attack point (else to their own position)."""
@@ -268,7 +268,7 @@ def fresh_scenario_state(
     jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
     unit_kind, fov_dir, enemy_tag, max_reward,
 ):  # fmt: skip
-    """``SMACSim._fresh_scenario_state`` copied into the envs ``idx`` ([k] int64), in place."""
+    """``rules.reset.fresh_scenario_state`` copied into the envs ``idx`` ([k] int64), in place."""
     U = N + E
     kind = np.zeros(U, np.int64)
     p = np.zeros((U, 2), np.float32)

@@ -1,23 +1,23 @@
 """One compiled call per env step: ``SMACSim.step`` on the numba path (bit-equal to the torch code).
 
-``sim.numba.dynamics`` (orders, ticks) and ``sim.numba.features`` (result, reward, features) hold
+``sim.numba.actions`` and ``enemy_ai`` (orders), ``dynamics`` (ticks) and ``features`` (result, reward, features) hold
 the game rules as per-env Numba functions. Called stage by stage from Python, a small batch paid
 more for the glue around them (argument views, action checks, result bookkeeping, copies, about
 40 small torch operations per step) than for the rules themselves. :class:`StepKernel` runs the
 whole step of one env in one loop body instead, and all envs in one call (from
-``tick.PARALLEL_MIN_ENVS`` envs up either serial or split into chunks of envs on threads,
+``numba.dynamics.PARALLEL_MIN_ENVS`` envs up either serial or split into chunks of envs on threads,
 ``runtime.chunks``, whichever ``runtime.schedule.ScheduleChooser`` measures faster under the
 machine's current load):
 
 1. checks the actions against the previous step's available actions (range, then availability;
    with ``lenient_actions`` an unavailable action becomes stop, or no-op for a dead agent), before
    anything is changed, and reports the first bad entry for ``SMACSim`` to raise on;
-2. ``tick.orders_env`` per env (SMAC actions -> orders, then the enemy AI), ``8 / loops_per_tick``
-   ticks of ``tick.advance`` (``Dynamics.advance``; one call for the whole range on a SMAC v1 map, one
+2. ``actions.orders_env`` per env (SMAC actions -> orders, then the enemy AI), ``8 / loops_per_tick``
+   ticks of ``dynamics.advance`` (``Dynamics.advance``; one call for the whole range on a SMAC v1 map, one
    per env on a SMACv2 scenario, whose envs each have their own unit tables), then per env
-   ``observe.step_env`` (step count, last action, game result, reward, previous-step snapshot),
+   ``features.step_env`` (step count, last action, game result, reward, previous-step snapshot),
    the step's flags and counts (terminated, truncated, dead allies / enemies, agent alive),
-   ``observe.observe_env`` (available actions, observations, state) and the ``final_*`` copies;
+   ``features.observe_env`` (available actions, observations, state) and the ``final_*`` copies;
 3. adds the step's won / ended / truncated episodes to ``SMACSim``'s ``get_stats`` counters.
 
 Every output array is fresh (allocated by the caller each step), so a returned tensor never
@@ -118,8 +118,8 @@ def _make_step_range(V2: bool):
         battle_won, episode_limit, dead_allies, dead_enemies, agent_alive, stats,
     ):  # fmt: skip
         """The whole step of envs ``b0 .. b1 - 1`` (scratch allocated once per range). A SMACv2 scenario
-        (``V2``) gathers each env's unit tables first (``tick.env_tables``) and observes with
-        ``observe_v2`` (``kcon .. vfp``); a SMAC v1 map uses its fixed tables and ``observe`` (``ucon .. fparams``).
+        (``V2``) gathers each env's unit tables first (``state.env_tables``) and observes with
+        ``features_v2`` (``kcon .. vfp``); a SMAC v1 map uses its fixed tables and ``features`` (``ucon .. fparams``).
 
         With ``checks`` (the serial call, ``b0 .. b1`` the whole batch) it first checks the actions of
         every env (``check_actions``, ``_check_kinds``: nothing is changed on an error) and ends with the
@@ -251,7 +251,7 @@ def _tally(terminated, truncated, battle_won, stats):
 # positions in the arguments after ``invalid``: the state fields (``_FIELDS``), the tables
 # (``StepKernel._consts``), then avail_in .. agent_alive and stats
 _ALIVE, _UNIT_KIND = _FIELDS.index("alive"), _FIELDS.index("unit_kind")
-_FL = len(_FIELDS) + 14  # tick.TickKernel.fl among StepKernel._consts
+_FL = len(_FIELDS) + 14  # dynamics.TickKernel.fl among StepKernel._consts
 _AVAIL_IN, _TERMINATED = -17, -8
 
 
@@ -280,9 +280,9 @@ class StepKernel:
     compiled call; see the module docstring. Built by ``SMACSim`` on the numba path.
 
     Args:
-        tick: the simulator's ``tick.TickKernel`` (rule tables of the orders and tick stages).
-        observe: the simulator's ``observe.ObserveKernel`` (SMAC v1 map) or
-            ``observe_v2.ObserveKernelV2`` (SMACv2 scenario, with ``tick.per_env``).
+        tick: the simulator's ``dynamics.TickKernel`` (rule tables of the orders and tick stages).
+        observe: the simulator's ``features.ObserveKernel`` (SMAC v1 map) or
+            ``features_v2.ObserveKernelV2`` (SMACv2 scenario, with ``per_env`` set).
         n_ticks: ticks per env step (``8 / loops_per_tick``).
         lenient: ``SMACSim.lenient_actions``.
     """
@@ -322,7 +322,7 @@ class StepKernel:
         self._stats_t: torch.Tensor | None = None
         self._stats_np: np.ndarray | None = None
         self._act: np.ndarray | None = None
-        self._schedule: ScheduleChooser | None = None  # serial or threaded, by measured time (kernels.schedule)
+        self._schedule: ScheduleChooser | None = None  # serial or threaded, by measured time (runtime.schedule)
         self._schedule_key: tuple | None = None
 
     def __getstate__(self) -> dict:
@@ -449,7 +449,7 @@ class StepKernel:
 
     # -- auto-reset
     def set_fresh(self, table, spec, tick) -> None:
-        """Tables of ``SMACSim._fresh_state`` for :meth:`reset_envs` (SMAC v1 map ``spec``, its ``UnitTable``)."""
+        """Tables of ``rules.reset.fresh_state`` for :meth:`reset_envs` (SMAC v1 map ``spec``, its ``UnitTable``)."""
 
         def f(x):
             return x.detach().cpu().to(torch.float32).numpy().copy()
