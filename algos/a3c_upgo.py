@@ -55,11 +55,25 @@ from models import (
     MaskedCategorical,
     build_critic,
     build_models,
-    load_checkpoint,
-    save_checkpoint,
 )
 from models.offpolicy_losses import masked_kl, masked_mean, td_lambda_returns, upgo_returns, vtrace
-from sc2_envs import allocator, runs
+from sc2_envs.training import allocator
+from sc2_envs.training.checkpoints import load_checkpoint, save_checkpoint
+from sc2_envs.training.cli import check_out_dir, cli_error, flowing_help, given_fields, refuse_computed_flags, resume_args
+from sc2_envs.training.progress import resume_hint
+from sc2_envs.training.run import (
+    RESUME_FILE,
+    GracefulStop,
+    load_resume,
+    make_run_dir,
+    note_resume,
+    rng_state,
+    save_resume,
+    set_rng_state,
+    starting_lineage,
+    tune_allocator,
+    write_run_meta,
+)
 from sc2_envs.vector.actor_pool import (
     ActorFailure,
     ActorPoolConfig,
@@ -264,7 +278,7 @@ def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
     and ``stopped()``.
 
     A trajectory is a dict of NumPy arrays (T = unroll_length, B = envs_per_actor): ``obs [T,B,N,O]``,
-    ``state [T,B,S]``, ``avail [T,B,N,A]`` bool, ``actions [T,B,N]`` int64, ``logp [T,B,N]`` (behaviour),
+    ``state [T,B,S]``, ``avail_actions [T,B,N,A]`` bool, ``actions [T,B,N]`` int64, ``logp [T,B,N]`` (behaviour),
     ``reward, terminated, truncated [T,B]``, ``final_state [T,B,S]`` (the pre-reset state where the env
     ended), ``next_state [B,S]`` (bootstrap), plus ``episodes`` (list of (return, length, won)),
     ``version`` (policy version acted with), ``slot``, ``gen``, ``act_time_s`` (seconds spent stepping).
@@ -293,7 +307,7 @@ def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
             new = channel.pull_weights(policy, version)
             if new is not None:
                 version = new
-            keys = ("obs", "state", "avail", "actions", "logp", "reward", "terminated", "truncated", "final_state")
+            keys = ("obs", "state", "avail_actions", "actions", "logp", "reward", "terminated", "truncated", "final_state")
             buf: dict[str, list] = {k: [] for k in keys}
             episodes = []
             t0 = time.monotonic()
@@ -304,7 +318,7 @@ def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
                     actions, logp = policy.act(out["obs"], out["avail_actions"])
                 buf["obs"].append(out["obs"])
                 buf["state"].append(out["state"])
-                buf["avail"].append(out["avail_actions"])
+                buf["avail_actions"].append(out["avail_actions"])
                 buf["actions"].append(actions.clone())  # an env may keep (and later edit) the tensor it was given
                 buf["logp"].append(logp)
                 out = env.step(actions)
@@ -339,7 +353,7 @@ def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
 def collate(trajs: list[dict], device: torch.device) -> dict:
     """Concatenate trajectories along the env axis B; tensors on ``device``."""
     out = {}
-    for k in ("obs", "state", "avail", "actions", "logp", "reward", "terminated", "truncated", "final_state"):
+    for k in ("obs", "state", "avail_actions", "actions", "logp", "reward", "terminated", "truncated", "final_state"):
         out[k] = torch.as_tensor(np.concatenate([t[k] for t in trajs], axis=1), device=device)
     out["next_state"] = torch.as_tensor(np.concatenate([t["next_state"] for t in trajs], axis=0), device=device)
     return out
@@ -351,7 +365,7 @@ def learner_loss(policy, critic, teacher, batch: dict, args: Args) -> tuple[torc
     Heads are the agents: each agent's action has its own importance ratio. Dead agents (only
     the no-op available, SMAC) have log-prob 0 and are left out of every mean.
     """
-    obs, avail, actions = batch["obs"], batch["avail"], batch["actions"]
+    obs, avail_actions, actions = batch["obs"], batch["avail_actions"], batch["actions"]
     T, B, N, O = obs.shape
     S = batch["state"].shape[-1]
     values_n = critic(batch["state"].reshape(T * B, S)).reshape(T, B)
@@ -363,10 +377,10 @@ def learner_loss(policy, critic, teacher, batch: dict, args: Args) -> tuple[torc
         if bool(trunc.any()):
             final_values[trunc] = critic.value_norm.denormalize(critic(batch["final_state"][trunc]))
     logits = policy.logits(obs.reshape(T * B, N, O))
-    flat_avail = avail.reshape(T * B, N, -1)
+    flat_avail = avail_actions.reshape(T * B, N, -1)
     dist = MaskedCategorical(logits, flat_avail)
     logp = dist.log_prob(actions.reshape(T * B, N)).reshape(T, B, N)
-    alive = (~avail[..., 0]).float()
+    alive = (~avail_actions[..., 0]).float()
     log_rhos = logp.detach() - batch["logp"]
     r, term, trn = batch["reward"], batch["terminated"], batch["truncated"]
     vt = vtrace(log_rhos, r, values, boot, term, trn, final_values, args.gamma, args.rho_bar, args.c_bar, args.vtrace_lambda)
@@ -455,7 +469,7 @@ def check_args(args: Args) -> None:
             raise SystemExit(f"--{name.replace('_', '-')} {getattr(args, name)}; expected >= 1")
     if not args.resume:  # a new run folder goes under --run-dir: a file in the way is a traceback from mkdir otherwise
         try:
-            runs.check_out_dir(args.run_dir, "--run-dir")
+            check_out_dir(args.run_dir, "--run-dir")
         except ValueError as e:
             raise SystemExit(str(e)) from None
     if args.heartbeat_timeout <= args.heartbeat_interval:
@@ -488,24 +502,24 @@ RESUME_CHANGEABLE = (
 
 def main(args: Args, given: frozenset[str] | None = None) -> int:
     """Train (or continue, ``--resume``); returns the exit status. ``given``: the flags the command line set
-    (``runs.given_fields``; None: those that differ from their defaults), which ``--resume`` applies or checks."""
+    (``given_fields``; None: those that differ from their defaults), which ``--resume`` applies or checks."""
     resumed = None
     if args.resume:  # continue a run: its saved Args, with the flags a continuation may change
         try:
-            resumed, run_dir = runs.load_resume(args.resume, script=os.path.basename(__file__))
+            resumed, run_dir = load_resume(args.resume, script=os.path.basename(__file__))
             resume_from = args.resume
-            args = runs.resume_args(resumed["args"], args, Args(), RESUME_CHANGEABLE, given)
+            args = resume_args(resumed["args"], args, Args(), RESUME_CHANGEABLE, given)
         except (OSError, ValueError) as e:
-            runs.cli_error(str(e))
+            cli_error(str(e))
         args.resume, args.session = resume_from, int(resumed["args"].get("session", 0)) + 1
     check_args(args)
-    allocator_line = runs.tune_allocator()
+    allocator_line = tune_allocator()
     device = "cuda" if torch.cuda.is_available() and args.cuda else "cpu"  # the learner's (_train)
     if resumed is None:  # a new folder, never an existing one
-        run_dir = runs.make_run_dir(args.run_dir, f"{args.map}__{args.exp_name}__{args.seed}__{int(time.time())}")
-        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=device)
+        run_dir = make_run_dir(args.run_dir, f"{args.map}__{args.exp_name}__{args.seed}__{int(time.time())}")
+        write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=device)
     else:
-        runs.note_resume(run_dir, from_global_step=resumed["global_step"], session=args.session, config=args, device=device)
+        note_resume(run_dir, from_global_step=resumed["global_step"], session=args.session, config=args, device=device)
     try:
         print(allocator_line)
         return _train(args, run_dir, resumed)
@@ -558,7 +572,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
     else:
         policy, critic = build_models(env_info, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device)
         ckpt = None
-    lineage = runs.starting_lineage(args.init, ckpt, resumed)  # saved in every checkpoint
+    lineage = starting_lineage(args.init, ckpt, resumed)  # saved in every checkpoint
     teacher = None
     if args.teacher:  # before the actors start: a teacher that does not fit the map is bad input, not an actor failure
         teacher, _, tck = load_checkpoint(args.teacher, env_info, device, with_critic=False)
@@ -602,7 +616,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
         elapsed_before, best = float(resumed["elapsed_s"]), resumed["best"]
         window.extend(tuple(e) for e in resumed["window"])
     buffer: list[dict] = []
-    stop = runs.GracefulStop()
+    stop = GracefulStop()
     last_print = last_item = start
     first_item = None
     rc = 0
@@ -612,9 +626,9 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
         optimizer = torch.optim.Adam(list(policy.parameters()) + list(critic.parameters()), lr=args.learning_rate, eps=1e-5)
         if resumed is not None:
             optimizer.load_state_dict(resumed["optimizer"])
-            runs.set_rng_state(resumed["rng"])
+            set_rng_state(resumed["rng"])
             say(
-                f"resumed from {run_dir / runs.RESUME_FILE} at update {updates}, {env_steps} env steps "
+                f"resumed from {run_dir / RESUME_FILE} at update {updates}, {env_steps} env steps "
                 f"(session {args.session}: new actor env seeds)"
             )
         steps_before = env_steps
@@ -633,8 +647,8 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
             if wr is not None and (best is None or wr >= best):  # rolling train win rate; the latest among ties
                 best = wr
                 save_model_file(run_dir / f"{args.exp_name}_best.pt")
-            runs.save_resume(
-                run_dir / runs.RESUME_FILE,
+            save_resume(
+                run_dir / RESUME_FILE,
                 {
                     "args": asdict(args),
                     "lineage": lineage,
@@ -647,7 +661,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
                     "actors": policy.state_dict(),
                     "critic": critic.state_dict(),
                     "optimizer": optimizer.state_dict(),
-                    "rng": runs.rng_state(),
+                    "rng": rng_state(),
                 },
             )
 
@@ -748,7 +762,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
             checkpoint()
             say(
                 f"model saved to {run_dir / (args.exp_name + '.pt')} (best: {args.exp_name}_best.pt); "
-                + runs.resume_hint(run_dir, env_steps >= args.total_timesteps, env_steps)
+                + resume_hint(run_dir, env_steps >= args.total_timesteps, env_steps)
             )
     except ActorFailure as e:
         say(f"stopping: {e}")
@@ -770,8 +784,8 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
 if __name__ == "__main__":
     import tyro
 
-    cli, given = tyro.cli(runs.flowing_help(Args)), runs.given_fields(Args)
-    runs.refuse_computed_flags(cli, ("session",), "the number of times the run was resumed", given)
+    cli, given = tyro.cli(flowing_help(Args)), given_fields(Args)
+    refuse_computed_flags(cli, ("session",), "the number of times the run was resumed", given)
     exit_code = main(cli, given)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -51,13 +51,25 @@ import torch
 import torch.nn.functional as F
 import tyro
 
-from models import average_checkpoints
 from models.alphastar import alphastar_losses
 from models.common import MASKED_LOGIT, masked_ce
-from sc2_envs import allocator, runs
-from sc2_envs.evaluation import behaviour_key, evaluate, format_result
 from sc2_envs.replays.dataset import ReplayData
 from sc2_envs.sim.features import N_ACTIONS_NO_ATTACK
+from sc2_envs.training import allocator
+from sc2_envs.training.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint
+from sc2_envs.training.cli import cli_error, flowing_help, given_fields, resume_args
+from sc2_envs.training.evaluation import behaviour_key, evaluate, format_result
+from sc2_envs.training.run import (
+    RESUME_FILE,
+    GracefulStop,
+    load_resume,
+    make_run_dir,
+    note_resume,
+    rng_state,
+    save_resume,
+    set_rng_state,
+    write_run_meta,
+)
 
 ALGORITHM = os.path.basename(__file__)[: -len(".py")]  # recorded in every checkpoint (models.save_checkpoint)
 
@@ -294,10 +306,10 @@ def smac_validate(policy, data: SmacData, A: int, batch: int = 1024):
     }
 
 
-def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, stop: runs.GracefulStop | None = None) -> dict:
+def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, stop: GracefulStop | None = None) -> dict:
     import sc2_envs
-    from models import build_models, save_checkpoint
-    from sc2_envs.demos import load_demos
+    from models import build_models
+    from sc2_envs.training.demos import load_demos
 
     ds = load_demos(args.data, max_files=args.num_files)
     check_size(args, len(ds.files), len(ds.meta["shards"]), ds.rows)
@@ -389,13 +401,11 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
             + share_table(names, data_share, tgt_share, val["pred_share"], val["argmax_share"]),
             flush=True,
         )
-        save_resume(run_dir, args, epoch, history, policy, opt, {"generator": g.get_state()})
+        save_epoch(run_dir, args, epoch, history, policy, opt, {"generator": g.get_state()})
         if stop is not None and stop.requested:
             return stopped(args, run_dir, epoch, history, stop.reason)
 
     def play(path):
-        from models import load_checkpoint
-
         env = sc2_envs.make_batched(
             info["map_name"], num_envs=args.eval_envs, device=device, seed=args.eval_seed, num_threads=torch.get_num_threads()
         )
@@ -538,7 +548,7 @@ def check_size(args: Args, n_files: int, available: int, frames: int, held_out: 
 
 
 # ----------------------------------------------------------------------------------------- replays
-def run_replays(args: Args, run_dir: Path, device, resumed: dict | None = None, stop: runs.GracefulStop | None = None) -> dict:
+def run_replays(args: Args, run_dir: Path, device, resumed: dict | None = None, stop: GracefulStop | None = None) -> dict:
     from models.alphastar import AlphaStarConfig, AlphaStarPolicy, save_alphastar
 
     data = ReplayData(args.data, args.num_files, args.seq_len, args.val_fraction, args.seed)
@@ -631,7 +641,7 @@ def run_replays(args: Args, run_dir: Path, device, resumed: dict | None = None, 
             + share_table(names, data_share, tgt_share, val["pred_share"], val["argmax_share"]),
             flush=True,
         )
-        save_resume(run_dir, args, epoch, history, model, opt, {"generator": rng.bit_generator.state})
+        save_epoch(run_dir, args, epoch, history, model, opt, {"generator": rng.bit_generator.state})
         if stop is not None and stop.requested:
             return stopped(args, run_dir, epoch, history, stop.reason)
     return select(args, run_dir, history, None)
@@ -667,17 +677,17 @@ def replay_validate(model, data: ReplayData, device, cfg, heads, batch: int = 32
     }
 
 
-def save_resume(run_dir: Path, args: Args, epoch: int, history: list, model, opt, extra: dict) -> None:
+def save_epoch(run_dir: Path, args: Args, epoch: int, history: list, model, opt, extra: dict) -> None:
     """``run_dir/resume.pt`` after ``epoch``: weights, optimiser, RNG states, history and ``extra`` (the shuffler's state)."""
-    runs.save_resume(
-        run_dir / runs.RESUME_FILE,
+    save_resume(
+        run_dir / RESUME_FILE,
         {
             "args": asdict(args),
             "epoch": epoch,
             "history": history,
             "model": model.state_dict(),
             "optimizer": opt.state_dict(),
-            "rng": runs.rng_state(),
+            "rng": rng_state(),
             **extra,
         },
     )
@@ -687,12 +697,12 @@ def resume_training(resumed: dict, run_dir: Path, model, opt) -> tuple[int, list
     """Restore weights, optimiser and RNG states of a resume state; returns ``(last epoch done, history)``."""
     model.load_state_dict(resumed["model"])
     opt.load_state_dict(resumed["optimizer"])
-    runs.set_rng_state(resumed["rng"])
+    set_rng_state(resumed["rng"])
     from torch.utils.tensorboard import SummaryWriter
 
     # the curves continue; events logged after the resume state (e.g. after a hard kill) are dropped
     _WRITERS[str(run_dir)] = SummaryWriter(str(run_dir), purge_step=int(resumed["epoch"]) + 1)
-    print(f"resumed from {run_dir / runs.RESUME_FILE} after epoch {resumed['epoch']}")
+    print(f"resumed from {run_dir / RESUME_FILE} after epoch {resumed['epoch']}")
     return int(resumed["epoch"]), list(resumed["history"])
 
 
@@ -744,12 +754,12 @@ def check_args(args: Args) -> None:
         raise ValueError(f"--val-fraction {args.val_fraction}; expected a share in (0, 1) of the episodes (or replay files)")
 
 
-def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str] | None = None) -> dict:
+def main(args: Args, stop: GracefulStop | None = None, given: frozenset[str] | None = None) -> dict:
     """Train (or continue, ``--resume``) and select; returns the summary dict.
 
-    ``stop``: a :class:`sc2_envs.runs.GracefulStop` to use instead of a new one (its handlers are
+    ``stop``: a :class:`sc2_envs.GracefulStop` to use instead of a new one (its handlers are
     installed for the run); the run ends after the epoch in which it was requested. ``given``: the
-    flags the command line set (``runs.given_fields``; None: those that differ from their defaults),
+    flags the command line set (``given_fields``; None: those that differ from their defaults),
     which ``--resume`` applies (changeable ones) or checks against the run's values (the others).
 
     Raises:
@@ -759,9 +769,9 @@ def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str
     """
     resumed = None
     if args.resume:
-        resumed, run_dir = runs.load_resume(args.resume, script=os.path.basename(__file__))
+        resumed, run_dir = load_resume(args.resume, script=os.path.basename(__file__))
         resume_from = args.resume
-        args = runs.resume_args(resumed["args"], args, Args(), RESUME_CHANGEABLE, given)
+        args = resume_args(resumed["args"], args, Args(), RESUME_CHANGEABLE, given)
         args.resume = resume_from
         if args.epochs < resumed["epoch"]:
             raise ValueError(
@@ -792,7 +802,7 @@ def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str
         torch.set_num_threads(args.torch_threads)
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
     if resumed is not None:
-        runs.note_resume(run_dir, from_epoch=resumed["epoch"], config=args, device=str(device))
+        note_resume(run_dir, from_epoch=resumed["epoch"], config=args, device=str(device))
     elif args.run_dir:
         run_dir = Path(args.run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -802,19 +812,19 @@ def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str
                 f"(or --resume {args.run_dir} to continue the run in it)"
             )
     else:
-        run_dir = runs.make_run_dir("runs", f"{root.name}__{args.exp_name}__{args.seed}__{int(time.time())}")
+        run_dir = make_run_dir("runs", f"{root.name}__{args.exp_name}__{args.seed}__{int(time.time())}")
     if resumed is None:
-        runs.write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=str(device))
+        write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=str(device))
     print(f"run dir {run_dir}; args {asdict(args)}")
     print(allocator_line)
-    stop = stop or runs.GracefulStop()
+    stop = stop or GracefulStop()
     try:
         with stop:  # SIGINT / SIGTERM: finish the epoch, write its checkpoint and resume.pt, return
             if (root / "meta.json").exists():
                 return run_smac(args, run_dir, device, resumed, stop)
             return run_replays(args, run_dir, device, resumed, stop)
     except BaseException as e:
-        started = resumed is not None or (run_dir / runs.RESUME_FILE).exists()
+        started = resumed is not None or (run_dir / RESUME_FILE).exists()
         if not started:  # failed before the first epoch ended (e.g. too little data): leave no run folder
             shutil.rmtree(run_dir, ignore_errors=True)
         if isinstance(e, Exception):
@@ -823,10 +833,10 @@ def main(args: Args, stop: runs.GracefulStop | None = None, given: frozenset[str
 
 
 if __name__ == "__main__":
-    cli_args = tyro.cli(runs.flowing_help(Args))
+    cli_args = tyro.cli(flowing_help(Args))
     try:
-        main(cli_args, given=runs.given_fields(Args))
+        main(cli_args, given=given_fields(Args))
     except (OSError, ValueError) as e:
         if not getattr(e, "before_training", True):
             raise
-        runs.cli_error(str(e))  # bad input, found before training: one line, exit status 2, no run folder
+        cli_error(str(e))  # bad input, found before training: one line, exit status 2, no run folder

@@ -26,9 +26,9 @@ import torch
 import tyro
 
 import sc2_envs
-from models import average_checkpoints, load_checkpoint, read_checkpoint
-from sc2_envs.demos import SamplingConfig, policy_demonstrator, record_demos
-from sc2_envs.evaluation import evaluate, format_result
+from sc2_envs.training.checkpoints import average_checkpoints, load_checkpoint, read_checkpoint
+from sc2_envs.training.demos import SamplingConfig, policy_demonstrator, record_demos
+from sc2_envs.training.evaluation import evaluate, format_result
 
 
 def evaluate_checkpoint(

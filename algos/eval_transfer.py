@@ -31,11 +31,22 @@ import torch
 import tyro
 
 import sc2_envs
-from models import ancestors, ancestry_text, load_checkpoint, trained_by
-from models.agents import checkpoint_maps, dict_diffs, env_steps, read_checkpoint, training_amount, unit_classes
 from models.entities import ObsParser
-from sc2_envs import runs, smacv2
-from sc2_envs.evaluation import evaluate
+from models.policy import dict_diffs, unit_classes
+from sc2_envs import smacv2
+from sc2_envs.training.checkpoints import (
+    ancestors,
+    ancestry_text,
+    checkpoint_maps,
+    env_steps,
+    load_checkpoint,
+    read_checkpoint,
+    trained_by,
+    training_amount,
+)
+from sc2_envs.training.cli import check_out_dir, cli_error, flowing_help, is_plain_name
+from sc2_envs.training.evaluation import evaluate
+from sc2_envs.training.run import make_run_dir, write_run_meta
 
 DEFAULT_MAPS: dict[frozenset, tuple[str, ...]] = {
     frozenset({"stalker", "zealot"}): ("2s3z", "3s5z", "3s5z_vs_3s6z"),
@@ -459,7 +470,7 @@ def prepare(args: Args) -> tuple[torch.device, dict, dict]:
             as another path to the same file, ``a.pt ./a.pt``), a
             negative ``--seed`` or ``--torch-threads``, a ``--spawn-jitter`` outside [0, 2] (or not
             finite), a ``--name`` with a path separator, an ``--out-dir`` that is (or is inside) a file or
-            not writable (``runs.check_out_dir``), a ``--device`` the simulator cannot run on
+            not writable (``check_out_dir``), a ``--device`` the simulator cannot run on
             (:func:`check_device`), a file that is not a checkpoint, or an unknown map.
         FileNotFoundError: a checkpoint file does not exist.
     """
@@ -482,9 +493,9 @@ def prepare(args: Args) -> tuple[torch.device, dict, dict]:
             f"--spawn-jitter {args.spawn_jitter}: expected a distance in [0, {MAX_SPAWN_JITTER:g}] world units "
             "(the simulator's range)"
         )
-    if not runs.is_plain_name(args.name):
+    if not is_plain_name(args.name):
         raise ValueError(f"--name {args.name!r}: expected a file stem without path separators")
-    runs.check_out_dir(args.out_dir)  # before the evaluations, not after them
+    check_out_dir(args.out_dir)  # before the evaluations, not after them
     device = check_device(args.device)
     ckpts = {p: read_checkpoint(p) for p in args.checkpoints}
     plan = {p: resolve_maps(args.maps, c["config"]) for p, c in ckpts.items()}
@@ -542,10 +553,10 @@ def main(args: Args, prepared: tuple | None = None) -> list[TransferRow]:
                     f"length {r.mean_length:.1f} env steps ({time.time() - t0:.0f} s)"
                 )
 
-    run_dir = runs.make_run_dir(args.out_dir, f"{args.name}__{int(time.time())}")
+    run_dir = make_run_dir(args.out_dir, f"{args.name}__{int(time.time())}")
     # per fine-tuned checkpoint, its starting checkpoints oldest first (source_steps counts its own steps only)
     lineages = {p: chain[::-1] for p, c in ckpts.items() if (chain := ancestors(c))}
-    runs.write_run_meta(run_dir, args, script=os.path.basename(__file__), targets=plan, device=str(device), lineages=lineages)
+    write_run_meta(run_dir, args, script=os.path.basename(__file__), targets=plan, device=str(device), lineages=lineages)
     stem = os.path.join(str(run_dir), args.name)
     write_csv(rows, stem + ".csv")
     table = markdown_table(rows)
@@ -561,9 +572,9 @@ def main(args: Args, prepared: tuple | None = None) -> list[TransferRow]:
 
 
 if __name__ == "__main__":
-    cli_args = tyro.cli(runs.flowing_help(Args))
+    cli_args = tyro.cli(flowing_help(Args))
     try:
         ready = prepare(cli_args)
     except (OSError, ValueError) as e:  # bad input: one line, exit status 2, nothing written
-        runs.cli_error(str(e))
+        cli_error(str(e))
     main(cli_args, ready)

@@ -301,10 +301,10 @@ def test_unroll_layout_and_the_loss_uses_final_state_only_at_truncations():
     algo = load_algo("a3c_upgo")
     args, policy, critic, traj = _unroll(algo)
     T, B = 8, 4
-    assert traj["obs"].shape == (T, B, 3, 30) and traj["avail"].shape == (T, B, 3, 9)
+    assert traj["obs"].shape == (T, B, 3, 30) and traj["avail_actions"].shape == (T, B, 3, 9)
     assert traj["actions"].dtype.name == "int64" and traj["next_state"].shape == (B, 48)
     # every sampled action was available
-    taken = torch.as_tensor(traj["avail"]).gather(-1, torch.as_tensor(traj["actions"]).unsqueeze(-1))
+    taken = torch.as_tensor(traj["avail_actions"]).gather(-1, torch.as_tensor(traj["actions"]).unsqueeze(-1))
     assert bool(taken.all())
     batch = algo.collate([traj], torch.device("cpu"))
     batch["truncated"][3, 1] = True  # pretend env 1 hit the time limit at step 3
@@ -329,8 +329,8 @@ def test_dead_agents_drop_out_of_the_policy_terms():
     args, policy, critic, traj = _unroll(algo)
     batch = algo.collate([traj], torch.device("cpu"))
     # agent 2 dead for the whole unroll: only the no-op available, the no-op taken
-    batch["avail"][:, :, 2] = False
-    batch["avail"][:, :, 2, 0] = True
+    batch["avail_actions"][:, :, 2] = False
+    batch["avail_actions"][:, :, 2, 0] = True
     batch["actions"][:, :, 2] = 0
     batch["logp"][:, :, 2] = 0.0
     _, logs = algo.learner_loss(policy, copy.deepcopy(critic), policy, batch, args)

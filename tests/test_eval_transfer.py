@@ -219,7 +219,7 @@ def test_out_dir_that_is_a_file_is_refused_before_any_evaluation(tmp_path):
         args = et.Args(checkpoints=("missing.pt",), out_dir=str(out))
         with pytest.raises(ValueError, match=re.escape(f"--out-dir {str(out)!r} {where}; expected a folder")):
             et.prepare(args)
-    et.runs.check_out_dir(tmp_path / "new" / "deeper")  # a folder still to be made is fine
+    et.check_out_dir(tmp_path / "new" / "deeper")  # a folder still to be made is fine
     assert not (tmp_path / "new").exists()
 
 

@@ -15,7 +15,7 @@ def drop_allies(env: Any, obs: dict, started: torch.Tensor, prob: float) -> dict
     that would leave only healers (medivacs) removes no one.
 
     The draws use torch's global generator (seeded by the script, saved in resume files), and none is
-    made when ``prob`` is 0 or no episode started, so a run without dropout draws exactly as before.
+    made when ``prob`` is 0 or no episode started, so a run without dropout draws nothing extra.
 
     Args:
         env: the training simulator (``SMACSim``) of one map, ``B`` envs and ``N`` agents.

@@ -56,7 +56,7 @@ def save_checkpoint(
     ``global_step`` (env steps), ``actors`` / ``critic`` (state dicts, CPU tensors), and, when
     ``algorithm`` is given, ``algorithm``: the training script's name (``"happo_gnn"``,
     ``"hatrpo_gnn"``, ``"a3c_upgo"``, ``"bc_reweight"``), which a fine-tune's lineage records
-    (:func:`lineage_after`; files written before 2026-12-05 have none).
+    (:func:`lineage_after`; the checkpoints shipped in ``checkpoints/`` have none).
 
     Multi-map training (``maps`` with two or more names): ``config["train_maps"]`` lists every
     training map; ``map_name``, the agent ids and the sizes are those of the first map
@@ -189,8 +189,7 @@ def read_checkpoint(path: str) -> dict:
 
 def env_steps(ckpt: dict) -> int:
     """The env steps a checkpoint dict was trained for: its ``global_step``, or 0 for a behaviour-cloning
-    checkpoint (one with a ``bc`` record, ``algos/bc_reweight.py``), which learnt from replays only (files
-    written before this rule stored the epoch in ``global_step``)."""
+    checkpoint (one with a ``bc`` record, ``algos/bc_reweight.py``), which learnt from replays only."""
     return 0 if "bc" in ckpt else int(ckpt.get("global_step", 0))
 
 
@@ -212,13 +211,12 @@ def ancestors(ckpt: dict) -> list[dict]:
     """The checkpoints a fine-tuned checkpoint dict started from, nearest first.
 
     Each entry is a dict (:func:`lineage_after`): ``path`` (the file as its run was given it),
-    ``training`` (:func:`training_amount` text), and, in records written from 2026-12 on,
-    ``resolved`` (absolute path), ``global_step`` (int env steps), ``maps`` (training maps) and
-    ``sha256`` (of the file when the run started), and from 2026-12-05 on ``algorithm`` (the script
-    that trained it, None when its file did not record one) and ``seed`` (its run's ``--seed``, None
-    when its ``args`` hold none). A checkpoint written before the chain was
-    recorded gives only its nearest start, from ``args["init_from"]`` (HAPPO, HATRPO) or A3C's
-    ``args["init"]``, with ``training`` None. Empty for a checkpoint trained from scratch.
+    ``training`` (:func:`training_amount` text), ``resolved`` (absolute path), ``global_step`` (int env
+    steps), ``maps`` (training maps), ``sha256`` (of the file when the run started), ``algorithm`` (the
+    script that trained it, None when its file does not record one) and ``seed`` (its run's ``--seed``,
+    None when its ``args`` hold none). A checkpoint without a ``lineage`` record (the shipped fine-tuned
+    ones) gives only its nearest start, from ``args["init_from"]`` (HAPPO, HATRPO) or A3C's
+    ``args["init"]``, with only ``path`` and ``training`` None. Empty for a checkpoint trained from scratch.
     """
     chain = ckpt.get("lineage")
     if chain:
@@ -263,7 +261,7 @@ def lineage_after(path: str, ckpt: dict) -> list[dict]:
 
 def trained_by(ckpt: dict) -> str:
     """The script and seed that trained a checkpoint dict, as text for listings: ``"happo_gnn seed 1"``;
-    ``"seed 1"`` for a file that recorded no script (written before 2026-12-05), ``""`` with neither."""
+    ``"seed 1"`` for a file that records no script (the shipped checkpoints), ``""`` with neither."""
     return trainer_text(ckpt.get("algorithm"), _recorded_seed(ckpt))
 
 

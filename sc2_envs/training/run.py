@@ -129,7 +129,7 @@ def start_lines(
             amount, who = me["training"], trainer_text(me.get("algorithm"), me.get("seed"))
         elif init_ckpt is not None:
             amount, chain, who = training_amount(init_ckpt), ancestors(init_ckpt), trained_by(init_ckpt)
-        else:  # a run resumed from a file written before the lineage was recorded
+        else:  # no record of the start (a hand-edited resume file): name the path only
             amount, chain, who = None, [], ""
         parts = []
         if amount:
