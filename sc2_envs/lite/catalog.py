@@ -87,8 +87,7 @@ EC_ACQUIRE_PERIOD = 12  # game loops between target scans of an idle / attack-mo
 EC_CANCEL_REFUND = 13  # share of a structure's price refunded when its construction is cancelled
 EC_ADDON_DX = 14  # add-on centre minus its producer's centre, cells (the profile's TECHLAB_OFFSET)
 EC_ADDON_DY = 15
-EC_LEG_OVERHEAD = 16  # game loops a worker loses at the start of each walk (acceleration, turning)
-NEC = 17
+NEC = 16
 
 RACE_NEUTRAL, RACE_TERRAN, RACE_PROTOSS = 0, 1, 3  # s2clientprotocol Race values (Terran 1, Protoss 3)
 RES_NONE, RES_MINERAL, RES_GEYSER = 0, 1, 2
@@ -107,12 +106,6 @@ SHIELD_REGEN_RATE_PER_S = 2.0
 # Share refunded when a structure under construction is cancelled: 75 % (Liquipedia, "Resources";
 # the game's CAbilBuild ``CancelRefundFraction`` is 0.75 for every race).
 CANCEL_REFUND = 0.75
-# A harvesting worker loses this many game loops at the start of each walk between its field and
-# the town hall: the engine moves units at full speed at once, the game accelerates and turns them.
-# Fitted, not read from game data: of 0, 6, 10 and 14 loops, 10 brings benchmarks/fullgame_mining.py's
-# income closest to the replays' PlayerStats (12, 16, 20, 24 workers: -2 %, +2 %, -1 %, -6 %;
-# with 0 the engine mined 11-13 % too much below saturation).
-WORKER_LEG_OVERHEAD = 10
 # Idle and attack-moving units look for targets every 8 game loops (half a normal second): a
 # modelling choice of the lite engine (the game scans continuously); it bounds the O(U^2) scans.
 ACQUIRE_PERIOD = 8
@@ -242,7 +235,6 @@ def build_catalog(profile: str = "3.16.1") -> Catalog:
     ec[EC_ACQUIRE_PERIOD] = ACQUIRE_PERIOD
     ec[EC_CANCEL_REFUND] = CANCEL_REFUND
     ec[EC_ADDON_DX], ec[EC_ADDON_DY] = mod.TECHLAB_OFFSET
-    ec[EC_LEG_OVERHEAD] = WORKER_LEG_OVERHEAD
     game_ids = ti[:, TI_GAME_ID].astype(np.int64)
     g2e = np.full(int(game_ids.max()) + 1, -1, dtype=np.int32)
     g2e[game_ids] = np.arange(nt, dtype=np.int32)

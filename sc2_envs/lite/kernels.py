@@ -26,7 +26,6 @@ from sc2_envs.lite.catalog import (
     EC_CANCEL_REFUND,
     EC_GAS_HARVEST,
     EC_GAS_PER_TRIP,
-    EC_LEG_OVERHEAD,
     EC_MINERAL_HARVEST,
     EC_MINERALS_PER_TRIP,
     EC_MULE_ENERGY,
@@ -535,9 +534,6 @@ def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, n
             r = nr
             ws = WS_TO_RESOURCE
             ui[i, UI_WSTATE] = ws
-    if (ws == WS_TO_RESOURCE or ws == WS_TO_HALL) and uf[i, UF_WTIMER] > 0.0:
-        uf[i, UF_WTIMER] -= 1.0  # the start of a walk (EC_LEG_OVERHEAD)
-        return
     if ws == WS_TO_RESOURCE:
         stop = tf[t, TF_RADIUS] + tf[ui[r, UI_TYPE], TF_RADIUS] + _ARRIVE
         if _move_toward(uf, i, uf[r, UF_X], uf[r, UF_Y], stop, speed, nav_node, nav_next, nav_x, nav_y):
@@ -583,7 +579,6 @@ def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, n
                 ui[r, UI_OCCUPANT] = -1
             ui[i, UI_HALL] = _nearest_hall(uf, ui, ti, i)
             ui[i, UI_WSTATE] = WS_TO_HALL
-            uf[i, UF_WTIMER] = ec[EC_LEG_OVERHEAD]
         return
     if ws == WS_TO_HALL:
         h = ui[i, UI_HALL]
@@ -614,7 +609,6 @@ def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, n
                     _push_order(oi, of, ui, i, ORD_GATHER, ui[i, UI_GATHER], 0, 0.0, 0.0, True)
             else:
                 ui[i, UI_WSTATE] = WS_TO_RESOURCE
-                uf[i, UF_WTIMER] = ec[EC_LEG_OVERHEAD]
 
 
 # ================================================================ placement and power
