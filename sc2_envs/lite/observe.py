@@ -248,6 +248,7 @@ def _observe_game(
 ):  # fmt: skip
     n_slots = ui.shape[0]
     nmax = ents.shape[0]
+    first = bo_started[0] == 0  # the first observation since the game's reset: write every buffer whole
     # ---- fog of war
     if omniscient:
         vis[:, :] = 2
@@ -306,11 +307,17 @@ def _observe_game(
             for k in range(nc - start):
                 cand[start + k] = tmp_c[order[k]]
                 keys[start + k] = tmp_k[order[k]]
-    ents[:, :] = 0.0
-    emask[:] = 0
-    smask[:] = 0
-    rslot[:] = -1
-    rtag[:] = 0
+    # Clear only the rows the previous observation used (a full 512 x 38 clear per game and step
+    # would be most of the memory traffic at large batches).
+    used = nmax if first else 0
+    for r in range(used, nmax):
+        if emask[r] == 1:
+            used = r + 1
+    ents[:used, :] = 0.0
+    emask[:used] = 0
+    smask[:used] = 0
+    rslot[:used] = -1
+    rtag[:used] = 0
     counts[:] = 0.0
     # Harvesters per town hall / gas building (the live API's assigned and ideal harvesters).
     nrow = min(nc, nmax)
@@ -448,7 +455,13 @@ def _observe_game(
     scal[S_LAST_DELAY] = last_action[1]
     scal[S_LAST_QUEUED] = last_action[2]
     # ---- minimap
-    mm[:, :, :] = static_minimap
+    # The static planes (height, pathable, buildable, creep, alerts) are written once; the
+    # dynamic ones (visibility, player_relative, camera) are redrawn.
+    if first:
+        mm[:, :, :] = static_minimap
+    else:
+        mm[M_PLAYER_RELATIVE, :, :] = 0
+        mm[M_CAMERA, :, :] = 0
     scale = res / max(map_w, map_h)
     vh, vw = vis.shape
     for row in range(res):
