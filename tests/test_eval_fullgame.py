@@ -1,0 +1,97 @@
+"""algos/eval_fullgame.py: mini-AlphaStar's evaluation table for full-game checkpoints and baselines."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from conftest import REPO, load_algo
+
+from sc2_envs.full_game._deps import MissingDependencyError, require
+
+try:
+    require("pysc2_evolved.lib.actions", "the full-game evaluation tests")
+except MissingDependencyError as e:
+    pytest.skip(f"the full-game extra is not usable here: {e}", allow_module_level=True)
+
+from models.alphastar import AlphaStarConfig, AlphaStarPolicy, save_alphastar
+from sc2_envs.training.fullgame_actor import GameRecord
+
+ev = load_algo("eval_fullgame")
+
+
+def _checkpoint(path, replay=False):
+    torch.manual_seed(0)
+    cfg = AlphaStarConfig.tiny(max_entities=64)
+    if replay:
+        cfg = AlphaStarConfig.replay(cfg)
+    save_alphastar(str(path), AlphaStarPolicy(cfg), {"bc": {"epoch": 1}})
+    return str(path)
+
+
+def test_smoke_run_prints_the_configuration_and_one_row_per_policy(tmp_path):
+    ckpt = _checkpoint(tmp_path / "bc.pt", replay=True)
+    out = tmp_path / "table.csv"
+    cmd = [
+        sys.executable, str(REPO / "algos" / "eval_fullgame.py"), "--checkpoints", ckpt, "--policy", "random", "scripted",
+        "--games", "2", "--num-envs", "2", "--game-steps-per-episode", "160", "--seed", "3", "--csv", str(out),
+    ]  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    lines = res.stdout.splitlines()
+    assert lines[0] == "eval_fullgame configuration:" and "  games: 2" in lines and "  seed: 3" in lines
+    table = [ln for ln in lines if ln.startswith("| ") and not ln.startswith("| policy")]
+    assert [ln.split(" | ")[0][2:] for ln in table] == ["random", "scripted", ckpt]
+    rows = list(csv.DictReader(open(out)))
+    assert [r["policy"] for r in rows] == ["random", "scripted", ckpt]
+    for r in rows:
+        assert r["games"] == "2" and r["ties"] == "2" and float(r["truncated_share"]) == 1.0  # 160 loops: no game ends
+        assert 0.0 <= float(r["idle_share"]) <= 1.0 and float(r["minerals_collected"]) > 0
+        assert abs(float(r["game_length_min"]) - 160 / 1344) < 1e-9
+
+
+def test_summary_has_the_wilson_interval_and_army_only_of_games_still_running():
+    recs = [
+        GameRecord(1.0, False, 8000, 1000, 100, 10, {5.0: 6.0}, {"minerals_collected": 3000.0}),
+        GameRecord(-1.0, False, 5000, 625, 625, 0, {}, {"minerals_collected": 1000.0}),
+        GameRecord(0.0, True, 18000, 2250, 0, 0, {5.0: 10.0, 8.0: 20.0}, {"minerals_collected": 5000.0}),
+        GameRecord(1.0, False, 9000, 1125, 25, 0, {5.0: 8.0, 8.0: 16.0}, {"minerals_collected": 4000.0}),
+    ]
+    row = ev.summarise("p", recs)
+    assert (row.games, row.wins, row.losses, row.ties) == (4, 2, 1, 1)
+    assert row.win_rate == 0.5 and (round(row.ci_low, 3), round(row.ci_high, 3)) == (0.150, 0.850)
+    assert (row.army_supply_5min, row.army_supply_5min_n) == (8.0, 3)
+    assert (row.army_supply_8min, row.army_supply_8min_n) == (18.0, 2)
+    assert row.idle_share == 750 / 5000 and row.minerals_collected == 3250.0
+    assert row.enemy_units_killed is None and "n/a" in ev.format_row(row)
+
+
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({}, "nothing to evaluate"),
+        ({"policy": ("greedy",)}, "--policy"),
+        ({"checkpoints": ("/no/such.pt",)}, "no such checkpoint"),
+        ({"policy": ("random",), "games": 0}, "--games 0"),
+        ({"policy": ("random",), "backend": "pysc2"}, "--backend"),
+        ({"policy": ("scripted",), "backend": "sc2"}, "--enemy-start"),
+    ],
+)
+def test_bad_command_lines_stop_before_any_game(kw, message):
+    with pytest.raises(SystemExit, match=message):
+        ev.check_args(ev.Args(**kw))
+
+
+def test_a_file_that_is_not_an_alphastar_checkpoint_is_refused(tmp_path):
+    p = tmp_path / "x.pt"
+    torch.save({"format": "something else"}, p)
+    with pytest.raises(SystemExit, match="not a sc2_envs.alphastar/1 checkpoint"):
+        ev.check_args(ev.Args(checkpoints=(str(p),)))
+    (tmp_path / "t.txt").write_text("hello")
+    with pytest.raises(SystemExit, match="not a torch checkpoint"):
+        ev.check_args(ev.Args(checkpoints=(str(tmp_path / "t.txt"),)))
