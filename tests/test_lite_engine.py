@@ -245,3 +245,14 @@ def test_destroying_the_last_enemy_structure_wins(eng):
             command(eng, CMD_ATTACK_UNIT, [probe], target=int(s))
     eng.advance(200)
     assert eng.result[0] == RESULT_P1_WINS
+
+
+def test_a_move_off_the_map_stops_on_walkable_ground(eng):
+    probe = slots(eng, "Probe", 1)[0]
+    assert command(eng, CMD_MOVE_PT, [probe], x=95.0, y=60.0) == kernels.AR_SUCCESS  # the map is 88 wide
+    for _ in range(100):
+        eng.advance(16)
+        if eng.state.ui[0, probe, UI_NORDERS] == 0:
+            break
+    x, y = eng.state.uf[0, probe, [UF_X, UF_Y]]
+    assert eng.state.ui[0, probe, UI_NORDERS] == 0 and eng.map.pathing[int(y), int(x)] == 1

@@ -245,6 +245,7 @@ def _move_toward(uf, i, tx, ty, stop, speed, nav_node, nav_next, nav_x, nav_y):
     """
     x = uf[i, UF_X]
     y = uf[i, UF_Y]
+    tn = _cell_node(nav_node, tx, ty)
     dx = tx - x
     dy = ty - y
     d = math.sqrt(dx * dx + dy * dy)
@@ -255,7 +256,6 @@ def _move_toward(uf, i, tx, ty, stop, speed, nav_node, nav_next, nav_x, nav_y):
     wx = tx
     wy = ty
     cn = _cell_node(nav_node, x, y)
-    tn = _cell_node(nav_node, tx, ty)
     if cn >= 0 and tn >= 0 and cn != tn:
         nx = nav_next[tn, cn]
         if nx < 0:
@@ -276,6 +276,19 @@ def _move_toward(uf, i, tx, ty, stop, speed, nav_node, nav_next, nav_x, nav_y):
     ex = tx - uf[i, UF_X]
     ey = ty - uf[i, UF_Y]
     return math.sqrt(ex * ex + ey * ey) <= stop + 1e-4
+
+
+@_inline
+def _walkable_point(nav_node, nav_x, nav_y, tx, ty):
+    """A point order's target, or the nearest walkable point when it lies off the pathable ground
+    (a cliff, outside the map): the centre of the navigation node its cell maps to."""
+    tn = _cell_node(nav_node, tx, ty)
+    if tn >= 0:
+        ox = nav_x[tn] - tx
+        oy = nav_y[tn] - ty
+        if ox * ox + oy * oy > 2.25:
+            return nav_x[tn], nav_y[tn]
+    return tx, ty
 
 
 @_inline
@@ -955,7 +968,7 @@ def _unit_step(
         _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, i, first_free, loop)
         if tf[t, TF_DAMAGE] > 0.0 and (ti[t, TI_NEEDS_POWER] == 0 or ui[i, UI_POWERED] == 1):
             j = ui[i, UI_TARGET]
-            if j >= 0 and (ui[j, UI_ALIVE] == 0 or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_RANGE]):
+            if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_RANGE]):
                 j = -1
             if j < 0 and loop >= ui[i, UI_ACQUIRE]:
                 ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
@@ -972,7 +985,7 @@ def _unit_step(
         # Idle: an armed non-worker fights what comes near (or what hit it).
         if armed and ti[t, TI_WORKER] == 0:
             j = ui[i, UI_TARGET]
-            if j >= 0 and (ui[j, UI_ALIVE] == 0 or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_SIGHT]):
+            if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_SIGHT]):
                 j = -1
             if j < 0 and loop >= ui[i, UI_ACQUIRE]:
                 ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
@@ -985,7 +998,8 @@ def _unit_step(
         return
     kind = oi[i, 0, OI_KIND]
     if kind == ORD_MOVE:
-        if _move_toward(uf, i, of[i, 0, OF_X], of[i, 0, OF_Y], 0.0, speed, nav_node, nav_next, nav_x, nav_y):
+        tx, ty = _walkable_point(nav_node, nav_x, nav_y, of[i, 0, OF_X], of[i, 0, OF_Y])
+        if _move_toward(uf, i, tx, ty, 0.0, speed, nav_node, nav_next, nav_x, nav_y):
             _pop_order(oi, of, ui, i)
     elif kind == ORD_FOLLOW:
         j = oi[i, 0, OI_TARGET]
@@ -997,14 +1011,15 @@ def _unit_step(
                 _pop_order(oi, of, ui, i)
     elif kind == ORD_ATTACK:
         j = oi[i, 0, OI_TARGET]
-        if j < 0 or ui[j, UI_ALIVE] == 0 or not armed:
+        # a dead target's slot may hold a new unit by now: never one of its own side's
+        if j < 0 or ui[j, UI_ALIVE] == 0 or not armed or ui[j, UI_OWNER] == owner:
             _pop_order(oi, of, ui, i)
         else:
             _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, True, loop, nav_node, nav_next, nav_x, nav_y)
     elif kind == ORD_ATTACK_MOVE or kind == ORD_HOLD:
         j = ui[i, UI_TARGET]
         reach = tf[t, TF_SIGHT] if kind == ORD_ATTACK_MOVE else tf[t, TF_RANGE]
-        if j >= 0 and (ui[j, UI_ALIVE] == 0 or _edge_dist(uf, ui, tf, i, j) > reach):
+        if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > reach):
             j = -1
         if armed and j < 0 and loop >= ui[i, UI_ACQUIRE]:
             ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
@@ -1034,7 +1049,8 @@ def _unit_step(
                 nav_y,
             )
         elif kind == ORD_ATTACK_MOVE:
-            if _move_toward(uf, i, of[i, 0, OF_X], of[i, 0, OF_Y], 0.0, speed, nav_node, nav_next, nav_x, nav_y):
+            tx, ty = _walkable_point(nav_node, nav_x, nav_y, of[i, 0, OF_X], of[i, 0, OF_Y])
+            if _move_toward(uf, i, tx, ty, 0.0, speed, nav_node, nav_next, nav_x, nav_y):
                 _pop_order(oi, of, ui, i)
     elif kind == ORD_GATHER or kind == ORD_RETURN:
         if kind == ORD_RETURN and ui[i, UI_WSTATE] == WS_NONE:
