@@ -524,9 +524,9 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
 
             env_keys(seed, self.sim.num_envs)
         else:
-            from sc2_envs.backends.smac_sc2 import _game_seed
+            from sc2_envs.backends.smac_sc2 import game_seed
 
-            _game_seed(seed, "an int, a numpy.random.SeedSequence, a list of one of these, or None")
+            game_seed(seed, "an int, a numpy.random.SeedSequence, a list of one of these, or None")
 
     def render(self, mode: str = "human") -> np.ndarray | None:
         """Draw the battle top-down (``sc2_envs.render.render_frame``), as SMAC's ``render(mode)``.

@@ -275,7 +275,7 @@ class SC2Backend:
             raise ValueError(f"reseed={reseed!r}; expected 'relaunch' or 'warn'")
         if on_game_error not in ("raise", "truncate"):
             raise ValueError(f"on_game_error={on_game_error!r}; expected 'raise' or 'truncate'")
-        seed = _game_seed(seed, "an int, a numpy.random.SeedSequence or None")
+        seed = game_seed(seed, "an int, a numpy.random.SeedSequence or None")
         if "map_name" in smac_options or "seed" in smac_options:
             raise TypeError("pass map_name and seed as make_sc2_backend's own arguments")
         if env_factory is None:
@@ -357,7 +357,7 @@ class SC2Backend:
             if len(seed) != 1:
                 raise ValueError(f"seed list has {len(seed)} entries; the sc2 backend has num_envs=1")
             seed = seed[0]
-        seed = _game_seed(seed, "an int, a numpy.random.SeedSequence, a list of one of these, or None")
+        seed = game_seed(seed, "an int, a numpy.random.SeedSequence, a list of one of these, or None")
         if seed is not None:
             if not self._launched:
                 self._seed = int(seed)
@@ -582,8 +582,12 @@ class SC2Backend:
         self.close()
 
 
-def _game_seed(seed: Any, expected: str) -> int | None:
-    """SC2's game seed for ``seed``: an int as is, a ``SeedSequence`` hashed to 31 bits, None as None."""
+def game_seed(seed: Any, expected: str) -> int | None:
+    """SC2's game seed for ``seed``: an int as is, a ``SeedSequence`` hashed to 31 bits, None as None.
+
+    Raises:
+        TypeError: ``seed`` is none of these; the message names it and ends with ``expected``.
+    """
     if seed is None:
         return None
     if isinstance(seed, np.random.SeedSequence):
