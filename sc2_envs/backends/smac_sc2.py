@@ -583,7 +583,11 @@ class SC2Backend:
 
 
 def game_seed(seed: Any, expected: str) -> int | None:
-    """SC2's game seed for ``seed``: an int as is, a ``SeedSequence`` hashed to 31 bits, None as None."""
+    """SC2's game seed for ``seed``: an int as is, a ``SeedSequence`` hashed to 31 bits, None as None.
+
+    Raises:
+        TypeError: ``seed`` is none of these; the message names it and ends with ``expected``.
+    """
     if seed is None:
         return None
     if isinstance(seed, np.random.SeedSequence):
