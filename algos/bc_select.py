@@ -5,10 +5,15 @@
 """Evaluate BC checkpoints on the simulator, and average checkpoints of one run.
 
     python algos/bc_select.py eval runs/RUN/epoch_*.pt --map 3m --episodes 128
+    python algos/bc_select.py eval runs/REPLAY_RUN/epoch_*.pt --episodes 100   # full-game checkpoints
     python algos/bc_select.py average runs/RUN/epoch_004.pt runs/RUN/epoch_005.pt --out runs/RUN/avg_4_5.pt
     python algos/bc_select.py record runs/RUN/happo_gnn.pt --episodes 100 --out demos/2s3z_ppo
 
-``eval`` prints a first line saying what it plays, with sampled actions by default (``--greedy``: argmax,
+``eval`` plays SMAC checkpoints on the simulator and full-game checkpoints (``AlphaStarPolicy``,
+``models.alphastar.save_alphastar``: ``bc_reweight.py`` on a replay dataset) on FullGame-v0 against
+the very_easy bot through the full-game actor loop (``sc2_envs.training.fullgame_evaluation``; the
+lite engine, ``--backend sc2`` for the real game; ``--episodes`` games of up to ``--game-steps-per-episode``
+game loops; "damage" is then the killed value, minerals + gas). It prints a first line saying what it plays, with sampled actions by default (``--greedy``: argmax,
 as ``eval_transfer.py`` plays), then one line per checkpoint (``sc2_envs.evaluation.format_result``): win rate and its
 Wilson 95% interval, idle share (stop among living agent-steps; no-op is available only to dead SMAC
 agents), damage dealt per episode (enemy health + shield lost, absolute HP), mean return and episode
@@ -29,6 +34,7 @@ import sc2_envs
 from sc2_envs.training.checkpoints import average_checkpoints, load_checkpoint, read_checkpoint
 from sc2_envs.training.demos import SamplingConfig, policy_demonstrator, record_demos
 from sc2_envs.training.evaluation import evaluate, format_result
+from sc2_envs.training.fullgame_evaluation import behaviour_result, evaluate_fullgame, is_fullgame_checkpoint
 
 
 def evaluate_checkpoint(
@@ -57,6 +63,36 @@ def evaluate_checkpoint(
     return evaluate(policy, env, episodes, seed=sc2_envs.eval_seed(seed), greedy=greedy, behaviour=True, sample_seed=seed)
 
 
+def evaluate_fullgame_checkpoint(
+    path: str,
+    episodes: int = 64,
+    num_envs: int = 32,
+    seed: int = 10_000,
+    greedy: bool = False,
+    device: str = "cpu",
+    backend: str = "lite",
+    game_steps_per_episode: int = 18000,
+) -> dict:
+    """Play a full-game checkpoint (``AlphaStarPolicy``) against the bot and report its behaviour in the
+    form :func:`sc2_envs.evaluation.evaluate` gives (``behaviour=True``), so ``behaviour_key`` ranks it
+    (``sc2_envs.training.fullgame_evaluation.behaviour_result``; the full table row under ``fullgame``).
+
+    Raises:
+        ValueError: not an ``AlphaStarPolicy`` checkpoint.
+    """
+    row = evaluate_fullgame(
+        path,
+        episodes,
+        seed,
+        num_envs=num_envs,
+        backend=backend,
+        game_steps_per_episode=game_steps_per_episode,
+        greedy=greedy,
+        device=device,
+    )
+    return behaviour_result(row)
+
+
 @dataclass
 class Eval:
     """Evaluate checkpoints on the simulator (one line each)."""
@@ -74,6 +110,10 @@ class Eval:
     greedy: bool = False
     """argmax actions instead of sampling. Default: sampled, as a cloned policy plays and as bc_reweight.py's
     selection evaluates (--eval-greedy off); eval_transfer.py and the training scripts' evaluations are greedy"""
+    backend: str = "lite"
+    """full-game checkpoints: lite (the embedded engine) or sc2 (StarCraft II)"""
+    game_steps_per_episode: int = 18000
+    """full-game checkpoints: game loops before a game is cut (mini-AlphaStar's 18,000)"""
 
 
 @dataclass
@@ -121,6 +161,9 @@ def eval_header(cmd: Eval) -> str:
         else "sampled actions (the default, as a cloned policy plays; --greedy for argmax, as eval_transfer.py)"
     )
     where = cmd.map or "each checkpoint's own map"
+    full = sum(is_fullgame_checkpoint(p) for p in cmd.checkpoints)
+    if full:
+        where += f" (FullGame-v0 Simple64 vs the very_easy bot, {cmd.backend} backend, for the {full} full-game one(s))"
     return (
         f"eval: {len(cmd.checkpoints)} checkpoint(s) on {where}, {cmd.episodes} episodes each ({cmd.num_envs} envs), "
         f"seed {cmd.seed}, {how}"
@@ -141,6 +184,12 @@ def check_eval(cmd: Eval) -> None:
         raise SystemExit(f"eval: no such checkpoint file(s) {missing}")
     for p in cmd.checkpoints:  # before: a text file or a resume.pt ended the loop with a KeyError in its turn
         try:
+            if is_fullgame_checkpoint(p):
+                if cmd.map is not None:
+                    raise SystemExit(
+                        f"eval: {p} is a full-game checkpoint (FullGame-v0 on Simple64); --map is for SMAC checkpoints"
+                    )
+                continue
             read_checkpoint(p)
         except ValueError as e:
             raise SystemExit(f"eval: {e}") from None
@@ -186,7 +235,13 @@ def main() -> None:
         return
     print(eval_header(cmd), flush=True)
     for p in cmd.checkpoints:
-        r = evaluate_checkpoint(p, cmd.map, cmd.episodes, cmd.num_envs, cmd.seed, cmd.greedy)
+        if is_fullgame_checkpoint(p):
+            r = evaluate_fullgame_checkpoint(
+                p, cmd.episodes, cmd.num_envs, cmd.seed, cmd.greedy, backend=cmd.backend,
+                game_steps_per_episode=cmd.game_steps_per_episode,
+            )  # fmt: skip
+        else:
+            r = evaluate_checkpoint(p, cmd.map, cmd.episodes, cmd.num_envs, cmd.seed, cmd.greedy)
         print(format_result(p, r), flush=True)
 
 

@@ -35,23 +35,13 @@ from __future__ import annotations
 import csv
 import os
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
 import tyro
 
-from sc2_envs.stats import wilson_interval
-from sc2_envs.training.fullgame_actor import (
-    LOOPS_PER_MINUTE,
-    AlphaStarActor,
-    LiteProbe,
-    make_vector_env,
-    play_games,
-)
-
-BASELINES = ("random", "scripted")
+from sc2_envs.training.fullgame_evaluation import BASELINES, CSV_COLUMNS, HEADER, evaluate_fullgame, format_row
 
 
 @dataclass
@@ -90,92 +80,6 @@ class Args:
     """CSV output file (default runs/eval_fullgame__<seed>__<unix time>.csv)"""
 
 
-@dataclass
-class Row:
-    """One policy's results (``None`` where the backend does not report a figure)."""
-
-    policy: str
-    games: int
-    wins: int
-    losses: int
-    ties: int
-    win_rate: float
-    ci_low: float
-    ci_high: float
-    minerals_collected: float | None
-    enemy_units_killed: float | None
-    killed_value: float | None
-    army_supply_5min: float | None
-    army_supply_5min_n: int
-    army_supply_8min: float | None
-    army_supply_8min_n: int
-    idle_share: float
-    error_share: float
-    game_length_min: float
-    truncated_share: float
-
-
-CSV_COLUMNS = [f.name for f in fields(Row)]
-
-
-def summarise(name: str, records) -> Row:
-    """Aggregate :class:`~sc2_envs.training.fullgame_actor.GameRecord` s into one table row."""
-    n = len(records)
-    wins = sum(r.outcome > 0 for r in records)
-    losses = sum(r.outcome < 0 for r in records)
-    lo, hi = wilson_interval(wins, n)
-
-    def mean_probe(key):
-        vals = [r.probe[key] for r in records if key in r.probe]
-        return float(np.mean(vals)) if vals else None
-
-    def army(minute):
-        vals = [r.army_supply[minute] for r in records if minute in r.army_supply]
-        return (float(np.mean(vals)) if vals else None), len(vals)
-
-    a5, n5 = army(5.0)
-    a8, n8 = army(8.0)
-    steps = sum(r.steps for r in records)
-    return Row(
-        policy=name,
-        games=n,
-        wins=wins,
-        losses=losses,
-        ties=n - wins - losses,
-        win_rate=wins / n,
-        ci_low=lo,
-        ci_high=hi,
-        minerals_collected=mean_probe("minerals_collected"),
-        enemy_units_killed=mean_probe("enemy_units_killed"),
-        killed_value=mean_probe("killed_value"),
-        army_supply_5min=a5,
-        army_supply_5min_n=n5,
-        army_supply_8min=a8,
-        army_supply_8min_n=n8,
-        idle_share=sum(r.idle_steps for r in records) / max(steps, 1),
-        error_share=sum(r.error_steps for r in records) / max(steps, 1),
-        game_length_min=float(np.mean([r.game_loops for r in records])) / LOOPS_PER_MINUTE,
-        truncated_share=sum(r.truncated for r in records) / n,
-    )
-
-
-def _f(v, fmt=".1f") -> str:
-    return "n/a" if v is None else format(v, fmt)
-
-
-HEADER = "| policy | games | win rate [95% CI] | minerals | kills | army@5 (n) | army@8 (n) | idle | errors | length (min) |"
-
-
-def format_row(r: Row) -> str:
-    """One Markdown table line of a :class:`Row`."""
-    return (
-        f"| {r.policy} | {r.games} | {r.win_rate:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}] | {_f(r.minerals_collected, '.0f')} | "
-        f"{_f(r.enemy_units_killed)} | {_f(r.army_supply_5min)} ({r.army_supply_5min_n}) | "
-        f"{_f(r.army_supply_8min)} ({r.army_supply_8min_n}) | {r.idle_share:.3f} | {r.error_share:.3f} | "
-        f"{r.game_length_min:.2f} |"
-    )
-
-
 def check_args(args: Args) -> None:
     """Refuse a command line before any game is played.
 
@@ -211,66 +115,7 @@ def check_args(args: Args) -> None:
         raise SystemExit("eval_fullgame --policy scripted --backend sc2 needs --enemy-start COL ROW (the raw-grid start)")
 
 
-def make_env(args: Args, num_envs: int, max_entities: int = 512, raw_resolution: int = 64, minimap: int = 64):
-    kw = dict(
-        step_mul=args.step_mul,
-        game_steps_per_episode=args.game_steps_per_episode,
-        max_entities=max_entities,
-        raw_resolution=raw_resolution,
-        minimap_resolution=minimap,
-    )
-    if args.backend == "lite":
-        kw["omniscient"] = args.omniscient
-    return make_vector_env(args.backend, num_envs, **kw)
-
-
-def build_policy(args: Args, name: str, env, num_envs: int):
-    """The policy object for a baseline name or a checkpoint path."""
-    if name == "random":
-        from sc2_envs.lite.catalog import build_catalog
-        from sc2_envs.lite.policy import RandomLegalPolicy
-
-        catalog = env.engine.catalog if hasattr(env, "engine") else build_catalog("3.16.1")
-        return RandomLegalPolicy(catalog, noop_prob=args.noop_prob, seed=args.seed)
-    if name == "scripted":
-        from sc2_envs.training.fullgame_scripted import ScriptedExpert
-
-        if args.enemy_start is not None:
-            return ScriptedExpert(args.enemy_start)
-        return ScriptedExpert.for_lite(env)
-    from models.alphastar import load_alphastar
-
-    model, _ = load_alphastar(name, device=args.device)
-    return AlphaStarActor(
-        model,
-        num_envs,
-        max_entities=512,
-        max_selected=64,
-        raw_resolution=model.cfg.raw_resolution,
-        greedy=args.greedy,
-        mask_action_type=args.mask_action_type,
-        device=args.device,
-    )
-
-
-def evaluate_policy(args: Args, name: str) -> Row:
-    """Play ``args.games`` games of one policy (a baseline name or a checkpoint path) and summarise them."""
-    num_envs = min(args.num_envs, args.games)
-    res, mm = 64, 64
-    if name not in BASELINES:
-        from models.alphastar import AlphaStarConfig
-
-        cfg = AlphaStarConfig.from_dict(torch.load(name, map_location="cpu", weights_only=True)["config"])
-        res, mm = cfg.raw_resolution, cfg.minimap_size
-    env = make_env(args, num_envs, raw_resolution=res, minimap=mm)
-    policy = build_policy(args, name, env, num_envs)
-    probe = LiteProbe(env.engine) if hasattr(env, "engine") else None
-    records = play_games(policy, env, args.games, args.seed, probe=probe)
-    env.close()
-    return summarise(name, records)
-
-
-def main(args: Args) -> list[Row]:
+def main(args: Args) -> list:
     check_args(args)
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
@@ -283,7 +128,21 @@ def main(args: Args) -> list[Row]:
     print(HEADER)
     print("|" + "---|" * (HEADER.count("|") - 1), flush=True)
     for name in (*args.policy, *args.checkpoints):
-        row = evaluate_policy(args, name)
+        row = evaluate_fullgame(
+            name,
+            args.games,
+            args.seed,
+            num_envs=args.num_envs,
+            backend=args.backend,
+            step_mul=args.step_mul,
+            game_steps_per_episode=args.game_steps_per_episode,
+            omniscient=args.omniscient,
+            greedy=args.greedy,
+            mask_action_type=args.mask_action_type,
+            enemy_start=args.enemy_start,
+            noop_prob=args.noop_prob,
+            device=args.device,
+        )
         rows.append(row)
         print(format_row(row), flush=True)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,7 @@ from models.alphastar import AlphaStarConfig, AlphaStarPolicy, save_alphastar
 from sc2_envs.training.fullgame_actor import GameRecord
 
 ev = load_algo("eval_fullgame")
+from sc2_envs.training import fullgame_evaluation as fe  # noqa: E402
 
 
 def _checkpoint(path, replay=False):
@@ -62,13 +63,13 @@ def test_summary_has_the_wilson_interval_and_army_only_of_games_still_running():
         GameRecord(0.0, True, 18000, 2250, 0, 0, {5.0: 10.0, 8.0: 20.0}, {"minerals_collected": 5000.0}),
         GameRecord(1.0, False, 9000, 1125, 25, 0, {5.0: 8.0, 8.0: 16.0}, {"minerals_collected": 4000.0}),
     ]
-    row = ev.summarise("p", recs)
+    row = fe.summarise("p", recs)
     assert (row.games, row.wins, row.losses, row.ties) == (4, 2, 1, 1)
     assert row.win_rate == 0.5 and (round(row.ci_low, 3), round(row.ci_high, 3)) == (0.150, 0.850)
     assert (row.army_supply_5min, row.army_supply_5min_n) == (8.0, 3)
     assert (row.army_supply_8min, row.army_supply_8min_n) == (18.0, 2)
     assert row.idle_share == 750 / 5000 and row.minerals_collected == 3250.0
-    assert row.enemy_units_killed is None and "n/a" in ev.format_row(row)
+    assert row.enemy_units_killed is None and "n/a" in fe.format_row(row)
 
 
 @pytest.mark.parametrize(
@@ -95,3 +96,30 @@ def test_a_file_that_is_not_an_alphastar_checkpoint_is_refused(tmp_path):
     (tmp_path / "t.txt").write_text("hello")
     with pytest.raises(SystemExit, match="not a torch checkpoint"):
         ev.check_args(ev.Args(checkpoints=(str(tmp_path / "t.txt"),)))
+
+
+def test_bc_select_ranks_and_averages_full_game_checkpoints(tmp_path):
+    sel = load_algo("bc_select")
+    a = _checkpoint(tmp_path / "epoch_001.pt", replay=True)
+    torch.manual_seed(1)
+    save_alphastar(
+        str(tmp_path / "epoch_002.pt"), AlphaStarPolicy(AlphaStarConfig.replay(AlphaStarConfig.tiny(max_entities=64)))
+    )
+    b = str(tmp_path / "epoch_002.pt")
+    sel.check_eval(sel.Eval(checkpoints=[a, b]))  # full-game checkpoints pass the SMAC checks
+    with pytest.raises(SystemExit, match="--map is for SMAC checkpoints"):
+        sel.check_eval(sel.Eval(checkpoints=[a], map="3m"))
+    r = sel.evaluate_fullgame_checkpoint(a, episodes=2, num_envs=2, seed=0, game_steps_per_episode=80)
+    assert (r["episodes"], r["wins"], r["win_ci"][0]) == (2, 0, 0.0) and 0 <= r["idle_share"] <= 1
+    assert r["mean_length"] == 10 and r["fullgame"]["ties"] == 2
+    from sc2_envs.evaluation import behaviour_key, format_result
+
+    assert behaviour_key(r) == (0.0, -r["idle_share"], r["damage_per_episode"]) and format_result("a", r).startswith("a: win")
+    from models import average_checkpoints
+
+    avg = average_checkpoints([a, b], str(tmp_path / "avg.pt"))
+    assert avg["averaged_from"] == [a, b]
+    from models.alphastar import load_alphastar
+
+    model, ckpt = load_alphastar(str(tmp_path / "avg.pt"))  # weights_only=True inside
+    assert ckpt["format"] == "sc2_envs.alphastar/1" and model.cfg.max_entities == 64

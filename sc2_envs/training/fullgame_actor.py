@@ -354,14 +354,13 @@ class AlphaStarActor:
 
 
 # --------------------------------------------------------------------------------------- env and stats
-def make_vector_env(backend: str = "lite", num_envs: int = 8, seed: int | None = None, **kwargs):
+def make_vector_env(backend: str = "lite", num_envs: int = 8, **kwargs):
     """B FullGame-v0 games behind one batched interface (Gymnasium ``VectorEnv``, next-step autoreset).
 
     Args:
         backend: ``"lite"`` (``LiteFullGameVectorEnv``: the lite engine, B games in one state) or
             ``"sc2"`` (a ``gymnasium.vector.SyncVectorEnv`` of B real games, ``FullGameEnv``).
-        num_envs: B.
-        seed: unused here (pass it to ``reset``); kept so callers can forward their settings.
+        num_envs: B (seed the games with ``env.reset(seed=...)``).
         kwargs: FullGame-v0 options (``step_mul``, ``game_steps_per_episode``, ``max_entities``, ...).
 
     Raises:

@@ -1,0 +1,251 @@
+"""Full-game evaluation against the bot: mini-AlphaStar's table, and behaviour selection of checkpoints.
+
+:func:`evaluate_fullgame` plays a policy (an ``AlphaStarPolicy`` checkpoint, or a baseline name:
+``random``, ``scripted``) for a number of games on FullGame-v0 through the actor loop
+(:mod:`sc2_envs.training.fullgame_actor`) and returns a :class:`FullGameRow`: win rate with its
+Wilson 95% interval, minerals collected, enemy units killed, army supply at 5 and 8 real minutes,
+idle share (no-op and Stop), refused-command share and game length. ``algos/eval_fullgame.py`` prints
+these rows; :func:`behaviour_result` gives the same figures in the form of
+``sc2_envs.training.evaluation.evaluate(..., behaviour=True)``, so that behaviour selection
+(``behaviour_key``, ``format_result``; ``algos/bc_select.py eval``) ranks full-game checkpoints as it
+ranks SMAC ones: win rate, then less idling, then more damage (here the killed value: minerals + gas
+of the enemy units and structures destroyed, score_cumulative killed_value_units + structures).
+
+mini-AlphaStar's evaluation settings are the defaults (``rl_eval_sl.py``: Simple64, Protoss vs the
+very_easy Terran bot, 18,000 game loops per game; its RL actors step 8 loops). A timeout is a tie,
+not a win (mini-AlphaStar's ">4000 killed points counts as a win" rule is not applied: the table
+shows killed value and kills beside the win rate instead).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+import torch
+
+from sc2_envs.stats import wilson_interval
+from sc2_envs.training.fullgame_actor import LOOPS_PER_MINUTE, AlphaStarActor, LiteProbe, make_vector_env, play_games
+
+__all__ = [
+    "BASELINES",
+    "CSV_COLUMNS",
+    "FullGameRow",
+    "HEADER",
+    "behaviour_result",
+    "evaluate_fullgame",
+    "format_row",
+    "is_fullgame_checkpoint",
+    "summarise",
+]
+
+BASELINES = ("random", "scripted")
+"""Baseline policy names :func:`evaluate_fullgame` accepts besides checkpoint paths."""
+
+
+@dataclass
+class FullGameRow:
+    """One policy's results over its games (``None`` where the backend does not report a figure).
+
+    Units: minerals; kills are enemy units and structures; army supply is ``food_army`` (supply);
+    shares are of agent decisions (env steps); ``game_length_min`` is in real minutes (1344 game loops).
+    ``army_supply_5min_n`` counts the games still running at 5 minutes (the mean is over those).
+    """
+
+    policy: str
+    games: int
+    wins: int
+    losses: int
+    ties: int
+    win_rate: float
+    ci_low: float
+    ci_high: float
+    minerals_collected: float | None
+    enemy_units_killed: float | None
+    killed_value: float | None
+    army_supply_5min: float | None
+    army_supply_5min_n: int
+    army_supply_8min: float | None
+    army_supply_8min_n: int
+    idle_share: float
+    error_share: float
+    game_length_min: float
+    truncated_share: float
+    mean_steps: float
+
+
+CSV_COLUMNS = [f.name for f in fields(FullGameRow)]
+
+
+def summarise(name: str, records) -> FullGameRow:
+    """Aggregate :class:`~sc2_envs.training.fullgame_actor.GameRecord` s into one row.
+
+    Raises:
+        ValueError: no records.
+    """
+    n = len(records)
+    if n == 0:
+        raise ValueError(f"{name}: no finished games to summarise")
+    wins = sum(r.outcome > 0 for r in records)
+    losses = sum(r.outcome < 0 for r in records)
+    lo, hi = wilson_interval(wins, n)
+
+    def mean_probe(key):
+        vals = [r.probe[key] for r in records if key in r.probe]
+        return float(np.mean(vals)) if vals else None
+
+    def army(minute):
+        vals = [r.army_supply[minute] for r in records if minute in r.army_supply]
+        return (float(np.mean(vals)) if vals else None), len(vals)
+
+    a5, n5 = army(5.0)
+    a8, n8 = army(8.0)
+    steps = sum(r.steps for r in records)
+    return FullGameRow(
+        policy=name,
+        games=n,
+        wins=wins,
+        losses=losses,
+        ties=n - wins - losses,
+        win_rate=wins / n,
+        ci_low=lo,
+        ci_high=hi,
+        minerals_collected=mean_probe("minerals_collected"),
+        enemy_units_killed=mean_probe("enemy_units_killed"),
+        killed_value=mean_probe("killed_value"),
+        army_supply_5min=a5,
+        army_supply_5min_n=n5,
+        army_supply_8min=a8,
+        army_supply_8min_n=n8,
+        idle_share=sum(r.idle_steps for r in records) / max(steps, 1),
+        error_share=sum(r.error_steps for r in records) / max(steps, 1),
+        game_length_min=float(np.mean([r.game_loops for r in records])) / LOOPS_PER_MINUTE,
+        truncated_share=sum(r.truncated for r in records) / n,
+        mean_steps=steps / n,
+    )
+
+
+def _f(v, fmt=".1f") -> str:
+    return "n/a" if v is None else format(v, fmt)
+
+
+HEADER = "| policy | games | win rate [95% CI] | minerals | kills | army@5 (n) | army@8 (n) | idle | errors | length (min) |"
+"""The Markdown header of :func:`format_row` lines."""
+
+
+def format_row(r: FullGameRow) -> str:
+    """One Markdown table line of a :class:`FullGameRow` (``n/a`` where a figure is ``None``)."""
+    return (
+        f"| {r.policy} | {r.games} | {r.win_rate:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}] | "
+        f"{_f(r.minerals_collected, '.0f')} | {_f(r.enemy_units_killed)} | {_f(r.army_supply_5min)} ({r.army_supply_5min_n}) | "
+        f"{_f(r.army_supply_8min)} ({r.army_supply_8min_n}) | {r.idle_share:.3f} | {r.error_share:.3f} | "
+        f"{r.game_length_min:.2f} |"
+    )
+
+
+def behaviour_result(r: FullGameRow) -> dict:
+    """The row as ``sc2_envs.training.evaluation.evaluate(..., behaviour=True)`` reports a SMAC evaluation.
+
+    Keys: ``episodes``, ``wins``, ``win_rate``, ``win_ci``, ``idle_share``, ``damage_per_episode`` (the
+    killed value per game, minerals + gas; 0 where the backend does not report it), ``mean_return``
+    (mean outcome, +1 / -1 / 0), ``mean_length`` (env steps per game), plus the full row under ``fullgame``.
+    """
+    return {
+        "episodes": r.games,
+        "wins": r.wins,
+        "win_rate": r.win_rate,
+        "win_ci": (r.ci_low, r.ci_high),
+        "idle_share": r.idle_share,
+        "damage_per_episode": r.killed_value or 0.0,
+        "mean_return": (r.wins - r.losses) / r.games,
+        "mean_length": r.mean_steps,
+        "fullgame": {f.name: getattr(r, f.name) for f in fields(r)},
+    }
+
+
+def evaluate_fullgame(
+    policy: str,
+    games: int,
+    seed: int,
+    num_envs: int = 16,
+    backend: str = "lite",
+    step_mul: int = 8,
+    game_steps_per_episode: int = 18000,
+    omniscient: bool = False,
+    greedy: bool = False,
+    mask_action_type: bool = True,
+    enemy_start: tuple[int, int] | None = None,
+    noop_prob: float = 0.5,
+    device: str = "cpu",
+) -> FullGameRow:
+    """Play ``games`` games of ``policy`` against the bot and summarise them.
+
+    Args:
+        policy: an ``AlphaStarPolicy`` checkpoint path (``models.alphastar.save_alphastar``), or
+            ``random`` / ``scripted`` (:data:`BASELINES`).
+        games: games counted, >= 1; seed: ``env.reset(seed=seed)`` (the bot's jitter of every game).
+        num_envs: games played at once (capped at ``games``).
+        backend: ``lite`` or ``sc2``.
+        step_mul, game_steps_per_episode, omniscient: FullGame-v0 options (``omniscient``: lite only).
+        greedy, mask_action_type: :class:`~sc2_envs.training.fullgame_actor.AlphaStarActor` options.
+        enemy_start: ``scripted`` on the real game: the enemy start location ``(col, row)``.
+        noop_prob: ``random``: the no-op probability.
+        device: torch device of the network.
+
+    Raises:
+        ValueError: a checkpoint that is not an ``AlphaStarPolicy`` checkpoint, a bad backend, or
+            ``scripted`` on the real game without ``enemy_start``.
+    """
+    from models.alphastar import load_alphastar
+
+    b = min(int(num_envs), int(games))
+    model = None
+    res = 64
+    if policy not in BASELINES:
+        model, _ = load_alphastar(policy, device=device)
+        res = model.cfg.raw_resolution
+    kw = dict(
+        step_mul=step_mul,
+        game_steps_per_episode=game_steps_per_episode,
+        raw_resolution=res,
+        minimap_resolution=res,
+    )
+    if backend == "lite":
+        kw["omniscient"] = omniscient
+    env = make_vector_env(backend, b, **kw)
+    try:
+        if policy == "random":
+            from sc2_envs.lite.catalog import build_catalog
+            from sc2_envs.lite.policy import RandomLegalPolicy
+
+            catalog = env.engine.catalog if backend == "lite" else build_catalog("3.16.1")
+            actor = RandomLegalPolicy(catalog, raw_resolution=res, noop_prob=noop_prob, seed=seed)
+        elif policy == "scripted":
+            from sc2_envs.training.fullgame_scripted import ScriptedExpert
+
+            if enemy_start is not None:
+                actor = ScriptedExpert(enemy_start, raw_resolution=res)
+            elif backend == "lite":
+                actor = ScriptedExpert.for_lite(env)
+            else:
+                raise ValueError("the scripted expert on backend='sc2' needs enemy_start=(col, row)")
+        else:
+            actor = AlphaStarActor(model, b, 512, 64, res, greedy=greedy, mask_action_type=mask_action_type, device=device)
+        probe = LiteProbe(env.engine) if backend == "lite" else None
+        with torch.no_grad():
+            records = play_games(actor, env, games, seed, probe=probe)
+    finally:
+        env.close()
+    return summarise(policy, records)
+
+
+def is_fullgame_checkpoint(path: str) -> bool:
+    """True when ``path`` is an ``AlphaStarPolicy`` checkpoint (``models.alphastar.save_alphastar``);
+    False for any other file, readable or not (the caller's own checkpoint reader names the problem)."""
+    from models.alphastar import CHECKPOINT_FORMAT
+
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception:  # not a torch file, or one that needs unpickling of objects: not ours
+        return False
+    return isinstance(ckpt, dict) and ckpt.get("format") == CHECKPOINT_FORMAT
