@@ -1,0 +1,230 @@
+"""Simple64 from the lite engine behind the StarCraft II API: pysc2's own launcher and RemoteController, and
+FullGame-v0 with ``backend="sc2"``, play whole games on it; the server's messages convert to the direct arrays.
+
+The server runs in its own process, launched by pysc2's ``run_configs`` from a folder laid out by
+``python -m sc2_envs.sc2api install`` (as a user would run it). The lite env is built first in this process so
+that the engine's Numba kernels are compiled (and cached) before the server process needs them.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("TIMEOUT_SECONDS", "300")  # pysc2-evolved's launch / request timeout on a loaded CI box
+pytest.importorskip("s2clientprotocol", reason="the API server needs s2clientprotocol (full-game extra)")
+pytest.importorskip("pysc2_evolved", reason="the FullGame-v0 sc2 backend needs pysc2-evolved (full-game extra)")
+
+import gymnasium as gym  # noqa: E402
+from s2clientprotocol import common_pb2, query_pb2, raw_pb2  # noqa: E402
+from s2clientprotocol import sc2api_pb2 as sc  # noqa: E402
+
+import sc2_envs  # noqa: E402, F401  (registers FullGame-v0)
+from sc2_envs.full_game.env import FullGameEnv  # noqa: E402
+from sc2_envs.lite.env import LiteFullGameEnv  # noqa: E402
+from sc2_envs.lite.policy import RandomLegalPolicy  # noqa: E402
+from sc2_envs.sc2api.client import import_pysc2  # noqa: E402
+from sc2_envs.sc2api.install import install  # noqa: E402
+
+PROBE, NEXUS = 84, 59
+SIZES = {"max_entities": 256, "max_selected": 8}
+
+
+@pytest.fixture(scope="module")
+def sc2path(tmp_path_factory):
+    LiteFullGameEnv(**SIZES).reset(seed=0)  # compile / load the kernels here, not inside the server's first request
+    path = tmp_path_factory.mktemp("StarCraftII")
+    install(path)
+    old = os.environ.get("SC2PATH")
+    os.environ["SC2PATH"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("SC2PATH", None)
+    else:
+        os.environ["SC2PATH"] = old
+
+
+def test_install_lays_out_simple64_where_pysc2_looks_for_it(sc2path):
+    maps = pytest.importorskip("pysc2_evolved.maps")
+    assert (sc2path / "Maps" / maps.get("Simple64").path).is_file()
+
+
+def test_fullgame_v0_on_the_server_plays_the_direct_lite_game(sc2path):
+    """Same seed, same actions: FullGame-v0 through the server (convert.observation_to_arrays of its protobufs)
+    gives the lite env's direct arrays at every step of two short games (the second after restart_game), and the
+    same rewards, ends and game loops."""
+    served = gym.make("sc2_envs/FullGame-v0", backend="sc2", game_steps_per_episode=320, **SIZES).unwrapped
+    direct = gym.make("sc2_envs/FullGame-v0", game_steps_per_episode=320, **SIZES).unwrapped
+    assert isinstance(served, FullGameEnv) and isinstance(direct, LiteFullGameEnv)
+    policy = RandomLegalPolicy(direct.engine.catalog, SIZES["max_entities"], SIZES["max_selected"], noop_prob=0.2, seed=3)
+    try:
+        for episode in range(2):
+            obs_s, info_s = served.reset(seed=11) if episode == 0 else served.reset()  # the second: restart_game
+            obs_d, _ = direct.reset(seed=11)  # restart keeps the game's random_seed
+            assert info_s["game_loop"] == 0
+            steps = errors = 0
+            while True:
+                for key, value in obs_d.items():
+                    np.testing.assert_array_equal(obs_s[key], value, err_msg=f"{key} at step {steps} of game {episode}")
+                action = policy(obs_d)
+                obs_s, r_s, term_s, trunc_s, info_s = served.step(action)
+                obs_d, r_d, term_d, trunc_d, info_d = direct.step(action)
+                assert (r_s, term_s, trunc_s, info_s["game_loop"]) == (r_d, term_d, trunc_d, info_d["game_loop"])
+                errors += len(info_s["action_errors"])
+                steps += 1
+                if term_s or trunc_s:
+                    break
+            assert trunc_s and steps == 40
+            assert errors > 0  # random legal actions include refused ones: reported, never a crash
+    finally:
+        served.close()
+
+
+def _unit_command(ability: int, tags, target=None, queued: bool = False) -> sc.Action:
+    cmd = raw_pb2.ActionRawUnitCommand(ability_id=ability, unit_tags=list(tags), queue_command=queued)
+    if isinstance(target, tuple):
+        cmd.target_world_space_pos.CopyFrom(common_pb2.Point2D(x=target[0], y=target[1]))
+    elif target is not None:
+        cmd.target_unit_tag = target
+    return sc.Action(action_raw=raw_pb2.ActionRaw(unit_command=cmd))
+
+
+def test_pysc2_remote_controller_plays_simple64_to_the_end(sc2path):
+    """pysc2's own launcher and RemoteController: create_game with a very_easy Terran Computer, join with raw,
+    score and the minimap layer, game_info, observations, queries, raw commands (queued too) and refused ones as
+    action_errors; the agent's Probes destroy its own Nexus (legal in the game), the melee rule ends the game with
+    player_result Defeat / Victory and status ended; restart_game starts again; leave, quit."""
+    run_configs, protocol = import_pysc2()
+    rc = run_configs.get()
+    proc = rc.start(want_rgb=False)
+    controller = proc.controller
+    try:
+        path = "Melee/Simple64.SC2Map"
+        create = sc.RequestCreateGame(local_map=sc.LocalMap(map_path=path, map_data=rc.map_data(path)), random_seed=5)
+        create.player_setup.add(type=sc.Participant)
+        create.player_setup.add(type=sc.Computer, race=common_pb2.Terran, difficulty=sc.VeryEasy)
+        controller.create_game(create)
+        options = sc.InterfaceOptions(raw=True, score=True)
+        options.feature_layer.width = 24
+        options.feature_layer.resolution.x = options.feature_layer.resolution.y = 64
+        options.feature_layer.minimap_resolution.x = options.feature_layer.minimap_resolution.y = 64
+        assert controller.join_game(sc.RequestJoinGame(race=common_pb2.Protoss, options=options)).player_id == 1
+
+        info = controller.game_info()
+        raw = info.start_raw
+        assert info.map_name == "Simple64" and (raw.map_size.x, raw.map_size.y) == (88, 96)
+        assert len(raw.pathing_grid.data) == 96 * 88 // 8 and len(raw.terrain_height.data) == 96 * 88
+        assert [(p.x, p.y) for p in raw.start_locations] == [(59.5, 27.5)]  # the opponent's start
+        assert [(p.player_id, p.race_requested) for p in info.player_info] == [(1, common_pb2.Protoss), (2, common_pb2.Terran)]
+
+        obs = controller.observe()
+        units = obs.observation.raw_data.units
+        probes = [u.tag for u in units if u.unit_type == PROBE and u.alliance == raw_pb2.Self]
+        nexus = next(u for u in units if u.unit_type == NEXUS)
+        assert len(probes) == 12 and obs.observation.player_common.minerals == 50
+        assert obs.observation.feature_layer_data.minimap_renders.player_relative.size.x == 64
+        query = controller.query(
+            query_pb2.RequestQuery(abilities=[query_pb2.RequestQueryAvailableAbilities(unit_tag=nexus.tag)])
+        )
+        assert 1006 in {a.ability_id for a in query.abilities[0].abilities}  # Train_Probe (50 minerals)
+
+        result = controller.actions(
+            sc.RequestAction(
+                actions=[
+                    _unit_command(16, probes[:1], (40.0, 40.0)),  # Move
+                    _unit_command(16, probes[:1], (44.0, 40.0), queued=True),
+                    _unit_command(881, probes[1:2], (1.0, 1.0)),  # Build_Pylon: 100 minerals, 50 held
+                    _unit_command(1006, [nexus.tag]),  # Train_Probe
+                    _unit_command(1006, [nexus.tag]),  # again: 0 minerals left
+                ]
+            )
+        )
+        assert list(result.result) == [1, 1, 9, 1, 9]  # Success / NotEnoughMinerals
+        controller.step(8)
+        obs = controller.observe()
+        walker = next(u for u in obs.observation.raw_data.units if u.tag == probes[0])
+        assert [(o.ability_id, o.target_world_space_pos.x) for o in walker.orders] == [(16, 40.0), (16, 44.0)]
+        assert [(e.ability_id, e.result) for e in obs.action_errors] == [(881, 9), (1006, 9)]
+
+        controller.actions(sc.RequestAction(actions=[_unit_command(23, probes, nexus.tag)]))  # Attack own Nexus
+        while controller.status == protocol.Status.in_game:
+            controller.step(8)
+            assert obs.observation.game_loop < 2000
+            obs = controller.observe()
+        assert controller.status == protocol.Status.ended
+        assert [(r.player_id, r.result) for r in obs.player_result] == [(1, sc.Defeat), (2, sc.Victory)]
+        assert obs.observation.score.score_details.collected_minerals > 0
+
+        controller.restart()
+        assert controller.status == protocol.Status.in_game and controller.observe().observation.game_loop == 0
+        controller.leave()
+        assert controller.status == protocol.Status.launched
+    finally:
+        proc.close()  # quit, then the process is gone
+
+
+def test_bad_setups_name_what_is_served():
+    """In process (no socket): an unknown map, a Computer the lite bot is not, a race it does not play."""
+    from sc2_envs.sc2api.server import SC2APIGame
+
+    def create(path="Melee/Simple64.SC2Map", race=common_pb2.Terran, difficulty=sc.VeryEasy, build=None):
+        game = SC2APIGame()
+        req = sc.RequestCreateGame(local_map=sc.LocalMap(map_path=path))
+        req.player_setup.add(type=sc.Participant)
+        computer = req.player_setup.add(type=sc.Computer, race=race, difficulty=difficulty)
+        if build is not None:
+            computer.ai_build = build
+        return game, sc.Response.FromString(game.handle(sc.Request(create_game=req).SerializeToString())).create_game
+
+    _, r = create("Melee/Simple96.SC2Map")
+    assert r.error == sc.ResponseCreateGame.InvalidMapPath and "Melee/Simple64.SC2Map" in r.error_details
+    _, r = create(race=common_pb2.Zerg, difficulty=sc.Hard)
+    assert r.error == sc.ResponseCreateGame.InvalidPlayerSetup
+    assert "race Zerg (2), difficulty Hard (5)" in r.error_details and "race Terran, difficulty VeryEasy" in r.error_details
+    _, r = create(build=sc.Rush)
+    assert r.error == sc.ResponseCreateGame.InvalidPlayerSetup and "ai_build Rush" in r.error_details
+    game, r = create()
+    assert not r.HasField("error") and game.status == "init_game"
+    join = sc.RequestJoinGame(race=common_pb2.Terran, options=sc.InterfaceOptions(raw=True))
+    r = sc.Response.FromString(game.handle(sc.Request(join_game=join).SerializeToString())).join_game
+    assert (
+        r.error == sc.ResponseJoinGame.FeatureUnsupported
+        and "plays Protoss" in r.error_details
+        and "got Terran" in r.error_details
+    )
+    assert game.status == "init_game"
+
+
+def test_unsupported_and_malformed_commands_are_action_errors():
+    """A command the engine does not model is NotSupported, a dead or unknown tag is an Error, a NaN point is an
+    Error; each is a per-action result and an action_errors entry, and the game goes on."""
+    from sc2_envs.sc2api.server import SC2APIGame
+
+    game = SC2APIGame()
+
+    def rpc(**request):
+        return sc.Response.FromString(game.handle(sc.Request(**request).SerializeToString()))
+
+    create = sc.RequestCreateGame(local_map=sc.LocalMap(map_path="Melee/Simple64.SC2Map"), random_seed=1)
+    create.player_setup.add(type=sc.Participant)
+    create.player_setup.add(type=sc.Computer, race=common_pb2.Terran, difficulty=sc.VeryEasy)
+    rpc(create_game=create)
+    assert not rpc(join_game=sc.RequestJoinGame(race=common_pb2.Protoss, options=sc.InterfaceOptions(raw=True))).error
+    probe = next(
+        u.tag for u in rpc(observation=sc.RequestObservation()).observation.observation.raw_data.units if u.unit_type == PROBE
+    )
+    actions = [
+        _unit_command(3675, [probe]),  # Effect_Stim: not modelled by the engine
+        _unit_command(16, [123456789], (40.0, 40.0)),  # no such unit
+        _unit_command(16, [probe], (float("nan"), 40.0)),
+        sc.Action(
+            action_raw=raw_pb2.ActionRaw(toggle_autocast=raw_pb2.ActionRawToggleAutocast(ability_id=1, unit_tags=[probe]))
+        ),
+    ]
+    r = rpc(action=sc.RequestAction(actions=actions))
+    assert not r.error and list(r.action.result) == [2, 3, 3, 2]
+    assert rpc(step=sc.RequestStep(count=8)).status == sc.in_game
+    errors = rpc(observation=sc.RequestObservation()).observation.action_errors
+    assert [(e.unit_tag, e.ability_id, e.result) for e in errors] == [(probe, 3675, 2), (123456789, 16, 3), (probe, 16, 3)]
