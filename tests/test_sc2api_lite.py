@@ -228,3 +228,61 @@ def test_unsupported_and_malformed_commands_are_action_errors():
     assert rpc(step=sc.RequestStep(count=8)).status == sc.in_game
     errors = rpc(observation=sc.RequestObservation()).observation.action_errors
     assert [(e.unit_tag, e.ability_id, e.result) for e in errors] == [(probe, 3675, 2), (123456789, 16, 3), (probe, 16, 3)]
+
+
+PYSC2_AGENT = '''
+"""A raw agent written for pysc2 (``import pysc2``): it trains Probes, then its Probes attack their own Nexus."""
+import sys
+
+from pysc2.env import sc2_env
+from pysc2.lib import actions, features, units
+
+raw = actions.RAW_FUNCTIONS
+env = sc2_env.SC2Env(
+    map_name="Simple64",
+    players=[sc2_env.Agent(sc2_env.Race.protoss), sc2_env.Bot(sc2_env.Race.terran, sc2_env.Difficulty.very_easy)],
+    agent_interface_format=features.AgentInterfaceFormat(
+        action_space=actions.ActionSpace.RAW, use_raw_units=True, raw_resolution=64
+    ),
+    step_mul=8,
+    random_seed=int(sys.argv[1]),
+)
+for episode in range(2):
+    ts = env.reset()[0]
+    steps = 0
+    while not ts.last():
+        own = [u for u in ts.observation.raw_units if u.alliance == 1]  # raw_pb2.Alliance.Self
+        nexus = [u.tag for u in own if u.unit_type == units.Protoss.Nexus]
+        probes = [u.tag for u in own if u.unit_type == units.Protoss.Probe]
+        if steps == 30 and nexus:
+            act = raw.Attack_unit("now", probes, nexus[0])
+        elif ts.observation.player.minerals >= 50 and nexus:
+            act = raw.Train_Probe_quick("queued", nexus[0])
+        else:
+            act = raw.no_op()
+        ts = env.step([act])[0]
+        steps += 1
+    print(f"episode {episode}: loop {ts.observation.game_loop[0]} reward {ts.reward} probes {len(probes)}", flush=True)
+env.close()
+'''
+
+
+def test_an_unmodified_pysc2_raw_agent_plays_two_games_to_the_end(tmp_path):
+    """``python -m sc2_envs.sc2api run`` runs a script written for pysc2's ``SC2Env`` (raw actions and raw units):
+    two Simple64 games (the second after pysc2's restart) end by the melee rule with reward -1."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "agent.py"
+    script.write_text(PYSC2_AGENT)
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "1", "SC2PATH": str(tmp_path / "sc2")}
+    out = subprocess.run(
+        [sys.executable, "-m", "sc2_envs.sc2api", "run", str(script), "7"],
+        env=env, capture_output=True, text=True, timeout=600, cwd=root,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = [line for line in out.stdout.splitlines() if line.startswith("episode")]
+    assert len(lines) == 2 and lines[0][9:] == lines[1][9:]  # the restart replays the seeded game
+    assert "reward -1" in lines[0] and "probes 15" in lines[0], lines
