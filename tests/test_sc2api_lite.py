@@ -286,3 +286,41 @@ def test_an_unmodified_pysc2_raw_agent_plays_two_games_to_the_end(tmp_path):
     lines = [line for line in out.stdout.splitlines() if line.startswith("episode")]
     assert len(lines) == 2 and lines[0][9:] == lines[1][9:]  # the restart replays the seeded game
     assert "reward -1" in lines[0] and "probes 15" in lines[0], lines
+
+
+def test_throughput_benchmark_times_only_the_env_on_simple64():
+    """``benchmarks/sc2api_throughput.py --maps Simple64`` counts timed steps and finished games only, and its
+    CPU seconds add the server's (here a stub) to this process's."""
+    import time
+
+    from conftest import load_algo
+
+    bench = load_algo("sc2api_throughput", folder="benchmarks")
+
+    class ShortGames:
+        max_entities, max_selected = 8, 2
+
+        def __init__(self):
+            self.calls = 0
+
+        def _obs(self):
+            obs = {"entity_mask": np.zeros(8, np.int8), "selectable_mask": np.zeros(8, np.int8)}
+            obs["action_type_mask"] = np.zeros(564, np.int8)
+            obs["action_type_mask"][0] = 1
+            obs["entities"] = np.zeros((8, 38), np.float32)
+            return obs
+
+        def reset(self, seed=None):
+            return self._obs(), {}
+
+        def step(self, action):
+            self.calls += 1
+            time.sleep(0.001)
+            return self._obs(), 0.0, False, self.calls % 5 == 0, {}
+
+    server = iter(range(0, 100, 2))
+    loop = bench.FullGameLoop(ShortGames(), seed=0, server_cpu=lambda: float(next(server)))
+    loop.run(7, timed=False)
+    loop.run(10)
+    assert (loop.steps, loop.episodes) == (10, 2)  # games ended at calls 10 and 15
+    assert loop.seconds >= 0.01 and loop.cpu_seconds >= 2.0  # the stub server "used" 2 s over the chunk

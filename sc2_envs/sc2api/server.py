@@ -1,10 +1,31 @@
-"""A StarCraft II API server backed by the embedded simulator.
+"""A StarCraft II API server backed by the embedded simulators.
 
 It speaks the game's protocol (s2clientprotocol ``Request`` / ``Response`` protobufs, one per WebSocket
-message on ``ws://<host>:<port>/sc2api``) for what SMAC-style clients send on the SMAC maps, so that
-pysc2's ``run_configs`` can launch it as ``Versions/Base<build>/SC2_x64`` (see
-``python -m sc2_envs.sc2api install``) and talk to it with ``RemoteController``, exactly as with the
-game. Served requests (s2clientprotocol ``sc2api.proto``):
+message on ``ws://<host>:<port>/sc2api``) so that pysc2's ``run_configs`` can launch it as
+``Versions/Base<build>/SC2_x64`` (see ``python -m sc2_envs.sc2api install``) and talk to it with
+``RemoteController``, exactly as with the game. Two kinds of map are served:
+
+* the SMAC maps (``SMAC_Maps/<name>.SC2Map``) from the batched SMAC simulator, for what SMAC-style
+  clients send (below);
+* ``Melee/Simple64.SC2Map`` from the lite full-game engine (``sc2_envs.sc2api.lite_game``): Protoss
+  against the very_easy Terran bot, for raw-interface clients (pysc2's ``SC2Env`` with raw actions,
+  FullGame-v0 with ``backend="sc2"``). ``create_game``: one Participant and one Computer of race
+  Terran, difficulty VeryEasy, ai_build RandomBuild (or unset), ``random_seed`` (the bot's timeline, as
+  ``LiteFullGameEnv.reset(seed)``), ``disable_fog``; anything else gets ``InvalidPlayerSetup`` naming what
+  is served. ``join_game``: race Protoss, ``options.raw``; ``score`` and the ``feature_layer`` minimap
+  (square ``minimap_resolution``) are served, screen layers are not sent and ``render`` is refused
+  (``FeatureUnsupported``). ``game_info``: players, map size 88 x 96, playable area, pathing and
+  placement grids (1 bit per cell, rows from y = 0, MSB first), terrain height (1 byte per cell) and the
+  opponent's start location. ``observation``: raw units (own units, enemies in sight, snapshots of
+  enemy structures seen before, resources), ``player_common``, the eight minimap renders, ``score``
+  (``score_details`` collected / spent resources and food), ``action_errors`` and, once the melee rule
+  ends the game (status ``ended``), ``player_result``. ``action``: raw unit commands of every ability
+  the engine models (queued included) and ``camera_move``; a command the game would refuse gets its
+  ``ActionResult`` and an ``action_errors`` entry, a Build order that fails on arrival an entry with
+  tag 0. ``query``: available abilities (with resource checks); ``step``, ``data`` (unit types),
+  ``restart_game`` (same seed), ``leave_game``, ``quit``. ``debug`` is not served there.
+
+Served requests on the SMAC maps (s2clientprotocol ``sc2api.proto``):
 
 * ``ping``: game version and build.
 * ``create_game``: ``local_map`` with a SMAC map path (``SMAC_Maps/<name>.SC2Map``; the map bytes
@@ -35,7 +56,7 @@ game. Served requests (s2clientprotocol ``sc2api.proto``):
 * ``leave_game``, ``quit``.
 
 Anything else gets a ``Response`` with an ``error`` naming the request and listing the served ones
-(never a hang); a non-SMAC map gets ``InvalidMapPath`` listing the supported maps. A client that
+(never a hang); another map gets ``InvalidMapPath`` listing the supported maps. A client that
 disconnects without ``quit`` has its game dropped at once; the server keeps listening for a new client,
 exits when its parent process (the launcher) is gone, and after ``--idle-exit`` seconds without a
 client.
