@@ -195,6 +195,9 @@ def test_bad_setups_name_what_is_served():
         and "got Terran" in r.error_details
     )
     assert game.status == "init_game"
+    join = sc.RequestJoinGame(race=common_pb2.Protoss, options=sc.InterfaceOptions(raw=True, raw_crop_to_playable_area=True))
+    r = sc.Response.FromString(game.handle(sc.Request(join_game=join).SerializeToString())).join_game
+    assert r.error == sc.ResponseJoinGame.FeatureUnsupported and "raw_crop_to_playable_area" in r.error_details
 
 
 def test_unsupported_and_malformed_commands_are_action_errors():

@@ -13,8 +13,8 @@ message on ``ws://<host>:<port>/sc2api``) so that pysc2's ``run_configs`` can la
   Terran, difficulty VeryEasy, ai_build RandomBuild (or unset), ``random_seed`` (the bot's timeline, as
   ``LiteFullGameEnv.reset(seed)``), ``disable_fog``; anything else gets ``InvalidPlayerSetup`` naming what
   is served. ``join_game``: race Protoss, ``options.raw``; ``score`` and the ``feature_layer`` minimap
-  (square ``minimap_resolution``) are served, screen layers are not sent and ``render`` is refused
-  (``FeatureUnsupported``). ``game_info``: players, map size 88 x 96, playable area, pathing and
+  (square ``minimap_resolution``) are served, screen layers are not sent, ``render`` and
+  ``raw_crop_to_playable_area`` are refused (``FeatureUnsupported``). ``game_info``: players, map size 88 x 96, playable area, pathing and
   placement grids (1 bit per cell, rows from y = 0, MSB first), terrain height (1 byte per cell) and the
   opponent's start location. ``observation``: raw units (own units, enemies in sight, snapshots of
   enemy structures seen before, resources), ``player_common``, the eight minimap renders, ``score``
@@ -214,8 +214,8 @@ class SC2APIGame:
         if not req.HasField("local_map"):
             r.error = codes.InvalidMapName if req.HasField("battlenet_map_name") else codes.MissingMap
             r.error_details = (
-                "only local SMAC maps are served (local_map.map_path = SMAC_Maps/<name>.SC2Map); "
-                f"supported maps: {', '.join(list_maps())}"
+                "only local maps are served (local_map.map_path = SMAC_Maps/<name>.SC2Map or "
+                f"{LITE_MAP_PATH}); supported SMAC maps: {', '.join(list_maps())}"
             )
             return
         path = req.local_map.map_path
@@ -323,6 +323,8 @@ class SC2APIGame:
             refused.append("options.raw must be true (the raw interface is served)")
         if opts.HasField("render"):
             refused.append("options.render (RGB rendering) is not served")
+        if opts.raw_crop_to_playable_area:
+            refused.append("options.raw_crop_to_playable_area is not served (raw positions are the map's)")
         fl = opts.feature_layer
         minimap = 0
         if opts.HasField("feature_layer"):
