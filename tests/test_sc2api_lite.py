@@ -327,3 +327,17 @@ def test_throughput_benchmark_times_only_the_env_on_simple64():
     loop.run(10)
     assert (loop.steps, loop.episodes) == (10, 2)  # games ended at calls 10 and 15
     assert loop.seconds >= 0.01 and loop.cpu_seconds >= 2.0  # the stub server "used" 2 s over the chunk
+
+
+def test_the_servers_codes_are_the_engines():
+    """``sc2api.lite_game`` keeps the engine's imports out of server start-up; its copies of the engine's codes
+    must stay the engine's."""
+    from sc2_envs.lite import commands, kernels
+    from sc2_envs.sc2api import lite_game
+
+    assert (lite_game.AR_SUCCESS, lite_game.AR_NOT_SUPPORTED, lite_game.AR_ERROR) == (
+        kernels.AR_SUCCESS,
+        kernels.AR_NOT_SUPPORTED,
+        kernels.AR_ERROR,
+    )
+    assert (lite_game.ENGINE_CMD_UNSUPPORTED, lite_game.RAW_MOVE_CAMERA) == (commands.CMD_UNSUPPORTED, commands.MOVE_CAMERA)

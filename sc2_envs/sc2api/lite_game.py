@@ -47,7 +47,12 @@ from sc2_envs.lite.layout import (
 )
 
 __all__ = [
+    "AR_ERROR",
+    "AR_NOT_SUPPORTED",
+    "AR_SUCCESS",
+    "ENGINE_CMD_UNSUPPORTED",
     "LITE_MAP_PATH",
+    "RAW_MOVE_CAMERA",
     "SERVED_AI_BUILDS",
     "SERVED_DIFFICULTY",
     "SERVED_RACE",
@@ -69,8 +74,8 @@ SERVED_AI_BUILDS = (1,)
 
 # s2clientprotocol ActionResult (error.proto), as the engine's kernels return them
 AR_SUCCESS, AR_NOT_SUPPORTED, AR_ERROR = 1, 2, 3
-_CMD_UNSUPPORTED = -1  # sc2_envs.lite.commands.CMD_UNSUPPORTED
-_MOVE_CAMERA = 168  # pysc2 raw function raw_move_camera
+ENGINE_CMD_UNSUPPORTED = -1  # sc2_envs.lite.commands.CMD_UNSUPPORTED (a copy: the engine loads on join)
+RAW_MOVE_CAMERA = 168  # pysc2 raw function raw_move_camera
 _TAG_SLOT_BITS = 18
 _GONE = 1 << 30  # a tag naming no live unit: the engine answers it as a dead unit (Error / CantTargetThatUnit)
 _RESULT_VICTORY, _RESULT_DEFEAT, _RESULT_TIE = 1, 2, 3  # s2clientprotocol Result
@@ -180,10 +185,10 @@ class LiteAPIGame:
         kind_name = cmd.WhichOneof("target")
         kind = {"target_world_space_pos": "pt", "target_unit_tag": "unit", None: "quick"}[kind_name]
         fid = self.by_ability.get((int(cmd.ability_id), kind))
-        if fid is None or fid == _MOVE_CAMERA:
+        if fid is None or fid == RAW_MOVE_CAMERA:
             return AR_NOT_SUPPORTED  # no raw function has this ability with this target kind
         engine_cmd = int(self.cmd_table[fid])
-        if engine_cmd == _CMD_UNSUPPORTED:
+        if engine_cmd == ENGINE_CMD_UNSUPPORTED:
             return AR_NOT_SUPPORTED
         if engine_cmd == CMD_NONE:
             return AR_SUCCESS
