@@ -82,6 +82,42 @@ def test_fullgame_v0_on_the_server_plays_the_direct_lite_game(sc2path):
         served.close()
 
 
+def test_fullgame_v0_on_the_server_ends_when_the_direct_game_ends(sc2path):
+    """A game played to its end on both doors: the agent's Probes destroy its own Nexus (Attack_unit, legal in
+    the game); FullGame-v0 through the server terminates with reward -1 at the same step as the direct env."""
+    from sc2_envs.full_game import spec
+
+    sizes = {"max_entities": 256, "max_selected": 16}
+    served = gym.make("sc2_envs/FullGame-v0", backend="sc2", **sizes).unwrapped
+    direct = gym.make("sc2_envs/FullGame-v0", **sizes).unwrapped
+    try:
+        obs_s, _ = served.reset(seed=2)
+        obs_d, _ = direct.reset(seed=2)
+        kind, own = (
+            obs_d["entities"][:, spec.ENTITY_INDEX["unit_type"]],
+            obs_d["entities"][:, spec.ENTITY_INDEX["alliance"]] == 1,
+        )
+        probes = np.flatnonzero(own & (kind == spec.unit_type_index(PROBE)) & (obs_d["entity_mask"] == 1))
+        nexus = int(np.flatnonzero(own & (kind == spec.unit_type_index(NEXUS)))[0])
+        selected = np.full(16, sizes["max_entities"], np.int64)
+        selected[: len(probes)] = probes
+        attack = {"action_type": np.int64(3), "selected_units": selected, "target_unit": np.int64(nexus)}  # Attack_unit
+        noop = {"action_type": np.int64(0)}
+        for steps in range(1, 400):
+            action = attack if steps == 1 else noop
+            obs_s, r_s, term_s, trunc_s, info_s = served.step(action)
+            obs_d, r_d, term_d, trunc_d, info_d = direct.step(action)
+            assert (r_s, term_s, trunc_s, info_s["game_loop"]) == (r_d, term_d, trunc_d, info_d["game_loop"])
+            for key, value in obs_d.items():  # a game over answers no query: FullGameEnv's last mask is all ones
+                if not (term_s and key == "action_type_mask"):
+                    np.testing.assert_array_equal(obs_s[key], value, err_msg=f"{key} at step {steps}")
+            if term_s:
+                break
+        assert term_s and r_s == -1.0 and info_s["outcome"] == -1.0 and steps > 50
+    finally:
+        served.close()
+
+
 def _unit_command(ability: int, tags, target=None, queued: bool = False) -> sc.Action:
     cmd = raw_pb2.ActionRawUnitCommand(ability_id=ability, unit_tags=list(tags), queue_command=queued)
     if isinstance(target, tuple):
