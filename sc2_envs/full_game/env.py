@@ -399,8 +399,8 @@ class FullGameEnv(gym.Env):
         )
 
     def _query(self, response_observation):
-        if not self.query_available_actions:
-            return None
+        if not self.query_available_actions or self._controller.status_ended:
+            return None  # the game answers queries in game only: at the end the mask is all ones
         query_pb = require("s2clientprotocol.query_pb2", "querying available abilities")
         req = query_pb.RequestQuery(ignore_resource_requirements=False)
         for u in response_observation.observation.raw_data.units:

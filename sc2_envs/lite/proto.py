@@ -288,21 +288,23 @@ def _minimap(obs, engine, observer, b, shown) -> None:
     cx = np.clip(wx.astype(np.int64), 0, w - 1)[None, :]
     planes[names["visibility_map"]] = np.where(inside, st.vis[b][cy, cx], planes[names["visibility_map"]])
 
-    def box(x0, y0, x1, y1):
+    def boxes(x0, y0, x1, y1):  # arrays of corners -> (row0, row1, col0, col1) int arrays, one world_to_grid call
         c0, r0 = spec.world_to_grid(x0, y0, (w, h), r)
         c1, r1 = spec.world_to_grid(x1, y1, (w, h), r)
-        return np.s_[int(r0) : int(r1) + 1, int(c0) : int(c1) + 1]
+        return r0.tolist(), r1.tolist(), c0.tolist(), c1.tolist()
 
     rel = planes[names["player_relative"]]
     rank = {1: 0, 2: 1, 0: 2}  # drawn in entity order: own units, enemies, neutral; each by tag
-    for i in sorted(shown, key=lambda i: (rank[int(st.ui[b, i, UI_OWNER])], i)):
-        o = int(st.ui[b, i, UI_OWNER])
-        rad = engine.catalog.tf[st.ui[b, i, UI_TYPE], TF_RADIUS]  # float32 arithmetic, as the kernel
-        x, y = st.uf[b, i, UF_X], st.uf[b, i, UF_Y]
-        rel[box(x - rad, y + rad, x + rad, y - rad)] = 1 if o == 1 else 4 if o == 2 else 3
+    order = np.array(sorted(shown, key=lambda i: (rank[int(st.ui[b, i, UI_OWNER])], i)), np.int64)
+    owners = st.ui[b, order, UI_OWNER]
+    rad = engine.catalog.tf[st.ui[b, order, UI_TYPE], TF_RADIUS]  # float32 arithmetic, as the kernel
+    x, y = st.uf[b, order, UF_X], st.uf[b, order, UF_Y]
+    for r0, r1, c0, c1, o in zip(*boxes(x - rad, y + rad, x + rad, y - rad), owners.tolist(), strict=True):
+        rel[r0 : r1 + 1, c0 : c1 + 1] = 1 if o == 1 else 4 if o == 2 else 3
     cam = observer.camera[b]
     half = CAMERA_WIDTH / 2
-    planes[names["camera"]][box(cam[0] - half, cam[1] + half, cam[0] + half, cam[1] - half)] = 1
+    (r0,), (r1,), (c0,), (c1,) = boxes(*(np.array([v]) for v in (cam[0] - half, cam[1] + half, cam[0] + half, cam[1] - half)))
+    planes[names["camera"]][r0 : r1 + 1, c0 : c1 + 1] = 1
     renders = obs.feature_layer_data.minimap_renders
     for name, k in names.items():
         image = getattr(renders, name)

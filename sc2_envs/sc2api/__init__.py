@@ -1,4 +1,5 @@
-"""The embedded simulator behind the StarCraft II API.
+"""The embedded simulators behind the StarCraft II API (``server``: SMAC maps, and Simple64 from the lite
+engine through ``lite_game``).
 
 * ``raw``: the simulator's units as raw-interface records (``RawUnit``: tag, ``*_RL`` / stock type
   ids, owner, pos, health, shield, energy, weapon cooldown, orders), without protobuf.

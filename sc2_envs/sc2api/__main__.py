@@ -36,7 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as e:  # an unusable folder or build: one line naming it, exit 2, no traceback
         p.error(f"--path {args.path!r} --build {args.build}: {e}")
     root = exe.parents[2]
-    print(f"installed {exe}\nmaps in {root / 'Maps' / 'SMAC_Maps'}\nuse it with: export SC2PATH={root}")
+    print(
+        f"installed {exe}\nmaps in {root / 'Maps' / 'SMAC_Maps'} and {root / 'Maps' / 'Melee'}\n"
+        f"use it with: export SC2PATH={root}"
+    )
     return 0
 
 

@@ -4,12 +4,13 @@
 
     DIR/Versions/Base<build>/SC2_x64    # executable: starts sc2_envs.sc2api.server with this Python
     DIR/Maps/SMAC_Maps/<map>.SC2Map     # one placeholder per SMAC map (pysc2 reads and sends the bytes)
+    DIR/Maps/Melee/Simple64.SC2Map      # placeholder of Simple64, served from the lite engine
     DIR/Libs/                           # pysc2 adds it to LD_LIBRARY_PATH (empty)
 
 With ``SC2PATH=DIR``, pysc2's ``run_configs.get().start()`` (what SMAC, pymarl2's and HARL's SMAC envs
 call) launches the server as it launches the game. The placeholders are not SC2 map archives: the
-server recognises a map by its path (``SMAC_Maps/<name>.SC2Map``); do not install into a real game
-folder (the files would shadow the real maps).
+server recognises a map by its path (``SMAC_Maps/<name>.SC2Map``, ``Melee/Simple64.SC2Map``); do not
+install into a real game folder (the files would shadow the real maps).
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import sys
 from pathlib import Path
 
 from sc2_envs.maps import list_maps
+from sc2_envs.sc2api.lite_game import LITE_MAP_PATH
 from sc2_envs.sc2api.server import DEFAULT_BUILD
 
 __all__ = ["MAP_PLACEHOLDER_HEADER", "install"]
 
-MAP_PLACEHOLDER_HEADER = b"sc2_envs simulated SMAC map\n"
+MAP_PLACEHOLDER_HEADER = b"sc2_envs simulated SMAC map\n"  # also heads the Simple64 placeholder (kept for old installs)
 """First line of every placeholder map file (how ``install`` recognises its own files)."""
 
 
@@ -43,15 +45,16 @@ def install(path: str | Path, build: int = DEFAULT_BUILD, python: str | None = N
     if not isinstance(build, int) or isinstance(build, bool) or build <= 0:
         raise ValueError(f"build must be a positive int (e.g. {DEFAULT_BUILD}), got {build!r}")
     root = Path(path).expanduser().resolve()
-    maps_dir = root / "Maps" / "SMAC_Maps"
-    maps_dir.mkdir(parents=True, exist_ok=True)
-    for name in list_maps():
-        f = maps_dir / f"{name}.SC2Map"
+    files = [root / "Maps" / "SMAC_Maps" / f"{name}.SC2Map" for name in list_maps()]
+    files.append(root / "Maps" / LITE_MAP_PATH)
+    for f in files:  # check all before writing any: a real game folder is left untouched
         if f.exists() and not f.read_bytes().startswith(MAP_PLACEHOLDER_HEADER):
             raise FileExistsError(
-                f"{f} exists and is not an sc2_envs placeholder (a real SMAC map?); install into an empty folder instead"
+                f"{f} exists and is not an sc2_envs placeholder (a real map?); install into an empty folder instead"
             )
-        f.write_bytes(MAP_PLACEHOLDER_HEADER + f"name: {name}\n".encode())
+    for f in files:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(MAP_PLACEHOLDER_HEADER + f"name: {f.stem}\n".encode())
     (root / "Libs").mkdir(exist_ok=True)
     exe_dir = root / "Versions" / f"Base{build:05d}"
     exe_dir.mkdir(parents=True, exist_ok=True)

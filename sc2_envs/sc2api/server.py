@@ -1,10 +1,31 @@
-"""A StarCraft II API server backed by the embedded simulator.
+"""A StarCraft II API server backed by the embedded simulators.
 
 It speaks the game's protocol (s2clientprotocol ``Request`` / ``Response`` protobufs, one per WebSocket
-message on ``ws://<host>:<port>/sc2api``) for what SMAC-style clients send on the SMAC maps, so that
-pysc2's ``run_configs`` can launch it as ``Versions/Base<build>/SC2_x64`` (see
-``python -m sc2_envs.sc2api install``) and talk to it with ``RemoteController``, exactly as with the
-game. Served requests (s2clientprotocol ``sc2api.proto``):
+message on ``ws://<host>:<port>/sc2api``) so that pysc2's ``run_configs`` can launch it as
+``Versions/Base<build>/SC2_x64`` (see ``python -m sc2_envs.sc2api install``) and talk to it with
+``RemoteController``, exactly as with the game. Two kinds of map are served:
+
+* the SMAC maps (``SMAC_Maps/<name>.SC2Map``) from the batched SMAC simulator, for what SMAC-style
+  clients send (below);
+* ``Melee/Simple64.SC2Map`` from the lite full-game engine (``sc2_envs.sc2api.lite_game``): Protoss
+  against the very_easy Terran bot, for raw-interface clients (pysc2's ``SC2Env`` with raw actions,
+  FullGame-v0 with ``backend="sc2"``). ``create_game``: one Participant and one Computer of race
+  Terran, difficulty VeryEasy, ai_build RandomBuild (or unset), ``random_seed`` (the bot's timeline, as
+  ``LiteFullGameEnv.reset(seed)``), ``disable_fog``; anything else gets ``InvalidPlayerSetup`` naming what
+  is served. ``join_game``: race Protoss, ``options.raw``; ``score`` and the ``feature_layer`` minimap
+  (square ``minimap_resolution``) are served, screen layers are not sent, ``render`` and
+  ``raw_crop_to_playable_area`` are refused (``FeatureUnsupported``). ``game_info``: players, map size 88 x 96, playable area, pathing and
+  placement grids (1 bit per cell, rows from y = 0, MSB first), terrain height (1 byte per cell) and the
+  opponent's start location. ``observation``: raw units (own units, enemies in sight, snapshots of
+  enemy structures seen before, resources), ``player_common``, the eight minimap renders, ``score``
+  (``score_details`` collected / spent resources and food), ``action_errors`` and, once the melee rule
+  ends the game (status ``ended``), ``player_result``. ``action``: raw unit commands of every ability
+  the engine models (queued included) and ``camera_move``; a command the game would refuse gets its
+  ``ActionResult`` and an ``action_errors`` entry, a Build order that fails on arrival an entry with
+  tag 0. ``query``: available abilities (with resource checks); ``step``, ``data`` (unit types),
+  ``restart_game`` (same seed), ``leave_game``, ``quit``. ``debug`` is not served there.
+
+Served requests on the SMAC maps (s2clientprotocol ``sc2api.proto``):
 
 * ``ping``: game version and build.
 * ``create_game``: ``local_map`` with a SMAC map path (``SMAC_Maps/<name>.SC2Map``; the map bytes
@@ -35,7 +56,7 @@ game. Served requests (s2clientprotocol ``sc2api.proto``):
 * ``leave_game``, ``quit``.
 
 Anything else gets a ``Response`` with an ``error`` naming the request and listing the served ones
-(never a hang); a non-SMAC map gets ``InvalidMapPath`` listing the supported maps. A client that
+(never a hang); another map gets ``InvalidMapPath`` listing the supported maps. A client that
 disconnects without ``quit`` has its game dropped at once; the server keeps listening for a new client,
 exits when its parent process (the launcher) is gone, and after ``--idle-exit`` seconds without a
 client.
@@ -59,6 +80,15 @@ import numpy as np
 import torch
 
 from sc2_envs.maps import MAP_SIZE, list_maps, pathing_grid, terrain_grids
+from sc2_envs.sc2api.lite_game import (
+    LITE_MAP_PATH,
+    SERVED_AI_BUILDS,
+    SERVED_BOT_RACE,
+    SERVED_DIFFICULTY,
+    SERVED_RACE,
+    LiteAPIGame,
+    lite_map_path,
+)
 from sc2_envs.sc2api.raw import OWNER_AGENTS, raw_units_from_sim, unit_type_ids
 from sc2_envs.sc2api.websocket import WebSocketClosed, accept_websocket
 from sc2_envs.units import LOOPS_PER_STEP
@@ -79,9 +109,13 @@ SUPPORTED_REQUESTS = (
     "action",
     "step",
     "debug",
+    "query",
+    "restart_game",
     "leave_game",
     "quit",
 )
+LITE_ONLY_REQUESTS = ("query", "restart_game")
+"""Requests served on ``Melee/Simple64.SC2Map`` (the lite engine) but not on the SMAC maps."""
 LOOPS_PER_ENV_STEP = LOOPS_PER_STEP
 """Alias of ``sc2_envs.units.LOOPS_PER_STEP`` (8 game loops per env step), its one definition."""
 
@@ -119,6 +153,9 @@ class SC2APIGame:
         self.game_loop = 0
         self.respawn_pending = False
         self.quit = False
+        self.lite: LiteAPIGame | None = None
+        """The Simple64 lite game (``map_name == "Simple64"``), else None (a SMAC map)."""
+        self.lite_setup = None
         self.action_errors: list[tuple[int, int, int]] = []
         """``(unit_tag, ability_id, ActionResult)`` of the commands refused since the last observation."""
 
@@ -137,7 +174,12 @@ class SC2APIGame:
             resp.id = req.id
         kind = req.WhichOneof("request")
         handler = getattr(self, f"_on_{kind}", None) if kind in SUPPORTED_REQUESTS else None
-        if handler is None:
+        if handler is not None and kind in LITE_ONLY_REQUESTS and self.map_name is not None and not self._is_lite:
+            resp.error.append(
+                f"request {kind!r} is not supported on the SMAC maps (served on {LITE_MAP_PATH} only); supported: "
+                f"{', '.join(r for r in SUPPORTED_REQUESTS if r not in LITE_ONLY_REQUESTS)}"
+            )
+        elif handler is None:
             resp.error.append(
                 f"request {kind!r} is not supported by the sc2_envs simulator server; supported: "
                 f"{', '.join(SUPPORTED_REQUESTS)}"
@@ -149,6 +191,10 @@ class SC2APIGame:
                 resp.error.append(str(e))
         resp.status = _STATUS[self.status]
         return resp.SerializeToString()
+
+    @property
+    def _is_lite(self) -> bool:
+        return self.map_name == "Simple64"
 
     def _need(self, *states: str, what: str) -> None:
         if self.status not in states:
@@ -168,18 +214,21 @@ class SC2APIGame:
         if not req.HasField("local_map"):
             r.error = codes.InvalidMapName if req.HasField("battlenet_map_name") else codes.MissingMap
             r.error_details = (
-                "only local SMAC maps are served (local_map.map_path = SMAC_Maps/<name>.SC2Map); "
-                f"supported maps: {', '.join(list_maps())}"
+                "only local maps are served (local_map.map_path = SMAC_Maps/<name>.SC2Map or "
+                f"{LITE_MAP_PATH}); supported SMAC maps: {', '.join(list_maps())}"
             )
             return
         path = req.local_map.map_path
+        if lite_map_path(path):
+            self._create_lite(req, r, path)
+            return
         name = Path(path.replace("\\", "/")).name
         stem = name[: -len(".SC2Map")] if name.endswith(".SC2Map") else None
         if stem is None or stem not in list_maps():
             r.error = codes.InvalidMapPath
             r.error_details = (
-                f"map {path!r} is not a SMAC map served by the simulator; supported maps: "
-                f"{', '.join(list_maps())} (as SMAC_Maps/<name>.SC2Map)"
+                f"map {path!r} is not a map served by the simulator; supported maps: "
+                f"{', '.join(list_maps())} (as SMAC_Maps/<name>.SC2Map), and {LITE_MAP_PATH} (the lite engine)"
             )
             return
         players = list(req.player_setup)
@@ -205,11 +254,47 @@ class SC2APIGame:
         self.map_name, self.map_path = stem, path
         self.seed = int(req.random_seed) if req.HasField("random_seed") else None
         self.sim = None
+        self.lite = None
+        self.status = "init_game"
+
+    def _create_lite(self, req, r, path: str) -> None:
+        """``create_game`` on Simple64: one Participant against the very_easy Terran Computer."""
+        codes = self.sc.ResponseCreateGame
+        players = list(req.player_setup)
+        served = "one Participant and one Computer (race Terran, difficulty VeryEasy, ai_build RandomBuild)"
+        if sorted(p.type for p in players) != [1, 2]:
+            r.error = codes.InvalidPlayerSetup
+            r.error_details = f"{LITE_MAP_PATH} is served with {served}; got player types {[p.type for p in players]}"
+            return
+        computer = next(p for p in players if p.type == 2)
+        problems = []
+        if computer.race != SERVED_BOT_RACE:
+            problems.append(f"race {self.common.Race.Name(computer.race)} ({computer.race})")
+        if computer.difficulty != SERVED_DIFFICULTY:
+            problems.append(f"difficulty {self.sc.Difficulty.Name(computer.difficulty)} ({computer.difficulty})")
+        if computer.HasField("ai_build") and computer.ai_build not in SERVED_AI_BUILDS:
+            problems.append(f"ai_build {self.sc.AIBuild.Name(computer.ai_build)} ({computer.ai_build})")
+        if problems:
+            r.error = codes.InvalidPlayerSetup
+            r.error_details = (
+                f"the lite engine's built-in bot on {LITE_MAP_PATH} plays {served}; got Computer {', '.join(problems)}"
+            )
+            return
+        if req.realtime:
+            raise _RequestError("realtime=true is not supported: the lite engine runs in step mode (realtime=false)")
+        self.map_name, self.map_path = "Simple64", path
+        self.seed = int(req.random_seed) if req.HasField("random_seed") else None
+        self.lite_setup = {"omniscient": bool(req.disable_fog)}
+        self.sim = None
+        self.lite = None
         self.status = "init_game"
 
     def _on_join_game(self, req, resp) -> None:
         self._need("init_game", what="join_game")
         opts = req.options
+        if self._is_lite:
+            self._join_lite(req, resp)
+            return
         if not opts.raw:
             raise _RequestError("join_game: only the raw interface is served (options.raw=true)")
         for field in ("feature_layer", "render"):
@@ -226,8 +311,57 @@ class SC2APIGame:
         self.status = "in_game"
         resp.join_game.player_id = 1
 
+    def _join_lite(self, req, resp) -> None:
+        """``join_game`` on Simple64: Protoss, the raw interface, optionally score and the minimap layer."""
+        codes = self.sc.ResponseJoinGame
+        opts, r = req.options, resp.join_game
+        refused = []
+        if req.WhichOneof("participation") != "race" or req.race != SERVED_RACE:
+            got = self.common.Race.Name(req.race) if req.WhichOneof("participation") == "race" else "an observer"
+            refused.append(f"race: the lite engine plays Protoss against its Terran bot; got {got}")
+        if not opts.raw:
+            refused.append("options.raw must be true (the raw interface is served)")
+        if opts.HasField("render"):
+            refused.append("options.render (RGB rendering) is not served")
+        if opts.raw_crop_to_playable_area:
+            refused.append("options.raw_crop_to_playable_area is not served (raw positions are the map's)")
+        fl = opts.feature_layer
+        minimap = 0
+        if opts.HasField("feature_layer"):
+            mx, my = fl.minimap_resolution.x, fl.minimap_resolution.y
+            if mx != my or mx < 1:
+                refused.append(f"feature_layer.minimap_resolution must be square and positive; got {mx}x{my}")
+            minimap = mx
+        if refused:
+            r.error = codes.FeatureUnsupported
+            r.error_details = "; ".join(refused) + (
+                " (served: race Protoss, options.raw, score, feature_layer minimap renders; no screen layers, no render)"
+            )
+            return
+        self.lite = LiteAPIGame(self.seed, self.lite_setup["omniscient"], minimap)
+        self.seed = self.lite.seed
+        self.options = opts
+        self.game_loop = 0
+        self.status = "in_game"
+        r.player_id = 1
+
+    def _on_restart_game(self, req, resp) -> None:
+        self._need("in_game", "ended", what="restart_game")
+        self.lite.restart()
+        self.status = "in_game"
+        resp.restart_game.SetInParent()
+
+    def _on_query(self, req, resp) -> None:
+        self._need("in_game", what="query")
+        if len(req.pathing) or len(req.placements):
+            raise _RequestError("query: only abilities are served (pathing and placements are not)")
+        self.lite.fill_query_abilities(req, resp.query)
+
     def _on_game_info(self, req, resp) -> None:
         self._need("in_game", what="game_info")
+        if self._is_lite:
+            self.lite.fill_game_info(resp.game_info, self.options, self.map_path)
+            return
         g = resp.game_info
         g.map_name = self.map_name
         g.local_map_path = self.map_path
@@ -256,6 +390,9 @@ class SC2APIGame:
 
     def _on_data(self, req, resp) -> None:
         self._need("in_game", what="data")
+        if self._is_lite:
+            self.lite.fill_data(req, resp.data)
+            return
         if req.unit_type_id:
             seen = set()
             for name, tid in zip(self.sim.table.names, self._ids, strict=True):
@@ -269,6 +406,13 @@ class SC2APIGame:
 
     def _on_observation(self, req, resp) -> None:
         self._need("in_game", "ended", what="observation")
+        if self._is_lite:
+            if req.disable_fog and not self.lite_setup["omniscient"]:
+                raise _RequestError(
+                    "observation: disable_fog per request is not served; create the game with disable_fog=true"
+                )
+            self.lite.fill_observation(resp.observation)
+            return
         obs = resp.observation.observation
         obs.game_loop = self.game_loop
         obs.player_common.player_id = 1
@@ -335,6 +479,9 @@ class SC2APIGame:
 
     def _on_action(self, req, resp) -> None:
         self._need("in_game", what="action")
+        if self._is_lite:
+            resp.action.result.extend(self.lite.apply(action) for action in req.actions)
+            return
         for action in req.actions:
             result = self._apply(action)
             resp.action.result.append(result)
@@ -390,6 +537,13 @@ class SC2APIGame:
         count = int(req.count) if req.HasField("count") else 1
         if count < 1:
             raise _RequestError(f"step count must be >= 1 game loop, got {count}")
+        if self._is_lite:
+            self.lite.step(count)
+            self.game_loop = self.lite.game_loop
+            if self.lite.ended:
+                self.status = "ended"
+            resp.step.simulation_loop = self.game_loop
+            return
         if self.respawn_pending:
             self.sim.reset(seed=None)  # the map trigger's respawn: the simulator's next episode
             self.respawn_pending = False
@@ -400,6 +554,8 @@ class SC2APIGame:
 
     def _on_debug(self, req, resp) -> None:
         self._need("in_game", what="debug")
+        if self._is_lite:
+            raise _RequestError(f"debug commands are not served on {LITE_MAP_PATH}")
         st = self.sim.st
         for cmd in req.debug:
             which = cmd.WhichOneof("command")
@@ -429,6 +585,8 @@ class SC2APIGame:
     def drop_game(self) -> None:
         """Forget the current game (a client left or disconnected)."""
         self.sim = None
+        self.lite = None
+        self.map_name = None
         self.respawn_pending = False
         self.action_errors = []
         self.status = "launched"
