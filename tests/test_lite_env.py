@@ -1,5 +1,8 @@
 """FullGame-v0 on the lite engine: spaces, whole games, the vector form, fog, bad input, the bot."""
 
+import subprocess
+import sys
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -22,6 +25,14 @@ def env():
 
 def probe_rows(obs):
     return np.flatnonzero((obs["selectable_mask"] == 1) & (obs["entities"][:, E["unit_type"]] == spec.unit_type_index(84)))
+
+
+def test_lite_env_imports_without_the_real_game_backend():
+    # The spaces live in sc2_envs.full_game.spaces, so the lite door needs no import of
+    # sc2_envs.full_game.env (which imports the lite door lazily): no import cycle.
+    code = "import sys, sc2_envs.lite.env; print('sc2_envs.full_game.env' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_make_runs_the_lite_engine_by_default_with_fullgame_spaces():

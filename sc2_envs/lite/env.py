@@ -18,7 +18,7 @@ import gymnasium as gym
 import numpy as np
 
 from sc2_envs.full_game import spec
-from sc2_envs.full_game.env import DIFFICULTIES, make_action_space, make_observation_space
+from sc2_envs.full_game.spaces import DIFFICULTIES, make_action_space, make_observation_space
 from sc2_envs.lite.bot import VeryEasyTerranBot
 from sc2_envs.lite.commands import CMD_UNSUPPORTED, check_heads, command_tables, decode
 from sc2_envs.lite.engine import DEFAULT_CAPACITY, LiteEngine

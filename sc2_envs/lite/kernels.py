@@ -901,40 +901,14 @@ def _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, s, first_free, loo
 
 # ================================================================ one game loop
 @_inline
-def _unit_step(
-    uf,
-    ui,
-    oi,
-    of,
-    pq,
-    pf,
-    gi,
-    occ,
-    ghost,
-    vis,
-    placement,
-    ti,
-    tf,
-    ec,
-    i,
-    loop,
-    nav_node,
-    nav_next,
-    nav_x,
-    nav_y,
-    first_free,
-    err,
-):
-    t = ui[i, UI_TYPE]
-    owner = ui[i, UI_OWNER]
-    if owner == 0:
-        return
-    # Timed life, energy, shields, cooldown.
+def _timers_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, loop):
+    """Timed life, energy, shield regeneration and weapon cooldown of unit ``i``; True when its
+    timed life ran out (it is dead)."""
     if uf[i, UF_LIFE] > 0.0:
         uf[i, UF_LIFE] -= 1.0
         if uf[i, UF_LIFE] <= 0.0:
             _kill(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, i, 0)
-            return
+            return True
     if tf[t, TF_ENERGY_MAX] > 0.0 and uf[i, UF_ENERGY] < tf[t, TF_ENERGY_MAX]:
         uf[i, UF_ENERGY] = min(uf[i, UF_ENERGY] + tf[t, TF_ENERGY_REGEN], tf[t, TF_ENERGY_MAX])
     if (
@@ -945,57 +919,69 @@ def _unit_step(
         uf[i, UF_SHIELD] = min(uf[i, UF_SHIELD] + ec[EC_SHIELD_REGEN], tf[t, TF_SHIELD])
     if uf[i, UF_COOLDOWN] > 0.0:
         uf[i, UF_COOLDOWN] -= 1.0
-    if ti[t, TI_STRUCTURE] == 1:
-        if ui[i, UI_DONE] == 0:
-            b = ui[i, UI_BUILDER]
-            if ti[t, TI_TERRAN_BUILD] == 1 and (b < 0 or ui[b, UI_ALIVE] == 0):
-                return  # a Terran structure without its SCV pauses
-            if uf[i, UF_BORN] == loop:
-                return  # placed this loop: Init -> Done is exactly the build time
-            bt = ti[t, TI_BUILD_TIME]
-            uf[i, UF_BUILD] += 1.0
-            frac = uf[i, UF_BUILD] / bt
-            uf[i, UF_HP] = max(uf[i, UF_HP], (0.1 + 0.9 * frac) * tf[t, TF_HP])
-            uf[i, UF_SHIELD] = max(uf[i, UF_SHIELD], (0.1 + 0.9 * frac) * tf[t, TF_SHIELD])
-            if uf[i, UF_BUILD] + 1e-4 >= bt:
-                ui[i, UI_DONE] = 1
-                if b >= 0 and ui[b, UI_ALIVE] == 1:
-                    if ui[b, UI_NORDERS] > 0 and oi[b, 0, OI_KIND] == ORD_CONSTRUCT:
-                        _pop_order(oi, of, ui, b)
-                    _resume_gather(oi, of, ui, b)
-                    ui[i, UI_BUILDER] = -1
-            return
-        _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, i, first_free, loop)
-        if tf[t, TF_DAMAGE] > 0.0 and (ti[t, TI_NEEDS_POWER] == 0 or ui[i, UI_POWERED] == 1):
-            j = ui[i, UI_TARGET]
-            if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_RANGE]):
-                j = -1
-            if j < 0 and loop >= ui[i, UI_ACQUIRE]:
-                ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
-                j = _acquire(uf, ui, ti, tf, i, tf[t, TF_RANGE])
-            ui[i, UI_TARGET] = j
-            if j >= 0:
-                _engage(
-                    uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, False, loop, nav_node, nav_next, nav_x, nav_y
-                )
+    return False
+
+
+@_inline
+def _structure_step(uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, owner, loop, nav_node, nav_next,
+                    nav_x, nav_y, first_free):  # fmt: skip
+    """One loop of structure ``i``: construction (a Terran one only with its SCV), else production
+    and, if armed and powered, its weapon."""
+    if ui[i, UI_DONE] == 0:
+        b = ui[i, UI_BUILDER]
+        if ti[t, TI_TERRAN_BUILD] == 1 and (b < 0 or ui[b, UI_ALIVE] == 0):
+            return  # a Terran structure without its SCV pauses
+        if uf[i, UF_BORN] == loop:
+            return  # placed this loop: Init -> Done is exactly the build time
+        bt = ti[t, TI_BUILD_TIME]
+        uf[i, UF_BUILD] += 1.0
+        frac = uf[i, UF_BUILD] / bt
+        uf[i, UF_HP] = max(uf[i, UF_HP], (0.1 + 0.9 * frac) * tf[t, TF_HP])
+        uf[i, UF_SHIELD] = max(uf[i, UF_SHIELD], (0.1 + 0.9 * frac) * tf[t, TF_SHIELD])
+        if uf[i, UF_BUILD] + 1e-4 >= bt:
+            ui[i, UI_DONE] = 1
+            if b >= 0 and ui[b, UI_ALIVE] == 1:
+                if ui[b, UI_NORDERS] > 0 and oi[b, 0, OI_KIND] == ORD_CONSTRUCT:
+                    _pop_order(oi, of, ui, b)
+                _resume_gather(oi, of, ui, b)
+                ui[i, UI_BUILDER] = -1
         return
+    _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, i, first_free, loop)
+    if tf[t, TF_DAMAGE] > 0.0 and (ti[t, TI_NEEDS_POWER] == 0 or ui[i, UI_POWERED] == 1):
+        j = ui[i, UI_TARGET]
+        if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_RANGE]):
+            j = -1
+        if j < 0 and loop >= ui[i, UI_ACQUIRE]:
+            ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
+            j = _acquire(uf, ui, ti, tf, i, tf[t, TF_RANGE])
+        ui[i, UI_TARGET] = j
+        if j >= 0:
+            _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, False, loop, nav_node, nav_next, nav_x, nav_y)
+
+
+@_inline
+def _idle_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, owner, loop, nav_node, nav_next, nav_x, nav_y):
+    """One loop of an idle unit: an armed non-worker fights what comes near (or what hit it)."""
+    if tf[t, TF_DAMAGE] > 0.0 and ti[t, TI_WORKER] == 0:
+        j = ui[i, UI_TARGET]
+        if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_SIGHT]):
+            j = -1
+        if j < 0 and loop >= ui[i, UI_ACQUIRE]:
+            ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
+            j = _acquire(uf, ui, ti, tf, i, tf[t, TF_RANGE] + 1.0)
+        ui[i, UI_TARGET] = j
+        if j >= 0:
+            _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, True, loop, nav_node, nav_next, nav_x, nav_y)
+
+
+@_inline
+def _order_step(
+    uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, i, t, owner, loop, nav_node, nav_next, nav_x,
+    nav_y, first_free, err,
+):  # fmt: skip
+    """One loop of unit ``i``'s current order."""
     armed = tf[t, TF_DAMAGE] > 0.0
     speed = tf[t, TF_SPEED]
-    if ui[i, UI_NORDERS] == 0:
-        # Idle: an armed non-worker fights what comes near (or what hit it).
-        if armed and ti[t, TI_WORKER] == 0:
-            j = ui[i, UI_TARGET]
-            if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_SIGHT]):
-                j = -1
-            if j < 0 and loop >= ui[i, UI_ACQUIRE]:
-                ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
-                j = _acquire(uf, ui, ti, tf, i, tf[t, TF_RANGE] + 1.0)
-            ui[i, UI_TARGET] = j
-            if j >= 0:
-                _engage(
-                    uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, True, loop, nav_node, nav_next, nav_x, nav_y
-                )
-        return
     kind = oi[i, 0, OI_KIND]
     if kind == ORD_MOVE:
         tx, ty = _walkable_point(nav_node, nav_x, nav_y, of[i, 0, OF_X], of[i, 0, OF_Y])
@@ -1069,6 +1055,27 @@ def _unit_step(
             _resume_gather(oi, of, ui, i)
     else:
         _pop_order(oi, of, ui, i)
+
+
+@_inline
+def _unit_step(
+    uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, i, loop, nav_node, nav_next, nav_x, nav_y,
+    first_free, err,
+):  # fmt: skip
+    t = ui[i, UI_TYPE]
+    owner = ui[i, UI_OWNER]
+    if owner == 0:
+        return
+    if _timers_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, loop):
+        return
+    if ti[t, TI_STRUCTURE] == 1:
+        _structure_step(uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, owner, loop, nav_node, nav_next,
+                        nav_x, nav_y, first_free)  # fmt: skip
+    elif ui[i, UI_NORDERS] == 0:
+        _idle_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, owner, loop, nav_node, nav_next, nav_x, nav_y)
+    else:
+        _order_step(uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, i, t, owner, loop, nav_node,
+                    nav_next, nav_x, nav_y, first_free, err)  # fmt: skip
 
 
 @_jit
@@ -1296,16 +1303,8 @@ def _cancel_last(uf, ui, pq, pf, occ, ti, tf, s):
 
 
 @_jit
-def _apply_one(ck, cf, cs, uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, first_free):
-    kind = ck[CK_KIND]
-    if kind == CMD_NONE:
-        return 0
-    owner = ck[CK_PLAYER]
-    param = ck[CK_PARAM]
-    tgt = ck[CK_TARGET]
-    queued = ck[CK_QUEUED] == 1
-    x = cf[0]
-    y = cf[1]
+def _selection(ui, cs, owner):
+    """The live units of ``owner`` among the command's slots (up to the first -1): (slots, count)."""
     n = ui.shape[0]
     sel = np.empty(cs.shape[0], dtype=np.int64)
     nsel = 0
@@ -1316,102 +1315,110 @@ def _apply_one(ck, cf, cs, uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placemen
         if s < n and ui[s, UI_ALIVE] == 1 and ui[s, UI_OWNER] == owner:
             sel[nsel] = s
             nsel += 1
-    if nsel == 0:
-        return AR_ERROR
-    if tgt >= 0 and (tgt >= n or ui[tgt, UI_ALIVE] == 0):
-        return AR_CANT_TARGET_THAT_UNIT
-    if kind == CMD_TRAIN:
-        return _train(uf, ui, pq, pf, ti, tf, ec, sel, nsel, owner, param)
-    if kind == CMD_CANCEL_LAST:
-        code = AR_ERROR
-        for k in range(nsel):
-            s = sel[k]
-            if ui[s, UI_NQUEUE] > 0:
-                return _cancel_last(uf, ui, pq, pf, occ, ti, tf, s)
-        return code
-    if kind == CMD_CANCEL_BUILD:
-        code = AR_ERROR
-        for k in range(nsel):
-            s = sel[k]
-            st = ui[s, UI_TYPE]
-            if ti[st, TI_STRUCTURE] == 1 and ui[s, UI_DONE] == 0:
-                refund = ec[EC_CANCEL_REFUND]
-                pf[owner, PF_MINERALS] += refund * ti[st, TI_MINERALS]
-                pf[owner, PF_VESPENE] += refund * ti[st, TI_GAS]
-                _kill(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, s, 0)
-                pf[owner, PF_LOST_VALUE] -= tf[st, TF_VALUE]
-                code = AR_SUCCESS
-        return code
-    if kind == CMD_CALLDOWN_MULE:
-        for k in range(nsel):
-            s = sel[k]
-            st = ui[s, UI_TYPE]
-            if tf[st, TF_ENERGY_MAX] <= 0.0 or ui[s, UI_DONE] == 0:
-                continue
-            if uf[s, UF_ENERGY] < ec[EC_MULE_ENERGY]:
-                return AR_NOT_ENOUGH_ENERGY
-            r = tgt
-            if r < 0:
-                r = nearest_mineral(uf, ui, ti, x, y, 3.0)
-            if r < 0 or ti[ui[r, UI_TYPE], TI_RESOURCE] != RES_MINERAL:
-                return AR_MUST_TARGET_RESOURCES
-            mule_t = -1
-            for tt in range(ti.shape[0]):
-                if ti[tt, TI_MULE] == 1:
-                    mule_t = tt
-            m = spawn(
-                uf, ui, oi, pq, occ, ti, tf, mule_t, owner, uf[r, UF_X], uf[r, UF_Y] - 1.0, True, first_free, gi[GI_LOOP]
-            )
-            if m < 0:
-                return AR_ERROR
-            uf[s, UF_ENERGY] -= ec[EC_MULE_ENERGY]
-            ui[m, UI_GATHER] = r
-            _push_order(oi, of, ui, m, ORD_GATHER, r, 0, 0.0, 0.0, False)
-            return AR_SUCCESS
-        return AR_ERROR
-    if kind == CMD_RALLY:
-        code = AR_ERROR
-        for k in range(nsel):
-            s = sel[k]
-            if ti[ui[s, UI_TYPE], TI_RALLY] == 1:
-                ui[s, UI_RALLY_SET] = 1
-                uf[s, UF_RALLY_X] = uf[tgt, UF_X] if tgt >= 0 else x
-                uf[s, UF_RALLY_Y] = uf[tgt, UF_Y] if tgt >= 0 else y
-                code = AR_SUCCESS
-        return code
-    if kind == CMD_BUILD_PT or kind == CMD_BUILD_UNIT:
-        t = param
-        if kind == CMD_BUILD_UNIT:
-            if tgt < 0 or ti[ui[tgt, UI_TYPE], TI_RESOURCE] != RES_GEYSER or ti[t, TI_GAS_BUILDING] == 0:
-                return AR_MUST_TARGET_RESOURCES
-            if ui[tgt, UI_GEYSER] >= 0:
-                return AR_CANT_BUILD_LOCATION_INVALID
-            cx = uf[tgt, UF_X]
-            cy = uf[tgt, UF_Y]
-        else:
-            cx = snap_center(x, ti[t, TI_FOOTPRINT_W])
-            cy = snap_center(y, ti[t, TI_FOOTPRINT_H])
-        w = -1
-        for k in range(nsel):
-            s = sel[k]
-            if ti[ui[s, UI_TYPE], TI_WORKER] == 1 and ti[t, TI_PRODUCER] == ui[s, UI_TYPE]:
-                w = s
-                break
-        if w < 0:
+    return sel, nsel
+
+
+@_jit
+def _cancel_build(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, sel, nsel, owner):
+    """Cancel every selected structure under construction, refunding ``EC_CANCEL_REFUND`` of its cost."""
+    code = AR_ERROR
+    for k in range(nsel):
+        s = sel[k]
+        st = ui[s, UI_TYPE]
+        if ti[st, TI_STRUCTURE] == 1 and ui[s, UI_DONE] == 0:
+            refund = ec[EC_CANCEL_REFUND]
+            pf[owner, PF_MINERALS] += refund * ti[st, TI_MINERALS]
+            pf[owner, PF_VESPENE] += refund * ti[st, TI_GAS]
+            _kill(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, s, 0)
+            pf[owner, PF_LOST_VALUE] -= tf[st, TF_VALUE]
+            code = AR_SUCCESS
+    return code
+
+
+@_jit
+def _calldown_mule(uf, ui, oi, of, pq, occ, gi, ti, tf, ec, sel, nsel, owner, tgt, x, y, first_free):
+    """The first selected caster with energy calls down a MULE on mineral field ``tgt`` (or the one
+    nearest (x, y))."""
+    for k in range(nsel):
+        s = sel[k]
+        st = ui[s, UI_TYPE]
+        if tf[st, TF_ENERGY_MAX] <= 0.0 or ui[s, UI_DONE] == 0:
+            continue
+        if uf[s, UF_ENERGY] < ec[EC_MULE_ENERGY]:
+            return AR_NOT_ENOUGH_ENERGY
+        r = tgt
+        if r < 0:
+            r = nearest_mineral(uf, ui, ti, x, y, 3.0)
+        if r < 0 or ti[ui[r, UI_TYPE], TI_RESOURCE] != RES_MINERAL:
+            return AR_MUST_TARGET_RESOURCES
+        mule_t = -1
+        for tt in range(ti.shape[0]):
+            if ti[tt, TI_MULE] == 1:
+                mule_t = tt
+        m = spawn(uf, ui, oi, pq, occ, ti, tf, mule_t, owner, uf[r, UF_X], uf[r, UF_Y] - 1.0, True, first_free, gi[GI_LOOP])
+        if m < 0:
             return AR_ERROR
-        if not has_done(ui, owner, ti[t, TI_REQUIRES]):
-            return AR_BUILD_TECH_REQUIREMENTS_NOT_MET
-        code = _afford(pf, ti, owner, t)
+        uf[s, UF_ENERGY] -= ec[EC_MULE_ENERGY]
+        ui[m, UI_GATHER] = r
+        _push_order(oi, of, ui, m, ORD_GATHER, r, 0, 0.0, 0.0, False)
+        return AR_SUCCESS
+    return AR_ERROR
+
+
+@_jit
+def _rally(uf, ui, ti, sel, nsel, tgt, x, y):
+    """Set the rally point of every selected producer to unit ``tgt`` or (x, y)."""
+    code = AR_ERROR
+    for k in range(nsel):
+        s = sel[k]
+        if ti[ui[s, UI_TYPE], TI_RALLY] == 1:
+            ui[s, UI_RALLY_SET] = 1
+            uf[s, UF_RALLY_X] = uf[tgt, UF_X] if tgt >= 0 else x
+            uf[s, UF_RALLY_Y] = uf[tgt, UF_Y] if tgt >= 0 else y
+            code = AR_SUCCESS
+    return code
+
+
+@_jit
+def _build(uf, ui, oi, of, pf, occ, placement, ti, tf, sel, nsel, owner, kind, param, tgt, x, y, queued):
+    """Order the first selected worker able to build type ``param`` to build it at (x, y) (snapped to
+    the footprint's grid) or on geyser ``tgt``: requirements, cost and placement are checked now."""
+    t = param
+    if kind == CMD_BUILD_UNIT:
+        if tgt < 0 or ti[ui[tgt, UI_TYPE], TI_RESOURCE] != RES_GEYSER or ti[t, TI_GAS_BUILDING] == 0:
+            return AR_MUST_TARGET_RESOURCES
+        if ui[tgt, UI_GEYSER] >= 0:
+            return AR_CANT_BUILD_LOCATION_INVALID
+        cx = uf[tgt, UF_X]
+        cy = uf[tgt, UF_Y]
+    else:
+        cx = snap_center(x, ti[t, TI_FOOTPRINT_W])
+        cy = snap_center(y, ti[t, TI_FOOTPRINT_H])
+    w = -1
+    for k in range(nsel):
+        s = sel[k]
+        if ti[ui[s, UI_TYPE], TI_WORKER] == 1 and ti[t, TI_PRODUCER] == ui[s, UI_TYPE]:
+            w = s
+            break
+    if w < 0:
+        return AR_ERROR
+    if not has_done(ui, owner, ti[t, TI_REQUIRES]):
+        return AR_BUILD_TECH_REQUIREMENTS_NOT_MET
+    code = _afford(pf, ti, owner, t)
+    if code != 0:
+        return code
+    if kind == CMD_BUILD_PT:
+        code = placement_error(uf, ui, occ, placement, ti, tf, t, owner, cx, cy)
         if code != 0:
             return code
-        if kind == CMD_BUILD_PT:
-            code = placement_error(uf, ui, occ, placement, ti, tf, t, owner, cx, cy)
-            if code != 0:
-                return code
-        if not _push_order(oi, of, ui, w, ORD_BUILD, tgt if kind == CMD_BUILD_UNIT else -1, t, cx, cy, queued):
-            return AR_ORDER_QUEUE_IS_FULL
-        return AR_SUCCESS
-    # Unit orders: every selected unit that can take it.
+    if not _push_order(oi, of, ui, w, ORD_BUILD, tgt if kind == CMD_BUILD_UNIT else -1, t, cx, cy, queued):
+        return AR_ORDER_QUEUE_IS_FULL
+    return AR_SUCCESS
+
+
+@_jit
+def _unit_orders(uf, ui, oi, of, ti, tf, sel, nsel, owner, kind, tgt, x, y, queued):
+    """Every selected unit that can take ``kind`` gets the order (structures: rally and stop)."""
     code = AR_ERROR
     for k in range(nsel):
         s = sel[k]
@@ -1484,6 +1491,42 @@ def _apply_one(ck, cf, cs, uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placemen
         else:
             code = AR_ORDER_QUEUE_IS_FULL
     return code
+
+
+@_jit
+def _apply_one(ck, cf, cs, uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, first_free):
+    kind = ck[CK_KIND]
+    if kind == CMD_NONE:
+        return 0
+    owner = ck[CK_PLAYER]
+    param = ck[CK_PARAM]
+    tgt = ck[CK_TARGET]
+    queued = ck[CK_QUEUED] == 1
+    x = cf[0]
+    y = cf[1]
+    n = ui.shape[0]
+    sel, nsel = _selection(ui, cs, owner)
+    if nsel == 0:
+        return AR_ERROR
+    if tgt >= 0 and (tgt >= n or ui[tgt, UI_ALIVE] == 0):
+        return AR_CANT_TARGET_THAT_UNIT
+    if kind == CMD_TRAIN:
+        return _train(uf, ui, pq, pf, ti, tf, ec, sel, nsel, owner, param)
+    if kind == CMD_CANCEL_LAST:
+        for k in range(nsel):
+            s = sel[k]
+            if ui[s, UI_NQUEUE] > 0:
+                return _cancel_last(uf, ui, pq, pf, occ, ti, tf, s)
+        return AR_ERROR
+    if kind == CMD_CANCEL_BUILD:
+        return _cancel_build(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, sel, nsel, owner)
+    if kind == CMD_CALLDOWN_MULE:
+        return _calldown_mule(uf, ui, oi, of, pq, occ, gi, ti, tf, ec, sel, nsel, owner, tgt, x, y, first_free)
+    if kind == CMD_RALLY:
+        return _rally(uf, ui, ti, sel, nsel, tgt, x, y)
+    if kind == CMD_BUILD_PT or kind == CMD_BUILD_UNIT:
+        return _build(uf, ui, oi, of, pf, occ, placement, ti, tf, sel, nsel, owner, kind, param, tgt, x, y, queued)
+    return _unit_orders(uf, ui, oi, of, ti, tf, sel, nsel, owner, kind, tgt, x, y, queued)
 
 
 def _apply_commands(ck, cf, cs, result, uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, first_free):

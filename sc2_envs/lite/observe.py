@@ -241,15 +241,10 @@ def _order_fid(ui, oi, pq, i, order_fids, type_fids_quick, type_fids_build):
 
 
 @_jit
-def _observe_game(
-    uf, ui, oi, pq, pf, gi, vis, ghost, ti, tf, vocab, order_fids, type_fids_quick, type_fids_build, type_fids_avail,
-    generic_fids, static_minimap, map_w, map_h, res, omniscient, last_action, camera, home_race, away_race,
-    ents, emask, smask, rslot, rtag, scal, mm, counts, bo, bo_n, bo_started, amask, keys, cand,
-):  # fmt: skip
+def _update_fog(uf, ui, gi, vis, ghost, tf, omniscient):
+    """Fog of war: the agent's units' sight stamped on ``vis`` (0 never seen, 1 seen, 2 visible);
+    a snapshot of a destroyed structure goes once its place is seen."""
     n_slots = ui.shape[0]
-    nmax = ents.shape[0]
-    first = bo_started[0] == 0  # the first observation since the game's reset: write every buffer whole
-    # ---- fog of war
     if omniscient:
         vis[:, :] = 2
     else:
@@ -261,7 +256,6 @@ def _observe_game(
         for i in range(n_slots):
             if ui[i, UI_ALIVE] == 1 and ui[i, UI_OWNER] == 1:
                 _stamp_sight(vis, uf[i, UF_X], uf[i, UF_Y], tf[ui[i, UI_TYPE], TF_SIGHT])
-        # A snapshot of a destroyed structure goes once its place is seen.
         k = 0
         while k < gi[GI_GHOSTS]:
             if _cell_visible(vis, ghost[k, GH_X], ghost[k, GH_Y]):
@@ -270,7 +264,13 @@ def _observe_game(
                 gi[GI_GHOSTS] = last
             else:
                 k += 1
-    # ---- rows: own units, enemies (visible or snapshot), neutral; each by tag
+
+
+@_jit
+def _collect_rows(uf, ui, gi, vis, ghost, ti, omniscient, keys, cand):
+    """The observed units in row order into ``cand`` (slot, or -2 - k for snapshot k) and ``keys``
+    (tags): own units, enemies (visible or snapshot, sorted by tag), neutral. Returns their count."""
+    n_slots = ui.shape[0]
     nc = 0
     for group in range(3):
         start = nc
@@ -307,123 +307,121 @@ def _observe_game(
             for k in range(nc - start):
                 cand[start + k] = tmp_c[order[k]]
                 keys[start + k] = tmp_k[order[k]]
-    # Clear only the rows the previous observation used (a full 512 x 38 clear per game and step
-    # would be most of the memory traffic at large batches).
-    used = nmax if first else 0
-    for r in range(used, nmax):
-        if emask[r] == 1:
-            used = r + 1
-    ents[:used, :] = 0.0
-    emask[:used] = 0
-    smask[:used] = 0
-    rslot[:used] = -1
-    rtag[:used] = 0
-    counts[:] = 0.0
-    # Harvesters per town hall / gas building (the live API's assigned and ideal harvesters).
-    nrow = min(nc, nmax)
-    for r in range(nrow):
-        i = cand[r]
-        e = ents[r]
-        emask[r] = 1
-        rtag[r] = np.int64(keys[r])
-        if i <= -2:
-            g = -2 - i
-            t = int(ghost[g, GH_TYPE])
-            e[E_UNIT_TYPE] = vocab[t]
-            e[E_ALLIANCE] = ALLIANCE_ENEMY
-            e[E_OWNER] = 2
-            col, row = _grid(ghost[g, GH_X], ghost[g, GH_Y], map_w, map_h, res)
-            e[E_X] = col
-            e[E_Y] = row
-            e[E_BUILD_PROGRESS] = 1.0
-            e[E_HEALTH] = ghost[g, GH_HP_MAX]
-            e[E_HEALTH_MAX] = ghost[g, GH_HP_MAX]
-            e[E_DISPLAY_TYPE] = DISPLAY_SNAPSHOT
-            e[E_CLOAK] = CLOAK_NOT_CLOAKED
+    return nc
+
+
+@_jit
+def _harvesters(uf, ui, oi, ti, i, t, e):
+    """A finished town hall's or gas building's assigned and ideal harvesters (the live API's
+    ``assigned_harvesters`` / ``ideal_harvesters``): two per mineral field within 12 of a hall,
+    three per gas building."""
+    n_slots = ui.shape[0]
+    assigned = 0
+    ideal = 0
+    for k in range(n_slots):
+        if ui[k, UI_ALIVE] == 0:
             continue
-        rslot[r] = i
-        t = ui[i, UI_TYPE]
-        o = ui[i, UI_OWNER]
-        visible = omniscient or o == 1 or _cell_visible(vis, uf[i, UF_X], uf[i, UF_Y])
-        e[E_UNIT_TYPE] = vocab[t]
-        e[E_ALLIANCE] = ALLIANCE_SELF if o == 1 else ALLIANCE_ENEMY if o == 2 else ALLIANCE_NEUTRAL
-        e[E_OWNER] = o if o > 0 else OWNER_NEUTRAL
-        col, row = _grid(uf[i, UF_X], uf[i, UF_Y], map_w, map_h, res)
-        e[E_X] = col
-        e[E_Y] = row
-        if ui[i, UI_DONE] == 1:
-            e[E_BUILD_PROGRESS] = 1.0
+        if ti[t, TI_GAS_BUILDING] == 1:
+            if (
+                ui[k, UI_OWNER] == 1
+                and ti[ui[k, UI_TYPE], TI_WORKER] == 1
+                and ui[k, UI_GATHER] == i
+                and ui[k, UI_NORDERS] > 0
+                and oi[k, 0, OI_KIND] == ORD_GATHER
+            ):
+                assigned += 1
         else:
-            e[E_BUILD_PROGRESS] = uf[i, UF_BUILD] / max(ti[t, TI_BUILD_TIME], 1)
-        e[E_HEALTH_MAX] = tf[t, TF_HP]
-        e[E_SHIELD_MAX] = tf[t, TF_SHIELD]
-        e[E_ENERGY_MAX] = tf[t, TF_ENERGY_MAX]
-        e[E_CLOAK] = CLOAK_NOT_CLOAKED
-        e[E_DISPLAY_TYPE] = DISPLAY_VISIBLE if visible else DISPLAY_SNAPSHOT
-        if visible:
-            e[E_HEALTH] = uf[i, UF_HP]
-            e[E_SHIELD] = uf[i, UF_SHIELD]
-            e[E_ENERGY] = uf[i, UF_ENERGY]
-            if ti[t, TI_RESOURCE] == RES_MINERAL:
-                e[E_MINERAL_CONTENTS] = ui[i, UI_CONTENTS]
-            elif ti[t, TI_RESOURCE] != 0 or ti[t, TI_GAS_BUILDING] == 1:
-                e[E_VESPENE_CONTENTS] = ui[i, UI_CONTENTS]
-        else:
-            e[E_HEALTH] = tf[t, TF_HP]
-            e[E_SHIELD] = tf[t, TF_SHIELD]
-        if o == 1:
-            smask[r] = 1
-            counts[vocab[t]] += 1.0
-            if ti[t, TI_NEEDS_POWER] == 1:
-                e[E_IS_POWERED] = ui[i, UI_POWERED]
-            e[E_IS_ACTIVE] = 1.0 if ui[i, UI_NQUEUE] > 0 else 0.0
-            e[E_WEAPON_COOLDOWN] = uf[i, UF_COOLDOWN]
-            n, f0, f1 = _order_fid(ui, oi, pq, i, order_fids, type_fids_quick, type_fids_build)
-            e[E_ORDER_LENGTH] = n
-            e[E_ORDER_ID_0] = f0
-            e[E_ORDER_ID_1] = f1
-            if ui[i, UI_NQUEUE] > 0:
-                e[E_ORDER_PROGRESS_0] = uf[i, UF_PROD] / max(ti[pq[i, 0], TI_BUILD_TIME], 1)
-            if ti[t, TI_TOWNHALL] == 1 or ti[t, TI_GAS_BUILDING] == 1:
-                assigned = 0
-                ideal = 0
-                for k in range(n_slots):
-                    if ui[k, UI_ALIVE] == 0:
-                        continue
-                    if ti[t, TI_GAS_BUILDING] == 1:
-                        if (
-                            ui[k, UI_OWNER] == 1
-                            and ti[ui[k, UI_TYPE], TI_WORKER] == 1
-                            and ui[k, UI_GATHER] == i
-                            and ui[k, UI_NORDERS] > 0
-                            and oi[k, 0, OI_KIND] == ORD_GATHER
-                        ):
-                            assigned += 1
-                    else:
-                        dx = uf[k, UF_X] - uf[i, UF_X]
-                        dy = uf[k, UF_Y] - uf[i, UF_Y]
-                        if (
-                            ti[ui[k, UI_TYPE], TI_RESOURCE] == RES_MINERAL
-                            and ui[k, UI_CONTENTS] > 0
-                            and dx * dx + dy * dy < 144.0
-                        ):
-                            ideal += 2
-                            for w in range(n_slots):
-                                if (
-                                    ui[w, UI_ALIVE] == 1
-                                    and ui[w, UI_OWNER] == 1
-                                    and ti[ui[w, UI_TYPE], TI_WORKER] == 1
-                                    and ui[w, UI_GATHER] == k
-                                    and ui[w, UI_NORDERS] > 0
-                                    and oi[w, 0, OI_KIND] == ORD_GATHER
-                                ):
-                                    assigned += 1
-                if ti[t, TI_GAS_BUILDING] == 1:
-                    ideal = 3 if ui[i, UI_DONE] == 1 else 0
-                if ui[i, UI_DONE] == 1:
-                    e[E_ASSIGNED] = assigned
-                    e[E_IDEAL] = ideal
-    # ---- build order: new own non-worker, non-supply, non-gas types after the first observation
+            dx = uf[k, UF_X] - uf[i, UF_X]
+            dy = uf[k, UF_Y] - uf[i, UF_Y]
+            if ti[ui[k, UI_TYPE], TI_RESOURCE] == RES_MINERAL and ui[k, UI_CONTENTS] > 0 and dx * dx + dy * dy < 144.0:
+                ideal += 2
+                for w in range(n_slots):
+                    if (
+                        ui[w, UI_ALIVE] == 1
+                        and ui[w, UI_OWNER] == 1
+                        and ti[ui[w, UI_TYPE], TI_WORKER] == 1
+                        and ui[w, UI_GATHER] == k
+                        and ui[w, UI_NORDERS] > 0
+                        and oi[w, 0, OI_KIND] == ORD_GATHER
+                    ):
+                        assigned += 1
+    if ti[t, TI_GAS_BUILDING] == 1:
+        ideal = 3 if ui[i, UI_DONE] == 1 else 0
+    if ui[i, UI_DONE] == 1:
+        e[E_ASSIGNED] = assigned
+        e[E_IDEAL] = ideal
+
+
+@_jit
+def _fill_snapshot_row(ghost, g, vocab, map_w, map_h, res, e):
+    """Entity row ``e`` of snapshot ``g`` of a destroyed enemy structure."""
+    t = int(ghost[g, GH_TYPE])
+    e[E_UNIT_TYPE] = vocab[t]
+    e[E_ALLIANCE] = ALLIANCE_ENEMY
+    e[E_OWNER] = 2
+    col, row = _grid(ghost[g, GH_X], ghost[g, GH_Y], map_w, map_h, res)
+    e[E_X] = col
+    e[E_Y] = row
+    e[E_BUILD_PROGRESS] = 1.0
+    e[E_HEALTH] = ghost[g, GH_HP_MAX]
+    e[E_HEALTH_MAX] = ghost[g, GH_HP_MAX]
+    e[E_DISPLAY_TYPE] = DISPLAY_SNAPSHOT
+    e[E_CLOAK] = CLOAK_NOT_CLOAKED
+
+
+@_jit
+def _fill_unit_row(uf, ui, oi, pq, vis, ti, tf, vocab, order_fids, type_fids_quick, type_fids_build, map_w, map_h,
+                   res, omniscient, i, e, counts):  # fmt: skip
+    """Entity row ``e`` of unit slot ``i`` (an own unit also counts in ``counts``)."""
+    t = ui[i, UI_TYPE]
+    o = ui[i, UI_OWNER]
+    visible = omniscient or o == 1 or _cell_visible(vis, uf[i, UF_X], uf[i, UF_Y])
+    e[E_UNIT_TYPE] = vocab[t]
+    e[E_ALLIANCE] = ALLIANCE_SELF if o == 1 else ALLIANCE_ENEMY if o == 2 else ALLIANCE_NEUTRAL
+    e[E_OWNER] = o if o > 0 else OWNER_NEUTRAL
+    col, row = _grid(uf[i, UF_X], uf[i, UF_Y], map_w, map_h, res)
+    e[E_X] = col
+    e[E_Y] = row
+    if ui[i, UI_DONE] == 1:
+        e[E_BUILD_PROGRESS] = 1.0
+    else:
+        e[E_BUILD_PROGRESS] = uf[i, UF_BUILD] / max(ti[t, TI_BUILD_TIME], 1)
+    e[E_HEALTH_MAX] = tf[t, TF_HP]
+    e[E_SHIELD_MAX] = tf[t, TF_SHIELD]
+    e[E_ENERGY_MAX] = tf[t, TF_ENERGY_MAX]
+    e[E_CLOAK] = CLOAK_NOT_CLOAKED
+    e[E_DISPLAY_TYPE] = DISPLAY_VISIBLE if visible else DISPLAY_SNAPSHOT
+    if visible:
+        e[E_HEALTH] = uf[i, UF_HP]
+        e[E_SHIELD] = uf[i, UF_SHIELD]
+        e[E_ENERGY] = uf[i, UF_ENERGY]
+        if ti[t, TI_RESOURCE] == RES_MINERAL:
+            e[E_MINERAL_CONTENTS] = ui[i, UI_CONTENTS]
+        elif ti[t, TI_RESOURCE] != 0 or ti[t, TI_GAS_BUILDING] == 1:
+            e[E_VESPENE_CONTENTS] = ui[i, UI_CONTENTS]
+    else:
+        e[E_HEALTH] = tf[t, TF_HP]
+        e[E_SHIELD] = tf[t, TF_SHIELD]
+    if o == 1:
+        counts[vocab[t]] += 1.0
+        if ti[t, TI_NEEDS_POWER] == 1:
+            e[E_IS_POWERED] = ui[i, UI_POWERED]
+        e[E_IS_ACTIVE] = 1.0 if ui[i, UI_NQUEUE] > 0 else 0.0
+        e[E_WEAPON_COOLDOWN] = uf[i, UF_COOLDOWN]
+        n, f0, f1 = _order_fid(ui, oi, pq, i, order_fids, type_fids_quick, type_fids_build)
+        e[E_ORDER_LENGTH] = n
+        e[E_ORDER_ID_0] = f0
+        e[E_ORDER_ID_1] = f1
+        if ui[i, UI_NQUEUE] > 0:
+            e[E_ORDER_PROGRESS_0] = uf[i, UF_PROD] / max(ti[pq[i, 0], TI_BUILD_TIME], 1)
+        if ti[t, TI_TOWNHALL] == 1 or ti[t, TI_GAS_BUILDING] == 1:
+            _harvesters(uf, ui, oi, ti, i, t, e)
+
+
+@_jit
+def _track_build_order(ui, ti, tf, vocab, cand, nrow, bo, bo_n, bo_started):
+    """New own non-worker, non-supply, non-gas types (after the first observation) appended to the
+    build order."""
     for r in range(nrow):
         i = cand[r]
         if i < 0 or ui[i, UI_OWNER] != 1 or (ui[i, UI_SEEN] & 1) != 0:
@@ -438,7 +436,11 @@ def _observe_game(
                 bo[bo_n[0]] = vocab[t]
                 bo_n[0] += 1
     bo_started[0] = 1
-    # ---- scalars
+
+
+@_jit
+def _write_scalars(pf, gi, home_race, away_race, last_action, scal):
+    """The scalar features of player 1."""
     scal[:] = 0.0
     scal[S_GAME_LOOP] = gi[GI_LOOP]
     scal[S_HOME_RACE] = home_race
@@ -454,9 +456,12 @@ def _observe_game(
     scal[S_LAST_ACTION] = last_action[0]
     scal[S_LAST_DELAY] = last_action[1]
     scal[S_LAST_QUEUED] = last_action[2]
-    # ---- minimap
-    # The static planes (height, pathable, buildable, creep, alerts) are written once; the
-    # dynamic ones (visibility, player_relative, camera) are redrawn.
+
+
+@_jit
+def _draw_minimap(uf, ui, vis, tf, static_minimap, map_w, map_h, res, camera, cand, nrow, first, mm):
+    """The minimap planes: the static ones (height, pathable, buildable, creep, alerts) written
+    once; the dynamic ones (visibility, player_relative, camera) redrawn."""
     if first:
         mm[:, :, :] = static_minimap
     else:
@@ -489,6 +494,46 @@ def _observe_game(
     for rr in range(r0, r1 + 1):
         for cc in range(c0, c1 + 1):
             mm[M_CAMERA, rr, cc] = 1
+
+
+@_jit
+def _observe_game(
+    uf, ui, oi, pq, pf, gi, vis, ghost, ti, tf, vocab, order_fids, type_fids_quick, type_fids_build, type_fids_avail,
+    generic_fids, static_minimap, map_w, map_h, res, omniscient, last_action, camera, home_race, away_race,
+    ents, emask, smask, rslot, rtag, scal, mm, counts, bo, bo_n, bo_started, amask, keys, cand,
+):  # fmt: skip
+    nmax = ents.shape[0]
+    first = bo_started[0] == 0  # the first observation since the game's reset: write every buffer whole
+    _update_fog(uf, ui, gi, vis, ghost, tf, omniscient)
+    nc = _collect_rows(uf, ui, gi, vis, ghost, ti, omniscient, keys, cand)
+    # Clear only the rows the previous observation used (a full 512 x 38 clear per game and step
+    # would be most of the memory traffic at large batches).
+    used = nmax if first else 0
+    for r in range(used, nmax):
+        if emask[r] == 1:
+            used = r + 1
+    ents[:used, :] = 0.0
+    emask[:used] = 0
+    smask[:used] = 0
+    rslot[:used] = -1
+    rtag[:used] = 0
+    counts[:] = 0.0
+    nrow = min(nc, nmax)
+    for r in range(nrow):
+        i = cand[r]
+        emask[r] = 1
+        rtag[r] = np.int64(keys[r])
+        if i <= -2:
+            _fill_snapshot_row(ghost, -2 - i, vocab, map_w, map_h, res, ents[r])
+            continue
+        rslot[r] = i
+        if ui[i, UI_OWNER] == 1:
+            smask[r] = 1
+        _fill_unit_row(uf, ui, oi, pq, vis, ti, tf, vocab, order_fids, type_fids_quick, type_fids_build, map_w, map_h,
+                       res, omniscient, i, ents[r], counts)  # fmt: skip
+    _track_build_order(ui, ti, tf, vocab, cand, nrow, bo, bo_n, bo_started)
+    _write_scalars(pf, gi, home_race, away_race, last_action, scal)
+    _draw_minimap(uf, ui, vis, tf, static_minimap, map_w, map_h, res, camera, cand, nrow, first, mm)
     # ---- available abilities -> action_type mask
     _action_mask(uf, ui, pq, pf, ti, tf, type_fids_avail, generic_fids, amask)
 
