@@ -54,7 +54,7 @@ import tyro
 from models.alphastar import alphastar_losses
 from models.common import MASKED_LOGIT, masked_ce
 from sc2_envs.replays.dataset import ReplayData
-from sc2_envs.sim.features import N_ACTIONS_NO_ATTACK
+from sc2_envs.sim.rules.features import N_ACTIONS_NO_ATTACK
 from sc2_envs.training import allocator
 from sc2_envs.training.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint
 from sc2_envs.training.cli import cli_error, flowing_help, given_fields, resume_args

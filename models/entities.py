@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import torch
 
-from sc2_envs.sim.features import N_ACTIONS_NO_ATTACK
+from sc2_envs.sim.rules.features import N_ACTIONS_NO_ATTACK
 from sc2_envs.units import UNITS
 
 

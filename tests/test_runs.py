@@ -834,7 +834,7 @@ def test_env_shares_keep_apart_iterations_with_a_first_kernel_call():
     """Found in a newcomer trial: the auto-reset's kernel first ran in iteration 2 (86 % env time) and
     was averaged in while the line said the compile was excluded. Any iteration in which a kernel runs
     for the first time is now kept apart, as is the process's first."""
-    from sc2_envs.sim import first_use
+    from sc2_envs.sim.runtime import first_use
 
     shares, shown = runs.EnvShares(), []
     for share, first_kernel in ((0.12, None), (0.86, "test-only kernel a"), (0.02, None), (0.04, None)):
@@ -851,7 +851,7 @@ def test_env_shares_keep_apart_iterations_with_a_first_kernel_call():
 
 def test_env_shares_keep_apart_iterations_played_during_a_background_compile(monkeypatch):
     """With ``kernel="auto"`` on first use the simulators play on the torch path while the numba step compiles
-    in the background (``sim.kernels.warmup``): those iterations' env shares are not the numba path's."""
+    in the background (``sim.runtime.warmup``): those iterations' env shares are not the numba path's."""
     compiling = iter([False, False, True, True, True, False, False, False])  # start / add of each iteration
     monkeypatch.setattr(progress, "_background_compile", lambda: next(compiling))
     shares = runs.EnvShares()

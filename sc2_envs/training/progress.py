@@ -28,7 +28,7 @@ def resume_hint(run_dir: str | os.PathLike, finished: bool, total_timesteps: int
 def env_share_note(share_sum: float, share_n: int, apart_share: float | None, apart_n: int = 1) -> str:
     """``", env 24% of the iteration time"`` for the end-of-run line: the mean share of this process's
     iterations other than those kept apart, which are its first and any other in which a kernel of the
-    simulator ran for the first time (a one-time compile or cache load: ``sim.first_use``; e.g. the
+    simulator ran for the first time (a one-time compile or cache load: ``sim.runtime.first_use``; e.g. the
     auto-reset's kernel when the first episode ends). ``share_sum`` / ``share_n``: the other iterations'
     shares and count; ``apart_share``: the last kept-apart iteration's share, given (labelled) only when
     there is no other; ``apart_n``: how many were kept apart."""
@@ -51,8 +51,8 @@ def env_share_note(share_sum: float, share_n: int, apart_share: float | None, ap
 
 
 def _background_compile() -> bool:
-    """Whether this process is compiling the simulator's numba kernels in the background (``sim.kernels.warmup``)."""
-    from sc2_envs.sim.kernels.warmup import compiling  # imports no Numba itself (no job without it)
+    """Whether this process is compiling the simulator's numba kernels in the background (``sim.runtime.warmup``)."""
+    from sc2_envs.sim.runtime.warmup import compiling  # imports no Numba itself (no job without it)
 
     return compiling()
 
@@ -60,7 +60,7 @@ def _background_compile() -> bool:
 class EnvShares:
     """The env's share of each training iteration's wall time, for the end-of-run line
     (:func:`env_share_note`). A process's first iteration, and any iteration in which a simulator kernel
-    ran for the first time (``sim.first_use.first_calls_done`` grew: a compile or cache load), are
+    ran for the first time (``sim.runtime.first_use.first_calls_done`` grew: a compile or cache load), are
     kept apart from the mean. Usage: :meth:`start` at the top of an iteration, :meth:`add` with its
     share at the end, :meth:`note` after the last."""
 
@@ -72,7 +72,7 @@ class EnvShares:
         self._compiling = False
 
     def start(self) -> None:
-        from sc2_envs.sim.first_use import first_calls_done
+        from sc2_envs.sim.runtime.first_use import first_calls_done
 
         self._first_calls = first_calls_done()
         self._compiling = _background_compile()
@@ -81,8 +81,8 @@ class EnvShares:
         """Record an iteration's env share; returns it as the progress line shows it, marked when a
         kernel made its first call in the iteration (its compile or cache load counts as env time) or
         a background compile ran during it (the simulators played on the slower torch path meanwhile,
-        ``sim.kernels.warmup``); such iterations are kept apart too."""
-        from sc2_envs.sim.first_use import first_calls_done
+        ``sim.runtime.warmup``); such iterations are kept apart too."""
+        from sc2_envs.sim.runtime.first_use import first_calls_done
 
         first_call = first_calls_done() > self._first_calls
         compiling_now = _background_compile()

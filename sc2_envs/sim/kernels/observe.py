@@ -1,7 +1,0 @@
-"""Old home of ``sc2_envs.sim.numba.features``: importing this name gives that module itself (its state included)."""
-
-import sys
-
-import sc2_envs.sim.numba.features
-
-sys.modules[__name__] = sc2_envs.sim.numba.features

@@ -1,7 +1,0 @@
-"""Old home of ``sc2_envs.sim.runtime.warmup``: importing this name gives that module itself (its state included)."""
-
-import sys
-
-import sc2_envs.sim.runtime.warmup
-
-sys.modules[__name__] = sc2_envs.sim.runtime.warmup
