@@ -265,7 +265,9 @@ def test_unsupported_and_malformed_commands_are_action_errors():
     r = rpc(action=sc.RequestAction(actions=actions))
     assert not r.error and list(r.action.result) == [2, 3, 3, 2]
     assert rpc(step=sc.RequestStep(count=8)).status == sc.in_game
-    errors = rpc(observation=sc.RequestObservation()).observation.action_errors
+    response = rpc(observation=sc.RequestObservation()).observation
+    assert not response.observation.HasField("score")  # joined without options.score
+    errors = response.action_errors
     assert [(e.unit_tag, e.ability_id, e.result) for e in errors] == [(probe, 3675, 2), (123456789, 16, 3), (probe, 16, 3)]
 
 

@@ -95,9 +95,10 @@ class LiteAPIGame:
         seed: ``RequestCreateGame.random_seed``; None draws one (kept for restarts).
         omniscient: ``RequestCreateGame.disable_fog``.
         minimap_resolution: the joined ``feature_layer.minimap_resolution`` (0: no minimap renders).
+        score: the joined ``options.score`` (observations carry ``score`` only then, as the game's).
     """
 
-    def __init__(self, seed: int | None, omniscient: bool, minimap_resolution: int):
+    def __init__(self, seed: int | None, omniscient: bool, minimap_resolution: int, score: bool = True):
         # the engine (Numba kernels) is imported when a Simple64 game is joined, not when the server starts
         from sc2_envs.lite.commands import command_tables
         from sc2_envs.lite.env import LiteGames
@@ -106,6 +107,7 @@ class LiteAPIGame:
         self._observation_proto = observation_proto
         self.seed = int(seed) if seed is not None else int(np.random.SeedSequence().entropy % (1 << 31))
         self.minimap_resolution = int(minimap_resolution)
+        self.score = bool(score)
         # 512 entity rows hold every unit slot and snapshot. The observer's direct arrays are not served (only
         # its fog, snapshot marks and camera are); they are kept at one resolution for raw grid and minimap,
         # as the observer's kernel draws minimap boxes on the raw grid. Without a minimap layer it renders 64.
@@ -219,13 +221,14 @@ class LiteAPIGame:
         resp.MergeFrom(view)
         if not self.minimap_resolution:
             resp.observation.ClearField("feature_layer_data")
-        pf = self.engine.state.pf[0, 1]
-        score = resp.observation.score
-        score.score_type = _SCORE_MELEE
-        d = score.score_details
-        d.collected_minerals, d.collected_vespene = float(pf[PF_COLLECTED_MINERALS]), float(pf[PF_COLLECTED_VESPENE])
-        d.spent_minerals, d.spent_vespene = float(pf[PF_SPENT_MINERALS]), float(pf[PF_SPENT_VESPENE])
-        d.food_used.economy, d.food_used.army = float(pf[PF_FOOD_WORKERS]), float(pf[PF_FOOD_ARMY])
+        if self.score:
+            pf = self.engine.state.pf[0, 1]
+            score = resp.observation.score
+            score.score_type = _SCORE_MELEE
+            d = score.score_details
+            d.collected_minerals, d.collected_vespene = float(pf[PF_COLLECTED_MINERALS]), float(pf[PF_COLLECTED_VESPENE])
+            d.spent_minerals, d.spent_vespene = float(pf[PF_SPENT_MINERALS]), float(pf[PF_SPENT_VESPENE])
+            d.food_used.economy, d.food_used.army = float(pf[PF_FOOD_WORKERS]), float(pf[PF_FOOD_ARMY])
         for tag, ability, result in self.action_errors:
             resp.action_errors.add(unit_tag=tag, ability_id=ability, result=result)
         self.action_errors = []

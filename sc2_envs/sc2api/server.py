@@ -18,7 +18,7 @@ message on ``ws://<host>:<port>/sc2api``) so that pysc2's ``run_configs`` can la
   placement grids (1 bit per cell, rows from y = 0, MSB first), terrain height (1 byte per cell) and the
   opponent's start location. ``observation``: raw units (own units, enemies in sight, snapshots of
   enemy structures seen before, resources), ``player_common``, the eight minimap renders, ``score``
-  (``score_details`` collected / spent resources and food), ``action_errors`` and, once the melee rule
+  (with ``options.score``: ``score_details`` collected / spent resources and food), ``action_errors`` and, once the melee rule
   ends the game (status ``ended``), ``player_result``. ``action``: raw unit commands of every ability
   the engine models (queued included) and ``camera_move``; a command the game would refuse gets its
   ``ActionResult`` and an ``action_errors`` entry, a Build order that fails on arrival an entry with
@@ -338,7 +338,7 @@ class SC2APIGame:
                 " (served: race Protoss, options.raw, score, feature_layer minimap renders; no screen layers, no render)"
             )
             return
-        self.lite = LiteAPIGame(self.seed, self.lite_setup["omniscient"], minimap)
+        self.lite = LiteAPIGame(self.seed, self.lite_setup["omniscient"], minimap, score=opts.score)
         self.seed = self.lite.seed
         self.options = opts
         self.game_loop = 0
