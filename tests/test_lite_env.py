@@ -184,3 +184,23 @@ def test_vector_env_plays_random_legal_actions_inside_the_spaces():
         assert venv.action_space.contains(action)
         obs, reward, terminated, truncated, info = venv.step(action)
     assert venv.observation_space.contains(obs) and len(info["action_errors"]) == 4
+
+
+@pytest.mark.parametrize("minimap_resolution", [16, 64, 128])
+def test_minimap_planes_are_drawn_at_their_own_resolution(minimap_resolution):
+    """The minimap is drawn at ``minimap_resolution``, whatever the raw grid's (64): the own Nexus
+    and workers cover the same share of the plane (once a smaller minimap was drawn at 64 and wrote
+    past its buffer)."""
+    env = LiteFullGameEnv(max_entities=64, minimap_resolution=minimap_resolution)
+    obs, _ = env.reset(seed=0)
+    r = minimap_resolution
+    assert obs["minimap"].shape[1:] == (r, r)
+    rel = obs["minimap"][spec.MINIMAP_FEATURES.index("player_relative")]
+    own = np.argwhere(rel == 1)
+    centre = own.mean(axis=0) / r  # the own base's centre as a fraction of the plane
+    ref_env = LiteFullGameEnv(max_entities=64, minimap_resolution=64)
+    ref = ref_env.reset(seed=0)[0]["minimap"][spec.MINIMAP_FEATURES.index("player_relative")]
+    ref_centre = np.argwhere(ref == 1).mean(axis=0) / 64
+    assert np.abs(centre - ref_centre).max() < 2.0 / r
+    env.close()
+    ref_env.close()

@@ -459,9 +459,10 @@ def _write_scalars(pf, gi, home_race, away_race, last_action, scal):
 
 
 @_jit
-def _draw_minimap(uf, ui, vis, tf, static_minimap, map_w, map_h, res, camera, cand, nrow, first, mm):
+def _draw_minimap(uf, ui, vis, tf, static_minimap, map_w, map_h, camera, cand, nrow, first, mm):
     """The minimap planes: the static ones (height, pathable, buildable, creep, alerts) written
     once; the dynamic ones (visibility, player_relative, camera) redrawn."""
+    res = mm.shape[1]  # the minimap's own resolution, which need not be the raw grid's
     if first:
         mm[:, :, :] = static_minimap
     else:
@@ -533,7 +534,7 @@ def _observe_game(
                        res, omniscient, i, ents[r], counts)  # fmt: skip
     _track_build_order(ui, ti, tf, vocab, cand, nrow, bo, bo_n, bo_started)
     _write_scalars(pf, gi, home_race, away_race, last_action, scal)
-    _draw_minimap(uf, ui, vis, tf, static_minimap, map_w, map_h, res, camera, cand, nrow, first, mm)
+    _draw_minimap(uf, ui, vis, tf, static_minimap, map_w, map_h, camera, cand, nrow, first, mm)
     # ---- available abilities -> action_type mask
     _action_mask(uf, ui, pq, pf, ti, tf, type_fids_avail, generic_fids, amask)
 
