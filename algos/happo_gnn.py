@@ -12,6 +12,10 @@ one after the other in a random order. A class's clipped surrogate is averaged o
 agent-steps and weighted per env step by the factor ``M``, the product of the new/old probability
 ratios of the classes updated before it; after its update ``M`` is multiplied by the ratios of all
 of its agents. The critic is updated last. Dead agents (only the no-op available) count nowhere.
+Within a class each agent's ratio is clipped on its own (its agents share one actor, as in MAPPO), so
+the paper's monotonic-improvement argument holds between classes, not between agents of a class. The
+paper writes the surrogate as ``min(r M', clip(r) M')`` with ``M' = M A``; ``M >= 0`` moves out of the
+``min``, so ``M * min(r A, clip(r) A)`` below is the same objective.
 
 Several maps (``--map A B``, whose entity widths agree) share the class actors and one class-factored
 critic; each map keeps its own simulator, buffer, GAE, advantage normalisation and ``M``, and every
@@ -207,8 +211,8 @@ def happo_actor_loss(dist, actions, behaviour_logprob, advantages, factor, clip_
         Sums over the ``P`` agent-steps (0-d): ``pg = -sum(M * min(r A, clip(r, 1-eps, 1+eps) A))`` and the
         entropy (with their graph), the approximate KL ``(r - 1) - log r`` and the clipped count (without).
         The minibatch's losses are these sums over its alive agent-steps divided by their count (HARL
-        ``happo.py``'s masked means; ``M >= 0``, so this is the paper's ``min(r M A, clip(r) M A)``), which
-        lets a minibatch run in several passes whose gradients add up.
+        ``happo.py``'s masked means; ``M >= 0``, so this equals the paper's ``min(r M', clip(r) M')`` with
+        ``M' = M A``), which lets a minibatch run in several passes whose gradients add up.
     """
     logratio = dist.log_prob(actions) - behaviour_logprob
     ratio = logratio.exp()
@@ -338,9 +342,9 @@ if __name__ == "__main__":
     value_norm = critic.value_norm
     rows_per_pass = pass_rows_for(args.pass_rows, device)
     run.start(
-        device, policy, critic, {**actor_optimizers, "critic": critic_optimizer}, envs, pols, eval_envs, seeds,
-        zero_shot, dropout, "HAPPO", infos,
-        [
+        device, policy, critic, optimizers={**actor_optimizers, "critic": critic_optimizer}, envs=envs, eval_policies=pols,
+        eval_envs=eval_envs, seeds=seeds, zero_shot=zero_shot, dropout=dropout, name="HAPPO", infos=infos,
+        extra_lines=[
             f"update: {args.update_epochs} epochs x {args.num_minibatches} minibatches of {args.minibatch_size} env steps, "
             f"passes of <= {rows_per_pass if rows_per_pass < 1 << 62 else 'all'} rows | torch threads {torch.get_num_threads()}",
         ],
@@ -438,6 +442,8 @@ if __name__ == "__main__":
             steps = {}
             for k in (k for k in range(K) if c in pols[k].class_agents):
                 d = data[k]
+                # rows: each agent-step's env step (to read its M); pos: the agent's place among the class's
+                # agents (a healer's heal targets depend on it); flat: its index in the [T*B*N] batch
                 rows, pos, flat = pols[k].class_rows(c, d["obs"], d["alive"])
                 steps[k] = {"rows": rows, "pos": pos, "n_c": pols[k].agent_ids(c).numel()}
                 for key in ("obs", "avail_actions", "actions", "logprobs", "advantages"):
@@ -469,7 +475,8 @@ if __name__ == "__main__":
                         )
                         ((pg - args.ent_coef * ent) / n).backward()
                         sums += torch.stack([pg.detach(), ent.detach(), kl, clipped])
-                    if n == 0:  # no alive agent of the class in this minibatch: Adam still steps, with a zero gradient
+                    if n == 0:  # no alive agent of the class in this minibatch: Adam still steps, with a zero
+                        # gradient, as HARL steps every minibatch (its momentum moves the weights a little)
                         for p in policy.actors[c].parameters():
                             p.grad = torch.zeros_like(p)
                     nn.utils.clip_grad_norm_(policy.actors[c].parameters(), args.max_grad_norm)
@@ -483,7 +490,7 @@ if __name__ == "__main__":
                 for k, s in steps.items():
                     if s["rows"].numel() == 0:
                         continue
-                    chunk = min(rows_per_pass, max(1, mb_size * s["n_c"]))
+                    chunk = min(rows_per_pass, max(1, mb_size * s["n_c"]))  # a minibatch's agent-steps at most (memory)
                     new_logprob = torch.cat([
                         pols[k].class_dist_at(c, s["obs"][i], s["avail_actions"][i], s["pos"][i]).log_prob(s["actions"][i])
                         for i in torch.arange(s["rows"].numel(), device=device).split(chunk)

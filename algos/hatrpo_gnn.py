@@ -75,7 +75,7 @@ class Args:
     num_steps: int = 40
     """the number of steps to run in each environment per policy rollout"""
     anneal_lr: bool = False
-    """toggle learning rate annealing for the actors and the critic"""
+    """toggle learning rate annealing for the critic (the actors take trust-region steps, with no learning rate)"""
     gamma: float = 0.99
     """the discount factor gamma"""
     gae_lambda: float = 0.95
@@ -132,7 +132,6 @@ class Args:
     time_budget_s: float = 0.0
     """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs (an
     extra eval.csv row when the stop falls between scheduled evaluations)"""
-
     ally_dropout: tuple[float, ...] = (0.0,)
     """probability, in [0, 1), that a training episode starts with one of its allies (drawn uniformly) removed: one value
     for every --map or one per map (`--ally-dropout 0 0.5` on `--map 3m 8m`), as in happo_gnn.py (`SMACSim.remove_allies`;
@@ -462,9 +461,9 @@ if __name__ == "__main__":
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
     value_norm = critic.value_norm
     run.start(
-        device, policy, critic, {"critic": critic_optimizer}, envs, pols, eval_envs, seeds,
-        zero_shot, dropout, "HATRPO", infos,
-        [
+        device, policy, critic, optimizers={"critic": critic_optimizer}, envs=envs, eval_policies=pols,
+        eval_envs=eval_envs, seeds=seeds, zero_shot=zero_shot, dropout=dropout, name="HATRPO", infos=infos,
+        extra_lines=[
             f"update: one trust-region step per class (KL <= {args.kl_threshold}, {args.cg_iters} CG iterations with "
             f"{args.fisher_product} Fisher products, {args.ls_step} line-search trials), critic {args.update_epochs} epochs x "
             f"{args.num_minibatches} minibatches | torch threads {torch.get_num_threads()}",
