@@ -14,7 +14,7 @@ published policy and send unrolls of ``--unroll-length`` env steps. Each actor w
 stalls (stack dump from ``faulthandler`` on SIGUSR1); ``--restart-actors`` replaces it.
 
 Each run gets a new folder ``<run_dir>/<map>__<exp_name>__<seed>__<unix time>`` (``-2``, ``-3``, ...
-if taken) with ``run_meta.json`` (config, git commit, package versions; ``sc2_envs.runs``). Every
+if taken) with ``run_meta.json`` (config, git commit, package versions; ``sc2_envs.training.run``). Every
 ``--checkpoint-interval`` updates and at the end the learner writes ``<exp_name>.pt`` (last),
 ``<exp_name>_best.pt`` (best rolling train win rate) and ``resume.pt``. Ctrl-C (SIGINT) or SIGTERM
 finishes the current update, writes them, stops the actors and exits with status 0 (a second signal

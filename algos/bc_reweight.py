@@ -3,7 +3,7 @@
 # action-type labels; docs/bc.md.
 """Behaviour cloning with per-head masked cross-entropy and action re-weighting.
 
-    # SMAC-map demonstrations (sc2_envs.demos) with the per-class actor of models/
+    # SMAC-map demonstrations (sc2_envs.training.demos) with the per-class actor of models/
     python algos/bc_reweight.py --data demos/2s3z_k4 --reweight-power 1 --select-by behaviour
     # the replay dataset (python -m sc2_envs.replays) with models/alphastar.py
     python algos/bc_reweight.py --data /tmp/ds_actions --reweight-power 1
@@ -25,7 +25,7 @@ also averages ``k`` adjacent epochs containing the pick (ending at it when possi
 
 Each run writes into a new folder (``--run-dir``, which must not exist yet or be empty; default
 ``runs/<data name>__<exp_name>__<seed>__<unix time>``, ``-2``, ``-3``, ... if taken) with
-``run_meta.json`` (config, git commit, package versions; ``sc2_envs.runs``) and, after every epoch,
+``run_meta.json`` (config, git commit, package versions; ``sc2_envs.training.run``) and, after every epoch,
 ``resume.pt``. Ctrl-C (SIGINT) or SIGTERM finishes the current epoch, writes its checkpoint and
 exits with status 0 (a second signal aborts at once); ``--resume <run folder>`` continues with the
 next epoch (weights, optimiser, shuffling generator, RNG states and the epoch history restored), so
@@ -94,7 +94,7 @@ class Args:
 
     # data
     data: str = ""
-    """a demonstration folder (sc2_envs.demos, has meta.json) or a replay dataset (sc2_envs.replays, has dataset.json)"""
+    """a demonstration folder (sc2_envs.training.demos, has meta.json) or a replay dataset (sc2_envs.replays, has dataset.json)"""
     num_files: int | None = None
     """use exactly the first N shard files (None: all); fewer available is an error unless --smoke"""
     min_frames: int = 1
@@ -246,7 +246,7 @@ def smac_action_names(n_actions: int) -> list[str]:
 
 
 class SmacData:
-    """Frames of a demonstration recording split by episode (``sc2_envs.demos`` layout)."""
+    """Frames of a demonstration recording split by episode (``sc2_envs.training.demos`` layout)."""
 
     def __init__(self, ds, val_fraction: float, seed: int, device):
         a = ds.arrays
@@ -764,7 +764,7 @@ def main(args: Args, stop: GracefulStop | None = None, given: frozenset[str] | N
 
     Raises:
         ValueError / FileNotFoundError: bad flags (:func:`check_args`), ``$SC2_ENVS_KEEP_FREED_MEMORY``
-            (``sc2_envs.allocator``), ``--data``, ``--run-dir`` or ``--resume``
+            (``sc2_envs.training.allocator``), ``--data``, ``--run-dir`` or ``--resume``
             (before any folder is made).
     """
     resumed = None
@@ -787,7 +787,7 @@ def main(args: Args, stop: GracefulStop | None = None, given: frozenset[str] | N
     root = Path(args.data)
     if not (root / "meta.json").exists() and not (root / "dataset.json").exists():
         raise FileNotFoundError(
-            f"--data {args.data!r} has neither meta.json (sc2_envs.demos) nor dataset.json (sc2_envs.replays)"
+            f"--data {args.data!r} has neither meta.json (sc2_envs.training.demos) nor dataset.json (sc2_envs.replays)"
         )
     if args.select_by == "behaviour" and not (root / "meta.json").exists():  # found by select() after training before
         raise ValueError(

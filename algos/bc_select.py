@@ -14,12 +14,12 @@
 the very_easy bot through the full-game actor loop (``sc2_envs.training.fullgame_evaluation``; the
 lite engine, ``--backend sc2`` for the real game; ``--episodes`` games of up to ``--game-steps-per-episode``
 game loops; "damage" is then the killed value, minerals + gas). It prints a first line saying what it plays, with sampled actions by default (``--greedy``: argmax,
-as ``eval_transfer.py`` plays), then one line per checkpoint (``sc2_envs.evaluation.format_result``): win rate and its
+as ``eval_transfer.py`` plays), then one line per checkpoint (``sc2_envs.training.evaluation.format_result``): win rate and its
 Wilson 95% interval, idle share (stop among living agent-steps; no-op is available only to dead SMAC
 agents), damage dealt per episode (enemy health + shield lost, absolute HP), mean return and episode
 length. ``average`` writes the element-wise mean of the checkpoints' floating-point tensors
 (``models.average_checkpoints``). ``record`` records demonstrations of a checkpoint
-(``sc2_envs.demos.record_demos``; the heuristic demonstrator is ``python -m sc2_envs.demos``).
+(``sc2_envs.training.demos.record_demos``; the heuristic demonstrator is ``python -m sc2_envs.training.demos``).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def evaluate_checkpoint(
     device: str = "cpu",
 ) -> dict:
     """Load a ``models`` checkpoint (``models.load_checkpoint``) and evaluate its behaviour on ``map_name``
-    (default: the map it was trained on); ``sc2_envs.evaluation.evaluate(..., behaviour=True)``.
+    (default: the map it was trained on); ``sc2_envs.training.evaluation.evaluate(..., behaviour=True)``.
     At most ``episodes`` envs are built: by the quota rule the envs past it would play no counted
     episode, so the result equals that of ``num_envs`` envs (greedy; sampled figures depend on the
     env count, ``evaluate``'s ``sample_seed``).
@@ -74,7 +74,7 @@ def evaluate_fullgame_checkpoint(
     game_steps_per_episode: int = 18000,
 ) -> dict:
     """Play a full-game checkpoint (``AlphaStarPolicy``) against the bot and report its behaviour in the
-    form :func:`sc2_envs.evaluation.evaluate` gives (``behaviour=True``), so ``behaviour_key`` ranks it
+    form :func:`sc2_envs.training.evaluation.evaluate` gives (``behaviour=True``), so ``behaviour_key`` ranks it
     (``sc2_envs.training.fullgame_evaluation.behaviour_result``; the full table row under ``fullgame``).
 
     Raises:
@@ -118,7 +118,7 @@ class Eval:
 
 @dataclass
 class Record:
-    """Record demonstrations of a checkpoint (``sc2_envs.demos`` layout)."""
+    """Record demonstrations of a checkpoint (``sc2_envs.training.demos`` layout)."""
 
     checkpoint: tyro.conf.Positional[str] = ""
     """checkpoint file (``models`` format: HAPPO or BC on SMAC maps)"""

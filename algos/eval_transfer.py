@@ -10,7 +10,7 @@ For every (checkpoint, target map) pair it runs ``--episodes`` episodes on the e
 simulator and writes, into a new folder ``<out_dir>/<name>__<unix time>/`` (``-2``, ``-3``, ... if
 taken; never an existing one), ``<name>.csv``, ``<name>.md`` (a Markdown table), ``<name>.png``
 (bar chart of the win rates with Wilson 95 % intervals) and ``run_meta.json`` (configuration, git
-commit, package versions; see ``sc2_envs.runs``). Bad input (a missing or non-checkpoint file,
+commit, package versions; see ``sc2_envs.training.run``). Bad input (a missing or non-checkpoint file,
 ``--episodes 0``, an unknown map) ends the script with one line naming the value and what was
 expected, exit status 2, before any folder is made. A pair the checkpoint cannot serve (a unit
 class of the target map without an actor in the checkpoint, an MLP whose input or output size does

@@ -395,6 +395,6 @@ def run_peers(args: Args, modes: list[bool]) -> list[dict]:
 
 
 if __name__ == "__main__":
-    from sc2_envs.runs import flowing_help
+    from sc2_envs.training.cli import flowing_help
 
     main(tyro.cli(flowing_help(Args)))

@@ -299,7 +299,7 @@ def main(args: Args) -> dict:
 
 
 if __name__ == "__main__":
-    from sc2_envs.runs import flowing_help
+    from sc2_envs.training.cli import flowing_help
 
     try:
         main(tyro.cli(flowing_help(Args)))

@@ -35,7 +35,7 @@ heartbeat and log age).
 
 Outputs go to a new folder per invocation, ``<out-dir>/learning_curves__<unix time>/`` (``-2``,
 ``-3``, ... if taken; never an existing one, so two benchmarks never mix their runs):
-``run_meta.json`` (configuration, git commit, package versions; see ``sc2_envs.runs``),
+``run_meta.json`` (configuration, git commit, package versions; see ``sc2_envs.training.run``),
 ``learning_curves.csv`` (algo, actor, map, seed, global_step, wall_time_s, win_rate, eval_return,
 iteration), ``final_eval.csv`` (each final checkpoint on each target: kind, episodes, wins, win
 rate, Wilson interval, mean return and length, error), ``summary.csv`` (per algo, actor and map:

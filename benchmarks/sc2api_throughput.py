@@ -209,6 +209,6 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    from sc2_envs.runs import flowing_help
+    from sc2_envs.training.cli import flowing_help
 
     main(tyro.cli(flowing_help(Args)))

@@ -47,13 +47,13 @@ from typing import NamedTuple
 
 import tyro
 
-from sc2_envs.runs import plural
+from sc2_envs.training.progress import plural
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = ("happo_gnn.py", "hatrpo_gnn.py")
 """The scripts of ``algos/`` this benchmark can time: they take ``--map``, ``--total-timesteps``,
 ``--eval-interval``, ``--eval-episodes``, ``--no-save-model`` and print ``sps=`` per iteration
-(``sc2_envs.runs``' progress line)."""
+(the progress line of ``sc2_envs.training.progress``)."""
 
 
 @dataclass
@@ -303,7 +303,7 @@ def table(results: dict[str, list[RunFigures]], ref_name: str, skip: int, flags:
 if __name__ == "__main__":
     import signal
 
-    from sc2_envs.runs import flowing_help
+    from sc2_envs.training.cli import flowing_help
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwinds, so the running child is killed too
     main(tyro.cli(flowing_help(Args)))

@@ -11,7 +11,7 @@ Wilson 95 % intervals) and prints a pivot table.
 ``--sources`` x ``--actors``, plus ``--checkpoints`` files, single- or multi-map, GNN or MLP),
 columns the SMAC maps of :data:`MATRIX_MAPS` that share a unit class with some row (``--maps``:
 exactly the given ones), cells the greedy win rate with its Wilson 95 % interval over ``--episodes``
-fresh-seed episodes (``sc2_envs.evaluation.evaluate`` through ``eval_transfer.evaluate_transfer``).
+fresh-seed episodes (``sc2_envs.training.evaluation.evaluate`` through ``eval_transfer.evaluate_transfer``).
 A cell the checkpoint cannot play is not an error: ``n/a (classes not covered)`` (a unit class of
 the map has no actor in the checkpoint), ``n/a (size mismatch)`` (an MLP's flat input/output sizes
 differ) or ``n/a (layout mismatch)`` (a GNN's entity widths differ, e.g. another unit-type
@@ -877,6 +877,6 @@ def main(args: Args) -> str:
 
 
 if __name__ == "__main__":
-    from sc2_envs.runs import flowing_help
+    from sc2_envs.training.cli import flowing_help
 
     main(tyro.cli(flowing_help(Args)))

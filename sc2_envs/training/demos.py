@@ -53,7 +53,7 @@ t                  (T,) int32       env steps since the episode start
 ================== ================ =======================================================
 
 The episode of ``episode == e`` ends at its last row (``terminated | truncated``). Env ``b`` records
-its first ``q_b = n // B (+1 for b < n % B)`` episodes (``sc2_envs.evaluation.episode_quota``: a
+its first ``q_b = n // B (+1 for b < n % B)`` episodes (``sc2_envs.training.evaluation.episode_quota``: a
 fixed quota per env, so short episodes are not over-represented, and ``n`` episodes in total);
 steps of an env after its quota are not recorded.
 """
@@ -369,7 +369,7 @@ def load_demos(path: str | Path, max_files: int | None = None) -> DemoDataset:
     root = Path(path)
     meta_path = root / "meta.json"
     if not meta_path.exists():
-        raise FileNotFoundError(f"{root} has no meta.json; expected a folder written by sc2_envs.demos.record_demos")
+        raise FileNotFoundError(f"{root} has no meta.json; expected a folder written by sc2_envs.training.demos.record_demos")
     meta = json.loads(meta_path.read_text())
     if meta.get("format") != FORMAT:
         raise ValueError(f"{meta_path}: format {meta.get('format')!r}; expected {FORMAT!r}")
@@ -389,12 +389,14 @@ def load_demos(path: str | Path, max_files: int | None = None) -> DemoDataset:
 
 
 def main(argv=None) -> int:
-    """``python -m sc2_envs.demos --map 3m --episodes 200 --out demos/3m_k4 --stride 4 --repeat-as-idle``."""
+    """``python -m sc2_envs.training.demos --map 3m --episodes 200 --out demos/3m_k4 --stride 4 --repeat-as-idle``."""
     import argparse
 
     import sc2_envs
 
-    p = argparse.ArgumentParser(prog="python -m sc2_envs.demos", description="Record SMAC demonstrations (npz shards).")
+    p = argparse.ArgumentParser(
+        prog="python -m sc2_envs.training.demos", description="Record SMAC demonstrations (npz shards)."
+    )
     p.add_argument("--map", default="3m")
     p.add_argument("--episodes", type=int, default=100)
     p.add_argument("--num-envs", type=int, default=32)
