@@ -3,6 +3,7 @@
 import csv
 import glob
 import math
+import re
 import subprocess
 import sys
 
@@ -132,6 +133,8 @@ def test_happo_smoke_run_logs_evaluations_and_saves_a_loadable_checkpoint(tmp_pa
     )
     assert "obs 30, state 48, actions 9, agents 3 (marine x3)" in out and "classes: marine (" in out
     assert "2 iterations (64 env steps) | seed 3 |" in out  # the first screen shows the seed and the total
+    # the progress line gives the run-long rate and the recent one (the last iterations' rate)
+    assert re.search(r"iteration 2/2 step 64 .*sps=\d+ recent=\d+", out), out
     rows = _eval_rows(tmp_path, "3m__happo_gnn__3__*")
     assert [r["global_step"] for r in rows] == [32, 64]
     assert all(0.0 <= r["win_rate"] <= 1.0 for r in rows)

@@ -25,6 +25,7 @@ same per map (``charts/win_rate/<map>``); zero-shot maps (``--eval-maps``) log
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import csv
 import os
@@ -60,6 +61,8 @@ from sc2_envs.training.run import (
 )
 
 COMPUTED_FIELDS = ("batch_size", "minibatch_size", "num_iterations")
+RECENT_ITERATIONS = 10
+"""Iterations the progress line's ``recent=`` rate covers (env steps per wall-clock second)."""
 """CleanRL's ``Args`` fields filled in at runtime; the command line may not set them."""
 
 
@@ -99,6 +102,8 @@ class TrainingRun:
         self.init_ckpt: dict | None = None
         self.writer = None
         self._iter_start = self._env_s = 0.0
+        # (wall time, global_step) at the last RECENT_ITERATIONS + 1 iteration ends, for the recent rate
+        self._recent: collections.deque = collections.deque(maxlen=RECENT_ITERATIONS + 1)
 
     # ------------------------------------------------------------------ set-up
 
@@ -371,7 +376,13 @@ class TrainingRun:
         returns whether to stop (a signal or the time budget)."""
         a = self.args
         self.iteration, self.global_step = iteration, global_step
-        sps = int(global_step / (time.time() - self.start_time))
+        now = time.time()
+        sps = int(global_step / (now - self.start_time))
+        if not self._recent:  # the rate of the iterations since the run (or this process) started
+            self._recent.append((self.start_time, 0))
+        self._recent.append((now, global_step))
+        (t0, s0), (t1, s1) = self._recent[0], self._recent[-1]
+        recent = int((s1 - s0) / max(t1 - t0, 1e-9))
         env_share = self._env_s / max(time.perf_counter() - self._iter_start, 1e-9)  # rollout + update
         shown = self.env_shares.add(env_share)
         self.writer.add_scalar("charts/SPS", sps, global_step)
@@ -380,7 +391,11 @@ class TrainingRun:
         stopping = self.stopper.requested or out_of_time
         if iteration % a.eval_interval == 0 or iteration == a.num_iterations or stopping:
             self.evaluate_and_save(iteration, global_step)
-        self.progress.update(iteration, global_step, episode_return, self.win_rate, sps, extra={"env": shown})
+        # sps= is the run-long average (first-use compiles and evaluations included); recent= the last
+        # RECENT_ITERATIONS iterations' rate, which is what the run does now
+        self.progress.update(
+            iteration, global_step, episode_return, self.win_rate, sps, extra={"recent": recent, "env": shown}
+        )
         return stopping
 
     # ------------------------------------------------------------------ evaluation and files
