@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from dataclasses import fields
 
 import numpy as np
 import torch
@@ -43,20 +42,19 @@ from sc2_envs.sim.rules.features import N_ACTIONS_NO_ATTACK, FeatureConfig, Rewa
 from sc2_envs.sim.rules.features_v2 import SMACv2Features
 from sc2_envs.sim.rules.reset import fresh_scenario_state, fresh_state
 from sc2_envs.sim.runtime.first_use import first_call
-from sc2_envs.sim.runtime.threads import apply_num_threads, check_num_threads
+from sc2_envs.sim.runtime.threads import check_num_threads
 from sc2_envs.sim.snapshot import SnapshotMixin
+from sc2_envs.sim.stages import StagesMixin
 from sc2_envs.sim.state import (
     UnitTable,
     WorldState,
 )
-from sc2_envs.units import LOOPS_PER_STEP
 from sc2_envs.validation import as_device
 
-_STATE_FIELDS = [f.name for f in fields(WorldState)]
 _V2_FIELDS = ("unit_kind", "fov_dir", "enemy_tag", "max_reward")  # WorldState fields only SMACv2 scenarios use
 
 
-class SMACSim(ExecutionMixin, SnapshotMixin, EditingMixin):
+class SMACSim(StagesMixin, ExecutionMixin, SnapshotMixin, EditingMixin):
     """``B`` SMAC environments of one map, batched.
 
     Args:
@@ -171,43 +169,13 @@ class SMACSim(ExecutionMixin, SnapshotMixin, EditingMixin):
         self.n_agents = self.spec.n_agents
         self.n_enemies = self.spec.n_enemies
         self.episode_limit = self.spec.episode_limit
-        if self.scenario is not None:
-            self.n_actions = 0  # set from the features below
-            self.table = UnitTable.build_scenario(self.scenario, num_envs, self.device)
-            terrain = terrain_grids("full")  # 32x32_flat: every cell pathable, one level
-        else:
-            self.n_actions = self.spec.n_actions
-            self.agent_unit_types = self.spec.ally_units()
-            self.table = UnitTable.build(self.spec, self.device)
-            terrain = terrain_grids(self.spec.terrain)
-        self.pathing = torch.as_tensor(terrain.pathing.copy(), device=self.device)
-        self.dynamics = Dynamics(
-            self.table,
-            self.pathing,
-            loops_per_tick,
-            cliff_level=torch.as_tensor(terrain.cliff_level.astype("int32"), device=self.device),
-            cliff_walkable=torch.as_tensor(terrain.cliff_walkable.copy(), device=self.device),
-            **({} if self.scenario is not None else self._routing(self.spec.terrain)),
-        )
         fcfg = FeatureConfig(**{k: v for k, v in options.items() if k in FEATURE_OPTIONS})
         rcfg = RewardConfig(**{k: v for k, v in options.items() if k in REWARD_OPTIONS})
         # what state_dict() records and load_state_dict() compares: the options that change the game
         self._snapshot_options = snapshot_options(
             fcfg, rcfg, lenient_actions, loops_per_tick, spawn_jitter, v2_opts, self.scenario
         )
-        if self.scenario is not None:
-            self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order="attack_closest")
-            self.features = SMACv2Features(self.scenario, self.table, fcfg, rcfg, self.device, **v2_opts)
-            self.n_actions = self.features.n_actions
-            self.sampler = v2.ScenarioSampler(self.scenario, self.device)
-            U = self.n_agents + self.n_enemies
-            self._pin_mask = torch.zeros(num_envs, dtype=torch.bool, device=self.device)
-            self._pin_kind = torch.zeros(num_envs, U, dtype=torch.int64, device=self.device)
-            self._pin_pos = torch.zeros(num_envs, U, 2, device=self.device)
-            self._pin_has_pos = torch.zeros(num_envs, dtype=torch.bool, device=self.device)
-        else:
-            self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order=self.spec.enemy_order)
-            self.features = SMACFeatures(self.spec, self.table, fcfg, rcfg, self.device)
+        self._build_rules(num_envs, loops_per_tick, fcfg, rcfg, v2_opts)
         self._n_no_attack = getattr(self.features, "n_actions_no_attack", N_ACTIONS_NO_ATTACK)
         self._n_fov = getattr(self.features, "n_fov", 0)
         self.obs_size = self.features.obs_size
@@ -227,21 +195,47 @@ class SMACSim(ExecutionMixin, SnapshotMixin, EditingMixin):
         self._seeded = False
         self._compile = compile
         self._compiled: dict = {}
-        self.kernel = self._resolve_kernel(kernel)
-        self.num_threads = apply_num_threads(num_threads, num_envs, self.device, self.kernel)
-        self._awaiting = None  # the family (SMACv2 or not) whose numba kernels compile in the background
-        if kernel == "auto" and self.kernel == "numba":
-            from sc2_envs.sim.runtime import warmup
-
-            if warmup.enabled() and not warmup.family_ready(self.scenario is not None):
-                self.kernel, self._awaiting = "torch", self.scenario is not None
-                self._compile_job()
-        self._build_kernels()
+        self._choose_kernel(kernel, num_threads)
         self._stat_counts = torch.zeros(3, dtype=torch.int64, device=self.device)
         if pin is not None:
             if not isinstance(pin, dict):
                 raise TypeError(f"option scenario must be a dict of pin_scenario's arguments, got {pin!r}")
             self.pin_scenario(**pin)
+
+    def _build_rules(self, num_envs: int, loops_per_tick: int, fcfg: FeatureConfig, rcfg: RewardConfig, v2_opts: dict):
+        """The roster's unit table, the terrain, and the torch rules on them (``Dynamics``, ``EnemyAI``, the
+        features; SMACv2: the scenario sampler and the pinned-composition tensors)."""
+        if self.scenario is not None:
+            self.n_actions = 0  # set from the features below
+            self.table = UnitTable.build_scenario(self.scenario, num_envs, self.device)
+            terrain = terrain_grids("full")  # 32x32_flat: every cell pathable, one level
+        else:
+            self.n_actions = self.spec.n_actions
+            self.agent_unit_types = self.spec.ally_units()
+            self.table = UnitTable.build(self.spec, self.device)
+            terrain = terrain_grids(self.spec.terrain)
+        self.pathing = torch.as_tensor(terrain.pathing.copy(), device=self.device)
+        self.dynamics = Dynamics(
+            self.table,
+            self.pathing,
+            loops_per_tick,
+            cliff_level=torch.as_tensor(terrain.cliff_level.astype("int32"), device=self.device),
+            cliff_walkable=torch.as_tensor(terrain.cliff_walkable.copy(), device=self.device),
+            **({} if self.scenario is not None else self._routing(self.spec.terrain)),
+        )
+        if self.scenario is not None:
+            self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order="attack_closest")
+            self.features = SMACv2Features(self.scenario, self.table, fcfg, rcfg, self.device, **v2_opts)
+            self.n_actions = self.features.n_actions
+            self.sampler = v2.ScenarioSampler(self.scenario, self.device)
+            U = self.n_agents + self.n_enemies
+            self._pin_mask = torch.zeros(num_envs, dtype=torch.bool, device=self.device)
+            self._pin_kind = torch.zeros(num_envs, U, dtype=torch.int64, device=self.device)
+            self._pin_pos = torch.zeros(num_envs, U, 2, device=self.device)
+            self._pin_has_pos = torch.zeros(num_envs, dtype=torch.bool, device=self.device)
+        else:
+            self.enemy_ai = EnemyAI(self.table, self.n_agents, enemy_order=self.spec.enemy_order)
+            self.features = SMACFeatures(self.spec, self.table, fcfg, rcfg, self.device)
 
     # The numba path's auto-reset leaves the per-env unit table (and the tensors Dynamics derives
     # from it) to be rebuilt from ``st.unit_kind`` when next read: the kernels never read them, so a
@@ -457,22 +451,7 @@ class SMACSim(ExecutionMixin, SnapshotMixin, EditingMixin):
         out["final_avail_actions"] = out["avail_actions"].clone()
         if bool(done.any()):
             if self.autoreset:
-                self.st.copy_envs_from(self._fresh_state(), done)
-                self._refresh_kinds()
-                # observe only the envs that were reset (a few per step at large B), not the whole batch
-                idx = done.nonzero().flatten()
-                if self._observe_kernel is not None:
-                    # writes the rows idx of out's tensors (fresh this step; final_* are copies)
-                    self._observe_kernel.observe(self.st, idx, out)
-                    self._avail = out["avail_actions"].clone()
-                    return out
-                sub = self.st.select(idx)
-                avail = self.features.avail_actions(sub)
-                out["obs"] = out["obs"].index_copy(0, idx, self.features.obs(sub, avail))
-                out["state"] = out["state"].index_copy(0, idx, self.features.state(sub))
-                out["avail_actions"] = out["avail_actions"].index_copy(0, idx, avail)
-                if self.scenario is not None:  # the enemy tags the new episodes' observation set
-                    self.st.enemy_tag = self.st.enemy_tag.index_copy(0, idx, sub.enemy_tag)
+                self._auto_reset(done, out)
             else:
                 self._needs_reset = True
         if self.scenario is not None:
@@ -509,132 +488,45 @@ class SMACSim(ExecutionMixin, SnapshotMixin, EditingMixin):
             raise (self._out_of_range if code == OUT_OF_RANGE else self._unavailable)(actions, b, n)
         out = dict(zip(kernel.out_keys, map(torch.from_numpy, arrays), strict=True))
         if value:  # some episodes ended
-            if not self.autoreset:
-                self._needs_reset = True
+            if self.autoreset:
+                self._auto_reset(arrays[5] | arrays[6], out)  # terminated | truncated
             else:
-                done = arrays[5] | arrays[6]  # terminated | truncated
-                idx = done.nonzero()[0]
-                if self.scenario is not None:
-                    self._reset_scenario_envs(idx)
-                else:
-                    # = self.st.copy_envs_from(self._fresh_state(), done), compiled (bit for bit, tested)
-                    kernel.reset_envs(self.st, done, self.spawn_jitter)
-                # observe only the envs that were reset, into rows of this step's fresh outputs (final_* are copies)
-                self._observe_kernel.observe(self.st, idx, out)
-                kernel._avail_np[idx] = arrays[2][idx]  # avail_actions
+                self._needs_reset = True
         if self.scenario is not None:
             out["unit_kind"] = self.st.unit_kind[:, :N].clone()
         return out
 
-    def _reset_scenario_envs(self, idx: np.ndarray) -> None:
-        """Numba path, SMACv2: new episodes for the envs ``idx`` ([k] int64), in place (the kernels'
-        views stay valid): the rows of ``copy_envs_from(self._fresh_state(), done)``, compiled
-        (``sim.numba.reset``, bit for bit); the unit table follows when next read (``table``)."""
-        self._scenario_reset.reset_envs(self.st, idx)
-        self._kinds_stale = True
+    def _auto_reset(self, done: torch.Tensor | np.ndarray, out: dict[str, torch.Tensor]) -> None:
+        """New episodes for the envs ``done`` (``[B]`` bool, a tensor on the torch path, an array on the
+        numba path), observed into those rows of this step's ``obs``, ``state`` and ``avail_actions``
+        (fresh tensors; the ``final_*`` copies keep the ended episodes). Only the ended envs are observed
+        (a few per step at large B), not the whole batch.
 
-    def _core(self, actions: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Orders and enemy AI, 8 game loops, then result, reward and features; updates ``self.st``.
-
-        Three stages of pure tensor code (no host synchronisation); with ``compile=True`` each stage
-        is one ``torch.compile`` graph (a per-tick graph compiles much faster than a whole step).
+        The torch path runs ``st.copy_envs_from(_fresh_state(), done)`` and the features of those envs;
+        the numba path the same rules compiled (``numba.reset``, ``numba.features`` / ``features_v2``),
+        bit for bit, in place on the state (the kernels' views stay valid).
         """
-        self._run_stage("orders", actions)
-        if self._tick_kernel is not None:
-            self._run_stage("ticks")  # one compiled call for the 8 loops
-        else:
-            for _ in range(0, LOOPS_PER_STEP, self.dynamics.L):
-                self._run_stage("tick")
-        return self._run_stage("observe", actions)
-
-    def advance_loops(self, n: int) -> None:
-        """Play ``n`` game loops with the units' current orders kept (the SC2-API server's ``step``).
-
-        Each whole env step of ``LOOPS_PER_STEP`` loops runs as ``step`` does with every agent's no-op
-        (orders and enemy AI, the loops, then the step count, reward and features), without the
-        episode's end handling or auto-reset; the remaining ``n % LOOPS_PER_STEP`` loops run as ticks of
-        ``loops_per_tick`` loops only (no enemy AI, no features). Updates ``self.st`` in place.
-
-        Args:
-            n: game loops, ``>= 0``; ``n % LOOPS_PER_STEP`` must be a multiple of ``loops_per_tick``.
-
-        Raises:
-            ValueError: ``n`` is negative, or its remainder is not a whole number of ticks.
-        """
-        if not is_int(n) or n < 0:
-            raise ValueError(f"advance_loops: n must be an int >= 0 game loops, got {n!r}")
-        steps, rest = divmod(int(n), LOOPS_PER_STEP)
-        if rest % self.dynamics.L:
-            raise ValueError(
-                f"advance_loops: n={n} leaves {rest} loops after whole env steps, not a multiple of "
-                f"loops_per_tick={self.dynamics.L}"
-            )
-        keep = torch.zeros(self.num_envs, self.n_agents, dtype=torch.int64, device=self.device)  # no-op: keep orders
-        for _ in range(steps):
-            self._core(keep)
-        for _ in range(rest // self.dynamics.L):
-            self._run_stage("tick")
-
-    # Stage functions: each runs one stage on ``st`` through the kernel in effect (``self.kernel``).
-    def _stage_orders(self, st: WorldState, actions: torch.Tensor) -> None:
-        """SMAC actions -> ally orders, then the enemy AI's orders."""
-        if self._tick_kernel is not None:
-            self._tick_kernel.orders(st, actions)
+        kernel = self._step_kernel
+        if kernel is not None:
+            idx = done.nonzero()[0]
+            if self.scenario is not None:
+                self._scenario_reset.reset_envs(self.st, idx)
+                self._kinds_stale = True  # the unit table follows when next read (``table``)
+            else:
+                kernel.reset_envs(self.st, done, self.spawn_jitter)
+            self._observe_kernel.observe(self.st, idx, out)
+            kernel._avail_np[idx] = out["avail_actions"].numpy()[idx]
             return
-        self._apply_actions(st, actions)
-        self.enemy_ai.act(st)
-
-    def _stage_tick(self, st: WorldState) -> None:
-        """One tick of ``loops_per_tick`` game loops (``Dynamics.advance``)."""
-        if self._tick_kernel is not None:
-            self._tick_kernel.ticks(st, 1)
-            return
-        self.dynamics.advance(st)
-
-    def _stage_ticks(self, st: WorldState) -> None:
-        """All ticks of one env step (8 game loops)."""
-        if self._tick_kernel is not None:
-            self._tick_kernel.ticks(st, LOOPS_PER_STEP // self.dynamics.L)
-            return
-        for _ in range(0, LOOPS_PER_STEP, self.dynamics.L):
-            self.dynamics.advance(st)
-
-    def _stage_observe(self, st: WorldState, actions: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Step count, last action, game result, reward, previous-step snapshot, then the features."""
-        if self._observe_kernel is not None:
-            return self._observe_kernel(st, actions)
-        st.episode_steps = st.episode_steps + 1
-        st.last_action = actions.clone()  # the caller's tensor is never aliased into the state
-        won, lost, draw = self.features.game_result(st)
-        reward = self.features.reward(st, won, lost)
-        st.prev_health, st.prev_shield, st.prev_alive = st.health.clone(), st.shield.clone(), st.alive.clone()
-        avail = self.features.avail_actions(st)
-        return dict(
-            obs=self.features.obs(st, avail),
-            state=self.features.state(st),
-            avail_actions=avail,
-            reward=reward,
-            battle_won=won,
-            lost=lost,
-            draw=draw,
-        )
-
-    def _run_stage(self, name: str, arg: torch.Tensor | None = None):
-        """Run stage ``name`` on ``self.st`` (with ``arg`` when given), eagerly or through its compiled flat-tuple form."""
-        fn = getattr(self, f"_stage_{name}")
-        if not self._compile:
-            return fn(self.st) if arg is None else fn(self.st, arg)
-        if name not in self._compiled:
-
-            def flat(arg, *tensors):
-                st = WorldState(*tensors)
-                res = fn(st) if arg is None else fn(st, arg)
-                return tuple(getattr(st, n) for n in _STATE_FIELDS), res
-
-            self._compiled[name] = torch.compile(flat, dynamic=False)
-        fields_out, res = self._compiled[name](arg, *(getattr(self.st, n) for n in _STATE_FIELDS))
-        self.st = WorldState(*fields_out)
-        return res
+        self.st.copy_envs_from(self._fresh_state(), done)
+        self._refresh_kinds()
+        idx = done.nonzero().flatten()
+        sub = self.st.select(idx)
+        avail = self.features.avail_actions(sub)
+        out["obs"] = out["obs"].index_copy(0, idx, self.features.obs(sub, avail))
+        out["state"] = out["state"].index_copy(0, idx, self.features.state(sub))
+        out["avail_actions"] = out["avail_actions"].index_copy(0, idx, avail)
+        if self.scenario is not None:  # the enemy tags the new episodes' observation set
+            self.st.enemy_tag = self.st.enemy_tag.index_copy(0, idx, sub.enemy_tag)
 
     def _record_stats(self, won, draw, truncated, done) -> None:
         # kept on the device and read in get_stats(): no host sync per step
