@@ -514,7 +514,10 @@ def play_games(
         idle[live] += np.isin(at[live], idle_ids)
         errs = info.get("action_errors")
         if errs is not None:
-            errors[live] += np.asarray([len(e) > 0 for e in errs], bool)[live]
+            # a list per game (a Gymnasium vector env of real games leaves None / 0 where a game
+            # reported none, e.g. on its autoreset step)
+            refused = [isinstance(e, (list, tuple, np.ndarray)) and len(e) > 0 for e in errs]
+            errors[live] += np.asarray(refused, bool)[live]
         if probe is not None:
             probe.update()
         sc = np.asarray(obs["scalars"])
