@@ -37,6 +37,7 @@ from sc2_envs.lite.catalog import (
     EC_SUPPLY_MAX,
     RES_GEYSER,
     RES_MINERAL,
+    TF_ACCEL,
     TF_ARMOR,
     TF_BONUS_ARMORED,
     TF_BONUS_LIGHT,
@@ -163,6 +164,7 @@ from sc2_envs.lite.layout import (
     UF_RALLY_X,
     UF_RALLY_Y,
     UF_SHIELD,
+    UF_SPEED,
     UF_WTIMER,
     UF_X,
     UF_Y,
@@ -236,12 +238,14 @@ def _cell_node(nav_node, x, y):
 
 
 @_inline
-def _move_toward(uf, i, tx, ty, stop, speed, nav_node, nav_next, nav_x, nav_y):
+def _move_toward(uf, i, tx, ty, stop, speed, accel, nav_node, nav_next, nav_x, nav_y):
     """Walk unit ``i`` one game loop toward (tx, ty); True once within ``stop`` cells of it.
 
     The route follows the navigation graph's next hop (``sc2_envs.lite.navigation``) until the
     unit is in the target's node or a neighbour, then goes straight. An unreachable target
-    counts as reached (the unit stops), as the game stops a unit that cannot path.
+    counts as reached (the unit stops), as the game stops a unit that cannot path. A unit with
+    ``accel`` > 0 (workers: the game data's ``Acceleration`` 2.5 per normal second squared) gains
+    ``accel`` of speed per loop from a stop up to ``speed``; it stops (speed 0) on arrival.
     """
     x = uf[i, UF_X]
     y = uf[i, UF_Y]
@@ -250,9 +254,13 @@ def _move_toward(uf, i, tx, ty, stop, speed, nav_node, nav_next, nav_x, nav_y):
     dy = ty - y
     d = math.sqrt(dx * dx + dy * dy)
     if d <= stop:
+        uf[i, UF_SPEED] = 0.0
         return True
     if speed <= 0.0:
         return False
+    if accel > 0.0:
+        speed = min(speed, uf[i, UF_SPEED] + accel)
+        uf[i, UF_SPEED] = speed
     wx = tx
     wy = ty
     cn = _cell_node(nav_node, x, y)
@@ -275,7 +283,10 @@ def _move_toward(uf, i, tx, ty, stop, speed, nav_node, nav_next, nav_x, nav_y):
         uf[i, UF_Y] = y + ddy / dd * step
     ex = tx - uf[i, UF_X]
     ey = ty - uf[i, UF_Y]
-    return math.sqrt(ex * ex + ey * ey) <= stop + 1e-4
+    if math.sqrt(ex * ex + ey * ey) <= stop + 1e-4:
+        uf[i, UF_SPEED] = 0.0
+        return True
+    return False
 
 
 @_inline
@@ -549,7 +560,7 @@ def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, n
             ui[i, UI_WSTATE] = ws
     if ws == WS_TO_RESOURCE:
         stop = tf[t, TF_RADIUS] + tf[ui[r, UI_TYPE], TF_RADIUS] + _ARRIVE
-        if _move_toward(uf, i, uf[r, UF_X], uf[r, UF_Y], stop, speed, nav_node, nav_next, nav_x, nav_y):
+        if _move_toward(uf, i, uf[r, UF_X], uf[r, UF_Y], stop, speed, tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y):
             ws = WS_WAIT
             ui[i, UI_WSTATE] = ws
     if ws == WS_WAIT:
@@ -601,7 +612,7 @@ def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, n
             if h < 0:
                 return  # nowhere to drop off: wait with the cargo (the game's "can't find drop off")
         stop = tf[t, TF_RADIUS] + tf[ui[h, UI_TYPE], TF_RADIUS] + _ARRIVE
-        if _move_toward(uf, i, uf[h, UF_X], uf[h, UF_Y], stop, speed, nav_node, nav_next, nav_x, nav_y):
+        if _move_toward(uf, i, uf[h, UF_X], uf[h, UF_Y], stop, speed, tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y):
             ui[i, UI_WSTATE] = WS_DROPOFF
             uf[i, UF_WTIMER] = ec[EC_RETURN_DELAY]
         return
@@ -707,7 +718,9 @@ def _build_step(uf, ui, oi, of, pq, pf, occ, placement, ti, tf, i, nav_node, nav
         cx = of[i, 0, OF_X]
         cy = of[i, 0, OF_Y]
     stop = tf[ui[i, UI_TYPE], TF_RADIUS] + 0.5 * max(ti[t, TI_FOOTPRINT_W], ti[t, TI_FOOTPRINT_H]) + 0.5
-    if not _move_toward(uf, i, cx, cy, stop, tf[ui[i, UI_TYPE], TF_SPEED], nav_node, nav_next, nav_x, nav_y):
+    if not _move_toward(
+        uf, i, cx, cy, stop, tf[ui[i, UI_TYPE], TF_SPEED], tf[ui[i, UI_TYPE], TF_ACCEL], nav_node, nav_next, nav_x, nav_y
+    ):
         return
     code = _afford(pf, ti, owner, t)
     if code == 0 and not has_done(ui, owner, ti[t, TI_REQUIRES]):
@@ -815,7 +828,9 @@ def _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, chase, lo
         return True
     if chase:
         stop = rng + tf[ti_, TF_RADIUS] + tf[ui[j, UI_TYPE], TF_RADIUS]
-        _move_toward(uf, i, uf[j, UF_X], uf[j, UF_Y], stop, tf[ti_, TF_SPEED], nav_node, nav_next, nav_x, nav_y)
+        _move_toward(
+            uf, i, uf[j, UF_X], uf[j, UF_Y], stop, tf[ti_, TF_SPEED], tf[ti_, TF_ACCEL], nav_node, nav_next, nav_x, nav_y
+        )
     return False
 
 
@@ -985,7 +1000,7 @@ def _order_step(
     kind = oi[i, 0, OI_KIND]
     if kind == ORD_MOVE:
         tx, ty = _walkable_point(nav_node, nav_x, nav_y, of[i, 0, OF_X], of[i, 0, OF_Y])
-        if _move_toward(uf, i, tx, ty, 0.0, speed, nav_node, nav_next, nav_x, nav_y):
+        if _move_toward(uf, i, tx, ty, 0.0, speed, tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y):
             _pop_order(oi, of, ui, i)
     elif kind == ORD_FOLLOW:
         j = oi[i, 0, OI_TARGET]
@@ -993,7 +1008,7 @@ def _order_step(
             _pop_order(oi, of, ui, i)
         else:
             stop = tf[t, TF_RADIUS] + tf[ui[j, UI_TYPE], TF_RADIUS] + _ARRIVE
-            if _move_toward(uf, i, uf[j, UF_X], uf[j, UF_Y], stop, speed, nav_node, nav_next, nav_x, nav_y):
+            if _move_toward(uf, i, uf[j, UF_X], uf[j, UF_Y], stop, speed, tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y):
                 _pop_order(oi, of, ui, i)
     elif kind == ORD_ATTACK:
         j = oi[i, 0, OI_TARGET]
@@ -1036,7 +1051,7 @@ def _order_step(
             )
         elif kind == ORD_ATTACK_MOVE:
             tx, ty = _walkable_point(nav_node, nav_x, nav_y, of[i, 0, OF_X], of[i, 0, OF_Y])
-            if _move_toward(uf, i, tx, ty, 0.0, speed, nav_node, nav_next, nav_x, nav_y):
+            if _move_toward(uf, i, tx, ty, 0.0, speed, tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y):
                 _pop_order(oi, of, ui, i)
     elif kind == ORD_GATHER or kind == ORD_RETURN:
         if kind == ORD_RETURN and ui[i, UI_WSTATE] == WS_NONE:
