@@ -175,7 +175,7 @@ def test_pylon_is_done_exactly_its_build_time_after_placement(eng):
 def test_gateway_needs_a_pylon_field(eng):
     probe = slots(eng, "Probe", 1)[0]
     eng.state.pf[0, 1, PF_MINERALS] = 1000
-    code = command(eng, CMD_BUILD_PT, [probe], eng.catalog.ids["Gateway"], x=32.5, y=52.5)
+    code = command(eng, CMD_BUILD_PT, [probe], eng.catalog.ids["Gateway"], x=32.5, y=55.5)
     assert code == kernels.AR_CANT_BUILD_TOO_FAR_FROM_POWER
 
 
