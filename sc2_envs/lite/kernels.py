@@ -916,14 +916,40 @@ def _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, s, first_free, loo
 
 # ================================================================ one game loop
 @_inline
-def _timers_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, loop):
-    """Timed life, energy, shield regeneration and weapon cooldown of unit ``i``; True when its
-    timed life ran out (it is dead)."""
+def _unit_step(
+    uf,
+    ui,
+    oi,
+    of,
+    pq,
+    pf,
+    gi,
+    occ,
+    ghost,
+    vis,
+    placement,
+    ti,
+    tf,
+    ec,
+    i,
+    loop,
+    nav_node,
+    nav_next,
+    nav_x,
+    nav_y,
+    first_free,
+    err,
+):
+    t = ui[i, UI_TYPE]
+    owner = ui[i, UI_OWNER]
+    if owner == 0:
+        return
+    # Timed life, energy, shields, cooldown.
     if uf[i, UF_LIFE] > 0.0:
         uf[i, UF_LIFE] -= 1.0
         if uf[i, UF_LIFE] <= 0.0:
             _kill(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, i, 0)
-            return True
+            return
     if tf[t, TF_ENERGY_MAX] > 0.0 and uf[i, UF_ENERGY] < tf[t, TF_ENERGY_MAX]:
         uf[i, UF_ENERGY] = min(uf[i, UF_ENERGY] + tf[t, TF_ENERGY_REGEN], tf[t, TF_ENERGY_MAX])
     if (
@@ -934,69 +960,57 @@ def _timers_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, loop
         uf[i, UF_SHIELD] = min(uf[i, UF_SHIELD] + ec[EC_SHIELD_REGEN], tf[t, TF_SHIELD])
     if uf[i, UF_COOLDOWN] > 0.0:
         uf[i, UF_COOLDOWN] -= 1.0
-    return False
-
-
-@_inline
-def _structure_step(uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, owner, loop, nav_node, nav_next,
-                    nav_x, nav_y, first_free):  # fmt: skip
-    """One loop of structure ``i``: construction (a Terran one only with its SCV), else production
-    and, if armed and powered, its weapon."""
-    if ui[i, UI_DONE] == 0:
-        b = ui[i, UI_BUILDER]
-        if ti[t, TI_TERRAN_BUILD] == 1 and (b < 0 or ui[b, UI_ALIVE] == 0):
-            return  # a Terran structure without its SCV pauses
-        if uf[i, UF_BORN] == loop:
-            return  # placed this loop: Init -> Done is exactly the build time
-        bt = ti[t, TI_BUILD_TIME]
-        uf[i, UF_BUILD] += 1.0
-        frac = uf[i, UF_BUILD] / bt
-        uf[i, UF_HP] = max(uf[i, UF_HP], (0.1 + 0.9 * frac) * tf[t, TF_HP])
-        uf[i, UF_SHIELD] = max(uf[i, UF_SHIELD], (0.1 + 0.9 * frac) * tf[t, TF_SHIELD])
-        if uf[i, UF_BUILD] + 1e-4 >= bt:
-            ui[i, UI_DONE] = 1
-            if b >= 0 and ui[b, UI_ALIVE] == 1:
-                if ui[b, UI_NORDERS] > 0 and oi[b, 0, OI_KIND] == ORD_CONSTRUCT:
-                    _pop_order(oi, of, ui, b)
-                _resume_gather(oi, of, ui, b)
-                ui[i, UI_BUILDER] = -1
+    if ti[t, TI_STRUCTURE] == 1:
+        if ui[i, UI_DONE] == 0:
+            b = ui[i, UI_BUILDER]
+            if ti[t, TI_TERRAN_BUILD] == 1 and (b < 0 or ui[b, UI_ALIVE] == 0):
+                return  # a Terran structure without its SCV pauses
+            if uf[i, UF_BORN] == loop:
+                return  # placed this loop: Init -> Done is exactly the build time
+            bt = ti[t, TI_BUILD_TIME]
+            uf[i, UF_BUILD] += 1.0
+            frac = uf[i, UF_BUILD] / bt
+            uf[i, UF_HP] = max(uf[i, UF_HP], (0.1 + 0.9 * frac) * tf[t, TF_HP])
+            uf[i, UF_SHIELD] = max(uf[i, UF_SHIELD], (0.1 + 0.9 * frac) * tf[t, TF_SHIELD])
+            if uf[i, UF_BUILD] + 1e-4 >= bt:
+                ui[i, UI_DONE] = 1
+                if b >= 0 and ui[b, UI_ALIVE] == 1:
+                    if ui[b, UI_NORDERS] > 0 and oi[b, 0, OI_KIND] == ORD_CONSTRUCT:
+                        _pop_order(oi, of, ui, b)
+                    _resume_gather(oi, of, ui, b)
+                    ui[i, UI_BUILDER] = -1
+            return
+        _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, i, first_free, loop)
+        if tf[t, TF_DAMAGE] > 0.0 and (ti[t, TI_NEEDS_POWER] == 0 or ui[i, UI_POWERED] == 1):
+            j = ui[i, UI_TARGET]
+            if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_RANGE]):
+                j = -1
+            if j < 0 and loop >= ui[i, UI_ACQUIRE]:
+                ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
+                j = _acquire(uf, ui, ti, tf, i, tf[t, TF_RANGE])
+            ui[i, UI_TARGET] = j
+            if j >= 0:
+                _engage(
+                    uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, False, loop, nav_node, nav_next, nav_x, nav_y
+                )
         return
-    _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, i, first_free, loop)
-    if tf[t, TF_DAMAGE] > 0.0 and (ti[t, TI_NEEDS_POWER] == 0 or ui[i, UI_POWERED] == 1):
-        j = ui[i, UI_TARGET]
-        if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_RANGE]):
-            j = -1
-        if j < 0 and loop >= ui[i, UI_ACQUIRE]:
-            ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
-            j = _acquire(uf, ui, ti, tf, i, tf[t, TF_RANGE])
-        ui[i, UI_TARGET] = j
-        if j >= 0:
-            _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, False, loop, nav_node, nav_next, nav_x, nav_y)
-
-
-@_inline
-def _idle_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, owner, loop, nav_node, nav_next, nav_x, nav_y):
-    """One loop of an idle unit: an armed non-worker fights what comes near (or what hit it)."""
-    if tf[t, TF_DAMAGE] > 0.0 and ti[t, TI_WORKER] == 0:
-        j = ui[i, UI_TARGET]
-        if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_SIGHT]):
-            j = -1
-        if j < 0 and loop >= ui[i, UI_ACQUIRE]:
-            ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
-            j = _acquire(uf, ui, ti, tf, i, tf[t, TF_RANGE] + 1.0)
-        ui[i, UI_TARGET] = j
-        if j >= 0:
-            _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, True, loop, nav_node, nav_next, nav_x, nav_y)
-
-
-@_inline
-def _order_step(
-    uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, i, t, owner, loop, nav_node, nav_next, nav_x,
-    nav_y, first_free, err,
-):  # fmt: skip
-    """One loop of unit ``i``'s current order."""
     armed = tf[t, TF_DAMAGE] > 0.0
     speed = tf[t, TF_SPEED]
+    if ui[i, UI_NORDERS] == 0:
+        # Idle: an armed non-worker fights what comes near (or what hit it).
+        if armed and ti[t, TI_WORKER] == 0:
+            j = ui[i, UI_TARGET]
+            if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_SIGHT]):
+                j = -1
+            if j < 0 and loop >= ui[i, UI_ACQUIRE]:
+                ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
+                j = _acquire(uf, ui, ti, tf, i, tf[t, TF_RANGE] + 1.0)
+            ui[i, UI_TARGET] = j
+            if j >= 0:
+                _engage(
+                    uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, True, loop, nav_node, nav_next, nav_x, nav_y
+                )
+        return
     kind = oi[i, 0, OI_KIND]
     if kind == ORD_MOVE:
         tx, ty = _walkable_point(nav_node, nav_x, nav_y, of[i, 0, OF_X], of[i, 0, OF_Y])
@@ -1070,27 +1084,6 @@ def _order_step(
             _resume_gather(oi, of, ui, i)
     else:
         _pop_order(oi, of, ui, i)
-
-
-@_inline
-def _unit_step(
-    uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, i, loop, nav_node, nav_next, nav_x, nav_y,
-    first_free, err,
-):  # fmt: skip
-    t = ui[i, UI_TYPE]
-    owner = ui[i, UI_OWNER]
-    if owner == 0:
-        return
-    if _timers_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, loop):
-        return
-    if ti[t, TI_STRUCTURE] == 1:
-        _structure_step(uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, owner, loop, nav_node, nav_next,
-                        nav_x, nav_y, first_free)  # fmt: skip
-    elif ui[i, UI_NORDERS] == 0:
-        _idle_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, owner, loop, nav_node, nav_next, nav_x, nav_y)
-    else:
-        _order_step(uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, i, t, owner, loop, nav_node,
-                    nav_next, nav_x, nav_y, first_free, err)  # fmt: skip
 
 
 @_jit
