@@ -174,3 +174,14 @@ def test_description_agrees_with_the_map_archive():
     assert (simple64.cliff_level_grid() == arc.cliff_level).mean() >= 0.98
     for p in simple64.START_LOCATIONS:
         assert arc.pathable[_cell(p)]
+
+
+def test_served_placement_grid_is_the_description_moved_by_the_measured_offset():
+    from sc2_envs.lite.maps import PLACEMENT_OFFSET, load_map
+
+    dx, dy = PLACEMENT_OFFSET
+    served = load_map("Simple64").placement
+    desc = simple64.placement_grid(rocks=False)
+    # a cell of the main plateau, away from the rocks and the grid's border
+    for x, y in ((18, 59), (30, 53), (40, 60)):
+        assert served[y, x] == desc[y + dy, x + dx]

@@ -175,7 +175,7 @@ def test_pylon_is_done_exactly_its_build_time_after_placement(eng):
 def test_gateway_needs_a_pylon_field(eng):
     probe = slots(eng, "Probe", 1)[0]
     eng.state.pf[0, 1, PF_MINERALS] = 1000
-    code = command(eng, CMD_BUILD_PT, [probe], eng.catalog.ids["Gateway"], x=32.5, y=52.5)
+    code = command(eng, CMD_BUILD_PT, [probe], eng.catalog.ids["Gateway"], x=32.5, y=55.5)
     assert code == kernels.AR_CANT_BUILD_TOO_FAR_FROM_POWER
 
 
@@ -256,3 +256,18 @@ def test_a_move_off_the_map_stops_on_walkable_ground(eng):
             break
     x, y = eng.state.uf[0, probe, [UF_X, UF_Y]]
     assert eng.state.ui[0, probe, UI_NORDERS] == 0 and eng.map.pathing[int(y), int(x)] == 1
+
+
+def test_a_worker_accelerates_from_a_stop_at_its_game_data_rate(eng):
+    # Probe: Acceleration 2.5 and Speed 2.8125 per normal second (profile 3.16.1), 16 loops a second.
+    probe = slots(eng, "Probe", 1)[0]
+    x0, y0 = eng.state.uf[0, probe, [UF_X, UF_Y]]
+    assert command(eng, CMD_MOVE_PT, [probe], x=x0 + 10.0, y=y0) == kernels.AR_SUCCESS
+    accel, top = 2.5 / 16**2, 2.8125 / 16
+    walked = []
+    for _ in range(24):
+        before = eng.state.uf[0, probe, [UF_X, UF_Y]].copy()
+        eng.advance(1)
+        walked.append(np.hypot(*(eng.state.uf[0, probe, [UF_X, UF_Y]] - before)))
+    expected = [min(top, accel * (k + 1)) for k in range(24)]
+    np.testing.assert_allclose(walked, expected, rtol=1e-3, atol=1e-5)

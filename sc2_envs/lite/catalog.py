@@ -68,7 +68,8 @@ TF_LIFETIME = 16  # game loops, 0 = none
 TF_POWER_RADIUS = 17
 TF_PROD_RATE = 18  # production speed of this type as a producer (Nexus 1.15 in 3.16.1)
 TF_VALUE = 19  # minerals + gas (total price), for killed / lost value
-NTF = 20
+TF_ACCEL = 20  # cells per game loop per game loop; 0: full speed at once
+NTF = 21
 
 # ---------------------------------------------------------------- economy  ec[NEC]
 EC_MINERALS_PER_TRIP = 0
@@ -199,6 +200,8 @@ def build_catalog(profile: str = "3.16.1") -> Catalog:
         ti[t, TI_TERRAN_BUILD] = int(u.race == "Terran" and bool(ti[t, TI_BUILT_BY_WORKER]))
         tf[t, TF_HP], tf[t, TF_SHIELD], tf[t, TF_ARMOR] = u.hp, u.shield, u.armor
         tf[t, TF_SPEED] = u.speed / lps
+        # Army units (1000 per normal s^2) are at full speed within a loop: no ramp for them.
+        tf[t, TF_ACCEL] = u.acceleration / lps**2 if 0.0 < u.acceleration < 100.0 else 0.0
         tf[t, TF_SIGHT], tf[t, TF_RADIUS] = u.sight, u.radius
         if u.weapons:
             w = u.weapons[0]  # every type in scope has one weapon

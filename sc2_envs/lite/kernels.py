@@ -37,6 +37,7 @@ from sc2_envs.lite.catalog import (
     EC_SUPPLY_MAX,
     RES_GEYSER,
     RES_MINERAL,
+    TF_ACCEL,
     TF_ARMOR,
     TF_BONUS_ARMORED,
     TF_BONUS_LIGHT,
@@ -163,6 +164,7 @@ from sc2_envs.lite.layout import (
     UF_RALLY_X,
     UF_RALLY_Y,
     UF_SHIELD,
+    UF_SPEED,
     UF_WTIMER,
     UF_X,
     UF_Y,
@@ -236,12 +238,14 @@ def _cell_node(nav_node, x, y):
 
 
 @_inline
-def _move_toward(uf, i, tx, ty, stop, speed, nav_node, nav_next, nav_x, nav_y):
+def _move_toward(uf, i, tx, ty, stop, speed, accel, nav_node, nav_next, nav_x, nav_y):
     """Walk unit ``i`` one game loop toward (tx, ty); True once within ``stop`` cells of it.
 
     The route follows the navigation graph's next hop (``sc2_envs.lite.navigation``) until the
     unit is in the target's node or a neighbour, then goes straight. An unreachable target
-    counts as reached (the unit stops), as the game stops a unit that cannot path.
+    counts as reached (the unit stops), as the game stops a unit that cannot path. A unit with
+    ``accel`` > 0 (workers: the game data's ``Acceleration`` 2.5 per normal second squared) gains
+    ``accel`` of speed per loop from a stop up to ``speed``; it stops (speed 0) on arrival.
     """
     x = uf[i, UF_X]
     y = uf[i, UF_Y]
@@ -250,9 +254,13 @@ def _move_toward(uf, i, tx, ty, stop, speed, nav_node, nav_next, nav_x, nav_y):
     dy = ty - y
     d = math.sqrt(dx * dx + dy * dy)
     if d <= stop:
+        uf[i, UF_SPEED] = 0.0
         return True
     if speed <= 0.0:
         return False
+    if accel > 0.0:
+        speed = min(speed, uf[i, UF_SPEED] + accel)
+        uf[i, UF_SPEED] = speed
     wx = tx
     wy = ty
     cn = _cell_node(nav_node, x, y)
@@ -275,7 +283,10 @@ def _move_toward(uf, i, tx, ty, stop, speed, nav_node, nav_next, nav_x, nav_y):
         uf[i, UF_Y] = y + ddy / dd * step
     ex = tx - uf[i, UF_X]
     ey = ty - uf[i, UF_Y]
-    return math.sqrt(ex * ex + ey * ey) <= stop + 1e-4
+    if math.sqrt(ex * ex + ey * ey) <= stop + 1e-4:
+        uf[i, UF_SPEED] = 0.0
+        return True
+    return False
 
 
 @_inline
@@ -549,7 +560,7 @@ def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, n
             ui[i, UI_WSTATE] = ws
     if ws == WS_TO_RESOURCE:
         stop = tf[t, TF_RADIUS] + tf[ui[r, UI_TYPE], TF_RADIUS] + _ARRIVE
-        if _move_toward(uf, i, uf[r, UF_X], uf[r, UF_Y], stop, speed, nav_node, nav_next, nav_x, nav_y):
+        if _move_toward(uf, i, uf[r, UF_X], uf[r, UF_Y], stop, speed, tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y):
             ws = WS_WAIT
             ui[i, UI_WSTATE] = ws
     if ws == WS_WAIT:
@@ -601,7 +612,7 @@ def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, n
             if h < 0:
                 return  # nowhere to drop off: wait with the cargo (the game's "can't find drop off")
         stop = tf[t, TF_RADIUS] + tf[ui[h, UI_TYPE], TF_RADIUS] + _ARRIVE
-        if _move_toward(uf, i, uf[h, UF_X], uf[h, UF_Y], stop, speed, nav_node, nav_next, nav_x, nav_y):
+        if _move_toward(uf, i, uf[h, UF_X], uf[h, UF_Y], stop, speed, tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y):
             ui[i, UI_WSTATE] = WS_DROPOFF
             uf[i, UF_WTIMER] = ec[EC_RETURN_DELAY]
         return
@@ -707,7 +718,9 @@ def _build_step(uf, ui, oi, of, pq, pf, occ, placement, ti, tf, i, nav_node, nav
         cx = of[i, 0, OF_X]
         cy = of[i, 0, OF_Y]
     stop = tf[ui[i, UI_TYPE], TF_RADIUS] + 0.5 * max(ti[t, TI_FOOTPRINT_W], ti[t, TI_FOOTPRINT_H]) + 0.5
-    if not _move_toward(uf, i, cx, cy, stop, tf[ui[i, UI_TYPE], TF_SPEED], nav_node, nav_next, nav_x, nav_y):
+    if not _move_toward(
+        uf, i, cx, cy, stop, tf[ui[i, UI_TYPE], TF_SPEED], tf[ui[i, UI_TYPE], TF_ACCEL], nav_node, nav_next, nav_x, nav_y
+    ):
         return
     code = _afford(pf, ti, owner, t)
     if code == 0 and not has_done(ui, owner, ti[t, TI_REQUIRES]):
@@ -815,7 +828,9 @@ def _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, chase, lo
         return True
     if chase:
         stop = rng + tf[ti_, TF_RADIUS] + tf[ui[j, UI_TYPE], TF_RADIUS]
-        _move_toward(uf, i, uf[j, UF_X], uf[j, UF_Y], stop, tf[ti_, TF_SPEED], nav_node, nav_next, nav_x, nav_y)
+        _move_toward(
+            uf, i, uf[j, UF_X], uf[j, UF_Y], stop, tf[ti_, TF_SPEED], tf[ti_, TF_ACCEL], nav_node, nav_next, nav_x, nav_y
+        )
     return False
 
 
@@ -901,14 +916,40 @@ def _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, s, first_free, loo
 
 # ================================================================ one game loop
 @_inline
-def _timers_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, loop):
-    """Timed life, energy, shield regeneration and weapon cooldown of unit ``i``; True when its
-    timed life ran out (it is dead)."""
+def _unit_step(
+    uf,
+    ui,
+    oi,
+    of,
+    pq,
+    pf,
+    gi,
+    occ,
+    ghost,
+    vis,
+    placement,
+    ti,
+    tf,
+    ec,
+    i,
+    loop,
+    nav_node,
+    nav_next,
+    nav_x,
+    nav_y,
+    first_free,
+    err,
+):
+    t = ui[i, UI_TYPE]
+    owner = ui[i, UI_OWNER]
+    if owner == 0:
+        return
+    # Timed life, energy, shields, cooldown.
     if uf[i, UF_LIFE] > 0.0:
         uf[i, UF_LIFE] -= 1.0
         if uf[i, UF_LIFE] <= 0.0:
             _kill(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, i, 0)
-            return True
+            return
     if tf[t, TF_ENERGY_MAX] > 0.0 and uf[i, UF_ENERGY] < tf[t, TF_ENERGY_MAX]:
         uf[i, UF_ENERGY] = min(uf[i, UF_ENERGY] + tf[t, TF_ENERGY_REGEN], tf[t, TF_ENERGY_MAX])
     if (
@@ -919,73 +960,61 @@ def _timers_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, loop
         uf[i, UF_SHIELD] = min(uf[i, UF_SHIELD] + ec[EC_SHIELD_REGEN], tf[t, TF_SHIELD])
     if uf[i, UF_COOLDOWN] > 0.0:
         uf[i, UF_COOLDOWN] -= 1.0
-    return False
-
-
-@_inline
-def _structure_step(uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, owner, loop, nav_node, nav_next,
-                    nav_x, nav_y, first_free):  # fmt: skip
-    """One loop of structure ``i``: construction (a Terran one only with its SCV), else production
-    and, if armed and powered, its weapon."""
-    if ui[i, UI_DONE] == 0:
-        b = ui[i, UI_BUILDER]
-        if ti[t, TI_TERRAN_BUILD] == 1 and (b < 0 or ui[b, UI_ALIVE] == 0):
-            return  # a Terran structure without its SCV pauses
-        if uf[i, UF_BORN] == loop:
-            return  # placed this loop: Init -> Done is exactly the build time
-        bt = ti[t, TI_BUILD_TIME]
-        uf[i, UF_BUILD] += 1.0
-        frac = uf[i, UF_BUILD] / bt
-        uf[i, UF_HP] = max(uf[i, UF_HP], (0.1 + 0.9 * frac) * tf[t, TF_HP])
-        uf[i, UF_SHIELD] = max(uf[i, UF_SHIELD], (0.1 + 0.9 * frac) * tf[t, TF_SHIELD])
-        if uf[i, UF_BUILD] + 1e-4 >= bt:
-            ui[i, UI_DONE] = 1
-            if b >= 0 and ui[b, UI_ALIVE] == 1:
-                if ui[b, UI_NORDERS] > 0 and oi[b, 0, OI_KIND] == ORD_CONSTRUCT:
-                    _pop_order(oi, of, ui, b)
-                _resume_gather(oi, of, ui, b)
-                ui[i, UI_BUILDER] = -1
+    if ti[t, TI_STRUCTURE] == 1:
+        if ui[i, UI_DONE] == 0:
+            b = ui[i, UI_BUILDER]
+            if ti[t, TI_TERRAN_BUILD] == 1 and (b < 0 or ui[b, UI_ALIVE] == 0):
+                return  # a Terran structure without its SCV pauses
+            if uf[i, UF_BORN] == loop:
+                return  # placed this loop: Init -> Done is exactly the build time
+            bt = ti[t, TI_BUILD_TIME]
+            uf[i, UF_BUILD] += 1.0
+            frac = uf[i, UF_BUILD] / bt
+            uf[i, UF_HP] = max(uf[i, UF_HP], (0.1 + 0.9 * frac) * tf[t, TF_HP])
+            uf[i, UF_SHIELD] = max(uf[i, UF_SHIELD], (0.1 + 0.9 * frac) * tf[t, TF_SHIELD])
+            if uf[i, UF_BUILD] + 1e-4 >= bt:
+                ui[i, UI_DONE] = 1
+                if b >= 0 and ui[b, UI_ALIVE] == 1:
+                    if ui[b, UI_NORDERS] > 0 and oi[b, 0, OI_KIND] == ORD_CONSTRUCT:
+                        _pop_order(oi, of, ui, b)
+                    _resume_gather(oi, of, ui, b)
+                    ui[i, UI_BUILDER] = -1
+            return
+        _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, i, first_free, loop)
+        if tf[t, TF_DAMAGE] > 0.0 and (ti[t, TI_NEEDS_POWER] == 0 or ui[i, UI_POWERED] == 1):
+            j = ui[i, UI_TARGET]
+            if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_RANGE]):
+                j = -1
+            if j < 0 and loop >= ui[i, UI_ACQUIRE]:
+                ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
+                j = _acquire(uf, ui, ti, tf, i, tf[t, TF_RANGE])
+            ui[i, UI_TARGET] = j
+            if j >= 0:
+                _engage(
+                    uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, False, loop, nav_node, nav_next, nav_x, nav_y
+                )
         return
-    _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, i, first_free, loop)
-    if tf[t, TF_DAMAGE] > 0.0 and (ti[t, TI_NEEDS_POWER] == 0 or ui[i, UI_POWERED] == 1):
-        j = ui[i, UI_TARGET]
-        if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_RANGE]):
-            j = -1
-        if j < 0 and loop >= ui[i, UI_ACQUIRE]:
-            ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
-            j = _acquire(uf, ui, ti, tf, i, tf[t, TF_RANGE])
-        ui[i, UI_TARGET] = j
-        if j >= 0:
-            _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, False, loop, nav_node, nav_next, nav_x, nav_y)
-
-
-@_inline
-def _idle_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, owner, loop, nav_node, nav_next, nav_x, nav_y):
-    """One loop of an idle unit: an armed non-worker fights what comes near (or what hit it)."""
-    if tf[t, TF_DAMAGE] > 0.0 and ti[t, TI_WORKER] == 0:
-        j = ui[i, UI_TARGET]
-        if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_SIGHT]):
-            j = -1
-        if j < 0 and loop >= ui[i, UI_ACQUIRE]:
-            ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
-            j = _acquire(uf, ui, ti, tf, i, tf[t, TF_RANGE] + 1.0)
-        ui[i, UI_TARGET] = j
-        if j >= 0:
-            _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, True, loop, nav_node, nav_next, nav_x, nav_y)
-
-
-@_inline
-def _order_step(
-    uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, i, t, owner, loop, nav_node, nav_next, nav_x,
-    nav_y, first_free, err,
-):  # fmt: skip
-    """One loop of unit ``i``'s current order."""
     armed = tf[t, TF_DAMAGE] > 0.0
     speed = tf[t, TF_SPEED]
+    if ui[i, UI_NORDERS] == 0:
+        # Idle: an armed non-worker fights what comes near (or what hit it).
+        if armed and ti[t, TI_WORKER] == 0:
+            j = ui[i, UI_TARGET]
+            if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_SIGHT]):
+                j = -1
+            if j < 0 and loop >= ui[i, UI_ACQUIRE]:
+                ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
+                j = _acquire(uf, ui, ti, tf, i, tf[t, TF_RANGE] + 1.0)
+            ui[i, UI_TARGET] = j
+            if j >= 0:
+                _engage(
+                    uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, True, loop, nav_node, nav_next, nav_x, nav_y
+                )
+        return
     kind = oi[i, 0, OI_KIND]
     if kind == ORD_MOVE:
         tx, ty = _walkable_point(nav_node, nav_x, nav_y, of[i, 0, OF_X], of[i, 0, OF_Y])
-        if _move_toward(uf, i, tx, ty, 0.0, speed, nav_node, nav_next, nav_x, nav_y):
+        if _move_toward(uf, i, tx, ty, 0.0, speed, tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y):
             _pop_order(oi, of, ui, i)
     elif kind == ORD_FOLLOW:
         j = oi[i, 0, OI_TARGET]
@@ -993,7 +1022,7 @@ def _order_step(
             _pop_order(oi, of, ui, i)
         else:
             stop = tf[t, TF_RADIUS] + tf[ui[j, UI_TYPE], TF_RADIUS] + _ARRIVE
-            if _move_toward(uf, i, uf[j, UF_X], uf[j, UF_Y], stop, speed, nav_node, nav_next, nav_x, nav_y):
+            if _move_toward(uf, i, uf[j, UF_X], uf[j, UF_Y], stop, speed, tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y):
                 _pop_order(oi, of, ui, i)
     elif kind == ORD_ATTACK:
         j = oi[i, 0, OI_TARGET]
@@ -1036,7 +1065,7 @@ def _order_step(
             )
         elif kind == ORD_ATTACK_MOVE:
             tx, ty = _walkable_point(nav_node, nav_x, nav_y, of[i, 0, OF_X], of[i, 0, OF_Y])
-            if _move_toward(uf, i, tx, ty, 0.0, speed, nav_node, nav_next, nav_x, nav_y):
+            if _move_toward(uf, i, tx, ty, 0.0, speed, tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y):
                 _pop_order(oi, of, ui, i)
     elif kind == ORD_GATHER or kind == ORD_RETURN:
         if kind == ORD_RETURN and ui[i, UI_WSTATE] == WS_NONE:
@@ -1055,27 +1084,6 @@ def _order_step(
             _resume_gather(oi, of, ui, i)
     else:
         _pop_order(oi, of, ui, i)
-
-
-@_inline
-def _unit_step(
-    uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, i, loop, nav_node, nav_next, nav_x, nav_y,
-    first_free, err,
-):  # fmt: skip
-    t = ui[i, UI_TYPE]
-    owner = ui[i, UI_OWNER]
-    if owner == 0:
-        return
-    if _timers_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, loop):
-        return
-    if ti[t, TI_STRUCTURE] == 1:
-        _structure_step(uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, owner, loop, nav_node, nav_next,
-                        nav_x, nav_y, first_free)  # fmt: skip
-    elif ui[i, UI_NORDERS] == 0:
-        _idle_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, owner, loop, nav_node, nav_next, nav_x, nav_y)
-    else:
-        _order_step(uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, i, t, owner, loop, nav_node,
-                    nav_next, nav_x, nav_y, first_free, err)  # fmt: skip
 
 
 @_jit

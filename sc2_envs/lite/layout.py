@@ -25,7 +25,8 @@ UF_RALLY_Y = 10
 UF_LIFE = 11  # timed life left in game loops (MULE); 0 = no timed life
 UF_LAST_DAMAGED = 12  # game loop of the last damage taken (shield regeneration delay)
 UF_BORN = 13  # game loop the unit appeared (a structure placed in loop L first progresses in L + 1)
-NUF = 14
+UF_SPEED = 14  # current speed, cells per game loop (workers accelerate from a stop)
+NUF = 15
 
 # ---------------------------------------------------------------- per-unit ints  ui[B, U, NUI]
 UI_ALIVE = 0

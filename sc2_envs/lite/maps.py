@@ -73,6 +73,33 @@ def height_to_uint8(height: np.ndarray) -> np.ndarray:
     return np.clip(np.round((np.asarray(height, np.float64) + 16.0) / 32.0 * 255.0), 0, 255).astype(np.uint8)
 
 
+PLACEMENT_OFFSET = (1, -1)
+"""(dx, dy) cells: structure cell (x, y) is buildable where the terrain description's (and
+``simple64.from_map_archive``'s) placement grid holds cell (x + dx, y + dy). Measured on the 1,181
+player structures (UnitInit, footprints from ``m_x``/``m_y`` with the footprint's parity) of the 80
+mini-AlphaStar Simple64 replays: 81 of them cover an unbuildable cell of the grid as read, 7 with
+this offset, and more with every other offset in [-1, 1]^2 (34 with (1, 0), 67 with (0, -1))."""
+
+
+def align_placement(grid: np.ndarray) -> np.ndarray:
+    """The placement grid moved by ``PLACEMENT_OFFSET``: ``out[y, x] = grid[y + dy, x + dx]``,
+    0 where that cell is off the grid.
+
+    Args:
+        grid: ``(H, W)`` placement grid indexed [y, x].
+
+    Returns:
+        ``(H, W)`` array of the same dtype.
+    """
+    dx, dy = PLACEMENT_OFFSET
+    h, w = grid.shape
+    out = np.zeros_like(grid)
+    ys, xs = slice(max(0, -dy), min(h, h - dy)), slice(max(0, -dx), min(w, w - dx))
+    src_ys, src_xs = slice(ys.start + dy, ys.stop + dy), slice(xs.start + dx, xs.stop + dx)
+    out[ys, xs] = grid[src_ys, src_xs]
+    return out
+
+
 def from_simple64_module(mod) -> LiteMap:
     """Build a ``LiteMap`` from the data module ``sc2_envs.lite.data.simple64``.
 
@@ -80,7 +107,9 @@ def from_simple64_module(mod) -> LiteMap:
     fields 2x1 and geysers 3x3; structures are stamped by the engine as they are placed.
     """
     pathing = np.asarray(mod.pathing_grid(), dtype=np.uint8)
-    placement = np.asarray(mod.placement_grid(), dtype=np.uint8)
+    placement = align_placement(np.asarray(mod.placement_grid(rocks=False), dtype=np.uint8))
+    for x, y in mod.ROCKS:  # the rocks sit at their game coordinates (loop-0 tracker events)
+        placement[mod.footprint_cells((x, y), mod.ROCK_FOOTPRINT)] = 0
     height = height_to_uint8(mod.height_grid())
     h, w = pathing.shape
     minerals = tuple((m.kind, float(m.x), float(m.y)) for m in mod.MINERAL_FIELDS)
