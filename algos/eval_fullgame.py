@@ -25,10 +25,10 @@ game) in ``--num-envs`` parallel games, and prints one table row:
 
 The first lines are the effective configuration. The rows also go to ``--csv`` (default
 ``runs/eval_fullgame__<seed>__<unix time>.csv``). A checkpoint that is missing or not an
-``AlphaStarPolicy`` checkpoint, an unknown ``--policy``, or a flag out of its range (``--games 0``, ``--seed -3``,
-``--noop-prob 1.5``) ends the script before any game
-with one line naming the value (exit status 1). On the real game, minerals and kills are read from
-the lite engine only and print as n/a, and ``scripted`` needs ``--enemy-start COL ROW``.
+``AlphaStarPolicy`` checkpoint, an unknown ``--policy``, or a flag out of its range (``--games 0``,
+``--seed -3``, ``--noop-prob 1.5``) ends the script before any game with one line naming the value
+(exit status 1). On the real game, minerals and kills are read from the lite engine only and print
+as n/a, and ``scripted`` needs ``--enemy-start COL ROW``.
 """
 
 from __future__ import annotations
