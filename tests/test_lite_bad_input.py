@@ -55,6 +55,12 @@ def test_unsigned_ints_above_int64_are_refused_not_wrapped_to_minus_one(env, val
         env.step({"action_type": value})
 
 
+@pytest.mark.parametrize("values", [[2**70], [2**70, 5]])
+def test_python_ints_outside_every_numpy_int_dtype_get_the_range_error(env, values):
+    with pytest.raises(ValueError, match=rf"^selected_units={values[0]}; expected an int in \[-1, 64\]$"):
+        env.step({"action_type": 3, "selected_units": values})
+
+
 def test_single_env_shape_errors_give_the_single_env_shapes(env):
     with pytest.raises(ValueError, match=r"action_type has shape \(1,\); expected \(\)$"):
         env.step({"action_type": [1]})

@@ -115,6 +115,10 @@ HEADS = ("action_type", "queued", "delay", "selected_units", "target_unit", "tar
 _INT64_MAX = np.iinfo(np.int64).max
 
 
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
 def check_action_keys(action) -> None:
     """Refuse an action that is not a dict of heads, or that names a head that does not exist.
 
@@ -173,6 +177,12 @@ def check_heads(
             out[head] = default
             continue
         v = np.asarray(action[head])
+        if v.dtype == object and v.size and all(_is_int(x) for x in v.flat):
+            # NumPy keeps Python ints that fit no integer dtype (2**70) as objects
+            lo, hi = limits[head]
+            big = next((int(x) for x in v.flat if not lo <= x <= hi), None)
+            if big is not None:
+                raise ValueError(f"{head}={big}; expected an int in [{lo}, {hi}]")
         if v.dtype == bool or not np.issubdtype(v.dtype, np.integer):
             raise ValueError(f"{head}={action[head]!r}; expected integer values (dtype {v.dtype} given)")
         if v.dtype.kind == "u" and v.size and v.max() > _INT64_MAX:  # would wrap to negative in int64
