@@ -25,9 +25,10 @@ game) in ``--num-envs`` parallel games, and prints one table row:
 
 The first lines are the effective configuration. The rows also go to ``--csv`` (default
 ``runs/eval_fullgame__<seed>__<unix time>.csv``). A checkpoint that is missing or not an
-``AlphaStarPolicy`` checkpoint, an unknown ``--policy``, or ``--games 0`` ends the script before any game
-with one line naming the value (exit status 1). On the real game, minerals and kills are read from
-the lite engine only and print as n/a, and ``scripted`` needs ``--enemy-start COL ROW``.
+``AlphaStarPolicy`` checkpoint, an unknown ``--policy``, or a flag out of its range (``--games 0``,
+``--seed -3``, ``--noop-prob 1.5``) ends the script before any game with one line naming the value
+(exit status 1). On the real game, minerals and kills are read from the lite engine only and print
+as n/a, and ``scripted`` needs ``--enemy-start COL ROW``.
 """
 
 from __future__ import annotations
@@ -85,8 +86,9 @@ def check_args(args: Args) -> None:
 
     Raises:
         SystemExit: nothing to evaluate, a missing or non-AlphaStar checkpoint, an unknown baseline or
-            backend, ``--games``/``--num-envs``/``--step-mul`` below 1, or ``scripted`` on the real game
-            without ``--enemy-start``.
+            backend, ``--games``/``--num-envs``/``--step-mul`` below 1, ``--seed`` outside [0, 2**63 - 1]
+            (the envs' seed range), ``--torch-threads`` below 0, ``--noop-prob`` outside [0, 1], or
+            ``scripted`` on the real game without ``--enemy-start``.
     """
     from models.alphastar import CHECKPOINT_FORMAT
 
@@ -107,6 +109,12 @@ def check_args(args: Args) -> None:
     for name in ("games", "num_envs", "step_mul"):
         if getattr(args, name) < 1:
             raise SystemExit(f"eval_fullgame --{name.replace('_', '-')} {getattr(args, name)}: expected an integer >= 1")
+    if not 0 <= args.seed <= 2**63 - 1:
+        raise SystemExit(f"eval_fullgame --seed {args.seed}: expected an integer in [0, {2**63 - 1}]")
+    if args.torch_threads < 0:
+        raise SystemExit(f"eval_fullgame --torch-threads {args.torch_threads}: expected an integer >= 0 (0: torch's default)")
+    if not 0.0 <= args.noop_prob <= 1.0:  # NaN fails this too
+        raise SystemExit(f"eval_fullgame --noop-prob {args.noop_prob}: expected a probability in [0, 1]")
     if args.game_steps_per_episode < 0:
         raise SystemExit(f"eval_fullgame --game-steps-per-episode {args.game_steps_per_episode}: expected >= 0 (0: no limit)")
     if args.backend not in ("lite", "sc2"):

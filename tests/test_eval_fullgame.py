@@ -81,6 +81,10 @@ def test_summary_has_the_wilson_interval_and_army_only_of_games_still_running():
         ({"policy": ("random",), "games": 0}, "--games 0"),
         ({"policy": ("random",), "backend": "pysc2"}, "--backend"),
         ({"policy": ("scripted",), "backend": "sc2"}, "--enemy-start"),
+        ({"policy": ("random",), "seed": -3}, r"^eval_fullgame --seed -3: expected an integer in \[0, "),
+        ({"policy": ("random",), "torch_threads": -2}, r"^eval_fullgame --torch-threads -2: expected an integer >= 0"),
+        ({"policy": ("random",), "noop_prob": 1.5}, r"^eval_fullgame --noop-prob 1.5: expected a probability in \[0, 1\]"),
+        ({"policy": ("random",), "noop_prob": float("nan")}, r"^eval_fullgame --noop-prob nan: expected a probability"),
     ],
 )
 def test_bad_command_lines_stop_before_any_game(kw, message):

@@ -271,6 +271,35 @@ def test_unsupported_and_malformed_commands_are_action_errors():
     assert [(e.unit_tag, e.ability_id, e.result) for e in errors] == [(probe, 3675, 2), (123456789, 16, 3), (probe, 16, 3)]
 
 
+def _camera_move(x: float, y: float) -> sc.Action:
+    move = raw_pb2.ActionRawCameraMove(center_world_space=common_pb2.Point(x=x, y=y))
+    return sc.Action(action_raw=raw_pb2.ActionRaw(camera_move=move))
+
+
+def test_a_nan_or_infinite_camera_move_is_an_error_and_leaves_the_camera():
+    """A camera centre that names no place is refused like a NaN unit-command point (Error, an action_errors
+    entry with tag 0 and ability 0); a finite one still moves the camera."""
+    from sc2_envs.sc2api.server import SC2APIGame
+
+    game = SC2APIGame()
+
+    def rpc(**request):
+        return sc.Response.FromString(game.handle(sc.Request(**request).SerializeToString()))
+
+    create = sc.RequestCreateGame(local_map=sc.LocalMap(map_path="Melee/Simple64.SC2Map"), random_seed=1)
+    create.player_setup.add(type=sc.Participant)
+    create.player_setup.add(type=sc.Computer, race=common_pb2.Terran, difficulty=sc.VeryEasy)
+    rpc(create_game=create)
+    assert not rpc(join_game=sc.RequestJoinGame(race=common_pb2.Protoss, options=sc.InterfaceOptions(raw=True))).error
+    actions = [_camera_move(20.0, 30.0), _camera_move(float("nan"), 30.0), _camera_move(20.0, float("inf"))]
+    r = rpc(action=sc.RequestAction(actions=actions))
+    assert not r.error and list(r.action.result) == [1, 3, 3]
+    assert game.lite.games.observer.camera[0].tolist() == [20.0, 30.0]
+    rpc(step=sc.RequestStep(count=8))
+    errors = rpc(observation=sc.RequestObservation()).observation.action_errors
+    assert [(e.unit_tag, e.ability_id, e.result) for e in errors] == [(0, 0, 3), (0, 0, 3)]
+
+
 PYSC2_AGENT = '''
 """A raw agent written for pysc2 (``import pysc2``): it trains Probes, then its Probes attack their own Nexus."""
 import sys

@@ -18,9 +18,9 @@ import gymnasium as gym
 import numpy as np
 
 from sc2_envs.full_game import spec
-from sc2_envs.full_game.spaces import DIFFICULTIES, make_action_space, make_observation_space
+from sc2_envs.full_game.spaces import BOT_BUILDS, DIFFICULTIES, make_action_space, make_observation_space
 from sc2_envs.lite.bot import VeryEasyTerranBot
-from sc2_envs.lite.commands import CMD_UNSUPPORTED, check_heads, command_tables, decode
+from sc2_envs.lite.commands import CMD_UNSUPPORTED, check_action_keys, check_heads, command_tables, decode
 from sc2_envs.lite.engine import DEFAULT_CAPACITY, LiteEngine
 from sc2_envs.lite.kernels import AR_NOT_SUPPORTED
 from sc2_envs.lite.layout import CK_KIND, CMD_NONE, RESULT_NONE, RESULT_P1_WINS, RESULT_P2_WINS
@@ -31,14 +31,35 @@ SERVED_RACES = ("protoss",)
 SERVED_BOT_RACES = ("terran",)
 SERVED_DIFFICULTIES = ("very_easy",)
 MAX_SEED = 2**63 - 1
+# Largest accepted sizes: each is far above any real use (Simple64 has ~100 units, a 64 grid is
+# the real game's raw resolution) and keeps one game's buffers to tens of MB, so a typo such as
+# max_entities=2**40 is refused by name instead of failing in a numpy allocation.
+MAX_SIZES = {
+    "max_entities": 2**16,
+    "max_selected": 2**16,
+    "raw_resolution": 4096,
+    "minimap_resolution": 1024,
+    "capacity": 2**16,
+}
 
 
-def _check_int(name: str, value, minimum: int) -> int:
+def _check_int(name: str, value, minimum: int, maximum: int | None = None) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name}={value!r}; expected an int")
-    if value < minimum:
-        raise ValueError(f"{name}={value!r}; expected an int >= {minimum}")
+    if value < minimum or (maximum is not None and value > maximum):
+        upper = f" and <= {maximum}" if maximum is not None else ""
+        raise ValueError(f"{name}={value!r}; expected an int >= {minimum}{upper}")
     return int(value)
+
+
+def check_seed(seed) -> int | None:
+    """``seed`` as a Python int (None stays None), or a ``ValueError`` naming it unless it is an
+    int in [0, ``MAX_SEED``] (NumPy ints are accepted; bools are not)."""
+    if seed is not None and (
+        isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED
+    ):
+        raise ValueError(f"seed={seed!r}; expected an int in [0, {MAX_SEED}]")
+    return None if seed is None else int(seed)
 
 
 def check_served(map_name: str, race: str, bot_race: str, bot_difficulty: str) -> None:
@@ -114,9 +135,13 @@ class LiteGames:
         self.last_action_loop[games] = -1
         self.observer.observe(self.engine.state, games)
 
-    def step(self, action: dict):
-        """One env step of every game; returns ``(reward, terminated, truncated, errors, invalid)``."""
-        heads = check_heads(action, self.num_games, self.max_entities, self.max_selected, self.raw_resolution)
+    def step(self, action: dict, batched: bool = True):
+        """One env step of every game; returns ``(reward, terminated, truncated, errors, invalid)``.
+
+        ``batched=False``: ``action`` is one game's heads with a leading axis added (error messages
+        leave that axis out; see ``check_heads``).
+        """
+        heads = check_heads(action, self.num_games, self.max_entities, self.max_selected, self.raw_resolution, batched)
         obs = self.observer
         ck, cf, cs, invalid, camera = decode(
             heads,
@@ -167,8 +192,12 @@ class LiteGames:
 
 def _validate(kwargs: dict) -> None:
     check_served(kwargs["map_name"], kwargs["race"], kwargs["bot_race"], kwargs["bot_difficulty"])
-    for name in ("max_entities", "max_selected", "raw_resolution", "minimap_resolution"):
-        _check_int(name, kwargs[name], 1)
+    for name, maximum in MAX_SIZES.items():
+        _check_int(name, kwargs[name], 1, maximum)
+    if not isinstance(kwargs["omniscient"], (bool, np.bool_)):
+        raise TypeError(f"omniscient={kwargs['omniscient']!r}; expected a bool")
+    if "bot_build" in kwargs and kwargs["bot_build"] not in BOT_BUILDS:
+        raise ValueError(f"bot_build={kwargs['bot_build']!r}; expected one of {list(BOT_BUILDS)}")
     if kwargs["step_mul"] is not None:
         _check_int("step_mul", kwargs["step_mul"], 1)
     _check_int("game_steps_per_episode", kwargs["game_steps_per_episode"], 0)
@@ -180,20 +209,23 @@ class LiteFullGameEnv(gym.Env):
     Args:
         map_name: ``"Simple64"`` (the one map served).
         race: ``"protoss"``; bot_race: ``"terran"``; bot_difficulty: ``"very_easy"``; bot_build:
-            accepted for FullGame-v0 compatibility (the lite bot has one build).
+            one of ``BOT_BUILDS`` (``random``, ``rush``, ...), accepted for FullGame-v0
+            compatibility (the lite bot has one build).
         step_mul: game loops per step (8 = half a normal-speed second), or None to step ``max(delay, 1)``.
         game_steps_per_episode: truncate after this many game loops (0 = no limit).
-        max_entities, max_selected, raw_resolution, minimap_resolution: as ``FullGameEnv``.
-        omniscient: no fog of war (every unit visible), as the replay dataset's default.
-        capacity: unit slots per game.
+        max_entities, max_selected, raw_resolution, minimap_resolution: as ``FullGameEnv``; at
+            most ``MAX_SIZES`` (65536, 65536, 4096, 1024).
+        omniscient: a bool: no fog of war (every unit visible), as the replay dataset's default.
+        capacity: unit slots per game (at most ``MAX_SIZES["capacity"]``, 65536).
         data_profile: the game-data profile (``"3.16.1"``).
         query_available_actions, log_dir, version, realtime: accepted for FullGame-v0 compatibility
             (the action mask is always computed; there is no game process).
 
     Raises:
         ValueError: a map, race, difficulty the lite engine does not serve (the message lists
-            those served), or a non-positive size.
-        TypeError: a size or ``step_mul`` that is not an int.
+            those served), an unknown ``bot_build``, or a size below 1 or above ``MAX_SIZES``.
+        TypeError: a size, ``capacity`` or ``step_mul`` that is not an int, or ``omniscient``
+            that is not a bool.
     """
 
     metadata: ClassVar[dict] = {"render_modes": []}
@@ -256,10 +288,7 @@ class LiteFullGameEnv(gym.Env):
         Raises:
             ValueError: a seed that is not a non-negative int.
         """
-        if seed is not None and (
-            isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED
-        ):
-            raise ValueError(f"seed={seed!r}; expected an int in [0, {MAX_SEED}]")
+        seed = check_seed(seed)
         super().reset(seed=seed)
         core = self._core()
         bot_seed = int(self.np_random.integers(0, 2**63 - 1))
@@ -271,13 +300,15 @@ class LiteFullGameEnv(gym.Env):
 
         Raises:
             RuntimeError: ``step`` before ``reset``.
-            ValueError: a malformed action (a head of the wrong type, shape or range).
+            ValueError: a malformed action (not a dict, an unknown key, a head of the wrong type,
+                shape or range).
         """
         if self._games is None:
             raise RuntimeError("step() called before reset(); call reset() first")
         core = self._games
+        check_action_keys(action)
         batched = {k: np.asarray(v)[None] for k, v in action.items()}
-        reward, terminated, truncated, errors, invalid = core.step(batched)
+        reward, terminated, truncated, errors, invalid = core.step(batched, batched=False)
         info = {"game_loop": int(core.engine.game_loop[0]), "action_errors": errors[0]}
         if invalid[0] is not None:
             info["invalid_action"] = invalid[0]
@@ -324,6 +355,7 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
         kw.pop("__class__", None)
         _validate(kw)
         self.num_envs = _check_int("num_envs", num_envs, 1)
+        self._reset_done = False
         self._core = LiteGames(
             self.num_envs, map_name, step_mul, game_steps_per_episode, max_entities, max_selected, raw_resolution,
             minimap_resolution, omniscient, capacity, data_profile,
@@ -340,12 +372,18 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
         return self._core.engine
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        """Reset every game; returns batched observations and ``{}``."""
+        """Reset every game; returns batched observations and ``{}``.
+
+        Raises:
+            ValueError: a seed that is not an int in [0, 2**63 - 1].
+        """
+        seed = check_seed(seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         seeds = self._rng.integers(0, 2**63 - 1, size=self.num_envs)
         self._core.reset(np.arange(self.num_envs), seeds)
         self._autoreset[:] = False
+        self._reset_done = True
         return self._core.observer.as_dict(None, copy=False), {}
 
     def step(self, actions: dict):
@@ -354,7 +392,14 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
         Returns:
             ``(obs, reward (B,) float32, terminated (B,) bool, truncated (B,) bool, info)``; info has
             ``game_loop (B,)`` and ``action_errors`` (a list of B lists).
+
+        Raises:
+            RuntimeError: ``step`` before ``reset``.
+            ValueError: a malformed action (see ``LiteFullGameEnv.step``).
         """
+        if not self._reset_done:
+            raise RuntimeError("step() called before reset(); call reset() first")
+        check_action_keys(actions)
         core = self._core
         if self._autoreset.any():
             games = np.flatnonzero(self._autoreset)

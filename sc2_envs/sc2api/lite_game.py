@@ -163,8 +163,10 @@ class LiteAPIGame:
         """Apply one ``sc2api_pb2.Action``; returns its ``ActionResult``.
 
         Served: ``action_raw.unit_command`` (any ability the engine models, ``queue_command``
-        included) and ``action_raw.camera_move``. Anything else is ``NotSupported``. A refused unit
-        command is also kept for the next observation's ``action_errors``.
+        included) and ``action_raw.camera_move``. Anything else is ``NotSupported``; a point that is
+        NaN or infinite (a unit command's target or the camera's centre) is an ``Error``. A refused
+        unit command or camera move is also kept for the next observation's ``action_errors`` (a
+        camera move with unit tag 0 and ability id 0: it names neither).
         """
         self._cache = None
         if not action.HasField("action_raw"):
@@ -173,6 +175,9 @@ class LiteAPIGame:
         which = raw.WhichOneof("action")
         if which == "camera_move":
             p = raw.camera_move.center_world_space
+            if not (np.isfinite(p.x) and np.isfinite(p.y)):
+                self.action_errors.append((0, 0, AR_ERROR))  # names no place: the camera would be NaN
+                return AR_ERROR
             self.games.observer.camera[0] = (p.x, p.y)
             return AR_SUCCESS
         if which != "unit_command":

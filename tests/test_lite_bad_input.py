@@ -1,0 +1,128 @@
+"""Bad input to the lite FullGame-v0 envs: each is refused with an error naming the value and what was expected."""
+
+import re
+
+import numpy as np
+import pytest
+
+from sc2_envs.lite.env import MAX_SIZES, LiteFullGameEnv, LiteFullGameVectorEnv
+
+HEADS = "'action_type', 'queued', 'delay', 'selected_units', 'target_unit', 'target_location'"
+
+
+@pytest.fixture(scope="module")
+def env():
+    e = LiteFullGameEnv(max_entities=64, max_selected=8)
+    e.reset(seed=0)
+    yield e
+    e.close()
+
+
+@pytest.fixture(scope="module")
+def venv():
+    v = LiteFullGameVectorEnv(num_envs=2, max_entities=64, max_selected=8)
+    v.reset(seed=0)
+    yield v
+
+
+@pytest.mark.parametrize("action", [{"action_typ": 5}, {"action_type": 0, "extra": 1}])
+def test_single_env_refuses_an_unknown_action_key_naming_it_and_the_accepted_keys(env, action):
+    unknown = next(k for k in action if k != "action_type")
+    with pytest.raises(ValueError, match=rf"unknown keys \['{unknown}'\]; expected keys from \[{HEADS}\]"):
+        env.step(action)
+
+
+def test_vector_env_refuses_an_unknown_action_key(venv):
+    with pytest.raises(ValueError, match=r"unknown keys \['action_typ'\]"):
+        venv.step({"action_typ": np.zeros(2, np.int64)})
+
+
+@pytest.mark.parametrize("action", [None, [], 5])
+def test_a_non_dict_action_is_a_value_error_naming_the_heads(env, venv, action):
+    with pytest.raises(
+        ValueError, match=re.escape(f"action={action!r}") + rf"; expected a dict of heads with keys from \[{HEADS}\]"
+    ):
+        env.step(action)
+    with pytest.raises(ValueError, match="expected a dict of heads"):
+        venv.step(action)
+
+
+@pytest.mark.parametrize("value", [2**64 - 1, np.uint64(2**64 - 1)])
+def test_unsigned_ints_above_int64_are_refused_not_wrapped_to_minus_one(env, value):
+    with pytest.raises(ValueError, match=rf"selected_units={2**64 - 1}; expected an int in \[-1, 64\]"):
+        env.step({"action_type": 3, "selected_units": [value]})
+    with pytest.raises(ValueError, match=rf"action_type={2**64 - 1}; expected an int in \[0, "):
+        env.step({"action_type": value})
+
+
+@pytest.mark.parametrize("values", [[2**70], [2**70, 5]])
+def test_python_ints_outside_every_numpy_int_dtype_get_the_range_error(env, values):
+    with pytest.raises(ValueError, match=rf"^selected_units={values[0]}; expected an int in \[-1, 64\]$"):
+        env.step({"action_type": 3, "selected_units": values})
+
+
+def test_single_env_shape_errors_give_the_single_env_shapes(env):
+    with pytest.raises(ValueError, match=r"action_type has shape \(1,\); expected \(\)$"):
+        env.step({"action_type": [1]})
+    with pytest.raises(ValueError, match=r"target_location has shape \(3,\); expected \(2,\)$"):
+        env.step({"target_location": [1, 2, 3]})
+
+
+def test_single_env_range_errors_give_the_index_without_the_batch_axis(env):
+    with pytest.raises(ValueError, match=r"^action_type=100000; expected an int in"):
+        env.step({"action_type": 100000})
+    with pytest.raises(ValueError, match=r"^target_location=99 at index \(1,\); expected an int in \[0, 63\]$"):
+        env.step({"target_location": [0, 99]})
+
+
+def test_vector_env_range_errors_give_the_batch_index(venv):
+    with pytest.raises(ValueError, match=r"^target_location=99 at index \(1, 0\); expected"):
+        venv.step({"target_location": np.array([[0, 0], [99, 0]])})
+
+
+@pytest.mark.parametrize("capacity", [1.5, "x", True, 0, MAX_SIZES["capacity"] + 1])
+def test_capacity_must_be_an_int_in_range(capacity):
+    with pytest.raises((TypeError, ValueError), match=re.escape(f"capacity={capacity!r}; expected an int")):
+        LiteFullGameEnv(capacity=capacity)
+    with pytest.raises((TypeError, ValueError), match=re.escape(f"capacity={capacity!r}; expected an int")):
+        LiteFullGameVectorEnv(num_envs=1, capacity=capacity)
+
+
+@pytest.mark.parametrize("name", ["max_entities", "max_selected", "raw_resolution", "minimap_resolution"])
+def test_sizes_above_their_documented_maximum_are_refused_by_name(name):
+    too_big = 2**40
+    with pytest.raises(ValueError, match=rf"{name}={too_big}; expected an int >= 1 and <= {MAX_SIZES[name]}"):
+        LiteFullGameEnv(**{name: too_big})
+
+
+@pytest.mark.parametrize("omniscient", ["no", 0, None])
+def test_omniscient_must_be_a_bool(omniscient):
+    with pytest.raises(TypeError, match=re.escape(f"omniscient={omniscient!r}; expected a bool")):
+        LiteFullGameEnv(omniscient=omniscient)
+    with pytest.raises(TypeError, match=re.escape(f"omniscient={omniscient!r}; expected a bool")):
+        LiteFullGameVectorEnv(num_envs=1, omniscient=omniscient)
+
+
+def test_an_unknown_bot_build_is_refused_naming_the_builds():
+    with pytest.raises(ValueError, match=r"bot_build='garbage'; expected one of \['random', 'rush'"):
+        LiteFullGameEnv(bot_build="garbage")
+    LiteFullGameEnv(bot_build="rush")  # a FullGame-v0 build is accepted
+
+
+def test_a_numpy_int_seed_is_accepted_as_its_python_int(env):
+    env.reset(seed=np.int8(5))
+    state_np = env.np_random.bit_generator.state
+    env.reset(seed=5)
+    assert env.np_random.bit_generator.state == state_np
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "abc", True, 2**70, [1, 2]])
+def test_vector_env_seed_is_checked_like_the_single_env(venv, seed):
+    with pytest.raises(ValueError, match=r"seed=.*; expected an int in \[0, 9223372036854775807\]"):
+        venv.reset(seed=seed)
+
+
+def test_vector_env_step_before_reset_raises():
+    v = LiteFullGameVectorEnv(num_envs=2, max_entities=64, max_selected=8)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) first"):
+        v.step({"action_type": np.zeros(2, np.int64)})
