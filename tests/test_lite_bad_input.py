@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from sc2_envs.lite.env import MAX_SIZES, LiteFullGameEnv, LiteFullGameVectorEnv
+from sc2_envs.lite.env import MAX_NUM_ENVS, MAX_SIZES, LiteFullGameEnv, LiteFullGameVectorEnv
 
 HEADS = "'action_type', 'queued', 'delay', 'selected_units', 'target_unit', 'target_location'"
 
@@ -93,6 +93,11 @@ def test_sizes_above_their_documented_maximum_are_refused_by_name(name):
     too_big = 2**40
     with pytest.raises(ValueError, match=rf"{name}={too_big}; expected an int >= 1 and <= {MAX_SIZES[name]}"):
         LiteFullGameEnv(**{name: too_big})
+
+
+def test_num_envs_above_its_documented_maximum_is_refused_by_name():
+    with pytest.raises(ValueError, match=rf"num_envs={2**40}; expected an int >= 1 and <= {MAX_NUM_ENVS}"):
+        LiteFullGameVectorEnv(num_envs=2**40)
 
 
 @pytest.mark.parametrize("omniscient", ["no", 0, None])

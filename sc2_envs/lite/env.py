@@ -41,6 +41,7 @@ MAX_SIZES = {
     "minimap_resolution": 1024,
     "capacity": 2**16,
 }
+MAX_NUM_ENVS = 2**16  # games of one LiteFullGameVectorEnv; the same reason as MAX_SIZES
 
 
 def _check_int(name: str, value, minimum: int, maximum: int | None = None) -> int:
@@ -339,7 +340,7 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
     ``reset`` (at B=256 a copy of the entity rows alone is 20 MB per step); copy what you keep.
 
     Args:
-        num_envs: B.
+        num_envs: B, in [1, ``MAX_NUM_ENVS``] (65536).
         seed: base seed of the games' bot jitter (game ``b`` of episode ``k`` draws from it).
         the rest: as ``LiteFullGameEnv``.
     """
@@ -354,7 +355,7 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
         kw.pop("self")
         kw.pop("__class__", None)
         _validate(kw)
-        self.num_envs = _check_int("num_envs", num_envs, 1)
+        self.num_envs = _check_int("num_envs", num_envs, 1, MAX_NUM_ENVS)
         self._reset_done = False
         self._core = LiteGames(
             self.num_envs, map_name, step_mul, game_steps_per_episode, max_entities, max_selected, raw_resolution,
