@@ -1026,8 +1026,9 @@ def _unit_step(
                 _pop_order(oi, of, ui, i)
     elif kind == ORD_ATTACK:
         j = oi[i, 0, OI_TARGET]
-        # a dead target's slot may hold a new unit by now: never one of its own side's
-        if j < 0 or ui[j, UI_ALIVE] == 0 or not armed or ui[j, UI_OWNER] == owner:
+        # a dead target's slot may hold a new unit by now (its recycle count differs from the one the
+        # order was given against); an attack on an own unit stays legal, as in the game
+        if j < 0 or ui[j, UI_ALIVE] == 0 or not armed or ui[j, UI_RECYCLE] != oi[i, 0, OI_PARAM]:
             _pop_order(oi, of, ui, i)
         else:
             _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, True, loop, nav_node, nav_next, nav_x, nav_y)
@@ -1494,7 +1495,9 @@ def _unit_orders(uf, ui, oi, of, ti, tf, sel, nsel, owner, kind, tgt, x, y, queu
             okind = ORD_RETURN
         if okind == ORD_NONE:
             continue
-        if _push_order(oi, of, ui, s, okind, otgt, 0, x, y, queued):
+        # an attack order remembers its target's recycle count, to tell the unit from a later one in its slot
+        param = ui[otgt, UI_RECYCLE] if okind == ORD_ATTACK else 0
+        if _push_order(oi, of, ui, s, okind, otgt, param, x, y, queued):
             code = AR_SUCCESS
         else:
             code = AR_ORDER_QUEUE_IS_FULL
