@@ -271,3 +271,18 @@ def test_a_worker_accelerates_from_a_stop_at_its_game_data_rate(eng):
         walked.append(np.hypot(*(eng.state.uf[0, probe, [UF_X, UF_Y]] - before)))
     expected = [min(top, accel * (k + 1)) for k in range(24)]
     np.testing.assert_allclose(walked, expected, rtol=1e-3, atol=1e-5)
+
+
+def test_a_build_refused_on_arrival_is_reported_for_its_own_player_only(eng):
+    """``err`` holds one ActionResult per player: the bot's failed Build is not the agent's action error."""
+    scv = slots(eng, "SCV", 2)[0]
+    eng.state.pf[0, 2, PF_MINERALS] = 100
+    depot = eng.catalog.ids["SupplyDepot"]
+    assert command(eng, CMD_BUILD_PT, [scv], depot, x=55.0, y=32.0, player=2) == kernels.AR_SUCCESS
+    eng.state.pf[0, 2, PF_MINERALS] = 0  # spent before the SCV arrives: the placement is refused then
+    eng.state.err[:] = 0
+    for _ in range(400):
+        eng.advance(1)
+        if eng.state.err[0, 1] != 0:
+            break
+    assert eng.state.err[0, 1] == kernels.AR_NOT_ENOUGH_MINERALS and eng.state.err[0, 0] == 0

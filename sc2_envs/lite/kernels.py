@@ -706,10 +706,11 @@ def _build_step(uf, ui, oi, of, pq, pf, occ, placement, ti, tf, i, nav_node, nav
     """A worker's Build order: walk to the site, then place the structure (price paid now)."""
     t = oi[i, 0, OI_PARAM]
     owner = ui[i, UI_OWNER]
+    slot = owner - 1  # err holds one ActionResult per player: the bot's refusals are not the agent's
     g = oi[i, 0, OI_TARGET]
     if g >= 0:
         if ui[g, UI_ALIVE] == 0 or ui[g, UI_GEYSER] >= 0:
-            err[0] = AR_CANT_BUILD_LOCATION_INVALID
+            err[slot] = AR_CANT_BUILD_LOCATION_INVALID
             _pop_order(oi, of, ui, i)
             return
         cx = uf[g, UF_X]
@@ -728,12 +729,12 @@ def _build_step(uf, ui, oi, of, pq, pf, occ, placement, ti, tf, i, nav_node, nav
     if code == 0 and g < 0:
         code = placement_error(uf, ui, occ, placement, ti, tf, t, owner, cx, cy)
     if code != 0:
-        err[0] = code
+        err[slot] = code
         _pop_order(oi, of, ui, i)
         return
     s = spawn(uf, ui, oi, pq, occ, ti, tf, t, owner, cx, cy, False, first_free, loop)
     if s < 0:
-        err[0] = AR_ERROR
+        err[slot] = AR_ERROR
         _pop_order(oi, of, ui, i)
         return
     _pay(pf, ti, owner, t, 1.0)
