@@ -398,8 +398,8 @@ def test_throughput_benchmark_times_only_the_env_on_simple64():
 
 
 def test_the_servers_codes_are_the_engines():
-    """``sc2api.lite_game`` keeps the engine's imports out of server start-up; its copies of the engine's codes
-    must stay the engine's."""
+    """``sc2api.lite_game`` takes the engine's codes from its numba-free modules (``lite.layout``,
+    ``lite.commands``), so server start-up compiles nothing: the codes it answers are the kernels'."""
     from sc2_envs.lite import commands, kernels
     from sc2_envs.sc2api import lite_game
 

@@ -22,8 +22,7 @@ from sc2_envs.full_game.spaces import BOT_BUILDS, DIFFICULTIES, make_action_spac
 from sc2_envs.lite.bot import VeryEasyTerranBot
 from sc2_envs.lite.commands import CMD_UNSUPPORTED, check_action_keys, check_heads, command_tables, decode
 from sc2_envs.lite.engine import DEFAULT_CAPACITY, LiteEngine
-from sc2_envs.lite.kernels import AR_NOT_SUPPORTED
-from sc2_envs.lite.layout import CK_KIND, CMD_NONE, RESULT_NONE, RESULT_P1_WINS, RESULT_P2_WINS
+from sc2_envs.lite.layout import AR_NOT_SUPPORTED, CK_KIND, CMD_NONE, RESULT_NONE, RESULT_P1_WINS, RESULT_P2_WINS
 from sc2_envs.lite.maps import SERVED_MAPS
 from sc2_envs.lite.observe import Observer
 

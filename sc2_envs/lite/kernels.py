@@ -83,7 +83,24 @@ from sc2_envs.lite.catalog import (
     TI_TRAINS_AS,
     TI_WORKER,
 )
-from sc2_envs.lite.layout import (
+from sc2_envs.lite.layout import (  # noqa: F401 (the ActionResult codes, also read as kernels.AR_*)
+    AR_BUILD_TECH_REQUIREMENTS_NOT_MET,
+    AR_BUILDING_IS_UNDER_CONSTRUCTION,
+    AR_CANT_BUILD_LOCATION_INVALID,
+    AR_CANT_BUILD_TOO_FAR_FROM_POWER,
+    AR_CANT_TARGET_THAT_UNIT,
+    AR_ERROR,
+    AR_MUST_TARGET_RESOURCES,
+    AR_NOT_ENOUGH_ENERGY,
+    AR_NOT_ENOUGH_FOOD,
+    AR_NOT_ENOUGH_MINERALS,
+    AR_NOT_ENOUGH_VESPENE,
+    AR_NOT_SUPPORTED,
+    AR_ORDER_QUEUE_IS_FULL,
+    AR_QUEUE_IS_FULL,
+    AR_SUCCESS,
+    AR_TECH_REQUIREMENTS_NOT_MET,
+    AR_UNIT_CANT_MOVE,
     CK_KIND,
     CK_PARAM,
     CK_PLAYER,
@@ -198,25 +215,6 @@ from sc2_envs.lite.layout import (
     WS_TO_RESOURCE,
     WS_WAIT,
 )
-
-# ActionResult codes (s2clientprotocol error.proto) reported for refused commands.
-AR_SUCCESS = 1
-AR_NOT_SUPPORTED = 2
-AR_ERROR = 3
-AR_QUEUE_IS_FULL = 7
-AR_NOT_ENOUGH_MINERALS = 9
-AR_NOT_ENOUGH_VESPENE = 10
-AR_NOT_ENOUGH_FOOD = 13
-AR_NOT_ENOUGH_ENERGY = 17
-AR_CANT_TARGET_THAT_UNIT = 36
-AR_UNIT_CANT_MOVE = 38
-AR_BUILD_TECH_REQUIREMENTS_NOT_MET = 40
-AR_CANT_BUILD_LOCATION_INVALID = 44
-AR_CANT_BUILD_TOO_FAR_FROM_POWER = 50
-AR_BUILDING_IS_UNDER_CONSTRUCTION = 64
-AR_TECH_REQUIREMENTS_NOT_MET = 79
-AR_MUST_TARGET_RESOURCES = 89
-AR_ORDER_QUEUE_IS_FULL = 203
 
 _ARRIVE = 0.25  # cells: a walking unit stops this close (edge to edge) to a unit it walks to
 BOUNCE_RADIUS = 3.0  # cells: how far a worker looks for a free mineral field when its own is taken

@@ -25,7 +25,12 @@ from __future__ import annotations
 import numpy as np
 
 from sc2_envs.full_game import spec
+from sc2_envs.lite.commands import CMD_UNSUPPORTED as ENGINE_CMD_UNSUPPORTED
+from sc2_envs.lite.commands import MOVE_CAMERA as RAW_MOVE_CAMERA
 from sc2_envs.lite.layout import (
+    AR_ERROR,
+    AR_NOT_SUPPORTED,
+    AR_SUCCESS,
     CK_KIND,
     CK_PARAM,
     CK_PLAYER,
@@ -72,10 +77,6 @@ SERVED_DIFFICULTY = 1
 SERVED_AI_BUILDS = (1,)
 """``AIBuild.RandomBuild`` (the default): the lite bot plays one fitted build."""
 
-# s2clientprotocol ActionResult (error.proto), as the engine's kernels return them
-AR_SUCCESS, AR_NOT_SUPPORTED, AR_ERROR = 1, 2, 3
-ENGINE_CMD_UNSUPPORTED = -1  # sc2_envs.lite.commands.CMD_UNSUPPORTED (a copy: the engine loads on join)
-RAW_MOVE_CAMERA = 168  # pysc2 raw function raw_move_camera
 _TAG_SLOT_BITS = 18
 _GONE = 1 << 30  # a tag naming no live unit: the engine answers it as a dead unit (Error / CantTargetThatUnit)
 _RESULT_VICTORY, _RESULT_DEFEAT, _RESULT_TIE = 1, 2, 3  # s2clientprotocol Result
