@@ -651,13 +651,14 @@ def test_a_missing_optional_library_is_named_with_its_install_command():
 def test_a_mistyped_wrapper_keyword_is_suggested_and_the_named_keywords_are_real():
     import inspect
 
-    from sc2_envs.sim.env import _SIM_KEYWORDS, _WRAPPER_KEYWORDS, SMACSim
+    from sc2_envs.sim.env import _SIM_KEYWORDS, SMACSim
+    from sc2_envs.sim.options import WRAPPER_KEYWORDS
     from sc2_envs.wrappers.pettingzoo import SC2ParallelEnv
 
     with pytest.raises(ValueError, match=r"unknown option\(s\) \['render'\]; 'render' \(did you mean 'render_mode'\?\)"):
         sc2_envs.parallel_env("3m", render="rgb_array")
     assert set(_SIM_KEYWORDS) == set(inspect.signature(SMACSim.__init__).parameters) - {"self", "map_name", "options"}
-    assert set(_WRAPPER_KEYWORDS) <= set(inspect.signature(SC2ParallelEnv.__init__).parameters)
+    assert set(WRAPPER_KEYWORDS) <= set(inspect.signature(SC2ParallelEnv.__init__).parameters)
 
 
 def test_every_overridable_stat_reaches_the_simulators_unit_table():

@@ -26,7 +26,6 @@ from sc2_envs.sim.options import (
     FEATURE_OPTIONS,
     REWARD_OPTION_RANGE,
     REWARD_OPTIONS,
-    WRAPPER_KEYWORDS,
     check_keywords,
     check_options,
     check_unknown_options,
@@ -592,7 +591,6 @@ def make_batched(
     return SMACSim(map_name, num_envs=num_envs, device=device, seed=seed, **options)
 
 
-_WRAPPER_KEYWORDS = WRAPPER_KEYWORDS  # its old name here (kept for importers)
 _SIM_KEYWORDS = tuple(p for p in inspect.signature(SMACSim.__init__).parameters if p not in ("self", "map_name", "options"))
 """``SMACSim``'s own keywords besides the SMAC options (named in the unknown-option error)."""
 
