@@ -37,6 +37,7 @@ from models.common import masked_mean
 from sc2_envs.sim.rng import eval_seed
 from sc2_envs.training.ally_dropout import drop_allies
 from sc2_envs.training.cli import ally_dropout_for, check_training_args, cli_error
+from sc2_envs.training.envs import make_env, map_seeds
 from sc2_envs.training.harness import TrainingRun
 
 
@@ -150,31 +151,6 @@ class Args:
 
 RESUME_CHANGEABLE = ("total_timesteps", "time_budget_s", "torch_threads", "pass_rows", "track", "cuda")
 """The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
-
-
-def make_env(backend: str, map_name: str, num_envs: int, device: torch.device, seed):
-    """The batched env of the contract: the embedded simulator, or one real-SC2 env through SMAC."""
-    if backend == "sim":
-        import sc2_envs
-
-        # the script's thread count (--torch-threads), not the simulator's automatic one: the update's
-        # matrix products run on every thread, and the env is a small share of the time
-        return sc2_envs.make_batched(
-            map_name, num_envs=num_envs, device=device, seed=seed, autoreset=True, num_threads=torch.get_num_threads()
-        )
-    if backend == "sc2":
-        if num_envs != 1:
-            raise ValueError(f"--backend sc2 runs one StarCraft II game: use --num-envs 1 (got {num_envs})")
-        from sc2_envs.backends import make_sc2_backend
-
-        return make_sc2_backend(map_name, seed=seed, device=device, autoreset=True)
-    raise ValueError(f"--backend {backend!r}; expected 'sim' or 'sc2'")
-
-
-def map_seeds(seed: int, n_maps: int) -> list:
-    """Each map's training seed: the run's ``seed`` for one map, else ``SeedSequence(seed, spawn_key=(k,))``,
-    so that no two maps and no evaluation share a stream (``sc2_envs.sim.rng``)."""
-    return [seed] if n_maps == 1 else [np.random.SeedSequence(seed, spawn_key=(k,)) for k in range(n_maps)]
 
 
 def compute_gae(rewards, values, next_value, terminated, truncated, final_values, gamma, gae_lambda):
@@ -334,7 +310,7 @@ if __name__ == "__main__":
         )
     except ValueError as e:  # maps whose entity widths differ cannot share weights
         cli_error(f"--map {' '.join(maps)}: {e}")
-    zero_shot = run.zero_shot_maps(make_env, policy, infos[0], device)  # --eval-maps
+    zero_shot = run.zero_shot_maps(policy, infos[0], device)  # --eval-maps
     run.init_weights(policy, critic)
     classes = list(policy.classes)
     actor_optimizers = {c: torch.optim.Adam(policy.actors[c].parameters(), lr=args.learning_rate, eps=1e-5) for c in classes}

@@ -12,7 +12,8 @@ gradient with Fisher-vector products of the *true* masked categorical KL (HARL's
 only if the KL stays below ``kl_threshold`` and the improvement is at least ``accept_ratio`` of the linear
 prediction. Classes are updated in a random order with HAPPO's factor ``M``; rollout, GAE, critic, multi-map
 training and the run harness are those of ``happo_gnn.py`` (``losses/kl/<class>``,
-``losses/step_accepted/<class>`` report the line search).
+``losses/step_accepted/<class>`` report the line search). The numerics the step is built from (flat
+gradients, conjugate gradient, the Fisher-vector product) are in ``models/trust_region.py``.
 """
 
 import os
@@ -24,13 +25,14 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from models import build_multi_map_models
 from models.common import masked_mean
+from models.trust_region import agent_steps, conjugate_gradient, flat_grad, kl_fisher, set_flat_params
 from sc2_envs.sim.rng import eval_seed
 from sc2_envs.training.ally_dropout import drop_allies
 from sc2_envs.training.cli import ally_dropout_for, check_training_args, cli_error
+from sc2_envs.training.envs import make_env, map_seeds
 from sc2_envs.training.harness import TrainingRun
 
 
@@ -153,31 +155,6 @@ RESUME_CHANGEABLE = ("total_timesteps", "time_budget_s", "torch_threads", "track
 """The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
 
 
-def make_env(backend: str, map_name: str, num_envs: int, device: torch.device, seed):
-    """The batched env of the contract: the embedded simulator, or one real-SC2 env through SMAC."""
-    if backend == "sim":
-        import sc2_envs
-
-        # the script's thread count (--torch-threads), not the simulator's automatic one: the update's
-        # matrix products run on every thread, and the env is a small share of the time
-        return sc2_envs.make_batched(
-            map_name, num_envs=num_envs, device=device, seed=seed, autoreset=True, num_threads=torch.get_num_threads()
-        )
-    if backend == "sc2":
-        if num_envs != 1:
-            raise ValueError(f"--backend sc2 runs one StarCraft II game: use --num-envs 1 (got {num_envs})")
-        from sc2_envs.backends import make_sc2_backend
-
-        return make_sc2_backend(map_name, seed=seed, device=device, autoreset=True)
-    raise ValueError(f"--backend {backend!r}; expected 'sim' or 'sc2'")
-
-
-def map_seeds(seed: int, n_maps: int) -> list:
-    """Each map's training seed: the run's ``seed`` for one map, else ``SeedSequence(seed, spawn_key=(k,))``,
-    so that no two maps and no evaluation share a stream (``sc2_envs.sim.rng``)."""
-    return [seed] if n_maps == 1 else [np.random.SeedSequence(seed, spawn_key=(k,)) for k in range(n_maps)]
-
-
 def compute_gae(rewards, values, next_value, terminated, truncated, final_values, gamma, gae_lambda):
     """GAE over a rollout of ``T`` steps and ``B`` envs (all tensors ``[T, B]`` float, ``next_value [B]``).
 
@@ -229,98 +206,6 @@ def minibatch_indices(sizes: list[int], num_minibatches: int, device) -> list[li
     CleanRL's ``randperm(R).split(R // num_minibatches)``."""
     splits = [torch.randperm(n, device=device).split(n // num_minibatches) for n in sizes]
     return [list(mb) for mb in zip(*splits, strict=True)]
-
-
-def flat_grad(y, params, **kw):
-    """Gradient of scalar ``y`` w.r.t. ``params`` as one flat vector (zeros for unused parameters)."""
-    grads = torch.autograd.grad(y, params, allow_unused=True, **kw)
-    return torch.cat([(torch.zeros_like(p) if g is None else g).reshape(-1) for g, p in zip(grads, params, strict=False)])
-
-
-def set_flat_params(params, vec):
-    """Copy the flat vector ``vec`` into ``params`` in place, each parameter keeping its own storage.
-
-    ``torch.nn.utils.vector_to_parameters`` would instead make every parameter a view into ``vec``,
-    at offsets that the CPU matrix kernels may round differently from a parameter's own (aligned)
-    tensor: a run resumed from ``resume.pt`` (fresh tensors) then drifted from one that never stopped.
-    """
-    with torch.no_grad():
-        offset = 0
-        for p in params:
-            n = p.numel()
-            p.copy_(vec[offset : offset + n].view_as(p))
-            offset += n
-
-
-def conjugate_gradient(Avp, b, nsteps=10, residual_tol=1e-10):
-    """Approximately solve ``A x = b`` for symmetric positive-definite ``A`` given as ``Avp(v) = A v``."""
-    x = torch.zeros_like(b)
-    r, p = b.clone(), b.clone()
-    rdotr = r @ r
-    if rdotr < residual_tol:  # b ~ 0 (no active agent-step, or no gradient): x = 0, not 0 / 0
-        return x
-    for _ in range(nsteps):
-        Ap = Avp(p)
-        alpha = rdotr / (p @ Ap)
-        x += alpha * p
-        r -= alpha * Ap
-        new_rdotr = r @ r
-        if new_rdotr < residual_tol:
-            break
-        p = r + (new_rdotr / rdotr) * p
-        rdotr = new_rdotr
-    return x
-
-
-def kl_fisher(make_dists, old_dists, params, damping, gauss_newton=True):
-    """The Fisher-vector product ``v -> (F + damping I) v`` as a function, ``F`` the Hessian of the mean
-    true KL(old || new) over the class's alive agent-steps at the current parameters (where new == old).
-
-    ``make_dists()`` builds the current ``MaskedCategorical`` of each map (over its ``[P_k]`` agent-steps)
-    from ``params``; ``old_dists`` are the same distributions detached; the mean runs over the agent-steps
-    of all maps together. ``v``: flat ``[n_params]``, the parameters' dtype. The parameters must not change
-    between products (conjugate gradient only moves its iterate): the forward pass and the graphs the
-    products need are built once, here.
-
-    ``gauss_newton=True``: ``J^T (diag(p) - p p^T) J v / P``, ``J`` the Jacobian of the masked logits, ``p``
-    the old probabilities. At new == old the KL's gradient with respect to the logits (``p_new - p_old``)
-    is 0, so this is the KL's Hessian exactly (Martens, "New insights and perspectives on the natural
-    gradient method", JMLR 2020, sec. 9); masked actions have ``p = 0`` and drop out. ``J v`` is a backward
-    pass, with respect to a dummy ``u``, through the graph of ``J^T u`` (built once; the "double-vjp"
-    R-operator), and ``J^T`` of the result one ordinary backward pass. ``gauss_newton=False``: the double
-    backward of the KL (HARL's ``fisher_vector_product``, with the KL's gradient graph built once): the same
-    matrix up to float rounding, about 1.5-2x slower per product.
-    """
-    n = agent_steps(old_dists)
-    # Double backward needs the composite (math) attention kernel: the fused SDPA kernels have no
-    # second derivative (as HARL disables cuDNN for its GRU here).
-    with sdpa_kernel(SDPBackend.MATH):
-        news = make_dists()
-        if not gauss_newton:
-            kl = torch.cat([o.kl(d).reshape(-1) for o, d in zip(old_dists, news, strict=True)]).sum() / n
-            grad_kl = flat_grad(kl, params, create_graph=True)
-        else:
-            logits = [d.logits for d in news]
-            weight = 1.0 / n  # each agent-step's share of the mean
-            probs = [o.probs.detach() for o in old_dists]
-            dummy = [torch.zeros_like(z, requires_grad=True) for z in logits]
-            jt_dummy = flat_grad(logits, params, grad_outputs=dummy, create_graph=True)
-
-    def fvp(v):
-        with sdpa_kernel(SDPBackend.MATH):
-            if not gauss_newton:
-                return flat_grad(grad_kl @ v, params, retain_graph=True) + damping * v
-            jv = torch.autograd.grad(jt_dummy @ v, dummy, retain_graph=True)
-            outs = [weight * (p * u - p * (p * u).sum(-1, keepdim=True)) for p, u in zip(probs, jv, strict=True)]
-            return flat_grad(logits, params, grad_outputs=outs, retain_graph=True) + damping * v
-
-    return fvp
-
-
-def agent_steps(dists):
-    """The number of agent-steps of a list of distributions over ``[P_k]`` rows: a float 0-d tensor, at least 1."""
-    rows = sum(d.logits.shape[0] for d in dists)
-    return torch.tensor(float(rows), dtype=dists[0].logits.dtype, device=dists[0].logits.device).clamp(min=1.0)
 
 
 def trpo_step(pols, c, obs, avail, act, behaviour_logp, adv, factor, pos, args):
@@ -455,7 +340,7 @@ if __name__ == "__main__":
         )
     except ValueError as e:  # maps whose entity widths differ cannot share weights
         cli_error(f"--map {' '.join(maps)}: {e}")
-    zero_shot = run.zero_shot_maps(make_env, policy, infos[0], device)  # --eval-maps
+    zero_shot = run.zero_shot_maps(policy, infos[0], device)  # --eval-maps
     run.init_weights(policy, critic)
     classes = list(policy.classes)
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)

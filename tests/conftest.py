@@ -32,6 +32,11 @@ REPO = Path(__file__).resolve().parents[1]
 # way. Set before any simulator is made; child processes of the tests inherit it.
 os.environ["SC2_ENVS_BACKGROUND_COMPILE"] = "0"
 
+# The scripts the tests start (``python algos/happo_gnn.py``, ``python -m sc2_envs...``) import this
+# checkout's packages, not whichever checkout pip's editable install points at: a test of a branch in
+# another worktree would otherwise run main's code.
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+
 
 def load_algo(name: str, folder: str = "algos") -> ModuleType:
     """Import the script ``<folder>/<name>.py`` as module ``name`` (once; later calls return the same module).

@@ -12,7 +12,7 @@ import torch
 from conftest import load_algo
 
 import sc2_envs
-from models import build_models
+from models import build_models, trust_region
 
 happo = load_algo("happo_gnn")
 hatrpo = load_algo("hatrpo_gnn")
@@ -159,12 +159,12 @@ def test_gathered_trpo_step_moves_along_the_masked_natural_gradient(map_name):
         return masked_mean(factor[:, None] * torch.exp(policy.class_dist(c, o, av).log_prob(a) - b) * x, on)
 
     with sdpa_kernel(SDPBackend.MATH):  # the KL's double backward
-        g = hatrpo.flat_grad(surrogate(), params)
+        g = trust_region.flat_grad(surrogate(), params)
         with torch.no_grad():
             old = policy.class_dist(c, o, av)
-        grad_kl = hatrpo.flat_grad(masked_mean(old.kl(policy.class_dist(c, o, av)), on), params, create_graph=True)
-        direction = hatrpo.conjugate_gradient(
-            lambda v: hatrpo.flat_grad(grad_kl @ v, params, retain_graph=True) + args.cg_damping * v, g, args.cg_iters
+        grad_kl = trust_region.flat_grad(masked_mean(old.kl(policy.class_dist(c, o, av)), on), params, create_graph=True)
+        direction = trust_region.conjugate_gradient(
+            lambda v: trust_region.flat_grad(grad_kl @ v, params, retain_graph=True) + args.cg_damping * v, g, args.cg_iters
         )
     rows, pos, flat = policy.class_rows(c, obs, alive)
     got = hatrpo.trpo_step(

@@ -1,4 +1,4 @@
-"""Tests of algos/hatrpo_gnn.py: conjugate gradient, the Fisher-vector product of the masked KL, the line search."""
+"""Tests of HATRPO (algos/hatrpo_gnn.py, models/trust_region.py): conjugate gradient, the Fisher-vector product of the masked KL, the line search."""
 
 import glob
 import json
@@ -11,7 +11,7 @@ import torch
 from conftest import REPO, load_algo
 
 import sc2_envs
-from models import MaskedCategorical, build_models
+from models import MaskedCategorical, build_models, trust_region
 
 hatrpo = load_algo("hatrpo_gnn")
 
@@ -29,11 +29,12 @@ def test_conjugate_gradient_solves_a_small_spd_system():
     m = torch.randn(5, 5, dtype=torch.float64)
     A = m @ m.T + torch.eye(5, dtype=torch.float64)
     b = torch.randn(5, dtype=torch.float64)
-    x = hatrpo.conjugate_gradient(lambda v: A @ v, b, nsteps=10)
+    x = trust_region.conjugate_gradient(lambda v: A @ v, b, nsteps=10)
     assert torch.allclose(x, torch.linalg.solve(A, b), atol=1e-8)
     # a zero right-hand side (no active agent-step) gives x = 0, not NaN from 0 / 0
     assert torch.equal(
-        hatrpo.conjugate_gradient(lambda v: A @ v, torch.zeros(5, dtype=torch.float64)), torch.zeros(5, dtype=torch.float64)
+        trust_region.conjugate_gradient(lambda v: A @ v, torch.zeros(5, dtype=torch.float64)),
+        torch.zeros(5, dtype=torch.float64),
     )
 
 
@@ -54,7 +55,7 @@ def test_fisher_vector_product_equals_the_explicit_masked_fisher(gauss_newton):
     with torch.no_grad():
         old = make()
     v = torch.randn(A * D, dtype=torch.float64)
-    product = hatrpo.kl_fisher(make, old, [W], damping=0.0, gauss_newton=gauss_newton)
+    product = trust_region.kl_fisher(make, old, [W], damping=0.0, gauss_newton=gauss_newton)
     fvp = product(v)
     F = torch.zeros(A * D, A * D, dtype=torch.float64)
     for j, r in enumerate(alive.nonzero().flatten().tolist()):
@@ -90,8 +91,8 @@ def test_gauss_newton_and_double_backward_fisher_products_agree_on_the_gnn_actor
         old = make()
     params = list(policy.actors["zealot"].parameters())
     v = torch.randn(sum(p.numel() for p in params))
-    gn = hatrpo.kl_fisher(make, old, params, damping=0.1)(v)
-    db = hatrpo.kl_fisher(make, old, params, damping=0.1, gauss_newton=False)(v)
+    gn = trust_region.kl_fisher(make, old, params, damping=0.1)(v)
+    db = trust_region.kl_fisher(make, old, params, damping=0.1, gauss_newton=False)(v)
     assert (gn - db).abs().max() <= 1e-5 * db.abs().max()
     assert float(v @ gn) > 0.1 * float(v @ v) * 0.999  # positive definite with the damping
 

@@ -4,6 +4,7 @@
   :class:`~sc2_envs.training.run.TrainingRun` puts them behind one object.
 * :mod:`sc2_envs.training.checkpoints`: checkpoints that carry their configuration, and lineage.
 * :mod:`sc2_envs.training.evaluation`: greedy evaluation episodes of a policy.
+* :mod:`sc2_envs.training.envs`: the batched envs the HAPPO/HATRPO scripts step, and each map's seed.
 * :mod:`sc2_envs.training.cli`, :mod:`~sc2_envs.training.progress`,
   :mod:`~sc2_envs.training.ally_dropout`, :mod:`~sc2_envs.training.demos`,
   :mod:`~sc2_envs.training.allocator`: flags, printed progress, team-size randomisation,

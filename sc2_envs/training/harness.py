@@ -40,6 +40,7 @@ from models.policy import describe_classes, zero_shot_views
 from sc2_envs.sim.rng import eval_seed
 from sc2_envs.training.checkpoints import save_checkpoint
 from sc2_envs.training.cli import cli_error, flowing_help, given_fields, refuse_computed_flags, resume_args
+from sc2_envs.training.envs import make_env
 from sc2_envs.training.evaluation import evaluate
 from sc2_envs.training.progress import EnvShares, Progress, plural, resume_hint, wall_time_note
 from sc2_envs.training.run import (
@@ -158,7 +159,7 @@ class TrainingRun:
         self.init_ckpt = load_init_weights(self.args.init_from, self.resumed is not None, policy, critic)
         self.lineage = starting_lineage(self.args.init_from, self.init_ckpt, self.resumed)
 
-    def zero_shot_maps(self, make_env: Any, policy: Any, train_info: dict, device: torch.device) -> list[tuple[str, Any, Any]]:
+    def zero_shot_maps(self, policy: Any, train_info: dict, device: torch.device) -> list[tuple[str, Any, Any]]:
         """``--eval-maps``: ``(map, policy view, simulator)`` of each map played zero-shot at every evaluation,
         on streams no training or training-map evaluation plays (:func:`zero_shot_eval_seed`).
 
