@@ -378,14 +378,18 @@ def test_gymnasium_unit_kinds_name_the_rosters_through_kinds():
     assert v1.unit_types() == (["stalker"] * 2 + ["zealot"] * 3,) * 2 and "unit_kinds" not in v1.reset(seed=0)[1]
 
 
-def test_aec_api_and_seed_checkers_pass():
-    from pettingzoo.test import api_test, parallel_seed_test, seed_test
+def test_pettingzoos_aec_seed_and_state_checkers_pass():
+    from pettingzoo.test import api_test, parallel_seed_test, seed_test, state_test
 
     with warnings.catch_warnings():  # api_test's notes on PettingZoo's own Dict-with-mask observations
         warnings.simplefilter("ignore")
         api_test(sc2_envs.env("terran_5_vs_5"), num_cycles=300)
     seed_test(lambda: sc2_envs.env("terran_5_vs_5"), num_cycles=100)
+    # these two sample without the mask, hence lenient actions
     parallel_seed_test(lambda: sc2_envs.parallel_env("terran_5_vs_5", lenient_actions=True))
+    state_test(
+        sc2_envs.env("terran_5_vs_5", lenient_actions=True), sc2_envs.parallel_env("terran_5_vs_5", lenient_actions=True)
+    )
 
 
 def test_capability_wrapper_config_and_errors():
