@@ -122,6 +122,34 @@ def test_every_result_names_its_command_commit_date_and_page(regen):
             assert (REPO / script).is_file(), f"{r['what']}: {script} does not exist"
 
 
+def _section_titles(page: Path) -> list[str]:
+    """The Markdown headings of ``page`` (outside code fences), without the leading ``#``s."""
+    titles, fenced = [], False
+    for line in page.read_text().splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"#{1,6} ", line):
+            titles.append(line.lstrip("#").strip())
+    return titles
+
+
+def test_every_result_links_a_section_that_exists_and_names_its_map(regen):
+    """A row's ``details`` anchor is a heading of the linked page; a row about one map (``what`` ending in
+    ``, <map>``) links a section whose title names that map (the 2s3z HARL row linked the 3m section)."""
+    from sc2_envs.maps import list_maps
+
+    data = json.loads(regen.RESULTS_JSON.read_text())
+    for r in (r for sec in data["sections"] for r in sec["rows"]):
+        page, _, frag = r["details"].partition("#")
+        if not frag:
+            continue
+        titles = {regen.anchor(t): t for t in _section_titles(REPO / "docs" / page)}
+        assert frag in titles, f"{r['what']}: {r['details']} names no heading of {page}"
+        subject = r["what"].rsplit(", ", 1)[-1]
+        if subject in list_maps("all"):
+            assert re.search(rf"\b{re.escape(subject)}\b", titles[frag]), f"{r['what']}: links {titles[frag]!r}"
+
+
 def test_a_median_row_takes_the_median_over_seeds_and_bolds_training_maps(regen, tmp_path, monkeypatch):
     fields = ["target_map", "source_map", "kind", "win_rate", "error", "checkpoint"]
     rows = [

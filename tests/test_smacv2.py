@@ -8,6 +8,7 @@ configs); the feature vectors themselves are checked against SMACv2's code in
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -312,7 +313,7 @@ def test_pettingzoo_parallel_api_and_stable_agents():
         _, infos = env.reset(seed=s)
         assert env.possible_agents == [f"agent_{i}" for i in range(5)] == env.agents
         roster = env.sim.unit_types(0)[0]
-        assert [infos[f"agent_{i}"]["unit_type"] for i in range(5)] == roster
+        assert [env.agent_unit_types[f"agent_{i}"] for i in range(5)] == roster
         types.add(tuple(roster))
     assert len(types) > 5
     with pytest.raises(ValueError, match="agent_names='unit_type' is not available"):
@@ -329,7 +330,66 @@ def test_gymnasium_ids_and_checker():
     check_env(env.unwrapped)
     obs, info = env.reset(seed=0)
     assert obs.shape == (10 * 191 - 10 * 29,) or obs.shape == (10 * env.unwrapped.sim.obs_size,)
-    assert len(info["unit_types"]) == 10 and len(info["enemy_unit_types"]) == 11
+    assert info["unit_kinds"].shape == (10,) and info["enemy_unit_kinds"].shape == (11,)
+
+
+@pytest.mark.parametrize("name", ["protoss_5_vs_5", "zerg_10_vs_11"])
+def test_pettingzoo_unit_kind_indexes_kinds_and_the_own_type_one_hot(name):
+    """``infos[agent]["unit_kind"]`` is an int: ``get_env_info()["kinds"][k]`` is the agent's type name
+    (``env.agent_unit_types``) and ``k`` the position of the 1 in its own ``type_*`` features, at reset and
+    on every step of the episode (the roster is drawn at reset)."""
+    env = sc2_envs.parallel_env(name, dead_agents="absorbing")
+    info = env.get_env_info()
+    kinds, layout = info["kinds"], info["obs_layout"]
+    own = [i for i, f in enumerate(layout["own_feature_names"]) if f.startswith("type_")]
+    own_start = env.sim.obs_size - layout["own_feats"] - layout["timestep_feats"]
+    rng_ = np.random.default_rng(0)
+    seen = set()
+    for seed in range(3):
+        obs, infos = env.reset(seed=seed)
+        for _ in range(5):
+            for a in env.agents:
+                k = infos[a]["unit_kind"]
+                assert type(k) is int and kinds[k] == env.agent_unit_types[a]
+                if infos[a]["agent_alive"]:
+                    assert obs[a]["observation"][own_start + np.array(own)].tolist() == np.eye(len(kinds))[k].tolist()
+                seen.add(k)
+            actions = {a: int(rng_.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.agents}
+            obs, _rew, _term, _trunc, infos = env.step(actions)
+    assert len(seen) >= 2
+
+
+def test_gymnasium_unit_kinds_name_the_rosters_through_kinds():
+    import gymnasium
+
+    env = gymnasium.make("sc2_envs/zerg_10_vs_11-v0").unwrapped
+    kinds = env.get_env_info()["kinds"]
+    with pytest.raises(RuntimeError, match="before reset"):
+        env.unit_types()
+    for seed in range(3):
+        _, info = env.reset(seed=seed)
+        allies, enemies = env.unit_types()
+        assert info["unit_kinds"].dtype == info["enemy_unit_kinds"].dtype == np.int64
+        assert [kinds[k] for k in info["unit_kinds"]] == allies and [kinds[k] for k in info["enemy_unit_kinds"]] == enemies
+        _, _, _, _, step_info = env.step(np.zeros(10, np.int64) + 1)  # stop: available to every living unit
+        assert np.array_equal(step_info["unit_kinds"], info["unit_kinds"])
+    assert env.unit_types() == env.sim.unit_types(0)
+    v1 = gymnasium.make("sc2_envs/2s3z-v0").unwrapped
+    assert v1.unit_types() == (["stalker"] * 2 + ["zealot"] * 3,) * 2 and "unit_kinds" not in v1.reset(seed=0)[1]
+
+
+def test_pettingzoos_aec_seed_and_state_checkers_pass():
+    from pettingzoo.test import api_test, parallel_seed_test, seed_test, state_test
+
+    with warnings.catch_warnings():  # api_test's notes on PettingZoo's own Dict-with-mask observations
+        warnings.simplefilter("ignore")
+        api_test(sc2_envs.env("terran_5_vs_5"), num_cycles=300)
+    seed_test(lambda: sc2_envs.env("terran_5_vs_5"), num_cycles=100)
+    # these two sample without the mask, hence lenient actions
+    parallel_seed_test(lambda: sc2_envs.parallel_env("terran_5_vs_5", lenient_actions=True))
+    state_test(
+        sc2_envs.env("terran_5_vs_5", lenient_actions=True), sc2_envs.parallel_env("terran_5_vs_5", lenient_actions=True)
+    )
 
 
 def test_capability_wrapper_config_and_errors():

@@ -65,14 +65,22 @@ def policy_ids_and_mapping(env_config: dict[str, Any], sharing: str) -> tuple[li
         ``(policy_ids, mapping_fn)``; ``mapping_fn(agent_id, episode=None, **kw) -> policy id``.
 
     Raises:
-        ValueError: unknown ``sharing``.
+        ValueError: unknown ``sharing``; ``"per_class"`` on a SMACv2 scenario (its rosters are drawn at
+            every reset, so an agent id has no fixed unit type).
     """
     if sharing not in POLICY_SHARING:
         raise ValueError(f"sharing={sharing!r}; expected one of {POLICY_SHARING}")
     probe = SC2ParallelEnv(**{k: v for k, v in env_config.items() if k != "seed"})
     types = dict(probe.agent_unit_types)
     agents = list(probe.possible_agents)
+    varying = bool(probe.get_env_info().get("unit_types_vary"))
     probe.close()
+    if sharing == "per_class" and varying:
+        raise ValueError(
+            f"sharing='per_class' needs fixed rosters, but {probe.map_name!r} is a SMACv2 scenario whose unit types "
+            "are drawn at every reset (agent_i is a stalker in one episode and a zealot in the next); use "
+            "'shared' (each observation carries the unit's type one-hot) or 'per_agent'"
+        )
     if sharing == "shared":
         return ["shared"], lambda agent_id, episode=None, **kw: "shared"
     if sharing == "per_class":

@@ -36,6 +36,9 @@ def import_pysc2():
     Raises:
         ImportError: neither is installed (``pip install "sc2-envs[full-game]"``).
     """
+    from sc2_envs.full_game._deps import import_pysc2_evolved_settings
+
+    import_pysc2_evolved_settings()  # its import logs a TIMEOUT_SECONDS line and configures root logging
     for name in ("pysc2", "pysc2_evolved"):
         try:
             return (importlib.import_module(f"{name}.run_configs"), importlib.import_module(f"{name}.lib.protocol"))

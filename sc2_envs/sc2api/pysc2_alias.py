@@ -56,5 +56,8 @@ def install() -> None:
     """
     if importlib.util.find_spec("pysc2_evolved") is None:
         raise ImportError("pysc2_evolved is not installed: pip install 'sc2-envs[full-game]'")
+    from sc2_envs.full_game._deps import import_pysc2_evolved_settings
+
+    import_pysc2_evolved_settings()  # before SMAC / HARL import it through the alias: no notice, no root handler
     if not any(isinstance(f, _Pysc2Alias) for f in sys.meta_path):
         sys.meta_path.insert(0, _Pysc2Alias())

@@ -22,7 +22,11 @@ learner that samples ``action_space.sample()`` without the mask need ``lenient_a
 
 ``info`` also has SMAC's ``battle_won``, ``dead_allies``, ``dead_enemies``, ``episode_limit`` and the
 global ``state`` (``(state_size,)`` float32) for centralised critics; in SMACv2 scenarios also
-``unit_types`` / ``enemy_unit_types``, the rosters drawn for the current episode.
+``unit_kinds`` ``(n_agents,)`` and ``enemy_unit_kinds`` ``(n_enemies,)`` int64, the rosters drawn for the
+current episode as indices into ``env.get_env_info()["kinds"]`` (the race's types in one-hot order,
+``sc2_envs.smacv2.RaceSpec.type_bit_order``: the position of the 1 in each unit's ``type_*`` features);
+``env.unit_types()`` gives them as names. Every ``info`` value is a bool, int or fixed-shape NumPy
+array, so Gymnasium's vector envs stack them into numeric arrays.
 """
 
 from __future__ import annotations
@@ -90,6 +94,8 @@ class SC2JointEnv(SimRenderMixin, gymnasium.Env):
             size, bound = self.sim.state_size, state_bound(types)
         self.observation_space = gymnasium.spaces.Box(-bound, bound, (size,), np.float32)
         self._avail = np.zeros((self.n_agents, self.n_actions), np.int8)
+        self._varying = getattr(self.sim, "scenario", None) is not None  # SMACv2: rosters drawn per reset
+        self._kinds: tuple[np.ndarray, np.ndarray] | None = None  # this episode's (ally, enemy) kind indices
         self._has_reset = False
         self._done = True
         self._steps = 0
@@ -100,9 +106,23 @@ class SC2JointEnv(SimRenderMixin, gymnasium.Env):
         state = as_numpy(state, np.float32)
         x = as_numpy(obs, np.float32).reshape(-1) if self.observation == "obs" else state.copy()
         info = dict(info, action_mask=self._avail.copy(), state=state)
-        if getattr(self.sim, "scenario", None) is not None:  # SMACv2: this episode's roster
-            info["unit_types"], info["enemy_unit_types"] = self.sim.unit_types(0)
+        if self._varying:  # SMACv2: this episode's roster
+            info["unit_kinds"], info["enemy_unit_kinds"] = (k.copy() for k in self._kinds)
         return x, info
+
+    def unit_types(self) -> tuple[list[str], list[str]]:
+        """Unit type names of the current episode: ``(agent types, enemy types)``, in SMAC's unit order.
+
+        On SMAC v1 maps they are the map's fixed rosters; on SMACv2 scenarios they are drawn at every
+        reset and equal ``[kinds[k] for k in info["unit_kinds"]]`` (and ``enemy_unit_kinds``) with
+        ``kinds = env.get_env_info()["kinds"]``.
+
+        Raises:
+            RuntimeError: on a SMACv2 scenario before the first ``reset()`` (no roster is drawn yet).
+        """
+        if self._varying and not self._has_reset:
+            raise RuntimeError("unit_types() called before reset(); SMACv2 draws the rosters at reset()")
+        return self.sim.unit_types(0)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start a new battle; ``seed`` fixes it (``None`` continues the backend's random stream).
@@ -129,6 +149,9 @@ class SC2JointEnv(SimRenderMixin, gymnasium.Env):
         else:
             super().reset(seed=seed)
         out = self.sim.reset(seed=seed)
+        if self._varying:
+            kinds = self.sim.scenario.kinds
+            self._kinds = tuple(np.array([kinds.index(t) for t in team], np.int64) for team in self.sim.unit_types(0))
         self._has_reset = True
         self._done = False
         self._steps = 0

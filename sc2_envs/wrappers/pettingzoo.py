@@ -36,13 +36,18 @@ agent (an agent that dies on that very step has both). After the last step ``env
 SMACv2 scenarios (``protoss_5_vs_5``, ...; ``sc2_envs.list_scenarios()``): each reset draws a new
 team, so agents are always ``agent_0..N-1`` (``agent_names="unit_type"`` is refused: names would
 collide and change between episodes), ``possible_agents`` never changes, and each agent's unit type
-of the current episode is in ``infos[agent]["unit_type"]`` (and in its observation's type one-hot);
-``env.agent_unit_types`` maps agent -> type for the current episode.
+of the current episode is in ``infos[agent]["unit_kind"]``, an int: the index of the type in
+``env.get_env_info()["kinds"]`` (the race's types in one-hot order, ``sc2_envs.smacv2.RaceSpec.type_bit_order``;
+protoss: stalker 0, zealot 1, colossus 2), which is also where the 1 sits in the ``type_*`` one-hot of
+the agent's own observation features. ``env.agent_unit_types`` maps agent -> type name for the current
+episode (``None`` before the first ``reset``).
 
 Infos (every agent, every step): ``battle_won``,
 ``dead_allies``, ``dead_enemies``, ``episode_limit`` (SMAC's keys), ``agent_alive`` (the unit is
-alive), in lenient mode ``invalid_action`` (the action was unavailable and replaced by stop /
-no-op), and with ``info_action_mask=True`` a copy of the mask as ``action_mask``. The mask is in the
+alive), on SMACv2 scenarios ``unit_kind``, in lenient mode ``invalid_action`` (the action was unavailable
+and replaced by stop / no-op), and with ``info_action_mask=True`` a copy of the mask as ``action_mask``.
+Every value is a Python ``bool`` / ``int`` or a fixed-shape NumPy array, so libraries that stack infos
+into tensors (TorchRL's ``PettingZooWrapper``) or arrays take them as they are. The mask is in the
 observation only by default, so library wrappers that look for it in the observation *or* the infos
 work unchanged (TorchRL's ``PettingZooWrapper`` fails on a second copy, see ``SC2ParallelEnv``).
 """
@@ -134,7 +139,8 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
                 raise ValueError(
                     f"agent_names={agent_names!r} is not available for the SMACv2 scenario {map_name!r}: unit types "
                     "change at every reset, so type-based names would collide and change; agents are agent_0..N-1 "
-                    "and each agent's unit type is in infos[agent]['unit_type']"
+                    "and each agent's unit type is in infos[agent]['unit_kind'] (an index into "
+                    "get_env_info()['kinds']) and env.agent_unit_types"
                 )
             types = [None] * n
             bound = state_bound(self.sim.scenario.kinds)
@@ -147,6 +153,7 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
             self.possible_agents = [f"{t}_{types[:i].count(t)}" for i, t in enumerate(types)]
         self.agent_ids = {name: i for i, name in enumerate(self.possible_agents)}
         self.agent_unit_types = dict(zip(self.possible_agents, types, strict=False))
+        self._unit_kind = np.zeros(n, np.int64)  # SMACv2: each agent's kind index in this episode
         # One space object per agent, built once: parallel_api_test checks identity, and spaces are seeded
         # per agent.
         self.observation_spaces = {
@@ -204,6 +211,7 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
         self._has_reset = True
         if self._varying:  # this episode's roster (SMACv2 draws one per reset)
             self.agent_unit_types = dict(zip(self.possible_agents, self.sim.unit_types(0)[0], strict=True))
+            self._unit_kind = as_numpy(out["unit_kind"][0], np.int64)
         avail = as_numpy(out["avail_actions"][0], np.int8)
         self._unit_alive = avail[:, 0] == 0  # SMAC: no-op is available exactly to dead units
         self._state = as_numpy(out["state"][0], np.float32)
@@ -306,7 +314,7 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
             observations[ag] = {"observation": obs[i], "action_mask": avail[i]}
             infos[ag] = dict(info, agent_alive=bool(alive[i]))
             if self._varying:
-                infos[ag]["unit_type"] = self.agent_unit_types[ag]
+                infos[ag]["unit_kind"] = int(self._unit_kind[i])
             if self.info_action_mask:
                 infos[ag]["action_mask"] = avail[i].copy()
             if invalid is not None:

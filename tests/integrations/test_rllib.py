@@ -83,6 +83,15 @@ def test_policy_mappings():
         policy_ids_and_mapping({"map_name": "3m"}, "team")
 
 
+def test_per_class_policies_are_refused_on_smacv2_scenarios():
+    # found while checking SMACv2 with RLlib: before any reset a scenario's types are unknown, so
+    # "per_class" returned the single policy id None
+    with pytest.raises(ValueError, match="per_class.*SMACv2 scenario.*drawn at every reset"):
+        policy_ids_and_mapping({"map_name": "protoss_5_vs_5"}, "per_class")
+    ids, mapping = policy_ids_and_mapping({"map_name": "protoss_5_vs_5"}, "per_agent")
+    assert ids == [f"agent_{i}" for i in range(5)] and mapping("agent_3") == "agent_3"
+
+
 def test_one_ppo_iteration():
     """One training iteration of the example's config on a local single-CPU Ray: an unmasked sample would
     raise inside the env, so finishing proves the masks were applied during sampling."""
@@ -170,3 +179,36 @@ def test_env_runner_seeds_are_split_not_offset():
     assert np.array_equal(first_obs(1, 0, 0), first_obs(1, 0, 0))
     assert not np.array_equal(first_obs(1, 0, 0), first_obs(0, 0, 1))
     assert not np.array_equal(first_obs(0, 1, 0), first_obs(0, 0, 1000))
+
+
+@pytest.mark.parametrize("make", ["rllib_own_wrapper", "make_rllib_env"])
+def test_smacv2_scenario_runs_whole_episodes_with_numeric_infos(make):
+    """RLlib's ``ParallelPettingZooEnv`` over ``sc2_envs.parallel_env("protoss_5_vs_5")`` as it comes, and
+    ``make_rllib_env``: whole episodes (rosters drawn per reset), every observation inside RLlib's
+    space, every info value a number (``unit_kind`` indexes ``get_env_info()["kinds"]``)."""
+    from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
+
+    import sc2_envs
+
+    if make == "rllib_own_wrapper":
+        env = ParallelPettingZooEnv(sc2_envs.parallel_env("protoss_5_vs_5"))
+    else:
+        env = make_rllib_env({"map_name": "protoss_5_vs_5", "seed": 0})
+    kinds = env.par_env.get_env_info()["kinds"]
+    rng = np.random.default_rng(0)
+    for seed in (0, 1):
+        obs, infos = env.reset(seed=seed)
+        names = [kinds[infos[f"agent_{i}"]["unit_kind"]] for i in range(5)]
+        assert names == [env.par_env.unwrapped.agent_unit_types[f"agent_{i}"] for i in range(5)]
+        steps = 0
+        while True:
+            for a, o in obs.items():
+                assert env.observation_space[a].contains(o), a
+            for info in infos.values():
+                assert all(isinstance(v, (bool, int, float)) for v in info.values()), info
+            actions = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.par_env.agents}
+            obs, _rew, term, trunc, infos = env.step(actions)
+            steps += 1
+            if term["__all__"] or trunc["__all__"]:
+                break
+        assert env.par_env.agents == [] and 1 <= steps <= 200

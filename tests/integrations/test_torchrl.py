@@ -159,3 +159,28 @@ def test_torchrls_own_wrapper_runs_the_default_env_without_flags():
     # SMAC's mask reaches TorchRL's action_mask: a present (living) agent may stop and may not no-op
     mask, here = td["agent", "action_mask"], td["agent", "mask"].bool()
     assert mask[..., 1][here].all() and not mask[..., 0][here].any()
+
+
+def test_torchrls_own_wrapper_runs_a_smacv2_scenario():
+    """TorchRL's ``PettingZooWrapper`` with the flags of the issue, on ``protoss_5_vs_5`` as it comes: it
+    builds specs from the infos, so each value must be numeric (``unit_kind`` is the type's index in
+    ``get_env_info()["kinds"]``; a type name raised ``TypeError: new(): invalid data type 'str'``)."""
+    import sc2_envs
+
+    par = sc2_envs.parallel_env("protoss_5_vs_5")
+    env = PettingZooWrapper(par, use_mask=True, done_on_any=False, return_state=True)
+    check_env_specs(env)
+    td = seeded_rollout(env, 0, 300, passive)
+    assert td["next", "done"][-1].all() and not td["next", "done"][:-1].any()
+    kinds = par.get_env_info()["kinds"]
+    first = td["next", "agent", "info", "unit_kind"][0].long().tolist()
+    assert [kinds[k] for k in first] == [par.agent_unit_types[f"agent_{i}"] for i in range(5)]
+    assert td["state"].shape == (td.shape[0], par.state_space.shape[0])
+
+
+def test_make_torchrl_env_runs_a_smacv2_scenario():
+    env = make_torchrl_env("terran_5_vs_5", seed=0)
+    check_env_specs(env)
+    td = seeded_rollout(env, 0, 300, passive)
+    assert td["next", "done"][-1].all() and td.shape[0] <= 200
+    assert td["next", "agent", "info", "unit_kind"].shape == (td.shape[0], 5)

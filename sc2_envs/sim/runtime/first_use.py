@@ -14,6 +14,15 @@ import time
 COMPILE_NOTICE_AFTER_S = 2.0
 """A kernel's first call in a process that takes longer than this (seconds) is compiling: say so."""
 
+WHEN_COMPILED = (
+    "each kernel family, SMAC v1 maps or SMACv2 scenarios, compiles once per CPU and version of sc2_envs' "
+    "simulator code; later runs load it from Numba's on-disk cache"
+)
+"""When a kernel compiles, for the notices: each family has kernels of its own (``sim.numba.step``), and
+Numba's cache entries are keyed by the CPU and stamped with a digest of the simulator's sources
+(``sim.runtime.cache``), so a first SMACv2 run after SMAC v1 ones compiles again, as does an upgrade or
+an edit of ``sc2_envs.sim``; options and batch sizes do not (one signature per family)."""
+
 _first_calls_done: set[str] = set()
 _quiet = threading.local()
 
@@ -40,10 +49,10 @@ def first_calls_done() -> int:
 @contextlib.contextmanager
 def compile_notice(what: str, stream=None):
     """Around the first call of kernel ``what`` in this process: if it is still running after
-    ``COMPILE_NOTICE_AFTER_S`` seconds, Numba is compiling it (first use after an install, an upgrade
-    or an edit of ``sc2_envs.sim``; later processes load the machine code from Numba's on-disk
-    cache in about a second), so one line on ``stream`` (default ``sys.stderr``) says so, and a second
-    one how long it took. Later calls of ``what`` are not watched (see :func:`first_call`).
+    ``COMPILE_NOTICE_AFTER_S`` seconds, Numba is compiling it (the first use of its family, SMAC v1 maps
+    or SMACv2 scenarios, on this CPU after an install, an upgrade or an edit of ``sc2_envs.sim``: see
+    ``WHEN_COMPILED``; later processes load the machine code from Numba's on-disk cache in about a
+    second), so one line on ``stream`` (default ``sys.stderr``) says so, and a second one how long it took. Later calls of ``what`` are not watched (see :func:`first_call`).
 
     Why: with an empty cache the first ``reset`` and ``step`` compile for about 10 s and 30 s on a
     2-core machine (more under load), and a training run that prints nothing meanwhile looks hung."""
@@ -58,10 +67,7 @@ def compile_notice(what: str, stream=None):
 
     def say():
         said.set()
-        out.write(
-            f"sc2_envs: compiling the simulator's {what} kernel (Numba, first use after installing or changing "
-            f"sc2_envs; cached on disk for later runs)...\n"
-        )
+        out.write(f"sc2_envs: compiling the simulator's {what} kernel (Numba: {WHEN_COMPILED})...\n")
         out.flush()
 
     timer = threading.Timer(COMPILE_NOTICE_AFTER_S, say)
@@ -87,4 +93,11 @@ def first_call(what: str, fn, *args):
         return fn(*args)
 
 
-__all__ = ["COMPILE_NOTICE_AFTER_S", "compile_notice", "first_call", "first_calls_done", "quiet_compile_notices"]
+__all__ = [
+    "COMPILE_NOTICE_AFTER_S",
+    "WHEN_COMPILED",
+    "compile_notice",
+    "first_call",
+    "first_calls_done",
+    "quiet_compile_notices",
+]

@@ -113,10 +113,12 @@ class Job:
             pass
 
     def start(self) -> Job:
+        from sc2_envs.sim.runtime.first_use import WHEN_COMPILED
+
         self._say(
-            f"compiling the simulator's numba step kernel ({self.family}; first use after installing or changing "
-            f"sc2_envs, cached on disk for later runs) in a background thread; until it is ready the torch path plays "
-            f"the same game, bit for bit, more slowly (set {ENV_VAR}=0 to wait for it instead)"
+            f"compiling the simulator's numba step kernel ({self.family}) in a background thread ({WHEN_COMPILED}); "
+            f"until it is ready the torch path plays the same game, bit for bit, more slowly (set {ENV_VAR}=0 to wait "
+            f"for it instead)"
         )
         self._thread.start()
         return self

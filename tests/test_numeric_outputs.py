@@ -1,0 +1,138 @@
+"""Every API hands out numbers only: observations, states, rewards and infos of every map kind.
+
+RL libraries turn what an env returns into tensors or stacked arrays: TorchRL's ``PettingZooWrapper``
+builds a spec from every info value (a string raised ``TypeError: new(): invalid data type 'str'``),
+Gymnasium's vector envs stack infos (strings become object arrays), RLlib and SuperSuit batch them.
+So each value must be a bool, an int, a float or a fixed-shape numeric array / tensor, on SMAC v1 maps
+and on SMACv2 scenarios (whose rosters change per episode: ``zerg_10_vs_11`` also has teams of two
+sizes). SMAC's own ``StarCraft2Env`` API (``adapters.smac_compat``) keeps SMAC's lists of per-agent
+arrays (``get_obs``); its step infos are checked here.
+"""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+
+import sc2_envs
+
+MAPS = ["2s3z", "protoss_5_vs_5", "zerg_10_vs_11"]
+
+
+def non_numeric(x, path: str = "") -> list[str]:
+    """Paths (with a description) of every value inside ``x`` that is not a number or a numeric array;
+    dicts are walked (their keys name the path), anything else is a leaf."""
+    if isinstance(x, dict):
+        return [p for k, v in x.items() for p in non_numeric(v, f"{path}[{k!r}]")]
+    if isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating)):
+        return []
+    if isinstance(x, np.ndarray) and (np.issubdtype(x.dtype, np.number) or x.dtype == np.bool_):
+        return []
+    if isinstance(x, torch.Tensor):
+        return []
+    return [f"{path}: {type(x).__name__} {x!r}"[:200]]
+
+
+def masked_choice(rng, mask) -> int:
+    return int(rng.choice(np.flatnonzero(mask)))
+
+
+@pytest.mark.parametrize("map_name", MAPS)
+@pytest.mark.parametrize("dead_agents", ["remove", "absorbing"])
+def test_pettingzoo_parallel_env_returns_numbers_only(map_name, dead_agents):
+    env = sc2_envs.parallel_env(map_name, dead_agents=dead_agents, lenient_actions=True, info_action_mask=True)
+    rng = np.random.default_rng(0)
+    obs, infos = env.reset(seed=0)
+    bad = non_numeric({"obs": obs, "infos": infos, "state": env.state()})
+    while env.agents:  # a whole episode: deaths, the last step's infos
+        obs, rew, term, trunc, infos = env.step({a: masked_choice(rng, obs[a]["action_mask"]) for a in env.agents})
+        bad += non_numeric({"obs": obs, "rew": rew, "term": term, "trunc": trunc, "infos": infos, "state": env.state()})
+    assert not bad, sorted(set(bad))
+
+
+@pytest.mark.parametrize("map_name", MAPS)
+def test_pettingzoo_aec_env_returns_numbers_only(map_name):
+    env = sc2_envs.env(map_name)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    bad = []
+    for _agent in env.agent_iter(3000):
+        obs, rew, term, trunc, info = env.last()
+        bad += non_numeric({"obs": obs, "rew": rew, "info": info, "infos": env.infos})
+        env.step(None if term or trunc else masked_choice(rng, obs["action_mask"]))
+    assert not bad, sorted(set(bad))
+
+
+@pytest.mark.parametrize("map_name", MAPS)
+@pytest.mark.parametrize("observation", ["obs", "state"])
+def test_gymnasium_env_returns_numbers_only(map_name, observation):
+    env = gymnasium.make(f"sc2_envs/{map_name}-v0", observation=observation, lenient_actions=True)
+    rng = np.random.default_rng(0)
+    obs, info = env.reset(seed=0)
+    bad = non_numeric({"obs": obs, "info": info})
+    done = False
+    while not done:
+        obs, rew, term, trunc, info = env.step(np.array([masked_choice(rng, m) for m in info["action_mask"]]))
+        bad += non_numeric({"obs": obs, "rew": rew, "info": info})
+        done = term or trunc
+    assert not bad, sorted(set(bad))
+
+
+@pytest.mark.parametrize("map_name", MAPS)
+def test_gymnasium_vector_env_stacks_infos_into_numeric_arrays(map_name):
+    env = gymnasium.make_vec(f"sc2_envs/{map_name}-v0", num_envs=2, lenient_actions=True)
+    env.action_space.seed(0)
+    _, info = env.reset(seed=0)
+    bad = non_numeric(info)
+    for _ in range(25):
+        obs, rew, term, trunc, info = env.step(env.action_space.sample())
+        bad += non_numeric({"obs": obs, "rew": rew, "info": info})
+    env.close()
+    assert not bad, sorted(set(bad))
+
+
+@pytest.mark.parametrize("map_name", MAPS)
+def test_batched_simulator_returns_tensors_only(map_name):
+    sim = sc2_envs.make_batched(map_name, num_envs=2, seed=0)
+    out = sim.reset(seed=0)
+    bad = [k for k, v in out.items() if not isinstance(v, torch.Tensor)]
+    g = torch.Generator().manual_seed(0)
+    for _ in range(25):
+        avail = out["avail_actions"]
+        actions = torch.multinomial(avail.reshape(-1, avail.shape[-1]).float(), 1, generator=g).reshape(avail.shape[:-1])
+        out = sim.step(actions)
+        bad += [k for k, v in out.items() if not isinstance(v, torch.Tensor)]
+    assert not bad, sorted(set(bad))
+
+
+def test_smac_and_smacv2_compat_step_infos_are_numbers():
+    from sc2_envs.adapters import StarCraft2Env, StarCraftCapabilityEnvWrapper
+
+    cap = {
+        "n_units": 5,
+        "n_enemies": 5,
+        "team_gen": {
+            "dist_type": "weighted_teams",
+            "unit_types": ["stalker", "zealot", "colossus"],
+            "weights": [0.45, 0.45, 0.1],
+        },
+        "start_positions": {"dist_type": "surrounded_and_reflect", "p": 0.5, "map_x": 32, "map_y": 32},
+    }
+    rng = np.random.default_rng(0)
+    bad = []
+    for env in (
+        StarCraft2Env(map_name="2s3z", seed=0),
+        StarCraftCapabilityEnvWrapper(map_name="10gen_protoss", capability_config=cap, seed=0),
+    ):
+        env.reset()
+        n_agents = env.get_env_info()["n_agents"]
+        terminated = False
+        while not terminated:
+            actions = [masked_choice(rng, env.get_avail_agent_actions(i)) for i in range(n_agents)]
+            _, terminated, info = env.step(actions)
+            bad += non_numeric(info, type(env).__name__)
+            bad += non_numeric({"state": env.get_state(), "obs": np.stack(env.get_obs())}, type(env).__name__)
+        env.close()
+    assert not bad, sorted(set(bad))
