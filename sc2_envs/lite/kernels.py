@@ -1553,6 +1553,9 @@ def _apply_commands(ck, cf, cs, result, uf, ui, oi, of, pq, pf, gi, occ, ghost, 
         the rest: the state arrays and tables, as ``advance``.
     """
     for b in numba.prange(ck.shape[0]):
+        if ck[b, CK_KIND] == CMD_NONE:  # most rows of a bot's one-game call: skip the per-game views
+            result[b] = 0
+            continue
         result[b] = _apply_one(
             ck[b],
             cf[b],
