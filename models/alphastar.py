@@ -682,7 +682,8 @@ class AlphaStarPolicy(nn.Module):
                 i = (v.float().clamp(0, 1) * 10).floor().long().clamp(max=9)
             idx.append(i + off)
         if idx:
-            picked = F.embedding_bag(torch.stack(idx, -1).reshape(-1, len(idx)), weight.t(), mode="sum")
+            rows = weight.t().contiguous()  # [W, entity_dim]: each class row contiguous for the gather
+            picked = F.embedding_bag(torch.stack(idx, -1).reshape(-1, len(idx)), rows, mode="sum")
             out = out + picked.reshape(*ent.shape[:-1], -1)
         return out
 
@@ -719,25 +720,27 @@ class AlphaStarPolicy(nn.Module):
                     heights.append((mm[:, i].float() / 255.0, w[:, off]))
                     continue
                 cls = _class_index(mm[:, i], n, name)
-                block = w[:, off : off + n].t()  # [n, S]
+                block = w[:, off : off + n].t().contiguous()  # [n, S], rows contiguous for the gather
                 if table is None:
                     table, combo = block, cls
                 else:  # every combination of the classes so far with this plane's
                     table = (table.unsqueeze(1) + block.unsqueeze(0)).reshape(-1, S)
                     combo = combo * n + cls
+        # a fresh [BT, M, M, S] tensor, updated in place below (none of the in-place steps' backward
+        # passes reads it)
         if table is not None:
-            pre = F.embedding(combo, table) + self.spatial_in.bias  # [BT, M, M, S]
+            pre = F.embedding(combo, table + self.spatial_in.bias)
         else:
             pre = self.spatial_in.bias.expand(BT, M, M, S).clone()
         for plane, col in heights:
-            pre = pre + plane.unsqueeze(-1) * col
+            pre.addcmul_(plane.unsqueeze(-1), col)
         cols = {n: i for i, n in enumerate(c.entity_features)}
         if "x" in cols and "y" in cols:
             scale = M / c.raw_resolution
             gx = (ent[..., cols["x"]] * scale).long().clamp(0, M - 1)
             gy = (ent[..., cols["y"]] * scale).long().clamp(0, M - 1)
             cell = (gy * M + gx).unsqueeze(-1).expand(-1, -1, S)
-            pre = pre.reshape(BT, M * M, S).scatter_add(1, cell, F.linear(sc, w[:, :S])).reshape(BT, M, M, S)
+            pre.view(BT, M * M, S).scatter_add_(1, cell, F.linear(sc, w[:, :S]))
         return pre.permute(0, 3, 1, 2)
 
     def _encode(self, obs: dict):
