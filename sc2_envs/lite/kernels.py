@@ -1583,8 +1583,8 @@ def _apply_commands(ck, cf, cs, result, uf, ui, oi, of, pq, pf, gi, occ, ghost, 
 # games never interact, so each game's arithmetic is that of the serial call, bit for bit. Smaller
 # batches run in the calling thread (a thread hand-off costs more than a small batch's work).
 # Why not Numba's ``parallel=True``: its OpenMP workers spin-wait between calls on the OpenMP
-# runtime torch also uses, and reset torch's thread count; with a policy running between env steps
-# (the full-game actor loop) the spinning workers took 4-5x the CPU time of the policy's forward pass.
+# runtime torch also uses; with a policy running between env steps (the full-game actor loop) the
+# forward pass took 4-5x its CPU time in one measurement (docs/full_game_program.md).
 PARALLEL_MIN_GAMES = 16
 """Batches of at least this many games run on threads (``numba.get_num_threads()`` ranges)."""
 advance_serial = _jit_nogil(_advance)
