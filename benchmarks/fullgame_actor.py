@@ -79,7 +79,10 @@ def main() -> int:
     a = p.parse_args()
     import torch
 
+    from sc2_envs.training.allocator import keep_freed_memory
+
     torch.set_num_threads(a.threads)
+    print(keep_freed_memory(), flush=True)  # as the training scripts: no page faults per forward pass
     print(f"cpus {os.cpu_count()}, torch threads {a.threads}, load average before {os.getloadavg()}", flush=True)
     out = []
     for b in a.num_envs:

@@ -264,20 +264,82 @@ class AlphaStarConfig:
         return cls(**d)
 
 
-def _onehot(x: torch.Tensor, n: int, name: str) -> torch.Tensor:
+def _class_index(x: torch.Tensor, n: int, name: str) -> torch.Tensor:
+    """``x`` as int64 class indices (truncated toward zero), checked to lie in ``[0, n)``."""
     xi = x.long()
-    if xi.numel() and (int(xi.min()) < 0 or int(xi.max()) >= n):
-        raise ValueError(f"feature {name!r} has values in [{int(xi.min())}, {int(xi.max())}]; expected integers in [0, {n})")
-    return F.one_hot(xi, n).float()
+    if xi.numel():
+        lo, hi = torch.aminmax(xi)
+        if int(lo) < 0 or int(hi) >= n:
+            raise ValueError(f"feature {name!r} has values in [{int(lo)}, {int(hi)}]; expected integers in [0, {n})")
+    return xi
+
+
+def _onehot(x: torch.Tensor, n: int, name: str) -> torch.Tensor:
+    return F.one_hot(_class_index(x, n, name), n).float()
 
 
 def entity_input_width(cfg: AlphaStarConfig) -> int:
     """Width of the encoded entity row for ``cfg.entity_features``."""
-    return _encode_entities(torch.zeros(1, 1, len(cfg.entity_features)), cfg).shape[-1]
+    return encode_entities(torch.zeros(1, 1, len(cfg.entity_features)), cfg).shape[-1]
 
 
-def _encode_entities(ent: torch.Tensor, cfg: AlphaStarConfig) -> torch.Tensor:
-    """``[..., C]`` raw columns -> ``[..., W]`` float encoding (mini-AS ``entity_encoder.py`` rules)."""
+def _entity_layout(cfg: AlphaStarConfig) -> tuple[list, list]:
+    """Where each column lands in the encoded row of ``encode_entities``.
+
+    Returns:
+        ``(classes, dense)``: ``classes`` lists ``(column, kind, n, offset)`` for every one-hot block
+        (``kind`` as in ``_ENTITY_ENCODING``; the block is ``n`` wide at ``offset``), ``dense`` lists
+        ``(column, kind, offset, width)`` for the real-valued parts (bits, values, the progress value;
+        ratios as ``("ratio", (num, den))``).
+    """
+    col = {n: i for i, n in enumerate(cfg.entity_features)}
+    classes, dense, off = [], [], 0
+    for name in cfg.entity_features:
+        kind, size = _ENTITY_ENCODING[name]
+        if kind == "onehot":
+            n = cfg.n_unit_types if name == "unit_type" else (cfg.n_functions if size is None else size)
+            classes.append((name, kind, n, off))
+            off += n
+        elif kind == "bits":
+            dense.append((name, kind, off, 8))
+            off += 8
+        elif kind == "value":
+            dense.append((name, kind, off, 1))
+            off += 1
+        elif kind == "sqrt":
+            n = math.floor(math.sqrt(size)) + 1
+            classes.append((name, kind, n, off))
+            off += n
+        elif kind in ("bucket100", "capped"):
+            classes.append((name, kind, size, off))
+            off += size
+        elif kind == "progress":
+            dense.append((name, kind, off, 1))
+            classes.append((name, kind, 10, off + 1))
+            off += 11
+    for num, den in _RATIOS:
+        if num in col and den in col:
+            dense.append(("ratio", (num, den), off, 1))
+            off += 1
+    return classes, dense
+
+
+def encode_entities(ent: torch.Tensor, cfg: AlphaStarConfig) -> torch.Tensor:
+    """Entity rows as the entity encoder reads them (mini-AS ``entity_encoder.py`` rules).
+
+    ``AlphaStarPolicy`` computes its first layer on this encoding without building it (its
+    ``_entity_embedding``); this function is the definition, for inspection and tests.
+
+    Args:
+        ent: ``[..., C]`` raw columns of ``cfg.entity_features``.
+        cfg: the model's config.
+
+    Returns:
+        ``[..., entity_input_width(cfg)]`` float32.
+
+    Raises:
+        ValueError: a one-hot column with a value outside its classes.
+    """
     col = {n: ent[..., i] for i, n in enumerate(cfg.entity_features)}
     parts = []
     for name in cfg.entity_features:
@@ -305,6 +367,33 @@ def _encode_entities(ent: torch.Tensor, cfg: AlphaStarConfig) -> torch.Tensor:
         if num in col and den in col:
             parts.append((col[num].float() / col[den].float().clamp(min=1)).unsqueeze(-1))
     return torch.cat(parts, -1)
+
+
+def encode_minimap(minimap: torch.Tensor, cfg: AlphaStarConfig) -> torch.Tensor:
+    """Minimap planes as the spatial encoder reads them: each plane one-hot (pysc2 feature-layer
+    scales), the height map divided by 255, stacked in ``cfg.minimap_features`` order.
+
+    ``AlphaStarPolicy`` computes its first spatial layer on this encoding without building it (its
+    ``_spatial_input``); this function is the definition, for inspection and tests.
+
+    Args:
+        minimap: ``[N, P, M, M]`` integer planes (``cfg.minimap_features``).
+        cfg: the model's config.
+
+    Returns:
+        ``[N, W, M, M]`` float32, ``W`` the summed widths of ``_PLANE_ENCODING``.
+
+    Raises:
+        ValueError: a plane with a value outside its classes.
+    """
+    planes = []
+    for i, name in enumerate(cfg.minimap_features):
+        kind, n = _PLANE_ENCODING[name]
+        if kind == "value255":
+            planes.append(minimap[:, i : i + 1].float() / 255.0)
+        else:
+            planes.append(_onehot(minimap[:, i], n, name).permute(0, 3, 1, 2))
+    return torch.cat(planes, 1)
 
 
 class _GLU(nn.Module):
@@ -397,6 +486,10 @@ class AlphaStarPolicy(nn.Module):
         c = cfg
         ew = entity_input_width(c)
         self.entity_in = nn.Linear(ew, c.entity_dim)
+        # entity_in on the encoded rows, computed without building them (``_entity_embedding``)
+        self._entity_classes, self._entity_dense = _entity_layout(c)
+        dense_cols = [off + j for _, _, off, width in self._entity_dense for j in range(width)]
+        self.register_buffer("_entity_dense_cols", torch.as_tensor(dense_cols, dtype=torch.int64), persistent=False)
         layer = nn.TransformerEncoderLayer(
             c.entity_dim, c.entity_heads, c.entity_ffn, dropout=0.0, batch_first=True, layer_norm_eps=1e-6
         )
@@ -407,6 +500,11 @@ class AlphaStarPolicy(nn.Module):
         plane_w = sum(_PLANE_ENCODING[p][1] for p in c.minimap_features)
         self.scatter = nn.Linear(c.entity_dim, c.scatter_channels)
         self.spatial_in = nn.Conv2d(c.scatter_channels + plane_w, c.scatter_channels, 1)
+        # where each minimap plane's encoding sits among spatial_in's input channels (``_spatial_input``)
+        self._plane_offsets, off = [], c.scatter_channels
+        for name in c.minimap_features:
+            self._plane_offsets.append(off)
+            off += _PLANE_ENCODING[name][1]
         chans = (c.scatter_channels,) + tuple(c.spatial_channels)
         self.down = nn.ModuleList([nn.Conv2d(chans[i], chans[i + 1], 4, 2, 1) for i in range(3)])
         self.res = nn.ModuleList([_ResConv(chans[-1]) for _ in range(c.n_resblocks)])
@@ -534,6 +632,117 @@ class AlphaStarPolicy(nn.Module):
         out["total"] = sum(p.numel() for p in self.parameters())
         return out
 
+    def _entity_embedding(self, ent: torch.Tensor) -> torch.Tensor:
+        """``entity_in(encode_entities(ent, cfg))`` without building the encoded rows.
+
+        The encoding is mostly one-hot blocks (unit type 375 wide, two order ids 564 each, ...), so
+        the linear layer on it is a sum of the weight's columns picked by each block's class plus a
+        small product with the real-valued parts: the same function (equal up to float32 rounding;
+        ``tests/test_alphastar.py``) without a ``[.., ~1,700]`` float tensor per entity row.
+
+        Args:
+            ent: ``[..., C]`` raw entity columns (``cfg.entity_features``).
+
+        Returns:
+            ``[..., entity_dim]`` float32.
+
+        Raises:
+            ValueError: a one-hot column with a value outside its classes (as ``encode_entities``).
+        """
+        col = {n: ent[..., i] for i, n in enumerate(self.cfg.entity_features)}
+        weight, bias = self.entity_in.weight, self.entity_in.bias
+        dense = []
+        for name, kind, _, _ in self._entity_dense:
+            if kind == "bits":
+                vi = col[name].long().clamp(0, 255)
+                dense.append(((vi.unsqueeze(-1) >> torch.arange(7, -1, -1, device=ent.device)) & 1).float())
+            elif kind == "value":
+                dense.append(col[name].unsqueeze(-1).float())
+            elif kind == "progress":
+                dense.append(col[name].float().clamp(0, 1).unsqueeze(-1))
+            else:  # ratio
+                num, den = kind
+                dense.append((col[num].float() / col[den].float().clamp(min=1)).unsqueeze(-1))
+        if dense:
+            out = F.linear(torch.cat(dense, -1), weight[:, self._entity_dense_cols], bias)
+        else:
+            out = bias.expand(*ent.shape[:-1], -1)
+        idx = []
+        for name, kind, n, off in self._entity_classes:
+            v, size = col[name], _ENTITY_ENCODING[name][1]
+            if kind == "onehot":
+                i = _class_index(v, n, name)
+            elif kind == "sqrt":
+                i = torch.sqrt(v.float().clamp(0, size)).floor().long()
+            elif kind == "bucket100":
+                i = (v.float().clamp(min=0) / 100).floor().long().clamp(max=size - 1)
+            elif kind == "capped":
+                i = v.long().clamp(0, size - 1)
+            else:  # progress: its ten tenths
+                i = (v.float().clamp(0, 1) * 10).floor().long().clamp(max=9)
+            idx.append(i + off)
+        if idx:
+            rows = weight.t().contiguous()  # [W, entity_dim]: each class row contiguous for the gather
+            picked = F.embedding_bag(torch.stack(idx, -1).reshape(-1, len(idx)), rows, mode="sum")
+            out = out + picked.reshape(*ent.shape[:-1], -1)
+        return out
+
+    def _spatial_input(self, sc: torch.Tensor, ent: torch.Tensor, minimap: torch.Tensor | None) -> torch.Tensor:
+        """``spatial_in`` (a 1x1 conv) on ``[scatter grid, encoded minimap planes]``, before its ReLU.
+
+        The grid sums the entities' scatter features per minimap cell; the planes are one-hot
+        (and the height map scaled to 0..1). The conv is linear in each, so it is computed as: the
+        bias, plus for each cell one row of a table holding the summed weight columns of every
+        combination of the cell's plane classes, plus the height map times its column, plus each
+        entity's projected scatter features added at its cell. Equal to the conv on the stacked
+        planes up to float32 rounding, without its ``[B, 16 + 20, M, M]`` input.
+
+        Args:
+            sc: ``[BT, E, scatter_channels]`` entity scatter features (zero on padding rows).
+            ent: ``[BT, E, C]`` raw entity columns (x, y place an entity on the grid).
+            minimap: ``[B, T, P, M, M]`` integer planes (``cfg.minimap_features``), or None without them.
+
+        Returns:
+            ``[BT, scatter_channels, M, M]`` float32 (channels-last strides).
+
+        Raises:
+            ValueError: a minimap plane with a value outside its classes.
+        """
+        c = self.cfg
+        BT, M, S = sc.shape[0], c.minimap_size, c.scatter_channels
+        w = self.spatial_in.weight[:, :, 0, 0]  # [S, S + plane width]
+        table, combo, heights = None, None, []
+        if c.minimap_features:
+            mm = minimap.reshape(BT, len(c.minimap_features), M, M)
+            for i, (name, off) in enumerate(zip(c.minimap_features, self._plane_offsets, strict=True)):
+                kind, n = _PLANE_ENCODING[name]
+                if kind == "value255":
+                    heights.append((mm[:, i].float() / 255.0, w[:, off]))
+                    continue
+                cls = _class_index(mm[:, i], n, name)
+                block = w[:, off : off + n].t().contiguous()  # [n, S], rows contiguous for the gather
+                if table is None:
+                    table, combo = block, cls
+                else:  # every combination of the classes so far with this plane's
+                    table = (table.unsqueeze(1) + block.unsqueeze(0)).reshape(-1, S)
+                    combo = combo * n + cls
+        # a fresh [BT, M, M, S] tensor, updated in place below (none of the in-place steps' backward
+        # passes reads it)
+        if table is not None:
+            pre = F.embedding(combo, table + self.spatial_in.bias)
+        else:
+            pre = self.spatial_in.bias.expand(BT, M, M, S).clone()
+        for plane, col in heights:
+            pre.addcmul_(plane.unsqueeze(-1), col)
+        cols = {n: i for i, n in enumerate(c.entity_features)}
+        if "x" in cols and "y" in cols:
+            scale = M / c.raw_resolution
+            gx = (ent[..., cols["x"]] * scale).long().clamp(0, M - 1)
+            gy = (ent[..., cols["y"]] * scale).long().clamp(0, M - 1)
+            cell = (gy * M + gx).unsqueeze(-1).expand(-1, -1, S)
+            pre.view(BT, M * M, S).scatter_add_(1, cell, F.linear(sc, w[:, :S]))
+        return pre.permute(0, 3, 1, 2)
+
     def _encode(self, obs: dict):
         c = self.cfg
         ent = obs["entities"].float()
@@ -550,31 +759,14 @@ class AlphaStarPolicy(nn.Module):
         # selectable: the pointer masks use ``valid``).
         attend = valid.clone()
         attend[:, 0] = True
-        x = self.entity_in(_encode_entities(ent, c))
+        x = self._entity_embedding(ent)
         x = self.entity_tf(x, src_key_padding_mask=~attend)
         entity_emb = F.relu(self.entity_conv(F.relu(x)))
         mean = (x * valid.unsqueeze(-1)).sum(1) / count.clamp(min=1).unsqueeze(-1)
         embedded_entity = F.relu(self.entity_fc(mean))
-        # spatial: scatter entities to their minimap cells
-        M = c.minimap_size
+        # spatial: entities scattered to their minimap cells, with the encoded minimap planes
         sc = F.relu(self.scatter(entity_emb)) * valid.unsqueeze(-1)
-        cols = {n: i for i, n in enumerate(c.entity_features)}
-        grid = torch.zeros(BT, M * M, c.scatter_channels, device=ent.device)
-        if "x" in cols and "y" in cols:
-            scale = M / c.raw_resolution
-            gx = (ent[..., cols["x"]] * scale).long().clamp(0, M - 1)
-            gy = (ent[..., cols["y"]] * scale).long().clamp(0, M - 1)
-            grid.scatter_add_(1, (gy * M + gx).unsqueeze(-1).expand(-1, -1, c.scatter_channels), sc)
-        planes = [grid.transpose(1, 2).reshape(BT, c.scatter_channels, M, M)]
-        if c.minimap_features:
-            mm = obs["minimap"].reshape(BT, len(c.minimap_features), M, M)
-            for i, name in enumerate(c.minimap_features):
-                kind, n = _PLANE_ENCODING[name]
-                if kind == "value255":
-                    planes.append(mm[:, i : i + 1].float() / 255.0)
-                else:
-                    planes.append(_onehot(mm[:, i], n, name).permute(0, 3, 1, 2))
-        h = F.relu(self.spatial_in(torch.cat(planes, 1)))
+        h = F.relu(self._spatial_input(sc, ent, obs.get("minimap")))
         for conv in self.down:
             h = F.relu(conv(h))
         skips = []
@@ -643,7 +835,7 @@ class AlphaStarPolicy(nn.Module):
             "build_order": bo_emb,
             "scalar_context": scalar_context,
             "at_mask": at_mask,
-            "alliance": ent[..., cols["alliance"]] if "alliance" in cols else None,
+            "alliance": ent[..., c.entity_features.index("alliance")] if "alliance" in c.entity_features else None,
         }
 
     def initial_state(self, batch: int, device=None):

@@ -6,6 +6,8 @@ import torch
 from models.alphastar import (
     AlphaStarConfig,
     AlphaStarPolicy,
+    encode_entities,
+    encode_minimap,
     load_alphastar,
     save_alphastar,
 )
@@ -144,3 +146,74 @@ def test_checkpoint_round_trip(tmp_path):
     assert m2.cfg == cfg and ck["bc"]["epoch"] == 1
     for (k, v), (k2, v2) in zip(m.state_dict().items(), m2.state_dict().items(), strict=False):
         assert k == k2 and torch.equal(v, v2)
+
+
+def random_entity_rows(cfg, rows=40, seed=0):
+    """Entity rows with every column in its observed range (one-hot columns over all their classes)."""
+    g = torch.Generator().manual_seed(seed)
+    top = {"unit_type": cfg.n_unit_types, "alliance": 5, "owner": 17, "order_id_0": cfg.n_functions}
+    top["order_id_1"] = cfg.n_functions
+    top.update(x=cfg.raw_resolution, y=cfg.raw_resolution, display_type=5, cloak=5, cargo_space_taken=9)
+    top.update(cargo_space_max=9, attack_upgrade_level=4, armor_upgrade_level=4, shield_upgrade_level=4)
+    cols = []
+    for name in cfg.entity_features:
+        if name in top:
+            cols.append(torch.randint(0, top[name], (3, rows), generator=g).float())
+        elif name.startswith(("is_",)):
+            cols.append(torch.randint(0, 2, (3, rows), generator=g).float())
+        elif name in ("build_progress",) or name.startswith("order_progress"):
+            cols.append(torch.rand(3, rows, generator=g) * 1.2 - 0.1)
+        else:  # counts and amounts: health, minerals, cooldowns, buffs, ... past their caps too
+            cols.append(torch.randint(0, 2500, (3, rows), generator=g).float())
+    return torch.stack(cols, -1)
+
+
+@pytest.mark.parametrize("preset", ["mini", "replay"])
+def test_entity_embedding_is_the_first_layer_on_the_encoded_rows(preset):
+    cfg = AlphaStarConfig.mini() if preset == "mini" else AlphaStarConfig.replay()
+    torch.manual_seed(0)
+    m = AlphaStarPolicy(cfg)
+    ent = random_entity_rows(cfg)
+    with torch.no_grad():
+        want = m.entity_in(encode_entities(ent, cfg))
+        got = m._entity_embedding(ent)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_spatial_input_is_the_1x1_conv_on_the_scatter_grid_and_encoded_planes():
+    cfg = AlphaStarConfig.tiny()
+    torch.manual_seed(0)
+    m = AlphaStarPolicy(cfg)
+    g = torch.Generator().manual_seed(1)
+    BT, E, M, S = 3, cfg.max_entities, cfg.minimap_size, cfg.scatter_channels
+    ent = random_entity_rows(cfg, rows=E)
+    sc = torch.rand(BT, E, S, generator=g)
+    sizes = {"height_map": 256, "visibility_map": 4, "player_relative": 5}
+    mm = torch.stack([torch.randint(0, sizes.get(p, 2), (BT, M, M), generator=g) for p in cfg.minimap_features], 1).to(
+        torch.uint8
+    )
+    col = {n: i for i, n in enumerate(cfg.entity_features)}
+    cell = ent[..., col["y"]].long() * M + ent[..., col["x"]].long()  # raw_resolution == minimap_size
+    grid = torch.zeros(BT, S, M * M).scatter_add_(2, cell.unsqueeze(1).expand(-1, S, -1), sc.transpose(1, 2))
+    with torch.no_grad():
+        want = m.spatial_in(torch.cat([grid.reshape(BT, S, M, M), encode_minimap(mm, cfg)], 1))
+        got = m._spatial_input(sc, ent, mm.unsqueeze(1))
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_minimap_plane_out_of_its_classes_is_named():
+    cfg = AlphaStarConfig.tiny()
+    m = AlphaStarPolicy(cfg)
+    obs = make_obs(cfg, 1, 1)
+    obs["minimap"][:, :, cfg.minimap_features.index("player_relative")] = 7
+    with pytest.raises(ValueError, match="'player_relative'"):
+        m(obs)
+
+
+def test_encode_minimap_is_one_hot_per_plane_and_the_scaled_height():
+    cfg = AlphaStarConfig.tiny(minimap_features=("height_map", "visibility_map"))
+    mm = torch.tensor([[[[255, 0]], [[3, 1]]]], dtype=torch.uint8).expand(1, 2, 2, 2)
+    out = encode_minimap(mm, cfg)
+    assert out.shape == (1, 5, 2, 2)
+    torch.testing.assert_close(out[0, :, 0, 0], torch.tensor([1.0, 0, 0, 0, 1]))
+    torch.testing.assert_close(out[0, :, 0, 1], torch.tensor([0.0, 0, 1, 0, 0]))  # height 0, visibility 1

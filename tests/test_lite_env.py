@@ -204,3 +204,37 @@ def test_minimap_planes_are_drawn_at_their_own_resolution(minimap_resolution):
     assert np.abs(centre - ref_centre).max() < 2.0 / r
     env.close()
     ref_env.close()
+
+
+def _trajectory(num_threads: int, games: int = 16, steps: int = 40) -> list:
+    import numba
+
+    from sc2_envs.sim.runtime import keeping_torch_threads
+
+    before = numba.get_num_threads()
+    keeping_torch_threads(numba.set_num_threads, num_threads)
+    try:
+        venv = LiteFullGameVectorEnv(num_envs=games, max_entities=96, max_selected=8, game_steps_per_episode=1200)
+        policy = RandomLegalPolicy(venv.engine.catalog, 96, 8, seed=3)
+        obs, _ = venv.reset(seed=11)
+        out = [{k: v.copy() for k, v in obs.items()}]  # the vector env returns views of its buffers
+        for _ in range(steps):
+            obs, reward, term, trunc, _ = venv.step(policy(obs))
+            out += [{k: v.copy() for k, v in obs.items()}, {"reward": reward, "term": term, "trunc": trunc}]
+        return out
+    finally:
+        keeping_torch_threads(numba.set_num_threads, before)
+
+
+def test_batches_stepped_on_threads_play_the_serial_games_bit_for_bit():
+    # >= kernels.PARALLEL_MIN_GAMES games: advance and observe run as ranges of games on threads,
+    # each range through the serial build, so the trajectory equals the one-thread run exactly.
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here (NUMBA_NUM_THREADS=1): nothing runs on threads")
+    serial, threaded = _trajectory(1), _trajectory(2)
+    for a, b in zip(serial, threaded, strict=True):
+        assert a.keys() == b.keys()
+        for k in a:
+            np.testing.assert_array_equal(a[k], b[k], err_msg=k)

@@ -180,6 +180,7 @@ class VeryEasyTerranBot:
         self.home = np.asarray(engine.map.start_locations[1], np.float32)
         self.enemy_home = np.asarray(engine.map.start_locations[0], np.float32)
         self._sites = self._candidate_sites()
+        self._type_tables: dict[tuple[str, ...], np.ndarray] = {}
         names = ("SCV", "OrbitalCommand", "Marine", "Marauder", "Barracks", "BarracksTechLab", "SupplyDepot", "Refinery")
         self.scan_types = np.array([self.t[n] for n in names], np.int64)
         self.is_structure = engine.catalog.ti[:, TI_STRUCTURE].astype(np.int64)
@@ -236,8 +237,14 @@ class VeryEasyTerranBot:
     # ------------------------------------------------------------------ helpers on one game
     def _units(self, b: int, names: tuple[str, ...], done: bool = True) -> np.ndarray:
         ui = self.engine.state.ui[b]
-        types = [self.t[n] for n in names]
-        mask = (ui[:, UI_ALIVE] == 1) & (ui[:, UI_OWNER] == 2) & np.isin(ui[:, UI_TYPE], types)
+        is_type = self._type_tables.get(names)
+        if is_type is None:  # one lookup table per set of names: a gather instead of np.isin per call
+            is_type = np.zeros(len(self.engine.catalog.names) + 1, bool)  # the last entry: slots of no type
+            is_type[[self.t[n] for n in names]] = True
+            self._type_tables[names] = is_type
+        types = ui[:, UI_TYPE]
+        known = (types >= 0) & (types < len(is_type) - 1)
+        mask = (ui[:, UI_ALIVE] == 1) & (ui[:, UI_OWNER] == 2) & is_type[np.where(known, types, -1)]
         if done:
             mask &= ui[:, UI_DONE] == 1
         return np.flatnonzero(mask)

@@ -1,8 +1,8 @@
 """Numba kernels of the lite engine: one game loop of B games, and command application.
 
 Everything here works on the dense arrays of ``sc2_envs.lite.state.GameState`` with the columns
-of ``sc2_envs.lite.layout`` and ``sc2_envs.lite.catalog``. The games are independent, so the
-outer loop over games runs in parallel (``prange``); inside a game the code is scalar, which is
+of ``sc2_envs.lite.layout`` and ``sc2_envs.lite.catalog``. The games are independent, so a large
+batch runs as ranges of games on threads (``advance``); inside a game the code is scalar, which is
 the natural form for the per-unit state machines (workers, production queues, orders) and is why
 these kernels are compiled rather than vectorised NumPy (a game loop is ~50 small operations per
 unit; at 16 loops per game second NumPy's per-call cost alone would exceed the 2,000 env steps/s
@@ -215,6 +215,7 @@ from sc2_envs.lite.layout import (  # noqa: F401 (the ActionResult codes, also r
     WS_TO_RESOURCE,
     WS_WAIT,
 )
+from sc2_envs.sim.runtime.chunks import kernel_threads, run_chunks
 
 _ARRIVE = 0.25  # cells: a walking unit stops this close (edge to edge) to a unit it walks to
 BOUNCE_RADIUS = 3.0  # cells: how far a worker looks for a free mineral field when its own is taken
@@ -223,7 +224,9 @@ _jit = numba.njit(cache=True)
 # Hot helpers are inlined into their callers at Numba-IR level: a call with the ~20 array
 # arguments these take costs more than the work of a unit in most game loops.
 _inline = numba.njit(cache=True, inline="always")
-_jit_parallel = numba.njit(cache=True, parallel=True)
+# The batched drivers release the GIL: a large batch runs as contiguous ranges of games on Python
+# threads (``sc2_envs.sim.runtime.chunks``), not as Numba ``parallel=True`` builds (see ``advance``).
+_jit_nogil = numba.njit(cache=True, nogil=True)
 
 
 # ================================================================ geometry and navigation
@@ -1550,6 +1553,9 @@ def _apply_commands(ck, cf, cs, result, uf, ui, oi, of, pq, pf, gi, occ, ghost, 
         the rest: the state arrays and tables, as ``advance``.
     """
     for b in numba.prange(ck.shape[0]):
+        if ck[b, CK_KIND] == CMD_NONE:  # most rows of a bot's one-game call: skip the per-game views
+            result[b] = 0
+            continue
         result[b] = _apply_one(
             ck[b],
             cf[b],
@@ -1572,20 +1578,35 @@ def _apply_commands(ck, cf, cs, result, uf, ui, oi, of, pq, pf, gi, occ, ghost, 
         )
 
 
-# Each batched kernel in two builds: a serial one for small batches (a parallel region's thread
-# wake-up and spin costs more than a small batch's work, and the spinning threads compete with
-# the Python side on a 2-core machine) and a parallel one over games for large batches.
+# A batch of at least PARALLEL_MIN_GAMES games is split into contiguous ranges of games, one Python
+# thread per range, each calling the serial driver (compiled with nogil) on its slice of the state:
+# games never interact, so each game's arithmetic is that of the serial call, bit for bit. Smaller
+# batches run in the calling thread (a thread hand-off costs more than a small batch's work).
+# Why not Numba's ``parallel=True``: its OpenMP workers spin-wait between calls on the OpenMP
+# runtime torch also uses; with a policy running between env steps (the full-game actor loop) the
+# forward pass took 4-5x its CPU time in one measurement (docs/full_game_program.md).
 PARALLEL_MIN_GAMES = 16
-"""Batches of at least this many games use the parallel builds."""
-advance_serial = _jit(_advance)
-advance_parallel = _jit_parallel(_advance)
+"""Batches of at least this many games run on threads (``numba.get_num_threads()`` ranges)."""
+advance_serial = _jit_nogil(_advance)
 apply_commands_serial = _jit(_apply_commands)
+
+_GAME_AXIS_ARGS = 11  # loops, uf, ui, oi, of, pq, pf, gi, occ, ghost, vis: leading axis B
 
 
 def advance(loops, *arrays):
     """Advance each running game by ``loops[b]`` game loops (see ``_advance`` for the arguments)."""
-    fn = advance_parallel if loops.shape[0] >= PARALLEL_MIN_GAMES else advance_serial
-    fn(loops, *arrays)
+    n = loops.shape[0]
+    threads = kernel_threads() if n >= PARALLEL_MIN_GAMES else 1
+    if threads <= 1:
+        advance_serial(loops, *arrays)
+        return
+    per_game = (loops, *arrays[: _GAME_AXIS_ARGS - 1])
+    shared, err = arrays[_GAME_AXIS_ARGS - 1 : -1], arrays[-1]
+
+    def call(lo, hi):
+        advance_serial(*(a[lo:hi] for a in per_game), *shared, err[lo:hi])
+
+    run_chunks(call, n, threads)
 
 
 def apply_commands(ck, *arrays):

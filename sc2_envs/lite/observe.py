@@ -48,7 +48,7 @@ from sc2_envs.lite.catalog import (
     TI_WORKER,
     Catalog,
 )
-from sc2_envs.lite.kernels import unit_tag
+from sc2_envs.lite.kernels import PARALLEL_MIN_GAMES, unit_tag
 from sc2_envs.lite.layout import (
     GH_HP_MAX,
     GH_TAG,
@@ -100,6 +100,7 @@ from sc2_envs.lite.layout import (
     WS_DROPOFF,
     WS_TO_HALL,
 )
+from sc2_envs.sim.runtime.chunks import kernel_threads, run_env_ids
 
 _E = spec.ENTITY_INDEX
 E_UNIT_TYPE = _E["unit_type"]
@@ -639,9 +640,9 @@ def _observe_all_py(
         )  # fmt: skip
 
 
-_observe_serial = numba.njit(cache=True)(_observe_all_py)
-_observe_parallel = numba.njit(cache=True, parallel=True)(_observe_all_py)
-PARALLEL_MIN_GAMES = 16
+# nogil: a large batch is observed as contiguous slices of ``games`` on Python threads
+# (``sc2_envs.sim.runtime.chunks``; why not ``parallel=True``: ``kernels.PARALLEL_MIN_GAMES``).
+_observe_serial = numba.njit(cache=True, nogil=True)(_observe_all_py)
 
 
 def _fids_for_ability(ability_id: int, kinds: tuple[str, ...]) -> list[int]:
@@ -787,16 +788,20 @@ class Observer:
             self._keys = np.zeros((b, u + 64), np.float64)
             self._cand = np.zeros((b, u + 64), np.int64)
         w, h = self.map.map_size
-        fn = _observe_parallel if len(games) >= PARALLEL_MIN_GAMES else _observe_serial
-        fn(
-            state.uf, state.ui, state.oi, state.pq, state.pf, state.gi, state.vis, state.ghost, self.catalog.ti,
-            self.catalog.tf, self.vocab, self.order_fids, self.type_fids_quick, self.type_fids_build,
-            self.type_fids_avail, self.generic_fids, self.static_minimap, float(w), float(h), self.raw_resolution,
-            self.omniscient, self.last_action, self.camera, self.home_race, self.away_race, self.entities,
-            self.entity_mask, self.selectable_mask, self.row_slot, self.row_tag, self.scalars, self.minimap,
-            self.unit_counts, self.build_order, self.bo_n, self.bo_started, self.action_type_mask, self._keys,
-            self._cand, games,
-        )  # fmt: skip
+        games = np.ascontiguousarray(games)
+
+        def call(ids):
+            _observe_serial(
+                state.uf, state.ui, state.oi, state.pq, state.pf, state.gi, state.vis, state.ghost, self.catalog.ti,
+                self.catalog.tf, self.vocab, self.order_fids, self.type_fids_quick, self.type_fids_build,
+                self.type_fids_avail, self.generic_fids, self.static_minimap, float(w), float(h), self.raw_resolution,
+                self.omniscient, self.last_action, self.camera, self.home_race, self.away_race, self.entities,
+                self.entity_mask, self.selectable_mask, self.row_slot, self.row_tag, self.scalars, self.minimap,
+                self.unit_counts, self.build_order, self.bo_n, self.bo_started, self.action_type_mask, self._keys,
+                self._cand, ids,
+            )  # fmt: skip
+
+        run_env_ids(call, games, kernel_threads() if len(games) >= PARALLEL_MIN_GAMES else 1)
 
     def as_dict(self, b: int | None = None, copy: bool = True) -> dict:
         """The observation dict of one game (``b``) or all (``None``, leading axis B), spec keys."""
