@@ -24,6 +24,11 @@ run folder, ``run_meta.json``, TensorBoard, evaluations, checkpoints, ``--resume
 """
 
 import os
+
+# Idle OpenMP threads sleep instead of spinning, which on shared cores starves the working thread
+# (sc2_envs.training.wait_policy). Set before torch loads OpenMP; a policy you exported wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import random
 from dataclasses import dataclass
 

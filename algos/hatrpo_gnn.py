@@ -17,6 +17,11 @@ gradients, conjugate gradient, the Fisher-vector product) are in ``models/trust_
 """
 
 import os
+
+# Idle OpenMP threads sleep instead of spinning, which on shared cores starves the working thread
+# (sc2_envs.training.wait_policy). Set before torch loads OpenMP; a policy you exported wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import random
 from dataclasses import dataclass
 from typing import Literal

@@ -60,6 +60,7 @@ from sc2_envs.training.run import (
     write_run_meta,
     zero_shot_eval_seed,
 )
+from sc2_envs.training.wait_policy import wait_policy_line
 
 COMPUTED_FIELDS = ("batch_size", "minibatch_size", "num_iterations")
 RECENT_ITERATIONS = 10
@@ -276,6 +277,7 @@ class TrainingRun:
         for line in extra_lines:
             print(line)
         print(self.allocator_line)
+        print(wait_policy_line())
         for line in start_lines(self.maps, dropout, a.init_from, self.init_ckpt, self.lineage):
             print(line)
         print(f"logs: {self.run_dir} (tensorboard --logdir runs)", flush=True)
