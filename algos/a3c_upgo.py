@@ -519,17 +519,18 @@ def fullgame_pieces(args: Args, device: torch.device, resumed: dict | None) -> L
     from sc2_envs.training.checkpoints import file_sha256, write_atomic
     from sc2_envs.training.fullgame_rl import FullGameActorSettings, FullGameLearner, collate_unrolls, run_fullgame_actor
 
-    model, _ = load_alphastar(args.init, device)
-    teacher = load_alphastar(args.teacher, device)[0] if args.teacher else None
+    try:  # bad input, reported before the actors start
+        model, _ = load_alphastar(args.init, device)
+        teacher = load_alphastar(args.teacher, device)[0] if args.teacher else None
+        settings = OffPolicySettings(**{k: getattr(args, k) for k in OffPolicySettings.__dataclass_fields__})
+        learner = FullGameLearner(model, teacher, settings)  # checks that the teacher fits the student
+    except ValueError as e:
+        raise SystemExit(f"--map {args.map}: {e}") from None
     cfg = model.cfg
     if resumed is not None and resumed.get("lineage"):
         lineage = list(resumed["lineage"])
     else:
         lineage = [{"path": args.init, "resolved": str(Path(args.init).resolve()), "sha256": file_sha256(args.init)}]
-    settings = OffPolicySettings(
-        **{k: getattr(args, k) for k in OffPolicySettings.__dataclass_fields__}  # the flags of the same names
-    )
-    learner = FullGameLearner(model, teacher, settings)
     env_kwargs = {
         "step_mul": args.step_mul,
         "game_steps_per_episode": args.game_steps_per_episode,

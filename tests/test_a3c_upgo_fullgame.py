@@ -153,3 +153,12 @@ def test_short_run_with_ray_actors(tmp_path):
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     (run_dir,) = (tmp_path / "runs").iterdir()
     assert torch.load(run_dir / "a3c_upgo.pt", weights_only=True)["rl"]["env_steps"] >= 160
+
+
+def test_a_teacher_reading_other_inputs_is_refused():
+    from sc2_envs.training.fullgame_rl import check_teacher_fits
+
+    tiny = AlphaStarConfig.tiny()
+    with pytest.raises(ValueError, match="entity_features"):
+        check_teacher_fits(tiny, AlphaStarConfig.replay(tiny))
+    check_teacher_fits(tiny, AlphaStarConfig.tiny(entity_dim=32))  # other sizes are fine

@@ -49,6 +49,8 @@ __all__ = [
     "run_fullgame_actor",
 ]
 
+_NONE_IS_MINUS_ONE = ("selected", "target_unit", "target_location")  # label heads whose "none" is -1
+
 _INPUT_FIELDS = (
     "entity_features",
     "scalar_features",
@@ -130,7 +132,6 @@ class UnrollCollector:
     def collect(self, T: int, on_step: Callable[[], None] = lambda: None, stopped: Callable[[], bool] = lambda: False):
         """The next ``T`` env steps as a trajectory (module docstring), or None when ``stopped()``."""
         actor, cfg = self.actor, self.actor.cfg
-        b = self.env.num_envs
         h0, c0 = (x.detach().cpu().numpy().copy() for x in actor.state)
         steps_inputs, labels, at_masks, first, blogp = [], [], [], [], []
         keys = ("reward", "terminated", "truncated", "valid")
@@ -189,7 +190,6 @@ class UnrollCollector:
             "act_time_s": time.monotonic() - t0,
         }
         traj.update({k: np.stack(v, 0) for k, v in buf.items()})
-        assert traj["inputs"]["entities"].shape[:3] == (b, T + 1, rows)
         return traj
 
 
@@ -310,13 +310,8 @@ class FullGameLearner:
         T = batch["reward"].shape[0]
         labels = batch["labels"]
         # the bootstrap row needs only the value: a no_op label (uses no argument head)
-        pad = {
-            k: torch.cat([v, torch.where(v[:, :1] < 0, v[:, :1], torch.zeros_like(v[:, :1]))], 1) for k, v in labels.items()
-        }
-        pad["action_type"][:, -1] = 0
-        for k in ("target_unit", "target_location"):
-            pad[k][:, -1] = -1
-        pad["selected"][:, -1] = -1
+        last = {k: torch.full_like(v[:, :1], -1 if k in _NONE_IS_MINUS_ONE else 0) for k, v in labels.items()}
+        pad = {k: torch.cat([v, last[k]], 1) for k, v in labels.items()}
         model = with_rows(self.model, batch["rows"])
         out, _ = model(batch["inputs"], batch["state0"], labels=pad, first=batch["first"])
         teacher_out = None
