@@ -516,7 +516,7 @@ def fullgame_pieces(args: Args, device: torch.device, resumed: dict | None) -> L
     (``sc2_envs.training.fullgame_rl``, ``models.alphastar_rl``)."""
     from models.alphastar import load_alphastar, save_alphastar
     from models.alphastar_rl import OffPolicySettings
-    from sc2_envs.training.checkpoints import file_sha256, write_atomic
+    from sc2_envs.training.checkpoints import file_sha256
     from sc2_envs.training.fullgame_rl import FullGameActorSettings, FullGameLearner, collate_unrolls, run_fullgame_actor
 
     try:  # bad input, reported before the actors start
@@ -545,7 +545,7 @@ def fullgame_pieces(args: Args, device: torch.device, resumed: dict | None) -> L
 
     def save(path: Path, env_steps: int) -> None:
         extra = {"rl": {"algorithm": ALGORITHM, "args": asdict(args), "env_steps": env_steps}, "lineage": lineage}
-        write_atomic(path, lambda f: save_alphastar(f, model, extra))  # loadable with weights_only=True
+        save_alphastar(str(path), model, extra)  # atomic, loadable with weights_only=True
 
     teacher_line = f", teacher {args.teacher} (kl_coef {args.kl_coef})" if teacher is not None else ""
     return LearnerPieces(

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 from dataclasses import asdict, dataclass, replace
 
 import torch
@@ -826,10 +827,17 @@ def with_rows(model: AlphaStarPolicy, rows: int) -> AlphaStarPolicy:
     return view
 
 
-def save_alphastar(path, model: AlphaStarPolicy, extra: dict | None = None) -> None:
-    """Write ``{"format", "config", "model", **extra}`` (loadable with ``torch.load(weights_only=True)``)
-    to ``path``, a file name or a binary file object (``torch.save``)."""
-    torch.save(
+def save_alphastar(path: str | os.PathLike, model: AlphaStarPolicy, extra: dict | None = None) -> None:
+    """Write ``{"format", "config", "model", **extra}`` to ``path`` atomically (a crash mid-write
+    leaves the previous file), loadable with ``torch.load(weights_only=True)``: ``extra`` must hold
+    only tensors, Python scalars, strings and containers of them.
+
+    Raises:
+        OSError: the file cannot be written (``sc2_envs.training.checkpoints.write_atomic``).
+    """
+    from sc2_envs.training.checkpoints import save_atomic  # models.agents imports it too; lazily: no cycle at import
+
+    save_atomic(
         {
             "format": CHECKPOINT_FORMAT,
             "config": model.cfg.to_dict(),
