@@ -208,9 +208,11 @@ def run_fullgame_actor(
     (module docstring) with ``version``, ``slot`` and ``gen`` added, pulling newer weights before
     each, until ``channel.stopped()``. ``seed_fn(slot, gen)`` seeds torch (sampling) and the games.
     """
-    seq = seed_fn(slot, gen)
-    int_seed = int(seq.generate_state(1, np.uint64)[0] >> np.uint64(1))  # [0, 2**63 - 1], the env's seed range
-    torch.manual_seed(int_seed)
+    state = seed_fn(slot, gen).generate_state(2, np.uint32)
+    torch.manual_seed(int(state[0]))
+    # < 2**30: the real game's random_seed is 31 bits (full_game.env.MAX_GAME_SEED) and a vector env
+    # of real games seeds game b with seed + b
+    env_seed = int(state[1] >> 2)
     env = make_vector_env(settings.backend, settings.num_games, **settings.env_kwargs)
     try:
         model = AlphaStarPolicy(AlphaStarConfig.from_dict(model_config))
@@ -224,7 +226,7 @@ def run_fullgame_actor(
             raw_resolution=kw.get("raw_resolution", 64),
             entity_bucket=settings.entity_bucket,
         )
-        collector = UnrollCollector(actor, env, int_seed)
+        collector = UnrollCollector(actor, env, env_seed)
         print(
             f"[actor {slot} gen {gen}] {settings.num_games} FullGame-v0 games ({settings.backend}), policy version {version}",
             flush=True,
@@ -324,5 +326,7 @@ class FullGameLearner:
             i = 0
             for slot, gen, b in batch["keys"]:
                 self.teacher_state[(slot, gen)] = (h[:, i : i + b].clone(), c[:, i : i + b].clone())
+                for old in [k for k in self.teacher_state if k[0] == slot and k[1] < gen]:
+                    del self.teacher_state[old]  # a replaced actor's games are gone
                 i += b
         return alphastar_offpolicy_loss(out, teacher_out, batch, self.settings)
