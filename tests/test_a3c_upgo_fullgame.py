@@ -119,6 +119,24 @@ def test_short_run_updates_the_supervised_model_and_writes_a_loadable_checkpoint
     _no_actor_left(run_dir)
 
 
+def test_a_full_game_run_resumes_in_its_folder(tmp_path):
+    ckpt = _sl_checkpoint(tmp_path / "sl.pt")
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    first = [
+        sys.executable, str(SCRIPT), "--map", "Simple64", "--init", ckpt, "--num-actors", "1", "--envs-per-actor", "2",
+        "--unroll-length", "8", "--batch-unrolls", "1", "--max-entities", "96", "--game-steps-per-episode", "80",
+        "--total-timesteps", "32", "--startup-timeout", "600", "--run-dir", str(tmp_path / "runs"), "--no-cuda",
+    ]  # fmt: skip
+    res = subprocess.run(first, capture_output=True, text=True, env=env, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    again = [sys.executable, str(SCRIPT), "--resume", str(run_dir), "--total-timesteps", "64"]
+    res = subprocess.run(again, capture_output=True, text=True, env=env, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "resumed from" in res.stdout and "at update 2, 32 env steps" in res.stdout
+    assert torch.load(run_dir / "a3c_upgo.pt", weights_only=True)["rl"]["env_steps"] == 64
+
+
 def test_full_game_needs_a_supervised_checkpoint(tmp_path):
     algo = load_algo("a3c_upgo")
     with pytest.raises(SystemExit, match="--init PATH"):
