@@ -1,11 +1,17 @@
-# AlphaStar-style actor-learner (Vinyals et al. 2019; IMPALA, Espeholt et al. 2018) on SMAC maps:
+# AlphaStar-style actor-learner (Vinyals et al. 2019; IMPALA, Espeholt et al. 2018) on SMAC maps and the full game:
 # asynchronous actors, one learner, per-head V-trace, UPGO, TD(lambda), KL to a teacher, entropy.
 # Facts and failure modes of the reference implementation: liuruoze/mini-AlphaStar's RL loop (see docs/a3c_upgo.md).
 # Losses: models/offpolicy_losses.py. Docs: docs/a3c_upgo.md. Style: CleanRL.
-"""Train an asynchronous actor-learner on a SMAC map of the embedded simulator.
+"""Train an asynchronous actor-learner on a SMAC map of the embedded simulator, or (``--map Simple64``)
+mini-AlphaStar's ``AlphaStarPolicy`` on the full game against the built-in bot from a supervised checkpoint.
 
     python algos/a3c_upgo.py --map 3m --num-actors 2 --time-budget-s 300
     python algos/a3c_upgo.py --map 2s3z --teacher runs/bc/bc.pt --kl-coef 0.02 --restart-actors
+    python algos/a3c_upgo.py --map Simple64 --init runs/bc/bc.pt --teacher runs/bc/bc.pt --kl-coef 0.02 --gamma 1
+
+The SMAC and full-game paths differ only in their ``LearnerPieces`` (actor target, collation, loss,
+checkpoint): ``smac_pieces`` here, ``fullgame_pieces`` from ``sc2_envs.training.fullgame_rl`` and
+``models.alphastar_rl`` (per-head V-trace, UPGO and teacher KL over AlphaStar's action arguments).
 
 Processes: the learner (this process) owns the optimizer; ``--num-actors`` actors (``spawn``ed
 processes, or Ray actors with ``--backend ray``) each own a batch of envs, act with the latest
