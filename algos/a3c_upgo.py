@@ -1,11 +1,17 @@
-# AlphaStar-style actor-learner (Vinyals et al. 2019; IMPALA, Espeholt et al. 2018) on SMAC maps:
+# AlphaStar-style actor-learner (Vinyals et al. 2019; IMPALA, Espeholt et al. 2018) on SMAC maps and the full game:
 # asynchronous actors, one learner, per-head V-trace, UPGO, TD(lambda), KL to a teacher, entropy.
 # Facts and failure modes of the reference implementation: liuruoze/mini-AlphaStar's RL loop (see docs/a3c_upgo.md).
 # Losses: models/offpolicy_losses.py. Docs: docs/a3c_upgo.md. Style: CleanRL.
-"""Train an asynchronous actor-learner on a SMAC map of the embedded simulator.
+"""Train an asynchronous actor-learner on a SMAC map of the embedded simulator, or (``--map Simple64``)
+mini-AlphaStar's ``AlphaStarPolicy`` on the full game against the built-in bot from a supervised checkpoint.
 
     python algos/a3c_upgo.py --map 3m --num-actors 2 --time-budget-s 300
     python algos/a3c_upgo.py --map 2s3z --teacher runs/bc/bc.pt --kl-coef 0.02 --restart-actors
+    python algos/a3c_upgo.py --map Simple64 --init runs/bc/bc.pt --teacher runs/bc/bc.pt --kl-coef 0.02 --gamma 1
+
+The SMAC and full-game paths differ only in their ``LearnerPieces`` (actor target, collation, loss,
+checkpoint): ``smac_pieces`` here, ``fullgame_pieces`` from ``sc2_envs.training.fullgame_rl`` and
+``models.alphastar_rl`` (per-head V-trace, UPGO and teacher KL over AlphaStar's action arguments).
 
 Processes: the learner (this process) owns the optimizer; ``--num-actors`` actors (``spawn``ed
 processes, or Ray actors with ``--backend ray``) each own a batch of envs, act with the latest
@@ -42,6 +48,7 @@ import random
 import sys
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -110,9 +117,17 @@ class Args:
 
     # Environment and topology
     map: str = "3m"
-    """the SMAC map (sc2_envs.list_maps())"""
+    """the SMAC map (sc2_envs.list_maps()), or `Simple64`: AlphaStarPolicy on the full game (FullGame-v0) against
+    the very_easy bot, from an SL checkpoint (--init; docs/a3c_upgo.md)"""
     env_backend: str = "sim"
-    """`sim` (embedded batched simulator) or `sc2` (the SMAC map on real StarCraft II; envs_per_actor must be 1)"""
+    """`sim` (embedded batched simulator; for Simple64 the lite engine) or `sc2` (real StarCraft II; a SMAC map
+    needs envs_per_actor 1)"""
+    step_mul: int = 8
+    """full game only: game loops per env step (mini-AlphaStar: 8)"""
+    game_steps_per_episode: int = 18000
+    """full game only: game loops after which a game is truncated (mini-AlphaStar's evaluation: 18,000; 0: none)"""
+    max_entities: int = 512
+    """full game only: the env's entity rows (the model reads its first max_entities of them)"""
     env_factory: str = ""
     """`module:function` building each actor's batched env as f(map_name, num_envs, seed) instead of the backend (fault-injection tests, custom envs); seed is the actor's numpy SeedSequence (`actor_seed`)"""
     backend: str = "process"
@@ -421,12 +436,150 @@ def learner_loss(policy, critic, teacher, batch: dict, args: Args) -> tuple[torc
     return loss, logs
 
 
+@dataclass
+class LearnerPieces:
+    """What the SMAC and the full-game learners do differently; ``_train`` runs either."""
+
+    modules: dict[str, nn.Module]
+    """the trained modules by their key in resume.pt (optimised in this order)"""
+    published: nn.Module
+    """the module whose weights the actors act with"""
+    target: Callable
+    """the actor pool's target ``(slot, gen, channel)``"""
+    collate: Callable[[list[dict], torch.device], dict]
+    loss: Callable[[dict], tuple[torch.Tensor, dict]]
+    save: Callable[[Path, int], None]
+    """write the model checkpoint ``(path, env_steps)`` atomically"""
+    lineage: list
+    summary: str
+
+
+def smac_pieces(args: Args, device: torch.device, resumed: dict | None) -> LearnerPieces:
+    """The SMAC learner: ``ClassPolicy`` actors (heads = agents), a central critic, ``learner_loss``."""
+    import sc2_envs
+
+    # Layouts of the real-SC2 backend equal the simulator's (docs/backends.md), so the sim gives env_info for both.
+    probe = sc2_envs.make_batched(args.map, num_envs=1) if not args.env_factory else make_actor_env(args, 1, args.seed)
+    env_info = probe.get_env_info()
+    if args.init:
+        policy, _, ckpt = load_checkpoint(args.init, env_info, device, with_critic=False)
+        if "critic" in ckpt:
+            _, critic, _ = load_checkpoint(args.init, env_info, device, with_critic=True)
+        else:
+            critic = build_critic(
+                env_info,
+                policy.actor_type,
+                policy.hparams["hidden"],
+                policy.hparams["heads"],
+                policy.hparams["layers"],
+                device=device,
+            )
+        print(f"student initialised from {args.init} (trained on {ckpt['config']['map_name']})")
+    else:
+        policy, critic = build_models(env_info, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device)
+        ckpt = None
+    lineage = starting_lineage(args.init, ckpt, resumed)  # saved in every checkpoint
+    teacher = None
+    if args.teacher:  # before the actors start: a teacher that does not fit the map is bad input, not an actor failure
+        teacher, _, tck = load_checkpoint(args.teacher, env_info, device, with_critic=False)
+        teacher.eval().requires_grad_(False)
+        print(
+            f"teacher {args.teacher} ({tck['config']['actor_type']}, trained on {tck['config']['map_name']}), "
+            f"kl_coef {args.kl_coef}"
+        )
+
+    def save(path: Path, env_steps: int) -> None:
+        extra = {"lineage": lineage} if lineage else None
+        save_checkpoint(str(path), policy, critic, env_info, asdict(args), env_steps, extra=extra, algorithm=ALGORITHM)
+
+    return LearnerPieces(
+        modules={"actors": policy, "critic": critic},
+        published=policy,
+        target=functools.partial(run_actor, args, policy.config()),
+        collate=collate,
+        loss=lambda batch: learner_loss(policy, critic, teacher, batch, args),
+        save=save,
+        lineage=lineage,
+        summary=(
+            f"{args.map}: {env_info['n_agents']} agents, obs {env_info['obs_shape']}, state {env_info['state_shape']}, "
+            f"{env_info['n_actions']} actions, episode limit {env_info['episode_limit']} env steps"
+        ),
+    )
+
+
+FULL_GAME_MAPS = ("Simple64",)
+"""``--map`` values that train ``AlphaStarPolicy`` on FullGame-v0 (``--env-backend sim``: the lite engine)."""
+
+
+def is_full_game(args: Args) -> bool:
+    """``--map`` names a full-game map (``FULL_GAME_MAPS``) rather than a SMAC one."""
+    return args.map in FULL_GAME_MAPS
+
+
+def fullgame_pieces(args: Args, device: torch.device, resumed: dict | None) -> LearnerPieces:
+    """The full-game learner: ``AlphaStarPolicy`` from ``--init`` (an SL checkpoint), its win/loss
+    baseline as the value, per-head V-trace / UPGO and the per-head KL to ``--teacher``
+    (``sc2_envs.training.fullgame_rl``, ``models.alphastar_rl``)."""
+    from models.alphastar import load_alphastar, save_alphastar
+    from models.alphastar_rl import OffPolicySettings
+    from sc2_envs.training.checkpoints import file_sha256
+    from sc2_envs.training.fullgame_rl import FullGameActorSettings, FullGameLearner, collate_unrolls, run_fullgame_actor
+
+    try:  # bad input, reported before the actors start
+        model, _ = load_alphastar(args.init, device)
+        teacher = load_alphastar(args.teacher, device)[0] if args.teacher else None
+        settings = OffPolicySettings(**{k: getattr(args, k) for k in OffPolicySettings.__dataclass_fields__})
+        learner = FullGameLearner(model, teacher, settings)  # checks that the teacher fits the student
+    except ValueError as e:
+        raise SystemExit(f"--map {args.map}: {e}") from None
+    cfg = model.cfg
+    if resumed is not None and resumed.get("lineage"):
+        lineage = list(resumed["lineage"])
+    else:
+        lineage = [{"path": args.init, "resolved": str(Path(args.init).resolve()), "sha256": file_sha256(args.init)}]
+    env_kwargs = {
+        "step_mul": args.step_mul,
+        "game_steps_per_episode": args.game_steps_per_episode,
+        "max_entities": args.max_entities,
+        "raw_resolution": cfg.raw_resolution,
+        "minimap_resolution": cfg.minimap_size,
+    }
+    actor_settings = FullGameActorSettings(
+        "lite" if args.env_backend == "sim" else "sc2", args.envs_per_actor, args.unroll_length, env_kwargs
+    )
+    seed_fn = functools.partial(actor_seed, args.seed, session=args.session)
+
+    def save(path: Path, env_steps: int) -> None:
+        extra = {"rl": {"algorithm": ALGORITHM, "args": asdict(args), "env_steps": env_steps}, "lineage": lineage}
+        save_alphastar(str(path), model, extra)  # atomic, loadable with weights_only=True
+
+    teacher_line = f", teacher {args.teacher} (kl_coef {args.kl_coef})" if teacher is not None else ""
+    return LearnerPieces(
+        modules={"actors": model},
+        published=model,
+        target=functools.partial(run_fullgame_actor, actor_settings, cfg.to_dict(), seed_fn),
+        collate=collate_unrolls,
+        loss=learner.loss,
+        save=save,
+        lineage=lineage,
+        summary=(
+            f"{args.map} (FullGame-v0, {actor_settings.backend}): AlphaStarPolicy from {args.init} "
+            f"({sum(p.numel() for p in model.parameters()):,} parameters){teacher_line}"
+        ),
+    )
+
+
 def check_args(args: Args) -> None:
     """Clear errors for bad or inconsistent options, before any process starts."""
     from sc2_envs import list_maps
 
-    if not args.env_factory and args.map not in list_maps():
-        raise SystemExit(f"--map {args.map!r}; expected one of {', '.join(list_maps())}")
+    if is_full_game(args):
+        if not args.init:
+            raise SystemExit(f"--map {args.map} trains AlphaStarPolicy from a supervised checkpoint: give --init PATH")
+        if args.env_factory:
+            raise SystemExit(f"--env-factory builds SMAC envs; --map {args.map} plays FullGame-v0")
+    elif not args.env_factory and args.map not in list_maps():
+        raise SystemExit(f"--map {args.map!r}; expected one of {', '.join(list_maps() + list(FULL_GAME_MAPS))}")
     if args.kl_coef < 0:
         raise SystemExit(f"--kl-coef {args.kl_coef}; expected >= 0")
     if args.kl_coef > 0 and not args.teacher:
@@ -452,7 +605,7 @@ def check_args(args: Args) -> None:
         from sc2_envs.full_game.env import find_sc2_binary
 
         find_sc2_binary()  # SC2NotFoundError naming SC2PATH and the install steps when the game is missing
-        if args.envs_per_actor != 1:
+        if args.envs_per_actor != 1 and not is_full_game(args):
             raise SystemExit(f"--env-backend sc2 runs one game per actor: use --envs-per-actor 1 (got {args.envs_per_actor})")
     if args.actor not in ACTOR_TYPES:
         raise SystemExit(f"--actor {args.actor!r}; expected one of {', '.join(ACTOR_TYPES)}")
@@ -550,47 +703,19 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
         torch.set_num_threads(args.torch_threads)
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
 
-    import sc2_envs
-
-    # Layouts of the real-SC2 backend equal the simulator's (docs/backends.md), so the sim gives env_info for both.
-    probe = sc2_envs.make_batched(args.map, num_envs=1) if not args.env_factory else make_actor_env(args, 1, args.seed)
-    env_info = probe.get_env_info()
-    if args.init:
-        policy, _, ckpt = load_checkpoint(args.init, env_info, device, with_critic=False)
-        if "critic" in ckpt:
-            _, critic, _ = load_checkpoint(args.init, env_info, device, with_critic=True)
-        else:
-            critic = build_critic(
-                env_info,
-                policy.actor_type,
-                policy.hparams["hidden"],
-                policy.hparams["heads"],
-                policy.hparams["layers"],
-                device=device,
-            )
-        print(f"student initialised from {args.init} (trained on {ckpt['config']['map_name']})")
-    else:
-        policy, critic = build_models(env_info, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device)
-        ckpt = None
-    lineage = starting_lineage(args.init, ckpt, resumed)  # saved in every checkpoint
-    teacher = None
-    if args.teacher:  # before the actors start: a teacher that does not fit the map is bad input, not an actor failure
-        teacher, _, tck = load_checkpoint(args.teacher, env_info, device, with_critic=False)
-        teacher.eval().requires_grad_(False)
-        print(
-            f"teacher {args.teacher} ({tck['config']['actor_type']}, trained on {tck['config']['map_name']}), "
-            f"kl_coef {args.kl_coef}"
-        )
+    pieces = (fullgame_pieces if is_full_game(args) else smac_pieces)(args, device, resumed)
     if resumed is not None:  # before the actors start, so that they act with the resumed weights
-        policy.load_state_dict(resumed["actors"])
-        critic.load_state_dict(resumed["critic"])
+        for key, module in pieces.modules.items():
+            module.load_state_dict(resumed[key])
+    policy, lineage = pieces.published, pieces.lineage
+    params = [p for m in pieces.modules.values() for p in m.parameters()]
     # Actors start first: their start-up (interpreter, imports, env) overlaps the rest of the learner's.
     ctx = mp.get_context("spawn")
     weights = SharedWeights({k: v.cpu() for k, v in policy.state_dict().items()}, ctx)
     weights.publish(policy.state_dict())
     config = pool_config(args)
     try:
-        pool = make_actor_pool(config, functools.partial(run_actor, args, policy.config()), weights, run_dir, ctx)
+        pool = make_actor_pool(config, pieces.target, weights, run_dir, ctx)
     except ImportError as e:
         raise SystemExit(f"--backend {args.backend}: {e}") from None
     log_file = open(run_dir / "learner_events.log", "a", buffering=1)  # noqa: SIM115 - closed in the finally below
@@ -623,7 +748,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
     writer = None
     try:
         supervisor.start_all()
-        optimizer = torch.optim.Adam(list(policy.parameters()) + list(critic.parameters()), lr=args.learning_rate, eps=1e-5)
+        optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
         if resumed is not None:
             optimizer.load_state_dict(resumed["optimizer"])
             set_rng_state(resumed["rng"])
@@ -634,10 +759,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
         steps_before = env_steps
 
         def save_model_file(path: Path) -> None:
-            extra = {"lineage": lineage} if lineage else None
-            save_checkpoint(
-                str(path), policy, critic, env_info, asdict(args), env_steps, extra=extra, algorithm=ALGORITHM
-            )  # written atomically
+            pieces.save(path, env_steps)  # written atomically
 
         def checkpoint() -> None:
             """Last and best checkpoints and the resume state (at an update boundary)."""
@@ -658,18 +780,13 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
                     "elapsed_s": elapsed_before + time.monotonic() - start,
                     "best": best,
                     "window": [list(e) for e in window],
-                    "actors": policy.state_dict(),
-                    "critic": critic.state_dict(),
+                    **{key: module.state_dict() for key, module in pieces.modules.items()},
                     "optimizer": optimizer.state_dict(),
                     "rng": rng_state(),
                 },
             )
 
-        print(
-            f"{args.map}: {env_info['n_agents']} agents, obs {env_info['obs_shape']}, state {env_info['state_shape']}, "
-            f"{env_info['n_actions']} actions, episode limit {env_info['episode_limit']} env steps | learner on {device}",
-            flush=True,
-        )
+        print(f"{pieces.summary} | learner on {device}", flush=True)
         from torch.utils.tensorboard import SummaryWriter  # here, not at the top: spawned actors re-import this file
 
         # a resumed run drops the events logged after its resume state (e.g. after a hard kill)
@@ -715,13 +832,13 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
             if len(buffer) < args.batch_unrolls:
                 continue
             lag = float(np.mean([weights.version - t["version"] for t in buffer]))
-            batch = collate(buffer, device)
+            batch = pieces.collate(buffer, device)
             buffer = []
             t0 = time.monotonic()
-            loss, logs = learner_loss(policy, critic, teacher, batch, args)
+            loss, logs = pieces.loss(batch)
             optimizer.zero_grad()
             loss.backward()
-            grad_norm = nn.utils.clip_grad_norm_(list(policy.parameters()) + list(critic.parameters()), args.max_grad_norm)
+            grad_norm = nn.utils.clip_grad_norm_(params, args.max_grad_norm)
             optimizer.step()
             version = weights.publish(policy.state_dict())
             update_time += time.monotonic() - t0

@@ -37,7 +37,9 @@ end-of-selection; ``target_location`` is ``row * R + col`` on the raw grid of re
 
 from __future__ import annotations
 
+import copy
 import math
+import os
 from dataclasses import asdict, dataclass, replace
 
 import torch
@@ -469,6 +471,9 @@ class AlphaStarPolicy(nn.Module):
             ``selected [B,T,K']`` (entity rows, -1 padded), ``selected_count [B,T]``, ``target_unit [B,T]``
             (row, -1 none), ``target_location [B,T]`` (``row * R + col``, -1 none). None: the heads
             sample (or argmax with ``greedy``) and feed their own choices forward.
+        first: ``[B, T]`` bool, or None: the LSTM state of game ``b`` is zeroed before step ``t``
+            where ``first[b, t]`` (a new episode starts inside the sequence; AlphaStar's actors
+            reset the core at each new game). None: the state carries through all T steps.
 
     Returns:
         ``(out, state)``; ``out`` holds logits ``action_type [B,T,F]``, ``delay [B,T,128]``,
@@ -838,19 +843,37 @@ class AlphaStarPolicy(nn.Module):
             "alliance": ent[..., c.entity_features.index("alliance")] if "alliance" in c.entity_features else None,
         }
 
+    def _core_with_resets(self, x: torch.Tensor, state, first: torch.Tensor):
+        """The LSTM over ``x [B, T, D]``, its state zeroed for the games where ``first [B, T]`` before step t."""
+        B, T = x.shape[:2]
+        if first.shape != (B, T) or first.dtype != torch.bool:
+            raise ValueError(f"first has shape {tuple(first.shape)} dtype {first.dtype}; expected [B, T] = ({B}, {T}) bool")
+        h, cst = state if state is not None else self.initial_state(B, x.device)
+        outs = []
+        for t in range(T):
+            keep = (~first[:, t]).to(x.dtype).view(1, B, 1)
+            o, (h, cst) = self.core(x[:, t : t + 1], (h * keep, cst * keep))
+            outs.append(o)
+        return torch.cat(outs, 1), (h, cst)
+
     def initial_state(self, batch: int, device=None):
         """Zero LSTM state ``(h, c)``, each ``[lstm_layers, batch, lstm_hidden]``."""
         z = torch.zeros(self.cfg.lstm_layers, batch, self.cfg.lstm_hidden, device=device)
         return z, z.clone()
 
-    def forward(self, obs: dict, state=None, labels: dict | None = None, greedy: bool = False):
+    def forward(
+        self, obs: dict, state=None, labels: dict | None = None, greedy: bool = False, first: torch.Tensor | None = None
+    ):
         c = self.cfg
         enc = self._encode(obs)
         B, T = enc["B"], enc["T"]
         BT = B * T
         dev = enc["entity_emb"].device
         core_in = torch.cat([enc["embedded_scalar"], enc["embedded_entity"], enc["embedded_spatial"]], -1)
-        lstm_out, state = self.core(core_in.reshape(B, T, -1), state)
+        if first is None or not bool(first.any()):
+            lstm_out, state = self.core(core_in.reshape(B, T, -1), state)
+        else:
+            lstm_out, state = self._core_with_resets(core_in.reshape(B, T, -1), state, first)
         lstm_out = lstm_out.reshape(BT, -1)
         ctx = enc["scalar_context"]
 
@@ -975,9 +998,38 @@ class AlphaStarPolicy(nn.Module):
         return out, state
 
 
-def save_alphastar(path: str, model: AlphaStarPolicy, extra: dict | None = None) -> None:
-    """Write ``{"format", "config", "model", **extra}`` (loadable with ``torch.load(weights_only=True)``)."""
-    torch.save(
+def with_rows(model: AlphaStarPolicy, rows: int) -> AlphaStarPolicy:
+    """The same module (shared parameters, buffers and gradients) run on ``rows`` entity rows.
+
+    No weight of ``AlphaStarPolicy`` depends on the row count, and every part masks the rows past
+    ``entity_count`` (attention key padding, masked means, pointer masks), so the outputs on the
+    first ``rows`` rows equal those of the ``max_entities``-row call whenever no observation has
+    more than ``rows`` entities; the pointer heads' end-of-selection index is then ``rows``.
+
+    Raises:
+        ValueError: ``rows`` not in ``[1, model.cfg.max_entities]``.
+    """
+    rows = int(rows)
+    if not 1 <= rows <= model.cfg.max_entities:
+        raise ValueError(f"rows={rows}; expected an int in [1, {model.cfg.max_entities}] (the model's max_entities)")
+    if rows == model.cfg.max_entities:
+        return model
+    view = copy.copy(model)
+    view.cfg = replace(model.cfg, max_entities=rows)
+    return view
+
+
+def save_alphastar(path: str | os.PathLike, model: AlphaStarPolicy, extra: dict | None = None) -> None:
+    """Write ``{"format", "config", "model", **extra}`` to ``path`` atomically (a crash mid-write
+    leaves the previous file), loadable with ``torch.load(weights_only=True)``: ``extra`` must hold
+    only tensors, Python scalars, strings and containers of them.
+
+    Raises:
+        OSError: the file cannot be written (``sc2_envs.training.checkpoints.write_atomic``).
+    """
+    from sc2_envs.training.checkpoints import save_atomic  # models.agents imports it too; lazily: no cycle at import
+
+    save_atomic(
         {
             "format": CHECKPOINT_FORMAT,
             "config": model.cfg.to_dict(),

@@ -37,13 +37,13 @@ patch 3.0; ``LOOPS_PER_MINUTE``).
 
 from __future__ import annotations
 
-import copy
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
+from models.alphastar import with_rows
 from models.common import MASKED_LOGIT
 from sc2_envs.full_game import spec
 
@@ -291,12 +291,8 @@ class AlphaStarActor:
     def _view(self, rows: int):
         # The same module (shared parameters and buffers) with max_entities = rows: no weight depends
         # on the row count, and rows past entity_count are masked everywhere (module docstring).
-        if rows == self.cfg.max_entities:
-            return self.model
         if rows not in self._views:
-            view = copy.copy(self.model)
-            view.cfg = replace(self.cfg, max_entities=rows)
-            self._views[rows] = view
+            self._views[rows] = with_rows(self.model, rows)
         return self._views[rows]
 
     def rows_for(self, obs: dict) -> int:

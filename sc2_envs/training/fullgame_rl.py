@@ -1,0 +1,332 @@
+"""Actor-learner pieces for reinforcement learning of ``AlphaStarPolicy`` on FullGame-v0.
+
+The actor side collects unrolls with :class:`~sc2_envs.training.fullgame_actor.AlphaStarActor`
+(B games at once, next-step autoreset) and the learner side recomputes every head under teacher
+forcing (``env_actions_to_labels``) for the loss of ``models.alphastar_rl``. ``algos/a3c_upgo.py``
+plugs them into the supervised actor pool (``sc2_envs.vector.actor_pool``).
+
+* :class:`UnrollCollector` steps the games and returns one trajectory of ``T`` env steps.
+* :func:`run_fullgame_actor` is the actor pool's target: pull weights, collect, send, until stopped.
+* :func:`collate_unrolls` pads entity rows and concatenates unrolls along the game axis.
+* :class:`FullGameLearner` runs the student (and the teacher) on a batch and returns the loss. It
+  keeps the teacher's LSTM state per actor game across unrolls (an actor's unrolls reach the
+  learner in order, each continuing the previous), so the teacher sees whole games, as AlphaStar's
+  actors ran the supervised policy alongside the agent, without the actor paying for it.
+
+Trajectory layout (numpy; ``B`` games of one actor, ``T`` env steps; row ``T`` of the inputs is
+the observation after the last step, for the bootstrap value):
+
+* ``inputs``: ``model_inputs`` dict, each ``[B, T + 1, ...]``, entity rows padded to ``rows``;
+* ``labels``: ``env_actions_to_labels`` dict, each ``[B, T, ...]`` int64;
+* ``at_mask [B, T + 1, F]`` bool: the action types available (no_op always), as the actor masked;
+* ``first [B, T + 1]`` bool: the actor zeroed the game's LSTM state before that step;
+* ``state0``: ``(h, c)``, each ``[layers, B, hidden]`` float32, the actor's LSTM state at step 0;
+* ``behaviour_logp [T, B, 6]`` float32 (``models.alphastar_rl.head_terms`` of the actor's output);
+* ``reward``, ``terminated``, ``truncated``, ``valid`` ``[T, B]`` (``valid`` is False on an
+  autoreset step, whose action the env ignored);
+* ``episodes``: ``(return, length, won)`` per episode that ended; ``rows``; ``act_time_s``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from models.alphastar import AlphaStarConfig, AlphaStarPolicy, with_rows
+from models.alphastar_rl import OffPolicySettings, alphastar_offpolicy_loss, head_terms
+from sc2_envs.training.fullgame_actor import AlphaStarActor, env_actions_to_labels, make_vector_env, model_inputs
+
+__all__ = [
+    "FullGameActorSettings",
+    "FullGameLearner",
+    "UnrollCollector",
+    "check_teacher_fits",
+    "collate_unrolls",
+    "run_fullgame_actor",
+]
+
+_NONE_IS_MINUS_ONE = ("selected", "target_unit", "target_location")  # label heads whose "none" is -1
+
+_INPUT_FIELDS = (
+    "entity_features",
+    "scalar_features",
+    "minimap_features",
+    "use_action_type_mask",
+    "max_selected",
+    "raw_resolution",
+    "minimap_size",
+    "n_functions",
+    "n_unit_types",
+    "n_upgrades",
+)
+
+
+@dataclass(frozen=True)
+class FullGameActorSettings:
+    """What an actor plays.
+
+    Attributes:
+        backend: ``"lite"`` (the embedded lite engine) or ``"sc2"`` (real StarCraft II).
+        num_games: B, games per actor (``"sc2"``: one game process each).
+        unroll_length: T, env steps per trajectory.
+        env_kwargs: FullGame-v0 options (``step_mul``, ``game_steps_per_episode``, ``max_entities``,
+            ``max_selected``, ``raw_resolution``, ``minimap_resolution``); the resolutions must be the model's.
+        entity_bucket: entity rows are run in multiples of this (``AlphaStarActor``).
+    """
+
+    backend: str = "lite"
+    num_games: int = 8
+    unroll_length: int = 16
+    env_kwargs: dict = field(default_factory=dict)
+    entity_bucket: int = 32
+
+
+def check_teacher_fits(student: AlphaStarConfig, teacher: AlphaStarConfig) -> None:
+    """The teacher must read the student's inputs and share its heads.
+
+    Raises:
+        ValueError: naming every configuration field that differs.
+    """
+    bad = [
+        f"{k}: student {getattr(student, k)!r}, teacher {getattr(teacher, k)!r}"
+        for k in _INPUT_FIELDS
+        if getattr(student, k) != getattr(teacher, k)
+    ]
+    if bad:
+        raise ValueError("the teacher reads other inputs or has other heads than the student: " + "; ".join(bad))
+
+
+def _at_mask(obs: dict) -> np.ndarray:
+    m = np.array(obs["action_type_mask"], dtype=bool, copy=True)
+    m[:, 0] = True  # no_op (the actor's rule)
+    return m
+
+
+class UnrollCollector:
+    """Plays B games with ``actor`` on ``env`` and cuts the stream into unrolls of T env steps.
+
+    Args:
+        actor: an ``AlphaStarActor`` over ``env.num_envs`` games (sampling).
+        env: a batched FullGame-v0 env with next-step autoreset (``make_vector_env``).
+        seed: ``env.reset(seed=seed)``, an int in ``[0, 2**63 - 1]``.
+
+    Raises:
+        ValueError: ``actor.num_games != env.num_envs``.
+    """
+
+    def __init__(self, actor: AlphaStarActor, env, seed: int):
+        if actor.num_games != env.num_envs:
+            raise ValueError(f"the actor plays {actor.num_games} games; the env has {env.num_envs}")
+        self.actor, self.env = actor, env
+        self.obs, _ = env.reset(seed=int(seed))
+        b = env.num_envs
+        self.autoreset = np.zeros(b, bool)  # the next step resets these games (their action is ignored)
+        self.first = np.ones(b, bool)  # the LSTM state was zeroed before the next step
+        self.ep_ret = np.zeros(b, np.float64)
+        self.ep_len = np.zeros(b, np.int64)
+
+    def collect(self, T: int, on_step: Callable[[], None] = lambda: None, stopped: Callable[[], bool] = lambda: False):
+        """The next ``T`` env steps as a trajectory (module docstring), or None when ``stopped()``."""
+        actor, cfg = self.actor, self.actor.cfg
+        h0, c0 = (x.detach().cpu().numpy().copy() for x in actor.state)
+        steps_inputs, labels, at_masks, first, blogp = [], [], [], [], []
+        keys = ("reward", "terminated", "truncated", "valid")
+        buf = {k: [] for k in keys}
+        episodes = []
+        t0 = time.monotonic()
+        for _ in range(T):
+            if stopped():
+                return None
+            rows = actor.rows_for(self.obs)
+            steps_inputs.append({k: v.clone() for k, v in model_inputs(self.obs, cfg, rows).items()})
+            at_masks.append(_at_mask(self.obs))
+            first.append(self.first.copy())
+            action, out = actor.act(self.obs)
+            lab = env_actions_to_labels(action, actor.n, actor.r)
+            labels.append(lab)
+            blogp.append(head_terms(out, torch.as_tensor(at_masks[-1]).unsqueeze(1)).logp[:, 0].numpy())
+            self.obs, reward, term, trunc, _ = self.env.step(action)
+            on_step()
+            live = ~self.autoreset
+            term, trunc = np.asarray(term, bool), np.asarray(trunc, bool)
+            buf["reward"].append(np.asarray(reward, np.float32))
+            buf["terminated"].append(term & live)
+            buf["truncated"].append(trunc & live)
+            buf["valid"].append(live)
+            self.ep_ret[live] += np.asarray(reward, np.float64)[live]
+            self.ep_len[live] += 1
+            ended = (term | trunc) & live
+            for g in np.flatnonzero(ended):
+                episodes.append((float(self.ep_ret[g]), int(self.ep_len[g]), bool(reward[g] > 0)))
+            self.ep_ret[ended], self.ep_len[ended] = 0.0, 0
+            # games reset in this step start their new episode at the next observation: fresh LSTM state
+            self.first = self.autoreset.copy()
+            if self.first.any():
+                actor.reset(self.first)
+            self.autoreset = ended
+        rows = max(actor.rows_for(self.obs), max(x["entities"].shape[2] for x in steps_inputs))
+        steps_inputs.append({k: v.clone() for k, v in model_inputs(self.obs, cfg, rows).items()})
+        at_masks.append(_at_mask(self.obs))
+        first.append(self.first.copy())
+        inputs = {}
+        for k in steps_inputs[0]:
+            parts = [x[k] for x in steps_inputs]
+            if k == "entities":
+                parts = [torch.nn.functional.pad(p, (0, 0, 0, rows - p.shape[2])) for p in parts]
+            inputs[k] = torch.cat(parts, 1).numpy()
+        traj = {
+            "inputs": inputs,
+            "labels": {k: torch.cat([lab[k] for lab in labels], 1).numpy() for k in labels[0]},
+            "at_mask": np.stack(at_masks, 1),
+            "first": np.stack(first, 1),
+            "state0": (h0, c0),
+            "behaviour_logp": np.stack(blogp, 0).astype(np.float32),
+            "episodes": episodes,
+            "rows": int(rows),
+            "act_time_s": time.monotonic() - t0,
+        }
+        traj.update({k: np.stack(v, 0) for k, v in buf.items()})
+        return traj
+
+
+def run_fullgame_actor(
+    settings: FullGameActorSettings,
+    model_config: dict,
+    seed_fn: Callable[[int, int], np.random.SeedSequence],
+    slot: int,
+    gen: int,
+    channel,
+) -> None:
+    """The actor pool's target (``functools.partial(run_fullgame_actor, settings, cfg, seed_fn)``).
+
+    Builds ``settings.num_games`` games and an ``AlphaStarPolicy`` of ``model_config``
+    (``AlphaStarConfig.to_dict()``), then sends trajectories of ``settings.unroll_length`` env steps
+    (module docstring) with ``version``, ``slot`` and ``gen`` added, pulling newer weights before
+    each, until ``channel.stopped()``. ``seed_fn(slot, gen)`` seeds torch (sampling) and the games.
+    """
+    state = seed_fn(slot, gen).generate_state(2, np.uint32)
+    torch.manual_seed(int(state[0]))
+    # < 2**30: the real game's random_seed is 31 bits (full_game.env.MAX_GAME_SEED) and a vector env
+    # of real games seeds game b with seed + b
+    env_seed = int(state[1] >> 2)
+    env = make_vector_env(settings.backend, settings.num_games, **settings.env_kwargs)
+    try:
+        model = AlphaStarPolicy(AlphaStarConfig.from_dict(model_config))
+        version = channel.pull_weights(model, -1)
+        kw = settings.env_kwargs
+        actor = AlphaStarActor(
+            model,
+            settings.num_games,
+            max_entities=kw.get("max_entities", 512),
+            max_selected=kw.get("max_selected", 64),
+            raw_resolution=kw.get("raw_resolution", 64),
+            entity_bucket=settings.entity_bucket,
+        )
+        collector = UnrollCollector(actor, env, env_seed)
+        print(
+            f"[actor {slot} gen {gen}] {settings.num_games} FullGame-v0 games ({settings.backend}), policy version {version}",
+            flush=True,
+        )
+        n = 0
+        while not channel.stopped():
+            new = channel.pull_weights(model, version)
+            if new is not None:
+                version = new
+            traj = collector.collect(settings.unroll_length, channel.beat_step, channel.stopped)
+            if traj is None:
+                return
+            traj.update(version=version, slot=slot, gen=gen)
+            channel.send(traj)
+            n += 1
+            if n % 50 == 0:
+                print(f"[actor {slot} gen {gen}] {n} unrolls, policy version {version}", flush=True)
+    finally:
+        env.close()
+
+
+def collate_unrolls(trajs: list[dict], device: torch.device | str = "cpu") -> dict:
+    """Concatenate trajectories along the game axis (entity rows padded to the largest); tensors on ``device``."""
+    rows = max(t["rows"] for t in trajs)
+
+    def cat(arrays, axis):
+        return torch.as_tensor(np.concatenate(arrays, axis=axis), device=device)
+
+    inputs = {}
+    for k in trajs[0]["inputs"]:
+        parts = [t["inputs"][k] for t in trajs]
+        if k == "entities":
+            parts = [np.pad(p, ((0, 0), (0, 0), (0, rows - p.shape[2]), (0, 0))) for p in parts]
+        inputs[k] = cat(parts, 0)
+    out = {
+        "inputs": inputs,
+        "labels": {k: cat([t["labels"][k] for t in trajs], 0) for k in trajs[0]["labels"]},
+        "at_mask": cat([t["at_mask"] for t in trajs], 0),
+        "first": cat([t["first"] for t in trajs], 0),
+        "state0": tuple(cat([t["state0"][i] for t in trajs], 1) for i in range(2)),
+        "rows": rows,
+        "keys": [(t["slot"], t["gen"], t["first"].shape[0]) for t in trajs],
+    }
+    for k in ("behaviour_logp", "reward", "terminated", "truncated", "valid"):
+        out[k] = cat([t[k] for t in trajs], 1)
+    return out
+
+
+class FullGameLearner:
+    """The learner's forward passes and loss for a batch of :func:`collate_unrolls`.
+
+    Args:
+        model: the student ``AlphaStarPolicy`` (trained).
+        teacher: the supervised ``AlphaStarPolicy`` of the KL, or None; frozen here.
+        settings: the loss's discount, traces and coefficients.
+
+    Raises:
+        ValueError: a teacher that does not fit the student (:func:`check_teacher_fits`), or
+            ``settings.kl_coef > 0`` without one.
+    """
+
+    def __init__(self, model: AlphaStarPolicy, teacher: AlphaStarPolicy | None, settings: OffPolicySettings):
+        if teacher is not None:
+            check_teacher_fits(model.cfg, teacher.cfg)
+            teacher.eval().requires_grad_(False)
+        if settings.kl_coef > 0 and teacher is None:
+            raise ValueError(f"kl_coef={settings.kl_coef} > 0 needs a teacher")
+        self.model, self.teacher, self.settings = model, teacher, settings
+        self.teacher_state: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def _teacher_state(self, keys, device):
+        hs, cs = [], []
+        for slot, gen, b in keys:
+            st = self.teacher_state.get((slot, gen))
+            if st is None or st[0].shape[1] != b:
+                st = self.teacher.initial_state(b, device)
+            hs.append(st[0])
+            cs.append(st[1])
+        return torch.cat(hs, 1), torch.cat(cs, 1)
+
+    def loss(self, batch: dict) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """``(loss, logs)`` of ``models.alphastar_rl.alphastar_offpolicy_loss`` on ``batch``."""
+        T = batch["reward"].shape[0]
+        labels = batch["labels"]
+        # the bootstrap row needs only the value: a no_op label (uses no argument head)
+        last = {k: torch.full_like(v[:, :1], -1 if k in _NONE_IS_MINUS_ONE else 0) for k, v in labels.items()}
+        pad = {k: torch.cat([v, last[k]], 1) for k, v in labels.items()}
+        model = with_rows(self.model, batch["rows"])
+        out, _ = model(batch["inputs"], batch["state0"], labels=pad, first=batch["first"])
+        teacher_out = None
+        if self.teacher is not None:
+            teacher = with_rows(self.teacher, batch["rows"])
+            state = self._teacher_state(batch["keys"], batch["reward"].device)
+            with torch.no_grad():
+                inputs = {k: v[:, :T] for k, v in batch["inputs"].items()}
+                teacher_out, (h, c) = teacher(inputs, state, labels=labels, first=batch["first"][:, :T])
+            i = 0
+            for slot, gen, b in batch["keys"]:
+                self.teacher_state[(slot, gen)] = (h[:, i : i + b].clone(), c[:, i : i + b].clone())
+                for old in [k for k in self.teacher_state if k[0] == slot and k[1] < gen]:
+                    del self.teacher_state[old]  # a replaced actor's games are gone
+                i += b
+        return alphastar_offpolicy_loss(out, teacher_out, batch, self.settings)

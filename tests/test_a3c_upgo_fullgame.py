@@ -1,0 +1,182 @@
+"""algos/a3c_upgo.py on the full game (``--map Simple64``): the actor's unrolls, the learner's
+teacher-forced recomputation, a short run from a supervised checkpoint, the real game and Ray.
+
+The lite engine compiles its kernels on first use (numba, cached afterwards); the runs here allow
+for that with generous start-up deadlines.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+
+import numpy as np
+import psutil
+import pytest
+import torch
+from conftest import REPO, load_algo
+
+from sc2_envs.full_game._deps import MissingDependencyError, require
+
+try:
+    require("pysc2_evolved.lib.actions", "the full-game training tests")
+except MissingDependencyError as e:
+    pytest.skip(f"the full-game extra is not usable here: {e}", allow_module_level=True)
+
+from models.alphastar import AlphaStarConfig, AlphaStarPolicy, load_alphastar, save_alphastar  # noqa: E402
+from models.alphastar_rl import OffPolicySettings  # noqa: E402
+from sc2_envs.training.fullgame_actor import AlphaStarActor, make_vector_env  # noqa: E402
+from sc2_envs.training.fullgame_rl import FullGameLearner, UnrollCollector, collate_unrolls  # noqa: E402
+
+SCRIPT = REPO / "algos" / "a3c_upgo.py"
+ENV = {"max_entities": 96, "raw_resolution": 16, "minimap_resolution": 16, "game_steps_per_episode": 80}
+
+
+def _model(seed=0):
+    torch.manual_seed(seed)
+    return AlphaStarPolicy(AlphaStarConfig.tiny(max_entities=64))
+
+
+def _sl_checkpoint(path) -> str:
+    """A stand-in for a behaviour-cloning checkpoint (same format as bc_reweight.py's)."""
+    save_alphastar(str(path), _model(), {"bc": {"epoch": 1}})
+    return str(path)
+
+
+def _unrolls(model, n, T=7, games=2):
+    env = make_vector_env("lite", games, **ENV)
+    actor = AlphaStarActor(model, games, max_entities=96, max_selected=64, raw_resolution=16)
+    collector = UnrollCollector(actor, env, seed=3)
+    out = []
+    for _ in range(n):
+        traj = collector.collect(T)
+        traj.update(slot=0, gen=0, version=0)
+        out.append(traj)
+    return out
+
+
+def test_learner_recomputes_the_actors_log_probs_and_the_teacher_keeps_its_memory_across_unrolls():
+    model = _model()
+    # 80 game loops = 10 decisions: the 3 unrolls of 7 steps cross two episode ends (and autoreset steps)
+    trajs = _unrolls(model, 3)
+    assert not np.concatenate([t["valid"] for t in trajs]).all() and any(t["episodes"] for t in trajs)
+    assert any(t["first"][:, 1:].any() for t in trajs)  # an LSTM reset inside an unroll
+    learner = FullGameLearner(model, copy.deepcopy(model), OffPolicySettings(kl_coef=1.0))
+    for traj in trajs:  # in the actor's order, one unroll per batch: the teacher's state carries over
+        _, logs = learner.loss(collate_unrolls([traj]))
+        # same weights: every log-ratio is 0 (rho = 1) and the teacher, whose LSTM state the learner
+        # carried from the previous unroll, equals the student started from the actor's state
+        assert logs["losses/rho_mean"].item() == pytest.approx(1.0, abs=1e-4)
+        assert logs["losses/kl_teacher"].item() < 1e-5
+
+
+def test_unroll_layout_and_collation():
+    trajs = _unrolls(_model(), 2, T=4)
+    t = trajs[0]
+    assert t["inputs"]["entities"].shape[:3] == (2, 5, t["rows"]) and t["labels"]["action_type"].shape == (2, 4)
+    assert t["behaviour_logp"].shape == (4, 2, 6) and t["reward"].shape == (4, 2) and t["at_mask"].shape == (2, 5, 564)
+    assert t["first"][:, 0].all()  # the first unroll starts every game
+    batch = collate_unrolls(trajs)
+    assert batch["inputs"]["entities"].shape[0] == 4 and batch["reward"].shape == (4, 4)
+    assert batch["state0"][0].shape[1] == 4 and batch["keys"] == [(0, 0, 2), (0, 0, 2)]
+
+
+def _run(tmp_path, *extra, timeout=900):
+    ckpt = _sl_checkpoint(tmp_path / "sl.pt")
+    cmd = [
+        sys.executable, str(SCRIPT), "--map", "Simple64", "--init", ckpt, "--teacher", ckpt, "--kl-coef", "0.02",
+        "--num-actors", "2", "--envs-per-actor", "2", "--unroll-length", "8", "--batch-unrolls", "2",
+        "--max-entities", "96", "--game-steps-per-episode", "80", "--total-timesteps", "160",
+        "--startup-timeout", "600", "--stall-timeout", "600", "--run-dir", str(tmp_path / "runs"),
+        "--print-interval-s", "1", "--no-cuda", *extra,
+    ]  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    return res, ckpt
+
+
+def _no_actor_left(run_dir):
+    for p in psutil.process_iter(["cmdline"]):
+        cmd = " ".join(p.info["cmdline"] or [])
+        assert str(run_dir) not in cmd, f"process {p.pid} of the run is still alive: {cmd}"
+
+
+def test_short_run_updates_the_supervised_model_and_writes_a_loadable_checkpoint(tmp_path):
+    res, ckpt = _run(tmp_path)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "Simple64 (FullGame-v0, lite): AlphaStarPolicy from" in res.stdout
+    assert "total_timesteps reached" in res.stdout
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert sorted(p.name for p in run_dir.glob("actor_*.log")) == ["actor_0_gen0.log", "actor_1_gen0.log"]
+    saved = torch.load(run_dir / "a3c_upgo.pt", weights_only=True)
+    assert saved["rl"]["env_steps"] >= 160 and saved["lineage"][0]["path"] == ckpt
+    model, _ = load_alphastar(str(run_dir / "a3c_upgo.pt"))
+    start, _ = load_alphastar(ckpt)
+    changed = [k for k, v in model.state_dict().items() if not torch.equal(v, start.state_dict()[k])]
+    assert changed, "no weight moved: the learner did not update"
+    _no_actor_left(run_dir)
+
+
+def test_a_full_game_run_resumes_in_its_folder(tmp_path):
+    ckpt = _sl_checkpoint(tmp_path / "sl.pt")
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    first = [
+        sys.executable, str(SCRIPT), "--map", "Simple64", "--init", ckpt, "--num-actors", "1", "--envs-per-actor", "2",
+        "--unroll-length", "8", "--batch-unrolls", "1", "--max-entities", "96", "--game-steps-per-episode", "80",
+        "--total-timesteps", "32", "--startup-timeout", "600", "--run-dir", str(tmp_path / "runs"), "--no-cuda",
+    ]  # fmt: skip
+    res = subprocess.run(first, capture_output=True, text=True, env=env, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    again = [sys.executable, str(SCRIPT), "--resume", str(run_dir), "--total-timesteps", "64"]
+    res = subprocess.run(again, capture_output=True, text=True, env=env, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "resumed from" in res.stdout and "at update 2, 32 env steps" in res.stdout
+    assert torch.load(run_dir / "a3c_upgo.pt", weights_only=True)["rl"]["env_steps"] == 64
+
+
+def test_full_game_needs_a_supervised_checkpoint(tmp_path):
+    algo = load_algo("a3c_upgo")
+    with pytest.raises(SystemExit, match="--init PATH"):
+        algo.check_args(algo.Args(map="Simple64", run_dir=str(tmp_path)))
+
+
+def test_missing_real_game_is_reported_before_any_process_starts(tmp_path, monkeypatch):
+    from sc2_envs.full_game.env import SC2NotFoundError
+
+    algo = load_algo("a3c_upgo")
+    ckpt = _sl_checkpoint(tmp_path / "sl.pt")
+    monkeypatch.setenv("SC2PATH", str(tmp_path / "no_sc2_here"))
+    with pytest.raises(SC2NotFoundError, match="SC2PATH"):
+        algo.check_args(algo.Args(map="Simple64", init=ckpt, env_backend="sc2", envs_per_actor=2))
+
+
+def test_short_run_on_the_real_game(tmp_path):
+    from sc2_envs.full_game.env import SC2NotFoundError, find_sc2_binary
+
+    try:
+        find_sc2_binary()
+    except SC2NotFoundError as e:
+        pytest.skip(f"StarCraft II is not installed here, so the backend='sc2' run cannot start: {e}")
+    res, _ = _run(tmp_path, "--env-backend", "sc2", "--envs-per-actor", "1", "--num-actors", "1", "--batch-unrolls", "1")
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_short_run_with_ray_actors(tmp_path):
+    pytest.importorskip("ray")
+    res, _ = _run(tmp_path, "--backend", "ray", "--ray-actor-cpus", "0.5")
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert torch.load(run_dir / "a3c_upgo.pt", weights_only=True)["rl"]["env_steps"] >= 160
+
+
+def test_a_teacher_reading_other_inputs_is_refused():
+    from sc2_envs.training.fullgame_rl import check_teacher_fits
+
+    tiny = AlphaStarConfig.tiny()
+    with pytest.raises(ValueError, match="entity_features"):
+        check_teacher_fits(tiny, AlphaStarConfig.replay(tiny))
+    check_teacher_fits(tiny, AlphaStarConfig.tiny(entity_dim=32))  # other sizes are fine
