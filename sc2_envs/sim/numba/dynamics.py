@@ -8,6 +8,12 @@ floats it uses an order every path can reproduce (``dynamics.norm2``, ``dynamics
 ``enemy_ai.pair_dist``); damage sums are of whole numbers and so exact in any order (checked at
 construction). It works in place on the NumPy views of the ``WorldState`` tensors (zero copy).
 
+Layout, beside ``Dynamics``: ``advance`` (targets and range, then the stages of a tick for each env);
+``_fire`` (steps 1-4 of ``_fire``), ``_splash_hits`` (every attacker's hits per victim, splash rows
+replaced), ``_apply_damage``, ``_bursts`` (the end of ``_fire``), ``_resolve_deaths``, ``_heal``;
+``_route_heading``, ``_move`` (the walk), ``_collide`` and ``_slide`` (the collisions and terrain of
+``_move``); ``_regenerate``. Each stage works on one env ``b`` and its ``[U]`` scratch rows.
+
 Stage by stage (``SMACSim._core``; ``sim.numba.step`` fuses them into one call for ``step``), an
 env step runs as two compiled calls, ``orders`` (SMAC actions -> unit orders, then the enemy AI)
 and ``ticks`` (``8 / loops_per_tick`` calls of ``Dynamics.advance``), whatever the batch size; the
@@ -137,7 +143,7 @@ def cell(px, py, W, H):
 @numba.njit(**JIT)
 def can_stand(u, px, py, fx, fy, ci, fl, pathing, level, cliff_walkable):
     """``Dynamics.can_stand`` for unit ``u`` moving from ``(fx, fy)`` to ``(px, py)``: the spawn
-    check of ``sim.numba.step``'s reset kernel (``advance``'s terrain loop inlines the same test)."""
+    check of ``sim.numba.step``'s reset kernel (``_move``'s terrain loop inlines the same test)."""
     W, H = fl[FL_W], fl[FL_H]
     flat, inside = cell(px, py, W, H)
     ground = pathing[flat]
@@ -147,71 +153,6 @@ def can_stand(u, px, py, fx, fy, ci, fl, pathing, level, cliff_walkable):
     if fl[FL_CLIFFW] and ci[CI_CLIFFW, u]:
         ground = cliff_walkable[flat]
     return inside and (ground or ci[CI_AIR, u] != 0)
-
-
-# The helpers below take scalars only: passing an array to a compiled function, even an inlined
-# one, costs an atomic reference count increment and decrement per array and call (Numba's NRT),
-# about 60 ns per call with five arrays, and those counters are shared by the threads of the
-# parallel kernel. ``Dynamics.can_stand`` is inlined into ``advance``'s terrain loop.
-@numba.njit(inline="always", **JIT)
-def _damage(raw, n_hits, shield_u, health_u, armor_u):
-    """``Dynamics._apply_damage`` for one unit: its new ``(shield, health)``."""
-    absorbed = min(shield_u, raw)
-    rest = raw - absorbed
-    if rest > ZERO:  # (k, two divisions, is only needed here)
-        mean_hit = raw / max(n_hits, ONE)
-        k = min(np.ceil(rest / max(mean_hit, EPS) - CEIL_SLACK), n_hits)
-        hp_loss = max(rest - armor_u * k, HALF * k)
-    else:
-        hp_loss = ZERO
-    h = health_u - hp_loss
-    return shield_u - absorbed, (h if h > ZERO else ZERO)
-
-
-@numba.njit(**JIT)
-def _splash_row(a, fire_a, boom_a, tpx, tpy, pos, alive0, cf, ci, dmg, enemy_pair, fl, U, raw, nh):
-    """Add the hits of splash attacker ``a`` (beam centred on ``(tpx, tpy)`` when ``fire_a``, burst
-    when ``boom_a``) to ``raw``/``nh``. Returns whether row ``a`` was replaced (``_splash_hits``)."""
-    if fl[FL_SUICIDE] and boom_a:  # (torch: the burst row replaces the beam row; a unit has one or the other)
-        for v in range(U):
-            dx = pos[v, 0] - pos[a, 0]
-            dy = pos[v, 1] - pos[a, 1]
-            d_self = np.sqrt(dx * dx + dy * dy) - cf[CF_RADIUS, v]
-            if d_self <= cf[CF_SPLASHR, a] and enemy_pair[a, v] and ci[CI_AIR, v] == 0 and alive0[v]:
-                raw[v] += dmg[a, v]
-                nh[v] += ONE
-        return True
-    if fl[FL_LINE] and ci[CI_SPLASH, a] == SPLASH_LINE and fire_a:
-        fx = tpx - pos[a, 0]
-        fy = tpy - pos[a, 1]
-        fn = np.sqrt(fx * fx + fy * fy)
-        fn = fn if fn > EPS else EPS
-        fx = fx / fn
-        fy = fy / fn
-        att = cf[CF_ATTACKS, a]
-        for v in range(U):
-            rx = pos[v, 0] - tpx
-            ry = pos[v, 1] - tpy
-            along = rx * fx + ry * fy
-            perp = rx * -fy + ry * fx
-            r_v = cf[CF_RADIUS, v]
-            in_beam = abs(along) <= BEAM_HW + r_v and abs(perp) <= BEAM_HL + r_v
-            if in_beam and enemy_pair[a, v] and ci[CI_AIR, v] == 0 and alive0[v]:
-                raw[v] += att * dmg[a, v]
-                nh[v] += att
-        return True
-    return False
-
-
-@numba.njit(**JIT)
-def _tree(buf, P):
-    """``dynamics.tree_sum`` of ``buf[:P]`` (``P`` a power of two; destroys ``buf``)."""
-    h = P
-    while h > 1:
-        h //= 2
-        for k in range(h):
-            buf[k] = buf[k] + buf[k + h]
-    return buf[0]
 
 
 # ------------------------------------------------------------------------------------------ one tick
@@ -231,7 +172,456 @@ def collision_scratch(collide_pair, r2far):
     return col, sweep, order, gl, pc, pj, ptx, pty
 
 
-@numba.njit(**JIT)
+# The stages of a tick, one function per ``Dynamics`` method where the torch method is one pass (same
+# names, so that the two forms read side by side); ``advance`` calls them per env and tick, in
+# ``Dynamics.advance``'s order, and they are inlined into it. ``advance`` is compiled without Numba's
+# reference counting (``_nrt=False``: it allocates nothing, and its caller holds every array for the
+# call): a compiled call takes an atomic count on each array it passes or binds, and LLVM prunes only
+# some of the pairs of inlined stages, which left 2s3z's ticks at 1.7x their time.
+STAGE = dict(inline="always", **JIT)
+
+
+@numba.njit(**STAGE)
+def _fire(
+    b, pos, cooldown, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+    burst_pending, order_target, cf, ci, fl, tgt, tpx, tpy, alive0, engage, healing, inrng, direct, last, amt, boomv,
+):  # fmt: skip
+    """Steps 1-4 of ``Dynamics._fire`` for env ``b``: start, cancel and land attacks, fly missiles. Leaves in
+    ``last``/``amt [U]`` each attacker's damage target and hits, in ``direct [U]`` the direct hits that
+    land, in ``boomv [U]`` the banelings that burst by their attack; ``_splash_hits`` and ``_apply_damage``
+    then deal the damage (step 5)."""
+    U = pos.shape[1]
+    Lf = F32(fl[FL_L])
+    for u in range(U):
+        # 1. start attacks
+        attacking = engage[u] and not healing[u]
+        ready_at = np.ceil(cooldown[b, u])
+        ready_at = ready_at if ready_at > ONE else ONE
+        start = attacking and inrng[u] and ci[CI_ARMED, u] != 0 and ready_at <= Lf and hits_left[b, u] <= ZERO
+        nxt = (jitter_state[b, u] * 1664525 + 1013904223) & 0xFFFFFFFF
+        jitter = F32((nxt >> 30) - 1)
+        if start:
+            jitter_state[b, u] = nxt
+        carry = ready_at - cooldown[b, u] if cooldown[b, u] > ZERO else ZERO
+        if start:
+            cooldown[b, u] = cf[CF_WCOOL, u] + jitter - carry - (Lf - ready_at)
+            windup[b, u] = cf[CF_DPOINT, u] - (Lf - ready_at)
+            hits_left[b, u] = cf[CF_ATTACKS, u]
+            windup_target[b, u] = tgt[u]
+        else:
+            c = cooldown[b, u] - Lf
+            cooldown[b, u] = c if c > ZERO else ZERO
+            windup[b, u] = windup[b, u] - Lf
+        # 2. cancel
+        keep = attacking and order_target[b, u] == windup_target[b, u]
+        if not keep:
+            hits_left[b, u] = ZERO
+        # 3. land
+        land = hits_left[b, u] > ZERO and windup[b, u] <= EPS
+        if land:
+            n_now = ONE if ci[CI_SPACED, u] else hits_left[b, u]
+        else:
+            n_now = ZERO
+        hits_left[b, u] = hits_left[b, u] - n_now
+        if land:
+            windup[b, u] = windup[b, u] + cf[CF_HITINT, u]
+        # 4. missiles
+        is_m = ci[CI_MISSILE, u] != 0
+        mt = missile_target[b, u] if missile_target[b, u] > 0 else 0
+        impact = ZERO
+        if fl[FL_MISSILE]:
+            flying = missile_hits[b, u] > ZERO
+            missile_eta[b, u] = missile_eta[b, u] - Lf
+            arrive = flying and missile_eta[b, u] <= EPS
+            if arrive and alive0[mt]:
+                impact = missile_hits[b, u]
+            if arrive:
+                missile_hits[b, u] = ZERO
+            if land and is_m:
+                dx = tpx[u] - pos[b, u, 0]
+                dy = tpy[u] - pos[b, u, 1]
+                dist = np.sqrt(dx * dx + dy * dy)
+                missile_eta[b, u] = dist / cf[CF_MSPEED_CL, u]
+                missile_target[b, u] = tgt[u]
+                missile_hits[b, u] = n_now
+        direct[u] = land and not is_m
+        # stash: damage target and hits per attack
+        last[u] = mt if is_m else tgt[u]
+        amt[u] = impact if is_m else n_now
+        boomv[u] = fl[FL_SUICIDE] and ci[CI_SPLASH, u] == SPLASH_SUICIDE and (direct[u] or burst_pending[b, u])
+
+
+@numba.njit(**STAGE)
+def _splash_hits(b, pos, cf, ci, dmg, enemy_pair, fl, tpx, tpy, alive0, fire, boom, last, amt, raw, nh, flags):
+    """The hits of env ``b``'s attackers summed per victim, ``raw``/``nh [U]`` (damage, hits), with the rows
+    of splash attackers replaced by everything their splash touches (``Dynamics._splash_hits``): a beam
+    centred on ``(tpx, tpy)`` where ``fire`` (colossi whose hit lands), a burst around the baneling where
+    ``boom``. Every other attacker ``a`` deals ``amt[a]`` hits to ``last[a]``. ``flags [U]``: the
+    highest-index attacker with hits on each victim (-1: none), the torch ``scatter_reduce`` amax."""
+    U = pos.shape[1]
+    for v in range(U):
+        raw[v] = ZERO
+        nh[v] = ZERO
+        flags[v] = -1
+    for a in range(U):
+        d_t = last[a]
+        per = amt[a]
+        if fl[FL_SUICIDE] and boom[a]:  # (torch: the burst row replaces the beam row; a unit has one or the other)
+            for v in range(U):
+                dx = pos[b, v, 0] - pos[b, a, 0]
+                dy = pos[b, v, 1] - pos[b, a, 1]
+                d_self = np.sqrt(dx * dx + dy * dy) - cf[CF_RADIUS, v]
+                if d_self <= cf[CF_SPLASHR, a] and enemy_pair[a, v] and ci[CI_AIR, v] == 0 and alive0[v]:
+                    raw[v] += dmg[a, v]
+                    nh[v] += ONE
+        elif fl[FL_LINE] and ci[CI_SPLASH, a] == SPLASH_LINE and fire[a]:
+            fx = tpx[a] - pos[b, a, 0]
+            fy = tpy[a] - pos[b, a, 1]
+            fn = np.sqrt(fx * fx + fy * fy)
+            fn = fn if fn > EPS else EPS
+            fx = fx / fn
+            fy = fy / fn
+            att = cf[CF_ATTACKS, a]
+            for v in range(U):
+                rx = pos[b, v, 0] - tpx[a]
+                ry = pos[b, v, 1] - tpy[a]
+                along = rx * fx + ry * fy
+                perp = rx * -fy + ry * fx
+                r_v = cf[CF_RADIUS, v]
+                in_beam = abs(along) <= BEAM_HW + r_v and abs(perp) <= BEAM_HL + r_v
+                if in_beam and enemy_pair[a, v] and ci[CI_AIR, v] == 0 and alive0[v]:
+                    raw[v] += att * dmg[a, v]
+                    nh[v] += att
+        else:
+            raw[d_t] += per * dmg[a, d_t]
+            nh[d_t] += per
+        if per > ZERO and a > flags[d_t]:
+            flags[d_t] = a
+
+
+@numba.njit(**STAGE)
+def _apply_damage(b, shield, health, lsd, last_attacker, cf, raw, nh, flags):
+    """``Dynamics._apply_damage`` for env ``b``: ``raw [U]`` damage in ``nh [U]`` hits per victim, shields
+    first, then HP minus armour per hit (floor 0.5); ``flags [U]`` the last attacker per victim (-1: none)."""
+    for v in range(raw.shape[0]):
+        r = raw[v]
+        n_hits = nh[v]
+        shield_v = shield[b, v]
+        absorbed = min(shield_v, r)
+        rest = r - absorbed
+        if rest > ZERO:  # (k, two divisions, is only needed here)
+            mean_hit = r / max(n_hits, ONE)
+            k = min(np.ceil(rest / max(mean_hit, EPS) - CEIL_SLACK), n_hits)
+            hp_loss = max(rest - cf[CF_ARMOR, v] * k, HALF * k)
+        else:
+            hp_loss = ZERO
+        h = health[b, v] - hp_loss
+        shield[b, v] = shield_v - absorbed
+        health[b, v] = h if h > ZERO else ZERO
+        if r > ZERO:
+            lsd[b, v] = ZERO
+            if flags[v] >= 0:
+                last_attacker[b, v] = flags[v]
+
+
+@numba.njit(**STAGE)
+def _bursts(b, health, ci, alive0, direct, amt, burst):
+    """The end of ``Dynamics._fire`` for env ``b`` (maps with banelings): banelings that exploded by their
+    attack die; ``burst [U]`` is set to the ones this tick's damage killed, whose bursts
+    ``_splash_hits`` adds next (with no other hits: ``amt`` is zeroed)."""
+    for u in range(burst.shape[0]):
+        suicide = ci[CI_SPLASH, u] == SPLASH_SUICIDE
+        exploded = direct[u] and suicide
+        if exploded:
+            health[b, u] = ZERO
+        burst[u] = alive0[u] and suicide and not exploded and health[b, u] <= ZERO
+        amt[u] = ZERO
+
+
+@numba.njit(**STAGE)
+def _resolve_deaths(b, alive, health, shield, hits_left, burst_pending, ci, fl, alive0, direct, burst):
+    """``Dynamics._resolve_deaths`` for env ``b``: units at HP <= 0 die; banelings killed by a burst and
+    not burst themselves (by their attack, ``direct``, or killed by an attack, ``burst``) burst in the
+    next tick. ``alive0``: ``alive`` at the tick's start."""
+    for u in range(burst.shape[0]):
+        died = alive0[u] and health[b, u] <= ZERO
+        a_now = alive0[u] and health[b, u] > ZERO
+        alive[b, u] = a_now
+        m = ONE if a_now else ZERO
+        health[b, u] = health[b, u] * m
+        shield[b, u] = shield[b, u] * m
+        hits_left[b, u] = hits_left[b, u] * m
+        if fl[FL_SUICIDE]:
+            suicide = ci[CI_SPLASH, u] == SPLASH_SUICIDE
+            burst_pending[b, u] = died and suicide and not (burst[u] or (direct[u] and suicide))
+
+
+@numba.njit(**STAGE)
+def _heal(b, Lf, health, energy, alive, cf, ci, tgt, healing, inrng, amt):
+    """``Dynamics._heal`` for env ``b``: medivacs heal their (biological, damaged, live) target, paying
+    energy per HP (``amt [U]`` scratch)."""
+    U = tgt.shape[0]
+    for u in range(U):
+        t = tgt[u]
+        missing = cf[CF_MAXHP, t] - health[b, t]
+        missing = missing if missing > ZERO else ZERO
+        heals = healing[u] and inrng[u] and alive[b, u]
+        okh = heals and ci[CI_BIO, t] != 0 and alive[b, t]
+        a1 = min(cf[CF_HEALRATE, u] * Lf, missing)
+        a2 = min(a1, energy[b, u] / cf[CF_HEALCOST_CL, u])
+        amt[u] = a2 * (ONE if okh else ZERO)
+        energy[b, u] = energy[b, u] - amt[u] * cf[CF_HEALCOST, u]
+    for u in range(U):
+        health[b, tgt[u]] += amt[u]
+    for u in range(U):
+        health[b, u] = min(health[b, u], cf[CF_MAXHP, u])
+
+
+@numba.njit(**STAGE)
+def _route_heading(b, pos, order_point, engage, tpx, tpy, ci, fl, gdist, edge_ok, nb_flat, nb_len, hx, hy):
+    """``Dynamics._route_heading`` for env ``b`` (maps with ground routes): into ``hx``/``hy [U]`` the
+    direction each unit walks, straight to its goal (its target where ``engage``, else its order
+    point) when the shortest ground path between their cells is as short as on open ground, else toward
+    the centre of the next cell on a shortest path (``_move`` reads it for the units that walk)."""
+    W = fl[FL_W]
+    H = fl[FL_H]
+    cells = W * H
+    for u in range(hx.shape[0]):
+        px, py = pos[b, u, 0], pos[b, u, 1]
+        gx = tpx[u] if engage[u] else order_point[b, u, 0]
+        gy = tpy[u] if engage[u] else order_point[b, u, 1]
+        hx[u] = gx - px
+        hy[u] = gy - py
+        if ci[CI_ROUTER, u] == 0:
+            continue
+        ca, a_in = cell(px, py, W, H)
+        cb, b_in = cell(gx, gy, W, H)
+        d_ab = gdist[ca * cells + cb]
+        ggx = F32(abs(ca // H - cb // H))
+        ggy = F32(abs(ca % H - cb % H))
+        octile = max(ggx, ggy) + OCTILE_DIAG * min(ggx, ggy)
+        if not (np.isfinite(d_ab) and d_ab > octile + DETOUR_SLACK and a_in and b_in):
+            continue
+        best = INF32
+        nxt = -1
+        for k in range(8):  # (argmin: the first of the smallest; a NaN beats every number, as in torch)
+            nb = ca + nb_flat[k]
+            nb = min(max(nb, 0), cells - 1)
+            if edge_ok[ca, k]:
+                c = nb_len[k] + gdist[nb * cells + cb]
+            else:
+                c = INF32
+            if nxt < 0 or c < best or (np.isnan(c) and not np.isnan(best)):
+                best = c
+                nxt = nb
+        hx[u] = (F32(nxt // H) + CENTRE) - px
+        hy[u] = (F32(nxt % H) + CENTRE) - py
+
+
+@numba.njit(**STAGE)
+def _move(b, Lf, pos, order_kind, order_point, alive, hits_left, cf, ci, fl, tpx, tpy, gap, engage, inrng, chase, npx, npy):
+    """The walk of ``Dynamics._move`` for env ``b``: into ``npx``/``npy [U]`` each unit's position after
+    walking toward its target until in range, or toward its order point; ``_collide`` and ``_slide`` finish
+    the move. On maps with ground routes ``npx``/``npy`` hold ``_route_heading``'s directions on entry."""
+    route = fl[FL_ROUTE] != 0
+    for u in range(npx.shape[0]):
+        busy = hits_left[b, u] > ZERO  # in the middle of an attack: stands still
+        chase[u] = engage[u] and not inrng[u] and not busy
+        e = engage[u]
+        k = order_kind[b, u]
+        walk = alive[b, u] and ci[CI_STATIC, u] == 0 and (chase[u] or (not e and (k == ORDER_MOVE or k == ORDER_ATTACK_MOVE)))
+        px, py = pos[b, u, 0], pos[b, u, 1]
+        if not walk and px != ZERO and py != ZERO:
+            # step 0: the torch update adds heading / |heading| * 0 == +-0, which leaves a non-zero coordinate as it is
+            npx[u] = px
+            npy[u] = py
+            if k == ORDER_MOVE and alive[b, u]:
+                tx = order_point[b, u, 0] - px
+                ty = order_point[b, u, 1] - py
+                if np.sqrt(tx * tx + ty * ty) <= cf[CF_SPEED, u] * Lf:
+                    order_kind[b, u] = ORDER_NONE
+            continue
+        gx = tpx[u] if e else order_point[b, u, 0]
+        gy = tpy[u] if e else order_point[b, u, 1]
+        tx = gx - px
+        ty = gy - py
+        goal_dist = np.sqrt(tx * tx + ty * ty)
+        hx, hy, hlen = tx, ty, goal_dist
+        if route:
+            hx, hy = npx[u], npy[u]
+            hlen = np.sqrt(hx * hx + hy * hy)
+        limit = gap[u] + EPS2 if e else goal_dist
+        sp = cf[CF_SPEED, u] * Lf
+        step = min(sp, limit)
+        step = step if step > ZERO else ZERO
+        step = step * (ONE if walk else ZERO)
+        hl_c = hlen if hlen > EPS else EPS
+        npx[u] = px + hx / hl_c * step
+        npy[u] = py + hy / hl_c * step
+        if k == ORDER_MOVE and goal_dist <= sp and alive[b, u]:
+            order_kind[b, u] = ORDER_NONE
+
+
+@numba.njit(**STAGE)
+def _collide(b, alive, ci, collide_pair, rsum, r2far, npx, npy, tpx, tpy, bx, by, col, sweep, order, gl, pc, pj, ptx, pty):
+    """The collisions of ``Dynamics._move`` for env ``b``: into ``tpx``/``tpy [U]`` the push on each unit at
+    its new position ``(npx, npy)`` (zero for static and dead units).
+
+    The push is ``dynamics.tree_sum`` over j of the pair terms; only overlapping live pairs give non-zero
+    terms, and up to two terms sum alike in any order, so the tree runs only for three or more. Each pair
+    is measured once: j's dx and dy are -dx and -dy, so its d2, radius sum and hence w are the same floats
+    as i's; the push on j is j's own (dx, dy) times that w. Sort and sweep: the live colliding units in
+    order of x (``order`` keeps the last tick's order, so the insertion sort is short); once
+    npx[j] - npx[i] > sweep, d2 > r2far[i, j] for j and every later unit (``collision_consts``), so those
+    pairs are skipped exactly as the r2far test would."""
+    U = npx.shape[0]
+    P = bx.shape[0]
+    G = 0
+    sortable = True
+    for a in range(U):
+        i = order[a]
+        pc[i] = 0
+        if alive[b, i] and col[i]:
+            x = npx[i]
+            if not x == x:  # NaN: no order; measure every pair
+                sortable = False
+            c = G
+            while c > 0 and npx[gl[c - 1]] > x:
+                gl[c] = gl[c - 1]
+                c -= 1
+            gl[c] = i
+            G += 1
+    n_rest = G
+    for a in range(U):  # the next tick starts from this order (units not in gl after it)
+        i = order[a]
+        if not (alive[b, i] and col[i]):
+            gl[n_rest] = i
+            n_rest += 1
+    for a in range(U):
+        order[a] = gl[a]
+    for a in range(G):
+        i = gl[a]
+        xi = npx[i]
+        yi = npy[i]
+        for c in range(a + 1, G):
+            j = gl[c]
+            if sortable and npx[j] - xi > sweep:
+                break
+            if not collide_pair[i, j]:
+                continue
+            dx = xi - npx[j]
+            dy = yi - npy[j]
+            d2 = dx * dx + dy * dy
+            if d2 > r2far[i, j]:  # certainly no overlap (r2far: (1.001 * radius sum)^2)
+                continue
+            dist = np.sqrt(d2)
+            overlap = rsum[i, j] - dist
+            if not overlap > ZERO:
+                continue
+            dcl = dist if dist > PUSH_MIN_DIST else PUSH_MIN_DIST
+            w = overlap * HALF / dcl
+            n = pc[i]
+            pj[i, n] = j
+            ptx[i, n] = dx * w
+            pty[i, n] = dy * w
+            pc[i] = n + 1
+            n = pc[j]
+            pj[j, n] = i
+            ptx[j, n] = (npx[j] - xi) * w  # (j's own dx, not -dx: keeps the sign of a zero)
+            pty[j, n] = (npy[j] - yi) * w
+            pc[j] = n + 1
+    for i in range(U):
+        cnt = pc[i]
+        if cnt == 0:
+            sx, sy = ZERO, ZERO
+        elif cnt == 1:
+            sx, sy = ptx[i, 0], pty[i, 0]
+        elif cnt == 2:
+            sx, sy = ptx[i, 0] + ptx[i, 1], pty[i, 0] + pty[i, 1]
+        else:  # ``dynamics.tree_sum`` over the P (a power of two) slots, j's term in slot j
+            for k in range(P):
+                bx[k] = ZERO
+                by[k] = ZERO
+            for k in range(cnt):
+                bx[pj[i, k]] = ptx[i, k]
+                by[pj[i, k]] = pty[i, k]
+            h = P
+            while h > 1:
+                h //= 2
+                for k in range(h):
+                    bx[k] = bx[k] + bx[k + h]
+                    by[k] = by[k] + by[k + h]
+            sx, sy = bx[0], by[0]
+        mov = ONE if (ci[CI_STATIC, i] == 0 and alive[b, i]) else ZERO
+        tpx[i] = sx * mov
+        tpy[i] = sy * mov
+
+
+@numba.njit(**STAGE)
+def _slide(b, pos, ci, fl, pathing, level, cliff_walkable, npx, npy, tpx, tpy):
+    """The end of ``Dynamics._move`` for env ``b``: each unit moves to its new position ``(npx, npy)`` plus
+    its push ``(tpx, tpy)``, or slides along unwalkable cells (keeping the axis that stays walkable:
+    ``Dynamics.can_stand``), within the map."""
+    W = fl[FL_W]
+    H = fl[FL_H]
+    hi = F32(float(W) - 1e-3)
+    hi_y = F32(float(H) - 1e-3)
+    levels = fl[FL_LEVELS] != 0
+    cliffw = fl[FL_CLIFFW] != 0
+    for u in range(npx.shape[0]):
+        nx = npx[u] + tpx[u]
+        ny = npy[u] + tpy[u]
+        ox, oy = pos[b, u, 0], pos[b, u, 1]
+        air = ci[CI_AIR, u] != 0
+        if not (air or (nx == ox and ny == oy and ox != ZERO and oy != ZERO)):
+            # (air: torch ors is_air in; standing still: every branch keeps (ox, oy)). Else the first of
+            # (nx, ny), (nx, oy), (ox, ny) that Dynamics.can_stand accepts from (ox, oy), or (ox, oy).
+            pick = -1
+            for c in range(3):
+                qx = ox if c == 2 else nx
+                qy = oy if c == 1 else ny
+                flat, inside = cell(qx, qy, W, H)
+                ground = pathing[flat]
+                if levels:
+                    src, _ = cell(ox, oy, W, H)
+                    ground = ground and abs(level[flat] - level[src]) < RAMP_MAX_STEP
+                if cliffw and ci[CI_CLIFFW, u]:
+                    ground = cliff_walkable[flat]
+                if inside and (ground or air):
+                    pick = c
+                    break
+            if pick == 1:
+                ny = oy
+            elif pick == 2:
+                nx = ox
+            elif pick < 0:
+                nx, ny = ox, oy
+        pos[b, u, 0] = min(max(nx, ZERO), hi)
+        pos[b, u, 1] = min(max(ny, ZERO), hi_y)
+
+
+@numba.njit(**STAGE)
+def _regenerate(b, Lf, shield, health, energy, alive, lsd, cf, fl):
+    """``Dynamics._regenerate`` for env ``b``: shields after their delay, zerg life, medivac energy."""
+    U = lsd.shape[1]
+    if fl[FL_SHIELD]:
+        rate = F32(SHIELD_REGEN_RATE * fl[FL_L])
+        for u in range(U):
+            if lsd[b, u] >= REGEN_DELAY and alive[b, u]:
+                shield[b, u] = min(shield[b, u] + rate, cf[CF_MAXSH, u])
+    if fl[FL_REGEN]:
+        for u in range(U):
+            if alive[b, u]:
+                health[b, u] = min(health[b, u] + cf[CF_LIFEREGEN, u] * Lf, cf[CF_MAXHP, u])
+    if fl[FL_HEALER]:
+        for u in range(U):
+            if alive[b, u]:
+                energy[b, u] = min(energy[b, u] + cf[CF_EREGEN, u] * Lf, cf[CF_EMAX, u])
+    for u in range(U):
+        lsd[b, u] = lsd[b, u] + Lf
+
+
+@numba.njit(_nrt=False, **JIT)
 def advance(
     b0, b1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
     jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
@@ -239,27 +629,23 @@ def advance(
     tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst, chase,
     bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
 ):  # fmt: skip
-    """``n_ticks`` ticks of each env ``b0 .. b1 - 1`` (``Dynamics.advance``). The env and tick loops
-    are inside and the state is indexed ``[b, u]`` (no row views): Numba takes an atomic reference count
-    on every array argument at entry and on every view it makes, shared by the threads of a threaded
-    call, so these are paid once per call here, not per env or tick.
+    """``n_ticks`` ticks of each env ``b0 .. b1 - 1`` (``Dynamics.advance``): targets and range, then the
+    stages in the reference's order. The env and tick loops are inside and the state is indexed
+    ``[b, u]`` (no row views), and it takes no reference counts (``_nrt=False``); its caller takes one
+    per array argument at the call, shared by the threads of a threaded call, paid once per call here,
+    not per env or tick.
 
-    Scratch: ``tpx .. chase`` the rows of ``_advance``'s ``sf``/``si`` as separate ``[U]`` arrays,
+    Scratch: ``tpx .. chase`` the rows of ``ticks_range``'s ``sf``/``si`` as separate ``[U]`` arrays,
     ``bx``/``by`` the tree buffers, and from ``collision_scratch``: ``col [U]`` units that collide,
     ``sweep`` the x distance beyond which no pair overlaps, ``order [U]`` a permutation of the units
     (the sweep order, reset per env and kept between its ticks), ``gl``/``pc [U]``, ``pj``/``ptx``/``pty [U, U]``.
     """
     U = pos.shape[1]
-    L = fl[FL_L]
-    Lf = F32(L)
-    W = fl[FL_W]
-    H = fl[FL_H]
-    P = bx.shape[0]
+    Lf = F32(fl[FL_L])
     for b in range(b0, b1):
         for a in range(U):
             order[a] = a
         for _ in range(n_ticks):
-            # ---- targets, range (advance)
             for u in range(U):
                 alive0[u] = alive[b, u]
             for u in range(U):
@@ -282,345 +668,48 @@ def advance(
                     inrng[u] = gap[u] <= EPS
                 else:
                     inrng[u] = False
-            # ---- _fire: 1. start attacks
-            for u in range(U):
-                attacking = engage[u] and not healing[u]
-                ready_at = np.ceil(cooldown[b, u])
-                ready_at = ready_at if ready_at > ONE else ONE
-                start = attacking and inrng[u] and ci[CI_ARMED, u] != 0 and ready_at <= Lf and hits_left[b, u] <= ZERO
-                nxt = (jitter_state[b, u] * 1664525 + 1013904223) & 0xFFFFFFFF
-                jitter = F32((nxt >> 30) - 1)
-                if start:
-                    jitter_state[b, u] = nxt
-                carry = ready_at - cooldown[b, u] if cooldown[b, u] > ZERO else ZERO
-                if start:
-                    cooldown[b, u] = cf[CF_WCOOL, u] + jitter - carry - (Lf - ready_at)
-                    windup[b, u] = cf[CF_DPOINT, u] - (Lf - ready_at)
-                    hits_left[b, u] = cf[CF_ATTACKS, u]
-                    windup_target[b, u] = tgt[u]
-                else:
-                    c = cooldown[b, u] - Lf
-                    cooldown[b, u] = c if c > ZERO else ZERO
-                    windup[b, u] = windup[b, u] - Lf
-                # 2. cancel
-                keep = attacking and order_target[b, u] == windup_target[b, u]
-                if not keep:
-                    hits_left[b, u] = ZERO
-                # 3. land
-                land = hits_left[b, u] > ZERO and windup[b, u] <= EPS
-                if land:
-                    n_now = ONE if ci[CI_SPACED, u] else hits_left[b, u]
-                else:
-                    n_now = ZERO
-                hits_left[b, u] = hits_left[b, u] - n_now
-                if land:
-                    windup[b, u] = windup[b, u] + cf[CF_HITINT, u]
-                # 4. missiles
-                is_m = ci[CI_MISSILE, u] != 0
-                mt = missile_target[b, u] if missile_target[b, u] > 0 else 0
-                impact = ZERO
-                if fl[FL_MISSILE]:
-                    flying = missile_hits[b, u] > ZERO
-                    missile_eta[b, u] = missile_eta[b, u] - Lf
-                    arrive = flying and missile_eta[b, u] <= EPS
-                    if arrive and alive0[mt]:
-                        impact = missile_hits[b, u]
-                    if arrive:
-                        missile_hits[b, u] = ZERO
-                    if land and is_m:
-                        dx = tpx[u] - pos[b, u, 0]
-                        dy = tpy[u] - pos[b, u, 1]
-                        dist = np.sqrt(dx * dx + dy * dy)
-                        missile_eta[b, u] = dist / cf[CF_MSPEED_CL, u]
-                        missile_target[b, u] = tgt[u]
-                        missile_hits[b, u] = n_now
-                direct[u] = land and not is_m
-                # stash: damage target and hits per attack
-                last[u] = mt if is_m else tgt[u]
-                amt[u] = impact if is_m else n_now
-            # 5. damage
-            for v in range(U):
-                raw[v] = ZERO
-                nh[v] = ZERO
-                flags[v] = -1  # last attacker per victim (scatter_reduce amax, from -1)
-            splash = fl[FL_LINE] or fl[FL_SUICIDE]
-            for a in range(U):
-                suicide = ci[CI_SPLASH, a] == SPLASH_SUICIDE
-                boomv[a] = fl[FL_SUICIDE] and suicide and (direct[a] or burst_pending[b, a])
-                d_t = last[a]
-                per = amt[a]
-                replaced = False
-                # (_splash_row changes nothing and returns False unless one of these holds)
-                if splash and (
-                    (fl[FL_SUICIDE] and boomv[a]) or (fl[FL_LINE] and ci[CI_SPLASH, a] == SPLASH_LINE and direct[a])
-                ):
-                    replaced = _splash_row(
-                        a, direct[a], boomv[a], tpx[a], tpy[a], pos[b], alive0, cf, ci, dmg, enemy_pair, fl, U, raw, nh
-                    )
-                if not replaced:
-                    raw[d_t] += per * dmg[a, d_t]
-                    nh[d_t] += per
-                if per > ZERO and a > flags[d_t]:
-                    flags[d_t] = a
-            for v in range(U):
-                r = raw[v]
-                shield[b, v], health[b, v] = _damage(r, nh[v], shield[b, v], health[b, v], cf[CF_ARMOR, v])
-                if r > ZERO:
-                    lsd[b, v] = ZERO
-                    if flags[v] >= 0:
-                        last_attacker[b, v] = flags[v]
-            if fl[FL_SUICIDE]:
-                for u in range(U):
-                    suicide = ci[CI_SPLASH, u] == SPLASH_SUICIDE
-                    exploded = direct[u] and suicide
-                    if exploded:
-                        health[b, u] = ZERO
-                    burst[u] = alive0[u] and suicide and not exploded and health[b, u] <= ZERO
-                for v in range(U):
-                    raw[v] = ZERO
-                    nh[v] = ZERO
-                for a in range(U):
-                    if burst[a]:
-                        _splash_row(
-                            a, False, True, pos[b, a, 0], pos[b, a, 1], pos[b], alive0, cf, ci, dmg, enemy_pair, fl, U, raw, nh
-                        )
-                for v in range(U):
-                    r = raw[v]
-                    shield[b, v], health[b, v] = _damage(r, nh[v], shield[b, v], health[b, v], cf[CF_ARMOR, v])
-                    if r > ZERO:
-                        lsd[b, v] = ZERO
-                for u in range(U):
-                    burst_pending[b, u] = False
-                    burst[u] = burst[u] or (direct[u] and ci[CI_SPLASH, u] == SPLASH_SUICIDE)
-            else:
-                for u in range(U):
-                    burst[u] = False
-            # ---- _resolve_deaths
-            for u in range(U):
-                died = alive0[u] and health[b, u] <= ZERO
-                a_now = alive0[u] and health[b, u] > ZERO
-                alive[b, u] = a_now
-                m = ONE if a_now else ZERO
-                health[b, u] = health[b, u] * m
-                shield[b, u] = shield[b, u] * m
-                hits_left[b, u] = hits_left[b, u] * m
-                if fl[FL_SUICIDE]:
-                    burst_pending[b, u] = died and ci[CI_SPLASH, u] == SPLASH_SUICIDE and not burst[u]
-            # ---- _heal
+            # attacks (Dynamics._fire)
+            _fire(
+                b, pos, cooldown, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+                burst_pending, order_target, cf, ci, fl, tgt, tpx, tpy, alive0, engage, healing, inrng, direct, last, amt, boomv,
+            )  # fmt: skip
+            _splash_hits(b, pos, cf, ci, dmg, enemy_pair, fl, tpx, tpy, alive0, direct, boomv, last, amt, raw, nh, flags)
+            _apply_damage(b, shield, health, lsd, last_attacker, cf, raw, nh, flags)
+            if fl[FL_SUICIDE]:  # banelings killed by this damage burst at once (theirs is applied without a last attacker)
+                _bursts(b, health, ci, alive0, direct, amt, burst)
+                _splash_hits(b, pos, cf, ci, dmg, enemy_pair, fl, tpx, tpy, alive0, burst, burst, last, amt, raw, nh, flags)
+                _apply_damage(b, shield, health, lsd, last_attacker, cf, raw, nh, flags)
+            _resolve_deaths(b, alive, health, shield, hits_left, burst_pending, ci, fl, alive0, direct, burst)
             if fl[FL_HEALER]:
-                for u in range(U):
-                    t = tgt[u]
-                    missing = cf[CF_MAXHP, t] - health[b, t]
-                    missing = missing if missing > ZERO else ZERO
-                    heals = healing[u] and inrng[u] and alive[b, u]
-                    okh = heals and ci[CI_BIO, t] != 0 and alive[b, t]
-                    a1 = min(cf[CF_HEALRATE, u] * Lf, missing)
-                    a2 = min(a1, energy[b, u] / cf[CF_HEALCOST_CL, u])
-                    amt[u] = a2 * (ONE if okh else ZERO)
-                    energy[b, u] = energy[b, u] - amt[u] * cf[CF_HEALCOST, u]
-                for u in range(U):
-                    health[b, tgt[u]] += amt[u]
-                for u in range(U):
-                    health[b, u] = min(health[b, u], cf[CF_MAXHP, u])
-            # ---- _move
-            for u in range(U):
-                busy = hits_left[b, u] > ZERO
-                chase[u] = engage[u] and not inrng[u] and not busy
-            for u in range(U):
-                e = engage[u]
-                k = order_kind[b, u]
-                walk = (
-                    alive[b, u]
-                    and ci[CI_STATIC, u] == 0
-                    and (chase[u] or (not e and (k == ORDER_MOVE or k == ORDER_ATTACK_MOVE)))
-                )
-                px, py = pos[b, u, 0], pos[b, u, 1]
-                if not walk and px != ZERO and py != ZERO:
-                    # step 0: the torch update adds heading / |heading| * 0 == +-0, which leaves a non-zero coordinate as it is
-                    npx[u] = px
-                    npy[u] = py
-                    if k == ORDER_MOVE and alive[b, u]:
-                        tx = order_point[b, u, 0] - px
-                        ty = order_point[b, u, 1] - py
-                        if np.sqrt(tx * tx + ty * ty) <= cf[CF_SPEED, u] * Lf:
-                            order_kind[b, u] = ORDER_NONE
-                    continue
-                gx = tpx[u] if e else order_point[b, u, 0]
-                gy = tpy[u] if e else order_point[b, u, 1]
-                tx = gx - pos[b, u, 0]
-                ty = gy - pos[b, u, 1]
-                goal_dist = np.sqrt(tx * tx + ty * ty)
-                hx, hy, hlen = tx, ty, goal_dist
-                if fl[FL_ROUTE]:
-                    cells = W * H
-                    ca, a_in = cell(pos[b, u, 0], pos[b, u, 1], W, H)
-                    cb, b_in = cell(gx, gy, W, H)
-                    d_ab = gdist[ca * cells + cb]
-                    ggx = F32(abs(ca // H - cb // H))
-                    ggy = F32(abs(ca % H - cb % H))
-                    octile = max(ggx, ggy) + OCTILE_DIAG * min(ggx, ggy)
-                    detour = np.isfinite(d_ab) and d_ab > octile + DETOUR_SLACK and a_in and b_in and ci[CI_ROUTER, u] != 0
-                    if detour:
-                        best = INF32
-                        nxt = -1
-                        for k in range(8):
-                            nb = ca + nb_flat[k]
-                            nb = min(max(nb, 0), cells - 1)
-                            if edge_ok[ca, k]:
-                                c = nb_len[k] + gdist[nb * cells + cb]
-                            else:
-                                c = INF32
-                            if nxt < 0 or c < best or (np.isnan(c) and not np.isnan(best)):
-                                best = c
-                                nxt = nb
-                        hx = (F32(nxt // H) + CENTRE) - pos[b, u, 0]
-                        hy = (F32(nxt % H) + CENTRE) - pos[b, u, 1]
-                    hlen = np.sqrt(hx * hx + hy * hy)
-                limit = gap[u] + EPS2 if e else goal_dist
-                sp = cf[CF_SPEED, u] * Lf
-                step = min(sp, limit)
-                step = step if step > ZERO else ZERO
-                step = step * (ONE if walk else ZERO)
-                hl_c = hlen if hlen > EPS else EPS
-                npx[u] = pos[b, u, 0] + hx / hl_c * step
-                npy[u] = pos[b, u, 1] + hy / hl_c * step
-                if k == ORDER_MOVE and goal_dist <= sp and alive[b, u]:
-                    order_kind[b, u] = ORDER_NONE
-            # collisions: dynamics.tree_sum over j of the pushes; only overlapping live pairs give non-zero
-            # terms, and up to two terms sum alike in any order, so the tree runs only for three or more.
-            # Each pair is measured once: j's dx and dy are -dx and -dy, so its d2, radius sum and hence w
-            # are the same floats as i's; the push on j is j's own (dx, dy) times that w.
-            # Sort and sweep: the live colliding units in order of x (``order`` keeps the last tick's order,
-            # so the insertion sort is short); once npx[j] - npx[i] > sweep, d2 > r2far[i, j] for j and every
-            # later unit (``ticks_range``), so those pairs are skipped exactly as the r2far test would.
-            G = 0
-            sortable = True
-            for a in range(U):
-                i = order[a]
-                pc[i] = 0
-                if alive[b, i] and col[i]:
-                    x = npx[i]
-                    if not x == x:  # NaN: no order; measure every pair
-                        sortable = False
-                    c = G
-                    while c > 0 and npx[gl[c - 1]] > x:
-                        gl[c] = gl[c - 1]
-                        c -= 1
-                    gl[c] = i
-                    G += 1
-            n_rest = G
-            for a in range(U):  # the next tick starts from this order (units not in gl after it)
-                i = order[a]
-                if not (alive[b, i] and col[i]):
-                    gl[n_rest] = i
-                    n_rest += 1
-            for a in range(U):
-                order[a] = gl[a]
-            for a in range(G):
-                i = gl[a]
-                xi = npx[i]
-                yi = npy[i]
-                for c in range(a + 1, G):
-                    j = gl[c]
-                    if sortable and npx[j] - xi > sweep:
-                        break
-                    if not collide_pair[i, j]:
-                        continue
-                    dx = xi - npx[j]
-                    dy = yi - npy[j]
-                    d2 = dx * dx + dy * dy
-                    if d2 > r2far[i, j]:  # certainly no overlap (r2far: (1.001 * radius sum)^2)
-                        continue
-                    dist = np.sqrt(d2)
-                    overlap = rsum[i, j] - dist
-                    if not overlap > ZERO:
-                        continue
-                    dcl = dist if dist > PUSH_MIN_DIST else PUSH_MIN_DIST
-                    w = overlap * HALF / dcl
-                    qx = dx * w
-                    qy = dy * w
-                    n = pc[i]
-                    pj[i, n] = j
-                    ptx[i, n] = qx
-                    pty[i, n] = qy
-                    pc[i] = n + 1
-                    n = pc[j]
-                    pj[j, n] = i
-                    ptx[j, n] = (npx[j] - xi) * w  # (j's own dx, not -dx: keeps the sign of a zero)
-                    pty[j, n] = (npy[j] - yi) * w
-                    pc[j] = n + 1
-            for i in range(U):
-                cnt = pc[i]
-                if cnt == 0:
-                    sx, sy = ZERO, ZERO
-                elif cnt == 1:
-                    sx, sy = ptx[i, 0], pty[i, 0]
-                elif cnt == 2:
-                    sx, sy = ptx[i, 0] + ptx[i, 1], pty[i, 0] + pty[i, 1]
-                else:
-                    for k in range(P):
-                        bx[k] = ZERO
-                        by[k] = ZERO
-                    for k in range(cnt):
-                        bx[pj[i, k]] = ptx[i, k]
-                        by[pj[i, k]] = pty[i, k]
-                    sx, sy = _tree(bx, P), _tree(by, P)
-                mov = ONE if (ci[CI_STATIC, i] == 0 and alive[b, i]) else ZERO
-                tpx[i] = sx * mov  # (tpx/tpy are free again: reuse for the push)
-                tpy[i] = sy * mov
-            hi = F32(float(W) - 1e-3)
-            hi_y = F32(float(H) - 1e-3)
-            levels = fl[FL_LEVELS] != 0
-            cliffw = fl[FL_CLIFFW] != 0
-            for u in range(U):
-                nx = npx[u] + tpx[u]
-                ny = npy[u] + tpy[u]
-                ox, oy = pos[b, u, 0], pos[b, u, 1]
-                air = ci[CI_AIR, u] != 0
-                if not (air or (nx == ox and ny == oy and ox != ZERO and oy != ZERO)):
-                    # (air: torch ors is_air in; standing still: every branch keeps (ox, oy)). Else the first of
-                    # (nx, ny), (nx, oy), (ox, ny) that Dynamics.can_stand accepts from (ox, oy), or (ox, oy).
-                    pick = -1
-                    for c in range(3):
-                        qx = ox if c == 2 else nx
-                        qy = oy if c == 1 else ny
-                        flat, inside = cell(qx, qy, W, H)
-                        ground = pathing[flat]
-                        if levels:
-                            src, _ = cell(ox, oy, W, H)
-                            ground = ground and abs(level[flat] - level[src]) < RAMP_MAX_STEP
-                        if cliffw and ci[CI_CLIFFW, u]:
-                            ground = cliff_walkable[flat]
-                        if inside and (ground or air):
-                            pick = c
-                            break
-                    if pick == 1:
-                        ny = oy
-                    elif pick == 2:
-                        nx = ox
-                    elif pick < 0:
-                        nx, ny = ox, oy
-                npx[u] = min(max(nx, ZERO), hi)
-                npy[u] = min(max(ny, ZERO), hi_y)
-            for u in range(U):
-                pos[b, u, 0] = npx[u]
-                pos[b, u, 1] = npy[u]
-            # ---- _regenerate
-            if fl[FL_SHIELD]:
-                rate = F32(SHIELD_REGEN_RATE * L)
-                for u in range(U):
-                    if lsd[b, u] >= REGEN_DELAY and alive[b, u]:
-                        shield[b, u] = min(shield[b, u] + rate, cf[CF_MAXSH, u])
-            if fl[FL_REGEN]:
-                for u in range(U):
-                    if alive[b, u]:
-                        health[b, u] = min(health[b, u] + cf[CF_LIFEREGEN, u] * Lf, cf[CF_MAXHP, u])
-            if fl[FL_HEALER]:
-                for u in range(U):
-                    if alive[b, u]:
-                        energy[b, u] = min(energy[b, u] + cf[CF_EREGEN, u] * Lf, cf[CF_EMAX, u])
-            for u in range(U):
-                lsd[b, u] = lsd[b, u] + Lf
+                _heal(b, Lf, health, energy, alive, cf, ci, tgt, healing, inrng, amt)
+            # movement (Dynamics._move)
+            if fl[FL_ROUTE]:
+                _route_heading(b, pos, order_point, engage, tpx, tpy, ci, fl, gdist, edge_ok, nb_flat, nb_len, npx, npy)
+            _move(
+                b,
+                Lf,
+                pos,
+                order_kind,
+                order_point,
+                alive,
+                hits_left,
+                cf,
+                ci,
+                fl,
+                tpx,
+                tpy,
+                gap,
+                engage,
+                inrng,
+                chase,
+                npx,
+                npy,
+            )
+            _collide(
+                b, alive, ci, collide_pair, rsum, r2far, npx, npy, tpx, tpy, bx, by, col, sweep, order, gl, pc, pj, ptx, pty
+            )
+            _slide(b, pos, ci, fl, pathing, level, cliff_walkable, npx, npy, tpx, tpy)
+            _regenerate(b, Lf, shield, health, energy, alive, lsd, cf, fl)
 
 
 @numba.njit(**JIT)

@@ -21,6 +21,10 @@ Compilation: the kernels are compiled on first use (several seconds) and cached 
 (``cache=True``: ``__pycache__`` next to this file, or ``NUMBA_CACHE_DIR``); later processes load
 them in well under a second. ``benchmarks/observe_kernel_timing.py`` prints both times and the
 per-call time against the torch path.
+
+Layout, beside ``sim.rules.features``: ``observe_env`` (one env) calls ``_avail_actions``, ``_obs`` and
+``_state`` (``SMACFeatures.avail_actions``, ``obs``, ``state``), inlined; ``step_env`` is the game
+result and reward; ``ObserveKernel`` drives them over a batch.
 """
 
 from __future__ import annotations
@@ -217,38 +221,16 @@ def step_env(
         prev_alive[b, u] = alive[b, u]
 
 
-@_njit()
-def observe_env(
-    b,
-    pos,
-    health,
-    shield,
-    energy,
-    cooldown,
-    alive,
-    last_action,
-    episode_steps,
-    ucon,
-    pathing,
-    height,
-    flags,
-    fparams,
-    obs,
-    state,
-    avail,
-):
-    """Env ``b``: available actions, observations and state (``SMACFeatures.avail_actions / obs / state``)."""
-    N, E, A, utb = flags[_F_N], flags[_F_E], flags[_F_A], flags[_F_UTB]
+# The three parts of ``observe_env``, as ``SMACFeatures.avail_actions``, ``obs`` and ``state``, are inlined
+# into it; ``observe_env`` takes no reference counts (``_nrt=False``: it allocates nothing, and its caller
+# holds every array for the call), so neither its arguments nor the inlined parts' count per env.
+@_njit(inline="always")
+def _avail_actions(b, pos, alive, ucon, pathing, flags, avail):
+    """``SMACFeatures.avail_actions`` for env ``b``: ``avail [N, A]`` (no-op for the dead; moves whose probe
+    cell is pathable; targets within shooting range, or live healable allies for a medivac)."""
+    N, E, A = flags[_F_N], flags[_F_E], flags[_F_A]
     S = flags[_F_MAP_SIZE]
-    U = N + E
-    one = np.float32(1.0)
-    zero = np.float32(0.0)
-    all_health = flags[_F_OBS_ALL_HEALTH] != 0
-    shield_a = flags[_F_SHIELD_A] != 0
-    shield_e = flags[_F_SHIELD_E] != 0
     has_healer = flags[_F_HAS_HEALER] != 0
-
-    # ---- avail [N, A]
     for i in range(N):
         if not alive[b, i]:
             avail[b, i, 0] = True
@@ -276,7 +258,18 @@ def observe_env(
                 ok = math.sqrt(dx * dx + dy * dy) <= SHOOT_RANGE
             avail[b, i, N_ACTIONS_NO_ATTACK + j] = ok
 
-    # ---- obs [N, obs_size]
+
+@_njit(inline="always")
+def _obs(b, pos, health, shield, alive, last_action, episode_steps, ucon, pathing, height, flags, obs, avail):
+    """``SMACFeatures.obs`` for env ``b``: ``obs [N, obs_size]`` (move, enemy, ally and own features; SMAC's
+    layout and visibility rules), from ``avail`` of the same step."""
+    N, E, A, utb = flags[_F_N], flags[_F_E], flags[_F_A], flags[_F_UTB]
+    S = flags[_F_MAP_SIZE]
+    one = np.float32(1.0)
+    zero = np.float32(0.0)
+    all_health = flags[_F_OBS_ALL_HEALTH] != 0
+    shield_a = flags[_F_SHIELD_A] != 0
+    shield_e = flags[_F_SHIELD_E] != 0
     steps = episode_steps[b]
     for i in range(N):
         al = one if alive[b, i] else zero
@@ -379,7 +372,18 @@ def observe_env(
             obs[b, i, o + 1] = np.float32(np.float64(steps) / np.float64(flags[F_EPISODE_LIMIT]))
             o += 2
 
-    # ---- state [state_size]
+
+@_njit(inline="always")
+def _state(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, ucon, flags, fparams, obs, state):
+    """``SMACFeatures.state`` for env ``b``: ``state [state_size]`` (per-unit health, cooldown or energy,
+    position, shield and type; last actions; timestep), or the agents' observations concatenated."""
+    N, E, A, utb = flags[_F_N], flags[_F_E], flags[_F_A], flags[_F_UTB]
+    S = flags[_F_MAP_SIZE]
+    U = N + E
+    one = np.float32(1.0)
+    zero = np.float32(0.0)
+    shield_a = flags[_F_SHIELD_A] != 0
+    shield_e = flags[_F_SHIELD_E] != 0
     if flags[_F_OBS_INSTEAD_OF_STATE] != 0:
         F = obs.shape[2]
         for i in range(N):
@@ -415,6 +419,17 @@ def observe_env(
                 o += 1
     if flags[_F_STATE_TIMESTEP] != 0:
         state[b, o] = np.float32(np.float64(episode_steps[b]) / np.float64(flags[F_EPISODE_LIMIT]))
+
+
+@_njit(_nrt=False)
+def observe_env(
+    b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, ucon, pathing, height, flags, fparams,
+    obs, state, avail,
+):  # fmt: skip
+    """Env ``b``: available actions, observations and state (``SMACFeatures.avail_actions / obs / state``)."""
+    _avail_actions(b, pos, alive, ucon, pathing, flags, avail)
+    _obs(b, pos, health, shield, alive, last_action, episode_steps, ucon, pathing, height, flags, obs, avail)
+    _state(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, ucon, flags, fparams, obs, state)
 
 
 # ------------------------------------------------------------------------------------------------
