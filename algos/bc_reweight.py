@@ -20,8 +20,12 @@ The first screen lists the data used (files, frames, per-file counts, per-action
 A dataset with fewer files or frames than requested (``--num-files``, ``--min-frames``) is an error
 unless ``--smoke``. Every epoch logs predicted vs data vs target action shares on the validation split
 and writes ``runs/<run>/epoch_XXX.pt``. ``--select-by val-acc|behaviour`` picks the final checkpoint
-(``best.pt``); behaviour plays every epoch on the simulator (SMAC data only); ``--average-window k``
-also averages ``k`` adjacent epochs containing the pick (ending at it when possible) and evaluates the average.
+(``best.pt``); behaviour plays every epoch: SMAC checkpoints on the simulator, replay-trained ones
+(``AlphaStarPolicy``) on FullGame-v0 against the very_easy bot (``sc2_envs.training.fullgame_evaluation``;
+the lite engine by default, ``--eval-backend sc2`` for StarCraft II), ``--eval-episodes`` games on
+``--eval-seed``; ``--average-window k`` also averages ``k`` adjacent epochs containing the pick (ending at it
+when possible) and evaluates the average. Report the selected checkpoint's win rate on another seed
+(``algos/eval_fullgame.py --seed``): the selection seed's figure is biased upwards by the pick.
 
 Each run writes into a new folder (``--run-dir``, which must not exist yet or be empty; default
 ``runs/<data name>__<exp_name>__<seed>__<unix time>``, ``-2``, ``-3``, ... if taken) with
@@ -136,17 +140,21 @@ class Args:
 
     # selection
     select_by: str = "val-acc"
-    """`val-acc` (highest validation action accuracy) or `behaviour` (win rate, then idle share, then damage; SMAC only)"""
+    """`val-acc` (highest validation action accuracy) or `behaviour` (win rate, then idle share, then damage)"""
     eval_episodes: int = 64
-    """episodes per checkpoint for behaviour evaluation"""
+    """episodes (SMAC) or full games against the bot (replay data) per checkpoint for behaviour evaluation"""
     eval_envs: int = 32
-    """parallel envs of the evaluator"""
+    """parallel envs (games) of the evaluator"""
     eval_greedy: bool = False
     """evaluate with argmax actions instead of sampling"""
     eval_seed: int = 10_000
-    """reset seed of the evaluator (the same for every checkpoint)"""
+    """reset and sampling seed of the evaluator (the same for every checkpoint); report with another seed"""
+    eval_backend: str = "lite"
+    """replay data: the game the evaluator plays, `lite` (the embedded engine) or `sc2` (StarCraft II)"""
+    eval_game_steps_per_episode: int = 18000
+    """replay data: game loops before an evaluation game is cut, a tie (mini-AlphaStar's 18,000)"""
     average_window: int = 0
-    """if >= 2: also average `average_window` adjacent epochs containing the pick (ending at it when possible; SMAC: evaluate it)"""
+    """if >= 2: also average `average_window` adjacent epochs containing the pick (ending at it when possible) and evaluate it"""
 
 
 # ----------------------------------------------------------------------------------------- weights
@@ -472,10 +480,7 @@ def select(args: Args, run_dir: Path, history: list, play, resumed: bool = False
     by_acc = max(history, key=lambda r: r["val_acc"])
     summary = {"history": history, "val_acc_pick": by_acc["epoch"]}
     if play is None and args.select_by == "behaviour":
-        raise ValueError(
-            "--select-by behaviour needs a simulator to play on; the replay dataset has none here "
-            "(full-game evaluation needs StarCraft II): use --select-by val-acc"
-        )
+        raise ValueError("--select-by behaviour needs a play function (a checkpoint path -> its behaviour result)")
     if play is not None and args.select_by == "behaviour":
         if resumed:
             restart_curves(run_dir, history)
@@ -644,7 +649,24 @@ def run_replays(args: Args, run_dir: Path, device, resumed: dict | None = None, 
         save_epoch(run_dir, args, epoch, history, model, opt, {"generator": rng.bit_generator.state})
         if stop is not None and stop.requested:
             return stopped(args, run_dir, epoch, history, stop.reason)
-    return select(args, run_dir, history, None)
+
+    def play(path):
+        from sc2_envs.training.fullgame_evaluation import behaviour_result, evaluate_fullgame
+
+        row = evaluate_fullgame(
+            str(path),
+            args.eval_episodes,
+            args.eval_seed,
+            num_envs=args.eval_envs,
+            backend=args.eval_backend,
+            game_steps_per_episode=args.eval_game_steps_per_episode,
+            greedy=args.eval_greedy,
+            device=str(device),
+        )
+        return behaviour_result(row)
+
+    play_when = args.select_by == "behaviour" or args.average_window >= 2
+    return select(args, run_dir, history, play if play_when else None, resumed=resumed is not None)
 
 
 @torch.no_grad()
@@ -725,6 +747,8 @@ RESUME_CHANGEABLE = (
     "eval_envs",
     "eval_greedy",
     "eval_seed",
+    "eval_backend",
+    "eval_game_steps_per_episode",
     "average_window",
 )
 """The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
@@ -735,15 +759,21 @@ def check_args(args: Args) -> None:
 
     Raises:
         ValueError: a ``--select-by`` other than val-acc / behaviour, an ``--actor`` other than gnn / mlp,
-            a ``--model-preset`` other than mini / tiny, ``--epochs``, ``--batch-size``, ``--seq-len``,
-            ``--eval-episodes``, ``--eval-envs`` or ``--num-files`` below 1, an ``--average-window`` of 1 or below 0,
+            a ``--model-preset`` other than mini / tiny, an ``--eval-backend`` other than lite / sc2, ``--epochs``,
+            ``--batch-size``, ``--seq-len``, ``--eval-episodes``, ``--eval-envs``, ``--eval-game-steps-per-episode``
+            or ``--num-files`` below 1, an ``--average-window`` of 1 or below 0,
             or a ``--val-fraction`` outside (0, 1) (0 would still hold out one episode, 1 leaves no training data).
     """
-    choices = (("select_by", ("val-acc", "behaviour")), ("actor", ("gnn", "mlp")), ("model_preset", ("mini", "tiny")))
+    choices = (
+        ("select_by", ("val-acc", "behaviour")),
+        ("actor", ("gnn", "mlp")),
+        ("model_preset", ("mini", "tiny")),
+        ("eval_backend", ("lite", "sc2")),
+    )
     for name, valid in choices:
         if getattr(args, name) not in valid:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)!r}; expected one of {list(valid)}")
-    for name in ("epochs", "batch_size", "seq_len", "eval_episodes", "eval_envs"):
+    for name in ("epochs", "batch_size", "seq_len", "eval_episodes", "eval_envs", "eval_game_steps_per_episode"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}; expected an integer >= 1")
     if args.num_files is not None and args.num_files < 1:
@@ -788,11 +818,6 @@ def main(args: Args, stop: GracefulStop | None = None, given: frozenset[str] | N
     if not (root / "meta.json").exists() and not (root / "dataset.json").exists():
         raise FileNotFoundError(
             f"--data {args.data!r} has neither meta.json (sc2_envs.training.demos) nor dataset.json (sc2_envs.replays)"
-        )
-    if args.select_by == "behaviour" and not (root / "meta.json").exists():  # found by select() after training before
-        raise ValueError(
-            "--select-by behaviour needs a simulator to play on; the replay dataset has none here "
-            "(full-game evaluation needs StarCraft II): use --select-by val-acc"
         )
     random.seed(args.seed)
     np.random.seed(args.seed)

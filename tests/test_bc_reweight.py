@@ -2,6 +2,7 @@
 models.alphastar.alphastar_losses, models.average_checkpoints, sc2_envs.evaluation): weight formula,
 masked CE, averaging, behaviour evaluator, short runs."""
 
+import dataclasses
 import json
 import math
 import re
@@ -309,6 +310,8 @@ def test_requesting_more_files_than_exist_is_an_error_unless_smoke(demos_3m, tmp
         ({"select_by": "win-rate"}, "--select-by 'win-rate'; expected one of ['val-acc', 'behaviour']"),
         ({"select_by": "behaviour", "eval_episodes": 0}, "--eval-episodes 0; expected an integer >= 1"),
         ({"select_by": "behaviour", "eval_envs": 0}, "--eval-envs 0; expected an integer >= 1"),
+        ({"eval_backend": "sc2_api"}, "--eval-backend 'sc2_api'; expected one of ['lite', 'sc2']"),
+        ({"eval_game_steps_per_episode": 0}, "--eval-game-steps-per-episode 0; expected an integer >= 1"),
         ({"epochs": 0}, "--epochs 0; expected an integer >= 1"),  # before: max() of an empty history
         ({"batch_size": 0}, "--batch-size 0; expected an integer >= 1"),
         ({"actor": "lstm"}, "--actor 'lstm'; expected one of ['gnn', 'mlp']"),
@@ -349,36 +352,91 @@ def test_an_empty_replay_dataset_is_a_clear_error(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-def test_behaviour_selection_on_replays_is_refused_before_training(tmp_path):
-    (tmp_path / "ds").mkdir()
-    (tmp_path / "ds" / "dataset.json").write_text("{}")  # never read: the flag is refused first
-    args = bc.Args(data=str(tmp_path / "ds"), select_by="behaviour", run_dir=str(tmp_path / "run"))
-    with pytest.raises(ValueError, match="select-by behaviour needs a simulator"):
-        bc.main(args)
-    assert not (tmp_path / "run").exists()
-
-
-def test_behaviour_selection_needs_a_simulator(test_data_dir, tmp_path):
+@pytest.fixture(scope="module")
+def replays_tiny(test_data_dir, tmp_path_factory):
+    """The three committed Simple64 replays as a small dataset (32 entities, a 16x16 raw grid)."""
     pytest.importorskip("s2protocol", reason="converting replays needs s2protocol")
     from sc2_envs.replays.dataset import convert_replays, find_replays
     from sc2_envs.replays.extract import StreamConfig
 
     files = find_replays(test_data_dir / "replays" / "mas_simple64")[:3]
     assert len(files) == 3
+    out = tmp_path_factory.mktemp("replays") / "ds"
     convert_replays(
-        files,
-        tmp_path / "ds",
-        StreamConfig(max_entities=32, max_selected=8, raw_resolution=16),
-        progress=False,
-        log=lambda s: None,
+        files, out, StreamConfig(max_entities=32, max_selected=8, raw_resolution=16), progress=False, log=lambda s: None
     )
-    common = {"data": str(tmp_path / "ds"), "epochs": 1, "batch_size": 8, "model_preset": "tiny", "val_fraction": 0.34}
-    with pytest.raises(ValueError, match="select-by behaviour needs a simulator"):
-        bc.main(bc.Args(**common, select_by="behaviour", run_dir=str(tmp_path / "rb")))
-    summary = bc.main(bc.Args(**common, reweight_power=1.0, run_dir=str(tmp_path / "rv")))
+    return out
+
+
+# games of 80 game loops (10 decisions) against the lite bot: seconds of CPU per checkpoint
+REPLAY_RUN = {"epochs": 2, "batch_size": 8, "model_preset": "tiny", "val_fraction": 0.34, "eval_episodes": 2}
+REPLAY_EVAL = {"eval_envs": 2, "eval_game_steps_per_episode": 80}
+
+
+def test_replay_run_trains_every_alphastar_head(replays_tiny, tmp_path):
+    summary = bc.main(bc.Args(data=str(replays_tiny), **REPLAY_RUN, reweight_power=1.0, run_dir=str(tmp_path / "rv")))
     h = summary["history"][0]
     assert set(h["val_head_acc"]) == {"action_type", "delay", "queued", "selected_units", "target_unit", "target_location"}
     assert math.isfinite(h["train_loss"])
+    assert "behaviour" not in h  # val-acc selection without averaging plays no game
+
+
+def test_behaviour_selection_on_replays_plays_every_epoch_against_the_lite_bot(replays_tiny, tmp_path, capsys):
+    args = bc.Args(
+        data=str(replays_tiny),
+        **REPLAY_RUN,
+        **REPLAY_EVAL,
+        select_by="behaviour",
+        average_window=2,
+        run_dir=str(tmp_path / "rb"),
+    )
+    summary = bc.main(args)
+    for r in summary["history"]:
+        b = r["behaviour"]
+        assert b["episodes"] == 2 and 0.0 <= b["idle_share"] <= 1.0
+        assert b["fullgame"]["games"] == 2 and b["fullgame"]["mean_steps"] == 10  # 80 loops / 8 per decision
+    pick = max(summary["history"], key=lambda r: bc.behaviour_key(r["behaviour"]))
+    assert summary["pick"] == pick["epoch"]
+    assert torch.load(tmp_path / "rb" / "best.pt", weights_only=True)["bc"]["epoch"] == pick["epoch"]
+    avg = summary["average"]
+    assert avg["checkpoint"].endswith("avg_001_002.pt") and avg["behaviour"]["fullgame"]["games"] == 2
+    assert torch.load(avg["checkpoint"], weights_only=True)["format"] == torch.load(tmp_path / "rb" / "best.pt")["format"]
+    screen = capsys.readouterr().out
+    assert "epoch 2 (val acc" in screen and "average of epochs 1..2" in screen
+
+
+def test_full_game_selection_repeats_its_figures(replays_tiny, tmp_path):
+    runs = {}
+    for name in ("a", "b"):
+        args = bc.Args(data=str(replays_tiny), **{**REPLAY_RUN, "epochs": 1}, **REPLAY_EVAL, select_by="behaviour")
+        runs[name] = bc.main(dataclasses.replace(args, run_dir=str(tmp_path / name)))["history"][0]["behaviour"]
+        del runs[name]["fullgame"]["policy"]  # the checkpoint's path, in its own run folder
+    assert runs["a"] == runs["b"]  # the games' bot jitter and the sampled actions both come from --eval-seed
+
+
+def test_full_game_selection_plays_with_the_eval_flags(replays_tiny, tmp_path, monkeypatch):
+    from sc2_envs.training import fullgame_evaluation
+
+    calls = []
+    real = fullgame_evaluation.evaluate_fullgame
+
+    def spy(policy, games, seed, **kw):
+        calls.append((games, seed, kw))
+        return real(policy, games, seed, **kw)
+
+    monkeypatch.setattr(fullgame_evaluation, "evaluate_fullgame", spy)
+    args = bc.Args(
+        data=str(replays_tiny),
+        **{**REPLAY_RUN, "epochs": 1},
+        **REPLAY_EVAL,
+        select_by="behaviour",
+        eval_seed=123,
+        eval_greedy=True,
+    )
+    bc.main(dataclasses.replace(args, run_dir=str(tmp_path / "r")))
+    ((games, seed, kw),) = calls
+    assert (games, seed) == (2, 123)
+    assert kw["num_envs"] == 2 and kw["backend"] == "lite" and kw["game_steps_per_episode"] == 80 and kw["greedy"]
 
 
 # ------------------------------------------------------------------ algos/bc_select.py (CLI smoke run)

@@ -127,3 +127,24 @@ def test_bc_select_ranks_and_averages_full_game_checkpoints(tmp_path):
 
     model, ckpt = load_alphastar(str(tmp_path / "avg.pt"))  # weights_only=True inside
     assert ckpt["format"] == "sc2_envs.alphastar/1" and model.cfg.max_entities == 64
+
+
+def test_the_selection_seed_of_a_behaviour_selected_checkpoint_is_read_from_its_bc_record(tmp_path):
+    cfg = AlphaStarConfig.replay(AlphaStarConfig.tiny(max_entities=64))
+    picked = {"bc": {"epoch": 3, "args": {"select_by": "behaviour", "eval_seed": 10_000}}}
+    save_alphastar(str(tmp_path / "picked.pt"), AlphaStarPolicy(cfg), picked)
+    save_alphastar(str(tmp_path / "by_acc.pt"), AlphaStarPolicy(cfg), {"bc": {"args": {"select_by": "val-acc"}}})
+    assert ev.selection_seed(str(tmp_path / "picked.pt")) == 10_000
+    assert ev.selection_seed(str(tmp_path / "by_acc.pt")) is None
+    assert ev.selection_seed(_checkpoint(tmp_path / "rl.pt")) is None  # no selection record
+
+
+def test_evaluating_on_the_selection_seed_prints_a_warning(tmp_path, capsys):
+    cfg = AlphaStarConfig.replay(AlphaStarConfig.tiny(max_entities=64))
+    path = str(tmp_path / "picked.pt")
+    save_alphastar(path, AlphaStarPolicy(cfg), {"bc": {"args": {"select_by": "behaviour", "eval_seed": 5}}})
+    common = {"checkpoints": (path,), "games": 1, "num_envs": 1, "game_steps_per_episode": 16}
+    ev.main(ev.Args(**common, seed=5, csv=str(tmp_path / "a.csv")))
+    assert f"WARNING: {path} was selected by behaviour on seed 5" in capsys.readouterr().out
+    ev.main(ev.Args(**common, seed=6, csv=str(tmp_path / "b.csv")))
+    assert "WARNING" not in capsys.readouterr().out

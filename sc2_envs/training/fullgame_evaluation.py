@@ -183,7 +183,9 @@ def evaluate_fullgame(
     Args:
         policy: an ``AlphaStarPolicy`` checkpoint path (``models.alphastar.save_alphastar``), or
             ``random`` / ``scripted`` (:data:`BASELINES`).
-        games: games counted, >= 1; seed: ``env.reset(seed=seed)`` (the bot's jitter of every game).
+        games: games counted, >= 1; seed: ``env.reset(seed=seed)`` (the bot's jitter of every game) and
+            the seed of the policy's sampled actions (torch's generator, forked: the caller's stream is left
+            as it was), so a call repeats its figures.
         num_envs: games played at once (capped at ``games``).
         backend: ``lite`` or ``sc2``.
         step_mul, game_steps_per_episode, omniscient: FullGame-v0 options (``omniscient``: lite only).
@@ -232,7 +234,10 @@ def evaluate_fullgame(
         else:
             actor = AlphaStarActor(model, b, 512, 64, res, greedy=greedy, mask_action_type=mask_action_type, device=device)
         probe = LiteProbe(env.engine) if backend == "lite" else None
-        with torch.no_grad():
+        # sampled actions draw from torch's global generator: seeded with the evaluation seed inside a
+        # fork, the figures repeat whatever ran before in the process, and the caller's stream is untouched
+        with torch.no_grad(), torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
             records = play_games(actor, env, games, seed, probe=probe)
     finally:
         env.close()
