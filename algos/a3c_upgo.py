@@ -39,11 +39,16 @@ different numbers (unlike ``happo_gnn.py`` / ``hatrpo_gnn.py``, whose runs repea
 
 from __future__ import annotations
 
+import os
+
+# Idle OpenMP threads sleep instead of spinning, which on shared cores starves the working thread
+# (sc2_envs.training.wait_policy). Set before torch loads OpenMP; a policy you exported wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import functools
 import importlib
 import json
 import multiprocessing as mp
-import os
 import random
 import sys
 import time
@@ -81,6 +86,7 @@ from sc2_envs.training.run import (
     tune_allocator,
     write_run_meta,
 )
+from sc2_envs.training.wait_policy import wait_policy_line
 from sc2_envs.vector.actor_pool import (
     ActorFailure,
     ActorPoolConfig,
@@ -675,6 +681,7 @@ def main(args: Args, given: frozenset[str] | None = None) -> int:
         note_resume(run_dir, from_global_step=resumed["global_step"], session=args.session, config=args, device=device)
     try:
         print(allocator_line)
+        print(wait_policy_line())
         return _train(args, run_dir, resumed)
     except BaseException:
         if resumed is None and not (run_dir / "learner_events.log").exists():

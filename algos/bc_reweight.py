@@ -41,9 +41,14 @@ behaviour selection its TensorBoard curves are rewritten first, so they keep one
 
 from __future__ import annotations
 
+import os
+
+# Idle OpenMP threads sleep instead of spinning, which on shared cores starves the working thread
+# (sc2_envs.training.wait_policy). Set before torch loads OpenMP; a policy you exported wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import json
 import math
-import os
 import random
 import shutil
 import time
@@ -74,6 +79,7 @@ from sc2_envs.training.run import (
     set_rng_state,
     write_run_meta,
 )
+from sc2_envs.training.wait_policy import wait_policy_line
 
 ALGORITHM = os.path.basename(__file__)[: -len(".py")]  # recorded in every checkpoint (models.save_checkpoint)
 
@@ -842,6 +848,7 @@ def main(args: Args, stop: GracefulStop | None = None, given: frozenset[str] | N
         write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=str(device))
     print(f"run dir {run_dir}; args {asdict(args)}")
     print(allocator_line)
+    print(wait_policy_line())
     stop = stop or GracefulStop()
     try:
         with stop:  # SIGINT / SIGTERM: finish the epoch, write its checkpoint and resume.pt, return

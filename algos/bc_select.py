@@ -25,6 +25,11 @@ length. ``average`` writes the element-wise mean of the checkpoints' floating-po
 from __future__ import annotations
 
 import os
+
+# Idle OpenMP threads sleep instead of spinning, which on shared cores starves the working thread
+# (sc2_envs.training.wait_policy). Set before torch loads OpenMP; a policy you exported wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from dataclasses import dataclass, field
 
 import torch

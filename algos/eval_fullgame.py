@@ -35,8 +35,13 @@ as n/a, and ``scripted`` needs ``--enemy-start COL ROW``.
 
 from __future__ import annotations
 
-import csv
 import os
+
+# Idle OpenMP threads sleep instead of spinning, which on shared cores starves the working thread
+# (sc2_envs.training.wait_policy). Set before torch loads OpenMP; a policy you exported wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import csv
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path

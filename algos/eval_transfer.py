@@ -20,9 +20,14 @@ substituted or guessed.
 
 from __future__ import annotations
 
+import os
+
+# Idle OpenMP threads sleep instead of spinning, which on shared cores starves the working thread
+# (sc2_envs.training.wait_policy). Set before torch loads OpenMP; a policy you exported wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import csv
 import math
-import os
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path

@@ -7,7 +7,15 @@ from conftest import REPO
 
 from sc2_envs.training.wait_policy import DEFAULT, WAIT_POLICY_VAR, wait_policy_line
 
-SCRIPTS = ("happo_gnn.py", "hatrpo_gnn.py")
+SCRIPTS = (
+    "happo_gnn.py",
+    "hatrpo_gnn.py",
+    "a3c_upgo.py",
+    "bc_reweight.py",
+    "bc_select.py",
+    "eval_fullgame.py",
+    "eval_transfer.py",
+)
 
 
 @pytest.mark.parametrize(
