@@ -62,6 +62,7 @@ import tyro
 
 from models.alphastar import alphastar_losses
 from models.common import MASKED_LOGIT, masked_ce
+from sc2_envs.lite.env import MAX_SEED, check_seed
 from sc2_envs.replays.dataset import ReplayData
 from sc2_envs.sim.rules.features import N_ACTIONS_NO_ATTACK
 from sc2_envs.training import allocator
@@ -158,7 +159,7 @@ class Args:
     eval_backend: str = "lite"
     """replay data: the game the evaluator plays, `lite` (the embedded engine) or `sc2` (StarCraft II)"""
     eval_game_steps_per_episode: int = 18000
-    """replay data: game loops before an evaluation game is cut, a tie (mini-AlphaStar's 18,000)"""
+    """replay data: game loops before an evaluation game is cut, a tie (mini-AlphaStar's 18,000); 0: no limit"""
     average_window: int = 0
     """if >= 2: also average `average_window` adjacent epochs containing the pick (ending at it when possible) and evaluate it"""
 
@@ -766,8 +767,9 @@ def check_args(args: Args) -> None:
     Raises:
         ValueError: a ``--select-by`` other than val-acc / behaviour, an ``--actor`` other than gnn / mlp,
             a ``--model-preset`` other than mini / tiny, an ``--eval-backend`` other than lite / sc2, ``--epochs``,
-            ``--batch-size``, ``--seq-len``, ``--eval-episodes``, ``--eval-envs``, ``--eval-game-steps-per-episode``
-            or ``--num-files`` below 1, an ``--average-window`` of 1 or below 0,
+            ``--batch-size``, ``--seq-len``, ``--eval-episodes``, ``--eval-envs`` or ``--num-files`` below 1,
+            an ``--eval-game-steps-per-episode`` below 0, an ``--eval-seed`` outside [0, 2**63 - 1] (the lite
+            engine's ``check_seed``), an ``--average-window`` of 1 or below 0,
             or a ``--val-fraction`` outside (0, 1) (0 would still hold out one episode, 1 leaves no training data).
     """
     choices = (
@@ -779,15 +781,55 @@ def check_args(args: Args) -> None:
     for name, valid in choices:
         if getattr(args, name) not in valid:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)!r}; expected one of {list(valid)}")
-    for name in ("epochs", "batch_size", "seq_len", "eval_episodes", "eval_envs", "eval_game_steps_per_episode"):
+    for name in ("epochs", "batch_size", "seq_len", "eval_episodes", "eval_envs"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}; expected an integer >= 1")
+    if args.eval_game_steps_per_episode < 0:  # 0: no limit, as a3c_upgo.py and eval_fullgame.py take it
+        raise ValueError(
+            f"--eval-game-steps-per-episode {args.eval_game_steps_per_episode}; expected an integer >= 0 (0: no limit)"
+        )
+    try:
+        check_seed(args.eval_seed)  # the evaluators' seed range (the lite engine's; SMAC's SeedSequence needs >= 0)
+    except ValueError:
+        raise ValueError(f"--eval-seed {args.eval_seed}; expected an integer in [0, {MAX_SEED}]") from None
     if args.num_files is not None and args.num_files < 1:
         raise ValueError(f"--num-files {args.num_files}; expected an integer >= 1 (or leave it out: every file)")
     if args.average_window < 0 or args.average_window == 1:  # a window of one epoch averages nothing
         raise ValueError(f"--average-window {args.average_window}; expected 0 (off) or a window >= 2")
     if not (0.0 < args.val_fraction < 1.0):
         raise ValueError(f"--val-fraction {args.val_fraction}; expected a share in (0, 1) of the episodes (or replay files)")
+
+
+def check_replay_evaluation(args: Args) -> None:
+    """Reject, before training on a replay dataset, a full-game evaluation that could only fail after it.
+
+    Only runs that play (``--select-by behaviour`` or ``--average-window`` >= 2) are checked.
+
+    Raises:
+        SC2NotFoundError: ``--eval-backend sc2`` without StarCraft II under ``$SC2PATH``
+            (``sc2_envs.full_game.env.find_sc2_binary``, FullGame-v0's own check; names SC2PATH and the
+            install steps).
+        ValueError: ``--eval-backend sc2`` with an ``--eval-seed`` whose games' seeds (``seed + b`` for
+            game ``b`` of the ``min(--eval-envs, --eval-episodes)`` played at once, Gymnasium's
+            ``SyncVectorEnv``) exceed StarCraft II's ``random_seed``, ``MAX_GAME_SEED``.
+    """
+    if args.select_by != "behaviour" and args.average_window < 2:
+        return
+    if args.eval_backend != "sc2":
+        return
+    from sc2_envs.full_game.env import MAX_GAME_SEED, SC2NotFoundError, find_sc2_binary
+
+    try:
+        find_sc2_binary()
+    except SC2NotFoundError as e:
+        raise SC2NotFoundError(f"--eval-backend sc2: {e}") from None
+    top = MAX_GAME_SEED - (min(args.eval_envs, args.eval_episodes) - 1)
+    if not 0 <= args.eval_seed <= top:
+        raise ValueError(
+            f"--eval-seed {args.eval_seed} with --eval-backend sc2; expected an integer in [0, {top}] "
+            f"(game b of {min(args.eval_envs, args.eval_episodes)} at once gets seed + b, StarCraft II's "
+            f"random_seed <= {MAX_GAME_SEED})"
+        )
 
 
 def main(args: Args, stop: GracefulStop | None = None, given: frozenset[str] | None = None) -> dict:
@@ -799,7 +841,8 @@ def main(args: Args, stop: GracefulStop | None = None, given: frozenset[str] | N
     which ``--resume`` applies (changeable ones) or checks against the run's values (the others).
 
     Raises:
-        ValueError / FileNotFoundError: bad flags (:func:`check_args`), ``$SC2_ENVS_KEEP_FREED_MEMORY``
+        ValueError / FileNotFoundError: bad flags (:func:`check_args`, :func:`check_replay_evaluation`:
+            ``SC2NotFoundError`` is a ``FileNotFoundError``), ``$SC2_ENVS_KEEP_FREED_MEMORY``
             (``sc2_envs.training.allocator``), ``--data``, ``--run-dir`` or ``--resume``
             (before any folder is made).
     """
@@ -825,6 +868,8 @@ def main(args: Args, stop: GracefulStop | None = None, given: frozenset[str] | N
         raise FileNotFoundError(
             f"--data {args.data!r} has neither meta.json (sc2_envs.training.demos) nor dataset.json (sc2_envs.replays)"
         )
+    if not (root / "meta.json").exists():  # a replay dataset: its checkpoints play FullGame-v0
+        check_replay_evaluation(args)
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)

@@ -311,7 +311,9 @@ def test_requesting_more_files_than_exist_is_an_error_unless_smoke(demos_3m, tmp
         ({"select_by": "behaviour", "eval_episodes": 0}, "--eval-episodes 0; expected an integer >= 1"),
         ({"select_by": "behaviour", "eval_envs": 0}, "--eval-envs 0; expected an integer >= 1"),
         ({"eval_backend": "sc2_api"}, "--eval-backend 'sc2_api'; expected one of ['lite', 'sc2']"),
-        ({"eval_game_steps_per_episode": 0}, "--eval-game-steps-per-episode 0; expected an integer >= 1"),
+        ({"eval_game_steps_per_episode": -1}, "--eval-game-steps-per-episode -1; expected an integer >= 0 (0: no limit)"),
+        # found by a reviewer: a bad seed failed in the selection, after every epoch had trained
+        ({"select_by": "behaviour", "eval_seed": -1}, "--eval-seed -1; expected an integer in [0, 9223372036854775807]"),
         ({"epochs": 0}, "--epochs 0; expected an integer >= 1"),  # before: max() of an empty history
         ({"batch_size": 0}, "--batch-size 0; expected an integer >= 1"),
         ({"actor": "lstm"}, "--actor 'lstm'; expected one of ['gnn', 'mlp']"),
@@ -326,6 +328,68 @@ def test_bad_flags_are_refused_before_loading_data_or_training(tmp_path, change,
     args = bc.Args(**{"data": str(tmp_path / "missing"), "run_dir": str(tmp_path / "run"), **change})
     with pytest.raises(ValueError, match=re.escape(message)):
         bc.main(args)
+    assert not (tmp_path / "run").exists()
+
+
+def test_no_limit_on_evaluation_game_length_is_accepted_as_in_a3c_upgo_and_eval_fullgame():
+    bc.check_args(bc.Args(eval_game_steps_per_episode=0))  # 0: no limit, as the other two scripts take it
+
+
+def _replay_dataset_without_sc2(tmp_path, monkeypatch):
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "dataset.json").write_text("{}")  # only its presence marks a replay dataset
+    monkeypatch.setenv("SC2PATH", str(tmp_path / "no_sc2"))
+    return str(tmp_path / "ds")
+
+
+def test_behaviour_selection_on_the_real_game_without_it_installed_is_refused_before_training(tmp_path, monkeypatch):
+    # found by a reviewer: every epoch trained, then the selection died with SC2NotFoundError
+    from sc2_envs.full_game.env import SC2NotFoundError
+
+    data = _replay_dataset_without_sc2(tmp_path, monkeypatch)
+    args = bc.Args(data=data, run_dir=str(tmp_path / "run"), select_by="behaviour", eval_backend="sc2")
+    with pytest.raises(
+        SC2NotFoundError, match=re.escape(f"--eval-backend sc2: No SC2_x64 under SC2PATH={str(tmp_path / 'no_sc2')!r}")
+    ):
+        bc.main(args)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_seed_beyond_the_games_random_seed_is_refused_before_training(tmp_path, monkeypatch):
+    from sc2_envs.full_game.env import MAX_GAME_SEED
+
+    data = _replay_dataset_without_sc2(tmp_path, monkeypatch)
+    binary = tmp_path / "no_sc2" / "Versions" / "Base75689" / "SC2_x64"
+    binary.parent.mkdir(parents=True)
+    binary.touch()
+    args = bc.Args(
+        data=data,
+        run_dir=str(tmp_path / "run"),
+        select_by="behaviour",
+        eval_backend="sc2",
+        eval_envs=4,
+        eval_seed=MAX_GAME_SEED,
+    )
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            f"--eval-seed {MAX_GAME_SEED} with --eval-backend sc2; expected an integer in [0, {MAX_GAME_SEED - 3}]"
+        ),
+    ):
+        bc.main(args)
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_real_game_missing_is_a_command_line_error_with_status_2(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    data = _replay_dataset_without_sc2(tmp_path, monkeypatch)
+    cmd = [sys.executable, str(REPO / "algos" / "bc_reweight.py"), "--data", data, "--run-dir", str(tmp_path / "run")]
+    cmd += ["--select-by", "behaviour", "--eval-backend", "sc2"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, p.stderr
+    assert "--eval-backend sc2: No SC2_x64 under SC2PATH=" in p.stderr and "Traceback" not in p.stderr
     assert not (tmp_path / "run").exists()
 
 
