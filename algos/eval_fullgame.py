@@ -23,9 +23,9 @@ game) in ``--num-envs`` parallel games, and prints one table row:
 | errors | share of decisions the game refused (``action_errors``) |
 | length | game length in real minutes |
 
-The first lines are the effective configuration, and a warning for a checkpoint that
-``bc_reweight.py --select-by behaviour`` picked on this very ``--seed`` (its win rate there is biased
-upwards by the pick: report it on a seed never used for selection). The rows also go to ``--csv`` (default
+The first lines are the effective configuration, and a warning for a checkpoint of a
+``bc_reweight.py --select-by behaviour`` run that evaluated its epochs on this very ``--seed`` (the
+figures of the one it picked are biased upwards there: report a win rate on a seed never used for selection). The rows also go to ``--csv`` (default
 ``runs/eval_fullgame__<seed>__<unix time>.csv``). A checkpoint that is missing or not an
 ``AlphaStarPolicy`` checkpoint, an unknown ``--policy``, or a flag out of its range (``--games 0``,
 ``--seed -3``, ``--noop-prob 1.5``) ends the script before any game with one line naming the value
@@ -131,9 +131,10 @@ def check_args(args: Args) -> None:
 
 
 def selection_seed(path: str) -> int | None:
-    """The evaluation seed on which ``bc_reweight.py --select-by behaviour`` picked checkpoint ``path``
-    (its ``bc`` record; an averaged checkpoint keeps its first input's), or None (another selection,
-    or no ``bc`` record: RL checkpoints)."""
+    """The evaluation seed on which ``bc_reweight.py --select-by behaviour`` evaluated checkpoint ``path``
+    to choose among its run's epochs (its ``bc`` record; an averaged checkpoint keeps its first input's),
+    or None (another selection, or no ``bc`` record: RL checkpoints). Every epoch of such a run has it,
+    picked or not."""
     bc = torch.load(path, map_location="cpu", weights_only=True).get("bc") or {}
     bc_args = bc.get("args") or {}
     return int(bc_args["eval_seed"]) if bc_args.get("select_by") == "behaviour" and "eval_seed" in bc_args else None
@@ -150,7 +151,10 @@ def main(args: Args) -> list:
     print(f"  games at once: {min(args.num_envs, args.games)}; csv: {out}", flush=True)
     for p in args.checkpoints:
         if selection_seed(p) == args.seed:  # the pick's figure on its own selection seed is biased upwards
-            print(f"WARNING: {p} was selected by behaviour on seed {args.seed}; report its win rate on another --seed")
+            print(
+                f"WARNING: {p} was evaluated for behaviour selection on seed {args.seed}: this seed's figures are "
+                "not an unbiased estimate; report a win rate on another --seed"
+            )
     rows = []
     print(HEADER)
     print("|" + "---|" * (HEADER.count("|") - 1), flush=True)

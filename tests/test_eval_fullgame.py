@@ -139,12 +139,15 @@ def test_the_selection_seed_of_a_behaviour_selected_checkpoint_is_read_from_its_
     assert ev.selection_seed(_checkpoint(tmp_path / "rl.pt")) is None  # no selection record
 
 
-def test_evaluating_on_the_selection_seed_prints_a_warning(tmp_path, capsys):
+def test_evaluating_on_the_selection_seed_warns_that_its_figures_are_biased_without_claiming_a_pick(tmp_path, capsys):
     cfg = AlphaStarConfig.replay(AlphaStarConfig.tiny(max_entities=64))
     path = str(tmp_path / "picked.pt")
     save_alphastar(path, AlphaStarPolicy(cfg), {"bc": {"args": {"select_by": "behaviour", "eval_seed": 5}}})
     common = {"checkpoints": (path,), "games": 1, "num_envs": 1, "game_steps_per_episode": 16}
     ev.main(ev.Args(**common, seed=5, csv=str(tmp_path / "a.csv")))
-    assert f"WARNING: {path} was selected by behaviour on seed 5" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    # every epoch of a behaviour-selected run was evaluated on the seed, not only the one picked
+    assert f"WARNING: {path} was evaluated for behaviour selection on seed 5: this seed's figures are not an unbiased" in out
+    assert "was selected" not in out
     ev.main(ev.Args(**common, seed=6, csv=str(tmp_path / "b.csv")))
     assert "WARNING" not in capsys.readouterr().out
