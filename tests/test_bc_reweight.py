@@ -578,3 +578,14 @@ def test_bc_select_eval_builds_at_most_episodes_envs_and_repeats_its_sampled_fig
     sampled = bc_select.evaluate_checkpoint(ckpt, "3m", episodes=3, num_envs=3)
     torch.rand(17)
     assert bc_select.evaluate_checkpoint(ckpt, "3m", episodes=3, num_envs=3) == sampled
+
+
+def test_selection_lines_give_full_game_length_in_eval_fullgames_minutes_and_smac_length_in_env_steps():
+    # found by a reviewer: the selection line printed "length 100.0" (decisions) where eval_fullgame.py prints minutes
+    from sc2_envs.training.evaluation import format_result
+
+    smac = {"win_rate": 0.5, "win_ci": (0.1, 0.9), "wins": 1, "episodes": 2, "idle_share": 0.25}
+    smac |= {"damage_per_episode": 10.0, "mean_return": 0.0, "mean_length": 100.0}
+    assert format_result("epoch 1", smac).endswith("length 100.0 env steps")
+    full = smac | {"fullgame": {"game_length_min": 13.392857}}  # 18,000 game loops
+    assert format_result("epoch 1", full).endswith("length 13.39 min")

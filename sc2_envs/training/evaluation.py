@@ -181,9 +181,18 @@ def behaviour_key(r: dict) -> tuple:
 
 
 def format_result(name: str, r: dict) -> str:
-    """One table line of an :func:`evaluate` result with ``behaviour=True``."""
+    """One table line of an :func:`evaluate` result with ``behaviour=True``, or of a full-game one
+    (``sc2_envs.training.fullgame_evaluation.behaviour_result``, which has a ``fullgame`` row).
+
+    The length carries its unit: env steps per episode for SMAC; for a full game, real minutes
+    (1344 game loops, ``game_length_min``), the unit of ``algos/eval_fullgame.py``'s table.
+    """
     lo, hi = r["win_ci"]
+    if "fullgame" in r:
+        length = f"{r['fullgame']['game_length_min']:.2f} min"
+    else:
+        length = f"{r['mean_length']:.1f} env steps"
     return (
         f"{name}: win {r['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] ({r['wins']}/{r['episodes']}), idle {r['idle_share']:.3f}, "
-        f"damage/ep {r['damage_per_episode']:.1f}, return {r['mean_return']:.2f}, length {r['mean_length']:.1f}"
+        f"damage/ep {r['damage_per_episode']:.1f}, return {r['mean_return']:.2f}, length {length}"
     )
