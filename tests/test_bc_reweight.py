@@ -589,3 +589,36 @@ def test_selection_lines_give_full_game_length_in_eval_fullgames_minutes_and_sma
     assert format_result("epoch 1", smac).endswith("length 100.0 env steps")
     full = smac | {"fullgame": {"game_length_min": 13.392857}}  # 18,000 game loops
     assert format_result("epoch 1", full).endswith("length 13.39 min")
+
+
+def _bc_doc_try_it_commands() -> list[str]:
+    text = (REPO / "docs" / "bc.md").read_text()
+    block = text.split("**Try it**", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    return [" ".join(line.split()) for line in block.replace("\\\n", " ").strip().split("\n") if line.strip()]
+
+
+def test_bc_doc_tries_the_committed_replays_and_explains_the_large_set_before_using_it():
+    # found by a reviewer: the full-game commands used $SC2_ENVS_SHARED_DATA unexplained, never the committed set
+    commands = _bc_doc_try_it_commands()
+    assert commands[0].startswith("python -m sc2_envs.replays tests/data/replays/mas_simple64 ")
+    assert len(list((REPO / "tests/data/replays/mas_simple64").glob("*.SC2Replay"))) == 3
+    assert any("bc_reweight.py" in c and "--select-by behaviour" in c for c in commands)
+    text = (REPO / "docs" / "bc.md").read_text()
+    explained = text.index("`$SC2_ENVS_SHARED_DATA`: an environment variable")
+    assert explained < text.index("$SC2_ENVS_SHARED_DATA/replays/mas_simple64")
+    assert "liuruoze/Useful-Big-Resources" in text[explained - 400 : explained]
+
+
+@pytest.mark.slow
+def test_bc_doc_try_it_commands_run(tmp_path):
+    import shlex
+    import subprocess
+    import sys
+
+    pytest.importorskip("s2protocol", reason="converting replays needs s2protocol")
+    for cmd in _bc_doc_try_it_commands():
+        argv = [a.replace("/tmp/", f"{tmp_path}/") for a in shlex.split(cmd)]
+        argv[0] = sys.executable
+        p = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, f"{cmd}\n{p.stderr[-2000:]}"
+    assert (tmp_path / "bc_try" / "best.pt").is_file()
