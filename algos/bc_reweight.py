@@ -45,7 +45,7 @@ import os
 
 # Idle OpenMP threads sleep instead of spinning, which on shared cores starves the working thread
 # (sc2_envs.training.wait_policy). Set before torch loads OpenMP; a policy you exported wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ["OMP_WAIT_POLICY"] = os.environ.get("OMP_WAIT_POLICY") or "PASSIVE"
 
 import json
 import math

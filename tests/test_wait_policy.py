@@ -24,10 +24,17 @@ SCRIPTS = (
         ("PASSIVE", "OpenMP wait policy PASSIVE (idle threads sleep; OMP_WAIT_POLICY=ACTIVE to spin)"),
         ("passive", "OpenMP wait policy PASSIVE (idle threads sleep; OMP_WAIT_POLICY=ACTIVE to spin)"),
         ("ACTIVE", "OpenMP wait policy ACTIVE (idle threads spin: slow on shared cores; OMP_WAIT_POLICY=PASSIVE to sleep)"),
+        (" passive ", "OpenMP wait policy PASSIVE (idle threads sleep; OMP_WAIT_POLICY=ACTIVE to spin)"),
         (None, "OpenMP wait policy libgomp's default (spin, then sleep; OMP_WAIT_POLICY=PASSIVE to sleep at once)"),
+        ("", "OpenMP wait policy libgomp's default (spin, then sleep; OMP_WAIT_POLICY=PASSIVE to sleep at once)"),
+        (
+            "bogus",
+            "OpenMP wait policy libgomp's default (spin, then sleep): it ignored OMP_WAIT_POLICY='bogus'; expected PASSIVE or ACTIVE",
+        ),
     ],
 )
 def test_first_screen_line_names_the_policy_in_effect(monkeypatch, value, expected):
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
     if value is None:
         monkeypatch.delenv(WAIT_POLICY_VAR, raising=False)
     else:
@@ -36,14 +43,20 @@ def test_first_screen_line_names_the_policy_in_effect(monkeypatch, value, expect
     assert line.startswith("threads: torch ") and line.endswith(expected)
 
 
+def test_first_screen_line_names_a_spin_count(monkeypatch):
+    monkeypatch.setenv(WAIT_POLICY_VAR, "PASSIVE")
+    monkeypatch.setenv("GOMP_SPINCOUNT", "10000")
+    assert wait_policy_line().endswith("; GOMP_SPINCOUNT=10000 sets how long idle threads spin before they sleep")
+
+
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_script_sets_the_default_before_importing_torch(script):
-    """libgomp reads OMP_WAIT_POLICY once, when torch loads it: the setdefault must come first."""
+    """libgomp reads OMP_WAIT_POLICY once, when torch loads it: the default must be set first."""
     tree = ast.parse((REPO / "algos" / script).read_text())
     set_line = torch_line = None
     for node in tree.body:
         src = ast.unparse(node)
-        if set_line is None and src == f"os.environ.setdefault({WAIT_POLICY_VAR!r}, {DEFAULT!r})":
+        if set_line is None and src == f"os.environ[{WAIT_POLICY_VAR!r}] = os.environ.get({WAIT_POLICY_VAR!r}) or {DEFAULT!r}":
             set_line = node.lineno
         if torch_line is None and isinstance(node, ast.Import | ast.ImportFrom) and "torch" in src:
             torch_line = node.lineno
