@@ -679,6 +679,8 @@ def main(args: Args, given: frozenset[str] | None = None) -> int:
         write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=device)
     else:
         note_resume(run_dir, from_global_step=resumed["global_step"], session=args.session, config=args, device=device)
+    if args.torch_threads > 0:  # before wait_policy_line, which names the count in effect
+        torch.set_num_threads(args.torch_threads)
     try:
         print(allocator_line)
         print(wait_policy_line())
@@ -705,9 +707,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
-    torch.backends.cudnn.deterministic = args.torch_deterministic
-    if args.torch_threads > 0:
-        torch.set_num_threads(args.torch_threads)
+    torch.backends.cudnn.deterministic = args.torch_deterministic  # torch's thread count: set by main
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
 
     pieces = (fullgame_pieces if is_full_game(args) else smac_pieces)(args, device, resumed)

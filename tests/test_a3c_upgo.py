@@ -470,3 +470,15 @@ def test_docs_say_same_seed_runs_differ_and_how_resumed_actors_are_seeded():
     assert "Runs are not reproducible" in doc and "1_000_000_000" not in doc
     assert "actor_seed(seed, slot, gen, s)" in doc
     assert algo.actor_seed(1, 0, 0, 2).spawn_key == (algo.ACTOR_SPAWN_KEY, 0, 0, 2)
+
+
+def test_first_screen_names_the_torch_thread_count_that_was_set(tmp_path, monkeypatch, capsys):
+    algo = load_algo("a3c_upgo")
+    monkeypatch.setattr(algo, "_train", lambda args, run_dir, resumed: 0)  # the first screen only
+    before = torch.get_num_threads()
+    want = 3 if before != 3 else 2
+    try:
+        assert algo.main(algo.Args(map="3m", torch_threads=want, run_dir=str(tmp_path))) == 0
+    finally:
+        torch.set_num_threads(before)
+    assert f"threads: torch {want}," in capsys.readouterr().out
