@@ -575,6 +575,22 @@ def fullgame_pieces(args: Args, device: torch.device, resumed: dict | None) -> L
     )
 
 
+def env_rate(steps: int, seconds: float) -> float | None:
+    """Env steps per second over a measured interval.
+
+    Args:
+        steps: env steps (summed over games) that arrived within the interval.
+        seconds: the interval's length in wall-clock seconds.
+
+    Returns:
+        ``steps / seconds``, or None when nothing was measured yet (``seconds <= 0`` or ``steps <= 0``,
+        e.g. at the update that the first trajectory completes), rather than a rate over a zero interval.
+    """
+    if seconds <= 0 or steps <= 0:
+        return None
+    return steps / seconds
+
+
 def check_args(args: Args) -> None:
     """Clear errors for bad or inconsistent options, before any process starts."""
     from sc2_envs import list_maps
@@ -750,7 +766,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
     buffer: list[dict] = []
     stop = GracefulStop()
     last_print = last_item = start
-    first_item = None
+    first_item, steps_at_first = None, 0
     rc = 0
     writer = None
     try:
@@ -763,7 +779,6 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
                 f"resumed from {run_dir / RESUME_FILE} at update {updates}, {env_steps} env steps "
                 f"(session {args.session}: new actor env seeds)"
             )
-        steps_before = env_steps
 
         def save_model_file(path: Path) -> None:
             pieces.save(path, env_steps)  # written atomically
@@ -824,8 +839,9 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
                     last_print = now
                 continue
             last_item = now
-            first_item = first_item or now
             steps = int(item["reward"].size)
+            if first_item is None:  # the env rate counts what arrives after the first trajectory, over the time since it
+                first_item, steps_at_first = now, env_steps + steps
             env_steps += steps
             for ret, length, won in item["episodes"]:
                 window.append((ret, length, won))
@@ -857,11 +873,12 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
             writer.add_scalar("losses/grad_norm", float(grad_norm), env_steps)
             win_rate = float(np.mean([e[2] for e in window])) if window else float("nan")
             mean_ret = float(np.mean([e[0] for e in window])) if window else float("nan")
-            env_sps = (env_steps - steps_before) / max(now - (first_item or now), 1e-9)
+            env_sps = env_rate(env_steps - steps_at_first, now - first_item)
             learner_sps = trained_steps / max(update_time, 1e-9)
             writer.add_scalar("charts/win_rate_window", win_rate, env_steps)
             writer.add_scalar("charts/return_window", mean_ret, env_steps)
-            writer.add_scalar("charts/env_SPS", env_sps, env_steps)
+            if env_sps is not None:
+                writer.add_scalar("charts/env_SPS", env_sps, env_steps)
             writer.add_scalar("charts/learner_SPS", learner_sps, env_steps)
             writer.add_scalar("charts/queue_depth", pool.depth(), env_steps)
             writer.add_scalar("charts/policy_lag_batch", lag, env_steps)
@@ -871,7 +888,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
             if time.monotonic() - last_print > args.print_interval_s:
                 last_print = time.monotonic()
                 say(
-                    f"update {updates} | env steps {env_steps} | env SPS {env_sps:.0f} | learner SPS {learner_sps:.0f} | "
+                    f"update {updates} | env steps {env_steps} | env SPS {'n/a' if env_sps is None else f'{env_sps:.0f}'} | learner SPS {learner_sps:.0f} | "
                     f"win rate {win_rate:.2f} return {mean_ret:.2f} (last {len(window)} episodes) | queue {pool.depth()} | "
                     f"lag {lag:.1f} | restarts {supervisor.restarts} | {elapsed:.0f} s"
                 )

@@ -482,3 +482,11 @@ def test_first_screen_names_the_torch_thread_count_that_was_set(tmp_path, monkey
     finally:
         torch.set_num_threads(before)
     assert f"threads: torch {want}," in capsys.readouterr().out
+
+
+def test_env_rate_is_measured_only_over_a_positive_interval():
+    algo = load_algo("a3c_upgo")
+    assert algo.env_rate(0, 0.0) is None  # the update that the first trajectory completes
+    assert algo.env_rate(16, 0.0) is None
+    assert algo.env_rate(0, 2.0) is None
+    assert algo.env_rate(100, 2.0) == 50.0
