@@ -591,6 +591,26 @@ def env_rate(steps: int, seconds: float) -> float | None:
     return steps / seconds
 
 
+def check_fullgame_env_flags(args: Args) -> None:
+    """Refuse FullGame-v0 options that its envs would refuse in every actor (``FullGameEnv``, and for
+    ``--env-backend sim`` the lite engine's ``sc2_envs.lite.env.MAX_SIZES``).
+
+    Raises:
+        SystemExit: status 2 (``cli_error``) for ``--step-mul`` below 1 game loop, ``--game-steps-per-episode``
+            below 0 (0: no limit), or ``--max-entities`` below 1 or, on the lite engine, above its limit (65,536).
+    """
+    from sc2_envs.lite.env import MAX_SIZES
+
+    if args.step_mul < 1:
+        cli_error(f"--step-mul {args.step_mul}: expected game loops per env step >= 1 (8: half a normal-speed second)")
+    if args.game_steps_per_episode < 0:
+        cli_error(f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops >= 0 (0: no limit)")
+    top = MAX_SIZES["max_entities"] if args.env_backend == "sim" else None
+    if args.max_entities < 1 or (top is not None and args.max_entities > top):
+        expected = f"an int in [1, {top}] (the lite engine's limit)" if top is not None else "an int >= 1"
+        cli_error(f"--max-entities {args.max_entities}: expected entity rows per observation, {expected}")
+
+
 def check_args(args: Args) -> None:
     """Clear errors for bad or inconsistent options, before any process starts."""
     from sc2_envs import list_maps
@@ -600,6 +620,7 @@ def check_args(args: Args) -> None:
             raise SystemExit(f"--map {args.map} trains AlphaStarPolicy from a supervised checkpoint: give --init PATH")
         if args.env_factory:
             raise SystemExit(f"--env-factory builds SMAC envs; --map {args.map} plays FullGame-v0")
+        check_fullgame_env_flags(args)
     elif not args.env_factory and args.map not in list_maps():
         raise SystemExit(f"--map {args.map!r}; expected one of {', '.join(list_maps() + list(FULL_GAME_MAPS))}")
     if args.kl_coef < 0:
