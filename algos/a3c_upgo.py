@@ -70,7 +70,7 @@ from models import (
 )
 from models.offpolicy_losses import masked_kl, masked_mean, td_lambda_returns, upgo_returns, vtrace
 from sc2_envs.training import allocator
-from sc2_envs.training.checkpoints import load_checkpoint, save_checkpoint
+from sc2_envs.training.checkpoints import load_checkpoint, load_torch_file, save_checkpoint
 from sc2_envs.training.cli import check_out_dir, cli_error, flowing_help, given_fields, refuse_computed_flags, resume_args
 from sc2_envs.training.progress import resume_hint
 from sc2_envs.training.run import (
@@ -611,6 +611,47 @@ def check_fullgame_env_flags(args: Args) -> None:
         cli_error(f"--max-entities {args.max_entities}: expected entity rows per observation, {expected}")
 
 
+def check_checkpoint_kinds(args: Args) -> None:
+    """Read ``--init`` and ``--teacher`` (CPU, ``weights_only``) and refuse a file that is not a torch
+    checkpoint, a checkpoint of the other kind of run (``models.alphastar`` for ``--map Simple64``,
+    ``models.save_checkpoint`` for a SMAC map), or, for the full game, ``--max-entities`` below the entity
+    rows the ``--init`` model was built for (``config.max_entities``).
+
+    Raises:
+        SystemExit: status 2 (``cli_error``), naming the flag, the path and what was expected.
+    """
+    from models.alphastar import CHECKPOINT_FORMAT as FULL_GAME_FORMAT
+
+    for name in ("init", "teacher"):
+        path = getattr(args, name)
+        if not path:
+            continue
+        try:
+            ckpt = load_torch_file(path)
+        except (OSError, ValueError) as e:
+            cli_error(f"--{name} {e}")
+        found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
+        if is_full_game(args) and found != FULL_GAME_FORMAT:
+            cli_error(
+                f"--{name} {path}: --map {args.map} trains AlphaStarPolicy and needs a full-game checkpoint "
+                f"(format {FULL_GAME_FORMAT}, models.alphastar.save_alphastar: bc_reweight.py); this one is {found!r}"
+            )
+        if not is_full_game(args) and found == FULL_GAME_FORMAT:
+            cli_error(
+                f"--{name} {path} is a full-game (AlphaStarPolicy, {FULL_GAME_FORMAT}) checkpoint: train it with "
+                f"--map {' or '.join(FULL_GAME_MAPS)} (FullGame-v0), not on the SMAC map {args.map}"
+            )
+        cfg = ckpt.get("config") if isinstance(ckpt, dict) else None
+        if name == "init" and is_full_game(args) and isinstance(cfg, dict) and "max_entities" in cfg:
+            rows = int(cfg["max_entities"])  # a config without it is refused when the model is built (load_alphastar)
+            if args.max_entities < rows:
+                cli_error(
+                    f"--max-entities {args.max_entities} is below the {rows} entity rows of the --init model "
+                    f"({path}, config.max_entities): it would see only the first {args.max_entities} units; "
+                    f"give --max-entities {rows} or more"
+                )
+
+
 def check_args(args: Args) -> None:
     """Clear errors for bad or inconsistent options, before any process starts."""
     from sc2_envs import list_maps
@@ -640,14 +681,18 @@ def check_args(args: Args) -> None:
         path = getattr(args, name)
         if path and not Path(path).is_file():
             raise SystemExit(f"--{name} {path!r} is not a file; expected a checkpoint written by models.save_checkpoint")
+    check_checkpoint_kinds(args)
     if args.backend not in ("process", "ray"):
         raise SystemExit(f"--backend {args.backend!r}; expected 'process' or 'ray'")
     if args.env_backend not in ("sim", "sc2"):
         raise SystemExit(f"--env-backend {args.env_backend!r}; expected 'sim' or 'sc2'")
     if args.env_backend == "sc2" and not args.env_factory:
-        from sc2_envs.full_game.env import find_sc2_binary
+        from sc2_envs.full_game.env import SC2NotFoundError, find_sc2_binary
 
-        find_sc2_binary()  # SC2NotFoundError naming SC2PATH and the install steps when the game is missing
+        try:
+            find_sc2_binary()
+        except SC2NotFoundError as e:  # names SC2PATH and the install steps
+            cli_error(f"--env-backend sc2: {e}")
         if args.envs_per_actor != 1 and not is_full_game(args):
             raise SystemExit(f"--env-backend sc2 runs one game per actor: use --envs-per-actor 1 (got {args.envs_per_actor})")
     if args.actor not in ACTOR_TYPES:

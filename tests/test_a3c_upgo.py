@@ -401,13 +401,13 @@ def test_teacher_of_another_map_is_refused_before_the_actors_start(tmp_path, mon
     assert list(tmp_path.iterdir()) == []
 
 
-def test_real_game_backend_without_starcraft_raises_the_install_error(tmp_path, monkeypatch):
-    from sc2_envs.full_game.env import SC2NotFoundError
-
+def test_real_game_backend_without_starcraft_exits_2_with_the_install_steps(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SC2PATH", str(tmp_path / "no_sc2_here"))
     algo = load_algo("a3c_upgo")
-    with pytest.raises(SC2NotFoundError, match="SC2PATH"):
+    with pytest.raises(SystemExit) as e:
         algo.check_args(algo.Args(env_backend="sc2", envs_per_actor=1))
+    assert e.value.code == 2
+    assert "--env-backend sc2: No SC2_x64 under SC2PATH=" in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -490,3 +490,30 @@ def test_env_rate_is_measured_only_over_a_positive_interval():
     assert algo.env_rate(16, 0.0) is None
     assert algo.env_rate(0, 2.0) is None
     assert algo.env_rate(100, 2.0) == 50.0
+
+
+def test_a_file_that_is_not_a_torch_checkpoint_is_a_one_line_argument_error(tmp_path, capsys):
+    algo = load_algo("a3c_upgo")
+    text = tmp_path / "README.md"
+    text.write_text("# not a checkpoint\n")
+    truncated = tmp_path / "cut.pt"
+    truncated.write_bytes(make_checkpoint(tmp_path / "whole.pt").read_bytes()[:300])
+    for path in (text, truncated):
+        with pytest.raises(SystemExit) as e:
+            algo.check_args(algo.Args(map="3m", init=str(path), run_dir=str(tmp_path)))
+        assert e.value.code == 2
+        err = capsys.readouterr().err
+        assert f"--init {path} is not a torch checkpoint (" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_full_game_checkpoint_on_a_smac_map_is_refused_naming_simple64(tmp_path, capsys):
+    from models.alphastar import AlphaStarConfig, AlphaStarPolicy, save_alphastar
+
+    algo = load_algo("a3c_upgo")
+    path = str(tmp_path / "sl.pt")
+    save_alphastar(path, AlphaStarPolicy(AlphaStarConfig.tiny(max_entities=32)))
+    with pytest.raises(SystemExit) as e:
+        algo.check_args(algo.Args(map="3m", init=path, run_dir=str(tmp_path)))
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "full-game (AlphaStarPolicy" in err and "--map Simple64" in err and "Traceback" not in err
