@@ -575,6 +575,27 @@ def fullgame_pieces(args: Args, device: torch.device, resumed: dict | None) -> L
     )
 
 
+def saved_models_text(run_dir: Path, exp_name: str) -> str:
+    """The end-of-run line's part naming the model files the run folder holds.
+
+    Args:
+        run_dir: the run folder.
+        exp_name: ``--exp-name``; the files are ``<exp_name>.pt`` (last) and ``<exp_name>_best.pt`` (best
+            rolling train win rate, written only once some episode has ended).
+
+    Returns:
+        e.g. ``"model saved to runs/x/a3c_upgo.pt (best: a3c_upgo_best.pt)"``; only the files that exist
+        are named (``"no model file in runs/x"`` when neither does).
+    """
+    last, best = run_dir / f"{exp_name}.pt", run_dir / f"{exp_name}_best.pt"
+    if not last.is_file():
+        return f"best model saved to {best}" if best.is_file() else f"no model file in {run_dir}"
+    text = f"model saved to {last}"
+    if best.is_file():
+        return f"{text} (best: {best.name})"
+    return f"{text} (no {best.name}: no episode ended, so there is no win rate to rank by)"
+
+
 def env_rate(steps: int, seconds: float) -> float | None:
     """Env steps per second over a measured interval.
 
@@ -968,7 +989,8 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
         if args.save_model:
             checkpoint()
             say(
-                f"model saved to {run_dir / (args.exp_name + '.pt')} (best: {args.exp_name}_best.pt); "
+                saved_models_text(run_dir, args.exp_name)
+                + "; "
                 + resume_hint(run_dir, env_steps >= args.total_timesteps, env_steps)
             )
     except ActorFailure as e:

@@ -517,3 +517,15 @@ def test_a_full_game_checkpoint_on_a_smac_map_is_refused_naming_simple64(tmp_pat
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "full-game (AlphaStarPolicy" in err and "--map Simple64" in err and "Traceback" not in err
+
+
+def test_end_of_run_line_names_only_the_model_files_that_exist(tmp_path):
+    algo = load_algo("a3c_upgo")
+    assert algo.saved_models_text(tmp_path, "a3c_upgo") == f"no model file in {tmp_path}"
+    (tmp_path / "a3c_upgo.pt").write_bytes(b"")
+    text = algo.saved_models_text(tmp_path, "a3c_upgo")
+    assert text.startswith(f"model saved to {tmp_path / 'a3c_upgo.pt'} (no a3c_upgo_best.pt:")
+    (tmp_path / "a3c_upgo_best.pt").write_bytes(b"")
+    assert (
+        algo.saved_models_text(tmp_path, "a3c_upgo") == f"model saved to {tmp_path / 'a3c_upgo.pt'} (best: a3c_upgo_best.pt)"
+    )
