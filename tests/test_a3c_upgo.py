@@ -529,3 +529,14 @@ def test_end_of_run_line_names_only_the_model_files_that_exist(tmp_path):
     assert (
         algo.saved_models_text(tmp_path, "a3c_upgo") == f"model saved to {tmp_path / 'a3c_upgo.pt'} (best: a3c_upgo_best.pt)"
     )
+
+
+def test_docs_start_runs_from_checkpoints_that_exist_or_that_bc_reweight_writes():
+    doc = (REPO / "docs" / "a3c_upgo.md").read_text()
+    quick_start = doc[: doc.index("## Topology")]  # the commands to copy; later sections use placeholders (SL.pt)
+    paths = set(re.findall(r"--(?:init|teacher) (\S+)", quick_start))
+    assert paths, "docs/a3c_upgo.md's first commands show no --init / --teacher"
+    for path in paths:
+        # bc_reweight.py writes <run folder>/best.pt (its selection) and <run folder>/epoch_XXX.pt
+        shipped = (REPO / path).is_file()
+        assert shipped or re.fullmatch(r"runs/[^/]+/(best|epoch_\d{3})\.pt", path), path
