@@ -504,6 +504,7 @@ def test_a_file_that_is_not_a_torch_checkpoint_is_a_one_line_argument_error(tmp_
         assert e.value.code == 2
         err = capsys.readouterr().err
         assert f"--init {path} is not a torch checkpoint (" in err and len(err.strip().splitlines()) == 1
+        assert "weights_only" not in err  # torch's advice to unpickle arbitrary code is not passed on
 
 
 def test_a_full_game_checkpoint_on_a_smac_map_is_refused_naming_simple64(tmp_path, capsys):

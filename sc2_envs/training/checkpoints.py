@@ -167,8 +167,12 @@ def load_torch_file(path: str | os.PathLike) -> object:
     except MemoryError:
         raise
     except Exception as e:  # UnpicklingError (a text file), RuntimeError/OSError (a truncated zip), EOFError, ...
-        # torch's text for a foreign pickle advises weights_only=False (running arbitrary code): not repeated
-        first = " ".join(str(e).split())[:200]
+        # torch's text for a foreign pickle advises weights_only=False (running arbitrary code): only the
+        # unpickler's own reason after "WeightsUnpickler error:" is kept (e.g. "Unsupported operand 35")
+        text = str(e)
+        if "WeightsUnpickler error:" in text:
+            text = text.split("WeightsUnpickler error:", 1)[1].split("Check the documentation", 1)[0]
+        first = " ".join(text.split())[:200]
         raise ValueError(f"{os.fspath(path)} is not a torch checkpoint ({type(e).__name__}: {first})") from None
 
 
