@@ -70,7 +70,7 @@ from models import (
 )
 from models.offpolicy_losses import masked_kl, masked_mean, td_lambda_returns, upgo_returns, vtrace
 from sc2_envs.training import allocator
-from sc2_envs.training.checkpoints import load_checkpoint, save_checkpoint
+from sc2_envs.training.checkpoints import load_checkpoint, load_torch_file, save_checkpoint
 from sc2_envs.training.cli import check_out_dir, cli_error, flowing_help, given_fields, refuse_computed_flags, resume_args
 from sc2_envs.training.progress import resume_hint
 from sc2_envs.training.run import (
@@ -575,6 +575,104 @@ def fullgame_pieces(args: Args, device: torch.device, resumed: dict | None) -> L
     )
 
 
+def saved_models_text(run_dir: Path, exp_name: str) -> str:
+    """The end-of-run line's part naming the model files the run folder holds.
+
+    Args:
+        run_dir: the run folder.
+        exp_name: ``--exp-name``; the files are ``<exp_name>.pt`` (last) and ``<exp_name>_best.pt`` (best
+            rolling train win rate, written only once some episode has ended).
+
+    Returns:
+        e.g. ``"model saved to runs/x/a3c_upgo.pt (best: a3c_upgo_best.pt)"``; only the files that exist
+        are named (``"no model file in runs/x"`` when neither does).
+    """
+    last, best = run_dir / f"{exp_name}.pt", run_dir / f"{exp_name}_best.pt"
+    if not last.is_file():
+        return f"best model saved to {best}" if best.is_file() else f"no model file in {run_dir}"
+    text = f"model saved to {last}"
+    if best.is_file():
+        return f"{text} (best: {best.name})"
+    return f"{text} (no {best.name}: no episode ended, so there is no win rate to rank by)"
+
+
+def env_rate(steps: int, seconds: float) -> float | None:
+    """Env steps per second over a measured interval.
+
+    Args:
+        steps: env steps (summed over games) that arrived within the interval.
+        seconds: the interval's length in wall-clock seconds.
+
+    Returns:
+        ``steps / seconds``, or None when nothing was measured yet (``seconds <= 0`` or ``steps <= 0``,
+        e.g. at the update that the first trajectory completes), rather than a rate over a zero interval.
+    """
+    if seconds <= 0 or steps <= 0:
+        return None
+    return steps / seconds
+
+
+def check_fullgame_env_flags(args: Args) -> None:
+    """Refuse FullGame-v0 options that its envs would refuse in every actor (``FullGameEnv``, and for
+    ``--env-backend sim`` the lite engine's ``sc2_envs.lite.env.MAX_SIZES``).
+
+    Raises:
+        SystemExit: status 2 (``cli_error``) for ``--step-mul`` below 1 game loop, ``--game-steps-per-episode``
+            below 0 (0: no limit), or ``--max-entities`` below 1 or, on the lite engine, above its limit (65,536).
+    """
+    from sc2_envs.lite.env import MAX_SIZES
+
+    if args.step_mul < 1:
+        cli_error(f"--step-mul {args.step_mul}: expected game loops per env step >= 1 (8: half a normal-speed second)")
+    if args.game_steps_per_episode < 0:
+        cli_error(f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops >= 0 (0: no limit)")
+    top = MAX_SIZES["max_entities"] if args.env_backend == "sim" else None
+    if args.max_entities < 1 or (top is not None and args.max_entities > top):
+        expected = f"an int in [1, {top}] (the lite engine's limit)" if top is not None else "an int >= 1"
+        cli_error(f"--max-entities {args.max_entities}: expected entity rows per observation, {expected}")
+
+
+def check_checkpoint_kinds(args: Args) -> None:
+    """Read ``--init`` and ``--teacher`` (CPU, ``weights_only``) and refuse a file that is not a torch
+    checkpoint, a checkpoint of the other kind of run (``models.alphastar`` for ``--map Simple64``,
+    ``models.save_checkpoint`` for a SMAC map), or, for the full game, ``--max-entities`` below the entity
+    rows the ``--init`` model was built for (``config.max_entities``).
+
+    Raises:
+        SystemExit: status 2 (``cli_error``), naming the flag, the path and what was expected.
+    """
+    from models.alphastar import CHECKPOINT_FORMAT as FULL_GAME_FORMAT
+
+    for name in ("init", "teacher"):
+        path = getattr(args, name)
+        if not path:
+            continue
+        try:
+            ckpt = load_torch_file(path)
+        except (OSError, ValueError) as e:
+            cli_error(f"--{name} {e}")
+        found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
+        if is_full_game(args) and found != FULL_GAME_FORMAT:
+            cli_error(
+                f"--{name} {path}: --map {args.map} trains AlphaStarPolicy and needs a full-game checkpoint "
+                f"(format {FULL_GAME_FORMAT}, models.alphastar.save_alphastar: bc_reweight.py); this one is {found!r}"
+            )
+        if not is_full_game(args) and found == FULL_GAME_FORMAT:
+            cli_error(
+                f"--{name} {path} is a full-game (AlphaStarPolicy, {FULL_GAME_FORMAT}) checkpoint: train it with "
+                f"--map {' or '.join(FULL_GAME_MAPS)} (FullGame-v0), not on the SMAC map {args.map}"
+            )
+        cfg = ckpt.get("config") if isinstance(ckpt, dict) else None
+        if name == "init" and is_full_game(args) and isinstance(cfg, dict) and "max_entities" in cfg:
+            rows = int(cfg["max_entities"])  # a config without it is refused when the model is built (load_alphastar)
+            if args.max_entities < rows:
+                cli_error(
+                    f"--max-entities {args.max_entities} is below the {rows} entity rows of the --init model "
+                    f"({path}, config.max_entities): it would see only the first {args.max_entities} units; "
+                    f"give --max-entities {rows} or more"
+                )
+
+
 def check_args(args: Args) -> None:
     """Clear errors for bad or inconsistent options, before any process starts."""
     from sc2_envs import list_maps
@@ -584,6 +682,7 @@ def check_args(args: Args) -> None:
             raise SystemExit(f"--map {args.map} trains AlphaStarPolicy from a supervised checkpoint: give --init PATH")
         if args.env_factory:
             raise SystemExit(f"--env-factory builds SMAC envs; --map {args.map} plays FullGame-v0")
+        check_fullgame_env_flags(args)
     elif not args.env_factory and args.map not in list_maps():
         raise SystemExit(f"--map {args.map!r}; expected one of {', '.join(list_maps() + list(FULL_GAME_MAPS))}")
     if args.kl_coef < 0:
@@ -603,14 +702,18 @@ def check_args(args: Args) -> None:
         path = getattr(args, name)
         if path and not Path(path).is_file():
             raise SystemExit(f"--{name} {path!r} is not a file; expected a checkpoint written by models.save_checkpoint")
+    check_checkpoint_kinds(args)
     if args.backend not in ("process", "ray"):
         raise SystemExit(f"--backend {args.backend!r}; expected 'process' or 'ray'")
     if args.env_backend not in ("sim", "sc2"):
         raise SystemExit(f"--env-backend {args.env_backend!r}; expected 'sim' or 'sc2'")
     if args.env_backend == "sc2" and not args.env_factory:
-        from sc2_envs.full_game.env import find_sc2_binary
+        from sc2_envs.full_game.env import SC2NotFoundError, find_sc2_binary
 
-        find_sc2_binary()  # SC2NotFoundError naming SC2PATH and the install steps when the game is missing
+        try:
+            find_sc2_binary()
+        except SC2NotFoundError as e:  # names SC2PATH and the install steps
+            cli_error(f"--env-backend sc2: {e}")
         if args.envs_per_actor != 1 and not is_full_game(args):
             raise SystemExit(f"--env-backend sc2 runs one game per actor: use --envs-per-actor 1 (got {args.envs_per_actor})")
     if args.actor not in ACTOR_TYPES:
@@ -679,6 +782,8 @@ def main(args: Args, given: frozenset[str] | None = None) -> int:
         write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=device)
     else:
         note_resume(run_dir, from_global_step=resumed["global_step"], session=args.session, config=args, device=device)
+    if args.torch_threads > 0:  # before wait_policy_line, which names the count in effect
+        torch.set_num_threads(args.torch_threads)
     try:
         print(allocator_line)
         print(wait_policy_line())
@@ -705,9 +810,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
-    torch.backends.cudnn.deterministic = args.torch_deterministic
-    if args.torch_threads > 0:
-        torch.set_num_threads(args.torch_threads)
+    torch.backends.cudnn.deterministic = args.torch_deterministic  # torch's thread count: set by main
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
 
     pieces = (fullgame_pieces if is_full_game(args) else smac_pieces)(args, device, resumed)
@@ -750,7 +853,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
     buffer: list[dict] = []
     stop = GracefulStop()
     last_print = last_item = start
-    first_item = None
+    first_item, steps_at_first = None, 0
     rc = 0
     writer = None
     try:
@@ -763,7 +866,6 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
                 f"resumed from {run_dir / RESUME_FILE} at update {updates}, {env_steps} env steps "
                 f"(session {args.session}: new actor env seeds)"
             )
-        steps_before = env_steps
 
         def save_model_file(path: Path) -> None:
             pieces.save(path, env_steps)  # written atomically
@@ -824,8 +926,9 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
                     last_print = now
                 continue
             last_item = now
-            first_item = first_item or now
             steps = int(item["reward"].size)
+            if first_item is None:  # the env rate counts what arrives after the first trajectory, over the time since it
+                first_item, steps_at_first = now, env_steps + steps
             env_steps += steps
             for ret, length, won in item["episodes"]:
                 window.append((ret, length, won))
@@ -857,11 +960,12 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
             writer.add_scalar("losses/grad_norm", float(grad_norm), env_steps)
             win_rate = float(np.mean([e[2] for e in window])) if window else float("nan")
             mean_ret = float(np.mean([e[0] for e in window])) if window else float("nan")
-            env_sps = (env_steps - steps_before) / max(now - (first_item or now), 1e-9)
+            env_sps = env_rate(env_steps - steps_at_first, now - first_item)
             learner_sps = trained_steps / max(update_time, 1e-9)
             writer.add_scalar("charts/win_rate_window", win_rate, env_steps)
             writer.add_scalar("charts/return_window", mean_ret, env_steps)
-            writer.add_scalar("charts/env_SPS", env_sps, env_steps)
+            if env_sps is not None:
+                writer.add_scalar("charts/env_SPS", env_sps, env_steps)
             writer.add_scalar("charts/learner_SPS", learner_sps, env_steps)
             writer.add_scalar("charts/queue_depth", pool.depth(), env_steps)
             writer.add_scalar("charts/policy_lag_batch", lag, env_steps)
@@ -871,7 +975,7 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
             if time.monotonic() - last_print > args.print_interval_s:
                 last_print = time.monotonic()
                 say(
-                    f"update {updates} | env steps {env_steps} | env SPS {env_sps:.0f} | learner SPS {learner_sps:.0f} | "
+                    f"update {updates} | env steps {env_steps} | env SPS {'n/a' if env_sps is None else f'{env_sps:.0f}'} | learner SPS {learner_sps:.0f} | "
                     f"win rate {win_rate:.2f} return {mean_ret:.2f} (last {len(window)} episodes) | queue {pool.depth()} | "
                     f"lag {lag:.1f} | restarts {supervisor.restarts} | {elapsed:.0f} s"
                 )
@@ -885,7 +989,8 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
         if args.save_model:
             checkpoint()
             say(
-                f"model saved to {run_dir / (args.exp_name + '.pt')} (best: {args.exp_name}_best.pt); "
+                saved_models_text(run_dir, args.exp_name)
+                + "; "
                 + resume_hint(run_dir, env_steps >= args.total_timesteps, env_steps)
             )
     except ActorFailure as e:

@@ -49,6 +49,7 @@ from pathlib import Path
 import torch
 import tyro
 
+from sc2_envs.training.checkpoints import load_torch_file
 from sc2_envs.training.fullgame_evaluation import BASELINES, CSV_COLUMNS, HEADER, evaluate_fullgame, format_row
 
 
@@ -108,9 +109,9 @@ def check_args(args: Args) -> None:
         if not os.path.isfile(p):
             raise SystemExit(f"eval_fullgame: no such checkpoint file {p!r}")
         try:
-            ckpt = torch.load(p, map_location="cpu", weights_only=True)
-        except Exception as e:  # a text file, a truncated file: say which and why
-            raise SystemExit(f"eval_fullgame: {p!r} is not a torch checkpoint ({type(e).__name__}: {e})") from None
+            ckpt = load_torch_file(p)
+        except (OSError, ValueError) as e:  # a text file, a truncated file: say which and why
+            raise SystemExit(f"eval_fullgame: {e}") from None
         if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
             raise SystemExit(f"eval_fullgame: {p!r} is not a {CHECKPOINT_FORMAT} checkpoint (models.alphastar.save_alphastar)")
     for name in ("games", "num_envs", "step_mul"):

@@ -401,13 +401,13 @@ def test_teacher_of_another_map_is_refused_before_the_actors_start(tmp_path, mon
     assert list(tmp_path.iterdir()) == []
 
 
-def test_real_game_backend_without_starcraft_raises_the_install_error(tmp_path, monkeypatch):
-    from sc2_envs.full_game.env import SC2NotFoundError
-
+def test_real_game_backend_without_starcraft_exits_2_with_the_install_steps(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SC2PATH", str(tmp_path / "no_sc2_here"))
     algo = load_algo("a3c_upgo")
-    with pytest.raises(SC2NotFoundError, match="SC2PATH"):
+    with pytest.raises(SystemExit) as e:
         algo.check_args(algo.Args(env_backend="sc2", envs_per_actor=1))
+    assert e.value.code == 2
+    assert "--env-backend sc2: No SC2_x64 under SC2PATH=" in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -470,3 +470,74 @@ def test_docs_say_same_seed_runs_differ_and_how_resumed_actors_are_seeded():
     assert "Runs are not reproducible" in doc and "1_000_000_000" not in doc
     assert "actor_seed(seed, slot, gen, s)" in doc
     assert algo.actor_seed(1, 0, 0, 2).spawn_key == (algo.ACTOR_SPAWN_KEY, 0, 0, 2)
+
+
+def test_first_screen_names_the_torch_thread_count_that_was_set(tmp_path, monkeypatch, capsys):
+    algo = load_algo("a3c_upgo")
+    monkeypatch.setattr(algo, "_train", lambda args, run_dir, resumed: 0)  # the first screen only
+    before = torch.get_num_threads()
+    want = 3 if before != 3 else 2
+    try:
+        assert algo.main(algo.Args(map="3m", torch_threads=want, run_dir=str(tmp_path))) == 0
+    finally:
+        torch.set_num_threads(before)
+    assert f"threads: torch {want}," in capsys.readouterr().out
+
+
+def test_env_rate_is_measured_only_over_a_positive_interval():
+    algo = load_algo("a3c_upgo")
+    assert algo.env_rate(0, 0.0) is None  # the update that the first trajectory completes
+    assert algo.env_rate(16, 0.0) is None
+    assert algo.env_rate(0, 2.0) is None
+    assert algo.env_rate(100, 2.0) == 50.0
+
+
+def test_a_file_that_is_not_a_torch_checkpoint_is_a_one_line_argument_error(tmp_path, capsys):
+    algo = load_algo("a3c_upgo")
+    text = tmp_path / "README.md"
+    text.write_text("# not a checkpoint\n")
+    truncated = tmp_path / "cut.pt"
+    truncated.write_bytes(make_checkpoint(tmp_path / "whole.pt").read_bytes()[:300])
+    for path in (text, truncated):
+        with pytest.raises(SystemExit) as e:
+            algo.check_args(algo.Args(map="3m", init=str(path), run_dir=str(tmp_path)))
+        assert e.value.code == 2
+        err = capsys.readouterr().err
+        assert f"--init {path} is not a torch checkpoint (" in err and len(err.strip().splitlines()) == 1
+        assert "weights_only" not in err  # torch's advice to unpickle arbitrary code is not passed on
+
+
+def test_a_full_game_checkpoint_on_a_smac_map_is_refused_naming_simple64(tmp_path, capsys):
+    from models.alphastar import AlphaStarConfig, AlphaStarPolicy, save_alphastar
+
+    algo = load_algo("a3c_upgo")
+    path = str(tmp_path / "sl.pt")
+    save_alphastar(path, AlphaStarPolicy(AlphaStarConfig.tiny(max_entities=32)))
+    with pytest.raises(SystemExit) as e:
+        algo.check_args(algo.Args(map="3m", init=path, run_dir=str(tmp_path)))
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "full-game (AlphaStarPolicy" in err and "--map Simple64" in err and "Traceback" not in err
+
+
+def test_end_of_run_line_names_only_the_model_files_that_exist(tmp_path):
+    algo = load_algo("a3c_upgo")
+    assert algo.saved_models_text(tmp_path, "a3c_upgo") == f"no model file in {tmp_path}"
+    (tmp_path / "a3c_upgo.pt").write_bytes(b"")
+    text = algo.saved_models_text(tmp_path, "a3c_upgo")
+    assert text.startswith(f"model saved to {tmp_path / 'a3c_upgo.pt'} (no a3c_upgo_best.pt:")
+    (tmp_path / "a3c_upgo_best.pt").write_bytes(b"")
+    assert (
+        algo.saved_models_text(tmp_path, "a3c_upgo") == f"model saved to {tmp_path / 'a3c_upgo.pt'} (best: a3c_upgo_best.pt)"
+    )
+
+
+def test_docs_start_runs_from_checkpoints_that_exist_or_that_bc_reweight_writes():
+    doc = (REPO / "docs" / "a3c_upgo.md").read_text()
+    quick_start = doc[: doc.index("## Topology")]  # the commands to copy; later sections use placeholders (SL.pt)
+    paths = set(re.findall(r"--(?:init|teacher) (\S+)", quick_start))
+    assert paths, "docs/a3c_upgo.md's first commands show no --init / --teacher"
+    for path in paths:
+        # bc_reweight.py writes <run folder>/best.pt (its selection) and <run folder>/epoch_XXX.pt
+        shipped = (REPO / path).is_file()
+        assert shipped or re.fullmatch(r"runs/[^/]+/(best|epoch_\d{3})\.pt", path), path

@@ -143,14 +143,59 @@ def test_full_game_needs_a_supervised_checkpoint(tmp_path):
         algo.check_args(algo.Args(map="Simple64", run_dir=str(tmp_path)))
 
 
-def test_missing_real_game_is_reported_before_any_process_starts(tmp_path, monkeypatch):
-    from sc2_envs.full_game.env import SC2NotFoundError
-
+def test_missing_real_game_is_reported_before_any_process_starts(tmp_path, monkeypatch, capsys):
     algo = load_algo("a3c_upgo")
     ckpt = _sl_checkpoint(tmp_path / "sl.pt")
     monkeypatch.setenv("SC2PATH", str(tmp_path / "no_sc2_here"))
-    with pytest.raises(SC2NotFoundError, match="SC2PATH"):
+    with pytest.raises(SystemExit) as e:
         algo.check_args(algo.Args(map="Simple64", init=ckpt, env_backend="sc2", envs_per_actor=2))
+    assert e.value.code == 2 and "SC2PATH" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "expected"),
+    [
+        ("step_mul", 0, "expected game loops per env step >= 1"),
+        ("game_steps_per_episode", -5, "expected game loops >= 0 (0: no limit)"),
+        ("max_entities", 0, "expected entity rows per observation, an int in [1, 65536]"),
+        ("max_entities", -1, "expected entity rows per observation, an int in [1, 65536]"),
+        ("max_entities", 70000, "expected entity rows per observation, an int in [1, 65536]"),
+    ],
+)
+def test_full_game_env_options_the_env_refuses_are_refused_before_a_run_starts(tmp_path, capsys, flag, value, expected):
+    algo = load_algo("a3c_upgo")
+    ckpt = _sl_checkpoint(tmp_path / "sl.pt")
+    with pytest.raises(SystemExit) as e:
+        algo.check_args(algo.Args(map="Simple64", init=ckpt, run_dir=str(tmp_path), **{flag: value}))
+    assert e.value.code == 2
+    assert f"--{flag.replace('_', '-')} {value}: {expected}" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir()] == ["sl.pt"]  # no run folder
+
+
+def test_no_episode_limit_is_accepted(tmp_path):
+    algo = load_algo("a3c_upgo")
+    algo.check_args(
+        algo.Args(map="Simple64", init=_sl_checkpoint(tmp_path / "sl.pt"), game_steps_per_episode=0, run_dir=str(tmp_path))
+    )
+
+
+def test_max_entities_below_the_models_rows_is_refused_naming_both(tmp_path, capsys):
+    algo = load_algo("a3c_upgo")
+    ckpt = _sl_checkpoint(tmp_path / "sl.pt")  # a model of 64 entity rows
+    algo.check_args(algo.Args(map="Simple64", init=ckpt, max_entities=64, run_dir=str(tmp_path)))
+    with pytest.raises(SystemExit) as e:
+        algo.check_args(algo.Args(map="Simple64", init=ckpt, max_entities=16, run_dir=str(tmp_path)))
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "--max-entities 16 is below the 64 entity rows of the --init model" in err
+
+
+def test_shipped_checkpoint_needs_its_192_entity_rows(tmp_path, capsys):
+    algo = load_algo("a3c_upgo")
+    ckpt = str(REPO / "checkpoints" / "fullgame" / "bc_simple64_tiny.pt")
+    with pytest.raises(SystemExit) as e:
+        algo.check_args(algo.Args(map="Simple64", init=ckpt, max_entities=100, run_dir=str(tmp_path)))
+    assert e.value.code == 2 and "--max-entities 100 is below the 192 entity rows" in capsys.readouterr().err
 
 
 def test_short_run_on_the_real_game(tmp_path):

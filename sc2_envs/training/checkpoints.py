@@ -150,6 +150,32 @@ def _check_finite_weights(where: str, ckpt: dict, with_critic: bool = True) -> N
                 )
 
 
+def load_torch_file(path: str | os.PathLike) -> object:
+    """``torch.load(path, map_location="cpu", weights_only=True)``, with one clear error for a file that is
+    not a torch checkpoint; the caller checks the format of what it returns.
+
+    Raises:
+        ValueError: ``"<path> is not a torch checkpoint (<error type>: <torch's first 200 characters>)"``
+            for a file torch cannot read: text, a truncated zip, foreign bytes, pickled code.
+        OSError: the file cannot be opened (missing, a directory, no permission).
+        MemoryError: as raised.
+    """
+    with open(path, "rb"):  # a missing file or a folder is an OSError naming the path, not "not a checkpoint"
+        pass
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except MemoryError:
+        raise
+    except Exception as e:  # UnpicklingError (a text file), RuntimeError/OSError (a truncated zip), EOFError, ...
+        # torch's text for a foreign pickle advises weights_only=False (running arbitrary code): only the
+        # unpickler's own reason after "WeightsUnpickler error:" is kept (e.g. "Unsupported operand 35")
+        text = str(e)
+        if "WeightsUnpickler error:" in text:
+            text = text.split("WeightsUnpickler error:", 1)[1].split("Check the documentation", 1)[0]
+        first = " ".join(text.split())[:200]
+        raise ValueError(f"{os.fspath(path)} is not a torch checkpoint ({type(e).__name__}: {first})") from None
+
+
 def read_checkpoint(path: str) -> dict:
     """The checkpoint dict of :func:`save_checkpoint` (``torch.load(weights_only=True)`` onto the CPU), to
     read its ``config`` without building models.
