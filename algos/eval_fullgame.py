@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import os
 
-# Idle OpenMP threads sleep instead of spinning, which on shared cores starves the working thread
-# (sc2_envs.training.wait_policy). Set before torch loads OpenMP; a policy you exported wins.
-os.environ["OMP_WAIT_POLICY"] = os.environ.get("OMP_WAIT_POLICY") or "PASSIVE"
+# Idle OpenMP threads spin ~10 us, not libgomp's ~3 ms, before they sleep: long spins starve the working
+# thread on shared cores (sc2_envs.training.wait_policy). Set before torch loads OpenMP; your own setting wins.
+if not (os.environ.get("OMP_WAIT_POLICY") or os.environ.get("GOMP_SPINCOUNT")):
+    os.environ["GOMP_SPINCOUNT"] = "1000"
 
 import csv
 import time
