@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -75,6 +76,9 @@ class Args:
     """per run; a run past it fails the benchmark (the table of the runs finished so far is printed)"""
     skip_iterations: int = 1
     """iterations left out of the steady SPS (the first one holds the one-time work); runs need more than this"""
+    side_by_side: int = 1
+    """copies of each run started at the same moment (several seeds sharing the machine, e.g. 2 on 2 cores); each
+    copy's figures count as one sample of the variant"""
 
 
 SPS = re.compile(r"sps=(\d+)(?: env=(\d+)%)?")
@@ -218,9 +222,22 @@ def run_once(tree: Path, args: Args, flags: list[str], workdir: Path) -> RunFigu
     return RunFigures(int(sps), steady_sps(out.stdout, args.skip_iterations), int(share) if share else None)
 
 
+def run_copies(tree: Path, args: Args, flags: list[str], workdir: Path) -> list[RunFigures]:
+    """``--side-by-side`` copies of one run started together (each in its own folder); their figures in copy order."""
+    if args.side_by_side == 1:
+        return [run_once(tree, args, flags, workdir)]
+    folders = [workdir / f"copy_{k}" for k in range(args.side_by_side)]
+    for folder in folders:
+        folder.mkdir(exist_ok=True)
+    with ThreadPoolExecutor(max_workers=args.side_by_side) as pool:  # threads only wait on the child processes
+        return list(pool.map(lambda folder: run_once(tree, args, flags, folder), folders))
+
+
 def main(args: Args) -> None:
     if args.rounds < 1:
         raise SystemExit(f"--rounds {args.rounds}: expected an integer >= 1")
+    if args.side_by_side < 1:
+        raise SystemExit(f"--side-by-side {args.side_by_side}: expected an integer >= 1")
     if args.skip_iterations < 0:
         raise SystemExit(f"--skip-iterations {args.skip_iterations}: expected an iteration count >= 0")
     if args.script not in SCRIPTS:  # the others (a3c_upgo.py, bc_*.py, eval_transfer.py) lack these flags
@@ -254,16 +271,18 @@ def main(args: Args) -> None:
         for r in range(args.rounds):
             for name, flags, tree in variants:
                 try:
-                    fig = run_once(tree, args, flags, Path(tmp))
+                    figs = run_copies(tree, args, flags, Path(tmp))
                 except RuntimeError as e:  # the rounds finished so far are not lost
                     if any(results.values()):
                         print("\nthe runs finished before the failure:")
                         print("\n".join(table(results, names[0], args.skip_iterations, flags_of)))
                     raise SystemExit(f"\n{e}") from None
-                results[name].append(fig)
-                steady = "-" if fig.steady is None else f"{fig.steady:,.0f}"
-                share = "" if fig.env_share is None else f", env {fig.env_share}%"
-                print(f"  round {r + 1} {name}: sps {fig.sps}, steady {steady}{share}", flush=True)
+                for k, fig in enumerate(figs):
+                    results[name].append(fig)
+                    steady = "-" if fig.steady is None else f"{fig.steady:,.0f}"
+                    share = "" if fig.env_share is None else f", env {fig.env_share}%"
+                    copy = f" copy {k + 1}" if len(figs) > 1 else ""
+                    print(f"  round {r + 1} {name}{copy}: sps {fig.sps}, steady {steady}{share}", flush=True)
     print()
     for line in table(results, names[0], args.skip_iterations, flags_of):
         print(line)

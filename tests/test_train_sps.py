@@ -176,3 +176,26 @@ def test_a_timed_out_run_is_a_one_line_failure(tmp_path, monkeypatch):
     monkeypatch.setattr(sps.subprocess, "run", slow)
     with pytest.raises(RuntimeError, match=r"ran past --timeout-s 1 and was stopped"):
         sps.run_once(sps.REPO, sps.Args(timeout_s=1), [], tmp_path)
+
+
+def test_side_by_side_starts_every_copy_before_any_ends(tmp_path, monkeypatch):
+    """--side-by-side N: N copies run at once, each in its own folder, each figure one sample."""
+    import threading
+
+    started = threading.Barrier(3, timeout=10)  # a copy that waited for another to end would break it
+    folders = []
+
+    def fake_run(tree, args, flags, workdir):
+        folders.append(workdir)
+        started.wait()
+        return sps.RunFigures(100 + int(workdir.name[-1]), None, None)
+
+    monkeypatch.setattr(sps, "run_once", fake_run)
+    figs = sps.run_copies(sps.REPO, sps.Args(side_by_side=3), [], tmp_path)
+    assert [f.sps for f in figs] == [100, 101, 102] and len(set(folders)) == 3
+
+
+def test_side_by_side_below_one_is_refused(monkeypatch):
+    monkeypatch.setattr(sps, "run_once", lambda *a: pytest.fail("a run started"))
+    with pytest.raises(SystemExit, match=r"^--side-by-side 0: expected an integer >= 1$"):
+        sps.main(sps.Args(side_by_side=0))
