@@ -538,6 +538,6 @@ def test_docs_start_runs_from_checkpoints_that_exist_or_that_bc_reweight_writes(
     paths = set(re.findall(r"--(?:init|teacher) (\S+)", quick_start))
     assert paths, "docs/a3c_upgo.md's first commands show no --init / --teacher"
     for path in paths:
-        # bc_reweight.py writes <run folder>/best.pt (its selection) and <run folder>/epoch_XXX.pt
+        # bc_reweight.py writes <run folder>/best.pt (its selection) and <run folder>/epoch_<NNN>.pt (one per epoch)
         shipped = (REPO / path).is_file()
         assert shipped or re.fullmatch(r"runs/[^/]+/(best|epoch_\d{3})\.pt", path), path
