@@ -159,6 +159,85 @@ class DemoSummary:
         )
 
 
+def decide_labels(
+    proposal: torch.Tensor,
+    held: torch.Tensor,
+    steps: torch.Tensor,
+    avail: torch.Tensor,
+    sampling: SamplingConfig,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One env step of the label model (module docstring): what runs, and what a replay would record.
+
+    Args:
+        proposal: ``[B, N]`` int64, the demonstrator's action this step.
+        held: ``[B, N]`` int64, the command each agent holds (-1: none since its episode began).
+        steps: ``[B]`` int64, env steps since each episode began.
+        avail: ``[B, N, A]`` bool ``avail_actions``.
+        sampling: the label model.
+
+    Returns:
+        ``(executed, label, command)``, each ``[B, N]``: the int64 action the simulator runs (the
+        proposal at a decision frame, else the held command while it stays available, else idle), the
+        int64 label a replay would give the frame, and the bool mask of frames that carry a new command.
+
+    Raises:
+        ValueError: an executed action that is not in ``avail_actions`` (names env, agent and the mask).
+    """
+    B, N = proposal.shape
+    alive = avail[..., 1]  # SMAC: stop is available exactly to the living
+    held_ok = (held >= 0) & torch.gather(avail, 2, held.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+    scheduled = (steps % sampling.stride == 0).unsqueeze(1).expand(B, N)
+    decision = (scheduled | ~held_ok) & alive
+    idle = torch.where(alive, STOP, NO_OP)
+    executed = torch.where(decision, proposal, torch.where(held_ok & alive, held, idle))
+    ok = torch.gather(avail, 2, executed.unsqueeze(-1)).squeeze(-1)
+    if not bool(ok.all()):
+        b, n = (int(i) for i in (~ok).nonzero()[0])
+        raise ValueError(
+            f"demonstrator chose unavailable action {int(executed[b, n])} for env {b}, agent {n}; "
+            f"avail_actions={avail[b, n].int().tolist()}"
+        )
+    command = decision & ~(sampling.repeat_as_idle & (proposal == held))
+    return executed, torch.where(command, executed, idle), command
+
+
+class _ShardWriter:
+    """Collects finished episodes and writes them as ``shard_<NNNNN>.npz`` files of whole episodes."""
+
+    def __init__(self, out: Path, episodes_per_shard: int):
+        self.out, self.episodes_per_shard = out, episodes_per_shard
+        self.pending: list[dict] = []  # finished episodes (dicts of stacked arrays) not yet written
+        self.shards: list[dict] = []  # meta.json's per-shard entries
+        self.rows = 0
+
+    def add(self, episode: dict) -> None:
+        self.pending.append(episode)
+        if len(self.pending) >= self.episodes_per_shard:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write every pending episode (a final shard may hold fewer than ``episodes_per_shard``)."""
+        while self.pending:
+            chunk, self.pending = self.pending[: self.episodes_per_shard], self.pending[self.episodes_per_shard :]
+            merged = {k: np.concatenate([c[k] for c in chunk]) for k in ARRAY_KEYS}
+            name = f"shard_{len(self.shards):05d}.npz"
+            np.savez_compressed(self.out / name, **merged)
+            self.shards.append({"file": name, "rows": len(merged["t"]), "episodes": len(chunk)})
+            self.rows += len(merged["t"])
+
+
+def _check_recording_target(env, n_episodes: int, episodes_per_shard: int, out_dir: str | Path) -> Path:
+    if n_episodes < 1 or episodes_per_shard < 1:
+        raise ValueError(f"n_episodes={n_episodes!r} and episodes_per_shard={episodes_per_shard!r} must be >= 1")
+    if not getattr(env, "autoreset", False):
+        raise ValueError("record_demos needs an env built with autoreset=True")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if (out / "meta.json").exists() or any(out.glob("shard_*.npz")):
+        raise ValueError(f"{out} already holds a recording (meta.json / shard_*.npz); choose an empty folder")
+    return out
+
+
 @torch.no_grad()
 def record_demos(
     env,
@@ -193,18 +272,10 @@ def record_demos(
         ValueError: ``n_episodes`` or ``episodes_per_shard`` < 1, ``env.autoreset`` off, an existing
             recording in ``out_dir``, or a demonstrator action that is unavailable.
     """
-    if n_episodes < 1 or episodes_per_shard < 1:
-        raise ValueError(f"n_episodes={n_episodes!r} and episodes_per_shard={episodes_per_shard!r} must be >= 1")
-    if not getattr(env, "autoreset", False):
-        raise ValueError("record_demos needs an env built with autoreset=True")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    if (out / "meta.json").exists() or any(out.glob("shard_*.npz")):
-        raise ValueError(f"{out} already holds a recording (meta.json / shard_*.npz); choose an empty folder")
+    out = _check_recording_target(env, n_episodes, episodes_per_shard, out_dir)
     B, N, A = env.num_envs, env.n_agents, env.n_actions
     info = env.get_env_info()
-    n_al = env.n_agents
-    max_h, max_s = env.table.max_health[n_al:], env.table.max_shield[n_al:]
+    max_h, max_s = env.table.max_health[N:], env.table.max_shield[N:]
     dev = env.device
     quota = episode_quota(n_episodes, B, dev)
 
@@ -213,45 +284,17 @@ def record_demos(
     steps = torch.zeros(B, dtype=torch.int64, device=dev)
     done_count = torch.zeros(B, dtype=torch.int64, device=dev)
     buffers: list[list[dict]] = [[] for _ in range(B)]  # current episode rows per env (numpy)
-    finished: list[dict] = []  # finished episodes as dicts of stacked arrays
+    writer = _ShardWriter(out, episodes_per_shard)
     label_counts = np.zeros(A, np.int64)
     exec_counts = np.zeros(A, np.int64)
-    shard_meta, shard_id, rows_total, wins, ep_id = [], 0, 0, 0, 0
-
-    def flush(final: bool):
-        nonlocal finished, shard_id, rows_total
-        while finished and (final or len(finished) >= episodes_per_shard):
-            chunk, finished = finished[:episodes_per_shard], finished[episodes_per_shard:]
-            merged = {k: np.concatenate([c[k] for c in chunk]) for k in ARRAY_KEYS}
-            name = f"shard_{shard_id:05d}.npz"
-            np.savez_compressed(out / name, **merged)
-            shard_meta.append({"file": name, "rows": len(merged["t"]), "episodes": len(chunk)})
-            rows_total += len(merged["t"])
-            shard_id += 1
-
+    wins, ep_id = 0, 0
     while bool((done_count < quota).any()):
         avail = o["avail_actions"]
-        alive = avail[..., 1]  # SMAC: stop is available exactly to the living
-        proposal = demonstrator(o).to(dev, torch.int64)
-        held_ok = (held >= 0) & torch.gather(avail, 2, held.clamp(min=0).unsqueeze(-1)).squeeze(-1)
-        scheduled = (steps % sampling.stride == 0).unsqueeze(1).expand(B, N)
-        decision = (scheduled | ~held_ok) & alive
-        executed = torch.where(decision, proposal, torch.where(held_ok & alive, held, torch.where(alive, STOP, NO_OP)))
-        ok = torch.gather(avail, 2, executed.unsqueeze(-1)).squeeze(-1)
-        if not bool(ok.all()):
-            b, n = (int(i) for i in (~ok).nonzero()[0])
-            raise ValueError(
-                f"demonstrator chose unavailable action {int(executed[b, n])} for env {b}, agent {n}; "
-                f"avail_actions={avail[b, n].int().tolist()}"
-            )
-        command = decision & ~(sampling.repeat_as_idle & (proposal == held))
-        idle = torch.where(alive, STOP, NO_OP)
-        label = torch.where(command, executed, idle)
+        executed, label, command = decide_labels(demonstrator(o).to(dev, torch.int64), held, steps, avail, sampling)
         hp_before = enemy_hp(o["state"], info, max_h, max_s)
         nxt = env.step(executed)
         damage = (hp_before - enemy_hp(nxt["final_state"], info, max_h, max_s)).clamp(min=0)
         ended = nxt["terminated"] | nxt["truncated"]
-        rec = done_count < quota
         cpu = {
             "obs": o["obs"].cpu().numpy(),
             "state": o["state"].cpu().numpy(),
@@ -266,9 +309,8 @@ def record_demos(
             "damage_dealt": damage.cpu().numpy(),
             "t": steps.to(torch.int32).cpu().numpy(),
         }
-        alive_np = alive.cpu().numpy()
-        rec_np, ended_np = rec.cpu().numpy(), ended.cpu().numpy()
-        for b in np.flatnonzero(rec_np):
+        alive_np, ended_np = avail[..., 1].cpu().numpy(), ended.cpu().numpy()
+        for b in np.flatnonzero((done_count < quota).cpu().numpy()):
             buffers[b].append({k: v[b] for k, v in cpu.items()})
             np.add.at(label_counts, cpu["actions"][b][alive_np[b]], 1)
             np.add.at(exec_counts, cpu["executed_actions"][b][alive_np[b]], 1)
@@ -277,23 +319,21 @@ def record_demos(
                 ep["episode"] = np.full(len(buffers[b]), ep_id, np.int32)
                 ep_id += 1
                 wins += int(ep["battle_won"][-1])
-                finished.append(ep)
+                writer.add(ep)
                 buffers[b] = []
-        flush(final=False)
         held = torch.where(ended.unsqueeze(1), torch.full_like(held, -1), executed)
         steps = torch.where(ended, torch.zeros_like(steps), steps + 1)
         done_count += ended.long()
         o = nxt
-    flush(final=True)
-    alive_total = int(label_counts.sum())
+    writer.flush()
     summary = DemoSummary(
         episodes=ep_id,
         wins=wins,
-        rows=rows_total,
-        shards=shard_id,
+        rows=writer.rows,
+        shards=len(writer.shards),
         label_counts=label_counts.tolist(),
         executed_counts=exec_counts.tolist(),
-        idle_label_share=float(label_counts[STOP] / max(alive_total, 1)),
+        idle_label_share=float(label_counts[STOP] / max(int(label_counts.sum()), 1)),
     )
     meta = {
         "format": FORMAT,
@@ -305,8 +345,8 @@ def record_demos(
         "num_envs": B,
         "episodes": ep_id,
         "wins": wins,
-        "rows": rows_total,
-        "shards": shard_meta,
+        "rows": writer.rows,
+        "shards": writer.shards,
         "label_counts": summary.label_counts,
         "executed_counts": summary.executed_counts,
         "idle_label_share": summary.idle_label_share,
