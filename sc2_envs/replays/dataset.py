@@ -110,6 +110,119 @@ def find_replays(root: str | Path) -> list[Path]:
     return sorted(root.rglob("*.SC2Replay"))
 
 
+class _RowShards:
+    """Buffers converted streams and writes them as ``shard_<NNNNN>.npz`` files of about ``shard_rows`` rows."""
+
+    def __init__(self, out: Path | None, shard_rows: int):
+        self.out, self.shard_rows = out, shard_rows
+        self.buffer: list[dict] = []
+        self.buffered = 0  # rows in the buffer: the next stream's row_start in shard `shard_id`
+        self.shard_id = 0
+
+    def add(self, arrays: dict) -> tuple[int, int]:
+        """Buffer one stream (whole: a stream never spans two shards); returns its ``(shard, row_start)``."""
+        t = len(arrays["game_loop"])
+        if self.buffered and self.buffered + t > self.shard_rows:
+            self.flush()
+        where = (self.shard_id, self.buffered)
+        self.buffer.append(arrays)
+        self.buffered += t
+        return where
+
+    def flush(self) -> None:
+        """Write the buffer as one shard (nothing is written when there is no output folder)."""
+        if self.buffer and self.out is not None:
+            merged = {k: np.concatenate([b[k] for b in self.buffer]) for k in self.buffer[0]}
+            np.savez_compressed(self.out / f"shard_{self.shard_id:05d}.npz", **merged)
+            self.shard_id += 1
+        self.buffer, self.buffered = [], 0
+
+
+def _convert_file(path: Path, i: int, cfg, players: str, stableid_path, shards: _RowShards, tally: dict, entry: dict) -> str:
+    """Convert one replay's chosen players into ``shards``, filling its ``index.json`` ``entry``; returns its log line.
+
+    ``tally`` holds the running ``summary``, function-name ``counts``, ``unmapped`` counter and ``names``.
+    ``entry`` is filled as the conversion goes, so a file that fails part-way keeps what was written
+    (streams already in a shard stay listed).
+
+    Raises:
+        ReplayError: the file cannot be decoded or has no player to convert.
+    """
+    summary = tally["summary"]
+    entry["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    replay = decode_replay(path)
+    entry.update(
+        version=replay.version,
+        base_build=replay.base_build,
+        map=replay.map_title,
+        map_size=list(replay.map_size),
+        game_loops=replay.game_loops,
+        players=[asdict(p) for p in replay.players],
+        observers=len(replay.observer_user_ids),
+        streams=[],
+    )
+    summary.observer_files += int(bool(replay.observer_user_ids))
+    chosen = [p for p in replay.players if p.control == "human" and (players == "humans" or p.result == "Win")]
+    if not chosen:
+        raise ReplayError(f"{path}: no {'human' if players == 'humans' else 'winning human'} player to convert")
+    for p in chosen:
+        arrays, st = extract_player(replay, p.player_id, cfg, stableid_path)
+        t = len(arrays["game_loop"])
+        arrays["replay_index"] = np.full(t, i, np.int32)
+        arrays["player_id"] = np.full(t, p.player_id, np.int8)
+        shard, row_start = shards.add(arrays)
+        entry["streams"].append(
+            {
+                "player_id": p.player_id,
+                "shard": shard,
+                "row_start": row_start,
+                "rows": t,
+                "commands": st.commands,
+                "mapped": st.mapped,
+                "selection_errors": st.selection_errors,
+                "empty_selection": st.empty_selection,
+            }
+        )
+        summary.samples += t
+        summary.commands += st.commands
+        summary.mapped += st.mapped
+        folder = summary.coverage_by_folder.setdefault(path.parent.name, [0, 0])
+        folder[0] += st.mapped
+        folder[1] += st.commands
+        summary.selection_errors += st.selection_errors
+        tally["unmapped"].update(st.unmapped)
+        tally["counts"].update(tally["names"][f] for f in arrays["function"].tolist())
+    summary.converted += 1
+    desc = ", ".join(f"P{s['player_id']} {s['rows']} rows {s['mapped']}/{s['commands']} cmds" for s in entry["streams"])
+    return f"ok    {path.name}: {replay.version} {replay.map_title!r} {desc}"
+
+
+def _dataset_meta(cfg: StreamConfig, players: str, shards: int, names: list[str], summary: ConvertSummary) -> dict:
+    """``dataset.json``: the format, the configuration, the feature and id tables, the summary."""
+    return {
+        "format_version": FORMAT_VERSION,
+        "config": asdict(cfg),
+        "players": players,
+        "shards": shards,
+        "entity_features": list(spec.REPLAY_ENTITY_FEATURES),
+        "entity_encoding": "int16; build_progress x100; x, y on the raw grid (top-left origin)",
+        "scalar_features": list(spec.REPLAY_SCALAR_FEATURES),
+        "unit_type_ids": spec.unit_type_ids().tolist(),
+        "upgrade_ids": spec.upgrade_ids().tolist(),
+        "function_names": names,
+        "summary": {
+            "files": summary.files,
+            "converted": summary.converted,
+            "errors": summary.errors,
+            "samples": summary.samples,
+            "coverage": summary.coverage,
+            "coverage_by_folder": summary.coverage_by_folder,
+            "no_op_share": summary.no_op_share,
+            "function_counts": summary.function_counts,
+        },
+    }
+
+
 def convert_replays(
     paths,
     out_dir: str | Path | None,
@@ -144,85 +257,19 @@ def convert_replays(
         raise ValueError(f"shard_rows={shard_rows!r}; expected a positive row count")
     tqdm = require("tqdm", "the progress bar").tqdm
     cfg = cfg or StreamConfig()
-    paths = [Path(p) for p in paths]
     names = [f.name for f in spec.raw_functions()]
     summary = ConvertSummary()
-    counts: collections.Counter = collections.Counter()
-    unmapped: collections.Counter = collections.Counter()
+    tally = {"summary": summary, "counts": collections.Counter(), "unmapped": collections.Counter(), "names": names}
     index = []
-    buffer: list[dict] = []
-    buffered = 0
-    shard_id = 0
     out = Path(out_dir) if out_dir is not None else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-
-    def flush():
-        nonlocal buffer, buffered, shard_id
-        if not buffer or out is None:
-            buffer, buffered = [], 0
-            return
-        merged = {k: np.concatenate([b[k] for b in buffer]) for k in buffer[0]}
-        np.savez_compressed(out / f"shard_{shard_id:05d}.npz", **merged)
-        shard_id += 1
-        buffer, buffered = [], 0
-
-    bar = tqdm(paths, desc="replays", unit="file", disable=not progress)
-    for i, path in enumerate(bar):
+    shards = _RowShards(out, shard_rows)
+    for i, path in enumerate(tqdm([Path(p) for p in paths], desc="replays", unit="file", disable=not progress)):
         summary.files += 1
         entry = {"file": str(path), "status": "ok"}
         try:
-            entry["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
-            replay = decode_replay(path)
-            entry.update(
-                version=replay.version,
-                base_build=replay.base_build,
-                map=replay.map_title,
-                map_size=list(replay.map_size),
-                game_loops=replay.game_loops,
-                players=[asdict(p) for p in replay.players],
-                observers=len(replay.observer_user_ids),
-                streams=[],
-            )
-            summary.observer_files += int(bool(replay.observer_user_ids))
-            chosen = [p for p in replay.players if p.control == "human" and (players == "humans" or p.result == "Win")]
-            if not chosen:
-                raise ReplayError(f"{path}: no {'human' if players == 'humans' else 'winning human'} player to convert")
-            for p in chosen:
-                arrays, st = extract_player(replay, p.player_id, cfg, stableid_path)
-                t = len(arrays["game_loop"])
-                arrays["replay_index"] = np.full(t, i, np.int32)
-                arrays["player_id"] = np.full(t, p.player_id, np.int8)
-                if buffered and buffered + t > shard_rows:
-                    flush()
-                entry["streams"].append(
-                    {
-                        "player_id": p.player_id,
-                        "shard": shard_id,
-                        "row_start": buffered,
-                        "rows": t,
-                        "commands": st.commands,
-                        "mapped": st.mapped,
-                        "selection_errors": st.selection_errors,
-                        "empty_selection": st.empty_selection,
-                    }
-                )
-                buffer.append(arrays)
-                buffered += t
-                summary.samples += t
-                summary.commands += st.commands
-                summary.mapped += st.mapped
-                folder = summary.coverage_by_folder.setdefault(path.parent.name, [0, 0])
-                folder[0] += st.mapped
-                folder[1] += st.commands
-                summary.selection_errors += st.selection_errors
-                unmapped.update(st.unmapped)
-                counts.update(names[f] for f in arrays["function"].tolist())
-            summary.converted += 1
-            desc = ", ".join(
-                f"P{s['player_id']} {s['rows']} rows {s['mapped']}/{s['commands']} cmds" for s in entry["streams"]
-            )
-            log(f"ok    {path.name}: {replay.version} {replay.map_title!r} {desc}")
+            log(_convert_file(path, i, cfg, players, stableid_path, shards, tally, entry))
         except ReplayError as e:
             entry.update(status=type(e).__name__, error=str(e))
             summary.errors[type(e).__name__] = summary.errors.get(type(e).__name__, 0) + 1
@@ -232,35 +279,13 @@ def convert_replays(
             summary.errors["UnexpectedError"] = summary.errors.get("UnexpectedError", 0) + 1
             log(f"error {path.name}: unexpected {type(e).__name__}: {e}")
         index.append(entry)
-        if buffered >= shard_rows:
-            flush()
-    flush()
-    summary.function_counts = dict(counts)
-    summary.unmapped = dict(unmapped)
+        if shards.buffered >= shard_rows:
+            shards.flush()
+    shards.flush()
+    summary.function_counts = dict(tally["counts"])
+    summary.unmapped = dict(tally["unmapped"])
     if out is not None:
-        meta = {
-            "format_version": FORMAT_VERSION,
-            "config": asdict(cfg),
-            "players": players,
-            "shards": shard_id,
-            "entity_features": list(spec.REPLAY_ENTITY_FEATURES),
-            "entity_encoding": "int16; build_progress x100; x, y on the raw grid (top-left origin)",
-            "scalar_features": list(spec.REPLAY_SCALAR_FEATURES),
-            "unit_type_ids": spec.unit_type_ids().tolist(),
-            "upgrade_ids": spec.upgrade_ids().tolist(),
-            "function_names": names,
-            "summary": {
-                "files": summary.files,
-                "converted": summary.converted,
-                "errors": summary.errors,
-                "samples": summary.samples,
-                "coverage": summary.coverage,
-                "coverage_by_folder": summary.coverage_by_folder,
-                "no_op_share": summary.no_op_share,
-                "function_counts": summary.function_counts,
-            },
-        }
-        (out / "dataset.json").write_text(json.dumps(meta, indent=1))
+        (out / "dataset.json").write_text(json.dumps(_dataset_meta(cfg, players, shards.shard_id, names, summary), indent=1))
         (out / "index.json").write_text(json.dumps(index, indent=1))
     log(summary.report())
     return summary
