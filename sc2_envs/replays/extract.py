@@ -302,6 +302,74 @@ def sample_labels(actions: list[RawAction], game_loops: int, cfg: StreamConfig) 
     return out
 
 
+def _stream_arrays(t_count: int, cfg: StreamConfig) -> dict[str, np.ndarray]:
+    """The zeroed (or -1 padded) arrays of one stream of ``t_count`` samples (shapes: ``extract_player``)."""
+    n, k = cfg.max_entities, cfg.max_selected
+    return {
+        "game_loop": np.zeros(t_count, np.int32),
+        "function": np.zeros(t_count, np.int16),
+        "specific_function": np.zeros(t_count, np.int16),
+        "queued": np.zeros(t_count, np.int8),
+        "delay": np.zeros(t_count, np.int16),
+        "selected": np.full((t_count, k), -1, np.int16),
+        "selected_count": np.zeros(t_count, np.int16),
+        "target_unit": np.full(t_count, -1, np.int16),
+        "target_location": np.full((t_count, 2), -1, np.int16),
+        "entities": np.zeros((t_count, n, len(spec.REPLAY_ENTITY_FEATURES)), np.int16),
+        "entity_count": np.zeros(t_count, np.int16),
+        "scalars": np.zeros((t_count, len(spec.REPLAY_SCALAR_FEATURES)), np.float32),
+        "upgrades": np.zeros((t_count, len(spec.upgrade_ids())), np.int8),
+        "unit_counts": np.zeros((t_count, spec.num_unit_types()), np.int16),
+        "build_order": np.zeros((t_count, spec.BUILD_ORDER_LENGTH), np.int16),
+    }
+
+
+class _TrackerReplay:
+    """One player's view of the replay's tracker events, replayed in game-loop order.
+
+    Holds the unit roster, the player's last ``PlayerStats`` (``stats_row``; food in supply, not
+    SC2's x4096 fixed point), the finished upgrades and the build order (seeded with the units the
+    player owns at game loop 0).
+    """
+
+    def __init__(self, tracker: list, player_id: int, unit_ids: dict, upgrade_ids: dict):
+        self.tracker, self.player_id, self.upgrade_ids = tracker, player_id, upgrade_ids
+        self.roster = Roster(unit_ids)
+        self.build_order = spec.BuildOrderTracker()
+        self.upgrades = np.zeros(len(spec.upgrade_ids()), np.int8)
+        self.stats_row = {"minerals": 0.0, "vespene": 0.0, "food_used": 0.0, "food_cap": 0.0, "food_workers": 0.0}
+        self.next = 0  # index of the first tracker event not yet applied
+        self.started = False
+
+    def advance_to(self, loop: int) -> None:
+        """Apply every tracker event up to and including game loop ``loop``."""
+        tracker, player_id = self.tracker, self.player_id
+        while self.next < len(tracker) and tracker[self.next]["_gameloop"] <= loop:
+            e = tracker[self.next]
+            self.next += 1
+            name = e["_event"].rsplit(".", 1)[-1]
+            if name == "SPlayerStatsEvent" and e["m_playerId"] == player_id:
+                st = e["m_stats"]
+                self.stats_row = {
+                    "minerals": st["m_scoreValueMineralsCurrent"],
+                    "vespene": st["m_scoreValueVespeneCurrent"],
+                    "food_used": st["m_scoreValueFoodUsed"] / 4096.0,
+                    "food_cap": st["m_scoreValueFoodMade"] / 4096.0,
+                    "food_workers": st["m_scoreValueWorkersActiveCount"],
+                }
+            elif name == "SUpgradeEvent" and e["m_playerId"] == player_id:
+                uid = self.upgrade_ids.get(e["m_upgradeTypeName"].decode("utf-8", "replace"), -1)
+                pos = spec.upgrade_index(uid) if uid >= 0 else -1
+                if pos >= 0:
+                    self.upgrades[pos] = 1
+            else:
+                self.roster.apply(e)
+            if not self.started and (self.next >= len(tracker) or tracker[self.next]["_gameloop"] > 0):
+                own0 = [(tag, u[0]) for tag, u in self.roster.units.items() if u[1] == player_id]
+                self.build_order.update([t for t, _ in own0], [u for _, u in own0])
+                self.started = True
+
+
 def extract_player(replay: DecodedReplay, player_id: int, cfg: StreamConfig, stableid_path=None) -> tuple[dict, StreamStats]:
     """Convert one player's side of a replay into arrays.
 
@@ -337,74 +405,30 @@ def extract_player(replay: DecodedReplay, player_id: int, cfg: StreamConfig, sta
     away = _RACE_IDS.get(others[0].race, 0) if others else 0
     enemy_ids = {p.player_id for p in others}
 
-    t_count, n, k = len(samples), cfg.max_entities, cfg.max_selected
-    arr = {
-        "game_loop": np.zeros(t_count, np.int32),
-        "function": np.zeros(t_count, np.int16),
-        "specific_function": np.zeros(t_count, np.int16),
-        "queued": np.zeros(t_count, np.int8),
-        "delay": np.zeros(t_count, np.int16),
-        "selected": np.full((t_count, k), -1, np.int16),
-        "selected_count": np.zeros(t_count, np.int16),
-        "target_unit": np.full(t_count, -1, np.int16),
-        "target_location": np.full((t_count, 2), -1, np.int16),
-        "entities": np.zeros((t_count, n, len(spec.REPLAY_ENTITY_FEATURES)), np.int16),
-        "entity_count": np.zeros(t_count, np.int16),
-        "scalars": np.zeros((t_count, len(spec.REPLAY_SCALAR_FEATURES)), np.float32),
-        "upgrades": np.zeros((t_count, len(spec.upgrade_ids())), np.int8),
-        "unit_counts": np.zeros((t_count, spec.num_unit_types()), np.int16),
-        "build_order": np.zeros((t_count, spec.BUILD_ORDER_LENGTH), np.int16),
-    }
-    roster = Roster(unit_ids)
-    build_order = spec.BuildOrderTracker()
-    upgrades = np.zeros(len(spec.upgrade_ids()), np.int8)
-    stats_row = {"minerals": 0.0, "vespene": 0.0, "food_used": 0.0, "food_cap": 0.0, "food_workers": 0.0}
-    tracker = replay.tracker_events
-    ti = 0
-    started = False
+    n, k = cfg.max_entities, cfg.max_selected
+    arr = _stream_arrays(len(samples), cfg)
+    events = _TrackerReplay(replay.tracker_events, player_id, unit_ids, upgrade_ids)
     last = (0, 0, 0)  # last action type, last delay, last queued
     prev_action_loop = None
     sca = {name: i for i, name in enumerate(spec.REPLAY_SCALAR_FEATURES)}
     for s, (loop, action, delay) in enumerate(samples):
-        while ti < len(tracker) and tracker[ti]["_gameloop"] <= loop:
-            e = tracker[ti]
-            ti += 1
-            name = e["_event"].rsplit(".", 1)[-1]
-            if name == "SPlayerStatsEvent" and e["m_playerId"] == player_id:
-                st = e["m_stats"]
-                stats_row = {
-                    "minerals": st["m_scoreValueMineralsCurrent"],
-                    "vespene": st["m_scoreValueVespeneCurrent"],
-                    "food_used": st["m_scoreValueFoodUsed"] / 4096.0,
-                    "food_cap": st["m_scoreValueFoodMade"] / 4096.0,
-                    "food_workers": st["m_scoreValueWorkersActiveCount"],
-                }
-            elif name == "SUpgradeEvent" and e["m_playerId"] == player_id:
-                uid = upgrade_ids.get(e["m_upgradeTypeName"].decode("utf-8", "replace"), -1)
-                pos = spec.upgrade_index(uid) if uid >= 0 else -1
-                if pos >= 0:
-                    upgrades[pos] = 1
-            else:
-                roster.apply(e)
-            if not started and (ti >= len(tracker) or tracker[ti]["_gameloop"] > 0):
-                own0 = [(tag, u[0]) for tag, u in roster.units.items() if u[1] == player_id]
-                build_order.update([t for t, _ in own0], [u for _, u in own0])
-                started = True
+        events.advance_to(loop)
+        roster = events.roster
         tags, rows = snapshot_entities(roster, player_id, enemy_ids, cfg, replay.map_size)
         own_mask = rows[:, 1] == ALLIANCE_SELF
-        build_order.update(tags[own_mask].tolist(), [roster.units[int(t)][0] for t in tags[own_mask]])
+        events.build_order.update(tags[own_mask].tolist(), [roster.units[int(t)][0] for t in tags[own_mask]])
         m = min(len(rows), n)
         arr["entities"][s, :m] = rows[:m]
         arr["entity_count"][s] = m
         counts = np.bincount(rows[own_mask, 0].astype(np.int64), minlength=spec.num_unit_types())
         arr["unit_counts"][s] = counts[: spec.num_unit_types()]
-        arr["upgrades"][s] = upgrades
-        arr["build_order"][s] = build_order.as_array()
+        arr["upgrades"][s] = events.upgrades
+        arr["build_order"][s] = events.build_order.as_array()
         arr["game_loop"][s] = loop
         sc = arr["scalars"][s]
         sc[sca["game_loop"]] = loop
         sc[sca["home_race"]], sc[sca["away_race"]] = home, away
-        for key, v in stats_row.items():
+        for key, v in events.stats_row.items():
             sc[sca[key]] = v
         sc[sca["last_action_type"]], sc[sca["last_delay"]], sc[sca["last_queued"]] = last
         arr["delay"][s] = delay
