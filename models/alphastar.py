@@ -515,41 +515,7 @@ class AlphaStarPolicy(nn.Module):
         self.res = nn.ModuleList([_ResConv(chans[-1]) for _ in range(c.n_resblocks)])
         side = c.minimap_size // 8
         self.spatial_fc = nn.Linear(chans[-1] * side * side, c.spatial_dim)
-        # scalar
-        self.stat_cols = [i for i, n in enumerate(c.scalar_features) if n in _STAT_SCALARS]
-        sc = {n: i for i, n in enumerate(c.scalar_features)}
-        self.sc = sc
-        emb, ctx = {}, {}
-        if self.stat_cols:
-            emb["stats"] = nn.Linear(len(self.stat_cols), 48)
-        for r in ("home_race", "away_race"):
-            if r in sc:
-                ctx[r] = nn.Linear(5, 16)
-        if "game_loop" in sc:
-            emb["time"] = nn.Linear(_TIME_BITS, 64)
-        if "last_action_type" in sc:
-            emb["last_action_type"] = nn.Linear(c.n_functions, 32)
-        if "last_delay" in sc:
-            emb["last_delay"] = nn.Linear(spec.MAX_DELAY + 1, 48)
-        if "last_queued" in sc:
-            emb["last_queued"] = nn.Linear(2, 64)
-        emb["upgrades"] = nn.Linear(c.n_upgrades, 32)
-        emb["unit_counts"] = nn.Linear(c.n_unit_types, 48)
-        ctx["units_buildings"] = nn.Linear(c.n_unit_types, 16)
-        ctx["upgrade"] = nn.Linear(c.n_upgrades, 16)
-        if c.use_action_type_mask:
-            ctx["available_actions"] = nn.Linear(c.n_functions, 48)
-        self.scalar_emb, self.scalar_ctx = nn.ModuleDict(emb), nn.ModuleDict(ctx)
-        bo_len = spec.BUILD_ORDER_LENGTH
-        self.bo_in = nn.Linear(c.n_unit_types + bo_len, c.build_order_dim)
-        bo_layer = nn.TransformerEncoderLayer(
-            c.build_order_dim, 2, 2 * c.build_order_dim, dropout=0.0, batch_first=True, layer_norm_eps=1e-6
-        )
-        self.bo_tf = nn.TransformerEncoder(bo_layer, c.build_order_layers, enable_nested_tensor=False)
-        emb_w = sum(m.out_features for m in emb.values())
-        ctx_w = sum(m.out_features for m in ctx.values()) + bo_len * c.build_order_dim
-        self.embedded_scalar = nn.Linear(emb_w + ctx_w, c.scalar_dim)
-        self.scalar_context = nn.Linear(ctx_w, c.context_dim)
+        self._build_scalar_encoder(c)
         # core
         self.core = nn.LSTM(c.scalar_dim + c.entity_dim + c.spatial_dim, c.lstm_hidden, c.lstm_layers, batch_first=True)
         # action type
@@ -589,7 +555,7 @@ class AlphaStarPolicy(nn.Module):
             ]
         )
         # value baselines
-        base_w = c.lstm_hidden + c.scalar_dim + c.context_dim + bo_len * c.build_order_dim
+        base_w = c.lstm_hidden + c.scalar_dim + c.context_dim + spec.BUILD_ORDER_LENGTH * c.build_order_dim
         self.base = nn.ModuleDict(
             {
                 name: nn.Sequential(
@@ -603,6 +569,43 @@ class AlphaStarPolicy(nn.Module):
             }
         )
         self._argmask = torch.as_tensor(spec.argument_masks(), dtype=torch.bool) if c.n_functions == 564 else None
+
+    def _build_scalar_encoder(self, c: AlphaStarConfig) -> None:
+        """The scalar encoder's layers: one embedding per present scalar group, the context, the build order."""
+        self.stat_cols = [i for i, n in enumerate(c.scalar_features) if n in _STAT_SCALARS]
+        sc = {n: i for i, n in enumerate(c.scalar_features)}
+        self.sc = sc
+        emb, ctx = {}, {}
+        if self.stat_cols:
+            emb["stats"] = nn.Linear(len(self.stat_cols), 48)
+        for r in ("home_race", "away_race"):
+            if r in sc:
+                ctx[r] = nn.Linear(5, 16)
+        if "game_loop" in sc:
+            emb["time"] = nn.Linear(_TIME_BITS, 64)
+        if "last_action_type" in sc:
+            emb["last_action_type"] = nn.Linear(c.n_functions, 32)
+        if "last_delay" in sc:
+            emb["last_delay"] = nn.Linear(spec.MAX_DELAY + 1, 48)
+        if "last_queued" in sc:
+            emb["last_queued"] = nn.Linear(2, 64)
+        emb["upgrades"] = nn.Linear(c.n_upgrades, 32)
+        emb["unit_counts"] = nn.Linear(c.n_unit_types, 48)
+        ctx["units_buildings"] = nn.Linear(c.n_unit_types, 16)
+        ctx["upgrade"] = nn.Linear(c.n_upgrades, 16)
+        if c.use_action_type_mask:
+            ctx["available_actions"] = nn.Linear(c.n_functions, 48)
+        self.scalar_emb, self.scalar_ctx = nn.ModuleDict(emb), nn.ModuleDict(ctx)
+        bo_len = spec.BUILD_ORDER_LENGTH
+        self.bo_in = nn.Linear(c.n_unit_types + bo_len, c.build_order_dim)
+        bo_layer = nn.TransformerEncoderLayer(
+            c.build_order_dim, 2, 2 * c.build_order_dim, dropout=0.0, batch_first=True, layer_norm_eps=1e-6
+        )
+        self.bo_tf = nn.TransformerEncoder(bo_layer, c.build_order_layers, enable_nested_tensor=False)
+        emb_w = sum(m.out_features for m in emb.values())
+        ctx_w = sum(m.out_features for m in ctx.values()) + bo_len * c.build_order_dim
+        self.embedded_scalar = nn.Linear(emb_w + ctx_w, c.scalar_dim)
+        self.scalar_context = nn.Linear(ctx_w, c.context_dim)
 
     # ------------------------------------------------------------------ helpers
     def argument_masks(self, device) -> torch.Tensor:
@@ -861,6 +864,68 @@ class AlphaStarPolicy(nn.Module):
         z = torch.zeros(self.cfg.lstm_layers, batch, self.cfg.lstm_hidden, device=device)
         return z, z.clone()
 
+    def _selected_units_head(self, enc: dict, ae: torch.Tensor, a: torch.Tensor, argm: torch.Tensor, lab, greedy: bool):
+        """The selected-units pointer network: up to ``max_selected`` picks, each a unit or end of selection.
+
+        Returns ``(logits, masks, picks, ae)``: per pick ``[BT, E+1]`` masked logits, their bool masks,
+        the ``[BT]`` chosen (or teacher-forced) index (E = end), and ``ae`` with the picked units' keys added.
+        """
+        c = self.cfg
+        BT, dev = ae.shape[0], ae.device
+        E, K = c.max_entities, c.max_selected
+        valid = enc["valid"]
+        selectable = valid if enc["alliance"] is None else valid & (enc["alliance"] == 1)
+        keys = self.su_key(enc["entity_emb"])  # [BT, E, k]
+        keys = torch.cat([keys, self.su_eof.expand(BT, 1, -1)], 1)  # [BT, E+1, k]
+        mean_key = (keys[:, :E] * valid.unsqueeze(-1)).sum(1) / enc["count"].clamp(min=1).unsqueeze(-1)
+        func = self.su_func(a)
+        hx = torch.zeros(BT, c.key_dim, device=dev)
+        cx = torch.zeros_like(hx)
+        picked = torch.zeros(BT, E + 1, dtype=torch.bool, device=dev)
+        ended = ~argm[:, 3]
+        su_logits, su_masks, su_actions = [], [], []
+        if lab is not None:
+            sel_lab = lab["selected"].long()
+            cnt = lab["selected_count"].long()
+        for k in range(K):
+            query = self.su_fc2(F.relu(self.su_fc1(ae) + func))
+            hx, cx = self.su_lstm(query, (hx, cx))
+            logits = torch.einsum("bek,bk->be", keys, hx)
+            mask = torch.cat([selectable, torch.full((BT, 1), k > 0, device=dev)], 1) & ~picked
+            # a row with no selectable unit at step 0 may only end the selection
+            mask[:, E] |= ~mask[:, :E].any(1)
+            su_logits.append(torch.where(mask, logits, torch.full_like(logits, MASKED_LOGIT)))
+            su_masks.append(mask)
+            if lab is not None:
+                idx = torch.where(
+                    k < cnt, sel_lab[:, k] if k < sel_lab.shape[1] else torch.full_like(cnt, E), torch.full_like(cnt, E)
+                ).clamp(-1, E)
+                idx = torch.where(idx < 0, torch.full_like(idx, E), idx)
+            else:
+                idx = su_logits[-1].argmax(-1) if greedy else torch.distributions.Categorical(logits=su_logits[-1]).sample()
+            idx = torch.where(ended, torch.full_like(idx, E), idx)
+            su_actions.append(idx)
+            is_unit = (idx < E) & ~ended
+            picked = picked | (F.one_hot(idx, E + 1).bool() & is_unit.unsqueeze(1))
+            chosen = keys.gather(1, idx.view(BT, 1, 1).expand(-1, 1, keys.shape[-1])).squeeze(1)
+            ae = ae + self.su_ae(chosen - mean_key) * is_unit.unsqueeze(-1).float()
+            ended = ended | (idx == E)
+        return su_logits, su_masks, su_actions, ae
+
+    def _location_logits(self, enc: dict, ae: torch.Tensor) -> torch.Tensor:
+        """``[BT, R*R]`` target-location logits: ``ae`` FiLM-conditioned over the spatial skip, upsampled x8."""
+        BT, side = ae.shape[0], self.cfg.minimap_size // 8
+        x = torch.cat([self.loc_ae(ae).reshape(BT, 4, side, side), enc["skip"]], 1)
+        x = F.relu(self.loc_in(x))
+        for blk in self.loc_res:
+            x = blk(x, ae)
+        x = F.relu(x)
+        for i, up in enumerate(self.loc_up):
+            x = up(x)
+            if i < len(self.loc_up) - 1:
+                x = F.relu(x)
+        return x.reshape(BT, -1)
+
     def forward(
         self, obs: dict, state=None, labels: dict | None = None, greedy: bool = False, first: torch.Tensor | None = None
     ):
@@ -910,44 +975,8 @@ class AlphaStarPolicy(nn.Module):
         q = choose(q_logits, "queued").clamp(0, 1)
         ae = ae + self.queued_embed(F.one_hot(q, 2).float()) * argm[:, 2:3].float()
         # selected units
-        E, K = c.max_entities, c.max_selected
+        su_logits, su_masks, su_actions, ae = self._selected_units_head(enc, ae, a, argm, lab, greedy)
         valid = enc["valid"]
-        selectable = valid if enc["alliance"] is None else valid & (enc["alliance"] == 1)
-        keys = self.su_key(enc["entity_emb"])  # [BT, E, k]
-        keys = torch.cat([keys, self.su_eof.expand(BT, 1, -1)], 1)  # [BT, E+1, k]
-        mean_key = (keys[:, :E] * valid.unsqueeze(-1)).sum(1) / enc["count"].clamp(min=1).unsqueeze(-1)
-        func = self.su_func(a)
-        hx = torch.zeros(BT, c.key_dim, device=dev)
-        cx = torch.zeros_like(hx)
-        picked = torch.zeros(BT, E + 1, dtype=torch.bool, device=dev)
-        ended = ~argm[:, 3]
-        su_logits, su_masks, su_actions = [], [], []
-        if lab is not None:
-            sel_lab = lab["selected"].long()
-            cnt = lab["selected_count"].long()
-        for k in range(K):
-            query = self.su_fc2(F.relu(self.su_fc1(ae) + func))
-            hx, cx = self.su_lstm(query, (hx, cx))
-            logits = torch.einsum("bek,bk->be", keys, hx)
-            mask = torch.cat([selectable, torch.full((BT, 1), k > 0, device=dev)], 1) & ~picked
-            # a row with no selectable unit at step 0 may only end the selection
-            mask[:, E] |= ~mask[:, :E].any(1)
-            su_logits.append(torch.where(mask, logits, torch.full_like(logits, MASKED_LOGIT)))
-            su_masks.append(mask)
-            if lab is not None:
-                idx = torch.where(
-                    k < cnt, sel_lab[:, k] if k < sel_lab.shape[1] else torch.full_like(cnt, E), torch.full_like(cnt, E)
-                ).clamp(-1, E)
-                idx = torch.where(idx < 0, torch.full_like(idx, E), idx)
-            else:
-                idx = su_logits[-1].argmax(-1) if greedy else torch.distributions.Categorical(logits=su_logits[-1]).sample()
-            idx = torch.where(ended, torch.full_like(idx, E), idx)
-            su_actions.append(idx)
-            is_unit = (idx < E) & ~ended
-            picked = picked | (F.one_hot(idx, E + 1).bool() & is_unit.unsqueeze(1))
-            chosen = keys.gather(1, idx.view(BT, 1, 1).expand(-1, 1, keys.shape[-1])).squeeze(1)
-            ae = ae + self.su_ae(chosen - mean_key) * is_unit.unsqueeze(-1).float()
-            ended = ended | (idx == E)
         # target unit
         tkeys = self.tu_key(enc["entity_emb"])
         tq = self.tu_fc2(F.relu(self.tu_fc1(ae) + self.tu_func(a)))
@@ -960,17 +989,7 @@ class AlphaStarPolicy(nn.Module):
         else:
             tu = choose(tu_logits, "target_unit")
         # location
-        side = c.minimap_size // 8
-        x = torch.cat([self.loc_ae(ae).reshape(BT, 4, side, side), enc["skip"]], 1)
-        x = F.relu(self.loc_in(x))
-        for blk in self.loc_res:
-            x = blk(x, ae)
-        x = F.relu(x)
-        for i, up in enumerate(self.loc_up):
-            x = up(x)
-            if i < len(self.loc_up) - 1:
-                x = F.relu(x)
-        loc_logits = x.reshape(BT, -1)
+        loc_logits = self._location_logits(enc, ae)
         loc = lab["target_location"].long() if lab is not None else choose(loc_logits, "target_location")
         # baselines
         hb = torch.cat([lstm_out, enc["embedded_scalar"], ctx, enc["build_order"]], -1)
