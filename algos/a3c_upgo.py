@@ -10,14 +10,17 @@ mini-AlphaStar's ``AlphaStarPolicy`` on the full game against the built-in bot f
     python algos/a3c_upgo.py --map Simple64 --init runs/bc/bc.pt --teacher runs/bc/bc.pt --kl-coef 0.02 --gamma 1
 
 The SMAC and full-game paths differ only in their ``LearnerPieces`` (actor target, collation, loss,
-checkpoint): ``smac_pieces`` here, ``fullgame_pieces`` from ``sc2_envs.training.fullgame_rl`` and
-``models.alphastar_rl`` (per-head V-trace, UPGO and teacher KL over AlphaStar's action arguments).
+checkpoint): ``smac_pieces`` here (``run_actor``, ``collate``, ``learner_loss``), ``fullgame_pieces`` from
+``sc2_envs.training.learner_models`` (``sc2_envs.training.fullgame_rl`` and ``models.alphastar_rl``: per-head
+V-trace, UPGO and teacher KL over AlphaStar's action arguments).
 
 Processes: the learner (this process) owns the optimizer; ``--num-actors`` actors (``spawn``ed
 processes, or Ray actors with ``--backend ray``) each own a batch of envs, act with the latest
 published policy and send unrolls of ``--unroll-length`` env steps. Each actor writes its own log
 ``runs/<run>/actor_<slot>_gen<g>.log``, heartbeats, and is reported within seconds when it dies or
-stalls (stack dump from ``faulthandler`` on SIGUSR1); ``--restart-actors`` replaces it.
+stalls (stack dump from ``faulthandler`` on SIGUSR1); ``--restart-actors`` replaces it. The run's
+bookkeeping (actor pool, event log, TensorBoard, checkpoints, resume, signals) is
+``sc2_envs.training.async_learner``; the flag checks ``sc2_envs.training.async_learner_checks``.
 
 Each run gets a new folder ``<run_dir>/<map>__<exp_name>__<seed>__<unix time>`` (``-2``, ``-3``, ...
 if taken) with ``run_meta.json`` (config, git commit, package versions; ``sc2_envs.training.run``). Every
@@ -48,13 +51,9 @@ if not (os.environ.get("OMP_WAIT_POLICY") or os.environ.get("GOMP_SPINCOUNT")):
 
 import functools
 import importlib
-import json
-import multiprocessing as mp
 import random
 import sys
 import time
-from collections import deque
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -62,41 +61,29 @@ import numpy as np
 import torch
 from torch import nn
 
-from models import (
-    ACTOR_TYPES,
-    ClassPolicy,
-    MaskedCategorical,
-    build_critic,
-    build_models,
-)
+from models import ClassPolicy, MaskedCategorical
 from models.offpolicy_losses import masked_kl, masked_mean, td_lambda_returns, upgo_returns, vtrace
 from sc2_envs.training import allocator
-from sc2_envs.training.checkpoints import load_checkpoint, load_torch_file, save_checkpoint
-from sc2_envs.training.cli import check_out_dir, cli_error, flowing_help, given_fields, refuse_computed_flags, resume_args
-from sc2_envs.training.progress import resume_hint
-from sc2_envs.training.run import (
-    RESUME_FILE,
-    GracefulStop,
-    load_resume,
-    make_run_dir,
-    note_resume,
-    rng_state,
-    save_resume,
-    set_rng_state,
-    starting_lineage,
-    tune_allocator,
-    write_run_meta,
+from sc2_envs.training.async_learner import (
+    ACTOR_SPAWN_KEY,  # noqa: F401 - public name of this script (tests, docs)
+    AsyncLearnerRun,
+    LearnerPieces,
+    actor_seed,
+    discard_unstarted_run,
+    open_run_dir,
+    print_configuration,
+    resume_learner_args,
 )
+from sc2_envs.training.async_learner_checks import check_async_learner_args as check_args
+from sc2_envs.training.async_learner_checks import is_full_game
+from sc2_envs.training.checkpoints import save_checkpoint
+from sc2_envs.training.cli import flowing_help, given_fields, refuse_computed_flags
+from sc2_envs.training.learner_models import fullgame_pieces, smac_models
+from sc2_envs.training.run import tune_allocator
 from sc2_envs.training.wait_policy import wait_policy_line
-from sc2_envs.vector.actor_pool import (
-    ActorFailure,
-    ActorPoolConfig,
-    ActorSupervisor,
-    SharedWeights,
-    make_actor_pool,
-)
 
 ALGORITHM = os.path.basename(__file__)[: -len(".py")]  # recorded in every checkpoint (models.save_checkpoint)
+SCRIPT = f"{ALGORITHM}.py"  # a resume file names the script that wrote it
 
 
 @dataclass
@@ -243,51 +230,6 @@ def make_actor_env(args: Args, num_envs: int, seed: int | np.random.SeedSequence
 
 # ------------------------------------------------------------------------------------------------
 # actor side
-
-ACTOR_SPAWN_KEY = 0x61637472
-"""First spawn-key word of actor seeds (ASCII "actr"): training envs of ``make_batched(seed=s)`` have spawn
-key ``(b,)`` and evaluation envs ``(sc2_envs.sim.rng.EVAL_SPAWN_KEY, ...)``, so actor streams are disjoint
-from both by construction."""
-
-
-def actor_seed(seed: int, slot: int, gen: int, session: int = 0) -> np.random.SeedSequence:
-    """The seed of actor ``slot`` in generation ``gen`` (restarts) of session ``session`` (0 for a fresh run,
-    +1 per ``--resume``) of the run seeded ``seed``.
-
-    ``SeedSequence(seed, spawn_key=(ACTOR_SPAWN_KEY, slot, gen))`` in the first session, with ``session``
-    appended to the key after a resume (so a resumed run does not replay its first battles): NumPy seed splitting
-    (numpy/random/bit_generator.pyx), so no (run seed, slot, generation) triple shares a stream with
-    another; an offset such as ``seed + 10_000 * (slot + 1)`` made run seeds 10,000 apart share actors.
-    The actor's envs get env ``b``'s child ``(ACTOR_SPAWN_KEY, slot, gen, b)`` from ``make_batched``.
-
-    Raises:
-        ValueError: ``seed``, ``slot`` or ``gen`` is not a non-negative int (the message names it).
-    """
-    for name, v in (("seed", seed), ("slot", slot), ("gen", gen), ("session", session)):
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0:
-            raise ValueError(f"actor_seed: {name} must be a non-negative int, got {v!r}")
-    key = (ACTOR_SPAWN_KEY, int(slot), int(gen)) + ((int(session),) if session else ())
-    return np.random.SeedSequence(int(seed), spawn_key=key)
-
-
-def pool_config(args: Args) -> ActorPoolConfig:
-    """The actor pool's settings from the command line."""
-    return ActorPoolConfig(
-        num_actors=args.num_actors,
-        backend=args.backend,
-        queue_size=args.queue_size,
-        heartbeat_interval=args.heartbeat_interval,
-        heartbeat_timeout=args.heartbeat_timeout,
-        stall_timeout=args.stall_timeout,
-        startup_timeout=args.startup_timeout,
-        torch_threads=args.torch_threads,
-        restart_actors=args.restart_actors,
-        max_restarts=args.max_restarts,
-        ray_address=args.ray_address,
-        ray_actor_cpus=args.ray_actor_cpus,
-        process_name="a3c-actor",
-        failure_hint="rerun with --restart-actors to replace failed actors",
-    )
 
 
 def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
@@ -443,24 +385,6 @@ def learner_loss(policy, critic, teacher, batch: dict, args: Args) -> tuple[torc
     return loss, logs
 
 
-@dataclass
-class LearnerPieces:
-    """What the SMAC and the full-game learners do differently; ``_train`` runs either."""
-
-    modules: dict[str, nn.Module]
-    """the trained modules by their key in resume.pt (optimised in this order)"""
-    published: nn.Module
-    """the module whose weights the actors act with"""
-    target: Callable
-    """the actor pool's target ``(slot, gen, channel)``"""
-    collate: Callable[[list[dict], torch.device], dict]
-    loss: Callable[[dict], tuple[torch.Tensor, dict]]
-    save: Callable[[Path, int], None]
-    """write the model checkpoint ``(path, env_steps)`` atomically"""
-    lineage: list
-    summary: str
-
-
 def smac_pieces(args: Args, device: torch.device, resumed: dict | None) -> LearnerPieces:
     """The SMAC learner: ``ClassPolicy`` actors (heads = agents), a central critic, ``learner_loss``."""
     import sc2_envs
@@ -468,32 +392,7 @@ def smac_pieces(args: Args, device: torch.device, resumed: dict | None) -> Learn
     # Layouts of the real-SC2 backend equal the simulator's (docs/backends.md), so the sim gives env_info for both.
     probe = sc2_envs.make_batched(args.map, num_envs=1) if not args.env_factory else make_actor_env(args, 1, args.seed)
     env_info = probe.get_env_info()
-    if args.init:
-        policy, _, ckpt = load_checkpoint(args.init, env_info, device, with_critic=False)
-        if "critic" in ckpt:
-            _, critic, _ = load_checkpoint(args.init, env_info, device, with_critic=True)
-        else:
-            critic = build_critic(
-                env_info,
-                policy.actor_type,
-                policy.hparams["hidden"],
-                policy.hparams["heads"],
-                policy.hparams["layers"],
-                device=device,
-            )
-        print(f"student initialised from {args.init} (trained on {ckpt['config']['map_name']})")
-    else:
-        policy, critic = build_models(env_info, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device)
-        ckpt = None
-    lineage = starting_lineage(args.init, ckpt, resumed)  # saved in every checkpoint
-    teacher = None
-    if args.teacher:  # before the actors start: a teacher that does not fit the map is bad input, not an actor failure
-        teacher, _, tck = load_checkpoint(args.teacher, env_info, device, with_critic=False)
-        teacher.eval().requires_grad_(False)
-        print(
-            f"teacher {args.teacher} ({tck['config']['actor_type']}, trained on {tck['config']['map_name']}), "
-            f"kl_coef {args.kl_coef}"
-        )
+    policy, critic, teacher, lineage = smac_models(args, env_info, device, resumed)
 
     def save(path: Path, env_steps: int) -> None:
         extra = {"lineage": lineage} if lineage else None
@@ -514,435 +413,61 @@ def smac_pieces(args: Args, device: torch.device, resumed: dict | None) -> Learn
     )
 
 
-FULL_GAME_MAPS = ("Simple64",)
-"""``--map`` values that train ``AlphaStarPolicy`` on FullGame-v0 (``--env-backend sim``: the lite engine)."""
-
-
-def is_full_game(args: Args) -> bool:
-    """``--map`` names a full-game map (``FULL_GAME_MAPS``) rather than a SMAC one."""
-    return args.map in FULL_GAME_MAPS
-
-
-def fullgame_pieces(args: Args, device: torch.device, resumed: dict | None) -> LearnerPieces:
-    """The full-game learner: ``AlphaStarPolicy`` from ``--init`` (an SL checkpoint), its win/loss
-    baseline as the value, per-head V-trace / UPGO and the per-head KL to ``--teacher``
-    (``sc2_envs.training.fullgame_rl``, ``models.alphastar_rl``)."""
-    from models.alphastar import load_alphastar, save_alphastar
-    from models.alphastar_rl import OffPolicySettings
-    from sc2_envs.training.checkpoints import file_sha256
-    from sc2_envs.training.fullgame_rl import FullGameActorSettings, FullGameLearner, collate_unrolls, run_fullgame_actor
-
-    try:  # bad input, reported before the actors start
-        model, _ = load_alphastar(args.init, device)
-        teacher = load_alphastar(args.teacher, device)[0] if args.teacher else None
-        settings = OffPolicySettings(**{k: getattr(args, k) for k in OffPolicySettings.__dataclass_fields__})
-        learner = FullGameLearner(model, teacher, settings)  # checks that the teacher fits the student
-    except ValueError as e:
-        raise SystemExit(f"--map {args.map}: {e}") from None
-    cfg = model.cfg
-    if resumed is not None and resumed.get("lineage"):
-        lineage = list(resumed["lineage"])
-    else:
-        lineage = [{"path": args.init, "resolved": str(Path(args.init).resolve()), "sha256": file_sha256(args.init)}]
-    env_kwargs = {
-        "step_mul": args.step_mul,
-        "game_steps_per_episode": args.game_steps_per_episode,
-        "max_entities": args.max_entities,
-        "raw_resolution": cfg.raw_resolution,
-        "minimap_resolution": cfg.minimap_size,
-    }
-    actor_settings = FullGameActorSettings(
-        "lite" if args.env_backend == "sim" else "sc2", args.envs_per_actor, args.unroll_length, env_kwargs
-    )
-    seed_fn = functools.partial(actor_seed, args.seed, session=args.session)
-
-    def save(path: Path, env_steps: int) -> None:
-        extra = {"rl": {"algorithm": ALGORITHM, "args": asdict(args), "env_steps": env_steps}, "lineage": lineage}
-        save_alphastar(str(path), model, extra)  # atomic, loadable with weights_only=True
-
-    teacher_line = f", teacher {args.teacher} (kl_coef {args.kl_coef})" if teacher is not None else ""
-    return LearnerPieces(
-        modules={"actors": model},
-        published=model,
-        target=functools.partial(run_fullgame_actor, actor_settings, cfg.to_dict(), seed_fn),
-        collate=collate_unrolls,
-        loss=learner.loss,
-        save=save,
-        lineage=lineage,
-        summary=(
-            f"{args.map} (FullGame-v0, {actor_settings.backend}): AlphaStarPolicy from {args.init} "
-            f"({sum(p.numel() for p in model.parameters()):,} parameters){teacher_line}"
-        ),
-    )
-
-
-def saved_models_text(run_dir: Path, exp_name: str) -> str:
-    """The end-of-run line's part naming the model files the run folder holds.
-
-    Args:
-        run_dir: the run folder.
-        exp_name: ``--exp-name``; the files are ``<exp_name>.pt`` (last) and ``<exp_name>_best.pt`` (best
-            rolling train win rate, written only once some episode has ended).
-
-    Returns:
-        e.g. ``"model saved to runs/x/a3c_upgo.pt (best: a3c_upgo_best.pt)"``; only the files that exist
-        are named (``"no model file in runs/x"`` when neither does).
-    """
-    last, best = run_dir / f"{exp_name}.pt", run_dir / f"{exp_name}_best.pt"
-    if not last.is_file():
-        return f"best model saved to {best}" if best.is_file() else f"no model file in {run_dir}"
-    text = f"model saved to {last}"
-    if best.is_file():
-        return f"{text} (best: {best.name})"
-    return f"{text} (no {best.name}: no episode ended, so there is no win rate to rank by)"
-
-
-def env_rate(steps: int, seconds: float) -> float | None:
-    """Env steps per second over a measured interval.
-
-    Args:
-        steps: env steps (summed over games) that arrived within the interval.
-        seconds: the interval's length in wall-clock seconds.
-
-    Returns:
-        ``steps / seconds``, or None when nothing was measured yet (``seconds <= 0`` or ``steps <= 0``,
-        e.g. at the update that the first trajectory completes), rather than a rate over a zero interval.
-    """
-    if seconds <= 0 or steps <= 0:
-        return None
-    return steps / seconds
-
-
-def check_fullgame_env_flags(args: Args) -> None:
-    """Refuse FullGame-v0 options that its envs would refuse in every actor (``FullGameEnv``, and for
-    ``--env-backend sim`` the lite engine's ``sc2_envs.lite.env.MAX_SIZES``).
-
-    Raises:
-        SystemExit: status 2 (``cli_error``) for ``--step-mul`` below 1 game loop, ``--game-steps-per-episode``
-            below 0 (0: no limit), or ``--max-entities`` below 1 or, on the lite engine, above its limit (65,536).
-    """
-    from sc2_envs.lite.env import MAX_SIZES
-
-    if args.step_mul < 1:
-        cli_error(f"--step-mul {args.step_mul}: expected game loops per env step >= 1 (8: half a normal-speed second)")
-    if args.game_steps_per_episode < 0:
-        cli_error(f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops >= 0 (0: no limit)")
-    top = MAX_SIZES["max_entities"] if args.env_backend == "sim" else None
-    if args.max_entities < 1 or (top is not None and args.max_entities > top):
-        expected = f"an int in [1, {top}] (the lite engine's limit)" if top is not None else "an int >= 1"
-        cli_error(f"--max-entities {args.max_entities}: expected entity rows per observation, {expected}")
-
-
-def check_checkpoint_kinds(args: Args) -> None:
-    """Read ``--init`` and ``--teacher`` (CPU, ``weights_only``) and refuse a file that is not a torch
-    checkpoint, a checkpoint of the other kind of run (``models.alphastar`` for ``--map Simple64``,
-    ``models.save_checkpoint`` for a SMAC map), or, for the full game, ``--max-entities`` below the entity
-    rows the ``--init`` model was built for (``config.max_entities``).
-
-    Raises:
-        SystemExit: status 2 (``cli_error``), naming the flag, the path and what was expected.
-    """
-    from models.alphastar import CHECKPOINT_FORMAT as FULL_GAME_FORMAT
-
-    for name in ("init", "teacher"):
-        path = getattr(args, name)
-        if not path:
-            continue
-        try:
-            ckpt = load_torch_file(path)
-        except (OSError, ValueError) as e:
-            cli_error(f"--{name} {e}")
-        found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
-        if is_full_game(args) and found != FULL_GAME_FORMAT:
-            cli_error(
-                f"--{name} {path}: --map {args.map} trains AlphaStarPolicy and needs a full-game checkpoint "
-                f"(format {FULL_GAME_FORMAT}, models.alphastar.save_alphastar: bc_reweight.py); this one is {found!r}"
-            )
-        if not is_full_game(args) and found == FULL_GAME_FORMAT:
-            cli_error(
-                f"--{name} {path} is a full-game (AlphaStarPolicy, {FULL_GAME_FORMAT}) checkpoint: train it with "
-                f"--map {' or '.join(FULL_GAME_MAPS)} (FullGame-v0), not on the SMAC map {args.map}"
-            )
-        cfg = ckpt.get("config") if isinstance(ckpt, dict) else None
-        if name == "init" and is_full_game(args) and isinstance(cfg, dict) and "max_entities" in cfg:
-            rows = int(cfg["max_entities"])  # a config without it is refused when the model is built (load_alphastar)
-            if args.max_entities < rows:
-                cli_error(
-                    f"--max-entities {args.max_entities} is below the {rows} entity rows of the --init model "
-                    f"({path}, config.max_entities): it would see only the first {args.max_entities} units; "
-                    f"give --max-entities {rows} or more"
-                )
-
-
-def check_args(args: Args) -> None:
-    """Clear errors for bad or inconsistent options, before any process starts."""
-    from sc2_envs import list_maps
-
-    if is_full_game(args):
-        if not args.init:
-            raise SystemExit(f"--map {args.map} trains AlphaStarPolicy from a supervised checkpoint: give --init PATH")
-        if args.env_factory:
-            raise SystemExit(f"--env-factory builds SMAC envs; --map {args.map} plays FullGame-v0")
-        check_fullgame_env_flags(args)
-    elif not args.env_factory and args.map not in list_maps():
-        raise SystemExit(f"--map {args.map!r}; expected one of {', '.join(list_maps() + list(FULL_GAME_MAPS))}")
-    if args.kl_coef < 0:
-        raise SystemExit(f"--kl-coef {args.kl_coef}; expected >= 0")
-    if args.kl_coef > 0 and not args.teacher:
-        raise SystemExit(
-            f"--kl-coef {args.kl_coef} > 0 needs --teacher PATH (a BC or HAPPO checkpoint); "
-            "the teacher is never guessed from a folder"
-        )
-    if args.teacher and args.kl_coef == 0:
-        no_effect = f"--teacher {args.teacher!r} with --kl-coef 0: the teacher would have no effect (its KL is weighted by 0)"
-        if not args.resume:
-            raise SystemExit(f"{no_effect}; set --kl-coef > 0 (e.g. 0.02) or drop --teacher")
-        # a run saved before this was refused: neither flag may change on --resume, so say it and go on
-        print(f"note: {no_effect}; this run was started so, and a resumed run keeps both flags", flush=True)
-    for name in ("teacher", "init"):
-        path = getattr(args, name)
-        if path and not Path(path).is_file():
-            raise SystemExit(f"--{name} {path!r} is not a file; expected a checkpoint written by models.save_checkpoint")
-    check_checkpoint_kinds(args)
-    if args.backend not in ("process", "ray"):
-        raise SystemExit(f"--backend {args.backend!r}; expected 'process' or 'ray'")
-    if args.env_backend not in ("sim", "sc2"):
-        raise SystemExit(f"--env-backend {args.env_backend!r}; expected 'sim' or 'sc2'")
-    if args.env_backend == "sc2" and not args.env_factory:
-        from sc2_envs.full_game.env import SC2NotFoundError, find_sc2_binary
-
-        try:
-            find_sc2_binary()
-        except SC2NotFoundError as e:  # names SC2PATH and the install steps
-            cli_error(f"--env-backend sc2: {e}")
-        if args.envs_per_actor != 1 and not is_full_game(args):
-            raise SystemExit(f"--env-backend sc2 runs one game per actor: use --envs-per-actor 1 (got {args.envs_per_actor})")
-    if args.actor not in ACTOR_TYPES:
-        raise SystemExit(f"--actor {args.actor!r}; expected one of {', '.join(ACTOR_TYPES)}")
-    for name in (
-        "num_actors",
-        "envs_per_actor",
-        "unroll_length",
-        "batch_unrolls",
-        "queue_size",
-        "checkpoint_interval",
-        "win_window",
-    ):
-        if getattr(args, name) < 1:
-            raise SystemExit(f"--{name.replace('_', '-')} {getattr(args, name)}; expected >= 1")
-    if not args.resume:  # a new run folder goes under --run-dir: a file in the way is a traceback from mkdir otherwise
-        try:
-            check_out_dir(args.run_dir, "--run-dir")
-        except ValueError as e:
-            raise SystemExit(str(e)) from None
-    if args.heartbeat_timeout <= args.heartbeat_interval:
-        raise SystemExit(
-            f"--heartbeat-timeout {args.heartbeat_timeout} must exceed --heartbeat-interval {args.heartbeat_interval}"
-        )
-
-
 RESUME_CHANGEABLE = (
-    "total_timesteps",
-    "time_budget_s",
-    "torch_threads",
-    "cuda",
-    "num_actors",
-    "backend",
-    "ray_address",
-    "ray_actor_cpus",
-    "queue_size",
-    "restart_actors",
-    "max_restarts",
-    "heartbeat_interval",
-    "heartbeat_timeout",
-    "stall_timeout",
-    "startup_timeout",
-    "print_interval_s",
-    "checkpoint_interval",
-)
+    "total_timesteps", "time_budget_s", "torch_threads", "cuda", "num_actors", "backend", "ray_address", "ray_actor_cpus",
+    "queue_size", "restart_actors", "max_restarts", "heartbeat_interval", "heartbeat_timeout", "stall_timeout",
+    "startup_timeout", "print_interval_s", "checkpoint_interval",
+)  # fmt: skip
 """The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
 
 
 def main(args: Args, given: frozenset[str] | None = None) -> int:
     """Train (or continue, ``--resume``); returns the exit status. ``given``: the flags the command line set
     (``given_fields``; None: those that differ from their defaults), which ``--resume`` applies or checks."""
-    resumed = None
+    resumed = run_dir = None
     if args.resume:  # continue a run: its saved Args, with the flags a continuation may change
-        try:
-            resumed, run_dir = load_resume(args.resume, script=os.path.basename(__file__))
-            resume_from = args.resume
-            args = resume_args(resumed["args"], args, Args(), RESUME_CHANGEABLE, given)
-        except (OSError, ValueError) as e:
-            cli_error(str(e))
-        args.resume, args.session = resume_from, int(resumed["args"].get("session", 0)) + 1
+        args, resumed, run_dir = resume_learner_args(args, Args(), RESUME_CHANGEABLE, given, SCRIPT)
     check_args(args)
     allocator_line = tune_allocator()
-    device = "cuda" if torch.cuda.is_available() and args.cuda else "cpu"  # the learner's (_train)
-    if resumed is None:  # a new folder, never an existing one
-        run_dir = make_run_dir(args.run_dir, f"{args.map}__{args.exp_name}__{args.seed}__{int(time.time())}")
-        write_run_meta(run_dir, args, run_name=run_dir.name, script=os.path.basename(__file__), device=device)
-    else:
-        note_resume(run_dir, from_global_step=resumed["global_step"], session=args.session, config=args, device=device)
+    device = "cuda" if torch.cuda.is_available() and args.cuda else "cpu"  # the learner's (train)
+    run_dir = open_run_dir(args, resumed, run_dir, SCRIPT, device)
     if args.torch_threads > 0:  # before wait_policy_line, which names the count in effect
         torch.set_num_threads(args.torch_threads)
-    try:
+    with discard_unstarted_run(run_dir, resumed):  # failed before training started: leave no run folder
         print(allocator_line)
         print(wait_policy_line())
-        return _train(args, run_dir, resumed)
-    except BaseException:
-        if resumed is None and not (run_dir / "learner_events.log").exists():
-            import shutil
-
-            shutil.rmtree(run_dir, ignore_errors=True)  # failed before training started: leave no run folder
-        raise
+        return train(args, run_dir, resumed)
 
 
-def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
-    """The learner: start the actors, update until a stop condition, checkpoint; returns the exit status."""
-    print("effective configuration:")
-    for k, v in asdict(args).items():
-        print(f"  {k} = {v!r}")
-    print(
-        f"  (derived) batch = {args.batch_unrolls} x {args.envs_per_actor} envs x {args.unroll_length} steps "
-        f"= {args.batch_unrolls * args.envs_per_actor * args.unroll_length} env steps per update; run dir {run_dir}",
-        flush=True,
-    )
+def train(args: Args, run_dir: Path, resumed: dict | None) -> int:
+    """The learner: start the actors, update on their unrolls until a stop condition, checkpoint; returns the
+    exit status (0; 1 when an actor failed without --restart-actors; 130 on KeyboardInterrupt)."""
+    print_configuration(args, run_dir)
 
+    # TRY NOT TO MODIFY: seeding
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     torch.backends.cudnn.deterministic = args.torch_deterministic  # torch's thread count: set by main
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
 
-    pieces = (fullgame_pieces if is_full_game(args) else smac_pieces)(args, device, resumed)
-    if resumed is not None:  # before the actors start, so that they act with the resumed weights
-        for key, module in pieces.modules.items():
-            module.load_state_dict(resumed[key])
-    policy, lineage = pieces.published, pieces.lineage
+    pieces = fullgame_pieces(args, device, resumed, ALGORITHM) if is_full_game(args) else smac_pieces(args, device, resumed)
     params = [p for m in pieces.modules.values() for p in m.parameters()]
     # Actors start first: their start-up (interpreter, imports, env) overlaps the rest of the learner's.
-    ctx = mp.get_context("spawn")
-    weights = SharedWeights({k: v.cpu() for k, v in policy.state_dict().items()}, ctx)
-    weights.publish(policy.state_dict())
-    config = pool_config(args)
-    try:
-        pool = make_actor_pool(config, pieces.target, weights, run_dir, ctx)
-    except ImportError as e:
-        raise SystemExit(f"--backend {args.backend}: {e}") from None
-    log_file = open(run_dir / "learner_events.log", "a", buffering=1)  # noqa: SIM115 - closed in the finally below
-
-    def say(msg: str) -> None:
-        stamp = time.strftime("%H:%M:%S")
-        log_file.write(f"[{stamp}] {msg}\n")
-        try:
-            print(f"[learner {stamp}] {msg}", flush=True)
-        except OSError:
-            pass  # a closed terminal or pipe must not end the run; learner_events.log has every line
-
-    supervisor = ActorSupervisor(pool, config, say)
-    start = time.monotonic()
-    env_steps = updates = 0
-    trained_steps = 0
-    update_time = 0.0
-    elapsed_before = 0.0
-    best = None
-    window: deque = deque(maxlen=args.win_window)
-    if resumed is not None:
-        env_steps, updates, trained_steps = (int(resumed[k]) for k in ("global_step", "updates", "trained_steps"))
-        elapsed_before, best = float(resumed["elapsed_s"]), resumed["best"]
-        window.extend(tuple(e) for e in resumed["window"])
-    buffer: list[dict] = []
-    stop = GracefulStop()
-    last_print = last_item = start
-    first_item, steps_at_first = None, 0
-    rc = 0
-    writer = None
-    try:
-        supervisor.start_all()
+    with AsyncLearnerRun(args, run_dir, resumed, pieces) as run:  # on leaving: actors stopped, logs closed
         optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
-        if resumed is not None:
-            optimizer.load_state_dict(resumed["optimizer"])
-            set_rng_state(resumed["rng"])
-            say(
-                f"resumed from {run_dir / RESUME_FILE} at update {updates}, {env_steps} env steps "
-                f"(session {args.session}: new actor env seeds)"
-            )
-
-        def save_model_file(path: Path) -> None:
-            pieces.save(path, env_steps)  # written atomically
-
-        def checkpoint() -> None:
-            """Last and best checkpoints and the resume state (at an update boundary)."""
-            nonlocal best
-            save_model_file(run_dir / f"{args.exp_name}.pt")
-            wr = float(np.mean([e[2] for e in window])) if window else None
-            if wr is not None and (best is None or wr >= best):  # rolling train win rate; the latest among ties
-                best = wr
-                save_model_file(run_dir / f"{args.exp_name}_best.pt")
-            save_resume(
-                run_dir / RESUME_FILE,
-                {
-                    "args": asdict(args),
-                    "lineage": lineage,
-                    "global_step": env_steps,
-                    "updates": updates,
-                    "trained_steps": trained_steps,
-                    "elapsed_s": elapsed_before + time.monotonic() - start,
-                    "best": best,
-                    "window": [list(e) for e in window],
-                    **{key: module.state_dict() for key, module in pieces.modules.items()},
-                    "optimizer": optimizer.state_dict(),
-                    "rng": rng_state(),
-                },
-            )
-
-        print(f"{pieces.summary} | learner on {device}", flush=True)
-        from torch.utils.tensorboard import SummaryWriter  # here, not at the top: spawned actors re-import this file
-
-        # a resumed run drops the events logged after its resume state (e.g. after a hard kill)
-        writer = SummaryWriter(str(run_dir), purge_step=None if resumed is None else env_steps + 1)
-        if resumed is None:
-            table = "\n".join(f"|{k}|{v}|" for k, v in asdict(args).items())
-            writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + table)
-        start = time.monotonic()
-        stop.install()  # SIGINT / SIGTERM: finish the update, checkpoint, stop the actors, exit 0
-        while True:
-            if stop.requested:
-                say(f"{stop.reason}: stopping after update {updates}, {env_steps} env steps")
-                break
-            if env_steps >= args.total_timesteps:
-                say(f"total_timesteps reached: {env_steps} env steps")
-                break
-            if args.time_budget_s > 0 and time.monotonic() - start > args.time_budget_s:
-                say(f"time budget of {args.time_budget_s:.0f} s reached after {env_steps} env steps")
-                break
-            supervisor.check()
-            # A short poll that never ends the run: an empty queue only means the actors are busy (episodes
-            # on the real game can take many minutes); mini-AlphaStar's consumer quit on a queue timeout.
-            item = pool.get(timeout=0.1)
-            now = time.monotonic()
+        run.start(optimizer, f"{pieces.summary} | learner on {device}")  # on --resume: optimiser state, learner RNG
+        buffer: list[dict] = []
+        while not run.should_stop():  # a signal, --total-timesteps or --time-budget-s
+            item = run.receive()  # checks the actors, then waits up to 0.1 s for an unroll
             if item is None:
-                if now - last_item > 60 and now - last_print > 60:
-                    say(f"waiting for trajectories for {now - last_item:.0f} s; queue depth {pool.depth()}")
-                    last_print = now
                 continue
-            last_item = now
-            steps = int(item["reward"].size)
-            if first_item is None:  # the env rate counts what arrives after the first trajectory, over the time since it
-                first_item, steps_at_first = now, env_steps + steps
-            env_steps += steps
-            for ret, length, won in item["episodes"]:
-                window.append((ret, length, won))
-            if item["episodes"]:
-                rets = np.array([e[0] for e in item["episodes"]])
-                writer.add_scalar("charts/episodic_return", float(rets.mean()), env_steps)
-                writer.add_scalar("charts/episodic_length", float(np.mean([e[1] for e in item["episodes"]])), env_steps)
-            writer.add_scalar(f"actors/env_sps/actor_{item['slot']}", steps / max(item["act_time_s"], 1e-9), env_steps)
-            writer.add_scalar("charts/policy_lag", weights.version - item["version"], env_steps)
             buffer.append(item)
             if len(buffer) < args.batch_unrolls:
                 continue
-            lag = float(np.mean([weights.version - t["version"] for t in buffer]))
+
+            # ALGO LOGIC: one update on batch_unrolls unrolls, acted with (possibly older) published weights
+            lag = run.policy_lag(buffer)
             batch = pieces.collate(buffer, device)
             buffer = []
             t0 = time.monotonic()
@@ -951,64 +476,16 @@ def _train(args: Args, run_dir: Path, resumed: dict | None) -> int:
             loss.backward()
             grad_norm = nn.utils.clip_grad_norm_(params, args.max_grad_norm)
             optimizer.step()
-            version = weights.publish(policy.state_dict())
-            update_time += time.monotonic() - t0
-            updates += 1
-            trained_steps += int(batch["reward"].numel())
-            elapsed = time.monotonic() - start
+            version = run.publish()  # the actors act with it from their next unroll
+
+            # TRY NOT TO MODIFY: record the losses; counters, charts, progress line and checkpoints
+            update_s = time.monotonic() - t0
             for k, v in logs.items():
-                writer.add_scalar(k, float(v.detach()), env_steps)
-            writer.add_scalar("losses/grad_norm", float(grad_norm), env_steps)
-            win_rate = float(np.mean([e[2] for e in window])) if window else float("nan")
-            mean_ret = float(np.mean([e[0] for e in window])) if window else float("nan")
-            env_sps = env_rate(env_steps - steps_at_first, now - first_item)
-            learner_sps = trained_steps / max(update_time, 1e-9)
-            writer.add_scalar("charts/win_rate_window", win_rate, env_steps)
-            writer.add_scalar("charts/return_window", mean_ret, env_steps)
-            if env_sps is not None:
-                writer.add_scalar("charts/env_SPS", env_sps, env_steps)
-            writer.add_scalar("charts/learner_SPS", learner_sps, env_steps)
-            writer.add_scalar("charts/queue_depth", pool.depth(), env_steps)
-            writer.add_scalar("charts/policy_lag_batch", lag, env_steps)
-            writer.add_scalar("charts/policy_version", version, env_steps)
-            writer.add_scalar("charts/actor_restarts", supervisor.restarts, env_steps)
-            writer.add_scalar("charts/episodes_in_window", len(window), env_steps)  # <= --win-window, not a total
-            if time.monotonic() - last_print > args.print_interval_s:
-                last_print = time.monotonic()
-                say(
-                    f"update {updates} | env steps {env_steps} | env SPS {'n/a' if env_sps is None else f'{env_sps:.0f}'} | learner SPS {learner_sps:.0f} | "
-                    f"win rate {win_rate:.2f} return {mean_ret:.2f} (last {len(window)} episodes) | queue {pool.depth()} | "
-                    f"lag {lag:.1f} | restarts {supervisor.restarts} | {elapsed:.0f} s"
-                )
-            if args.save_model and updates % args.checkpoint_interval == 0:
-                checkpoint()
-        say(
-            f"done: {updates} updates, {env_steps} env steps in {time.monotonic() - start:.0f} s; "
-            f"win rate {np.mean([e[2] for e in window]) if window else float('nan'):.2f} "
-            f"over the last {len(window)} episodes; run folder {run_dir}"
-        )
-        if args.save_model:
-            checkpoint()
-            say(
-                saved_models_text(run_dir, args.exp_name)
-                + "; "
-                + resume_hint(run_dir, env_steps >= args.total_timesteps, env_steps)
-            )
-    except ActorFailure as e:
-        say(f"stopping: {e}")
-        rc = 1
-    except KeyboardInterrupt:
-        say("interrupted")
-        rc = 130
-    finally:
-        stop.restore()
-        pool.close()
-        say("all actors stopped")
-        (run_dir / "actor_events.json").write_text(json.dumps(supervisor.events, indent=1))
-        if writer is not None:
-            writer.close()
-        log_file.close()
-    return rc
+                run.writer.add_scalar(k, float(v.detach()), run.env_steps)
+            run.writer.add_scalar("losses/grad_norm", float(grad_norm), run.env_steps)
+            run.end_update(int(batch["reward"].numel()), update_s, lag, version)
+        run.finish()  # the end-of-run line and the last checkpoints
+    return run.exit_status
 
 
 if __name__ == "__main__":

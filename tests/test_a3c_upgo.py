@@ -391,8 +391,10 @@ def test_run_dir_that_is_a_file_is_refused_by_check_args(tmp_path):
 def test_teacher_of_another_map_is_refused_before_the_actors_start(tmp_path, monkeypatch):
     # before: the actors were spawned first, then load_checkpoint raised inside the training loop
     # and the run folder (with its learner log) was left behind
+    from sc2_envs.training import async_learner
+
     algo = load_algo("a3c_upgo")
-    monkeypatch.setattr(algo, "make_actor_pool", lambda *a, **k: pytest.fail("actors started"))
+    monkeypatch.setattr(async_learner, "make_actor_pool", lambda *a, **k: pytest.fail("actors started"))
     args = algo.Args(
         map="3m", teacher=str(REPO / "checkpoints" / "2s3z_gnn.pt"), kl_coef=0.1, cuda=False, run_dir=str(tmp_path)
     )
@@ -474,7 +476,7 @@ def test_docs_say_same_seed_runs_differ_and_how_resumed_actors_are_seeded():
 
 def test_first_screen_names_the_torch_thread_count_that_was_set(tmp_path, monkeypatch, capsys):
     algo = load_algo("a3c_upgo")
-    monkeypatch.setattr(algo, "_train", lambda args, run_dir, resumed: 0)  # the first screen only
+    monkeypatch.setattr(algo, "train", lambda args, run_dir, resumed: 0)  # the first screen only
     before = torch.get_num_threads()
     want = 3 if before != 3 else 2
     try:
@@ -485,11 +487,12 @@ def test_first_screen_names_the_torch_thread_count_that_was_set(tmp_path, monkey
 
 
 def test_env_rate_is_measured_only_over_a_positive_interval():
-    algo = load_algo("a3c_upgo")
-    assert algo.env_rate(0, 0.0) is None  # the update that the first trajectory completes
-    assert algo.env_rate(16, 0.0) is None
-    assert algo.env_rate(0, 2.0) is None
-    assert algo.env_rate(100, 2.0) == 50.0
+    from sc2_envs.training.async_learner import env_rate
+
+    assert env_rate(0, 0.0) is None  # the update that the first trajectory completes
+    assert env_rate(16, 0.0) is None
+    assert env_rate(0, 2.0) is None
+    assert env_rate(100, 2.0) == 50.0
 
 
 def test_a_file_that_is_not_a_torch_checkpoint_is_a_one_line_argument_error(tmp_path, capsys):
@@ -521,15 +524,14 @@ def test_a_full_game_checkpoint_on_a_smac_map_is_refused_naming_simple64(tmp_pat
 
 
 def test_end_of_run_line_names_only_the_model_files_that_exist(tmp_path):
-    algo = load_algo("a3c_upgo")
-    assert algo.saved_models_text(tmp_path, "a3c_upgo") == f"no model file in {tmp_path}"
+    from sc2_envs.training.async_learner import saved_models_text
+
+    assert saved_models_text(tmp_path, "a3c_upgo") == f"no model file in {tmp_path}"
     (tmp_path / "a3c_upgo.pt").write_bytes(b"")
-    text = algo.saved_models_text(tmp_path, "a3c_upgo")
+    text = saved_models_text(tmp_path, "a3c_upgo")
     assert text.startswith(f"model saved to {tmp_path / 'a3c_upgo.pt'} (no a3c_upgo_best.pt:")
     (tmp_path / "a3c_upgo_best.pt").write_bytes(b"")
-    assert (
-        algo.saved_models_text(tmp_path, "a3c_upgo") == f"model saved to {tmp_path / 'a3c_upgo.pt'} (best: a3c_upgo_best.pt)"
-    )
+    assert saved_models_text(tmp_path, "a3c_upgo") == f"model saved to {tmp_path / 'a3c_upgo.pt'} (best: a3c_upgo_best.pt)"
 
 
 def test_docs_start_runs_from_checkpoints_that_exist_or_that_bc_reweight_writes():

@@ -5,6 +5,9 @@
 * :mod:`sc2_envs.training.checkpoints`: checkpoints that carry their configuration, and lineage.
 * :mod:`sc2_envs.training.evaluation`: greedy evaluation episodes of a policy.
 * :mod:`sc2_envs.training.envs`: the batched envs the HAPPO/HATRPO scripts step, and each map's seed.
+* :mod:`sc2_envs.training.async_learner`: the asynchronous actor-learner's run (actor pool, event log,
+  checkpoints, resume, signals); :mod:`~sc2_envs.training.async_learner_checks` its flag checks and
+  :mod:`~sc2_envs.training.learner_models` its models for each game family.
 * :mod:`sc2_envs.training.cli`, :mod:`~sc2_envs.training.progress`,
   :mod:`~sc2_envs.training.ally_dropout`, :mod:`~sc2_envs.training.demos`,
   :mod:`~sc2_envs.training.allocator`: flags, printed progress, team-size randomisation,

@@ -1,0 +1,179 @@
+"""The checks of the asynchronous actor-learner's flags (``algos/a3c_upgo.py``), run before any process starts.
+
+Each bad or inconsistent option ends the program with one line naming the flag, the value and what was
+expected (``SystemExit``; status 2 through ``cli.cli_error`` where the argument parser's convention
+applies), rather than a traceback from an actor or from the middle of the learner.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from models import ACTOR_TYPES
+from sc2_envs.training.checkpoints import load_torch_file
+from sc2_envs.training.cli import check_out_dir, cli_error
+
+FULL_GAME_MAPS = ("Simple64",)
+"""``--map`` values that train ``AlphaStarPolicy`` on FullGame-v0 (``--env-backend sim``: the lite engine)."""
+
+POSITIVE_FLAGS = (
+    "num_actors",
+    "envs_per_actor",
+    "unroll_length",
+    "batch_unrolls",
+    "queue_size",
+    "checkpoint_interval",
+    "win_window",
+)
+"""Counts that must be at least 1."""
+
+
+def is_full_game(args: Any) -> bool:
+    """``--map`` names a full-game map (``FULL_GAME_MAPS``) rather than a SMAC one."""
+    return args.map in FULL_GAME_MAPS
+
+
+def check_fullgame_env_flags(args: Any) -> None:
+    """Refuse FullGame-v0 options that its envs would refuse in every actor (``FullGameEnv``, and for
+    ``--env-backend sim`` the lite engine's ``sc2_envs.lite.env.MAX_SIZES``).
+
+    Raises:
+        SystemExit: status 2 (``cli_error``) for ``--step-mul`` below 1 game loop, ``--game-steps-per-episode``
+            below 0 (0: no limit), or ``--max-entities`` below 1 or, on the lite engine, above its limit (65,536).
+    """
+    from sc2_envs.lite.env import MAX_SIZES
+
+    if args.step_mul < 1:
+        cli_error(f"--step-mul {args.step_mul}: expected game loops per env step >= 1 (8: half a normal-speed second)")
+    if args.game_steps_per_episode < 0:
+        cli_error(f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops >= 0 (0: no limit)")
+    top = MAX_SIZES["max_entities"] if args.env_backend == "sim" else None
+    if args.max_entities < 1 or (top is not None and args.max_entities > top):
+        expected = f"an int in [1, {top}] (the lite engine's limit)" if top is not None else "an int >= 1"
+        cli_error(f"--max-entities {args.max_entities}: expected entity rows per observation, {expected}")
+
+
+def check_checkpoint_kinds(args: Any) -> None:
+    """Read ``--init`` and ``--teacher`` (CPU, ``weights_only``) and refuse a file that is not a torch
+    checkpoint, a checkpoint of the other kind of run (``models.alphastar`` for ``--map Simple64``,
+    ``models.save_checkpoint`` for a SMAC map), or, for the full game, ``--max-entities`` below the entity
+    rows the ``--init`` model was built for (``config.max_entities``).
+
+    Raises:
+        SystemExit: status 2 (``cli_error``), naming the flag, the path and what was expected.
+    """
+    from models.alphastar import CHECKPOINT_FORMAT as FULL_GAME_FORMAT
+
+    for name in ("init", "teacher"):
+        path = getattr(args, name)
+        if not path:
+            continue
+        try:
+            ckpt = load_torch_file(path)
+        except (OSError, ValueError) as e:
+            cli_error(f"--{name} {e}")
+        found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
+        if is_full_game(args) and found != FULL_GAME_FORMAT:
+            cli_error(
+                f"--{name} {path}: --map {args.map} trains AlphaStarPolicy and needs a full-game checkpoint "
+                f"(format {FULL_GAME_FORMAT}, models.alphastar.save_alphastar: bc_reweight.py); this one is {found!r}"
+            )
+        if not is_full_game(args) and found == FULL_GAME_FORMAT:
+            cli_error(
+                f"--{name} {path} is a full-game (AlphaStarPolicy, {FULL_GAME_FORMAT}) checkpoint: train it with "
+                f"--map {' or '.join(FULL_GAME_MAPS)} (FullGame-v0), not on the SMAC map {args.map}"
+            )
+        cfg = ckpt.get("config") if isinstance(ckpt, dict) else None
+        if name == "init" and is_full_game(args) and isinstance(cfg, dict) and "max_entities" in cfg:
+            rows = int(cfg["max_entities"])  # a config without it is refused when the model is built (load_alphastar)
+            if args.max_entities < rows:
+                cli_error(
+                    f"--max-entities {args.max_entities} is below the {rows} entity rows of the --init model "
+                    f"({path}, config.max_entities): it would see only the first {args.max_entities} units; "
+                    f"give --max-entities {rows} or more"
+                )
+
+
+def check_map_and_teacher(args: Any) -> None:
+    """``--map`` (a SMAC map, or a full-game map with ``--init``), ``--kl-coef`` and ``--teacher`` together, and
+    that ``--init`` and ``--teacher`` are checkpoints of the right kind (:func:`check_checkpoint_kinds`).
+
+    Raises:
+        SystemExit: one line naming the flag and what was expected.
+    """
+    from sc2_envs import list_maps
+
+    if is_full_game(args):
+        if not args.init:
+            raise SystemExit(f"--map {args.map} trains AlphaStarPolicy from a supervised checkpoint: give --init PATH")
+        if args.env_factory:
+            raise SystemExit(f"--env-factory builds SMAC envs; --map {args.map} plays FullGame-v0")
+        check_fullgame_env_flags(args)
+    elif not args.env_factory and args.map not in list_maps():
+        raise SystemExit(f"--map {args.map!r}; expected one of {', '.join(list_maps() + list(FULL_GAME_MAPS))}")
+    if args.kl_coef < 0:
+        raise SystemExit(f"--kl-coef {args.kl_coef}; expected >= 0")
+    if args.kl_coef > 0 and not args.teacher:
+        raise SystemExit(
+            f"--kl-coef {args.kl_coef} > 0 needs --teacher PATH (a BC or HAPPO checkpoint); "
+            "the teacher is never guessed from a folder"
+        )
+    if args.teacher and args.kl_coef == 0:
+        no_effect = f"--teacher {args.teacher!r} with --kl-coef 0: the teacher would have no effect (its KL is weighted by 0)"
+        if not args.resume:
+            raise SystemExit(f"{no_effect}; set --kl-coef > 0 (e.g. 0.02) or drop --teacher")
+        # a run saved before this was refused: neither flag may change on --resume, so say it and go on
+        print(f"note: {no_effect}; this run was started so, and a resumed run keeps both flags", flush=True)
+    for name in ("teacher", "init"):
+        path = getattr(args, name)
+        if path and not Path(path).is_file():
+            raise SystemExit(f"--{name} {path!r} is not a file; expected a checkpoint written by models.save_checkpoint")
+    check_checkpoint_kinds(args)
+
+
+def check_backends_and_sizes(args: Any) -> None:
+    """``--backend``, ``--env-backend`` (with StarCraft II installed for ``sc2``), ``--actor``, the counts of
+    ``POSITIVE_FLAGS``, ``--run-dir`` and the heartbeat timing.
+
+    Raises:
+        SystemExit: one line naming the flag and what was expected (status 2 for a missing StarCraft II).
+    """
+    if args.backend not in ("process", "ray"):
+        raise SystemExit(f"--backend {args.backend!r}; expected 'process' or 'ray'")
+    if args.env_backend not in ("sim", "sc2"):
+        raise SystemExit(f"--env-backend {args.env_backend!r}; expected 'sim' or 'sc2'")
+    if args.env_backend == "sc2" and not args.env_factory:
+        from sc2_envs.full_game.env import SC2NotFoundError, find_sc2_binary
+
+        try:
+            find_sc2_binary()
+        except SC2NotFoundError as e:  # names SC2PATH and the install steps
+            cli_error(f"--env-backend sc2: {e}")
+        if args.envs_per_actor != 1 and not is_full_game(args):
+            raise SystemExit(f"--env-backend sc2 runs one game per actor: use --envs-per-actor 1 (got {args.envs_per_actor})")
+    if args.actor not in ACTOR_TYPES:
+        raise SystemExit(f"--actor {args.actor!r}; expected one of {', '.join(ACTOR_TYPES)}")
+    for name in POSITIVE_FLAGS:
+        if getattr(args, name) < 1:
+            raise SystemExit(f"--{name.replace('_', '-')} {getattr(args, name)}; expected >= 1")
+    if not args.resume:  # a new run folder goes under --run-dir: a file in the way is a traceback from mkdir otherwise
+        try:
+            check_out_dir(args.run_dir, "--run-dir")
+        except ValueError as e:
+            raise SystemExit(str(e)) from None
+    if args.heartbeat_timeout <= args.heartbeat_interval:
+        raise SystemExit(
+            f"--heartbeat-timeout {args.heartbeat_timeout} must exceed --heartbeat-interval {args.heartbeat_interval}"
+        )
+
+
+def check_async_learner_args(args: Any) -> None:
+    """Clear errors for bad or inconsistent options of the actor-learner's ``Args``, before any process starts:
+    :func:`check_map_and_teacher`, then :func:`check_backends_and_sizes`.
+
+    Raises:
+        SystemExit: the first bad option, in one line naming the flag, the value and what was expected.
+    """
+    check_map_and_teacher(args)
+    check_backends_and_sizes(args)
