@@ -19,7 +19,7 @@ from models import average_checkpoints, build_models, load_checkpoint, save_chec
 from models.alphastar import alphastar_losses
 from models.common import MASKED_LOGIT, masked_ce
 from sc2_envs.demos import SamplingConfig, heuristic_demonstrator, record_demos
-from sc2_envs.evaluation import evaluate
+from sc2_envs.evaluation import behaviour_key, evaluate
 
 bc = load_algo("bc_reweight")
 
@@ -459,7 +459,7 @@ def test_behaviour_selection_on_replays_plays_every_epoch_against_the_lite_bot(r
         b = r["behaviour"]
         assert b["episodes"] == 2 and 0.0 <= b["idle_share"] <= 1.0
         assert b["fullgame"]["games"] == 2 and b["fullgame"]["mean_steps"] == 10  # 80 loops / 8 per decision
-    pick = max(summary["history"], key=lambda r: bc.behaviour_key(r["behaviour"]))
+    pick = max(summary["history"], key=lambda r: behaviour_key(r["behaviour"]))
     assert summary["pick"] == pick["epoch"]
     assert torch.load(tmp_path / "rb" / "best.pt", weights_only=True)["bc"]["epoch"] == pick["epoch"]
     avg = summary["average"]

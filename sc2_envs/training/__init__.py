@@ -5,6 +5,10 @@
 * :mod:`sc2_envs.training.checkpoints`: checkpoints that carry their configuration, and lineage.
 * :mod:`sc2_envs.training.evaluation`: greedy evaluation episodes of a policy.
 * :mod:`sc2_envs.training.envs`: the batched envs the HAPPO/HATRPO scripts step, and each map's seed.
+* behaviour cloning (``algos/bc_reweight.py``), whose runs count epochs: :mod:`~sc2_envs.training.bc_epochs`
+  (run folder, resume, TensorBoard, stop), :mod:`~sc2_envs.training.bc_selection` (``best.pt``, averaging),
+  :mod:`~sc2_envs.training.bc_checks` (flags and data), :mod:`~sc2_envs.training.bc_labels` (target
+  distribution, label shares), :mod:`~sc2_envs.training.bc_validation` (held-out figures).
 * :mod:`sc2_envs.training.cli`, :mod:`~sc2_envs.training.progress`,
   :mod:`~sc2_envs.training.ally_dropout`, :mod:`~sc2_envs.training.demos`,
   :mod:`~sc2_envs.training.allocator`: flags, printed progress, team-size randomisation,
