@@ -160,19 +160,8 @@ class Args:
     """if >= 2: also average `average_window` adjacent epochs containing the pick (ending at it when possible) and evaluate it"""
 
 
-RESUME_CHANGEABLE = (
-    "epochs",
-    "torch_threads",
-    "cuda",
-    "select_by",
-    "eval_episodes",
-    "eval_envs",
-    "eval_greedy",
-    "eval_seed",
-    "eval_backend",
-    "eval_game_steps_per_episode",
-    "average_window",
-)
+RESUME_CHANGEABLE = ("epochs", "torch_threads", "cuda", "select_by", "eval_episodes", "eval_envs", "eval_greedy")
+RESUME_CHANGEABLE += ("eval_seed", "eval_backend", "eval_game_steps_per_episode", "average_window")
 """The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
 
 
@@ -225,9 +214,8 @@ def action_weights(counts, power: float, target=None, clip: tuple[float, float] 
 # ----------------------------------------------------------------------------------------- SMAC demos
 def smac_action_names(n_actions: int) -> list[str]:
     """SMAC action names: no-op, stop, move N/S/E/W, ``target_j`` (attack, or heal for a medivac)."""
-    return ["no_op", "stop", "north", "south", "east", "west"] + [
-        f"target_{j}" for j in range(n_actions - N_ACTIONS_NO_ATTACK)
-    ]
+    moves = ["no_op", "stop", "north", "south", "east", "west"]
+    return moves + [f"target_{j}" for j in range(n_actions - N_ACTIONS_NO_ATTACK)]
 
 
 class SmacData:
@@ -308,9 +296,8 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
     policy, critic = build_models(env_info, args.actor, hidden=args.hidden, device=device)
     opt = torch.optim.Adam(policy.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
     data_share = data.counts / data.counts.sum()
-    history = []
     g = torch.Generator().manual_seed(args.seed)
-    start_epoch = 0
+    start_epoch, history = 0, []
     if resumed is not None:
         start_epoch, history = resume_training(resumed, run_dir, policy, opt)
         g.set_state(resumed["generator"])
@@ -356,7 +343,8 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
             + share_table(names, data_share, tgt_share, val["pred_share"], val["argmax_share"]),
             flush=True,
         )
-        if (done := end_epoch(run_dir, args, rec, history, policy, opt, {"generator": g.get_state()}, stop)) is not None:
+        done = end_epoch(run_dir, args, rec, history, policy, opt, {"generator": g.get_state()}, stop)
+        if done is not None:  # a stop was requested: the run ends after this epoch, before the selection
             return done
     return select(args, run_dir, history, smac_play(args, env_info["map_name"], device), resumed=resumed is not None)
 
@@ -399,16 +387,14 @@ def run_replays(args: Args, run_dir: Path, device, resumed: dict | None = None, 
         f"split: train {len(data.train_windows)} sequences, val {len(data.val_windows)} sequences "
         f"({data.val_replays} of {data.n_replays} replays held out), seq_len {args.seq_len}"
     )
-    names = data.names
-    w_np, w, tgt_share = loss_weights(args, names, data.counts, device, by_count=True)
+    w_np, w, tgt_share = loss_weights(args, data.names, data.counts, device, by_count=True)
     model = AlphaStarPolicy(cfg).to(device)
     print(f"model: AlphaStarPolicy preset {args.model_preset} (replay columns), {model.n_params()['total']:,} parameters")
     opt = torch.optim.Adam(model.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
     data_share = data.counts / data.counts.sum()
     heads = list(data.spec.ACTION_HEADS)
-    history = []
     rng = np.random.default_rng(args.seed)
-    start_epoch = 0
+    start_epoch, history = 0, []
     if resumed is not None:
         start_epoch, history = resume_training(resumed, run_dir, model, opt)
         rng.bit_generator.state = resumed["generator"]
@@ -452,12 +438,11 @@ def run_replays(args: Args, run_dir: Path, device, resumed: dict | None = None, 
         print(
             f"epoch {epoch}: train loss {rec['train_loss']:.4f}, val loss {val['loss']:.4f}, held-out accuracy: {accs} "
             f"({time.time() - t0:.1f} s)\n"
-            + share_table(names, data_share, tgt_share, val["pred_share"], val["argmax_share"]),
+            + share_table(data.names, data_share, tgt_share, val["pred_share"], val["argmax_share"]),
             flush=True,
         )
-        if (
-            done := end_epoch(run_dir, args, rec, history, model, opt, {"generator": rng.bit_generator.state}, stop)
-        ) is not None:
+        done = end_epoch(run_dir, args, rec, history, model, opt, {"generator": rng.bit_generator.state}, stop)
+        if done is not None:  # a stop was requested: the run ends after this epoch, before the selection
             return done
     play_when = args.select_by == "behaviour" or args.average_window >= 2
     return select(args, run_dir, history, fullgame_play(args, device) if play_when else None, resumed=resumed is not None)
