@@ -9,6 +9,8 @@
   (run folder, resume, TensorBoard, stop), :mod:`~sc2_envs.training.bc_selection` (``best.pt``, averaging),
   :mod:`~sc2_envs.training.bc_checks` (flags and data), :mod:`~sc2_envs.training.bc_labels` (target
   distribution, label shares), :mod:`~sc2_envs.training.bc_validation` (held-out figures).
+* :mod:`sc2_envs.training.transfer_results`: zero-shot transfer rows (``algos/eval_transfer.py``) as CSV,
+  Markdown and a bar chart.
 * :mod:`sc2_envs.training.cli`, :mod:`~sc2_envs.training.progress`,
   :mod:`~sc2_envs.training.ally_dropout`, :mod:`~sc2_envs.training.demos`,
   :mod:`~sc2_envs.training.allocator`: flags, printed progress, team-size randomisation,
