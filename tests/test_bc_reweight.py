@@ -79,6 +79,43 @@ def test_target_distribution_file_by_name_and_id(tmp_path):
     assert bc.load_target("uniform", ["a"]) is None
 
 
+def test_label_lines_list_seen_actions_by_id_or_most_frequent_first():
+    from sc2_envs.training.bc_labels import per_action, target_shares
+
+    counts = np.array([0, 5, 9, 1])
+    names = ["no_op", "stop", "north", "south"]
+    assert per_action(names, counts, counts) == "stop 5, north 9, south 1"
+    assert per_action(names, np.array([1.0, 0.5, 0.25, 2.0]), counts, ".3f", by_count=True) == (
+        "north 0.250, stop 0.500, south 2.000"
+    )
+    w = bc.action_weights(counts, 1.0)
+    assert np.allclose(target_shares(w, counts)[1:], 1 / 3)  # power 1, no clip: uniform over the seen actions
+
+
+@pytest.mark.parametrize(
+    ("pick", "window", "epochs", "span"),
+    [(5, 3, 10, (3, 5)), (1, 3, 10, (1, 3)), (2, 4, 3, (1, 3)), (10, 2, 10, (9, 10))],
+)
+def test_the_average_window_ends_at_the_pick_when_it_can(pick, window, epochs, span):
+    from sc2_envs.training.bc_selection import average_span
+
+    assert average_span(pick, window, epochs) == span
+
+
+def test_a_run_failing_before_its_first_epoch_leaves_no_folder_and_a_started_one_keeps_it(tmp_path):
+    from sc2_envs.training.bc_epochs import DiscardUnstartedRun
+
+    fresh, started = tmp_path / "fresh", tmp_path / "started"
+    fresh.mkdir()
+    started.mkdir()
+    (started / "resume.pt").write_bytes(b"")
+    for folder in (fresh, started):
+        with pytest.raises(ValueError) as info, DiscardUnstartedRun(folder, resumed=False):
+            raise ValueError("too little data")
+        assert info.value.before_training is (folder == fresh)
+    assert not fresh.exists() and started.exists()
+
+
 # ------------------------------------------------------------------ masked CE
 def test_masked_ce_values_weights_and_masks():
     logits = torch.log(torch.tensor([[0.5, 0.25, 0.25], [0.1, 0.1, 0.8], [0.2, 0.3, 0.5]]))
