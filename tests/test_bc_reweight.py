@@ -19,7 +19,7 @@ from models import average_checkpoints, build_models, load_checkpoint, save_chec
 from models.alphastar import alphastar_losses
 from models.common import MASKED_LOGIT, masked_ce
 from sc2_envs.demos import SamplingConfig, heuristic_demonstrator, record_demos
-from sc2_envs.evaluation import evaluate
+from sc2_envs.evaluation import behaviour_key, evaluate
 
 bc = load_algo("bc_reweight")
 
@@ -77,6 +77,43 @@ def test_target_distribution_file_by_name_and_id(tmp_path):
     with pytest.raises(ValueError, match="'jump'"):
         bc.load_target(str(f), bc.smac_action_names(9))
     assert bc.load_target("uniform", ["a"]) is None
+
+
+def test_label_lines_list_seen_actions_by_id_or_most_frequent_first():
+    from sc2_envs.training.bc_labels import per_action, target_shares
+
+    counts = np.array([0, 5, 9, 1])
+    names = ["no_op", "stop", "north", "south"]
+    assert per_action(names, counts, counts) == "stop 5, north 9, south 1"
+    assert per_action(names, np.array([1.0, 0.5, 0.25, 2.0]), counts, ".3f", by_count=True) == (
+        "north 0.250, stop 0.500, south 2.000"
+    )
+    w = bc.action_weights(counts, 1.0)
+    assert np.allclose(target_shares(w, counts)[1:], 1 / 3)  # power 1, no clip: uniform over the seen actions
+
+
+@pytest.mark.parametrize(
+    ("pick", "window", "epochs", "span"),
+    [(5, 3, 10, (3, 5)), (1, 3, 10, (1, 3)), (2, 4, 3, (1, 3)), (10, 2, 10, (9, 10))],
+)
+def test_the_average_window_ends_at_the_pick_when_it_can(pick, window, epochs, span):
+    from sc2_envs.training.bc_selection import average_span
+
+    assert average_span(pick, window, epochs) == span
+
+
+def test_a_run_failing_before_its_first_epoch_leaves_no_folder_and_a_started_one_keeps_it(tmp_path):
+    from sc2_envs.training.bc_epochs import DiscardUnstartedRun
+
+    fresh, started = tmp_path / "fresh", tmp_path / "started"
+    fresh.mkdir()
+    started.mkdir()
+    (started / "resume.pt").write_bytes(b"")
+    for folder in (fresh, started):
+        with pytest.raises(ValueError) as info, DiscardUnstartedRun(folder, resumed=False):
+            raise ValueError("too little data")
+        assert info.value.before_training is (folder == fresh)
+    assert not fresh.exists() and started.exists()
 
 
 # ------------------------------------------------------------------ masked CE
@@ -459,7 +496,7 @@ def test_behaviour_selection_on_replays_plays_every_epoch_against_the_lite_bot(r
         b = r["behaviour"]
         assert b["episodes"] == 2 and 0.0 <= b["idle_share"] <= 1.0
         assert b["fullgame"]["games"] == 2 and b["fullgame"]["mean_steps"] == 10  # 80 loops / 8 per decision
-    pick = max(summary["history"], key=lambda r: bc.behaviour_key(r["behaviour"]))
+    pick = max(summary["history"], key=lambda r: behaviour_key(r["behaviour"]))
     assert summary["pick"] == pick["epoch"]
     assert torch.load(tmp_path / "rb" / "best.pt", weights_only=True)["bc"]["epoch"] == pick["epoch"]
     avg = summary["average"]
