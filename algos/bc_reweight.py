@@ -156,12 +156,15 @@ class Args:
     """replay data: the game the evaluator plays, `lite` (the embedded engine) or `sc2` (StarCraft II)"""
     eval_game_steps_per_episode: int = 18000
     """replay data: game loops before an evaluation game is cut, a tie (mini-AlphaStar's 18,000); 0: no limit"""
+    eval_step_mul: int = 0
+    """replay data: game loops per decision in evaluation games; 0: the dataset's sampling stride (`--sample every_k --k K`
+    gives K: the labels are the experts' commands per K loops), else mini-AlphaStar's 8"""
     average_window: int = 0
     """if >= 2: also average `average_window` adjacent epochs containing the pick (ending at it when possible) and evaluate it"""
 
 
 RESUME_CHANGEABLE = ("epochs", "torch_threads", "cuda", "select_by", "eval_episodes", "eval_envs", "eval_greedy")
-RESUME_CHANGEABLE += ("eval_seed", "eval_backend", "eval_game_steps_per_episode", "average_window")
+RESUME_CHANGEABLE += ("eval_seed", "eval_backend", "eval_game_steps_per_episode", "eval_step_mul", "average_window")
 """The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
 
 
@@ -421,6 +424,7 @@ def run_replays(args: Args, run_dir: Path, device, resumed: dict | None = None, 
             "data_counts": data.counts.tolist(),
             "files": [f[0] for f in data.files],
             "args": asdict(args),
+            "step_mul": data.step_mul,
         }
         save_alphastar(str(path), model, {"bc": bc})
         rec = {

@@ -23,7 +23,11 @@ game) in ``--num-envs`` parallel games, and prints one table row:
 | errors | share of decisions the game refused (``action_errors``) |
 | length | game length in real minutes |
 
-The first lines are the effective configuration, and a warning for a checkpoint of a
+A checkpoint decides every ``step_mul`` game loops it was trained at (``--step-mul 0``, the default):
+behaviour cloning on a fixed-stride replay dataset records the dataset's stride (its labels are the
+experts' commands per that many loops), RL its own ``--step-mul``; a checkpoint that records none,
+and the baselines, play at mini-AlphaStar's 8. The first lines are the effective configuration (with
+each checkpoint's step_mul and where it came from), and a warning for a checkpoint of a
 ``bc_reweight.py --select-by behaviour`` run that evaluated its epochs on this very ``--seed`` (the
 figures of the one it picked are biased upwards there: report a win rate on a seed never used for selection). The rows also go to ``--csv`` (default
 ``runs/eval_fullgame__<seed>__<unix time>.csv``). A checkpoint that is missing or not an
@@ -51,7 +55,15 @@ import torch
 import tyro
 
 from sc2_envs.training.checkpoints import load_torch_file
-from sc2_envs.training.fullgame_evaluation import BASELINES, CSV_COLUMNS, HEADER, evaluate_fullgame, format_row
+from sc2_envs.training.fullgame_evaluation import (
+    BASELINES,
+    CSV_COLUMNS,
+    DEFAULT_STEP_MUL,
+    HEADER,
+    evaluate_fullgame,
+    format_row,
+    trained_step_mul,
+)
 
 
 @dataclass
@@ -68,8 +80,9 @@ class Args:
     """games played at once (one batched policy call per step)"""
     backend: str = "lite"
     """lite (the embedded engine) or sc2 (StarCraft II, needs SC2PATH)"""
-    step_mul: int = 8
-    """game loops per decision (mini-AlphaStar plays at 8)"""
+    step_mul: int = 0
+    """game loops per decision; 0: each checkpoint's own (a fixed-stride replay dataset's stride for BC, RL's --step-mul),
+    else mini-AlphaStar's 8 (the baselines' default)"""
     game_steps_per_episode: int = 18000
     """game loops before a game is cut (a tie): mini-AlphaStar's 18,000 (13.4 real minutes)"""
     omniscient: bool = False
@@ -95,7 +108,7 @@ def check_args(args: Args) -> None:
 
     Raises:
         SystemExit: nothing to evaluate, a missing or non-AlphaStar checkpoint, an unknown baseline or
-            backend, ``--games``/``--num-envs``/``--step-mul`` below 1, ``--seed`` outside [0, 2**63 - 1]
+            backend, ``--games``/``--num-envs`` below 1, ``--step-mul`` below 0, ``--seed`` outside [0, 2**63 - 1]
             (the envs' seed range), ``--torch-threads`` below 0, ``--noop-prob`` outside [0, 1], or
             ``scripted`` on the real game without ``--enemy-start``.
     """
@@ -115,9 +128,13 @@ def check_args(args: Args) -> None:
             raise SystemExit(f"eval_fullgame: {e}") from None
         if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
             raise SystemExit(f"eval_fullgame: {p!r} is not a {CHECKPOINT_FORMAT} checkpoint (models.alphastar.save_alphastar)")
-    for name in ("games", "num_envs", "step_mul"):
+    for name in ("games", "num_envs"):
         if getattr(args, name) < 1:
             raise SystemExit(f"eval_fullgame --{name.replace('_', '-')} {getattr(args, name)}: expected an integer >= 1")
+    if args.step_mul < 0:
+        raise SystemExit(
+            f"eval_fullgame --step-mul {args.step_mul}: expected game loops per decision >= 1 (0: each policy's own)"
+        )
     if not 0 <= args.seed <= 2**63 - 1:
         raise SystemExit(f"eval_fullgame --seed {args.seed}: expected an integer in [0, {2**63 - 1}]")
     if args.torch_threads < 0:
@@ -152,6 +169,13 @@ def main(args: Args) -> list:
         print(f"  {k}: {v}")
     print(f"  games at once: {min(args.num_envs, args.games)}; csv: {out}", flush=True)
     for p in args.checkpoints:
+        own = trained_step_mul(torch.load(p, map_location="cpu", weights_only=True))
+        step_mul = args.step_mul or own or DEFAULT_STEP_MUL
+        source = (
+            "--step-mul" if args.step_mul else ("the step_mul it was trained at" if own else "the default, it records none")
+        )
+        note = f"; it was trained to decide every {own}" if own and own != step_mul else ""
+        print(f"  {p}: decides every {step_mul} game loops ({source}{note})")
         if selection_seed(p) == args.seed:  # the pick's figure on its own selection seed is biased upwards
             print(
                 f"WARNING: {p} was evaluated for behaviour selection on seed {args.seed}: this seed's figures are "

@@ -538,6 +538,26 @@ def test_full_game_selection_plays_with_the_eval_flags(replays_tiny, tmp_path, m
     ((games, seed, kw),) = calls
     assert (games, seed) == (2, 123)
     assert kw["num_envs"] == 2 and kw["backend"] == "lite" and kw["game_steps_per_episode"] == 80 and kw["greedy"]
+    assert kw["step_mul"] == 0  # the step_mul the checkpoint was trained at (none recorded for event-sampled data: 8)
+
+
+def test_a_fixed_stride_dataset_trains_a_policy_that_decides_at_its_stride(test_data_dir, tmp_path):
+    pytest.importorskip("s2protocol", reason="converting replays needs s2protocol")
+    from sc2_envs.replays.dataset import convert_replays, find_replays
+    from sc2_envs.replays.extract import StreamConfig
+
+    files = find_replays(test_data_dir / "replays" / "mas_simple64")[:3]
+    data = tmp_path / "k16"
+    cfg = StreamConfig(max_entities=32, max_selected=8, raw_resolution=16, sample="every_k", k=16)
+    convert_replays(files, data, cfg, progress=False, log=lambda s: None)
+    args = bc.Args(
+        data=str(data), **{**REPLAY_RUN, "epochs": 1}, **REPLAY_EVAL, select_by="behaviour", run_dir=str(tmp_path / "r")
+    )
+    (rec,) = bc.main(args)["history"]
+    assert torch.load(tmp_path / "r" / "epoch_001.pt", weights_only=True)["bc"]["step_mul"] == 16
+    assert rec["behaviour"]["fullgame"]["mean_steps"] == 5 and rec["behaviour"]["fullgame"]["step_mul"] == 16  # 80 / 16
+    forced = bc.main(dataclasses.replace(args, eval_step_mul=8, run_dir=str(tmp_path / "r8")))["history"][0]
+    assert forced["behaviour"]["fullgame"]["mean_steps"] == 10
 
 
 # ------------------------------------------------------------------ algos/bc_select.py (CLI smoke run)

@@ -129,6 +129,33 @@ def test_bc_select_ranks_and_averages_full_game_checkpoints(tmp_path):
     assert ckpt["format"] == "sc2_envs.alphastar/1" and model.cfg.max_entities == 64
 
 
+def test_the_trained_step_mul_is_the_bc_datasets_stride_or_the_rl_step_mul():
+    assert fe.trained_step_mul({"bc": {"epoch": 3, "step_mul": 32}}) == 32
+    assert fe.trained_step_mul({"rl": {"args": {"step_mul": 16}}}) == 16
+    assert fe.trained_step_mul({"bc": {"epoch": 1}}) is None and fe.trained_step_mul({}) is None
+
+
+def test_a_checkpoint_plays_at_its_trained_step_mul_unless_step_mul_is_given(tmp_path, capsys):
+    cfg = AlphaStarConfig.replay(AlphaStarConfig.tiny(max_entities=64))
+    path = str(tmp_path / "k32.pt")
+    save_alphastar(path, AlphaStarPolicy(cfg), {"bc": {"epoch": 1, "step_mul": 32}})
+    own = fe.evaluate_fullgame(path, 1, 0, num_envs=1, game_steps_per_episode=64)
+    assert (own.step_mul, own.mean_steps) == (32, 2)
+    given = fe.evaluate_fullgame(path, 1, 0, num_envs=1, game_steps_per_episode=64, step_mul=8)
+    assert (given.step_mul, given.mean_steps) == (8, 8)
+    assert fe.evaluate_fullgame("random", 1, 0, num_envs=1, game_steps_per_episode=64).step_mul == 8
+    with pytest.raises(ValueError, match="step_mul=-1"):
+        fe.evaluate_fullgame(path, 1, 0, step_mul=-1)
+    ev.main(ev.Args(checkpoints=(path,), games=1, num_envs=1, game_steps_per_episode=32, csv=str(tmp_path / "a.csv")))
+    assert f"  {path}: decides every 32 game loops (the step_mul it was trained at)" in capsys.readouterr().out
+    ev.main(
+        ev.Args(checkpoints=(path,), games=1, num_envs=1, game_steps_per_episode=32, step_mul=8, csv=str(tmp_path / "b.csv"))
+    )
+    assert "decides every 8 game loops (--step-mul; it was trained to decide every 32)" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="--step-mul -8: expected game loops per decision >= 1"):
+        ev.check_args(ev.Args(policy=("random",), step_mul=-8))
+
+
 def test_the_selection_seed_of_a_behaviour_selected_checkpoint_is_read_from_its_bc_record(tmp_path):
     cfg = AlphaStarConfig.replay(AlphaStarConfig.tiny(max_entities=64))
     picked = {"bc": {"epoch": 3, "args": {"select_by": "behaviour", "eval_seed": 10_000}}}

@@ -331,6 +331,8 @@ class ReplayData:
         self.a = {k: np.concatenate([x[k] for x in arrays]) for k in arrays[0]}
         self.index = index
         cfg = self.meta["config"]
+        # the experts' commands per sampled row: a policy trained on them decides at the same stride
+        self.step_mul = int(cfg["k"]) if cfg.get("sample") == "every_k" else None
         self.R, self.E, self.K = cfg["raw_resolution"], cfg["max_entities"], cfg["max_selected"]
         self.names = self.meta["function_names"]
         # streams: contiguous (replay_index, player_id) runs

@@ -44,6 +44,10 @@ def check_args(args: Any) -> None:
     for name in ("epochs", "batch_size", "seq_len", "eval_episodes", "eval_envs"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}; expected an integer >= 1")
+    if args.eval_step_mul < 0:
+        raise ValueError(
+            f"--eval-step-mul {args.eval_step_mul}; expected game loops per decision >= 1 (0: the dataset's stride)"
+        )
     if args.eval_game_steps_per_episode < 0:  # 0: no limit, as a3c_upgo.py and eval_fullgame.py take it
         raise ValueError(
             f"--eval-game-steps-per-episode {args.eval_game_steps_per_episode}; expected an integer >= 0 (0: no limit)"

@@ -150,6 +150,7 @@ def fullgame_play(args: Any, device: torch.device):
             num_envs=args.eval_envs,
             backend=args.eval_backend,
             game_steps_per_episode=args.eval_game_steps_per_episode,
+            step_mul=args.eval_step_mul,  # 0: the step_mul the checkpoint was trained at
             greedy=args.eval_greedy,
             device=str(device),
         )

@@ -32,15 +32,40 @@ __all__ = [
     "CSV_COLUMNS",
     "FullGameRow",
     "HEADER",
+    "DEFAULT_STEP_MUL",
     "behaviour_result",
     "evaluate_fullgame",
     "format_row",
     "is_fullgame_checkpoint",
     "summarise",
+    "trained_step_mul",
 ]
 
 BASELINES = ("random", "scripted")
 """Baseline policy names :func:`evaluate_fullgame` accepts besides checkpoint paths."""
+
+DEFAULT_STEP_MUL = 8
+"""Game loops per decision of a policy that records none: mini-AlphaStar's RL actors step 8 loops."""
+
+
+def trained_step_mul(ckpt: dict) -> int | None:
+    """Game loops between the decisions an ``AlphaStarPolicy`` checkpoint was trained to make, or None.
+
+    Behaviour cloning on a fixed-stride replay dataset records the dataset's stride (``bc`` record,
+    ``step_mul``: ``sc2_envs.replays`` ``--sample every_k --k K`` gives K): the labels say
+    what the expert commanded per K game loops, so a policy that decides every 8 loops issues K/8
+    times the experts' commands per game second. RL records the ``--step-mul`` it trained at
+    (``rl`` record). Event-sampled datasets and older checkpoints record none.
+
+    Args:
+        ckpt: the checkpoint dict (``models.alphastar.load_alphastar``'s second value).
+
+    Returns:
+        A positive int (game loops), or None.
+    """
+    bc, rl = ckpt.get("bc") or {}, ckpt.get("rl") or {}
+    k = bc.get("step_mul") or (rl.get("args") or {}).get("step_mul")
+    return int(k) if k else None
 
 
 @dataclass
@@ -50,6 +75,8 @@ class FullGameRow:
     Units: minerals; kills are enemy units and structures; army supply is ``food_army`` (supply);
     shares are of agent decisions (env steps); ``game_length_min`` is in real minutes (1344 game loops).
     ``army_supply_5min_n`` counts the games still running at 5 minutes (the mean is over those).
+    ``step_mul`` is the game loops per decision the games were played at (shares and ``mean_steps`` count
+    decisions, so they compare only between rows of one ``step_mul``).
     """
 
     policy: str
@@ -72,6 +99,7 @@ class FullGameRow:
     game_length_min: float
     truncated_share: float
     mean_steps: float
+    step_mul: int = DEFAULT_STEP_MUL
 
 
 CSV_COLUMNS = [f.name for f in fields(FullGameRow)]
@@ -169,7 +197,7 @@ def evaluate_fullgame(
     seed: int,
     num_envs: int = 16,
     backend: str = "lite",
-    step_mul: int = 8,
+    step_mul: int = 0,
     game_steps_per_episode: int = 18000,
     omniscient: bool = False,
     greedy: bool = False,
@@ -188,7 +216,9 @@ def evaluate_fullgame(
             as it was), so a call repeats its figures.
         num_envs: games played at once (capped at ``games``).
         backend: ``lite`` or ``sc2``.
-        step_mul, game_steps_per_episode, omniscient: FullGame-v0 options (``omniscient``: lite only).
+        step_mul: game loops per decision; 0: the checkpoint's :func:`trained_step_mul`, else
+            :data:`DEFAULT_STEP_MUL` (baselines always play at 8 unless given another value).
+        game_steps_per_episode, omniscient: FullGame-v0 options (``omniscient``: lite only).
         greedy, mask_action_type: :class:`~sc2_envs.training.fullgame_actor.AlphaStarActor` options.
         enemy_start: ``scripted`` on the real game: the enemy start location ``(col, row)``.
         noop_prob: ``random``: the no-op probability.
@@ -200,12 +230,16 @@ def evaluate_fullgame(
     """
     from models.alphastar import load_alphastar
 
+    if step_mul < 0:
+        raise ValueError(f"step_mul={step_mul!r}; expected game loops per decision >= 1, or 0 for the policy's own")
     b = min(int(num_envs), int(games))
     model = None
     res = 64
     if policy not in BASELINES:
-        model, _ = load_alphastar(policy, device=device)
+        model, ckpt = load_alphastar(policy, device=device)
         res = model.cfg.raw_resolution
+        step_mul = step_mul or trained_step_mul(ckpt) or DEFAULT_STEP_MUL
+    step_mul = step_mul or DEFAULT_STEP_MUL
     kw = dict(
         step_mul=step_mul,
         game_steps_per_episode=game_steps_per_episode,
@@ -241,7 +275,9 @@ def evaluate_fullgame(
             records = play_games(actor, env, games, seed, probe=probe)
     finally:
         env.close()
-    return summarise(policy, records)
+    row = summarise(policy, records)
+    row.step_mul = step_mul
+    return row
 
 
 def is_fullgame_checkpoint(path: str) -> bool:
