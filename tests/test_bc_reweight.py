@@ -469,6 +469,66 @@ def replays_tiny(test_data_dir, tmp_path_factory):
     return out
 
 
+def _replay_copy_with(src: Path, dst: Path, corrupt) -> Path:
+    """A copy of the replay dataset ``src`` whose first shard's columns ``corrupt`` edited in place."""
+    import shutil
+
+    shutil.copytree(src, dst)
+    shard = dst / "shard_00000.npz"
+    with np.load(shard) as z:
+        a = {k: z[k] for k in z.files}
+    corrupt(a)
+    np.savez_compressed(shard, **a)
+    return dst
+
+
+def _first_row_using(a: dict, head: int) -> int:
+    from sc2_envs.full_game import spec
+
+    uses = spec.argument_masks()[a["function"].astype(np.int64), head].astype(bool)
+    if head == 3:
+        uses &= a["selected_count"] > 0
+    if head == 4:
+        uses &= a["target_unit"] >= 0
+    return int(np.flatnonzero(uses)[0])
+
+
+def _target_beyond_the_entities(a):
+    i = _first_row_using(a, 4)
+    a["target_unit"][i] = a["entity_count"][i]
+
+
+def _an_enemy_selected(a):
+    i = _first_row_using(a, 3)
+    alliance = a["entities"][i, : a["entity_count"][i], 1]
+    a["selected"][i, 0] = int(np.flatnonzero(alliance == 4)[0])
+
+
+def _a_unit_selected_twice(a):
+    i = _first_row_using(a, 3)
+    a["selected_count"][i] = max(2, int(a["selected_count"][i]))
+    a["selected"][i, 1] = a["selected"][i, 0]
+
+
+def test_every_label_of_the_committed_replays_is_one_the_model_can_choose(replays_tiny):
+    from sc2_envs.replays.dataset import ReplayData
+
+    data = ReplayData(str(replays_tiny), None, 4, 0.34, 1)
+    for windows in (data.train_windows, data.val_windows):
+        data.batch(windows, "cpu", data.E, data.K)  # raises on a label the pointer masks exclude
+
+
+@pytest.mark.parametrize("corrupt", [_target_beyond_the_entities, _an_enemy_selected, _a_unit_selected_twice])
+def test_a_replay_label_the_model_masks_out_is_refused_naming_its_row(replays_tiny, tmp_path, corrupt):
+    # found by a reviewer: such a label was forced as a target at the finite MASKED_LOGIT and cost ~1e10
+    from sc2_envs.replays.dataset import ReplayData
+
+    data = ReplayData(str(_replay_copy_with(replays_tiny, tmp_path / "ds", corrupt)), None, 4, 0.34, 1)
+    with pytest.raises(ValueError, match=r"row \d+ \(.*SC2Replay, player \d, game loop \d+\): action .*masks this label"):
+        for windows in (data.train_windows, data.val_windows):
+            data.batch(windows, "cpu", data.E, data.K)
+
+
 # games of 80 game loops (10 decisions) against the lite bot: seconds of CPU per checkpoint
 REPLAY_RUN = {"epochs": 2, "batch_size": 8, "model_preset": "tiny", "val_fraction": 0.34, "eval_episodes": 2}
 REPLAY_EVAL = {"eval_envs": 2, "eval_game_steps_per_episode": 80}
