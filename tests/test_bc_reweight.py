@@ -80,7 +80,7 @@ def test_target_distribution_file_by_name_and_id(tmp_path):
 
 
 def test_label_lines_list_seen_actions_by_id_or_most_frequent_first():
-    from sc2_envs.training.bc_labels import per_action, target_shares
+    from sc2_envs.training.bc_labels import effective_shares, per_action
 
     counts = np.array([0, 5, 9, 1])
     names = ["no_op", "stop", "north", "south"]
@@ -89,7 +89,7 @@ def test_label_lines_list_seen_actions_by_id_or_most_frequent_first():
         "north 0.250, stop 0.500, south 2.000"
     )
     w = bc.action_weights(counts, 1.0)
-    assert np.allclose(target_shares(w, counts)[1:], 1 / 3)  # power 1, no clip: uniform over the seen actions
+    assert np.allclose(effective_shares(w, counts)[1:], 1 / 3)  # power 1, no clip: uniform over the seen actions
 
 
 @pytest.mark.parametrize(
