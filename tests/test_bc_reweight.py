@@ -269,7 +269,8 @@ def test_short_bc_run_on_recorded_3m_reduces_the_loss(demos_3m, tmp_path, capsys
     assert (tmp_path / "run" / "best.pt").exists() and len(list((tmp_path / "run").glob("epoch_*.pt"))) == 4
     assert "average" in summary and Path(summary["average"]["checkpoint"]).exists()
     screen = capsys.readouterr().out
-    assert "shard_00000.npz" in screen and "training label counts" in screen and "target" in screen
+    assert "shard_00000.npz" in screen and "training label counts" in screen and " effective " in screen
+    assert "train loss" in screen and "(weighted), val loss" in screen and "(unweighted)" in screen
     ck = torch.load(tmp_path / "run" / "epoch_001.pt", weights_only=True)
     assert ck["bc"]["files"] and sum(ck["bc"]["data_counts"]) > 0
     assert ck["global_step"] == 0 and ck["bc"]["epoch"] == 1  # replays only: no env steps
