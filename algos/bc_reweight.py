@@ -12,19 +12,22 @@ Re-weighting: with ``data[a]`` the share of action ``a`` among the training labe
 the wanted share (``--target-dist uniform``: uniform over the actions seen in the data; or a JSON file
 ``{action name or id: share}``), ``w[a] = clip((target[a] / data[a]) ** p, lo, hi)`` with
 ``p = --reweight-power`` and ``(lo, hi) = --weight-clip``, then ``w`` is divided by ``sum_a data[a] w[a]``
-so that its mean over the training labels is 1 (the loss keeps its scale; after this step ``w`` may
-leave ``[lo, hi]``). Each sample's weight ``w[label]`` multiplies its action-type loss *and* its
-argument-head losses (mini-AlphaStar multiplies its argument masks by the same table). ``p = 0`` is plain BC.
+so that its mean over the training labels is 1 (after this step ``w`` may leave ``[lo, hi]``): the
+action-type loss keeps its scale. Each sample's weight ``w[label]`` multiplies its action-type loss *and*
+its argument-head losses (mini-AlphaStar multiplies its argument masks by the same table); an argument
+head serves some action types only, so its mean weight is not 1 and its scale moves with ``p``.
+``p = 0`` is plain BC.
 
 The first screen lists the data used (files, frames, per-file counts, per-action counts) and the split.
 A dataset with fewer files or frames than requested (``--num-files``, ``--min-frames``) is an error
-unless ``--smoke``. Every epoch logs predicted vs data vs target action shares on the validation split
-and writes ``runs/<run>/epoch_XXX.pt``. ``--select-by val-acc|behaviour`` picks the final checkpoint
-(``best.pt``); behaviour plays every epoch: SMAC checkpoints on the simulator, replay-trained ones
-(``AlphaStarPolicy``) on FullGame-v0 against the very_easy bot (``sc2_envs.training.fullgame_evaluation``;
-the lite engine by default, ``--eval-backend sc2`` for StarCraft II), ``--eval-episodes`` games on
-``--eval-seed``; ``--average-window k`` also averages ``k`` adjacent epochs containing the pick (ending at it
-when possible) and evaluates the average. Report the selected checkpoint's win rate on another seed
+unless ``--smoke``. Every epoch prints, per action, the training split's label share (``data``), the
+share the weighted loss trains towards (``effective``: ``data[a] w[a]`` normalised), and on the validation
+split the mean predicted probability and the argmax share; it writes ``runs/<run>/epoch_XXX.pt``.
+``--select-by val-acc|behaviour`` picks the final checkpoint (``best.pt``); behaviour plays every epoch: SMAC
+checkpoints on the simulator, replay-trained ones (``AlphaStarPolicy``) on FullGame-v0 against the very_easy bot
+(``sc2_envs.training.fullgame_evaluation``; the lite engine by default, ``--eval-backend sc2`` for StarCraft II),
+``--eval-episodes`` games on ``--eval-seed``; ``--average-window k`` also averages ``k`` adjacent epochs containing
+the pick (ending at it when possible) and evaluates the average. Report the selected checkpoint's win rate on another seed
 (``algos/eval_fullgame.py --seed``): the selection seed's figure is biased upwards by the pick.
 
 The bookkeeping is the library's (``sc2_envs.training.bc_*``). Each run writes into a new folder (``--run-dir``,
@@ -47,8 +50,10 @@ if not (os.environ.get("OMP_WAIT_POLICY") or os.environ.get("GOMP_SPINCOUNT")):
 import math
 import random
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -58,23 +63,16 @@ from models.alphastar import alphastar_losses
 from models.common import MASKED_LOGIT, masked_ce
 from sc2_envs.replays.dataset import ReplayData
 from sc2_envs.sim.rules.features import N_ACTIONS_NO_ATTACK
-from sc2_envs.training import allocator
-
-# "x as x": public names of this script that live in the library, re-exported
 from sc2_envs.training.bc_checks import check_args, check_data, check_demo_layout, check_size
-from sc2_envs.training.bc_checks import check_replay_evaluation as check_replay_evaluation
+from sc2_envs.training.bc_data import SmacData
 from sc2_envs.training.bc_epochs import DiscardUnstartedRun, end_epoch, open_run_dir, resume_run, resume_training
-from sc2_envs.training.bc_epochs import log_scalars as log_scalars
-from sc2_envs.training.bc_epochs import restart_curves as restart_curves
-from sc2_envs.training.bc_epochs import save_epoch as save_epoch
-from sc2_envs.training.bc_epochs import stopped as stopped
-from sc2_envs.training.bc_labels import load_target, per_action, share_table, target_shares
-from sc2_envs.training.bc_selection import average_span as average_span
+from sc2_envs.training.bc_labels import effective_shares, load_target, per_action, share_table
 from sc2_envs.training.bc_selection import fullgame_play, select, smac_play
-from sc2_envs.training.bc_validation import replay_validate, smac_validate
+from sc2_envs.training.bc_validation import accuracy_text, replay_validate, smac_validate
 from sc2_envs.training.checkpoints import save_checkpoint
 from sc2_envs.training.cli import cli_error, flowing_help, given_fields
-from sc2_envs.training.run import GracefulStop
+from sc2_envs.training.evaluation import STOP
+from sc2_envs.training.run import GracefulStop, tune_allocator
 from sc2_envs.training.wait_policy import wait_policy_line
 
 SCRIPT = os.path.basename(__file__)  # run_meta.json records it; --resume continues only this script's runs
@@ -214,6 +212,81 @@ def action_weights(counts, power: float, target=None, clip: tuple[float, float] 
     return w
 
 
+# ----------------------------------------------------------------------------------------- the epoch loop
+@dataclass
+class Cloning:
+    """One dataset kind's parts of the epoch loop (:func:`train`): SMAC demonstrations or a replay dataset.
+
+    Attributes:
+        model: the trained network (``models.ClassPolicy`` or ``models.alphastar.AlphaStarPolicy``).
+        generator: the shuffler, seeded with ``--seed``, its state in ``resume.pt``: SMAC's a ``torch.Generator``,
+            the replays' a NumPy ``Generator`` (each keeps the stream its runs were trained with).
+        minibatches: batch size -> one epoch's minibatches of training items (frame ids / windows), shuffled.
+        loss: a minibatch -> its weighted mean loss. validate: -> the held-out figures (``bc_validation``).
+        record: held-out figures -> the dataset's own entries of the epoch record (``summary.json`` history).
+        save: (path, the common ``bc`` record, held-out figures) -> writes the epoch checkpoint.
+        names, counts, weights, files: action names, ``[A]`` training label counts and float64 loss weights
+            (:func:`action_weights`), the data files used.
+    """
+
+    model: torch.nn.Module
+    generator: Any
+    minibatches: Callable[[int], Iterator]
+    loss: Callable[[Any], torch.Tensor]
+    validate: Callable[[], dict]
+    record: Callable[[dict], dict]
+    save: Callable[[Path, dict, dict], None]
+    names: list[str]
+    counts: np.ndarray
+    weights: np.ndarray
+    files: list[str]
+
+
+def train(args: Args, run_dir: Path, job: Cloning, resumed: dict | None, stop: GracefulStop | None):
+    """Adam on ``job.loss`` for epochs ``[next, --epochs]``; after each: validation, checkpoint, ``resume.pt``.
+
+    Returns:
+        ``(stopped, history)``: the summary of a run stopped by a signal (``bc_epochs.stopped``; no
+        selection follows) or None, and the epoch records.
+    """
+    model = job.model
+    opt = torch.optim.Adam(model.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
+    data_share = job.counts / job.counts.sum()
+    eff_share = effective_shares(job.weights, job.counts)
+    start_epoch, history = 0, []
+    if resumed is not None:
+        start_epoch, history = resume_training(resumed, run_dir, model, opt, job.generator)
+    for epoch in range(start_epoch + 1, args.epochs + 1):
+        t0 = time.time()
+        model.train()
+        losses = []
+        for batch in job.minibatches(args.batch_size):
+            loss = job.loss(batch)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+            opt.step()
+            losses.append(float(loss.detach()))
+        model.eval()
+        val = job.validate()
+        path = run_dir / f"epoch_{epoch:03d}.pt"
+        bc = {"epoch": epoch, "val_acc": val["val_acc"], "val_loss": val["val_loss"], "weights": job.weights.tolist()}
+        bc.update(data_counts=job.counts.tolist(), files=job.files, args=asdict(args))
+        job.save(path, bc, val)
+        rec = {"epoch": epoch, "train_loss": float(np.mean(losses)), "val_loss": val["val_loss"], "val_acc": val["val_acc"]}
+        rec.update(**job.record(val), checkpoint=str(path))
+        print(
+            f"epoch {epoch}: train loss {rec['train_loss']:.4f} (weighted), val loss {val['val_loss']:.4f} (unweighted), "
+            f"{accuracy_text(val)} ({time.time() - t0:.1f} s)\n"
+            + share_table(job.names, data_share, eff_share, val["pred_share"], val["argmax_share"]),
+            flush=True,
+        )
+        done = end_epoch(run_dir, args, rec, history, model, opt, job.generator, stop)
+        if done is not None:  # a stop was requested: the run ends after this epoch, before the selection
+            return done, history
+    return None, history
+
+
 # ----------------------------------------------------------------------------------------- SMAC demos
 def smac_action_names(n_actions: int) -> list[str]:
     """SMAC action names: no-op, stop, move N/S/E/W, ``target_j`` (attack, or heal for a medivac)."""
@@ -221,35 +294,19 @@ def smac_action_names(n_actions: int) -> list[str]:
     return moves + [f"target_{j}" for j in range(n_actions - N_ACTIONS_NO_ATTACK)]
 
 
-class SmacData:
-    """Frames of a demonstration recording split by episode (``sc2_envs.training.demos`` layout)."""
-
-    def __init__(self, ds, val_fraction: float, seed: int, device):
-        a = ds.arrays
-        eps = np.unique(a["episode"])
-        rng = np.random.default_rng(seed)
-        n_val = max(1, round(val_fraction * len(eps))) if len(eps) > 1 else 0
-        val_eps = set(rng.permutation(eps)[:n_val].tolist())
-        is_val = np.isin(a["episode"], list(val_eps))
-        self.train_idx = np.flatnonzero(~is_val)
-        self.val_idx = np.flatnonzero(is_val)
-        self.obs = torch.as_tensor(a["obs"], device=device)
-        self.avail = torch.as_tensor(a["avail_actions"], device=device)
-        self.labels = torch.as_tensor(a["actions"].astype(np.int64), device=device)
-        self.alive = self.avail[..., 1]
-        self.n_val_eps, self.n_train_eps = n_val, len(eps) - n_val
-        A = self.avail.shape[-1]
-        tr = torch.as_tensor(self.train_idx, device=device)
-        self.counts = torch.bincount(self.labels[tr][self.alive[tr]], minlength=A).cpu().numpy()
-        self.dead_frames = int((~self.alive[tr]).sum())
-        bad = ~torch.gather(self.avail, 2, self.labels.unsqueeze(-1)).squeeze(-1)
-        if bool(bad.any()):
-            i, n = (int(x) for x in bad.nonzero()[0])
-            raise ValueError(f"frame {i}, agent {n}: label {int(self.labels[i, n])} is not in avail_actions")
-
-
 def smac_loss(policy, data: SmacData, idx: torch.Tensor, w: torch.Tensor):
-    """Weighted masked CE over the living agents of frames ``idx`` (all classes); returns ``(mean loss, n)``."""
+    """Weighted masked cross-entropy over the living agents of frames ``idx`` (every class).
+
+    Args:
+        policy: the per-class actor (``logits(obs [B, N, obs_size]) -> [B, N, A]``).
+        data: the split.
+        idx: ``[B]`` int64 frame ids (rows of ``data.obs``) on ``data``'s device.
+        w: ``[A]`` float32 per-action weights (:func:`action_weights`); a sample's weight is ``w[label]``.
+
+    Returns:
+        ``(loss, n)``: the weighted CE summed over the living agent-frames, divided by ``n`` (a scalar
+        tensor), and ``n`` (int), the number of living agent-frames.
+    """
     avail, lab = data.avail[idx], data.labels[idx]
     logits = torch.where(avail, policy.logits(data.obs[idx]), torch.full_like(avail, MASKED_LOGIT, dtype=torch.float32))
     total, n = masked_ce(logits, lab, data.alive[idx], w[lab])
@@ -258,11 +315,11 @@ def smac_loss(policy, data: SmacData, idx: torch.Tensor, w: torch.Tensor):
 
 def loss_weights(args: Args, names: list[str], counts: np.ndarray, device, by_count: bool = False):
     """The re-weighting of ``--reweight-power``, ``--target-dist`` and ``--weight-clip`` over the training
-    label ``counts``; prints the counts and weights. Returns ``(w [A] float64, w on device float32, target shares)``."""
+    label ``counts``; prints the counts and weights. Returns ``(w [A] float64, w on device float32)``."""
     print("training label counts: " + per_action(names, counts, counts, by_count=by_count))
     w_np = action_weights(counts, args.reweight_power, load_target(args.target_dist, names), args.weight_clip)
     print("weights: " + per_action(names, w_np, counts, ".3f", by_count=by_count))
-    return w_np, torch.as_tensor(w_np, dtype=torch.float32, device=device), target_shares(w_np, counts)
+    return w_np, torch.as_tensor(w_np, dtype=torch.float32, device=device)
 
 
 def load_smac(args: Args, device):
@@ -295,160 +352,104 @@ def run_smac(args: Args, run_dir: Path, device, resumed: dict | None = None, sto
     files, data, env_info = load_smac(args, device)
     A = int(env_info["n_actions"])
     names = smac_action_names(A)
-    w_np, w, tgt_share = loss_weights(args, names, data.counts, device)
+    w_np, w = loss_weights(args, names, data.counts, device)
+    # a SMAC checkpoint holds actors and a critic (models.save_checkpoint; --init-from of the RL scripts loads
+    # both): BC trains the actors only, so the critic keeps its seeded initialisation, from which a fine-tune starts
     policy, critic = build_models(env_info, args.actor, hidden=args.hidden, device=device)
-    opt = torch.optim.Adam(policy.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
-    data_share = data.counts / data.counts.sum()
     g = torch.Generator().manual_seed(args.seed)
-    start_epoch, history = 0, []
-    if resumed is not None:
-        start_epoch, history = resume_training(resumed, run_dir, policy, opt)
-        g.set_state(resumed["generator"])
-    for epoch in range(start_epoch + 1, args.epochs + 1):
-        t0 = time.time()
+
+    def minibatches(batch_size: int):
         perm = torch.as_tensor(data.train_idx)[torch.randperm(len(data.train_idx), generator=g)].to(device)
-        losses = []
-        policy.train()
-        for s in range(0, len(perm), args.batch_size):
-            loss, _ = smac_loss(policy, data, perm[s : s + args.batch_size], w)
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), args.max_grad_norm)
-            opt.step()
-            losses.append(float(loss.detach()))
-        policy.eval()
-        val = smac_validate(policy, data, A)
-        path = run_dir / f"epoch_{epoch:03d}.pt"
-        # no env steps: behaviour cloning learns from replays (the epoch is in the checkpoint's bc record,
-        # written in the same file, so no reader sees a BC checkpoint without it)
-        bc = {
-            "epoch": epoch,
-            "val_acc": val["val_acc"],
-            "val_loss": val["val_loss"],
-            "weights": w_np.tolist(),
-            "data_counts": data.counts.tolist(),
-            "files": files,
-        }
-        save_checkpoint(
-            str(path), policy, critic, env_info, asdict(args), global_step=0, extra={"bc": bc}, algorithm=ALGORITHM
-        )
-        rec = {
-            "epoch": epoch,
-            "train_loss": float(np.mean(losses)),
-            "val_loss": val["val_loss"],
-            "val_acc": val["val_acc"],
-            "val_idle_pred": float(val["pred_share"][1]),
-            "checkpoint": str(path),
-        }
-        print(
-            f"epoch {epoch}: train loss {rec['train_loss']:.4f}, val loss {val['val_loss']:.4f}, val acc {val['val_acc']:.4f} "
-            f"({time.time() - t0:.1f} s)\n"
-            + share_table(names, data_share, tgt_share, val["pred_share"], val["argmax_share"]),
-            flush=True,
-        )
-        done = end_epoch(run_dir, args, rec, history, policy, opt, {"generator": g.get_state()}, stop)
-        if done is not None:  # a stop was requested: the run ends after this epoch, before the selection
-            return done
+        return (perm[s : s + batch_size] for s in range(0, len(perm), batch_size))
+
+    def save(path: Path, bc: dict, val: dict) -> None:  # global_step 0: no env steps (the bc record has the epoch)
+        save_checkpoint(str(path), policy, critic, env_info, asdict(args), extra={"bc": bc}, algorithm=ALGORITHM)
+
+    job = Cloning(
+        model=policy,
+        generator=g,
+        minibatches=minibatches,
+        loss=lambda idx: smac_loss(policy, data, idx, w)[0],
+        validate=lambda: smac_validate(policy, data, A),
+        record=lambda val: {"val_idle_pred": float(val["pred_share"][STOP])},
+        save=save,
+        names=names,
+        counts=data.counts,
+        weights=w_np,
+        files=files,
+    )
+    done, history = train(args, run_dir, job, resumed, stop)
+    if done is not None:
+        return done
+    # --select-by behaviour ranks the epochs by evaluation.behaviour_key: win rate, then less idling (stop), then
+    # more damage. SMAC passes a play function also to val-acc without averaging (only the pick plays): its behaviour
+    # goes into the summary for seconds of simulator time; full games cost minutes, so run_replays plays only if needed
     return select(args, run_dir, history, smac_play(args, env_info["map_name"], device), resumed=resumed is not None)
 
 
 # ----------------------------------------------------------------------------------------- replays
-def replay_config(args: Args, data: ReplayData):
-    """``AlphaStarConfig`` of preset ``--model-preset`` on the dataset's columns (entities, grid, selection size)."""
-    from models.alphastar import AlphaStarConfig
-
-    base = {"mini": AlphaStarConfig.mini(), "tiny": AlphaStarConfig.tiny()}
-    if args.model_preset not in base:
-        raise ValueError(f"--model-preset {args.model_preset!r}; expected one of {sorted(base)}")
-    return AlphaStarConfig.replay(
-        base[args.model_preset],
-        max_entities=data.E,
-        raw_resolution=data.R,
-        minimap_size=data.R,
-        max_selected=min(base[args.model_preset].max_selected, data.K),
-    )
-
-
 def replay_loss(model, data: ReplayData, windows: list, device, cfg, w: torch.Tensor) -> torch.Tensor:
-    """Weighted teacher-forced loss of the sequences ``windows``: every head's masked CE summed (mini-AlphaStar's
-    SL loss), per step."""
+    """Weighted teacher-forced loss of the sequences ``windows`` (mini-AlphaStar's SL loss), per step.
+
+    Every head's masked CE is summed and divided by the real (unpadded) steps: selected_units adds up to
+    ``K + 1`` terms per step (each pick and the end of selection), the other heads one each. The LSTM
+    starts from zeros at every window of ``seq_len`` steps; evaluation games carry it through the game.
+    """
     obs, labels, m = data.batch(windows, device, cfg.max_entities, cfg.max_selected)
     out, _ = model(obs, labels=labels)
+    # per head: CE summed over the steps whose action-type label uses the head (spec.argument_masks) and
+    # that have a label, each times w[action-type label]; selected_units: one term per pick plus the
+    # end-of-selection step; target_unit / target_location only where the label is >= 0
     res, _ = alphastar_losses(model, out, labels, m, w)
     return sum(v[0] for v in res.values()) / max(int(m.sum()), 1)
 
 
 def run_replays(args: Args, run_dir: Path, device, resumed: dict | None = None, stop: GracefulStop | None = None) -> dict:
     """Behaviour cloning of ``AlphaStarPolicy`` on a replay dataset, then the selection."""
-    from models.alphastar import AlphaStarPolicy, save_alphastar
+    from models.alphastar import AlphaStarConfig, AlphaStarPolicy, save_alphastar
 
     data = ReplayData(args.data, args.num_files, args.seq_len, args.val_fraction, args.seed)
     check_size(args, len(data.files), data.available, data.rows, data.val_replays, "replay")
-    cfg = replay_config(args, data)
+    cfg = AlphaStarConfig.for_replays(args.model_preset, data.E, data.R, data.K)
     print(data.describe(cfg.max_selected))
     print(
         f"split: train {len(data.train_windows)} sequences, val {len(data.val_windows)} sequences "
         f"({data.val_replays} of {data.n_replays} replays held out), seq_len {args.seq_len}"
     )
-    w_np, w, tgt_share = loss_weights(args, data.names, data.counts, device, by_count=True)
+    w_np, w = loss_weights(args, data.names, data.counts, device, by_count=True)
     model = AlphaStarPolicy(cfg).to(device)
     print(f"model: AlphaStarPolicy preset {args.model_preset} (replay columns), {model.n_params()['total']:,} parameters")
-    opt = torch.optim.Adam(model.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
-    data_share = data.counts / data.counts.sum()
     heads = list(data.spec.ACTION_HEADS)
     rng = np.random.default_rng(args.seed)
-    start_epoch, history = 0, []
-    if resumed is not None:
-        start_epoch, history = resume_training(resumed, run_dir, model, opt)
-        rng.bit_generator.state = resumed["generator"]
-    for epoch in range(start_epoch + 1, args.epochs + 1):
-        t0 = time.time()
-        model.train()
+
+    def minibatches(batch_size: int):
         order = rng.permutation(len(data.train_windows))
-        losses = []
-        for s in range(0, len(order), args.batch_size):
-            loss = replay_loss(model, data, [data.train_windows[i] for i in order[s : s + args.batch_size]], device, cfg, w)
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
-            opt.step()
-            losses.append(float(loss.detach()))
-        model.eval()
-        val = replay_validate(model, data, device, cfg, heads)
-        path = run_dir / f"epoch_{epoch:03d}.pt"
-        bc = {
-            "epoch": epoch,
-            "val_acc": val["acc"]["action_type"],
-            "val": val["acc"],
-            "weights": w_np.tolist(),
-            "data_counts": data.counts.tolist(),
-            "files": [f[0] for f in data.files],
-            "args": asdict(args),
-            "step_mul": data.step_mul,
-        }
-        save_alphastar(str(path), model, {"bc": bc})
-        rec = {
-            "epoch": epoch,
-            "train_loss": float(np.mean(losses)),
-            "val_acc": val["acc"]["action_type"],
-            "val_head_acc": val["acc"],
-            "val_head_n": val["n"],
-            "val_loss": val["loss"],
-            "checkpoint": str(path),
-            "pred_share": val["pred_share"].tolist(),
-            "argmax_share": val["argmax_share"].tolist(),
-        }
-        accs = ", ".join(f"{h} {val['acc'][h]:.3f} (n={val['n'][h]})" for h in heads)
-        print(
-            f"epoch {epoch}: train loss {rec['train_loss']:.4f}, val loss {val['loss']:.4f}, held-out accuracy: {accs} "
-            f"({time.time() - t0:.1f} s)\n"
-            + share_table(data.names, data_share, tgt_share, val["pred_share"], val["argmax_share"]),
-            flush=True,
-        )
-        done = end_epoch(run_dir, args, rec, history, model, opt, {"generator": rng.bit_generator.state}, stop)
-        if done is not None:  # a stop was requested: the run ends after this epoch, before the selection
-            return done
+        return ([data.train_windows[i] for i in order[s : s + batch_size]] for s in range(0, len(order), batch_size))
+
+    def record(val: dict) -> dict:
+        shares = {k: val[k].tolist() for k in ("pred_share", "argmax_share")}
+        return {"val_head_acc": val["val_head_acc"], "val_head_n": val["val_head_n"], **shares}
+
+    job = Cloning(
+        model=model,
+        generator=rng,
+        minibatches=minibatches,
+        loss=lambda windows: replay_loss(model, data, windows, device, cfg, w),
+        validate=lambda: replay_validate(model, data, device, cfg, heads),
+        record=record,
+        save=lambda path, bc, val: save_alphastar(
+            str(path), model, {"bc": {**bc, "val": val["val_head_acc"], "step_mul": data.step_mul}}
+        ),
+        names=data.names,
+        counts=data.counts,
+        weights=w_np,
+        files=[f[0] for f in data.files],
+    )
+    done, history = train(args, run_dir, job, resumed, stop)
+    if done is not None:
+        return done
     play_when = args.select_by == "behaviour" or args.average_window >= 2
+    # ranked as run_smac's: win rate, then less idling (no_op or Stop decisions), then more damage (killed value)
     return select(args, run_dir, history, fullgame_play(args, device) if play_when else None, resumed=resumed is not None)
 
 
@@ -461,19 +462,16 @@ def main(args: Args, stop: GracefulStop | None = None, given: frozenset[str] | N
     which ``--resume`` applies (changeable ones) or checks against the run's values (the others).
 
     Raises:
-        ValueError / FileNotFoundError: bad flags (:func:`check_args`, :func:`check_replay_evaluation`:
-            ``SC2NotFoundError`` is a ``FileNotFoundError``), ``$SC2_ENVS_KEEP_FREED_MEMORY``
-            (``sc2_envs.training.allocator``), ``--data``, ``--run-dir`` or ``--resume``
-            (before any folder is made).
+        ValueError / FileNotFoundError: bad flags (``sc2_envs.training.bc_checks``: ``check_args``, and
+            ``check_data``, which checks a replay run's evaluator too: ``SC2NotFoundError`` is a
+            ``FileNotFoundError``), ``--data``, ``--run-dir`` or ``--resume`` (before any folder is made).
+        SystemExit: code 2, a bad ``$SC2_ENVS_KEEP_FREED_MEMORY`` (``sc2_envs.training.run.tune_allocator``).
     """
     resumed, resumed_dir = None, None
     if args.resume:
         args, resumed, resumed_dir = resume_run(args, Args(), RESUME_CHANGEABLE, given, SCRIPT)
     check_args(args)
-    try:
-        allocator_line = allocator.keep_freed_memory()
-    except RuntimeError as e:  # glibc refused the setting: a bad setting, as a bad $SC2_ENVS_KEEP_FREED_MEMORY is
-        raise ValueError(str(e)) from None
+    allocator_line = tune_allocator()
     root = check_data(args)
     random.seed(args.seed)
     np.random.seed(args.seed)

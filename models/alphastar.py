@@ -217,6 +217,30 @@ class AlphaStarConfig:
         )
 
     @classmethod
+    def for_replays(cls, preset: str, max_entities: int, raw_resolution: int, max_selected: int) -> AlphaStarConfig:
+        """Preset ``preset`` on a replay dataset's columns (:meth:`replay`) and sizes.
+
+        Args:
+            preset: ``"mini"`` (:meth:`mini`) or ``"tiny"`` (:meth:`tiny`).
+            max_entities, raw_resolution: the dataset's entity rows and raw grid side (the minimap side too).
+            max_selected: the dataset's selection length; the pointer steps are the preset's, at most this.
+
+        Raises:
+            ValueError: another preset, or sizes the model refuses (:meth:`__post_init__`).
+        """
+        presets = {"mini": cls.mini, "tiny": cls.tiny}
+        if preset not in presets:
+            raise ValueError(f"AlphaStarConfig preset {preset!r}; expected one of {sorted(presets)}")
+        base = presets[preset]()
+        return cls.replay(
+            base,
+            max_entities=max_entities,
+            raw_resolution=raw_resolution,
+            minimap_size=raw_resolution,
+            max_selected=min(base.max_selected, max_selected),
+        )
+
+    @classmethod
     def tiny(cls, **kw) -> AlphaStarConfig:
         """Small sizes for tests (same structure)."""
         small = {

@@ -110,6 +110,15 @@ def test_replay_config_runs_without_minimap_and_mask():
     assert out["action_type"].shape == (2, 1, cfg.n_functions)
 
 
+def test_a_preset_on_a_replay_dataset_takes_its_grid_and_entities_and_at_most_its_selection_length():
+    cfg = AlphaStarConfig.for_replays("mini", max_entities=192, raw_resolution=64, max_selected=64)
+    assert (cfg.max_entities, cfg.raw_resolution, cfg.minimap_size, cfg.max_selected) == (192, 64, 64, 12)
+    assert cfg.entity_dim == AlphaStarConfig.mini().entity_dim and cfg == AlphaStarConfig.replay(cfg)
+    assert AlphaStarConfig.for_replays("tiny", 32, 16, 2).max_selected == 2
+    with pytest.raises(ValueError, match="preset 'huge'; expected one of \\['mini', 'tiny'\\]"):
+        AlphaStarConfig.for_replays("huge", 32, 16, 8)
+
+
 def test_empty_entity_list_gives_finite_outputs():
     cfg = AlphaStarConfig.tiny()
     m = AlphaStarPolicy(cfg)

@@ -80,7 +80,7 @@ def test_target_distribution_file_by_name_and_id(tmp_path):
 
 
 def test_label_lines_list_seen_actions_by_id_or_most_frequent_first():
-    from sc2_envs.training.bc_labels import per_action, target_shares
+    from sc2_envs.training.bc_labels import effective_shares, per_action
 
     counts = np.array([0, 5, 9, 1])
     names = ["no_op", "stop", "north", "south"]
@@ -89,7 +89,7 @@ def test_label_lines_list_seen_actions_by_id_or_most_frequent_first():
         "north 0.250, stop 0.500, south 2.000"
     )
     w = bc.action_weights(counts, 1.0)
-    assert np.allclose(target_shares(w, counts)[1:], 1 / 3)  # power 1, no clip: uniform over the seen actions
+    assert np.allclose(effective_shares(w, counts)[1:], 1 / 3)  # power 1, no clip: uniform over the seen actions
 
 
 @pytest.mark.parametrize(
@@ -269,7 +269,8 @@ def test_short_bc_run_on_recorded_3m_reduces_the_loss(demos_3m, tmp_path, capsys
     assert (tmp_path / "run" / "best.pt").exists() and len(list((tmp_path / "run").glob("epoch_*.pt"))) == 4
     assert "average" in summary and Path(summary["average"]["checkpoint"]).exists()
     screen = capsys.readouterr().out
-    assert "shard_00000.npz" in screen and "training label counts" in screen and "target" in screen
+    assert "shard_00000.npz" in screen and "training label counts" in screen and " effective " in screen
+    assert "train loss" in screen and "(weighted), val loss" in screen and "(unweighted)" in screen
     ck = torch.load(tmp_path / "run" / "epoch_001.pt", weights_only=True)
     assert ck["bc"]["files"] and sum(ck["bc"]["data_counts"]) > 0
     assert ck["global_step"] == 0 and ck["bc"]["epoch"] == 1  # replays only: no env steps
@@ -467,6 +468,66 @@ def replays_tiny(test_data_dir, tmp_path_factory):
         files, out, StreamConfig(max_entities=32, max_selected=8, raw_resolution=16), progress=False, log=lambda s: None
     )
     return out
+
+
+def _replay_copy_with(src: Path, dst: Path, corrupt) -> Path:
+    """A copy of the replay dataset ``src`` whose first shard's columns ``corrupt`` edited in place."""
+    import shutil
+
+    shutil.copytree(src, dst)
+    shard = dst / "shard_00000.npz"
+    with np.load(shard) as z:
+        a = {k: z[k] for k in z.files}
+    corrupt(a)
+    np.savez_compressed(shard, **a)
+    return dst
+
+
+def _first_row_using(a: dict, head: int) -> int:
+    from sc2_envs.full_game import spec
+
+    uses = spec.argument_masks()[a["function"].astype(np.int64), head].astype(bool)
+    if head == 3:
+        uses &= a["selected_count"] > 0
+    if head == 4:
+        uses &= a["target_unit"] >= 0
+    return int(np.flatnonzero(uses)[0])
+
+
+def _target_beyond_the_entities(a):
+    i = _first_row_using(a, 4)
+    a["target_unit"][i] = a["entity_count"][i]
+
+
+def _an_enemy_selected(a):
+    i = _first_row_using(a, 3)
+    alliance = a["entities"][i, : a["entity_count"][i], 1]
+    a["selected"][i, 0] = int(np.flatnonzero(alliance == 4)[0])
+
+
+def _a_unit_selected_twice(a):
+    i = _first_row_using(a, 3)
+    a["selected_count"][i] = max(2, int(a["selected_count"][i]))
+    a["selected"][i, 1] = a["selected"][i, 0]
+
+
+def test_every_label_of_the_committed_replays_is_one_the_model_can_choose(replays_tiny):
+    from sc2_envs.replays.dataset import ReplayData
+
+    data = ReplayData(str(replays_tiny), None, 4, 0.34, 1)
+    for windows in (data.train_windows, data.val_windows):
+        data.batch(windows, "cpu", data.E, data.K)  # raises on a label the pointer masks exclude
+
+
+@pytest.mark.parametrize("corrupt", [_target_beyond_the_entities, _an_enemy_selected, _a_unit_selected_twice])
+def test_a_replay_label_the_model_masks_out_is_refused_naming_its_row(replays_tiny, tmp_path, corrupt):
+    # found by a reviewer: such a label was forced as a target at the finite MASKED_LOGIT and cost ~1e10
+    from sc2_envs.replays.dataset import ReplayData
+
+    data = ReplayData(str(_replay_copy_with(replays_tiny, tmp_path / "ds", corrupt)), None, 4, 0.34, 1)
+    with pytest.raises(ValueError, match=r"row \d+ \(.*SC2Replay, player \d, game loop \d+\): action .*masks this label"):
+        for windows in (data.train_windows, data.val_windows):
+            data.batch(windows, "cpu", data.E, data.K)
 
 
 # games of 80 game loops (10 decisions) against the lite bot: seconds of CPU per checkpoint

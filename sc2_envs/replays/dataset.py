@@ -16,6 +16,7 @@ they never stop the run. ``python -m sc2_envs.replays --help`` runs it from a sh
 from __future__ import annotations
 
 import collections
+import functools
 import hashlib
 import json
 import traceback
@@ -291,6 +292,12 @@ def convert_replays(
     return summary
 
 
+@functools.lru_cache(maxsize=1)
+def _argument_masks() -> np.ndarray:
+    """``spec.argument_masks()`` as bool ``[n_functions, 6]`` (cached: every batch reads it)."""
+    return spec.argument_masks().astype(bool)
+
+
 def load_shard(path: str | Path) -> dict[str, np.ndarray]:
     """Load one shard as a dict of arrays (see ``extract.extract_player`` for shapes)."""
     with np.load(path) as z:
@@ -300,8 +307,19 @@ def load_shard(path: str | Path) -> dict[str, np.ndarray]:
 class ReplayData:
     """The replay dataset (``sc2_envs.replays``) as fixed-length sequences of one player's stream.
 
-    Streams are split by replay file (``val_fraction`` of the converted files held out). Each stream is
-    cut into consecutive windows of ``seq_len`` rows; the last window is padded and its padding masked.
+    Streams are split by replay file (``val_fraction`` of the converted files held out, drawn with
+    ``seed``). Two copies of one replay file would put the same game in both splits: ``index.json``
+    records each file's ``sha256``, and a dataset whose files repeat a hash is not split safely (the
+    split does not check). Each stream is cut into consecutive windows of ``seq_len`` rows; the last
+    window is padded and its padding masked.
+
+    Attributes:
+        a: the shards' columns concatenated, one row per sample (``extract.extract_player``).
+        files: ``[(shard path, rows)]`` of the shards used; available: shard files in the folder.
+        train_windows, val_windows: ``[(first row, end row)]`` half-open row ranges, one per sequence.
+        counts: ``[n_functions]`` int64 action-type label counts over the training rows.
+        names: the ``n_functions`` raw function names; R, E, K: raw grid side, entity rows and
+            selection length on disk; step_mul: the sampling stride ``k`` (``every_k``), else None.
 
     Raises:
         ValueError: ``dataset.json`` lists another number of shards than the folder holds, or no shard
@@ -381,13 +399,76 @@ class ReplayData:
         )
         return "\n".join(lines)
 
+    def check_labels(self, rows: np.ndarray, E_model: int, K_model: int) -> None:
+        """Refuse a label that the model's pointer heads mask out, or a location off the raw grid.
+
+        ``models.alphastar`` gives a masked entry the finite logit ``MASKED_LOGIT`` (-1e10), so a masked
+        label forced as a teacher target costs about 1e10 in the loss instead of failing. For the heads
+        the label's action type uses (``spec.argument_masks()``): each of the first ``min(selected_count,
+        K_model)`` picks of ``selected`` is an entity row below ``min(entity_count, E_model)``, of
+        alliance 1 (self: the selected-units head points at own units) and not picked before;
+        ``target_unit`` (when >= 0) is an entity row below ``min(entity_count, E_model)``;
+        ``target_location`` (when both >= 0) lies on the ``R x R`` grid.
+
+        Args:
+            rows: dataset row ids (any shape), int.
+            E_model, K_model: the model's entity rows and pointer steps.
+
+        Raises:
+            ValueError: naming the first offending row, its replay file and game loop, and the label.
+        """
+        rows = np.unique(np.asarray(rows, np.int64).ravel())
+        a = self.a
+        argm = _argument_masks()[a["function"][rows].astype(np.int64)]
+        n_ent = np.minimum(a["entity_count"][rows].astype(np.int64), E_model)
+        K = min(K_model, a["selected"].shape[1])
+        sel = a["selected"][rows, :K].astype(np.int64)
+        picks = argm[:, 3, None] & (np.arange(K) < a["selected_count"][rows, None])
+        alliance = a["entities"][rows, :, self.spec.REPLAY_ENTITY_FEATURES.index("alliance")]
+        own = np.take_along_axis(alliance, np.clip(sel, 0, alliance.shape[1] - 1), 1) == 1
+        repeat = ((sel[:, :, None] == sel[:, None, :]) & np.tri(K, k=-1, dtype=bool)).any(-1)
+        bad_sel = picks & ~((sel >= 0) & (sel < n_ent[:, None]) & own & ~repeat)
+        tu = a["target_unit"][rows].astype(np.int64)
+        bad_tu = argm[:, 4] & (tu >= n_ent)
+        loc = a["target_location"][rows].astype(np.int64)
+        bad_loc = argm[:, 5] & (loc >= 0).all(-1) & (loc >= self.R).any(-1)
+        bad = bad_sel.any(1) | bad_tu | bad_loc
+        if not bad.any():
+            return
+        i = int(np.flatnonzero(bad)[0])
+        row = int(rows[i])
+        rep = int(a["replay_index"][row])
+        file = Path(self.index[rep]["file"]).name if rep < len(self.index) else f"replay {rep}"
+        where = f"row {row} ({file}, player {int(a['player_id'][row])}, game loop {int(a['game_loop'][row])})"
+        func = self.names[int(a["function"][row])]
+        if bad_sel[i].any():
+            k = int(np.flatnonzero(bad_sel[i])[0])
+            what = (
+                f"selected[{k}] = {int(sel[i, k])} is not a selectable unit (expected an unpicked row below "
+                f"min(entity_count {int(a['entity_count'][row])}, model rows {E_model}) of alliance 1; "
+                f"alliance {int(alliance[i, min(max(int(sel[i, k]), 0), alliance.shape[1] - 1)])})"
+            )
+        elif bad_tu[i]:
+            what = (
+                f"target_unit = {int(tu[i])} is not an entity row (expected below min(entity_count "
+                f"{int(a['entity_count'][row])}, model rows {E_model}))"
+            )
+        else:
+            what = f"target_location = {loc[i].tolist()} is off the {self.R}x{self.R} raw grid"
+        raise ValueError(f"{where}: action {func}: {what}; the model masks this label out")
+
     def batch(self, windows, device, E_model: int, K_model: int):
-        """Model inputs/labels ``[B, T, ...]`` and the step mask ``[B, T]`` for a list of windows."""
+        """Model inputs/labels ``[B, T, ...]`` and the step mask ``[B, T]`` for a list of windows.
+
+        Raises:
+            ValueError: a label the model's pointer heads mask out (:meth:`check_labels`).
+        """
         T = self.seq_len
         rows = np.full((len(windows), T), -1, np.int64)
         for i, (s, e) in enumerate(windows):
             rows[i, : e - s] = np.arange(s, e)
         valid = rows >= 0
+        self.check_labels(rows[valid], E_model, K_model)
         r = np.where(valid, rows, 0)  # padded steps read row 0; ``valid`` masks them out of every loss
 
         def g(k, dtype=np.float32):

@@ -10,8 +10,9 @@
   :mod:`~sc2_envs.training.learner_models` its models for each game family.
 * behaviour cloning (``algos/bc_reweight.py``), whose runs count epochs: :mod:`~sc2_envs.training.bc_epochs`
   (run folder, resume, TensorBoard, stop), :mod:`~sc2_envs.training.bc_selection` (``best.pt``, averaging),
-  :mod:`~sc2_envs.training.bc_checks` (flags and data), :mod:`~sc2_envs.training.bc_labels` (target
-  distribution, label shares), :mod:`~sc2_envs.training.bc_validation` (held-out figures).
+  :mod:`~sc2_envs.training.bc_checks` (flags and data), :mod:`~sc2_envs.training.bc_data` (SMAC
+  demonstrations split for training), :mod:`~sc2_envs.training.bc_labels` (target distribution, label
+  shares), :mod:`~sc2_envs.training.bc_validation` (held-out figures).
 * :mod:`sc2_envs.training.transfer_results`: zero-shot transfer rows (``algos/eval_transfer.py``) as CSV,
   Markdown and a bar chart.
 * :mod:`sc2_envs.training.cli`, :mod:`~sc2_envs.training.progress`,

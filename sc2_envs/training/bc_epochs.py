@@ -172,6 +172,19 @@ class DiscardUnstartedRun:
         return False
 
 
+def _generator_state(g: torch.Generator | Any) -> Any:
+    """The state of a shuffler, a ``torch.Generator`` or a NumPy ``Generator``, for ``resume.pt``."""
+    return g.get_state() if isinstance(g, torch.Generator) else g.bit_generator.state
+
+
+def _set_generator_state(g: torch.Generator | Any, state: Any) -> None:
+    """Restore a state that :func:`_generator_state` returned."""
+    if isinstance(g, torch.Generator):
+        g.set_state(state)
+    else:
+        g.bit_generator.state = state
+
+
 def save_epoch(run_dir: Path, args: Any, epoch: int, history: list, model, opt, extra: dict) -> None:
     """``run_dir/resume.pt`` after ``epoch``: ``asdict(args)``, weights, optimiser, RNG states, history and
     ``extra`` (the shuffler's state), written atomically (:func:`sc2_envs.training.run.save_resume`)."""
@@ -189,16 +202,18 @@ def save_epoch(run_dir: Path, args: Any, epoch: int, history: list, model, opt, 
     )
 
 
-def resume_training(resumed: dict, run_dir: Path, model, opt) -> tuple[int, list]:
-    """Restore weights, optimiser and RNG states of a resume state; returns ``(last epoch done, history)``.
+def resume_training(resumed: dict, run_dir: Path, model, opt, generator) -> tuple[int, list]:
+    """Restore weights, optimiser, RNG states and the shuffler ``generator`` (a ``torch.Generator`` or a
+    NumPy ``Generator``, as :func:`end_epoch` saved it) of a resume state; returns ``(last epoch done, history)``.
 
-    The shuffler's state (``extra`` of :func:`save_epoch`) is the caller's to restore. TensorBoard's
+    TensorBoard's
     writer reopens with a purge from the next epoch, so curves continue without the events logged
     after the resume state (after a hard kill).
     """
     model.load_state_dict(resumed["model"])
     opt.load_state_dict(resumed["optimizer"])
     set_rng_state(resumed["rng"])
+    _set_generator_state(generator, resumed["generator"])
     from torch.utils.tensorboard import SummaryWriter
 
     _WRITERS[str(run_dir)] = SummaryWriter(str(run_dir), purge_step=int(resumed["epoch"]) + 1)
@@ -218,16 +233,17 @@ def stopped(args: Any, run_dir: Path, epoch: int, history: list, reason: str | N
 
 
 def end_epoch(
-    run_dir: Path, args: Any, rec: dict, history: list, model, opt, extra: dict, stop: GracefulStop | None
+    run_dir: Path, args: Any, rec: dict, history: list, model, opt, generator, stop: GracefulStop | None
 ) -> dict | None:
-    """Book epoch ``rec["epoch"]``: append ``rec`` to ``history``, log it, write ``resume.pt``.
+    """Book epoch ``rec["epoch"]``: append ``rec`` to ``history``, log it, write ``resume.pt`` (with the
+    state of the shuffler ``generator``, a ``torch.Generator`` or a NumPy ``Generator``, as ``generator``).
 
     Returns:
         :func:`stopped`'s summary when ``stop`` was requested (the run ends after this epoch), else None.
     """
     history.append(rec)
     log_scalars(run_dir, rec)
-    save_epoch(run_dir, args, rec["epoch"], history, model, opt, extra)
+    save_epoch(run_dir, args, rec["epoch"], history, model, opt, {"generator": _generator_state(generator)})
     if stop is not None and stop.requested:
         return stopped(args, run_dir, rec["epoch"], history, stop.reason)
     return None

@@ -1,10 +1,11 @@
 """The action labels of a behaviour-cloning run (``algos/bc_reweight.py``): wanted shares, counts, weights.
 
 ``--target-dist`` names the label distribution the re-weighting aims at (:func:`load_target`). Every
-epoch compares, per action on the validation split, the label share of the data, the share
-the weighted loss trains towards (:func:`target_shares`), the mean predicted probability and the
-argmax share (:func:`share_table`); the first screen lists the training label counts and the weights
-(:func:`per_action`).
+epoch compares, per action, the label share of the training split, the effective share the weighted
+loss trains towards (:func:`effective_shares`: the data's shares times the weights, normalised; the
+target only where no weight is clipped), and on the validation split the mean predicted probability
+and the argmax share (:func:`share_table`); the first screen lists the training label counts and the
+weights (:func:`per_action`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["load_target", "per_action", "share_table", "target_shares"]
+__all__ = ["effective_shares", "load_target", "per_action", "share_table"]
 
 
 def load_target(spec: str, names: list[str]) -> np.ndarray | None:
@@ -52,8 +53,10 @@ def load_target(spec: str, names: list[str]) -> np.ndarray | None:
     return out
 
 
-def target_shares(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def effective_shares(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Label shares the weighted loss effectively trains on: ``data[a] w[a]`` normalised to sum to 1.
+
+    They equal ``--target-dist``'s shares when no weight was clipped and the power is 1.
 
     Args:
         weights: ``[A]`` per-action loss weights (``action_weights``).
@@ -66,20 +69,25 @@ def target_shares(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return d * weights / (d * weights).sum()
 
 
-def share_table(names, data_share, target_share, pred_share, greedy_share, top: int = 12) -> str:
+target_shares = effective_shares  # the former name
+
+
+def share_table(names, data_share, effective_share, pred_share, argmax_share, top: int = 12) -> str:
     """Text table of action shares, one row per action, the ``top`` largest data shares first.
 
     Args:
         names: ``A`` action names (truncated to 28 characters).
-        data_share, target_share, pred_share, greedy_share: ``[A]`` shares: of the labels, of the weighted
-            loss (:func:`target_shares`), mean predicted probability, argmax predictions.
+        data_share, effective_share, pred_share, argmax_share: ``[A]`` shares: of the training labels
+            (``data``), of the weighted loss (``effective``, :func:`effective_shares`), and on the validation
+            split the mean predicted probability (``val pred``) and the argmax predictions (``val argmax``).
         top: rows shown.
     """
     order = np.argsort(-np.asarray(data_share))[:top]
-    lines = [f"    {'action':28s} {'data':>7s} {'target':>7s} {'pred':>7s} {'argmax':>7s}"]
+    lines = [f"    {'action':28s} {'data':>7s} {'effective':>9s} {'val pred':>8s} {'val argmax':>10s}"]
     for i in order:
         lines.append(
-            f"    {names[i][:28]:28s} {data_share[i]:7.3f} {target_share[i]:7.3f} {pred_share[i]:7.3f} {greedy_share[i]:7.3f}"
+            f"    {names[i][:28]:28s} {data_share[i]:7.3f} {effective_share[i]:9.3f} {pred_share[i]:8.3f} "
+            f"{argmax_share[i]:10.3f}"
         )
     return "\n".join(lines)
 

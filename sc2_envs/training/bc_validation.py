@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from models.alphastar import alphastar_losses
 from models.common import MASKED_LOGIT, masked_ce
 
-__all__ = ["replay_validate", "smac_validate"]
+__all__ = ["accuracy_text", "replay_validate", "smac_validate"]
 
 
 @torch.no_grad()
@@ -26,7 +26,7 @@ def smac_validate(policy, data: Any, A: int, batch: int = 1024) -> dict:
 
     Args:
         policy: an actor with ``logits(obs [T, N, obs_size]) -> [T, N, A]`` (``models.ClassPolicy``).
-        data: the split (``SmacData`` of ``algos/bc_reweight.py``): ``val_idx`` frame ids, ``obs``,
+        data: the split (``sc2_envs.training.bc_data.SmacData``): ``val_idx`` frame ids, ``obs``,
             ``avail [T, N, A] bool``, ``labels [T, N] int64``, ``alive [T, N] bool`` on one device.
         A: ``n_actions``.
         batch: frames per forward pass (memory only; the figures do not depend on it).
@@ -37,7 +37,7 @@ def smac_validate(policy, data: Any, A: int, batch: int = 1024) -> dict:
     """
     ce_sum, correct, n = 0.0, 0, 0
     probs = torch.zeros(A)
-    greedy = torch.zeros(A)
+    argmax = torch.zeros(A)
     idx_all = torch.as_tensor(data.val_idx, device=data.obs.device)
     for s in range(0, len(idx_all), batch):
         idx = idx_all[s : s + batch]
@@ -48,13 +48,13 @@ def smac_validate(policy, data: Any, A: int, batch: int = 1024) -> dict:
         pred = logits.argmax(-1)
         correct += int(((pred == lab) & alive).sum())
         probs += F.softmax(logits, -1)[alive].sum(0).cpu()
-        greedy += torch.bincount(pred[alive], minlength=A).float().cpu()
+        argmax += torch.bincount(pred[alive], minlength=A).float().cpu()
     n = max(n, 1)
     return {
         "val_loss": ce_sum / n,
         "val_acc": correct / n,
         "pred_share": (probs / n).numpy(),
-        "argmax_share": (greedy / n).numpy(),
+        "argmax_share": (argmax / n).numpy(),
     }
 
 
@@ -71,15 +71,16 @@ def replay_validate(model, data: Any, device, cfg, heads: list[str], batch: int 
         batch: sequences per forward pass.
 
     Returns:
-        ``acc`` and ``n`` (per head: accuracy, and the samples with a label for that head), ``loss``
-        (every head's CE summed, per step), and ``pred_share`` / ``argmax_share`` of the action type
-        (``[n_functions]`` float32 NumPy arrays).
+        ``val_loss`` (every head's CE summed, per step), ``val_acc`` (the action type's accuracy),
+        ``val_head_acc`` and ``val_head_n`` (per head: accuracy, and the samples with a label for that
+        head), and ``pred_share`` / ``argmax_share`` of the action type (``[n_functions]`` float32 NumPy
+        arrays).
     """
     F_ = cfg.n_functions
     n = {h: 0 for h in heads}
     correct = {h: 0 for h in heads}
     loss_sum, steps = 0.0, 0
-    probs, greedy = torch.zeros(F_), torch.zeros(F_)
+    probs, argmax = torch.zeros(F_), torch.zeros(F_)
     for s in range(0, len(data.val_windows), batch):
         obs, labels, m = data.batch(data.val_windows[s : s + batch], device, cfg.max_entities, cfg.max_selected)
         out, _ = model(obs, labels=labels)
@@ -91,12 +92,22 @@ def replay_validate(model, data: Any, device, cfg, heads: list[str], batch: int 
         steps += int(m.sum())
         p = F.softmax(out["action_type"], -1)[m]
         probs += p.sum(0).cpu()
-        greedy += torch.bincount(out["action_type"].argmax(-1)[m], minlength=F_).float().cpu()
+        argmax += torch.bincount(out["action_type"].argmax(-1)[m], minlength=F_).float().cpu()
     steps = max(steps, 1)
+    acc = {h: correct[h] / max(n[h], 1) for h in heads}
     return {
-        "acc": {h: correct[h] / max(n[h], 1) for h in heads},
-        "n": n,
-        "loss": loss_sum / steps,
+        "val_loss": loss_sum / steps,
+        "val_acc": acc["action_type"],
+        "val_head_acc": acc,
+        "val_head_n": n,
         "pred_share": (probs / steps).numpy(),
-        "argmax_share": (greedy / steps).numpy(),
+        "argmax_share": (argmax / steps).numpy(),
     }
+
+
+def accuracy_text(val: dict) -> str:
+    """The accuracy part of an epoch's line: ``val acc`` (SMAC), or each head's (replays: ``val_head_acc``)."""
+    if "val_head_acc" not in val:
+        return f"val acc {val['val_acc']:.4f}"
+    heads = ", ".join(f"{h} {a:.3f} (n={val['val_head_n'][h]})" for h, a in val["val_head_acc"].items())
+    return f"held-out accuracy: {heads}"
