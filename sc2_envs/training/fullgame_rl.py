@@ -10,8 +10,9 @@ plugs them into the supervised actor pool (``sc2_envs.vector.actor_pool``).
 * :func:`collate_unrolls` pads entity rows and concatenates unrolls along the game axis.
 * :class:`FullGameLearner` runs the student (and the teacher) on a batch and returns the loss. It
   keeps the teacher's LSTM state per actor game across unrolls (an actor's unrolls reach the
-  learner in order, each continuing the previous), so the teacher sees whole games, as AlphaStar's
-  actors ran the supervised policy alongside the agent, without the actor paying for it.
+  learner in order, each continuing the previous; several of them in one batch are run one after
+  the other), so the teacher sees whole games, as AlphaStar's actors ran the supervised policy
+  alongside the agent, without the actor paying for it.
 
 Trajectory layout (numpy; ``B`` games of one actor, ``T`` env steps; row ``T`` of the inputs is
 the observation after the last step, for the bootstrap value):
@@ -98,6 +99,14 @@ def check_teacher_fits(student: AlphaStarConfig, teacher: AlphaStarConfig) -> No
     ]
     if bad:
         raise ValueError("the teacher reads other inputs or has other heads than the student: " + "; ".join(bad))
+
+
+def _cat_games(outs: list, order: torch.Tensor):
+    """Concatenate model outputs (nested dicts of ``[B_i, ...]`` tensors) along the game axis, then take the
+    games in ``order``."""
+    if isinstance(outs[0], dict):
+        return {k: _cat_games([o[k] for o in outs], order) for k in outs[0]}
+    return torch.cat(outs, 0)[order]
 
 
 def _at_mask(obs: dict) -> np.ndarray:
@@ -298,6 +307,8 @@ class FullGameLearner:
         self.teacher_state: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor]] = {}
 
     def _teacher_state(self, keys, device):
+        """The teacher's LSTM state at the start of the unrolls ``keys`` (``(slot, gen, B)`` each): the state it
+        ended the same actor's previous unroll with, or zeros for an actor's first unroll."""
         hs, cs = [], []
         for slot, gen, b in keys:
             st = self.teacher_state.get((slot, gen))
@@ -307,26 +318,54 @@ class FullGameLearner:
             cs.append(st[1])
         return torch.cat(hs, 1), torch.cat(cs, 1)
 
+    def _teacher_forward(self, batch: dict, labels: dict) -> dict:
+        """The teacher's teacher-forced output over the first ``T`` steps of every unroll of ``batch``, games
+        in the batch's order; its LSTM state follows each actor's unrolls in the order they were received.
+
+        An actor may have several unrolls in one batch (``--batch-unrolls`` > 1), each continuing the one before:
+        the batch is run in rounds, round ``k`` holding every actor's ``k``-th unroll of the batch, so that each
+        unroll starts from the state the teacher ended the actor's previous unroll with (in this batch or an
+        earlier one).
+        """
+        T = batch["reward"].shape[0]
+        keys, device = batch["keys"], batch["reward"].device
+        teacher = with_rows(self.teacher, batch["rows"])
+        rounds, games, seen, start = [], [], {}, 0
+        for slot, gen, b in keys:
+            rounds.append(seen.get((slot, gen), 0))
+            seen[(slot, gen)] = rounds[-1] + 1
+            games.append(list(range(start, start + b)))
+            start += b
+        outs, order = [], []
+        for r in range(max(rounds) + 1):
+            picked = [i for i, k in enumerate(rounds) if k == r]
+            cols = [g for i in picked for g in games[i]]
+            idx = slice(None) if len(picked) == len(keys) else torch.as_tensor(cols, device=device)
+            state = self._teacher_state([keys[i] for i in picked], device)
+            with torch.no_grad():
+                inputs = {k: v[idx, :T] for k, v in batch["inputs"].items()}
+                lab = {k: v[idx] for k, v in labels.items()}
+                out, (h, c) = teacher(inputs, state, labels=lab, first=batch["first"][idx, :T])
+            i = 0
+            for slot, gen, b in (keys[j] for j in picked):
+                self.teacher_state[(slot, gen)] = (h[:, i : i + b].clone(), c[:, i : i + b].clone())
+                for old in [k for k in self.teacher_state if k[0] == slot and k[1] < gen]:
+                    del self.teacher_state[old]  # a replaced actor's games are gone
+                i += b
+            outs.append(out)
+            order.extend(cols)
+        if len(outs) == 1:
+            return outs[0]
+        back = torch.argsort(torch.as_tensor(order, device=device))  # the rounds' games back in the batch's order
+        return _cat_games(outs, back)
+
     def loss(self, batch: dict) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """``(loss, logs)`` of ``models.alphastar_rl.alphastar_offpolicy_loss`` on ``batch``."""
-        T = batch["reward"].shape[0]
         labels = batch["labels"]
         # the bootstrap row needs only the value: a no_op label (uses no argument head)
         last = {k: torch.full_like(v[:, :1], -1 if k in _NONE_IS_MINUS_ONE else 0) for k, v in labels.items()}
         pad = {k: torch.cat([v, last[k]], 1) for k, v in labels.items()}
         model = with_rows(self.model, batch["rows"])
         out, _ = model(batch["inputs"], batch["state0"], labels=pad, first=batch["first"])
-        teacher_out = None
-        if self.teacher is not None:
-            teacher = with_rows(self.teacher, batch["rows"])
-            state = self._teacher_state(batch["keys"], batch["reward"].device)
-            with torch.no_grad():
-                inputs = {k: v[:, :T] for k, v in batch["inputs"].items()}
-                teacher_out, (h, c) = teacher(inputs, state, labels=labels, first=batch["first"][:, :T])
-            i = 0
-            for slot, gen, b in batch["keys"]:
-                self.teacher_state[(slot, gen)] = (h[:, i : i + b].clone(), c[:, i : i + b].clone())
-                for old in [k for k in self.teacher_state if k[0] == slot and k[1] < gen]:
-                    del self.teacher_state[old]  # a replaced actor's games are gone
-                i += b
+        teacher_out = self._teacher_forward(batch, labels) if self.teacher is not None else None
         return alphastar_offpolicy_loss(out, teacher_out, batch, self.settings)
