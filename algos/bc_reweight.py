@@ -58,6 +58,7 @@ from models.alphastar import alphastar_losses
 from models.common import MASKED_LOGIT, masked_ce
 from sc2_envs.replays.dataset import ReplayData
 from sc2_envs.sim.rules.features import N_ACTIONS_NO_ATTACK
+from sc2_envs.smac_actions import alive_mask
 from sc2_envs.training import allocator
 
 # "x as x": public names of this script that live in the library, re-exported
@@ -233,7 +234,7 @@ class SmacData:
         self.obs = torch.as_tensor(a["obs"], device=device)
         self.avail = torch.as_tensor(a["avail_actions"], device=device)
         self.labels = torch.as_tensor(a["actions"].astype(np.int64), device=device)
-        self.alive = self.avail[..., 1]
+        self.alive = alive_mask(self.avail)
         self.n_val_eps, self.n_train_eps = n_val, len(eps) - n_val
         A = self.avail.shape[-1]
         tr = torch.as_tensor(self.train_idx, device=device)
