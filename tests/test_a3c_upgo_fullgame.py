@@ -68,7 +68,7 @@ def test_learner_recomputes_the_actors_log_probs_and_the_teacher_keeps_its_memor
         _, logs = learner.loss(collate_unrolls([traj]))
         # same weights: every log-ratio is 0 (rho = 1) and the teacher, whose LSTM state the learner
         # carried from the previous unroll, equals the student started from the actor's state
-        assert logs["losses/rho_mean"].item() == pytest.approx(1.0, abs=1e-4)
+        assert logs["losses/clipped_rho_mean"].item() == pytest.approx(1.0, abs=1e-4)
         assert logs["losses/kl_teacher"].item() < 1e-5
 
 

@@ -5,7 +5,7 @@ The actor side collects unrolls with :class:`~sc2_envs.training.fullgame_actor.A
 forcing (``env_actions_to_labels``) for the loss of ``models.alphastar_rl``. ``algos/a3c_upgo.py``
 plugs them into the supervised actor pool (``sc2_envs.vector.actor_pool``).
 
-* :class:`UnrollCollector` steps the games and returns one trajectory of ``T`` env steps.
+* :class:`UnrollCollector` steps the games and returns one unroll of ``T`` env steps.
 * :func:`run_fullgame_actor` is the actor pool's target: pull weights, collect, send, until stopped.
 * :func:`collate_unrolls` pads entity rows and concatenates unrolls along the game axis.
 * :class:`FullGameLearner` runs the student (and the teacher) on a batch and returns the loss. It
@@ -14,7 +14,7 @@ plugs them into the supervised actor pool (``sc2_envs.vector.actor_pool``).
   the other), so the teacher sees whole games, as AlphaStar's actors ran the supervised policy
   alongside the agent, without the actor paying for it.
 
-Trajectory layout (numpy; ``B`` games of one actor, ``T`` env steps; row ``T`` of the inputs is
+Unroll layout (numpy; ``B`` games of one actor, ``T`` env steps; row ``T`` of the inputs is
 the observation after the last step, for the bootstrap value):
 
 * ``inputs``: ``model_inputs`` dict, each ``[B, T + 1, ...]``, entity rows padded to ``rows``;
@@ -39,6 +39,7 @@ import torch
 
 from models.alphastar import AlphaStarConfig, AlphaStarPolicy, with_rows
 from models.alphastar_rl import OffPolicySettings, alphastar_offpolicy_loss, head_terms
+from sc2_envs.training.async_learner import actor_progress
 from sc2_envs.training.fullgame_actor import AlphaStarActor, env_actions_to_labels, make_vector_env, model_inputs
 
 __all__ = [
@@ -73,7 +74,7 @@ class FullGameActorSettings:
     Attributes:
         backend: ``"lite"`` (the embedded lite engine) or ``"sc2"`` (real StarCraft II).
         num_games: B, games per actor (``"sc2"``: one game process each).
-        unroll_length: T, env steps per trajectory.
+        unroll_length: T, env steps per unroll.
         env_kwargs: FullGame-v0 options (``step_mul``, ``game_steps_per_episode``, ``max_entities``,
             ``max_selected``, ``raw_resolution``, ``minimap_resolution``); the resolutions must be the model's.
         entity_bucket: entity rows are run in multiples of this (``AlphaStarActor``).
@@ -139,7 +140,7 @@ class UnrollCollector:
         self.ep_len = np.zeros(b, np.int64)
 
     def collect(self, T: int, on_step: Callable[[], None] = lambda: None, stopped: Callable[[], bool] = lambda: False):
-        """The next ``T`` env steps as a trajectory (module docstring), or None when ``stopped()``."""
+        """The next ``T`` env steps as an unroll (module docstring), or None when ``stopped()``."""
         actor, cfg = self.actor, self.actor.cfg
         h0, c0 = (x.detach().cpu().numpy().copy() for x in actor.state)
         steps_inputs, labels, at_masks, first, blogp = [], [], [], [], []
@@ -187,7 +188,7 @@ class UnrollCollector:
             if k == "entities":
                 parts = [torch.nn.functional.pad(p, (0, 0, 0, rows - p.shape[2])) for p in parts]
             inputs[k] = torch.cat(parts, 1).numpy()
-        traj = {
+        unroll = {
             "inputs": inputs,
             "labels": {k: torch.cat([lab[k] for lab in labels], 1).numpy() for k in labels[0]},
             "at_mask": np.stack(at_masks, 1),
@@ -198,8 +199,8 @@ class UnrollCollector:
             "rows": int(rows),
             "act_time_s": time.monotonic() - t0,
         }
-        traj.update({k: np.stack(v, 0) for k, v in buf.items()})
-        return traj
+        unroll.update({k: np.stack(v, 0) for k, v in buf.items()})
+        return unroll
 
 
 def run_fullgame_actor(
@@ -213,7 +214,7 @@ def run_fullgame_actor(
     """The actor pool's target (``functools.partial(run_fullgame_actor, settings, cfg, seed_fn)``).
 
     Builds ``settings.num_games`` games and an ``AlphaStarPolicy`` of ``model_config``
-    (``AlphaStarConfig.to_dict()``), then sends trajectories of ``settings.unroll_length`` env steps
+    (``AlphaStarConfig.to_dict()``), then sends unrolls of ``settings.unroll_length`` env steps
     (module docstring) with ``version``, ``slot`` and ``gen`` added, pulling newer weights before
     each, until ``channel.stopped()``. ``seed_fn(slot, gen)`` seeds torch (sampling) and the games.
     """
@@ -240,47 +241,46 @@ def run_fullgame_actor(
             f"[actor {slot} gen {gen}] {settings.num_games} FullGame-v0 games ({settings.backend}), policy version {version}",
             flush=True,
         )
-        n = 0
+        sent = 0
         while not channel.stopped():
             new = channel.pull_weights(model, version)
             if new is not None:
                 version = new
-            traj = collector.collect(settings.unroll_length, channel.beat_step, channel.stopped)
-            if traj is None:
+            unroll = collector.collect(settings.unroll_length, channel.beat_step, channel.stopped)
+            if unroll is None:
                 return
-            traj.update(version=version, slot=slot, gen=gen)
-            channel.send(traj)
-            n += 1
-            if n % 50 == 0:
-                print(f"[actor {slot} gen {gen}] {n} unrolls, policy version {version}", flush=True)
+            unroll.update(version=version, slot=slot, gen=gen)
+            channel.send(unroll)
+            sent += 1
+            actor_progress(slot, gen, sent, version)
     finally:
         env.close()
 
 
-def collate_unrolls(trajs: list[dict], device: torch.device | str = "cpu") -> dict:
-    """Concatenate trajectories along the game axis (entity rows padded to the largest); tensors on ``device``."""
-    rows = max(t["rows"] for t in trajs)
+def collate_unrolls(unrolls: list[dict], device: torch.device | str = "cpu") -> dict:
+    """Concatenate unrolls along the game axis (entity rows padded to the largest); tensors on ``device``."""
+    rows = max(u["rows"] for u in unrolls)
 
     def cat(arrays, axis):
         return torch.as_tensor(np.concatenate(arrays, axis=axis), device=device)
 
     inputs = {}
-    for k in trajs[0]["inputs"]:
-        parts = [t["inputs"][k] for t in trajs]
+    for k in unrolls[0]["inputs"]:
+        parts = [u["inputs"][k] for u in unrolls]
         if k == "entities":
             parts = [np.pad(p, ((0, 0), (0, 0), (0, rows - p.shape[2]), (0, 0))) for p in parts]
         inputs[k] = cat(parts, 0)
     out = {
         "inputs": inputs,
-        "labels": {k: cat([t["labels"][k] for t in trajs], 0) for k in trajs[0]["labels"]},
-        "at_mask": cat([t["at_mask"] for t in trajs], 0),
-        "first": cat([t["first"] for t in trajs], 0),
-        "state0": tuple(cat([t["state0"][i] for t in trajs], 1) for i in range(2)),
+        "labels": {k: cat([u["labels"][k] for u in unrolls], 0) for k in unrolls[0]["labels"]},
+        "at_mask": cat([u["at_mask"] for u in unrolls], 0),
+        "first": cat([u["first"] for u in unrolls], 0),
+        "state0": tuple(cat([u["state0"][i] for u in unrolls], 1) for i in range(2)),
         "rows": rows,
-        "keys": [(t["slot"], t["gen"], t["first"].shape[0]) for t in trajs],
+        "keys": [(u["slot"], u["gen"], u["first"].shape[0]) for u in unrolls],
     }
     for k in ("behaviour_logp", "reward", "terminated", "truncated", "valid"):
-        out[k] = cat([t[k] for t in trajs], 1)
+        out[k] = cat([u[k] for u in unrolls], 1)
     return out
 
 
