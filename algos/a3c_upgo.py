@@ -1,8 +1,7 @@
-# The IMPALA / AlphaStar actor-learner (Espeholt et al. 2018; Vinyals et al. 2019) on SMAC maps and the full game:
-# actors send unrolls (not gradients) to one learner, which corrects for their older policies with per-head
-# V-trace, and trains with UPGO, a TD(lambda) value target, KL to a teacher and entropy. The file keeps the name
-# of the reference it replaced, liuruoze/mini-AlphaStar's "A3C" RL loop (scripts, docs and checkpoints name it),
-# although no actor computes a gradient as A3C's do. Losses: models/offpolicy_losses.py. Docs: docs/a3c_upgo.md.
+# The IMPALA / AlphaStar actor-learner (Espeholt et al. 2018; Vinyals et al. 2019): actors send unrolls, not gradients;
+# the learner corrects for their older policies with per-head V-trace and trains with UPGO, TD(lambda), teacher KL and
+# entropy. The name is that of the reference it replaced, liuruoze/mini-AlphaStar's "A3C" RL loop (scripts, docs and
+# checkpoints use it), though no actor computes a gradient as A3C's do. Losses: models/offpolicy_losses.py.
 """Train an IMPALA-style actor-learner (V-trace off-policy correction) on a SMAC map of the embedded simulator,
 or (``--map Simple64``) mini-AlphaStar's ``AlphaStarPolicy`` on the full game against the built-in bot from a
 supervised checkpoint.
@@ -16,13 +15,13 @@ checkpoint): ``smac_pieces`` here (``run_actor``, ``collate``, ``learner_loss``)
 ``sc2_envs.training.learner_models`` (``sc2_envs.training.fullgame_rl`` and ``models.alphastar_rl``: per-head
 V-trace, UPGO and teacher KL over AlphaStar's action arguments).
 
-Processes: the learner (this process) owns the optimizer; ``--num-actors`` actors (``spawn``ed
-processes, or Ray actors with ``--backend ray``) each own a batch of envs, act with the latest
-published policy and send unrolls of ``--unroll-length`` env steps. Each actor writes its own log
-``runs/<run>/actor_<slot>_gen<g>.log``, heartbeats, and is reported within seconds when it dies or
-stalls (stack dump from ``faulthandler`` on SIGUSR1); ``--restart-actors`` replaces it. The run's
-bookkeeping (actor pool, event log, TensorBoard, checkpoints, resume, signals) is
-``sc2_envs.training.async_learner``; the flag checks ``sc2_envs.training.async_learner_checks``.
+Processes: the learner (this process) owns the optimizer; ``--num-actors`` actors (``spawn``ed processes, or
+Ray actors with ``--backend ray``) each own a batch of envs, act with the latest published policy and send
+unrolls of ``--unroll-length`` env steps. Each actor writes its own log ``runs/<run>/actor_<slot>_gen<g>.log``,
+heartbeats, and is reported within seconds when it dies or stalls (stack dump from ``faulthandler`` on
+SIGUSR1); ``--restart-actors`` replaces it. The run's bookkeeping (actor pool, event log, TensorBoard,
+checkpoints, resume, signals) is ``sc2_envs.training.async_learner``; the flag checks ``async_learner_checks``.
+Docs: docs/a3c_upgo.md.
 
 Each run gets a new folder ``<run_dir>/<map>__<exp_name>__<seed>__<unix time>`` (``-2``, ``-3``, ...
 if taken) with ``run_meta.json`` (config, git commit, package versions; ``sc2_envs.training.run``). Every
@@ -325,19 +324,15 @@ def collate(unrolls: list[dict], device: torch.device) -> dict:
 
 
 def learner_loss(policy, critic, teacher, batch: dict, args: Args) -> tuple[torch.Tensor, dict]:
-    """The total loss of one batch and its logged terms.
-
-    Heads are the agents: each agent's action has its own importance ratio (the joint policy factorises
-    over agents). Dead agents (only the no-op available, SMAC: ``alive_mask``) have log-prob 0 and are
-    left out of every mean.
+    """The total loss of one batch and its logged terms. Heads are the agents: each agent's action has its own
+    importance ratio (the joint policy factorises over agents). Dead agents (``alive_mask``) are left out of every mean.
 
     Args:
         policy: the student ``ClassPolicy`` (trained). critic: its ``CentralCritic`` with ``value_norm``
             (trained; its running statistics are updated here). teacher: the frozen ``ClassPolicy`` of the KL, or None.
-        batch: ``collate``'s dict, time-major over ``B`` envs: ``obs [T,B,N,O]`` float, ``state [T,B,S]`` float,
-            ``avail_actions [T,B,N,A]`` bool, ``actions [T,B,N]`` int64, ``logp [T,B,N]`` float (behaviour),
-            ``reward [T,B]`` float, ``terminated``, ``truncated [T,B]`` bool, ``final_state [T,B,S]`` and
-            ``next_state [B,S]`` float.
+        batch: ``collate``'s dict over ``B`` envs: ``obs [T,B,N,O]``, ``state [T,B,S]`` float, ``avail_actions [T,B,N,A]``
+            bool, ``actions [T,B,N]`` int64, ``logp [T,B,N]`` (behaviour), ``reward [T,B]`` float, ``terminated``,
+            ``truncated [T,B]`` bool, ``final_state [T,B,S]``, ``next_state [B,S]`` float.
         args: ``gamma``, ``rho_bar``, ``c_bar``, ``vtrace_lambda``, ``td_lambda`` and the loss coefficients.
 
     Returns:
