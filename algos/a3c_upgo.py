@@ -1,9 +1,10 @@
-# AlphaStar-style actor-learner (Vinyals et al. 2019; IMPALA, Espeholt et al. 2018) on SMAC maps and the full game:
-# asynchronous actors, one learner, per-head V-trace, UPGO, TD(lambda), KL to a teacher, entropy.
-# Facts and failure modes of the reference implementation: liuruoze/mini-AlphaStar's RL loop (see docs/a3c_upgo.md).
-# Losses: models/offpolicy_losses.py. Docs: docs/a3c_upgo.md. Style: CleanRL.
-"""Train an asynchronous actor-learner on a SMAC map of the embedded simulator, or (``--map Simple64``)
-mini-AlphaStar's ``AlphaStarPolicy`` on the full game against the built-in bot from a supervised checkpoint.
+# The IMPALA / AlphaStar actor-learner (Espeholt et al. 2018; Vinyals et al. 2019): actors send unrolls, not gradients;
+# the learner corrects for their older policies with per-head V-trace and trains with UPGO, TD(lambda), teacher KL and
+# entropy. The name is that of the reference it replaced, liuruoze/mini-AlphaStar's "A3C" RL loop (scripts, docs and
+# checkpoints use it), though no actor computes a gradient as A3C's do. Losses: models/offpolicy_losses.py.
+"""Train an IMPALA-style actor-learner (V-trace off-policy correction) on a SMAC map of the embedded simulator,
+or (``--map Simple64``) mini-AlphaStar's ``AlphaStarPolicy`` on the full game against the built-in bot from a
+supervised checkpoint.
 
     python algos/a3c_upgo.py --map 3m --num-actors 2 --time-budget-s 300
     python algos/a3c_upgo.py --map 2s3z --teacher runs/bc/bc.pt --kl-coef 0.02 --restart-actors
@@ -14,13 +15,13 @@ checkpoint): ``smac_pieces`` here (``run_actor``, ``collate``, ``learner_loss``)
 ``sc2_envs.training.learner_models`` (``sc2_envs.training.fullgame_rl`` and ``models.alphastar_rl``: per-head
 V-trace, UPGO and teacher KL over AlphaStar's action arguments).
 
-Processes: the learner (this process) owns the optimizer; ``--num-actors`` actors (``spawn``ed
-processes, or Ray actors with ``--backend ray``) each own a batch of envs, act with the latest
-published policy and send unrolls of ``--unroll-length`` env steps. Each actor writes its own log
-``runs/<run>/actor_<slot>_gen<g>.log``, heartbeats, and is reported within seconds when it dies or
-stalls (stack dump from ``faulthandler`` on SIGUSR1); ``--restart-actors`` replaces it. The run's
-bookkeeping (actor pool, event log, TensorBoard, checkpoints, resume, signals) is
-``sc2_envs.training.async_learner``; the flag checks ``sc2_envs.training.async_learner_checks``.
+Processes: the learner (this process) owns the optimizer; ``--num-actors`` actors (``spawn``ed processes, or
+Ray actors with ``--backend ray``) each own a batch of envs, act with the latest published policy and send
+unrolls of ``--unroll-length`` env steps. Each actor writes its own log ``runs/<run>/actor_<slot>_gen<g>.log``,
+heartbeats, and is reported within seconds when it dies or stalls (stack dump from ``faulthandler`` on
+SIGUSR1); ``--restart-actors`` replaces it. The run's bookkeeping (actor pool, event log, TensorBoard,
+checkpoints, resume, signals) is ``sc2_envs.training.async_learner``; the flag checks ``async_learner_checks``.
+Docs: docs/a3c_upgo.md.
 
 Each run gets a new folder ``<run_dir>/<map>__<exp_name>__<seed>__<unix time>`` (``-2``, ``-3``, ...
 if taken) with ``run_meta.json`` (config, git commit, package versions; ``sc2_envs.training.run``). Every
@@ -30,7 +31,7 @@ finishes the current update, writes them, stops the actors and exits with status
 aborts at once); ``--resume <run folder>`` continues the run there: weights, optimiser, learner RNG,
 counters and the rolling window are restored, and the actors of resumption ``s`` draw their envs
 from ``actor_seed(seed, slot, gen, s)`` (seed splitting with ``s`` in the spawn key), so no battle
-stream of an earlier session is replayed. (Actors are asynchronous: trajectories in flight at the stop are
+stream of an earlier session is replayed. (Actors are asynchronous: unrolls in flight at the stop are
 dropped, and a resumed run is not bit-identical to an uninterrupted one.)
 
 Reproducibility: ``--seed`` fixes the initial weights, the learner's RNG and every actor's env stream
@@ -52,7 +53,6 @@ if not (os.environ.get("OMP_WAIT_POLICY") or os.environ.get("GOMP_SPINCOUNT")):
 import functools
 import importlib
 import random
-import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -63,24 +63,26 @@ from torch import nn
 
 from models import ClassPolicy, MaskedCategorical
 from models.offpolicy_losses import masked_kl, masked_mean, td_lambda_returns, upgo_returns, vtrace
+from sc2_envs.smac_actions import alive_mask
 from sc2_envs.training import allocator
 from sc2_envs.training.async_learner import (
     ACTOR_SPAWN_KEY,  # noqa: F401 - public name of this script (tests, docs)
+    RESUME_CHANGEABLE,  # noqa: F401 - the flags --resume may change (Args.resume)
     AsyncLearnerRun,
+    EpisodeStats,
     LearnerPieces,
+    actor_progress,
     actor_seed,
     discard_unstarted_run,
-    open_run_dir,
+    exit_process,
     print_configuration,
-    resume_learner_args,
+    start_learner_run,
 )
-from sc2_envs.training.async_learner_checks import check_async_learner_args as check_args
+from sc2_envs.training.async_learner_checks import check_async_learner_args as check_args  # noqa: F401 - tests
 from sc2_envs.training.async_learner_checks import is_full_game
 from sc2_envs.training.checkpoints import save_checkpoint
 from sc2_envs.training.cli import flowing_help, given_fields, refuse_computed_flags
 from sc2_envs.training.learner_models import fullgame_pieces, smac_models
-from sc2_envs.training.run import tune_allocator
-from sc2_envs.training.wait_policy import wait_policy_line
 
 ALGORITHM = os.path.basename(__file__)[: -len(".py")]  # recorded in every checkpoint (models.save_checkpoint)
 SCRIPT = f"{ALGORITHM}.py"  # a resume file names the script that wrote it
@@ -95,7 +97,8 @@ class Args:
     plus the session number after a resume; see `actor_seed`). Not reproducible: the actors are asynchronous, so two runs
     with the same seed differ (which weights play each unroll and the order of unrolls depend on timing)"""
     torch_deterministic: bool = True
-    """if toggled, sets `torch.backends.cudnn.deterministic=True`"""
+    """if toggled, sets `torch.backends.cudnn.deterministic=True` (the learner's cuDNN kernels; the run as a whole
+    still does not repeat, see --seed)"""
     cuda: bool = True
     """if toggled, the learner uses cuda when available (actors always act on CPU)"""
     save_model: bool = True
@@ -107,7 +110,7 @@ class Args:
     """folder of the run folders (TensorBoard events, actor logs, checkpoint)"""
     resume: str = ""
     """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s
-    and the actor / fault-handling flags may change (RESUME_CHANGEABLE)"""
+    and the actor / fault-handling flags may change (async_learner.RESUME_CHANGEABLE)"""
 
     # Environment and topology
     map: str = "3m"
@@ -135,11 +138,11 @@ class Args:
     envs_per_actor: int = 16
     """batched envs in each actor"""
     unroll_length: int = 16
-    """env steps per trajectory sent by an actor (T)"""
+    """env steps per unroll sent by an actor (T)"""
     batch_unrolls: int = 2
-    """trajectories per learner update (batch = batch_unrolls * envs_per_actor * unroll_length env steps)"""
+    """unrolls per learner update (batch = batch_unrolls * envs_per_actor * unroll_length env steps)"""
     queue_size: int = 8
-    """bound of the learner's trajectory queue; actors block (back-pressure) when it is full"""
+    """bound of the learner's unroll queue; actors block (back-pressure) when it is full"""
     total_timesteps: int = 1_000_000
     """stop after the learner has received this many env steps"""
     time_budget_s: float = 0.0
@@ -175,7 +178,8 @@ class Args:
     kl_coef: float = 0.0
     """coefficient of KL(teacher || student) over available actions; > 0 requires --teacher, and --teacher requires > 0"""
     teacher: str = ""
-    """path of the teacher checkpoint (a BC or HAPPO checkpoint, models.save_checkpoint format); never guessed;
+    """path of the teacher checkpoint: on a SMAC map a BC or HAPPO checkpoint (models.save_checkpoint format), on
+    the full game an AlphaStarPolicy checkpoint (models.alphastar.save_alphastar: bc_reweight.py); never guessed;
     needs --kl-coef > 0 (with 0 the teacher would have no effect, so a new run refuses it)"""
     init: str = ""
     """path of a checkpoint initialising the student (policy, and the critic if it has one)"""
@@ -232,16 +236,20 @@ def make_actor_env(args: Args, num_envs: int, seed: int | np.random.SeedSequence
 # actor side
 
 
+UNROLL_STEP_KEYS = ("obs", "state", "avail_actions", "actions", "logp", "reward", "terminated", "truncated", "final_state")
+"""The per-step arrays of a SMAC unroll, each ``[T, B, ...]`` (``run_actor``)."""
+
+
 def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
     """Act in ``args.envs_per_actor`` envs and send unrolls until ``channel.stopped()``.
 
     The target of the actor pool (``functools.partial(run_actor, args, cfg)``); ``cfg`` is
     ``ClassPolicy.config()`` of the learner's policy. ``channel`` (an ``ActorChannel`` of
-    ``sc2_envs.vector.actor_pool``) supplies ``beat_step()`` (an env step was made), ``send(traj)``
+    ``sc2_envs.vector.actor_pool``) supplies ``beat_step()`` (an env step was made), ``send(unroll)``
     (blocks while the learner's queue is full), ``pull_weights(policy, version) -> version | None``
     and ``stopped()``.
 
-    A trajectory is a dict of NumPy arrays (T = unroll_length, B = envs_per_actor): ``obs [T,B,N,O]``,
+    An unroll is a dict of NumPy arrays (T = unroll_length, B = envs_per_actor): ``obs [T,B,N,O]``,
     ``state [T,B,S]``, ``avail_actions [T,B,N,A]`` bool, ``actions [T,B,N]`` int64, ``logp [T,B,N]`` (behaviour),
     ``reward, terminated, truncated [T,B]``, ``final_state [T,B,S]`` (the pre-reset state where the env
     ended), ``next_state [B,S]`` (bootstrap), plus ``episodes`` (list of (return, length, won)),
@@ -263,98 +271,108 @@ def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
         )
         print(f"[actor {slot} gen {gen}] {allocator_line}", flush=True)  # with ray, the remote machine's setting
         out = env.reset(seed=seed)
-        B, T = env.num_envs, args.unroll_length
-        ep_ret = torch.zeros(B)
-        ep_len = torch.zeros(B, dtype=torch.int64)
-        n_unrolls = 0
+        stats = EpisodeStats(env.num_envs)
+        sent = 0
         while not channel.stopped():
             new = channel.pull_weights(policy, version)
             if new is not None:
                 version = new
-            keys = ("obs", "state", "avail_actions", "actions", "logp", "reward", "terminated", "truncated", "final_state")
-            buf: dict[str, list] = {k: [] for k in keys}
-            episodes = []
+            steps: dict[str, list] = {k: [] for k in UNROLL_STEP_KEYS}
             t0 = time.monotonic()
-            for _ in range(T):
+            for _ in range(args.unroll_length):
                 if channel.stopped():
                     return
                 with torch.no_grad():
                     actions, logp = policy.act(out["obs"], out["avail_actions"])
-                buf["obs"].append(out["obs"])
-                buf["state"].append(out["state"])
-                buf["avail_actions"].append(out["avail_actions"])
-                buf["actions"].append(actions.clone())  # an env may keep (and later edit) the tensor it was given
-                buf["logp"].append(logp)
+                steps["obs"].append(out["obs"])
+                steps["state"].append(out["state"])
+                steps["avail_actions"].append(out["avail_actions"])
+                steps["actions"].append(actions.clone())  # an env may keep (and later edit) the tensor it was given
+                steps["logp"].append(logp)
                 out = env.step(actions)
                 channel.beat_step()
                 for k in ("reward", "terminated", "truncated", "final_state"):
-                    buf[k].append(out[k])
-                ep_ret += out["reward"]
-                ep_len += 1
-                done = out["terminated"] | out["truncated"]
-                for b in torch.nonzero(done).flatten().tolist():
-                    episodes.append((float(ep_ret[b]), int(ep_len[b]), bool(out["battle_won"][b])))
-                ep_ret = torch.where(done, 0.0, ep_ret)
-                ep_len = torch.where(done, 0, ep_len)
-            traj = {k: torch.stack(v).cpu().numpy() for k, v in buf.items()}
-            traj.update(
+                    steps[k].append(out[k])
+                stats.step(out["reward"], out["terminated"] | out["truncated"], out["battle_won"])
+            unroll = {k: torch.stack(v).cpu().numpy() for k, v in steps.items()}
+            unroll.update(
                 next_state=out["state"].cpu().numpy(),
-                episodes=episodes,
+                episodes=stats.take(),
                 version=version,
                 slot=slot,
                 gen=gen,
                 act_time_s=time.monotonic() - t0,
             )
-            channel.send(traj)
-            n_unrolls += 1
-            if n_unrolls % 50 == 0:
-                print(f"[actor {slot} gen {gen}] {n_unrolls} unrolls, policy version {version}", flush=True)
+            channel.send(unroll)
+            sent += 1
+            actor_progress(slot, gen, sent, version)
     finally:
         if hasattr(env, "close"):
             env.close()
 
 
-def collate(trajs: list[dict], device: torch.device) -> dict:
-    """Concatenate trajectories along the env axis B; tensors on ``device``."""
-    out = {}
-    for k in ("obs", "state", "avail_actions", "actions", "logp", "reward", "terminated", "truncated", "final_state"):
-        out[k] = torch.as_tensor(np.concatenate([t[k] for t in trajs], axis=1), device=device)
-    out["next_state"] = torch.as_tensor(np.concatenate([t["next_state"] for t in trajs], axis=0), device=device)
+def collate(unrolls: list[dict], device: torch.device) -> dict:
+    """Concatenate ``K`` unrolls of ``B`` envs each along the env axis; tensors on ``device``.
+
+    Returns:
+        The ``UNROLL_STEP_KEYS`` arrays as ``[T, K*B, ...]`` tensors (``learner_loss``'s batch) and
+        ``next_state [K*B, S]``.
+    """
+    out = {k: torch.as_tensor(np.concatenate([u[k] for u in unrolls], axis=1), device=device) for k in UNROLL_STEP_KEYS}
+    out["next_state"] = torch.as_tensor(np.concatenate([u["next_state"] for u in unrolls], axis=0), device=device)
     return out
 
 
 def learner_loss(policy, critic, teacher, batch: dict, args: Args) -> tuple[torch.Tensor, dict]:
-    """The total loss of one batch and its logged terms.
+    """The total loss of one batch and its logged terms. Heads are the agents: each agent's action has its own
+    importance ratio (the joint policy factorises over agents). Dead agents (``alive_mask``) are left out of every mean.
 
-    Heads are the agents: each agent's action has its own importance ratio. Dead agents (only
-    the no-op available, SMAC) have log-prob 0 and are left out of every mean.
+    Args:
+        policy: the student ``ClassPolicy`` (trained). critic: its ``CentralCritic`` with ``value_norm``
+            (trained; its running statistics are updated here). teacher: the frozen ``ClassPolicy`` of the KL, or None.
+        batch: ``collate``'s dict over ``B`` envs: ``obs [T,B,N,O]``, ``state [T,B,S]`` float, ``avail_actions [T,B,N,A]``
+            bool, ``actions [T,B,N]`` int64, ``logp [T,B,N]`` (behaviour), ``reward [T,B]`` float, ``terminated``,
+            ``truncated [T,B]`` bool, ``final_state [T,B,S]``, ``next_state [B,S]`` float.
+        args: ``gamma``, ``rho_bar``, ``c_bar``, ``vtrace_lambda``, ``td_lambda`` and the loss coefficients.
+
+    Returns:
+        ``(loss, logs)``: the total loss (0-d, with its graph) and the logged terms by TensorBoard tag
+        (``losses/*``; with a teacher also ``kl_per_agent/agent_<i>`` and ``kl_per_class/<class>``).
     """
     obs, avail_actions, actions = batch["obs"], batch["avail_actions"], batch["actions"]
+    rewards, terminated, truncated = batch["reward"], batch["terminated"], batch["truncated"]
     T, B, N, O = obs.shape
     S = batch["state"].shape[-1]
-    values_n = critic(batch["state"].reshape(T * B, S)).reshape(T, B)
+    normalized_values = critic(batch["state"].reshape(T * B, S)).reshape(T, B)
     with torch.no_grad():
-        values = critic.value_norm.denormalize(values_n)
-        boot = critic.value_norm.denormalize(critic(batch["next_state"]))
+        values = critic.value_norm.denormalize(normalized_values)
+        bootstrap_value = critic.value_norm.denormalize(critic(batch["next_state"]))
         final_values = torch.zeros_like(values)
-        trunc = batch["truncated"] & ~batch["terminated"]
-        if bool(trunc.any()):
-            final_values[trunc] = critic.value_norm.denormalize(critic(batch["final_state"][trunc]))
+        cut = truncated & ~terminated  # episodes cut at the limit: bootstrap from V(final state)
+        if bool(cut.any()):
+            final_values[cut] = critic.value_norm.denormalize(critic(batch["final_state"][cut]))
     logits = policy.logits(obs.reshape(T * B, N, O))
     flat_avail = avail_actions.reshape(T * B, N, -1)
     dist = MaskedCategorical(logits, flat_avail)
     logp = dist.log_prob(actions.reshape(T * B, N)).reshape(T, B, N)
-    alive = (~avail_actions[..., 0]).float()
+    alive = alive_mask(avail_actions).float()
     log_rhos = logp.detach() - batch["logp"]
-    r, term, trn = batch["reward"], batch["terminated"], batch["truncated"]
-    vt = vtrace(log_rhos, r, values, boot, term, trn, final_values, args.gamma, args.rho_bar, args.c_bar, args.vtrace_lambda)
-    pg_loss = -masked_mean(logp * vt.pg_advantages, alive)
-    g_upgo = upgo_returns(r, values, boot, term, trn, final_values, args.gamma)
-    upgo_adv = vt.clipped_rhos * (g_upgo - values).unsqueeze(-1)
+    # the inputs every target shares, by models.offpolicy_losses' names
+    shared = dict(rewards=rewards, values=values, bootstrap_value=bootstrap_value, terminated=terminated)
+    shared.update(truncated=truncated, final_values=final_values, gamma=args.gamma)
+    # log_rhos [T, B, H], H = N agents. Only V-trace's policy-gradient advantages and clipped ratios are used: the
+    # value target is TD(lambda), AlphaStar's (Vinyals et al. 2019, supplementary: "the baseline is trained with
+    # TD(lambda)"), not V-trace's vs.
+    vtrace_returns = vtrace(log_rhos=log_rhos, **shared, rho_bar=args.rho_bar, c_bar=args.c_bar, lambda_=args.vtrace_lambda)
+    pg_loss = -masked_mean(logp * vtrace_returns.pg_advantages, alive)
+    upgo_return = upgo_returns(**shared)
+    upgo_adv = vtrace_returns.clipped_rhos * (upgo_return - values).unsqueeze(-1)
     upgo_loss = -masked_mean(logp * upgo_adv, alive)
-    g_td = td_lambda_returns(r, values, boot, term, trn, final_values, args.gamma, args.td_lambda)
-    critic.value_norm.update(g_td)
-    v_loss = 0.5 * ((critic.value_norm.normalize(g_td) - values_n) ** 2).mean()
+    td_return = td_lambda_returns(**shared, lambda_=args.td_lambda)
+    # MAPPO / HARL order: update the running statistics with this batch's targets, then normalise them
+    # (HARL harl/algorithms/critics/v_critic.py, cal_value_loss); here because only the SMAC loss has a normaliser.
+    critic.value_norm.update(td_return)
+    v_loss = 0.5 * ((critic.value_norm.normalize(td_return) - normalized_values) ** 2).mean()
     entropy = masked_mean(dist.entropy().reshape(T, B, N), alive)
     loss = args.pg_coef * pg_loss + args.upgo_coef * upgo_loss + args.vf_coef * v_loss - args.ent_coef * entropy
     logs = {
@@ -362,22 +380,22 @@ def learner_loss(policy, critic, teacher, batch: dict, args: Args) -> tuple[torc
         "losses/upgo_loss": upgo_loss,
         "losses/value_loss": v_loss,
         "losses/entropy": entropy,
-        "losses/rho_mean": masked_mean(vt.clipped_rhos, alive),
+        "losses/clipped_rho_mean": masked_mean(vtrace_returns.clipped_rhos, alive),
         "losses/rho_clipfrac": masked_mean((log_rhos.exp() > args.rho_bar).float(), alive),
         "losses/upgo_advantage": masked_mean(upgo_adv, alive),
-        "losses/vtrace_advantage": masked_mean(vt.pg_advantages, alive),
+        "losses/vtrace_advantage": masked_mean(vtrace_returns.pg_advantages, alive),
         "losses/value_mean": values.mean(),
-        "losses/td_lambda_return_mean": g_td.mean(),
+        "losses/td_lambda_return_mean": td_return.mean(),
     }
     if teacher is not None:
         with torch.no_grad():
-            t_logits = teacher.logits(obs.reshape(T * B, N, O))
-        kl = masked_kl(t_logits, logits, flat_avail).reshape(T, B, N)
+            teacher_logits = teacher.logits(obs.reshape(T * B, N, O))
+        kl = masked_kl(teacher_logits, logits, flat_avail).reshape(T, B, N)
         kl_loss = masked_mean(kl, alive)
         loss = loss + args.kl_coef * kl_loss
         logs["losses/kl_teacher"] = kl_loss
         for i in range(N):
-            logs[f"kl_per_head/agent_{i}"] = masked_mean(kl[..., i], alive[..., i])
+            logs[f"kl_per_agent/agent_{i}"] = masked_mean(kl[..., i], alive[..., i])
         for c in policy.class_agents:
             ids = policy.agent_ids(c)
             logs[f"kl_per_class/{c}"] = masked_mean(kl[..., ids], alive[..., ids])
@@ -413,64 +431,50 @@ def smac_pieces(args: Args, device: torch.device, resumed: dict | None) -> Learn
     )
 
 
-RESUME_CHANGEABLE = (
-    "total_timesteps", "time_budget_s", "torch_threads", "cuda", "num_actors", "backend", "ray_address", "ray_actor_cpus",
-    "queue_size", "restart_actors", "max_restarts", "heartbeat_interval", "heartbeat_timeout", "stall_timeout",
-    "startup_timeout", "print_interval_s", "checkpoint_interval",
-)  # fmt: skip
-"""The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
-
-
 def main(args: Args, given: frozenset[str] | None = None) -> int:
     """Train (or continue, ``--resume``); returns the exit status. ``given``: the flags the command line set
     (``given_fields``; None: those that differ from their defaults), which ``--resume`` applies or checks."""
-    resumed = run_dir = None
-    if args.resume:  # continue a run: its saved Args, with the flags a continuation may change
-        args, resumed, run_dir = resume_learner_args(args, Args(), RESUME_CHANGEABLE, given, SCRIPT)
-    check_args(args)
-    allocator_line = tune_allocator()
-    device = "cuda" if torch.cuda.is_available() and args.cuda else "cpu"  # the learner's (train)
-    run_dir = open_run_dir(args, resumed, run_dir, SCRIPT, device)
-    if args.torch_threads > 0:  # before wait_policy_line, which names the count in effect
-        torch.set_num_threads(args.torch_threads)
+    # --resume (RESUME_CHANGEABLE), the flag checks, the learner's device and threads, the run folder
+    args, resumed, run_dir, device = start_learner_run(args, Args(), given, SCRIPT)
     with discard_unstarted_run(run_dir, resumed):  # failed before training started: leave no run folder
-        print(allocator_line)
-        print(wait_policy_line())
-        return train(args, run_dir, resumed)
+        return train(args, run_dir, resumed, device)
 
 
-def train(args: Args, run_dir: Path, resumed: dict | None) -> int:
+def train(args: Args, run_dir: Path, resumed: dict | None, device: torch.device) -> int:
     """The learner: start the actors, update on their unrolls until a stop condition, checkpoint; returns the
     exit status (0; 1 when an actor failed without --restart-actors; 130 on KeyboardInterrupt)."""
     print_configuration(args, run_dir)
 
-    # TRY NOT TO MODIFY: seeding
+    # seeding: the initial weights and the learner's RNG (the run does not repeat: the actors are asynchronous)
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
-    torch.backends.cudnn.deterministic = args.torch_deterministic  # torch's thread count: set by main
-    device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
+    torch.backends.cudnn.deterministic = args.torch_deterministic
 
     pieces = fullgame_pieces(args, device, resumed, ALGORITHM) if is_full_game(args) else smac_pieces(args, device, resumed)
     params = [p for m in pieces.modules.values() for p in m.parameters()]
-    # Actors start first: their start-up (interpreter, imports, env) overlaps the rest of the learner's.
+    # The models are built (and bad checkpoints refused) before any actor starts; the actors start in run.start.
     with AsyncLearnerRun(args, run_dir, resumed, pieces) as run:  # on leaving: actors stopped, logs closed
         optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
         run.start(optimizer, f"{pieces.summary} | learner on {device}")  # on --resume: optimiser state, learner RNG
-        buffer: list[dict] = []
+        unrolls: list[dict] = []
         while not run.should_stop():  # a signal, --total-timesteps or --time-budget-s
-            item = run.receive()  # checks the actors, then waits up to 0.1 s for an unroll
-            if item is None:
+            received = run.receive()  # checks the actors, then waits up to 0.1 s for an unroll
+            if received is None:
                 continue
-            buffer.append(item)
-            if len(buffer) < args.batch_unrolls:
+            unroll, env_steps = received
+            run.env_steps += env_steps  # env steps received from the actors (CleanRL's global_step)
+            run.record_unroll(unroll)  # its episodes, its actor's env rate and policy lag
+            unrolls.append(unroll)
+            if len(unrolls) < args.batch_unrolls:
                 continue
 
             # ALGO LOGIC: one update on batch_unrolls unrolls, acted with (possibly older) published weights
-            lag = run.policy_lag(buffer)
-            batch = pieces.collate(buffer, device)
-            buffer = []
             t0 = time.monotonic()
+            lag = run.policy_lag(unrolls)
+            batch = pieces.collate(unrolls, device)
+            unrolls = []
+            # SMAC: learner_loss; full game: models.alphastar_rl.alphastar_offpolicy_loss (FullGameLearner.loss)
             loss, logs = pieces.loss(batch)
             optimizer.zero_grad()
             loss.backward()
@@ -493,8 +497,4 @@ if __name__ == "__main__":
 
     cli, given = tyro.cli(flowing_help(Args)), given_fields(Args)
     refuse_computed_flags(cli, ("session",), "the number of times the run was resumed", given)
-    exit_code = main(cli, given)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # Every process, file and writer is closed by now; skip the seconds-long teardown of torch.
-    os._exit(exit_code)
+    exit_process(main(cli, given))  # every process, file and writer is closed by now

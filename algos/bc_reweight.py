@@ -63,6 +63,7 @@ from models.alphastar import alphastar_losses
 from models.common import MASKED_LOGIT, masked_ce
 from sc2_envs.replays.dataset import ReplayData
 from sc2_envs.sim.rules.features import N_ACTIONS_NO_ATTACK
+from sc2_envs.smac_actions import STOP
 from sc2_envs.training.bc_checks import check_args, check_data, check_demo_layout, check_size
 from sc2_envs.training.bc_data import SmacData
 from sc2_envs.training.bc_epochs import DiscardUnstartedRun, end_epoch, open_run_dir, resume_run, resume_training
@@ -71,7 +72,6 @@ from sc2_envs.training.bc_selection import fullgame_play, select, smac_play
 from sc2_envs.training.bc_validation import accuracy_text, replay_validate, smac_validate
 from sc2_envs.training.checkpoints import save_checkpoint
 from sc2_envs.training.cli import cli_error, flowing_help, given_fields
-from sc2_envs.training.evaluation import STOP
 from sc2_envs.training.run import GracefulStop, tune_allocator
 from sc2_envs.training.wait_policy import wait_policy_line
 

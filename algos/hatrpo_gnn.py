@@ -36,6 +36,7 @@ from models import build_multi_map_models
 from models.common import masked_mean
 from models.trust_region import agent_steps, conjugate_gradient, flat_grad, kl_fisher, set_flat_params
 from sc2_envs.sim.rng import eval_seed
+from sc2_envs.smac_actions import alive_mask
 from sc2_envs.training.ally_dropout import drop_allies
 from sc2_envs.training.cli import ally_dropout_for, check_training_args, cli_error
 from sc2_envs.training.envs import make_env, map_seeds
@@ -431,7 +432,7 @@ if __name__ == "__main__":
                 for key in ("obs", "states", "avail_actions", "actions", "logprobs")
             }
             d["returns"], d["values"] = returns.reshape(-1), buf["values"].reshape(-1)
-            d["alive"] = (~d["avail_actions"][..., 0]).float()  # SMAC: only dead agents may (and must) take the no-op
+            d["alive"] = alive_mask(d["avail_actions"]).float()  # SMAC: stop is available exactly to the living
             adv = advantages.reshape(-1, 1).expand(-1, info["n_agents"])
             if args.norm_adv:  # per map, over its alive agents: each map's advantages on one scale
                 mean = masked_mean(adv, d["alive"])

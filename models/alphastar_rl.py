@@ -242,7 +242,7 @@ def alphastar_offpolicy_loss(
         "losses/upgo_loss": upgo_loss,
         "losses/value_loss": v_loss,
         "losses/entropy": entropy,
-        "losses/rho_mean": (vt.clipped_rhos * weight).sum() / weight.sum().clamp(min=1),
+        "losses/clipped_rho_mean": (vt.clipped_rhos * weight).sum() / weight.sum().clamp(min=1),
         "losses/rho_clipfrac": ((log_rhos.exp() > s.rho_bar) & weight).sum() / weight.sum().clamp(min=1),
         "losses/upgo_advantage": (upgo_adv * weight).sum() / weight.sum().clamp(min=1),
         "losses/vtrace_advantage": (vt.pg_advantages * weight).sum() / weight.sum().clamp(min=1),

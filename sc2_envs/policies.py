@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from sc2_envs.sim.rules.features import N_ACTIONS_NO_ATTACK
+from sc2_envs.smac_actions import alive_mask
 
 if TYPE_CHECKING:  # the simulator imports this module for its compile warm-up: no import at run time
     from sc2_envs.sim.env import SMACSim
@@ -180,4 +181,4 @@ class HeuristicPolicy:
         move = torch.where(horizontal, torch.where(delta[..., 0] > 0, 4, 5), torch.where(delta[..., 1] > 0, 2, 3))
         can_move = torch.gather(avail_actions, 2, move.unsqueeze(-1)).squeeze(-1)
         actions = torch.where(can_act, act_idx, torch.where(can_move, move, torch.ones_like(move)))
-        return torch.where(avail_actions[..., 1], actions, torch.zeros_like(actions))  # dead agents: no-op
+        return torch.where(alive_mask(avail_actions), actions, torch.zeros_like(actions))  # dead agents: no-op

@@ -210,8 +210,8 @@ def test_short_run_with_two_actors_finishes_and_logs(tmp_path):
         "losses/entropy",
         "losses/kl_teacher",
         "losses/total_loss",
-        "kl_per_head/agent_0",
-        "kl_per_head/agent_2",
+        "kl_per_agent/agent_0",
+        "kl_per_agent/agent_2",
         "kl_per_class/marine",
         "charts/win_rate_window",
         "charts/env_SPS",
@@ -334,7 +334,7 @@ def test_dead_agents_drop_out_of_the_policy_terms():
     batch["actions"][:, :, 2] = 0
     batch["logp"][:, :, 2] = 0.0
     _, logs = algo.learner_loss(policy, copy.deepcopy(critic), policy, batch, args)
-    assert float(logs["kl_per_head/agent_2"].detach()) == 0.0
+    assert float(logs["kl_per_agent/agent_2"].detach()) == 0.0
     batch["logp"][:, :, 2] = -3.0  # a behaviour log-prob of a dead agent must not matter
     _, logs2 = algo.learner_loss(policy, copy.deepcopy(critic), policy, batch, args)
     assert float(logs2["losses/policy_loss"].detach()) == pytest.approx(float(logs["losses/policy_loss"].detach()))
@@ -476,7 +476,7 @@ def test_docs_say_same_seed_runs_differ_and_how_resumed_actors_are_seeded():
 
 def test_first_screen_names_the_torch_thread_count_that_was_set(tmp_path, monkeypatch, capsys):
     algo = load_algo("a3c_upgo")
-    monkeypatch.setattr(algo, "train", lambda args, run_dir, resumed: 0)  # the first screen only
+    monkeypatch.setattr(algo, "train", lambda args, run_dir, resumed, device: 0)  # the first screen only
     before = torch.get_num_threads()
     want = 3 if before != 3 else 2
     try:
@@ -489,7 +489,7 @@ def test_first_screen_names_the_torch_thread_count_that_was_set(tmp_path, monkey
 def test_env_rate_is_measured_only_over_a_positive_interval():
     from sc2_envs.training.async_learner import env_rate
 
-    assert env_rate(0, 0.0) is None  # the update that the first trajectory completes
+    assert env_rate(0, 0.0) is None  # the update that the first unroll completes
     assert env_rate(16, 0.0) is None
     assert env_rate(0, 2.0) is None
     assert env_rate(100, 2.0) == 50.0
@@ -543,3 +543,15 @@ def test_docs_start_runs_from_checkpoints_that_exist_or_that_bc_reweight_writes(
         # bc_reweight.py writes <run folder>/best.pt (its selection) and <run folder>/epoch_<NNN>.pt (one per epoch)
         shipped = (REPO / path).is_file()
         assert shipped or re.fullmatch(r"runs/[^/]+/(best|epoch_\d{3})\.pt", path), path
+
+
+def test_episode_stats_report_each_ended_episode_once_with_its_return_length_and_result():
+    from sc2_envs.training.async_learner import EpisodeStats
+
+    stats = EpisodeStats(2)
+    no, yes = torch.tensor([False, False]), torch.tensor([True, False])
+    stats.step(torch.tensor([1.0, 0.5]), no, no)
+    stats.step(torch.tensor([2.0, 0.5]), yes, yes)  # env 0 ends (won) after 2 env steps
+    assert stats.take() == [(3.0, 2, True)] and stats.take() == []
+    stats.step(torch.tensor([4.0, 0.5]), torch.tensor([True, True]), no)  # env 0's new episode, env 1's first
+    assert stats.take() == [(4.0, 1, False), (1.5, 3, False)]

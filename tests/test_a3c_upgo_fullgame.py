@@ -45,10 +45,10 @@ def _sl_checkpoint(path) -> str:
     return str(path)
 
 
-def _unrolls(model, n, T=7, games=2):
+def _unrolls(model, n, T=7, games=2, seed=3):
     env = make_vector_env("lite", games, **ENV)
     actor = AlphaStarActor(model, games, max_entities=96, max_selected=64, raw_resolution=16)
-    collector = UnrollCollector(actor, env, seed=3)
+    collector = UnrollCollector(actor, env, seed=seed)
     out = []
     for _ in range(n):
         traj = collector.collect(T)
@@ -68,7 +68,22 @@ def test_learner_recomputes_the_actors_log_probs_and_the_teacher_keeps_its_memor
         _, logs = learner.loss(collate_unrolls([traj]))
         # same weights: every log-ratio is 0 (rho = 1) and the teacher, whose LSTM state the learner
         # carried from the previous unroll, equals the student started from the actor's state
-        assert logs["losses/rho_mean"].item() == pytest.approx(1.0, abs=1e-4)
+        assert logs["losses/clipped_rho_mean"].item() == pytest.approx(1.0, abs=1e-4)
+        assert logs["losses/kl_teacher"].item() < 1e-5
+
+
+def test_the_teachers_memory_follows_each_actors_unrolls_within_and_across_batches():
+    model = _model()
+    a, b = _unrolls(model, 3), _unrolls(model, 2, seed=4)  # two actors (slots 0 and 1), in each actor's order
+    for t in b:
+        t["slot"] = 1
+    assert all(not t["first"][:, 0].all() for t in a[1:] + b[1:])  # each later unroll continues a game
+    learner = FullGameLearner(model, copy.deepcopy(model), OffPolicySettings(kl_coef=1.0))
+    # --batch-unrolls 3 then 2: actor 0 has two unrolls in the first batch, and its third opens the second
+    for batch in ([a[0], a[1], b[0]], [b[1], a[2]]):
+        _, logs = learner.loss(collate_unrolls(batch))
+        # same weights: the teacher equals the student only if each unroll's teacher starts from the state
+        # it ended the same actor's previous unroll with (the student starts from the actor's own state)
         assert logs["losses/kl_teacher"].item() < 1e-5
 
 

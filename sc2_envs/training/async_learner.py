@@ -8,23 +8,28 @@
 2. :meth:`~AsyncLearnerRun.start` starts the actors, restores the optimiser and the learner's RNG on
    ``--resume``, opens TensorBoard and installs the SIGINT / SIGTERM handlers.
 3. Per loop: :meth:`~AsyncLearnerRun.should_stop` (a signal, ``--total-timesteps``,
-   ``--time-budget-s``), :meth:`~AsyncLearnerRun.receive` (check the actors, then take one unroll
-   and log its episodes); after an update :meth:`~AsyncLearnerRun.publish` and
-   :meth:`~AsyncLearnerRun.end_update` (counters, charts, the progress line, and the checkpoints
-   every ``--checkpoint-interval`` updates).
+   ``--time-budget-s``), :meth:`~AsyncLearnerRun.receive` (check the actors, then take one unroll and
+   its env steps, which the learner adds to :attr:`~AsyncLearnerRun.env_steps`),
+   :meth:`~AsyncLearnerRun.record_unroll` (its episodes, its actor's rate and policy lag); after an
+   update :meth:`~AsyncLearnerRun.publish` and :meth:`~AsyncLearnerRun.end_update` (counters, charts,
+   the progress line, and the checkpoints every ``--checkpoint-interval`` updates).
 4. :meth:`~AsyncLearnerRun.finish` writes the last checkpoints and the end-of-run line. Leaving the
    block stops every actor and closes the logs; an ``ActorFailure`` (a dead or stalled actor without
    ``--restart-actors``) becomes exit status 1 and ``KeyboardInterrupt`` 130.
 
-Before it: :func:`resume_learner_args` (``--resume``), :func:`open_run_dir` (a new run folder with
-``run_meta.json``, or a note in the resumed one) and :func:`discard_unstarted_run`. Actor seeds come
-from :func:`actor_seed` (seed splitting, a new stream per restart and per resumption).
+Before it: :func:`start_learner_run` (``--resume`` through :func:`resume_learner_args`, the flag checks,
+the learner's device and thread count, :func:`open_run_dir`: a new run folder with ``run_meta.json``,
+or a note in the resumed one) and :func:`discard_unstarted_run`; after it :func:`exit_process`. Actor
+seeds come from :func:`actor_seed` (seed splitting, a new stream per restart and per resumption); an
+actor keeps its episode statistics in :class:`EpisodeStats` and prints its progress with
+:func:`actor_progress`.
 
 TensorBoard tags: CleanRL's ``charts/episodic_return`` and ``charts/episodic_length``, plus
 ``charts/win_rate_window``, ``charts/return_window`` (the last ``--win-window`` episodes),
 ``charts/env_SPS``, ``charts/learner_SPS``, ``charts/queue_depth``, ``charts/policy_lag`` (per unroll),
-``charts/policy_lag_batch``, ``charts/policy_version``, ``charts/actor_restarts``,
-``charts/episodes_in_window`` and ``actors/env_sps/actor_<slot>``.
+``charts/policy_lag_batch`` (both in learner updates), ``charts/policy_version``, ``charts/actor_restarts``,
+``charts/episodes_in_window`` and ``actors/env_sps/actor_<slot>``. Their step is :attr:`~AsyncLearnerRun.env_steps`,
+the env steps received from the actors.
 """
 
 from __future__ import annotations
@@ -32,18 +37,21 @@ from __future__ import annotations
 import contextlib
 import json
 import multiprocessing as mp
+import os
 import shutil
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import torch
 from torch import nn
 
+from sc2_envs.training.async_learner_checks import check_async_learner_args
 from sc2_envs.training.cli import cli_error, resume_args
 from sc2_envs.training.progress import resume_hint
 from sc2_envs.training.run import (
@@ -55,8 +63,10 @@ from sc2_envs.training.run import (
     rng_state,
     save_resume,
     set_rng_state,
+    tune_allocator,
     write_run_meta,
 )
+from sc2_envs.training.wait_policy import wait_policy_line
 from sc2_envs.vector.actor_pool import (
     ActorFailure,
     ActorPoolConfig,
@@ -67,6 +77,13 @@ from sc2_envs.vector.actor_pool import (
 
 LEARNER_LOG = "learner_events.log"
 """The learner's event log in the run folder: every line it prints, time-stamped."""
+
+RESUME_CHANGEABLE = (
+    "total_timesteps", "time_budget_s", "torch_threads", "cuda", "num_actors", "backend", "ray_address", "ray_actor_cpus",
+    "queue_size", "restart_actors", "max_restarts", "heartbeat_interval", "heartbeat_timeout", "stall_timeout",
+    "startup_timeout", "print_interval_s", "checkpoint_interval",
+)  # fmt: skip
+"""The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
 
 ACTOR_SPAWN_KEY = 0x61637472
 """First spawn-key word of actor seeds (ASCII "actr"): training envs of ``make_batched(seed=s)`` have spawn
@@ -130,13 +147,50 @@ class LearnerPieces:
     collate: Callable[[list[dict], torch.device], dict]
     """unrolls -> one batch on the learner's device"""
     loss: Callable[[dict], tuple[torch.Tensor, dict]]
-    """batch -> (total loss, 0-d, with its graph; logged terms by TensorBoard tag)"""
+    """batch -> ``(loss, logs)``: the total loss (a 0-d tensor with its autograd graph) and the logged terms
+    (TensorBoard tag -> 0-d tensor)"""
     save: Callable[[Path, int], None]
     """write the model checkpoint ``(path, env_steps)`` atomically"""
     lineage: list
     """the starting checkpoints, oldest first (``checkpoints.lineage_after``), saved in every checkpoint"""
     summary: str
     """one first-screen line: the map and the models"""
+
+
+class EpisodeStats:
+    """An actor's running episode returns and lengths over its ``B`` envs, and the episodes that ended.
+
+    Args:
+        num_envs: ``B``, the actor's envs.
+    """
+
+    def __init__(self, num_envs: int):
+        self.returns = torch.zeros(num_envs)
+        self.lengths = torch.zeros(num_envs, dtype=torch.int64)
+        self.ended: list[tuple[float, int, bool]] = []
+
+    def step(self, reward: torch.Tensor, done: torch.Tensor, won: torch.Tensor) -> None:
+        """Count one env step: ``reward [B]`` float, ``done [B]`` bool (terminated or truncated), ``won [B]`` bool
+        (SMAC's ``battle_won``); an env that is done adds ``(return, length in env steps, won)`` to :attr:`ended`
+        and starts a new episode."""
+        self.returns += reward
+        self.lengths += 1
+        for b in torch.nonzero(done).flatten().tolist():
+            self.ended.append((float(self.returns[b]), int(self.lengths[b]), bool(won[b])))
+        self.returns = torch.where(done, 0.0, self.returns)
+        self.lengths = torch.where(done, 0, self.lengths)
+
+    def take(self) -> list[tuple[float, int, bool]]:
+        """The episodes that ended since the last call, oldest first (sent with an unroll)."""
+        ended, self.ended = self.ended, []
+        return ended
+
+
+def actor_progress(slot: int, gen: int, sent: int, version: int, every: int = 50) -> None:
+    """Print actor ``slot`` (generation ``gen``)'s progress line after every ``every``-th unroll it sent;
+    ``version``: the policy version it acts with."""
+    if sent % every == 0:
+        print(f"[actor {slot} gen {gen}] {sent} unrolls, policy version {version}", flush=True)
 
 
 def env_rate(steps: int, seconds: float) -> float | None:
@@ -148,7 +202,7 @@ def env_rate(steps: int, seconds: float) -> float | None:
 
     Returns:
         ``steps / seconds``, or None when nothing was measured yet (``seconds <= 0`` or ``steps <= 0``,
-        e.g. at the update that the first trajectory completes), rather than a rate over a zero interval.
+        e.g. at the update that the first unroll completes), rather than a rate over a zero interval.
     """
     if seconds <= 0 or steps <= 0:
         return None
@@ -177,7 +231,50 @@ def saved_models_text(run_dir: Path, exp_name: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------------
-# before the learner starts
+# before the learner starts, and after it
+
+
+def start_learner_run(
+    args: Any, defaults: Any, given: frozenset[str] | None, script: str
+) -> tuple[Any, dict | None, Path, torch.device]:
+    """Everything before the learner trains: ``--resume`` (:func:`resume_learner_args` with
+    ``RESUME_CHANGEABLE``), the flag checks (``async_learner_checks``), the allocator, the learner's
+    device (``--cuda``) and thread count (``--torch-threads``), and the run folder (:func:`open_run_dir`).
+    Prints the allocator's and OpenMP's wait-policy lines.
+
+    Args:
+        args: the command line's ``Args``.
+        defaults: ``Args()``, to tell given flags from defaults when ``given`` is None.
+        given: the flags the command line set (``cli.given_fields``), or None.
+        script: the script's file name (``"a3c_upgo.py"``), recorded in ``run_meta.json`` and checked on resume.
+
+    Returns:
+        ``(args, resumed, run_dir, device)``: the run's ``Args``, its resume state (None for a new run), its
+        folder and the learner's device.
+
+    Raises:
+        SystemExit: a bad flag or resume file (one line naming it).
+    """
+    resumed = run_dir = None
+    if args.resume:  # continue a run: its saved Args, with the flags a continuation may change
+        args, resumed, run_dir = resume_learner_args(args, defaults, RESUME_CHANGEABLE, given, script)
+    check_async_learner_args(args)
+    allocator_line = tune_allocator()
+    device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
+    run_dir = open_run_dir(args, resumed, run_dir, script, device.type)
+    if args.torch_threads > 0:  # before wait_policy_line, which names the count in effect
+        torch.set_num_threads(args.torch_threads)
+    print(allocator_line)
+    print(wait_policy_line())
+    return args, resumed, run_dir, device
+
+
+def exit_process(status: int) -> NoReturn:
+    """Flush stdout and stderr and end the process with ``status`` at once (``os._exit``): every actor, file
+    and writer is closed by then, and torch's teardown would take seconds."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def resume_learner_args(
@@ -266,7 +363,8 @@ class AsyncLearnerRun:
         SystemExit: ``--backend ray`` without Ray installed (the message names the flag).
 
     Attributes:
-        env_steps: env steps received from the actors (summed over their games), the TensorBoard step.
+        env_steps: env steps received from the actors (summed over their games; the learner adds each
+            unroll's, :meth:`receive`), the TensorBoard step and CleanRL's ``global_step`` (resume.pt key).
         updates: learner updates done. trained_steps: env steps the updates trained on.
         window: ``(return, length, won)`` of the last ``--win-window`` episodes.
         writer: the TensorBoard ``SummaryWriter`` (after :meth:`start`).
@@ -301,8 +399,10 @@ class AsyncLearnerRun:
             self.elapsed_before, self.best = float(resumed["elapsed_s"]), resumed["best"]
             self.window.extend(tuple(e) for e in resumed["window"])
         self.stop = GracefulStop()
-        self.last_print = self.last_item = self.start_time
-        self.first_item: float | None = None  # the env rate counts what arrives after the first unroll, over the time since it
+        self.last_print = self.last_unroll = self.start_time
+        self.first_unroll: float | None = (
+            None  # the env rate counts what arrives after the first unroll, over the time since it
+        )
         self.steps_at_first = 0
         self.optimizer: torch.optim.Optimizer | None = None
         self.writer = None
@@ -373,13 +473,14 @@ class AsyncLearnerRun:
             return True
         return False
 
-    def receive(self) -> dict | None:
+    def receive(self) -> tuple[dict, int] | None:
         """Check the actors (a dead or stalled one is reported, and replaced with ``--restart-actors``), then
-        wait up to 0.1 s for one unroll; count its env steps and log its ended episodes and its actor's rate.
+        wait up to 0.1 s for one unroll.
 
         Returns:
-            The unroll (the actor's trajectory dict, with ``reward [T, B]``, ``episodes``, ``version``,
-            ``slot``, ``act_time_s``), or None when none arrived in 0.1 s.
+            ``(unroll, env_steps)``: the actor's unroll (a dict with ``reward [T, B]``, ``episodes``,
+            ``version``, ``slot``, ``act_time_s``) and the env steps it holds (``T * B``), which the learner
+            adds to :attr:`env_steps` before :meth:`record_unroll`; or None when none arrived in 0.1 s.
 
         Raises:
             ActorFailure: an actor failed without ``--restart-actors``, or ``--max-restarts`` is used up.
@@ -387,38 +488,43 @@ class AsyncLearnerRun:
         self.supervisor.check()
         # A short poll that never ends the run: an empty queue only means the actors are busy (episodes
         # on the real game can take many minutes); mini-AlphaStar's consumer quit on a queue timeout.
-        item = self.pool.get(timeout=0.1)
+        unroll = self.pool.get(timeout=0.1)
         now = time.monotonic()
-        if item is None:
-            if now - self.last_item > 60 and now - self.last_print > 60:
-                self.say(f"waiting for trajectories for {now - self.last_item:.0f} s; queue depth {self.pool.depth()}")
+        if unroll is None:
+            if now - self.last_unroll > 60 and now - self.last_print > 60:
+                self.say(f"waiting for unrolls for {now - self.last_unroll:.0f} s; queue depth {self.pool.depth()}")
                 self.last_print = now
             return None
-        self.last_item = now
-        steps = int(item["reward"].size)
-        if self.first_item is None:
-            self.first_item, self.steps_at_first = now, self.env_steps + steps
-        self.env_steps += steps
+        self.last_unroll = now
+        return unroll, int(unroll["reward"].size)
+
+    def record_unroll(self, unroll: dict) -> None:
+        """Log a received unroll at the current :attr:`env_steps` (which already counts it): its ended episodes
+        (also into :attr:`window`), its actor's env steps per second of acting and its policy lag in updates."""
+        steps = int(unroll["reward"].size)
+        if self.first_unroll is None:
+            self.first_unroll, self.steps_at_first = self.last_unroll, self.env_steps
         w, step = self.writer, self.env_steps
-        for ret, length, won in item["episodes"]:
+        for ret, length, won in unroll["episodes"]:
             self.window.append((ret, length, won))
-        if item["episodes"]:
-            w.add_scalar("charts/episodic_return", float(np.mean([e[0] for e in item["episodes"]])), step)
-            w.add_scalar("charts/episodic_length", float(np.mean([e[1] for e in item["episodes"]])), step)
-        w.add_scalar(f"actors/env_sps/actor_{item['slot']}", steps / max(item["act_time_s"], 1e-9), step)
-        w.add_scalar("charts/policy_lag", self.weights.version - item["version"], step)
-        return item
+        if unroll["episodes"]:
+            w.add_scalar("charts/episodic_return", float(np.mean([e[0] for e in unroll["episodes"]])), step)
+            w.add_scalar("charts/episodic_length", float(np.mean([e[1] for e in unroll["episodes"]])), step)
+        w.add_scalar(f"actors/env_sps/actor_{unroll['slot']}", steps / max(unroll["act_time_s"], 1e-9), step)
+        w.add_scalar("charts/policy_lag", self.weights.version - unroll["version"], step)
 
     def policy_lag(self, unrolls: list[dict]) -> float:
-        """The mean over ``unrolls`` of the published version minus the version each was acted with."""
-        return float(np.mean([self.weights.version - t["version"] for t in unrolls]))
+        """The mean over ``unrolls`` of the published version minus the version each was acted with, in learner
+        updates (each update publishes one version)."""
+        return float(np.mean([self.weights.version - u["version"] for u in unrolls]))
 
     def publish(self) -> int:
         """Publish the updated weights to the actors (from their next unroll); returns the new version."""
         return self.weights.publish(self.pieces.published.state_dict())
 
     def end_update(self, trained_steps: int, update_s: float, lag: float, version: int) -> None:
-        """Count an update of ``trained_steps`` env steps that took ``update_s`` seconds; log the charts,
+        """Count an update of ``trained_steps`` env steps that took ``update_s`` seconds (collation, loss, backward
+        and optimiser step; ``charts/learner_SPS`` divides by it) with policy lag ``lag`` (updates); log the charts,
         print the progress line every ``--print-interval-s`` seconds and checkpoint every
         ``--checkpoint-interval`` updates."""
         a, w, step = self.args, self.writer, self.env_steps
@@ -427,7 +533,7 @@ class AsyncLearnerRun:
         self.trained_steps += trained_steps
         elapsed = time.monotonic() - self.start_time
         win_rate, mean_ret = self.win_rate(), self.mean_return()
-        env_sps = env_rate(self.env_steps - self.steps_at_first, self.last_item - self.first_item)
+        env_sps = env_rate(self.env_steps - self.steps_at_first, self.last_unroll - self.first_unroll)
         learner_sps = self.trained_steps / max(self.update_time, 1e-9)
         w.add_scalar("charts/win_rate_window", win_rate, step)
         w.add_scalar("charts/return_window", mean_ret, step)

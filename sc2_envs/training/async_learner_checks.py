@@ -34,6 +34,14 @@ def is_full_game(args: Any) -> bool:
     return args.map in FULL_GAME_MAPS
 
 
+def checkpoint_kind(args: Any) -> str:
+    """What ``--init`` and ``--teacher`` must be for ``--map``: on a SMAC map a BC or HAPPO checkpoint
+    (``models.save_checkpoint``), on the full game an ``AlphaStarPolicy`` one (``models.alphastar.save_alphastar``)."""
+    if is_full_game(args):
+        return "an AlphaStarPolicy checkpoint written by models.alphastar.save_alphastar (bc_reweight.py)"
+    return "a BC or HAPPO checkpoint written by models.save_checkpoint"
+
+
 def check_fullgame_env_flags(args: Any) -> None:
     """Refuse FullGame-v0 options that its envs would refuse in every actor (``FullGameEnv``, and for
     ``--env-backend sim`` the lite engine's ``sc2_envs.lite.env.MAX_SIZES``).
@@ -116,7 +124,7 @@ def check_map_and_teacher(args: Any) -> None:
         raise SystemExit(f"--kl-coef {args.kl_coef}; expected >= 0")
     if args.kl_coef > 0 and not args.teacher:
         raise SystemExit(
-            f"--kl-coef {args.kl_coef} > 0 needs --teacher PATH (a BC or HAPPO checkpoint); "
+            f"--kl-coef {args.kl_coef} > 0 needs --teacher PATH ({checkpoint_kind(args)}); "
             "the teacher is never guessed from a folder"
         )
     if args.teacher and args.kl_coef == 0:
@@ -128,7 +136,7 @@ def check_map_and_teacher(args: Any) -> None:
     for name in ("teacher", "init"):
         path = getattr(args, name)
         if path and not Path(path).is_file():
-            raise SystemExit(f"--{name} {path!r} is not a file; expected a checkpoint written by models.save_checkpoint")
+            raise SystemExit(f"--{name} {path!r} is not a file; expected {checkpoint_kind(args)}")
     check_checkpoint_kinds(args)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from sc2_envs.training.evaluation import STOP
+from sc2_envs.smac_actions import alive_mask
 
 __all__ = ["SmacData"]
 
@@ -20,7 +20,7 @@ class SmacData:
     Attributes:
         train_idx, val_idx: ``[T_train]`` / ``[T_val]`` int64 NumPy frame ids of the two splits.
         obs: ``[T, N, obs_size]`` float32; avail: ``[T, N, A]`` bool (``avail_actions``); labels:
-            ``[T, N]`` int64 actions; alive: ``[T, N]`` bool (``avail[..., STOP]``: SMAC's stop is
+            ``[T, N]`` int64 actions; alive: ``[T, N]`` bool (``smac_actions.alive_mask``: SMAC's stop is
             available exactly to the living agents; a dead agent has only no-op); all on ``device``.
         counts: ``[A]`` int64 label counts over the living agents of the training frames.
         dead_frames: dead agent-frames of the training split (left out of the loss).
@@ -48,7 +48,7 @@ class SmacData:
         self.obs = torch.as_tensor(a["obs"], device=device)
         self.avail = torch.as_tensor(a["avail_actions"], device=device)
         self.labels = torch.as_tensor(a["actions"].astype(np.int64), device=device)
-        self.alive = self.avail[..., STOP]
+        self.alive = alive_mask(self.avail)
         self.n_val_eps, self.n_train_eps = n_val, len(eps) - n_val
         A = self.avail.shape[-1]
         tr = torch.as_tensor(self.train_idx, device=device)

@@ -68,10 +68,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from sc2_envs.smac_actions import NO_OP, STOP, alive_mask
 from sc2_envs.training.evaluation import enemy_hp, episode_quota
 
 FORMAT = "sc2_envs.demos/1"
-STOP, NO_OP = 1, 0
 
 ARRAY_KEYS = (
     "obs",
@@ -184,7 +184,7 @@ def decide_labels(
         ValueError: an executed action that is not in ``avail_actions`` (names env, agent and the mask).
     """
     B, N = proposal.shape
-    alive = avail[..., 1]  # SMAC: stop is available exactly to the living
+    alive = alive_mask(avail)
     held_ok = (held >= 0) & torch.gather(avail, 2, held.clamp(min=0).unsqueeze(-1)).squeeze(-1)
     scheduled = (steps % sampling.stride == 0).unsqueeze(1).expand(B, N)
     decision = (scheduled | ~held_ok) & alive
@@ -309,7 +309,7 @@ def record_demos(
             "damage_dealt": damage.cpu().numpy(),
             "t": steps.to(torch.int32).cpu().numpy(),
         }
-        alive_np, ended_np = avail[..., 1].cpu().numpy(), ended.cpu().numpy()
+        alive_np, ended_np = alive_mask(avail).cpu().numpy(), ended.cpu().numpy()
         for b in np.flatnonzero((done_count < quota).cpu().numpy()):
             buffers[b].append({k: v[b] for k, v in cpu.items()})
             np.add.at(label_counts, cpu["actions"][b][alive_np[b]], 1)

@@ -22,12 +22,10 @@ from typing import Any
 
 import torch
 
+from sc2_envs.smac_actions import STOP, alive_mask
 from sc2_envs.stats import wilson_interval
 
 __all__ = ["behaviour_key", "enemy_hp", "episode_quota", "evaluate", "format_result"]
-
-STOP = 1
-"""SMAC's stop action: the living agent's "do nothing" (no-op is available only to dead agents)."""
 
 
 def enemy_hp(state: torch.Tensor, env_info: dict, max_health: torch.Tensor, max_shield: torch.Tensor) -> torch.Tensor:
@@ -138,7 +136,7 @@ def _evaluate(policy, env, n_episodes: int, seed, greedy: bool, behaviour: bool,
         avail = out["avail_actions"]
         actions, _ = policy.act(out["obs"], avail, greedy=greedy)
         if behaviour:
-            alive = avail[..., STOP] & counting.unsqueeze(1)  # SMAC: stop is available exactly to the living
+            alive = alive_mask(avail) & counting.unsqueeze(1)
             act_counts += torch.bincount(actions[alive], minlength=env.n_actions).float()
             before = enemy_hp(out["state"], info, max_h, max_s)
         out = env.step(actions)

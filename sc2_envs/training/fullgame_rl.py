@@ -5,15 +5,16 @@ The actor side collects unrolls with :class:`~sc2_envs.training.fullgame_actor.A
 forcing (``env_actions_to_labels``) for the loss of ``models.alphastar_rl``. ``algos/a3c_upgo.py``
 plugs them into the supervised actor pool (``sc2_envs.vector.actor_pool``).
 
-* :class:`UnrollCollector` steps the games and returns one trajectory of ``T`` env steps.
+* :class:`UnrollCollector` steps the games and returns one unroll of ``T`` env steps.
 * :func:`run_fullgame_actor` is the actor pool's target: pull weights, collect, send, until stopped.
 * :func:`collate_unrolls` pads entity rows and concatenates unrolls along the game axis.
 * :class:`FullGameLearner` runs the student (and the teacher) on a batch and returns the loss. It
   keeps the teacher's LSTM state per actor game across unrolls (an actor's unrolls reach the
-  learner in order, each continuing the previous), so the teacher sees whole games, as AlphaStar's
-  actors ran the supervised policy alongside the agent, without the actor paying for it.
+  learner in order, each continuing the previous; several of them in one batch are run one after
+  the other), so the teacher sees whole games, as AlphaStar's actors ran the supervised policy
+  alongside the agent, without the actor paying for it.
 
-Trajectory layout (numpy; ``B`` games of one actor, ``T`` env steps; row ``T`` of the inputs is
+Unroll layout (numpy; ``B`` games of one actor, ``T`` env steps; row ``T`` of the inputs is
 the observation after the last step, for the bootstrap value):
 
 * ``inputs``: ``model_inputs`` dict, each ``[B, T + 1, ...]``, entity rows padded to ``rows``;
@@ -38,6 +39,7 @@ import torch
 
 from models.alphastar import AlphaStarConfig, AlphaStarPolicy, with_rows
 from models.alphastar_rl import OffPolicySettings, alphastar_offpolicy_loss, head_terms
+from sc2_envs.training.async_learner import actor_progress
 from sc2_envs.training.fullgame_actor import AlphaStarActor, env_actions_to_labels, make_vector_env, model_inputs
 
 __all__ = [
@@ -72,7 +74,7 @@ class FullGameActorSettings:
     Attributes:
         backend: ``"lite"`` (the embedded lite engine) or ``"sc2"`` (real StarCraft II).
         num_games: B, games per actor (``"sc2"``: one game process each).
-        unroll_length: T, env steps per trajectory.
+        unroll_length: T, env steps per unroll.
         env_kwargs: FullGame-v0 options (``step_mul``, ``game_steps_per_episode``, ``max_entities``,
             ``max_selected``, ``raw_resolution``, ``minimap_resolution``); the resolutions must be the model's.
         entity_bucket: entity rows are run in multiples of this (``AlphaStarActor``).
@@ -98,6 +100,14 @@ def check_teacher_fits(student: AlphaStarConfig, teacher: AlphaStarConfig) -> No
     ]
     if bad:
         raise ValueError("the teacher reads other inputs or has other heads than the student: " + "; ".join(bad))
+
+
+def _cat_games(outs: list, order: torch.Tensor):
+    """Concatenate model outputs (nested dicts of ``[B_i, ...]`` tensors) along the game axis, then take the
+    games in ``order``."""
+    if isinstance(outs[0], dict):
+        return {k: _cat_games([o[k] for o in outs], order) for k in outs[0]}
+    return torch.cat(outs, 0)[order]
 
 
 def _at_mask(obs: dict) -> np.ndarray:
@@ -130,7 +140,7 @@ class UnrollCollector:
         self.ep_len = np.zeros(b, np.int64)
 
     def collect(self, T: int, on_step: Callable[[], None] = lambda: None, stopped: Callable[[], bool] = lambda: False):
-        """The next ``T`` env steps as a trajectory (module docstring), or None when ``stopped()``."""
+        """The next ``T`` env steps as an unroll (module docstring), or None when ``stopped()``."""
         actor, cfg = self.actor, self.actor.cfg
         h0, c0 = (x.detach().cpu().numpy().copy() for x in actor.state)
         steps_inputs, labels, at_masks, first, blogp = [], [], [], [], []
@@ -178,7 +188,7 @@ class UnrollCollector:
             if k == "entities":
                 parts = [torch.nn.functional.pad(p, (0, 0, 0, rows - p.shape[2])) for p in parts]
             inputs[k] = torch.cat(parts, 1).numpy()
-        traj = {
+        unroll = {
             "inputs": inputs,
             "labels": {k: torch.cat([lab[k] for lab in labels], 1).numpy() for k in labels[0]},
             "at_mask": np.stack(at_masks, 1),
@@ -189,8 +199,8 @@ class UnrollCollector:
             "rows": int(rows),
             "act_time_s": time.monotonic() - t0,
         }
-        traj.update({k: np.stack(v, 0) for k, v in buf.items()})
-        return traj
+        unroll.update({k: np.stack(v, 0) for k, v in buf.items()})
+        return unroll
 
 
 def run_fullgame_actor(
@@ -204,7 +214,7 @@ def run_fullgame_actor(
     """The actor pool's target (``functools.partial(run_fullgame_actor, settings, cfg, seed_fn)``).
 
     Builds ``settings.num_games`` games and an ``AlphaStarPolicy`` of ``model_config``
-    (``AlphaStarConfig.to_dict()``), then sends trajectories of ``settings.unroll_length`` env steps
+    (``AlphaStarConfig.to_dict()``), then sends unrolls of ``settings.unroll_length`` env steps
     (module docstring) with ``version``, ``slot`` and ``gen`` added, pulling newer weights before
     each, until ``channel.stopped()``. ``seed_fn(slot, gen)`` seeds torch (sampling) and the games.
     """
@@ -231,47 +241,46 @@ def run_fullgame_actor(
             f"[actor {slot} gen {gen}] {settings.num_games} FullGame-v0 games ({settings.backend}), policy version {version}",
             flush=True,
         )
-        n = 0
+        sent = 0
         while not channel.stopped():
             new = channel.pull_weights(model, version)
             if new is not None:
                 version = new
-            traj = collector.collect(settings.unroll_length, channel.beat_step, channel.stopped)
-            if traj is None:
+            unroll = collector.collect(settings.unroll_length, channel.beat_step, channel.stopped)
+            if unroll is None:
                 return
-            traj.update(version=version, slot=slot, gen=gen)
-            channel.send(traj)
-            n += 1
-            if n % 50 == 0:
-                print(f"[actor {slot} gen {gen}] {n} unrolls, policy version {version}", flush=True)
+            unroll.update(version=version, slot=slot, gen=gen)
+            channel.send(unroll)
+            sent += 1
+            actor_progress(slot, gen, sent, version)
     finally:
         env.close()
 
 
-def collate_unrolls(trajs: list[dict], device: torch.device | str = "cpu") -> dict:
-    """Concatenate trajectories along the game axis (entity rows padded to the largest); tensors on ``device``."""
-    rows = max(t["rows"] for t in trajs)
+def collate_unrolls(unrolls: list[dict], device: torch.device | str = "cpu") -> dict:
+    """Concatenate unrolls along the game axis (entity rows padded to the largest); tensors on ``device``."""
+    rows = max(u["rows"] for u in unrolls)
 
     def cat(arrays, axis):
         return torch.as_tensor(np.concatenate(arrays, axis=axis), device=device)
 
     inputs = {}
-    for k in trajs[0]["inputs"]:
-        parts = [t["inputs"][k] for t in trajs]
+    for k in unrolls[0]["inputs"]:
+        parts = [u["inputs"][k] for u in unrolls]
         if k == "entities":
             parts = [np.pad(p, ((0, 0), (0, 0), (0, rows - p.shape[2]), (0, 0))) for p in parts]
         inputs[k] = cat(parts, 0)
     out = {
         "inputs": inputs,
-        "labels": {k: cat([t["labels"][k] for t in trajs], 0) for k in trajs[0]["labels"]},
-        "at_mask": cat([t["at_mask"] for t in trajs], 0),
-        "first": cat([t["first"] for t in trajs], 0),
-        "state0": tuple(cat([t["state0"][i] for t in trajs], 1) for i in range(2)),
+        "labels": {k: cat([u["labels"][k] for u in unrolls], 0) for k in unrolls[0]["labels"]},
+        "at_mask": cat([u["at_mask"] for u in unrolls], 0),
+        "first": cat([u["first"] for u in unrolls], 0),
+        "state0": tuple(cat([u["state0"][i] for u in unrolls], 1) for i in range(2)),
         "rows": rows,
-        "keys": [(t["slot"], t["gen"], t["first"].shape[0]) for t in trajs],
+        "keys": [(u["slot"], u["gen"], u["first"].shape[0]) for u in unrolls],
     }
     for k in ("behaviour_logp", "reward", "terminated", "truncated", "valid"):
-        out[k] = cat([t[k] for t in trajs], 1)
+        out[k] = cat([u[k] for u in unrolls], 1)
     return out
 
 
@@ -298,6 +307,8 @@ class FullGameLearner:
         self.teacher_state: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor]] = {}
 
     def _teacher_state(self, keys, device):
+        """The teacher's LSTM state at the start of the unrolls ``keys`` (``(slot, gen, B)`` each): the state it
+        ended the same actor's previous unroll with, or zeros for an actor's first unroll."""
         hs, cs = [], []
         for slot, gen, b in keys:
             st = self.teacher_state.get((slot, gen))
@@ -307,26 +318,54 @@ class FullGameLearner:
             cs.append(st[1])
         return torch.cat(hs, 1), torch.cat(cs, 1)
 
+    def _teacher_forward(self, batch: dict, labels: dict) -> dict:
+        """The teacher's teacher-forced output over the first ``T`` steps of every unroll of ``batch``, games
+        in the batch's order; its LSTM state follows each actor's unrolls in the order they were received.
+
+        An actor may have several unrolls in one batch (``--batch-unrolls`` > 1), each continuing the one before:
+        the batch is run in rounds, round ``k`` holding every actor's ``k``-th unroll of the batch, so that each
+        unroll starts from the state the teacher ended the actor's previous unroll with (in this batch or an
+        earlier one).
+        """
+        T = batch["reward"].shape[0]
+        keys, device = batch["keys"], batch["reward"].device
+        teacher = with_rows(self.teacher, batch["rows"])
+        rounds, games, seen, start = [], [], {}, 0
+        for slot, gen, b in keys:
+            rounds.append(seen.get((slot, gen), 0))
+            seen[(slot, gen)] = rounds[-1] + 1
+            games.append(list(range(start, start + b)))
+            start += b
+        outs, order = [], []
+        for r in range(max(rounds) + 1):
+            picked = [i for i, k in enumerate(rounds) if k == r]
+            cols = [g for i in picked for g in games[i]]
+            idx = slice(None) if len(picked) == len(keys) else torch.as_tensor(cols, device=device)
+            state = self._teacher_state([keys[i] for i in picked], device)
+            with torch.no_grad():
+                inputs = {k: v[idx, :T] for k, v in batch["inputs"].items()}
+                lab = {k: v[idx] for k, v in labels.items()}
+                out, (h, c) = teacher(inputs, state, labels=lab, first=batch["first"][idx, :T])
+            i = 0
+            for slot, gen, b in (keys[j] for j in picked):
+                self.teacher_state[(slot, gen)] = (h[:, i : i + b].clone(), c[:, i : i + b].clone())
+                for old in [k for k in self.teacher_state if k[0] == slot and k[1] < gen]:
+                    del self.teacher_state[old]  # a replaced actor's games are gone
+                i += b
+            outs.append(out)
+            order.extend(cols)
+        if len(outs) == 1:
+            return outs[0]
+        back = torch.argsort(torch.as_tensor(order, device=device))  # the rounds' games back in the batch's order
+        return _cat_games(outs, back)
+
     def loss(self, batch: dict) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """``(loss, logs)`` of ``models.alphastar_rl.alphastar_offpolicy_loss`` on ``batch``."""
-        T = batch["reward"].shape[0]
         labels = batch["labels"]
         # the bootstrap row needs only the value: a no_op label (uses no argument head)
         last = {k: torch.full_like(v[:, :1], -1 if k in _NONE_IS_MINUS_ONE else 0) for k, v in labels.items()}
         pad = {k: torch.cat([v, last[k]], 1) for k, v in labels.items()}
         model = with_rows(self.model, batch["rows"])
         out, _ = model(batch["inputs"], batch["state0"], labels=pad, first=batch["first"])
-        teacher_out = None
-        if self.teacher is not None:
-            teacher = with_rows(self.teacher, batch["rows"])
-            state = self._teacher_state(batch["keys"], batch["reward"].device)
-            with torch.no_grad():
-                inputs = {k: v[:, :T] for k, v in batch["inputs"].items()}
-                teacher_out, (h, c) = teacher(inputs, state, labels=labels, first=batch["first"][:, :T])
-            i = 0
-            for slot, gen, b in batch["keys"]:
-                self.teacher_state[(slot, gen)] = (h[:, i : i + b].clone(), c[:, i : i + b].clone())
-                for old in [k for k in self.teacher_state if k[0] == slot and k[1] < gen]:
-                    del self.teacher_state[old]  # a replaced actor's games are gone
-                i += b
+        teacher_out = self._teacher_forward(batch, labels) if self.teacher is not None else None
         return alphastar_offpolicy_loss(out, teacher_out, batch, self.settings)
