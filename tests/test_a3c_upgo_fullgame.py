@@ -123,6 +123,9 @@ def test_short_run_updates_the_supervised_model_and_writes_a_loadable_checkpoint
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert "Simple64 (FullGame-v0, lite): AlphaStarPolicy from" in res.stdout
     assert "total_timesteps reached" in res.stdout
+    # the learner compiles the engine once, before the actors start (they load Numba's cache)
+    ready = res.stdout.index("lite engine ready in")
+    assert ready < res.stdout.index("actor 0 gen 0 started")
     (run_dir,) = (tmp_path / "runs").iterdir()
     assert sorted(p.name for p in run_dir.glob("actor_*.log")) == ["actor_0_gen0.log", "actor_1_gen0.log"]
     saved = torch.load(run_dir / "a3c_upgo.pt", weights_only=True)

@@ -203,6 +203,40 @@ class UnrollCollector:
         return unroll
 
 
+def compile_lite_kernels(settings: FullGameActorSettings, log: Callable[[str], None] = print) -> float:
+    """Compile the lite engine's Numba kernels in this process, before the actors start.
+
+    With an empty Numba cache (a fresh install, an edit of ``sc2_envs.lite``) an actor's first env step
+    compiles the engine (about 50 CPU seconds; minutes on a loaded machine, docs/full_game.md), and
+    every actor would compile it at once, each past ``--startup-timeout``, to be restarted and compile
+    again. Compiled here once, the kernels go to Numba's on-disk cache, which the actors then load.
+    Plays ``settings.num_games`` random legal games (the actors' batch size, so the same builds) for
+    two env steps: every kernel an env step calls is compiled by the first.
+
+    Args:
+        settings: the actors' settings (``backend`` must be ``"lite"``).
+        log: called with one line before and one after.
+
+    Returns:
+        Wall-clock seconds it took (a cache hit: about a second).
+    """
+    from sc2_envs.lite.policy import RandomLegalPolicy
+    from sc2_envs.training.fullgame_actor import play_games
+
+    t0 = time.time()
+    log("compiling the lite engine's kernels before the actors start (first use: ~50 CPU s; then Numba's cache)")
+    env = make_vector_env("lite", settings.num_games, **settings.env_kwargs)
+    try:
+        kw = settings.env_kwargs  # the policy's action sizes must be the env's (FullGame-v0's defaults otherwise)
+        sizes = {k: kw[k] for k in ("max_entities", "max_selected", "raw_resolution") if k in kw}
+        policy = RandomLegalPolicy(env.engine.catalog, seed=0, **sizes)
+        play_games(policy, env, settings.num_games, 0, max_steps=2)
+    finally:
+        env.close()
+    log(f"lite engine ready in {time.time() - t0:.1f} s")
+    return time.time() - t0
+
+
 def run_fullgame_actor(
     settings: FullGameActorSettings,
     model_config: dict,

@@ -88,7 +88,13 @@ def fullgame_pieces(args: Any, device: torch.device, resumed: dict | None, algor
     """
     from models.alphastar import load_alphastar, save_alphastar
     from models.alphastar_rl import OffPolicySettings
-    from sc2_envs.training.fullgame_rl import FullGameActorSettings, FullGameLearner, collate_unrolls, run_fullgame_actor
+    from sc2_envs.training.fullgame_rl import (
+        FullGameActorSettings,
+        FullGameLearner,
+        collate_unrolls,
+        compile_lite_kernels,
+        run_fullgame_actor,
+    )
 
     try:  # bad input, reported before the actors start
         model, _ = load_alphastar(args.init, device)
@@ -112,6 +118,8 @@ def fullgame_pieces(args: Any, device: torch.device, resumed: dict | None, algor
     actor_settings = FullGameActorSettings(
         "lite" if args.env_backend == "sim" else "sc2", args.envs_per_actor, args.unroll_length, env_kwargs
     )
+    if actor_settings.backend == "lite":
+        compile_lite_kernels(actor_settings)  # once here, not in every actor past its --startup-timeout
     seed_fn = functools.partial(actor_seed, args.seed, session=args.session)
 
     def save(path: Path, env_steps: int) -> None:
