@@ -92,10 +92,6 @@ class RewardConfig:
     reward_clip_regen: bool = False
 
 
-def _type_names(utb: int) -> list[str]:
-    return [f"type_{k}" for k in range(utb)]
-
-
 # ---------------------------------------------------------------------------------------------------
 # What SMAC v1 (SMACFeatures) and SMACv2 (SMACv2Features) compute alike, written once. The roster
 # switch is in the arguments: a v1 map passes per-unit tables ([U] or [B, N, U, ...] views of them),
@@ -594,37 +590,55 @@ class SMACFeatures:
           ``obs_instead_of_state``; when that is True the state is the N observations and the
           per-unit sizes are 0.
         """
-        cfg, utb = self.cfg, self.utb
-        types = _type_names(utb)
-        enemy_names = ["attackable", "distance", "rel_x", "rel_y"]
-        if cfg.obs_all_health:
-            enemy_names += ["health"] + (["shield"] if self.shield_e else [])
-        enemy_names += types
-        ally_names = ["visible", "distance", "rel_x", "rel_y"]
-        if cfg.obs_all_health:
-            ally_names += ["health"] + (["shield"] if self.shield_a else [])
-        ally_names += types + ([f"last_action_{k}" for k in range(self.n_actions)] if cfg.obs_last_action else [])
-        own_names = (["health"] + (["shield"] if self.shield_a else [])) if self.own_health else []
-        own_names += types + (["timestep_pad"] if cfg.obs_timestep_number else [])
-        ally_state = ["health", "energy/cooldown", "rel_x", "rel_y"] + (["shield"] if self.shield_a else []) + types
-        enemy_state = ["health", "rel_x", "rel_y"] + (["shield"] if self.shield_e else []) + types
-        return {
-            "state_shape": self.state_size,
-            "obs_shape": self.obs_size,
-            "n_actions": self.n_actions,
-            "n_agents": self.n_agents,
-            "n_enemies": self.n_enemies,
-            "episode_limit": self.spec.episode_limit,
-            "agent_features": ally_state,
-            "enemy_features": enemy_state,
-            "map_name": self.spec.name,
-            "unit_type_bits": utb,
-            "agent_unit_types": list(self.spec.ally_units()),
-            "ally_type_order": list(self.spec.ally_type_order),
-            "enemy_type_order": list(self.spec.enemy_type_order),
-            "max_reward": self.max_reward,
-            **layouts(self, enemy_names, ally_names, own_names, ally_state, enemy_state),
-        }
+        names = feature_names(self, self.shield_a, self.shield_e, [], [])
+        names["own"] += ["timestep_pad"] if self.cfg.obs_timestep_number else []
+        info = common_env_info(self, names)
+        info.update(
+            agent_unit_types=list(self.spec.ally_units()),
+            ally_type_order=list(self.spec.ally_type_order),
+            enemy_type_order=list(self.spec.enemy_type_order),
+            max_reward=self.max_reward,
+        )
+        return info
+
+
+def feature_names(f, shield_a: bool, shield_e: bool, own_extra: list, ally_state_extra: list) -> dict[str, list[str]]:
+    """The feature names of each obs and state block of feature builder ``f`` (``SMACFeatures`` or
+    ``SMACv2Features``), in SMAC's order: ``{"enemy", "ally", "own", "ally_state", "enemy_state"}``.
+    ``own_extra`` follows own health and shield, ``ally_state_extra`` the ally state's shield (SMACv2's
+    own position and look direction); each block ends with the type one-hot (and the ally rows' last
+    actions with ``obs_last_action``)."""
+    cfg = f.cfg
+    types = [f"type_{k}" for k in range(f.utb)]
+
+    def health(shield: bool) -> list[str]:
+        return ["health"] + (["shield"] if shield else [])
+
+    enemy = ["attackable", "distance", "rel_x", "rel_y"] + (health(shield_e) if cfg.obs_all_health else []) + types
+    ally = ["visible", "distance", "rel_x", "rel_y"] + (health(shield_a) if cfg.obs_all_health else []) + types
+    ally += [f"last_action_{k}" for k in range(f.n_actions)] if cfg.obs_last_action else []
+    own = (health(shield_a) if f.own_health else []) + own_extra + types
+    ally_state = ["health", "energy/cooldown", "rel_x", "rel_y"] + (["shield"] if shield_a else []) + ally_state_extra
+    enemy_state = ["health", "rel_x", "rel_y"] + (["shield"] if shield_e else []) + types
+    return dict(enemy=enemy, ally=ally, own=own, ally_state=ally_state + types, enemy_state=enemy_state)
+
+
+def common_env_info(f, names: dict[str, list[str]]) -> dict:
+    """The ``get_env_info()`` keys ``SMACFeatures`` and ``SMACv2Features`` share, for feature builder ``f``
+    and its ``feature_names``: SMAC's sizes, counts and names plus the layouts (``layouts``)."""
+    return {
+        "state_shape": f.state_size,
+        "obs_shape": f.obs_size,
+        "n_actions": f.n_actions,
+        "n_agents": f.n_agents,
+        "n_enemies": f.n_enemies,
+        "episode_limit": f.spec.episode_limit,
+        "agent_features": names["ally_state"],
+        "enemy_features": names["enemy_state"],
+        "map_name": f.spec.name,
+        "unit_type_bits": f.utb,
+        **layouts(f, names["enemy"], names["ally"], names["own"], names["ally_state"], names["enemy_state"]),
+    }
 
 
 def layouts(f, enemy_names, ally_names, own_names, ally_state, enemy_state) -> dict:

@@ -46,9 +46,10 @@ from sc2_envs.sim.rules.features import (
     avail_from_parts,
     battle_result,
     battle_reward,
+    common_env_info,
+    feature_names,
     finish_obs,
     geometry,
-    layouts,
     move_block,
     move_probes,
     state_vector,
@@ -375,28 +376,8 @@ class SMACv2Features:
     # ------------------------------------------------------------------ info
     def env_info(self) -> dict:
         """SMACv2 ``get_env_info`` keys plus the layouts (same keys as ``SMACFeatures.env_info``)."""
-        cfg, utb = self.cfg, self.utb
-        types = [f"type_{k}" for k in range(utb)]
-        hs = (["health"] + (["shield"] if self.shield else [])) if cfg.obs_all_health else []
-        enemy_names = ["attackable", "distance", "rel_x", "rel_y"] + hs + types
-        ally_names = ["visible", "distance", "rel_x", "rel_y"] + hs + types
-        ally_names += [f"last_action_{k}" for k in range(self.n_actions)] if cfg.obs_last_action else []
-        own_names = (["health"] + (["shield"] if self.shield else [])) if self.own_health else []
-        own_names += (["own_x", "own_y"] if self.obs_own_pos else []) + (["fov_x", "fov_y"] if self.conic_fov else []) + types
-        ally_state = ["health", "energy/cooldown", "rel_x", "rel_y"] + (["shield"] if self.shield else [])
-        ally_state += (["fov_x", "fov_y"] if self.conic_fov else []) + types
-        enemy_state = ["health", "rel_x", "rel_y"] + (["shield"] if self.shield else []) + types
-        return {
-            "state_shape": self.state_size,
-            "obs_shape": self.obs_size,
-            "n_actions": self.n_actions,
-            "n_agents": self.n_agents,
-            "n_enemies": self.n_enemies,
-            "episode_limit": self.spec.episode_limit,
-            "agent_features": ally_state,
-            "enemy_features": enemy_state,
-            "map_name": self.spec.name,
-            "unit_type_bits": utb,
-            "n_actions_no_attack": self.n_actions_no_attack,
-            **layouts(self, enemy_names, ally_names, own_names, ally_state, enemy_state),
-        }
+        own = (["own_x", "own_y"] if self.obs_own_pos else []) + (["fov_x", "fov_y"] if self.conic_fov else [])
+        fov = ["fov_x", "fov_y"] if self.conic_fov else []
+        info = common_env_info(self, feature_names(self, self.shield, self.shield, own, fov))
+        info["n_actions_no_attack"] = self.n_actions_no_attack
+        return info
