@@ -79,6 +79,54 @@ def test_target_distribution_file_by_name_and_id(tmp_path):
     assert bc.load_target("uniform", ["a"]) is None
 
 
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ('{"no_op": NaN, "stop": 1}', "share of 'no_op' is nan"),
+        ('{"no_op": Infinity}', "share of 'no_op' is inf"),
+        ('{"no_op": -0.5}', "share of 'no_op' is -0.5"),
+        ('{"no_op": null}', "share of 'no_op' is null"),
+        ('{"no_op": [1]}', "share of 'no_op' is \\[1\\]"),
+        ('{"no_op": "1"}', "share of 'no_op' is \"1\""),
+        ('{"no_op": true}', "share of 'no_op' is true"),
+        ('{"no_op": 0.1, "0": 0.9}', "'no_op' \\(id 0\\) given twice"),
+        ('{"stop": 1, "stop": 2}', "'stop' \\(id 1\\) given twice"),
+        ("[0.5, 0.5]", "a JSON array; expected an object"),
+        ('{"no_op": 1,', "not valid JSON"),
+    ],
+)
+def test_target_file_with_a_bad_share_key_or_syntax_is_refused_naming_the_file(tmp_path, text, match):
+    f = tmp_path / "t.json"
+    f.write_text(text)
+    with pytest.raises(ValueError, match=match) as e:
+        bc.load_target(str(f), bc.smac_action_names(9))
+    assert str(f) in str(e.value)
+
+
+@pytest.mark.parametrize("bad, shown", [(np.nan, "nan"), (np.inf, "inf"), (-1.0, "-1.0")])
+def test_weights_refuse_a_non_finite_or_negative_target_naming_the_action(bad, shown):
+    with pytest.raises(ValueError, match=f"action 1 is {shown}; expected finite shares >= 0"):
+        bc.action_weights([5, 5, 5], 1.0, target=[1.0, bad, 1.0])
+
+
+def test_target_mass_on_actions_absent_from_the_data_is_warned_with_its_share(tmp_path, capsys):
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps({"no_op": 0.2, "target_1": 0.8}))
+    names = bc.smac_action_names(9)
+    counts = np.array([10, 5, 0, 0, 0, 0, 3, 0, 0])
+    w, _ = bc.loss_weights(bc.Args(target_dist=str(f), reweight_power=1.0), names, counts, "cpu")
+    out = capsys.readouterr().out
+    assert "warning: --target-dist" in out and "80.0% of its mass on 1 action(s)" in out and "target_1" in out
+    assert (counts * w).sum() / counts.sum() == pytest.approx(1.0)
+
+
+def test_target_dist_with_reweight_power_zero_is_refused(tmp_path):
+    f = tmp_path / "t.json"
+    f.write_text("{}")
+    with pytest.raises(ValueError, match="--reweight-power 0 would be ignored"):
+        bc.check_args(bc.Args(target_dist=str(f), reweight_power=0.0))
+
+
 def test_label_lines_list_seen_actions_by_id_or_most_frequent_first():
     from sc2_envs.training.bc_labels import effective_shares, per_action
 

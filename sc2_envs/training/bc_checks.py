@@ -30,6 +30,7 @@ def check_args(args: Any) -> None:
             ``--batch-size``, ``--seq-len``, ``--eval-episodes``, ``--eval-envs`` or ``--num-files`` below 1,
             an ``--eval-game-steps-per-episode`` below 0, an ``--eval-seed`` outside [0, 2**63 - 1] (the lite
             engine's ``check_seed``), an ``--average-window`` of 1 or below 0,
+            a ``--target-dist`` other than uniform with ``--reweight-power 0`` (it would be ignored),
             or a ``--val-fraction`` outside (0, 1) (0 would still hold out one episode, 1 leaves no training data).
     """
     choices = (
@@ -60,6 +61,11 @@ def check_args(args: Any) -> None:
         raise ValueError(f"--num-files {args.num_files}; expected an integer >= 1 (or leave it out: every file)")
     if args.average_window < 0 or args.average_window == 1:  # a window of one epoch averages nothing
         raise ValueError(f"--average-window {args.average_window}; expected 0 (off) or a window >= 2")
+    if args.target_dist != "uniform" and args.reweight_power == 0:  # power 0 is plain BC: every weight 1
+        raise ValueError(
+            f"--target-dist {args.target_dist} with --reweight-power 0 would be ignored (power 0 weighs every action 1); "
+            "expected a --reweight-power > 0, or leave --target-dist out"
+        )
     if not (0.0 < args.val_fraction < 1.0):
         raise ValueError(f"--val-fraction {args.val_fraction}; expected a share in (0, 1) of the episodes (or replay files)")
 
