@@ -173,7 +173,7 @@ def test_missing_real_game_is_reported_before_any_process_starts(tmp_path, monke
 @pytest.mark.parametrize(
     ("flag", "value", "expected"),
     [
-        ("step_mul", 0, "expected game loops per env step >= 1"),
+        ("step_mul", -1, "expected game loops per env step >= 1"),
         ("game_steps_per_episode", -5, "expected game loops >= 0 (0: no limit)"),
         ("max_entities", 0, "expected entity rows per observation, an int in [1, 65536]"),
         ("max_entities", -1, "expected entity rows per observation, an int in [1, 65536]"),
