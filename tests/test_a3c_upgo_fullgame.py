@@ -190,6 +190,48 @@ def test_full_game_env_options_the_env_refuses_are_refused_before_a_run_starts(t
     assert [p.name for p in tmp_path.iterdir()] == ["sl.pt"]  # no run folder
 
 
+def test_step_mul_zero_becomes_the_init_checkpoints_trained_stride_and_run_meta_records_it(tmp_path, capsys):
+    # before: --step-mul defaulted to 8, so a policy cloned from 32-loop labels issued 4x its experts' commands
+    import json
+
+    from sc2_envs.training.async_learner import start_learner_run
+
+    algo = load_algo("a3c_upgo")
+    ckpt = str(tmp_path / "bc32.pt")
+    save_alphastar(ckpt, _model(), {"bc": {"epoch": 1, "step_mul": 32}})
+    args, resumed, run_dir, _, notes = start_learner_run(
+        algo.Args(map="Simple64", init=ckpt, max_entities=96, run_dir=str(tmp_path / "runs"), cuda=False),
+        algo.Args(),
+        None,
+        "a3c_upgo.py",
+    )
+    assert args.step_mul == 32 and resumed is None
+    assert notes == (f"step_mul = 32 game loops per env step: the step_mul the --init checkpoint {ckpt} was trained at",)
+    assert json.loads((run_dir / "run_meta.json").read_text())["config"]["step_mul"] == 32
+
+
+def test_step_mul_zero_without_a_record_is_eight_and_given_or_resumed_values_are_kept(tmp_path):
+    from sc2_envs.training.async_learner_checks import resolve_step_mul
+
+    algo = load_algo("a3c_upgo")
+    ckpt = _sl_checkpoint(tmp_path / "sl.pt")  # records no step_mul
+    args = algo.Args(map="Simple64", init=ckpt)
+    assert "mini-AlphaStar's default" in resolve_step_mul(args) and args.step_mul == 8
+    args = algo.Args(map="Simple64", init=ckpt, step_mul=16)
+    assert resolve_step_mul(args).endswith("16 game loops per env step: --step-mul as given") and args.step_mul == 16
+    args = algo.Args(map="Simple64", init=ckpt, step_mul=32, resume=str(tmp_path))
+    assert resolve_step_mul(args).endswith("kept from the resumed run") and args.step_mul == 32
+
+
+def test_shipped_checkpoint_trains_at_its_datasets_stride_by_default(tmp_path):
+    from sc2_envs.training.async_learner_checks import resolve_step_mul
+
+    algo = load_algo("a3c_upgo")
+    args = algo.Args(map="Simple64", init=str(REPO / "checkpoints" / "fullgame" / "bc_simple64_tiny.pt"))
+    resolve_step_mul(args)
+    assert args.step_mul == 32
+
+
 def test_no_episode_limit_is_accepted(tmp_path):
     algo = load_algo("a3c_upgo")
     algo.check_args(

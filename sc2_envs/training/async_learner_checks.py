@@ -99,19 +99,51 @@ def check_fullgame_env_flags(args: Any) -> None:
     ``--env-backend sim`` the lite engine's ``sc2_envs.lite.env.MAX_SIZES``).
 
     Raises:
-        SystemExit: status 2 (``cli_error``) for ``--step-mul`` below 1 game loop, ``--game-steps-per-episode``
+        SystemExit: status 2 (``cli_error``) for ``--step-mul`` below 0 (0: :func:`resolve_step_mul`), ``--game-steps-per-episode``
             below 0 (0: no limit), or ``--max-entities`` below 1 or, on the lite engine, above its limit (65,536).
     """
     from sc2_envs.lite.env import MAX_SIZES
 
-    if args.step_mul < 1:
-        cli_error(f"--step-mul {args.step_mul}: expected game loops per env step >= 1 (8: half a normal-speed second)")
+    if args.step_mul < 0:
+        cli_error(
+            f"--step-mul {args.step_mul}: expected game loops per env step >= 1 (8: half a normal-speed second), "
+            "or 0: the --init checkpoint's trained step_mul"
+        )
     if args.game_steps_per_episode < 0:
         cli_error(f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops >= 0 (0: no limit)")
     top = MAX_SIZES["max_entities"] if args.env_backend == "sim" else None
     if args.max_entities < 1 or (top is not None and args.max_entities > top):
         expected = f"an int in [1, {top}] (the lite engine's limit)" if top is not None else "an int >= 1"
         cli_error(f"--max-entities {args.max_entities}: expected entity rows per observation, {expected}")
+
+
+def resolve_step_mul(args: Any) -> str:
+    """Set a full-game run's ``args.step_mul`` when it is 0 and say where its value comes from.
+
+    0 means the ``--init`` checkpoint's trained step_mul (``fullgame_evaluation.trained_step_mul``: a BC
+    checkpoint records its replay dataset's stride, an RL one its ``--step-mul``), else
+    ``fullgame_evaluation.DEFAULT_STEP_MUL`` (8): a policy cloned from 32-loop labels that decides every 8 loops issues four times the
+    experts' commands per game second. A resumed run keeps the value its first session resolved (saved in its
+    ``Args``).
+
+    Args:
+        args: ``algos/a3c_upgo.py``'s ``Args`` of a full-game run, already checked (:func:`check_async_learner_args`).
+
+    Returns:
+        One line, ``"step_mul = K game loops per env step: <source>"``.
+    """
+    from sc2_envs.training.fullgame_evaluation import DEFAULT_STEP_MUL, trained_step_mul
+
+    if args.step_mul > 0:
+        source = "kept from the resumed run" if args.resume else "--step-mul as given"
+    else:
+        recorded = trained_step_mul(load_torch_file(args.init))
+        if recorded is not None:
+            args.step_mul, source = recorded, f"the step_mul the --init checkpoint {args.init} was trained at"
+        else:
+            args.step_mul = DEFAULT_STEP_MUL
+            source = f"mini-AlphaStar's default (the --init checkpoint {args.init} records no trained step_mul)"
+    return f"step_mul = {args.step_mul} game loops per env step: {source}"
 
 
 def check_checkpoint_kinds(args: Any) -> None:
