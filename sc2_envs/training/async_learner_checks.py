@@ -131,13 +131,19 @@ def resolve_step_mul(args: Any) -> str:
 
     Returns:
         One line, ``"step_mul = K game loops per env step: <source>"``.
+
+    Raises:
+        SystemExit: status 2 (``cli_error``), an ``--init`` whose recorded step_mul is invalid (named).
     """
     from sc2_envs.training.fullgame_evaluation import DEFAULT_STEP_MUL, trained_step_mul
 
     if args.step_mul > 0:
         source = "kept from the resumed run" if args.resume else "--step-mul as given"
     else:
-        recorded = trained_step_mul(load_torch_file(args.init))
+        try:
+            recorded = trained_step_mul(load_torch_file(args.init), args.init)
+        except ValueError as e:  # a step_mul record that is not a positive int
+            cli_error(f"--init {e}")
         if recorded is not None:
             args.step_mul, source = recorded, f"the step_mul the --init checkpoint {args.init} was trained at"
         else:
