@@ -417,6 +417,11 @@ def test_bad_flags_are_refused_before_loading_data_or_training(tmp_path, change,
     assert not (tmp_path / "run").exists()
 
 
+def test_a_data_folder_that_does_not_exist_is_reported_so(tmp_path):
+    with pytest.raises(FileNotFoundError, match=re.escape(f"--data {str(tmp_path / 'nope')!r} does not exist")):
+        bc.check_data(bc.Args(data=str(tmp_path / "nope")))
+
+
 def test_no_limit_on_evaluation_game_length_is_accepted_as_in_a3c_upgo_and_eval_fullgame():
     bc.check_args(bc.Args(eval_game_steps_per_episode=0))  # 0: no limit, as the other two scripts take it
 
@@ -495,7 +500,7 @@ def test_a_recording_with_nothing_to_validate_on_is_refused_unless_smoke(tmp_pat
 def test_an_empty_replay_dataset_is_a_clear_error(tmp_path):
     # found by a tester: a dataset with no shard ended in IndexError from ReplayData (arrays[0])
     (tmp_path / "ds").mkdir()
-    (tmp_path / "ds" / "dataset.json").write_text(json.dumps({"shards": 0, "config": {}}))
+    (tmp_path / "ds" / "dataset.json").write_text(json.dumps({"shards": 0, "config": {"sample": "actions", "k": 8}}))
     (tmp_path / "ds" / "index.json").write_text("[]")
     with pytest.raises(ValueError, match="ds: no shards selected \\(num_files=None, the dataset has 0\\)"):
         bc.main(bc.Args(data=str(tmp_path / "ds"), run_dir=str(tmp_path / "run")))

@@ -108,11 +108,16 @@ def check_data(args: Any) -> Path:
 
     Raises:
         ValueError: no ``--data``.
-        FileNotFoundError: a folder with neither file, or (replays) StarCraft II missing for ``--eval-backend sc2``.
+        FileNotFoundError: a ``--data`` that does not exist, a folder with neither file, or (replays) StarCraft II missing for ``--eval-backend sc2``.
     """
     if not args.data:
         raise ValueError("--data is required: a demonstration folder (meta.json) or a replay dataset (dataset.json)")
     root = Path(args.data)
+    if not root.exists():
+        raise FileNotFoundError(
+            f"--data {args.data!r} does not exist; expected a demonstration folder (meta.json) or a replay dataset "
+            "(dataset.json)"
+        )
     if not (root / "meta.json").exists() and not (root / "dataset.json").exists():
         raise FileNotFoundError(
             f"--data {args.data!r} has neither meta.json (sc2_envs.training.demos) nor dataset.json (sc2_envs.replays)"
