@@ -68,7 +68,7 @@ from sc2_envs.training.bc_checks import check_args, check_data, check_demo_layou
 from sc2_envs.training.bc_data import SmacData
 from sc2_envs.training.bc_epochs import DiscardUnstartedRun, end_epoch, open_run_dir, resume_run, resume_training
 from sc2_envs.training.bc_labels import dropped_share, effective_shares, load_target, per_action, share_table
-from sc2_envs.training.bc_selection import fullgame_play, select, smac_play
+from sc2_envs.training.bc_selection import fullgame_play, fullgame_play_stride, select, smac_play
 from sc2_envs.training.bc_validation import accuracy_text, replay_validate, smac_validate
 from sc2_envs.training.checkpoints import save_checkpoint
 from sc2_envs.training.cli import cli_error, flowing_help, given_fields
@@ -425,6 +425,8 @@ def run_replays(args: Args, run_dir: Path, device, resumed: dict | None = None, 
     check_size(args, len(data.files), data.available, data.rows, data.val_replays, "replay")
     cfg = AlphaStarConfig.for_replays(args.model_preset, data.E, data.R, data.K)
     print(data.describe(cfg.max_selected))
+    if args.select_by == "behaviour" or args.average_window >= 2:  # the runs that play games (fullgame_play)
+        print(fullgame_play_stride(args.eval_step_mul, data.step_mul))
     print(
         f"split: train {len(data.train_windows)} sequences, val {len(data.val_windows)} sequences "
         f"({data.val_replays} of {data.n_replays} replays held out), seq_len {args.seq_len}"

@@ -596,6 +596,14 @@ def test_replay_run_trains_every_alphastar_head(replays_tiny, tmp_path):
     assert "behaviour" not in h  # val-acc selection without averaging plays no game
 
 
+def test_the_selection_stride_line_names_its_value_and_source():
+    from sc2_envs.training.bc_selection import fullgame_play_stride
+
+    assert fullgame_play_stride(16, 32) == "selection games: 16 game loops per decision (--eval-step-mul)"
+    assert fullgame_play_stride(0, 32).startswith("selection games: 32 game loops per decision (the dataset's every_k")
+    assert fullgame_play_stride(0, None).startswith("selection games: 8 game loops per decision (mini-AlphaStar's")
+
+
 def test_behaviour_selection_on_replays_plays_every_epoch_against_the_lite_bot(replays_tiny, tmp_path, capsys):
     args = bc.Args(
         data=str(replays_tiny),
@@ -618,6 +626,8 @@ def test_behaviour_selection_on_replays_plays_every_epoch_against_the_lite_bot(r
     assert torch.load(avg["checkpoint"], weights_only=True)["format"] == torch.load(tmp_path / "rb" / "best.pt")["format"]
     screen = capsys.readouterr().out
     assert "epoch 2 (val acc" in screen and "average of epochs 1..2" in screen
+    # the committed replays sample actions (no stride): the games are played at mini-AlphaStar's 8, and said so
+    assert "selection games: 8 game loops per decision (mini-AlphaStar's default" in screen
 
 
 def test_full_game_selection_repeats_its_figures(replays_tiny, tmp_path):

@@ -331,7 +331,9 @@ def test_an_every_k_dataset_loads_with_its_stride_as_step_mul(three_shards, tmp_
     meta = json.loads((root / "dataset.json").read_text())
     meta["config"].update(sample="every_k", k=32)
     (root / "dataset.json").write_text(json.dumps(meta))
-    assert _load(root).step_mul == 32 and _load(three_shards).step_mul is None
+    data = _load(root)
+    assert data.step_mul == 32 and _load(three_shards).step_mul is None
+    assert "sampling every_k (k = 32 game loops per row)" in data.describe(8).splitlines()[0]
 
 
 def test_a_corrupt_shard_is_named_in_the_error(three_shards, tmp_path):

@@ -450,6 +450,7 @@ class ReplayData:
             (
                 f"replay dataset: {len(self.files)} of {self.available} shard files, {self.rows} frames, "
                 f"{self.n_replays} replays, sampling {self.meta['config'].get('sample')}"
+                + (f" (k = {self.step_mul} game loops per row)" if self.step_mul else "")
             )
         ]
         for p, n in self.files:
