@@ -120,6 +120,14 @@ def test_target_mass_on_actions_absent_from_the_data_is_warned_with_its_share(tm
     assert (counts * w).sum() / counts.sum() == pytest.approx(1.0)
 
 
+def test_a_non_finite_target_share_is_refused_by_check_args_before_the_data_is_read(tmp_path):
+    # found by a tester: {"no_op": NaN} trained a NaN model that then won val-acc selection, exit 0
+    f = tmp_path / "t.json"
+    f.write_text('{"no_op": NaN, "Smart_pt": 1}')
+    with pytest.raises(ValueError, match=re.escape(f"--target-dist {f}: share of 'no_op' is nan")):
+        bc.check_args(bc.Args(data=str(tmp_path / "missing"), target_dist=str(f), reweight_power=1.0))
+
+
 def test_target_dist_with_reweight_power_zero_is_refused(tmp_path):
     f = tmp_path / "t.json"
     f.write_text("{}")
