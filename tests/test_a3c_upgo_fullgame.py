@@ -137,8 +137,9 @@ def test_short_run_updates_the_supervised_model_and_writes_a_loadable_checkpoint
     _no_actor_left(run_dir)
 
 
-def test_a_full_game_run_resumes_in_its_folder(tmp_path):
-    ckpt = _sl_checkpoint(tmp_path / "sl.pt")
+def test_a_full_game_run_resumes_in_its_folder_at_its_resolved_step_mul(tmp_path):
+    ckpt = str(tmp_path / "sl.pt")
+    save_alphastar(ckpt, _model(), {"bc": {"epoch": 1, "step_mul": 16}})  # --step-mul 0: this checkpoint's 16
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     first = [
         sys.executable, str(SCRIPT), "--map", "Simple64", "--init", ckpt, "--num-actors", "1", "--envs-per-actor", "2",
@@ -147,11 +148,14 @@ def test_a_full_game_run_resumes_in_its_folder(tmp_path):
     ]  # fmt: skip
     res = subprocess.run(first, capture_output=True, text=True, env=env, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "  step_mul = 16\n" in res.stdout
+    assert f"(derived) step_mul = 16 game loops per env step: the step_mul the --init checkpoint {ckpt}" in res.stdout
     (run_dir,) = (tmp_path / "runs").iterdir()
     again = [sys.executable, str(SCRIPT), "--resume", str(run_dir), "--total-timesteps", "64"]
     res = subprocess.run(again, capture_output=True, text=True, env=env, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert "resumed from" in res.stdout and "at update 2, 32 env steps" in res.stdout
+    assert "(derived) step_mul = 16 game loops per env step: kept from the resumed run" in res.stdout
     assert torch.load(run_dir / "a3c_upgo.pt", weights_only=True)["rl"]["env_steps"] == 64
 
 
@@ -221,6 +225,17 @@ def test_step_mul_zero_without_a_record_is_eight_and_given_or_resumed_values_are
     assert resolve_step_mul(args).endswith("16 game loops per env step: --step-mul as given") and args.step_mul == 16
     args = algo.Args(map="Simple64", init=ckpt, step_mul=32, resume=str(tmp_path))
     assert resolve_step_mul(args).endswith("kept from the resumed run") and args.step_mul == 32
+
+
+def test_an_init_checkpoint_recording_an_invalid_step_mul_is_a_one_line_argument_error(tmp_path, capsys):
+    from sc2_envs.training.async_learner_checks import resolve_step_mul
+
+    algo = load_algo("a3c_upgo")
+    ckpt = str(tmp_path / "odd.pt")
+    save_alphastar(ckpt, _model(), {"bc": {"epoch": 1, "step_mul": 2.7}})
+    with pytest.raises(SystemExit) as e:
+        resolve_step_mul(algo.Args(map="Simple64", init=ckpt))
+    assert e.value.code == 2 and f"--init {ckpt}: its bc record's step_mul is 2.7" in capsys.readouterr().err
 
 
 def test_shipped_checkpoint_trains_at_its_datasets_stride_by_default(tmp_path):
