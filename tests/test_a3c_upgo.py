@@ -510,7 +510,7 @@ def test_docs_say_same_seed_runs_differ_and_how_resumed_actors_are_seeded():
 
 def test_first_screen_names_the_torch_thread_count_that_was_set(tmp_path, monkeypatch, capsys):
     algo = load_algo("a3c_upgo")
-    monkeypatch.setattr(algo, "train", lambda args, run_dir, resumed, device: 0)  # the first screen only
+    monkeypatch.setattr(algo, "train", lambda args, run_dir, resumed, device, notes=(): 0)  # the first screen only
     before = torch.get_num_threads()
     want = 3 if before != 3 else 2
     try:
