@@ -31,9 +31,10 @@ each checkpoint's step_mul and where it came from), and a warning for a checkpoi
 ``bc_reweight.py --select-by behaviour`` run that evaluated its epochs on this very ``--seed`` (the
 figures of the one it picked are biased upwards there: report a win rate on a seed never used for selection). The rows also go to ``--csv`` (default
 ``runs/eval_fullgame__<seed>__<unix time>.csv``). A checkpoint that is missing or not an
-``AlphaStarPolicy`` checkpoint, an unknown ``--policy``, or a flag out of its range (``--games 0``,
-``--seed -3``, ``--noop-prob 1.5``) ends the script before any game with one line naming the value
-(exit status 1). On the real game, minerals and kills are read from the lite engine only and print
+``AlphaStarPolicy`` checkpoint (or one whose config, model or recorded step_mul is invalid), an unknown
+``--policy``, a flag out of its range (``--games 0``, ``--seed -3``, ``--noop-prob 1.5``, an ``--enemy-start``
+off the raw grid), a ``--device`` torch cannot use or a ``--csv`` that cannot be written ends the script
+before any game with one line naming the value (exit status 1). On the real game, minerals and kills are read from the lite engine only and print
 as n/a, and ``scripted`` needs ``--enemy-start COL ROW``.
 """
 
