@@ -167,6 +167,7 @@ def test_an_invalid_recorded_step_mul_is_refused_naming_the_checkpoint_and_value
         (lambda c: c.update(bc=[1]), "its bc record is a list"),
         (lambda c: c.update(rl="x"), "its rl record is a str"),
         (lambda c: c.update(rl={"args": 5}), "its rl.args record is a int"),
+        (lambda c: c["bc"].update(args=[1]), "its bc.args record is a list"),
         (lambda c: c.pop("model"), "its 'model' entry is missing"),
         (lambda c: c.update(config=None), "its 'config' entry is a NoneType"),
         (lambda c: c["config"].update(hidden="wide"), "its config and model do not make an AlphaStarPolicy"),

@@ -99,8 +99,9 @@ def trained_step_mul(ckpt: dict, path: str = "the checkpoint") -> int | None:
 
 def check_fullgame_checkpoint(path: str, ckpt: dict) -> int | None:
     """Refuse an ``AlphaStarPolicy`` checkpoint (``format`` already checked) that cannot be played: its
-    ``config`` does not build the model, its ``model`` state is missing or does not fit it, or its recorded
-    step_mul is invalid (:func:`trained_step_mul`). Builds the model on the CPU once.
+    ``config`` does not build the model, its ``model`` state is missing or does not fit it, its recorded
+    step_mul is invalid (:func:`trained_step_mul`), or its ``bc.args`` is not a dict. Builds the model on the
+    CPU once.
 
     Args:
         path: the checkpoint's file, named in errors.
@@ -126,7 +127,11 @@ def check_fullgame_checkpoint(path: str, ckpt: dict) -> int | None:
         raise ValueError(
             f"{path}: its config and model do not make an AlphaStarPolicy ({type(e).__name__}: {message:.300})"
         ) from None
-    return trained_step_mul(ckpt, path)
+    step_mul = trained_step_mul(ckpt, path)  # checks the bc, rl and rl.args records too
+    bc_args = (ckpt.get("bc") or {}).get("args")
+    if bc_args is not None and not isinstance(bc_args, dict):  # read for the selection seed (eval_fullgame)
+        raise ValueError(f"{path}: its bc.args record is a {type(bc_args).__name__}; expected a dict")
+    return step_mul
 
 
 @dataclass
