@@ -119,8 +119,9 @@ class Args:
     env_backend: str = "sim"
     """`sim` (embedded batched simulator; for Simple64 the lite engine) or `sc2` (real StarCraft II; a SMAC map
     needs envs_per_actor 1)"""
-    step_mul: int = 8
-    """full game only: game loops per env step (mini-AlphaStar: 8)"""
+    step_mul: int = 0
+    """full game only: game loops per env step; 0: the step_mul the --init checkpoint was trained at (a BC
+    checkpoint records its replay dataset's stride), else 8 (mini-AlphaStar's)"""
     game_steps_per_episode: int = 18000
     """full game only: game loops after which a game is truncated (mini-AlphaStar's evaluation: 18,000; 0: none)"""
     max_entities: int = 512
@@ -435,15 +436,16 @@ def main(args: Args, given: frozenset[str] | None = None) -> int:
     """Train (or continue, ``--resume``); returns the exit status. ``given``: the flags the command line set
     (``given_fields``; None: those that differ from their defaults), which ``--resume`` applies or checks."""
     # --resume (RESUME_CHANGEABLE), the flag checks, the learner's device and threads, the run folder
-    args, resumed, run_dir, device = start_learner_run(args, Args(), given, SCRIPT)
+    args, resumed, run_dir, device, notes = start_learner_run(args, Args(), given, SCRIPT)
     with discard_unstarted_run(run_dir, resumed):  # failed before training started: leave no run folder
-        return train(args, run_dir, resumed, device)
+        return train(args, run_dir, resumed, device, notes)
 
 
-def train(args: Args, run_dir: Path, resumed: dict | None, device: torch.device) -> int:
+def train(args: Args, run_dir: Path, resumed: dict | None, device: torch.device, notes: tuple[str, ...] = ()) -> int:
     """The learner: start the actors, update on their unrolls until a stop condition, checkpoint; returns the
-    exit status (0; 1 when an actor failed without --restart-actors; 130 on KeyboardInterrupt)."""
-    print_configuration(args, run_dir)
+    exit status (0; 1 when an actor failed without --restart-actors; 130 on KeyboardInterrupt). ``notes``: where
+    derived settings come from (``start_learner_run``), printed with the configuration."""
+    print_configuration(args, run_dir, notes)
 
     # seeding: the initial weights and the learner's RNG (the run does not repeat: the actors are asynchronous)
     random.seed(args.seed)

@@ -67,8 +67,8 @@ from sc2_envs.smac_actions import STOP
 from sc2_envs.training.bc_checks import check_args, check_data, check_demo_layout, check_size
 from sc2_envs.training.bc_data import SmacData
 from sc2_envs.training.bc_epochs import DiscardUnstartedRun, end_epoch, open_run_dir, resume_run, resume_training
-from sc2_envs.training.bc_labels import effective_shares, load_target, per_action, share_table
-from sc2_envs.training.bc_selection import fullgame_play, select, smac_play
+from sc2_envs.training.bc_labels import dropped_share, effective_shares, load_target, per_action, share_table
+from sc2_envs.training.bc_selection import fullgame_play, fullgame_play_stride, select, smac_play
 from sc2_envs.training.bc_validation import accuracy_text, replay_validate, smac_validate
 from sc2_envs.training.checkpoints import save_checkpoint
 from sc2_envs.training.cli import cli_error, flowing_help, given_fields
@@ -182,8 +182,9 @@ def action_weights(counts, power: float, target=None, clip: tuple[float, float] 
         weight 1 (they never occur in the loss).
 
     Raises:
-        ValueError: negative counts, no labels, bad power/clip, a target with negative entries, or a
-            target that puts no mass on any seen action.
+        ValueError: negative counts, no labels, bad power/clip, a target of another length than ``counts``
+            or with a negative or non-finite entry (the action id is named), or a target that puts no mass
+            on any seen action.
     """
     counts = np.asarray(counts, dtype=np.float64)
     if counts.ndim != 1 or (counts < 0).any() or counts.sum() <= 0:
@@ -199,8 +200,11 @@ def action_weights(counts, power: float, target=None, clip: tuple[float, float] 
         tgt = seen.astype(np.float64)
     else:
         tgt = np.asarray(target, dtype=np.float64)
-        if tgt.shape != counts.shape or (tgt < 0).any():
-            raise ValueError(f"target must be {counts.shape[0]} non-negative shares; got shape {tgt.shape}")
+        if tgt.shape != counts.shape:
+            raise ValueError(f"target must be {counts.shape[0]} shares (one per action); got shape {tgt.shape}")
+        bad = np.flatnonzero(~np.isfinite(tgt) | (tgt < 0))
+        if bad.size:
+            raise ValueError(f"target share of action {int(bad[0])} is {tgt[bad[0]]}; expected finite shares >= 0")
     if tgt[seen].sum() <= 0:
         raise ValueError("target distribution puts no mass on any action seen in the data")
     tgt = np.where(seen, tgt, 0.0) / tgt[seen].sum()
@@ -317,7 +321,16 @@ def loss_weights(args: Args, names: list[str], counts: np.ndarray, device, by_co
     """The re-weighting of ``--reweight-power``, ``--target-dist`` and ``--weight-clip`` over the training
     label ``counts``; prints the counts and weights. Returns ``(w [A] float64, w on device float32)``."""
     print("training label counts: " + per_action(names, counts, counts, by_count=by_count))
-    w_np = action_weights(counts, args.reweight_power, load_target(args.target_dist, names), args.weight_clip)
+    target = load_target(args.target_dist, names)
+    dropped = dropped_share(target, counts)
+    if dropped > 0:  # renormalised away by action_weights: said, not silent
+        absent = [names[i] for i in np.flatnonzero((target > 0) & (np.asarray(counts) == 0))]
+        print(
+            f"warning: --target-dist {args.target_dist} puts {dropped:.1%} of its mass on {len(absent)} action(s) "
+            f"absent from the training data ({', '.join(absent[:8])}{', ...' if len(absent) > 8 else ''}); "
+            "that share is dropped and the rest renormalised"
+        )
+    w_np = action_weights(counts, args.reweight_power, target, args.weight_clip)
     print("weights: " + per_action(names, w_np, counts, ".3f", by_count=by_count))
     return w_np, torch.as_tensor(w_np, dtype=torch.float32, device=device)
 
@@ -412,6 +425,8 @@ def run_replays(args: Args, run_dir: Path, device, resumed: dict | None = None, 
     check_size(args, len(data.files), data.available, data.rows, data.val_replays, "replay")
     cfg = AlphaStarConfig.for_replays(args.model_preset, data.E, data.R, data.K)
     print(data.describe(cfg.max_selected))
+    if args.select_by == "behaviour" or args.average_window >= 2:  # the runs that play games (fullgame_play)
+        print(fullgame_play_stride(args.eval_step_mul, data.step_mul))
     print(
         f"split: train {len(data.train_windows)} sequences, val {len(data.val_windows)} sequences "
         f"({data.val_replays} of {data.n_replays} replays held out), seq_len {args.seq_len}"

@@ -31,9 +31,10 @@ each checkpoint's step_mul and where it came from), and a warning for a checkpoi
 ``bc_reweight.py --select-by behaviour`` run that evaluated its epochs on this very ``--seed`` (the
 figures of the one it picked are biased upwards there: report a win rate on a seed never used for selection). The rows also go to ``--csv`` (default
 ``runs/eval_fullgame__<seed>__<unix time>.csv``). A checkpoint that is missing or not an
-``AlphaStarPolicy`` checkpoint, an unknown ``--policy``, or a flag out of its range (``--games 0``,
-``--seed -3``, ``--noop-prob 1.5``) ends the script before any game with one line naming the value
-(exit status 1). On the real game, minerals and kills are read from the lite engine only and print
+``AlphaStarPolicy`` checkpoint (or one whose config, model or recorded step_mul is invalid), an unknown
+``--policy``, a flag out of its range (``--games 0``, ``--seed -3``, ``--noop-prob 1.5``, an ``--enemy-start``
+off the raw grid), a ``--device`` torch cannot use or a ``--csv`` that cannot be written ends the script
+before any game with one line naming the value (exit status 1). On the real game, minerals and kills are read from the lite engine only and print
 as n/a, and ``scripted`` needs ``--enemy-start COL ROW``.
 """
 
@@ -55,11 +56,14 @@ import torch
 import tyro
 
 from sc2_envs.training.checkpoints import load_torch_file
+from sc2_envs.training.cli import check_out_dir
 from sc2_envs.training.fullgame_evaluation import (
+    BASELINE_RAW_RESOLUTION,
     BASELINES,
     CSV_COLUMNS,
     DEFAULT_STEP_MUL,
     HEADER,
+    check_fullgame_checkpoint,
     evaluate_fullgame,
     format_row,
     trained_step_mul,
@@ -107,10 +111,14 @@ def check_args(args: Args) -> None:
     """Refuse a command line before any game is played.
 
     Raises:
-        SystemExit: nothing to evaluate, a missing or non-AlphaStar checkpoint, an unknown baseline or
-            backend, ``--games``/``--num-envs`` below 1, ``--step-mul`` below 0, ``--seed`` outside [0, 2**63 - 1]
-            (the envs' seed range), ``--torch-threads`` below 0, ``--noop-prob`` outside [0, 1], or
-            ``scripted`` on the real game without ``--enemy-start``.
+        SystemExit: nothing to evaluate; a missing or non-AlphaStar checkpoint, one whose ``config`` / ``model``
+            do not build the model, or whose ``bc`` / ``rl`` record or recorded step_mul is invalid
+            (``fullgame_evaluation.check_fullgame_checkpoint``); an unknown baseline or backend,
+            ``--games``/``--num-envs`` below 1, ``--step-mul`` below 0, ``--seed`` outside [0, 2**63 - 1]
+            (the envs' seed range), ``--torch-threads`` below 0, ``--noop-prob`` outside [0, 1], ``scripted`` on
+            the real game without ``--enemy-start``, an ``--enemy-start`` cell off the baselines' raw grid, a
+            ``--device`` torch cannot use, or a ``--csv`` that cannot be written (a folder, or under a file or
+            an unwritable folder).
     """
     from models.alphastar import CHECKPOINT_FORMAT
 
@@ -128,6 +136,10 @@ def check_args(args: Args) -> None:
             raise SystemExit(f"eval_fullgame: {e}") from None
         if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
             raise SystemExit(f"eval_fullgame: {p!r} is not a {CHECKPOINT_FORMAT} checkpoint (models.alphastar.save_alphastar)")
+        try:
+            check_fullgame_checkpoint(p, ckpt)
+        except ValueError as e:
+            raise SystemExit(f"eval_fullgame --checkpoints {e}") from None
     for name in ("games", "num_envs"):
         if getattr(args, name) < 1:
             raise SystemExit(f"eval_fullgame --{name.replace('_', '-')} {getattr(args, name)}: expected an integer >= 1")
@@ -147,6 +159,43 @@ def check_args(args: Args) -> None:
         raise SystemExit(f"eval_fullgame --backend {args.backend!r}: expected 'lite' or 'sc2'")
     if "scripted" in args.policy and args.backend == "sc2" and args.enemy_start is None:
         raise SystemExit("eval_fullgame --policy scripted --backend sc2 needs --enemy-start COL ROW (the raw-grid start)")
+    r = BASELINE_RAW_RESOLUTION
+    if args.enemy_start is not None and not all(0 <= c < r for c in args.enemy_start):
+        col, row = args.enemy_start
+        raise SystemExit(
+            f"eval_fullgame --enemy-start {col} {row}: expected a cell of the {r}x{r} raw grid (col, row in [0, {r - 1}])"
+        )
+    check_device(args.device)
+    check_csv(args.csv)
+
+
+def check_device(device: str) -> None:
+    """Refuse a ``--device`` torch cannot parse or allocate on (``cuda`` without a GPU, ``cuda:7`` on one GPU).
+
+    Raises:
+        SystemExit: naming the device and torch's reason.
+    """
+    try:
+        torch.zeros(1, device=torch.device(device))
+    except (RuntimeError, AssertionError, ValueError) as e:  # a bad name, or a device this torch cannot reach
+        reason = " ".join(str(e).split())
+        raise SystemExit(f"eval_fullgame --device {device!r}: torch cannot use it ({reason:.200})") from None
+
+
+def check_csv(path: str) -> None:
+    """Refuse a ``--csv`` that could only fail after the games: an existing folder, or a file whose folder
+    cannot be created or written (``cli.check_out_dir`` on the parent). Empty: the default under ``runs/``.
+
+    Raises:
+        SystemExit: naming the value and what is in the way.
+    """
+    out = Path(path or "runs/eval_fullgame.csv")
+    if out.is_dir():
+        raise SystemExit(f"eval_fullgame --csv {path!r} is a folder; expected a file to write the rows to")
+    try:
+        check_out_dir(out.parent, "--csv")
+    except ValueError as e:
+        raise SystemExit(f"eval_fullgame {e} (the folder of --csv {path or str(out)!r})") from None
 
 
 def selection_seed(path: str) -> int | None:
@@ -169,7 +218,7 @@ def main(args: Args) -> list:
         print(f"  {k}: {v}")
     print(f"  games at once: {min(args.num_envs, args.games)}; csv: {out}", flush=True)
     for p in args.checkpoints:
-        own = trained_step_mul(torch.load(p, map_location="cpu", weights_only=True))
+        own = trained_step_mul(torch.load(p, map_location="cpu", weights_only=True), p)  # valid: check_args
         step_mul = args.step_mul or own or DEFAULT_STEP_MUL
         source = (
             "--step-mul" if args.step_mul else ("the step_mul it was trained at" if own else "the default, it records none")

@@ -380,6 +380,40 @@ def test_bad_actor_and_win_window_are_refused_by_check_args():
         algo.check_args(algo.Args(win_window=0))
 
 
+@pytest.mark.parametrize(
+    ("flag", "value", "expected"),
+    [
+        ("kl_coef", float("nan"), "--kl-coef nan: expected a finite number"),
+        ("ent_coef", float("nan"), "--ent-coef nan: expected a finite number"),
+        ("gamma", float("inf"), "--gamma inf: expected a finite number"),
+        ("gamma", 1.5, "--gamma 1.5: expected a discount in [0, 1]"),
+        ("vtrace_lambda", 3.0, "--vtrace-lambda 3.0: expected a trace lambda in [0, 1]"),
+        ("td_lambda", -2.0, "--td-lambda -2.0: expected a TD(lambda) lambda in [0, 1]"),
+        ("rho_bar", -1.0, "--rho-bar -1.0: expected an importance-ratio clip > 0"),
+        ("c_bar", 0.0, "--c-bar 0.0: expected a trace-ratio clip > 0"),
+        ("learning_rate", -1.0, "--learning-rate -1.0: expected an Adam learning rate > 0"),
+        ("kl_coef", -0.5, "--kl-coef -0.5: expected a coefficient >= 0"),
+        ("vf_coef", -1.0, "--vf-coef -1.0: expected a coefficient >= 0"),
+    ],
+)
+def test_out_of_range_numeric_flags_are_a_one_line_argument_error(capsys, flag, value, expected):
+    # before: --kl-coef nan started a run, --learning-rate -1 was a torch traceback from Adam
+    algo = load_algo("a3c_upgo")
+    with pytest.raises(SystemExit) as e:
+        algo.check_args(algo.Args(map="3m", **{flag: value}))
+    assert e.value.code == 2
+    assert f"error: {expected}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("flag", "value"), [("step_mul", 16), ("game_steps_per_episode", 100), ("max_entities", 64)])
+def test_full_game_only_flags_on_a_smac_map_are_refused_naming_the_flag(capsys, flag, value):
+    algo = load_algo("a3c_upgo")
+    with pytest.raises(SystemExit) as e:
+        algo.check_args(algo.Args(map="3m", **{flag: value}))
+    assert e.value.code == 2
+    assert f"--{flag.replace('_', '-')} {value}: only the full game" in capsys.readouterr().err
+
+
 def test_run_dir_that_is_a_file_is_refused_by_check_args(tmp_path):
     # before: make_run_dir raised FileExistsError with a traceback
     algo = load_algo("a3c_upgo")
@@ -476,7 +510,7 @@ def test_docs_say_same_seed_runs_differ_and_how_resumed_actors_are_seeded():
 
 def test_first_screen_names_the_torch_thread_count_that_was_set(tmp_path, monkeypatch, capsys):
     algo = load_algo("a3c_upgo")
-    monkeypatch.setattr(algo, "train", lambda args, run_dir, resumed, device: 0)  # the first screen only
+    monkeypatch.setattr(algo, "train", lambda args, run_dir, resumed, device, notes=(): 0)  # the first screen only
     before = torch.get_num_threads()
     want = 3 if before != 3 else 2
     try:

@@ -137,8 +137,9 @@ def test_short_run_updates_the_supervised_model_and_writes_a_loadable_checkpoint
     _no_actor_left(run_dir)
 
 
-def test_a_full_game_run_resumes_in_its_folder(tmp_path):
-    ckpt = _sl_checkpoint(tmp_path / "sl.pt")
+def test_a_full_game_run_resumes_in_its_folder_at_its_resolved_step_mul(tmp_path):
+    ckpt = str(tmp_path / "sl.pt")
+    save_alphastar(ckpt, _model(), {"bc": {"epoch": 1, "step_mul": 16}})  # --step-mul 0: this checkpoint's 16
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     first = [
         sys.executable, str(SCRIPT), "--map", "Simple64", "--init", ckpt, "--num-actors", "1", "--envs-per-actor", "2",
@@ -147,11 +148,14 @@ def test_a_full_game_run_resumes_in_its_folder(tmp_path):
     ]  # fmt: skip
     res = subprocess.run(first, capture_output=True, text=True, env=env, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "  step_mul = 16\n" in res.stdout
+    assert f"(derived) step_mul = 16 game loops per env step: the step_mul the --init checkpoint {ckpt}" in res.stdout
     (run_dir,) = (tmp_path / "runs").iterdir()
     again = [sys.executable, str(SCRIPT), "--resume", str(run_dir), "--total-timesteps", "64"]
     res = subprocess.run(again, capture_output=True, text=True, env=env, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert "resumed from" in res.stdout and "at update 2, 32 env steps" in res.stdout
+    assert "(derived) step_mul = 16 game loops per env step: kept from the resumed run" in res.stdout
     assert torch.load(run_dir / "a3c_upgo.pt", weights_only=True)["rl"]["env_steps"] == 64
 
 
@@ -173,7 +177,7 @@ def test_missing_real_game_is_reported_before_any_process_starts(tmp_path, monke
 @pytest.mark.parametrize(
     ("flag", "value", "expected"),
     [
-        ("step_mul", 0, "expected game loops per env step >= 1"),
+        ("step_mul", -1, "expected game loops per env step >= 1"),
         ("game_steps_per_episode", -5, "expected game loops >= 0 (0: no limit)"),
         ("max_entities", 0, "expected entity rows per observation, an int in [1, 65536]"),
         ("max_entities", -1, "expected entity rows per observation, an int in [1, 65536]"),
@@ -188,6 +192,59 @@ def test_full_game_env_options_the_env_refuses_are_refused_before_a_run_starts(t
     assert e.value.code == 2
     assert f"--{flag.replace('_', '-')} {value}: {expected}" in capsys.readouterr().err
     assert [p.name for p in tmp_path.iterdir()] == ["sl.pt"]  # no run folder
+
+
+def test_step_mul_zero_becomes_the_init_checkpoints_trained_stride_and_run_meta_records_it(tmp_path, capsys):
+    # before: --step-mul defaulted to 8, so a policy cloned from 32-loop labels issued 4x its experts' commands
+    import json
+
+    from sc2_envs.training.async_learner import start_learner_run
+
+    algo = load_algo("a3c_upgo")
+    ckpt = str(tmp_path / "bc32.pt")
+    save_alphastar(ckpt, _model(), {"bc": {"epoch": 1, "step_mul": 32}})
+    args, resumed, run_dir, _, notes = start_learner_run(
+        algo.Args(map="Simple64", init=ckpt, max_entities=96, run_dir=str(tmp_path / "runs"), cuda=False),
+        algo.Args(),
+        None,
+        "a3c_upgo.py",
+    )
+    assert args.step_mul == 32 and resumed is None
+    assert notes == (f"step_mul = 32 game loops per env step: the step_mul the --init checkpoint {ckpt} was trained at",)
+    assert json.loads((run_dir / "run_meta.json").read_text())["config"]["step_mul"] == 32
+
+
+def test_step_mul_zero_without_a_record_is_eight_and_given_or_resumed_values_are_kept(tmp_path):
+    from sc2_envs.training.async_learner_checks import resolve_step_mul
+
+    algo = load_algo("a3c_upgo")
+    ckpt = _sl_checkpoint(tmp_path / "sl.pt")  # records no step_mul
+    args = algo.Args(map="Simple64", init=ckpt)
+    assert "mini-AlphaStar's default" in resolve_step_mul(args) and args.step_mul == 8
+    args = algo.Args(map="Simple64", init=ckpt, step_mul=16)
+    assert resolve_step_mul(args).endswith("16 game loops per env step: --step-mul as given") and args.step_mul == 16
+    args = algo.Args(map="Simple64", init=ckpt, step_mul=32, resume=str(tmp_path))
+    assert resolve_step_mul(args).endswith("kept from the resumed run") and args.step_mul == 32
+
+
+def test_an_init_checkpoint_recording_an_invalid_step_mul_is_a_one_line_argument_error(tmp_path, capsys):
+    from sc2_envs.training.async_learner_checks import resolve_step_mul
+
+    algo = load_algo("a3c_upgo")
+    ckpt = str(tmp_path / "odd.pt")
+    save_alphastar(ckpt, _model(), {"bc": {"epoch": 1, "step_mul": 2.7}})
+    with pytest.raises(SystemExit) as e:
+        resolve_step_mul(algo.Args(map="Simple64", init=ckpt))
+    assert e.value.code == 2 and f"--init {ckpt}: its bc record's step_mul is 2.7" in capsys.readouterr().err
+
+
+def test_shipped_checkpoint_trains_at_its_datasets_stride_by_default(tmp_path):
+    from sc2_envs.training.async_learner_checks import resolve_step_mul
+
+    algo = load_algo("a3c_upgo")
+    args = algo.Args(map="Simple64", init=str(REPO / "checkpoints" / "fullgame" / "bc_simple64_tiny.pt"))
+    resolve_step_mul(args)
+    assert args.step_mul == 32
 
 
 def test_no_episode_limit_is_accepted(tmp_path):

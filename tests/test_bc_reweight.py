@@ -79,6 +79,62 @@ def test_target_distribution_file_by_name_and_id(tmp_path):
     assert bc.load_target("uniform", ["a"]) is None
 
 
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ('{"no_op": NaN, "stop": 1}', "share of 'no_op' is nan"),
+        ('{"no_op": Infinity}', "share of 'no_op' is inf"),
+        ('{"no_op": -0.5}', "share of 'no_op' is -0.5"),
+        ('{"no_op": null}', "share of 'no_op' is null"),
+        ('{"no_op": [1]}', "share of 'no_op' is \\[1\\]"),
+        ('{"no_op": "1"}', "share of 'no_op' is \"1\""),
+        ('{"no_op": true}', "share of 'no_op' is true"),
+        ('{"no_op": 0.1, "0": 0.9}', "'no_op' \\(id 0\\) given twice"),
+        ('{"stop": 1, "stop": 2}', "'stop' \\(id 1\\) given twice"),
+        ("[0.5, 0.5]", "a JSON array; expected an object"),
+        ('{"no_op": 1,', "not valid JSON"),
+    ],
+)
+def test_target_file_with_a_bad_share_key_or_syntax_is_refused_naming_the_file(tmp_path, text, match):
+    f = tmp_path / "t.json"
+    f.write_text(text)
+    with pytest.raises(ValueError, match=match) as e:
+        bc.load_target(str(f), bc.smac_action_names(9))
+    assert str(f) in str(e.value)
+
+
+@pytest.mark.parametrize("bad, shown", [(np.nan, "nan"), (np.inf, "inf"), (-1.0, "-1.0")])
+def test_weights_refuse_a_non_finite_or_negative_target_naming_the_action(bad, shown):
+    with pytest.raises(ValueError, match=f"action 1 is {shown}; expected finite shares >= 0"):
+        bc.action_weights([5, 5, 5], 1.0, target=[1.0, bad, 1.0])
+
+
+def test_target_mass_on_actions_absent_from_the_data_is_warned_with_its_share(tmp_path, capsys):
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps({"no_op": 0.2, "target_1": 0.8}))
+    names = bc.smac_action_names(9)
+    counts = np.array([10, 5, 0, 0, 0, 0, 3, 0, 0])
+    w, _ = bc.loss_weights(bc.Args(target_dist=str(f), reweight_power=1.0), names, counts, "cpu")
+    out = capsys.readouterr().out
+    assert "warning: --target-dist" in out and "80.0% of its mass on 1 action(s)" in out and "target_1" in out
+    assert (counts * w).sum() / counts.sum() == pytest.approx(1.0)
+
+
+def test_a_non_finite_target_share_is_refused_by_check_args_before_the_data_is_read(tmp_path):
+    # found by a tester: {"no_op": NaN} trained a NaN model that then won val-acc selection, exit 0
+    f = tmp_path / "t.json"
+    f.write_text('{"no_op": NaN, "Smart_pt": 1}')
+    with pytest.raises(ValueError, match=re.escape(f"--target-dist {f}: share of 'no_op' is nan")):
+        bc.check_args(bc.Args(data=str(tmp_path / "missing"), target_dist=str(f), reweight_power=1.0))
+
+
+def test_target_dist_with_reweight_power_zero_is_refused(tmp_path):
+    f = tmp_path / "t.json"
+    f.write_text("{}")
+    with pytest.raises(ValueError, match="--reweight-power 0 would be ignored"):
+        bc.check_args(bc.Args(target_dist=str(f), reweight_power=0.0))
+
+
 def test_label_lines_list_seen_actions_by_id_or_most_frequent_first():
     from sc2_envs.training.bc_labels import effective_shares, per_action
 
@@ -369,6 +425,11 @@ def test_bad_flags_are_refused_before_loading_data_or_training(tmp_path, change,
     assert not (tmp_path / "run").exists()
 
 
+def test_a_data_folder_that_does_not_exist_is_reported_so(tmp_path):
+    with pytest.raises(FileNotFoundError, match=re.escape(f"--data {str(tmp_path / 'nope')!r} does not exist")):
+        bc.check_data(bc.Args(data=str(tmp_path / "nope")))
+
+
 def test_no_limit_on_evaluation_game_length_is_accepted_as_in_a3c_upgo_and_eval_fullgame():
     bc.check_args(bc.Args(eval_game_steps_per_episode=0))  # 0: no limit, as the other two scripts take it
 
@@ -447,7 +508,7 @@ def test_a_recording_with_nothing_to_validate_on_is_refused_unless_smoke(tmp_pat
 def test_an_empty_replay_dataset_is_a_clear_error(tmp_path):
     # found by a tester: a dataset with no shard ended in IndexError from ReplayData (arrays[0])
     (tmp_path / "ds").mkdir()
-    (tmp_path / "ds" / "dataset.json").write_text(json.dumps({"shards": 0, "config": {}}))
+    (tmp_path / "ds" / "dataset.json").write_text(json.dumps({"shards": 0, "config": {"sample": "actions", "k": 8}}))
     (tmp_path / "ds" / "index.json").write_text("[]")
     with pytest.raises(ValueError, match="ds: no shards selected \\(num_files=None, the dataset has 0\\)"):
         bc.main(bc.Args(data=str(tmp_path / "ds"), run_dir=str(tmp_path / "run")))
@@ -543,6 +604,14 @@ def test_replay_run_trains_every_alphastar_head(replays_tiny, tmp_path):
     assert "behaviour" not in h  # val-acc selection without averaging plays no game
 
 
+def test_the_selection_stride_line_names_its_value_and_source():
+    from sc2_envs.training.bc_selection import fullgame_play_stride
+
+    assert fullgame_play_stride(16, 32) == "selection games: 16 game loops per decision (--eval-step-mul)"
+    assert fullgame_play_stride(0, 32).startswith("selection games: 32 game loops per decision (the dataset's every_k")
+    assert fullgame_play_stride(0, None).startswith("selection games: 8 game loops per decision (mini-AlphaStar's")
+
+
 def test_behaviour_selection_on_replays_plays_every_epoch_against_the_lite_bot(replays_tiny, tmp_path, capsys):
     args = bc.Args(
         data=str(replays_tiny),
@@ -565,6 +634,8 @@ def test_behaviour_selection_on_replays_plays_every_epoch_against_the_lite_bot(r
     assert torch.load(avg["checkpoint"], weights_only=True)["format"] == torch.load(tmp_path / "rb" / "best.pt")["format"]
     screen = capsys.readouterr().out
     assert "epoch 2 (val acc" in screen and "average of epochs 1..2" in screen
+    # the committed replays sample actions (no stride): the games are played at mini-AlphaStar's 8, and said so
+    assert "selection games: 8 game loops per decision (mini-AlphaStar's default" in screen
 
 
 def test_full_game_selection_repeats_its_figures(replays_tiny, tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import subprocess
 import sys
 
@@ -133,6 +134,70 @@ def test_the_trained_step_mul_is_the_bc_datasets_stride_or_the_rl_step_mul():
     assert fe.trained_step_mul({"bc": {"epoch": 3, "step_mul": 32}}) == 32
     assert fe.trained_step_mul({"rl": {"args": {"step_mul": 16}}}) == 16
     assert fe.trained_step_mul({"bc": {"epoch": 1}}) is None and fe.trained_step_mul({}) is None
+
+
+def _edited(tmp_path, name, edit):
+    """A valid tiny checkpoint with ``edit(ckpt dict)`` applied, saved as ``name``."""
+    ckpt = torch.load(_checkpoint(tmp_path / "base.pt"), weights_only=True)
+    edit(ckpt)
+    torch.save(ckpt, tmp_path / name)
+    return str(tmp_path / name)
+
+
+@pytest.mark.parametrize("value", [0, -5, 2.7, True, "32", "abc", float("nan"), [32], 10**12])
+@pytest.mark.parametrize("record", ["bc", "rl.args"])
+def test_an_invalid_recorded_step_mul_is_refused_naming_the_checkpoint_and_value_before_any_game(tmp_path, record, value):
+    def edit(c):
+        if record == "bc":
+            c["bc"]["step_mul"] = value
+        else:
+            c.pop("bc")
+            c["rl"] = {"args": {"step_mul": value}}
+
+    path = _edited(tmp_path, "odd.pt", edit)
+    with pytest.raises(ValueError, match=f"its {record} record's step_mul is {re.escape(repr(value))}; expected"):
+        fe.trained_step_mul(torch.load(path, weights_only=True), path)
+    with pytest.raises(SystemExit, match=f"^eval_fullgame --checkpoints {re.escape(path)}: its {record} record's step_mul"):
+        ev.check_args(ev.Args(checkpoints=(path,)))
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda c: c.update(bc=[1]), "its bc record is a list"),
+        (lambda c: c.update(rl="x"), "its rl record is a str"),
+        (lambda c: c.update(rl={"args": 5}), "its rl.args record is a int"),
+        (lambda c: c["bc"].update(args=[1]), "its bc.args record is a list"),
+        (lambda c: c.pop("model"), "its 'model' entry is missing"),
+        (lambda c: c.update(config=None), "its 'config' entry is a NoneType"),
+        (lambda c: c["config"].update(hidden="wide"), "its config and model do not make an AlphaStarPolicy"),
+        (lambda c: c["model"].popitem(), "its config and model do not make an AlphaStarPolicy"),
+    ],
+)
+def test_a_checkpoint_with_bad_records_config_or_model_is_refused_in_check_args(tmp_path, edit, message):
+    path = _edited(tmp_path, "odd.pt", edit)
+    with pytest.raises(SystemExit, match=f"^eval_fullgame --checkpoints {re.escape(path)}: {re.escape(message)}"):
+        ev.check_args(ev.Args(checkpoints=(path,)))
+
+
+def test_a_csv_that_cannot_be_written_is_refused_before_any_game(tmp_path):
+    with pytest.raises(SystemExit, match="is a folder; expected a file"):
+        ev.check_args(ev.Args(policy=("random",), csv=str(tmp_path)))
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(SystemExit, match="is a file; expected a folder"):
+        ev.check_args(ev.Args(policy=("random",), csv=str(tmp_path / "f" / "sub" / "rows.csv")))
+    ev.check_args(ev.Args(policy=("random",), csv=str(tmp_path / "new" / "rows.csv")))  # a new folder is fine
+
+
+@pytest.mark.parametrize("device", ["tpu", "cuda:99"])
+def test_a_device_torch_cannot_use_is_refused_before_any_game(device):
+    with pytest.raises(SystemExit, match=f"^eval_fullgame --device '{device}': torch cannot use it"):
+        ev.check_args(ev.Args(policy=("random",), device=device))
+
+
+def test_an_enemy_start_off_the_raw_grid_is_refused_in_check_args():
+    with pytest.raises(SystemExit, match=re.escape("--enemy-start -5 999: expected a cell of the 64x64 raw grid")):
+        ev.check_args(ev.Args(policy=("scripted",), backend="sc2", enemy_start=(-5, 999)))
 
 
 def test_a_checkpoint_plays_at_its_trained_step_mul_unless_step_mul_is_given(tmp_path, capsys):

@@ -275,3 +275,74 @@ def test_command_line_prints_its_configuration_first(capsys):
     assert main([str(HARDWIRE), "--no-progress", "--sample", "every_k", "--k", "16"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first.startswith("replays: 1 .SC2Replay file(s) under") and "report only" in first and "k=16" in first
+
+
+# ------------------------------------------------------------------ loading a dataset (ReplayData)
+@pytest.fixture(scope="module")
+def three_shards(tmp_path_factory):
+    """SIMPLE64 and HARDWIRE converted at 100 rows per shard: shard_00000 .. shard_00002."""
+    out = tmp_path_factory.mktemp("ds") / "out"
+    convert_replays([SIMPLE64, HARDWIRE], out, progress=False, log=lambda s: None, shard_rows=100)
+    return out
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    import shutil
+
+    shutil.copytree(src, dst)
+    return dst
+
+
+def _load(root):
+    from sc2_envs.replays.dataset import ReplayData
+
+    return ReplayData(str(root), None, seq_len=16, val_fraction=0.5, seed=0)
+
+
+def test_a_missing_shard_with_an_extra_file_in_its_place_is_refused_naming_both(three_shards, tmp_path):
+    # before: only the number of shard_*.npz files was compared, so this loaded silently without shard_00001
+    root = _copy(three_shards, tmp_path / "ds")
+    (root / "shard_00001.npz").rename(root / "shard_00000_copy.npz")
+    with pytest.raises(ValueError, match="the folder has missing shard_00001.npz; extra shard_00000_copy.npz"):
+        _load(root)
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"sample": "every_k", "k": 0}, "config.k is 0 with sample every_k; expected"),
+        ({"sample": "every_k", "k": "32"}, "config.k is '32' with sample every_k"),
+        ({"sample": "every_k", "k": True}, "config.k is True with sample every_k"),
+        ({"sample": "every_k", "k": 2.5}, "config.k is 2.5 with sample every_k"),
+        ({"sample": "often"}, "config.sample is 'often'; expected 'actions' or 'every_k'"),
+    ],
+)
+def test_a_bad_sampling_record_in_dataset_json_is_refused_at_load(three_shards, tmp_path, config, message):
+    root = _copy(three_shards, tmp_path / "ds")
+    meta = json.loads((root / "dataset.json").read_text())
+    meta["config"].update(config)
+    (root / "dataset.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match=message):
+        _load(root)
+
+
+def test_an_every_k_dataset_loads_with_its_stride_as_step_mul(three_shards, tmp_path):
+    root = _copy(three_shards, tmp_path / "ds")
+    meta = json.loads((root / "dataset.json").read_text())
+    meta["config"].update(sample="every_k", k=32)
+    (root / "dataset.json").write_text(json.dumps(meta))
+    data = _load(root)
+    assert data.step_mul == 32 and _load(three_shards).step_mul is None
+    assert "sampling every_k (k = 32 game loops per row)" in data.describe(8).splitlines()[0]
+
+
+def test_a_corrupt_shard_is_named_in_the_error(three_shards, tmp_path):
+    root = _copy(three_shards, tmp_path / "ds")
+    (root / "shard_00002.npz").write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(ValueError, match="shard_00002.npz' cannot be read"):
+        _load(root)
+
+
+def test_a_dataset_folder_that_does_not_exist_is_reported_so(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        _load(tmp_path / "nope")

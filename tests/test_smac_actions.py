@@ -27,5 +27,28 @@ def test_alive_mask_is_stop_available_and_no_op_unavailable_on_a_map_where_agent
 
 
 def test_alive_mask_refuses_a_mask_without_a_stop_column():
-    with pytest.raises(ValueError, match=r"\[\.\.\., n_actions\]"):
+    with pytest.raises(ValueError, match=r"n_actions >= 2 \(no-op 0 and stop 1\)"):
         alive_mask(torch.ones(3, 1, dtype=torch.bool))
+
+
+@pytest.mark.parametrize(
+    "avail, error, message",
+    [
+        ([[0, 1], [1, 0]], TypeError, "avail_actions is a list; expected a torch.Tensor"),
+        (torch.ones(5, dtype=torch.bool), ValueError, r"shape \(5,\); expected \[\.\.\., n_agents, n_actions\]"),
+        (torch.ones(3, 1, dtype=torch.bool), ValueError, r"n_actions >= 2"),
+        (torch.ones(2, 3, dtype=torch.complex64), TypeError, "dtype torch.complex64; expected bool"),
+        (torch.tensor([[0.0, 0.5, 1.0]]), ValueError, "holds 0.5 \\(dtype torch.float32\\); expected a mask of 0s and 1s"),
+        (torch.tensor([[0, 2, 1]]), ValueError, "holds 2 \\(dtype torch.int64\\)"),
+        (torch.tensor([[0.0, float("nan"), 1.0]]), ValueError, "holds nan"),
+    ],
+)
+def test_alive_mask_refuses_what_is_not_a_0_1_mask_of_agents_by_actions(avail, error, message):
+    with pytest.raises(error, match=message):
+        alive_mask(avail)
+
+
+def test_alive_mask_reads_only_the_stop_column_of_0_1_masks_of_any_dtype():
+    rows = [[1, 0, 0], [0, 1, 1], [0, 0, 1]]  # dead, alive, neither no-op nor stop (SMAC never makes it): dead
+    for dtype in (torch.bool, torch.uint8, torch.int64, torch.float32):
+        assert alive_mask(torch.tensor(rows).to(dtype)).tolist() == [False, True, False]

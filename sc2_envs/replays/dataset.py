@@ -20,6 +20,7 @@ import functools
 import hashlib
 import json
 import traceback
+import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -299,9 +300,66 @@ def _argument_masks() -> np.ndarray:
 
 
 def load_shard(path: str | Path) -> dict[str, np.ndarray]:
-    """Load one shard as a dict of arrays (see ``extract.extract_player`` for shapes)."""
-    with np.load(path) as z:
-        return {k: z[k] for k in z.files}
+    """Load one shard as a dict of arrays (see ``extract.extract_player`` for shapes).
+
+    Raises:
+        ValueError: the file is not a readable ``.npz`` (truncated, corrupt), naming it.
+    """
+    try:
+        with np.load(path) as z:
+            return {k: z[k] for k in z.files}
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as e:
+        reason = " ".join(str(e).split())
+        raise ValueError(f"shard {str(path)!r} cannot be read ({type(e).__name__}: {reason:.200}); expected an .npz") from None
+
+
+def check_dataset_meta(root: str | Path, meta: object) -> None:
+    """Refuse a ``dataset.json`` whose shard count or sampling cannot be what ``convert_replays`` wrote.
+
+    Args:
+        root: the dataset folder, named in errors.
+        meta: the parsed ``dataset.json``.
+
+    Raises:
+        ValueError: not an object; ``shards`` not an int >= 0; ``config`` not an object; ``config.sample``
+            other than ``actions`` / ``every_k``; for ``every_k``, ``config.k`` not an int >= 1 (game loops).
+    """
+    where = f"{root}/dataset.json"
+    if not isinstance(meta, dict):
+        raise ValueError(f"{where} is a JSON {type(meta).__name__}; expected an object (sc2_envs.replays)")
+    n = meta.get("shards")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"{where}: shards is {n!r}; expected the number of shard files, an int >= 0")
+    cfg = meta.get("config")
+    if not isinstance(cfg, dict):
+        raise ValueError(f"{where}: config is {cfg!r:.60}; expected an object (extract.StreamConfig's fields)")
+    if cfg.get("sample") not in ("actions", "every_k"):
+        raise ValueError(f"{where}: config.sample is {cfg.get('sample')!r}; expected 'actions' or 'every_k'")
+    k = cfg.get("k")
+    if cfg["sample"] == "every_k" and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise ValueError(f"{where}: config.k is {k!r} with sample every_k; expected a stride in game loops, an int >= 1")
+
+
+def shard_paths(root: str | Path, count: int) -> list[Path]:
+    """The shard files ``shard_00000.npz`` .. ``shard_{count-1:05d}.npz`` of ``root``, checked to be exactly
+    those in the folder (``convert_replays`` numbers them from 0).
+
+    Raises:
+        ValueError: naming the missing files and the extra ``shard_*.npz`` files.
+    """
+    root_p = Path(root)
+    expected = [f"shard_{i:05d}.npz" for i in range(count)]
+    present = {p.name for p in root_p.glob("shard_*.npz")}
+    missing = [n for n in expected if n not in present]
+    extra = sorted(present - set(expected))
+    if missing or extra:
+        parts = [f"missing {', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}"] if missing else []
+        parts += [f"extra {', '.join(extra[:8])}{' ...' if len(extra) > 8 else ''}"] if extra else []
+        raise ValueError(
+            f"{root}: dataset.json lists {count} shards, shard_00000.npz .. shard_{max(count - 1, 0):05d}.npz; "
+            f"the folder has {'; '.join(parts)}"
+        )
+    return [root_p / n for n in expected]
 
 
 class ReplayData:
@@ -322,17 +380,26 @@ class ReplayData:
             selection length on disk; step_mul: the sampling stride ``k`` (``every_k``), else None.
 
     Raises:
-        ValueError: ``dataset.json`` lists another number of shards than the folder holds, or no shard
-            is selected (an empty dataset).
+        FileNotFoundError: ``root`` does not exist.
+        ValueError: ``dataset.json`` or ``index.json`` not valid JSON, a bad shard count or sampling
+            (:func:`check_dataset_meta`), shard files other than ``shard_00000.npz`` .. the count's last
+            (:func:`shard_paths`, naming the missing and extra ones), a corrupt shard (named), or no shard
+            selected (an empty dataset).
     """
 
     def __init__(self, root: str, num_files: int | None, seq_len: int, val_fraction: float, seed: int):
         root_p = Path(root)
-        self.meta = json.loads((root_p / "dataset.json").read_text())
-        index = json.loads((root_p / "index.json").read_text())
-        shards = sorted(root_p.glob("shard_*.npz"))
-        if len(shards) != self.meta["shards"]:
-            raise ValueError(f"{root}: dataset.json lists {self.meta['shards']} shards, the folder has {len(shards)}")
+        if not root_p.is_dir():
+            raise FileNotFoundError(
+                f"replay dataset {str(root)!r} does not exist; expected a folder written by sc2_envs.replays"
+            )
+        try:
+            self.meta = json.loads((root_p / "dataset.json").read_text())
+            index = json.loads((root_p / "index.json").read_text())
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{root}: dataset.json or index.json is not valid JSON ({e})") from None
+        check_dataset_meta(root, self.meta)
+        shards = shard_paths(root, self.meta["shards"])
         self.available = len(shards)
         use = shards if num_files is None else shards[:num_files]
         if not use:  # before: IndexError from arrays[0] below
@@ -343,8 +410,7 @@ class ReplayData:
         self.files = []
         arrays = []
         for p in use:
-            with np.load(p) as z:
-                arrays.append({k: z[k] for k in z.files})
+            arrays.append(load_shard(p))
             self.files.append((str(p), len(arrays[-1]["function"])))
         self.a = {k: np.concatenate([x[k] for x in arrays]) for k in arrays[0]}
         self.index = index
@@ -384,6 +450,7 @@ class ReplayData:
             (
                 f"replay dataset: {len(self.files)} of {self.available} shard files, {self.rows} frames, "
                 f"{self.n_replays} replays, sampling {self.meta['config'].get('sample')}"
+                + (f" (k = {self.step_mul} game loops per row)" if self.step_mul else "")
             )
         ]
         for p, n in self.files:

@@ -51,7 +51,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from sc2_envs.training.async_learner_checks import check_async_learner_args
+from sc2_envs.training.async_learner_checks import check_async_learner_args, is_full_game, resolve_step_mul
 from sc2_envs.training.cli import cli_error, resume_args
 from sc2_envs.training.progress import resume_hint
 from sc2_envs.training.run import (
@@ -236,7 +236,7 @@ def saved_models_text(run_dir: Path, exp_name: str) -> str:
 
 def start_learner_run(
     args: Any, defaults: Any, given: frozenset[str] | None, script: str
-) -> tuple[Any, dict | None, Path, torch.device]:
+) -> tuple[Any, dict | None, Path, torch.device, tuple[str, ...]]:
     """Everything before the learner trains: ``--resume`` (:func:`resume_learner_args` with
     ``RESUME_CHANGEABLE``), the flag checks (``async_learner_checks``), the allocator, the learner's
     device (``--cuda``) and thread count (``--torch-threads``), and the run folder (:func:`open_run_dir`).
@@ -249,8 +249,9 @@ def start_learner_run(
         script: the script's file name (``"a3c_upgo.py"``), recorded in ``run_meta.json`` and checked on resume.
 
     Returns:
-        ``(args, resumed, run_dir, device)``: the run's ``Args``, its resume state (None for a new run), its
-        folder and the learner's device.
+        ``(args, resumed, run_dir, device, notes)``: the run's ``Args`` (a full game's ``step_mul`` 0 resolved:
+        ``async_learner_checks.resolve_step_mul``), its resume state (None for a new run), its folder, the
+        learner's device, and the lines saying where derived settings come from (for :func:`print_configuration`).
 
     Raises:
         SystemExit: a bad flag or resume file (one line naming it).
@@ -259,6 +260,7 @@ def start_learner_run(
     if args.resume:  # continue a run: its saved Args, with the flags a continuation may change
         args, resumed, run_dir = resume_learner_args(args, defaults, RESUME_CHANGEABLE, given, script)
     check_async_learner_args(args)
+    notes = (resolve_step_mul(args),) if is_full_game(args) else ()  # before run_meta.json records the Args
     allocator_line = tune_allocator()
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
     run_dir = open_run_dir(args, resumed, run_dir, script, device.type)
@@ -266,7 +268,7 @@ def start_learner_run(
         torch.set_num_threads(args.torch_threads)
     print(allocator_line)
     print(wait_policy_line())
-    return args, resumed, run_dir, device
+    return args, resumed, run_dir, device, notes
 
 
 def exit_process(status: int) -> NoReturn:
@@ -333,11 +335,14 @@ def discard_unstarted_run(run_dir: Path, resumed: dict | None) -> Iterator[None]
         raise
 
 
-def print_configuration(args: Any, run_dir: Path) -> None:
-    """Print every option of ``args``, then the batch of one update in env steps and the run folder."""
+def print_configuration(args: Any, run_dir: Path, notes: tuple[str, ...] = ()) -> None:
+    """Print every option of ``args``, the ``notes`` (where derived settings come from, one a line), then the
+    batch of one update in env steps and the run folder."""
     print("effective configuration:")
     for k, v in asdict(args).items():
         print(f"  {k} = {v!r}")
+    for line in notes:
+        print(f"  (derived) {line}")
     print(
         f"  (derived) batch = {args.batch_unrolls} x {args.envs_per_actor} envs x {args.unroll_length} steps "
         f"= {args.batch_unrolls * args.envs_per_actor * args.unroll_length} env steps per update; run dir {run_dir}",

@@ -7,12 +7,13 @@ applies), rather than a traceback from an actor or from the middle of the learne
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 from models import ACTOR_TYPES
 from sc2_envs.training.checkpoints import load_torch_file
-from sc2_envs.training.cli import check_out_dir, cli_error
+from sc2_envs.training.cli import check_finite_flags, check_out_dir, cli_error
 
 FULL_GAME_MAPS = ("Simple64",)
 """``--map`` values that train ``AlphaStarPolicy`` on FullGame-v0 (``--env-backend sim``: the lite engine)."""
@@ -29,6 +30,26 @@ POSITIVE_FLAGS = (
 """Counts that must be at least 1."""
 
 
+NUMERIC_RANGES = (
+    ("learning_rate", lambda v: v > 0, "an Adam learning rate > 0"),
+    ("gamma", lambda v: 0 <= v <= 1, "a discount in [0, 1]"),
+    ("vtrace_lambda", lambda v: 0 <= v <= 1, "a trace lambda in [0, 1]"),
+    ("td_lambda", lambda v: 0 <= v <= 1, "a TD(lambda) lambda in [0, 1]"),
+    ("rho_bar", lambda v: v > 0, "an importance-ratio clip > 0"),
+    ("c_bar", lambda v: v > 0, "a trace-ratio clip > 0"),
+    ("pg_coef", lambda v: v >= 0, "a coefficient >= 0"),
+    ("upgo_coef", lambda v: v >= 0, "a coefficient >= 0"),
+    ("vf_coef", lambda v: v >= 0, "a coefficient >= 0"),
+    ("ent_coef", lambda v: v >= 0, "a coefficient >= 0"),
+    ("kl_coef", lambda v: v >= 0, "a coefficient >= 0"),
+    ("max_grad_norm", lambda v: v > 0, "a gradient-norm bound > 0"),
+)
+"""``(flag, valid, expected)``: the ranges of the learner's rates, discounts, clips and loss coefficients."""
+
+FULL_GAME_ONLY_FLAGS = ("step_mul", "game_steps_per_episode", "max_entities")
+"""Flags only FullGame-v0 reads: given with a SMAC map they would be ignored, so they are refused."""
+
+
 def is_full_game(args: Any) -> bool:
     """``--map`` names a full-game map (``FULL_GAME_MAPS``) rather than a SMAC one."""
     return args.map in FULL_GAME_MAPS
@@ -42,24 +63,93 @@ def checkpoint_kind(args: Any) -> str:
     return "a BC or HAPPO checkpoint written by models.save_checkpoint"
 
 
+def check_numeric_flags(args: Any) -> None:
+    """Refuse a NaN or infinite float flag (``cli.check_finite_flags``), then one outside ``NUMERIC_RANGES``.
+
+    Raises:
+        SystemExit: status 2 (``cli_error``), naming the flag, its value and the range expected.
+    """
+    check_finite_flags(args)
+    for name, valid, expected in NUMERIC_RANGES:
+        if not valid(getattr(args, name)):
+            cli_error(f"--{name.replace('_', '-')} {getattr(args, name)!r}: expected {expected}")
+
+
+def check_no_full_game_flags(args: Any) -> None:
+    """On a SMAC map, refuse the full-game-only flags (``FULL_GAME_ONLY_FLAGS``) set away from their defaults:
+    SMAC's envs would ignore them. A resumed run is not checked (it cannot change them, and runs saved before
+    ``--step-mul``'s default became 0 record 8).
+
+    Raises:
+        SystemExit: status 2 (``cli_error``), naming the flag and the map.
+    """
+    if is_full_game(args) or args.resume:
+        return
+    defaults = {f.name: f.default for f in dataclasses.fields(args)}
+    for name in FULL_GAME_ONLY_FLAGS:
+        if getattr(args, name) != defaults[name]:
+            cli_error(
+                f"--{name.replace('_', '-')} {getattr(args, name)}: only the full game (--map "
+                f"{' or '.join(FULL_GAME_MAPS)}) reads it; on the SMAC map {args.map} it would be ignored, leave it out"
+            )
+
+
 def check_fullgame_env_flags(args: Any) -> None:
     """Refuse FullGame-v0 options that its envs would refuse in every actor (``FullGameEnv``, and for
     ``--env-backend sim`` the lite engine's ``sc2_envs.lite.env.MAX_SIZES``).
 
     Raises:
-        SystemExit: status 2 (``cli_error``) for ``--step-mul`` below 1 game loop, ``--game-steps-per-episode``
+        SystemExit: status 2 (``cli_error``) for ``--step-mul`` below 0 (0: :func:`resolve_step_mul`), ``--game-steps-per-episode``
             below 0 (0: no limit), or ``--max-entities`` below 1 or, on the lite engine, above its limit (65,536).
     """
     from sc2_envs.lite.env import MAX_SIZES
 
-    if args.step_mul < 1:
-        cli_error(f"--step-mul {args.step_mul}: expected game loops per env step >= 1 (8: half a normal-speed second)")
+    if args.step_mul < 0:
+        cli_error(
+            f"--step-mul {args.step_mul}: expected game loops per env step >= 1 (8: half a normal-speed second), "
+            "or 0: the --init checkpoint's trained step_mul"
+        )
     if args.game_steps_per_episode < 0:
         cli_error(f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops >= 0 (0: no limit)")
     top = MAX_SIZES["max_entities"] if args.env_backend == "sim" else None
     if args.max_entities < 1 or (top is not None and args.max_entities > top):
         expected = f"an int in [1, {top}] (the lite engine's limit)" if top is not None else "an int >= 1"
         cli_error(f"--max-entities {args.max_entities}: expected entity rows per observation, {expected}")
+
+
+def resolve_step_mul(args: Any) -> str:
+    """Set a full-game run's ``args.step_mul`` when it is 0 and say where its value comes from.
+
+    0 means the ``--init`` checkpoint's trained step_mul (``fullgame_evaluation.trained_step_mul``: a BC
+    checkpoint records its replay dataset's stride, an RL one its ``--step-mul``), else
+    ``fullgame_evaluation.DEFAULT_STEP_MUL`` (8): a policy cloned from 32-loop labels that decides every 8 loops issues four times the
+    experts' commands per game second. A resumed run keeps the value its first session resolved (saved in its
+    ``Args``).
+
+    Args:
+        args: ``algos/a3c_upgo.py``'s ``Args`` of a full-game run, already checked (:func:`check_async_learner_args`).
+
+    Returns:
+        One line, ``"step_mul = K game loops per env step: <source>"``.
+
+    Raises:
+        SystemExit: status 2 (``cli_error``), an ``--init`` whose recorded step_mul is invalid (named).
+    """
+    from sc2_envs.training.fullgame_evaluation import DEFAULT_STEP_MUL, trained_step_mul
+
+    if args.step_mul > 0:
+        source = "kept from the resumed run" if args.resume else "--step-mul as given"
+    else:
+        try:
+            recorded = trained_step_mul(load_torch_file(args.init), args.init)
+        except ValueError as e:  # a step_mul record that is not a positive int
+            cli_error(f"--init {e}")
+        if recorded is not None:
+            args.step_mul, source = recorded, f"the step_mul the --init checkpoint {args.init} was trained at"
+        else:
+            args.step_mul = DEFAULT_STEP_MUL
+            source = f"mini-AlphaStar's default (the --init checkpoint {args.init} records no trained step_mul)"
+    return f"step_mul = {args.step_mul} game loops per env step: {source}"
 
 
 def check_checkpoint_kinds(args: Any) -> None:
@@ -104,7 +194,8 @@ def check_checkpoint_kinds(args: Any) -> None:
 
 
 def check_map_and_teacher(args: Any) -> None:
-    """``--map`` (a SMAC map, or a full-game map with ``--init``), ``--kl-coef`` and ``--teacher`` together, and
+    """``--map`` (a SMAC map, or a full-game map with ``--init``; the full-game-only flags only there), ``--kl-coef``
+    and ``--teacher`` together, and
     that ``--init`` and ``--teacher`` are checkpoints of the right kind (:func:`check_checkpoint_kinds`).
 
     Raises:
@@ -120,8 +211,8 @@ def check_map_and_teacher(args: Any) -> None:
         check_fullgame_env_flags(args)
     elif not args.env_factory and args.map not in list_maps():
         raise SystemExit(f"--map {args.map!r}; expected one of {', '.join(list_maps() + list(FULL_GAME_MAPS))}")
-    if args.kl_coef < 0:
-        raise SystemExit(f"--kl-coef {args.kl_coef}; expected >= 0")
+    else:
+        check_no_full_game_flags(args)
     if args.kl_coef > 0 and not args.teacher:
         raise SystemExit(
             f"--kl-coef {args.kl_coef} > 0 needs --teacher PATH ({checkpoint_kind(args)}); "
@@ -178,10 +269,11 @@ def check_backends_and_sizes(args: Any) -> None:
 
 def check_async_learner_args(args: Any) -> None:
     """Clear errors for bad or inconsistent options of the actor-learner's ``Args``, before any process starts:
-    :func:`check_map_and_teacher`, then :func:`check_backends_and_sizes`.
+    :func:`check_numeric_flags`, :func:`check_map_and_teacher`, then :func:`check_backends_and_sizes`.
 
     Raises:
         SystemExit: the first bad option, in one line naming the flag, the value and what was expected.
     """
+    check_numeric_flags(args)
     check_map_and_teacher(args)
     check_backends_and_sizes(args)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sc2_envs.lite.env import MAX_SEED, check_seed
+from sc2_envs.training.bc_labels import read_target_file
 
 __all__ = ["check_args", "check_data", "check_demo_layout", "check_replay_evaluation", "check_size"]
 
@@ -30,6 +31,8 @@ def check_args(args: Any) -> None:
             ``--batch-size``, ``--seq-len``, ``--eval-episodes``, ``--eval-envs`` or ``--num-files`` below 1,
             an ``--eval-game-steps-per-episode`` below 0, an ``--eval-seed`` outside [0, 2**63 - 1] (the lite
             engine's ``check_seed``), an ``--average-window`` of 1 or below 0,
+            a ``--target-dist`` file that is not a JSON object of finite shares >= 0 (``bc_labels.read_target_file``)
+            or, other than uniform, given with ``--reweight-power 0`` (it would be ignored),
             or a ``--val-fraction`` outside (0, 1) (0 would still hold out one episode, 1 leaves no training data).
     """
     choices = (
@@ -60,6 +63,13 @@ def check_args(args: Any) -> None:
         raise ValueError(f"--num-files {args.num_files}; expected an integer >= 1 (or leave it out: every file)")
     if args.average_window < 0 or args.average_window == 1:  # a window of one epoch averages nothing
         raise ValueError(f"--average-window {args.average_window}; expected 0 (off) or a window >= 2")
+    if args.target_dist != "uniform":  # its shares now; its keys need the data's action names (load_target)
+        read_target_file(args.target_dist)
+    if args.target_dist != "uniform" and args.reweight_power == 0:  # power 0 is plain BC: every weight 1
+        raise ValueError(
+            f"--target-dist {args.target_dist} with --reweight-power 0 would be ignored (power 0 weighs every action 1); "
+            "expected a --reweight-power > 0, or leave --target-dist out"
+        )
     if not (0.0 < args.val_fraction < 1.0):
         raise ValueError(f"--val-fraction {args.val_fraction}; expected a share in (0, 1) of the episodes (or replay files)")
 
@@ -102,11 +112,16 @@ def check_data(args: Any) -> Path:
 
     Raises:
         ValueError: no ``--data``.
-        FileNotFoundError: a folder with neither file, or (replays) StarCraft II missing for ``--eval-backend sc2``.
+        FileNotFoundError: a ``--data`` that does not exist, a folder with neither file, or (replays) StarCraft II missing for ``--eval-backend sc2``.
     """
     if not args.data:
         raise ValueError("--data is required: a demonstration folder (meta.json) or a replay dataset (dataset.json)")
     root = Path(args.data)
+    if not root.exists():
+        raise FileNotFoundError(
+            f"--data {args.data!r} does not exist; expected a demonstration folder (meta.json) or a replay dataset "
+            "(dataset.json)"
+        )
     if not (root / "meta.json").exists() and not (root / "dataset.json").exists():
         raise FileNotFoundError(
             f"--data {args.data!r} has neither meta.json (sc2_envs.training.demos) nor dataset.json (sc2_envs.replays)"

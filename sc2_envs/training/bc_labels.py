@@ -11,11 +11,47 @@ weights (:func:`per_action`).
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["effective_shares", "load_target", "per_action", "share_table"]
+__all__ = ["dropped_share", "effective_shares", "load_target", "read_target_file", "per_action", "share_table"]
+
+
+class _Pairs(list):
+    """A JSON object as its ``(key, value)`` pairs, in file order (``json.loads``'s ``object_pairs_hook``)."""
+
+
+def read_target_file(spec: str) -> list[tuple[str, float]]:
+    """The ``(key, share)`` pairs of a ``--target-dist`` JSON file, in file order, their shares checked; the keys
+    are checked against the action names by :func:`load_target` (the names come with the data).
+
+    Raises:
+        FileNotFoundError: ``spec`` is not an existing file.
+        ValueError: the file is not valid JSON, or not a JSON object; a share that is not a number (null, a
+            string, a bool, a list, an object), not finite (NaN, Infinity) or negative; each naming the file
+            (and the key).
+    """
+    path = Path(spec)
+    if not path.is_file():
+        raise FileNotFoundError(f"--target-dist {spec!r} is neither 'uniform' nor an existing JSON file")
+    try:
+        pairs = json.loads(path.read_text(), object_pairs_hook=_Pairs)  # keeps a key given twice
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(
+            f"--target-dist {spec}: not valid JSON ({e}); expected an object {{action name or id: share}}"
+        ) from None
+    if not isinstance(pairs, _Pairs):
+        kind = {list: "array", str: "string", bool: "bool", int: "number", float: "number"}.get(type(pairs), "null")
+        raise ValueError(f"--target-dist {spec}: a JSON {kind}; expected an object {{action name or id: share}}")
+    for k, v in pairs:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            shown = "an object" if isinstance(v, _Pairs) else json.dumps(v)
+            raise ValueError(f"--target-dist {spec}: share of {k!r} is {shown}; expected a finite number >= 0")
+        if not math.isfinite(v) or v < 0:
+            raise ValueError(f"--target-dist {spec}: share of {k!r} is {v}; expected a finite number >= 0")
+    return list(pairs)
 
 
 def load_target(spec: str, names: list[str]) -> np.ndarray | None:
@@ -23,7 +59,7 @@ def load_target(spec: str, names: list[str]) -> np.ndarray | None:
 
     Args:
         spec: ``uniform`` or the path of a JSON object ``{action name or id: share}`` (e.g.
-            ``{"stop": 0.2, "target_0": 0.2}``); shares are non-negative, any scale (``action_weights``
+            ``{"stop": 0.2, "target_0": 0.2}``); shares are finite numbers >= 0, any scale (``action_weights``
             renormalises them over the actions seen in the data).
         names: the ``A`` action names, in id order.
 
@@ -32,25 +68,42 @@ def load_target(spec: str, names: list[str]) -> np.ndarray | None:
 
     Raises:
         FileNotFoundError: ``spec`` is neither ``uniform`` nor an existing file.
-        ValueError: a key that is neither an action name nor an id in ``[0, A)``.
+        ValueError: a bad file or share (:func:`read_target_file`); a key that is neither an action name
+            nor an id in ``[0, A)``; an action given twice (by name and by id, or the same key twice).
     """
     if spec == "uniform":
         return None
-    path = Path(spec)
-    if not path.exists():
-        raise FileNotFoundError(f"--target-dist {spec!r} is neither 'uniform' nor an existing JSON file")
-    raw = json.loads(path.read_text())
+    pairs = read_target_file(spec)
     out = np.zeros(len(names))
     index = {n: i for i, n in enumerate(names)}
-    for k, v in raw.items():
+    given: dict[int, str] = {}
+    for k, v in pairs:
         if k in index:
             i = index[k]
-        elif str(k).isdigit() and int(k) < len(names):
+        elif k.isdigit() and int(k) < len(names):
             i = int(k)
         else:
-            raise ValueError(f"{spec}: action {k!r} is neither an action name nor an id in [0, {len(names)})")
+            raise ValueError(f"--target-dist {spec}: action {k!r} is neither an action name nor an id in [0, {len(names)})")
+        if i in given:
+            raise ValueError(
+                f"--target-dist {spec}: action {names[i]!r} (id {i}) given twice, as {given[i]!r} and {k!r}; expected once"
+            )
+        given[i] = k
         out[i] = float(v)
     return out
+
+
+def dropped_share(target: np.ndarray | None, counts: np.ndarray) -> float:
+    """Share of ``target``'s mass on actions absent from the data (``counts == 0``), which the re-weighting
+    drops (it renormalises the rest); 0 for the uniform target (None).
+
+    Args:
+        target: ``[A]`` shares (:func:`load_target`) or None.
+        counts: ``[A]`` training label counts.
+    """
+    if target is None or target.sum() <= 0:
+        return 0.0
+    return float(target[np.asarray(counts) == 0].sum() / target.sum())
 
 
 def effective_shares(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ from sc2_envs.training.bc_epochs import log_scalars, restart_curves
 from sc2_envs.training.checkpoints import average_checkpoints, load_checkpoint
 from sc2_envs.training.evaluation import behaviour_key, evaluate, format_result
 
-__all__ = ["average_span", "fullgame_play", "select", "smac_play"]
+__all__ = ["average_span", "fullgame_play", "fullgame_play_stride", "select", "smac_play"]
 
 
 def average_span(pick: int, window: int, epochs: int) -> tuple[int, int]:
@@ -132,6 +132,31 @@ def smac_play(args: Any, map_name: str, device: torch.device):
         )
 
     return play
+
+
+def fullgame_play_stride(eval_step_mul: int, dataset_step_mul: int | None) -> str:
+    """The game loops per decision at which :func:`fullgame_play` plays a replay run's checkpoints, and why.
+
+    The checkpoints record the dataset's stride (``ReplayData.step_mul``), which ``evaluate_fullgame`` plays
+    at when ``--eval-step-mul`` is 0; an event-sampled dataset records none, and then the games are played at
+    ``fullgame_evaluation.DEFAULT_STEP_MUL`` (mini-AlphaStar's 8).
+
+    Args:
+        eval_step_mul: ``--eval-step-mul`` (0: the checkpoint's own).
+        dataset_step_mul: the dataset's ``every_k`` stride ``k``, or None (``sample actions``).
+
+    Returns:
+        One line: ``"selection games: K game loops per decision (<source>)"``.
+    """
+    from sc2_envs.training.fullgame_evaluation import DEFAULT_STEP_MUL
+
+    if eval_step_mul:
+        value, source = eval_step_mul, "--eval-step-mul"
+    elif dataset_step_mul:
+        value, source = dataset_step_mul, "the dataset's every_k stride, which the checkpoints record"
+    else:
+        value, source = DEFAULT_STEP_MUL, "mini-AlphaStar's default: the dataset samples actions, with no fixed stride"
+    return f"selection games: {value} game loops per decision ({source})"
 
 
 def fullgame_play(args: Any, device: torch.device):

@@ -29,11 +29,14 @@ from sc2_envs.training.fullgame_actor import LOOPS_PER_MINUTE, AlphaStarActor, L
 
 __all__ = [
     "BASELINES",
+    "BASELINE_RAW_RESOLUTION",
     "CSV_COLUMNS",
     "FullGameRow",
     "HEADER",
     "DEFAULT_STEP_MUL",
+    "MAX_STEP_MUL",
     "behaviour_result",
+    "check_fullgame_checkpoint",
     "evaluate_fullgame",
     "format_row",
     "is_fullgame_checkpoint",
@@ -47,25 +50,88 @@ BASELINES = ("random", "scripted")
 DEFAULT_STEP_MUL = 8
 """Game loops per decision of a policy that records none: mini-AlphaStar's RL actors step 8 loops."""
 
+MAX_STEP_MUL = 2**32 - 1
+"""Largest step_mul a game can take: s2clientprotocol's ``RequestStep.count`` is a uint32 of game loops
+(Blizzard/s2client-proto, s2clientprotocol/sc2api.proto)."""
 
-def trained_step_mul(ckpt: dict) -> int | None:
+BASELINE_RAW_RESOLUTION = 64
+"""Raw-grid side the baselines (``random``, ``scripted``) play on (FullGame-v0's default)."""
+
+
+def trained_step_mul(ckpt: dict, path: str = "the checkpoint") -> int | None:
     """Game loops between the decisions an ``AlphaStarPolicy`` checkpoint was trained to make, or None.
 
     Behaviour cloning on a fixed-stride replay dataset records the dataset's stride (``bc`` record,
     ``step_mul``: ``sc2_envs.replays`` ``--sample every_k --k K`` gives K): the labels say
     what the expert commanded per K game loops, so a policy that decides every 8 loops issues K/8
     times the experts' commands per game second. RL records the ``--step-mul`` it trained at
-    (``rl`` record). Event-sampled datasets and older checkpoints record none.
+    (``rl`` record, its ``args``). Event-sampled datasets and older checkpoints record none (no key, or None).
 
     Args:
         ckpt: the checkpoint dict (``models.alphastar.load_alphastar``'s second value).
+        path: the checkpoint's file, named in errors.
 
     Returns:
         A positive int (game loops), or None.
+
+    Raises:
+        ValueError: ``bc``, ``rl`` or ``rl["args"]`` present but not a dict, or a recorded step_mul that is
+            not an int in ``[1, MAX_STEP_MUL]`` (0, negative, a float, a bool, a string, NaN, a list), naming
+            ``path``, the record and the value.
     """
-    bc, rl = ckpt.get("bc") or {}, ckpt.get("rl") or {}
-    k = bc.get("step_mul") or (rl.get("args") or {}).get("step_mul")
-    return int(k) if k else None
+    bc, rl = ckpt.get("bc"), ckpt.get("rl")
+    rl_args = rl.get("args") if isinstance(rl, dict) else None
+    for name, record in (("bc", bc), ("rl", rl), ("rl.args", rl_args)):
+        if record is not None and not isinstance(record, dict):
+            raise ValueError(f"{path}: its {name} record is a {type(record).__name__} ({record!r:.60}); expected a dict")
+    for name, record in (("bc", bc), ("rl.args", rl_args)):
+        k = (record or {}).get("step_mul")
+        if k is None:
+            continue
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_STEP_MUL:
+            raise ValueError(
+                f"{path}: its {name} record's step_mul is {k!r}; expected game loops per decision, "
+                f"an int in [1, {MAX_STEP_MUL}]"
+            )
+        return k
+    return None
+
+
+def check_fullgame_checkpoint(path: str, ckpt: dict) -> int | None:
+    """Refuse an ``AlphaStarPolicy`` checkpoint (``format`` already checked) that cannot be played: its
+    ``config`` does not build the model, its ``model`` state is missing or does not fit it, its recorded
+    step_mul is invalid (:func:`trained_step_mul`), or its ``bc.args`` is not a dict. Builds the model on the
+    CPU once.
+
+    Args:
+        path: the checkpoint's file, named in errors.
+        ckpt: its dict (``torch.load``).
+
+    Returns:
+        The checkpoint's :func:`trained_step_mul`.
+
+    Raises:
+        ValueError: naming ``path`` and what is wrong.
+    """
+    from models.alphastar import AlphaStarConfig, AlphaStarPolicy
+
+    for key in ("config", "model"):
+        if not isinstance(ckpt.get(key), dict):
+            found = "missing" if key not in ckpt else f"a {type(ckpt[key]).__name__}"
+            raise ValueError(f"{path}: its {key!r} entry is {found}; expected a dict (models.alphastar.save_alphastar)")
+    try:
+        model = AlphaStarPolicy(AlphaStarConfig.from_dict(ckpt["config"]))
+        model.load_state_dict(ckpt["model"])
+    except (KeyError, TypeError, ValueError, RuntimeError) as e:
+        message = " ".join(str(e).split())
+        raise ValueError(
+            f"{path}: its config and model do not make an AlphaStarPolicy ({type(e).__name__}: {message:.300})"
+        ) from None
+    step_mul = trained_step_mul(ckpt, path)  # checks the bc, rl and rl.args records too
+    bc_args = (ckpt.get("bc") or {}).get("args")
+    if bc_args is not None and not isinstance(bc_args, dict):  # read for the selection seed (eval_fullgame)
+        raise ValueError(f"{path}: its bc.args record is a {type(bc_args).__name__}; expected a dict")
+    return step_mul
 
 
 @dataclass
@@ -234,11 +300,11 @@ def evaluate_fullgame(
         raise ValueError(f"step_mul={step_mul!r}; expected game loops per decision >= 1, or 0 for the policy's own")
     b = min(int(num_envs), int(games))
     model = None
-    res = 64
+    res = BASELINE_RAW_RESOLUTION
     if policy not in BASELINES:
         model, ckpt = load_alphastar(policy, device=device)
         res = model.cfg.raw_resolution
-        step_mul = step_mul or trained_step_mul(ckpt) or DEFAULT_STEP_MUL
+        step_mul = step_mul or trained_step_mul(ckpt, policy) or DEFAULT_STEP_MUL
     step_mul = step_mul or DEFAULT_STEP_MUL
     kw = dict(
         step_mul=step_mul,
