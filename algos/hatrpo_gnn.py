@@ -130,8 +130,8 @@ class Args:
     """attention blocks in each GNN actor"""
     eval_episodes: int = 32
     """greedy evaluation episodes per evaluation (one per env of a separate eval simulator)"""
-    eval_interval: int = 10
-    """iterations between evaluations (plus one at the end)"""
+    eval_interval: int = 1
+    """iterations between evaluations (plus one at the end); the defaults evaluate every 256 x 40 = 10,240 env steps"""
     eval_maps: tuple[str, ...] = ()
     """maps never trained on, played zero-shot at every evaluation (`--eval-maps 3s5z 3s5z_vs_3s6z` on a 2s3z run):
     --eval-episodes greedy episodes each, logged as `charts/zero_shot_win_rate/<map>` and eval.csv columns; the actors

@@ -9,7 +9,7 @@ table gives the median over rounds of the final ``sps=`` the script prints (Clea
 their last iteration, so neither figure holds evaluation time), of the steady SPS after the first
 ``--skip-iterations`` iterations (close to what a long run such as the default 2M env steps
 reports, where the first iteration's one-time work, e.g. loading the kernel cache, weighs nothing;
-such a run also evaluates 32 episodes every 10 iterations, ~0.4 % of its time on 2s3z), the env
+such a run also evaluates 32 episodes every 10,240 env steps, the defaults' 4 iterations), the env
 share, and each variant's ratios to the baseline (or, without one, to the first variant). The
 steady SPS comes from the progress lines alone (:func:`steady_sps`), so any checkout can be timed.
 
@@ -64,7 +64,7 @@ class Args:
     map: str = "2s3z"
     """the map of every run"""
     total_timesteps: int = 30720
-    """env steps of each run (3 iterations of the default 256 envs x 40 steps)"""
+    """env steps of each run (12 iterations of the default 64 envs x 40 steps)"""
     rounds: int = 2
     """times each variant runs (interleaved with the others); the table gives medians"""
     variants: list[str] = field(default_factory=lambda: ["default="])
