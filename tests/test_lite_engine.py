@@ -5,8 +5,13 @@ costs, weapons) and from the mini-AlphaStar replays' measurements it records (a 
 loops at a Nexus).
 """
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
+from conftest import REPO
 
 from sc2_envs.lite import kernels
 from sc2_envs.lite.engine import LiteEngine
@@ -286,3 +291,12 @@ def test_a_build_refused_on_arrival_is_reported_for_its_own_player_only(eng):
         if eng.state.err[0, 1] != 0:
             break
     assert eng.state.err[0, 1] == kernels.AR_NOT_ENOUGH_MINERALS and eng.state.err[0, 0] == 0
+
+
+def test_a_process_that_will_compile_the_engine_says_so_once(tmp_path):
+    code = "import sc2_envs.lite.engine as e; print(e.compile_notice(), e.compile_notice())"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(REPO)}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.split() == ["True", "False"]  # an empty cache: one notice, then none
+    assert res.stderr.count("compiling the engine's kernels for the first game") == 1

@@ -9,6 +9,8 @@ the scripted opponent by ``sc2_envs.lite.bot``.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from sc2_envs.lite import kernels
@@ -20,6 +22,38 @@ from sc2_envs.lite.state import GameState, initial_game
 
 DEFAULT_CAPACITY = 384
 """Unit slots per game: Simple64's 40 resources, and room for both players' armies and bases."""
+
+_compile_checked = False
+
+
+def compile_notice() -> bool:
+    """Say on stderr, once per process, when the first game will compile the engine's kernels.
+
+    With no machine code of the game-loop kernel in Numba's on-disk cache (a fresh install, an edit of
+    ``sc2_envs.lite``, another CPU), the first step compiles the engine: about 50 CPU seconds
+    (docs/full_game.md), which would otherwise pass with no output. Reads Numba's cache index (a
+    private Numba interface: any failure to read it prints nothing).
+
+    Returns:
+        True when the notice was printed.
+    """
+    global _compile_checked
+    if _compile_checked:
+        return False
+    _compile_checked = True
+    kernel = kernels.advance_serial
+    try:
+        cached = bool(kernel.signatures) or bool(kernel._cache._cache_file._load_index())
+    except Exception:  # noqa: BLE001 - Numba's cache layout is not public; no notice rather than a wrong one
+        return False
+    if not cached:
+        print(
+            "sc2_envs.lite: compiling the engine's kernels for the first game (about 50 CPU seconds; "
+            "Numba's cache keeps them for later processes)",
+            file=sys.stderr,
+            flush=True,
+        )
+    return not cached
 
 
 class LiteEngine:
@@ -56,6 +90,7 @@ class LiteEngine:
         self._ck = np.zeros((b, NCK), np.int64)
         self._cf = np.zeros((b, 2), np.float32)
         self._result = np.zeros(b, np.int32)
+        compile_notice()
         self.reset()
 
     @property
