@@ -22,7 +22,7 @@ The first screen lists the data used (files, frames, per-file counts, per-action
 A dataset with fewer files or frames than requested (``--num-files``, ``--min-frames``) is an error
 unless ``--smoke``. Every epoch prints, per action, the training split's label share (``data``), the
 share the weighted loss trains towards (``effective``: ``data[a] w[a]`` normalised), and on the validation
-split the mean predicted probability and the argmax share; it writes ``runs/<run>/epoch_XXX.pt``.
+split the mean predicted probability and the argmax share; it writes ``runs/<run>/epoch_<NNN>.pt``.
 ``--select-by val-acc|behaviour`` picks the final checkpoint (``best.pt``); behaviour plays every epoch: SMAC
 checkpoints on the simulator, replay-trained ones (``AlphaStarPolicy``) on FullGame-v0 against the very_easy bot
 (``sc2_envs.training.fullgame_evaluation``; the lite engine by default, ``--eval-backend sc2`` for StarCraft II),

@@ -61,9 +61,9 @@ from sc2_envs.training.fullgame_evaluation import (
     BASELINE_RAW_RESOLUTION,
     BASELINES,
     CSV_COLUMNS,
-    DEFAULT_STEP_MUL,
     HEADER,
     check_fullgame_checkpoint,
+    effective_step_mul,
     evaluate_fullgame,
     format_row,
     trained_step_mul,
@@ -219,10 +219,12 @@ def main(args: Args) -> list:
     print(f"  games at once: {min(args.num_envs, args.games)}; csv: {out}", flush=True)
     for p in args.checkpoints:
         own = trained_step_mul(torch.load(p, map_location="cpu", weights_only=True), p)  # valid: check_args
-        step_mul = args.step_mul or own or DEFAULT_STEP_MUL
-        source = (
-            "--step-mul" if args.step_mul else ("the step_mul it was trained at" if own else "the default, it records none")
-        )
+        step_mul, kind = effective_step_mul(args.step_mul, own)
+        source = {
+            "given": "--step-mul",
+            "trained": "the step_mul it was trained at",
+            "default": "the default, it records none",
+        }[kind]
         note = f"; it was trained to decide every {own}" if own and own != step_mul else ""
         print(f"  {p}: decides every {step_mul} game loops ({source}{note})")
         if selection_seed(p) == args.seed:  # the pick's figure on its own selection seed is biased upwards

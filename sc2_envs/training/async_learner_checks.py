@@ -135,7 +135,7 @@ def resolve_step_mul(args: Any) -> str:
     Raises:
         SystemExit: status 2 (``cli_error``), an ``--init`` whose recorded step_mul is invalid (named).
     """
-    from sc2_envs.training.fullgame_evaluation import DEFAULT_STEP_MUL, trained_step_mul
+    from sc2_envs.training.fullgame_evaluation import effective_step_mul, trained_step_mul
 
     if args.step_mul > 0:
         source = "kept from the resumed run" if args.resume else "--step-mul as given"
@@ -144,11 +144,12 @@ def resolve_step_mul(args: Any) -> str:
             recorded = trained_step_mul(load_torch_file(args.init), args.init)
         except ValueError as e:  # a step_mul record that is not a positive int
             cli_error(f"--init {e}")
-        if recorded is not None:
-            args.step_mul, source = recorded, f"the step_mul the --init checkpoint {args.init} was trained at"
-        else:
-            args.step_mul = DEFAULT_STEP_MUL
-            source = f"mini-AlphaStar's default (the --init checkpoint {args.init} records no trained step_mul)"
+        args.step_mul, kind = effective_step_mul(0, recorded)
+        source = (
+            f"the step_mul the --init checkpoint {args.init} was trained at"
+            if kind == "trained"
+            else f"mini-AlphaStar's default (the --init checkpoint {args.init} records no trained step_mul)"
+        )
     return f"step_mul = {args.step_mul} game loops per env step: {source}"
 
 

@@ -148,14 +148,14 @@ def fullgame_play_stride(eval_step_mul: int, dataset_step_mul: int | None) -> st
     Returns:
         One line: ``"selection games: K game loops per decision (<source>)"``.
     """
-    from sc2_envs.training.fullgame_evaluation import DEFAULT_STEP_MUL
+    from sc2_envs.training.fullgame_evaluation import effective_step_mul
 
-    if eval_step_mul:
-        value, source = eval_step_mul, "--eval-step-mul"
-    elif dataset_step_mul:
-        value, source = dataset_step_mul, "the dataset's every_k stride, which the checkpoints record"
-    else:
-        value, source = DEFAULT_STEP_MUL, "mini-AlphaStar's default: the dataset samples actions, with no fixed stride"
+    value, kind = effective_step_mul(eval_step_mul, dataset_step_mul)
+    source = {
+        "given": "--eval-step-mul",
+        "trained": "the dataset's every_k stride, which the checkpoints record",
+        "default": "mini-AlphaStar's default: the dataset samples actions, with no fixed stride",
+    }[kind]
     return f"selection games: {value} game loops per decision ({source})"
 
 

@@ -97,6 +97,25 @@ def trained_step_mul(ckpt: dict, path: str = "the checkpoint") -> int | None:
     return None
 
 
+def effective_step_mul(given: int, trained: int | None) -> tuple[int, str]:
+    """The game loops per decision a policy plays at: ``given`` when > 0, else the step_mul it was trained
+    at (:func:`trained_step_mul`), else :data:`DEFAULT_STEP_MUL` (mini-AlphaStar's 8).
+
+    Args:
+        given: a ``--step-mul``-style flag, >= 0 (0: the policy's own).
+        trained: the policy's trained step_mul, or None.
+
+    Returns:
+        ``(step_mul, source)``; ``source`` is ``"given"``, ``"trained"`` or ``"default"``, for the caller's
+        configuration line.
+    """
+    if given > 0:
+        return given, "given"
+    if trained:
+        return trained, "trained"
+    return DEFAULT_STEP_MUL, "default"
+
+
 def check_fullgame_checkpoint(path: str, ckpt: dict) -> int | None:
     """Refuse an ``AlphaStarPolicy`` checkpoint (``format`` already checked) that cannot be played: its
     ``config`` does not build the model, its ``model`` state is missing or does not fit it, its recorded
@@ -304,8 +323,7 @@ def evaluate_fullgame(
     if policy not in BASELINES:
         model, ckpt = load_alphastar(policy, device=device)
         res = model.cfg.raw_resolution
-        step_mul = step_mul or trained_step_mul(ckpt, policy) or DEFAULT_STEP_MUL
-    step_mul = step_mul or DEFAULT_STEP_MUL
+    step_mul, _ = effective_step_mul(step_mul, trained_step_mul(ckpt, policy) if model is not None else None)
     kw = dict(
         step_mul=step_mul,
         game_steps_per_episode=game_steps_per_episode,
