@@ -67,13 +67,13 @@ from sc2_envs.smac_actions import alive_mask
 from sc2_envs.training import allocator
 from sc2_envs.training.async_learner import (
     ACTOR_SPAWN_KEY,  # noqa: F401 - public name of this script (tests, docs)
+    LEARNER_LOG,
     RESUME_CHANGEABLE,  # noqa: F401 - the flags --resume may change (Args.resume)
     AsyncLearnerRun,
     EpisodeStats,
     LearnerPieces,
     actor_progress,
     actor_seed,
-    discard_unstarted_run,
     exit_process,
     print_configuration,
     start_learner_run,
@@ -83,6 +83,7 @@ from sc2_envs.training.async_learner_checks import is_full_game
 from sc2_envs.training.checkpoints import save_checkpoint
 from sc2_envs.training.cli import flowing_help, given_fields, refuse_computed_flags
 from sc2_envs.training.learner_models import fullgame_pieces, smac_models
+from sc2_envs.training.run import discard_unstarted_run
 
 ALGORITHM = os.path.basename(__file__)[: -len(".py")]  # recorded in every checkpoint (models.save_checkpoint)
 SCRIPT = f"{ALGORITHM}.py"  # a resume file names the script that wrote it
@@ -437,7 +438,9 @@ def main(args: Args, given: frozenset[str] | None = None) -> int:
     (``given_fields``; None: those that differ from their defaults), which ``--resume`` applies or checks."""
     # --resume (RESUME_CHANGEABLE), the flag checks, the learner's device and threads, the run folder
     args, resumed, run_dir, device, notes = start_learner_run(args, Args(), given, SCRIPT)
-    with discard_unstarted_run(run_dir, resumed):  # failed before training started: leave no run folder
+    with discard_unstarted_run(
+        run_dir, resumed is not None, LEARNER_LOG
+    ):  # failed before training started: leave no run folder
         return train(args, run_dir, resumed, device, notes)
 
 

@@ -66,13 +66,13 @@ from sc2_envs.sim.rules.features import N_ACTIONS_NO_ATTACK
 from sc2_envs.smac_actions import STOP
 from sc2_envs.training.bc_checks import check_args, check_data, check_demo_layout, check_size
 from sc2_envs.training.bc_data import SmacData
-from sc2_envs.training.bc_epochs import DiscardUnstartedRun, end_epoch, open_run_dir, resume_run, resume_training
+from sc2_envs.training.bc_epochs import end_epoch, open_run_dir, resume_run, resume_training
 from sc2_envs.training.bc_labels import dropped_share, effective_shares, load_target, per_action, share_table
 from sc2_envs.training.bc_selection import fullgame_play, fullgame_play_stride, select, smac_play
 from sc2_envs.training.bc_validation import accuracy_text, replay_validate, smac_validate
 from sc2_envs.training.checkpoints import save_checkpoint
 from sc2_envs.training.cli import cli_error, flowing_help, given_fields
-from sc2_envs.training.run import GracefulStop, tune_allocator
+from sc2_envs.training.run import RESUME_FILE, GracefulStop, discard_unstarted_run, tune_allocator
 from sc2_envs.training.wait_policy import wait_policy_line
 
 SCRIPT = os.path.basename(__file__)  # run_meta.json records it; --resume continues only this script's runs
@@ -501,7 +501,7 @@ def main(args: Args, stop: GracefulStop | None = None, given: frozenset[str] | N
     print(wait_policy_line())
     stop = stop or GracefulStop()
     # SIGINT / SIGTERM: finish the epoch, write its checkpoint and resume.pt, return
-    with DiscardUnstartedRun(run_dir, resumed=resumed is not None), stop:
+    with discard_unstarted_run(run_dir, resumed is not None, RESUME_FILE), stop:
         run = run_smac if (root / "meta.json").exists() else run_replays
         return run(args, run_dir, device, resumed, stop)
 

@@ -159,14 +159,14 @@ def test_the_average_window_ends_at_the_pick_when_it_can(pick, window, epochs, s
 
 
 def test_a_run_failing_before_its_first_epoch_leaves_no_folder_and_a_started_one_keeps_it(tmp_path):
-    from sc2_envs.training.bc_epochs import DiscardUnstartedRun
+    from sc2_envs.training.run import RESUME_FILE, discard_unstarted_run
 
     fresh, started = tmp_path / "fresh", tmp_path / "started"
     fresh.mkdir()
     started.mkdir()
     (started / "resume.pt").write_bytes(b"")
     for folder in (fresh, started):
-        with pytest.raises(ValueError) as info, DiscardUnstartedRun(folder, resumed=False):
+        with pytest.raises(ValueError) as info, discard_unstarted_run(folder, False, RESUME_FILE):
             raise ValueError("too little data")
         assert info.value.before_training is (folder == fresh)
     assert not fresh.exists() and started.exists()

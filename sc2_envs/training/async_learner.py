@@ -19,7 +19,7 @@
 
 Before it: :func:`start_learner_run` (``--resume`` through :func:`resume_learner_args`, the flag checks,
 the learner's device and thread count, :func:`open_run_dir`: a new run folder with ``run_meta.json``,
-or a note in the resumed one) and :func:`discard_unstarted_run`; after it :func:`exit_process`. Actor
+or a note in the resumed one) and :func:`sc2_envs.training.run.discard_unstarted_run`; after it :func:`exit_process`. Actor
 seeds come from :func:`actor_seed` (seed splitting, a new stream per restart and per resumption); an
 actor keeps its episode statistics in :class:`EpisodeStats` and prints its progress with
 :func:`actor_progress`.
@@ -34,15 +34,13 @@ the env steps received from the actors.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import multiprocessing as mp
 import os
-import shutil
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -320,19 +318,6 @@ def open_run_dir(args: Any, resumed: dict | None, run_dir: Path | None, script: 
     else:
         note_resume(run_dir, from_global_step=resumed["global_step"], session=args.session, config=args, device=device)
     return run_dir
-
-
-@contextlib.contextmanager
-def discard_unstarted_run(run_dir: Path, resumed: dict | None) -> Iterator[None]:
-    """Remove a new run folder when the block raises before the learner opened its event log (bad input found
-    while building the models, a missing Ray): a run that never trained leaves no folder. A resumed run's
-    folder is always kept."""
-    try:
-        yield
-    except BaseException:
-        if resumed is None and not (run_dir / LEARNER_LOG).exists():
-            shutil.rmtree(run_dir, ignore_errors=True)
-        raise
 
 
 def print_configuration(args: Any, run_dir: Path, notes: tuple[str, ...] = ()) -> None:

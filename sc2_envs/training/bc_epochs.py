@@ -5,7 +5,7 @@ A behaviour-cloning run counts epochs, not env steps, so it keeps its own small 
 signals). The algorithm file calls, in order:
 
 * :func:`resume_run` (``--resume``) and :func:`open_run_dir`, then trains inside
-  :class:`DiscardUnstartedRun`, which removes the folder of a run that failed before its first epoch;
+  (``sc2_envs.training.run.discard_unstarted_run`` removes the folder of a run that failed before its first epoch);
 * :func:`resume_training` before the first epoch of a resumed run;
 * :func:`end_epoch` after every epoch: the epoch's record goes to the history and to TensorBoard
   (:func:`log_scalars`, the epoch as the step), ``resume.pt`` is rewritten (:func:`save_epoch`), and a
@@ -16,7 +16,6 @@ The selection that follows the last epoch is :mod:`sc2_envs.training.bc_selectio
 
 from __future__ import annotations
 
-import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -38,7 +37,6 @@ from sc2_envs.training.run import (
 )
 
 __all__ = [
-    "DiscardUnstartedRun",
     "end_epoch",
     "log_scalars",
     "open_run_dir",
@@ -143,33 +141,6 @@ def open_run_dir(args: Any, data_name: str, script: str, device: torch.device, r
         run_dir = make_run_dir("runs", f"{data_name}__{args.exp_name}__{args.seed}__{int(time.time())}")
     write_run_meta(run_dir, args, run_name=run_dir.name, script=script, device=str(device))
     return run_dir
-
-
-class DiscardUnstartedRun:
-    """Context manager around training: a run that fails before its first epoch ends leaves no folder.
-
-    On an exception, the folder is removed unless the run was resumed or has written ``resume.pt``, and
-    the exception gets ``before_training`` (True when the folder was removed), which the command line
-    reads to tell bad input (one line, exit status 2) from a failure in training (the traceback).
-    The exception is never swallowed.
-    """
-
-    def __init__(self, run_dir: Path, resumed: bool):
-        self.run_dir = Path(run_dir)
-        self.resumed = resumed
-
-    def __enter__(self) -> DiscardUnstartedRun:
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> bool:
-        if exc is None:
-            return False
-        started = self.resumed or (self.run_dir / RESUME_FILE).exists()
-        if not started:  # e.g. too little data: nothing of the run is worth keeping
-            shutil.rmtree(self.run_dir, ignore_errors=True)
-        if isinstance(exc, Exception):
-            exc.before_training = not started
-        return False
 
 
 def _generator_state(g: torch.Generator | Any) -> Any:

@@ -14,6 +14,7 @@ The layout follows CleanRL's ``runs/{run_name}`` folders (``cleanrl/ppo.py``).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import datetime
@@ -22,10 +23,12 @@ import math
 import os
 import platform
 import random
+import shutil
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TextIO
@@ -469,3 +472,29 @@ def truncate_csv(path: str | os.PathLike, column: str, last: float) -> int:
     kept = [rows[0]] + [r for r in rows[1:] if r and float(r[col]) <= last]
     write_atomic(path, lambda f: csv.writer(f).writerows(kept), binary=False)
     return len(kept) - 1
+
+
+@contextlib.contextmanager
+def discard_unstarted_run(run_dir: str | os.PathLike, resumed: bool, started_file: str) -> Iterator[None]:
+    """Around a run's start: a new run that fails before it started leaves no folder.
+
+    On an exception the folder is removed unless the run was resumed or ``run_dir / started_file``
+    exists (the file a run writes once it has started: the learner's event log, the first
+    ``resume.pt``), and the exception gets ``before_training`` (True when the folder was removed),
+    which a command line reads to tell bad input (one line, exit status 2) from a failure in training.
+    The exception is never swallowed.
+
+    Args:
+        run_dir: the run folder.
+        resumed: the run continues an earlier one (its folder is always kept).
+        started_file: name of the file whose presence says the run has started.
+    """
+    try:
+        yield
+    except BaseException as exc:
+        started = resumed or (Path(run_dir) / started_file).exists()
+        if not started:  # e.g. bad input found while building the models: nothing worth keeping
+            shutil.rmtree(run_dir, ignore_errors=True)
+        if isinstance(exc, Exception):
+            exc.before_training = not started
+        raise
