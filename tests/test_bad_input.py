@@ -136,6 +136,59 @@ def test_a3c_upgo_unknown_map_is_one_line_before_any_run_folder(tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
+def test_happo_gnn_mistyped_map_gets_the_suggestion_make_batched_gives(tmp_path):
+    repo = Path(__file__).resolve().parents[1]
+    with pytest.raises(ValueError) as api:
+        sc2_envs.make_batched("protoss_5_vs5", num_envs=1)
+    assert "(did you mean 'protoss_5_vs_5'?)" in str(api.value)
+    env = dict(os.environ, PYTHONPATH=str(repo), OMP_NUM_THREADS="1")
+    res = subprocess.run(
+        [sys.executable, str(repo / "algos" / "happo_gnn.py"), "--no-cuda", "--map", "protoss_5_vs5"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
+    )
+    assert res.returncode == 2
+    assert res.stderr.strip().startswith(
+        "happo_gnn.py: error: --map 'protoss_5_vs5' (did you mean 'protoss_5_vs_5'?): expected one of 10m_vs_11m, "
+    ), res.stderr[-2000:]
+    assert not (tmp_path / "runs").exists()
+
+
+def test_mistyped_names_among_several_maps_and_eval_maps_each_get_their_suggestion(capsys):
+    from dataclasses import replace
+
+    from conftest import load_algo
+
+    base = replace(load_algo("happo_gnn").Args(), num_envs=4, num_steps=8, total_timesteps=32)
+    for change, message in (
+        (
+            {"map": ("3m", "protoss_5_vs5", "qqqq")},
+            "(unknown: ['protoss_5_vs5', 'qqqq']; 'protoss_5_vs5' (did you mean 'protoss_5_vs_5'?))",
+        ),
+        (
+            {"map": ("3m",), "eval_maps": ("qqqq", "zerg_5_vs_55")},
+            "--eval-maps qqqq zerg_5_vs_55: unknown ['qqqq', 'zerg_5_vs_55']; 'zerg_5_vs_55' (did you mean 'zerg_5_vs_5'?); "
+            "expected names of sc2_envs.list_maps('all')",
+        ),
+    ):
+        with pytest.raises(SystemExit):
+            check_training_args(replace(base, **change))
+        assert message in capsys.readouterr().err
+
+
+def test_a3c_upgo_mistyped_map_gets_the_suggestion():
+    from conftest import load_algo
+
+    from sc2_envs.training.async_learner_checks import check_map_and_teacher
+
+    with pytest.raises(SystemExit, match=r"--map '2s3Z' \(did you mean '2s3z'\?\); expected one of 10m_vs_11m, "):
+        check_map_and_teacher(load_algo("a3c_upgo").Args(map="2s3Z"))
+
+
 @pytest.mark.parametrize("case", ["missing", "text", "npy", "fps0"])
 def test_render_cli_reports_a_bad_replay_in_one_line(tmp_path, capsys, case):
     from sc2_envs.render import main

@@ -14,6 +14,7 @@ from typing import Any
 from models import ACTOR_TYPES
 from sc2_envs.training.checkpoints import load_torch_file
 from sc2_envs.training.cli import check_finite_flags, check_out_dir, cli_error
+from sc2_envs.validation import did_you_mean
 
 FULL_GAME_MAPS = ("Simple64",)
 """``--map`` values that train ``AlphaStarPolicy`` on FullGame-v0 (``--env-backend sim``: the lite engine)."""
@@ -211,7 +212,8 @@ def check_map_and_teacher(args: Any) -> None:
             raise SystemExit(f"--env-factory builds SMAC envs; --map {args.map} plays FullGame-v0")
         check_fullgame_env_flags(args)
     elif not args.env_factory and args.map not in list_maps():
-        raise SystemExit(f"--map {args.map!r}; expected one of {', '.join(list_maps() + list(FULL_GAME_MAPS))}")
+        choices = list_maps() + list(FULL_GAME_MAPS)
+        raise SystemExit(f"--map {args.map!r}{did_you_mean(args.map, choices)}; expected one of {', '.join(choices)}")
     else:
         check_no_full_game_flags(args)
     if args.kl_coef > 0 and not args.teacher:

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sc2_envs.validation import did_you_mean
+
 
 def cli_error(message: str, prog: str | None = None) -> None:
     """Print ``<prog>: error: <message>`` (one line) to stderr and exit with status 2.
@@ -81,6 +83,12 @@ def check_loss_flags(args: Any) -> None:
             cli_error(f"--{flag.replace('_', '-')} {getattr(args, flag)!r}: expected {expected}")
 
 
+def close_names(names: list[str], valid: list[str]) -> str:
+    """``"; 'protoss_5_vs5' (did you mean 'protoss_5_vs_5'?)"`` for each of ``names`` that has a close
+    match in ``valid`` (the suggestion ``make_batched`` gives for the same name); ``""`` when none has."""
+    return "".join(f"; {n!r}{did_you_mean(n, valid)}" for n in names if did_you_mean(n, valid))
+
+
 def check_eval_maps(eval_maps: Any, train_maps: list[str], backend: str, valid_maps: list[str]) -> None:
     """Refuse a bad ``--eval-maps`` of a training script (maps played zero-shot at every evaluation).
 
@@ -102,7 +110,10 @@ def check_eval_maps(eval_maps: Any, train_maps: list[str], backend: str, valid_m
     shown = " ".join(map(str, names))
     unknown = [m for m in names if m not in valid_maps]
     if unknown:
-        cli_error(f"--eval-maps {shown}: unknown {unknown}; expected names of sc2_envs.list_maps('all')")
+        cli_error(
+            f"--eval-maps {shown}: unknown {unknown}{close_names(unknown, valid_maps)}; "
+            "expected names of sc2_envs.list_maps('all')"
+        )
     if len(set(names)) < len(names):
         cli_error(f"--eval-maps {shown}: expected distinct maps")
     trained = [m for m in names if m in train_maps]
@@ -361,11 +372,15 @@ def check_training_args(args: Any) -> None:
     maps = list(args.map)
     if not maps:
         cli_error("--map: expected at least one map name")
-    bad = [m for m in maps if m not in list_maps("all")]
+    valid = list_maps("all")
+    bad = [m for m in maps if m not in valid]
     if bad:
-        shown = repr(maps[0]) if len(maps) == 1 else " ".join(maps)
+        # the suggestion make_batched gives for the same name (sc2_envs.validation.did_you_mean)
+        shown = repr(maps[0]) + did_you_mean(maps[0], valid) if len(maps) == 1 else " ".join(maps)
         cli_error(
-            f"--map {shown}: expected one of " + ", ".join(list_maps("all")) + (f" (unknown: {bad})" if len(maps) > 1 else "")
+            f"--map {shown}: expected one of "
+            + ", ".join(valid)
+            + (f" (unknown: {bad}{close_names(bad, valid)})" if len(maps) > 1 else "")
         )
     if len(set(maps)) < len(maps):
         cli_error(f"--map {' '.join(maps)}: expected distinct maps (each map gets its own simulator)")

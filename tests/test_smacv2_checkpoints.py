@@ -1,0 +1,103 @@
+"""The shipped SMACv2 checkpoints (``checkpoints/smacv2/``) and the figures documented for them.
+
+``checkpoints/smacv2/<scenario>_seed<S>.pt``: HAPPO with the count-invariant GNN actors trained on one
+SMACv2 scenario (``checkpoints/README.md``, "SMACv2 scenarios"; ``docs/smacv2.md``). Each
+``final_eval_seed<E>.csv`` holds the greedy win rates of the folder's checkpoints on evaluation seed
+``E`` (100 episodes per scenario) as ``algos/eval_transfer.py`` wrote them; ``evals/`` the in-training
+evaluations of each run.
+"""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+import torch
+from conftest import REPO, load_algo
+
+import models
+import sc2_envs
+from sc2_envs.training.checkpoints import CHECKPOINT_FORMAT
+
+FOLDER = REPO / "checkpoints" / "smacv2"
+SHIPPED = {  # file -> (training scenario, seed, env steps)
+    "protoss_5_vs_5_seed1.pt": ("protoss_5_vs_5", 1, 1_996_800),
+}
+EVAL_SEEDS = (101, 102)
+TARGETS = ("protoss_5_vs_5", "protoss_10_vs_10", "protoss_20_vs_20")
+
+
+def _rows(eval_seed: int) -> list[dict]:
+    with open(FOLDER / f"final_eval_seed{eval_seed}.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_the_folder_ships_the_listed_checkpoints_and_each_loads_without_pickled_code():
+    assert sorted(p.name for p in FOLDER.glob("*.pt")) == sorted(SHIPPED)
+    for file, (scenario, seed, steps) in SHIPPED.items():
+        ckpt = torch.load(FOLDER / file, weights_only=True)
+        assert ckpt["format"] == CHECKPOINT_FORMAT and ckpt["algorithm"] == "happo_gnn"
+        assert ckpt["config"]["map_name"] == scenario and ckpt["config"]["actor_type"] == "gnn"
+        assert ckpt["args"]["seed"] == seed and int(ckpt["global_step"]) == steps
+        assert (FOLDER / "evals" / f"{file.removesuffix('.pt')}_eval.csv").is_file()
+
+
+@pytest.mark.parametrize("target", ["protoss_5_vs_5", "protoss_10_vs_10"])
+def test_the_protoss_5v5_checkpoint_plays_legal_greedy_actions_on_its_scenario_and_a_larger_one(target):
+    env = sc2_envs.make_batched(target, num_envs=3, seed=7)
+    info = env.get_env_info()
+    policy, critic, _ = models.load_checkpoint(str(FOLDER / "protoss_5_vs_5_seed1.pt"), info)
+    policy.eval()
+    out = env.reset()
+    n = info["n_agents"]
+    with torch.no_grad():
+        for _ in range(5):
+            actions, logp = policy.act(out["obs"], out["avail_actions"], greedy=True)
+            again, _ = policy.act(out["obs"], out["avail_actions"], greedy=True)
+            assert actions.shape == (3, n) and logp.shape == (3, n) and actions.dtype == torch.int64
+            assert torch.equal(actions, again)  # greedy: the same observation gives the same actions
+            chosen = out["avail_actions"].gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+            assert bool(chosen.all()), "a greedy action is not available"
+            assert torch.isfinite(logp).all()
+            value = critic(out["state"])
+            assert value.shape == (3,) and torch.isfinite(value).all()
+            out = env.step(actions)
+
+
+@pytest.mark.parametrize("eval_seed", EVAL_SEEDS)
+def test_each_final_evaluation_file_holds_100_episodes_per_target_of_the_shipped_file(eval_seed):
+    rows = _rows(eval_seed)
+    assert sorted(r["target_map"] for r in rows) == sorted(TARGETS)
+    for r in rows:
+        assert r["checkpoint"] == "checkpoints/smacv2/protoss_5_vs_5_seed1.pt" and not r["error"]
+        assert r["source_map"] == "protoss_5_vs_5" and int(r["source_steps"]) == 1_996_800
+        assert int(r["episodes"]) == 100 and float(r["win_rate"]) == int(r["wins"]) / 100
+        assert float(r["ci_low"]) <= float(r["win_rate"]) <= float(r["ci_high"])
+
+
+@pytest.mark.slow  # 100 episodes: 5-40 s on a shared 2-core machine
+def test_a_documented_figure_replays_exactly():
+    """protoss_5_vs_5 on evaluation seed 102: the same episodes, wins and mean length as in its file."""
+    et = load_algo("eval_transfer")
+    (want,) = [r for r in _rows(102) if r["target_map"] == "protoss_5_vs_5"]
+    row = et.evaluate_transfer(str(FOLDER / "protoss_5_vs_5_seed1.pt"), "protoss_5_vs_5", episodes=100, seed=102)
+    assert (row.episodes, row.wins) == (100, int(want["wins"]))
+    assert row.mean_length == pytest.approx(float(want["mean_length"]), abs=1e-9)
+
+
+def test_the_docs_table_shows_the_final_evaluation_files():
+    """Every ``w [lo, hi] (r x)`` cell of the 2M table in docs/smacv2.md is its final_eval row, and ``r``
+    the ratio of a zero-shot win rate to the protoss_5_vs_5 one on the same evaluation seed."""
+    lines = (REPO / "docs" / "smacv2.md").read_text().splitlines()
+    table = [line for line in lines if line.startswith("| `protoss_5_vs_5_seed1.pt` |")]
+    assert sorted(int(line.split("|")[2]) for line in table) == list(EVAL_SEEDS)
+    for line in table:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rate = {r["target_map"]: r for r in _rows(int(cells[1]))}
+        source = float(rate[TARGETS[0]]["win_rate"])
+        for target, cell in zip(TARGETS, cells[2:], strict=True):
+            r = rate[target]
+            want = f"{float(r['win_rate']):.2f} [{float(r['ci_low']):.2f}, {float(r['ci_high']):.2f}]"
+            if target != TARGETS[0]:
+                want += f" ({float(r['win_rate']) / source:.2f}x)"
+            assert cell == want, (cells[1], target)
