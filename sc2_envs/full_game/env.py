@@ -11,6 +11,8 @@
 | reward | 0 until the end, then +1 win / -1 loss / 0 tie (``PlayerResult``) |
 | time | one step advances ``step_mul`` game loops, or ``max(delay, 1)`` when ``step_mul=None`` |
 | end | game over -> terminated; ``game_steps_per_episode`` loops reached -> truncated |
+| info | numbers only (``spec.step_info``): ``game_loop``, ``action_errors`` (2,) int32 ActionResult |
+| | codes, ``invalid_action`` (``spec.InvalidAction``); at the end ``outcome`` / ``episode_limit`` |
 
 Two backends share these spaces (``make_full_game_env``, the registered entry point):
 ``backend="lite"`` (the default) runs the embedded lite engine (``sc2_envs.lite``: Simple64,
