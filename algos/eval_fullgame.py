@@ -34,7 +34,8 @@ figures of the one it picked are biased upwards there: report a win rate on a se
 ``AlphaStarPolicy`` checkpoint (or one whose config, model or recorded step_mul is invalid), an unknown
 ``--policy``, a flag out of its range (``--games 0``, ``--seed -3``, ``--noop-prob 1.5``, an ``--enemy-start``
 off the raw grid), a ``--device`` torch cannot use or a ``--csv`` that cannot be written ends the script
-before any game with one line naming the value (exit status 1). On the real game, minerals and kills are read from the lite engine only and print
+before any game with one line naming the flag and its value (``eval_fullgame.py: error: ...``, exit status 2,
+as argparse and tyro report a bad command line). On the real game, minerals and kills are read from the lite engine only and print
 as n/a, and ``scripted`` needs ``--enemy-start COL ROW``.
 """
 
@@ -56,7 +57,7 @@ import torch
 import tyro
 
 from sc2_envs.training.checkpoints import load_torch_file
-from sc2_envs.training.cli import check_out_dir
+from sc2_envs.training.cli import check_out_dir, cli_error
 from sc2_envs.training.fullgame_evaluation import (
     BASELINE_RAW_RESOLUTION,
     BASELINES,
@@ -108,10 +109,11 @@ class Args:
 
 
 def check_args(args: Args) -> None:
-    """Refuse a command line before any game is played.
+    """Refuse a command line before any game is played (:func:`main` prints the message as a usage error).
 
     Raises:
-        SystemExit: nothing to evaluate; a missing or non-AlphaStar checkpoint, one whose ``config`` / ``model``
+        ValueError: ``"--flag value: expected ..."`` (one line, naming the flag, its value and what was expected)
+            for nothing to evaluate; a missing or non-AlphaStar checkpoint, one whose ``config`` / ``model``
             do not build the model, or whose ``bc`` / ``rl`` record or recorded step_mul is invalid
             (``fullgame_evaluation.check_fullgame_checkpoint``); an unknown baseline or backend,
             ``--games``/``--num-envs`` below 1, ``--step-mul`` below 0, ``--seed`` outside [0, 2**63 - 1]
@@ -123,48 +125,44 @@ def check_args(args: Args) -> None:
     from models.alphastar import CHECKPOINT_FORMAT
 
     if not args.checkpoints and not args.policy:
-        raise SystemExit("eval_fullgame: nothing to evaluate; give --checkpoints FILE ... and/or --policy random scripted")
+        raise ValueError("nothing to evaluate; give --checkpoints FILE ... and/or --policy random scripted")
     bad = [p for p in args.policy if p not in BASELINES]
     if bad:
-        raise SystemExit(f"eval_fullgame --policy {bad}: expected names from {list(BASELINES)}")
+        raise ValueError(f"--policy {' '.join(args.policy)}: unknown {bad}; expected names from {list(BASELINES)}")
     for p in args.checkpoints:
         if not os.path.isfile(p):
-            raise SystemExit(f"eval_fullgame: no such checkpoint file {p!r}")
+            raise ValueError(f"--checkpoints {p!r}: no such checkpoint file")
         try:
             ckpt = load_torch_file(p)
         except (OSError, ValueError) as e:  # a text file, a truncated file: say which and why
-            raise SystemExit(f"eval_fullgame: {e}") from None
+            raise ValueError(f"--checkpoints {e}") from None
         if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-            raise SystemExit(f"eval_fullgame: {p!r} is not a {CHECKPOINT_FORMAT} checkpoint (models.alphastar.save_alphastar)")
+            raise ValueError(f"--checkpoints {p!r}: not a {CHECKPOINT_FORMAT} checkpoint (models.alphastar.save_alphastar)")
         try:
             check_fullgame_checkpoint(p, ckpt)
-        except ValueError as e:
-            raise SystemExit(f"eval_fullgame --checkpoints {e}") from None
+        except ValueError as e:  # "<path>: its ... record ..."
+            raise ValueError(f"--checkpoints {e}") from None
     for name in ("games", "num_envs"):
         if getattr(args, name) < 1:
-            raise SystemExit(f"eval_fullgame --{name.replace('_', '-')} {getattr(args, name)}: expected an integer >= 1")
+            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: expected an integer >= 1")
     if args.step_mul < 0:
-        raise SystemExit(
-            f"eval_fullgame --step-mul {args.step_mul}: expected game loops per decision >= 1 (0: each policy's own)"
-        )
+        raise ValueError(f"--step-mul {args.step_mul}: expected game loops per decision >= 1 (0: each policy's own)")
     if not 0 <= args.seed <= 2**63 - 1:
-        raise SystemExit(f"eval_fullgame --seed {args.seed}: expected an integer in [0, {2**63 - 1}]")
+        raise ValueError(f"--seed {args.seed}: expected an integer in [0, {2**63 - 1}]")
     if args.torch_threads < 0:
-        raise SystemExit(f"eval_fullgame --torch-threads {args.torch_threads}: expected an integer >= 0 (0: torch's default)")
+        raise ValueError(f"--torch-threads {args.torch_threads}: expected an integer >= 0 (0: torch's default)")
     if not 0.0 <= args.noop_prob <= 1.0:  # NaN fails this too
-        raise SystemExit(f"eval_fullgame --noop-prob {args.noop_prob}: expected a probability in [0, 1]")
+        raise ValueError(f"--noop-prob {args.noop_prob}: expected a probability in [0, 1]")
     if args.game_steps_per_episode < 0:
-        raise SystemExit(f"eval_fullgame --game-steps-per-episode {args.game_steps_per_episode}: expected >= 0 (0: no limit)")
+        raise ValueError(f"--game-steps-per-episode {args.game_steps_per_episode}: expected >= 0 (0: no limit)")
     if args.backend not in ("lite", "sc2"):
-        raise SystemExit(f"eval_fullgame --backend {args.backend!r}: expected 'lite' or 'sc2'")
+        raise ValueError(f"--backend {args.backend!r}: expected 'lite' or 'sc2'")
     if "scripted" in args.policy and args.backend == "sc2" and args.enemy_start is None:
-        raise SystemExit("eval_fullgame --policy scripted --backend sc2 needs --enemy-start COL ROW (the raw-grid start)")
+        raise ValueError("--policy scripted --backend sc2: expected --enemy-start COL ROW (the raw-grid start)")
     r = BASELINE_RAW_RESOLUTION
     if args.enemy_start is not None and not all(0 <= c < r for c in args.enemy_start):
         col, row = args.enemy_start
-        raise SystemExit(
-            f"eval_fullgame --enemy-start {col} {row}: expected a cell of the {r}x{r} raw grid (col, row in [0, {r - 1}])"
-        )
+        raise ValueError(f"--enemy-start {col} {row}: expected a cell of the {r}x{r} raw grid (col, row in [0, {r - 1}])")
     check_device(args.device)
     check_csv(args.csv)
 
@@ -173,13 +171,13 @@ def check_device(device: str) -> None:
     """Refuse a ``--device`` torch cannot parse or allocate on (``cuda`` without a GPU, ``cuda:7`` on one GPU).
 
     Raises:
-        SystemExit: naming the device and torch's reason.
+        ValueError: naming the device and torch's reason.
     """
     try:
         torch.zeros(1, device=torch.device(device))
     except (RuntimeError, AssertionError, ValueError) as e:  # a bad name, or a device this torch cannot reach
         reason = " ".join(str(e).split())
-        raise SystemExit(f"eval_fullgame --device {device!r}: torch cannot use it ({reason:.200})") from None
+        raise ValueError(f"--device {device!r}: torch cannot use it ({reason:.200})") from None
 
 
 def check_csv(path: str) -> None:
@@ -187,15 +185,15 @@ def check_csv(path: str) -> None:
     cannot be created or written (``cli.check_out_dir`` on the parent). Empty: the default under ``runs/``.
 
     Raises:
-        SystemExit: naming the value and what is in the way.
+        ValueError: naming the value and what is in the way.
     """
     out = Path(path or "runs/eval_fullgame.csv")
     if out.is_dir():
-        raise SystemExit(f"eval_fullgame --csv {path!r} is a folder; expected a file to write the rows to")
+        raise ValueError(f"--csv {path!r} is a folder; expected a file to write the rows to")
     try:
         check_out_dir(out.parent, "--csv")
     except ValueError as e:
-        raise SystemExit(f"eval_fullgame {e} (the folder of --csv {path or str(out)!r})") from None
+        raise ValueError(f"{e} (the folder of --csv {path or str(out)!r})") from None
 
 
 def selection_seed(path: str) -> int | None:
@@ -209,7 +207,17 @@ def selection_seed(path: str) -> int | None:
 
 
 def main(args: Args) -> list:
-    check_args(args)
+    """Evaluate every policy of ``args`` and write the CSV; returns the rows.
+
+    Raises:
+        SystemExit: status 2 with one line ``eval_fullgame.py: error: --flag value: expected ...`` on stderr
+            (``cli.cli_error``, argparse's and tyro's convention for a bad command line) for what
+            :func:`check_args` refuses, before any game.
+    """
+    try:
+        check_args(args)
+    except ValueError as e:
+        cli_error(str(e))
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
     out = Path(args.csv or f"runs/eval_fullgame__{args.seed}__{int(time.time())}.csv")

@@ -3,7 +3,8 @@
 ``docs/results.md`` is the one page of current results. Three blocks of Markdown are generated, each
 between markers (``<!-- figures:NAME begin ... -->`` ... ``<!-- figures:NAME end -->``):
 
-* ``results`` in ``docs/results.md`` and ``readme`` in ``README.md``: rendered from
+* ``results`` in ``docs/results.md`` and ``readme`` in ``README.md`` (its rows marked ``readme``, each
+  with the command that produced it): rendered from
   ``benchmarks/results.json`` (the latest figure of each benchmark with its command, commit, date and
   machine, recorded when the benchmark was last run) and, for the transfer rows, from the shipped
   ``final_eval.csv`` of each checkpoint folder (the median over its seeds);
@@ -306,14 +307,31 @@ def render_results(data: dict) -> str:
     return "\n".join(out).rstrip("\n")
 
 
+def row_commands(rows: list[dict], i: int) -> list[str]:
+    """The commands that produced ``rows[i]``: its own, or, for ``"(the same run)"``, those of the nearest
+    row above it with commands (rows of one section).
+
+    Raises:
+        ValueError: no row up to ``i`` names a command.
+    """
+    for r in reversed(rows[: i + 1]):
+        commands = [r["command"]] if isinstance(r["command"], str) else r["command"]
+        if not commands[0].startswith("("):
+            return commands
+    raise ValueError(f"{rows[i]['what']!r}: no command in it or in a row above it")
+
+
 def render_readme(data: dict) -> str:
-    """The ``readme`` block of README.md: the rows marked ``readme``, linking to their docs/results.md section."""
-    out = ["| result | figure | details |", "|---|---|---|"]
+    """The ``readme`` block of README.md: the rows marked ``readme``, linking to their docs/results.md section,
+    then the commands that produced each figure, so the README's own commands reproduce every figure it states."""
+    table = ["| result | figure | details |", "|---|---|---|"]
+    commands = ["```bash"]
     for sec in data["sections"]:
-        for r in sec["rows"]:
+        for i, r in enumerate(sec["rows"]):
             if "readme" in r:
-                out.append(f"| {r['readme']} | {result_text(r)} | [results](docs/results.md#{anchor(sec['title'])}) |")
-    return "\n".join(out)
+                table.append(f"| {r['readme']} | {result_text(r)} | [results](docs/results.md#{anchor(sec['title'])}) |")
+                commands += [f"# {r['readme']}", *row_commands(sec["rows"], i)]
+    return "\n".join([*table, "", *commands, "```"])
 
 
 def expected_blocks() -> list[tuple[Path, str, str]]:

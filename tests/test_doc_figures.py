@@ -168,3 +168,23 @@ def test_a_median_row_takes_the_median_over_seeds_and_bolds_training_maps(regen,
     assert regen.median_result({"median_of": "final_eval.csv", "maps": ["3m", "25m"]}) == "**3m 0.99**, 25m 0.91 (3 seeds)"
     with pytest.raises(ValueError, match="no figure for target map '8m'"):
         regen.median_result({"median_of": "final_eval.csv", "maps": ["8m"]})
+
+
+def test_the_readme_states_each_figure_beside_the_command_that_produced_it(regen):
+    """Every figure of the README's results table comes with the command that reproduces it (a row of
+    results.json measured in "(the same run)" as the row above takes that row's command)."""
+    data = json.loads(regen.RESULTS_JSON.read_text())
+    block = regen.current_block(regen.README.read_text(), "readme")
+    shown = 0
+    for sec in data["sections"]:
+        for i, r in enumerate(sec["rows"]):
+            if "readme" in r:
+                assert regen.result_text(r) in block, r["readme"]
+                commands = regen.row_commands(sec["rows"], i)
+                assert all(c in block for c in commands) and not commands[0].startswith("("), r["readme"]
+                shown += 1
+    assert shown == block.count("\n# ")
+    rows = [{"what": "a", "command": "python x.py"}, {"what": "b", "command": "(the same run)"}]
+    assert regen.row_commands(rows, 1) == ["python x.py"]
+    with pytest.raises(ValueError, match="'b': no command"):
+        regen.row_commands(rows[1:], 0)

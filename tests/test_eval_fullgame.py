@@ -82,24 +82,41 @@ def test_summary_has_the_wilson_interval_and_army_only_of_games_still_running():
         ({"policy": ("random",), "games": 0}, "--games 0"),
         ({"policy": ("random",), "backend": "pysc2"}, "--backend"),
         ({"policy": ("scripted",), "backend": "sc2"}, "--enemy-start"),
-        ({"policy": ("random",), "seed": -3}, r"^eval_fullgame --seed -3: expected an integer in \[0, "),
-        ({"policy": ("random",), "torch_threads": -2}, r"^eval_fullgame --torch-threads -2: expected an integer >= 0"),
-        ({"policy": ("random",), "noop_prob": 1.5}, r"^eval_fullgame --noop-prob 1.5: expected a probability in \[0, 1\]"),
-        ({"policy": ("random",), "noop_prob": float("nan")}, r"^eval_fullgame --noop-prob nan: expected a probability"),
+        ({"policy": ("random",), "seed": -3}, r"^--seed -3: expected an integer in \[0, "),
+        ({"policy": ("random",), "torch_threads": -2}, r"^--torch-threads -2: expected an integer >= 0"),
+        ({"policy": ("random",), "noop_prob": 1.5}, r"^--noop-prob 1.5: expected a probability in \[0, 1\]"),
+        ({"policy": ("random",), "noop_prob": float("nan")}, r"^--noop-prob nan: expected a probability"),
     ],
 )
 def test_bad_command_lines_stop_before_any_game(kw, message):
-    with pytest.raises(SystemExit, match=message):
+    with pytest.raises(ValueError, match=message):
         ev.check_args(ev.Args(**kw))
+
+
+def test_a_bad_flag_ends_the_script_with_one_usage_error_line_and_exit_status_2(tmp_path, capsys):
+    """As argparse, tyro and the other algos/ scripts (``cli.cli_error``): ``<prog>: error: <message>``, status 2;
+    the script once exited 1 with a different style."""
+    cmd = [sys.executable, str(REPO / "algos" / "eval_fullgame.py"), "--policy", "random", "--games", "0"]
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert res.returncode == 2 and res.stdout == "", (res.returncode, res.stdout[-2000:])
+    assert res.stderr == "eval_fullgame.py: error: --games 0: expected an integer >= 1\n"
+    with pytest.raises(SystemExit) as stop:  # main() itself, as a caller in Python sees it
+        ev.main(ev.Args(policy=("greedy",), csv=str(tmp_path / "x.csv")))
+    assert stop.value.code == 2
+    assert re.fullmatch(
+        r"\S+: error: --policy greedy: unknown \['greedy'\]; expected names from \[.*\]\n", capsys.readouterr().err
+    )
+    assert not (tmp_path / "x.csv").exists()
 
 
 def test_a_file_that_is_not_an_alphastar_checkpoint_is_refused(tmp_path):
     p = tmp_path / "x.pt"
     torch.save({"format": "something else"}, p)
-    with pytest.raises(SystemExit, match="not a sc2_envs.alphastar/1 checkpoint"):
+    with pytest.raises(ValueError, match="not a sc2_envs.alphastar/1 checkpoint"):
         ev.check_args(ev.Args(checkpoints=(str(p),)))
     (tmp_path / "t.txt").write_text("hello")
-    with pytest.raises(SystemExit, match="not a torch checkpoint"):
+    with pytest.raises(ValueError, match="not a torch checkpoint"):
         ev.check_args(ev.Args(checkpoints=(str(tmp_path / "t.txt"),)))
 
 
@@ -157,7 +174,7 @@ def test_an_invalid_recorded_step_mul_is_refused_naming_the_checkpoint_and_value
     path = _edited(tmp_path, "odd.pt", edit)
     with pytest.raises(ValueError, match=f"its {record} record's step_mul is {re.escape(repr(value))}; expected"):
         fe.trained_step_mul(torch.load(path, weights_only=True), path)
-    with pytest.raises(SystemExit, match=f"^eval_fullgame --checkpoints {re.escape(path)}: its {record} record's step_mul"):
+    with pytest.raises(ValueError, match=f"^--checkpoints {re.escape(path)}: its {record} record's step_mul"):
         ev.check_args(ev.Args(checkpoints=(path,)))
 
 
@@ -176,27 +193,27 @@ def test_an_invalid_recorded_step_mul_is_refused_naming_the_checkpoint_and_value
 )
 def test_a_checkpoint_with_bad_records_config_or_model_is_refused_in_check_args(tmp_path, edit, message):
     path = _edited(tmp_path, "odd.pt", edit)
-    with pytest.raises(SystemExit, match=f"^eval_fullgame --checkpoints {re.escape(path)}: {re.escape(message)}"):
+    with pytest.raises(ValueError, match=f"^--checkpoints {re.escape(path)}: {re.escape(message)}"):
         ev.check_args(ev.Args(checkpoints=(path,)))
 
 
 def test_a_csv_that_cannot_be_written_is_refused_before_any_game(tmp_path):
-    with pytest.raises(SystemExit, match="is a folder; expected a file"):
+    with pytest.raises(ValueError, match="is a folder; expected a file"):
         ev.check_args(ev.Args(policy=("random",), csv=str(tmp_path)))
     (tmp_path / "f").write_text("x")
-    with pytest.raises(SystemExit, match="is a file; expected a folder"):
+    with pytest.raises(ValueError, match="is a file; expected a folder"):
         ev.check_args(ev.Args(policy=("random",), csv=str(tmp_path / "f" / "sub" / "rows.csv")))
     ev.check_args(ev.Args(policy=("random",), csv=str(tmp_path / "new" / "rows.csv")))  # a new folder is fine
 
 
 @pytest.mark.parametrize("device", ["tpu", "cuda:99"])
 def test_a_device_torch_cannot_use_is_refused_before_any_game(device):
-    with pytest.raises(SystemExit, match=f"^eval_fullgame --device '{device}': torch cannot use it"):
+    with pytest.raises(ValueError, match=f"^--device '{device}': torch cannot use it"):
         ev.check_args(ev.Args(policy=("random",), device=device))
 
 
 def test_an_enemy_start_off_the_raw_grid_is_refused_in_check_args():
-    with pytest.raises(SystemExit, match=re.escape("--enemy-start -5 999: expected a cell of the 64x64 raw grid")):
+    with pytest.raises(ValueError, match=re.escape("--enemy-start -5 999: expected a cell of the 64x64 raw grid")):
         ev.check_args(ev.Args(policy=("scripted",), backend="sc2", enemy_start=(-5, 999)))
 
 
@@ -217,7 +234,7 @@ def test_a_checkpoint_plays_at_its_trained_step_mul_unless_step_mul_is_given(tmp
         ev.Args(checkpoints=(path,), games=1, num_envs=1, game_steps_per_episode=32, step_mul=8, csv=str(tmp_path / "b.csv"))
     )
     assert "decides every 8 game loops (--step-mul; it was trained to decide every 32)" in capsys.readouterr().out
-    with pytest.raises(SystemExit, match="--step-mul -8: expected game loops per decision >= 1"):
+    with pytest.raises(ValueError, match="--step-mul -8: expected game loops per decision >= 1"):
         ev.check_args(ev.Args(policy=("random",), step_mul=-8))
 
 

@@ -313,14 +313,16 @@ def test_bad_actions_name_the_value(ctx):
     action = convert.empty_action(ctx)
     with pytest.raises(ValueError, match="action_type=564 is not a raw function id"):
         convert.action_to_request(dict(action, action_type=564), tags, ctx)
-    with pytest.raises(convert.InvalidActionError, match="Train_Probe_quick.*needs selected_units"):
+    with pytest.raises(convert.InvalidActionError, match="Train_Probe_quick.*needs selected_units") as nothing:
         convert.action_to_request(dict(action, action_type=FN["Train_Probe_quick"]), tags, ctx)
+    assert nothing.value.code == spec.InvalidAction.NO_SELECTED_UNITS
     with pytest.raises(
         convert.InvalidActionError, match="selected_units index 6 points at a padding row; there are 4 entities"
-    ):
+    ) as padding:
         convert.action_to_request(
             dict(action, action_type=FN["Train_Probe_quick"], selected_units=np.array([6, 8, 8, 8])), tags, ctx
         )
+    assert padding.value.code == spec.InvalidAction.SELECTED_UNIT_IS_PADDING
     with pytest.raises(ValueError, match=r"target_location=\(64, 3\) is outside the raw grid"):
         convert.action_to_request(dict(action, action_type=168, target_location=np.array([64, 3])), tags, ctx)
     # found by a tester: queued=2 was read as True and a delay of -5 or 1000 (outside Discrete(128)) stepped
@@ -345,14 +347,16 @@ def test_every_sampled_action_converts_or_becomes_a_reported_no_op(env):
     env.action_space.seed(0)
     kinds = {"ok": 0, "invalid": 0}
     for _ in range(300):
-        request, reason = env.action_request(env.action_space.sample())
-        if reason is None:
+        request, error = env.action_request(env.action_space.sample())
+        if error is None:
             kinds["ok"] += 1
         else:
             kinds["invalid"] += 1
+            reason = str(error)
             assert request.actions == [] and (
                 "padding row" in reason or "needs selected_units" in reason or "target_unit" in reason
             )
+            assert error.code != spec.InvalidAction.NONE  # the number step() reports in info["invalid_action"]
     assert kinds["ok"] > 0 and kinds["invalid"] > 0
 
 
@@ -389,9 +393,28 @@ def test_check_env_against_real_starcraft(tmp_path):
         obs, info = env.reset(seed=1)
         assert env.observation_space.contains(obs)
         pid = env._proc._proc.pid
-        assert os.path.getsize(info["log_path"]) >= 0
+        assert os.path.getsize(env.log_path) >= 0 and set(info) == {"game_loop", "action_errors", "invalid_action"}
     finally:
         env.close()
     assert env._proc is None
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_info_codes_have_public_names_and_bad_codes_are_refused():
+    assert spec.action_result_name(9) == "NotEnoughMinerals" and spec.action_result_name(44) == "CantBuildLocationInvalid"
+    assert spec.action_result_name(np.int32(0)) == "None"  # the padding
+    with pytest.raises(ValueError, match="code=999 is not an ActionResult value"):
+        spec.action_result_name(999)
+    with pytest.raises(ValueError, match="code='9'; expected an int"):
+        spec.action_result_name("9")
+    assert spec.pad_action_errors([9]).tolist() == [9, 0] and spec.pad_action_errors([]).dtype == np.int32
+    with pytest.raises(ValueError, match=r"action errors \[9, 44, 2\]; expected at most 2"):
+        spec.pad_action_errors([9, 44, 2])
+    with pytest.raises(ValueError, match="expected at most 2 ActionResult error codes"):
+        spec.pad_action_errors([1])  # Success is not an error
+    assert spec.InvalidAction(2).name == "NO_SELECTED_UNITS"
+    info = spec.step_info(8, [9], spec.InvalidAction.TARGET_UNIT_IS_PADDING)
+    assert info["game_loop"] == 8 and info["action_errors"].tolist() == [9, 0] and info["invalid_action"] == 3
+    with pytest.raises(ValueError, match="4 is not a valid InvalidAction"):
+        spec.step_info(8, [], 4)

@@ -136,7 +136,11 @@ def test_malformed_actions_raise_and_padding_rows_become_reported_noops(env):
     sel = np.full(16, env.max_entities)
     sel[0] = env.max_entities - 1  # a padding row
     _, _, _, _, info = env.step({"action_type": FN["Stop_quick"], "selected_units": sel})
-    assert "padding row" in info["invalid_action"]
+    assert info["invalid_action"] == spec.InvalidAction.SELECTED_UNIT_IS_PADDING
+    _, _, _, _, info = env.step({"action_type": FN["Stop_quick"]})  # selected_units all EOF
+    assert info["invalid_action"] == spec.InvalidAction.NO_SELECTED_UNITS
+    _, _, _, _, info = env.step({"action_type": 0})
+    assert info["invalid_action"] == spec.InvalidAction.NONE == 0
 
 
 def test_a_refused_command_is_an_action_error_not_a_crash(env):
@@ -146,7 +150,8 @@ def test_a_refused_command_is_an_action_error_not_a_crash(env):
     _, _, _, _, info = env.step(
         {"action_type": FN["Build_Gateway_pt"], "selected_units": sel, "target_location": np.array([20, 20])}
     )
-    assert info["action_errors"] == [9]  # NotEnoughMinerals
+    assert info["action_errors"].tolist() == [9, 0]  # 0-padded to spec.MAX_ACTION_ERRORS
+    assert spec.action_result_name(int(info["action_errors"][0])) == "NotEnoughMinerals"
 
 
 @pytest.mark.filterwarnings("ignore:.*observation space (minimum|maximum) value is")  # FullGame-v0's unbounded Boxes
@@ -183,7 +188,8 @@ def test_vector_env_plays_random_legal_actions_inside_the_spaces():
         action = policy(obs)
         assert venv.action_space.contains(action)
         obs, reward, terminated, truncated, info = venv.step(action)
-    assert venv.observation_space.contains(obs) and len(info["action_errors"]) == 4
+    assert venv.observation_space.contains(obs)
+    assert info["action_errors"].shape == (4, spec.MAX_ACTION_ERRORS) and info["invalid_action"].shape == (4,)
 
 
 @pytest.mark.parametrize("minimap_resolution", [16, 64, 128])

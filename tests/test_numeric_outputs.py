@@ -136,3 +136,73 @@ def test_smac_and_smacv2_compat_step_infos_are_numbers():
             bad += non_numeric({"state": env.get_state(), "obs": np.stack(env.get_obs())}, type(env).__name__)
         env.close()
     assert not bad, sorted(set(bad))
+
+
+FULL_GAME = {"max_entities": 64, "max_selected": 8, "game_steps_per_episode": 48}  # 6 steps of 8 game loops
+
+
+def _full_game_extra():
+    from sc2_envs.full_game._deps import MissingDependencyError, require
+
+    try:
+        require("pysc2_evolved.lib.actions", "FullGame-v0")
+    except MissingDependencyError as e:
+        pytest.skip(f"the full-game extra is not usable here: {e}")
+
+
+def test_fullgame_v0_infos_are_numbers_with_the_reset_keys_at_every_step():
+    """FullGame-v0 once put the reason of an invalid action in a string and refused commands in a list of
+    varying length; sampled actions hit both (padding rows, refused commands)."""
+    _full_game_extra()
+    from sc2_envs.full_game import spec
+
+    env = gymnasium.make("sc2_envs/FullGame-v0", **FULL_GAME)
+    env.action_space.seed(0)
+    _, info = env.reset(seed=0)
+    keys, bad, codes = set(info), non_numeric(info), set()
+    done = False
+    while not done:
+        _, rew, term, trunc, info = env.step(env.action_space.sample())
+        bad += non_numeric({"rew": rew, "info": info})
+        assert keys <= set(info) <= keys | {"outcome", "episode_limit"}, sorted(info)
+        assert info["action_errors"].shape == (spec.MAX_ACTION_ERRORS,) and info["action_errors"].dtype == np.int32
+        codes.add(int(info["invalid_action"]))
+        done = term or trunc
+    assert not bad, sorted(set(bad))
+    assert keys == {"game_loop", "action_errors", "invalid_action"}
+    assert codes - {0}, "no sampled action was invalid: the test no longer covers invalid_action"
+    assert {spec.InvalidAction(c).name for c in codes} <= set(spec.InvalidAction.__members__)
+
+
+def test_fullgame_v0_infos_stack_in_gymnasiums_vector_env_and_the_lite_vector_env():
+    _full_game_extra()
+    from sc2_envs.full_game import spec
+    from sc2_envs.lite.env import LiteFullGameVectorEnv
+
+    venv = gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("sc2_envs/FullGame-v0", **FULL_GAME)] * 2)
+    lite = LiteFullGameVectorEnv(num_envs=2, **FULL_GAME)
+    for env in (venv, lite):
+        env.action_space.seed(0)
+        _, info = env.reset(seed=0)
+        bad = non_numeric(info)
+        for _ in range(8):  # past the end: the autoreset step
+            _, rew, term, trunc, info = env.step(env.action_space.sample())
+            bad += non_numeric({"rew": rew, "info": info})
+            assert info["action_errors"].shape == (2, spec.MAX_ACTION_ERRORS) and info["invalid_action"].shape == (2,)
+        env.close()
+        assert not bad, (type(env).__name__, sorted(set(bad)))
+
+
+def test_fullgame_v0_infos_are_read_by_torchrls_gym_wrapper():
+    """TorchRL's info reader takes its keys from the reset's info and reads each value's dtype."""
+    _full_game_extra()
+    pytest.importorskip("torchrl")
+    from torchrl.envs import GymWrapper
+
+    from sc2_envs.full_game import spec
+
+    env = GymWrapper(gymnasium.make("sc2_envs/FullGame-v0", **FULL_GAME))
+    env.auto_register_info_dict()  # runs TorchRL's check_env_specs
+    td = env.rollout(6)["next"]
+    assert td["action_errors"].shape == (6, spec.MAX_ACTION_ERRORS) and td["action_errors"].dtype == torch.int32
+    assert td["invalid_action"].shape == (6,) and td["game_loop"].tolist() == [8, 16, 24, 32, 40, 48]

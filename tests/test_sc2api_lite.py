@@ -72,7 +72,8 @@ def test_fullgame_v0_on_the_server_plays_the_direct_lite_game(sc2path):
                 obs_s, r_s, term_s, trunc_s, info_s = served.step(action)
                 obs_d, r_d, term_d, trunc_d, info_d = direct.step(action)
                 assert (r_s, term_s, trunc_s, info_s["game_loop"]) == (r_d, term_d, trunc_d, info_d["game_loop"])
-                errors += len(info_s["action_errors"])
+                assert info_s["invalid_action"] == info_d["invalid_action"]
+                errors += np.count_nonzero(info_s["action_errors"])  # fixed shape, 0-padded
                 steps += 1
                 if term_s or trunc_s:
                     break

@@ -25,10 +25,15 @@ class InvalidActionError(ValueError):
     """A well-formed action that cannot be executed on this observation.
 
     Raised for pointers to padding rows, a unit command with no selected unit, or a target
-    row that is not a real entity. ``FullGameEnv.step`` turns it into a no-op and reports
-    the reason in ``info["invalid_action"]`` (random policies and ``check_env`` sample such
-    actions); malformed actions (unknown action_type, bad target_location) stay ``ValueError``.
+    row that is not a real entity; ``code`` is the ``spec.InvalidAction`` value. ``FullGameEnv.step``
+    turns it into a no-op and reports ``code`` in ``info["invalid_action"]`` (random policies and
+    ``check_env`` sample such actions); malformed actions (unknown action_type, bad target_location)
+    stay ``ValueError``.
     """
+
+    def __init__(self, message: str, code: spec.InvalidAction):
+        super().__init__(message)
+        self.code = spec.InvalidAction(code)
 
 
 def _pb(name: str):
@@ -346,7 +351,10 @@ def _selected_indices(selected, n_real: int, max_entities: int) -> list[int]:
         if v == max_entities or v < 0:  # EOF (or -1 padding in datasets)
             break
         if v >= n_real:
-            raise InvalidActionError(f"selected_units index {int(v)} points at a padding row; there are {n_real} entities")
+            raise InvalidActionError(
+                f"selected_units index {int(v)} points at a padding row; there are {n_real} entities",
+                spec.InvalidAction.SELECTED_UNIT_IS_PADDING,
+            )
         out.append(int(v))
     return out
 
@@ -399,7 +407,10 @@ def action_to_request(action: dict, tags: np.ndarray, ctx: ObsContext):
         return request
     selected = _selected_indices(action["selected_units"], n_real, ctx.max_entities)
     if not selected:
-        raise InvalidActionError(f"action_type={fid} ({f.name}) needs selected_units but none were given before EOF")
+        raise InvalidActionError(
+            f"action_type={fid} ({f.name}) needs selected_units but none were given before EOF",
+            spec.InvalidAction.NO_SELECTED_UNITS,
+        )
     unit_tags = [int(tags[i]) for i in selected]
     if f.kind == "autocast":
         raw.toggle_autocast.ability_id = f.ability_id
@@ -416,7 +427,10 @@ def action_to_request(action: dict, tags: np.ndarray, ctx: ObsContext):
     elif f.kind == "unit":
         t = int(action["target_unit"])
         if not 0 <= t < n_real:
-            raise InvalidActionError(f"target_unit={t} is not a real entity row; there are {n_real} entities")
+            raise InvalidActionError(
+                f"target_unit={t} is not a real entity row; there are {n_real} entities",
+                spec.InvalidAction.TARGET_UNIT_IS_PADDING,
+            )
         cmd.target_unit_tag = int(tags[t])
     return request
 

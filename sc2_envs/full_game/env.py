@@ -11,6 +11,8 @@
 | reward | 0 until the end, then +1 win / -1 loss / 0 tie (``PlayerResult``) |
 | time | one step advances ``step_mul`` game loops, or ``max(delay, 1)`` when ``step_mul=None`` |
 | end | game over -> terminated; ``game_steps_per_episode`` loops reached -> truncated |
+| info | numbers only (``spec.step_info``): ``game_loop``, ``action_errors`` (2,) int32 ActionResult |
+| | codes, ``invalid_action`` (``spec.InvalidAction``); at the end ``outcome`` / ``episode_limit`` |
 
 Two backends share these spaces (``make_full_game_env``, the registered entry point):
 ``backend="lite"`` (the default) runs the embedded lite engine (``sc2_envs.lite``: Simple64,
@@ -407,7 +409,7 @@ class FullGameEnv(gym.Env):
         self._episodes += 1
         response, obs = self._observe()
         self._start_loop = self._loop = int(response.observation.game_loop)
-        return obs, {"game_loop": self._start_loop, "log_path": str(self.log_path)}
+        return obs, spec.step_info(self._start_loop)
 
     def step(self, action: dict):
         """Send one action, advance the game and observe.
@@ -416,10 +418,12 @@ class FullGameEnv(gym.Env):
             action: a sample of ``action_space`` (see the module table).
 
         Returns:
-            ``(obs, reward, terminated, truncated, info)``; ``info`` has ``game_loop``,
-            ``action_errors`` (``ActionResult`` codes from the game), ``invalid_action``
-            (why a non-executable action became a no-op) and, at the end, ``outcome``
-            (+1/-1/0).
+            ``(obs, reward, terminated, truncated, info)``; ``info`` holds numbers and fixed-shape
+            arrays only (``spec.step_info``): ``game_loop``, ``action_errors``
+            ``(spec.MAX_ACTION_ERRORS,)`` int32 (the ``ActionResult`` code of a command the game
+            refused, 0-padded; names: ``spec.action_result_name``), ``invalid_action`` (a
+            ``spec.InvalidAction``: why a non-executable action became a no-op, 0 when it was played)
+            and, at the end, ``outcome`` (+1/-1/0) or ``episode_limit`` (True).
 
         Raises:
             RuntimeError: ``step`` before ``reset``.
@@ -433,7 +437,7 @@ class FullGameEnv(gym.Env):
         errors = []
         if request.actions:
             result = self._controller.actions(request)
-            errors = [int(r) for r in result.result if r != 1]
+            errors = [int(r) for r in result.result if r != 1]  # ActionResult Success = 1
         delay = int(action.get("delay", 0))
         loops = int(self.step_mul) if self.step_mul is not None else max(delay, 1)
         fid = int(action["action_type"])
@@ -446,18 +450,17 @@ class FullGameEnv(gym.Env):
         self._controller.step(loops)
         response, obs = self._observe()
         loop = self._loop = int(response.observation.game_loop)
-        info = {"game_loop": loop, "action_errors": errors}
-        if invalid is not None:
-            info["invalid_action"] = invalid
         terminated = len(response.player_result) > 0
         reward = 0.0
         if terminated:
             result = {r.player_id: r.result for r in response.player_result}.get(self._player_id)
             reward = {1: 1.0, 2: -1.0}.get(int(result), 0.0) if result is not None else 0.0
-            info["outcome"] = reward
         truncated = bool(
             self.game_steps_per_episode and loop - self._start_loop >= self.game_steps_per_episode and not terminated
         )
+        info = spec.step_info(loop, errors, invalid.code if invalid is not None else spec.InvalidAction.NONE)
+        if terminated:
+            info["outcome"] = reward
         if truncated:
             info["episode_limit"] = True
         return obs, reward, terminated, truncated, info
@@ -466,9 +469,9 @@ class FullGameEnv(gym.Env):
         """Convert an action against the latest observation.
 
         Returns:
-            ``(RequestAction, None)``, or ``(empty RequestAction, reason)`` when the action is
-            well formed but not executable here (``convert.InvalidActionError``); ``step``
-            then plays a no-op and puts the reason in ``info["invalid_action"]``.
+            ``(RequestAction, None)``, or ``(empty RequestAction, error)`` when the action is
+            well formed but not executable here (the ``convert.InvalidActionError``, its message
+            the reason); ``step`` then plays a no-op and puts ``error.code`` in ``info["invalid_action"]``.
 
         Raises:
             RuntimeError: no observation yet (call ``reset`` first).
@@ -479,7 +482,7 @@ class FullGameEnv(gym.Env):
         try:
             return convert.action_to_request(action, self._tags, self._ctx), None
         except convert.InvalidActionError as e:
-            return convert.action_to_request({"action_type": 0}, self._tags, self._ctx), str(e)
+            return convert.action_to_request({"action_type": 0}, self._tags, self._ctx), e
 
     def close(self):
         """End the game process (idempotent; never leaves SC2 running)."""

@@ -23,6 +23,7 @@ numpy.
 
 from __future__ import annotations
 
+import enum
 import functools
 from dataclasses import dataclass
 
@@ -151,6 +152,99 @@ BUILD_ORDER_LENGTH = 20
 ACTION_HEADS: tuple[str, ...] = ("action_type", "delay", "queued", "selected_units", "target_unit", "target_location")
 
 RACES = {"terran": 1, "zerg": 2, "protoss": 3, "random": 4}
+
+# --------------------------------------------------------------------------------------
+# Step infos. Every value is a number or a fixed-shape numeric array: Gymnasium's vector envs,
+# Stable-Baselines3 and TorchRL turn infos into arrays or tensors, and a string or a list of
+# varying length becomes an object array there, or a TypeError. What a code means is named by
+# ``InvalidAction`` (ours) and ``action_result_name`` (the game's ActionResult enum).
+# --------------------------------------------------------------------------------------
+#: Length of ``info["action_errors"]``: the game refuses at most one command per step (FullGame-v0
+#: sends one), and the lite engine also reports a Build order refused when its worker arrives at
+#: the site (the real game reports that one in a later observation's ``action_errors``).
+MAX_ACTION_ERRORS = 2
+#: The padding of ``info["action_errors"]``: no error. s2clientprotocol's ``ActionResult``
+#: (``error.proto``) numbers its values from ``Success = 1``, so 0 is never a game's code.
+NO_ACTION_ERROR = 0
+
+
+class InvalidAction(enum.IntEnum):
+    """``info["invalid_action"]`` of FullGame-v0: why a well-formed action was played as a no-op.
+
+    The action heads were in range but point at nothing on this observation (the entity rows past
+    ``entity_mask``'s real ones are padding); ``NONE`` (0): the action was played. The values the
+    message named (the index, the entity count) are the step's own action and observation.
+    ``InvalidAction(info["invalid_action"]).name`` gives the name.
+    """
+
+    NONE = 0
+    SELECTED_UNIT_IS_PADDING = 1
+    """a ``selected_units`` index before EOF is a padding row"""
+    NO_SELECTED_UNITS = 2
+    """a unit command whose ``selected_units`` starts with EOF"""
+    TARGET_UNIT_IS_PADDING = 3
+    """``target_unit`` of a function that targets a unit is a padding row"""
+
+
+def action_result_name(code: int) -> str:
+    """The name of an ``info["action_errors"]`` code: ``ActionResult`` of s2clientprotocol's
+    ``error.proto`` (Blizzard/s2client-proto ``s2clientprotocol/error.proto``: 9 is
+    ``"NotEnoughMinerals"``, 44 ``"CantBuildLocationInvalid"``), or ``"None"`` for the padding 0.
+
+    Raises:
+        ValueError: ``code`` is not 0 and not an ``ActionResult`` value (1..214 in s2clientprotocol 5.0).
+        MissingDependencyError: the full-game extra (``s2clientprotocol``) is not installed.
+    """
+    if isinstance(code, (bool, np.bool_)) or not isinstance(code, (int, np.integer)):
+        raise ValueError(f"code={code!r}; expected an int ActionResult code (0: no error)")
+    if int(code) == NO_ACTION_ERROR:
+        return "None"
+    enum_type = require("s2clientprotocol.error_pb2", "the names of ActionResult codes").ActionResult
+    try:
+        return enum_type.Name(int(code))
+    except ValueError:
+        raise ValueError(f"code={int(code)} is not an ActionResult value of s2clientprotocol's error.proto") from None
+
+
+def step_info(game_loop: int, action_errors=(), invalid_action: int = 0) -> dict:
+    """FullGame-v0's ``info`` of a reset or a step (both backends): the same keys every time, each a
+    NumPy number or a fixed-shape array, so that TorchRL's ``GymWrapper`` info reader (it takes its keys
+    from the reset's info and reads each value's ``.dtype``) and Gymnasium's vector envs stack them.
+    ``step`` adds ``"outcome"`` (float, the final reward) when the game ends and ``"episode_limit"``
+    (True) when ``game_steps_per_episode`` ends it, both also in ``reward`` and ``truncated``.
+
+    Args:
+        game_loop: the game loop after the step.
+        action_errors: the ActionResult codes the step's commands were refused with (``pad_action_errors``).
+        invalid_action: the ``InvalidAction`` code.
+
+    Returns:
+        ``{"game_loop": int64, "action_errors": (MAX_ACTION_ERRORS,) int32, "invalid_action": int32}``.
+
+    Raises:
+        ValueError: ``invalid_action`` is not an ``InvalidAction`` value, or ``pad_action_errors`` refuses the codes.
+    """
+    return {
+        "game_loop": np.int64(game_loop),
+        "action_errors": pad_action_errors(action_errors),
+        "invalid_action": np.int32(InvalidAction(int(invalid_action))),
+    }
+
+
+def pad_action_errors(codes) -> np.ndarray:
+    """``codes`` (the ActionResult codes a step refused) as ``info["action_errors"]``:
+    ``(MAX_ACTION_ERRORS,)`` int32, in order, padded with ``NO_ACTION_ERROR``.
+
+    Raises:
+        ValueError: more than ``MAX_ACTION_ERRORS`` codes, or a code of 0 or 1 (none, Success).
+    """
+    codes = [int(c) for c in codes]
+    if len(codes) > MAX_ACTION_ERRORS or any(c <= 1 for c in codes):
+        raise ValueError(f"action errors {codes}; expected at most {MAX_ACTION_ERRORS} ActionResult error codes (> 1)")
+    out = np.zeros(MAX_ACTION_ERRORS, np.int32)
+    out[: len(codes)] = codes
+    return out
+
 
 # Excluded from the build order (as in mini-AlphaStar / AlphaStar: workers, supply, gas).
 _BUILD_ORDER_EXCLUDED = frozenset(

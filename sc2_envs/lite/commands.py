@@ -8,7 +8,7 @@ to engine commands through their general function (``spec.general_function_ids``
 
 Errors follow FullGame-v0: a malformed action (wrong type or range of a head) raises
 ``ValueError``; a well-formed action that points at padding rows or selects nothing becomes a
-no-op with a reason (``InvalidActionError`` there, a reason string here); a command the game
+no-op with a ``spec.InvalidAction`` code (``InvalidActionError.code`` there); a command the game
 would refuse (a function the engine does not model, not enough minerals, a bad build site)
 reaches the engine and comes back as an ``action_errors`` ActionResult code.
 """
@@ -105,10 +105,6 @@ def command_tables(catalog: Catalog) -> tuple[np.ndarray, np.ndarray]:
             cmd[f.id] = CMD_TRAIN
         param[f.id] = t
     return cmd, param
-
-
-class InvalidAction(Exception):  # noqa: N818 - mirrors convert.InvalidActionError's role
-    """Internal: a well-formed action that is a no-op here (reason in the message)."""
 
 
 HEADS = ("action_type", "queued", "delay", "selected_units", "target_unit", "target_location")
@@ -229,9 +225,9 @@ def decode(
 
     Returns:
         ``(ck, cf, cs, invalid, camera)``: command arrays for ``LiteEngine.apply`` (unsupported
-        functions come back as ``CK_KIND == CMD_UNSUPPORTED`` for the caller to report), the
-        no-op reasons per game (None when valid), and ``(B, 2)`` float32 camera targets (NaN
-        where the action was not ``raw_move_camera``).
+        functions come back as ``CK_KIND == CMD_UNSUPPORTED`` for the caller to report), ``(B,)``
+        int32 ``spec.InvalidAction`` codes (why a game's action is played as a no-op; 0 when it is
+        played), and ``(B, 2)`` float32 camera targets (NaN where the action was not ``raw_move_camera``).
     """
     fid = heads["action_type"]
     b, n = row_slot.shape
@@ -241,7 +237,7 @@ def decode(
     cf = np.zeros((b, 2), np.float32)
     sel = heads["selected_units"]
     cs = np.full(sel.shape, -1, np.int64)
-    invalid: list[str | None] = [None] * b
+    invalid = np.zeros(b, np.int32)  # spec.InvalidAction.NONE
     camera = np.full((b, 2), np.nan, np.float32)
     w, h = map_size
     cell = max(w, h) / resolution
@@ -262,21 +258,19 @@ def decode(
             if v == n or v < 0:
                 break
             if v >= n_real:
-                invalid[g] = f"selected_units index {int(v)} points at a padding row; there are {n_real} entities"
+                invalid[g] = spec.InvalidAction.SELECTED_UNIT_IS_PADDING
                 break
             rows.append(int(v))
-        if invalid[g] is not None:
+        if invalid[g]:
             continue
         if m[3] and not rows:
-            invalid[g] = (
-                f"action_type={f} ({spec.raw_functions()[f].name}) needs selected_units but none were given before EOF"
-            )
+            invalid[g] = spec.InvalidAction.NO_SELECTED_UNITS
             continue
         target = -1
         if m[4]:
             t = int(heads["target_unit"][g])
             if not 0 <= t < n_real:
-                invalid[g] = f"target_unit={t} is not a real entity row; there are {n_real} entities"
+                invalid[g] = spec.InvalidAction.TARGET_UNIT_IS_PADDING
                 continue
             target = int(row_slot[g, t])
             if target < 0:

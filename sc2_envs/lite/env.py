@@ -6,8 +6,11 @@ Terran bot (``sc2_envs.lite.bot``), and follow FullGame-v0's rules: one step adv
 ``step_mul`` game loops (or ``max(delay, 1)`` when ``step_mul=None``); the reward is 0 until the
 end, then +1 win / -1 loss / 0 tie; the game ends by the melee rule (a player with no structures
 left loses) -> terminated, or after ``game_steps_per_episode`` game loops -> truncated.
-``info["action_errors"]`` lists the ActionResult codes of refused commands, as the game reports
-them; ``info["invalid_action"]`` says why a well-formed action pointing at padding became a no-op.
+Every info value is a number or a fixed-shape numeric array (Gymnasium's vector envs, Stable-Baselines3
+and TorchRL stack infos into arrays): ``info["action_errors"]`` holds the ActionResult codes of refused
+commands, as the game reports them, 0-padded to ``spec.MAX_ACTION_ERRORS`` (names:
+``spec.action_result_name``); ``info["invalid_action"]`` is the ``spec.InvalidAction`` code of a
+well-formed action pointing at padding that became a no-op (0: the action was played).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from sc2_envs.full_game.spaces import BOT_BUILDS, DIFFICULTIES, make_action_spac
 from sc2_envs.lite.bot import VeryEasyTerranBot
 from sc2_envs.lite.commands import CMD_UNSUPPORTED, check_action_keys, check_heads, command_tables, decode
 from sc2_envs.lite.engine import DEFAULT_CAPACITY, LiteEngine
-from sc2_envs.lite.layout import AR_NOT_SUPPORTED, CK_KIND, CMD_NONE, RESULT_NONE, RESULT_P1_WINS, RESULT_P2_WINS
+from sc2_envs.lite.layout import AR_NOT_SUPPORTED, AR_SUCCESS, CK_KIND, CMD_NONE, RESULT_NONE, RESULT_P1_WINS, RESULT_P2_WINS
 from sc2_envs.lite.maps import SERVED_MAPS
 from sc2_envs.lite.observe import Observer
 
@@ -136,7 +139,9 @@ class LiteGames:
         self.observer.observe(self.engine.state, games)
 
     def step(self, action: dict, batched: bool = True):
-        """One env step of every game; returns ``(reward, terminated, truncated, errors, invalid)``.
+        """One env step of every game; returns ``(reward, terminated, truncated, errors, invalid)``:
+        ``(B,)`` float32, bool, bool, ``(B, spec.MAX_ACTION_ERRORS)`` int32 ActionResult codes of the
+        refused commands (0-padded) and ``(B,)`` int32 ``spec.InvalidAction`` codes.
 
         ``batched=False``: ``action`` is one game's heads with a leading axis added (error messages
         leave that axis out; see ``check_heads``).
@@ -158,10 +163,7 @@ class LiteGames:
         ck[unsupported, CK_KIND] = CMD_NONE
         result = self.engine.apply(ck, cf, cs)
         result[unsupported] = AR_NOT_SUPPORTED
-        fid = heads["action_type"].copy()
-        for g, reason in enumerate(invalid):
-            if reason is not None:
-                fid[g] = 0
+        fid = np.where(invalid != spec.InvalidAction.NONE, 0, heads["action_type"])
         loop = self.engine.game_loop.copy()
         acted = fid != 0
         gap = np.where(self.last_action_loop < 0, 0, loop - self.last_action_loop)
@@ -182,10 +184,12 @@ class LiteGames:
         reward = np.where(res == RESULT_P1_WINS, 1.0, np.where(res == RESULT_P2_WINS, -1.0, 0.0)).astype(np.float32)
         elapsed = self.engine.game_loop - self.start_loop
         truncated = (self.game_steps_per_episode > 0) & (elapsed >= self.game_steps_per_episode) & ~terminated
-        errors = [[int(r)] if r not in (0, 1) else [] for r in result]
-        build_errors = self.engine.state.err[:, 0]
-        for g in np.flatnonzero(build_errors):
-            errors[g].append(int(build_errors[g]))
+        # the command's ActionResult (result 0: none sent), then the agent's Build order refused on arrival,
+        # left-aligned: the build error goes in the first column unless the command was refused too
+        errors = np.zeros((self.num_games, spec.MAX_ACTION_ERRORS), np.int32)
+        refused = (result != spec.NO_ACTION_ERROR) & (result != AR_SUCCESS)
+        errors[refused, 0] = result[refused]
+        errors[np.arange(self.num_games), refused.astype(np.int64)] = self.engine.state.err[:, 0]
         self.engine.state.err[:] = 0
         return reward, terminated, truncated, errors, invalid
 
@@ -293,7 +297,7 @@ class LiteFullGameEnv(gym.Env):
         core = self._core()
         bot_seed = int(self.np_random.integers(0, 2**63 - 1))
         core.reset(np.array([0]), [bot_seed])
-        return core.observer.as_dict(0), {"game_loop": int(core.engine.game_loop[0])}
+        return core.observer.as_dict(0), spec.step_info(core.engine.game_loop[0])
 
     def step(self, action: dict):
         """One step (see the module docstring).
@@ -309,9 +313,8 @@ class LiteFullGameEnv(gym.Env):
         check_action_keys(action)
         batched = {k: np.asarray(v)[None] for k, v in action.items()}
         reward, terminated, truncated, errors, invalid = core.step(batched, batched=False)
-        info = {"game_loop": int(core.engine.game_loop[0]), "action_errors": errors[0]}
-        if invalid[0] is not None:
-            info["invalid_action"] = invalid[0]
+        codes = errors[0][errors[0] != spec.NO_ACTION_ERROR]
+        info = spec.step_info(core.engine.game_loop[0], codes, invalid[0])
         if terminated[0]:
             info["outcome"] = float(reward[0])
         if truncated[0]:
@@ -391,7 +394,9 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
 
         Returns:
             ``(obs, reward (B,) float32, terminated (B,) bool, truncated (B,) bool, info)``; info has
-            ``game_loop (B,)`` and ``action_errors`` (a list of B lists).
+            ``game_loop`` (B,) int64, ``action_errors`` (B, ``spec.MAX_ACTION_ERRORS``) int32 and
+            ``invalid_action`` (B,) int32, as ``LiteFullGameEnv.step`` per game (zeros for a game reset
+            on this step).
 
         Raises:
             RuntimeError: ``step`` before ``reset``.
@@ -413,8 +418,10 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
             reward[games] = 0.0
             terminated[games] = False
             truncated[games] = False
+            errors[games] = spec.NO_ACTION_ERROR
+            invalid[games] = spec.InvalidAction.NONE
         self._autoreset = terminated | truncated
-        info = {"game_loop": core.engine.game_loop.copy(), "action_errors": errors}
+        info = {"game_loop": core.engine.game_loop.copy(), "action_errors": errors, "invalid_action": invalid}
         return core.observer.as_dict(None, copy=False), reward, terminated, truncated, info
 
     def close_extras(self, **kwargs):

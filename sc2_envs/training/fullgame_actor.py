@@ -432,7 +432,7 @@ class GameRecord:
         game_loops: game loops played.
         steps: agent decisions (env steps).
         idle_steps: decisions whose action_type was no_op or Stop (:func:`idle_function_ids`).
-        error_steps: decisions the game refused (a non-empty ``action_errors``).
+        error_steps: decisions the game refused (a non-zero ``action_errors`` code).
         army_supply: ``{minute: food_army}`` at the first observation at or past each minute of
             ``minutes`` (missing when the game ended earlier).
         probe: :class:`LiteProbe` values (empty on the real game).
@@ -509,11 +509,9 @@ def play_games(
         steps[live] += 1
         idle[live] += np.isin(at[live], idle_ids)
         errs = info.get("action_errors")
-        if errs is not None:
-            # a list per game (a Gymnasium vector env of real games leaves None / 0 where a game
-            # reported none, e.g. on its autoreset step)
-            refused = [isinstance(e, (list, tuple, np.ndarray)) and len(e) > 0 for e in errs]
-            errors[live] += np.asarray(refused, bool)[live]
+        if errs is not None:  # (B, spec.MAX_ACTION_ERRORS) ActionResult codes, 0-padded
+            refused = (np.asarray(errs).reshape(b, -1) != spec.NO_ACTION_ERROR).any(axis=1)
+            errors[live] += refused[live]
         if probe is not None:
             probe.update()
         sc = np.asarray(obs["scalars"])
