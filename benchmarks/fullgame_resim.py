@@ -110,7 +110,10 @@ def reference(path: Path) -> Reference:
                 )
             )
     mapper = AbilityMapper(r.base_build)
-    ref.actions, _ = player_actions(r, 1, mapper)
+    # Target updates are commands too: a player repeating the last ability on a new target (the
+    # second right-click sending Probes into an Assimilator, a Nexus rally moved onto a mineral
+    # field) is recorded as SCmdUpdateTarget{Point,Unit}Event, not as another SCmdEvent.
+    ref.actions, _ = player_actions(r, 1, mapper, include_target_updates=True)
     return ref
 
 
