@@ -128,7 +128,7 @@ def test_a_worker_whose_field_is_taken_moves_on_to_a_free_one(eng):
     assert len(set(eng.state.ui[0, probes[:3], UI_GATHER].tolist())) >= 2
 
 
-def test_a_worker_looks_for_a_free_field_as_far_as_the_harvest_acquire_radius(eng):
+def test_a_third_worker_on_a_field_moves_on_as_far_as_the_harvest_acquire_radius(eng):
     probes = slots(eng, "Probe", 1)
     uf, ui = eng.state.uf[0], eng.state.ui[0]
     patch = ui[probes[0], UI_GATHER]
@@ -144,6 +144,18 @@ def test_a_worker_looks_for_a_free_field_as_far_as_the_harvest_acquire_radius(en
         eng.state.oi[0, p, 0, OI_TARGET] = patch
     eng.advance(300)
     assert far in ui[probes[:3], UI_GATHER]
+
+
+def test_two_workers_on_a_field_wait_their_turn_in_its_queue(eng):
+    probes = slots(eng, "Probe", 1)
+    ui = eng.state.ui[0]
+    patch = ui[probes[0], UI_GATHER]
+    remove(eng, probes[2:])
+    for p in probes[:2]:
+        ui[p, UI_GATHER] = patch
+        eng.state.oi[0, p, 0, OI_TARGET] = patch
+    eng.advance(600)
+    assert ui[probes[:2], UI_GATHER].tolist() == [patch, patch]
 
 
 def test_a_worker_sent_to_another_field_lets_the_one_it_mines_go(eng):

@@ -505,8 +505,8 @@ def nearest_mineral(uf, ui, ti, x, y, max_dist):
 
 
 @_jit
-def _bounce_field(uf, ui, oi, ti, i, r, ideal):
-    """Where worker ``i``, arriving at mineral field ``r`` while another worker harvests it, goes.
+def _bounce_field(uf, ui, oi, ti, r, ideal):
+    """Where a worker arriving at mineral field ``r`` while another worker harvests it goes.
 
     The game's harvest rules: a resource takes up to its ``IdealHarvesterCount`` (2 per mineral
     field in the multiplayer data) workers in its harvest queue (SC2Mapster wiki,
@@ -517,9 +517,9 @@ def _bounce_field(uf, ui, oi, ti, i, r, ideal):
     search reaches the harvest ability's AcquireRadius (``BOUNCE_RADIUS``).
 
     Returns:
-        The nearest field to ``r`` within ``BOUNCE_RADIUS`` that nobody harvests now and whose
-        queue has room; else, when ``r``'s own queue is over its limit, the nearest one whose
-        queue has room; else ``r`` (wait in line).
+        ``r`` (wait in line) while ``r``'s queue, the workers gathering from it, is within its
+        limit; else the nearest field to ``r`` within ``BOUNCE_RADIUS`` whose queue has room, or
+        ``r`` when none has.
     """
     n = ui.shape[0]
     queue = np.zeros(n, np.int32)
@@ -529,27 +529,20 @@ def _bounce_field(uf, ui, oi, ti, i, r, ideal):
             kind = oi[k, 0, OI_KIND]
             if g >= 0 and (kind == ORD_GATHER or kind == ORD_RETURN):
                 queue[g] += 1
-    free_best = -1
-    free_d = BOUNCE_RADIUS
-    room_best = -1
-    room_d = BOUNCE_RADIUS
+    if queue[r] <= ideal:
+        return r
+    best = r
+    bd = BOUNCE_RADIUS
     for k in range(n):
         if k == r or ui[k, UI_ALIVE] == 0 or ti[ui[k, UI_TYPE], TI_RESOURCE] != RES_MINERAL or ui[k, UI_CONTENTS] <= 0:
             continue
         if queue[k] >= ideal:
             continue
         d = _dist(uf, r, k)
-        if ui[k, UI_OCCUPANT] < 0 and d < free_d:
-            free_d = d
-            free_best = k
-        if d < room_d:
-            room_d = d
-            room_best = k
-    if free_best >= 0:
-        return free_best
-    if queue[r] > ideal and room_best >= 0:
-        return room_best
-    return r
+        if d < bd:
+            bd = d
+            best = k
+    return best
 
 
 @_inline
@@ -613,7 +606,7 @@ def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, n
             ):
                 # Arriving at a field another worker harvests: move on (the game's bounce) or
                 # wait in line, decided once on arrival.
-                nr = _bounce_field(uf, ui, oi, ti, i, r, ec[EC_IDEAL_MINERAL_HARVESTERS])
+                nr = _bounce_field(uf, ui, oi, ti, r, ec[EC_IDEAL_MINERAL_HARVESTERS])
                 if nr != r:
                     oi[i, 0, OI_TARGET] = nr
                     ui[i, UI_GATHER] = nr
