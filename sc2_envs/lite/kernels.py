@@ -518,8 +518,11 @@ def _bounce_field(uf, ui, oi, ti, r, ideal):
 
     Returns:
         ``r`` (wait in line) while ``r``'s queue, the workers gathering from it, is within its
-        limit; else the nearest field to ``r`` within ``BOUNCE_RADIUS`` whose queue has room, or
-        ``r`` when none has.
+        limit; else the nearest field to ``r`` within ``BOUNCE_RADIUS`` whose queue has room;
+        else, every queue being full, the field with the shortest line (nearest first) when
+        joining it leaves that line shorter than ``r``'s: which occupied cluster a worker lines
+        up behind the guide does not say, and the shortest line is this engine's reading (it
+        keeps an oversaturated base mining every field, as the replays' income shows); else ``r``.
     """
     n = ui.shape[0]
     queue = np.zeros(n, np.int32)
@@ -531,18 +534,29 @@ def _bounce_field(uf, ui, oi, ti, r, ideal):
                 queue[g] += 1
     if queue[r] <= ideal:
         return r
-    best = r
+    best = -1
     bd = BOUNCE_RADIUS
+    short = -1
+    sq = queue[r] - 1  # a line is worth joining only if it stays shorter than r's after the move
+    sd = BOUNCE_RADIUS
     for k in range(n):
         if k == r or ui[k, UI_ALIVE] == 0 or ti[ui[k, UI_TYPE], TI_RESOURCE] != RES_MINERAL or ui[k, UI_CONTENTS] <= 0:
             continue
-        if queue[k] >= ideal:
-            continue
         d = _dist(uf, r, k)
-        if d < bd:
+        if d >= BOUNCE_RADIUS:
+            continue
+        if queue[k] < ideal and d < bd:
             bd = d
             best = k
-    return best
+        if queue[k] < sq or (queue[k] == sq and d < sd):
+            sq = queue[k]
+            sd = d
+            short = k
+    if best >= 0:
+        return best
+    if short >= 0 and queue[short] + 1 < queue[r]:
+        return short
+    return r
 
 
 @_inline
