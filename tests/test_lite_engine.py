@@ -19,6 +19,7 @@ from sc2_envs.lite.layout import (
     CK_KIND,
     CK_PARAM,
     CK_PLAYER,
+    CK_QUEUED,
     CK_TARGET,
     CMD_ATTACK_UNIT,
     CMD_BUILD_PT,
@@ -30,6 +31,7 @@ from sc2_envs.lite.layout import (
     OI_KIND,
     OI_TARGET,
     ORD_GATHER,
+    ORD_MOVE,
     PF_COLLECTED_MINERALS,
     PF_MINERALS,
     PF_VESPENE,
@@ -39,6 +41,7 @@ from sc2_envs.lite.layout import (
     UF_X,
     UF_Y,
     UI_ALIVE,
+    UI_CARGO,
     UI_CONTENTS,
     UI_DONE,
     UI_GATHER,
@@ -172,6 +175,21 @@ def test_a_worker_sent_to_another_field_lets_the_one_it_mines_go(eng):
     assert ui[field, UI_OCCUPANT] == p
     command(eng, CMD_GATHER, [p], target=other)
     assert ui[field, UI_OCCUPANT] == -1 and ui[p, UI_GATHER] == other
+
+
+def test_a_gather_with_an_order_queued_behind_it_ends_once_the_worker_holds_its_cargo(eng):
+    probes = slots(eng, "Probe", 1)
+    ui, oi = eng.state.ui[0], eng.state.oi[0]
+    p = probes[0]
+    while ui[p, UI_WSTATE] != WS_HARVEST:
+        eng.advance(1)
+    ck = np.zeros((1, NCK), np.int64)
+    ck[0, CK_KIND], ck[0, CK_PLAYER], ck[0, CK_TARGET], ck[0, CK_QUEUED] = CMD_MOVE_PT, 1, -1, 1
+    eng.apply(ck, np.array([[40.0, 50.0]], np.float32), np.array([[p]], np.int64))
+    assert ui[p, UI_NORDERS] == 2  # queued behind the gather
+    while ui[p, UI_CARGO] == 0:
+        eng.advance(1)
+    assert oi[p, 0, OI_KIND] == ORD_MOVE and ui[p, UI_NORDERS] == 1
 
 
 def test_train_pays_at_queue_time_and_cancel_refunds(eng):

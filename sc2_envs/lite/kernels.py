@@ -658,6 +658,13 @@ def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, n
                 ui[r, UI_OCCUPANT] = -1
             ui[i, UI_HALL] = _nearest_hall(uf, ui, ti, i)
             ui[i, UI_WSTATE] = WS_TO_HALL
+            if oi[i, 0, OI_KIND] == ORD_GATHER and ui[i, UI_NORDERS] > 1:
+                # A Gather with orders queued behind it ends once the worker holds its cargo and
+                # the next order runs, cargo in hand (a queued Return brings it home; "if you end
+                # with return cargo, your worker will just wait at the CC": the shift-queued
+                # "Gather, Return Cargo, ..." chains of TeamLiquid's "mineral boosting" thread,
+                # teamliquid.net topic 152345).
+                _pop_order(oi, of, ui, i)
         return
     if ws == WS_TO_HALL:
         h = ui[i, UI_HALL]
