@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 STATS_PERIOD = 160
 WINDOW_STEP = 80  # gcd of the 160-loop samples and the 240-loop collection-rate window
+TRAIN_RETRY_LOOPS = 160  # a train the engine refuses at the replay's start loop is asked again this long
 WORKERS = ("Probe", "SCV")
 
 
@@ -166,6 +167,11 @@ class _Train:
     game_loop: int
     unit: str
     producer_tag: int
+    start: int = -1  # the loop the replay started it (the first try)
+
+    def __post_init__(self):
+        if self.start < 0:
+            self.start = self.game_loop
 
 
 def resimulate(ref: Reference, seed: int, check_every: int, train_from_tracker: bool = True) -> dict:
@@ -175,13 +181,16 @@ def resimulate(ref: Reference, seed: int, check_every: int, train_from_tracker: 
     (each at birth minus its train time, at the producer the event names) and the human's Train
     commands are skipped: the replays record fewer Train commands than births (over the 80: 394
     NexusTrain commands for 655 Probes, 539 for 1,052 Zealots; one command at loop 122 is followed
-    by three Probes 236 loops apart), so commands alone under-train.
+    by three Probes 236 loops apart), so commands alone under-train. A train the engine refuses
+    at that loop (its Pylon done a few loops later than the replay's) is asked again every
+    ``check_every`` loops for up to ``TRAIN_RETRY_LOOPS``, as the game's queue would have held it.
     """
     from sc2_envs.lite.bot import VeryEasyTerranBot
     from sc2_envs.lite.commands import CMD_UNSUPPORTED, command_tables
     from sc2_envs.lite.data.profile_3_16_1 import ECONOMY, UNITS
     from sc2_envs.lite.engine import LiteEngine
     from sc2_envs.lite.layout import (
+        AR_SUCCESS,
         CK_KIND,
         CK_PARAM,
         CK_PLAYER,
@@ -251,8 +260,18 @@ def resimulate(ref: Reference, seed: int, check_every: int, train_from_tracker: 
                 ck = np.zeros((1, NCK), np.int64)
                 ck[0, CK_KIND], ck[0, CK_PARAM], ck[0, CK_PLAYER] = CMD_TRAIN, eng.catalog.type_id(a.unit), 1
                 ck[0, CK_TARGET], ck[0, CK_QUEUED] = -1, 1
-                eng.apply(ck, np.zeros((1, 2), np.float32), np.array([[producer, -1]], np.int64))
-                applied += 1
+                code = int(eng.apply(ck, np.zeros((1, 2), np.float32), np.array([[producer, -1]], np.int64))[0])
+                if code == AR_SUCCESS:
+                    applied += 1
+                elif a.game_loop - a.start < TRAIN_RETRY_LOOPS:
+                    # Refused (supply or minerals a few loops short of the replay's): the player's
+                    # real Train command came earlier and the game's queue held the unit until it
+                    # could start, so ask again at the next check.
+                    retry = _Train(loop + check_every, a.unit, a.producer_tag, a.start)
+                    k = next((j for j, b in enumerate(actions) if b.game_loop > retry.game_loop), len(actions))
+                    actions.insert(k, retry)
+                else:
+                    skipped += 1
                 continue
             f = int(a.specific_function)
             kind = int(cmd_table[f]) if 0 <= f < len(cmd_table) else CMD_UNSUPPORTED
