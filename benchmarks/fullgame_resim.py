@@ -119,13 +119,18 @@ def reference(path: Path) -> Reference:
 
 
 class TagMap:
-    """Replay unit tag <-> engine slot, built as units appear on both sides."""
+    """Replay unit tag <-> engine unit, built as units appear on both sides.
+
+    An engine unit is its slot and the slot's recycle count (``UI_RECYCLE``): the engine reuses
+    the slots of dead units, and a unit born into a reused slot is a new unit to tie, while the
+    replay tag of the dead one must not reach it.
+    """
 
     def __init__(self, ref: Reference, engine):
         from sc2_envs.lite.layout import UF_X, UF_Y, UI_ALIVE, UI_OWNER, UI_TYPE
 
-        self.slot: dict[int, int] = {}
-        self.known: set[int] = set()
+        self.slot: dict[int, tuple[int, int]] = {}  # replay tag -> (slot, recycle)
+        self.known: set[tuple[int, int]] = set()
         self.queues = {k: deque(v) for k, v in ref.births.items()}
         self.eng = engine
         names = engine.catalog.names
@@ -137,27 +142,41 @@ class TagMap:
             name, owner = names[int(ui[s, UI_TYPE])], int(ui[s, UI_OWNER])
             by_cell[(name, owner, int(uf[s, UF_X]), int(uf[s, UF_Y]))] = int(s)
             by_type[(name, owner)].append(int(s))
-            self.known.add(int(s))
+            self.known.add(self._unit(int(s)))
         for tag, name, owner, x, y in ref.initial:
             s = by_cell.get((name, owner, x, y))
             if s is None and by_type.get((name, owner)):
                 s = by_type[(name, owner)].pop(0)  # workers: any of the starting ones
             if s is not None:
-                self.slot[tag] = s
+                self.slot[tag] = self._unit(s)
+
+    def _unit(self, s: int) -> tuple[int, int]:
+        from sc2_envs.lite.layout import UI_RECYCLE
+
+        return s, int(self.eng.state.ui[0, s, UI_RECYCLE])
+
+    def get(self, tag: int) -> int | None:
+        """The engine slot of replay unit ``tag``, or None (not made yet, or its slot reused)."""
+        from sc2_envs.lite.layout import UI_ALIVE
+
+        unit = self.slot.get(tag)
+        if unit is None or self._unit(unit[0]) != unit or self.eng.state.ui[0, unit[0], UI_ALIVE] == 0:
+            return None
+        return unit[0]
 
     def update(self) -> None:
         """Tie the engine's new units to the replay's next units of the same owner and type."""
         from sc2_envs.lite.layout import UF_BORN, UI_ALIVE, UI_OWNER, UI_TYPE
 
         ui, uf = self.eng.state.ui[0], self.eng.state.uf[0]
-        new = [int(s) for s in np.flatnonzero(ui[:, UI_ALIVE] == 1) if int(s) not in self.known]
+        new = [int(s) for s in np.flatnonzero(ui[:, UI_ALIVE] == 1) if self._unit(int(s)) not in self.known]
         new.sort(key=lambda s: (uf[s, UF_BORN], s))
         names = self.eng.catalog.names
         for s in new:
-            self.known.add(s)
+            self.known.add(self._unit(s))
             q = self.queues.get((int(ui[s, UI_OWNER]), names[int(ui[s, UI_TYPE])]))
             if q:
-                self.slot[q.popleft()] = s
+                self.slot[q.popleft()] = self._unit(s)
 
 
 @dataclass
@@ -253,7 +272,7 @@ def resimulate(ref: Reference, seed: int, check_every: int, train_from_tracker: 
         while actions and actions[0].game_loop <= loop:
             a = actions.popleft()
             if isinstance(a, _Train):
-                producer = tags.slot.get(a.producer_tag)
+                producer = tags.get(a.producer_tag)
                 if producer is None:
                     skipped += 1
                     continue
@@ -278,10 +297,11 @@ def resimulate(ref: Reference, seed: int, check_every: int, train_from_tracker: 
             if kind in (CMD_NONE, CMD_UNSUPPORTED):
                 skipped += kind == CMD_UNSUPPORTED
                 continue
-            sel = [tags.slot[t] for t in a.selection if t in tags.slot]
+            sel = [s for s in map(tags.get, a.selection) if s is not None]
             target_slot = -1
             if a.target_tag is not None:
-                target_slot = tags.slot.get(int(a.target_tag), -2)
+                found = tags.get(int(a.target_tag))
+                target_slot = -2 if found is None else found
             if not sel or target_slot == -2:
                 skipped += 1
                 continue
