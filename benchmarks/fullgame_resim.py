@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 STATS_PERIOD = 160
 WINDOW_STEP = 80  # gcd of the 160-loop samples and the 240-loop collection-rate window
+TRAIN_RETRY_LOOPS = 160  # a train the engine refuses at the replay's start loop is asked again this long
 WORKERS = ("Probe", "SCV")
 
 
@@ -110,18 +111,26 @@ def reference(path: Path) -> Reference:
                 )
             )
     mapper = AbilityMapper(r.base_build)
-    ref.actions, _ = player_actions(r, 1, mapper)
+    # Target updates are commands too: a player repeating the last ability on a new target (the
+    # second right-click sending Probes into an Assimilator, a Nexus rally moved onto a mineral
+    # field) is recorded as SCmdUpdateTarget{Point,Unit}Event, not as another SCmdEvent.
+    ref.actions, _ = player_actions(r, 1, mapper, include_target_updates=True)
     return ref
 
 
 class TagMap:
-    """Replay unit tag <-> engine slot, built as units appear on both sides."""
+    """Replay unit tag <-> engine unit, built as units appear on both sides.
+
+    An engine unit is its slot and the slot's recycle count (``UI_RECYCLE``): the engine reuses
+    the slots of dead units, and a unit born into a reused slot is a new unit to tie, while the
+    replay tag of the dead one must not reach it.
+    """
 
     def __init__(self, ref: Reference, engine):
         from sc2_envs.lite.layout import UF_X, UF_Y, UI_ALIVE, UI_OWNER, UI_TYPE
 
-        self.slot: dict[int, int] = {}
-        self.known: set[int] = set()
+        self.slot: dict[int, tuple[int, int]] = {}  # replay tag -> (slot, recycle)
+        self.known: set[tuple[int, int]] = set()
         self.queues = {k: deque(v) for k, v in ref.births.items()}
         self.eng = engine
         names = engine.catalog.names
@@ -133,27 +142,41 @@ class TagMap:
             name, owner = names[int(ui[s, UI_TYPE])], int(ui[s, UI_OWNER])
             by_cell[(name, owner, int(uf[s, UF_X]), int(uf[s, UF_Y]))] = int(s)
             by_type[(name, owner)].append(int(s))
-            self.known.add(int(s))
+            self.known.add(self._unit(int(s)))
         for tag, name, owner, x, y in ref.initial:
             s = by_cell.get((name, owner, x, y))
             if s is None and by_type.get((name, owner)):
                 s = by_type[(name, owner)].pop(0)  # workers: any of the starting ones
             if s is not None:
-                self.slot[tag] = s
+                self.slot[tag] = self._unit(s)
+
+    def _unit(self, s: int) -> tuple[int, int]:
+        from sc2_envs.lite.layout import UI_RECYCLE
+
+        return s, int(self.eng.state.ui[0, s, UI_RECYCLE])
+
+    def get(self, tag: int) -> int | None:
+        """The engine slot of replay unit ``tag``, or None (not made yet, or its slot reused)."""
+        from sc2_envs.lite.layout import UI_ALIVE
+
+        unit = self.slot.get(tag)
+        if unit is None or self._unit(unit[0]) != unit or self.eng.state.ui[0, unit[0], UI_ALIVE] == 0:
+            return None
+        return unit[0]
 
     def update(self) -> None:
         """Tie the engine's new units to the replay's next units of the same owner and type."""
         from sc2_envs.lite.layout import UF_BORN, UI_ALIVE, UI_OWNER, UI_TYPE
 
         ui, uf = self.eng.state.ui[0], self.eng.state.uf[0]
-        new = [int(s) for s in np.flatnonzero(ui[:, UI_ALIVE] == 1) if int(s) not in self.known]
+        new = [int(s) for s in np.flatnonzero(ui[:, UI_ALIVE] == 1) if self._unit(int(s)) not in self.known]
         new.sort(key=lambda s: (uf[s, UF_BORN], s))
         names = self.eng.catalog.names
         for s in new:
-            self.known.add(s)
+            self.known.add(self._unit(s))
             q = self.queues.get((int(ui[s, UI_OWNER]), names[int(ui[s, UI_TYPE])]))
             if q:
-                self.slot[q.popleft()] = s
+                self.slot[q.popleft()] = self._unit(s)
 
 
 @dataclass
@@ -163,6 +186,11 @@ class _Train:
     game_loop: int
     unit: str
     producer_tag: int
+    start: int = -1  # the loop the replay started it (the first try)
+
+    def __post_init__(self):
+        if self.start < 0:
+            self.start = self.game_loop
 
 
 def resimulate(ref: Reference, seed: int, check_every: int, train_from_tracker: bool = True) -> dict:
@@ -172,13 +200,16 @@ def resimulate(ref: Reference, seed: int, check_every: int, train_from_tracker: 
     (each at birth minus its train time, at the producer the event names) and the human's Train
     commands are skipped: the replays record fewer Train commands than births (over the 80: 394
     NexusTrain commands for 655 Probes, 539 for 1,052 Zealots; one command at loop 122 is followed
-    by three Probes 236 loops apart), so commands alone under-train.
+    by three Probes 236 loops apart), so commands alone under-train. A train the engine refuses
+    at that loop (its Pylon done a few loops later than the replay's) is asked again every
+    ``check_every`` loops for up to ``TRAIN_RETRY_LOOPS``, as the game's queue would have held it.
     """
     from sc2_envs.lite.bot import VeryEasyTerranBot
     from sc2_envs.lite.commands import CMD_UNSUPPORTED, command_tables
     from sc2_envs.lite.data.profile_3_16_1 import ECONOMY, UNITS
     from sc2_envs.lite.engine import LiteEngine
     from sc2_envs.lite.layout import (
+        AR_SUCCESS,
         CK_KIND,
         CK_PARAM,
         CK_PLAYER,
@@ -241,25 +272,36 @@ def resimulate(ref: Reference, seed: int, check_every: int, train_from_tracker: 
         while actions and actions[0].game_loop <= loop:
             a = actions.popleft()
             if isinstance(a, _Train):
-                producer = tags.slot.get(a.producer_tag)
+                producer = tags.get(a.producer_tag)
                 if producer is None:
                     skipped += 1
                     continue
                 ck = np.zeros((1, NCK), np.int64)
                 ck[0, CK_KIND], ck[0, CK_PARAM], ck[0, CK_PLAYER] = CMD_TRAIN, eng.catalog.type_id(a.unit), 1
                 ck[0, CK_TARGET], ck[0, CK_QUEUED] = -1, 1
-                eng.apply(ck, np.zeros((1, 2), np.float32), np.array([[producer, -1]], np.int64))
-                applied += 1
+                code = int(eng.apply(ck, np.zeros((1, 2), np.float32), np.array([[producer, -1]], np.int64))[0])
+                if code == AR_SUCCESS:
+                    applied += 1
+                elif a.game_loop - a.start < TRAIN_RETRY_LOOPS:
+                    # Refused (supply or minerals a few loops short of the replay's): the player's
+                    # real Train command came earlier and the game's queue held the unit until it
+                    # could start, so ask again at the next check.
+                    retry = _Train(loop + check_every, a.unit, a.producer_tag, a.start)
+                    k = next((j for j, b in enumerate(actions) if b.game_loop > retry.game_loop), len(actions))
+                    actions.insert(k, retry)
+                else:
+                    skipped += 1
                 continue
             f = int(a.specific_function)
             kind = int(cmd_table[f]) if 0 <= f < len(cmd_table) else CMD_UNSUPPORTED
             if kind in (CMD_NONE, CMD_UNSUPPORTED):
                 skipped += kind == CMD_UNSUPPORTED
                 continue
-            sel = [tags.slot[t] for t in a.selection if t in tags.slot]
+            sel = [s for s in map(tags.get, a.selection) if s is not None]
             target_slot = -1
             if a.target_tag is not None:
-                target_slot = tags.slot.get(int(a.target_tag), -2)
+                found = tags.get(int(a.target_tag))
+                target_slot = -2 if found is None else found
             if not sel or target_slot == -2:
                 skipped += 1
                 continue

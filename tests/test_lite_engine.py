@@ -19,16 +19,19 @@ from sc2_envs.lite.layout import (
     CK_KIND,
     CK_PARAM,
     CK_PLAYER,
+    CK_QUEUED,
     CK_TARGET,
     CMD_ATTACK_UNIT,
     CMD_BUILD_PT,
     CMD_CANCEL_LAST,
+    CMD_GATHER,
     CMD_MOVE_PT,
     CMD_TRAIN,
     NCK,
     OI_KIND,
     OI_TARGET,
     ORD_GATHER,
+    ORD_MOVE,
     PF_COLLECTED_MINERALS,
     PF_MINERALS,
     PF_VESPENE,
@@ -38,13 +41,17 @@ from sc2_envs.lite.layout import (
     UF_X,
     UF_Y,
     UI_ALIVE,
+    UI_CARGO,
     UI_CONTENTS,
     UI_DONE,
     UI_GATHER,
     UI_NORDERS,
     UI_NQUEUE,
+    UI_OCCUPANT,
     UI_OWNER,
     UI_TYPE,
+    UI_WSTATE,
+    WS_HARVEST,
 )
 
 
@@ -122,6 +129,67 @@ def test_a_worker_whose_field_is_taken_moves_on_to_a_free_one(eng):
         eng.state.oi[0, p, 0, OI_TARGET] = patch
     eng.advance(300)
     assert len(set(eng.state.ui[0, probes[:3], UI_GATHER].tolist())) >= 2
+
+
+def test_a_third_worker_on_a_field_moves_on_as_far_as_the_harvest_acquire_radius(eng):
+    probes = slots(eng, "Probe", 1)
+    uf, ui = eng.state.uf[0], eng.state.ui[0]
+    patch = ui[probes[0], UI_GATHER]
+    fields = np.concatenate([slots(eng, "MineralField"), slots(eng, "MineralField750")])
+    dist = np.hypot(uf[fields, UF_X] - uf[patch, UF_X], uf[fields, UF_Y] - uf[patch, UF_Y])
+    (far,) = fields[(dist > 4.0) & (dist < kernels.BOUNCE_RADIUS)][:1]
+    for field in fields:
+        if field not in (patch, far):
+            ui[field, UI_CONTENTS] = 0
+    remove(eng, probes[3:])
+    for p in probes[:3]:
+        ui[p, UI_GATHER] = patch
+        eng.state.oi[0, p, 0, OI_TARGET] = patch
+    eng.advance(300)
+    assert far in ui[probes[:3], UI_GATHER]
+
+
+def test_two_workers_on_a_field_wait_their_turn_in_its_queue(eng):
+    probes = slots(eng, "Probe", 1)
+    ui = eng.state.ui[0]
+    patch = ui[probes[0], UI_GATHER]
+    remove(eng, probes[2:])
+    for p in probes[:2]:
+        ui[p, UI_GATHER] = patch
+        eng.state.oi[0, p, 0, OI_TARGET] = patch
+    eng.advance(600)
+    assert ui[probes[:2], UI_GATHER].tolist() == [patch, patch]
+
+
+def test_a_worker_sent_to_another_field_lets_the_one_it_mines_go(eng):
+    probes = slots(eng, "Probe", 1)
+    ui = eng.state.ui[0]
+    for _ in range(200):
+        eng.advance(1)
+        mining = [p for p in probes if ui[p, UI_WSTATE] == WS_HARVEST]
+        if mining:
+            break
+    p = mining[0]
+    field = ui[p, UI_GATHER]
+    other = next(f for f in slots(eng, "MineralField") if f != field)
+    assert ui[field, UI_OCCUPANT] == p
+    command(eng, CMD_GATHER, [p], target=other)
+    assert ui[field, UI_OCCUPANT] == -1 and ui[p, UI_GATHER] == other
+
+
+def test_a_gather_with_an_order_queued_behind_it_ends_once_the_worker_holds_its_cargo(eng):
+    probes = slots(eng, "Probe", 1)
+    ui, oi = eng.state.ui[0], eng.state.oi[0]
+    p = probes[0]
+    while ui[p, UI_WSTATE] != WS_HARVEST:
+        eng.advance(1)
+    ck = np.zeros((1, NCK), np.int64)
+    ck[0, CK_KIND], ck[0, CK_PLAYER], ck[0, CK_TARGET], ck[0, CK_QUEUED] = CMD_MOVE_PT, 1, -1, 1
+    eng.apply(ck, np.array([[40.0, 50.0]], np.float32), np.array([[p]], np.int64))
+    assert ui[p, UI_NORDERS] == 2  # queued behind the gather
+    while ui[p, UI_CARGO] == 0:
+        eng.advance(1)
+    assert oi[p, 0, OI_KIND] == ORD_MOVE and ui[p, UI_NORDERS] == 1
 
 
 def test_train_pays_at_queue_time_and_cancel_refunds(eng):

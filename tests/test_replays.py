@@ -29,9 +29,9 @@ from sc2_envs.replays import (
     UnsupportedBuildError,
     decode_replay,
 )
-from sc2_envs.replays.abilities import datapack_for_build
+from sc2_envs.replays.abilities import AbilityMapper, datapack_for_build
 from sc2_envs.replays.dataset import convert_replays, find_replays, load_shard
-from sc2_envs.replays.extract import StreamConfig, apply_remove_mask, extract_player
+from sc2_envs.replays.extract import StreamConfig, apply_remove_mask, extract_player, player_actions
 
 REPLAYS = Path(__file__).resolve().parent / "data" / "replays"
 SIMPLE64 = REPLAYS / "mas_simple64" / "Simple64_2021-11-21-11-55-57.SC2Replay"
@@ -97,6 +97,17 @@ def test_simple64_first_actions(simple64_p1):
         (990, "Build_Assimilator_unit", 0, [-1, -1]),
     ]
     assert a["delay"][:5].tolist() == [127, 98, 82, 127, 63]  # loops to the next action, capped at 127
+
+
+def test_a_target_update_repeats_the_last_ability_for_its_own_target_kind(simple64):
+    plain, _ = player_actions(simple64, 1, AbilityMapper(simple64.base_build))
+    actions, _ = player_actions(simple64, 1, AbilityMapper(simple64.base_build), include_target_updates=True)
+    assert len(actions) == 76 and len(plain) == 47
+    by_loop = {a.game_loop: a for a in actions}
+    # loop 688 is a right-click on the ground; 704 re-aims it at another point, 721 at a mineral field
+    assert NAMES[by_loop[704].specific_function] == "Smart_pt" and by_loop[704].target_point is not None
+    assert NAMES[by_loop[721].specific_function] == "Smart_unit" and by_loop[721].target_tag == 786433
+    assert by_loop[721].target_point is None
 
 
 def test_simple64_selection_and_target_are_entity_rows(simple64_p1):

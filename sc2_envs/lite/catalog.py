@@ -88,7 +88,8 @@ EC_ACQUIRE_PERIOD = 12  # game loops between target scans of an idle / attack-mo
 EC_CANCEL_REFUND = 13  # share of a structure's price refunded when its construction is cancelled
 EC_ADDON_DX = 14  # add-on centre minus its producer's centre, cells (the profile's TECHLAB_OFFSET)
 EC_ADDON_DY = 15
-NEC = 16
+EC_IDEAL_MINERAL_HARVESTERS = 16  # workers a mineral field's harvest queue takes (IdealHarvesterCount)
+NEC = 17
 
 RACE_NEUTRAL, RACE_TERRAN, RACE_PROTOSS = 0, 1, 3  # s2clientprotocol Race values (Terran 1, Protoss 3)
 RES_NONE, RES_MINERAL, RES_GEYSER = 0, 1, 2
@@ -238,6 +239,7 @@ def build_catalog(profile: str = "3.16.1") -> Catalog:
     ec[EC_ACQUIRE_PERIOD] = ACQUIRE_PERIOD
     ec[EC_CANCEL_REFUND] = CANCEL_REFUND
     ec[EC_ADDON_DX], ec[EC_ADDON_DY] = mod.TECHLAB_OFFSET
+    ec[EC_IDEAL_MINERAL_HARVESTERS] = eco.ideal_mineral_harvesters
     game_ids = ti[:, TI_GAME_ID].astype(np.int64)
     g2e = np.full(int(game_ids.max()) + 1, -1, dtype=np.int32)
     g2e[game_ids] = np.arange(nt, dtype=np.int32)

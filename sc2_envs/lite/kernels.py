@@ -26,6 +26,7 @@ from sc2_envs.lite.catalog import (
     EC_CANCEL_REFUND,
     EC_GAS_HARVEST,
     EC_GAS_PER_TRIP,
+    EC_IDEAL_MINERAL_HARVESTERS,
     EC_MINERAL_HARVEST,
     EC_MINERALS_PER_TRIP,
     EC_MULE_ENERGY,
@@ -218,7 +219,11 @@ from sc2_envs.lite.layout import (  # noqa: F401 (the ActionResult codes, also r
 from sc2_envs.sim.runtime.chunks import kernel_threads, run_chunks
 
 _ARRIVE = 0.25  # cells: a walking unit stops this close (edge to edge) to a unit it walks to
-BOUNCE_RADIUS = 3.0  # cells: how far a worker looks for a free mineral field when its own is taken
+# cells: how far a harvesting worker looks for another resource when its own is taken or gone: the
+# harvest ability's AcquireRadius ("the distance the harvesting unit will go to find a new resource
+# to harvest from"), 10 in CAbilHarvest's defaults (SC2Mapster/SC2GameData f597e057,
+# mods/core.sc2mod/base.sc2data/GameData/AbilData.xml; ProbeHarvest and SCVHarvest keep it).
+BOUNCE_RADIUS = 10.0
 
 _jit = numba.njit(cache=True)
 # Hot helpers are inlined into their callers at Numba-IR level: a call with the ~20 array
@@ -500,20 +505,58 @@ def nearest_mineral(uf, ui, ti, x, y, max_dist):
 
 
 @_jit
-def _free_mineral_near(uf, ui, ti, r, radius):
-    """Nearest mineral field within ``radius`` cells of field ``r`` that nobody harvests now, or -1."""
+def _bounce_field(uf, ui, oi, ti, r, ideal):
+    """Where a worker arriving at mineral field ``r`` while another worker harvests it goes.
+
+    The game's harvest rules: a resource takes up to its ``IdealHarvesterCount`` (2 per mineral
+    field in the multiplayer data) workers in its harvest queue (SC2Mapster wiki,
+    Data/Abilities/Harvest, "Resource Queue Index": "the Ideal Harvester Count queue limit of the
+    Resource behaviour"); workers "arrange themselves to harvest from 'unoccupied' mineral
+    clusters; if no free mineral clusters are available, [they] get in line behind one of the
+    occupied clusters and wait their turn" (Blizzard, StarCraft II Game Guide: Resources); the
+    search reaches the harvest ability's AcquireRadius (``BOUNCE_RADIUS``).
+
+    Returns:
+        ``r`` (wait in line) while ``r``'s queue, the workers gathering from it, is within its
+        limit; else the nearest field to ``r`` within ``BOUNCE_RADIUS`` whose queue has room;
+        else, every queue being full, the field with the shortest line (nearest first) when
+        joining it leaves that line shorter than ``r``'s: which occupied cluster a worker lines
+        up behind the guide does not say, and the shortest line is this engine's reading (it
+        keeps an oversaturated base mining every field, as the replays' income shows); else ``r``.
+    """
+    n = ui.shape[0]
+    queue = np.zeros(n, np.int32)
+    for k in range(n):
+        if ui[k, UI_ALIVE] == 1 and ti[ui[k, UI_TYPE], TI_WORKER] == 1 and ui[k, UI_NORDERS] > 0:
+            g = ui[k, UI_GATHER]
+            kind = oi[k, 0, OI_KIND]
+            if g >= 0 and (kind == ORD_GATHER or kind == ORD_RETURN):
+                queue[g] += 1
+    if queue[r] <= ideal:
+        return r
     best = -1
-    bd = radius
-    for k in range(ui.shape[0]):
-        if k == r or ui[k, UI_ALIVE] == 0 or ti[ui[k, UI_TYPE], TI_RESOURCE] != RES_MINERAL:
-            continue
-        if ui[k, UI_CONTENTS] <= 0 or ui[k, UI_OCCUPANT] >= 0:
+    bd = BOUNCE_RADIUS
+    short = -1
+    sq = queue[r] - 1  # a line is worth joining only if it stays shorter than r's after the move
+    sd = BOUNCE_RADIUS
+    for k in range(n):
+        if k == r or ui[k, UI_ALIVE] == 0 or ti[ui[k, UI_TYPE], TI_RESOURCE] != RES_MINERAL or ui[k, UI_CONTENTS] <= 0:
             continue
         d = _dist(uf, r, k)
-        if d < bd:
+        if d >= BOUNCE_RADIUS:
+            continue
+        if queue[k] < ideal and d < bd:
             bd = d
             best = k
-    return best
+        if queue[k] < sq or (queue[k] == sq and d < sd):
+            sq = queue[k]
+            sd = d
+            short = k
+    if best >= 0:
+        return best
+    if short >= 0 and queue[short] + 1 < queue[r]:
+        return short
+    return r
 
 
 @_inline
@@ -539,6 +582,11 @@ def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, n
     if ws == WS_NONE:
         ws = WS_TO_HALL if ui[i, UI_CARGO] > 0 else WS_TO_RESOURCE
         ui[i, UI_WSTATE] = ws
+        if oi[i, 0, OI_KIND] == ORD_GATHER and r >= 0 and ui[i, UI_GATHER] != r:
+            # A queued Gather becomes current: the worker lets its old field go first, so no
+            # field stays held by a worker that harvests elsewhere (one worker per field at a time).
+            _release_worker(ui, i)
+            ui[i, UI_GATHER] = r
     if ws == WS_TO_RESOURCE or ws == WS_WAIT or ws == WS_HARVEST:
         if (
             r < 0
@@ -550,7 +598,7 @@ def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, n
             _release_worker(ui, i)
             nr = -1
             if r >= 0 and ti[ui[r, UI_TYPE], TI_RESOURCE] == RES_MINERAL:
-                nr = nearest_mineral(uf, ui, ti, uf[r, UF_X], uf[r, UF_Y], 12.0)
+                nr = nearest_mineral(uf, ui, ti, uf[r, UF_X], uf[r, UF_Y], BOUNCE_RADIUS)
             if nr < 0:
                 _pop_order(oi, of, ui, i)
                 return
@@ -564,6 +612,20 @@ def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, n
         if _move_toward(uf, i, uf[r, UF_X], uf[r, UF_Y], stop, speed, tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y):
             ws = WS_WAIT
             ui[i, UI_WSTATE] = ws
+            if (
+                not mule
+                and ti[ui[r, UI_TYPE], TI_RESOURCE] == RES_MINERAL
+                and ui[r, UI_OCCUPANT] >= 0
+                and ui[r, UI_OCCUPANT] != i
+            ):
+                # Arriving at a field another worker harvests: move on (the game's bounce) or
+                # wait in line, decided once on arrival.
+                nr = _bounce_field(uf, ui, oi, ti, r, ec[EC_IDEAL_MINERAL_HARVESTERS])
+                if nr != r:
+                    oi[i, 0, OI_TARGET] = nr
+                    ui[i, UI_GATHER] = nr
+                    ui[i, UI_WSTATE] = WS_TO_RESOURCE
+                    return
     if ws == WS_WAIT:
         gas = ti[ui[r, UI_TYPE], TI_GAS_BUILDING] == 1
         if mule:
@@ -573,14 +635,6 @@ def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, n
             ui[r, UI_OCCUPANT] = i
             ui[i, UI_WSTATE] = WS_HARVEST
             uf[i, UF_WTIMER] = ec[EC_GAS_HARVEST] if gas else ec[EC_MINERAL_HARVEST]
-        elif not gas:
-            # The field is taken: a worker moves on to a free field close by if there is one
-            # (the game's worker "bounce", which spreads workers over a mineral line), else waits.
-            nr = _free_mineral_near(uf, ui, ti, r, BOUNCE_RADIUS)
-            if nr >= 0:
-                oi[i, 0, OI_TARGET] = nr
-                ui[i, UI_GATHER] = nr
-                ui[i, UI_WSTATE] = WS_TO_RESOURCE
         return
     if ws == WS_HARVEST:
         uf[i, UF_WTIMER] -= 1.0
@@ -604,6 +658,13 @@ def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, n
                 ui[r, UI_OCCUPANT] = -1
             ui[i, UI_HALL] = _nearest_hall(uf, ui, ti, i)
             ui[i, UI_WSTATE] = WS_TO_HALL
+            if oi[i, 0, OI_KIND] == ORD_GATHER and ui[i, UI_NORDERS] > 1:
+                # A Gather with orders queued behind it ends once the worker holds its cargo and
+                # the next order runs, cargo in hand (a queued Return brings it home; "if you end
+                # with return cargo, your worker will just wait at the CC": the shift-queued
+                # "Gather, Return Cargo, ..." chains of TeamLiquid's "mineral boosting" thread,
+                # teamliquid.net topic 152345).
+                _pop_order(oi, of, ui, i)
         return
     if ws == WS_TO_HALL:
         h = ui[i, UI_HALL]
@@ -1479,9 +1540,10 @@ def _unit_orders(uf, ui, oi, of, ti, tf, sel, nsel, owner, kind, tgt, x, y, queu
                 ti[tt, TI_GAS_BUILDING] == 1 and ui[tgt, UI_OWNER] == owner and ui[tgt, UI_DONE] == 1
             )
             if worker and res:
+                # UI_GATHER changes when the order starts (here unless queued, else in
+                # _gather_step): a worker mining a field frees it before it takes another.
                 okind = ORD_GATHER
                 otgt = tgt
-                ui[s, UI_GATHER] = tgt
             elif kind == CMD_GATHER:
                 code = AR_MUST_TARGET_RESOURCES
                 continue
@@ -1501,6 +1563,8 @@ def _unit_orders(uf, ui, oi, of, ti, tf, sel, nsel, owner, kind, tgt, x, y, queu
         param = ui[otgt, UI_RECYCLE] if okind == ORD_ATTACK else 0
         if _push_order(oi, of, ui, s, okind, otgt, param, x, y, queued):
             code = AR_SUCCESS
+            if okind == ORD_GATHER and not queued:
+                ui[s, UI_GATHER] = otgt
         else:
             code = AR_ORDER_QUEUE_IS_FULL
     return code

@@ -109,8 +109,12 @@ def player_actions(
         replay: decoded replay.
         player_id: 1-based player id.
         mapper: ability mapper for the replay's build.
-        include_target_updates: also emit ``SCmdUpdateTargetPoint/UnitEvent`` (re-targets of
-            the previous command) as actions with that command's function.
+        include_target_updates: also emit ``SCmdUpdateTargetPoint/UnitEvent`` as actions. The
+            client records a command that repeats the previous command's ability as such an
+            update, with only the new target (sc2reader, ``sc2reader/events/game.py``,
+            ``UpdateTargetUnitCommandEvent``): each becomes the previous command's ability
+            mapped for the new target's kind (a Smart on a point re-aimed at a mineral field
+            is ``Smart_unit``) and the selection at the update.
 
     Returns:
         ``(actions, stats)``: list of ``RawAction`` in game-loop order and ``StreamStats``.
@@ -126,7 +130,7 @@ def player_actions(
     groups: dict[int, list[int]] = {i: [] for i in range(11)}
     stats = StreamStats(unmapped={})
     out: list[RawAction] = []
-    last_cmd: tuple[int, int, int] | None = None  # (specific, general, queued)
+    last_cmd: tuple[dict | None, int] | None = None  # (m_abil, queued) of the last mapped command
     for e in replay.game_events:
         if e.get("_userid", {}).get("m_userId") != player.user_id:
             continue
@@ -162,7 +166,7 @@ def player_actions(
             stats.mapped += 1
             queued = int(bool(e["m_cmdFlags"] & _QUEUED_FLAG))
             point, tag = _target(e["m_data"])
-            last_cmd = (mapped[0], mapped[1], queued)
+            last_cmd = (e["m_abil"], queued)
             out.append(RawAction(e["_gameloop"], mapped[1], mapped[0], queued, point, tag, tuple(groups[10])))
         elif (
             include_target_updates
@@ -175,10 +179,15 @@ def player_actions(
         ):
             target = e["m_target"]
             if name.endswith("PointEvent"):
-                point, tag = (target["x"] / _WORLD_FIXED, target["y"] / _WORLD_FIXED), None
+                point, tag, kind = (target["x"] / _WORLD_FIXED, target["y"] / _WORLD_FIXED), None, "pt"
             else:
-                point, tag = None, int(target["m_tag"])
-            out.append(RawAction(e["_gameloop"], last_cmd[1], last_cmd[0], last_cmd[2], point, tag, tuple(groups[10])))
+                point, tag, kind = None, int(target["m_tag"]), "unit"
+            # The update repeats the last command's ability on a new target, which may be of the
+            # other kind (a Smart on a point re-aimed at a unit): map the ability for the new kind.
+            mapped = mapper.map(last_cmd[0], kind)
+            if mapped is None:
+                continue
+            out.append(RawAction(e["_gameloop"], mapped[1], mapped[0], last_cmd[1], point, tag, tuple(groups[10])))
     return out, stats
 
 
