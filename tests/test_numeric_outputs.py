@@ -3,7 +3,9 @@
 RL libraries turn what an env returns into tensors or stacked arrays: TorchRL's ``PettingZooWrapper``
 builds a spec from every info value (a string raised ``TypeError: new(): invalid data type 'str'``),
 Gymnasium's vector envs stack infos (strings become object arrays), RLlib and SuperSuit batch them.
-So each value must be a bool, an int, a float or a fixed-shape numeric array / tensor, on SMAC v1 maps
+TorchRL's wrappers also build their info specs from the reset's keys, and its ``GymWrapper`` reads each
+value's ``.dtype``. So each value must be a bool, an int, a float or a fixed-shape numeric array / tensor
+(on the Gymnasium API one with a ``dtype``), under the same keys at reset and every step, on SMAC v1 maps
 and on SMACv2 scenarios (whose rosters change per episode: ``zerg_10_vs_11`` also has teams of two
 sizes). SMAC's own ``StarCraft2Env`` API (``adapters.smac_compat``) keeps SMAC's lists of per-agent
 arrays (``get_obs``); its step infos are checked here.
@@ -71,18 +73,22 @@ def test_pettingzoo_infos_keep_the_reset_keys_at_every_step(map_name, lenient_ac
 
 
 @pytest.mark.parametrize("map_name", MAPS)
+@pytest.mark.parametrize("api", ["parallel", "aec"])
 @pytest.mark.filterwarnings("ignore:PettingZoo in TorchRL is tested using version")
-def test_pettingzoo_infos_in_lenient_mode_are_read_by_torchrls_pettingzoo_wrapper(map_name):
+def test_pettingzoo_infos_in_lenient_mode_are_read_by_torchrls_pettingzoo_wrapper(map_name, api):
     pytest.importorskip("torchrl", reason="needs torchrl (pip install 'sc2-envs[torchrl]')")
     from torchrl.envs import PettingZooWrapper
     from torchrl.envs.utils import check_env_specs
 
-    par = sc2_envs.parallel_env(map_name, lenient_actions=True, seed=0)
-    env = PettingZooWrapper(par, use_mask=True, categorical_actions=True, done_on_any=False)
+    make = sc2_envs.parallel_env if api == "parallel" else sc2_envs.env
+    pz = make(map_name, lenient_actions=True, seed=0)
+    env = PettingZooWrapper(pz, use_mask=True, categorical_actions=True, done_on_any=False)
     check_env_specs(env)  # was: TypeError 'NoneType' object does not support item assignment
-    info = env.rollout(5, break_when_any_done=False)["next", "agent", "info"]
-    assert info["invalid_action"].shape == (5, len(par.possible_agents))
-    assert not info["invalid_action"].any()  # TorchRL samples from the mask
+    td = env.rollout(5, break_when_any_done=False)["next"]
+    # TorchRL groups the parallel env's agents in "agent" and puts each AEC agent in a group of its own
+    invalid = td["agent", "info", "invalid_action"] if api == "parallel" else td["agent_0", "info", "invalid_action"]
+    assert invalid.shape == ((5, len(pz.possible_agents)) if api == "parallel" else (5, 1))
+    assert not invalid.any()  # TorchRL samples from the mask
 
 
 @pytest.mark.parametrize("map_name", MAPS)
