@@ -48,7 +48,7 @@ __all__ = ["SC2JointEnv", "battle_info", "env_id", "register_envs"]
 OBSERVATIONS = ("obs", "state")
 
 
-def battle_info(battle_won=False, dead_allies=0, dead_enemies=0, episode_limit=False) -> dict:
+def battle_info(battle_won: bool = False, dead_allies: int = 0, dead_enemies: int = 0, episode_limit: bool = False) -> dict:
     """SMAC's battle keys of ``info`` (SMAC ``StarCraft2Env.step``), as NumPy values with a ``dtype``.
 
     The flags are 0-d bool arrays rather than ``numpy.bool_`` scalars: Gymnasium's vector envs stack a
