@@ -57,7 +57,7 @@ import torch
 import tyro
 
 from sc2_envs.training.checkpoints import load_torch_file
-from sc2_envs.training.cli import check_out_dir, cli_error
+from sc2_envs.training.cli import check_out_dir, cli_error, close_names
 from sc2_envs.training.fullgame_evaluation import (
     BASELINE_RAW_RESOLUTION,
     BASELINES,
@@ -115,7 +115,8 @@ def check_args(args: Args) -> None:
         ValueError: ``"--flag value: expected ..."`` (one line, naming the flag, its value and what was expected)
             for nothing to evaluate; a missing or non-AlphaStar checkpoint, one whose ``config`` / ``model``
             do not build the model, or whose ``bc`` / ``rl`` record or recorded step_mul is invalid
-            (``fullgame_evaluation.check_fullgame_checkpoint``); an unknown baseline or backend,
+            (``fullgame_evaluation.check_fullgame_checkpoint``); an unknown baseline (with the closest name when
+            one is close: ``scriptd`` suggests ``scripted``) or backend,
             ``--games``/``--num-envs`` below 1, ``--step-mul`` below 0, ``--seed`` outside [0, 2**63 - 1]
             (the envs' seed range), ``--torch-threads`` below 0, ``--noop-prob`` outside [0, 1], ``scripted`` on
             the real game without ``--enemy-start``, an ``--enemy-start`` cell off the baselines' raw grid, a
@@ -128,7 +129,9 @@ def check_args(args: Args) -> None:
         raise ValueError("nothing to evaluate; give --checkpoints FILE ... and/or --policy random scripted")
     bad = [p for p in args.policy if p not in BASELINES]
     if bad:
-        raise ValueError(f"--policy {' '.join(args.policy)}: unknown {bad}; expected names from {list(BASELINES)}")
+        # the suggestion the training scripts give for a mistyped --map (sc2_envs.validation.did_you_mean)
+        hint = close_names(bad, list(BASELINES))
+        raise ValueError(f"--policy {' '.join(args.policy)}: unknown {bad}{hint}; expected names from {list(BASELINES)}")
     for p in args.checkpoints:
         if not os.path.isfile(p):
             raise ValueError(f"--checkpoints {p!r}: no such checkpoint file")

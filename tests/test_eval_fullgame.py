@@ -93,6 +93,15 @@ def test_bad_command_lines_stop_before_any_game(kw, message):
         ev.check_args(ev.Args(**kw))
 
 
+def test_a_mistyped_baseline_gets_the_did_you_mean_the_training_scripts_give_for_maps():
+    with pytest.raises(ValueError) as err:
+        ev.check_args(ev.Args(policy=("random", "scriptd")))
+    assert str(err.value) == (
+        "--policy random scriptd: unknown ['scriptd']; 'scriptd' (did you mean 'scripted'?); "
+        "expected names from ['random', 'scripted']"
+    )
+
+
 def test_a_bad_flag_ends_the_script_with_one_usage_error_line_and_exit_status_2(tmp_path, capsys):
     """As argparse, tyro and the other algos/ scripts (``cli.cli_error``): ``<prog>: error: <message>``, status 2;
     the script once exited 1 with a different style."""

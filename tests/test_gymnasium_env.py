@@ -130,7 +130,8 @@ def test_time_limit_is_truncation_not_termination():
     for t in range(1, 61):
         _obs, _rew, term, trunc, info = env.step(np.ones(3, np.int64))
         assert term is False and trunc is (t == 60)
-    assert info["episode_limit"] is True and info["battle_won"] is False
+    assert info["episode_limit"].dtype == info["battle_won"].dtype == np.bool_
+    assert info["episode_limit"] and not info["battle_won"]
     with pytest.raises(RuntimeError, match="reset"):
         env.step(np.ones(3, np.int64))
 

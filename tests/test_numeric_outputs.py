@@ -3,7 +3,9 @@
 RL libraries turn what an env returns into tensors or stacked arrays: TorchRL's ``PettingZooWrapper``
 builds a spec from every info value (a string raised ``TypeError: new(): invalid data type 'str'``),
 Gymnasium's vector envs stack infos (strings become object arrays), RLlib and SuperSuit batch them.
-So each value must be a bool, an int, a float or a fixed-shape numeric array / tensor, on SMAC v1 maps
+TorchRL's wrappers also build their info specs from the reset's keys, and its ``GymWrapper`` reads each
+value's ``.dtype``. So each value must be a bool, an int, a float or a fixed-shape numeric array / tensor
+(on the Gymnasium API one with a ``dtype``), under the same keys at reset and every step, on SMAC v1 maps
 and on SMACv2 scenarios (whose rosters change per episode: ``zerg_10_vs_11`` also has teams of two
 sizes). SMAC's own ``StarCraft2Env`` API (``adapters.smac_compat``) keeps SMAC's lists of per-agent
 arrays (``get_obs``); its step infos are checked here.
@@ -53,6 +55,43 @@ def test_pettingzoo_parallel_env_returns_numbers_only(map_name, dead_agents):
 
 
 @pytest.mark.parametrize("map_name", MAPS)
+@pytest.mark.parametrize("lenient_actions", [False, True])
+def test_pettingzoo_infos_keep_the_reset_keys_at_every_step(map_name, lenient_actions):
+    """TorchRL's ``PettingZooWrapper`` builds its info spec from the reset's infos; a key first seen at a
+    step (``invalid_action`` once was) fails it."""
+    env = sc2_envs.parallel_env(map_name, lenient_actions=lenient_actions)
+    rng = np.random.default_rng(0)
+    obs, infos = env.reset(seed=0)
+    keys = {agent: set(info) for agent, info in infos.items()}
+    assert set(keys) == set(env.possible_agents)
+    changed = []
+    while env.agents:
+        obs, _, _, _, infos = env.step({a: masked_choice(rng, obs[a]["action_mask"]) for a in env.agents})
+        changed += [(agent, sorted(info)) for agent, info in infos.items() if set(info) != keys[agent]]
+    assert not changed, changed[:3]
+    assert ("invalid_action" in keys["agent_0"]) == lenient_actions
+
+
+@pytest.mark.parametrize("map_name", MAPS)
+@pytest.mark.parametrize("api", ["parallel", "aec"])
+@pytest.mark.filterwarnings("ignore:PettingZoo in TorchRL is tested using version")
+def test_pettingzoo_infos_in_lenient_mode_are_read_by_torchrls_pettingzoo_wrapper(map_name, api):
+    pytest.importorskip("torchrl", reason="needs torchrl (pip install 'sc2-envs[torchrl]')")
+    from torchrl.envs import PettingZooWrapper
+    from torchrl.envs.utils import check_env_specs
+
+    make = sc2_envs.parallel_env if api == "parallel" else sc2_envs.env
+    pz = make(map_name, lenient_actions=True, seed=0)
+    env = PettingZooWrapper(pz, use_mask=True, categorical_actions=True, done_on_any=False)
+    check_env_specs(env)  # was: TypeError 'NoneType' object does not support item assignment
+    td = env.rollout(5, break_when_any_done=False)["next"]
+    # TorchRL groups the parallel env's agents in "agent" and puts each AEC agent in a group of its own
+    invalid = td["agent", "info", "invalid_action"] if api == "parallel" else td["agent_0", "info", "invalid_action"]
+    assert invalid.shape == ((5, len(pz.possible_agents)) if api == "parallel" else (5, 1))
+    assert not invalid.any()  # TorchRL samples from the mask
+
+
+@pytest.mark.parametrize("map_name", MAPS)
 def test_pettingzoo_aec_env_returns_numbers_only(map_name):
     env = sc2_envs.env(map_name)
     env.reset(seed=0)
@@ -80,6 +119,34 @@ def test_gymnasium_env_returns_numbers_only(map_name, observation):
     assert not bad, sorted(set(bad))
 
 
+def dtypes(info: dict) -> dict:
+    """``{key: (dtype, shape)}`` of an info whose values all have a ``dtype`` (AttributeError otherwise)."""
+    return {k: (v.dtype, v.shape) for k, v in info.items()}
+
+
+@pytest.mark.parametrize("map_name", MAPS)
+@pytest.mark.parametrize("lenient_actions", [False, True])
+def test_gymnasium_env_infos_keep_the_reset_keys_dtypes_and_shapes_at_every_step(map_name, lenient_actions):
+    """TorchRL's ``GymWrapper`` reads the keys of the reset's info only, with each value's ``.dtype``
+    (Python bools once failed it); Gymnasium's vector envs size their arrays from the first value."""
+    env = gymnasium.make(f"sc2_envs/{map_name}-v0", lenient_actions=lenient_actions)
+    rng = np.random.default_rng(0)
+    _, info = env.reset(seed=0)
+    first = dtypes(info)
+    done, seen = False, []
+    while not done:
+        _, _, term, trunc, info = env.step(np.array([masked_choice(rng, m) for m in info["action_mask"]]))
+        seen.append(dtypes(info))
+        done = term or trunc
+    assert all(d == first for d in seen), next(d for d in seen if d != first)
+    smac = {"battle_won": (np.bool_, ()), "dead_allies": (np.int64, ()), "dead_enemies": (np.int64, ())}
+    smac["episode_limit"] = (np.bool_, ())
+    assert {k: first[k] for k in smac} == {k: (np.dtype(t), s) for k, (t, s) in smac.items()}
+    assert ("invalid_actions" in first) == lenient_actions
+    n_agents = env.unwrapped.n_agents  # the last info still says how the battle ended
+    assert info["battle_won"] or info["dead_allies"] == n_agents or info["episode_limit"]
+
+
 @pytest.mark.parametrize("map_name", MAPS)
 def test_gymnasium_vector_env_stacks_infos_into_numeric_arrays(map_name):
     env = gymnasium.make_vec(f"sc2_envs/{map_name}-v0", num_envs=2, lenient_actions=True)
@@ -91,6 +158,29 @@ def test_gymnasium_vector_env_stacks_infos_into_numeric_arrays(map_name):
         bad += non_numeric({"obs": obs, "rew": rew, "info": info})
     env.close()
     assert not bad, sorted(set(bad))
+    stacked = {k: (info[k].dtype, info[k].shape) for k in ("battle_won", "dead_enemies", "episode_limit")}
+    assert stacked == {"battle_won": (np.bool_, (2,)), "dead_enemies": (np.int64, (2,)), "episode_limit": (np.bool_, (2,))}
+    assert info["invalid_actions"].dtype == np.bool_ and info["invalid_actions"].shape[0] == 2
+
+
+@pytest.mark.parametrize("map_name", MAPS)
+def test_gymnasium_env_infos_are_read_by_torchrls_gym_wrapper(map_name):
+    """``auto_register_info_dict`` reads the reset's info and runs ``check_env_specs`` with random
+    actions, so the env is lenient (as for Gymnasium's ``check_env``)."""
+    pytest.importorskip("torchrl", reason="needs torchrl (pip install 'sc2-envs[torchrl]')")
+    from torchrl.envs import GymWrapper
+
+    genv = gymnasium.make(f"sc2_envs/{map_name}-v0", lenient_actions=True)
+    env = GymWrapper(genv)
+    env.auto_register_info_dict()
+    td = env.rollout(5)["next"]
+    n = genv.unwrapped.n_agents
+    assert td["battle_won"].dtype == td["episode_limit"].dtype == torch.bool and td["battle_won"].shape == (5,)
+    assert td["dead_allies"].dtype == td["dead_enemies"].dtype == torch.int64 and td["dead_enemies"].shape == (5,)
+    assert td["invalid_actions"].shape == (5, n) and td["action_mask"].shape == (5, n, genv.unwrapped.n_actions)
+    assert td["state"].shape == (5, genv.unwrapped.sim.state_size)
+    if map_name != "2s3z":  # SMACv2: this episode's roster
+        assert td["unit_kinds"].shape == (5, n) and td["unit_kinds"].dtype == torch.int64
 
 
 @pytest.mark.parametrize("map_name", MAPS)

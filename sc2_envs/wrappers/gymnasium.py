@@ -20,13 +20,18 @@ unavailable entry raises ``ValueError`` unless the env is built with ``lenient_a
 it becomes stop / no-op and ``info["invalid_actions"]`` flags it). Gymnasium's ``check_env`` and any
 learner that samples ``action_space.sample()`` without the mask need ``lenient_actions=True``.
 
-``info`` also has SMAC's ``battle_won``, ``dead_allies``, ``dead_enemies``, ``episode_limit`` and the
-global ``state`` (``(state_size,)`` float32) for centralised critics; in SMACv2 scenarios also
-``unit_kinds`` ``(n_agents,)`` and ``enemy_unit_kinds`` ``(n_enemies,)`` int64, the rosters drawn for the
-current episode as indices into ``env.get_env_info()["kinds"]`` (the race's types in one-hot order,
+``info`` has the same keys at ``reset`` and at every ``step``: SMAC's ``battle_won`` and
+``episode_limit`` (0-d bool arrays, ``numpy.ndarray`` of shape ``()``), ``dead_allies`` and
+``dead_enemies`` (``numpy.int64``), with SMAC's meanings (``battle_info``); ``action_mask``; the global
+``state`` (``(state_size,)`` float32) for centralised critics; with ``lenient_actions=True``
+``invalid_actions`` (``(n_agents,)`` bool, all False at reset); and in SMACv2 scenarios ``unit_kinds``
+``(n_agents,)`` and ``enemy_unit_kinds`` ``(n_enemies,)`` int64, the rosters drawn for the current
+episode as indices into ``env.get_env_info()["kinds"]`` (the race's types in one-hot order,
 ``sc2_envs.smacv2.RaceSpec.type_bit_order``: the position of the 1 in each unit's ``type_*`` features);
-``env.unit_types()`` gives them as names. Every ``info`` value is a bool, int or fixed-shape NumPy
-array, so Gymnasium's vector envs stack them into numeric arrays.
+``env.unit_types()`` gives them as names. Every value has a ``dtype`` and a fixed shape, so TorchRL's
+``GymWrapper(...).auto_register_info_dict()`` (it takes its keys from the reset's info and reads each
+value's ``.dtype``) and Gymnasium's vector envs (which stack them into ``(num_envs, ...)`` arrays of that
+dtype) take them as they are.
 """
 
 from __future__ import annotations
@@ -38,9 +43,35 @@ import torch
 from sc2_envs.sim.rng import unwrap_scalar_seed
 from sc2_envs.wrappers._common import OBS_BOUND, SimRenderMixin, as_numpy, make_backend, state_bound
 
-__all__ = ["SC2JointEnv", "env_id", "register_envs"]
+__all__ = ["SC2JointEnv", "battle_info", "env_id", "register_envs"]
 
 OBSERVATIONS = ("obs", "state")
+
+
+def battle_info(battle_won: bool = False, dead_allies: int = 0, dead_enemies: int = 0, episode_limit: bool = False) -> dict:
+    """SMAC's battle keys of ``info`` (SMAC ``StarCraft2Env.step``), as NumPy values with a ``dtype``.
+
+    The flags are 0-d bool arrays rather than ``numpy.bool_`` scalars: Gymnasium's vector envs stack a
+    Python number or a ``numpy.number`` into an array of its type and any other scalar into an object
+    array, and ``numpy.bool_`` is not a ``numpy.number``; TorchRL's ``GymWrapper`` info reader needs a
+    ``.dtype``, which a Python bool lacks. ``bool(...)``, ``if info["battle_won"]:`` and sums work as
+    on SMAC's bools.
+
+    Args:
+        battle_won: the allies won the battle on this step.
+        dead_allies: allied units dead so far this episode.
+        dead_enemies: enemy units dead so far this episode.
+        episode_limit: the episode reached SMAC's ``episode_limit`` on this step (a truncation).
+
+    Returns:
+        ``{"battle_won": () bool, "dead_allies": int64, "dead_enemies": int64, "episode_limit": () bool}``.
+    """
+    return {
+        "battle_won": np.array(bool(battle_won)),
+        "dead_allies": np.int64(dead_allies),
+        "dead_enemies": np.int64(dead_enemies),
+        "episode_limit": np.array(bool(episode_limit)),
+    }
 
 
 class SC2JointEnv(SimRenderMixin, gymnasium.Env):
@@ -155,7 +186,9 @@ class SC2JointEnv(SimRenderMixin, gymnasium.Env):
         self._has_reset = True
         self._done = False
         self._steps = 0
-        info = {"battle_won": False, "dead_allies": 0, "dead_enemies": 0, "episode_limit": False}
+        info = battle_info()
+        if self.lenient_actions:  # the step's keys at reset too: TorchRL reads only the reset's keys
+            info["invalid_actions"] = np.zeros(self.n_agents, bool)
         return self._observe(out["obs"][0], out["state"][0], out["avail_actions"][0], info)
 
     def step(self, action):
@@ -183,12 +216,7 @@ class SC2JointEnv(SimRenderMixin, gymnasium.Env):
         self._steps += 1
         terminated, truncated = bool(out["terminated"][0]), bool(out["truncated"][0])
         self._done = terminated or truncated
-        info = {
-            "battle_won": bool(out["battle_won"][0]),
-            "dead_allies": int(out["dead_allies"][0]),
-            "dead_enemies": int(out["dead_enemies"][0]),
-            "episode_limit": bool(out["episode_limit"][0]),
-        }
+        info = battle_info(*(out[k][0].item() for k in ("battle_won", "dead_allies", "dead_enemies", "episode_limit")))
         if self.lenient_actions:
             info["invalid_actions"] = as_numpy(out["invalid_actions"][0], bool)
         obs, info = self._observe(out["final_obs"][0], out["final_state"][0], out["final_avail_actions"][0], info)

@@ -42,12 +42,14 @@ protoss: stalker 0, zealot 1, colossus 2), which is also where the 1 sits in the
 the agent's own observation features. ``env.agent_unit_types`` maps agent -> type name for the current
 episode (``None`` before the first ``reset``).
 
-Infos (every agent, every step): ``battle_won``,
-``dead_allies``, ``dead_enemies``, ``episode_limit`` (SMAC's keys), ``agent_alive`` (the unit is
-alive), on SMACv2 scenarios ``unit_kind``, in lenient mode ``invalid_action`` (the action was unavailable
-and replaced by stop / no-op), and with ``info_action_mask=True`` a copy of the mask as ``action_mask``.
-Every value is a Python ``bool`` / ``int`` or a fixed-shape NumPy array, so libraries that stack infos
-into tensors (TorchRL's ``PettingZooWrapper``) or arrays take them as they are. The mask is in the
+Infos (every agent, the same keys at ``reset`` and at every step): ``battle_won`` (bool),
+``dead_allies``, ``dead_enemies`` (int), ``episode_limit`` (bool) (SMAC's keys and meanings),
+``agent_alive`` (bool: the unit is alive), on SMACv2 scenarios ``unit_kind`` (int), in lenient mode
+``invalid_action`` (bool: the action was unavailable and replaced by stop / no-op; False at reset), and
+with ``info_action_mask=True`` a copy of the mask as ``action_mask`` (``(n_actions,)`` int8). Every value
+is a Python ``bool`` / ``int`` or a fixed-shape NumPy array: TorchRL's ``PettingZooWrapper`` builds its
+info spec from the reset's infos and converts each value with ``torch.as_tensor``, RLlib's
+``ParallelPettingZooEnv`` and SuperSuit's vector envs pass the dicts on, so none needs a ``dtype``. The mask is in the
 observation only by default, so library wrappers that look for it in the observation *or* the infos
 work unchanged (TorchRL's ``PettingZooWrapper`` fails on a second copy, see ``SC2ParallelEnv``).
 """
@@ -217,7 +219,9 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
         self._state = as_numpy(out["state"][0], np.float32)
         obs = as_numpy(out["obs"][0], np.float32)
         info = {"battle_won": False, "dead_allies": 0, "dead_enemies": 0, "episode_limit": False}
-        return self._pack(obs, avail, info, self._unit_alive, None)
+        # the step's keys at reset too: TorchRL's PettingZooWrapper builds its info spec from the reset's infos
+        invalid = np.zeros(len(self.possible_agents), bool) if self.lenient_actions else None
+        return self._pack(obs, avail, info, self._unit_alive, invalid)
 
     def step(self, actions: dict):
         """Advance the battle by one env step (8 game loops).
