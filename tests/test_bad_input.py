@@ -566,6 +566,30 @@ def test_mistyped_map_and_scenario_names_get_a_suggestion():
         sc2_envs.get_map("qqqq")
 
 
+@pytest.mark.parametrize(
+    "typed, meant",
+    [
+        ("\uff12s\uff13z", "2s3z"),  # full-width digits (an East Asian input method)
+        ("\uff4d\uff4d\uff4d", "MMM"),  # full-width letters, another case
+        ("protoss\uff3f5\uff3fvs\uff3f5", "protoss_5_vs_5"),  # full-width low lines
+    ],
+)
+def test_a_map_typed_in_compatibility_characters_gets_the_name_it_looks_like(typed, meant):
+    with pytest.raises(ValueError, match=rf"\(did you mean '{meant}'\?\)"):
+        sc2_envs.make_batched(typed)
+
+
+def test_a_name_mistyped_twice_among_several_maps_gets_one_suggestion(capsys):
+    from dataclasses import replace
+
+    from conftest import load_algo
+
+    base = replace(load_algo("happo_gnn").Args(), num_envs=4, num_steps=8, total_timesteps=32)
+    with pytest.raises(SystemExit):
+        check_training_args(replace(base, map=("3M", "3M")))
+    assert capsys.readouterr().err.count("did you mean '3m'") == 1
+
+
 def test_unsupported_smacv2_options_name_the_value_and_numpy_bools_pass():
     with pytest.raises(ValueError, match=r"option prob_obs_enemy=0\.5: the simulator supports only 1\.0"):
         sc2_envs.make_batched("protoss_5_vs_5", prob_obs_enemy=0.5)

@@ -85,8 +85,9 @@ def check_loss_flags(args: Any) -> None:
 
 def close_names(names: list[str], valid: list[str]) -> str:
     """``"; 'protoss_5_vs5' (did you mean 'protoss_5_vs_5'?)"`` for each of ``names`` that has a close
-    match in ``valid`` (the suggestion ``make_batched`` gives for the same name); ``""`` when none has."""
-    return "".join(f"; {n!r}{did_you_mean(n, valid)}" for n in names if did_you_mean(n, valid))
+    match in ``valid`` (the suggestion ``make_batched`` gives for the same name), once per name; ``""`` when
+    none has."""
+    return "".join(f"; {n!r}{did_you_mean(n, valid)}" for n in dict.fromkeys(names) if did_you_mean(n, valid))
 
 
 def check_eval_maps(eval_maps: Any, train_maps: list[str], backend: str, valid_maps: list[str]) -> None:
