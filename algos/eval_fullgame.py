@@ -113,7 +113,7 @@ def check_args(args: Args) -> None:
 
     Raises:
         ValueError: ``"--flag value: expected ..."`` (one line, naming the flag, its value and what was expected)
-            for nothing to evaluate; a missing or non-AlphaStar checkpoint, one whose ``config`` / ``model``
+            for nothing to evaluate; a baseline or checkpoint named twice; a missing or non-AlphaStar checkpoint, one whose ``config`` / ``model``
             do not build the model, or whose ``bc`` / ``rl`` record or recorded step_mul is invalid
             (``fullgame_evaluation.check_fullgame_checkpoint``); an unknown baseline (with the closest name when
             one is close: ``scriptd`` suggests ``scripted``) or backend,
@@ -132,6 +132,11 @@ def check_args(args: Args) -> None:
         # the suggestion the training scripts give for a mistyped --map (sc2_envs.validation.did_you_mean)
         hint = close_names(bad, list(BASELINES))
         raise ValueError(f"--policy {' '.join(args.policy)}: unknown {bad}{hint}; expected names from {list(BASELINES)}")
+    # a name given twice would be played twice (twice the games, two identical rows), as --map refuses it in training
+    for flag, names, what in (("policy", args.policy, "baselines"), ("checkpoints", args.checkpoints, "checkpoint files")):
+        twice = [n for i, n in enumerate(names) if n in names[:i]]
+        if twice:
+            raise ValueError(f"--{flag} {' '.join(names)}: {twice[0]!r} given twice; expected distinct {what}")
     for p in args.checkpoints:
         if not os.path.isfile(p):
             raise ValueError(f"--checkpoints {p!r}: no such checkpoint file")

@@ -102,6 +102,25 @@ def test_a_mistyped_baseline_gets_the_did_you_mean_the_training_scripts_give_for
     )
 
 
+def test_a_baseline_named_twice_is_refused_not_evaluated_twice():
+    with pytest.raises(ValueError) as err:
+        ev.check_args(ev.Args(policy=("random", "scripted", "random")))
+    assert str(err.value) == "--policy random scripted random: 'random' given twice; expected distinct baselines"
+
+
+def test_a_checkpoint_named_twice_is_refused_before_it_is_read(tmp_path):
+    path = str(tmp_path / "a.pt")
+    with pytest.raises(ValueError) as err:
+        ev.check_args(ev.Args(checkpoints=(path, path)))
+    assert str(err.value) == f"--checkpoints {path} {path}: {path!r} given twice; expected distinct checkpoint files"
+
+
+def test_a_repeated_mistyped_baseline_gets_one_suggestion():
+    with pytest.raises(ValueError) as err:
+        ev.check_args(ev.Args(policy=("scriptd", "scriptd")))
+    assert str(err.value).count("did you mean") == 1
+
+
 def test_a_bad_flag_ends_the_script_with_one_usage_error_line_and_exit_status_2(tmp_path, capsys):
     """As argparse, tyro and the other algos/ scripts (``cli.cli_error``): ``<prog>: error: <message>``, status 2;
     the script once exited 1 with a different style."""
