@@ -110,6 +110,17 @@ def test_a_target_update_repeats_the_last_ability_for_its_own_target_kind(simple
     assert by_loop[721].target_point is None
 
 
+def test_target_updates_the_stream_leaves_out_are_counted_not_dropped_silently():
+    """Player 1 of LostAndFound re-aims an unmapped command (ability link 708) five times: those updates
+    have no raw function, so they are left out of the actions, and the stats say how many."""
+    replay = decode_replay(LOST_AND_FOUND)
+    plain, plain_stats = player_actions(replay, 1, AbilityMapper(replay.base_build))
+    actions, stats = player_actions(replay, 1, AbilityMapper(replay.base_build), include_target_updates=True)
+    assert (plain_stats.target_updates, plain_stats.target_updates_mapped) == (0, 0)  # not read unless included
+    assert (stats.target_updates, stats.target_updates_mapped) == (350, 345)
+    assert len(actions) - len(plain) == stats.target_updates_mapped
+
+
 def test_simple64_selection_and_target_are_entity_rows(simple64_p1):
     a, _ = simple64_p1
     ent = a["entities"]
