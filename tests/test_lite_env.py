@@ -86,6 +86,19 @@ def test_vector_env_steps_batches_and_autoresets():
     assert (info["game_loop"] == 0).all() and not truncated.any()
 
 
+def test_vector_env_reset_info_has_the_step_keys_dtypes_and_shapes_as_the_single_env_gives():
+    """TorchRL's info reader and Gymnasium's vector envs take the keys of the reset's info; the single env
+    and SyncVectorEnv of it give game_loop, action_errors and invalid_action at reset too."""
+    venv = LiteFullGameVectorEnv(num_envs=2, max_entities=64, max_selected=8, game_steps_per_episode=80)
+    _, reset_info = venv.reset(seed=0)
+    _, _, _, _, step_info = venv.step({"action_type": np.zeros(2, np.int64)})
+    layout = {k: (v.dtype, v.shape) for k, v in step_info.items()}
+    assert {k: (v.dtype, v.shape) for k, v in reset_info.items()} == layout
+    _, single = LiteFullGameEnv(max_entities=64, max_selected=8).reset(seed=0)
+    for k, v in single.items():
+        assert (reset_info[k] == v).all(), k
+
+
 def test_fog_hides_the_bot_base_and_omniscient_shows_it():
     fogged = LiteFullGameEnv(max_entities=128)
     seen = LiteFullGameEnv(max_entities=128, omniscient=True)

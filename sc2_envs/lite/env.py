@@ -375,7 +375,10 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
         return self._core.engine
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        """Reset every game; returns batched observations and ``{}``.
+        """Reset every game; returns batched observations and the info ``step`` gives, with the same keys,
+        dtypes and shapes (``game_loop`` (B,) int64, ``action_errors`` (B, ``spec.MAX_ACTION_ERRORS``) int32
+        and ``invalid_action`` (B,) int32, no errors): TorchRL's info reader takes its keys from the reset,
+        and the single env gives them at reset too.
 
         Raises:
             ValueError: a seed that is not an int in [0, 2**63 - 1].
@@ -387,7 +390,13 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
         self._core.reset(np.arange(self.num_envs), seeds)
         self._autoreset[:] = False
         self._reset_done = True
-        return self._core.observer.as_dict(None, copy=False), {}
+        b = self.num_envs
+        errors = np.full((b, spec.MAX_ACTION_ERRORS), spec.NO_ACTION_ERROR, np.int32)
+        invalid = np.full(b, spec.InvalidAction.NONE, np.int32)
+        return self._core.observer.as_dict(None, copy=False), self._info(errors, invalid)
+
+    def _info(self, errors: np.ndarray, invalid: np.ndarray) -> dict:
+        return {"game_loop": self._core.engine.game_loop.copy(), "action_errors": errors, "invalid_action": invalid}
 
     def step(self, actions: dict):
         """Step all games (batched heads); ended games reset first (their action is ignored).
@@ -421,8 +430,7 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
             errors[games] = spec.NO_ACTION_ERROR
             invalid[games] = spec.InvalidAction.NONE
         self._autoreset = terminated | truncated
-        info = {"game_loop": core.engine.game_loop.copy(), "action_errors": errors, "invalid_action": invalid}
-        return core.observer.as_dict(None, copy=False), reward, terminated, truncated, info
+        return core.observer.as_dict(None, copy=False), reward, terminated, truncated, self._info(errors, invalid)
 
     def close_extras(self, **kwargs):
         """Nothing to end (no processes)."""
