@@ -257,3 +257,42 @@ def test_batches_stepped_on_threads_play_the_serial_games_bit_for_bit():
         assert a.keys() == b.keys()
         for k in a:
             np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+
+
+def test_builds_refused_on_arrival_in_one_step_are_each_reported_none_overwritten():
+    """Three Probes sent to build a Pylon at one site arrive together after the minerals are spent: the game
+    refuses each placement (NotEnoughMinerals), and each refusal reaches ``action_errors``, in a later
+    step when the step's columns are full (the real game reports them in a later observation too)."""
+    from sc2_envs.lite.env import LiteGames
+    from sc2_envs.lite.layout import (
+        CK_KIND,
+        CK_PARAM,
+        CK_PLAYER,
+        CMD_BUILD_PT,
+        NCK,
+        PF_MINERALS,
+        UF_X,
+        UF_Y,
+        UI_ALIVE,
+        UI_OWNER,
+        UI_TYPE,
+    )
+
+    core = LiteGames(1, step_mul=8, max_entities=128, max_selected=8)
+    core.reset(np.array([0]), [0])
+    eng = core.engine
+    ui, uf = eng.state.ui[0], eng.state.uf[0]
+    probes = np.flatnonzero((ui[:, UI_ALIVE] == 1) & (ui[:, UI_OWNER] == 1) & (ui[:, UI_TYPE] == eng.catalog.ids["Probe"]))
+    uf[probes[1:3], UF_X], uf[probes[1:3], UF_Y] = uf[probes[0], UF_X], uf[probes[0], UF_Y]
+    eng.state.pf[0, 1, PF_MINERALS] = 300
+    for p in probes[:3]:
+        ck = np.zeros((1, NCK), np.int64)
+        ck[0, CK_KIND], ck[0, CK_PARAM], ck[0, CK_PLAYER] = CMD_BUILD_PT, eng.catalog.ids["Pylon"], 1
+        cs = np.array([[p, -1]], np.int64)
+        assert eng.apply(ck, np.array([[23.0, 55.0]], np.float32), cs)[0] == 1  # AR Success: the site is valid
+    eng.state.pf[0, 1, PF_MINERALS] = 0
+    codes = []
+    for _ in range(60):
+        errors = core.step({"action_type": np.zeros(1, np.int64)})[3]
+        codes += [int(c) for c in errors[0] if c]
+    assert codes == [9, 9, 9]  # ActionResult NotEnoughMinerals, once per Probe

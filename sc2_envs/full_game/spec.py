@@ -160,8 +160,9 @@ RACES = {"terran": 1, "zerg": 2, "protoss": 3, "random": 4}
 # ``InvalidAction`` (ours) and ``action_result_name`` (the game's ActionResult enum).
 # --------------------------------------------------------------------------------------
 #: Length of ``info["action_errors"]``: the game refuses at most one command per step (FullGame-v0
-#: sends one), and the lite engine also reports a Build order refused when its worker arrives at
-#: the site (the real game reports that one in a later observation's ``action_errors``).
+#: sends one), and the lite engine also reports each Build order refused when its worker arrives at
+#: the site, those that do not fit in a later step (the real game reports them in a later
+#: observation's ``action_errors``).
 MAX_ACTION_ERRORS = 2
 #: The padding of ``info["action_errors"]``: no error. s2clientprotocol's ``ActionResult``
 #: (``error.proto``) numbers its values from ``Success = 1``, so 0 is never a game's code.

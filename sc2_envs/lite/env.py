@@ -28,6 +28,7 @@ from sc2_envs.lite.engine import DEFAULT_CAPACITY, LiteEngine
 from sc2_envs.lite.layout import AR_NOT_SUPPORTED, AR_SUCCESS, CK_KIND, CMD_NONE, RESULT_NONE, RESULT_P1_WINS, RESULT_P2_WINS
 from sc2_envs.lite.maps import SERVED_MAPS
 from sc2_envs.lite.observe import Observer
+from sc2_envs.lite.state import read_refusals
 
 SERVED_RACES = ("protoss",)
 SERVED_BOT_RACES = ("terran",)
@@ -184,13 +185,18 @@ class LiteGames:
         reward = np.where(res == RESULT_P1_WINS, 1.0, np.where(res == RESULT_P2_WINS, -1.0, 0.0)).astype(np.float32)
         elapsed = self.engine.game_loop - self.start_loop
         truncated = (self.game_steps_per_episode > 0) & (elapsed >= self.game_steps_per_episode) & ~terminated
-        # the command's ActionResult (result 0: none sent), then the agent's Build order refused on arrival,
-        # left-aligned: the build error goes in the first column unless the command was refused too
+        # the command's ActionResult (result 0: none sent), then the agent's Build orders refused on arrival,
+        # oldest first, in the columns left; those that do not fit wait for the next step (the real game
+        # reports them in a later observation too), none is overwritten
         errors = np.zeros((self.num_games, spec.MAX_ACTION_ERRORS), np.int32)
         refused = (result != spec.NO_ACTION_ERROR) & (result != AR_SUCCESS)
         errors[refused, 0] = result[refused]
-        errors[np.arange(self.num_games), refused.astype(np.int64)] = self.engine.state.err[:, 0]
-        self.engine.state.err[:] = 0
+        err = self.engine.state.err
+        for g in np.flatnonzero(err[:, 0, 0] > 0):
+            used = int(refused[g])
+            codes = read_refusals(err[g, 0], spec.MAX_ACTION_ERRORS - used)
+            errors[g, used : used + len(codes)] = codes
+        err[:, 1] = 0  # the bot's refusals: not the agent's action errors
         return reward, terminated, truncated, errors, invalid
 
 
