@@ -180,6 +180,25 @@ def test_mistyped_names_among_several_maps_and_eval_maps_each_get_their_suggesti
         assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"map": "3m"}, "--map '3m': expected a sequence of map names such as ('3m',), not one string"),
+        ({"eval_maps": "2s3z"}, "--eval-maps '2s3z': expected a sequence of map names such as ('2s3z',), not one string"),
+    ],
+)
+def test_a_map_flag_given_one_string_in_python_is_refused_not_split_into_letters(change, message, capsys):
+    """``Args(map="3m")`` (a3c_upgo's --map is one string) was read as the maps '3' and 'm'."""
+    from dataclasses import replace
+
+    from conftest import load_algo
+
+    base = replace(load_algo("happo_gnn").Args(), map=("8m",), num_envs=4, num_steps=8, total_timesteps=32)
+    with pytest.raises(SystemExit):
+        check_training_args(replace(base, **change))
+    assert capsys.readouterr().err.strip().endswith(f"error: {message}")
+
+
 def test_a3c_upgo_mistyped_map_gets_the_suggestion():
     from conftest import load_algo
 
