@@ -113,7 +113,7 @@ def check_args(args: Args) -> None:
 
     Raises:
         ValueError: ``"--flag value: expected ..."`` (one line, naming the flag, its value and what was expected)
-            for nothing to evaluate; a baseline or checkpoint named twice; a missing or non-AlphaStar checkpoint, one whose ``config`` / ``model``
+            for nothing to evaluate; one string for --policy or --checkpoints (in Python); a baseline or checkpoint named twice; a missing or non-AlphaStar checkpoint, one whose ``config`` / ``model``
             do not build the model, or whose ``bc`` / ``rl`` record or recorded step_mul is invalid
             (``fullgame_evaluation.check_fullgame_checkpoint``); an unknown baseline (with the closest name when
             one is close: ``scriptd`` suggests ``scripted``) or backend,
@@ -125,6 +125,10 @@ def check_args(args: Args) -> None:
     """
     from models.alphastar import CHECKPOINT_FORMAT
 
+    for flag in ("policy", "checkpoints"):  # Args(policy="random") in Python: list() would split it into letters
+        if isinstance(getattr(args, flag), str):
+            value = getattr(args, flag)
+            raise ValueError(f"--{flag} {value!r}: expected a sequence of names such as ({value!r},), not one string")
     if not args.checkpoints and not args.policy:
         raise ValueError("nothing to evaluate; give --checkpoints FILE ... and/or --policy random scripted")
     bad = [p for p in args.policy if p not in BASELINES]

@@ -115,6 +115,14 @@ def test_a_checkpoint_named_twice_is_refused_before_it_is_read(tmp_path):
     assert str(err.value) == f"--checkpoints {path} {path}: {path!r} given twice; expected distinct checkpoint files"
 
 
+@pytest.mark.parametrize("flag, value", [("policy", "random"), ("checkpoints", "a.pt")])
+def test_one_string_for_policy_or_checkpoints_is_refused_not_read_letter_by_letter(flag, value):
+    """``Args(policy="random")`` in Python was read as the baselines 'r', 'a', 'n', ..."""
+    with pytest.raises(ValueError) as err:
+        ev.check_args(ev.Args(**{flag: value}))
+    assert str(err.value) == f"--{flag} {value!r}: expected a sequence of names such as ({value!r},), not one string"
+
+
 def test_a_repeated_mistyped_baseline_gets_one_suggestion():
     with pytest.raises(ValueError) as err:
         ev.check_args(ev.Args(policy=("scriptd", "scriptd")))
