@@ -113,7 +113,8 @@ def check_args(args: Args) -> None:
 
     Raises:
         ValueError: ``"--flag value: expected ..."`` (one line, naming the flag, its value and what was expected)
-            for nothing to evaluate; one string for --policy or --checkpoints (in Python); a baseline or checkpoint named twice; a missing or non-AlphaStar checkpoint, one whose ``config`` / ``model``
+            for nothing to evaluate; one string for --policy or --checkpoints (in Python); a baseline or
+            checkpoint named twice; a missing or non-AlphaStar checkpoint, one whose ``config`` / ``model``
             do not build the model, or whose ``bc`` / ``rl`` record or recorded step_mul is invalid
             (``fullgame_evaluation.check_fullgame_checkpoint``); an unknown baseline (with the closest name when
             one is close: ``scriptd`` suggests ``scripted``) or backend,
