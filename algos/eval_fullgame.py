@@ -139,7 +139,8 @@ def check_args(args: Args) -> None:
         raise ValueError(f"--policy {' '.join(args.policy)}: unknown {bad}{hint}; expected names from {list(BASELINES)}")
     # a name given twice would be played twice (twice the games, two identical rows), as --map refuses it in training
     for flag, names, what in (("policy", args.policy, "baselines"), ("checkpoints", args.checkpoints, "checkpoint files")):
-        twice = [n for i, n in enumerate(names) if n in names[:i]]
+        same = [os.path.realpath(n) for n in names] if flag == "checkpoints" else list(names)  # a.pt and ./a.pt
+        twice = [n for i, n in enumerate(names) if same[i] in same[:i]]
         if twice:
             raise ValueError(f"--{flag} {' '.join(names)}: {twice[0]!r} given twice; expected distinct {what}")
     for p in args.checkpoints:

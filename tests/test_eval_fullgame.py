@@ -113,6 +113,9 @@ def test_a_checkpoint_named_twice_is_refused_before_it_is_read(tmp_path):
     with pytest.raises(ValueError) as err:
         ev.check_args(ev.Args(checkpoints=(path, path)))
     assert str(err.value) == f"--checkpoints {path} {path}: {path!r} given twice; expected distinct checkpoint files"
+    other = str(tmp_path / "." / "a.pt")  # another spelling of the same file
+    with pytest.raises(ValueError, match=re.escape(f"{other!r} given twice; expected distinct checkpoint files")):
+        ev.check_args(ev.Args(checkpoints=(path, other)))
 
 
 @pytest.mark.parametrize("flag, value", [("policy", "random"), ("checkpoints", "a.pt")])
