@@ -9,6 +9,7 @@ links/command indices resolved through sc2reader's datapack and stableid.json, T
 """
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -119,6 +120,18 @@ def test_target_updates_the_stream_leaves_out_are_counted_not_dropped_silently()
     assert (plain_stats.target_updates, plain_stats.target_updates_mapped) == (0, 0)  # not read unless included
     assert (stats.target_updates, stats.target_updates_mapped) == (350, 345)
     assert len(actions) - len(plain) == stats.target_updates_mapped
+
+
+@pytest.mark.parametrize("player_id", ["1", 1.0, True])
+def test_a_player_id_that_is_not_an_int_is_refused_naming_it(simple64, player_id):
+    """'1' was reported as "player_id=1 not in ...; players are [1, 2]"; 1.0 and True were player 1."""
+    with pytest.raises(TypeError, match=re.escape(f"player_id={player_id!r}; expected an int player id, one of [1, 2]")):
+        simple64.player(player_id)
+
+
+def test_include_target_updates_must_be_a_bool(simple64):
+    with pytest.raises(TypeError, match="include_target_updates='no'; expected a bool"):
+        player_actions(simple64, 1, AbilityMapper(simple64.base_build), include_target_updates="no")
 
 
 def test_simple64_selection_and_target_are_entity_rows(simple64_p1):

@@ -127,8 +127,12 @@ def player_actions(
         ``(actions, stats)``: list of ``RawAction`` in game-loop order and ``StreamStats``.
 
     Raises:
+        TypeError: ``include_target_updates`` is not a bool, or ``player_id`` not an int.
+        KeyError: no player ``player_id`` in the replay.
         ReplayError: the player is a built-in AI or has no user id (no game events).
     """
+    if not isinstance(include_target_updates, (bool, np.bool_)):
+        raise TypeError(f"include_target_updates={include_target_updates!r}; expected a bool")
     player = replay.player(player_id)
     if player.user_id is None:
         raise ReplayError(
