@@ -296,3 +296,19 @@ def test_builds_refused_on_arrival_in_one_step_are_each_reported_none_overwritte
         errors = core.step({"action_type": np.zeros(1, np.int64)})[3]
         codes += [int(c) for c in errors[0] if c]
     assert codes == [9, 9, 9]  # ActionResult NotEnoughMinerals, once per Probe
+
+
+def test_a_step_after_the_episode_ended_is_refused_not_played_on_a_frozen_game():
+    """After truncation the engine runs no more loops, yet the step's commands were still applied (a Train
+    paid for in a game that no longer runs) and each step returned truncated again."""
+    env = LiteFullGameEnv(max_entities=64, max_selected=8, game_steps_per_episode=16)
+    env.reset(seed=0)
+    truncated = False
+    while not truncated:
+        _, _, _, truncated, _ = env.step({"action_type": np.int64(0)})
+    with pytest.raises(
+        RuntimeError, match=r"step\(\) called after the episode ended \(truncated at game loop 16\); call reset\(\)"
+    ):
+        env.step({"action_type": np.int64(0)})
+    env.reset(seed=0)
+    assert env.step({"action_type": np.int64(0)})[4]["game_loop"] == 8

@@ -276,6 +276,7 @@ class LiteFullGameEnv(gym.Env):
         self.observation_space = make_observation_space(self.max_entities, self.minimap_resolution)
         self.action_space = make_action_space(self.max_entities, self.max_selected, self.raw_resolution)
         self._games: LiteGames | None = None
+        self._ended: str | None = None  # "terminated" / "truncated" once the episode ended
 
     def __getstate__(self):
         return {"kwargs": dict(self._kwargs)}
@@ -303,19 +304,26 @@ class LiteFullGameEnv(gym.Env):
         core = self._core()
         bot_seed = int(self.np_random.integers(0, 2**63 - 1))
         core.reset(np.array([0]), [bot_seed])
+        self._ended = None
         return core.observer.as_dict(0), spec.step_info(core.engine.game_loop[0])
 
     def step(self, action: dict):
         """One step (see the module docstring).
 
         Raises:
-            RuntimeError: ``step`` before ``reset``.
+            RuntimeError: ``step`` before ``reset``, or after the episode ended (terminated or truncated):
+                the engine runs no more loops of an ended game, so its commands would act on a frozen one.
             ValueError: a malformed action (not a dict, an unknown key, a head of the wrong type,
                 shape or range).
         """
         if self._games is None:
             raise RuntimeError("step() called before reset(); call reset() first")
         core = self._games
+        if self._ended is not None:
+            raise RuntimeError(
+                f"step() called after the episode ended ({self._ended} at game loop {int(core.engine.game_loop[0])}); "
+                "call reset()"
+            )
         check_action_keys(action)
         batched = {k: np.asarray(v)[None] for k, v in action.items()}
         reward, terminated, truncated, errors, invalid = core.step(batched, batched=False)
@@ -323,8 +331,10 @@ class LiteFullGameEnv(gym.Env):
         info = spec.step_info(core.engine.game_loop[0], codes, invalid[0])
         if terminated[0]:
             info["outcome"] = float(reward[0])
+            self._ended = "terminated"
         if truncated[0]:
             info["episode_limit"] = True
+            self._ended = "truncated"
         return core.observer.as_dict(0), float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
 
     @property
