@@ -45,6 +45,10 @@ MAX_SIZES = {
     "capacity": 2**16,
 }
 MAX_NUM_ENVS = 2**16  # games of one LiteFullGameVectorEnv; the same reason as MAX_SIZES
+# Largest loop counts, in game loops: an hour of game time is 80,640 loops (22.4 a second), so 2**20 per step
+# (13 hours) is far above any use while a typo such as step_mul=2**40 is refused by name instead of running
+# for days in one step; game_steps_per_episode stays where game_loop + limit cannot overflow int64.
+MAX_LOOPS = {"step_mul": 2**20, "game_steps_per_episode": 2**62}
 
 
 def _check_int(name: str, value, minimum: int, maximum: int | None = None) -> int:
@@ -209,8 +213,8 @@ def _validate(kwargs: dict) -> None:
     if "bot_build" in kwargs and kwargs["bot_build"] not in BOT_BUILDS:
         raise ValueError(f"bot_build={kwargs['bot_build']!r}; expected one of {list(BOT_BUILDS)}")
     if kwargs["step_mul"] is not None:
-        _check_int("step_mul", kwargs["step_mul"], 1)
-    _check_int("game_steps_per_episode", kwargs["game_steps_per_episode"], 0)
+        _check_int("step_mul", kwargs["step_mul"], 1, MAX_LOOPS["step_mul"])
+    _check_int("game_steps_per_episode", kwargs["game_steps_per_episode"], 0, MAX_LOOPS["game_steps_per_episode"])
 
 
 class LiteFullGameEnv(gym.Env):
@@ -221,8 +225,9 @@ class LiteFullGameEnv(gym.Env):
         race: ``"protoss"``; bot_race: ``"terran"``; bot_difficulty: ``"very_easy"``; bot_build:
             one of ``BOT_BUILDS`` (``random``, ``rush``, ...), accepted for FullGame-v0
             compatibility (the lite bot has one build).
-        step_mul: game loops per step (8 = half a normal-speed second), or None to step ``max(delay, 1)``.
-        game_steps_per_episode: truncate after this many game loops (0 = no limit).
+        step_mul: game loops per step (8 = half a normal-speed second), or None to step ``max(delay, 1)``;
+            at most ``MAX_LOOPS["step_mul"]`` (2**20).
+        game_steps_per_episode: truncate after this many game loops (0 = no limit; at most 2**62).
         max_entities, max_selected, raw_resolution, minimap_resolution: as ``FullGameEnv``; at
             most ``MAX_SIZES`` (65536, 65536, 4096, 1024).
         omniscient: a bool: no fog of war (every unit visible), as the replay dataset's default.
@@ -233,7 +238,8 @@ class LiteFullGameEnv(gym.Env):
 
     Raises:
         ValueError: a map, race, difficulty the lite engine does not serve (the message lists
-            those served), an unknown ``bot_build``, or a size below 1 or above ``MAX_SIZES``.
+            those served), an unknown ``bot_build``, a size below 1 or above ``MAX_SIZES``, or a
+            ``step_mul`` / ``game_steps_per_episode`` outside its range (``MAX_LOOPS``).
         TypeError: a size, ``capacity`` or ``step_mul`` that is not an int, or ``omniscient``
             that is not a bool.
     """
