@@ -56,6 +56,7 @@ from pathlib import Path
 import torch
 import tyro
 
+from sc2_envs.lite.env import MAX_LOOPS
 from sc2_envs.training.checkpoints import load_torch_file
 from sc2_envs.training.cli import check_out_dir, cli_error, close_names
 from sc2_envs.training.fullgame_evaluation import (
@@ -161,14 +162,19 @@ def check_args(args: Args) -> None:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: expected an integer >= 1")
     if args.step_mul < 0:
         raise ValueError(f"--step-mul {args.step_mul}: expected game loops per decision >= 1 (0: each policy's own)")
+    if args.step_mul > MAX_LOOPS["step_mul"]:  # the env's limit, checked before any game
+        raise ValueError(f"--step-mul {args.step_mul}: expected game loops per decision <= {MAX_LOOPS['step_mul']}")
     if not 0 <= args.seed <= 2**63 - 1:
         raise ValueError(f"--seed {args.seed}: expected an integer in [0, {2**63 - 1}]")
     if args.torch_threads < 0:
         raise ValueError(f"--torch-threads {args.torch_threads}: expected an integer >= 0 (0: torch's default)")
     if not 0.0 <= args.noop_prob <= 1.0:  # NaN fails this too
         raise ValueError(f"--noop-prob {args.noop_prob}: expected a probability in [0, 1]")
-    if args.game_steps_per_episode < 0:
-        raise ValueError(f"--game-steps-per-episode {args.game_steps_per_episode}: expected >= 0 (0: no limit)")
+    if not 0 <= args.game_steps_per_episode <= MAX_LOOPS["game_steps_per_episode"]:
+        raise ValueError(
+            f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops in "
+            f"[0, {MAX_LOOPS['game_steps_per_episode']}] (0: no limit)"
+        )
     if args.backend not in ("lite", "sc2"):
         raise ValueError(f"--backend {args.backend!r}: expected 'lite' or 'sc2'")
     if "scripted" in args.policy and args.backend == "sc2" and args.enemy_start is None:

@@ -86,6 +86,15 @@ def test_summary_has_the_wilson_interval_and_army_only_of_games_still_running():
         ({"policy": ("random",), "torch_threads": -2}, r"^--torch-threads -2: expected an integer >= 0"),
         ({"policy": ("random",), "noop_prob": 1.5}, r"^--noop-prob 1.5: expected a probability in \[0, 1\]"),
         ({"policy": ("random",), "noop_prob": float("nan")}, r"^--noop-prob nan: expected a probability"),
+        # found by a tester: these passed, then ran 2**40 loops in one step or overflowed int64 mid-game
+        (
+            {"policy": ("random",), "step_mul": 2**40},
+            r"^--step-mul 1099511627776: expected game loops per decision <= 1048576",
+        ),
+        (
+            {"policy": ("random",), "game_steps_per_episode": 10**20},
+            r"^--game-steps-per-episode 10{20}: expected game loops in \[0, ",
+        ),
     ],
 )
 def test_bad_command_lines_stop_before_any_game(kw, message):
