@@ -56,6 +56,7 @@ from pathlib import Path
 import torch
 import tyro
 
+from sc2_envs.lite.env import MAX_LOOPS
 from sc2_envs.training.checkpoints import load_torch_file
 from sc2_envs.training.cli import check_out_dir, cli_error, close_names
 from sc2_envs.training.fullgame_evaluation import (
@@ -113,7 +114,8 @@ def check_args(args: Args) -> None:
 
     Raises:
         ValueError: ``"--flag value: expected ..."`` (one line, naming the flag, its value and what was expected)
-            for nothing to evaluate; a missing or non-AlphaStar checkpoint, one whose ``config`` / ``model``
+            for nothing to evaluate; one string for --policy or --checkpoints (in Python); a baseline or
+            checkpoint named twice; a missing or non-AlphaStar checkpoint, one whose ``config`` / ``model``
             do not build the model, or whose ``bc`` / ``rl`` record or recorded step_mul is invalid
             (``fullgame_evaluation.check_fullgame_checkpoint``); an unknown baseline (with the closest name when
             one is close: ``scriptd`` suggests ``scripted``) or backend,
@@ -125,6 +127,10 @@ def check_args(args: Args) -> None:
     """
     from models.alphastar import CHECKPOINT_FORMAT
 
+    for flag in ("policy", "checkpoints"):  # Args(policy="random") in Python: list() would split it into letters
+        if isinstance(getattr(args, flag), str):
+            value = getattr(args, flag)
+            raise ValueError(f"--{flag} {value!r}: expected a sequence of names such as ({value!r},), not one string")
     if not args.checkpoints and not args.policy:
         raise ValueError("nothing to evaluate; give --checkpoints FILE ... and/or --policy random scripted")
     bad = [p for p in args.policy if p not in BASELINES]
@@ -132,6 +138,12 @@ def check_args(args: Args) -> None:
         # the suggestion the training scripts give for a mistyped --map (sc2_envs.validation.did_you_mean)
         hint = close_names(bad, list(BASELINES))
         raise ValueError(f"--policy {' '.join(args.policy)}: unknown {bad}{hint}; expected names from {list(BASELINES)}")
+    # a name given twice would be played twice (twice the games, two identical rows), as --map refuses it in training
+    for flag, names, what in (("policy", args.policy, "baselines"), ("checkpoints", args.checkpoints, "checkpoint files")):
+        same = [os.path.realpath(n) for n in names] if flag == "checkpoints" else list(names)  # a.pt and ./a.pt
+        twice = [n for i, n in enumerate(names) if same[i] in same[:i]]
+        if twice:
+            raise ValueError(f"--{flag} {' '.join(names)}: {twice[0]!r} given twice; expected distinct {what}")
     for p in args.checkpoints:
         if not os.path.isfile(p):
             raise ValueError(f"--checkpoints {p!r}: no such checkpoint file")
@@ -150,14 +162,19 @@ def check_args(args: Args) -> None:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: expected an integer >= 1")
     if args.step_mul < 0:
         raise ValueError(f"--step-mul {args.step_mul}: expected game loops per decision >= 1 (0: each policy's own)")
+    if args.step_mul > MAX_LOOPS["step_mul"]:  # the env's limit, checked before any game
+        raise ValueError(f"--step-mul {args.step_mul}: expected game loops per decision <= {MAX_LOOPS['step_mul']}")
     if not 0 <= args.seed <= 2**63 - 1:
         raise ValueError(f"--seed {args.seed}: expected an integer in [0, {2**63 - 1}]")
     if args.torch_threads < 0:
         raise ValueError(f"--torch-threads {args.torch_threads}: expected an integer >= 0 (0: torch's default)")
     if not 0.0 <= args.noop_prob <= 1.0:  # NaN fails this too
         raise ValueError(f"--noop-prob {args.noop_prob}: expected a probability in [0, 1]")
-    if args.game_steps_per_episode < 0:
-        raise ValueError(f"--game-steps-per-episode {args.game_steps_per_episode}: expected >= 0 (0: no limit)")
+    if not 0 <= args.game_steps_per_episode <= MAX_LOOPS["game_steps_per_episode"]:
+        raise ValueError(
+            f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops in "
+            f"[0, {MAX_LOOPS['game_steps_per_episode']}] (0: no limit)"
+        )
     if args.backend not in ("lite", "sc2"):
         raise ValueError(f"--backend {args.backend!r}: expected 'lite' or 'sc2'")
     if "scripted" in args.policy and args.backend == "sc2" and args.enemy_start is None:

@@ -48,7 +48,7 @@ from sc2_envs.training.checkpoints import (
     trained_by,
     training_amount,
 )
-from sc2_envs.training.cli import check_out_dir, cli_error, flowing_help, is_plain_name
+from sc2_envs.training.cli import check_out_dir, cli_error, close_names, flowing_help, is_plain_name
 from sc2_envs.training.evaluation import evaluate
 from sc2_envs.training.run import make_run_dir, write_run_meta
 from sc2_envs.training.transfer_results import CSV_COLUMNS as CSV_COLUMNS
@@ -289,7 +289,8 @@ def resolve_maps(maps: tuple[str, ...] | list[str], config: dict) -> list[str]:
     """``maps`` if given, else :func:`default_maps` of the checkpoint.
 
     Raises:
-        ValueError: a name that is neither a SMAC v1 map nor a SMACv2 scenario (the message lists them),
+        ValueError: a name that is neither a SMAC v1 map nor a SMACv2 scenario (the message lists them, and
+            the closest name to a mistyped one),
             or a map given twice (each would be evaluated once: the table would hold fewer rows than
             asked for).
     """
@@ -297,7 +298,8 @@ def resolve_maps(maps: tuple[str, ...] | list[str], config: dict) -> list[str]:
     valid = set(sc2_envs.list_maps("all"))
     bad = [m for m in out if m not in valid]
     if bad:
-        raise ValueError(f"unknown map(s) {bad}; valid maps: {sorted(valid)}")
+        # the suggestion the training scripts give for a mistyped --map (sc2_envs.validation.did_you_mean)
+        raise ValueError(f"unknown map(s) {bad}{close_names(bad, sorted(valid))}; valid maps: {sorted(valid)}")
     twice = sorted({m for m in maps if list(maps).count(m) > 1})
     if twice:
         raise ValueError(f"--maps {' '.join(maps)}: {', '.join(twice)} given more than once; expected distinct maps")
@@ -344,14 +346,19 @@ def prepare(args: Args) -> tuple[torch.device, dict, dict]:
         ``{path: [target maps]}``.
 
     Raises:
-        ValueError: ``--episodes`` or ``--max-envs`` below 1, no checkpoint or one given twice (also
-            as another path to the same file, ``a.pt ./a.pt``), a
+        ValueError: one string for ``--checkpoints`` or ``--maps`` (in Python), ``--episodes`` or
+            ``--max-envs`` below 1, no checkpoint or one given twice (also as another path to the same
+            file, ``a.pt ./a.pt``), a
             negative ``--seed`` or ``--torch-threads``, a ``--spawn-jitter`` outside [0, 2] (or not
             finite), a ``--name`` with a path separator, an ``--out-dir`` that is (or is inside) a file or
             not writable (``check_out_dir``), a ``--device`` the simulator cannot run on
             (:func:`check_device`), a file that is not a checkpoint, or an unknown map.
         FileNotFoundError: a checkpoint file does not exist.
     """
+    for flag in ("checkpoints", "maps"):  # Args(maps="3m") in Python: list() would split it into letters
+        value = getattr(args, flag)
+        if isinstance(value, str):
+            raise ValueError(f"--{flag} {value!r}: expected a sequence of names such as ({value!r},), not one string")
     if args.episodes < 1:
         raise ValueError(f"--episodes {args.episodes}: expected an integer >= 1")
     if args.max_envs < 1:

@@ -24,14 +24,23 @@ def contains_bool(values) -> bool:
 
 def did_you_mean(name, choices) -> str:
     """``" (did you mean '2s3z'?)"`` for the closest of ``choices`` to a mistyped ``name`` (``difflib``,
-    case-insensitive), or ``""`` when none is close or ``name`` is not a string."""
+    case-insensitive), or ``""`` when none is close or ``name`` is not a string.
+
+    Both sides are compared in Unicode NFKC form, so a name typed in compatibility characters that look
+    like ASCII (the full-width ``"２s３z"`` of an East Asian input method) gets the name it looks like.
+    """
     import difflib
+    import unicodedata
 
     if not isinstance(name, str):
         return ""
-    lower = {c.lower(): c for c in choices}
-    close = difflib.get_close_matches(name.lower(), list(lower), n=1, cutoff=0.6)
-    return f" (did you mean {lower[close[0]]!r}?)" if close else ""
+
+    def key(s: str) -> str:
+        return unicodedata.normalize("NFKC", s).casefold()
+
+    folded = {key(c): c for c in choices}
+    close = difflib.get_close_matches(key(name), list(folded), n=1, cutoff=0.6)
+    return f" (did you mean {folded[close[0]]!r}?)" if close else ""
 
 
 def off_map(x: float, y: float, size: float) -> str | None:

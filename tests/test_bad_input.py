@@ -180,6 +180,25 @@ def test_mistyped_names_among_several_maps_and_eval_maps_each_get_their_suggesti
         assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"map": "3m"}, "--map '3m': expected a sequence of map names such as ('3m',), not one string"),
+        ({"eval_maps": "2s3z"}, "--eval-maps '2s3z': expected a sequence of map names such as ('2s3z',), not one string"),
+    ],
+)
+def test_a_map_flag_given_one_string_in_python_is_refused_not_split_into_letters(change, message, capsys):
+    """``Args(map="3m")`` (a3c_upgo's --map is one string) was read as the maps '3' and 'm'."""
+    from dataclasses import replace
+
+    from conftest import load_algo
+
+    base = replace(load_algo("happo_gnn").Args(), map=("8m",), num_envs=4, num_steps=8, total_timesteps=32)
+    with pytest.raises(SystemExit):
+        check_training_args(replace(base, **change))
+    assert capsys.readouterr().err.strip().endswith(f"error: {message}")
+
+
 def test_a3c_upgo_mistyped_map_gets_the_suggestion():
     from conftest import load_algo
 
@@ -564,6 +583,30 @@ def test_mistyped_map_and_scenario_names_get_a_suggestion():
         get_scenario("terran_5_vs_6")
     with pytest.raises(ValueError, match=r"unknown map 'qqqq'; expected one of"):  # nothing close: no suggestion
         sc2_envs.get_map("qqqq")
+
+
+@pytest.mark.parametrize(
+    "typed, meant",
+    [
+        ("\uff12s\uff13z", "2s3z"),  # full-width digits (an East Asian input method)
+        ("\uff4d\uff4d\uff4d", "MMM"),  # full-width letters, another case
+        ("protoss\uff3f5\uff3fvs\uff3f5", "protoss_5_vs_5"),  # full-width low lines
+    ],
+)
+def test_a_map_typed_in_compatibility_characters_gets_the_name_it_looks_like(typed, meant):
+    with pytest.raises(ValueError, match=rf"\(did you mean '{meant}'\?\)"):
+        sc2_envs.make_batched(typed)
+
+
+def test_a_name_mistyped_twice_among_several_maps_gets_one_suggestion(capsys):
+    from dataclasses import replace
+
+    from conftest import load_algo
+
+    base = replace(load_algo("happo_gnn").Args(), num_envs=4, num_steps=8, total_timesteps=32)
+    with pytest.raises(SystemExit):
+        check_training_args(replace(base, map=("3M", "3M")))
+    assert capsys.readouterr().err.count("did you mean '3m'") == 1
 
 
 def test_unsupported_smacv2_options_name_the_value_and_numpy_bools_pass():

@@ -86,6 +86,15 @@ def test_summary_has_the_wilson_interval_and_army_only_of_games_still_running():
         ({"policy": ("random",), "torch_threads": -2}, r"^--torch-threads -2: expected an integer >= 0"),
         ({"policy": ("random",), "noop_prob": 1.5}, r"^--noop-prob 1.5: expected a probability in \[0, 1\]"),
         ({"policy": ("random",), "noop_prob": float("nan")}, r"^--noop-prob nan: expected a probability"),
+        # found by a tester: these passed, then ran 2**40 loops in one step or overflowed int64 mid-game
+        (
+            {"policy": ("random",), "step_mul": 2**40},
+            r"^--step-mul 1099511627776: expected game loops per decision <= 1048576",
+        ),
+        (
+            {"policy": ("random",), "game_steps_per_episode": 10**20},
+            r"^--game-steps-per-episode 10{20}: expected game loops in \[0, ",
+        ),
     ],
 )
 def test_bad_command_lines_stop_before_any_game(kw, message):
@@ -100,6 +109,36 @@ def test_a_mistyped_baseline_gets_the_did_you_mean_the_training_scripts_give_for
         "--policy random scriptd: unknown ['scriptd']; 'scriptd' (did you mean 'scripted'?); "
         "expected names from ['random', 'scripted']"
     )
+
+
+def test_a_baseline_named_twice_is_refused_not_evaluated_twice():
+    with pytest.raises(ValueError) as err:
+        ev.check_args(ev.Args(policy=("random", "scripted", "random")))
+    assert str(err.value) == "--policy random scripted random: 'random' given twice; expected distinct baselines"
+
+
+def test_a_checkpoint_named_twice_is_refused_before_it_is_read(tmp_path):
+    path = str(tmp_path / "a.pt")
+    with pytest.raises(ValueError) as err:
+        ev.check_args(ev.Args(checkpoints=(path, path)))
+    assert str(err.value) == f"--checkpoints {path} {path}: {path!r} given twice; expected distinct checkpoint files"
+    other = str(tmp_path / "." / "a.pt")  # another spelling of the same file
+    with pytest.raises(ValueError, match=re.escape(f"{other!r} given twice; expected distinct checkpoint files")):
+        ev.check_args(ev.Args(checkpoints=(path, other)))
+
+
+@pytest.mark.parametrize("flag, value", [("policy", "random"), ("checkpoints", "a.pt")])
+def test_one_string_for_policy_or_checkpoints_is_refused_not_read_letter_by_letter(flag, value):
+    """``Args(policy="random")`` in Python was read as the baselines 'r', 'a', 'n', ..."""
+    with pytest.raises(ValueError) as err:
+        ev.check_args(ev.Args(**{flag: value}))
+    assert str(err.value) == f"--{flag} {value!r}: expected a sequence of names such as ({value!r},), not one string"
+
+
+def test_a_repeated_mistyped_baseline_gets_one_suggestion():
+    with pytest.raises(ValueError) as err:
+        ev.check_args(ev.Args(policy=("scriptd", "scriptd")))
+    assert str(err.value).count("did you mean") == 1
 
 
 def test_a_bad_flag_ends_the_script_with_one_usage_error_line_and_exit_status_2(tmp_path, capsys):

@@ -185,6 +185,20 @@ def test_unknown_map_raises_with_the_valid_names():
         et.resolve_maps(("3s5z", "2s3z", "3s5z"), {"map_name": "2s3z", "classes": ["stalker", "zealot"]})
 
 
+def test_a_mistyped_target_map_gets_the_suggestion_the_training_scripts_give():
+    cfg = {"map_name": "protoss_5_vs_5", "classes": ["stalker", "zealot", "colossus"]}
+    with pytest.raises(ValueError, match=re.escape("'protoss_10_vs11' (did you mean 'protoss_10_vs_11'?)")):
+        et.resolve_maps(("protoss_10_vs11", "zerg_5_vs_5"), cfg)
+
+
+@pytest.mark.parametrize("flag, value", [("maps", "3m"), ("checkpoints", "a.pt")])
+def test_one_string_for_maps_or_checkpoints_is_refused_not_read_letter_by_letter(flag, value):
+    """``Args(maps="3m")`` in Python was read as the maps '3' and 'm'."""
+    args = et.Args(**{"checkpoints": ("missing.pt",), flag: value})
+    with pytest.raises(ValueError, match=re.escape(f"--{flag} {value!r}: expected a sequence of names such as ({value!r},)")):
+        et.prepare(args)
+
+
 @pytest.mark.parametrize(
     "change, message",
     [

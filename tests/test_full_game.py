@@ -401,6 +401,25 @@ def test_check_env_against_real_starcraft(tmp_path):
         os.kill(pid, 0)
 
 
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((8, [], 1.7), r"invalid_action=1\.7; expected an int InvalidAction code"),
+        ((8, [], "1"), r"invalid_action='1'; expected an int InvalidAction code"),
+        ((8, [], True), r"invalid_action=True; expected an int InvalidAction code"),
+        ((8, [2.5]), r"action errors \[2\.5\]; expected at most 2 ActionResult error codes \(ints in \[2, 2147483647\]\)"),
+        ((8, [True]), r"action errors \[True\]; expected at most 2 ActionResult error codes"),
+        ((8, "23"), r"action errors '23'; expected at most 2 ActionResult error codes"),
+        ((8, [2**40]), r"action errors \[1099511627776\]; expected at most 2 ActionResult error codes"),
+        ((1.5,), r"game_loop=1\.5; expected an int >= 0"),
+        ((-8,), r"game_loop=-8; expected an int >= 0"),
+    ],
+)
+def test_step_info_refuses_values_it_would_truncate_or_overflow_naming_them(args, message):
+    with pytest.raises(ValueError, match=message):
+        spec.step_info(*args)
+
+
 def test_info_codes_have_public_names_and_bad_codes_are_refused():
     assert spec.action_result_name(9) == "NotEnoughMinerals" and spec.action_result_name(44) == "CantBuildLocationInvalid"
     assert spec.action_result_name(np.int32(0)) == "None"  # the padding

@@ -218,3 +218,30 @@ def test_a_bool_seed_is_refused_before_gymnasium_reseeds_np_random():
         with pytest.raises(TypeError, match="seed must be an int, a SeedSequence or None, got (np.)?True"):
             env.reset(seed=bad)
     assert env.np_random.bit_generator.state == state
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"battle_won": "False"}, r"battle_won='False'; expected a bool \(or 0 / 1\)"),
+        ({"episode_limit": 0.5}, r"episode_limit=0\.5; expected a bool \(or 0 / 1\)"),
+        ({"episode_limit": 2}, r"episode_limit=2; expected a bool \(or 0 / 1\)"),
+        ({"dead_allies": 1.5}, r"dead_allies=1\.5; expected an int >= 0"),
+        ({"dead_enemies": -2}, r"dead_enemies=-2; expected an int >= 0"),
+        ({"dead_enemies": True}, r"dead_enemies=True; expected an int >= 0"),
+    ],
+)
+def test_battle_info_refuses_values_it_would_misread_naming_them(kwargs, message):
+    """bool('False') is True and np.int64(1.5) is 1: such values were stored as a win or a count."""
+    from sc2_envs.wrappers.gymnasium import battle_info
+
+    with pytest.raises(ValueError, match=message):
+        battle_info(**kwargs)
+
+
+def test_battle_info_takes_python_numpy_and_0d_torch_values():
+    from sc2_envs.wrappers.gymnasium import battle_info
+
+    info = battle_info(np.bool_(True), np.int64(2), torch.tensor(3), torch.tensor(False))
+    assert bool(info["battle_won"]) and info["dead_allies"] == 2 and info["dead_enemies"] == 3
+    assert not info["episode_limit"] and battle_info(1, 0, 0, 0)["battle_won"].dtype == bool

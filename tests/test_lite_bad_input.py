@@ -95,6 +95,17 @@ def test_sizes_above_their_documented_maximum_are_refused_by_name(name):
         LiteFullGameEnv(**{name: too_big})
 
 
+@pytest.mark.parametrize("name, value", [("step_mul", 2**40), ("step_mul", 10**20), ("game_steps_per_episode", 10**20)])
+def test_loop_counts_that_would_run_for_hours_or_overflow_are_refused_by_name(name, value):
+    """step_mul=2**40 ran the engine for 2**40 loops in one step; 10**20 was an OverflowError mid-step."""
+    from sc2_envs.lite.env import MAX_LOOPS
+
+    with pytest.raises(ValueError, match=rf"{name}={value}; expected an int >= \d and <= {MAX_LOOPS[name]}"):
+        LiteFullGameEnv(**{name: value})
+    with pytest.raises(ValueError, match=rf"{name}={value}; expected an int >= \d and <= {MAX_LOOPS[name]}"):
+        LiteFullGameVectorEnv(num_envs=1, **{name: value})
+
+
 def test_num_envs_above_its_documented_maximum_is_refused_by_name():
     with pytest.raises(ValueError, match=rf"num_envs={2**40}; expected an int >= 1 and <= {MAX_NUM_ENVS}"):
         LiteFullGameVectorEnv(num_envs=2**40)

@@ -347,7 +347,7 @@ def test_a_worker_accelerates_from_a_stop_at_its_game_data_rate(eng):
 
 
 def test_a_build_refused_on_arrival_is_reported_for_its_own_player_only(eng):
-    """``err`` holds one ActionResult per player: the bot's failed Build is not the agent's action error."""
+    """``err`` holds each player's refusals (a count, then the codes): the bot's failed Build is not the agent's."""
     scv = slots(eng, "SCV", 2)[0]
     eng.state.pf[0, 2, PF_MINERALS] = 100
     depot = eng.catalog.ids["SupplyDepot"]
@@ -356,9 +356,9 @@ def test_a_build_refused_on_arrival_is_reported_for_its_own_player_only(eng):
     eng.state.err[:] = 0
     for _ in range(400):
         eng.advance(1)
-        if eng.state.err[0, 1] != 0:
+        if eng.state.err[0, 1, 0] != 0:
             break
-    assert eng.state.err[0, 1] == kernels.AR_NOT_ENOUGH_MINERALS and eng.state.err[0, 0] == 0
+    assert eng.state.err[0, 1, :2].tolist() == [1, kernels.AR_NOT_ENOUGH_MINERALS] and eng.state.err[0, 0, 0] == 0
 
 
 def test_a_process_that_will_compile_the_engine_says_so_once(tmp_path):

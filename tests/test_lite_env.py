@@ -86,6 +86,19 @@ def test_vector_env_steps_batches_and_autoresets():
     assert (info["game_loop"] == 0).all() and not truncated.any()
 
 
+def test_vector_env_reset_info_has_the_step_keys_dtypes_and_shapes_as_the_single_env_gives():
+    """TorchRL's info reader and Gymnasium's vector envs take the keys of the reset's info; the single env
+    and SyncVectorEnv of it give game_loop, action_errors and invalid_action at reset too."""
+    venv = LiteFullGameVectorEnv(num_envs=2, max_entities=64, max_selected=8, game_steps_per_episode=80)
+    _, reset_info = venv.reset(seed=0)
+    _, _, _, _, step_info = venv.step({"action_type": np.zeros(2, np.int64)})
+    layout = {k: (v.dtype, v.shape) for k, v in step_info.items()}
+    assert {k: (v.dtype, v.shape) for k, v in reset_info.items()} == layout
+    _, single = LiteFullGameEnv(max_entities=64, max_selected=8).reset(seed=0)
+    for k, v in single.items():
+        assert (reset_info[k] == v).all(), k
+
+
 def test_fog_hides_the_bot_base_and_omniscient_shows_it():
     fogged = LiteFullGameEnv(max_entities=128)
     seen = LiteFullGameEnv(max_entities=128, omniscient=True)
@@ -244,3 +257,58 @@ def test_batches_stepped_on_threads_play_the_serial_games_bit_for_bit():
         assert a.keys() == b.keys()
         for k in a:
             np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+
+
+def test_builds_refused_on_arrival_in_one_step_are_each_reported_none_overwritten():
+    """Three Probes sent to build a Pylon at one site arrive together after the minerals are spent: the game
+    refuses each placement (NotEnoughMinerals), and each refusal reaches ``action_errors``, in a later
+    step when the step's columns are full (the real game reports them in a later observation too)."""
+    from sc2_envs.lite.env import LiteGames
+    from sc2_envs.lite.layout import (
+        CK_KIND,
+        CK_PARAM,
+        CK_PLAYER,
+        CMD_BUILD_PT,
+        NCK,
+        PF_MINERALS,
+        UF_X,
+        UF_Y,
+        UI_ALIVE,
+        UI_OWNER,
+        UI_TYPE,
+    )
+
+    core = LiteGames(1, step_mul=8, max_entities=128, max_selected=8)
+    core.reset(np.array([0]), [0])
+    eng = core.engine
+    ui, uf = eng.state.ui[0], eng.state.uf[0]
+    probes = np.flatnonzero((ui[:, UI_ALIVE] == 1) & (ui[:, UI_OWNER] == 1) & (ui[:, UI_TYPE] == eng.catalog.ids["Probe"]))
+    uf[probes[1:3], UF_X], uf[probes[1:3], UF_Y] = uf[probes[0], UF_X], uf[probes[0], UF_Y]
+    eng.state.pf[0, 1, PF_MINERALS] = 300
+    for p in probes[:3]:
+        ck = np.zeros((1, NCK), np.int64)
+        ck[0, CK_KIND], ck[0, CK_PARAM], ck[0, CK_PLAYER] = CMD_BUILD_PT, eng.catalog.ids["Pylon"], 1
+        cs = np.array([[p, -1]], np.int64)
+        assert eng.apply(ck, np.array([[23.0, 55.0]], np.float32), cs)[0] == 1  # AR Success: the site is valid
+    eng.state.pf[0, 1, PF_MINERALS] = 0
+    codes = []
+    for _ in range(60):
+        errors = core.step({"action_type": np.zeros(1, np.int64)})[3]
+        codes += [int(c) for c in errors[0] if c]
+    assert codes == [9, 9, 9]  # ActionResult NotEnoughMinerals, once per Probe
+
+
+def test_a_step_after_the_episode_ended_is_refused_not_played_on_a_frozen_game():
+    """After truncation the engine runs no more loops, yet the step's commands were still applied (a Train
+    paid for in a game that no longer runs) and each step returned truncated again."""
+    env = LiteFullGameEnv(max_entities=64, max_selected=8, game_steps_per_episode=16)
+    env.reset(seed=0)
+    truncated = False
+    while not truncated:
+        _, _, _, truncated, _ = env.step({"action_type": np.int64(0)})
+    with pytest.raises(
+        RuntimeError, match=r"step\(\) called after the episode ended \(truncated at game loop 16\); call reset\(\)"
+    ):
+        env.step({"action_type": np.int64(0)})
+    env.reset(seed=0)
+    assert env.step({"action_type": np.int64(0)})[4]["game_loop"] == 8

@@ -9,6 +9,7 @@ links/command indices resolved through sc2reader's datapack and stableid.json, T
 """
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -108,6 +109,29 @@ def test_a_target_update_repeats_the_last_ability_for_its_own_target_kind(simple
     assert NAMES[by_loop[704].specific_function] == "Smart_pt" and by_loop[704].target_point is not None
     assert NAMES[by_loop[721].specific_function] == "Smart_unit" and by_loop[721].target_tag == 786433
     assert by_loop[721].target_point is None
+
+
+def test_target_updates_the_stream_leaves_out_are_counted_not_dropped_silently():
+    """Player 1 of LostAndFound re-aims an unmapped command (ability link 708) five times: those updates
+    have no raw function, so they are left out of the actions, and the stats say how many."""
+    replay = decode_replay(LOST_AND_FOUND)
+    plain, plain_stats = player_actions(replay, 1, AbilityMapper(replay.base_build))
+    actions, stats = player_actions(replay, 1, AbilityMapper(replay.base_build), include_target_updates=True)
+    assert (plain_stats.target_updates, plain_stats.target_updates_mapped) == (0, 0)  # not read unless included
+    assert (stats.target_updates, stats.target_updates_mapped) == (350, 345)
+    assert len(actions) - len(plain) == stats.target_updates_mapped
+
+
+@pytest.mark.parametrize("player_id", ["1", 1.0, True])
+def test_a_player_id_that_is_not_an_int_is_refused_naming_it(simple64, player_id):
+    """'1' was reported as "player_id=1 not in ...; players are [1, 2]"; 1.0 and True were player 1."""
+    with pytest.raises(TypeError, match=re.escape(f"player_id={player_id!r}; expected an int player id, one of [1, 2]")):
+        simple64.player(player_id)
+
+
+def test_include_target_updates_must_be_a_bool(simple64):
+    with pytest.raises(TypeError, match="include_target_updates='no'; expected a bool"):
+        player_actions(simple64, 1, AbilityMapper(simple64.base_build), include_target_updates="no")
 
 
 def test_simple64_selection_and_target_are_entity_rows(simple64_p1):

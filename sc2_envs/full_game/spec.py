@@ -160,8 +160,9 @@ RACES = {"terran": 1, "zerg": 2, "protoss": 3, "random": 4}
 # ``InvalidAction`` (ours) and ``action_result_name`` (the game's ActionResult enum).
 # --------------------------------------------------------------------------------------
 #: Length of ``info["action_errors"]``: the game refuses at most one command per step (FullGame-v0
-#: sends one), and the lite engine also reports a Build order refused when its worker arrives at
-#: the site (the real game reports that one in a later observation's ``action_errors``).
+#: sends one), and the lite engine also reports each Build order refused when its worker arrives at
+#: the site, those that do not fit in a later step (the real game reports them in a later
+#: observation's ``action_errors``).
 MAX_ACTION_ERRORS = 2
 #: The padding of ``info["action_errors"]``: no error. s2clientprotocol's ``ActionResult``
 #: (``error.proto``) numbers its values from ``Success = 1``, so 0 is never a game's code.
@@ -222,8 +223,13 @@ def step_info(game_loop: int, action_errors=(), invalid_action: int = 0) -> dict
         ``{"game_loop": int64, "action_errors": (MAX_ACTION_ERRORS,) int32, "invalid_action": int32}``.
 
     Raises:
-        ValueError: ``invalid_action`` is not an ``InvalidAction`` value, or ``pad_action_errors`` refuses the codes.
+        ValueError: ``game_loop`` is not an int >= 0, ``invalid_action`` is not an int ``InvalidAction``
+            value (a float or a string would be truncated or parsed), or ``pad_action_errors`` refuses the codes.
     """
+    if not _is_int(game_loop) or game_loop < 0:
+        raise ValueError(f"game_loop={game_loop!r}; expected an int >= 0")
+    if not _is_int(invalid_action):
+        raise ValueError(f"invalid_action={invalid_action!r}; expected an int InvalidAction code")
     return {
         "game_loop": np.int64(game_loop),
         "action_errors": pad_action_errors(action_errors),
@@ -231,18 +237,28 @@ def step_info(game_loop: int, action_errors=(), invalid_action: int = 0) -> dict
     }
 
 
+def _is_int(value) -> bool:
+    # bool is an int subclass, and np.int32(1.7) would truncate: only Python and NumPy ints pass
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def pad_action_errors(codes) -> np.ndarray:
     """``codes`` (the ActionResult codes a step refused) as ``info["action_errors"]``:
     ``(MAX_ACTION_ERRORS,)`` int32, in order, padded with ``NO_ACTION_ERROR``.
 
     Raises:
-        ValueError: more than ``MAX_ACTION_ERRORS`` codes, or a code of 0 or 1 (none, Success).
+        ValueError: not a sequence of ints, more than ``MAX_ACTION_ERRORS`` codes, or a code of 0 or 1
+            (none, Success) or beyond int32.
     """
-    codes = [int(c) for c in codes]
-    if len(codes) > MAX_ACTION_ERRORS or any(c <= 1 for c in codes):
-        raise ValueError(f"action errors {codes}; expected at most {MAX_ACTION_ERRORS} ActionResult error codes (> 1)")
+    top = np.iinfo(np.int32).max
+    ok = not isinstance(codes, (str, bytes)) and np.ndim(codes) == 1 and len(codes) <= MAX_ACTION_ERRORS
+    if not ok or not all(_is_int(c) and 1 < c <= top for c in codes):
+        shown = codes if isinstance(codes, (str, bytes)) or np.ndim(codes) != 1 else [c for c in codes]
+        raise ValueError(
+            f"action errors {shown!r}; expected at most {MAX_ACTION_ERRORS} ActionResult error codes (ints in [2, {top}])"
+        )
     out = np.zeros(MAX_ACTION_ERRORS, np.int32)
-    out[: len(codes)] = codes
+    out[: len(codes)] = [int(c) for c in codes]
     return out
 
 

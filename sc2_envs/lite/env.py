@@ -28,6 +28,7 @@ from sc2_envs.lite.engine import DEFAULT_CAPACITY, LiteEngine
 from sc2_envs.lite.layout import AR_NOT_SUPPORTED, AR_SUCCESS, CK_KIND, CMD_NONE, RESULT_NONE, RESULT_P1_WINS, RESULT_P2_WINS
 from sc2_envs.lite.maps import SERVED_MAPS
 from sc2_envs.lite.observe import Observer
+from sc2_envs.lite.state import read_refusals
 
 SERVED_RACES = ("protoss",)
 SERVED_BOT_RACES = ("terran",)
@@ -44,6 +45,10 @@ MAX_SIZES = {
     "capacity": 2**16,
 }
 MAX_NUM_ENVS = 2**16  # games of one LiteFullGameVectorEnv; the same reason as MAX_SIZES
+# Largest loop counts, in game loops: an hour of game time is 80,640 loops (22.4 a second), so 2**20 per step
+# (13 hours) is far above any use while a typo such as step_mul=2**40 is refused by name instead of running
+# for days in one step; game_steps_per_episode stays where game_loop + limit cannot overflow int64.
+MAX_LOOPS = {"step_mul": 2**20, "game_steps_per_episode": 2**62}
 
 
 def _check_int(name: str, value, minimum: int, maximum: int | None = None) -> int:
@@ -184,13 +189,18 @@ class LiteGames:
         reward = np.where(res == RESULT_P1_WINS, 1.0, np.where(res == RESULT_P2_WINS, -1.0, 0.0)).astype(np.float32)
         elapsed = self.engine.game_loop - self.start_loop
         truncated = (self.game_steps_per_episode > 0) & (elapsed >= self.game_steps_per_episode) & ~terminated
-        # the command's ActionResult (result 0: none sent), then the agent's Build order refused on arrival,
-        # left-aligned: the build error goes in the first column unless the command was refused too
+        # the command's ActionResult (result 0: none sent), then the agent's Build orders refused on arrival,
+        # oldest first, in the columns left; those that do not fit wait for the next step (the real game
+        # reports them in a later observation too), none is overwritten
         errors = np.zeros((self.num_games, spec.MAX_ACTION_ERRORS), np.int32)
         refused = (result != spec.NO_ACTION_ERROR) & (result != AR_SUCCESS)
         errors[refused, 0] = result[refused]
-        errors[np.arange(self.num_games), refused.astype(np.int64)] = self.engine.state.err[:, 0]
-        self.engine.state.err[:] = 0
+        err = self.engine.state.err
+        for g in np.flatnonzero(err[:, 0, 0] > 0):
+            used = int(refused[g])
+            codes = read_refusals(err[g, 0], spec.MAX_ACTION_ERRORS - used)
+            errors[g, used : used + len(codes)] = codes
+        err[:, 1] = 0  # the bot's refusals: not the agent's action errors
         return reward, terminated, truncated, errors, invalid
 
 
@@ -203,8 +213,8 @@ def _validate(kwargs: dict) -> None:
     if "bot_build" in kwargs and kwargs["bot_build"] not in BOT_BUILDS:
         raise ValueError(f"bot_build={kwargs['bot_build']!r}; expected one of {list(BOT_BUILDS)}")
     if kwargs["step_mul"] is not None:
-        _check_int("step_mul", kwargs["step_mul"], 1)
-    _check_int("game_steps_per_episode", kwargs["game_steps_per_episode"], 0)
+        _check_int("step_mul", kwargs["step_mul"], 1, MAX_LOOPS["step_mul"])
+    _check_int("game_steps_per_episode", kwargs["game_steps_per_episode"], 0, MAX_LOOPS["game_steps_per_episode"])
 
 
 class LiteFullGameEnv(gym.Env):
@@ -215,8 +225,9 @@ class LiteFullGameEnv(gym.Env):
         race: ``"protoss"``; bot_race: ``"terran"``; bot_difficulty: ``"very_easy"``; bot_build:
             one of ``BOT_BUILDS`` (``random``, ``rush``, ...), accepted for FullGame-v0
             compatibility (the lite bot has one build).
-        step_mul: game loops per step (8 = half a normal-speed second), or None to step ``max(delay, 1)``.
-        game_steps_per_episode: truncate after this many game loops (0 = no limit).
+        step_mul: game loops per step (8 = half a normal-speed second), or None to step ``max(delay, 1)``;
+            at most ``MAX_LOOPS["step_mul"]`` (2**20).
+        game_steps_per_episode: truncate after this many game loops (0 = no limit; at most 2**62).
         max_entities, max_selected, raw_resolution, minimap_resolution: as ``FullGameEnv``; at
             most ``MAX_SIZES`` (65536, 65536, 4096, 1024).
         omniscient: a bool: no fog of war (every unit visible), as the replay dataset's default.
@@ -227,7 +238,8 @@ class LiteFullGameEnv(gym.Env):
 
     Raises:
         ValueError: a map, race, difficulty the lite engine does not serve (the message lists
-            those served), an unknown ``bot_build``, or a size below 1 or above ``MAX_SIZES``.
+            those served), an unknown ``bot_build``, a size below 1 or above ``MAX_SIZES``, or a
+            ``step_mul`` / ``game_steps_per_episode`` outside its range (``MAX_LOOPS``).
         TypeError: a size, ``capacity`` or ``step_mul`` that is not an int, or ``omniscient``
             that is not a bool.
     """
@@ -270,6 +282,7 @@ class LiteFullGameEnv(gym.Env):
         self.observation_space = make_observation_space(self.max_entities, self.minimap_resolution)
         self.action_space = make_action_space(self.max_entities, self.max_selected, self.raw_resolution)
         self._games: LiteGames | None = None
+        self._ended: str | None = None  # "terminated" / "truncated" once the episode ended
 
     def __getstate__(self):
         return {"kwargs": dict(self._kwargs)}
@@ -297,19 +310,26 @@ class LiteFullGameEnv(gym.Env):
         core = self._core()
         bot_seed = int(self.np_random.integers(0, 2**63 - 1))
         core.reset(np.array([0]), [bot_seed])
+        self._ended = None
         return core.observer.as_dict(0), spec.step_info(core.engine.game_loop[0])
 
     def step(self, action: dict):
         """One step (see the module docstring).
 
         Raises:
-            RuntimeError: ``step`` before ``reset``.
+            RuntimeError: ``step`` before ``reset``, or after the episode ended (terminated or truncated):
+                the engine runs no more loops of an ended game, so its commands would act on a frozen one.
             ValueError: a malformed action (not a dict, an unknown key, a head of the wrong type,
                 shape or range).
         """
         if self._games is None:
             raise RuntimeError("step() called before reset(); call reset() first")
         core = self._games
+        if self._ended is not None:
+            raise RuntimeError(
+                f"step() called after the episode ended ({self._ended} at game loop {int(core.engine.game_loop[0])}); "
+                "call reset()"
+            )
         check_action_keys(action)
         batched = {k: np.asarray(v)[None] for k, v in action.items()}
         reward, terminated, truncated, errors, invalid = core.step(batched, batched=False)
@@ -317,8 +337,10 @@ class LiteFullGameEnv(gym.Env):
         info = spec.step_info(core.engine.game_loop[0], codes, invalid[0])
         if terminated[0]:
             info["outcome"] = float(reward[0])
+            self._ended = "terminated"
         if truncated[0]:
             info["episode_limit"] = True
+            self._ended = "truncated"
         return core.observer.as_dict(0), float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
 
     @property
@@ -375,7 +397,10 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
         return self._core.engine
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        """Reset every game; returns batched observations and ``{}``.
+        """Reset every game; returns batched observations and the info ``step`` gives, with the same keys,
+        dtypes and shapes (``game_loop`` (B,) int64, ``action_errors`` (B, ``spec.MAX_ACTION_ERRORS``) int32
+        and ``invalid_action`` (B,) int32, no errors): TorchRL's info reader takes its keys from the reset,
+        and the single env gives them at reset too.
 
         Raises:
             ValueError: a seed that is not an int in [0, 2**63 - 1].
@@ -387,7 +412,13 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
         self._core.reset(np.arange(self.num_envs), seeds)
         self._autoreset[:] = False
         self._reset_done = True
-        return self._core.observer.as_dict(None, copy=False), {}
+        b = self.num_envs
+        errors = np.full((b, spec.MAX_ACTION_ERRORS), spec.NO_ACTION_ERROR, np.int32)
+        invalid = np.full(b, spec.InvalidAction.NONE, np.int32)
+        return self._core.observer.as_dict(None, copy=False), self._info(errors, invalid)
+
+    def _info(self, errors: np.ndarray, invalid: np.ndarray) -> dict:
+        return {"game_loop": self._core.engine.game_loop.copy(), "action_errors": errors, "invalid_action": invalid}
 
     def step(self, actions: dict):
         """Step all games (batched heads); ended games reset first (their action is ignored).
@@ -421,8 +452,7 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
             errors[games] = spec.NO_ACTION_ERROR
             invalid[games] = spec.InvalidAction.NONE
         self._autoreset = terminated | truncated
-        info = {"game_loop": core.engine.game_loop.copy(), "action_errors": errors, "invalid_action": invalid}
-        return core.observer.as_dict(None, copy=False), reward, terminated, truncated, info
+        return core.observer.as_dict(None, copy=False), reward, terminated, truncated, self._info(errors, invalid)
 
     def close_extras(self, **kwargs):
         """Nothing to end (no processes)."""

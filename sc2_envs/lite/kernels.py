@@ -763,6 +763,15 @@ def _pay(pf, ti, owner, t, sign):
     pf[owner, PF_SPENT_VESPENE] += sign * ti[t, TI_GAS]
 
 
+@_inline
+def _report_refusal(err, slot, code):
+    # err[slot]: the count of refusals not yet read, then their codes (layout.ERR_QUEUE of them at most)
+    n = err[slot, 0]
+    if n < err.shape[1] - 1:
+        err[slot, 1 + n] = code
+    err[slot, 0] = n + 1
+
+
 @_jit
 def _build_step(uf, ui, oi, of, pq, pf, occ, placement, ti, tf, i, nav_node, nav_next, nav_x, nav_y, first_free, err, loop):
     """A worker's Build order: walk to the site, then place the structure (price paid now)."""
@@ -772,7 +781,7 @@ def _build_step(uf, ui, oi, of, pq, pf, occ, placement, ti, tf, i, nav_node, nav
     g = oi[i, 0, OI_TARGET]
     if g >= 0:
         if ui[g, UI_ALIVE] == 0 or ui[g, UI_GEYSER] >= 0:
-            err[slot] = AR_CANT_BUILD_LOCATION_INVALID
+            _report_refusal(err, slot, AR_CANT_BUILD_LOCATION_INVALID)
             _pop_order(oi, of, ui, i)
             return
         cx = uf[g, UF_X]
@@ -791,12 +800,12 @@ def _build_step(uf, ui, oi, of, pq, pf, occ, placement, ti, tf, i, nav_node, nav
     if code == 0 and g < 0:
         code = placement_error(uf, ui, occ, placement, ti, tf, t, owner, cx, cy)
     if code != 0:
-        err[slot] = code
+        _report_refusal(err, slot, code)
         _pop_order(oi, of, ui, i)
         return
     s = spawn(uf, ui, oi, pq, occ, ti, tf, t, owner, cx, cy, False, first_free, loop)
     if s < 0:
-        err[slot] = AR_ERROR
+        _report_refusal(err, slot, AR_ERROR)
         _pop_order(oi, of, ui, i)
         return
     _pay(pf, ti, owner, t, 1.0)

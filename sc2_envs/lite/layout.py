@@ -115,6 +115,11 @@ RESULT_P1_WINS = 1
 RESULT_P2_WINS = 2
 RESULT_TIE = 3
 
+# Build orders refused on arrival, per player, not yet read  err[B, 2, 1 + ERR_QUEUE] int32: column 0 the
+# count, then the ActionResult codes in order. The env reads them every step (one Build command per step),
+# so 16 waiting is far above any step's arrivals; a refusal beyond them is counted but its code not kept.
+ERR_QUEUE = 16
+
 # snapshots of enemy structures the agent saw and that died unseen  ghost[B, NGHOST, NGF] float32
 NGHOST = 32
 GH_TYPE = 0

@@ -15,6 +15,7 @@ import numpy as np
 from sc2_envs.lite import kernels
 from sc2_envs.lite.catalog import TI_FOOTPRINT_H, TI_FOOTPRINT_W, TI_RESOURCE, Catalog
 from sc2_envs.lite.layout import (
+    ERR_QUEUE,
     NGF,
     NGHOST,
     NGI,
@@ -57,7 +58,9 @@ class GameState:
         occ: ``(B, H, W)`` uint8, 1 where a structure or resource covers the cell.
         vis: ``(B, H, W)`` uint8, the agent's visibility (``VIS_*``).
         ghost: ``(B, NGHOST, NGF)`` float32 snapshots of destroyed enemy structures not seen die.
-        err: ``(B, 2)`` int32 ActionResult of Build orders that failed on arrival, per player.
+        err: ``(B, 2, 1 + ERR_QUEUE)`` int32 Build orders that failed on arrival, per player (the agent at
+            ``[:, 0]``, the bot at ``[:, 1]``): column 0 counts the refusals not yet read, columns ``1..``
+            hold their ActionResult codes in order (at most ``ERR_QUEUE``; the reader removes what it reads).
     """
 
     uf: np.ndarray
@@ -87,7 +90,7 @@ class GameState:
             occ=np.zeros((b, height, width), np.uint8),
             vis=np.zeros((b, height, width), np.uint8),
             ghost=np.zeros((b, NGHOST, NGF), np.float32),
-            err=np.zeros((b, 2), np.int32),
+            err=np.zeros((b, 2, 1 + ERR_QUEUE), np.int32),
         )
 
     @property
@@ -106,6 +109,28 @@ class GameState:
     def arrays(self) -> tuple[np.ndarray, ...]:
         """The kernels' state arguments, in order: uf, ui, oi, of, pq, pf, gi, occ, ghost, vis."""
         return (self.uf, self.ui, self.oi, self.of, self.pq, self.pf, self.gi, self.occ, self.ghost, self.vis)
+
+
+def read_refusals(queue: np.ndarray, limit: int | None = None) -> list[int]:
+    """Take the oldest Build refusals (up to ``limit``; all when None) out of one player's row of
+    ``GameState.err``, ``(1 + ERR_QUEUE,)`` int32, in place; the rest stay for a later read.
+
+    Returns:
+        The ActionResult codes taken, oldest first.
+
+    Raises:
+        RuntimeError: more refusals waited than ``ERR_QUEUE`` holds (their codes were not kept).
+    """
+    n = int(queue[0])
+    if n > ERR_QUEUE:
+        raise RuntimeError(f"{n} Build refusals waited unread; the queue keeps {ERR_QUEUE}: read them every step")
+    k = n if limit is None else min(n, int(limit))
+    taken = [int(c) for c in queue[1 : 1 + k]]
+    rest = queue[1 + k : 1 + n].copy()
+    queue[1:] = 0
+    queue[1 : 1 + len(rest)] = rest
+    queue[0] = n - k
+    return taken
 
 
 def _worker_spots(hall_x: float, hall_y: float, toward_x: float, toward_y: float, count: int) -> list[tuple[float, float]]:

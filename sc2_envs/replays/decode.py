@@ -11,6 +11,7 @@ Sources: Blizzard/s2protocol ``s2protocol/versions/protocol*.py`` and its README
 
 from __future__ import annotations
 
+import numbers
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,12 +102,17 @@ class DecodedReplay:
         """The player with ``player_id``.
 
         Raises:
+            TypeError: ``player_id`` is not an int (a bool, a float or a string such as ``"1"``).
             KeyError: no such player (message lists the ids present).
         """
+        if isinstance(player_id, bool) or not isinstance(player_id, numbers.Integral):  # np.int64 is Integral
+            raise TypeError(
+                f"player_id={player_id!r}; expected an int player id, one of {[p.player_id for p in self.players]}"
+            )
         for p in self.players:
             if p.player_id == player_id:
                 return p
-        raise KeyError(f"player_id={player_id} not in {self.path}; players are {[p.player_id for p in self.players]}")
+        raise KeyError(f"player_id={player_id!r} not in {self.path}; players are {[p.player_id for p in self.players]}")
 
 
 def load_protocol(base_build: int):

@@ -62,6 +62,10 @@ class StreamStats:
         unmapped: ``{link_name:cmd_index:kind: count}`` for the misses.
         selection_errors: remove masks that did not fit the tracked selection.
         empty_selection: mapped unit commands for which no own unit was selected.
+        target_updates: ``SCmdUpdateTargetPoint/UnitEvent``s of the player (counted only with
+            ``include_target_updates``).
+        target_updates_mapped: those emitted as actions; the rest follow an unmapped command (or none),
+            or re-aim an ability that has no raw function for the new target's kind.
     """
 
     commands: int = 0
@@ -69,6 +73,8 @@ class StreamStats:
     selection_errors: int = 0
     empty_selection: int = 0
     unmapped: dict | None = None
+    target_updates: int = 0
+    target_updates_mapped: int = 0
 
 
 def apply_remove_mask(selection: list[int], mask: dict) -> tuple[list[int], bool]:
@@ -114,14 +120,19 @@ def player_actions(
             update, with only the new target (sc2reader, ``sc2reader/events/game.py``,
             ``UpdateTargetUnitCommandEvent``): each becomes the previous command's ability
             mapped for the new target's kind (a Smart on a point re-aimed at a mineral field
-            is ``Smart_unit``) and the selection at the update.
+            is ``Smart_unit``) and the selection at the update. Updates with no raw function are
+            left out and counted (``StreamStats.target_updates`` minus ``target_updates_mapped``).
 
     Returns:
         ``(actions, stats)``: list of ``RawAction`` in game-loop order and ``StreamStats``.
 
     Raises:
+        TypeError: ``include_target_updates`` is not a bool, or ``player_id`` not an int.
+        KeyError: no player ``player_id`` in the replay.
         ReplayError: the player is a built-in AI or has no user id (no game events).
     """
+    if not isinstance(include_target_updates, (bool, np.bool_)):
+        raise TypeError(f"include_target_updates={include_target_updates!r}; expected a bool")
     player = replay.player(player_id)
     if player.user_id is None:
         raise ReplayError(
@@ -168,15 +179,13 @@ def player_actions(
             point, tag = _target(e["m_data"])
             last_cmd = (e["m_abil"], queued)
             out.append(RawAction(e["_gameloop"], mapped[1], mapped[0], queued, point, tag, tuple(groups[10])))
-        elif (
-            include_target_updates
-            and last_cmd is not None
-            and name
-            in (
-                "NNet.Game.SCmdUpdateTargetPointEvent",
-                "NNet.Game.SCmdUpdateTargetUnitEvent",
-            )
+        elif include_target_updates and name in (
+            "NNet.Game.SCmdUpdateTargetPointEvent",
+            "NNet.Game.SCmdUpdateTargetUnitEvent",
         ):
+            stats.target_updates += 1
+            if last_cmd is None:  # it re-aims an unmapped command (or none): counted, not emitted
+                continue
             target = e["m_target"]
             if name.endswith("PointEvent"):
                 point, tag, kind = (target["x"] / _WORLD_FIXED, target["y"] / _WORLD_FIXED), None, "pt"
@@ -187,6 +196,7 @@ def player_actions(
             mapped = mapper.map(last_cmd[0], kind)
             if mapped is None:
                 continue
+            stats.target_updates_mapped += 1
             out.append(RawAction(e["_gameloop"], mapped[1], mapped[0], last_cmd[1], point, tag, tuple(groups[10])))
     return out, stats
 

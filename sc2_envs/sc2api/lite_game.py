@@ -50,6 +50,7 @@ from sc2_envs.lite.layout import (
     UI_ALIVE,
     UI_RECYCLE,
 )
+from sc2_envs.lite.state import read_refusals
 
 __all__ = [
     "AR_ERROR",
@@ -144,9 +145,9 @@ class LiteAPIGame:
         """Run ``count`` game loops (the bot acts on the way), then observe (fog and snapshots)."""
         self.games.bot.run(np.array([count], np.int64))
         st = self.engine.state
-        if st.err[0, 0]:
-            self.action_errors.append((0, 0, int(st.err[0, 0])))  # a Build order that failed on arrival
-        st.err[:] = 0
+        for code in read_refusals(st.err[0, 0]):  # each Build order that failed on arrival
+            self.action_errors.append((0, 0, code))
+        st.err[0, 1] = 0  # the bot's own
         self.games.observer.observe(st)
         self._cache = None
 

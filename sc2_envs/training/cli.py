@@ -85,8 +85,20 @@ def check_loss_flags(args: Any) -> None:
 
 def close_names(names: list[str], valid: list[str]) -> str:
     """``"; 'protoss_5_vs5' (did you mean 'protoss_5_vs_5'?)"`` for each of ``names`` that has a close
-    match in ``valid`` (the suggestion ``make_batched`` gives for the same name); ``""`` when none has."""
-    return "".join(f"; {n!r}{did_you_mean(n, valid)}" for n in names if did_you_mean(n, valid))
+    match in ``valid`` (the suggestion ``make_batched`` gives for the same name), once per name; ``""`` when
+    none has."""
+    return "".join(f"; {n!r}{did_you_mean(n, valid)}" for n in dict.fromkeys(names) if did_you_mean(n, valid))
+
+
+def refuse_one_string(flag: str, value: Any) -> None:
+    """Refuse one string where a sequence of names is expected (``Args(map="3m")`` in Python; the command
+    line always gives a tuple): ``list("3m")`` would read it as the names ``'3'`` and ``'m'``.
+
+    Raises:
+        SystemExit: :func:`cli_error` (status 2) naming the flag and the value.
+    """
+    if isinstance(value, str):
+        cli_error(f"--{flag} {value!r}: expected a sequence of map names such as ({value!r},), not one string")
 
 
 def check_eval_maps(eval_maps: Any, train_maps: list[str], backend: str, valid_maps: list[str]) -> None:
@@ -104,6 +116,7 @@ def check_eval_maps(eval_maps: Any, train_maps: list[str], backend: str, valid_m
             backend other than ``sim``; the message names the value and what was expected. Whether the
             actors can play a map (its unit classes, entity widths) is checked once the models exist.
     """
+    refuse_one_string("eval-maps", eval_maps)
     names = list(eval_maps)
     if not names:
         return
@@ -369,6 +382,7 @@ def check_training_args(args: Any) -> None:
             cli_error(f"--{flag.replace('_', '-')} {getattr(args, flag)!r}: expected {expected}")
 
     check_finite_flags(args)
+    refuse_one_string("map", args.map)
     maps = list(args.map)
     if not maps:
         cli_error("--map: expected at least one map name")

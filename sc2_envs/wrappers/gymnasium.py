@@ -63,15 +63,36 @@ def battle_info(battle_won: bool = False, dead_allies: int = 0, dead_enemies: in
         dead_enemies: enemy units dead so far this episode.
         episode_limit: the episode reached SMAC's ``episode_limit`` on this step (a truncation).
 
+    Each value may be a Python, NumPy or 0-d array / tensor value (what ``tensor.item()`` gives).
+
     Returns:
         ``{"battle_won": () bool, "dead_allies": int64, "dead_enemies": int64, "episode_limit": () bool}``.
+
+    Raises:
+        ValueError: a flag that is not a bool (or the int 0 / 1), or a count that is not an int >= 0: a
+            string or a float would be misread (``bool("False")`` is True, ``np.int64(1.5)`` is 1).
     """
+    flags = {"battle_won": _scalar(battle_won), "episode_limit": _scalar(episode_limit)}
+    counts = {"dead_allies": _scalar(dead_allies), "dead_enemies": _scalar(dead_enemies)}
+    for name, v in flags.items():
+        if not (isinstance(v, (bool, np.bool_)) or (isinstance(v, (int, np.integer)) and v in (0, 1))):
+            raise ValueError(f"{name}={v!r}; expected a bool (or 0 / 1)")
+    for name, v in counts.items():
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"{name}={v!r}; expected an int >= 0")
     return {
-        "battle_won": np.array(bool(battle_won)),
-        "dead_allies": np.int64(dead_allies),
-        "dead_enemies": np.int64(dead_enemies),
-        "episode_limit": np.array(bool(episode_limit)),
+        "battle_won": np.array(bool(flags["battle_won"])),
+        "dead_allies": np.int64(counts["dead_allies"]),
+        "dead_enemies": np.int64(counts["dead_enemies"]),
+        "episode_limit": np.array(bool(flags["episode_limit"])),
     }
+
+
+def _scalar(value):
+    # a 0-d array or tensor counts as its value (np.array(True), torch.tensor(3))
+    if isinstance(value, (np.ndarray, torch.Tensor)) and value.ndim == 0:
+        return value.item()
+    return value
 
 
 class SC2JointEnv(SimRenderMixin, gymnasium.Env):
