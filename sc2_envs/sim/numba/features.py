@@ -366,36 +366,34 @@ def _update_tags(b, alive, enemy_tag, rank, ranked, N, E, see, observed):
 
 
 @numba.njit(inline="always", **JIT)
+def _grid_around(b, i, o, al, grid, cx, cy, obs_pts, n, SX, SY, dst):
+    """``grid`` (pathing or terrain height) at the first ``n`` of SMAC's surrounding points of cell
+    ``(cx, cy)``, 1 outside the map, times ``al``, into ``dst[b, i, o:o + n]``. Returns the next column."""
+    for k in range(n):
+        px = cx + obs_pts[k, 0]
+        py = cy + obs_pts[k, 1]
+        v = _ONE
+        if px >= 0 and px < SX and py >= 0 and py < SY:
+            v = np.float32(grid[px, py])
+        dst[b, i, o] = v * al
+        o += 1
+    return o
+
+
+@numba.njit(inline="always", **JIT)
 def _move_block(b, i, al, pos, avail, pathing, height, obs_pts, flags, dst):
     """``move_block`` of agent ``i`` into ``dst[b, i, :]``: the move actions' availability, then the
-    pathing grid and terrain height around it when enabled (out of the map: pathable, height 1).
-    Returns the next column."""
+    pathing grid (8 points) and terrain height (9) around it when enabled. Returns the next column."""
     SX, SY = flags[F_MAP_X], flags[F_MAP_Y]
-    o = 0
     for k in range(4):
-        dst[b, i, o] = (_ONE if avail[b, i, 2 + k] else _ZERO) * al
-        o += 1
-    if flags[F_OBS_PATHING] != 0 or flags[F_OBS_HEIGHT] != 0:
-        cx = int(np.float64(pos[b, i, 0]))
-        cy = int(np.float64(pos[b, i, 1]))
-        if flags[F_OBS_PATHING] != 0:
-            for k in range(8):
-                px = cx + obs_pts[k, 0]
-                py = cy + obs_pts[k, 1]
-                v = True
-                if px >= 0 and px < SX and py >= 0 and py < SY:
-                    v = pathing[px, py]
-                dst[b, i, o] = (_ONE if v else _ZERO) * al
-                o += 1
-        if flags[F_OBS_HEIGHT] != 0:
-            for k in range(9):
-                px = cx + obs_pts[k, 0]
-                py = cy + obs_pts[k, 1]
-                hv = _ONE
-                if px >= 0 and px < SX and py >= 0 and py < SY:
-                    hv = height[px, py]
-                dst[b, i, o] = hv * al
-                o += 1
+        dst[b, i, k] = (_ONE if avail[b, i, 2 + k] else _ZERO) * al
+    o = 4
+    cx = int(np.float64(pos[b, i, 0]))
+    cy = int(np.float64(pos[b, i, 1]))
+    if flags[F_OBS_PATHING] != 0:
+        o = _grid_around(b, i, o, al, pathing, cx, cy, obs_pts, 8, SX, SY, dst)
+    if flags[F_OBS_HEIGHT] != 0:
+        o = _grid_around(b, i, o, al, height, cx, cy, obs_pts, 9, SX, SY, dst)
     return o
 
 
