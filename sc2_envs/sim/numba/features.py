@@ -578,22 +578,18 @@ def observe_env(
                flags, state)  # fmt: skip
 
 
-@numba.njit(**JIT)
+@numba.njit(inline="always", **JIT)
 def feature_scratch(flags):
-    """Per-range scratch of ``observe_env``: ``gdx, gdy, gd, see, shoot_ok, observed``."""
+    """Per-range scratch of ``observe_env``: ``gdx, gdy, gd, see, shoot_ok, observed`` (uninitialised:
+    ``_geometry`` and ``_update_tags`` write every entry of an env before it is read)."""
     N, E = flags[F_N], flags[F_E]
     U = N + E
-    return (
-        np.zeros((N, U), np.float64),
-        np.zeros((N, U), np.float64),
-        np.zeros((N, U), np.float64),
-        np.zeros((N, U), np.bool_),
-        np.zeros((N, U), np.bool_),
-        np.zeros((N, E), np.bool_),
-    )
+    gd = np.empty((3, N, U), np.float64)
+    ok = np.empty((2, N, U), np.bool_)
+    return gd[0], gd[1], gd[2], ok[0], ok[1], np.empty((N, E), np.bool_)
 
 
-@numba.njit(**JIT)
+@numba.njit(inline="always", **JIT)
 def obs_state_view(obs, state, flags):
     """``state`` as ``[B, N, obs_size]`` with ``obs_instead_of_state`` (``observe_env``'s ``obs_state``), else ``obs``."""
     if flags[F_OBS_INSTEAD_OF_STATE] != 0:

@@ -156,7 +156,7 @@ class SMACv2Features:
         ``cos(alpha - beta)`` has the sign of ``1 + a b`` and ``tan(alpha - beta) = (a - b) / (1 + a b)``.
         We evaluate this form: ``torch.atan`` (SLEEF) and the C library's ``atan`` differ in the last
         bit for about 0.2 % of arguments, while these IEEE operations round alike on every path
-        (``sim.numba.features_v2`` restates them); the two forms can disagree only within rounding
+        (``sim.numba.features`` restates them); the two forms can disagree only within rounding
         of the cone's edge.
         """
         fov = st.fov_dir.to(self._ddt)  # [B, N, 2]
@@ -349,7 +349,7 @@ class SMACv2Features:
         """
         r = self.rcfg
         # Python floats, which torch.where rounds to float32 (SMACFeatures passes float64 tensors and
-        # numba.features_v2 adds float64: for a bonus float32 cannot hold exactly, the paths differ)
+        # numba.features adds float64: for a bonus float32 cannot hold exactly, the paths differ)
         bonus = (float(r.reward_win), float(r.reward_defeat), 0.0)
         return battle_reward(self, st, won, lost, True, bonus, st.max_reward.to(self._ddt))
 
