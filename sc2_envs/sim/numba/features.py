@@ -128,9 +128,11 @@ _ZERO = np.float32(0.0)
 
 
 # ------------------------------------------------------------------------------------------------
-# per-env bodies. ``observe_env`` takes no reference counts (``_nrt=False``: it allocates nothing, and
-# its caller holds every array for the call) and its parts are inlined into it, so neither its
-# arguments nor the parts' count per env or per (agent, unit) pair.
+# per-env bodies. ``step_env`` and ``observe_env`` take no reference counts (``_nrt=False``: they allocate
+# nothing, and their callers hold every array for the call) and their parts are inlined into them, so
+# neither their arguments nor the parts' count per env, unit or (agent, unit) pair: with reference
+# counting on, every inlined call counts its array arguments (atomic operations, which the threads of a
+# large batch contend for).
 
 
 @numba.njit(inline="always", **JIT)
@@ -232,7 +234,7 @@ def _reward(b, health, shield, alive, prev_health, prev_shield, prev_alive, max_
     return np.float32(rew)
 
 
-@numba.njit(**JIT)
+@numba.njit(_nrt=False, **JIT)
 def step_env(
     b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, actions, unit_kind,
     max_reward, table, flags, fparams, reward, result,
@@ -567,13 +569,12 @@ def observe_env(
     """
     _geometry(b, pos, unit_kind, fov_dir, table, flags, fparams, gdx, gdy, gd, see, shoot_ok)
     _avail_actions(b, pos, alive, unit_kind, table, pathing, move_dirs, flags, shoot_ok, avail)
-    ois = flags[F_OBS_INSTEAD_OF_STATE] != 0
-    for p in range(2 if ois else 1):
-        dst = obs if p == 0 else obs_state
-        _obs(b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank,
-             p == 0 and rank.shape[0] > 0, table, pathing, height, obs_pts, flags, avail, gdx, gdy, gd, see, observed,
-             dst)  # fmt: skip
-    if not ois:
+    _obs(b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank,
+         rank.shape[0] > 0, table, pathing, height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, obs)  # fmt: skip
+    if flags[F_OBS_INSTEAD_OF_STATE] != 0:
+        _obs(b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank, False,
+             table, pathing, height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, obs_state)  # fmt: skip
+    else:
         _state(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir, table,
                flags, state)  # fmt: skip
 
@@ -787,29 +788,29 @@ class ObserveKernel:
         self._view_cache = (tensors, arrays, B)
         return arrays, B
 
-    def _out(self, B: int, out: dict | None, keys: tuple) -> tuple:
-        """Fresh output tensors named by ``keys``, or ``out``'s after checking they are contiguous CPU
-        tensors of the right shapes and dtypes (``ValueError`` if not)."""
+    def _out(self, B: int, out: dict | None, keys: tuple) -> tuple[np.ndarray, ...]:
+        """NumPy arrays of the outputs named by ``keys``: fresh ones, or views of ``out``'s tensors after
+        checking they are contiguous CPU tensors of the right shapes and dtypes (``ValueError`` if not)."""
         f, N = self.features, self.n_agents
         want = dict(
-            obs=((B, N, f.obs_size), torch.float32),
-            state=((B, f.state_size), torch.float32),
-            avail_actions=((B, N, self.n_actions), torch.bool),
-            reward=((B,), torch.float32),
-            result=((3, B), torch.bool),
+            obs=((B, N, f.obs_size), torch.float32, np.float32),
+            state=((B, f.state_size), torch.float32, np.float32),
+            avail_actions=((B, N, self.n_actions), torch.bool, np.bool_),
+            reward=((B,), torch.float32, np.float32),
+            result=((3, B), torch.bool, np.bool_),
         )
         if out is None:
-            return tuple(torch.empty(want[k][0], dtype=want[k][1]) for k in keys)
+            return tuple(np.empty(want[k][0], want[k][2]) for k in keys)
         res = []
         for k in keys:
-            shape, dtype = want[k]
+            shape, dtype, _ = want[k]
             x = out.get(k)
             if not isinstance(x, torch.Tensor) or tuple(x.shape) != shape or x.dtype != dtype:
                 got = None if not isinstance(x, torch.Tensor) else (x.dtype, tuple(x.shape))
                 raise ValueError(f"out[{k!r}] must be a {dtype} tensor of shape {shape}, got {got}")
             if x.device.type != "cpu" or not x.is_contiguous():
                 raise ValueError(f"out[{k!r}] must be a contiguous CPU tensor")
-            res.append(x)
+            res.append(x.numpy())
         return tuple(res)
 
     def _env_ids(self, env_ids, B: int) -> np.ndarray:
@@ -853,10 +854,20 @@ class ObserveKernel:
             raise ValueError(f"actions must be an int64 tensor of shape ({B}, {N}), got {got}")
         if actions.device.type != "cpu":
             raise ValueError(f"{type(self).__name__} runs on the CPU; actions are on {actions.device}")
-        obs, state, avail, reward, result = self._out(B, out, _STEP_OUT)
-        a = np.ascontiguousarray(actions.detach().numpy())
-        o = (obs.numpy(), state.numpy(), avail.numpy(), reward.numpy(), result.numpy())
-        self._run(self._all_envs(B), True, v, NO_RANK, a, *o)
+        o = self._out(B, out, _STEP_OUT)
+        self._run(self._all_envs(B), True, v, NO_RANK, np.ascontiguousarray(actions.detach().numpy()), *o)
+        if out is not None:
+            res = out["result"]
+            return dict(
+                obs=out["obs"],
+                state=out["state"],
+                avail_actions=out["avail_actions"],
+                reward=out["reward"],
+                battle_won=res[0],
+                lost=res[1],
+                draw=res[2],
+            )
+        obs, state, avail, reward, result = map(torch.from_numpy, o)
         return dict(
             obs=obs, state=state, avail_actions=avail, reward=reward, battle_won=result[0], lost=result[1], draw=result[2]
         )
@@ -885,11 +896,12 @@ class ObserveKernel:
         v, B = self._views(st)
         if env_ids is not None and out is None:
             raise ValueError("observe(env_ids=...) writes rows of existing outputs: pass out")
-        obs, state, avail = self._out(B, out, _OBSERVE_OUT)
+        o = self._out(B, out, _OBSERVE_OUT)
         ids = self._env_ids(env_ids, B)
-        rank = self._rank(visit_rank, B)
-        self._run(ids, False, v, rank, _NO_ACTIONS, obs.numpy(), state.numpy(), avail.numpy(), _NO_REWARD, _NO_RESULT)
-        return {"obs": obs, "state": state, "avail_actions": avail}
+        self._run(ids, False, v, self._rank(visit_rank, B), _NO_ACTIONS, *o, _NO_REWARD, _NO_RESULT)
+        if out is not None:
+            return {k: out[k] for k in _OBSERVE_OUT}
+        return dict(zip(_OBSERVE_OUT, map(torch.from_numpy, o), strict=True))
 
     def _rank(self, visit_rank, B: int) -> np.ndarray:
         if visit_rank is None:
