@@ -918,14 +918,40 @@ def _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, s, first_free, loo
 
 # ================================================================ one game loop
 @_inline
-def _vitals_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, loop):
-    """Timed life, energy, shields and weapon cooldown of unit ``i`` (type ``t``) for one game loop.
-    Returns ``False`` when its timed life ran out (it is dead now), else ``True``."""
+def _unit_step(
+    uf,
+    ui,
+    oi,
+    of,
+    pq,
+    pf,
+    gi,
+    occ,
+    ghost,
+    vis,
+    placement,
+    ti,
+    tf,
+    ec,
+    i,
+    loop,
+    nav_node,
+    nav_next,
+    nav_x,
+    nav_y,
+    first_free,
+    err,
+):
+    t = ui[i, UI_TYPE]
+    owner = ui[i, UI_OWNER]
+    if owner == 0:
+        return
+    # Timed life, energy, shields, cooldown.
     if uf[i, UF_LIFE] > 0.0:
         uf[i, UF_LIFE] -= 1.0
         if uf[i, UF_LIFE] <= 0.0:
             _kill(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, i, 0)
-            return False
+            return
     if tf[t, TF_ENERGY_MAX] > 0.0 and uf[i, UF_ENERGY] < tf[t, TF_ENERGY_MAX]:
         uf[i, UF_ENERGY] = min(uf[i, UF_ENERGY] + tf[t, TF_ENERGY_REGEN], tf[t, TF_ENERGY_MAX])
     if (
@@ -936,57 +962,57 @@ def _vitals_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, loop
         uf[i, UF_SHIELD] = min(uf[i, UF_SHIELD] + ec[EC_SHIELD_REGEN], tf[t, TF_SHIELD])
     if uf[i, UF_COOLDOWN] > 0.0:
         uf[i, UF_COOLDOWN] -= 1.0
-    return True
-
-
-@_inline
-def _construction_step(uf, ui, oi, of, ti, tf, i, t, loop):
-    """One game loop of building structure ``i`` (type ``t``): hit points and shields grow with the
-    build fraction (from 10 %); when done, its builder leaves the construct order and goes back to
-    gathering. A Terran structure without its live SCV pauses; one placed this loop waits a loop."""
-    b = ui[i, UI_BUILDER]
-    if ti[t, TI_TERRAN_BUILD] == 1 and (b < 0 or ui[b, UI_ALIVE] == 0):
-        return  # a Terran structure without its SCV pauses
-    if uf[i, UF_BORN] == loop:
-        return  # placed this loop: Init -> Done is exactly the build time
-    bt = ti[t, TI_BUILD_TIME]
-    uf[i, UF_BUILD] += 1.0
-    frac = uf[i, UF_BUILD] / bt
-    uf[i, UF_HP] = max(uf[i, UF_HP], (0.1 + 0.9 * frac) * tf[t, TF_HP])
-    uf[i, UF_SHIELD] = max(uf[i, UF_SHIELD], (0.1 + 0.9 * frac) * tf[t, TF_SHIELD])
-    if uf[i, UF_BUILD] + 1e-4 >= bt:
-        ui[i, UI_DONE] = 1
-        if b >= 0 and ui[b, UI_ALIVE] == 1:
-            if ui[b, UI_NORDERS] > 0 and oi[b, 0, OI_KIND] == ORD_CONSTRUCT:
-                _pop_order(oi, of, ui, b)
-            _resume_gather(oi, of, ui, b)
-            ui[i, UI_BUILDER] = -1
-
-
-@_inline
-def _retarget(uf, ui, ti, tf, ec, i, owner, reach, acquire_range, may_acquire, loop):
-    """Unit ``i``'s target for this loop: its current one while alive, hostile and within ``reach``
-    (edge distance), else (with ``may_acquire``, at most once per acquire period) the best one within
-    ``acquire_range``; ``-1`` for none. Stored in ``UI_TARGET`` and returned."""
-    j = ui[i, UI_TARGET]
-    if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > reach):
-        j = -1
-    if may_acquire and j < 0 and loop >= ui[i, UI_ACQUIRE]:
-        ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
-        j = _acquire(uf, ui, ti, tf, i, acquire_range)
-    ui[i, UI_TARGET] = j
-    return j
-
-
-@_inline
-def _order_step(
-    uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, i, t, owner, loop, nav_node, nav_next, nav_x, nav_y,
-    first_free, err,
-):  # fmt: skip
-    """One game loop of mobile unit ``i``'s current order (``oi[i, 0]``): move, follow, attack, attack-move
-    or hold, gather or return cargo, build, construct; an unknown order is dropped."""
+    if ti[t, TI_STRUCTURE] == 1:
+        if ui[i, UI_DONE] == 0:
+            b = ui[i, UI_BUILDER]
+            if ti[t, TI_TERRAN_BUILD] == 1 and (b < 0 or ui[b, UI_ALIVE] == 0):
+                return  # a Terran structure without its SCV pauses
+            if uf[i, UF_BORN] == loop:
+                return  # placed this loop: Init -> Done is exactly the build time
+            bt = ti[t, TI_BUILD_TIME]
+            uf[i, UF_BUILD] += 1.0
+            frac = uf[i, UF_BUILD] / bt
+            uf[i, UF_HP] = max(uf[i, UF_HP], (0.1 + 0.9 * frac) * tf[t, TF_HP])
+            uf[i, UF_SHIELD] = max(uf[i, UF_SHIELD], (0.1 + 0.9 * frac) * tf[t, TF_SHIELD])
+            if uf[i, UF_BUILD] + 1e-4 >= bt:
+                ui[i, UI_DONE] = 1
+                if b >= 0 and ui[b, UI_ALIVE] == 1:
+                    if ui[b, UI_NORDERS] > 0 and oi[b, 0, OI_KIND] == ORD_CONSTRUCT:
+                        _pop_order(oi, of, ui, b)
+                    _resume_gather(oi, of, ui, b)
+                    ui[i, UI_BUILDER] = -1
+            return
+        _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, i, first_free, loop)
+        if tf[t, TF_DAMAGE] > 0.0 and (ti[t, TI_NEEDS_POWER] == 0 or ui[i, UI_POWERED] == 1):
+            j = ui[i, UI_TARGET]
+            if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_RANGE]):
+                j = -1
+            if j < 0 and loop >= ui[i, UI_ACQUIRE]:
+                ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
+                j = _acquire(uf, ui, ti, tf, i, tf[t, TF_RANGE])
+            ui[i, UI_TARGET] = j
+            if j >= 0:
+                _engage(
+                    uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, False, loop, nav_node, nav_next, nav_x, nav_y
+                )
+        return
     armed = tf[t, TF_DAMAGE] > 0.0
     speed = tf[t, TF_SPEED]
+    if ui[i, UI_NORDERS] == 0:
+        # Idle: an armed non-worker fights what comes near (or what hit it).
+        if armed and ti[t, TI_WORKER] == 0:
+            j = ui[i, UI_TARGET]
+            if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_SIGHT]):
+                j = -1
+            if j < 0 and loop >= ui[i, UI_ACQUIRE]:
+                ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
+                j = _acquire(uf, ui, ti, tf, i, tf[t, TF_RANGE] + 1.0)
+            ui[i, UI_TARGET] = j
+            if j >= 0:
+                _engage(
+                    uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, True, loop, nav_node, nav_next, nav_x, nav_y
+                )
+        return
     kind = oi[i, 0, OI_KIND]
     if kind == ORD_MOVE:
         tx, ty = _walkable_point(nav_node, nav_x, nav_y, of[i, 0, OF_X], of[i, 0, OF_Y])
@@ -1009,11 +1035,37 @@ def _order_step(
         else:
             _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, True, loop, nav_node, nav_next, nav_x, nav_y)
     elif kind == ORD_ATTACK_MOVE or kind == ORD_HOLD:
+        j = ui[i, UI_TARGET]
         reach = tf[t, TF_SIGHT] if kind == ORD_ATTACK_MOVE else tf[t, TF_RANGE]
-        j = _retarget(uf, ui, ti, tf, ec, i, owner, reach, reach, armed, loop)
+        if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > reach):
+            j = -1
+        if armed and j < 0 and loop >= ui[i, UI_ACQUIRE]:
+            ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
+            j = _acquire(uf, ui, ti, tf, i, reach)
+        ui[i, UI_TARGET] = j
         if j >= 0:
-            chase = kind == ORD_ATTACK_MOVE
-            _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, chase, loop, nav_node, nav_next, nav_x, nav_y)
+            _engage(
+                uf,
+                ui,
+                oi,
+                pq,
+                pf,
+                gi,
+                occ,
+                ghost,
+                vis,
+                ti,
+                tf,
+                ec,
+                i,
+                j,
+                kind == ORD_ATTACK_MOVE,
+                loop,
+                nav_node,
+                nav_next,
+                nav_x,
+                nav_y,
+            )
         elif kind == ORD_ATTACK_MOVE:
             tx, ty = _walkable_point(nav_node, nav_x, nav_y, of[i, 0, OF_X], of[i, 0, OF_Y])
             if _move_toward(uf, i, tx, ty, 0.0, speed, tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y):
@@ -1035,44 +1087,6 @@ def _order_step(
             _resume_gather(oi, of, ui, i)
     else:
         _pop_order(oi, of, ui, i)
-
-
-@_inline
-def _unit_step(
-    uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, i, loop, nav_node, nav_next, nav_x, nav_y,
-    first_free, err,
-):  # fmt: skip
-    """One game loop of unit ``i``: its vitals (``_vitals_step``); then a structure builds
-    (``_construction_step``), or produces (``_production_step``) and, if armed and powered, fights what
-    is in range; an idle armed non-worker fights what comes near (or what hit it); a unit with orders
-    works on the first one (``_order_step``)."""
-    t = ui[i, UI_TYPE]
-    owner = ui[i, UI_OWNER]
-    if owner == 0:
-        return
-    if not _vitals_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, loop):
-        return
-    if ti[t, TI_STRUCTURE] == 1:
-        if ui[i, UI_DONE] == 0:
-            _construction_step(uf, ui, oi, of, ti, tf, i, t, loop)
-            return
-        _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, i, first_free, loop)
-        if tf[t, TF_DAMAGE] > 0.0 and (ti[t, TI_NEEDS_POWER] == 0 or ui[i, UI_POWERED] == 1):
-            j = _retarget(uf, ui, ti, tf, ec, i, owner, tf[t, TF_RANGE], tf[t, TF_RANGE], True, loop)
-            if j >= 0:
-                _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, False, loop, nav_node, nav_next, nav_x,
-                        nav_y)  # fmt: skip
-        return
-    if ui[i, UI_NORDERS] == 0:
-        # Idle: an armed non-worker fights what comes near (or what hit it).
-        if tf[t, TF_DAMAGE] > 0.0 and ti[t, TI_WORKER] == 0:
-            j = _retarget(uf, ui, ti, tf, ec, i, owner, tf[t, TF_SIGHT], tf[t, TF_RANGE] + 1.0, True, loop)
-            if j >= 0:
-                _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, True, loop, nav_node, nav_next, nav_x,
-                        nav_y)  # fmt: skip
-        return
-    _order_step(uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, i, t, owner, loop, nav_node, nav_next,
-                nav_x, nav_y, first_free, err)  # fmt: skip
 
 
 @_jit
