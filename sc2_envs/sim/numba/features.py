@@ -453,14 +453,16 @@ def _own_block(dst, b, i, o, al, pos, health, shield, episode_steps, fov_dir, ta
         dst[b, i, o] = np.float32(np.float64(episode_steps[b]) / np.float64(flags[F_EPISODE_LIMIT]))
 
 
-@numba.njit(inline="always", **JIT)
+@numba.njit(_nrt=False, **JIT)
 def _obs(
     b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank, ranked, table,
     pathing, height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, dst,
 ):  # fmt: skip
     """``obs`` of env ``b`` into ``dst [B, N, obs_size]`` (enemy tags first, ``_update_tags``, when on):
     ``[move | enemy | ally | own | timestep]`` in SMAC's layout, from ``avail`` of the same step and the
-    ``_geometry`` scratch. A SMACv2 agent's enemy rows up to the last enemy it does not observe are zeros."""
+    ``_geometry`` scratch. A SMACv2 agent's enemy rows up to the last enemy it does not observe are zeros.
+    Not inlined: ``observe_env`` calls it twice (the state of ``obs_instead_of_state``), and one compiled
+    body keeps the first use's compile short."""
     N, E, T, A, utb = flags[F_N], flags[F_E], flags[F_T], flags[F_A], flags[F_UTB]
     nna = flags[F_NNA]
     per_env = flags[F_PER_ENV] != 0
