@@ -23,9 +23,7 @@ width), which ``_reward`` repeats from each side's first unit. ``tests/test_kern
 golden SMAC and SMACv2 vectors run through both paths.
 
 Compilation: the kernels are compiled on first use (several seconds) and cached on disk by Numba
-(``cache=True``); later processes load them in well under a second. Each family (SMAC v1 maps, SMACv2
-scenarios) gets its own compiled copy of the per-env kernels from the one source (``KERNELS``), with the
-family a constant of the code: a SMAC v1 map's copy holds no roster look-up, cone or tag code.
+(``cache=True``); later processes load them in well under a second.
 
 Layout, beside ``sim.rules.features`` / ``features_v2``: ``step_env`` is ``game_result`` (``_game_result``)
 and ``reward`` (``_reward``, the shared ``battle_reward``) plus the step bookkeeping; ``observe_env`` is
@@ -40,7 +38,6 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -130,14 +127,6 @@ _ONE = np.float32(1.0)
 _ZERO = np.float32(0.0)
 
 
-class FeatureKernels(NamedTuple):
-    """The compiled per-env kernels of one family (``KERNELS``)."""
-
-    step_env: object
-    observe_env: object
-    serial: object
-
-
 # ------------------------------------------------------------------------------------------------
 # per-env bodies. ``step_env`` and ``observe_env`` take no reference counts (``_nrt=False``: they allocate
 # nothing, and their callers hold every array for the call) and their parts are inlined into them, so
@@ -168,12 +157,12 @@ def _health_frac(health_u, shield_u, table, r):
 
 
 @numba.njit(inline="always", **JIT)
-def _game_result(b, alive, unit_kind, table, flags, v2):
+def _game_result(b, alive, unit_kind, table, flags):
     """``game_result`` of env ``b`` (``battle_result`` with the medivac rule of ``flags[F_MEDIVAC_RULE]``):
     ``(won, lost, draw)``. SMAC's MMM maps: lost also when no non-medivac ally is alive, won when the one
     enemy alive is a medivac; SMACv2's terran scenarios: lost as MMM, won when no non-medivac enemy is."""
     N, E, T = flags[F_N], flags[F_E], flags[F_T]
-    per_env = v2
+    per_env = flags[F_PER_ENV] != 0
     n_a = 0
     n_e = 0
     fighter_a = False
@@ -201,7 +190,7 @@ def _game_result(b, alive, unit_kind, table, flags, v2):
 
 
 @numba.njit(inline="always", **JIT)
-def _reward(b, health, shield, alive, prev_health, prev_shield, prev_alive, max_reward, flags, fparams, won, lost, v2):
+def _reward(b, health, shield, alive, prev_health, prev_shield, prev_alive, max_reward, flags, fparams, won, lost):
     """``reward`` of env ``b`` (``battle_reward``), float64 until the final float32: each side's sum left to
     right from its first unit (the torch code's ``cumsum``); scaled by ``max_reward / reward_scale_rate``,
     the map's or (SMACv2) env ``b``'s."""
@@ -238,11 +227,33 @@ def _reward(b, health, shield, alive, prev_health, prev_shield, prev_alive, max_
             rew = d_enemy + delta_deaths - delta_ally
         rew = rew + (fparams[P_WIN] if won else (fparams[P_DEFEAT] if lost else 0.0))
     if flags[F_REWARD_SCALE] != 0:
-        if v2:
+        if flags[F_PER_ENV] != 0:
             rew = rew / (np.float64(max_reward[b]) / fparams[P_SCALE_RATE])
         else:
             rew = rew / fparams[P_SCALE_DIV]
     return np.float32(rew)
+
+
+@numba.njit(_nrt=False, **JIT)
+def step_env(
+    b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, actions, unit_kind,
+    max_reward, table, flags, fparams, reward, result,
+):  # fmt: skip
+    """Env ``b``: step counter, last action, game result and reward, then the previous-step snapshot
+    (``SMACSim._stage_observe`` before the features); ``result [3, B]`` (won, lost, draw), ``reward [B]``."""
+    N, U = flags[F_N], flags[F_N] + flags[F_E]
+    episode_steps[b] += 1
+    for i in range(N):
+        last_action[b, i] = actions[b, i]
+    won, lost, draw = _game_result(b, alive, unit_kind, table, flags)
+    result[0, b] = won
+    result[1, b] = lost
+    result[2, b] = draw
+    reward[b] = _reward(b, health, shield, alive, prev_health, prev_shield, prev_alive, max_reward, flags, fparams, won, lost)
+    for u in range(U):
+        prev_health[b, u] = health[b, u]
+        prev_shield[b, u] = shield[b, u]
+        prev_alive[b, u] = alive[b, u]
 
 
 # -- geometry and available actions
@@ -260,13 +271,13 @@ def _cone_angle(dx, dy, fx, fy, tan_half, eps):
 
 
 @numba.njit(inline="always", **JIT)
-def _geometry(b, pos, unit_kind, fov_dir, table, flags, fparams, gdx, gdy, gd, see, shoot_ok, v2):
+def _geometry(b, pos, unit_kind, fov_dir, table, flags, fparams, gdx, gdy, gd, see, shoot_ok):
     """``geometry`` of env ``b`` into ``gdx/gdy/gd [N, U]`` float64, and ``see [N, U]`` (within the agent's
     sight: distance ``< sight``, or SMACv2's cone ``_in_cone``) and ``shoot_ok [N, U]`` (within its shoot
     range: ``<=``, or the cone) bool."""
     N, E, T = flags[F_N], flags[F_E], flags[F_T]
-    per_env = v2
-    conic = v2 and flags[F_CONIC] != 0
+    per_env = flags[F_PER_ENV] != 0
+    conic = flags[F_CONIC] != 0
     tan_half, eps = fparams[P_TAN_HALF_CONE], fparams[P_CONE_EPS]
     for i in range(N):
         ri = _unit_row(b, i, unit_kind, N, T, per_env)
@@ -291,14 +302,14 @@ def _geometry(b, pos, unit_kind, fov_dir, table, flags, fparams, gdx, gdy, gd, s
 
 
 @numba.njit(inline="always", **JIT)
-def _avail_actions(b, pos, alive, unit_kind, table, pathing, move_dirs, flags, shoot_ok, avail, v2):
+def _avail_actions(b, pos, alive, unit_kind, table, pathing, move_dirs, flags, shoot_ok, avail):
     """``avail_actions`` of env ``b`` into ``avail [B, N, n_actions]``: no-op only for the dead; stop;
     moves whose probe cell is on the map and pathable; the look actions (``conic_fov``); targets within
     shooting range and alive, or for a healer the live healable allies."""
     N, E, T, A = flags[F_N], flags[F_E], flags[F_T], flags[F_A]
     nna, nfov, nt = flags[F_NNA], flags[F_NFOV], flags[F_NTARGETS]
     SX, SY = flags[F_MAP_X], flags[F_MAP_Y]
-    per_env = v2
+    per_env = flags[F_PER_ENV] != 0
     healers = flags[F_HAS_HEALER] != 0
     for i in range(N):
         if not alive[b, i]:
@@ -413,7 +424,7 @@ def _unit_block(dst, b, i, o, first, d, dx, dy, norm, m, al, health_u, shield_u,
 
 
 @numba.njit(inline="always", **JIT)
-def _own_block(dst, b, i, o, al, pos, health, shield, episode_steps, fov_dir, table, ri, flags, v2):
+def _own_block(dst, b, i, o, al, pos, health, shield, episode_steps, fov_dir, table, ri, flags):
     """Agent ``i``'s own block from column ``o``: health and shield, position / map size (SMACv2
     ``obs_own_pos``), look direction (``conic_fov``), type one-hot, then SMAC v1's reserved slot and the
     timestep (``obs_timestep_number``; the timestep is not masked by ``al``, as ``finish_obs``)."""
@@ -424,11 +435,11 @@ def _own_block(dst, b, i, o, al, pos, health, shield, episode_steps, fov_dir, ta
         if flags[F_SHIELD_A] != 0:
             dst[b, i, o] = s * al
             o += 1
-    if v2 and flags[F_OWN_POS] != 0:
+    if flags[F_OWN_POS] != 0:
         dst[b, i, o] = (pos[b, i, 0] / np.float32(flags[F_MAP_X])) * al
         dst[b, i, o + 1] = (pos[b, i, 1] / np.float32(flags[F_MAP_Y])) * al
         o += 2
-    if v2 and flags[F_CONIC] != 0:
+    if flags[F_CONIC] != 0:
         dst[b, i, o] = fov_dir[b, i, 0] * al
         dst[b, i, o + 1] = fov_dir[b, i, 1] * al
         o += 2
@@ -442,21 +453,71 @@ def _own_block(dst, b, i, o, al, pos, health, shield, episode_steps, fov_dir, ta
         dst[b, i, o] = np.float32(np.float64(episode_steps[b]) / np.float64(flags[F_EPISODE_LIMIT]))
 
 
+@numba.njit(_nrt=False, **JIT)
+def _obs(
+    b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank, ranked, table,
+    pathing, height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, dst,
+):  # fmt: skip
+    """``obs`` of env ``b`` into ``dst [B, N, obs_size]`` (enemy tags first, ``_update_tags``, when on):
+    ``[move | enemy | ally | own | timestep]`` in SMAC's layout, from ``avail`` of the same step and the
+    ``_geometry`` scratch. A SMACv2 agent's enemy rows up to the last enemy it does not observe are zeros.
+    Not inlined: ``observe_env`` calls it twice (the state of ``obs_instead_of_state``), and one compiled
+    body keeps the first use's compile short."""
+    N, E, T, A, utb = flags[F_N], flags[F_E], flags[F_T], flags[F_A], flags[F_UTB]
+    nna = flags[F_NNA]
+    per_env = flags[F_PER_ENV] != 0
+    tags = flags[F_ENEMY_TAGS] != 0
+    all_health = flags[F_OBS_ALL_HEALTH] != 0
+    shield_a, shield_e = flags[F_SHIELD_A] != 0, flags[F_SHIELD_E] != 0
+    if tags:
+        _update_tags(b, alive, enemy_tag, rank, ranked, N, E, see, observed)
+    for i in range(N):
+        al = _ONE if alive[b, i] else _ZERO
+        ri = _unit_row(b, i, unit_kind, N, T, per_env)
+        sr = np.float64(table[ri, C_SIGHT])
+        last_unobs = -1
+        if tags:
+            for j in range(E):
+                if not observed[i, j]:
+                    last_unobs = j
+        o = _move_block(b, i, al, pos, avail, pathing, height, obs_pts, flags, dst)
+        for j in range(E):
+            u = N + j
+            seen = see[i, u] and alive[b, u] and (not tags or (observed[i, j] and j > last_unobs))
+            first = _ONE if avail[b, i, nna + j] else _ZERO
+            ru = _unit_row(b, u, unit_kind, N, T, per_env)
+            o = _unit_block(dst, b, i, o, first, gd[i, u], gdx[i, u], gdy[i, u], sr, _ONE if seen else _ZERO, al,
+                            health[b, u], shield[b, u], table, ru, utb, all_health, shield_e)  # fmt: skip
+        for u in range(N):  # the other agents in id order
+            if u == i:
+                continue
+            m = _ONE if (see[i, u] and alive[b, u]) else _ZERO
+            ru = _unit_row(b, u, unit_kind, N, T, per_env)
+            o = _unit_block(dst, b, i, o, _ONE, gd[i, u], gdx[i, u], gdy[i, u], sr, m, al, health[b, u], shield[b, u],
+                            table, ru, utb, all_health, shield_a)  # fmt: skip
+            if flags[F_OBS_LAST_ACTION] != 0:
+                la = last_action[b, u]
+                for a in range(A):
+                    dst[b, i, o] = ((_ONE if la == a else _ZERO) * m) * al
+                    o += 1
+        _own_block(dst, b, i, o, al, pos, health, shield, episode_steps, fov_dir, table, ri, flags)
+
+
 # -- state
 
 
 @numba.njit(inline="always", **JIT)
 def _state(
-    b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir, table, flags, state, v2
+    b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir, table, flags, state
 ):
     """``state`` of env ``b`` (``state_vector``) into ``state [B, state_size]``: per unit health, (allies)
     cooldown or energy over its normaliser, position relative to the map centre, shield, (SMACv2 allies
     with ``conic_fov``) look direction, type one-hot, dead units zeros; then the last actions and the
     timestep when enabled."""
     N, E, T, A, utb = flags[F_N], flags[F_E], flags[F_T], flags[F_A], flags[F_UTB]
-    per_env = v2
+    per_env = flags[F_PER_ENV] != 0
     shield_a, shield_e = flags[F_SHIELD_A] != 0, flags[F_SHIELD_E] != 0
-    conic = v2 and flags[F_CONIC] != 0
+    conic = flags[F_CONIC] != 0
     cx, cy = np.float32(flags[F_MAP_X] / 2), np.float32(flags[F_MAP_Y] / 2)
     sx, sy = np.float32(flags[F_MAP_X]), np.float32(flags[F_MAP_Y])
     o = 0
@@ -493,6 +554,33 @@ def _state(
         state[b, o] = np.float32(np.float64(episode_steps[b]) / np.float64(flags[F_EPISODE_LIMIT]))
 
 
+@numba.njit(_nrt=False, **JIT)
+def observe_env(
+    b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank,
+    table, pathing, height, move_dirs, obs_pts, flags, fparams, obs, obs_state, state, avail, gdx, gdy, gd, see,
+    shoot_ok, observed,
+):  # fmt: skip
+    """Env ``b``: available actions, observations (updating the enemy tags) and state, as
+    ``SMACSim._stage_observe`` calls ``avail_actions``, ``obs`` and ``state``.
+
+    ``obs [B, N, obs_size]``, ``state [B, state_size]``, ``avail [B, N, n_actions]``; ``obs_state``: ``state``
+    viewed as ``[B, N, obs_size]`` with ``obs_instead_of_state`` (the observations again, in agent id order,
+    which advances SMACv2's tags again), else any array of ``obs``'s type; ``rank``: ``[B, N]`` visiting order
+    of the enemy tags or ``[0, 0]`` for id order; the scratch ``gdx, gdy, gd [N, U]`` float64, ``see,
+    shoot_ok [N, U]`` and ``observed [N, E]`` bool (``feature_scratch``).
+    """
+    _geometry(b, pos, unit_kind, fov_dir, table, flags, fparams, gdx, gdy, gd, see, shoot_ok)
+    _avail_actions(b, pos, alive, unit_kind, table, pathing, move_dirs, flags, shoot_ok, avail)
+    _obs(b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank,
+         rank.shape[0] > 0, table, pathing, height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, obs)  # fmt: skip
+    if flags[F_OBS_INSTEAD_OF_STATE] != 0:
+        _obs(b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank, False,
+             table, pathing, height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, obs_state)  # fmt: skip
+    else:
+        _state(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir, table,
+               flags, state)  # fmt: skip
+
+
 @numba.njit(inline="always", **JIT)
 def feature_scratch(flags):
     """Per-range scratch of ``observe_env``: ``gdx, gdy, gd, see, shoot_ok, observed`` (uninitialised:
@@ -513,136 +601,24 @@ def obs_state_view(obs, state, flags):
 
 
 # ------------------------------------------------------------------------------------------------
-# the kernels of a family, compiled apart: ``V2`` (SMACv2 scenarios, else SMAC v1 maps) is a constant of
-# the compiled code, so a SMAC v1 map's kernels hold no roster look-up, cone or tag code (the compiler
-# drops those branches) and only its own family is compiled on first use. ``_observe_serial`` is the
-# driver: the envs of ``env_ids`` in the calling thread; ``ObserveKernel._run`` gives chunks of them to
-# threads (``runtime.chunks``).
-
-
-def _make_kernels(V2: bool) -> FeatureKernels:
-    def step_env(
-        b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, actions, unit_kind,
-        max_reward, table, flags, fparams, reward, result,
-    ):  # fmt: skip
-        """Env ``b``: step counter, last action, game result and reward, then the previous-step snapshot
-        (``SMACSim._stage_observe`` before the features); ``result [3, B]`` (won, lost, draw), ``reward [B]``."""
-        N, U = flags[F_N], flags[F_N] + flags[F_E]
-        episode_steps[b] += 1
-        for i in range(N):
-            last_action[b, i] = actions[b, i]
-        won, lost, draw = _game_result(b, alive, unit_kind, table, flags, V2)
-        result[0, b] = won
-        result[1, b] = lost
-        result[2, b] = draw
-        reward[b] = _reward(
-            b, health, shield, alive, prev_health, prev_shield, prev_alive, max_reward, flags, fparams, won, lost, V2
-        )
-        for u in range(U):
-            prev_health[b, u] = health[b, u]
-            prev_shield[b, u] = shield[b, u]
-            prev_alive[b, u] = alive[b, u]
-
-    def _obs(
-        b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank, ranked, table,
-        pathing, height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, dst,
-    ):  # fmt: skip
-        """``obs`` of env ``b`` into ``dst [B, N, obs_size]`` (enemy tags first, ``_update_tags``, when on):
-        ``[move | enemy | ally | own | timestep]`` in SMAC's layout, from ``avail`` of the same step and the
-        ``_geometry`` scratch. A SMACv2 agent's enemy rows up to the last enemy it does not observe are zeros.
-        Not inlined: ``observe_env`` calls it twice (the state of ``obs_instead_of_state``), and one compiled
-        body keeps the first use's compile short."""
-        N, E, T, A, utb = flags[F_N], flags[F_E], flags[F_T], flags[F_A], flags[F_UTB]
-        nna = flags[F_NNA]
-        per_env = V2
-        tags = V2 and flags[F_ENEMY_TAGS] != 0
-        all_health = flags[F_OBS_ALL_HEALTH] != 0
-        shield_a, shield_e = flags[F_SHIELD_A] != 0, flags[F_SHIELD_E] != 0
-        if tags:
-            _update_tags(b, alive, enemy_tag, rank, ranked, N, E, see, observed)
-        for i in range(N):
-            al = _ONE if alive[b, i] else _ZERO
-            ri = _unit_row(b, i, unit_kind, N, T, per_env)
-            sr = np.float64(table[ri, C_SIGHT])
-            last_unobs = -1
-            if tags:
-                for j in range(E):
-                    if not observed[i, j]:
-                        last_unobs = j
-            o = _move_block(b, i, al, pos, avail, pathing, height, obs_pts, flags, dst)
-            for j in range(E):
-                u = N + j
-                seen = see[i, u] and alive[b, u] and (not tags or (observed[i, j] and j > last_unobs))
-                first = _ONE if avail[b, i, nna + j] else _ZERO
-                ru = _unit_row(b, u, unit_kind, N, T, per_env)
-                o = _unit_block(dst, b, i, o, first, gd[i, u], gdx[i, u], gdy[i, u], sr, _ONE if seen else _ZERO, al,
-                                health[b, u], shield[b, u], table, ru, utb, all_health, shield_e)  # fmt: skip
-            for u in range(N):  # the other agents in id order
-                if u == i:
-                    continue
-                m = _ONE if (see[i, u] and alive[b, u]) else _ZERO
-                ru = _unit_row(b, u, unit_kind, N, T, per_env)
-                o = _unit_block(dst, b, i, o, _ONE, gd[i, u], gdx[i, u], gdy[i, u], sr, m, al, health[b, u], shield[b, u],
-                                table, ru, utb, all_health, shield_a)  # fmt: skip
-                if flags[F_OBS_LAST_ACTION] != 0:
-                    la = last_action[b, u]
-                    for a in range(A):
-                        dst[b, i, o] = ((_ONE if la == a else _ZERO) * m) * al
-                        o += 1
-            _own_block(dst, b, i, o, al, pos, health, shield, episode_steps, fov_dir, table, ri, flags, V2)
-
-    def observe_env(
-        b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank,
-        table, pathing, height, move_dirs, obs_pts, flags, fparams, obs, obs_state, state, avail, gdx, gdy, gd, see,
-        shoot_ok, observed,
-    ):  # fmt: skip
-        """Env ``b``: available actions, observations (updating the enemy tags) and state, as
-        ``SMACSim._stage_observe`` calls ``avail_actions``, ``obs`` and ``state``.
-
-        ``obs [B, N, obs_size]``, ``state [B, state_size]``, ``avail [B, N, n_actions]``; ``obs_state``: ``state``
-        viewed as ``[B, N, obs_size]`` with ``obs_instead_of_state`` (the observations again, in agent id order,
-        which advances SMACv2's tags again), else any array of ``obs``'s type; ``rank``: ``[B, N]`` visiting order
-        of the enemy tags or ``[0, 0]`` for id order; the scratch ``gdx, gdy, gd [N, U]`` float64, ``see,
-        shoot_ok [N, U]`` and ``observed [N, E]`` bool (``feature_scratch``).
-        """
-        _geometry(b, pos, unit_kind, fov_dir, table, flags, fparams, gdx, gdy, gd, see, shoot_ok, V2)
-        _avail_actions(b, pos, alive, unit_kind, table, pathing, move_dirs, flags, shoot_ok, avail, V2)
-        _obs(b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank,
-             rank.shape[0] > 0, table, pathing, height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, obs)  # fmt: skip
-        if flags[F_OBS_INSTEAD_OF_STATE] != 0:
-            _obs(b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank, False,
-                 table, pathing, height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, obs_state)  # fmt: skip
-        else:
-            _state(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir, table,
-                   flags, state, V2)  # fmt: skip
-
-    def _observe_serial(
-        env_ids, do_step, pos, health, shield, energy, cooldown, alive, prev_health, prev_shield, prev_alive,
-        last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward, rank, actions, table, pathing, height,
-        move_dirs, obs_pts, flags, fparams, obs, state, avail, reward, result,
-    ):  # fmt: skip
-        gdx, gdy, gd, see, shoot_ok, observed = feature_scratch(flags)
-        obs_state = obs_state_view(obs, state, flags)
-        for k in range(env_ids.shape[0]):
-            b = env_ids[k]
-            if do_step:
-                step_env(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps,
-                         actions, unit_kind, max_reward, table, flags, fparams, reward, result)  # fmt: skip
-            observe_env(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir,
-                        enemy_tag, rank, table, pathing, height, move_dirs, obs_pts, flags, fparams, obs, obs_state, state,
-                        avail, gdx, gdy, gd, see, shoot_ok, observed)  # fmt: skip
-
-    sfx = "_v2" if V2 else ""
-    for f in (step_env, _obs, observe_env, _observe_serial):
-        f.__name__ = f.__qualname__ = f.__name__ + sfx  # Numba's on-disk cache is keyed by the qualified name
-    nrt_free = numba.njit(_nrt=False, **JIT)
-    step_env, _obs, observe_env = nrt_free(step_env), nrt_free(_obs), nrt_free(observe_env)
-    return FeatureKernels(step_env, observe_env, numba.njit(**JIT)(_observe_serial))
-
-
-KERNELS = {False: _make_kernels(False), True: _make_kernels(True)}
-"""The per-env kernels of SMAC v1 maps (``False``) and SMACv2 scenarios (``True``)."""
-step_env, observe_env = KERNELS[False].step_env, KERNELS[False].observe_env
+# driver: the envs of ``env_ids`` in the calling thread; ``ObserveKernel._run`` gives chunks of them
+# to threads (``runtime.chunks``)
+@numba.njit(**JIT)
+def _observe_serial(
+    env_ids, do_step, pos, health, shield, energy, cooldown, alive, prev_health, prev_shield, prev_alive,
+    last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward, rank, actions, table, pathing, height,
+    move_dirs, obs_pts, flags, fparams, obs, state, avail, reward, result,
+):  # fmt: skip
+    gdx, gdy, gd, see, shoot_ok, observed = feature_scratch(flags)
+    obs_state = obs_state_view(obs, state, flags)
+    for k in range(env_ids.shape[0]):
+        b = env_ids[k]
+        if do_step:
+            step_env(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps,
+                     actions, unit_kind, max_reward, table, flags, fparams, reward, result)  # fmt: skip
+        observe_env(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir,
+                    enemy_tag, rank, table, pathing, height, move_dirs, obs_pts, flags, fparams, obs, obs_state, state,
+                    avail, gdx, gdy, gd, see, shoot_ok, observed)  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------------
@@ -771,8 +747,6 @@ class ObserveKernel:
         self._arange = np.zeros(0, dtype=np.int64)
         self._view_cache = None
 
-    _V2 = False  # which family of kernels (``KERNELS``) it runs
-
     def _consts(self, features) -> tuple:
         return v1_consts(features)
 
@@ -851,8 +825,7 @@ class ObserveKernel:
 
     def _run(self, ids, do_step, v, rank, actions, obs, state, avail, reward, result) -> None:
         args = (do_step, *v, rank, actions, *self.consts, obs, state, avail, reward, result)
-        serial = KERNELS[self._V2].serial
-        run_env_ids(lambda chunk: serial(chunk, *args), ids, self._chunks(ids.shape[0]))
+        run_env_ids(lambda chunk: _observe_serial(chunk, *args), ids, self._chunks(ids.shape[0]))
 
     # -- entry points
     def __call__(self, st: WorldState, actions: torch.Tensor, out: dict | None = None) -> dict[str, torch.Tensor]:
@@ -944,13 +917,4 @@ class ObserveKernel:
         return np.ascontiguousarray(r.numpy())
 
 
-__all__ = [
-    "F_EPISODE_LIMIT",
-    "KERNELS",
-    "NO_RANK",
-    "PARALLEL_MIN_ENVS",
-    "ObserveKernel",
-    "observe_env",
-    "step_env",
-    "v1_consts",
-]
+__all__ = ["F_EPISODE_LIMIT", "NO_RANK", "PARALLEL_MIN_ENVS", "ObserveKernel", "observe_env", "step_env", "v1_consts"]

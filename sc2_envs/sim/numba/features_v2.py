@@ -136,8 +136,6 @@ class ObserveKernelV2(ObserveKernel):
         TypeError: ``parallel`` not ``None`` or a bool.
     """
 
-    _V2 = True
-
     def _consts(self, features) -> tuple:
         return v2_consts(features)
 

@@ -38,7 +38,7 @@ import torch
 from sc2_envs.sim import rng
 from sc2_envs.sim.numba.actions import OK, OUT_OF_RANGE, UNAVAILABLE, check_actions, orders_env
 from sc2_envs.sim.numba.dynamics import PARALLEL_MIN_ENVS, advance, collision_scratch
-from sc2_envs.sim.numba.features import F_EPISODE_LIMIT, KERNELS, NO_RANK, feature_scratch, obs_state_view
+from sc2_envs.sim.numba.features import F_EPISODE_LIMIT, NO_RANK, feature_scratch, obs_state_view, observe_env, step_env
 from sc2_envs.sim.numba.reset import fresh_state
 from sc2_envs.sim.numba.state import FL_N, FL_PER_ENV, FL_T, JIT, STATE_FIELDS, env_scratch, env_tables
 from sc2_envs.sim.runtime.chunks import kernel_threads, run_chunks
@@ -105,8 +105,6 @@ def _check_kinds(unit_kind, fl):
 
 
 def _make_step_range(V2: bool):
-    step_env, observe_env = KERNELS[V2].step_env, KERNELS[V2].observe_env
-
     def step_range(
         b0, b1, checks, n_ticks, lenient, actions, act, invalid,
         pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
