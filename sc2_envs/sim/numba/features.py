@@ -455,14 +455,16 @@ def _own_block(dst, b, i, o, al, pos, health, shield, episode_steps, fov_dir, ta
 
 @numba.njit(_nrt=False, **JIT)
 def _obs(
-    b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank, ranked, table,
-    pathing, height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, dst,
+    b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank, table, pathing,
+    height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, dst,
 ):  # fmt: skip
-    """``obs`` of env ``b`` into ``dst [B, N, obs_size]`` (enemy tags first, ``_update_tags``, when on):
+    """``obs`` of env ``b`` into ``dst [B, N, obs_size]`` (enemy tags first, ``_update_tags``, when on, in
+    the visiting order ``rank [B, N]``, or agent id order if ``rank`` has no rows):
     ``[move | enemy | ally | own | timestep]`` in SMAC's layout, from ``avail`` of the same step and the
     ``_geometry`` scratch. A SMACv2 agent's enemy rows up to the last enemy it does not observe are zeros.
     Not inlined: ``observe_env`` calls it twice (the state of ``obs_instead_of_state``), and one compiled
-    body keeps the first use's compile short."""
+    body keeps the first use's compile short; both calls pass arguments of the same types (no literal
+    ``False``, no read-only array), so that body is compiled once."""
     N, E, T, A, utb = flags[F_N], flags[F_E], flags[F_T], flags[F_A], flags[F_UTB]
     nna = flags[F_NNA]
     per_env = flags[F_PER_ENV] != 0
@@ -470,7 +472,7 @@ def _obs(
     all_health = flags[F_OBS_ALL_HEALTH] != 0
     shield_a, shield_e = flags[F_SHIELD_A] != 0, flags[F_SHIELD_E] != 0
     if tags:
-        _update_tags(b, alive, enemy_tag, rank, ranked, N, E, see, observed)
+        _update_tags(b, alive, enemy_tag, rank, rank.shape[0] > 0, N, E, see, observed)
     for i in range(N):
         al = _ONE if alive[b, i] else _ZERO
         ri = _unit_row(b, i, unit_kind, N, T, per_env)
@@ -571,11 +573,12 @@ def observe_env(
     """
     _geometry(b, pos, unit_kind, fov_dir, table, flags, fparams, gdx, gdy, gd, see, shoot_ok)
     _avail_actions(b, pos, alive, unit_kind, table, pathing, move_dirs, flags, shoot_ok, avail)
-    _obs(b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank,
-         rank.shape[0] > 0, table, pathing, height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, obs)  # fmt: skip
+    _obs(b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank, table,
+         pathing, height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, obs)  # fmt: skip
     if flags[F_OBS_INSTEAD_OF_STATE] != 0:
-        _obs(b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank, False,
-             table, pathing, height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, obs_state)  # fmt: skip
+        # the tags in agent id order: ``rank`` without its rows (same type as ``rank``)
+        _obs(b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank[:0], table,
+             pathing, height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, obs_state)  # fmt: skip
     else:
         _state(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir, table,
                flags, state)  # fmt: skip

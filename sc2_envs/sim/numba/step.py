@@ -38,7 +38,7 @@ import torch
 from sc2_envs.sim import rng
 from sc2_envs.sim.numba.actions import OK, OUT_OF_RANGE, UNAVAILABLE, check_actions, orders_env
 from sc2_envs.sim.numba.dynamics import PARALLEL_MIN_ENVS, advance, collision_scratch
-from sc2_envs.sim.numba.features import F_EPISODE_LIMIT, NO_RANK, feature_scratch, obs_state_view, observe_env, step_env
+from sc2_envs.sim.numba.features import F_EPISODE_LIMIT, feature_scratch, obs_state_view, observe_env, step_env
 from sc2_envs.sim.numba.reset import fresh_state
 from sc2_envs.sim.numba.state import FL_N, FL_PER_ENV, FL_T, JIT, STATE_FIELDS, env_scratch, env_tables
 from sc2_envs.sim.runtime.chunks import kernel_threads, run_chunks
@@ -150,6 +150,10 @@ def _make_step_range(V2: bool):
             ecf, eci, edmg, ecan, ecp, ers, er2 = cf, ci, dmg, can_target, collide_pair, rsum, r2far
         gdx, gdy, gd, see, shoot_ok, observed = feature_scratch(oflags)
         obs_state = obs_state_view(obs, state, oflags)
+        # the enemy tags in agent id order. Made here, not features.NO_RANK: Numba types a global array as
+        # read-only, and observe_env would compile a second time for that type (the ObserveKernel passes
+        # its placeholder as an argument)
+        id_order = np.empty((0, 0), np.int64)
         limit = oflags[F_EPISODE_LIMIT]
         # One ``advance`` call per span of envs: every call takes an atomic reference count on each of its
         # ~60 array arguments (Numba's NRT), which per env was ~20 % of a 2s3z step at 1,024 envs (perf:
@@ -195,7 +199,7 @@ def _make_step_range(V2: bool):
                 dead_allies[b] = da
                 dead_enemies[b] = de
                 observe_env(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir,
-                            enemy_tag, NO_RANK, table, opath, height, omove, opts, oflags, fparams, obs, obs_state, state, avail,
+                            enemy_tag, id_order, table, opath, height, omove, opts, oflags, fparams, obs, obs_state, state, avail,
                             gdx, gdy, gd, see, shoot_ok, observed)  # fmt: skip
                 for i in range(obs.shape[1]):
                     for k in range(obs.shape[2]):
