@@ -62,7 +62,6 @@ the calling thread, which saves the threads' wake-up (tens of microseconds) at B
     F_NTARGETS,
     F_UTB,
     F_T,  # unit kinds per side (SMACv2); 0 on a SMAC v1 map
-    F_PER_ENV,  # the roster switch: table rows are kinds looked up per env (SMACv2), else units
     F_SHIELD_A,
     F_SHIELD_E,
     F_OBS_ALL_HEALTH,
@@ -71,13 +70,11 @@ the calling thread, which saves the threads' wake-up (tens of microseconds) at B
     F_OBS_PATHING,
     F_OBS_HEIGHT,
     F_OBS_TIMESTEP,
-    F_TIMESTEP_PAD,  # SMAC v1's reserved own-block timestep slot
     F_OBS_INSTEAD_OF_STATE,
     F_STATE_LAST_ACTION,
     F_STATE_TIMESTEP,
     F_CONIC,
     F_OWN_POS,
-    F_ENEMY_TAGS,
     F_HAS_HEALER,
     F_MEDIVAC_RULE,
     F_REWARD_SPARSE,
@@ -88,7 +85,7 @@ the calling thread, which saves the threads' wake-up (tens of microseconds) at B
     F_MAP_X,
     F_MAP_Y,
     F_COUNT,
-) = range(34)
+) = range(31)
 
 # ``flags[F_MEDIVAC_RULE]``: no medivac rule, SMAC's MMM maps, SMACv2's terran scenarios
 MEDIVAC_NONE, MEDIVAC_MMM, MEDIVAC_TERRAN = range(3)
@@ -157,12 +154,11 @@ def _health_frac(health_u, shield_u, table, r):
 
 
 @numba.njit(inline="always", **JIT)
-def _game_result(b, alive, unit_kind, table, flags):
+def _game_result(v2, b, alive, unit_kind, table, flags):
     """``game_result`` of env ``b`` (``battle_result`` with the medivac rule of ``flags[F_MEDIVAC_RULE]``):
     ``(won, lost, draw)``. SMAC's MMM maps: lost also when no non-medivac ally is alive, won when the one
     enemy alive is a medivac; SMACv2's terran scenarios: lost as MMM, won when no non-medivac enemy is."""
     N, E, T = flags[F_N], flags[F_E], flags[F_T]
-    per_env = flags[F_PER_ENV] != 0
     n_a = 0
     n_e = 0
     fighter_a = False
@@ -170,7 +166,7 @@ def _game_result(b, alive, unit_kind, table, flags):
     medivac_e = False
     for u in range(N + E):
         if alive[b, u]:
-            medivac = table[_unit_row(b, u, unit_kind, N, T, per_env), C_MEDIVAC] != 0
+            medivac = table[_unit_row(b, u, unit_kind, N, T, v2), C_MEDIVAC] != 0
             if u < N:
                 n_a += 1
                 fighter_a = fighter_a or not medivac
@@ -190,7 +186,7 @@ def _game_result(b, alive, unit_kind, table, flags):
 
 
 @numba.njit(inline="always", **JIT)
-def _reward(b, health, shield, alive, prev_health, prev_shield, prev_alive, max_reward, flags, fparams, won, lost):
+def _reward(v2, b, health, shield, alive, prev_health, prev_shield, prev_alive, max_reward, flags, fparams, won, lost):
     """``reward`` of env ``b`` (``battle_reward``), float64 until the final float32: each side's sum left to
     right from its first unit (the torch code's ``cumsum``); scaled by ``max_reward / reward_scale_rate``,
     the map's or (SMACv2) env ``b``'s."""
@@ -227,7 +223,7 @@ def _reward(b, health, shield, alive, prev_health, prev_shield, prev_alive, max_
             rew = d_enemy + delta_deaths - delta_ally
         rew = rew + (fparams[P_WIN] if won else (fparams[P_DEFEAT] if lost else 0.0))
     if flags[F_REWARD_SCALE] != 0:
-        if flags[F_PER_ENV] != 0:
+        if v2:
             rew = rew / (np.float64(max_reward[b]) / fparams[P_SCALE_RATE])
         else:
             rew = rew / fparams[P_SCALE_DIV]
@@ -236,7 +232,7 @@ def _reward(b, health, shield, alive, prev_health, prev_shield, prev_alive, max_
 
 @numba.njit(_nrt=False, **JIT)
 def step_env(
-    b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, actions, unit_kind,
+    v2, b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, actions, unit_kind,
     max_reward, table, flags, fparams, reward, result,
 ):  # fmt: skip
     """Env ``b``: step counter, last action, game result and reward, then the previous-step snapshot
@@ -245,11 +241,12 @@ def step_env(
     episode_steps[b] += 1
     for i in range(N):
         last_action[b, i] = actions[b, i]
-    won, lost, draw = _game_result(b, alive, unit_kind, table, flags)
+    won, lost, draw = _game_result(v2, b, alive, unit_kind, table, flags)
     result[0, b] = won
     result[1, b] = lost
     result[2, b] = draw
-    reward[b] = _reward(b, health, shield, alive, prev_health, prev_shield, prev_alive, max_reward, flags, fparams, won, lost)
+    reward[b] = _reward(v2, b, health, shield, alive, prev_health, prev_shield, prev_alive, max_reward, flags, fparams, won,
+                        lost)  # fmt: skip
     for u in range(U):
         prev_health[b, u] = health[b, u]
         prev_shield[b, u] = shield[b, u]
@@ -271,16 +268,15 @@ def _cone_angle(dx, dy, fx, fy, tan_half, eps):
 
 
 @numba.njit(inline="always", **JIT)
-def _geometry(b, pos, unit_kind, fov_dir, table, flags, fparams, gdx, gdy, gd, see, shoot_ok):
+def _geometry(v2, b, pos, unit_kind, fov_dir, table, flags, fparams, gdx, gdy, gd, see, shoot_ok):
     """``geometry`` of env ``b`` into ``gdx/gdy/gd [N, U]`` float64, and ``see [N, U]`` (within the agent's
     sight: distance ``< sight``, or SMACv2's cone ``_in_cone``) and ``shoot_ok [N, U]`` (within its shoot
     range: ``<=``, or the cone) bool."""
     N, E, T = flags[F_N], flags[F_E], flags[F_T]
-    per_env = flags[F_PER_ENV] != 0
-    conic = flags[F_CONIC] != 0
+    conic = v2 and flags[F_CONIC] != 0
     tan_half, eps = fparams[P_TAN_HALF_CONE], fparams[P_CONE_EPS]
     for i in range(N):
-        ri = _unit_row(b, i, unit_kind, N, T, per_env)
+        ri = _unit_row(b, i, unit_kind, N, T, v2)
         sight = np.float64(table[ri, C_SIGHT])
         shoot = np.float64(table[ri, C_SHOOT])
         xi = np.float64(pos[b, i, 0])
@@ -302,14 +298,13 @@ def _geometry(b, pos, unit_kind, fov_dir, table, flags, fparams, gdx, gdy, gd, s
 
 
 @numba.njit(inline="always", **JIT)
-def _avail_actions(b, pos, alive, unit_kind, table, pathing, move_dirs, flags, shoot_ok, avail):
+def _avail_actions(v2, b, pos, alive, unit_kind, table, pathing, move_dirs, flags, shoot_ok, avail):
     """``avail_actions`` of env ``b`` into ``avail [B, N, n_actions]``: no-op only for the dead; stop;
     moves whose probe cell is on the map and pathable; the look actions (``conic_fov``); targets within
     shooting range and alive, or for a healer the live healable allies."""
     N, E, T, A = flags[F_N], flags[F_E], flags[F_T], flags[F_A]
     nna, nfov, nt = flags[F_NNA], flags[F_NFOV], flags[F_NTARGETS]
     SX, SY = flags[F_MAP_X], flags[F_MAP_Y]
-    per_env = flags[F_PER_ENV] != 0
     healers = flags[F_HAS_HEALER] != 0
     for i in range(N):
         if not alive[b, i]:
@@ -327,11 +322,11 @@ def _avail_actions(b, pos, alive, unit_kind, table, pathing, move_dirs, flags, s
             avail[b, i, 2 + k] = cx >= 0 and cx < SX and cy >= 0 and cy < SY and pathing[cx, cy]
         for k in range(nfov):
             avail[b, i, 6 + k] = True
-        healer = healers and table[_unit_row(b, i, unit_kind, N, T, per_env), C_HEALER] != 0
+        healer = healers and table[_unit_row(b, i, unit_kind, N, T, v2), C_HEALER] != 0
         for c in range(nt):
             if healer:  # "heal ally c": a live healable ally in range
                 ok = c < N and shoot_ok[i, c] and alive[b, c]
-                ok = ok and table[_unit_row(b, c, unit_kind, N, T, per_env), C_HEALABLE] != 0
+                ok = ok and table[_unit_row(b, c, unit_kind, N, T, v2), C_HEALABLE] != 0
             else:
                 ok = c < E and shoot_ok[i, N + c] and alive[b, N + c]
             avail[b, i, nna + c] = ok
@@ -424,7 +419,7 @@ def _unit_block(dst, b, i, o, first, d, dx, dy, norm, m, al, health_u, shield_u,
 
 
 @numba.njit(inline="always", **JIT)
-def _own_block(dst, b, i, o, al, pos, health, shield, episode_steps, fov_dir, table, ri, flags):
+def _own_block(v2, dst, b, i, o, al, pos, health, shield, episode_steps, fov_dir, table, ri, flags):
     """Agent ``i``'s own block from column ``o``: health and shield, position / map size (SMACv2
     ``obs_own_pos``), look direction (``conic_fov``), type one-hot, then SMAC v1's reserved slot and the
     timestep (``obs_timestep_number``; the timestep is not masked by ``al``, as ``finish_obs``)."""
@@ -435,11 +430,11 @@ def _own_block(dst, b, i, o, al, pos, health, shield, episode_steps, fov_dir, ta
         if flags[F_SHIELD_A] != 0:
             dst[b, i, o] = s * al
             o += 1
-    if flags[F_OWN_POS] != 0:
+    if v2 and flags[F_OWN_POS] != 0:
         dst[b, i, o] = (pos[b, i, 0] / np.float32(flags[F_MAP_X])) * al
         dst[b, i, o + 1] = (pos[b, i, 1] / np.float32(flags[F_MAP_Y])) * al
         o += 2
-    if flags[F_CONIC] != 0:
+    if v2 and flags[F_CONIC] != 0:
         dst[b, i, o] = fov_dir[b, i, 0] * al
         dst[b, i, o + 1] = fov_dir[b, i, 1] * al
         o += 2
@@ -447,7 +442,7 @@ def _own_block(dst, b, i, o, al, pos, health, shield, episode_steps, fov_dir, ta
         dst[b, i, o] = table[ri, C_COUNT + t] * al
         o += 1
     if flags[F_OBS_TIMESTEP] != 0:
-        if flags[F_TIMESTEP_PAD] != 0:
+        if not v2:
             dst[b, i, o] = _ZERO * al  # SMAC's reserved slot, never written
             o += 1
         dst[b, i, o] = np.float32(np.float64(episode_steps[b]) / np.float64(flags[F_EPISODE_LIMIT]))
@@ -455,7 +450,7 @@ def _own_block(dst, b, i, o, al, pos, health, shield, episode_steps, fov_dir, ta
 
 @numba.njit(_nrt=False, **JIT)
 def _obs(
-    b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank, table, pathing,
+    v2, b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank, table, pathing,
     height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, dst,
 ):  # fmt: skip
     """``obs`` of env ``b`` into ``dst [B, N, obs_size]`` (enemy tags first, ``_update_tags``, when on, in
@@ -467,15 +462,14 @@ def _obs(
     ``False``, no read-only array), so that body is compiled once."""
     N, E, T, A, utb = flags[F_N], flags[F_E], flags[F_T], flags[F_A], flags[F_UTB]
     nna = flags[F_NNA]
-    per_env = flags[F_PER_ENV] != 0
-    tags = flags[F_ENEMY_TAGS] != 0
+    tags = v2
     all_health = flags[F_OBS_ALL_HEALTH] != 0
     shield_a, shield_e = flags[F_SHIELD_A] != 0, flags[F_SHIELD_E] != 0
     if tags:
         _update_tags(b, alive, enemy_tag, rank, rank.shape[0] > 0, N, E, see, observed)
     for i in range(N):
         al = _ONE if alive[b, i] else _ZERO
-        ri = _unit_row(b, i, unit_kind, N, T, per_env)
+        ri = _unit_row(b, i, unit_kind, N, T, v2)
         sr = np.float64(table[ri, C_SIGHT])
         last_unobs = -1
         if tags:
@@ -487,14 +481,14 @@ def _obs(
             u = N + j
             seen = see[i, u] and alive[b, u] and (not tags or (observed[i, j] and j > last_unobs))
             first = _ONE if avail[b, i, nna + j] else _ZERO
-            ru = _unit_row(b, u, unit_kind, N, T, per_env)
+            ru = _unit_row(b, u, unit_kind, N, T, v2)
             o = _unit_block(dst, b, i, o, first, gd[i, u], gdx[i, u], gdy[i, u], sr, _ONE if seen else _ZERO, al,
                             health[b, u], shield[b, u], table, ru, utb, all_health, shield_e)  # fmt: skip
         for u in range(N):  # the other agents in id order
             if u == i:
                 continue
             m = _ONE if (see[i, u] and alive[b, u]) else _ZERO
-            ru = _unit_row(b, u, unit_kind, N, T, per_env)
+            ru = _unit_row(b, u, unit_kind, N, T, v2)
             o = _unit_block(dst, b, i, o, _ONE, gd[i, u], gdx[i, u], gdy[i, u], sr, m, al, health[b, u], shield[b, u],
                             table, ru, utb, all_health, shield_a)  # fmt: skip
             if flags[F_OBS_LAST_ACTION] != 0:
@@ -502,7 +496,7 @@ def _obs(
                 for a in range(A):
                     dst[b, i, o] = ((_ONE if la == a else _ZERO) * m) * al
                     o += 1
-        _own_block(dst, b, i, o, al, pos, health, shield, episode_steps, fov_dir, table, ri, flags)
+        _own_block(v2, dst, b, i, o, al, pos, health, shield, episode_steps, fov_dir, table, ri, flags)
 
 
 # -- state
@@ -510,22 +504,21 @@ def _obs(
 
 @numba.njit(inline="always", **JIT)
 def _state(
-    b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir, table, flags, state
+    v2, b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir, table, flags, state
 ):
     """``state`` of env ``b`` (``state_vector``) into ``state [B, state_size]``: per unit health, (allies)
     cooldown or energy over its normaliser, position relative to the map centre, shield, (SMACv2 allies
     with ``conic_fov``) look direction, type one-hot, dead units zeros; then the last actions and the
     timestep when enabled."""
     N, E, T, A, utb = flags[F_N], flags[F_E], flags[F_T], flags[F_A], flags[F_UTB]
-    per_env = flags[F_PER_ENV] != 0
     shield_a, shield_e = flags[F_SHIELD_A] != 0, flags[F_SHIELD_E] != 0
-    conic = flags[F_CONIC] != 0
+    conic = v2 and flags[F_CONIC] != 0
     cx, cy = np.float32(flags[F_MAP_X] / 2), np.float32(flags[F_MAP_Y] / 2)
     sx, sy = np.float32(flags[F_MAP_X]), np.float32(flags[F_MAP_Y])
     o = 0
     for u in range(N + E):
         al = _ONE if alive[b, u] else _ZERO
-        ru = _unit_row(b, u, unit_kind, N, T, per_env)
+        ru = _unit_row(b, u, unit_kind, N, T, v2)
         h, s = _health_frac(health[b, u], shield[b, u], table, ru)
         state[b, o] = h * al
         o += 1
@@ -558,9 +551,8 @@ def _state(
 
 @numba.njit(_nrt=False, **JIT)
 def observe_env(
-    b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank,
-    table, pathing, height, move_dirs, obs_pts, flags, fparams, obs, obs_state, state, avail, gdx, gdy, gd, see,
-    shoot_ok, observed,
+    v2, b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank,
+    table, pathing, height, move_dirs, obs_pts, flags, fparams, obs, obs_state, state, avail, geo, ok, observed,
 ):  # fmt: skip
     """Env ``b``: available actions, observations (updating the enemy tags) and state, as
     ``SMACSim._stage_observe`` calls ``avail_actions``, ``obs`` and ``state``.
@@ -568,31 +560,35 @@ def observe_env(
     ``obs [B, N, obs_size]``, ``state [B, state_size]``, ``avail [B, N, n_actions]``; ``obs_state``: ``state``
     viewed as ``[B, N, obs_size]`` with ``obs_instead_of_state`` (the observations again, in agent id order,
     which advances SMACv2's tags again), else any array of ``obs``'s type; ``rank``: ``[B, N]`` visiting order
-    of the enemy tags or ``[0, 0]`` for id order; the scratch ``gdx, gdy, gd [N, U]`` float64, ``see,
-    shoot_ok [N, U]`` and ``observed [N, E]`` bool (``feature_scratch``).
+    of the enemy tags or ``[0, 0]`` for id order; the scratch ``geo [3, N, U]`` float64 (``_geometry``'s dx,
+    dy, distance), ``ok [2, N, U]`` bool (see, shoot) and ``observed [N, E]`` bool (``feature_scratch``).
+
+    Its callers pass at most 30 arguments: CPython compiles a call with more as a call on a tuple of them
+    (``CALL_FUNCTION_EX``), which Numba builds and unpacks with a reference count on every array in it,
+    once per env.
     """
-    _geometry(b, pos, unit_kind, fov_dir, table, flags, fparams, gdx, gdy, gd, see, shoot_ok)
-    _avail_actions(b, pos, alive, unit_kind, table, pathing, move_dirs, flags, shoot_ok, avail)
-    _obs(b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank, table,
+    gdx, gdy, gd = geo[0], geo[1], geo[2]
+    see, shoot_ok = ok[0], ok[1]
+    _geometry(v2, b, pos, unit_kind, fov_dir, table, flags, fparams, gdx, gdy, gd, see, shoot_ok)
+    _avail_actions(v2, b, pos, alive, unit_kind, table, pathing, move_dirs, flags, shoot_ok, avail)
+    _obs(v2, b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank, table,
          pathing, height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, obs)  # fmt: skip
     if flags[F_OBS_INSTEAD_OF_STATE] != 0:
         # the tags in agent id order: ``rank`` without its rows (same type as ``rank``)
-        _obs(b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank[:0], table,
+        _obs(v2, b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank[:0], table,
              pathing, height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, obs_state)  # fmt: skip
     else:
-        _state(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir, table,
+        _state(v2, b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir, table,
                flags, state)  # fmt: skip
 
 
 @numba.njit(inline="always", **JIT)
 def feature_scratch(flags):
-    """Per-range scratch of ``observe_env``: ``gdx, gdy, gd, see, shoot_ok, observed`` (uninitialised:
-    ``_geometry`` and ``_update_tags`` write every entry of an env before it is read)."""
+    """Per-range scratch of ``observe_env``: ``geo, ok, observed`` (uninitialised: ``_geometry`` and
+    ``_update_tags`` write every entry of an env before it is read)."""
     N, E = flags[F_N], flags[F_E]
     U = N + E
-    gd = np.empty((3, N, U), np.float64)
-    ok = np.empty((2, N, U), np.bool_)
-    return gd[0], gd[1], gd[2], ok[0], ok[1], np.empty((N, E), np.bool_)
+    return np.empty((3, N, U), np.float64), np.empty((2, N, U), np.bool_), np.empty((N, E), np.bool_)
 
 
 @numba.njit(inline="always", **JIT)
@@ -604,24 +600,33 @@ def obs_state_view(obs, state, flags):
 
 
 # ------------------------------------------------------------------------------------------------
-# driver: the envs of ``env_ids`` in the calling thread; ``ObserveKernel._run`` gives chunks of them
-# to threads (``runtime.chunks``)
-@numba.njit(**JIT)
-def _observe_serial(
-    env_ids, do_step, pos, health, shield, energy, cooldown, alive, prev_health, prev_shield, prev_alive,
-    last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward, rank, actions, table, pathing, height,
-    move_dirs, obs_pts, flags, fparams, obs, state, avail, reward, result,
-):  # fmt: skip
-    gdx, gdy, gd, see, shoot_ok, observed = feature_scratch(flags)
-    obs_state = obs_state_view(obs, state, flags)
-    for k in range(env_ids.shape[0]):
-        b = env_ids[k]
-        if do_step:
-            step_env(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps,
-                     actions, unit_kind, max_reward, table, flags, fparams, reward, result)  # fmt: skip
-        observe_env(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir,
-                    enemy_tag, rank, table, pathing, height, move_dirs, obs_pts, flags, fparams, obs, obs_state, state,
-                    avail, gdx, gdy, gd, see, shoot_ok, observed)  # fmt: skip
+# drivers: the envs of ``env_ids`` in the calling thread; ``ObserveKernel._run`` gives chunks of them
+# to threads (``runtime.chunks``). One per family, ``V2`` a constant of its code (a closure over a bool,
+# as ``step._make_step_range``), which it passes on: ``step_env`` and ``observe_env`` are compiled for
+# the family (``v2`` typed as that literal), so a SMAC v1 map's code has no roster look-ups, cone or tags.
+def _make_observe_serial(V2: bool):
+    def observe_serial(
+        env_ids, do_step, pos, health, shield, energy, cooldown, alive, prev_health, prev_shield, prev_alive,
+        last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward, rank, actions, table, pathing, height,
+        move_dirs, obs_pts, flags, fparams, obs, state, avail, reward, result,
+    ):  # fmt: skip
+        geo, ok, observed = feature_scratch(flags)
+        obs_state = obs_state_view(obs, state, flags)
+        for k in range(env_ids.shape[0]):
+            b = env_ids[k]
+            if do_step:
+                step_env(V2, b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps,
+                         actions, unit_kind, max_reward, table, flags, fparams, reward, result)  # fmt: skip
+            observe_env(V2, b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind,
+                        fov_dir, enemy_tag, rank, table, pathing, height, move_dirs, obs_pts, flags, fparams, obs,
+                        obs_state, state, avail, geo, ok, observed)  # fmt: skip
+
+    # a name of its own per family: Numba's on-disk cache is keyed by the function's qualified name
+    observe_serial.__name__ = observe_serial.__qualname__ = "_observe_serial_v2" if V2 else "_observe_serial_v1"
+    return numba.njit(**JIT)(observe_serial)
+
+
+_OBSERVE_SERIAL = {False: _make_observe_serial(False), True: _make_observe_serial(True)}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -683,7 +688,6 @@ def v1_consts(features: SMACFeatures) -> tuple:
     option_flags(f, flags)
     flags[F_NNA], flags[F_NTARGETS] = f.n_actions - f.n_enemies, f.n_enemies
     flags[F_SHIELD_A], flags[F_SHIELD_E] = f.shield_a, f.shield_e
-    flags[F_TIMESTEP_PAD] = 1
     flags[F_HAS_HEALER] = f._has_healer
     flags[F_MEDIVAC_RULE] = MEDIVAC_MMM if f.is_mmm else MEDIVAC_NONE
     flags[F_REWARD_CLIP_REGEN] = f.rcfg.reward_clip_regen
@@ -734,6 +738,10 @@ class ObserveKernel:
         ValueError: ``features`` lives on a non-CPU device or uses float32 distances.
         TypeError: ``parallel`` not ``None`` or a bool.
     """
+
+    v2 = False
+    """The kernel family: SMAC v1 maps (``False``) or SMACv2 scenarios (``ObserveKernelV2``); the compiled
+    driver of ``_OBSERVE_SERIAL`` it runs."""
 
     def __init__(self, features: SMACFeatures, parallel: bool | None = None):
         name = type(self).__name__
@@ -828,7 +836,8 @@ class ObserveKernel:
 
     def _run(self, ids, do_step, v, rank, actions, obs, state, avail, reward, result) -> None:
         args = (do_step, *v, rank, actions, *self.consts, obs, state, avail, reward, result)
-        run_env_ids(lambda chunk: _observe_serial(chunk, *args), ids, self._chunks(ids.shape[0]))
+        serial = _OBSERVE_SERIAL[self.v2]
+        run_env_ids(lambda chunk: serial(chunk, *args), ids, self._chunks(ids.shape[0]))
 
     # -- entry points
     def __call__(self, st: WorldState, actions: torch.Tensor, out: dict | None = None) -> dict[str, torch.Tensor]:

@@ -32,7 +32,6 @@ from sc2_envs.sim.numba.features import (
     C_USES_ENERGY,
     F_CONIC,
     F_COUNT,
-    F_ENEMY_TAGS,
     F_HAS_HEALER,
     F_MAP_X,
     F_MAP_Y,
@@ -41,7 +40,6 @@ from sc2_envs.sim.numba.features import (
     F_NNA,
     F_NTARGETS,
     F_OWN_POS,
-    F_PER_ENV,
     F_REWARD_CLIP_REGEN,
     F_SHIELD_A,
     F_SHIELD_E,
@@ -100,7 +98,6 @@ def v2_consts(features: SMACv2Features) -> tuple:
     flags = np.zeros(F_COUNT, np.int64)
     option_flags(f, flags)
     flags[F_NNA], flags[F_NFOV], flags[F_NTARGETS], flags[F_T] = f.n_actions_no_attack, f.n_fov, f.n_targets, T
-    flags[F_PER_ENV] = flags[F_ENEMY_TAGS] = 1
     flags[F_SHIELD_A] = flags[F_SHIELD_E] = f.shield
     flags[F_CONIC] = f.conic_fov
     flags[F_OWN_POS] = f.obs_own_pos
@@ -135,6 +132,8 @@ class ObserveKernelV2(ObserveKernel):
         ValueError: features on another device than the CPU.
         TypeError: ``parallel`` not ``None`` or a bool.
     """
+
+    v2 = True
 
     def _consts(self, features) -> tuple:
         return v2_consts(features)

@@ -148,7 +148,7 @@ def _make_step_range(V2: bool):
             ecf, eci, edmg, ecan, ecp, ers, er2 = env_scratch(U)
         else:  # the fixed tables
             ecf, eci, edmg, ecan, ecp, ers, er2 = cf, ci, dmg, can_target, collide_pair, rsum, r2far
-        gdx, gdy, gd, see, shoot_ok, observed = feature_scratch(oflags)
+        geo, ok, observed = feature_scratch(oflags)
         obs_state = obs_state_view(obs, state, oflags)
         # the enemy tags in agent id order. Made here, not features.NO_RANK: Numba types a global array as
         # read-only, and observe_env would compile a second time for that type (the ObserveKernel passes
@@ -178,7 +178,7 @@ def _make_step_range(V2: bool):
                 burst, chase, bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
             )  # fmt: skip
             for b in range(lo, hi):
-                step_env(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act,
+                step_env(V2, b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act,
                          unit_kind, max_reward, table, oflags, fparams, reward, result)  # fmt: skip
                 won = result[0, b]
                 term = won or result[1, b] or result[2, b]
@@ -198,9 +198,9 @@ def _make_step_range(V2: bool):
                         de += 1
                 dead_allies[b] = da
                 dead_enemies[b] = de
-                observe_env(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir,
+                observe_env(V2, b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir,
                             enemy_tag, id_order, table, opath, height, omove, opts, oflags, fparams, obs, obs_state, state, avail,
-                            gdx, gdy, gd, see, shoot_ok, observed)  # fmt: skip
+                            geo, ok, observed)  # fmt: skip
                 for i in range(obs.shape[1]):
                     for k in range(obs.shape[2]):
                         final_obs[b, i, k] = obs[b, i, k]
