@@ -5,11 +5,15 @@ The torch reference is ``sim.rules.features`` (``SMACFeatures.game_result``, ``r
 its ``_cone_angle``, ``update_tags`` and the same five). Both are restated here once, as loops over envs,
 agents and units, with the roster switch in the tables: a SMAC v1 map passes one table row per unit, a
 SMACv2 scenario one row per unit kind, looked up per env through ``WorldState.unit_kind``
-(``_unit_row``). The rest of what SMACv2 changes is switched by ``flags`` (``F_*``): per-agent sight and
-shoot ranges (table columns ``C_SIGHT``, ``C_SHOOT``: 9 and 6 on every SMAC v1 row), ``conic_fov``
-(look actions, the cone, the look direction in obs and state), the enemy tags, own position, SMAC v1's
-reserved timestep slot, and which medivac rule ends a battle (SMAC's MMM maps or SMACv2's terran
-scenarios). ``features_v2`` builds a scenario's tables (``v2_consts``) and its kernel class.
+(``_unit_row``); per-agent sight and shoot ranges are table columns (``C_SIGHT``, ``C_SHOOT``: 9 and 6 on
+every SMAC v1 row). The family is the kernels' first argument ``v2``, a compile-time constant: each
+family's driver (``_OBSERVE_SERIAL``, ``step._STEP_RANGE``) passes it as a literal, so ``step_env`` and
+``observe_env`` are compiled once per family from this one source, and a SMAC v1 map's code holds no
+roster look-up, cone, look direction, own position or enemy tags (SMACv2's), nor a SMACv2 scenario's the
+reserved timestep slot (SMAC v1's). The options within a family are values in ``flags`` (``F_*``):
+``conic_fov`` and ``obs_own_pos``, SMAC's feature and reward options, which medivac rule ends a battle
+(SMAC's MMM maps or SMACv2's terran scenarios). ``features_v2`` builds a scenario's tables
+(``v2_consts``) and its kernel class.
 
 Bit equality with the torch path is by construction, not by tolerance: every value is computed with the
 same IEEE operations in the same order and precision (float64 for distances and the reward, float32

@@ -5,8 +5,9 @@ The torch reference is ``sim.rules.features_v2.SMACv2Features``, itself a re-sta
 (``step_env``, ``observe_env`` and their parts, ``_cone_angle`` and ``_update_tags`` among them); what a
 scenario brings is its tables, built here from the torch object (``v2_consts``): one unit-table row per
 unit kind and side, looked up per env through ``WorldState.unit_kind``, per-kind sight and shoot ranges,
-and the flags of what SMACv2 changes (``conic_fov``, own position, enemy tags, the terran medivac rule,
-``max(., 0)`` rewards scaled by each env's ``max_reward``). ``tests/test_kernel_v2.py`` compares every
+and the flags of SMACv2's options (``conic_fov``, own position, the terran medivac rule, ``max(., 0)``
+rewards); the kernels compiled for the family (``ObserveKernelV2.v2``) add the roster look-ups, the
+enemy tags and the reward scaled by each env's ``max_reward``. ``tests/test_kernel_v2.py`` compares every
 output and state field with the torch path over seeded play on every race and option, and
 ``tests/test_smacv2_golden.py`` runs SMACv2's golden vectors through both.
 """
