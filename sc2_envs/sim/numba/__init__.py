@@ -11,9 +11,11 @@ module              mirrors (torch reference)                  entry points
                                                                ``orders_env`` (actions, then the enemy AI)
 ``enemy_ai``        ``rules.enemy_ai.EnemyAI.act``             ``act``
 ``dynamics``        ``rules.dynamics.Dynamics.advance``        ``advance``, ``TickKernel``
-``features``        ``rules.features.SMACFeatures``            ``step_env``, ``observe_env``, ``ObserveKernel``
-``features_v2``     ``rules.features_v2.SMACv2Features``       ``step_env_v2``, ``observe_env_v2``,
-                                                               ``ObserveKernelV2``
+``features``        ``rules.features.SMACFeatures`` and the    ``step_env``, ``observe_env``, ``ObserveKernel``
+                    rules of ``rules.features_v2`` (one code
+                    path, the roster switch in the tables)
+``features_v2``     ``rules.features_v2.SMACv2Features``       ``v2_consts``, ``ObserveKernelV2``
+                    (a scenario's tables)
 ``reset``           ``rules.reset``                            ``reset_envs``, ``ScenarioResetKernel``
 ``rng``             ``sim.rng``                                ``mix_hash``, ``absorb``, ``uniform``
 ``state``           ``sim.state`` (the unit tables, flattened)  ``CF_*``/``CI_*``/``FL_*`` rows,

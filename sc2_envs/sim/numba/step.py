@@ -38,8 +38,7 @@ import torch
 from sc2_envs.sim import rng
 from sc2_envs.sim.numba.actions import OK, OUT_OF_RANGE, UNAVAILABLE, check_actions, orders_env
 from sc2_envs.sim.numba.dynamics import PARALLEL_MIN_ENVS, advance, collision_scratch
-from sc2_envs.sim.numba.features import F_EPISODE_LIMIT, observe_env, step_env
-from sc2_envs.sim.numba.features_v2 import NO_RANK, V_LIMIT, observe_env_v2, step_env_v2, v2_placeholders, v2_scratch
+from sc2_envs.sim.numba.features import F_EPISODE_LIMIT, feature_scratch, obs_state_view, observe_env, step_env
 from sc2_envs.sim.numba.reset import fresh_state
 from sc2_envs.sim.numba.state import FL_N, FL_PER_ENV, FL_T, JIT, STATE_FIELDS, env_scratch, env_tables
 from sc2_envs.sim.runtime.chunks import kernel_threads, run_chunks
@@ -112,14 +111,13 @@ def _make_step_range(V2: bool):
         jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
         prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward,
         cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len,
-        fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, ucon, opath, height, oflags, fparams,
-        kcon, vpath, vheight, vmove, vpts, vfl, vfp,
+        fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, table, opath, height, omove, opts, oflags, fparams,
         avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, result, terminated, truncated,
         battle_won, episode_limit, dead_allies, dead_enemies, agent_alive, stats,
     ):  # fmt: skip
         """The whole step of envs ``b0 .. b1 - 1`` (scratch allocated once per range). A SMACv2 scenario
-        (``V2``) gathers each env's unit tables first (``state.env_tables``) and observes with
-        ``features_v2`` (``kcon .. vfp``); a SMAC v1 map uses its fixed tables and ``features`` (``ucon .. fparams``).
+        (``V2``) gathers each env's unit tables first (``state.env_tables``); a SMAC v1 map uses its fixed
+        tables. Both observe with ``features`` and the tables ``table .. fparams`` of their observe kernel.
 
         With ``checks`` (the serial call, ``b0 .. b1`` the whole batch) it first checks the actions of
         every env (``check_actions``, ``_check_kinds``: nothing is changed on an error) and ends with the
@@ -148,11 +146,15 @@ def _make_step_range(V2: bool):
         boomv, burst, chase = si[8], si[9], si[10]
         if V2:  # (V2 is a compile-time constant: Numba prunes the other branch, and compiles its calls only)
             ecf, eci, edmg, ecan, ecp, ers, er2 = env_scratch(U)
-            gdx, gdy, gd, see, shoot_ok, observed = v2_scratch(vfl)
-            limit = vfl[V_LIMIT]
         else:  # the fixed tables
             ecf, eci, edmg, ecan, ecp, ers, er2 = cf, ci, dmg, can_target, collide_pair, rsum, r2far
-            limit = oflags[F_EPISODE_LIMIT]
+        geo, ok, observed = feature_scratch(oflags)
+        obs_state = obs_state_view(obs, state, oflags)
+        # the enemy tags in agent id order. Made here, not features.NO_RANK: Numba types a global array as
+        # read-only, and observe_env would compile a second time for that type (the ObserveKernel passes
+        # its placeholder as an argument)
+        id_order = np.empty((0, 0), np.int64)
+        limit = oflags[F_EPISODE_LIMIT]
         # One ``advance`` call per span of envs: every call takes an atomic reference count on each of its
         # ~60 array arguments (Numba's NRT), which per env was ~20 % of a 2s3z step at 1,024 envs (perf:
         # NRT_incref / NRT_decref), and the two threads' counts contend for the same counters. A SMAC v1
@@ -176,12 +178,8 @@ def _make_step_range(V2: bool):
                 burst, chase, bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
             )  # fmt: skip
             for b in range(lo, hi):
-                if V2:
-                    step_env_v2(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act,
-                                 unit_kind, max_reward, kcon, vfl, vfp, reward, result)  # fmt: skip
-                else:
-                    step_env(b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act, ucon,
-                              oflags, fparams, reward, result)  # fmt: skip
+                step_env(V2, b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act,
+                         unit_kind, max_reward, table, oflags, fparams, reward, result)  # fmt: skip
                 won = result[0, b]
                 term = won or result[1, b] or result[2, b]
                 trunc = (not term) and episode_steps[b] >= limit
@@ -200,13 +198,9 @@ def _make_step_range(V2: bool):
                         de += 1
                 dead_allies[b] = da
                 dead_enemies[b] = de
-                if V2:
-                    observe_env_v2(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir,
-                                    enemy_tag, NO_RANK, kcon, vpath, vheight, vmove, vpts, vfl, vfp, obs, state, avail, gdx, gdy,
-                                    gd, see, shoot_ok, observed)  # fmt: skip
-                else:
-                    observe_env(b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, ucon, opath, height,
-                                 oflags, fparams, obs, state, avail)  # fmt: skip
+                observe_env(V2, b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir,
+                            enemy_tag, id_order, table, opath, height, omove, opts, oflags, fparams, obs, obs_state, state, avail,
+                            geo, ok, observed)  # fmt: skip
                 for i in range(obs.shape[1]):
                     for k in range(obs.shape[2]):
                         final_obs[b, i, k] = obs[b, i, k]
@@ -288,7 +282,6 @@ class StepKernel:
     """
 
     def __init__(self, tick, observe, n_ticks: int, lenient: bool):
-        from sc2_envs.sim.numba.features import v1_placeholders
         from sc2_envs.sim.numba.features_v2 import ObserveKernelV2
 
         self.n_ticks = int(n_ticks)
@@ -305,12 +298,10 @@ class StepKernel:
         self.tick = k
         self.family = "step (SMACv2)" if self.v2 else "step"  # which compiled step it runs
         self._range = _STEP_RANGE[self.v2]
-        v1 = v1_placeholders() if self.v2 else (o._ucon, o._pathing, o._height, o._flags, o._fparams)
-        v2 = o.consts if self.v2 else v2_placeholders()
         self._consts = (
             k.cf, k.ci, k.dmg, k.collide_pair, k.enemy_pair, k.rsum, k.r2far, k.pathing, k.level, k.cliff_walkable,
             k.gdist, k.edge_ok, k.nb_flat, k.nb_len, k.fl, k.can_target, k.move_dirs, k.fov_dirs, *k.kind_consts(),
-            *v1, *v2,
+            *o.consts,
         )  # fmt: skip
         self._reset_cache()
 

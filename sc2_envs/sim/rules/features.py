@@ -372,25 +372,7 @@ class SMACFeatures:
         self._arangeA = torch.arange(A, device=dev)
 
         # Sizes (SMAC get_obs_*_size / get_state_size, with the real own-block length).
-        self.move_feats = N_ACTIONS_MOVE + N_OBS_PATHING * cfg.obs_pathing_grid + N_OBS_HEIGHT * cfg.obs_terrain_height
-        self.enemy_feats = 4 + self.utb + ((1 + self.shield_e) if cfg.obs_all_health else 0)
-        self.ally_feats = 4 + self.utb + ((1 + self.shield_a) if cfg.obs_all_health else 0) + (A if cfg.obs_last_action else 0)
-        self.own_feats = self.utb + ((1 + self.shield_a) if self.own_health else 0) + int(cfg.obs_timestep_number)
-        self.timestep_feats = int(cfg.obs_timestep_number)
-        self.obs_size = (
-            self.move_feats + E * self.enemy_feats + (N - 1) * self.ally_feats + self.own_feats + self.timestep_feats
-        )
-        self.ally_state_feats = 4 + self.shield_a + self.utb
-        self.enemy_state_feats = 3 + self.shield_e + self.utb
-        if cfg.obs_instead_of_state:
-            self.state_size = N * self.obs_size
-        else:
-            self.state_size = (
-                N * self.ally_state_feats
-                + E * self.enemy_state_feats
-                + (N * A if cfg.state_last_action else 0)
-                + int(cfg.state_timestep_number)
-            )
+        set_sizes(self, self.shield_a, self.shield_e, int(cfg.obs_timestep_number), 0)
 
         enemy_hp = sum(spec.unit_stat(n, "health") + spec.unit_stat(n, "shield") for n in spec.enemy_units())
         self.max_reward = float(E * rcfg.reward_death_value + rcfg.reward_win + enemy_hp)
@@ -600,6 +582,32 @@ class SMACFeatures:
             max_reward=self.max_reward,
         )
         return info
+
+
+def set_sizes(f, shield_a: int, shield_e: int, own_extra: int, ally_state_extra: int) -> None:
+    """Set the block and vector sizes of feature builder ``f`` (SMAC's ``get_obs_*_size``,
+    ``get_state_size``): ``move_feats``, ``enemy_feats``, ``ally_feats``, ``own_feats``, ``timestep_feats``,
+    ``obs_size``, ``ally_state_feats``, ``enemy_state_feats``, ``state_size``. ``own_extra``: own-block
+    features beyond health, shield and the one-hot (SMAC v1's reserved timestep slot; SMACv2's own
+    position and look direction); ``ally_state_extra``: the ally state's look direction (SMACv2)."""
+    cfg, N, E, A = f.cfg, f.n_agents, f.n_enemies, f.n_actions
+    f.move_feats = N_ACTIONS_MOVE + N_OBS_PATHING * cfg.obs_pathing_grid + N_OBS_HEIGHT * cfg.obs_terrain_height
+    f.enemy_feats = 4 + f.utb + ((1 + shield_e) if cfg.obs_all_health else 0)
+    f.ally_feats = 4 + f.utb + ((1 + shield_a) if cfg.obs_all_health else 0) + (A if cfg.obs_last_action else 0)
+    f.own_feats = f.utb + ((1 + shield_a) if f.own_health else 0) + own_extra
+    f.timestep_feats = int(cfg.obs_timestep_number)
+    f.obs_size = f.move_feats + E * f.enemy_feats + (N - 1) * f.ally_feats + f.own_feats + f.timestep_feats
+    f.ally_state_feats = 4 + shield_a + ally_state_extra + f.utb
+    f.enemy_state_feats = 3 + shield_e + f.utb
+    if cfg.obs_instead_of_state:
+        f.state_size = N * f.obs_size
+    else:
+        f.state_size = (
+            N * f.ally_state_feats
+            + E * f.enemy_state_feats
+            + (N * A if cfg.state_last_action else 0)
+            + int(cfg.state_timestep_number)
+        )
 
 
 def feature_names(f, shield_a: bool, shield_e: bool, own_extra: list, ally_state_extra: list) -> dict[str, list[str]]:

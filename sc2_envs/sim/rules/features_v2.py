@@ -38,8 +38,6 @@ import torch
 from sc2_envs.sim.rules.features import (
     MOVE_AMOUNT,
     N_ACTIONS_MOVE,
-    N_OBS_HEIGHT,
-    N_OBS_PATHING,
     FeatureConfig,
     RewardConfig,
     ally_block,
@@ -52,6 +50,7 @@ from sc2_envs.sim.rules.features import (
     geometry,
     move_block,
     move_probes,
+    set_sizes,
     state_vector,
     unit_columns,
 )
@@ -119,26 +118,7 @@ class SMACv2Features:
         )
         self.own_health = cfg.obs_own_health or cfg.obs_all_health
         # sizes (SMACv2 get_obs_*_size, get_state_size)
-        self.move_feats = N_ACTIONS_MOVE + N_OBS_PATHING * cfg.obs_pathing_grid + N_OBS_HEIGHT * cfg.obs_terrain_height
-        health = (1 + self.shield) if cfg.obs_all_health else 0
-        self.enemy_feats = 4 + self.utb + health
-        self.ally_feats = 4 + health + self.utb + (self.n_actions if cfg.obs_last_action else 0)
-        self.own_feats = self.utb + ((1 + self.shield) if self.own_health else 0) + 2 * conic_fov + 2 * obs_own_pos
-        self.timestep_feats = int(cfg.obs_timestep_number)
-        self.obs_size = (
-            self.move_feats + E * self.enemy_feats + (N - 1) * self.ally_feats + self.own_feats + self.timestep_feats
-        )
-        self.ally_state_feats = 4 + self.shield + 2 * conic_fov + self.utb
-        self.enemy_state_feats = 3 + self.shield + self.utb
-        if cfg.obs_instead_of_state:
-            self.state_size = N * self.obs_size
-        else:
-            self.state_size = (
-                N * self.ally_state_feats
-                + E * self.enemy_state_feats
-                + (N * self.n_actions if cfg.state_last_action else 0)
-                + int(cfg.state_timestep_number)
-            )
+        set_sizes(self, self.shield, self.shield, 2 * conic_fov + 2 * obs_own_pos, 2 * conic_fov)
         self._arangeA = torch.arange(self.n_actions, device=dev)
         self._arangeN = torch.arange(N, device=dev)
         self._arangeE = torch.arange(E, device=dev)
@@ -176,7 +156,7 @@ class SMACv2Features:
         ``cos(alpha - beta)`` has the sign of ``1 + a b`` and ``tan(alpha - beta) = (a - b) / (1 + a b)``.
         We evaluate this form: ``torch.atan`` (SLEEF) and the C library's ``atan`` differ in the last
         bit for about 0.2 % of arguments, while these IEEE operations round alike on every path
-        (``sim.numba.features_v2`` restates them); the two forms can disagree only within rounding
+        (``sim.numba.features`` restates them); the two forms can disagree only within rounding
         of the cone's edge.
         """
         fov = st.fov_dir.to(self._ddt)  # [B, N, 2]
@@ -369,7 +349,7 @@ class SMACv2Features:
         """
         r = self.rcfg
         # Python floats, which torch.where rounds to float32 (SMACFeatures passes float64 tensors and
-        # numba.features_v2 adds float64: for a bonus float32 cannot hold exactly, the paths differ)
+        # numba.features adds float64: for a bonus float32 cannot hold exactly, the paths differ)
         bonus = (float(r.reward_win), float(r.reward_defeat), 0.0)
         return battle_reward(self, st, won, lost, True, bonus, st.max_reward.to(self._ddt))
 
