@@ -252,13 +252,18 @@ def start_learner_run(
         learner's device, and the lines saying where derived settings come from (for :func:`print_configuration`).
 
     Raises:
-        SystemExit: a bad flag or resume file (one line naming it).
+        SystemExit: status 2, ``<script>: error: <message>``: a bad flag or resume file (one line naming it).
     """
     resumed = run_dir = None
-    if args.resume:  # continue a run: its saved Args, with the flags a continuation may change
-        args, resumed, run_dir = resume_learner_args(args, defaults, RESUME_CHANGEABLE, given, script)
-    check_async_learner_args(args)
-    notes = (resolve_step_mul(args),) if is_full_game(args) else ()  # before run_meta.json records the Args
+    try:
+        if args.resume:  # continue a run: its saved Args, with the flags a continuation may change
+            args, resumed, run_dir = resume_learner_args(args, defaults, RESUME_CHANGEABLE, given, script)
+        check_async_learner_args(args)
+        notes = (resolve_step_mul(args),) if is_full_game(args) else ()  # before run_meta.json records the Args
+    except SystemExit as e:
+        if isinstance(e.code, str):  # a check's one-line message: the command line's error form and status 2
+            cli_error(e.code, script)
+        raise
     allocator_line = tune_allocator()
     device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
     run_dir = open_run_dir(args, resumed, run_dir, script, device.type)
