@@ -23,6 +23,9 @@ game) in ``--num-envs`` parallel games, and prints one table row:
 | errors | share of decisions the game refused (``action_errors``) |
 | length | game length in real minutes |
 
+Under the table, one line per policy names the refused commands behind ``errors``: the most frequent
+``function:ActionResult`` pairs with their share of decisions (also the CSV's ``refused_top``).
+
 A checkpoint decides every ``step_mul`` game loops it was trained at (``--step-mul 0``, the default):
 behaviour cloning on a fixed-stride replay dataset records the dataset's stride (its labels are the
 experts' commands per that many loops), RL its own ``--step-mul``; a checkpoint that records none,
@@ -281,6 +284,8 @@ def main(args: Args) -> list:
         )
         rows.append(row)
         print(format_row(row), flush=True)
+    for r in rows:  # which commands make up the errors column
+        print(f"refused commands of {r.policy} (share of decisions): {r.refused_top or 'none'}")
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)

@@ -20,6 +20,7 @@ except MissingDependencyError as e:
     pytest.skip(f"the full-game extra is not usable here: {e}", allow_module_level=True)
 
 from models.alphastar import AlphaStarConfig, AlphaStarPolicy, save_alphastar
+from sc2_envs.full_game import spec
 from sc2_envs.training.fullgame_actor import GameRecord
 
 ev = load_algo("eval_fullgame")
@@ -55,6 +56,10 @@ def test_smoke_run_prints_the_configuration_and_one_row_per_policy(tmp_path):
         assert r["games"] == "2" and r["ties"] == "2" and float(r["truncated_share"]) == 1.0  # 160 loops: no game ends
         assert 0.0 <= float(r["idle_share"]) <= 1.0 and float(r["minerals_collected"]) > 0
         assert abs(float(r["game_length_min"]) - 160 / 1344) < 1e-9
+        assert (float(r["error_share"]) > 0) == bool(r["refused_top"])  # the kinds behind the errors column
+    assert [ln.split(" (share")[0] for ln in lines if ln.startswith("refused commands of ")] == [
+        f"refused commands of {p}" for p in ("random", "scripted", ckpt)
+    ]
 
 
 def test_summary_has_the_wilson_interval_and_army_only_of_games_still_running():
@@ -308,3 +313,30 @@ def test_evaluating_on_the_selection_seed_warns_that_its_figures_are_biased_with
     assert "was selected" not in out
     ev.main(ev.Args(**common, seed=6, csv=str(tmp_path / "b.csv")))
     assert "WARNING" not in capsys.readouterr().out
+
+
+def test_the_row_names_the_refused_commands_behind_its_error_share():
+    names = [f.name for f in spec.raw_functions()]
+    pylon, probe = names.index("Build_Pylon_pt"), names.index("Train_Probe_quick")
+    recs = [
+        GameRecord(1.0, False, 8000, 100, 0, 6, refused={(pylon, 44): 4, (probe, 9): 2}),
+        GameRecord(0.0, True, 18000, 100, 0, 1, refused={(pylon, 44): 1}),
+    ]
+    row = fe.summarise("p", recs)
+    assert row.error_share == 7 / 200
+    assert row.refused_top == "Build_Pylon_pt:CantBuildLocationInvalid=0.025; Train_Probe_quick:NotEnoughMinerals=0.010"
+    assert fe.refused_kinds(recs, top=1) == [("Build_Pylon_pt:CantBuildLocationInvalid", 5 / 200)]
+
+
+def test_played_games_record_each_refused_decision_by_command_and_result():
+    from sc2_envs.lite.policy import RandomLegalPolicy
+    from sc2_envs.training.fullgame_actor import make_vector_env, play_games
+
+    env = make_vector_env("lite", 2, step_mul=8, game_steps_per_episode=1600, raw_resolution=64, minimap_resolution=64)
+    policy = RandomLegalPolicy(env.engine.catalog, raw_resolution=64, noop_prob=0.5, seed=5)
+    records = play_games(policy, env, 2, seed=5)
+    env.close()
+    assert sum(r.error_steps for r in records) > 0  # a random policy builds where the game refuses
+    for r in records:
+        assert sum(r.refused.values()) == r.error_steps
+        assert all(code != spec.NO_ACTION_ERROR for _, code in r.refused)

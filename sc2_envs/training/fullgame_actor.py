@@ -37,6 +37,7 @@ patch 3.0; ``LOOPS_PER_MINUTE``).
 
 from __future__ import annotations
 
+import collections
 import math
 from dataclasses import dataclass, field
 
@@ -433,6 +434,8 @@ class GameRecord:
         steps: agent decisions (env steps).
         idle_steps: decisions whose action_type was no_op or Stop (:func:`idle_function_ids`).
         error_steps: decisions the game refused (a non-zero ``action_errors`` code).
+        refused: ``{(action_type function id, ActionResult code): decisions}`` of the refused
+            decisions (the first code of each), so a report can say which commands the game refuses.
         army_supply: ``{minute: food_army}`` at the first observation at or past each minute of
             ``minutes`` (missing when the game ended earlier).
         probe: :class:`LiteProbe` values (empty on the real game).
@@ -446,6 +449,7 @@ class GameRecord:
     error_steps: int
     army_supply: dict = field(default_factory=dict)
     probe: dict = field(default_factory=dict)
+    refused: dict = field(default_factory=dict)
 
 
 def play_games(
@@ -492,6 +496,7 @@ def play_games(
     steps = np.zeros(b, np.int64)
     idle = np.zeros(b, np.int64)
     errors = np.zeros(b, np.int64)
+    refused_by_kind = [collections.Counter() for _ in range(b)]
     supply = [dict() for _ in range(b)]
     autoreset = np.zeros(b, bool)
     records: list[GameRecord] = []
@@ -510,8 +515,12 @@ def play_games(
         idle[live] += np.isin(at[live], idle_ids)
         errs = info.get("action_errors")
         if errs is not None:  # (B, spec.MAX_ACTION_ERRORS) ActionResult codes, 0-padded
-            refused = (np.asarray(errs).reshape(b, -1) != spec.NO_ACTION_ERROR).any(axis=1)
+            codes = np.asarray(errs).reshape(b, -1)
+            refused = (codes != spec.NO_ACTION_ERROR).any(axis=1)
             errors[live] += refused[live]
+            for g in np.flatnonzero(refused & live):
+                first = codes[g][codes[g] != spec.NO_ACTION_ERROR][0]
+                refused_by_kind[g][(int(at[g]), int(first))] += 1
         if probe is not None:
             probe.update()
         sc = np.asarray(obs["scalars"])
@@ -533,6 +542,7 @@ def play_games(
                         error_steps=int(errors[g]),
                         army_supply=dict(supply[g]),
                         probe=probe.values(int(g)) if probe is not None else {},
+                        refused=dict(refused_by_kind[g]),
                     )
                 )
             done_games[g] += 1
@@ -541,6 +551,7 @@ def play_games(
             steps[autoreset] = idle[autoreset] = errors[autoreset] = 0
             for g in np.flatnonzero(autoreset):
                 supply[g] = {}
+                refused_by_kind[g] = collections.Counter()
             if probe is not None:
                 probe.restart(autoreset)
             if reset is not None:

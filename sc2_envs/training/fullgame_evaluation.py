@@ -19,11 +19,13 @@ shows killed value and kills beside the win rate instead).
 
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
 
+from sc2_envs.full_game import MissingDependencyError, spec
 from sc2_envs.stats import wilson_interval
 from sc2_envs.training.fullgame_actor import LOOPS_PER_MINUTE, AlphaStarActor, LiteProbe, make_vector_env, play_games
 
@@ -35,11 +37,13 @@ __all__ = [
     "HEADER",
     "DEFAULT_STEP_MUL",
     "MAX_STEP_MUL",
+    "REFUSED_TOP",
     "behaviour_result",
     "check_fullgame_checkpoint",
     "evaluate_fullgame",
     "format_row",
     "is_fullgame_checkpoint",
+    "refused_kinds",
     "summarise",
     "trained_step_mul",
 ]
@@ -161,7 +165,9 @@ class FullGameRow:
     shares are of agent decisions (env steps); ``game_length_min`` is in real minutes (1344 game loops).
     ``army_supply_5min_n`` counts the games still running at 5 minutes (the mean is over those).
     ``step_mul`` is the game loops per decision the games were played at (shares and ``mean_steps`` count
-    decisions, so they compare only between rows of one ``step_mul``).
+    decisions, so they compare only between rows of one ``step_mul``). ``refused_top`` names the
+    commands the game refused most often (:func:`refused_kinds`, the top :data:`REFUSED_TOP`), each
+    ``function:ActionResult=share`` of all decisions, joined by ``"; "``.
     """
 
     policy: str
@@ -185,9 +191,40 @@ class FullGameRow:
     truncated_share: float
     mean_steps: float
     step_mul: int = DEFAULT_STEP_MUL
+    refused_top: str = ""
 
 
 CSV_COLUMNS = [f.name for f in fields(FullGameRow)]
+
+REFUSED_TOP = 5
+"""How many kinds of refused command a :class:`FullGameRow` names."""
+
+
+def refused_kinds(records, top: int = REFUSED_TOP) -> list[tuple[str, float]]:
+    """The commands the game refused most often over ``records``, as ``("function:ActionResult", share)``
+    with the share of all decisions (env steps) of the records, most frequent first, at most ``top``.
+
+    Function names are pysc2's raw functions (``spec.raw_functions``) and ActionResult names
+    s2clientprotocol's (``spec.action_result_name``); where those packages are missing, the numbers
+    stand in (``fn<id>``, ``code<c>``).
+    """
+    total = collections.Counter()
+    for r in records:
+        total.update(r.refused)
+    steps = max(sum(r.steps for r in records), 1)
+    try:
+        names = [f.name for f in spec.raw_functions()]
+    except MissingDependencyError:
+        names = None
+
+    def label(fn: int, code: int) -> str:
+        try:
+            result = spec.action_result_name(code)
+        except (MissingDependencyError, ValueError):
+            result = f"code{code}"
+        return f"{names[fn] if names is not None and 0 <= fn < len(names) else f'fn{fn}'}:{result}"
+
+    return [(label(fn, code), k / steps) for (fn, code), k in total.most_common(top)]
 
 
 def summarise(name: str, records) -> FullGameRow:
@@ -235,6 +272,7 @@ def summarise(name: str, records) -> FullGameRow:
         game_length_min=float(np.mean([r.game_loops for r in records])) / LOOPS_PER_MINUTE,
         truncated_share=sum(r.truncated for r in records) / n,
         mean_steps=steps / n,
+        refused_top="; ".join(f"{k}={v:.3f}" for k, v in refused_kinds(records)),
     )
 
 
