@@ -18,6 +18,7 @@ import numba
 import numpy as np
 
 from sc2_envs.full_game import spec
+from sc2_envs.lite.borrow import borrowed
 from sc2_envs.lite.catalog import (
     RES_MINERAL,
     TF_DAMAGE,
@@ -504,6 +505,16 @@ def _observe_game(
     generic_fids, static_minimap, map_w, map_h, res, omniscient, last_action, camera, home_race, away_race,
     ents, emask, smask, rslot, rtag, scal, mm, counts, bo, bo_n, bo_started, amask, keys, cand,
 ):  # fmt: skip
+    # Views without reference counting: the row helpers below take them once per unit (see borrow.py).
+    uf, ui, oi, pq, pf, gi, vis, ghost, ti, tf, vocab, order_fids, type_fids_quick, type_fids_build = borrowed(
+        (uf, ui, oi, pq, pf, gi, vis, ghost, ti, tf, vocab, order_fids, type_fids_quick, type_fids_build)
+    )
+    type_fids_avail, generic_fids, static_minimap, last_action, camera, ents, emask, smask, rslot, rtag = borrowed(
+        (type_fids_avail, generic_fids, static_minimap, last_action, camera, ents, emask, smask, rslot, rtag)
+    )
+    scal, mm, counts, bo, bo_n, bo_started, amask, keys, cand = borrowed(
+        (scal, mm, counts, bo, bo_n, bo_started, amask, keys, cand)
+    )
     nmax = ents.shape[0]
     first = bo_started[0] == 0  # the first observation since the game's reset: write every buffer whole
     _update_fog(uf, ui, gi, vis, ghost, tf, omniscient)
