@@ -315,45 +315,46 @@ def _collect_rows(uf, ui, gi, vis, ghost, ti, omniscient, keys, cand):
 
 
 @_jit
-def _harvesters(uf, ui, oi, ti, i, t, e):
+def _count_gatherers(ui, oi, ti, gatherers):
+    """``gatherers[k]``: the agent's workers whose current order is Gather with resource ``k`` (a mineral
+    field or gas building), for ``_harvesters``."""
+    gatherers[:] = 0
+    for w in range(ui.shape[0]):
+        if (
+            ui[w, UI_ALIVE] == 1
+            and ui[w, UI_OWNER] == 1
+            and ti[ui[w, UI_TYPE], TI_WORKER] == 1
+            and ui[w, UI_GATHER] >= 0
+            and ui[w, UI_NORDERS] > 0
+            and oi[w, 0, OI_KIND] == ORD_GATHER
+        ):
+            gatherers[ui[w, UI_GATHER]] += 1
+
+
+@_jit
+def _harvesters(uf, ui, ti, i, t, gatherers, e):
     """A finished town hall's or gas building's assigned and ideal harvesters (the live API's
     ``assigned_harvesters`` / ``ideal_harvesters``): two per mineral field within 12 of a hall,
-    three per gas building."""
-    n_slots = ui.shape[0]
+    three per gas building; assigned: the agent's workers gathering from them (``gatherers``, from
+    ``_count_gatherers``)."""
+    if ui[i, UI_DONE] == 0:
+        return
+    if ti[t, TI_GAS_BUILDING] == 1:
+        e[E_ASSIGNED] = gatherers[i]
+        e[E_IDEAL] = 3
+        return
     assigned = 0
     ideal = 0
-    for k in range(n_slots):
+    for k in range(ui.shape[0]):
         if ui[k, UI_ALIVE] == 0:
             continue
-        if ti[t, TI_GAS_BUILDING] == 1:
-            if (
-                ui[k, UI_OWNER] == 1
-                and ti[ui[k, UI_TYPE], TI_WORKER] == 1
-                and ui[k, UI_GATHER] == i
-                and ui[k, UI_NORDERS] > 0
-                and oi[k, 0, OI_KIND] == ORD_GATHER
-            ):
-                assigned += 1
-        else:
-            dx = uf[k, UF_X] - uf[i, UF_X]
-            dy = uf[k, UF_Y] - uf[i, UF_Y]
-            if ti[ui[k, UI_TYPE], TI_RESOURCE] == RES_MINERAL and ui[k, UI_CONTENTS] > 0 and dx * dx + dy * dy < 144.0:
-                ideal += 2
-                for w in range(n_slots):
-                    if (
-                        ui[w, UI_ALIVE] == 1
-                        and ui[w, UI_OWNER] == 1
-                        and ti[ui[w, UI_TYPE], TI_WORKER] == 1
-                        and ui[w, UI_GATHER] == k
-                        and ui[w, UI_NORDERS] > 0
-                        and oi[w, 0, OI_KIND] == ORD_GATHER
-                    ):
-                        assigned += 1
-    if ti[t, TI_GAS_BUILDING] == 1:
-        ideal = 3 if ui[i, UI_DONE] == 1 else 0
-    if ui[i, UI_DONE] == 1:
-        e[E_ASSIGNED] = assigned
-        e[E_IDEAL] = ideal
+        dx = uf[k, UF_X] - uf[i, UF_X]
+        dy = uf[k, UF_Y] - uf[i, UF_Y]
+        if ti[ui[k, UI_TYPE], TI_RESOURCE] == RES_MINERAL and ui[k, UI_CONTENTS] > 0 and dx * dx + dy * dy < 144.0:
+            ideal += 2
+            assigned += gatherers[k]
+    e[E_ASSIGNED] = assigned
+    e[E_IDEAL] = ideal
 
 
 @_jit
@@ -375,8 +376,9 @@ def _fill_snapshot_row(ghost, g, vocab, map_w, map_h, res, e):
 
 @_jit
 def _fill_unit_row(uf, ui, oi, pq, vis, ti, tf, vocab, order_fids, type_fids_quick, type_fids_build, map_w, map_h,
-                   res, omniscient, i, e, counts):  # fmt: skip
-    """Entity row ``e`` of unit slot ``i`` (an own unit also counts in ``counts``)."""
+                   res, omniscient, i, gatherers, e, counts):  # fmt: skip
+    """Entity row ``e`` of unit slot ``i`` (an own unit also counts in ``counts``; ``gatherers``: see
+    ``_count_gatherers``)."""
     t = ui[i, UI_TYPE]
     o = ui[i, UI_OWNER]
     visible = omniscient or o == 1 or _cell_visible(vis, uf[i, UF_X], uf[i, UF_Y])
@@ -419,7 +421,7 @@ def _fill_unit_row(uf, ui, oi, pq, vis, ti, tf, vocab, order_fids, type_fids_qui
         if ui[i, UI_NQUEUE] > 0:
             e[E_ORDER_PROGRESS_0] = uf[i, UF_PROD] / max(ti[pq[i, 0], TI_BUILD_TIME], 1)
         if ti[t, TI_TOWNHALL] == 1 or ti[t, TI_GAS_BUILDING] == 1:
-            _harvesters(uf, ui, oi, ti, i, t, e)
+            _harvesters(uf, ui, ti, i, t, gatherers, e)
 
 
 @_jit
@@ -567,6 +569,7 @@ class ObsBuffers(NamedTuple):
         action_type_mask: ``(B, spec.num_functions())`` int8 available raw functions.
         keys: ``(B, U + 64)`` float64 scratch: the tags of the rows in order.
         cand: ``(B, U + 64)`` int64 scratch: the slot (or ``-2 - k`` for snapshot k) of each row.
+        gatherers: ``(B, U + 64)`` int64 scratch: the agent's workers gathering from each slot.
     """
 
     last_action: np.ndarray
@@ -585,6 +588,7 @@ class ObsBuffers(NamedTuple):
     action_type_mask: np.ndarray
     keys: np.ndarray
     cand: np.ndarray
+    gatherers: np.ndarray
 
 
 @_inline
@@ -593,7 +597,7 @@ def _game_buffers(buf, b):
     return ObsBuffers(
         buf.last_action[b], buf.camera[b], buf.entities[b], buf.entity_mask[b], buf.selectable_mask[b], buf.row_slot[b],
         buf.row_tag[b], buf.scalars[b], buf.minimap[b], buf.unit_counts[b], buf.build_order[b], buf.bo_n[b : b + 1],
-        buf.bo_started[b : b + 1], buf.action_type_mask[b], buf.keys[b], buf.cand[b],
+        buf.bo_started[b : b + 1], buf.action_type_mask[b], buf.keys[b], buf.cand[b], buf.gatherers[b],
     )  # fmt: skip
 
 
@@ -625,6 +629,7 @@ def _observe_game(uf, ui, oi, pq, pf, gi, vis, ghost, tables, settings, out):
     rtag[:used] = 0
     counts[:] = 0.0
     nrow = min(nc, nmax)
+    _count_gatherers(ui, oi, ti, out.gatherers)
     for r in range(nrow):
         i = cand[r]
         emask[r] = 1
@@ -636,7 +641,7 @@ def _observe_game(uf, ui, oi, pq, pf, gi, vis, ghost, tables, settings, out):
         if ui[i, UI_OWNER] == 1:
             smask[r] = 1
         _fill_unit_row(uf, ui, oi, pq, vis, ti, tf, vocab, tables.order_fids, tables.type_fids_quick,
-                       tables.type_fids_build, map_w, map_h, res, omniscient, i, ents[r], counts)  # fmt: skip
+                       tables.type_fids_build, map_w, map_h, res, omniscient, i, out.gatherers, ents[r], counts)  # fmt: skip
     _track_build_order(ui, ti, tf, vocab, cand, nrow, out.build_order, out.bo_n, out.bo_started)
     _write_scalars(pf, gi, settings.home_race, settings.away_race, out.last_action, out.scalars)
     _draw_minimap(uf, ui, vis, tf, tables.static_minimap, map_w, map_h, out.camera, cand, nrow, first, out.minimap)
@@ -848,6 +853,7 @@ class Observer:
         self.camera = np.zeros((b, 2), np.float32)
         self._keys = None
         self._cand = None
+        self._gatherers = None
         self.reset(np.arange(b))
 
     def _static_minimap(self) -> np.ndarray:
@@ -885,6 +891,7 @@ class Observer:
         if self._keys is None or self._keys.shape[1] < u + 64:
             self._keys = np.zeros((b, u + 64), np.float64)
             self._cand = np.zeros((b, u + 64), np.int64)
+            self._gatherers = np.zeros((b, u + 64), np.int64)
         w, h = self.map.map_size
         games = np.ascontiguousarray(games)
 
@@ -896,7 +903,7 @@ class Observer:
         buffers = ObsBuffers(
             self.last_action, self.camera, self.entities, self.entity_mask, self.selectable_mask, self.row_slot,
             self.row_tag, self.scalars, self.minimap, self.unit_counts, self.build_order, self.bo_n, self.bo_started,
-            self.action_type_mask, self._keys, self._cand,
+            self.action_type_mask, self._keys, self._cand, self._gatherers,
         )  # fmt: skip
 
         def call(ids):
