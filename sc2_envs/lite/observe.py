@@ -255,8 +255,8 @@ def _update_fog(uf, ui, gi, vis, ghost, tf, omniscient):
         h, w = vis.shape
         for yy in range(h):
             for xx in range(w):
-                if vis[yy, xx] == 2:
-                    vis[yy, xx] = 1
+                v = vis[yy, xx]
+                vis[yy, xx] = 1 if v == 2 else v  # a store on every cell: the loop vectorizes
         for i in range(n_slots):
             if ui[i, UI_ALIVE] == 1 and ui[i, UI_OWNER] == 1:
                 _stamp_sight(vis, uf[i, UF_X], uf[i, UF_Y], tf[ui[i, UI_TYPE], TF_SIGHT])
@@ -476,13 +476,20 @@ def _draw_minimap(uf, ui, vis, tf, static_minimap, map_w, map_h, camera, cand, n
         mm[M_CAMERA, :, :] = 0
     scale = res / max(map_w, map_h)
     vh, vw = vis.shape
+    # The map cell under each pixel column (-1 past the map's right edge), worked out once per call
+    # rather than once per pixel.
+    col_cell = np.empty(res, np.int64)
+    for col in range(res):
+        wx = (col + 0.5) / scale
+        col_cell[col] = min(max(int(wx), 0), vw - 1) if wx < map_w else -1
     for row in range(res):
         wy = map_h - (row + 0.5) / scale
+        if wy < 0:
+            continue
         cy = min(max(int(wy), 0), vh - 1)
         for col in range(res):
-            wx = (col + 0.5) / scale
-            cx = min(max(int(wx), 0), vw - 1)
-            if wx < map_w and wy >= 0:
+            cx = col_cell[col]
+            if cx >= 0:
                 mm[M_VISIBILITY, row, col] = vis[cy, cx]
     for r in range(nrow):
         i = cand[r]
