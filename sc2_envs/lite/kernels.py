@@ -19,6 +19,7 @@ import math
 import numba
 import numpy as np
 
+from sc2_envs.lite.borrow import borrowed
 from sc2_envs.lite.catalog import (
     EC_ACQUIRE_PERIOD,
     EC_ADDON_DX,
@@ -566,25 +567,24 @@ def _edge_dist(uf, ui, tf, i, j):
 
 # ================================================================ economy
 @_inline
-def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, nav_y):
-    """One game loop of a worker (or MULE) with a Gather order: the harvest state machine.
+def _gather_field(uf, ui, oi, of, ti, i):
+    """Unit ``i``'s field for the resource phases of its Gather order (walk to it, wait, harvest).
 
-    Phases: walk to the resource; wait while another worker harvests it (a mineral field or gas
-    building serves one worker at a time, so two workers per patch saturate it and a third mostly
-    waits); harvest for the field's harvest time; walk to the nearest town hall; drop off (the
-    field's return delay), credit the cargo, and walk back.
+    A worker without a harvest state (a new or queued Gather) starts one: toward the town hall when it
+    carries cargo, else toward the field, letting its old field go when the order names another (no
+    field stays held by a worker that harvests elsewhere: one worker per field at a time). When the
+    field ran out or died, the worker takes the nearest other mineral field within ``BOUNCE_RADIUS``,
+    as the game does, or the order ends.
+
+    Returns:
+        False when the order ended (no field left), else True (``oi[i, 0, OI_TARGET]`` holds the field).
     """
-    t = ui[i, UI_TYPE]
     r = oi[i, 0, OI_TARGET]
-    mule = ti[t, TI_MULE] == 1
-    speed = tf[t, TF_SPEED]
     ws = ui[i, UI_WSTATE]
     if ws == WS_NONE:
         ws = WS_TO_HALL if ui[i, UI_CARGO] > 0 else WS_TO_RESOURCE
         ui[i, UI_WSTATE] = ws
         if oi[i, 0, OI_KIND] == ORD_GATHER and r >= 0 and ui[i, UI_GATHER] != r:
-            # A queued Gather becomes current: the worker lets its old field go first, so no
-            # field stays held by a worker that harvests elsewhere (one worker per field at a time).
             _release_worker(ui, i)
             ui[i, UI_GATHER] = r
     if ws == WS_TO_RESOURCE or ws == WS_WAIT or ws == WS_HARVEST:
@@ -594,107 +594,163 @@ def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, n
             or ui[r, UI_CONTENTS] <= 0
             or (ti[ui[r, UI_TYPE], TI_GAS_BUILDING] == 1 and ui[r, UI_DONE] == 0)
         ):
-            # The field ran out or died: take the nearest other field, as the game does.
             _release_worker(ui, i)
             nr = -1
             if r >= 0 and ti[ui[r, UI_TYPE], TI_RESOURCE] == RES_MINERAL:
                 nr = nearest_mineral(uf, ui, ti, uf[r, UF_X], uf[r, UF_Y], BOUNCE_RADIUS)
             if nr < 0:
                 _pop_order(oi, of, ui, i)
-                return
+                return False
             oi[i, 0, OI_TARGET] = nr
             ui[i, UI_GATHER] = nr
-            r = nr
-            ws = WS_TO_RESOURCE
-            ui[i, UI_WSTATE] = ws
+            ui[i, UI_WSTATE] = WS_TO_RESOURCE
+    return True
+
+
+@_inline
+def _walk_to_field(uf, ui, oi, ti, tf, ec, i, r, mule, nav_node, nav_next, nav_x, nav_y):
+    """Walk worker ``i`` one game loop toward field ``r``; on arrival it waits at the field.
+
+    A worker (not a MULE) arriving at a mineral field another worker harvests moves on to a free
+    field nearby (the game's bounce, ``_bounce_field``) or waits in line, decided once on arrival.
+
+    Returns:
+        True when it arrived and waits at ``r`` (its turn is taken this same loop), else False.
+    """
+    t = ui[i, UI_TYPE]
+    stop = tf[t, TF_RADIUS] + tf[ui[r, UI_TYPE], TF_RADIUS] + _ARRIVE
+    if not _move_toward(
+        uf, i, uf[r, UF_X], uf[r, UF_Y], stop, tf[t, TF_SPEED], tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y
+    ):
+        return False
+    ui[i, UI_WSTATE] = WS_WAIT
+    if not mule and ti[ui[r, UI_TYPE], TI_RESOURCE] == RES_MINERAL and ui[r, UI_OCCUPANT] >= 0 and ui[r, UI_OCCUPANT] != i:
+        nr = _bounce_field(uf, ui, oi, ti, r, ec[EC_IDEAL_MINERAL_HARVESTERS])
+        if nr != r:
+            oi[i, 0, OI_TARGET] = nr
+            ui[i, UI_GATHER] = nr
+            ui[i, UI_WSTATE] = WS_TO_RESOURCE
+            return False
+    return True
+
+
+@_inline
+def _take_turn(uf, ui, ti, ec, i, r, mule):
+    """Worker ``i`` waiting at field ``r`` starts harvesting once the field is free (a mineral field or
+    gas building serves one worker at a time); a MULE harvests beside the workers at once."""
+    if mule:
+        ui[i, UI_WSTATE] = WS_HARVEST
+        uf[i, UF_WTIMER] = ec[EC_MULE_HARVEST]
+    elif ui[r, UI_OCCUPANT] < 0 or ui[r, UI_OCCUPANT] == i:
+        ui[r, UI_OCCUPANT] = i
+        ui[i, UI_WSTATE] = WS_HARVEST
+        uf[i, UF_WTIMER] = ec[EC_GAS_HARVEST] if ti[ui[r, UI_TYPE], TI_GAS_BUILDING] == 1 else ec[EC_MINERAL_HARVEST]
+
+
+@_inline
+def _harvest(uf, ui, oi, of, ti, ec, i, r, mule):
+    """One game loop of worker ``i`` harvesting field ``r``: when the harvest time is over it takes a
+    trip's amount (at most what is left), frees the field and heads for the nearest town hall."""
+    uf[i, UF_WTIMER] -= 1.0
+    if uf[i, UF_WTIMER] > 0.0:
+        return
+    gas = ti[ui[r, UI_TYPE], TI_GAS_BUILDING] == 1
+    if mule:
+        amount = ec[EC_MULE_PER_TRIP]
+    elif gas:
+        amount = ec[EC_GAS_PER_TRIP]
+    else:
+        amount = ec[EC_MINERALS_PER_TRIP]
+    take = min(int(amount), ui[r, UI_CONTENTS])
+    ui[r, UI_CONTENTS] -= take
+    if gas:
+        g = ui[r, UI_GEYSER]
+        if g >= 0:
+            ui[g, UI_CONTENTS] = ui[r, UI_CONTENTS]
+    ui[i, UI_CARGO] = take
+    ui[i, UI_CARGO_KIND] = 2 if gas else 1
+    if ui[r, UI_OCCUPANT] == i:
+        ui[r, UI_OCCUPANT] = -1
+    ui[i, UI_HALL] = _nearest_hall(uf, ui, ti, i)
+    ui[i, UI_WSTATE] = WS_TO_HALL
+    if oi[i, 0, OI_KIND] == ORD_GATHER and ui[i, UI_NORDERS] > 1:
+        # A Gather with orders queued behind it ends once the worker holds its cargo and
+        # the next order runs, cargo in hand (a queued Return brings it home; "if you end
+        # with return cargo, your worker will just wait at the CC": the shift-queued
+        # "Gather, Return Cargo, ..." chains of TeamLiquid's "mineral boosting" thread,
+        # teamliquid.net topic 152345).
+        _pop_order(oi, of, ui, i)
+
+
+@_inline
+def _walk_to_hall(uf, ui, ti, tf, ec, i, nav_node, nav_next, nav_x, nav_y):
+    """Walk worker ``i`` one game loop toward its town hall (the nearest finished one when its own is
+    gone); on arrival the drop-off starts. With no town hall it waits, cargo in hand (the game's
+    "can't find drop off")."""
+    h = ui[i, UI_HALL]
+    if h < 0 or ui[h, UI_ALIVE] == 0 or ui[h, UI_DONE] == 0:
+        h = _nearest_hall(uf, ui, ti, i)
+        ui[i, UI_HALL] = h
+        if h < 0:
+            return
+    t = ui[i, UI_TYPE]
+    stop = tf[t, TF_RADIUS] + tf[ui[h, UI_TYPE], TF_RADIUS] + _ARRIVE
+    if _move_toward(uf, i, uf[h, UF_X], uf[h, UF_Y], stop, tf[t, TF_SPEED], tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y):
+        ui[i, UI_WSTATE] = WS_DROPOFF
+        uf[i, UF_WTIMER] = ec[EC_RETURN_DELAY]
+
+
+@_inline
+def _drop_off(uf, ui, oi, of, pf, i):
+    """One game loop of worker ``i`` at its town hall: after the return delay the cargo is credited to
+    its owner (and to the collected totals); a Return order ends there (a worker with nothing queued
+    goes back to its field), a Gather walks back to the field."""
+    uf[i, UF_WTIMER] -= 1.0
+    if uf[i, UF_WTIMER] > 0.0:
+        return
+    owner = ui[i, UI_OWNER]
+    if ui[i, UI_CARGO_KIND] == 2:
+        pf[owner, PF_VESPENE] += ui[i, UI_CARGO]
+        pf[owner, PF_COLLECTED_VESPENE] += ui[i, UI_CARGO]
+    else:
+        pf[owner, PF_MINERALS] += ui[i, UI_CARGO]
+        pf[owner, PF_COLLECTED_MINERALS] += ui[i, UI_CARGO]
+    ui[i, UI_CARGO] = 0
+    if oi[i, 0, OI_KIND] == ORD_RETURN:
+        _pop_order(oi, of, ui, i)
+        if ui[i, UI_NORDERS] == 0 and ui[i, UI_GATHER] >= 0:
+            _push_order(oi, of, ui, i, ORD_GATHER, ui[i, UI_GATHER], 0, 0.0, 0.0, True)
+    else:
+        ui[i, UI_WSTATE] = WS_TO_RESOURCE
+
+
+@_inline
+def _gather_step(uf, ui, oi, of, pf, ti, tf, ec, i, nav_node, nav_next, nav_x, nav_y):
+    """One game loop of a worker (or MULE) with a Gather order: the harvest state machine.
+
+    Phases (``UI_WSTATE``): walk to the resource; wait while another worker harvests it (a mineral
+    field or gas building serves one worker at a time, so two workers per patch saturate it and a
+    third mostly waits); harvest for the field's harvest time; walk to the nearest town hall; drop off
+    (the field's return delay), credit the cargo, and walk back. A worker that arrives at its field
+    takes its turn in the same loop.
+    """
+    if not _gather_field(uf, ui, oi, of, ti, i):
+        return
+    r = oi[i, 0, OI_TARGET]
+    mule = ti[ui[i, UI_TYPE], TI_MULE] == 1
+    ws = ui[i, UI_WSTATE]
     if ws == WS_TO_RESOURCE:
-        stop = tf[t, TF_RADIUS] + tf[ui[r, UI_TYPE], TF_RADIUS] + _ARRIVE
-        if _move_toward(uf, i, uf[r, UF_X], uf[r, UF_Y], stop, speed, tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y):
-            ws = WS_WAIT
-            ui[i, UI_WSTATE] = ws
-            if (
-                not mule
-                and ti[ui[r, UI_TYPE], TI_RESOURCE] == RES_MINERAL
-                and ui[r, UI_OCCUPANT] >= 0
-                and ui[r, UI_OCCUPANT] != i
-            ):
-                # Arriving at a field another worker harvests: move on (the game's bounce) or
-                # wait in line, decided once on arrival.
-                nr = _bounce_field(uf, ui, oi, ti, r, ec[EC_IDEAL_MINERAL_HARVESTERS])
-                if nr != r:
-                    oi[i, 0, OI_TARGET] = nr
-                    ui[i, UI_GATHER] = nr
-                    ui[i, UI_WSTATE] = WS_TO_RESOURCE
-                    return
+        if not _walk_to_field(uf, ui, oi, ti, tf, ec, i, r, mule, nav_node, nav_next, nav_x, nav_y):
+            return
+        ws = WS_WAIT
     if ws == WS_WAIT:
-        gas = ti[ui[r, UI_TYPE], TI_GAS_BUILDING] == 1
-        if mule:
-            ui[i, UI_WSTATE] = WS_HARVEST
-            uf[i, UF_WTIMER] = ec[EC_MULE_HARVEST]
-        elif ui[r, UI_OCCUPANT] < 0 or ui[r, UI_OCCUPANT] == i:
-            ui[r, UI_OCCUPANT] = i
-            ui[i, UI_WSTATE] = WS_HARVEST
-            uf[i, UF_WTIMER] = ec[EC_GAS_HARVEST] if gas else ec[EC_MINERAL_HARVEST]
-        return
-    if ws == WS_HARVEST:
-        uf[i, UF_WTIMER] -= 1.0
-        if uf[i, UF_WTIMER] <= 0.0:
-            gas = ti[ui[r, UI_TYPE], TI_GAS_BUILDING] == 1
-            if mule:
-                amount = ec[EC_MULE_PER_TRIP]
-            elif gas:
-                amount = ec[EC_GAS_PER_TRIP]
-            else:
-                amount = ec[EC_MINERALS_PER_TRIP]
-            take = min(int(amount), ui[r, UI_CONTENTS])
-            ui[r, UI_CONTENTS] -= take
-            if gas:
-                g = ui[r, UI_GEYSER]
-                if g >= 0:
-                    ui[g, UI_CONTENTS] = ui[r, UI_CONTENTS]
-            ui[i, UI_CARGO] = take
-            ui[i, UI_CARGO_KIND] = 2 if gas else 1
-            if ui[r, UI_OCCUPANT] == i:
-                ui[r, UI_OCCUPANT] = -1
-            ui[i, UI_HALL] = _nearest_hall(uf, ui, ti, i)
-            ui[i, UI_WSTATE] = WS_TO_HALL
-            if oi[i, 0, OI_KIND] == ORD_GATHER and ui[i, UI_NORDERS] > 1:
-                # A Gather with orders queued behind it ends once the worker holds its cargo and
-                # the next order runs, cargo in hand (a queued Return brings it home; "if you end
-                # with return cargo, your worker will just wait at the CC": the shift-queued
-                # "Gather, Return Cargo, ..." chains of TeamLiquid's "mineral boosting" thread,
-                # teamliquid.net topic 152345).
-                _pop_order(oi, of, ui, i)
-        return
-    if ws == WS_TO_HALL:
-        h = ui[i, UI_HALL]
-        if h < 0 or ui[h, UI_ALIVE] == 0 or ui[h, UI_DONE] == 0:
-            h = _nearest_hall(uf, ui, ti, i)
-            ui[i, UI_HALL] = h
-            if h < 0:
-                return  # nowhere to drop off: wait with the cargo (the game's "can't find drop off")
-        stop = tf[t, TF_RADIUS] + tf[ui[h, UI_TYPE], TF_RADIUS] + _ARRIVE
-        if _move_toward(uf, i, uf[h, UF_X], uf[h, UF_Y], stop, speed, tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y):
-            ui[i, UI_WSTATE] = WS_DROPOFF
-            uf[i, UF_WTIMER] = ec[EC_RETURN_DELAY]
-        return
-    if ws == WS_DROPOFF:
-        uf[i, UF_WTIMER] -= 1.0
-        if uf[i, UF_WTIMER] <= 0.0:
-            owner = ui[i, UI_OWNER]
-            if ui[i, UI_CARGO_KIND] == 2:
-                pf[owner, PF_VESPENE] += ui[i, UI_CARGO]
-                pf[owner, PF_COLLECTED_VESPENE] += ui[i, UI_CARGO]
-            else:
-                pf[owner, PF_MINERALS] += ui[i, UI_CARGO]
-                pf[owner, PF_COLLECTED_MINERALS] += ui[i, UI_CARGO]
-            ui[i, UI_CARGO] = 0
-            if oi[i, 0, OI_KIND] == ORD_RETURN:
-                _pop_order(oi, of, ui, i)
-                if ui[i, UI_NORDERS] == 0 and ui[i, UI_GATHER] >= 0:
-                    _push_order(oi, of, ui, i, ORD_GATHER, ui[i, UI_GATHER], 0, 0.0, 0.0, True)
-            else:
-                ui[i, UI_WSTATE] = WS_TO_RESOURCE
+        _take_turn(uf, ui, ti, ec, i, r, mule)
+    elif ws == WS_HARVEST:
+        _harvest(uf, ui, oi, of, ti, ec, i, r, mule)
+    elif ws == WS_TO_HALL:
+        _walk_to_hall(uf, ui, ti, tf, ec, i, nav_node, nav_next, nav_x, nav_y)
+    elif ws == WS_DROPOFF:
+        _drop_off(uf, ui, oi, of, pf, i)
 
 
 # ================================================================ placement and power
@@ -988,40 +1044,19 @@ def _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, s, first_free, loo
 
 # ================================================================ one game loop
 @_inline
-def _unit_step(
-    uf,
-    ui,
-    oi,
-    of,
-    pq,
-    pf,
-    gi,
-    occ,
-    ghost,
-    vis,
-    placement,
-    ti,
-    tf,
-    ec,
-    i,
-    loop,
-    nav_node,
-    nav_next,
-    nav_x,
-    nav_y,
-    first_free,
-    err,
-):
-    t = ui[i, UI_TYPE]
-    owner = ui[i, UI_OWNER]
-    if owner == 0:
-        return
-    # Timed life, energy, shields, cooldown.
+def _vitals_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, loop):
+    """Timed life, energy, shields and weapon cooldown of unit ``i`` (type ``t``) for one game loop.
+
+    Shields regenerate on finished units only, ``EC_SHIELD_REGEN_DELAY`` loops after the last damage.
+
+    Returns:
+        False when its timed life ran out (the unit is dead now), else True.
+    """
     if uf[i, UF_LIFE] > 0.0:
         uf[i, UF_LIFE] -= 1.0
         if uf[i, UF_LIFE] <= 0.0:
             _kill(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, i, 0)
-            return
+            return False
     if tf[t, TF_ENERGY_MAX] > 0.0 and uf[i, UF_ENERGY] < tf[t, TF_ENERGY_MAX]:
         uf[i, UF_ENERGY] = min(uf[i, UF_ENERGY] + tf[t, TF_ENERGY_REGEN], tf[t, TF_ENERGY_MAX])
     if (
@@ -1032,57 +1067,81 @@ def _unit_step(
         uf[i, UF_SHIELD] = min(uf[i, UF_SHIELD] + ec[EC_SHIELD_REGEN], tf[t, TF_SHIELD])
     if uf[i, UF_COOLDOWN] > 0.0:
         uf[i, UF_COOLDOWN] -= 1.0
-    if ti[t, TI_STRUCTURE] == 1:
-        if ui[i, UI_DONE] == 0:
-            b = ui[i, UI_BUILDER]
-            if ti[t, TI_TERRAN_BUILD] == 1 and (b < 0 or ui[b, UI_ALIVE] == 0):
-                return  # a Terran structure without its SCV pauses
-            if uf[i, UF_BORN] == loop:
-                return  # placed this loop: Init -> Done is exactly the build time
-            bt = ti[t, TI_BUILD_TIME]
-            uf[i, UF_BUILD] += 1.0
-            frac = uf[i, UF_BUILD] / bt
-            uf[i, UF_HP] = max(uf[i, UF_HP], (0.1 + 0.9 * frac) * tf[t, TF_HP])
-            uf[i, UF_SHIELD] = max(uf[i, UF_SHIELD], (0.1 + 0.9 * frac) * tf[t, TF_SHIELD])
-            if uf[i, UF_BUILD] + 1e-4 >= bt:
-                ui[i, UI_DONE] = 1
-                if b >= 0 and ui[b, UI_ALIVE] == 1:
-                    if ui[b, UI_NORDERS] > 0 and oi[b, 0, OI_KIND] == ORD_CONSTRUCT:
-                        _pop_order(oi, of, ui, b)
-                    _resume_gather(oi, of, ui, b)
-                    ui[i, UI_BUILDER] = -1
-            return
-        _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, i, first_free, loop)
-        if tf[t, TF_DAMAGE] > 0.0 and (ti[t, TI_NEEDS_POWER] == 0 or ui[i, UI_POWERED] == 1):
-            j = ui[i, UI_TARGET]
-            if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_RANGE]):
-                j = -1
-            if j < 0 and loop >= ui[i, UI_ACQUIRE]:
-                ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
-                j = _acquire(uf, ui, ti, tf, i, tf[t, TF_RANGE])
-            ui[i, UI_TARGET] = j
-            if j >= 0:
-                _engage(
-                    uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, False, loop, nav_node, nav_next, nav_x, nav_y
-                )
+    return True
+
+
+@_inline
+def _construction_step(uf, ui, oi, of, ti, tf, i, t, loop):
+    """One game loop of building structure ``i`` (type ``t``): hit points and shields grow with the
+    build fraction (from 10 %); when done, its builder leaves its Construct order and goes back to
+    gathering. A Terran structure without its live SCV pauses; one placed this loop waits a loop, so
+    Init -> Done is exactly the build time."""
+    b = ui[i, UI_BUILDER]
+    if ti[t, TI_TERRAN_BUILD] == 1 and (b < 0 or ui[b, UI_ALIVE] == 0):
         return
-    armed = tf[t, TF_DAMAGE] > 0.0
+    if uf[i, UF_BORN] == loop:
+        return
+    bt = ti[t, TI_BUILD_TIME]
+    uf[i, UF_BUILD] += 1.0
+    frac = uf[i, UF_BUILD] / bt
+    uf[i, UF_HP] = max(uf[i, UF_HP], (0.1 + 0.9 * frac) * tf[t, TF_HP])
+    uf[i, UF_SHIELD] = max(uf[i, UF_SHIELD], (0.1 + 0.9 * frac) * tf[t, TF_SHIELD])
+    if uf[i, UF_BUILD] + 1e-4 >= bt:
+        ui[i, UI_DONE] = 1
+        if b >= 0 and ui[b, UI_ALIVE] == 1:
+            if ui[b, UI_NORDERS] > 0 and oi[b, 0, OI_KIND] == ORD_CONSTRUCT:
+                _pop_order(oi, of, ui, b)
+            _resume_gather(oi, of, ui, b)
+            ui[i, UI_BUILDER] = -1
+
+
+@_inline
+def _retarget(uf, ui, ti, tf, ec, i, owner, reach, acquire_range, may_acquire, loop):
+    """Unit ``i``'s target for this game loop, stored in ``UI_TARGET`` and returned (-1: none).
+
+    Its current target while alive, not its own and within ``reach`` cells (edge to edge); else, with
+    ``may_acquire`` and at most once per ``EC_ACQUIRE_PERIOD`` loops, the best enemy within
+    ``acquire_range`` (``_acquire``).
+    """
+    j = ui[i, UI_TARGET]
+    if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > reach):
+        j = -1
+    if may_acquire and j < 0 and loop >= ui[i, UI_ACQUIRE]:
+        ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
+        j = _acquire(uf, ui, ti, tf, i, acquire_range)
+    ui[i, UI_TARGET] = j
+    return j
+
+
+@_inline
+def _attack_move_step(
+    uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, owner, loop, nav_node, nav_next, nav_x, nav_y
+):
+    """One game loop of an Attack-move or Hold order: fight the target within sight (Attack-move, which
+    chases it) or weapon range (Hold, which stands); an Attack-move with no target walks on to its
+    point and ends there."""
+    t = ui[i, UI_TYPE]
+    kind = oi[i, 0, OI_KIND]
+    chase = kind == ORD_ATTACK_MOVE
+    reach = tf[t, TF_SIGHT] if chase else tf[t, TF_RANGE]
+    j = _retarget(uf, ui, ti, tf, ec, i, owner, reach, reach, tf[t, TF_DAMAGE] > 0.0, loop)
+    if j >= 0:
+        _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, chase, loop, nav_node, nav_next, nav_x, nav_y)
+    elif chase:
+        tx, ty = _walkable_point(nav_node, nav_x, nav_y, of[i, 0, OF_X], of[i, 0, OF_Y])
+        if _move_toward(uf, i, tx, ty, 0.0, tf[t, TF_SPEED], tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y):
+            _pop_order(oi, of, ui, i)
+
+
+@_inline
+def _order_step(
+    uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, i, owner, loop, nav_node, nav_next, nav_x, nav_y,
+    first_free, err,
+):  # fmt: skip
+    """One game loop of mobile unit ``i``'s current order (``oi[i, 0]``): Move, Follow, Attack,
+    Attack-move or Hold, Gather or Return cargo, Build, Construct; an unknown order is dropped."""
+    t = ui[i, UI_TYPE]
     speed = tf[t, TF_SPEED]
-    if ui[i, UI_NORDERS] == 0:
-        # Idle: an armed non-worker fights what comes near (or what hit it).
-        if armed and ti[t, TI_WORKER] == 0:
-            j = ui[i, UI_TARGET]
-            if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > tf[t, TF_SIGHT]):
-                j = -1
-            if j < 0 and loop >= ui[i, UI_ACQUIRE]:
-                ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
-                j = _acquire(uf, ui, ti, tf, i, tf[t, TF_RANGE] + 1.0)
-            ui[i, UI_TARGET] = j
-            if j >= 0:
-                _engage(
-                    uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, True, loop, nav_node, nav_next, nav_x, nav_y
-                )
-        return
     kind = oi[i, 0, OI_KIND]
     if kind == ORD_MOVE:
         tx, ty = _walkable_point(nav_node, nav_x, nav_y, of[i, 0, OF_X], of[i, 0, OF_Y])
@@ -1100,46 +1159,13 @@ def _unit_step(
         j = oi[i, 0, OI_TARGET]
         # a dead target's slot may hold a new unit by now (its recycle count differs from the one the
         # order was given against); an attack on an own unit stays legal, as in the game
-        if j < 0 or ui[j, UI_ALIVE] == 0 or not armed or ui[j, UI_RECYCLE] != oi[i, 0, OI_PARAM]:
+        if j < 0 or ui[j, UI_ALIVE] == 0 or tf[t, TF_DAMAGE] <= 0.0 or ui[j, UI_RECYCLE] != oi[i, 0, OI_PARAM]:
             _pop_order(oi, of, ui, i)
         else:
             _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, True, loop, nav_node, nav_next, nav_x, nav_y)
     elif kind == ORD_ATTACK_MOVE or kind == ORD_HOLD:
-        j = ui[i, UI_TARGET]
-        reach = tf[t, TF_SIGHT] if kind == ORD_ATTACK_MOVE else tf[t, TF_RANGE]
-        if j >= 0 and (ui[j, UI_ALIVE] == 0 or ui[j, UI_OWNER] == owner or _edge_dist(uf, ui, tf, i, j) > reach):
-            j = -1
-        if armed and j < 0 and loop >= ui[i, UI_ACQUIRE]:
-            ui[i, UI_ACQUIRE] = loop + int(ec[EC_ACQUIRE_PERIOD])
-            j = _acquire(uf, ui, ti, tf, i, reach)
-        ui[i, UI_TARGET] = j
-        if j >= 0:
-            _engage(
-                uf,
-                ui,
-                oi,
-                pq,
-                pf,
-                gi,
-                occ,
-                ghost,
-                vis,
-                ti,
-                tf,
-                ec,
-                i,
-                j,
-                kind == ORD_ATTACK_MOVE,
-                loop,
-                nav_node,
-                nav_next,
-                nav_x,
-                nav_y,
-            )
-        elif kind == ORD_ATTACK_MOVE:
-            tx, ty = _walkable_point(nav_node, nav_x, nav_y, of[i, 0, OF_X], of[i, 0, OF_Y])
-            if _move_toward(uf, i, tx, ty, 0.0, speed, tf[t, TF_ACCEL], nav_node, nav_next, nav_x, nav_y):
-                _pop_order(oi, of, ui, i)
+        _attack_move_step(uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, owner, loop, nav_node, nav_next, nav_x,
+                          nav_y)  # fmt: skip
     elif kind == ORD_GATHER or kind == ORD_RETURN:
         if kind == ORD_RETURN and ui[i, UI_WSTATE] == WS_NONE:
             if ui[i, UI_CARGO] == 0:
@@ -1157,6 +1183,43 @@ def _unit_step(
             _resume_gather(oi, of, ui, i)
     else:
         _pop_order(oi, of, ui, i)
+
+
+@_inline
+def _unit_step(
+    uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, i, loop, nav_node, nav_next, nav_x, nav_y,
+    first_free, err,
+):  # fmt: skip
+    """One game loop of unit ``i`` (alive, not neutral): its vitals (``_vitals_step``); then a structure
+    builds (``_construction_step``), or produces (``_production_step``) and, if armed and powered,
+    fires at what is in range; an idle armed non-worker fights what comes near (or what hit it); a
+    unit with orders works on the first one (``_order_step``)."""
+    t = ui[i, UI_TYPE]
+    owner = ui[i, UI_OWNER]
+    if owner == 0:
+        return
+    if not _vitals_step(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, t, loop):
+        return
+    armed = tf[t, TF_DAMAGE] > 0.0
+    if ti[t, TI_STRUCTURE] == 1:
+        if ui[i, UI_DONE] == 0:
+            _construction_step(uf, ui, oi, of, ti, tf, i, t, loop)
+            return
+        _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, i, first_free, loop)
+        if armed and (ti[t, TI_NEEDS_POWER] == 0 or ui[i, UI_POWERED] == 1):
+            j = _retarget(uf, ui, ti, tf, ec, i, owner, tf[t, TF_RANGE], tf[t, TF_RANGE], True, loop)
+            if j >= 0:
+                _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, False, loop, nav_node, nav_next, nav_x,
+                        nav_y)  # fmt: skip
+    elif ui[i, UI_NORDERS] == 0:
+        if armed and ti[t, TI_WORKER] == 0:
+            j = _retarget(uf, ui, ti, tf, ec, i, owner, tf[t, TF_SIGHT], tf[t, TF_RANGE] + 1.0, True, loop)
+            if j >= 0:
+                _engage(uf, ui, oi, pq, pf, gi, occ, ghost, vis, ti, tf, ec, i, j, True, loop, nav_node, nav_next, nav_x,
+                        nav_y)  # fmt: skip
+    else:
+        _order_step(uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, i, owner, loop, nav_node, nav_next,
+                    nav_x, nav_y, first_free, err)  # fmt: skip
 
 
 @_jit
@@ -1218,6 +1281,10 @@ def _stats(uf, ui, oi, pq, pf, gi, ti, tf, ec):
 def _game_loop(
     uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, nav_node, nav_next, nav_x, nav_y, first_free, err
 ):
+    # Views without reference counting: the inlined steps bind these arrays once per unit (see borrow.py).
+    uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, nav_node, nav_next, nav_x, nav_y, err = borrowed(
+        (uf, ui, oi, of, pq, pf, gi, occ, ghost, vis, placement, ti, tf, ec, nav_node, nav_next, nav_x, nav_y, err)
+    )
     loop = gi[GI_LOOP]
     if loop % 8 == 0:
         _update_power(uf, ui, ti, tf)

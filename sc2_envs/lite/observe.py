@@ -13,11 +13,13 @@ everything (the replay dataset's default).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
 
 from sc2_envs.full_game import spec
+from sc2_envs.lite.borrow import borrowed
 from sc2_envs.lite.catalog import (
     RES_MINERAL,
     TF_DAMAGE,
@@ -181,6 +183,7 @@ GENERIC_ABILITIES = (1, 4, 16, 17, 18, 23, 298, 299, 207, 195, 306, 314)
 NG = len(GENERIC_ABILITIES)
 
 _jit = numba.njit(cache=True)
+_inline = numba.njit(cache=True, inline="always")
 
 
 @_jit
@@ -252,8 +255,8 @@ def _update_fog(uf, ui, gi, vis, ghost, tf, omniscient):
         h, w = vis.shape
         for yy in range(h):
             for xx in range(w):
-                if vis[yy, xx] == 2:
-                    vis[yy, xx] = 1
+                v = vis[yy, xx]
+                vis[yy, xx] = 1 if v == 2 else v  # a store on every cell: the loop vectorizes
         for i in range(n_slots):
             if ui[i, UI_ALIVE] == 1 and ui[i, UI_OWNER] == 1:
                 _stamp_sight(vis, uf[i, UF_X], uf[i, UF_Y], tf[ui[i, UI_TYPE], TF_SIGHT])
@@ -312,45 +315,46 @@ def _collect_rows(uf, ui, gi, vis, ghost, ti, omniscient, keys, cand):
 
 
 @_jit
-def _harvesters(uf, ui, oi, ti, i, t, e):
+def _count_gatherers(ui, oi, ti, gatherers):
+    """``gatherers[k]``: the agent's workers whose current order is Gather with resource ``k`` (a mineral
+    field or gas building), for ``_harvesters``."""
+    gatherers[:] = 0
+    for w in range(ui.shape[0]):
+        if (
+            ui[w, UI_ALIVE] == 1
+            and ui[w, UI_OWNER] == 1
+            and ti[ui[w, UI_TYPE], TI_WORKER] == 1
+            and ui[w, UI_GATHER] >= 0
+            and ui[w, UI_NORDERS] > 0
+            and oi[w, 0, OI_KIND] == ORD_GATHER
+        ):
+            gatherers[ui[w, UI_GATHER]] += 1
+
+
+@_jit
+def _harvesters(uf, ui, ti, i, t, gatherers, e):
     """A finished town hall's or gas building's assigned and ideal harvesters (the live API's
     ``assigned_harvesters`` / ``ideal_harvesters``): two per mineral field within 12 of a hall,
-    three per gas building."""
-    n_slots = ui.shape[0]
+    three per gas building; assigned: the agent's workers gathering from them (``gatherers``, from
+    ``_count_gatherers``)."""
+    if ui[i, UI_DONE] == 0:
+        return
+    if ti[t, TI_GAS_BUILDING] == 1:
+        e[E_ASSIGNED] = gatherers[i]
+        e[E_IDEAL] = 3
+        return
     assigned = 0
     ideal = 0
-    for k in range(n_slots):
+    for k in range(ui.shape[0]):
         if ui[k, UI_ALIVE] == 0:
             continue
-        if ti[t, TI_GAS_BUILDING] == 1:
-            if (
-                ui[k, UI_OWNER] == 1
-                and ti[ui[k, UI_TYPE], TI_WORKER] == 1
-                and ui[k, UI_GATHER] == i
-                and ui[k, UI_NORDERS] > 0
-                and oi[k, 0, OI_KIND] == ORD_GATHER
-            ):
-                assigned += 1
-        else:
-            dx = uf[k, UF_X] - uf[i, UF_X]
-            dy = uf[k, UF_Y] - uf[i, UF_Y]
-            if ti[ui[k, UI_TYPE], TI_RESOURCE] == RES_MINERAL and ui[k, UI_CONTENTS] > 0 and dx * dx + dy * dy < 144.0:
-                ideal += 2
-                for w in range(n_slots):
-                    if (
-                        ui[w, UI_ALIVE] == 1
-                        and ui[w, UI_OWNER] == 1
-                        and ti[ui[w, UI_TYPE], TI_WORKER] == 1
-                        and ui[w, UI_GATHER] == k
-                        and ui[w, UI_NORDERS] > 0
-                        and oi[w, 0, OI_KIND] == ORD_GATHER
-                    ):
-                        assigned += 1
-    if ti[t, TI_GAS_BUILDING] == 1:
-        ideal = 3 if ui[i, UI_DONE] == 1 else 0
-    if ui[i, UI_DONE] == 1:
-        e[E_ASSIGNED] = assigned
-        e[E_IDEAL] = ideal
+        dx = uf[k, UF_X] - uf[i, UF_X]
+        dy = uf[k, UF_Y] - uf[i, UF_Y]
+        if ti[ui[k, UI_TYPE], TI_RESOURCE] == RES_MINERAL and ui[k, UI_CONTENTS] > 0 and dx * dx + dy * dy < 144.0:
+            ideal += 2
+            assigned += gatherers[k]
+    e[E_ASSIGNED] = assigned
+    e[E_IDEAL] = ideal
 
 
 @_jit
@@ -372,8 +376,9 @@ def _fill_snapshot_row(ghost, g, vocab, map_w, map_h, res, e):
 
 @_jit
 def _fill_unit_row(uf, ui, oi, pq, vis, ti, tf, vocab, order_fids, type_fids_quick, type_fids_build, map_w, map_h,
-                   res, omniscient, i, e, counts):  # fmt: skip
-    """Entity row ``e`` of unit slot ``i`` (an own unit also counts in ``counts``)."""
+                   res, omniscient, i, gatherers, e, counts):  # fmt: skip
+    """Entity row ``e`` of unit slot ``i`` (an own unit also counts in ``counts``; ``gatherers``: see
+    ``_count_gatherers``)."""
     t = ui[i, UI_TYPE]
     o = ui[i, UI_OWNER]
     visible = omniscient or o == 1 or _cell_visible(vis, uf[i, UF_X], uf[i, UF_Y])
@@ -416,7 +421,7 @@ def _fill_unit_row(uf, ui, oi, pq, vis, ti, tf, vocab, order_fids, type_fids_qui
         if ui[i, UI_NQUEUE] > 0:
             e[E_ORDER_PROGRESS_0] = uf[i, UF_PROD] / max(ti[pq[i, 0], TI_BUILD_TIME], 1)
         if ti[t, TI_TOWNHALL] == 1 or ti[t, TI_GAS_BUILDING] == 1:
-            _harvesters(uf, ui, oi, ti, i, t, e)
+            _harvesters(uf, ui, ti, i, t, gatherers, e)
 
 
 @_jit
@@ -471,13 +476,20 @@ def _draw_minimap(uf, ui, vis, tf, static_minimap, map_w, map_h, camera, cand, n
         mm[M_CAMERA, :, :] = 0
     scale = res / max(map_w, map_h)
     vh, vw = vis.shape
+    # The map cell under each pixel column (-1 past the map's right edge), worked out once per call
+    # rather than once per pixel.
+    col_cell = np.empty(res, np.int64)
+    for col in range(res):
+        wx = (col + 0.5) / scale
+        col_cell[col] = min(max(int(wx), 0), vw - 1) if wx < map_w else -1
     for row in range(res):
         wy = map_h - (row + 0.5) / scale
+        if wy < 0:
+            continue
         cy = min(max(int(wy), 0), vh - 1)
         for col in range(res):
-            wx = (col + 0.5) / scale
-            cx = min(max(int(wx), 0), vw - 1)
-            if wx < map_w and wy >= 0:
+            cx = col_cell[col]
+            if cx >= 0:
                 mm[M_VISIBILITY, row, col] = vis[cy, cx]
     for r in range(nrow):
         i = cand[r]
@@ -498,14 +510,117 @@ def _draw_minimap(uf, ui, vis, tf, static_minimap, map_w, map_h, camera, cand, n
             mm[M_CAMERA, rr, cc] = 1
 
 
+class ObsTables(NamedTuple):
+    """The tables an observation reads, fixed for an ``Observer`` and shared by its games.
+
+    Attributes:
+        ti: ``(T, NTI)`` int32 catalog integer table of the T unit types (``TI_*`` columns).
+        tf: ``(T, NTF)`` float32 catalog float table (``TF_*`` columns).
+        vocab: ``(T,)`` int64 ``spec`` unit-type index of each catalog type.
+        order_fids: ``(16,)`` int64 general raw function the live API reports for each ``ORD_*`` order.
+        type_fids_quick: ``(T,)`` int64 general quick raw function that trains or morphs into each type (0: none).
+        type_fids_build: ``(T,)`` int64 general raw function (pt, or unit for gas buildings) that builds each type.
+        type_fids_avail: ``(T, 4)`` int64 raw functions a finished unit of each type makes available, -1 padded.
+        generic_fids: ``(G, 8)`` int64 raw functions of each generic ability, -1 padded.
+        static_minimap: ``(P, r, r)`` uint8 minimap planes that never change (height map, pathable, buildable).
+    """
+
+    ti: np.ndarray
+    tf: np.ndarray
+    vocab: np.ndarray
+    order_fids: np.ndarray
+    type_fids_quick: np.ndarray
+    type_fids_build: np.ndarray
+    type_fids_avail: np.ndarray
+    generic_fids: np.ndarray
+    static_minimap: np.ndarray
+
+
+class ObsSettings(NamedTuple):
+    """The scalar settings of an observation, fixed for an ``Observer``.
+
+    Attributes:
+        map_w: map width, cells.
+        map_h: map height, cells.
+        res: raw grid resolution R of the entity x/y features.
+        omniscient: show every unit and the whole map (no fog of war).
+        home_race: s2clientprotocol ``Race`` of the agent (player 1).
+        away_race: s2clientprotocol ``Race`` of its opponent (player 2).
+    """
+
+    map_w: float
+    map_h: float
+    res: int
+    omniscient: bool
+    home_race: int
+    away_race: int
+
+
+class ObsBuffers(NamedTuple):
+    """The arrays an ``Observer`` fills (leading axis B; without it, one game's, in ``_observe_game``).
+
+    Attributes:
+        last_action: ``(B, 3)`` float32 input: the agent's last general function, delay and queued.
+        camera: ``(B, 2)`` float32 input: camera centre, cells.
+        entities: ``(B, N, NE)`` float32 entity rows (``spec.ENTITY_FEATURES``).
+        entity_mask: ``(B, N)`` int8, 1 for the rows in use.
+        selectable_mask: ``(B, N)`` int8, 1 for the agent's own units.
+        row_slot: ``(B, N)`` int64 engine slot of each row (-1: none or a snapshot).
+        row_tag: ``(B, N)`` int64 unit tag of each row.
+        scalars: ``(B, NS)`` float32 scalar features.
+        minimap: ``(B, P, r, r)`` uint8 minimap planes.
+        unit_counts: ``(B, spec.num_unit_types())`` float32 own units per type.
+        build_order: ``(B, spec.BUILD_ORDER_LENGTH)`` int64 unit-type indices in order of first appearance.
+        bo_n: ``(B,)`` int64 build-order length.
+        bo_started: ``(B,)`` uint8, 0 until the first observation after a reset.
+        action_type_mask: ``(B, spec.num_functions())`` int8 available raw functions.
+        keys: ``(B, U + 64)`` float64 scratch: the tags of the rows in order.
+        cand: ``(B, U + 64)`` int64 scratch: the slot (or ``-2 - k`` for snapshot k) of each row.
+        gatherers: ``(B, U + 64)`` int64 scratch: the agent's workers gathering from each slot.
+    """
+
+    last_action: np.ndarray
+    camera: np.ndarray
+    entities: np.ndarray
+    entity_mask: np.ndarray
+    selectable_mask: np.ndarray
+    row_slot: np.ndarray
+    row_tag: np.ndarray
+    scalars: np.ndarray
+    minimap: np.ndarray
+    unit_counts: np.ndarray
+    build_order: np.ndarray
+    bo_n: np.ndarray
+    bo_started: np.ndarray
+    action_type_mask: np.ndarray
+    keys: np.ndarray
+    cand: np.ndarray
+    gatherers: np.ndarray
+
+
+@_inline
+def _game_buffers(buf, b):
+    """Game ``b``'s views of ``buf`` (an ``ObsBuffers`` with leading axis B); its counters as 1-element views."""
+    return ObsBuffers(
+        buf.last_action[b], buf.camera[b], buf.entities[b], buf.entity_mask[b], buf.selectable_mask[b], buf.row_slot[b],
+        buf.row_tag[b], buf.scalars[b], buf.minimap[b], buf.unit_counts[b], buf.build_order[b], buf.bo_n[b : b + 1],
+        buf.bo_started[b : b + 1], buf.action_type_mask[b], buf.keys[b], buf.cand[b], buf.gatherers[b],
+    )  # fmt: skip
+
+
 @_jit
-def _observe_game(
-    uf, ui, oi, pq, pf, gi, vis, ghost, ti, tf, vocab, order_fids, type_fids_quick, type_fids_build, type_fids_avail,
-    generic_fids, static_minimap, map_w, map_h, res, omniscient, last_action, camera, home_race, away_race,
-    ents, emask, smask, rslot, rtag, scal, mm, counts, bo, bo_n, bo_started, amask, keys, cand,
-):  # fmt: skip
+def _observe_game(uf, ui, oi, pq, pf, gi, vis, ghost, tables, settings, out):
+    """Fill one game's observation ``out`` (an ``ObsBuffers`` of its views) from its state arrays."""
+    # Views without reference counting: the row helpers below take them once per unit (see borrow.py).
+    uf, ui, oi, pq, pf, gi, vis, ghost = borrowed((uf, ui, oi, pq, pf, gi, vis, ghost))
+    tables = borrowed(tables)
+    out = borrowed(out)
+    ti, tf, vocab = tables.ti, tables.tf, tables.vocab
+    map_w, map_h, res, omniscient = settings.map_w, settings.map_h, settings.res, settings.omniscient
+    ents, emask, smask, rslot, rtag = out.entities, out.entity_mask, out.selectable_mask, out.row_slot, out.row_tag
+    keys, cand, counts = out.keys, out.cand, out.unit_counts
     nmax = ents.shape[0]
-    first = bo_started[0] == 0  # the first observation since the game's reset: write every buffer whole
+    first = out.bo_started[0] == 0  # the first observation since the game's reset: write every buffer whole
     _update_fog(uf, ui, gi, vis, ghost, tf, omniscient)
     nc = _collect_rows(uf, ui, gi, vis, ghost, ti, omniscient, keys, cand)
     # Clear only the rows the previous observation used (a full 512 x 38 clear per game and step
@@ -521,6 +636,7 @@ def _observe_game(
     rtag[:used] = 0
     counts[:] = 0.0
     nrow = min(nc, nmax)
+    _count_gatherers(ui, oi, ti, out.gatherers)
     for r in range(nrow):
         i = cand[r]
         emask[r] = 1
@@ -531,13 +647,13 @@ def _observe_game(
         rslot[r] = i
         if ui[i, UI_OWNER] == 1:
             smask[r] = 1
-        _fill_unit_row(uf, ui, oi, pq, vis, ti, tf, vocab, order_fids, type_fids_quick, type_fids_build, map_w, map_h,
-                       res, omniscient, i, ents[r], counts)  # fmt: skip
-    _track_build_order(ui, ti, tf, vocab, cand, nrow, bo, bo_n, bo_started)
-    _write_scalars(pf, gi, home_race, away_race, last_action, scal)
-    _draw_minimap(uf, ui, vis, tf, static_minimap, map_w, map_h, camera, cand, nrow, first, mm)
+        _fill_unit_row(uf, ui, oi, pq, vis, ti, tf, vocab, tables.order_fids, tables.type_fids_quick,
+                       tables.type_fids_build, map_w, map_h, res, omniscient, i, out.gatherers, ents[r], counts)  # fmt: skip
+    _track_build_order(ui, ti, tf, vocab, cand, nrow, out.build_order, out.bo_n, out.bo_started)
+    _write_scalars(pf, gi, settings.home_race, settings.away_race, out.last_action, out.scalars)
+    _draw_minimap(uf, ui, vis, tf, tables.static_minimap, map_w, map_h, out.camera, cand, nrow, first, out.minimap)
     # ---- available abilities -> action_type mask
-    _action_mask(uf, ui, pq, pf, ti, tf, type_fids_avail, generic_fids, amask)
+    _action_mask(uf, ui, pq, pf, ti, tf, tables.type_fids_avail, tables.generic_fids, out.action_type_mask)
 
 
 @_jit
@@ -625,19 +741,13 @@ def _action_mask(uf, ui, pq, pf, ti, tf, type_fids_avail, generic_fids, amask):
                 amask[f] = 1
 
 
-def _observe_all_py(
-    uf, ui, oi, pq, pf, gi, vis, ghost, ti, tf, vocab, order_fids, type_fids_quick, type_fids_build, type_fids_avail,
-    generic_fids, static_minimap, map_w, map_h, res, omniscient, last_action, camera, home_race, away_race,
-    ents, emask, smask, rslot, rtag, scal, mm, counts, bo, bo_n, bo_started, amask, keys, cand, games,
-):  # fmt: skip
+def _observe_all_py(uf, ui, oi, pq, pf, gi, vis, ghost, tables, settings, buffers, games):
+    """Observe ``games`` (an index array): the state arrays of ``GameState`` (leading axis B), an ``ObsTables``,
+    an ``ObsSettings`` and the ``ObsBuffers`` to fill."""
     for k in numba.prange(games.shape[0]):
         b = games[k]
-        _observe_game(
-            uf[b], ui[b], oi[b], pq[b], pf[b], gi[b], vis[b], ghost[b], ti, tf, vocab, order_fids, type_fids_quick,
-            type_fids_build, type_fids_avail, generic_fids, static_minimap, map_w, map_h, res, omniscient,
-            last_action[b], camera[b], home_race, away_race, ents[b], emask[b], smask[b], rslot[b], rtag[b], scal[b],
-            mm[b], counts[b], bo[b], bo_n[b:b + 1], bo_started[b:b + 1], amask[b], keys[b], cand[b],
-        )  # fmt: skip
+        out = _game_buffers(buffers, b)
+        _observe_game(uf[b], ui[b], oi[b], pq[b], pf[b], gi[b], vis[b], ghost[b], tables, settings, out)
 
 
 # nogil: a large batch is observed as contiguous slices of ``games`` on Python threads
@@ -750,6 +860,7 @@ class Observer:
         self.camera = np.zeros((b, 2), np.float32)
         self._keys = None
         self._cand = None
+        self._gatherers = None
         self.reset(np.arange(b))
 
     def _static_minimap(self) -> np.ndarray:
@@ -787,18 +898,25 @@ class Observer:
         if self._keys is None or self._keys.shape[1] < u + 64:
             self._keys = np.zeros((b, u + 64), np.float64)
             self._cand = np.zeros((b, u + 64), np.int64)
+            self._gatherers = np.zeros((b, u + 64), np.int64)
         w, h = self.map.map_size
         games = np.ascontiguousarray(games)
 
+        tables = ObsTables(
+            self.catalog.ti, self.catalog.tf, self.vocab, self.order_fids, self.type_fids_quick, self.type_fids_build,
+            self.type_fids_avail, self.generic_fids, self.static_minimap,
+        )  # fmt: skip
+        settings = ObsSettings(float(w), float(h), self.raw_resolution, self.omniscient, self.home_race, self.away_race)
+        buffers = ObsBuffers(
+            self.last_action, self.camera, self.entities, self.entity_mask, self.selectable_mask, self.row_slot,
+            self.row_tag, self.scalars, self.minimap, self.unit_counts, self.build_order, self.bo_n, self.bo_started,
+            self.action_type_mask, self._keys, self._cand, self._gatherers,
+        )  # fmt: skip
+
         def call(ids):
             _observe_serial(
-                state.uf, state.ui, state.oi, state.pq, state.pf, state.gi, state.vis, state.ghost, self.catalog.ti,
-                self.catalog.tf, self.vocab, self.order_fids, self.type_fids_quick, self.type_fids_build,
-                self.type_fids_avail, self.generic_fids, self.static_minimap, float(w), float(h), self.raw_resolution,
-                self.omniscient, self.last_action, self.camera, self.home_race, self.away_race, self.entities,
-                self.entity_mask, self.selectable_mask, self.row_slot, self.row_tag, self.scalars, self.minimap,
-                self.unit_counts, self.build_order, self.bo_n, self.bo_started, self.action_type_mask, self._keys,
-                self._cand, ids,
+                state.uf, state.ui, state.oi, state.pq, state.pf, state.gi, state.vis, state.ghost, tables, settings,
+                buffers, ids,
             )  # fmt: skip
 
         run_env_ids(call, games, kernel_threads() if len(games) >= PARALLEL_MIN_GAMES else 1)
