@@ -201,15 +201,16 @@ def test_marker_parsing(tmp_path):
         python_blocks(doc)
 
 
-def test_readme_layout_lists_the_shipped_checkpoints_and_docs():
-    """The README's Layout once listed 4 of the 7 shipped checkpoints and a subset of docs/."""
+def test_readme_links_every_doc_page_and_lists_the_shipped_checkpoints():
+    """'Where to go next' links every page of docs/ and the Layout names every top-level checkpoint (the
+    Layout once listed 4 of the 7 shipped checkpoints and a subset of docs/)."""
     readme = (REPO / "README.md").read_text()
-    layout = readme.split("## Layout", 1)[1]
+    next_steps, layout = readme.split("## Where to go next", 1)[1].split("## Layout", 1)
+    for doc in sorted((REPO / "docs").glob("*.md")):
+        assert f"(docs/{doc.name})" in next_steps, f"docs/{doc.name} is not linked from the README's 'Where to go next'"
     for ckpt in sorted((REPO / "checkpoints").glob("*.pt")):
         assert ckpt.name in layout, f"checkpoints/{ckpt.name} is not in the README's Layout"
     assert "checkpoints/README.md" in layout
-    for doc in sorted((REPO / "docs").glob("*.md")):
-        assert doc.name in layout, f"docs/{doc.name} is not in the README's Layout"
 
 
 def test_readme_names_what_the_simulators_thread_message_points_to():
