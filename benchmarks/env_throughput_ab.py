@@ -190,4 +190,6 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    from sc2_envs.training.cli import flowing_help
+
+    main(tyro.cli(flowing_help(Args)))

@@ -13,6 +13,7 @@ Usage:
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -91,4 +92,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    epilog = f"Takes no options; prints one line per worker count ({', '.join(map(str, REPLAY_MEDIAN))})."
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=epilog).parse_args()
     main()

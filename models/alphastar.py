@@ -670,7 +670,7 @@ class AlphaStarPolicy(nn.Module):
         The encoding is mostly one-hot blocks (unit type 375 wide, two order ids 564 each, ...), so
         the linear layer on it is a sum of the weight's columns picked by each block's class plus a
         small product with the real-valued parts: the same function (equal up to float32 rounding;
-        ``tests/test_alphastar.py``) without a ``[.., ~1,700]`` float tensor per entity row.
+        ``tests/test_alphastar_model.py``) without a ``[.., ~1,700]`` float tensor per entity row.
 
         Args:
             ent: ``[..., C]`` raw entity columns (``cfg.entity_features``).

@@ -40,10 +40,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Ten
         ``[R, heads, T, d]``, in the form :data:`ATTENTION_FORM` names: ``"sdpa"``,
         ``F.scaled_dot_product_attention`` (fused kernels), or ``"explicit"``, two matrix products
         around a softmax. They are equal up to float rounding (``tests/test_gnn_attention.py``).
-        On the idle 2-core CPU machine the explicit form ran the attention alone (forward + backward,
-        1,024 rows, 2 threads) 1.25-2.98x faster for 10-40 tokens, but a whole 2s3z class actor only 1.01x
-        and whole HAPPO training runs 0.93x, so SDPA stays the default (``benchmarks/gnn_attention_forms.py``,
-        ``benchmarks/train_sps.py``; docs/speed.md, "Training speed").
+        SDPA is the default; the measurement behind that choice is in docs/speed.md, "Training speed".
 
     Raises:
         ValueError: :data:`ATTENTION_FORM` is neither ``"sdpa"`` nor ``"explicit"``.

@@ -18,7 +18,7 @@ units of the installed build, with the maps' own overrides:
   speed, acceleration, radius, sight, attributes, weapons, target priority) and differ only in
   ``DefaultAcquireLevel=Passive`` and ``Response=Nothing``: allies never auto-acquire or respond
   (modelled by the enemy AI acting only for enemies). ``RL_DIFFERENCES`` records that.
-  ``benchmarks/game_data_provenance.py`` re-derives all of this from the two repositories and
+  ``scripts/game_data_provenance.py`` re-derives all of this from the two repositories and
   writes ``tests/data/game_data/smac_liberty_units.json``; the tests compare this module with it.
 
 Weapons (period, range, damage point) come from ``WeaponData.xml``, damage and bonuses from
@@ -443,7 +443,7 @@ def stock_stat_table(spec: UnitSpec) -> dict[str, tuple[object, str, float | Non
     """``{stat: (our value, data key, scale)}`` for every data-backed stat of ``spec``.
 
     ``data value * scale`` (or the data value itself when ``scale`` is None) must equal our value;
-    used by ``benchmarks/game_data_provenance.py`` and the tests. Weapon and heal stats are listed
+    used by ``scripts/game_data_provenance.py`` and the tests. Weapon and heal stats are listed
     only for units that have them.
     """
     out: dict[str, tuple[object, str, float | None]] = {}

@@ -23,6 +23,7 @@ Untagged blocks run in the default suite; keep them cheap.
 
 from __future__ import annotations
 
+import fnmatch
 import importlib.util
 import os
 import re
@@ -201,15 +202,16 @@ def test_marker_parsing(tmp_path):
         python_blocks(doc)
 
 
-def test_readme_layout_lists_the_shipped_checkpoints_and_docs():
-    """The README's Layout once listed 4 of the 7 shipped checkpoints and a subset of docs/."""
+def test_readme_links_every_doc_page_and_lists_the_shipped_checkpoints():
+    """'Where to go next' links every page of docs/ and the Layout names every top-level checkpoint (the
+    Layout once listed 4 of the 7 shipped checkpoints and a subset of docs/)."""
     readme = (REPO / "README.md").read_text()
-    layout = readme.split("## Layout", 1)[1]
+    next_steps, layout = readme.split("## Where to go next", 1)[1].split("## Layout", 1)
+    for doc in sorted((REPO / "docs").glob("*.md")):
+        assert f"(docs/{doc.name})" in next_steps, f"docs/{doc.name} is not linked from the README's 'Where to go next'"
     for ckpt in sorted((REPO / "checkpoints").glob("*.pt")):
         assert ckpt.name in layout, f"checkpoints/{ckpt.name} is not in the README's Layout"
     assert "checkpoints/README.md" in layout
-    for doc in sorted((REPO / "docs").glob("*.md")):
-        assert doc.name in layout, f"docs/{doc.name} is not in the README's Layout"
 
 
 def test_readme_names_what_the_simulators_thread_message_points_to():
@@ -220,3 +222,39 @@ def test_readme_names_what_the_simulators_thread_message_points_to():
     readme = (REPO / "README.md").read_text()
     item = readme.split("- Threads (torch path", 1)[1][:400]
     assert "see README 'Threads (torch path)'" in item and "points here" in item
+
+
+def _named_patterns(markdown: str) -> set[str]:
+    """The file names and paths a markdown text names in backticks, as fnmatch patterns: ``a.{csv,md}``
+    gives ``a.csv`` and ``a.md``, a ``<placeholder>`` becomes ``*``, a leading ``checkpoints/`` is dropped."""
+
+    def expand(token: str) -> list[str]:
+        m = re.search(r"\{([^{}]*)\}", token)
+        if m is None:
+            return [token]
+        return [x for alt in m.group(1).split(",") for x in expand(token[: m.start()] + alt + token[m.end() :])]
+
+    patterns = set()
+    for token in re.findall(r"`([^`\s]+)`", markdown):
+        for name in expand(token.removeprefix("checkpoints/")):
+            patterns.add(re.sub(r"<[^>]*>", "*", name))
+    return patterns
+
+
+def test_the_checkpoint_index_names_every_shipped_file_and_family_folder():
+    """checkpoints/README.md is the one index of checkpoints/: each folder has a row in its Index table, and
+    each file is named (by its path, by its name in its family's section, or by a pattern such as
+    ``evals/<map>_seed<S>_eval.csv``), so no file is shipped that no page explains."""
+    index = (REPO / "checkpoints" / "README.md").read_text()
+    table = index.split("## Index", 1)[1].split("\n## ", 1)[0]
+    for folder in sorted(p for p in (REPO / "checkpoints").iterdir() if p.is_dir()):
+        assert f"`{folder.name}/" in table, f"checkpoints/{folder.name}/ has no row in checkpoints/README.md's Index"
+    patterns = _named_patterns(index)
+    for path in sorted((REPO / "checkpoints").rglob("*")):
+        if path.is_dir() or path.name == "README.md":
+            continue
+        rel = path.relative_to(REPO / "checkpoints").as_posix()
+        names = {rel, path.name, rel.partition("/")[2]}
+        assert any(fnmatch.fnmatchcase(n, p) for n in names for p in patterns), (
+            f"checkpoints/{rel} is not named in checkpoints/README.md"
+        )

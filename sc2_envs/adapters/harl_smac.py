@@ -55,6 +55,7 @@ import numpy as np
 
 from sc2_envs.adapters.smac_compat import StarCraft2Env
 from sc2_envs.maps import get_map
+from sc2_envs.numpy_aliases import restore_numpy_aliases
 
 __all__ = ["HARLStarCraft2Env", "get_map_params", "install_harl_shims", "install_sc2api_shims", "main"]
 
@@ -182,9 +183,7 @@ class HARLStarCraft2Env:
 
 def install_harl_shims() -> None:
     """Make ``import harl`` run ``--env smac`` on the simulator (module docstring); idempotent."""
-    for alias, builtin in (("int", int), ("float", float), ("bool", bool), ("object", object)):
-        if alias not in np.__dict__:
-            setattr(np, alias, builtin)
+    restore_numpy_aliases()
     env_mod = types.ModuleType("harl.envs.smac.StarCraft2_Env")
     env_mod.StarCraft2Env = HARLStarCraft2Env
     env_mod.__doc__ = "sc2_envs shim: HARL's SMAC env on the embedded simulator (sc2_envs.adapters.harl_smac)."
@@ -210,9 +209,7 @@ def install_sc2api_shims() -> Path:
     from sc2_envs.sc2api import pysc2_alias
     from sc2_envs.sc2api.install import install
 
-    for alias, builtin in (("int", int), ("float", float), ("bool", bool), ("object", object)):
-        if alias not in np.__dict__:
-            setattr(np, alias, builtin)
+    restore_numpy_aliases()
     if _missing("pysc2"):
         pysc2_alias.install()
     if _missing("gym"):

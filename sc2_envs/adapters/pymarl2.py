@@ -44,7 +44,7 @@ import sys
 import types
 from pathlib import Path
 
-import numpy as np
+from sc2_envs.numpy_aliases import restore_numpy_aliases
 
 __all__ = ["install_compat_shims", "install_simulator_shims", "main"]
 
@@ -60,9 +60,7 @@ def install_compat_shims() -> None:
     for name in ("Mapping", "MutableMapping", "Sequence", "Iterable", "Callable"):
         if not hasattr(collections, name):
             setattr(collections, name, getattr(collections.abc, name))
-    for alias, builtin in (("int", int), ("float", float), ("bool", bool), ("object", object)):
-        if alias not in np.__dict__:
-            setattr(np, alias, builtin)
+    restore_numpy_aliases()
     import yaml
 
     if not getattr(yaml.load, "_sc2_envs_default_loader", False):

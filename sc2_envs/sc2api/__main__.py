@@ -57,8 +57,7 @@ def prepare_environment() -> Path:
     import os
     import tempfile
 
-    import numpy as np
-
+    from sc2_envs.numpy_aliases import restore_numpy_aliases
     from sc2_envs.sc2api import pysc2_alias
 
     root = Path(os.environ["SC2PATH"]).expanduser() if os.environ.get("SC2PATH") else None
@@ -72,9 +71,7 @@ def prepare_environment() -> Path:
         os.environ["SC2PATH"] = str(root)
     if importlib.util.find_spec("pysc2") is None:
         pysc2_alias.install()
-    for alias, builtin in (("int", int), ("float", float), ("bool", bool), ("object", object)):
-        if alias not in np.__dict__:
-            setattr(np, alias, builtin)
+    restore_numpy_aliases()
     return root
 
 

@@ -393,8 +393,8 @@ def init_weights(path: str, policy: ClassPolicy, critic: CentralCritic) -> dict:
 
 def _check_flat_layouts(path, cfg: dict, env_info: dict, with_critic: bool) -> None:
     """An MLP reads columns by position: raise ValueError if the env's observation (and, with the critic,
-    state) layout differs from the training one, naming the keys that differ. Checkpoints without a
-    layout (written before it was saved) are not checked."""
+    state) layout differs from the training one, naming the keys that differ. A layout that the
+    checkpoint or the env does not record (None: an env_info without the key) is not checked."""
     for key in ("obs_layout", *(("state_layout",) if with_critic else ())):
         want, have = cfg.get(key), env_info.get(key)
         if not isinstance(want, dict) or not isinstance(have, dict):
@@ -411,8 +411,8 @@ def _check_flat_layouts(path, cfg: dict, env_info: dict, with_critic: bool) -> N
 def _check_feature_options(path, cfg: dict, env_info: dict) -> None:
     """SMACv2's ``use_unit_ranges`` and ``min_attack_range`` change what distances and visibility mean
     without changing the layout: raise ValueError if the checkpoint's ``feature_options`` differ from
-    the env's, naming them. Checkpoints without the record (SMAC v1 maps, or written before it) and
-    envs without it (SMAC v1 maps) are not checked."""
+    the env's, naming them. Checkpoints and envs without the record (SMAC v1 maps record None) are not
+    checked."""
     want, have = cfg.get("feature_options"), env_info.get("feature_options")
     if not isinstance(want, dict) or not isinstance(have, dict):
         return

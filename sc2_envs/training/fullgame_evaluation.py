@@ -69,7 +69,7 @@ def trained_step_mul(ckpt: dict, path: str = "the checkpoint") -> int | None:
     ``step_mul``: ``sc2_envs.replays`` ``--sample every_k --k K`` gives K): the labels say
     what the expert commanded per K game loops, so a policy that decides every 8 loops issues K/8
     times the experts' commands per game second. RL records the ``--step-mul`` it trained at
-    (``rl`` record, its ``args``). Event-sampled datasets and older checkpoints record none (no key, or None).
+    (``rl`` record, its ``args``). Event-sampled datasets record none (no key, or None).
 
     Args:
         ckpt: the checkpoint dict (``models.alphastar.load_alphastar``'s second value).

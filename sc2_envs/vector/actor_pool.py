@@ -252,7 +252,7 @@ def _actor_process(
     beat_stop = start_heartbeat(heartbeat, heartbeat_interval)
     if torch_threads > 0:
         torch.set_num_threads(torch_threads)
-        if "numba" not in sys.modules:  # numba's pool as small, from its start (README, "Several runs on one machine")
+        if "numba" not in sys.modules:  # numba's pool as small, from its start (docs/speed.md, "Several runs on one machine")
             os.environ.setdefault("NUMBA_NUM_THREADS", str(torch_threads))
     code = 0
     try:
