@@ -23,6 +23,7 @@ from sc2_envs.lite.layout import (
     CK_TARGET,
     CMD_ATTACK_UNIT,
     CMD_BUILD_PT,
+    CMD_BUILD_UNIT,
     CMD_CANCEL_LAST,
     CMD_GATHER,
     CMD_MOVE_PT,
@@ -33,6 +34,7 @@ from sc2_envs.lite.layout import (
     ORD_GATHER,
     ORD_MOVE,
     PF_COLLECTED_MINERALS,
+    PF_COLLECTED_VESPENE,
     PF_MINERALS,
     PF_VESPENE,
     RESULT_P1_WINS,
@@ -190,6 +192,23 @@ def test_a_gather_with_an_order_queued_behind_it_ends_once_the_worker_holds_its_
     while ui[p, UI_CARGO] == 0:
         eng.advance(1)
     assert oi[p, 0, OI_KIND] == ORD_MOVE and ui[p, UI_NORDERS] == 1
+
+
+def test_a_worker_sent_to_an_assimilator_still_warping_in_waits_and_then_gathers(eng):
+    probes = slots(eng, "Probe", 1)
+    uf = eng.state.uf[0]
+    geyser = min(slots(eng, "VespeneGeyser"), key=lambda g: np.hypot(uf[g, UF_X] - 28.5, uf[g, UF_Y] - 60.5))
+    eng.state.pf[0, 1, PF_MINERALS] = 75
+    assert command(eng, CMD_BUILD_UNIT, [probes[0]], eng.catalog.ids["Assimilator"], target=geyser) == kernels.AR_SUCCESS
+    while not len(slots(eng, "Assimilator", 1)):
+        eng.advance(1)
+    assimilator = slots(eng, "Assimilator", 1)[0]
+    assert command(eng, CMD_GATHER, [probes[1]], target=assimilator) == kernels.AR_SUCCESS
+    while not eng.state.ui[0, assimilator, UI_DONE]:
+        eng.advance(16)
+        assert eng.state.ui[0, probes[1], UI_NORDERS] == 1  # waiting at it, not idle
+    eng.advance(200)
+    assert eng.state.pf[0, 1, PF_COLLECTED_VESPENE] > 0
 
 
 def test_train_pays_at_queue_time_and_cancel_refunds(eng):
