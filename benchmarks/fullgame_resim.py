@@ -348,14 +348,14 @@ def compare(ref: Reference, sim: dict, check_every: int) -> dict:
     from sc2_envs.lite.data.profile_3_16_1 import UNITS
 
     ours = {s[0]: s for s in sim["samples"]}
-    rel, food, workers, rows = [], [], [], []
+    rel, food, workers, sample_rows = [], [], [], []
     for loop, rate, food_used, n_workers in ref.stats:
         if loop > sim["end"] or loop not in ours:
             continue
         _, r2, f2, w2 = ours[loop]
         if rate > 0:
             rel.append(abs(r2 - rate) / rate)
-        rows.append((loop, rate, r2, (r2 - rate) / rate if rate > 0 else float("nan"), food_used, f2, n_workers, w2))
+        sample_rows.append((loop, rate, r2, (r2 - rate) / rate if rate > 0 else float("nan"), food_used, f2, n_workers, w2))
         food.append(f2 == food_used)
         workers.append(w2 == n_workers)
     init_ok, done_ok = [], []
@@ -376,7 +376,7 @@ def compare(ref: Reference, sim: dict, check_every: int) -> dict:
                     done_ok.append(0 <= my_done - (my_init + UNITS[name].build_time) < check_every + 1)
             else:
                 init_ok.append(False)
-    return {"rel": rel, "food": food, "workers": workers, "init": init_ok, "done": done_ok, "rows": rows}
+    return {"rel": rel, "food": food, "workers": workers, "init": init_ok, "done": done_ok, "samples": sample_rows}
 
 
 def main() -> int:
@@ -411,7 +411,7 @@ def main() -> int:
         player = "agent" if played_by_agent(ref.actions) else "human"
         n_human += player == "human"
         by_player[player] += res["rel"]
-        samples += [(p.stem, player, *row) for row in res["rows"]]
+        samples += [(p.stem, player, *row) for row in res["samples"]]
         med = np.median(res["rel"]) if res["rel"] else float("nan")
         print(
             f"{p.name}: contact {ref.contact} commands applied {sim['applied']} skipped {sim['skipped']} "

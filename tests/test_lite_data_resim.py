@@ -51,3 +51,10 @@ def test_commands_all_on_the_8_loop_grid_are_classed_as_an_agent_one(ref):
     resim = load_algo("fullgame_resim", "benchmarks")
     on_grid = [dataclasses.replace(a, game_loop=8 * k) for k, a in enumerate(ref.actions)]
     assert len(on_grid) >= 20 and resim.played_by_agent(on_grid)
+
+
+def test_compare_keeps_every_sample_with_its_signed_error():
+    resim = load_algo("fullgame_resim", "benchmarks")
+    ref = resim.Reference(contact=1000, stats=[(160, 200, 13.0, 12)], structures=[["Pylon", 100, 500]])
+    sim = {"samples": [(160, 300, 13.0, 12.0)], "structures": [["Pylon", 100, 500]], "end": 1000}
+    assert resim.compare(ref, sim, 16)["samples"] == [(160, 200, 300, 0.5, 13.0, 13.0, 12, 12.0)]
