@@ -14,6 +14,7 @@ import pytest
 from conftest import REPO
 
 from sc2_envs.lite import kernels
+from sc2_envs.lite.catalog import EC_MINERAL_HARVEST
 from sc2_envs.lite.engine import LiteEngine
 from sc2_envs.lite.layout import (
     CK_KIND,
@@ -177,6 +178,22 @@ def test_a_worker_sent_to_another_field_lets_the_one_it_mines_go(eng):
     assert ui[field, UI_OCCUPANT] == p
     command(eng, CMD_GATHER, [p], target=other)
     assert ui[field, UI_OCCUPANT] == -1 and ui[p, UI_GATHER] == other
+
+
+def test_a_new_gather_order_drops_the_harvest_in_progress(eng):
+    # Of the game's harvest stages only WaitToReturn is uninterruptible (core AbilData.xml,
+    # CAbilHarvest UninterruptibleArray), so a worker re-ordered while harvesting starts over.
+    p = slots(eng, "Probe", 1)[0]
+    ui = eng.state.ui[0]
+    while ui[p, UI_WSTATE] != WS_HARVEST:
+        eng.advance(1)
+    eng.advance(30)
+    command(eng, CMD_GATHER, [p], target=ui[p, UI_GATHER])
+    loops = 0
+    while ui[p, UI_CARGO] == 0:
+        eng.advance(1)
+        loops += 1
+    assert loops >= int(eng.catalog.ec[EC_MINERAL_HARVEST])
 
 
 def test_a_gather_with_an_order_queued_behind_it_ends_once_the_worker_holds_its_cargo(eng):
