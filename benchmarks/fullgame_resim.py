@@ -19,15 +19,21 @@ player 1 only, and before contact the AI does not touch it.
 
 Last line: ``SUMMARY replays=N collection_rate_median_abs_rel_err=X collection_rate_p90_abs_rel_err=Y
 food_exact=F workers_exact=W structure_init_within_160_loops=S`` (issue 47's targets: X <= 0.05,
-Y <= 0.10, F and W >= 0.95, S >= 0.95) plus ``structure_done_exact=D``.
+Y <= 0.10, F and W >= 0.95, S >= 0.95) plus ``structure_done_exact=D`` and the collection-rate
+median / p90 of the replays a human played and of those an agent played (``played_by_agent``).
 
 Usage:
-    python benchmarks/fullgame_resim.py REPLAY_DIR [--limit N] [--check-every 16]
+    python benchmarks/fullgame_resim.py REPLAY_DIR [--limit N] [--check-every 16] [--samples-csv PATH]
+
+``--samples-csv`` writes one row per compared PlayerStats sample (replay, who played it, loop,
+the replay's and the engine's collection rate, the signed relative error, food, workers): the
+signed error by loop, worker count or replay is what tells a rule's error from noise.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 import time
 from collections import defaultdict, deque
@@ -42,6 +48,8 @@ STATS_PERIOD = 160
 WINDOW_STEP = 80  # gcd of the 160-loop samples and the 240-loop collection-rate window
 TRAIN_RETRY_LOOPS = 160  # a train the engine refuses at the replay's start loop is asked again this long
 WORKERS = ("Probe", "SCV")
+AGENT_LOOP_GRID = 8  # an agent stepping the game 8 loops at a time issues every command on this grid
+AGENT_GRID_SHARE = 0.9  # a human's commands fall on the grid about 1 time in 8
 
 
 @dataclass
@@ -116,6 +124,23 @@ def reference(path: Path) -> Reference:
     # field) is recorded as SCmdUpdateTarget{Point,Unit}Event, not as another SCmdEvent.
     ref.actions, _ = player_actions(r, 1, mapper, include_target_updates=True)
     return ref
+
+
+def played_by_agent(actions: list) -> bool:
+    """Whether player 1's commands came from an agent stepping the game ``AGENT_LOOP_GRID`` loops at a time.
+
+    Args:
+        actions: the player's ``RawAction``s (their ``game_loop`` only is read).
+
+    Returns:
+        True when at least 20 commands were given and at least ``AGENT_GRID_SHARE`` of them at a
+        multiple of ``AGENT_LOOP_GRID`` loops (a human's land there about 1 time in 8; the 9 agent
+        replays of the set put every command there).
+    """
+    if len(actions) < 20:
+        return False
+    on_grid = sum(a.game_loop % AGENT_LOOP_GRID == 0 for a in actions)
+    return on_grid >= AGENT_GRID_SHARE * len(actions)
 
 
 class TagMap:
@@ -323,13 +348,14 @@ def compare(ref: Reference, sim: dict, check_every: int) -> dict:
     from sc2_envs.lite.data.profile_3_16_1 import UNITS
 
     ours = {s[0]: s for s in sim["samples"]}
-    rel, food, workers = [], [], []
+    rel, food, workers, sample_rows = [], [], [], []
     for loop, rate, food_used, n_workers in ref.stats:
         if loop > sim["end"] or loop not in ours:
             continue
         _, r2, f2, w2 = ours[loop]
         if rate > 0:
             rel.append(abs(r2 - rate) / rate)
+        sample_rows.append((loop, rate, r2, (r2 - rate) / rate if rate > 0 else float("nan"), food_used, f2, n_workers, w2))
         food.append(f2 == food_used)
         workers.append(w2 == n_workers)
     init_ok, done_ok = [], []
@@ -350,7 +376,7 @@ def compare(ref: Reference, sim: dict, check_every: int) -> dict:
                     done_ok.append(0 <= my_done - (my_init + UNITS[name].build_time) < check_every + 1)
             else:
                 init_ok.append(False)
-    return {"rel": rel, "food": food, "workers": workers, "init": init_ok, "done": done_ok}
+    return {"rel": rel, "food": food, "workers": workers, "init": init_ok, "done": done_ok, "samples": sample_rows}
 
 
 def main() -> int:
@@ -363,6 +389,7 @@ def main() -> int:
         action="store_true",
         help="train the human's units from its Train commands only (default: from the replay's UnitBorn events)",
     )
+    ap.add_argument("--samples-csv", type=Path, default=None, help="write every compared PlayerStats sample here")
     args = ap.parse_args()
     paths = sorted(args.replay_dir.glob("*.SC2Replay"))
     if args.limit > 0:
@@ -371,6 +398,9 @@ def main() -> int:
         print(f"no .SC2Replay files in {args.replay_dir}", file=sys.stderr)
         return 2
     allr = {"rel": [], "food": [], "workers": [], "init": [], "done": []}
+    by_player = {"human": [], "agent": []}  # collection-rate abs. rel. errors
+    n_human = 0
+    samples = []
     t0 = time.perf_counter()
     for i, p in enumerate(paths):
         ref = reference(p)
@@ -378,6 +408,10 @@ def main() -> int:
         res = compare(ref, sim, args.check_every)
         for k in allr:
             allr[k] += res[k]
+        player = "agent" if played_by_agent(ref.actions) else "human"
+        n_human += player == "human"
+        by_player[player] += res["rel"]
+        samples += [(p.stem, player, *row) for row in res["samples"]]
         med = np.median(res["rel"]) if res["rel"] else float("nan")
         print(
             f"{p.name}: contact {ref.contact} commands applied {sim['applied']} skipped {sim['skipped']} "
@@ -390,12 +424,26 @@ def main() -> int:
     def share(v):
         return float(np.mean(v)) if v else float("nan")
 
+    if args.samples_csv is not None:
+        with open(args.samples_csv, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(
+                ["replay", "player", "game_loop", "replay_rate", "engine_rate", "signed_rel_err"]
+                + ["replay_food", "engine_food", "replay_workers", "engine_workers"]
+            )
+            w.writerows(samples)
+
+    def quantiles(v):
+        return (f"{np.median(v):.3f}", f"{np.percentile(v, 90):.3f}") if v else ("nan", "nan")
+
+    (hm, hp), (am, ap90) = quantiles(by_player["human"]), quantiles(by_player["agent"])
     print(f"({time.perf_counter() - t0:.0f} s)")
     print(
         f"SUMMARY replays={len(paths)} collection_rate_median_abs_rel_err={np.median(rel):.3f} "
         f"collection_rate_p90_abs_rel_err={np.percentile(rel, 90):.3f} food_exact={share(allr['food']):.3f} "
         f"workers_exact={share(allr['workers']):.3f} structure_init_within_160_loops={share(allr['init']):.3f} "
-        f"structure_done_exact={share(allr['done']):.3f}"
+        f"structure_done_exact={share(allr['done']):.3f} human_replays={n_human} human_median={hm} human_p90={hp} "
+        f"agent_replays={len(paths) - n_human} agent_median={am} agent_p90={ap90}"
     )
     return 0
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from conftest import TEST_DATA, load_algo
 
@@ -39,3 +41,20 @@ def test_structures_carry_init_and_done_loops(ref):
 def test_loop_zero_units_include_both_town_halls(ref):
     halls = {(n, o) for _, n, o, _, _ in ref.initial if n in ("Nexus", "CommandCenter")}
     assert halls == {("Nexus", 1), ("CommandCenter", 2)}
+
+
+def test_a_human_replay_is_not_classed_as_an_agent_one(ref):
+    assert not load_algo("fullgame_resim", "benchmarks").played_by_agent(ref.actions)
+
+
+def test_commands_all_on_the_8_loop_grid_are_classed_as_an_agent_one(ref):
+    resim = load_algo("fullgame_resim", "benchmarks")
+    on_grid = [dataclasses.replace(a, game_loop=8 * k) for k, a in enumerate(ref.actions)]
+    assert len(on_grid) >= 20 and resim.played_by_agent(on_grid)
+
+
+def test_compare_keeps_every_sample_with_its_signed_error():
+    resim = load_algo("fullgame_resim", "benchmarks")
+    ref = resim.Reference(contact=1000, stats=[(160, 200, 13.0, 12)], structures=[["Pylon", 100, 500]])
+    sim = {"samples": [(160, 300, 13.0, 12.0)], "structures": [["Pylon", 100, 500]], "end": 1000}
+    assert resim.compare(ref, sim, 16)["samples"] == [(160, 200, 300, 0.5, 13.0, 13.0, 12, 12.0)]

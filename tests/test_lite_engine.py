@@ -14,6 +14,7 @@ import pytest
 from conftest import REPO
 
 from sc2_envs.lite import kernels
+from sc2_envs.lite.catalog import EC_MINERAL_HARVEST
 from sc2_envs.lite.engine import LiteEngine
 from sc2_envs.lite.layout import (
     CK_KIND,
@@ -23,6 +24,7 @@ from sc2_envs.lite.layout import (
     CK_TARGET,
     CMD_ATTACK_UNIT,
     CMD_BUILD_PT,
+    CMD_BUILD_UNIT,
     CMD_CANCEL_LAST,
     CMD_GATHER,
     CMD_MOVE_PT,
@@ -33,6 +35,7 @@ from sc2_envs.lite.layout import (
     ORD_GATHER,
     ORD_MOVE,
     PF_COLLECTED_MINERALS,
+    PF_COLLECTED_VESPENE,
     PF_MINERALS,
     PF_VESPENE,
     RESULT_P1_WINS,
@@ -177,6 +180,22 @@ def test_a_worker_sent_to_another_field_lets_the_one_it_mines_go(eng):
     assert ui[field, UI_OCCUPANT] == -1 and ui[p, UI_GATHER] == other
 
 
+def test_a_new_gather_order_drops_the_harvest_in_progress(eng):
+    # Of the game's harvest stages only WaitToReturn is uninterruptible (core AbilData.xml,
+    # CAbilHarvest UninterruptibleArray), so a worker re-ordered while harvesting starts over.
+    p = slots(eng, "Probe", 1)[0]
+    ui = eng.state.ui[0]
+    while ui[p, UI_WSTATE] != WS_HARVEST:
+        eng.advance(1)
+    eng.advance(30)
+    command(eng, CMD_GATHER, [p], target=ui[p, UI_GATHER])
+    loops = 0
+    while ui[p, UI_CARGO] == 0:
+        eng.advance(1)
+        loops += 1
+    assert loops >= int(eng.catalog.ec[EC_MINERAL_HARVEST])
+
+
 def test_a_gather_with_an_order_queued_behind_it_ends_once_the_worker_holds_its_cargo(eng):
     probes = slots(eng, "Probe", 1)
     ui, oi = eng.state.ui[0], eng.state.oi[0]
@@ -190,6 +209,23 @@ def test_a_gather_with_an_order_queued_behind_it_ends_once_the_worker_holds_its_
     while ui[p, UI_CARGO] == 0:
         eng.advance(1)
     assert oi[p, 0, OI_KIND] == ORD_MOVE and ui[p, UI_NORDERS] == 1
+
+
+def test_a_worker_sent_to_an_assimilator_still_warping_in_waits_and_then_gathers(eng):
+    probes = slots(eng, "Probe", 1)
+    uf = eng.state.uf[0]
+    geyser = min(slots(eng, "VespeneGeyser"), key=lambda g: np.hypot(uf[g, UF_X] - 28.5, uf[g, UF_Y] - 60.5))
+    eng.state.pf[0, 1, PF_MINERALS] = 75
+    assert command(eng, CMD_BUILD_UNIT, [probes[0]], eng.catalog.ids["Assimilator"], target=geyser) == kernels.AR_SUCCESS
+    while not len(slots(eng, "Assimilator", 1)):
+        eng.advance(1)
+    assimilator = slots(eng, "Assimilator", 1)[0]
+    assert command(eng, CMD_GATHER, [probes[1]], target=assimilator) == kernels.AR_SUCCESS
+    while not eng.state.ui[0, assimilator, UI_DONE]:
+        eng.advance(16)
+        assert eng.state.ui[0, probes[1], UI_NORDERS] == 1  # waiting at it, not idle
+    eng.advance(200)
+    assert eng.state.pf[0, 1, PF_COLLECTED_VESPENE] > 0
 
 
 def test_train_pays_at_queue_time_and_cancel_refunds(eng):

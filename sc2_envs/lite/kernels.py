@@ -588,12 +588,8 @@ def _gather_field(uf, ui, oi, of, ti, i):
             _release_worker(ui, i)
             ui[i, UI_GATHER] = r
     if ws == WS_TO_RESOURCE or ws == WS_WAIT or ws == WS_HARVEST:
-        if (
-            r < 0
-            or ui[r, UI_ALIVE] == 0
-            or ui[r, UI_CONTENTS] <= 0
-            or (ti[ui[r, UI_TYPE], TI_GAS_BUILDING] == 1 and ui[r, UI_DONE] == 0)
-        ):
+        if r < 0 or ui[r, UI_ALIVE] == 0 or ui[r, UI_CONTENTS] <= 0:
+            # The field ran out or died: take the nearest other field, as the game does.
             _release_worker(ui, i)
             nr = -1
             if r >= 0 and ti[ui[r, UI_TYPE], TI_RESOURCE] == RES_MINERAL:
@@ -641,6 +637,11 @@ def _take_turn(uf, ui, ti, ec, i, r, mule):
     if mule:
         ui[i, UI_WSTATE] = WS_HARVEST
         uf[i, UF_WTIMER] = ec[EC_MULE_HARVEST]
+    elif ti[ui[r, UI_TYPE], TI_GAS_BUILDING] == 1 and ui[r, UI_DONE] == 0:
+        # A gas building still warping in: the worker waits at it and goes in once it is
+        # done, the game's rule for a worker ordered to gather from a constructing
+        # refinery/assimilator/extractor (github.com/Ahli/sc2xml issue #122).
+        return
     elif ui[r, UI_OCCUPANT] < 0 or ui[r, UI_OCCUPANT] == i:
         ui[r, UI_OCCUPANT] = i
         ui[i, UI_WSTATE] = WS_HARVEST
@@ -1612,9 +1613,9 @@ def _unit_orders(uf, ui, oi, of, ti, tf, sel, nsel, owner, kind, tgt, x, y, queu
             otgt = tgt
         elif kind == CMD_GATHER or kind == CMD_SMART_UNIT:
             tt = ui[tgt, UI_TYPE]
-            res = ti[tt, TI_RESOURCE] == RES_MINERAL or (
-                ti[tt, TI_GAS_BUILDING] == 1 and ui[tgt, UI_OWNER] == owner and ui[tgt, UI_DONE] == 1
-            )
+            # An own gas building under construction takes gatherers too: they wait at it
+            # (_gather_step).
+            res = ti[tt, TI_RESOURCE] == RES_MINERAL or (ti[tt, TI_GAS_BUILDING] == 1 and ui[tgt, UI_OWNER] == owner)
             if worker and res:
                 # UI_GATHER changes when the order starts (here unless queued, else in
                 # _gather_step): a worker mining a field frees it before it takes another.
