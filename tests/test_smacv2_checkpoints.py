@@ -22,9 +22,15 @@ from sc2_envs.training.checkpoints import CHECKPOINT_FORMAT
 FOLDER = REPO / "checkpoints" / "smacv2"
 SHIPPED = {  # file -> (training scenario, seed, env steps)
     "protoss_5_vs_5_seed1.pt": ("protoss_5_vs_5", 1, 1_996_800),
+    "terran_5_vs_5_seed1.pt": ("terran_5_vs_5", 1, 1_996_800),
 }
 EVAL_SEEDS = (101, 102)
-TARGETS = ("protoss_5_vs_5", "protoss_10_vs_10", "protoss_20_vs_20")
+
+
+def _targets(scenario: str) -> tuple[str, ...]:
+    """The training scenario, then its race's 10- and 20-unit scenarios (zero-shot)."""
+    race = scenario.split("_")[0]
+    return (scenario, f"{race}_10_vs_10", f"{race}_20_vs_20")
 
 
 def _rows(eval_seed: int) -> list[dict]:
@@ -42,11 +48,13 @@ def test_the_folder_ships_the_listed_checkpoints_and_each_loads_without_pickled_
         assert (FOLDER / "evals" / f"{file.removesuffix('.pt')}_eval.csv").is_file()
 
 
-@pytest.mark.parametrize("target", ["protoss_5_vs_5", "protoss_10_vs_10"])
-def test_the_protoss_5v5_checkpoint_plays_legal_greedy_actions_on_its_scenario_and_a_larger_one(target):
+@pytest.mark.parametrize("file", sorted(SHIPPED))
+@pytest.mark.parametrize("scale", [5, 10])
+def test_each_checkpoint_plays_legal_greedy_actions_on_its_scenario_and_a_larger_one(file, scale):
+    target = _targets(SHIPPED[file][0])[0 if scale == 5 else 1]
     env = sc2_envs.make_batched(target, num_envs=3, seed=7)
     info = env.get_env_info()
-    policy, critic, _ = models.load_checkpoint(str(FOLDER / "protoss_5_vs_5_seed1.pt"), info)
+    policy, critic, _ = models.load_checkpoint(str(FOLDER / file), info)
     policy.eval()
     out = env.reset()
     n = info["n_agents"]
@@ -65,12 +73,13 @@ def test_the_protoss_5v5_checkpoint_plays_legal_greedy_actions_on_its_scenario_a
 
 
 @pytest.mark.parametrize("eval_seed", EVAL_SEEDS)
-def test_each_final_evaluation_file_holds_100_episodes_per_target_of_the_shipped_file(eval_seed):
+def test_each_final_evaluation_file_holds_100_episodes_per_target_of_each_shipped_file(eval_seed):
     rows = _rows(eval_seed)
-    assert sorted(r["target_map"] for r in rows) == sorted(TARGETS)
+    want = sorted((f"checkpoints/smacv2/{f}", t) for f, (sc, _, _) in SHIPPED.items() for t in _targets(sc))
+    assert sorted((r["checkpoint"], r["target_map"]) for r in rows) == want
     for r in rows:
-        assert r["checkpoint"] == "checkpoints/smacv2/protoss_5_vs_5_seed1.pt" and not r["error"]
-        assert r["source_map"] == "protoss_5_vs_5" and int(r["source_steps"]) == 1_996_800
+        scenario, _, steps = SHIPPED[r["checkpoint"].rsplit("/", 1)[1]]
+        assert not r["error"] and r["source_map"] == scenario and int(r["source_steps"]) == steps
         assert int(r["episodes"]) == 100 and float(r["win_rate"]) == int(r["wins"]) / 100
         assert float(r["ci_low"]) <= float(r["win_rate"]) <= float(r["ci_high"])
 
@@ -79,25 +88,27 @@ def test_each_final_evaluation_file_holds_100_episodes_per_target_of_the_shipped
 def test_a_documented_figure_replays_exactly():
     """protoss_5_vs_5 on evaluation seed 102: the same episodes, wins and mean length as in its file."""
     et = load_algo("eval_transfer")
-    (want,) = [r for r in _rows(102) if r["target_map"] == "protoss_5_vs_5"]
+    (want,) = [r for r in _rows(102) if r["target_map"] == "protoss_5_vs_5"]  # one file is enough here
     row = et.evaluate_transfer(str(FOLDER / "protoss_5_vs_5_seed1.pt"), "protoss_5_vs_5", episodes=100, seed=102)
     assert (row.episodes, row.wins) == (100, int(want["wins"]))
     assert row.mean_length == pytest.approx(float(want["mean_length"]), abs=1e-9)
 
 
-def test_the_docs_table_shows_the_final_evaluation_files():
+@pytest.mark.parametrize("file", sorted(SHIPPED))
+def test_the_docs_table_shows_the_final_evaluation_files(file):
     """Every ``w [lo, hi] (r x)`` cell of the 2M table in docs/smacv2.md is its final_eval row, and ``r``
-    the ratio of a zero-shot win rate to the protoss_5_vs_5 one on the same evaluation seed."""
+    the ratio of a zero-shot win rate to the training scenario's on the same evaluation seed."""
+    targets = _targets(SHIPPED[file][0])
     lines = (REPO / "docs" / "smacv2.md").read_text().splitlines()
-    table = [line for line in lines if line.startswith("| `protoss_5_vs_5_seed1.pt` |")]
+    table = [line for line in lines if line.startswith(f"| `{file}` |")]
     assert sorted(int(line.split("|")[2]) for line in table) == list(EVAL_SEEDS)
     for line in table:
         cells = [c.strip() for c in line.strip("|").split("|")]
-        rate = {r["target_map"]: r for r in _rows(int(cells[1]))}
-        source = float(rate[TARGETS[0]]["win_rate"])
-        for target, cell in zip(TARGETS, cells[2:], strict=True):
+        rate = {r["target_map"]: r for r in _rows(int(cells[1])) if r["checkpoint"].endswith(file)}
+        source = float(rate[targets[0]]["win_rate"])
+        for target, cell in zip(targets, cells[2:], strict=True):
             r = rate[target]
             want = f"{float(r['win_rate']):.2f} [{float(r['ci_low']):.2f}, {float(r['ci_high']):.2f}]"
-            if target != TARGETS[0]:
+            if target != targets[0]:
                 want += f" ({float(r['win_rate']) / source:.2f}x)"
             assert cell == want, (cells[1], target)
