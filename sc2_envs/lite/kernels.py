@@ -1206,7 +1206,8 @@ def _unit_step(
         if ui[i, UI_DONE] == 0:
             _construction_step(uf, ui, oi, of, ti, tf, i, t, loop)
             return
-        _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, i, first_free, loop)
+        if ui[i, UI_NQUEUE] > 0:  # _production_step's own first test, made here to save the call
+            _production_step(uf, ui, oi, of, pq, pf, occ, ti, tf, ec, i, first_free, loop)
         if armed and (ti[t, TI_NEEDS_POWER] == 0 or ui[i, UI_POWERED] == 1):
             j = _retarget(uf, ui, ti, tf, ec, i, owner, tf[t, TF_RANGE], tf[t, TF_RANGE], True, loop)
             if j >= 0:

@@ -183,10 +183,12 @@ GENERIC_ABILITIES = (1, 4, 16, 17, 18, 23, 298, 299, 207, 195, 306, 314)
 NG = len(GENERIC_ABILITIES)
 
 _jit = numba.njit(cache=True)
+# Per-unit and per-cell helpers are inlined at Numba-IR level into their one caller: a call passing a
+# dozen arrays costs more than a row's work, and inlined they see the borrowed views' null meminfo.
 _inline = numba.njit(cache=True, inline="always")
 
 
-@_jit
+@_inline
 def _stamp_sight(vis, x, y, r):
     h, w = vis.shape
     x0 = max(int(math.floor(x - r)), 0)
@@ -202,13 +204,13 @@ def _stamp_sight(vis, x, y, r):
                 vis[yy, xx] = 2
 
 
-@_jit
+@_inline
 def _cell_visible(vis, x, y):
     h, w = vis.shape
     return vis[min(max(int(y), 0), h - 1), min(max(int(x), 0), w - 1)] == 2
 
 
-@_jit
+@_inline
 def _grid(x, y, map_w, map_h, res):
     scale = res / max(map_w, map_h)
     col = min(max(int(math.floor(x * scale)), 0), res - 1)
@@ -216,7 +218,7 @@ def _grid(x, y, map_w, map_h, res):
     return col, row
 
 
-@_jit
+@_inline
 def _order_fid(ui, oi, pq, i, order_fids, type_fids_quick, type_fids_build):
     """Raw function (general) of order ``k`` of unit ``i`` for k = 0, 1, and the order count."""
     out0 = 0
@@ -331,7 +333,7 @@ def _count_gatherers(ui, oi, ti, gatherers):
             gatherers[ui[w, UI_GATHER]] += 1
 
 
-@_jit
+@_inline
 def _harvesters(uf, ui, ti, i, t, gatherers, e):
     """A finished town hall's or gas building's assigned and ideal harvesters (the live API's
     ``assigned_harvesters`` / ``ideal_harvesters``): two per mineral field within 12 of a hall,
@@ -357,7 +359,7 @@ def _harvesters(uf, ui, ti, i, t, gatherers, e):
     e[E_IDEAL] = ideal
 
 
-@_jit
+@_inline
 def _fill_snapshot_row(ghost, g, vocab, map_w, map_h, res, e):
     """Entity row ``e`` of snapshot ``g`` of a destroyed enemy structure."""
     t = int(ghost[g, GH_TYPE])
@@ -374,7 +376,7 @@ def _fill_snapshot_row(ghost, g, vocab, map_w, map_h, res, e):
     e[E_CLOAK] = CLOAK_NOT_CLOAKED
 
 
-@_jit
+@_inline
 def _fill_unit_row(uf, ui, oi, pq, vis, ti, tf, vocab, order_fids, type_fids_quick, type_fids_build, map_w, map_h,
                    res, omniscient, i, gatherers, e, counts):  # fmt: skip
     """Entity row ``e`` of unit slot ``i`` (an own unit also counts in ``counts``; ``gatherers``: see
