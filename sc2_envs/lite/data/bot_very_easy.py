@@ -49,9 +49,6 @@ REPLAY_SOURCE = (
     "Apache-2.0; s2protocol tracker events of player 2 (the built-in AI, difficulty 1 = VeryEasy)"
 )
 
-LOOPS_PER_REAL_MINUTE = 1344
-"""22.4 game loops per real (Faster) second x 60."""
-
 
 @dataclass(frozen=True)
 class OpeningEvent:
