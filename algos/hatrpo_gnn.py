@@ -12,7 +12,9 @@ gradient with Fisher-vector products of the *true* masked categorical KL (HARL's
 only if the KL stays below ``kl_threshold`` and the improvement is at least ``accept_ratio`` of the linear
 prediction. Classes are updated in a random order with HAPPO's factor ``M``; rollout, GAE, critic, multi-map
 training and the run harness are those of ``happo_gnn.py`` (``losses/kl/<class>``,
-``losses/step_accepted/<class>`` report the line search). The numerics the step is built from (flat
+``losses/step_accepted/<class>`` report the line search), except that a critic minibatch runs in one pass
+(``critic_loss``; no ``--pass-rows``), denormals are not flushed (no ``--flush-denormal``) and the default
+batch is 256 envs x 40 steps, evaluated every iteration. The numerics the step is built from (flat
 gradients, conjugate gradient, the Fisher-vector product) are in ``models/trust_region.py``.
 """
 
