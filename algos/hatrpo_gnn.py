@@ -171,8 +171,9 @@ def compute_gae(rewards, values, next_value, terminated, truncated, final_values
     ``values`` are unnormalised ``V(s_t)``; ``next_value`` is ``V`` of the observation after the last
     step. Where an episode ends at step ``t`` the next value is not used: a termination (battle won,
     lost or drawn) has no future, while a truncation (time limit) bootstraps from the value of the
-    final observation, ``final_values[t] = V(s_final)`` (HARL ``use_proper_time_limits``; CleanRL #198).
-    Returns ``(advantages, returns)``, each ``[T, B]``.
+    final observation, ``final_values[t] = V(s_final)`` (CleanRL #198). HARL's ``use_proper_time_limits``
+    tells the two apart too, but zeroes a truncated step's advantage instead (its return is ``V(s_t)``;
+    ``on_policy_critic_buffer_ep.py``'s ``bad_masks``). Returns ``(advantages, returns)``, each ``[T, B]``.
     """
     T = rewards.shape[0]
     # done[t]: the action of step t ended the episode (CleanRL's dones[t + 1]), so values[t + 1], the next episode's
