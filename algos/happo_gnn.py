@@ -105,7 +105,7 @@ class Args:
     update_epochs: int = 5
     """the number of epochs (passes over the batch) to update each class actor and the critic"""
     norm_adv: bool = True
-    """toggles advantage normalisation (over the alive agents, as HARL)"""
+    """toggles advantage normalisation (per map, over all its alive agents, as HARL's `FP` state type)"""
     clip_coef: float = 0.2
     """the surrogate clipping coefficient (also clips the value update, as HARL)"""
     clip_vloss: bool = True

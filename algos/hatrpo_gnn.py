@@ -113,7 +113,7 @@ class Args:
     Gauss-Newton form J^T M J v, or the KL's double backward as HARL does (about 1.5-2x slower per
     product, 1.4x per whole run on 2s3z; benchmarks/train_sps.py --script hatrpo_gnn.py)"""
     norm_adv: bool = True
-    """toggles advantage normalisation (over the alive agents, as HARL)"""
+    """toggles advantage normalisation (per map, over all its alive agents, as HARL's `FP` state type)"""
     clip_coef: float = 0.2
     """clips the value update around the old values (HARL; no policy clipping in TRPO)"""
     clip_vloss: bool = True
