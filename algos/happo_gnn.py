@@ -1,4 +1,4 @@
-# HAPPO (Kuba et al., ICLR 2022; HARL, JMLR 2024) with one count-invariant attention actor per unit class.
+# HAPPO (Kuba et al., ICLR 2022; Zhong et al., HARL, JMLR 2024) with one count-invariant attention actor per unit class.
 # Algorithm facts: PKU-MARL/HARL happo.py, v_critic.py, valuenorm.py, on_policy_ha_runner.py; style: CleanRL ppo.py.
 """Train HAPPO agents on a SMAC map or SMACv2 scenario of the embedded simulator (or several).
 
@@ -11,7 +11,9 @@ centralized value (bootstrapping at time limits, not at battle ends), then updat
 one after the other in a random order. A class's clipped surrogate is averaged over its alive
 agent-steps and weighted per env step by the factor ``M``, the product of the new/old probability
 ratios of the classes updated before it; after its update ``M`` is multiplied by the ratios of all
-of its agents. The critic is updated last. Dead agents (only the no-op available) count nowhere.
+of its agents. The critic is updated last, on returns normalised by HARL's ``ValueNorm``
+(``critic.value_norm``; the buffer and GAE hold denormalised values). Dead agents (only the no-op
+available) count nowhere.
 Within a class each agent's ratio is clipped on its own (its agents share one actor, as in MAPPO), so
 the paper's monotonic-improvement argument holds between classes, not between agents of a class. The
 paper writes the surrogate as ``min(r M', clip(r) M')`` with ``M' = M A``; ``M >= 0`` moves out of the
@@ -101,9 +103,9 @@ class Args:
     num_minibatches: int = 4
     """the number of mini-batches (of env steps) per epoch, for each class actor and the critic; it must divide num_envs x num_steps"""
     update_epochs: int = 5
-    """the K epochs to update each class actor and the critic"""
+    """the number of epochs (passes over the batch) to update each class actor and the critic"""
     norm_adv: bool = True
-    """toggles advantage normalisation (over the alive agents, as HARL)"""
+    """toggles advantage normalisation (per map, over all its alive agents, as HARL's `FP` state type)"""
     clip_coef: float = 0.2
     """the surrogate clipping coefficient (also clips the value update, as HARL)"""
     clip_vloss: bool = True
@@ -168,10 +170,13 @@ def compute_gae(rewards, values, next_value, terminated, truncated, final_values
     ``values`` are unnormalised ``V(s_t)``; ``next_value`` is ``V`` of the observation after the last
     step. Where an episode ends at step ``t`` the next value is not used: a termination (battle won,
     lost or drawn) has no future, while a truncation (time limit) bootstraps from the value of the
-    final observation, ``final_values[t] = V(s_final)`` (HARL ``use_proper_time_limits``; CleanRL #198).
-    Returns ``(advantages, returns)``, each ``[T, B]``.
+    final observation, ``final_values[t] = V(s_final)`` (CleanRL #198). HARL's ``use_proper_time_limits``
+    tells the two apart too, but zeroes a truncated step's advantage instead (its return is ``V(s_t)``;
+    ``on_policy_critic_buffer_ep.py``'s ``bad_masks``). Returns ``(advantages, returns)``, each ``[T, B]``.
     """
     T = rewards.shape[0]
+    # done[t]: the action of step t ended the episode (CleanRL's dones[t + 1]), so values[t + 1], the next episode's
+    # first value, is never used across it; a truncation's bootstrap gamma * V(s_final) is folded into its reward
     done = (terminated | truncated).float()
     rewards = rewards + gamma * final_values * (truncated & ~terminated).float()
     advantages = torch.zeros_like(rewards)
@@ -267,7 +272,10 @@ def minibatch_indices(sizes: list[int], num_minibatches: int, device) -> list[li
 
 def split_rows_by_minibatch(rows, mb_inds, n_rows):
     """The positions in ``rows [P]`` (the env step of each gathered agent-step) that fall in each minibatch
-    of ``mb_inds`` (one map's env-step indices, equal sizes): one increasing ``[P_j]`` int64 tensor each."""
+    of ``mb_inds`` (one map's env-step indices, equal sizes): one increasing ``[P_j]`` int64 tensor each.
+
+    Minibatches are drawn over env steps, as HARL's over ``(T, threads)``, so an agent-step meets the ``M``
+    of its env step; a class actor then runs only on its alive agent-steps in each minibatch."""
     mb_of_row = torch.empty(n_rows, dtype=torch.int64, device=rows.device)
     mb_of_row[torch.cat(mb_inds)] = torch.arange(n_rows, device=rows.device) // mb_inds[0].numel()
     key = mb_of_row[rows]
@@ -288,7 +296,7 @@ if __name__ == "__main__":
     args = run.args
     check_training_args(args)
     run.set_iterations()
-    maps, K = list(args.map), len(args.map)
+    maps, K = list(args.map), len(args.map)  # K maps: each has its own simulator, buffer, GAE and M
 
     # TRY NOT TO MODIFY: seeding
     random.seed(args.seed)
@@ -320,12 +328,13 @@ if __name__ == "__main__":
     except ValueError as e:  # maps whose entity widths differ cannot share weights
         cli_error(f"--map {' '.join(maps)}: {e}")
     zero_shot = run.zero_shot_maps(policy, infos[0], device)  # --eval-maps
-    run.init_weights(policy, critic)
+    run.init_weights(policy, critic)  # --init-from: start from a checkpoint's weights (no-op without it)
     classes = list(policy.classes)
     actor_optimizers = {c: torch.optim.Adam(policy.actors[c].parameters(), lr=args.learning_rate, eps=1e-5) for c in classes}
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
-    value_norm = critic.value_norm
+    value_norm = critic.value_norm  # the returns' running mean and std: the critic outputs normalised values
     rows_per_pass = pass_rows_for(args.pass_rows, device)
+    # TRY NOT TO MODIFY: run folder, run_meta.json, TensorBoard (run.writer), wandb, eval.csv, the first screen
     run.start(
         device, policy, critic, optimizers={**actor_optimizers, "critic": critic_optimizer}, envs=envs, eval_policies=pols,
         eval_envs=eval_envs, seeds=seeds, zero_shot=zero_shot, dropout=dropout, name="HAPPO", infos=infos,
@@ -335,7 +344,8 @@ if __name__ == "__main__":
         ],
     )  # fmt: skip
 
-    # ALGO Logic: Storage setup (one rollout buffer per map: team sizes differ, states never mix)
+    # ALGO Logic: Storage setup (one rollout buffer per map: team sizes differ, states never mix): obs [T, Bm, N, O],
+    # states [T, Bm, S], avail_actions [T, Bm, N, A], actions and logprobs [T, Bm, N], the rest [T, Bm] (one team)
     bufs = []
     for info in infos:
         N, A, O, S = info["n_agents"], info["n_actions"], info["obs_shape"], info["state_shape"]
@@ -355,7 +365,7 @@ if __name__ == "__main__":
         next_obs = run.restore()
     run.open_logs(next_obs)
 
-    iteration = run.start_iteration
+    iteration = run.start_iteration  # run.finish's value when a resumed run has no iteration left
     for iteration in range(run.start_iteration + 1, args.num_iterations + 1):
         run.begin_iteration()
         if args.anneal_lr:
@@ -380,6 +390,7 @@ if __name__ == "__main__":
                 # TRY NOT TO MODIFY: execute the game and log data.
                 with run.env_time():
                     nobs = next_obs[k] = envs[k].step(action)
+                    # auto-reset: a finished env's obs open its next episode (its last state is nobs["final_state"])
                     drop_allies(envs[k], nobs, nobs["terminated"] | nobs["truncated"], dropout[k])
                 buf["rewards"][step] = nobs["reward"]
                 buf["terminateds"][step], buf["truncateds"][step] = nobs["terminated"], nobs["truncated"]
@@ -423,41 +434,39 @@ if __name__ == "__main__":
         class_stats = {}
         order = list(range(len(classes))) if args.fixed_order else torch.randperm(len(classes)).tolist()
         for c in (classes[i] for i in order):
-            # the class's alive agent-steps (in SMACv2, of class c at that step), gathered per map
-            steps = {}
+            # class_batch[k]: the class's alive agent-steps on map k (in SMACv2, of class c at that step)
+            class_batch = {}
             for k in (k for k in range(K) if c in pols[k].class_agents):
                 d = data[k]
                 # rows: each agent-step's env step (to read its M); pos: the agent's place among the class's
-                # agents (a healer's heal targets depend on it); flat: its index in the [T*B*N] batch
+                # agents (a healer's heal targets depend on it); flat: its index in the map's [T*Bm*N] batch
                 rows, pos, flat = pols[k].class_rows(c, d["obs"], d["alive"])
-                steps[k] = {"rows": rows, "pos": pos, "n_c": pols[k].agent_ids(c).numel()}
+                class_batch[k] = {"rows": rows, "pos": pos, "n_c": pols[k].agent_ids(c).numel()}
                 for key in ("obs", "avail_actions", "actions", "logprobs", "advantages"):
-                    steps[k][key] = d[key].reshape(-1, *d[key].shape[2:])[flat]
-            if all(s["rows"].numel() == 0 for s in steps.values()):  # the class was dead for the whole batch (HARL skips it)
+                    class_batch[k][key] = d[key].reshape(-1, *d[key].shape[2:])[flat]
+            if all(s["rows"].numel() == 0 for s in class_batch.values()):  # dead for the whole batch (HARL skips it)
                 continue
-            # the behaviour log-probs are the class's log-probs before its update: its actor has not changed since the rollout
+            # pi_old of the ratio and of M's update below is the rollout's log-prob: HARL recomputes it before the
+            # class's update, the same value, as the class's actor has not changed since the rollout
             totals, n_updates = torch.zeros(4, device=device), 0
             for _epoch in range(args.update_epochs):
                 mbs = minibatch_indices(sizes, args.num_minibatches, device)
-                split = {k: split_rows_by_minibatch(s["rows"], [mb[k] for mb in mbs], sizes[k]) for k, s in steps.items()}
+                split = {
+                    k: split_rows_by_minibatch(s["rows"], [mb[k] for mb in mbs], sizes[k]) for k, s in class_batch.items()
+                }
                 for j in range(args.num_minibatches):
                     # the minibatch's agent-steps of every map in passes of at most pass_rows (one map each): the
                     # gradients of the passes add up to the whole minibatch's
-                    passes = [(k, p) for k in steps for p in split[k][j].split(rows_per_pass)]
+                    passes = [(k, p) for k in class_batch for p in split[k][j].split(rows_per_pass)]
                     n = sum(p.numel() for _, p in passes)
                     actor_optimizers[c].zero_grad()
                     sums = torch.zeros(4, device=device)
                     for k, i in passes:
-                        s = steps[k]
+                        s = class_batch[k]
                         dist = pols[k].class_dist_at(c, s["obs"][i], s["avail_actions"][i], s["pos"][i])
-                        pg, ent, kl, clipped = happo_actor_loss(
-                            dist,
-                            s["actions"][i],
-                            s["logprobs"][i],
-                            s["advantages"][i],
-                            factor[k][s["rows"][i]],
-                            args.clip_coef,
-                        )
+                        pg, ent, kl, clipped = happo_actor_loss(dist, s["actions"][i], s["logprobs"][i], s["advantages"][i],
+                                                                factor[k][s["rows"][i]], args.clip_coef)  # fmt: skip
+                        # CleanRL's loss (pg_loss - ent_coef * entropy_loss, no value term) as a mean over n agent-steps
                         ((pg - args.ent_coef * ent) / n).backward()
                         sums += torch.stack([pg.detach(), ent.detach(), kl, clipped])
                     if n == 0:  # no alive agent of the class in this minibatch: Adam still steps, with a zero
@@ -472,7 +481,7 @@ if __name__ == "__main__":
                 if args.target_kl is not None and approx_kl > args.target_kl:
                     break
             with torch.no_grad():  # M times the class's new/old ratios, per map's env step
-                for k, s in steps.items():
+                for k, s in class_batch.items():
                     if s["rows"].numel() == 0:
                         continue
                     chunk = min(rows_per_pass, max(1, mb_size * s["n_c"]))  # a minibatch's agent-steps at most (memory)
@@ -494,6 +503,7 @@ if __name__ == "__main__":
         for _epoch in range(args.update_epochs):
             for mb in minibatch_indices(sizes, args.num_minibatches, device):
                 critic_optimizer.zero_grad()
+                # folds the minibatch's returns into ValueNorm, then backpropagates vf_coef x the normalised value loss
                 v_loss = critic_backward(crits, data, mb, args, rows_per_pass)
                 nn.utils.clip_grad_norm_(critic.parameters(), args.max_grad_norm)
                 critic_optimizer.step()

@@ -1,4 +1,4 @@
-# HATRPO (Kuba et al., ICLR 2022; HARL, JMLR 2024) with one count-invariant attention actor per unit class.
+# HATRPO (Kuba et al., ICLR 2022; Zhong et al., HARL, JMLR 2024) with one count-invariant attention actor per unit class.
 # Algorithm facts: PKU-MARL/HARL hatrpo.py / utils/trpo_util.py / on_policy_ha_runner.py; style: CleanRL ppo.py.
 """Train HATRPO agents on a SMAC map or SMACv2 scenario of the embedded simulator (or several).
 
@@ -12,7 +12,9 @@ gradient with Fisher-vector products of the *true* masked categorical KL (HARL's
 only if the KL stays below ``kl_threshold`` and the improvement is at least ``accept_ratio`` of the linear
 prediction. Classes are updated in a random order with HAPPO's factor ``M``; rollout, GAE, critic, multi-map
 training and the run harness are those of ``happo_gnn.py`` (``losses/kl/<class>``,
-``losses/step_accepted/<class>`` report the line search). The numerics the step is built from (flat
+``losses/step_accepted/<class>`` report the line search), except that a critic minibatch runs in one pass
+(``critic_loss``; no ``--pass-rows``), denormals are not flushed (no ``--flush-denormal``) and the default
+batch is 256 envs x 40 steps, evaluated every iteration. The numerics the step is built from (flat
 gradients, conjugate gradient, the Fisher-vector product) are in ``models/trust_region.py``.
 """
 
@@ -93,7 +95,7 @@ class Args:
     """the number of mini-batches (of env steps) per critic epoch (the actors use the whole batch);
     it must divide num_envs x num_steps"""
     update_epochs: int = 5
-    """the K epochs to update the critic"""
+    """the number of epochs (passes over the batch) to update the critic"""
     kl_threshold: float = 0.01
     """the trust region: maximum mean KL(old || new) per class actor step (HARL 3s5z)"""
     ls_step: int = 10
@@ -111,7 +113,7 @@ class Args:
     Gauss-Newton form J^T M J v, or the KL's double backward as HARL does (about 1.5-2x slower per
     product, 1.4x per whole run on 2s3z; benchmarks/train_sps.py --script hatrpo_gnn.py)"""
     norm_adv: bool = True
-    """toggles advantage normalisation (over the alive agents, as HARL)"""
+    """toggles advantage normalisation (per map, over all its alive agents, as HARL's `FP` state type)"""
     clip_coef: float = 0.2
     """clips the value update around the old values (HARL; no policy clipping in TRPO)"""
     clip_vloss: bool = True
@@ -143,11 +145,12 @@ class Args:
     extra eval.csv row when the stop falls between scheduled evaluations)"""
     ally_dropout: tuple[float, ...] = (0.0,)
     """probability, in [0, 1), that a training episode starts with one of its allies (drawn uniformly) removed: one value
-    for every --map or one per map (`--ally-dropout 0 0.5` on `--map 3m 8m`), as in happo_gnn.py (`SMACSim.remove_allies`;
-    --backend sim). Evaluations never remove allies. 0: off"""
+    for every --map or one per map (`--ally-dropout 0 0.5` on `--map 3m 8m`), so that the actors meet battles in which they are
+    outnumbered (`SMACSim.remove_allies`; --backend sim). Evaluations never remove allies. 0: off"""
     init_from: str = ""
     """a checkpoint (`<exp_name>.pt` of this script or happo_gnn.py) whose actor and critic weights start this run (fresh
-    optimisers, env steps counted from 0); the classes, network sizes and critic must match this run's"""
+    optimisers, env steps counted from 0), e.g. to fine-tune with --ally-dropout; the classes, network sizes and critic must
+    match this run's"""
 
     # to be filled in runtime
     batch_size: int = 0
@@ -168,10 +171,13 @@ def compute_gae(rewards, values, next_value, terminated, truncated, final_values
     ``values`` are unnormalised ``V(s_t)``; ``next_value`` is ``V`` of the observation after the last
     step. Where an episode ends at step ``t`` the next value is not used: a termination (battle won,
     lost or drawn) has no future, while a truncation (time limit) bootstraps from the value of the
-    final observation, ``final_values[t] = V(s_final)`` (HARL ``use_proper_time_limits``; CleanRL #198).
-    Returns ``(advantages, returns)``, each ``[T, B]``.
+    final observation, ``final_values[t] = V(s_final)`` (CleanRL #198). HARL's ``use_proper_time_limits``
+    tells the two apart too, but zeroes a truncated step's advantage instead (its return is ``V(s_t)``;
+    ``on_policy_critic_buffer_ep.py``'s ``bad_masks``). Returns ``(advantages, returns)``, each ``[T, B]``.
     """
     T = rewards.shape[0]
+    # done[t]: the action of step t ended the episode (CleanRL's dones[t + 1]), so values[t + 1], the next episode's
+    # first value, is never used across it; a truncation's bootstrap gamma * V(s_final) is folded into its reward
     done = (terminated | truncated).float()
     rewards = rewards + gamma * final_values * (truncated & ~terminated).float()
     advantages = torch.zeros_like(rewards)
@@ -317,7 +323,7 @@ if __name__ == "__main__":
     args = run.args
     check_training_args(args)
     run.set_iterations()
-    maps, K = list(args.map), len(args.map)
+    maps, K = list(args.map), len(args.map)  # K maps: each has its own simulator, buffer, GAE and M
 
     # TRY NOT TO MODIFY: seeding
     random.seed(args.seed)
@@ -348,10 +354,11 @@ if __name__ == "__main__":
     except ValueError as e:  # maps whose entity widths differ cannot share weights
         cli_error(f"--map {' '.join(maps)}: {e}")
     zero_shot = run.zero_shot_maps(policy, infos[0], device)  # --eval-maps
-    run.init_weights(policy, critic)
+    run.init_weights(policy, critic)  # --init-from: start from a checkpoint's weights (no-op without it)
     classes = list(policy.classes)
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=args.critic_learning_rate, eps=1e-5)
-    value_norm = critic.value_norm
+    value_norm = critic.value_norm  # the returns' running mean and std: the critic outputs normalised values
+    # TRY NOT TO MODIFY: run folder, run_meta.json, TensorBoard (run.writer), wandb, eval.csv, the first screen
     run.start(
         device, policy, critic, optimizers={"critic": critic_optimizer}, envs=envs, eval_policies=pols,
         eval_envs=eval_envs, seeds=seeds, zero_shot=zero_shot, dropout=dropout, name="HATRPO", infos=infos,
@@ -362,7 +369,8 @@ if __name__ == "__main__":
         ],
     )  # fmt: skip
 
-    # ALGO Logic: Storage setup (one rollout buffer per map: team sizes differ, states never mix)
+    # ALGO Logic: Storage setup (one rollout buffer per map: team sizes differ, states never mix): obs [T, Bm, N, O],
+    # states [T, Bm, S], avail_actions [T, Bm, N, A], actions and logprobs [T, Bm, N], the rest [T, Bm] (one team)
     bufs = []
     for info in infos:
         N, A, O, S = info["n_agents"], info["n_actions"], info["obs_shape"], info["state_shape"]
@@ -382,7 +390,7 @@ if __name__ == "__main__":
         next_obs = run.restore()
     run.open_logs(next_obs)
 
-    iteration = run.start_iteration
+    iteration = run.start_iteration  # run.finish's value when a resumed run has no iteration left
     for iteration in range(run.start_iteration + 1, args.num_iterations + 1):
         run.begin_iteration()
         if args.anneal_lr:
@@ -405,6 +413,7 @@ if __name__ == "__main__":
                 # TRY NOT TO MODIFY: execute the game and log data.
                 with run.env_time():
                     nobs = next_obs[k] = envs[k].step(action)
+                    # auto-reset: a finished env's obs open its next episode (its last state is nobs["final_state"])
                     drop_allies(envs[k], nobs, nobs["terminated"] | nobs["truncated"], dropout[k])
                 buf["rewards"][step] = nobs["reward"]
                 buf["terminateds"][step], buf["truncateds"][step] = nobs["terminated"], nobs["truncated"]
@@ -446,25 +455,28 @@ if __name__ == "__main__":
         factor = [torch.ones(T * Bm, device=device) for _ in maps]
         order = list(range(len(classes))) if args.fixed_order else torch.randperm(len(classes)).tolist()
         for c in (classes[i] for i in order):
-            # the class's alive agent-steps (in SMACv2, of class c at that step), gathered per map
-            steps = {}
+            # class_batch[k]: the class's alive agent-steps on map k (in SMACv2, of class c at that step)
+            class_batch = {}
             for k in (k for k in range(K) if c in pols[k].class_agents):
                 d = data[k]
+                # rows: each agent-step's env step (to read its M); pos: the agent's place among the class's
+                # agents (a healer's heal targets depend on it); flat: its index in the map's [T*Bm*N] batch
                 rows, pos, flat = pols[k].class_rows(c, d["obs"], d["alive"])
                 if rows.numel() == 0:  # a map where the class was dead for the whole batch adds nothing
                     continue
-                steps[k] = {"rows": rows, "pos": pos, "n_c": pols[k].agent_ids(c).numel()}
+                class_batch[k] = {"rows": rows, "pos": pos, "n_c": pols[k].agent_ids(c).numel()}
                 for key in ("obs", "avail_actions", "actions", "logprobs", "advantages"):
-                    steps[k][key] = d[key].reshape(-1, *d[key].shape[2:])[flat]
-            if not steps:  # the class was dead for the whole batch
+                    class_batch[k][key] = d[key].reshape(-1, *d[key].shape[2:])[flat]
+            if not class_batch:  # the class was dead for the whole batch
                 continue
             stats = trpo_step(
-                [pols[k] for k in steps], c,
-                *([s[key] for s in steps.values()] for key in ("obs", "avail_actions", "actions", "logprobs", "advantages")),
-                [factor[k][s["rows"]] for k, s in steps.items()], [s["pos"] for s in steps.values()], args,
+                [pols[k] for k in class_batch], c,
+                *([s[key] for s in class_batch.values()]
+                  for key in ("obs", "avail_actions", "actions", "logprobs", "advantages")),
+                [factor[k][s["rows"]] for k, s in class_batch.items()], [s["pos"] for s in class_batch.values()], args,
             )  # fmt: skip
             old_logp, new_logp = stats.pop("old_logp"), stats.pop("new_logp")
-            for j, (k, s) in enumerate(steps.items()):  # M times the class's new/old ratios, per map's env step
+            for j, (k, s) in enumerate(class_batch.items()):  # M times the class's new/old ratios, per map's env step
                 factor[k] = happo_factor_update(factor[k], new_logp[j], old_logp[j], s["rows"], s["pos"], s["n_c"])
             for key, v in stats.items():
                 run.writer.add_scalar(f"losses/{key}/{c}", v, global_step)
