@@ -31,7 +31,8 @@ Every other argument goes to HARL's ``train.py`` unchanged (HARL's own
 * ``step(actions (N, 1)) -> (obs, share_obs, rewards [[r]] * N, dones (N,) bool, infos, avail)``
   where ``dones[i]`` is the episode end or agent ``i``'s death, and every ``infos[i]`` has
   ``battles_won``, ``battles_game``, ``battles_draw``, ``restarts``, ``bad_transition`` (True at the
-  time limit only, so HARL bootstraps there with ``use_proper_time_limits``) and ``won``.
+  time limit only: with ``use_proper_time_limits`` HARL turns it into ``bad_masks``, which zero a
+  truncated step's GAE advantage, ``harl/common/buffers/on_policy_critic_buffer_ep.py``) and ``won``.
 
 Observation / state layout (differs from HARL's own SMAC env, which is MAPPO's): the observation is
 SMAC v1's (``obs_last_action=True``, HARL's default) followed by the agent's one-hot id
