@@ -52,7 +52,7 @@ from sc2_envs.training.cli import check_out_dir, cli_error, close_names, flowing
 from sc2_envs.training.evaluation import evaluate
 from sc2_envs.training.run import make_run_dir, write_run_meta
 from sc2_envs.training.transfer_results import CSV_COLUMNS as CSV_COLUMNS
-from sc2_envs.training.transfer_results import TransferRow, markdown_table, plot_rows, write_csv
+from sc2_envs.training.transfer_results import TransferRow, markdown_table, median_table, plot_rows, write_csv
 from sc2_envs.training.transfer_results import short_names as short_names
 
 DEFAULT_MAPS: dict[frozenset, tuple[str, ...]] = {
@@ -445,13 +445,16 @@ def main(args: Args, prepared: tuple | None = None) -> list[TransferRow]:
     stem = os.path.join(str(run_dir), args.name)
     write_csv(rows, stem + ".csv")
     table = markdown_table(rows)
+    medians = median_table(rows)
+    if medians:  # several checkpoints of one source map and actor type (seeds): their median per target
+        medians = "\nMedian win rate over the checkpoints of each source map and actor type:\n\n" + medians
     with open(stem + ".md", "w") as f:
         f.write(
             f"Greedy={args.greedy}, {args.episodes} episodes per pair, seed {args.seed}, embedded simulator; "
-            "win rate with Wilson 95% interval.\n\n" + table
+            "win rate with Wilson 95% interval.\n\n" + table + medians
         )
     plot_rows(rows, stem + ".png")
-    print("\n" + table)
+    print("\n" + table + medians)
     print(f"wrote {stem}.csv, {stem}.md, {stem}.png")
     return rows
 

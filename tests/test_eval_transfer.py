@@ -296,6 +296,28 @@ def test_main_writes_csv_markdown_and_png(tmp_path, capsys):
     assert len(list((tmp_path / "out").iterdir())) == 2
 
 
+def test_median_table_gives_the_median_over_the_seeds_of_each_source_and_target():
+    # the README's results quote "medians of 3 seeds" next to this command; it printed only the per-seed rows
+    def row(target, rate, seed, error=""):
+        figures = (10, int(rate * 10), rate, 0.0, 1.0) if not error else ()
+        return et.TransferRow(target, "3m+8m", "gnn", "scale-up", *figures, error=error, checkpoint=f"s{seed}.pt")
+
+    rows = [row("25m", 1.0, 1), row("25m", 0.9, 2), row("25m", 0.5, 3), row("3m", 1.0, 1), row("3m", 0.0, 2, "x")]
+    lines = et.median_table(rows).splitlines()
+    assert lines[2:] == [
+        "| 3m+8m | gnn | 25m | scale-up | 3 | 0.90 | 0.50 | 1.00 | 0 |",
+        "| 3m+8m | gnn | 3m | scale-up | 2 | 1.00 | 1.00 | 1.00 | 1 |",
+    ]
+
+
+def test_median_table_is_empty_without_two_checkpoints_of_one_source():
+    rows = [
+        et.TransferRow("3m", "3m", "gnn", "in-distribution", 10, 9, 0.9, 0.6, 0.98, checkpoint="a.pt"),
+        et.TransferRow("3m", "3m", "mlp", "in-distribution", 10, 5, 0.5, 0.2, 0.8, checkpoint="b.pt"),
+    ]
+    assert et.median_table(rows) == ""
+
+
 # ---------------------------------------------------------------- benchmark script
 
 

@@ -3,7 +3,8 @@
 :class:`TransferRow` holds one pair's figures (or the reason it could not be evaluated); the
 evaluation writes the rows as CSV (:func:`write_csv`, columns :data:`CSV_COLUMNS`), as a GitHub
 Markdown table (:func:`markdown_table`) and as a grouped bar chart of the win rates with their Wilson
-95 % intervals (:func:`plot_rows`). ``benchmarks/transfer_table.py`` and ``benchmarks/learning_curves.py``
+95 % intervals (:func:`plot_rows`); where several checkpoints share a source map and actor type
+(seeds of one recipe), :func:`median_table` gives their median win rate per target map. ``benchmarks/transfer_table.py`` and ``benchmarks/learning_curves.py``
 read these CSV files back.
 """
 
@@ -11,10 +12,11 @@ from __future__ import annotations
 
 import csv
 import os
+import statistics
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-__all__ = ["CSV_COLUMNS", "TransferRow", "markdown_table", "plot_rows", "short_names", "write_csv"]
+__all__ = ["CSV_COLUMNS", "TransferRow", "markdown_table", "median_table", "plot_rows", "short_names", "write_csv"]
 
 
 @dataclass
@@ -93,6 +95,34 @@ def markdown_table(rows: list[TransferRow]) -> str:
         lines.append(
             f"| {src} | {r.actor_type} | {r.target_map} | {r.kind} | {_fmt(r.episodes, 'd')} | {wr} | "
             f"{_fmt(r.mean_return, '.2f')} | {_fmt(r.mean_length, '.1f')} | {err} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def median_table(rows: list[TransferRow]) -> str:
+    """GitHub Markdown table of the median win rate over the checkpoints that share a source map and actor
+    type (seeds of one recipe), per target map: the figure the README's results quote ("medians of 3
+    seeds"). Pairs that could not be evaluated (``error``) are left out of the median and counted.
+
+    Returns:
+        the table, or ``""`` when no source map and actor type has two or more checkpoints (nothing to
+        summarise beyond :func:`markdown_table`).
+    """
+    groups: dict[tuple, list[TransferRow]] = {}
+    for r in rows:
+        groups.setdefault((r.source_map, r.actor_type, r.target_map, r.kind), []).append(r)
+    if all(len({r.checkpoint for r in g}) < 2 for g in groups.values()):
+        return ""
+    lines = [
+        "| source | actor | target | kind | checkpoints | median win rate | min | max | not evaluated |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for (src, actor, target, kind), g in groups.items():
+        rates = [r.win_rate for r in g if r.win_rate is not None]
+        med, lo, hi = (statistics.median(rates), min(rates), max(rates)) if rates else (None, None, None)
+        lines.append(
+            f"| {src} | {actor} | {target} | {kind} | {len(g)} | {_fmt(med, '.2f')} | {_fmt(lo, '.2f')} | "
+            f"{_fmt(hi, '.2f')} | {len(g) - len(rates)} |"
         )
     return "\n".join(lines) + "\n"
 
