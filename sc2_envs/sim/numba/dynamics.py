@@ -988,11 +988,7 @@ class TickKernel:
         fov = self._extra(st, "fov_dir", torch.float32)
         a = actions if actions.is_contiguous() else actions.contiguous()
         n, par = self._chunks(v[0].shape[0])
-        # pos, alive, health, order_kind, order_target, order_point, last_attacker
-        args = (
-            a.numpy(), v[0], v[5], v[1], v[6], v[7], v[8], v[10], fov, self.cf, self.ci, self.can_target, self.move_dirs,
-            self.fov_dirs, self.fl, uk, *self.kind_consts(),
-        )  # fmt: skip
+        args = (a.numpy(), v, fov, self.tables, self.move_dirs, self.fov_dirs, self.fl, uk, self.kinds)
         if par:
             run_chunks(lambda lo, hi: orders_range(lo, hi, *args), v[0].shape[0], n)
         else:

@@ -39,7 +39,15 @@ import torch
 from sc2_envs.sim import rng
 from sc2_envs.sim.numba.actions import OK, OUT_OF_RANGE, UNAVAILABLE, check_actions, orders_env
 from sc2_envs.sim.numba.dynamics import PARALLEL_MIN_ENVS, advance, tick_scratch
-from sc2_envs.sim.numba.features import F_EPISODE_LIMIT, F_N, feature_scratch, obs_state_view, observe_env, step_env
+from sc2_envs.sim.numba.features import (
+    F_EPISODE_LIMIT,
+    F_N,
+    ObserveTables,
+    feature_scratch,
+    obs_state_view,
+    observe_env,
+    step_env,
+)
 from sc2_envs.sim.numba.reset import fresh_state
 from sc2_envs.sim.numba.state import (
     FL_PER_ENV,
@@ -143,22 +151,18 @@ class StepOutputs(NamedTuple):
 
 
 def _make_finish(V2: bool):
-    def finish(lo, hi, units, episode, act, observe, out, avail_in, result, obs_state, id_order, geo, ok, observed):
+    def finish(lo, hi, units, episode, act, tables, out, avail_in, result, obs_state, id_order, geo, ok, observed):
         """After the ticks of envs ``lo .. hi - 1``: per env ``step_env`` (result, reward), the step's flags
         and counts, ``observe_env`` and the ``final_*`` copies (``step_range``'s step 2; the groups as
-        there, ``observe`` the observe kernel's tables ``table .. fparams``). No reference counts
-        (``_nrt=False``: it allocates nothing, and ``step_range`` holds every array for the call), so the
-        per-env calls count nothing."""
-        pos, health, shield, energy, cooldown, alive = units[:6]
-        prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward = episode
-        table, opath, height, omove, opts, oflags, fparams = observe
+        there, ``tables`` the ``features.ObserveTables``). No reference counts (``_nrt=False``: it allocates
+        nothing, and ``step_range`` holds every array for the call), so the per-env calls count nothing."""
+        alive, episode_steps = units.alive, episode.episode_steps
         obs, state, avail, reward, battle_won, terminated, truncated, dead_allies, dead_enemies, episode_limit = out[:10]
         agent_alive, final_obs, final_state, final_avail = out.agent_alive, out[12], out[13], out[14]
-        N, U = oflags[F_N], pos.shape[1]
-        limit = oflags[F_EPISODE_LIMIT]
+        N, U = tables.flags[F_N], alive.shape[1]
+        limit = tables.flags[F_EPISODE_LIMIT]
         for b in range(lo, hi):
-            step_env(V2, b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act,
-                     unit_kind, max_reward, table, oflags, fparams, reward, result)  # fmt: skip
+            step_env(V2, b, units, episode, act, tables, reward, result)
             won = result[0, b]
             term = won or result[1, b] or result[2, b]
             trunc = (not term) and episode_steps[b] >= limit
@@ -177,9 +181,7 @@ def _make_finish(V2: bool):
                     de += 1
             dead_allies[b] = da
             dead_enemies[b] = de
-            observe_env(V2, b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir,
-                        enemy_tag, id_order, table, opath, height, omove, opts, oflags, fparams, obs, obs_state, state, avail,
-                        geo, ok, observed)  # fmt: skip
+            observe_env(V2, b, units, episode, id_order, tables, obs, obs_state, state, avail, geo, ok, observed)
             for i in range(obs.shape[1]):
                 for k in range(obs.shape[2]):
                     final_obs[b, i, k] = obs[b, i, k]
@@ -233,9 +235,9 @@ def _make_step_range(V2: bool):
         w, sweep = tick_scratch(t)
         # (locals for the per-env loop: a field read there would take a reference count per env)
         cf, ci, can_target, col, order_point, last_attacker = t.cf, t.ci, t.can_target, w.col, s.order_point, s.last_attacker
-        order_kind, order_target, fov_dir, oflags = s.order_kind, s.order_target, e.fov_dir, observe[5]
-        geo, ok, observed = feature_scratch(oflags)
-        obs_state = obs_state_view(o.obs, o.state, oflags)
+        order_kind, order_target, fov_dir, ot = s.order_kind, s.order_target, e.fov_dir, ObserveTables(*observe)
+        geo, ok, observed = feature_scratch(ot.flags)
+        obs_state = obs_state_view(o.obs, o.state, ot.flags)
         # the enemy tags in agent id order. Made here, not features.NO_RANK: Numba types a global array as
         # read-only, and observe_env would compile a second time for that type (the ObserveKernel passes
         # its placeholder as an argument)
@@ -255,7 +257,7 @@ def _make_step_range(V2: bool):
                 orders_env(b, act, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, cf,
                            ci, can_target, move_dirs, fov_dirs, fl)  # fmt: skip
             advance(lo, hi, n_ticks, s, t, m, fl, w, sweep)
-            finish(lo, hi, s, e, act, observe, o, avail_in, result, obs_state, id_order, geo, ok, observed)
+            finish(lo, hi, s, e, act, ot, o, avail_in, result, obs_state, id_order, geo, ok, observed)
         if checks:
             return OK, _tally(o.terminated, o.truncated, o.battle_won, stats)
         return OK, 0
