@@ -221,16 +221,16 @@ class TickScratch(NamedTuple):
 
 
 @numba.njit(**JIT)
-def tick_scratch(t):
-    """``(TickScratch, sweep)`` for the :class:`UnitTables` ``t`` (the sweep distance of ``collision_consts``;
-    a SMACv2 scenario's is recomputed per env by ``gather_env_tables``)."""
-    U = t.cf.shape[1]
+def tick_scratch(collide_pair, r2far):
+    """``(TickScratch, sweep)`` for the tables ``collide_pair``/``r2far [U, U]`` of :class:`UnitTables` (the
+    sweep distance of ``collision_consts``; a SMACv2 scenario's is recomputed per env by ``gather_env_tables``)."""
+    U = collide_pair.shape[0]
     P = 1
     while P < U:
         P *= 2
     sf = np.zeros((8, U), np.float32)
     si = np.zeros((11, U), np.int64)
-    col, sweep, order, gl, pc, pj, ptx, pty = collision_scratch(t.collide_pair, t.r2far)
+    col, sweep, order, gl, pc, pj, ptx, pty = collision_scratch(collide_pair, r2far)
     w = TickScratch(
         sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7], si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7],
         si[8], si[9], si[10], np.zeros(P, np.float32), np.zeros(P, np.float32), col, order, gl, pc, pj, ptx, pty,
@@ -764,7 +764,7 @@ def ticks_range(b0, b1, n_ticks, units, tables, terrain, fl, unit_kind, kinds):
     ``tables``, ``terrain``, ``kinds``: a :class:`UnitState`, :class:`UnitTables`, :class:`MapTables`
     and :class:`KindTables` as plain tuples (``numba.state``); ``unit_kind``: ``WorldState.unit_kind``."""
     s, t, m = UnitState(*units), UnitTables(*tables), MapTables(*terrain)
-    w, sweep = tick_scratch(t)
+    w, sweep = tick_scratch(t.collide_pair, t.r2far)
     if fl[FL_PER_ENV]:
         k = KindTables(*kinds)
         et, col = env_unit_tables(t.enemy_pair), w.col

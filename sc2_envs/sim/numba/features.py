@@ -255,6 +255,9 @@ class ObserveTables(NamedTuple):
     fparams: np.ndarray
 
 
+_FLAGS = ObserveTables._fields.index("flags")  # (its position in the plain tuple)
+
+
 @numba.njit(_nrt=False, **JIT)
 def step_env(v2, b, units, episode, actions, tables, reward, result):
     """Env ``b``: step counter, last action, game result and reward, then the previous-step snapshot
@@ -642,21 +645,24 @@ def obs_state_view(obs, state, flags):
 def _make_observe_serial(V2: bool):
     def observe_range(env_ids, do_step, units, episode, rank, actions, tables, obs, obs_state, state, avail, reward,
                       result, geo, ok, observed):  # fmt: skip
-        # the per-env loop without reference counts (``_nrt=False``; observe_serial holds every array)
+        # the groups named and the per-env loop run without reference counts (``_nrt=False``; observe_serial
+        # holds every array)
+        s, e, t = UnitState(*units), EpisodeState(*episode), ObserveTables(*tables)
         for k in range(env_ids.shape[0]):
             b = env_ids[k]
             if do_step:
-                step_env(V2, b, units, episode, actions, tables, reward, result)
-            observe_env(V2, b, units, episode, rank, tables, obs, obs_state, state, avail, geo, ok, observed)
+                step_env(V2, b, s, e, actions, t, reward, result)
+            observe_env(V2, b, s, e, rank, t, obs, obs_state, state, avail, geo, ok, observed)
 
     def observe_serial(env_ids, do_step, units, episode, rank, actions, tables, obs, state, avail, reward, result):
         """``step_env`` (with ``do_step``) and ``observe_env`` of the envs ``env_ids``: ``units``, ``episode``
         a ``UnitState`` and ``EpisodeState`` (``numba.state``), ``tables`` an :class:`ObserveTables`, as
         plain tuples."""
-        s, e, t = UnitState(*units), EpisodeState(*episode), ObserveTables(*tables)
-        geo, ok, observed = feature_scratch(t.flags)
-        obs_state = obs_state_view(obs, state, t.flags)
-        run(env_ids, do_step, s, e, rank, actions, t, obs, obs_state, state, avail, reward, result, geo, ok, observed)
+        flags = tables[_FLAGS]
+        geo, ok, observed = feature_scratch(flags)
+        obs_state = obs_state_view(obs, state, flags)
+        run(env_ids, do_step, units, episode, rank, actions, tables, obs, obs_state, state, avail, reward, result, geo, ok,
+            observed)  # fmt: skip
 
     # a name of its own per family: Numba's on-disk cache is keyed by the function's qualified name
     observe_range.__name__ = observe_range.__qualname__ = "_observe_range_v2" if V2 else "_observe_range_v1"

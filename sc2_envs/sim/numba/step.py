@@ -150,6 +150,15 @@ class StepOutputs(NamedTuple):
     final_avail_actions: np.ndarray
 
 
+# positions in the plain tuples (compile-time constants of the kernels)
+_ALIVE, _UNIT_KIND = UnitState._fields.index("alive"), EpisodeState._fields.index("unit_kind")
+_COLLIDE_PAIR, _ENEMY_PAIR, _R2FAR = (UnitTables._fields.index(n) for n in ("collide_pair", "enemy_pair", "r2far"))
+_OBSERVE_FLAGS = ObserveTables._fields.index("flags")
+_INVALID, _BATTLE_WON, _TERMINATED, _TRUNCATED = (
+    StepOutputs._fields.index(n) for n in ("invalid_actions", "battle_won", "terminated", "truncated")
+)
+
+
 def _make_finish(V2: bool):
     def finish(lo, hi, units, episode, act, tables, out, avail_in, result, obs_state, id_order, geo, ok, observed):
         """After the ticks of envs ``lo .. hi - 1``: per env ``step_env`` (result, reward), the step's flags
@@ -201,6 +210,38 @@ _FINISH = {False: _make_finish(False), True: _make_finish(True)}
 def _make_step_range(V2: bool):
     finish = _FINISH[V2]
 
+    def step_span(b0, b1, n_ticks, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs, observe,
+                  avail_in, out, result, work):  # fmt: skip
+        """Orders, ticks and ``finish`` of envs ``b0 .. b1 - 1`` (``step_range``'s step 2, its arguments as
+        there; ``work``: ``step_range``'s scratch). No reference counts (``_nrt=False``: it allocates
+        nothing, and ``step_range`` holds every array for the call), so naming the groups and reading
+        their fields costs nothing, per call or per env."""
+        s, e, t, m = UnitState(*units), EpisodeState(*episode), UnitTables(*tables), MapTables(*terrain)
+        o, ot = StepOutputs(*out), ObserveTables(*observe)
+        w, sweep, geo, ok, observed, obs_state, id_order = work
+        if V2:  # (V2 is a compile-time constant: Numba prunes the other branch, and compiles its calls only)
+            k = KindTables(*kinds)
+        # One ``advance`` (and ``finish``) call per span of envs: every call from a counting function takes
+        # an atomic reference count on each of its array arguments (Numba's NRT), which per env was ~20 % of
+        # a 2s3z step at 1,024 envs (perf: NRT_incref / NRT_decref), and the two threads' counts contend for
+        # the same counters. A SMAC v1 map has one set of tables, so the whole range ticks in one call; a
+        # SMACv2 scenario gathers each env's own tables first (into ``tables``), so its span is one env. The
+        # envs are independent and ``advance`` resets its scratch per env, so the result is the same as env
+        # by env.
+        span = 1 if V2 else max(b1 - b0, 1)
+        for lo in range(b0, b1, span):
+            hi = min(lo + span, b1)
+            for b in range(lo, hi):
+                if V2:
+                    sweep = gather_env_tables(b, e.unit_kind, fl, k, t, w.col)
+                orders_env(b, act, s.pos, s.alive, s.health, s.order_kind, s.order_target, s.order_point,
+                           s.last_attacker, e.fov_dir, t.cf, t.ci, t.can_target, move_dirs, fov_dirs, fl)  # fmt: skip
+            advance(lo, hi, n_ticks, s, t, m, fl, w, sweep)
+            finish(lo, hi, s, e, act, ot, o, avail_in, result, obs_state, id_order, geo, ok, observed)
+
+    step_span.__name__ = step_span.__qualname__ = "_step_span_v2" if V2 else "_step_span_v1"
+    span_kernel = numba.njit(_nrt=False, **JIT)(step_span)
+
     def step_range(
         b0, b1, checks, n_ticks, lenient, actions, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs,
         observe, avail_in, out, result, stats,
@@ -208,58 +249,38 @@ def _make_step_range(V2: bool):
         """The whole step of envs ``b0 .. b1 - 1`` (scratch allocated once per range). ``units``, ``episode``,
         ``tables``, ``kinds``, ``terrain``: a :class:`UnitState`, :class:`EpisodeState`, :class:`UnitTables`,
         :class:`KindTables` and :class:`MapTables` as plain tuples (``numba.state``), with the flags ``fl``
-        and the action directions ``move_dirs``/``fov_dirs`` of ``dynamics.TickKernel``; ``observe`` the
-        tables ``table .. fparams`` of the observe kernel; ``out`` a :class:`StepOutputs` as a plain tuple;
-        ``avail_in [B, N, n_actions]`` the previous available actions (rewritten); ``result [3, B]`` scratch;
-        ``stats [3]`` ``SMACSim``'s counters. A SMACv2 scenario (``V2``) gathers each env's unit tables first
-        (``state.env_tables``); a SMAC v1 map uses its fixed tables.
+        and the action directions ``move_dirs``/``fov_dirs`` of ``dynamics.TickKernel``; ``observe`` a
+        ``features.ObserveTables`` and ``out`` a :class:`StepOutputs`, as plain tuples; ``avail_in [B, N,
+        n_actions]`` the previous available actions (rewritten); ``result [3, B]`` scratch; ``stats [3]``
+        ``SMACSim``'s counters. A SMACv2 scenario (``V2``) gathers each env's unit tables first
+        (``state.env_tables``); a SMAC v1 map uses its fixed tables. The work is ``step_span``'s; this
+        function allocates its scratch (the groups are named there, where no reference is counted).
 
         With ``checks`` (the serial call, ``b0 .. b1`` the whole batch) it first checks the actions of
         every env (``check_actions``, ``_check_kinds``: nothing is changed on an error) and ends with the
         statistics (``_tally``); returns ``(code, value)`` as ``StepKernel.__call__``. Without, the
         caller has done both (``_step_threaded``) and it returns ``(OK, 0)``."""
-        s, e, o, m = UnitState(*units), EpisodeState(*episode), StepOutputs(*out), MapTables(*terrain)
-        pos, alive, health, unit_kind = s.pos, s.alive, s.health, e.unit_kind
         if checks:
-            code, where = check_actions(actions, alive, avail_in, lenient, act, o.invalid_actions)
+            code, where = check_actions(actions, units[_ALIVE], avail_in, lenient, act, out[_INVALID])
             if code != OK:
                 return code, where
-            bad = _check_kinds(unit_kind, fl)
+            bad = _check_kinds(episode[_UNIT_KIND], fl)
             if bad >= 0:
                 return BAD_KIND, bad
-        if V2:  # (V2 is a compile-time constant: Numba prunes the other branch, and compiles its calls only)
-            k = KindTables(*kinds)
-            t = env_unit_tables(tables[5])  # each env's tables, gathered below (enemy_pair: fixed)
-        else:
-            t = UnitTables(*tables)
-        w, sweep = tick_scratch(t)
-        # (locals for the per-env loop: a field read there would take a reference count per env)
-        cf, ci, can_target, col, order_point, last_attacker = t.cf, t.ci, t.can_target, w.col, s.order_point, s.last_attacker
-        order_kind, order_target, fov_dir, ot = s.order_kind, s.order_target, e.fov_dir, ObserveTables(*observe)
-        geo, ok, observed = feature_scratch(ot.flags)
-        obs_state = obs_state_view(o.obs, o.state, ot.flags)
+        if V2:  # each env's tables, gathered by step_span (enemy_pair: fixed)
+            tables = env_unit_tables(tables[_ENEMY_PAIR])
+        w, sweep = tick_scratch(tables[_COLLIDE_PAIR], tables[_R2FAR])
+        flags = observe[_OBSERVE_FLAGS]
+        geo, ok, observed = feature_scratch(flags)
         # the enemy tags in agent id order. Made here, not features.NO_RANK: Numba types a global array as
         # read-only, and observe_env would compile a second time for that type (the ObserveKernel passes
         # its placeholder as an argument)
         id_order = np.empty((0, 0), np.int64)
-        # One ``advance`` (and ``finish``) call per span of envs: every call takes an atomic reference count
-        # on each of its array arguments (Numba's NRT), which per env was ~20 % of a 2s3z step at 1,024 envs
-        # (perf: NRT_incref / NRT_decref), and the two threads' counts contend for the same counters. A SMAC
-        # v1 map has one set of tables, so the whole range ticks in one call; a SMACv2 scenario gathers each
-        # env's own tables first, so its span is one env. The envs are independent and ``advance`` resets
-        # its scratch per env, so the result is the same as env by env.
-        span = 1 if V2 else max(b1 - b0, 1)
-        for lo in range(b0, b1, span):
-            hi = min(lo + span, b1)
-            for b in range(lo, hi):
-                if V2:
-                    sweep = gather_env_tables(b, unit_kind, fl, k, t, col)
-                orders_env(b, act, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, cf,
-                           ci, can_target, move_dirs, fov_dirs, fl)  # fmt: skip
-            advance(lo, hi, n_ticks, s, t, m, fl, w, sweep)
-            finish(lo, hi, s, e, act, ot, o, avail_in, result, obs_state, id_order, geo, ok, observed)
+        work = (w, sweep, geo, ok, observed, obs_state_view(out[0], out[1], flags), id_order)
+        span_kernel(b0, b1, n_ticks, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs, observe,
+                    avail_in, out, result, work)  # fmt: skip
         if checks:
-            return OK, _tally(o.terminated, o.truncated, o.battle_won, stats)
+            return OK, _tally(out[_TERMINATED], out[_TRUNCATED], out[_BATTLE_WON], stats)
         return OK, 0
 
     step_range.__name__ = step_range.__qualname__ = "_step_range_v2" if V2 else "_step_range_v1"
@@ -306,9 +327,6 @@ def _step_threaded(step_range, n_chunks, *args):
         return BAD_KIND, bad
     run_chunks(lambda lo, hi: step_range(np.int64(lo), np.int64(hi), False, *args), units[0].shape[0], n_chunks)
     return OK, _tally(out.terminated, out.truncated, out.battle_won, stats)
-
-
-_ALIVE, _UNIT_KIND = UnitState._fields.index("alive"), EpisodeState._fields.index("unit_kind")
 
 
 class StepKernel:
