@@ -181,34 +181,19 @@ def collision_scratch(collide_pair, r2far):
 class TickScratch(NamedTuple):
     """``advance``'s work arrays, made once per call of its caller (``tick_scratch``), not per env or tick.
 
-    ``[U]`` float32: ``tpx``/``tpy`` the order target's position, ``gap`` its distance beyond reach,
-    ``raw``/``nh`` the damage and hits per victim, ``amt`` each attacker's hits, ``npx``/``npy`` the new
-    positions. ``[U]`` int64 (bools as 0/1): ``tgt`` the target, ``alive0`` alive at the tick's start,
-    ``engage``, ``inrng``, ``healing``, ``last`` the damage target, ``flags`` the last attacker per victim,
-    ``direct`` the direct hits, ``boomv``/``burst`` the baneling bursts, ``chase``. ``bx``/``by [P]``
-    float32 the tree buffers (``P`` the power of two ``>= U``). From ``collision_scratch``: ``col [U]``,
-    ``order [U]`` (the sweep order, reset per env and kept between its ticks), ``gl``/``pc [U]``,
-    ``pj``/``ptx``/``pty [U, U]``."""
+    ``rows_f [8, U]`` float32, the rows ``tpx``/``tpy`` (the order target's position), ``gap`` (its distance
+    beyond reach), ``raw``/``nh`` (damage and hits per victim), ``amt`` (each attacker's hits), ``npx``/``npy``
+    (the new positions); ``rows_i [11, U]`` int64 (bools as 0/1), the rows ``tgt`` (the target), ``alive0``
+    (alive at the tick's start), ``engage``, ``inrng``, ``healing``, ``last`` (the damage target), ``flags``
+    (the last attacker per victim), ``direct`` (the direct hits), ``boomv``/``burst`` (the baneling bursts),
+    ``chase``; ``bx``/``by [P]`` float32 the tree buffers (``P`` the power of two ``>= U``); from
+    ``collision_scratch``: ``col [U]``, ``order [U]`` (the sweep order, reset per env and kept between its
+    ticks), ``gl``/``pc [U]``, ``pj``/``ptx``/``pty [U, U]`` and ``sweep`` (float32; a SMACv2 scenario's is
+    recomputed per env by ``gather_env_tables``). Rows, not one array per row: the caller, which counts
+    references, makes 9 arrays, and ``advance`` (which does not) takes the row views."""
 
-    tpx: np.ndarray
-    tpy: np.ndarray
-    gap: np.ndarray
-    raw: np.ndarray
-    nh: np.ndarray
-    amt: np.ndarray
-    npx: np.ndarray
-    npy: np.ndarray
-    tgt: np.ndarray
-    alive0: np.ndarray
-    engage: np.ndarray
-    inrng: np.ndarray
-    healing: np.ndarray
-    last: np.ndarray
-    flags: np.ndarray
-    direct: np.ndarray
-    boomv: np.ndarray
-    burst: np.ndarray
-    chase: np.ndarray
+    rows_f: np.ndarray
+    rows_i: np.ndarray
     bx: np.ndarray
     by: np.ndarray
     col: np.ndarray
@@ -218,24 +203,20 @@ class TickScratch(NamedTuple):
     pj: np.ndarray
     ptx: np.ndarray
     pty: np.ndarray
+    sweep: np.float32
 
 
 @numba.njit(**JIT)
 def tick_scratch(collide_pair, r2far):
-    """``(TickScratch, sweep)`` for the tables ``collide_pair``/``r2far [U, U]`` of :class:`UnitTables` (the
-    sweep distance of ``collision_consts``; a SMACv2 scenario's is recomputed per env by ``gather_env_tables``)."""
+    """The :class:`TickScratch` for the tables ``collide_pair``/``r2far [U, U]`` of :class:`UnitTables`."""
     U = collide_pair.shape[0]
     P = 1
     while P < U:
         P *= 2
-    sf = np.zeros((8, U), np.float32)
-    si = np.zeros((11, U), np.int64)
     col, sweep, order, gl, pc, pj, ptx, pty = collision_scratch(collide_pair, r2far)
-    w = TickScratch(
-        sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7], si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7],
-        si[8], si[9], si[10], np.zeros(P, np.float32), np.zeros(P, np.float32), col, order, gl, pc, pj, ptx, pty,
-    )  # fmt: skip
-    return w, sweep
+    rows_f, rows_i = np.zeros((8, U), np.float32), np.zeros((11, U), np.int64)
+    bx, by = np.zeros(P, np.float32), np.zeros(P, np.float32)
+    return TickScratch(rows_f, rows_i, bx, by, col, order, gl, pc, pj, ptx, pty, sweep)
 
 
 # The stages of a tick, one function per ``Dynamics`` method where the torch method is one pass (same
@@ -701,8 +682,11 @@ def advance(b0, b1, n_ticks, units, tables, terrain, fl, scratch, sweep):
      jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending) = units  # fmt: skip
     cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far = tables[:3] + tables[4:]  # (can_target: the orders')
     pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len = terrain
-    (tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst,
-     chase, bx, by, col, order, gl, pc, pj, ptx, pty) = scratch  # fmt: skip
+    sf, si = scratch.rows_f, scratch.rows_i
+    tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
+    tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
+    boomv, burst, chase = si[8], si[9], si[10]
+    bx, by, col, order, gl, pc, pj, ptx, pty = scratch[2:11]
     U = pos.shape[1]
     Lf = F32(fl[FL_L])
     for b in range(b0, b1):
@@ -764,7 +748,8 @@ def ticks_range(b0, b1, n_ticks, units, tables, terrain, fl, unit_kind, kinds):
     ``tables``, ``terrain``, ``kinds``: a :class:`UnitState`, :class:`UnitTables`, :class:`MapTables`
     and :class:`KindTables` as plain tuples (``numba.state``); ``unit_kind``: ``WorldState.unit_kind``."""
     s, t, m = UnitState(*units), UnitTables(*tables), MapTables(*terrain)
-    w, sweep = tick_scratch(t.collide_pair, t.r2far)
+    w = tick_scratch(t.collide_pair, t.r2far)
+    sweep = w.sweep
     if fl[FL_PER_ENV]:
         k = KindTables(*kinds)
         et, col = env_unit_tables(t.enemy_pair), w.col

@@ -5,10 +5,13 @@ tuples), with ``WorldState``'s field names: :class:`UnitState` (the unit state t
 :class:`EpisodeState` (the step bookkeeping and SMACv2 fields), :class:`SeedState` (the random streams
 of a reset), :class:`UnitTables` (a roster's tables, per env on a SMACv2 scenario), :class:`KindTables`
 (a scenario's per-kind tables) and :class:`MapTables` (terrain and routing). Python hands each group
-to a compiled entry point as a plain tuple in field order, and the entry point names it
-(``UnitState(*units)``): Numba types a plain tuple of arrays in C when it dispatches a call, a
-``NamedTuple`` through Python's ``typeof`` (about 0.1 us more per array, which at 80 arrays was
-several per cent of a one-env step).
+to a compiled entry point as a plain tuple in field order, made once where the kernel is set up, and
+the compiled code names it (``UnitState(*units)``): Numba types a plain tuple of arrays in C when it
+dispatches a call, a ``NamedTuple`` through Python's ``typeof`` (about 0.1 us more per array: several
+per cent of a one-env step, which passes about 80). The step and observe kernels name their groups in
+an ``_nrt=False`` function (``step.step_span``, ``features.observe_range``), where building a tuple or
+reading a field takes no reference count; in a counting function each takes one per array (atomic
+operations), which the stage kernels (``dynamics.ticks_range``, ``actions.orders_range``) pay once per call.
 
 A roster's ``UnitTable`` (with what ``Dynamics`` and ``EnemyAI`` derive from it) becomes ``cf [NCF, U]``
 float32, ``ci [NCI, U]`` int64 (bools as 0/1), ``dmg [U, U]`` and ``can_target [U, U]``

@@ -211,14 +211,15 @@ def _make_step_range(V2: bool):
     finish = _FINISH[V2]
 
     def step_span(b0, b1, n_ticks, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs, observe,
-                  avail_in, out, result, work):  # fmt: skip
+                  avail_in, out, result, w, feats, obs_state, id_order):  # fmt: skip
         """Orders, ticks and ``finish`` of envs ``b0 .. b1 - 1`` (``step_range``'s step 2, its arguments as
-        there; ``work``: ``step_range``'s scratch). No reference counts (``_nrt=False``: it allocates
-        nothing, and ``step_range`` holds every array for the call), so naming the groups and reading
-        their fields costs nothing, per call or per env."""
+        there; ``w``, ``feats`` (``geo, ok, observed``), ``obs_state``, ``id_order``: ``step_range``'s
+        scratch). No reference counts (``_nrt=False``: it allocates nothing, and ``step_range`` holds every
+        array for the call), so naming the groups and reading their fields costs nothing, per call or per env."""
         s, e, t, m = UnitState(*units), EpisodeState(*episode), UnitTables(*tables), MapTables(*terrain)
         o, ot = StepOutputs(*out), ObserveTables(*observe)
-        w, sweep, geo, ok, observed, obs_state, id_order = work
+        geo, ok, observed = feats
+        sweep = w.sweep
         if V2:  # (V2 is a compile-time constant: Numba prunes the other branch, and compiles its calls only)
             k = KindTables(*kinds)
         # One ``advance`` (and ``finish``) call per span of envs: every call from a counting function takes
@@ -269,16 +270,18 @@ def _make_step_range(V2: bool):
                 return BAD_KIND, bad
         if V2:  # each env's tables, gathered by step_span (enemy_pair: fixed)
             tables = env_unit_tables(tables[_ENEMY_PAIR])
-        w, sweep = tick_scratch(tables[_COLLIDE_PAIR], tables[_R2FAR])
+        # the scratch, passed on without unpacking: here every tuple built or unpacked takes a reference
+        # count per array
+        w = tick_scratch(tables[_COLLIDE_PAIR], tables[_R2FAR])
         flags = observe[_OBSERVE_FLAGS]
-        geo, ok, observed = feature_scratch(flags)
+        feats = feature_scratch(flags)
         # the enemy tags in agent id order. Made here, not features.NO_RANK: Numba types a global array as
         # read-only, and observe_env would compile a second time for that type (the ObserveKernel passes
         # its placeholder as an argument)
         id_order = np.empty((0, 0), np.int64)
-        work = (w, sweep, geo, ok, observed, obs_state_view(out[0], out[1], flags), id_order)
+        obs_state = obs_state_view(out[0], out[1], flags)
         span_kernel(b0, b1, n_ticks, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs, observe,
-                    avail_in, out, result, work)  # fmt: skip
+                    avail_in, out, result, w, feats, obs_state, id_order)  # fmt: skip
         if checks:
             return OK, _tally(out[_TERMINATED], out[_TRUNCATED], out[_BATTLE_WON], stats)
         return OK, 0
