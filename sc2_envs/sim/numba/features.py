@@ -642,7 +642,7 @@ def obs_state_view(obs, state, flags):
 # to threads (``runtime.chunks``). One per family, ``V2`` a constant of its code (a closure over a bool,
 # as ``step._make_step_range``), which it passes on: ``step_env`` and ``observe_env`` are compiled for
 # the family (``v2`` typed as that literal), so a SMAC v1 map's code has no roster look-ups, cone or tags.
-def _make_observe_serial(V2: bool):
+def _make_observe_range(V2: bool):
     def observe_range(env_ids, do_step, units, episode, rank, actions, tables, obs, obs_state, state, avail, reward,
                       result, geo, ok, observed):  # fmt: skip
         # the groups named and the per-env loop run without reference counts (``_nrt=False``; observe_serial
@@ -654,6 +654,18 @@ def _make_observe_serial(V2: bool):
                 step_env(V2, b, s, e, actions, t, reward, result)
             observe_env(V2, b, s, e, rank, t, obs, obs_state, state, avail, geo, ok, observed)
 
+    # a name of its own per family: Numba's on-disk cache is keyed by the function's qualified name
+    observe_range.__name__ = observe_range.__qualname__ = "_observe_range_v2" if V2 else "_observe_range_v1"
+    return numba.njit(_nrt=False, **JIT)(observe_range)
+
+
+# module globals of observe_serial, not closure variables (see step._finish_v1: a closure over a dispatcher
+# would miss Numba's on-disk cache in every new process)
+_observe_range_v1 = _make_observe_range(False)
+_observe_range_v2 = _make_observe_range(True)
+
+
+def _make_observe_serial(V2: bool):
     def observe_serial(env_ids, do_step, units, episode, rank, actions, tables, obs, state, avail, reward, result):
         """``step_env`` (with ``do_step``) and ``observe_env`` of the envs ``env_ids``: ``units``, ``episode``
         a ``UnitState`` and ``EpisodeState`` (``numba.state``), ``tables`` an :class:`ObserveTables`, as
@@ -661,12 +673,13 @@ def _make_observe_serial(V2: bool):
         flags = tables[_FLAGS]
         geo, ok, observed = feature_scratch(flags)
         obs_state = obs_state_view(obs, state, flags)
-        run(env_ids, do_step, units, episode, rank, actions, tables, obs, obs_state, state, avail, reward, result, geo, ok,
-            observed)  # fmt: skip
+        if V2:
+            _observe_range_v2(env_ids, do_step, units, episode, rank, actions, tables, obs, obs_state, state, avail,
+                              reward, result, geo, ok, observed)  # fmt: skip
+        else:
+            _observe_range_v1(env_ids, do_step, units, episode, rank, actions, tables, obs, obs_state, state, avail,
+                              reward, result, geo, ok, observed)  # fmt: skip
 
-    # a name of its own per family: Numba's on-disk cache is keyed by the function's qualified name
-    observe_range.__name__ = observe_range.__qualname__ = "_observe_range_v2" if V2 else "_observe_range_v1"
-    run = numba.njit(_nrt=False, **JIT)(observe_range)
     observe_serial.__name__ = observe_serial.__qualname__ = "_observe_serial_v2" if V2 else "_observe_serial_v1"
     return numba.njit(**JIT)(observe_serial)
 

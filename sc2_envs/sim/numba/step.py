@@ -204,12 +204,14 @@ def _make_finish(V2: bool):
     return numba.njit(_nrt=False, **JIT)(finish)
 
 
-_FINISH = {False: _make_finish(False), True: _make_finish(True)}
+# Module globals, not closure variables, of the functions that call them: Numba keys a closure's cache
+# entry by its pickled cells, and a pickled dispatcher carries an id made anew in every process, so a
+# closure over one would compile again in every process.
+_finish_v1 = _make_finish(False)
+_finish_v2 = _make_finish(True)
 
 
-def _make_step_range(V2: bool):
-    finish = _FINISH[V2]
-
+def _make_step_span(V2: bool):
     def step_span(b0, b1, n_ticks, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs, observe,
                   avail_in, out, result, w, feats, obs_state, id_order):  # fmt: skip
         """Orders, ticks and ``finish`` of envs ``b0 .. b1 - 1`` (``step_range``'s step 2, its arguments as
@@ -238,11 +240,20 @@ def _make_step_range(V2: bool):
                 orders_env(b, act, s.pos, s.alive, s.health, s.order_kind, s.order_target, s.order_point,
                            s.last_attacker, e.fov_dir, t.cf, t.ci, t.can_target, move_dirs, fov_dirs, fl)  # fmt: skip
             advance(lo, hi, n_ticks, s, t, m, fl, w, sweep)
-            finish(lo, hi, s, e, act, ot, o, avail_in, result, obs_state, id_order, geo, ok, observed)
+            if V2:
+                _finish_v2(lo, hi, s, e, act, ot, o, avail_in, result, obs_state, id_order, geo, ok, observed)
+            else:
+                _finish_v1(lo, hi, s, e, act, ot, o, avail_in, result, obs_state, id_order, geo, ok, observed)
 
     step_span.__name__ = step_span.__qualname__ = "_step_span_v2" if V2 else "_step_span_v1"
-    span_kernel = numba.njit(_nrt=False, **JIT)(step_span)
+    return numba.njit(_nrt=False, **JIT)(step_span)
 
+
+_step_span_v1 = _make_step_span(False)
+_step_span_v2 = _make_step_span(True)
+
+
+def _make_step_range(V2: bool):
     def step_range(
         b0, b1, checks, n_ticks, lenient, actions, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs,
         observe, avail_in, out, result, stats,
@@ -280,8 +291,12 @@ def _make_step_range(V2: bool):
         # its placeholder as an argument)
         id_order = np.empty((0, 0), np.int64)
         obs_state = obs_state_view(out[0], out[1], flags)
-        span_kernel(b0, b1, n_ticks, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs, observe,
-                    avail_in, out, result, w, feats, obs_state, id_order)  # fmt: skip
+        if V2:  # (no tuple of the arguments: building one here would count a reference per array)
+            _step_span_v2(b0, b1, n_ticks, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs,
+                          observe, avail_in, out, result, w, feats, obs_state, id_order)  # fmt: skip
+        else:
+            _step_span_v1(b0, b1, n_ticks, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs,
+                          observe, avail_in, out, result, w, feats, obs_state, id_order)  # fmt: skip
         if checks:
             return OK, _tally(out[_TERMINATED], out[_TRUNCATED], out[_BATTLE_WON], stats)
         return OK, 0
