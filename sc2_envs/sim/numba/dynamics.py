@@ -94,6 +94,7 @@ from sc2_envs.sim.numba.state import (
     FL_W,
     HALF,
     INF32,
+    INNER,
     JIT,
     NCF,
     NCI,
@@ -668,7 +669,7 @@ def _regenerate(b, Lf, shield, health, energy, alive, lsd, cf, fl):
         lsd[b, u] = lsd[b, u] + Lf
 
 
-@numba.njit(_nrt=False, **JIT)
+@numba.njit(_nrt=False, **INNER, **JIT)
 def advance(b0, b1, n_ticks, units, tables, terrain, fl, scratch, sweep):
     """``n_ticks`` ticks of each env ``b0 .. b1 - 1`` (``Dynamics.advance``): targets and range, then the
     stages in the reference's order, on the :class:`UnitState` ``units`` in place, with the

@@ -48,7 +48,7 @@ import numba
 import numpy as np
 import torch
 
-from sc2_envs.sim.numba.state import JIT, STATE_FIELDS, EpisodeState, UnitState
+from sc2_envs.sim.numba.state import INNER, JIT, STATE_FIELDS, EpisodeState, UnitState
 from sc2_envs.sim.rules.features import SHOOT_RANGE, SIGHT_RANGE, SMACFeatures
 from sc2_envs.sim.runtime.chunks import kernel_threads, run_env_ids
 from sc2_envs.sim.state import WorldState
@@ -258,7 +258,7 @@ class ObserveTables(NamedTuple):
 _FLAGS = ObserveTables._fields.index("flags")  # (its position in the plain tuple)
 
 
-@numba.njit(_nrt=False, **JIT)
+@numba.njit(_nrt=False, **INNER, **JIT)
 def step_env(v2, b, units, episode, actions, tables, reward, result):
     """Env ``b``: step counter, last action, game result and reward, then the previous-step snapshot
     (``SMACSim._stage_observe`` before the features); ``units``, ``episode``: the ``UnitState`` and
@@ -479,7 +479,7 @@ def _own_block(v2, dst, b, i, o, al, pos, health, shield, episode_steps, fov_dir
         dst[b, i, o] = np.float32(np.float64(episode_steps[b]) / np.float64(flags[F_EPISODE_LIMIT]))
 
 
-@numba.njit(_nrt=False, **JIT)
+@numba.njit(_nrt=False, **INNER, **JIT)
 def _obs(
     v2, b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank, table, pathing,
     height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, dst,
@@ -580,7 +580,7 @@ def _state(
         state[b, o] = np.float32(np.float64(episode_steps[b]) / np.float64(flags[F_EPISODE_LIMIT]))
 
 
-@numba.njit(_nrt=False, **JIT)
+@numba.njit(_nrt=False, **INNER, **JIT)
 def observe_env(v2, b, units, episode, rank, tables, obs, obs_state, state, avail, geo, ok, observed):
     """Env ``b``: available actions, observations (updating the enemy tags) and state, as
     ``SMACSim._stage_observe`` calls ``avail_actions``, ``obs`` and ``state``.
@@ -656,7 +656,7 @@ def _make_observe_range(V2: bool):
 
     # a name of its own per family: Numba's on-disk cache is keyed by the function's qualified name
     observe_range.__name__ = observe_range.__qualname__ = "_observe_range_v2" if V2 else "_observe_range_v1"
-    return numba.njit(_nrt=False, **JIT)(observe_range)
+    return numba.njit(_nrt=False, **INNER, **JIT)(observe_range)
 
 
 # module globals of observe_serial, not closure variables (see step._finish_v1: a closure over a dispatcher

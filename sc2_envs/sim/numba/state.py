@@ -256,6 +256,9 @@ STATE_DTYPES = {
 }
 
 JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
+INNER = dict(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+"""Options of the kernels only compiled code calls: no Python or C entry is generated for them (their
+unboxing of some 80 arrays was a good part of the first use's compile)."""
 
 
 @numba.njit(**JIT)

@@ -52,6 +52,7 @@ from sc2_envs.sim.numba.reset import fresh_state
 from sc2_envs.sim.numba.state import (
     FL_PER_ENV,
     FL_T,
+    INNER,
     JIT,
     STATE_FIELDS,
     EpisodeState,
@@ -201,7 +202,7 @@ def _make_finish(V2: bool):
                 final_state[b, k] = state[b, k]
 
     finish.__name__ = finish.__qualname__ = "_finish_v2" if V2 else "_finish_v1"
-    return numba.njit(_nrt=False, **JIT)(finish)
+    return numba.njit(_nrt=False, **INNER, **JIT)(finish)
 
 
 # Module globals, not closure variables, of the functions that call them: Numba keys a closure's cache
@@ -246,7 +247,7 @@ def _make_step_span(V2: bool):
                 _finish_v1(lo, hi, s, e, act, ot, o, avail_in, result, obs_state, id_order, geo, ok, observed)
 
     step_span.__name__ = step_span.__qualname__ = "_step_span_v2" if V2 else "_step_span_v1"
-    return numba.njit(_nrt=False, **JIT)(step_span)
+    return numba.njit(_nrt=False, **INNER, **JIT)(step_span)
 
 
 _step_span_v1 = _make_step_span(False)
