@@ -19,9 +19,16 @@ module              mirrors (torch reference)                  entry points
 ``reset``           ``rules.reset``                            ``reset_envs``, ``ScenarioResetKernel``
 ``rng``             ``sim.rng``                                ``mix_hash``, ``absorb``, ``uniform``
 ``state``           ``sim.state`` (the unit tables, flattened)  ``CF_*``/``CI_*``/``FL_*`` rows,
-                                                               ``env_tables``
+                                                               ``env_tables``, the argument groups
 ``step``            ``SMACSim.step``                           ``StepKernel``
 ==================  =========================================  ==========================================
+
+The kernels take their arrays in named groups (``typing.NamedTuple``), with ``WorldState``'s and the
+torch objects' names: ``state.UnitState``, ``EpisodeState``, ``SeedState``, ``UnitTables``,
+``KindTables``, ``MapTables``, ``dynamics.TickScratch``, ``features.ObserveTables`` and
+``step.StepOutputs``. Python passes each group as a plain tuple, made once where the kernel is set up
+(the state views while the tensors stay), and the compiled code names it where no reference is
+counted (``_nrt=False``); see ``state``.
 
 The runtime around these kernels (on-disk cache, threaded chunks, schedule, background compile) is
 ``sim.runtime``; importing it here installs the cache locators before any kernel is decorated (Numba

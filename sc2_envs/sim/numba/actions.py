@@ -20,8 +20,11 @@ from sc2_envs.sim.numba.state import (
     FL_PER_ENV,
     JIT,
     MOVE_F,
-    env_scratch,
-    env_tables,
+    KindTables,
+    UnitState,
+    UnitTables,
+    env_unit_tables,
+    gather_env_tables,
 )
 from sc2_envs.sim.state import ORDER_ATTACK, ORDER_HEAL, ORDER_MOVE, ORDER_NONE
 
@@ -108,31 +111,36 @@ def orders_env(b, actions, pos, alive, health, order_kind, order_target, order_p
 
 
 @numba.njit(**JIT)
-def orders_range(
-    b0, b1, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, cf, ci, can_target,
-    move_dirs, fov_dirs, fl, unit_kind, kcf, kci, kdmg, kcan,
-):  # fmt: skip
-    """``orders_env`` for envs ``b0 .. b1 - 1`` (each env's own tables with ``fl[FL_PER_ENV]``)."""
+def orders_range(b0, b1, actions, units, fov_dir, tables, move_dirs, fov_dirs, fl, unit_kind, kinds):
+    """``orders_env`` for envs ``b0 .. b1 - 1`` (each env's own tables with ``fl[FL_PER_ENV]``). ``units``,
+    ``tables``, ``kinds``: a ``UnitState``, ``UnitTables`` and ``KindTables`` as plain tuples (``numba.state``);
+    ``fov_dir``, ``unit_kind``: ``WorldState``'s."""
+    s, t = UnitState(*units), UnitTables(*tables)
+    pos, alive, health, order_kind, order_target, order_point = (
+        s.pos,
+        s.alive,
+        s.health,
+        s.order_kind,
+        s.order_target,
+        s.order_point,
+    )
+    last_attacker = s.last_attacker
     if fl[FL_PER_ENV]:
-        U = pos.shape[1]
-        ecf, eci, edmg, ecan, ecp, ers, er2 = env_scratch(U)
-        col = np.zeros(U, np.bool_)
+        k = KindTables(*kinds)
+        et = env_unit_tables(t.enemy_pair)
+        ecf, eci, ecan = et.cf, et.ci, et.can_target
+        col = np.zeros(pos.shape[1], np.bool_)
         for b in range(b0, b1):
-            env_tables(b, unit_kind, fl, kcf, kci, kdmg, kcan, ecf, eci, edmg, ecan, ecp, ers, er2, col)
+            gather_env_tables(b, unit_kind, fl, k, et, col)
             orders_env(b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, ecf,
-                        eci, ecan, move_dirs, fov_dirs, fl)  # fmt: skip
+                       eci, ecan, move_dirs, fov_dirs, fl)  # fmt: skip
         return
+    cf, ci, can_target = t.cf, t.ci, t.can_target
     for b in range(b0, b1):
         orders_env(b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, cf, ci,
-                    can_target, move_dirs, fov_dirs, fl)  # fmt: skip
+                   can_target, move_dirs, fov_dirs, fl)  # fmt: skip
 
 
 @numba.njit(**JIT)
-def orders_serial(
-    n_chunks, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, cf, ci, can_target,
-    move_dirs, fov_dirs, fl, unit_kind, kcf, kci, kdmg, kcan,
-):  # fmt: skip
-    orders_range(
-        0, pos.shape[0], actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, cf, ci,
-        can_target, move_dirs, fov_dirs, fl, unit_kind, kcf, kci, kdmg, kcan,
-    )  # fmt: skip
+def orders_serial(n_chunks, actions, units, fov_dir, tables, move_dirs, fov_dirs, fl, unit_kind, kinds):
+    orders_range(0, units[0].shape[0], actions, units, fov_dir, tables, move_dirs, fov_dirs, fl, unit_kind, kinds)

@@ -28,6 +28,8 @@ medivacs' heal orders) and ``conic_fov``'s look actions set ``WorldState.fov_dir
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 import torch
@@ -92,6 +94,7 @@ from sc2_envs.sim.numba.state import (
     FL_W,
     HALF,
     INF32,
+    INNER,
     JIT,
     NCF,
     NCI,
@@ -104,11 +107,15 @@ from sc2_envs.sim.numba.state import (
     STATE_DTYPES,
     STATE_FIELDS,
     ZERO,
+    KindTables,
+    MapTables,
+    UnitState,
+    UnitTables,
     as_f32,
     as_i64,
     collision_consts,
-    env_scratch,
-    env_tables,
+    env_unit_tables,
+    gather_env_tables,
     unit_tables,
 )
 from sc2_envs.sim.rules.dynamics import RAMP_MAX_STEP, Dynamics
@@ -170,6 +177,47 @@ def collision_scratch(collide_pair, r2far):
     ptx = np.zeros((U, U), np.float32)
     pty = np.zeros((U, U), np.float32)
     return col, sweep, order, gl, pc, pj, ptx, pty
+
+
+class TickScratch(NamedTuple):
+    """``advance``'s work arrays, made once per call of its caller (``tick_scratch``), not per env or tick.
+
+    ``rows_f [8, U]`` float32, the rows ``tpx``/``tpy`` (the order target's position), ``gap`` (its distance
+    beyond reach), ``raw``/``nh`` (damage and hits per victim), ``amt`` (each attacker's hits), ``npx``/``npy``
+    (the new positions); ``rows_i [11, U]`` int64 (bools as 0/1), the rows ``tgt`` (the target), ``alive0``
+    (alive at the tick's start), ``engage``, ``inrng``, ``healing``, ``last`` (the damage target), ``flags``
+    (the last attacker per victim), ``direct`` (the direct hits), ``boomv``/``burst`` (the baneling bursts),
+    ``chase``; ``bx``/``by [P]`` float32 the tree buffers (``P`` the power of two ``>= U``); from
+    ``collision_scratch``: ``col [U]``, ``order [U]`` (the sweep order, reset per env and kept between its
+    ticks), ``gl``/``pc [U]``, ``pj``/``ptx``/``pty [U, U]`` and ``sweep`` (float32; a SMACv2 scenario's is
+    recomputed per env by ``gather_env_tables``). Rows, not one array per row: the caller, which counts
+    references, makes 9 arrays, and ``advance`` (which does not) takes the row views."""
+
+    rows_f: np.ndarray
+    rows_i: np.ndarray
+    bx: np.ndarray
+    by: np.ndarray
+    col: np.ndarray
+    order: np.ndarray
+    gl: np.ndarray
+    pc: np.ndarray
+    pj: np.ndarray
+    ptx: np.ndarray
+    pty: np.ndarray
+    sweep: np.float32
+
+
+@numba.njit(**JIT)
+def tick_scratch(collide_pair, r2far):
+    """The :class:`TickScratch` for the tables ``collide_pair``/``r2far [U, U]`` of :class:`UnitTables`."""
+    U = collide_pair.shape[0]
+    P = 1
+    while P < U:
+        P *= 2
+    col, sweep, order, gl, pc, pj, ptx, pty = collision_scratch(collide_pair, r2far)
+    rows_f, rows_i = np.zeros((8, U), np.float32), np.zeros((11, U), np.int64)
+    bx, by = np.zeros(P, np.float32), np.zeros(P, np.float32)
+    return TickScratch(rows_f, rows_i, bx, by, col, order, gl, pc, pj, ptx, pty, sweep)
 
 
 # The stages of a tick, one function per ``Dynamics`` method where the torch method is one pass (same
@@ -621,25 +669,25 @@ def _regenerate(b, Lf, shield, health, energy, alive, lsd, cf, fl):
         lsd[b, u] = lsd[b, u] + Lf
 
 
-@numba.njit(_nrt=False, **JIT)
-def advance(
-    b0, b1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-    jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-    cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
-    tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst, chase,
-    bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
-):  # fmt: skip
+@numba.njit(_nrt=False, **INNER, **JIT)
+def advance(b0, b1, n_ticks, units, tables, terrain, fl, scratch, sweep):
     """``n_ticks`` ticks of each env ``b0 .. b1 - 1`` (``Dynamics.advance``): targets and range, then the
-    stages in the reference's order. The env and tick loops are inside and the state is indexed
+    stages in the reference's order, on the :class:`UnitState` ``units`` in place, with the
+    :class:`UnitTables` ``tables``, the :class:`MapTables` ``terrain``, the flags ``fl``, the
+    :class:`TickScratch` ``scratch`` and the sweep distance ``sweep`` (``tick_scratch``). The env and tick loops are inside and the state is indexed
     ``[b, u]`` (no row views), and it takes no reference counts (``_nrt=False``); its caller takes one
-    per array argument at the call, shared by the threads of a threaded call, paid once per call here,
-    not per env or tick.
-
-    Scratch: ``tpx .. chase`` the rows of ``ticks_range``'s ``sf``/``si`` as separate ``[U]`` arrays,
-    ``bx``/``by`` the tree buffers, and from ``collision_scratch``: ``col [U]`` units that collide,
-    ``sweep`` the x distance beyond which no pair overlaps, ``order [U]`` a permutation of the units
-    (the sweep order, reset per env and kept between its ticks), ``gl``/``pc [U]``, ``pj``/``ptx``/``pty [U, U]``.
+    per array at the call, shared by the threads of a threaded call, paid once per call here, not per
+    env or tick. The groups are unpacked once, here, so that the stages read plain arrays.
     """
+    (pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+     jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending) = units  # fmt: skip
+    cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far = tables[:3] + tables[4:]  # (can_target: the orders')
+    pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len = terrain
+    sf, si = scratch.rows_f, scratch.rows_i
+    tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
+    tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
+    boomv, burst, chase = si[8], si[9], si[10]
+    bx, by, col, order, gl, pc, pj, ptx, pty = scratch[2:11]
     U = pos.shape[1]
     Lf = F32(fl[FL_L])
     for b in range(b0, b1):
@@ -685,26 +733,8 @@ def advance(
             # movement (Dynamics._move)
             if fl[FL_ROUTE]:
                 _route_heading(b, pos, order_point, engage, tpx, tpy, ci, fl, gdist, edge_ok, nb_flat, nb_len, npx, npy)
-            _move(
-                b,
-                Lf,
-                pos,
-                order_kind,
-                order_point,
-                alive,
-                hits_left,
-                cf,
-                ci,
-                fl,
-                tpx,
-                tpy,
-                gap,
-                engage,
-                inrng,
-                chase,
-                npx,
-                npy,
-            )
+            _move(b, Lf, pos, order_kind, order_point, alive, hits_left, cf, ci, fl, tpx, tpy, gap, engage, inrng, chase,
+                  npx, npy)  # fmt: skip
             _collide(
                 b, alive, ci, collide_pair, rsum, r2far, npx, npy, tpx, tpy, bx, by, col, sweep, order, gl, pc, pj, ptx, pty
             )
@@ -713,63 +743,29 @@ def advance(
 
 
 @numba.njit(**JIT)
-def ticks_range(
-    b0, b1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
-    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
-    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
-    nb_len, fl, unit_kind, kcf, kci, kdmg, kcan,
-):  # fmt: skip
+def ticks_range(b0, b1, n_ticks, units, tables, terrain, fl, unit_kind, kinds):
     """``n_ticks`` ticks of envs ``b0 .. b1 - 1``, with scratch allocated once (per-env tables with
-    ``fl[FL_PER_ENV]``: gathered for each env by ``env_tables``, then that env's ticks)."""
-    U = pos.shape[1]
-    P = 1
-    while P < U:
-        P *= 2
-    sf = np.zeros((8, U), np.float32)
-    si = np.zeros((11, U), np.int64)
-    bx = np.zeros(P, np.float32)
-    by = np.zeros(P, np.float32)
-    col, sweep, order, gl, pc, pj, ptx, pty = collision_scratch(collide_pair, r2far)
-    tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
-    tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
-    boomv, burst, chase = si[8], si[9], si[10]
+    ``fl[FL_PER_ENV]``: gathered for each env by ``env_tables``, then that env's ticks). ``units``,
+    ``tables``, ``terrain``, ``kinds``: a :class:`UnitState`, :class:`UnitTables`, :class:`MapTables`
+    and :class:`KindTables` as plain tuples (``numba.state``); ``unit_kind``: ``WorldState.unit_kind``."""
+    s, t, m = UnitState(*units), UnitTables(*tables), MapTables(*terrain)
+    w = tick_scratch(t.collide_pair, t.r2far)
+    sweep = w.sweep
     if fl[FL_PER_ENV]:
-        ecf, eci, edmg, ecan, ecp, ers, er2 = env_scratch(U)
+        k = KindTables(*kinds)
+        et, col = env_unit_tables(t.enemy_pair), w.col
         for b in range(b0, b1):
-            sweep = env_tables(b, unit_kind, fl, kcf, kci, kdmg, kcan, ecf, eci, edmg, ecan, ecp, ers, er2, col)
-            advance(
-                b, b + 1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
-                last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
-                burst_pending, ecf, eci, edmg, ecp, enemy_pair, ers, er2, pathing, level, cliff_walkable, gdist, edge_ok,
-                nb_flat, nb_len, fl,
-                tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst,
-                chase, bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
-            )  # fmt: skip
+            sweep = gather_env_tables(b, unit_kind, fl, k, et, col)
+            advance(b, b + 1, n_ticks, s, et, m, fl, w, sweep)
         return
-    advance(
-        b0, b1, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-        jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-        cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
-        tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv, burst, chase,
-        bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
-    )  # fmt: skip
+    advance(b0, b1, n_ticks, s, t, m, fl, w, sweep)
 
 
 # The whole batch in the calling thread; ``TickKernel.ticks`` gives chunks of envs to ``ticks_range``
 # on threads instead (``runtime.chunks``).
 @numba.njit(**JIT)
-def ticks_serial(
-    n_ticks, n_chunks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
-    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
-    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
-    nb_len, fl, unit_kind, kcf, kci, kdmg, kcan,
-):  # fmt: skip
-    ticks_range(
-        0, pos.shape[0], n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd,
-    last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
-    burst_pending, cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat,
-    nb_len, fl, unit_kind, kcf, kci, kdmg, kcan,
-    )  # fmt: skip
+def ticks_serial(n_ticks, n_chunks, units, tables, terrain, fl, unit_kind, kinds):
+    ticks_range(0, units[0].shape[0], n_ticks, units, tables, terrain, fl, unit_kind, kinds)
 
 
 # ------------------------------------------------------------------------------------------ driver
@@ -899,6 +895,12 @@ class TickKernel:
         fl[FL_T] = self.n_kinds
         self.fl = fl
         self.L = dynamics.L
+        # the kernels' argument groups (numba.state), made once; plain tuples for the call (see numba.state)
+        self.tables = (
+            self.cf, self.ci, self.dmg, self.can_target, self.collide_pair, self.enemy_pair, self.rsum, self.r2far,
+        )  # fmt: skip
+        self.kinds = (self.kcf, self.kci, self.kdmg, self.kcan)
+        self.terrain = (self.pathing, self.level, self.cliff_walkable, self.gdist, self.edge_ok, self.nb_flat, self.nb_len)
         self._key: tuple | None = None
         self._arrays: tuple = ()
 
@@ -972,11 +974,7 @@ class TickKernel:
         fov = self._extra(st, "fov_dir", torch.float32)
         a = actions if actions.is_contiguous() else actions.contiguous()
         n, par = self._chunks(v[0].shape[0])
-        # pos, alive, health, order_kind, order_target, order_point, last_attacker
-        args = (
-            a.numpy(), v[0], v[5], v[1], v[6], v[7], v[8], v[10], fov, self.cf, self.ci, self.can_target, self.move_dirs,
-            self.fov_dirs, self.fl, uk, *self.kind_consts(),
-        )  # fmt: skip
+        args = (a.numpy(), v, fov, self.tables, self.move_dirs, self.fov_dirs, self.fl, uk, self.kinds)
         if par:
             run_chunks(lambda lo, hi: orders_range(lo, hi, *args), v[0].shape[0], n)
         else:
@@ -988,10 +986,7 @@ class TickKernel:
         uk = self._extra(st, "unit_kind", torch.int64)
         self.check_kinds(uk)
         n, par = self._chunks(v[0].shape[0])
-        args = (
-            *v, self.cf, self.ci, self.dmg, self.collide_pair, self.enemy_pair, self.rsum, self.r2far, self.pathing,
-            self.level, self.cliff_walkable, self.gdist, self.edge_ok, self.nb_flat, self.nb_len, self.fl, uk, *self.kind_consts(),
-        )  # fmt: skip
+        args = (v, self.tables, self.terrain, self.fl, uk, self.kinds)
         if par:
             run_chunks(lambda lo, hi: ticks_range(lo, hi, n_ticks, *args), v[0].shape[0], n)
         else:

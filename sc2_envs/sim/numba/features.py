@@ -42,12 +42,13 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import NamedTuple
 
 import numba
 import numpy as np
 import torch
 
-from sc2_envs.sim.numba.state import JIT
+from sc2_envs.sim.numba.state import INNER, JIT, STATE_FIELDS, EpisodeState, UnitState
 from sc2_envs.sim.rules.features import SHOOT_RANGE, SIGHT_RANGE, SMACFeatures
 from sc2_envs.sim.runtime.chunks import kernel_threads, run_env_ids
 from sc2_envs.sim.state import WorldState
@@ -238,13 +239,35 @@ def _reward(v2, b, health, shield, alive, prev_health, prev_shield, prev_alive, 
     return np.float32(rew)
 
 
-@numba.njit(_nrt=False, **JIT)
-def step_env(
-    v2, b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, actions, unit_kind,
-    max_reward, table, flags, fparams, reward, result,
-):  # fmt: skip
+class ObserveTables(NamedTuple):
+    """The tables of the observe kernels (``v1_consts``, ``features_v2.v2_consts``): ``table [rows,
+    C_COUNT + utb]`` float32 (one row per unit, or per unit kind on a SMACv2 scenario), ``pathing`` and
+    ``height`` ``[map_y, map_x]`` (the feature grids), ``move_dirs [4, 2]`` float64, ``obs_pts [n, 2]``
+    int64 (the pathing/height sample offsets), ``flags [F_COUNT]`` int64 (``F_*``) and ``fparams
+    [P_COUNT]`` float64 (``P_*``)."""
+
+    table: np.ndarray
+    pathing: np.ndarray
+    height: np.ndarray
+    move_dirs: np.ndarray
+    obs_pts: np.ndarray
+    flags: np.ndarray
+    fparams: np.ndarray
+
+
+_FLAGS = ObserveTables._fields.index("flags")  # (its position in the plain tuple)
+
+
+@numba.njit(_nrt=False, **INNER, **JIT)
+def step_env(v2, b, units, episode, actions, tables, reward, result):
     """Env ``b``: step counter, last action, game result and reward, then the previous-step snapshot
-    (``SMACSim._stage_observe`` before the features); ``result [3, B]`` (won, lost, draw), ``reward [B]``."""
+    (``SMACSim._stage_observe`` before the features); ``units``, ``episode``: the ``UnitState`` and
+    ``EpisodeState`` (``numba.state``), ``actions [B, N]`` the applied actions, ``tables`` the
+    :class:`ObserveTables`; ``result [3, B]`` (won, lost, draw), ``reward [B]``."""
+    health, shield, alive = units.health, units.shield, units.alive
+    prev_health, prev_shield, prev_alive, last_action, episode_steps = episode[:5]
+    unit_kind, max_reward = episode.unit_kind, episode.max_reward
+    table, flags, fparams = tables.table, tables.flags, tables.fparams
     N, U = flags[F_N], flags[F_N] + flags[F_E]
     episode_steps[b] += 1
     for i in range(N):
@@ -456,7 +479,7 @@ def _own_block(v2, dst, b, i, o, al, pos, health, shield, episode_steps, fov_dir
         dst[b, i, o] = np.float32(np.float64(episode_steps[b]) / np.float64(flags[F_EPISODE_LIMIT]))
 
 
-@numba.njit(_nrt=False, **JIT)
+@numba.njit(_nrt=False, **INNER, **JIT)
 def _obs(
     v2, b, pos, health, shield, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank, table, pathing,
     height, obs_pts, flags, avail, gdx, gdy, gd, see, observed, dst,
@@ -557,24 +580,23 @@ def _state(
         state[b, o] = np.float32(np.float64(episode_steps[b]) / np.float64(flags[F_EPISODE_LIMIT]))
 
 
-@numba.njit(_nrt=False, **JIT)
-def observe_env(
-    v2, b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, rank,
-    table, pathing, height, move_dirs, obs_pts, flags, fparams, obs, obs_state, state, avail, geo, ok, observed,
-):  # fmt: skip
+@numba.njit(_nrt=False, **INNER, **JIT)
+def observe_env(v2, b, units, episode, rank, tables, obs, obs_state, state, avail, geo, ok, observed):
     """Env ``b``: available actions, observations (updating the enemy tags) and state, as
     ``SMACSim._stage_observe`` calls ``avail_actions``, ``obs`` and ``state``.
 
-    ``obs [B, N, obs_size]``, ``state [B, state_size]``, ``avail [B, N, n_actions]``; ``obs_state``: ``state``
-    viewed as ``[B, N, obs_size]`` with ``obs_instead_of_state`` (the observations again, in agent id order,
-    which advances SMACv2's tags again), else any array of ``obs``'s type; ``rank``: ``[B, N]`` visiting order
-    of the enemy tags or ``[0, 0]`` for id order; the scratch ``geo [3, N, U]`` float64 (``_geometry``'s dx,
-    dy, distance), ``ok [2, N, U]`` bool (see, shoot) and ``observed [N, E]`` bool (``feature_scratch``).
-
-    Its callers pass at most 30 arguments: CPython compiles a call with more as a call on a tuple of them
-    (``CALL_FUNCTION_EX``), which Numba builds and unpacks with a reference count on every array in it,
-    once per env.
+    ``units``, ``episode``: the ``UnitState`` and ``EpisodeState`` (``numba.state``), ``tables`` the
+    :class:`ObserveTables`; ``obs [B, N, obs_size]``, ``state [B, state_size]``, ``avail [B, N, n_actions]``;
+    ``obs_state``: ``state`` viewed as ``[B, N, obs_size]`` with ``obs_instead_of_state`` (the observations
+    again, in agent id order, which advances SMACv2's tags again), else any array of ``obs``'s type;
+    ``rank``: ``[B, N]`` visiting order of the enemy tags or ``[0, 0]`` for id order; the scratch
+    ``geo [3, N, U]`` float64 (``_geometry``'s dx, dy, distance), ``ok [2, N, U]`` bool (see, shoot) and
+    ``observed [N, E]`` bool (``feature_scratch``). The groups are unpacked once, here (no reference
+    counts: ``_nrt=False``), so that the inlined parts read plain arrays.
     """
+    pos, health, shield, energy, cooldown, alive = units[:6]
+    last_action, episode_steps, unit_kind, fov_dir, enemy_tag = episode[3:8]
+    table, pathing, height, move_dirs, obs_pts, flags, fparams = tables
     gdx, gdy, gd = geo[0], geo[1], geo[2]
     see, shoot_ok = ok[0], ok[1]
     _geometry(v2, b, pos, unit_kind, fov_dir, table, flags, fparams, gdx, gdy, gd, see, shoot_ok)
@@ -620,24 +642,44 @@ def obs_state_view(obs, state, flags):
 # to threads (``runtime.chunks``). One per family, ``V2`` a constant of its code (a closure over a bool,
 # as ``step._make_step_range``), which it passes on: ``step_env`` and ``observe_env`` are compiled for
 # the family (``v2`` typed as that literal), so a SMAC v1 map's code has no roster look-ups, cone or tags.
-def _make_observe_serial(V2: bool):
-    def observe_serial(
-        env_ids, do_step, pos, health, shield, energy, cooldown, alive, prev_health, prev_shield, prev_alive,
-        last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward, rank, actions, table, pathing, height,
-        move_dirs, obs_pts, flags, fparams, obs, state, avail, reward, result,
-    ):  # fmt: skip
-        geo, ok, observed = feature_scratch(flags)
-        obs_state = obs_state_view(obs, state, flags)
+def _make_observe_range(V2: bool):
+    def observe_range(env_ids, do_step, units, episode, rank, actions, tables, obs, obs_state, state, avail, reward,
+                      result, geo, ok, observed):  # fmt: skip
+        # the groups named and the per-env loop run without reference counts (``_nrt=False``; observe_serial
+        # holds every array)
+        s, e, t = UnitState(*units), EpisodeState(*episode), ObserveTables(*tables)
         for k in range(env_ids.shape[0]):
             b = env_ids[k]
             if do_step:
-                step_env(V2, b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps,
-                         actions, unit_kind, max_reward, table, flags, fparams, reward, result)  # fmt: skip
-            observe_env(V2, b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind,
-                        fov_dir, enemy_tag, rank, table, pathing, height, move_dirs, obs_pts, flags, fparams, obs,
-                        obs_state, state, avail, geo, ok, observed)  # fmt: skip
+                step_env(V2, b, s, e, actions, t, reward, result)
+            observe_env(V2, b, s, e, rank, t, obs, obs_state, state, avail, geo, ok, observed)
 
     # a name of its own per family: Numba's on-disk cache is keyed by the function's qualified name
+    observe_range.__name__ = observe_range.__qualname__ = "_observe_range_v2" if V2 else "_observe_range_v1"
+    return numba.njit(_nrt=False, **INNER, **JIT)(observe_range)
+
+
+# module globals of observe_serial, not closure variables (see step._finish_v1: a closure over a dispatcher
+# would miss Numba's on-disk cache in every new process)
+_observe_range_v1 = _make_observe_range(False)
+_observe_range_v2 = _make_observe_range(True)
+
+
+def _make_observe_serial(V2: bool):
+    def observe_serial(env_ids, do_step, units, episode, rank, actions, tables, obs, state, avail, reward, result):
+        """``step_env`` (with ``do_step``) and ``observe_env`` of the envs ``env_ids``: ``units``, ``episode``
+        a ``UnitState`` and ``EpisodeState`` (``numba.state``), ``tables`` an :class:`ObserveTables`, as
+        plain tuples."""
+        flags = tables[_FLAGS]
+        geo, ok, observed = feature_scratch(flags)
+        obs_state = obs_state_view(obs, state, flags)
+        if V2:
+            _observe_range_v2(env_ids, do_step, units, episode, rank, actions, tables, obs, obs_state, state, avail,
+                              reward, result, geo, ok, observed)  # fmt: skip
+        else:
+            _observe_range_v1(env_ids, do_step, units, episode, rank, actions, tables, obs, obs_state, state, avail,
+                              reward, result, geo, ok, observed)  # fmt: skip
+
     observe_serial.__name__ = observe_serial.__qualname__ = "_observe_serial_v2" if V2 else "_observe_serial_v1"
     return numba.njit(**JIT)(observe_serial)
 
@@ -717,8 +759,8 @@ def v1_consts(features: SMACFeatures) -> tuple:
     return table, pathing, height, move_dirs, obs_pts, flags, fp
 
 
-_FIELDS = ("pos", "health", "shield", "energy", "cooldown", "alive", "prev_health", "prev_shield", "prev_alive")
-_FIELDS += ("last_action", "episode_steps")
+# the UnitState, then the EpisodeState fields up to episode_steps (the roster fields: _NO_ROSTER)
+_FIELDS = STATE_FIELDS + ("prev_health", "prev_shield", "prev_alive", "last_action", "episode_steps")
 _get_fields = operator.attrgetter(*_FIELDS)
 # what a SMAC v1 map never reads of ``unit_kind, fov_dir, enemy_tag, max_reward`` (same types: the same kernel)
 _NO_ROSTER = (
@@ -792,8 +834,9 @@ class ObserveKernel:
         return max(1, min(n, kernel_threads())) if par else 1
 
     def _views(self, st: WorldState) -> tuple[tuple, int]:
-        """Zero-copy NumPy views of the fields the kernel reads or writes (``_FIELDS``, then
-        ``unit_kind, fov_dir, enemy_tag, max_reward``), and ``B``.
+        """Zero-copy NumPy views of the fields the kernel reads or writes as ``(units, episode)``, a
+        ``UnitState`` and an ``EpisodeState`` as plain tuples (``numba.state``; placeholders for the
+        SMACv2 fields), and ``B``.
 
         The views are kept while ``st`` holds the same tensor objects (the numba stages update them
         in place), so a step costs no view making; a field replaced by a new tensor (the torch
@@ -813,9 +856,11 @@ class ObserveKernel:
             if not x.is_contiguous():
                 setattr(st, n, x.contiguous())
         tensors = _get_fields(st)
-        arrays = tuple(x.numpy() for x in tensors) + _NO_ROSTER
-        self._view_cache = (tensors, arrays, B)
-        return arrays, B
+        arrays = tuple(x.numpy() for x in tensors)
+        n = len(STATE_FIELDS)
+        groups = (arrays[:n], arrays[n:] + _NO_ROSTER)
+        self._view_cache = (tensors, groups, B)
+        return groups, B
 
     def _out(self, B: int, out: dict | None, keys: tuple) -> tuple[np.ndarray, ...]:
         """NumPy arrays of the outputs named by ``keys``: fresh ones, or views of ``out``'s tensors after
@@ -851,7 +896,7 @@ class ObserveKernel:
         return ids
 
     def _run(self, ids, do_step, v, rank, actions, obs, state, avail, reward, result) -> None:
-        args = (do_step, *v, rank, actions, *self.consts, obs, state, avail, reward, result)
+        args = (do_step, *v, rank, actions, self.consts, obs, state, avail, reward, result)
         serial = _OBSERVE_SERIAL[self.v2]
         run_env_ids(lambda chunk: serial(chunk, *args), ids, self._chunks(ids.shape[0]))
 

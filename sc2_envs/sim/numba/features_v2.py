@@ -54,21 +54,22 @@ from sc2_envs.sim.numba.features import (
     option_flags,
     reward_params,
 )
+from sc2_envs.sim.numba.state import STATE_DTYPES, STATE_FIELDS, EpisodeState
 from sc2_envs.sim.rules.features_v2 import CONE_EPS, SMACv2Features
 from sc2_envs.sim.state import WorldState
 
-_FIELDS = ("pos", "health", "shield", "energy", "cooldown", "alive", "prev_health", "prev_shield", "prev_alive")
-_FIELDS += ("last_action", "episode_steps", "unit_kind", "fov_dir", "enemy_tag", "max_reward")
+# the UnitState, then the EpisodeState fields (numba.state)
+_FIELDS = STATE_FIELDS + EpisodeState._fields
 _get_fields = operator.attrgetter(*_FIELDS)
 _DTYPES = {
-    "alive": torch.bool,
+    **STATE_DTYPES,
     "prev_alive": torch.bool,
     "last_action": torch.int64,
     "episode_steps": torch.int64,
     "unit_kind": torch.int64,
     "enemy_tag": torch.int64,
 }
-_UNIT_KIND = _FIELDS.index("unit_kind")
+_UNIT_KIND = EpisodeState._fields.index("unit_kind")
 
 
 def v2_consts(features: SMACv2Features) -> tuple:
@@ -140,7 +141,8 @@ class ObserveKernelV2(ObserveKernel):
         return v2_consts(features)
 
     def _views(self, st: WorldState) -> tuple[tuple, int]:
-        """Zero-copy NumPy views of the fields read or written (kept while ``st`` holds the same
+        """Zero-copy NumPy views of the fields read or written as ``(units, episode)``, a ``UnitState`` and
+        an ``EpisodeState`` as plain tuples (``numba.state``; kept while ``st`` holds the same
         tensors; a non-contiguous field is replaced by a contiguous copy in ``st`` first), and ``B``;
         ``ValueError`` for a ``unit_kind`` outside the scenario's kinds."""
         tensors = _get_fields(st)
@@ -149,7 +151,7 @@ class ObserveKernelV2(ObserveKernel):
             arrays, B = cache[1], cache[2]
         else:
             arrays, B = self._new_views(st)
-        self._check_kinds(arrays[_UNIT_KIND])
+        self._check_kinds(arrays[1][_UNIT_KIND])
         return arrays, B
 
     def _new_views(self, st: WorldState) -> tuple[tuple, int]:
@@ -167,8 +169,9 @@ class ObserveKernelV2(ObserveKernel):
             raise ValueError(f"WorldState holds {tuple(st.health.shape)} units; this scenario has {U} ({N} agents)")
         tensors = _get_fields(st)
         arrays = tuple(x.numpy() for x in tensors)
-        self._view_cache = (tensors, arrays, B)
-        return arrays, B
+        groups = (arrays[: len(STATE_FIELDS)], arrays[len(STATE_FIELDS) :])  # (units, episode)
+        self._view_cache = (tensors, groups, B)
+        return groups, B
 
     def _check_kinds(self, unit_kind: np.ndarray) -> None:
         T = int(self.consts[5][F_T])

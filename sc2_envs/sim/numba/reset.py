@@ -21,7 +21,7 @@ from sc2_envs import smacv2 as v2
 from sc2_envs.sim import rng
 from sc2_envs.sim.numba.dynamics import can_stand
 from sc2_envs.sim.numba.rng import INIT, absorb, uniform
-from sc2_envs.sim.numba.state import JIT
+from sc2_envs.sim.numba.state import JIT, STATE_FIELDS, EpisodeState, SeedState
 from sc2_envs.sim.state import ORDER_ATTACK_MOVE, ORDER_NONE, WorldState
 
 _F32 = np.float32
@@ -182,18 +182,22 @@ def _sample_env(ep, key, N, E, p_reflect, cum, config_kind, exception, sort_rank
 
 
 @numba.njit(**JIT)
-def fresh_state(
-    done, spawn_pos, max_health, max_shield, energy_start, is_ally, jitter, ap_mode, ap, enemy_ap, ci, fl, pathing, level,
-    cliff_walkable, stream_spawn, stream_cooldown, stream_attack_point,
-    pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-    prev_health, prev_shield, prev_alive, last_action, episode_steps, attack_point, env_seed, episode_count,
-    jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-    unit_kind, fov_dir, enemy_tag, max_reward,
-):  # fmt: skip
+def fresh_state(done, spawn, is_ally, jitter, ap_mode, ap, enemy_ap, ci, fl, terrain, streams, units, episode, seeds):
     """``rules.reset.fresh_state`` copied into the envs ``done`` (``copy_envs_from``), in place, for SMAC v1 maps.
 
-    ``ap_mode``: 0 no attack point, 1 the fixed point ``ap[0]``, 2 uniform on the segment ``ap[0] -> ap[1]``;
-    ``enemy_ap``: enemies attack-move to the attack point (else to their own position)."""
+    ``spawn``: ``(spawn_pos, max_health, max_shield, energy_start)`` of the ``UnitTable``; ``ap_mode``: 0
+    no attack point, 1 the fixed point ``ap[0]``, 2 uniform on the segment ``ap[0] -> ap[1]``;
+    ``enemy_ap``: enemies attack-move to the attack point (else to their own position); ``ci``, ``fl``,
+    ``terrain``: the tick kernel's (``can_stand``); ``streams``: ``sim.rng``'s ``(STREAM_SPAWN,
+    STREAM_COOLDOWN, STREAM_ATTACK_POINT)``. ``units``, ``episode``, ``seeds``: the ``WorldState`` as a
+    ``UnitState``, ``EpisodeState`` and ``SeedState`` (plain tuples, ``numba.state``)."""
+    spawn_pos, max_health, max_shield, energy_start = spawn
+    pathing, level, cliff_walkable = terrain[0], terrain[1], terrain[2]
+    stream_spawn, stream_cooldown, stream_attack_point = streams
+    (pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+     jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending) = units  # fmt: skip
+    prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward = episode
+    attack_point, env_seed, episode_count = seeds
     B, U = pos.shape[0], pos.shape[1]
     for b in range(B):
         if not done[b]:
@@ -260,15 +264,20 @@ def fresh_state(
 
 
 @numba.njit(**JIT)
-def fresh_scenario_state(
-    idx, N, E, T, p_reflect, cum, config_kind, exception, sort_rank, radius, hexo, kmaxh, kmaxs, kestart, reward_base,
-    stream_team, stream_pos, stream_cooldown, pin_mask, pin_kind, pin_pos, pin_has_pos,
-    pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-    prev_health, prev_shield, prev_alive, last_action, episode_steps, attack_point, env_seed, episode_count,
-    jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-    unit_kind, fov_dir, enemy_tag, max_reward,
-):  # fmt: skip
-    """``rules.reset.fresh_scenario_state`` copied into the envs ``idx`` ([k] int64), in place."""
+def fresh_scenario_state(idx, N, E, T, p_reflect, tables, reward_base, streams, pins, units, episode, seeds):
+    """``rules.reset.fresh_scenario_state`` copied into the envs ``idx`` ([k] int64), in place.
+
+    ``tables``: ``ScenarioResetKernel.tables`` (the sampler's and the kinds' tables); ``streams``:
+    ``sim.rng``'s ``(STREAM_SCENARIO_TEAM, STREAM_SCENARIO_POS, STREAM_COOLDOWN)``; ``pins``: ``SMACSim``'s
+    ``(pin_mask, pin_kind, pin_pos, pin_has_pos)``; ``units``, ``episode``, ``seeds``: the ``WorldState``
+    as a ``UnitState``, ``EpisodeState`` and ``SeedState`` (plain tuples, ``numba.state``)."""
+    cum, config_kind, exception, sort_rank, radius, hexo, kmaxh, kmaxs, kestart = tables
+    stream_team, stream_pos, stream_cooldown = streams
+    pin_mask, pin_kind, pin_pos, pin_has_pos = pins
+    (pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+     jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending) = units  # fmt: skip
+    prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward = episode
+    attack_point, env_seed, episode_count = seeds
     U = N + E
     kind = np.zeros(U, np.int64)
     p = np.zeros((U, 2), np.float32)
@@ -332,12 +341,8 @@ def fresh_scenario_state(
             max_reward[b] = np.float32(reward_base + hp)
 
 
-_FIELDS = (
-    "pos", "health", "shield", "energy", "cooldown", "alive", "order_kind", "order_target", "order_point",
-    "loops_since_damage", "last_attacker", "prev_health", "prev_shield", "prev_alive", "last_action", "episode_steps",
-    "attack_point", "env_seed", "episode_count", "jitter_state", "windup", "windup_target", "hits_left", "missile_eta",
-    "missile_target", "missile_hits", "burst_pending", "unit_kind", "fov_dir", "enemy_tag", "max_reward",
-)  # fmt: skip
+_FIELDS = STATE_FIELDS + EpisodeState._fields + SeedState._fields  # (views split by group)
+_N_UNITS, _N_EPISODE = len(STATE_FIELDS), len(EpisodeState._fields)
 
 
 class ScenarioResetKernel:
@@ -387,7 +392,8 @@ class ScenarioResetKernel:
         return tuple(out)
 
     def _views(self, st: WorldState) -> tuple:
-        """NumPy views of every ``WorldState`` field (kept while ``st`` holds the same tensors; a
+        """NumPy views of every ``WorldState`` field as ``(units, episode, seeds)`` (``numba.state``'s
+        ``UnitState``, ``EpisodeState``, ``SeedState``, plain tuples; kept while ``st`` holds the same tensors; a
         non-contiguous field is replaced by a contiguous copy in ``st`` first)."""
         tensors = tuple(getattr(st, n) for n in _FIELDS)
         key = self._key
@@ -397,7 +403,8 @@ class ScenarioResetKernel:
             if x.device.type != "cpu" or not x.is_contiguous() or x.requires_grad:
                 setattr(st, n, x.detach().cpu().contiguous())
         self._key = tuple(getattr(st, n) for n in _FIELDS)
-        self._arrays = tuple(x.numpy() for x in self._key)
+        a, n, m = tuple(x.numpy() for x in self._key), _N_UNITS, _N_UNITS + _N_EPISODE
+        self._arrays = (a[:n], a[n:m], a[m:])
         return self._arrays
 
     def __getstate__(self) -> dict:
@@ -407,9 +414,11 @@ class ScenarioResetKernel:
     def reset_envs(self, st: WorldState, idx: np.ndarray) -> None:
         """``st.copy_envs_from(sim._fresh_state(), done)`` for the envs ``idx`` ([k] int64), in place."""
         ids = np.ascontiguousarray(idx, dtype=np.int64)
+        streams = (rng.STREAM_SCENARIO_TEAM, rng.STREAM_SCENARIO_POS, rng.STREAM_COOLDOWN)
+        units, episode, seeds = self._views(st)
         fresh_scenario_state(
-            ids, self.N, self.E, self.T, self.p_reflect, *self.tables, self.reward_base, rng.STREAM_SCENARIO_TEAM,
-            rng.STREAM_SCENARIO_POS, rng.STREAM_COOLDOWN, *self._pins(), *self._views(st),
+            ids, self.N, self.E, self.T, self.p_reflect, self.tables, self.reward_base, streams, self._pins(), units,
+            episode, seeds,
         )  # fmt: skip
 
 

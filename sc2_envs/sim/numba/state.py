@@ -1,5 +1,18 @@
 """The flat tables the Numba mirror reads: ``sim.state``'s unit tables and ``WorldState`` fields as arrays.
 
+The kernels take them in a few named groups (``typing.NamedTuple`` of arrays, Numba's heterogeneous
+tuples), with ``WorldState``'s field names: :class:`UnitState` (the unit state the ticks advance),
+:class:`EpisodeState` (the step bookkeeping and SMACv2 fields), :class:`SeedState` (the random streams
+of a reset), :class:`UnitTables` (a roster's tables, per env on a SMACv2 scenario), :class:`KindTables`
+(a scenario's per-kind tables) and :class:`MapTables` (terrain and routing). Python hands each group
+to a compiled entry point as a plain tuple in field order, made once where the kernel is set up, and
+the compiled code names it (``UnitState(*units)``): Numba types a plain tuple of arrays in C when it
+dispatches a call, a ``NamedTuple`` through Python's ``typeof`` (about 0.1 us more per array: several
+per cent of a one-env step, which passes about 80). The step and observe kernels name their groups in
+an ``_nrt=False`` function (``step.step_span``, ``features.observe_range``), where building a tuple or
+reading a field takes no reference count; in a counting function each takes one per array (atomic
+operations), which the stage kernels (``dynamics.ticks_range``, ``actions.orders_range``) pay once per call.
+
 A roster's ``UnitTable`` (with what ``Dynamics`` and ``EnemyAI`` derive from it) becomes ``cf [NCF, U]``
 float32, ``ci [NCI, U]`` int64 (bools as 0/1), ``dmg [U, U]`` and ``can_target [U, U]``
 (:func:`unit_tables`); the simulator's flags become ``fl [NFL]`` int64. The ``CF_*``, ``CI_*`` and
@@ -8,6 +21,8 @@ kernels compute in the reference's precision.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -136,6 +151,98 @@ STATE_FIELDS = (
     "missile_hits",
     "burst_pending",
 )
+
+
+class UnitState(NamedTuple):
+    """The ``WorldState`` fields a tick reads and writes (``STATE_FIELDS``, same names, shapes and
+    dtypes: ``[B, U]``, ``pos``/``order_point [B, U, 2]``; bools as ``np.bool_``). The wind-up and
+    missile fields (``windup`` .. ``burst_pending``) are ``Dynamics._fire``'s attack in progress."""
+
+    pos: np.ndarray
+    health: np.ndarray
+    shield: np.ndarray
+    energy: np.ndarray
+    cooldown: np.ndarray
+    alive: np.ndarray
+    order_kind: np.ndarray
+    order_target: np.ndarray
+    order_point: np.ndarray
+    loops_since_damage: np.ndarray
+    last_attacker: np.ndarray
+    jitter_state: np.ndarray
+    windup: np.ndarray
+    windup_target: np.ndarray
+    hits_left: np.ndarray
+    missile_eta: np.ndarray
+    missile_target: np.ndarray
+    missile_hits: np.ndarray
+    burst_pending: np.ndarray
+
+
+class EpisodeState(NamedTuple):
+    """The ``WorldState`` fields of the step's bookkeeping (reward snapshot, last actions, step count)
+    and of SMACv2 scenarios (``unit_kind``, ``fov_dir``, ``enemy_tag``, ``max_reward``); see ``WorldState``."""
+
+    prev_health: np.ndarray
+    prev_shield: np.ndarray
+    prev_alive: np.ndarray
+    last_action: np.ndarray
+    episode_steps: np.ndarray
+    unit_kind: np.ndarray
+    fov_dir: np.ndarray
+    enemy_tag: np.ndarray
+    max_reward: np.ndarray
+
+
+class SeedState(NamedTuple):
+    """The ``WorldState`` fields a reset draws from and writes: ``attack_point [B, 2]`` float32,
+    ``env_seed [B]`` and ``episode_count [B]`` int64 (``sim.rng``)."""
+
+    attack_point: np.ndarray
+    env_seed: np.ndarray
+    episode_count: np.ndarray
+
+
+class UnitTables(NamedTuple):
+    """A roster's tables (``unit_tables``, ``Dynamics``): ``cf [NCF, U]`` float32, ``ci [NCI, U]`` int64,
+    ``dmg [U, U]`` float32 (``damage_vs``), ``can_target``, ``collide_pair`` and ``enemy_pair [U, U]``
+    bool, ``rsum [U, U]`` float32 (radius sums) and ``r2far [U, U]`` float32 (``(rsum * 1.001) ** 2``).
+    On a SMACv2 scenario the kernels gather them per env (``env_tables``)."""
+
+    cf: np.ndarray
+    ci: np.ndarray
+    dmg: np.ndarray
+    can_target: np.ndarray
+    collide_pair: np.ndarray
+    enemy_pair: np.ndarray
+    rsum: np.ndarray
+    r2far: np.ndarray
+
+
+class KindTables(NamedTuple):
+    """A SMACv2 scenario's per-kind tables (``unit_tables`` of its kinds table): rows ``0..T-1`` the ally
+    kinds, ``T..2T-1`` the enemy kinds; one-row placeholders on a SMAC v1 map."""
+
+    kcf: np.ndarray
+    kci: np.ndarray
+    kdmg: np.ndarray
+    kcan: np.ndarray
+
+
+class MapTables(NamedTuple):
+    """The map's flattened terrain (``Dynamics._flat_pathing``, ``_flat_level``, ``_flat_cliff_walkable``:
+    ``[H * W]``) and its route graph (``Dynamics._dist``, ``_edge_ok``, ``_nb_flat``, ``_nb_len``; one-cell
+    placeholders on a map without routing)."""
+
+    pathing: np.ndarray
+    level: np.ndarray
+    cliff_walkable: np.ndarray
+    gdist: np.ndarray
+    edge_ok: np.ndarray
+    nb_flat: np.ndarray
+    nb_len: np.ndarray
+
+
 STATE_DTYPES = {
     "pos": torch.float32,
     "alive": torch.bool,
@@ -149,6 +256,9 @@ STATE_DTYPES = {
 }
 
 JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
+INNER = dict(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+"""Options of the kernels only compiled code calls: no Python or C entry is generated for them (their
+unboxing of some 80 arrays was a good part of the first use's compile)."""
 
 
 @numba.njit(**JIT)
@@ -219,6 +329,24 @@ def env_scratch(U):
         np.zeros((U, U), np.float32),
         np.zeros((U, U), np.float32),
     )
+
+
+@numba.njit(**JIT)
+def env_unit_tables(enemy_pair):
+    """Per-range :class:`UnitTables` of a SMACv2 scenario for ``env_tables`` to fill (``env_scratch``),
+    with the fixed ``enemy_pair [U, U]`` (the teams, the same in every env)."""
+    cf, ci, dmg, can_target, collide_pair, rsum, r2far = env_scratch(enemy_pair.shape[0])
+    return UnitTables(cf, ci, dmg, can_target, collide_pair, enemy_pair, rsum, r2far)
+
+
+@numba.njit(inline="always", **JIT)
+def gather_env_tables(b, unit_kind, fl, kinds, t, col):
+    """``env_tables`` of env ``b`` into the :class:`UnitTables` ``t`` from the :class:`KindTables` ``kinds``;
+    returns the sweep distance."""
+    return env_tables(
+        b, unit_kind, fl, kinds.kcf, kinds.kci, kinds.kdmg, kinds.kcan, t.cf, t.ci, t.dmg, t.can_target,
+        t.collide_pair, t.rsum, t.r2far, col,
+    )  # fmt: skip
 
 
 def as_f32(x: torch.Tensor) -> np.ndarray:

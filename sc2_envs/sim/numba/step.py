@@ -30,6 +30,7 @@ one and requires equal outputs and states after every step.
 from __future__ import annotations
 
 import operator
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -37,10 +38,32 @@ import torch
 
 from sc2_envs.sim import rng
 from sc2_envs.sim.numba.actions import OK, OUT_OF_RANGE, UNAVAILABLE, check_actions, orders_env
-from sc2_envs.sim.numba.dynamics import PARALLEL_MIN_ENVS, advance, collision_scratch
-from sc2_envs.sim.numba.features import F_EPISODE_LIMIT, feature_scratch, obs_state_view, observe_env, step_env
+from sc2_envs.sim.numba.dynamics import PARALLEL_MIN_ENVS, advance, tick_scratch
+from sc2_envs.sim.numba.features import (
+    F_EPISODE_LIMIT,
+    F_N,
+    ObserveTables,
+    feature_scratch,
+    obs_state_view,
+    observe_env,
+    step_env,
+)
 from sc2_envs.sim.numba.reset import fresh_state
-from sc2_envs.sim.numba.state import FL_N, FL_PER_ENV, FL_T, JIT, STATE_FIELDS, env_scratch, env_tables
+from sc2_envs.sim.numba.state import (
+    FL_PER_ENV,
+    FL_T,
+    INNER,
+    JIT,
+    STATE_FIELDS,
+    EpisodeState,
+    KindTables,
+    MapTables,
+    SeedState,
+    UnitState,
+    UnitTables,
+    env_unit_tables,
+    gather_env_tables,
+)
 from sc2_envs.sim.runtime.chunks import kernel_threads, run_chunks
 from sc2_envs.sim.runtime.schedule import ScheduleChooser
 from sc2_envs.sim.state import WorldState
@@ -104,113 +127,179 @@ def _check_kinds(unit_kind, fl):
     return -1
 
 
+class StepOutputs(NamedTuple):
+    """The step's output arrays, fresh each step, in the order (and with the names) of ``OUT_KEYS``:
+    ``obs``/``final_obs [B, N, obs_size]`` float32, ``state``/``final_state [B, state_size]`` float32,
+    ``avail_actions``/``final_avail_actions [B, N, n_actions]`` bool, ``reward [B]`` float32,
+    ``battle_won``, ``terminated``, ``truncated``, ``episode_limit [B]`` bool, ``dead_allies``,
+    ``dead_enemies [B]`` int64, ``agent_alive``, ``invalid_actions [B, N]`` bool."""
+
+    obs: np.ndarray
+    state: np.ndarray
+    avail_actions: np.ndarray
+    reward: np.ndarray
+    battle_won: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    dead_allies: np.ndarray
+    dead_enemies: np.ndarray
+    episode_limit: np.ndarray
+    agent_alive: np.ndarray
+    invalid_actions: np.ndarray
+    final_obs: np.ndarray
+    final_state: np.ndarray
+    final_avail_actions: np.ndarray
+
+
+# positions in the plain tuples (compile-time constants of the kernels)
+_ALIVE, _UNIT_KIND = UnitState._fields.index("alive"), EpisodeState._fields.index("unit_kind")
+_COLLIDE_PAIR, _ENEMY_PAIR, _R2FAR = (UnitTables._fields.index(n) for n in ("collide_pair", "enemy_pair", "r2far"))
+_OBSERVE_FLAGS = ObserveTables._fields.index("flags")
+_INVALID, _BATTLE_WON, _TERMINATED, _TRUNCATED = (
+    StepOutputs._fields.index(n) for n in ("invalid_actions", "battle_won", "terminated", "truncated")
+)
+
+
+def _make_finish(V2: bool):
+    def finish(lo, hi, units, episode, act, tables, out, avail_in, result, obs_state, id_order, geo, ok, observed):
+        """After the ticks of envs ``lo .. hi - 1``: per env ``step_env`` (result, reward), the step's flags
+        and counts, ``observe_env`` and the ``final_*`` copies (``step_range``'s step 2; the groups as
+        there, ``tables`` the ``features.ObserveTables``). No reference counts (``_nrt=False``: it allocates
+        nothing, and ``step_range`` holds every array for the call), so the per-env calls count nothing."""
+        alive, episode_steps = units.alive, episode.episode_steps
+        obs, state, avail, reward, battle_won, terminated, truncated, dead_allies, dead_enemies, episode_limit = out[:10]
+        agent_alive, final_obs, final_state, final_avail = out.agent_alive, out[12], out[13], out[14]
+        N, U = tables.flags[F_N], alive.shape[1]
+        limit = tables.flags[F_EPISODE_LIMIT]
+        for b in range(lo, hi):
+            step_env(V2, b, units, episode, act, tables, reward, result)
+            won = result[0, b]
+            term = won or result[1, b] or result[2, b]
+            trunc = (not term) and episode_steps[b] >= limit
+            terminated[b] = term
+            truncated[b] = trunc
+            battle_won[b] = won
+            episode_limit[b] = trunc
+            da = 0
+            for n in range(N):
+                agent_alive[b, n] = alive[b, n]
+                if not alive[b, n]:
+                    da += 1
+            de = 0
+            for u in range(N, U):
+                if not alive[b, u]:
+                    de += 1
+            dead_allies[b] = da
+            dead_enemies[b] = de
+            observe_env(V2, b, units, episode, id_order, tables, obs, obs_state, state, avail, geo, ok, observed)
+            for i in range(obs.shape[1]):
+                for k in range(obs.shape[2]):
+                    final_obs[b, i, k] = obs[b, i, k]
+                for k in range(avail.shape[2]):
+                    final_avail[b, i, k] = avail[b, i, k]
+                    avail_in[b, i, k] = avail[b, i, k]
+            for k in range(state.shape[1]):
+                final_state[b, k] = state[b, k]
+
+    finish.__name__ = finish.__qualname__ = "_finish_v2" if V2 else "_finish_v1"
+    return numba.njit(_nrt=False, **INNER, **JIT)(finish)
+
+
+# Module globals, not closure variables, of the functions that call them: Numba keys a closure's cache
+# entry by its pickled cells, and a pickled dispatcher carries an id made anew in every process, so a
+# closure over one would compile again in every process.
+_finish_v1 = _make_finish(False)
+_finish_v2 = _make_finish(True)
+
+
+def _make_step_span(V2: bool):
+    def step_span(b0, b1, n_ticks, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs, observe,
+                  avail_in, out, result, w, feats, obs_state, id_order):  # fmt: skip
+        """Orders, ticks and ``finish`` of envs ``b0 .. b1 - 1`` (``step_range``'s step 2, its arguments as
+        there; ``w``, ``feats`` (``geo, ok, observed``), ``obs_state``, ``id_order``: ``step_range``'s
+        scratch). No reference counts (``_nrt=False``: it allocates nothing, and ``step_range`` holds every
+        array for the call), so naming the groups and reading their fields costs nothing, per call or per env."""
+        s, e, t, m = UnitState(*units), EpisodeState(*episode), UnitTables(*tables), MapTables(*terrain)
+        o, ot = StepOutputs(*out), ObserveTables(*observe)
+        geo, ok, observed = feats
+        sweep = w.sweep
+        if V2:  # (V2 is a compile-time constant: Numba prunes the other branch, and compiles its calls only)
+            k = KindTables(*kinds)
+        # One ``advance`` (and ``finish``) call per span of envs: every call from a counting function takes
+        # an atomic reference count on each of its array arguments (Numba's NRT), which per env was ~20 % of
+        # a 2s3z step at 1,024 envs (perf: NRT_incref / NRT_decref), and the two threads' counts contend for
+        # the same counters. A SMAC v1 map has one set of tables, so the whole range ticks in one call; a
+        # SMACv2 scenario gathers each env's own tables first (into ``tables``), so its span is one env. The
+        # envs are independent and ``advance`` resets its scratch per env, so the result is the same as env
+        # by env.
+        span = 1 if V2 else max(b1 - b0, 1)
+        for lo in range(b0, b1, span):
+            hi = min(lo + span, b1)
+            for b in range(lo, hi):
+                if V2:
+                    sweep = gather_env_tables(b, e.unit_kind, fl, k, t, w.col)
+                orders_env(b, act, s.pos, s.alive, s.health, s.order_kind, s.order_target, s.order_point,
+                           s.last_attacker, e.fov_dir, t.cf, t.ci, t.can_target, move_dirs, fov_dirs, fl)  # fmt: skip
+            advance(lo, hi, n_ticks, s, t, m, fl, w, sweep)
+            if V2:
+                _finish_v2(lo, hi, s, e, act, ot, o, avail_in, result, obs_state, id_order, geo, ok, observed)
+            else:
+                _finish_v1(lo, hi, s, e, act, ot, o, avail_in, result, obs_state, id_order, geo, ok, observed)
+
+    step_span.__name__ = step_span.__qualname__ = "_step_span_v2" if V2 else "_step_span_v1"
+    return numba.njit(_nrt=False, **INNER, **JIT)(step_span)
+
+
+_step_span_v1 = _make_step_span(False)
+_step_span_v2 = _make_step_span(True)
+
+
 def _make_step_range(V2: bool):
     def step_range(
-        b0, b1, checks, n_ticks, lenient, actions, act, invalid,
-        pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-        jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-        prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward,
-        cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far, pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len,
-        fl, can_target, move_dirs, fov_dirs, kcf, kci, kdmg, kcan, table, opath, height, omove, opts, oflags, fparams,
-        avail_in, obs, state, avail, final_obs, final_state, final_avail, reward, result, terminated, truncated,
-        battle_won, episode_limit, dead_allies, dead_enemies, agent_alive, stats,
+        b0, b1, checks, n_ticks, lenient, actions, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs,
+        observe, avail_in, out, result, stats,
     ):  # fmt: skip
-        """The whole step of envs ``b0 .. b1 - 1`` (scratch allocated once per range). A SMACv2 scenario
-        (``V2``) gathers each env's unit tables first (``state.env_tables``); a SMAC v1 map uses its fixed
-        tables. Both observe with ``features`` and the tables ``table .. fparams`` of their observe kernel.
+        """The whole step of envs ``b0 .. b1 - 1`` (scratch allocated once per range). ``units``, ``episode``,
+        ``tables``, ``kinds``, ``terrain``: a :class:`UnitState`, :class:`EpisodeState`, :class:`UnitTables`,
+        :class:`KindTables` and :class:`MapTables` as plain tuples (``numba.state``), with the flags ``fl``
+        and the action directions ``move_dirs``/``fov_dirs`` of ``dynamics.TickKernel``; ``observe`` a
+        ``features.ObserveTables`` and ``out`` a :class:`StepOutputs`, as plain tuples; ``avail_in [B, N,
+        n_actions]`` the previous available actions (rewritten); ``result [3, B]`` scratch; ``stats [3]``
+        ``SMACSim``'s counters. A SMACv2 scenario (``V2``) gathers each env's unit tables first
+        (``state.env_tables``); a SMAC v1 map uses its fixed tables. The work is ``step_span``'s; this
+        function allocates its scratch (the groups are named there, where no reference is counted).
 
         With ``checks`` (the serial call, ``b0 .. b1`` the whole batch) it first checks the actions of
         every env (``check_actions``, ``_check_kinds``: nothing is changed on an error) and ends with the
         statistics (``_tally``); returns ``(code, value)`` as ``StepKernel.__call__``. Without, the
         caller has done both (``_step_threaded``) and it returns ``(OK, 0)``."""
         if checks:
-            code, where = check_actions(actions, alive, avail_in, lenient, act, invalid)
+            code, where = check_actions(actions, units[_ALIVE], avail_in, lenient, act, out[_INVALID])
             if code != OK:
                 return code, where
-            bad = _check_kinds(unit_kind, fl)
+            bad = _check_kinds(episode[_UNIT_KIND], fl)
             if bad >= 0:
                 return BAD_KIND, bad
-        U = pos.shape[1]
-        N = fl[FL_N]
-        P = 1
-        while P < U:
-            P *= 2
-        sf = np.zeros((8, U), np.float32)
-        si = np.zeros((11, U), np.int64)
-        bx = np.zeros(P, np.float32)
-        by = np.zeros(P, np.float32)
-        # the tick scratch, made once per range as in ``numba.dynamics.ticks_range`` (not per tick of each env)
-        col, sweep, order, gl, pc, pj, ptx, pty = collision_scratch(collide_pair, r2far)
-        tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
-        tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
-        boomv, burst, chase = si[8], si[9], si[10]
-        if V2:  # (V2 is a compile-time constant: Numba prunes the other branch, and compiles its calls only)
-            ecf, eci, edmg, ecan, ecp, ers, er2 = env_scratch(U)
-        else:  # the fixed tables
-            ecf, eci, edmg, ecan, ecp, ers, er2 = cf, ci, dmg, can_target, collide_pair, rsum, r2far
-        geo, ok, observed = feature_scratch(oflags)
-        obs_state = obs_state_view(obs, state, oflags)
+        if V2:  # each env's tables, gathered by step_span (enemy_pair: fixed)
+            tables = env_unit_tables(tables[_ENEMY_PAIR])
+        # the scratch, passed on without unpacking: here every tuple built or unpacked takes a reference
+        # count per array
+        w = tick_scratch(tables[_COLLIDE_PAIR], tables[_R2FAR])
+        flags = observe[_OBSERVE_FLAGS]
+        feats = feature_scratch(flags)
         # the enemy tags in agent id order. Made here, not features.NO_RANK: Numba types a global array as
         # read-only, and observe_env would compile a second time for that type (the ObserveKernel passes
         # its placeholder as an argument)
         id_order = np.empty((0, 0), np.int64)
-        limit = oflags[F_EPISODE_LIMIT]
-        # One ``advance`` call per span of envs: every call takes an atomic reference count on each of its
-        # ~60 array arguments (Numba's NRT), which per env was ~20 % of a 2s3z step at 1,024 envs (perf:
-        # NRT_incref / NRT_decref), and the two threads' counts contend for the same counters. A SMAC v1
-        # map has one set of tables, so the whole range ticks in one call; a SMACv2 scenario gathers each
-        # env's own tables first, so its span is one env. The envs are independent and ``advance`` resets
-        # its scratch per env, so the result is the same as env by env.
-        span = 1 if V2 else max(b1 - b0, 1)
-        for lo in range(b0, b1, span):
-            hi = min(lo + span, b1)
-            for b in range(lo, hi):
-                if V2:
-                    sweep = env_tables(b, unit_kind, fl, kcf, kci, kdmg, kcan, ecf, eci, edmg, ecan, ecp, ers, er2, col)
-                orders_env(b, act, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, ecf,
-                            eci, ecan, move_dirs, fov_dirs, fl)  # fmt: skip
-            advance(
-                lo, hi, n_ticks, pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point,
-                lsd, last_attacker, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target,
-                missile_hits, burst_pending, ecf, eci, edmg, ecp, enemy_pair, ers, er2, pathing, level,
-                cliff_walkable, gdist, edge_ok, nb_flat, nb_len, fl,
-                tpx, tpy, gap, raw, nh, amt, npx, npy, tgt, alive0, engage, inrng, healing, last, flags, direct, boomv,
-                burst, chase, bx, by, col, sweep, order, gl, pc, pj, ptx, pty,
-            )  # fmt: skip
-            for b in range(lo, hi):
-                step_env(V2, b, health, shield, alive, prev_health, prev_shield, prev_alive, last_action, episode_steps, act,
-                         unit_kind, max_reward, table, oflags, fparams, reward, result)  # fmt: skip
-                won = result[0, b]
-                term = won or result[1, b] or result[2, b]
-                trunc = (not term) and episode_steps[b] >= limit
-                terminated[b] = term
-                truncated[b] = trunc
-                battle_won[b] = won
-                episode_limit[b] = trunc
-                da = 0
-                for n in range(N):
-                    agent_alive[b, n] = alive[b, n]
-                    if not alive[b, n]:
-                        da += 1
-                de = 0
-                for u in range(N, U):
-                    if not alive[b, u]:
-                        de += 1
-                dead_allies[b] = da
-                dead_enemies[b] = de
-                observe_env(V2, b, pos, health, shield, energy, cooldown, alive, last_action, episode_steps, unit_kind, fov_dir,
-                            enemy_tag, id_order, table, opath, height, omove, opts, oflags, fparams, obs, obs_state, state, avail,
-                            geo, ok, observed)  # fmt: skip
-                for i in range(obs.shape[1]):
-                    for k in range(obs.shape[2]):
-                        final_obs[b, i, k] = obs[b, i, k]
-                    for k in range(avail.shape[2]):
-                        final_avail[b, i, k] = avail[b, i, k]
-                        avail_in[b, i, k] = avail[b, i, k]
-                for k in range(state.shape[1]):
-                    final_state[b, k] = state[b, k]
+        obs_state = obs_state_view(out[0], out[1], flags)
+        if V2:  # (no tuple of the arguments: building one here would count a reference per array)
+            _step_span_v2(b0, b1, n_ticks, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs,
+                          observe, avail_in, out, result, w, feats, obs_state, id_order)  # fmt: skip
+        else:
+            _step_span_v1(b0, b1, n_ticks, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs,
+                          observe, avail_in, out, result, w, feats, obs_state, id_order)  # fmt: skip
         if checks:
-            return OK, _tally(terminated, truncated, battle_won, stats)
+            return OK, _tally(out[_TERMINATED], out[_TRUNCATED], out[_BATTLE_WON], stats)
         return OK, 0
 
     step_range.__name__ = step_range.__qualname__ = "_step_range_v2" if V2 else "_step_range_v1"
@@ -242,31 +331,21 @@ def _tally(terminated, truncated, battle_won, stats):
     return ended
 
 
-# positions in the arguments after ``invalid``: the state fields (``_FIELDS``), the tables
-# (``StepKernel._consts``), then avail_in .. agent_alive and stats
-_ALIVE, _UNIT_KIND = _FIELDS.index("alive"), _FIELDS.index("unit_kind")
-_FL = len(_FIELDS) + 14  # dynamics.TickKernel.fl among StepKernel._consts
-_AVAIL_IN, _TERMINATED = -17, -8
-
-
-def _step_threaded(step_range, n_chunks, n_ticks, lenient, actions, act, invalid, *arrays):
-    """``step_range(0, B, True, ...)``'s work (``_STEP_RANGE[v2]``) with the envs split into
+def _step_threaded(step_range, n_chunks, *args):
+    """``step_range(0, B, True, *args)``'s work (``_STEP_RANGE[v2]``) with the envs split into
     ``n_chunks`` ranges, each on its own thread (``runtime.chunks``: the range function releases the
     GIL, and nothing new is compiled); the checks before and the statistics after run once here.
-    Same arguments (from ``n_ticks`` on) and return value as the serial call."""
-    code, where = check_actions(actions, arrays[_ALIVE], arrays[_AVAIL_IN], lenient, act, invalid)
+    Same arguments (``n_ticks .. stats``) and return value as the serial call."""
+    n_ticks, lenient, actions, act, units, episode, tables, kinds, terrain, fl = args[:10]
+    avail_in, out, stats = args[-4], StepOutputs(*args[-3]), args[-1]
+    code, where = check_actions(actions, units[_ALIVE], avail_in, lenient, act, out.invalid_actions)
     if code != OK:
         return code, where
-    bad = _check_kinds(arrays[_UNIT_KIND], arrays[_FL])
+    bad = _check_kinds(episode[_UNIT_KIND], fl)
     if bad >= 0:
         return BAD_KIND, bad
-    run_chunks(
-        lambda lo, hi: step_range(np.int64(lo), np.int64(hi), False, n_ticks, lenient, actions, act, invalid, *arrays),
-        arrays[0].shape[0],
-        n_chunks,
-    )
-    terminated, truncated, battle_won = arrays[_TERMINATED : _TERMINATED + 3]
-    return OK, _tally(terminated, truncated, battle_won, arrays[-1])
+    run_chunks(lambda lo, hi: step_range(np.int64(lo), np.int64(hi), False, *args), units[0].shape[0], n_chunks)
+    return OK, _tally(out.terminated, out.truncated, out.battle_won, stats)
 
 
 class StepKernel:
@@ -298,11 +377,8 @@ class StepKernel:
         self.tick = k
         self.family = "step (SMACv2)" if self.v2 else "step"  # which compiled step it runs
         self._range = _STEP_RANGE[self.v2]
-        self._consts = (
-            k.cf, k.ci, k.dmg, k.collide_pair, k.enemy_pair, k.rsum, k.r2far, k.pathing, k.level, k.cliff_walkable,
-            k.gdist, k.edge_ok, k.nb_flat, k.nb_len, k.fl, k.can_target, k.move_dirs, k.fov_dirs, *k.kind_consts(),
-            *o.consts,
-        )  # fmt: skip
+        # the tables of the step (tick_kernel's groups, then the observe kernel's), made once
+        self._consts = (k.tables, k.kinds, k.terrain, k.fl, k.move_dirs, k.fov_dirs, tuple(o.consts))
         self._reset_cache()
 
     def _reset_cache(self) -> None:
@@ -323,9 +399,10 @@ class StepKernel:
         d.update(_schedule=None, _schedule_key=None)  # timings of this process's machine and load
         return d
 
-    def views(self, st: WorldState) -> tuple:
-        """NumPy views of the state fields (kept while ``st`` holds the same tensors; a replaced field
-        is checked and viewed again, a non-contiguous one replaced by a contiguous copy first)."""
+    def views(self, st: WorldState) -> tuple[tuple, tuple]:
+        """NumPy views of the state fields as ``(units, episode)``, a ``UnitState`` and an ``EpisodeState``
+        as plain tuples (kept while ``st`` holds the same tensors; a replaced field is checked and viewed
+        again, a non-contiguous one replaced by a contiguous copy first)."""
         tensors = _get_fields(st)
         key = self._key
         if key is not None and all(map(operator.is_, tensors, key)):
@@ -344,7 +421,8 @@ class StepKernel:
                 setattr(st, name, x)
             arrays.append(x.numpy())
         self._key = _get_fields(st)
-        self._arrays = tuple(arrays)
+        n = len(STATE_FIELDS)
+        self._arrays = (tuple(arrays[:n]), tuple(arrays[n:]))
         return self._arrays
 
     def avail_buffer(self, avail: torch.Tensor) -> torch.Tensor:
@@ -387,12 +465,12 @@ class StepKernel:
             bad action, or ``BAD_KIND`` with ``b * U + u`` of the first ``unit_kind`` outside the
             scenario's kinds, ``arrays`` ``None``, and nothing changed.
         """
-        v = self.views(st)
+        units, episode = self.views(st)
         if avail is not self._avail_t:
             raise ValueError("avail must be the tensor of StepKernel.avail_buffer")
         if stats is not self._stats_t:
             self.stats_buffer(stats)
-        B = v[0].shape[0]
+        B = units[0].shape[0]
         N, A, F, S = self.n_agents, self.n_actions, self.obs_size, self.state_size
         empty, f32, b8 = np.empty, np.float32, np.bool_
         act = self._act
@@ -415,13 +493,13 @@ class StepKernel:
             empty((B, S), f32),  # final_state
             empty((B, N, A), b8),  # final_avail_actions
         )
-        obs, state, av, reward, won, terminated, truncated, dead_a, dead_e, ep_limit, alive, invalid, fo, fs, fa = out
         threads = kernel_threads()  # the simulator's cap (limit_numba_threads)
         par = B >= PARALLEL_MIN_ENVS and threads > 1
         result = np.empty((3, B), np.bool_)  # (won, lost, draw) of each env, scratch
+        # (step_range's arguments from n_ticks on; self._consts: tables .. observe)
         args = (
-            self.n_ticks, self.lenient, actions, act, invalid, *v, *self._consts, self._avail_np, obs, state, av, fo,
-            fs, fa, reward, result, terminated, truncated, won, ep_limit, dead_a, dead_e, alive, self._stats_np,
+            self.n_ticks, self.lenient, actions, act, units, episode, *self._consts, self._avail_np, out, result,
+            self._stats_np,
         )  # fmt: skip
         step_range, start = self._range, np.int64(0)  # (int64: one compiled signature for every call)
         if par:
@@ -457,33 +535,23 @@ class StepKernel:
         self._fresh = (
             (f(table.spawn_pos), f(table.max_health), f(table.max_shield), f(table.energy_start)),
             table.is_ally.detach().cpu().numpy().astype(np.bool_).copy(),
-            (mode, ap, spec.attack_point is not None, tick.ci, tick.fl, tick.pathing, tick.level, tick.cliff_walkable),
+            (mode, ap, spec.attack_point is not None, tick.ci, tick.fl, tick.terrain),
         )
 
     def reset_envs(self, st: WorldState, done: np.ndarray, spawn_jitter: float) -> None:
         """``st.copy_envs_from(sim._fresh_state(), done)`` for a SMAC v1 map, in place, bit for bit
         (``tests/test_kernel_step.py``); ``done``: ``[B]`` bool."""
         tables, is_ally, rest = self._fresh
-        v = self.views(st)
-        extra = []
-        for name in ("attack_point", "env_seed", "episode_count", "unit_kind", "fov_dir", "enemy_tag", "max_reward"):
+        units, episode = self.views(st)
+        seeds = []
+        for name in SeedState._fields:
             x = getattr(st, name)
             if x.device.type != "cpu" or not x.is_contiguous() or x.requires_grad:
                 x = x.detach().cpu().contiguous()
                 setattr(st, name, x)
-            extra.append(x.numpy())
-        (pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-         jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-         prev_health, prev_shield, prev_alive, last_action, episode_steps) = v[:24]  # fmt: skip
-        attack_point, env_seed, episode_count, unit_kind, fov_dir, enemy_tag, max_reward = extra
-        fresh_state(
-            done, *tables, is_ally, np.float32(spawn_jitter), *rest,
-            rng.STREAM_SPAWN, rng.STREAM_COOLDOWN, rng.STREAM_ATTACK_POINT,
-            pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-            prev_health, prev_shield, prev_alive, last_action, episode_steps, attack_point, env_seed, episode_count,
-            jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending,
-            unit_kind, fov_dir, enemy_tag, max_reward,
-        )  # fmt: skip
+            seeds.append(x.numpy())
+        streams = (rng.STREAM_SPAWN, rng.STREAM_COOLDOWN, rng.STREAM_ATTACK_POINT)
+        fresh_state(done, tables, is_ally, np.float32(spawn_jitter), *rest, streams, units, episode, tuple(seeds))
 
 
 __all__ = ["BAD_KIND", "OK", "OUT_KEYS", "OUT_OF_RANGE", "UNAVAILABLE", "StepKernel"]
