@@ -23,6 +23,7 @@ Tags are fresh per episode, as after SMAC's kill-all-units reset on the real map
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -119,6 +120,9 @@ def make_tag(episode_index: int, unit_index: int) -> int:
     return ((int(episode_index) + 1) << 18) | (int(unit_index) + 1)
 
 
+_RAW_CONSTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per simulator: its unit table's constant columns as float64 arrays and the unit type ids (computed once)."""
+
 _ORDER_ABILITY = {1: 16, 2: 23, 3: 386, 4: 23}  # move, attack, heal, attack-move (SMAC's ``actions`` ids)
 
 _SNAP_FIELDS = (
@@ -160,14 +164,14 @@ def raw_units_from_snapshot(sim, snap: dict[str, np.ndarray], include_dead: bool
         ``RawUnit`` list in simulator order: agents (owner 1, ``*_RL`` ids) then enemies (owner 2).
     """
     t = sim.table
-    consts = getattr(sim, "_raw_consts", None)
+    consts = _RAW_CONSTS.get(sim)
     if consts is None:
         consts = {
             k: getattr(t, k).detach().cpu().numpy().astype(np.float64)
             for k in ("max_health", "max_shield", "energy_max", "radius")
         }
         consts["ids"] = unit_type_ids(sim.spec)
-        sim._raw_consts = consts
+        _RAW_CONSTS[sim] = consts
     ids = consts["ids"]
     episode = int(snap["episode_count"])
     out = []
