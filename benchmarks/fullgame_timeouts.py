@@ -52,6 +52,7 @@ from sc2_envs.full_game import spec  # noqa: E402
 from sc2_envs.lite import layout as L  # noqa: E402
 from sc2_envs.lite.catalog import TF_HP, TI_ARMY, TI_STRUCTURE  # noqa: E402
 from sc2_envs.training.fullgame_actor import LOOPS_PER_MINUTE  # noqa: E402
+from sc2_envs.training.fullgame_evaluation import load_policy, make_actor  # noqa: E402
 
 ORDER_NAMES = {
     L.ORD_NONE: "idle",
@@ -134,63 +135,6 @@ class GameTrace:
     lost_value: float = 0.0
 
 
-def make_policy(policy: str, env, num_games: int, greedy: bool = False, device: str = "cpu", seed: int = 0):
-    """The actor for ``policy`` on a lite ``env``.
-
-    Args:
-        policy: an ``AlphaStarPolicy`` checkpoint path, or ``scripted`` / ``random`` (``fullgame_evaluation.BASELINES``).
-        env: the ``LiteFullGameVectorEnv`` it plays (``ScriptedExpert.for_lite`` reads its map).
-        num_games: B; greedy, device: ``AlphaStarActor`` options; seed: the random baseline's seed.
-
-    Returns:
-        ``policy(obs) -> action`` with an optional ``reset(games)`` (``fullgame_actor.play_games``'s interface).
-    """
-    from sc2_envs.training.fullgame_actor import AlphaStarActor
-
-    space = env.single_action_space
-    n, k, r = (
-        int(space["target_unit"].n) - 1,
-        int(space["selected_units"].nvec.shape[0]),
-        int(space["target_location"].nvec[0]),
-    )
-    if policy == "random":
-        from sc2_envs.lite.policy import RandomLegalPolicy
-
-        return RandomLegalPolicy(env.engine.catalog, n, k, r, seed=seed)
-    if policy == "scripted":
-        from sc2_envs.training.fullgame_scripted import ScriptedExpert
-
-        return ScriptedExpert.for_lite(env)
-    from models.alphastar import load_alphastar
-
-    model, _ = load_alphastar(policy, device=device)
-    return AlphaStarActor(model, num_games, n, k, r, greedy=greedy, device=device)
-
-
-def policy_step_mul(policy: str, step_mul: int) -> tuple[int, int]:
-    """``(step_mul, raw_resolution)`` a policy plays at: ``step_mul`` when > 0, else a checkpoint's trained
-    one (``fullgame_evaluation.effective_step_mul``); the raw resolution of a checkpoint's model (64 for baselines).
-
-    Raises:
-        ValueError: ``policy`` is neither a baseline name nor an existing file.
-    """
-    from sc2_envs.training.fullgame_evaluation import (
-        BASELINE_RAW_RESOLUTION,
-        BASELINES,
-        effective_step_mul,
-        trained_step_mul,
-    )
-
-    if policy in BASELINES:
-        return effective_step_mul(step_mul, None)[0], BASELINE_RAW_RESOLUTION
-    if not os.path.isfile(policy):
-        raise ValueError(f"--policy {policy!r}: neither a baseline {list(BASELINES)} nor a checkpoint file")
-    import torch
-
-    ckpt = torch.load(policy, map_location="cpu", weights_only=True)
-    return effective_step_mul(step_mul, trained_step_mul(ckpt, policy))[0], int(ckpt["config"]["raw_resolution"])
-
-
 def _nearest(px: np.ndarray, py: np.ndarray, qx: np.ndarray, qy: np.ndarray) -> np.ndarray:
     """For each point p, the distance to the nearest q (inf when there is no q)."""
     if len(qx) == 0:
@@ -234,7 +178,7 @@ def trace_games(
         raise ValueError(f"games={games!r}; expected an int >= 1")
     if not near > 0:
         raise ValueError(f"near={near!r}; expected a distance in cells > 0")
-    step_mul, res = policy_step_mul(policy, step_mul)
+    model, step_mul, res = load_policy(policy, step_mul, device)
     b = int(games)
     env = make_vector_env(
         "lite",
@@ -246,7 +190,7 @@ def trace_games(
         omniscient=omniscient,
     )
     try:
-        actor = make_policy(policy, env, b, greedy=greedy, device=device, seed=seed)
+        actor = make_actor(policy, model, env, b, raw_resolution=res, greedy=greedy, seed=seed, device=device)
         cat = env.engine.catalog
         is_structure = cat.ti[:, TI_STRUCTURE] == 1
         is_army = cat.ti[:, TI_ARMY] == 1

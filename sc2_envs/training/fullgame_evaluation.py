@@ -20,6 +20,7 @@ shows killed value and kills beside the win rate instead).
 from __future__ import annotations
 
 import collections
+import os
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -314,6 +315,85 @@ def behaviour_result(r: FullGameRow) -> dict:
     }
 
 
+def load_policy(policy: str, step_mul: int = 0, device: str = "cpu") -> tuple[torch.nn.Module | None, int, int]:
+    """The network behind ``policy`` and the settings it plays at.
+
+    Args:
+        policy: an ``AlphaStarPolicy`` checkpoint path, or a name in :data:`BASELINES`.
+        step_mul: game loops per decision; 0: the checkpoint's :func:`trained_step_mul`, else
+            :data:`DEFAULT_STEP_MUL`.
+        device: torch device of the network.
+
+    Returns:
+        ``(model, step_mul, raw_resolution)``: the ``AlphaStarPolicy`` (None for a baseline), the game
+        loops per decision it plays at, and the raw (and minimap) resolution of its model
+        (:data:`BASELINE_RAW_RESOLUTION` for a baseline).
+
+    Raises:
+        ValueError: ``policy`` is neither a baseline name nor an existing file, or the file is not an
+            ``AlphaStarPolicy`` checkpoint.
+    """
+    if policy in BASELINES:
+        return None, effective_step_mul(step_mul, None)[0], BASELINE_RAW_RESOLUTION
+    if not os.path.isfile(policy):
+        raise ValueError(f"policy {policy!r}: neither a baseline {list(BASELINES)} nor a checkpoint file")
+    from models.alphastar import load_alphastar
+
+    model, ckpt = load_alphastar(policy, device=device)
+    step_mul = effective_step_mul(step_mul, trained_step_mul(ckpt, policy))[0]
+    return model, step_mul, model.cfg.raw_resolution
+
+
+def make_actor(
+    policy: str,
+    model: torch.nn.Module | None,
+    env,
+    num_games: int,
+    *,
+    backend: str = "lite",
+    raw_resolution: int = BASELINE_RAW_RESOLUTION,
+    greedy: bool = False,
+    mask_action_type: bool = True,
+    enemy_start: tuple[int, int] | None = None,
+    noop_prob: float = 0.5,
+    seed: int = 0,
+    device: str = "cpu",
+):
+    """The actor that plays ``policy`` in ``env`` (``fullgame_actor.play_games``'s interface:
+    ``actor(obs) -> action`` with an optional ``reset(games)``).
+
+    Args:
+        policy: a name in :data:`BASELINES` or a checkpoint path; model: its network from
+            :func:`load_policy` (None for a baseline).
+        env: the vector env it plays (``ScriptedExpert.for_lite`` reads the lite engine's map);
+            num_games: B, the env's games.
+        backend: ``lite`` or ``sc2``; raw_resolution: the model's (or the baselines') raw resolution.
+        greedy, mask_action_type: :class:`~sc2_envs.training.fullgame_actor.AlphaStarActor` options.
+        enemy_start: ``scripted`` on the real game: the enemy start location ``(col, row)``.
+        noop_prob, seed: ``random``: its no-op probability and seed. device: torch device.
+
+    Raises:
+        ValueError: ``scripted`` on the real game without ``enemy_start``.
+    """
+    if policy == "random":
+        from sc2_envs.lite.catalog import build_catalog
+        from sc2_envs.lite.policy import RandomLegalPolicy
+
+        catalog = env.engine.catalog if backend == "lite" else build_catalog("3.16.1")
+        return RandomLegalPolicy(catalog, raw_resolution=raw_resolution, noop_prob=noop_prob, seed=seed)
+    if policy == "scripted":
+        from sc2_envs.training.fullgame_scripted import ScriptedExpert
+
+        if enemy_start is not None:
+            return ScriptedExpert(enemy_start, raw_resolution=raw_resolution)
+        if backend == "lite":
+            return ScriptedExpert.for_lite(env)
+        raise ValueError("the scripted expert on backend='sc2' needs enemy_start=(col, row)")
+    return AlphaStarActor(
+        model, num_games, 512, 64, raw_resolution, greedy=greedy, mask_action_type=mask_action_type, device=device
+    )
+
+
 def evaluate_fullgame(
     policy: str,
     games: int,
@@ -351,17 +431,10 @@ def evaluate_fullgame(
         ValueError: a checkpoint that is not an ``AlphaStarPolicy`` checkpoint, a bad backend, or
             ``scripted`` on the real game without ``enemy_start``.
     """
-    from models.alphastar import load_alphastar
-
     if step_mul < 0:
         raise ValueError(f"step_mul={step_mul!r}; expected game loops per decision >= 1, or 0 for the policy's own")
     b = min(int(num_envs), int(games))
-    model = None
-    res = BASELINE_RAW_RESOLUTION
-    if policy not in BASELINES:
-        model, ckpt = load_alphastar(policy, device=device)
-        res = model.cfg.raw_resolution
-    step_mul, _ = effective_step_mul(step_mul, trained_step_mul(ckpt, policy) if model is not None else None)
+    model, step_mul, res = load_policy(policy, step_mul, device)
     kw = dict(
         step_mul=step_mul,
         game_steps_per_episode=game_steps_per_episode,
@@ -372,23 +445,20 @@ def evaluate_fullgame(
         kw["omniscient"] = omniscient
     env = make_vector_env(backend, b, **kw)
     try:
-        if policy == "random":
-            from sc2_envs.lite.catalog import build_catalog
-            from sc2_envs.lite.policy import RandomLegalPolicy
-
-            catalog = env.engine.catalog if backend == "lite" else build_catalog("3.16.1")
-            actor = RandomLegalPolicy(catalog, raw_resolution=res, noop_prob=noop_prob, seed=seed)
-        elif policy == "scripted":
-            from sc2_envs.training.fullgame_scripted import ScriptedExpert
-
-            if enemy_start is not None:
-                actor = ScriptedExpert(enemy_start, raw_resolution=res)
-            elif backend == "lite":
-                actor = ScriptedExpert.for_lite(env)
-            else:
-                raise ValueError("the scripted expert on backend='sc2' needs enemy_start=(col, row)")
-        else:
-            actor = AlphaStarActor(model, b, 512, 64, res, greedy=greedy, mask_action_type=mask_action_type, device=device)
+        actor = make_actor(
+            policy,
+            model,
+            env,
+            b,
+            backend=backend,
+            raw_resolution=res,
+            greedy=greedy,
+            mask_action_type=mask_action_type,
+            enemy_start=enemy_start,
+            noop_prob=noop_prob,
+            seed=seed,
+            device=device,
+        )
         probe = LiteProbe(env.engine) if backend == "lite" else None
         # sampled actions draw from torch's global generator: seeded with the evaluation seed inside a
         # fork, the figures repeat whatever ran before in the process, and the caller's stream is untouched
