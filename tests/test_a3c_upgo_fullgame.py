@@ -425,3 +425,31 @@ def test_bad_critic_warmup_and_train_game_loops_are_refused_naming_the_value(tmp
     with pytest.raises(SystemExit) as e:
         algo.check_args(algo.Args(map="3m", train_game_loops=13440))
     assert "--train-game-loops 13440: only the full game" in capsys.readouterr().err
+
+
+def test_a_run_in_critic_warmup_keeps_the_policy_and_a_resumed_one_goes_on_to_train_it(tmp_path):
+    ckpt = str(tmp_path / "sl.pt")
+    save_alphastar(ckpt, _model(), {"bc": {"epoch": 1, "step_mul": 8}})
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    first = [
+        sys.executable, str(SCRIPT), "--map", "Simple64", "--init", ckpt, "--num-actors", "1", "--envs-per-actor", "2",
+        "--unroll-length", "8", "--batch-unrolls", "1", "--max-entities", "96", "--game-steps-per-episode", "80",
+        "--train-game-loops", "40", "--critic-warmup-steps", "32", "--total-timesteps", "32", "--gamma", "1",
+        "--startup-timeout", "600", "--run-dir", str(tmp_path / "runs"), "--no-cuda",
+    ]  # fmt: skip
+    res = subprocess.run(first, capture_output=True, text=True, env=env, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "  critic_warmup_steps = 32\n" in res.stdout and "  train_game_loops = 40\n" in res.stdout
+    assert "(derived) training games end at 40 game loops (5 env steps of 8 loops) unless won or lost" in res.stdout
+    assert "critic warm-up: until 32 env steps only the value baseline trains: base.winloss (" in res.stdout
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    start = load_alphastar(ckpt)[0].state_dict()
+    warmed = load_alphastar(str(run_dir / "a3c_upgo.pt"))[0].state_dict()
+    moved = {k for k, v in warmed.items() if not torch.equal(v, start[k])}
+    assert moved and all(k.startswith("base.winloss.") for k in moved), sorted(moved)
+    again = [sys.executable, str(SCRIPT), "--resume", str(run_dir), "--total-timesteps", "64"]
+    res = subprocess.run(again, capture_output=True, text=True, env=env, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "critic warm-up: until" not in res.stdout  # resumed past it: env steps count from the saved run's
+    trained = load_alphastar(str(run_dir / "a3c_upgo.pt"))[0].state_dict()
+    assert any(not torch.equal(v, start[k]) for k, v in trained.items() if not k.startswith("base."))
