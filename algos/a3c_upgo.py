@@ -124,7 +124,11 @@ class Args:
     """full game only: game loops per env step; 0: the step_mul the --init checkpoint was trained at (a BC
     checkpoint records its replay dataset's stride), else 8 (mini-AlphaStar's)"""
     game_steps_per_episode: int = 18000
-    """full game only: game loops after which a game is truncated (mini-AlphaStar's evaluation: 18,000; 0: none)"""
+    """full game only: the game's limit in game loops, after which a game is truncated (mini-AlphaStar's evaluation:
+    18,000; 0: none); the training games' too, unless --train-game-loops is set"""
+    train_game_loops: int = 0
+    """full game only: game loops after which a training game is truncated (the value bootstraps its return), at most
+    --game-steps-per-episode; 0: --game-steps-per-episode. This script evaluates nothing: eval_fullgame.py keeps 18,000"""
     max_entities: int = 512
     """full game only: the env's entity rows (the model reads its first max_entities of them)"""
     env_factory: str = ""
@@ -187,6 +191,9 @@ class Args:
     """path of a checkpoint initialising the student (policy, and the critic if it has one)"""
     max_grad_norm: float = 10.0
     """the maximum norm for the gradient clipping"""
+    critic_warmup_steps: int = 0
+    """for the first this many env steps only the value baseline trains (the policy's parameters are frozen, so the
+    actors keep playing the --init policy); 0: none (sc2_envs.training.critic_warmup)"""
 
     # Fault handling
     restart_actors: bool = False
@@ -426,6 +433,7 @@ def smac_pieces(args: Args, device: torch.device, resumed: dict | None) -> Learn
         loss=lambda batch: learner_loss(policy, critic, teacher, batch, args),
         save=save,
         lineage=lineage,
+        value_params={"critic": list(critic.parameters())},
         summary=(
             f"{args.map}: {env_info['n_agents']} agents, obs {env_info['obs_shape']}, state {env_info['state_shape']}, "
             f"{env_info['n_actions']} actions, episode limit {env_info['episode_limit']} env steps"
@@ -479,8 +487,10 @@ def train(args: Args, run_dir: Path, resumed: dict | None, device: torch.device,
             lag = run.policy_lag(unrolls)
             batch = pieces.collate(unrolls, device)
             unrolls = []
-            # SMAC: learner_loss; full game: models.alphastar_rl.alphastar_offpolicy_loss (FullGameLearner.loss)
-            loss, logs = pieces.loss(batch)
+            # SMAC: learner_loss; full game: models.alphastar_rl.alphastar_offpolicy_loss (FullGameLearner.loss);
+            # in the first --critic-warmup-steps env steps only the value baseline gets a gradient
+            with run.critic_warmup():
+                loss, logs = pieces.loss(batch)
             optimizer.zero_grad()
             loss.backward()
             grad_norm = nn.utils.clip_grad_norm_(params, args.max_grad_norm)

@@ -324,6 +324,24 @@ def test_unroll_layout_and_the_loss_uses_final_state_only_at_truncations():
     assert loss_with(at_cut) != base
 
 
+def test_a_critic_warmup_update_on_a_smac_map_trains_only_the_central_critic():
+    from sc2_envs.training.critic_warmup import trainable_only
+
+    algo = load_algo("a3c_upgo")
+    args, policy, critic, traj = _unroll(algo)
+    batch = algo.collate([traj], torch.device("cpu"))
+    start = copy.deepcopy(policy.state_dict())
+    optimizer = torch.optim.Adam([*policy.parameters(), *critic.parameters()], lr=1e-2, eps=1e-5)
+    with trainable_only([policy, critic], critic.parameters()):  # smac_pieces' value_params: the critic
+        loss, _ = algo.learner_loss(policy, critic, None, batch, args)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    assert all(p.grad is None and p.requires_grad for p in policy.parameters())
+    assert all(torch.equal(v, start[k]) for k, v in policy.state_dict().items())
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in critic.parameters())
+
+
 def test_dead_agents_drop_out_of_the_policy_terms():
     algo = load_algo("a3c_upgo")
     args, policy, critic, traj = _unroll(algo)

@@ -210,7 +210,8 @@ def test_step_mul_zero_becomes_the_init_checkpoints_trained_stride_and_run_meta_
         "a3c_upgo.py",
     )
     assert args.step_mul == 32 and resumed is None
-    assert notes == (f"step_mul = 32 game loops per env step: the step_mul the --init checkpoint {ckpt} was trained at",)
+    assert notes[0] == f"step_mul = 32 game loops per env step: the step_mul the --init checkpoint {ckpt} was trained at"
+    assert notes[1].startswith("training games end at 18000 game loops (563 env steps of 32 loops) unless won or lost")
     assert json.loads((run_dir / "run_meta.json").read_text())["config"]["step_mul"] == 32
 
 
@@ -300,3 +301,155 @@ def test_a_teacher_reading_other_inputs_is_refused():
     with pytest.raises(ValueError, match="entity_features"):
         check_teacher_fits(tiny, AlphaStarConfig.replay(tiny))
     check_teacher_fits(tiny, AlphaStarConfig.tiny(entity_dim=32))  # other sizes are fine
+
+
+# ------------------------------------------------------------------------------------------------
+# the critic warm-up (--critic-warmup-steps) and truncated training games (--train-game-loops)
+
+
+def _update(model, teacher, batch, warmup: bool):
+    """One learner update as algos/a3c_upgo.py makes it (loss, backward, clip, Adam), the loss's forward pass
+    within trainable_only as AsyncLearnerRun.critic_warmup runs it; returns the loss, its logs and the optimiser."""
+    from sc2_envs.training.critic_warmup import trainable_only
+
+    learner = FullGameLearner(model, teacher, OffPolicySettings(gamma=1.0, kl_coef=0.02))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2, eps=1e-5)
+    with trainable_only([model], model.base["winloss"].parameters(), active=warmup):
+        loss, logs = learner.loss(batch)
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(list(model.parameters()), 10.0)
+    optimizer.step()
+    return loss, logs, optimizer
+
+
+def test_a_critic_warmup_update_leaves_the_policy_bit_identical_and_trains_the_win_loss_baseline():
+    model = _model()
+    start = copy.deepcopy(model.state_dict())
+    batch = collate_unrolls(_unrolls(model, 1))
+    _, logs, optimizer = _update(model, copy.deepcopy(model), batch, warmup=True)
+    moved = {k for k, v in model.state_dict().items() if not torch.equal(v, start[k])}
+    assert moved and all(k.startswith("base.winloss.") for k in moved), sorted(moved)
+    # the policy's parameters got no gradient, so Adam kept no state for them either
+    assert all(p.grad is None for n, p in model.named_parameters() if not n.startswith("base.winloss."))
+    assert all(p.requires_grad for p in model.parameters())  # restored after the forward pass
+    assert len(optimizer.state) == len(list(model.base["winloss"].parameters()))
+    # the actors play the unchanged policy: every importance ratio is 1 and the teacher (the start) is the student
+    assert logs["losses/clipped_rho_mean"].item() == pytest.approx(1.0, abs=1e-4)
+    assert logs["losses/kl_teacher"].item() < 1e-5
+
+
+def test_default_flags_make_the_update_of_a_run_without_warmup_bit_for_bit():
+    from sc2_envs.training.critic_warmup import in_warmup
+
+    model = _model()
+    batch = collate_unrolls(_unrolls(model, 1))
+    plain, again = copy.deepcopy(model), copy.deepcopy(model)
+    learner = FullGameLearner(plain, copy.deepcopy(model), OffPolicySettings(gamma=1.0, kl_coef=0.02))
+    optimizer = torch.optim.Adam(plain.parameters(), lr=1e-2, eps=1e-5)
+    loss, logs = learner.loss(batch)  # the update of a3c_upgo.py before --critic-warmup-steps existed
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(list(plain.parameters()), 10.0)
+    optimizer.step()
+    assert not in_warmup(16, 0)  # --critic-warmup-steps 0 (the default): no update is a warm-up update
+    loss2, logs2, _ = _update(again, copy.deepcopy(model), batch, warmup=in_warmup(16, 0))
+    assert torch.equal(loss.detach(), loss2.detach())
+    assert all(torch.equal(logs[k].detach(), logs2[k].detach()) for k in logs)
+    after = again.state_dict()
+    assert all(torch.equal(v, after[k]) for k, v in plain.state_dict().items())
+
+
+def test_the_learner_says_when_the_critic_warmup_ends_and_marks_its_updates():
+    from types import SimpleNamespace
+
+    from sc2_envs.training.async_learner import AsyncLearnerRun
+
+    model, said = _model(), []
+    run = SimpleNamespace(
+        args=SimpleNamespace(critic_warmup_steps=32),
+        pieces=SimpleNamespace(modules={"actors": model}, value_params={"base.winloss": list(model.base.parameters())}),
+        warming=False,
+        updates=0,
+        say=said.append,
+    )
+    phases = []
+    for env_steps in (16, 32, 48, 64):  # updates of 16 env steps each
+        run.env_steps = env_steps
+        with AsyncLearnerRun.critic_warmup(run) as warming:
+            phases.append((warming, model.core.weight_ih_l0.requires_grad, model.base["winloss"][0].weight.requires_grad))
+        run.updates += 1
+    assert phases == [(True, False, True), (True, False, True), (False, True, True), (False, True, True)]
+    assert said == ["critic warm-up over at 48 env steps: the policy trains from update 3"]
+
+
+def test_training_games_end_at_train_game_loops_as_truncations_not_terminations(tmp_path):
+    from sc2_envs.training.learner_models import fullgame_actor_settings
+
+    algo = load_algo("a3c_upgo")
+    model = _model()
+    args = algo.Args(map="Simple64", init="sl.pt", step_mul=8, game_steps_per_episode=80, train_game_loops=40)
+    settings = fullgame_actor_settings(args, model.cfg)
+    assert settings.env_kwargs["game_steps_per_episode"] == 40  # the actors' envs: the training limit
+    assert (
+        fullgame_actor_settings(algo.Args(map="Simple64", step_mul=8), model.cfg).env_kwargs["game_steps_per_episode"] == 18000
+    )
+    kw = dict(settings.env_kwargs, max_entities=96)
+    env = make_vector_env("lite", 2, **kw)
+    actor = AlphaStarActor(model, 2, max_entities=96, max_selected=64, raw_resolution=16)
+    traj = UnrollCollector(actor, env, seed=3).collect(7)
+    # 40 loops = 5 decisions of 8: step 4 ends both games, cut by the limit (not won, not lost)
+    assert traj["truncated"][4].all() and not traj["terminated"].any()
+    assert not traj["truncated"][:4].any() and traj["valid"][:5].all() and not traj["valid"][5].any()
+    assert [(r, n) for r, n, _ in traj["episodes"]] == [(0.0, 5), (0.0, 5)]
+
+
+def test_bad_critic_warmup_and_train_game_loops_are_refused_naming_the_value(tmp_path, capsys):
+    algo = load_algo("a3c_upgo")
+    ckpt = _sl_checkpoint(tmp_path / "sl.pt")
+    cases = [
+        (dict(critic_warmup_steps=-1), "--critic-warmup-steps -1: expected env steps >= 0 (0: no warm-up)"),
+        (dict(critic_warmup_steps=100, vf_coef=0.0), "--critic-warmup-steps 100 with --vf-coef 0"),
+        (dict(train_game_loops=-1), "--train-game-loops -1: expected game loops in [1, 18000]"),
+        (dict(train_game_loops=18001), "--train-game-loops 18001: expected game loops in [1, 18000]"),
+        (dict(train_game_loops=-3, game_steps_per_episode=0), "--train-game-loops -3: expected game loops >= 1, or 0"),
+    ]
+    for kw, expected in cases:
+        with pytest.raises(SystemExit) as e:
+            algo.check_args(algo.Args(map="Simple64", init=ckpt, run_dir=str(tmp_path), **kw))
+        assert e.value.code == 2 and expected in capsys.readouterr().err, kw
+    algo.check_args(algo.Args(map="Simple64", init=ckpt, run_dir=str(tmp_path), train_game_loops=18000))
+    algo.check_args(
+        algo.Args(map="Simple64", init=ckpt, run_dir=str(tmp_path), train_game_loops=13440, game_steps_per_episode=0)
+    )
+    with pytest.raises(SystemExit) as e:
+        algo.check_args(algo.Args(map="3m", train_game_loops=13440))
+    assert "--train-game-loops 13440: only the full game" in capsys.readouterr().err
+
+
+def test_a_run_in_critic_warmup_keeps_the_policy_and_a_resumed_one_goes_on_to_train_it(tmp_path):
+    ckpt = str(tmp_path / "sl.pt")
+    save_alphastar(ckpt, _model(), {"bc": {"epoch": 1, "step_mul": 8}})
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    first = [
+        sys.executable, str(SCRIPT), "--map", "Simple64", "--init", ckpt, "--num-actors", "1", "--envs-per-actor", "2",
+        "--unroll-length", "8", "--batch-unrolls", "1", "--max-entities", "96", "--game-steps-per-episode", "80",
+        "--train-game-loops", "40", "--critic-warmup-steps", "32", "--total-timesteps", "32", "--gamma", "1",
+        "--startup-timeout", "600", "--run-dir", str(tmp_path / "runs"), "--no-cuda",
+    ]  # fmt: skip
+    res = subprocess.run(first, capture_output=True, text=True, env=env, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "  critic_warmup_steps = 32\n" in res.stdout and "  train_game_loops = 40\n" in res.stdout
+    assert "(derived) training games end at 40 game loops (5 env steps of 8 loops) unless won or lost" in res.stdout
+    assert "critic warm-up: until 32 env steps only the value baseline trains: base.winloss (" in res.stdout
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    start = load_alphastar(ckpt)[0].state_dict()
+    warmed = load_alphastar(str(run_dir / "a3c_upgo.pt"))[0].state_dict()
+    moved = {k for k, v in warmed.items() if not torch.equal(v, start[k])}
+    assert moved and all(k.startswith("base.winloss.") for k in moved), sorted(moved)
+    again = [sys.executable, str(SCRIPT), "--resume", str(run_dir), "--total-timesteps", "64"]
+    res = subprocess.run(again, capture_output=True, text=True, env=env, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "critic warm-up: until" not in res.stdout  # resumed past it: env steps count from the saved run's
+    trained = load_alphastar(str(run_dir / "a3c_upgo.pt"))[0].state_dict()
+    assert any(not torch.equal(v, start[k]) for k, v in trained.items() if not k.startswith("base."))

@@ -176,3 +176,26 @@ def test_a_step_the_env_ignored_changes_no_term():
     for k in ("losses/policy_loss", "losses/upgo_loss", "losses/value_loss", "losses/entropy"):
         assert logs[k].item() == logs2[k].item(), k
     assert logs["losses/value_loss"].item() == pytest.approx(0.5 * (0.0 - 0.2) ** 2)  # only step 0, terminal
+
+
+def test_a_truncated_step_bootstraps_from_the_value_of_the_final_observation_and_a_terminated_one_does_not():
+    # next-step autoreset: row 1 is the game's final observation (its own step is the ignored autoreset step)
+    out, m = _fake_out(), _at_mask()
+
+    def td_return(terminated, truncated):
+        batch = {
+            "at_mask": m,
+            "behaviour_logp": head_terms(out, m).logp[0, :2].unsqueeze(1).detach(),
+            "reward": torch.tensor([[0.0], [0.0]]),
+            "terminated": torch.tensor([[terminated], [False]]),
+            "truncated": torch.tensor([[truncated], [False]]),
+            "valid": torch.tensor([[True], [False]]),
+        }
+        _, logs = alphastar_offpolicy_loss(out, None, batch, OffPolicySettings(gamma=0.9, td_lambda=0.8))
+        return logs["losses/td_lambda_return_mean"].item(), logs["losses/vtrace_advantage"].item()
+
+    v0, v_final = 0.2, 0.5
+    g, adv = td_return(terminated=False, truncated=True)  # a training game cut at --train-game-loops
+    assert g == pytest.approx(0.9 * v_final) and adv == pytest.approx(0.9 * v_final - v0)
+    g, adv = td_return(terminated=True, truncated=False)  # a game that ended (a tie here: reward 0)
+    assert g == 0.0 and adv == pytest.approx(-v0)

@@ -10,7 +10,8 @@
 3. Per loop: :meth:`~AsyncLearnerRun.should_stop` (a signal, ``--total-timesteps``,
    ``--time-budget-s``), :meth:`~AsyncLearnerRun.receive` (check the actors, then take one unroll and
    its env steps, which the learner adds to :attr:`~AsyncLearnerRun.env_steps`),
-   :meth:`~AsyncLearnerRun.record_unroll` (its episodes, its actor's rate and policy lag); after an
+   :meth:`~AsyncLearnerRun.record_unroll` (its episodes, its actor's rate and policy lag), the loss within
+   :meth:`~AsyncLearnerRun.critic_warmup` (``--critic-warmup-steps``: only the value baseline trains); after an
    update :meth:`~AsyncLearnerRun.publish` and :meth:`~AsyncLearnerRun.end_update` (counters, charts,
    the progress line, and the checkpoints every ``--checkpoint-interval`` updates).
 4. :meth:`~AsyncLearnerRun.finish` writes the last checkpoints and the end-of-run line. Leaving the
@@ -28,19 +29,20 @@ TensorBoard tags: CleanRL's ``charts/episodic_return`` and ``charts/episodic_len
 ``charts/win_rate_window``, ``charts/return_window`` (the last ``--win-window`` episodes),
 ``charts/env_SPS``, ``charts/learner_SPS``, ``charts/queue_depth``, ``charts/policy_lag`` (per unroll),
 ``charts/policy_lag_batch`` (both in learner updates), ``charts/policy_version``, ``charts/actor_restarts``,
-``charts/episodes_in_window`` and ``actors/env_sps/actor_<slot>``. Their step is :attr:`~AsyncLearnerRun.env_steps`,
+``charts/episodes_in_window``, ``charts/critic_warmup`` (1 for a warm-up update) and ``actors/env_sps/actor_<slot>``. Their step is :attr:`~AsyncLearnerRun.env_steps`,
 the env steps received from the actors.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing as mp
 import os
 import sys
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -49,8 +51,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from sc2_envs.training.async_learner_checks import check_async_learner_args, is_full_game, resolve_step_mul
+from sc2_envs.training.async_learner_checks import (
+    check_async_learner_args,
+    is_full_game,
+    resolve_step_mul,
+    training_games_line,
+)
 from sc2_envs.training.cli import cli_error, resume_args
+from sc2_envs.training.critic_warmup import in_warmup, trainable_only, value_params_text
 from sc2_envs.training.progress import resume_hint
 from sc2_envs.training.run import (
     RESUME_FILE,
@@ -153,6 +161,9 @@ class LearnerPieces:
     """the starting checkpoints, oldest first (``checkpoints.lineage_after``), saved in every checkpoint"""
     summary: str
     """one first-screen line: the map and the models"""
+    value_params: dict[str, list[nn.Parameter]]
+    """the value baselines the loss trains, by name (``"critic"``, ``"base.winloss"``) -> their parameters: the only
+    parameters a critic warm-up trains (``--critic-warmup-steps``, ``sc2_envs.training.critic_warmup``)"""
 
 
 class EpisodeStats:
@@ -249,7 +260,8 @@ def start_learner_run(
     Returns:
         ``(args, resumed, run_dir, device, notes)``: the run's ``Args`` (a full game's ``step_mul`` 0 resolved:
         ``async_learner_checks.resolve_step_mul``), its resume state (None for a new run), its folder, the
-        learner's device, and the lines saying where derived settings come from (for :func:`print_configuration`).
+        learner's device, and the lines saying where derived settings come from (for :func:`print_configuration`;
+        on the full game the step_mul and where training games end, ``async_learner_checks.training_games_line``).
 
     Raises:
         SystemExit: status 2, ``<script>: error: <message>``: a bad flag or resume file (one line naming it).
@@ -259,7 +271,8 @@ def start_learner_run(
         if args.resume:  # continue a run: its saved Args, with the flags a continuation may change
             args, resumed, run_dir = resume_learner_args(args, defaults, RESUME_CHANGEABLE, given, script)
         check_async_learner_args(args)
-        notes = (resolve_step_mul(args),) if is_full_game(args) else ()  # before run_meta.json records the Args
+        # before run_meta.json records the Args
+        notes = (resolve_step_mul(args), training_games_line(args)) if is_full_game(args) else ()
     except SystemExit as e:
         if isinstance(e.code, str):  # a check's one-line message: the command line's error form and status 2
             cli_error(e.code, script)
@@ -402,6 +415,7 @@ class AsyncLearnerRun:
         self.optimizer: torch.optim.Optimizer | None = None
         self.writer = None
         self.exit_status = 0
+        self.warming = False  # the last update was a critic warm-up update (critic_warmup)
 
     def say(self, msg: str) -> None:
         """Print an event line and append it to ``learner_events.log``, both time-stamped."""
@@ -443,6 +457,12 @@ class AsyncLearnerRun:
                 f"(session {a.session}: new actor env seeds)"
             )
         print(summary, flush=True)
+        if in_warmup(self.env_steps + 1, a.critic_warmup_steps):  # a resumed run may be past it
+            self.say(
+                f"critic warm-up: until {a.critic_warmup_steps} env steps only the value baseline trains: "
+                f"{value_params_text(self.pieces.value_params, self.pieces.modules)}; the policy's parameters are "
+                "frozen, so the actors play the starting policy"
+            )
         from torch.utils.tensorboard import SummaryWriter  # here, not at the top: spawned actors import the script
 
         # a resumed run drops the events logged after its resume state (e.g. after a hard kill)
@@ -513,6 +533,20 @@ class AsyncLearnerRun:
         updates (each update publishes one version)."""
         return float(np.mean([self.weights.version - u["version"] for u in unrolls]))
 
+    @contextlib.contextmanager
+    def critic_warmup(self) -> Iterator[bool]:
+        """Run the update's loss (forward pass) inside: within ``--critic-warmup-steps`` env steps
+        (:attr:`env_steps`, including this update's batch) only ``LearnerPieces.value_params`` require
+        gradients, so the update trains the value baseline alone (``critic_warmup.trainable_only``); after
+        it, nothing changes. Yields whether this is a warm-up update; says when the warm-up is over."""
+        warming = in_warmup(self.env_steps, self.args.critic_warmup_steps)
+        if self.warming and not warming:
+            self.say(f"critic warm-up over at {self.env_steps} env steps: the policy trains from update {self.updates + 1}")
+        self.warming = warming
+        params = [p for ps in self.pieces.value_params.values() for p in ps]
+        with trainable_only(self.pieces.modules.values(), params, active=warming):
+            yield warming
+
     def publish(self) -> int:
         """Publish the updated weights to the actors (from their next unroll); returns the new version."""
         return self.weights.publish(self.pieces.published.state_dict())
@@ -540,12 +574,14 @@ class AsyncLearnerRun:
         w.add_scalar("charts/policy_version", version, step)
         w.add_scalar("charts/actor_restarts", self.supervisor.restarts, step)
         w.add_scalar("charts/episodes_in_window", len(self.window), step)  # <= --win-window, not a total
+        w.add_scalar("charts/critic_warmup", float(self.warming), step)  # 1: only the value baseline trained
         if time.monotonic() - self.last_print > a.print_interval_s:
             self.last_print = time.monotonic()
             self.say(
                 f"update {self.updates} | env steps {self.env_steps} | env SPS {'n/a' if env_sps is None else f'{env_sps:.0f}'} | "
                 f"learner SPS {learner_sps:.0f} | win rate {win_rate:.2f} return {mean_ret:.2f} (last {len(self.window)} "
                 f"episodes) | queue {self.pool.depth()} | lag {lag:.1f} | restarts {self.supervisor.restarts} | {elapsed:.0f} s"
+                + (" | critic warm-up" if self.warming else "")
             )
         if a.save_model and self.updates % a.checkpoint_interval == 0:
             self.checkpoint()

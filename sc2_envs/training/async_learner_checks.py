@@ -44,10 +44,11 @@ NUMERIC_RANGES = (
     ("ent_coef", lambda v: v >= 0, "a coefficient >= 0"),
     ("kl_coef", lambda v: v >= 0, "a coefficient >= 0"),
     ("max_grad_norm", lambda v: v > 0, "a gradient-norm bound > 0"),
+    ("critic_warmup_steps", lambda v: v >= 0, "env steps >= 0 (0: no warm-up)"),
 )
 """``(flag, valid, expected)``: the ranges of the learner's rates, discounts, clips and loss coefficients."""
 
-FULL_GAME_ONLY_FLAGS = ("step_mul", "game_steps_per_episode", "max_entities")
+FULL_GAME_ONLY_FLAGS = ("step_mul", "game_steps_per_episode", "train_game_loops", "max_entities")
 """Flags only FullGame-v0 reads: given with a SMAC map they would be ignored, so they are refused."""
 
 
@@ -65,7 +66,8 @@ def checkpoint_kind(args: Any) -> str:
 
 
 def check_numeric_flags(args: Any) -> None:
-    """Refuse a NaN or infinite float flag (``cli.check_finite_flags``), then one outside ``NUMERIC_RANGES``.
+    """Refuse a NaN or infinite float flag (``cli.check_finite_flags``), then one outside ``NUMERIC_RANGES``, then a
+    critic warm-up without a value loss.
 
     Raises:
         SystemExit: status 2 (``cli_error``), naming the flag, its value and the range expected.
@@ -74,6 +76,11 @@ def check_numeric_flags(args: Any) -> None:
     for name, valid, expected in NUMERIC_RANGES:
         if not valid(getattr(args, name)):
             cli_error(f"--{name.replace('_', '-')} {getattr(args, name)!r}: expected {expected}")
+    if args.critic_warmup_steps > 0 and args.vf_coef == 0:
+        cli_error(
+            f"--critic-warmup-steps {args.critic_warmup_steps} with --vf-coef 0: the warm-up trains only the value "
+            "baseline, whose loss --vf-coef 0 removes; expected --vf-coef > 0 or --critic-warmup-steps 0"
+        )
 
 
 def check_no_full_game_flags(args: Any) -> None:
@@ -101,7 +108,8 @@ def check_fullgame_env_flags(args: Any) -> None:
 
     Raises:
         SystemExit: status 2 (``cli_error``) for ``--step-mul`` below 0 (0: :func:`resolve_step_mul`), ``--game-steps-per-episode``
-            below 0 (0: no limit), or ``--max-entities`` below 1 or, on the lite engine, above its limit (65,536).
+            below 0 (0: no limit), ``--train-game-loops`` below 0 or above ``--game-steps-per-episode`` (when that is
+            not 0), or ``--max-entities`` below 1 or, on the lite engine, above its limit (65,536).
     """
     from sc2_envs.lite.env import MAX_SIZES
 
@@ -112,6 +120,14 @@ def check_fullgame_env_flags(args: Any) -> None:
         )
     if args.game_steps_per_episode < 0:
         cli_error(f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops >= 0 (0: no limit)")
+    limit = args.game_steps_per_episode
+    if args.train_game_loops < 0 or (limit and args.train_game_loops > limit):
+        cli_error(
+            f"--train-game-loops {args.train_game_loops}: expected game loops in [1, {limit}] (at most "
+            f"--game-steps-per-episode {limit}, the full game's limit), or 0: that limit"
+            if limit
+            else f"--train-game-loops {args.train_game_loops}: expected game loops >= 1, or 0: no limit"
+        )
     top = MAX_SIZES["max_entities"] if args.env_backend == "sim" else None
     if args.max_entities < 1 or (top is not None and args.max_entities > top):
         expected = f"an int in [1, {top}] (the lite engine's limit)" if top is not None else "an int >= 1"
@@ -152,6 +168,37 @@ def resolve_step_mul(args: Any) -> str:
             else f"mini-AlphaStar's default (the --init checkpoint {args.init} records no trained step_mul)"
         )
     return f"step_mul = {args.step_mul} game loops per env step: {source}"
+
+
+def training_game_loops(args: Any) -> int:
+    """The game loops after which a full-game run's training games are truncated: ``--train-game-loops``, or
+    when it is 0 ``--game-steps-per-episode`` (the full game's limit; 0: none)."""
+    return args.train_game_loops or args.game_steps_per_episode
+
+
+def training_games_line(args: Any) -> str:
+    """One first-screen line saying where a full-game run's training games end, and why that is a truncation.
+
+    Args:
+        args: ``algos/a3c_upgo.py``'s ``Args`` of a full-game run with ``step_mul`` resolved (:func:`resolve_step_mul`).
+
+    Returns:
+        e.g. ``"training games end at 13440 game loops (420 env steps of 32 loops), truncated: ..."``.
+    """
+    loops, limit = training_game_loops(args), args.game_steps_per_episode
+    if not loops:
+        return "training games end only when won or lost (--game-steps-per-episode 0: no limit)"
+    steps = -(-loops // args.step_mul)  # the lite engine shortens the last step to end at `loops` exactly
+    source = (
+        f"--train-game-loops, below the full game's --game-steps-per-episode {limit or 'none'}, which evaluation "
+        "(eval_fullgame.py) keeps; this run evaluates nothing"
+        if args.train_game_loops and args.train_game_loops != limit
+        else "--game-steps-per-episode, the full game's limit"
+    )
+    return (
+        f"training games end at {loops} game loops ({steps} env steps of {args.step_mul} loops) unless won or lost, "
+        f"truncated (the value of the last state bootstraps the return): {source}"
+    )
 
 
 def check_checkpoint_kinds(args: Any) -> None:

@@ -3,8 +3,9 @@
 * :func:`smac_models`: on a SMAC map, the student ``ClassPolicy`` (heads = agents) and its central critic,
   new or from ``--init``, and the ``--teacher`` policy of the KL term.
 * :func:`fullgame_pieces`: on the full game (``--map Simple64``), ``AlphaStarPolicy`` from ``--init``
-  (a supervised checkpoint) with its win/loss baseline as the value, the actors of
-  ``sc2_envs.training.fullgame_rl`` and the per-head loss of ``models.alphastar_rl``, as
+  (a supervised checkpoint) with its win/loss baseline as the value (``base.winloss``: the only parameters a
+  critic warm-up trains), the actors of ``sc2_envs.training.fullgame_rl`` (:func:`fullgame_actor_settings`:
+  training games truncated at ``--train-game-loops``) and the per-head loss of ``models.alphastar_rl``, as
   :class:`~sc2_envs.training.async_learner.LearnerPieces`.
 
 A checkpoint that does not fit (another map's classes, a teacher the student cannot be compared with) is
@@ -69,6 +70,34 @@ def smac_models(
     return policy, critic, teacher, lineage
 
 
+def fullgame_actor_settings(args: Any, cfg: Any) -> Any:
+    """What the full-game actors play: ``--envs-per-actor`` games of FullGame-v0 on the lite engine
+    (``--env-backend sim``) or the real game, unrolls of ``--unroll-length`` env steps.
+
+    Training games end at ``async_learner_checks.training_game_loops(args)`` game loops (``--train-game-loops``,
+    else ``--game-steps-per-episode``) as a truncation, which the loss bootstraps from the value.
+
+    Args:
+        args: the learner's ``Args`` (checked; ``step_mul`` resolved).
+        cfg: the student's ``AlphaStarConfig`` (its raw and minimap resolutions are the env's).
+
+    Returns:
+        A ``fullgame_rl.FullGameActorSettings``.
+    """
+    from sc2_envs.training.async_learner_checks import training_game_loops
+    from sc2_envs.training.fullgame_rl import FullGameActorSettings
+
+    env_kwargs = {
+        "step_mul": args.step_mul,
+        "game_steps_per_episode": training_game_loops(args),
+        "max_entities": args.max_entities,
+        "raw_resolution": cfg.raw_resolution,
+        "minimap_resolution": cfg.minimap_size,
+    }
+    backend = "lite" if args.env_backend == "sim" else "sc2"
+    return FullGameActorSettings(backend, args.envs_per_actor, args.unroll_length, env_kwargs)
+
+
 def fullgame_pieces(args: Any, device: torch.device, resumed: dict | None, algorithm: str) -> LearnerPieces:
     """The full-game learner: ``AlphaStarPolicy`` from ``--init`` (an SL checkpoint), its win/loss
     baseline as the value, per-head V-trace / UPGO and the per-head KL to ``--teacher``
@@ -76,8 +105,8 @@ def fullgame_pieces(args: Any, device: torch.device, resumed: dict | None, algor
 
     Args:
         args: the learner's ``Args`` (``init``, ``teacher``, the loss settings of ``OffPolicySettings``,
-            ``env_backend``, ``envs_per_actor``, ``unroll_length``, ``step_mul`` and ``game_steps_per_episode``
-            in game loops, ``max_entities``, ``seed``, ``session``).
+            ``env_backend``, ``envs_per_actor``, ``unroll_length``, ``step_mul``, ``game_steps_per_episode`` and
+            ``train_game_loops`` in game loops, ``max_entities``, ``seed``, ``session``).
         device: the learner's device.
         resumed: a resumed run's state (its ``lineage`` is kept), or None.
         algorithm: the training script's name, recorded in every checkpoint (``"a3c_upgo"``).
@@ -89,7 +118,6 @@ def fullgame_pieces(args: Any, device: torch.device, resumed: dict | None, algor
     from models.alphastar import load_alphastar, save_alphastar
     from models.alphastar_rl import OffPolicySettings
     from sc2_envs.training.fullgame_rl import (
-        FullGameActorSettings,
         FullGameLearner,
         collate_unrolls,
         compile_lite_kernels,
@@ -108,16 +136,7 @@ def fullgame_pieces(args: Any, device: torch.device, resumed: dict | None, algor
         lineage = list(resumed["lineage"])
     else:
         lineage = [{"path": args.init, "resolved": str(Path(args.init).resolve()), "sha256": file_sha256(args.init)}]
-    env_kwargs = {
-        "step_mul": args.step_mul,
-        "game_steps_per_episode": args.game_steps_per_episode,
-        "max_entities": args.max_entities,
-        "raw_resolution": cfg.raw_resolution,
-        "minimap_resolution": cfg.minimap_size,
-    }
-    actor_settings = FullGameActorSettings(
-        "lite" if args.env_backend == "sim" else "sc2", args.envs_per_actor, args.unroll_length, env_kwargs
-    )
+    actor_settings = fullgame_actor_settings(args, cfg)
     if actor_settings.backend == "lite":
         compile_lite_kernels(actor_settings)  # once here, not in every actor past its --startup-timeout
     seed_fn = functools.partial(actor_seed, args.seed, session=args.session)
@@ -135,6 +154,7 @@ def fullgame_pieces(args: Any, device: torch.device, resumed: dict | None, algor
         loss=learner.loss,
         save=save,
         lineage=lineage,
+        value_params={"base.winloss": list(model.base["winloss"].parameters())},  # the loss's only baseline
         summary=(
             f"{args.map} (FullGame-v0, {actor_settings.backend}): AlphaStarPolicy from {args.init} "
             f"({sum(p.numel() for p in model.parameters()):,} parameters){teacher_line}"
