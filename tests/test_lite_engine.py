@@ -281,6 +281,19 @@ def test_pylon_is_done_exactly_its_build_time_after_placement(eng):
     assert int(eng.game_loop[0]) - placed == 400  # 25 normal s, as Init -> Done in the replays
 
 
+def test_a_mining_probe_that_warps_in_a_pylon_stands_idle_after(eng):
+    probe = slots(eng, "Probe", 1)[0]
+    ui = eng.state.ui[0]
+    eng.advance(100)
+    assert ui[probe, UI_NORDERS] == 1  # mining
+    eng.state.pf[0, 1, PF_MINERALS] = 100
+    assert command(eng, CMD_BUILD_PT, [probe], eng.catalog.ids["Pylon"], x=30.0, y=53.0) == kernels.AR_SUCCESS
+    while not len(slots(eng, "Pylon", 1)):
+        eng.advance(1)
+    eng.advance(50)
+    assert ui[probe, UI_NORDERS] == 0
+
+
 def test_gateway_needs_a_pylon_field(eng):
     probe = slots(eng, "Probe", 1)[0]
     eng.state.pf[0, 1, PF_MINERALS] = 1000

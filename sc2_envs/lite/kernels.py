@@ -875,13 +875,18 @@ def _build_step(uf, ui, oi, of, pq, pf, occ, placement, ti, tf, i, nav_node, nav
         oi[i, 0, OI_KIND] = ORD_CONSTRUCT
         oi[i, 0, OI_TARGET] = s
     else:
+        # A Probe that has warped a structure in stays where it is unless an order was queued
+        # behind the Build: it does not go back to the field it mined. Players queue that return
+        # ("When warping in a structure, shift-rally the probe back to a mineral patch",
+        # teamliquid.net topic 352609; a bot finds the builder among its idle workers,
+        # github.com/Dentosal/python-sc2 issue #100), and the mini-AlphaStar Simple64 humans
+        # follow 538 of 667 one-Probe Builds with a queued Gather.
         _pop_order(oi, of, ui, i)
-        _resume_gather(oi, of, ui, i)
 
 
 @_jit
 def _resume_gather(oi, of, ui, i):
-    # A worker taken off a resource for a build goes back to it when it has nothing queued
+    # An SCV taken off a resource to construct goes back to it when it has nothing queued
     # (the game's behaviour since Heart of the Swarm for workers pulled from mining).
     if ui[i, UI_NORDERS] == 0 and ui[i, UI_GATHER] >= 0 and ui[ui[i, UI_GATHER], UI_ALIVE] == 1:
         _push_order(oi, of, ui, i, ORD_GATHER, ui[i, UI_GATHER], 0, 0.0, 0.0, True)
