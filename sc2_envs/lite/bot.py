@@ -8,10 +8,13 @@ the fitted data of ``sc2_envs.lite.data.bot_very_easy`` (the 80 mini-AlphaStar S
   that the tracker-visible event lands at the sampled loop: a unit ``train time`` before its birth;
   a structure's SCV walks to the fitted site (``STRUCTURE_SITES``) ``BUILD_LEAD`` loops early and
   places it at the sampled loop. An order it cannot afford yet is retried every ``MACRO_PERIOD``.
+  The third depot (``bot_very_easy.sample_later_orders``) is placed the same way at its sampled
+  loop, without holding the macro back.
 * **Macro** (``BotParams``; its assumptions are listed in ``bot_very_easy.ASSUMPTIONS``): once the
   Orbital stands it trains SCVs back to back up to ``worker_target``; after the opening it keeps
-  ``army_target`` Marines / Marauders, adding one per ``army_growth_interval`` from
-  ``army_growth_start`` up to ``army_cap``; a Supply Depot when free supply falls under
+  ``army_target`` army units, adding one per ``army_growth_interval`` from ``army_growth_start``
+  up to ``army_cap``, the k-th unit alive always of the type its sampled plan gives the k-th
+  (``bot_very_easy.sample_army``; a Marine while no Tech Lab stands); a Supply Depot when free supply falls under
   ``supply_margin``; a MULE whenever the Orbital has 50 energy; three SCVs per finished Refinery.
 * **Defence**: every ``MACRO_PERIOD`` loops its idle army attack-moves to the nearest agent unit
   within ``defend_radius`` of its structures, and otherwise waits at ``rally``; it attacks the
@@ -29,7 +32,7 @@ import numpy as np
 
 from sc2_envs.lite import kernels
 from sc2_envs.lite.catalog import TI_BUILD_TIME, TI_FOOTPRINT_W, TI_PRODUCER, TI_RESOURCE, TI_STRUCTURE
-from sc2_envs.lite.data.bot_very_easy import BotParams, sample_opening
+from sc2_envs.lite.data.bot_very_easy import BotParams, sample_army, sample_later_orders, sample_opening
 from sc2_envs.lite.layout import (
     CK_KIND,
     CK_PARAM,
@@ -171,9 +174,12 @@ class VeryEasyTerranBot:
         cat = engine.catalog
         self.t = {n: cat.ids[n] for n in cat.names}
         b = engine.num_games
-        self.plans: list[list[tuple[int, int, str]]] = [[] for _ in range(b)]  # (issue loop, type, verb)
+        # (issue loop, type, verb, opening): the macro waits for the entries of the opening
+        self.plans: list[list[tuple[int, int, str, bool]]] = [[] for _ in range(b)]
         self.pending: list[dict[int, tuple[int, float, float, int]]] = [{} for _ in range(b)]  # type -> (scv, x, y, geyser)
         self.started: list[dict[int, int]] = [{} for _ in range(b)]  # type -> structures of it placed
+        # army_plan[g, k]: 1 when the plan's (k+1)-th army unit of game g is a Marauder
+        self.army_plan = np.zeros((b, max(self.params.army_cap, 3) + 1), bool)
         self.next_event = np.full(b, np.iinfo(np.int64).max, np.int64)
         self.next_macro = np.zeros(b, np.int64)
         self.opening_done = np.zeros(b, bool)
@@ -205,20 +211,25 @@ class VeryEasyTerranBot:
     def reset(self, games, seeds) -> None:
         """New episodes for ``games`` with the given seeds."""
         for g, seed in zip(np.asarray(games).reshape(-1), np.asarray(seeds).reshape(-1), strict=True):
-            events = opening_events(int(seed), self.params)
-            plan = [(self._issue_loop(loop, kind, name), self.t[name], kind) for loop, kind, name in events]
-            plan += [
-                (max(loop - BUILD_LEAD, 0), self.t[name], "walk")
-                for loop, kind, name in events
-                if kind == "init" and name != "BarracksTechLab"
-            ]
+            plan = []
+            for events, opening in ((opening_events(int(seed), self.params), True),
+                                    (sample_later_orders(int(seed), self.params), False)):  # fmt: skip
+                plan += [(self._issue_loop(loop, kind, name), self.t[name], kind, opening) for loop, kind, name in events]
+                plan += [
+                    (max(loop - BUILD_LEAD, 0), self.t[name], "walk", opening)
+                    for loop, kind, name in events
+                    if kind == "init" and name != "BarracksTechLab"
+                ]
             plan.sort()
             self.pending[int(g)] = {}
             self.started[int(g)] = {}
             self.plans[int(g)] = plan
+            army = sample_army(int(seed), self.params)
+            self.army_plan[g] = False
+            self.army_plan[g, : len(army)] = [u == "Marauder" for u in army]
             self.next_event[g] = plan[0][0] if plan else np.iinfo(np.int64).max
             self.next_macro[g] = 0
-            self.opening_done[g] = not plan
+            self.opening_done[g] = not any(e[3] for e in plan)
 
     def _candidate_sites(self) -> np.ndarray:
         # Build sites: cells of the bot's plateau within 14 cells of its Command Center, nearest
@@ -377,14 +388,14 @@ class VeryEasyTerranBot:
     def _opening(self, b: int, loop: int) -> None:
         plan = self.plans[b]
         while plan and plan[0][0] <= loop:
-            issue, t, verb = plan[0]
+            issue, t, verb, opening = plan[0]
             if not self._do(b, t, verb):
-                plan[0] = (loop + MACRO_PERIOD, t, verb)
+                plan[0] = (loop + MACRO_PERIOD, t, verb, opening)
                 plan.sort()
                 break
             plan.pop(0)
         self.next_event[b] = plan[0][0] if plan else np.iinfo(np.int64).max
-        if not plan:
+        if not any(e[3] for e in plan):
             self.opening_done[b] = True
 
     def _batch(self, games: np.ndarray, kind: int, sel: np.ndarray, param=0, target=None, xy=None) -> np.ndarray:
@@ -438,12 +449,13 @@ class VeryEasyTerranBot:
                 self._batch(np.array([b]), CMD_GATHER, np.array([scv]), target=np.array([r]))
         done = self.opening_done[g]
         # after the opening: army_target units, growing by one per army_growth_interval from
-        # army_growth_start up to army_cap (replacing losses)
+        # army_growth_start up to army_cap (replacing losses); the next unit is the plan's
         grown = np.maximum(loop[g] - p.army_growth_start, -1) // p.army_growth_interval + 1
         target = np.minimum(p.army_target + np.maximum(grown, 0), p.army_cap)
         m = done & (sc[:, S_BARRACKS_IDLE] >= 0) & (sc[:, S_ARMY] < target)
         if m.any():
-            marauder = (sc[m, S_ARMY] % 2 == 1) & (sc[m, S_TECHLAB] > 0)
+            k = np.minimum(sc[m, S_ARMY], self.army_plan.shape[1] - 1)
+            marauder = self.army_plan[g[m], k] & (sc[m, S_TECHLAB] > 0)
             for unit, which in (("Marauder", marauder), ("Marine", ~marauder)):
                 if which.any():
                     gg = g[m][which]

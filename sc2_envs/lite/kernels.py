@@ -886,8 +886,9 @@ def _build_step(uf, ui, oi, of, pq, pf, occ, placement, ti, tf, i, nav_node, nav
 
 @_jit
 def _resume_gather(oi, of, ui, i):
-    # An SCV taken off a resource to construct goes back to it when it has nothing queued
-    # (the game's behaviour since Heart of the Swarm for workers pulled from mining).
+    # An SCV taken off a resource to construct goes back to it when it has nothing queued: the
+    # Terran rule since Heart of the Swarm, for SCVs only (a Probe's warp-in has no such return;
+    # see _build_step). Called only for the builder of a Terran structure (TI_TERRAN_BUILD).
     if ui[i, UI_NORDERS] == 0 and ui[i, UI_GATHER] >= 0 and ui[ui[i, UI_GATHER], UI_ALIVE] == 1:
         _push_order(oi, of, ui, i, ORD_GATHER, ui[i, UI_GATHER], 0, 0.0, 0.0, True)
 
