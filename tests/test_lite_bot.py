@@ -47,8 +47,22 @@ def test_bot_trains_the_army_its_sampled_plan_gives_in_that_order(game):
 def test_bot_places_its_third_depot_at_the_sampled_loop(game):
     _, born = game
     depots = sorted(loop for loop, name in born.values() if name == "SupplyDepot")
-    (third,) = [loop for loop, _, unit in plan.sample_later_orders(SEED)]
+    (third,) = [loop for loop, _, unit in plan.sample_later_orders(SEED) if unit == "SupplyDepot"]
     assert len(depots) == 3
     # its SCV waits 2 cells from the site from BUILD_LEAD loops before, is ordered to build at the
     # sampled loop and places it on arrival (seen within the 8-loop reading step)
     assert third <= depots[2] <= third + 16
+
+
+def test_bot_lowers_its_first_depot_at_the_sampled_loop_and_each_later_one_once_done(game):
+    eng, born = game
+    (first,) = [loop for loop, _, unit in plan.sample_later_orders(SEED) if unit == "SupplyDepotLowered"]
+    lowered = sorted(loop for loop, name in born.values() if name == "SupplyDepotLowered")
+    placed = sorted(loop for loop, name in born.values() if name == "SupplyDepot")
+    assert first <= lowered[0] <= first + 8  # the morph lands the loop after the order (read every 8)
+    # the later ones: at the first decision (every 16 loops) after their 480-loop build
+    assert len(lowered) == len(placed) == 3
+    for init, low in zip(placed[1:], lowered[1:], strict=True):
+        assert init + 480 <= low <= init + 480 + 16 + 8
+    ui = eng.state.ui[0]
+    assert not ((ui[:, UI_ALIVE] == 1) & (ui[:, UI_TYPE] == eng.catalog.ids["SupplyDepot"])).any()

@@ -216,8 +216,12 @@ def test_untouched_bot_opens_marine_marine_marauder_then_a_marine_as_the_replays
         assert len(army) == bot.BotParams().army_cap
 
 
-def test_third_depot_is_a_later_order_at_its_sampled_loop():
+def test_the_first_depot_lowered_and_the_third_depot_are_later_orders_at_their_sampled_loops():
     for seed in range(20):
         later = bot.sample_later_orders(seed)
         t = _loops(bot.sample_timeline(seed))
-        assert [(loop, unit) for loop, _, unit in later] == [(t["supply_depot_3"], "SupplyDepot")]
+        assert later == [
+            (t["supply_depot_1_lowered"], "done", "SupplyDepotLowered"),
+            (t["supply_depot_3"], "init", "SupplyDepot"),
+        ]
+        assert t["supply_depot_1_lowered"] >= t["supply_depot_1"] + UNITS["SupplyDepot"].build_time

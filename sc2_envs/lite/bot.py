@@ -8,14 +8,16 @@ the fitted data of ``sc2_envs.lite.data.bot_very_easy`` (the 80 mini-AlphaStar S
   that the tracker-visible event lands at the sampled loop: a unit ``train time`` before its birth;
   a structure's SCV walks to the fitted site (``STRUCTURE_SITES``) ``BUILD_LEAD`` loops early and
   places it at the sampled loop. An order it cannot afford yet is retried every ``MACRO_PERIOD``.
-  The third depot (``bot_very_easy.sample_later_orders``) is placed the same way at its sampled
-  loop, without holding the macro back.
+  The first depot's lowering and the third depot (``bot_very_easy.sample_later_orders``) come the
+  same way at their sampled loops, without holding the macro back.
 * **Macro** (``BotParams``; its assumptions are listed in ``bot_very_easy.ASSUMPTIONS``): once the
   Orbital stands it trains SCVs back to back up to ``worker_target``; after the opening it keeps
   ``army_target`` army units, adding one per ``army_growth_interval`` from ``army_growth_start``
   up to ``army_cap``, the k-th unit alive always of the type its sampled plan gives the k-th
   (``bot_very_easy.sample_army``; a Marine while no Tech Lab stands); a Supply Depot when free supply falls under
-  ``supply_margin``; a MULE whenever the Orbital has 50 energy; three SCVs per finished Refinery.
+  ``supply_margin``; a MULE whenever the Orbital has 50 energy; three SCVs per finished Refinery;
+  once its first depot is lowered, every later depot lowered at the first decision after it is
+  done (the replays lower each depot 1-19 loops after its UnitDone).
 * **Defence**: every ``MACRO_PERIOD`` loops its idle army attack-moves to the nearest agent unit
   within ``defend_radius`` of its structures, and otherwise waits at ``rally``; it attacks the
   agent's start location only from ``attack_loop`` (never by default, as in every replay).
@@ -82,8 +84,8 @@ def opening_events(seed: int, params: BotParams | None = None) -> list[tuple[int
 
 # columns of the macro scan (one row per game)
 (S_SCVS, S_ORBITAL_IDLE, S_ORBITAL_ENERGY, S_ARMY, S_ARMY_IDLE, S_BARRACKS_IDLE, S_TECHLAB, S_DEPOTS_BUILDING,
- S_REFINERY_SHORT, S_THREAT, S_ARMY_AWAY) = range(11)  # fmt: skip
-NSCAN = 11
+ S_REFINERY_SHORT, S_THREAT, S_ARMY_AWAY, S_DEPOT_RAISED) = range(12)  # fmt: skip
+NSCAN = 12
 
 
 @numba.njit(cache=True)
@@ -106,6 +108,7 @@ def _scan(ui, uf, pq, games, types, is_structure, rx, ry, radius, out):
         o[S_BARRACKS_IDLE] = -1
         o[S_REFINERY_SHORT] = -1
         o[S_THREAT] = -1
+        o[S_DEPOT_RAISED] = -1
         ns = 0
         for i in range(n):
             if ui[b, i, UI_ALIVE] == 0 or ui[b, i, UI_OWNER] != 2:
@@ -128,6 +131,8 @@ def _scan(ui, uf, pq, games, types, is_structure, rx, ry, radius, out):
                 o[S_TECHLAB] += 1
             elif t == depot and not done:
                 o[S_DEPOTS_BUILDING] += 1
+            elif t == depot and ui[b, i, UI_NQUEUE] == 0:
+                o[S_DEPOT_RAISED] = i  # finished, raised, not already lowering
             for q in range(ui[b, i, UI_NQUEUE]):
                 if pq[b, i, q] == scv:
                     o[S_SCVS] += 1
@@ -183,6 +188,7 @@ class VeryEasyTerranBot:
         self.next_event = np.full(b, np.iinfo(np.int64).max, np.int64)
         self.next_macro = np.zeros(b, np.int64)
         self.opening_done = np.zeros(b, bool)
+        self.lowering = np.zeros(b, bool)  # the first depot is lowered: later ones follow in the macro
         self.home = np.asarray(engine.map.start_locations[1], np.float32)
         self.enemy_home = np.asarray(engine.map.start_locations[0], np.float32)
         self._sites = self._candidate_sites()
@@ -230,6 +236,7 @@ class VeryEasyTerranBot:
             self.next_event[g] = plan[0][0] if plan else np.iinfo(np.int64).max
             self.next_macro[g] = 0
             self.opening_done[g] = not any(e[3] for e in plan)
+            self.lowering[g] = False
 
     def _candidate_sites(self) -> np.ndarray:
         # Build sites: cells of the bot's plateau within 14 cells of its Command Center, nearest
@@ -390,10 +397,15 @@ class VeryEasyTerranBot:
         while plan and plan[0][0] <= loop:
             issue, t, verb, opening = plan[0]
             if not self._do(b, t, verb):
-                plan[0] = (loop + MACRO_PERIOD, t, verb, opening)
+                # the lowering waits loop by loop for its depot to finish (the replays lower it 3-13
+                # loops after its UnitDone); other orders retry at the next decision
+                retry = 1 if t == self.t["SupplyDepotLowered"] else MACRO_PERIOD
+                plan[0] = (loop + retry, t, verb, opening)
                 plan.sort()
                 break
             plan.pop(0)
+            if t == self.t["SupplyDepotLowered"]:
+                self.lowering[b] = True
         self.next_event[b] = plan[0][0] if plan else np.iinfo(np.int64).max
         if not any(e[3] for e in plan):
             self.opening_done[b] = True
@@ -437,6 +449,10 @@ class VeryEasyTerranBot:
         m = sc[:, S_ORBITAL_ENERGY] >= 0
         if m.any():
             self._batch(g[m], CMD_CALLDOWN_MULE, sc[m, S_ORBITAL_ENERGY], target=self.mule_patch)
+        # each later depot lowered once done, after the scripted first one
+        m = self.lowering[g] & (sc[:, S_DEPOT_RAISED] >= 0)
+        if m.any():
+            self._batch(g[m], CMD_TRAIN, sc[m, S_DEPOT_RAISED], param=self.t["SupplyDepotLowered"])
         # SCVs back to back once the Orbital stands (the replays: none between loops 561 and ~2,950)
         m = (sc[:, S_ORBITAL_IDLE] >= 0) & (sc[:, S_SCVS] < p.worker_target)
         if m.any():

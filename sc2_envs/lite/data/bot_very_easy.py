@@ -390,9 +390,10 @@ def sample_timeline(seed: int, params: BotParams | None = None, end_loop: int = 
     return sorted(out, key=lambda e: (e.loop, e.name))
 
 
-LATER_ORDERS = ("supply_depot_3",)
+LATER_ORDERS = ("supply_depot_1_lowered", "supply_depot_3")
 """Timeline events the bot issues as scripted orders besides the opening's, without holding its macro
-back until they are done: the third depot (median loop 5,287, placed before supply runs short)."""
+back until they are done: the first depot lowered (loops 931-934, 3-13 loops after it is done) and
+the third depot (median loop 5,287, placed before supply runs short)."""
 
 
 def sample_later_orders(seed: int, params: BotParams | None = None) -> list[tuple[int, str, str]]:
@@ -403,12 +404,14 @@ def sample_later_orders(seed: int, params: BotParams | None = None) -> list[tupl
         params: behaviour parameters; default ``BotParams()``.
 
     Returns:
-        ``[(loop, event, unit), ...]`` sorted by loop, event ``"init"`` (a structure placed).
+        ``[(loop, event, unit), ...]`` sorted by loop, event ``"init"`` (a structure placed) or
+        ``"done"`` (a morph's completion: the depot lowered), as ``sample_opening`` names them.
 
     Raises:
         ValueError: a bad ``seed`` (as ``sample_timeline``).
     """
-    return sorted((e.loop, e.kind, e.unit) for e in sample_timeline(seed, params) if e.name in LATER_ORDERS)
+    timeline = sample_timeline(seed, params)
+    return sorted((e.loop, "done" if e.kind == "morph" else e.kind, e.unit) for e in timeline if e.name in LATER_ORDERS)
 
 
 def sample_army(seed: int, params: BotParams | None = None) -> tuple[str, ...]:
