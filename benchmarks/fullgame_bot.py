@@ -74,7 +74,7 @@ def from_engine(games: int, period: int) -> tuple[list[dict[str, int]], list[dic
         mine = (ui[:, :, UI_ALIVE] == 1) & (ui[:, :, UI_OWNER] == 2)
         for ev in bot.OPENING:
             if ev.unit not in tid:
-                continue  # e.g. SupplyDepotLowered: the engine does not model the lowered depot
+                continue  # a type outside the engine's data profile: reported as never seen
             of_type = mine & (ui[:, :, UI_TYPE] == tid[ev.unit])
             if ev.kind == "born":
                 of_type &= ui[:, :, UI_DONE] == 1
@@ -126,7 +126,7 @@ def main() -> int:
         inside = sum(1 for x in seen if ev.min_loop <= x < ev.max_loop + 1 + slack)
         rate = f"{len(seen) / args.games:.2f}"
         head = f"{ev.name:24s} {f'[{ev.min_loop}, {ev.max_loop}]':>20s} {rate:>5s} {ev.replays / 80:8.2f}"
-        if not seen:  # e.g. the lowered depot, which the engine does not model: not scored
+        if not seen:  # an event no game reached by the end loop: not scored
             print(f"{head}        -        -")
             continue
         share = inside / len(seen)

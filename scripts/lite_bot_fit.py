@@ -145,6 +145,19 @@ def fit(reps: list[ReplayEvents]) -> dict:
     out["mule_gaps"] = mule_gaps.most_common(3)
     out["scv_gaps_after_orbital"] = scv_gaps.most_common(3)
     out["army_order"] = orders.most_common(3)
+    # The same before the AI's first loss (MULEs expire, they are not losses): what an untouched
+    # bot trains.
+    before, fourth = Counter(), Counter()
+    for r in reps:
+        loss = min((ev[0] for ev in r.events if ev[3] == AI and ev[1] == "died" and ev[2] != "MULE" and ev[0] > 0),
+                   default=r.loops + 1)  # fmt: skip
+        army = [ev[2] for ev in r.events if ev[3] == AI and ev[1] == "born" and ev[2] in ARMY and ev[0] < loss]
+        if len(army) >= 3:
+            before[tuple(army[:3])] += 1
+        if len(army) >= 4:
+            fourth[army[3]] += 1
+    out["army_order_before_loss"] = before.most_common()
+    out["fourth_before_loss"] = fourth.most_common()
     later = {}
     for name in LATER_TECH:
         firsts = []
@@ -192,6 +205,8 @@ def main() -> int:
         print(f"  {t:5d} ({t / 1344:.0f} min, n={rows['scv_alive'][3]}): {cells}")
     print(f"MULE gaps: {res['mule_gaps']}; SCV gaps after the Orbital: {res['scv_gaps_after_orbital']}")
     print(f"first three army units: {res['army_order']}")
+    print(f"  in the replays where the AI has lost no unit by then: {res['army_order_before_loss']}")
+    print(f"  the fourth, likewise: {res['fourth_before_loss']}")
     print("later tech (replays with it / replays lasting to its earliest loop, min, median, max first loop):")
     for name, (n, reach, a, m, b) in res["later_tech"].items():
         print(f"  {name:16s} {n:3d}/{reach:3d} {a:6d} {m:8.1f} {b:6d}")
@@ -212,6 +227,10 @@ def main() -> int:
             for k, (a, m, b, _) in rows.items():
                 if bot.COUNTS[t][k] != (a, m, b):
                     bad.append(f"counts {t} {k}: fitted {(a, m, b)} vs module {bot.COUNTS[t][k]}")
+        if res["army_order_before_loss"] != list(bot.ARMY_ORDERS_BEFORE_LOSS):
+            bad.append(f"army order before loss: fitted {res['army_order_before_loss']} vs {bot.ARMY_ORDERS_BEFORE_LOSS}")
+        if res["fourth_before_loss"] != [bot.FOURTH_BEFORE_LOSS]:
+            bad.append(f"fourth before loss: fitted {res['fourth_before_loss']} vs {bot.FOURTH_BEFORE_LOSS}")
         for line in bad:
             print("DIFF", line)
         print(f"CHECK replays={res['replays']} differences={len(bad)}")

@@ -206,3 +206,22 @@ def test_every_structure_site_is_buildable_on_the_terrain_description():
             "SupplyDepot" if name.startswith("supply_depot") else "Barracks" if name == "barracks_1" else "BarracksTechLab"
         )
         assert place[simple64.footprint_cells(centre, UNITS[unit].footprint)].all(), name
+
+
+def test_untouched_bot_opens_marine_marine_marauder_then_a_marine_as_the_replays_without_a_loss_do():
+    assert bot.ARMY_ORDERS_BEFORE_LOSS[0] == (("Marine", "Marine", "Marauder"), 47)
+    for seed in range(50):
+        army = bot.sample_army(seed)
+        assert army[:4] == ("Marine", "Marine", "Marauder", bot.FOURTH_BEFORE_LOSS[0])
+        assert len(army) == bot.BotParams().army_cap
+
+
+def test_the_first_depot_lowered_and_the_third_depot_are_later_orders_at_their_sampled_loops():
+    for seed in range(20):
+        later = bot.sample_later_orders(seed)
+        t = _loops(bot.sample_timeline(seed))
+        assert later == [
+            (t["supply_depot_1_lowered"], "done", "SupplyDepotLowered"),
+            (t["supply_depot_3"], "init", "SupplyDepot"),
+        ]
+        assert t["supply_depot_1_lowered"] >= t["supply_depot_1"] + UNITS["SupplyDepot"].build_time

@@ -14,7 +14,7 @@ import pytest
 from conftest import REPO
 
 from sc2_envs.lite import kernels
-from sc2_envs.lite.catalog import EC_MINERAL_HARVEST
+from sc2_envs.lite.catalog import EC_MINERAL_HARVEST, TI_ABILITY_ID, TI_GAME_ID
 from sc2_envs.lite.engine import LiteEngine
 from sc2_envs.lite.layout import (
     CK_KIND,
@@ -36,6 +36,7 @@ from sc2_envs.lite.layout import (
     ORD_MOVE,
     PF_COLLECTED_MINERALS,
     PF_COLLECTED_VESPENE,
+    PF_FOOD_CAP,
     PF_MINERALS,
     PF_VESPENE,
     RESULT_P1_WINS,
@@ -281,6 +282,19 @@ def test_pylon_is_done_exactly_its_build_time_after_placement(eng):
     assert int(eng.game_loop[0]) - placed == 400  # 25 normal s, as Init -> Done in the replays
 
 
+def test_a_mining_probe_that_warps_in_a_pylon_stands_idle_after(eng):
+    probe = slots(eng, "Probe", 1)[0]
+    ui = eng.state.ui[0]
+    eng.advance(100)
+    assert ui[probe, UI_NORDERS] == 1  # mining
+    eng.state.pf[0, 1, PF_MINERALS] = 100
+    assert command(eng, CMD_BUILD_PT, [probe], eng.catalog.ids["Pylon"], x=30.0, y=53.0) == kernels.AR_SUCCESS
+    while not len(slots(eng, "Pylon", 1)):
+        eng.advance(1)
+    eng.advance(50)
+    assert ui[probe, UI_NORDERS] == 0
+
+
 def test_gateway_needs_a_pylon_field(eng):
     probe = slots(eng, "Probe", 1)[0]
     eng.state.pf[0, 1, PF_MINERALS] = 1000
@@ -404,3 +418,64 @@ def test_a_process_that_will_compile_the_engine_says_so_once(tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.split() == ["True", "False"]  # an empty cache: one notice, then none
     assert res.stderr.count("compiling the engine's kernels for the first game") == 1
+
+
+def _bot_depot(eng, x=55.0, y=32.0):
+    """A finished Supply Depot of player 2 at (x, y)."""
+    st, cat = eng.state, eng.catalog
+    args = (st.uf[0], st.ui[0], st.oi[0], st.pq[0], st.occ[0], cat.ti, cat.tf)
+    return kernels.spawn(*args, cat.ids["SupplyDepot"], 2, x, y, True, eng.first_free)
+
+
+def test_a_finished_depot_lowers_on_its_morph_ability_at_once_and_keeps_its_supply(eng):
+    # SupplyDepotLower (ability 556): no price, no Abils-section delay; SupplyDepotLowered (unit 47), Food 8
+    cat = eng.catalog
+    lowered = cat.ids["SupplyDepotLowered"]
+    assert (cat.ti[lowered, TI_GAME_ID], cat.ti[lowered, TI_ABILITY_ID]) == (47, 556)
+    depot = _bot_depot(eng)
+    eng.advance(1)
+    cap = eng.state.pf[0, 2, PF_FOOD_CAP]
+    minerals = eng.state.pf[0, 2, PF_MINERALS]
+    assert command(eng, CMD_TRAIN, [depot], lowered, player=2) == kernels.AR_SUCCESS
+    eng.advance(1)
+    ui = eng.state.ui[0]
+    assert ui[depot, UI_TYPE] == lowered and ui[depot, UI_DONE] == 1 and ui[depot, UI_NQUEUE] == 0
+    assert eng.state.pf[0, 2, PF_FOOD_CAP] == cap and eng.state.pf[0, 2, PF_MINERALS] == minerals
+    # a lowered depot does not lower again
+    assert command(eng, CMD_TRAIN, [depot], lowered, player=2) == kernels.AR_CANT_TARGET_THAT_UNIT
+
+
+def test_a_lowered_depot_still_counts_as_a_supply_depot_for_the_barracks(eng):
+    # SupplyDepotLowered's TechAliasArray is Alias_SupplyDepot (liberty UnitData)
+    cat = eng.catalog
+    for s in slots(eng, "SupplyDepot", 2):
+        remove(eng, s)
+    depot = _bot_depot(eng)
+    assert command(eng, CMD_TRAIN, [depot], cat.ids["SupplyDepotLowered"], player=2) == kernels.AR_SUCCESS
+    eng.advance(1)
+    scv = slots(eng, "SCV", 2)[0]
+    eng.state.pf[0, 2, PF_MINERALS] = 150
+    assert command(eng, CMD_BUILD_PT, [scv], cat.ids["Barracks"], x=51.5, y=27.5, player=2) == kernels.AR_SUCCESS
+
+
+def test_a_lowered_depot_blocks_placement_but_not_a_marine_walking_over_it(eng):
+    # Footprint2x2Underground: no building on it, ground units cross it
+    st, cat = eng.state, eng.catalog
+    depot = _bot_depot(eng, 55.0, 32.0)
+    command(eng, CMD_TRAIN, [depot], cat.ids["SupplyDepotLowered"], player=2)
+    eng.advance(1)
+    scv = slots(eng, "SCV", 2)[0]
+    st.pf[0, 2, PF_MINERALS] = 100
+    assert (
+        command(eng, CMD_BUILD_PT, [scv], cat.ids["SupplyDepot"], x=55.0, y=32.0, player=2)
+        == kernels.AR_CANT_BUILD_LOCATION_INVALID
+    )
+    args = (st.uf[0], st.ui[0], st.oi[0], st.pq[0], st.occ[0], cat.ti, cat.tf)
+    marine = kernels.spawn(*args, cat.ids["Marine"], 2, 52.5, 32.0, True, eng.first_free)
+    assert command(eng, CMD_MOVE_PT, [marine], x=57.5, y=32.0, player=2) == kernels.AR_SUCCESS
+    on_depot = False
+    for _ in range(60):
+        eng.advance(1)
+        x, y = st.uf[0, marine, [UF_X, UF_Y]]
+        on_depot |= bool(54.0 <= x < 56.0 and 31.0 <= y < 33.0)  # the depot's 2x2 cells
+    assert on_depot and abs(float(st.uf[0, marine, UF_X]) - 57.5) < 0.3

@@ -53,3 +53,18 @@ def test_direct_arrays_equal_the_conversion_of_the_served_protos(omniscient):
     ents = converted["entities"]
     assert converted["entity_mask"].sum() > 40 and (ents[:, convert.spec.ENTITY_INDEX["order_id_0"]] > 0).sum() > 5
     assert omniscient or (ents[:, convert.spec.ENTITY_INDEX["display_type"]] == 2).sum() > 0
+
+
+def test_the_bots_lowered_depot_is_served_as_supply_depot_lowered_in_protos_and_arrays():
+    # SupplyDepotLowered: unit type 47 (s2client-proto stableid.json); the bot lowers its first depot by loop 942
+    env = LiteFullGameEnv(max_entities=256, omniscient=True, game_steps_per_episode=2000)
+    obs, _ = env.reset(seed=0)
+    while env.engine.game_loop[0] < 960:
+        obs, *_ = env.step({"action_type": 0})
+    resp, query = observation_proto(env.engine, env._games.observer, 0)
+    depots = [u for u in resp.observation.raw_data.units if u.unit_type in (19, 47) and u.owner == 2]
+    assert [u.unit_type for u in depots] == [47]
+    converted, _ = convert.observation_to_arrays(resp, context(env), (0, 0, 0), query)
+    rows = obs["entities"][obs["entity_mask"] == 1, convert.spec.ENTITY_INDEX["unit_type"]]
+    assert convert.spec.unit_type_index(47) in rows
+    np.testing.assert_array_equal(converted["entities"], obs["entities"])

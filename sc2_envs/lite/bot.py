@@ -8,11 +8,16 @@ the fitted data of ``sc2_envs.lite.data.bot_very_easy`` (the 80 mini-AlphaStar S
   that the tracker-visible event lands at the sampled loop: a unit ``train time`` before its birth;
   a structure's SCV walks to the fitted site (``STRUCTURE_SITES``) ``BUILD_LEAD`` loops early and
   places it at the sampled loop. An order it cannot afford yet is retried every ``MACRO_PERIOD``.
+  The first depot's lowering and the third depot (``bot_very_easy.sample_later_orders``) come the
+  same way at their sampled loops, without holding the macro back.
 * **Macro** (``BotParams``; its assumptions are listed in ``bot_very_easy.ASSUMPTIONS``): once the
   Orbital stands it trains SCVs back to back up to ``worker_target``; after the opening it keeps
-  ``army_target`` Marines / Marauders, adding one per ``army_growth_interval`` from
-  ``army_growth_start`` up to ``army_cap``; a Supply Depot when free supply falls under
-  ``supply_margin``; a MULE whenever the Orbital has 50 energy; three SCVs per finished Refinery.
+  ``army_target`` army units, adding one per ``army_growth_interval`` from ``army_growth_start``
+  up to ``army_cap``, the k-th unit alive always of the type its sampled plan gives the k-th
+  (``bot_very_easy.sample_army``; a Marine while no Tech Lab stands); a Supply Depot when free supply falls under
+  ``supply_margin``; a MULE whenever the Orbital has 50 energy; three SCVs per finished Refinery;
+  once its first depot is lowered, every later depot lowered at the first decision after it is
+  done (the replays lower each depot 1-19 loops after its UnitDone).
 * **Defence**: every ``MACRO_PERIOD`` loops its idle army attack-moves to the nearest agent unit
   within ``defend_radius`` of its structures, and otherwise waits at ``rally``; it attacks the
   agent's start location only from ``attack_loop`` (never by default, as in every replay).
@@ -29,7 +34,7 @@ import numpy as np
 
 from sc2_envs.lite import kernels
 from sc2_envs.lite.catalog import TI_BUILD_TIME, TI_FOOTPRINT_W, TI_PRODUCER, TI_RESOURCE, TI_STRUCTURE
-from sc2_envs.lite.data.bot_very_easy import BotParams, sample_opening
+from sc2_envs.lite.data.bot_very_easy import BotParams, sample_army, sample_later_orders, sample_opening
 from sc2_envs.lite.layout import (
     CK_KIND,
     CK_PARAM,
@@ -79,8 +84,8 @@ def opening_events(seed: int, params: BotParams | None = None) -> list[tuple[int
 
 # columns of the macro scan (one row per game)
 (S_SCVS, S_ORBITAL_IDLE, S_ORBITAL_ENERGY, S_ARMY, S_ARMY_IDLE, S_BARRACKS_IDLE, S_TECHLAB, S_DEPOTS_BUILDING,
- S_REFINERY_SHORT, S_THREAT, S_ARMY_AWAY) = range(11)  # fmt: skip
-NSCAN = 11
+ S_REFINERY_SHORT, S_THREAT, S_ARMY_AWAY, S_DEPOT_RAISED) = range(12)  # fmt: skip
+NSCAN = 12
 
 
 @numba.njit(cache=True)
@@ -103,6 +108,7 @@ def _scan(ui, uf, pq, games, types, is_structure, rx, ry, radius, out):
         o[S_BARRACKS_IDLE] = -1
         o[S_REFINERY_SHORT] = -1
         o[S_THREAT] = -1
+        o[S_DEPOT_RAISED] = -1
         ns = 0
         for i in range(n):
             if ui[b, i, UI_ALIVE] == 0 or ui[b, i, UI_OWNER] != 2:
@@ -125,6 +131,8 @@ def _scan(ui, uf, pq, games, types, is_structure, rx, ry, radius, out):
                 o[S_TECHLAB] += 1
             elif t == depot and not done:
                 o[S_DEPOTS_BUILDING] += 1
+            elif t == depot and ui[b, i, UI_NQUEUE] == 0:
+                o[S_DEPOT_RAISED] = i  # finished, raised, not already lowering
             for q in range(ui[b, i, UI_NQUEUE]):
                 if pq[b, i, q] == scv:
                     o[S_SCVS] += 1
@@ -171,12 +179,16 @@ class VeryEasyTerranBot:
         cat = engine.catalog
         self.t = {n: cat.ids[n] for n in cat.names}
         b = engine.num_games
-        self.plans: list[list[tuple[int, int, str]]] = [[] for _ in range(b)]  # (issue loop, type, verb)
+        # (issue loop, type, verb, opening): the macro waits for the entries of the opening
+        self.plans: list[list[tuple[int, int, str, bool]]] = [[] for _ in range(b)]
         self.pending: list[dict[int, tuple[int, float, float, int]]] = [{} for _ in range(b)]  # type -> (scv, x, y, geyser)
         self.started: list[dict[int, int]] = [{} for _ in range(b)]  # type -> structures of it placed
+        # army_plan[g, k]: 1 when the plan's (k+1)-th army unit of game g is a Marauder
+        self.army_plan = np.zeros((b, max(self.params.army_cap, 3) + 1), bool)
         self.next_event = np.full(b, np.iinfo(np.int64).max, np.int64)
         self.next_macro = np.zeros(b, np.int64)
         self.opening_done = np.zeros(b, bool)
+        self.lowering = np.zeros(b, bool)  # the first depot is lowered: later ones follow in the macro
         self.home = np.asarray(engine.map.start_locations[1], np.float32)
         self.enemy_home = np.asarray(engine.map.start_locations[0], np.float32)
         self._sites = self._candidate_sites()
@@ -205,20 +217,26 @@ class VeryEasyTerranBot:
     def reset(self, games, seeds) -> None:
         """New episodes for ``games`` with the given seeds."""
         for g, seed in zip(np.asarray(games).reshape(-1), np.asarray(seeds).reshape(-1), strict=True):
-            events = opening_events(int(seed), self.params)
-            plan = [(self._issue_loop(loop, kind, name), self.t[name], kind) for loop, kind, name in events]
-            plan += [
-                (max(loop - BUILD_LEAD, 0), self.t[name], "walk")
-                for loop, kind, name in events
-                if kind == "init" and name != "BarracksTechLab"
-            ]
+            plan = []
+            for events, opening in ((opening_events(int(seed), self.params), True),
+                                    (sample_later_orders(int(seed), self.params), False)):  # fmt: skip
+                plan += [(self._issue_loop(loop, kind, name), self.t[name], kind, opening) for loop, kind, name in events]
+                plan += [
+                    (max(loop - BUILD_LEAD, 0), self.t[name], "walk", opening)
+                    for loop, kind, name in events
+                    if kind == "init" and name != "BarracksTechLab"
+                ]
             plan.sort()
             self.pending[int(g)] = {}
             self.started[int(g)] = {}
             self.plans[int(g)] = plan
+            army = sample_army(int(seed), self.params)
+            self.army_plan[g] = False
+            self.army_plan[g, : len(army)] = [u == "Marauder" for u in army]
             self.next_event[g] = plan[0][0] if plan else np.iinfo(np.int64).max
             self.next_macro[g] = 0
-            self.opening_done[g] = not plan
+            self.opening_done[g] = not any(e[3] for e in plan)
+            self.lowering[g] = False
 
     def _candidate_sites(self) -> np.ndarray:
         # Build sites: cells of the bot's plateau within 14 cells of its Command Center, nearest
@@ -377,14 +395,19 @@ class VeryEasyTerranBot:
     def _opening(self, b: int, loop: int) -> None:
         plan = self.plans[b]
         while plan and plan[0][0] <= loop:
-            issue, t, verb = plan[0]
+            issue, t, verb, opening = plan[0]
             if not self._do(b, t, verb):
-                plan[0] = (loop + MACRO_PERIOD, t, verb)
+                # the lowering waits loop by loop for its depot to finish (the replays lower it 3-13
+                # loops after its UnitDone); other orders retry at the next decision
+                retry = 1 if t == self.t["SupplyDepotLowered"] else MACRO_PERIOD
+                plan[0] = (loop + retry, t, verb, opening)
                 plan.sort()
                 break
             plan.pop(0)
+            if t == self.t["SupplyDepotLowered"]:
+                self.lowering[b] = True
         self.next_event[b] = plan[0][0] if plan else np.iinfo(np.int64).max
-        if not plan:
+        if not any(e[3] for e in plan):
             self.opening_done[b] = True
 
     def _batch(self, games: np.ndarray, kind: int, sel: np.ndarray, param=0, target=None, xy=None) -> np.ndarray:
@@ -426,6 +449,10 @@ class VeryEasyTerranBot:
         m = sc[:, S_ORBITAL_ENERGY] >= 0
         if m.any():
             self._batch(g[m], CMD_CALLDOWN_MULE, sc[m, S_ORBITAL_ENERGY], target=self.mule_patch)
+        # each later depot lowered once done, after the scripted first one
+        m = self.lowering[g] & (sc[:, S_DEPOT_RAISED] >= 0)
+        if m.any():
+            self._batch(g[m], CMD_TRAIN, sc[m, S_DEPOT_RAISED], param=self.t["SupplyDepotLowered"])
         # SCVs back to back once the Orbital stands (the replays: none between loops 561 and ~2,950)
         m = (sc[:, S_ORBITAL_IDLE] >= 0) & (sc[:, S_SCVS] < p.worker_target)
         if m.any():
@@ -438,12 +465,13 @@ class VeryEasyTerranBot:
                 self._batch(np.array([b]), CMD_GATHER, np.array([scv]), target=np.array([r]))
         done = self.opening_done[g]
         # after the opening: army_target units, growing by one per army_growth_interval from
-        # army_growth_start up to army_cap (replacing losses)
+        # army_growth_start up to army_cap (replacing losses); the next unit is the plan's
         grown = np.maximum(loop[g] - p.army_growth_start, -1) // p.army_growth_interval + 1
         target = np.minimum(p.army_target + np.maximum(grown, 0), p.army_cap)
         m = done & (sc[:, S_BARRACKS_IDLE] >= 0) & (sc[:, S_ARMY] < target)
         if m.any():
-            marauder = (sc[m, S_ARMY] % 2 == 1) & (sc[m, S_TECHLAB] > 0)
+            k = np.minimum(sc[m, S_ARMY], self.army_plan.shape[1] - 1)
+            marauder = self.army_plan[g[m], k] & (sc[m, S_TECHLAB] > 0)
             for unit, which in (("Marauder", marauder), ("Marine", ~marauder)):
                 if which.any():
                     gg = g[m][which]

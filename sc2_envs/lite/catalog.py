@@ -45,7 +45,8 @@ TI_GAS_BUILDING = 24  # Assimilator / Refinery
 TI_TERRAN_BUILD = 25  # the builder stays until the structure is done (Terran)
 TI_RALLY = 26  # a producer with a rally point
 TI_TRAINS_AS = 27  # the producer type whose units this type trains (Orbital Command trains as a Command Center)
-NTI = 28
+TI_TECH_ALIAS = 28  # the type this one counts as for requirements (a morph: its producer; SC2's TechAliasArray)
+NTI = 29
 
 # ---------------------------------------------------------------- float columns  tf[T, NTF]
 TF_HP = 0
@@ -220,6 +221,9 @@ def build_catalog(profile: str = "3.16.1") -> Catalog:
         tf[t, TF_VALUE] = u.minerals_total + u.gas_total
     for t in range(nt):
         ti[t, TI_TRAINS_AS] = ti[t, TI_PRODUCER] if ti[t, TI_MORPH] else t
+        # An Orbital Command counts as a Command Center, a lowered depot as a Supply Depot (the game
+        # data's TechAliasArray: Alias_CommandCenter, Alias_SupplyDepot).
+        ti[t, TI_TECH_ALIAS] = ti[t, TI_PRODUCER] if ti[t, TI_MORPH] else t
         ti[t, TI_RALLY] = int(
             bool(ti[t, TI_STRUCTURE]) and any(ti[k, TI_PRODUCER] == t and not ti[k, TI_STRUCTURE] for k in range(nt))
         )

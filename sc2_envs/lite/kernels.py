@@ -80,6 +80,7 @@ from sc2_envs.lite.catalog import (
     TI_REQUIRES,
     TI_RESOURCE,
     TI_STRUCTURE,
+    TI_TECH_ALIAS,
     TI_TERRAN_BUILD,
     TI_TOWNHALL,
     TI_TRAINS_AS,
@@ -793,12 +794,18 @@ def placement_error(uf, ui, occ, placement, ti, tf, t, owner, cx, cy):
 
 
 @_jit
-def has_done(ui, owner, t):
-    """True when ``owner`` has a completed unit of type ``t`` (requirements)."""
+def has_done(ui, ti, owner, t):
+    """True when ``owner`` has a completed unit of type ``t`` or of a type that counts as ``t``
+    (``TI_TECH_ALIAS``: a lowered depot for a Supply Depot), for requirements."""
     if t < 0:
         return True
     for k in range(ui.shape[0]):
-        if ui[k, UI_ALIVE] == 1 and ui[k, UI_OWNER] == owner and ui[k, UI_TYPE] == t and ui[k, UI_DONE] == 1:
+        if (
+            ui[k, UI_ALIVE] == 1
+            and ui[k, UI_OWNER] == owner
+            and ui[k, UI_DONE] == 1
+            and ti[ui[k, UI_TYPE], TI_TECH_ALIAS] == t
+        ):
             return True
     return False
 
@@ -852,7 +859,7 @@ def _build_step(uf, ui, oi, of, pq, pf, occ, placement, ti, tf, i, nav_node, nav
     ):
         return
     code = _afford(pf, ti, owner, t)
-    if code == 0 and not has_done(ui, owner, ti[t, TI_REQUIRES]):
+    if code == 0 and not has_done(ui, ti, owner, ti[t, TI_REQUIRES]):
         code = AR_BUILD_TECH_REQUIREMENTS_NOT_MET
     if code == 0 and g < 0:
         code = placement_error(uf, ui, occ, placement, ti, tf, t, owner, cx, cy)
@@ -875,14 +882,20 @@ def _build_step(uf, ui, oi, of, pq, pf, occ, placement, ti, tf, i, nav_node, nav
         oi[i, 0, OI_KIND] = ORD_CONSTRUCT
         oi[i, 0, OI_TARGET] = s
     else:
+        # A Probe that has warped a structure in stays where it is unless an order was queued
+        # behind the Build: it does not go back to the field it mined. Players queue that return
+        # ("When warping in a structure, shift-rally the probe back to a mineral patch",
+        # teamliquid.net topic 352609; a bot finds the builder among its idle workers,
+        # github.com/Dentosal/python-sc2 issue #100), and the mini-AlphaStar Simple64 humans
+        # follow 538 of 667 one-Probe Builds with a queued Gather.
         _pop_order(oi, of, ui, i)
-        _resume_gather(oi, of, ui, i)
 
 
 @_jit
 def _resume_gather(oi, of, ui, i):
-    # A worker taken off a resource for a build goes back to it when it has nothing queued
-    # (the game's behaviour since Heart of the Swarm for workers pulled from mining).
+    # An SCV taken off a resource to construct goes back to it when it has nothing queued: the
+    # Terran rule since Heart of the Swarm, for SCVs only (a Probe's warp-in has no such return;
+    # see _build_step). Called only for the builder of a Terran structure (TI_TERRAN_BUILD).
     if ui[i, UI_NORDERS] == 0 and ui[i, UI_GATHER] >= 0 and ui[ui[i, UI_GATHER], UI_ALIVE] == 1:
         _push_order(oi, of, ui, i, ORD_GATHER, ui[i, UI_GATHER], 0, 0.0, 0.0, True)
 
@@ -1398,6 +1411,8 @@ def _train(uf, ui, pq, pf, ti, tf, ec, sel, nsel, owner, t):
             continue
         if ti[st, TI_TRAINS_AS] != ti[t, TI_PRODUCER] and st != ti[t, TI_PRODUCER]:
             continue
+        if ti[t, TI_MORPH] == 1 and st != ti[t, TI_PRODUCER]:
+            continue  # a morph starts from its producer's type only (not from the morphed type itself)
         if ti[t, TI_ADDON] == 1 and ui[s, UI_ADDON] >= 0:
             code = AR_ERROR
             continue
@@ -1415,7 +1430,7 @@ def _train(uf, ui, pq, pf, ti, tf, ec, sel, nsel, owner, t):
             best = s
     if best < 0:
         return code
-    if not has_done(ui, owner, ti[t, TI_REQUIRES]):
+    if not has_done(ui, ti, owner, ti[t, TI_REQUIRES]):
         return AR_TECH_REQUIREMENTS_NOT_MET
     code = _afford(pf, ti, owner, t)
     if code != 0:
@@ -1552,7 +1567,7 @@ def _build(uf, ui, oi, of, pf, occ, placement, ti, tf, sel, nsel, owner, kind, p
             break
     if w < 0:
         return AR_ERROR
-    if not has_done(ui, owner, ti[t, TI_REQUIRES]):
+    if not has_done(ui, ti, owner, ti[t, TI_REQUIRES]):
         return AR_BUILD_TECH_REQUIREMENTS_NOT_MET
     code = _afford(pf, ti, owner, t)
     if code != 0:

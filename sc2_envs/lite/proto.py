@@ -257,6 +257,7 @@ def _abilities(query, engine, b) -> None:
                     for u in range(len(cat.names)):
                         p = int(ti[u, TI_PRODUCER])
                         trains = p >= 0 and ti[p, TI_STRUCTURE] and (ti[t, TI_TRAINS_AS] == p or t == p)
+                        trains = trains and (not ti[u, TI_MORPH] or t == p)  # a morph only from its producer
                         if trains and ti[u, TI_ABILITY_ID] and not ti[u, TI_BUILT_BY_WORKER] and affordable(u):
                             ids.append(int(ti[u, TI_ABILITY_ID]))
         elif ti[t, TI_CAN_MOVE]:

@@ -13,8 +13,10 @@ What the replays show (loops are game loops, 16 per normal second, 22.4 per real
   cell it happens at; the structures always go to the same cells, ``STRUCTURE_SITES``);
 * SCVs: two right away, none while the Command Center waits for the Barracks and morphs, then six
   back to back (271 loops apart) after the Orbital Command: 20 in all, rebuilt when lost;
-* army: Marine, Marine, Marauder (61 of 80 games; 16 build a third Marine), then nothing new until
-  units die or, in the one long game without contact, a slow trickle from loop 6,290;
+* army: Marine, Marine, Marauder (61 of 80 games; 16 build a third Marine, every one of them after
+  losing a unit: of the 50 games with no loss before the third unit, 47 open Marine, Marine,
+  Marauder, 3 Marauder, Marine, Marine, none Marine, Marine, Marine), then nothing new until units
+  die or, in the games that last without a loss, a Marine as the fourth (8 of 8) from loop 5,970;
 * MULEs every 1,424 loops (the Orbital's 50 energy at 0.5625 per normal second);
 * a third depot at a loop that varies widely (3,858-9,020), and in long games a Factory (11 of
   the 26 games that reach loop 8,853), a Command Center at the south-west base (an expansion; 8
@@ -173,6 +175,16 @@ ARMY_ORDERS: tuple[tuple[tuple[str, ...], int], ...] = (
     (("Marauder", "Marine", "Marine"), 3),
 )
 """The first three army units and in how many replays (80 in all)."""
+ARMY_ORDERS_BEFORE_LOSS: tuple[tuple[tuple[str, ...], int], ...] = (
+    (("Marine", "Marine", "Marauder"), 47),
+    (("Marauder", "Marine", "Marine"), 3),
+)
+"""The first three army units in the 50 replays where the AI loses no unit (MULEs aside) before its
+third army unit is born. The 16 Marine, Marine, Marine openings of ``ARMY_ORDERS`` all follow a loss:
+the third Marine replaces a lost unit, so an untouched bot never opens that way."""
+FOURTH_BEFORE_LOSS: tuple[str, int] = ("Marine", 8)
+"""The fourth army unit, and in how many replays, among the 8 where it is born before the AI's first
+loss (loops 5,970-9,401)."""
 ARMY_DEATHS_ON_OWN_HALF = (396, 413)
 """(army units lost on the AI's half of the map, all army units lost) over the 80 replays."""
 
@@ -219,7 +231,9 @@ ASSUMPTIONS: dict[str, str] = {
     "defend_radius": "Its kills and losses happen at home (396 of 413 losses on its half). How far it chases is not "
     "visible; 12 game units covers its main and ramp.",
     "army_growth": "Without contact the army stays at 3 until about loop 6,290 and then grows by one unit per "
-    "~640 loops (one replay reaches that long without contact); alternating Marine, Marauder.",
+    "~640 loops (one replay reaches that long without contact); alternating Marine, Marauder from the fourth, a "
+    "Marine in all 8 replays that reach it before a loss (FOURTH_BEFORE_LOSS); the later ones are not seen "
+    "untouched.",
     "rebuild": "After losses it trains replacements (SCVs back to 20, army back to its target): production "
     "resumes within ~200 loops of the first loss in the replays.",
     "later_structures": "Factory, Command Center (the south-west expansion) and Starport appear only in the long "
@@ -310,10 +324,10 @@ def sample_timeline(seed: int, params: BotParams | None = None, end_loop: int = 
     t["scv_3"] = _clip(t["scv_3"], t["orbital_command"] + 1)
     t["marine_2"] = _clip(t["marine_2"], max(lab_done, t["marine_1"]) + bt["Marine"])
 
-    # The 3 Marauder-first games are folded into Marine, Marine, Marauder (their Marauder came early
-    # because the human attacked; an untouched bot opens with a Marine).
-    orders = ARMY_ORDERS[:2]
-    order = orders[int(rng.choice(len(orders), p=[n / 77 for _, n in orders]))][0]
+    # An untouched bot opens Marine, Marine, Marauder (ARMY_ORDERS_BEFORE_LOSS: the Marine, Marine,
+    # Marine openings all replace a lost unit). The 3 Marauder-first games are folded in too: their
+    # Marine loops fill the top decile of marine_1 and marine_2 (3915, 4939) that the draws keep.
+    order = ARMY_ORDERS_BEFORE_LOSS[0][0]
     third = order[2]
     t["marauder_1"] = _clip(t["marauder_1"], max(lab_done, t["marine_2"]) + bt[third])
 
@@ -374,6 +388,51 @@ def sample_timeline(seed: int, params: BotParams | None = None, end_loop: int = 
                 have_factory |= unit == "Factory"
                 add(int(rng.integers(lo, hi + 1)), "init", unit, unit.lower(), STRUCTURE_SITES[unit.lower()])
     return sorted(out, key=lambda e: (e.loop, e.name))
+
+
+LATER_ORDERS = ("supply_depot_1_lowered", "supply_depot_3")
+"""Timeline events the bot issues as scripted orders besides the opening's, without holding its macro
+back until they are done: the first depot lowered (loops 931-934, 3-13 loops after it is done) and
+the third depot (median loop 5,287, placed before supply runs short)."""
+
+
+def sample_later_orders(seed: int, params: BotParams | None = None) -> list[tuple[int, str, str]]:
+    """The ``LATER_ORDERS`` events of ``sample_timeline(seed)`` as ``(loop, event, unit name)``.
+
+    Args:
+        seed: non-negative int.
+        params: behaviour parameters; default ``BotParams()``.
+
+    Returns:
+        ``[(loop, event, unit), ...]`` sorted by loop, event ``"init"`` (a structure placed) or
+        ``"done"`` (a morph's completion: the depot lowered), as ``sample_opening`` names them.
+
+    Raises:
+        ValueError: a bad ``seed`` (as ``sample_timeline``).
+    """
+    timeline = sample_timeline(seed, params)
+    return sorted((e.loop, "done" if e.kind == "morph" else e.kind, e.unit) for e in timeline if e.name in LATER_ORDERS)
+
+
+def sample_army(seed: int, params: BotParams | None = None) -> tuple[str, ...]:
+    """The army units of ``sample_timeline(seed)`` in the order it trains them.
+
+    The bot's macro follows it: its k-th army unit alive (counting those in production) is the
+    k-th of this plan, so losses are replaced with the plan's composition.
+
+    Args:
+        seed: non-negative int.
+        params: behaviour parameters; default ``BotParams()``.
+
+    Returns:
+        Unit names (``"Marine"``, ``"Marauder"``), the opening's three first, up to
+        ``params.army_cap`` units.
+
+    Raises:
+        ValueError: a bad ``seed`` (as ``sample_timeline``).
+    """
+    timeline = sample_timeline(seed, params)
+    return tuple(e.unit for e in timeline if e.kind == "born" and e.unit in ("Marine", "Marauder"))
 
 
 def counts_at(timeline: list[TimelineEvent], loop: int) -> dict[str, int]:

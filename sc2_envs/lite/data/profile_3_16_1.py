@@ -319,6 +319,14 @@ UNITS: dict[str, UnitType] = {
         "SupplyDepot", 19, _T, 100, 0, 0, 8, _loops(30), 400, 0, 1, 0, 9, 1.25, (2, 2),
         (), _STRUCT_T, (), "SCV", 319, "TerranBuild,Build2",
     ),
+    # The lowered depot: a morph of the finished depot (SupplyDepotLower, no price, no Abils-section
+    # delay: the type changes when the order runs), Food 8 and 400 life as the raised one; its
+    # Footprint2x2Underground still blocks placement but not ground units (the engine's
+    # navigation ignores every structure's footprint; see docs/full_game.md).
+    "SupplyDepotLowered": UnitType(
+        "SupplyDepotLowered", 47, _T, 0, 0, 0, 8, 0, 400, 0, 1, 0, 9, 1.25, (2, 2),
+        (), _STRUCT_T, (), "SupplyDepot", 556, "SupplyDepotLower,Execute", minerals_total=100, gas_total=0,
+    ),
     "Barracks": UnitType(
         "Barracks", 21, _T, 150, 0, 0, 0, _loops(65), 1000, 0, 1, 0, 9, 1.75, (3, 3),
         (), _STRUCT_T, ("SupplyDepot",), "SCV", 321, "TerranBuild,Build4",
@@ -538,6 +546,7 @@ _MOD_OVERRIDES: dict[tuple[str, str], str] = {
     ("Forge", "hp"): "swarm",
     ("Forge", "shield"): "swarm",
     ("SupplyDepot", "hp"): "swarm",
+    ("SupplyDepotLowered", "hp"): "swarm",
     ("Zealot", "build_time"): "libertymulti+swarm",
     ("Forge", "build_time"): "libertymulti+swarm",
     ("Barracks", "build_time"): "libertymulti+swarm",
@@ -594,6 +603,16 @@ def _provenance(u: UnitType) -> dict[str, str]:
         src["energy"] = _xml("liberty", "Unit", "CUnit id=OrbitalCommand", "EnergyStart, EnergyMax, EnergyRegenRate")
         src["build_time"] = _xml("liberty", "Abil", "CAbilMorph id=UpgradeToOrbital InfoArray", "DurationArray[Delay]")
         src["requirements"] = _xml("liberty", "Abil", "CAbilMorph id=UpgradeToOrbital CmdButtonArray[Execute]", "Requirements")
+    if u.name == "SupplyDepotLowered":
+        src["minerals"] = _xml("liberty", "Unit", "CUnit id=SupplyDepotLowered minus CUnit id=SupplyDepot", "CostResource")
+        src["build_time"] = (
+            _xml("liberty", "Abil", "CAbilMorph id=SupplyDepotLower InfoArray", "SectionArray[Abils]")
+            + " (no Delay: the type changes when the order runs; the Collide and Stats sections' Delay 1.3 s, when "
+            "ground units may cross it and its stats switch, is not modelled); the replays' UnitTypeChange comes 3-13 "
+            f"loops after the first depot's UnitDone in all 80 of {REPLAY_SOURCE}"
+        )
+        src["footprint"] = _xml("liberty", "Unit", "CUnit id=SupplyDepotLowered", "Footprint Footprint2x2Underground")
+        src["tech_alias"] = _xml("liberty", "Unit", "CUnit id=SupplyDepotLowered", "TechAliasArray Alias_SupplyDepot")
     if u.name == "MULE":
         src["lifetime"] = _xml("liberty", "Behavior", "CBehaviorBuff id=MULETimedLife", "Duration")
         src["ability_id"] = "github.com/Blizzard/s2client-proto stableid.json @dd91ad39 Abilities name=CalldownMULE"
