@@ -158,3 +158,29 @@ def test_recurrent_checkpoint_round_trips_and_plays_a_larger_team_zero_shot(tmp_
     assert policy.initial_hidden(2).shape == (2, 10, 32)  # one state per agent of the team it plays
     result = evaluate(policy, big, 2, seed=101)
     assert result["episodes"] == 2 and 0.0 <= result["win_rate"] <= 1.0
+
+
+def _train(cwd, *extra):
+    cmd = [sys.executable, str(REPO / "algos" / "happo_gnn.py"), "--no-cuda", "--torch-threads", "1", *extra]
+    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-4000:]
+    return res.stdout
+
+
+def test_recurrent_multi_map_run_resumes_bit_for_bit_with_its_hidden_states(tmp_path):
+    """A two-map recurrent run stopped after 1 iteration and resumed ends where the uninterrupted run ends:
+    the same weights and the same hidden states, which resume.pt carries."""
+    tiny = ["--map", "3m", "8m", "--seed", "3", "--num-envs", "4", "--num-steps", "4", "--hidden", "16", "--recurrent"]
+    tiny += ["--num-minibatches", "2", "--eval-episodes", "2", "--eval-interval", "2"]
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    _train(tmp_path / "a", *tiny, "--total-timesteps", "32")
+    _train(tmp_path / "b", *tiny, "--total-timesteps", "16")
+    (ref_dir,), (stopped,) = (tmp_path / "a" / "runs").iterdir(), (tmp_path / "b" / "runs").iterdir()
+    assert "at iteration 1, 16 env steps" in _train(tmp_path / "b", "--resume", str(stopped), "--total-timesteps", "32")
+    ref, got = (torch.load(d / "resume.pt", weights_only=True) for d in (ref_dir, stopped))
+    for part in ("actors", "critic"):
+        assert all(torch.equal(ref[part][k], got[part][k]) for k in ref[part]), part
+    for key in ("hidden", "episode_start"):
+        assert [tuple(v.shape) for v in got["actor_memory"][key]] == [tuple(v.shape) for v in ref["actor_memory"][key]]
+        assert all(torch.equal(a, b) for a, b in zip(ref["actor_memory"][key], got["actor_memory"][key], strict=True))
+    assert [tuple(v.shape) for v in got["actor_memory"]["hidden"]] == [(2, 3, 16), (2, 8, 16)]
