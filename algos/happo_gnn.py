@@ -466,7 +466,7 @@ if __name__ == "__main__":
         def actor_passes(s, positions, limit):  # a class's agent-steps in passes (recurrent: of whole env sequences)
             if not args.recurrent:
                 return positions.split(limit)
-            return sequence_passes(positions, s["rows"], Bm, limit // (T * s["n_c"]))
+            return sequence_passes(positions, s["rows"], Bm, limit)
 
         # ALGO LOGIC: HAPPO's sequential update of the class actors, each weighted by the factor M (per map's env step)
         factor = [torch.ones(T * Bm, device=device) for _ in maps]

@@ -38,17 +38,25 @@ def sequence_minibatch_indices(num_envs: list[int], num_steps: int, num_minibatc
     return [list(mb) for mb in zip(*per_map, strict=True)]
 
 
-def sequence_passes(positions: torch.Tensor, rows: torch.Tensor, num_envs: int, envs_per_pass: int) -> list[torch.Tensor]:
-    """Split gathered agent-steps into passes of whole env sequences (a pass's gradient is then exact).
+def sequence_passes(positions: torch.Tensor, rows: torch.Tensor, num_envs: int, max_rows: int) -> list[torch.Tensor]:
+    """Split gathered agent-steps into passes of whole env sequences (so that their gradients add up exactly).
 
     Args:
         positions: ``[P]`` int64, agent-steps (indices into ``rows``) of one minibatch.
         rows: ``[R]`` int64, each gathered agent-step's row ``t * num_envs + b``.
         num_envs: ``B``, the envs of the rollout.
-        envs_per_pass: the most envs in one pass (``>= 1``).
+        max_rows: the most agent-steps in one pass; an env with more gets a pass of its own.
 
     Returns:
-        ``[P_i]`` int64 tensors of ``positions``, each holding every position of its envs, in their order.
+        ``[P_i]`` int64 tensors that partition ``positions``, each holding every position of its envs
+        (envs packed in increasing order while they fit).
     """
     env = rows.index_select(0, positions) % num_envs
-    return [positions[torch.isin(env, group)] for group in torch.unique(env).split(max(1, envs_per_pass))]
+    order = torch.argsort(env, stable=True)
+    sizes, size = [], 0
+    for count in torch.unique_consecutive(env.index_select(0, order), return_counts=True)[1].tolist():
+        if size and size + count > max_rows:
+            sizes.append(size)
+            size = 0
+        size += count
+    return list(positions.index_select(0, order).split(sizes + [size] if size else sizes))

@@ -80,7 +80,7 @@ def test_first_epoch_ratio_is_one_when_the_update_replays_the_rollout(map_name):
         mbs = sequence_minibatch_indices([B], T, 2, "cpu")
         for j, positions in enumerate(happo.split_rows_by_minibatch(rows, [mb[0] for mb in mbs], T * B)):
             assert set((rows[positions] % B).tolist()) <= set((mbs[j][0] % B).tolist())
-            for i in sequence_passes(positions, rows, B, envs_per_pass=1):
+            for i in sequence_passes(positions, rows, B, max_rows=1):  # one env per pass
                 with torch.no_grad():
                     dist = policy.class_dist_at(
                         c,
@@ -105,6 +105,14 @@ def test_sequence_minibatches_hold_every_step_of_disjoint_envs():
             assert sorted(mb[k].tolist()) == sorted(t * n + b for t in range(T) for b in e)
     with pytest.raises(ValueError, match="expected a divisor of 6 envs"):
         sequence_minibatch_indices([B], T, 4, "cpu")
+
+
+def test_sequence_passes_pack_whole_envs_up_to_max_rows():
+    rows = torch.tensor([0, 1, 2, 4, 5, 6, 9, 10, 13, 14, 3, 7, 11, 15, 17])  # env b = row % 4 has 2, 5, 4, 4 rows
+    passes = sequence_passes(torch.arange(15), rows, 4, max_rows=7)
+    assert [sorted(set((rows[p] % 4).tolist())) for p in passes] == [[0, 1], [2], [3]]  # 2 + 5 <= 7 < 7 + 4
+    assert sorted(torch.cat(passes).tolist()) == list(range(15))
+    assert [p.numel() for p in sequence_passes(torch.arange(15), rows, 4, max_rows=1)] == [2, 5, 4, 4]  # one env each
 
 
 def test_recurrent_flag_refuses_minibatches_that_split_an_env_count(capsys):
