@@ -129,8 +129,8 @@ class ClassPolicy(nn.Module):
 
     @property
     def recurrent(self) -> bool:
-        """Whether the class actors carry a hidden state (:meth:`act_recurrent`; checkpoints before the option: False)."""
-        return bool(self.hparams.get("recurrent", False))
+        """Whether the class actors carry a hidden state per agent (:meth:`act_recurrent`)."""
+        return self.hparams["recurrent"]
 
     def bind(self, env_info: dict) -> ClassPolicy:
         """Set the routing for an env; raises ``ValueError`` if the actors cannot serve it."""
