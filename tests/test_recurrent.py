@@ -13,6 +13,7 @@ import sc2_envs
 from models import RolloutMemory, build_models, load_checkpoint, save_checkpoint
 from models.sequences import sequence_minibatch_indices, sequence_passes
 from sc2_envs.smac_actions import alive_mask
+from sc2_envs.training.demos import policy_demonstrator
 from sc2_envs.training.evaluation import evaluate
 
 happo = load_algo("happo_gnn")
@@ -94,6 +95,51 @@ def test_first_epoch_ratio_is_one_when_the_update_replays_the_rollout(map_name):
                 torch.testing.assert_close(ratio, torch.ones_like(ratio), atol=1e-6, rtol=0)
 
 
+class _RecordingPolicy:
+    """A recurrent policy that takes the first available action and records the state and starts it is given."""
+
+    recurrent = True
+
+    def __init__(self):
+        self.calls = []
+
+    def initial_hidden(self, num_envs):
+        return torch.zeros(num_envs, 1)
+
+    def act_recurrent(self, obs, avail, hidden, episode_start, greedy=False):
+        self.calls.append((hidden.clone(), episode_start.clone()))
+        return avail.to(torch.int8).argmax(-1), torch.zeros(obs.shape[:2]), hidden + 1
+
+
+def test_evaluation_carries_the_state_and_starts_episodes_where_the_last_ended():
+    env = sc2_envs.make_batched("3m", num_envs=2, autoreset=True)
+    policy = _RecordingPolicy()
+    ends, step = [], env.step
+
+    def recording_step(actions):
+        out = step(actions)
+        ends.append(out["terminated"] | out["truncated"])
+        return out
+
+    env.step = recording_step
+    evaluate(policy, env, 4, seed=101)
+    hidden, starts = zip(*policy.calls, strict=True)  # the state goes from call to call; the policy zeroes it
+    assert starts[0].all() and all(torch.equal(s, e) for s, e in zip(starts[1:], ends[:-1], strict=True))
+    assert bool(torch.cat(ends).any()) and all(torch.equal(h, hidden[0] + t) for t, h in enumerate(hidden))
+
+
+def test_policy_demonstrator_carries_the_state_and_starts_episodes_where_the_last_ended():
+    policy = _RecordingPolicy()
+    demo = policy_demonstrator(policy)
+    obs, avail = torch.zeros(2, 3, 4), torch.ones(2, 3, 5, dtype=torch.bool)
+    demo({"obs": obs, "avail_actions": avail})  # a reset's out: every env starts an episode
+    ended = torch.tensor([False, True])
+    demo({"obs": obs, "avail_actions": avail, "terminated": torch.zeros(2, dtype=torch.bool), "truncated": ended})
+    (h0, s0), (h1, s1) = policy.calls
+    assert torch.equal(h0, torch.zeros(2, 1)) and s0.tolist() == [True, True]
+    assert torch.equal(h1, torch.ones(2, 1)) and s1.tolist() == [False, True]
+
+
 def test_sequence_minibatches_hold_every_step_of_disjoint_envs():
     T, B = 5, 6
     mbs = sequence_minibatch_indices([B, 2 * B], T, 3, "cpu")
@@ -153,7 +199,7 @@ def test_checkpoint_without_the_recurrent_record_loads_feed_forward(tmp_path):
 def test_recurrent_checkpoint_round_trips_and_plays_a_larger_team_zero_shot(tmp_path):
     cmd = [sys.executable, str(REPO / "algos" / "happo_gnn.py"), "--no-cuda", "--seed", "3", "--map", "protoss_5_vs_5"]
     cmd += ["--recurrent", "--num-envs", "4", "--num-steps", "5", "--total-timesteps", "20", "--num-minibatches", "2"]
-    cmd += ["--eval-episodes", "2", "--hidden", "32", "--torch-threads", "1"]
+    cmd += ["--eval-episodes", "1", "--hidden", "32", "--torch-threads", "1"]
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-4000:]
     assert "(actors: whole envs, recurrent)" in res.stdout
