@@ -378,6 +378,11 @@ if __name__ == "__main__":
         "episode_start": [torch.ones(Bm, dtype=torch.bool, device=device) for _ in maps],
     }
 
+    def actor_passes(s, positions, limit):  # a class's agent-steps in passes (recurrent: of whole env sequences)
+        if not args.recurrent:
+            return positions.split(limit)
+        return sequence_passes(positions, s["rows"], Bm, limit)
+
     # TRY NOT TO MODIFY: start the game (or continue the resumed one where it stopped)
     global_step = run.global_step
     if run.resumed is None:
@@ -462,11 +467,6 @@ if __name__ == "__main__":
         rollout_memory = [
             RolloutMemory(initial_hidden[k], bufs[k]["episode_starts"]) if args.recurrent else None for k in range(K)
         ]
-
-        def actor_passes(s, positions, limit):  # a class's agent-steps in passes (recurrent: of whole env sequences)
-            if not args.recurrent:
-                return positions.split(limit)
-            return sequence_passes(positions, s["rows"], Bm, limit)
 
         # ALGO LOGIC: HAPPO's sequential update of the class actors, each weighted by the factor M (per map's env step)
         factor = [torch.ones(T * Bm, device=device) for _ in maps]
