@@ -138,7 +138,7 @@ class GNNActor(nn.Module):
         self.pair_agent = layer_init(nn.Linear(hidden, hidden))
         self.pair_entity = layer_init(nn.Linear(hidden, hidden), bias_const=0.0)
         self.pair_out = layer_init(nn.Linear(hidden, 1), std=0.01)
-        if recurrent:  # created last, so the layers above draw the same initial weights as a feed-forward actor's
+        if recurrent:  # created after the other layers, which then draw what a feed-forward actor's draw
             self.gru = nn.GRUCell(hidden, hidden)
             for name, p in self.gru.named_parameters():  # as CleanRL ppo_atari_lstm.py initialises its LSTM
                 if "weight" in name:
