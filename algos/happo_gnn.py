@@ -21,8 +21,15 @@ paper writes the surrogate as ``min(r M', clip(r) M')`` with ``M' = M A``; ``M >
 
 Several maps (``--map A B``, whose entity widths agree) share the class actors and one class-factored
 critic; each map keeps its own simulator, buffer, GAE, advantage normalisation and ``M``, and every
-minibatch holds the same share of each map. The run harness (``sc2_envs.training.harness``) keeps the
-run folder, ``run_meta.json``, TensorBoard, evaluations, checkpoints, ``--resume`` and signals.
+minibatch holds the same share of each map.
+
+With ``--recurrent`` each class actor carries a GRU state per agent across env steps, zeroed at every episode
+start. As in CleanRL's ``ppo_atari_lstm.py``, the states at the rollout's start are stored, the actors' minibatches
+hold whole envs (all ``num_steps`` of each), and each class actor replays its agents' sequences from those states,
+so that the first epoch's log-probs equal the rollout's. The critic stays feed-forward on the state.
+
+The run harness (``sc2_envs.training.harness``) keeps the run folder, ``run_meta.json``, TensorBoard, evaluations,
+checkpoints, ``--resume`` and signals.
 """
 
 import os
@@ -40,8 +47,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from models import build_multi_map_models
+from models import RolloutMemory, build_multi_map_models
 from models.common import masked_mean
+from models.sequences import sequence_minibatch_indices, sequence_passes
 from sc2_envs.sim.rng import eval_seed
 from sc2_envs.smac_actions import alive_mask
 from sc2_envs.training.ally_dropout import drop_allies
@@ -126,6 +134,10 @@ class Args:
     """width of the networks"""
     actor_layers: int = 1
     """attention blocks in each GNN actor"""
+    recurrent: bool = False
+    """if toggled, each GNN class actor passes its readout through a GRU cell whose state each agent carries across env
+    steps (zeroed at every episode start); the actor update then runs on minibatches of whole envs (--num-minibatches
+    must divide the envs of each map) and replays each env's sequence (CleanRL ppo_atari_lstm.py)"""
     eval_episodes: int = 32
     """greedy evaluation episodes per evaluation (one per env of a separate eval simulator)"""
     eval_interval: int = 4
@@ -323,7 +335,7 @@ if __name__ == "__main__":
     dropout = ally_dropout_for(args.ally_dropout, maps, args.backend, infos)
     try:  # one actor per class and one critic, with a view bound to each map
         policy, critic, pols, crits = build_multi_map_models(
-            infos, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device
+            infos, args.actor, hidden=args.hidden, actor_layers=args.actor_layers, device=device, recurrent=args.recurrent
         )
     except ValueError as e:  # maps whose entity widths differ cannot share weights
         cli_error(f"--map {' '.join(maps)}: {e}")
@@ -339,22 +351,37 @@ if __name__ == "__main__":
         device, policy, critic, optimizers={**actor_optimizers, "critic": critic_optimizer}, envs=envs, eval_policies=pols,
         eval_envs=eval_envs, seeds=seeds, zero_shot=zero_shot, dropout=dropout, name="HAPPO", infos=infos,
         extra_lines=[
-            f"update: {args.update_epochs} epochs x {args.num_minibatches} minibatches of {args.minibatch_size} env steps, "
+            f"update: {args.update_epochs} epochs x {args.num_minibatches} minibatches of {args.minibatch_size} env steps"
+            f"{' (actors: whole envs, recurrent)' if args.recurrent else ''}, "
             f"passes of <= {rows_per_pass if rows_per_pass < 1 << 62 else 'all'} rows | torch threads {torch.get_num_threads()}",
         ],
     )  # fmt: skip
 
     # ALGO Logic: Storage setup (one rollout buffer per map: team sizes differ, states never mix): obs [T, Bm, N, O],
-    # states [T, Bm, S], avail_actions [T, Bm, N, A], actions and logprobs [T, Bm, N], the rest [T, Bm] (one team)
+    # states [T, Bm, S], avail_actions [T, Bm, N, A], actions and logprobs [T, Bm, N], the rest [T, Bm] (one team;
+    # episode_starts: the step's observation opens an episode, CleanRL ppo_atari_lstm.py's dones)
     bufs = []
     for info in infos:
         N, A, O, S = info["n_agents"], info["n_actions"], info["obs_shape"], info["state_shape"]
         shapes = {"obs": (N, O), "states": (S,), "avail_actions": (N, A), "actions": (N,), "logprobs": (N,)}
-        dtypes = {"avail_actions": torch.bool, "actions": torch.int64, "terminateds": torch.bool, "truncateds": torch.bool}
+        dtypes = {"actions": torch.int64} | dict.fromkeys(
+            ("avail_actions", "terminateds", "truncateds", "episode_starts"), torch.bool
+        )
         bufs.append({
             key: torch.zeros((T, Bm, *shapes.get(key, ())), dtype=dtypes.get(key, torch.float32), device=device)
-            for key in (*shapes, "rewards", "terminateds", "truncateds", "final_values", "values")
+            for key in (*shapes, "rewards", "terminateds", "truncateds", "final_values", "values", "episode_starts")
         })  # fmt: skip
+    # the actors' memory per map (--recurrent): each agent's GRU state [Bm, N, hidden], and whether the next
+    # observation opens an episode [Bm]; both go into resume.pt
+    memory = {
+        "hidden": [pol.initial_hidden(Bm) if args.recurrent else None for pol in pols],
+        "episode_start": [torch.ones(Bm, dtype=torch.bool, device=device) for _ in maps],
+    }
+
+    def actor_passes(s, positions, limit):  # a class's agent-steps in passes (recurrent: of whole env sequences)
+        if not args.recurrent:
+            return positions.split(limit)
+        return sequence_passes(positions, s["rows"], Bm, limit)
 
     # TRY NOT TO MODIFY: start the game (or continue the resumed one where it stopped)
     global_step = run.global_step
@@ -362,8 +389,8 @@ if __name__ == "__main__":
         started = torch.ones(Bm, dtype=torch.bool, device=device)
         next_obs = [drop_allies(env, env.reset(seed=seeds[k]), started, dropout[k]) for k, env in enumerate(envs)]
     else:
-        next_obs = run.restore()
-    run.open_logs(next_obs)
+        next_obs = run.restore(memory)
+    run.open_logs(next_obs, memory)
 
     iteration = run.start_iteration  # run.finish's value when a resumed run has no iteration left
     for iteration in range(run.start_iteration + 1, args.num_iterations + 1):
@@ -373,6 +400,7 @@ if __name__ == "__main__":
             for opt in actor_optimizers.values():
                 opt.param_groups[0]["lr"] = frac * args.learning_rate
             critic_optimizer.param_groups[0]["lr"] = frac * args.critic_learning_rate
+        initial_hidden = list(memory["hidden"])  # the GRU states the update replays the rollout from
 
         for step in range(T):
             global_step += B
@@ -380,10 +408,16 @@ if __name__ == "__main__":
                 buf, nobs = bufs[k], next_obs[k]
                 buf["obs"][step], buf["states"][step] = nobs["obs"], nobs["state"]
                 buf["avail_actions"][step] = nobs["avail_actions"]
+                buf["episode_starts"][step] = memory["episode_start"][k]
 
                 # ALGO LOGIC: action logic
                 with torch.no_grad():
-                    action, logprob = pols[k].act(nobs["obs"], nobs["avail_actions"])
+                    if args.recurrent:
+                        action, logprob, memory["hidden"][k] = pols[k].act_recurrent(
+                            nobs["obs"], nobs["avail_actions"], memory["hidden"][k], memory["episode_start"][k]
+                        )
+                    else:
+                        action, logprob = pols[k].act(nobs["obs"], nobs["avail_actions"])
                     buf["values"][step] = value_norm.denormalize(crits[k](nobs["state"]))
                 buf["actions"][step], buf["logprobs"][step] = action, logprob
 
@@ -392,6 +426,7 @@ if __name__ == "__main__":
                     nobs = next_obs[k] = envs[k].step(action)
                     # auto-reset: a finished env's obs open its next episode (its last state is nobs["final_state"])
                     drop_allies(envs[k], nobs, nobs["terminated"] | nobs["truncated"], dropout[k])
+                memory["episode_start"][k] = nobs["terminated"] | nobs["truncated"]
                 buf["rewards"][step] = nobs["reward"]
                 buf["terminateds"][step], buf["truncateds"][step] = nobs["terminated"], nobs["truncated"]
                 bootstrap = nobs["truncated"] & ~nobs["terminated"]
@@ -428,6 +463,10 @@ if __name__ == "__main__":
             data.append(d)
         sizes = [T * Bm] * K
         mb_size = T * Bm // args.num_minibatches  # env steps of each map per minibatch
+        # what a recurrent actor replays its sequences from (None: feed-forward actors read one agent-step at a time)
+        rollout_memory = [
+            RolloutMemory(initial_hidden[k], bufs[k]["episode_starts"]) if args.recurrent else None for k in range(K)
+        ]
 
         # ALGO LOGIC: HAPPO's sequential update of the class actors, each weighted by the factor M (per map's env step)
         factor = [torch.ones(T * Bm, device=device) for _ in maps]
@@ -450,20 +489,25 @@ if __name__ == "__main__":
             # class's update, the same value, as the class's actor has not changed since the rollout
             totals, n_updates = torch.zeros(4, device=device), 0
             for _epoch in range(args.update_epochs):
-                mbs = minibatch_indices(sizes, args.num_minibatches, device)
+                if args.recurrent:  # CleanRL ppo_atari_lstm.py: minibatches over envs, all T steps of each
+                    mbs = sequence_minibatch_indices([Bm] * K, T, args.num_minibatches, device)
+                else:
+                    mbs = minibatch_indices(sizes, args.num_minibatches, device)
                 split = {
                     k: split_rows_by_minibatch(s["rows"], [mb[k] for mb in mbs], sizes[k]) for k, s in class_batch.items()
                 }
                 for j in range(args.num_minibatches):
                     # the minibatch's agent-steps of every map in passes of at most pass_rows (one map each): the
                     # gradients of the passes add up to the whole minibatch's
-                    passes = [(k, p) for k in class_batch for p in split[k][j].split(rows_per_pass)]
+                    passes = [(k, p) for k in class_batch for p in actor_passes(class_batch[k], split[k][j], rows_per_pass)]
                     n = sum(p.numel() for _, p in passes)
                     actor_optimizers[c].zero_grad()
                     sums = torch.zeros(4, device=device)
                     for k, i in passes:
                         s = class_batch[k]
-                        dist = pols[k].class_dist_at(c, s["obs"][i], s["avail_actions"][i], s["pos"][i])
+                        dist = pols[k].class_dist_at(
+                            c, s["obs"][i], s["avail_actions"][i], s["pos"][i], s["rows"][i], rollout_memory[k]
+                        )
                         pg, ent, kl, clipped = happo_actor_loss(dist, s["actions"][i], s["logprobs"][i], s["advantages"][i],
                                                                 factor[k][s["rows"][i]], args.clip_coef)  # fmt: skip
                         # CleanRL's loss (pg_loss - ent_coef * entropy_loss, no value term) as a mean over n agent-steps
@@ -485,10 +529,14 @@ if __name__ == "__main__":
                     if s["rows"].numel() == 0:
                         continue
                     chunk = min(rows_per_pass, max(1, mb_size * s["n_c"]))  # a minibatch's agent-steps at most (memory)
-                    new_logprob = torch.cat([
-                        pols[k].class_dist_at(c, s["obs"][i], s["avail_actions"][i], s["pos"][i]).log_prob(s["actions"][i])
-                        for i in torch.arange(s["rows"].numel(), device=device).split(chunk)
-                    ])  # fmt: skip
+                    chunks = actor_passes(s, torch.arange(s["rows"].numel(), device=device), chunk)
+                    new_logprob = torch.zeros_like(s["logprobs"])
+                    for i in chunks:
+                        new_logprob[i] = (
+                            pols[k]
+                            .class_dist_at(c, s["obs"][i], s["avail_actions"][i], s["pos"][i], s["rows"][i], rollout_memory[k])
+                            .log_prob(s["actions"][i])
+                        )
                     factor[k] = happo_factor_update(factor[k], new_logprob, s["logprobs"], s["rows"], s["pos"], s["n_c"])
             for tag, total in zip(("policy_loss", "entropy", "approx_kl", "clipfrac"), totals, strict=True):
                 class_stats.setdefault(tag, []).append(float(total) / n_updates)

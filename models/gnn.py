@@ -12,6 +12,11 @@ The action head is keyed by entity, matching SMAC's action indices: 6 non-target
 stop, move N/S/E/W) from the agent's readout, then one logit per enemy row for ``attack j``
 (action ``6 + j``), or for a medivac one logit per ally for ``heal t`` (SMAC's action ``6 + t``
 heals agent ``t``, ``entities.heal_target_rows``).
+
+A recurrent actor (``recurrent=True``) passes the agent's readout through a GRU cell before the action head,
+so that its action depends on what the agent saw earlier in the episode (SMACv2 is partially observed; the
+agents of Ellis et al., NeurIPS 2023, are recurrent). The GRU's weights belong to the class actor like the
+rest, one state per agent: the actor stays count-invariant (:meth:`GNNActor.unroll`).
 """
 
 from __future__ import annotations
@@ -103,6 +108,8 @@ class GNNActor(nn.Module):
         heads: attention heads.
         layers: attention blocks.
         healer: the class heals allies (medivac) instead of attacking enemies.
+        recurrent: the readout goes through a GRU cell (``gru``, ``hidden`` wide) whose output feeds the
+            action head; such an actor runs through :meth:`unroll`, never :meth:`forward`.
     """
 
     def __init__(
@@ -114,10 +121,11 @@ class GNNActor(nn.Module):
         heads: int = 4,
         layers: int = 1,
         healer: bool = False,
+        recurrent: bool = False,
     ):
         super().__init__()
         _check_heads(hidden, heads)
-        self.healer = healer
+        self.healer, self.recurrent = healer, recurrent
         self.own_enc = mlp(own_dim, hidden, hidden, n_hidden=1)
         self.ally_enc = mlp(ally_dim, hidden, hidden, n_hidden=1)
         self.enemy_enc = mlp(enemy_dim, hidden, hidden, n_hidden=1)
@@ -130,6 +138,13 @@ class GNNActor(nn.Module):
         self.pair_agent = layer_init(nn.Linear(hidden, hidden))
         self.pair_entity = layer_init(nn.Linear(hidden, hidden), bias_const=0.0)
         self.pair_out = layer_init(nn.Linear(hidden, 1), std=0.01)
+        if recurrent:  # created after the other layers, which then draw what a feed-forward actor's draw
+            self.gru = nn.GRUCell(hidden, hidden)
+            for name, p in self.gru.named_parameters():  # as CleanRL ppo_atari_lstm.py initialises its LSTM
+                if "weight" in name:
+                    nn.init.orthogonal_(p, 1.0)
+                else:
+                    nn.init.zeros_(p)
 
     def forward(self, ent: Entities, heal_rows: torch.Tensor | None = None) -> torch.Tensor:
         """Unmasked logits ``[R, 6 + n_targets]`` for ``R`` agents.
@@ -140,7 +155,58 @@ class GNNActor(nn.Module):
             heal_rows: healers only, ``[R, n_targets]`` int64 ally row of heal action ``6 + t`` or -1
                 (``entities.heal_target_rows``); the output then has ``n_targets`` target logits.
                 Non-healers have ``n_targets = Ne``.
+
+        Raises:
+            ValueError: the actor is recurrent (its logits depend on its hidden state: :meth:`unroll`).
         """
+        if self.recurrent:
+            raise ValueError("this actor is recurrent: its logits need each agent's hidden state (GNNActor.unroll, "
+                             "ClassPolicy.act_recurrent)")  # fmt: skip
+        return self.head(*self.encode(ent, heal_rows))
+
+    def unroll(
+        self,
+        ent: Entities,
+        heal_rows: torch.Tensor | None,
+        hidden: torch.Tensor,
+        episode_starts: torch.Tensor | None,
+        seq: torch.Tensor,
+        step: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits of ``P`` agent-steps of a recurrent actor, its GRU run along ``S`` sequences of ``T`` steps.
+
+        A sequence is one agent's steps in one env. Its state moves only at its agent-steps (the GRU runs
+        on them); at other steps (the agent dead, or of another class) it keeps its value. Before step
+        ``t`` the state of a sequence whose episode starts there is zeroed (CleanRL ``ppo_atari_lstm.py``:
+        ``(1 - done) * state``).
+
+        Args:
+            ent, heal_rows: the ``P`` agent-steps, as :meth:`forward`.
+            hidden: ``[S, hidden]`` float32, each sequence's state before step 0.
+            episode_starts: ``[T, S]`` bool, True where an episode starts at step ``t`` of sequence ``s``,
+                or None (no episode starts: the caller has zeroed those states).
+            seq, step: ``[P]`` int64, the sequence (``< S``) and step (``< T``; ``T = 1`` without
+                ``episode_starts``) of each agent-step; each pair at most once.
+
+        Returns:
+            ``(logits [P, 6 + n_targets], hidden [S, hidden])``: the state after step ``T - 1``.
+        """
+        z, targets = self.encode(ent, heal_rows)
+        T = 1 if episode_starts is None else episode_starts.shape[0]
+        S, H = hidden.shape
+        slot = step * S + seq  # the agent-step's place in [T, S]
+        x = z.new_zeros(T * S, H).index_copy(0, slot, z).view(T, S, H)
+        moves = torch.zeros(T * S, dtype=torch.bool, device=z.device).index_fill(0, slot, True).view(T, S, 1)
+        h, out = hidden, []
+        for t in range(T):
+            if episode_starts is not None:
+                h = torch.where(episode_starts[t].unsqueeze(-1), 0.0, h)
+            h = torch.where(moves[t], self.gru(x[t], h), h)
+            out.append(h)
+        return self.head(torch.stack(out).view(T * S, H).index_select(0, slot), targets), h
+
+    def encode(self, ent: Entities, heal_rows: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """The agent's readout ``z [R, hidden]`` and its target tokens ``[R, n_targets, hidden]`` (:meth:`forward`'s args)."""
         R, Na = ent.own.shape[0], ent.allies.shape[-2]
         tokens = torch.cat([self.own_enc(ent.own).unsqueeze(1), self.ally_enc(ent.allies), self.enemy_enc(ent.enemies)], 1)
         valid = torch.cat([torch.ones(R, 1, dtype=torch.bool, device=tokens.device), ent.ally_mask, ent.enemy_mask], 1)
@@ -156,6 +222,10 @@ class GNNActor(nn.Module):
             targets = targets.gather(1, idx) if Na > 0 else targets.new_zeros(R, heal_rows.shape[1], targets.shape[-1])
         else:
             targets = tokens[:, 1 + Na :]
+        return z, targets
+
+    def head(self, z: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Logits ``[R, 6 + n_targets]`` from an agent embedding ``z [R, hidden]`` and target tokens (:meth:`encode`)."""
         pair = torch.relu(self.pair_agent(z).unsqueeze(1) + self.pair_entity(targets))
         target_logits = self.pair_out(pair).squeeze(-1)
         return torch.cat([self.non_target_head(z), target_logits], -1)

@@ -13,6 +13,8 @@ modules are written and read by ``sc2_envs.training.checkpoints``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import nn
 
@@ -25,6 +27,7 @@ from models.entities import (
 )
 from models.gnn import GNNActor, GNNCritic
 from models.mlp import MLPActor, MLPCritic
+from sc2_envs.smac_actions import alive_mask
 from sc2_envs.units import UNITS
 
 ACTOR_TYPES = ("gnn", "mlp")
@@ -68,6 +71,20 @@ def _is_healer(unit: str) -> bool:
     return unit in UNITS and bool(UNITS[unit].is_healer)
 
 
+@dataclass(frozen=True)
+class RolloutMemory:
+    """What a recurrent policy needs to replay a rollout of ``T`` env steps of ``B`` envs (CleanRL
+    ``ppo_atari_lstm.py``'s ``initial_lstm_state`` and ``dones``).
+
+    Attributes:
+        initial_hidden: ``[B, N, hidden]`` float32, each agent's GRU state before the rollout's first step.
+        episode_starts: ``[T, B]`` bool, True where the observation of step ``t`` opens an episode.
+    """
+
+    initial_hidden: torch.Tensor
+    episode_starts: torch.Tensor
+
+
 class ClassPolicy(nn.Module):
     """One actor per unit class, shared by the agents of that class.
 
@@ -76,24 +93,44 @@ class ClassPolicy(nn.Module):
         classes: unit class names.
         spec: ``ObsParser.dims()`` for ``"gnn"``; ``{"obs_size", "n_actions"}`` for ``"mlp"``.
         hidden, heads, layers: network sizes (``heads`` / ``layers`` only for GNN).
+        recurrent: GNN only: each class actor carries a GRU state per agent (:meth:`act_recurrent`), reset to
+            zeros at every episode start. A dead agent's state is left as it was (its actor no longer runs
+            on it: it takes the no-op) until its episode ends.
+
+    Raises:
+        ValueError: an unknown ``actor_type``, or ``recurrent`` with the MLP actor.
     """
 
-    def __init__(self, actor_type: str, classes: list[str], spec: dict, hidden: int = 64, heads: int = 4, layers: int = 1):
+    def __init__(
+        self,
+        actor_type: str,
+        classes: list[str],
+        spec: dict,
+        hidden: int = 64,
+        heads: int = 4,
+        layers: int = 1,
+        recurrent: bool = False,
+    ):
         super().__init__()
         if actor_type not in ACTOR_TYPES:
             raise ValueError(f"actor_type {actor_type!r}; expected one of {ACTOR_TYPES}")
+        if recurrent and actor_type != "gnn":
+            raise ValueError(f"recurrent=True needs the gnn actor; got actor_type {actor_type!r}")
         self.actor_type, self.classes, self.spec = actor_type, list(classes), dict(spec)
-        self.hparams = {"hidden": hidden, "heads": heads, "layers": layers}
+        self.hparams = {"hidden": hidden, "heads": heads, "layers": layers, "recurrent": bool(recurrent)}
         if actor_type == "gnn":
+            dims = spec["own_dim"], spec["ally_dim"], spec["enemy_dim"]
             self.actors = nn.ModuleDict(
-                {
-                    c: GNNActor(spec["own_dim"], spec["ally_dim"], spec["enemy_dim"], hidden, heads, layers, _is_healer(c))
-                    for c in self.classes
-                }
+                {c: GNNActor(*dims, hidden, heads, layers, _is_healer(c), recurrent) for c in self.classes}
             )
         else:
             self.actors = nn.ModuleDict({c: MLPActor(spec["obs_size"], spec["n_actions"], hidden) for c in self.classes})
         self.class_agents: dict[str, list[int]] = {}
+
+    @property
+    def recurrent(self) -> bool:
+        """Whether the class actors carry a hidden state per agent (:meth:`act_recurrent`)."""
+        return self.hparams["recurrent"]
 
     def bind(self, env_info: dict) -> ClassPolicy:
         """Set the routing for an env; raises ``ValueError`` if the actors cannot serve it."""
@@ -161,7 +198,8 @@ class ClassPolicy(nn.Module):
 
         Returns:
             ``{"actor_type", "classes", "spec", "hparams"}``: plain Python values (picklable, and
-            storable in a ``weights_only`` checkpoint).
+            storable in a ``weights_only`` checkpoint); ``hparams`` holds ``hidden``, ``heads``,
+            ``layers`` and ``recurrent``.
         """
         return {
             "actor_type": self.actor_type,
@@ -177,8 +215,16 @@ class ClassPolicy(nn.Module):
         Raises:
             ValueError: the policy cannot serve ``env_info`` (see :meth:`bind`).
         """
-        h = config["hparams"]
-        policy = cls(config["actor_type"], config["classes"], config["spec"], h["hidden"], h["heads"], h["layers"])
+        h = config["hparams"]  # written before the recurrent option existed: feed-forward
+        policy = cls(
+            config["actor_type"],
+            config["classes"],
+            config["spec"],
+            h["hidden"],
+            h["heads"],
+            h["layers"],
+            h.get("recurrent", False),
+        )
         return policy.bind(env_info) if env_info is not None else policy
 
     def agent_ids(self, c: str) -> torch.Tensor:
@@ -232,7 +278,14 @@ class ClassPolicy(nn.Module):
         rows, pos = k // n, k % n
         return rows, pos, rows * obs.shape[1] + ids.index_select(0, pos)
 
-    def class_logits_at(self, c: str, obs: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+    def class_logits_at(
+        self,
+        c: str,
+        obs: torch.Tensor,
+        pos: torch.Tensor,
+        rows: torch.Tensor | None = None,
+        memory: RolloutMemory | None = None,
+    ) -> torch.Tensor:
         """Unmasked logits ``[*, n_actions]`` of class ``c`` for a gathered set of agent-steps.
 
         Args:
@@ -241,23 +294,61 @@ class ClassPolicy(nn.Module):
             pos: ``[*]`` int64, each row's position in :meth:`agent_ids` ``(c)`` (the agent id in
                 SMACv2 scenarios); it only matters for healers, whose heal action ``6 + t`` targets
                 agent ``t`` (``entities.heal_target_rows``).
+            rows, memory: recurrent policies only (ignored otherwise): ``rows [*]`` int64, each row's env
+                step ``t * B + b`` in a rollout of ``T`` steps of ``B`` envs, and that rollout's
+                :class:`RolloutMemory`. The rows must hold every alive agent-step of class ``c`` of the
+                envs they cover (whole sequences, :meth:`class_rows` of those envs): the actor replays
+                them from ``memory.initial_hidden``, as :meth:`act_recurrent` played them.
 
         The logits of a row equal those :meth:`class_logits` gives it in its ``[*, n_c]`` block:
         running an actor only on the rows it serves (e.g. alive agents of its class) skips no term.
+
+        Raises:
+            ValueError: a recurrent policy without ``rows`` and ``memory``, or ``rows`` past the rollout.
         """
         lead = obs.shape[:-1]
         flat = obs.reshape(-1, obs.shape[-1])
         if self.actor_type == "mlp":
             logits = self.actors[c](flat)
         else:
-            heal = self._heal[c].index_select(0, pos.reshape(-1)) if c in self._heal else None
-            logits = self.actors[c](self.parser(flat), heal)
+            pos = pos.reshape(-1)
+            heal = self._heal[c].index_select(0, pos) if c in self._heal else None
+            if not self.recurrent:
+                logits = self.actors[c](self.parser(flat), heal)
+            else:
+                logits = self._replay_logits(c, self.parser(flat), heal, pos, rows, memory)
         return logits.reshape(*lead, logits.shape[-1])
 
-    def class_dist_at(self, c: str, obs: torch.Tensor, avail: torch.Tensor, pos: torch.Tensor) -> MaskedCategorical:
+    def _replay_logits(self, c: str, ent, heal, pos, rows, memory: RolloutMemory | None) -> torch.Tensor:
+        """:meth:`class_logits_at` of a recurrent policy: one GRU sequence per (env, agent of class ``c``) of the envs of ``rows``."""
+        if rows is None or memory is None:
+            raise ValueError("a recurrent policy's logits need the agent-steps' rollout rows and its RolloutMemory")
+        T, B = memory.episode_starts.shape
+        rows = rows.reshape(-1)
+        if rows.numel() and int(rows.max()) >= T * B:
+            raise ValueError(f"rows up to {int(rows.max())}; expected env steps t * B + b < {T * B} (T={T}, B={B})")
+        ids = self._ids[c]
+        n = ids.numel()
+        envs, env_of_row = torch.unique(rows % B, return_inverse=True)  # the sequences' envs, each row's among them
+        hidden = memory.initial_hidden.index_select(0, envs).index_select(1, ids)  # [E, n, H]
+        starts = memory.episode_starts.index_select(1, envs).repeat_interleave(n, dim=1)  # [T, E * n]
+        logits, _ = self.actors[c].unroll(
+            ent, heal, hidden.reshape(-1, hidden.shape[-1]), starts, env_of_row * n + pos, rows // B
+        )
+        return logits
+
+    def class_dist_at(
+        self,
+        c: str,
+        obs: torch.Tensor,
+        avail: torch.Tensor,
+        pos: torch.Tensor,
+        rows: torch.Tensor | None = None,
+        memory: RolloutMemory | None = None,
+    ) -> MaskedCategorical:
         """Masked categorical of class ``c`` over gathered agent-steps (:meth:`class_logits_at`):
-        ``obs [*, obs_size]``, ``avail [*, n_actions]`` bool, ``pos [*]`` int64."""
-        return MaskedCategorical(self.class_logits_at(c, obs, pos), avail)
+        ``obs [*, obs_size]``, ``avail [*, n_actions]`` bool, ``pos [*]`` int64 (``rows``, ``memory``: recurrent)."""
+        return MaskedCategorical(self.class_logits_at(c, obs, pos, rows, memory), avail)
 
     def logits(self, obs: torch.Tensor) -> torch.Tensor:
         """Unmasked logits of every agent, each routed to the actor of its unit class.
@@ -298,9 +389,65 @@ class ClassPolicy(nn.Module):
 
         Raises:
             ValueError: ``obs`` / ``avail`` not ``[B, N, *]`` with the bound env's ``N`` agents and
-                ``n_actions`` actions (e.g. observations of another map than the one bound).
+                ``n_actions`` actions (e.g. observations of another map than the one bound), or the
+                policy is recurrent (it acts with :meth:`act_recurrent`).
             RuntimeError: the policy is not bound to an env (:meth:`bind`).
         """
+        if self.recurrent:
+            raise ValueError(
+                "this policy is recurrent: act with act_recurrent(obs, avail, hidden, episode_start), carrying each "
+                "agent's hidden state from initial_hidden(num_envs)"
+            )
+        actions, logprobs, _ = self._act(obs, avail, greedy, None)
+        return actions, logprobs
+
+    def initial_hidden(self, num_envs: int) -> torch.Tensor:
+        """Every agent's GRU state at an episode start: ``[num_envs, N, hidden]`` float32 zeros (recurrent policies).
+
+        Raises:
+            ValueError: the policy is not recurrent. RuntimeError: it is not bound to an env (:meth:`bind`).
+        """
+        if not self.recurrent:
+            raise ValueError("initial_hidden: this policy is feed-forward (recurrent=False); it has no hidden state")
+        if not self.class_agents:
+            raise RuntimeError("this policy is not bound to an env; call policy.bind(env.get_env_info()) first")
+        device = next(self.parameters()).device
+        return torch.zeros(num_envs, self.n_agents, self.hparams["hidden"], dtype=torch.float32, device=device)
+
+    def act_recurrent(
+        self, obs: torch.Tensor, avail: torch.Tensor, hidden: torch.Tensor, episode_start: torch.Tensor, greedy: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Actions, log-probs and the next hidden state of a recurrent policy (CleanRL ``ppo_atari_lstm.py``'s
+        ``get_action_and_value`` with its ``lstm_state`` and ``done``).
+
+        Args:
+            obs, avail, greedy: as :meth:`act`.
+            hidden: ``[B, N, hidden]`` float32, each agent's state after the previous step (:meth:`initial_hidden`
+                at the first); the team size ``N`` is the bound env's, so a checkpoint plays any team size.
+            episode_start: ``[B]`` bool, True where ``obs`` opens an episode (an autoreset env whose last step
+                ended one, or the first observation): those envs' states are zeroed first.
+
+        Returns:
+            ``(actions [B, N] int64, logprobs [B, N] float32, hidden [B, N, hidden])``: the state after this
+            step, moved by the GRU for every alive agent (dead agents keep theirs until the episode ends).
+
+        Raises:
+            ValueError: a feed-forward policy, or shapes other than the above (besides :meth:`act`'s).
+            RuntimeError: the policy is not bound to an env (:meth:`bind`).
+        """
+        if not self.recurrent:
+            raise ValueError("act_recurrent: this policy is feed-forward (recurrent=False); use act(obs, avail)")
+        B = obs.shape[0] if obs.dim() == 3 else -1
+        if hidden.shape != (B, getattr(self, "n_agents", -1), self.hparams["hidden"]) or episode_start.shape != (B,):
+            raise ValueError(
+                f"hidden {tuple(hidden.shape)} and episode_start {tuple(episode_start.shape)} for obs {tuple(obs.shape)}; "
+                f"expected [B, n_agents, {self.hparams['hidden']}] (initial_hidden) and [B] bool"
+            )
+        hidden = torch.where(episode_start.reshape(-1, 1, 1), 0.0, hidden)
+        return self._act(obs, avail, greedy, hidden)
+
+    def _act(self, obs, avail, greedy: bool, hidden: torch.Tensor | None):
+        """:meth:`act` (``hidden`` None) or :meth:`act_recurrent` (``hidden [B, N, H]``, already zeroed at episode starts)."""
         if not self.class_agents:
             raise RuntimeError("this policy is not bound to an env; call policy.bind(env.get_env_info()) first")
         if (
@@ -318,24 +465,38 @@ class ClassPolicy(nn.Module):
         # with one available action (SMAC: a dead agent, no-op only) takes it with log-prob 0, as
         # the masked categorical gives it. The uniform noise is drawn for the class's whole block,
         # as MaskedCategorical.sample draws it, so a seed gives the same actions as running every row.
+        # A recurrent actor runs on every alive agent, with a choice or not, so that its state moves at
+        # exactly the agent-steps the update replays (class_rows: the alive agents of the class).
         actions = torch.zeros(obs.shape[:2], dtype=torch.int64, device=obs.device)  # no class (SMACv2 dead): no-op
         logprobs = torch.zeros(obs.shape[:2], dtype=obs.dtype, device=obs.device)
         determined = avail.sum(-1) == 1
+        stepping = ~determined if hidden is None else alive_mask(avail)
         only = avail.to(torch.int8).argmax(-1)
         for c, ids in self._ids.items():
             if self.varying:  # SMACv2: each agent acts with the actor of its class in this episode
-                o, a, member, det, one = obs, avail, self.class_mask(c, obs).bool(), determined, only
+                o, a, member, step, one = obs, avail, self.class_mask(c, obs).bool(), stepping, only
             else:
                 o, a = obs.index_select(1, ids), avail.index_select(1, ids)
-                member, det, one = None, determined.index_select(1, ids), only.index_select(1, ids)
+                member, step, one = None, stepping.index_select(1, ids), only.index_select(1, ids)
             n = o.shape[1]
             u = None if greedy else torch.rand(a.shape, device=obs.device)
-            run = ~det if member is None else member & ~det
+            run = step if member is None else member & step
             rows = run.reshape(-1).nonzero().squeeze(1)
             act_c = one.clone() if member is None else torch.where(member, one, actions)
             logp_c = torch.zeros_like(logprobs[:, :n]) if member is None else logprobs.masked_fill(member, 0.0)
             if rows.numel():
-                d = self.class_dist_at(c, o.reshape(-1, o.shape[-1])[rows], a.reshape(-1, a.shape[-1])[rows], rows % n)
+                o_r, a_r = o.reshape(-1, o.shape[-1])[rows], a.reshape(-1, a.shape[-1])[rows]
+                if hidden is None:
+                    d = self.class_dist_at(c, o_r, a_r, rows % n)
+                else:  # one GRU step of the class's block of states (SMACv2: all N, moved only for its members)
+                    h_c = hidden if member is not None else hidden.index_select(1, ids)
+                    heal = self._heal[c].index_select(0, rows % n) if c in self._heal else None
+                    logits, h_c = self.actors[c].unroll(
+                        self.parser(o_r), heal, h_c.reshape(-1, h_c.shape[-1]), None, rows, torch.zeros_like(rows)
+                    )
+                    h_c = h_c.reshape(obs.shape[0], n, -1)
+                    hidden = h_c if member is not None else hidden.index_copy(1, ids, h_c)
+                    d = MaskedCategorical(logits, a_r)
                 s = d.mode() if greedy else d.sample(uniform=u.reshape(-1, u.shape[-1])[rows])
                 act_c.view(-1)[rows] = s
                 logp_c.view(-1)[rows] = d.log_prob(s)
@@ -343,7 +504,7 @@ class ClassPolicy(nn.Module):
                 actions[:, ids], logprobs[:, ids] = act_c, logp_c
             else:
                 actions, logprobs = act_c, logp_c
-        return actions, logprobs
+        return actions, logprobs, hidden
 
     def n_params(self) -> dict[str, int]:
         return {c: sum(p.numel() for p in a.parameters()) for c, a in self.actors.items()}
@@ -453,8 +614,10 @@ def build_models(
     actor_layers: int = 1,
     critic_layers: int = 1,
     device: str | torch.device = "cpu",
+    recurrent: bool = False,
 ) -> tuple[ClassPolicy, CentralCritic]:
-    """Build :class:`ClassPolicy` and :class:`CentralCritic` of type ``actor_type`` on ``device``, bound to an env."""
+    """Build :class:`ClassPolicy` (``recurrent``: GNN actors with a GRU) and :class:`CentralCritic` of type
+    ``actor_type`` on ``device``, bound to an env."""
     classes = list(unit_classes(env_info))
     if actor_type == "gnn":
         pspec = ObsParser(env_info).dims()
@@ -462,7 +625,7 @@ def build_models(
         pspec = {"obs_size": int(env_info["obs_shape"]), "n_actions": int(env_info["n_actions"])}
     else:
         raise ValueError(f"actor_type {actor_type!r}; expected one of {ACTOR_TYPES}")
-    policy = ClassPolicy(actor_type, classes, pspec, hidden, heads, actor_layers).to(device).bind(env_info)
+    policy = ClassPolicy(actor_type, classes, pspec, hidden, heads, actor_layers, recurrent).to(device).bind(env_info)
     critic = build_critic(env_info, actor_type, hidden, heads, critic_layers, device)
     return policy, critic
 
@@ -538,6 +701,7 @@ def build_multi_map_models(
     actor_layers: int = 1,
     critic_layers: int = 1,
     device: str | torch.device = "cpu",
+    recurrent: bool = False,
 ) -> tuple[ClassPolicy, CentralCritic, list[ClassPolicy], list[CentralCritic]]:
     """One set of class actors and one critic for several maps (multi-map training).
 
@@ -551,7 +715,7 @@ def build_multi_map_models(
 
     Args:
         env_infos: ``get_env_info()`` of each map, in training order (at least one).
-        actor_type, hidden, heads, actor_layers, critic_layers, device: as :func:`build_models`.
+        actor_type, hidden, heads, actor_layers, critic_layers, device, recurrent: as :func:`build_models`.
 
     Returns:
         ``(policy, critic, policies, critics)``: the models bound to ``env_infos[0]`` and the list
@@ -577,7 +741,7 @@ def build_multi_map_models(
             )
         if actor_type == "mlp":
             _check_mlp_reads_alike(env_infos[0], info)
-    policy = ClassPolicy(actor_type, classes, pspec, hidden, heads, actor_layers).to(device).bind(env_infos[0])
+    policy = ClassPolicy(actor_type, classes, pspec, hidden, heads, actor_layers, recurrent).to(device).bind(env_infos[0])
     critic = CentralCritic(actor_type, classes, cspec, hidden, heads, critic_layers).to(device).bind(env_infos[0])
     policies = [policy] + [policy.view(info) for info in env_infos[1:]]
     critics = [critic] + [critic.view(info) for info in env_infos[1:]]

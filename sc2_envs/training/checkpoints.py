@@ -381,9 +381,9 @@ def init_weights(path: str, policy: ClassPolicy, critic: CentralCritic) -> dict:
             model.load_state_dict(ckpt[part])
         except RuntimeError as e:  # missing / unexpected keys, or shapes that differ
             first = str(e).strip().splitlines()
-            sizes = "the same network sizes (--hidden, --actor-layers)"
+            sizes = "the same network sizes (--hidden, --actor-layers, --recurrent)"
             if cfg.get(key) is not None and cfg.get(key) != getattr(model, "hparams", None):
-                sizes = f"networks of its sizes {cfg.get(key)} (this run's: {getattr(model, 'hparams', None)}; --hidden, --actor-layers)"
+                sizes = f"networks of its sizes {cfg.get(key)} (this run's: {getattr(model, 'hparams', None)}; --hidden, --actor-layers, --recurrent)"
             raise ValueError(
                 f"checkpoint {path!r} (trained on {trained}): its {part} do not fit this run's networks "
                 f"({' '.join(first[:3])}); expected {sizes} and maps whose observations and states have its layout"

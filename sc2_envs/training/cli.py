@@ -449,6 +449,13 @@ def check_training_args(args: Any) -> None:
     need(
         args.total_timesteps >= batch, "total_timesteps", f"at least one batch of {batch} env steps (--num-envs x --num-steps)"
     )
+    if getattr(args, "recurrent", False):  # the actors' minibatches are whole envs (CleanRL ppo_atari_lstm.py)
+        need(args.actor == "gnn", "actor", "gnn with --recurrent (the GRU follows the GNN actor's readout)")
+        need(
+            (args.num_envs // K) % args.num_minibatches == 0,
+            "num_minibatches",
+            f"a divisor of the {args.num_envs // K} envs of each map with --recurrent (minibatches of whole env sequences)",
+        )
     check_eval_maps(args.eval_maps, maps, args.backend, list_maps("all"))
     check_ally_dropout(args.ally_dropout, maps, args.backend)
 

@@ -120,15 +120,33 @@ def policy_demonstrator(policy, greedy: bool = True) -> Callable[[dict], torch.T
 
     Args:
         policy: any object with ``act(obs [B, N, O], avail [B, N, A] bool, greedy) -> (actions, logprobs)``
-            bound to the env it will act in, e.g. ``models.load_checkpoint(path, env.get_env_info())[0]``.
+            bound to the env it will act in, e.g. ``models.load_checkpoint(path, env.get_env_info())[0]``; or a
+            recurrent policy (``policy.recurrent``, ``models.ClassPolicy.act_recurrent``), whose hidden state
+            the demonstrator carries from call to call: it must see every env step of an autoreset env, from
+            the reset's ``out`` on (an episode starts there and after every ``terminated`` or ``truncated``).
         greedy: argmax actions instead of samples.
     """
+    if not getattr(policy, "recurrent", False):
+
+        @torch.no_grad()
+        def act(out):
+            return policy.act(out["obs"], out["avail_actions"], greedy=greedy)[0]
+
+        return act
+    memory = {}
 
     @torch.no_grad()
-    def act(out):
-        return policy.act(out["obs"], out["avail_actions"], greedy=greedy)[0]
+    def act_recurrent(out):
+        obs = out["obs"]
+        if "terminated" in out:  # a step's out: an episode starts where the last one ended (autoreset)
+            start = out["terminated"] | out["truncated"]
+        else:  # a reset's out: every env starts one
+            start = torch.ones(obs.shape[0], dtype=torch.bool, device=obs.device)
+        hidden = memory["hidden"] if "hidden" in memory else policy.initial_hidden(obs.shape[0])
+        actions, _, memory["hidden"] = policy.act_recurrent(obs, out["avail_actions"], hidden, start, greedy=greedy)
+        return actions
 
-    return act
+    return act_recurrent
 
 
 @dataclass

@@ -13,7 +13,9 @@ episodes are not favoured, as they would be by counting the first ``n`` to finis
 
 The policy is any object with ``act(obs [B, N, obs_size], avail [B, N, n_actions] bool, greedy)
 -> (actions [B, N] int64, logprobs)``, e.g. ``models.ClassPolicy``; loading checkpoints is left to
-the caller (``models.load_checkpoint``).
+the caller (``models.load_checkpoint``). A recurrent policy (``policy.recurrent`` true) acts with
+``act_recurrent(obs, avail, hidden, episode_start, greedy) -> (actions, logprobs, hidden)`` instead, its
+hidden state carried from ``initial_hidden(B)`` and zeroed where an episode starts.
 """
 
 from __future__ import annotations
@@ -74,7 +76,8 @@ def evaluate(
     """Play exactly ``n_episodes`` episodes of ``env`` with ``policy`` (quota rule: :func:`episode_quota`).
 
     Args:
-        policy: ``act(obs, avail, greedy) -> (actions [B, N] int64, logprobs)``; see the module docstring.
+        policy: ``act(obs, avail, greedy) -> (actions [B, N] int64, logprobs)``, or a recurrent one; see the
+            module docstring.
         env: an autoresetting batched simulator (``sc2_envs.make_batched(..., autoreset=True)``);
             ``num_envs = B <= n_episodes`` wastes no env.
         n_episodes: episodes counted in total.
@@ -127,6 +130,9 @@ def _evaluate(policy, env, n_episodes: int, seed, greedy: bool, behaviour: bool,
         dmg_sum = torch.zeros(B, dtype=torch.float64, device=dev)
         ep_dmg = torch.zeros(B, dtype=torch.float64, device=dev)
     out = env.reset(seed=seed)
+    recurrent = bool(getattr(policy, "recurrent", False))
+    hidden = policy.initial_hidden(B) if recurrent else None
+    episode_start = torch.ones(B, dtype=torch.bool, device=dev)
     while bool((count < quota).any()):
         if frames is not None and int(count[0]) == 0:
             from sc2_envs.render import render_frame
@@ -134,7 +140,10 @@ def _evaluate(policy, env, n_episodes: int, seed, greedy: bool, behaviour: bool,
             frames.append(render_frame(env.render_data(0)))
         counting = count < quota
         avail = out["avail_actions"]
-        actions, _ = policy.act(out["obs"], avail, greedy=greedy)
+        if recurrent:
+            actions, _, hidden = policy.act_recurrent(out["obs"], avail, hidden, episode_start, greedy=greedy)
+        else:
+            actions, _ = policy.act(out["obs"], avail, greedy=greedy)
         if behaviour:
             alive = alive_mask(avail) & counting.unsqueeze(1)
             act_counts += torch.bincount(actions[alive], minlength=env.n_actions).float()
@@ -142,7 +151,7 @@ def _evaluate(policy, env, n_episodes: int, seed, greedy: bool, behaviour: bool,
         out = env.step(actions)
         ep_ret += out["reward"].double()
         ep_len += 1
-        done = out["terminated"] | out["truncated"]
+        done = episode_start = out["terminated"] | out["truncated"]
         take = done & counting
         wins += (take & out["battle_won"]).long()
         ret_sum += torch.where(take, ep_ret, 0.0)

@@ -282,9 +282,13 @@ class TrainingRun:
             print(line)
         print(f"logs: {self.run_dir} (tensorboard --logdir runs)", flush=True)
 
-    def restore(self) -> list[dict]:
+    def restore(self, actor_memory: dict[str, list] | None = None) -> list[dict]:
         """Load the resume state into the models, optimisers and simulators; returns each map's last
-        observation dict. A real game (``--backend sc2``) cannot be snapshot: new episodes start."""
+        observation dict. A real game (``--backend sc2``) cannot be snapshot: new episodes start.
+
+        ``actor_memory`` (a recurrent actor's state per map, e.g. ``{"hidden": [...], "episode_start": [...]}``,
+        as given to :meth:`open_logs`): its lists are refilled in place with the saved values when the envs
+        continue; when new episodes start, the caller's initial values stay."""
         r = self.resumed
         self.policy.load_state_dict(r["actors"])
         self.critic.load_state_dict(r["critic"])
@@ -297,6 +301,9 @@ class TrainingRun:
                 next_obs.append({key: v.to(self.device) for key, v in r["next_obs"][k].items()})
                 self.ep_return[k].copy_(r["ep_return"][k])
                 self.ep_length[k].copy_(r["ep_length"][k])
+            if actor_memory is not None:
+                for key, values in (r.get("actor_memory") or {}).items():
+                    actor_memory[key][:] = [None if v is None else v.to(self.device) for v in values]
         else:
             print("the env state cannot be restored on this backend: new episodes start now")
             next_obs = [env.reset() for env in self.envs]
@@ -304,11 +311,12 @@ class TrainingRun:
         print(f"resumed from {self.run_dir / RESUME_FILE} at iteration {self.start_iteration}, {self.global_step} env steps")
         return next_obs
 
-    def open_logs(self, next_obs: list[dict]) -> None:
+    def open_logs(self, next_obs: list[dict], actor_memory: dict[str, list] | None = None) -> None:
         """Start the clock, ``eval.csv``, the progress line and the signal handlers; ``next_obs`` (each map's
-        last observations, updated in place by the script) goes into ``resume.pt``."""
+        last observations) and ``actor_memory`` (name -> one tensor or None per map: what a recurrent actor
+        carries between env steps), both updated in place by the script, go into ``resume.pt``."""
         a = self.args
-        self.next_obs = next_obs
+        self.next_obs, self.actor_memory = next_obs, actor_memory
         self.session_start = time.time()
         self.start_time = self.session_start - self.elapsed_before  # wall time and SPS continue across resumptions
         eval_path = self.run_dir / "eval.csv"
@@ -475,6 +483,7 @@ class TrainingRun:
                 "rng": rng_state(),
                 "env": [env.state_dict() for env in self.envs] if snapshot else None,
                 "next_obs": list(self.next_obs),
+                "actor_memory": None if self.actor_memory is None else {k: list(v) for k, v in self.actor_memory.items()},
                 "ep_return": list(self.ep_return),
                 "ep_length": list(self.ep_length),
             },
