@@ -129,6 +129,9 @@ class Args:
     train_game_loops: int = 0
     """full game only: game loops after which a training game is truncated (the value bootstraps its return), at most
     --game-steps-per-episode; 0: --game-steps-per-episode. This script evaluates nothing: eval_fullgame.py keeps 18,000"""
+    discount_zero_after_timeout: bool = False
+    """full game only: a training game that reaches its loop limit ends as a tie worth 0 (terminated, not a
+    truncation the value bootstraps), so the objective is to win within the limit (pysc2's SC2Env option)"""
     max_entities: int = 512
     """full game only: the env's entity rows (the model reads its first max_entities of them)"""
     env_factory: str = ""

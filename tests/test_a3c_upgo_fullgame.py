@@ -404,6 +404,24 @@ def test_training_games_end_at_train_game_loops_as_truncations_not_terminations(
     assert [(r, n) for r, n, _ in traj["episodes"]] == [(0.0, 5), (0.0, 5)]
 
 
+def test_discount_zero_after_timeout_ends_a_game_at_its_limit_as_a_terminal_tie():
+    from sc2_envs.training.async_learner_checks import training_games_line
+    from sc2_envs.training.learner_models import fullgame_actor_settings
+
+    algo = load_algo("a3c_upgo")
+    model = _model()
+    args = algo.Args(map="Simple64", step_mul=8, game_steps_per_episode=40, discount_zero_after_timeout=True)
+    settings = fullgame_actor_settings(args, model.cfg)
+    assert settings.discount_zero_after_timeout
+    env = make_vector_env("lite", 2, **dict(settings.env_kwargs, max_entities=96))
+    actor = AlphaStarActor(model, 2, max_entities=96, max_selected=64, raw_resolution=16)
+    traj = UnrollCollector(actor, env, seed=3, discount_zero_after_timeout=True).collect(7)
+    # 40 loops = 5 decisions of 8: step 4 ends both games at the limit, now terminal (no bootstrap), reward 0
+    assert traj["terminated"][4].all() and not traj["truncated"].any() and not traj["terminated"][:4].any()
+    assert [(r, n) for r, n, _ in traj["episodes"]] == [(0.0, 5), (0.0, 5)]
+    assert "as a tie worth 0" in training_games_line(args)
+
+
 def test_bad_critic_warmup_and_train_game_loops_are_refused_naming_the_value(tmp_path, capsys):
     algo = load_algo("a3c_upgo")
     ckpt = _sl_checkpoint(tmp_path / "sl.pt")

@@ -48,7 +48,13 @@ NUMERIC_RANGES = (
 )
 """``(flag, valid, expected)``: the ranges of the learner's rates, discounts, clips and loss coefficients."""
 
-FULL_GAME_ONLY_FLAGS = ("step_mul", "game_steps_per_episode", "train_game_loops", "max_entities")
+FULL_GAME_ONLY_FLAGS = (
+    "step_mul",
+    "game_steps_per_episode",
+    "train_game_loops",
+    "discount_zero_after_timeout",
+    "max_entities",
+)
 """Flags only FullGame-v0 reads: given with a SMAC map they would be ignored, so they are refused."""
 
 
@@ -195,9 +201,14 @@ def training_games_line(args: Any) -> str:
         if args.train_game_loops and args.train_game_loops != limit
         else "--game-steps-per-episode, the full game's limit"
     )
+    how = (
+        "as a tie worth 0 (--discount-zero-after-timeout: the value learns that running out of time loses the win)"
+        if args.discount_zero_after_timeout
+        else "truncated (the value of the last state bootstraps the return)"
+    )
     return (
         f"training games end at {loops} game loops ({steps} env steps of {args.step_mul} loops) unless won or lost, "
-        f"truncated (the value of the last state bootstraps the return): {source}"
+        f"{how}: {source}"
     )
 
 

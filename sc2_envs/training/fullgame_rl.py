@@ -78,6 +78,10 @@ class FullGameActorSettings:
         env_kwargs: FullGame-v0 options (``step_mul``, ``game_steps_per_episode``, ``max_entities``,
             ``max_selected``, ``raw_resolution``, ``minimap_resolution``); the resolutions must be the model's.
         entity_bucket: entity rows are run in multiples of this (``AlphaStarActor``).
+        discount_zero_after_timeout: a game that reaches its loop limit ends as a tie with discount 0
+            (reported ``terminated``, not ``truncated``), so the value learns that running out of time
+            is worth 0 and the objective is to win within the limit; pysc2's ``SC2Env`` option of the
+            same name (``pysc2/env/sc2_env.py``). False: the limit is a truncation that the value bootstraps.
     """
 
     backend: str = "lite"
@@ -85,6 +89,7 @@ class FullGameActorSettings:
     unroll_length: int = 16
     env_kwargs: dict = field(default_factory=dict)
     entity_bucket: int = 32
+    discount_zero_after_timeout: bool = False
 
 
 def check_teacher_fits(student: AlphaStarConfig, teacher: AlphaStarConfig) -> None:
@@ -128,10 +133,11 @@ class UnrollCollector:
         ValueError: ``actor.num_games != env.num_envs``.
     """
 
-    def __init__(self, actor: AlphaStarActor, env, seed: int):
+    def __init__(self, actor: AlphaStarActor, env, seed: int, discount_zero_after_timeout: bool = False):
         if actor.num_games != env.num_envs:
             raise ValueError(f"the actor plays {actor.num_games} games; the env has {env.num_envs}")
         self.actor, self.env = actor, env
+        self.discount_zero_after_timeout = bool(discount_zero_after_timeout)
         self.obs, _ = env.reset(seed=int(seed))
         b = env.num_envs
         self.autoreset = np.zeros(b, bool)  # the next step resets these games (their action is ignored)
@@ -163,6 +169,8 @@ class UnrollCollector:
             on_step()
             live = ~self.autoreset
             term, trunc = np.asarray(term, bool), np.asarray(trunc, bool)
+            if self.discount_zero_after_timeout:  # the limit ends the game as a tie worth 0
+                term, trunc = term | trunc, np.zeros_like(trunc)
             buf["reward"].append(np.asarray(reward, np.float32))
             buf["terminated"].append(term & live)
             buf["truncated"].append(trunc & live)
@@ -270,7 +278,7 @@ def run_fullgame_actor(
             raw_resolution=kw.get("raw_resolution", 64),
             entity_bucket=settings.entity_bucket,
         )
-        collector = UnrollCollector(actor, env, env_seed)
+        collector = UnrollCollector(actor, env, env_seed, settings.discount_zero_after_timeout)
         print(
             f"[actor {slot} gen {gen}] {settings.num_games} FullGame-v0 games ({settings.backend}), policy version {version}",
             flush=True,

@@ -75,7 +75,8 @@ def fullgame_actor_settings(args: Any, cfg: Any) -> Any:
     (``--env-backend sim``) or the real game, unrolls of ``--unroll-length`` env steps.
 
     Training games end at ``async_learner_checks.training_game_loops(args)`` game loops (``--train-game-loops``,
-    else ``--game-steps-per-episode``) as a truncation, which the loss bootstraps from the value.
+    else ``--game-steps-per-episode``) as a truncation, which the loss bootstraps from the value, or with
+    ``--discount-zero-after-timeout`` as a tie worth 0.
 
     Args:
         args: the learner's ``Args`` (checked; ``step_mul`` resolved).
@@ -95,7 +96,13 @@ def fullgame_actor_settings(args: Any, cfg: Any) -> Any:
         "minimap_resolution": cfg.minimap_size,
     }
     backend = "lite" if args.env_backend == "sim" else "sc2"
-    return FullGameActorSettings(backend, args.envs_per_actor, args.unroll_length, env_kwargs)
+    return FullGameActorSettings(
+        backend,
+        args.envs_per_actor,
+        args.unroll_length,
+        env_kwargs,
+        discount_zero_after_timeout=args.discount_zero_after_timeout,
+    )
 
 
 def fullgame_pieces(args: Any, device: torch.device, resumed: dict | None, algorithm: str) -> LearnerPieces:
