@@ -26,6 +26,7 @@ from sc2_envs.training.fullgame_actor import AlphaStarActor, make_vector_env
 
 FULLGAME = Path(__file__).resolve().parents[1] / "checkpoints" / "fullgame"
 TEMPERED = FULLGAME / "bc_simple64_tiny_sqrtmix.pt"
+MINI = FULLGAME / "bc_simple64_mini_sqrtmix.pt"
 TARGET = FULLGAME / "bc_simple64_sqrtmix_target.json"
 NAMES = [f.name for f in spec.raw_functions()]
 
@@ -55,8 +56,23 @@ def test_tempered_target_is_no_op_005_and_the_square_root_of_the_recorded_counts
         assert target[k] == pytest.approx(0.95 * r / total, abs=1e-5), k
 
 
-def test_tempered_checkpoint_plays_available_actions_on_the_lite_engine():
-    model, _ = load_alphastar(str(TEMPERED))
+def test_mini_checkpoint_loads_weights_only_and_records_its_recipe_with_repository_paths():
+    raw = torch.load(MINI, weights_only=True, map_location="cpu")
+    assert raw["format"] == "sc2_envs.alphastar/1"
+    bc = raw["bc"]
+    assert bc["step_mul"] == 32 and bc["epoch"] == 3
+    args = bc["args"]
+    assert args["model_preset"] == "mini" and args["select_by"] == "behaviour" and args["eval_seed"] == 10000
+    assert args["target_dist"] == "checkpoints/fullgame/bc_simple64_sqrtmix_target.json"
+    assert tuple(args["weight_clip"]) == (0.01, 50.0) and args["reweight_power"] == 1.0
+    assert not any("/work" in str(v) for v in args.values())
+    model, _ = load_alphastar(str(MINI))
+    assert sum(p.numel() for p in model.parameters()) == 2_372_724
+
+
+@pytest.mark.parametrize("path", [TEMPERED, MINI], ids=["tiny", "mini"])
+def test_tempered_checkpoints_play_available_actions_on_the_lite_engine(path):
+    model, _ = load_alphastar(str(path))
     env = make_vector_env("lite", 2, step_mul=32, max_entities=192, raw_resolution=64, minimap_resolution=64)
     try:
         obs, _ = env.reset(seed=5)
@@ -72,9 +88,17 @@ def test_tempered_checkpoint_plays_available_actions_on_the_lite_engine():
         env.close()
 
 
-@pytest.mark.parametrize("seed", [21, 22])
-def test_documented_figures_are_the_shipped_evaluation_csvs(seed):
-    row = next(csv.DictReader(open(FULLGAME / f"bc_simple64_tiny_sqrtmix_seed{seed}.csv")))
+@pytest.mark.parametrize(
+    ("stem", "seed"),
+    [
+        ("bc_simple64_tiny_sqrtmix", 21),
+        ("bc_simple64_tiny_sqrtmix", 22),
+        ("bc_simple64_mini_sqrtmix", 23),
+        ("bc_simple64_mini_sqrtmix", 24),
+    ],
+)
+def test_documented_figures_are_the_shipped_evaluation_csvs(stem, seed):
+    row = next(csv.DictReader(open(FULLGAME / f"{stem}_seed{seed}.csv")))
     games, wins = int(row["games"]), int(row["wins"])
     assert games == 100 and float(row["win_rate"]) == wins / games
     figure = f"{wins / games:.3f} [{float(row['ci_low']):.3f}, {float(row['ci_high']):.3f}]"
