@@ -39,7 +39,8 @@ def test_a_cut_game_keeps_every_bot_structure_and_one_action_per_decision(ft):
     assert t.outcome == 0 and t.end_loop == 2688
     assert len(t.actions) == 2688 // 8  # the baseline decides every 8 game loops
     names = {s.name for s in t.structures_left}
-    assert {"CommandCenter", "SupplyDepot"} <= names or {"OrbitalCommand", "SupplyDepot"} <= names, names
+    # the bot's town hall (morphed or not) and its first depot (the bot lowers it once it is done)
+    assert names & {"CommandCenter", "OrbitalCommand"} and names & {"SupplyDepot", "SupplyDepotLowered"}, names
     assert all(0 < s.hp <= s.hp_max and not s.seen for s in t.structures_left)
     assert t.structures_lost_loops == [] and t.army_lost == 0 and t.first_contact_loop is None
 
