@@ -31,16 +31,23 @@ TARGET = FULLGAME / "bc_simple64_sqrtmix_target.json"
 NAMES = [f.name for f in spec.raw_functions()]
 
 
-def test_tempered_checkpoint_loads_weights_only_and_records_its_recipe():
-    raw = torch.load(TEMPERED, weights_only=True, map_location="cpu")
+@pytest.mark.parametrize(("path", "preset", "params"), [(TEMPERED, "tiny", 161_782), (MINI, "mini", 2_372_724)])
+def test_tempered_checkpoints_load_weights_only_and_record_their_recipe(path, preset, params):
+    raw = torch.load(path, weights_only=True, map_location="cpu")
     assert raw["format"] == "sc2_envs.alphastar/1"
     bc = raw["bc"]
     assert bc["step_mul"] == 32 and bc["epoch"] == 3
     args = bc["args"]
     assert args["reweight_power"] == 1.0 and tuple(args["weight_clip"]) == (0.01, 50.0)
-    assert args["select_by"] == "behaviour" and args["eval_seed"] == 10000 and args["model_preset"] == "tiny"
-    model, _ = load_alphastar(str(TEMPERED))
-    assert sum(p.numel() for p in model.parameters()) == 161_782
+    assert args["select_by"] == "behaviour" and args["eval_seed"] == 10000 and args["model_preset"] == preset
+    model, _ = load_alphastar(str(path))
+    assert sum(p.numel() for p in model.parameters()) == params
+
+
+def test_the_mini_checkpoint_records_its_target_by_its_repository_path():
+    args = torch.load(MINI, weights_only=True, map_location="cpu")["bc"]["args"]
+    assert args["target_dist"] == "checkpoints/fullgame/bc_simple64_sqrtmix_target.json"
+    assert not any(str(v).startswith("/") for v in args.values())
 
 
 def test_tempered_target_is_no_op_005_and_the_square_root_of_the_recorded_counts():
@@ -54,20 +61,6 @@ def test_tempered_target_is_no_op_005_and_the_square_root_of_the_recorded_counts
     total = sum(root.values())
     for k, r in root.items():
         assert target[k] == pytest.approx(0.95 * r / total, abs=1e-5), k
-
-
-def test_mini_checkpoint_loads_weights_only_and_records_its_recipe_with_repository_paths():
-    raw = torch.load(MINI, weights_only=True, map_location="cpu")
-    assert raw["format"] == "sc2_envs.alphastar/1"
-    bc = raw["bc"]
-    assert bc["step_mul"] == 32 and bc["epoch"] == 3
-    args = bc["args"]
-    assert args["model_preset"] == "mini" and args["select_by"] == "behaviour" and args["eval_seed"] == 10000
-    assert args["target_dist"] == "checkpoints/fullgame/bc_simple64_sqrtmix_target.json"
-    assert tuple(args["weight_clip"]) == (0.01, 50.0) and args["reweight_power"] == 1.0
-    assert not any("/work" in str(v) for v in args.values())
-    model, _ = load_alphastar(str(MINI))
-    assert sum(p.numel() for p in model.parameters()) == 2_372_724
 
 
 @pytest.mark.parametrize("path", [TEMPERED, MINI], ids=["tiny", "mini"])
