@@ -27,6 +27,7 @@ from sc2_envs.training.fullgame_actor import AlphaStarActor, make_vector_env
 FULLGAME = Path(__file__).resolve().parents[1] / "checkpoints" / "fullgame"
 TEMPERED = FULLGAME / "bc_simple64_tiny_sqrtmix.pt"
 MINI = FULLGAME / "bc_simple64_mini_sqrtmix.pt"
+RL = FULLGAME / "a3c_upgo_simple64_tiny.pt"
 TARGET = FULLGAME / "bc_simple64_sqrtmix_target.json"
 NAMES = [f.name for f in spec.raw_functions()]
 
@@ -42,6 +43,18 @@ def test_tempered_checkpoints_load_weights_only_and_record_their_recipe(path, pr
     assert args["select_by"] == "behaviour" and args["eval_seed"] == 10000 and args["model_preset"] == preset
     model, _ = load_alphastar(str(path))
     assert sum(p.numel() for p in model.parameters()) == params
+
+
+def test_the_rl_checkpoint_records_its_run_and_its_start_by_repository_paths():
+    raw = torch.load(RL, weights_only=True, map_location="cpu")
+    rl = raw["rl"]
+    assert rl["algorithm"] == "a3c_upgo" and rl["env_steps"] == 1_000_064
+    args = rl["args"]
+    assert args["discount_zero_after_timeout"] and args["train_game_loops"] == 13440 and args["critic_warmup_steps"] == 150000
+    assert args["init"] == args["teacher"] == "checkpoints/fullgame/bc_simple64_tiny_sqrtmix.pt"
+    assert raw["lineage"][0]["path"] == args["init"]
+    model, _ = load_alphastar(str(RL))
+    assert sum(p.numel() for p in model.parameters()) == 161_782
 
 
 def test_the_mini_checkpoint_records_its_target_by_its_repository_path():
@@ -102,3 +115,13 @@ def test_documented_figures_are_the_shipped_evaluation_csvs(stem, seed):
     # the row says whether the aim (>= 0.5 with its interval, idle under 0.1) is met, as the CSV has it
     met = float(row["ci_low"]) > 0.5 and float(row["idle_share"]) < 0.1
     assert line.endswith("| met |" if met else "| not met |")
+
+
+def test_the_rl_checkpoints_documented_row_is_its_evaluation_csvs():
+    cells = []
+    for seed in (33, 34):
+        row = next(csv.DictReader(open(FULLGAME / f"a3c_upgo_simple64_tiny_seed{seed}.csv")))
+        assert int(row["games"]) == 100 and row["policy"] == "checkpoints/fullgame/a3c_upgo_simple64_tiny.pt"
+        cells.append(f"{int(row['wins']) / 100:.3f} [{float(row['ci_low']):.3f}, {float(row['ci_high']):.3f}]")
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "a3c_upgo.md").read_text()
+    assert f"| A3C + UPGO, `--discount-zero-after-timeout` | {cells[0]} | {cells[1]} |" in docs
