@@ -86,7 +86,7 @@ class Args:
     seed: int = 0
     """evaluation seed: the bot's jitter of game b of episode k; use one never used to select a checkpoint"""
     num_envs: int = 16
-    """games played at once (one batched policy call per step)"""
+    """games played at once (one batched policy call per step); the games depend on it and on --seed: keep both to repeat a figure"""
     backend: str = "lite"
     """lite (the embedded engine) or sc2 (StarCraft II, needs SC2PATH)"""
     step_mul: int = 0

@@ -2,7 +2,7 @@
 
 Test data lives in ``tests/data`` (committed; see ``tests/data/README.md``), so every clone runs the
 SMAC golden-vector and replay tests. A few slow tests also use the larger optional data set named by
-the environment variable ``SC2_ENVS_SHARED_DATA`` (a folder holding ``replays/``; see the README) and
+the environment variable ``SC2_ENVS_SHARED_DATA`` (a folder holding ``replays/``; see ``tests/data/README.md``) and
 skip, saying so, when it is not set. Tests against SMAClite (uoe-agents/smaclite, not on PyPI) run when
 it is installed or when ``SMACLITE_PATH`` names a checkout of it (the folder holding the ``smaclite``
 package; its runtime dependencies come with the ``peers`` extra), and skip, saying why, otherwise.

@@ -188,3 +188,20 @@ def test_the_readme_states_each_figure_beside_the_command_that_produced_it(regen
     assert regen.row_commands(rows, 1) == ["python x.py"]
     with pytest.raises(ValueError, match="'b': no command"):
         regen.row_commands(rows[1:], 0)
+
+
+def test_the_readme_full_game_figures_come_with_the_commands_that_produced_them(regen):
+    """Each win rate the README's Full game section states is a results.json figure whose command the section
+    gives with every flag (it once named the RL checkpoint without the seed and --num-envs of its figure, and
+    the games, hence the figure, change with either)."""
+    readme = regen.README.read_text()
+    section = readme.split("\n## Full game\n", 1)[1].split("\n## ", 1)[0]
+    commands = {" ".join(c.split()) for c in re.findall(r"`(python algos/eval_fullgame\.py [^`]*)`", section)}
+    figures = re.findall(r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]", section)
+    assert commands and figures
+    rows = [r for sec in json.loads(regen.RESULTS_JSON.read_text())["sections"] for r in sec["rows"]]
+    for figure in figures:
+        sources = [r for r in rows if figure in regen.result_text(r) and isinstance(r["command"], str)]
+        assert any(re.sub(r" \(and \d+\)$", "", r["command"]) in commands for r in sources), (
+            f"README's Full game figure {figure} has no results.json row whose command the section gives"
+        )

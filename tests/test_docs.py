@@ -258,3 +258,57 @@ def test_the_checkpoint_index_names_every_shipped_file_and_family_folder():
         assert any(fnmatch.fnmatchcase(n, p) for n in names for p in patterns), (
             f"checkpoints/{rel} is not named in checkpoints/README.md"
         )
+
+
+LINKED_PAGES = sorted({*DOC_FILES, *(REPO / "tests" / "data").rglob("*.md")})
+
+
+def _prose_lines(path: Path):
+    """``(line number, line)`` of a markdown file outside its code fences (a ``#`` there is a comment)."""
+    fenced = False
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            yield number, line
+
+
+def heading_anchors(path: Path) -> set[str]:
+    """The fragments GitHub gives the headings of a markdown file: the text of links kept, lower case,
+    punctuation but ``-`` and ``_`` dropped, spaces to hyphens, ``-1``, ``-2``, ... on repeats
+    (github/cmark-gfm's anchors, as github-slugger computes them), plus explicit ``<a id=...>`` anchors."""
+    anchors, seen = set(), {}
+    for _, line in _prose_lines(path):
+        heading = re.match(r"#{1,6} (.*)", line)
+        if heading:
+            text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading.group(1)).strip().lower()
+            slug = "".join(c for c in text if c.isalnum() or c in " -_").replace(" ", "-")
+            anchors.add(f"{slug}-{seen[slug]}" if slug in seen else slug)
+            seen[slug] = seen.get(slug, 0) + 1
+        anchors.update(re.findall(r'<a (?:id|name)="([^"]+)"', line))
+    return anchors
+
+
+def test_heading_anchors_follow_github():
+    doc = REPO / "docs" / "api.md"
+    assert {"native-batched-api-the-fast-path", "pettingzoo-parallel-api"} <= heading_anchors(doc)
+    assert "threads-torch-path" in heading_anchors(REPO / "docs" / "speed.md")
+
+
+@pytest.mark.parametrize("page", LINKED_PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_relative_link_names_a_file_and_heading_that_exist(page):
+    """Each relative link of the README, docs/ and the checkpoint and test-data pages opens an existing
+    file, at an existing heading when it names one (full_game_program.md linked a3c_upgo.md's section by a
+    title it no longer had)."""
+    broken = []
+    for number, line in _prose_lines(page):
+        for target in re.findall(r"\]\(([^)\s]+)\)", re.sub(r"`[^`]*`", "", line)):
+            if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto:
+                continue
+            path, _, fragment = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            if not linked.exists():
+                broken.append(f"{page.relative_to(REPO)}:{number}: {target}: no such file")
+            elif fragment and linked.suffix == ".md" and fragment not in heading_anchors(linked):
+                broken.append(f"{page.relative_to(REPO)}:{number}: {target}: no such heading in {linked.name}")
+    assert not broken, "\n".join(broken)

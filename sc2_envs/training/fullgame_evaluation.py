@@ -417,7 +417,9 @@ def evaluate_fullgame(
         games: games counted, >= 1; seed: ``env.reset(seed=seed)`` (the bot's jitter of every game) and
             the seed of the policy's sampled actions (torch's generator, forked: the caller's stream is left
             as it was), so a call repeats its figures.
-        num_envs: games played at once (capped at ``games``).
+        num_envs: games played at once (capped at ``games``). Part of what fixes the games: env ``b`` of the
+            batch plays its share of them in turn and the policy samples for the whole batch, so the same
+            ``seed`` at another ``num_envs`` plays other games.
         backend: ``lite`` or ``sc2``.
         step_mul: game loops per decision; 0: the checkpoint's :func:`trained_step_mul`, else
             :data:`DEFAULT_STEP_MUL` (baselines always play at 8 unless given another value).
