@@ -166,6 +166,9 @@ class Args:
     """attention blocks in each GNN actor (ignored with --init)"""
     learning_rate: float = 5e-4
     """Adam learning rate of the policy and the critic"""
+    anneal_lr: bool = False
+    """decay the learning rate linearly from --learning-rate to 0 at --total-timesteps env steps (CleanRL's ppo.py;
+    IMPALA decays it linearly too); a resumed run follows its new --total-timesteps"""
     gamma: float = 0.99
     """the discount factor gamma (per env step)"""
     vtrace_lambda: float = 1.0
@@ -494,6 +497,9 @@ def train(args: Args, run_dir: Path, resumed: dict | None, device: torch.device,
             # in the first --critic-warmup-steps env steps only the value baseline gets a gradient
             with run.critic_warmup():
                 loss, logs = pieces.loss(batch)
+            if args.anneal_lr:  # by env steps received: the actors' clock, as --total-timesteps counts it
+                frac = max(0.0, 1.0 - run.env_steps / args.total_timesteps)
+                optimizer.param_groups[0]["lr"] = frac * args.learning_rate
             optimizer.zero_grad()
             loss.backward()
             grad_norm = nn.utils.clip_grad_norm_(params, args.max_grad_norm)
@@ -505,6 +511,7 @@ def train(args: Args, run_dir: Path, resumed: dict | None, device: torch.device,
             for k, v in logs.items():
                 run.writer.add_scalar(k, float(v.detach()), run.env_steps)
             run.writer.add_scalar("losses/grad_norm", float(grad_norm), run.env_steps)
+            run.writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], run.env_steps)
             run.end_update(int(batch["reward"].numel()), update_s, lag, version)
         run.finish()  # the end-of-run line and the last checkpoints
     return run.exit_status

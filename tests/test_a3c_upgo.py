@@ -229,6 +229,21 @@ def test_short_run_with_two_actors_finishes_and_logs(tmp_path):
     assert ck["global_step"] >= 192
 
 
+def test_anneal_lr_decays_the_learning_rate_linearly_to_zero_at_total_timesteps(tmp_path):
+    # 2 unrolls x 4 envs x 8 steps = 64 env steps per update: 4 updates in 256 env steps
+    run = Run(tmp_path, "--total-timesteps", "256", "--anneal-lr", "--learning-rate", "0.001")
+    rc = run.finish(timeout=300)
+    assert rc == 0, run.text()
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    acc = EventAccumulator(str(run_dir))
+    acc.Reload()
+    logged = [(e.step, e.value) for e in acc.Scalars("charts/learning_rate")]
+    assert [step for step, _ in logged] == [64, 128, 192, 256]
+    assert [lr for _, lr in logged] == pytest.approx([0.001 * (1 - step / 256) for step, _ in logged])
+
+
 def test_stalled_actor_is_detected_with_a_stack_dump(tmp_path):
     # Actor 0 runs normally until the learner has updated once, then hangs inside env.step (the test
     # creates the flag file on seeing "update 1", whatever the machine's load made that take). Actor 1
