@@ -114,18 +114,29 @@ def check_fullgame_env_flags(args: Any) -> None:
 
     Raises:
         SystemExit: status 2 (``cli_error``) for ``--step-mul`` below 0 (0: :func:`resolve_step_mul`), ``--game-steps-per-episode``
-            below 0 (0: no limit), ``--train-game-loops`` below 0 or above ``--game-steps-per-episode`` (when that is
-            not 0), or ``--max-entities`` below 1 or, on the lite engine, above its limit (65,536).
+            below 0 (0: no limit), either of them above the lite engine's ``MAX_LOOPS`` on ``--env-backend sim`` (each
+            actor's env would refuse it), ``--train-game-loops`` below 0 or above ``--game-steps-per-episode`` (when
+            that is not 0), or ``--max-entities`` below 1 or, on the lite engine, above its limit (65,536).
     """
-    from sc2_envs.lite.env import MAX_SIZES
+    from sc2_envs.lite.env import MAX_LOOPS, MAX_SIZES
 
+    lite = args.env_backend == "sim"
     if args.step_mul < 0:
         cli_error(
             f"--step-mul {args.step_mul}: expected game loops per env step >= 1 (8: half a normal-speed second), "
             "or 0: the --init checkpoint's trained step_mul"
         )
+    if lite and args.step_mul > MAX_LOOPS["step_mul"]:
+        cli_error(
+            f"--step-mul {args.step_mul}: expected game loops per env step <= {MAX_LOOPS['step_mul']} (the lite engine's limit)"
+        )
     if args.game_steps_per_episode < 0:
         cli_error(f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops >= 0 (0: no limit)")
+    if lite and args.game_steps_per_episode > MAX_LOOPS["game_steps_per_episode"]:
+        top = MAX_LOOPS["game_steps_per_episode"]
+        cli_error(
+            f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops <= {top} (the lite engine's limit)"
+        )
     limit = args.game_steps_per_episode
     if args.train_game_loops < 0 or (limit and args.train_game_loops > limit):
         cli_error(
