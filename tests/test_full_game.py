@@ -340,6 +340,76 @@ def test_bad_actions_name_the_value(ctx):
     assert convert.action_to_request(ok, tags, ctx).actions[0].action_raw.unit_command.queue_command
 
 
+# found by a tester: on the real game a missing action_type was a KeyError, None a TypeError, an unknown key and
+# selected_units longer than K were sent as given, and 2**64 - 1 as uint64 wrapped to -1 (EOF: a silent no-op)
+MALFORMED = [
+    pytest.param(None, "action=None; expected a dict of heads", id="not-a-dict"),
+    pytest.param({"action_type": 0, "action_typ": 3}, "action has unknown keys ['action_typ']", id="unknown-key"),
+    pytest.param({"action_type": np.array([1])}, "action_type has shape (1,); expected ()", id="action-type-shape"),
+    pytest.param({"action_type": 1.0}, "action_type=1.0; expected integer values (dtype float64 given)", id="float"),
+    pytest.param({"selected_units": [1, 1, 1, 1, 1]}, "selected_units has shape (5,); expected (4,)", id="too-many-units"),
+    pytest.param(
+        {"selected_units": np.array([2**64 - 1], np.uint64)},
+        f"selected_units={2**64 - 1}; expected an int in [-1, 8]",
+        id="uint64-max",
+    ),
+    pytest.param({"selected_units": [-5]}, "selected_units=-5 at index (0,); expected an int in [-1, 8]", id="below-eof"),
+    pytest.param({"target_unit": 99}, "target_unit=99; expected an int in [0, 8]", id="target-unit-off-space"),
+    pytest.param({"target_location": [[1], [2]]}, "target_location has shape (2, 1); expected (2,)", id="location-shape"),
+]
+
+
+@pytest.mark.parametrize(("action", "message"), MALFORMED)
+def test_the_real_game_refuses_a_malformed_action_as_the_lite_engine_does(env, action, message):
+    env.set_game_info(game_info(), 1)
+    env.convert_observation(response_observation())
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        env.action_request(action)
+
+
+def test_a_missing_head_takes_its_absent_value_on_the_real_game_as_on_the_lite_engine(env):
+    env.set_game_info(game_info(), 1)
+    env.convert_observation(response_observation())
+    assert env.action_request({}) == (sc_pb.RequestAction(), None)  # action_type 0: no_op
+    _, error = env.action_request({"action_type": FN["Build_Pylon_pt"]})  # no selected_units: EOF
+    assert error.code == spec.InvalidAction.NO_SELECTED_UNITS
+
+
+class _EndingController:
+    """Enough of pysc2's RemoteController for ``FullGameEnv.step``: each step advances the loop; none ends the game."""
+
+    status_ended = False
+
+    def __init__(self):
+        self.loop = 0
+
+    def actions(self, request):
+        return sc_pb.ResponseAction(result=[1] * len(request.actions))
+
+    def step(self, loops):
+        self.loop += loops
+
+    def observe(self):
+        resp = response_observation()
+        resp.observation.game_loop = self.loop
+        return resp
+
+
+def test_a_step_after_the_episode_ended_raises_until_reset():
+    """found by a tester: after truncation the real game played on past game_steps_per_episode, silently."""
+    env = FullGameEnv(max_entities=8, max_selected=4, game_steps_per_episode=16, query_available_actions=False)
+    env.set_game_info(game_info(), 1)
+    env.convert_observation(response_observation())
+    env._controller, env._start_loop, env._loop = _EndingController(), 0, 0  # a game at loop 0, no process
+    try:
+        assert env.step({})[3] is False
+        assert env.step({})[3] is True  # 16 loops: truncated
+        with pytest.raises(RuntimeError, match=r"step\(\) called after the episode ended \(truncated at game loop 16\)"):
+            env.step({})
+    finally:
+        env._controller = None
+
+
 def test_every_sampled_action_converts_or_becomes_a_reported_no_op(env):
     env.set_game_info(game_info(), 1)
     obs = env.convert_observation(response_observation())

@@ -5,6 +5,7 @@ import re
 import numpy as np
 import pytest
 
+from sc2_envs.full_game import spec
 from sc2_envs.lite.env import MAX_NUM_ENVS, MAX_SIZES, LiteFullGameEnv, LiteFullGameVectorEnv
 
 HEADS = "'action_type', 'queued', 'delay', 'selected_units', 'target_unit', 'target_location'"
@@ -66,6 +67,28 @@ def test_single_env_shape_errors_give_the_single_env_shapes(env):
         env.step({"action_type": [1]})
     with pytest.raises(ValueError, match=r"target_location has shape \(3,\); expected \(2,\)$"):
         env.step({"target_location": [1, 2, 3]})
+
+
+@pytest.mark.parametrize(
+    ("action", "shown"),
+    [
+        ({"action_type": 1.0}, "action_type=1.0; expected integer values (dtype float64 given)"),
+        ({"action_type": "1"}, "action_type='1'; expected integer values (dtype <U1 given)"),
+        ({"action_type": None}, "action_type=None; expected integer values (dtype object given)"),
+        ({"target_location": [1.5, 0]}, "target_location=[1.5, 0.0]; expected integer values (dtype float64 given)"),
+    ],
+)
+def test_single_env_type_errors_give_the_value_as_given_not_the_batched_array(env, action, shown):
+    """found by a tester: the message showed the env's batch of one, ``action_type=array([1.])``."""
+    with pytest.raises(ValueError, match="^" + re.escape(shown) + "$"):
+        env.step(action)
+
+
+def test_an_empty_selected_units_list_selects_nothing_instead_of_a_float_dtype_error(env):
+    """``np.asarray([])`` is float64: ``selected_units=[]`` was refused as "dtype float64 given"."""
+    train_probe = next(f.id for f in spec.raw_functions() if f.name == "Train_Probe_quick")
+    info = env.step({"action_type": train_probe, "selected_units": []})[4]
+    assert info["invalid_action"] == spec.InvalidAction.NO_SELECTED_UNITS
 
 
 def test_single_env_range_errors_give_the_index_without_the_batch_axis(env):

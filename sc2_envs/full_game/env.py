@@ -46,6 +46,7 @@ from gymnasium import spaces
 
 from sc2_envs.full_game import convert, spec
 from sc2_envs.full_game._deps import require
+from sc2_envs.full_game.heads import check_action
 from sc2_envs.full_game.spaces import BOT_BUILDS, DIFFICULTIES, make_action_space, make_observation_space
 
 SC2_INSTALL_STEPS = (
@@ -406,6 +407,7 @@ class FullGameEnv(gym.Env):
         self._new_context()
         self._last_action = (0, 0, 0)
         self._last_action_loop = None
+        self._ended = None
         self._episodes += 1
         response, obs = self._observe()
         self._start_loop = self._loop = int(response.observation.game_loop)
@@ -426,26 +428,33 @@ class FullGameEnv(gym.Env):
             and, at the end, ``outcome`` (+1/-1/0) or ``episode_limit`` (True).
 
         Raises:
-            RuntimeError: ``step`` before ``reset``.
+            RuntimeError: ``step`` before ``reset``, or after the episode ended (terminated or truncated) without a
+                ``reset``: the ended game does not step, and a truncated one would play on past the limit.
             ValueError: a malformed action (see ``action_request``).
         """
         if self._controller is None or self._ctx is None:
             raise RuntimeError("step() called before reset(); call reset() first")
-        request, invalid = self.action_request(action)
+        if self._ended is not None:
+            # after the end the game either refuses to step (ended) or plays on past the limit (truncated)
+            raise RuntimeError(
+                f"step() called after the episode ended ({self._ended} at game loop {self._loop}); call reset()"
+            )
+        heads = self._check_action(action)
+        request, invalid = self.action_request(heads)
         if invalid is not None:
-            action = dict(action, action_type=0)
+            heads["action_type"] = 0
         errors = []
         if request.actions:
             result = self._controller.actions(request)
             errors = [int(r) for r in result.result if r != 1]  # ActionResult Success = 1
-        delay = int(action.get("delay", 0))
+        delay = int(heads["delay"])
         loops = int(self.step_mul) if self.step_mul is not None else max(delay, 1)
-        fid = int(action["action_type"])
+        fid = int(heads["action_type"])
         if fid != 0:
             # Same definition as the replay converter: general function, and the game loops
             # between this action and the previous one (0 for the first), capped at 127.
             gap = 0 if self._last_action_loop is None else self._loop - self._last_action_loop
-            self._last_action = (int(spec.general_function_ids()[fid]), min(gap, spec.MAX_DELAY), int(action.get("queued", 0)))
+            self._last_action = (int(spec.general_function_ids()[fid]), min(gap, spec.MAX_DELAY), int(heads["queued"]))
             self._last_action_loop = self._loop
         self._controller.step(loops)
         response, obs = self._observe()
@@ -461,9 +470,14 @@ class FullGameEnv(gym.Env):
         info = spec.step_info(loop, errors, invalid.code if invalid is not None else spec.InvalidAction.NONE)
         if terminated:
             info["outcome"] = reward
+            self._ended = "terminated"
         if truncated:
             info["episode_limit"] = True
+            self._ended = "truncated"
         return obs, reward, terminated, truncated, info
+
+    def _check_action(self, action) -> dict:
+        return check_action(action, self.max_entities, self.max_selected, self.raw_resolution)
 
     def action_request(self, action: dict):
         """Convert an action against the latest observation.
@@ -475,12 +489,16 @@ class FullGameEnv(gym.Env):
 
         Raises:
             RuntimeError: no observation yet (call ``reset`` first).
-            ValueError: a malformed action (unknown action_type, target_location off the grid).
+            ValueError: a malformed action, refused as the lite engine refuses it (``sc2_envs.full_game.heads``):
+                not a dict, an unknown key, a head that is not integer, has the wrong shape or is outside its
+                range (``selected_units`` in [-1, N], ``target_unit`` in [0, N], ``target_location`` on the grid);
+                the message names the head and the value.
         """
         if self._ctx is None:
             raise RuntimeError("no observation yet; call reset() first")
+        heads = self._check_action(action)
         try:
-            return convert.action_to_request(action, self._tags, self._ctx), None
+            return convert.action_to_request(heads, self._tags, self._ctx), None
         except convert.InvalidActionError as e:
             return convert.action_to_request({"action_type": 0}, self._tags, self._ctx), e
 
@@ -508,3 +526,4 @@ class FullGameEnv(gym.Env):
 
     _seed: int | None = None
     _player_id: int = 1
+    _ended: str | None = None  # "terminated" / "truncated" once the episode ended, until reset
