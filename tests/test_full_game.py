@@ -175,6 +175,14 @@ def test_bad_options_name_the_value():
     assert FullGameEnv(step_mul=None).step_mul is None
 
 
+@pytest.mark.parametrize("name", ["query_available_actions", "realtime"])
+@pytest.mark.parametrize("value", ["no", 0, None])
+def test_the_bool_options_refuse_other_values_by_name(name, value):
+    """found by a tester: query_available_actions='no' and realtime='no' were read as true."""
+    with pytest.raises(TypeError, match=re.escape(f"{name}={value!r}; expected a bool")):
+        FullGameEnv(**{name: value})
+
+
 def test_game_requests_match_the_protocol():
     env = FullGameEnv(race="zerg", bot_race="protoss", bot_difficulty="hard", bot_build="macro", minimap_resolution=32)
     env._seed = 7

@@ -165,3 +165,32 @@ def test_vector_env_step_before_reset_raises():
     v = LiteFullGameVectorEnv(num_envs=2, max_entities=64, max_selected=8)
     with pytest.raises(RuntimeError, match=r"call reset\(\) first"):
         v.step({"action_type": np.zeros(2, np.int64)})
+
+
+@pytest.mark.parametrize("cls", [LiteFullGameEnv, LiteFullGameVectorEnv])
+@pytest.mark.parametrize("profile", ["9.9", None, 4.10])
+def test_an_unknown_data_profile_is_refused_at_construction_by_name(cls, profile):
+    """found by a tester: the single env accepted data_profile='9.9' and failed at the first reset, without the flag."""
+    with pytest.raises(ValueError, match=re.escape(f"data_profile={profile!r}; expected one of ['3.16.1', '4.10']")):
+        cls(data_profile=profile) if cls is LiteFullGameEnv else cls(num_envs=1, data_profile=profile)
+
+
+def test_realtime_is_refused_not_ignored_by_the_step_mode_engine():
+    """found by a tester: realtime=True was accepted and the game ran in step mode (the API server refuses it too)."""
+    with pytest.raises(ValueError, match=r"realtime=True is not served by the lite engine \(it runs in step mode"):
+        LiteFullGameEnv(realtime=True)
+    LiteFullGameEnv(realtime=False)
+
+
+def test_a_game_version_is_refused_naming_the_lite_engines_data_profile():
+    """found by a tester: version='4.10' was ignored and the game played the 3.16.1 data."""
+    with pytest.raises(ValueError, match=r"version='4.10' picks a StarCraft II binary \(backend='sc2'\).*data_profile"):
+        LiteFullGameEnv(version="4.10")
+
+
+@pytest.mark.parametrize("name", ["query_available_actions", "realtime"])
+@pytest.mark.parametrize("value", ["no", 0, None])
+def test_the_compatibility_flags_must_be_bools(name, value):
+    """found by a tester: query_available_actions='no' was accepted (read as true)."""
+    with pytest.raises(TypeError, match=re.escape(f"{name}={value!r}; expected a bool")):
+        LiteFullGameEnv(**{name: value})

@@ -142,7 +142,8 @@ class FullGameEnv(gym.Env):
     Raises:
         ValueError: an unknown map, race, difficulty or build, or a non-positive size.
         TypeError: a size, ``step_mul`` or ``game_steps_per_episode`` that is not an int (a float
-            would be truncated, a bool read as 0 / 1).
+            would be truncated, a bool read as 0 / 1), or ``query_available_actions`` / ``realtime``
+            that is not a bool.
         MissingDependencyError: the ``full-game`` extra is not installed.
     """
 
@@ -203,6 +204,9 @@ class FullGameEnv(gym.Env):
             # int() would silently truncate 2.5 to 2 game loops, or read True as 1
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
                 raise TypeError(f"{name}={value!r}; expected an int")
+        for name in ("query_available_actions", "realtime"):  # "no" would be read as true
+            if not isinstance(self._kwargs[name], (bool, np.bool_)):
+                raise TypeError(f"{name}={self._kwargs[name]!r}; expected a bool")
         for name in ("max_entities", "max_selected", "raw_resolution", "minimap_resolution"):
             if self._kwargs[name] <= 0:
                 raise ValueError(f"{name}={self._kwargs[name]!r}; expected a positive integer")

@@ -24,6 +24,7 @@ from sc2_envs.full_game import spec
 from sc2_envs.full_game.spaces import BOT_BUILDS, DIFFICULTIES, make_action_space, make_observation_space
 from sc2_envs.lite.bot import VeryEasyTerranBot
 from sc2_envs.lite.commands import CMD_UNSUPPORTED, check_action_keys, check_heads, command_tables, decode
+from sc2_envs.lite.data import PROFILES
 from sc2_envs.lite.engine import DEFAULT_CAPACITY, LiteEngine
 from sc2_envs.lite.layout import AR_NOT_SUPPORTED, AR_SUCCESS, CK_KIND, CMD_NONE, RESULT_NONE, RESULT_P1_WINS, RESULT_P2_WINS
 from sc2_envs.lite.maps import SERVED_MAPS
@@ -208,8 +209,21 @@ def _validate(kwargs: dict) -> None:
     check_served(kwargs["map_name"], kwargs["race"], kwargs["bot_race"], kwargs["bot_difficulty"])
     for name, maximum in MAX_SIZES.items():
         _check_int(name, kwargs[name], 1, maximum)
-    if not isinstance(kwargs["omniscient"], (bool, np.bool_)):
-        raise TypeError(f"omniscient={kwargs['omniscient']!r}; expected a bool")
+    for name in ("omniscient", "query_available_actions", "realtime"):
+        if name in kwargs and not isinstance(kwargs[name], (bool, np.bool_)):
+            raise TypeError(f"{name}={kwargs[name]!r}; expected a bool")
+    if kwargs.get("realtime"):  # FullGame-v0's flag for the real game; the API server refuses it too
+        raise ValueError(
+            "realtime=True is not served by the lite engine (it runs in step mode: each step advances step_mul "
+            "game loops at once); backend='sc2' plays in real time"
+        )
+    if kwargs.get("version") is not None:  # it would be ignored: the lite engine's game data is its data profile
+        raise ValueError(
+            f"version={kwargs['version']!r} picks a StarCraft II binary (backend='sc2'); the lite engine's game data "
+            f"is data_profile (one of {sorted(PROFILES)}); leave version out"
+        )
+    if not isinstance(kwargs["data_profile"], str) or kwargs["data_profile"] not in PROFILES:
+        raise ValueError(f"data_profile={kwargs['data_profile']!r}; expected one of {sorted(PROFILES)}")
     if "bot_build" in kwargs and kwargs["bot_build"] not in BOT_BUILDS:
         raise ValueError(f"bot_build={kwargs['bot_build']!r}; expected one of {list(BOT_BUILDS)}")
     if kwargs["step_mul"] is not None:
@@ -232,16 +246,19 @@ class LiteFullGameEnv(gym.Env):
             most ``MAX_SIZES`` (65536, 65536, 4096, 1024).
         omniscient: a bool: no fog of war (every unit visible), as the replay dataset's default.
         capacity: unit slots per game (at most ``MAX_SIZES["capacity"]``, 65536).
-        data_profile: the game-data profile (``"3.16.1"``).
-        query_available_actions, log_dir, version, realtime: accepted for FullGame-v0 compatibility
-            (the action mask is always computed; there is no game process).
+        data_profile: the game-data profile, a key of ``sc2_envs.lite.data.PROFILES`` (``"3.16.1"``, ``"4.10"``).
+        query_available_actions, log_dir: accepted for FullGame-v0 compatibility (the action mask is
+            always computed; there is no game process to log); ``query_available_actions`` is a bool.
+        version, realtime: the real game's; accepted only as their defaults (None, False): the lite
+            engine's game data is ``data_profile``, and it runs in step mode.
 
     Raises:
         ValueError: a map, race, difficulty the lite engine does not serve (the message lists
-            those served), an unknown ``bot_build``, a size below 1 or above ``MAX_SIZES``, or a
-            ``step_mul`` / ``game_steps_per_episode`` outside its range (``MAX_LOOPS``).
-        TypeError: a size, ``capacity`` or ``step_mul`` that is not an int, or ``omniscient``
-            that is not a bool.
+            those served), an unknown ``bot_build`` or ``data_profile``, a size below 1 or above
+            ``MAX_SIZES``, a ``step_mul`` / ``game_steps_per_episode`` outside its range
+            (``MAX_LOOPS``), ``realtime=True`` or a ``version``.
+        TypeError: a size, ``capacity`` or ``step_mul`` that is not an int, or ``omniscient``,
+            ``query_available_actions`` or ``realtime`` that is not a bool.
     """
 
     metadata: ClassVar[dict] = {"render_modes": []}
