@@ -60,6 +60,7 @@ import torch
 import tyro
 
 from sc2_envs.lite.env import MAX_LOOPS
+from sc2_envs.training.checkpoints import CHECKPOINT_FORMAT as SMAC_FORMAT
 from sc2_envs.training.checkpoints import load_torch_file
 from sc2_envs.training.cli import check_out_dir, cli_error, close_names
 from sc2_envs.training.fullgame_evaluation import (
@@ -148,6 +149,10 @@ def check_args(args: Args) -> None:
         if twice:
             raise ValueError(f"--{flag} {' '.join(names)}: {twice[0]!r} given twice; expected distinct {what}")
     for p in args.checkpoints:
+        if os.path.isdir(p):  # a run folder: name the checkpoints it holds
+            held = sorted(q.name for q in Path(p).glob("*.pt"))[:4]
+            holds = f" (it holds {', '.join(held)})" if held else " (it holds no .pt file)"
+            raise ValueError(f"--checkpoints {p!r} is a folder{holds}; expected an AlphaStarPolicy checkpoint file")
         if not os.path.isfile(p):
             raise ValueError(f"--checkpoints {p!r}: no such checkpoint file")
         try:
@@ -155,7 +160,12 @@ def check_args(args: Args) -> None:
         except (OSError, ValueError) as e:  # a text file, a truncated file: say which and why
             raise ValueError(f"--checkpoints {e}") from None
         if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-            raise ValueError(f"--checkpoints {p!r}: not a {CHECKPOINT_FORMAT} checkpoint (models.alphastar.save_alphastar)")
+            found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
+            what = " (a SMAC-map checkpoint: algos/eval_transfer.py evaluates it)" if found == SMAC_FORMAT else ""
+            raise ValueError(
+                f"--checkpoints {p!r}: not a {CHECKPOINT_FORMAT} checkpoint (models.alphastar.save_alphastar); "
+                f"this one is {found!r}{what}"
+            )
         try:
             check_fullgame_checkpoint(p, ckpt)
         except ValueError as e:  # "<path>: its ... record ..."

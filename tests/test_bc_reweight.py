@@ -430,6 +430,18 @@ def test_a_data_folder_that_does_not_exist_is_reported_so(tmp_path):
         bc.check_data(bc.Args(data=str(tmp_path / "nope")))
 
 
+def test_a_folder_of_replays_given_as_data_names_the_converter(tmp_path):
+    """found by a tester: --data on a folder of .SC2Replay files said only that it has neither meta.json nor dataset.json."""
+    (tmp_path / "replays" / "sub").mkdir(parents=True)
+    (tmp_path / "replays" / "sub" / "a.SC2Replay").write_bytes(b"")
+    data = str(tmp_path / "replays")
+    with pytest.raises(FileNotFoundError, match=re.escape(
+        f"--data {data!r} holds 1 .SC2Replay file(s), not a dataset; convert them first: "
+        f"python -m sc2_envs.replays {data} --out DATASET, then --data DATASET"
+    )):  # fmt: skip
+        bc.check_data(bc.Args(data=data))
+
+
 def test_no_limit_on_evaluation_game_length_is_accepted_as_in_a3c_upgo_and_eval_fullgame():
     bc.check_args(bc.Args(eval_game_steps_per_episode=0))  # 0: no limit, as the other two scripts take it
 

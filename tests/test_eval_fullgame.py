@@ -173,6 +173,18 @@ def test_a_file_that_is_not_an_alphastar_checkpoint_is_refused(tmp_path):
         ev.check_args(ev.Args(checkpoints=(str(tmp_path / "t.txt"),)))
 
 
+def test_a_folder_or_a_smac_checkpoint_is_refused_saying_what_it_is(tmp_path):
+    """found by a tester: a run folder was "no such checkpoint file"; a SMAC checkpoint did not say what it was."""
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "best.pt").write_bytes(b"")
+    folder = str(tmp_path / "run")
+    with pytest.raises(ValueError, match=re.escape(f"--checkpoints {folder!r} is a folder (it holds best.pt); expected")):
+        ev.check_args(ev.Args(checkpoints=(folder,)))
+    smac = str(REPO / "checkpoints" / "2s3z_gnn.pt")
+    with pytest.raises(ValueError, match=re.escape("this one is 'sc2_envs.class_actor_critic/1' (a SMAC-map checkpoint")):
+        ev.check_args(ev.Args(checkpoints=(smac,)))
+
+
 def test_bc_select_ranks_and_averages_full_game_checkpoints(tmp_path):
     sel = load_algo("bc_select")
     a = _checkpoint(tmp_path / "epoch_001.pt", replay=True)

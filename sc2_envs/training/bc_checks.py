@@ -112,7 +112,9 @@ def check_data(args: Any) -> Path:
 
     Raises:
         ValueError: no ``--data``.
-        FileNotFoundError: a ``--data`` that does not exist, a folder with neither file, or (replays) StarCraft II missing for ``--eval-backend sc2``.
+        FileNotFoundError: a ``--data`` that does not exist, a folder with neither file (a folder of ``.SC2Replay``
+            files is named as such, with the converter's command), or (replays) StarCraft II missing for
+            ``--eval-backend sc2``.
     """
     if not args.data:
         raise ValueError("--data is required: a demonstration folder (meta.json) or a replay dataset (dataset.json)")
@@ -123,6 +125,12 @@ def check_data(args: Any) -> Path:
             "(dataset.json)"
         )
     if not (root / "meta.json").exists() and not (root / "dataset.json").exists():
+        replays = sum(1 for _ in root.rglob("*.SC2Replay")) if root.is_dir() else 0
+        if replays:  # the replays themselves, not the dataset converted from them
+            raise FileNotFoundError(
+                f"--data {args.data!r} holds {replays} .SC2Replay file(s), not a dataset; convert them first: "
+                f"python -m sc2_envs.replays {args.data} --out DATASET, then --data DATASET"
+            )
         raise FileNotFoundError(
             f"--data {args.data!r} has neither meta.json (sc2_envs.training.demos) nor dataset.json (sc2_envs.replays)"
         )
