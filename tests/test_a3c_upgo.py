@@ -575,6 +575,27 @@ def test_a_full_game_checkpoint_on_a_smac_map_is_refused_naming_simple64(tmp_pat
     assert "full-game (AlphaStarPolicy" in err and "--map Simple64" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("flag", ["init", "teacher"])
+def test_a_recurrent_checkpoint_is_a_one_line_argument_error_before_any_process(tmp_path, capsys, flag):
+    """found by a tester: a happo_gnn.py --recurrent checkpoint as --init killed every actor ("this actor is
+    recurrent"), as --teacher the learner, each with a traceback, after the run folder was made."""
+    import sc2_envs
+    from models import build_models, save_checkpoint
+
+    info = sc2_envs.make_batched("3m", num_envs=1).get_env_info()
+    policy, critic = build_models(info, "gnn", hidden=16, recurrent=True)
+    path = str(tmp_path / "gru.pt")
+    save_checkpoint(path, policy, critic, info, {})
+    algo = load_algo("a3c_upgo")
+    kw = {"init": path} if flag == "init" else {"teacher": path, "kl_coef": 0.1}
+    with pytest.raises(SystemExit) as e:
+        algo.check_args(algo.Args(map="3m", run_dir=str(tmp_path / "runs"), **kw))
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--{flag} {path} is a recurrent checkpoint (a GRU per agent: happo_gnn.py --recurrent)" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "runs").exists()
+
+
 def test_end_of_run_line_names_only_the_model_files_that_exist(tmp_path):
     from sc2_envs.training.async_learner import saved_models_text
 

@@ -226,7 +226,8 @@ def training_games_line(args: Any) -> str:
 def check_checkpoint_kinds(args: Any) -> None:
     """Read ``--init`` and ``--teacher`` (CPU, ``weights_only``) and refuse a file that is not a torch
     checkpoint, a checkpoint of the other kind of run (``models.alphastar`` for ``--map Simple64``,
-    ``models.save_checkpoint`` for a SMAC map), or, for the full game, ``--max-entities`` below the entity
+    ``models.save_checkpoint`` for a SMAC map), a recurrent SMAC checkpoint (``happo_gnn.py --recurrent``:
+    this actor-learner is feed-forward), or, for the full game, ``--max-entities`` below the entity
     rows the ``--init`` model was built for (``config.max_entities``).
 
     Raises:
@@ -254,6 +255,13 @@ def check_checkpoint_kinds(args: Any) -> None:
                 f"--map {' or '.join(FULL_GAME_MAPS)} (FullGame-v0), not on the SMAC map {args.map}"
             )
         cfg = ckpt.get("config") if isinstance(ckpt, dict) else None
+        hparams = cfg.get("policy_hparams") if isinstance(cfg, dict) else None
+        if not is_full_game(args) and isinstance(hparams, dict) and hparams.get("recurrent"):
+            # the actors and the learner call the feed-forward act / logits, which a GRU actor refuses
+            cli_error(
+                f"--{name} {path} is a recurrent checkpoint (a GRU per agent: happo_gnn.py --recurrent); this "
+                "actor-learner's policies are feed-forward: expected a checkpoint trained without --recurrent"
+            )
         if name == "init" and is_full_game(args) and isinstance(cfg, dict) and "max_entities" in cfg:
             rows = int(cfg["max_entities"])  # a config without it is refused when the model is built (load_alphastar)
             if args.max_entities < rows:
