@@ -151,12 +151,18 @@ def test_reset_without_sc2_names_sc2path(tmp_path, monkeypatch, env):
 
 def test_reset_refuses_seeds_the_game_cannot_take(env):
     # found by a tester: random_seed was seed & 0x7FFFFFFF, so seed 2**31 + 5 silently replayed seed 5's game
-    for seed in (2**31 + 5, -1, 1.5):
+    for seed in (2**31 + 5, -1, 1.5, True):  # True was seed 1
         with pytest.raises(ValueError, match=re.escape(f"seed={seed!r}; expected an int in [0, 2147483647]")):
             env.reset(seed=seed)
     assert env._proc is None
     env._seed = 2**31 - 1
     assert env.create_game_request("Simple64.SC2Map").random_seed == 2**31 - 1
+
+
+def test_reset_options_are_refused_not_ignored(env):
+    with pytest.raises(ValueError, match=re.escape("options={'foo': 1}; expected None or {}")):
+        env.reset(options={"foo": 1})
+    assert env._proc is None
 
 
 def test_bad_options_name_the_value():

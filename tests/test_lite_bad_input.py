@@ -194,3 +194,14 @@ def test_the_compatibility_flags_must_be_bools(name, value):
     """found by a tester: query_available_actions='no' was accepted (read as true)."""
     with pytest.raises(TypeError, match=re.escape(f"{name}={value!r}; expected a bool")):
         LiteFullGameEnv(**{name: value})
+
+
+@pytest.mark.parametrize("options", [{"foo": 1}, 5, {"reset_mask": np.array([True, False])}])
+def test_reset_options_are_refused_not_ignored(env, venv, options):
+    """found by a tester: reset(options=...) was ignored; Gymnasium's vector ``reset_mask`` reset every game."""
+    with pytest.raises(ValueError, match=re.escape(f"options={options!r}; expected None or {{}}")):
+        env.reset(seed=0, options=options)
+    with pytest.raises(ValueError, match=re.escape(f"options={options!r}; expected None or {{}}")):
+        venv.reset(seed=0, options=options)
+    env.reset(seed=0, options={})
+    venv.reset(seed=0, options={})

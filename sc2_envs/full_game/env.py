@@ -388,13 +388,18 @@ class FullGameEnv(gym.Env):
         restarts the running game (``RequestRestartGame``), which keeps its seed.
 
         Raises:
-            ValueError: a seed that is not an int in ``[0, MAX_GAME_SEED]``.
+            ValueError: a seed that is not an int in ``[0, MAX_GAME_SEED]`` (a bool is not), or ``options`` other
+                than None / ``{}`` (none are read).
             SC2NotFoundError: StarCraft II or the map is not installed (names SC2PATH).
             MissingDependencyError: the ``full-game`` extra is not installed.
         """
-        if seed is not None and not (isinstance(seed, (int, np.integer)) and 0 <= seed <= MAX_GAME_SEED):
+        if seed is not None and (
+            isinstance(seed, (bool, np.bool_)) or not (isinstance(seed, (int, np.integer)) and 0 <= seed <= MAX_GAME_SEED)
+        ):
             # the game's random_seed keeps 31 bits: a larger seed would silently replay seed & 0x7FFFFFFF's game
             raise ValueError(f"seed={seed!r}; expected an int in [0, {MAX_GAME_SEED}] (StarCraft II's random_seed)")
+        if not (options is None or (isinstance(options, dict) and not options)):  # none are read: one would be ignored
+            raise ValueError(f"options={options!r}; expected None or {{}} (FullGame-v0's reset takes no options)")
         super().reset(seed=seed)
         if self._controller is not None and seed is not None and seed != self._seed:
             self.close()  # a new seed needs a new game: RequestRestartGame keeps the old random_seed

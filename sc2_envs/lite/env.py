@@ -71,6 +71,17 @@ def check_seed(seed) -> int | None:
     return None if seed is None else int(seed)
 
 
+def check_reset_options(options) -> None:
+    """Refuse ``reset(options=...)`` other than None or ``{}``: FullGame-v0 reads none, so one (Gymnasium's vector
+    ``reset_mask`` among them) would be ignored silently.
+
+    Raises:
+        ValueError: naming the options.
+    """
+    if not (options is None or (isinstance(options, dict) and not options)):
+        raise ValueError(f"options={options!r}; expected None or {{}} (FullGame-v0's reset takes no options)")
+
+
 def check_served(map_name: str, race: str, bot_race: str, bot_difficulty: str) -> None:
     """Refuse a game the lite engine does not serve, naming what is served.
 
@@ -320,9 +331,10 @@ class LiteFullGameEnv(gym.Env):
         """Start a new game; ``seed`` seeds the bot's timeline jitter (an int in [0, 2**63 - 1]).
 
         Raises:
-            ValueError: a seed that is not a non-negative int.
+            ValueError: a seed that is not a non-negative int, or ``options`` other than None / ``{}``.
         """
         seed = check_seed(seed)
+        check_reset_options(options)
         super().reset(seed=seed)
         core = self._core()
         bot_seed = int(self.np_random.integers(0, 2**63 - 1))
@@ -420,9 +432,11 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
         and the single env gives them at reset too.
 
         Raises:
-            ValueError: a seed that is not an int in [0, 2**63 - 1].
+            ValueError: a seed that is not an int in [0, 2**63 - 1], or ``options`` other than None / ``{}`` (no
+                ``reset_mask``: every game resets here, and an ended game resets on the next ``step``).
         """
         seed = check_seed(seed)
+        check_reset_options(options)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         seeds = self._rng.integers(0, 2**63 - 1, size=self.num_envs)
