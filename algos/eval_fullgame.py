@@ -59,7 +59,7 @@ from pathlib import Path
 import torch
 import tyro
 
-from sc2_envs.lite.env import MAX_LOOPS
+from sc2_envs.lite.env import MAX_LOOPS, MAX_NUM_ENVS
 from sc2_envs.training.checkpoints import CHECKPOINT_FORMAT as SMAC_FORMAT
 from sc2_envs.training.checkpoints import load_torch_file
 from sc2_envs.training.cli import check_out_dir, cli_error, close_names
@@ -123,8 +123,8 @@ def check_args(args: Args) -> None:
             do not build the model, or whose ``bc`` / ``rl`` record or recorded step_mul is invalid
             (``fullgame_evaluation.check_fullgame_checkpoint``); an unknown baseline (with the closest name when
             one is close: ``scriptd`` suggests ``scripted``) or backend,
-            ``--games``/``--num-envs`` below 1, ``--step-mul`` below 0, ``--seed`` outside [0, 2**63 - 1]
-            (the envs' seed range), ``--torch-threads`` below 0, ``--noop-prob`` outside [0, 1], ``scripted`` on
+            ``--games``/``--num-envs`` below 1, more games at once than the lite engine's ``MAX_NUM_ENVS``,
+            ``--step-mul`` below 0, ``--seed`` outside [0, 2**63 - 1] (the envs' seed range), ``--torch-threads`` below 0, ``--noop-prob`` outside [0, 1], ``scripted`` on
             the real game without ``--enemy-start``, an ``--enemy-start`` cell off the baselines' raw grid, a
             ``--device`` torch cannot use, or a ``--csv`` that cannot be written (a folder, or under a file or
             an unwritable folder).
@@ -173,6 +173,8 @@ def check_args(args: Args) -> None:
     for name in ("games", "num_envs"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: expected an integer >= 1")
+    if args.backend == "lite" and min(args.num_envs, args.games) > MAX_NUM_ENVS:  # the games played at once
+        raise ValueError(f"--num-envs {args.num_envs}: expected games at once <= {MAX_NUM_ENVS} (the lite engine's limit)")
     if args.step_mul < 0:
         raise ValueError(f"--step-mul {args.step_mul}: expected game loops per decision >= 1 (0: each policy's own)")
     if args.step_mul > MAX_LOOPS["step_mul"]:  # the env's limit, checked before any game

@@ -185,6 +185,7 @@ def test_missing_real_game_is_reported_before_any_process_starts(tmp_path, monke
         # found by a tester: these reached every actor's LiteFullGameEnv, a ValueError traceback per actor
         ("step_mul", 2**21, "expected game loops per env step <= 1048576 (the lite engine's limit)"),
         ("game_steps_per_episode", 2**62 + 1, f"expected game loops <= {2**62} (the lite engine's limit)"),
+        ("envs_per_actor", 70000, "expected games per actor <= 65536 (the lite engine's limit)"),
     ],
 )
 def test_full_game_env_options_the_env_refuses_are_refused_before_a_run_starts(tmp_path, capsys, flag, value, expected):

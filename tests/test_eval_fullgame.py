@@ -100,6 +100,11 @@ def test_summary_has_the_wilson_interval_and_army_only_of_games_still_running():
             {"policy": ("random",), "game_steps_per_episode": 10**20},
             r"^--game-steps-per-episode 10{20}: expected game loops in \[0, ",
         ),
+        # found by a tester: the lite vector env refused it after the configuration, a ValueError traceback
+        (
+            {"policy": ("random",), "games": 70000, "num_envs": 70000},
+            r"^--num-envs 70000: expected games at once <= 65536 \(the lite engine's limit\)",
+        ),
     ],
 )
 def test_bad_command_lines_stop_before_any_game(kw, message):

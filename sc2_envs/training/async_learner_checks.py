@@ -114,11 +114,12 @@ def check_fullgame_env_flags(args: Any) -> None:
 
     Raises:
         SystemExit: status 2 (``cli_error``) for ``--step-mul`` below 0 (0: :func:`resolve_step_mul`), ``--game-steps-per-episode``
-            below 0 (0: no limit), either of them above the lite engine's ``MAX_LOOPS`` on ``--env-backend sim`` (each
-            actor's env would refuse it), ``--train-game-loops`` below 0 or above ``--game-steps-per-episode`` (when
-            that is not 0), or ``--max-entities`` below 1 or, on the lite engine, above its limit (65,536).
+            below 0 (0: no limit), either of them above the lite engine's ``MAX_LOOPS`` or ``--envs-per-actor`` above
+            its ``MAX_NUM_ENVS`` on ``--env-backend sim`` (each actor's env would refuse it), ``--train-game-loops``
+            below 0 or above ``--game-steps-per-episode`` (when that is not 0), or ``--max-entities`` below 1 or, on
+            the lite engine, above its limit (65,536).
     """
-    from sc2_envs.lite.env import MAX_LOOPS, MAX_SIZES
+    from sc2_envs.lite.env import MAX_LOOPS, MAX_NUM_ENVS, MAX_SIZES
 
     lite = args.env_backend == "sim"
     if args.step_mul < 0:
@@ -136,6 +137,10 @@ def check_fullgame_env_flags(args: Any) -> None:
         top = MAX_LOOPS["game_steps_per_episode"]
         cli_error(
             f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops <= {top} (the lite engine's limit)"
+        )
+    if lite and args.envs_per_actor > MAX_NUM_ENVS:
+        cli_error(
+            f"--envs-per-actor {args.envs_per_actor}: expected games per actor <= {MAX_NUM_ENVS} (the lite engine's limit)"
         )
     limit = args.game_steps_per_episode
     if args.train_game_loops < 0 or (limit and args.train_game_loops > limit):
