@@ -491,6 +491,23 @@ def test_a_seed_beyond_the_games_random_seed_is_refused_before_training(tmp_path
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (dict(eval_envs=70000, eval_episodes=70000), "--eval-envs 70000: expected games at once <= 65536"),
+        (dict(eval_step_mul=2**21), "--eval-step-mul 2097152: expected game loops per decision <= 1048576"),
+        (dict(eval_game_steps_per_episode=2**62 + 1), f"--eval-game-steps-per-episode {2**62 + 1}: expected game loops <= "),
+    ],
+)
+def test_lite_evaluation_flags_beyond_the_engines_limits_are_refused_before_training(tmp_path, monkeypatch, change, message):
+    """found by a tester: the lite vector env refused these only when the first epoch was evaluated, after training."""
+    data = _replay_dataset_without_sc2(tmp_path, monkeypatch)
+    args = bc.Args(data=data, run_dir=str(tmp_path / "run"), select_by="behaviour", **change)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        bc.main(args)
+    assert not (tmp_path / "run").exists()
+
+
 def test_the_real_game_missing_is_a_command_line_error_with_status_2(tmp_path, monkeypatch):
     import subprocess
     import sys

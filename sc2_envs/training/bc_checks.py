@@ -16,7 +16,7 @@ from typing import Any
 from sc2_envs.lite.env import MAX_SEED, check_seed
 from sc2_envs.training.bc_labels import read_target_file
 
-__all__ = ["check_args", "check_data", "check_demo_layout", "check_replay_evaluation", "check_size"]
+__all__ = ["check_args", "check_data", "check_demo_layout", "check_lite_evaluation", "check_replay_evaluation", "check_size"]
 
 
 def check_args(args: Any) -> None:
@@ -77,7 +77,8 @@ def check_args(args: Any) -> None:
 def check_replay_evaluation(args: Any) -> None:
     """Reject, before training on a replay dataset, a full-game evaluation that could only fail after it.
 
-    Only runs that play (``--select-by behaviour`` or ``--average-window`` >= 2) are checked.
+    Only runs that play (``--select-by behaviour`` or ``--average-window`` >= 2) are checked; on the lite engine
+    by :func:`check_lite_evaluation`.
 
     Raises:
         SC2NotFoundError: ``--eval-backend sc2`` without StarCraft II under ``$SC2PATH``
@@ -90,6 +91,7 @@ def check_replay_evaluation(args: Any) -> None:
     if args.select_by != "behaviour" and args.average_window < 2:
         return
     if args.eval_backend != "sc2":
+        check_lite_evaluation(args)
         return
     from sc2_envs.full_game.env import MAX_GAME_SEED, SC2NotFoundError, find_sc2_binary
 
@@ -103,6 +105,29 @@ def check_replay_evaluation(args: Any) -> None:
             f"--eval-seed {args.eval_seed} with --eval-backend sc2; expected an integer in [0, {top}] "
             f"(game b of {min(args.eval_envs, args.eval_episodes)} at once gets seed + b, StarCraft II's "
             f"random_seed <= {MAX_GAME_SEED})"
+        )
+
+
+def check_lite_evaluation(args: Any) -> None:
+    """Refuse evaluation flags the lite engine's vector env would refuse only when the first epoch is evaluated.
+
+    Raises:
+        ValueError: more games at once (``min(--eval-envs, --eval-episodes)``) than ``MAX_NUM_ENVS``, or an
+            ``--eval-step-mul`` / ``--eval-game-steps-per-episode`` above ``MAX_LOOPS``.
+    """
+    from sc2_envs.lite.env import MAX_LOOPS, MAX_NUM_ENVS
+
+    if min(args.eval_envs, args.eval_episodes) > MAX_NUM_ENVS:
+        raise ValueError(f"--eval-envs {args.eval_envs}: expected games at once <= {MAX_NUM_ENVS} (the lite engine's limit)")
+    if args.eval_step_mul > MAX_LOOPS["step_mul"]:
+        raise ValueError(
+            f"--eval-step-mul {args.eval_step_mul}: expected game loops per decision <= {MAX_LOOPS['step_mul']} "
+            "(the lite engine's limit)"
+        )
+    if args.eval_game_steps_per_episode > MAX_LOOPS["game_steps_per_episode"]:
+        raise ValueError(
+            f"--eval-game-steps-per-episode {args.eval_game_steps_per_episode}: expected game loops <= "
+            f"{MAX_LOOPS['game_steps_per_episode']} (the lite engine's limit)"
         )
 
 
