@@ -544,6 +544,16 @@ def test_an_empty_replay_dataset_is_a_clear_error(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+def test_a_replay_dataset_without_its_index_is_an_error_naming_the_file_and_the_writer(tmp_path):
+    """found by a tester: dataset.json without index.json (a copy cut short) was Errno 2 on the index's path."""
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "dataset.json").write_text(json.dumps({"shards": 0, "config": {"sample": "actions", "k": 8}}))
+    message = f"{tmp_path / 'ds'}: index.json is missing; expected a dataset written by sc2_envs.replays"
+    with pytest.raises(FileNotFoundError, match=re.escape(message)):
+        bc.main(bc.Args(data=str(tmp_path / "ds"), run_dir=str(tmp_path / "run")))
+    assert not (tmp_path / "run").exists()
+
+
 @pytest.fixture(scope="module")
 def replays_tiny(test_data_dir, tmp_path_factory):
     """The three committed Simple64 replays as a small dataset (32 entities, a 16x16 raw grid)."""
