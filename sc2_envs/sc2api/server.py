@@ -607,6 +607,10 @@ class _RequestError(Exception):
     """A request the server understood but cannot honour; becomes ``Response.error``."""
 
 
+class _ListenError(OSError):
+    """The server cannot listen where it was told to; :func:`main` reports it as a usage error."""
+
+
 def serve(
     host: str, port: int, build: int = DEFAULT_BUILD, idle_exit: float = 60.0, parent_pid: int | None = None, log=None
 ) -> int:
@@ -614,12 +618,20 @@ def serve(
 
     Returns:
         The process exit code (0).
+
+    Raises:
+        OSError: the server cannot listen on ``host:port`` (an unknown host, a port in use or out of range); the
+            message names both and the reason.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind((host, port))
-    listener.listen(4)
+    try:
+        listener.bind((host, port))
+        listener.listen(4)
+    except (OSError, OverflowError) as e:  # an unknown host, a port in use or out of range
+        listener.close()
+        raise _ListenError(f"-listen {host} -port {port}: cannot listen ({e})") from None
     game = SC2APIGame(build)
     parent = parent_pid if parent_pid is not None else os.getppid()
 
@@ -670,8 +682,17 @@ def main(argv: list[str] | None = None) -> int:
         "--idle-exit", type=float, default=60.0, help="exit after this many seconds without a client (default 60)"
     )
     args, _ignored = parser.parse_known_args(argv)  # -dataDir, -tempDir, -verbose, -dataVersion, ...
+    if not 1 <= args.port <= 65535:
+        parser.error(f"-port {args.port}: expected a TCP port in [1, 65535]")
+    if not (math.isfinite(args.idle_exit) and args.idle_exit > 0):  # NaN never times out; <= 0 exits at once
+        parser.error(f"--idle-exit {args.idle_exit}: expected seconds > 0")
+    if args.build < 1:
+        parser.error(f"--build {args.build}: expected a positive build number")
     torch.set_num_threads(1)
-    return serve(args.listen, args.port, build=args.build, idle_exit=args.idle_exit)
+    try:
+        return serve(args.listen, args.port, build=args.build, idle_exit=args.idle_exit)
+    except _ListenError as e:
+        parser.error(str(e))
 
 
 if __name__ == "__main__":
