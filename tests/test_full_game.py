@@ -189,6 +189,24 @@ def test_the_bool_options_refuse_other_values_by_name(name, value):
         FullGameEnv(**{name: value})
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "top"),
+    [
+        ("max_entities", 2**40, 2**16),
+        ("max_selected", 2**40, 2**16),
+        ("raw_resolution", 10**6, 4096),
+        ("minimap_resolution", 10**6, 1024),
+        ("step_mul", 2**40, 2**20),
+        ("game_steps_per_episode", 10**20, 2**62),
+    ],
+)
+def test_sizes_and_loop_counts_above_the_lite_engines_limits_are_refused_on_the_real_game_too(name, value, top):
+    """found by a tester: max_entities=2**40 and minimap_resolution=10**6 were MemoryErrors (38 TiB of space bounds),
+    step_mul=2**40 would fail at the first step (RequestStep.count is a uint32)."""
+    with pytest.raises(ValueError, match=re.escape(f"{name}={value}; expected an int <= {top}")):
+        FullGameEnv(**{name: value})
+
+
 def test_game_requests_match_the_protocol():
     env = FullGameEnv(race="zerg", bot_race="protoss", bot_difficulty="hard", bot_build="macro", minimap_resolution=32)
     env._seed = 7

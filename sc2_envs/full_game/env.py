@@ -47,7 +47,14 @@ from gymnasium import spaces
 from sc2_envs.full_game import convert, spec
 from sc2_envs.full_game._deps import require
 from sc2_envs.full_game.heads import check_action
-from sc2_envs.full_game.spaces import BOT_BUILDS, DIFFICULTIES, make_action_space, make_observation_space
+from sc2_envs.full_game.spaces import (
+    BOT_BUILDS,
+    DIFFICULTIES,
+    MAX_LOOPS,
+    MAX_SIZES,
+    make_action_space,
+    make_observation_space,
+)
 
 SC2_INSTALL_STEPS = (
     "StarCraft II was not found. Set SC2PATH to the folder that holds 'Versions/Base<build>/SC2_x64' "
@@ -140,7 +147,8 @@ class FullGameEnv(gym.Env):
         realtime: play in real time instead of stepping.
 
     Raises:
-        ValueError: an unknown map, race, difficulty or build, or a non-positive size.
+        ValueError: an unknown map, race, difficulty or build, a non-positive size, or a size or loop count above
+            ``spaces.MAX_SIZES`` / ``spaces.MAX_LOOPS`` (the lite engine's limits too).
         TypeError: a size, ``step_mul`` or ``game_steps_per_episode`` that is not an int (a float
             would be truncated, a bool read as 0 / 1), or ``query_available_actions`` / ``realtime``
             that is not a bool.
@@ -214,6 +222,9 @@ class FullGameEnv(gym.Env):
             raise ValueError(f"step_mul={step_mul!r}; expected a positive number of game loops or None")
         if game_steps_per_episode < 0:
             raise ValueError(f"game_steps_per_episode={game_steps_per_episode!r}; expected >= 0 (0 = no limit)")
+        for name, top in (*MAX_SIZES.items(), *MAX_LOOPS.items()):  # the lite engine's limits: one rule for both backends
+            if self._kwargs[name] is not None and self._kwargs[name] > top:
+                raise ValueError(f"{name}={self._kwargs[name]!r}; expected an int <= {top}")
         maps = require("pysc2_evolved.maps", "the map registry")
         try:
             maps.get(map_name)

@@ -21,7 +21,8 @@ import gymnasium as gym
 import numpy as np
 
 from sc2_envs.full_game import spec
-from sc2_envs.full_game.spaces import BOT_BUILDS, DIFFICULTIES, make_action_space, make_observation_space
+from sc2_envs.full_game.spaces import BOT_BUILDS, DIFFICULTIES, MAX_LOOPS, make_action_space, make_observation_space
+from sc2_envs.full_game.spaces import MAX_SIZES as SPACE_SIZES
 from sc2_envs.lite.bot import VeryEasyTerranBot
 from sc2_envs.lite.commands import CMD_UNSUPPORTED, check_action_keys, check_heads, command_tables, decode
 from sc2_envs.lite.data import PROFILES
@@ -35,21 +36,9 @@ SERVED_RACES = ("protoss",)
 SERVED_BOT_RACES = ("terran",)
 SERVED_DIFFICULTIES = ("very_easy",)
 MAX_SEED = 2**63 - 1
-# Largest accepted sizes: each is far above any real use (Simple64 has ~100 units, a 64 grid is
-# the real game's raw resolution) and keeps one game's buffers to tens of MB, so a typo such as
-# max_entities=2**40 is refused by name instead of failing in a numpy allocation.
-MAX_SIZES = {
-    "max_entities": 2**16,
-    "max_selected": 2**16,
-    "raw_resolution": 4096,
-    "minimap_resolution": 1024,
-    "capacity": 2**16,
-}
+MAX_SIZES = {**SPACE_SIZES, "capacity": 2**16}
+"""Largest accepted sizes: FullGame-v0's (``sc2_envs.full_game.spaces.MAX_SIZES``), and unit slots per game."""
 MAX_NUM_ENVS = 2**16  # games of one LiteFullGameVectorEnv; the same reason as MAX_SIZES
-# Largest loop counts, in game loops: an hour of game time is 80,640 loops (22.4 a second), so 2**20 per step
-# (13 hours) is far above any use while a typo such as step_mul=2**40 is refused by name instead of running
-# for days in one step; game_steps_per_episode stays where game_loop + limit cannot overflow int64.
-MAX_LOOPS = {"step_mul": 2**20, "game_steps_per_episode": 2**62}
 
 
 def _check_int(name: str, value, minimum: int, maximum: int | None = None) -> int:

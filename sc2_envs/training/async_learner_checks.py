@@ -109,36 +109,35 @@ def check_no_full_game_flags(args: Any) -> None:
 
 
 def check_fullgame_env_flags(args: Any) -> None:
-    """Refuse FullGame-v0 options that its envs would refuse in every actor (``FullGameEnv``, and for
-    ``--env-backend sim`` the lite engine's ``sc2_envs.lite.env.MAX_SIZES``).
+    """Refuse FullGame-v0 options that its envs would refuse in every actor (``FullGameEnv`` and the lite engine
+    share the limits ``sc2_envs.full_game.spaces.MAX_SIZES`` / ``MAX_LOOPS``).
 
     Raises:
         SystemExit: status 2 (``cli_error``) for ``--step-mul`` below 0 (0: :func:`resolve_step_mul`), ``--game-steps-per-episode``
-            below 0 (0: no limit), either of them above the lite engine's ``MAX_LOOPS`` or ``--envs-per-actor`` above
-            its ``MAX_NUM_ENVS`` on ``--env-backend sim`` (each actor's env would refuse it), ``--train-game-loops``
-            below 0 or above ``--game-steps-per-episode`` (when that is not 0), or ``--max-entities`` below 1 or, on
-            the lite engine, above its limit (65,536).
+            below 0 (0: no limit), either of them above ``MAX_LOOPS``, ``--envs-per-actor`` above the lite engine's
+            ``MAX_NUM_ENVS`` on ``--env-backend sim``, ``--train-game-loops`` below 0 or above
+            ``--game-steps-per-episode`` (when that is not 0), or ``--max-entities`` outside [1, 65,536].
     """
-    from sc2_envs.lite.env import MAX_LOOPS, MAX_NUM_ENVS, MAX_SIZES
+    from sc2_envs.full_game.spaces import MAX_LOOPS, MAX_SIZES
+    from sc2_envs.lite.env import MAX_NUM_ENVS
 
-    lite = args.env_backend == "sim"
     if args.step_mul < 0:
         cli_error(
             f"--step-mul {args.step_mul}: expected game loops per env step >= 1 (8: half a normal-speed second), "
             "or 0: the --init checkpoint's trained step_mul"
         )
-    if lite and args.step_mul > MAX_LOOPS["step_mul"]:
+    if args.step_mul > MAX_LOOPS["step_mul"]:
         cli_error(
-            f"--step-mul {args.step_mul}: expected game loops per env step <= {MAX_LOOPS['step_mul']} (the lite engine's limit)"
+            f"--step-mul {args.step_mul}: expected game loops per env step <= {MAX_LOOPS['step_mul']} (the full game's limit)"
         )
     if args.game_steps_per_episode < 0:
         cli_error(f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops >= 0 (0: no limit)")
-    if lite and args.game_steps_per_episode > MAX_LOOPS["game_steps_per_episode"]:
+    if args.game_steps_per_episode > MAX_LOOPS["game_steps_per_episode"]:
         top = MAX_LOOPS["game_steps_per_episode"]
         cli_error(
-            f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops <= {top} (the lite engine's limit)"
+            f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops <= {top} (the full game's limit)"
         )
-    if lite and args.envs_per_actor > MAX_NUM_ENVS:
+    if args.env_backend == "sim" and args.envs_per_actor > MAX_NUM_ENVS:
         cli_error(
             f"--envs-per-actor {args.envs_per_actor}: expected games per actor <= {MAX_NUM_ENVS} (the lite engine's limit)"
         )
@@ -150,10 +149,9 @@ def check_fullgame_env_flags(args: Any) -> None:
             if limit
             else f"--train-game-loops {args.train_game_loops}: expected game loops >= 1, or 0: no limit"
         )
-    top = MAX_SIZES["max_entities"] if args.env_backend == "sim" else None
-    if args.max_entities < 1 or (top is not None and args.max_entities > top):
-        expected = f"an int in [1, {top}] (the lite engine's limit)" if top is not None else "an int >= 1"
-        cli_error(f"--max-entities {args.max_entities}: expected entity rows per observation, {expected}")
+    top = MAX_SIZES["max_entities"]
+    if not 1 <= args.max_entities <= top:
+        cli_error(f"--max-entities {args.max_entities}: expected entity rows per observation, an int in [1, {top}]")
 
 
 def resolve_step_mul(args: Any) -> str:
