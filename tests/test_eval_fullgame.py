@@ -112,6 +112,23 @@ def test_bad_command_lines_stop_before_any_game(kw, message):
         ev.check_args(ev.Args(**kw))
 
 
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"games": 0}, "games=0; expected an int >= 1"),  # was "num_envs=0" from the vector env
+        ({"games": 1.5}, "games=1.5; expected an int >= 1"),  # played 2 games
+        ({"num_envs": 0}, "num_envs=0; expected an int >= 1"),
+        ({"seed": -1}, "seed=-1; expected an int in [0, 9223372036854775807]"),  # was numpy's unnamed error
+        ({"noop_prob": 2.0}, "noop_prob=2.0; expected a probability in [0, 1]"),  # was played as 1
+    ],
+)
+def test_evaluate_fullgame_names_a_bad_argument_before_any_game(kw, message):
+    """found by a tester: the library call (bc_reweight.py's selection, eval_fullgame.py) took these unchecked."""
+    args = {"games": 1, "seed": 0, "num_envs": 1, "noop_prob": 0.5, **kw}
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        fe.evaluate_fullgame("random", args.pop("games"), args.pop("seed"), game_steps_per_episode=16, **args)
+
+
 def test_a_mistyped_baseline_gets_the_did_you_mean_the_training_scripts_give_for_maps():
     with pytest.raises(ValueError) as err:
         ev.check_args(ev.Args(policy=("random", "scriptd")))
