@@ -205,3 +205,48 @@ def test_reset_options_are_refused_not_ignored(env, venv, options):
         venv.reset(seed=0, options=options)
     env.reset(seed=0, options={})
     venv.reset(seed=0, options={})
+
+
+@pytest.fixture(scope="module")
+def engine():
+    from sc2_envs.lite import LiteEngine
+
+    return LiteEngine(2)
+
+
+@pytest.mark.parametrize(
+    ("loops", "message"),
+    [
+        (-5, "loops=-5; expected game loops >= 0"),  # ran nothing, silently
+        (1.5, "loops=1.5; expected integer game loops"),  # ran 1
+        (np.array([1, 2, 3]), "loops has shape (3,); expected () or (2,)"),
+    ],
+)
+def test_engine_advance_names_bad_loop_counts(engine, loops, message):
+    """found by a tester: LiteEngine.advance(-5) ran nothing and advance(1.5) ran 1 loop, silently."""
+    before = engine.game_loop.copy()
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        engine.advance(loops)
+    np.testing.assert_array_equal(engine.game_loop, before)
+
+
+@pytest.mark.parametrize("games", [np.array([2]), np.array([-1]), np.array([0.5]), np.array([True, False, True])])
+def test_engine_reset_names_games_outside_the_batch(engine, games):
+    """found by a tester: reset([-1]) reset the last game (a negative index), reset([2]) was an IndexError."""
+    with pytest.raises(ValueError, match=r"^games="):
+        engine.reset(games)
+
+
+def test_engine_capacity_must_be_an_int():
+    from sc2_envs.lite import LiteEngine
+
+    with pytest.raises(ValueError, match=re.escape("capacity=400.5; expected an int")):
+        LiteEngine(1, capacity=400.5)  # was truncated to 400 slots
+
+
+@pytest.mark.parametrize("noop_prob", [2.0, -0.1, float("nan")])
+def test_random_legal_policy_noop_prob_must_be_a_probability(engine, noop_prob):
+    from sc2_envs.lite import RandomLegalPolicy
+
+    with pytest.raises(ValueError, match=re.escape(f"noop_prob={noop_prob!r}; expected a probability in [0, 1]")):
+        RandomLegalPolicy(engine.catalog, noop_prob=noop_prob)
