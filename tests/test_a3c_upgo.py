@@ -412,6 +412,19 @@ def test_bad_actor_and_win_window_are_refused_by_check_args():
         ("learning_rate", -1.0, "--learning-rate -1.0: expected an Adam learning rate > 0"),
         ("kl_coef", -0.5, "--kl-coef -0.5: expected a coefficient >= 0"),
         ("vf_coef", -1.0, "--vf-coef -1.0: expected a coefficient >= 0"),
+        # found by a tester: these started a run that stopped at once, failed in the actors or the learner, or spun
+        ("total_timesteps", 0, "--total-timesteps 0: expected env steps >= 1"),
+        ("time_budget_s", -5.0, "--time-budget-s -5.0: expected seconds >= 0 (0: no limit)"),
+        ("hidden", 0, "--hidden 0: expected a network width >= 1"),
+        ("hidden", 6, "--hidden 6: expected a width divisible by the GNN's 4 attention heads"),
+        ("actor_layers", 0, "--actor-layers 0: expected attention blocks >= 1"),
+        ("torch_threads", -1, "--torch-threads -1: expected threads >= 0 (0: torch's default)"),
+        ("max_restarts", -1, "--max-restarts -1: expected restarts >= 0"),
+        ("heartbeat_interval", -1.0, "--heartbeat-interval -1.0: expected seconds > 0"),
+        ("stall_timeout", -1.0, "--stall-timeout -1.0: expected seconds > 0"),
+        ("startup_timeout", 0.0, "--startup-timeout 0.0: expected seconds > 0"),
+        ("print_interval_s", -1.0, "--print-interval-s -1.0: expected seconds >= 0 (0: a line every update)"),
+        ("ray_actor_cpus", -1.0, "--ray-actor-cpus -1.0: expected CPUs per actor > 0"),
     ],
 )
 def test_out_of_range_numeric_flags_are_a_one_line_argument_error(capsys, flag, value, expected):
@@ -594,6 +607,18 @@ def test_a_recurrent_checkpoint_is_a_one_line_argument_error_before_any_process(
     err = capsys.readouterr().err
     assert f"--{flag} {path} is a recurrent checkpoint (a GRU per agent: happo_gnn.py --recurrent)" in err
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(("flag", "value"), [("hidden", 128), ("actor", "mlp"), ("actor_layers", 2)])
+def test_network_flags_given_with_init_are_refused_not_ignored(tmp_path, capsys, flag, value):
+    """found by a tester: --hidden / --actor / --actor-layers with --init were ignored (the checkpoint's networks)."""
+    algo = load_algo("a3c_upgo")
+    path = make_checkpoint(tmp_path / "bc.pt")
+    with pytest.raises(SystemExit) as e:
+        algo.check_args(algo.Args(map="3m", init=str(path), run_dir=str(tmp_path / "runs"), **{flag: value}))
+    assert e.value.code == 2
+    option = "--" + flag.replace("_", "-")
+    assert f"{option} {value} with --init {path}: the networks are the checkpoint's" in capsys.readouterr().err
 
 
 def test_end_of_run_line_names_only_the_model_files_that_exist(tmp_path):

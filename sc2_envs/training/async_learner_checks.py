@@ -8,10 +8,11 @@ applies), rather than a traceback from an actor or from the middle of the learne
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from pathlib import Path
 from typing import Any
 
-from models import ACTOR_TYPES
+from models import ACTOR_TYPES, build_models
 from sc2_envs.training.checkpoints import load_torch_file
 from sc2_envs.training.cli import check_finite_flags, check_out_dir, cli_error
 from sc2_envs.validation import did_you_mean
@@ -45,8 +46,23 @@ NUMERIC_RANGES = (
     ("kl_coef", lambda v: v >= 0, "a coefficient >= 0"),
     ("max_grad_norm", lambda v: v > 0, "a gradient-norm bound > 0"),
     ("critic_warmup_steps", lambda v: v >= 0, "env steps >= 0 (0: no warm-up)"),
+    ("total_timesteps", lambda v: v >= 1, "env steps >= 1"),
+    ("time_budget_s", lambda v: v >= 0, "seconds >= 0 (0: no limit)"),
+    ("hidden", lambda v: v >= 1, "a network width >= 1"),
+    ("actor_layers", lambda v: v >= 1, "attention blocks >= 1"),
+    ("torch_threads", lambda v: v >= 0, "threads >= 0 (0: torch's default)"),
+    ("max_restarts", lambda v: v >= 0, "restarts >= 0"),
+    ("heartbeat_interval", lambda v: v > 0, "seconds > 0"),
+    ("stall_timeout", lambda v: v > 0, "seconds > 0"),
+    ("startup_timeout", lambda v: v > 0, "seconds > 0"),
+    ("print_interval_s", lambda v: v >= 0, "seconds >= 0 (0: a line every update)"),
+    ("ray_actor_cpus", lambda v: v > 0, "CPUs per actor > 0"),
 )
-"""``(flag, valid, expected)``: the ranges of the learner's rates, discounts, clips and loss coefficients."""
+"""``(flag, valid, expected)``: the ranges of the learner's rates, discounts, clips and loss coefficients, its
+budget, network sizes and the actor pool's timing."""
+GNN_HEADS = inspect.signature(build_models).parameters["heads"].default
+"""Attention heads of the GNN actors and critic ``models.build_models`` builds for this script (its default, 4):
+``--hidden`` must divide by it."""
 
 FULL_GAME_ONLY_FLAGS = (
     "step_mul",
@@ -56,6 +72,10 @@ FULL_GAME_ONLY_FLAGS = (
     "max_entities",
 )
 """Flags only FullGame-v0 reads: given with a SMAC map they would be ignored, so they are refused."""
+
+
+INIT_DECIDES = ("actor", "hidden", "actor_layers")
+"""Network flags an ``--init`` checkpoint decides (its actor type and sizes): given with it they are refused."""
 
 
 def is_full_game(args: Any) -> bool:
@@ -82,6 +102,8 @@ def check_numeric_flags(args: Any) -> None:
     for name, valid, expected in NUMERIC_RANGES:
         if not valid(getattr(args, name)):
             cli_error(f"--{name.replace('_', '-')} {getattr(args, name)!r}: expected {expected}")
+    if args.actor == "gnn" and args.hidden % GNN_HEADS:  # build_models' ValueError in the learner, after the first screen
+        cli_error(f"--hidden {args.hidden}: expected a width divisible by the GNN's {GNN_HEADS} attention heads")
     if args.critic_warmup_steps > 0 and args.vf_coef == 0:
         cli_error(
             f"--critic-warmup-steps {args.critic_warmup_steps} with --vf-coef 0: the warm-up trains only the value "
@@ -277,7 +299,7 @@ def check_checkpoint_kinds(args: Any) -> None:
 
 def check_map_and_teacher(args: Any) -> None:
     """``--map`` (a SMAC map, or a full-game map with ``--init``; the full-game-only flags only there), ``--kl-coef``
-    and ``--teacher`` together, and
+    and ``--teacher`` together, no network flag (``INIT_DECIDES``) with ``--init`` in a new run, and
     that ``--init`` and ``--teacher`` are checkpoints of the right kind (:func:`check_checkpoint_kinds`).
 
     Raises:
@@ -311,6 +333,14 @@ def check_map_and_teacher(args: Any) -> None:
         path = getattr(args, name)
         if path and not Path(path).is_file():
             raise SystemExit(f"--{name} {path!r} is not a file; expected {checkpoint_kind(args)}")
+    if args.init and not args.resume:  # a resumed run keeps its saved flags
+        defaults = {f.name: f.default for f in dataclasses.fields(args)}
+        for name in INIT_DECIDES:
+            if getattr(args, name) != defaults[name]:
+                cli_error(
+                    f"--{name.replace('_', '-')} {getattr(args, name)} with --init {args.init}: the networks are the "
+                    "checkpoint's (its actor type and sizes), so the flag would be ignored; leave it out"
+                )
     check_checkpoint_kinds(args)
 
 
