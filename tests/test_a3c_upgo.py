@@ -425,6 +425,7 @@ def test_bad_actor_and_win_window_are_refused_by_check_args():
         ("startup_timeout", 0.0, "--startup-timeout 0.0: expected seconds > 0"),
         ("print_interval_s", -1.0, "--print-interval-s -1.0: expected seconds >= 0 (0: a line every update)"),
         ("ray_actor_cpus", -1.0, "--ray-actor-cpus -1.0: expected CPUs per actor > 0"),
+        ("exp_name", "a/b", "--exp-name 'a/b': expected a name without path separators"),  # was make_run_dir's traceback
     ],
 )
 def test_out_of_range_numeric_flags_are_a_one_line_argument_error(capsys, flag, value, expected):

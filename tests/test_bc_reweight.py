@@ -416,6 +416,20 @@ def test_requesting_more_files_than_exist_is_an_error_unless_smoke(demos_3m, tmp
         ({"num_files": 0}, "--num-files 0; expected an integer >= 1"),
         ({"average_window": -1}, "--average-window -1; expected 0 (off) or a window >= 2"),
         ({"average_window": 1}, "--average-window 1; expected 0 (off) or a window >= 2"),  # before: silently nothing
+        # found by a tester: these loaded the data, then trained into NaN weights, failed in Adam or in the
+        # re-weighting, or made nested run folders
+        ({"learning_rate": float("nan")}, "--learning-rate nan: expected a finite number"),
+        ({"learning_rate": -1.0}, "--learning-rate -1.0; expected an Adam learning rate > 0"),
+        ({"weight_decay": -1.0}, "--weight-decay -1.0; expected a weight decay >= 0"),
+        ({"max_grad_norm": 0.0}, "--max-grad-norm 0.0; expected a gradient-norm bound > 0"),
+        ({"reweight_power": -1.0}, "--reweight-power -1.0; expected a power >= 0 (0: plain BC)"),
+        ({"weight_clip": (5.0, 1.0)}, "--weight-clip 5.0 1.0; expected 0 < lo <= hi"),
+        ({"weight_clip": (0.0, 1.0)}, "--weight-clip 0.0 1.0; expected 0 < lo <= hi"),
+        ({"hidden": 0}, "--hidden 0; expected an integer >= 1"),
+        ({"hidden": 6}, "--hidden 6; expected a width divisible by the GNN's 4 attention heads"),
+        ({"torch_threads": -1}, "--torch-threads -1; expected an integer >= 0 (0: torch's default)"),
+        ({"min_frames": -5}, "--min-frames -5; expected an integer >= 0"),
+        ({"exp_name": "a/b"}, "--exp-name 'a/b'; expected a name without path separators"),
     ],
 )
 def test_bad_flags_are_refused_before_loading_data_or_training(tmp_path, change, message):

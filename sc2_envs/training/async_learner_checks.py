@@ -14,7 +14,7 @@ from typing import Any
 
 from models import ACTOR_TYPES, build_models
 from sc2_envs.training.checkpoints import load_torch_file
-from sc2_envs.training.cli import check_finite_flags, check_out_dir, cli_error
+from sc2_envs.training.cli import check_finite_flags, check_out_dir, cli_error, is_plain_name
 from sc2_envs.validation import did_you_mean
 
 FULL_GAME_MAPS = ("Simple64",)
@@ -345,12 +345,14 @@ def check_map_and_teacher(args: Any) -> None:
 
 
 def check_backends_and_sizes(args: Any) -> None:
-    """``--backend``, ``--env-backend`` (with StarCraft II installed for ``sc2``), ``--actor``, the counts of
-    ``POSITIVE_FLAGS``, ``--run-dir`` and the heartbeat timing.
+    """``--exp-name`` (one folder name), ``--backend``, ``--env-backend`` (with StarCraft II installed for ``sc2``),
+    ``--actor``, the counts of ``POSITIVE_FLAGS``, ``--run-dir`` and the heartbeat timing.
 
     Raises:
         SystemExit: one line naming the flag and what was expected (status 2 for a missing StarCraft II).
     """
+    if not is_plain_name(args.exp_name):  # make_run_dir's ValueError otherwise, a traceback
+        cli_error(f"--exp-name {args.exp_name!r}: expected a name without path separators (it names the run folder)")
     if args.backend not in ("process", "ray"):
         raise SystemExit(f"--backend {args.backend!r}; expected 'process' or 'ray'")
     if args.env_backend not in ("sim", "sc2"):

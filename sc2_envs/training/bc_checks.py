@@ -9,12 +9,23 @@ simulator that will evaluate the policy).
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 from typing import Any
 
+from models import build_models
 from sc2_envs.lite.env import MAX_SEED, check_seed
 from sc2_envs.training.bc_labels import read_target_file
+from sc2_envs.training.cli import is_plain_name, nonfinite_flag
+
+OPTIMISER_RANGES = (
+    ("learning_rate", lambda v: v > 0, "an Adam learning rate > 0"),
+    ("weight_decay", lambda v: v >= 0, "a weight decay >= 0"),
+    ("max_grad_norm", lambda v: v > 0, "a gradient-norm bound > 0"),
+    ("reweight_power", lambda v: v >= 0, "a power >= 0 (0: plain BC)"),
+)
+"""``(flag, valid, expected)`` of the optimiser's and the re-weighting's numbers."""
 
 __all__ = ["check_args", "check_data", "check_demo_layout", "check_lite_evaluation", "check_replay_evaluation", "check_size"]
 
@@ -26,7 +37,11 @@ def check_args(args: Any) -> None:
         args: ``algos/bc_reweight.py``'s ``Args``.
 
     Raises:
-        ValueError: a ``--select-by`` other than val-acc / behaviour, an ``--actor`` other than gnn / mlp,
+        ValueError: a NaN or infinite float flag, a ``--learning-rate`` or ``--max-grad-norm`` not > 0, a
+            ``--weight-decay`` or ``--reweight-power`` below 0, a ``--weight-clip`` not 0 < lo <= hi, a ``--hidden``
+            below 1 (or, for the GNN actor, not divisible by its attention heads), a ``--torch-threads`` or
+            ``--min-frames`` below 0, an ``--exp-name`` with a path separator, a ``--select-by`` other than
+            val-acc / behaviour, an ``--actor`` other than gnn / mlp,
             a ``--model-preset`` other than mini / tiny, an ``--eval-backend`` other than lite / sc2, ``--epochs``,
             ``--batch-size``, ``--seq-len``, ``--eval-episodes``, ``--eval-envs`` or ``--num-files`` below 1,
             an ``--eval-game-steps-per-episode`` below 0, an ``--eval-seed`` outside [0, 2**63 - 1] (the lite
@@ -35,6 +50,26 @@ def check_args(args: Any) -> None:
             or, other than uniform, given with ``--reweight-power 0`` (it would be ignored),
             or a ``--val-fraction`` outside (0, 1) (0 would still hold out one episode, 1 leaves no training data).
     """
+    message = nonfinite_flag(args)  # NaN passes no range check below: a NaN learning rate trains NaN weights
+    if message:
+        raise ValueError(message)
+    for name, valid, expected in OPTIMISER_RANGES:
+        if not valid(getattr(args, name)):
+            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)!r}; expected {expected}")
+    lo, hi = args.weight_clip
+    if not 0 < lo <= hi:  # action_weights' check, after the data loaded
+        raise ValueError(f"--weight-clip {lo} {hi}; expected 0 < lo <= hi")
+    if args.hidden < 1:
+        raise ValueError(f"--hidden {args.hidden}; expected an integer >= 1")
+    heads = inspect.signature(build_models).parameters["heads"].default
+    if args.actor == "gnn" and args.hidden % heads:  # build_models' ValueError, after the data loaded
+        raise ValueError(f"--hidden {args.hidden}; expected a width divisible by the GNN's {heads} attention heads")
+    if args.torch_threads < 0:
+        raise ValueError(f"--torch-threads {args.torch_threads}; expected an integer >= 0 (0: torch's default)")
+    if args.min_frames < 0:
+        raise ValueError(f"--min-frames {args.min_frames}; expected an integer >= 0")
+    if not is_plain_name(args.exp_name):  # it names the run folder
+        raise ValueError(f"--exp-name {args.exp_name!r}; expected a name without path separators")
     choices = (
         ("select_by", ("val-acc", "behaviour")),
         ("actor", ("gnn", "mlp")),
