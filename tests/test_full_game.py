@@ -207,6 +207,13 @@ def test_sizes_and_loop_counts_above_the_lite_engines_limits_are_refused_on_the_
         FullGameEnv(**{name: value})
 
 
+@pytest.mark.parametrize("option", ["omniscient", "capacity", "data_profile"])
+def test_a_lite_only_option_with_the_real_game_names_the_backend(option):
+    """found by a tester: backend='sc2' with omniscient=True was Python's "unexpected keyword argument"."""
+    with pytest.raises(ValueError, match=rf"^{option} is an option of the lite engine \(backend='lite'\)"):
+        gym.make(ENV_ID, backend="sc2", **{option: {"omniscient": True, "capacity": 512, "data_profile": "4.10"}[option]})
+
+
 def test_game_requests_match_the_protocol():
     env = FullGameEnv(race="zerg", bot_race="protoss", bot_difficulty="hard", bot_build="macro", minimap_resolution=32)
     env._seed = 7

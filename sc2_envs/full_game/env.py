@@ -97,6 +97,8 @@ def sc2_available() -> bool:
 
 
 BACKENDS = ("lite", "sc2")
+LITE_ONLY_OPTIONS = ("omniscient", "capacity", "data_profile")
+"""``LiteFullGameEnv`` options the real game's ``FullGameEnv`` does not take."""
 
 
 def make_full_game_env(backend: str = "lite", **kwargs) -> gym.Env:
@@ -109,9 +111,16 @@ def make_full_game_env(backend: str = "lite", **kwargs) -> gym.Env:
         **kwargs: the chosen env's constructor arguments.
 
     Raises:
-        ValueError: an unknown backend, or what the chosen env raises.
+        ValueError: an unknown backend, a lite-only option (``LITE_ONLY_OPTIONS``) with ``backend="sc2"``, or what
+            the chosen env raises.
     """
     if backend == "sc2":
+        lite_only = [k for k in LITE_ONLY_OPTIONS if k in kwargs]
+        if lite_only:  # Python's "unexpected keyword argument" would not say why
+            raise ValueError(
+                f"{', '.join(lite_only)} {'is an option' if len(lite_only) == 1 else 'are options'} of the lite engine "
+                "(backend='lite'); backend='sc2' plays the real game"
+            )
         return FullGameEnv(**kwargs)
     if backend == "lite":
         from sc2_envs.lite.env import LiteFullGameEnv
