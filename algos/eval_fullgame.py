@@ -52,6 +52,7 @@ if not (os.environ.get("OMP_WAIT_POLICY") or os.environ.get("GOMP_SPINCOUNT")):
     os.environ["GOMP_SPINCOUNT"] = "1000"
 
 import csv
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -217,7 +218,8 @@ def check_device(device: str) -> None:
 
 def check_csv(path: str) -> None:
     """Refuse a ``--csv`` that could only fail after the games: an existing folder, or a file whose folder
-    cannot be created or written (``cli.check_out_dir`` on the parent). Empty: the default under ``runs/``.
+    cannot be created or written (``cli.check_out_dir`` on the parent, then a temporary file created and removed
+    in its nearest existing folder). Empty: the default under ``runs/``.
 
     Raises:
         ValueError: naming the value and what is in the way.
@@ -229,6 +231,13 @@ def check_csv(path: str) -> None:
         check_out_dir(out.parent, "--csv")
     except ValueError as e:
         raise ValueError(f"{e} (the folder of --csv {path or str(out)!r})") from None
+    folder = out.parent.absolute()
+    folder = next(q for q in (folder, *folder.parents) if q.exists())
+    try:  # os.access says yes to root anywhere: a read-only file system or /proc fails only on writing
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        raise ValueError(f"--csv {path or str(out)!r}: a file cannot be created in {str(folder)!r} ({e.strerror})") from None
 
 
 def selection_seed(path: str) -> int | None:

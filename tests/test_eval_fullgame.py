@@ -293,6 +293,14 @@ def test_a_csv_that_cannot_be_written_is_refused_before_any_game(tmp_path):
     ev.check_args(ev.Args(policy=("random",), csv=str(tmp_path / "new" / "rows.csv")))  # a new folder is fine
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc, where no file can be created")
+def test_a_csv_in_a_folder_that_takes_no_new_file_is_refused_before_any_game():
+    """found by a tester: --csv /proc/rows.csv passed (os.access says root may write anywhere), the games ran, and
+    the CSV failed at the end; a file is now created (and removed) in the folder first."""
+    with pytest.raises(ValueError, match=re.escape("--csv '/proc/rows.csv': a file cannot be created in '/proc' (")):
+        ev.check_args(ev.Args(policy=("random",), csv="/proc/rows.csv"))
+
+
 @pytest.mark.parametrize("device", ["tpu", "cuda:99"])
 def test_a_device_torch_cannot_use_is_refused_before_any_game(device):
     with pytest.raises(ValueError, match=f"^--device '{device}': torch cannot use it"):
