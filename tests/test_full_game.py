@@ -214,6 +214,20 @@ def test_a_lite_only_option_with_the_real_game_names_the_backend(option):
         gym.make(ENV_ID, backend="sc2", **{option: {"omniscient": True, "capacity": 512, "data_profile": "4.10"}[option]})
 
 
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"bot_difficulty": ["x"]}, "bot_difficulty=['x']; expected one of ['very_easy'"),  # was "unhashable type"
+        ({"bot_build": ["x"]}, "bot_build=['x']; expected one of ['random'"),
+        ({"log_dir": 5}, "log_dir=5; expected a folder path or None"),  # failed at the first reset
+        ({"version": 4.10}, "version=4.1; expected a StarCraft II version string such as '4.10.0', or None"),
+    ],
+)
+def test_options_of_the_wrong_type_are_named_at_construction(kw, message):
+    with pytest.raises((TypeError, ValueError), match="^" + re.escape(message)):
+        FullGameEnv(**kw)
+
+
 def test_game_requests_match_the_protocol():
     env = FullGameEnv(race="zerg", bot_race="protoss", bot_difficulty="hard", bot_build="macro", minimap_resolution=32)
     env._seed = 7

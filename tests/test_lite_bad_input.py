@@ -250,3 +250,9 @@ def test_random_legal_policy_noop_prob_must_be_a_probability(engine, noop_prob):
 
     with pytest.raises(ValueError, match=re.escape(f"noop_prob={noop_prob!r}; expected a probability in [0, 1]")):
         RandomLegalPolicy(engine.catalog, noop_prob=noop_prob)
+
+
+@pytest.mark.parametrize("name", ["bot_difficulty", "bot_build"])
+def test_a_list_for_a_name_option_is_named_not_an_unhashable_type_error(name):
+    with pytest.raises(ValueError, match=re.escape(f"{name}=['x']; expected one of [")):
+        LiteFullGameEnv(**{name: ["x"]})

@@ -159,8 +159,8 @@ class FullGameEnv(gym.Env):
         ValueError: an unknown map, race, difficulty or build, a non-positive size, or a size or loop count above
             ``spaces.MAX_SIZES`` / ``spaces.MAX_LOOPS`` (the lite engine's limits too).
         TypeError: a size, ``step_mul`` or ``game_steps_per_episode`` that is not an int (a float
-            would be truncated, a bool read as 0 / 1), or ``query_available_actions`` / ``realtime``
-            that is not a bool.
+            would be truncated, a bool read as 0 / 1), ``query_available_actions`` / ``realtime``
+            that is not a bool, a ``log_dir`` that is not a path or a ``version`` that is not a string.
         MissingDependencyError: the ``full-game`` extra is not installed.
     """
 
@@ -203,10 +203,14 @@ class FullGameEnv(gym.Env):
         }
         self._race = spec.race_id(race)
         self._bot_race = spec.race_id(bot_race)
-        if bot_difficulty not in DIFFICULTIES:
+        if not isinstance(bot_difficulty, str) or bot_difficulty not in DIFFICULTIES:  # a list is unhashable
             raise ValueError(f"bot_difficulty={bot_difficulty!r}; expected one of {list(DIFFICULTIES)}")
-        if bot_build not in BOT_BUILDS:
+        if not isinstance(bot_build, str) or bot_build not in BOT_BUILDS:
             raise ValueError(f"bot_build={bot_build!r}; expected one of {list(BOT_BUILDS)}")
+        if log_dir is not None and not isinstance(log_dir, (str, os.PathLike)):  # else a TypeError at the first reset
+            raise TypeError(f"log_dir={log_dir!r}; expected a folder path or None")
+        if version is not None and not isinstance(version, str):
+            raise TypeError(f"version={version!r}; expected a StarCraft II version string such as '4.10.0', or None")
         for name in (
             "max_entities",
             "max_selected",

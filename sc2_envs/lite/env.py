@@ -87,7 +87,7 @@ def check_served(map_name: str, race: str, bot_race: str, bot_difficulty: str) -
         raise ValueError(f"race={race!r} is not served by the lite engine; served: {list(SERVED_RACES)}")
     if str(bot_race).lower() not in SERVED_BOT_RACES:
         raise ValueError(f"bot_race={bot_race!r} is not served by the lite engine; served: {list(SERVED_BOT_RACES)}")
-    if bot_difficulty not in DIFFICULTIES:
+    if not isinstance(bot_difficulty, str) or bot_difficulty not in DIFFICULTIES:  # a list is unhashable
         raise ValueError(f"bot_difficulty={bot_difficulty!r}; expected one of {list(DIFFICULTIES)}")
     if bot_difficulty not in SERVED_DIFFICULTIES:
         raise ValueError(
@@ -224,7 +224,7 @@ def _validate(kwargs: dict) -> None:
         )
     if not isinstance(kwargs["data_profile"], str) or kwargs["data_profile"] not in PROFILES:
         raise ValueError(f"data_profile={kwargs['data_profile']!r}; expected one of {sorted(PROFILES)}")
-    if "bot_build" in kwargs and kwargs["bot_build"] not in BOT_BUILDS:
+    if "bot_build" in kwargs and (not isinstance(kwargs["bot_build"], str) or kwargs["bot_build"] not in BOT_BUILDS):
         raise ValueError(f"bot_build={kwargs['bot_build']!r}; expected one of {list(BOT_BUILDS)}")
     if kwargs["step_mul"] is not None:
         _check_int("step_mul", kwargs["step_mul"], 1, MAX_LOOPS["step_mul"])
