@@ -467,6 +467,31 @@ def _replay_dataset_without_sc2(tmp_path, monkeypatch):
     return str(tmp_path / "ds")
 
 
+@pytest.mark.parametrize(
+    ("kind", "change", "flag"),
+    [
+        ("replays", {"actor": "mlp"}, "--actor mlp"),
+        ("replays", {"hidden": 128}, "--hidden 128"),
+        ("demos", {"model_preset": "tiny"}, "--model-preset tiny"),
+        ("demos", {"seq_len": 8}, "--seq-len 8"),
+        ("demos", {"eval_step_mul": 16}, "--eval-step-mul 16"),
+        ("demos", {"eval_game_steps_per_episode": 100}, "--eval-game-steps-per-episode 100"),
+        ("demos", {"eval_backend": "sc2"}, "--eval-backend sc2"),
+    ],
+)
+def test_a_flag_the_data_kind_does_not_read_is_refused_not_ignored(tmp_path, monkeypatch, kind, change, flag):
+    """found by a tester: --actor / --hidden on replay data, and the replay model's and full-game evaluation's flags
+    on SMAC demonstrations, were ignored."""
+    if kind == "replays":
+        data = _replay_dataset_without_sc2(tmp_path, monkeypatch)
+    else:
+        (tmp_path / "demos").mkdir()
+        (tmp_path / "demos" / "meta.json").write_text("{}")  # only its presence marks a demonstration folder
+        data = str(tmp_path / "demos")
+    with pytest.raises(ValueError, match="^" + re.escape(flag) + r": only .* reads? it; .* it would be ignored"):
+        bc.check_data(bc.Args(data=data, **change))
+
+
 def test_behaviour_selection_on_the_real_game_without_it_installed_is_refused_before_training(tmp_path, monkeypatch):
     # found by a reviewer: every epoch trained, then the selection died with SC2NotFoundError
     from sc2_envs.full_game.env import SC2NotFoundError

@@ -9,6 +9,7 @@ simulator that will evaluate the policy).
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 from pathlib import Path
@@ -26,6 +27,10 @@ OPTIMISER_RANGES = (
     ("reweight_power", lambda v: v >= 0, "a power >= 0 (0: plain BC)"),
 )
 """``(flag, valid, expected)`` of the optimiser's and the re-weighting's numbers."""
+SMAC_ONLY_FLAGS = ("actor", "hidden")
+"""Flags only a SMAC-demonstration run reads (its per-class actor)."""
+REPLAY_ONLY_FLAGS = ("model_preset", "seq_len", "eval_backend", "eval_game_steps_per_episode", "eval_step_mul")
+"""Flags only a replay-dataset run reads (``AlphaStarPolicy`` and its full-game evaluation)."""
 
 __all__ = ["check_args", "check_data", "check_demo_layout", "check_lite_evaluation", "check_replay_evaluation", "check_size"]
 
@@ -171,7 +176,8 @@ def check_data(args: Any) -> Path:
     (``dataset.json``); for a replay dataset also its evaluation flags (:func:`check_replay_evaluation`).
 
     Raises:
-        ValueError: no ``--data``.
+        ValueError: no ``--data``, or (a new run) a flag the data's kind does not read set away from its default
+            (``SMAC_ONLY_FLAGS`` on a replay dataset, ``REPLAY_ONLY_FLAGS`` on demonstrations).
         FileNotFoundError: a ``--data`` that does not exist, a folder with neither file (a folder of ``.SC2Replay``
             files is named as such, with the converter's command), or (replays) StarCraft II missing for
             ``--eval-backend sc2``.
@@ -194,7 +200,18 @@ def check_data(args: Any) -> Path:
         raise FileNotFoundError(
             f"--data {args.data!r} has neither meta.json (sc2_envs.training.demos) nor dataset.json (sc2_envs.replays)"
         )
-    if not (root / "meta.json").exists():  # a replay dataset: its checkpoints play FullGame-v0
+    replays = not (root / "meta.json").exists()
+    if not args.resume:  # a resumed run keeps its saved flags
+        defaults = {f.name: f.default for f in dataclasses.fields(args)}
+        unread = SMAC_ONLY_FLAGS if replays else REPLAY_ONLY_FLAGS
+        for name in unread:
+            if getattr(args, name) != defaults[name]:
+                reader = "SMAC demonstrations (meta.json)" if replays else "a replay dataset (dataset.json)"
+                raise ValueError(
+                    f"--{name.replace('_', '-')} {getattr(args, name)}: only {reader} reads it; --data {args.data!r} "
+                    f"is {'a replay dataset' if replays else 'a demonstration folder'}, so it would be ignored"
+                )
+    if replays:  # a replay dataset: its checkpoints play FullGame-v0
         check_replay_evaluation(args)
     return root
 
