@@ -126,7 +126,9 @@ def check_args(args: Args) -> None:
             one is close: ``scriptd`` suggests ``scripted``) or backend,
             ``--games``/``--num-envs`` below 1, more games at once than the lite engine's ``MAX_NUM_ENVS``,
             ``--step-mul`` below 0, ``--seed`` outside [0, 2**63 - 1] (the envs' seed range), ``--torch-threads`` below 0, ``--noop-prob`` outside [0, 1], ``scripted`` on
-            the real game without ``--enemy-start``, an ``--enemy-start`` cell off the baselines' raw grid, a
+            the real game without ``--enemy-start``, a flag no evaluated policy reads (``--noop-prob`` without
+            ``random``, ``--enemy-start`` without ``scripted``, ``--greedy`` / ``--no-mask-action-type`` without a
+            checkpoint, ``--omniscient`` on the real game), an ``--enemy-start`` cell off the baselines' raw grid, a
             ``--device`` torch cannot use, or a ``--csv`` that cannot be written (a folder, or under a file or
             an unwritable folder).
     """
@@ -195,6 +197,22 @@ def check_args(args: Args) -> None:
         raise ValueError(f"--backend {args.backend!r}: expected 'lite' or 'sc2'")
     if "scripted" in args.policy and args.backend == "sc2" and args.enemy_start is None:
         raise ValueError("--policy scripted --backend sc2: expected --enemy-start COL ROW (the raw-grid start)")
+    unread = (  # (given, flag, who reads it): a flag no evaluated policy reads would be ignored, silently
+        (
+            args.noop_prob != Args.noop_prob and "random" not in args.policy,
+            f"--noop-prob {args.noop_prob}",
+            "the random baseline",
+        ),
+        (args.enemy_start is not None and "scripted" not in args.policy, "--enemy-start", "the scripted baseline"),
+        (args.greedy and not args.checkpoints, "--greedy", "checkpoints"),
+        (not args.mask_action_type and not args.checkpoints, "--no-mask-action-type", "checkpoints"),
+        (args.omniscient and args.backend != "lite", "--omniscient", "the lite engine"),
+    )
+    for given, flag, reader in unread:
+        if given:
+            if flag == "--enemy-start":
+                flag = f"--enemy-start {args.enemy_start[0]} {args.enemy_start[1]}"
+            raise ValueError(f"{flag}: only {reader} {'read' if reader == 'checkpoints' else 'reads'} it; leave it out")
     r = BASELINE_RAW_RESOLUTION
     if args.enemy_start is not None and not all(0 <= c < r for c in args.enemy_start):
         col, row = args.enemy_start

@@ -307,6 +307,26 @@ def test_a_device_torch_cannot_use_is_refused_before_any_game(device):
         ev.check_args(ev.Args(policy=("random",), device=device))
 
 
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"policy": ("scripted",), "noop_prob": 0.1}, "--noop-prob 0.1: only the random baseline reads it"),
+        ({"policy": ("random",), "enemy_start": (10, 10)}, "--enemy-start 10 10: only the scripted baseline reads it"),
+        ({"policy": ("random",), "greedy": True}, "--greedy: only checkpoints read it"),
+        ({"policy": ("random",), "mask_action_type": False}, "--no-mask-action-type: only checkpoints read it"),
+        (
+            {"policy": ("scripted",), "backend": "sc2", "enemy_start": (10, 10), "omniscient": True},
+            "--omniscient: only the lite engine reads it",
+        ),
+    ],
+)
+def test_a_flag_no_evaluated_policy_reads_is_refused_not_ignored(kw, message):
+    """found by a tester: --noop-prob without the random baseline, --greedy without a checkpoint and --omniscient on
+    the real game were ignored, silently."""
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        ev.check_args(ev.Args(**kw))
+
+
 def test_an_enemy_start_off_the_raw_grid_is_refused_in_check_args():
     with pytest.raises(ValueError, match=re.escape("--enemy-start -5 999: expected a cell of the 64x64 raw grid")):
         ev.check_args(ev.Args(policy=("scripted",), backend="sc2", enemy_start=(-5, 999)))
