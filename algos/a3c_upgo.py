@@ -159,11 +159,11 @@ class Args:
 
     # Algorithm specific arguments
     actor: str = "gnn"
-    """`gnn` (count-invariant attention actor per unit class) or `mlp` (baseline); ignored with --init"""
+    """`gnn` (count-invariant attention actor per unit class) or `mlp` (baseline); with --init the checkpoint's (refused)"""
     hidden: int = 64
-    """width of the networks (ignored with --init)"""
+    """width of the networks (with --init the checkpoint's: refused)"""
     actor_layers: int = 1
-    """attention blocks in each GNN actor (ignored with --init)"""
+    """attention blocks in each GNN actor (with --init the checkpoint's: refused)"""
     learning_rate: float = 5e-4
     """Adam learning rate of the policy and the critic"""
     anneal_lr: bool = False

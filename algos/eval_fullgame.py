@@ -52,6 +52,7 @@ if not (os.environ.get("OMP_WAIT_POLICY") or os.environ.get("GOMP_SPINCOUNT")):
     os.environ["GOMP_SPINCOUNT"] = "1000"
 
 import csv
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -59,7 +60,8 @@ from pathlib import Path
 import torch
 import tyro
 
-from sc2_envs.lite.env import MAX_LOOPS
+from sc2_envs.lite.env import MAX_LOOPS, MAX_NUM_ENVS
+from sc2_envs.training.checkpoints import CHECKPOINT_FORMAT as SMAC_FORMAT
 from sc2_envs.training.checkpoints import load_torch_file
 from sc2_envs.training.cli import check_out_dir, cli_error, close_names
 from sc2_envs.training.fullgame_evaluation import (
@@ -122,9 +124,11 @@ def check_args(args: Args) -> None:
             do not build the model, or whose ``bc`` / ``rl`` record or recorded step_mul is invalid
             (``fullgame_evaluation.check_fullgame_checkpoint``); an unknown baseline (with the closest name when
             one is close: ``scriptd`` suggests ``scripted``) or backend,
-            ``--games``/``--num-envs`` below 1, ``--step-mul`` below 0, ``--seed`` outside [0, 2**63 - 1]
-            (the envs' seed range), ``--torch-threads`` below 0, ``--noop-prob`` outside [0, 1], ``scripted`` on
-            the real game without ``--enemy-start``, an ``--enemy-start`` cell off the baselines' raw grid, a
+            ``--games``/``--num-envs`` below 1, more games at once than the lite engine's ``MAX_NUM_ENVS``,
+            ``--step-mul`` below 0, ``--seed`` outside [0, 2**63 - 1] (the envs' seed range), ``--torch-threads`` below 0, ``--noop-prob`` outside [0, 1], ``scripted`` on
+            the real game without ``--enemy-start``, a flag no evaluated policy reads (``--noop-prob`` without
+            ``random``, ``--enemy-start`` without ``scripted``, ``--greedy`` / ``--no-mask-action-type`` without a
+            checkpoint, ``--omniscient`` on the real game), an ``--enemy-start`` cell off the baselines' raw grid, a
             ``--device`` torch cannot use, or a ``--csv`` that cannot be written (a folder, or under a file or
             an unwritable folder).
     """
@@ -148,6 +152,10 @@ def check_args(args: Args) -> None:
         if twice:
             raise ValueError(f"--{flag} {' '.join(names)}: {twice[0]!r} given twice; expected distinct {what}")
     for p in args.checkpoints:
+        if os.path.isdir(p):  # a run folder: name the checkpoints it holds
+            held = sorted(q.name for q in Path(p).glob("*.pt"))[:4]
+            holds = f" (it holds {', '.join(held)})" if held else " (it holds no .pt file)"
+            raise ValueError(f"--checkpoints {p!r} is a folder{holds}; expected an AlphaStarPolicy checkpoint file")
         if not os.path.isfile(p):
             raise ValueError(f"--checkpoints {p!r}: no such checkpoint file")
         try:
@@ -155,7 +163,12 @@ def check_args(args: Args) -> None:
         except (OSError, ValueError) as e:  # a text file, a truncated file: say which and why
             raise ValueError(f"--checkpoints {e}") from None
         if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-            raise ValueError(f"--checkpoints {p!r}: not a {CHECKPOINT_FORMAT} checkpoint (models.alphastar.save_alphastar)")
+            found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
+            what = " (a SMAC-map checkpoint: algos/eval_transfer.py evaluates it)" if found == SMAC_FORMAT else ""
+            raise ValueError(
+                f"--checkpoints {p!r}: not a {CHECKPOINT_FORMAT} checkpoint (models.alphastar.save_alphastar); "
+                f"this one is {found!r}{what}"
+            )
         try:
             check_fullgame_checkpoint(p, ckpt)
         except ValueError as e:  # "<path>: its ... record ..."
@@ -163,6 +176,8 @@ def check_args(args: Args) -> None:
     for name in ("games", "num_envs"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)}: expected an integer >= 1")
+    if args.backend == "lite" and min(args.num_envs, args.games) > MAX_NUM_ENVS:  # the games played at once
+        raise ValueError(f"--num-envs {args.num_envs}: expected games at once <= {MAX_NUM_ENVS} (the lite engine's limit)")
     if args.step_mul < 0:
         raise ValueError(f"--step-mul {args.step_mul}: expected game loops per decision >= 1 (0: each policy's own)")
     if args.step_mul > MAX_LOOPS["step_mul"]:  # the env's limit, checked before any game
@@ -182,6 +197,22 @@ def check_args(args: Args) -> None:
         raise ValueError(f"--backend {args.backend!r}: expected 'lite' or 'sc2'")
     if "scripted" in args.policy and args.backend == "sc2" and args.enemy_start is None:
         raise ValueError("--policy scripted --backend sc2: expected --enemy-start COL ROW (the raw-grid start)")
+    unread = (  # (given, flag, who reads it): a flag no evaluated policy reads would be ignored, silently
+        (
+            args.noop_prob != Args.noop_prob and "random" not in args.policy,
+            f"--noop-prob {args.noop_prob}",
+            "the random baseline",
+        ),
+        (args.enemy_start is not None and "scripted" not in args.policy, "--enemy-start", "the scripted baseline"),
+        (args.greedy and not args.checkpoints, "--greedy", "checkpoints"),
+        (not args.mask_action_type and not args.checkpoints, "--no-mask-action-type", "checkpoints"),
+        (args.omniscient and args.backend != "lite", "--omniscient", "the lite engine"),
+    )
+    for given, flag, reader in unread:
+        if given:
+            if flag == "--enemy-start":
+                flag = f"--enemy-start {args.enemy_start[0]} {args.enemy_start[1]}"
+            raise ValueError(f"{flag}: only {reader} {'read' if reader == 'checkpoints' else 'reads'} it; leave it out")
     r = BASELINE_RAW_RESOLUTION
     if args.enemy_start is not None and not all(0 <= c < r for c in args.enemy_start):
         col, row = args.enemy_start
@@ -205,7 +236,8 @@ def check_device(device: str) -> None:
 
 def check_csv(path: str) -> None:
     """Refuse a ``--csv`` that could only fail after the games: an existing folder, or a file whose folder
-    cannot be created or written (``cli.check_out_dir`` on the parent). Empty: the default under ``runs/``.
+    cannot be created or written (``cli.check_out_dir`` on the parent, then a temporary file created and removed
+    in its nearest existing folder). Empty: the default under ``runs/``.
 
     Raises:
         ValueError: naming the value and what is in the way.
@@ -217,6 +249,13 @@ def check_csv(path: str) -> None:
         check_out_dir(out.parent, "--csv")
     except ValueError as e:
         raise ValueError(f"{e} (the folder of --csv {path or str(out)!r})") from None
+    folder = out.parent.absolute()
+    folder = next(q for q in (folder, *folder.parents) if q.exists())
+    try:  # os.access says yes to root anywhere: a read-only file system or /proc fails only on writing
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        raise ValueError(f"--csv {path or str(out)!r}: a file cannot be created in {str(folder)!r} ({e.strerror})") from None
 
 
 def selection_seed(path: str) -> int | None:

@@ -427,6 +427,20 @@ def test_bad_actor_and_win_window_are_refused_by_check_args():
         ("learning_rate", -1.0, "--learning-rate -1.0: expected an Adam learning rate > 0"),
         ("kl_coef", -0.5, "--kl-coef -0.5: expected a coefficient >= 0"),
         ("vf_coef", -1.0, "--vf-coef -1.0: expected a coefficient >= 0"),
+        # found by a tester: these started a run that stopped at once, failed in the actors or the learner, or spun
+        ("total_timesteps", 0, "--total-timesteps 0: expected env steps >= 1"),
+        ("time_budget_s", -5.0, "--time-budget-s -5.0: expected seconds >= 0 (0: no limit)"),
+        ("hidden", 0, "--hidden 0: expected a network width >= 1"),
+        ("hidden", 6, "--hidden 6: expected a width divisible by the GNN's 4 attention heads"),
+        ("actor_layers", 0, "--actor-layers 0: expected attention blocks >= 1"),
+        ("torch_threads", -1, "--torch-threads -1: expected threads >= 0 (0: torch's default)"),
+        ("max_restarts", -1, "--max-restarts -1: expected restarts >= 0"),
+        ("heartbeat_interval", -1.0, "--heartbeat-interval -1.0: expected seconds > 0"),
+        ("stall_timeout", -1.0, "--stall-timeout -1.0: expected seconds > 0"),
+        ("startup_timeout", 0.0, "--startup-timeout 0.0: expected seconds > 0"),
+        ("print_interval_s", -1.0, "--print-interval-s -1.0: expected seconds >= 0 (0: a line every update)"),
+        ("ray_actor_cpus", -1.0, "--ray-actor-cpus -1.0: expected CPUs per actor > 0"),
+        ("exp_name", "a/b", "--exp-name 'a/b': expected a name without path separators"),  # was make_run_dir's traceback
     ],
 )
 def test_out_of_range_numeric_flags_are_a_one_line_argument_error(capsys, flag, value, expected):
@@ -588,6 +602,39 @@ def test_a_full_game_checkpoint_on_a_smac_map_is_refused_naming_simple64(tmp_pat
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "full-game (AlphaStarPolicy" in err and "--map Simple64" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("flag", ["init", "teacher"])
+def test_a_recurrent_checkpoint_is_a_one_line_argument_error_before_any_process(tmp_path, capsys, flag):
+    """found by a tester: a happo_gnn.py --recurrent checkpoint as --init killed every actor ("this actor is
+    recurrent"), as --teacher the learner, each with a traceback, after the run folder was made."""
+    import sc2_envs
+    from models import build_models, save_checkpoint
+
+    info = sc2_envs.make_batched("3m", num_envs=1).get_env_info()
+    policy, critic = build_models(info, "gnn", hidden=16, recurrent=True)
+    path = str(tmp_path / "gru.pt")
+    save_checkpoint(path, policy, critic, info, {})
+    algo = load_algo("a3c_upgo")
+    kw = {"init": path} if flag == "init" else {"teacher": path, "kl_coef": 0.1}
+    with pytest.raises(SystemExit) as e:
+        algo.check_args(algo.Args(map="3m", run_dir=str(tmp_path / "runs"), **kw))
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--{flag} {path} is a recurrent checkpoint (a GRU per agent: happo_gnn.py --recurrent)" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(("flag", "value"), [("hidden", 128), ("actor", "mlp"), ("actor_layers", 2)])
+def test_network_flags_given_with_init_are_refused_not_ignored(tmp_path, capsys, flag, value):
+    """found by a tester: --hidden / --actor / --actor-layers with --init were ignored (the checkpoint's networks)."""
+    algo = load_algo("a3c_upgo")
+    path = make_checkpoint(tmp_path / "bc.pt")
+    with pytest.raises(SystemExit) as e:
+        algo.check_args(algo.Args(map="3m", init=str(path), run_dir=str(tmp_path / "runs"), **{flag: value}))
+    assert e.value.code == 2
+    option = "--" + flag.replace("_", "-")
+    assert f"{option} {value} with --init {path}: the networks are the checkpoint's" in capsys.readouterr().err
 
 
 def test_end_of_run_line_names_only_the_model_files_that_exist(tmp_path):

@@ -416,6 +416,20 @@ def test_requesting_more_files_than_exist_is_an_error_unless_smoke(demos_3m, tmp
         ({"num_files": 0}, "--num-files 0; expected an integer >= 1"),
         ({"average_window": -1}, "--average-window -1; expected 0 (off) or a window >= 2"),
         ({"average_window": 1}, "--average-window 1; expected 0 (off) or a window >= 2"),  # before: silently nothing
+        # found by a tester: these loaded the data, then trained into NaN weights, failed in Adam or in the
+        # re-weighting, or made nested run folders
+        ({"learning_rate": float("nan")}, "--learning-rate nan: expected a finite number"),
+        ({"learning_rate": -1.0}, "--learning-rate -1.0; expected an Adam learning rate > 0"),
+        ({"weight_decay": -1.0}, "--weight-decay -1.0; expected a weight decay >= 0"),
+        ({"max_grad_norm": 0.0}, "--max-grad-norm 0.0; expected a gradient-norm bound > 0"),
+        ({"reweight_power": -1.0}, "--reweight-power -1.0; expected a power >= 0 (0: plain BC)"),
+        ({"weight_clip": (5.0, 1.0)}, "--weight-clip 5.0 1.0; expected 0 < lo <= hi"),
+        ({"weight_clip": (0.0, 1.0)}, "--weight-clip 0.0 1.0; expected 0 < lo <= hi"),
+        ({"hidden": 0}, "--hidden 0; expected an integer >= 1"),
+        ({"hidden": 6}, "--hidden 6; expected a width divisible by the GNN's 4 attention heads"),
+        ({"torch_threads": -1}, "--torch-threads -1; expected an integer >= 0 (0: torch's default)"),
+        ({"min_frames": -5}, "--min-frames -5; expected an integer >= 0"),
+        ({"exp_name": "a/b"}, "--exp-name 'a/b'; expected a name without path separators"),
     ],
 )
 def test_bad_flags_are_refused_before_loading_data_or_training(tmp_path, change, message):
@@ -430,6 +444,18 @@ def test_a_data_folder_that_does_not_exist_is_reported_so(tmp_path):
         bc.check_data(bc.Args(data=str(tmp_path / "nope")))
 
 
+def test_a_folder_of_replays_given_as_data_names_the_converter(tmp_path):
+    """found by a tester: --data on a folder of .SC2Replay files said only that it has neither meta.json nor dataset.json."""
+    (tmp_path / "replays" / "sub").mkdir(parents=True)
+    (tmp_path / "replays" / "sub" / "a.SC2Replay").write_bytes(b"")
+    data = str(tmp_path / "replays")
+    with pytest.raises(FileNotFoundError, match=re.escape(
+        f"--data {data!r} holds 1 .SC2Replay file(s), not a dataset; convert them first: "
+        f"python -m sc2_envs.replays {data} --out DATASET, then --data DATASET"
+    )):  # fmt: skip
+        bc.check_data(bc.Args(data=data))
+
+
 def test_no_limit_on_evaluation_game_length_is_accepted_as_in_a3c_upgo_and_eval_fullgame():
     bc.check_args(bc.Args(eval_game_steps_per_episode=0))  # 0: no limit, as the other two scripts take it
 
@@ -439,6 +465,31 @@ def _replay_dataset_without_sc2(tmp_path, monkeypatch):
     (tmp_path / "ds" / "dataset.json").write_text("{}")  # only its presence marks a replay dataset
     monkeypatch.setenv("SC2PATH", str(tmp_path / "no_sc2"))
     return str(tmp_path / "ds")
+
+
+@pytest.mark.parametrize(
+    ("kind", "change", "flag"),
+    [
+        ("replays", {"actor": "mlp"}, "--actor mlp"),
+        ("replays", {"hidden": 128}, "--hidden 128"),
+        ("demos", {"model_preset": "tiny"}, "--model-preset tiny"),
+        ("demos", {"seq_len": 8}, "--seq-len 8"),
+        ("demos", {"eval_step_mul": 16}, "--eval-step-mul 16"),
+        ("demos", {"eval_game_steps_per_episode": 100}, "--eval-game-steps-per-episode 100"),
+        ("demos", {"eval_backend": "sc2"}, "--eval-backend sc2"),
+    ],
+)
+def test_a_flag_the_data_kind_does_not_read_is_refused_not_ignored(tmp_path, monkeypatch, kind, change, flag):
+    """found by a tester: --actor / --hidden on replay data, and the replay model's and full-game evaluation's flags
+    on SMAC demonstrations, were ignored."""
+    if kind == "replays":
+        data = _replay_dataset_without_sc2(tmp_path, monkeypatch)
+    else:
+        (tmp_path / "demos").mkdir()
+        (tmp_path / "demos" / "meta.json").write_text("{}")  # only its presence marks a demonstration folder
+        data = str(tmp_path / "demos")
+    with pytest.raises(ValueError, match="^" + re.escape(flag) + r": only .* reads? it; .* it would be ignored"):
+        bc.check_data(bc.Args(data=data, **change))
 
 
 def test_behaviour_selection_on_the_real_game_without_it_installed_is_refused_before_training(tmp_path, monkeypatch):
@@ -479,6 +530,23 @@ def test_a_seed_beyond_the_games_random_seed_is_refused_before_training(tmp_path
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (dict(eval_envs=70000, eval_episodes=70000), "--eval-envs 70000: expected games at once <= 65536"),
+        (dict(eval_step_mul=2**21), "--eval-step-mul 2097152: expected game loops per decision <= 1048576"),
+        (dict(eval_game_steps_per_episode=2**62 + 1), f"--eval-game-steps-per-episode {2**62 + 1}: expected game loops <= "),
+    ],
+)
+def test_lite_evaluation_flags_beyond_the_engines_limits_are_refused_before_training(tmp_path, monkeypatch, change, message):
+    """found by a tester: the lite vector env refused these only when the first epoch was evaluated, after training."""
+    data = _replay_dataset_without_sc2(tmp_path, monkeypatch)
+    args = bc.Args(data=data, run_dir=str(tmp_path / "run"), select_by="behaviour", **change)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        bc.main(args)
+    assert not (tmp_path / "run").exists()
+
+
 def test_the_real_game_missing_is_a_command_line_error_with_status_2(tmp_path, monkeypatch):
     import subprocess
     import sys
@@ -511,6 +579,16 @@ def test_an_empty_replay_dataset_is_a_clear_error(tmp_path):
     (tmp_path / "ds" / "dataset.json").write_text(json.dumps({"shards": 0, "config": {"sample": "actions", "k": 8}}))
     (tmp_path / "ds" / "index.json").write_text("[]")
     with pytest.raises(ValueError, match="ds: no shards selected \\(num_files=None, the dataset has 0\\)"):
+        bc.main(bc.Args(data=str(tmp_path / "ds"), run_dir=str(tmp_path / "run")))
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_replay_dataset_without_its_index_is_an_error_naming_the_file_and_the_writer(tmp_path):
+    """found by a tester: dataset.json without index.json (a copy cut short) was Errno 2 on the index's path."""
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "dataset.json").write_text(json.dumps({"shards": 0, "config": {"sample": "actions", "k": 8}}))
+    message = f"{tmp_path / 'ds'}: index.json is missing; expected a dataset written by sc2_envs.replays"
+    with pytest.raises(FileNotFoundError, match=re.escape(message)):
         bc.main(bc.Args(data=str(tmp_path / "ds"), run_dir=str(tmp_path / "run")))
     assert not (tmp_path / "run").exists()
 

@@ -100,11 +100,33 @@ def test_summary_has_the_wilson_interval_and_army_only_of_games_still_running():
             {"policy": ("random",), "game_steps_per_episode": 10**20},
             r"^--game-steps-per-episode 10{20}: expected game loops in \[0, ",
         ),
+        # found by a tester: the lite vector env refused it after the configuration, a ValueError traceback
+        (
+            {"policy": ("random",), "games": 70000, "num_envs": 70000},
+            r"^--num-envs 70000: expected games at once <= 65536 \(the lite engine's limit\)",
+        ),
     ],
 )
 def test_bad_command_lines_stop_before_any_game(kw, message):
     with pytest.raises(ValueError, match=message):
         ev.check_args(ev.Args(**kw))
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"games": 0}, "games=0; expected an int >= 1"),  # was "num_envs=0" from the vector env
+        ({"games": 1.5}, "games=1.5; expected an int >= 1"),  # played 2 games
+        ({"num_envs": 0}, "num_envs=0; expected an int >= 1"),
+        ({"seed": -1}, "seed=-1; expected an int in [0, 9223372036854775807]"),  # was numpy's unnamed error
+        ({"noop_prob": 2.0}, "noop_prob=2.0; expected a probability in [0, 1]"),  # was played as 1
+    ],
+)
+def test_evaluate_fullgame_names_a_bad_argument_before_any_game(kw, message):
+    """found by a tester: the library call (bc_reweight.py's selection, eval_fullgame.py) took these unchecked."""
+    args = {"games": 1, "seed": 0, "num_envs": 1, "noop_prob": 0.5, **kw}
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        fe.evaluate_fullgame("random", args.pop("games"), args.pop("seed"), game_steps_per_episode=16, **args)
 
 
 def test_a_mistyped_baseline_gets_the_did_you_mean_the_training_scripts_give_for_maps():
@@ -171,6 +193,18 @@ def test_a_file_that_is_not_an_alphastar_checkpoint_is_refused(tmp_path):
     (tmp_path / "t.txt").write_text("hello")
     with pytest.raises(ValueError, match="not a torch checkpoint"):
         ev.check_args(ev.Args(checkpoints=(str(tmp_path / "t.txt"),)))
+
+
+def test_a_folder_or_a_smac_checkpoint_is_refused_saying_what_it_is(tmp_path):
+    """found by a tester: a run folder was "no such checkpoint file"; a SMAC checkpoint did not say what it was."""
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "best.pt").write_bytes(b"")
+    folder = str(tmp_path / "run")
+    with pytest.raises(ValueError, match=re.escape(f"--checkpoints {folder!r} is a folder (it holds best.pt); expected")):
+        ev.check_args(ev.Args(checkpoints=(folder,)))
+    smac = str(REPO / "checkpoints" / "2s3z_gnn.pt")
+    with pytest.raises(ValueError, match=re.escape("this one is 'sc2_envs.class_actor_critic/1' (a SMAC-map checkpoint")):
+        ev.check_args(ev.Args(checkpoints=(smac,)))
 
 
 def test_bc_select_ranks_and_averages_full_game_checkpoints(tmp_path):
@@ -259,10 +293,38 @@ def test_a_csv_that_cannot_be_written_is_refused_before_any_game(tmp_path):
     ev.check_args(ev.Args(policy=("random",), csv=str(tmp_path / "new" / "rows.csv")))  # a new folder is fine
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc, where no file can be created")
+def test_a_csv_in_a_folder_that_takes_no_new_file_is_refused_before_any_game():
+    """found by a tester: --csv /proc/rows.csv passed (os.access says root may write anywhere), the games ran, and
+    the CSV failed at the end; a file is now created (and removed) in the folder first."""
+    with pytest.raises(ValueError, match=re.escape("--csv '/proc/rows.csv': a file cannot be created in '/proc' (")):
+        ev.check_args(ev.Args(policy=("random",), csv="/proc/rows.csv"))
+
+
 @pytest.mark.parametrize("device", ["tpu", "cuda:99"])
 def test_a_device_torch_cannot_use_is_refused_before_any_game(device):
     with pytest.raises(ValueError, match=f"^--device '{device}': torch cannot use it"):
         ev.check_args(ev.Args(policy=("random",), device=device))
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"policy": ("scripted",), "noop_prob": 0.1}, "--noop-prob 0.1: only the random baseline reads it"),
+        ({"policy": ("random",), "enemy_start": (10, 10)}, "--enemy-start 10 10: only the scripted baseline reads it"),
+        ({"policy": ("random",), "greedy": True}, "--greedy: only checkpoints read it"),
+        ({"policy": ("random",), "mask_action_type": False}, "--no-mask-action-type: only checkpoints read it"),
+        (
+            {"policy": ("scripted",), "backend": "sc2", "enemy_start": (10, 10), "omniscient": True},
+            "--omniscient: only the lite engine reads it",
+        ),
+    ],
+)
+def test_a_flag_no_evaluated_policy_reads_is_refused_not_ignored(kw, message):
+    """found by a tester: --noop-prob without the random baseline, --greedy without a checkpoint and --omniscient on
+    the real game were ignored, silently."""
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        ev.check_args(ev.Args(**kw))
 
 
 def test_an_enemy_start_off_the_raw_grid_is_refused_in_check_args():

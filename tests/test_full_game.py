@@ -151,12 +151,18 @@ def test_reset_without_sc2_names_sc2path(tmp_path, monkeypatch, env):
 
 def test_reset_refuses_seeds_the_game_cannot_take(env):
     # found by a tester: random_seed was seed & 0x7FFFFFFF, so seed 2**31 + 5 silently replayed seed 5's game
-    for seed in (2**31 + 5, -1, 1.5):
+    for seed in (2**31 + 5, -1, 1.5, True):  # True was seed 1
         with pytest.raises(ValueError, match=re.escape(f"seed={seed!r}; expected an int in [0, 2147483647]")):
             env.reset(seed=seed)
     assert env._proc is None
     env._seed = 2**31 - 1
     assert env.create_game_request("Simple64.SC2Map").random_seed == 2**31 - 1
+
+
+def test_reset_options_are_refused_not_ignored(env):
+    with pytest.raises(ValueError, match=re.escape("options={'foo': 1}; expected None or {}")):
+        env.reset(options={"foo": 1})
+    assert env._proc is None
 
 
 def test_bad_options_name_the_value():
@@ -173,6 +179,53 @@ def test_bad_options_name_the_value():
             FullGameEnv(**kw)
     assert FullGameEnv(step_mul=np.int64(4), max_entities=np.int32(16)).max_entities == 16  # NumPy ints are ints
     assert FullGameEnv(step_mul=None).step_mul is None
+
+
+@pytest.mark.parametrize("name", ["query_available_actions", "realtime"])
+@pytest.mark.parametrize("value", ["no", 0, None])
+def test_the_bool_options_refuse_other_values_by_name(name, value):
+    """found by a tester: query_available_actions='no' and realtime='no' were read as true."""
+    with pytest.raises(TypeError, match=re.escape(f"{name}={value!r}; expected a bool")):
+        FullGameEnv(**{name: value})
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "top"),
+    [
+        ("max_entities", 2**40, 2**16),
+        ("max_selected", 2**40, 2**16),
+        ("raw_resolution", 10**6, 4096),
+        ("minimap_resolution", 10**6, 1024),
+        ("step_mul", 2**40, 2**20),
+        ("game_steps_per_episode", 10**20, 2**62),
+    ],
+)
+def test_sizes_and_loop_counts_above_the_lite_engines_limits_are_refused_on_the_real_game_too(name, value, top):
+    """found by a tester: max_entities=2**40 and minimap_resolution=10**6 were MemoryErrors (38 TiB of space bounds),
+    step_mul=2**40 would fail at the first step (RequestStep.count is a uint32)."""
+    with pytest.raises(ValueError, match=re.escape(f"{name}={value}; expected an int <= {top}")):
+        FullGameEnv(**{name: value})
+
+
+@pytest.mark.parametrize("option", ["omniscient", "capacity", "data_profile"])
+def test_a_lite_only_option_with_the_real_game_names_the_backend(option):
+    """found by a tester: backend='sc2' with omniscient=True was Python's "unexpected keyword argument"."""
+    with pytest.raises(ValueError, match=rf"^{option} is an option of the lite engine \(backend='lite'\)"):
+        gym.make(ENV_ID, backend="sc2", **{option: {"omniscient": True, "capacity": 512, "data_profile": "4.10"}[option]})
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"bot_difficulty": ["x"]}, "bot_difficulty=['x']; expected one of ['very_easy'"),  # was "unhashable type"
+        ({"bot_build": ["x"]}, "bot_build=['x']; expected one of ['random'"),
+        ({"log_dir": 5}, "log_dir=5; expected a folder path or None"),  # failed at the first reset
+        ({"version": 4.10}, "version=4.1; expected a StarCraft II version string such as '4.10.0', or None"),
+    ],
+)
+def test_options_of_the_wrong_type_are_named_at_construction(kw, message):
+    with pytest.raises((TypeError, ValueError), match="^" + re.escape(message)):
+        FullGameEnv(**kw)
 
 
 def test_game_requests_match_the_protocol():
@@ -338,6 +391,76 @@ def test_bad_actions_name_the_value(ctx):
             convert.action_to_request(dict(action, action_type=168, target_location=loc), tags, ctx)
     ok = dict(action, action_type=FN["Build_Pylon_pt"], selected_units=np.array([1, 8, 8, 8]), queued=np.int64(1), delay=127)
     assert convert.action_to_request(ok, tags, ctx).actions[0].action_raw.unit_command.queue_command
+
+
+# found by a tester: on the real game a missing action_type was a KeyError, None a TypeError, an unknown key and
+# selected_units longer than K were sent as given, and 2**64 - 1 as uint64 wrapped to -1 (EOF: a silent no-op)
+MALFORMED = [
+    pytest.param(None, "action=None; expected a dict of heads", id="not-a-dict"),
+    pytest.param({"action_type": 0, "action_typ": 3}, "action has unknown keys ['action_typ']", id="unknown-key"),
+    pytest.param({"action_type": np.array([1])}, "action_type has shape (1,); expected ()", id="action-type-shape"),
+    pytest.param({"action_type": 1.0}, "action_type=1.0; expected integer values (dtype float64 given)", id="float"),
+    pytest.param({"selected_units": [1, 1, 1, 1, 1]}, "selected_units has shape (5,); expected (4,)", id="too-many-units"),
+    pytest.param(
+        {"selected_units": np.array([2**64 - 1], np.uint64)},
+        f"selected_units={2**64 - 1}; expected an int in [-1, 8]",
+        id="uint64-max",
+    ),
+    pytest.param({"selected_units": [-5]}, "selected_units=-5 at index (0,); expected an int in [-1, 8]", id="below-eof"),
+    pytest.param({"target_unit": 99}, "target_unit=99; expected an int in [0, 8]", id="target-unit-off-space"),
+    pytest.param({"target_location": [[1], [2]]}, "target_location has shape (2, 1); expected (2,)", id="location-shape"),
+]
+
+
+@pytest.mark.parametrize(("action", "message"), MALFORMED)
+def test_the_real_game_refuses_a_malformed_action_as_the_lite_engine_does(env, action, message):
+    env.set_game_info(game_info(), 1)
+    env.convert_observation(response_observation())
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        env.action_request(action)
+
+
+def test_a_missing_head_takes_its_absent_value_on_the_real_game_as_on_the_lite_engine(env):
+    env.set_game_info(game_info(), 1)
+    env.convert_observation(response_observation())
+    assert env.action_request({}) == (sc_pb.RequestAction(), None)  # action_type 0: no_op
+    _, error = env.action_request({"action_type": FN["Build_Pylon_pt"]})  # no selected_units: EOF
+    assert error.code == spec.InvalidAction.NO_SELECTED_UNITS
+
+
+class _EndingController:
+    """Enough of pysc2's RemoteController for ``FullGameEnv.step``: each step advances the loop; none ends the game."""
+
+    status_ended = False
+
+    def __init__(self):
+        self.loop = 0
+
+    def actions(self, request):
+        return sc_pb.ResponseAction(result=[1] * len(request.actions))
+
+    def step(self, loops):
+        self.loop += loops
+
+    def observe(self):
+        resp = response_observation()
+        resp.observation.game_loop = self.loop
+        return resp
+
+
+def test_a_step_after_the_episode_ended_raises_until_reset():
+    """found by a tester: after truncation the real game played on past game_steps_per_episode, silently."""
+    env = FullGameEnv(max_entities=8, max_selected=4, game_steps_per_episode=16, query_available_actions=False)
+    env.set_game_info(game_info(), 1)
+    env.convert_observation(response_observation())
+    env._controller, env._start_loop, env._loop = _EndingController(), 0, 0  # a game at loop 0, no process
+    try:
+        assert env.step({})[3] is False
+        assert env.step({})[3] is True  # 16 loops: truncated
+        with pytest.raises(RuntimeError, match=r"step\(\) called after the episode ended \(truncated at game loop 16\)"):
+            env.step({})
+    finally:
+        env._controller = None
 
 
 def test_every_sampled_action_converts_or_becomes_a_reported_no_op(env):

@@ -5,6 +5,7 @@ import re
 import numpy as np
 import pytest
 
+from sc2_envs.full_game import spec
 from sc2_envs.lite.env import MAX_NUM_ENVS, MAX_SIZES, LiteFullGameEnv, LiteFullGameVectorEnv
 
 HEADS = "'action_type', 'queued', 'delay', 'selected_units', 'target_unit', 'target_location'"
@@ -66,6 +67,28 @@ def test_single_env_shape_errors_give_the_single_env_shapes(env):
         env.step({"action_type": [1]})
     with pytest.raises(ValueError, match=r"target_location has shape \(3,\); expected \(2,\)$"):
         env.step({"target_location": [1, 2, 3]})
+
+
+@pytest.mark.parametrize(
+    ("action", "shown"),
+    [
+        ({"action_type": 1.0}, "action_type=1.0; expected integer values (dtype float64 given)"),
+        ({"action_type": "1"}, "action_type='1'; expected integer values (dtype <U1 given)"),
+        ({"action_type": None}, "action_type=None; expected integer values (dtype object given)"),
+        ({"target_location": [1.5, 0]}, "target_location=[1.5, 0.0]; expected integer values (dtype float64 given)"),
+    ],
+)
+def test_single_env_type_errors_give_the_value_as_given_not_the_batched_array(env, action, shown):
+    """found by a tester: the message showed the env's batch of one, ``action_type=array([1.])``."""
+    with pytest.raises(ValueError, match="^" + re.escape(shown) + "$"):
+        env.step(action)
+
+
+def test_an_empty_selected_units_list_selects_nothing_instead_of_a_float_dtype_error(env):
+    """``np.asarray([])`` is float64: ``selected_units=[]`` was refused as "dtype float64 given"."""
+    train_probe = next(f.id for f in spec.raw_functions() if f.name == "Train_Probe_quick")
+    info = env.step({"action_type": train_probe, "selected_units": []})[4]
+    assert info["invalid_action"] == spec.InvalidAction.NO_SELECTED_UNITS
 
 
 def test_single_env_range_errors_give_the_index_without_the_batch_axis(env):
@@ -142,3 +165,94 @@ def test_vector_env_step_before_reset_raises():
     v = LiteFullGameVectorEnv(num_envs=2, max_entities=64, max_selected=8)
     with pytest.raises(RuntimeError, match=r"call reset\(\) first"):
         v.step({"action_type": np.zeros(2, np.int64)})
+
+
+@pytest.mark.parametrize("cls", [LiteFullGameEnv, LiteFullGameVectorEnv])
+@pytest.mark.parametrize("profile", ["9.9", None, 4.10])
+def test_an_unknown_data_profile_is_refused_at_construction_by_name(cls, profile):
+    """found by a tester: the single env accepted data_profile='9.9' and failed at the first reset, without the flag."""
+    with pytest.raises(ValueError, match=re.escape(f"data_profile={profile!r}; expected one of ['3.16.1', '4.10']")):
+        cls(data_profile=profile) if cls is LiteFullGameEnv else cls(num_envs=1, data_profile=profile)
+
+
+def test_realtime_is_refused_not_ignored_by_the_step_mode_engine():
+    """found by a tester: realtime=True was accepted and the game ran in step mode (the API server refuses it too)."""
+    with pytest.raises(ValueError, match=r"realtime=True is not served by the lite engine \(it runs in step mode"):
+        LiteFullGameEnv(realtime=True)
+    LiteFullGameEnv(realtime=False)
+
+
+def test_a_game_version_is_refused_naming_the_lite_engines_data_profile():
+    """found by a tester: version='4.10' was ignored and the game played the 3.16.1 data."""
+    with pytest.raises(ValueError, match=r"version='4.10' picks a StarCraft II binary \(backend='sc2'\).*data_profile"):
+        LiteFullGameEnv(version="4.10")
+
+
+@pytest.mark.parametrize("name", ["query_available_actions", "realtime"])
+@pytest.mark.parametrize("value", ["no", 0, None])
+def test_the_compatibility_flags_must_be_bools(name, value):
+    """found by a tester: query_available_actions='no' was accepted (read as true)."""
+    with pytest.raises(TypeError, match=re.escape(f"{name}={value!r}; expected a bool")):
+        LiteFullGameEnv(**{name: value})
+
+
+@pytest.mark.parametrize("options", [{"foo": 1}, 5, {"reset_mask": np.array([True, False])}])
+def test_reset_options_are_refused_not_ignored(env, venv, options):
+    """found by a tester: reset(options=...) was ignored; Gymnasium's vector ``reset_mask`` reset every game."""
+    with pytest.raises(ValueError, match=re.escape(f"options={options!r}; expected None or {{}}")):
+        env.reset(seed=0, options=options)
+    with pytest.raises(ValueError, match=re.escape(f"options={options!r}; expected None or {{}}")):
+        venv.reset(seed=0, options=options)
+    env.reset(seed=0, options={})
+    venv.reset(seed=0, options={})
+
+
+@pytest.fixture(scope="module")
+def engine():
+    from sc2_envs.lite import LiteEngine
+
+    return LiteEngine(2)
+
+
+@pytest.mark.parametrize(
+    ("loops", "message"),
+    [
+        (-5, "loops=-5; expected game loops >= 0"),  # ran nothing, silently
+        (1.5, "loops=1.5; expected integer game loops"),  # ran 1
+        (np.array([1, 2, 3]), "loops has shape (3,); expected () or (2,)"),
+    ],
+)
+def test_engine_advance_names_bad_loop_counts(engine, loops, message):
+    """found by a tester: LiteEngine.advance(-5) ran nothing and advance(1.5) ran 1 loop, silently."""
+    before = engine.game_loop.copy()
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        engine.advance(loops)
+    np.testing.assert_array_equal(engine.game_loop, before)
+
+
+@pytest.mark.parametrize("games", [np.array([2]), np.array([-1]), np.array([0.5]), np.array([True, False, True])])
+def test_engine_reset_names_games_outside_the_batch(engine, games):
+    """found by a tester: reset([-1]) reset the last game (a negative index), reset([2]) was an IndexError."""
+    with pytest.raises(ValueError, match=r"^games="):
+        engine.reset(games)
+
+
+def test_engine_capacity_must_be_an_int():
+    from sc2_envs.lite import LiteEngine
+
+    with pytest.raises(ValueError, match=re.escape("capacity=400.5; expected an int")):
+        LiteEngine(1, capacity=400.5)  # was truncated to 400 slots
+
+
+@pytest.mark.parametrize("noop_prob", [2.0, -0.1, float("nan")])
+def test_random_legal_policy_noop_prob_must_be_a_probability(engine, noop_prob):
+    from sc2_envs.lite import RandomLegalPolicy
+
+    with pytest.raises(ValueError, match=re.escape(f"noop_prob={noop_prob!r}; expected a probability in [0, 1]")):
+        RandomLegalPolicy(engine.catalog, noop_prob=noop_prob)
+
+
+@pytest.mark.parametrize("name", ["bot_difficulty", "bot_build"])
+def test_a_list_for_a_name_option_is_named_not_an_unhashable_type_error(name):
+    with pytest.raises(ValueError, match=re.escape(f"{name}=['x']; expected one of [")):
+        LiteFullGameEnv(**{name: ["x"]})

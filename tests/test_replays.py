@@ -312,6 +312,67 @@ def test_command_line_prints_its_configuration_first(capsys):
     assert first.startswith("replays: 1 .SC2Replay file(s) under") and "report only" in first and "k=16" in first
 
 
+def _usage_error(capsys, argv) -> str:
+    from sc2_envs.replays.__main__ import main
+
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()[-1:]
+    return line
+
+
+def test_a_missing_or_empty_replay_folder_is_one_usage_line_and_writes_nothing(tmp_path, capsys):
+    """found by a tester: a missing folder was a FileNotFoundError traceback; an empty one (or one of other files)
+    printed a report of 0 files and wrote a dataset.json with no shards that training then refused."""
+    line = _usage_error(capsys, [str(tmp_path / "nope"), "--out", str(tmp_path / "out")])
+    assert line.endswith(f"error: replay folder {str(tmp_path / 'nope')!r} does not exist")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("not a replay")
+    line = _usage_error(capsys, [str(tmp_path / "notes"), "--out", str(tmp_path / "out")])
+    assert line.endswith(f"error: no .SC2Replay files under {str(tmp_path / 'notes')!r} (1 other file); expected a "
+                         "folder of replays (searched recursively) or one .SC2Replay file")  # fmt: skip
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--k", "0"], "--k 0: expected a positive stride in game loops"),
+        (["--max-entities", "0"], "--max-entities 0: expected a positive integer"),
+        (["--max-selected", "-1"], "--max-selected -1: expected a positive integer"),
+        (["--raw-resolution", "0"], "--raw-resolution 0: expected a positive integer"),
+        (["--shard-rows", "0"], "--shard-rows 0: expected a positive row count"),
+        (
+            ["--stableid", "/nonexistent/stableid.json"],
+            "--stableid '/nonexistent/stableid.json': no such file; expected stableid.json or stableid.json.gz",
+        ),
+    ],
+)
+def test_bad_converter_flags_are_one_usage_line_before_any_file(tmp_path, capsys, flags, message):
+    """found by a tester: these were tracebacks from StreamConfig or convert_replays, and a missing --stableid made
+    every file fail as an UnexpectedError."""
+    assert _usage_error(capsys, [str(HARDWIRE), "--no-progress", "--out", str(tmp_path / "out"), *flags]).endswith(
+        f"error: {message}"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_out_path_that_is_a_file_is_one_usage_line(tmp_path, capsys):
+    (tmp_path / "f").write_text("")
+    line = _usage_error(capsys, [str(HARDWIRE), "--no-progress", "--out", str(tmp_path / "f")])
+    assert line.endswith(f"error: --out {str(tmp_path / 'f')!r} is a file; expected a folder (new or existing)")
+
+
+def test_a_run_that_converts_no_file_ends_with_an_error_line(tmp_path, capsys):
+    from sc2_envs.replays.__main__ import main
+
+    (tmp_path / "bad.SC2Replay").write_bytes(b"garbage")
+    assert main([str(tmp_path), "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "error: none of the 1 replay file(s) converted (errors: {'CorruptReplayError': 1}; one line per file above)" in err
+
+
 # ------------------------------------------------------------------ loading a dataset (ReplayData)
 @pytest.fixture(scope="module")
 def three_shards(tmp_path_factory):

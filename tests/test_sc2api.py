@@ -321,3 +321,42 @@ def test_throughput_benchmark_does_not_time_the_first_step():
     loop.run(3)
     assert (loop.steps, loop.episodes, loop.env.calls) == (3, 0, 4)
     assert loop.seconds < 0.25
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["-port", "99999"], "-port 99999: expected a TCP port in [1, 65535]"),
+        (["-port", "0"], "-port 0: expected a TCP port in [1, 65535]"),
+        (["-port", "5999", "--idle-exit", "-5"], "--idle-exit -5.0: expected seconds > 0"),
+        (["-port", "5999", "--idle-exit", "nan"], "--idle-exit nan: expected seconds > 0"),
+        (["-port", "5999", "--build", "0"], "--build 0: expected a positive build number"),
+    ],
+)
+def test_server_command_line_errors_are_one_usage_line(capsys, argv, message):
+    """found by a tester: -port 99999 was an OverflowError traceback from bind(), --idle-exit -5 exited at once, silently."""
+    from sc2_envs.sc2api.server import main
+
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(f"error: {message}")
+
+
+def test_server_that_cannot_listen_says_where_in_one_line(capsys):
+    """found by a tester: an unknown -listen host (or a port in use) was a socket traceback."""
+    from sc2_envs.sc2api.server import main
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+    try:
+        for host, reason in (("999.1.1.1", "Name or service not known"), ("127.0.0.1", "Address already in use")):
+            with pytest.raises(SystemExit) as e:
+                main(["-listen", host, "-port", str(port)])
+            assert e.value.code == 2
+            line = capsys.readouterr().err.strip().splitlines()[-1]
+            assert f"error: -listen {host} -port {port}: cannot listen (" in line and reason in line
+    finally:
+        taken.close()

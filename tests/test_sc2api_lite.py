@@ -237,6 +237,47 @@ def test_bad_setups_name_what_is_served():
     assert r.error == sc.ResponseJoinGame.FeatureUnsupported and "raw_crop_to_playable_area" in r.error_details
 
 
+def test_a_minimap_resolution_above_the_lite_limit_is_feature_unsupported_not_a_crash():
+    """A joined feature_layer.minimap_resolution of 100000 allocated (8, 100000, 100000) minimap planes: the server's
+    handle() raised MemoryError. It is refused with FeatureUnsupported naming the value and the lite engine's limit."""
+    from sc2_envs.lite.env import MAX_SIZES
+    from sc2_envs.sc2api.server import SC2APIGame
+
+    game = SC2APIGame()
+    create = sc.RequestCreateGame(local_map=sc.LocalMap(map_path="Melee/Simple64.SC2Map"), random_seed=1)
+    create.player_setup.add(type=sc.Participant)
+    create.player_setup.add(type=sc.Computer, race=common_pb2.Terran, difficulty=sc.VeryEasy)
+    game.handle(sc.Request(create_game=create).SerializeToString())
+    options = sc.InterfaceOptions(raw=True)
+    options.feature_layer.minimap_resolution.x = options.feature_layer.minimap_resolution.y = 100000
+    join = sc.Request(join_game=sc.RequestJoinGame(race=common_pb2.Protoss, options=options))
+    r = sc.Response.FromString(game.handle(join.SerializeToString())).join_game
+    limit = MAX_SIZES["minimap_resolution"]
+    assert r.error == sc.ResponseJoinGame.FeatureUnsupported
+    assert f"minimap_resolution 100000x100000; expected a square resolution in [1, {limit}]" in r.error_details
+    assert game.status == "init_game"
+
+
+def test_a_step_count_above_the_lite_step_limit_is_an_error_and_runs_no_loop():
+    """step(count=2**32 - 1) ran the lite engine for hours (about 6 s per 2**20 loops); counts above the direct
+    env's step_mul limit (MAX_LOOPS) get a Response error naming the count and the limit, and the game stays put."""
+    from sc2_envs.lite.env import MAX_LOOPS
+    from sc2_envs.sc2api.server import SC2APIGame
+
+    game = SC2APIGame()
+    create = sc.RequestCreateGame(local_map=sc.LocalMap(map_path="Melee/Simple64.SC2Map"), random_seed=1)
+    create.player_setup.add(type=sc.Participant)
+    create.player_setup.add(type=sc.Computer, race=common_pb2.Terran, difficulty=sc.VeryEasy)
+    game.handle(sc.Request(create_game=create).SerializeToString())
+    join = sc.Request(join_game=sc.RequestJoinGame(race=common_pb2.Protoss, options=sc.InterfaceOptions(raw=True)))
+    game.handle(join.SerializeToString())
+    r = sc.Response.FromString(game.handle(sc.Request(step=sc.RequestStep(count=2**32 - 1)).SerializeToString()))
+    assert list(r.error) == [
+        f"step count {2**32 - 1} game loops; expected at most {MAX_LOOPS['step_mul']} per step on Melee/Simple64.SC2Map"
+    ]
+    assert game.game_loop == 0 and game.status == "in_game"
+
+
 def test_unsupported_and_malformed_commands_are_action_errors():
     """A command the engine does not model is NotSupported, a dead or unknown tag is an Error, a NaN point is an
     Error; each is a per-action result and an action_errors entry, and the game goes on."""

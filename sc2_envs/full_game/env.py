@@ -46,7 +46,15 @@ from gymnasium import spaces
 
 from sc2_envs.full_game import convert, spec
 from sc2_envs.full_game._deps import require
-from sc2_envs.full_game.spaces import BOT_BUILDS, DIFFICULTIES, make_action_space, make_observation_space
+from sc2_envs.full_game.heads import check_action
+from sc2_envs.full_game.spaces import (
+    BOT_BUILDS,
+    DIFFICULTIES,
+    MAX_LOOPS,
+    MAX_SIZES,
+    make_action_space,
+    make_observation_space,
+)
 
 SC2_INSTALL_STEPS = (
     "StarCraft II was not found. Set SC2PATH to the folder that holds 'Versions/Base<build>/SC2_x64' "
@@ -89,6 +97,8 @@ def sc2_available() -> bool:
 
 
 BACKENDS = ("lite", "sc2")
+LITE_ONLY_OPTIONS = ("omniscient", "capacity", "data_profile")
+"""``LiteFullGameEnv`` options the real game's ``FullGameEnv`` does not take."""
 
 
 def make_full_game_env(backend: str = "lite", **kwargs) -> gym.Env:
@@ -101,9 +111,16 @@ def make_full_game_env(backend: str = "lite", **kwargs) -> gym.Env:
         **kwargs: the chosen env's constructor arguments.
 
     Raises:
-        ValueError: an unknown backend, or what the chosen env raises.
+        ValueError: an unknown backend, a lite-only option (``LITE_ONLY_OPTIONS``) with ``backend="sc2"``, or what
+            the chosen env raises.
     """
     if backend == "sc2":
+        lite_only = [k for k in LITE_ONLY_OPTIONS if k in kwargs]
+        if lite_only:  # Python's "unexpected keyword argument" would not say why
+            raise ValueError(
+                f"{', '.join(lite_only)} {'is an option' if len(lite_only) == 1 else 'are options'} of the lite engine "
+                "(backend='lite'); backend='sc2' plays the real game"
+            )
         return FullGameEnv(**kwargs)
     if backend == "lite":
         from sc2_envs.lite.env import LiteFullGameEnv
@@ -139,9 +156,11 @@ class FullGameEnv(gym.Env):
         realtime: play in real time instead of stepping.
 
     Raises:
-        ValueError: an unknown map, race, difficulty or build, or a non-positive size.
+        ValueError: an unknown map, race, difficulty or build, a non-positive size, or a size or loop count above
+            ``spaces.MAX_SIZES`` / ``spaces.MAX_LOOPS`` (the lite engine's limits too).
         TypeError: a size, ``step_mul`` or ``game_steps_per_episode`` that is not an int (a float
-            would be truncated, a bool read as 0 / 1).
+            would be truncated, a bool read as 0 / 1), ``query_available_actions`` / ``realtime``
+            that is not a bool, a ``log_dir`` that is not a path or a ``version`` that is not a string.
         MissingDependencyError: the ``full-game`` extra is not installed.
     """
 
@@ -184,10 +203,14 @@ class FullGameEnv(gym.Env):
         }
         self._race = spec.race_id(race)
         self._bot_race = spec.race_id(bot_race)
-        if bot_difficulty not in DIFFICULTIES:
+        if not isinstance(bot_difficulty, str) or bot_difficulty not in DIFFICULTIES:  # a list is unhashable
             raise ValueError(f"bot_difficulty={bot_difficulty!r}; expected one of {list(DIFFICULTIES)}")
-        if bot_build not in BOT_BUILDS:
+        if not isinstance(bot_build, str) or bot_build not in BOT_BUILDS:
             raise ValueError(f"bot_build={bot_build!r}; expected one of {list(BOT_BUILDS)}")
+        if log_dir is not None and not isinstance(log_dir, (str, os.PathLike)):  # else a TypeError at the first reset
+            raise TypeError(f"log_dir={log_dir!r}; expected a folder path or None")
+        if version is not None and not isinstance(version, str):
+            raise TypeError(f"version={version!r}; expected a StarCraft II version string such as '4.10.0', or None")
         for name in (
             "max_entities",
             "max_selected",
@@ -202,6 +225,9 @@ class FullGameEnv(gym.Env):
             # int() would silently truncate 2.5 to 2 game loops, or read True as 1
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
                 raise TypeError(f"{name}={value!r}; expected an int")
+        for name in ("query_available_actions", "realtime"):  # "no" would be read as true
+            if not isinstance(self._kwargs[name], (bool, np.bool_)):
+                raise TypeError(f"{name}={self._kwargs[name]!r}; expected a bool")
         for name in ("max_entities", "max_selected", "raw_resolution", "minimap_resolution"):
             if self._kwargs[name] <= 0:
                 raise ValueError(f"{name}={self._kwargs[name]!r}; expected a positive integer")
@@ -209,6 +235,9 @@ class FullGameEnv(gym.Env):
             raise ValueError(f"step_mul={step_mul!r}; expected a positive number of game loops or None")
         if game_steps_per_episode < 0:
             raise ValueError(f"game_steps_per_episode={game_steps_per_episode!r}; expected >= 0 (0 = no limit)")
+        for name, top in (*MAX_SIZES.items(), *MAX_LOOPS.items()):  # the lite engine's limits: one rule for both backends
+            if self._kwargs[name] is not None and self._kwargs[name] > top:
+                raise ValueError(f"{name}={self._kwargs[name]!r}; expected an int <= {top}")
         maps = require("pysc2_evolved.maps", "the map registry")
         try:
             maps.get(map_name)
@@ -383,13 +412,18 @@ class FullGameEnv(gym.Env):
         restarts the running game (``RequestRestartGame``), which keeps its seed.
 
         Raises:
-            ValueError: a seed that is not an int in ``[0, MAX_GAME_SEED]``.
+            ValueError: a seed that is not an int in ``[0, MAX_GAME_SEED]`` (a bool is not), or ``options`` other
+                than None / ``{}`` (none are read).
             SC2NotFoundError: StarCraft II or the map is not installed (names SC2PATH).
             MissingDependencyError: the ``full-game`` extra is not installed.
         """
-        if seed is not None and not (isinstance(seed, (int, np.integer)) and 0 <= seed <= MAX_GAME_SEED):
+        if seed is not None and (
+            isinstance(seed, (bool, np.bool_)) or not (isinstance(seed, (int, np.integer)) and 0 <= seed <= MAX_GAME_SEED)
+        ):
             # the game's random_seed keeps 31 bits: a larger seed would silently replay seed & 0x7FFFFFFF's game
             raise ValueError(f"seed={seed!r}; expected an int in [0, {MAX_GAME_SEED}] (StarCraft II's random_seed)")
+        if not (options is None or (isinstance(options, dict) and not options)):  # none are read: one would be ignored
+            raise ValueError(f"options={options!r}; expected None or {{}} (FullGame-v0's reset takes no options)")
         super().reset(seed=seed)
         if self._controller is not None and seed is not None and seed != self._seed:
             self.close()  # a new seed needs a new game: RequestRestartGame keeps the old random_seed
@@ -406,6 +440,7 @@ class FullGameEnv(gym.Env):
         self._new_context()
         self._last_action = (0, 0, 0)
         self._last_action_loop = None
+        self._ended = None
         self._episodes += 1
         response, obs = self._observe()
         self._start_loop = self._loop = int(response.observation.game_loop)
@@ -426,26 +461,33 @@ class FullGameEnv(gym.Env):
             and, at the end, ``outcome`` (+1/-1/0) or ``episode_limit`` (True).
 
         Raises:
-            RuntimeError: ``step`` before ``reset``.
+            RuntimeError: ``step`` before ``reset``, or after the episode ended (terminated or truncated) without a
+                ``reset``: the ended game does not step, and a truncated one would play on past the limit.
             ValueError: a malformed action (see ``action_request``).
         """
         if self._controller is None or self._ctx is None:
             raise RuntimeError("step() called before reset(); call reset() first")
-        request, invalid = self.action_request(action)
+        if self._ended is not None:
+            # after the end the game either refuses to step (ended) or plays on past the limit (truncated)
+            raise RuntimeError(
+                f"step() called after the episode ended ({self._ended} at game loop {self._loop}); call reset()"
+            )
+        heads = self._check_action(action)
+        request, invalid = self.action_request(heads)
         if invalid is not None:
-            action = dict(action, action_type=0)
+            heads["action_type"] = 0
         errors = []
         if request.actions:
             result = self._controller.actions(request)
             errors = [int(r) for r in result.result if r != 1]  # ActionResult Success = 1
-        delay = int(action.get("delay", 0))
+        delay = int(heads["delay"])
         loops = int(self.step_mul) if self.step_mul is not None else max(delay, 1)
-        fid = int(action["action_type"])
+        fid = int(heads["action_type"])
         if fid != 0:
             # Same definition as the replay converter: general function, and the game loops
             # between this action and the previous one (0 for the first), capped at 127.
             gap = 0 if self._last_action_loop is None else self._loop - self._last_action_loop
-            self._last_action = (int(spec.general_function_ids()[fid]), min(gap, spec.MAX_DELAY), int(action.get("queued", 0)))
+            self._last_action = (int(spec.general_function_ids()[fid]), min(gap, spec.MAX_DELAY), int(heads["queued"]))
             self._last_action_loop = self._loop
         self._controller.step(loops)
         response, obs = self._observe()
@@ -461,9 +503,14 @@ class FullGameEnv(gym.Env):
         info = spec.step_info(loop, errors, invalid.code if invalid is not None else spec.InvalidAction.NONE)
         if terminated:
             info["outcome"] = reward
+            self._ended = "terminated"
         if truncated:
             info["episode_limit"] = True
+            self._ended = "truncated"
         return obs, reward, terminated, truncated, info
+
+    def _check_action(self, action) -> dict:
+        return check_action(action, self.max_entities, self.max_selected, self.raw_resolution)
 
     def action_request(self, action: dict):
         """Convert an action against the latest observation.
@@ -475,12 +522,16 @@ class FullGameEnv(gym.Env):
 
         Raises:
             RuntimeError: no observation yet (call ``reset`` first).
-            ValueError: a malformed action (unknown action_type, target_location off the grid).
+            ValueError: a malformed action, refused as the lite engine refuses it (``sc2_envs.full_game.heads``):
+                not a dict, an unknown key, a head that is not integer, has the wrong shape or is outside its
+                range (``selected_units`` in [-1, N], ``target_unit`` in [0, N], ``target_location`` on the grid);
+                the message names the head and the value.
         """
         if self._ctx is None:
             raise RuntimeError("no observation yet; call reset() first")
+        heads = self._check_action(action)
         try:
-            return convert.action_to_request(action, self._tags, self._ctx), None
+            return convert.action_to_request(heads, self._tags, self._ctx), None
         except convert.InvalidActionError as e:
             return convert.action_to_request({"action_type": 0}, self._tags, self._ctx), e
 
@@ -508,3 +559,4 @@ class FullGameEnv(gym.Env):
 
     _seed: int | None = None
     _player_id: int = 1
+    _ended: str | None = None  # "terminated" / "truncated" once the episode ended, until reset

@@ -27,6 +27,14 @@ DIFFICULTIES = {
     "cheat_insane": 10,
 }
 BOT_BUILDS = {"random": 1, "rush": 2, "timing": 3, "power": 4, "macro": 5, "air": 6}
+# Largest accepted sizes, on every backend: each is far above any real use (Simple64 has ~100 units, a 64 grid
+# is the real game's raw resolution) and keeps one game's buffers to tens of MB, so a typo such as
+# max_entities=2**40 is refused by name instead of failing in a numpy allocation.
+MAX_SIZES = {"max_entities": 2**16, "max_selected": 2**16, "raw_resolution": 4096, "minimap_resolution": 1024}
+# Largest loop counts, in game loops: an hour of game time is 80,640 loops (22.4 a second), so 2**20 per step
+# (13 hours) is far above any use while a typo such as step_mul=2**40 is refused by name instead of running
+# for days in one step; game_steps_per_episode stays where game_loop + limit cannot overflow int64.
+MAX_LOOPS = {"step_mul": 2**20, "game_steps_per_episode": 2**62}
 
 
 def make_observation_space(max_entities: int, minimap_resolution: int) -> spaces.Dict:

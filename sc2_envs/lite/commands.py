@@ -7,7 +7,8 @@ to engine commands through their general function (``spec.general_function_ids``
 ``Harvest_Gather_Probe_unit`` and ``Harvest_Gather_unit`` are one command.
 
 Errors follow FullGame-v0: a malformed action (wrong type or range of a head) raises
-``ValueError``; a well-formed action that points at padding rows or selects nothing becomes a
+``ValueError`` (``sc2_envs.full_game.heads``, whose ``check_heads`` and ``check_action_keys`` this module
+re-exports: the real game's env refuses the same actions); a well-formed action that points at padding rows or selects nothing becomes a
 no-op with a ``spec.InvalidAction`` code (``InvalidActionError.code`` there); a command the game
 would refuse (a function the engine does not model, not enough minerals, a bad build site)
 reaches the engine and comes back as an ``action_errors`` ActionResult code.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from sc2_envs.full_game import spec
+from sc2_envs.full_game.heads import HEADS, check_action_keys, check_heads  # noqa: F401 - public names kept here
 from sc2_envs.lite.catalog import TI_ABILITY_ID, TI_BUILT_BY_WORKER, Catalog
 from sc2_envs.lite.layout import (
     CK_KIND,
@@ -105,101 +107,6 @@ def command_tables(catalog: Catalog) -> tuple[np.ndarray, np.ndarray]:
             cmd[f.id] = CMD_TRAIN
         param[f.id] = t
     return cmd, param
-
-
-HEADS = ("action_type", "queued", "delay", "selected_units", "target_unit", "target_location")
-_INT64_MAX = np.iinfo(np.int64).max
-
-
-def _is_int(x) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
-def check_action_keys(action) -> None:
-    """Refuse an action that is not a dict of heads, or that names a head that does not exist.
-
-    Why: a misspelled head (``"action_typ"``) would otherwise take its absent value and the step
-    would silently be a no-op.
-
-    Raises:
-        ValueError: ``action`` is not a dict, or has a key outside ``HEADS`` (the message names the
-            key and the accepted keys).
-    """
-    if not isinstance(action, dict):
-        raise ValueError(f"action={action!r}; expected a dict of heads with keys from {list(HEADS)}")
-    unknown = [k for k in action if k not in HEADS]
-    if unknown:
-        raise ValueError(f"action has unknown keys {unknown}; expected keys from {list(HEADS)}")
-
-
-def check_heads(
-    action: dict, num_games: int, max_entities: int, max_selected: int, resolution: int, batched: bool = True
-) -> dict:
-    """Validate batched heads and return them as int64 arrays with a leading B axis.
-
-    Args:
-        action: heads with a leading axis B (``action_type (B,)``, ``selected_units (B, K)``, ...);
-            a missing head takes its absent value (EOF / no target / cell (0, 0) / 0).
-        batched: False when ``action`` is one game's heads with a leading axis of 1 added by the
-            caller: error messages then give the shapes and indices without that axis.
-
-    Raises:
-        ValueError: ``action`` not a dict, an unknown key, or a head that is not integer, has the
-            wrong shape, or is out of its range; the message names the head and the value.
-    """
-    check_action_keys(action)
-    n = num_games
-    drop = 0 if batched else 1  # leading axes to leave out of messages
-    out = {}
-    defaults = {
-        "action_type": np.zeros(n, np.int64),
-        "queued": np.zeros(n, np.int64),
-        "delay": np.zeros(n, np.int64),
-        "selected_units": np.full((n, max_selected), max_entities, np.int64),
-        "target_unit": np.full(n, max_entities, np.int64),
-        "target_location": np.zeros((n, 2), np.int64),
-    }
-    shapes = {"selected_units": (n, max_selected), "target_location": (n, 2)}
-    limits = {
-        "action_type": (0, spec.num_functions() - 1),
-        "queued": (0, 1),
-        "delay": (0, spec.MAX_DELAY),
-        "target_unit": (0, max_entities),
-        "selected_units": (-1, max_entities),
-        "target_location": (0, resolution - 1),
-    }
-    for head, default in defaults.items():
-        if head not in action:
-            out[head] = default
-            continue
-        v = np.asarray(action[head])
-        if v.dtype == object and v.size and all(_is_int(x) for x in v.flat):
-            # NumPy keeps Python ints that fit no integer dtype (2**70) as objects
-            lo, hi = limits[head]
-            big = next((int(x) for x in v.flat if not lo <= x <= hi), None)
-            if big is not None:
-                raise ValueError(f"{head}={big}; expected an int in [{lo}, {hi}]")
-        if v.dtype == bool or not np.issubdtype(v.dtype, np.integer):
-            raise ValueError(f"{head}={action[head]!r}; expected integer values (dtype {v.dtype} given)")
-        if v.dtype.kind == "u" and v.size and v.max() > _INT64_MAX:  # would wrap to negative in int64
-            lo, hi = limits[head]
-            raise ValueError(f"{head}={int(v.max())}; expected an int in [{lo}, {hi}]")
-        want = shapes.get(head, (n,))
-        if head == "selected_units" and v.ndim == 2 and v.shape[0] == n and v.shape[1] <= max_selected:
-            pad = np.full((n, max_selected), max_entities, np.int64)
-            pad[:, : v.shape[1]] = v
-            v = pad
-        if v.shape != want:
-            raise ValueError(f"{head} has shape {v.shape[drop:]}; expected {want[drop:]}")
-        out[head] = v.astype(np.int64)
-    for head, (lo, hi) in limits.items():
-        v = out[head]
-        bad = (v < lo) | (v > hi)
-        if bad.any():
-            idx = tuple(int(i) for i in np.argwhere(bad)[0])
-            where = f" at index {idx[drop:]}" if idx[drop:] else ""
-            raise ValueError(f"{head}={int(v[idx])}{where}; expected an int in [{lo}, {hi}]")
-    return out
 
 
 def decode(

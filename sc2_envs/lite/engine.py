@@ -78,6 +78,8 @@ class LiteEngine:
     ):
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games={num_games!r}; expected an int >= 1")
+        if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)):  # int() would drop .5 of a slot
+            raise ValueError(f"capacity={capacity!r}; expected an int")
         self.catalog: Catalog = build_catalog(profile)
         self.map: LiteMap = map_name if isinstance(map_name, LiteMap) else load_map(map_name)
         grid = np.ascontiguousarray(self.map.pathing, dtype=np.uint8)
@@ -98,16 +100,27 @@ class LiteEngine:
         return self.state.num_games
 
     def reset(self, games=None) -> None:
-        """Put games (all when None; else an index array or bool mask) back to loop 0."""
-        idx = (
-            range(self.num_games)
-            if games is None
-            else np.flatnonzero(np.asarray(games))
-            if np.asarray(games).dtype == bool
-            else np.asarray(games).reshape(-1)
-        )
-        for b in idx:
-            self.state.copy_game(self.template, 0, int(b))
+        """Put games (all when None; else an index array or a ``(B,)`` bool mask) back to loop 0.
+
+        Raises:
+            ValueError: a mask of another length than B, or an index that is not an int in [0, B) (a negative
+                one would reset a game counted from the end).
+        """
+        b = self.num_games
+        if games is None:
+            idx = np.arange(b)
+        else:
+            g = np.asarray(games)
+            if g.dtype == bool:
+                if g.shape != (b,):
+                    raise ValueError(f"games={games!r}: a bool mask of shape {g.shape}; expected ({b},)")
+                idx = np.flatnonzero(g)
+            elif not np.issubdtype(g.dtype, np.integer) or ((g < 0) | (g >= b)).any():
+                raise ValueError(f"games={games!r}; expected game indices (ints) in [0, {b - 1}] or a ({b},) bool mask")
+            else:
+                idx = g.reshape(-1)
+        for i in idx:
+            self.state.copy_game(self.template, 0, int(i))
 
     def apply(self, ck: np.ndarray, cf: np.ndarray, cs: np.ndarray) -> np.ndarray:
         """Apply one command per game.
@@ -131,9 +144,20 @@ class LiteEngine:
         return result
 
     def advance(self, loops) -> None:
-        """Run ``loops`` game loops in every game (an int, or ``(B,)`` per game); finished games stay."""
+        """Run ``loops`` game loops in every game (an int, or ``(B,)`` per game); finished games stay.
+
+        Raises:
+            ValueError: ``loops`` not integer, of another shape than ``()`` / ``(B,)``, or negative.
+        """
         s = self.state
-        per_game = np.broadcast_to(np.asarray(loops, dtype=np.int64), (self.num_games,)).copy()
+        raw = np.asarray(loops)
+        if raw.dtype == bool or not np.issubdtype(raw.dtype, np.integer):  # 1.5 would run 1 loop
+            raise ValueError(f"loops={loops!r}; expected integer game loops")
+        if raw.shape not in ((), (self.num_games,)):
+            raise ValueError(f"loops has shape {raw.shape}; expected () or ({self.num_games},)")
+        if (raw < 0).any():  # the kernel would run nothing
+            raise ValueError(f"loops={loops!r}; expected game loops >= 0")
+        per_game = np.broadcast_to(raw.astype(np.int64), (self.num_games,)).copy()
         n = self.nav
         kernels.advance(
             per_game, s.uf, s.ui, s.oi, s.of, s.pq, s.pf, s.gi, s.occ, s.ghost, s.vis, self.placement,

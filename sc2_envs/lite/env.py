@@ -21,9 +21,11 @@ import gymnasium as gym
 import numpy as np
 
 from sc2_envs.full_game import spec
-from sc2_envs.full_game.spaces import BOT_BUILDS, DIFFICULTIES, make_action_space, make_observation_space
+from sc2_envs.full_game.spaces import BOT_BUILDS, DIFFICULTIES, MAX_LOOPS, make_action_space, make_observation_space
+from sc2_envs.full_game.spaces import MAX_SIZES as SPACE_SIZES
 from sc2_envs.lite.bot import VeryEasyTerranBot
 from sc2_envs.lite.commands import CMD_UNSUPPORTED, check_action_keys, check_heads, command_tables, decode
+from sc2_envs.lite.data import PROFILES
 from sc2_envs.lite.engine import DEFAULT_CAPACITY, LiteEngine
 from sc2_envs.lite.layout import AR_NOT_SUPPORTED, AR_SUCCESS, CK_KIND, CMD_NONE, RESULT_NONE, RESULT_P1_WINS, RESULT_P2_WINS
 from sc2_envs.lite.maps import SERVED_MAPS
@@ -34,21 +36,9 @@ SERVED_RACES = ("protoss",)
 SERVED_BOT_RACES = ("terran",)
 SERVED_DIFFICULTIES = ("very_easy",)
 MAX_SEED = 2**63 - 1
-# Largest accepted sizes: each is far above any real use (Simple64 has ~100 units, a 64 grid is
-# the real game's raw resolution) and keeps one game's buffers to tens of MB, so a typo such as
-# max_entities=2**40 is refused by name instead of failing in a numpy allocation.
-MAX_SIZES = {
-    "max_entities": 2**16,
-    "max_selected": 2**16,
-    "raw_resolution": 4096,
-    "minimap_resolution": 1024,
-    "capacity": 2**16,
-}
+MAX_SIZES = {**SPACE_SIZES, "capacity": 2**16}
+"""Largest accepted sizes: FullGame-v0's (``sc2_envs.full_game.spaces.MAX_SIZES``), and unit slots per game."""
 MAX_NUM_ENVS = 2**16  # games of one LiteFullGameVectorEnv; the same reason as MAX_SIZES
-# Largest loop counts, in game loops: an hour of game time is 80,640 loops (22.4 a second), so 2**20 per step
-# (13 hours) is far above any use while a typo such as step_mul=2**40 is refused by name instead of running
-# for days in one step; game_steps_per_episode stays where game_loop + limit cannot overflow int64.
-MAX_LOOPS = {"step_mul": 2**20, "game_steps_per_episode": 2**62}
 
 
 def _check_int(name: str, value, minimum: int, maximum: int | None = None) -> int:
@@ -70,6 +60,17 @@ def check_seed(seed) -> int | None:
     return None if seed is None else int(seed)
 
 
+def check_reset_options(options) -> None:
+    """Refuse ``reset(options=...)`` other than None or ``{}``: FullGame-v0 reads none, so one (Gymnasium's vector
+    ``reset_mask`` among them) would be ignored silently.
+
+    Raises:
+        ValueError: naming the options.
+    """
+    if not (options is None or (isinstance(options, dict) and not options)):
+        raise ValueError(f"options={options!r}; expected None or {{}} (FullGame-v0's reset takes no options)")
+
+
 def check_served(map_name: str, race: str, bot_race: str, bot_difficulty: str) -> None:
     """Refuse a game the lite engine does not serve, naming what is served.
 
@@ -86,7 +87,7 @@ def check_served(map_name: str, race: str, bot_race: str, bot_difficulty: str) -
         raise ValueError(f"race={race!r} is not served by the lite engine; served: {list(SERVED_RACES)}")
     if str(bot_race).lower() not in SERVED_BOT_RACES:
         raise ValueError(f"bot_race={bot_race!r} is not served by the lite engine; served: {list(SERVED_BOT_RACES)}")
-    if bot_difficulty not in DIFFICULTIES:
+    if not isinstance(bot_difficulty, str) or bot_difficulty not in DIFFICULTIES:  # a list is unhashable
         raise ValueError(f"bot_difficulty={bot_difficulty!r}; expected one of {list(DIFFICULTIES)}")
     if bot_difficulty not in SERVED_DIFFICULTIES:
         raise ValueError(
@@ -208,9 +209,22 @@ def _validate(kwargs: dict) -> None:
     check_served(kwargs["map_name"], kwargs["race"], kwargs["bot_race"], kwargs["bot_difficulty"])
     for name, maximum in MAX_SIZES.items():
         _check_int(name, kwargs[name], 1, maximum)
-    if not isinstance(kwargs["omniscient"], (bool, np.bool_)):
-        raise TypeError(f"omniscient={kwargs['omniscient']!r}; expected a bool")
-    if "bot_build" in kwargs and kwargs["bot_build"] not in BOT_BUILDS:
+    for name in ("omniscient", "query_available_actions", "realtime"):
+        if name in kwargs and not isinstance(kwargs[name], (bool, np.bool_)):
+            raise TypeError(f"{name}={kwargs[name]!r}; expected a bool")
+    if kwargs.get("realtime"):  # FullGame-v0's flag for the real game; the API server refuses it too
+        raise ValueError(
+            "realtime=True is not served by the lite engine (it runs in step mode: each step advances step_mul "
+            "game loops at once); backend='sc2' plays in real time"
+        )
+    if kwargs.get("version") is not None:  # it would be ignored: the lite engine's game data is its data profile
+        raise ValueError(
+            f"version={kwargs['version']!r} picks a StarCraft II binary (backend='sc2'); the lite engine's game data "
+            f"is data_profile (one of {sorted(PROFILES)}); leave version out"
+        )
+    if not isinstance(kwargs["data_profile"], str) or kwargs["data_profile"] not in PROFILES:
+        raise ValueError(f"data_profile={kwargs['data_profile']!r}; expected one of {sorted(PROFILES)}")
+    if "bot_build" in kwargs and (not isinstance(kwargs["bot_build"], str) or kwargs["bot_build"] not in BOT_BUILDS):
         raise ValueError(f"bot_build={kwargs['bot_build']!r}; expected one of {list(BOT_BUILDS)}")
     if kwargs["step_mul"] is not None:
         _check_int("step_mul", kwargs["step_mul"], 1, MAX_LOOPS["step_mul"])
@@ -232,16 +246,19 @@ class LiteFullGameEnv(gym.Env):
             most ``MAX_SIZES`` (65536, 65536, 4096, 1024).
         omniscient: a bool: no fog of war (every unit visible), as the replay dataset's default.
         capacity: unit slots per game (at most ``MAX_SIZES["capacity"]``, 65536).
-        data_profile: the game-data profile (``"3.16.1"``).
-        query_available_actions, log_dir, version, realtime: accepted for FullGame-v0 compatibility
-            (the action mask is always computed; there is no game process).
+        data_profile: the game-data profile, a key of ``sc2_envs.lite.data.PROFILES`` (``"3.16.1"``, ``"4.10"``).
+        query_available_actions, log_dir: accepted for FullGame-v0 compatibility (the action mask is
+            always computed; there is no game process to log); ``query_available_actions`` is a bool.
+        version, realtime: the real game's; accepted only as their defaults (None, False): the lite
+            engine's game data is ``data_profile``, and it runs in step mode.
 
     Raises:
         ValueError: a map, race, difficulty the lite engine does not serve (the message lists
-            those served), an unknown ``bot_build``, a size below 1 or above ``MAX_SIZES``, or a
-            ``step_mul`` / ``game_steps_per_episode`` outside its range (``MAX_LOOPS``).
-        TypeError: a size, ``capacity`` or ``step_mul`` that is not an int, or ``omniscient``
-            that is not a bool.
+            those served), an unknown ``bot_build`` or ``data_profile``, a size below 1 or above
+            ``MAX_SIZES``, a ``step_mul`` / ``game_steps_per_episode`` outside its range
+            (``MAX_LOOPS``), ``realtime=True`` or a ``version``.
+        TypeError: a size, ``capacity`` or ``step_mul`` that is not an int, or ``omniscient``,
+            ``query_available_actions`` or ``realtime`` that is not a bool.
     """
 
     metadata: ClassVar[dict] = {"render_modes": []}
@@ -303,9 +320,10 @@ class LiteFullGameEnv(gym.Env):
         """Start a new game; ``seed`` seeds the bot's timeline jitter (an int in [0, 2**63 - 1]).
 
         Raises:
-            ValueError: a seed that is not a non-negative int.
+            ValueError: a seed that is not a non-negative int, or ``options`` other than None / ``{}``.
         """
         seed = check_seed(seed)
+        check_reset_options(options)
         super().reset(seed=seed)
         core = self._core()
         bot_seed = int(self.np_random.integers(0, 2**63 - 1))
@@ -403,9 +421,11 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
         and the single env gives them at reset too.
 
         Raises:
-            ValueError: a seed that is not an int in [0, 2**63 - 1].
+            ValueError: a seed that is not an int in [0, 2**63 - 1], or ``options`` other than None / ``{}`` (no
+                ``reset_mask``: every game resets here, and an ended game resets on the next ``step``).
         """
         seed = check_seed(seed)
+        check_reset_options(options)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         seeds = self._rng.integers(0, 2**63 - 1, size=self.num_envs)

@@ -47,8 +47,11 @@ class RandomLegalPolicy:
     Args:
         catalog: the engine's catalog (which unit types issue which functions).
         max_entities, max_selected, raw_resolution: the env's sizes.
-        noop_prob: probability of a no-op step.
+        noop_prob: probability of a no-op step, in [0, 1].
         seed: seed of the policy's generator.
+
+    Raises:
+        ValueError: a ``noop_prob`` outside [0, 1].
     """
 
     def __init__(
@@ -63,6 +66,8 @@ class RandomLegalPolicy:
         self.n = int(max_entities)
         self.k = int(max_selected)
         self.r = int(raw_resolution)
+        if not 0.0 <= noop_prob <= 1.0:  # NaN fails this too; 2.0 would be a no-op every step, silently
+            raise ValueError(f"noop_prob={noop_prob!r}; expected a probability in [0, 1]")
         self.noop_prob = float(noop_prob)
         self.rng = np.random.default_rng(seed)
         cmd, param = command_tables(catalog)

@@ -2,13 +2,16 @@
 
 Converts every ``*.SC2Replay`` under ``REPLAY_DIR`` into the sharded dataset described in
 ``sc2_envs.replays.dataset``, printing one line per file, the action-type distribution and
-the ability-mapping coverage.
+the ability-mapping coverage. A command line that could only fail later (a missing or replay-less folder,
+a size or stride below 1, a missing ``--stableid``, an ``--out`` that is a file) is one usage line (exit
+status 2) before any file is read; a run in which no file converts ends with an error line (exit status 1).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from sc2_envs.replays.dataset import convert_replays, find_replays
 from sc2_envs.replays.extract import StreamConfig
@@ -42,6 +45,7 @@ def main(argv=None) -> int:
     )
     p.add_argument("--no-progress", action="store_true")
     a = p.parse_args(argv)
+    files = check_args(p, a)
     cfg = StreamConfig(
         max_entities=a.max_entities,
         max_selected=a.max_selected,
@@ -51,7 +55,6 @@ def main(argv=None) -> int:
         k=a.k,
         include_target_updates=a.include_target_updates,
     )
-    files = find_replays(a.replays)
     print(
         f"replays: {len(files)} .SC2Replay file(s) under {a.replays} -> {a.out or 'report only (no --out)'} | "
         f"sample {a.sample}{f' k={a.k}' if a.sample == 'every_k' else ''}, players {a.players}, enemy units "
@@ -68,7 +71,51 @@ def main(argv=None) -> int:
         stableid_path=a.stableid,
         progress=not a.no_progress,
     )
+    if not summary.converted:
+        print(
+            f"{p.prog}: error: none of the {summary.files} replay file(s) converted (errors: {summary.errors}; "
+            "one line per file above)",
+            file=sys.stderr,
+        )
     return 0 if summary.converted else 1
+
+
+def check_args(parser: argparse.ArgumentParser, a: argparse.Namespace) -> list[Path]:
+    """The replay files of a command line, after refusing what could only fail later (``parser.error``: one
+    line naming the flag and its value, exit status 2, before any file is read or written).
+
+    Refused: a replay path that does not exist, a folder with no ``.SC2Replay`` file, a ``--k``, ``--max-entities``,
+    ``--max-selected``, ``--raw-resolution`` or ``--shard-rows`` below 1, a ``--stableid`` that is not a file, and
+    an ``--out`` that is (or is inside) a file.
+    """
+    for flag, value, expected in (
+        ("--k", a.k, "a positive stride in game loops"),
+        ("--max-entities", a.max_entities, "a positive integer"),
+        ("--max-selected", a.max_selected, "a positive integer"),
+        ("--raw-resolution", a.raw_resolution, "a positive integer"),
+        ("--shard-rows", a.shard_rows, "a positive row count"),
+    ):
+        if value < 1:
+            parser.error(f"{flag} {value}: expected {expected}")
+    if a.stableid is not None and not Path(a.stableid).is_file():
+        parser.error(f"--stableid {a.stableid!r}: no such file; expected stableid.json or stableid.json.gz")
+    if a.out is not None:
+        out = Path(a.out).absolute()
+        existing = next(q for q in (out, *out.parents) if q.exists() or q == q.parent)
+        if not existing.is_dir():
+            where = "is a file" if existing == out else f"is inside {str(existing)!r}, which is a file"
+            parser.error(f"--out {a.out!r} {where}; expected a folder (new or existing)")
+    try:
+        files = find_replays(a.replays)
+    except FileNotFoundError as e:
+        parser.error(str(e))
+    if not files:
+        others = sum(1 for q in Path(a.replays).rglob("*") if q.is_file())
+        parser.error(
+            f"no .SC2Replay files under {a.replays!r} ({others} other file{'s' if others != 1 else ''}); expected a "
+            "folder of replays (searched recursively) or one .SC2Replay file"
+        )
+    return files
 
 
 if __name__ == "__main__":

@@ -380,7 +380,7 @@ class ReplayData:
             selection length on disk; step_mul: the sampling stride ``k`` (``every_k``), else None.
 
     Raises:
-        FileNotFoundError: ``root`` does not exist.
+        FileNotFoundError: ``root`` does not exist, or ``dataset.json`` / ``index.json`` is missing (named).
         ValueError: ``dataset.json`` or ``index.json`` not valid JSON, a bad shard count or sampling
             (:func:`check_dataset_meta`), shard files other than ``shard_00000.npz`` .. the count's last
             (:func:`shard_paths`, naming the missing and extra ones), a corrupt shard (named), or no shard
@@ -398,6 +398,11 @@ class ReplayData:
             index = json.loads((root_p / "index.json").read_text())
         except json.JSONDecodeError as e:
             raise ValueError(f"{root}: dataset.json or index.json is not valid JSON ({e})") from None
+        except FileNotFoundError as e:  # a copy cut short: say which file and who writes it
+            raise FileNotFoundError(
+                f"{root}: {Path(e.filename).name} is missing; expected a dataset written by sc2_envs.replays "
+                "(dataset.json, index.json and its shard_*.npz)"
+            ) from None
         check_dataset_meta(root, self.meta)
         shards = shard_paths(root, self.meta["shards"])
         self.available = len(shards)

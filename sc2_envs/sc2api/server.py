@@ -13,7 +13,7 @@ message on ``ws://<host>:<port>/sc2api``) so that pysc2's ``run_configs`` can la
   Terran, difficulty VeryEasy, ai_build RandomBuild (or unset), ``random_seed`` (the bot's timeline, as
   ``LiteFullGameEnv.reset(seed)``), ``disable_fog``; anything else gets ``InvalidPlayerSetup`` naming what
   is served. ``join_game``: race Protoss, ``options.raw``; ``score`` and the ``feature_layer`` minimap
-  (square ``minimap_resolution``) are served, screen layers are not sent, ``render`` and
+  (square ``minimap_resolution``, at most the lite engine's 1024) are served, screen layers are not sent, ``render`` and
   ``raw_crop_to_playable_area`` are refused (``FeatureUnsupported``). ``game_info``: players, map size 88 x 96, playable area, pathing and
   placement grids (1 bit per cell, rows from y = 0, MSB first), terrain height (1 byte per cell) and the
   opponent's start location. ``observation``: raw units (own units, enemies in sight, snapshots of
@@ -22,7 +22,8 @@ message on ``ws://<host>:<port>/sc2api``) so that pysc2's ``run_configs`` can la
   ends the game (status ``ended``), ``player_result``. ``action``: raw unit commands of every ability
   the engine models (queued included) and ``camera_move``; a command the game would refuse gets its
   ``ActionResult`` and an ``action_errors`` entry, a Build order that fails on arrival an entry with
-  tag 0. ``query``: available abilities (with resource checks); ``step``, ``data`` (unit types),
+  tag 0. ``query``: available abilities (with resource checks); ``step`` (at most 2**20 game loops per
+  request, the direct env's ``step_mul`` limit), ``data`` (unit types),
   ``restart_game`` (same seed), ``leave_game``, ``quit``. ``debug`` is not served there.
 
 Served requests on the SMAC maps (s2clientprotocol ``sc2api.proto``):
@@ -329,8 +330,12 @@ class SC2APIGame:
         minimap = 0
         if opts.HasField("feature_layer"):
             mx, my = fl.minimap_resolution.x, fl.minimap_resolution.y
-            if mx != my or mx < 1:
-                refused.append(f"feature_layer.minimap_resolution must be square and positive; got {mx}x{my}")
+            # the lite engine's own limit (its minimap planes are (8, R, R) bytes): 100000 would ask for 75 GiB
+            from sc2_envs.lite.env import MAX_SIZES  # imported here: the engine loads when Simple64 is joined
+
+            top = MAX_SIZES["minimap_resolution"]
+            if mx != my or not 1 <= mx <= top:
+                refused.append(f"feature_layer.minimap_resolution {mx}x{my}; expected a square resolution in [1, {top}]")
             minimap = mx
         if refused:
             r.error = codes.FeatureUnsupported
@@ -538,6 +543,12 @@ class SC2APIGame:
         if count < 1:
             raise _RequestError(f"step count must be >= 1 game loop, got {count}")
         if self._is_lite:
+            from sc2_envs.lite.env import MAX_LOOPS  # the direct door's step_mul limit: 2**32 - 1 loops ran for hours
+
+            if count > MAX_LOOPS["step_mul"]:
+                raise _RequestError(
+                    f"step count {count} game loops; expected at most {MAX_LOOPS['step_mul']} per step on {LITE_MAP_PATH}"
+                )
             self.lite.step(count)
             self.game_loop = self.lite.game_loop
             if self.lite.ended:
@@ -596,6 +607,10 @@ class _RequestError(Exception):
     """A request the server understood but cannot honour; becomes ``Response.error``."""
 
 
+class _ListenError(OSError):
+    """The server cannot listen where it was told to; :func:`main` reports it as a usage error."""
+
+
 def serve(
     host: str, port: int, build: int = DEFAULT_BUILD, idle_exit: float = 60.0, parent_pid: int | None = None, log=None
 ) -> int:
@@ -603,12 +618,20 @@ def serve(
 
     Returns:
         The process exit code (0).
+
+    Raises:
+        OSError: the server cannot listen on ``host:port`` (an unknown host, a port in use or out of range); the
+            message names both and the reason.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind((host, port))
-    listener.listen(4)
+    try:
+        listener.bind((host, port))
+        listener.listen(4)
+    except (OSError, OverflowError) as e:  # an unknown host, a port in use or out of range
+        listener.close()
+        raise _ListenError(f"-listen {host} -port {port}: cannot listen ({e})") from None
     game = SC2APIGame(build)
     parent = parent_pid if parent_pid is not None else os.getppid()
 
@@ -659,8 +682,17 @@ def main(argv: list[str] | None = None) -> int:
         "--idle-exit", type=float, default=60.0, help="exit after this many seconds without a client (default 60)"
     )
     args, _ignored = parser.parse_known_args(argv)  # -dataDir, -tempDir, -verbose, -dataVersion, ...
+    if not 1 <= args.port <= 65535:
+        parser.error(f"-port {args.port}: expected a TCP port in [1, 65535]")
+    if not (math.isfinite(args.idle_exit) and args.idle_exit > 0):  # NaN never times out; <= 0 exits at once
+        parser.error(f"--idle-exit {args.idle_exit}: expected seconds > 0")
+    if args.build < 1:
+        parser.error(f"--build {args.build}: expected a positive build number")
     torch.set_num_threads(1)
-    return serve(args.listen, args.port, build=args.build, idle_exit=args.idle_exit)
+    try:
+        return serve(args.listen, args.port, build=args.build, idle_exit=args.idle_exit)
+    except _ListenError as e:
+        parser.error(str(e))
 
 
 if __name__ == "__main__":

@@ -8,12 +8,13 @@ applies), rather than a traceback from an actor or from the middle of the learne
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from pathlib import Path
 from typing import Any
 
-from models import ACTOR_TYPES
+from models import ACTOR_TYPES, build_models
 from sc2_envs.training.checkpoints import load_torch_file
-from sc2_envs.training.cli import check_finite_flags, check_out_dir, cli_error
+from sc2_envs.training.cli import check_finite_flags, check_out_dir, cli_error, is_plain_name
 from sc2_envs.validation import did_you_mean
 
 FULL_GAME_MAPS = ("Simple64",)
@@ -45,8 +46,23 @@ NUMERIC_RANGES = (
     ("kl_coef", lambda v: v >= 0, "a coefficient >= 0"),
     ("max_grad_norm", lambda v: v > 0, "a gradient-norm bound > 0"),
     ("critic_warmup_steps", lambda v: v >= 0, "env steps >= 0 (0: no warm-up)"),
+    ("total_timesteps", lambda v: v >= 1, "env steps >= 1"),
+    ("time_budget_s", lambda v: v >= 0, "seconds >= 0 (0: no limit)"),
+    ("hidden", lambda v: v >= 1, "a network width >= 1"),
+    ("actor_layers", lambda v: v >= 1, "attention blocks >= 1"),
+    ("torch_threads", lambda v: v >= 0, "threads >= 0 (0: torch's default)"),
+    ("max_restarts", lambda v: v >= 0, "restarts >= 0"),
+    ("heartbeat_interval", lambda v: v > 0, "seconds > 0"),
+    ("stall_timeout", lambda v: v > 0, "seconds > 0"),
+    ("startup_timeout", lambda v: v > 0, "seconds > 0"),
+    ("print_interval_s", lambda v: v >= 0, "seconds >= 0 (0: a line every update)"),
+    ("ray_actor_cpus", lambda v: v > 0, "CPUs per actor > 0"),
 )
-"""``(flag, valid, expected)``: the ranges of the learner's rates, discounts, clips and loss coefficients."""
+"""``(flag, valid, expected)``: the ranges of the learner's rates, discounts, clips and loss coefficients, its
+budget, network sizes and the actor pool's timing."""
+GNN_HEADS = inspect.signature(build_models).parameters["heads"].default
+"""Attention heads of the GNN actors and critic ``models.build_models`` builds for this script (its default, 4):
+``--hidden`` must divide by it."""
 
 FULL_GAME_ONLY_FLAGS = (
     "step_mul",
@@ -56,6 +72,10 @@ FULL_GAME_ONLY_FLAGS = (
     "max_entities",
 )
 """Flags only FullGame-v0 reads: given with a SMAC map they would be ignored, so they are refused."""
+
+
+INIT_DECIDES = ("actor", "hidden", "actor_layers")
+"""Network flags an ``--init`` checkpoint decides (its actor type and sizes): given with it they are refused."""
 
 
 def is_full_game(args: Any) -> bool:
@@ -82,6 +102,8 @@ def check_numeric_flags(args: Any) -> None:
     for name, valid, expected in NUMERIC_RANGES:
         if not valid(getattr(args, name)):
             cli_error(f"--{name.replace('_', '-')} {getattr(args, name)!r}: expected {expected}")
+    if args.actor == "gnn" and args.hidden % GNN_HEADS:  # build_models' ValueError in the learner, after the first screen
+        cli_error(f"--hidden {args.hidden}: expected a width divisible by the GNN's {GNN_HEADS} attention heads")
     if args.critic_warmup_steps > 0 and args.vf_coef == 0:
         cli_error(
             f"--critic-warmup-steps {args.critic_warmup_steps} with --vf-coef 0: the warm-up trains only the value "
@@ -109,23 +131,38 @@ def check_no_full_game_flags(args: Any) -> None:
 
 
 def check_fullgame_env_flags(args: Any) -> None:
-    """Refuse FullGame-v0 options that its envs would refuse in every actor (``FullGameEnv``, and for
-    ``--env-backend sim`` the lite engine's ``sc2_envs.lite.env.MAX_SIZES``).
+    """Refuse FullGame-v0 options that its envs would refuse in every actor (``FullGameEnv`` and the lite engine
+    share the limits ``sc2_envs.full_game.spaces.MAX_SIZES`` / ``MAX_LOOPS``).
 
     Raises:
         SystemExit: status 2 (``cli_error``) for ``--step-mul`` below 0 (0: :func:`resolve_step_mul`), ``--game-steps-per-episode``
-            below 0 (0: no limit), ``--train-game-loops`` below 0 or above ``--game-steps-per-episode`` (when that is
-            not 0), or ``--max-entities`` below 1 or, on the lite engine, above its limit (65,536).
+            below 0 (0: no limit), either of them above ``MAX_LOOPS``, ``--envs-per-actor`` above the lite engine's
+            ``MAX_NUM_ENVS`` on ``--env-backend sim``, ``--train-game-loops`` below 0 or above
+            ``--game-steps-per-episode`` (when that is not 0), or ``--max-entities`` outside [1, 65,536].
     """
-    from sc2_envs.lite.env import MAX_SIZES
+    from sc2_envs.full_game.spaces import MAX_LOOPS, MAX_SIZES
+    from sc2_envs.lite.env import MAX_NUM_ENVS
 
     if args.step_mul < 0:
         cli_error(
             f"--step-mul {args.step_mul}: expected game loops per env step >= 1 (8: half a normal-speed second), "
             "or 0: the --init checkpoint's trained step_mul"
         )
+    if args.step_mul > MAX_LOOPS["step_mul"]:
+        cli_error(
+            f"--step-mul {args.step_mul}: expected game loops per env step <= {MAX_LOOPS['step_mul']} (the full game's limit)"
+        )
     if args.game_steps_per_episode < 0:
         cli_error(f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops >= 0 (0: no limit)")
+    if args.game_steps_per_episode > MAX_LOOPS["game_steps_per_episode"]:
+        top = MAX_LOOPS["game_steps_per_episode"]
+        cli_error(
+            f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops <= {top} (the full game's limit)"
+        )
+    if args.env_backend == "sim" and args.envs_per_actor > MAX_NUM_ENVS:
+        cli_error(
+            f"--envs-per-actor {args.envs_per_actor}: expected games per actor <= {MAX_NUM_ENVS} (the lite engine's limit)"
+        )
     limit = args.game_steps_per_episode
     if args.train_game_loops < 0 or (limit and args.train_game_loops > limit):
         cli_error(
@@ -134,10 +171,9 @@ def check_fullgame_env_flags(args: Any) -> None:
             if limit
             else f"--train-game-loops {args.train_game_loops}: expected game loops >= 1, or 0: no limit"
         )
-    top = MAX_SIZES["max_entities"] if args.env_backend == "sim" else None
-    if args.max_entities < 1 or (top is not None and args.max_entities > top):
-        expected = f"an int in [1, {top}] (the lite engine's limit)" if top is not None else "an int >= 1"
-        cli_error(f"--max-entities {args.max_entities}: expected entity rows per observation, {expected}")
+    top = MAX_SIZES["max_entities"]
+    if not 1 <= args.max_entities <= top:
+        cli_error(f"--max-entities {args.max_entities}: expected entity rows per observation, an int in [1, {top}]")
 
 
 def resolve_step_mul(args: Any) -> str:
@@ -215,7 +251,8 @@ def training_games_line(args: Any) -> str:
 def check_checkpoint_kinds(args: Any) -> None:
     """Read ``--init`` and ``--teacher`` (CPU, ``weights_only``) and refuse a file that is not a torch
     checkpoint, a checkpoint of the other kind of run (``models.alphastar`` for ``--map Simple64``,
-    ``models.save_checkpoint`` for a SMAC map), or, for the full game, ``--max-entities`` below the entity
+    ``models.save_checkpoint`` for a SMAC map), a recurrent SMAC checkpoint (``happo_gnn.py --recurrent``:
+    this actor-learner is feed-forward), or, for the full game, ``--max-entities`` below the entity
     rows the ``--init`` model was built for (``config.max_entities``).
 
     Raises:
@@ -243,6 +280,13 @@ def check_checkpoint_kinds(args: Any) -> None:
                 f"--map {' or '.join(FULL_GAME_MAPS)} (FullGame-v0), not on the SMAC map {args.map}"
             )
         cfg = ckpt.get("config") if isinstance(ckpt, dict) else None
+        hparams = cfg.get("policy_hparams") if isinstance(cfg, dict) else None
+        if not is_full_game(args) and isinstance(hparams, dict) and hparams.get("recurrent"):
+            # the actors and the learner call the feed-forward act / logits, which a GRU actor refuses
+            cli_error(
+                f"--{name} {path} is a recurrent checkpoint (a GRU per agent: happo_gnn.py --recurrent); this "
+                "actor-learner's policies are feed-forward: expected a checkpoint trained without --recurrent"
+            )
         if name == "init" and is_full_game(args) and isinstance(cfg, dict) and "max_entities" in cfg:
             rows = int(cfg["max_entities"])  # a config without it is refused when the model is built (load_alphastar)
             if args.max_entities < rows:
@@ -255,7 +299,7 @@ def check_checkpoint_kinds(args: Any) -> None:
 
 def check_map_and_teacher(args: Any) -> None:
     """``--map`` (a SMAC map, or a full-game map with ``--init``; the full-game-only flags only there), ``--kl-coef``
-    and ``--teacher`` together, and
+    and ``--teacher`` together, no network flag (``INIT_DECIDES``) with ``--init`` in a new run, and
     that ``--init`` and ``--teacher`` are checkpoints of the right kind (:func:`check_checkpoint_kinds`).
 
     Raises:
@@ -289,16 +333,26 @@ def check_map_and_teacher(args: Any) -> None:
         path = getattr(args, name)
         if path and not Path(path).is_file():
             raise SystemExit(f"--{name} {path!r} is not a file; expected {checkpoint_kind(args)}")
+    if args.init and not args.resume:  # a resumed run keeps its saved flags
+        defaults = {f.name: f.default for f in dataclasses.fields(args)}
+        for name in INIT_DECIDES:
+            if getattr(args, name) != defaults[name]:
+                cli_error(
+                    f"--{name.replace('_', '-')} {getattr(args, name)} with --init {args.init}: the networks are the "
+                    "checkpoint's (its actor type and sizes), so the flag would be ignored; leave it out"
+                )
     check_checkpoint_kinds(args)
 
 
 def check_backends_and_sizes(args: Any) -> None:
-    """``--backend``, ``--env-backend`` (with StarCraft II installed for ``sc2``), ``--actor``, the counts of
-    ``POSITIVE_FLAGS``, ``--run-dir`` and the heartbeat timing.
+    """``--exp-name`` (one folder name), ``--backend``, ``--env-backend`` (with StarCraft II installed for ``sc2``),
+    ``--actor``, the counts of ``POSITIVE_FLAGS``, ``--run-dir`` and the heartbeat timing.
 
     Raises:
         SystemExit: one line naming the flag and what was expected (status 2 for a missing StarCraft II).
     """
+    if not is_plain_name(args.exp_name):  # make_run_dir's ValueError otherwise, a traceback
+        cli_error(f"--exp-name {args.exp_name!r}: expected a name without path separators (it names the run folder)")
     if args.backend not in ("process", "ray"):
         raise SystemExit(f"--backend {args.backend!r}; expected 'process' or 'ray'")
     if args.env_backend not in ("sim", "sc2"):

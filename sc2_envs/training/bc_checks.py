@@ -9,14 +9,30 @@ simulator that will evaluate the policy).
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
 from pathlib import Path
 from typing import Any
 
+from models import build_models
 from sc2_envs.lite.env import MAX_SEED, check_seed
 from sc2_envs.training.bc_labels import read_target_file
+from sc2_envs.training.cli import is_plain_name, nonfinite_flag
 
-__all__ = ["check_args", "check_data", "check_demo_layout", "check_replay_evaluation", "check_size"]
+OPTIMISER_RANGES = (
+    ("learning_rate", lambda v: v > 0, "an Adam learning rate > 0"),
+    ("weight_decay", lambda v: v >= 0, "a weight decay >= 0"),
+    ("max_grad_norm", lambda v: v > 0, "a gradient-norm bound > 0"),
+    ("reweight_power", lambda v: v >= 0, "a power >= 0 (0: plain BC)"),
+)
+"""``(flag, valid, expected)`` of the optimiser's and the re-weighting's numbers."""
+SMAC_ONLY_FLAGS = ("actor", "hidden")
+"""Flags only a SMAC-demonstration run reads (its per-class actor)."""
+REPLAY_ONLY_FLAGS = ("model_preset", "seq_len", "eval_backend", "eval_game_steps_per_episode", "eval_step_mul")
+"""Flags only a replay-dataset run reads (``AlphaStarPolicy`` and its full-game evaluation)."""
+
+__all__ = ["check_args", "check_data", "check_demo_layout", "check_lite_evaluation", "check_replay_evaluation", "check_size"]
 
 
 def check_args(args: Any) -> None:
@@ -26,7 +42,11 @@ def check_args(args: Any) -> None:
         args: ``algos/bc_reweight.py``'s ``Args``.
 
     Raises:
-        ValueError: a ``--select-by`` other than val-acc / behaviour, an ``--actor`` other than gnn / mlp,
+        ValueError: a NaN or infinite float flag, a ``--learning-rate`` or ``--max-grad-norm`` not > 0, a
+            ``--weight-decay`` or ``--reweight-power`` below 0, a ``--weight-clip`` not 0 < lo <= hi, a ``--hidden``
+            below 1 (or, for the GNN actor, not divisible by its attention heads), a ``--torch-threads`` or
+            ``--min-frames`` below 0, an ``--exp-name`` with a path separator, a ``--select-by`` other than
+            val-acc / behaviour, an ``--actor`` other than gnn / mlp,
             a ``--model-preset`` other than mini / tiny, an ``--eval-backend`` other than lite / sc2, ``--epochs``,
             ``--batch-size``, ``--seq-len``, ``--eval-episodes``, ``--eval-envs`` or ``--num-files`` below 1,
             an ``--eval-game-steps-per-episode`` below 0, an ``--eval-seed`` outside [0, 2**63 - 1] (the lite
@@ -35,6 +55,26 @@ def check_args(args: Any) -> None:
             or, other than uniform, given with ``--reweight-power 0`` (it would be ignored),
             or a ``--val-fraction`` outside (0, 1) (0 would still hold out one episode, 1 leaves no training data).
     """
+    message = nonfinite_flag(args)  # NaN passes no range check below: a NaN learning rate trains NaN weights
+    if message:
+        raise ValueError(message)
+    for name, valid, expected in OPTIMISER_RANGES:
+        if not valid(getattr(args, name)):
+            raise ValueError(f"--{name.replace('_', '-')} {getattr(args, name)!r}; expected {expected}")
+    lo, hi = args.weight_clip
+    if not 0 < lo <= hi:  # action_weights' check, after the data loaded
+        raise ValueError(f"--weight-clip {lo} {hi}; expected 0 < lo <= hi")
+    if args.hidden < 1:
+        raise ValueError(f"--hidden {args.hidden}; expected an integer >= 1")
+    heads = inspect.signature(build_models).parameters["heads"].default
+    if args.actor == "gnn" and args.hidden % heads:  # build_models' ValueError, after the data loaded
+        raise ValueError(f"--hidden {args.hidden}; expected a width divisible by the GNN's {heads} attention heads")
+    if args.torch_threads < 0:
+        raise ValueError(f"--torch-threads {args.torch_threads}; expected an integer >= 0 (0: torch's default)")
+    if args.min_frames < 0:
+        raise ValueError(f"--min-frames {args.min_frames}; expected an integer >= 0")
+    if not is_plain_name(args.exp_name):  # it names the run folder
+        raise ValueError(f"--exp-name {args.exp_name!r}; expected a name without path separators")
     choices = (
         ("select_by", ("val-acc", "behaviour")),
         ("actor", ("gnn", "mlp")),
@@ -77,7 +117,8 @@ def check_args(args: Any) -> None:
 def check_replay_evaluation(args: Any) -> None:
     """Reject, before training on a replay dataset, a full-game evaluation that could only fail after it.
 
-    Only runs that play (``--select-by behaviour`` or ``--average-window`` >= 2) are checked.
+    Only runs that play (``--select-by behaviour`` or ``--average-window`` >= 2) are checked; on the lite engine
+    by :func:`check_lite_evaluation`.
 
     Raises:
         SC2NotFoundError: ``--eval-backend sc2`` without StarCraft II under ``$SC2PATH``
@@ -90,6 +131,7 @@ def check_replay_evaluation(args: Any) -> None:
     if args.select_by != "behaviour" and args.average_window < 2:
         return
     if args.eval_backend != "sc2":
+        check_lite_evaluation(args)
         return
     from sc2_envs.full_game.env import MAX_GAME_SEED, SC2NotFoundError, find_sc2_binary
 
@@ -106,13 +148,39 @@ def check_replay_evaluation(args: Any) -> None:
         )
 
 
+def check_lite_evaluation(args: Any) -> None:
+    """Refuse evaluation flags the lite engine's vector env would refuse only when the first epoch is evaluated.
+
+    Raises:
+        ValueError: more games at once (``min(--eval-envs, --eval-episodes)``) than ``MAX_NUM_ENVS``, or an
+            ``--eval-step-mul`` / ``--eval-game-steps-per-episode`` above ``MAX_LOOPS``.
+    """
+    from sc2_envs.lite.env import MAX_LOOPS, MAX_NUM_ENVS
+
+    if min(args.eval_envs, args.eval_episodes) > MAX_NUM_ENVS:
+        raise ValueError(f"--eval-envs {args.eval_envs}: expected games at once <= {MAX_NUM_ENVS} (the lite engine's limit)")
+    if args.eval_step_mul > MAX_LOOPS["step_mul"]:
+        raise ValueError(
+            f"--eval-step-mul {args.eval_step_mul}: expected game loops per decision <= {MAX_LOOPS['step_mul']} "
+            "(the lite engine's limit)"
+        )
+    if args.eval_game_steps_per_episode > MAX_LOOPS["game_steps_per_episode"]:
+        raise ValueError(
+            f"--eval-game-steps-per-episode {args.eval_game_steps_per_episode}: expected game loops <= "
+            f"{MAX_LOOPS['game_steps_per_episode']} (the lite engine's limit)"
+        )
+
+
 def check_data(args: Any) -> Path:
     """The ``--data`` folder, checked: a demonstration folder (``meta.json``) or a replay dataset
     (``dataset.json``); for a replay dataset also its evaluation flags (:func:`check_replay_evaluation`).
 
     Raises:
-        ValueError: no ``--data``.
-        FileNotFoundError: a ``--data`` that does not exist, a folder with neither file, or (replays) StarCraft II missing for ``--eval-backend sc2``.
+        ValueError: no ``--data``, or (a new run) a flag the data's kind does not read set away from its default
+            (``SMAC_ONLY_FLAGS`` on a replay dataset, ``REPLAY_ONLY_FLAGS`` on demonstrations).
+        FileNotFoundError: a ``--data`` that does not exist, a folder with neither file (a folder of ``.SC2Replay``
+            files is named as such, with the converter's command), or (replays) StarCraft II missing for
+            ``--eval-backend sc2``.
     """
     if not args.data:
         raise ValueError("--data is required: a demonstration folder (meta.json) or a replay dataset (dataset.json)")
@@ -123,10 +191,27 @@ def check_data(args: Any) -> Path:
             "(dataset.json)"
         )
     if not (root / "meta.json").exists() and not (root / "dataset.json").exists():
+        replays = sum(1 for _ in root.rglob("*.SC2Replay")) if root.is_dir() else 0
+        if replays:  # the replays themselves, not the dataset converted from them
+            raise FileNotFoundError(
+                f"--data {args.data!r} holds {replays} .SC2Replay file(s), not a dataset; convert them first: "
+                f"python -m sc2_envs.replays {args.data} --out DATASET, then --data DATASET"
+            )
         raise FileNotFoundError(
             f"--data {args.data!r} has neither meta.json (sc2_envs.training.demos) nor dataset.json (sc2_envs.replays)"
         )
-    if not (root / "meta.json").exists():  # a replay dataset: its checkpoints play FullGame-v0
+    replays = not (root / "meta.json").exists()
+    if not args.resume:  # a resumed run keeps its saved flags
+        defaults = {f.name: f.default for f in dataclasses.fields(args)}
+        unread = SMAC_ONLY_FLAGS if replays else REPLAY_ONLY_FLAGS
+        for name in unread:
+            if getattr(args, name) != defaults[name]:
+                reader = "SMAC demonstrations (meta.json)" if replays else "a replay dataset (dataset.json)"
+                raise ValueError(
+                    f"--{name.replace('_', '-')} {getattr(args, name)}: only {reader} reads it; --data {args.data!r} "
+                    f"is {'a replay dataset' if replays else 'a demonstration folder'}, so it would be ignored"
+                )
+    if replays:  # a replay dataset: its checkpoints play FullGame-v0
         check_replay_evaluation(args)
     return root
 

@@ -430,9 +430,21 @@ def evaluate_fullgame(
         device: torch device of the network.
 
     Raises:
-        ValueError: a checkpoint that is not an ``AlphaStarPolicy`` checkpoint, a bad backend, or
-            ``scripted`` on the real game without ``enemy_start``.
+        ValueError: ``games`` or ``num_envs`` not an int >= 1, a ``seed`` outside [0, 2**63 - 1], a ``noop_prob``
+            outside [0, 1], a negative ``step_mul``, a checkpoint that is not an ``AlphaStarPolicy`` checkpoint, a
+            bad backend, or ``scripted`` on the real game without ``enemy_start``.
     """
+    from sc2_envs.lite.env import MAX_SEED, check_seed  # the envs' seed range (imported here: the engine loads lazily)
+
+    for name, value in (("games", games), ("num_envs", num_envs)):  # int() would play 1.5 as 1 (and count 2)
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name}={value!r}; expected an int >= 1")
+    try:
+        check_seed(seed)
+    except ValueError:
+        raise ValueError(f"seed={seed!r}; expected an int in [0, {MAX_SEED}]") from None
+    if not 0.0 <= noop_prob <= 1.0:  # NaN fails this too
+        raise ValueError(f"noop_prob={noop_prob!r}; expected a probability in [0, 1]")
     if step_mul < 0:
         raise ValueError(f"step_mul={step_mul!r}; expected game loops per decision >= 1, or 0 for the policy's own")
     b = min(int(num_envs), int(games))
