@@ -1,7 +1,9 @@
 # The IMPALA / AlphaStar actor-learner (Espeholt et al. 2018; Vinyals et al. 2019): actors send unrolls, not gradients;
 # the learner corrects for their older policies with per-head V-trace and trains with UPGO, TD(lambda), teacher KL and
 # entropy. The name is that of the reference it replaced, liuruoze/mini-AlphaStar's "A3C" RL loop (scripts, docs and
-# checkpoints use it), though no actor computes a gradient as A3C's do. Losses: models/offpolicy_losses.py.
+# checkpoints use it), though no actor computes a gradient as A3C's do. The loss: `learner_loss` below (SMAC) and
+# models/alphastar_rl.py `alphastar_offpolicy_loss` (full game); their V-trace / UPGO / TD(lambda) targets:
+# models/offpolicy_losses.py.
 """Train an IMPALA-style actor-learner (V-trace off-policy correction) on a SMAC map of the embedded simulator,
 or (``--map Simple64``) mini-AlphaStar's ``AlphaStarPolicy`` on the full game against the built-in bot from a
 supervised checkpoint.
@@ -159,18 +161,20 @@ class Args:
 
     # Algorithm specific arguments
     actor: str = "gnn"
-    """`gnn` (count-invariant attention actor per unit class) or `mlp` (baseline); with --init the checkpoint's (refused)"""
+    """SMAC: `gnn` (count-invariant attention actor per unit class) or `mlp` (baseline); with --init the checkpoint
+    decides (given with it: refused)"""
     hidden: int = 64
-    """width of the networks (with --init the checkpoint's: refused)"""
+    """SMAC: width of the networks; with --init the checkpoint decides (given with it: refused)"""
     actor_layers: int = 1
-    """attention blocks in each GNN actor (with --init the checkpoint's: refused)"""
+    """SMAC: attention blocks in each GNN actor; with --init the checkpoint decides (given with it: refused)"""
     learning_rate: float = 5e-4
     """Adam learning rate of the policy and the critic"""
     anneal_lr: bool = False
     """decay the learning rate linearly from --learning-rate to 0 at --total-timesteps env steps (CleanRL's ppo.py;
     IMPALA decays it linearly too); a resumed run follows its new --total-timesteps"""
     gamma: float = 0.99
-    """the discount factor gamma (per env step)"""
+    """the discount factor gamma (per env step); the default is the SMAC maps', the full game wants 1 (AlphaStar's)
+    or close to it (docs/a3c_upgo.md)"""
     vtrace_lambda: float = 1.0
     """lambda of the V-trace traces c (IMPALA: 1; mini-AlphaStar: 0.8)"""
     td_lambda: float = 0.8
@@ -184,17 +188,21 @@ class Args:
     upgo_coef: float = 1.0
     """coefficient of the UPGO policy-gradient loss"""
     vf_coef: float = 1.0
-    """coefficient of the TD(lambda) value loss (0.5 * squared error of normalised values)"""
+    """coefficient of the TD(lambda) value loss, 0.5 * squared error (SMAC: of values normalised by the critic's
+    value_norm; full game: of the win/loss baseline, unnormalised)"""
     ent_coef: float = 0.01
-    """coefficient of the entropy bonus (over available actions, alive agents)"""
+    """coefficient of the entropy bonus (SMAC: over available actions, mean over alive agents; full game: summed over
+    the heads the chosen action type uses, mean over valid steps)"""
     kl_coef: float = 0.0
-    """coefficient of KL(teacher || student) over available actions; > 0 requires --teacher, and --teacher requires > 0"""
+    """coefficient of KL(teacher || student) over available actions (full game: summed over the used heads);
+    > 0 requires --teacher, and --teacher requires > 0"""
     teacher: str = ""
     """path of the teacher checkpoint: on a SMAC map a BC or HAPPO checkpoint (models.save_checkpoint format), on
     the full game an AlphaStarPolicy checkpoint (models.alphastar.save_alphastar: bc_reweight.py); never guessed;
     needs --kl-coef > 0 (with 0 the teacher would have no effect, so a new run refuses it)"""
     init: str = ""
-    """path of a checkpoint initialising the student (policy, and the critic if it has one)"""
+    """path of a checkpoint initialising the student (policy, and the critic if it has one); required on the
+    full game (an AlphaStarPolicy SL checkpoint)"""
     max_grad_norm: float = 10.0
     """the maximum norm for the gradient clipping"""
     critic_warmup_steps: int = 0
@@ -214,6 +222,8 @@ class Args:
     """an actor that made no env step for this long (seconds) is stalled (not counted while it waits for the learner)"""
     startup_timeout: float = 180.0
     """seconds an actor may take to start (interpreter, imports, env and first step)"""
+
+    # Processes and logging
     torch_threads: int = 1
     """torch CPU threads in the learner and in each actor (0: torch's default)"""
     win_window: int = 100
@@ -452,9 +462,8 @@ def main(args: Args, given: frozenset[str] | None = None) -> int:
     (``given_fields``; None: those that differ from their defaults), which ``--resume`` applies or checks."""
     # --resume (RESUME_CHANGEABLE), the flag checks, the learner's device and threads, the run folder
     args, resumed, run_dir, device, notes = start_learner_run(args, Args(), given, SCRIPT)
-    with discard_unstarted_run(
-        run_dir, resumed is not None, LEARNER_LOG
-    ):  # failed before training started: leave no run folder
+    # a run that fails before training starts leaves no run folder
+    with discard_unstarted_run(run_dir, resumed is not None, LEARNER_LOG):
         return train(args, run_dir, resumed, device, notes)
 
 

@@ -163,7 +163,11 @@ def head_kl(teacher_out: dict, student_out: dict, at_mask: torch.Tensor) -> torc
 
 @dataclass(frozen=True)
 class OffPolicySettings:
-    """Discount, trace and loss coefficients (``algos/a3c_upgo.py``'s flags of the same names)."""
+    """Discount, trace and loss coefficients (``algos/a3c_upgo.py``'s flags of the same names).
+
+    The script sets every field from its flags (``learner_models.fullgame_pieces``), so these defaults serve
+    direct callers only; ``gamma`` 1 here (AlphaStar's) differs from the flag's 0.99 (the SMAC maps').
+    """
 
     gamma: float = 1.0
     rho_bar: float = 1.0
@@ -219,20 +223,26 @@ def alphastar_offpolicy_loss(
     valid = batch["valid"]
     weight = used & valid.unsqueeze(-1)
     n = valid.sum().clamp(min=1).to(logp.dtype)
-    values = values_all[:T]
+    values = values_all[:T]  # with its graph: the value loss trains it
     v_det = values.detach()
-    nxt = values_all[1:].detach()
-    r = batch["reward"]
-    term = batch["terminated"] | ~valid
-    trunc = batch["truncated"] & ~term
+    # With next-step autoreset the row after a truncated step holds the episode's final observation, so the next
+    # row's value is V(final state); row T is the bootstrap observation.
+    next_row_values = values_all[1:].detach()
+    # The env ignored an invalid (autoreset) step's action: ending the episode there cuts every trace through it.
+    terminated = batch["terminated"] | ~valid
+    truncated = batch["truncated"] & ~terminated
+    # an unused head has log-ratio 0 (ratio 1): it did not shape the action
     log_rhos = torch.where(weight, logp.detach() - batch["behaviour_logp"], torch.zeros_like(logp))
-    vt = vtrace(log_rhos, r, v_det, nxt[-1], term, trunc, nxt, s.gamma, s.rho_bar, s.c_bar, s.vtrace_lambda)
-    pg_loss = -(logp * vt.pg_advantages * weight).sum() / n
-    g_upgo = upgo_returns(r, v_det, nxt[-1], term, trunc, nxt, s.gamma)
-    upgo_adv = vt.clipped_rhos * (g_upgo - v_det).unsqueeze(-1)
+    # the inputs every target shares, by models.offpolicy_losses' names (as algos/a3c_upgo.py's learner_loss)
+    shared = dict(rewards=batch["reward"], values=v_det, bootstrap_value=next_row_values[-1], terminated=terminated)
+    shared.update(truncated=truncated, final_values=next_row_values, gamma=s.gamma)
+    vtrace_returns = vtrace(log_rhos=log_rhos, **shared, rho_bar=s.rho_bar, c_bar=s.c_bar, lambda_=s.vtrace_lambda)
+    pg_loss = -(logp * vtrace_returns.pg_advantages * weight).sum() / n
+    upgo_return = upgo_returns(**shared)
+    upgo_adv = vtrace_returns.clipped_rhos * (upgo_return - v_det).unsqueeze(-1)
     upgo_loss = -(logp * upgo_adv * weight).sum() / n
-    g_td = td_lambda_returns(r, v_det, nxt[-1], term, trunc, nxt, s.gamma, s.td_lambda)
-    v_loss = 0.5 * (((g_td - values) ** 2) * valid).sum() / n
+    td_return = td_lambda_returns(**shared, lambda_=s.td_lambda)
+    v_loss = 0.5 * (((td_return - values) ** 2) * valid).sum() / n
     ent = terms.entropy.transpose(0, 1) * weight
     entropy = ent.sum() / n
     loss = s.pg_coef * pg_loss + s.upgo_coef * upgo_loss + s.vf_coef * v_loss - s.ent_coef * entropy
@@ -242,12 +252,12 @@ def alphastar_offpolicy_loss(
         "losses/upgo_loss": upgo_loss,
         "losses/value_loss": v_loss,
         "losses/entropy": entropy,
-        "losses/clipped_rho_mean": (vt.clipped_rhos * weight).sum() / weight.sum().clamp(min=1),
+        "losses/clipped_rho_mean": (vtrace_returns.clipped_rhos * weight).sum() / weight.sum().clamp(min=1),
         "losses/rho_clipfrac": ((log_rhos.exp() > s.rho_bar) & weight).sum() / weight.sum().clamp(min=1),
         "losses/upgo_advantage": (upgo_adv * weight).sum() / weight.sum().clamp(min=1),
-        "losses/vtrace_advantage": (vt.pg_advantages * weight).sum() / weight.sum().clamp(min=1),
+        "losses/vtrace_advantage": (vtrace_returns.pg_advantages * weight).sum() / weight.sum().clamp(min=1),
         "losses/value_mean": (v_det * valid).sum() / n,
-        "losses/td_lambda_return_mean": (g_td * valid).sum() / n,
+        "losses/td_lambda_return_mean": (td_return * valid).sum() / n,
     }
     for i, h in enumerate(HEADS):
         logs[f"entropy_per_head/{h}"] = ent[..., i].sum() / wsum[i]
