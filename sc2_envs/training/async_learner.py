@@ -408,9 +408,8 @@ class AsyncLearnerRun:
             self.window.extend(tuple(e) for e in resumed["window"])
         self.stop = GracefulStop()
         self.last_print = self.last_unroll = self.start_time
-        self.first_unroll: float | None = (
-            None  # the env rate counts what arrives after the first unroll, over the time since it
-        )
+        # the env rate counts what arrives after the first unroll, over the time since it
+        self.first_unroll: float | None = None
         self.steps_at_first = 0
         self.optimizer: torch.optim.Optimizer | None = None
         self.writer = None

@@ -116,6 +116,7 @@ def _cat_games(outs: list, order: torch.Tensor):
 
 
 def _at_mask(obs: dict) -> np.ndarray:
+    """The action types ``[B, F]`` bool the actor masked with (``at_mask``): the env's mask, no_op always set."""
     m = np.array(obs["action_type_mask"], dtype=bool, copy=True)
     m[:, 0] = True  # no_op (the actor's rule)
     return m
@@ -128,6 +129,8 @@ class UnrollCollector:
         actor: an ``AlphaStarActor`` over ``env.num_envs`` games (sampling).
         env: a batched FullGame-v0 env with next-step autoreset (``make_vector_env``).
         seed: ``env.reset(seed=seed)``, an int in ``[0, 2**63 - 1]``.
+        discount_zero_after_timeout: a game that reaches its loop limit is reported ``terminated``, not
+            ``truncated`` (:class:`FullGameActorSettings`).
 
     Raises:
         ValueError: ``actor.num_games != env.num_envs``.
