@@ -147,7 +147,7 @@ class Args:
     num_actors: int = 2
     """the number of actor processes"""
     envs_per_actor: int = 16
-    """batched envs in each actor"""
+    """batched envs in each actor (B; on the full game, games played at once)"""
     unroll_length: int = 16
     """env steps per unroll sent by an actor (T)"""
     batch_unrolls: int = 2
@@ -155,7 +155,8 @@ class Args:
     queue_size: int = 8
     """bound of the learner's unroll queue; actors block (back-pressure) when it is full"""
     total_timesteps: int = 1_000_000
-    """stop after the learner has received this many env steps"""
+    """stop after the learner has received this many env steps, summed over every actor's envs (CleanRL's
+    global_step)"""
     time_budget_s: float = 0.0
     """also stop after this many wall-clock seconds (0: no limit)"""
 
