@@ -22,6 +22,7 @@ except MissingDependencyError as e:
 
 from models.alphastar import load_alphastar
 from sc2_envs.full_game import spec
+from sc2_envs.stats import wilson_interval
 from sc2_envs.training.fullgame_actor import AlphaStarActor, make_vector_env
 
 FULLGAME = Path(__file__).resolve().parents[1] / "checkpoints" / "fullgame"
@@ -124,6 +125,21 @@ def test_documented_figures_are_the_shipped_evaluation_csvs(stem, seed):
     # the row says whether the aim (>= 0.5 with its interval, idle under 0.1) is met, as the CSV has it
     met = float(row["ci_low"]) > 0.5 and float(row["idle_share"]) < 0.1
     assert line.endswith("| met |" if met else "| not met |")
+
+
+@pytest.mark.parametrize("stem", ["a3c_upgo_simple64_tiny", "a3c_upgo_simple64_tiny_anneal"])
+def test_the_rl_checkpoints_four_seed_row_is_their_evaluation_csvs(stem):
+    wins, cells = 0, []
+    for seed in (33, 34, 35, 36):
+        row = next(csv.DictReader(open(FULLGAME / f"{stem}_seed{seed}.csv")))
+        assert int(row["games"]) == 100 and row["policy"] == f"checkpoints/fullgame/{stem}.pt"
+        wins += int(row["wins"])
+        cells.append(f"{int(row['wins']) / 100:.3f} [{float(row['ci_low']):.3f}, {float(row['ci_high']):.3f}]")
+    low, high = wilson_interval(wins, 400)
+    cells.append(f"{wins / 400:.3f} [{low:.3f}, {high:.3f}]")
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "a3c_upgo.md").read_text()
+    (line,) = [ln for ln in docs.splitlines() if ln.startswith(f"| `{stem}.pt` (")]
+    assert line.split(" | ")[1:] == [*cells[:-1], cells[-1] + " |"]
 
 
 def test_the_rl_checkpoints_documented_row_is_its_evaluation_csvs():
