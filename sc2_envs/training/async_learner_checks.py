@@ -7,14 +7,13 @@ applies), rather than a traceback from an actor or from the middle of the learne
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 from pathlib import Path
 from typing import Any
 
 from models import ACTOR_TYPES, build_models
 from sc2_envs.training.checkpoints import load_torch_file
-from sc2_envs.training.cli import check_finite_flags, check_out_dir, cli_error, is_plain_name
+from sc2_envs.training.cli import check_finite_flags, check_out_dir, cli_error, flags_off_default, is_plain_name
 from sc2_envs.validation import did_you_mean
 
 FULL_GAME_MAPS = ("Simple64",)
@@ -121,13 +120,11 @@ def check_no_full_game_flags(args: Any) -> None:
     """
     if is_full_game(args) or args.resume:
         return
-    defaults = {f.name: f.default for f in dataclasses.fields(args)}
-    for name in FULL_GAME_ONLY_FLAGS:
-        if getattr(args, name) != defaults[name]:
-            cli_error(
-                f"--{name.replace('_', '-')} {getattr(args, name)}: only the full game (--map "
-                f"{' or '.join(FULL_GAME_MAPS)}) reads it; on the SMAC map {args.map} it would be ignored, leave it out"
-            )
+    for name in flags_off_default(args, FULL_GAME_ONLY_FLAGS):
+        cli_error(
+            f"--{name.replace('_', '-')} {getattr(args, name)}: only the full game (--map "
+            f"{' or '.join(FULL_GAME_MAPS)}) reads it; on the SMAC map {args.map} it would be ignored, leave it out"
+        )
 
 
 def check_fullgame_env_flags(args: Any) -> None:
@@ -334,13 +331,11 @@ def check_map_and_teacher(args: Any) -> None:
         if path and not Path(path).is_file():
             raise SystemExit(f"--{name} {path!r} is not a file; expected {checkpoint_kind(args)}")
     if args.init and not args.resume:  # a resumed run keeps its saved flags
-        defaults = {f.name: f.default for f in dataclasses.fields(args)}
-        for name in INIT_DECIDES:
-            if getattr(args, name) != defaults[name]:
-                cli_error(
-                    f"--{name.replace('_', '-')} {getattr(args, name)} with --init {args.init}: the networks are the "
-                    "checkpoint's (its actor type and sizes), so the flag would be ignored; leave it out"
-                )
+        for name in flags_off_default(args, INIT_DECIDES):
+            cli_error(
+                f"--{name.replace('_', '-')} {getattr(args, name)} with --init {args.init}: the networks are the "
+                "checkpoint's (its actor type and sizes), so the flag would be ignored; leave it out"
+            )
     check_checkpoint_kinds(args)
 
 

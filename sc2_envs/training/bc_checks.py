@@ -9,7 +9,6 @@ simulator that will evaluate the policy).
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import json
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 from models import build_models
 from sc2_envs.lite.env import MAX_SEED, check_seed
 from sc2_envs.training.bc_labels import read_target_file
-from sc2_envs.training.cli import is_plain_name, nonfinite_flag
+from sc2_envs.training.cli import flags_off_default, is_plain_name, nonfinite_flag
 
 OPTIMISER_RANGES = (
     ("learning_rate", lambda v: v > 0, "an Adam learning rate > 0"),
@@ -202,15 +201,12 @@ def check_data(args: Any) -> Path:
         )
     replays = not (root / "meta.json").exists()
     if not args.resume:  # a resumed run keeps its saved flags
-        defaults = {f.name: f.default for f in dataclasses.fields(args)}
-        unread = SMAC_ONLY_FLAGS if replays else REPLAY_ONLY_FLAGS
-        for name in unread:
-            if getattr(args, name) != defaults[name]:
-                reader = "SMAC demonstrations (meta.json)" if replays else "a replay dataset (dataset.json)"
-                raise ValueError(
-                    f"--{name.replace('_', '-')} {getattr(args, name)}: only {reader} reads it; --data {args.data!r} "
-                    f"is {'a replay dataset' if replays else 'a demonstration folder'}, so it would be ignored"
-                )
+        for name in flags_off_default(args, SMAC_ONLY_FLAGS if replays else REPLAY_ONLY_FLAGS):
+            reader = "SMAC demonstrations (meta.json)" if replays else "a replay dataset (dataset.json)"
+            raise ValueError(
+                f"--{name.replace('_', '-')} {getattr(args, name)}: only {reader} reads it; --data {args.data!r} "
+                f"is {'a replay dataset' if replays else 'a demonstration folder'}, so it would be ignored"
+            )
     if replays:  # a replay dataset: its checkpoints play FullGame-v0
         check_replay_evaluation(args)
     return root

@@ -152,6 +152,14 @@ def refuse_computed_flags(cli: Any, names: tuple[str, ...], how: str, given: set
             cli_error(f"--{name.replace('_', '-')} {getattr(cli, name)!r}: this is computed at runtime ({how}); do not set it")
 
 
+def flags_off_default(args: Any, names: tuple[str, ...]) -> list[str]:
+    """The fields among ``names`` whose value differs from their dataclass default, in ``names``' order: the
+    flags a command line set that a check may refuse as ignored (a value equal to its default cannot be told
+    from an absent flag here; :func:`given_fields` can, from the command line)."""
+    defaults = {f.name: f.default for f in dataclasses.fields(args)}
+    return [name for name in names if getattr(args, name) != defaults[name]]
+
+
 def is_plain_name(name: str) -> bool:
     """Whether ``name`` can be one folder or file name: non-empty, not ``.`` or ``..``, and without a
     path separator (``/``, or ``\\`` on Windows). The scripts check their name flags with it before any
