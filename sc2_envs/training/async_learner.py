@@ -398,6 +398,7 @@ class AsyncLearnerRun:
         self.start_time = time.monotonic()
         self.env_steps = self.updates = self.trained_steps = 0
         self.update_time = self.elapsed_before = 0.0
+        self.session_trained_steps = 0  # since this process started (charts/learner_SPS)
         self.best: float | None = None
         self.window: deque = deque(maxlen=args.win_window)
         if resumed is not None:
@@ -557,12 +558,15 @@ class AsyncLearnerRun:
         ``--checkpoint-interval`` updates."""
         a, w, step = self.args, self.writer, self.env_steps
         self.update_time += update_s
+        self.session_trained_steps += trained_steps
         self.updates += 1
         self.trained_steps += trained_steps
         elapsed = time.monotonic() - self.start_time
         win_rate, mean_ret = self.win_rate(), self.mean_return()
         env_sps = env_rate(self.env_steps - self.steps_at_first, self.last_unroll - self.first_unroll)
-        learner_sps = self.trained_steps / max(self.update_time, 1e-9)
+        # this session's steps over this session's update time: a resumed run's total over the session's time
+        # read 1,038,630 on its first line
+        learner_sps = self.session_trained_steps / max(self.update_time, 1e-9)
         w.add_scalar("charts/win_rate_window", win_rate, step)
         w.add_scalar("charts/return_window", mean_ret, step)
         if env_sps is not None:
