@@ -185,6 +185,28 @@ class SharedWeights:
                 return s1 // 2
 
 
+class StopFlag:
+    """The learner's "stop" to its actor processes: one byte in shared memory, set once, never cleared.
+
+    Not a ``multiprocessing.Event``: an Event is five named POSIX semaphores, which the learner's
+    ``os._exit`` (``training.async_learner.exit_process``) leaves for the resource tracker to unlink,
+    with a "leaked semaphore objects" warning at every run's end. A shared byte needs no cleanup, and
+    an actor only polls it.
+
+    Args:
+        ctx: the multiprocessing context of the actors (``mp.get_context("spawn")``).
+    """
+
+    def __init__(self, ctx: Any):
+        self.flag = ctx.Value("b", 0, lock=False)
+
+    def set(self) -> None:
+        self.flag.value = 1
+
+    def is_set(self) -> bool:
+        return bool(self.flag.value)
+
+
 @dataclass
 class ActorSlot:
     """One running actor: its slot, generation, handle (``Process`` or Ray actor handle) and log file."""
@@ -211,9 +233,9 @@ def _log_path(log_dir: Path, slot: int, gen: int) -> Path:
 
 
 class _ProcessChannel:
-    """An actor process's link to the learner: a pipe, shared weights, a stop event and two clocks."""
+    """An actor process's link to the learner: a pipe, shared weights, the stop flag and two clocks."""
 
-    def __init__(self, conn: Any, weights: SharedWeights, stop: Any, progress: Any):
+    def __init__(self, conn: Any, weights: SharedWeights, stop: StopFlag, progress: Any):
         self.conn, self.weights, self.stop, self.progress = conn, weights, stop, progress
 
     def beat_step(self) -> None:
@@ -238,7 +260,7 @@ def _actor_process(
     gen: int,
     conn: Any,
     weights: SharedWeights,
-    stop: Any,
+    stop: StopFlag,
     heartbeat: Any,
     progress: Any,
     log_path: str,
@@ -292,7 +314,7 @@ class ProcessActorPool:
     def __init__(self, config: ActorPoolConfig, target: ActorTarget, weights: SharedWeights, log_dir: Path, ctx: Any):
         self.config, self.target, self.weights, self.log_dir = config, target, weights, Path(log_dir)
         self.ctx = ctx if ctx is not None else mp.get_context("spawn")
-        self.stop = self.ctx.Event()
+        self.stop = StopFlag(self.ctx)
         self.queue: queue.Queue = queue.Queue(maxsize=config.queue_size)
         self.slots: dict[int, ActorSlot] = {}
         self._conns: dict[object, int] = {}
