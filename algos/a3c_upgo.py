@@ -149,7 +149,8 @@ class Args:
     envs_per_actor: int = 16
     """batched envs in each actor (B; on the full game, games played at once)"""
     unroll_length: int = 16
-    """env steps per unroll sent by an actor (T)"""
+    """env steps per unroll sent by an actor (T; our choice, not tuned: IMPALA unrolls 20 on Atari and 100 on
+    DMLab)"""
     batch_unrolls: int = 2
     """unrolls per learner update (batch = batch_unrolls * envs_per_actor * unroll_length env steps)"""
     queue_size: int = 8
@@ -165,11 +166,12 @@ class Args:
     """SMAC: `gnn` (count-invariant attention actor per unit class) or `mlp` (baseline); with --init the checkpoint
     decides (given with it: refused)"""
     hidden: int = 64
-    """SMAC: width of the networks; with --init the checkpoint decides (given with it: refused)"""
+    """SMAC: width of the networks (pymarl's `rnn_hidden_dim: 64`); with --init the checkpoint decides (given with
+    it: refused)"""
     actor_layers: int = 1
     """SMAC: attention blocks in each GNN actor; with --init the checkpoint decides (given with it: refused)"""
     learning_rate: float = 5e-4
-    """Adam learning rate of the policy and the critic"""
+    """Adam learning rate of the policy and the critic (pymarl's default.yaml `lr: 0.0005`, SMAC's baselines')"""
     anneal_lr: bool = False
     """decay the learning rate linearly from --learning-rate to 0 at --total-timesteps env steps (CleanRL's ppo.py;
     IMPALA decays it linearly too); a resumed run follows its new --total-timesteps"""
@@ -205,7 +207,7 @@ class Args:
     """path of a checkpoint initialising the student (policy, and the critic if it has one); required on the
     full game (an AlphaStarPolicy SL checkpoint)"""
     max_grad_norm: float = 10.0
-    """the maximum norm for the gradient clipping"""
+    """the maximum norm for the gradient clipping (pymarl's default.yaml `grad_norm_clip: 10`)"""
     critic_warmup_steps: int = 0
     """for the first this many env steps only the value baseline trains (the policy's parameters are frozen, so the
     actors keep playing the --init policy); 0: none (sc2_envs.training.critic_warmup)"""
