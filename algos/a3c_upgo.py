@@ -264,7 +264,17 @@ def make_actor_env(args: Args, num_envs: int, seed: int | np.random.SeedSequence
 # actor side
 
 
-UNROLL_STEP_KEYS = ("obs", "state", "avail_actions", "actions", "logp", "reward", "terminated", "truncated", "final_state")
+UNROLL_STEP_KEYS = (
+    "obs",
+    "state",
+    "avail_actions",
+    "actions",
+    "behaviour_logp",
+    "reward",
+    "terminated",
+    "truncated",
+    "final_state",
+)
 """The per-step arrays of a SMAC unroll, each ``[T, B, ...]`` (``run_actor``)."""
 
 
@@ -278,7 +288,7 @@ def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
     and ``stopped()``.
 
     An unroll is a dict of NumPy arrays (T = unroll_length, B = envs_per_actor): ``obs [T,B,N,O]``,
-    ``state [T,B,S]``, ``avail_actions [T,B,N,A]`` bool, ``actions [T,B,N]`` int64, ``logp [T,B,N]`` (behaviour),
+    ``state [T,B,S]``, ``avail_actions [T,B,N,A]`` bool, ``actions [T,B,N]`` int64, ``behaviour_logp [T,B,N]``,
     ``reward, terminated, truncated [T,B]``, ``final_state [T,B,S]`` (the pre-reset state where the env
     ended), ``next_state [B,S]`` (bootstrap), plus ``episodes`` (list of (return, length, won)),
     ``version`` (policy version acted with), ``slot``, ``gen``, ``act_time_s`` (seconds spent stepping).
@@ -316,7 +326,7 @@ def run_actor(args: Args, cfg: dict, slot: int, gen: int, channel) -> None:
                 steps["state"].append(out["state"])
                 steps["avail_actions"].append(out["avail_actions"])
                 steps["actions"].append(actions.clone())  # an env may keep (and later edit) the tensor it was given
-                steps["logp"].append(logp)
+                steps["behaviour_logp"].append(logp)
                 out = env.step(actions)
                 channel.beat_step()
                 for k in ("reward", "terminated", "truncated", "final_state"):
@@ -359,7 +369,7 @@ def learner_loss(policy, critic, teacher, batch: dict, args: Args) -> tuple[torc
         policy: the student ``ClassPolicy`` (trained). critic: its ``CentralCritic`` with ``value_norm``
             (trained; its running statistics are updated here). teacher: the frozen ``ClassPolicy`` of the KL, or None.
         batch: ``collate``'s dict over ``B`` envs: ``obs [T,B,N,O]``, ``state [T,B,S]`` float, ``avail_actions [T,B,N,A]``
-            bool, ``actions [T,B,N]`` int64, ``logp [T,B,N]`` (behaviour), ``reward [T,B]`` float, ``terminated``,
+            bool, ``actions [T,B,N]`` int64, ``behaviour_logp [T,B,N]``, ``reward [T,B]`` float, ``terminated``,
             ``truncated [T,B]`` bool, ``final_state [T,B,S]``, ``next_state [B,S]`` float.
         args: ``gamma``, ``rho_bar``, ``c_bar``, ``vtrace_lambda``, ``td_lambda`` and the loss coefficients.
 
@@ -384,7 +394,7 @@ def learner_loss(policy, critic, teacher, batch: dict, args: Args) -> tuple[torc
     dist = MaskedCategorical(logits, flat_avail)
     logp = dist.log_prob(actions.reshape(T * B, N)).reshape(T, B, N)
     alive = alive_mask(avail_actions).float()
-    log_rhos = logp.detach() - batch["logp"]
+    log_rhos = logp.detach() - batch["behaviour_logp"]
     # the inputs every target shares, by models.offpolicy_losses' names
     shared = dict(rewards=rewards, values=values, bootstrap_value=bootstrap_value, terminated=terminated)
     shared.update(truncated=truncated, final_values=final_values, gamma=args.gamma)

@@ -367,10 +367,10 @@ def test_dead_agents_drop_out_of_the_policy_terms():
     batch["avail_actions"][:, :, 2] = False
     batch["avail_actions"][:, :, 2, 0] = True
     batch["actions"][:, :, 2] = 0
-    batch["logp"][:, :, 2] = 0.0
+    batch["behaviour_logp"][:, :, 2] = 0.0
     _, logs = algo.learner_loss(policy, copy.deepcopy(critic), policy, batch, args)
     assert float(logs["kl_per_agent/agent_2"].detach()) == 0.0
-    batch["logp"][:, :, 2] = -3.0  # a behaviour log-prob of a dead agent must not matter
+    batch["behaviour_logp"][:, :, 2] = -3.0  # a behaviour log-prob of a dead agent must not matter
     _, logs2 = algo.learner_loss(policy, copy.deepcopy(critic), policy, batch, args)
     assert float(logs2["losses/policy_loss"].detach()) == pytest.approx(float(logs["losses/policy_loss"].detach()))
     assert float(logs2["losses/upgo_loss"].detach()) == pytest.approx(float(logs["losses/upgo_loss"].detach()))
