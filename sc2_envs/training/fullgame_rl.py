@@ -15,7 +15,9 @@ plugs them into the supervised actor pool (``sc2_envs.vector.actor_pool``).
   alongside the agent, without the actor paying for it.
 
 Unroll layout (numpy; ``B`` games of one actor, ``T`` env steps; row ``T`` of the inputs is
-the observation after the last step, for the bootstrap value):
+the observation after the last step, for the bootstrap value). The model's inputs and labels are
+game-major, ``[B, T, ...]``, as ``AlphaStarPolicy``'s batch-first LSTM reads them; the per-step
+terms of the loss are time-major, ``[T, B]``, as V-trace and UPGO scan them (IMPALA's layout):
 
 * ``inputs``: ``model_inputs`` dict, each ``[B, T + 1, ...]``, entity rows padded to ``rows``;
 * ``labels``: ``env_actions_to_labels`` dict, each ``[B, T, ...]`` int64;
