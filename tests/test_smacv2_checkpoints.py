@@ -27,6 +27,8 @@ SHIPPED = {  # file -> (training scenario, seed, env steps)
     "zerg_5_vs_5_seed1.pt": ("zerg_5_vs_5", 1, 1_996_800),
     "protoss_5_vs_5_seed3.pt": ("protoss_5_vs_5", 3, 1_996_800),
     "terran_5_vs_5_seed2.pt": ("terran_5_vs_5", 2, 1_996_800),
+    "terran_5_vs_5_seed3.pt": ("terran_5_vs_5", 3, 1_996_800),
+    "zerg_5_vs_5_seed2.pt": ("zerg_5_vs_5", 2, 1_996_800),
 }
 EVAL_SEEDS = (101, 102)
 
