@@ -142,6 +142,27 @@ def test_the_rl_checkpoints_four_seed_row_is_their_evaluation_csvs(stem):
     assert line.split(" | ")[1:] == [*cells[:-1], cells[-1] + " |"]
 
 
+def test_the_3m_rl_checkpoints_eight_seed_row_is_its_evaluation_csvs():
+    """Fresh seeds 39 and 40 first (used by neither its run nor its choice over the 2.5M checkpoint), then 33-38."""
+    stem, seeds = "a3c_upgo_simple64_tiny_3m", (39, 40, 33, 34, 35, 36, 37, 38)
+    wins, cells = 0, []
+    for seed in seeds:
+        row = next(csv.DictReader(open(FULLGAME / f"{stem}_seed{seed}.csv")))
+        assert int(row["games"]) == 100 and row["policy"] == f"checkpoints/fullgame/{stem}.pt"
+        assert int(row["losses"]) == 0  # the docs: every game not won is a tie at the limit
+        wins += int(row["wins"])
+        cells.append(f"{int(row['wins']) / 100:.3f} [{float(row['ci_low']):.3f}, {float(row['ci_high']):.3f}]")
+    low, high = wilson_interval(wins, 100 * len(seeds))
+    cells.append(f"{wins / 800:.3f} [{low:.3f}, {high:.3f}]")
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "a3c_upgo.md").read_text()
+    (line,) = [ln for ln in docs.splitlines() if ln.startswith(f"| `{stem}.pt` (")]
+    assert line.split(" | ")[1:] == [*cells[:-1], cells[-1] + " |"]
+    raw = torch.load(FULLGAME / f"{stem}.pt", weights_only=True, map_location="cpu")
+    assert raw["rl"]["env_steps"] == 500_096 and raw["rl"]["args"]["train_game_loops"] == 0
+    assert not any(str(v).startswith("/") for v in raw["rl"]["args"].values())
+    assert raw["lineage"][0]["path"] == raw["rl"]["args"]["init"]
+
+
 def test_the_rl_checkpoints_documented_row_is_its_evaluation_csvs():
     cells = []
     for seed in (33, 34):
