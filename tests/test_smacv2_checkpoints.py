@@ -29,6 +29,7 @@ SHIPPED = {  # file -> (training scenario, seed, env steps)
     "terran_5_vs_5_seed2.pt": ("terran_5_vs_5", 2, 1_996_800),
     "terran_5_vs_5_seed3.pt": ("terran_5_vs_5", 3, 1_996_800),
     "zerg_5_vs_5_seed2.pt": ("zerg_5_vs_5", 2, 1_996_800),
+    "zerg_5_vs_5_seed3.pt": ("zerg_5_vs_5", 3, 1_996_800),
 }
 EVAL_SEEDS = (101, 102)
 
