@@ -15,6 +15,7 @@ game) in ``--num-envs`` parallel games, and prints one table row:
 
 | column | meaning |
 | --- | --- |
+| W / L / T | games won, lost and tied (a tie: the game reached ``--game-steps-per-episode`` with no result) |
 | win rate [lo, hi] | wins / games, Wilson 95% interval (``sc2_envs.stats.wilson_interval``); a timeout is not a win |
 | minerals | minerals collected per game (score_cumulative collected_minerals) |
 | kills | enemy units and structures killed per game |

@@ -76,6 +76,9 @@ def test_summary_has_the_wilson_interval_and_army_only_of_games_still_running():
     assert (row.army_supply_8min, row.army_supply_8min_n) == (18.0, 2)
     assert row.idle_share == 750 / 5000 and row.minerals_collected == 3250.0
     assert row.enemy_units_killed is None and "n/a" in fe.format_row(row)
+    # the printed row says how the games not won ended (a tie at the limit or a loss), as the CSV does
+    assert fe.format_row(row).startswith("| p | 4 | 2 / 1 / 1 | 0.500 [0.150, 0.850] |")
+    assert fe.HEADER.count("|") == fe.format_row(row).count("|")
 
 
 @pytest.mark.parametrize(
