@@ -127,36 +127,34 @@ def test_documented_figures_are_the_shipped_evaluation_csvs(stem, seed):
     assert line.endswith("| met |" if met else "| not met |")
 
 
-@pytest.mark.parametrize("stem", ["a3c_upgo_simple64_tiny", "a3c_upgo_simple64_tiny_anneal"])
-def test_the_rl_checkpoints_four_seed_row_is_their_evaluation_csvs(stem):
-    wins, cells = 0, []
-    for seed in (33, 34, 35, 36):
+def _assert_seed_row_is_the_csvs(stem: str, seeds: tuple[int, ...]) -> list[dict]:
+    """docs/a3c_upgo.md's row for ``stem`` is its per-seed CSVs (100 games each, from the shipped path) in
+    ``seeds``' order, then the pooled Wilson interval; returns the CSV rows."""
+    rows, cells = [], []
+    for seed in seeds:
         row = next(csv.DictReader(open(FULLGAME / f"{stem}_seed{seed}.csv")))
         assert int(row["games"]) == 100 and row["policy"] == f"checkpoints/fullgame/{stem}.pt"
-        wins += int(row["wins"])
+        rows.append(row)
         cells.append(f"{int(row['wins']) / 100:.3f} [{float(row['ci_low']):.3f}, {float(row['ci_high']):.3f}]")
-    low, high = wilson_interval(wins, 400)
-    cells.append(f"{wins / 400:.3f} [{low:.3f}, {high:.3f}]")
+    wins, games = sum(int(r["wins"]) for r in rows), 100 * len(seeds)
+    low, high = wilson_interval(wins, games)
+    cells.append(f"{wins / games:.3f} [{low:.3f}, {high:.3f}]")
     docs = (Path(__file__).resolve().parents[1] / "docs" / "a3c_upgo.md").read_text()
     (line,) = [ln for ln in docs.splitlines() if ln.startswith(f"| `{stem}.pt` (")]
     assert line.split(" | ")[1:] == [*cells[:-1], cells[-1] + " |"]
+    return rows
+
+
+@pytest.mark.parametrize("stem", ["a3c_upgo_simple64_tiny", "a3c_upgo_simple64_tiny_anneal"])
+def test_the_rl_checkpoints_four_seed_row_is_their_evaluation_csvs(stem):
+    _assert_seed_row_is_the_csvs(stem, (33, 34, 35, 36))
 
 
 def test_the_3m_rl_checkpoints_eight_seed_row_is_its_evaluation_csvs():
     """Fresh seeds 39 and 40 first (used by neither its run nor its choice over the 2.5M checkpoint), then 33-38."""
-    stem, seeds = "a3c_upgo_simple64_tiny_3m", (39, 40, 33, 34, 35, 36, 37, 38)
-    wins, cells = 0, []
-    for seed in seeds:
-        row = next(csv.DictReader(open(FULLGAME / f"{stem}_seed{seed}.csv")))
-        assert int(row["games"]) == 100 and row["policy"] == f"checkpoints/fullgame/{stem}.pt"
-        assert int(row["losses"]) == 0  # the docs: every game not won is a tie at the limit
-        wins += int(row["wins"])
-        cells.append(f"{int(row['wins']) / 100:.3f} [{float(row['ci_low']):.3f}, {float(row['ci_high']):.3f}]")
-    low, high = wilson_interval(wins, 100 * len(seeds))
-    cells.append(f"{wins / 800:.3f} [{low:.3f}, {high:.3f}]")
-    docs = (Path(__file__).resolve().parents[1] / "docs" / "a3c_upgo.md").read_text()
-    (line,) = [ln for ln in docs.splitlines() if ln.startswith(f"| `{stem}.pt` (")]
-    assert line.split(" | ")[1:] == [*cells[:-1], cells[-1] + " |"]
+    stem = "a3c_upgo_simple64_tiny_3m"
+    rows = _assert_seed_row_is_the_csvs(stem, (39, 40, 33, 34, 35, 36, 37, 38))
+    assert all(int(row["losses"]) == 0 for row in rows)  # the docs: every game not won is a tie at the limit
     raw = torch.load(FULLGAME / f"{stem}.pt", weights_only=True, map_location="cpu")
     assert raw["rl"]["env_steps"] == 500_096 and raw["rl"]["args"]["train_game_loops"] == 0
     assert not any(str(v).startswith("/") for v in raw["rl"]["args"].values())
