@@ -69,6 +69,7 @@ from sc2_envs.training.fullgame_evaluation import (
     BASELINE_RAW_RESOLUTION,
     BASELINES,
     CSV_COLUMNS,
+    DEFAULT_STEP_MUL,
     HEADER,
     check_fullgame_checkpoint,
     effective_step_mul,
@@ -269,6 +270,29 @@ def selection_seed(path: str) -> int | None:
     return int(bc_args["eval_seed"]) if bc_args.get("select_by") == "behaviour" and "eval_seed" in bc_args else None
 
 
+def config_note(args: Args, name: str, out: Path) -> str:
+    """What the configuration screen adds after option ``name``: the value a default resolves to (the
+    CSV path, each checkpoint's own step_mul), or that an option applies to no policy of this run (the
+    random baseline's no-op share without ``--policy random``; the scripted baseline's enemy start without
+    ``--policy scripted``; greedy play and the action-type mask without a checkpoint; the fog switch off the
+    lite engine). :func:`check_args` refuses such an option set away from its default."""
+    if name == "csv":
+        return "" if args.csv else f" -> {out} (the default)"
+    if name == "step_mul" and args.step_mul == 0:
+        baselines = f"the baselines {DEFAULT_STEP_MUL}" if args.policy else ""
+        own = "each checkpoint its own (below)" if args.checkpoints else ""
+        return " -> " + "; ".join(x for x in (baselines, own) if x)
+    if name == "noop_prob" and "random" not in args.policy:
+        return " (unused: only --policy random reads it)"
+    if name == "enemy_start" and "scripted" not in args.policy:
+        return " (unused: only --policy scripted reads it)"
+    if name in ("mask_action_type", "greedy") and not args.checkpoints:
+        return " (unused: only checkpoints read it)"
+    if name == "omniscient" and args.backend != "lite":
+        return " (unused: only the lite engine reads it)"
+    return ""
+
+
 def main(args: Args) -> list:
     """Evaluate every policy of ``args`` and write the CSV; returns the rows.
 
@@ -286,8 +310,8 @@ def main(args: Args) -> list:
     out = Path(args.csv or f"runs/eval_fullgame__{args.seed}__{int(time.time())}.csv")
     print("eval_fullgame configuration:")
     for k, v in asdict(args).items():
-        print(f"  {k}: {v}")
-    print(f"  games at once: {min(args.num_envs, args.games)}; csv: {out}", flush=True)
+        print(f"  {k}: {v}{config_note(args, k, out)}")
+    print(f"  games at once: {min(args.num_envs, args.games)}", flush=True)
     for p in args.checkpoints:
         own = trained_step_mul(torch.load(p, map_location="cpu", weights_only=True), p)  # valid: check_args
         step_mul, kind = effective_step_mul(args.step_mul, own)

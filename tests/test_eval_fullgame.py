@@ -48,6 +48,7 @@ def test_smoke_run_prints_the_configuration_and_one_row_per_policy(tmp_path):
     assert res.returncode == 0, res.stderr[-3000:]
     lines = res.stdout.splitlines()
     assert lines[0] == "eval_fullgame configuration:" and "  games: 2" in lines and "  seed: 3" in lines
+    assert "  step_mul: 0 -> the baselines 8; each checkpoint its own (below)" in lines and f"  csv: {out}" in lines
     table = [ln for ln in lines if ln.startswith("| ") and not ln.startswith("| policy")]
     assert [ln.split(" | ")[0][2:] for ln in table] == ["random", "scripted", ckpt]
     rows = list(csv.DictReader(open(out)))
@@ -328,6 +329,24 @@ def test_a_flag_no_evaluated_policy_reads_is_refused_not_ignored(kw, message):
     the real game were ignored, silently."""
     with pytest.raises(ValueError, match="^" + re.escape(message)):
         ev.check_args(ev.Args(**kw))
+
+
+def test_the_configuration_screen_gives_what_a_default_resolves_to_and_which_options_go_unused(tmp_path):
+    """found in a review: the screen printed ``step_mul: 0`` and ``csv:`` (empty) for the values actually used,
+    and the random baseline's --noop-prob on a checkpoint-only run as if it applied."""
+    out = tmp_path / "rows.csv"
+    only_ckpt = ev.Args(checkpoints=("a.pt",))
+    assert ev.config_note(only_ckpt, "step_mul", out) == " -> each checkpoint its own (below)"
+    assert ev.config_note(only_ckpt, "csv", out) == f" -> {out} (the default)"
+    assert ev.config_note(only_ckpt, "noop_prob", out) == " (unused: only --policy random reads it)"
+    assert ev.config_note(only_ckpt, "enemy_start", out) == " (unused: only --policy scripted reads it)"
+    assert ev.config_note(only_ckpt, "greedy", out) == ev.config_note(only_ckpt, "games", out) == ""
+    baselines = ev.Args(policy=("random", "scripted"), backend="sc2", csv=str(out))
+    assert ev.config_note(baselines, "step_mul", out) == " -> the baselines 8"
+    assert ev.config_note(baselines, "csv", out) == "" and ev.config_note(baselines, "noop_prob", out) == ""
+    assert ev.config_note(baselines, "mask_action_type", out) == " (unused: only checkpoints read it)"
+    assert ev.config_note(baselines, "omniscient", out) == " (unused: only the lite engine reads it)"
+    assert ev.config_note(ev.Args(step_mul=16, checkpoints=("a.pt",)), "step_mul", out) == ""
 
 
 def test_an_enemy_start_off_the_raw_grid_is_refused_in_check_args():
