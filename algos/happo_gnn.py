@@ -151,7 +151,8 @@ class Args:
     """the most agent-steps (actors) or env steps (critic) in one forward/backward pass: a minibatch runs in passes with its gradient
     accumulated, the same update up to float rounding (0: 1024 on CPU, which bounds the memory of large minibatches; all on CUDA)"""
     time_budget_s: float = 0.0
-    """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs"""
+    """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs; checked
+    at the end of each iteration, so a run overruns it by up to one iteration (rollout and update)"""
     ally_dropout: tuple[float, ...] = (0.0,)
     """probability, in [0, 1), that a training episode starts with one of its allies (drawn uniformly) removed: one value
     for every --map or one per map (`--ally-dropout 0 0.5` on `--map 3m 8m`), so that the actors meet battles in which they are

@@ -142,7 +142,8 @@ class Args:
     """torch CPU threads (0: torch's default, one per physical core); the simulator keeps this count"""
     time_budget_s: float = 0.0
     """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs (an
-    extra eval.csv row when the stop falls between scheduled evaluations)"""
+    extra eval.csv row when the stop falls between scheduled evaluations); checked
+    at the end of each iteration, so a run overruns it by up to one iteration (rollout and update)"""
     ally_dropout: tuple[float, ...] = (0.0,)
     """probability, in [0, 1), that a training episode starts with one of its allies (drawn uniformly) removed: one value
     for every --map or one per map (`--ally-dropout 0 0.5` on `--map 3m 8m`), so that the actors meet battles in which they are
