@@ -263,24 +263,38 @@ def anchor(title: str) -> str:
 
 def median_result(row: dict) -> str:
     """The figures of a ``median_of`` row: per map of ``row["maps"]``, the median greedy win rate over the
-    checkpoints of the CSV (those trained on ``row["source"]`` if given), bold on a training map.
+    checkpoints of the CSV (those trained on ``row["source"]`` if given), bold on a training map. With
+    ``row["also_seeds"]`` (``{evaluation seed: CSV}``, the same checkpoints on further evaluation seeds),
+    each map gives one median per evaluation seed, ``median_of``'s first (its ``row["eval_seed"]``).
 
     Raises:
-        ValueError: the CSV is missing, or has no figure for one of the maps.
+        ValueError: a CSV is missing, has no figure for one of the maps, or another set of checkpoints.
     """
-    path = REPO / row["median_of"]
-    rows = [r for r in read_rows(path) if not r["error"] and r.get("source_map") == row.get("source", r.get("source_map"))]
-    if not rows:
-        raise ValueError(f"{row['median_of']}: no rows (source {row.get('source', 'any')})")
+    csvs = [row["median_of"], *row.get("also_seeds", {}).values()]
+    tables = []
+    for name in csvs:
+        rows = [r for r in read_rows(REPO / name) if not r["error"] and r.get("source_map") == row.get("source", r.get("source_map"))]
+        if not rows:
+            raise ValueError(f"{name}: no rows (source {row.get('source', 'any')})")
+        tables.append((name, rows))
+    checkpoints = {r["checkpoint"] for r in tables[0][1]}
+    for name, rows in tables[1:]:
+        if {r["checkpoint"] for r in rows} != checkpoints:
+            raise ValueError(f"{name}: other checkpoints than {row['median_of']}'s {sorted(checkpoints)}")
     cells = []
     for m in row["maps"]:
-        mine = [r for r in rows if r["target_map"] == m]
-        if not mine:
-            raise ValueError(f"{row['median_of']}: no figure for target map {m!r}")
-        text = f"{m} {statistics.median(float(r['win_rate']) for r in mine):.2f}"
+        medians = []
+        for name, rows in tables:
+            mine = [r for r in rows if r["target_map"] == m]
+            if not mine:
+                raise ValueError(f"{name}: no figure for target map {m!r}")
+            medians.append(f"{statistics.median(float(r['win_rate']) for r in mine):.2f}")
+        text = f"{m} {' / '.join(medians)}"
         cells.append(f"**{text}**" if mine[0]["kind"] == "in-distribution" else text)
-    seeds = len({r["checkpoint"] for r in rows})
-    return ", ".join(cells) + f" ({seeds} seeds)"
+    note = f"{len(checkpoints)} seeds"
+    if len(tables) > 1:
+        note += "; evaluation seeds " + " / ".join(str(x) for x in (row["eval_seed"], *row["also_seeds"]))
+    return ", ".join(cells) + f" ({note})"
 
 
 def result_text(row: dict) -> str:

@@ -168,6 +168,19 @@ def test_a_median_row_takes_the_median_over_seeds_and_bolds_training_maps(regen,
     assert regen.median_result({"median_of": "final_eval.csv", "maps": ["3m", "25m"]}) == "**3m 0.99**, 25m 0.91 (3 seeds)"
     with pytest.raises(ValueError, match="no figure for target map '8m'"):
         regen.median_result({"median_of": "final_eval.csv", "maps": ["8m"]})
+    # the same checkpoints on a second evaluation seed: one median per seed, the seeds named
+    with open(tmp_path / "seed101.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(fields)
+        w.writerows([(m, s, k, str(float(x) - 0.1), e, c) for m, s, k, x, e, c in rows])
+    two = {"median_of": "final_eval.csv", "eval_seed": 0, "also_seeds": {"101": "seed101.csv"}, "maps": ["3m", "25m"]}
+    assert regen.median_result(two) == "**3m 0.99 / 0.89**, 25m 0.91 / 0.81 (3 seeds; evaluation seeds 0 / 101)"
+    with open(tmp_path / "other.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(fields)
+        w.writerows(rows[:2])
+    with pytest.raises(ValueError, match="other.csv: other checkpoints than final_eval.csv's"):
+        regen.median_result({**two, "also_seeds": {"101": "other.csv"}})
 
 
 def test_the_readme_states_each_figure_beside_the_command_that_produced_it(regen):
