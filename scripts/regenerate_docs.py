@@ -273,7 +273,11 @@ def median_result(row: dict) -> str:
     csvs = [row["median_of"], *row.get("also_seeds", {}).values()]
     tables = []
     for name in csvs:
-        rows = [r for r in read_rows(REPO / name) if not r["error"] and r.get("source_map") == row.get("source", r.get("source_map"))]
+        rows = [
+            r
+            for r in read_rows(REPO / name)
+            if not r["error"] and r.get("source_map") == row.get("source", r.get("source_map"))
+        ]
         if not rows:
             raise ValueError(f"{name}: no rows (source {row.get('source', 'any')})")
         tables.append((name, rows))
