@@ -264,12 +264,17 @@ def anchor(title: str) -> str:
 def median_result(row: dict) -> str:
     """The figures of a ``median_of`` row: per map of ``row["maps"]``, the median greedy win rate over the
     checkpoints of the CSV (those trained on ``row["source"]`` if given), bold on a training map. With
-    ``row["also_seeds"]`` (``{evaluation seed: CSV}``, the same checkpoints on further evaluation seeds),
-    each map gives one median per evaluation seed, ``median_of``'s first (its ``row["eval_seed"]``).
+    ``row["also_seeds"]`` (``{evaluation seed: CSV}``, the same checkpoints on further evaluation seeds)
+    and ``row["eval_seed"]`` (``median_of``'s), each map gives one median per evaluation seed,
+    ``median_of``'s first.
 
     Raises:
-        ValueError: a CSV is missing, has no figure for one of the maps, or another set of checkpoints.
+        ValueError: a CSV is missing or has no figure for one of the maps; ``also_seeds`` without
+            ``eval_seed``; or, with ``also_seeds``, a map whose checkpoints (by their path as written) are
+            not all of ``median_of``'s in every CSV.
     """
+    if "also_seeds" in row and "eval_seed" not in row:
+        raise ValueError(f"{row['median_of']}: also_seeds given without the eval_seed of median_of")
     csvs = [row["median_of"], *row.get("also_seeds", {}).values()]
     tables = []
     for name in csvs:
@@ -282,9 +287,6 @@ def median_result(row: dict) -> str:
             raise ValueError(f"{name}: no rows (source {row.get('source', 'any')})")
         tables.append((name, rows))
     checkpoints = {r["checkpoint"] for r in tables[0][1]}
-    for name, rows in tables[1:]:
-        if {r["checkpoint"] for r in rows} != checkpoints:
-            raise ValueError(f"{name}: other checkpoints than {row['median_of']}'s {sorted(checkpoints)}")
     cells = []
     for m in row["maps"]:
         medians = []
@@ -292,6 +294,8 @@ def median_result(row: dict) -> str:
             mine = [r for r in rows if r["target_map"] == m]
             if not mine:
                 raise ValueError(f"{name}: no figure for target map {m!r}")
+            if len(tables) > 1 and {r["checkpoint"] for r in mine} != checkpoints:
+                raise ValueError(f"{name}: {m} has other checkpoints than {row['median_of']}'s {sorted(checkpoints)}")
             medians.append(f"{statistics.median(float(r['win_rate']) for r in mine):.2f}")
         text = f"{m} {' / '.join(medians)}"
         cells.append(f"**{text}**" if mine[0]["kind"] == "in-distribution" else text)

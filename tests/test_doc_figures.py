@@ -179,8 +179,10 @@ def test_a_median_row_takes_the_median_over_seeds_and_bolds_training_maps(regen,
         w = csv.writer(f)
         w.writerow(fields)
         w.writerows(rows[:2])
-    with pytest.raises(ValueError, match="other.csv: other checkpoints than final_eval.csv's"):
+    with pytest.raises(ValueError, match="other.csv: 3m has other checkpoints than final_eval.csv's"):
         regen.median_result({**two, "also_seeds": {"101": "other.csv"}})
+    with pytest.raises(ValueError, match="also_seeds given without the eval_seed"):
+        regen.median_result({k: v for k, v in two.items() if k != "eval_seed"})
 
 
 def test_the_readme_states_each_figure_beside_the_command_that_produced_it(regen):

@@ -13,7 +13,8 @@
   colossus").
 
 Each folder's ``final_eval.csv`` holds the greedy win rates of its checkpoints on the listed maps
-(100 episodes, evaluation seed 0) as ``algos/eval_transfer.py`` wrote them.
+(100 episodes, evaluation seed 0) as ``algos/eval_transfer.py`` wrote them; ``final_eval_seed101.csv`` and
+``final_eval_seed102.csv`` the same on evaluation seeds 101 and 102.
 """
 
 from __future__ import annotations
@@ -77,8 +78,8 @@ def _starting_checkpoint(spec: dict, seed: int) -> str:
     return start[seed] if isinstance(start, dict) else f"checkpoints/{start}_seed{seed}_gnn.pt"
 
 
-def _rows(folder: Path) -> list[dict]:
-    with open(folder / "final_eval.csv", newline="") as f:
+def _rows(folder: Path, name: str = "final_eval.csv") -> list[dict]:
+    with open(folder / name, newline="") as f:
         return list(csv.DictReader(f))
 
 
@@ -105,6 +106,19 @@ def test_three_seeds_per_recipe_each_with_its_final_evaluation(name):
             assert int(r["episodes"]) == 100 and int(r["source_steps"]) == spec["steps"]
             assert r["source_map"] == "+".join(train_maps)
             assert float(r["win_rate"]) == int(r["wins"]) / 100
+
+
+@pytest.mark.parametrize("name", sorted(BUDGETS))
+def test_the_second_and_third_evaluation_seeds_cover_the_same_checkpoints_and_maps(name):
+    """final_eval_seed101.csv / final_eval_seed102.csv (docs/results.md's per-seed medians): the same
+    checkpoints on the same maps as final_eval.csv, 100 episodes each, no errors, other episodes."""
+    folder = REPO / "checkpoints" / name
+    cells = {(r["checkpoint"], r["target_map"]): r for r in _rows(folder)}
+    for seed in (101, 102):
+        rows = _rows(folder, f"final_eval_seed{seed}.csv")
+        assert {(r["checkpoint"], r["target_map"]) for r in rows} == set(cells)
+        assert all(r["episodes"] == "100" and not r["error"] for r in rows)
+        assert any(r["mean_length"] != cells[r["checkpoint"], r["target_map"]]["mean_length"] for r in rows)
 
 
 @pytest.mark.parametrize("name", sorted(BUDGETS))
