@@ -199,22 +199,10 @@ def check_args(args: Args) -> None:
         raise ValueError(f"--backend {args.backend!r}: expected 'lite' or 'sc2'")
     if "scripted" in args.policy and args.backend == "sc2" and args.enemy_start is None:
         raise ValueError("--policy scripted --backend sc2: expected --enemy-start COL ROW (the raw-grid start)")
-    unread = (  # (given, flag, who reads it): a flag no evaluated policy reads would be ignored, silently
-        (
-            args.noop_prob != Args.noop_prob and "random" not in args.policy,
-            f"--noop-prob {args.noop_prob}",
-            "the random baseline",
-        ),
-        (args.enemy_start is not None and "scripted" not in args.policy, "--enemy-start", "the scripted baseline"),
-        (args.greedy and not args.checkpoints, "--greedy", "checkpoints"),
-        (not args.mask_action_type and not args.checkpoints, "--no-mask-action-type", "checkpoints"),
-        (args.omniscient and args.backend != "lite", "--omniscient", "the lite engine"),
-    )
-    for given, flag, reader in unread:
-        if given:
-            if flag == "--enemy-start":
-                flag = f"--enemy-start {args.enemy_start[0]} {args.enemy_start[1]}"
-            raise ValueError(f"{flag}: only {reader} {'read' if reader == 'checkpoints' else 'reads'} it; leave it out")
+    for name, reader in unread_options(args).items():  # set away from its default, it would be ignored, silently
+        value = getattr(args, name)
+        if value != getattr(Args, name):
+            raise ValueError(f"{flag_text(name, value)}: only {reader}; leave it out")
     r = BASELINE_RAW_RESOLUTION
     if args.enemy_start is not None and not all(0 <= c < r for c in args.enemy_start):
         col, row = args.enemy_start
@@ -270,26 +258,46 @@ def selection_seed(path: str) -> int | None:
     return int(bc_args["eval_seed"]) if bc_args.get("select_by") == "behaviour" and "eval_seed" in bc_args else None
 
 
+def unread_options(args: Args) -> dict[str, str]:
+    """The options no policy of ``args`` reads, each with what would ("the random baseline reads it"):
+    ``noop_prob`` (the random baseline), ``enemy_start`` (the scripted baseline), ``greedy`` and
+    ``mask_action_type`` (checkpoints), ``omniscient`` (the lite engine). The one home of that rule:
+    :func:`check_args` refuses such an option set away from its default, :func:`config_note` marks it."""
+    unread = {}
+    if "random" not in args.policy:
+        unread["noop_prob"] = "the random baseline reads it"
+    if "scripted" not in args.policy:
+        unread["enemy_start"] = "the scripted baseline reads it"
+    if not args.checkpoints:
+        unread["greedy"] = unread["mask_action_type"] = "checkpoints read it"
+    if args.backend != "lite":
+        unread["omniscient"] = "the lite engine reads it"
+    return unread
+
+
+def flag_text(name: str, value) -> str:
+    """Option ``name`` at ``value`` as the command line gives it: ``--greedy``, ``--no-mask-action-type``,
+    ``--enemy-start 10 10``, ``--noop-prob 0.3``."""
+    flag = name.replace("_", "-")
+    if isinstance(value, bool):
+        return f"--{flag}" if value else f"--no-{flag}"
+    if isinstance(value, tuple):
+        return f"--{flag} {' '.join(str(v) for v in value)}"
+    return f"--{flag} {value}"
+
+
 def config_note(args: Args, name: str, out: Path) -> str:
     """What the configuration screen adds after option ``name``: the value a default resolves to (the
-    CSV path, each checkpoint's own step_mul), or that an option applies to no policy of this run (the
-    random baseline's no-op share without ``--policy random``; the scripted baseline's enemy start without
-    ``--policy scripted``; greedy play and the action-type mask without a checkpoint; the fog switch off the
-    lite engine). :func:`check_args` refuses such an option set away from its default."""
+    CSV path, each checkpoint's own step_mul), or that no evaluated policy reads it (:func:`unread_options`)."""
     if name == "csv":
         return "" if args.csv else f" -> {out} (the default)"
     if name == "step_mul" and args.step_mul == 0:
         baselines = f"the baselines {DEFAULT_STEP_MUL}" if args.policy else ""
         own = "each checkpoint its own (below)" if args.checkpoints else ""
         return " -> " + "; ".join(x for x in (baselines, own) if x)
-    if name == "noop_prob" and "random" not in args.policy:
-        return " (unused: only --policy random reads it)"
-    if name == "enemy_start" and "scripted" not in args.policy:
-        return " (unused: only --policy scripted reads it)"
-    if name in ("mask_action_type", "greedy") and not args.checkpoints:
-        return " (unused: only checkpoints read it)"
-    if name == "omniscient" and args.backend != "lite":
-        return " (unused: only the lite engine reads it)"
+    reader = unread_options(args).get(name)
+    if reader:
+        return f" (unused: only {reader})"
     return ""
 
 

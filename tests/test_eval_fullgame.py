@@ -338,8 +338,8 @@ def test_the_configuration_screen_gives_what_a_default_resolves_to_and_which_opt
     only_ckpt = ev.Args(checkpoints=("a.pt",))
     assert ev.config_note(only_ckpt, "step_mul", out) == " -> each checkpoint its own (below)"
     assert ev.config_note(only_ckpt, "csv", out) == f" -> {out} (the default)"
-    assert ev.config_note(only_ckpt, "noop_prob", out) == " (unused: only --policy random reads it)"
-    assert ev.config_note(only_ckpt, "enemy_start", out) == " (unused: only --policy scripted reads it)"
+    assert ev.config_note(only_ckpt, "noop_prob", out) == " (unused: only the random baseline reads it)"
+    assert ev.config_note(only_ckpt, "enemy_start", out) == " (unused: only the scripted baseline reads it)"
     assert ev.config_note(only_ckpt, "greedy", out) == ev.config_note(only_ckpt, "games", out) == ""
     baselines = ev.Args(policy=("random", "scripted"), backend="sc2", csv=str(out))
     assert ev.config_note(baselines, "step_mul", out) == " -> the baselines 8"
