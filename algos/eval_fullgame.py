@@ -61,6 +61,7 @@ from pathlib import Path
 import torch
 import tyro
 
+from models.alphastar import check_temperature
 from sc2_envs.lite.env import MAX_LOOPS, MAX_NUM_ENVS
 from sc2_envs.training.checkpoints import CHECKPOINT_FORMAT as SMAC_FORMAT
 from sc2_envs.training.checkpoints import load_torch_file
@@ -101,7 +102,10 @@ class Args:
     omniscient: bool = False
     """lite engine: no fog of war (the replay dataset's default view); default: fog, as the real game"""
     greedy: bool = False
-    """argmax every head (default: sample, as mini-AlphaStar plays)"""
+    """argmax every head (default: sample, as mini-AlphaStar plays; the shipped RL checkpoint played greedy wins
+    no game: it repeats one refused command, docs/a3c_upgo.md)"""
+    temperature: float = 1.0
+    """checkpoints: sample every head from softmax(logits / temperature); 1: the policy as trained"""
     mask_action_type: bool = True
     """mask unavailable action types for checkpoints that do not read the mask (replay-trained)"""
     enemy_start: tuple[int, int] | None = None
@@ -190,6 +194,10 @@ def check_args(args: Args) -> None:
         raise ValueError(f"--torch-threads {args.torch_threads}: expected an integer >= 0 (0: torch's default)")
     if not 0.0 <= args.noop_prob <= 1.0:  # NaN fails this too
         raise ValueError(f"--noop-prob {args.noop_prob}: expected a probability in [0, 1]")
+    try:
+        check_temperature(args.temperature)
+    except ValueError:
+        raise ValueError(f"--temperature {args.temperature}: expected a finite number > 0 (1: sample as trained)") from None
     if not 0 <= args.game_steps_per_episode <= MAX_LOOPS["game_steps_per_episode"]:
         raise ValueError(
             f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops in "
@@ -260,8 +268,9 @@ def selection_seed(path: str) -> int | None:
 
 def unread_options(args: Args) -> dict[str, str]:
     """The options no policy of ``args`` reads, each with what would ("the random baseline reads it"):
-    ``noop_prob`` (the random baseline), ``enemy_start`` (the scripted baseline), ``greedy`` and
-    ``mask_action_type`` (checkpoints), ``omniscient`` (the lite engine). The one home of that rule:
+    ``noop_prob`` (the random baseline), ``enemy_start`` (the scripted baseline), ``greedy``,
+    ``mask_action_type`` and ``temperature`` (checkpoints; ``temperature`` only when they sample, not with
+    ``--greedy``), ``omniscient`` (the lite engine). The one home of that rule:
     :func:`check_args` refuses such an option set away from its default, :func:`config_note` marks it."""
     unread = {}
     if "random" not in args.policy:
@@ -269,7 +278,9 @@ def unread_options(args: Args) -> dict[str, str]:
     if "scripted" not in args.policy:
         unread["enemy_start"] = "the scripted baseline reads it"
     if not args.checkpoints:
-        unread["greedy"] = unread["mask_action_type"] = "checkpoints read it"
+        unread["greedy"] = unread["mask_action_type"] = unread["temperature"] = "checkpoints read it"
+    elif args.greedy:
+        unread["temperature"] = "sampled play reads it (--greedy takes the argmax)"
     if args.backend != "lite":
         unread["omniscient"] = "the lite engine reads it"
     return unread
@@ -350,6 +361,7 @@ def main(args: Args) -> list:
             omniscient=args.omniscient,
             greedy=args.greedy,
             mask_action_type=args.mask_action_type,
+            temperature=args.temperature,
             enemy_start=args.enemy_start,
             noop_prob=args.noop_prob,
             device=args.device,

@@ -478,10 +478,22 @@ def _mlp(sizes):
     return nn.Sequential(*layers)
 
 
+def check_temperature(temperature: float) -> float:
+    """``temperature`` as a float, if the heads can sample at it: a finite number > 0 (``softmax(logits / t)``).
+
+    Raises:
+        ValueError: naming the value (0, a negative, NaN or infinity; ``greedy`` is the argmax).
+    """
+    t = float(temperature)
+    if not t > 0 or math.isinf(t):  # NaN fails the first test
+        raise ValueError(f"temperature={temperature!r}; expected a finite number > 0 (1: sample as trained; greedy: argmax)")
+    return t
+
+
 class AlphaStarPolicy(nn.Module):
     """mini-AlphaStar-style policy (see the module docstring).
 
-    ``forward(obs, state=None, labels=None, greedy=False)``:
+    ``forward(obs, state=None, labels=None, greedy=False, first=None, temperature=1.0)``:
 
     Args:
         obs: dict of ``[B, T, ...]`` tensors (T = time steps of one sequence):
@@ -495,6 +507,8 @@ class AlphaStarPolicy(nn.Module):
             ``selected [B,T,K']`` (entity rows, -1 padded), ``selected_count [B,T]``, ``target_unit [B,T]``
             (row, -1 none), ``target_location [B,T]`` (``row * R + col``, -1 none). None: the heads
             sample (or argmax with ``greedy``) and feed their own choices forward.
+        temperature: the heads sample from ``softmax(logits / temperature)`` (> 0; 1: the policy as
+            trained). The returned logits are the untempered ones, so a learner's ratios are unchanged.
         first: ``[B, T]`` bool, or None: the LSTM state of game ``b`` is zeroed before step ``t``
             where ``first[b, t]`` (a new episode starts inside the sequence; AlphaStar's actors
             reset the core at each new game). None: the state carries through all T steps.
@@ -507,6 +521,9 @@ class AlphaStarPolicy(nn.Module):
         ``[B,T]`` in (-1, 1);
         and ``actions`` (dict of the chosen or teacher-forced indices, same keys as ``labels``,
         ``selected`` as ``[B,T,K]`` with E for EOF).
+
+    Raises:
+        ValueError: (``forward``) a ``temperature`` that is not a finite number > 0.
     """
 
     def __init__(self, cfg: AlphaStarConfig):
@@ -888,7 +905,9 @@ class AlphaStarPolicy(nn.Module):
         z = torch.zeros(self.cfg.lstm_layers, batch, self.cfg.lstm_hidden, device=device)
         return z, z.clone()
 
-    def _selected_units_head(self, enc: dict, ae: torch.Tensor, a: torch.Tensor, argm: torch.Tensor, lab, greedy: bool):
+    def _selected_units_head(
+        self, enc: dict, ae: torch.Tensor, a: torch.Tensor, argm: torch.Tensor, lab, greedy: bool, temperature: float = 1.0
+    ):
         """The selected-units pointer network: up to ``max_selected`` picks, each a unit or end of selection.
 
         Returns ``(logits, masks, picks, ae)``: per pick ``[BT, E+1]`` masked logits, their bool masks,
@@ -926,7 +945,11 @@ class AlphaStarPolicy(nn.Module):
                 ).clamp(-1, E)
                 idx = torch.where(idx < 0, torch.full_like(idx, E), idx)
             else:
-                idx = su_logits[-1].argmax(-1) if greedy else torch.distributions.Categorical(logits=su_logits[-1]).sample()
+                idx = (
+                    su_logits[-1].argmax(-1)
+                    if greedy
+                    else torch.distributions.Categorical(logits=su_logits[-1] / temperature).sample()
+                )
             idx = torch.where(ended, torch.full_like(idx, E), idx)
             su_actions.append(idx)
             is_unit = (idx < E) & ~ended
@@ -951,8 +974,15 @@ class AlphaStarPolicy(nn.Module):
         return x.reshape(BT, -1)
 
     def forward(
-        self, obs: dict, state=None, labels: dict | None = None, greedy: bool = False, first: torch.Tensor | None = None
+        self,
+        obs: dict,
+        state=None,
+        labels: dict | None = None,
+        greedy: bool = False,
+        first: torch.Tensor | None = None,
+        temperature: float = 1.0,
     ):
+        check_temperature(temperature)
         c = self.cfg
         enc = self._encode(obs)
         B, T = enc["B"], enc["T"]
@@ -976,7 +1006,7 @@ class AlphaStarPolicy(nn.Module):
                 return lab[key].long()
             if greedy:
                 return logits.argmax(-1)
-            return torch.distributions.Categorical(logits=logits).sample()
+            return torch.distributions.Categorical(logits=logits / temperature).sample()
 
         # action type
         h = F.relu(self.at_in(lstm_out))
@@ -999,7 +1029,7 @@ class AlphaStarPolicy(nn.Module):
         q = choose(q_logits, "queued").clamp(0, 1)
         ae = ae + self.queued_embed(F.one_hot(q, 2).float()) * argm[:, 2:3].float()
         # selected units
-        su_logits, su_masks, su_actions, ae = self._selected_units_head(enc, ae, a, argm, lab, greedy)
+        su_logits, su_masks, su_actions, ae = self._selected_units_head(enc, ae, a, argm, lab, greedy, temperature)
         valid = enc["valid"]
         # target unit
         tkeys = self.tu_key(enc["entity_emb"])

@@ -95,6 +95,8 @@ def test_summary_has_the_wilson_interval_and_army_only_of_games_still_running():
         ({"policy": ("random",), "torch_threads": -2}, r"^--torch-threads -2: expected an integer >= 0"),
         ({"policy": ("random",), "noop_prob": 1.5}, r"^--noop-prob 1.5: expected a probability in \[0, 1\]"),
         ({"policy": ("random",), "noop_prob": float("nan")}, r"^--noop-prob nan: expected a probability"),
+        ({"policy": ("random",), "temperature": 0.0}, r"^--temperature 0.0: expected a finite number > 0"),
+        ({"policy": ("random",), "temperature": float("inf")}, r"^--temperature inf: expected a finite number > 0"),
         # found by a tester: these passed, then ran 2**40 loops in one step or overflowed int64 mid-game
         (
             {"policy": ("random",), "step_mul": 2**40},
@@ -318,6 +320,7 @@ def test_a_device_torch_cannot_use_is_refused_before_any_game(device):
         ({"policy": ("random",), "enemy_start": (10, 10)}, "--enemy-start 10 10: only the scripted baseline reads it"),
         ({"policy": ("random",), "greedy": True}, "--greedy: only checkpoints read it"),
         ({"policy": ("random",), "mask_action_type": False}, "--no-mask-action-type: only checkpoints read it"),
+        ({"policy": ("random",), "temperature": 0.5}, "--temperature 0.5: only checkpoints read it"),
         (
             {"policy": ("scripted",), "backend": "sc2", "enemy_start": (10, 10), "omniscient": True},
             "--omniscient: only the lite engine reads it",
@@ -347,6 +350,10 @@ def test_the_configuration_screen_gives_what_a_default_resolves_to_and_which_opt
     assert ev.config_note(baselines, "mask_action_type", out) == " (unused: only checkpoints read it)"
     assert ev.config_note(baselines, "omniscient", out) == " (unused: only the lite engine reads it)"
     assert ev.config_note(ev.Args(step_mul=16, checkpoints=("a.pt",)), "step_mul", out) == ""
+    # argmax play samples nothing: a temperature beside --greedy would be ignored
+    greedy = ev.Args(checkpoints=("a.pt",), greedy=True)
+    assert ev.config_note(greedy, "temperature", out) == " (unused: only sampled play reads it (--greedy takes the argmax))"
+    assert ev.config_note(only_ckpt, "temperature", out) == ""
 
 
 def test_an_enemy_start_off_the_raw_grid_is_refused_in_check_args():

@@ -259,3 +259,33 @@ def test_actor_plays_the_real_game():
     finally:
         env.close()
     assert len(records) == 1 and records[0].steps == 20
+
+
+def test_a_temperature_near_zero_plays_the_argmax_and_leaves_the_logits_untempered():
+    model = tiny(max_entities=96)
+    env = lite_env(4)
+    obs, _ = env.reset(seed=5)
+    inputs = model_inputs(obs, model.cfg)
+    with torch.no_grad():
+        greedy, _ = model(inputs, greedy=True)
+        cold, _ = model(inputs, temperature=1e-6)
+        torch.manual_seed(0)
+        warm, _ = model(inputs, temperature=2.0)
+    for head, chosen in greedy["actions"].items():
+        assert torch.equal(cold["actions"][head], chosen), head
+    # the logits a learner stores are the policy's own, whatever the temperature it was played at
+    torch.testing.assert_close(warm["action_type"], greedy["action_type"])
+    # the action type is the first draw: the same generator state draws it from softmax(logits / 2)
+    torch.manual_seed(0)
+    expected = torch.distributions.Categorical(logits=greedy["action_type"] / 2.0).sample()
+    assert torch.equal(warm["actions"]["action_type"], expected)
+
+
+@pytest.mark.parametrize("temperature", [0.0, -1.0, float("nan"), float("inf")])
+def test_a_temperature_the_heads_cannot_sample_at_is_refused(temperature):
+    model = tiny(max_entities=96)
+    with pytest.raises(ValueError, match="temperature=.*expected a finite number > 0"):
+        AlphaStarActor(model, 1, 96, 64, R, temperature=temperature)
+    obs, _ = lite_env(1).reset(seed=0)
+    with pytest.raises(ValueError, match="temperature=.*expected a finite number > 0"):
+        model(model_inputs(obs, model.cfg), temperature=temperature)

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from models.alphastar import with_rows
+from models.alphastar import check_temperature, with_rows
 from models.common import MASKED_LOGIT
 from sc2_envs.full_game import spec
 
@@ -246,6 +246,8 @@ class AlphaStarActor:
         max_entities, max_selected, raw_resolution: the env's N, K and R (``raw_resolution`` must
             equal the model's).
         greedy: argmax every head instead of sampling.
+        temperature: sample every head from ``softmax(logits / temperature)`` (> 0; 1: as trained; unused
+            with ``greedy``). The returned logits stay untempered.
         mask_action_type: mask the action-type logits with the observation's ``action_type_mask``
             even when the model does not read it (a replay-trained model: the replays hold no mask).
             mini-AlphaStar masks unavailable action types when it plays (RL and evaluation).
@@ -253,8 +255,8 @@ class AlphaStarActor:
         device: torch device of the model.
 
     Raises:
-        ValueError: a raw resolution the model was not built for, or a bad ``num_games`` /
-            ``entity_bucket``.
+        ValueError: a raw resolution the model was not built for, a bad ``num_games`` /
+            ``entity_bucket``, or a ``temperature`` that is not a finite number > 0.
     """
 
     def __init__(
@@ -267,6 +269,7 @@ class AlphaStarActor:
         greedy: bool = False,
         mask_action_type: bool = True,
         entity_bucket: int = 32,
+        temperature: float = 1.0,
         device: str | torch.device = "cpu",
     ):
         cfg = model.cfg
@@ -282,6 +285,7 @@ class AlphaStarActor:
         self.num_games = int(num_games)
         self.n, self.k, self.r = int(max_entities), int(max_selected), int(raw_resolution)
         self.greedy = bool(greedy)
+        self.temperature = check_temperature(temperature)
         self.mask_action_type = bool(mask_action_type) and not cfg.use_action_type_mask
         self.bucket = int(entity_bucket)
         self.device = torch.device(device)
@@ -338,7 +342,7 @@ class AlphaStarActor:
             self._at_mask = m
             handle = self.model.at_out.register_forward_hook(self._mask_hook)
         try:
-            out, self.state = self._view(rows)(inputs, self.state, greedy=self.greedy)
+            out, self.state = self._view(rows)(inputs, self.state, greedy=self.greedy, temperature=self.temperature)
         finally:
             if handle is not None:
                 handle.remove()

@@ -26,6 +26,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
+from models.alphastar import check_temperature
 from sc2_envs.full_game import MissingDependencyError, spec
 from sc2_envs.stats import wilson_interval
 from sc2_envs.training.fullgame_actor import LOOPS_PER_MINUTE, AlphaStarActor, LiteProbe, make_vector_env, play_games
@@ -358,6 +359,7 @@ def make_actor(
     noop_prob: float = 0.5,
     seed: int = 0,
     device: str = "cpu",
+    temperature: float = 1.0,
 ):
     """The actor that plays ``policy`` in ``env`` (``fullgame_actor.play_games``'s interface:
     ``actor(obs) -> action`` with an optional ``reset(games)``).
@@ -368,7 +370,7 @@ def make_actor(
         env: the vector env it plays (``ScriptedExpert.for_lite`` reads the lite engine's map);
             num_games: B, the env's games.
         backend: ``lite`` or ``sc2``; raw_resolution: the model's (or the baselines') raw resolution.
-        greedy, mask_action_type: :class:`~sc2_envs.training.fullgame_actor.AlphaStarActor` options.
+        greedy, mask_action_type, temperature: :class:`~sc2_envs.training.fullgame_actor.AlphaStarActor` options.
         enemy_start: ``scripted`` on the real game: the enemy start location ``(col, row)``.
         noop_prob, seed: ``random``: its no-op probability and seed. device: torch device.
 
@@ -390,7 +392,15 @@ def make_actor(
             return ScriptedExpert.for_lite(env)
         raise ValueError("the scripted expert on backend='sc2' needs enemy_start=(col, row)")
     return AlphaStarActor(
-        model, num_games, 512, 64, raw_resolution, greedy=greedy, mask_action_type=mask_action_type, device=device
+        model,
+        num_games,
+        512,
+        64,
+        raw_resolution,
+        greedy=greedy,
+        mask_action_type=mask_action_type,
+        temperature=temperature,
+        device=device,
     )
 
 
@@ -408,6 +418,7 @@ def evaluate_fullgame(
     enemy_start: tuple[int, int] | None = None,
     noop_prob: float = 0.5,
     device: str = "cpu",
+    temperature: float = 1.0,
 ) -> FullGameRow:
     """Play ``games`` games of ``policy`` against the bot and summarise them.
 
@@ -424,14 +435,15 @@ def evaluate_fullgame(
         step_mul: game loops per decision; 0: the checkpoint's :func:`trained_step_mul`, else
             :data:`DEFAULT_STEP_MUL` (baselines always play at 8 unless given another value).
         game_steps_per_episode, omniscient: FullGame-v0 options (``omniscient``: lite only).
-        greedy, mask_action_type: :class:`~sc2_envs.training.fullgame_actor.AlphaStarActor` options.
+        greedy, mask_action_type, temperature: :class:`~sc2_envs.training.fullgame_actor.AlphaStarActor` options
+            (``greedy`` play of the shipped RL checkpoint wins none of 600 games: ``docs/a3c_upgo.md``).
         enemy_start: ``scripted`` on the real game: the enemy start location ``(col, row)``.
         noop_prob: ``random``: the no-op probability.
         device: torch device of the network.
 
     Raises:
         ValueError: ``games`` or ``num_envs`` not an int >= 1, a ``seed`` outside [0, 2**63 - 1], a ``noop_prob``
-            outside [0, 1], a negative ``step_mul``, a checkpoint that is not an ``AlphaStarPolicy`` checkpoint, a
+            outside [0, 1], a negative ``step_mul``, a ``temperature`` that is not a finite number > 0, a checkpoint that is not an ``AlphaStarPolicy`` checkpoint, a
             bad backend, or ``scripted`` on the real game without ``enemy_start``.
     """
     from sc2_envs.lite.env import MAX_SEED, check_seed  # the envs' seed range (imported here: the engine loads lazily)
@@ -447,6 +459,7 @@ def evaluate_fullgame(
         raise ValueError(f"noop_prob={noop_prob!r}; expected a probability in [0, 1]")
     if step_mul < 0:
         raise ValueError(f"step_mul={step_mul!r}; expected game loops per decision >= 1, or 0 for the policy's own")
+    check_temperature(temperature)  # before the env starts
     b = min(int(num_envs), int(games))
     model, step_mul, res = load_policy(policy, step_mul, device)
     kw = dict(
@@ -468,6 +481,7 @@ def evaluate_fullgame(
             raw_resolution=res,
             greedy=greedy,
             mask_action_type=mask_action_type,
+            temperature=temperature,
             enemy_start=enemy_start,
             noop_prob=noop_prob,
             seed=seed,
