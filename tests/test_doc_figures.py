@@ -217,6 +217,6 @@ def test_the_readme_full_game_figures_come_with_the_commands_that_produced_them(
     rows = [r for sec in json.loads(regen.RESULTS_JSON.read_text())["sections"] for r in sec["rows"]]
     for figure in figures:
         sources = [r for r in rows if figure in regen.result_text(r) and isinstance(r["command"], str)]
-        assert any(re.sub(r" \(and \d+\)$", "", r["command"]) in commands for r in sources), (
+        assert any(re.sub(r" \(and \d+(, \d+)*\)$", "", r["command"]) in commands for r in sources), (
             f"README's Full game figure {figure} has no results.json row whose command the section gives"
         )

@@ -150,15 +150,48 @@ def test_the_rl_checkpoints_four_seed_row_is_their_evaluation_csvs(stem):
     _assert_seed_row_is_the_csvs(stem, (33, 34, 35, 36))
 
 
-def test_the_3m_rl_checkpoints_eight_seed_row_is_its_evaluation_csvs():
-    """Fresh seeds 39 and 40 first (used by neither its run nor its choice over the 2.5M checkpoint), then 33-38."""
+def test_the_3m_rl_checkpoints_ten_seed_row_is_its_evaluation_csvs():
+    """Fresh seeds 39-42 first (used by neither its run nor its choice over the 2.5M checkpoint), then 33-38."""
     stem = "a3c_upgo_simple64_tiny_3m"
-    rows = _assert_seed_row_is_the_csvs(stem, (39, 40, 33, 34, 35, 36, 37, 38))
+    rows = _assert_seed_row_is_the_csvs(stem, (39, 40, 41, 42, 33, 34, 35, 36, 37, 38))
     assert all(int(row["losses"]) == 0 for row in rows)  # the docs: every game not won is a tie at the limit
     raw = torch.load(FULLGAME / f"{stem}.pt", weights_only=True, map_location="cpu")
     assert raw["rl"]["env_steps"] == 500_096 and raw["rl"]["args"]["train_game_loops"] == 0
     assert not any(str(v).startswith("/") for v in raw["rl"]["args"].values())
     assert raw["lineage"][0]["path"] == raw["rl"]["args"]["init"]
+
+
+VARIANT_ROWS = {  # docs/a3c_upgo.md's row label -> the CSV stem in checkpoints/fullgame/variants/
+    "`--greedy` (argmax every head)": "a3c_upgo_simple64_tiny_3m_greedy",
+    "`--temperature 0.5` (seed 36 not played)": "a3c_upgo_simple64_tiny_3m_t0.5",
+    "`--temperature 0.75`": "a3c_upgo_simple64_tiny_3m_t0.75",
+    "`--temperature 1.25` (stopped during seed 37)": "a3c_upgo_simple64_tiny_3m_t1.25",
+    "mean of the 3M checkpoint and its `--gamma 0.999` continuation": "soup2",
+    "mean of the 3M checkpoint and both continuations": "soup3",
+}
+
+
+@pytest.mark.parametrize("label", list(VARIANT_ROWS))
+def test_the_sampling_and_averaging_variants_rows_are_their_csvs(label):
+    """Each variant's seeds 33-38 cells ('-' where not played) and pooled figure (a Wilson interval when all six
+    seeds were played, else the win rate and its game count) are the CSVs in checkpoints/fullgame/variants/."""
+    cells, wins, games = [], 0, 0
+    for seed in range(33, 39):
+        path = FULLGAME / "variants" / f"{VARIANT_ROWS[label]}_seed{seed}.csv"
+        if not path.is_file():
+            cells.append("-")
+            continue
+        row = next(csv.DictReader(open(path)))
+        assert int(row["games"]) == 100 and int(row["losses"]) == 0  # every game not won is a tie
+        cells.append(f"{int(row['wins']) / 100:.3f}")
+        wins, games = wins + int(row["wins"]), games + 100
+    if games == 600:
+        low, high = wilson_interval(wins, games)
+        cells.append(f"{wins / games:.3f} [{low:.3f}, {high:.3f}]")
+    else:
+        cells.append(f"{wins / games:.3f} ({games} games)")
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "a3c_upgo.md").read_text()
+    assert f"| {label} | {' | '.join(cells)} |" in docs
 
 
 def test_the_rl_checkpoints_documented_row_is_its_evaluation_csvs():
