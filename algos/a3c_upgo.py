@@ -28,7 +28,8 @@ Docs: docs/a3c_upgo.md.
 Each run gets a new folder ``<run_dir>/<map>__<exp_name>__<seed>__<unix time>`` (``-2``, ``-3``, ...
 if taken) with ``run_meta.json`` (config, git commit, package versions; ``sc2_envs.training.run``). Every
 ``--checkpoint-interval`` updates and at the end the learner writes ``<exp_name>.pt`` (last),
-``<exp_name>_best.pt`` (best rolling train win rate) and ``resume.pt``. Ctrl-C (SIGINT) or SIGTERM
+``<exp_name>_best.pt`` (best rolling train win rate) and ``resume.pt`` (with ``--keep-checkpoints`` also
+``<exp_name>_step<env steps>.pt`` each time). Ctrl-C (SIGINT) or SIGTERM
 finishes the current update, writes them, stops the actors and exits with status 0 (a second signal
 aborts at once); ``--resume <run folder>`` continues the run there: weights, optimiser, learner RNG,
 counters and the rolling window are restored, and the actors of resumption ``s`` draw their envs
@@ -109,6 +110,9 @@ class Args:
     and at the end"""
     checkpoint_interval: int = 100
     """learner updates between checkpoints"""
+    keep_checkpoints: bool = False
+    """also keep every checkpoint as <exp_name>_step<env steps>.pt (the last one is overwritten), to choose one
+    afterwards by an evaluation on seeds kept for that (eval_fullgame.py, eval_transfer.py)"""
     run_dir: str = "runs"
     """folder of the run folders (TensorBoard events, actor logs, checkpoint)"""
     resume: str = ""

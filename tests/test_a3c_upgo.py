@@ -246,6 +246,20 @@ def test_anneal_lr_decays_the_learning_rate_linearly_to_zero_at_total_timesteps(
     assert [lr for _, lr in logged] == pytest.approx([0.001 * (1 - step / 256) for step, _ in logged])
 
 
+def test_keep_checkpoints_keeps_one_file_per_checkpoint_named_by_its_env_steps(tmp_path):
+    # 64 env steps per update (as above), a checkpoint every 2 updates: at 128 and 256 env steps, then the end's
+    run = Run(tmp_path, "--total-timesteps", "256", "--checkpoint-interval", "2", "--keep-checkpoints")
+    rc = run.finish(timeout=300)
+    assert rc == 0, run.text()
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    kept = sorted(run_dir.glob("a3c_upgo_step*.pt"), key=lambda p: int(p.stem.rsplit("step", 1)[1]))
+    assert [p.name for p in kept] == ["a3c_upgo_step128.pt", "a3c_upgo_step256.pt"]
+    for path in kept:  # each is the checkpoint of its own step, loadable like the last one
+        assert torch.load(path, weights_only=True)["global_step"] == int(path.stem.rsplit("step", 1)[1])
+    last = torch.load(run_dir / "a3c_upgo.pt", weights_only=True)
+    assert all(torch.equal(v, last["actors"][k]) for k, v in torch.load(kept[-1], weights_only=True)["actors"].items())
+
+
 def test_stalled_actor_is_detected_with_a_stack_dump(tmp_path):
     # Actor 0 runs normally until the learner has updated once, then hangs inside env.step (the test
     # creates the flag file on seeing "update 1", whatever the machine's load made that take). Actor 1

@@ -87,7 +87,7 @@ LEARNER_LOG = "learner_events.log"
 RESUME_CHANGEABLE = (
     "total_timesteps", "time_budget_s", "torch_threads", "cuda", "num_actors", "backend", "ray_address", "ray_actor_cpus",
     "queue_size", "restart_actors", "max_restarts", "heartbeat_interval", "heartbeat_timeout", "stall_timeout",
-    "startup_timeout", "print_interval_s", "checkpoint_interval",
+    "startup_timeout", "print_interval_s", "checkpoint_interval", "keep_checkpoints",
 )  # fmt: skip
 """The flags a resumed run may change (``--resume``); every other flag keeps the run's saved value."""
 
@@ -599,9 +599,12 @@ class AsyncLearnerRun:
 
     def checkpoint(self) -> None:
         """Write ``<exp_name>.pt`` (last), ``<exp_name>_best.pt`` (when the rolling train win rate is at least
-        the best so far; the latest among ties) and ``resume.pt``, at an update boundary."""
+        the best so far; the latest among ties), with ``keep_checkpoints`` ``<exp_name>_step<env steps>.pt``,
+        and ``resume.pt``, at an update boundary."""
         a = self.args
         self.pieces.save(self.run_dir / f"{a.exp_name}.pt", self.env_steps)  # written atomically
+        if a.keep_checkpoints:  # a snapshot to choose from later by a held-out evaluation
+            self.pieces.save(self.run_dir / f"{a.exp_name}_step{self.env_steps}.pt", self.env_steps)
         wr = float(np.mean([e[2] for e in self.window])) if self.window else None
         if wr is not None and (self.best is None or wr >= self.best):
             self.best = wr
