@@ -61,7 +61,7 @@ from pathlib import Path
 import torch
 import tyro
 
-from models.alphastar import check_temperature
+from models.alphastar import TEMPERATURE_EXPECTED, check_temperature
 from sc2_envs.lite.env import MAX_LOOPS, MAX_NUM_ENVS
 from sc2_envs.training.checkpoints import CHECKPOINT_FORMAT as SMAC_FORMAT
 from sc2_envs.training.checkpoints import load_torch_file
@@ -197,7 +197,7 @@ def check_args(args: Args) -> None:
     try:
         check_temperature(args.temperature)
     except ValueError:
-        raise ValueError(f"--temperature {args.temperature}: expected a finite number > 0 (1: sample as trained)") from None
+        raise ValueError(f"--temperature {args.temperature}: {TEMPERATURE_EXPECTED}") from None
     if not 0 <= args.game_steps_per_episode <= MAX_LOOPS["game_steps_per_episode"]:
         raise ValueError(
             f"--game-steps-per-episode {args.game_steps_per_episode}: expected game loops in "
@@ -280,7 +280,7 @@ def unread_options(args: Args) -> dict[str, str]:
     if not args.checkpoints:
         unread["greedy"] = unread["mask_action_type"] = unread["temperature"] = "checkpoints read it"
     elif args.greedy:
-        unread["temperature"] = "sampled play reads it (--greedy takes the argmax)"
+        unread["temperature"] = "sampled play reads it, not --greedy's argmax"
     if args.backend != "lite":
         unread["omniscient"] = "the lite engine reads it"
     return unread
@@ -359,9 +359,9 @@ def main(args: Args) -> list:
             step_mul=args.step_mul,
             game_steps_per_episode=args.game_steps_per_episode,
             omniscient=args.omniscient,
-            greedy=args.greedy,
+            greedy=args.greedy and name in args.checkpoints,  # how a network plays; a baseline has none
             mask_action_type=args.mask_action_type,
-            temperature=args.temperature,
+            temperature=args.temperature if name in args.checkpoints else 1.0,
             enemy_start=args.enemy_start,
             noop_prob=args.noop_prob,
             device=args.device,

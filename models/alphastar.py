@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import copy
 import math
+import numbers
 import os
 from dataclasses import asdict, dataclass, replace
 
@@ -478,16 +479,51 @@ def _mlp(sizes):
     return nn.Sequential(*layers)
 
 
-def check_temperature(temperature: float) -> float:
-    """``temperature`` as a float, if the heads can sample at it: a finite number > 0 (``softmax(logits / t)``).
+TEMPERATURE_RANGE = (float(torch.finfo(torch.float32).tiny), float(torch.finfo(torch.float32).max))
+"""The sampling temperatures the heads accept: float32's smallest normal to its largest finite value (the
+logits are float32; outside this range the temperature itself would round to 0 or infinity)."""
+TEMPERATURE_EXPECTED = (
+    f"expected a real number in [{TEMPERATURE_RANGE[0]:.3g}, {TEMPERATURE_RANGE[1]:.3g}] (1: sample as trained; "
+    "greedy: argmax)"
+)
+"""What :func:`check_temperature`'s errors say was expected (``eval_fullgame.py --temperature`` says the same)."""
+
+
+def check_temperature(temperature) -> float:
+    """``temperature`` as a float, if the heads can sample at it: a real number (not a bool) in
+    :data:`TEMPERATURE_RANGE` (``softmax(logits / t)``; 1: the policy as trained).
 
     Raises:
-        ValueError: naming the value (0, a negative, NaN or infinity; ``greedy`` is the argmax).
+        ValueError: naming the value: a bool, a non-number (a string, None, a tensor), 0, a negative, NaN,
+            infinity, or a value float32 cannot hold (``greedy`` is the argmax).
     """
-    t = float(temperature)
-    if not t > 0 or math.isinf(t):  # NaN fails the first test
-        raise ValueError(f"temperature={temperature!r}; expected a finite number > 0 (1: sample as trained; greedy: argmax)")
+    low, high = TEMPERATURE_RANGE
+    expected = TEMPERATURE_EXPECTED
+    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):  # numpy scalars are Real
+        raise ValueError(f"temperature={temperature!r} ({type(temperature).__name__}); {expected}")
+    try:
+        t = float(temperature)
+    except OverflowError:  # an int past float's range
+        raise ValueError(f"temperature={temperature!r}; {expected}") from None
+    if not low <= t <= high:  # NaN fails this too
+        raise ValueError(f"temperature={temperature!r}; {expected}")
     return t
+
+
+def sample_tempered(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Draw from ``softmax(logits / temperature)`` over the last dim; entries at ``MASKED_LOGIT`` (masked) are
+    never drawn at any temperature, and no temperature in :data:`TEMPERATURE_RANGE` makes a NaN.
+
+    At 1 it is ``Categorical(logits=logits).sample()`` exactly (the same draws as before temperatures
+    existed). Otherwise the logits are shifted by their row maximum before dividing (a near-0 temperature
+    then gives 0 for the maximum and -inf elsewhere: the argmax, ties drawn uniformly) and masked entries are
+    set to -inf (a large temperature would otherwise lift ``MASKED_LOGIT / t`` to about 0, as likely as a
+    legal entry). ``logits``: ``[..., A]`` float; returns ``[...]`` int64."""
+    if temperature == 1.0:
+        return torch.distributions.Categorical(logits=logits).sample()
+    shifted = (logits - logits.amax(-1, keepdim=True)) / temperature
+    shifted = torch.where(logits > MASKED_LOGIT, shifted, torch.full_like(shifted, -math.inf))
+    return torch.distributions.Categorical(logits=shifted).sample()
 
 
 class AlphaStarPolicy(nn.Module):
@@ -523,7 +559,8 @@ class AlphaStarPolicy(nn.Module):
         ``selected`` as ``[B,T,K]`` with E for EOF).
 
     Raises:
-        ValueError: (``forward``) a ``temperature`` that is not a finite number > 0.
+        ValueError: (``forward``) a ``temperature`` :func:`check_temperature` refuses, or one other than 1 with
+            ``greedy``.
     """
 
     def __init__(self, cfg: AlphaStarConfig):
@@ -945,11 +982,7 @@ class AlphaStarPolicy(nn.Module):
                 ).clamp(-1, E)
                 idx = torch.where(idx < 0, torch.full_like(idx, E), idx)
             else:
-                idx = (
-                    su_logits[-1].argmax(-1)
-                    if greedy
-                    else torch.distributions.Categorical(logits=su_logits[-1] / temperature).sample()
-                )
+                idx = su_logits[-1].argmax(-1) if greedy else sample_tempered(su_logits[-1], temperature)
             idx = torch.where(ended, torch.full_like(idx, E), idx)
             su_actions.append(idx)
             is_unit = (idx < E) & ~ended
@@ -982,7 +1015,9 @@ class AlphaStarPolicy(nn.Module):
         first: torch.Tensor | None = None,
         temperature: float = 1.0,
     ):
-        check_temperature(temperature)
+        temperature = check_temperature(temperature)
+        if greedy and temperature != 1.0:
+            raise ValueError(f"temperature={temperature!r} with greedy=True: the argmax samples nothing; leave it at 1")
         c = self.cfg
         enc = self._encode(obs)
         B, T = enc["B"], enc["T"]
@@ -1006,7 +1041,7 @@ class AlphaStarPolicy(nn.Module):
                 return lab[key].long()
             if greedy:
                 return logits.argmax(-1)
-            return torch.distributions.Categorical(logits=logits / temperature).sample()
+            return sample_tempered(logits, temperature)
 
         # action type
         h = F.relu(self.at_in(lstm_out))

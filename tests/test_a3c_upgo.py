@@ -260,6 +260,23 @@ def test_keep_checkpoints_keeps_one_file_per_checkpoint_named_by_its_env_steps(t
     assert all(torch.equal(v, last["actors"][k]) for k, v in torch.load(kept[-1], weights_only=True)["actors"].items())
 
 
+@pytest.mark.parametrize(
+    ("kw", "expected"),
+    [
+        ({"save_model": False}, "--keep-checkpoints: only --save-model writes checkpoints (here --no-save-model)"),
+        ({"exp_name": "x_step64"}, "--exp-name 'x_step64' with --keep-checkpoints: expected a name not ending in"),
+    ],
+)
+def test_keep_checkpoints_that_would_write_nothing_or_misname_a_file_is_refused(capsys, kw, expected):
+    """found by a tester: with --no-save-model it wrote nothing, silently; with --exp-name x_step64 the last
+    checkpoint x_step64.pt read as a kept one of step 64."""
+    algo = load_algo("a3c_upgo")
+    with pytest.raises(SystemExit) as e:
+        algo.check_args(algo.Args(map="3m", keep_checkpoints=True, **kw))
+    assert e.value.code == 2
+    assert f"error: {expected}" in capsys.readouterr().err
+
+
 def test_stalled_actor_is_detected_with_a_stack_dump(tmp_path):
     # Actor 0 runs normally until the learner has updated once, then hangs inside env.step (the test
     # creates the flag file on seeing "update 1", whatever the machine's load made that take). Actor 1

@@ -3,6 +3,8 @@ on the real game's protobuf messages (the live game only where StarCraft II is i
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import numpy as np
 import pytest
 import torch
@@ -15,6 +17,7 @@ except MissingDependencyError as e:
     pytest.skip(f"the full-game extra is not usable here: {e}", allow_module_level=True)
 
 from models.alphastar import AlphaStarConfig, AlphaStarPolicy
+from models.common import MASKED_LOGIT
 from sc2_envs.full_game import spec
 from sc2_envs.full_game.env import sc2_available, sc2_path
 from sc2_envs.lite.policy import RandomLegalPolicy
@@ -281,11 +284,59 @@ def test_a_temperature_near_zero_plays_the_argmax_and_leaves_the_logits_untemper
     assert torch.equal(warm["actions"]["action_type"], expected)
 
 
-@pytest.mark.parametrize("temperature", [0.0, -1.0, float("nan"), float("inf")])
+@pytest.mark.parametrize(
+    "temperature", [0.0, -1.0, float("nan"), float("inf"), 1e-40, 1e39, 10**400, True, "0.5", None, Decimal("0.5")]
+)
 def test_a_temperature_the_heads_cannot_sample_at_is_refused(temperature):
+    """found by a tester: 1e-40 passed and made NaN logits mid-game, "0.5" and Decimal passed the check and
+    failed inside the forward pass, True was taken as 1."""
     model = tiny(max_entities=96)
-    with pytest.raises(ValueError, match="temperature=.*expected a finite number > 0"):
+    with pytest.raises(ValueError, match="^temperature=.*expected a real number in"):
         AlphaStarActor(model, 1, 96, 64, R, temperature=temperature)
     obs, _ = lite_env(1).reset(seed=0)
-    with pytest.raises(ValueError, match="temperature=.*expected a finite number > 0"):
+    with pytest.raises(ValueError, match="^temperature=.*expected a real number in"):
         model(model_inputs(obs, model.cfg), temperature=temperature)
+
+
+def test_a_temperature_beside_greedy_is_refused_not_ignored():
+    model = tiny(max_entities=96)
+    with pytest.raises(ValueError, match="with greedy=True: the argmax samples nothing"):
+        AlphaStarActor(model, 1, 96, 64, R, greedy=True, temperature=0.5)
+    obs, _ = lite_env(1).reset(seed=0)
+    with pytest.raises(ValueError, match="with greedy=True: the argmax samples nothing"):
+        model(model_inputs(obs, model.cfg), greedy=True, temperature=0.5)
+
+
+@pytest.mark.parametrize("temperature", [1.2e-38, 1e-6, 1e10, 3e38])
+def test_any_accepted_temperature_samples_only_what_the_masks_allow_and_no_nan(temperature):
+    """found by a tester: masked logits are MASKED_LOGIT (-1e10), so at 1e10 and above MASKED_LOGIT / t was
+    about 0 and unavailable action types, units and targets were drawn as often as legal ones."""
+    model = tiny(max_entities=96)
+    env = lite_env(4)
+    obs, _ = env.reset(seed=2)
+    torch.manual_seed(0)
+    actor = AlphaStarActor(model, 4, 96, 64, R, temperature=temperature)
+    for _ in range(5):
+        action, out = actor.act(obs)
+        chosen = out["actions"]
+        at = chosen["action_type"].reshape(-1)
+        allowed = out["action_type"].reshape(4, -1).gather(1, at.view(-1, 1)) > MASKED_LOGIT
+        assert bool(allowed.all())
+        sel = chosen["selected"].reshape(4, -1)
+        sel_mask = out["selected_mask"].reshape(4, sel.shape[-1], -1)
+        end = sel_mask.shape[-1] - 1  # an action that selects nothing is forced to end; every unit picked was allowed
+        assert bool((sel_mask.gather(2, sel.unsqueeze(-1)).squeeze(-1) | (sel == end)).all())
+        tu, tu_mask = chosen["target_unit"].reshape(4, 1), out["target_mask"].reshape(4, -1)
+        assert bool(tu_mask.gather(1, tu).all())
+        obs, *_ = env.step(action)
+
+
+def test_a_near_zero_temperature_draws_the_argmax_without_nan():
+    model = tiny(max_entities=96)
+    obs, _ = lite_env(3).reset(seed=4)
+    inputs = model_inputs(obs, model.cfg)
+    with torch.no_grad():
+        greedy, _ = model(inputs, greedy=True)
+        cold, _ = model(inputs, temperature=1.2e-38)  # float32's smallest normal: logits / t overflows
+    for head, chosen in greedy["actions"].items():
+        assert torch.equal(cold["actions"][head], chosen), head

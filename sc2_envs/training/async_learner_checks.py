@@ -8,6 +8,7 @@ applies), rather than a traceback from an actor or from the middle of the learne
 from __future__ import annotations
 
 import inspect
+import re
 from pathlib import Path
 from typing import Any
 
@@ -341,7 +342,8 @@ def check_map_and_teacher(args: Any) -> None:
 
 def check_backends_and_sizes(args: Any) -> None:
     """``--exp-name`` (one folder name), ``--backend``, ``--env-backend`` (with StarCraft II installed for ``sc2``),
-    ``--actor``, the counts of ``POSITIVE_FLAGS``, ``--run-dir`` and the heartbeat timing.
+    ``--actor``, the counts of ``POSITIVE_FLAGS``, ``--run-dir``, the heartbeat timing and ``--keep-checkpoints``
+    (with ``--save-model``, and an ``--exp-name`` not ending in ``_step<digits>``, the kept files' suffix).
 
     Raises:
         SystemExit: one line naming the flag and what was expected (status 2 for a missing StarCraft II).
@@ -375,6 +377,11 @@ def check_backends_and_sizes(args: Any) -> None:
         raise SystemExit(
             f"--heartbeat-timeout {args.heartbeat_timeout} must exceed --heartbeat-interval {args.heartbeat_interval}"
         )
+    if args.keep_checkpoints and not args.save_model:  # it would write nothing, silently
+        cli_error("--keep-checkpoints: only --save-model writes checkpoints (here --no-save-model); leave it out")
+    if args.keep_checkpoints and re.fullmatch(r".*_step\d+", args.exp_name):
+        # <exp_name>.pt would read as a kept checkpoint of another step
+        cli_error(f"--exp-name {args.exp_name!r} with --keep-checkpoints: expected a name not ending in _step<digits>")
 
 
 def check_async_learner_args(args: Any) -> None:

@@ -246,8 +246,9 @@ class AlphaStarActor:
         max_entities, max_selected, raw_resolution: the env's N, K and R (``raw_resolution`` must
             equal the model's).
         greedy: argmax every head instead of sampling.
-        temperature: sample every head from ``softmax(logits / temperature)`` (> 0; 1: as trained; unused
-            with ``greedy``). The returned logits stay untempered.
+        temperature: sample every head from ``softmax(logits / temperature)``
+            (``models.alphastar.sample_tempered``; 1: as trained; 1 with ``greedy``). The returned logits stay
+            untempered.
         mask_action_type: mask the action-type logits with the observation's ``action_type_mask``
             even when the model does not read it (a replay-trained model: the replays hold no mask).
             mini-AlphaStar masks unavailable action types when it plays (RL and evaluation).
@@ -256,7 +257,8 @@ class AlphaStarActor:
 
     Raises:
         ValueError: a raw resolution the model was not built for, a bad ``num_games`` /
-            ``entity_bucket``, or a ``temperature`` that is not a finite number > 0.
+            ``entity_bucket``, a ``temperature`` ``models.alphastar.check_temperature`` refuses, or one other than 1
+            with ``greedy`` (the argmax samples nothing).
     """
 
     def __init__(
@@ -286,6 +288,8 @@ class AlphaStarActor:
         self.n, self.k, self.r = int(max_entities), int(max_selected), int(raw_resolution)
         self.greedy = bool(greedy)
         self.temperature = check_temperature(temperature)
+        if self.greedy and self.temperature != 1.0:
+            raise ValueError(f"temperature={temperature!r} with greedy=True: the argmax samples nothing; leave it at 1")
         self.mask_action_type = bool(mask_action_type) and not cfg.use_action_type_mask
         self.bucket = int(entity_bucket)
         self.device = torch.device(device)

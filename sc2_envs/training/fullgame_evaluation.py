@@ -44,6 +44,7 @@ __all__ = [
     "check_fullgame_checkpoint",
     "evaluate_fullgame",
     "format_row",
+    "play_text",
     "is_fullgame_checkpoint",
     "refused_kinds",
     "summarise",
@@ -169,7 +170,8 @@ class FullGameRow:
     ``step_mul`` is the game loops per decision the games were played at (shares and ``mean_steps`` count
     decisions, so they compare only between rows of one ``step_mul``). ``refused_top`` names the
     commands the game refused most often (:func:`refused_kinds`, the top :data:`REFUSED_TOP`), each
-    ``function:ActionResult=share`` of all decisions, joined by ``"; "``.
+    ``function:ActionResult=share`` of all decisions, joined by ``"; "``. ``play`` says how a checkpoint chose
+    its actions (:func:`play_text`: ``sample``, ``sample at temperature 0.75``, ``argmax``); empty for a baseline.
     """
 
     policy: str
@@ -194,6 +196,7 @@ class FullGameRow:
     mean_steps: float
     step_mul: int = DEFAULT_STEP_MUL
     refused_top: str = ""
+    play: str = ""
 
 
 CSV_COLUMNS = [f.name for f in fields(FullGameRow)]
@@ -436,14 +439,16 @@ def evaluate_fullgame(
             :data:`DEFAULT_STEP_MUL` (baselines always play at 8 unless given another value).
         game_steps_per_episode, omniscient: FullGame-v0 options (``omniscient``: lite only).
         greedy, mask_action_type, temperature: :class:`~sc2_envs.training.fullgame_actor.AlphaStarActor` options
-            (``greedy`` play of the shipped RL checkpoint wins none of 600 games: ``docs/a3c_upgo.md``).
+            (``greedy`` play of the shipped RL checkpoint wins none of 600 games: ``docs/a3c_upgo.md``); a
+            baseline takes neither ``greedy`` nor a ``temperature`` other than 1.
         enemy_start: ``scripted`` on the real game: the enemy start location ``(col, row)``.
         noop_prob: ``random``: the no-op probability.
         device: torch device of the network.
 
     Raises:
         ValueError: ``games`` or ``num_envs`` not an int >= 1, a ``seed`` outside [0, 2**63 - 1], a ``noop_prob``
-            outside [0, 1], a negative ``step_mul``, a ``temperature`` that is not a finite number > 0, a checkpoint that is not an ``AlphaStarPolicy`` checkpoint, a
+            outside [0, 1], a negative ``step_mul``, a ``temperature`` ``models.alphastar.check_temperature`` refuses, one
+            other than 1 with ``greedy`` or for a baseline, ``greedy`` for a baseline, a checkpoint that is not an ``AlphaStarPolicy`` checkpoint, a
             bad backend, or ``scripted`` on the real game without ``enemy_start``.
     """
     from sc2_envs.lite.env import MAX_SEED, check_seed  # the envs' seed range (imported here: the engine loads lazily)
@@ -459,7 +464,11 @@ def evaluate_fullgame(
         raise ValueError(f"noop_prob={noop_prob!r}; expected a probability in [0, 1]")
     if step_mul < 0:
         raise ValueError(f"step_mul={step_mul!r}; expected game loops per decision >= 1, or 0 for the policy's own")
-    check_temperature(temperature)  # before the env starts
+    temperature = check_temperature(temperature)  # before the env starts
+    if policy in BASELINES and (greedy or temperature != 1.0):  # they would play as they always do, silently
+        raise ValueError(f"greedy={greedy!r}, temperature={temperature!r}: the {policy} baseline samples no network")
+    if greedy and temperature != 1.0:
+        raise ValueError(f"temperature={temperature!r} with greedy=True: the argmax samples nothing; leave it at 1")
     b = min(int(num_envs), int(games))
     model, step_mul, res = load_policy(policy, step_mul, device)
     kw = dict(
@@ -497,7 +506,16 @@ def evaluate_fullgame(
         env.close()
     row = summarise(policy, records)
     row.step_mul = step_mul
+    row.play = "" if model is None else play_text(greedy, temperature)
     return row
+
+
+def play_text(greedy: bool, temperature: float) -> str:
+    """How a checkpoint chooses its actions, as the CSV's ``play`` column says it: ``argmax``, ``sample``
+    (temperature 1, as trained) or ``sample at temperature 0.75``."""
+    if greedy:
+        return "argmax"
+    return "sample" if temperature == 1.0 else f"sample at temperature {temperature:g}"
 
 
 def is_fullgame_checkpoint(path: str) -> bool:
