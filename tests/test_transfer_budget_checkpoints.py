@@ -6,6 +6,8 @@
   for 1,658,880 env steps ("Marines at a longer budget").
 - ``checkpoints/marine_dropout/``: each of those fine-tuned for 409,600 more env steps with
   ``--ally-dropout 0 0.5`` ("Fine-tuned with ally dropout").
+- ``checkpoints/marine_dropout09/``: each of those fine-tuned again for 409,600 env steps with
+  ``--ally-dropout 0 0.9`` ("Fine-tuned again with dropout in 9 of 10 8m episodes").
 - ``checkpoints/protoss_dropout/``: each 3s5z seed of ``transfer_budget/`` fine-tuned for 230,400 more
   env steps with ``--ally-dropout 0.9`` ("Fine-tuned with ally dropout: 3s5z").
 - ``checkpoints/protoss3_dropout/``: the three-class (stalker, zealot, colossus) checkpoints of 2s3z+3s5z+1c3s5z
@@ -14,7 +16,7 @@
 
 Each folder's ``final_eval.csv`` holds the greedy win rates of its checkpoints on the listed maps
 (100 episodes, evaluation seed 0) as ``algos/eval_transfer.py`` wrote them; ``final_eval_seed101.csv`` and
-``final_eval_seed102.csv`` the same on evaluation seeds 101 and 102.
+``final_eval_seed102.csv`` the same on evaluation seeds 101 and 102 (the marine dropout folders also 103 and 104).
 """
 
 from __future__ import annotations
@@ -46,6 +48,15 @@ BUDGETS = {
         "steps": 409_600,
         "replay": ("3m8m_dropout_seed3_gnn.pt", "5m_vs_6m"),
         "fine_tune": ("marine_budget/3m8m", (0.0, 0.5)),
+        "more_seeds": (103, 104),
+    },
+    "marine_dropout09": {
+        "recipes": {"3m8m_dropout09": ["3m", "8m"]},
+        "maps": ("3m", "8m", "25m", "5m_vs_6m", "8m_vs_9m", "10m_vs_11m"),
+        "steps": 409_600,
+        "replay": ("3m8m_dropout09_seed2_gnn.pt", "5m_vs_6m"),
+        "fine_tune": ("marine_dropout/3m8m_dropout", (0.0, 0.9)),
+        "more_seeds": (103, 104),
     },
     "protoss_dropout": {
         "recipes": {"3s5z_dropout": ["3s5z"]},
@@ -110,11 +121,12 @@ def test_three_seeds_per_recipe_each_with_its_final_evaluation(name):
 
 @pytest.mark.parametrize("name", sorted(BUDGETS))
 def test_the_second_and_third_evaluation_seeds_cover_the_same_checkpoints_and_maps(name):
-    """final_eval_seed101.csv / final_eval_seed102.csv (docs/results.md's per-seed medians): the same
+    """final_eval_seed101.csv / final_eval_seed102.csv (and a folder's ``more_seeds``; docs/results.md's
+    per-seed medians): the same
     checkpoints on the same maps as final_eval.csv, 100 episodes each, no errors, other episodes."""
     folder = REPO / "checkpoints" / name
     cells = {(r["checkpoint"], r["target_map"]): r for r in _rows(folder)}
-    for seed in (101, 102):
+    for seed in (101, 102, *BUDGETS[name].get("more_seeds", ())):
         rows = _rows(folder, f"final_eval_seed{seed}.csv")
         assert {(r["checkpoint"], r["target_map"]) for r in rows} == set(cells)
         assert all(r["episodes"] == "100" and not r["error"] for r in rows)
@@ -181,3 +193,32 @@ def test_the_three_class_fine_tunes_start_from_their_own_seeds_three_class_check
         assert start["args"]["seed"] == seed and int(start["global_step"]) == 1_190_400
         assert start["config"]["classes"] == ckpt["config"]["classes"] == ["stalker", "zealot", "colossus"]
         assert start["config"]["train_maps"] == ckpt["config"]["train_maps"] == ["2s3z", "3s5z", "1c3s5z"]
+
+
+def test_the_marine_dropout09_table_is_its_csvs_on_five_evaluation_seeds():
+    """checkpoints/README.md's 5m_vs_6m table of ``marine_dropout09/``: each file's win rate per evaluation seed
+    (0, 101-104), the medians, and ``marine_dropout/``'s medians on the same seeds, from the shipped CSVs."""
+    import statistics
+
+    seeds = (0, 101, 102, 103, 104)
+
+    def rates(folder: str) -> dict[str, list[float]]:
+        out: dict[str, list[float]] = {}
+        for seed in seeds:
+            name = "final_eval.csv" if seed == 0 else f"final_eval_seed{seed}.csv"
+            for r in _rows(REPO / "checkpoints" / folder, name):
+                if r["target_map"] == "5m_vs_6m":
+                    out.setdefault(Path(r["checkpoint"]).name, []).append(float(r["win_rate"]))
+        return out
+
+    lines = (REPO / "checkpoints" / "README.md").read_text().splitlines()
+    new, old = rates("marine_dropout09"), rates("marine_dropout")
+    for file, values in new.items():
+        (line,) = [ln for ln in lines if ln.startswith(f"| `{file}` | ")]
+        assert line == f"| `{file}` | " + " | ".join(f"{v:.2f}" for v in values) + " |"
+    medians = [statistics.median(column) for column in zip(*new.values(), strict=True)]
+    (line,) = [ln for ln in lines if ln.startswith("| median | ") and ln.count("|") == 7]
+    assert [c.strip().strip("*") for c in line.strip("|").split("|")[1:]] == [f"{m:.2f}" for m in medians]
+    old_medians = [statistics.median(column) for column in zip(*old.values(), strict=True)]
+    (line,) = [ln for ln in lines if ln.startswith("| `marine_dropout/`, median (the same seeds) | ")]
+    assert [c.strip() for c in line.strip("|").split("|")[1:]] == [f"{m:.2f}" for m in old_medians]
