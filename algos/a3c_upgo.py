@@ -111,8 +111,9 @@ class Args:
     checkpoint_interval: int = 100
     """learner updates between checkpoints"""
     keep_checkpoints: bool = False
-    """also keep every checkpoint as <exp_name>_step<env steps>.pt (the last one is overwritten), to choose one
-    afterwards by an evaluation on seeds kept for that (eval_fullgame.py, eval_transfer.py)"""
+    """also keep every checkpoint as <exp_name>_step<env steps>.pt (a checkpoint at a step already kept, e.g. the
+    end of a run that stopped on an interval, rewrites that file), to choose one afterwards by an evaluation on
+    seeds kept for that (eval_fullgame.py, eval_transfer.py)"""
     run_dir: str = "runs"
     """folder of the run folders (TensorBoard events, actor logs, checkpoint)"""
     resume: str = ""

@@ -484,7 +484,7 @@ TEMPERATURE_RANGE = (float(torch.finfo(torch.float32).tiny), float(torch.finfo(t
 logits are float32; outside this range the temperature itself would round to 0 or infinity)."""
 TEMPERATURE_EXPECTED = (
     f"expected a real number in [{TEMPERATURE_RANGE[0]:.3g}, {TEMPERATURE_RANGE[1]:.3g}] (1: sample as trained; "
-    "greedy: argmax)"
+    "the argmax is greedy play, not a temperature)"
 )
 """What :func:`check_temperature`'s errors say was expected (``eval_fullgame.py --temperature`` says the same)."""
 
@@ -510,6 +510,21 @@ def check_temperature(temperature) -> float:
     return t
 
 
+def check_play(greedy: bool, temperature) -> float:
+    """The temperature (:func:`check_temperature`) if ``greedy`` and it go together: argmax play samples
+    nothing, so ``greedy=True`` takes only the default 1.
+
+    Raises:
+        ValueError: a refused temperature, or one other than 1 with ``greedy``.
+    """
+    t = check_temperature(temperature)
+    if greedy and t != 1.0:
+        raise ValueError(
+            f"temperature={temperature!r} with greedy=True: the argmax samples nothing; expected temperature 1 with greedy"
+        )
+    return t
+
+
 def sample_tempered(logits: torch.Tensor, temperature: float) -> torch.Tensor:
     """Draw from ``softmax(logits / temperature)`` over the last dim; entries at ``MASKED_LOGIT`` (masked) are
     never drawn at any temperature, and no temperature in :data:`TEMPERATURE_RANGE` makes a NaN.
@@ -518,7 +533,8 @@ def sample_tempered(logits: torch.Tensor, temperature: float) -> torch.Tensor:
     existed). Otherwise the logits are shifted by their row maximum before dividing (a near-0 temperature
     then gives 0 for the maximum and -inf elsewhere: the argmax, ties drawn uniformly) and masked entries are
     set to -inf (a large temperature would otherwise lift ``MASKED_LOGIT / t`` to about 0, as likely as a
-    legal entry). ``logits``: ``[..., A]`` float; returns ``[...]`` int64."""
+    legal entry). ``logits``: ``[..., A]`` float, each row with at least one entry above ``MASKED_LOGIT`` (every
+    head keeps one: a row with nothing allowed would be all -inf, a NaN); returns ``[...]`` int64."""
     if temperature == 1.0:
         return torch.distributions.Categorical(logits=logits).sample()
     shifted = (logits - logits.amax(-1, keepdim=True)) / temperature
@@ -544,7 +560,8 @@ class AlphaStarPolicy(nn.Module):
             (row, -1 none), ``target_location [B,T]`` (``row * R + col``, -1 none). None: the heads
             sample (or argmax with ``greedy``) and feed their own choices forward.
         temperature: the heads sample from ``softmax(logits / temperature)`` (> 0; 1: the policy as
-            trained). The returned logits are the untempered ones, so a learner's ratios are unchanged.
+            trained). The returned logits are the policy's own, not the distribution the actions were drawn from
+            when the temperature is not 1: do not store them as behaviour logits for off-policy training then.
         first: ``[B, T]`` bool, or None: the LSTM state of game ``b`` is zeroed before step ``t``
             where ``first[b, t]`` (a new episode starts inside the sequence; AlphaStar's actors
             reset the core at each new game). None: the state carries through all T steps.
@@ -559,8 +576,7 @@ class AlphaStarPolicy(nn.Module):
         ``selected`` as ``[B,T,K]`` with E for EOF).
 
     Raises:
-        ValueError: (``forward``) a ``temperature`` :func:`check_temperature` refuses, or one other than 1 with
-            ``greedy``.
+        ValueError: (``forward``) a ``temperature`` :func:`check_play` refuses (one other than 1 with ``greedy``).
     """
 
     def __init__(self, cfg: AlphaStarConfig):
@@ -1015,9 +1031,7 @@ class AlphaStarPolicy(nn.Module):
         first: torch.Tensor | None = None,
         temperature: float = 1.0,
     ):
-        temperature = check_temperature(temperature)
-        if greedy and temperature != 1.0:
-            raise ValueError(f"temperature={temperature!r} with greedy=True: the argmax samples nothing; leave it at 1")
+        temperature = check_play(greedy, temperature)
         c = self.cfg
         enc = self._encode(obs)
         B, T = enc["B"], enc["T"]

@@ -264,7 +264,7 @@ def test_actor_plays_the_real_game():
     assert len(records) == 1 and records[0].steps == 20
 
 
-def test_a_temperature_near_zero_plays_the_argmax_and_leaves_the_logits_untempered():
+def test_a_temperature_near_zero_plays_the_argmax_and_returns_the_policys_own_logits():
     model = tiny(max_entities=96)
     env = lite_env(4)
     obs, _ = env.reset(seed=5)
@@ -276,7 +276,7 @@ def test_a_temperature_near_zero_plays_the_argmax_and_leaves_the_logits_untemper
         warm, _ = model(inputs, temperature=2.0)
     for head, chosen in greedy["actions"].items():
         assert torch.equal(cold["actions"][head], chosen), head
-    # the logits a learner stores are the policy's own, whatever the temperature it was played at
+    # the returned logits are the policy's own, not the tempered distribution the actions came from
     torch.testing.assert_close(warm["action_type"], greedy["action_type"])
     # the action type is the first draw: the same generator state draws it from softmax(logits / 2)
     torch.manual_seed(0)

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from models.alphastar import check_temperature, with_rows
+from models.alphastar import check_play, with_rows
 from models.common import MASKED_LOGIT
 from sc2_envs.full_game import spec
 
@@ -247,8 +247,8 @@ class AlphaStarActor:
             equal the model's).
         greedy: argmax every head instead of sampling.
         temperature: sample every head from ``softmax(logits / temperature)``
-            (``models.alphastar.sample_tempered``; 1: as trained; 1 with ``greedy``). The returned logits stay
-            untempered.
+            (``models.alphastar.sample_tempered``; 1: as trained; 1 with ``greedy``). The logits ``act`` returns
+            are the policy's own, not the tempered distribution the actions were drawn from.
         mask_action_type: mask the action-type logits with the observation's ``action_type_mask``
             even when the model does not read it (a replay-trained model: the replays hold no mask).
             mini-AlphaStar masks unavailable action types when it plays (RL and evaluation).
@@ -257,8 +257,8 @@ class AlphaStarActor:
 
     Raises:
         ValueError: a raw resolution the model was not built for, a bad ``num_games`` /
-            ``entity_bucket``, a ``temperature`` ``models.alphastar.check_temperature`` refuses, or one other than 1
-            with ``greedy`` (the argmax samples nothing).
+            ``entity_bucket``, or a ``temperature`` ``models.alphastar.check_play`` refuses (one other than 1 with
+            ``greedy``: the argmax samples nothing).
     """
 
     def __init__(
@@ -287,9 +287,7 @@ class AlphaStarActor:
         self.num_games = int(num_games)
         self.n, self.k, self.r = int(max_entities), int(max_selected), int(raw_resolution)
         self.greedy = bool(greedy)
-        self.temperature = check_temperature(temperature)
-        if self.greedy and self.temperature != 1.0:
-            raise ValueError(f"temperature={temperature!r} with greedy=True: the argmax samples nothing; leave it at 1")
+        self.temperature = check_play(self.greedy, temperature)
         self.mask_action_type = bool(mask_action_type) and not cfg.use_action_type_mask
         self.bucket = int(entity_bucket)
         self.device = torch.device(device)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
-from models.alphastar import check_temperature
+from models.alphastar import check_play
 from sc2_envs.full_game import MissingDependencyError, spec
 from sc2_envs.stats import wilson_interval
 from sc2_envs.training.fullgame_actor import LOOPS_PER_MINUTE, AlphaStarActor, LiteProbe, make_vector_env, play_games
@@ -464,11 +464,12 @@ def evaluate_fullgame(
         raise ValueError(f"noop_prob={noop_prob!r}; expected a probability in [0, 1]")
     if step_mul < 0:
         raise ValueError(f"step_mul={step_mul!r}; expected game loops per decision >= 1, or 0 for the policy's own")
-    temperature = check_temperature(temperature)  # before the env starts
+    temperature = check_play(greedy, temperature)  # before the env starts
     if policy in BASELINES and (greedy or temperature != 1.0):  # they would play as they always do, silently
-        raise ValueError(f"greedy={greedy!r}, temperature={temperature!r}: the {policy} baseline samples no network")
-    if greedy and temperature != 1.0:
-        raise ValueError(f"temperature={temperature!r} with greedy=True: the argmax samples nothing; leave it at 1")
+        raise ValueError(
+            f"greedy={greedy!r}, temperature={temperature!r}: the {policy} baseline samples no network; "
+            "expected greedy=False and temperature=1"
+        )
     b = min(int(num_envs), int(games))
     model, step_mul, res = load_policy(policy, step_mul, device)
     kw = dict(
