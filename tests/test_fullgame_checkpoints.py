@@ -150,10 +150,10 @@ def test_the_rl_checkpoints_four_seed_row_is_their_evaluation_csvs(stem):
     _assert_seed_row_is_the_csvs(stem, (33, 34, 35, 36))
 
 
-def test_the_3m_rl_checkpoints_ten_seed_row_is_its_evaluation_csvs():
-    """Fresh seeds 39-42 first (used by neither its run nor its choice over the 2.5M checkpoint), then 33-38."""
+def test_the_3m_rl_checkpoints_twelve_seed_row_is_its_evaluation_csvs():
+    """Fresh seeds 39-44 first (used by neither its run nor its choice over the 2.5M checkpoint), then 33-38."""
     stem = "a3c_upgo_simple64_tiny_3m"
-    rows = _assert_seed_row_is_the_csvs(stem, (39, 40, 41, 42, 33, 34, 35, 36, 37, 38))
+    rows = _assert_seed_row_is_the_csvs(stem, (39, 40, 41, 42, 43, 44, 33, 34, 35, 36, 37, 38))
     assert all(int(row["losses"]) == 0 for row in rows)  # the docs: every game not won is a tie at the limit
     raw = torch.load(FULLGAME / f"{stem}.pt", weights_only=True, map_location="cpu")
     assert raw["rl"]["env_steps"] == 500_096 and raw["rl"]["args"]["train_game_loops"] == 0
@@ -213,3 +213,19 @@ def test_the_rl_checkpoints_documented_row_is_its_evaluation_csvs():
         cells.append(f"{int(row['wins']) / 100:.3f} [{float(row['ci_low']):.3f}, {float(row['ci_high']):.3f}]")
     docs = (Path(__file__).resolve().parents[1] / "docs" / "a3c_upgo.md").read_text()
     assert f"| A3C + UPGO, `--discount-zero-after-timeout` | {cells[0]} | {cells[1]} |" in docs
+
+
+def test_the_kept_checkpoints_table_is_their_csvs():
+    """docs/a3c_upgo.md's table of the 1e-4 continuation's kept checkpoints on seeds 43 / 44, and the 3M
+    checkpoint's row beside it, from checkpoints/fullgame/variants/ and the 3M checkpoint's CSVs."""
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "a3c_upgo.md").read_text()
+    kept = {f"3M + {s:,}": f"variants/continuation_lr1e-4_step{s}" for s in range(102_400, 614_401, 102_400)}
+    kept["the 3M checkpoint"] = "a3c_upgo_simple64_tiny_3m"
+    for label, stem in kept.items():
+        rows = [next(csv.DictReader(open(FULLGAME / f"{stem}_seed{s}.csv"))) for s in (43, 44)]
+        assert all(int(r["games"]) == 100 and r["play"] == "sample" for r in rows)
+        wins = [int(r["wins"]) for r in rows]
+        army = " / ".join(f"{float(r['army_supply_5min']):.1f}" for r in rows)
+        cells = f"{wins[0] / 100:.3f} | {wins[1] / 100:.3f} | {sum(wins) / 200:.3f} | {army} |"
+        (line,) = [ln for ln in docs.splitlines() if ln.startswith(f"| {label}") and ln.endswith(cells)]
+        assert line
