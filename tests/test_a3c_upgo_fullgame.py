@@ -151,6 +151,10 @@ def test_a_full_game_run_resumes_in_its_folder_at_its_resolved_step_mul(tmp_path
     assert "  step_mul = 16\n" in res.stdout
     assert f"(derived) step_mul = 16 game loops per env step: the step_mul the --init checkpoint {ckpt}" in res.stdout
     (run_dir,) = (tmp_path / "runs").iterdir()
+    # found by a tester: a total the run has reached started actors and only rewrote the checkpoints
+    done = [sys.executable, str(SCRIPT), "--resume", str(run_dir), "--total-timesteps", "32"]
+    res = subprocess.run(done, capture_output=True, text=True, env=env, timeout=900)
+    assert res.returncode == 2 and "--total-timesteps 32: the run has done 32 env steps; expected more" in res.stderr
     again = [sys.executable, str(SCRIPT), "--resume", str(run_dir), "--total-timesteps", "64"]
     res = subprocess.run(again, capture_output=True, text=True, env=env, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]

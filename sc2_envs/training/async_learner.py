@@ -313,8 +313,9 @@ def resume_learner_args(
         (``run.load_resume``) and the run folder.
 
     Raises:
-        SystemExit: status 2 (``cli_error``): the resume file cannot be read or is another script's, or a
-            flag outside ``changeable`` differs from the saved run's.
+        SystemExit: status 2 (``cli_error``): the resume file cannot be read or is another script's, a
+            flag outside ``changeable`` differs from the saved run's, or ``--total-timesteps`` is not above the
+            env steps the run has done.
     """
     try:
         resumed, run_dir = load_resume(args.resume, script=script)
@@ -322,6 +323,9 @@ def resume_learner_args(
         args = resume_args(resumed["args"], args, defaults, changeable, given)
     except (OSError, ValueError) as e:
         cli_error(str(e))
+    done = int(resumed["global_step"])
+    if args.total_timesteps <= done:  # nothing to train: it would start actors and only rewrite the checkpoints
+        cli_error(f"--total-timesteps {args.total_timesteps}: the run has done {done:,} env steps; expected more to go on")
     args.resume, args.session = resume_from, int(resumed["args"].get("session", 0)) + 1
     return args, resumed, run_dir
 
