@@ -498,15 +498,14 @@ def check_temperature(temperature) -> float:
             infinity, or a value float32 cannot hold (``greedy`` is the argmax).
     """
     low, high = TEMPERATURE_RANGE
-    expected = TEMPERATURE_EXPECTED
     if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):  # numpy scalars are Real
-        raise ValueError(f"temperature={temperature!r} ({type(temperature).__name__}); {expected}")
+        raise ValueError(f"temperature={temperature!r} ({type(temperature).__name__}); {TEMPERATURE_EXPECTED}")
     try:
         t = float(temperature)
     except OverflowError:  # an int past float's range
-        raise ValueError(f"temperature={temperature!r}; {expected}") from None
+        raise ValueError(f"temperature={temperature!r}; {TEMPERATURE_EXPECTED}") from None
     if not low <= t <= high:  # NaN fails this too
-        raise ValueError(f"temperature={temperature!r}; {expected}")
+        raise ValueError(f"temperature={temperature!r}; {TEMPERATURE_EXPECTED}")
     return t
 
 

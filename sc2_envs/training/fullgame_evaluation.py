@@ -447,9 +447,10 @@ def evaluate_fullgame(
 
     Raises:
         ValueError: ``games`` or ``num_envs`` not an int >= 1, a ``seed`` outside [0, 2**63 - 1], a ``noop_prob``
-            outside [0, 1], a negative ``step_mul``, a ``temperature`` ``models.alphastar.check_temperature`` refuses, one
-            other than 1 with ``greedy`` or for a baseline, ``greedy`` for a baseline, a checkpoint that is not an ``AlphaStarPolicy`` checkpoint, a
-            bad backend, or ``scripted`` on the real game without ``enemy_start``.
+            outside [0, 1], a negative ``step_mul``, a ``temperature`` ``models.alphastar.check_play`` refuses (one
+            other than 1 with ``greedy``), ``greedy`` or a temperature other than 1 for a baseline, a checkpoint
+            that is not an ``AlphaStarPolicy`` checkpoint, a bad backend, or ``scripted`` on the real game
+            without ``enemy_start``.
     """
     from sc2_envs.lite.env import MAX_SEED, check_seed  # the envs' seed range (imported here: the engine loads lazily)
 
