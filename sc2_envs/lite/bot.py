@@ -238,6 +238,33 @@ class VeryEasyTerranBot:
             self.opening_done[g] = not any(e[3] for e in plan)
             self.lowering[g] = False
 
+    def save(self, game: int) -> dict:
+        """A copy of what the bot holds for one game (its plan, pending builds, counters and flags), for
+        :meth:`load`; the game's units are the engine's (``LiteEngine.save``)."""
+        g = int(game)
+        return {
+            "plan": list(self.plans[g]),  # its entries are tuples; the list is edited in place as the plan runs
+            "pending": dict(self.pending[g]),
+            "started": dict(self.started[g]),
+            "army_plan": self.army_plan[g].copy(),
+            "next_event": int(self.next_event[g]),
+            "next_macro": int(self.next_macro[g]),
+            "opening_done": bool(self.opening_done[g]),
+            "lowering": bool(self.lowering[g]),
+        }
+
+    def load(self, game: int, saved: dict) -> None:
+        """Put back what :meth:`save` returned into one game (copies: the save can be loaded again)."""
+        g = int(game)
+        self.plans[g] = list(saved["plan"])
+        self.pending[g] = dict(saved["pending"])
+        self.started[g] = dict(saved["started"])
+        self.army_plan[g] = saved["army_plan"]
+        self.next_event[g] = saved["next_event"]
+        self.next_macro[g] = saved["next_macro"]
+        self.opening_done[g] = saved["opening_done"]
+        self.lowering[g] = saved["lowering"]
+
     def _candidate_sites(self) -> np.ndarray:
         # Build sites: cells of the bot's plateau within 14 cells of its Command Center, nearest
         # first, keeping 2 cells off the mineral line's side (the game's AI builds in its main).

@@ -3,7 +3,8 @@
 The engine owns the state arrays (``GameState``), the catalog tables and the map's navigation
 graph, and exposes three operations: ``reset`` (copy the loop-0 state into chosen games),
 ``apply`` (one command per game, as ``sc2_envs.lite.layout.CMD_*`` arrays; returns ActionResult
-codes) and ``advance`` (run game loops). Observations are built by ``sc2_envs.lite.observe``;
+codes) and ``advance`` (run game loops); ``save`` and ``load`` copy one game's state out and back
+(a game restarted from a later moment). Observations are built by ``sc2_envs.lite.observe``;
 the scripted opponent by ``sc2_envs.lite.bot``.
 """
 
@@ -121,6 +122,40 @@ class LiteEngine:
                 idx = g.reshape(-1)
         for i in idx:
             self.state.copy_game(self.template, 0, int(i))
+
+    def save(self, game: int) -> GameState:
+        """A copy of one game's state: a one-game ``GameState`` that :meth:`load` puts back.
+
+        Raises:
+            ValueError: ``game`` not an int in [0, B).
+        """
+        g = self._game_index(game)
+        s = self.state
+        saved = GameState.zeros(1, s.capacity, *s.occ.shape[1:])
+        saved.copy_game(s, g, 0)
+        return saved
+
+    def load(self, game: int, saved: GameState) -> None:
+        """Overwrite one game with a state :meth:`save` returned (this engine's or another's on the same
+        map and capacity); the game then runs on from that state's game loop.
+
+        Raises:
+            ValueError: ``game`` not an int in [0, B), or ``saved`` not a one-game state of this capacity and map size.
+        """
+        g = self._game_index(game)
+        s = self.state
+        fits = isinstance(saved, GameState) and saved.num_games == 1 and saved.uf.shape[1:] == s.uf.shape[1:]
+        if not fits or saved.occ.shape[1:] != s.occ.shape[1:]:
+            raise ValueError(
+                f"saved={type(saved).__name__}; expected a one-game GameState from LiteEngine.save with "
+                f"{s.capacity} unit slots on a {s.occ.shape[2]} x {s.occ.shape[1]} map"
+            )
+        s.copy_game(saved, 0, g)
+
+    def _game_index(self, game) -> int:
+        if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < self.num_games:
+            raise ValueError(f"game={game!r}; expected an int in [0, {self.num_games - 1}]")
+        return int(game)
 
     def apply(self, ck: np.ndarray, cf: np.ndarray, cs: np.ndarray) -> np.ndarray:
         """Apply one command per game.

@@ -15,6 +15,7 @@ well-formed action pointing at padding that became a no-op (0: the action was pl
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 import gymnasium as gym
@@ -27,10 +28,19 @@ from sc2_envs.lite.bot import VeryEasyTerranBot
 from sc2_envs.lite.commands import CMD_UNSUPPORTED, check_action_keys, check_heads, command_tables, decode
 from sc2_envs.lite.data import PROFILES
 from sc2_envs.lite.engine import DEFAULT_CAPACITY, LiteEngine
-from sc2_envs.lite.layout import AR_NOT_SUPPORTED, AR_SUCCESS, CK_KIND, CMD_NONE, RESULT_NONE, RESULT_P1_WINS, RESULT_P2_WINS
+from sc2_envs.lite.layout import (
+    AR_NOT_SUPPORTED,
+    AR_SUCCESS,
+    CK_KIND,
+    CMD_NONE,
+    GI_LOOP,
+    RESULT_NONE,
+    RESULT_P1_WINS,
+    RESULT_P2_WINS,
+)
 from sc2_envs.lite.maps import SERVED_MAPS
 from sc2_envs.lite.observe import Observer
-from sc2_envs.lite.state import read_refusals
+from sc2_envs.lite.state import GameState, read_refusals
 
 SERVED_RACES = ("protoss",)
 SERVED_BOT_RACES = ("terran",)
@@ -95,6 +105,34 @@ def check_served(map_name: str, race: str, bot_race: str, bot_difficulty: str) -
         )
 
 
+@dataclass(frozen=True)
+class GameSave:
+    """One lite game at one moment, everything that decides how it plays on: the engine's state, the
+    bot's plan and the observation's history (``LiteFullGameVectorEnv.save_game``). Loading it twice
+    gives the same game twice: the parts are copied in and out, never shared.
+
+    Attributes:
+        map_name: the map it was saved on (a load elsewhere is refused).
+        engine: a one-game ``GameState`` (``LiteEngine.save``).
+        bot: ``VeryEasyTerranBot.save``'s dict.
+        observer: ``Observer.save``'s dict.
+        start_loop: the game loop its episode started at (the episode limit counts from it).
+        last_action_loop: the game loop of the agent's last action (-1: none yet), for ``last_action``'s delay.
+    """
+
+    map_name: str
+    engine: GameState
+    bot: dict
+    observer: dict
+    start_loop: int
+    last_action_loop: int
+
+    @property
+    def game_loop(self) -> int:
+        """The game loop it was saved at."""
+        return int(self.engine.gi[0, GI_LOOP])
+
+
 class LiteGames:
     """B lite games with the agent's observation and the bot: the shared core of both envs.
 
@@ -143,6 +181,38 @@ class LiteGames:
         self.start_loop[games] = self.engine.game_loop[games]
         self.last_action_loop[games] = -1
         self.observer.observe(self.engine.state, games)
+
+    def save(self, game: int) -> GameSave:
+        """One game as it is now (:class:`GameSave`).
+
+        Raises:
+            ValueError: ``game`` not an int in [0, B).
+        """
+        engine = self.engine.save(game)  # checks the index
+        g = int(game)
+        return GameSave(
+            self.engine.map.name, engine, self.bot.save(g), self.observer.save(g), int(self.start_loop[g]),
+            int(self.last_action_loop[g]),
+        )  # fmt: skip
+
+    def load(self, game: int, saved: GameSave) -> None:
+        """Make game ``game`` the saved one, and observe it.
+
+        Raises:
+            ValueError: ``game`` not an int in [0, B), ``saved`` not a :class:`GameSave`, or one of another map
+                or capacity.
+        """
+        if not isinstance(saved, GameSave):
+            raise ValueError(f"saved={type(saved).__name__}; expected a GameSave (LiteFullGameVectorEnv.save_game)")
+        if saved.map_name != self.engine.map.name:
+            raise ValueError(f"a game saved on {saved.map_name!r}; these games are on {self.engine.map.name!r}")
+        self.engine.load(game, saved.engine)
+        g = int(game)
+        self.bot.load(g, saved.bot)
+        self.observer.load(g, saved.observer)
+        self.start_loop[g] = saved.start_loop
+        self.last_action_loop[g] = saved.last_action_loop
+        self.observer.observe(self.engine.state, np.array([g]))
 
     def step(self, action: dict, batched: bool = True):
         """One env step of every game; returns ``(reward, terminated, truncated, errors, invalid)``:
@@ -473,6 +543,34 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
             invalid[games] = spec.InvalidAction.NONE
         self._autoreset = terminated | truncated
         return core.observer.as_dict(None, copy=False), reward, terminated, truncated, self._info(errors, invalid)
+
+    def save_game(self, game: int) -> GameSave:
+        """Game ``game`` as it is after the last ``step`` (:class:`GameSave`), to be loaded later, here or in
+        another vector env on the same map with the same sizes.
+
+        Raises:
+            RuntimeError: before ``reset``.
+            ValueError: ``game`` not an int in [0, B).
+        """
+        if not self._reset_done:
+            raise RuntimeError("save_game() called before reset(); call reset() first")
+        return self._core.save(game)
+
+    def load_game(self, game: int, saved: GameSave) -> None:
+        """Replace game ``game`` by a saved one: it goes on from the saved game loop, with the saved episode
+        start (the ``game_steps_per_episode`` limit counts from there) and bot. Its row of the observation
+        arrays the last ``step`` or ``reset`` returned (the env's own buffers) now holds the saved game's
+        observation; a pending autoreset of it is dropped. The rest of that step's return (reward, flags, info)
+        is unchanged: a caller starting a new episode from the save treats this observation as its first.
+
+        Raises:
+            RuntimeError: before ``reset``.
+            ValueError: ``game`` not an int in [0, B), or ``saved`` not a :class:`GameSave` of this map and capacity.
+        """
+        if not self._reset_done:
+            raise RuntimeError("load_game() called before reset(); call reset() first")
+        self._core.load(game, saved)
+        self._autoreset[int(game)] = False
 
     def close_extras(self, **kwargs):
         """Nothing to end (no processes)."""

@@ -892,6 +892,19 @@ class Observer:
         self.last_action[games] = 0
         self.camera[games] = self.map.start_locations[0]
 
+    SAVED = ("build_order", "bo_n", "bo_started", "upgrades", "last_action", "camera", "row_slot", "row_tag")
+    """The arrays that carry a game's history from one observation to the next (the rest are rebuilt
+    from the engine's state by :meth:`observe`)."""
+
+    def save(self, game: int) -> dict:
+        """Copies of one game's rows of :attr:`SAVED`, for :meth:`load`."""
+        return {name: np.copy(getattr(self, name)[int(game)]) for name in self.SAVED}
+
+    def load(self, game: int, saved: dict) -> None:
+        """Put back one game's rows :meth:`save` returned; :meth:`observe` then rebuilds the rest."""
+        for name in self.SAVED:
+            getattr(self, name)[int(game)] = saved[name]
+
     def observe(self, state, games=None) -> None:
         """Fill the observation arrays of ``games`` (all when None) from ``state`` (a ``GameState``)."""
         b = state.num_games
