@@ -139,6 +139,12 @@ class Args:
     discount_zero_after_timeout: bool = False
     """full game only: a training game that reaches its loop limit ends as a tie worth 0 (terminated, not a
     truncation the value bootstraps), so the objective is to win within the limit (pysc2's SC2Env option)"""
+    saved_start_share: float = 0.0
+    """full game on the lite engine only: the share of new training games that start from a saved training game
+    instead of loop 0: games saved at --save-loop that then ended without a win (UnrollCollector); 0: none"""
+    save_loop: int = 10752
+    """full game only: the game loop at which training games are saved for --saved-start-share (10,752: 8 normal-speed
+    minutes; games the policy wins end at about 7.3)"""
     max_entities: int = 512
     """full game only: the env's entity rows (the model reads its first max_entities of them)"""
     env_factory: str = ""

@@ -479,3 +479,59 @@ def test_a_run_in_critic_warmup_keeps_the_policy_and_a_resumed_one_goes_on_to_tr
     assert "critic warm-up: until" not in res.stdout  # resumed past it: env steps count from the saved run's
     trained = load_alphastar(str(run_dir / "a3c_upgo.pt"))[0].state_dict()
     assert any(not torch.equal(v, start[k]) for k, v in trained.items() if not k.startswith("base."))
+
+
+def test_saved_starts_begin_new_games_from_games_that_did_not_win_at_the_save_loop():
+    """Games saved at loop 24 that end in a tie (the 80-loop limit) join the pool; half the new games start
+    there: 7 decisions of 8 loops left instead of 10, kept out of ``episodes`` (the whole games' win rate)."""
+    model = _model()
+    env = make_vector_env("lite", 4, **dict(ENV, game_steps_per_episode=80))
+    actor = AlphaStarActor(model, 4, max_entities=96, max_selected=64, raw_resolution=16)
+    collector = UnrollCollector(actor, env, seed=3, saved_start_share=0.5, save_loop=24, save_pool=3)
+    whole, from_saves = [], []
+    for _ in range(8):
+        traj = collector.collect(8)
+        whole += traj["episodes"]
+        from_saves += traj["saved_start_episodes"]
+    assert len(collector.pool) == 3  # a FIFO of the latest saves of tied games
+    assert all(s.game_loop == 24 for s in collector.pool)
+    assert whole and from_saves, (len(whole), len(from_saves))
+    assert {n for _, n, _ in whole} == {10} and {n for _, n, _ in from_saves} == {7}
+
+
+def test_a_run_with_saved_starts_reports_their_games_apart(tmp_path):
+    res, _ = _run(
+        tmp_path, "--saved-start-share", "0.5", "--save-loop", "24", "--total-timesteps", "480", "--print-interval-s", "0"
+    )
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "games from saves won 0.00" in res.stdout  # random weights: every game a tie at the 80-loop limit
+
+
+def test_saved_starts_are_refused_out_of_range_on_the_real_game_and_past_the_training_games_end(tmp_path, capsys):
+    algo = load_algo("a3c_upgo")
+    ckpt = _sl_checkpoint(tmp_path / "sl.pt")
+    cases = [
+        (dict(saved_start_share=1.0), "--saved-start-share 1.0: expected a share of new training games in [0, 1)"),
+        (dict(saved_start_share=-0.1), "--saved-start-share -0.1: expected a share of new training games in [0, 1)"),
+        (dict(saved_start_share=0.3, env_backend="sc2"), "only the lite engine saves and loads a game"),
+        (dict(saved_start_share=0.3, save_loop=0), "--save-loop 0: expected a game loop in [1, 17999]"),
+        (dict(saved_start_share=0.3, save_loop=13440, train_game_loops=13440), "--save-loop 13440: expected a game loop in [1, 13439]"),
+    ]  # fmt: skip
+    for kw, expected in cases:
+        with pytest.raises(SystemExit) as e:
+            algo.check_args(algo.Args(map="Simple64", init=ckpt, run_dir=str(tmp_path), **kw))
+        assert e.value.code == 2 and expected in capsys.readouterr().err, kw
+    algo.check_args(algo.Args(map="Simple64", init=ckpt, run_dir=str(tmp_path), saved_start_share=0.3))
+    with pytest.raises(SystemExit):
+        algo.check_args(algo.Args(map="3m", saved_start_share=0.3))
+    assert "--saved-start-share 0.3: only the full game" in capsys.readouterr().err
+    model = _model()
+    env = make_vector_env("lite", 2, **ENV)
+    actor = AlphaStarActor(model, 2, max_entities=96, max_selected=64, raw_resolution=16)
+    for kw in (
+        dict(saved_start_share=0.5, save_loop=0),
+        dict(saved_start_share=1.5),
+        dict(saved_start_share=0.5, save_pool=0),
+    ):
+        with pytest.raises(ValueError, match="expected"):
+            UnrollCollector(actor, env, seed=3, **kw)

@@ -379,6 +379,8 @@ class AsyncLearnerRun:
             unroll's, :meth:`receive`), the TensorBoard step and CleanRL's ``global_step`` (resume.pt key).
         updates: learner updates done. trained_steps: env steps the updates trained on.
         window: ``(return, length, won)`` of the last ``--win-window`` episodes.
+        saved_start_window: the same for episodes that started from a saved game (full game, ``--saved-start-share``),
+            kept apart so that :attr:`window` stays the win rate of whole games.
         writer: the TensorBoard ``SummaryWriter`` (after :meth:`start`).
         exit_status: 0, 1 after an ``ActorFailure``, 130 after ``KeyboardInterrupt``.
     """
@@ -405,6 +407,7 @@ class AsyncLearnerRun:
         self.session_trained_steps = 0  # since this process started (charts/learner_SPS)
         self.best: float | None = None
         self.window: deque = deque(maxlen=args.win_window)
+        self.saved_start_window: deque = deque(maxlen=args.win_window)
         if resumed is not None:
             self.env_steps, self.updates, self.trained_steps = (
                 int(resumed[k]) for k in ("global_step", "updates", "trained_steps")
@@ -519,7 +522,8 @@ class AsyncLearnerRun:
 
     def record_unroll(self, unroll: dict) -> None:
         """Log a received unroll at the current :attr:`env_steps` (which already counts it): its ended episodes
-        (also into :attr:`window`), its actor's env steps per second of acting and its policy lag in updates."""
+        (also into :attr:`window`; those started from a saved game into :attr:`saved_start_window`), its actor's env
+        steps per second of acting and its policy lag in updates."""
         steps = int(unroll["reward"].size)
         if self.first_unroll is None:
             self.first_unroll, self.steps_at_first = self.last_unroll, self.env_steps
@@ -529,6 +533,10 @@ class AsyncLearnerRun:
         if unroll["episodes"]:
             w.add_scalar("charts/episodic_return", float(np.mean([e[0] for e in unroll["episodes"]])), step)
             w.add_scalar("charts/episodic_length", float(np.mean([e[1] for e in unroll["episodes"]])), step)
+        from_saves = unroll.get("saved_start_episodes", ())
+        self.saved_start_window.extend(from_saves)
+        if from_saves:
+            w.add_scalar("charts/saved_start_won", float(np.mean([e[2] for e in from_saves])), step)
         w.add_scalar(f"actors/env_sps/actor_{unroll['slot']}", steps / max(unroll["act_time_s"], 1e-9), step)
         w.add_scalar("charts/policy_lag", self.weights.version - unroll["version"], step)
 
@@ -589,6 +597,12 @@ class AsyncLearnerRun:
                 f"learner SPS {learner_sps:.0f} | win rate {win_rate:.2f} return {mean_ret:.2f} (last {len(self.window)} "
                 f"episodes) | queue {self.pool.depth()} | lag {lag:.1f} | restarts {self.supervisor.restarts} | {elapsed:.0f} s"
                 + (" | critic warm-up" if self.warming else "")
+                + (
+                    f" | games from saves won {np.mean([e[2] for e in self.saved_start_window]):.2f} (last "
+                    f"{len(self.saved_start_window)})"
+                    if self.saved_start_window
+                    else ""
+                )
             )
         if a.save_model and self.updates % a.checkpoint_interval == 0:
             self.checkpoint()

@@ -69,6 +69,8 @@ FULL_GAME_ONLY_FLAGS = (
     "game_steps_per_episode",
     "train_game_loops",
     "discount_zero_after_timeout",
+    "saved_start_share",
+    "save_loop",
     "max_entities",
 )
 """Flags only FullGame-v0 reads: given with a SMAC map they would be ignored, so they are refused."""
@@ -169,9 +171,35 @@ def check_fullgame_env_flags(args: Any) -> None:
             if limit
             else f"--train-game-loops {args.train_game_loops}: expected game loops >= 1, or 0: no limit"
         )
+    check_saved_start_flags(args)
     top = MAX_SIZES["max_entities"]
     if not 1 <= args.max_entities <= top:
         cli_error(f"--max-entities {args.max_entities}: expected entity rows per observation, an int in [1, {top}]")
+
+
+def check_saved_start_flags(args: Any) -> None:
+    """Refuse ``--saved-start-share`` outside [0, 1), above 0 on the real game (it cannot save a game), or with a
+    ``--save-loop`` that training games never reach (below 1, or at or past where they end).
+
+    Raises:
+        SystemExit: status 2 (``cli_error``), naming the flag, its value and what was expected.
+    """
+    if not 0.0 <= args.saved_start_share < 1.0:
+        cli_error(f"--saved-start-share {args.saved_start_share}: expected a share of new training games in [0, 1) (0: none)")
+    if args.saved_start_share == 0:
+        return
+    if args.env_backend != "sim":
+        cli_error(
+            f"--saved-start-share {args.saved_start_share} with --env-backend {args.env_backend}: only the lite engine saves and "
+            "loads a game (LiteFullGameVectorEnv.save_game); use --env-backend sim or --saved-start-share 0"
+        )
+    end = training_game_loops(args)
+    if args.save_loop < 1 or (end and args.save_loop >= end):
+        cli_error(
+            f"--save-loop {args.save_loop}: expected a game loop in [1, {end - 1}], before training games end (at {end} loops)"
+            if end
+            else f"--save-loop {args.save_loop}: expected a game loop >= 1"
+        )
 
 
 def resolve_step_mul(args: Any) -> str:

@@ -27,11 +27,13 @@ terms of the loss are time-major, ``[T, B]``, as V-trace and UPGO scan them (IMP
 * ``behaviour_logp [T, B, 6]`` float32 (``models.alphastar_rl.head_terms`` of the actor's output);
 * ``reward``, ``terminated``, ``truncated``, ``valid`` ``[T, B]`` (``valid`` is False on an
   autoreset step, whose action the env ignored);
-* ``episodes``: ``(return, length, won)`` per episode that ended; ``rows``; ``act_time_s``.
+* ``episodes``: ``(return, length, won)`` per episode that ended, ``saved_start_episodes`` the same for those that
+  started from a saved game (:class:`UnrollCollector`); ``rows``; ``act_time_s``.
 """
 
 from __future__ import annotations
 
+import collections
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -52,6 +54,10 @@ __all__ = [
     "collate_unrolls",
     "run_fullgame_actor",
 ]
+
+SAVED_START_SPAWN_KEY = 0x73767374
+"""Second entropy word of an actor's draws of saved starts (ASCII "svst"): ``np.random.default_rng([seed, key])``, a
+stream apart from the games' own seeding by ``seed``."""
 
 _NONE_IS_MINUS_ONE = ("selected", "target_unit", "target_location")  # label heads whose "none" is -1
 
@@ -84,6 +90,10 @@ class FullGameActorSettings:
             (reported ``terminated``, not ``truncated``), so the value learns that running out of time
             is worth 0 and the objective is to win within the limit; pysc2's ``SC2Env`` option of the
             same name (``pysc2/env/sc2_env.py``). False: the limit is a truncation that the value bootstraps.
+        saved_start_share: the share of new training games that start from a saved one instead of loop 0
+            (:class:`UnrollCollector`; the lite engine only); 0: none.
+        save_loop: the game loop at which the actor saves its training games for ``saved_start_share``.
+        save_pool: the most saved games an actor keeps (the oldest go first).
     """
 
     backend: str = "lite"
@@ -92,6 +102,9 @@ class FullGameActorSettings:
     env_kwargs: dict = field(default_factory=dict)
     entity_bucket: int = 32
     discount_zero_after_timeout: bool = False
+    saved_start_share: float = 0.0
+    save_loop: int = 0
+    save_pool: int = 256
 
 
 def check_teacher_fits(student: AlphaStarConfig, teacher: AlphaStarConfig) -> None:
@@ -127,28 +140,82 @@ def _at_mask(obs: dict) -> np.ndarray:
 class UnrollCollector:
     """Plays B games with ``actor`` on ``env`` and cuts the stream into unrolls of T env steps.
 
+    Saved starts (``saved_start_share > 0``): every training game still running at game loop ``save_loop`` is
+    saved there (``LiteFullGameVectorEnv.save_game``), and the save joins the pool when that game then ends
+    without a win (a tie or a loss): the states from which the policy fails. Each new game then starts from a
+    save drawn uniformly from the pool with probability ``saved_start_share`` (from loop 0 otherwise, and always
+    while the pool is empty), with a fresh LSTM state like any new episode, and plays on to the same loop
+    limit. Its episode is reported in ``saved_start_episodes``, not ``episodes``, so the training win rate
+    stays that of whole games. This is "starting from states the agent reached" (Ecoffet et al., Go-Explore,
+    Nature 2021; Salimans and Chen, "Learning Montezuma's Revenge from a single demonstration", 2018), with
+    the states chosen by the outcome that followed them.
+
     Args:
         actor: an ``AlphaStarActor`` over ``env.num_envs`` games (sampling).
         env: a batched FullGame-v0 env with next-step autoreset (``make_vector_env``).
-        seed: ``env.reset(seed=seed)``, an int in ``[0, 2**63 - 1]``.
+        seed: ``env.reset(seed=seed)``, an int in ``[0, 2**63 - 1]``; also seeds the draws of saved starts.
         discount_zero_after_timeout: a game that reaches its loop limit is reported ``terminated``, not
             ``truncated`` (:class:`FullGameActorSettings`).
+        saved_start_share: in [0, 1); above 0 the env must have ``save_game`` / ``load_game`` (the lite engine's).
+        save_loop: game loops >= 1 (read when ``saved_start_share > 0``).
+        save_pool: saves kept, >= 1 (a FIFO).
 
     Raises:
-        ValueError: ``actor.num_games != env.num_envs``.
+        ValueError: ``actor.num_games != env.num_envs``, or saved-start settings out of range or on an env
+            that cannot save games.
     """
 
-    def __init__(self, actor: AlphaStarActor, env, seed: int, discount_zero_after_timeout: bool = False):
+    def __init__(
+        self,
+        actor: AlphaStarActor,
+        env,
+        seed: int,
+        discount_zero_after_timeout: bool = False,
+        saved_start_share: float = 0.0,
+        save_loop: int = 0,
+        save_pool: int = 256,
+    ):
         if actor.num_games != env.num_envs:
             raise ValueError(f"the actor plays {actor.num_games} games; the env has {env.num_envs}")
+        if not 0.0 <= saved_start_share < 1.0:
+            raise ValueError(f"saved_start_share={saved_start_share!r}; expected a share in [0, 1)")
+        if saved_start_share > 0:
+            if save_loop < 1 or save_pool < 1:
+                raise ValueError(f"save_loop={save_loop!r}, save_pool={save_pool!r}; expected game loops >= 1 and saves >= 1")
+            if not hasattr(env, "save_game"):
+                raise ValueError(
+                    f"saved_start_share={saved_start_share}: {type(env).__name__} cannot save a game; saved starts need the lite "
+                    "engine (LiteFullGameVectorEnv)"
+                )
         self.actor, self.env = actor, env
         self.discount_zero_after_timeout = bool(discount_zero_after_timeout)
-        self.obs, _ = env.reset(seed=int(seed))
+        self.saved_start_share, self.save_loop = float(saved_start_share), int(save_loop)
+        self.obs, info = env.reset(seed=int(seed))
         b = env.num_envs
         self.autoreset = np.zeros(b, bool)  # the next step resets these games (their action is ignored)
         self.first = np.ones(b, bool)  # the LSTM state was zeroed before the next step
         self.ep_ret = np.zeros(b, np.float64)
         self.ep_len = np.zeros(b, np.int64)
+        self.rng = np.random.default_rng([int(seed), SAVED_START_SPAWN_KEY])
+        self.pool: collections.deque = collections.deque(maxlen=int(save_pool))
+        self.held: list = [None] * b  # each game's save at save_loop, until its outcome is known
+        self.from_save = np.zeros(b, bool)  # the game's episode started from a save
+        self.loop = np.asarray(info.get("game_loop", np.zeros(b)), np.int64).copy()
+
+    def _save_crossing(self, loop: np.ndarray, running: np.ndarray) -> None:
+        """Save the running games whose last step crossed ``save_loop``."""
+        for g in np.flatnonzero(running & (self.loop < self.save_loop) & (loop >= self.save_loop)):
+            self.held[g] = self.env.save_game(int(g))
+
+    def _start_from_saves(self, games: np.ndarray) -> None:
+        """Start each of ``games`` (just reset) from a pool save with probability ``saved_start_share``."""
+        for g in games:
+            self.from_save[g] = False
+            if self.pool and self.rng.random() < self.saved_start_share:
+                saved = self.pool[int(self.rng.integers(len(self.pool)))]
+                self.env.load_game(int(g), saved)  # rewrites game g's row of self.obs (the env's buffers)
+                self.loop[g] = saved.game_loop
+                self.from_save[g] = True
 
     def collect(self, T: int, on_step: Callable[[], None] = lambda: None, stopped: Callable[[], bool] = lambda: False):
         """The next ``T`` env steps as an unroll (module docstring), or None when ``stopped()``."""
@@ -157,7 +224,7 @@ class UnrollCollector:
         steps_inputs, labels, at_masks, first, blogp = [], [], [], [], []
         keys = ("reward", "terminated", "truncated", "valid")
         buf = {k: [] for k in keys}
-        episodes = []
+        episodes, saved_start_episodes = [], []
         t0 = time.monotonic()
         for _ in range(T):
             if stopped():
@@ -170,7 +237,7 @@ class UnrollCollector:
             lab = env_actions_to_labels(action, actor.n, actor.r)
             labels.append(lab)
             blogp.append(head_terms(out, torch.as_tensor(at_masks[-1]).unsqueeze(1)).logp[:, 0].numpy())
-            self.obs, reward, term, trunc, _ = self.env.step(action)
+            self.obs, reward, term, trunc, info = self.env.step(action)
             on_step()
             live = ~self.autoreset
             term, trunc = np.asarray(term, bool), np.asarray(trunc, bool)
@@ -183,13 +250,25 @@ class UnrollCollector:
             self.ep_ret[live] += np.asarray(reward, np.float64)[live]
             self.ep_len[live] += 1
             ended = (term | trunc) & live
+            if self.saved_start_share:
+                loop = np.asarray(info["game_loop"], np.int64)
+                self._save_crossing(loop, live & ~ended)
+                self.loop[:] = loop
             for g in np.flatnonzero(ended):
-                episodes.append((float(self.ep_ret[g]), int(self.ep_len[g]), bool(reward[g] > 0)))
+                won = bool(reward[g] > 0)
+                (saved_start_episodes if self.from_save[g] else episodes).append(
+                    (float(self.ep_ret[g]), int(self.ep_len[g]), won)
+                )
+                if self.held[g] is not None and not won:
+                    self.pool.append(self.held[g])
+                self.held[g] = None
             self.ep_ret[ended], self.ep_len[ended] = 0.0, 0
             # games reset in this step start their new episode at the next observation: fresh LSTM state
             self.first = self.autoreset.copy()
             if self.first.any():
                 actor.reset(self.first)
+                if self.saved_start_share:
+                    self._start_from_saves(np.flatnonzero(self.first))
             self.autoreset = ended
         rows = max(actor.rows_for(self.obs), max(x["entities"].shape[2] for x in steps_inputs))
         steps_inputs.append({k: v.clone() for k, v in model_inputs(self.obs, cfg, rows).items()})
@@ -209,6 +288,7 @@ class UnrollCollector:
             "state0": (h0, c0),
             "behaviour_logp": np.stack(blogp, 0).astype(np.float32),
             "episodes": episodes,
+            "saved_start_episodes": saved_start_episodes,
             "rows": int(rows),
             "act_time_s": time.monotonic() - t0,
         }
@@ -283,7 +363,10 @@ def run_fullgame_actor(
             raw_resolution=kw.get("raw_resolution", 64),
             entity_bucket=settings.entity_bucket,
         )
-        collector = UnrollCollector(actor, env, env_seed, settings.discount_zero_after_timeout)
+        collector = UnrollCollector(
+            actor, env, env_seed, settings.discount_zero_after_timeout, settings.saved_start_share, settings.save_loop,
+            settings.save_pool,
+        )  # fmt: skip
         print(
             f"[actor {slot} gen {gen}] {settings.num_games} FullGame-v0 games ({settings.backend}), policy version {version}",
             flush=True,

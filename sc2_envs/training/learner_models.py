@@ -102,6 +102,8 @@ def fullgame_actor_settings(args: Any, cfg: Any) -> Any:
         args.unroll_length,
         env_kwargs,
         discount_zero_after_timeout=args.discount_zero_after_timeout,
+        saved_start_share=args.saved_start_share,
+        save_loop=args.save_loop,
     )
 
 
