@@ -535,3 +535,30 @@ def test_saved_starts_are_refused_out_of_range_on_the_real_game_and_past_the_tra
     ):
         with pytest.raises(ValueError, match="expected"):
             UnrollCollector(actor, env, seed=3, **kw)
+
+
+def test_a_save_loop_no_training_game_can_be_saved_at_is_refused_once_the_step_mul_is_known(tmp_path, capsys):
+    """Found by a tester: a save loop past the last step boundary before the training games' end is crossed only
+    by the step that ends the game, so no game was ever saved and --saved-start-share did nothing."""
+    from sc2_envs.training.async_learner_checks import check_save_loop_reached, last_save_loop
+
+    assert last_save_loop(13440, 32) == 13408 and last_save_loop(80, 8) == 72 and last_save_loop(81, 8) == 80
+    algo = load_algo("a3c_upgo")
+    args = algo.Args(map="Simple64", step_mul=32, train_game_loops=13440, saved_start_share=0.3, save_loop=13409)
+    with pytest.raises(SystemExit) as e:
+        check_save_loop_reached(args)
+    assert e.value.code == 2
+    assert "--save-loop 13409: a training game's last step starts at loop 13408 (--step-mul 32" in capsys.readouterr().err
+    check_save_loop_reached(
+        algo.Args(map="Simple64", step_mul=32, train_game_loops=13440, saved_start_share=0.3, save_loop=13408)
+    )
+    ckpt = _sl_checkpoint(tmp_path / "sl.pt")
+    with pytest.raises(SystemExit) as e:  # read only with a share above 0
+        algo.check_args(algo.Args(map="Simple64", init=ckpt, run_dir=str(tmp_path), save_loop=-5))
+    assert "--save-loop -5: only --saved-start-share reads it" in capsys.readouterr().err
+    model = _model()
+    env = make_vector_env("lite", 2, **ENV)
+    actor = AlphaStarActor(model, 2, max_entities=96, max_selected=64, raw_resolution=16)
+    for kw in (dict(saved_start_share="0.5"), dict(saved_start_share=True), dict(saved_start_share=0.5, save_loop=2.5)):
+        with pytest.raises(ValueError, match="expected"):
+            UnrollCollector(actor, env, seed=3, **kw)

@@ -1,5 +1,7 @@
 """Saving one lite game and loading it into another slot or env: the loaded game plays on bit for bit."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -120,3 +122,42 @@ def test_bad_saves_and_indices_are_refused_by_name(played):
         other.load_game(0, saved)
     venv.close()
     other.close()
+
+
+@pytest.mark.parametrize(
+    "other, expected",
+    [
+        ({"max_entities": 64}, "max_entities=96; these games have max_entities=64"),
+        ({"max_entities": 1}, "max_entities=96; these games have max_entities=1"),
+        ({"data_profile": "4.10"}, "data_profile='3.16.1'; these games have data_profile='4.10'"),
+        ({"omniscient": True}, "omniscient=False; these games have omniscient=True"),
+        ({"capacity": 256}, "saved with 384 unit slots on a 88 x 96 map; this engine has 256 unit slots"),
+    ],
+)
+def test_a_save_from_other_games_is_refused_before_anything_is_written(played, other, expected):
+    """Found by a tester: a save from 96-row games half-loaded into 64-row ones (the engine and bot written,
+    then numpy failed on the observation rows), and one from 1-row games loaded into 96-row ones by broadcasting."""
+    saved = played[0]
+    venv = LiteFullGameVectorEnv(num_envs=2, **{**SIZES, **other})
+    venv.reset(seed=0)
+    before = venv.save_game(0)
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        venv.load_game(0, saved)
+    after = venv.save_game(0)
+    for name in ("uf", "ui", "gi", "pf"):
+        np.testing.assert_array_equal(getattr(after.engine, name), getattr(before.engine, name), err_msg=name)
+    assert after.bot["next_macro"] == before.bot["next_macro"] and after.start_loop == before.start_loop
+    venv.close()
+
+
+def test_a_game_that_just_ended_cannot_be_saved_and_saves_compare_by_identity(played):
+    venv = LiteFullGameVectorEnv(num_envs=1, max_entities=96, max_selected=8, game_steps_per_episode=16)
+    venv.reset(seed=0)
+    noop = {"action_type": np.zeros(1, np.int64)}
+    venv.step(noop)
+    venv.step(noop)  # at its limit: it resets on the next step
+    with pytest.raises(ValueError, match="game=0 ended on the last step"):
+        venv.save_game(0)
+    venv.close()
+    saved = played[0]
+    assert saved == saved and saved != played[4] and saved in {saved}  # no elementwise array comparison

@@ -129,30 +129,44 @@ class LiteEngine:
         Raises:
             ValueError: ``game`` not an int in [0, B).
         """
-        g = self._game_index(game)
+        g = self.game_index(game)
         s = self.state
         saved = GameState.zeros(1, s.capacity, *s.occ.shape[1:])
         saved.copy_game(s, g, 0)
         return saved
+
+    def check_save(self, saved: GameState) -> None:
+        """Refuse a state this engine cannot load (:meth:`load`), before anything is written.
+
+        Raises:
+            ValueError: ``saved`` not a one-game ``GameState`` of this engine's unit slots and map size (both named).
+        """
+        s = self.state
+        if not isinstance(saved, GameState) or saved.num_games != 1:
+            raise ValueError(f"saved={type(saved).__name__}; expected a one-game GameState from LiteEngine.save")
+        if saved.uf.shape[1:] != s.uf.shape[1:] or saved.occ.shape[1:] != s.occ.shape[1:]:
+            raise ValueError(
+                f"a game saved with {saved.capacity} unit slots on a {saved.occ.shape[2]} x {saved.occ.shape[1]} map; "
+                f"this engine has {s.capacity} unit slots on a {s.occ.shape[2]} x {s.occ.shape[1]} map"
+            )
 
     def load(self, game: int, saved: GameState) -> None:
         """Overwrite one game with a state :meth:`save` returned (this engine's or another's on the same
         map and capacity); the game then runs on from that state's game loop.
 
         Raises:
-            ValueError: ``game`` not an int in [0, B), or ``saved`` not a one-game state of this capacity and map size.
+            ValueError: ``game`` not an int in [0, B), or ``saved`` refused by :meth:`check_save`.
         """
-        g = self._game_index(game)
-        s = self.state
-        fits = isinstance(saved, GameState) and saved.num_games == 1 and saved.uf.shape[1:] == s.uf.shape[1:]
-        if not fits or saved.occ.shape[1:] != s.occ.shape[1:]:
-            raise ValueError(
-                f"saved={type(saved).__name__}; expected a one-game GameState from LiteEngine.save with "
-                f"{s.capacity} unit slots on a {s.occ.shape[2]} x {s.occ.shape[1]} map"
-            )
-        s.copy_game(saved, 0, g)
+        g = self.game_index(game)
+        self.check_save(saved)
+        self.state.copy_game(saved, 0, g)
 
-    def _game_index(self, game) -> int:
+    def game_index(self, game) -> int:
+        """``game`` as a checked index into these B games.
+
+        Raises:
+            ValueError: ``game`` not an int (bools excluded) in [0, B).
+        """
         if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < self.num_games:
             raise ValueError(f"game={game!r}; expected an int in [0, {self.num_games - 1}]")
         return int(game)

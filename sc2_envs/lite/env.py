@@ -105,14 +105,16 @@ def check_served(map_name: str, race: str, bot_race: str, bot_difficulty: str) -
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class GameSave:
     """One lite game at one moment, everything that decides how it plays on: the engine's state, the
     bot's plan and the observation's history (``LiteFullGameVectorEnv.save_game``). Loading it twice
-    gives the same game twice: the parts are copied in and out, never shared.
+    gives the same game twice: the parts are copied in and out, never shared. Compared and hashed by
+    identity (its arrays have no single truth value).
 
     Attributes:
-        map_name: the map it was saved on (a load elsewhere is refused).
+        map_name, data_profile, omniscient, max_entities: the games it was saved from (a load into games
+            that differ in any of them is refused: other rules, other visibility, other observation rows).
         engine: a one-game ``GameState`` (``LiteEngine.save``).
         bot: ``VeryEasyTerranBot.save``'s dict.
         observer: ``Observer.save``'s dict.
@@ -121,6 +123,9 @@ class GameSave:
     """
 
     map_name: str
+    data_profile: str
+    omniscient: bool
+    max_entities: int
     engine: GameState
     bot: dict
     observer: dict
@@ -154,6 +159,7 @@ class LiteGames:
         data_profile: str = "3.16.1",
     ):
         self.engine = LiteEngine(num_games, map_name, data_profile, capacity)
+        self.data_profile = data_profile
         self.observer = Observer(
             self.engine.catalog, self.engine.map, num_games, max_entities, raw_resolution, minimap_resolution, omniscient
         )
@@ -190,24 +196,49 @@ class LiteGames:
         """
         engine = self.engine.save(game)  # checks the index
         g = int(game)
+        obs = self.observer
         return GameSave(
-            self.engine.map.name, engine, self.bot.save(g), self.observer.save(g), int(self.start_loop[g]),
-            int(self.last_action_loop[g]),
+            self.engine.map.name, self.data_profile, obs.omniscient, obs.max_entities, engine, self.bot.save(g),
+            obs.save(g), int(self.start_loop[g]), int(self.last_action_loop[g]),
         )  # fmt: skip
+
+    def check_save(self, saved: GameSave) -> None:
+        """Refuse a save these games cannot load, before anything is written (:meth:`load`).
+
+        Raises:
+            ValueError: ``saved`` not a :class:`GameSave`, or saved from games of another map, data profile,
+                visibility (``omniscient``), entity rows or unit slots (each named with both values).
+        """
+        if not isinstance(saved, GameSave):
+            raise ValueError(f"saved={type(saved).__name__}; expected a GameSave (LiteFullGameVectorEnv.save_game)")
+        obs = self.observer
+        here = {
+            "map": self.engine.map.name,
+            "data_profile": self.data_profile,
+            "omniscient": obs.omniscient,
+            "max_entities": obs.max_entities,
+        }
+        there = {
+            "map": saved.map_name,
+            "data_profile": saved.data_profile,
+            "omniscient": saved.omniscient,
+            "max_entities": saved.max_entities,
+        }
+        for key, value in there.items():
+            if value != here[key]:
+                raise ValueError(f"a game saved with {key}={value!r}; these games have {key}={here[key]!r}")
+        self.engine.check_save(saved.engine)
 
     def load(self, game: int, saved: GameSave) -> None:
         """Make game ``game`` the saved one, and observe it.
 
         Raises:
-            ValueError: ``game`` not an int in [0, B), ``saved`` not a :class:`GameSave`, or one of another map
-                or capacity.
+            ValueError: ``game`` not an int in [0, B), or a save :meth:`check_save` refuses (nothing is written).
         """
-        if not isinstance(saved, GameSave):
-            raise ValueError(f"saved={type(saved).__name__}; expected a GameSave (LiteFullGameVectorEnv.save_game)")
-        if saved.map_name != self.engine.map.name:
-            raise ValueError(f"a game saved on {saved.map_name!r}; these games are on {self.engine.map.name!r}")
-        self.engine.load(game, saved.engine)
+        self.engine.game_index(game)
+        self.check_save(saved)
         g = int(game)
+        self.engine.load(g, saved.engine)
         self.bot.load(g, saved.bot)
         self.observer.load(g, saved.observer)
         self.start_loop[g] = saved.start_loop
@@ -550,11 +581,14 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
 
         Raises:
             RuntimeError: before ``reset``.
-            ValueError: ``game`` not an int in [0, B).
+            ValueError: ``game`` not an int in [0, B), or a game that ended on the last step.
         """
         if not self._reset_done:
             raise RuntimeError("save_game() called before reset(); call reset() first")
-        return self._core.save(game)
+        game_index = self._core.engine.game_index(game)
+        if self._autoreset[game_index]:
+            raise ValueError(f"game={game!r} ended on the last step (it resets on the next); save a game that is running")
+        return self._core.save(game_index)
 
     def load_game(self, game: int, saved: GameSave) -> None:
         """Replace game ``game`` by a saved one: it goes on from the saved game loop, with the saved episode
@@ -565,7 +599,8 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
 
         Raises:
             RuntimeError: before ``reset``.
-            ValueError: ``game`` not an int in [0, B), or ``saved`` not a :class:`GameSave` of this map and capacity.
+            ValueError: ``game`` not an int in [0, B), or ``saved`` not a :class:`GameSave` of games like these
+                (``LiteGames.check_save``); nothing is written then.
         """
         if not self._reset_done:
             raise RuntimeError("load_game() called before reset(); call reset() first")

@@ -53,6 +53,7 @@ from torch import nn
 
 from sc2_envs.training.async_learner_checks import (
     check_async_learner_args,
+    check_save_loop_reached,
     is_full_game,
     resolve_step_mul,
     training_games_line,
@@ -273,6 +274,8 @@ def start_learner_run(
         check_async_learner_args(args)
         # before run_meta.json records the Args
         notes = (resolve_step_mul(args), training_games_line(args)) if is_full_game(args) else ()
+        if is_full_game(args):
+            check_save_loop_reached(args)
     except SystemExit as e:
         if isinstance(e.code, str):  # a check's one-line message: the command line's error form and status 2
             cli_error(e.code, script)

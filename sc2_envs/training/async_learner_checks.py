@@ -178,19 +178,26 @@ def check_fullgame_env_flags(args: Any) -> None:
 
 
 def check_saved_start_flags(args: Any) -> None:
-    """Refuse ``--saved-start-share`` outside [0, 1), above 0 on the real game (it cannot save a game), or with a
-    ``--save-loop`` that training games never reach (below 1, or at or past where they end).
+    """Refuse ``--saved-start-share`` outside [0, 1), above 0 on the real game (it cannot load a game), a
+    ``--save-loop`` below 1 or at or past where training games end, and a ``--save-loop`` given without a share
+    (nothing would read it). :func:`check_save_loop_reached` checks the save loop against the step_mul once
+    that is resolved.
 
     Raises:
         SystemExit: status 2 (``cli_error``), naming the flag, its value and what was expected.
     """
-    if not 0.0 <= args.saved_start_share < 1.0:
-        cli_error(f"--saved-start-share {args.saved_start_share}: expected a share of new training games in [0, 1) (0: none)")
-    if args.saved_start_share == 0:
+    share = args.saved_start_share
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share < 1.0:
+        cli_error(f"--saved-start-share {share!r}: expected a share of new training games in [0, 1) (0: none)")
+    if isinstance(args.save_loop, bool) or not isinstance(args.save_loop, int):
+        cli_error(f"--save-loop {args.save_loop!r}: expected a game loop, an int")
+    if share == 0:
+        if flags_off_default(args, ("save_loop",)):
+            cli_error(f"--save-loop {args.save_loop}: only --saved-start-share reads it (here 0: none); leave it out")
         return
     if args.env_backend != "sim":
         cli_error(
-            f"--saved-start-share {args.saved_start_share} with --env-backend {args.env_backend}: only the lite engine saves and "
+            f"--saved-start-share {share} with --env-backend {args.env_backend}: only the lite engine saves and "
             "loads a game (LiteFullGameVectorEnv.save_game); use --env-backend sim or --saved-start-share 0"
         )
     end = training_game_loops(args)
@@ -199,6 +206,39 @@ def check_saved_start_flags(args: Any) -> None:
             f"--save-loop {args.save_loop}: expected a game loop in [1, {end - 1}], before training games end (at {end} loops)"
             if end
             else f"--save-loop {args.save_loop}: expected a game loop >= 1"
+        )
+
+
+def last_save_loop(end: int, step_mul: int) -> int:
+    """The latest ``--save-loop`` a training game can be saved at: the last step boundary before its end.
+
+    A game is saved on the step that crosses the save loop, unless that step ends it; steps cover ``step_mul``
+    game loops from loop 0 (the last one shortened to end at ``end``), so the step crossing a loop past the last
+    boundary before ``end`` is the game's last.
+
+    Args:
+        end: where training games end, game loops >= 1 (:func:`training_game_loops`).
+        step_mul: game loops per env step, >= 1.
+    """
+    return (end - 1) // step_mul * step_mul
+
+
+def check_save_loop_reached(args: Any) -> None:
+    """With ``--saved-start-share`` above 0 and ``step_mul`` resolved (:func:`resolve_step_mul`), refuse a
+    ``--save-loop`` past :func:`last_save_loop`: no training game would ever be saved, and the flag would do nothing.
+
+    Raises:
+        SystemExit: status 2 (``cli_error``), naming the flag, the step_mul and the latest loop that works.
+    """
+    end = training_game_loops(args)
+    if args.saved_start_share == 0 or not end:
+        return
+    last = last_save_loop(end, args.step_mul)
+    if args.save_loop > last:
+        cli_error(
+            f"--save-loop {args.save_loop}: a training game's last step starts at loop {last} (--step-mul "
+            f"{args.step_mul}, games ending at {end} loops) and ends it, so no game would be saved; expected a "
+            f"game loop in [1, {last}]"
         )
 
 

@@ -157,8 +157,8 @@ class UnrollCollector:
         discount_zero_after_timeout: a game that reaches its loop limit is reported ``terminated``, not
             ``truncated`` (:class:`FullGameActorSettings`).
         saved_start_share: in [0, 1); above 0 the env must have ``save_game`` / ``load_game`` (the lite engine's).
-        save_loop: game loops >= 1 (read when ``saved_start_share > 0``).
-        save_pool: saves kept, >= 1 (a FIFO).
+        save_loop: game loops, an int >= 1 (read when ``saved_start_share > 0``; >= 0 otherwise).
+        save_pool: saves kept, an int >= 1 (a FIFO; >= 0 when ``saved_start_share`` is 0).
 
     Raises:
         ValueError: ``actor.num_games != env.num_envs``, or saved-start settings out of range or on an env
@@ -177,16 +177,17 @@ class UnrollCollector:
     ):
         if actor.num_games != env.num_envs:
             raise ValueError(f"the actor plays {actor.num_games} games; the env has {env.num_envs}")
-        if not 0.0 <= saved_start_share < 1.0:
-            raise ValueError(f"saved_start_share={saved_start_share!r}; expected a share in [0, 1)")
-        if saved_start_share > 0:
-            if save_loop < 1 or save_pool < 1:
-                raise ValueError(f"save_loop={save_loop!r}, save_pool={save_pool!r}; expected game loops >= 1 and saves >= 1")
-            if not hasattr(env, "save_game"):
-                raise ValueError(
-                    f"saved_start_share={saved_start_share}: {type(env).__name__} cannot save a game; saved starts need the lite "
-                    "engine (LiteFullGameVectorEnv)"
-                )
+        share = saved_start_share
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share < 1.0:
+            raise ValueError(f"saved_start_share={share!r}; expected a share in [0, 1)")
+        for name, value in (("save_loop", save_loop), ("save_pool", save_pool)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < (1 if share else 0):
+                raise ValueError(f"{name}={value!r}; expected an int >= 1 (>= 0 when saved_start_share is 0)")
+        if share > 0 and not hasattr(env, "save_game"):
+            raise ValueError(
+                f"saved_start_share={share}: {type(env).__name__} cannot save a game; saved starts need the lite "
+                "engine (LiteFullGameVectorEnv)"
+            )
         self.actor, self.env = actor, env
         self.discount_zero_after_timeout = bool(discount_zero_after_timeout)
         self.saved_start_share, self.save_loop = float(saved_start_share), int(save_loop)
