@@ -150,10 +150,10 @@ def test_the_rl_checkpoints_four_seed_row_is_their_evaluation_csvs(stem):
     _assert_seed_row_is_the_csvs(stem, (33, 34, 35, 36))
 
 
-def test_the_3m_rl_checkpoints_twelve_seed_row_is_its_evaluation_csvs():
-    """Fresh seeds 39-44 first (used by neither its run nor its choice over the 2.5M checkpoint), then 33-38."""
+def test_the_3m_rl_checkpoints_fifteen_seed_row_is_its_evaluation_csvs():
+    """Fresh seeds 39-47 first (used by neither its run nor its choice over the 2.5M checkpoint), then 33-38."""
     stem = "a3c_upgo_simple64_tiny_3m"
-    rows = _assert_seed_row_is_the_csvs(stem, (39, 40, 41, 42, 43, 44, 33, 34, 35, 36, 37, 38))
+    rows = _assert_seed_row_is_the_csvs(stem, (*range(39, 48), 33, 34, 35, 36, 37, 38))
     assert all(int(row["losses"]) == 0 for row in rows)  # the docs: every game not won is a tie at the limit
     raw = torch.load(FULLGAME / f"{stem}.pt", weights_only=True, map_location="cpu")
     assert raw["rl"]["env_steps"] == 500_096 and raw["rl"]["args"]["train_game_loops"] == 0
@@ -229,3 +229,22 @@ def test_the_kept_checkpoints_table_is_their_csvs():
         cells = f"{wins[0] / 100:.3f} | {wins[1] / 100:.3f} | {sum(wins) / 200:.3f} | {army} |"
         (line,) = [ln for ln in docs.splitlines() if ln.startswith(f"| {label}") and ln.endswith(cells)]
         assert line
+
+
+def test_the_saved_starts_table_is_its_csvs_and_the_3m_checkpoints_on_the_same_seeds():
+    """docs/a3c_upgo.md's saved-start table: per-seed win rates and the pooled Wilson interval of seeds 45-47."""
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "a3c_upgo.md").read_text()
+    for label, paths in (
+        (
+            "3M + 409,600, half the new games from saves",
+            [FULLGAME / "variants" / f"saved_starts_seed{s}.csv" for s in (45, 46, 47)],
+        ),
+        ("the 3M checkpoint, as shipped", [FULLGAME / f"a3c_upgo_simple64_tiny_3m_seed{s}.csv" for s in (45, 46, 47)]),
+    ):
+        rows = [next(csv.DictReader(p.open())) for p in paths]
+        wins, games = sum(int(r["wins"]) for r in rows), sum(int(r["games"]) for r in rows)
+        low, high = wilson_interval(wins, games)
+        cells = [f"{float(r['win_rate']):.3f}" for r in rows] + [f"{wins / games:.3f} [{low:.3f}, {high:.3f}]"]
+        (line,) = [ln for ln in docs.splitlines() if ln.startswith(f"| {label} |")]
+        assert line.split(" | ")[1:5] == cells, label
+        assert all(int(r["losses"]) == 0 for r in rows)
