@@ -143,8 +143,8 @@ class Args:
     """full game on the lite engine only: the share of new training games that start from a saved training game
     instead of loop 0: games saved at --save-loop that then ended without a win (UnrollCollector); 0: none"""
     save_loop: int = 10752
-    """full game only: the game loop at which training games are saved for --saved-start-share (10,752: 8 normal-speed
-    minutes; games the policy wins end at about 7.3)"""
+    """full game only: the game loop at which training games are saved for --saved-start-share (10,752: 8 real (Faster)
+    minutes of 1,344 loops; the shipped RL checkpoint's won games end at about 7.3)"""
     max_entities: int = 512
     """full game only: the env's entity rows (the model reads its first max_entities of them)"""
     env_factory: str = ""

@@ -505,6 +505,7 @@ def test_a_run_with_saved_starts_reports_their_games_apart(tmp_path):
     )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert "games from saves won 0.00" in res.stdout  # random weights: every game a tie at the 80-loop limit
+    assert "a share 0.5 of the new ones start from a save, each actor's games saved at loop 24 (0.0 real" in res.stdout
 
 
 def test_saved_starts_are_refused_out_of_range_on_the_real_game_and_past_the_training_games_end(tmp_path, capsys):

@@ -223,6 +223,19 @@ def last_save_loop(end: int, step_mul: int) -> int:
     return (end - 1) // step_mul * step_mul
 
 
+def saved_starts_line(args: Any) -> str:
+    """One first-screen line saying how a full-game run's training games start (``--saved-start-share``)."""
+    from sc2_envs.training.fullgame_actor import LOOPS_PER_MINUTE
+
+    if args.saved_start_share == 0:
+        return "training games start at loop 0 (--saved-start-share 0)"
+    return (
+        f"training games: a share {args.saved_start_share} of the new ones start from a save, each actor's games saved at "
+        f"loop {args.save_loop} ({args.save_loop / LOOPS_PER_MINUTE:.1f} real (Faster) minutes) that went on to end without a "
+        "win (UnrollCollector); the others, and all while no save is kept, at loop 0"
+    )
+
+
 def check_save_loop_reached(args: Any) -> None:
     """With ``--saved-start-share`` above 0 and ``step_mul`` resolved (:func:`resolve_step_mul`), refuse a
     ``--save-loop`` past :func:`last_save_loop`: no training game would ever be saved, and the flag would do nothing.
