@@ -563,3 +563,26 @@ def test_a_save_loop_no_training_game_can_be_saved_at_is_refused_once_the_step_m
     for kw in (dict(saved_start_share="0.5"), dict(saved_start_share=True), dict(saved_start_share=0.5, save_loop=2.5)):
         with pytest.raises(ValueError, match="expected"):
             UnrollCollector(actor, env, seed=3, **kw)
+
+
+def test_a_game_from_a_save_starts_a_new_episode_with_a_fresh_lstm_state_on_its_observation():
+    """A reviewer's point: each load happens on a game whose next step is marked ``first`` (the learner zeroes its
+    LSTM state there too), with the actor's state for it already zero, and the observation the actor reads next
+    is the saved game's."""
+    model = _model()
+    env = make_vector_env("lite", 4, **dict(ENV, game_steps_per_episode=80))
+    actor = AlphaStarActor(model, 4, max_entities=96, max_selected=64, raw_resolution=16)
+    collector = UnrollCollector(actor, env, seed=3, saved_start_share=0.5, save_loop=24)
+    load, loads = env.load_game, []
+
+    def spy(g, saved):
+        h, c = actor.state
+        assert collector.first[g] and not h[:, g].any() and not c[:, g].any()
+        load(g, saved)
+        assert collector.obs["scalars"] is not None and env.save_game(g).game_loop == saved.game_loop == 24
+        loads.append(g)
+
+    env.load_game = spy
+    for _ in range(8):
+        collector.collect(8)
+    assert loads

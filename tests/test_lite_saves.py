@@ -161,3 +161,15 @@ def test_a_game_that_just_ended_cannot_be_saved_and_saves_compare_by_identity(pl
     venv.close()
     saved = played[0]
     assert saved == saved and saved != played[4] and saved in {saved}  # no elementwise array comparison
+
+
+def test_a_save_past_the_loading_games_limit_is_refused(played):
+    """A reviewer's point: it would end on its first step, silently."""
+    saved = played[0]  # 1,200 loops into its episode
+    venv = LiteFullGameVectorEnv(num_envs=1, max_entities=96, max_selected=8, game_steps_per_episode=1200)
+    venv.reset(seed=0)
+    with pytest.raises(
+        ValueError, match="saved 1200 game loops into its episode; these games end at game_steps_per_episode=1200"
+    ):
+        venv.load_game(0, saved)
+    venv.close()

@@ -4,7 +4,7 @@ The engine owns the state arrays (``GameState``), the catalog tables and the map
 graph, and exposes three operations: ``reset`` (copy the loop-0 state into chosen games),
 ``apply`` (one command per game, as ``sc2_envs.lite.layout.CMD_*`` arrays; returns ActionResult
 codes) and ``advance`` (run game loops); ``save`` and ``load`` copy one game's state out and back
-(a game restarted from a later moment). Observations are built by ``sc2_envs.lite.observe``;
+(a game continued from a save). Observations are built by ``sc2_envs.lite.observe``;
 the scripted opponent by ``sc2_envs.lite.bot``.
 """
 

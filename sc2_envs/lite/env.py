@@ -206,8 +206,9 @@ class LiteGames:
         """Refuse a save these games cannot load, before anything is written (:meth:`load`).
 
         Raises:
-            ValueError: ``saved`` not a :class:`GameSave`, or saved from games of another map, data profile,
-                visibility (``omniscient``), entity rows or unit slots (each named with both values).
+            ValueError: ``saved`` not a :class:`GameSave`, saved from games of another map, data profile,
+                visibility (``omniscient``), entity rows or unit slots (each named with both values), or saved at or
+                past these games' ``game_steps_per_episode``.
         """
         if not isinstance(saved, GameSave):
             raise ValueError(f"saved={type(saved).__name__}; expected a GameSave (LiteFullGameVectorEnv.save_game)")
@@ -228,6 +229,12 @@ class LiteGames:
             if value != here[key]:
                 raise ValueError(f"a game saved with {key}={value!r}; these games have {key}={here[key]!r}")
         self.engine.check_save(saved.engine)
+        played = saved.game_loop - saved.start_loop
+        if self.game_steps_per_episode and played >= self.game_steps_per_episode:
+            raise ValueError(
+                f"a game saved {played} game loops into its episode; these games end at game_steps_per_episode="
+                f"{self.game_steps_per_episode}, so it would end on its first step"
+            )
 
     def load(self, game: int, saved: GameSave) -> None:
         """Make game ``game`` the saved one, and observe it.

@@ -186,9 +186,13 @@ def check_saved_start_flags(args: Any) -> None:
     Raises:
         SystemExit: status 2 (``cli_error``), naming the flag, its value and what was expected.
     """
+    from sc2_envs.training.fullgame_rl import check_saved_start_share
+
     share = args.saved_start_share
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share < 1.0:
-        cli_error(f"--saved-start-share {share!r}: expected a share of new training games in [0, 1) (0: none)")
+    try:
+        check_saved_start_share(share)
+    except ValueError as e:
+        cli_error(f"--saved-start-share {e}")
     if isinstance(args.save_loop, bool) or not isinstance(args.save_loop, int):
         cli_error(f"--save-loop {args.save_loop!r}: expected a game loop, an int")
     if share == 0:

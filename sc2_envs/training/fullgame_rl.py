@@ -50,14 +50,30 @@ __all__ = [
     "FullGameActorSettings",
     "FullGameLearner",
     "UnrollCollector",
+    "check_saved_start_share",
     "check_teacher_fits",
     "collate_unrolls",
     "run_fullgame_actor",
 ]
 
 SAVED_START_SPAWN_KEY = 0x73767374
-"""Second entropy word of an actor's draws of saved starts (ASCII "svst"): ``np.random.default_rng([seed, key])``, a
-stream apart from the games' own seeding by ``seed``."""
+"""Spawn key of an actor's draws of saved starts (ASCII "svst"): ``SeedSequence(seed, spawn_key=(key,))``, a stream
+apart from the games' own seeding by ``seed``."""
+
+
+def check_saved_start_share(share) -> float:
+    """The one home of the rule for a saved-start share (``--saved-start-share``, :class:`UnrollCollector`).
+
+    Returns:
+        ``share`` as a float in [0, 1).
+
+    Raises:
+        ValueError: not a real number (bools and strings included) in [0, 1), naming the value.
+    """
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share < 1.0:
+        raise ValueError(f"{share!r}: expected a share of new training games in [0, 1) (0: none)")
+    return float(share)
+
 
 _NONE_IS_MINUS_ONE = ("selected", "target_unit", "target_location")  # label heads whose "none" is -1
 
@@ -177,9 +193,10 @@ class UnrollCollector:
     ):
         if actor.num_games != env.num_envs:
             raise ValueError(f"the actor plays {actor.num_games} games; the env has {env.num_envs}")
-        share = saved_start_share
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share < 1.0:
-            raise ValueError(f"saved_start_share={share!r}; expected a share in [0, 1)")
+        try:
+            share = check_saved_start_share(saved_start_share)
+        except ValueError as e:
+            raise ValueError(f"saved_start_share={e}") from None
         for name, value in (("save_loop", save_loop), ("save_pool", save_pool)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < (1 if share else 0):
                 raise ValueError(f"{name}={value!r}; expected an int >= 1 (>= 0 when saved_start_share is 0)")
@@ -190,14 +207,14 @@ class UnrollCollector:
             )
         self.actor, self.env = actor, env
         self.discount_zero_after_timeout = bool(discount_zero_after_timeout)
-        self.saved_start_share, self.save_loop = float(saved_start_share), int(save_loop)
+        self.saved_start_share, self.save_loop = share, int(save_loop)
         self.obs, info = env.reset(seed=int(seed))
         b = env.num_envs
         self.autoreset = np.zeros(b, bool)  # the next step resets these games (their action is ignored)
         self.first = np.ones(b, bool)  # the LSTM state was zeroed before the next step
         self.ep_ret = np.zeros(b, np.float64)
         self.ep_len = np.zeros(b, np.int64)
-        self.rng = np.random.default_rng([int(seed), SAVED_START_SPAWN_KEY])
+        self.rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(SAVED_START_SPAWN_KEY,)))
         self.pool: collections.deque = collections.deque(maxlen=int(save_pool))
         self.held: list = [None] * b  # each game's save at save_loop, until its outcome is known
         self.from_save = np.zeros(b, bool)  # the game's episode started from a save
