@@ -150,10 +150,10 @@ def test_the_rl_checkpoints_four_seed_row_is_their_evaluation_csvs(stem):
     _assert_seed_row_is_the_csvs(stem, (33, 34, 35, 36))
 
 
-def test_the_3m_rl_checkpoints_fifteen_seed_row_is_its_evaluation_csvs():
-    """Fresh seeds 39-47 first (used by neither its run nor its choice over the 2.5M checkpoint), then 33-38."""
+def test_the_3m_rl_checkpoints_seventeen_seed_row_is_its_evaluation_csvs():
+    """Fresh seeds 39-47, 49, 50 first (used by neither its run nor its choice over the 2.5M checkpoint), then 33-38."""
     stem = "a3c_upgo_simple64_tiny_3m"
-    rows = _assert_seed_row_is_the_csvs(stem, (*range(39, 48), 33, 34, 35, 36, 37, 38))
+    rows = _assert_seed_row_is_the_csvs(stem, (*range(39, 48), 49, 50, 33, 34, 35, 36, 37, 38))
     assert all(int(row["losses"]) == 0 for row in rows)  # the docs: every game not won is a tie at the limit
     raw = torch.load(FULLGAME / f"{stem}.pt", weights_only=True, map_location="cpu")
     assert raw["rl"]["env_steps"] == 500_096 and raw["rl"]["args"]["train_game_loops"] == 0
