@@ -239,6 +239,10 @@ def test_the_saved_starts_table_is_its_csvs_and_the_3m_checkpoints_on_the_same_s
             "3M + 409,600, half the new games from saves",
             [FULLGAME / "variants" / f"saved_starts_seed{s}.csv" for s in (45, 46, 47)],
         ),
+        (
+            "the same, saves at 6 minutes (`--save-loop 8064`, seed 9)",
+            [FULLGAME / "variants" / f"saved_starts_6min_seed{s}.csv" for s in (45, 46, 47)],
+        ),
         ("the 3M checkpoint, as shipped", [FULLGAME / f"a3c_upgo_simple64_tiny_3m_seed{s}.csv" for s in (45, 46, 47)]),
     ):
         rows = [next(csv.DictReader(p.open())) for p in paths]
