@@ -213,21 +213,14 @@ class LiteGames:
         if not isinstance(saved, GameSave):
             raise ValueError(f"saved={type(saved).__name__}; expected a GameSave (LiteFullGameVectorEnv.save_game)")
         obs = self.observer
-        here = {
-            "map": self.engine.map.name,
-            "data_profile": self.data_profile,
-            "omniscient": obs.omniscient,
-            "max_entities": obs.max_entities,
-        }
-        there = {
-            "map": saved.map_name,
-            "data_profile": saved.data_profile,
-            "omniscient": saved.omniscient,
-            "max_entities": saved.max_entities,
-        }
-        for key, value in there.items():
-            if value != here[key]:
-                raise ValueError(f"a game saved with {key}={value!r}; these games have {key}={here[key]!r}")
+        for key, value, own in (
+            ("map", saved.map_name, self.engine.map.name),
+            ("data_profile", saved.data_profile, self.data_profile),
+            ("omniscient", saved.omniscient, obs.omniscient),
+            ("max_entities", saved.max_entities, obs.max_entities),
+        ):
+            if value != own:
+                raise ValueError(f"a game saved with {key}={value!r}; these games have {key}={own!r}")
         self.engine.check_save(saved.engine)
         played = saved.game_loop - saved.start_loop
         if self.game_steps_per_episode and played >= self.game_steps_per_episode:
@@ -242,9 +235,8 @@ class LiteGames:
         Raises:
             ValueError: ``game`` not an int in [0, B), or a save :meth:`check_save` refuses (nothing is written).
         """
-        self.engine.game_index(game)
+        g = self.engine.game_index(game)
         self.check_save(saved)
-        g = int(game)
         self.engine.load(g, saved.engine)
         self.bot.load(g, saved.bot)
         self.observer.load(g, saved.observer)
