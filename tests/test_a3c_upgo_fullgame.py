@@ -28,7 +28,7 @@ except MissingDependencyError as e:
 from models.alphastar import AlphaStarConfig, AlphaStarPolicy, load_alphastar, save_alphastar  # noqa: E402
 from models.alphastar_rl import OffPolicySettings  # noqa: E402
 from sc2_envs.training.fullgame_actor import AlphaStarActor, make_vector_env  # noqa: E402
-from sc2_envs.training.fullgame_rl import FullGameLearner, UnrollCollector, collate_unrolls  # noqa: E402
+from sc2_envs.training.fullgame_rl import MINERALS, FullGameLearner, UnrollCollector, collate_unrolls  # noqa: E402
 
 SCRIPT = REPO / "algos" / "a3c_upgo.py"
 ENV = {"max_entities": 96, "raw_resolution": 16, "minimap_resolution": 16, "game_steps_per_episode": 80}
@@ -586,3 +586,66 @@ def test_a_game_from_a_save_starts_a_new_episode_with_a_fresh_lstm_state_on_its_
     for _ in range(8):
         collector.collect(8)
     assert loads
+
+
+class _MineralsRecorder:
+    """The env, recording the minerals each step's observation holds (``scalars`` column ``MINERALS``)."""
+
+    def __init__(self, env):
+        self.env, self.minerals = env, []
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
+
+    def step(self, action):
+        out = self.env.step(action)
+        self.minerals.append(np.array(out[0]["scalars"][:, MINERALS], np.float32))
+        return out
+
+
+def test_banked_minerals_cost_is_subtracted_from_each_live_steps_reward_and_episodes_keep_the_games_return():
+    """The same games twice (same weights and sampling seed): the reward with the cost is the game's minus
+    cost / 1000 x the minerals held after the step, on every live step, while the reported episodes are equal."""
+    model = _model()
+    trajs, recorders = [], []
+    for cost in (0.0, 0.5):
+        env = _MineralsRecorder(make_vector_env("lite", 2, **ENV))
+        actor = AlphaStarActor(model, 2, max_entities=96, max_selected=64, raw_resolution=16)
+        torch.manual_seed(7)
+        trajs.append(UnrollCollector(actor, env, seed=3, banked_minerals_cost=cost).collect(12))
+        recorders.append(env)
+    plain, shaped = trajs
+    np.testing.assert_array_equal(recorders[0].minerals, recorders[1].minerals)  # the same games
+    minerals = np.stack(recorders[1].minerals)  # [T, B]
+    assert (minerals[plain["valid"]] > 0).all() and plain["valid"][:10].all() and not plain["valid"][10].any()
+    expected = plain["reward"] - np.float32(0.5 / 1000) * minerals
+    np.testing.assert_array_equal(shaped["reward"][shaped["valid"]], expected[plain["valid"]])
+    assert shaped["episodes"] == plain["episodes"] and len(plain["episodes"]) == 2  # the game's return and outcome
+
+
+def test_a_negative_or_non_finite_banked_minerals_cost_is_refused_and_the_first_screen_says_the_reward(tmp_path, capsys):
+    from sc2_envs.training.async_learner_checks import training_reward_line
+    from sc2_envs.training.learner_models import fullgame_actor_settings
+
+    algo = load_algo("a3c_upgo")
+    ckpt = _sl_checkpoint(tmp_path / "sl.pt")
+    for value, expected in (
+        (-0.5, "--banked-minerals-cost -0.5: expected a reward per 1,000 minerals >= 0"),
+        (float("nan"), "nan"),
+    ):
+        with pytest.raises(SystemExit) as e:
+            algo.check_args(algo.Args(map="Simple64", init=ckpt, run_dir=str(tmp_path), banked_minerals_cost=value))
+        assert e.value.code == 2 and expected in capsys.readouterr().err, value
+    with pytest.raises(SystemExit):
+        algo.check_args(algo.Args(map="3m", banked_minerals_cost=0.5))
+    assert "--banked-minerals-cost 0.5: only the full game" in capsys.readouterr().err
+    model = _model()
+    env = make_vector_env("lite", 2, **ENV)
+    actor = AlphaStarActor(model, 2, max_entities=96, max_selected=64, raw_resolution=16)
+    for value in (-1.0, float("inf"), float("nan"), True, "0.5"):
+        with pytest.raises(ValueError, match="banked_minerals_cost=.*expected a finite reward"):
+            UnrollCollector(actor, env, seed=3, banked_minerals_cost=value)
+    assert "minus 0.5 per env step for each 1,000 minerals" in training_reward_line(algo.Args(banked_minerals_cost=0.5))
+    args = algo.Args(map="Simple64", step_mul=8, banked_minerals_cost=0.5)
+    assert fullgame_actor_settings(args, model.cfg).banked_minerals_cost == 0.5  # what the actors' collectors get
+    assert "the game's (+1 won, -1 lost, 0 otherwise; --banked-minerals-cost 0)" in training_reward_line(algo.Args())

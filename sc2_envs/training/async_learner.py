@@ -58,6 +58,7 @@ from sc2_envs.training.async_learner_checks import (
     resolve_step_mul,
     saved_starts_line,
     training_games_line,
+    training_reward_line,
 )
 from sc2_envs.training.cli import cli_error, resume_args
 from sc2_envs.training.critic_warmup import in_warmup, trainable_only, value_params_text
@@ -274,7 +275,11 @@ def start_learner_run(
             args, resumed, run_dir = resume_learner_args(args, defaults, RESUME_CHANGEABLE, given, script)
         check_async_learner_args(args)
         # before run_meta.json records the Args
-        notes = (resolve_step_mul(args), training_games_line(args), saved_starts_line(args)) if is_full_game(args) else ()
+        notes = (
+            (resolve_step_mul(args), training_games_line(args), saved_starts_line(args), training_reward_line(args))
+            if is_full_game(args)
+            else ()
+        )
         if is_full_game(args):
             check_save_loop_reached(args)
     except SystemExit as e:

@@ -44,6 +44,7 @@ NUMERIC_RANGES = (
     ("vf_coef", lambda v: v >= 0, "a coefficient >= 0"),
     ("ent_coef", lambda v: v >= 0, "a coefficient >= 0"),
     ("kl_coef", lambda v: v >= 0, "a coefficient >= 0"),
+    ("banked_minerals_cost", lambda v: v >= 0, "a reward per 1,000 minerals >= 0 (0: none)"),
     ("max_grad_norm", lambda v: v > 0, "a gradient-norm bound > 0"),
     ("critic_warmup_steps", lambda v: v >= 0, "env steps >= 0 (0: no warm-up)"),
     ("total_timesteps", lambda v: v >= 1, "env steps >= 1"),
@@ -71,6 +72,7 @@ FULL_GAME_ONLY_FLAGS = (
     "discount_zero_after_timeout",
     "saved_start_share",
     "save_loop",
+    "banked_minerals_cost",
     "max_entities",
 )
 """Flags only FullGame-v0 reads: given with a SMAC map they would be ignored, so they are refused."""
@@ -237,6 +239,16 @@ def saved_starts_line(args: Any) -> str:
         f"training games: a share {args.saved_start_share} of the new ones start from a save, each actor's games saved at "
         f"loop {args.save_loop} ({args.save_loop / LOOPS_PER_MINUTE:.1f} real (Faster) minutes) that went on to end without a "
         "win (UnrollCollector); the others, and all while no save is kept, at loop 0"
+    )
+
+
+def training_reward_line(args: Any) -> str:
+    """One first-screen line saying what reward a full-game run trains on (``--banked-minerals-cost``)."""
+    if args.banked_minerals_cost == 0:
+        return "training reward: the game's (+1 won, -1 lost, 0 otherwise; --banked-minerals-cost 0)"
+    return (
+        f"training reward: the game's (+1 won, -1 lost, 0 otherwise) minus {args.banked_minerals_cost} per env step for each "
+        "1,000 minerals held after it (--banked-minerals-cost); progress lines report the game's return"
     )
 
 

@@ -34,6 +34,7 @@ terms of the loss are time-major, ``[T, B]``, as V-trace and UPGO scan them (IMP
 from __future__ import annotations
 
 import collections
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ import torch
 
 from models.alphastar import AlphaStarConfig, AlphaStarPolicy, with_rows
 from models.alphastar_rl import OffPolicySettings, alphastar_offpolicy_loss, head_terms
+from sc2_envs.full_game import spec
 from sc2_envs.training.async_learner import actor_progress
 from sc2_envs.training.fullgame_actor import AlphaStarActor, env_actions_to_labels, make_vector_env, model_inputs
 
@@ -55,6 +57,9 @@ __all__ = [
     "collate_unrolls",
     "run_fullgame_actor",
 ]
+
+MINERALS = spec.SCALAR_INDEX["minerals"]
+"""The ``scalars`` column of the minerals the player holds (``PlayerCommon.minerals``), for ``banked_minerals_cost``."""
 
 SAVED_START_SPAWN_KEY = 0x73767374
 """Spawn key of an actor's draws of saved starts (ASCII "svst"): ``SeedSequence(seed, spawn_key=(key,))``, a stream
@@ -110,6 +115,8 @@ class FullGameActorSettings:
             (:class:`UnrollCollector`; the lite engine only); 0: none.
         save_loop: the game loop at which the actor saves its training games for ``saved_start_share``.
         save_pool: the most saved games an actor keeps (the oldest go first).
+        banked_minerals_cost: reward subtracted per env step for each 1,000 minerals the player holds after
+            the step (:class:`UnrollCollector`); 0: the game's reward alone.
     """
 
     backend: str = "lite"
@@ -121,6 +128,7 @@ class FullGameActorSettings:
     saved_start_share: float = 0.0
     save_loop: int = 0
     save_pool: int = 256
+    banked_minerals_cost: float = 0.0
 
 
 def check_teacher_fits(student: AlphaStarConfig, teacher: AlphaStarConfig) -> None:
@@ -166,6 +174,13 @@ class UnrollCollector:
     Nature 2021; Salimans and Chen, "Learning Montezuma's Revenge from a single demonstration", 2018), with
     the states chosen by the outcome that followed them.
 
+    Banked minerals (``banked_minerals_cost > 0``): each live step's reward is the game's minus
+    ``banked_minerals_cost`` per 1,000 minerals the player holds after it (``PlayerCommon.minerals``, the
+    observation's ``scalars`` column), a pseudo-reward for spending, in the spirit of AlphaStar's pseudo-rewards
+    (Vinyals et al., Nature 2019), aimed at the games that bank minerals and stop producing. It changes the
+    objective (it is not potential-based). Episodes (``episodes``, ``saved_start_episodes``) report the game's
+    return and outcome, never the cost, so training win rates and returns stay comparable across runs.
+
     Args:
         actor: an ``AlphaStarActor`` over ``env.num_envs`` games (sampling).
         env: a batched FullGame-v0 env with next-step autoreset (``make_vector_env``).
@@ -175,10 +190,11 @@ class UnrollCollector:
         saved_start_share: in [0, 1); above 0 the env must have ``save_game`` / ``load_game`` (the lite engine's).
         save_loop: game loops, an int >= 1 (read when ``saved_start_share > 0``; >= 0 otherwise).
         save_pool: saves kept, an int >= 1 (a FIFO; >= 0 when ``saved_start_share`` is 0).
+        banked_minerals_cost: reward per env step per 1,000 banked minerals, a finite float >= 0 (0: none).
 
     Raises:
-        ValueError: ``actor.num_games != env.num_envs``, or saved-start settings out of range or on an env
-            that cannot save games.
+        ValueError: ``actor.num_games != env.num_envs``, saved-start settings out of range or on an env
+            that cannot save games, or a negative or non-finite ``banked_minerals_cost``.
     """
 
     def __init__(
@@ -190,6 +206,7 @@ class UnrollCollector:
         saved_start_share: float = 0.0,
         save_loop: int = 0,
         save_pool: int = 256,
+        banked_minerals_cost: float = 0.0,
     ):
         if actor.num_games != env.num_envs:
             raise ValueError(f"the actor plays {actor.num_games} games; the env has {env.num_envs}")
@@ -205,6 +222,10 @@ class UnrollCollector:
                 f"saved_start_share={share}: {type(env).__name__} cannot save a game; saved starts need the lite "
                 "engine (LiteFullGameVectorEnv)"
             )
+        cost = banked_minerals_cost
+        if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not (math.isfinite(cost) and cost >= 0):
+            raise ValueError(f"banked_minerals_cost={cost!r}; expected a finite reward per 1,000 minerals >= 0 (0: none)")
+        self.banked_minerals_cost = float(cost)
         self.actor, self.env = actor, env
         self.discount_zero_after_timeout = bool(discount_zero_after_timeout)
         self.saved_start_share, self.save_loop = share, int(save_loop)
@@ -261,7 +282,12 @@ class UnrollCollector:
             term, trunc = np.asarray(term, bool), np.asarray(trunc, bool)
             if self.discount_zero_after_timeout:  # the limit ends the game as a tie worth 0
                 term, trunc = term | trunc, np.zeros_like(trunc)
-            buf["reward"].append(np.asarray(reward, np.float32))
+            reward = np.asarray(reward, np.float32)  # the game's: +1 won, -1 lost, 0 otherwise
+            if self.banked_minerals_cost:
+                banked = np.asarray(self.obs["scalars"], np.float32)[:, MINERALS]
+                buf["reward"].append(reward - np.float32(self.banked_minerals_cost / 1000.0) * banked)
+            else:
+                buf["reward"].append(reward)
             buf["terminated"].append(term & live)
             buf["truncated"].append(trunc & live)
             buf["valid"].append(live)
@@ -383,7 +409,7 @@ def run_fullgame_actor(
         )
         collector = UnrollCollector(
             actor, env, env_seed, settings.discount_zero_after_timeout, settings.saved_start_share, settings.save_loop,
-            settings.save_pool,
+            settings.save_pool, settings.banked_minerals_cost,
         )  # fmt: skip
         print(
             f"[actor {slot} gen {gen}] {settings.num_games} FullGame-v0 games ({settings.backend}), policy version {version}",
