@@ -146,8 +146,9 @@ class Args:
     """full game only: the game loop at which training games are saved for --saved-start-share (10,752: 8 real (Faster)
     minutes of 1,344 loops; the shipped RL checkpoint's won games end at about 7.3)"""
     banked_minerals_cost: float = 0.0
-    """full game only: a reward subtracted per env step for each 1,000 minerals the player holds after it (a pseudo-reward
-    for spending; UnrollCollector); progress lines and charts still report the game's own return. 0: the game's reward"""
+    """full game only: a cost per env step for each 1,000 minerals held after it, subtracted from the game's reward (a
+    pseudo-reward for spending; UnrollCollector; it weighs more at a smaller --step-mul); the win rate, charts/episodic_return
+    and the progress line report the game's return, the losses/ value and return charts the trained one. 0: the game's reward"""
     max_entities: int = 512
     """full game only: the env's entity rows (the model reads its first max_entities of them)"""
     env_factory: str = ""

@@ -485,7 +485,9 @@ def test_out_of_range_numeric_flags_are_a_one_line_argument_error(capsys, flag, 
     assert f"error: {expected}" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("flag", "value"), [("step_mul", 16), ("game_steps_per_episode", 100), ("max_entities", 64)])
+@pytest.mark.parametrize(
+    ("flag", "value"), [("step_mul", 16), ("game_steps_per_episode", 100), ("max_entities", 64), ("banked_minerals_cost", 0.5)]
+)
 def test_full_game_only_flags_on_a_smac_map_are_refused_naming_the_flag(capsys, flag, value):
     algo = load_algo("a3c_upgo")
     with pytest.raises(SystemExit) as e:

@@ -588,8 +588,9 @@ def test_a_game_from_a_save_starts_a_new_episode_with_a_fresh_lstm_state_on_its_
     assert loads
 
 
-class _MineralsRecorder:
-    """The env, recording the minerals each step's observation holds (``scalars`` column ``MINERALS``)."""
+class _MineralsWriter:
+    """The env, with a distinct mineral count written into each step's observation (``scalars`` column
+    ``MINERALS``: 100 x step + game) and game 0's last step of each game made a win (reward +1)."""
 
     def __init__(self, env):
         self.env, self.minerals = env, []
@@ -598,29 +599,35 @@ class _MineralsRecorder:
         return getattr(self.env, name)
 
     def step(self, action):
-        out = self.env.step(action)
-        self.minerals.append(np.array(out[0]["scalars"][:, MINERALS], np.float32))
-        return out
+        obs, reward, term, trunc, info = self.env.step(action)
+        obs = dict(obs, scalars=np.array(obs["scalars"], copy=True))
+        obs["scalars"][:, MINERALS] = 100 * (len(self.minerals) + 1) + np.arange(self.env.num_envs)
+        self.minerals.append(obs["scalars"][:, MINERALS].copy())
+        reward = np.array(reward, np.float32, copy=True)
+        reward[0] = 1.0 if (term[0] or trunc[0]) else reward[0]
+        return obs, reward, term, trunc, info
 
 
 def test_banked_minerals_cost_is_subtracted_from_each_live_steps_reward_and_episodes_keep_the_games_return():
-    """The same games twice (same weights and sampling seed): the reward with the cost is the game's minus
-    cost / 1000 x the minerals held after the step, on every live step, while the reported episodes are equal."""
+    """The same games twice (same weights and sampling seed): the trained reward is the game's minus cost / 1000 x
+    the minerals held after the step (not before it), on every live step; the episodes (return, length, won) are equal."""
     model = _model()
-    trajs, recorders = [], []
+    trajs, envs = [], []
     for cost in (0.0, 0.5):
-        env = _MineralsRecorder(make_vector_env("lite", 2, **ENV))
+        env = _MineralsWriter(make_vector_env("lite", 2, **ENV))
         actor = AlphaStarActor(model, 2, max_entities=96, max_selected=64, raw_resolution=16)
         torch.manual_seed(7)
         trajs.append(UnrollCollector(actor, env, seed=3, banked_minerals_cost=cost).collect(12))
-        recorders.append(env)
+        envs.append(env)
     plain, shaped = trajs
-    np.testing.assert_array_equal(recorders[0].minerals, recorders[1].minerals)  # the same games
-    minerals = np.stack(recorders[1].minerals)  # [T, B]
-    assert (minerals[plain["valid"]] > 0).all() and plain["valid"][:10].all() and not plain["valid"][10].any()
+    minerals = np.stack(envs[1].minerals)  # [T, B]: 100 x (step + 1) + game
+    assert plain["valid"][:10].all() and not plain["valid"][10].any()  # 80 loops = 10 steps, then the autoreset step
+    np.testing.assert_array_equal(shaped["valid"], plain["valid"])
     expected = plain["reward"] - np.float32(0.5 / 1000) * minerals
     np.testing.assert_array_equal(shaped["reward"][shaped["valid"]], expected[plain["valid"]])
-    assert shaped["episodes"] == plain["episodes"] and len(plain["episodes"]) == 2  # the game's return and outcome
+    assert shaped["reward"][9, 0] == np.float32(1.0) - np.float32(0.5 / 1000) * np.float32(1000)  # the win, less its cost
+    assert [won for _, _, won in plain["episodes"]] == [True, False]
+    assert shaped["episodes"] == plain["episodes"]  # the game's return and outcome, never the cost
 
 
 def test_a_negative_or_non_finite_banked_minerals_cost_is_refused_and_the_first_screen_says_the_reward(tmp_path, capsys):
@@ -630,22 +637,22 @@ def test_a_negative_or_non_finite_banked_minerals_cost_is_refused_and_the_first_
     algo = load_algo("a3c_upgo")
     ckpt = _sl_checkpoint(tmp_path / "sl.pt")
     for value, expected in (
-        (-0.5, "--banked-minerals-cost -0.5: expected a reward per 1,000 minerals >= 0"),
-        (float("nan"), "nan"),
+        (-0.5, "--banked-minerals-cost -0.5: expected a cost per env step per 1,000 minerals held, a finite number >= 0"),
+        (float("nan"), "--banked-minerals-cost nan: expected a finite number"),
     ):
         with pytest.raises(SystemExit) as e:
             algo.check_args(algo.Args(map="Simple64", init=ckpt, run_dir=str(tmp_path), banked_minerals_cost=value))
         assert e.value.code == 2 and expected in capsys.readouterr().err, value
-    with pytest.raises(SystemExit):
-        algo.check_args(algo.Args(map="3m", banked_minerals_cost=0.5))
-    assert "--banked-minerals-cost 0.5: only the full game" in capsys.readouterr().err
     model = _model()
     env = make_vector_env("lite", 2, **ENV)
     actor = AlphaStarActor(model, 2, max_entities=96, max_selected=64, raw_resolution=16)
     for value in (-1.0, float("inf"), float("nan"), True, "0.5"):
-        with pytest.raises(ValueError, match="banked_minerals_cost=.*expected a finite reward"):
+        with pytest.raises(ValueError, match="banked_minerals_cost=.*expected a cost per env step per 1,000 minerals held"):
             UnrollCollector(actor, env, seed=3, banked_minerals_cost=value)
-    assert "minus 0.5 per env step for each 1,000 minerals" in training_reward_line(algo.Args(banked_minerals_cost=0.5))
+    line = training_reward_line(algo.Args(banked_minerals_cost=0.5, step_mul=32))
+    assert "minus 0.5 per env step for each 1,000 minerals held after it (21 per real (Faster) minute at step_mul 32" in line
     args = algo.Args(map="Simple64", step_mul=8, banked_minerals_cost=0.5)
     assert fullgame_actor_settings(args, model.cfg).banked_minerals_cost == 0.5  # what the actors' collectors get
-    assert "the game's (+1 won, -1 lost, 0 otherwise; --banked-minerals-cost 0)" in training_reward_line(algo.Args())
+    assert "the game's (+1 won, -1 lost, 0 otherwise; --banked-minerals-cost 0)" in training_reward_line(
+        algo.Args(step_mul=32)
+    )

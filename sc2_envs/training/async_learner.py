@@ -264,7 +264,8 @@ def start_learner_run(
         ``(args, resumed, run_dir, device, notes)``: the run's ``Args`` (a full game's ``step_mul`` 0 resolved:
         ``async_learner_checks.resolve_step_mul``), its resume state (None for a new run), its folder, the
         learner's device, and the lines saying where derived settings come from (for :func:`print_configuration`;
-        on the full game the step_mul and where training games end, ``async_learner_checks.training_games_line``).
+        on the full game the step_mul, where training games end, how they start and what reward they train on:
+        ``async_learner_checks.training_games_line``, ``saved_starts_line``, ``training_reward_line``).
 
     Raises:
         SystemExit: status 2, ``<script>: error: <message>``: a bad flag or resume file (one line naming it).

@@ -44,7 +44,6 @@ NUMERIC_RANGES = (
     ("vf_coef", lambda v: v >= 0, "a coefficient >= 0"),
     ("ent_coef", lambda v: v >= 0, "a coefficient >= 0"),
     ("kl_coef", lambda v: v >= 0, "a coefficient >= 0"),
-    ("banked_minerals_cost", lambda v: v >= 0, "a reward per 1,000 minerals >= 0 (0: none)"),
     ("max_grad_norm", lambda v: v > 0, "a gradient-norm bound > 0"),
     ("critic_warmup_steps", lambda v: v >= 0, "env steps >= 0 (0: no warm-up)"),
     ("total_timesteps", lambda v: v >= 1, "env steps >= 1"),
@@ -140,10 +139,12 @@ def check_fullgame_env_flags(args: Any) -> None:
         SystemExit: status 2 (``cli_error``) for ``--step-mul`` below 0 (0: :func:`resolve_step_mul`), ``--game-steps-per-episode``
             below 0 (0: no limit), either of them above ``MAX_LOOPS``, ``--envs-per-actor`` above the lite engine's
             ``MAX_NUM_ENVS`` on ``--env-backend sim``, ``--train-game-loops`` below 0 or above
-            ``--game-steps-per-episode`` (when that is not 0), or ``--max-entities`` outside [1, 65,536].
+            ``--game-steps-per-episode`` (when that is not 0), saved-start flags (:func:`check_saved_start_flags`),
+            a ``--banked-minerals-cost`` that is negative or not finite, or ``--max-entities`` outside [1, 65,536].
     """
     from sc2_envs.full_game.spaces import MAX_LOOPS, MAX_SIZES
     from sc2_envs.lite.env import MAX_NUM_ENVS
+    from sc2_envs.training.fullgame_rl import check_banked_minerals_cost
 
     if args.step_mul < 0:
         cli_error(
@@ -174,6 +175,10 @@ def check_fullgame_env_flags(args: Any) -> None:
             else f"--train-game-loops {args.train_game_loops}: expected game loops >= 1, or 0: no limit"
         )
     check_saved_start_flags(args)
+    try:
+        check_banked_minerals_cost(args.banked_minerals_cost)
+    except ValueError as e:
+        cli_error(f"--banked-minerals-cost {e}")
     top = MAX_SIZES["max_entities"]
     if not 1 <= args.max_entities <= top:
         cli_error(f"--max-entities {args.max_entities}: expected entity rows per observation, an int in [1, {top}]")
@@ -243,12 +248,21 @@ def saved_starts_line(args: Any) -> str:
 
 
 def training_reward_line(args: Any) -> str:
-    """One first-screen line saying what reward a full-game run trains on (``--banked-minerals-cost``)."""
-    if args.banked_minerals_cost == 0:
+    """One first-screen line saying what reward a full-game run trains on (``--banked-minerals-cost``).
+
+    Args:
+        args: ``algos/a3c_upgo.py``'s ``Args`` of a full-game run with ``step_mul`` resolved (:func:`resolve_step_mul`).
+    """
+    from sc2_envs.training.fullgame_actor import LOOPS_PER_MINUTE
+
+    cost = args.banked_minerals_cost
+    if cost == 0:
         return "training reward: the game's (+1 won, -1 lost, 0 otherwise; --banked-minerals-cost 0)"
     return (
-        f"training reward: the game's (+1 won, -1 lost, 0 otherwise) minus {args.banked_minerals_cost} per env step for each "
-        "1,000 minerals held after it (--banked-minerals-cost); progress lines report the game's return"
+        f"training reward: the game's (+1 won, -1 lost, 0 otherwise) minus {cost} per env step for each 1,000 minerals "
+        f"held after it ({cost * LOOPS_PER_MINUTE / args.step_mul:.3g} per real (Faster) minute at step_mul "
+        f"{args.step_mul}; --banked-minerals-cost); the win rate, charts/episodic_return and the progress line report "
+        "the game's return, the losses/ value and return charts the trained one"
     )
 
 

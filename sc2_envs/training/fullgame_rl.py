@@ -25,7 +25,8 @@ terms of the loss are time-major, ``[T, B]``, as V-trace and UPGO scan them (IMP
 * ``first [B, T + 1]`` bool: the actor zeroed the game's LSTM state before that step;
 * ``state0``: ``(h, c)``, each ``[layers, B, hidden]`` float32, the actor's LSTM state at step 0;
 * ``behaviour_logp [T, B, 6]`` float32 (``models.alphastar_rl.head_terms`` of the actor's output);
-* ``reward``, ``terminated``, ``truncated``, ``valid`` ``[T, B]`` (``valid`` is False on an
+* ``reward``, ``terminated``, ``truncated``, ``valid`` ``[T, B]`` (``reward``: the game's, minus
+  ``banked_minerals_cost`` per 1,000 minerals held, :class:`UnrollCollector`; ``valid`` is False on an
   autoreset step, whose action the env ignored);
 * ``episodes``: ``(return, length, won)`` per episode that ended, ``saved_start_episodes`` the same for those that
   started from a saved game (:class:`UnrollCollector`); ``rows``; ``act_time_s``.
@@ -52,6 +53,7 @@ __all__ = [
     "FullGameActorSettings",
     "FullGameLearner",
     "UnrollCollector",
+    "check_banked_minerals_cost",
     "check_saved_start_share",
     "check_teacher_fits",
     "collate_unrolls",
@@ -78,6 +80,20 @@ def check_saved_start_share(share) -> float:
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share < 1.0:
         raise ValueError(f"{share!r}: expected a share of new training games in [0, 1) (0: none)")
     return float(share)
+
+
+def check_banked_minerals_cost(cost) -> float:
+    """The one home of the rule for a banked-minerals cost (``--banked-minerals-cost``, :class:`UnrollCollector`).
+
+    Returns:
+        ``cost`` as a float >= 0.
+
+    Raises:
+        ValueError: not a finite real number >= 0 (bools and strings included), naming the value.
+    """
+    if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not (math.isfinite(cost) and cost >= 0):
+        raise ValueError(f"{cost!r}: expected a cost per env step per 1,000 minerals held, a finite number >= 0 (0: none)")
+    return float(cost)
 
 
 _NONE_IS_MINUS_ONE = ("selected", "target_unit", "target_location")  # label heads whose "none" is -1
@@ -115,8 +131,8 @@ class FullGameActorSettings:
             (:class:`UnrollCollector`; the lite engine only); 0: none.
         save_loop: the game loop at which the actor saves its training games for ``saved_start_share``.
         save_pool: the most saved games an actor keeps (the oldest go first).
-        banked_minerals_cost: reward subtracted per env step for each 1,000 minerals the player holds after
-            the step (:class:`UnrollCollector`); 0: the game's reward alone.
+        banked_minerals_cost: the cost per env step per 1,000 minerals held after the step, subtracted from the
+            game's reward (:class:`UnrollCollector`); 0: the game's reward alone.
     """
 
     backend: str = "lite"
@@ -175,11 +191,12 @@ class UnrollCollector:
     the states chosen by the outcome that followed them.
 
     Banked minerals (``banked_minerals_cost > 0``): each live step's reward is the game's minus
-    ``banked_minerals_cost`` per 1,000 minerals the player holds after it (``PlayerCommon.minerals``, the
+    ``banked_minerals_cost`` per 1,000 minerals held after the step (``PlayerCommon.minerals``, the
     observation's ``scalars`` column), a pseudo-reward for spending, in the spirit of AlphaStar's pseudo-rewards
     (Vinyals et al., Nature 2019), aimed at the games that bank minerals and stop producing. It changes the
-    objective (it is not potential-based). Episodes (``episodes``, ``saved_start_episodes``) report the game's
-    return and outcome, never the cost, so training win rates and returns stay comparable across runs.
+    objective (it is not potential-based), and a cost per env step weighs more at a smaller step_mul.
+    Episodes (``episodes``, ``saved_start_episodes``) report the game's return and outcome, never the cost,
+    so training win rates and returns stay comparable across runs.
 
     Args:
         actor: an ``AlphaStarActor`` over ``env.num_envs`` games (sampling).
@@ -190,7 +207,8 @@ class UnrollCollector:
         saved_start_share: in [0, 1); above 0 the env must have ``save_game`` / ``load_game`` (the lite engine's).
         save_loop: game loops, an int >= 1 (read when ``saved_start_share > 0``; >= 0 otherwise).
         save_pool: saves kept, an int >= 1 (a FIFO; >= 0 when ``saved_start_share`` is 0).
-        banked_minerals_cost: reward per env step per 1,000 banked minerals, a finite float >= 0 (0: none).
+        banked_minerals_cost: the cost per env step per 1,000 minerals held, a finite number >= 0 (0: none;
+            :func:`check_banked_minerals_cost`).
 
     Raises:
         ValueError: ``actor.num_games != env.num_envs``, saved-start settings out of range or on an env
@@ -222,10 +240,10 @@ class UnrollCollector:
                 f"saved_start_share={share}: {type(env).__name__} cannot save a game; saved starts need the lite "
                 "engine (LiteFullGameVectorEnv)"
             )
-        cost = banked_minerals_cost
-        if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not (math.isfinite(cost) and cost >= 0):
-            raise ValueError(f"banked_minerals_cost={cost!r}; expected a finite reward per 1,000 minerals >= 0 (0: none)")
-        self.banked_minerals_cost = float(cost)
+        try:
+            self.banked_minerals_cost = check_banked_minerals_cost(banked_minerals_cost)
+        except ValueError as e:
+            raise ValueError(f"banked_minerals_cost={e}") from None
         self.actor, self.env = actor, env
         self.discount_zero_after_timeout = bool(discount_zero_after_timeout)
         self.saved_start_share, self.save_loop = share, int(save_loop)
@@ -283,11 +301,11 @@ class UnrollCollector:
             if self.discount_zero_after_timeout:  # the limit ends the game as a tie worth 0
                 term, trunc = term | trunc, np.zeros_like(trunc)
             reward = np.asarray(reward, np.float32)  # the game's: +1 won, -1 lost, 0 otherwise
-            if self.banked_minerals_cost:
-                banked = np.asarray(self.obs["scalars"], np.float32)[:, MINERALS]
-                buf["reward"].append(reward - np.float32(self.banked_minerals_cost / 1000.0) * banked)
-            else:
-                buf["reward"].append(reward)
+            trained = reward
+            if self.banked_minerals_cost:  # the minerals held after the step, this step's observation
+                held = np.asarray(self.obs["scalars"])[:, MINERALS]
+                trained = reward - np.float32(self.banked_minerals_cost / 1000.0) * held
+            buf["reward"].append(trained)
             buf["terminated"].append(term & live)
             buf["truncated"].append(trunc & live)
             buf["valid"].append(live)
@@ -409,7 +427,7 @@ def run_fullgame_actor(
         )
         collector = UnrollCollector(
             actor, env, env_seed, settings.discount_zero_after_timeout, settings.saved_start_share, settings.save_loop,
-            settings.save_pool, settings.banked_minerals_cost,
+            settings.save_pool, banked_minerals_cost=settings.banked_minerals_cost,
         )  # fmt: skip
         print(
             f"[actor {slot} gen {gen}] {settings.num_games} FullGame-v0 games ({settings.backend}), policy version {version}",
