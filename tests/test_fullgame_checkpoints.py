@@ -232,7 +232,8 @@ def test_the_kept_checkpoints_table_is_their_csvs():
 
 
 def test_the_saved_starts_table_is_its_csvs_and_the_3m_checkpoints_on_the_same_seeds():
-    """docs/a3c_upgo.md's saved-start table: per-seed win rates and the pooled Wilson interval of seeds 45-47."""
+    """docs/a3c_upgo.md's saved-start and banked-minerals tables: per-seed win rates and the pooled Wilson interval of
+    seeds 45-47; the 3M checkpoint's row in each."""
     docs = (Path(__file__).resolve().parents[1] / "docs" / "a3c_upgo.md").read_text()
     for label, paths in (
         (
@@ -243,12 +244,16 @@ def test_the_saved_starts_table_is_its_csvs_and_the_3m_checkpoints_on_the_same_s
             "the same, saves at 6 minutes (`--save-loop 8064`, seed 9)",
             [FULLGAME / "variants" / f"saved_starts_6min_seed{s}.csv" for s in (45, 46, 47)],
         ),
+        (
+            "3M + 409,600, `--banked-minerals-cost 0.001` (training seed 10)",
+            [FULLGAME / "variants" / f"banked_minerals_seed{s}.csv" for s in (45, 46, 47)],
+        ),
         ("the 3M checkpoint, as shipped", [FULLGAME / f"a3c_upgo_simple64_tiny_3m_seed{s}.csv" for s in (45, 46, 47)]),
     ):
         rows = [next(csv.DictReader(p.open())) for p in paths]
         wins, games = sum(int(r["wins"]) for r in rows), sum(int(r["games"]) for r in rows)
         low, high = wilson_interval(wins, games)
         cells = [f"{float(r['win_rate']):.3f}" for r in rows] + [f"{wins / games:.3f} [{low:.3f}, {high:.3f}]"]
-        (line,) = [ln for ln in docs.splitlines() if ln.startswith(f"| {label} |")]
-        assert line.split(" | ")[1:5] == cells, label
+        lines = [ln for ln in docs.splitlines() if ln.startswith(f"| {label} |")]
+        assert lines and all(line.split(" | ")[1:5] == cells for line in lines), label
         assert all(int(r["losses"]) == 0 for r in rows)
