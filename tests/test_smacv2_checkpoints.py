@@ -17,6 +17,7 @@ from conftest import REPO, load_algo
 
 import models
 import sc2_envs
+from sc2_envs.stats import wilson_interval
 from sc2_envs.training.checkpoints import CHECKPOINT_FORMAT
 
 FOLDER = REPO / "checkpoints" / "smacv2"
@@ -119,3 +120,33 @@ def test_the_docs_table_shows_the_final_evaluation_files(file):
             if target != targets[0]:
                 want += f" ({float(r['win_rate']) / source:.2f}x)"
             assert cell == want, (cells[1], target)
+
+
+def test_the_recurrence_ab_table_is_its_evaluation_files():
+    """docs/learning_speed.md's same-budget A/B: each arm's per-seed win rates, median and pooled Wilson interval
+    on each evaluation seed, from the feed-forward files' final_eval rows and the recurrent runs'
+    ``variants/recurrent_eval_seed<E>.csv`` (100 episodes per cell, the final checkpoints at 1,996,800 env steps)."""
+    lines = (REPO / "docs" / "learning_speed.md").read_text().splitlines()
+    for arm, label in (("ff", "feed-forward"), ("rec", "`--recurrent`")):
+        for e in EVAL_SEEDS:
+            if arm == "ff":
+                rows = [r for r in _rows(e) if r["checkpoint"].startswith("checkpoints/smacv2/protoss_5_vs_5_seed")]
+                seed_of = {r["checkpoint"]: int(r["checkpoint"][-4]) for r in rows}  # ..._seed<S>.pt
+            else:
+                with open(FOLDER / "variants" / f"recurrent_eval_seed{e}.csv", newline="") as f:
+                    rows = list(csv.DictReader(f))
+                seed_of = {r["checkpoint"]: int(r["checkpoint"].split("__")[2]) for r in rows}  # <map>__happo_rec__<S>__
+            cells = [label, str(e)]
+            for target in ("protoss_5_vs_5", "protoss_10_vs_10"):
+                by_seed = sorted((seed_of[r["checkpoint"]], r) for r in rows if r["target_map"] == target)
+                assert [s for s, _ in by_seed] == [1, 2, 3] and all(int(r["episodes"]) == 100 for _, r in by_seed)
+                assert all(int(r["source_steps"]) == 1_996_800 and not r["error"] for _, r in by_seed)
+                rates = [int(r["wins"]) / 100 for _, r in by_seed]
+                wins = sum(int(r["wins"]) for _, r in by_seed)
+                low, high = wilson_interval(wins, 300)
+                cells += [
+                    " / ".join(f"{x:.2f}" for x in rates),
+                    f"{sorted(rates)[1]:.2f}",
+                    f"{wins / 300:.3f} [{low:.3f}, {high:.3f}]",
+                ]
+            assert f"| {' | '.join(cells)} |" in lines, (arm, e)
