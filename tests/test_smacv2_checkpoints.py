@@ -150,3 +150,29 @@ def test_the_recurrence_ab_table_is_its_evaluation_files():
                     f"{wins / 300:.3f} [{low:.3f}, {high:.3f}]",
                 ]
             assert f"| {' | '.join(cells)} |" in lines, (arm, e)
+
+
+def test_the_zerg_10v10_fine_tune_table_is_its_evaluation_files():
+    """docs/smacv2.md's 10v10 -> 20v20 table: per-seed win rates, medians, the median ratio and the per-seed
+    ratios on each evaluation seed, from ``variants/zerg_10_vs_10_finetune_eval_seed<E>.csv``."""
+    lines = (REPO / "docs" / "smacv2.md").read_text().splitlines()
+    for e in EVAL_SEEDS:
+        with open(FOLDER / "variants" / f"zerg_10_vs_10_finetune_eval_seed{e}.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        rate = {}
+        for target in ("zerg_10_vs_10", "zerg_20_vs_20"):
+            by_seed = sorted((int(r["checkpoint"].split("__")[2]), r) for r in rows if r["target_map"] == target)
+            assert [s for s, _ in by_seed] == [1, 2, 3]
+            assert all(int(r["episodes"]) == 100 and int(r["source_steps"]) == 307_200 for _, r in by_seed)
+            rate[target] = [int(r["wins"]) / 100 for _, r in by_seed]
+        ten, twenty = rate["zerg_10_vs_10"], rate["zerg_20_vs_20"]
+        m10, m20 = sorted(ten)[1], sorted(twenty)[1]
+        cells = [
+            str(e),
+            " / ".join(f"{x:.2f}" for x in ten),
+            f"{m10:.2f}",
+            " / ".join(f"{x:.2f}" for x in twenty),
+            f"{m20:.2f} ({m20 / m10:.2f}x)",
+            " / ".join(f"{b / a:.2f}x" for a, b in zip(ten, twenty, strict=True)),
+        ]
+        assert f"| {' | '.join(cells)} |" in lines, e
