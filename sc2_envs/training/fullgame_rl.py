@@ -426,9 +426,15 @@ def run_fullgame_actor(
             entity_bucket=settings.entity_bucket,
         )
         collector = UnrollCollector(
-            actor, env, env_seed, settings.discount_zero_after_timeout, settings.saved_start_share, settings.save_loop,
-            settings.save_pool, banked_minerals_cost=settings.banked_minerals_cost,
-        )  # fmt: skip
+            actor,
+            env,
+            env_seed,
+            discount_zero_after_timeout=settings.discount_zero_after_timeout,
+            saved_start_share=settings.saved_start_share,
+            save_loop=settings.save_loop,
+            save_pool=settings.save_pool,
+            banked_minerals_cost=settings.banked_minerals_cost,
+        )
         print(
             f"[actor {slot} gen {gen}] {settings.num_games} FullGame-v0 games ({settings.backend}), policy version {version}",
             flush=True,
