@@ -1,0 +1,40 @@
+"""docs/learning_speed.md's 2s3z table at 122,880 env steps is the per-run file it cites, cell for cell."""
+
+import csv
+from pathlib import Path
+
+from sc2_envs.stats import wilson_interval
+
+REPO = Path(__file__).resolve().parents[1]
+LABELS = {
+    "defaults": "the defaults",
+    "mb8": "`--num-minibatches 8`",
+    "envs32": "`--num-envs 32 --eval-interval 8`",
+}
+
+
+def test_the_2s3z_budget_table_is_its_runs_file():
+    """Per-seed win rates in training-seed order, the median (middle value), the pooled Wilson interval and the
+    count of seeds at 0.9 or more, for each configuration and evaluation stream; every run stopped at 122,880
+    env steps and played 100 episodes per stream."""
+    with open(REPO / "docs" / "data" / "2s3z_minibatches_ab.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert all(int(r["env_steps"]) == 122_880 and int(r["episodes"]) == 100 for r in rows)
+    lines = (REPO / "docs" / "learning_speed.md").read_text().splitlines()
+    for config, label in LABELS.items():
+        for stream, stream_label in (("run", "the run's"), ("101", "101")):
+            by_seed = sorted((int(r["training_seed"]), r) for r in rows if (r["config"], r["eval_seed"]) == (config, stream))
+            seeds = [s for s, _ in by_seed]
+            assert seeds == list(range(1, len(seeds) + 1)) and len(seeds) in (3, 9), (config, stream)
+            rates = [int(r["wins"]) / 100 for _, r in by_seed]
+            wins, n = sum(int(r["wins"]) for _, r in by_seed), 100 * len(by_seed)
+            low, high = wilson_interval(wins, n)
+            cells = [
+                label,
+                stream_label,
+                " / ".join(f"{x:.2f}" for x in rates),
+                f"{sorted(rates)[len(rates) // 2]:.2f}",
+                f"{wins / n:.3f} [{low:.3f}, {high:.3f}]",
+                f"{sum(x >= 0.9 for x in rates)} of {len(rates)}",
+            ]
+            assert f"| {' | '.join(cells)} |" in lines, (config, stream)
