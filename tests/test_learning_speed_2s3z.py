@@ -21,6 +21,8 @@ def test_the_2s3z_budget_table_is_its_runs_file():
         rows = list(csv.DictReader(f))
     assert all(int(r["env_steps"]) == 122_880 and int(r["episodes"]) == 100 for r in rows)
     lines = (REPO / "docs" / "learning_speed.md").read_text().splitlines()
+    table = [line for line in lines if any(line.startswith(f"| {label} | ") for label in LABELS.values())]
+    assert len(table) == 2 * len(LABELS), "a row in the table that the file does not give"
     for config, label in LABELS.items():
         for stream, stream_label in (("run", "the run's"), ("101", "101")):
             by_seed = sorted((int(r["training_seed"]), r) for r in rows if (r["config"], r["eval_seed"]) == (config, stream))
