@@ -9,6 +9,7 @@ REPO = Path(__file__).resolve().parents[1]
 LABELS = {
     "defaults": "the defaults",
     "mb8": "`--num-minibatches 8`",
+    "ent005": "`--ent-coef 0.005`",
     "envs32": "`--num-envs 32 --eval-interval 8`",
 }
 
