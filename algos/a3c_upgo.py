@@ -141,10 +141,13 @@ class Args:
     truncation the value bootstraps), so the objective is to win within the limit (pysc2's SC2Env option)"""
     saved_start_share: float = 0.0
     """full game on the lite engine only: the share of new training games that start from a saved training game
-    instead of loop 0: games saved at --save-loop that then ended without a win (UnrollCollector); 0: none"""
+    instead of loop 0: games saved at --save-loop (which ones: --saved-start-games; UnrollCollector); 0: none"""
     save_loop: int = 10752
     """full game only: the game loop at which training games are saved for --saved-start-share (10,752: 8 real (Faster)
     minutes of 1,344 loops; the shipped RL checkpoint's won games end at about 7.3)"""
+    saved_start_games: str = "failed"
+    """full game only: which training games saved at --save-loop --saved-start-share draws from: `failed` (those that
+    then ended without a win) or `running` (every game still running there, whatever followed)"""
     banked_minerals_cost: float = 0.0
     """full game only: a cost per env step for each 1,000 minerals held after it, subtracted from the game's reward (a
     pseudo-reward for spending; UnrollCollector; it weighs more at a smaller --step-mul); the win rate, charts/episodic_return

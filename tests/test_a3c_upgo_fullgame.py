@@ -499,6 +499,48 @@ def test_saved_starts_begin_new_games_from_games_that_did_not_win_at_the_save_lo
     assert {n for _, n, _ in whole} == {10} and {n for _, n, _ in from_saves} == {7}
 
 
+def test_saved_starts_from_running_games_pool_every_game_at_the_save_loop_before_it_ends():
+    """``saved_start_games="running"``: each game joins the pool when it crosses loop 24, before its outcome is
+    known (here every game ties at the 80-loop limit); ``"failed"`` holds the same saves until the game ends."""
+    model = _model()
+    pools = {}
+    for games in ("running", "failed"):
+        env = make_vector_env("lite", 4, **dict(ENV, game_steps_per_episode=80))
+        actor = AlphaStarActor(model, 4, max_entities=96, max_selected=64, raw_resolution=16)
+        collector = UnrollCollector(
+            actor, env, seed=3, saved_start_share=0.5, save_loop=24, save_pool=8, saved_start_games=games
+        )
+        traj = collector.collect(5)  # 5 steps of 8 loops: past loop 24, no game ended
+        assert not traj["episodes"]
+        pools[games] = (len(collector.pool), sum(h is not None for h in collector.held))
+        assert all(s.game_loop == 24 for s in collector.pool)
+    assert pools == {"running": (4, 0), "failed": (0, 4)}
+    with pytest.raises(ValueError, match=r"saved_start_games='won'; expected one of \('failed', 'running'\)"):
+        UnrollCollector(actor, env, seed=3, saved_start_share=0.5, save_loop=24, saved_start_games="won")
+
+
+def test_saved_start_games_is_checked_and_refused_without_a_share(tmp_path, capsys):
+    from sc2_envs.training.async_learner_checks import saved_starts_line
+
+    algo = load_algo("a3c_upgo")
+    ckpt = _sl_checkpoint(tmp_path / "sl.pt")
+    cases = [
+        (dict(saved_start_share=0.3, saved_start_games="won"), "--saved-start-games 'won': expected one of failed, running"),
+        (dict(saved_start_games="running"), "--saved-start-games running: only --saved-start-share reads it"),
+    ]  # fmt: skip
+    for kw, expected in cases:
+        with pytest.raises(SystemExit) as e:
+            algo.check_args(algo.Args(map="Simple64", init=ckpt, run_dir=str(tmp_path), **kw))
+        assert e.value.code == 2 and expected in capsys.readouterr().err, kw
+    with pytest.raises(SystemExit):
+        algo.check_args(algo.Args(map="3m", saved_start_games="running"))
+    assert "--saved-start-games running: only the full game" in capsys.readouterr().err
+    args = algo.Args(map="Simple64", saved_start_share=0.3, save_loop=8064, saved_start_games="running")
+    assert "saved at loop 8064 (6.0 real (Faster) minutes) while still running, whatever followed" in saved_starts_line(args)
+    args.saved_start_games = "failed"
+    assert "(6.0 real (Faster) minutes) that went on to end without a win" in saved_starts_line(args)
+
+
 def test_a_run_with_saved_starts_reports_their_games_apart(tmp_path):
     res, _ = _run(
         tmp_path, "--saved-start-share", "0.5", "--save-loop", "24", "--total-timesteps", "480", "--print-interval-s", "0"

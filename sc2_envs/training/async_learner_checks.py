@@ -71,6 +71,7 @@ FULL_GAME_ONLY_FLAGS = (
     "discount_zero_after_timeout",
     "saved_start_share",
     "save_loop",
+    "saved_start_games",
     "banked_minerals_cost",
     "max_entities",
 )
@@ -186,14 +187,15 @@ def check_fullgame_env_flags(args: Any) -> None:
 
 def check_saved_start_flags(args: Any) -> None:
     """Refuse ``--saved-start-share`` outside [0, 1), above 0 on the real game (it cannot load a game), a
-    ``--save-loop`` below 1 or at or past where training games end, and a ``--save-loop`` given without a share
-    (nothing would read it). :func:`check_save_loop_reached` checks the save loop against the step_mul once
+    ``--save-loop`` below 1 or at or past where training games end, a ``--saved-start-games`` outside
+    ``SAVED_START_GAMES``, and a ``--save-loop`` or ``--saved-start-games`` given without a share (nothing would
+    read it). :func:`check_save_loop_reached` checks the save loop against the step_mul once
     that is resolved.
 
     Raises:
         SystemExit: status 2 (``cli_error``), naming the flag, its value and what was expected.
     """
-    from sc2_envs.training.fullgame_rl import check_saved_start_share
+    from sc2_envs.training.fullgame_rl import SAVED_START_GAMES, check_saved_start_share
 
     share = args.saved_start_share
     try:
@@ -202,9 +204,12 @@ def check_saved_start_flags(args: Any) -> None:
         cli_error(f"--saved-start-share {e}")
     if isinstance(args.save_loop, bool) or not isinstance(args.save_loop, int):
         cli_error(f"--save-loop {args.save_loop!r}: expected a game loop, an int")
+    if args.saved_start_games not in SAVED_START_GAMES:
+        cli_error(f"--saved-start-games {args.saved_start_games!r}: expected one of {', '.join(SAVED_START_GAMES)}")
     if share == 0:
-        if flags_off_default(args, ("save_loop",)):
-            cli_error(f"--save-loop {args.save_loop}: only --saved-start-share reads it (here 0: none); leave it out")
+        for name in flags_off_default(args, ("save_loop", "saved_start_games")):
+            flag = "--" + name.replace("_", "-")
+            cli_error(f"{flag} {getattr(args, name)}: only --saved-start-share reads it (here 0: none); leave it out")
         return
     if args.env_backend != "sim":
         cli_error(
@@ -242,8 +247,13 @@ def saved_starts_line(args: Any) -> str:
         return "training games start at loop 0 (--saved-start-share 0)"
     return (
         f"training games: a share {args.saved_start_share} of the new ones start from a save, each actor's games saved at "
-        f"loop {args.save_loop} ({args.save_loop / LOOPS_PER_MINUTE:.1f} real (Faster) minutes) that went on to end without a "
-        "win (UnrollCollector); the others, and all while no save is kept, at loop 0"
+        f"loop {args.save_loop} ({args.save_loop / LOOPS_PER_MINUTE:.1f} real (Faster) minutes) "
+        + (
+            "that went on to end without a win"
+            if args.saved_start_games == "failed"
+            else "while still running, whatever followed"
+        )
+        + f" (--saved-start-games {args.saved_start_games}; UnrollCollector); the others, and all while no save is kept, at loop 0"
     )
 
 

@@ -50,6 +50,7 @@ from sc2_envs.training.async_learner import actor_progress
 from sc2_envs.training.fullgame_actor import AlphaStarActor, env_actions_to_labels, make_vector_env, model_inputs
 
 __all__ = [
+    "SAVED_START_GAMES",
     "FullGameActorSettings",
     "FullGameLearner",
     "UnrollCollector",
@@ -66,6 +67,10 @@ MINERALS = spec.SCALAR_INDEX["minerals"]
 SAVED_START_SPAWN_KEY = 0x73767374
 """Spawn key of an actor's draws of saved starts (ASCII "svst"): ``SeedSequence(seed, spawn_key=(key,))``, a stream
 apart from the games' own seeding by ``seed``."""
+
+SAVED_START_GAMES = ("failed", "running")
+"""Which saved training games join the saved-start pool (``--saved-start-games``, :class:`UnrollCollector`):
+``failed``, those that went on to end without a win; ``running``, every game still running at the save loop."""
 
 
 def check_saved_start_share(share) -> float:
@@ -130,6 +135,7 @@ class FullGameActorSettings:
         saved_start_share: the share of new training games that start from a saved one instead of loop 0
             (:class:`UnrollCollector`; the lite engine only); 0: none.
         save_loop: the game loop at which the actor saves its training games for ``saved_start_share``.
+        saved_start_games: which saves join the pool, one of :data:`SAVED_START_GAMES` (:class:`UnrollCollector`).
         save_pool: the most saved games an actor keeps (the oldest go first).
         banked_minerals_cost: the cost per env step per 1,000 minerals held after the step, subtracted from the
             game's reward (:class:`UnrollCollector`); 0: the game's reward alone.
@@ -143,6 +149,7 @@ class FullGameActorSettings:
     discount_zero_after_timeout: bool = False
     saved_start_share: float = 0.0
     save_loop: int = 0
+    saved_start_games: str = "failed"
     save_pool: int = 256
     banked_minerals_cost: float = 0.0
 
@@ -181,8 +188,10 @@ class UnrollCollector:
     """Plays B games with ``actor`` on ``env`` and cuts the stream into unrolls of T env steps.
 
     Saved starts (``saved_start_share > 0``): every training game still running at game loop ``save_loop`` is
-    saved there (``LiteFullGameVectorEnv.save_game``), and the save joins the pool when that game then ends
-    without a win (a tie or a loss): the states from which the policy fails. Each new game then starts from a
+    saved there (``LiteFullGameVectorEnv.save_game``). With ``saved_start_games="failed"`` the save joins the pool
+    when that game then ends without a win (a tie or a loss): the states from which the policy fails; with
+    ``"running"`` it joins at once, so the pool holds the states the policy reaches at that loop, whatever
+    followed. Each new game then starts from a
     save drawn uniformly from the pool with probability ``saved_start_share`` (from loop 0 otherwise, and always
     while the pool is empty), with a fresh LSTM state like any new episode, and plays on to the same loop
     limit. Its episode is reported in ``saved_start_episodes``, not ``episodes``, so the training win rate
@@ -206,6 +215,7 @@ class UnrollCollector:
             ``truncated`` (:class:`FullGameActorSettings`).
         saved_start_share: in [0, 1); above 0 the env must have ``save_game`` / ``load_game`` (the lite engine's).
         save_loop: game loops, an int >= 1 (read when ``saved_start_share > 0``; >= 0 otherwise).
+        saved_start_games: one of :data:`SAVED_START_GAMES`.
         save_pool: saves kept, an int >= 1 (a FIFO; >= 0 when ``saved_start_share`` is 0).
         banked_minerals_cost: the cost per env step per 1,000 minerals held, a finite number >= 0 (0: none;
             :func:`check_banked_minerals_cost`).
@@ -223,6 +233,7 @@ class UnrollCollector:
         discount_zero_after_timeout: bool = False,
         saved_start_share: float = 0.0,
         save_loop: int = 0,
+        saved_start_games: str = "failed",
         save_pool: int = 256,
         banked_minerals_cost: float = 0.0,
     ):
@@ -235,6 +246,8 @@ class UnrollCollector:
         for name, value in (("save_loop", save_loop), ("save_pool", save_pool)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < (1 if share else 0):
                 raise ValueError(f"{name}={value!r}; expected an int >= 1 (>= 0 when saved_start_share is 0)")
+        if saved_start_games not in SAVED_START_GAMES:
+            raise ValueError(f"saved_start_games={saved_start_games!r}; expected one of {SAVED_START_GAMES}")
         if share > 0 and not hasattr(env, "save_game"):
             raise ValueError(
                 f"saved_start_share={share}: {type(env).__name__} cannot save a game; saved starts need the lite "
@@ -247,6 +260,7 @@ class UnrollCollector:
         self.actor, self.env = actor, env
         self.discount_zero_after_timeout = bool(discount_zero_after_timeout)
         self.saved_start_share, self.save_loop = share, int(save_loop)
+        self.pool_failed_only = saved_start_games == "failed"
         self.obs, info = env.reset(seed=int(seed))
         b = env.num_envs
         self.autoreset = np.zeros(b, bool)  # the next step resets these games (their action is ignored)
@@ -260,9 +274,14 @@ class UnrollCollector:
         self.loop = np.asarray(info.get("game_loop", np.zeros(b)), np.int64).copy()
 
     def _save_crossing(self, loop: np.ndarray, running: np.ndarray) -> None:
-        """Save the running games whose last step crossed ``save_loop``."""
+        """Save the running games whose last step crossed ``save_loop``: held until the game's outcome
+        (``saved_start_games="failed"``), else into the pool at once."""
         for g in np.flatnonzero(running & (self.loop < self.save_loop) & (loop >= self.save_loop)):
-            self.held[g] = self.env.save_game(int(g))
+            saved = self.env.save_game(int(g))
+            if self.pool_failed_only:
+                self.held[g] = saved
+            else:
+                self.pool.append(saved)
 
     def _start_from_saves(self, games: np.ndarray) -> None:
         """Start each of ``games`` (just reset) from a pool save with probability ``saved_start_share``."""
@@ -432,6 +451,7 @@ def run_fullgame_actor(
             discount_zero_after_timeout=settings.discount_zero_after_timeout,
             saved_start_share=settings.saved_start_share,
             save_loop=settings.save_loop,
+            saved_start_games=settings.saved_start_games,
             save_pool=settings.save_pool,
             banked_minerals_cost=settings.banked_minerals_cost,
         )

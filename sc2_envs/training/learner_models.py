@@ -104,6 +104,7 @@ def fullgame_actor_settings(args: Any, cfg: Any) -> Any:
         discount_zero_after_timeout=args.discount_zero_after_timeout,
         saved_start_share=args.saved_start_share,
         save_loop=args.save_loop,
+        saved_start_games=args.saved_start_games,
         banked_minerals_cost=args.banked_minerals_cost,
     )
 
