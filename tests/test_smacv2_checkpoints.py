@@ -122,22 +122,26 @@ def test_the_docs_table_shows_the_final_evaluation_files(file):
             assert cell == want, (cells[1], target)
 
 
-def test_the_recurrence_ab_table_is_its_evaluation_files():
-    """docs/learning_speed.md's same-budget A/B: each arm's per-seed win rates, median and pooled Wilson interval
-    on each evaluation seed, from the feed-forward files' final_eval rows and the recurrent runs'
-    ``variants/recurrent_eval_seed<E>.csv`` (100 episodes per cell, the final checkpoints at 1,996,800 env steps)."""
+@pytest.mark.parametrize("race", ["protoss"])
+def test_the_recurrence_ab_table_is_its_evaluation_files(race):
+    """docs/learning_speed.md's same-budget A/B on ``<race>_5_vs_5``: each arm's per-seed win rates, median and
+    pooled Wilson interval on each evaluation seed, from the feed-forward files' final_eval rows and the recurrent
+    runs' ``variants/<race>_5_vs_5_recurrent_eval_seed<E>.csv`` (100 episodes per cell, the final checkpoints at
+    1,996,800 env steps)."""
     lines = (REPO / "docs" / "learning_speed.md").read_text().splitlines()
+    source = f"{race}_5_vs_5"
     for arm, label in (("ff", "feed-forward"), ("rec", "`--recurrent`")):
         for e in EVAL_SEEDS:
             if arm == "ff":
-                rows = [r for r in _rows(e) if r["checkpoint"].startswith("checkpoints/smacv2/protoss_5_vs_5_seed")]
+                rows = [r for r in _rows(e) if r["checkpoint"].startswith(f"checkpoints/smacv2/{source}_seed")]
                 seed_of = {r["checkpoint"]: int(r["checkpoint"][-4]) for r in rows}  # ..._seed<S>.pt
             else:
-                with open(FOLDER / "variants" / f"recurrent_eval_seed{e}.csv", newline="") as f:
+                with open(FOLDER / "variants" / f"{source}_recurrent_eval_seed{e}.csv", newline="") as f:
                     rows = list(csv.DictReader(f))
                 seed_of = {r["checkpoint"]: int(r["checkpoint"].split("__")[2]) for r in rows}  # <map>__happo_rec__<S>__
-            cells = [label, str(e)]
-            for target in ("protoss_5_vs_5", "protoss_10_vs_10"):
+                assert {r["source_map"] for r in rows} == {source}
+            cells = [race, label, str(e)]
+            for target in (source, f"{race}_10_vs_10"):
                 by_seed = sorted((seed_of[r["checkpoint"]], r) for r in rows if r["target_map"] == target)
                 assert [s for s, _ in by_seed] == [1, 2, 3] and all(int(r["episodes"]) == 100 for _, r in by_seed)
                 assert all(int(r["source_steps"]) == 1_996_800 and not r["error"] for _, r in by_seed)
