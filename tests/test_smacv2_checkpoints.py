@@ -33,6 +33,9 @@ SHIPPED = {  # file -> (training scenario, seed, env steps)
     "zerg_5_vs_5_seed3.pt": ("zerg_5_vs_5", 3, 1_996_800),
 }
 EVAL_SEEDS = (101, 102)
+RECURRENT = {"terran_5_vs_5"}
+"""Scenarios whose shipped files have recurrent actors (``--recurrent``): terran's replaced the feed-forward files
+by the A/B in docs/learning_speed.md, decided on fresh evaluation seeds 103 and 104."""
 
 
 def _targets(scenario: str) -> tuple[str, ...]:
@@ -66,10 +69,20 @@ def test_each_checkpoint_plays_legal_greedy_actions_on_its_scenario_and_a_larger
     policy.eval()
     out = env.reset()
     n = info["n_agents"]
+    recurrent = SHIPPED[file][0] in RECURRENT
+    assert policy.recurrent == recurrent
+    hidden = policy.initial_hidden(3) if recurrent else None
+    start = torch.ones(3, dtype=torch.bool)
+
+    def act():
+        if not recurrent:
+            return (*policy.act(out["obs"], out["avail_actions"], greedy=True), None)
+        return policy.act_recurrent(out["obs"], out["avail_actions"], hidden, start, greedy=True)
+
     with torch.no_grad():
         for _ in range(5):
-            actions, logp = policy.act(out["obs"], out["avail_actions"], greedy=True)
-            again, _ = policy.act(out["obs"], out["avail_actions"], greedy=True)
+            actions, logp, after = act()
+            again, _, _ = act()
             assert actions.shape == (3, n) and logp.shape == (3, n) and actions.dtype == torch.int64
             assert torch.equal(actions, again)  # greedy: the same observation gives the same actions
             chosen = out["avail_actions"].gather(-1, actions.unsqueeze(-1)).squeeze(-1)
@@ -77,6 +90,9 @@ def test_each_checkpoint_plays_legal_greedy_actions_on_its_scenario_and_a_larger
             assert torch.isfinite(logp).all()
             value = critic(out["state"])
             assert value.shape == (3,) and torch.isfinite(value).all()
+            if recurrent:
+                assert after.shape == hidden.shape and not torch.equal(after, hidden)  # the GRU moved the state
+                hidden, start = after, torch.zeros(3, dtype=torch.bool)
             out = env.step(actions)
 
 
@@ -122,24 +138,36 @@ def test_the_docs_table_shows_the_final_evaluation_files(file):
             assert cell == want, (cells[1], target)
 
 
-@pytest.mark.parametrize("race", ["protoss"])
+AB_EVAL_SEEDS = {"protoss": (101, 102), "terran": (101, 102, 103, 104)}
+"""Evaluation seeds of each race's recurrence A/B (terran's 103 and 104 decided which arm is shipped)."""
+
+
+def _ab_rows(race: str, arm: str, eval_seed: int) -> tuple[list[dict], dict]:
+    """One arm's rows of the recurrence A/B and each row's training seed. Protoss's feed-forward arm is the
+    shipped files (``final_eval_seed<E>.csv``); the others are ``variants/<race>_5_vs_5_<arm>_eval_seed<E>.csv``
+    (terran's feed-forward files, replaced by the recurrent ones, evaluated from a copy ``.../<scenario>_seed<S>.pt``)."""
+    source = f"{race}_5_vs_5"
+    if race == "protoss" and arm == "feedforward":
+        rows = [r for r in _rows(eval_seed) if r["checkpoint"].startswith(f"checkpoints/smacv2/{source}_seed")]
+    else:
+        with open(FOLDER / "variants" / f"{source}_{arm}_eval_seed{eval_seed}.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+    if arm == "feedforward":
+        return rows, {r["checkpoint"]: int(r["checkpoint"].removesuffix(".pt")[-1]) for r in rows}  # <scenario>_seed<S>.pt
+    return rows, {r["checkpoint"]: int(r["checkpoint"].split("__")[2]) for r in rows}  # <map>__happo_rec__<S>__<time>
+
+
+@pytest.mark.parametrize("race", sorted(AB_EVAL_SEEDS))
 def test_the_recurrence_ab_table_is_its_evaluation_files(race):
     """docs/learning_speed.md's same-budget A/B on ``<race>_5_vs_5``: each arm's per-seed win rates, median and
-    pooled Wilson interval on each evaluation seed, from the feed-forward files' final_eval rows and the recurrent
-    runs' ``variants/<race>_5_vs_5_recurrent_eval_seed<E>.csv`` (100 episodes per cell, the final checkpoints at
-    1,996,800 env steps)."""
+    pooled Wilson interval on each evaluation seed (100 episodes per cell, the final checkpoints at 1,996,800
+    env steps)."""
     lines = (REPO / "docs" / "learning_speed.md").read_text().splitlines()
     source = f"{race}_5_vs_5"
-    for arm, label in (("ff", "feed-forward"), ("rec", "`--recurrent`")):
-        for e in EVAL_SEEDS:
-            if arm == "ff":
-                rows = [r for r in _rows(e) if r["checkpoint"].startswith(f"checkpoints/smacv2/{source}_seed")]
-                seed_of = {r["checkpoint"]: int(r["checkpoint"][-4]) for r in rows}  # ..._seed<S>.pt
-            else:
-                with open(FOLDER / "variants" / f"{source}_recurrent_eval_seed{e}.csv", newline="") as f:
-                    rows = list(csv.DictReader(f))
-                seed_of = {r["checkpoint"]: int(r["checkpoint"].split("__")[2]) for r in rows}  # <map>__happo_rec__<S>__
-                assert {r["source_map"] for r in rows} == {source}
+    for arm, label in (("feedforward", "feed-forward"), ("recurrent", "`--recurrent`")):
+        for e in AB_EVAL_SEEDS[race]:
+            rows, seed_of = _ab_rows(race, arm, e)
+            assert {r["source_map"] for r in rows} == {source}
             cells = [race, label, str(e)]
             for target in (source, f"{race}_10_vs_10"):
                 by_seed = sorted((seed_of[r["checkpoint"]], r) for r in rows if r["target_map"] == target)
@@ -154,6 +182,22 @@ def test_the_recurrence_ab_table_is_its_evaluation_files(race):
                     f"{wins / 300:.3f} [{low:.3f}, {high:.3f}]",
                 ]
             assert f"| {' | '.join(cells)} |" in lines, (arm, e)
+
+
+def test_the_shipped_terran_files_are_the_recurrent_runs_of_the_ab():
+    """Each shipped terran file plays evaluation seeds 101 and 102 as its recurrent run did in the A/B: the
+    final_eval rows and the variants rows agree episode for episode (wins and mean length)."""
+    for e in EVAL_SEEDS:
+        rows, seed_of = _ab_rows("terran", "recurrent", e)
+        ab = {(seed_of[r["checkpoint"]], r["target_map"]): r for r in rows}
+        shipped = [r for r in _rows(e) if r["checkpoint"].startswith("checkpoints/smacv2/terran_5_vs_5_seed")]
+        compared = 0
+        for r in shipped:
+            key = (int(r["checkpoint"].removesuffix(".pt")[-1]), r["target_map"])
+            if key in ab:
+                assert (r["wins"], r["mean_length"]) == (ab[key]["wins"], ab[key]["mean_length"]), (e, key)
+                compared += 1
+        assert compared == 6, e
 
 
 def test_the_zerg_10v10_fine_tune_table_is_its_evaluation_files():
