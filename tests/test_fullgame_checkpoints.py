@@ -245,6 +245,10 @@ def test_the_saved_starts_table_is_its_csvs_and_the_3m_checkpoints_on_the_same_s
             [FULLGAME / "variants" / f"saved_starts_6min_seed{s}.csv" for s in (45, 46, 47)],
         ),
         (
+            "the same, every game running at 8 minutes (`--saved-start-games running`, seed 11)",
+            [FULLGAME / "variants" / f"saved_starts_running_seed{s}.csv" for s in (45, 46, 47)],
+        ),
+        (
             "3M + 409,600, `--banked-minerals-cost 0.001` (training seed 10)",
             [FULLGAME / "variants" / f"banked_minerals_seed{s}.csv" for s in (45, 46, 47)],
         ),
