@@ -59,6 +59,7 @@ import random
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import torch
@@ -145,7 +146,7 @@ class Args:
     save_loop: int = 10752
     """full game only: the game loop at which training games are saved for --saved-start-share (10,752: 8 real (Faster)
     minutes of 1,344 loops; the shipped RL checkpoint's won games end at about 7.3)"""
-    saved_start_games: str = "failed"
+    saved_start_games: Literal["failed", "running"] = "failed"
     """full game only: which training games saved at --save-loop --saved-start-share draws from: `failed` (those that
     then ended without a win) or `running` (every game still running there, whatever followed)"""
     banked_minerals_cost: float = 0.0

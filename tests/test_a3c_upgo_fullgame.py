@@ -536,7 +536,7 @@ def test_saved_start_games_is_checked_and_refused_without_a_share(tmp_path, caps
         algo.check_args(algo.Args(map="3m", saved_start_games="running"))
     assert "--saved-start-games running: only the full game" in capsys.readouterr().err
     args = algo.Args(map="Simple64", saved_start_share=0.3, save_loop=8064, saved_start_games="running")
-    assert "saved at loop 8064 (6.0 real (Faster) minutes) while still running, whatever followed" in saved_starts_line(args)
+    assert "saved at loop 8064 (6.0 real (Faster) minutes) while still running, whatever follows" in saved_starts_line(args)
     args.saved_start_games = "failed"
     assert "(6.0 real (Faster) minutes) that went on to end without a win" in saved_starts_line(args)
 

@@ -251,7 +251,7 @@ def saved_starts_line(args: Any) -> str:
         + (
             "that went on to end without a win"
             if args.saved_start_games == "failed"
-            else "while still running, whatever followed"
+            else "while still running, whatever follows"
         )
         + f" (--saved-start-games {args.saved_start_games}; UnrollCollector); the others, and all while no save is kept, at loop 0"
     )
