@@ -109,11 +109,13 @@ def test_each_final_evaluation_file_holds_100_episodes_per_target_of_each_shippe
 
 
 @pytest.mark.slow  # 100 episodes: 5-40 s on a shared 2-core machine
-def test_a_documented_figure_replays_exactly():
-    """protoss_5_vs_5 on evaluation seed 102: the same episodes, wins and mean length as in its file."""
+@pytest.mark.parametrize("file", ["protoss_5_vs_5_seed1.pt", "terran_5_vs_5_seed1.pt"])  # feed-forward, recurrent
+def test_a_documented_figure_replays_exactly(file):
+    """The 5v5 figure on evaluation seed 102: the same episodes, wins and mean length as in its file."""
     et = load_algo("eval_transfer")
-    (want,) = [r for r in _rows(102) if r["target_map"] == "protoss_5_vs_5"]  # one file is enough here
-    row = et.evaluate_transfer(str(FOLDER / "protoss_5_vs_5_seed1.pt"), "protoss_5_vs_5", episodes=100, seed=102)
+    scenario = SHIPPED[file][0]
+    (want,) = [r for r in _rows(102) if r["target_map"] == scenario and r["checkpoint"].endswith(file)]
+    row = et.evaluate_transfer(str(FOLDER / file), scenario, episodes=100, seed=102)
     assert (row.episodes, row.wins) == (100, int(want["wins"]))
     assert row.mean_length == pytest.approx(float(want["mean_length"]), abs=1e-9)
 
