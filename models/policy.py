@@ -430,6 +430,8 @@ class ClassPolicy(nn.Module):
         Returns:
             ``(actions [B, N] int64, logprobs [B, N] float32, hidden [B, N, hidden])``: the state after this
             step, moved by the GRU for every alive agent (dead agents keep theirs until the episode ends).
+            Outside ``torch.no_grad()`` the state carries the autograd graph of every earlier step, so a
+            rollout or evaluation loop should run under it (memory otherwise grows with the steps played).
 
         Raises:
             ValueError: a feed-forward policy, or shapes other than the above (besides :meth:`act`'s).

@@ -155,7 +155,7 @@ class HeuristicPolicy:
     def __call__(self, avail_actions: torch.Tensor) -> torch.Tensor:
         """Actions ``[B, N]`` int64 for the current state, given ``avail_actions [B, N, A]`` bool."""
         sim, st, N = self.sim, self.sim.st, self.sim.n_agents
-        healer = sim.table.is_healer[:N]
+        healer = sim.table.is_healer[..., :N]  # [N], or per env [B, N] on SMACv2
         pos_a, pos_e = st.pos[:, :N], st.pos[:, N:]
         alive_e = st.alive[:, N:]
         d = torch.cdist(pos_a, pos_e)
@@ -167,7 +167,7 @@ class HeuristicPolicy:
 
         if bool(healer.any()):
             d_al = torch.cdist(pos_a, pos_a)
-            patient = st.alive[:, :N] & ~healer & (st.health[:, :N] < sim.table.max_health[:N])
+            patient = st.alive[:, :N] & ~healer & (st.health[:, :N] < sim.table.max_health[..., :N])
             friend = st.alive[:, :N] & ~healer
             d_p = torch.where(patient.unsqueeze(1), d_al, torch.full_like(d_al, 1e9))
             d_f = torch.where(friend.unsqueeze(1), d_al, torch.full_like(d_al, 1e9))

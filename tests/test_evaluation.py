@@ -101,3 +101,28 @@ def test_sample_seed_repeats_sampled_episodes_and_leaves_the_callers_stream_alon
     torch.rand(5)
     evaluate(_SamplingPolicy(), env, 6, seed=0, greedy=False, sample_seed=7)
     assert all(torch.equal(a, b) for a, b in zip(first, drawn, strict=True))
+
+
+@pytest.mark.parametrize("map_name", ["3s5z", "protoss_5_vs_5", "terran_5_vs_5"])
+def test_enemy_hp_at_a_reset_is_the_rosters_maxima_and_behaviour_runs_on_smacv2(map_name, tmp_path):
+    """Found by a tester: on SMACv2 the unit table is per env (``[B, U]``), so slicing its maxima as ``[U]``
+    broke ``evaluate(behaviour=True)`` and ``record_demos``. At a reset every enemy is at full health, so the
+    absolute enemy hit points are each env's own maxima summed; after autoresets (new rosters) the damage
+    measure stays finite and non-negative."""
+    from sc2_envs.training.demos import heuristic_demonstrator, record_demos
+    from sc2_envs.training.evaluation import enemy_hp, enemy_maxima
+
+    env = sc2_envs.make_batched(map_name, num_envs=4, seed=2)
+    out = env.reset(seed=5)
+    max_h, max_s = enemy_maxima(env)
+    v2 = map_name.endswith("_5_vs_5")
+    assert max_h.shape == ((4, env.n_enemies) if v2 else (env.n_enemies,))
+    want = (max_h + max_s).sum(-1).expand(4)
+    assert torch.allclose(enemy_hp(out["state"], env.get_env_info(), max_h, max_s), want, rtol=1e-5)
+    if v2:
+        assert not torch.equal(max_h[0], max_h[1]) or not torch.equal(max_h[1], max_h[2])  # rosters differ per env
+    policy, _ = build_models(env.get_env_info(), "gnn")
+    result = evaluate(policy, env, 8, seed=1, greedy=False, behaviour=True)
+    assert result["episodes"] == 8 and result["damage_per_episode"] >= 0
+    summary = record_demos(env, heuristic_demonstrator(env), 6, tmp_path / "demos", seed=3, log=lambda *_: None)
+    assert summary.episodes == 6

@@ -376,6 +376,17 @@ def init_weights(path: str, policy: ClassPolicy, critic: CentralCritic) -> dict:
                 f"({'; '.join(dict_diffs(want, have))}: checkpoint vs this run); expected maps whose observations "
                 "and states have its layout"
             )
+    saved_gru = bool((cfg.get("policy_hparams") or {}).get("recurrent", False))
+    if saved_gru != bool(getattr(policy, "recurrent", False)):  # a tester: the key dump below buried this
+        raise ValueError(
+            f"checkpoint {path!r} (trained on {trained}) has "
+            + (
+                "recurrent actors (a GRU per agent, happo_gnn.py --recurrent); this run's are feed-forward: add "
+                "--recurrent (happo_gnn.py; hatrpo_gnn.py and the actor-learners have no recurrent actors)"
+                if saved_gru
+                else "feed-forward actors; this run's are recurrent (--recurrent): leave out --recurrent"
+            )
+        )
     for part, model, key in (("actors", policy, "policy_hparams"), ("critic", critic, "critic_hparams")):
         try:
             model.load_state_dict(ckpt[part])

@@ -69,7 +69,7 @@ import numpy as np
 import torch
 
 from sc2_envs.smac_actions import NO_OP, STOP, alive_mask
-from sc2_envs.training.evaluation import enemy_hp, episode_quota
+from sc2_envs.training.evaluation import enemy_hp, enemy_maxima, episode_quota
 
 FORMAT = "sc2_envs.demos/1"
 
@@ -293,7 +293,6 @@ def record_demos(
     out = _check_recording_target(env, n_episodes, episodes_per_shard, out_dir)
     B, N, A = env.num_envs, env.n_agents, env.n_actions
     info = env.get_env_info()
-    max_h, max_s = env.table.max_health[N:], env.table.max_shield[N:]
     dev = env.device
     quota = episode_quota(n_episodes, B, dev)
 
@@ -309,6 +308,7 @@ def record_demos(
     while bool((done_count < quota).any()):
         avail = o["avail_actions"]
         executed, label, command = decide_labels(demonstrator(o).to(dev, torch.int64), held, steps, avail, sampling)
+        max_h, max_s = enemy_maxima(env)  # this episode's roster (SMACv2 redraws it at each reset)
         hp_before = enemy_hp(o["state"], info, max_h, max_s)
         nxt = env.step(executed)
         damage = (hp_before - enemy_hp(nxt["final_state"], info, max_h, max_s)).clamp(min=0)

@@ -27,15 +27,15 @@ import torch
 from sc2_envs.smac_actions import STOP, alive_mask
 from sc2_envs.stats import wilson_interval
 
-__all__ = ["behaviour_key", "enemy_hp", "episode_quota", "evaluate", "format_result"]
+__all__ = ["behaviour_key", "enemy_hp", "enemy_maxima", "episode_quota", "evaluate", "format_result"]
 
 
 def enemy_hp(state: torch.Tensor, env_info: dict, max_health: torch.Tensor, max_shield: torch.Tensor) -> torch.Tensor:
     """Absolute enemy health + shield ``[B]`` from SMAC global states ``[B, S]``.
 
     SMAC's state stores enemy health and shield as fractions of their maxima
-    (``starcraft2.py get_state``); ``max_health`` / ``max_shield`` are the enemies' ``[n_enemies]``
-    maxima (``UnitTable``). Dead enemies have 0 in both.
+    (``starcraft2.py get_state``); ``max_health`` / ``max_shield`` are the enemies' maxima,
+    ``[n_enemies]`` or per env ``[B, n_enemies]`` (:func:`enemy_maxima`). Dead enemies have 0 in both.
     """
     lay = env_info["state_layout"]
     n_al, fa, n_en, fe = lay["n_agents"], lay["ally_state_feats"], lay["n_enemies"], lay["enemy_state_feats"]
@@ -45,6 +45,18 @@ def enemy_hp(state: torch.Tensor, env_info: dict, max_health: torch.Tensor, max_
     if "shield" in names:
         hp = hp + rows[..., names.index("shield")] * max_shield
     return hp.sum(-1)
+
+
+def enemy_maxima(env) -> tuple[torch.Tensor, torch.Tensor]:
+    """The enemies' health and shield maxima of ``env``'s current episodes, for :func:`enemy_hp`.
+
+    Returns:
+        ``(max_health, max_shield)``, each ``[n_enemies]`` float32 on a SMAC v1 map, or ``[B, n_enemies]``
+        on a SMACv2 scenario, whose rosters differ per env and change at every reset (``env.table``); read
+        them before each step, so that a step's ``final_state`` is weighed by the roster it was played with.
+    """
+    n = env.n_agents
+    return env.table.max_health[..., n:], env.table.max_shield[..., n:]
 
 
 def episode_quota(n_episodes: int, num_envs: int, device: str | torch.device = "cpu") -> torch.Tensor:
@@ -124,8 +136,7 @@ def _evaluate(policy, env, n_episodes: int, seed, greedy: bool, behaviour: bool,
     ep_ret = torch.zeros(B, dtype=torch.float64, device=dev)
     ep_len = torch.zeros(B, dtype=torch.int64, device=dev)
     if behaviour:
-        info, N = env.get_env_info(), env.n_agents
-        max_h, max_s = env.table.max_health[N:], env.table.max_shield[N:]
+        info = env.get_env_info()
         act_counts = torch.zeros(env.n_actions, device=dev)
         dmg_sum = torch.zeros(B, dtype=torch.float64, device=dev)
         ep_dmg = torch.zeros(B, dtype=torch.float64, device=dev)
@@ -147,6 +158,7 @@ def _evaluate(policy, env, n_episodes: int, seed, greedy: bool, behaviour: bool,
         if behaviour:
             alive = alive_mask(avail) & counting.unsqueeze(1)
             act_counts += torch.bincount(actions[alive], minlength=env.n_actions).float()
+            max_h, max_s = enemy_maxima(env)  # this episode's roster (SMACv2 redraws it at each reset)
             before = enemy_hp(out["state"], info, max_h, max_s)
         out = env.step(actions)
         ep_ret += out["reward"].double()
