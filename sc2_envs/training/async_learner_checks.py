@@ -208,8 +208,10 @@ def check_saved_start_flags(args: Any) -> None:
         cli_error(f"--saved-start-games {args.saved_start_games!r}: expected one of {', '.join(SAVED_START_GAMES)}")
     if share == 0:
         for name in flags_off_default(args, ("save_loop", "saved_start_games")):
-            flag = "--" + name.replace("_", "-")
-            cli_error(f"{flag} {getattr(args, name)}: only --saved-start-share reads it (here 0: none); leave it out")
+            cli_error(
+                f"--{name.replace('_', '-')} {getattr(args, name)}: only --saved-start-share reads it (here 0: none); "
+                "leave it out"
+            )
         return
     if args.env_backend != "sim":
         cli_error(
@@ -245,15 +247,13 @@ def saved_starts_line(args: Any) -> str:
 
     if args.saved_start_share == 0:
         return "training games start at loop 0 (--saved-start-share 0)"
+    which = (
+        "that went on to end without a win" if args.saved_start_games == "failed" else "while still running, whatever follows"
+    )
     return (
         f"training games: a share {args.saved_start_share} of the new ones start from a save, each actor's games saved at "
-        f"loop {args.save_loop} ({args.save_loop / LOOPS_PER_MINUTE:.1f} real (Faster) minutes) "
-        + (
-            "that went on to end without a win"
-            if args.saved_start_games == "failed"
-            else "while still running, whatever follows"
-        )
-        + f" (--saved-start-games {args.saved_start_games}; UnrollCollector); the others, and all while no save is kept, at loop 0"
+        f"loop {args.save_loop} ({args.save_loop / LOOPS_PER_MINUTE:.1f} real (Faster) minutes) {which} "
+        f"(--saved-start-games {args.saved_start_games}; UnrollCollector); the others, and all while no save is kept, at loop 0"
     )
 
 
