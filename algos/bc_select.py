@@ -156,6 +156,8 @@ class Average:
     """two or more checkpoint files"""
     out: str = "averaged.pt"
     """output file"""
+    allow_different_runs: bool = False
+    """also average files of different training seeds (fine-tunes of one start, a "model soup")"""
 
 
 def eval_header(cmd: Eval) -> str:
@@ -211,7 +213,10 @@ def main() -> None:
     if isinstance(cmd, Eval):
         check_eval(cmd)  # before: no checkpoint printed a header and exited 0; a missing file ended the loop midway
     if isinstance(cmd, Average):
-        average_checkpoints(cmd.checkpoints, cmd.out)
+        try:
+            average_checkpoints(cmd.checkpoints, cmd.out, cmd.allow_different_runs)
+        except ValueError as e:
+            raise SystemExit(f"average: {e}") from None
         print(f"wrote {cmd.out} = mean of {cmd.checkpoints}")
         return
     torch.set_num_threads(1)

@@ -246,7 +246,7 @@ def _ckpts(tmp_path, map_name="3m", hidden=64, seeds=(0, 1)):
 def test_averaging_two_checkpoints_is_the_mean(tmp_path):
     paths, info = _ckpts(tmp_path)
     out = tmp_path / "avg.pt"
-    avg = average_checkpoints(paths, str(out))
+    avg = average_checkpoints(paths, str(out), allow_different_runs=True)
     a, b = (torch.load(p, weights_only=True) for p in paths)
     for part in ("actors", "critic"):
         for k, v in a[part].items():
@@ -273,6 +273,29 @@ def test_averaging_refuses_different_shapes_or_configs(tmp_path):
         average_checkpoints([p3m[0], str(bad)])
     with pytest.raises(ValueError, match="at least two"):
         average_checkpoints([p3m[0]])
+
+
+def test_averaging_refuses_runs_of_different_seeds_unless_asked(tmp_path, monkeypatch):
+    # the mean of two independently initialised networks is no trained network (neurons in different orders)
+    paths, _ = _ckpts(tmp_path, seeds=(0, 1))
+    with pytest.raises(ValueError, match=r"different training seeds .*0.*1.*allow_different_runs=True"):
+        average_checkpoints(paths)
+    same, _ = _ckpts(tmp_path, "8m", seeds=(5,))
+    ck = torch.load(same[0], weights_only=True)
+    ck["global_step"] = 1  # a later save of the same run
+    later = tmp_path / "later.pt"
+    torch.save(ck, later)
+    assert average_checkpoints([same[0], str(later)])["averaged_from"] == [same[0], str(later)]
+    for record in ("bc", "rl"):  # full-game checkpoints record the seed under bc.args / rl.args
+        a, b = ({"format": "f", "config": {}, record: {"args": {"seed": s}}, "model": {"w": torch.ones(1)}} for s in (1, 2))
+        pa, pb = tmp_path / f"{record}_a.pt", tmp_path / f"{record}_b.pt"
+        torch.save(a, pa), torch.save(b, pb)
+        with pytest.raises(ValueError, match="different training seeds"):
+            average_checkpoints([str(pa), str(pb)])
+    monkeypatch.setattr("sys.argv", ["bc_select.py", "average", *paths, "--out", str(tmp_path / "x.pt")])
+    with pytest.raises(SystemExit, match="average: .*different training seeds"):
+        load_algo("bc_select").main()
+    assert not (tmp_path / "x.pt").exists()
 
 
 def test_averaging_refuses_a_file_twice_and_overwriting_an_input(tmp_path):
@@ -827,7 +850,7 @@ def test_bc_select_records_evaluates_and_averages_checkpoints(tmp_path):
         and "sampled actions" in header
     )
     assert "greedy (argmax) actions" in run("eval", paths[0], "--episodes", "1", "--num-envs", "1", "--greedy").splitlines()[0]
-    run("average", *paths, "--out", str(tmp_path / "avg.pt"))
+    run("average", *paths, "--out", str(tmp_path / "avg.pt"), "--allow-different-runs")
     assert torch.load(tmp_path / "avg.pt", weights_only=True)["averaged_from"] == paths
 
 

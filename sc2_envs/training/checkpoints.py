@@ -299,9 +299,14 @@ def trainer_text(algorithm: str | None, seed: int | None) -> str:
 
 
 def _recorded_seed(ckpt: dict) -> int | None:
-    """The ``--seed`` of the run that wrote a checkpoint dict (``args["seed"]``), None if not recorded."""
-    seed = (ckpt.get("args") or {}).get("seed")
-    return int(seed) if isinstance(seed, int) and not isinstance(seed, bool) else None
+    """The ``--seed`` of the run that wrote a checkpoint dict, None if not recorded: ``args["seed"]`` (SMAC
+    checkpoints), ``bc["args"]["seed"]`` (behaviour cloning) or ``rl["args"]["seed"]`` (full-game RL)."""
+    for record in (ckpt, ckpt.get("bc"), ckpt.get("rl")):
+        args = record.get("args") if isinstance(record, dict) else None
+        seed = args.get("seed") if isinstance(args, dict) else None
+        if isinstance(seed, int) and not isinstance(seed, bool):
+            return int(seed)
+    return None
 
 
 def ancestry_text(chain: list[dict]) -> str:
@@ -529,7 +534,7 @@ def _weights_part(ckpt: dict) -> list[str]:
     return [k for k in ("actors", "critic", "model") if k in ckpt]
 
 
-def average_checkpoints(paths: list[str], out: str | None = None) -> dict:
+def average_checkpoints(paths: list[str], out: str | None = None, allow_different_runs: bool = False) -> dict:
     """Element-wise mean of the floating-point tensors of checkpoints of one run.
 
     Args:
@@ -537,13 +542,18 @@ def average_checkpoints(paths: list[str], out: str | None = None) -> dict:
             checkpoints or ``models.alphastar`` checkpoints).
         out: write the averaged checkpoint here (None: only return it). It keeps the first file's
             metadata and records ``averaged_from``.
+        allow_different_runs: also average files whose recorded training seeds differ. Runs from
+            different random starts order their hidden neurons differently, so the mean of their weights
+            is no trained network; the exception is a "model soup", fine-tunes of one start
+            (Wortsman et al., ICML 2022).
 
     Returns:
         the averaged checkpoint dict.
 
     Raises:
         ValueError: fewer than two paths, a file given twice (it would weigh double), ``out`` naming
-            one of the inputs (it would be overwritten), different formats or configs, different tensor
+            one of the inputs (it would be overwritten), different formats or configs, different recorded
+            training seeds without ``allow_different_runs``, different tensor
             names or shapes, or a non-float tensor (e.g. a counter buffer) that differs between the files.
     """
     if len(paths) < 2:
@@ -562,6 +572,13 @@ def average_checkpoints(paths: list[str], out: str | None = None) -> dict:
         if c.get("config") != first.get("config"):
             diff = sorted(k for k in set(c["config"]) | set(first["config"]) if c["config"].get(k) != first["config"].get(k))
             raise ValueError(f"{p} and {paths[0]} have different configs (keys {diff}); average only checkpoints of one run")
+    seeds = {p: _recorded_seed(c) for p, c in zip(paths, ckpts, strict=True)}
+    if not allow_different_runs and len({s for s in seeds.values() if s is not None}) > 1:
+        raise ValueError(
+            f"average_checkpoints: the files come from runs of different training seeds {seeds}; the mean of "
+            "weights from different random starts is no trained network. Average checkpoints of one run, or pass "
+            "allow_different_runs=True (bc_select.py average --allow-different-runs) for fine-tunes of one start"
+        )
     parts = _weights_part(first)
     if not parts:
         raise ValueError(f"{paths[0]} holds no state dict (expected 'actors'/'critic' or 'model')")
