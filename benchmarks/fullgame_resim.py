@@ -18,7 +18,7 @@ The bot's side is the engine's own bot (seeded), not the replay's AI timeline: t
 player 1 only, and before contact the AI does not touch it.
 
 Last line: ``SUMMARY replays=N collection_rate_median_abs_rel_err=X collection_rate_p90_abs_rel_err=Y
-food_exact=F workers_exact=W structure_init_within_160_loops=S`` (issue 47's targets: X <= 0.05,
+food_exact=F workers_exact=W structure_init_within_160_loops=S`` (the engine's fidelity targets: X <= 0.05,
 Y <= 0.10, F and W >= 0.95, S >= 0.95) plus ``structure_done_exact=D`` and the collection-rate
 median / p90 of the replays a human played and of those an agent played (``played_by_agent``).
 

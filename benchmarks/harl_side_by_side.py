@@ -52,7 +52,8 @@ import tyro
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import learning_curves as lc  # noqa: E402 -- the sibling benchmark, not a package
 
-from sc2_envs import runs  # noqa: E402
+from sc2_envs.training.cli import cli_error, flowing_help, nonfinite_flag  # noqa: E402
+from sc2_envs.training.run import make_run_dir, write_run_meta  # noqa: E402
 
 REPO = lc.REPO
 LAUNCHER = os.path.join(REPO, "sc2_envs", "adapters", "harl_smac.py")
@@ -188,7 +189,7 @@ def check_args(args: Args) -> None:
             supervision settings :func:`learning_curves.check_supervision_args` rejects.
     """
     harl_root(args)
-    nonfinite = runs.nonfinite_flag(args)
+    nonfinite = nonfinite_flag(args)
     if nonfinite:
         raise ValueError(nonfinite)
     import sc2_envs
@@ -430,8 +431,8 @@ def main(args: Args) -> dict:
         if not args.ours:
             lc.print_plan(oa, lc.plan(oa, our_threads, our_budget))
         return {"jobs": jobs}
-    out = str(runs.make_run_dir(os.path.abspath(args.out_dir), f"harl_side_by_side__{int(time.time())}"))
-    runs.write_run_meta(out, args, script=os.path.basename(__file__))
+    out = str(make_run_dir(os.path.abspath(args.out_dir), f"harl_side_by_side__{int(time.time())}"))
+    write_run_meta(out, args, script=os.path.basename(__file__))
     os.makedirs(os.path.join(out, "logs"))
     print(f"output folder: {out}", flush=True)
     failed = []
@@ -480,9 +481,9 @@ def main(args: Args) -> dict:
 
 
 if __name__ == "__main__":
-    cli_args = tyro.cli(runs.flowing_help(Args))
+    cli_args = tyro.cli(flowing_help(Args))
     try:
         check_args(cli_args)
     except ValueError as e:
-        runs.cli_error(str(e))
+        cli_error(str(e))
     sys.exit(1 if main(cli_args).get("failed") else 0)

@@ -64,8 +64,9 @@ from pathlib import Path
 
 import tyro
 
-from sc2_envs import runs
 from sc2_envs.stats import wilson_interval
+from sc2_envs.training.cli import check_out_dir, cli_error, flag_clashes, flowing_help, nonfinite_flag, split_flags
+from sc2_envs.training.run import GracefulStop, make_run_dir, write_run_meta
 from sc2_envs.vector.supervision import describe_exit, dump_stack, kill_process_group, log_tail
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -219,15 +220,13 @@ HARNESS_FLAGS = (
 
 
 def extra_tokens(args: Args) -> list[str]:
-    """``--extra`` split as a shell would (``runs.split_flags``; ValueError on unbalanced quotes)."""
-    return runs.split_flags(args.extra, "--extra")
+    """``--extra`` split as a shell would (``split_flags``; ValueError on unbalanced quotes)."""
+    return split_flags(args.extra, "--extra")
 
 
 def extra_conflicts(args: Args) -> list[str]:
     """The flags of ``--extra`` that :func:`train_args` already sets (see :data:`HARNESS_FLAGS`)."""
-    return runs.flag_clashes(
-        args.extra, set(HARNESS_FLAGS) | ({"--time-budget-s"} if args.time_budget_s > 0 else set()), "--extra"
-    )
+    return flag_clashes(args.extra, set(HARNESS_FLAGS) | ({"--time-budget-s"} if args.time_budget_s > 0 else set()), "--extra")
 
 
 AUTO = "auto"
@@ -450,7 +449,7 @@ def supervise(
     start = time.time() if start is None else start
     pending, queued, running, done = list(jobs), [], [], []
     last_status = start
-    stop = runs.GracefulStop().install()  # SIGINT / SIGTERM: each run checkpoints and stops; results are still collected
+    stop = GracefulStop().install()  # SIGINT / SIGTERM: each run checkpoints and stops; results are still collected
     forwarded = False
     try:
         while pending or queued or running:
@@ -710,7 +709,7 @@ def check_args(args: Args) -> None:
             ``--final-episodes`` or ``--eval-max-envs`` below 1, timeouts that are not positive /
             a heartbeat timeout not above the heartbeat interval, or an ``--extra`` that repeats a flag
             the harness sets (:func:`extra_conflicts`), or an ``--out-dir`` that is (inside) a file or
-            not writable (``runs.check_out_dir``).
+            not writable (``check_out_dir``).
     """
     for a in args.algos:
         if a not in ALGOS:
@@ -727,7 +726,7 @@ def check_args(args: Args) -> None:
             f"--final-episodes {args.final_episodes} / --eval-max-envs {args.eval_max_envs}: expected integers >= 1"
         )
     check_supervision_args(args)
-    nonfinite = runs.nonfinite_flag(args)
+    nonfinite = nonfinite_flag(args)
     if nonfinite:  # NaN passes no comparison, so it would slip through the ranges below
         raise ValueError(nonfinite)
     for flag, values in (("--algos", args.algos), ("--actors", args.actors), ("--maps", args.maps), ("--seeds", args.seeds)):
@@ -745,7 +744,7 @@ def check_args(args: Args) -> None:
         )
     if not 0.0 < args.target <= 1.0:
         raise ValueError(f"--target {args.target}: expected a win rate in (0, 1]")
-    runs.check_out_dir(args.out_dir)  # a file in the way: one line from the CLI, not a FileExistsError traceback
+    check_out_dir(args.out_dir)  # a file in the way: one line from the CLI, not a FileExistsError traceback
     clash = extra_conflicts(args)
     if clash:  # e.g. --extra "--seed 7": every run would train seed 7 while the tables label it 1, 2, 3
         raise ValueError(
@@ -785,8 +784,8 @@ def main(args: Args) -> dict:
         jobs = plan(args, threads, run_budget)
         print_plan(args, jobs)
         return {"jobs": jobs}
-    out = str(runs.make_run_dir(os.path.abspath(args.out_dir), f"learning_curves__{int(time.time())}"))
-    runs.write_run_meta(out, args, script=os.path.basename(__file__))
+    out = str(make_run_dir(os.path.abspath(args.out_dir), f"learning_curves__{int(time.time())}"))
+    write_run_meta(out, args, script=os.path.basename(__file__))
     os.makedirs(os.path.join(out, "logs"))
     print(f"output folder: {out}")
     jobs = plan(args, threads, run_budget)
@@ -851,11 +850,11 @@ def main(args: Args) -> dict:
 
 
 if __name__ == "__main__":
-    cli_args = tyro.cli(runs.flowing_help(Args))
+    cli_args = tyro.cli(flowing_help(Args))
     try:
         check_args(cli_args)
     except ValueError as e:  # bad command line: one line, exit status 2, no folder made
-        runs.cli_error(str(e))
+        cli_error(str(e))
     result = main(cli_args)
     if result.get("failed"):
         sys.exit(1)

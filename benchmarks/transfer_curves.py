@@ -45,8 +45,10 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from sc2_envs import runs as run_utils  # noqa: E402
 from sc2_envs.stats import wilson_interval  # noqa: E402
+from sc2_envs.training.cli import check_out_dir, cli_error, flowing_help  # noqa: E402
+from sc2_envs.training.progress import plural  # noqa: E402
+from sc2_envs.training.run import make_run_dir, write_run_meta  # noqa: E402
 
 NOT_RECIPE = ("seed", "exp_name", "total_timesteps", "num_iterations", "time_budget_s", "torch_threads", "pass_rows")
 NOT_RECIPE += ("track", "cuda", "save_model", "resume", "wandb_project_name", "wandb_entity", "capture_video")
@@ -365,18 +367,18 @@ def plot(groups: dict[str, list[Run]], target: float, path: str) -> None:
 def check_args(args: Args) -> None:
     """Refuse bad settings with one line naming the flag, the value and what was expected."""
     if not args.runs:
-        run_utils.cli_error("--runs: expected at least one run folder")
+        cli_error("--runs: expected at least one run folder")
     if not (math.isfinite(args.target) and 0.0 <= args.target <= 1.0):
-        run_utils.cli_error(f"--target {args.target!r}: expected a win rate in [0, 1]")
+        cli_error(f"--target {args.target!r}: expected a win rate in [0, 1]")
     bad = [b for b in args.at if b < 1]
     if bad:
-        run_utils.cli_error(f"--at {' '.join(map(str, args.at))}: expected env step counts >= 1 (got {bad[0]})")
+        cli_error(f"--at {' '.join(map(str, args.at))}: expected env step counts >= 1 (got {bad[0]})")
     repeated = sorted({b for b in args.at if args.at.count(b) > 1})
     if repeated:
-        run_utils.cli_error(
+        cli_error(
             f"--at {' '.join(map(str, args.at))}: budget {repeated[0]} is given more than once; expected distinct env step counts"
         )
-    run_utils.check_out_dir(args.out_dir)
+    check_out_dir(args.out_dir)
 
 
 def main(args: Args) -> dict:
@@ -387,9 +389,9 @@ def main(args: Args) -> dict:
         budgets = sorted(set(args.at))
         rows = table_rows(groups, args.target, budgets)
     except ValueError as e:
-        run_utils.cli_error(str(e))
+        cli_error(str(e))
     print(
-        f"transfer_curves: {run_utils.plural(len(args.runs), 'run')}, {run_utils.plural(len(groups), 'recipe')} "
+        f"transfer_curves: {plural(len(args.runs), 'run')}, {plural(len(groups), 'recipe')} "
         + "; ".join(
             f"{label}: seeds {sorted(r.seed for r in g)}, zero-shot {g[0].zero_shot_maps}"
             + (" (fine-tunes: --init-from)" if any(r.init_from for r in g) else "")
@@ -398,8 +400,8 @@ def main(args: Args) -> dict:
         + f" | target {args.target:g} | budgets {budgets or 'none'} | out-dir {args.out_dir}",
         flush=True,
     )
-    out = run_utils.make_run_dir(args.out_dir, f"transfer_curves__{int(time.time())}")
-    run_utils.write_run_meta(out, args, script=os.path.basename(__file__))
+    out = make_run_dir(args.out_dir, f"transfer_curves__{int(time.time())}")
+    write_run_meta(out, args, script=os.path.basename(__file__))
     with open(out / "transfer_curves.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
@@ -414,4 +416,4 @@ def main(args: Args) -> dict:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(run_utils.flowing_help(Args)))
+    main(tyro.cli(flowing_help(Args)))

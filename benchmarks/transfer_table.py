@@ -785,10 +785,10 @@ def check_args(args: Args) -> None:
     Raises:
         ValueError: ``--matrix`` with ``--smacv2``; ``--episodes`` or ``--max-envs`` below 1; a negative
             ``--eval-seed``; a ``--device`` other than cpu / cuda; an ``--actors`` entry other than gnn / mlp;
-            an ``--out-dir`` or ``--checkpoint-dir`` that is (inside) a file (``runs.check_out_dir``); a
+            an ``--out-dir`` or ``--checkpoint-dir`` that is (inside) a file (``check_out_dir``); a
             ``--train-args`` that repeats a flag of :data:`TRAIN_FLAGS`; unknown map names (:func:`check_names`).
     """
-    from sc2_envs import runs
+    from sc2_envs.training.cli import check_out_dir, flag_clashes
 
     if args.matrix and args.smacv2:
         raise ValueError("--matrix and --smacv2: give one of them (the v1 transfer matrix or the SMACv2 table)")
@@ -803,15 +803,15 @@ def check_args(args: Args) -> None:
     bad = [a for a in args.actors if a not in ("gnn", "mlp")]
     if bad:
         raise ValueError(f"--actors: {bad}; expected gnn and/or mlp")
-    clash = runs.flag_clashes(args.train_args, TRAIN_FLAGS, "--train-args")
+    clash = flag_clashes(args.train_args, TRAIN_FLAGS, "--train-args")
     if clash:  # the last flag wins: e.g. --train-args '--actor mlp' would train an MLP saved as <map>_gnn.pt
         raise ValueError(
             f"--train-args {args.train_args!r} sets {', '.join(clash)}, which train_command sets on every run; "
             "use this script's own flags instead"
         )
-    runs.check_out_dir(args.out_dir)
+    check_out_dir(args.out_dir)
     if args.checkpoint_dir:
-        runs.check_out_dir(args.checkpoint_dir, "--checkpoint-dir")
+        check_out_dir(args.checkpoint_dir, "--checkpoint-dir")
     check_names(args)
 
 

@@ -1148,7 +1148,7 @@ def save_alphastar(path: str | os.PathLike, model: AlphaStarPolicy, extra: dict 
     Raises:
         OSError: the file cannot be written (``sc2_envs.training.checkpoints.write_atomic``).
     """
-    from sc2_envs.training.checkpoints import save_atomic  # models.agents imports it too; lazily: no cycle at import
+    from sc2_envs.training.checkpoints import save_atomic  # lazily: models never imports the training package at import time
 
     save_atomic(
         {

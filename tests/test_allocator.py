@@ -1,4 +1,4 @@
-"""``sc2_envs.allocator``: the training scripts' glibc tuning (freed memory kept, no page fault per pass)."""
+"""``sc2_envs.training.allocator``: the training scripts' glibc tuning (freed memory kept, no page fault per pass)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sc2_envs import allocator
+from sc2_envs.training import allocator
 
 REPO = Path(__file__).resolve().parents[1]
 GLIBC = platform.libc_ver()[0] == "glibc"
@@ -20,7 +20,7 @@ GLIBC = platform.libc_ver()[0] == "glibc"
 # page faults of the last 30 passes.
 LOOP = """
 import resource, torch
-from sc2_envs import allocator
+from sc2_envs.training import allocator
 line = allocator.keep_freed_memory()
 torch.manual_seed(0)
 net = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 64))
@@ -101,7 +101,7 @@ def test_training_script_refuses_a_bad_value_in_one_line(tmp_path):
 
 def test_turning_it_off_after_it_was_applied_says_it_still_holds():
     code = (
-        "import os\nfrom sc2_envs import allocator as a\nfirst = a.keep_freed_memory()\n"
+        "import os\nfrom sc2_envs.training import allocator as a\nfirst = a.keep_freed_memory()\n"
         "os.environ[a.ENV_VAR] = '0'\nprint(first)\nprint(a.keep_freed_memory())\n"
     )
     env = dict(os.environ, PYTHONPATH=str(REPO))

@@ -366,19 +366,17 @@ def test_computed_cleanrl_fields_cannot_be_set(capsys):
 
     from conftest import load_algo
 
-    from sc2_envs import runs
+    from sc2_envs.training.cli import given_fields, refuse_computed_flags
 
     mod = load_algo("happo_gnn")
     with pytest.raises(SystemExit):
-        runs.refuse_computed_flags(replace(mod.Args(), num_iterations=7), ("batch_size", "num_iterations"), "from --num-envs")
+        refuse_computed_flags(replace(mod.Args(), num_iterations=7), ("batch_size", "num_iterations"), "from --num-envs")
     assert "--num-iterations 7: this is computed at runtime (from --num-envs); do not set it" in capsys.readouterr().err
-    runs.refuse_computed_flags(mod.Args(), ("batch_size", "num_iterations"), "from --num-envs")  # unset: fine
+    refuse_computed_flags(mod.Args(), ("batch_size", "num_iterations"), "from --num-envs")  # unset: fine
     with pytest.raises(SystemExit):  # given on the command line, even as 0 (the unset value)
-        runs.refuse_computed_flags(
-            mod.Args(), ("batch_size",), "from --num-envs", runs.given_fields(mod.Args, ["--batch-size", "0"])
-        )
+        refuse_computed_flags(mod.Args(), ("batch_size",), "from --num-envs", given_fields(mod.Args, ["--batch-size", "0"]))
     assert "--batch-size 0: this is computed at runtime" in capsys.readouterr().err
-    runs.refuse_computed_flags(mod.Args(), ("batch_size",), "from --num-envs", runs.given_fields(mod.Args, ["--seed", "2"]))
+    refuse_computed_flags(mod.Args(), ("batch_size",), "from --num-envs", given_fields(mod.Args, ["--seed", "2"]))
 
 
 @pytest.mark.parametrize("script", ["happo_gnn.py", "hatrpo_gnn.py"])

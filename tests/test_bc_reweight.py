@@ -1,5 +1,5 @@
 """Tests of algos/bc_reweight.py and the library parts it uses (models.common.masked_ce,
-models.alphastar.alphastar_losses, models.average_checkpoints, sc2_envs.evaluation): weight formula,
+models.alphastar.alphastar_losses, models.average_checkpoints, sc2_envs.training.evaluation): weight formula,
 masked CE, averaging, behaviour evaluator, short runs."""
 
 import dataclasses
@@ -18,8 +18,8 @@ import sc2_envs
 from models import average_checkpoints, build_models, load_checkpoint, save_checkpoint
 from models.alphastar import alphastar_losses
 from models.common import MASKED_LOGIT, masked_ce
-from sc2_envs.demos import SamplingConfig, heuristic_demonstrator, record_demos
-from sc2_envs.evaluation import behaviour_key, evaluate
+from sc2_envs.training.demos import SamplingConfig, heuristic_demonstrator, record_demos
+from sc2_envs.training.evaluation import behaviour_key, evaluate
 
 bc = load_algo("bc_reweight")
 

@@ -1,4 +1,4 @@
-"""Tests of sc2_envs.demos: recorder shapes, label model (stride, repeats), damage bookkeeping, loading."""
+"""Tests of sc2_envs.training.demos: recorder shapes, label model (stride, repeats), damage bookkeeping, loading."""
 
 import json
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import sc2_envs
-from sc2_envs.demos import (
+from sc2_envs.training.demos import (
     ARRAY_KEYS,
     SamplingConfig,
     heuristic_demonstrator,
@@ -125,7 +125,7 @@ def test_shards_and_describe_list_every_file(tmp_path):
 
 def test_a_checkpoint_can_be_the_demonstrator(tmp_path):
     from models import build_models, load_checkpoint, save_checkpoint
-    from sc2_envs.demos import policy_demonstrator
+    from sc2_envs.training.demos import policy_demonstrator
 
     env = sc2_envs.make_batched("3m", num_envs=2, seed=0)
     info = env.get_env_info()
@@ -137,7 +137,7 @@ def test_a_checkpoint_can_be_the_demonstrator(tmp_path):
 
 
 def test_command_line_prints_its_configuration_first(tmp_path, capsys):
-    from sc2_envs.demos import main
+    from sc2_envs.training.demos import main
 
     assert main(["--map", "3m", "--episodes", "2", "--num-envs", "2", "--out", str(tmp_path / "d"), "--stride", "2"]) == 0
     first = capsys.readouterr().out.splitlines()[0]

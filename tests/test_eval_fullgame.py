@@ -227,7 +227,7 @@ def test_bc_select_ranks_and_averages_full_game_checkpoints(tmp_path):
     r = sel.evaluate_fullgame_checkpoint(a, episodes=2, num_envs=2, seed=0, game_steps_per_episode=80)
     assert (r["episodes"], r["wins"], r["win_ci"][0]) == (2, 0, 0.0) and 0 <= r["idle_share"] <= 1
     assert r["mean_length"] == 10 and r["fullgame"]["ties"] == 2
-    from sc2_envs.evaluation import behaviour_key, format_result
+    from sc2_envs.training.evaluation import behaviour_key, format_result
 
     assert behaviour_key(r) == (0.0, -r["idle_share"], r["damage_per_episode"]) and format_result("a", r).startswith("a: win")
     from models import average_checkpoints

@@ -1,12 +1,12 @@
-"""Tests of sc2_envs/evaluation.py: one quota rule, exact episode counts, determinism, behaviour measures."""
+"""Tests of sc2_envs/training/evaluation.py: one quota rule, exact episode counts, determinism, behaviour measures."""
 
 import pytest
 import torch
 
 import sc2_envs
 from models import build_models
-from sc2_envs.evaluation import behaviour_key, episode_quota, evaluate, format_result
 from sc2_envs.stats import wilson_interval
+from sc2_envs.training.evaluation import behaviour_key, episode_quota, evaluate, format_result
 
 
 class _ScriptedEnv:

@@ -653,9 +653,9 @@ def test_first_screen_class_text_does_not_read_smacv2_classes_as_agent_counts():
 @pytest.mark.parametrize("script", ["happo_gnn.py", "hatrpo_gnn.py"])
 def test_zero_shot_eval_maps_are_logged_and_equal_an_evaluation_of_the_checkpoint(tmp_path, script):
     """--eval-maps: printed first, one eval.csv column and TensorBoard tag per map, not in the all-map
-    figure; the figures are those of the saved actors on that map with runs.zero_shot_eval_seed."""
-    from sc2_envs.evaluation import evaluate
-    from sc2_envs.runs import zero_shot_eval_seed
+    figure; the figures are those of the saved actors on that map with sc2_envs.training.run.zero_shot_eval_seed."""
+    from sc2_envs.training.evaluation import evaluate
+    from sc2_envs.training.run import zero_shot_eval_seed
 
     exp = script[: -len(".py")]
     flags = ["--map", "3m", "--seed", "2", "--num-envs", "4", "--num-steps", "4", "--hidden", "16"]

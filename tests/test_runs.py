@@ -19,8 +19,29 @@ import torch
 import tyro
 
 import sc2_envs
-from sc2_envs import runs
 from sc2_envs.training import progress
+from sc2_envs.training.cli import cli_error, flowing_help, given_fields, resume_args
+from sc2_envs.training.progress import (
+    EnvShares,
+    Progress,
+    env_share_note,
+    format_progress,
+    plural,
+    resume_hint,
+    wall_time_note,
+)
+from sc2_envs.training.run import (
+    GracefulStop,
+    load_resume,
+    make_run_dir,
+    note_resume,
+    rng_state,
+    save_resume,
+    set_rng_state,
+    start_lines,
+    truncate_csv,
+    write_run_meta,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -30,12 +51,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_run_folders_are_never_shared(tmp_path):
     with ThreadPoolExecutor(8) as pool:
-        dirs = list(pool.map(lambda _: runs.make_run_dir(tmp_path / "runs", "3m__happo_gnn__1__100"), range(16)))
+        dirs = list(pool.map(lambda _: make_run_dir(tmp_path / "runs", "3m__happo_gnn__1__100"), range(16)))
     assert len({d.name for d in dirs}) == 16
     assert sorted(d.name for d in dirs)[:2] == ["3m__happo_gnn__1__100", "3m__happo_gnn__1__100-10"]
     assert all(d.is_dir() and not any(d.iterdir()) for d in dirs)
     with pytest.raises(ValueError, match="without path separators"):
-        runs.make_run_dir(tmp_path, "a/b")
+        make_run_dir(tmp_path, "a/b")
 
 
 def test_run_meta_records_config_commit_and_versions(tmp_path):
@@ -47,21 +68,21 @@ def test_run_meta_records_config_commit_and_versions(tmp_path):
         maps: tuple = ("3m",)
         lr: float = float("nan")
 
-    runs.write_run_meta(tmp_path, Args(), run_name="x")
+    write_run_meta(tmp_path, Args(), run_name="x")
     meta = json.loads((tmp_path / "run_meta.json").read_text())
     assert meta["config"] == {"seed": 3, "maps": ["3m"], "lr": "nan"} and meta["run_name"] == "x"
     assert set(meta["packages"]) == {"torch", "numpy", "gymnasium", "pettingzoo", "sc2-envs"}
     assert meta["packages"]["torch"] == torch.__version__.split("+")[0] or meta["packages"]["torch"] == torch.__version__
     commit = meta["git_commit"]
     assert commit == "unknown" or len(commit.split("+")[0]) == 40
-    runs.note_resume(tmp_path, from_global_step=64)
+    note_resume(tmp_path, from_global_step=64)
     meta = json.loads((tmp_path / "run_meta.json").read_text())
     assert [r["from_global_step"] for r in meta["resumes"]] == [64]
 
 
 def test_cli_error_is_one_line_and_exit_status_2(capsys):
     with pytest.raises(SystemExit) as e:
-        runs.cli_error("--episodes 0: expected\n an integer >= 1", prog="eval_transfer.py")
+        cli_error("--episodes 0: expected\n an integer >= 1", prog="eval_transfer.py")
     assert e.value.code == 2
     assert capsys.readouterr().err == "eval_transfer.py: error: --episodes 0: expected an integer >= 1\n"
 
@@ -70,13 +91,13 @@ def test_cli_error_is_one_line_and_exit_status_2(capsys):
 
 
 def test_progress_shows_no_return_before_an_episode_has_finished():
-    assert runs.format_progress(None, float("nan"), 12) == "win=nan sps=12"
-    assert runs.format_progress(1.234, 0.5, 12) == "ret=1.23 win=0.50 sps=12"
+    assert format_progress(None, float("nan"), 12) == "win=nan sps=12"
+    assert format_progress(1.234, 0.5, 12) == "ret=1.23 win=0.50 sps=12"
 
 
 def test_progress_without_a_terminal_prints_one_line_per_iteration():
     out = io.StringIO()
-    p = runs.Progress(3, 32, tty=False, stream=out)
+    p = Progress(3, 32, tty=False, stream=out)
     p.update(1, 32, None, float("nan"), 10)
     p.update(2, 64, 2.5, 0.25, 11)
     p.update(3, 96, None, 0.25, 12)  # no episode finished in iteration 3: the last known return stays
@@ -88,14 +109,14 @@ def test_progress_without_a_terminal_prints_one_line_per_iteration():
     assert lines[2].startswith("iteration 3/3 step 96 ret=2.50 win=0.25 sps=12")
     # a resumed run's lines give the whole run's time, the clock its sps divides by
     out = io.StringIO()
-    runs.Progress(4, 32, start_iteration=2, tty=False, stream=out, elapsed_before=3600.0).update(3, 96, None, 0.5, 1)
+    Progress(4, 32, start_iteration=2, tty=False, stream=out, elapsed_before=3600.0).update(3, 96, None, 0.5, 1)
     assert out.getvalue().strip().endswith("(3600 s)"), out.getvalue()
 
 
 def test_a_resumed_bar_shows_the_whole_runs_sps_and_not_tqdms_rate_of_this_process():
     fresh, resumed = io.StringIO(), io.StringIO()
     for stream, start in ((fresh, 0), (resumed, 2)):
-        p = runs.Progress(4, 32, start_iteration=start, tty=True, stream=stream)
+        p = Progress(4, 32, start_iteration=start, tty=True, stream=stream)
         p.update(start + 1, (start + 1) * 32, 1.0, 0.5, 7)
         p.close()
     assert "step/s" in fresh.getvalue() and "sps=7" in fresh.getvalue()
@@ -108,7 +129,7 @@ def test_a_resumed_bar_shows_the_whole_runs_sps_and_not_tqdms_rate_of_this_proce
 def test_first_signal_requests_a_stop_and_the_second_aborts():
     err = io.StringIO()
     previous = signal.getsignal(signal.SIGTERM)
-    with runs.GracefulStop(stream=err) as stop:
+    with GracefulStop(stream=err) as stop:
         assert not stop.requested
         os.kill(os.getpid(), signal.SIGTERM)
         assert stop.requested and stop.reason == "SIGTERM"
@@ -124,38 +145,38 @@ def test_first_signal_requests_a_stop_and_the_second_aborts():
 
 def test_rng_state_round_trips_through_a_weights_only_file(tmp_path):
     random.seed(1), np.random.seed(2), torch.manual_seed(3)
-    runs.save_resume(tmp_path / "resume.pt", {"rng": runs.rng_state()})
+    save_resume(tmp_path / "resume.pt", {"rng": rng_state()})
     expected = (random.random(), np.random.rand(), torch.rand(3))
-    state, folder = runs.load_resume(tmp_path)
+    state, folder = load_resume(tmp_path)
     assert folder == tmp_path
-    runs.set_rng_state(state["rng"])
+    set_rng_state(state["rng"])
     got = (random.random(), np.random.rand(), torch.rand(3))
     assert got[0] == expected[0] and got[1] == expected[1] and torch.equal(got[2], expected[2])
 
 
 def test_load_resume_errors_name_the_path_and_what_was_expected(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        runs.load_resume(tmp_path / "nope")
+        load_resume(tmp_path / "nope")
     with pytest.raises(FileNotFoundError, match="no resume.pt in that folder"):
-        runs.load_resume(tmp_path)
+        load_resume(tmp_path)
     torch.save({"format": "other"}, tmp_path / "resume.pt")
     with pytest.raises(ValueError, match="format 'other'; expected a 'sc2_envs.resume/2' file"):
-        runs.load_resume(tmp_path)
+        load_resume(tmp_path)
     (tmp_path / "resume.pt").write_bytes(b"garbage")
     with pytest.raises(ValueError, match="not readable as a torch file"):
-        runs.load_resume(tmp_path / "resume.pt")
+        load_resume(tmp_path / "resume.pt")
 
 
 def test_load_resume_refuses_another_scripts_run(tmp_path):
     # found in a review: hatrpo_gnn.py --resume <a happo_gnn run> went on silently with TRPO updates in the
     # happo run's folder, and happo_gnn.py --resume <a hatrpo_gnn run> ended in KeyError after noting the resume
-    runs.save_resume(tmp_path / "resume.pt", {"args": {}})
-    runs.write_run_meta(tmp_path, {"seed": 1}, script="happo_gnn.py")
-    assert runs.load_resume(tmp_path, script="happo_gnn.py")[1] == tmp_path
+    save_resume(tmp_path / "resume.pt", {"args": {}})
+    write_run_meta(tmp_path, {"seed": 1}, script="happo_gnn.py")
+    assert load_resume(tmp_path, script="happo_gnn.py")[1] == tmp_path
     with pytest.raises(ValueError, match=r"a run of happo_gnn.py \(its run_meta.json\); expected a run of hatrpo_gnn.py"):
-        runs.load_resume(tmp_path / "resume.pt", script="hatrpo_gnn.py")
+        load_resume(tmp_path / "resume.pt", script="hatrpo_gnn.py")
     (tmp_path / "run_meta.json").unlink()  # no record: not checked
-    assert runs.load_resume(tmp_path, script="hatrpo_gnn.py")[1] == tmp_path
+    assert load_resume(tmp_path, script="hatrpo_gnn.py")[1] == tmp_path
 
 
 def test_resume_args_keep_the_saved_config_except_changeable_flags():
@@ -169,11 +190,11 @@ def test_resume_args_keep_the_saved_config_except_changeable_flags():
         resume: str = ""
 
     saved = asdict(Args(seed=5, lr=0.2))
-    got = runs.resume_args(saved, Args(total_timesteps=300, resume="x"), Args(), ("total_timesteps",))
+    got = resume_args(saved, Args(total_timesteps=300, resume="x"), Args(), ("total_timesteps",))
     assert (got.seed, got.total_timesteps, got.lr) == (5, 300, 0.2)
-    assert runs.resume_args(saved, Args(lr=0.2), Args(), ()).lr == 0.2  # repeating the saved value is fine
+    assert resume_args(saved, Args(lr=0.2), Args(), ()).lr == 0.2  # repeating the saved value is fine
     with pytest.raises(ValueError, match=r"--lr 0.3: the resumed run has 0.2 .* only --total-timesteps may change"):
-        runs.resume_args(saved, Args(lr=0.3), Args(), ("total_timesteps",))
+        resume_args(saved, Args(lr=0.3), Args(), ("total_timesteps",))
 
 
 def test_given_fields_are_the_flags_on_the_command_line_whatever_their_value():
@@ -202,7 +223,7 @@ def test_given_fields_are_the_flags_on_the_command_line_whatever_their_value():
     ]
     for argv, expected in cases:
         tyro.cli(Args, args=argv)  # tyro accepts each spelling
-        assert runs.given_fields(Args, argv) == expected, argv
+        assert given_fields(Args, argv) == expected, argv
 
 
 def test_resume_args_apply_or_check_every_given_flag_even_at_its_default():
@@ -222,49 +243,49 @@ def test_resume_args_apply_or_check_every_given_flag_even_at_its_default():
     saved = asdict(Args(seed=5, total_timesteps=32, torch_threads=1, map=("3m",)))
     saved["map"] = list(saved["map"])
     change = ("total_timesteps", "torch_threads")
-    got = runs.resume_args(saved, Args(resume="x"), Args(), change, {"resume", "total_timesteps", "torch_threads"})
+    got = resume_args(saved, Args(resume="x"), Args(), change, {"resume", "total_timesteps", "torch_threads"})
     assert (got.total_timesteps, got.torch_threads, got.seed, list(got.map)) == (100, 0, 5, ["3m"])
-    got = runs.resume_args(saved, Args(resume="x"), Args(), change, {"resume"})  # nothing given: the saved run
+    got = resume_args(saved, Args(resume="x"), Args(), change, {"resume"})  # nothing given: the saved run
     assert (got.total_timesteps, got.torch_threads) == (32, 1)
     with pytest.raises(ValueError, match=r"--seed 1: the resumed run has 5 .* only --total-timesteps, --torch-threads"):
-        runs.resume_args(saved, Args(), Args(), change, {"seed"})
+        resume_args(saved, Args(), Args(), change, {"seed"})
     with pytest.raises(ValueError, match=r"--map 2s3z: the resumed run has \['3m'\]"):
-        runs.resume_args(saved, Args(), Args(), change, {"map"})
-    assert runs.resume_args(saved, Args(seed=5, map=("3m",)), Args(), change, {"seed", "map"}).seed == 5  # the run's values
+        resume_args(saved, Args(), Args(), change, {"map"})
+    assert resume_args(saved, Args(seed=5, map=("3m",)), Args(), change, {"seed", "map"}).seed == 5  # the run's values
 
 
 def test_end_of_run_wording():
-    assert (runs.plural(1, "iteration"), runs.plural(2, "iteration"), runs.plural(1000, "epoch")) == (
+    assert (plural(1, "iteration"), plural(2, "iteration"), plural(1000, "epoch")) == (
         "1 iteration",
         "2 iterations",
         "1,000 epochs",
     )
-    assert runs.resume_hint("runs/x", False, 64) == "continue with --resume runs/x"
-    assert runs.resume_hint("runs/x", True, 2048) == "to train longer: --resume runs/x --total-timesteps N (N > 2,048)"
+    assert resume_hint("runs/x", False, 64) == "continue with --resume runs/x"
+    assert resume_hint("runs/x", True, 2048) == "to train longer: --resume runs/x --total-timesteps N (N > 2,048)"
     # the first iteration of a process (kernel compile) is left out of the mean, or labelled when alone
     assert (
-        runs.env_share_note(0.5, 2, 0.9)
+        env_share_note(0.5, 2, 0.9)
         == ", env 25% of the iteration time (the first iteration and any with a one-time kernel compile or cache load, "
         "or during a background compile, excluded)"
     )
     assert (
-        runs.env_share_note(0.0, 0, 0.9)
+        env_share_note(0.0, 0, 0.9)
         == ", env 90% of the iteration time (this process ran one iteration, including the one-time kernel compile or cache load)"
     )
-    assert runs.env_share_note(0.0, 0, None) == ""
-    assert runs.env_share_note(0.0, 0, 0.4, 2) == (
+    assert env_share_note(0.0, 0, None) == ""
+    assert env_share_note(0.0, 0, 0.4, 2) == (
         ", env 40% of the last iteration's time (each of this process's 2 iterations included a one-time kernel "
         "compile or cache load, or ran during a background compile on the torch path)"
     )
     # a resumed run's wall time (what its SPS divides by) counts earlier processes: said so, with this one's
-    assert runs.wall_time_note(14.2, 14.2, False) == "14 s"
-    assert runs.wall_time_note(14.2, 4.6, True) == "14 s (whole run; 5 s in this process)"
+    assert wall_time_note(14.2, 14.2, False) == "14 s"
+    assert wall_time_note(14.2, 4.6, True) == "14 s (whole run; 5 s in this process)"
 
 
 def test_truncate_csv_drops_rows_after_the_resume_point(tmp_path):
     path = tmp_path / "eval.csv"
     path.write_text("global_step,win_rate\n32,0.1\n64,0.2\n96,0.3\n")
-    assert runs.truncate_csv(path, "global_step", 64) == 2
+    assert truncate_csv(path, "global_step", 64) == 2
     assert path.read_text().splitlines() == ["global_step,win_rate", "32,0.1", "64,0.2"]
 
 
@@ -592,7 +613,7 @@ def test_a3c_sigint_then_resume_continues_the_run(tmp_path):
 
 @pytest.fixture(scope="module")
 def demos_3m_small(tmp_path_factory):
-    from sc2_envs.demos import SamplingConfig, heuristic_demonstrator, record_demos
+    from sc2_envs.training.demos import SamplingConfig, heuristic_demonstrator, record_demos
 
     out = tmp_path_factory.mktemp("demos") / "3m_k2"
     env = sc2_envs.make_batched("3m", num_envs=4, seed=0)
@@ -609,7 +630,7 @@ def test_bc_stop_after_an_epoch_then_resume_equals_an_uninterrupted_run(demos_3m
     bc = load_algo("bc_reweight")
     common = dict(data=str(demos_3m_small), epochs=3, batch_size=32, reweight_power=1.0, hidden=16, select_by="val-acc")
     ref = bc.main(bc.Args(**common, run_dir=str(tmp_path / "ref")))
-    stop = runs.GracefulStop()
+    stop = GracefulStop()
     stop.request("test")
     part = bc.main(bc.Args(**common, run_dir=str(tmp_path / "cut")), stop=stop)
     assert part["stopped_after_epoch"] == 1 and not (tmp_path / "cut" / "best.pt").exists()
@@ -644,8 +665,8 @@ def test_flowing_help_joins_a_field_docstrings_lines_and_leaves_parsing_alone(ca
 
     Args = load_algo("happo_gnn").Args
     parsed_before = tyro.cli(Args, args=["--map", "3m", "8m", "--ally-dropout", "0", "0.5"])
-    runs.flowing_help(Args)
-    assert runs.flowing_help(Args) is Args  # a second call changes nothing
+    flowing_help(Args)
+    assert flowing_help(Args) is Args  # a second call changes nothing
     parsed_after = tyro.cli(Args, args=["--map", "3m", "8m", "--ally-dropout", "0", "0.5"])
     assert parsed_after == parsed_before and parsed_after.ally_dropout == (0.0, 0.5)
     assert tyro.cli(Args, args=[]) == Args()
@@ -673,7 +694,7 @@ def test_flowing_help_flows_inherited_fields_too(capsys, monkeypatch):
     dataclass base (learning_curves.py's and harl_side_by_side.py's SupervisionArgs) kept their breaks."""
     import tyro
 
-    assert runs.flowing_help(_HelpChild) is _HelpChild
+    assert flowing_help(_HelpChild) is _HelpChild
     assert tyro.cli(_HelpChild, args=["--shared", "3"]) == _HelpChild(shared=3, own=2)
     out = _help_text(_HelpChild, capsys, monkeypatch)
     assert "a base field whose docstring is wrapped at the source's width" in out
@@ -684,7 +705,7 @@ def test_a_run_folder_or_its_resume_state_given_as_a_checkpoint_names_the_checkp
     # found in a newcomer trial: --init-from <run folder> / <run>/resume.pt said what was wrong, not what to give
     from models import read_checkpoint
 
-    runs.save_resume(tmp_path / "resume.pt", {"args": {}})
+    save_resume(tmp_path / "resume.pt", {"args": {}})
     (tmp_path / "happo_gnn.pt").write_bytes(b"x")
     (tmp_path / "happo_gnn_best.pt").write_bytes(b"x")
     with pytest.raises(
@@ -724,12 +745,12 @@ def test_a_chain_of_fine_tunes_is_named_with_each_start_and_its_training(tmp_pat
     assert [e["path"] for e in c["lineage"]] == ["a.pt", "b.pt"]
     want = "b.pt (20,480 env steps on 3m), itself fine-tuned from a.pt (102,400 env steps on 3m+8m)"
     assert ancestry_text(ancestors(c)) == want
-    assert runs.start_lines(["3m"], [0.0], "c.pt", c) == [
+    assert start_lines(["3m"], [0.0], "c.pt", c) == [
         f"initial weights: c.pt (trained 10,240 env steps, itself fine-tuned from {want}, whose steps are not included; "
         "this run's env steps count from 0, with fresh optimisers)"
     ]
     # --resume: the run's saved record names the chain (found in a newcomer trial: only the nearest start was named)
-    assert runs.start_lines(["3m"], [0.0], "c.pt", None, lineage_after("c.pt", c)) == [
+    assert start_lines(["3m"], [0.0], "c.pt", None, lineage_after("c.pt", c)) == [
         f"initial weights: c.pt (trained 10,240 env steps, itself fine-tuned from {want}, whose steps are not included; "
         "the run's starting point; not reloaded on --resume)"
     ]
@@ -746,10 +767,10 @@ def test_a_chain_of_fine_tunes_is_named_with_each_start_and_its_training(tmp_pat
     c2 = {**c, "lineage": lineage_after("b.pt", b2)}
     who = "b.pt (20,480 env steps on 3m, hatrpo_gnn seed 7), itself fine-tuned from a.pt (102,400 env steps on 3m+8m, happo_gnn seed 1)"
     assert ancestry_text(ancestors(c2)) == who
-    assert runs.start_lines(["3m"], [0.0], "b.pt", b2)[0].startswith(
+    assert start_lines(["3m"], [0.0], "b.pt", b2)[0].startswith(
         "initial weights: b.pt (trained 20,480 env steps, hatrpo_gnn seed 7, itself fine-tuned from a.pt (102,400"
     )
-    assert runs.start_lines(["3m"], [0.0], "b.pt", None, lineage_after("b.pt", b2))[0].startswith(
+    assert start_lines(["3m"], [0.0], "b.pt", None, lineage_after("b.pt", b2))[0].startswith(
         "initial weights: b.pt (trained 20,480 env steps, hatrpo_gnn seed 7, itself"
     )
     # a checkpoint written before the chain was recorded: its nearest start only, amount unknown
@@ -762,10 +783,10 @@ def test_start_line_of_a_fine_tuned_starting_checkpoint_names_its_own_start():
     """A fine-tune's ``global_step`` counts its own env steps only: the start-up line says where it began."""
     plain = {"global_step": 409600, "args": {"init_from": ""}}
     tuned = {"global_step": 230400, "args": {"init_from": "checkpoints/transfer_budget/3s5z_seed1_gnn.pt"}}
-    assert runs.start_lines(["3s5z"], [0.0], "a.pt", plain) == [
+    assert start_lines(["3s5z"], [0.0], "a.pt", plain) == [
         "initial weights: a.pt (trained 409,600 env steps; this run's env steps count from 0, with fresh optimisers)"
     ]
-    assert runs.start_lines(["3s5z"], [0.0], "b.pt", tuned) == [
+    assert start_lines(["3s5z"], [0.0], "b.pt", tuned) == [
         "initial weights: b.pt (trained 230,400 env steps, itself fine-tuned from "
         "checkpoints/transfer_budget/3s5z_seed1_gnn.pt, whose steps are not included; this run's env steps count "
         "from 0, with fresh optimisers)"
@@ -776,16 +797,16 @@ def test_start_line_of_a_fine_tuned_starting_checkpoint_names_its_own_start():
         "args": {"init_from": "", "ally_dropout": [0.0, 0.9, 0.0]},
         "config": {"map_name": "2s3z", "train_maps": ["2s3z", "3s5z", "1c3s5z"]},
     }
-    assert runs.start_lines(["2s3z", "3s5z", "1c3s5z"], [0.0, 0.0, 0.0], "c.pt", dropped)[1] == (
+    assert start_lines(["2s3z", "3s5z", "1c3s5z"], [0.0, 0.0, 0.0], "c.pt", dropped)[1] == (
         "the starting checkpoint was trained with ally dropout 2s3z 0, 3s5z 0.9, 1c3s5z 0; this run: none"
     )
     one_map = {"global_step": 230400, "args": {"ally_dropout": [0.9]}, "config": {"map_name": "3s5z"}}
-    assert len(runs.start_lines(["2s3z", "3s5z"], [0.0, 0.9], "d.pt", one_map)) == 2  # 3s5z keeps its 0.9: no line
-    assert runs.start_lines(["2s3z", "3s5z"], [0.0, 0.5], "d.pt", one_map)[2] == (
+    assert len(start_lines(["2s3z", "3s5z"], [0.0, 0.9], "d.pt", one_map)) == 2  # 3s5z keeps its 0.9: no line
+    assert start_lines(["2s3z", "3s5z"], [0.0, 0.5], "d.pt", one_map)[2] == (
         "the starting checkpoint was trained with ally dropout 3s5z 0.9; this run: 2s3z 0, 3s5z 0.5"
     )
-    assert len(runs.start_lines(["2s3z", "3s5z", "1c3s5z"], [0.0, 0.9, 0.0], "c.pt", dropped)) == 2  # dropout + weights
-    assert runs.start_lines(["3s5z"], [0.5], "", None) == [
+    assert len(start_lines(["2s3z", "3s5z", "1c3s5z"], [0.0, 0.9, 0.0], "c.pt", dropped)) == 2  # dropout + weights
+    assert start_lines(["3s5z"], [0.5], "", None) == [
         "ally dropout (training episodes that start with one ally removed): 3s5z 0.5"
     ]
 
@@ -798,7 +819,7 @@ def test_a_behaviour_cloning_checkpoint_is_reported_in_epochs_not_env_steps():
     for old_or_new in (3, 0):  # global_step: the epoch (before the fix) or 0
         bc = {"global_step": old_or_new, "args": {"init_from": ""}, "bc": {"epoch": 3}}
         assert env_steps(bc) == 0
-        assert runs.start_lines(["3m"], [0.0], "bc.pt", bc) == [
+        assert start_lines(["3m"], [0.0], "bc.pt", bc) == [
             "initial weights: bc.pt (trained 3 epochs of behaviour cloning on replays, no env steps; this run's env "
             "steps count from 0, with fresh optimisers)"
         ]
@@ -822,7 +843,7 @@ class _HelpLiterals:
 def test_flowing_help_literals_and_empty_defaults(capsys, monkeypatch):
     """Found in review: every double-backtick pair became a single backtick, so ``a`b`` read `a`b` and a
     fence lost a backtick; and "(default: empty)" replaced tyro's "(repeatable)" of an append flag."""
-    runs.flowing_help(_HelpLiterals)
+    flowing_help(_HelpLiterals)
     assert tyro.cli(_HelpLiterals, args=["--appended", "x", "--appended", "y", "--odd"]) == _HelpLiterals(appended=["x", "y"])
     out = _help_text(_HelpLiterals, capsys, monkeypatch)
     assert "the script's `--pass-rows` and `a b` (default: empty)" in out
@@ -836,7 +857,7 @@ def test_env_shares_keep_apart_iterations_with_a_first_kernel_call():
     for the first time is now kept apart, as is the process's first."""
     from sc2_envs.sim.runtime import first_use
 
-    shares, shown = runs.EnvShares(), []
+    shares, shown = EnvShares(), []
     for share, first_kernel in ((0.12, None), (0.86, "test-only kernel a"), (0.02, None), (0.04, None)):
         shares.start()
         if first_kernel is not None:  # a kernel's first call (compile or cache load) in this iteration
@@ -854,7 +875,7 @@ def test_env_shares_keep_apart_iterations_played_during_a_background_compile(mon
     in the background (``sim.runtime.warmup``): those iterations' env shares are not the numba path's."""
     compiling = iter([False, False, True, True, True, False, False, False])  # start / add of each iteration
     monkeypatch.setattr(progress, "_background_compile", lambda: next(compiling))
-    shares = runs.EnvShares()
+    shares = EnvShares()
     shown = []
     for share in (0.02, 0.30, 0.25, 0.03):
         shares.start()
@@ -866,5 +887,5 @@ def test_env_shares_keep_apart_iterations_played_during_a_background_compile(mon
 
 def test_env_shares_add_without_start():
     """Found in review: ``add`` before any ``start`` raised AttributeError after the background-compile change."""
-    shares = runs.EnvShares()
+    shares = EnvShares()
     assert shares.add(0.5).startswith("50%") and shares.apart_n == 1

@@ -582,7 +582,7 @@ def test_capability_wrapper_last_action_is_the_applied_action_in_lenient_mode():
 
 
 def test_class_policy_routes_each_agent_by_its_current_type():
-    from models.agents import build_models
+    from models import build_models
 
     sim = make_batched("terran_5_vs_5", num_envs=8, seed=4)
     out = sim.reset()

@@ -92,7 +92,6 @@ from sc2_envs.sc2api.lite_game import (
 )
 from sc2_envs.sc2api.raw import OWNER_AGENTS, raw_units_from_sim, unit_type_ids
 from sc2_envs.sc2api.websocket import WebSocketClosed, accept_websocket
-from sc2_envs.units import LOOPS_PER_STEP
 
 __all__ = ["DEFAULT_BUILD", "GAME_VERSIONS", "SUPPORTED_REQUESTS", "SC2APIGame", "main", "serve"]
 
@@ -117,8 +116,6 @@ SUPPORTED_REQUESTS = (
 )
 LITE_ONLY_REQUESTS = ("query", "restart_game")
 """Requests served on ``Melee/Simple64.SC2Map`` (the lite engine) but not on the SMAC maps."""
-LOOPS_PER_ENV_STEP = LOOPS_PER_STEP
-"""Alias of ``sc2_envs.units.LOOPS_PER_STEP`` (8 game loops per env step), its one definition."""
 
 _STATUS = {"launched": 1, "init_game": 2, "in_game": 3, "ended": 5, "quit": 6}
 _ABILITY_STOP, _ABILITY_MOVE, _ABILITY_ATTACK, _ABILITY_HEAL = 4, 16, 23, 386

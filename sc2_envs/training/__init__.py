@@ -1,7 +1,7 @@
 """What the algorithm files share: the run harness, checkpoints and lineage, the one evaluation loop.
 
 * :mod:`sc2_envs.training.run`: the run folder, ``run_meta.json``, resume, signals, initial weights;
-  :class:`~sc2_envs.training.run.TrainingRun` puts them behind one object.
+  :class:`~sc2_envs.training.harness.TrainingRun` puts them behind one object.
 * :mod:`sc2_envs.training.checkpoints`: checkpoints that carry their configuration, and lineage.
 * :mod:`sc2_envs.training.evaluation`: greedy evaluation episodes of a policy.
 * :mod:`sc2_envs.training.envs`: the batched envs the HAPPO/HATRPO scripts step, and each map's seed.

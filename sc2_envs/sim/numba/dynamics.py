@@ -775,7 +775,7 @@ each, ``runtime.chunks``; ``runtime.schedule`` picks serial or threaded by measu
 in the calling thread. Waking a pool thread costs about 60-100 us on the 2-core machine (measured: a
 trivial ``run_chunks`` of 2 chunks, 65-106 us), so on an idle machine 2 threads ran the 2s3z step at
 0.63-0.66x the serial call at 32 envs, 0.89-1.07x at 64, 1.23-1.28x at 128 and 1.52-1.57x at 256
-(``benchmarks/kernel_schedule.py --busy 0`` at commit 355b372; docs/speed.md)."""
+(docs/speed.md, "Threads inside the numba step", which gives the one-off script's command)."""
 
 
 def tick_kernel_supported(table: UnitTable) -> str | None:

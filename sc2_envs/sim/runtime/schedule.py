@@ -6,7 +6,7 @@ the serial call from 128 envs up (``numba.dynamics.PARALLEL_MIN_ENVS``). When an
 of the threads waiting for a time slice of several milliseconds, and every call waits for it.
 Measured with one competing busy process on the 2-core machine when the threads were Numba's OpenMP
 ones (2s3z, env steps/s, threaded / serial): 0.07x at B=32, 0.10x at B=64, 0.56x at B=256, 0.93x at
-B=1024 (``benchmarks/kernel_schedule.py`` at commit 355b372; docs/speed.md). A fixed
+B=1024 (docs/speed.md, "Threads inside the numba step", which gives the one-off script's command). A fixed
 rule by batch size cannot know the load, and the 1-minute load average reacts in tens of seconds,
 so :class:`ScheduleChooser` measures instead: it times the calls of each kind (seconds per call,
 smoothed), makes the faster kind the default, and re-times the other one every ``probe_every``
