@@ -98,8 +98,8 @@ class Args:
     exp_name: str = ALGORITHM
     """the name of this experiment"""
     seed: int = 1
-    """seed of the experiment (actor `slot` of generation `g` draws from SeedSequence(seed, spawn_key=(ACTOR_SPAWN_KEY, slot, g)),
-    plus the session number after a resume; see `actor_seed`). Not reproducible: the actors are asynchronous, so two runs
+    """seed of the experiment (actor `slot` of generation `g` draws from SeedSequence(seed, spawn_key=(ACTOR_SPAWN_KEY, slot,
+    g)), plus the session number after a resume; see `actor_seed`). Not reproducible: the actors are asynchronous, so two runs
     with the same seed differ (which weights play each unroll and the order of unrolls depend on timing)"""
     torch_deterministic: bool = True
     """if toggled, sets `torch.backends.cudnn.deterministic=True` (the learner's cuDNN kernels; the run as a whole
@@ -152,11 +152,13 @@ class Args:
     banked_minerals_cost: float = 0.0
     """full game only: a cost per env step for each 1,000 minerals held after it, subtracted from the game's reward (a
     pseudo-reward for spending; UnrollCollector; it weighs more at a smaller --step-mul); the win rate, charts/episodic_return
-    and the progress line report the game's return, the losses/ value and return charts the trained one. 0: the game's reward"""
+    and the progress line report the game's return, the losses/ value and return charts the trained one. 0: the game's
+    reward"""
     max_entities: int = 512
     """full game only: the env's entity rows (the model reads its first max_entities of them)"""
     env_factory: str = ""
-    """`module:function` building each actor's batched env as f(map_name, num_envs, seed) instead of the backend (fault-injection tests, custom envs); seed is the actor's numpy SeedSequence (`actor_seed`)"""
+    """`module:function` building each actor's batched env as f(map_name, num_envs, seed) instead of the backend
+    (fault-injection tests, custom envs); seed is the actor's numpy SeedSequence (`actor_seed`)"""
     backend: str = "process"
     """where actors run: `process` (spawned subprocesses) or `ray` (Ray actors; local cluster unless --ray-address)"""
     ray_address: str = ""
@@ -255,7 +257,8 @@ class Args:
 
     # to be filled in runtime
     session: int = 0
-    """computed at runtime, do not set (refused): resumptions of this run so far (set by --resume; offsets the actors' env seeds)"""
+    """computed at runtime, do not set (refused): resumptions of this run so far (set by --resume; offsets the actors' env
+    seeds)"""
 
 
 # ------------------------------------------------------------------------------------------------

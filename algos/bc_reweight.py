@@ -99,7 +99,8 @@ class Args:
 
     # data
     data: str = ""
-    """a demonstration folder (sc2_envs.training.demos, has meta.json) or a replay dataset (sc2_envs.replays, has dataset.json)"""
+    """a demonstration folder (sc2_envs.training.demos, has meta.json) or a replay dataset (sc2_envs.replays, has
+    dataset.json)"""
     num_files: int | None = None
     """use exactly the first N shard files (None: all); fewer available is an error unless --smoke"""
     min_frames: int = 1
@@ -158,7 +159,8 @@ class Args:
     """replay data: game loops per decision in evaluation games; 0: the dataset's sampling stride (`--sample every_k --k K`
     gives K: the labels are the experts' commands per K loops), else mini-AlphaStar's 8"""
     average_window: int = 0
-    """if >= 2: also average `average_window` adjacent epochs containing the pick (ending at it when possible) and evaluate it"""
+    """if >= 2: also average `average_window` adjacent epochs containing the pick (ending at it when possible) and evaluate
+    it"""
 
 
 RESUME_CHANGEABLE = ("epochs", "torch_threads", "cuda", "select_by", "eval_episodes", "eval_envs", "eval_greedy")

@@ -13,11 +13,11 @@
 ``models.alphastar.save_alphastar``: ``bc_reweight.py`` on a replay dataset) on FullGame-v0 against
 the very_easy bot through the full-game actor loop (``sc2_envs.training.fullgame_evaluation``; the
 lite engine, ``--backend sc2`` for the real game; ``--episodes`` games of up to ``--game-steps-per-episode``
-game loops; "damage" is then the killed value, minerals + gas). It prints a first line saying what it plays, with sampled actions by default (``--greedy``: argmax,
-as ``eval_transfer.py`` plays), then one line per checkpoint (``sc2_envs.training.evaluation.format_result``): win rate and its
-Wilson 95% interval, idle share (stop among living agent-steps; no-op is available only to dead SMAC
-agents), damage dealt per episode (enemy health + shield lost, absolute HP), mean return and episode
-length. ``average`` writes the element-wise mean of the checkpoints' floating-point tensors
+game loops; "damage" is then the killed value, minerals + gas). It prints a first line saying what it plays, with sampled
+actions by default (``--greedy``: argmax, as ``eval_transfer.py`` plays), then one line per checkpoint
+(``sc2_envs.training.evaluation.format_result``): win rate and its Wilson 95% interval, idle share (stop among living
+agent-steps; no-op is available only to dead SMAC agents), damage dealt per episode (enemy health + shield lost, absolute HP),
+mean return and episode length. ``average`` writes the element-wise mean of the checkpoints' floating-point tensors
 (``models.average_checkpoints``). ``record`` records demonstrations of a checkpoint
 (``sc2_envs.training.demos.record_demos``; the heuristic demonstrator is ``python -m sc2_envs.training.demos``).
 """
@@ -183,7 +183,8 @@ def check_eval(cmd: Eval) -> None:
 
     Raises:
         SystemExit: no checkpoint, a checkpoint path that is not a file or not a ``models`` checkpoint
-            (:func:`models.read_checkpoint`), ``--episodes`` or ``--num-envs`` below 1, or a ``--map`` that is neither a SMAC map nor a SMACv2 scenario.
+            (:func:`models.read_checkpoint`), ``--episodes`` or ``--num-envs`` below 1, or a ``--map`` that is neither a SMAC
+            map nor a SMACv2 scenario.
     """
     if not cmd.checkpoints:
         raise SystemExit("eval needs at least one checkpoint file")

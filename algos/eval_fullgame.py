@@ -33,14 +33,14 @@ experts' commands per that many loops), RL its own ``--step-mul``; a checkpoint 
 and the baselines, play at mini-AlphaStar's 8. The first lines are the effective configuration (with
 each checkpoint's step_mul and where it came from), and a warning for a checkpoint of a
 ``bc_reweight.py --select-by behaviour`` run that evaluated its epochs on this very ``--seed`` (the
-figures of the one it picked are biased upwards there: report a win rate on a seed never used for selection). The rows also go to ``--csv`` (default
-``runs/eval_fullgame__<seed>__<unix time>.csv``). A checkpoint that is missing or not an
+figures of the one it picked are biased upwards there: report a win rate on a seed never used for selection). The rows also go
+to ``--csv`` (default ``runs/eval_fullgame__<seed>__<unix time>.csv``). A checkpoint that is missing or not an
 ``AlphaStarPolicy`` checkpoint (or one whose config, model or recorded step_mul is invalid), an unknown
 ``--policy``, a flag out of its range (``--games 0``, ``--seed -3``, ``--noop-prob 1.5``, an ``--enemy-start``
 off the raw grid), a ``--device`` torch cannot use or a ``--csv`` that cannot be written ends the script
 before any game with one line naming the flag and its value (``eval_fullgame.py: error: ...``, exit status 2,
-as argparse and tyro report a bad command line). On the real game, minerals and kills are read from the lite engine only and print
-as n/a, and ``scripted`` needs ``--enemy-start COL ROW``.
+as argparse and tyro report a bad command line). On the real game, minerals and kills are read from the lite engine only and
+print as n/a, and ``scripted`` needs ``--enemy-start COL ROW``.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class Args:
     seed: int = 0
     """evaluation seed: the bot's jitter of game b of episode k; use one never used to select a checkpoint"""
     num_envs: int = 16
-    """games played at once (one batched policy call per step); the games depend on it and on --seed: keep both to repeat a figure"""
+    """games played at once (one batched policy call per step); the games depend on it and on --seed: keep both to repeat a figure"""  # noqa: E501
     backend: str = "lite"
     """lite (the embedded engine) or sc2 (StarCraft II, needs SC2PATH)"""
     step_mul: int = 0
@@ -131,12 +131,12 @@ def check_args(args: Args) -> None:
             (``fullgame_evaluation.check_fullgame_checkpoint``); an unknown baseline (with the closest name when
             one is close: ``scriptd`` suggests ``scripted``) or backend,
             ``--games``/``--num-envs`` below 1, more games at once than the lite engine's ``MAX_NUM_ENVS``,
-            ``--step-mul`` below 0, ``--seed`` outside [0, 2**63 - 1] (the envs' seed range), ``--torch-threads`` below 0, ``--noop-prob`` outside [0, 1], ``scripted`` on
-            the real game without ``--enemy-start``, a flag no evaluated policy reads (``--noop-prob`` without
-            ``random``, ``--enemy-start`` without ``scripted``, ``--greedy`` / ``--no-mask-action-type`` without a
-            checkpoint, ``--omniscient`` on the real game), an ``--enemy-start`` cell off the baselines' raw grid, a
-            ``--device`` torch cannot use, or a ``--csv`` that cannot be written (a folder, or under a file or
-            an unwritable folder).
+            ``--step-mul`` below 0, ``--seed`` outside [0, 2**63 - 1] (the envs' seed range), ``--torch-threads`` below 0,
+            ``--noop-prob`` outside [0, 1], ``scripted`` on the real game without ``--enemy-start``, a flag no evaluated policy
+            reads (``--noop-prob`` without ``random``, ``--enemy-start`` without ``scripted``, ``--greedy`` /
+            ``--no-mask-action-type`` without a checkpoint, ``--omniscient`` on the real game), an ``--enemy-start`` cell off
+            the baselines' raw grid, a ``--device`` torch cannot use, or a ``--csv`` that cannot be written (a folder, or under
+            a file or an unwritable folder).
     """
     from models.alphastar import CHECKPOINT_FORMAT
 

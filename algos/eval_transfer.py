@@ -76,7 +76,8 @@ class Args:
     max_envs: int = 128
     """the batched simulator runs min(episodes, max_envs) envs in parallel"""
     seed: int = 0
-    """evaluation seed (envs reset with sc2_envs.eval_seed(seed): streams disjoint from any training run's); the same for every pair"""
+    """evaluation seed (envs reset with sc2_envs.eval_seed(seed): streams disjoint from any training run's); the same for every
+    pair"""
     greedy: bool = True
     """argmax over the available actions (False: sample from the policy)"""
     spawn_jitter: float | None = None

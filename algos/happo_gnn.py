@@ -79,13 +79,14 @@ class Args:
     save_model: bool = True
     """whether to save checkpoints at every evaluation: runs/<run_name>/<exp_name>.pt (last), <exp_name>_best.pt, resume.pt"""
     resume: str = ""
-    """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s, --torch-threads, --pass-rows, --cuda and --track may change
-    (bit for bit as if never stopped with the run's own values; another --torch-threads, --pass-rows or device continues it equal up to float rounding only)"""
+    """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s,
+    --torch-threads, --pass-rows, --cuda and --track may change (bit for bit as if never stopped with the run's own values;
+    another --torch-threads, --pass-rows or device continues it equal up to float rounding only)"""
 
     # Algorithm specific arguments
     map: tuple[str, ...] = ("2s3z",)
-    """the SMAC map or SMACv2 scenario (sc2_envs.list_maps("all")), or several (`--map 2s3z 3s5z`) for multi-map training: one set of class
-    actors and one critic for all of them, --num-envs split evenly (one batched simulator per map)"""
+    """the SMAC map or SMACv2 scenario (sc2_envs.list_maps("all")), or several (`--map 2s3z 3s5z`) for multi-map training: one
+    set of class actors and one critic for all of them, --num-envs split evenly (one batched simulator per map)"""
     backend: str = "sim"
     """`sim` (embedded batched simulator) or `sc2` (real StarCraft II through SMAC; num_envs must be 1)"""
     actor: str = "gnn"
@@ -109,7 +110,8 @@ class Args:
     gae_lambda: float = 0.95
     """the lambda for the general advantage estimation"""
     num_minibatches: int = 4
-    """the number of mini-batches (of env steps) per epoch, for each class actor and the critic; it must divide num_envs x num_steps"""
+    """the number of mini-batches (of env steps) per epoch, for each class actor and the critic; it must divide num_envs x
+    num_steps"""
     update_epochs: int = 5
     """the number of epochs (passes over the batch) to update each class actor and the critic"""
     norm_adv: bool = True
@@ -143,13 +145,15 @@ class Args:
     eval_interval: int = 4
     """iterations between evaluations (plus one at the end); the defaults evaluate every 4 x 64 x 40 = 10,240 env steps"""
     eval_maps: tuple[str, ...] = ()
-    """maps never trained on, played zero-shot at every evaluation (`--eval-maps 3s5z 3s5z_vs_3s6z` on a 2s3z run): --eval-episodes greedy
-    episodes each, logged as `charts/zero_shot_win_rate/<map>` and eval.csv columns; never used to pick `<exp_name>_best.pt`"""
+    """maps never trained on, played zero-shot at every evaluation (`--eval-maps 3s5z 3s5z_vs_3s6z` on a 2s3z run):
+    --eval-episodes greedy episodes each, logged as `charts/zero_shot_win_rate/<map>` and eval.csv columns; never used to pick
+    `<exp_name>_best.pt`"""
     torch_threads: int = 0
     """torch CPU threads (0: torch's default, one per physical core); the simulator keeps this count"""
     pass_rows: int = 0
-    """the most agent-steps (actors) or env steps (critic) in one forward/backward pass: a minibatch runs in passes with its gradient
-    accumulated, the same update up to float rounding (0: 1024 on CPU, which bounds the memory of large minibatches; all on CUDA)"""
+    """the most agent-steps (actors) or env steps (critic) in one forward/backward pass: a minibatch runs in passes with its
+    gradient accumulated, the same update up to float rounding (0: 1024 on CPU, which bounds the memory of large minibatches;
+    all on CUDA)"""
     time_budget_s: float = 0.0
     """stop training after this many wall-clock seconds of this process (0: no limit); the final evaluation still runs; checked
     at the end of each iteration, so a run overruns it by up to one iteration (rollout and update)"""
@@ -158,8 +162,9 @@ class Args:
     for every --map or one per map (`--ally-dropout 0 0.5` on `--map 3m 8m`), so that the actors meet battles in which they are
     outnumbered (`SMACSim.remove_allies`; --backend sim). Evaluations never remove allies. 0: off"""
     init_from: str = ""
-    """a checkpoint (`<exp_name>.pt` of this script or hatrpo_gnn.py) whose actor and critic weights start this run (fresh optimisers,
-    env steps counted from 0), e.g. to fine-tune with --ally-dropout; the classes, network sizes and critic must match this run's"""
+    """a checkpoint (`<exp_name>.pt` of this script or hatrpo_gnn.py) whose actor and critic weights start this run (fresh
+    optimisers, env steps counted from 0), e.g. to fine-tune with --ally-dropout; the classes, network sizes and critic must
+    match this run's"""
     flush_denormal: bool = True
     """flush denormal floats to zero on the CPU (torch.set_flush_denormal): Adam's second-moment estimates of rarely-used
     weights decay into the denormal range, where sqrt and division run ~100x slower on x86"""
@@ -170,7 +175,8 @@ class Args:
     minibatch_size: int = 0
     """computed at runtime, do not set (refused): the mini-batch size in env steps, batch size / --num-minibatches"""
     num_iterations: int = 0
-    """computed at runtime, do not set (refused): the iterations, --total-timesteps // batch size (a total below one batch is refused)"""
+    """computed at runtime, do not set (refused): the iterations, --total-timesteps // batch size (a total below one batch is
+    refused)"""
 
 
 RESUME_CHANGEABLE = ("total_timesteps", "time_budget_s", "torch_threads", "pass_rows", "track", "cuda")
@@ -354,7 +360,8 @@ if __name__ == "__main__":
         extra_lines=[
             f"update: {args.update_epochs} epochs x {args.num_minibatches} minibatches of {args.minibatch_size} env steps"
             f"{' (actors: whole envs, recurrent)' if args.recurrent else ''}, "
-            f"passes of <= {rows_per_pass if rows_per_pass < 1 << 62 else 'all'} rows | torch threads {torch.get_num_threads()}",
+            f"passes of <= {rows_per_pass if rows_per_pass < 1 << 62 else 'all'} rows | "
+            f"torch threads {torch.get_num_threads()}",
         ],
     )  # fmt: skip
 

@@ -66,13 +66,14 @@ class Args:
     save_model: bool = True
     """whether to save checkpoints at every evaluation: runs/<run_name>/<exp_name>.pt (last), <exp_name>_best.pt, resume.pt"""
     resume: str = ""
-    """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s, --torch-threads, --cuda and --track may change
-    (bit for bit as if never stopped with the run's own values; another --torch-threads or device continues it equal up to float rounding only)"""
+    """a run folder (or its resume.pt) to continue, in the same folder; only --total-timesteps, --time-budget-s,
+    --torch-threads, --cuda and --track may change (bit for bit as if never stopped with the run's own values; another
+    --torch-threads or device continues it equal up to float rounding only)"""
 
     # Algorithm specific arguments
     map: tuple[str, ...] = ("2s3z",)
-    """the SMAC map or SMACv2 scenario (sc2_envs.list_maps("all")), or several (`--map 2s3z 3s5z`) for multi-map training: one set of class
-    actors and one critic for all of them, --num-envs split evenly (one batched simulator per map)"""
+    """the SMAC map or SMACv2 scenario (sc2_envs.list_maps("all")), or several (`--map 2s3z 3s5z`) for multi-map training: one
+    set of class actors and one critic for all of them, --num-envs split evenly (one batched simulator per map)"""
     backend: str = "sim"
     """`sim` (embedded batched simulator) or `sc2` (real StarCraft II through SMAC; num_envs must be 1)"""
     actor: str = "gnn"
@@ -159,7 +160,8 @@ class Args:
     minibatch_size: int = 0
     """computed at runtime, do not set (refused): the mini-batch size in env steps, batch size / --num-minibatches"""
     num_iterations: int = 0
-    """computed at runtime, do not set (refused): the iterations, --total-timesteps // batch size (a total below one batch is refused)"""
+    """computed at runtime, do not set (refused): the iterations, --total-timesteps // batch size (a total below one batch is
+    refused)"""
 
 
 RESUME_CHANGEABLE = ("total_timesteps", "time_budget_s", "torch_threads", "track", "cuda")

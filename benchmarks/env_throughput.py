@@ -12,8 +12,9 @@ would); auto-reset is on. Each configuration is warmed up, then timed over a fix
 
 Prints one row per configuration and, per (map, device), the ratio to B=1, and writes a CSV. With
 ``--kernel both`` it measures the torch and the numba orders/tick kernel (``SMACSim(kernel=...)``)
-back to back per configuration and prints numba's speed-up. With several ``--threads`` values it also prints a table of CPU env steps/s per batch size and torch
-thread count (0 = the simulator's automatic choice, ``num_threads=None``), with the best count per B.
+back to back per configuration and prints numba's speed-up. With several ``--threads`` values it also prints a table of CPU env
+steps/s per batch size and torch thread count (0 = the simulator's automatic choice, ``num_threads=None``), with the best count
+per B.
 
 ``--peers`` instead measures JaxMARL SMAX (jit+vmap over B envs on CPU JAX) and SMAClite (B=1, its
 gym env) in the same process as ours, in interleaved windows (ours, SMAX, SMAClite, repeat), and
@@ -161,8 +162,8 @@ def main(args: Args) -> None:
         return
     rows = []
     print(
-        f"{'map':>12} {'B':>6} {'device':>6} {'compile':>7} {'kernel':>6} {'threads':>7} {'env steps/s':>13} {'agent steps/s':>14} "
-        f"{'ms/step':>8} {'warmup s':>8}"
+        f"{'map':>12} {'B':>6} {'device':>6} {'compile':>7} {'kernel':>6} {'threads':>7} {'env steps/s':>13} "
+        f"{'agent steps/s':>14} {'ms/step':>8} {'warmup s':>8}"
     )
     for device in args.devices:
         for c in modes:
@@ -305,7 +306,10 @@ def run_peers(args: Args, modes: list[bool]) -> list[dict]:
     if smax_mod is not None:
         import jax
 
-        jax_info = f" jax={jax.__version__} jax_devices={[str(d) for d in jax.devices()]} jaxmarl={getattr(smax_mod, '__version__', '?')}"
+        jax_info = (
+            f" jax={jax.__version__} jax_devices={[str(d) for d in jax.devices()]} "
+            f"jaxmarl={getattr(smax_mod, '__version__', '?')}"
+        )
     print(
         f"peers: {args.peer_windows} interleaved windows of {args.peer_window_s} s per simulator and (map, B), "
         f"{args.peer_settle_s} s idle before each; "

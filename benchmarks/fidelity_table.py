@@ -3,8 +3,8 @@
 For every map and for ``spawn_jitter`` 0 (SMAC v1's fixed starts) and the default, runs the
 uniform-random policy and SMAC's heuristic (attack the nearest enemy and keep it until it dies;
 ``sc2_envs.policies.HeuristicPolicy``, after oxwhirl/smac ``starcraft2.py``
-``get_agent_action_heuristic``) for ``--episodes`` episodes (the first episode of each of that many seeded envs), and prints win rate
-and time-out rate with Wilson 95 % intervals (``sc2_envs.stats.wilson_interval``) and the mean
+``get_agent_action_heuristic``) for ``--episodes`` episodes (the first episode of each of that many seeded envs), and prints
+win rate and time-out rate with Wilson 95 % intervals (``sc2_envs.stats.wilson_interval``) and the mean
 episode length in env steps (1 env step = 8 game loops = 0.5 normal-speed seconds).
 
 When SMAClite (uoe-agents/smaclite, git-only; see ``benchmarks/peers.py`` for installing it or
@@ -50,7 +50,8 @@ class Args:
     maps: list[str] = field(default_factory=list_maps)
     """maps to evaluate (default: every registered SMAC map)"""
     episodes: int = 64
-    """episodes per (map, policy, spawn_jitter): the first episode of each of that many envs (env e draws SeedSequence(seed, spawn_key=(e,)), env e of make_batched(seed=seed))"""
+    """episodes per (map, policy, spawn_jitter): the first episode of each of that many envs (env e draws SeedSequence(seed,
+    spawn_key=(e,)), env e of make_batched(seed=seed))"""
     num_envs: int = 64
     """envs stepped together"""
     jitters: list[float] = field(default_factory=lambda: [0.0, 0.5])

@@ -85,7 +85,8 @@ def main() -> None:
 
     load = os.getloadavg()[0]
     print(
-        f"numba threads {numba.get_num_threads()}, cpus {os.cpu_count()}, load average {load:.1f}, step_mul 8, random legal actions"
+        f"numba threads {numba.get_num_threads()}, cpus {os.cpu_count()}, load average {load:.1f}, "
+        "step_mul 8, random legal actions"
     )
     summary = []
     for b in args.batch:
@@ -94,7 +95,8 @@ def main() -> None:
         else:
             env_sps, cpu_sps, steps = run_batched(b, args.seconds, args.episode_loops, args.seed)
         print(
-            f"B={b:4d}: {env_sps:9.0f} env steps/s wall, {cpu_sps:9.0f} per CPU second (env only, policy excluded), {steps} steps"
+            f"B={b:4d}: {env_sps:9.0f} env steps/s wall, {cpu_sps:9.0f} per CPU second "
+            f"(env only, policy excluded), {steps} steps"
         )
         summary.append(f"b{b}_env_steps_per_s={env_sps:.0f} b{b}_env_steps_per_cpu_s={cpu_sps:.0f}")
     print("SUMMARY " + " ".join(summary))

@@ -407,7 +407,8 @@ def outcome_table(traces: list[GameTrace], tail_minutes: float) -> str:
             f"{left / len(ts):.1f} | {seen}/{left} | {lost / len(ts):.1f} | {late}/{lost} | "
             f"{np.mean([t.army_units for t in ts]):.1f} ({np.mean([t.army_near for t in ts]):.1f}) | "
             f"{np.mean([t.bot_army_units for t in ts]):.1f} | {np.mean([t.army_lost for t in ts]):.1f} | "
-            f"{np.mean([t.killed_value for t in ts]):.0f} | {sum(t.killed_value > MAS_WIN_KILLED_VALUE for t in ts)}/{len(ts)} |"
+            f"{np.mean([t.killed_value for t in ts]):.0f} | "
+            f"{sum(t.killed_value > MAS_WIN_KILLED_VALUE for t in ts)}/{len(ts)} |"
         )
     return "\n".join(lines)
 
@@ -548,7 +549,8 @@ def main(argv=None) -> list[GameTrace]:
     wins = sum(t.outcome > 0 for t in traces)
     print(
         f"{args.policy}: {len(traces)} games, seed {args.seed}, {wins} won, {sum(t.outcome < 0 for t in traces)} lost, "
-        f"{sum(t.outcome == 0 for t in traces)} timed out ({time.time() - t0:.0f} s wall, {time.process_time() - c0:.0f} s CPU)\n"
+        f"{sum(t.outcome == 0 for t in traces)} timed out "
+        f"({time.time() - t0:.0f} s wall, {time.process_time() - c0:.0f} s CPU)\n"
     )
     print(outcome_table(traces, args.tail_minutes), "\n")
     print(timeline_table(traces), "\n")

@@ -7,8 +7,9 @@ threads x 200 steps per update, MLP [128, 128], lr 5e-4, 5 PPO epochs, 1 minibat
 defaults (``state_type FP``). Only the budget, the evaluation cadence and size, the seed, CUDA off
 and the torch threads are set here; ``--harl-extra`` passes any other HARL override. HARL's
 evaluations are greedy (``deterministic=True``) over at least ``--eval-episodes`` episodes on its own
-10 evaluation envs (it stops at the step where the count reaches it, so e.g. 101), every ``--eval-interval`` updates (with the defaults 5 x 4,000 = 20,000 env steps),
-and are read from the ``progress.txt`` its SMAC logger writes (``env steps, mean return, win rate``).
+10 evaluation envs (it stops at the step where the count reaches it, so e.g. 101), every ``--eval-interval`` updates (with the
+defaults 5 x 4,000 = 20,000 env steps), and are read from the ``progress.txt`` its SMAC logger writes
+(``env steps, mean return, win rate``).
 
 Our side is ``benchmarks/learning_curves.py`` (HAPPO with GNN class actors, ``algos/happo_gnn.py``)
 run in-process with ``--ours-*`` settings and greedy in-training evaluations of ``--eval-episodes``
@@ -31,7 +32,7 @@ The two sides' evaluations differ in cadence (HARL: every ``--eval-interval`` up
 ``--ours-eval-interval`` iterations) so a crossing is only known to the nearer evaluation; the table
 gives both cadences. A run that never reaches the target shows ``not reached`` and counts as infinite
 in the median.
-"""
+"""  # noqa: E501 -- the command example above stays on one line
 
 from __future__ import annotations
 
@@ -78,7 +79,8 @@ class Args(lc.SupervisionArgs):
     torch_threads: int = 1
     """HARL's `--torch_threads` (its rollout envs run in their own processes besides)"""
     harl_extra: str = ""
-    """extra HARL overrides for every HARL run, pairs of --key value (shell quoting), e.g. --harl-extra="--n_rollout_threads 8"; not the keys this script sets (RESERVED)"""
+    """extra HARL overrides for every HARL run, pairs of --key value (shell quoting), e.g.
+    --harl-extra="--n_rollout_threads 8"; not the keys this script sets (RESERVED)"""
     ours: str = ""
     """an existing learning_curves output folder (its learning_curves.csv) for our side; empty: run it here"""
     ours_total_timesteps: int = 409_600

@@ -247,7 +247,8 @@ def main_background(args: Args) -> dict:
                      f"({run[spec]['torch_steps']} torch steps)" for spec in args.configs]  # fmt: skip
             print(f"  round {r + 1} {name}: " + " | ".join(cells), flush=True)
     print(
-        f"\nmedian wall seconds over {args.rounds} rounds (from make_batched; import {statistics.median(run['import']['wall_s'] for run in results['background']):.1f} s before):"
+        f"\nmedian wall seconds over {args.rounds} rounds (from make_batched; import "
+        f"{statistics.median(run['import']['wall_s'] for run in results['background']):.1f} s before):"
     )
     for name, runs in results.items():
         cells = []

@@ -126,7 +126,8 @@ class Args(SupervisionArgs):
     target: float = 0.9
     """win rate whose first crossing is reported"""
     out_dir: str = "benchmarks/results"
-    """parent folder: each invocation writes logs, runs, CSVs and the PNG into its own new <out_dir>/learning_curves__<unix time>"""
+    """parent folder: each invocation writes logs, runs, CSVs and the PNG into its own new
+    <out_dir>/learning_curves__<unix time>"""
     extra: str = ""
     """extra arguments for every training run, e.g. --extra="--ent-coef 0.005" """
     transfer_maps: tuple[str, ...] = ("auto",)
@@ -321,7 +322,8 @@ def print_plan(args: Args, jobs: list[Job], out: str = "<out>") -> None:
     """Print every training command and the final-evaluation command that follows each."""
     if out == "<out>":
         print(
-            f"<out> below is the output folder a real run creates: {os.path.join(args.out_dir, 'learning_curves__<unix time>')} "
+            "<out> below is the output folder a real run creates: "
+            f"{os.path.join(args.out_dir, 'learning_curves__<unix time>')} "
             "(-2, -3, ... if taken); <time> is the unix time a training run starts"
         )
     print(
@@ -740,7 +742,8 @@ def check_args(args: Args) -> None:
     batch = args.num_envs * args.num_steps
     if args.total_timesteps < batch:
         raise ValueError(
-            f"--total-timesteps {args.total_timesteps}: expected at least one batch of {batch} env steps (--num-envs x --num-steps)"
+            f"--total-timesteps {args.total_timesteps}: expected at least one batch of {batch} env steps "
+            "(--num-envs x --num-steps)"
         )
     if not 0.0 < args.target <= 1.0:
         raise ValueError(f"--target {args.target}: expected a win rate in (0, 1]")
@@ -841,7 +844,8 @@ def main(args: Args) -> dict:
     if curves:
         plot(curves, args, os.path.join(out, "learning_curves.png"), summary)
     print(
-        f"wrote {out}/learning_curves.csv, final_eval.csv, summary.csv, transfer_summary.csv, summary.md in {time.time() - start:.0f} s"
+        f"wrote {out}/learning_curves.csv, final_eval.csv, summary.csv, transfer_summary.csv, summary.md in "
+        f"{time.time() - start:.0f} s"
     )
     failed = [(j.label, reason) for j, rc, reason in done if rc != 0]
     if failed:

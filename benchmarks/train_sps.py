@@ -1,4 +1,5 @@
-"""Training throughput of ``algos/happo_gnn.py`` (or ``--script hatrpo_gnn.py``): env steps per second of whole runs, interleaved.
+"""Training throughput of ``algos/happo_gnn.py`` (or ``--script hatrpo_gnn.py``): env steps per second of whole runs,
+interleaved.
 
 Each variant is a set of extra flags for the training script; a baseline may be another checkout
 of this repository (e.g. an older commit in a ``git worktree``), run with its own defaults. The
@@ -257,10 +258,12 @@ def main(args: Args) -> None:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise SystemExit(
-            f"--variants: the name(s) {', '.join(map(repr, twice))} appear twice (the baseline is {names[0]!r} when given); each row needs its own"
+            f"--variants: the name(s) {', '.join(map(repr, twice))} appear twice (the baseline is {names[0]!r} when given); "
+            "each row needs its own"
         )
     print(
-        f"train_sps: {args.script}, {args.map}, {args.total_timesteps:,} env steps per run, {plural(args.rounds, 'round')} x {plural(len(variants), 'variant')} "
+        f"train_sps: {args.script}, {args.map}, {args.total_timesteps:,} env steps per run, {plural(args.rounds, 'round')} x "
+        f"{plural(len(variants), 'variant')} "
         f"(interleaved), CPUs {os.cpu_count()}, load {os.getloadavg()[0]:.2f}",
         flush=True,
     )
@@ -299,7 +302,8 @@ def table(results: dict[str, list[RunFigures]], ref_name: str, skip: int, flags:
     ref = {key: median_or_none([getattr(f, key) for f in results[ref_name]]) for key in ("sps", "steady")}
     rounds = sorted({len(figs) for figs in results.values() if figs})
     lines = [
-        f"| variant | flags | SPS (median of {'/'.join(map(str, rounds))}) | SPS after iteration {skip} | env share | ratio | ratio after iteration {skip} |",
+        f"| variant | flags | SPS (median of {'/'.join(map(str, rounds))}) | SPS after iteration {skip} | env share | ratio | "
+        f"ratio after iteration {skip} |",
         "|---|---|---|---|---|---|---|",
     ]
     for name, figs in results.items():

@@ -14,16 +14,16 @@ then the median over the seeds.
 Outputs, in a new folder ``<out-dir>/transfer_curves__<unix time>/`` (``-2``, ... if taken):
 ``transfer_curves.csv`` (one row per run, map and budget: ``recipe, run, seed, map, zero_shot, budget,
 point, win_rate, ci_low, ci_high, episodes, first_step_at_target``; ``budget`` is always the env steps of
-the evaluation, ``point`` says whether it is an ``--at`` budget, ``at``, or the run's last evaluation, ``last``), ``transfer_curves.md`` (the summary
-printed at the end) and ``transfer_curves.png`` (win rate against env steps, one panel per map: thin
-lines per seed, thick the median). ``run_meta.json`` records the command.
+the evaluation, ``point`` says whether it is an ``--at`` budget, ``at``, or the run's last evaluation, ``last``),
+``transfer_curves.md`` (the summary printed at the end) and ``transfer_curves.png`` (win rate against env steps, one panel per
+map: thin lines per seed, thick the median). ``run_meta.json`` records the command.
 
 Each figure is one in-training evaluation of ``eval_episodes`` greedy episodes (its Wilson 95 % interval,
 ``sc2_envs.stats.wilson_interval``, from ``round(win_rate * episodes)`` wins). Runs are grouped into
 recipes by their saved configuration without ``seed``, ``exp_name`` and the flags that do not change
 what is trained up to a budget (``total_timesteps`` unless ``--anneal-lr``, ``time_budget_s``, ``torch_threads``,
-``pass_rows``, HATRPO's ``fisher_product``, ``track``, ``cuda``, ``save_model``): a run stopped at 1M env steps and one that went on to 3M give the
-same rows up to 1M, while two learning rates are two recipes. Two runs of one recipe with the same seed
+``pass_rows``, HATRPO's ``fisher_product``, ``track``, ``cuda``, ``save_model``): a run stopped at 1M env steps and one that
+went on to 3M give the same rows up to 1M, while two learning rates are two recipes. Two runs of one recipe with the same seed
 are refused (one run copied twice is not two seeds), as is a budget at which a run has no evaluation.
 """
 
@@ -376,7 +376,8 @@ def check_args(args: Args) -> None:
     repeated = sorted({b for b in args.at if args.at.count(b) > 1})
     if repeated:
         cli_error(
-            f"--at {' '.join(map(str, args.at))}: budget {repeated[0]} is given more than once; expected distinct env step counts"
+            f"--at {' '.join(map(str, args.at))}: budget {repeated[0]} is given more than once; "
+            "expected distinct env step counts"
         )
     check_out_dir(args.out_dir)
 

@@ -132,7 +132,8 @@ class Args:
     actors: tuple[str, ...] = ("gnn", "mlp")
     """actor types to train"""
     maps: tuple[str, ...] = ()
-    """target maps of the evaluation (empty: TABLE_MAPS); with --matrix a filter of the matrix columns (empty: every covered map)"""
+    """target maps of the evaluation (empty: TABLE_MAPS); with --matrix a filter of the matrix columns (empty: every covered
+    map)"""
     episodes: int = 100
     """evaluation episodes per (checkpoint, target map)"""
     eval_seed: int = 0
@@ -245,7 +246,8 @@ def train_or_reuse(args: Args, map_name: str, actor: str, ckpt_dir: Path, out: P
 
 def pivot_table(csv_path: Path) -> str:
     """Markdown pivot of an eval_transfer CSV: one line per checkpoint, labelled ``source (actor)`` (with the
-    file stem, or folders and stem where stems collide too, where two checkpoints share that label), one column per target map."""
+    file stem, or folders and stem where stems collide too, where two checkpoints share that label), one column per target
+    map."""
     with open(csv_path, newline="") as f:
         rows = list(csv.DictReader(f))
     targets = list(dict.fromkeys(r["target_map"] for r in rows))

@@ -42,7 +42,7 @@ class Args:
     map_name: str = "3m"
     """SMAC map (``sc2_envs.list_maps()``)"""
     seed: int = 1
-    """seed of the env runners' environments (runner ``w``, slot ``v`` draws SeedSequence(seed, spawn_key=(w, v)), see make_rllib_env) and of the learner"""
+    """seed of the env runners' environments (runner ``w``, slot ``v`` draws SeedSequence(seed, spawn_key=(w, v)), see make_rllib_env) and of the learner"""  # noqa: E501
     sharing: str = "shared"
     """parameter sharing: ``shared``, ``per_class`` (one policy per unit type) or ``per_agent``"""
     dead_agents: str = "remove"

@@ -320,7 +320,8 @@ class ClassPolicy(nn.Module):
         return logits.reshape(*lead, logits.shape[-1])
 
     def _replay_logits(self, c: str, ent, heal, pos, rows, memory: RolloutMemory | None) -> torch.Tensor:
-        """:meth:`class_logits_at` of a recurrent policy: one GRU sequence per (env, agent of class ``c``) of the envs of ``rows``."""
+        """:meth:`class_logits_at` of a recurrent policy: one GRU sequence per (env, agent of class ``c``) of the envs of
+        ``rows``."""
         if rows is None or memory is None:
             raise ValueError("a recurrent policy's logits need the agent-steps' rollout rows and its RolloutMemory")
         T, B = memory.episode_starts.shape

@@ -87,7 +87,8 @@ def derive(arc, eps: float) -> None:
         cy, cx = cells.mean(0) + 0.5
         r = np.abs(cells[:, 1] + 0.5 - cx).max() + np.abs(cells[:, 0] + 0.5 - cy).max()
         print(
-            f"ramp {i}: {len(cells)} cells, centre ({cx:.2f}, {cy:.2f}), diamond half-diagonal <= {r:.2f}, low {low}, high {high}"
+            f"ramp {i}: {len(cells)} cells, centre ({cx:.2f}, {cy:.2f}), diamond half-diagonal <= {r:.2f}, "
+            f"low {low}, high {high}"
         )
 
 

@@ -47,7 +47,8 @@ def main() -> None:
     if args.count_wins:
         won = [s for s in range(args.count_wins) if play(args.map_name, s)[1]["battle_won"]]
         print(
-            f"{args.map_name}: the heuristic wins {len(won)} of {args.count_wins} battles (seeds 0-{args.count_wins - 1}): {won}"
+            f"{args.map_name}: the heuristic wins {len(won)} of {args.count_wins} battles "
+            f"(seeds 0-{args.count_wins - 1}): {won}"
         )
         return
 

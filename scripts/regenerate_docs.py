@@ -198,7 +198,8 @@ def render(gnn: list[dict], mlp: list[dict], meta: dict) -> str:
 
     lead = (
         f"Measured by `python scripts/regenerate_docs.py` (GNN rows: {at('transfer_gnn')}; MLP rows: "
-        f"{at('transfer_mlp')}): the shipped GNN checkpoints ({_steps(gnn, '2s3z')} env steps on 2s3z, {_steps(gnn, '3s5z')} on 3s5z) and "
+        f"{at('transfer_mlp')}): the shipped GNN checkpoints ({_steps(gnn, '2s3z')} env steps on 2s3z, "
+        f"{_steps(gnn, '3s5z')} on 3s5z) and "
         f"MLP baselines ({_steps(mlp, '2s3z')} env steps, not shipped), {'/'.join(episodes) or '?'} greedy episodes "
         "per cell, evaluation seed 0, win rate [Wilson 95 % interval]; full rows in `checkpoints/transfer_gnn.csv` "
         "and `checkpoints/transfer_mlp.csv`."
@@ -318,7 +319,8 @@ def render_results(data: dict) -> str:
         out += ["| measurement | result | commit, date | machine | details |", "|---|---|---|---|---|"]
         for r in sec["rows"]:
             out.append(
-                f"| {r['what']} | {result_text(r)} | `{r['commit']}`, {r['date']} | {r['machine']} | [{r['details'].split('#')[0].removeprefix('../')}]({r['details']}) |"
+                f"| {r['what']} | {result_text(r)} | `{r['commit']}`, {r['date']} | {r['machine']} | "
+                f"[{r['details'].split('#')[0].removeprefix('../')}]({r['details']}) |"
             )
         out += ["", "```bash"]
         for r in sec["rows"]:

@@ -558,7 +558,8 @@ def test_saved_starts_are_refused_out_of_range_on_the_real_game_and_past_the_tra
         (dict(saved_start_share=-0.1), "--saved-start-share -0.1: expected a share of new training games in [0, 1)"),
         (dict(saved_start_share=0.3, env_backend="sc2"), "only the lite engine saves and loads a game"),
         (dict(saved_start_share=0.3, save_loop=0), "--save-loop 0: expected a game loop in [1, 17999]"),
-        (dict(saved_start_share=0.3, save_loop=13440, train_game_loops=13440), "--save-loop 13440: expected a game loop in [1, 13439]"),
+        (dict(saved_start_share=0.3, save_loop=13440, train_game_loops=13440),
+         "--save-loop 13440: expected a game loop in [1, 13439]"),
     ]  # fmt: skip
     for kw, expected in cases:
         with pytest.raises(SystemExit) as e:

@@ -191,8 +191,10 @@ def test_init_weights_copies_a_checkpoint_and_names_what_does_not_fit():
     "change, message",
     [
         ({"ally_dropout": (1.0,)}, "--ally-dropout 1.0: expected probabilities in [0, 1) (got [1.0])"),
-        ({"ally_dropout": (0.1, 0.2, 0.3)}, "--ally-dropout 0.1 0.2 0.3: expected one probability (used for every map) or one per --map (2: 3m 8m)"),
-        ({"ally_dropout": (0.5,), "backend": "sc2", "num_envs": 2}, "--ally-dropout 0.5 with --backend sc2: expected --backend sim"),
+        ({"ally_dropout": (0.1, 0.2, 0.3)},
+         "--ally-dropout 0.1 0.2 0.3: expected one probability (used for every map) or one per --map (2: 3m 8m)"),
+        ({"ally_dropout": (0.5,), "backend": "sc2", "num_envs": 2},
+         "--ally-dropout 0.5 with --backend sc2: expected --backend sim"),
     ],
 )  # fmt: skip
 def test_bad_ally_dropout_is_refused(script, change, message, capsys):
@@ -231,9 +233,9 @@ def test_fine_tune_run_with_dropout_starts_from_the_checkpoint(tmp_path):
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env, check=False)
     assert res.returncode == 0, res.stderr[-3000:]
     assert (
-        f"initial weights: {MARINE_CKPT} (trained 1,658,880 env steps, seed 1; the run's starting point; not reloaded on --resume)"
-        in res.stdout
-    )
+        f"initial weights: {MARINE_CKPT} (trained 1,658,880 env steps, seed 1; the run's starting point; "
+        "not reloaded on --resume)"
+    ) in res.stdout
     # every checkpoint of the run, also after --resume, records where it started and that start's training;
     # a fine-tune of it names the whole chain (found in review: only the nearest start was named)
     ckpt = run_dir / "happo_gnn.pt"

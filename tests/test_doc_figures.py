@@ -30,7 +30,8 @@ def regen():
 def test_docs_show_the_figures_of_the_shipped_csvs(regen):
     stale = regen.check()
     assert not stale, (
-        f"{stale}: figures differ from checkpoints/*.csv or benchmarks/results.json; run python scripts/regenerate_docs.py --render"
+        f"{stale}: figures differ from checkpoints/*.csv or benchmarks/results.json; "
+        "run python scripts/regenerate_docs.py --render"
     )
 
 

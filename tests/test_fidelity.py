@@ -407,8 +407,8 @@ def test_medivac_heals_a_marine_under_fire_at_9_hp_per_second_for_0_33_energy_pe
 
 # ---------------------------------------------------------------- defect 1: death before heal
 def test_marine_killed_in_a_loop_is_not_healed_back_by_a_medivac():
-    """A heal never revives a unit killed in the same loop: a 10-HP marine beside a medivac, four enemy marines in range (4 x 6 = 24):
-    it dies to the first volley (loop 1 + ceil(0.05 * 16) = 2) and stays dead."""
+    """A heal never revives a unit killed in the same loop: a 10-HP marine beside a medivac, four enemy marines in range (4 x
+    6 = 24): it dies to the first volley (loop 1 + ceil(0.05 * 16) = 2) and stays dead."""
     e = make_batched("MMM", num_envs=1, seed=0, autoreset=False, spawn_jitter=0.0)
     e.reset()
     allies = [None, None, P(10, 16, health=10.0)] + [None] * 6 + [P(9.0, 16.0)]  # medivac behind: not nearer

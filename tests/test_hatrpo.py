@@ -1,4 +1,5 @@
-"""Tests of HATRPO (algos/hatrpo_gnn.py, models/trust_region.py): conjugate gradient, the Fisher-vector product of the masked KL, the line search."""
+"""Tests of HATRPO (algos/hatrpo_gnn.py, models/trust_region.py): conjugate gradient, the Fisher-vector product of the masked
+KL, the line search."""
 
 import glob
 import json

@@ -45,7 +45,8 @@ def background(monkeypatch):
 
 
 def _play_and_compare(sim, ref, steps, switch_at, job):
-    """Step ``sim`` (awaiting the compile) and ``ref`` (numba from the start) alike; the compile ends before step ``switch_at``."""
+    """Step ``sim`` (awaiting the compile) and ``ref`` (numba from the start) alike; the compile ends before step
+    ``switch_at``."""
     gen = torch.Generator().manual_seed(3)
     out, ref_out = sim.reset(seed=11), ref.reset(seed=11)
     kernels = []

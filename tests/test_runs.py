@@ -268,9 +268,8 @@ def test_end_of_run_wording():
         == ", env 25% of the iteration time (the first iteration and any with a one-time kernel compile or cache load, "
         "or during a background compile, excluded)"
     )
-    assert (
-        env_share_note(0.0, 0, 0.9)
-        == ", env 90% of the iteration time (this process ran one iteration, including the one-time kernel compile or cache load)"
+    assert env_share_note(0.0, 0, 0.9) == (
+        ", env 90% of the iteration time (this process ran one iteration, including the one-time kernel compile or cache load)"
     )
     assert env_share_note(0.0, 0, None) == ""
     assert env_share_note(0.0, 0, 0.4, 2) == (
@@ -765,7 +764,10 @@ def test_a_chain_of_fine_tunes_is_named_with_each_start_and_its_training(tmp_pat
     assert (e_a["algorithm"], e_a["seed"]) == ("happo_gnn", 1)
     b2["lineage"] = [e_a]
     c2 = {**c, "lineage": lineage_after("b.pt", b2)}
-    who = "b.pt (20,480 env steps on 3m, hatrpo_gnn seed 7), itself fine-tuned from a.pt (102,400 env steps on 3m+8m, happo_gnn seed 1)"
+    who = (
+        "b.pt (20,480 env steps on 3m, hatrpo_gnn seed 7), "
+        "itself fine-tuned from a.pt (102,400 env steps on 3m+8m, happo_gnn seed 1)"
+    )
     assert ancestry_text(ancestors(c2)) == who
     assert start_lines(["3m"], [0.0], "b.pt", b2)[0].startswith(
         "initial weights: b.pt (trained 20,480 env steps, hatrpo_gnn seed 7, itself fine-tuned from a.pt (102,400"

@@ -329,7 +329,8 @@ def test_learning_curves_summary_uses_the_final_evaluation():
             return dict(algo="happo", actor="mlp", train_map="protoss_5_vs_5", seed=seed, target_map=target, kind=kind,
                         episodes="", wins="", win_rate="", ci_low="", ci_high="", error=error)  # fmt: skip
         return dict(algo="happo", actor="mlp", train_map="protoss_5_vs_5", seed=seed, target_map=target, kind=kind,
-                    episodes="100", wins=str(wins), win_rate=str(wins / 100), ci_low="0.1", ci_high="0.9", error="")  # fmt: skip
+                    episodes="100", wins=str(wins), win_rate=str(wins / 100), ci_low="0.1", ci_high="0.9",
+                    error="")  # fmt: skip
 
     finals = [
         final(1, "protoss_5_vs_5", "in-distribution", 70),

@@ -32,7 +32,8 @@ SCRIPTS = (
         (
             None,
             None,
-            "idle OpenMP threads spin libgomp's default ~3 ms, then sleep (slow on shared cores) (OMP_WAIT_POLICY=PASSIVE to sleep at once)",
+            "idle OpenMP threads spin libgomp's default ~3 ms, then sleep (slow on shared cores) "
+            "(OMP_WAIT_POLICY=PASSIVE to sleep at once)",
         ),
         (
             "bogus",

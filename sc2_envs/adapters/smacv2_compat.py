@@ -177,7 +177,8 @@ def scenario_from_capability_config(map_name: str, capability_config: dict) -> v
         p = _P_ALWAYS_REFLECT
     else:
         raise ValueError(
-            f"start_positions dist_type {kind!r}: the simulator implements 'surrounded_and_reflect', 'surrounded', 'reflect_position'"
+            f"start_positions dist_type {kind!r}: the simulator implements 'surrounded_and_reflect', 'surrounded', "
+            "'reflect_position'"
         )
     if cfg:
         raise ValueError(

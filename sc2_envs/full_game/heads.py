@@ -30,7 +30,8 @@ def _is_int(x) -> bool:
 
 
 def _without_batch_axis(v: np.ndarray):
-    """One game's head as its caller gave it, without the batch axis of one added for ``check_heads``: ``1.5``, ``[1.5, 0.0]``."""
+    """One game's head as its caller gave it, without the batch axis of one added for ``check_heads``: ``1.5``,
+    ``[1.5, 0.0]``."""
     return np.asarray(v[0] if v.ndim else v).tolist()
 
 

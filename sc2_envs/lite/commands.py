@@ -8,8 +8,8 @@ to engine commands through their general function (``spec.general_function_ids``
 
 Errors follow FullGame-v0: a malformed action (wrong type or range of a head) raises
 ``ValueError`` (``sc2_envs.full_game.heads``, whose ``check_heads`` and ``check_action_keys`` this module
-re-exports: the real game's env refuses the same actions); a well-formed action that points at padding rows or selects nothing becomes a
-no-op with a ``spec.InvalidAction`` code (``InvalidActionError.code`` there); a command the game
+re-exports: the real game's env refuses the same actions); a well-formed action that points at padding rows or selects nothing
+becomes a no-op with a ``spec.InvalidAction`` code (``InvalidActionError.code`` there); a command the game
 would refuse (a function the engine does not model, not enough minerals, a bad build site)
 reaches the engine and comes back as an ``action_errors`` ActionResult code.
 """

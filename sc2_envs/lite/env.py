@@ -89,7 +89,8 @@ def check_served(map_name: str, race: str, bot_race: str, bot_difficulty: str) -
     """
     if map_name not in SERVED_MAPS:
         raise ValueError(
-            f"map_name={map_name!r} is not served by the lite engine; served: {list(SERVED_MAPS)} (backend='sc2' plays any map)"
+            f"map_name={map_name!r} is not served by the lite engine; served: {list(SERVED_MAPS)} "
+            "(backend='sc2' plays any map)"
         )
     spec.race_id(race)
     spec.race_id(bot_race)

@@ -41,7 +41,10 @@ def main(argv=None) -> int:
     p.add_argument(
         "--stableid",
         default=None,
-        help="path of stableid.json or stableid.json.gz (default $SC2_ENVS_SHARED_DATA/sc2_static/stableid.json if set, else the copy shipped with sc2_envs)",
+        help=(
+            "path of stableid.json or stableid.json.gz (default $SC2_ENVS_SHARED_DATA/sc2_static/stableid.json if set, "
+            "else the copy shipped with sc2_envs)"
+        ),
     )
     p.add_argument("--no-progress", action="store_true")
     a = p.parse_args(argv)

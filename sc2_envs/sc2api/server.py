@@ -14,8 +14,8 @@ message on ``ws://<host>:<port>/sc2api``) so that pysc2's ``run_configs`` can la
   ``LiteFullGameEnv.reset(seed)``), ``disable_fog``; anything else gets ``InvalidPlayerSetup`` naming what
   is served. ``join_game``: race Protoss, ``options.raw``; ``score`` and the ``feature_layer`` minimap
   (square ``minimap_resolution``, at most the lite engine's 1024) are served, screen layers are not sent, ``render`` and
-  ``raw_crop_to_playable_area`` are refused (``FeatureUnsupported``). ``game_info``: players, map size 88 x 96, playable area, pathing and
-  placement grids (1 bit per cell, rows from y = 0, MSB first), terrain height (1 byte per cell) and the
+  ``raw_crop_to_playable_area`` are refused (``FeatureUnsupported``). ``game_info``: players, map size 88 x 96, playable area,
+  pathing and placement grids (1 bit per cell, rows from y = 0, MSB first), terrain height (1 byte per cell) and the
   opponent's start location. ``observation``: raw units (own units, enemies in sight, snapshots of
   enemy structures seen before, resources), ``player_common``, the eight minimap renders, ``score``
   (with ``options.score``: ``score_details`` collected / spent resources and food), ``action_errors`` and, once the melee rule
@@ -462,8 +462,8 @@ class SC2APIGame:
         Points off the playable area but within that reach are served as the embedded env serves them
         (the unit walks toward the point and stops at the map edge): SMAC itself sends them, since its
         ``can_move`` checks the cell half a move ahead (``int()`` of the coordinate) while the move goes a
-        whole move (2) ahead, so a unit within one cell of an edge is sent to a point up to 2 past it. Refusing those would make SMAC's own
-        legal moves fail here and differ from the embedded env.
+        whole move (2) ahead, so a unit within one cell of an edge is sent to a point up to 2 past it. Refusing those would
+        make SMAC's own legal moves fail here and differ from the embedded env.
 
         What the real game does with a point farther off the map is not established: s2client-proto
         (``ActionResult`` in ``error.proto``) has no result for an off-map point, and neither its docs nor

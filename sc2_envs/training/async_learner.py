@@ -29,8 +29,8 @@ TensorBoard tags: CleanRL's ``charts/episodic_return`` and ``charts/episodic_len
 ``charts/win_rate_window``, ``charts/return_window`` (the last ``--win-window`` episodes),
 ``charts/env_SPS``, ``charts/learner_SPS``, ``charts/queue_depth``, ``charts/policy_lag`` (per unroll),
 ``charts/policy_lag_batch`` (both in learner updates), ``charts/policy_version``, ``charts/actor_restarts``,
-``charts/episodes_in_window``, ``charts/critic_warmup`` (1 for a warm-up update) and ``actors/env_sps/actor_<slot>``. Their step is :attr:`~AsyncLearnerRun.env_steps`,
-the env steps received from the actors.
+``charts/episodes_in_window``, ``charts/critic_warmup`` (1 for a warm-up update) and ``actors/env_sps/actor_<slot>``. Their
+step is :attr:`~AsyncLearnerRun.env_steps`, the env steps received from the actors.
 """
 
 from __future__ import annotations
@@ -603,9 +603,11 @@ class AsyncLearnerRun:
         if time.monotonic() - self.last_print > a.print_interval_s:
             self.last_print = time.monotonic()
             self.say(
-                f"update {self.updates} | env steps {self.env_steps} | env SPS {'n/a' if env_sps is None else f'{env_sps:.0f}'} | "
+                f"update {self.updates} | env steps {self.env_steps} | env SPS "
+                f"{'n/a' if env_sps is None else f'{env_sps:.0f}'} | "
                 f"learner SPS {learner_sps:.0f} | win rate {win_rate:.2f} return {mean_ret:.2f} (last {len(self.window)} "
-                f"episodes) | queue {self.pool.depth()} | lag {lag:.1f} | restarts {self.supervisor.restarts} | {elapsed:.0f} s"
+                f"episodes) | queue {self.pool.depth()} | lag {lag:.1f} | restarts {self.supervisor.restarts} | "
+                f"{elapsed:.0f} s"
                 + (" | critic warm-up" if self.warming else "")
                 + (
                     f" | games from saves won {np.mean([e[2] for e in self.saved_start_window]):.2f} (last "

@@ -137,9 +137,9 @@ def check_fullgame_env_flags(args: Any) -> None:
     share the limits ``sc2_envs.full_game.spaces.MAX_SIZES`` / ``MAX_LOOPS``).
 
     Raises:
-        SystemExit: status 2 (``cli_error``) for ``--step-mul`` below 0 (0: :func:`resolve_step_mul`), ``--game-steps-per-episode``
-            below 0 (0: no limit), either of them above ``MAX_LOOPS``, ``--envs-per-actor`` above the lite engine's
-            ``MAX_NUM_ENVS`` on ``--env-backend sim``, ``--train-game-loops`` below 0 or above
+        SystemExit: status 2 (``cli_error``) for ``--step-mul`` below 0 (0: :func:`resolve_step_mul`),
+            ``--game-steps-per-episode`` below 0 (0: no limit), either of them above ``MAX_LOOPS``, ``--envs-per-actor`` above
+            the lite engine's ``MAX_NUM_ENVS`` on ``--env-backend sim``, ``--train-game-loops`` below 0 or above
             ``--game-steps-per-episode`` (when that is not 0), saved-start flags (:func:`check_saved_start_flags`),
             a ``--banked-minerals-cost`` that is negative or not finite, or ``--max-entities`` outside [1, 65,536].
     """
@@ -253,7 +253,8 @@ def saved_starts_line(args: Any) -> str:
     return (
         f"training games: a share {args.saved_start_share} of the new ones start from a save, each actor's games saved at "
         f"loop {args.save_loop} ({args.save_loop / LOOPS_PER_MINUTE:.1f} real (Faster) minutes) {which} "
-        f"(--saved-start-games {args.saved_start_games}; UnrollCollector); the others, and all while no save is kept, at loop 0"
+        f"(--saved-start-games {args.saved_start_games}; UnrollCollector); "
+        "the others, and all while no save is kept, at loop 0"
     )
 
 
@@ -300,8 +301,8 @@ def resolve_step_mul(args: Any) -> str:
 
     0 means the ``--init`` checkpoint's trained step_mul (``fullgame_evaluation.trained_step_mul``: a BC
     checkpoint records its replay dataset's stride, an RL one its ``--step-mul``), else
-    ``fullgame_evaluation.DEFAULT_STEP_MUL`` (8): a policy cloned from 32-loop labels that decides every 8 loops issues four times the
-    experts' commands per game second. A resumed run keeps the value its first session resolved (saved in its
+    ``fullgame_evaluation.DEFAULT_STEP_MUL`` (8): a policy cloned from 32-loop labels that decides every 8 loops issues four
+    times the experts' commands per game second. A resumed run keeps the value its first session resolved (saved in its
     ``Args``).
 
     Args:

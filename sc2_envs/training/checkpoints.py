@@ -399,7 +399,10 @@ def init_weights(path: str, policy: ClassPolicy, critic: CentralCritic) -> dict:
             first = str(e).strip().splitlines()
             sizes = "the same network sizes (--hidden, --actor-layers, --recurrent)"
             if cfg.get(key) is not None and cfg.get(key) != getattr(model, "hparams", None):
-                sizes = f"networks of its sizes {cfg.get(key)} (this run's: {getattr(model, 'hparams', None)}; --hidden, --actor-layers, --recurrent)"
+                sizes = (
+                    f"networks of its sizes {cfg.get(key)} (this run's: {getattr(model, 'hparams', None)}; "
+                    "--hidden, --actor-layers, --recurrent)"
+                )
             raise ValueError(
                 f"checkpoint {path!r} (trained on {trained}): its {part} do not fit this run's networks "
                 f"({' '.join(first[:3])}); expected {sizes} and maps whose observations and states have its layout"
@@ -451,9 +454,9 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
     Returns:
         ``(policy, critic_or_None, checkpoint_dict)``.
     Raises:
-        ValueError: ``path`` is not a path, ``device`` is not ``'cpu'`` or a visible CUDA device, the file cannot be read (missing, a folder, truncated, not a
-            torch file, or saved on a device that ``device`` cannot map), it is not a checkpoint of this
-            format, its weights hold NaN or inf, or the models cannot serve this env (the message
+        ValueError: ``path`` is not a path, ``device`` is not ``'cpu'`` or a visible CUDA device, the file cannot be read
+            (missing, a folder, truncated, not a torch file, or saved on a device that ``device`` cannot map), it is not a
+            checkpoint of this format, its weights hold NaN or inf, or the models cannot serve this env (the message
             names the checkpoint's map and what differs; an MLP also needs the training observation and
             state layouts, not just their sizes; a SMACv2 checkpoint needs the training
             ``feature_options``, e.g. ``use_unit_ranges``).

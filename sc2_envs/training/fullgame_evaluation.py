@@ -285,7 +285,10 @@ def _f(v, fmt=".1f") -> str:
     return "n/a" if v is None else format(v, fmt)
 
 
-HEADER = "| policy | games | W / L / T | win rate [95% CI] | minerals | kills | army@5 (n) | army@8 (n) | idle | errors | length (min) |"
+HEADER = (
+    "| policy | games | W / L / T | win rate [95% CI] | minerals | kills | "
+    "army@5 (n) | army@8 (n) | idle | errors | length (min) |"
+)
 """The Markdown header of :func:`format_row` lines."""
 
 
@@ -293,7 +296,8 @@ def format_row(r: FullGameRow) -> str:
     """One Markdown table line of a :class:`FullGameRow` (``n/a`` where a figure is ``None``)."""
     return (
         f"| {r.policy} | {r.games} | {r.wins} / {r.losses} / {r.ties} | {r.win_rate:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}] | "
-        f"{_f(r.minerals_collected, '.0f')} | {_f(r.enemy_units_killed)} | {_f(r.army_supply_5min)} ({r.army_supply_5min_n}) | "
+        f"{_f(r.minerals_collected, '.0f')} | {_f(r.enemy_units_killed)} | "
+        f"{_f(r.army_supply_5min)} ({r.army_supply_5min_n}) | "
         f"{_f(r.army_supply_8min)} ({r.army_supply_8min_n}) | {r.idle_share:.3f} | {r.error_share:.3f} | "
         f"{r.game_length_min:.2f} |"
     )

@@ -20,8 +20,8 @@ the next time (the policy does not see ``action_errors``: a build command no Pro
 orders on the next observation was refused, and one that has not appeared after ``build_timeout``
 steps is given up).
 
-It is a baseline (the scripted expert that learned policies are compared with), not a tuned bot: it uses no gas, no Stalkers, no
-micro.
+It is a baseline (the scripted expert that learned policies are compared with), not a tuned bot: it uses no gas, no Stalkers,
+no micro.
 """
 
 from __future__ import annotations

@@ -183,7 +183,8 @@ class Progress:
             self.bar.set_postfix_str(fields)
         else:
             print(
-                f"iteration {iteration}/{self.num_iterations} step {global_step} {fields} ({self.elapsed_before + time.time() - self._t0:.0f} s)",
+                f"iteration {iteration}/{self.num_iterations} step {global_step} {fields} "
+                f"({self.elapsed_before + time.time() - self._t0:.0f} s)",
                 file=self.stream,
                 flush=True,
             )

@@ -4,8 +4,8 @@
 evaluation writes the rows as CSV (:func:`write_csv`, columns :data:`CSV_COLUMNS`), as a GitHub
 Markdown table (:func:`markdown_table`) and as a grouped bar chart of the win rates with their Wilson
 95 % intervals (:func:`plot_rows`); where several checkpoints share a source map and actor type
-(seeds of one recipe), :func:`median_table` gives their median win rate per target map. ``benchmarks/transfer_table.py`` and ``benchmarks/learning_curves.py``
-read these CSV files back.
+(seeds of one recipe), :func:`median_table` gives their median win rate per target map. ``benchmarks/transfer_table.py`` and
+``benchmarks/learning_curves.py`` read these CSV files back.
 """
 
 from __future__ import annotations

@@ -473,7 +473,8 @@ class RayActorPool:
             from ray.util.queue import Queue
         except ImportError:
             raise ImportError(
-                "the ray actor backend needs Ray: pip install 'sc2-envs[ray]' (or -e '.[ray]' in a checkout: ray==2.60.0, the version tested; it does not touch torch); or use the process backend"
+                "the ray actor backend needs Ray: pip install 'sc2-envs[ray]' (or -e '.[ray]' in a checkout: ray==2.60.0, the "
+                "version tested; it does not touch torch); or use the process backend"
             ) from None
         self.ray, self.config, self.target, self.weights, self.log_dir = ray, config, target, weights, Path(log_dir)
         ray.init(

@@ -241,8 +241,8 @@ class SC2ParallelEnv(SimRenderMixin, ParallelEnv):
             RuntimeError: the episode is over (call ``reset``).
             TypeError: ``actions`` is not a mapping.
             ValueError: an action for a name not in ``possible_agents``, a missing action for a
-                living agent, a value outside ``[0, n_actions)`` (also for an agent already removed), or (unless ``lenient_actions``) an
-                action the mask says is unavailable.
+                living agent, a value outside ``[0, n_actions)`` (also for an agent already removed), or (unless
+                ``lenient_actions``) an action the mask says is unavailable.
         """
         if not self._has_reset:
             raise RuntimeError("step() called before reset(); call reset() first")

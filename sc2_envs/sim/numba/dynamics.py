@@ -674,13 +674,14 @@ def advance(b0, b1, n_ticks, units, tables, terrain, fl, scratch, sweep):
     """``n_ticks`` ticks of each env ``b0 .. b1 - 1`` (``Dynamics.advance``): targets and range, then the
     stages in the reference's order, on the :class:`UnitState` ``units`` in place, with the
     :class:`UnitTables` ``tables``, the :class:`MapTables` ``terrain``, the flags ``fl``, the
-    :class:`TickScratch` ``scratch`` and the sweep distance ``sweep`` (``tick_scratch``). The env and tick loops are inside and the state is indexed
-    ``[b, u]`` (no row views), and it takes no reference counts (``_nrt=False``); its caller takes one
+    :class:`TickScratch` ``scratch`` and the sweep distance ``sweep`` (``tick_scratch``). The env and tick loops are inside and
+    the state is indexed ``[b, u]`` (no row views), and it takes no reference counts (``_nrt=False``); its caller takes one
     per array at the call, shared by the threads of a threaded call, paid once per call here, not per
     env or tick. The groups are unpacked once, here, so that the stages read plain arrays.
     """
     (pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-     jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending) = units  # fmt: skip
+     jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+     burst_pending) = units  # fmt: skip
     cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far = tables[:3] + tables[4:]  # (can_target: the orders')
     pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len = terrain
     sf, si = scratch.rows_f, scratch.rows_i
@@ -719,7 +720,8 @@ def advance(b0, b1, n_ticks, units, tables, terrain, fl, scratch, sweep):
             # attacks (Dynamics._fire)
             _fire(
                 b, pos, cooldown, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
-                burst_pending, order_target, cf, ci, fl, tgt, tpx, tpy, alive0, engage, healing, inrng, direct, last, amt, boomv,
+                burst_pending, order_target, cf, ci, fl, tgt, tpx, tpy, alive0, engage, healing, inrng, direct, last, amt,
+                boomv,
             )  # fmt: skip
             _splash_hits(b, pos, cf, ci, dmg, enemy_pair, fl, tpx, tpy, alive0, direct, boomv, last, amt, raw, nh, flags)
             _apply_damage(b, shield, health, lsd, last_attacker, cf, raw, nh, flags)

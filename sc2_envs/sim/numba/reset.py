@@ -195,7 +195,8 @@ def fresh_state(done, spawn, is_ally, jitter, ap_mode, ap, enemy_ap, ci, fl, ter
     pathing, level, cliff_walkable = terrain[0], terrain[1], terrain[2]
     stream_spawn, stream_cooldown, stream_attack_point = streams
     (pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-     jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending) = units  # fmt: skip
+     jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+     burst_pending) = units  # fmt: skip
     prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward = episode
     attack_point, env_seed, episode_count = seeds
     B, U = pos.shape[0], pos.shape[1]
@@ -275,7 +276,8 @@ def fresh_scenario_state(idx, N, E, T, p_reflect, tables, reward_base, streams, 
     stream_team, stream_pos, stream_cooldown = streams
     pin_mask, pin_kind, pin_pos, pin_has_pos = pins
     (pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
-     jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits, burst_pending) = units  # fmt: skip
+     jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
+     burst_pending) = units  # fmt: skip
     prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward = episode
     attack_point, env_seed, episode_count = seeds
     U = N + E

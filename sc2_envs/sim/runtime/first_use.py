@@ -52,7 +52,8 @@ def compile_notice(what: str, stream=None):
     ``COMPILE_NOTICE_AFTER_S`` seconds, Numba is compiling it (the first use of its family, SMAC v1 maps
     or SMACv2 scenarios, on this CPU after an install, an upgrade or an edit of ``sc2_envs.sim``: see
     ``WHEN_COMPILED``; later processes load the machine code from Numba's on-disk cache in about a
-    second), so one line on ``stream`` (default ``sys.stderr``) says so, and a second one how long it took. Later calls of ``what`` are not watched (see :func:`first_call`).
+    second), so one line on ``stream`` (default ``sys.stderr``) says so, and a second one how long it took. Later calls of
+    ``what`` are not watched (see :func:`first_call`).
 
     Why: with an empty cache the first ``reset`` and ``step`` compile for about 10 s and 30 s on a
     2-core machine (more under load), and a training run that prints nothing meanwhile looks hung."""

@@ -2,8 +2,8 @@
 
 A threaded call is a fork/join (chunks of envs on threads, ``runtime.chunks``): it ends when the
 last thread has done its chunk. On an idle 2-core machine it runs 2s3z's step 1.2-1.6x as fast as
-the serial call from 128 envs up (``numba.dynamics.PARALLEL_MIN_ENVS``). When another process keeps a core busy, the scheduler can leave one
-of the threads waiting for a time slice of several milliseconds, and every call waits for it.
+the serial call from 128 envs up (``numba.dynamics.PARALLEL_MIN_ENVS``). When another process keeps a core busy, the scheduler
+can leave one of the threads waiting for a time slice of several milliseconds, and every call waits for it.
 Measured with one competing busy process on the 2-core machine when the threads were Numba's OpenMP
 ones (2s3z, env steps/s, threaded / serial): 0.07x at B=32, 0.10x at B=64, 0.56x at B=256, 0.93x at
 B=1024 (docs/speed.md, "Threads inside the numba step", which gives the one-off script's command). A fixed

@@ -16,8 +16,8 @@ The user's choice always wins: ``num_threads=<int>`` sets it, and later simulato
 ``--torch-threads`` to its training envs keeps it for the evaluation envs it makes later);
 otherwise nothing is changed when ``OMP_NUM_THREADS`` or ``MKL_NUM_THREADS`` is set, or when
 ``torch.get_num_threads()`` differs from its value when ``sc2_envs`` was imported (an explicit
-``torch.set_num_threads``), unless the difference is this module's own earlier choice. A ``torch.set_num_threads`` made *before* importing
-``sc2_envs`` cannot be told apart from torch's default: pass ``num_threads`` or set
+``torch.set_num_threads``), unless the difference is this module's own earlier choice. A ``torch.set_num_threads`` made
+*before* importing ``sc2_envs`` cannot be told apart from torch's default: pass ``num_threads`` or set
 ``OMP_NUM_THREADS`` then. The change is process-wide (torch has one intra-op pool) and is reported
 once per process on stderr.
 """

@@ -235,8 +235,8 @@ _lock = threading.Lock()
 def job(v2: bool, warm: Callable[[], object], stream=None) -> Job:
     """This process's background compile of family ``v2``, started if there is none yet (``warm()``
     compiles the family's kernels, e.g. :func:`play_until_reset` on a private simulator that the
-    caller builds, so this module never imports the simulator): every simulator of the family waits on the same one. In a forked child, the
-    parent's finished compile serves: its machine code came with the fork, and a compile that failed
+    caller builds, so this module never imports the simulator): every simulator of the family waits on the same one. In a
+    forked child, the parent's finished compile serves: its machine code came with the fork, and a compile that failed
     there would fail again here (the child stays on the torch path without retrying)."""
     global _hooks
     pid = os.getpid()
