@@ -1,4 +1,4 @@
-"""Team-size randomisation (``SMACSim.remove_allies``, ``runs.drop_allies``, ``--ally-dropout``) and
+"""Team-size randomisation (``SMACSim.remove_allies``, ``sc2_envs.training.ally_dropout.drop_allies``, ``--ally-dropout``) and
 fine-tuning from a checkpoint's weights (``models.init_weights``, ``--init-from``)."""
 
 import json
@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from sc2_envs import make_batched, runs
+from sc2_envs import make_batched
 from sc2_envs.policies import random_actions
 from sc2_envs.sim import UnitPlacement
-from sc2_envs.training.cli import check_training_args
+from sc2_envs.training.ally_dropout import drop_allies
+from sc2_envs.training.cli import check_ally_dropout, check_training_args
 
 REPO = Path(__file__).resolve().parents[1]
 MARINE_CKPT = REPO / "checkpoints" / "marine_budget" / "3m8m_seed1_gnn.pt"
@@ -87,12 +88,12 @@ def test_drop_allies_draws_nothing_when_off_and_changes_only_new_episodes():
     e = make_batched("8m", num_envs=6, seed=1)
     obs = e.reset()
     rng = torch.get_rng_state()
-    same = runs.drop_allies(e, dict(obs), torch.ones(6, dtype=torch.bool), 0.0)
+    same = drop_allies(e, dict(obs), torch.ones(6, dtype=torch.bool), 0.0)
     assert torch.equal(torch.get_rng_state(), rng)  # no draw: a run without dropout is unchanged
     assert all(same[k] is obs[k] for k in obs)
     torch.manual_seed(0)
     started = torch.tensor([True, True, True, True, False, False])
-    out = runs.drop_allies(e, dict(obs), started, 0.99)
+    out = drop_allies(e, dict(obs), started, 0.99)
     dead = (~e.st.alive[:, :8]).sum(1)
     assert dead.tolist() == [1, 1, 1, 1, 0, 0]
     assert torch.equal(out["obs"][4:], obs["obs"][4:]) and not torch.equal(out["obs"][:4], obs["obs"][:4])
@@ -110,7 +111,7 @@ def test_drop_allies_never_leaves_a_team_of_healers_alone():
     pick = torch.rand(64) < 0.99
     who = torch.randint(3, (64,))
     torch.manual_seed(0)
-    runs.drop_allies(e, dict(obs), torch.ones(64, dtype=torch.bool), 0.99)
+    drop_allies(e, dict(obs), torch.ones(64, dtype=torch.bool), 0.99)
     removed = ~e.st.alive[:, :3]
     expected = torch.zeros(64, 3, dtype=torch.bool)
     keep = pick & (who != 0)
@@ -123,11 +124,11 @@ def test_drop_allies_refuses_bad_probabilities_and_started_masks():
     obs = e.reset()
     for prob in (float("nan"), -0.1, 1.0, "0.5", True):
         with pytest.raises(ValueError, match=r"prob must be a probability in \[0, 1\), got"):
-            runs.drop_allies(e, obs, torch.ones(2, dtype=torch.bool), prob)
+            drop_allies(e, obs, torch.ones(2, dtype=torch.bool), prob)
     for started in (torch.ones(3, dtype=torch.bool), torch.ones(2), [True, True]):
         with pytest.raises(ValueError, match=r"started must be a bool tensor of shape \(2,\)"):
-            runs.drop_allies(e, obs, started, 0.5)
-    assert runs.drop_allies(None, obs, None, 0.0) is obs  # off: nothing of the env (any backend) is read
+            drop_allies(e, obs, started, 0.5)
+    assert drop_allies(None, obs, None, 0.0) is obs  # off: nothing of the env (any backend) is read
 
 
 @pytest.mark.parametrize(
@@ -141,11 +142,11 @@ def test_drop_allies_refuses_bad_probabilities_and_started_masks():
 )
 def test_check_ally_dropout_names_the_bad_value(value, message, capsys):
     with pytest.raises(SystemExit) as exc:
-        runs.check_ally_dropout(value, ["3m", "8m"], "sim")
+        check_ally_dropout(value, ["3m", "8m"], "sim")
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
-    assert runs.check_ally_dropout(0.25, ["3m", "8m"], "sim") == [0.25, 0.25]  # one number: every map
-    assert runs.check_ally_dropout((0,), ["3m"], "sc2") == [0.0]  # off with the real game
+    assert check_ally_dropout(0.25, ["3m", "8m"], "sim") == [0.25, 0.25]  # one number: every map
+    assert check_ally_dropout((0,), ["3m"], "sc2") == [0.0]  # off with the real game
 
 
 def test_init_weights_copies_a_checkpoint_and_names_what_does_not_fit():

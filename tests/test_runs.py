@@ -1,5 +1,5 @@
-"""Tests of sc2_envs/runs.py (run folders, metadata, graceful stop, resume state, progress) and of
-stopping and resuming algos/happo_gnn.py."""
+"""Tests of sc2_envs/training/run.py, cli.py and progress.py (run folders, metadata, graceful stop, resume
+state, progress) and of stopping and resuming algos/happo_gnn.py."""
 
 import csv
 import dataclasses

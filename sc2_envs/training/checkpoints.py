@@ -578,7 +578,7 @@ def average_checkpoints(paths: list[str], out: str | None = None, allow_differen
     seeds = {p: _recorded_seed(c) for p, c in zip(paths, ckpts, strict=True)}
     if not allow_different_runs and len({s for s in seeds.values() if s is not None}) > 1:
         raise ValueError(
-            f"average_checkpoints: the files come from runs of different training seeds {seeds}; the mean of "
+            f"the files come from runs of different training seeds {seeds}; the mean of "
             "weights from different random starts is no trained network. Average checkpoints of one run, or pass "
             "allow_different_runs=True (bc_select.py average --allow-different-runs) for fine-tunes of one start"
         )
