@@ -140,8 +140,8 @@ def test_the_docs_table_shows_the_final_evaluation_files(file):
             assert cell == want, (cells[1], target)
 
 
-AB_EVAL_SEEDS = {"protoss": (101, 102), "terran": (101, 102, 103, 104)}
-"""Evaluation seeds of each race's recurrence A/B (terran's 103 and 104 decided which arm is shipped)."""
+AB_EVAL_SEEDS = {"protoss": (101, 102), "terran": (101, 102, 103, 104), "zerg": (101, 102, 103, 104)}
+"""Evaluation seeds of each race's recurrence A/B (terran's and zerg's 103 and 104 decided which arm is shipped)."""
 
 
 def _ab_rows(race: str, arm: str, eval_seed: int) -> tuple[list[dict], dict]:
