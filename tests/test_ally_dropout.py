@@ -294,13 +294,13 @@ def test_smacv2_removed_ally_first_observation_is_a_fresh_battles(kernel):
 
 
 def test_init_weights_names_a_recurrence_mismatch_and_the_flag_that_fixes_it():
-    """Found by a tester: a recurrent checkpoint (the shipped terran_5_vs_5 files) given to a feed-forward run
+    """Found by a tester: a recurrent checkpoint (the shipped terran_5_vs_5 and zerg_5_vs_5 files) given to a feed-forward run
     failed with a dump of state-dict keys; the message now says which side is recurrent and what to pass."""
     from models import build_multi_map_models, init_weights
 
     infos = [make_batched("terran_5_vs_5", num_envs=1).get_env_info()]
     terran = str(REPO / "checkpoints" / "smacv2" / "terran_5_vs_5_seed1.pt")
-    zerg = str(REPO / "checkpoints" / "smacv2" / "zerg_5_vs_5_seed1.pt")
+    protoss = str(REPO / "checkpoints" / "smacv2" / "protoss_5_vs_5_seed1.pt")  # feed-forward
     ff, ff_critic, _, _ = build_multi_map_models(infos, "gnn")
     with pytest.raises(
         ValueError, match=r"has recurrent actors \(a GRU per agent.*this run's are feed-forward: add --recurrent"
@@ -308,7 +308,7 @@ def test_init_weights_names_a_recurrence_mismatch_and_the_flag_that_fixes_it():
         init_weights(terran, ff, ff_critic)
     rec, rec_critic, _, _ = build_multi_map_models(infos, "gnn", recurrent=True)
     assert init_weights(terran, rec, rec_critic)["global_step"] == 1_996_800
-    zinfos = [make_batched("zerg_5_vs_5", num_envs=1).get_env_info()]
-    zrec, zrec_critic, _, _ = build_multi_map_models(zinfos, "gnn", recurrent=True)
+    pinfos = [make_batched("protoss_5_vs_5", num_envs=1).get_env_info()]
+    prec, prec_critic, _, _ = build_multi_map_models(pinfos, "gnn", recurrent=True)
     with pytest.raises(ValueError, match=r"has feed-forward actors; this run's are recurrent \(--recurrent\): leave out"):
-        init_weights(zerg, zrec, zrec_critic)
+        init_weights(protoss, prec, prec_critic)

@@ -33,9 +33,9 @@ SHIPPED = {  # file -> (training scenario, seed, env steps)
     "zerg_5_vs_5_seed3.pt": ("zerg_5_vs_5", 3, 1_996_800),
 }
 EVAL_SEEDS = (101, 102)
-RECURRENT = {"terran_5_vs_5"}
-"""Scenarios whose shipped files have recurrent actors (``--recurrent``): terran's replaced the feed-forward files
-by the A/B in docs/learning_speed.md, decided on fresh evaluation seeds 103 and 104."""
+RECURRENT = {"terran_5_vs_5", "zerg_5_vs_5"}
+"""Scenarios whose shipped files have recurrent actors (``--recurrent``): terran's and zerg's replaced the
+feed-forward files by the A/B in docs/learning_speed.md, decided on fresh evaluation seeds 103 and 104."""
 
 
 def _targets(scenario: str) -> tuple[str, ...]:
@@ -186,13 +186,14 @@ def test_the_recurrence_ab_table_is_its_evaluation_files(race):
             assert f"| {' | '.join(cells)} |" in lines, (arm, e)
 
 
-def test_the_shipped_terran_files_are_the_recurrent_runs_of_the_ab():
-    """Each shipped terran file plays evaluation seeds 101 and 102 as its recurrent run did in the A/B: the
-    final_eval rows and the variants rows agree episode for episode (wins and mean length)."""
+@pytest.mark.parametrize("race", ["terran", "zerg"])
+def test_the_shipped_files_are_the_recurrent_runs_of_the_ab(race):
+    """Each shipped terran and zerg file plays evaluation seeds 101 and 102 as its recurrent run did in the A/B:
+    the final_eval rows and the variants rows agree episode for episode (wins and mean length)."""
     for e in EVAL_SEEDS:
-        rows, seed_of = _ab_rows("terran", "recurrent", e)
+        rows, seed_of = _ab_rows(race, "recurrent", e)
         ab = {(seed_of[r["checkpoint"]], r["target_map"]): r for r in rows}
-        shipped = [r for r in _rows(e) if r["checkpoint"].startswith("checkpoints/smacv2/terran_5_vs_5_seed")]
+        shipped = [r for r in _rows(e) if r["checkpoint"].startswith(f"checkpoints/smacv2/{race}_5_vs_5_seed")]
         compared = 0
         for r in shipped:
             key = (int(r["checkpoint"].removesuffix(".pt")[-1]), r["target_map"])
