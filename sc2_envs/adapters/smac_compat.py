@@ -91,7 +91,7 @@ import torch
 from sc2_envs.adapters.stored_features import StoredFeatures
 from sc2_envs.maps import MAP_SIZE, MapSpec, get_map, pathing_grid, terrain_grids
 from sc2_envs.sc2api.raw import raw_units_from_snapshot, sim_snapshot
-from sc2_envs.sc2api.smac_rules import SMACUnitRules
+from sc2_envs.sc2api.smac_rules import SMAC_FEATURE_DEFAULTS, SMACUnitRules
 from sc2_envs.validation import contains_bool
 from sc2_envs.wrappers._common import as_numpy, make_backend
 
@@ -157,28 +157,6 @@ def _check_keyword_types(options: dict) -> None:
         if key in options and options[key] <= 0:
             raise ValueError(f"{key} must be a positive int, got {options[key]!r}")
 
-
-SMAC_FEATURE_DEFAULTS: dict[str, Any] = {
-    "obs_all_health": True,
-    "obs_own_health": True,
-    "obs_last_action": False,
-    "obs_pathing_grid": False,
-    "obs_terrain_height": False,
-    "obs_instead_of_state": False,
-    "obs_timestep_number": False,
-    "state_last_action": True,
-    "state_timestep_number": False,
-    "reward_sparse": False,
-    "reward_only_positive": True,
-    "reward_death_value": 10,
-    "reward_win": 200,
-    "reward_defeat": 0,
-    "reward_negative_scale": 0.5,
-    "reward_scale": True,
-    "reward_scale_rate": 20,
-}
-"""SMAC's observation / state / reward keywords and their defaults (``StarCraft2Env.__init__``), kept as
-attributes of the same names."""
 
 MAX_REPLAY_STEPS = 20_000
 """Env steps ``save_replay`` keeps (the oldest are dropped beyond this; about 3 KB per step at 57 units)."""

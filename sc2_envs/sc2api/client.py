@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from sc2_envs.adapters.smac_compat import SMAC_FEATURE_DEFAULTS as _DEFAULTS
 from sc2_envs.maps import MAP_SIZE, get_map
+from sc2_envs.sc2api.smac_rules import SMAC_FEATURE_DEFAULTS as _DEFAULTS
 from sc2_envs.sc2api.smac_rules import SMACUnitRules
 
 __all__ = ["SMACProtocolEnv", "import_pysc2"]

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 from copy import deepcopy
+from typing import Any
 
 import numpy as np
 
@@ -53,6 +54,7 @@ __all__ = [
     "SHOOT_RANGE",
     "SIGHT_RANGE",
     "SMAC_ABILITY_IDS",
+    "SMAC_FEATURE_DEFAULTS",
     "STALKER",
     "ZEALOT",
     "SMACUnitRules",
@@ -68,6 +70,29 @@ SHOOT_RANGE, SIGHT_RANGE = 6, 9
 """SMAC's fixed ranges (``unit_shoot_range`` / ``unit_sight_range``), world units, centre to centre."""
 
 _NORTH, _SOUTH, _EAST, _WEST = 0, 1, 2, 3
+
+
+SMAC_FEATURE_DEFAULTS: dict[str, Any] = {
+    "obs_all_health": True,
+    "obs_own_health": True,
+    "obs_last_action": False,
+    "obs_pathing_grid": False,
+    "obs_terrain_height": False,
+    "obs_instead_of_state": False,
+    "obs_timestep_number": False,
+    "state_last_action": True,
+    "state_timestep_number": False,
+    "reward_sparse": False,
+    "reward_only_positive": True,
+    "reward_death_value": 10,
+    "reward_win": 200,
+    "reward_defeat": 0,
+    "reward_negative_scale": 0.5,
+    "reward_scale": True,
+    "reward_scale_rate": 20,
+}
+"""SMAC's observation / state / reward keywords and their defaults (``StarCraft2Env.__init__``), kept as
+attributes of the same names: the ``obs_*``, ``state_*`` and ``reward_*`` options that ``SMACUnitRules`` reads."""
 
 
 class SMACUnitRules:
