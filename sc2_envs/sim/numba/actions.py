@@ -59,15 +59,15 @@ def check_actions(actions, alive, avail_in, lenient, act, invalid):
 
 
 @numba.njit(inline="always", **JIT)
-def apply_actions(b, actions, pos, order_kind, order_target, order_point, fov_dir, ci, move_dirs, fov_dirs, fl):
+def apply_actions(b, actions, pos, order_kind, order_target, order_point, fov_dir, unit_ints, move_dirs, fov_dirs, sim_flags):
     """``rules.actions.apply_actions`` for env ``b``: the agents' SMAC actions -> their orders, in place.
 
     ``fov_dir [B, N, 2]`` and ``fov_dirs [K, 2]`` (``SMACv2Features._fov_dirs``): a look action
-    ``6 + k`` (SMACv2 ``conic_fov``, ``k < fl[FL_NFOV]``) sets the agent's look direction and keeps its order.
+    ``6 + k`` (SMACv2 ``conic_fov``, ``k < sim_flags[FL_NFOV]``) sets the agent's look direction and keeps its order.
     """
-    N = fl[FL_N]
-    nna = fl[FL_NNA]
-    nfov = fl[FL_NFOV]
+    N = sim_flags[FL_N]
+    nna = sim_flags[FL_NNA]
+    nfov = sim_flags[FL_NFOV]
     p = pos[b]
     ok_, ot, op = order_kind[b], order_target[b], order_point[b]
     for u in range(N):
@@ -77,7 +77,7 @@ def apply_actions(b, actions, pos, order_kind, order_target, order_point, fov_di
         look = nfov > 0 and a >= 6 and a < 6 + nfov
         j = a - nna
         j = j if j > 0 else 0
-        healer = ci[CI_HEALER, u] != 0
+        healer = unit_ints[CI_HEALER, u] != 0
         k = ok_[u]
         if a == 1:
             k = ORDER_NONE
@@ -103,16 +103,16 @@ def apply_actions(b, actions, pos, order_kind, order_target, order_point, fov_di
 
 
 @numba.njit(**JIT)
-def orders_env(b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, cf, ci,
-               can_target, move_dirs, fov_dirs, fl):  # fmt: skip
+def orders_env(b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir,
+               unit_floats, unit_ints, can_target, move_dirs, fov_dirs, sim_flags):  # fmt: skip
     """The orders stage of env ``b``: ``apply_actions``, then the enemy AI's orders (``enemy_ai.act``)."""
-    apply_actions(b, actions, pos, order_kind, order_target, order_point, fov_dir, ci, move_dirs, fov_dirs, fl)
-    act(b, pos, alive, health, order_kind, order_target, last_attacker, cf, ci, can_target, fl)
+    apply_actions(b, actions, pos, order_kind, order_target, order_point, fov_dir, unit_ints, move_dirs, fov_dirs, sim_flags)
+    act(b, pos, alive, health, order_kind, order_target, last_attacker, unit_floats, unit_ints, can_target, sim_flags)
 
 
 @numba.njit(**JIT)
-def orders_range(b0, b1, actions, units, fov_dir, tables, move_dirs, fov_dirs, fl, unit_kind, kinds):
-    """``orders_env`` for envs ``b0 .. b1 - 1`` (each env's own tables with ``fl[FL_PER_ENV]``). ``units``,
+def orders_range(b0, b1, actions, units, fov_dir, tables, move_dirs, fov_dirs, sim_flags, unit_kind, kinds):
+    """``orders_env`` for envs ``b0 .. b1 - 1`` (each env's own tables with ``sim_flags[FL_PER_ENV]``). ``units``,
     ``tables``, ``kinds``: a ``UnitState``, ``UnitTables`` and ``KindTables`` as plain tuples (``numba.state``);
     ``fov_dir``, ``unit_kind``: ``WorldState``'s."""
     s, t = UnitState(*units), UnitTables(*tables)
@@ -125,22 +125,22 @@ def orders_range(b0, b1, actions, units, fov_dir, tables, move_dirs, fov_dirs, f
         s.order_point,
     )
     last_attacker = s.last_attacker
-    if fl[FL_PER_ENV]:
+    if sim_flags[FL_PER_ENV]:
         k = KindTables(*kinds)
         et = env_unit_tables(t.enemy_pair)
-        ecf, eci, ecan = et.cf, et.ci, et.can_target
+        ecf, eci, ecan = et.unit_floats, et.unit_ints, et.can_target
         col = np.zeros(pos.shape[1], np.bool_)
         for b in range(b0, b1):
-            gather_env_tables(b, unit_kind, fl, k, et, col)
+            gather_env_tables(b, unit_kind, sim_flags, k, et, col)
             orders_env(b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, ecf,
-                       eci, ecan, move_dirs, fov_dirs, fl)  # fmt: skip
+                       eci, ecan, move_dirs, fov_dirs, sim_flags)  # fmt: skip
         return
-    cf, ci, can_target = t.cf, t.ci, t.can_target
+    unit_floats, unit_ints, can_target = t.unit_floats, t.unit_ints, t.can_target
     for b in range(b0, b1):
-        orders_env(b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir, cf, ci,
-                   can_target, move_dirs, fov_dirs, fl)  # fmt: skip
+        orders_env(b, actions, pos, alive, health, order_kind, order_target, order_point, last_attacker, fov_dir,
+                   unit_floats, unit_ints, can_target, move_dirs, fov_dirs, sim_flags)  # fmt: skip
 
 
 @numba.njit(**JIT)
-def orders_serial(n_chunks, actions, units, fov_dir, tables, move_dirs, fov_dirs, fl, unit_kind, kinds):
-    orders_range(0, units[0].shape[0], actions, units, fov_dir, tables, move_dirs, fov_dirs, fl, unit_kind, kinds)
+def orders_serial(n_chunks, actions, units, fov_dir, tables, move_dirs, fov_dirs, sim_flags, unit_kind, kinds):
+    orders_range(0, units[0].shape[0], actions, units, fov_dir, tables, move_dirs, fov_dirs, sim_flags, unit_kind, kinds)

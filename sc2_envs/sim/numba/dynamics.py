@@ -19,7 +19,7 @@ env step runs as two compiled calls, ``orders`` (SMAC actions -> unit orders, th
 and ``ticks`` (``8 / loops_per_tick`` calls of ``Dynamics.advance``), whatever the batch size; the
 first use compiles them (``cache=True`` keeps the machine code on disk for later processes).
 
-SMACv2 scenarios (``fl[FL_PER_ENV]``) have per-env rosters: the kernels keep per-kind tables and
+SMACv2 scenarios (``sim_flags[FL_PER_ENV]``) have per-env rosters: the kernels keep per-kind tables and
 gather each env's tables from ``WorldState.unit_kind`` before its orders and ticks
 (``state.env_tables``), so the per-env ``UnitTable`` of the torch path is never read or refreshed here;
 their enemies follow the map trigger (``EnemyAI`` ``attack_closest``: centre distances, then the
@@ -148,18 +148,18 @@ def cell(px, py, W, H):
 
 
 @numba.njit(**JIT)
-def can_stand(u, px, py, fx, fy, ci, fl, pathing, level, cliff_walkable):
+def can_stand(u, px, py, fx, fy, unit_ints, sim_flags, pathing, level, cliff_walkable):
     """``Dynamics.can_stand`` for unit ``u`` moving from ``(fx, fy)`` to ``(px, py)``: the spawn
     check of ``sim.numba.step``'s reset kernel (``_move``'s terrain loop inlines the same test)."""
-    W, H = fl[FL_W], fl[FL_H]
+    W, H = sim_flags[FL_W], sim_flags[FL_H]
     flat, inside = cell(px, py, W, H)
     ground = pathing[flat]
-    if fl[FL_LEVELS]:
+    if sim_flags[FL_LEVELS]:
         src, _ = cell(fx, fy, W, H)
         ground = ground and abs(level[flat] - level[src]) < RAMP_MAX_STEP
-    if fl[FL_CLIFFW] and ci[CI_CLIFFW, u]:
+    if sim_flags[FL_CLIFFW] and unit_ints[CI_CLIFFW, u]:
         ground = cliff_walkable[flat]
-    return inside and (ground or ci[CI_AIR, u] != 0)
+    return inside and (ground or unit_ints[CI_AIR, u] != 0)
 
 
 # ------------------------------------------------------------------------------------------ one tick
@@ -185,7 +185,7 @@ class TickScratch(NamedTuple):
     ``rows_f [8, U]`` float32, the rows ``tpx``/``tpy`` (the order target's position), ``gap`` (its distance
     beyond reach), ``raw``/``nh`` (damage and hits per victim), ``amt`` (each attacker's hits), ``npx``/``npy``
     (the new positions); ``rows_i [11, U]`` int64 (bools as 0/1), the rows ``tgt`` (the target), ``alive0``
-    (alive at the tick's start), ``engage``, ``inrng``, ``healing``, ``last`` (the damage target), ``flags``
+    (alive at the tick's start), ``engage``, ``inrng``, ``healing``, ``last`` (the damage target), ``hit_by``
     (the last attacker per victim), ``direct`` (the direct hits), ``boomv``/``burst`` (the baneling bursts),
     ``chase``; ``bx``/``by [P]`` float32 the tree buffers (``P`` the power of two ``>= U``); from
     ``collision_scratch``: ``col [U]``, ``order [U]`` (the sweep order, reset per env and kept between its
@@ -232,29 +232,30 @@ STAGE = dict(inline="always", **JIT)
 @numba.njit(**STAGE)
 def _fire(
     b, pos, cooldown, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
-    burst_pending, order_target, cf, ci, fl, tgt, tpx, tpy, alive0, engage, healing, inrng, direct, last, amt, boomv,
+    burst_pending, order_target, unit_floats, unit_ints, sim_flags, tgt, tpx, tpy, alive0, engage, healing, inrng, direct,
+    last, amt, boomv,
 ):  # fmt: skip
     """Steps 1-4 of ``Dynamics._fire`` for env ``b``: start, cancel and land attacks, fly missiles. Leaves in
     ``last``/``amt [U]`` each attacker's damage target and hits, in ``direct [U]`` the direct hits that
     land, in ``boomv [U]`` the banelings that burst by their attack; ``_splash_hits`` and ``_apply_damage``
     then deal the damage (step 5)."""
     U = pos.shape[1]
-    Lf = F32(fl[FL_L])
+    Lf = F32(sim_flags[FL_L])
     for u in range(U):
         # 1. start attacks
         attacking = engage[u] and not healing[u]
         ready_at = np.ceil(cooldown[b, u])
         ready_at = ready_at if ready_at > ONE else ONE
-        start = attacking and inrng[u] and ci[CI_ARMED, u] != 0 and ready_at <= Lf and hits_left[b, u] <= ZERO
+        start = attacking and inrng[u] and unit_ints[CI_ARMED, u] != 0 and ready_at <= Lf and hits_left[b, u] <= ZERO
         nxt = (jitter_state[b, u] * 1664525 + 1013904223) & 0xFFFFFFFF
         jitter = F32((nxt >> 30) - 1)
         if start:
             jitter_state[b, u] = nxt
         carry = ready_at - cooldown[b, u] if cooldown[b, u] > ZERO else ZERO
         if start:
-            cooldown[b, u] = cf[CF_WCOOL, u] + jitter - carry - (Lf - ready_at)
-            windup[b, u] = cf[CF_DPOINT, u] - (Lf - ready_at)
-            hits_left[b, u] = cf[CF_ATTACKS, u]
+            cooldown[b, u] = unit_floats[CF_WCOOL, u] + jitter - carry - (Lf - ready_at)
+            windup[b, u] = unit_floats[CF_DPOINT, u] - (Lf - ready_at)
+            hits_left[b, u] = unit_floats[CF_ATTACKS, u]
             windup_target[b, u] = tgt[u]
         else:
             c = cooldown[b, u] - Lf
@@ -267,17 +268,17 @@ def _fire(
         # 3. land
         land = hits_left[b, u] > ZERO and windup[b, u] <= EPS
         if land:
-            n_now = ONE if ci[CI_SPACED, u] else hits_left[b, u]
+            n_now = ONE if unit_ints[CI_SPACED, u] else hits_left[b, u]
         else:
             n_now = ZERO
         hits_left[b, u] = hits_left[b, u] - n_now
         if land:
-            windup[b, u] = windup[b, u] + cf[CF_HITINT, u]
+            windup[b, u] = windup[b, u] + unit_floats[CF_HITINT, u]
         # 4. missiles
-        is_m = ci[CI_MISSILE, u] != 0
+        is_m = unit_ints[CI_MISSILE, u] != 0
         mt = missile_target[b, u] if missile_target[b, u] > 0 else 0
         impact = ZERO
-        if fl[FL_MISSILE]:
+        if sim_flags[FL_MISSILE]:
             flying = missile_hits[b, u] > ZERO
             missile_eta[b, u] = missile_eta[b, u] - Lf
             arrive = flying and missile_eta[b, u] <= EPS
@@ -289,68 +290,70 @@ def _fire(
                 dx = tpx[u] - pos[b, u, 0]
                 dy = tpy[u] - pos[b, u, 1]
                 dist = np.sqrt(dx * dx + dy * dy)
-                missile_eta[b, u] = dist / cf[CF_MSPEED_CL, u]
+                missile_eta[b, u] = dist / unit_floats[CF_MSPEED_CL, u]
                 missile_target[b, u] = tgt[u]
                 missile_hits[b, u] = n_now
         direct[u] = land and not is_m
         # stash: damage target and hits per attack
         last[u] = mt if is_m else tgt[u]
         amt[u] = impact if is_m else n_now
-        boomv[u] = fl[FL_SUICIDE] and ci[CI_SPLASH, u] == SPLASH_SUICIDE and (direct[u] or burst_pending[b, u])
+        boomv[u] = sim_flags[FL_SUICIDE] and unit_ints[CI_SPLASH, u] == SPLASH_SUICIDE and (direct[u] or burst_pending[b, u])
 
 
 @numba.njit(**STAGE)
-def _splash_hits(b, pos, cf, ci, dmg, enemy_pair, fl, tpx, tpy, alive0, fire, boom, last, amt, raw, nh, flags):
+def _splash_hits(
+    b, pos, unit_floats, unit_ints, dmg, enemy_pair, sim_flags, tpx, tpy, alive0, fire, boom, last, amt, raw, nh, hit_by
+):
     """The hits of env ``b``'s attackers summed per victim, ``raw``/``nh [U]`` (damage, hits), with the rows
     of splash attackers replaced by everything their splash touches (``Dynamics._splash_hits``): a beam
     centred on ``(tpx, tpy)`` where ``fire`` (colossi whose hit lands), a burst around the baneling where
-    ``boom``. Every other attacker ``a`` deals ``amt[a]`` hits to ``last[a]``. ``flags [U]``: the
+    ``boom``. Every other attacker ``a`` deals ``amt[a]`` hits to ``last[a]``. ``hit_by [U]``: the
     highest-index attacker with hits on each victim (-1: none), the torch ``scatter_reduce`` amax."""
     U = pos.shape[1]
     for v in range(U):
         raw[v] = ZERO
         nh[v] = ZERO
-        flags[v] = -1
+        hit_by[v] = -1
     for a in range(U):
         d_t = last[a]
         per = amt[a]
-        if fl[FL_SUICIDE] and boom[a]:  # (torch: the burst row replaces the beam row; a unit has one or the other)
+        if sim_flags[FL_SUICIDE] and boom[a]:  # (torch: the burst row replaces the beam row; a unit has one or the other)
             for v in range(U):
                 dx = pos[b, v, 0] - pos[b, a, 0]
                 dy = pos[b, v, 1] - pos[b, a, 1]
-                d_self = np.sqrt(dx * dx + dy * dy) - cf[CF_RADIUS, v]
-                if d_self <= cf[CF_SPLASHR, a] and enemy_pair[a, v] and ci[CI_AIR, v] == 0 and alive0[v]:
+                d_self = np.sqrt(dx * dx + dy * dy) - unit_floats[CF_RADIUS, v]
+                if d_self <= unit_floats[CF_SPLASHR, a] and enemy_pair[a, v] and unit_ints[CI_AIR, v] == 0 and alive0[v]:
                     raw[v] += dmg[a, v]
                     nh[v] += ONE
-        elif fl[FL_LINE] and ci[CI_SPLASH, a] == SPLASH_LINE and fire[a]:
+        elif sim_flags[FL_LINE] and unit_ints[CI_SPLASH, a] == SPLASH_LINE and fire[a]:
             fx = tpx[a] - pos[b, a, 0]
             fy = tpy[a] - pos[b, a, 1]
             fn = np.sqrt(fx * fx + fy * fy)
             fn = fn if fn > EPS else EPS
             fx = fx / fn
             fy = fy / fn
-            att = cf[CF_ATTACKS, a]
+            att = unit_floats[CF_ATTACKS, a]
             for v in range(U):
                 rx = pos[b, v, 0] - tpx[a]
                 ry = pos[b, v, 1] - tpy[a]
                 along = rx * fx + ry * fy
                 perp = rx * -fy + ry * fx
-                r_v = cf[CF_RADIUS, v]
+                r_v = unit_floats[CF_RADIUS, v]
                 in_beam = abs(along) <= BEAM_HW + r_v and abs(perp) <= BEAM_HL + r_v
-                if in_beam and enemy_pair[a, v] and ci[CI_AIR, v] == 0 and alive0[v]:
+                if in_beam and enemy_pair[a, v] and unit_ints[CI_AIR, v] == 0 and alive0[v]:
                     raw[v] += att * dmg[a, v]
                     nh[v] += att
         else:
             raw[d_t] += per * dmg[a, d_t]
             nh[d_t] += per
-        if per > ZERO and a > flags[d_t]:
-            flags[d_t] = a
+        if per > ZERO and a > hit_by[d_t]:
+            hit_by[d_t] = a
 
 
 @numba.njit(**STAGE)
-def _apply_damage(b, shield, health, lsd, last_attacker, cf, raw, nh, flags):
+def _apply_damage(b, shield, health, loops_since_damage, last_attacker, unit_floats, raw, nh, hit_by):
     """``Dynamics._apply_damage`` for env ``b``: ``raw [U]`` damage in ``nh [U]`` hits per victim, shields
-    first, then HP minus armour per hit (floor 0.5); ``flags [U]`` the last attacker per victim (-1: none)."""
+    first, then HP minus armour per hit (floor 0.5); ``hit_by [U]`` the last attacker per victim (-1: none)."""
     for v in range(raw.shape[0]):
         r = raw[v]
         n_hits = nh[v]
@@ -360,25 +363,25 @@ def _apply_damage(b, shield, health, lsd, last_attacker, cf, raw, nh, flags):
         if rest > ZERO:  # (k, two divisions, is only needed here)
             mean_hit = r / max(n_hits, ONE)
             k = min(np.ceil(rest / max(mean_hit, EPS) - CEIL_SLACK), n_hits)
-            hp_loss = max(rest - cf[CF_ARMOR, v] * k, HALF * k)
+            hp_loss = max(rest - unit_floats[CF_ARMOR, v] * k, HALF * k)
         else:
             hp_loss = ZERO
         h = health[b, v] - hp_loss
         shield[b, v] = shield_v - absorbed
         health[b, v] = h if h > ZERO else ZERO
         if r > ZERO:
-            lsd[b, v] = ZERO
-            if flags[v] >= 0:
-                last_attacker[b, v] = flags[v]
+            loops_since_damage[b, v] = ZERO
+            if hit_by[v] >= 0:
+                last_attacker[b, v] = hit_by[v]
 
 
 @numba.njit(**STAGE)
-def _bursts(b, health, ci, alive0, direct, amt, burst):
+def _bursts(b, health, unit_ints, alive0, direct, amt, burst):
     """The end of ``Dynamics._fire`` for env ``b`` (maps with banelings): banelings that exploded by their
     attack die; ``burst [U]`` is set to the ones this tick's damage killed, whose bursts
     ``_splash_hits`` adds next (with no other hits: ``amt`` is zeroed)."""
     for u in range(burst.shape[0]):
-        suicide = ci[CI_SPLASH, u] == SPLASH_SUICIDE
+        suicide = unit_ints[CI_SPLASH, u] == SPLASH_SUICIDE
         exploded = direct[u] and suicide
         if exploded:
             health[b, u] = ZERO
@@ -387,7 +390,7 @@ def _bursts(b, health, ci, alive0, direct, amt, burst):
 
 
 @numba.njit(**STAGE)
-def _resolve_deaths(b, alive, health, shield, hits_left, burst_pending, ci, fl, alive0, direct, burst):
+def _resolve_deaths(b, alive, health, shield, hits_left, burst_pending, unit_ints, sim_flags, alive0, direct, burst):
     """``Dynamics._resolve_deaths`` for env ``b``: units at HP <= 0 die; banelings killed by a burst and
     not burst themselves (by their attack, ``direct``, or killed by an attack, ``burst``) burst in the
     next tick. ``alive0``: ``alive`` at the tick's start."""
@@ -399,40 +402,40 @@ def _resolve_deaths(b, alive, health, shield, hits_left, burst_pending, ci, fl, 
         health[b, u] = health[b, u] * m
         shield[b, u] = shield[b, u] * m
         hits_left[b, u] = hits_left[b, u] * m
-        if fl[FL_SUICIDE]:
-            suicide = ci[CI_SPLASH, u] == SPLASH_SUICIDE
+        if sim_flags[FL_SUICIDE]:
+            suicide = unit_ints[CI_SPLASH, u] == SPLASH_SUICIDE
             burst_pending[b, u] = died and suicide and not (burst[u] or (direct[u] and suicide))
 
 
 @numba.njit(**STAGE)
-def _heal(b, Lf, health, energy, alive, cf, ci, tgt, healing, inrng, amt):
+def _heal(b, Lf, health, energy, alive, unit_floats, unit_ints, tgt, healing, inrng, amt):
     """``Dynamics._heal`` for env ``b``: medivacs heal their (biological, damaged, live) target, paying
     energy per HP (``amt [U]`` scratch)."""
     U = tgt.shape[0]
     for u in range(U):
         t = tgt[u]
-        missing = cf[CF_MAXHP, t] - health[b, t]
+        missing = unit_floats[CF_MAXHP, t] - health[b, t]
         missing = missing if missing > ZERO else ZERO
         heals = healing[u] and inrng[u] and alive[b, u]
-        okh = heals and ci[CI_BIO, t] != 0 and alive[b, t]
-        a1 = min(cf[CF_HEALRATE, u] * Lf, missing)
-        a2 = min(a1, energy[b, u] / cf[CF_HEALCOST_CL, u])
+        okh = heals and unit_ints[CI_BIO, t] != 0 and alive[b, t]
+        a1 = min(unit_floats[CF_HEALRATE, u] * Lf, missing)
+        a2 = min(a1, energy[b, u] / unit_floats[CF_HEALCOST_CL, u])
         amt[u] = a2 * (ONE if okh else ZERO)
-        energy[b, u] = energy[b, u] - amt[u] * cf[CF_HEALCOST, u]
+        energy[b, u] = energy[b, u] - amt[u] * unit_floats[CF_HEALCOST, u]
     for u in range(U):
         health[b, tgt[u]] += amt[u]
     for u in range(U):
-        health[b, u] = min(health[b, u], cf[CF_MAXHP, u])
+        health[b, u] = min(health[b, u], unit_floats[CF_MAXHP, u])
 
 
 @numba.njit(**STAGE)
-def _route_heading(b, pos, order_point, engage, tpx, tpy, ci, fl, gdist, edge_ok, nb_flat, nb_len, hx, hy):
+def _route_heading(b, pos, order_point, engage, tpx, tpy, unit_ints, sim_flags, gdist, edge_ok, nb_flat, nb_len, hx, hy):
     """``Dynamics._route_heading`` for env ``b`` (maps with ground routes): into ``hx``/``hy [U]`` the
     direction each unit walks, straight to its goal (its target where ``engage``, else its order
     point) when the shortest ground path between their cells is as short as on open ground, else toward
     the centre of the next cell on a shortest path (``_move`` reads it for the units that walk)."""
-    W = fl[FL_W]
-    H = fl[FL_H]
+    W = sim_flags[FL_W]
+    H = sim_flags[FL_H]
     cells = W * H
     for u in range(hx.shape[0]):
         px, py = pos[b, u, 0], pos[b, u, 1]
@@ -440,7 +443,7 @@ def _route_heading(b, pos, order_point, engage, tpx, tpy, ci, fl, gdist, edge_ok
         gy = tpy[u] if engage[u] else order_point[b, u, 1]
         hx[u] = gx - px
         hy[u] = gy - py
-        if ci[CI_ROUTER, u] == 0:
+        if unit_ints[CI_ROUTER, u] == 0:
             continue
         ca, a_in = cell(px, py, W, H)
         cb, b_in = cell(gx, gy, W, H)
@@ -467,17 +470,40 @@ def _route_heading(b, pos, order_point, engage, tpx, tpy, ci, fl, gdist, edge_ok
 
 
 @numba.njit(**STAGE)
-def _move(b, Lf, pos, order_kind, order_point, alive, hits_left, cf, ci, fl, tpx, tpy, gap, engage, inrng, chase, npx, npy):
+def _move(
+    b,
+    Lf,
+    pos,
+    order_kind,
+    order_point,
+    alive,
+    hits_left,
+    unit_floats,
+    unit_ints,
+    sim_flags,
+    tpx,
+    tpy,
+    gap,
+    engage,
+    inrng,
+    chase,
+    npx,
+    npy,
+):
     """The walk of ``Dynamics._move`` for env ``b``: into ``npx``/``npy [U]`` each unit's position after
     walking toward its target until in range, or toward its order point; ``_collide`` and ``_slide`` finish
     the move. On maps with ground routes ``npx``/``npy`` hold ``_route_heading``'s directions on entry."""
-    route = fl[FL_ROUTE] != 0
+    route = sim_flags[FL_ROUTE] != 0
     for u in range(npx.shape[0]):
         busy = hits_left[b, u] > ZERO  # in the middle of an attack: stands still
         chase[u] = engage[u] and not inrng[u] and not busy
         e = engage[u]
         k = order_kind[b, u]
-        walk = alive[b, u] and ci[CI_STATIC, u] == 0 and (chase[u] or (not e and (k == ORDER_MOVE or k == ORDER_ATTACK_MOVE)))
+        walk = (
+            alive[b, u]
+            and unit_ints[CI_STATIC, u] == 0
+            and (chase[u] or (not e and (k == ORDER_MOVE or k == ORDER_ATTACK_MOVE)))
+        )
         px, py = pos[b, u, 0], pos[b, u, 1]
         if not walk and px != ZERO and py != ZERO:
             # step 0: the torch update adds heading / |heading| * 0 == +-0, which leaves a non-zero coordinate as it is
@@ -486,7 +512,7 @@ def _move(b, Lf, pos, order_kind, order_point, alive, hits_left, cf, ci, fl, tpx
             if k == ORDER_MOVE and alive[b, u]:
                 tx = order_point[b, u, 0] - px
                 ty = order_point[b, u, 1] - py
-                if np.sqrt(tx * tx + ty * ty) <= cf[CF_SPEED, u] * Lf:
+                if np.sqrt(tx * tx + ty * ty) <= unit_floats[CF_SPEED, u] * Lf:
                     order_kind[b, u] = ORDER_NONE
             continue
         gx = tpx[u] if e else order_point[b, u, 0]
@@ -499,7 +525,7 @@ def _move(b, Lf, pos, order_kind, order_point, alive, hits_left, cf, ci, fl, tpx
             hx, hy = npx[u], npy[u]
             hlen = np.sqrt(hx * hx + hy * hy)
         limit = gap[u] + EPS2 if e else goal_dist
-        sp = cf[CF_SPEED, u] * Lf
+        sp = unit_floats[CF_SPEED, u] * Lf
         step = min(sp, limit)
         step = step if step > ZERO else ZERO
         step = step * (ONE if walk else ZERO)
@@ -511,7 +537,9 @@ def _move(b, Lf, pos, order_kind, order_point, alive, hits_left, cf, ci, fl, tpx
 
 
 @numba.njit(**STAGE)
-def _collide(b, alive, ci, collide_pair, rsum, r2far, npx, npy, tpx, tpy, bx, by, col, sweep, order, gl, pc, pj, ptx, pty):
+def _collide(
+    b, alive, unit_ints, collide_pair, rsum, r2far, npx, npy, tpx, tpy, bx, by, col, sweep, order, gl, pc, pj, ptx, pty
+):
     """The collisions of ``Dynamics._move`` for env ``b``: into ``tpx``/``tpy [U]`` the push on each unit at
     its new position ``(npx, npy)`` (zero for static and dead units).
 
@@ -600,27 +628,27 @@ def _collide(b, alive, ci, collide_pair, rsum, r2far, npx, npy, tpx, tpy, bx, by
                     bx[k] = bx[k] + bx[k + h]
                     by[k] = by[k] + by[k + h]
             sx, sy = bx[0], by[0]
-        mov = ONE if (ci[CI_STATIC, i] == 0 and alive[b, i]) else ZERO
+        mov = ONE if (unit_ints[CI_STATIC, i] == 0 and alive[b, i]) else ZERO
         tpx[i] = sx * mov
         tpy[i] = sy * mov
 
 
 @numba.njit(**STAGE)
-def _slide(b, pos, ci, fl, pathing, level, cliff_walkable, npx, npy, tpx, tpy):
+def _slide(b, pos, unit_ints, sim_flags, pathing, level, cliff_walkable, npx, npy, tpx, tpy):
     """The end of ``Dynamics._move`` for env ``b``: each unit moves to its new position ``(npx, npy)`` plus
     its push ``(tpx, tpy)``, or slides along unwalkable cells (keeping the axis that stays walkable:
     ``Dynamics.can_stand``), within the map."""
-    W = fl[FL_W]
-    H = fl[FL_H]
+    W = sim_flags[FL_W]
+    H = sim_flags[FL_H]
     hi = F32(float(W) - 1e-3)
     hi_y = F32(float(H) - 1e-3)
-    levels = fl[FL_LEVELS] != 0
-    cliffw = fl[FL_CLIFFW] != 0
+    levels = sim_flags[FL_LEVELS] != 0
+    cliffw = sim_flags[FL_CLIFFW] != 0
     for u in range(npx.shape[0]):
         nx = npx[u] + tpx[u]
         ny = npy[u] + tpy[u]
         ox, oy = pos[b, u, 0], pos[b, u, 1]
-        air = ci[CI_AIR, u] != 0
+        air = unit_ints[CI_AIR, u] != 0
         if not (air or (nx == ox and ny == oy and ox != ZERO and oy != ZERO)):
             # (air: torch ors is_air in; standing still: every branch keeps (ox, oy)). Else the first of
             # (nx, ny), (nx, oy), (ox, ny) that Dynamics.can_stand accepts from (ox, oy), or (ox, oy).
@@ -633,7 +661,7 @@ def _slide(b, pos, ci, fl, pathing, level, cliff_walkable, npx, npy, tpx, tpy):
                 if levels:
                     src, _ = cell(ox, oy, W, H)
                     ground = ground and abs(level[flat] - level[src]) < RAMP_MAX_STEP
-                if cliffw and ci[CI_CLIFFW, u]:
+                if cliffw and unit_ints[CI_CLIFFW, u]:
                     ground = cliff_walkable[flat]
                 if inside and (ground or air):
                     pick = c
@@ -649,48 +677,48 @@ def _slide(b, pos, ci, fl, pathing, level, cliff_walkable, npx, npy, tpx, tpy):
 
 
 @numba.njit(**STAGE)
-def _regenerate(b, Lf, shield, health, energy, alive, lsd, cf, fl):
+def _regenerate(b, Lf, shield, health, energy, alive, loops_since_damage, unit_floats, sim_flags):
     """``Dynamics._regenerate`` for env ``b``: shields after their delay, zerg life, medivac energy."""
-    U = lsd.shape[1]
-    if fl[FL_SHIELD]:
-        rate = F32(SHIELD_REGEN_RATE * fl[FL_L])
+    U = loops_since_damage.shape[1]
+    if sim_flags[FL_SHIELD]:
+        rate = F32(SHIELD_REGEN_RATE * sim_flags[FL_L])
         for u in range(U):
-            if lsd[b, u] >= REGEN_DELAY and alive[b, u]:
-                shield[b, u] = min(shield[b, u] + rate, cf[CF_MAXSH, u])
-    if fl[FL_REGEN]:
-        for u in range(U):
-            if alive[b, u]:
-                health[b, u] = min(health[b, u] + cf[CF_LIFEREGEN, u] * Lf, cf[CF_MAXHP, u])
-    if fl[FL_HEALER]:
+            if loops_since_damage[b, u] >= REGEN_DELAY and alive[b, u]:
+                shield[b, u] = min(shield[b, u] + rate, unit_floats[CF_MAXSH, u])
+    if sim_flags[FL_REGEN]:
         for u in range(U):
             if alive[b, u]:
-                energy[b, u] = min(energy[b, u] + cf[CF_EREGEN, u] * Lf, cf[CF_EMAX, u])
+                health[b, u] = min(health[b, u] + unit_floats[CF_LIFEREGEN, u] * Lf, unit_floats[CF_MAXHP, u])
+    if sim_flags[FL_HEALER]:
+        for u in range(U):
+            if alive[b, u]:
+                energy[b, u] = min(energy[b, u] + unit_floats[CF_EREGEN, u] * Lf, unit_floats[CF_EMAX, u])
     for u in range(U):
-        lsd[b, u] = lsd[b, u] + Lf
+        loops_since_damage[b, u] = loops_since_damage[b, u] + Lf
 
 
 @numba.njit(_nrt=False, **INNER, **JIT)
-def advance(b0, b1, n_ticks, units, tables, terrain, fl, scratch, sweep):
+def advance(b0, b1, n_ticks, units, tables, terrain, sim_flags, scratch, sweep):
     """``n_ticks`` ticks of each env ``b0 .. b1 - 1`` (``Dynamics.advance``): targets and range, then the
     stages in the reference's order, on the :class:`UnitState` ``units`` in place, with the
-    :class:`UnitTables` ``tables``, the :class:`MapTables` ``terrain``, the flags ``fl``, the
+    :class:`UnitTables` ``tables``, the :class:`MapTables` ``terrain``, the flags ``sim_flags``, the
     :class:`TickScratch` ``scratch`` and the sweep distance ``sweep`` (``tick_scratch``). The env and tick loops are inside and
     the state is indexed ``[b, u]`` (no row views), and it takes no reference counts (``_nrt=False``); its caller takes one
     per array at the call, shared by the threads of a threaded call, paid once per call here, not per
     env or tick. The groups are unpacked once, here, so that the stages read plain arrays.
     """
-    (pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+    (pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, loops_since_damage, last_attacker,
      jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
      burst_pending) = units  # fmt: skip
-    cf, ci, dmg, collide_pair, enemy_pair, rsum, r2far = tables[:3] + tables[4:]  # (can_target: the orders')
+    unit_floats, unit_ints, dmg, collide_pair, enemy_pair, rsum, r2far = tables[:3] + tables[4:]  # (can_target: the orders')
     pathing, level, cliff_walkable, gdist, edge_ok, nb_flat, nb_len = terrain
     sf, si = scratch.rows_f, scratch.rows_i
     tpx, tpy, gap, raw, nh, amt, npx, npy = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
-    tgt, alive0, engage, inrng, healing, last, flags, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
+    tgt, alive0, engage, inrng, healing, last, hit_by, direct = si[0], si[1], si[2], si[3], si[4], si[5], si[6], si[7]
     boomv, burst, chase = si[8], si[9], si[10]
     bx, by, col, order, gl, pc, pj, ptx, pty = scratch[2:11]
     U = pos.shape[1]
-    Lf = F32(fl[FL_L])
+    Lf = F32(sim_flags[FL_L])
     for b in range(b0, b1):
         for a in range(U):
             order[a] = a
@@ -709,65 +737,124 @@ def advance(b0, b1, n_ticks, units, tables, terrain, fl, scratch, sweep):
                 hea = e and k == ORDER_HEAL
                 healing[u] = hea
                 if e:  # (gap is read only where engage holds: range test, chase limit)
-                    reach = cf[CF_HRANGE, u] if hea else cf[CF_WRANGE, u]
+                    reach = unit_floats[CF_HRANGE, u] if hea else unit_floats[CF_WRANGE, u]
                     dx = tpx[u] - pos[b, u, 0]
                     dy = tpy[u] - pos[b, u, 1]
                     n = np.sqrt(dx * dx + dy * dy)
-                    gap[u] = n - cf[CF_RADIUS, u] - cf[CF_RADIUS, t] - reach
+                    gap[u] = n - unit_floats[CF_RADIUS, u] - unit_floats[CF_RADIUS, t] - reach
                     inrng[u] = gap[u] <= EPS
                 else:
                     inrng[u] = False
             # attacks (Dynamics._fire)
             _fire(
                 b, pos, cooldown, jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
-                burst_pending, order_target, cf, ci, fl, tgt, tpx, tpy, alive0, engage, healing, inrng, direct, last, amt,
-                boomv,
+                burst_pending, order_target, unit_floats, unit_ints, sim_flags, tgt, tpx, tpy, alive0, engage, healing, inrng,
+                direct, last, amt, boomv,
             )  # fmt: skip
-            _splash_hits(b, pos, cf, ci, dmg, enemy_pair, fl, tpx, tpy, alive0, direct, boomv, last, amt, raw, nh, flags)
-            _apply_damage(b, shield, health, lsd, last_attacker, cf, raw, nh, flags)
-            if fl[FL_SUICIDE]:  # banelings killed by this damage burst at once (theirs is applied without a last attacker)
-                _bursts(b, health, ci, alive0, direct, amt, burst)
-                _splash_hits(b, pos, cf, ci, dmg, enemy_pair, fl, tpx, tpy, alive0, burst, burst, last, amt, raw, nh, flags)
-                _apply_damage(b, shield, health, lsd, last_attacker, cf, raw, nh, flags)
-            _resolve_deaths(b, alive, health, shield, hits_left, burst_pending, ci, fl, alive0, direct, burst)
-            if fl[FL_HEALER]:
-                _heal(b, Lf, health, energy, alive, cf, ci, tgt, healing, inrng, amt)
-            # movement (Dynamics._move)
-            if fl[FL_ROUTE]:
-                _route_heading(b, pos, order_point, engage, tpx, tpy, ci, fl, gdist, edge_ok, nb_flat, nb_len, npx, npy)
-            _move(b, Lf, pos, order_kind, order_point, alive, hits_left, cf, ci, fl, tpx, tpy, gap, engage, inrng, chase,
-                  npx, npy)  # fmt: skip
-            _collide(
-                b, alive, ci, collide_pair, rsum, r2far, npx, npy, tpx, tpy, bx, by, col, sweep, order, gl, pc, pj, ptx, pty
+            _splash_hits(
+                b,
+                pos,
+                unit_floats,
+                unit_ints,
+                dmg,
+                enemy_pair,
+                sim_flags,
+                tpx,
+                tpy,
+                alive0,
+                direct,
+                boomv,
+                last,
+                amt,
+                raw,
+                nh,
+                hit_by,
             )
-            _slide(b, pos, ci, fl, pathing, level, cliff_walkable, npx, npy, tpx, tpy)
-            _regenerate(b, Lf, shield, health, energy, alive, lsd, cf, fl)
+            _apply_damage(b, shield, health, loops_since_damage, last_attacker, unit_floats, raw, nh, hit_by)
+            if sim_flags[
+                FL_SUICIDE
+            ]:  # banelings killed by this damage burst at once (theirs is applied without a last attacker)
+                _bursts(b, health, unit_ints, alive0, direct, amt, burst)
+                _splash_hits(
+                    b,
+                    pos,
+                    unit_floats,
+                    unit_ints,
+                    dmg,
+                    enemy_pair,
+                    sim_flags,
+                    tpx,
+                    tpy,
+                    alive0,
+                    burst,
+                    burst,
+                    last,
+                    amt,
+                    raw,
+                    nh,
+                    hit_by,
+                )
+                _apply_damage(b, shield, health, loops_since_damage, last_attacker, unit_floats, raw, nh, hit_by)
+            _resolve_deaths(b, alive, health, shield, hits_left, burst_pending, unit_ints, sim_flags, alive0, direct, burst)
+            if sim_flags[FL_HEALER]:
+                _heal(b, Lf, health, energy, alive, unit_floats, unit_ints, tgt, healing, inrng, amt)
+            # movement (Dynamics._move)
+            if sim_flags[FL_ROUTE]:
+                _route_heading(
+                    b, pos, order_point, engage, tpx, tpy, unit_ints, sim_flags, gdist, edge_ok, nb_flat, nb_len, npx, npy
+                )
+            _move(b, Lf, pos, order_kind, order_point, alive, hits_left, unit_floats, unit_ints, sim_flags, tpx, tpy, gap,
+                  engage, inrng, chase, npx, npy)  # fmt: skip
+            _collide(
+                b,
+                alive,
+                unit_ints,
+                collide_pair,
+                rsum,
+                r2far,
+                npx,
+                npy,
+                tpx,
+                tpy,
+                bx,
+                by,
+                col,
+                sweep,
+                order,
+                gl,
+                pc,
+                pj,
+                ptx,
+                pty,
+            )
+            _slide(b, pos, unit_ints, sim_flags, pathing, level, cliff_walkable, npx, npy, tpx, tpy)
+            _regenerate(b, Lf, shield, health, energy, alive, loops_since_damage, unit_floats, sim_flags)
 
 
 @numba.njit(**JIT)
-def ticks_range(b0, b1, n_ticks, units, tables, terrain, fl, unit_kind, kinds):
+def ticks_range(b0, b1, n_ticks, units, tables, terrain, sim_flags, unit_kind, kinds):
     """``n_ticks`` ticks of envs ``b0 .. b1 - 1``, with scratch allocated once (per-env tables with
-    ``fl[FL_PER_ENV]``: gathered for each env by ``env_tables``, then that env's ticks). ``units``,
+    ``sim_flags[FL_PER_ENV]``: gathered for each env by ``env_tables``, then that env's ticks). ``units``,
     ``tables``, ``terrain``, ``kinds``: a :class:`UnitState`, :class:`UnitTables`, :class:`MapTables`
     and :class:`KindTables` as plain tuples (``numba.state``); ``unit_kind``: ``WorldState.unit_kind``."""
     s, t, m = UnitState(*units), UnitTables(*tables), MapTables(*terrain)
     w = tick_scratch(t.collide_pair, t.r2far)
     sweep = w.sweep
-    if fl[FL_PER_ENV]:
+    if sim_flags[FL_PER_ENV]:
         k = KindTables(*kinds)
         et, col = env_unit_tables(t.enemy_pair), w.col
         for b in range(b0, b1):
-            sweep = gather_env_tables(b, unit_kind, fl, k, et, col)
-            advance(b, b + 1, n_ticks, s, et, m, fl, w, sweep)
+            sweep = gather_env_tables(b, unit_kind, sim_flags, k, et, col)
+            advance(b, b + 1, n_ticks, s, et, m, sim_flags, w, sweep)
         return
-    advance(b0, b1, n_ticks, s, t, m, fl, w, sweep)
+    advance(b0, b1, n_ticks, s, t, m, sim_flags, w, sweep)
 
 
 # The whole batch in the calling thread; ``TickKernel.ticks`` gives chunks of envs to ``ticks_range``
 # on threads instead (``runtime.chunks``).
 @numba.njit(**JIT)
-def ticks_serial(n_ticks, n_chunks, units, tables, terrain, fl, unit_kind, kinds):
-    ticks_range(0, units[0].shape[0], n_ticks, units, tables, terrain, fl, unit_kind, kinds)
+def ticks_serial(n_ticks, n_chunks, units, tables, terrain, sim_flags, unit_kind, kinds):
+    ticks_range(0, units[0].shape[0], n_ticks, units, tables, terrain, sim_flags, unit_kind, kinds)
 
 
 # ------------------------------------------------------------------------------------------ driver
@@ -811,8 +898,8 @@ class TickKernel:
             ``conic_fov``, ``SMACv2Features._fov_dirs``), or ``None`` (no look actions).
 
     A SMACv2 scenario (``dynamics.t.kinds`` set) has per-env tables that change at every reset: the
-    kernel keeps the per-kind tables (``kcf``, ``kci``, ``kdmg``, ``kcan``, built like a v1 roster's
-    from ``Dynamics`` and ``EnemyAI`` objects on the kinds table) and gathers each env's tables from
+    kernel keeps the per-kind tables (``kind_floats``, ``kind_ints``, ``kind_dmg``, ``kind_can_target``, built like a
+    v1 roster's from ``Dynamics`` and ``EnemyAI`` objects on the kinds table) and gathers each env's tables from
     ``WorldState.unit_kind`` at every call (``env_tables``), so nothing is refreshed at resets.
 
     Raises:
@@ -843,18 +930,18 @@ class TickKernel:
             T = len(kt.names) // 2
             kdyn = Dynamics(kt, dynamics.pathing, dynamics.L)  # the per-kind derived flags (missile, spaced, cliff walker)
             kai = EnemyAI(kt, T)
-            self.kcf, self.kci, self.kdmg, self.kcan = unit_tables(kdyn, kai, T)
+            self.kind_floats, self.kind_ints, self.kind_dmg, self.kind_can_target = unit_tables(kdyn, kai, T)
             self.n_kinds = T
             # per-env tables are gathered inside the kernels; these are shape and type placeholders
-            self.cf, self.ci = np.zeros((NCF, U), np.float32), np.zeros((NCI, U), np.int64)
+            self.unit_floats, self.unit_ints = np.zeros((NCF, U), np.float32), np.zeros((NCI, U), np.int64)
             self.dmg = np.zeros((U, U), np.float32)
             self.can_target = np.zeros((U, U), np.bool_)
             self.collide_pair = np.zeros((U, U), np.bool_)
             self.rsum = np.zeros((U, U), np.float32)
         else:
-            self.cf, self.ci, self.dmg, self.can_target = unit_tables(dynamics, enemy_ai, N)
-            self.kcf, self.kci = np.zeros((NCF, 1), np.float32), np.zeros((NCI, 1), np.int64)
-            self.kdmg, self.kcan = np.zeros((1, 1), np.float32), np.zeros((1, 1), np.bool_)
+            self.unit_floats, self.unit_ints, self.dmg, self.can_target = unit_tables(dynamics, enemy_ai, N)
+            self.kind_floats, self.kind_ints = np.zeros((NCF, 1), np.float32), np.zeros((NCI, 1), np.int64)
+            self.kind_dmg, self.kind_can_target = np.zeros((1, 1), np.float32), np.zeros((1, 1), np.bool_)
             self.n_kinds = 0
             self.collide_pair = dynamics.collide_pair.detach().cpu().numpy().copy()
             self.rsum = as_f32(dynamics._radius_sum).copy()
@@ -875,33 +962,34 @@ class TickKernel:
             self.nb_len = np.zeros(8, np.float32)
         self.move_dirs = as_f32(move_dirs).copy()
         self.fov_dirs = np.zeros((1, 2), np.float32) if fov_dirs is None else as_f32(fov_dirs).copy()
-        fl = np.zeros(NFL, np.int64)
-        fl[FL_L] = dynamics.L
-        fl[FL_W], fl[FL_H] = dynamics.map_w, dynamics.map_h
-        fl[FL_LEVELS] = dynamics._has_levels
-        fl[FL_CLIFFW] = dynamics._any_cliff_walker
-        fl[FL_ROUTE] = dynamics._route
-        fl[FL_LINE] = dynamics.has_line
-        fl[FL_SUICIDE] = dynamics.has_suicide
-        fl[FL_HEALER] = dynamics.has_healer
-        fl[FL_MISSILE] = dynamics.has_missile
-        fl[FL_REGEN] = dynamics.has_regen
-        fl[FL_SHIELD] = dynamics.has_shield
-        fl[FL_N] = N
-        fl[FL_ATTACK_ALLIES] = enemy_ai.attack_allies
-        fl[FL_AI_HEALER] = enemy_ai.has_healer
-        fl[FL_ATTACK_CLOSEST] = enemy_ai.attack_closest
-        fl[FL_NNA] = n_actions_no_attack
-        fl[FL_NFOV] = 0 if fov_dirs is None else fov_dirs.shape[0]
-        fl[FL_PER_ENV] = self.per_env
-        fl[FL_T] = self.n_kinds
-        self.fl = fl
+        sim_flags = np.zeros(NFL, np.int64)
+        sim_flags[FL_L] = dynamics.L
+        sim_flags[FL_W], sim_flags[FL_H] = dynamics.map_w, dynamics.map_h
+        sim_flags[FL_LEVELS] = dynamics._has_levels
+        sim_flags[FL_CLIFFW] = dynamics._any_cliff_walker
+        sim_flags[FL_ROUTE] = dynamics._route
+        sim_flags[FL_LINE] = dynamics.has_line
+        sim_flags[FL_SUICIDE] = dynamics.has_suicide
+        sim_flags[FL_HEALER] = dynamics.has_healer
+        sim_flags[FL_MISSILE] = dynamics.has_missile
+        sim_flags[FL_REGEN] = dynamics.has_regen
+        sim_flags[FL_SHIELD] = dynamics.has_shield
+        sim_flags[FL_N] = N
+        sim_flags[FL_ATTACK_ALLIES] = enemy_ai.attack_allies
+        sim_flags[FL_AI_HEALER] = enemy_ai.has_healer
+        sim_flags[FL_ATTACK_CLOSEST] = enemy_ai.attack_closest
+        sim_flags[FL_NNA] = n_actions_no_attack
+        sim_flags[FL_NFOV] = 0 if fov_dirs is None else fov_dirs.shape[0]
+        sim_flags[FL_PER_ENV] = self.per_env
+        sim_flags[FL_T] = self.n_kinds
+        self.sim_flags = sim_flags
         self.L = dynamics.L
         # the kernels' argument groups (numba.state), made once; plain tuples for the call (see numba.state)
         self.tables = (
-            self.cf, self.ci, self.dmg, self.can_target, self.collide_pair, self.enemy_pair, self.rsum, self.r2far,
+            self.unit_floats, self.unit_ints, self.dmg, self.can_target, self.collide_pair, self.enemy_pair, self.rsum,
+            self.r2far,
         )  # fmt: skip
-        self.kinds = (self.kcf, self.kci, self.kdmg, self.kcan)
+        self.kinds = (self.kind_floats, self.kind_ints, self.kind_dmg, self.kind_can_target)
         self.terrain = (self.pathing, self.level, self.cliff_walkable, self.gdist, self.edge_ok, self.nb_flat, self.nb_len)
         self._key: tuple | None = None
         self._arrays: tuple = ()
@@ -911,8 +999,9 @@ class TickKernel:
         return {**self.__dict__, "_key": None, "_arrays": ()}
 
     def kind_consts(self) -> tuple:
-        """``(kcf, kci, kdmg, kcan)``: the per-kind tables the kernels gather from (placeholders on v1 maps)."""
-        return self.kcf, self.kci, self.kdmg, self.kcan
+        """``(kind_floats, kind_ints, kind_dmg, kind_can_target)``: the per-kind tables the kernels gather from
+        (placeholders on v1 maps)."""
+        return self.kind_floats, self.kind_ints, self.kind_dmg, self.kind_can_target
 
     def check_kinds(self, unit_kind: np.ndarray) -> None:
         """``ValueError`` unless every ``unit_kind [B, U]`` entry indexes the kind tables (``0 <= k < T``);
@@ -976,7 +1065,7 @@ class TickKernel:
         fov = self._extra(st, "fov_dir", torch.float32)
         a = actions if actions.is_contiguous() else actions.contiguous()
         n, par = self._chunks(v[0].shape[0])
-        args = (a.numpy(), v, fov, self.tables, self.move_dirs, self.fov_dirs, self.fl, uk, self.kinds)
+        args = (a.numpy(), v, fov, self.tables, self.move_dirs, self.fov_dirs, self.sim_flags, uk, self.kinds)
         if par:
             run_chunks(lambda lo, hi: orders_range(lo, hi, *args), v[0].shape[0], n)
         else:
@@ -988,7 +1077,7 @@ class TickKernel:
         uk = self._extra(st, "unit_kind", torch.int64)
         self.check_kinds(uk)
         n, par = self._chunks(v[0].shape[0])
-        args = (v, self.tables, self.terrain, self.fl, uk, self.kinds)
+        args = (v, self.tables, self.terrain, self.sim_flags, uk, self.kinds)
         if par:
             run_chunks(lambda lo, hi: ticks_range(lo, hi, n_ticks, *args), v[0].shape[0], n)
         else:

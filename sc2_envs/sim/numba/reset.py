@@ -34,7 +34,7 @@ _POS_HI = _F32(v2.MAP_X - 1e-3)
 _TWO = _F32(2.0)
 _FOUR = _F32(4.0)
 ZERO32, ONE32, TWO32 = _F32(0.0), _F32(1.0), _F32(2.0)
-LSD_FRESH = _F32(1e6)  # loops_since_damage of a fresh unit (rules.reset.fresh_state)
+LOOPS_SINCE_DAMAGE_FRESH = _F32(1e6)  # loops_since_damage of a fresh unit (rules.reset.fresh_state)
 _ATTACK_POINT = (_F32(8.0), _F32(16.0))  # the scenario's unused attack point (UnitTable.build_scenario's kinds map)
 
 
@@ -182,19 +182,21 @@ def _sample_env(ep, key, N, E, p_reflect, cum, config_kind, exception, sort_rank
 
 
 @numba.njit(**JIT)
-def fresh_state(done, spawn, is_ally, jitter, ap_mode, ap, enemy_ap, ci, fl, terrain, streams, units, episode, seeds):
+def fresh_state(
+    done, spawn, is_ally, jitter, ap_mode, ap, enemy_ap, unit_ints, sim_flags, terrain, streams, units, episode, seeds
+):
     """``rules.reset.fresh_state`` copied into the envs ``done`` (``copy_envs_from``), in place, for SMAC v1 maps.
 
     ``spawn``: ``(spawn_pos, max_health, max_shield, energy_start)`` of the ``UnitTable``; ``ap_mode``: 0
     no attack point, 1 the fixed point ``ap[0]``, 2 uniform on the segment ``ap[0] -> ap[1]``;
-    ``enemy_ap``: enemies attack-move to the attack point (else to their own position); ``ci``, ``fl``,
+    ``enemy_ap``: enemies attack-move to the attack point (else to their own position); ``unit_ints``, ``sim_flags``,
     ``terrain``: the tick kernel's (``can_stand``); ``streams``: ``sim.rng``'s ``(STREAM_SPAWN,
     STREAM_COOLDOWN, STREAM_ATTACK_POINT)``. ``units``, ``episode``, ``seeds``: the ``WorldState`` as a
     ``UnitState``, ``EpisodeState`` and ``SeedState`` (plain tuples, ``numba.state``)."""
     spawn_pos, max_health, max_shield, energy_start = spawn
     pathing, level, cliff_walkable = terrain[0], terrain[1], terrain[2]
     stream_spawn, stream_cooldown, stream_attack_point = streams
-    (pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+    (pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, loops_since_damage, last_attacker,
      jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
      burst_pending) = units  # fmt: skip
     prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward = episode
@@ -222,7 +224,7 @@ def fresh_state(done, spawn, is_ally, jitter, ap_mode, ap, enemy_ap, ci, fl, ter
                 h = absorb(absorb(INIT, ec), u)
                 jx = px + (uniform(absorb(absorb(absorb(h, 0), stream_spawn), seed)) * TWO32 - ONE32) * jitter
                 jy = py + (uniform(absorb(absorb(absorb(h, 1), stream_spawn), seed)) * TWO32 - ONE32) * jitter
-                if can_stand(u, jx, jy, px, py, ci, fl, pathing, level, cliff_walkable):
+                if can_stand(u, jx, jy, px, py, unit_ints, sim_flags, pathing, level, cliff_walkable):
                     px, py = jx, jy
             pos[b, u, 0] = px
             pos[b, u, 1] = py
@@ -240,7 +242,7 @@ def fresh_state(done, spawn, is_ally, jitter, ap_mode, ap, enemy_ap, ci, fl, ter
             else:
                 order_point[b, u, 0] = px
                 order_point[b, u, 1] = py
-            lsd[b, u] = LSD_FRESH
+            loops_since_damage[b, u] = LOOPS_SINCE_DAMAGE_FRESH
             last_attacker[b, u] = -1
             prev_health[b, u] = max_health[u]
             prev_shield[b, u] = max_shield[u]
@@ -275,7 +277,7 @@ def fresh_scenario_state(idx, N, E, T, p_reflect, tables, reward_base, streams, 
     cum, config_kind, exception, sort_rank, radius, hexo, kmaxh, kmaxs, kestart = tables
     stream_team, stream_pos, stream_cooldown = streams
     pin_mask, pin_kind, pin_pos, pin_has_pos = pins
-    (pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, lsd, last_attacker,
+    (pos, health, shield, energy, cooldown, alive, order_kind, order_target, order_point, loops_since_damage, last_attacker,
      jitter_state, windup, windup_target, hits_left, missile_eta, missile_target, missile_hits,
      burst_pending) = units  # fmt: skip
     prev_health, prev_shield, prev_alive, last_action, episode_steps, unit_kind, fov_dir, enemy_tag, max_reward = episode
@@ -314,7 +316,7 @@ def fresh_scenario_state(idx, N, E, T, p_reflect, tables, reward_base, streams, 
             order_target[b, u] = -1
             order_point[b, u, 0] = p[u, 0]
             order_point[b, u, 1] = p[u, 1]
-            lsd[b, u] = LSD_FRESH
+            loops_since_damage[b, u] = LOOPS_SINCE_DAMAGE_FRESH
             last_attacker[b, u] = -1
             prev_health[b, u] = kmaxh[r]
             prev_shield[b, u] = kmaxs[r]

@@ -13,11 +13,12 @@ an ``_nrt=False`` function (``step.step_span``, ``features.observe_range``), whe
 reading a field takes no reference count; in a counting function each takes one per array (atomic
 operations), which the stage kernels (``dynamics.ticks_range``, ``actions.orders_range``) pay once per call.
 
-A roster's ``UnitTable`` (with what ``Dynamics`` and ``EnemyAI`` derive from it) becomes ``cf [NCF, U]``
-float32, ``ci [NCI, U]`` int64 (bools as 0/1), ``dmg [U, U]`` and ``can_target [U, U]``
-(:func:`unit_tables`); the simulator's flags become ``fl [NFL]`` int64. The ``CF_*``, ``CI_*`` and
-``FL_*`` names are their rows. The scalar constants are the rules' constants in float32, so the
-kernels compute in the reference's precision.
+A roster's ``UnitTable`` (with what ``Dynamics`` and ``EnemyAI`` derive from it) becomes
+``unit_floats [NCF, U]`` float32, ``unit_ints [NCI, U]`` int64 (bools as 0/1), ``dmg [U, U]`` and
+``can_target [U, U]`` (:func:`unit_tables`); the simulator's flags become ``sim_flags [NFL]`` int64.
+The ``CF_*`` (``unit_floats``), ``CI_*`` (``unit_ints``) and ``FL_*`` (``sim_flags``) names index
+their rows. The scalar constants are the rules' constants in float32, so the kernels compute in the
+reference's precision.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ NO_ATTACK = N_ACTIONS_NO_ATTACK
 INF32 = F32(np.inf)
 assert rules_enemy_ai.ACQUIRE_MIN > 0  # (the acquisition ranges are precomputed by EnemyAI)
 
-# rows of the float constant table ``cf [NCF, U]``
+# rows of the float constant table ``unit_floats [NCF, U]``
 (
     CF_RADIUS,
     CF_WRANGE,
@@ -83,7 +84,7 @@ assert rules_enemy_ai.ACQUIRE_MIN > 0  # (the acquisition ranges are precomputed
     CF_PRIOCOST,
     NCF,
 ) = range(23)
-# rows of the int constant table ``ci [NCI, U]`` (bools as 0/1)
+# rows of the int constant table ``unit_ints [NCI, U]`` (bools as 0/1)
 (
     CI_ARMED,
     CI_STATIC,
@@ -100,7 +101,7 @@ assert rules_enemy_ai.ACQUIRE_MIN > 0  # (the acquisition ranges are precomputed
     CI_COLLIDES,
     NCI,
 ) = range(14)
-# flags ``fl [NFL]``
+# flags ``sim_flags [NFL]``
 (
     FL_L,
     FL_W,
@@ -125,8 +126,8 @@ assert rules_enemy_ai.ACQUIRE_MIN > 0  # (the acquisition ranges are precomputed
     NFL,
 ) = range(21)
 # FL_PER_ENV: a SMACv2 scenario, whose unit tables differ per env: the kernels gather each env's
-# tables from the per-kind tables (``kcf``, ``kci``, ``kdmg``, ``kcan``: rows ``0..T-1`` ally kinds,
-# ``T..2T-1`` enemy kinds, as ``UnitTable.build_scenario``'s ``kinds``) and ``WorldState.unit_kind``
+# tables from the per-kind tables (``kind_floats``, ``kind_ints``, ``kind_dmg``, ``kind_can_target``: rows ``0..T-1``
+# ally kinds, ``T..2T-1`` enemy kinds, as ``UnitTable.build_scenario``'s ``kinds``) and ``WorldState.unit_kind``
 # (``env_tables``). FL_NNA: the first target action (6, or 18 with SMACv2's ``conic_fov``);
 # FL_NFOV: the look actions ``6 .. 6 + FL_NFOV - 1``.
 
@@ -204,13 +205,13 @@ class SeedState(NamedTuple):
 
 
 class UnitTables(NamedTuple):
-    """A roster's tables (``unit_tables``, ``Dynamics``): ``cf [NCF, U]`` float32, ``ci [NCI, U]`` int64,
+    """A roster's tables (``unit_tables``, ``Dynamics``): ``unit_floats [NCF, U]`` float32, ``unit_ints [NCI, U]`` int64,
     ``dmg [U, U]`` float32 (``damage_vs``), ``can_target``, ``collide_pair`` and ``enemy_pair [U, U]``
     bool, ``rsum [U, U]`` float32 (radius sums) and ``r2far [U, U]`` float32 (``(rsum * 1.001) ** 2``).
     On a SMACv2 scenario the kernels gather them per env (``env_tables``)."""
 
-    cf: np.ndarray
-    ci: np.ndarray
+    unit_floats: np.ndarray
+    unit_ints: np.ndarray
     dmg: np.ndarray
     can_target: np.ndarray
     collide_pair: np.ndarray
@@ -223,10 +224,10 @@ class KindTables(NamedTuple):
     """A SMACv2 scenario's per-kind tables (``unit_tables`` of its kinds table): rows ``0..T-1`` the ally
     kinds, ``T..2T-1`` the enemy kinds; one-row placeholders on a SMAC v1 map."""
 
-    kcf: np.ndarray
-    kci: np.ndarray
-    kdmg: np.ndarray
-    kcan: np.ndarray
+    kind_floats: np.ndarray
+    kind_ints: np.ndarray
+    kind_dmg: np.ndarray
+    kind_can_target: np.ndarray
 
 
 class MapTables(NamedTuple):
@@ -283,34 +284,50 @@ def collision_consts(collide_pair, r2far, col):
 
 
 @numba.njit(**JIT)
-def env_tables(b, unit_kind, fl, kcf, kci, kdmg, kcan, cf, ci, dmg, can_target, collide_pair, rsum, r2far, col):
+def env_tables(
+    b,
+    unit_kind,
+    sim_flags,
+    kind_floats,
+    kind_ints,
+    kind_dmg,
+    kind_can_target,
+    unit_floats,
+    unit_ints,
+    dmg,
+    can_target,
+    collide_pair,
+    rsum,
+    r2far,
+    col,
+):
     """The unit tables of env ``b`` of a SMACv2 scenario, gathered from the per-kind tables.
 
     Unit ``u``'s row in the kind tables is ``unit_kind[b, u]`` for allies and ``T + unit_kind[b, u]``
-    for enemies (``UnitTable.assign_kinds_``), so ``cf``/``ci``/``dmg``/``can_target`` hold what the
+    for enemies (``UnitTable.assign_kinds_``), so ``unit_floats``/``unit_ints``/``dmg``/``can_target`` hold what the
     torch path's per-env ``UnitTable`` holds for env ``b``; ``collide_pair``, ``rsum`` and ``r2far``
     are derived as ``Dynamics.refresh`` and ``TickKernel`` derive them. Fills ``col`` and returns the
     sweep distance (``collision_consts``). ``unit_kind`` is checked by the caller (``0 <= k < T``).
     """
-    U = cf.shape[1]
-    N = fl[FL_N]
-    T = fl[FL_T]
+    U = unit_floats.shape[1]
+    N = sim_flags[FL_N]
+    T = sim_flags[FL_T]
     for u in range(U):
         r = unit_kind[b, u] + (0 if u < N else T)
         for k in range(NCF):
-            cf[k, u] = kcf[k, r]
+            unit_floats[k, u] = kind_floats[k, r]
         for k in range(NCI):
-            ci[k, u] = kci[k, r]
+            unit_ints[k, u] = kind_ints[k, r]
     for i in range(U):
         ri = unit_kind[b, i] + (0 if i < N else T)
-        ci_col = ci[CI_COLLIDES, i] != 0
-        ra = cf[CF_RADIUS, i]
+        ci_col = unit_ints[CI_COLLIDES, i] != 0
+        ra = unit_floats[CF_RADIUS, i]
         for j in range(U):
             rj = unit_kind[b, j] + (0 if j < N else T)
-            dmg[i, j] = kdmg[ri, rj]
-            can_target[i, j] = kcan[ri, rj]
-            collide_pair[i, j] = ci_col and ci[CI_COLLIDES, j] != 0 and i != j
-            rs = ra + cf[CF_RADIUS, j]
+            dmg[i, j] = kind_dmg[ri, rj]
+            can_target[i, j] = kind_can_target[ri, rj]
+            collide_pair[i, j] = ci_col and unit_ints[CI_COLLIDES, j] != 0 and i != j
+            rs = ra + unit_floats[CF_RADIUS, j]
             rsum[i, j] = rs
             r2 = np.float64(rs) * 1.001
             r2far[i, j] = F32(r2 * r2)
@@ -319,7 +336,7 @@ def env_tables(b, unit_kind, fl, kcf, kci, kdmg, kcan, cf, ci, dmg, can_target, 
 
 @numba.njit(**JIT)
 def env_scratch(U):
-    """Per-range buffers of ``env_tables``: ``cf, ci, dmg, can_target, collide_pair, rsum, r2far``."""
+    """Per-range buffers of ``env_tables``: ``unit_floats, unit_ints, dmg, can_target, collide_pair, rsum, r2far``."""
     return (
         np.zeros((NCF, U), np.float32),
         np.zeros((NCI, U), np.int64),
@@ -335,17 +352,17 @@ def env_scratch(U):
 def env_unit_tables(enemy_pair):
     """Per-range :class:`UnitTables` of a SMACv2 scenario for ``env_tables`` to fill (``env_scratch``),
     with the fixed ``enemy_pair [U, U]`` (the teams, the same in every env)."""
-    cf, ci, dmg, can_target, collide_pair, rsum, r2far = env_scratch(enemy_pair.shape[0])
-    return UnitTables(cf, ci, dmg, can_target, collide_pair, enemy_pair, rsum, r2far)
+    unit_floats, unit_ints, dmg, can_target, collide_pair, rsum, r2far = env_scratch(enemy_pair.shape[0])
+    return UnitTables(unit_floats, unit_ints, dmg, can_target, collide_pair, enemy_pair, rsum, r2far)
 
 
 @numba.njit(inline="always", **JIT)
-def gather_env_tables(b, unit_kind, fl, kinds, t, col):
+def gather_env_tables(b, unit_kind, sim_flags, kinds, t, col):
     """``env_tables`` of env ``b`` into the :class:`UnitTables` ``t`` from the :class:`KindTables` ``kinds``;
     returns the sweep distance."""
     return env_tables(
-        b, unit_kind, fl, kinds.kcf, kinds.kci, kinds.kdmg, kinds.kcan, t.cf, t.ci, t.dmg, t.can_target,
-        t.collide_pair, t.rsum, t.r2far, col,
+        b, unit_kind, sim_flags, kinds.kind_floats, kinds.kind_ints, kinds.kind_dmg, kinds.kind_can_target, t.unit_floats,
+        t.unit_ints, t.dmg, t.can_target, t.collide_pair, t.rsum, t.r2far, col,
     )  # fmt: skip
 
 
@@ -358,48 +375,48 @@ def as_i64(x: torch.Tensor) -> np.ndarray:
 
 
 def unit_tables(dynamics: Dynamics, enemy_ai: EnemyAI, n_agents: int) -> tuple[np.ndarray, ...]:
-    """``cf [NCF, U]`` float32, ``ci [NCI, U]`` int64, ``dmg [U, U]`` float32 and ``can_target [U, U]``
+    """``unit_floats [NCF, U]`` float32, ``unit_ints [NCI, U]`` int64, ``dmg [U, U]`` float32 and ``can_target [U, U]``
     bool of a roster with per-unit tables (``[U]``, ``[U, U]``): a SMAC v1 map, or the per-kind
     table of a SMACv2 scenario (with the ``Dynamics`` and ``EnemyAI`` built on it, ``n_agents`` its
     ally rows), read from the torch objects so that both paths use the same derived values."""
     t = dynamics.t
     U, N = len(t.names), n_agents
-    cf = np.zeros((NCF, U), np.float32)
-    cf[CF_RADIUS] = as_f32(t.radius)
-    cf[CF_WRANGE] = as_f32(t.weapon_range)
-    cf[CF_HRANGE] = as_f32(t.heal_range)
-    cf[CF_WCOOL] = as_f32(t.weapon_cooldown)
-    cf[CF_DPOINT] = as_f32(t.damage_point)
-    cf[CF_ATTACKS] = as_f32(t.attacks)
-    cf[CF_HITINT] = as_f32(t.hit_interval)
-    cf[CF_MSPEED] = as_f32(t.missile_speed)
-    cf[CF_MSPEED_CL] = as_f32(t.missile_speed.clamp(min=rules_dynamics.EPS))
-    cf[CF_SPEED] = as_f32(t.speed)
-    cf[CF_MAXHP] = as_f32(t.max_health)
-    cf[CF_MAXSH] = as_f32(t.max_shield)
-    cf[CF_ARMOR] = as_f32(t.armor)
-    cf[CF_SPLASHR] = as_f32(t.splash_radius)
-    cf[CF_LIFEREGEN] = as_f32(t.life_regen)
-    cf[CF_EREGEN] = as_f32(t.energy_regen)
-    cf[CF_EMAX] = as_f32(t.energy_max)
-    cf[CF_HEALRATE] = as_f32(t.heal_rate)
-    cf[CF_HEALCOST] = as_f32(t.heal_energy_cost)
-    cf[CF_HEALCOST_CL] = as_f32(t.heal_energy_cost.clamp(min=rules_dynamics.EPS))
-    cf[CF_ACQUIRE, N:] = as_f32(enemy_ai.acquire)
-    cf[CF_PRIOCOST, :N] = as_f32(enemy_ai.priority_cost)
-    ci = np.zeros((NCI, U), np.int64)
-    ci[CI_ARMED] = as_i64(t.is_armed)
-    ci[CI_STATIC] = as_i64(t.is_static)
-    ci[CI_AIR] = as_i64(t.is_air)
-    ci[CI_BIO] = as_i64(t.is_biological)
-    ci[CI_SPLASH] = as_i64(t.splash)
-    ci[CI_SPACED] = as_i64(dynamics.spaced)
-    ci[CI_MISSILE] = as_i64(dynamics.is_missile)
-    ci[CI_CLIFFW] = as_i64(dynamics.cliff_walker)
+    unit_floats = np.zeros((NCF, U), np.float32)
+    unit_floats[CF_RADIUS] = as_f32(t.radius)
+    unit_floats[CF_WRANGE] = as_f32(t.weapon_range)
+    unit_floats[CF_HRANGE] = as_f32(t.heal_range)
+    unit_floats[CF_WCOOL] = as_f32(t.weapon_cooldown)
+    unit_floats[CF_DPOINT] = as_f32(t.damage_point)
+    unit_floats[CF_ATTACKS] = as_f32(t.attacks)
+    unit_floats[CF_HITINT] = as_f32(t.hit_interval)
+    unit_floats[CF_MSPEED] = as_f32(t.missile_speed)
+    unit_floats[CF_MSPEED_CL] = as_f32(t.missile_speed.clamp(min=rules_dynamics.EPS))
+    unit_floats[CF_SPEED] = as_f32(t.speed)
+    unit_floats[CF_MAXHP] = as_f32(t.max_health)
+    unit_floats[CF_MAXSH] = as_f32(t.max_shield)
+    unit_floats[CF_ARMOR] = as_f32(t.armor)
+    unit_floats[CF_SPLASHR] = as_f32(t.splash_radius)
+    unit_floats[CF_LIFEREGEN] = as_f32(t.life_regen)
+    unit_floats[CF_EREGEN] = as_f32(t.energy_regen)
+    unit_floats[CF_EMAX] = as_f32(t.energy_max)
+    unit_floats[CF_HEALRATE] = as_f32(t.heal_rate)
+    unit_floats[CF_HEALCOST] = as_f32(t.heal_energy_cost)
+    unit_floats[CF_HEALCOST_CL] = as_f32(t.heal_energy_cost.clamp(min=rules_dynamics.EPS))
+    unit_floats[CF_ACQUIRE, N:] = as_f32(enemy_ai.acquire)
+    unit_floats[CF_PRIOCOST, :N] = as_f32(enemy_ai.priority_cost)
+    unit_ints = np.zeros((NCI, U), np.int64)
+    unit_ints[CI_ARMED] = as_i64(t.is_armed)
+    unit_ints[CI_STATIC] = as_i64(t.is_static)
+    unit_ints[CI_AIR] = as_i64(t.is_air)
+    unit_ints[CI_BIO] = as_i64(t.is_biological)
+    unit_ints[CI_SPLASH] = as_i64(t.splash)
+    unit_ints[CI_SPACED] = as_i64(dynamics.spaced)
+    unit_ints[CI_MISSILE] = as_i64(dynamics.is_missile)
+    unit_ints[CI_CLIFFW] = as_i64(dynamics.cliff_walker)
     if dynamics._route:
-        ci[CI_ROUTER] = as_i64(dynamics._router)
-    ci[CI_HEALER] = as_i64(t.is_healer)
-    ci[CI_ALLY] = as_i64(t.is_ally)
-    ci[CI_FRIENDBIO, N:] = as_i64(enemy_ai.friend_bio)
-    ci[CI_COLLIDES] = as_i64(t.collides)
-    return cf, ci, as_f32(t.damage_vs).copy(), t.can_target.detach().cpu().numpy().copy()
+        unit_ints[CI_ROUTER] = as_i64(dynamics._router)
+    unit_ints[CI_HEALER] = as_i64(t.is_healer)
+    unit_ints[CI_ALLY] = as_i64(t.is_ally)
+    unit_ints[CI_FRIENDBIO, N:] = as_i64(enemy_ai.friend_bio)
+    unit_ints[CI_COLLIDES] = as_i64(t.collides)
+    return unit_floats, unit_ints, as_f32(t.damage_vs).copy(), t.can_target.detach().cpu().numpy().copy()

@@ -112,13 +112,13 @@ OUT_KEYS = (
 
 
 @numba.njit(**JIT)
-def _check_kinds(unit_kind, fl):
+def _check_kinds(unit_kind, sim_flags):
     """The flat index ``b * U + u`` of the first ``unit_kind`` entry outside ``[0, T)`` of a SMACv2
     scenario (the kernels index the kind tables with it, unchecked), ``-1`` if none or a v1 map."""
-    if not fl[FL_PER_ENV]:
+    if not sim_flags[FL_PER_ENV]:
         return -1
     B, U = unit_kind.shape
-    T = fl[FL_T]
+    T = sim_flags[FL_T]
     for b in range(B):
         for u in range(U):
             k = unit_kind[b, u]
@@ -213,7 +213,7 @@ _finish_v2 = _make_finish(True)
 
 
 def _make_step_span(V2: bool):
-    def step_span(b0, b1, n_ticks, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs, observe,
+    def step_span(b0, b1, n_ticks, act, units, episode, tables, kinds, terrain, sim_flags, move_dirs, fov_dirs, observe,
                   avail_in, out, result, w, feats, obs_state, id_order):  # fmt: skip
         """Orders, ticks and ``finish`` of envs ``b0 .. b1 - 1`` (``step_range``'s step 2, its arguments as
         there; ``w``, ``feats`` (``geo, ok, observed``), ``obs_state``, ``id_order``: ``step_range``'s
@@ -237,10 +237,10 @@ def _make_step_span(V2: bool):
             hi = min(lo + span, b1)
             for b in range(lo, hi):
                 if V2:
-                    sweep = gather_env_tables(b, e.unit_kind, fl, k, t, w.col)
-                orders_env(b, act, s.pos, s.alive, s.health, s.order_kind, s.order_target, s.order_point,
-                           s.last_attacker, e.fov_dir, t.cf, t.ci, t.can_target, move_dirs, fov_dirs, fl)  # fmt: skip
-            advance(lo, hi, n_ticks, s, t, m, fl, w, sweep)
+                    sweep = gather_env_tables(b, e.unit_kind, sim_flags, k, t, w.col)
+                orders_env(b, act, s.pos, s.alive, s.health, s.order_kind, s.order_target, s.order_point, s.last_attacker,
+                           e.fov_dir, t.unit_floats, t.unit_ints, t.can_target, move_dirs, fov_dirs, sim_flags)  # fmt: skip
+            advance(lo, hi, n_ticks, s, t, m, sim_flags, w, sweep)
             if V2:
                 _finish_v2(lo, hi, s, e, act, ot, o, avail_in, result, obs_state, id_order, geo, ok, observed)
             else:
@@ -256,12 +256,12 @@ _step_span_v2 = _make_step_span(True)
 
 def _make_step_range(V2: bool):
     def step_range(
-        b0, b1, checks, n_ticks, lenient, actions, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs,
+        b0, b1, checks, n_ticks, lenient, actions, act, units, episode, tables, kinds, terrain, sim_flags, move_dirs, fov_dirs,
         observe, avail_in, out, result, stats,
     ):  # fmt: skip
         """The whole step of envs ``b0 .. b1 - 1`` (scratch allocated once per range). ``units``, ``episode``,
         ``tables``, ``kinds``, ``terrain``: a :class:`UnitState`, :class:`EpisodeState`, :class:`UnitTables`,
-        :class:`KindTables` and :class:`MapTables` as plain tuples (``numba.state``), with the flags ``fl``
+        :class:`KindTables` and :class:`MapTables` as plain tuples (``numba.state``), with the flags ``sim_flags``
         and the action directions ``move_dirs``/``fov_dirs`` of ``dynamics.TickKernel``; ``observe`` a
         ``features.ObserveTables`` and ``out`` a :class:`StepOutputs`, as plain tuples; ``avail_in [B, N,
         n_actions]`` the previous available actions (rewritten); ``result [3, B]`` scratch; ``stats [3]``
@@ -277,7 +277,7 @@ def _make_step_range(V2: bool):
             code, where = check_actions(actions, units[_ALIVE], avail_in, lenient, act, out[_INVALID])
             if code != OK:
                 return code, where
-            bad = _check_kinds(episode[_UNIT_KIND], fl)
+            bad = _check_kinds(episode[_UNIT_KIND], sim_flags)
             if bad >= 0:
                 return BAD_KIND, bad
         if V2:  # each env's tables, gathered by step_span (enemy_pair: fixed)
@@ -293,10 +293,10 @@ def _make_step_range(V2: bool):
         id_order = np.empty((0, 0), np.int64)
         obs_state = obs_state_view(out[0], out[1], flags)
         if V2:  # (no tuple of the arguments: building one here would count a reference per array)
-            _step_span_v2(b0, b1, n_ticks, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs,
+            _step_span_v2(b0, b1, n_ticks, act, units, episode, tables, kinds, terrain, sim_flags, move_dirs, fov_dirs,
                           observe, avail_in, out, result, w, feats, obs_state, id_order)  # fmt: skip
         else:
-            _step_span_v1(b0, b1, n_ticks, act, units, episode, tables, kinds, terrain, fl, move_dirs, fov_dirs,
+            _step_span_v1(b0, b1, n_ticks, act, units, episode, tables, kinds, terrain, sim_flags, move_dirs, fov_dirs,
                           observe, avail_in, out, result, w, feats, obs_state, id_order)  # fmt: skip
         if checks:
             return OK, _tally(out[_TERMINATED], out[_TRUNCATED], out[_BATTLE_WON], stats)
@@ -336,12 +336,12 @@ def _step_threaded(step_range, n_chunks, *args):
     ``n_chunks`` ranges, each on its own thread (``runtime.chunks``: the range function releases the
     GIL, and nothing new is compiled); the checks before and the statistics after run once here.
     Same arguments (``n_ticks .. stats``) and return value as the serial call."""
-    n_ticks, lenient, actions, act, units, episode, tables, kinds, terrain, fl = args[:10]
+    n_ticks, lenient, actions, act, units, episode, tables, kinds, terrain, sim_flags = args[:10]
     avail_in, out, stats = args[-4], StepOutputs(*args[-3]), args[-1]
     code, where = check_actions(actions, units[_ALIVE], avail_in, lenient, act, out.invalid_actions)
     if code != OK:
         return code, where
-    bad = _check_kinds(episode[_UNIT_KIND], fl)
+    bad = _check_kinds(episode[_UNIT_KIND], sim_flags)
     if bad >= 0:
         return BAD_KIND, bad
     run_chunks(lambda lo, hi: step_range(np.int64(lo), np.int64(hi), False, *args), units[0].shape[0], n_chunks)
@@ -378,7 +378,7 @@ class StepKernel:
         self.family = "step (SMACv2)" if self.v2 else "step"  # which compiled step it runs
         self._range = _STEP_RANGE[self.v2]
         # the tables of the step (tick_kernel's groups, then the observe kernel's), made once
-        self._consts = (k.tables, k.kinds, k.terrain, k.fl, k.move_dirs, k.fov_dirs, tuple(o.consts))
+        self._consts = (k.tables, k.kinds, k.terrain, k.sim_flags, k.move_dirs, k.fov_dirs, tuple(o.consts))
         self._reset_cache()
 
     def _reset_cache(self) -> None:
@@ -535,7 +535,7 @@ class StepKernel:
         self._fresh = (
             (f(table.spawn_pos), f(table.max_health), f(table.max_shield), f(table.energy_start)),
             table.is_ally.detach().cpu().numpy().astype(np.bool_).copy(),
-            (mode, ap, spec.attack_point is not None, tick.ci, tick.fl, tick.terrain),
+            (mode, ap, spec.attack_point is not None, tick.unit_ints, tick.sim_flags, tick.terrain),
         )
 
     def reset_envs(self, st: WorldState, done: np.ndarray, spawn_jitter: float) -> None:
