@@ -49,7 +49,13 @@ from torch import nn
 
 from models import RolloutMemory, build_multi_map_models
 from models.common import masked_mean
-from models.sequences import sequence_minibatch_indices, sequence_passes
+from models.minibatches import (
+    minibatch_indices,
+    pass_rows_for,
+    sequence_minibatch_indices,
+    sequence_passes,
+    split_rows_by_minibatch,
+)
 from sc2_envs.sim.rng import eval_seed
 from sc2_envs.smac_actions import alive_mask
 from sc2_envs.training.ally_dropout import drop_allies
@@ -279,35 +285,6 @@ def critic_backward(critics, data, inds, args, rows_per_pass):
             (args.vf_coef * loss / n).backward()
             total += loss.detach()
     return total / n
-
-
-def minibatch_indices(sizes: list[int], num_minibatches: int, device) -> list[list[torch.Tensor]]:
-    """One epoch's minibatches: ``num_minibatches`` lists of one index tensor per map, each holding
-    ``R_k / num_minibatches`` shuffled env steps of map ``k``'s batch of ``sizes[k] = R_k``. With one map,
-    CleanRL's ``randperm(R).split(R // num_minibatches)``."""
-    splits = [torch.randperm(n, device=device).split(n // num_minibatches) for n in sizes]
-    return [list(mb) for mb in zip(*splits, strict=True)]
-
-
-def split_rows_by_minibatch(rows, mb_inds, n_rows):
-    """The positions in ``rows [P]`` (the env step of each gathered agent-step) that fall in each minibatch
-    of ``mb_inds`` (one map's env-step indices, equal sizes): one increasing ``[P_j]`` int64 tensor each.
-
-    Minibatches are drawn over env steps, as HARL's over ``(T, threads)``, so an agent-step meets the ``M``
-    of its env step; a class actor then runs only on its alive agent-steps in each minibatch."""
-    mb_of_row = torch.empty(n_rows, dtype=torch.int64, device=rows.device)
-    mb_of_row[torch.cat(mb_inds)] = torch.arange(n_rows, device=rows.device) // mb_inds[0].numel()
-    key = mb_of_row[rows]
-    counts = torch.bincount(key, minlength=len(mb_inds)).tolist()
-    return torch.argsort(key, stable=True).split(counts)
-
-
-def pass_rows_for(pass_rows: int, device: torch.device) -> int:
-    """Rows of one forward/backward pass (``Args.pass_rows``; 0: 1,024 on CPU, where passes reuse heap
-    memory instead of page-faulting fresh pages for every large activation, and no limit on CUDA)."""
-    if pass_rows > 0:
-        return pass_rows
-    return 1024 if device.type == "cpu" else 1 << 62
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from torch import nn
 
 from models import build_multi_map_models
 from models.common import masked_mean
+from models.minibatches import minibatch_indices
 from models.trust_region import agent_steps, conjugate_gradient, flat_grad, kl_fisher, set_flat_params
 from sc2_envs.sim.rng import eval_seed
 from sc2_envs.smac_actions import alive_mask
@@ -214,14 +215,6 @@ def value_loss(values, old_values, targets, clip_coef, clip_vloss, huber_delta):
     if clip_vloss:
         loss = torch.max(loss, err(old_values + (values - old_values).clamp(-clip_coef, clip_coef)))
     return loss
-
-
-def minibatch_indices(sizes: list[int], num_minibatches: int, device) -> list[list[torch.Tensor]]:
-    """One epoch's minibatches: ``num_minibatches`` lists of one index tensor per map, each holding
-    ``R_k / num_minibatches`` shuffled env steps of map ``k``'s batch of ``sizes[k] = R_k``. With one map,
-    CleanRL's ``randperm(R).split(R // num_minibatches)``."""
-    splits = [torch.randperm(n, device=device).split(n // num_minibatches) for n in sizes]
-    return [list(mb) for mb in zip(*splits, strict=True)]
 
 
 def trpo_step(pols, c, obs, avail, act, behaviour_logp, adv, factor, pos, args):

@@ -13,6 +13,7 @@ from conftest import load_algo
 
 import sc2_envs
 from models import build_models, trust_region
+from models.minibatches import split_rows_by_minibatch
 
 happo = load_algo("happo_gnn")
 hatrpo = load_algo("hatrpo_gnn")
@@ -129,7 +130,7 @@ def test_gathered_class_loss_gradient_and_factor_equal_the_masked_ones(map_name)
 def test_minibatch_split_keeps_each_agent_step_with_its_env_step():
     rows = torch.tensor([0, 0, 1, 3, 3, 3, 4, 6, 7, 7])
     perm = torch.tensor([5, 3, 0, 7, 6, 1, 2, 4])
-    parts = happo.split_rows_by_minibatch(rows, list(perm.split(4)), 8)
+    parts = split_rows_by_minibatch(rows, list(perm.split(4)), 8)
     assert [set(rows[p].tolist()) for p in parts] == [{0, 3, 7}, {1, 4, 6}]
     assert sorted(torch.cat(parts).tolist()) == list(range(rows.numel()))
     assert all(bool((p[1:] > p[:-1]).all()) for p in parts)

@@ -10,6 +10,7 @@ from conftest import REPO, load_algo
 
 import sc2_envs
 from models import build_models, build_multi_map_models, checkpoint_maps, load_checkpoint, save_checkpoint, zero_shot_views
+from models.minibatches import minibatch_indices
 
 happo = load_algo("happo_gnn")
 hatrpo = load_algo("hatrpo_gnn")
@@ -117,14 +118,14 @@ def test_each_map_acts_with_its_own_avail_mask():
 
 def test_minibatches_hold_every_map_in_its_own_index_range():
     torch.manual_seed(0)
-    mbs = happo.minibatch_indices([12, 20], 4, "cpu")
+    mbs = minibatch_indices([12, 20], 4, "cpu")
     assert len(mbs) == 4 and all(len(mb) == 2 for mb in mbs)
     assert [tuple(len(i) for i in mb) for mb in mbs] == [(3, 5)] * 4  # the same share of every map
     for k, n in enumerate((12, 20)):
         rows = torch.cat([mb[k] for mb in mbs])
         assert sorted(rows.tolist()) == list(range(n))  # a partition of map k's own rows
     torch.manual_seed(0)
-    (single,) = zip(*happo.minibatch_indices([12], 4, "cpu"), strict=True)
+    (single,) = zip(*minibatch_indices([12], 4, "cpu"), strict=True)
     torch.manual_seed(0)
     assert all(torch.equal(a, b) for a, b in zip(single, torch.randperm(12).split(3), strict=True))  # CleanRL's
 
@@ -152,7 +153,7 @@ def test_critic_minibatches_never_mix_the_states_of_two_maps():
     values = [torch.randn(6), torch.randn(6)]
     data = [{"states": s, "returns": r, "values": v} for s, r, v in zip(states, returns, values, strict=True)]
     args = happo.Args()
-    for mb in happo.minibatch_indices([6, 6], 2, "cpu"):
+    for mb in minibatch_indices([6, 6], 2, "cpu"):
         loss = happo.critic_backward(spies, data, mb, args, 1 << 62)
         assert torch.isfinite(loss)
         for k in range(2):
@@ -166,7 +167,7 @@ def test_critic_minibatches_never_mix_the_states_of_two_maps():
     assert all(s.shape[-1] == 48 for s in calls[0]) and all(s.shape[-1] == 168 for s in calls[1])
     # the loss pools the samples: equal to the loss of one view over the concatenated values
     torch.manual_seed(1)
-    mb = happo.minibatch_indices([6, 6], 1, "cpu")[0]
+    mb = minibatch_indices([6, 6], 1, "cpu")[0]
     vn_state = {k: v.clone() for k, v in crits[0].value_norm.state_dict().items()}
     got = happo.critic_backward(crits, data, mb, args, 1 << 62)
     crits[0].value_norm.load_state_dict(vn_state)

@@ -11,7 +11,7 @@ from conftest import REPO, load_algo
 
 import sc2_envs
 from models import RolloutMemory, build_models, load_checkpoint, save_checkpoint
-from models.sequences import sequence_minibatch_indices, sequence_passes
+from models.minibatches import sequence_minibatch_indices, sequence_passes, split_rows_by_minibatch
 from sc2_envs.smac_actions import alive_mask
 from sc2_envs.training.demos import policy_demonstrator
 from sc2_envs.training.evaluation import evaluate
@@ -79,7 +79,7 @@ def test_first_epoch_ratio_is_one_when_the_update_replays_the_rollout(map_name):
     for c in policy.class_agents:
         rows, pos, flat = policy.class_rows(c, obs, alive_mask(avail))
         mbs = sequence_minibatch_indices([B], T, 2, "cpu")
-        for j, positions in enumerate(happo.split_rows_by_minibatch(rows, [mb[0] for mb in mbs], T * B)):
+        for j, positions in enumerate(split_rows_by_minibatch(rows, [mb[0] for mb in mbs], T * B)):
             assert set((rows[positions] % B).tolist()) <= set((mbs[j][0] % B).tolist())
             for i in sequence_passes(positions, rows, B, max_rows=1):  # one env per pass
                 with torch.no_grad():

@@ -14,6 +14,7 @@ from test_class_rows import _loss_inputs
 from test_multimap import _batches, _infos
 
 from models import build_multi_map_models
+from models.minibatches import minibatch_indices, pass_rows_for
 
 happo = load_algo("happo_gnn")
 
@@ -66,7 +67,7 @@ def test_critic_passes_accumulate_the_one_pass_gradient_and_update_the_normalise
         for o, r in zip(outs, (torch.randn(6), torch.randn(6) + 5.0), strict=True)
     ]
     args = happo.Args(vf_coef=0.5)
-    mb = happo.minibatch_indices([6, 6], 1, "cpu")[0]
+    mb = minibatch_indices([6, 6], 1, "cpu")[0]
     vn_before = copy.deepcopy(crits[0].value_norm.state_dict())
     critic.zero_grad()
     ref = happo.critic_backward(crits, data, mb, args, 1 << 62)  # one pass
@@ -82,6 +83,6 @@ def test_critic_passes_accumulate_the_one_pass_gradient_and_update_the_normalise
 
 
 def test_pass_rows_automatic_and_explicit():
-    assert happo.pass_rows_for(0, torch.device("cpu")) == 1024
-    assert happo.pass_rows_for(0, torch.device("cuda")) >= 1 << 40
-    assert happo.pass_rows_for(300, torch.device("cpu")) == 300
+    assert pass_rows_for(0, torch.device("cpu")) == 1024
+    assert pass_rows_for(0, torch.device("cuda")) >= 1 << 40
+    assert pass_rows_for(300, torch.device("cpu")) == 300
