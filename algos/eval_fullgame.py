@@ -368,6 +368,11 @@ def main(args: Args) -> list:
         )
         rows.append(row)
         print(format_row(row), flush=True)
+    print(
+        "columns: army@5 / army@8 = food_army at 5 / 8 minutes of game time (Faster speed) over the games still running "
+        "then (n); idle = share of no_op / Stop decisions; errors = share of decisions the game refused; length in "
+        "minutes (the docstring of algos/eval_fullgame.py explains each)"
+    )
     for r in rows:  # which commands make up the errors column
         print(f"refused commands of {r.policy} (share of decisions): {r.refused_top or 'none'}")
     out.parent.mkdir(parents=True, exist_ok=True)

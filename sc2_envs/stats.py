@@ -6,8 +6,12 @@ much it would move on another ``n`` episodes, so every table of this project rep
 
 from __future__ import annotations
 
+import argparse
+import csv
 import math
 import numbers
+import os
+import sys
 
 
 def wilson_interval(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -53,4 +57,112 @@ def wilson_interval(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return low, high
 
 
-__all__ = ["wilson_interval"]
+_KEYS = {  # an evaluation CSV's kind: the columns that name a row, and its column of games
+    "eval_fullgame": (("policy",), "games"),
+    "eval_transfer": (("checkpoint", "target_map"), "episodes"),
+}
+
+
+def pool_results(paths: list[str]) -> list[dict]:
+    """Pool the win counts of evaluation CSVs (one file per evaluation seed) into one interval per row.
+
+    A row is a policy (``algos/eval_fullgame.py``'s CSV: column ``policy``) or a checkpoint on a target
+    map (``algos/eval_transfer.py``'s: ``checkpoint`` and ``target_map``). Its pooled win rate is the sum of
+    its ``wins`` over the sum of its games (``games`` or ``episodes``), with :func:`wilson_interval`.
+
+    Args:
+        paths: CSV files of one kind, each counted once.
+
+    Returns:
+        One dict per row, in order of first appearance: ``key`` (tuple of str), ``files`` (int),
+        ``win_rates`` (list of float, one per file that has the row, in ``paths`` order), ``wins``,
+        ``games`` (int) and ``win_rate``, ``ci_low``, ``ci_high`` (float); a row that some file lacks or
+        reports an ``error`` for has ``error`` (str) set and no pooled figure (``win_rate`` etc. None).
+
+    Raises:
+        ValueError: no path, a path given twice, a file that is neither kind or of another kind than the
+            first, a row twice in one file, or wins / games that are not counts.
+        FileNotFoundError: a path that does not exist.
+    """
+    if not paths:
+        raise ValueError("pool_results: expected at least one CSV file, got none")
+    resolved = [os.path.realpath(p) for p in paths]
+    twice = sorted({p for p, r in zip(paths, resolved, strict=True) if resolved.count(r) > 1})
+    if twice:
+        raise ValueError(f"pool_results: {twice} given more than once (each evaluation is counted once)")
+    kind, pooled = None, {}
+    for i, path in enumerate(paths):
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        columns = set(rows[0]) if rows else set()
+        this = next((k for k, (key, games) in _KEYS.items() if {*key, games, "wins"} <= columns), None)
+        if this is None or (kind is not None and this != kind):
+            expected = kind or " or ".join(_KEYS)
+            raise ValueError(f"pool_results: {path} is not an {expected} CSV (columns {sorted(columns)})")
+        kind = this
+        key_cols, games_col = _KEYS[kind]
+        seen = set()
+        for row in rows:
+            key = tuple(row[c] for c in key_cols)
+            if key in seen:
+                raise ValueError(f"pool_results: {path} has the row {key} twice")
+            seen.add(key)
+            entry = pooled.setdefault(key, {"key": key, "files": 0, "win_rates": [], "wins": 0, "games": 0, "error": ""})
+            if entry["files"] < i:  # a file before this one lacked the row
+                entry["error"] = entry["error"] or "missing from a file"
+            if row.get("error"):
+                entry["error"] = f"{path}: {row['error']}"
+                entry["files"] = i + 1
+                continue
+            try:
+                wins, games = int(row["wins"]), int(row[games_col])
+            except ValueError:
+                raise ValueError(
+                    f"pool_results: {path} row {key}: wins {row['wins']!r} / {games_col} {row[games_col]!r} are not counts"
+                ) from None
+            entry["files"] = i + 1
+            entry["win_rates"].append(wins / games if games else float("nan"))
+            entry["wins"] += wins
+            entry["games"] += games
+    out = []
+    for entry in pooled.values():
+        if entry["files"] < len(paths):
+            entry["error"] = entry["error"] or "missing from a file"
+        if entry["error"] or entry["games"] == 0:
+            entry.update(win_rate=None, ci_low=None, ci_high=None, error=entry["error"] or "no games")
+        else:
+            low, high = wilson_interval(entry["wins"], entry["games"])
+            entry.update(win_rate=entry["wins"] / entry["games"], ci_low=low, ci_high=high)
+        out.append(entry)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m sc2_envs.stats FILE...``: print :func:`pool_results` of evaluation CSVs, one line per row."""
+    parser = argparse.ArgumentParser(
+        prog="python -m sc2_envs.stats",
+        description="Pool evaluation CSVs of algos/eval_fullgame.py or algos/eval_transfer.py (one per evaluation "
+        "seed) into one win rate with its Wilson 95%% interval per policy, or per checkpoint and target map.",
+    )
+    parser.add_argument("files", nargs="+", help="CSV files, each counted once")
+    args = parser.parse_args(argv)
+    try:
+        results = pool_results(args.files)
+    except (ValueError, FileNotFoundError) as e:
+        parser.error(str(e))
+    for r in results:
+        name = " on ".join(r["key"])
+        if r["error"]:
+            print(f"{name}: n/a ({r['error']})")
+            continue
+        rates = " / ".join(f"{w:.2f}" for w in r["win_rates"])
+        print(
+            f"{name}: {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}], {r['wins']} of {r['games']} games "
+            f"over {r['files']} files ({rates})"
+        )
+
+
+__all__ = ["pool_results", "wilson_interval"]
+
+if __name__ == "__main__":
+    sys.exit(main())

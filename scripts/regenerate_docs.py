@@ -50,6 +50,7 @@ import csv
 import datetime
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -345,6 +346,23 @@ def row_commands(rows: list[dict], i: int) -> list[str]:
     raise ValueError(f"{rows[i]['what']!r}: no command in it or in a row above it")
 
 
+def readme_result(row: dict) -> str:
+    """A row's figure on the README: its ``readme_result`` (a shorter wording for the front page, whose every
+    number docs/results.md's full figure states) or else its full figure.
+
+    Raises:
+        ValueError: a number of ``readme_result`` that the full figure does not state.
+    """
+    short, full = row.get("readme_result"), result_text(row)
+    if short is None:
+        return full
+    numbers = set(re.findall(r"\d[\d,.]*\d|\d", full))
+    unstated = [n for n in re.findall(r"\d[\d,.]*\d|\d", short) if n not in numbers]
+    if unstated:
+        raise ValueError(f"{row['what']!r}: readme_result states {unstated}, which its full figure does not")
+    return short
+
+
 def render_readme(data: dict) -> str:
     """The ``readme`` block of README.md: the rows marked ``readme``, linking to their docs/results.md section,
     then the commands that produced each figure, so the README's own commands reproduce every figure it states."""
@@ -353,7 +371,7 @@ def render_readme(data: dict) -> str:
     for sec in data["sections"]:
         for i, r in enumerate(sec["rows"]):
             if "readme" in r:
-                table.append(f"| {r['readme']} | {result_text(r)} | [results](docs/results.md#{anchor(sec['title'])}) |")
+                table.append(f"| {r['readme']} | {readme_result(r)} | [results](docs/results.md#{anchor(sec['title'])}) |")
                 commands += [f"# {r['readme']}", *row_commands(sec["rows"], i)]
     return "\n".join([*table, "", *commands, "```"])
 

@@ -195,13 +195,18 @@ def test_the_readme_states_each_figure_beside_the_command_that_produced_it(regen
     for sec in data["sections"]:
         for i, r in enumerate(sec["rows"]):
             if "readme" in r:
-                assert regen.result_text(r) in block, r["readme"]
+                assert regen.readme_result(r) in block, r["readme"]
                 commands = regen.row_commands(sec["rows"], i)
                 assert all(c in block for c in commands) and not commands[0].startswith("("), r["readme"]
                 shown += 1
     assert shown == block.count("\n# ")
     rows = [{"what": "a", "command": "python x.py"}, {"what": "b", "command": "(the same run)"}]
     assert regen.row_commands(rows, 1) == ["python x.py"]
+    # a shorter README wording may only restate the full figure's numbers
+    row = {"what": "w", "result": "0.91 at 120 s on seed 3, 0.85 at 180 s"}
+    assert regen.readme_result({**row, "readme_result": "0.91 at 120 s"}) == "0.91 at 120 s"
+    with pytest.raises(ValueError, match=r"readme_result states \['0.95'\]"):
+        regen.readme_result({**row, "readme_result": "0.95 at 120 s"})
     with pytest.raises(ValueError, match="'b': no command"):
         regen.row_commands(rows[1:], 0)
 
