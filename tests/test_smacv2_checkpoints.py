@@ -140,16 +140,16 @@ def test_the_docs_table_shows_the_final_evaluation_files(file):
             assert cell == want, (cells[1], target)
 
 
-AB_EVAL_SEEDS = {"protoss": (101, 102), "terran": (101, 102, 103, 104), "zerg": (101, 102, 103, 104)}
+AB_EVAL_SEEDS = {race: (101, 102, 103, 104) for race in ("protoss", "terran", "zerg")}
 """Evaluation seeds of each race's recurrence A/B (terran's and zerg's 103 and 104 decided which arm is shipped)."""
 
 
 def _ab_rows(race: str, arm: str, eval_seed: int) -> tuple[list[dict], dict]:
-    """One arm's rows of the recurrence A/B and each row's training seed. Protoss's feed-forward arm is the
-    shipped files (``final_eval_seed<E>.csv``); the others are ``variants/<race>_5_vs_5_<arm>_eval_seed<E>.csv``
+    """One arm's rows of the recurrence A/B and each row's training seed. Protoss's feed-forward arm on 101 / 102
+    is the shipped files (``final_eval_seed<E>.csv``); the others are ``variants/<race>_5_vs_5_<arm>_eval_seed<E>.csv``
     (terran's feed-forward files, replaced by the recurrent ones, evaluated from a copy ``.../<scenario>_seed<S>.pt``)."""
     source = f"{race}_5_vs_5"
-    if race == "protoss" and arm == "feedforward":
+    if race == "protoss" and arm == "feedforward" and eval_seed in (101, 102):
         rows = [r for r in _rows(eval_seed) if r["checkpoint"].startswith(f"checkpoints/smacv2/{source}_seed")]
     else:
         with open(FOLDER / "variants" / f"{source}_{arm}_eval_seed{eval_seed}.csv", newline="") as f:
