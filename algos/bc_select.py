@@ -38,6 +38,7 @@ import tyro
 
 import sc2_envs
 from sc2_envs.training.checkpoints import average_checkpoints, load_checkpoint, read_checkpoint
+from sc2_envs.training.cli import check_out_dir
 from sc2_envs.training.demos import SamplingConfig, policy_demonstrator, record_demos
 from sc2_envs.training.evaluation import evaluate, format_result
 from sc2_envs.training.fullgame_evaluation import behaviour_result, evaluate_fullgame, is_fullgame_checkpoint
@@ -228,22 +229,26 @@ def main() -> None:
             raise SystemExit(f"record: no such checkpoint file {cmd.checkpoint!r}")
         try:
             meta = read_checkpoint(cmd.checkpoint)
+            check_out_dir(cmd.out, "--out")
         except ValueError as e:
             raise SystemExit(f"record: {e}") from None
         map_name = cmd.map or meta["config"]["map_name"]
         env = sc2_envs.make_batched(map_name, num_envs=cmd.num_envs, seed=cmd.seed, autoreset=True)
         policy, _, _ = load_checkpoint(cmd.checkpoint, env.get_env_info(), device=env.device, with_critic=False)
         policy.eval()
-        record_demos(
-            env,
-            policy_demonstrator(policy, greedy=cmd.greedy),
-            cmd.episodes,
-            cmd.out,
-            SamplingConfig(cmd.stride, cmd.repeat_as_idle),
-            seed=cmd.seed,
-            episodes_per_shard=cmd.episodes_per_shard,
-            description=cmd.checkpoint,
-        )
+        try:  # its arguments are checked before the first episode (--episodes, --out holding a recording)
+            record_demos(
+                env,
+                policy_demonstrator(policy, greedy=cmd.greedy),
+                cmd.episodes,
+                cmd.out,
+                SamplingConfig(cmd.stride, cmd.repeat_as_idle),
+                seed=cmd.seed,
+                episodes_per_shard=cmd.episodes_per_shard,
+                description=cmd.checkpoint,
+            )
+        except ValueError as e:
+            raise SystemExit(f"record: {e}") from None
         return
     print(eval_header(cmd), flush=True)
     for p in cmd.checkpoints:

@@ -775,3 +775,29 @@ def test_every_overridable_stat_reaches_the_simulators_unit_table():
             if torch.is_tensor(getattr(base, f.name)) and not torch.equal(getattr(base, f.name), getattr(table, f.name))
         ]
         assert changed, f"override of {stat} changed nothing in the unit table"
+
+
+def test_a_runs_file_and_track_without_wandb_are_one_line_errors_before_the_run(tmp_path, monkeypatch, capsys):
+    # found by a tester: a file named runs gave a FileExistsError traceback, and --track without wandb a
+    # ModuleNotFoundError after the run folder was written
+    import importlib.util
+
+    from conftest import load_algo
+
+    from sc2_envs.training.harness import TrainingRun
+
+    mod = load_algo("happo_gnn")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").write_text("")
+    monkeypatch.setattr("sys.argv", ["happo_gnn.py", "--map", "3m"])
+    with pytest.raises(SystemExit):
+        TrainingRun.from_command_line(mod.Args, "happo_gnn.py", mod.RESUME_CHANGEABLE)
+    assert "the run folders' root 'runs' is a file; expected a folder (new or existing)" in capsys.readouterr().err
+    if importlib.util.find_spec("wandb") is not None:
+        pytest.skip("wandb is installed: --track is usable here")
+    (tmp_path / "runs").unlink()
+    monkeypatch.setattr("sys.argv", ["happo_gnn.py", "--map", "3m", "--track"])
+    with pytest.raises(SystemExit):
+        TrainingRun.from_command_line(mod.Args, "happo_gnn.py", mod.RESUME_CHANGEABLE)
+    assert "--track: needs wandb (pip install wandb), which is not installed" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()

@@ -298,6 +298,35 @@ def test_averaging_refuses_runs_of_different_seeds_unless_asked(tmp_path, monkey
     assert not (tmp_path / "x.pt").exists()
 
 
+def test_averaging_refuses_two_runs_of_one_seed_and_unreadable_files(tmp_path):
+    # found by a tester: two behaviour-cloning runs of seed 1 on different targets averaged without a word, and a
+    # truncated file, a pickled list, a missing file or a string for the list gave raw torch / Python errors
+    for record in ("bc", "rl"):
+        args = ({"seed": 1, "target_dist": t, "epochs": e} for t, e in (("data", 4), ("sqrt", 6)))
+        a, b = ({"format": "f", "config": {}, record: {"args": r}, "model": {"w": torch.ones(1)}} for r in args)
+        pa, pb = tmp_path / f"{record}_a.pt", tmp_path / f"{record}_b.pt"
+        torch.save(a, pa), torch.save(b, pb)
+        with pytest.raises(ValueError, match=r"come from different runs .*\['target_dist'\]"):  # epochs may change on resume
+            average_checkpoints([str(pa), str(pb)])
+        assert average_checkpoints([str(pa), str(pb)], allow_different_runs=True)["model"]["w"].item() == 1.0
+    paths, _ = _ckpts(tmp_path, seeds=(3,))
+    good = paths[0]
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(Path(good).read_bytes()[:1000])
+    listed = tmp_path / "list.pt"
+    torch.save([1, 2, 3], listed)
+    for bad, match in (
+        (truncated, "cannot read checkpoint .*truncated.pt"),
+        (listed, "list.pt holds a list, not a checkpoint"),
+        (tmp_path / "absent.pt", "cannot read checkpoint .*absent.pt.*FileNotFoundError"),
+        (tmp_path, "cannot read checkpoint"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            average_checkpoints([good, str(bad)])
+    with pytest.raises(ValueError, match="is one path; expected a list"):
+        average_checkpoints(good)
+
+
 def test_averaging_refuses_a_file_twice_and_overwriting_an_input(tmp_path):
     # found by a tester: [a, a, b] silently gave (2a + b) / 3, and out=a replaced checkpoint a by the mean
     paths, _ = _ckpts(tmp_path)

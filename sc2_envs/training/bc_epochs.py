@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from sc2_envs.training.cli import resume_args
+from sc2_envs.training.cli import check_out_dir, resume_args
 from sc2_envs.training.run import (
     RESUME_FILE,
     GracefulStop,
@@ -124,12 +124,14 @@ def open_run_dir(args: Any, data_name: str, script: str, device: torch.device, r
     ``run_meta.json`` with ``args``, the run name, ``script`` and ``device``.
 
     Raises:
-        ValueError: ``--run-dir`` names a folder that holds files (two runs never share a folder).
+        ValueError: ``--run-dir`` names a folder that holds files (two runs never share a folder), or the
+            folder (``--run-dir`` or ``runs``) cannot be created or written (``cli.check_out_dir``).
     """
     if resumed is not None:
         note_resume(resumed_dir, from_epoch=resumed["epoch"], config=args, device=str(device))
         return resumed_dir
     if args.run_dir:
+        check_out_dir(args.run_dir, "--run-dir")
         run_dir = Path(args.run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
         if any(run_dir.iterdir()):
@@ -138,6 +140,7 @@ def open_run_dir(args: Any, data_name: str, script: str, device: torch.device, r
                 f"(or --resume {args.run_dir} to continue the run in it)"
             )
     else:
+        check_out_dir("runs", "the run folders' root")
         run_dir = make_run_dir("runs", f"{data_name}__{args.exp_name}__{args.seed}__{int(time.time())}")
     write_run_meta(run_dir, args, run_name=run_dir.name, script=script, device=str(device))
     return run_dir

@@ -17,6 +17,7 @@ import pickle
 import struct
 import threading
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -298,6 +299,40 @@ def trainer_text(algorithm: str | None, seed: int | None) -> str:
     return " ".join(x for x in (algorithm, None if seed is None else f"seed {seed}") if x)
 
 
+def _load_torch_file(path: str | os.PathLike, device: torch.device | str = "cpu") -> Any:
+    """``torch.load(path, map_location=device, weights_only=True)``, with a ValueError that names the file when
+    it cannot be read (missing, a folder, truncated, not a torch file, or saved on a device ``device`` cannot map)."""
+    try:
+        return torch.load(path, map_location=device, weights_only=True)
+    except (KeyError, IndexError, ValueError, struct.error) as e:
+        # what torch's legacy (non-zip) reader raises on some text files, e.g. "hello" -> KeyError: 101
+        raise ValueError(
+            f"cannot read checkpoint {path}: not a torch file ({type(e).__name__}: {e} while unpickling it); "
+            "expected a file written by models.save_checkpoint (algos/happo_gnn.py --save-model)"
+        ) from None
+    except (OSError, RuntimeError, pickle.UnpicklingError, EOFError) as e:
+        # torch's own message for a text file advises weights_only=False (unpickling arbitrary code): not repeated here
+        first = " ".join(str(e).split())[:200]
+        raise ValueError(
+            f"cannot read checkpoint {path} onto device {device!r}: {type(e).__name__}: {first}; expected a file "
+            "written by models.save_checkpoint (algos/happo_gnn.py --save-model)"
+        ) from None
+
+
+RUN_CHANGEABLE_ARGS = ("total_timesteps", "time_budget_s", "torch_threads", "pass_rows", "track", "cuda", "resume", "epochs")
+"""Recorded training arguments that a resumed run may change, so checkpoints of one run can differ in them."""
+
+
+def _recorded_args(ckpt: dict) -> dict | None:
+    """The training arguments a checkpoint dict records (``args``, ``bc["args"]`` or ``rl["args"]``) less
+    :data:`RUN_CHANGEABLE_ARGS`; None if it records none."""
+    for record in (ckpt, ckpt.get("bc"), ckpt.get("rl")):
+        args = record.get("args") if isinstance(record, dict) else None
+        if isinstance(args, dict):
+            return {k: v for k, v in args.items() if k not in RUN_CHANGEABLE_ARGS}
+    return None
+
+
 def _recorded_seed(ckpt: dict) -> int | None:
     """The ``--seed`` of the run that wrote a checkpoint dict, None if not recorded: ``args["seed"]`` (SMAC
     checkpoints), ``bc["args"]["seed"]`` (behaviour cloning) or ``rl["args"]["seed"]`` (full-game RL)."""
@@ -464,21 +499,7 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"checkpoint path {path!r}: expected a file path (str or os.PathLike)")
     device = as_device(device)  # 'meta', 'mps', 'cpu:1', ...: a ValueError naming it, as make_batched gives
-    try:
-        ckpt = torch.load(path, map_location=device, weights_only=True)
-    except (KeyError, IndexError, ValueError, struct.error) as e:
-        # what torch's legacy (non-zip) reader raises on some text files, e.g. "hello" -> KeyError: 101
-        raise ValueError(
-            f"cannot read checkpoint {path}: not a torch file ({type(e).__name__}: {e} while unpickling it); "
-            "expected a file written by models.save_checkpoint (algos/happo_gnn.py --save-model)"
-        ) from None
-    except (OSError, RuntimeError, pickle.UnpicklingError, EOFError) as e:
-        # torch's own message for a text file advises weights_only=False (unpickling arbitrary code): not repeated here
-        first = " ".join(str(e).split())[:200]
-        raise ValueError(
-            f"cannot read checkpoint {path} onto device {device!r}: {type(e).__name__}: {first}; expected a file "
-            "written by models.save_checkpoint (algos/happo_gnn.py --save-model)"
-        ) from None
+    ckpt = _load_torch_file(path, device)
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt)
         raise ValueError(f"{path} is not a {CHECKPOINT_FORMAT} checkpoint (format={found})")
@@ -541,11 +562,12 @@ def average_checkpoints(paths: list[str], out: str | None = None, allow_differen
     """Element-wise mean of the floating-point tensors of checkpoints of one run.
 
     Args:
-        paths: two or more checkpoint files of the same format and configuration (``models`` SMAC
-            checkpoints or ``models.alphastar`` checkpoints).
+        paths: two or more checkpoint files of one run: the same format, configuration and recorded training
+            arguments (``models`` SMAC checkpoints or ``models.alphastar`` checkpoints).
         out: write the averaged checkpoint here (None: only return it). It keeps the first file's
             metadata and records ``averaged_from``.
-        allow_different_runs: also average files whose recorded training seeds differ. Runs from
+        allow_different_runs: also average files whose recorded training seeds or arguments differ (other than
+            :data:`RUN_CHANGEABLE_ARGS`). Runs from
             different random starts order their hidden neurons differently, so the mean of their weights
             is no trained network; the exception is a "model soup", fine-tunes of one start
             (Wortsman et al., ICML 2022).
@@ -554,11 +576,14 @@ def average_checkpoints(paths: list[str], out: str | None = None, allow_differen
         the averaged checkpoint dict.
 
     Raises:
-        ValueError: fewer than two paths, a file given twice (it would weigh double), ``out`` naming
-            one of the inputs (it would be overwritten), different formats or configs, different recorded
-            training seeds without ``allow_different_runs``, different tensor
+        ValueError: a ``paths`` that is a string, fewer than two paths, a file given twice (it would weigh double),
+            ``out`` naming one of the inputs (it would be overwritten), a file that cannot be read or holds no
+            checkpoint dict, different formats or configs, different recorded training seeds or arguments without
+            ``allow_different_runs``, different tensor
             names or shapes, or a non-float tensor (e.g. a counter buffer) that differs between the files.
     """
+    if isinstance(paths, (str, os.PathLike)):
+        raise ValueError(f"average_checkpoints: paths={str(paths)!r} is one path; expected a list of two or more")
     if len(paths) < 2:
         raise ValueError(f"average_checkpoints needs at least two checkpoints, got {len(paths)}: {paths}")
     real = [os.path.realpath(p) for p in paths]
@@ -567,7 +592,12 @@ def average_checkpoints(paths: list[str], out: str | None = None, allow_differen
         raise ValueError(f"average_checkpoints: {twice} name the same file more than once; expected distinct checkpoints")
     if out is not None and os.path.realpath(out) in real:
         raise ValueError(f"average_checkpoints: out={str(out)!r} is one of the input checkpoints; expected a new file")
-    ckpts = [torch.load(p, map_location="cpu", weights_only=True) for p in paths]
+    ckpts = [_load_torch_file(p) for p in paths]
+    for p, c in zip(paths, ckpts, strict=True):
+        if not isinstance(c, dict):
+            raise ValueError(
+                f"{p} holds a {type(c).__name__}, not a checkpoint dict; expected a file of models.save_checkpoint"
+            )
     first = ckpts[0]
     for p, c in zip(paths[1:], ckpts[1:], strict=True):
         if c.get("format") != first.get("format"):
@@ -582,6 +612,18 @@ def average_checkpoints(paths: list[str], out: str | None = None, allow_differen
             "weights from different random starts is no trained network. Average checkpoints of one run, or pass "
             "allow_different_runs=True (bc_select.py average --allow-different-runs) for fine-tunes of one start"
         )
+    recorded = {p: _recorded_args(c) for p, c in zip(paths, ckpts, strict=True)}
+    known = {p: a for p, a in recorded.items() if a is not None}
+    if not allow_different_runs and known:
+        p0, a0 = next(iter(known.items()))
+        for p, a in known.items():
+            diff = sorted(k for k in set(a) | set(a0) if a.get(k) != a0.get(k))
+            if diff:
+                raise ValueError(
+                    f"{p} and {p0} come from different runs (their recorded training arguments differ in {diff}); the mean "
+                    "of weights from different runs is no trained network. Average checkpoints of one run, or pass "
+                    "allow_different_runs=True (bc_select.py average --allow-different-runs) for fine-tunes of one start"
+                )
     parts = _weights_part(first)
     if not parts:
         raise ValueError(f"{paths[0]} holds no state dict (expected 'actors'/'critic' or 'model')")

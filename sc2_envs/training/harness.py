@@ -28,6 +28,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import csv
+import importlib.util
 import os
 import time
 from dataclasses import asdict
@@ -39,7 +40,14 @@ import torch
 from models.policy import describe_classes, zero_shot_views
 from sc2_envs.sim.rng import eval_seed
 from sc2_envs.training.checkpoints import save_checkpoint
-from sc2_envs.training.cli import cli_error, flowing_help, given_fields, refuse_computed_flags, resume_args
+from sc2_envs.training.cli import (
+    check_out_dir,
+    cli_error,
+    flowing_help,
+    given_fields,
+    refuse_computed_flags,
+    resume_args,
+)
 from sc2_envs.training.envs import make_env
 from sc2_envs.training.evaluation import evaluate
 from sc2_envs.training.progress import EnvShares, Progress, plural, resume_hint, wall_time_note
@@ -122,7 +130,13 @@ class TrainingRun:
         cli = tyro_cli(args_cls)
         given = given_fields(args_cls)
         refuse_computed_flags(cli, COMPUTED_FIELDS, "--num-envs x --num-steps, --num-minibatches, --total-timesteps", given)
+        if cli.track and importlib.util.find_spec("wandb") is None:
+            cli_error("--track: needs wandb (pip install wandb), which is not installed")
         if not cli.resume:
+            try:  # a file named runs in the way: one line now, not a FileExistsError after the simulators are built
+                check_out_dir("runs", "the run folders' root")
+            except ValueError as e:
+                cli_error(str(e))
             return cls(cli, script, None, None)
         try:
             resumed, run_dir = load_resume(cli.resume, script=script)
