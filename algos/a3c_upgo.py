@@ -85,7 +85,7 @@ from sc2_envs.training.async_learner import (
 from sc2_envs.training.async_learner_checks import check_async_learner_args as check_args  # noqa: F401 - tests
 from sc2_envs.training.async_learner_checks import is_full_game
 from sc2_envs.training.checkpoints import save_checkpoint
-from sc2_envs.training.cli import flowing_help, given_fields, refuse_computed_flags
+from sc2_envs.training.cli import cli_error, flowing_help, given_fields, refuse_computed_flags
 from sc2_envs.training.learner_models import fullgame_pieces, smac_models
 from sc2_envs.training.run import discard_unstarted_run
 
@@ -514,7 +514,13 @@ def train(args: Args, run_dir: Path, resumed: dict | None, device: torch.device,
     torch.manual_seed(args.seed)
     torch.backends.cudnn.deterministic = args.torch_deterministic
 
-    pieces = fullgame_pieces(args, device, resumed, ALGORITHM) if is_full_game(args) else smac_pieces(args, device, resumed)
+    try:
+        if is_full_game(args):
+            pieces = fullgame_pieces(args, device, resumed, ALGORITHM)
+        else:
+            pieces = smac_pieces(args, device, resumed)
+    except ValueError as e:  # a checkpoint that does not fit the map (load_checkpoint names the mismatch): bad input
+        cli_error(str(e), SCRIPT)
     params = [p for m in pieces.modules.values() for p in m.parameters()]
     # The models are built (and bad checkpoints refused) before any actor starts; the actors start in run.start.
     with AsyncLearnerRun(args, run_dir, resumed, pieces) as run:  # on leaving: actors stopped, logs closed

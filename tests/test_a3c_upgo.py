@@ -504,9 +504,9 @@ def test_run_dir_that_is_a_file_is_refused_by_check_args(tmp_path):
         algo.check_args(algo.Args(run_dir=str(tmp_path / "f")))
 
 
-def test_teacher_of_another_map_is_refused_before_the_actors_start(tmp_path, monkeypatch):
+def test_teacher_of_another_map_is_refused_before_the_actors_start(tmp_path, monkeypatch, capsys):
     # before: the actors were spawned first, then load_checkpoint raised inside the training loop
-    # and the run folder (with its learner log) was left behind
+    # and the run folder (with its learner log) was left behind; since, it is one usage line (exit status 2)
     from sc2_envs.training import async_learner
 
     algo = load_algo("a3c_upgo")
@@ -514,9 +514,34 @@ def test_teacher_of_another_map_is_refused_before_the_actors_start(tmp_path, mon
     args = algo.Args(
         map="3m", teacher=str(REPO / "checkpoints" / "2s3z_gnn.pt"), kl_coef=0.1, cuda=False, run_dir=str(tmp_path)
     )
-    with pytest.raises(ValueError, match="has unit classes \\['marine'\\] for which the policy has no actor"):
+    with pytest.raises(SystemExit) as e:
         algo.main(args)
+    assert e.value.code == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("a3c_upgo.py: error: checkpoint ") and "has unit classes ['marine'] for which" in last
     assert list(tmp_path.iterdir()) == []
+
+
+def test_network_flags_given_with_init_ray_flags_without_ray_and_bad_env_factories_are_refused(capsys):
+    # found by a tester: --actor gnn (its default) with an MLP --init trained the MLP while the records said gnn;
+    # --ray-address / --ray-actor-cpus with the process backend were ignored; a bad --env-factory was a traceback
+    algo = load_algo("a3c_upgo")
+    mlp = str(REPO / "checkpoints" / "mlp" / "2s3z_mlp_seed1.pt")
+    cases = [
+        (algo.Args(map="2s3z", init=mlp), frozenset({"actor"}), "--actor gnn with --init"),
+        (algo.Args(ray_address="auto"), None, "--ray-address 'auto' is read only with --backend ray"),
+        (algo.Args(ray_actor_cpus=2.0), None, "--ray-actor-cpus 2.0 is read only with --backend ray"),
+        (algo.Args(env_factory="os.path"), None, "expected module:function"),
+        (algo.Args(env_factory="no_such_module_xyz:f"), None, "cannot import 'no_such_module_xyz'"),
+        (algo.Args(env_factory="os.path:no_such_fn"), None, "'os.path' has no function 'no_such_fn'"),
+    ]
+    for args, given, message in cases:
+        with pytest.raises(SystemExit):
+            algo.check_args(args, given)
+        assert message in capsys.readouterr().err, message
+    args = algo.Args(map="2s3z", init=mlp)  # not given: the checkpoint's network is recorded
+    algo.check_args(args, frozenset())
+    assert (args.actor, args.hidden, args.actor_layers) == ("mlp", 64, 1)
 
 
 def test_real_game_backend_without_starcraft_exits_2_with_the_install_steps(tmp_path, monkeypatch, capsys):

@@ -274,7 +274,7 @@ def start_learner_run(
     try:
         if args.resume:  # continue a run: its saved Args, with the flags a continuation may change
             args, resumed, run_dir = resume_learner_args(args, defaults, RESUME_CHANGEABLE, given, script)
-        check_async_learner_args(args)
+        check_async_learner_args(args, given)
         # before run_meta.json records the Args
         notes = (
             (resolve_step_mul(args), training_games_line(args), saved_starts_line(args), training_reward_line(args))

@@ -373,7 +373,8 @@ def check_checkpoint_kinds(args: Any) -> None:
     checkpoint, a checkpoint of the other kind of run (``models.alphastar`` for ``--map Simple64``,
     ``models.save_checkpoint`` for a SMAC map), a recurrent SMAC checkpoint (``happo_gnn.py --recurrent``:
     this actor-learner is feed-forward), or, for the full game, ``--max-entities`` below the entity
-    rows the ``--init`` model was built for (``config.max_entities``).
+    rows the ``--init`` model was built for (``config.max_entities``). A new SMAC run takes ``--actor``,
+    ``--hidden`` and ``--actor-layers`` from its ``--init`` checkpoint (:data:`INIT_DECIDES`).
 
     Raises:
         SystemExit: status 2 (``cli_error``), naming the flag, the path and what was expected.
@@ -407,6 +408,11 @@ def check_checkpoint_kinds(args: Any) -> None:
                 f"--{name} {path} is a recurrent checkpoint (a GRU per agent: happo_gnn.py --recurrent); this "
                 "actor-learner's policies are feed-forward: expected a checkpoint trained without --recurrent"
             )
+        if name == "init" and not is_full_game(args) and not args.resume and isinstance(hparams, dict):
+            # the networks are the checkpoint's: record them so, in the first screen, run_meta.json and checkpoints
+            args.actor = cfg.get("actor_type", args.actor)
+            args.hidden = int(hparams.get("hidden", args.hidden))
+            args.actor_layers = int(hparams.get("layers", args.actor_layers))
         if name == "init" and is_full_game(args) and isinstance(cfg, dict) and "max_entities" in cfg:
             rows = int(cfg["max_entities"])  # a config without it is refused when the model is built (load_alphastar)
             if args.max_entities < rows:
@@ -417,9 +423,10 @@ def check_checkpoint_kinds(args: Any) -> None:
                 )
 
 
-def check_map_and_teacher(args: Any) -> None:
+def check_map_and_teacher(args: Any, given: frozenset[str] | None = None) -> None:
     """``--map`` (a SMAC map, or a full-game map with ``--init``; the full-game-only flags only there), ``--kl-coef``
-    and ``--teacher`` together, no network flag (``INIT_DECIDES``) with ``--init`` in a new run, and
+    and ``--teacher`` together, no network flag (``INIT_DECIDES``) with ``--init`` in a new run (one the command
+    line gave, ``given`` from ``cli.given_fields``, even at its default; without ``given``, one off its default), and
     that ``--init`` and ``--teacher`` are checkpoints of the right kind (:func:`check_checkpoint_kinds`).
 
     Raises:
@@ -454,12 +461,33 @@ def check_map_and_teacher(args: Any) -> None:
         if path and not Path(path).is_file():
             raise SystemExit(f"--{name} {path!r} is not a file; expected {checkpoint_kind(args)}")
     if args.init and not args.resume:  # a resumed run keeps its saved flags
-        for name in flags_off_default(args, INIT_DECIDES):
+        # given on the command line (even at its default value) or, without that record, off its default
+        named = [n for n in INIT_DECIDES if n in given] if given is not None else flags_off_default(args, INIT_DECIDES)
+        for name in named:
             cli_error(
                 f"--{name.replace('_', '-')} {getattr(args, name)} with --init {args.init}: the networks are the "
                 "checkpoint's (its actor type and sizes), so the flag would be ignored; leave it out"
             )
     check_checkpoint_kinds(args)
+
+
+def check_env_factory(spec: str) -> None:
+    """``--env-factory module:function``: the form, the module importable and the function in it.
+
+    Raises:
+        SystemExit: status 2 (``cli_error``), naming the value and what is missing.
+    """
+    import importlib
+
+    module, sep, name = spec.partition(":")
+    if not (sep and module and name.isidentifier()):
+        cli_error(f"--env-factory {spec!r}: expected module:function (e.g. mypackage.envs:make_env)")
+    try:
+        found = importlib.import_module(module)
+    except ImportError as e:
+        cli_error(f"--env-factory {spec!r}: cannot import {module!r} ({type(e).__name__}: {e})")
+    if not callable(getattr(found, name, None)):
+        cli_error(f"--env-factory {spec!r}: {module!r} has no function {name!r}")
 
 
 def check_backends_and_sizes(args: Any) -> None:
@@ -485,6 +513,11 @@ def check_backends_and_sizes(args: Any) -> None:
             cli_error(f"--env-backend sc2: {e}")
         if args.envs_per_actor != 1 and not is_full_game(args):
             raise SystemExit(f"--env-backend sc2 runs one game per actor: use --envs-per-actor 1 (got {args.envs_per_actor})")
+    if args.backend != "ray":  # read only by the Ray backend: given otherwise they would be ignored
+        for name in flags_off_default(args, ("ray_address", "ray_actor_cpus")):
+            cli_error(f"--{name.replace('_', '-')} {getattr(args, name)!r} is read only with --backend ray; leave it out")
+    if args.env_factory:
+        check_env_factory(args.env_factory)
     if args.actor not in ACTOR_TYPES:
         raise SystemExit(f"--actor {args.actor!r}; expected one of {', '.join(ACTOR_TYPES)}")
     for name in POSITIVE_FLAGS:
@@ -506,13 +539,14 @@ def check_backends_and_sizes(args: Any) -> None:
         cli_error(f"--exp-name {args.exp_name!r} with --keep-checkpoints: expected a name not ending in _step<digits>")
 
 
-def check_async_learner_args(args: Any) -> None:
+def check_async_learner_args(args: Any, given: frozenset[str] | None = None) -> None:
     """Clear errors for bad or inconsistent options of the actor-learner's ``Args``, before any process starts:
-    :func:`check_numeric_flags`, :func:`check_map_and_teacher`, then :func:`check_backends_and_sizes`.
+    :func:`check_numeric_flags`, :func:`check_map_and_teacher` (with ``given``, the flags the command line set),
+    then :func:`check_backends_and_sizes`.
 
     Raises:
         SystemExit: the first bad option, in one line naming the flag, the value and what was expected.
     """
     check_numeric_flags(args)
-    check_map_and_teacher(args)
+    check_map_and_teacher(args, given)
     check_backends_and_sizes(args)
