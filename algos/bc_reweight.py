@@ -489,7 +489,7 @@ def main(args: Args, stop: GracefulStop | None = None, given: frozenset[str] | N
         args, resumed, resumed_dir = resume_run(args, Args(), RESUME_CHANGEABLE, given, SCRIPT)
     check_args(args)
     allocator_line = tune_allocator()
-    root = check_data(args)
+    root = check_data(args, given)
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)

@@ -268,7 +268,7 @@ def selection_seed(path: str) -> int | None:
 
 def unread_options(args: Args) -> dict[str, str]:
     """The options no policy of ``args`` reads, each with what would ("the random baseline reads it"):
-    ``noop_prob`` (the random baseline), ``enemy_start`` (the scripted baseline), ``greedy``,
+    ``noop_prob`` (the random baseline), ``enemy_start`` (the scripted baseline on the real game), ``greedy``,
     ``mask_action_type`` and ``temperature`` (checkpoints; ``temperature`` only when they sample, not with
     ``--greedy``), ``omniscient`` (the lite engine). The one home of that rule:
     :func:`check_args` refuses such an option set away from its default, :func:`config_note` marks it."""
@@ -277,6 +277,8 @@ def unread_options(args: Args) -> dict[str, str]:
         unread["noop_prob"] = "the random baseline reads it"
     if "scripted" not in args.policy:
         unread["enemy_start"] = "the scripted baseline reads it"
+    elif args.backend == "lite":  # the lite engine tells the scripted baseline where the enemy base is
+        unread["enemy_start"] = "the scripted baseline on --backend sc2 reads it (the lite engine gives the enemy base)"
     if not args.checkpoints:
         unread["greedy"] = unread["mask_action_type"] = unread["temperature"] = "checkpoints read it"
     elif args.greedy:

@@ -75,6 +75,14 @@ def evaluate(map_name: str, policy: str, args: Args) -> dict:
 
 
 def main(args: Args) -> None:
+    from sc2_envs import list_maps
+
+    if not args.maps or any(m not in list_maps() for m in args.maps):
+        raise SystemExit(f"--maps {args.maps}: expected one or more SMAC maps ({', '.join(list_maps())})")
+    if args.episodes < 1 or args.num_envs < 1:
+        raise SystemExit(f"--episodes {args.episodes} / --num-envs {args.num_envs}: expected integers >= 1")
+    if Path(args.out).is_dir():
+        raise SystemExit(f"--out {args.out!r} is a folder; expected a CSV file path")
     print(
         f"battle_sanity: maps={args.maps} episodes={args.episodes} num_envs={args.num_envs} seed={args.seed} "
         f"spawn_jitter={args.spawn_jitter} device=cpu",

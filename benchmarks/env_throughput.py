@@ -131,6 +131,16 @@ def measure(
 def main(args: Args) -> None:
     if any(t < 0 for t in args.threads):
         raise SystemExit(f"--threads values must be >= 0 (0 = automatic), got {args.threads}")
+    if not args.maps:
+        raise SystemExit("--maps: expected at least one map name")
+    if not args.devices or any(d not in ("cpu", "cuda") for d in args.devices):
+        raise SystemExit(f"--devices {args.devices}: expected one or more of cpu, cuda")
+    if "cuda" in args.devices and not torch.cuda.is_available():
+        raise SystemExit("--devices cuda: no CUDA device is visible here; expected --devices cpu")
+    if args.loops_per_tick < 1:
+        raise SystemExit(f"--loops-per-tick {args.loops_per_tick}; expected >= 1 game loop per tick")
+    if Path(args.out).is_dir():
+        raise SystemExit(f"--out {args.out!r} is a folder; expected a CSV file path")
     bad_maps = [m for m in args.maps if m not in list_maps()]
     if bad_maps:
         raise SystemExit(f"--maps {bad_maps}: unknown; expected names from {', '.join(list_maps())}")

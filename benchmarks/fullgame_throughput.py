@@ -81,6 +81,14 @@ def main() -> None:
     p.add_argument("--episode-loops", type=int, default=18000, help="game loops before truncation")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
+    if any(b < 1 for b in args.batch):
+        p.error(f"--batch {args.batch}: expected batch sizes >= 1")
+    if not args.seconds > 0:
+        p.error(f"--seconds {args.seconds}: expected a timed budget > 0 s")
+    if args.episode_loops < 1:
+        p.error(f"--episode-loops {args.episode_loops}: expected >= 1 game loop")
+    if args.seed < 0:
+        p.error(f"--seed {args.seed}: expected an integer >= 0")
     import numba
 
     load = os.getloadavg()[0]

@@ -289,6 +289,11 @@ def test_policy_act_names_observations_of_the_wrong_team_size():
         (dict(batch_sizes=[0]), "--batch-sizes values must be >= 1 envs, got [0]"),
         (dict(compile="yes"), "--compile 'yes'; expected off, on or both"),
         (dict(seconds=0.0), "--seconds 0.0; expected a timed budget > 0 s"),
+        # found by a tester: an empty --maps truncated the results CSV, then failed with an IndexError
+        (dict(maps=[]), "--maps: expected at least one map name"),
+        (dict(devices=["gpu"]), "--devices ['gpu']: expected one or more of cpu, cuda"),
+        (dict(loops_per_tick=0), "--loops-per-tick 0; expected >= 1 game loop per tick"),
+        (dict(out="benchmarks"), "--out 'benchmarks' is a folder; expected a CSV file path"),
     ],
 )
 def test_env_throughput_rejects_bad_flags_before_measuring(kwargs, message):
@@ -298,7 +303,7 @@ def test_env_throughput_rejects_bad_flags_before_measuring(kwargs, message):
     finally:
         sys.path.pop(0)
     with pytest.raises(SystemExit) as exc:
-        env_throughput.main(env_throughput.Args(devices=["cpu"], **kwargs))
+        env_throughput.main(env_throughput.Args(**{"devices": ["cpu"], **kwargs}))
     assert str(exc.value).startswith(message), exc.value
 
 

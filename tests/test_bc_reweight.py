@@ -542,6 +542,11 @@ def test_a_flag_the_data_kind_does_not_read_is_refused_not_ignored(tmp_path, mon
         data = str(tmp_path / "demos")
     with pytest.raises(ValueError, match="^" + re.escape(flag) + r": only .* reads? it; .* it would be ignored"):
         bc.check_data(bc.Args(data=data, **change))
+    # given on the command line at its default value (--model-preset mini, --actor gnn), it is refused too
+    name = next(iter(change))
+    with pytest.raises(ValueError, match=r"only .* reads? it; .* it would be ignored"):
+        bc.check_data(bc.Args(data=data), frozenset({name}))
+    bc.check_data(bc.Args(data=data), frozenset())  # not given: fine
 
 
 def test_behaviour_selection_on_the_real_game_without_it_installed_is_refused_before_training(tmp_path, monkeypatch):

@@ -318,6 +318,10 @@ def test_a_device_torch_cannot_use_is_refused_before_any_game(device):
     [
         ({"policy": ("scripted",), "noop_prob": 0.1}, "--noop-prob 0.1: only the random baseline reads it"),
         ({"policy": ("random",), "enemy_start": (10, 10)}, "--enemy-start 10 10: only the scripted baseline reads it"),
+        (  # found by a tester: on the lite engine it moved the scripted baseline's attack target off the enemy base
+            {"policy": ("scripted",), "enemy_start": (5, 5)},
+            "--enemy-start 5 5: only the scripted baseline on --backend sc2 reads it",
+        ),
         ({"policy": ("random",), "greedy": True}, "--greedy: only checkpoints read it"),
         ({"policy": ("random",), "mask_action_type": False}, "--no-mask-action-type: only checkpoints read it"),
         ({"policy": ("random",), "temperature": 0.5}, "--temperature 0.5: only checkpoints read it"),

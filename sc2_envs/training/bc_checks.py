@@ -170,13 +170,14 @@ def check_lite_evaluation(args: Any) -> None:
         )
 
 
-def check_data(args: Any) -> Path:
+def check_data(args: Any, given: frozenset[str] | None = None) -> Path:
     """The ``--data`` folder, checked: a demonstration folder (``meta.json``) or a replay dataset
     (``dataset.json``); for a replay dataset also its evaluation flags (:func:`check_replay_evaluation`).
 
     Raises:
-        ValueError: no ``--data``, or (a new run) a flag the data's kind does not read set away from its default
-            (``SMAC_ONLY_FLAGS`` on a replay dataset, ``REPLAY_ONLY_FLAGS`` on demonstrations).
+        ValueError: no ``--data``, or (a new run) a flag the data's kind does not read, given on the command line
+            (``given``, from ``cli.given_fields``) or, without ``given``, set away from its default (``SMAC_ONLY_FLAGS``
+            on a replay dataset, ``REPLAY_ONLY_FLAGS`` on demonstrations).
         FileNotFoundError: a ``--data`` that does not exist, a folder with neither file (a folder of ``.SC2Replay``
             files is named as such, with the converter's command), or (replays) StarCraft II missing for
             ``--eval-backend sc2``.
@@ -201,7 +202,10 @@ def check_data(args: Any) -> Path:
         )
     replays = not (root / "meta.json").exists()
     if not args.resume:  # a resumed run keeps its saved flags
-        for name in flags_off_default(args, SMAC_ONLY_FLAGS if replays else REPLAY_ONLY_FLAGS):
+        other = SMAC_ONLY_FLAGS if replays else REPLAY_ONLY_FLAGS
+        # given on the command line (even at its default value) or, without that record, off its default
+        named = [n for n in other if n in given] if given is not None else flags_off_default(args, other)
+        for name in named:
             reader = "SMAC demonstrations (meta.json)" if replays else "a replay dataset (dataset.json)"
             raise ValueError(
                 f"--{name.replace('_', '-')} {getattr(args, name)}: only {reader} reads it; --data {args.data!r} "
