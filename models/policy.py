@@ -85,6 +85,18 @@ class RolloutMemory:
     episode_starts: torch.Tensor
 
 
+def _check_tensor_types(obs: object, avail: object) -> None:
+    """ValueError unless ``obs`` and ``avail`` are torch tensors and ``avail`` is bool (NumPy arrays from PettingZoo or
+    Gymnasium are named, with the conversion)."""
+    if not (isinstance(obs, torch.Tensor) and isinstance(avail, torch.Tensor)):
+        raise ValueError(
+            f"obs and avail must be torch tensors, got {type(obs).__name__} and {type(avail).__name__}; convert "
+            "with torch.as_tensor(obs, dtype=torch.float32) and torch.as_tensor(avail, dtype=torch.bool)"
+        )
+    if avail.dtype != torch.bool:
+        raise ValueError(f"avail must be a bool tensor (True: available), got {avail.dtype}")
+
+
 class ClassPolicy(nn.Module):
     """One actor per unit class, shared by the agents of that class.
 
@@ -389,9 +401,10 @@ class ClassPolicy(nn.Module):
             actions ``[B, N]`` int64, logprobs ``[B, N]`` float32.
 
         Raises:
-            ValueError: ``obs`` / ``avail`` not ``[B, N, *]`` with the bound env's ``N`` agents and
-                ``n_actions`` actions (e.g. observations of another map than the one bound), or the
-                policy is recurrent (it acts with :meth:`act_recurrent`).
+            ValueError: ``obs`` / ``avail`` not torch tensors (``avail`` bool), not ``[B, N, *]`` with the bound env's
+                ``N`` agents and ``n_actions`` actions (e.g. observations of another map than the one bound), an agent
+                with no available action, a non-finite observation, or the policy is recurrent (it acts with
+                :meth:`act_recurrent`).
             RuntimeError: the policy is not bound to an env (:meth:`bind`).
         """
         if self.recurrent:
@@ -440,6 +453,7 @@ class ClassPolicy(nn.Module):
         """
         if not self.recurrent:
             raise ValueError("act_recurrent: this policy is feed-forward (recurrent=False); use act(obs, avail)")
+        _check_tensor_types(obs, avail)
         B = obs.shape[0] if obs.dim() == 3 else -1
         if hidden.shape != (B, getattr(self, "n_agents", -1), self.hparams["hidden"]) or episode_start.shape != (B,):
             raise ValueError(
@@ -453,6 +467,7 @@ class ClassPolicy(nn.Module):
         """:meth:`act` (``hidden`` None) or :meth:`act_recurrent` (``hidden [B, N, H]``, already zeroed at episode starts)."""
         if not self.class_agents:
             raise RuntimeError("this policy is not bound to an env; call policy.bind(env.get_env_info()) first")
+        _check_tensor_types(obs, avail)
         if (
             obs.dim() != 3
             or avail.dim() != 3
@@ -464,6 +479,13 @@ class ClassPolicy(nn.Module):
                 f"obs {tuple(obs.shape)} and avail {tuple(avail.shape)}; expected [B, {self.n_agents}, "
                 f"obs_size] and [B, {self.n_agents}, {self.n_actions}] (the env this policy is bound to)"
             )
+        # one reduction each (a sync on CUDA): an agent with no available action has nothing to take (SMAC gives a
+        # dead agent its no-op), and a non-finite observation would give actions without a word
+        if not bool(avail.any(-1).all()):
+            b, i = (~avail.any(-1)).nonzero()[0].tolist()
+            raise ValueError(f"avail[{b}, {i}] has no available action; expected at least one per agent (a dead agent: no-op)")
+        if not bool(torch.isfinite(obs).all()):
+            raise ValueError("obs holds NaN or inf; expected finite observations")
         # Each class actor runs only on the agent-steps it serves and that have a choice: an agent
         # with one available action (SMAC: a dead agent, no-op only) takes it with log-prob 0, as
         # the masked categorical gives it. The uniform noise is drawn for the class's whole block,

@@ -278,6 +278,17 @@ def test_policy_act_names_observations_of_the_wrong_team_size():
         policy.act(out["obs"][:, :3], out["avail_actions"][:, :3], greedy=True)
     actions, logp = policy.act(out["obs"], out["avail_actions"], greedy=True)
     assert actions.shape == (2, 5) and logp.shape == (2, 5)
+    # found by a tester: NumPy arrays (as PettingZoo gives) failed with an AttributeError, NaN observations and an
+    # agent with no available action silently gave actions (action 0 for the latter)
+    obs, avail = out["obs"], out["avail_actions"]
+    with pytest.raises(ValueError, match="must be torch tensors, got ndarray and ndarray; convert with torch.as_tensor"):
+        policy.act(obs.numpy(), avail.numpy())
+    with pytest.raises(ValueError, match="avail must be a bool tensor"):
+        policy.act(obs, avail.float())
+    with pytest.raises(ValueError, match=r"avail\[1, 2\] has no available action"):
+        policy.act(obs, avail.index_put((torch.tensor([1]), torch.tensor([2])), torch.tensor(False)))
+    with pytest.raises(ValueError, match="obs holds NaN or inf"):
+        policy.act(torch.full_like(obs, float("nan")), avail)
     with pytest.raises(TypeError, match="env_info must be the dict of env.get_env_info\\(\\), got NoneType"):
         models.load_checkpoint(str(Path(__file__).resolve().parents[1] / "checkpoints" / "2s3z_gnn.pt"), None)
 
