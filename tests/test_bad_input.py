@@ -817,3 +817,14 @@ def test_a_runs_file_and_track_without_wandb_are_one_line_errors_before_the_run(
         TrainingRun.from_command_line(mod.Args, "happo_gnn.py", mod.RESUME_CHANGEABLE)
     assert "--track: needs wandb (pip install wandb), which is not installed" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_wrapper_keyword_or_a_bad_pinned_scenario_given_to_make_batched_is_named_plainly():
+    # found by a tester: backend= read "'backend' (did you mean 'backend'?)", and scenario={'foo': 1} a TypeError
+    # naming an internal method
+    with pytest.raises(ValueError, match="'backend' is a keyword of the PettingZoo / Gymnasium wrappers, not of make_batched"):
+        sc2_envs.make_batched("3m", num_envs=2, backend="sc2")
+    with pytest.raises(
+        ValueError, match=r"option scenario=\{'foo': 1\}: expected the keys allies and enemies .*unknown: \['foo'\]"
+    ):
+        sc2_envs.make_batched("protoss_5_vs_5", num_envs=1, scenario={"foo": 1}, kernel="torch")

@@ -152,7 +152,13 @@ def check_unknown_options(options: dict, is_scenario: bool, sim_keywords: tuple[
     extra = {"conic_fov", "use_unit_ranges", "obs_own_pos", "min_attack_range", "scenario"} if is_scenario else set()
     valid = FEATURE_OPTIONS | REWARD_OPTIONS | {"continuing_episode"} | extra
     near = [*valid, *sim_keywords, *WRAPPER_KEYWORDS]
-    hints = "".join(f"; {name!r}{did_you_mean(name, near)}" for name in sorted(unknown) if did_you_mean(name, near))
+
+    def hint(name: str) -> str:
+        if name in WRAPPER_KEYWORDS:  # a wrapper's keyword given to the batched simulator: no typo to suggest
+            return f"; {name!r} is a keyword of the PettingZoo / Gymnasium wrappers, not of make_batched"
+        return f"; {name!r}{did_you_mean(name, near)}" if did_you_mean(name, near) else ""
+
+    hints = "".join(hint(name) for name in sorted(unknown))
     raise ValueError(
         f"unknown option(s) {sorted(unknown)}{hints}; valid SMAC options: {sorted(valid)}; the simulator's own "
         f"keywords: {list(sim_keywords)}; the PettingZoo / Gymnasium wrappers add {list(WRAPPER_KEYWORDS)}"
