@@ -828,3 +828,19 @@ def test_a_wrapper_keyword_or_a_bad_pinned_scenario_given_to_make_batched_is_nam
         ValueError, match=r"option scenario=\{'foo': 1\}: expected the keys allies and enemies .*unknown: \['foo'\]"
     ):
         sc2_envs.make_batched("protoss_5_vs_5", num_envs=1, scenario={"foo": 1}, kernel="torch")
+
+
+def test_reset_options_of_a_smac_gymnasium_env_and_per_game_seeds_of_the_full_game_vector_env_are_refused():
+    # found by a tester: SMAC's Gymnasium env ignored reset(options={...}) silently, and LiteFullGameVectorEnv's
+    # answer to reset(seed=[1, 2]) (Gymnasium's per-env seeds) said only "expected an int"
+    import gymnasium
+
+    env = gymnasium.make("sc2_envs/3m-v0", lenient_actions=True)
+    with pytest.raises(ValueError, match=r"options=\{'junk': 1\}; expected None or \{\}"):
+        env.reset(seed=1, options={"junk": 1})
+    assert env.reset(seed=1, options={})[0].shape == (90,)
+    from sc2_envs.lite.env import LiteFullGameVectorEnv
+
+    venv = LiteFullGameVectorEnv(num_envs=2, game_steps_per_episode=64)
+    with pytest.raises(ValueError, match=r"seed=\[1, 2\]: one seed per game is not supported here; expected one int"):
+        venv.reset(seed=[1, 2])

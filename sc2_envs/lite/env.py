@@ -522,9 +522,15 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
         and the single env gives them at reset too.
 
         Raises:
-            ValueError: a seed that is not an int in [0, 2**63 - 1], or ``options`` other than None / ``{}`` (no
-                ``reset_mask``: every game resets here, and an ended game resets on the next ``step``).
+            ValueError: a seed that is not an int in [0, 2**63 - 1] (a list of per-game seeds among them), or
+                ``options`` other than None / ``{}`` (no ``reset_mask``: every game resets here, and an ended game
+                resets on the next ``step``).
         """
+        if isinstance(seed, (list, tuple, np.ndarray)):  # Gymnasium's VectorEnv allows one seed per env
+            raise ValueError(
+                f"seed={seed!r}: one seed per game is not supported here; expected one int (it seeds every game: game b "
+                "gets a seed drawn from it) or None"
+            )
         seed = check_seed(seed)
         check_reset_options(options)
         if seed is not None:

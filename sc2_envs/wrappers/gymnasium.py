@@ -183,12 +183,16 @@ class SC2JointEnv(SimRenderMixin, gymnasium.Env):
         or a ``numpy.random.SeedSequence`` (e.g. ``sc2_envs.eval_seed(s)``), as in ``make_batched`` and
         the PettingZoo env. ``np_random`` is seeded from it as gymnasium does for an int (a ``PCG64`` of
         the seed sequence); for a ``SeedSequence`` ``np_random_seed`` is ``-1``, gymnasium's value for a
-        generator not made from an int. ``options`` is accepted for API compatibility, none is read.
+        generator not made from an int. ``options``: None or ``{}`` (Gymnasium's checker passes ``{}``); the
+        battle reads none, so any other would be ignored.
 
         Raises:
             TypeError: a bool (also 0-d, as a tensor or array) or a 0-d float seed; other bad seeds as
                 gymnasium's ``Env.reset``.
+            ValueError: ``options`` other than None or ``{}``.
         """
+        if not (options is None or (isinstance(options, dict) and not options)):
+            raise ValueError(f"options={options!r}; expected None or {{}} (a SMAC battle's reset takes no options)")
         seed = unwrap_scalar_seed(seed)
         if isinstance(seed, (bool, np.bool_)):  # gymnasium takes True as 1 and would reseed np_random first
             raise TypeError(f"seed must be an int, a SeedSequence or None, got {seed!r}")
