@@ -38,10 +38,10 @@ import tyro
 
 import sc2_envs
 from sc2_envs.training.checkpoints import average_checkpoints, load_checkpoint, read_checkpoint
-from sc2_envs.training.cli import check_out_dir
 from sc2_envs.training.demos import SamplingConfig, policy_demonstrator, record_demos
 from sc2_envs.training.evaluation import evaluate, format_result
 from sc2_envs.training.fullgame_evaluation import behaviour_result, evaluate_fullgame, is_fullgame_checkpoint
+from sc2_envs.validation import check_out_dir
 
 
 def evaluate_checkpoint(

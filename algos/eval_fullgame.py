@@ -65,7 +65,7 @@ from models.alphastar import TEMPERATURE_EXPECTED, check_temperature
 from sc2_envs.lite.env import MAX_LOOPS, MAX_NUM_ENVS
 from sc2_envs.training.checkpoints import CHECKPOINT_FORMAT as SMAC_FORMAT
 from sc2_envs.training.checkpoints import load_torch_file
-from sc2_envs.training.cli import check_out_dir, cli_error, close_names
+from sc2_envs.training.cli import cli_error, close_names
 from sc2_envs.training.fullgame_evaluation import (
     BASELINE_RAW_RESOLUTION,
     BASELINES,
@@ -78,6 +78,7 @@ from sc2_envs.training.fullgame_evaluation import (
     format_row,
     trained_step_mul,
 )
+from sc2_envs.validation import check_out_dir
 
 
 @dataclass
@@ -234,7 +235,7 @@ def check_device(device: str) -> None:
 
 def check_csv(path: str) -> None:
     """Refuse a ``--csv`` that could only fail after the games: an existing folder, or a file whose folder
-    cannot be created or written (``cli.check_out_dir`` on the parent, then a temporary file created and removed
+    cannot be created or written (``validation.check_out_dir`` on the parent, then a temporary file created and removed
     in its nearest existing folder). Empty: the default under ``runs/``.
 
     Raises:

@@ -48,12 +48,13 @@ from sc2_envs.training.checkpoints import (
     trained_by,
     training_amount,
 )
-from sc2_envs.training.cli import check_out_dir, cli_error, close_names, flowing_help, is_plain_name
+from sc2_envs.training.cli import cli_error, close_names, flowing_help, is_plain_name
 from sc2_envs.training.evaluation import evaluate
 from sc2_envs.training.run import make_run_dir, write_run_meta
 from sc2_envs.training.transfer_results import CSV_COLUMNS as CSV_COLUMNS
 from sc2_envs.training.transfer_results import TransferRow, markdown_table, median_table, plot_rows, write_csv
 from sc2_envs.training.transfer_results import short_names as short_names
+from sc2_envs.validation import check_out_dir
 
 DEFAULT_MAPS: dict[frozenset, tuple[str, ...]] = {
     frozenset({"stalker", "zealot"}): ("2s3z", "3s5z", "3s5z_vs_3s6z"),

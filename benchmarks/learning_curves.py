@@ -65,8 +65,9 @@ from pathlib import Path
 import tyro
 
 from sc2_envs.stats import wilson_interval
-from sc2_envs.training.cli import check_out_dir, cli_error, flag_clashes, flowing_help, nonfinite_flag, split_flags
+from sc2_envs.training.cli import cli_error, flag_clashes, flowing_help, nonfinite_flag, split_flags
 from sc2_envs.training.run import GracefulStop, make_run_dir, write_run_meta
+from sc2_envs.validation import check_out_dir
 from sc2_envs.vector.supervision import describe_exit, dump_stack, kill_process_group, log_tail
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

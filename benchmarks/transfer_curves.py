@@ -46,9 +46,10 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from sc2_envs.stats import wilson_interval  # noqa: E402
-from sc2_envs.training.cli import check_out_dir, cli_error, flowing_help  # noqa: E402
+from sc2_envs.training.cli import cli_error, flowing_help  # noqa: E402
 from sc2_envs.training.progress import plural  # noqa: E402
 from sc2_envs.training.run import make_run_dir, write_run_meta  # noqa: E402
+from sc2_envs.validation import check_out_dir  # noqa: E402
 
 NOT_RECIPE = ("seed", "exp_name", "total_timesteps", "num_iterations", "time_budget_s", "torch_threads", "pass_rows")
 NOT_RECIPE += ("track", "cuda", "save_model", "resume", "wandb_project_name", "wandb_entity", "capture_video")

@@ -65,6 +65,8 @@ from pathlib import Path
 
 import tyro
 
+from sc2_envs.validation import check_out_dir
+
 REPO = Path(__file__).resolve().parents[1]
 
 MATRIX_MAPS: tuple[str, ...] = (
@@ -790,7 +792,7 @@ def check_args(args: Args) -> None:
             an ``--out-dir`` or ``--checkpoint-dir`` that is (inside) a file (``check_out_dir``); a
             ``--train-args`` that repeats a flag of :data:`TRAIN_FLAGS`; unknown map names (:func:`check_names`).
     """
-    from sc2_envs.training.cli import check_out_dir, flag_clashes
+    from sc2_envs.training.cli import flag_clashes
 
     if args.matrix and args.smacv2:
         raise ValueError("--matrix and --smacv2: give one of them (the v1 transfer matrix or the SMACv2 table)")

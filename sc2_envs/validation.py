@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import torch
 
@@ -76,3 +79,22 @@ def as_device(device) -> torch.device:
         if dev.index is not None and dev.index >= n:
             raise ValueError(f"device {device!r}: CUDA device index {dev.index} out of range, {n} device(s) visible")
     return dev
+
+
+def check_out_dir(path: str | os.PathLike, flag: str = "--out-dir") -> None:
+    """Refuse an output folder that cannot be created or written to, before any work: ``path`` or its
+    nearest existing parent is a file, or that folder is not writable. The scripts call it on their
+    output flags first, so that a typo fails at once instead of after the runs or evaluations.
+
+    Raises:
+        ValueError: naming the flag, the value and the file (or folder) that is in the way.
+    """
+    p = Path(path).absolute()
+    existing = next(q for q in (p, *p.parents) if q.exists() or q == q.parent)
+    if not existing.is_dir():
+        where = "is a file" if existing == p else f"is inside {str(existing)!r}, which is a file"
+        raise ValueError(f"{flag} {str(path)!r} {where}; expected a folder (new or existing)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(
+            f"{flag} {str(path)!r}: the folder {str(existing)!r} is not writable; expected a folder to write into"
+        )

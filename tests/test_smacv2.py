@@ -497,6 +497,11 @@ def test_capability_config_takes_numpy_scalars_for_p():
         ({"weights": None}, ValueError, "weights None: expected 3 numbers"),
         ({"weights": ["a", "b", "c"]}, ValueError, "expected 3 numbers"),
         ({"unit_types": None}, ValueError, "unit_types None: expected a list of unit type names"),
+        (  # names of another race's config (found by a tester: "expected a list of unit type names" said otherwise)
+            {"unit_types": ["marine", "marauder", "medivac"]},
+            ValueError,
+            r"unit_types \['marine', 'marauder', 'medivac'\]: expected \['stalker', 'zealot', 'colossus'\] in that order",
+        ),
         ({"exception_unit_types": None}, ValueError, "exception_unit_types None: expected a list of unit type names"),
         ({"exception_unit_types": [1, "x"]}, ValueError, r"exception_unit_types \[1, 'x'\]"),
         ({"observe": 1}, TypeError, "team_gen observe must be a bool, got 1"),

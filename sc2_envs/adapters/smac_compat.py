@@ -92,7 +92,7 @@ from sc2_envs.adapters.stored_features import StoredFeatures
 from sc2_envs.maps import MAP_SIZE, MapSpec, get_map, pathing_grid, terrain_grids
 from sc2_envs.sc2api.raw import raw_units_from_snapshot, sim_snapshot
 from sc2_envs.sc2api.smac_rules import SMAC_FEATURE_DEFAULTS, SMACUnitRules
-from sc2_envs.validation import contains_bool
+from sc2_envs.validation import check_out_dir, contains_bool
 from sc2_envs.wrappers._common import as_numpy, make_backend
 
 _log = logging.getLogger(__name__)
@@ -555,6 +555,7 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
 
         Raises:
             RuntimeError: nothing recorded yet (no ``reset``).
+            ValueError: ``replay_dir`` (or ``./replays``) is a file, lies inside one, or is not writable.
         """
         if self.backend != "sim":
             return self.sim._env.save_replay()
@@ -563,6 +564,7 @@ class StarCraft2Env(StoredFeatures, SMACUnitRules):
         from sc2_envs.render import write_replay
 
         folder = Path(self.replay_dir) if self.replay_dir else Path.cwd() / "replays"
+        check_out_dir(folder, "replay_dir")  # a file in the way: its name, not a FileExistsError from mkdir
         stamp = datetime.now(UTC).strftime("%Y-%m-%d-%H-%M-%S")
         base = folder / f"{self.replay_prefix or self.map_name}_{stamp}"
         path, k = base.with_name(base.name + ".npz"), 1

@@ -137,8 +137,10 @@ def scenario_from_capability_config(map_name: str, capability_config: dict) -> v
     config = (
         f"the simulator implements SMACv2's {race} config, unit_types {list(rs.unit_types)} with weights {list(rs.weights)}"
     )
-    if isinstance(types, str) or not isinstance(types, (Sequence, np.ndarray)) or list(types) != list(rs.unit_types):
+    if isinstance(types, str) or not isinstance(types, (Sequence, np.ndarray)):
         raise ValueError(f"team_gen unit_types {types!r}: expected a list of unit type names; {config}")
+    if list(types) != list(rs.unit_types):  # names, but not this race's config (another race's, or reordered)
+        raise ValueError(f"team_gen unit_types {list(types)!r}: expected {list(rs.unit_types)} in that order; {config}")
     try:
         w = np.asarray(weights, dtype=np.float64)
     except (TypeError, ValueError):  # None, names, ragged lists: not a vector of numbers

@@ -14,8 +14,8 @@ from typing import Any
 
 from models import ACTOR_TYPES, build_models
 from sc2_envs.training.checkpoints import load_torch_file
-from sc2_envs.training.cli import check_finite_flags, check_out_dir, cli_error, flags_off_default, is_plain_name
-from sc2_envs.validation import did_you_mean
+from sc2_envs.training.cli import check_finite_flags, cli_error, flags_off_default, is_plain_name
+from sc2_envs.validation import check_out_dir, did_you_mean
 
 FULL_GAME_MAPS = ("Simple64",)
 """``--map`` values that train ``AlphaStarPolicy`` on FullGame-v0 (``--env-backend sim``: the lite engine)."""

@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from sc2_envs.training.cli import check_out_dir, resume_args
+from sc2_envs.training.cli import resume_args
 from sc2_envs.training.run import (
     RESUME_FILE,
     GracefulStop,
@@ -35,6 +35,7 @@ from sc2_envs.training.run import (
     set_rng_state,
     write_run_meta,
 )
+from sc2_envs.validation import check_out_dir
 
 __all__ = [
     "end_epoch",
@@ -125,7 +126,7 @@ def open_run_dir(args: Any, data_name: str, script: str, device: torch.device, r
 
     Raises:
         ValueError: ``--run-dir`` names a folder that holds files (two runs never share a folder), or the
-            folder (``--run-dir`` or ``runs``) cannot be created or written (``cli.check_out_dir``).
+            folder (``--run-dir`` or ``runs``) cannot be created or written (``sc2_envs.validation.check_out_dir``).
     """
     if resumed is not None:
         note_resume(resumed_dir, from_epoch=resumed["epoch"], config=args, device=str(device))

@@ -14,7 +14,6 @@ import math
 import numbers
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from sc2_envs.validation import did_you_mean
@@ -194,25 +193,6 @@ def flag_clashes(text: str, taken, flag: str) -> list[str]:
     and make a run other than its label."""
     given = [t.split("=", 1)[0] for t in split_flags(text, flag) if t.startswith("--")]
     return [f for f in dict.fromkeys(given) if f in taken]
-
-
-def check_out_dir(path: str | os.PathLike, flag: str = "--out-dir") -> None:
-    """Refuse an output folder that cannot be created or written to, before any work: ``path`` or its
-    nearest existing parent is a file, or that folder is not writable. The scripts call it on their
-    output flags first, so that a typo fails at once instead of after the runs or evaluations.
-
-    Raises:
-        ValueError: naming the flag, the value and the file (or folder) that is in the way.
-    """
-    p = Path(path).absolute()
-    existing = next(q for q in (p, *p.parents) if q.exists() or q == q.parent)
-    if not existing.is_dir():
-        where = "is a file" if existing == p else f"is inside {str(existing)!r}, which is a file"
-        raise ValueError(f"{flag} {str(path)!r} {where}; expected a folder (new or existing)")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise ValueError(
-            f"{flag} {str(path)!r}: the folder {str(existing)!r} is not writable; expected a folder to write into"
-        )
 
 
 def flowing_help(cls: Any) -> Any:

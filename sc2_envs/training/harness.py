@@ -40,14 +40,7 @@ import torch
 from models.policy import describe_classes, zero_shot_views
 from sc2_envs.sim.rng import eval_seed
 from sc2_envs.training.checkpoints import save_checkpoint
-from sc2_envs.training.cli import (
-    check_out_dir,
-    cli_error,
-    flowing_help,
-    given_fields,
-    refuse_computed_flags,
-    resume_args,
-)
+from sc2_envs.training.cli import cli_error, flowing_help, given_fields, refuse_computed_flags, resume_args
 from sc2_envs.training.envs import make_env
 from sc2_envs.training.evaluation import evaluate
 from sc2_envs.training.progress import EnvShares, Progress, plural, resume_hint, wall_time_note
@@ -69,6 +62,7 @@ from sc2_envs.training.run import (
     zero_shot_eval_seed,
 )
 from sc2_envs.training.wait_policy import wait_policy_line
+from sc2_envs.validation import check_out_dir
 
 COMPUTED_FIELDS = ("batch_size", "minibatch_size", "num_iterations")
 RECENT_ITERATIONS = 10

@@ -297,3 +297,15 @@ def test_resets_before_the_first_terminated_episode_continue_the_seeded_stream()
     assert np.array_equal(fresh.reset()[1], s2)  # the second episode of the seeded stream, as make_batched(seed=0)
     fresh.seed(0)  # seed(s) restarts the stream at the next reset
     assert np.array_equal(fresh.reset()[1], s1)
+
+
+def test_save_replay_names_a_replay_dir_it_cannot_write(tmp_path):
+    # found by a tester: replay_dir="/etc/passwd" (a file) gave a FileExistsError from mkdir
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    env = StarCraft2Env("3m", seed=0, replay_dir=str(blocker))
+    env.reset()
+    env.step([1] * env.n_agents)
+    with pytest.raises(ValueError, match=r"replay_dir '.*a_file' is a file; expected a folder"):
+        env.save_replay()
+    env.close()
