@@ -327,6 +327,16 @@ def test_averaging_refuses_two_runs_of_one_seed_and_unreadable_files(tmp_path):
         average_checkpoints(good)
 
 
+def test_the_arguments_a_resume_may_change_never_split_one_run():
+    # checkpoints saved before and after a resume record the changed flags: the different-runs rule ignores them
+    from sc2_envs.training.async_learner import RESUME_CHANGEABLE as A3C
+    from sc2_envs.training.checkpoints import RUN_CHANGEABLE_ARGS
+
+    for name in ("happo_gnn", "hatrpo_gnn", "bc_reweight"):
+        assert set(load_algo(name).RESUME_CHANGEABLE) <= set(RUN_CHANGEABLE_ARGS), name
+    assert set(A3C) <= set(RUN_CHANGEABLE_ARGS)
+
+
 def test_averaging_refuses_a_file_twice_and_overwriting_an_input(tmp_path):
     # found by a tester: [a, a, b] silently gave (2a + b) / 3, and out=a replaced checkpoint a by the mean
     paths, _ = _ckpts(tmp_path)

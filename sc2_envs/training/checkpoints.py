@@ -319,8 +319,16 @@ def _load_torch_file(path: str | os.PathLike, device: torch.device | str = "cpu"
         ) from None
 
 
-RUN_CHANGEABLE_ARGS = ("total_timesteps", "time_budget_s", "torch_threads", "pass_rows", "track", "cuda", "resume", "epochs")
-"""Recorded training arguments that a resumed run may change, so checkpoints of one run can differ in them."""
+RUN_CHANGEABLE_ARGS = (
+    "resume", "total_timesteps", "time_budget_s", "torch_threads", "pass_rows", "track", "cuda",  # happo / hatrpo
+    "epochs", "select_by", "eval_episodes", "eval_envs", "eval_greedy", "eval_seed", "eval_backend",  # bc_reweight
+    "eval_game_steps_per_episode", "eval_step_mul", "average_window",
+    "num_actors", "backend", "ray_address", "ray_actor_cpus", "queue_size", "restart_actors", "max_restarts",  # a3c_upgo
+    "heartbeat_interval", "heartbeat_timeout", "stall_timeout", "startup_timeout", "print_interval_s",
+    "checkpoint_interval", "keep_checkpoints",
+)  # fmt: skip
+"""Recorded training arguments that a resumed run may change (``--resume`` and every training script's
+``RESUME_CHANGEABLE``), so checkpoints of one run can differ in them."""
 
 
 def _recorded_args(ckpt: dict) -> dict | None:
