@@ -29,6 +29,7 @@ from __future__ import annotations
 import csv
 import os
 import platform
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,9 +134,9 @@ def main(args: Args) -> None:
         raise SystemExit(f"--threads values must be >= 0 (0 = automatic), got {args.threads}")
     if not args.maps:
         raise SystemExit("--maps: expected at least one map name")
-    if not args.devices or any(d not in ("cpu", "cuda") for d in args.devices):
-        raise SystemExit(f"--devices {args.devices}: expected one or more of cpu, cuda")
-    if "cuda" in args.devices and not torch.cuda.is_available():
+    if not args.devices or any(not (d == "cpu" or re.fullmatch(r"cuda(:\d+)?", d)) for d in args.devices):
+        raise SystemExit(f"--devices {args.devices}: expected one or more of cpu, cuda, cuda:<index>")
+    if any(d.startswith("cuda") for d in args.devices) and not torch.cuda.is_available():
         raise SystemExit("--devices cuda: no CUDA device is visible here; expected --devices cpu")
     if args.loops_per_tick < 1:
         raise SystemExit(f"--loops-per-tick {args.loops_per_tick}; expected >= 1 game loop per tick")

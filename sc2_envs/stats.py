@@ -80,8 +80,8 @@ def pool_results(paths: list[str]) -> list[dict]:
         reports an ``error`` for has ``error`` (str) set and no pooled figure (``win_rate`` etc. None).
 
     Raises:
-        ValueError: no path, a path given twice, a file that is neither kind or of another kind than the
-            first, a row twice in one file, or wins / games that are not counts.
+        ValueError: no path, a path given twice, a folder or a file that is not text, a file that is neither
+            kind or of another kind than the first, a row twice in one file, or wins / games that are not counts.
         FileNotFoundError: a path that does not exist.
     """
     if not paths:
@@ -92,8 +92,11 @@ def pool_results(paths: list[str]) -> list[dict]:
         raise ValueError(f"pool_results: {twice} given more than once (each evaluation is counted once)")
     kind, pooled = None, {}
     for i, path in enumerate(paths):
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
+        try:
+            with open(path, newline="") as f:
+                rows = list(csv.DictReader(f))
+        except (IsADirectoryError, UnicodeDecodeError) as e:
+            raise ValueError(f"pool_results: {path} is not a CSV file ({type(e).__name__})") from None
         columns = set(rows[0]) if rows else set()
         this = next((k for k, (key, games) in _KEYS.items() if {*key, games, "wins"} <= columns), None)
         if this is None or (kind is not None and this != kind):
@@ -142,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m sc2_envs.stats",
         description="Pool evaluation CSVs of algos/eval_fullgame.py or algos/eval_transfer.py (one per evaluation "
-        "seed) into one win rate with its Wilson 95%% interval per policy, or per checkpoint and target map.",
+        "seed) into one win rate with its Wilson 95% interval per policy, or per checkpoint and target map.",
     )
     parser.add_argument("files", nargs="+", help="CSV files, each counted once")
     args = parser.parse_args(argv)

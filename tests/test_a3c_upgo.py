@@ -541,6 +541,9 @@ def test_network_flags_given_with_init_ray_flags_without_ray_and_bad_env_factori
         assert message in capsys.readouterr().err, message
     args = algo.Args(map="2s3z", init=mlp)  # not given: the checkpoint's network is recorded
     algo.check_args(args, frozenset())
+    from sc2_envs.training.async_learner_checks import adopt_init_networks
+
+    adopt_init_networks(args)
     assert (args.actor, args.hidden, args.actor_layers) == ("mlp", 64, 1)
 
 

@@ -302,7 +302,7 @@ def test_policy_act_names_observations_of_the_wrong_team_size():
         (dict(seconds=0.0), "--seconds 0.0; expected a timed budget > 0 s"),
         # found by a tester: an empty --maps truncated the results CSV, then failed with an IndexError
         (dict(maps=[]), "--maps: expected at least one map name"),
-        (dict(devices=["gpu"]), "--devices ['gpu']: expected one or more of cpu, cuda"),
+        (dict(devices=["gpu"]), "--devices ['gpu']: expected one or more of cpu, cuda, cuda:<index>"),
         (dict(loops_per_tick=0), "--loops-per-tick 0; expected >= 1 game loop per tick"),
         (dict(out="benchmarks"), "--out 'benchmarks' is a folder; expected a CSV file path"),
     ],
@@ -828,6 +828,11 @@ def test_a_wrapper_keyword_or_a_bad_pinned_scenario_given_to_make_batched_is_nam
         ValueError, match=r"option scenario=\{'foo': 1\}: expected the keys allies and enemies .*unknown: \['foo'\]"
     ):
         sc2_envs.make_batched("protoss_5_vs_5", num_envs=1, scenario={"foo": 1}, kernel="torch")
+    team = ["stalker"] * 5  # every pin_scenario argument passes, env_index among them (found by a reviewer)
+    env = sc2_envs.make_batched("protoss_5_vs_5", num_envs=2, scenario={"allies": team, "enemies": team, "env_index": 1},
+                                kernel="torch")  # fmt: skip
+    env.reset()
+    assert env.unit_types(1)[0] == team
 
 
 def test_reset_options_of_a_smac_gymnasium_env_and_per_game_seeds_of_the_full_game_vector_env_are_refused():

@@ -316,7 +316,7 @@ def test_averaging_refuses_two_runs_of_one_seed_and_unreadable_files(tmp_path):
     listed = tmp_path / "list.pt"
     torch.save([1, 2, 3], listed)
     for bad, match in (
-        (truncated, "cannot read checkpoint .*truncated.pt"),
+        (truncated, "truncated.pt is not a torch checkpoint"),
         (listed, "list.pt holds a list, not a checkpoint"),
         (tmp_path / "absent.pt", "cannot read checkpoint .*absent.pt.*FileNotFoundError"),
         (tmp_path, "cannot read checkpoint"),
@@ -335,6 +335,8 @@ def test_the_arguments_a_resume_may_change_never_split_one_run():
     for name in ("happo_gnn", "hatrpo_gnn", "bc_reweight"):
         assert set(load_algo(name).RESUME_CHANGEABLE) <= set(RUN_CHANGEABLE_ARGS), name
     assert set(A3C) <= set(RUN_CHANGEABLE_ARGS)
+    # recomputed on a resume (found by a reviewer): happo's num_iterations from --total-timesteps, a3c_upgo's session
+    assert {"num_iterations", "session"} <= set(RUN_CHANGEABLE_ARGS)
 
 
 def test_averaging_refuses_a_file_twice_and_overwriting_an_input(tmp_path):

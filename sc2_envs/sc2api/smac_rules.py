@@ -92,7 +92,8 @@ SMAC_FEATURE_DEFAULTS: dict[str, Any] = {
     "reward_scale_rate": 20,
 }
 """SMAC's observation / state / reward keywords and their defaults (``StarCraft2Env.__init__``), kept as
-attributes of the same names: the ``obs_*``, ``state_*`` and ``reward_*`` options that ``SMACUnitRules`` reads."""
+attributes of the same names: the ``obs_*``, ``state_*`` and ``reward_*`` options that ``SMACUnitRules`` and its
+hosts (``adapters.smac_compat``, ``sc2api.client``) read."""
 
 
 class SMACUnitRules:

@@ -197,14 +197,14 @@ class SMACSim(StagesMixin, ExecutionMixin, SnapshotMixin, EditingMixin):
         self._choose_kernel(kernel, num_threads)
         self._stat_counts = torch.zeros(3, dtype=torch.int64, device=self.device)
         if pin is not None:
-            keys = ("allies", "enemies", "ally_positions", "enemy_positions")
+            keys = ("allies", "enemies", "ally_positions", "enemy_positions", "env_index")
             if not isinstance(pin, dict):
                 raise TypeError(f"option scenario must be a dict of pin_scenario's arguments {list(keys)}, got {pin!r}")
             unknown = sorted(set(pin) - set(keys))
             if unknown or not {"allies", "enemies"} <= set(pin):
                 raise ValueError(
-                    f"option scenario={pin!r}: expected the keys allies and enemies (and optionally ally_positions and "
-                    f"enemy_positions){f'; unknown: {unknown}' if unknown else ''}"
+                    f"option scenario={pin!r}: expected the keys allies and enemies (and optionally ally_positions, "
+                    f"enemy_positions and env_index){f'; unknown: {unknown}' if unknown else ''}"
                 )
             self.pin_scenario(**pin)
 

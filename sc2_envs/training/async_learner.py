@@ -52,6 +52,7 @@ import torch
 from torch import nn
 
 from sc2_envs.training.async_learner_checks import (
+    adopt_init_networks,
     check_async_learner_args,
     check_save_loop_reached,
     is_full_game,
@@ -275,6 +276,7 @@ def start_learner_run(
         if args.resume:  # continue a run: its saved Args, with the flags a continuation may change
             args, resumed, run_dir = resume_learner_args(args, defaults, RESUME_CHANGEABLE, given, script)
         check_async_learner_args(args, given)
+        adopt_init_networks(args)  # before run_meta.json records the Args
         # before run_meta.json records the Args
         notes = (
             (resolve_step_mul(args), training_games_line(args), saved_starts_line(args), training_reward_line(args))

@@ -373,8 +373,7 @@ def check_checkpoint_kinds(args: Any) -> None:
     checkpoint, a checkpoint of the other kind of run (``models.alphastar`` for ``--map Simple64``,
     ``models.save_checkpoint`` for a SMAC map), a recurrent SMAC checkpoint (``happo_gnn.py --recurrent``:
     this actor-learner is feed-forward), or, for the full game, ``--max-entities`` below the entity
-    rows the ``--init`` model was built for (``config.max_entities``). A new SMAC run takes ``--actor``,
-    ``--hidden`` and ``--actor-layers`` from its ``--init`` checkpoint (:data:`INIT_DECIDES`).
+    rows the ``--init`` model was built for (``config.max_entities``).
 
     Raises:
         SystemExit: status 2 (``cli_error``), naming the flag, the path and what was expected.
@@ -408,11 +407,6 @@ def check_checkpoint_kinds(args: Any) -> None:
                 f"--{name} {path} is a recurrent checkpoint (a GRU per agent: happo_gnn.py --recurrent); this "
                 "actor-learner's policies are feed-forward: expected a checkpoint trained without --recurrent"
             )
-        if name == "init" and not is_full_game(args) and not args.resume and isinstance(hparams, dict):
-            # the networks are the checkpoint's: record them so, in the first screen, run_meta.json and checkpoints
-            args.actor = cfg.get("actor_type", args.actor)
-            args.hidden = int(hparams.get("hidden", args.hidden))
-            args.actor_layers = int(hparams.get("layers", args.actor_layers))
         if name == "init" and is_full_game(args) and isinstance(cfg, dict) and "max_entities" in cfg:
             rows = int(cfg["max_entities"])  # a config without it is refused when the model is built (load_alphastar)
             if args.max_entities < rows:
@@ -421,6 +415,24 @@ def check_checkpoint_kinds(args: Any) -> None:
                     f"({path}, config.max_entities): it would see only the first {args.max_entities} units; "
                     f"give --max-entities {rows} or more"
                 )
+
+
+def adopt_init_networks(args: Any) -> None:
+    """A new SMAC run from ``--init``: set ``args.actor``, ``hidden`` and ``actor_layers`` (:data:`INIT_DECIDES`) to
+    the checkpoint's, so that the first screen, ``run_meta.json`` and the checkpoints record the networks that train
+    (the models are built from the checkpoint). No-op for a resumed run (its saved flags) or the full game.
+
+    Call it after :func:`check_async_learner_args`, which refuses those flags given with ``--init`` and checks the file.
+    """
+    if not args.init or args.resume or is_full_game(args):
+        return
+    ckpt = load_torch_file(args.init)
+    cfg = ckpt.get("config") if isinstance(ckpt, dict) else None
+    hparams = cfg.get("policy_hparams") if isinstance(cfg, dict) else None
+    if isinstance(hparams, dict):
+        args.actor = cfg.get("actor_type", args.actor)
+        args.hidden = int(hparams.get("hidden", args.hidden))
+        args.actor_layers = int(hparams.get("layers", args.actor_layers))
 
 
 def check_map_and_teacher(args: Any, given: frozenset[str] | None = None) -> None:
@@ -513,7 +525,8 @@ def check_backends_and_sizes(args: Any) -> None:
             cli_error(f"--env-backend sc2: {e}")
         if args.envs_per_actor != 1 and not is_full_game(args):
             raise SystemExit(f"--env-backend sc2 runs one game per actor: use --envs-per-actor 1 (got {args.envs_per_actor})")
-    if args.backend != "ray":  # read only by the Ray backend: given otherwise they would be ignored
+    if args.backend != "ray" and not args.resume:  # read only by the Ray backend: given otherwise they would be ignored
+        # (a resumed Ray run may go on with --backend process: its saved Ray flags then rest unused)
         for name in flags_off_default(args, ("ray_address", "ray_actor_cpus")):
             cli_error(f"--{name.replace('_', '-')} {getattr(args, name)!r} is read only with --backend ray; leave it out")
     if args.env_factory:

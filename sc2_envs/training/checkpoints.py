@@ -17,7 +17,6 @@ import pickle
 import struct
 import threading
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -299,26 +298,6 @@ def trainer_text(algorithm: str | None, seed: int | None) -> str:
     return " ".join(x for x in (algorithm, None if seed is None else f"seed {seed}") if x)
 
 
-def _load_torch_file(path: str | os.PathLike, device: torch.device | str = "cpu") -> Any:
-    """``torch.load(path, map_location=device, weights_only=True)``, with a ValueError that names the file when
-    it cannot be read (missing, a folder, truncated, not a torch file, or saved on a device ``device`` cannot map)."""
-    try:
-        return torch.load(path, map_location=device, weights_only=True)
-    except (KeyError, IndexError, ValueError, struct.error) as e:
-        # what torch's legacy (non-zip) reader raises on some text files, e.g. "hello" -> KeyError: 101
-        raise ValueError(
-            f"cannot read checkpoint {path}: not a torch file ({type(e).__name__}: {e} while unpickling it); "
-            "expected a file written by models.save_checkpoint (algos/happo_gnn.py --save-model)"
-        ) from None
-    except (OSError, RuntimeError, pickle.UnpicklingError, EOFError) as e:
-        # torch's own message for a text file advises weights_only=False (unpickling arbitrary code): not repeated here
-        first = " ".join(str(e).split())[:200]
-        raise ValueError(
-            f"cannot read checkpoint {path} onto device {device!r}: {type(e).__name__}: {first}; expected a file "
-            "written by models.save_checkpoint (algos/happo_gnn.py --save-model)"
-        ) from None
-
-
 RUN_CHANGEABLE_ARGS = (
     "resume", "total_timesteps", "time_budget_s", "torch_threads", "pass_rows", "track", "cuda",  # happo / hatrpo
     "epochs", "select_by", "eval_episodes", "eval_envs", "eval_greedy", "eval_seed", "eval_backend",  # bc_reweight
@@ -326,9 +305,10 @@ RUN_CHANGEABLE_ARGS = (
     "num_actors", "backend", "ray_address", "ray_actor_cpus", "queue_size", "restart_actors", "max_restarts",  # a3c_upgo
     "heartbeat_interval", "heartbeat_timeout", "stall_timeout", "startup_timeout", "print_interval_s",
     "checkpoint_interval", "keep_checkpoints",
+    "num_iterations", "session",  # computed anew on a resume: from --total-timesteps; a3c_upgo's resume count
 )  # fmt: skip
-"""Recorded training arguments that a resumed run may change (``--resume`` and every training script's
-``RESUME_CHANGEABLE``), so checkpoints of one run can differ in them."""
+"""Recorded training arguments that a resumed run may change (``--resume``, every training script's
+``RESUME_CHANGEABLE`` and what a resume recomputes), so checkpoints of one run can differ in them."""
 
 
 def _recorded_args(ckpt: dict) -> dict | None:
@@ -507,7 +487,21 @@ def load_checkpoint(path: str, env_info: dict, device: str | torch.device = "cpu
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"checkpoint path {path!r}: expected a file path (str or os.PathLike)")
     device = as_device(device)  # 'meta', 'mps', 'cpu:1', ...: a ValueError naming it, as make_batched gives
-    ckpt = _load_torch_file(path, device)
+    try:
+        ckpt = torch.load(path, map_location=device, weights_only=True)
+    except (KeyError, IndexError, ValueError, struct.error) as e:
+        # what torch's legacy (non-zip) reader raises on some text files, e.g. "hello" -> KeyError: 101
+        raise ValueError(
+            f"cannot read checkpoint {path}: not a torch file ({type(e).__name__}: {e} while unpickling it); "
+            "expected a file written by models.save_checkpoint (algos/happo_gnn.py --save-model)"
+        ) from None
+    except (OSError, RuntimeError, pickle.UnpicklingError, EOFError) as e:
+        # torch's own message for a text file advises weights_only=False (unpickling arbitrary code): not repeated here
+        first = " ".join(str(e).split())[:200]
+        raise ValueError(
+            f"cannot read checkpoint {path} onto device {device!r}: {type(e).__name__}: {first}; expected a file "
+            "written by models.save_checkpoint (algos/happo_gnn.py --save-model)"
+        ) from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt)
         raise ValueError(f"{path} is not a {CHECKPOINT_FORMAT} checkpoint (format={found})")
@@ -600,7 +594,12 @@ def average_checkpoints(paths: list[str], out: str | None = None, allow_differen
         raise ValueError(f"average_checkpoints: {twice} name the same file more than once; expected distinct checkpoints")
     if out is not None and os.path.realpath(out) in real:
         raise ValueError(f"average_checkpoints: out={str(out)!r} is one of the input checkpoints; expected a new file")
-    ckpts = [_load_torch_file(p) for p in paths]
+    ckpts = []
+    for p in paths:
+        try:
+            ckpts.append(load_torch_file(p))
+        except OSError as e:  # missing, a folder, no permission: one error type for the caller (bc_select average)
+            raise ValueError(f"cannot read checkpoint {p}: {type(e).__name__}: {e}") from None
     for p, c in zip(paths, ckpts, strict=True):
         if not isinstance(c, dict):
             raise ValueError(
