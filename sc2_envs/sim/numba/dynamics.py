@@ -751,49 +751,14 @@ def advance(b0, b1, n_ticks, units, tables, terrain, sim_flags, scratch, sweep):
                 burst_pending, order_target, unit_floats, unit_ints, sim_flags, tgt, tpx, tpy, alive0, engage, healing, inrng,
                 direct, last, amt, boomv,
             )  # fmt: skip
-            _splash_hits(
-                b,
-                pos,
-                unit_floats,
-                unit_ints,
-                dmg,
-                enemy_pair,
-                sim_flags,
-                tpx,
-                tpy,
-                alive0,
-                direct,
-                boomv,
-                last,
-                amt,
-                raw,
-                nh,
-                hit_by,
-            )
+            _splash_hits(b, pos, unit_floats, unit_ints, dmg, enemy_pair, sim_flags, tpx, tpy, alive0, direct, boomv, last,
+                         amt, raw, nh, hit_by)  # fmt: skip
             _apply_damage(b, shield, health, loops_since_damage, last_attacker, unit_floats, raw, nh, hit_by)
-            if sim_flags[
-                FL_SUICIDE
-            ]:  # banelings killed by this damage burst at once (theirs is applied without a last attacker)
+            # banelings killed by this damage burst at once (theirs is applied without a last attacker)
+            if sim_flags[FL_SUICIDE]:
                 _bursts(b, health, unit_ints, alive0, direct, amt, burst)
-                _splash_hits(
-                    b,
-                    pos,
-                    unit_floats,
-                    unit_ints,
-                    dmg,
-                    enemy_pair,
-                    sim_flags,
-                    tpx,
-                    tpy,
-                    alive0,
-                    burst,
-                    burst,
-                    last,
-                    amt,
-                    raw,
-                    nh,
-                    hit_by,
-                )
+                _splash_hits(b, pos, unit_floats, unit_ints, dmg, enemy_pair, sim_flags, tpx, tpy, alive0, burst, burst, last,
+                             amt, raw, nh, hit_by)  # fmt: skip
                 _apply_damage(b, shield, health, loops_since_damage, last_attacker, unit_floats, raw, nh, hit_by)
             _resolve_deaths(b, alive, health, shield, hits_left, burst_pending, unit_ints, sim_flags, alive0, direct, burst)
             if sim_flags[FL_HEALER]:
@@ -805,28 +770,8 @@ def advance(b0, b1, n_ticks, units, tables, terrain, sim_flags, scratch, sweep):
                 )
             _move(b, Lf, pos, order_kind, order_point, alive, hits_left, unit_floats, unit_ints, sim_flags, tpx, tpy, gap,
                   engage, inrng, chase, npx, npy)  # fmt: skip
-            _collide(
-                b,
-                alive,
-                unit_ints,
-                collide_pair,
-                rsum,
-                r2far,
-                npx,
-                npy,
-                tpx,
-                tpy,
-                bx,
-                by,
-                col,
-                sweep,
-                order,
-                gl,
-                pc,
-                pj,
-                ptx,
-                pty,
-            )
+            _collide(b, alive, unit_ints, collide_pair, rsum, r2far, npx, npy, tpx, tpy, bx, by, col, sweep, order, gl, pc,
+                     pj, ptx, pty)  # fmt: skip
             _slide(b, pos, unit_ints, sim_flags, pathing, level, cliff_walkable, npx, npy, tpx, tpy)
             _regenerate(b, Lf, shield, health, energy, alive, loops_since_damage, unit_floats, sim_flags)
 
