@@ -847,5 +847,5 @@ def test_reset_options_of_a_smac_gymnasium_env_and_per_game_seeds_of_the_full_ga
     from sc2_envs.lite.env import LiteFullGameVectorEnv
 
     venv = LiteFullGameVectorEnv(num_envs=2, game_steps_per_episode=64)
-    with pytest.raises(ValueError, match=r"seed=\[1, 2\]: one seed per game is not supported here; expected one int"):
+    with pytest.raises(ValueError, match=r"seed=\[1, 2\]: one seed per game is not supported here; expected an int in"):
         venv.reset(seed=[1, 2])

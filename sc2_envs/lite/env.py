@@ -528,8 +528,8 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
         """
         if isinstance(seed, (list, tuple, np.ndarray)):  # Gymnasium's VectorEnv allows one seed per env
             raise ValueError(
-                f"seed={seed!r}: one seed per game is not supported here; expected one int (it seeds every game: game b "
-                "gets a seed drawn from it) or None"
+                f"seed={seed!r}: one seed per game is not supported here; expected an int in [0, {MAX_SEED}] (it seeds "
+                "every game: game b gets a seed drawn from it) or None"
             )
         seed = check_seed(seed)
         check_reset_options(options)
