@@ -479,12 +479,14 @@ class ClassPolicy(nn.Module):
                 f"obs {tuple(obs.shape)} and avail {tuple(avail.shape)}; expected [B, {self.n_agents}, "
                 f"obs_size] and [B, {self.n_agents}, {self.n_actions}] (the env this policy is bound to)"
             )
-        # one reduction each (a sync on CUDA): an agent with no available action has nothing to take (SMAC gives a
-        # dead agent its no-op), and a non-finite observation would give actions without a word
-        if not bool(avail.any(-1).all()):
-            b, i = (~avail.any(-1)).nonzero()[0].tolist()
-            raise ValueError(f"avail[{b}, {i}] has no available action; expected at least one per agent (a dead agent: no-op)")
-        if not bool(torch.isfinite(obs).all()):
+        # an agent with no available action has nothing to take (SMAC gives a dead agent its no-op), and a non-finite
+        # observation would give actions without a word: one reduction and one host sync (on CUDA) for both
+        if not bool(avail.any(-1).all() & torch.isfinite(obs).all()):
+            if not bool(avail.any(-1).all()):
+                b, i = (~avail.any(-1)).nonzero()[0].tolist()
+                raise ValueError(
+                    f"avail[{b}, {i}] has no available action; expected at least one per agent (a dead agent: no-op)"
+                )
             raise ValueError("obs holds NaN or inf; expected finite observations")
         # Each class actor runs only on the agent-steps it serves and that have a choice: an agent
         # with one available action (SMAC: a dead agent, no-op only) takes it with log-prob 0, as

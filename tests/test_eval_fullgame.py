@@ -470,3 +470,12 @@ def test_each_row_says_how_its_checkpoint_played_and_a_baseline_takes_no_samplin
     )
     assert [r.play for r in rows] == ["", "argmax"]
     assert [r["play"] for r in csv.DictReader(open(tmp_path / "rows.csv"))] == ["", "argmax"]
+
+
+def test_the_library_refuses_an_enemy_start_on_the_lite_engine_too():
+    # found by a reviewer: only the CLI refused it; make_actor gave the scripted expert another target than the
+    # lite engine's enemy base
+    from sc2_envs.training.fullgame_evaluation import make_actor
+
+    with pytest.raises(ValueError, match=r"enemy_start=\(5, 5\) with backend='lite'"):
+        make_actor("scripted", None, None, 2, backend="lite", enemy_start=(5, 5))

@@ -382,7 +382,7 @@ def make_actor(
         noop_prob, seed: ``random``: its no-op probability and seed. device: torch device.
 
     Raises:
-        ValueError: ``scripted`` on the real game without ``enemy_start``.
+        ValueError: ``scripted`` on the real game without ``enemy_start``, or with it on the lite engine.
     """
     if policy == "random":
         from sc2_envs.lite.catalog import build_catalog
@@ -393,10 +393,15 @@ def make_actor(
     if policy == "scripted":
         from sc2_envs.training.fullgame_scripted import ScriptedExpert
 
+        if backend == "lite":
+            if enemy_start is not None:  # the lite engine knows the enemy base; another target would be a silent change
+                raise ValueError(
+                    f"enemy_start={enemy_start!r} with backend='lite': the lite engine gives the scripted expert the "
+                    "enemy base; enemy_start is for backend='sc2'"
+                )
+            return ScriptedExpert.for_lite(env)
         if enemy_start is not None:
             return ScriptedExpert(enemy_start, raw_resolution=raw_resolution)
-        if backend == "lite":
-            return ScriptedExpert.for_lite(env)
         raise ValueError("the scripted expert on backend='sc2' needs enemy_start=(col, row)")
     return AlphaStarActor(
         model,
