@@ -14,7 +14,7 @@ from typing import Any
 
 from models import ACTOR_TYPES, build_models
 from sc2_envs.training.checkpoints import load_torch_file
-from sc2_envs.training.cli import check_finite_flags, cli_error, flags_off_default, is_plain_name
+from sc2_envs.training.cli import check_finite_flags, cli_error, flags_off_default, flags_set, is_plain_name
 from sc2_envs.validation import check_out_dir, did_you_mean
 
 FULL_GAME_MAPS = ("Simple64",)
@@ -473,9 +473,7 @@ def check_map_and_teacher(args: Any, given: frozenset[str] | None = None) -> Non
         if path and not Path(path).is_file():
             raise SystemExit(f"--{name} {path!r} is not a file; expected {checkpoint_kind(args)}")
     if args.init and not args.resume:  # a resumed run keeps its saved flags
-        # given on the command line (even at its default value) or, without that record, off its default
-        named = [n for n in INIT_DECIDES if n in given] if given is not None else flags_off_default(args, INIT_DECIDES)
-        for name in named:
+        for name in flags_set(args, INIT_DECIDES, given):
             cli_error(
                 f"--{name.replace('_', '-')} {getattr(args, name)} with --init {args.init}: the networks are the "
                 "checkpoint's (its actor type and sizes), so the flag would be ignored; leave it out"

@@ -17,7 +17,7 @@ from typing import Any
 from models import build_models
 from sc2_envs.lite.env import MAX_SEED, check_seed
 from sc2_envs.training.bc_labels import read_target_file
-from sc2_envs.training.cli import flags_off_default, is_plain_name, nonfinite_flag
+from sc2_envs.training.cli import flags_set, is_plain_name, nonfinite_flag
 
 OPTIMISER_RANGES = (
     ("learning_rate", lambda v: v > 0, "an Adam learning rate > 0"),
@@ -202,10 +202,7 @@ def check_data(args: Any, given: frozenset[str] | None = None) -> Path:
         )
     replays = not (root / "meta.json").exists()
     if not args.resume:  # a resumed run keeps its saved flags
-        other = SMAC_ONLY_FLAGS if replays else REPLAY_ONLY_FLAGS
-        # given on the command line (even at its default value) or, without that record, off its default
-        named = [n for n in other if n in given] if given is not None else flags_off_default(args, other)
-        for name in named:
+        for name in flags_set(args, SMAC_ONLY_FLAGS if replays else REPLAY_ONLY_FLAGS, given):
             reader = "SMAC demonstrations (meta.json)" if replays else "a replay dataset (dataset.json)"
             raise ValueError(
                 f"--{name.replace('_', '-')} {getattr(args, name)}: only {reader} reads it; --data {args.data!r} "

@@ -126,7 +126,8 @@ def open_run_dir(args: Any, data_name: str, script: str, device: torch.device, r
 
     Raises:
         ValueError: ``--run-dir`` names a folder that holds files (two runs never share a folder), or the
-            folder (``--run-dir`` or ``runs``) cannot be created or written (``sc2_envs.validation.check_out_dir``).
+            folder (``--run-dir``, or ``runs`` through ``make_run_dir``) cannot be created or written
+            (``sc2_envs.validation.check_out_dir``).
     """
     if resumed is not None:
         note_resume(resumed_dir, from_epoch=resumed["epoch"], config=args, device=str(device))
@@ -141,7 +142,6 @@ def open_run_dir(args: Any, data_name: str, script: str, device: torch.device, r
                 f"(or --resume {args.run_dir} to continue the run in it)"
             )
     else:
-        check_out_dir("runs", "the run folders' root")
         run_dir = make_run_dir("runs", f"{data_name}__{args.exp_name}__{args.seed}__{int(time.time())}")
     write_run_meta(run_dir, args, run_name=run_dir.name, script=script, device=str(device))
     return run_dir

@@ -159,6 +159,13 @@ def flags_off_default(args: Any, names: tuple[str, ...]) -> list[str]:
     return [name for name in names if getattr(args, name) != defaults[name]]
 
 
+def flags_set(args: Any, names: tuple[str, ...], given: frozenset[str] | None) -> list[str]:
+    """The fields among ``names`` the command line set, in ``names``' order: those in ``given``
+    (:func:`given_fields`, which sees a flag given even at its default value) or, without that record
+    (``given`` None, e.g. ``Args`` built in Python), those off their default (:func:`flags_off_default`)."""
+    return [n for n in names if n in given] if given is not None else flags_off_default(args, names)
+
+
 def is_plain_name(name: str) -> bool:
     """Whether ``name`` can be one folder or file name: non-empty, not ``.`` or ``..``, and without a
     path separator (``/``, or ``\\`` on Windows). The scripts check their name flags with it before any

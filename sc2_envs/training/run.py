@@ -50,6 +50,7 @@ from sc2_envs.training.checkpoints import (
     write_atomic,
 )
 from sc2_envs.training.cli import cli_error, is_plain_name
+from sc2_envs.validation import check_out_dir
 
 RESUME_FORMAT = "sc2_envs.resume/2"
 """``format`` key of the files written by :func:`save_resume`."""
@@ -176,10 +177,12 @@ def make_run_dir(root: str | os.PathLike, name: str) -> Path:
     different folders; an existing folder is never reused. ``root`` is created if needed.
 
     Raises:
-        ValueError: ``name`` is empty or contains a path separator.
+        ValueError: ``name`` is empty or contains a path separator; ``root`` is a file, lies inside one, or is
+            not writable (``sc2_envs.validation.check_out_dir``).
     """
     if not is_plain_name(name):
         raise ValueError(f"run name {name!r}: expected a non-empty folder name without path separators")
+    check_out_dir(root, "the run folders' root")  # a file in the way: its name, not a FileExistsError from mkdir
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     for k in range(1, 100_000):
