@@ -34,7 +34,9 @@ and the baselines, play at mini-AlphaStar's 8. The first lines are the effective
 each checkpoint's step_mul and where it came from), and a warning for a checkpoint of a
 ``bc_reweight.py --select-by behaviour`` run that evaluated its epochs on this very ``--seed`` (the
 figures of the one it picked are biased upwards there: report a win rate on a seed never used for selection). The rows also go
-to ``--csv`` (default ``runs/eval_fullgame__<seed>__<unix time>.csv``). A checkpoint that is missing or not an
+to ``--csv`` (default ``runs/eval_fullgame__<seed>__<unix time>.csv``), each with its ``eval_seed`` and ``num_envs``
+(together they fix the games; ``python -m sc2_envs.stats`` pools seeds' CSVs and refuses a seed twice).
+A checkpoint that is missing or not an
 ``AlphaStarPolicy`` checkpoint (or one whose config, model or recorded step_mul is invalid), an unknown
 ``--policy``, a flag out of its range (``--games 0``, ``--seed -3``, ``--noop-prob 1.5``, an ``--enemy-start``
 off the raw grid), a ``--device`` torch cannot use or a ``--csv`` that cannot be written ends the script

@@ -248,8 +248,10 @@ def evaluate_transfer(
         kind=transfer_kind(source_label(cfg), target_map),
         checkpoint=path,
         source_steps=env_steps(ckpt),
+        eval_seed=seed,
+        num_envs=min(episodes, max_envs),
     )
-    num_envs = min(episodes, max_envs)
+    num_envs = row.num_envs
     options = {} if spawn_jitter is None else {"spawn_jitter": spawn_jitter}
     env = sc2_envs.make_batched(
         target_map, num_envs=num_envs, device=device, seed=seed, autoreset=True, num_threads=torch.get_num_threads(), **options

@@ -500,6 +500,7 @@ def matrix_rows(args: Args, paths: list[Path], columns_fn=None, cells_fn=None) -
                     error=cells[m],
                     checkpoint=p,
                     source_steps=et.env_steps(c),
+                    eval_seed=args.eval_seed,
                 )
             else:
                 r = et.evaluate_transfer(p, m, args.episodes, args.max_envs, args.eval_seed, True, args.device, ckpt=c)

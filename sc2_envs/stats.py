@@ -74,14 +74,17 @@ def pool_results(paths: list[str]) -> list[dict]:
         paths: CSV files of one kind, each counted once.
 
     Returns:
-        One dict per row, in order of first appearance: ``key`` (tuple of str), ``files`` (int),
+        One dict per row, in order of first appearance: ``key`` (tuple of str), ``files`` (int), ``seeds`` (the
+        evaluation seeds the files record for it, in ``paths`` order; empty for CSVs without the column),
         ``win_rates`` (list of float, one per file that has the row, in ``paths`` order), ``wins``,
         ``games`` (int) and ``win_rate``, ``ci_low``, ``ci_high`` (float); a row that some file lacks or
         reports an ``error`` for has ``error`` (str) set and no pooled figure (``win_rate`` etc. None).
 
     Raises:
         ValueError: no path, a path given twice, a folder or a file that is not text, a file that is neither
-            kind or of another kind than the first, a row twice in one file, or wins / games that are not counts.
+            kind or of another kind than the first, a row twice in one file, wins / games that are not counts,
+            or a row that two files played on the same evaluation seed (column ``eval_seed``, which CSVs written
+            since 2026-12-07 carry; the same seed replays the same games, so it is one evaluation counted twice).
         FileNotFoundError: a path that does not exist.
     """
     if not paths:
@@ -110,7 +113,17 @@ def pool_results(paths: list[str]) -> list[dict]:
             if key in seen:
                 raise ValueError(f"pool_results: {path} has the row {key} twice")
             seen.add(key)
-            entry = pooled.setdefault(key, {"key": key, "files": 0, "win_rates": [], "wins": 0, "games": 0, "error": ""})
+            entry = pooled.setdefault(
+                key, {"key": key, "files": 0, "win_rates": [], "wins": 0, "games": 0, "error": "", "seeds": {}}
+            )
+            seed = (row.get("eval_seed") or "").strip()
+            if seed:
+                if seed in entry["seeds"]:
+                    raise ValueError(
+                        f"pool_results: {entry['seeds'][seed]} and {path} both played {key} on evaluation seed {seed} "
+                        "(the same games twice); expected one file per evaluation seed"
+                    )
+                entry["seeds"][seed] = path
             if entry["files"] < i:  # a file before this one lacked the row
                 entry["error"] = entry["error"] or "missing from a file"
             if row.get("error"):
@@ -129,6 +142,7 @@ def pool_results(paths: list[str]) -> list[dict]:
             entry["games"] += games
     out = []
     for entry in pooled.values():
+        entry["seeds"] = [int(x) if x.isdigit() else x for x in entry["seeds"]]
         if entry["files"] < len(paths):
             entry["error"] = entry["error"] or "missing from a file"
         if entry["error"] or entry["games"] == 0:
@@ -159,9 +173,10 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{name}: n/a ({r['error']})")
             continue
         rates = " / ".join(f"{w:.2f}" for w in r["win_rates"])
+        seeds = f" on evaluation seeds {', '.join(map(str, r['seeds']))}" if r["seeds"] else ""
         print(
             f"{name}: {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}], {r['wins']} of {r['games']} games "
-            f"over {r['files']} files ({rates})"
+            f"over {r['files']} files ({rates}){seeds}"
         )
 
 

@@ -278,6 +278,7 @@ def test_main_writes_csv_markdown_and_png(tmp_path, capsys):
     with open(run_dir / "transfer.csv", newline="") as f:
         table = list(csv.DictReader(f))
     assert list(table[0]) == et.CSV_COLUMNS
+    assert {(r["eval_seed"], r["num_envs"]) for r in table} == {(str(args.seed), "2")}  # what fixes the episodes
     assert [(r["source_map"], r["actor_type"], r["target_map"]) for r in table] == [
         ("2s3z", "gnn", "2s3z"),
         ("2s3z", "gnn", "3s5z"),

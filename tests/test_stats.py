@@ -72,6 +72,20 @@ def test_a_row_missing_from_a_file_or_with_an_error_gets_no_pooled_figure(tmp_pa
     assert rows["25m"]["win_rate"] is None and "size" in rows["25m"]["error"]
 
 
+def test_one_evaluation_seed_twice_is_refused_and_the_seeds_are_reported(tmp_path):
+    columns = [*TRANSFER, "eval_seed"]
+    a = _write(tmp_path / "a.csv", columns, [{**_transfer_row("3m", 100, 90), "eval_seed": 101}])
+    b = _write(tmp_path / "b.csv", columns, [{**_transfer_row("3m", 100, 80), "eval_seed": 102}])
+    again = _write(tmp_path / "again.csv", columns, [{**_transfer_row("3m", 100, 85), "eval_seed": 101}])
+    old = _write(tmp_path / "old.csv", TRANSFER, [_transfer_row("3m", 100, 70)])  # written before the column
+    (row,) = pool_results([a, b, old])
+    assert row["seeds"] == [101, 102] and (row["wins"], row["games"]) == (240, 300)
+    with pytest.raises(ValueError, match=r"a\.csv and .*again\.csv both played .*evaluation seed 101"):
+        pool_results([a, b, again])
+    out = subprocess.run([sys.executable, "-m", "sc2_envs.stats", a, b], capture_output=True, text=True, check=True).stdout
+    assert out.rstrip().endswith("on evaluation seeds 101, 102")
+
+
 def test_bad_input_is_refused_with_the_reason(tmp_path):
     full = _write(
         tmp_path / "full.csv", FULLGAME, [{"policy": "p", "games": 4, "wins": 1, "losses": 3, "ties": 0, "win_rate": 0.25}]

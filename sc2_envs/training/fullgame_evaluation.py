@@ -172,6 +172,9 @@ class FullGameRow:
     commands the game refused most often (:func:`refused_kinds`, the top :data:`REFUSED_TOP`), each
     ``function:ActionResult=share`` of all decisions, joined by ``"; "``. ``play`` says how a checkpoint chose
     its actions (:func:`play_text`: ``sample``, ``sample at temperature 0.75``, ``argmax``); empty for a baseline.
+    ``eval_seed`` and ``num_envs`` are the evaluation seed and the games played at once, which together fix the
+    games (:func:`evaluate_fullgame`); ``sc2_envs.stats.pool_results`` refuses one seed twice for a row. Both are
+    empty in CSVs written before the columns existed (2026-12-07).
     """
 
     policy: str
@@ -197,6 +200,8 @@ class FullGameRow:
     step_mul: int = DEFAULT_STEP_MUL
     refused_top: str = ""
     play: str = ""
+    eval_seed: int | None = None
+    num_envs: int | None = None
 
 
 CSV_COLUMNS = [f.name for f in fields(FullGameRow)]
@@ -518,6 +523,7 @@ def evaluate_fullgame(
     row = summarise(policy, records)
     row.step_mul = step_mul
     row.play = "" if model is None else play_text(greedy, temperature)
+    row.eval_seed, row.num_envs = seed, b
     return row
 
 

@@ -46,6 +46,11 @@ class TransferRow:
     """the checkpoint's ``global_step``: env steps of the run that saved it (for an ``--init-from``
     fine-tune, the fine-tuning only; the start-up lines name the starting checkpoint); 0 for a
     behaviour-cloning checkpoint (``models.env_steps``)"""
+    eval_seed: int | None = None
+    """the evaluation seed the episodes were played on (``--seed``); ``sc2_envs.stats.pool_results`` refuses one
+    seed twice for a row. Empty in CSVs written before the column existed (2026-12-07)"""
+    num_envs: int | None = None
+    """episodes played at once (``min(--episodes, --max-envs)``): with ``eval_seed``, what fixes the episodes"""
 
 
 CSV_COLUMNS = [f.name for f in fields(TransferRow)]
