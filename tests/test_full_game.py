@@ -463,6 +463,20 @@ def test_a_step_after_the_episode_ended_raises_until_reset():
         env._controller = None
 
 
+@pytest.mark.parametrize("max_entities, left_out", [(2, 2), (4, 0), (8, 0)])
+def test_the_real_game_counts_the_units_its_entity_rows_had_no_room_for(max_entities, left_out):
+    env = FullGameEnv(max_entities=max_entities, max_selected=2, query_available_actions=False)
+    env.set_game_info(game_info(), 1)
+    env.convert_observation(response_observation())  # 4 units: nexus, probe, marine, mineral field
+    env._controller, env._start_loop, env._loop = _EndingController(), 0, 0  # a game at loop 0, no process
+    try:
+        obs, _, _, _, info = env.step({})
+        assert info["entities_left_out"] == left_out and info["entities_left_out"].dtype == np.int32
+        assert obs["entity_mask"].sum() == 4 - left_out
+    finally:
+        env._controller = None
+
+
 def test_every_sampled_action_converts_or_becomes_a_reported_no_op(env):
     env.set_game_info(game_info(), 1)
     obs = env.convert_observation(response_observation())
@@ -516,7 +530,8 @@ def test_check_env_against_real_starcraft(tmp_path):
         obs, info = env.reset(seed=1)
         assert env.observation_space.contains(obs)
         pid = env._proc._proc.pid
-        assert os.path.getsize(env.log_path) >= 0 and set(info) == {"game_loop", "action_errors", "invalid_action"}
+        keys = {"game_loop", "action_errors", "invalid_action", "entities_left_out"}
+        assert os.path.getsize(env.log_path) >= 0 and set(info) == keys
     finally:
         env.close()
     assert env._proc is None
@@ -536,6 +551,8 @@ def test_check_env_against_real_starcraft(tmp_path):
         ((8, [2**40]), r"action errors \[1099511627776\]; expected at most 2 ActionResult error codes"),
         ((1.5,), r"game_loop=1\.5; expected an int >= 0"),
         ((-8,), r"game_loop=-8; expected an int >= 0"),
+        ((8, [], 0, -1), r"entities_left_out=-1; expected an int in \[0, 2\*\*31 - 1\]"),
+        ((8, [], 0, 2.0), r"entities_left_out=2\.0; expected an int"),
     ],
 )
 def test_step_info_refuses_values_it_would_truncate_or_overflow_naming_them(args, message):

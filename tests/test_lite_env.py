@@ -86,6 +86,19 @@ def test_vector_env_steps_batches_and_autoresets():
     assert (info["game_loop"] == 0).all() and not truncated.any()
 
 
+def test_info_counts_the_units_in_view_the_entity_rows_had_no_room_for():
+    obs, info = LiteFullGameEnv(max_entities=512, max_selected=8).reset(seed=0)
+    in_view = int(obs["entity_mask"].sum())  # every unit has a row: own, enemy seen, neutral
+    assert info["entities_left_out"] == 0 and in_view > 16
+    env = LiteFullGameEnv(max_entities=16, max_selected=8)
+    obs, info = env.reset(seed=0)
+    assert obs["entity_mask"].sum() == 16 and info["entities_left_out"] == in_view - 16
+    assert env.step({"action_type": 0})[4]["entities_left_out"] == in_view - 16  # no unit born or seen in 8 loops
+    venv = LiteFullGameVectorEnv(num_envs=2, max_entities=16, max_selected=8)
+    _, vinfo = venv.reset(seed=0)
+    assert vinfo["entities_left_out"].dtype == np.int32 and (vinfo["entities_left_out"] == in_view - 16).all()
+
+
 def test_vector_env_reset_info_has_the_step_keys_dtypes_and_shapes_as_the_single_env_gives():
     """TorchRL's info reader and Gymnasium's vector envs take the keys of the reset's info; the single env
     and SyncVectorEnv of it give game_loop, action_errors and invalid_action at reset too."""

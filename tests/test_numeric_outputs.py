@@ -259,7 +259,7 @@ def test_fullgame_v0_infos_are_numbers_with_the_reset_keys_at_every_step():
         codes.add(int(info["invalid_action"]))
         done = term or trunc
     assert not bad, sorted(set(bad))
-    assert keys == {"game_loop", "action_errors", "invalid_action"}
+    assert keys == {"game_loop", "action_errors", "invalid_action", "entities_left_out"}
     assert codes - {0}, "no sampled action was invalid: the test no longer covers invalid_action"
     assert {spec.InvalidAction(c).name for c in codes} <= set(spec.InvalidAction.__members__)
 

@@ -12,7 +12,8 @@
 | time | one step advances ``step_mul`` game loops, or ``max(delay, 1)`` when ``step_mul=None`` |
 | end | game over -> terminated; ``game_steps_per_episode`` loops reached -> truncated |
 | info | numbers only (``spec.step_info``): ``game_loop``, ``action_errors`` (2,) int32 ActionResult |
-| | codes, ``invalid_action`` (``spec.InvalidAction``); at the end ``outcome`` / ``episode_limit`` |
+| | codes, ``invalid_action`` (``spec.InvalidAction``), ``entities_left_out`` (units in view past the |
+| | ``max_entities`` rows); at the end ``outcome`` / ``episode_limit`` |
 
 Two backends share these spaces (``make_full_game_env``, the registered entry point):
 ``backend="lite"`` (the default) runs the embedded lite engine (``sc2_envs.lite``: Simple64,
@@ -385,6 +386,10 @@ class FullGameEnv(gym.Env):
         response = self._controller.observe()
         return response, self.convert_observation(response, self._query(response))
 
+    def _left_out(self, response) -> int:
+        """The units of ``response`` (a ``ResponseObservation``) that the ``max_entities`` rows had no room for."""
+        return max(len(response.observation.raw_data.units) - self._ctx.max_entities, 0)
+
     def convert_observation(self, response_observation, query_response=None) -> dict:
         """Observation dict from a ``ResponseObservation`` (done by ``reset``/``step``).
 
@@ -444,7 +449,7 @@ class FullGameEnv(gym.Env):
         self._episodes += 1
         response, obs = self._observe()
         self._start_loop = self._loop = int(response.observation.game_loop)
-        return obs, spec.step_info(self._start_loop)
+        return obs, spec.step_info(self._start_loop, entities_left_out=self._left_out(response))
 
     def step(self, action: dict):
         """Send one action, advance the game and observe.
@@ -457,8 +462,9 @@ class FullGameEnv(gym.Env):
             arrays only (``spec.step_info``): ``game_loop``, ``action_errors``
             ``(spec.MAX_ACTION_ERRORS,)`` int32 (the ``ActionResult`` code of a command the game
             refused, 0-padded; names: ``spec.action_result_name``), ``invalid_action`` (a
-            ``spec.InvalidAction``: why a non-executable action became a no-op, 0 when it was played)
-            and, at the end, ``outcome`` (+1/-1/0) or ``episode_limit`` (True).
+            ``spec.InvalidAction``: why a non-executable action became a no-op, 0 when it was played),
+            ``entities_left_out`` (int32: units in view beyond the ``max_entities`` rows) and, at the end,
+            ``outcome`` (+1/-1/0) or ``episode_limit`` (True).
 
         Raises:
             RuntimeError: ``step`` before ``reset``, or after the episode ended (terminated or truncated) without a
@@ -500,7 +506,8 @@ class FullGameEnv(gym.Env):
         truncated = bool(
             self.game_steps_per_episode and loop - self._start_loop >= self.game_steps_per_episode and not terminated
         )
-        info = spec.step_info(loop, errors, invalid.code if invalid is not None else spec.InvalidAction.NONE)
+        invalid_code = invalid.code if invalid is not None else spec.InvalidAction.NONE
+        info = spec.step_info(loop, errors, invalid_code, self._left_out(response))
         if terminated:
             info["outcome"] = reward
             self._ended = "terminated"

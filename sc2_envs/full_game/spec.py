@@ -207,7 +207,7 @@ def action_result_name(code: int) -> str:
         raise ValueError(f"code={int(code)} is not an ActionResult value of s2clientprotocol's error.proto") from None
 
 
-def step_info(game_loop: int, action_errors=(), invalid_action: int = 0) -> dict:
+def step_info(game_loop: int, action_errors=(), invalid_action: int = 0, entities_left_out: int = 0) -> dict:
     """FullGame-v0's ``info`` of a reset or a step (both backends): the same keys every time, each a
     NumPy number or a fixed-shape array, so that TorchRL's ``GymWrapper`` info reader (it takes its keys
     from the reset's info and reads each value's ``.dtype``) and Gymnasium's vector envs stack them.
@@ -218,22 +218,29 @@ def step_info(game_loop: int, action_errors=(), invalid_action: int = 0) -> dict
         game_loop: the game loop after the step.
         action_errors: the ActionResult codes the step's commands were refused with (``pad_action_errors``).
         invalid_action: the ``InvalidAction`` code.
+        entities_left_out: the units in view that the observation's ``max_entities`` rows had no room for
+            (AlphaStar's cap keeps the first rows in ``entity_order``; 0 when every unit has a row).
 
     Returns:
-        ``{"game_loop": int64, "action_errors": (MAX_ACTION_ERRORS,) int32, "invalid_action": int32}``.
+        ``{"game_loop": int64, "action_errors": (MAX_ACTION_ERRORS,) int32, "invalid_action": int32,
+        "entities_left_out": int32}``.
 
     Raises:
-        ValueError: ``game_loop`` is not an int >= 0, ``invalid_action`` is not an int ``InvalidAction``
-            value (a float or a string would be truncated or parsed), or ``pad_action_errors`` refuses the codes.
+        ValueError: ``game_loop`` or ``entities_left_out`` is not an int >= 0, ``invalid_action`` is not an int
+            ``InvalidAction`` value (a float or a string would be truncated or parsed), or ``pad_action_errors``
+            refuses the codes.
     """
     if not _is_int(game_loop) or game_loop < 0:
         raise ValueError(f"game_loop={game_loop!r}; expected an int >= 0")
+    if not _is_int(entities_left_out) or not 0 <= entities_left_out <= np.iinfo(np.int32).max:
+        raise ValueError(f"entities_left_out={entities_left_out!r}; expected an int in [0, 2**31 - 1]")
     if not _is_int(invalid_action):
         raise ValueError(f"invalid_action={invalid_action!r}; expected an int InvalidAction code")
     return {
         "game_loop": np.int64(game_loop),
         "action_errors": pad_action_errors(action_errors),
         "invalid_action": np.int32(InvalidAction(int(invalid_action))),
+        "entities_left_out": np.int32(entities_left_out),
     }
 
 

@@ -10,7 +10,8 @@ Every info value is a number or a fixed-shape numeric array (Gymnasium's vector 
 and TorchRL stack infos into arrays): ``info["action_errors"]`` holds the ActionResult codes of refused
 commands, as the game reports them, 0-padded to ``spec.MAX_ACTION_ERRORS`` (names:
 ``spec.action_result_name``); ``info["invalid_action"]`` is the ``spec.InvalidAction`` code of a
-well-formed action pointing at padding that became a no-op (0: the action was played).
+well-formed action pointing at padding that became a no-op (0: the action was played);
+``info["entities_left_out"]`` counts the units in view that the ``max_entities`` rows had no room for.
 """
 
 from __future__ import annotations
@@ -430,7 +431,8 @@ class LiteFullGameEnv(gym.Env):
         bot_seed = int(self.np_random.integers(0, 2**63 - 1))
         core.reset(np.array([0]), [bot_seed])
         self._ended = None
-        return core.observer.as_dict(0), spec.step_info(core.engine.game_loop[0])
+        left_out = int(core.observer.entities_left_out()[0])
+        return core.observer.as_dict(0), spec.step_info(core.engine.game_loop[0], entities_left_out=left_out)
 
     def step(self, action: dict):
         """One step (see the module docstring).
@@ -453,7 +455,7 @@ class LiteFullGameEnv(gym.Env):
         batched = {k: np.asarray(v)[None] for k, v in action.items()}
         reward, terminated, truncated, errors, invalid = core.step(batched, batched=False)
         codes = errors[0][errors[0] != spec.NO_ACTION_ERROR]
-        info = spec.step_info(core.engine.game_loop[0], codes, invalid[0])
+        info = spec.step_info(core.engine.game_loop[0], codes, invalid[0], int(core.observer.entities_left_out()[0]))
         if terminated[0]:
             info["outcome"] = float(reward[0])
             self._ended = "terminated"
@@ -517,9 +519,9 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Reset every game; returns batched observations and the info ``step`` gives, with the same keys,
-        dtypes and shapes (``game_loop`` (B,) int64, ``action_errors`` (B, ``spec.MAX_ACTION_ERRORS``) int32
-        and ``invalid_action`` (B,) int32, no errors): TorchRL's info reader takes its keys from the reset,
-        and the single env gives them at reset too.
+        dtypes and shapes (``game_loop`` (B,) int64, ``action_errors`` (B, ``spec.MAX_ACTION_ERRORS``) int32,
+        ``invalid_action`` (B,) int32, no errors, and ``entities_left_out`` (B,) int32): TorchRL's info reader
+        takes its keys from the reset, and the single env gives them at reset too.
 
         Raises:
             ValueError: a seed that is not an int in [0, 2**63 - 1] (a list of per-game seeds among them), or
@@ -545,7 +547,12 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
         return self._core.observer.as_dict(None, copy=False), self._info(errors, invalid)
 
     def _info(self, errors: np.ndarray, invalid: np.ndarray) -> dict:
-        return {"game_loop": self._core.engine.game_loop.copy(), "action_errors": errors, "invalid_action": invalid}
+        return {
+            "game_loop": self._core.engine.game_loop.copy(),
+            "action_errors": errors,
+            "invalid_action": invalid,
+            "entities_left_out": self._core.observer.entities_left_out(),
+        }
 
     def step(self, actions: dict):
         """Step all games (batched heads); ended games reset first (their action is ignored).
@@ -554,7 +561,7 @@ class LiteFullGameVectorEnv(gym.vector.VectorEnv):
             ``(obs, reward (B,) float32, terminated (B,) bool, truncated (B,) bool, info)``; info has
             ``game_loop`` (B,) int64, ``action_errors`` (B, ``spec.MAX_ACTION_ERRORS``) int32 and
             ``invalid_action`` (B,) int32, as ``LiteFullGameEnv.step`` per game (zeros for a game reset
-            on this step).
+            on this step), and ``entities_left_out`` (B,) int32 of the observation returned.
 
         Raises:
             RuntimeError: ``step`` before ``reset``.

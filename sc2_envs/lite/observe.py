@@ -576,6 +576,8 @@ class ObsBuffers(NamedTuple):
         bo_n: ``(B,)`` int64 build-order length.
         bo_started: ``(B,)`` uint8, 0 until the first observation after a reset.
         action_type_mask: ``(B, spec.num_functions())`` int8 available raw functions.
+        units_in_view: ``(B,)`` int64 units the agent observes (own, enemy seen or remembered, neutral) before
+            the ``N`` rows cut them: the rows hold ``min(units_in_view, N)``.
         keys: ``(B, U + 64)`` float64 scratch: the tags of the rows in order.
         cand: ``(B, U + 64)`` int64 scratch: the slot (or ``-2 - k`` for snapshot k) of each row.
         gatherers: ``(B, U + 64)`` int64 scratch: the agent's workers gathering from each slot.
@@ -595,6 +597,7 @@ class ObsBuffers(NamedTuple):
     bo_n: np.ndarray
     bo_started: np.ndarray
     action_type_mask: np.ndarray
+    units_in_view: np.ndarray
     keys: np.ndarray
     cand: np.ndarray
     gatherers: np.ndarray
@@ -606,7 +609,8 @@ def _game_buffers(buf, b):
     return ObsBuffers(
         buf.last_action[b], buf.camera[b], buf.entities[b], buf.entity_mask[b], buf.selectable_mask[b], buf.row_slot[b],
         buf.row_tag[b], buf.scalars[b], buf.minimap[b], buf.unit_counts[b], buf.build_order[b], buf.bo_n[b : b + 1],
-        buf.bo_started[b : b + 1], buf.action_type_mask[b], buf.keys[b], buf.cand[b], buf.gatherers[b],
+        buf.bo_started[b : b + 1], buf.action_type_mask[b], buf.units_in_view[b : b + 1], buf.keys[b], buf.cand[b],
+        buf.gatherers[b],
     )  # fmt: skip
 
 
@@ -625,6 +629,7 @@ def _observe_game(uf, ui, oi, pq, pf, gi, vis, ghost, tables, settings, out):
     first = out.bo_started[0] == 0  # the first observation since the game's reset: write every buffer whole
     _update_fog(uf, ui, gi, vis, ghost, tf, omniscient)
     nc = _collect_rows(uf, ui, gi, vis, ghost, ti, omniscient, keys, cand)
+    out.units_in_view[0] = nc
     # Clear only the rows the previous observation used (a full 512 x 38 clear per game and step
     # would be most of the memory traffic at large batches).
     used = nmax if first else 0
@@ -858,6 +863,7 @@ class Observer:
         self.bo_started = np.zeros(b, np.uint8)
         self.upgrades = np.zeros((b, len(spec.upgrade_ids())), np.int8)
         self.action_type_mask = np.zeros((b, spec.num_functions()), np.int8)
+        self.units_in_view = np.zeros(b, np.int64)
         self.last_action = np.zeros((b, 3), np.float32)
         self.camera = np.zeros((b, 2), np.float32)
         self._keys = None
@@ -925,7 +931,7 @@ class Observer:
         buffers = ObsBuffers(
             self.last_action, self.camera, self.entities, self.entity_mask, self.selectable_mask, self.row_slot,
             self.row_tag, self.scalars, self.minimap, self.unit_counts, self.build_order, self.bo_n, self.bo_started,
-            self.action_type_mask, self._keys, self._cand, self._gatherers,
+            self.action_type_mask, self.units_in_view, self._keys, self._cand, self._gatherers,
         )  # fmt: skip
 
         def call(ids):
@@ -935,6 +941,11 @@ class Observer:
             )  # fmt: skip
 
         run_env_ids(call, games, kernel_threads() if len(games) >= PARALLEL_MIN_GAMES else 1)
+
+    def entities_left_out(self) -> np.ndarray:
+        """``(B,)`` int32: the units each game's last observation saw but had no entity row for (its units in
+        view beyond ``max_entities``; 0 when all fit), FullGame-v0's ``info["entities_left_out"]``."""
+        return np.maximum(self.units_in_view - self.max_entities, 0).astype(np.int32)
 
     def as_dict(self, b: int | None = None, copy: bool = True) -> dict:
         """The observation dict of one game (``b``) or all (``None``, leading axis B), spec keys."""
