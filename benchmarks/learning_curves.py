@@ -38,7 +38,8 @@ Outputs go to a new folder per invocation, ``<out-dir>/learning_curves__<unix ti
 ``run_meta.json`` (configuration, git commit, package versions; see ``sc2_envs.training.run``),
 ``learning_curves.csv`` (algo, actor, map, seed, global_step, wall_time_s, win_rate, eval_return,
 iteration), ``final_eval.csv`` (each final checkpoint on each target: kind, episodes, wins, win
-rate, Wilson interval, mean return and length, error), ``summary.csv`` (per algo, actor and map:
+rate, Wilson interval, mean return and length, error, evaluation seed and envs at once),
+``summary.csv`` (per algo, actor and map:
 median over seeds of the final win rate, each seed's with its interval, env steps and wall time to
 the first in-training greedy win rate >= ``--target``, SPS), ``transfer_summary.csv`` (per algo,
 actor, training map and target: median over seeds and the seeds' pooled win rate with its
@@ -828,7 +829,8 @@ def main(args: Args) -> dict:
             for r in read_final(out, job):
                 finals.append({"algo": job.algo, "actor": job.actor, "train_map": job.map, "seed": job.seed, **r})
     final_cols = ["algo", "actor", "train_map", "seed", "target_map", "kind", "episodes", "wins", "win_rate"]
-    final_cols += ["ci_low", "ci_high", "mean_return", "mean_length", "error", "checkpoint", "source_steps"]
+    final_cols += ["ci_low", "ci_high", "mean_return", "mean_length", "error", "checkpoint", "source_steps", "eval_seed"]
+    final_cols += ["num_envs"]
     write_csv(os.path.join(out, "final_eval.csv"), finals, final_cols)
     summary, transfer = summarise(args, curves, finals)
     write_csv(os.path.join(out, "summary.csv"), summary)

@@ -501,6 +501,7 @@ def matrix_rows(args: Args, paths: list[Path], columns_fn=None, cells_fn=None) -
                     checkpoint=p,
                     source_steps=et.env_steps(c),
                     eval_seed=args.eval_seed,
+                    num_envs=min(args.episodes, args.max_envs),
                 )
             else:
                 r = et.evaluate_transfer(p, m, args.episodes, args.max_envs, args.eval_seed, True, args.device, ckpt=c)

@@ -63,6 +63,21 @@ _KEYS = {  # an evaluation CSV's kind: the columns that name a row, and its colu
 }
 
 
+def _seed(value, path: str, key: tuple) -> int | None:
+    """A CSV's ``eval_seed`` cell as an int (``"7"`` and ``"7.0"`` alike: a table tool may write floats); None
+    when empty (CSVs written before the column existed). Raises ValueError for anything else."""
+    text = (value or "").strip()
+    if not text:
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        number = float("nan")
+    if not number.is_integer() or number < 0:
+        raise ValueError(f"pool_results: {path} row {key}: eval_seed {value!r}; expected an integer seed >= 0")
+    return int(number)
+
+
 def pool_results(paths: list[str]) -> list[dict]:
     """Pool the win counts of evaluation CSVs (one file per evaluation seed) into one interval per row.
 
@@ -74,8 +89,9 @@ def pool_results(paths: list[str]) -> list[dict]:
         paths: CSV files of one kind, each counted once.
 
     Returns:
-        One dict per row, in order of first appearance: ``key`` (tuple of str), ``files`` (int), ``seeds`` (the
-        evaluation seeds the files record for it, in ``paths`` order; empty for CSVs without the column),
+        One dict per row, in order of first appearance: ``key`` (tuple of str), ``files`` (int), ``seeds`` (list
+        of int: the evaluation seeds the files record for it, in ``paths`` order), ``unseeded`` (int: its files
+        that record no seed, written before the column existed),
         ``win_rates`` (list of float, one per file that has the row, in ``paths`` order), ``wins``,
         ``games`` (int) and ``win_rate``, ``ci_low``, ``ci_high`` (float); a row that some file lacks or
         reports an ``error`` for has ``error`` (str) set and no pooled figure (``win_rate`` etc. None).
@@ -84,7 +100,9 @@ def pool_results(paths: list[str]) -> list[dict]:
         ValueError: no path, a path given twice, a folder or a file that is not text, a file that is neither
             kind or of another kind than the first, a row twice in one file, wins / games that are not counts,
             or a row that two files played on the same evaluation seed (column ``eval_seed``, which CSVs written
-            since 2026-12-07 carry; the same seed replays the same games, so it is one evaluation counted twice).
+            since 2026-12-07 carry): whatever the games at once (``num_envs``), one seed's games overlap, as game
+            ``b``'s bot seed (``eval_fullgame``) or env ``b``'s stream (``eval_transfer``) is drawn by its index from
+            the seed, so the second file would count some games twice.
         FileNotFoundError: a path that does not exist.
     """
     if not paths:
@@ -114,15 +132,17 @@ def pool_results(paths: list[str]) -> list[dict]:
                 raise ValueError(f"pool_results: {path} has the row {key} twice")
             seen.add(key)
             entry = pooled.setdefault(
-                key, {"key": key, "files": 0, "win_rates": [], "wins": 0, "games": 0, "error": "", "seeds": {}}
+                key, {"key": key, "files": 0, "win_rates": [], "wins": 0, "games": 0, "error": "", "seeds": {}, "unseeded": 0}
             )
-            seed = (row.get("eval_seed") or "").strip()
-            if seed:
-                if seed in entry["seeds"]:
-                    raise ValueError(
-                        f"pool_results: {entry['seeds'][seed]} and {path} both played {key} on evaluation seed {seed} "
-                        "(the same games twice); expected one file per evaluation seed"
-                    )
+            seed = _seed(row.get("eval_seed"), path, key)
+            if seed is None:
+                entry["unseeded"] += 1
+            elif seed in entry["seeds"]:
+                raise ValueError(
+                    f"pool_results: {entry['seeds'][seed]} and {path} both played {key} on evaluation seed {seed} "
+                    "(their games overlap, whatever the games at once); expected one file per evaluation seed"
+                )
+            else:
                 entry["seeds"][seed] = path
             if entry["files"] < i:  # a file before this one lacked the row
                 entry["error"] = entry["error"] or "missing from a file"
@@ -142,7 +162,7 @@ def pool_results(paths: list[str]) -> list[dict]:
             entry["games"] += games
     out = []
     for entry in pooled.values():
-        entry["seeds"] = [int(x) if x.isdigit() else x for x in entry["seeds"]]
+        entry["seeds"] = list(entry["seeds"])
         if entry["files"] < len(paths):
             entry["error"] = entry["error"] or "missing from a file"
         if entry["error"] or entry["games"] == 0:
@@ -174,6 +194,8 @@ def main(argv: list[str] | None = None) -> None:
             continue
         rates = " / ".join(f"{w:.2f}" for w in r["win_rates"])
         seeds = f" on evaluation seeds {', '.join(map(str, r['seeds']))}" if r["seeds"] else ""
+        if r["seeds"] and r["unseeded"]:
+            seeds += f" and {r['unseeded']} file{'s' if r['unseeded'] > 1 else ''} recording no seed (not checked)"
         print(
             f"{name}: {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}], {r['wins']} of {r['games']} games "
             f"over {r['files']} files ({rates}){seeds}"

@@ -472,6 +472,8 @@ def test_each_row_says_how_its_checkpoint_played_and_a_baseline_takes_no_samplin
     assert [r["play"] for r in csv.DictReader(open(tmp_path / "rows.csv"))] == ["", "argmax"]
     # each row records what fixes its games: the evaluation seed and the games played at once
     assert [(r["eval_seed"], r["num_envs"]) for r in csv.DictReader(open(tmp_path / "rows.csv"))] == [("0", "1")] * 2
+    row = fe.evaluate_fullgame("random", 2, 5, num_envs=8, game_steps_per_episode=32)
+    assert (row.eval_seed, row.num_envs) == (5, 2)  # no more games at once than games
 
 
 def test_the_library_refuses_an_enemy_start_on_the_lite_engine_too():

@@ -105,7 +105,7 @@ def test_tiny_gnn_checkpoint_in_distribution_and_scale_up(tmp_path):
         r = et.evaluate_transfer(path, target, episodes=5, max_envs=3, seed=0)
         assert r.error == ""
         assert (r.source_map, r.target_map, r.actor_type, r.kind, r.source_steps) == ("2s3z", target, "gnn", kind, 123)
-        assert r.episodes == 5 and 0 <= r.wins <= 5
+        assert r.episodes == 5 and 0 <= r.wins <= 5 and (r.eval_seed, r.num_envs) == (0, 3)  # max_envs caps the envs
         assert r.win_rate == r.wins / 5
         assert (r.ci_low, r.ci_high) == wilson_interval(r.wins, 5)
         assert 1 <= r.mean_length <= sc2_envs.get_map(target).episode_limit
@@ -114,8 +114,9 @@ def test_tiny_gnn_checkpoint_in_distribution_and_scale_up(tmp_path):
 
 def test_evaluation_is_deterministic_for_a_seed(tmp_path):
     path = tiny_checkpoint(tmp_path / "g.pt")
-    a = et.evaluate_transfer(path, "2s3z", episodes=3, max_envs=3, seed=7)
-    b = et.evaluate_transfer(path, "2s3z", episodes=3, max_envs=3, seed=7)
+    a = et.evaluate_transfer(path, "2s3z", episodes=3, max_envs=8, seed=7)
+    assert (a.eval_seed, a.num_envs) == (7, 3)  # no more envs than episodes
+    b = et.evaluate_transfer(path, "2s3z", episodes=3, max_envs=8, seed=7)
     assert (a.wins, a.mean_return, a.mean_length) == (b.wins, b.mean_return, b.mean_length)
 
 

@@ -73,12 +73,33 @@ def test_fullgame_v0_on_the_server_plays_the_direct_lite_game(sc2path):
                 obs_d, r_d, term_d, trunc_d, info_d = direct.step(action)
                 assert (r_s, term_s, trunc_s, info_s["game_loop"]) == (r_d, term_d, trunc_d, info_d["game_loop"])
                 assert info_s["invalid_action"] == info_d["invalid_action"]
+                assert info_s["entities_left_out"] == info_d["entities_left_out"]
                 errors += np.count_nonzero(info_s["action_errors"])  # fixed shape, 0-padded
                 steps += 1
                 if term_s or trunc_s:
                     break
             assert trunc_s and steps == 40
             assert errors > 0  # random legal actions include refused ones: reported, never a crash
+    finally:
+        served.close()
+
+
+def test_fullgame_v0_on_the_server_cuts_and_counts_the_entity_rows_as_the_direct_game(sc2path):
+    """With fewer entity rows than units in view, both doors keep the same first rows (entity_order) and
+    report the same count of units left out."""
+    sizes = {"max_entities": 24, "max_selected": 8}
+    served = gym.make("sc2_envs/FullGame-v0", backend="sc2", game_steps_per_episode=160, **sizes).unwrapped
+    direct = gym.make("sc2_envs/FullGame-v0", game_steps_per_episode=160, **sizes).unwrapped
+    policy = RandomLegalPolicy(direct.engine.catalog, sizes["max_entities"], sizes["max_selected"], noop_prob=0.2, seed=5)
+    try:
+        obs_s, info_s = served.reset(seed=4)
+        obs_d, info_d = direct.reset(seed=4)
+        for step in range(20):
+            assert info_s["entities_left_out"] == info_d["entities_left_out"] > 0, step
+            np.testing.assert_array_equal(obs_s["entities"], obs_d["entities"], err_msg=f"step {step}")
+            action = policy(obs_d)
+            obs_s, _, _, _, info_s = served.step(action)
+            obs_d, _, _, _, info_d = direct.step(action)
     finally:
         served.close()
 

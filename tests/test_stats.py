@@ -78,12 +78,20 @@ def test_one_evaluation_seed_twice_is_refused_and_the_seeds_are_reported(tmp_pat
     b = _write(tmp_path / "b.csv", columns, [{**_transfer_row("3m", 100, 80), "eval_seed": 102}])
     again = _write(tmp_path / "again.csv", columns, [{**_transfer_row("3m", 100, 85), "eval_seed": 101}])
     old = _write(tmp_path / "old.csv", TRANSFER, [_transfer_row("3m", 100, 70)])  # written before the column
+    floats = _write(tmp_path / "floats.csv", columns, [{**_transfer_row("3m", 100, 85), "eval_seed": "101.0"}])
+    bad = _write(tmp_path / "bad.csv", columns, [{**_transfer_row("3m", 100, 85), "eval_seed": "1.5"}])
     (row,) = pool_results([a, b, old])
-    assert row["seeds"] == [101, 102] and (row["wins"], row["games"]) == (240, 300)
+    assert row["seeds"] == [101, 102] and row["unseeded"] == 1 and (row["wins"], row["games"]) == (240, 300)
     with pytest.raises(ValueError, match=r"a\.csv and .*again\.csv both played .*evaluation seed 101"):
         pool_results([a, b, again])
+    with pytest.raises(ValueError, match=r"evaluation seed 101"):  # a table tool's 101.0 is seed 101
+        pool_results([a, floats])
+    with pytest.raises(ValueError, match=r"bad\.csv row .*: eval_seed '1\.5'; expected an integer seed >= 0"):
+        pool_results([bad])
     out = subprocess.run([sys.executable, "-m", "sc2_envs.stats", a, b], capture_output=True, text=True, check=True).stdout
     assert out.rstrip().endswith("on evaluation seeds 101, 102")
+    mixed = subprocess.run([sys.executable, "-m", "sc2_envs.stats", a, old], capture_output=True, text=True, check=True)
+    assert mixed.stdout.rstrip().endswith("on evaluation seeds 101 and 1 file recording no seed (not checked)")
 
 
 def test_bad_input_is_refused_with_the_reason(tmp_path):
