@@ -156,7 +156,7 @@ def _ab_rows(race: str, arm: str, eval_seed: int) -> tuple[list[dict], dict]:
             rows = list(csv.DictReader(f))
     if arm == "feedforward":
         return rows, {r["checkpoint"]: int(r["checkpoint"].removesuffix(".pt")[-1]) for r in rows}  # <scenario>_seed<S>.pt
-    return rows, {r["checkpoint"]: int(r["checkpoint"].split("__")[2]) for r in rows}  # <map>__happo_rec__<S>__<time>
+    return rows, {r["checkpoint"]: int(r["checkpoint"].split("__")[2]) for r in rows}  # <map>__<exp_name>__<S>__<time>
 
 
 @pytest.mark.parametrize("race", sorted(AB_EVAL_SEEDS))
@@ -166,7 +166,10 @@ def test_the_recurrence_ab_table_is_its_evaluation_files(race):
     env steps)."""
     lines = (REPO / "docs" / "learning_speed.md").read_text().splitlines()
     source = f"{race}_5_vs_5"
-    for arm, label in (("feedforward", "feed-forward"), ("recurrent", "`--recurrent`")):
+    arms = [("feedforward", "feed-forward"), ("recurrent", "`--recurrent`")]
+    if race == "protoss":  # the third arm: recurrent actors with the learning rate annealed to 0 over the 2M env steps
+        arms.append(("anneal", "`--recurrent --anneal-lr`"))
+    for arm, label in arms:
         for e in AB_EVAL_SEEDS[race]:
             rows, seed_of = _ab_rows(race, arm, e)
             assert {r["source_map"] for r in rows} == {source}
