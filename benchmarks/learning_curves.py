@@ -828,9 +828,8 @@ def main(args: Args) -> dict:
         if job.kind == "eval" and rc == 0:
             for r in read_final(out, job):
                 finals.append({"algo": job.algo, "actor": job.actor, "train_map": job.map, "seed": job.seed, **r})
-    final_cols = ["algo", "actor", "train_map", "seed", "target_map", "kind", "episodes", "wins", "win_rate"]
-    final_cols += ["ci_low", "ci_high", "mean_return", "mean_length", "error", "checkpoint", "source_steps", "eval_seed"]
-    final_cols += ["num_envs"]
+    final_cols = ["algo", "actor", "train_map", "seed", "target_map", "kind", "episodes", "wins", "win_rate", "ci_low"]
+    final_cols += ["ci_high", "mean_return", "mean_length", "error", "checkpoint", "source_steps", "eval_seed", "num_envs"]
     write_csv(os.path.join(out, "final_eval.csv"), finals, final_cols)
     summary, transfer = summarise(args, curves, finals)
     write_csv(os.path.join(out, "summary.csv"), summary)

@@ -71,11 +71,11 @@ def _seed(value, path: str, key: tuple) -> int | None:
         return None
     try:
         number = float(text)
+        if number.is_integer() and number >= 0:
+            return int(number)
     except ValueError:
-        number = float("nan")
-    if not number.is_integer() or number < 0:
-        raise ValueError(f"pool_results: {path} row {key}: eval_seed {value!r}; expected an integer seed >= 0")
-    return int(number)
+        pass
+    raise ValueError(f"pool_results: {path} row {key}: eval_seed {value!r}; expected an integer seed >= 0")
 
 
 def pool_results(paths: list[str]) -> list[dict]:

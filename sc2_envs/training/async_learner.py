@@ -277,7 +277,6 @@ def start_learner_run(
             args, resumed, run_dir = resume_learner_args(args, defaults, RESUME_CHANGEABLE, given, script)
         check_async_learner_args(args, given)
         adopt_init_networks(args)  # before run_meta.json records the Args
-        # before run_meta.json records the Args
         notes = (
             (resolve_step_mul(args), training_games_line(args), saved_starts_line(args), training_reward_line(args))
             if is_full_game(args)
