@@ -138,8 +138,10 @@ class Args:
     """the target KL divergence threshold (per class, checked after each epoch)"""
     fixed_order: bool = False
     """update the classes in a fixed order instead of a random permutation per iteration"""
-    hidden: int = 64
-    """width of the networks"""
+    # 32, not 64: 1.67x the env steps/s on 2 cores, and on 2s3z nine seeds at 180 s of wall time won 0.90 / 0.88 (medians,
+    # two evaluation seeds) against 64's 0.85 / 0.80 (docs/learning_speed.md); the shipped checkpoints are 64 wide
+    hidden: int = 32
+    """width of the actors and the critic (GNN: the token width)"""
     actor_layers: int = 1
     """attention blocks in each GNN actor"""
     recurrent: bool = False

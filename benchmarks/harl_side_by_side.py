@@ -53,7 +53,7 @@ import tyro
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import learning_curves as lc  # noqa: E402 -- the sibling benchmark, not a package
 
-from sc2_envs.training.cli import cli_error, flowing_help, nonfinite_flag  # noqa: E402
+from sc2_envs.training.cli import cli_error, flag_clashes, flowing_help, nonfinite_flag  # noqa: E402
 from sc2_envs.training.run import make_run_dir, write_run_meta  # noqa: E402
 
 REPO = lc.REPO
@@ -91,6 +91,9 @@ class Args(lc.SupervisionArgs):
     """our side, run here: steps per env per iteration"""
     ours_eval_interval: int = 2
     """our side, run here: iterations between greedy evaluations (2 x 5,120 = 10,240 env steps)"""
+    ours_extra: str = ""
+    """our side, run here: extra `algos/happo_gnn.py` flags for every run, e.g. --ours-extra="--hidden 64" (the network of
+    the figures in docs/learning_speed.md, made before the default became 32)"""
     max_parallel: int = 1
     """runs at the same time (each side in turn: ours first, then HARL)"""
     out_dir: str = "benchmarks/results"
@@ -227,10 +230,20 @@ def check_args(args: Args) -> None:
         missing = [f"{m} seed {s}" for m in args.maps for s in args.seeds if not ours.get((m, s))]
         if missing:
             raise ValueError(f"--ours {args.ours!r}: no happo/gnn evaluations for {', '.join(missing)}")
+        if args.ours_extra:  # read, not run: flags would describe runs that are not the folder's
+            raise ValueError(
+                f"--ours-extra {args.ours_extra!r} with --ours {args.ours!r}: our side is read, not run; expected one"
+            )
     if args.time_budget_s < 0:
         raise ValueError(f"--time-budget-s {args.time_budget_s}: expected a value >= 0 (0: none)")
     lc.check_supervision_args(args)
     if not args.ours:
+        clash = flag_clashes(args.ours_extra, {*lc.HARNESS_FLAGS, "--eval-episodes"}, "--ours-extra")
+        if clash:
+            raise ValueError(
+                f"--ours-extra {args.ours_extra!r}: {', '.join(clash)} is set by this benchmark on every run of our side "
+                "(--ours-* flags, --eval-episodes); set it there"
+            )
         for flag in ("ours_total_timesteps", "ours_num_envs", "ours_num_steps", "ours_eval_interval"):
             if getattr(args, flag) < 1:
                 raise ValueError(f"--{flag.replace('_', '-')} {getattr(args, flag)}: expected an integer >= 1")
@@ -258,7 +271,7 @@ def ours_args(args: Args, out: str) -> lc.Args:
         final_episodes=args.eval_episodes,
         target=args.target,
         out_dir=out,
-        extra=f"--eval-episodes {args.eval_episodes}",
+        extra=f"--eval-episodes {args.eval_episodes} {args.ours_extra}".strip(),
         transfer_maps=(),
         max_parallel=args.max_parallel,
         heartbeat_interval_s=args.heartbeat_interval_s,
@@ -413,6 +426,7 @@ def main(args: Args) -> dict:
             if args.ours
             else f"happo_gnn {args.ours_total_timesteps:,} env steps, {args.ours_num_envs} envs x {args.ours_num_steps} "
             f"steps, evaluation every {args.ours_eval_interval} iterations x {args.eval_episodes} episodes"
+            + (f", flags {args.ours_extra}" if args.ours_extra else "")
         )
         + f"; {args.max_parallel} run(s) at a time; target {args.target}"
     )
@@ -466,7 +480,8 @@ def main(args: Args) -> dict:
         rows.append(summary_row("HARL happo (MLP)", m, curves, sps, args.target, cadence(curves)))
         mine = {s: ours.get((m, s), []) for s in args.seeds}
         our_sps = [c[-1]["global_step"] / max(c[-1]["wall_time_s"], 1e-9) for c in mine.values() if c]
-        rows.append(summary_row("ours happo_gnn (GNN)", m, mine, our_sps, args.target, cadence(mine)))
+        label = f"ours happo_gnn (GNN{', ' + args.ours_extra if args.ours_extra else ''})"
+        rows.append(summary_row(label, m, mine, our_sps, args.target, cadence(mine)))
     lc.write_csv(os.path.join(out, "harl_curves.csv"), harl_rows, ["map", "seed", "global_step", "eval_return", "win_rate"])
     lc.write_csv(os.path.join(out, "side_by_side.csv"), rows)
     md = (

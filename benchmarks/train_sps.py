@@ -14,11 +14,12 @@ such a run also evaluates 32 episodes every 10,240 env steps, the defaults' 4 it
 share, and each variant's ratios to the baseline (or, without one, to the first variant). The
 steady SPS comes from the progress lines alone (:func:`steady_sps`), so any checkout can be timed.
 
-Example (the README's main job, HAPPO-GNN on 2s3z; the baseline is the commit before the compiled kernels)::
+Example (the README's main job, HAPPO-GNN on 2s3z; the baseline is the commit before the compiled kernels, whose
+networks are 64 wide, so the variants are too: today's default is 32)::
 
     git worktree add /tmp/wt_old 65dab88
     python benchmarks/train_sps.py --map 2s3z --rounds 2 --baseline-tree /tmp/wt_old \\
-        --variants "default=" "one-thread-one-pass=--torch-threads 1 --pass-rows 1000000000"
+        --variants "default=--hidden 64" "one-thread-one-pass=--hidden 64 --torch-threads 1 --pass-rows 1000000000"
 
 The training scripts' allocator tuning against glibc's defaults (a variant's leading ``VAR=value``
 words set its environment)::

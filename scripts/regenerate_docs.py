@@ -51,6 +51,7 @@ import datetime
 import json
 import os
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -131,6 +132,7 @@ def commands(out: Path) -> dict[str, list[str]]:
             "cpu",
             "--out-dir",
             str(out / "mlp"),
+            "--train-args=--hidden 64",  # the shipped MLP figures' width (the default until 2026-12-08)
         ],
         "transfer_matrix": [
             py,
@@ -423,7 +425,7 @@ def run_steps(steps: list[str]) -> None:
         cmd = cmds[step]
         step_dir = REPO / out / step.split("_")[-1]
         shutil.rmtree(step_dir, ignore_errors=True)  # fresh outputs; transfer_table.py would reuse checkpoints
-        shown = " ".join("python" if c == sys.executable else c for c in cmd)
+        shown = " ".join("python" if c == sys.executable else shlex.quote(c) for c in cmd)  # a shell runs it as shown
         print(f"[{step}] {shown}", flush=True)
         t0 = time.monotonic()
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))

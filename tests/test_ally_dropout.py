@@ -160,12 +160,16 @@ def test_init_weights_copies_a_checkpoint_and_names_what_does_not_fit():
         assert torch.equal(policy.state_dict()[k], v), k
     for k, v in ckpt["critic"].items():
         assert torch.equal(critic.state_dict()[k], v), k
-    small, small_critic, _, _ = build_multi_map_models(infos, "gnn", hidden=32)
+    small, small_critic, _, _ = build_multi_map_models(infos, "gnn", hidden=32)  # the default width since 2026-12-08
     with pytest.raises(
-        ValueError, match=r"\(trained on 3m\+8m\): its actors do not fit this run's networks .*size mismatch"
-    ) as e:
+        ValueError, match=r"\(trained on 3m\+8m\) has actors 64 wide; this run's are 32 wide: add --hidden 64$"
+    ):
         init_weights(str(MARINE_CKPT), small, small_critic)
-    assert "expected networks of its sizes {'hidden': 64, 'heads': 4, 'layers': 1} (this run's: {'hidden': 32," in str(e.value)
+    deep, deep_critic, _, _ = build_multi_map_models(infos, "gnn", hidden=64, actor_layers=2)
+    with pytest.raises(ValueError, match=r"\(trained on 3m\+8m\): its actors do not fit this run's networks") as e:
+        init_weights(str(MARINE_CKPT), deep, deep_critic)
+    sizes = "{'hidden': 64, 'heads': 4, 'layers': 1} (this run's: {'hidden': 64, 'heads': 4, 'layers': 2"
+    assert f"expected networks of its sizes {sizes}" in str(e.value)
     mlp8, mlp8_critic, _, _ = build_multi_map_models(infos[1:], "mlp")  # an MLP of 3m cannot read 8m's observations
     with pytest.raises(
         ValueError,
@@ -218,7 +222,7 @@ def test_fine_tune_run_with_dropout_starts_from_the_checkpoint(tmp_path):
     cmd = [
         sys.executable, str(REPO / "algos" / "happo_gnn.py"), "--map", "3m", "8m", "--num-envs", "8", "--num-steps", "10",
         "--total-timesteps", "80", "--eval-episodes", "8", "--torch-threads", "1", "--ally-dropout", "0", "0.5",
-        "--init-from", str(MARINE_CKPT), "--seed", "2",
+        "--init-from", str(MARINE_CKPT), "--seed", "2", "--hidden", "64",
     ]  # fmt: skip
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env, check=False)
     assert res.returncode == 0, res.stderr[-3000:]
@@ -245,7 +249,7 @@ def test_fine_tune_run_with_dropout_starts_from_the_checkpoint(tmp_path):
         assert (start["path"], start["training"], start["maps"]) == (str(MARINE_CKPT), "1,658,880 env steps", ["3m", "8m"])
     cmd = [
         sys.executable, str(REPO / "algos" / "happo_gnn.py"), "--map", "3m", "--num-envs", "8", "--num-steps", "10",
-        "--total-timesteps", "80", "--eval-episodes", "2", "--torch-threads", "1", "--init-from", str(ckpt),
+        "--total-timesteps", "80", "--eval-episodes", "2", "--torch-threads", "1", "--init-from", str(ckpt), "--hidden", "64",
         "--exp-name", "second",
     ]  # fmt: skip
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env, check=False)

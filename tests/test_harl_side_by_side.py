@@ -149,6 +149,12 @@ def test_ours_is_read_from_a_learning_curves_folder(tmp_path):
         ({"heartbeat_timeout_s": 0.5}, "--heartbeat-timeout-s 0.5, --startup-timeout-s 120.0: expected positive"),
         ({"ours": "<lc>", "seeds": (1,), "stall_timeout_s": -1.0}, "--stall-timeout-s -1.0: expected a value >= 0"),
         ({"time_budget_s": -1.0}, "--time-budget-s -1.0: expected a value >= 0"),
+        (
+            {"ours_extra": "--hidden 64 --eval-episodes 5"},
+            "--ours-extra '--hidden 64 --eval-episodes 5': --eval-episodes is set",
+        ),
+        ({"ours_extra": "--seed=4"}, "--ours-extra '--seed=4': --seed is set by this benchmark"),
+        ({"ours": "<lc>", "seeds": (1,), "ours_extra": "--hidden 64"}, "--ours-extra '--hidden 64' with --ours"),
     ],
 )
 def test_bad_input_names_the_value_before_anything_starts(fake_harl, tmp_path, change, message):
@@ -196,3 +202,13 @@ def test_harl_runs_side_by_side_end_to_end(tmp_path):
     log = out / "logs" / "train_harl-happo_mlp_3m_seed1.log"
     assert log.stat().st_size > 0 and log.with_suffix(".heartbeat").exists()
     assert (out / "side_by_side.md").read_text().count("| 3m |") == 2
+
+
+def test_ours_extra_reaches_every_run_of_our_side(fake_harl):
+    """--ours-extra passes training flags (e.g. the network width of earlier figures) to our side's runs only."""
+    args = sbs.Args(harl_path=fake_harl, maps=("3m",), seeds=(1,), ours_extra="--hidden 64")
+    assert sbs.ours_args(args, "out").extra == "--eval-episodes 100 --hidden 64"
+    assert sbs.ours_args(sbs.Args(harl_path=fake_harl), "out").extra == "--eval-episodes 100"
+    assert all("--hidden" not in job.script_args for job in sbs.harl_jobs(args))
+    cmd = sbs.lc.train_args(sbs.ours_args(args, "out"), "happo", "gnn", "3m", 1, 1, 0.0)
+    assert cmd[0].endswith("happo_gnn.py") and cmd[-4:] == ["--eval-episodes", "100", "--hidden", "64"]

@@ -41,3 +41,44 @@ def test_the_2s3z_budget_table_is_its_runs_file():
                 f"{sum(x >= 0.9 for x in rates)} of {len(rates)}",
             ]
             assert f"| {' | '.join(cells)} |" in lines, (config, stream)
+
+
+def test_the_2s3z_wall_time_table_is_its_runs_file():
+    """The hidden 64 / hidden 32 table at 180 s of wall time: per-seed win rates, median, pooled Wilson interval and
+    seeds at 0.9 or more, for each network and evaluation stream; and the prose's counts of env steps, env steps/s
+    and first crossings within 180 s."""
+    with open(REPO / "docs" / "data" / "2s3z_wall180_hidden_ab.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    labels = {"hidden64": "`--hidden 64` (the default before)", "hidden32": "`--hidden 32` (the default now)"}
+    lines = (REPO / "docs" / "learning_speed.md").read_text().splitlines()
+    table = [line for line in lines if any(line.startswith(f"| {label} | ") for label in labels.values())]
+    assert len(table) == 3 * len(labels), "a row in the table that the file does not give"
+    for config, label in labels.items():
+        for stream, stream_label in (("run", "the run's"), ("101", "101"), ("102", "102")):
+            by_seed = sorted((int(r["training_seed"]), r) for r in rows if (r["config"], r["eval_seed"]) == (config, stream))
+            assert [s for s, _ in by_seed] == list(range(1, 10)), (config, stream)
+            assert all(int(r["episodes"]) == 100 and 180 <= float(r["wall_time_s"]) < 190 for _, r in by_seed)
+            rates = [int(r["wins"]) / 100 for _, r in by_seed]
+            wins = sum(int(r["wins"]) for _, r in by_seed)
+            low, high = wilson_interval(wins, 900)
+            cells = [
+                label,
+                stream_label,
+                " / ".join(f"{x:.2f}" for x in rates),
+                f"{sorted(rates)[4]:.2f}",
+                f"{wins / 900:.3f} [{low:.3f}, {high:.3f}]",
+                f"{sum(x >= 0.9 for x in rates)} of 9",
+            ]
+            assert f"| {' | '.join(cells)} |" in lines, (config, stream)
+    text = " ".join(lines)
+    for config, steps_text, sps_text, crossings in (
+        ("hidden32", "161,280-220,160", "880-1,219", 8),
+        ("hidden64", "104,960-130,560", "579-711", 3),
+    ):
+        runs = [r for r in rows if (r["config"], r["eval_seed"]) == (config, "run")]
+        steps = [int(r["env_steps"]) for r in runs]
+        sps = [int(r["env_steps"]) / float(r["wall_time_s"]) for r in runs]
+        assert steps_text == f"{min(steps):,}-{max(steps):,}" and steps_text in text
+        assert sps_text == f"{round(min(sps)):,}-{round(max(sps)):,}" and sps_text in text
+        within = [r for r in runs if r["first_eval_at_least_0_9_s"] and float(r["first_eval_at_least_0_9_s"]) <= 180]
+        assert len(within) == crossings

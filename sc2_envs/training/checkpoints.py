@@ -416,6 +416,13 @@ def init_weights(path: str, policy: ClassPolicy, critic: CentralCritic) -> dict:
             )
         )
     for part, model, key in (("actors", policy, "policy_hparams"), ("critic", critic, "critic_hparams")):
+        # the width first, by name: the default changed from 64 to 32 (2026-12-08) and every shipped checkpoint is 64
+        saved_width, width = (cfg.get(key) or {}).get("hidden"), (getattr(model, "hparams", None) or {}).get("hidden")
+        if saved_width is not None and width is not None and saved_width != width:
+            raise ValueError(
+                f"checkpoint {path!r} (trained on {trained}) has {part} {saved_width} wide; this run's are {width} wide: "
+                f"add --hidden {saved_width}"
+            )
         try:
             model.load_state_dict(ckpt[part])
         except RuntimeError as e:  # missing / unexpected keys, or shapes that differ
