@@ -132,6 +132,7 @@ def test_happo_smoke_run_logs_evaluations_and_saves_a_loadable_checkpoint(tmp_pa
         "--save-model",
     )
     assert "obs 30, state 48, actions 9, agents 3 (marine x3)" in out and "classes: marine (" in out
+    assert "params | hidden 32, 4 heads, 1 attention block\n" in out  # the default width, said on the first screen
     assert "2 iterations (64 env steps) | seed 3 |" in out  # the first screen shows the seed and the total
     # the progress line gives the run-long rate and the recent one (the last iterations' rate)
     assert re.search(r"iteration 2/2 step 64 .*sps=\d+ recent=\d+", out), out

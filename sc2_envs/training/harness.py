@@ -277,10 +277,14 @@ class TrainingRun:
                 f"  zero-shot evaluation on {m} (not trained on): agents {info['n_agents']} "
                 f"({describe_classes(info)}), {a.eval_episodes} greedy episodes per evaluation"
             )
-        n_params = policy.n_params()
+        n_params, h = policy.n_params(), policy.hparams
+        width = f"hidden {h['hidden']}" + (  # the width's default changed (64 -> 32): say which one this run has
+            f", {h['heads']} heads, {h['layers']} attention block{'s' if h['layers'] > 1 else ''}"
+            if policy.actor_type == "gnn" else ""
+        )  # fmt: skip
         print(
             "classes: " + ", ".join(f"{c} ({n_params[c]:,} params)" for c in policy.classes)
-            + f" | critic {sum(p.numel() for p in critic.parameters()):,} params"
+            + f" | critic {sum(p.numel() for p in critic.parameters()):,} params | {width}"
         )  # fmt: skip
         for line in extra_lines:
             print(line)
