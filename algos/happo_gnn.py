@@ -141,7 +141,8 @@ class Args:
     # 32, not 64: 1.67x the env steps/s on 2 cores, and on 2s3z nine seeds at 180 s of wall time won 0.90 / 0.88 (medians,
     # two evaluation seeds) against 64's 0.85 / 0.80 (docs/learning_speed.md); the shipped checkpoints are 64 wide
     hidden: int = 32
-    """width of the actors and the critic (GNN: the token width)"""
+    """width of the actors and the critic (GNN: the token width); on SMACv2 pass 64, which won more on protoss_5_vs_5
+    (docs/learning_speed.md); shipped checkpoints are 64 wide (--init-from needs --hidden 64)"""
     actor_layers: int = 1
     """attention blocks in each GNN actor"""
     recurrent: bool = False

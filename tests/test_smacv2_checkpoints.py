@@ -169,6 +169,7 @@ def test_the_recurrence_ab_table_is_its_evaluation_files(race):
     arms = [("feedforward", "feed-forward"), ("recurrent", "`--recurrent`")]
     if race == "protoss":  # the third arm: recurrent actors with the learning rate annealed to 0 over the 2M env steps
         arms.append(("anneal", "`--recurrent --anneal-lr`"))
+        arms.append(("hidden32", "`--hidden 32`"))  # the fourth: feed-forward actors 32 wide (the default since 2026-12-08)
     for arm, label in arms:
         for e in AB_EVAL_SEEDS[race]:
             rows, seed_of = _ab_rows(race, arm, e)
